@@ -1,0 +1,8 @@
+"""attnviz: a web-based attention visualizer backed by a transparent PyTorch transformer."""
+
+import warnings
+
+# torch warns once at import when NumPy is absent; attnviz never hands tensors to NumPy.
+warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
+
+__version__ = "0.1.0"

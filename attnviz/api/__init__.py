@@ -1,0 +1,10 @@
+"""HTTP API: one router per resource."""
+
+from fastapi import APIRouter
+
+from attnviz.api import health, presets, trace
+
+api_router = APIRouter()
+api_router.include_router(health.router)
+api_router.include_router(presets.router)
+api_router.include_router(trace.router)

@@ -1,0 +1,22 @@
+"""Dependencies shared by the routers, as ``Annotated`` aliases."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import torch
+from fastapi import Depends, Request
+
+from attnviz.settings import Settings
+
+
+def _settings(request: Request) -> Settings:
+    return request.app.state.settings
+
+
+def _device(request: Request) -> torch.device:
+    return request.app.state.device
+
+
+SettingsDep = Annotated[Settings, Depends(_settings)]
+DeviceDep = Annotated[torch.device, Depends(_device)]

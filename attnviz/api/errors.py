@@ -1,0 +1,72 @@
+"""Errors as the client sees them: a 4xx with a message naming the field and the rule.
+
+FastAPI's validation errors echo the whole input back and spread the message over a list; here
+each error keeps its location and message but not the input, and ``message`` says it in one line
+(``config.layers: Input should be less than or equal to 12``). Anything unexpected is logged and
+answered with a plain 500 that carries no stack trace.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+
+from attnviz.services.trace import TraceError
+
+log = logging.getLogger(__name__)
+
+
+def _field(loc: tuple | list) -> str:
+    parts = [str(p) for p in loc if p != "body"]
+    out = ""
+    for p in parts:
+        out += f"[{p}]" if p.isdigit() else (f".{p}" if out else p)
+    return out
+
+
+def _one_line(err: dict) -> str:
+    msg = str(err.get("msg", "invalid"))
+    msg = msg.removeprefix("Value error, ")
+    field = _field(err.get("loc", ()))
+    # Our own validators already start with the field they are about ("config.heads: ...").
+    if not field or msg.split(":", 1)[0].strip().replace(".", "").isidentifier() and ":" in msg:
+        return msg
+    return f"{field}: {msg}"
+
+
+async def _validation_error(_request: Request, exc: RequestValidationError) -> JSONResponse:
+    errors = []
+    for err in exc.errors():
+        if err.get("type") == "json_invalid":
+            where = err.get("loc", ("body", "?"))[-1]
+            reason = err.get("ctx", {}).get("error", "")
+            err = {
+                **err,
+                "loc": ["body"],
+                "msg": f"body: not valid JSON at character {where} ({reason})",
+            }
+        errors.append(
+            {"loc": list(err.get("loc", ())), "msg": _one_line(err), "type": err.get("type")}
+        )
+    message = "; ".join(e["msg"] for e in errors[:3])
+    if len(errors) > 3:
+        message += f"; and {len(errors) - 3} more"
+    return JSONResponse(status_code=422, content={"message": message, "detail": errors})
+
+
+async def _trace_error(_request: Request, exc: TraceError) -> JSONResponse:
+    return JSONResponse(status_code=422, content={"message": str(exc), "detail": [str(exc)]})
+
+
+async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+    log.exception("unhandled error on %s %s", request.method, request.url.path)
+    return JSONResponse(status_code=500, content={"message": "internal error", "detail": []})
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(TraceError, _trace_error)
+    app.add_exception_handler(Exception, _unexpected)

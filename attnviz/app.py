@@ -1,0 +1,36 @@
+"""The FastAPI application: API routers, the page, static files, error handlers."""
+
+from __future__ import annotations
+
+import logging
+
+from fastapi import FastAPI
+from fastapi_offline import FastAPIOffline
+
+from attnviz import __version__
+from attnviz.api import api_router
+from attnviz.api.errors import install_error_handlers
+from attnviz.engine.device import resolve_device
+from attnviz.settings import Settings, get_settings
+from attnviz.web import install_web
+
+log = logging.getLogger(__name__)
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or get_settings()
+    # FastAPIOffline: /docs and /redoc load Swagger UI and ReDoc from the installed package,
+    # not from a CDN.
+    app = FastAPIOffline(
+        title="attnviz",
+        version=__version__,
+        summary="Per-layer, per-head attention and embedding trajectories of a transparent "
+        "transformer, on inputs you edit.",
+    )
+    app.state.settings = settings
+    app.state.device = resolve_device(settings.device)
+    log.info("attnviz %s computing on %s", __version__, app.state.device)
+    install_error_handlers(app)
+    app.include_router(api_router)
+    install_web(app)
+    return app

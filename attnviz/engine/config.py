@@ -1,0 +1,52 @@
+"""The one frozen configuration that describes a transformer to the engine."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Norm = Literal["none", "pre", "post"]
+Positional = Literal["none", "sinusoidal", "learned", "rope"]
+Activation = Literal["gelu", "gelu_tanh"]
+
+
+@dataclass(frozen=True)
+class TransformerConfig:
+    """Wiring of a stack of attention blocks that reads token vectors X (B, T, d_model).
+
+    The defaults are the article's raw self-attention: no projections beyond what the weights say,
+    no norm, no residual, no feed-forward, logits scaled by sqrt(d_head).
+    """
+
+    d_model: int
+    n_layers: int = 1
+    n_heads: int = 1
+    scale: bool = True  # divide logits by sqrt(d_head)
+    causal: bool = False  # hide keys after the query
+    positional: Positional = "none"
+    max_positions: int = 64  # rows of the learned position table
+    rope_base: float = 10000.0
+    residual: bool = False
+    norm: Norm = "none"  # "pre": x + f(LN(x)); "post": LN(x + f(x))
+    ln_eps: float = 1e-5
+    ln_affine: bool = False  # LayerNorms carry a learned scale and shift
+    embed_norm: bool = False  # LayerNorm on the input after the positional table (BERT)
+    final_norm: bool = False  # LayerNorm after the last block (GPT-2's ln_f)
+    ffn: bool = False
+    d_ffn: int | None = None  # hidden width of the feed-forward; 4 * d_model when None
+    activation: Activation = "gelu"
+    bias: bool = False  # linear layers carry biases
+
+    def __post_init__(self) -> None:
+        if self.d_model < 1 or self.n_layers < 1 or self.n_heads < 1:
+            raise ValueError("d_model, n_layers and n_heads must be positive")
+        if self.d_model % self.n_heads:
+            raise ValueError(f"n_heads {self.n_heads} does not divide d_model {self.d_model}")
+
+    @property
+    def d_head(self) -> int:
+        return self.d_model // self.n_heads
+
+    @property
+    def hidden(self) -> int:
+        return self.d_ffn if self.d_ffn is not None else 4 * self.d_model

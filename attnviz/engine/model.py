@@ -1,0 +1,194 @@
+"""A transparent transformer: every internal has a named hook point, attention is explicit.
+
+Weights use the article's convention, ``Q = x @ W_Q``: a (d_in, d_out) matrix multiplies row
+vectors from the right. Head i of a (B, T, d_model) projection is columns [i*hs, (i+1)*hs).
+Parameters start at zero; a pure function per model family (e.g. ``toy.toy_weights``) builds a
+state dict that ``load_state_dict`` puts in, so nothing is ever initialised silently.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from attnviz.engine.config import TransformerConfig
+from attnviz.engine.hooks import HookPoint
+from attnviz.engine.positional import apply_rope, sinusoidal_table
+
+
+def _param(*shape: int) -> nn.Parameter:
+    return nn.Parameter(torch.zeros(*shape), requires_grad=False)
+
+
+class LayerNorm(nn.Module):
+    """LayerNorm over the last axis; with ``affine`` a learned scale ``w`` and shift ``b``."""
+
+    def __init__(self, cfg: TransformerConfig) -> None:
+        super().__init__()
+        self.eps = cfg.ln_eps
+        self.w = _param(cfg.d_model) if cfg.ln_affine else None
+        self.b = _param(cfg.d_model) if cfg.ln_affine else None
+        self.hook_normalized = HookPoint("B T C")
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.hook_normalized(F.layer_norm(x, x.shape[-1:], self.w, self.b, self.eps))
+
+
+class Attention(nn.Module):
+    """Multi-head self-attention with the pattern computed explicitly (no fused kernel)."""
+
+    def __init__(self, cfg: TransformerConfig) -> None:
+        super().__init__()
+        self.cfg = cfg
+        d = cfg.d_model
+        for name in ("W_Q", "W_K", "W_V", "W_O"):
+            setattr(self, name, _param(d, d))
+        for name in ("b_Q", "b_K", "b_V", "b_O"):
+            setattr(self, name, _param(d) if cfg.bias else None)
+        self.hook_q = HookPoint("B nh T hs")
+        self.hook_k = HookPoint("B nh T hs")
+        self.hook_v = HookPoint("B nh T hs")
+        if cfg.positional == "rope":
+            self.hook_rot_q = HookPoint("B nh T hs")
+            self.hook_rot_k = HookPoint("B nh T hs")
+        self.hook_scores = HookPoint("B nh T T")  # logits after scaling; masked = -inf
+        self.hook_pattern = HookPoint("B nh T T")  # softmax over keys; rows sum to 1
+        self.hook_z = HookPoint("B nh T hs")  # pattern @ v
+        self.hook_out = HookPoint("B T C")
+
+    def _heads(self, x: torch.Tensor, w: torch.Tensor, b: torch.Tensor | None) -> torch.Tensor:
+        B, T, C = x.shape
+        nh = self.cfg.n_heads
+        y = x @ w if b is None else x @ w + b  # (B, T, C)
+        return y.view(B, T, nh, C // nh).transpose(1, 2)  # (B, nh, T, hs)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        B, T, C = x.shape
+        cfg = self.cfg
+        q = self.hook_q(self._heads(x, self.W_Q, self.b_Q))  # (B, nh, T, hs)
+        k = self.hook_k(self._heads(x, self.W_K, self.b_K))  # (B, nh, T, hs)
+        v = self.hook_v(self._heads(x, self.W_V, self.b_V))  # (B, nh, T, hs)
+        if cfg.positional == "rope":
+            q = self.hook_rot_q(apply_rope(q, cfg.rope_base))
+            k = self.hook_rot_k(apply_rope(k, cfg.rope_base))
+        scores = q @ k.transpose(-2, -1)  # (B, nh, T, T)
+        if cfg.scale:
+            scores = scores / math.sqrt(cfg.d_head)
+        if cfg.causal:
+            future = torch.ones(T, T, dtype=torch.bool, device=x.device).triu(1)  # (T, T)
+            scores = scores.masked_fill(future, float("-inf"))
+        scores = self.hook_scores(scores)
+        pattern = self.hook_pattern(torch.softmax(scores, dim=-1))  # (B, nh, T, T)
+        z = self.hook_z(pattern @ v)  # (B, nh, T, hs)
+        z = z.transpose(1, 2).reshape(B, T, C)  # (B, T, C): heads side by side
+        out = z @ self.W_O if self.b_O is None else z @ self.W_O + self.b_O
+        return self.hook_out(out)
+
+
+class FeedForward(nn.Module):
+    """Position-wise MLP: act(x @ W_in + b_in) @ W_out + b_out."""
+
+    def __init__(self, cfg: TransformerConfig) -> None:
+        super().__init__()
+        self.cfg = cfg
+        self.W_in = _param(cfg.d_model, cfg.hidden)
+        self.W_out = _param(cfg.hidden, cfg.d_model)
+        self.b_in = _param(cfg.hidden) if cfg.bias else None
+        self.b_out = _param(cfg.d_model) if cfg.bias else None
+        self.hook_pre = HookPoint("B T H")
+        self.hook_post = HookPoint("B T H")
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = x @ self.W_in if self.b_in is None else x @ self.W_in + self.b_in  # (B, T, H)
+        h = self.hook_pre(h)
+        approximate = "tanh" if self.cfg.activation == "gelu_tanh" else "none"
+        h = self.hook_post(F.gelu(h, approximate=approximate))
+        return h @ self.W_out if self.b_out is None else h @ self.W_out + self.b_out  # (B, T, C)
+
+
+class Block(nn.Module):
+    """One layer: attention sublayer, then (optionally) the feed-forward sublayer.
+
+    Each sublayer f follows the same rules: xn = LN(x) when pre-norm, else x; y = f(xn);
+    x = x + y with the residual, else y; x = LN(x) when post-norm.
+    """
+
+    def __init__(self, cfg: TransformerConfig) -> None:
+        super().__init__()
+        self.cfg = cfg
+        self.hook_resid_pre = HookPoint("B T C")
+        self.ln1 = LayerNorm(cfg) if cfg.norm != "none" else None
+        self.attn = Attention(cfg)
+        self.hook_attn_out = HookPoint("B T C")
+        self.hook_resid_mid = HookPoint("B T C")
+        if cfg.ffn:
+            self.ln2 = LayerNorm(cfg) if cfg.norm != "none" else None
+            self.mlp = FeedForward(cfg)
+            self.hook_mlp_out = HookPoint("B T C")
+        self.hook_resid_post = HookPoint("B T C")
+
+    def _sublayer(self, x: torch.Tensor, f: nn.Module, ln: LayerNorm | None, hook: HookPoint):
+        y = hook(f(ln(x) if self.cfg.norm == "pre" else x))
+        x = x + y if self.cfg.residual else y
+        return ln(x) if self.cfg.norm == "post" else x
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.hook_resid_pre(x)
+        x = self.hook_resid_mid(self._sublayer(x, self.attn, self.ln1, self.hook_attn_out))
+        if self.cfg.ffn:
+            x = self._sublayer(x, self.mlp, self.ln2, self.hook_mlp_out)
+        return self.hook_resid_post(x)
+
+
+class Transformer(nn.Module):
+    """A stack of blocks over token vectors X (B, T, d_model).
+
+    hidden state 0 is ``blocks.0.hook_resid_pre`` (X after the positional table and any embedding
+    norm); hidden state l is ``blocks.{l-1}.hook_resid_post``.
+    """
+
+    def __init__(self, cfg: TransformerConfig) -> None:
+        super().__init__()
+        self.cfg = cfg
+        self.hook_embed = HookPoint("B T C")
+        if cfg.positional in ("sinusoidal", "learned"):
+            if cfg.positional == "learned":
+                self.W_pos = _param(cfg.max_positions, cfg.d_model)
+            self.hook_pos_embed = HookPoint("T C")
+        self.ln_embed = LayerNorm(cfg) if cfg.embed_norm else None
+        self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layers))
+        self.ln_final = LayerNorm(cfg) if cfg.final_norm else None
+
+    def positional_table(self, T: int) -> torch.Tensor | None:
+        """The (T, C) table added to X; None when positions enter elsewhere (RoPE) or nowhere."""
+        if self.cfg.positional == "sinusoidal":
+            return sinusoidal_table(T, self.cfg.d_model, dtype=self.W_dtype, device=self.W_device)
+        if self.cfg.positional == "learned":
+            if self.cfg.max_positions < T:
+                raise ValueError(f"{T} positions exceed the table's {self.cfg.max_positions}")
+            return self.W_pos[:T]
+        return None
+
+    @property
+    def W_dtype(self) -> torch.dtype:
+        return self.blocks[0].attn.W_Q.dtype
+
+    @property
+    def W_device(self) -> torch.device:
+        return self.blocks[0].attn.W_Q.device
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.hook_embed(x)  # (B, T, C)
+        pos = self.positional_table(x.shape[1])
+        if pos is not None:
+            x = x + self.hook_pos_embed(pos)  # (T, C) broadcasts over B
+        if self.ln_embed is not None:
+            x = self.ln_embed(x)
+        for block in self.blocks:
+            x = block(x)
+        if self.ln_final is not None:
+            x = self.ln_final(x)
+        return x

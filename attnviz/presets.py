@@ -1,0 +1,194 @@
+"""Named toy tables, each with a suggested configuration and what it teaches.
+
+The first one is the article's "an apple and a banana" table; the page opens on it.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+from attnviz.schemas import CustomWeights, Preset, ToyConfig
+
+APPLE_TOKENS = ["An", "apple", "and", "a", "banana"]
+APPLE_AXES = ["tech", "fruit", "grammar"]
+APPLE_X = [
+    [0.0, 0.0, 1.0],
+    [0.7, 0.8, 0.0],
+    [0.0, 0.0, 0.5],
+    [0.0, 0.0, 1.0],
+    [0.0, 0.8, 0.0],
+]
+
+
+def _gaussians(seed: int, n: int) -> list[float]:
+    """n standard normal numbers from a fixed linear congruential generator and Box-Muller.
+
+    Pure Python, so the large-d preset is the same table on every machine and torch version.
+    """
+    state, out = seed, []
+    while len(out) < n:
+        state = (1103515245 * state + 12345) % 2**31
+        u1 = max(state / 2**31, 1e-12)
+        state = (1103515245 * state + 12345) % 2**31
+        u2 = state / 2**31
+        out.append(math.sqrt(-2.0 * math.log(u1)) * math.cos(2.0 * math.pi * u2))
+    return out
+
+
+def _large_d_table(n: int = 6, d: int = 64, spread: float = 0.4) -> list[list[float]]:
+    """n tokens that share a common direction plus a little of their own, in d dimensions."""
+    common = _gaussians(1, d)
+    return [
+        [round(c + spread * e, 2) for c, e in zip(common, _gaussians(100 + t, d), strict=True)]
+        for t in range(n)
+    ]
+
+
+def _qkv_weights() -> CustomWeights:
+    """Queries and keys read only the fruit axis (x2); values carry the whole vector."""
+    fruit_only = [[0.0, 0.0, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, 0.0]]
+    eye = [[1.0 if i == j else 0.0 for j in range(3)] for i in range(3)]
+    return CustomWeights(q=fruit_only, k=fruit_only, v=eye)
+
+
+@lru_cache
+def presets() -> list[Preset]:
+    bank_axes = ["water", "money", "place", "grammar"]
+    cat_axes = ["animal", "object", "action", "grammar"]
+    cat = {
+        "the": [0.0, 0.0, 0.0, 1.0],
+        "cat": [1.0, 0.2, 0.0, 0.0],
+        "sat": [0.3, 0.0, 1.0, 0.0],
+        "on": [0.0, 0.3, 0.2, 0.8],
+        "mat": [0.0, 1.0, 0.0, 0.0],
+    }
+    shuffled = ["sat", "the", "mat", "on", "cat", "the"]
+    return [
+        Preset(
+            id="apple-banana",
+            name="An apple and a banana",
+            about="The article's worked example: raw self-attention (W_Q = W_K = W_V = I) pulls "
+            "apple toward fruit and toward banana; their distance drops from 0.700 to 0.059.",
+            tokens=APPLE_TOKENS,
+            axes=APPLE_AXES,
+            embeddings=APPLE_X,
+            config=ToyConfig(),
+        ),
+        Preset(
+            id="collapse",
+            name="Collapse under iteration",
+            about="Five layers of raw self-attention: every token converges to the mean "
+            "[0.14, 0.31, 0.52] and every weight to 0.2. Turn on the residual and a norm to see "
+            "what pushes back.",
+            tokens=APPLE_TOKENS,
+            axes=APPLE_AXES,
+            embeddings=APPLE_X,
+            config=ToyConfig(layers=5),
+        ),
+        Preset(
+            id="query-key-value",
+            name="Query, key, value",
+            about="Custom projections: queries and keys read only the fruit axis, values carry "
+            "everything. Now apple looks specifically for fruit and ignores the determiners' "
+            "grammar when choosing whom to attend to.",
+            tokens=APPLE_TOKENS,
+            axes=APPLE_AXES,
+            embeddings=APPLE_X,
+            config=ToyConfig(projections="custom", weights=_qkv_weights()),
+        ),
+        Preset(
+            id="two-heads",
+            name="Two heads, two questions",
+            about="Head 1 sees the animate and state axes, head 2 the place and grammar axes. "
+            "In head 1 'it' attends to 'animal', in head 2 to 'street': one head per reading.",
+            tokens="The animal didn't cross the street because it was too tired".split(),
+            axes=["animate", "state", "place", "grammar"],
+            embeddings=[
+                [0.0, 0.0, 0.0, 1.0],
+                [2.0, 0.6, 0.0, 0.0],
+                [0.0, 0.0, 0.0, 1.0],
+                [0.4, 0.0, 0.8, 0.0],
+                [0.0, 0.0, 0.0, 1.0],
+                [0.0, 0.0, 2.0, 0.0],
+                [0.0, 0.0, 0.0, 1.0],
+                [1.6, 0.6, 1.6, 0.0],
+                [0.0, 0.4, 0.0, 1.0],
+                [0.0, 0.8, 0.0, 0.6],
+                [0.6, 2.0, 0.0, 0.0],
+            ],
+            config=ToyConfig(heads=2),
+        ),
+        Preset(
+            id="river-bank",
+            name="Bank by the river",
+            about="'bank' starts halfway between water and money. Next to 'river' attention "
+            "moves it toward water; load 'Bank for money' to see the same row move the other way.",
+            tokens=["I", "sat", "on", "the", "river", "bank"],
+            axes=bank_axes,
+            embeddings=[
+                [0.0, 0.0, 0.0, 1.0],
+                [0.0, 0.0, 0.5, 0.3],
+                [0.0, 0.0, 0.3, 1.0],
+                [0.0, 0.0, 0.0, 1.0],
+                [2.0, 0.0, 1.0, 0.0],
+                [1.0, 1.0, 1.0, 0.0],
+            ],
+            config=ToyConfig(),
+        ),
+        Preset(
+            id="investment-bank",
+            name="Bank for money",
+            about="The same 'bank' row as in 'Bank by the river', next to 'investment' this time: "
+            "attention pulls it toward money. Context, not the word, decides.",
+            tokens=["I", "went", "to", "the", "investment", "bank"],
+            axes=bank_axes,
+            embeddings=[
+                [0.0, 0.0, 0.0, 1.0],
+                [0.0, 0.0, 0.5, 0.3],
+                [0.0, 0.0, 0.3, 1.0],
+                [0.0, 0.0, 0.0, 1.0],
+                [0.0, 2.0, 0.0, 0.0],
+                [1.0, 1.0, 1.0, 0.0],
+            ],
+            config=ToyConfig(),
+        ),
+        Preset(
+            id="shuffled",
+            name="Word order is invisible",
+            about="'the cat sat on the mat' scrambled. Without positions attention is permutation "
+            "equivariant: each word's output is the same in any order, and the two 'the' rows "
+            "come out identical. Set positional to sinusoidal and order starts to matter.",
+            tokens=shuffled,
+            axes=cat_axes,
+            embeddings=[cat[t] for t in shuffled],
+            config=ToyConfig(),
+        ),
+        Preset(
+            id="large-d",
+            name="Why divide by sqrt(d)",
+            about="Six related tokens in 64 dimensions with the scaling off: dot products are "
+            "in the tens, so the softmax is nearly one-hot. Tick 'scale' to divide by sqrt(64) "
+            "and the weights spread out again.",
+            tokens=["t1", "t2", "t3", "t4", "t5", "t6"],
+            axes=[f"x{i + 1}" for i in range(64)],
+            embeddings=_large_d_table(),
+            config=ToyConfig(scale=False),
+        ),
+        Preset(
+            id="causal",
+            name="Causal mask",
+            about="A decoder may not look ahead: keys after the query are hidden before the "
+            "softmax. The first token can only attend to itself, and editing a later token never "
+            "changes an earlier token's output.",
+            tokens=["I", "like", "green", "apples"],
+            axes=["person", "action", "colour", "fruit"],
+            embeddings=[
+                [1.0, 0.0, 0.0, 0.0],
+                [0.2, 1.0, 0.0, 0.0],
+                [0.0, 0.0, 1.0, 0.3],
+                [0.0, 0.0, 0.4, 1.0],
+            ],
+            config=ToyConfig(mask="causal"),
+        ),
+    ]

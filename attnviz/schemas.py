@@ -1,0 +1,217 @@
+"""Request and response schemas for the HTTP API, in one place.
+
+Every size a request can ask for has a cap (``Limits``); every rule a request can break has a
+message that names the field, e.g. ``config.heads: 2 does not divide d = 3``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    FiniteFloat,
+    StringConstraints,
+    field_validator,
+    model_validator,
+)
+
+
+class Limits(BaseModel):
+    """Caps on what one trace request may ask for."""
+
+    max_tokens: int = 64
+    max_dim: int = 64
+    max_layers: int = 12
+    max_heads: int = 16
+    max_token_chars: int = 40
+    max_abs_value: float = 1000.0
+
+
+LIMITS = Limits()
+
+Value = Annotated[FiniteFloat, Field(ge=-LIMITS.max_abs_value, le=LIMITS.max_abs_value)]
+Matrix = list[list[Value]]
+Token = Annotated[str, StringConstraints(max_length=LIMITS.max_token_chars)]
+AxisName = Annotated[str, StringConstraints(max_length=LIMITS.max_token_chars)]
+
+Projections = Literal["identity", "random", "custom"]
+Mask = Literal["none", "causal"]
+Positional = Literal["none", "sinusoidal", "learned", "rope"]
+Norm = Literal["none", "pre", "post"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+def _square(name: str, m: list[list[float]], d: int) -> None:
+    if len(m) != d or any(len(row) != d for row in m):
+        rows = len(m)
+        cols = sorted({len(row) for row in m}) or [0]
+        shape = f"{rows} x {cols[0]}" if len(cols) == 1 else f"{rows} rows of {cols} values"
+        raise ValueError(f"config.weights.{name}: must be {d} x {d} (d x d), got {shape}")
+
+
+class CustomWeights(_Strict):
+    """User matrices for ``projections = "custom"``, each d x d, shared by all layers.
+
+    Rows index the input dimension: ``Q = X @ q``. ``o`` is the identity when absent.
+    """
+
+    q: Matrix
+    k: Matrix
+    v: Matrix
+    o: Matrix | None = None
+
+
+class ToyConfig(_Strict):
+    """How the toy transformer is wired. The defaults are the article's raw self-attention."""
+
+    layers: int = Field(1, ge=1, le=LIMITS.max_layers)
+    heads: int = Field(1, ge=1, le=LIMITS.max_heads, description="Must divide d.")
+    projections: Projections = "identity"
+    weights: CustomWeights | None = Field(None, description='Only with projections "custom".')
+    scale: bool = Field(True, description="Divide the logits by sqrt(d / heads).")
+    mask: Mask = "none"
+    positional: Positional = "none"
+    residual: bool = False
+    norm: Norm = "none"
+    ffn: bool = False
+    seed: int = Field(0, ge=0, le=2**31 - 1)
+
+    @model_validator(mode="after")
+    def _weights_match_projections(self) -> ToyConfig:
+        if self.projections == "custom" and self.weights is None:
+            raise ValueError('config.weights: required when config.projections is "custom"')
+        if self.projections != "custom" and self.weights is not None:
+            raise ValueError(
+                f'config.weights: only allowed when config.projections is "custom" '
+                f'(it is "{self.projections}")'
+            )
+        return self
+
+
+class ToyTraceRequest(_Strict):
+    """A toy run: token labels, their embedding rows (n x d), optional axis names, a config."""
+
+    tokens: list[Token] = Field(min_length=1, max_length=LIMITS.max_tokens)
+    embeddings: list[list[Value]] = Field(min_length=1, max_length=LIMITS.max_tokens)
+    axes: list[AxisName] | None = Field(None, description="One name per dimension.")
+    config: ToyConfig = Field(default_factory=ToyConfig)
+
+    @field_validator("embeddings")
+    @classmethod
+    def _rectangular(cls, rows: list[list[float]]) -> list[list[float]]:
+        d = len(rows[0])
+        if d < 1 or d > LIMITS.max_dim:
+            raise ValueError(f"each row needs 1 to {LIMITS.max_dim} values, row 0 has {d}")
+        for i, row in enumerate(rows):
+            if len(row) != d:
+                raise ValueError(
+                    f"rows must all have the same length: row {i} has {len(row)} values, "
+                    f"row 0 has {d}"
+                )
+        return rows
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ToyTraceRequest:
+        n, d = len(self.tokens), len(self.embeddings[0])
+        if len(self.embeddings) != n:
+            raise ValueError(
+                f"embeddings: {len(self.embeddings)} rows for {n} tokens "
+                "(one row per token is required)"
+            )
+        if self.axes is not None and len(self.axes) != d:
+            raise ValueError(f"axes: {len(self.axes)} names for d = {d} dimensions")
+        cfg = self.config
+        if d % cfg.heads:
+            raise ValueError(f"config.heads: {cfg.heads} does not divide d = {d}")
+        if cfg.weights is not None:
+            for name in ("q", "k", "v", "o"):
+                m = getattr(cfg.weights, name)
+                if m is not None:
+                    _square(name, m, d)
+        return self
+
+    @property
+    def d(self) -> int:
+        return len(self.embeddings[0])
+
+    def axis_names(self) -> list[str]:
+        return self.axes if self.axes is not None else [f"x{i + 1}" for i in range(self.d)]
+
+
+# ---------------------------------------------------------------------------------------------
+# Responses
+
+
+class Projection(BaseModel):
+    """PCA of every hidden state of every layer, fitted once so that frames are comparable."""
+
+    components: int = Field(description="k, 1 to 3")
+    mean: list[float] = Field(description="[d] the mean that was subtracted")
+    axes: list[list[float]] = Field(description="[k][d] unit principal directions")
+    explained_variance_ratio: list[float] = Field(description="[k]")
+    coords: list[list[list[float]]] = Field(description="[layers+1][n][k]")
+
+
+class TraceResponse(BaseModel):
+    tokens: list[str]
+    axes: list[str]
+    n: int
+    d: int
+    layers: int
+    heads: int
+    head_dim: int
+    config: ToyConfig
+    device: str
+    embeddings: list[list[float]] = Field(description="[n][d] the input X, as sent")
+    positional: list[list[float]] | None = Field(
+        description="[n][d] the positional table added to X (sinusoidal, learned), else null"
+    )
+    attentions: list[list[list[list[float]]]] = Field(
+        description="[layers][heads][n][n] softmax weights; row = query, column = key"
+    )
+    scores: list[list[list[list[float | None]]]] = Field(
+        description="[layers][heads][n][n] logits after scaling; masked entries are null"
+    )
+    queries: list[list[list[list[float]]]] = Field(description="[layers][heads][n][head_dim]")
+    keys: list[list[list[list[float]]]] = Field(
+        description="[layers][heads][n][head_dim] (after RoPE when on)"
+    )
+    values: list[list[list[list[float]]]] = Field(description="[layers][heads][n][head_dim]")
+    hidden_states: list[list[list[float]]] = Field(
+        description="[layers+1][n][d]; [0] is X after the positional table, [l] layer l's output"
+    )
+    distances: list[list[list[float]]] = Field(
+        description="[layers+1][n][n] Euclidean distance between tokens at each layer"
+    )
+    entropy: list[list[list[float]]] = Field(
+        description="[layers][heads][n] entropy (nats) of each query's attention row"
+    )
+    entropy_mean: list[list[float]] = Field(description="[layers][heads] mean over queries")
+    projection: Projection | None = Field(description="PCA of the trajectories when d != 3")
+
+
+class Preset(BaseModel):
+    id: str
+    name: str
+    about: str = Field(description="One or two sentences on what the preset teaches.")
+    tokens: list[str]
+    axes: list[str]
+    embeddings: list[list[float]]
+    config: ToyConfig
+
+
+class PresetList(BaseModel):
+    presets: list[Preset]
+    limits: Limits
+
+
+class Health(BaseModel):
+    status: Literal["ok"] = "ok"
+    version: str
+    device: str

@@ -1,0 +1,1 @@
+"""Computation behind the routes: the routes validate and delegate, services compute."""

@@ -1,0 +1,46 @@
+import math
+
+import pytest
+import torch
+
+from attnviz.engine.positional import apply_rope, sinusoidal_table
+from tests import reference
+
+
+@pytest.mark.parametrize("d", [1, 2, 3, 4, 7, 64])
+def test_sinusoidal_table_matches_the_formula(d):
+    pe = sinusoidal_table(10, d)
+    assert pe.shape == (10, d)
+    assert torch.allclose(
+        pe, torch.tensor(reference.sinusoidal(10, d), dtype=torch.float64), atol=1e-15
+    )
+    assert pe[0, 0::2].abs().max() == 0 and (pe[0, 1::2] == 1).all()  # sin 0, cos 0
+    if d >= 2:
+        assert pe[1, 0].item() == pytest.approx(math.sin(1.0)) and pe[1, 1].item() == pytest.approx(
+            math.cos(1.0)
+        )
+
+
+def test_rope_keeps_lengths_and_makes_scores_relative():
+    g = torch.Generator().manual_seed(3)
+    q, k = (
+        torch.randn(1, 1, 1, 6, generator=g, dtype=torch.float64),
+        torch.randn(1, 1, 1, 6, generator=g, dtype=torch.float64),
+    )
+    # The same query and key at every position: after RoPE, q_i . k_j depends only on i - j.
+    qs, ks = apply_rope(q.expand(1, 1, 8, 6)), apply_rope(k.expand(1, 1, 8, 6))
+    assert torch.allclose(qs.norm(dim=-1), q.norm(dim=-1).expand(1, 1, 8), atol=1e-14)
+    s = (qs @ ks.transpose(-2, -1))[0, 0]
+    for off in range(-7, 8):
+        diag = torch.diagonal(s, offset=off)
+        assert torch.allclose(diag, diag[0].expand_as(diag), atol=1e-12)
+    assert torch.allclose(qs[0, 0, 0], q[0, 0, 0])  # position 0 is not rotated
+
+
+def test_rope_leaves_the_odd_coordinate_alone():
+    x = torch.arange(15, dtype=torch.float64).reshape(1, 1, 5, 3)
+    out = apply_rope(x)
+    assert torch.equal(out[..., 2], x[..., 2])
+    assert torch.allclose(
+        out[0, 0], torch.tensor(reference.rope(x[0, 0].tolist()), dtype=torch.float64)
+    )

@@ -1,0 +1,73 @@
+"""The console script serves the app over real HTTP; a bad flag is a clear error."""
+
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import httpx
+import pytest
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def served():
+    port = free_port()
+    env = {**os.environ, "ATTNVIZ_DEVICE": "cpu"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "attnviz", "serve", "--host", "127.0.0.1", "--port", str(port)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
+                break
+        except httpx.TransportError:
+            time.sleep(0.2)
+        if proc.poll() is not None:
+            raise AssertionError(f"server exited: {proc.stdout.read()}")
+    else:
+        proc.kill()
+        raise AssertionError("server did not answer /healthz within 60 s")
+    yield base
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+def test_serve_answers_over_http(served):
+    assert httpx.get(f"{served}/healthz").json()["device"] == "cpu"
+    page = httpx.get(f"{served}/")
+    assert page.status_code == 200 and "text/html" in page.headers["content-type"]
+    first = httpx.get(f"{served}/api/presets").json()["presets"][0]
+    body = {k: first[k] for k in ("tokens", "axes", "embeddings")}
+    t = httpx.post(f"{served}/api/trace", json=body).json()
+    assert [round(v, 2) for v in t["hidden_states"][1][1]] == [0.21, 0.42, 0.39]
+    bad = httpx.post(f"{served}/api/trace", json={**body, "config": {"heads": 2}})
+    assert bad.status_code == 422 and bad.json()["message"] == "config.heads: 2 does not divide d = 3"
+
+
+def test_console_script_and_version():
+    out = subprocess.run([sys.executable, "-m", "attnviz", "--version"], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.startswith("attnviz ")
+
+
+def test_unknown_device_is_refused_at_start():
+    out = subprocess.run(
+        [sys.executable, "-m", "attnviz", "serve", "--device", "tpu", "--port", str(free_port())],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 2
+    assert "device: 'tpu' is not supported" in out.stderr or "unknown device" in out.stderr

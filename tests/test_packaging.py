@@ -1,0 +1,71 @@
+"""A regular (non-editable) install, as the Docker image makes, carries the page with it."""
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out), str(ROOT)],
+        check=True,
+        timeout=300,
+    )
+    (whl,) = out.glob("attnviz-*.whl")
+    return whl
+
+
+def test_wheel_carries_static_files_and_templates(wheel):
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for folder in ("static", "templates"):
+        for f in (ROOT / folder).rglob("*"):
+            if f.is_file():
+                assert f"attnviz/{f.relative_to(ROOT).as_posix()}" in names
+
+
+def test_installed_wheel_serves_the_page(wheel, tmp_path):
+    target = tmp_path / "site"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), str(wheel)],
+        check=True,
+        timeout=300,
+    )
+    script = (
+        "import attnviz, attnviz.web as w; from fastapi.testclient import TestClient;"
+        "from attnviz.app import create_app;"
+        "assert w.find_dir('static') == __import__('pathlib').Path(attnviz.__file__).parent / 'static';"
+        "c = TestClient(create_app()); r = c.get('/'); assert r.status_code == 200, r.status_code;"
+        "print(attnviz.__file__)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script],
+        env={"PYTHONPATH": str(target), "PATH": "/usr/bin:/bin", "ATTNVIZ_DEVICE": "cpu"},
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().startswith(str(target))
+
+
+def test_dockerfile_is_a_non_root_cpu_image_with_a_healthcheck():
+    text = (ROOT / "Dockerfile").read_text()
+    lines = [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")]
+    assert lines[0].startswith("FROM python:3.11")
+    assert 'ARG TORCH_SPEC="torch==2.13.0"' in lines
+    assert any(line.startswith("USER ") and "root" not in line for line in lines)
+    assert any(line.startswith("HEALTHCHECK") for line in lines) and "/healthz" in text
+    assert "EXPOSE 8000" in lines
+    for line in lines:
+        if line.startswith("COPY "):
+            for src in line.split()[1:-1]:
+                assert (ROOT / src).exists(), f"Dockerfile copies {src}, which is not in the repo"
+    assert lines.index(next(x for x in lines if x.startswith("USER"))) > lines.index("RUN pip install . && rm -rf /src")
