@@ -1,6 +1,6 @@
 """Time POST /api/trace end to end (validation, engine, JSON) for growing inputs; prints a table.
 
-    .venv/bin/python benchmarks/bench_trace.py
+.venv/bin/python benchmarks/bench_trace.py
 """
 
 from __future__ import annotations

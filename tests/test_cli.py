@@ -54,11 +54,15 @@ def test_serve_answers_over_http(served):
     t = httpx.post(f"{served}/api/trace", json=body).json()
     assert [round(v, 2) for v in t["hidden_states"][1][1]] == [0.21, 0.42, 0.39]
     bad = httpx.post(f"{served}/api/trace", json={**body, "config": {"heads": 2}})
-    assert bad.status_code == 422 and bad.json()["message"] == "config.heads: 2 does not divide d = 3"
+    assert (
+        bad.status_code == 422 and bad.json()["message"] == "config.heads: 2 does not divide d = 3"
+    )
 
 
 def test_console_script_and_version():
-    out = subprocess.run([sys.executable, "-m", "attnviz", "--version"], capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "attnviz", "--version"], capture_output=True, text=True
+    )
     assert out.returncode == 0 and out.stdout.startswith("attnviz ")
 
 

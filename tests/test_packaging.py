@@ -33,7 +33,17 @@ def test_wheel_carries_static_files_and_templates(wheel):
 def test_installed_wheel_serves_the_page(wheel, tmp_path):
     target = tmp_path / "site"
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), str(wheel)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--target",
+            str(target),
+            str(wheel),
+        ],
         check=True,
         timeout=300,
     )
@@ -58,7 +68,9 @@ def test_installed_wheel_serves_the_page(wheel, tmp_path):
 
 def test_dockerfile_is_a_non_root_cpu_image_with_a_healthcheck():
     text = (ROOT / "Dockerfile").read_text()
-    lines = [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")]
+    lines = [
+        line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")
+    ]
     assert lines[0].startswith("FROM python:3.11")
     assert 'ARG TORCH_SPEC="torch==2.13.0"' in lines
     assert any(line.startswith("USER ") and "root" not in line for line in lines)
@@ -68,4 +80,6 @@ def test_dockerfile_is_a_non_root_cpu_image_with_a_healthcheck():
         if line.startswith("COPY "):
             for src in line.split()[1:-1]:
                 assert (ROOT / src).exists(), f"Dockerfile copies {src}, which is not in the repo"
-    assert lines.index(next(x for x in lines if x.startswith("USER"))) > lines.index("RUN pip install . && rm -rf /src")
+    assert lines.index(next(x for x in lines if x.startswith("USER"))) > lines.index(
+        "RUN pip install . && rm -rf /src"
+    )

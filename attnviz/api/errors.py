@@ -58,7 +58,9 @@ async def _validation_error(_request: Request, exc: RequestValidationError) -> J
 
 
 async def _trace_error(_request: Request, exc: TraceError) -> JSONResponse:
-    return JSONResponse(status_code=422, content={"message": str(exc), "detail": [str(exc)]})
+    field = str(exc).split(":", 1)[0]
+    detail = [{"loc": ["body", *field.split(".")], "msg": str(exc), "type": "value_error"}]
+    return JSONResponse(status_code=422, content={"message": str(exc), "detail": detail})
 
 
 async def _unexpected(request: Request, exc: Exception) -> JSONResponse:

@@ -316,3 +316,14 @@ def test_service_uses_the_engine_captures(apple_request):
     t = run_toy_trace(req, torch.device("cpu"))
     assert t.attentions[1] == cache["blocks.1.attn.hook_pattern"][0].tolist()
     assert t.hidden_states[2] == cache["blocks.1.hook_resid_post"][0].tolist()
+
+
+def test_large_traces_are_sent_compressed(client):
+    g = torch.Generator().manual_seed(2)
+    body = {
+        "tokens": [f"t{i}" for i in range(32)],
+        "embeddings": torch.randn(32, 8, generator=g).tolist(),
+    }
+    r = client.post("/api/trace", json=body, headers={"accept-encoding": "gzip"})
+    assert r.status_code == 200 and r.headers["content-encoding"] == "gzip"
+    assert len(r.json()["attentions"][0][0]) == 32

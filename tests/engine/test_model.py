@@ -248,3 +248,39 @@ def test_attention_entries_are_explicit_even_with_many_tokens():
     pattern = cache["blocks.0.attn.hook_pattern"][0]
     assert pattern.shape == (4, 64, 64)
     assert torch.allclose(pattern.sum(-1), torch.ones(4, 64, dtype=torch.float64), atol=1e-13)
+
+
+def test_biases_affine_norms_and_final_norm():
+    """The pieces real checkpoints need (biases, LayerNorm scale/shift, embedding and final norms)
+    against the same formulas written out with torch.nn.functional."""
+    import torch.nn.functional as F
+
+    from attnviz.engine import Transformer, TransformerConfig
+
+    cfg = TransformerConfig(
+        d_model=4, n_heads=2, norm="post", residual=True, ffn=True, bias=True, ln_affine=True,
+        embed_norm=True, final_norm=True, ln_eps=1e-12, activation="gelu_tanh",
+    )  # fmt: skip
+    model = Transformer(cfg).to(torch.float64)
+    g = torch.Generator().manual_seed(5)
+    sd = {
+        k: torch.randn(v.shape, generator=g, dtype=torch.float64)
+        for k, v in model.state_dict().items()
+    }
+    model.load_state_dict(sd)
+    with torch.inference_mode():
+        out = model(X[None])[0]
+
+    def ln(x, name):
+        return F.layer_norm(x, (4,), sd[f"{name}.w"], sd[f"{name}.b"], 1e-12)
+
+    def lin(x, name):
+        return x @ sd[f"blocks.0.{name}"] + sd[f"blocks.0.{name.replace('W_', 'b_')}"]
+
+    x = ln(X, "ln_embed")
+    q, k, v = (lin(x, f"attn.W_{n}").view(5, 2, 2).transpose(0, 1) for n in "QKV")
+    z = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(2), -1) @ v  # (2, 5, 2)
+    x = ln(x + lin(z.transpose(0, 1).reshape(5, 4), "attn.W_O"), "blocks.0.ln1")
+    h = F.gelu(lin(x, "mlp.W_in"), approximate="tanh")
+    x = ln(x + h @ sd["blocks.0.mlp.W_out"] + sd["blocks.0.mlp.b_out"], "blocks.0.ln2")
+    assert torch.allclose(out, ln(x, "ln_final"), atol=1e-12)

@@ -1,0 +1,182 @@
+// The whole UI state, its checks, the API request it makes, and its URL encoding.
+//
+// state = {
+//   preset: id of the preset it started from (or null),
+//   tokens: [n] labels, axes: [d] names,
+//   embeddings: [n][d] numbers (a string while a cell holds text that is not a number),
+//   config: a ToyConfig (weights only with projections "custom"),
+//   view: {layer, head, vlayer, a, b, trails}  // attention layer/head (0-based),
+//                                              // vector layer 0..L, distance pair, trails on
+// }
+
+export const DEFAULT_LIMITS = {
+  max_tokens: 64, max_dim: 64, max_layers: 12, max_heads: 16, max_token_chars: 40,
+  max_abs_value: 1000,
+};
+
+const CONFIG_DEFAULTS = {
+  layers: 1, heads: 1, projections: "identity", weights: null, scale: true, mask: "none",
+  positional: "none", residual: false, norm: "none", ffn: false, seed: 0,
+};
+const CONFIG_KEYS = Object.keys(CONFIG_DEFAULTS);
+const MATRICES = ["q", "k", "v", "o"];
+
+const clone = (x) => JSON.parse(JSON.stringify(x));
+const clamp = (v, lo, hi) => Math.min(hi, Math.max(lo, v));
+const isInt = (v) => Number.isInteger(v);
+
+export const dims = (state) => (state.embeddings[0] || []).length;
+
+export function identity(d) {
+  return Array.from({ length: d }, (_, i) => Array.from({ length: d }, (_, j) => (i === j ? 1 : 0)));
+}
+
+/** Divisors of d that are allowed head counts. */
+export function headChoices(d, maxHeads) {
+  const out = [];
+  for (let h = 1; h <= Math.min(d, maxHeads); h++) if (d % h === 0) out.push(h);
+  return out;
+}
+
+/** A square matrix resized to d x d, keeping what fits and filling with the identity. */
+function resizeSquare(m, d) {
+  return Array.from({ length: d }, (_, i) =>
+    Array.from({ length: d }, (_, j) => (m && m[i] && j < m[i].length ? m[i][j] : i === j ? 1 : 0)));
+}
+
+/** Default view for n tokens and L layers: the last layer, second and last token. */
+function defaultView(n, layers) {
+  return { layer: 0, head: 0, vlayer: layers, a: Math.min(1, n - 1), b: n - 1, trails: true };
+}
+
+export function fromPreset(preset) {
+  const config = { ...CONFIG_DEFAULTS, ...clone(preset.config) };
+  const n = preset.tokens.length;
+  return {
+    preset: preset.id,
+    tokens: [...preset.tokens],
+    axes: [...preset.axes],
+    embeddings: clone(preset.embeddings),
+    config,
+    view: defaultView(n, config.layers),
+  };
+}
+
+/** True when the inputs (not the view) are exactly the preset's. */
+export function matchesPreset(state, preset, limits) {
+  if (!preset) return false;
+  const fresh = normalize(fromPreset(preset), limits);
+  return JSON.stringify(toRequest(state)) === JSON.stringify(toRequest(fresh));
+}
+
+/**
+ * Make the state consistent after an edit: heads divide d, custom matrices are d x d,
+ * view indices are in range. `previousLayers` lets the vector slider follow the last layer.
+ */
+export function normalize(state, limits, previousLayers) {
+  const n = state.tokens.length;
+  const d = dims(state);
+  const cfg = state.config;
+  cfg.layers = clamp(isInt(cfg.layers) ? cfg.layers : 1, 1, limits.max_layers);
+  const choices = headChoices(d, limits.max_heads);
+  if (!choices.includes(cfg.heads)) cfg.heads = Math.max(...choices.filter((h) => h <= cfg.heads), 1);
+  if (cfg.projections === "custom") {
+    const w = cfg.weights || {};
+    cfg.weights = Object.fromEntries(MATRICES.map((k) => [k, resizeSquare(w[k], d)]));
+  } else {
+    cfg.weights = null;
+  }
+  const v = state.view;
+  const L = cfg.layers;
+  if (previousLayers !== undefined && v.vlayer === previousLayers) v.vlayer = L;
+  v.layer = clamp(isInt(v.layer) ? v.layer : 0, 0, L - 1);
+  v.head = clamp(isInt(v.head) ? v.head : 0, 0, cfg.heads - 1);
+  v.vlayer = clamp(isInt(v.vlayer) ? v.vlayer : L, 0, L);
+  v.a = clamp(isInt(v.a) ? v.a : 0, 0, n - 1);
+  v.b = clamp(isInt(v.b) ? v.b : n - 1, 0, n - 1);
+  v.trails = v.trails !== false;
+  return state;
+}
+
+function badNumber(value) {
+  return typeof value !== "number" || !Number.isFinite(value);
+}
+
+/** The first problem the UI can see before asking the server, as a one-line message. */
+export function problem(state, limits) {
+  const { tokens, axes, embeddings, config } = state;
+  for (let i = 0; i < embeddings.length; i++) {
+    for (let j = 0; j < embeddings[i].length; j++) {
+      if (badNumber(embeddings[i][j])) {
+        const text = String(embeddings[i][j]).trim();
+        const what = text ? `"${text}" is not a number` : "is empty";
+        return `embeddings: ${tokens[i] || `row ${i + 1}`}, ${axes[j] || `column ${j + 1}`}: ${what}`;
+      }
+    }
+  }
+  if (config.weights) {
+    for (const k of MATRICES) {
+      const bad = config.weights[k].flat().find(badNumber);
+      if (bad !== undefined) return `config.weights.${k}: "${String(bad).trim()}" is not a number`;
+    }
+  }
+  if (!isInt(config.seed) || config.seed < 0 || config.seed > 2 ** 31 - 1) {
+    return "config.seed: must be a whole number from 0 to 2147483647";
+  }
+  const long = tokens.find((t) => t.length > limits.max_token_chars);
+  if (long !== undefined) return `tokens: "${long.slice(0, 12)}…" is longer than ${limits.max_token_chars} characters`;
+  return null;
+}
+
+/** The ToyTraceRequest body for this state. */
+export function toRequest(state) {
+  const config = {};
+  for (const key of CONFIG_KEYS) config[key] = state.config[key] ?? CONFIG_DEFAULTS[key];
+  if (config.projections !== "custom") config.weights = null;
+  return { tokens: state.tokens, embeddings: state.embeddings, axes: state.axes, config };
+}
+
+// ---- URL: #s=<base64url of the JSON state> ----------------------------------------------
+
+function toBase64Url(text) {
+  const bytes = new TextEncoder().encode(text);
+  let bin = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(bin).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+function fromBase64Url(text) {
+  const bin = atob(text.replace(/-/g, "+").replace(/_/g, "/"));
+  return new TextDecoder().decode(Uint8Array.from(bin, (c) => c.charCodeAt(0)));
+}
+
+export function encodeState(state) {
+  const { preset, tokens, axes, embeddings, config, view } = state;
+  return "#s=" + toBase64Url(JSON.stringify({ v: 1, preset, tokens, axes, embeddings, config, view }));
+}
+
+const isStrList = (x) => Array.isArray(x) && x.every((s) => typeof s === "string");
+
+/** The state in a `#s=` hash, or null when there is none; throws when it cannot be read. */
+export function decodeState(hash, limits) {
+  const m = /^#s=([A-Za-z0-9_-]+)$/.exec(hash || "");
+  if (!m) return null;
+  const raw = JSON.parse(fromBase64Url(m[1]));
+  const { tokens, axes, embeddings, config, view } = raw;
+  const n = Array.isArray(tokens) ? tokens.length : 0;
+  const d = Array.isArray(embeddings) && Array.isArray(embeddings[0]) ? embeddings[0].length : 0;
+  const ok = isStrList(tokens) && isStrList(axes) && n >= 1 && n <= limits.max_tokens &&
+    d >= 1 && d <= limits.max_dim && axes.length === d && embeddings.length === n &&
+    embeddings.every((r) => Array.isArray(r) && r.length === d &&
+      r.every((x) => typeof x === "number" || typeof x === "string")) &&
+    config && typeof config === "object";
+  if (!ok) throw new Error("the link's table is not a valid n x d table");
+  const state = {
+    preset: typeof raw.preset === "string" ? raw.preset : null,
+    tokens, axes, embeddings,
+    config: { ...CONFIG_DEFAULTS },
+    view: { ...defaultView(n, 1), ...(view && typeof view === "object" ? view : {}) },
+  };
+  for (const key of CONFIG_KEYS) if (key in config) state.config[key] = config[key];
+  return normalize(state, limits);
+}

@@ -1,0 +1,112 @@
+"""Browser tests: the real app under uvicorn on a free port, driven by Debian's Chromium.
+
+One server and one browser for the whole session; a fresh context (and page) per test. Every
+test collects console errors and page errors; the `page` fixture fails the test if any arrived
+that the test did not explicitly allow (see ``Console.allow``).
+"""
+
+from __future__ import annotations
+
+import re
+import socket
+import threading
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+import uvicorn
+from playwright.sync_api import Browser, Page, sync_playwright
+
+from attnviz.app import create_app
+from attnviz.settings import Settings
+from tests.browser.helpers import TIMEOUT_MS, VIEWPORT
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@pytest.fixture(scope="session")
+def live_server() -> Iterator[str]:
+    """The app from create_app, served by uvicorn in a background thread on a free port."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    config = uvicorn.Config(
+        create_app(Settings(device="cpu")), host="127.0.0.1", port=port, log_level="warning"
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("uvicorn did not start")
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(timeout=10)
+    sock.close()
+
+
+@pytest.fixture(scope="session")
+def api(live_server) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=live_server, timeout=60) as client:
+        yield client
+
+
+@pytest.fixture(scope="session")
+def presets(api) -> dict:
+    return api.get("/api/presets").json()
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+class Console:
+    """Console errors ("text [source url]") and page errors of one page, and the patterns of
+    the ones a test expects and allows."""
+
+    def __init__(self) -> None:
+        self.errors: list[str] = []
+        self.allowed: list[re.Pattern] = []
+
+    def allow(self, pattern: str) -> None:
+        self.allowed.append(re.compile(pattern))
+
+    def unexpected(self) -> list[str]:
+        return [e for e in self.errors if not any(p.search(e) for p in self.allowed)]
+
+
+@pytest.fixture
+def console() -> Console:
+    return Console()
+
+
+@pytest.fixture
+def page(browser, console) -> Iterator[Page]:
+    context = browser.new_context(viewport=VIEWPORT, accept_downloads=True)
+    context.set_default_timeout(TIMEOUT_MS)
+    p = context.new_page()
+
+    def on_console(message) -> None:
+        if message.type == "error":
+            url = (message.location or {}).get("url", "")
+            console.errors.append(f"{message.text} [{url}]")
+
+    p.on("console", on_console)
+    p.on("pageerror", lambda e: console.errors.append(f"pageerror: {e}"))
+    yield p
+    context.close()
+    assert console.unexpected() == [], "console or page errors"

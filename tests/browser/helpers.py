@@ -1,0 +1,123 @@
+"""Helpers for the browser tests: waiting for traces, reading plots and the table, an oracle."""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+VIEWPORT = {"width": 1280, "height": 800}
+TIMEOUT_MS = 30_000
+
+
+def traces_drawn(page: Page) -> int:
+    return int(page.evaluate("document.documentElement.dataset.traces || '0'"))
+
+
+def wait_for_trace(page: Page, after: int) -> None:
+    """Wait until a trace newer than number `after` is drawn and nothing is pending."""
+    page.wait_for_function(
+        "n => +(document.documentElement.dataset.traces || 0) > n"
+        " && document.documentElement.dataset.pending === '0'",
+        arg=after,
+    )
+
+
+def open_app(page: Page, url: str) -> None:
+    page.goto(url)
+    wait_for_trace(page, 0)
+    for plot in ("scores-plot", "weights-plot", "vectors-plot", "distances-plot"):
+        page.wait_for_selector(f"#{plot}.js-plotly-plot .main-svg")
+
+
+def plot_data(page: Page, plot_id: str) -> list[dict]:
+    """The `.data` Plotly keeps on a plot element (typed arrays become lists)."""
+    return page.evaluate(
+        "id => JSON.parse(JSON.stringify(document.getElementById(id).data))", plot_id
+    )
+
+
+def plot_layout(page: Page, plot_id: str) -> dict:
+    return page.evaluate(
+        "id => JSON.parse(JSON.stringify(document.getElementById(id).layout))", plot_id
+    )
+
+
+def select_and_wait(page: Page, selector: str, value: str) -> None:
+    """Choose an option of a select that changes the inputs, and wait for the new trace."""
+    before = traces_drawn(page)
+    page.select_option(selector, value)
+    wait_for_trace(page, before)
+
+
+def trace_by_uid(page: Page, plot_id: str, uid: str) -> dict:
+    (found,) = [t for t in plot_data(page, plot_id) if t.get("uid") == uid]
+    return found
+
+
+def cell(page: Page, row: int, col: int):
+    return page.locator(f'#embeddings input[data-kind="value"][data-r="{row}"][data-c="{col}"]')
+
+
+def edit_cell(page: Page, row: int, col: int, text: str) -> None:
+    before = traces_drawn(page)
+    cell(page, row, col).fill(text)
+    wait_for_trace(page, before)
+
+
+def table_values(page: Page) -> dict:
+    return page.evaluate(
+        """() => {
+          const q = (s) => [...document.querySelectorAll(s)].map((e) => e.value);
+          const rows = [...document.querySelectorAll('#embeddings tbody tr')];
+          return {
+            tokens: q('#embeddings input.label'),
+            axes: q('#embeddings input.axis'),
+            values: rows.map((r) => [...r.querySelectorAll('input.value')].map((e) => e.value)),
+          };
+        }"""
+    )
+
+
+def share_hash(state: dict) -> str:
+    """The `#s=` fragment the page uses: base64url of the state's JSON, no padding."""
+    raw = json.dumps(state, separators=(",", ":")).encode()
+    return "#s=" + base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def screenshot(page: Page, name: str) -> Path:
+    ARTIFACTS.mkdir(exist_ok=True)
+    path = ARTIFACTS / name
+    page.screenshot(path=str(path), full_page=True)
+    return path
+
+
+def raw_attention(x: list[list[float]]) -> dict:
+    """The article's raw self-attention, softmax(X X^T / sqrt(d)) X, in plain Python."""
+    d = len(x[0])
+    scores = [
+        [sum(a * b for a, b in zip(xi, xj, strict=True)) / math.sqrt(d) for xj in x] for xi in x
+    ]
+    weights = []
+    for row in scores:
+        m = max(row)
+        e = [math.exp(v - m) for v in row]
+        weights.append([v / sum(e) for v in e])
+    out = [[sum(w[j] * x[j][c] for j in range(len(x))) for c in range(d)] for w in weights]
+    return {"scores": scores, "weights": weights, "out": out}
+
+
+def assert_close(actual, expected, tol: float = 1e-9) -> None:
+    if isinstance(expected, list):
+        assert isinstance(actual, list) and len(actual) == len(expected), (actual, expected)
+        for a, e in zip(actual, expected, strict=True):
+            assert_close(a, e, tol)
+    elif expected is None:
+        assert actual is None
+    else:
+        assert actual == pytest.approx(expected, abs=tol), (actual, expected)
