@@ -91,15 +91,19 @@ export function renderAttention(trace, view) {
   const weightsEl = $("weights-plot");
   scoresEl.style.height = height;
   weightsEl.style.height = height;
-  draw(scoresEl,
-    [heatmap(tokens, trace.scores[layer][head], "score", scoreTitle,
-      { colorscale: SCORE_SCALE, zmin: -m, zmax: m, uid: "scores" })],
-    layoutFor(tokens, `Scores · ${where}${trace.config.mask === "causal" ? " · grey = masked" : ""}`),
-    "attnviz-scores");
-  draw(weightsEl,
-    [heatmap(tokens, trace.attentions[layer][head], "weight",
-      "attention weight (softmax), rows sum to 1",
-      { colorscale: WEIGHT_SCALE, zmin: 0, zmax: 1, uid: "weights" })],
-    layoutFor(tokens, `Weights · ${where} · mean entropy ${fmt(trace.entropy_mean[layer][head], 2)} nats`),
-    "attnviz-weights");
+  const masked = trace.config.mask === "causal" ? " · grey = masked" : "";
+  const entropy = fmt(trace.entropy_mean[layer][head], 2);
+  return Promise.all([
+    draw(scoresEl,
+      [heatmap(tokens, trace.scores[layer][head], "score", scoreTitle,
+        { colorscale: SCORE_SCALE, zmin: -m, zmax: m, uid: "scores" })],
+      layoutFor(tokens, `Scores · ${where}${masked}`),
+      "attnviz-scores"),
+    draw(weightsEl,
+      [heatmap(tokens, trace.attentions[layer][head], "weight",
+        "attention weight (softmax), rows sum to 1",
+        { colorscale: WEIGHT_SCALE, zmin: 0, zmax: 1, uid: "weights" })],
+      layoutFor(tokens, `Weights · ${where} · mean entropy ${entropy} nats`),
+      "attnviz-weights"),
+  ]);
 }

@@ -43,11 +43,12 @@ const client = new TraceClient({
     app.trace = trace;
     app.text = text;
     setError(app.linkProblem);
-    drawAll();
+    const drawn = drawAll();
     setStatus(`n = ${trace.n}, d = ${trace.d}, ${trace.layers} layer${trace.layers > 1 ? "s" : ""}, ` +
       `${trace.heads} head${trace.heads > 1 ? "s" : ""}`);
     $("export-json").disabled = false;
-    root.dataset.traces = String(++app.drawn);
+    // data-traces counts traces whose plots have finished drawing (the tests wait on it).
+    drawn.then(() => { root.dataset.traces = String(++app.drawn); });
   },
   onError(message) {
     setError(message);
@@ -62,10 +63,10 @@ const VIEWS = {
   distances: (trace, view) => renderDistances(trace, view),
 };
 
-/** Draw the views named in `which` (all of them by default) from the last good trace. */
+/** Draw the views named in `which` (all of them by default); settles when all are drawn. */
 function drawAll(which = Object.keys(VIEWS)) {
-  if (!app.trace) return;
-  for (const name of which) VIEWS[name](app.trace, app.state.view);
+  if (!app.trace) return Promise.resolve();
+  return Promise.all(which.map((name) => VIEWS[name](app.trace, app.state.view)));
 }
 
 function writeUrl() {

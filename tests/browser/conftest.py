@@ -98,6 +98,13 @@ def console() -> Console:
 def page(browser, console) -> Iterator[Page]:
     context = browser.new_context(viewport=VIEWPORT, accept_downloads=True)
     context.set_default_timeout(TIMEOUT_MS)
+
+    # Offline by design: any request that leaves this machine is refused and fails the test.
+    def outside(route) -> None:
+        console.errors.append(f"request to another host: {route.request.url}")
+        route.abort()
+
+    context.route(re.compile(r"^https?://(?!127\.0\.0\.1[:/])"), outside)
     p = context.new_page()
 
     def on_console(message) -> None:
