@@ -52,6 +52,19 @@ def _qkv_weights() -> CustomWeights:
     return CustomWeights(q=fruit_only, k=fruit_only, v=eye)
 
 
+def bank_sentence(context: list[float]) -> list[list[float]]:
+    """'I <verb> <prep> the <context> bank' on the axes water, money, place, grammar: the same
+    'bank' row, halfway between water and money, after a context word that decides."""
+    return [
+        [0.0, 0.0, 0.0, 1.0],  # I
+        [0.0, 0.0, 0.5, 0.3],  # sat / went
+        [0.0, 0.0, 0.3, 1.0],  # on / to
+        [0.0, 0.0, 0.0, 1.0],  # the
+        context,  # river / investment
+        [1.0, 1.0, 1.0, 0.0],  # bank
+    ]
+
+
 @lru_cache
 def presets() -> list[Preset]:
     bank_axes = ["water", "money", "place", "grammar"]
@@ -126,14 +139,7 @@ def presets() -> list[Preset]:
             "moves it toward water; load 'Bank for money' to see the same row move the other way.",
             tokens=["I", "sat", "on", "the", "river", "bank"],
             axes=bank_axes,
-            embeddings=[
-                [0.0, 0.0, 0.0, 1.0],
-                [0.0, 0.0, 0.5, 0.3],
-                [0.0, 0.0, 0.3, 1.0],
-                [0.0, 0.0, 0.0, 1.0],
-                [2.0, 0.0, 1.0, 0.0],
-                [1.0, 1.0, 1.0, 0.0],
-            ],
+            embeddings=bank_sentence(context=[2.0, 0.0, 1.0, 0.0]),
             config=ToyConfig(),
         ),
         Preset(
@@ -143,14 +149,7 @@ def presets() -> list[Preset]:
             "attention pulls it toward money. Context, not the word, decides.",
             tokens=["I", "went", "to", "the", "investment", "bank"],
             axes=bank_axes,
-            embeddings=[
-                [0.0, 0.0, 0.0, 1.0],
-                [0.0, 0.0, 0.5, 0.3],
-                [0.0, 0.0, 0.3, 1.0],
-                [0.0, 0.0, 0.0, 1.0],
-                [0.0, 2.0, 0.0, 0.0],
-                [1.0, 1.0, 1.0, 0.0],
-            ],
+            embeddings=bank_sentence(context=[0.0, 2.0, 0.0, 0.0]),
             config=ToyConfig(),
         ),
         Preset(

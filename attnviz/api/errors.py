@@ -9,6 +9,7 @@ answered with a plain 500 that carries no stack trace.
 from __future__ import annotations
 
 import logging
+import re
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -27,14 +28,15 @@ def _field(loc: tuple | list) -> str:
     return out
 
 
+# Our own validators already start with the field they are about ("config.heads: ...").
+_NAMES_FIELD = re.compile(r"^[A-Za-z_][\w.\[\]]*: ")
+
+
 def _one_line(err: dict) -> str:
-    msg = str(err.get("msg", "invalid"))
-    msg = msg.removeprefix("Value error, ")
-    field = _field(err.get("loc", ()))
-    # Our own validators already start with the field they are about ("config.heads: ...").
-    if not field or msg.split(":", 1)[0].strip().replace(".", "").isidentifier() and ":" in msg:
+    msg = str(err.get("msg", "invalid")).removeprefix("Value error, ")
+    if _NAMES_FIELD.match(msg):
         return msg
-    return f"{field}: {msg}"
+    return f"{_field(err.get('loc', ())) or 'body'}: {msg}"
 
 
 async def _validation_error(_request: Request, exc: RequestValidationError) -> JSONResponse:

@@ -296,7 +296,9 @@ def test_broken_json_and_wrong_types_are_422(client):
     )
     assert r.status_code == 422 and r.json()["message"].startswith("body: not valid JSON")
     r = client.post("/api/trace", json=[1, 2, 3])
-    assert r.status_code == 422 and "valid dictionary" in r.json()["message"]
+    assert r.status_code == 422 and r.json()["message"].startswith(
+        "body: Input should be a valid dict"
+    )
 
 
 def test_overflow_is_a_422_not_a_500():
@@ -327,3 +329,21 @@ def test_large_traces_are_sent_compressed(client):
     r = client.post("/api/trace", json=body, headers={"accept-encoding": "gzip"})
     assert r.status_code == 200 and r.headers["content-encoding"] == "gzip"
     assert len(r.json()["attentions"][0][0]) == 32
+
+
+def test_an_unexpected_failure_is_a_plain_500_without_a_stack_trace(
+    app, apple_request, monkeypatch
+):
+    from fastapi.testclient import TestClient
+
+    import attnviz.api.trace as route
+
+    def boom(*_args):
+        raise RuntimeError("secret internals")
+
+    monkeypatch.setattr(route, "run_toy_trace", boom)
+    with TestClient(app, raise_server_exceptions=False) as c:
+        r = c.post("/api/trace", json=apple_request)
+    assert r.status_code == 500
+    assert r.json() == {"message": "internal error", "detail": []}
+    assert "secret" not in r.text and "Traceback" not in r.text
