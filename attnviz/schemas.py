@@ -28,6 +28,7 @@ class Limits(BaseModel):
     max_heads: int = 16
     max_token_chars: int = 40
     max_abs_value: float = 1000.0
+    max_text_chars: int = 2000
 
 
 LIMITS = Limits()
@@ -158,7 +159,9 @@ class Projection(BaseModel):
     coords: list[list[list[float]]] = Field(description="[layers+1][n][k]")
 
 
-class TraceResponse(BaseModel):
+class TraceBase(BaseModel):
+    """What every trace holds, toy or text: the same names and shapes."""
+
     tokens: list[str]
     axes: list[str]
     n: int
@@ -166,9 +169,10 @@ class TraceResponse(BaseModel):
     layers: int
     heads: int
     head_dim: int
-    config: ToyConfig
     device: str
-    embeddings: list[list[float]] = Field(description="[n][d] the input X, as sent")
+    embeddings: list[list[float]] = Field(
+        description="[n][d] the input X (toy: as sent; text: the token embedding rows)"
+    )
     positional: list[list[float]] | None = Field(
         description="[n][d] the positional table added to X (sinusoidal, learned), else null"
     )
@@ -184,7 +188,8 @@ class TraceResponse(BaseModel):
     )
     values: list[list[list[list[float]]]] = Field(description="[layers][heads][n][head_dim]")
     hidden_states: list[list[list[float]]] = Field(
-        description="[layers+1][n][d]; [0] is X after the positional table, [l] layer l's output"
+        description="[layers+1][n][d]; [0] is X after the positional table (and any embedding "
+        "norm), [l] layer l's output (the last after the final norm, if the model has one)"
     )
     distances: list[list[list[float]]] = Field(
         description="[layers+1][n][n] Euclidean distance between tokens at each layer"
@@ -194,6 +199,70 @@ class TraceResponse(BaseModel):
     )
     entropy_mean: list[list[float]] = Field(description="[layers][heads] mean over queries")
     projection: Projection | None = Field(description="PCA of the trajectories when d != 3")
+
+
+class TraceResponse(TraceBase):
+    """A toy trace: the table and configuration it was computed from."""
+
+    mode: Literal["toy"] = "toy"
+    config: ToyConfig
+
+
+class TextTraceResponse(TraceBase):
+    """A pretrained model's trace of a text."""
+
+    mode: Literal["text"] = "text"
+    model: str
+    family: str
+    causal: bool
+    text: str
+    token_ids: list[int]
+    offsets: list[tuple[int, int]] = Field(
+        description="[n] (start, end) character offsets into text; (0, 0) for special tokens"
+    )
+    special: list[bool] = Field(description="[n] true for tokens the tokenizer added ([CLS])")
+    words: list[int | None] = Field(
+        description="[n] word index of each token (the pieces of a word share it); null for "
+        "special tokens"
+    )
+
+
+class TextTraceRequest(_Strict):
+    """A pretrained model on a text."""
+
+    model: str = Field(min_length=1, max_length=200, description="A name from /api/models.")
+    text: str = Field(max_length=LIMITS.max_text_chars)
+
+    @field_validator("text")
+    @classmethod
+    def _not_blank(cls, text: str) -> str:
+        if not text.strip():
+            raise ValueError("text: must not be empty")
+        return text
+
+
+class ModelInfo(BaseModel):
+    name: str
+    family: Literal["bert", "gpt2"]
+    layers: int
+    heads: int
+    d_model: int
+    head_dim: int
+    causal: bool
+    max_tokens: int = Field(
+        description="The most tokens a trace may have: the smaller of the "
+        "model's position table and the server's cap"
+    )
+    model_max_tokens: int
+    device: str
+    source: str = Field(description="The folder the weights were loaded from")
+
+
+class ModelList(BaseModel):
+    models: list[ModelInfo]
+    default: str | None = Field(description="The model the page starts with; null when none")
+    examples: list[str]
+    max_text_chars: int
 
 
 class Preset(BaseModel):

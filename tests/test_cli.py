@@ -17,11 +17,23 @@ def free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def served():
+def served(tiny_gpt2_dir):
     port = free_port()
     env = {**os.environ, "ATTNVIZ_DEVICE": "cpu"}
+    env.pop("ATTNVIZ_MODELS", None)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "attnviz", "serve", "--host", "127.0.0.1", "--port", str(port)],
+        [
+            sys.executable,
+            "-m",
+            "attnviz",
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--model",
+            str(tiny_gpt2_dir),
+        ],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -75,3 +87,36 @@ def test_unknown_device_is_refused_at_start():
     )
     assert out.returncode == 2
     assert "device: 'tpu' is not supported" in out.stderr or "unknown device" in out.stderr
+
+
+def test_model_flag_adds_a_folder_and_text_traces_answer(served):
+    models = httpx.get(f"{served}/api/models").json()
+    assert [m["name"] for m in models["models"]] == ["all-MiniLM-L6-v2", "tiny-gpt2"]
+    t = httpx.post(f"{served}/api/trace", json={"model": "tiny-gpt2", "text": "a bank"}).json()
+    assert t["mode"] == "text" and "".join(t["tokens"]) == "a bank"
+    t = httpx.post(
+        f"{served}/api/trace", json={"model": "all-MiniLM-L6-v2", "text": "I sat on the river bank"}
+    ).json()
+    assert t["tokens"] == ["[CLS]", "i", "sat", "on", "the", "river", "bank", "[SEP]"]
+
+
+def test_a_folder_that_cannot_be_loaded_is_refused_at_start(tmp_path):
+    (tmp_path / "config.json").write_text('{"model_type": "llama"}')
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "attnviz",
+            "serve",
+            "--port",
+            str(free_port()),
+            "--model",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "ATTNVIZ_DEVICE": "cpu"},
+    )
+    assert out.returncode == 2
+    assert f"{tmp_path}: config.json model_type 'llama' is not supported" in out.stderr

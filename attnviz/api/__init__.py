@@ -2,9 +2,10 @@
 
 from fastapi import APIRouter
 
-from attnviz.api import health, presets, trace
+from attnviz.api import health, models, presets, trace
 
 api_router = APIRouter()
 api_router.include_router(health.router)
 api_router.include_router(presets.router)
+api_router.include_router(models.router)
 api_router.include_router(trace.router)

@@ -7,6 +7,7 @@ from typing import Annotated
 import torch
 from fastapi import Depends, Request
 
+from attnviz.pretrained import ModelRegistry
 from attnviz.settings import Settings
 
 
@@ -18,5 +19,10 @@ def _device(request: Request) -> torch.device:
     return request.app.state.device
 
 
+def _registry(request: Request) -> ModelRegistry:
+    return request.app.state.registry
+
+
 SettingsDep = Annotated[Settings, Depends(_settings)]
 DeviceDep = Annotated[torch.device, Depends(_device)]
+RegistryDep = Annotated[ModelRegistry, Depends(_registry)]

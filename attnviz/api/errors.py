@@ -15,9 +15,21 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
+from attnviz.services.text_trace import ModelNotFound
 from attnviz.services.trace import TraceError
 
 log = logging.getLogger(__name__)
+
+
+# Tags of the /api/trace body union; a location inside one reads as the plain field.
+_UNION_TAGS = ("toy", "text")
+
+
+def _strip_tag(loc: tuple | list) -> list:
+    loc = list(loc)
+    if len(loc) > 1 and loc[0] == "body" and loc[1] in _UNION_TAGS:
+        del loc[1]
+    return loc
 
 
 def _field(loc: tuple | list) -> str:
@@ -42,6 +54,7 @@ def _one_line(err: dict) -> str:
 async def _validation_error(_request: Request, exc: RequestValidationError) -> JSONResponse:
     errors = []
     for err in exc.errors():
+        err = {**err, "loc": _strip_tag(err.get("loc", ()))}
         if err.get("type") == "json_invalid":
             where = err.get("loc", ("body", "?"))[-1]
             reason = err.get("ctx", {}).get("error", "")
@@ -65,6 +78,11 @@ async def _trace_error(_request: Request, exc: TraceError) -> JSONResponse:
     return JSONResponse(status_code=422, content={"message": str(exc), "detail": detail})
 
 
+async def _not_found(_request: Request, exc: ModelNotFound) -> JSONResponse:
+    detail = [{"loc": ["body", "model"], "msg": str(exc), "type": "not_found"}]
+    return JSONResponse(status_code=404, content={"message": str(exc), "detail": detail})
+
+
 async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
     log.exception("unhandled error on %s %s", request.method, request.url.path)
     return JSONResponse(status_code=500, content={"message": "internal error", "detail": []})
@@ -73,4 +91,5 @@ async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
 def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(TraceError, _trace_error)
+    app.add_exception_handler(ModelNotFound, _not_found)
     app.add_exception_handler(Exception, _unexpected)

@@ -36,12 +36,16 @@ class TransformerConfig:
     d_ffn: int | None = None  # hidden width of the feed-forward; 4 * d_model when None
     activation: Activation = "gelu"
     bias: bool = False  # linear layers carry biases
+    vocab_size: int | None = None  # a token table W_E (vocab, C): forward then takes token ids
+    type_vocab_size: int = 0  # a token-type table W_type added to every token (BERT's segment A)
 
     def __post_init__(self) -> None:
         if self.d_model < 1 or self.n_layers < 1 or self.n_heads < 1:
             raise ValueError("d_model, n_layers and n_heads must be positive")
         if self.d_model % self.n_heads:
             raise ValueError(f"n_heads {self.n_heads} does not divide d_model {self.d_model}")
+        if self.vocab_size is not None and self.vocab_size < 1:
+            raise ValueError("vocab_size must be positive")
 
     @property
     def d_head(self) -> int:

@@ -144,16 +144,23 @@ class Block(nn.Module):
 
 
 class Transformer(nn.Module):
-    """A stack of blocks over token vectors X (B, T, d_model).
+    """A stack of blocks over token vectors X (B, T, d_model), or over token ids (B, T) when the
+    config has a vocabulary: then X = W_E[ids] (+ W_type[0] with a token-type table).
 
     hidden state 0 is ``blocks.0.hook_resid_pre`` (X after the positional table and any embedding
-    norm); hidden state l is ``blocks.{l-1}.hook_resid_post``.
+    norm); hidden state l is ``blocks.{l-1}.hook_resid_post``; with a final norm, the model's
+    output is ``ln_final.hook_normalized``.
     """
 
     def __init__(self, cfg: TransformerConfig) -> None:
         super().__init__()
         self.cfg = cfg
+        if cfg.vocab_size is not None:
+            self.W_E = _param(cfg.vocab_size, cfg.d_model)
         self.hook_embed = HookPoint("B T C")
+        if cfg.type_vocab_size:
+            self.W_type = _param(cfg.type_vocab_size, cfg.d_model)
+            self.hook_type_embed = HookPoint("C")
         if cfg.positional in ("sinusoidal", "learned"):
             if cfg.positional == "learned":
                 self.W_pos = _param(cfg.max_positions, cfg.d_model)
@@ -181,7 +188,11 @@ class Transformer(nn.Module):
         return self.blocks[0].attn.W_Q.device
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.cfg.vocab_size is not None:
+            x = self.W_E[x]  # (B, T) ids -> (B, T, C)
         x = self.hook_embed(x)  # (B, T, C)
+        if self.cfg.type_vocab_size:
+            x = x + self.hook_type_embed(self.W_type[0])  # (C,): every token is segment 0
         pos = self.positional_table(x.shape[1])
         if pos is not None:
             x = x + self.hook_pos_embed(pos)  # (T, C) broadcasts over B

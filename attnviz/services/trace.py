@@ -48,13 +48,15 @@ def _masked_to_none(scores: list) -> list:
     ]
 
 
-def run_toy_trace(req: ToyTraceRequest, device: torch.device) -> TraceResponse:
-    """Every layer's attention, scores, q/k/v and hidden states for the request's table."""
-    cfg = req.config
-    d, n, L = req.d, len(req.tokens), cfg.layers
-    model = build_toy_model(cfg, d, device)
+def captured_trace(
+    model: Transformer, x: torch.Tensor, device: torch.device, field: str = "embeddings"
+) -> dict:
+    """Run ``model`` on one sequence ``x`` ((1, T, C) vectors or (1, T) ids) and collect what
+    every trace holds, by the names of ``TraceBase``. Overflow is a TraceError naming ``field``.
+    """
+    cfg = model.cfg
+    L = cfg.n_layers
     rope = cfg.positional == "rope"
-    x = torch.tensor(req.embeddings, dtype=torch.float64, device=device)[None]  # (1, T, C)
     with torch.inference_mode(), capture(model) as cache:
         model(x)
 
@@ -66,16 +68,16 @@ def run_toy_trace(req: ToyTraceRequest, device: torch.device) -> TraceResponse:
     q = stack("attn.hook_rot_q" if rope else "attn.hook_q")  # (L, nh, T, hs)
     k = stack("attn.hook_rot_k" if rope else "attn.hook_k")  # (L, nh, T, hs)
     v = stack("attn.hook_v")  # (L, nh, T, hs)
-    states = torch.stack(
-        [cache["blocks.0.hook_resid_pre"][0]]
-        + [cache[f"blocks.{i}.hook_resid_post"][0] for i in range(L)]
-    ).cpu()  # (L+1, T, C)
+    outputs = [cache[f"blocks.{i}.hook_resid_post"][0] for i in range(L)]
+    if cfg.final_norm:  # the model's output is the last block's after the final norm
+        outputs[-1] = cache["ln_final.hook_normalized"][0]
+    states = torch.stack([cache["blocks.0.hook_resid_pre"][0], *outputs]).cpu()  # (L+1, T, C)
     if not (torch.isfinite(states).all() and torch.isfinite(pattern).all()):
         raise TraceError(
-            "embeddings: the computation overflowed (values too large for this configuration)"
+            f"{field}: the computation overflowed (values too large for this configuration)"
         )
     pos = cache.get("hook_pos_embed")
-
+    d = cfg.d_model
     projection = None
     if d != 3:
         pca = trajectory_pca(states)
@@ -88,21 +90,17 @@ def run_toy_trace(req: ToyTraceRequest, device: torch.device) -> TraceResponse:
         )
     entropy = attention_entropy(pattern)  # (L, nh, T)
     score_list = scores.tolist()
-    # Built from our own tensors, whose shapes the tests pin: skip re-validating ~1e6 floats.
-    return TraceResponse.model_construct(
-        tokens=req.tokens,
-        axes=req.axis_names(),
-        n=n,
+    return dict(
+        n=x.shape[1],
         d=d,
         layers=L,
-        heads=cfg.heads,
-        head_dim=d // cfg.heads,
-        config=cfg,
+        heads=cfg.n_heads,
+        head_dim=cfg.d_head,
         device=str(device),
-        embeddings=req.embeddings,
-        positional=pos.cpu().tolist() if pos is not None else None,
+        embeddings=cache["hook_embed"][0].cpu().tolist(),
+        positional=pos[: x.shape[1]].cpu().tolist() if pos is not None else None,
         attentions=pattern.tolist(),
-        scores=_masked_to_none(score_list) if cfg.mask == "causal" else score_list,
+        scores=_masked_to_none(score_list) if cfg.causal else score_list,
         queries=q.tolist(),
         keys=k.tolist(),
         values=v.tolist(),
@@ -111,4 +109,16 @@ def run_toy_trace(req: ToyTraceRequest, device: torch.device) -> TraceResponse:
         entropy=entropy.tolist(),
         entropy_mean=entropy.mean(-1).tolist(),
         projection=projection,
+    )
+
+
+def run_toy_trace(req: ToyTraceRequest, device: torch.device) -> TraceResponse:
+    """Every layer's attention, scores, q/k/v and hidden states for the request's table."""
+    model = build_toy_model(req.config, req.d, device)
+    x = torch.tensor(req.embeddings, dtype=torch.float64, device=device)[None]  # (1, T, C)
+    fields = captured_trace(model, x, device)
+    fields["embeddings"] = req.embeddings  # exactly as sent
+    # Built from our own tensors, whose shapes the tests pin: skip re-validating ~1e6 floats.
+    return TraceResponse.model_construct(
+        mode="toy", tokens=req.tokens, axes=req.axis_names(), config=req.config, **fields
     )

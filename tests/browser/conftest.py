@@ -19,7 +19,6 @@ import uvicorn
 from playwright.sync_api import Browser, Page, sync_playwright
 
 from attnviz.app import create_app
-from attnviz.settings import Settings
 from tests.browser.helpers import TIMEOUT_MS, VIEWPORT
 
 CHROMIUM = "/usr/bin/chromium"
@@ -33,14 +32,13 @@ CHROMIUM_ARGS = [
 
 
 @pytest.fixture(scope="session")
-def live_server() -> Iterator[str]:
-    """The app from create_app, served by uvicorn in a background thread on a free port."""
+def live_server(settings) -> Iterator[str]:
+    """The app from create_app (the default model and the tiny GPT-2, on the CPU), served by
+    uvicorn in a background thread on a free port."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    config = uvicorn.Config(
-        create_app(Settings(device="cpu")), host="127.0.0.1", port=port, log_level="warning"
-    )
+    config = uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning")
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()

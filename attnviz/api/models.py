@@ -1,0 +1,18 @@
+from fastapi import APIRouter
+
+from attnviz.api.deps import RegistryDep, SettingsDep
+from attnviz.schemas import LIMITS, ModelList
+from attnviz.services.text_trace import EXAMPLES, model_info
+
+router = APIRouter(prefix="/api", tags=["models"])
+
+
+@router.get("/models")
+def models(registry: RegistryDep, settings: SettingsDep) -> ModelList:
+    """The pretrained models this server runs on text, and example sentences."""
+    return ModelList(
+        models=[model_info(m, settings.max_text_tokens) for m in registry.models.values()],
+        default=registry.default,
+        examples=EXAMPLES,
+        max_text_chars=LIMITS.max_text_chars,
+    )

@@ -1,0 +1,81 @@
+"""Run a pretrained model on a text and turn its captures into the API's trace."""
+
+from __future__ import annotations
+
+import torch
+
+from attnviz.pretrained import ModelRegistry, PretrainedModel
+from attnviz.schemas import ModelInfo, TextTraceRequest, TextTraceResponse
+from attnviz.services.trace import TraceError, captured_trace
+
+EXAMPLES = [
+    "I sat on the river bank",
+    "I went to the investment bank",
+    "The animal didn't cross the street because it was too tired",
+]
+
+
+class ModelNotFound(LookupError):
+    """A model name the server does not have; the message lists the ones it has."""
+
+
+def token_cap(model: PretrainedModel, server_cap: int) -> int:
+    return min(model.cfg.max_positions, server_cap)
+
+
+def model_info(model: PretrainedModel, server_cap: int) -> ModelInfo:
+    cfg = model.cfg
+    return ModelInfo(
+        name=model.name,
+        family=model.family,
+        layers=cfg.n_layers,
+        heads=cfg.n_heads,
+        d_model=cfg.d_model,
+        head_dim=cfg.d_head,
+        causal=cfg.causal,
+        max_tokens=token_cap(model, server_cap),
+        model_max_tokens=cfg.max_positions,
+        device=str(model.device),
+        source=str(model.source),
+    )
+
+
+def find_model(registry: ModelRegistry, name: str) -> PretrainedModel:
+    model = registry.get(name)
+    if model is None:
+        have = ", ".join(registry.models) or "none; see the README to install one"
+        raise ModelNotFound(f"model: no model named {name!r} (available: {have})")
+    return model
+
+
+def run_text_trace(
+    req: TextTraceRequest, registry: ModelRegistry, server_cap: int
+) -> TextTraceResponse:
+    """Every layer's attention, scores, q/k/v and hidden states of the model on the text."""
+    m = find_model(registry, req.model)
+    toks = m.tokenizer(req.text)
+    n, cap = len(toks.ids), token_cap(m, server_cap)
+    if n == 0:
+        raise TraceError("text: the tokenizer made no tokens of it")
+    if n > cap:
+        raise TraceError(
+            f"text: {n} tokens exceed the cap of {cap} (model {m.name} allows "
+            f"{m.cfg.max_positions}, this server {server_cap})"
+        )
+    ids = torch.tensor([toks.ids], dtype=torch.long, device=m.device)  # (1, T)
+    with m.lock:  # capture() hooks the shared module: one forward at a time
+        fields = captured_trace(m.model, ids, m.device, field="text")
+    return TextTraceResponse.model_construct(
+        mode="text",
+        model=m.name,
+        family=m.family,
+        causal=m.cfg.causal,
+        text=req.text,
+        tokens=toks.labels,
+        token_ids=toks.ids,
+        offsets=toks.offsets,
+        special=toks.special,
+        words=toks.words,
+        axes=[f"x{i + 1}" for i in range(m.cfg.d_model)],
+        **fields,
+    )

@@ -1,0 +1,42 @@
+from __future__ import annotations
+
+from attnviz.pretrained.registry import BUILTIN_NAME
+
+
+def test_models_lists_the_default_and_the_added_folder(client, minilm_dir, tiny_gpt2_dir):
+    body = client.get("/api/models").json()
+    assert body["default"] == BUILTIN_NAME
+    by_name = {m["name"]: m for m in body["models"]}
+    assert list(by_name) == [BUILTIN_NAME, "tiny-gpt2"]
+    assert by_name[BUILTIN_NAME] == {
+        "name": BUILTIN_NAME,
+        "family": "bert",
+        "layers": 6,
+        "heads": 12,
+        "d_model": 384,
+        "head_dim": 32,
+        "causal": False,
+        "max_tokens": 128,  # the server's default cap, below the model's 512 positions
+        "model_max_tokens": 512,
+        "device": "cpu",
+        "source": str(minilm_dir),
+    }
+    tiny = by_name["tiny-gpt2"]
+    assert (tiny["family"], tiny["causal"], tiny["layers"], tiny["heads"]) == ("gpt2", True, 2, 4)
+    assert tiny["source"] == str(tiny_gpt2_dir)
+    assert "I sat on the river bank" in body["examples"]
+    assert body["max_text_chars"] == 2000
+
+
+def test_a_server_without_models_says_so():
+    from fastapi.testclient import TestClient
+
+    from attnviz.app import create_app
+    from attnviz.settings import Settings
+
+    with TestClient(create_app(Settings(device="cpu", builtin_model=False))) as c:
+        body = c.get("/api/models").json()
+        assert body["models"] == [] and body["default"] is None
+        r = c.post("/api/trace", json={"model": BUILTIN_NAME, "text": "hi"})
+        assert r.status_code == 404
+        assert "available: none" in r.json()["message"]

@@ -1,0 +1,160 @@
+"""POST /api/trace with {"model", "text"}: the same names and shapes as the toy lab."""
+
+from __future__ import annotations
+
+import math
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+import torch
+
+from attnviz.pretrained.registry import BUILTIN_NAME
+from attnviz.services.trace import captured_trace
+
+TEXT = "The animal didn't cross the street because it was too tired"
+
+
+def _trace(client, text=TEXT, model=BUILTIN_NAME) -> dict:
+    r = client.post("/api/trace", json={"model": model, "text": text})
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def test_minilm_trace_shapes_and_token_fields(client):
+    t = _trace(client)
+    n, L, H, hs, d = t["n"], 6, 12, 32, 384
+    assert (t["mode"], t["model"], t["family"], t["causal"], t["text"]) == (
+        "text",
+        BUILTIN_NAME,
+        "bert",
+        False,
+        TEXT,
+    )
+    assert (t["layers"], t["heads"], t["head_dim"], t["d"], t["device"]) == (L, H, hs, d, "cpu")
+    assert t["tokens"][:3] == ["[CLS]", "the", "animal"] and t["tokens"][-1] == "[SEP]"
+    assert len(t["token_ids"]) == len(t["offsets"]) == len(t["special"]) == len(t["words"]) == n
+    assert t["special"][0] and t["special"][-1] and not any(t["special"][1:-1])
+    for tok, (a, b), sp in zip(t["tokens"], t["offsets"], t["special"], strict=True):
+        assert sp or TEXT[a:b].lower() == tok.removeprefix("##")
+    assert len(t["axes"]) == d
+    shapes = {
+        "attentions": (L, H, n, n),
+        "scores": (L, H, n, n),
+        "queries": (L, H, n, hs),
+        "keys": (L, H, n, hs),
+        "values": (L, H, n, hs),
+        "hidden_states": (L + 1, n, d),
+        "distances": (L + 1, n, n),
+        "entropy": (L, H, n),
+        "entropy_mean": (L, H),
+        "embeddings": (n, d),
+        "positional": (n, d),
+    }
+    for name, shape in shapes.items():
+        assert tuple(torch.tensor(t[name]).shape) == shape, name
+    p = t["projection"]
+    assert p["components"] == 3
+    assert tuple(torch.tensor(p["coords"]).shape) == (L + 1, n, 3)
+    rows = torch.tensor(t["attentions"]).sum(-1)
+    assert torch.allclose(rows, torch.ones_like(rows), atol=1e-5)
+
+
+def test_trace_numbers_are_the_engines(client, app):
+    """What the API sends is what the engine computed (float32 values, sent in full)."""
+    t = _trace(client)
+    m = app.state.registry.get(BUILTIN_NAME)
+    ref = captured_trace(m.model, torch.tensor([t["token_ids"]]), torch.device("cpu"), "text")
+    for name in ("attentions", "scores", "queries", "keys", "hidden_states", "embeddings"):
+        assert t[name] == ref[name], name
+    # the token embedding rows are W_E's rows, the positional rows W_pos's first n
+    assert t["embeddings"][1] == m.model.W_E[t["token_ids"][1]].tolist()
+    assert t["positional"] == m.model.W_pos[: t["n"]].tolist()
+
+
+def test_causal_model_sends_masked_scores_as_null(client):
+    t = _trace(client, model="tiny-gpt2")
+    assert (t["family"], t["causal"]) == ("gpt2", True)
+    assert not any(t["special"])
+    n = t["n"]
+    for layer in t["scores"]:
+        for head in layer:
+            for i, row in enumerate(head):
+                assert all(v is None for v in row[i + 1 :])
+                assert all(isinstance(v, float) for v in row[: i + 1])
+    pattern = torch.tensor(t["attentions"])
+    assert torch.equal(pattern.triu(1), torch.zeros(2, 4, n, n))
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "message"),
+    [
+        ({"model": BUILTIN_NAME, "text": ""}, 422, "text: must not be empty"),
+        ({"model": BUILTIN_NAME, "text": " \n\t "}, 422, "text: must not be empty"),
+        ({"model": BUILTIN_NAME}, 422, "text: Field required"),
+        ({"text": "hello"}, 422, "model: Field required"),
+        ({"model": "", "text": "hello"}, 422, "model: String should have at least 1 character"),
+        ({"model": 3, "text": "hello"}, 422, "model: Input should be a valid string"),
+        ({"model": BUILTIN_NAME, "text": ["a"]}, 422, "text: Input should be a valid string"),
+        (
+            {"model": BUILTIN_NAME, "text": "a" * 2001},
+            422,
+            "text: String should have at most 2000 characters",
+        ),
+        (
+            {"model": BUILTIN_NAME, "text": "hi", "layers": 2},
+            422,
+            "layers: Extra inputs are not permitted",
+        ),
+        (
+            {"model": "gpt-17", "text": "hello"},
+            404,
+            "model: no model named 'gpt-17' (available: all-MiniLM-L6-v2, tiny-gpt2)",
+        ),
+        (
+            {"model": BUILTIN_NAME, "text": "word " * 200},
+            422,
+            "text: 202 tokens exceed the cap of 128 (model all-MiniLM-L6-v2 allows 512, "
+            "this server 128)",
+        ),
+    ],
+)
+def test_bad_text_requests_name_the_field_and_the_rule(client, body, status, message):
+    r = client.post("/api/trace", json=body)
+    assert r.status_code == status, r.text
+    got = r.json()
+    assert got["message"] == message
+    assert got["detail"] and "input" not in got["detail"][0]
+
+
+def test_the_model_limit_applies_when_below_the_server_cap(tiny_gpt2_dir):
+    from fastapi.testclient import TestClient
+
+    from attnviz.app import create_app
+    from attnviz.settings import Settings
+
+    settings = Settings(
+        device="cpu", builtin_model=False, models=str(tiny_gpt2_dir), max_text_tokens=1000
+    )
+    with TestClient(create_app(settings)) as c:
+        info = c.get("/api/models").json()["models"][0]
+        assert (info["max_tokens"], info["model_max_tokens"]) == (256, 256)
+        text = "Attention is all you need. " * 40
+        r = c.post("/api/trace", json={"model": "tiny-gpt2", "text": text})
+        assert r.status_code == 422
+        assert r.json()["message"].endswith("(model tiny-gpt2 allows 256, this server 1000)")
+
+
+def test_concurrent_requests_on_one_model_do_not_mix(client):
+    """capture() hooks the shared module; the per-model lock keeps requests apart."""
+    texts = ["I sat on the river bank", "I went to the investment bank", TEXT, "a b c"] * 3
+    alone = {text: _trace(client, text)["attentions"] for text in set(texts)}
+    with ThreadPoolExecutor(6) as pool:
+        together = list(pool.map(lambda s: _trace(client, s)["attentions"], texts))
+    for text, att in zip(texts, together, strict=True):
+        assert att == alone[text]
+
+
+def test_toy_requests_still_work_and_say_toy(client, apple_request):
+    t = client.post("/api/trace", json=apple_request).json()
+    assert t["mode"] == "toy" and t["config"]["layers"] == 1
+    assert math.isclose(t["distances"][1][1][4], 0.0592, abs_tol=5e-4)

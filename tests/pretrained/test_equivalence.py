@@ -1,0 +1,92 @@
+"""Our engine with converted weights equals Hugging Face transformers, the reference.
+
+For MiniLM (a real BERT checkpoint) on varied sentences, and for a small random GPT-2 the tests
+make themselves: attentions and hidden states within 1e-4, the same token ids as Hugging Face's
+tokenizer, and scores that are q . k / sqrt(d_head).
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from attnviz.services.trace import captured_trace
+
+TOL = 1e-4
+SENTENCES = [
+    "I sat on the river bank",
+    "I went to the investment bank",
+    "The animal didn't cross the street because it was too tired",
+    "Unbelievably, the naïve café's crème brûlée cost €4.50 — 3x more!",
+    "a",
+    "Attention is all you need. " * 12,  # ~60 tokens: positions well past the first few
+]
+
+
+def _ours(model, ids: list[int]) -> dict:
+    return captured_trace(model.model, torch.tensor([ids]), torch.device("cpu"), field="text")
+
+
+def _theirs(hf, ids: list[int]):
+    with torch.no_grad():
+        return hf(torch.tensor([ids]), output_attentions=True, output_hidden_states=True)
+
+
+def _compare(ours: dict, theirs) -> None:
+    att = torch.tensor(ours["attentions"])  # (L, nh, T, T)
+    ref_att = torch.stack([a[0] for a in theirs.attentions])
+    assert att.shape == ref_att.shape
+    assert (att - ref_att).abs().max().item() < TOL
+    hid = torch.tensor(ours["hidden_states"])  # (L+1, T, C)
+    ref_hid = torch.stack([h[0] for h in theirs.hidden_states])
+    assert hid.shape == ref_hid.shape
+    assert (hid - ref_hid).abs().max().item() < TOL
+
+
+@pytest.mark.parametrize("text", SENTENCES)
+def test_minilm_equals_transformers(minilm, hf_bert, minilm_dir, text):
+    from transformers import AutoTokenizer
+
+    toks = minilm.tokenizer(text)
+    assert toks.ids == AutoTokenizer.from_pretrained(minilm_dir)(text)["input_ids"]
+    _compare(_ours(minilm, toks.ids), _theirs(hf_bert, toks.ids))
+
+
+@pytest.mark.parametrize("text", SENTENCES)
+def test_tiny_gpt2_equals_transformers(tiny_gpt2, hf_gpt2, text):
+    toks = tiny_gpt2.tokenizer(text)
+    _compare(_ours(tiny_gpt2, toks.ids), _theirs(hf_gpt2, toks.ids))
+
+
+def test_minilm_last_hidden_state_is_what_sentence_transformers_pools(minilm, hf_bert):
+    """The model's output itself (not only per-layer states) matches: last_hidden_state."""
+    ids = minilm.tokenizer(SENTENCES[2]).ids
+    ours = torch.tensor(_ours(minilm, ids)["hidden_states"][-1])
+    assert (ours - _theirs(hf_bert, ids).last_hidden_state[0]).abs().max().item() < TOL
+
+
+@pytest.mark.parametrize("which", ["minilm", "tiny_gpt2"])
+def test_scores_are_scaled_dot_products_and_softmax_gives_the_pattern(request, which):
+    model = request.getfixturevalue(which)
+    trace = _ours(model, model.tokenizer(SENTENCES[2]).ids)
+    q, k = torch.tensor(trace["queries"]), torch.tensor(trace["keys"])  # (L, nh, T, hs)
+    hs = q.shape[-1]
+    expected = q @ k.transpose(-2, -1) / math.sqrt(hs)  # (L, nh, T, T)
+    raw = [
+        [[[math.nan if s is None else s for s in row] for row in h] for h in la]
+        for la in trace["scores"]
+    ]
+    scores = torch.tensor(raw)
+    T = scores.shape[-1]
+    if model.cfg.causal:
+        future = torch.ones(T, T, dtype=torch.bool).triu(1)
+        assert scores[..., future].isnan().all()  # masked: null in the trace
+        assert not scores[..., ~future].isnan().any()
+        expected = expected.masked_fill(future, -math.inf)
+        scores = scores.nan_to_num(nan=-math.inf)
+    visible = torch.isfinite(expected)
+    assert (scores[visible] - expected[visible]).abs().max().item() < TOL
+    pattern = torch.tensor(trace["attentions"])
+    assert (torch.softmax(scores, -1) - pattern).abs().max().item() < 1e-6
