@@ -40,6 +40,25 @@ def build_toy_model(config: ToyConfig, d: int, device: torch.device) -> Transfor
     return model.eval()
 
 
+_POW10 = torch.tensor([10.0**i for i in range(23)], dtype=torch.float64)  # each one exact
+
+
+def wire(t: torch.Tensor) -> list:
+    """A tensor as nested lists for JSON. float64 goes as it is. float32 goes as the float64
+    nearest to its value rounded to 9 significant digits: 9 digits always identify a float32
+    (``Math.fround`` of the number gives the exact float32 back), and the JSON text is about
+    half as long as the 17 digits a widened float32 needs (0.0123456789, not
+    0.012345678907585144)."""
+    if t.dtype != torch.float32:
+        return t.tolist()
+    x = t.double()
+    p = 8 - torch.floor(torch.log10(x.abs()))  # decimals that leave 9 significant digits
+    ok = torch.isfinite(p) & (p >= 0) & (p <= 22)  # else (0, |x| >= 1e9 or < 1e-14): as is
+    scale = _POW10[torch.where(ok, p, 0).long()]
+    # k / 10^p with k an exact integer is correctly rounded: the nearest double to the decimal.
+    return torch.where(ok, torch.round(x * scale) / scale, x).tolist()
+
+
 def _masked_to_none(scores: list) -> list:
     """-inf (a masked logit) has no JSON form: send it as null."""
     return [
@@ -83,13 +102,13 @@ def captured_trace(
         pca = trajectory_pca(states)
         projection = Projection.model_construct(
             components=pca.axes.shape[0],
-            mean=pca.mean.tolist(),
-            axes=pca.axes.tolist(),
-            explained_variance_ratio=pca.explained_variance_ratio.tolist(),
-            coords=pca.coords.tolist(),
+            mean=wire(pca.mean),
+            axes=wire(pca.axes),
+            explained_variance_ratio=wire(pca.explained_variance_ratio),
+            coords=wire(pca.coords),
         )
     entropy = attention_entropy(pattern)  # (L, nh, T)
-    score_list = scores.tolist()
+    score_list = wire(scores)
     return dict(
         n=x.shape[1],
         d=d,
@@ -97,17 +116,17 @@ def captured_trace(
         heads=cfg.n_heads,
         head_dim=cfg.d_head,
         device=str(device),
-        embeddings=cache["hook_embed"][0].cpu().tolist(),
-        positional=pos[: x.shape[1]].cpu().tolist() if pos is not None else None,
-        attentions=pattern.tolist(),
+        embeddings=wire(cache["hook_embed"][0].cpu()),
+        positional=wire(pos[: x.shape[1]].cpu()) if pos is not None else None,
+        attentions=wire(pattern),
         scores=_masked_to_none(score_list) if cfg.causal else score_list,
-        queries=q.tolist(),
-        keys=k.tolist(),
-        values=v.tolist(),
-        hidden_states=states.tolist(),
-        distances=pairwise_distances(states).tolist(),
-        entropy=entropy.tolist(),
-        entropy_mean=entropy.mean(-1).tolist(),
+        queries=wire(q),
+        keys=wire(k),
+        values=wire(v),
+        hidden_states=wire(states),
+        distances=wire(pairwise_distances(states)),
+        entropy=wire(entropy),
+        entropy_mean=wire(entropy.mean(-1)),
         projection=projection,
     )
 

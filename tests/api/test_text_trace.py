@@ -66,9 +66,11 @@ def test_trace_numbers_are_the_engines(client, app):
     ref = captured_trace(m.model, torch.tensor([t["token_ids"]]), torch.device("cpu"), "text")
     for name in ("attentions", "scores", "queries", "keys", "hidden_states", "embeddings"):
         assert t[name] == ref[name], name
-    # the token embedding rows are W_E's rows, the positional rows W_pos's first n
-    assert t["embeddings"][1] == m.model.W_E[t["token_ids"][1]].tolist()
-    assert t["positional"] == m.model.W_pos[: t["n"]].tolist()
+    # the token embedding rows are W_E's rows, the positional rows W_pos's first n: the JSON
+    # numbers give back the exact float32 values
+    f32 = torch.float32
+    assert torch.equal(torch.tensor(t["embeddings"], dtype=f32), m.model.W_E[t["token_ids"]])
+    assert torch.equal(torch.tensor(t["positional"], dtype=f32), m.model.W_pos[: t["n"]])
 
 
 def test_causal_model_sends_masked_scores_as_null(client):

@@ -90,3 +90,54 @@ def test_scores_are_scaled_dot_products_and_softmax_gives_the_pattern(request, w
     assert (scores[visible] - expected[visible]).abs().max().item() < TOL
     pattern = torch.tensor(trace["attentions"])
     assert (torch.softmax(scores, -1) - pattern).abs().max().item() < 1e-6
+
+
+def test_bert_and_gpt2_hook_names_are_pinned(minilm, tiny_gpt2):
+    from attnviz.engine import hook_points
+
+    bert = [n for n in hook_points(minilm.model) if not n.startswith("blocks.")]
+    assert bert == ["hook_embed", "hook_type_embed", "hook_pos_embed", "ln_embed.hook_normalized"]
+    gpt2 = [n for n in hook_points(tiny_gpt2.model) if not n.startswith("blocks.")]
+    assert gpt2 == ["hook_embed", "hook_pos_embed", "ln_final.hook_normalized"]
+    block = [
+        n.removeprefix("blocks.0.") for n in hook_points(minilm.model) if n.startswith("blocks.0.")
+    ]
+    assert block == [
+        "hook_resid_pre",
+        "ln1.hook_normalized",
+        "attn.hook_q",
+        "attn.hook_k",
+        "attn.hook_v",
+        "attn.hook_scores",
+        "attn.hook_pattern",
+        "attn.hook_z",
+        "attn.hook_out",
+        "hook_attn_out",
+        "hook_resid_mid",
+        "ln2.hook_normalized",
+        "mlp.hook_pre",
+        "mlp.hook_post",
+        "hook_mlp_out",
+        "hook_resid_post",
+    ]
+
+
+@pytest.mark.parametrize("which", ["minilm", "tiny_gpt2"])
+def test_every_hook_fires_with_its_declared_shape(request, which):
+    from attnviz.engine import capture, hook_points
+
+    m = request.getfixturevalue(which)
+    ids = m.tokenizer(SENTENCES[0]).ids
+    cfg = m.cfg
+    sizes = {
+        "B": 1,
+        "T": len(ids),
+        "C": cfg.d_model,
+        "nh": cfg.n_heads,
+        "hs": cfg.d_head,
+        "H": cfg.hidden,
+    }
+    with torch.inference_mode(), capture(m.model) as cache:
+        m.model(torch.tensor([ids]))
+    for name, point in hook_points(m.model).items():
+        assert tuple(cache[name].shape) == tuple(sizes[a] for a in point.shape.split()), name
