@@ -104,3 +104,9 @@ export class TraceClient {
     }
   }
 }
+
+/** GET /api/models -> {models: [...], default: name | null, examples: [...], max_text_chars} */
+export async function fetchModels() {
+  const response = await fetch("/api/models", { headers: { Accept: "application/json" } });
+  return (await readJson(response)).body;
+}

@@ -1,4 +1,5 @@
-// Wiring: state -> URL and API request; API response -> every view.
+// Wiring: state -> URL and API request; API response -> every view. Two modes: the toy lab
+// (an editable table) and sentence mode (sentence.js), each keeping its own state.
 
 import { TraceClient, fetchPresets } from "./api.js";
 import { renderBeforeAfter } from "./beforeafter.js";
@@ -6,8 +7,9 @@ import { createControls } from "./controls.js";
 import { renderDistances } from "./distances.js";
 import { copyText, downloadPng, downloadText } from "./export.js";
 import { renderAttention } from "./heatmaps.js";
+import { createSentence } from "./sentence.js";
 import {
-  DEFAULT_LIMITS, decodeState, dims, encodeState, fromPreset, matchesPreset, normalize, problem,
+  DEFAULT_LIMITS, decodeShare, dims, encodeShare, fromPreset, matchesPreset, normalize, problem,
   toRequest,
 } from "./state.js";
 import { createTable } from "./table.js";
@@ -24,21 +26,53 @@ const app = {
   text: null,
   drawn: 0,
   linkProblem: null, // why the URL's state could not be used; shown until the next edit
+  mode: "toy", // or "sentence"
+  toyStarted: false, // the toy lab asked for its first trace
+  errors: { toy: null, sentence: null }, // each mode's error line and status
+  status: { toy: "", sentence: "" },
+  pending: { toy: false, sentence: false },
 };
 
-function setError(message) {
+function showMessages() {
   const line = $("error");
-  line.textContent = message || "";
-  line.hidden = !message;
+  line.textContent = app.errors[app.mode] || "";
+  line.hidden = !app.errors[app.mode];
+  $("status").textContent = app.status[app.mode];
+  root.dataset.pending = app.pending.toy || app.pending.sentence ? "1" : "0";
+  const text = app.mode === "toy" ? app.text : sentence.traceText();
+  $("export-json").disabled = !text;
 }
 
-const setStatus = (text) => { $("status").textContent = text; };
+const messages = (mode) => ({
+  setError(message) {
+    app.errors[mode] = message || null;
+    showMessages();
+  },
+  setStatus(text) {
+    app.status[mode] = text;
+    showMessages();
+  },
+  setPending(pending) {
+    app.pending[mode] = pending;
+    if (pending) app.status[mode] = "computing…";
+    showMessages();
+  },
+});
+const { setError, setStatus } = messages("toy");
+
+/** data-traces counts traces whose views have all finished drawing (the tests wait on it);
+ * data-views counts redraws after a view choice (layer, head, token...) in sentence mode. */
+const traceDrawn = () => { root.dataset.traces = String(++app.drawn); };
+
+const sentence = createSentence({
+  ...messages("sentence"),
+  traceDrawn,
+  viewsDrawn: () => { root.dataset.views = String(+(root.dataset.views || 0) + 1); },
+  changed: () => writeUrl(),
+});
 
 const client = new TraceClient({
-  onPending(pending) {
-    root.dataset.pending = pending ? "1" : "0";
-    if (pending) setStatus("computing…");
-  },
+  onPending: messages("toy").setPending,
   onResult(trace, text) {
     app.trace = trace;
     app.text = text;
@@ -46,9 +80,8 @@ const client = new TraceClient({
     const drawn = drawAll();
     setStatus(`n = ${trace.n}, d = ${trace.d}, ${trace.layers} layer${trace.layers > 1 ? "s" : ""}, ` +
       `${trace.heads} head${trace.heads > 1 ? "s" : ""}`);
-    $("export-json").disabled = false;
-    // data-traces counts traces whose plots have finished drawing (the tests wait on it).
-    drawn.then(() => { root.dataset.traces = String(++app.drawn); });
+    showMessages();
+    drawn.then(traceDrawn);
   },
   onError(message) {
     setError(message);
@@ -70,7 +103,26 @@ function drawAll(which = Object.keys(VIEWS)) {
 }
 
 function writeUrl() {
-  history.replaceState(null, "", encodeState(app.state));
+  if (app.state) history.replaceState(null, "", encodeShare(app.mode, app.state, sentence.getState()));
+}
+
+/** Show one mode (the other keeps its state); `sentenceState` replaces sentence mode's. */
+function setMode(mode, sentenceState = null) {
+  app.mode = mode;
+  for (const m of ["toy", "sentence"]) {
+    $(`mode-${m}`).setAttribute("aria-selected", String(m === mode));
+    $(`${m}-mode`).hidden = m !== mode;
+  }
+  // One error line, in the active mode's inputs.
+  if (mode === "toy") $("toy-mode").querySelector(".panel").prepend($("error"));
+  else $("sentence-mode").prepend($("error"));
+  root.dataset.mode = mode;
+  showMessages();
+  if (!sentenceState) writeUrl();
+  if (mode === "sentence") return sentence.activate(sentenceState);
+  sentence.deactivate();
+  if (!app.toyStarted) edited({ structural: true });
+  else drawAll();
 }
 
 /** An edit by the reader (not a preset or link being loaded). */
@@ -109,6 +161,8 @@ function edited({ structural = false } = {}) {
   $("add-token").disabled = s.tokens.length >= app.limits.max_tokens;
   $("add-dim").disabled = dims(s) >= app.limits.max_dim;
   writeUrl();
+  if (app.mode !== "toy") return; // asked for when the toy lab is shown
+  app.toyStarted = true;
   const bad = problem(s, app.limits);
   if (bad) {
     setError(bad);
@@ -146,19 +200,25 @@ function wire() {
   on("dist-a", "change", (t) => ({ a: Number(t.value) }), ["distances"]);
   on("dist-b", "change", (t) => ({ b: Number(t.value) }), ["distances"]);
   $("export-json").addEventListener("click", () => {
-    if (app.text) downloadText(app.text, "attnviz-trace.json");
+    if (app.mode === "toy" && app.text) downloadText(app.text, "attnviz-trace.json");
   });
   $("copy-link").addEventListener("click", async () => {
     writeUrl();
     setStatus((await copyText(location.href)) ? "link copied" : "copy the address bar to share");
   });
-  for (const button of document.querySelectorAll("button.png")) {
+  for (const m of ["toy", "sentence"]) {
+    $(`mode-${m}`).addEventListener("click", () => { if (app.mode !== m) setMode(m); });
+  }
+  $("export-json").addEventListener("click", () => {
+    if (app.mode === "sentence" && sentence.traceText()) downloadText(sentence.traceText(), "attnviz-sentence-trace.json");
+  });
+  for (const button of document.querySelectorAll("button.png[data-plot]")) {
     button.addEventListener("click", () => downloadPng($(button.dataset.plot), `attnviz-${button.dataset.plot}`));
   }
   window.addEventListener("hashchange", () => {
     try {
-      const state = decodeState(location.hash, app.limits);
-      if (state) load(state);
+      const link = decodeShare(location.hash, app.limits);
+      if (link) follow(link);
     } catch (err) {
       setError(`This link could not be read (${err.message}).`);
     }
@@ -182,18 +242,26 @@ async function init() {
     return;
   }
   controls.setPresets(app.presets);
-  let state = null;
+  let link = null;
   try {
-    state = decodeState(location.hash, app.limits);
+    link = decodeShare(location.hash, app.limits);
   } catch (err) {
     app.linkProblem = `This link could not be read (${err.message}); showing the first preset.`;
     setError(app.linkProblem);
   }
-  if (!state && !app.presets.length) {
+  if (!link?.toy && !app.presets.length) {
     setError("The server has no presets.");
     return;
   }
-  load(state || fromPreset(app.presets[0]));
+  if (!link?.toy) app.state = normalize(fromPreset(app.presets[0]), app.limits);
+  follow(link || { mode: "toy", toy: app.state });
+}
+
+/** Open a link's state: the toy table, or a sentence (the toy lab keeps what it has). */
+function follow(link) {
+  if (link.mode === "sentence") return setMode("sentence", link.sentence);
+  if (app.mode !== "toy") setMode("toy");
+  load(link.toy);
 }
 
 init();

@@ -157,11 +157,22 @@ export function encodeState(state) {
 
 const isStrList = (x) => Array.isArray(x) && x.every((s) => typeof s === "string");
 
-/** The state in a `#s=` hash, or null when there is none; throws when it cannot be read. */
-export function decodeState(hash, limits) {
+/** The JSON object in a `#s=` hash, or null when there is none; throws when it cannot be read. */
+function readHash(hash) {
   const m = /^#s=([A-Za-z0-9_-]+)$/.exec(hash || "");
   if (!m) return null;
   const raw = JSON.parse(fromBase64Url(m[1]));
+  if (!raw || typeof raw !== "object") throw new Error("the link holds no state");
+  return raw;
+}
+
+/** The toy state in a `#s=` hash, or null when there is none; throws when it cannot be read. */
+export function decodeState(hash, limits) {
+  const raw = readHash(hash);
+  return raw && toyFromRaw(raw, limits);
+}
+
+function toyFromRaw(raw, limits) {
   const { tokens, axes, embeddings, config, view } = raw;
   const n = Array.isArray(tokens) ? tokens.length : 0;
   const d = Array.isArray(embeddings) && Array.isArray(embeddings[0]) ? embeddings[0].length : 0;
@@ -179,4 +190,69 @@ export function decodeState(hash, limits) {
   };
   for (const key of CONFIG_KEYS) if (key in config) state.config[key] = config[key];
   return normalize(state, limits);
+}
+
+// ---- Sentence mode ----------------------------------------------------------------------
+//
+// sentence = {
+//   model: name of the pretrained model (null: the server's default),
+//   text: the sentence,
+//   layer, head: the chosen head (0-based; model view, query-key view),
+//   heads: [head indices] drawn in the head view (at its layer, `layer`),
+//   query: original token index for the query-key view (null: the first ordinary token),
+//   hideSpecial, mergeWords: the token options,
+//   picked: [original token indices] shown in the trajectories (null: all), dims: 2 | 3,
+// }
+
+export function defaultSentence(model = null, text = "") {
+  return {
+    model, text, layer: 0, head: 0, heads: [0], query: null,
+    hideSpecial: false, mergeWords: false, picked: null, dims: 3,
+  };
+}
+
+const isIndex = (v) => isInt(v) && v >= 0;
+
+/** A sentence state from untrusted JSON (a link): wrong fields fall back to their defaults. */
+export function sentenceFromRaw(raw) {
+  const s = defaultSentence();
+  if (!raw || typeof raw !== "object") throw new Error("the link has no sentence");
+  if (typeof raw.model === "string") s.model = raw.model;
+  if (typeof raw.text === "string") s.text = raw.text;
+  for (const key of ["layer", "head"]) if (isIndex(raw[key])) s[key] = raw[key];
+  if (Array.isArray(raw.heads) && raw.heads.every(isIndex)) s.heads = [...new Set(raw.heads)].sort((a, b) => a - b);
+  if (isIndex(raw.query)) s.query = raw.query;
+  s.hideSpecial = raw.hideSpecial === true;
+  s.mergeWords = raw.mergeWords === true;
+  if (Array.isArray(raw.picked) && raw.picked.every(isIndex)) s.picked = [...new Set(raw.picked)].sort((a, b) => a - b);
+  s.dims = raw.dims === 2 ? 2 : 3;
+  return s;
+}
+
+/** Keep the sentence's choices inside a model of `layers` x `heads` and a text of n tokens. */
+export function clampSentence(s, layers, heads, n) {
+  s.layer = clamp(s.layer, 0, layers - 1);
+  s.head = clamp(s.head, 0, heads - 1);
+  const chosen = s.heads.filter((h) => h < heads);
+  s.heads = chosen.length || !s.heads.length ? chosen : [s.head]; // "none" stays none
+  if (n !== undefined) {
+    if (s.query !== null && s.query >= n) s.query = null;
+    if (s.picked) s.picked = s.picked.filter((i) => i < n);
+  }
+  return s;
+}
+
+/** The hash of the page: the toy state as before (old links stay valid), or a sentence. */
+export function encodeShare(mode, toy, sentence) {
+  if (mode !== "sentence") return encodeState(toy);
+  return "#s=" + toBase64Url(JSON.stringify({ v: 2, mode: "sentence", sentence }));
+}
+
+/** {mode, toy, sentence} from a hash (one of them null), or null when there is none; throws
+ * when it cannot be read. */
+export function decodeShare(hash, limits) {
+  const raw = readHash(hash);
+  if (!raw) return null;
+  if (raw.mode === "sentence") return { mode: "sentence", toy: null, sentence: sentenceFromRaw(raw.sentence) };
+  return { mode: "toy", toy: toyFromRaw(raw, limits), sentence: null };
 }

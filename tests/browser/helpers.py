@@ -5,14 +5,53 @@ from __future__ import annotations
 import base64
 import json
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Page
+from playwright.sync_api import Browser, Page
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 VIEWPORT = {"width": 1280, "height": 800}
 TIMEOUT_MS = 30_000
+
+
+# Mount a card of a given width at the top of the page, load a trace into window.__trace and the
+# module into window.__module, for tests of one view module on its own.
+MOUNT_VIEW = """async ({request, width, hostId, module}) => {
+  if (!document.querySelector('link[href*="views.css"]')) {
+    const link = document.createElement('link');
+    link.rel = 'stylesheet';
+    link.href = '/static/css/views.css';
+    document.head.append(link);
+    await new Promise((ok) => { link.onload = ok; });
+  }
+  const host = document.createElement('section');
+  host.className = 'card';
+  host.id = hostId;
+  host.style.cssText = `width: ${width}px; margin: 1rem;`;
+  document.body.prepend(host);
+  const res = await fetch('/api/trace', {method: 'POST',
+    headers: {'content-type': 'application/json'}, body: JSON.stringify(request)});
+  window.__trace = await res.json();
+  window.__module = await import(module);
+  return res.status;
+}"""
+
+
+@contextmanager
+def fresh_page(browser: Browser) -> Iterator[tuple[Page, list[str]]]:
+    """A page in a new browser context (as another person opening a link), and its errors."""
+    context = browser.new_context(viewport=VIEWPORT)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        yield page, errors
+    finally:
+        context.close()
 
 
 def traces_drawn(page: Page) -> int:
@@ -121,3 +160,49 @@ def assert_close(actual, expected, tol: float = 1e-9) -> None:
         assert actual is None
     else:
         assert actual == pytest.approx(expected, abs=tol), (actual, expected)
+
+
+# ---- Sentence mode ----------------------------------------------------------------------
+
+MODEL = "all-MiniLM-L6-v2"
+
+
+def views_drawn(page: Page) -> int:
+    return int(page.evaluate("document.documentElement.dataset.views || '0'"))
+
+
+def wait_for_views(page: Page, after: int) -> None:
+    """Wait until a redraw after a view choice (layer, head, token, option) has finished."""
+    page.wait_for_function("n => +(document.documentElement.dataset.views || 0) > n", arg=after)
+
+
+def type_sentence(page: Page, text: str) -> None:
+    before = traces_drawn(page)
+    page.fill("#s-text", text)
+    wait_for_trace(page, before)
+
+
+def open_sentence(page: Page, url: str, text: str | None = None) -> None:
+    """Open the page, switch to sentence mode, wait for its first trace (and type `text`)."""
+    page.goto(url)
+    wait_for_trace(page, 0)
+    before = traces_drawn(page)
+    page.click("#mode-sentence")
+    wait_for_trace(page, before)
+    if text is not None and page.locator("#s-text").input_value() != text:
+        type_sentence(page, text)
+
+
+def head_lines(page: Page) -> list[dict]:
+    """Every line of the head view: head, query row, key column, weight (as sent)."""
+    return page.evaluate(
+        """() => [...document.querySelectorAll('#head-view svg.hv line')].map((l) => ({
+          head: +l.dataset.head, query: +l.dataset.query, key: +l.dataset.key,
+          weight: +l.dataset.weight}))"""
+    )
+
+
+def text_trace(api, text: str, model: str = MODEL) -> dict:
+    response = api.post("/api/trace", json={"model": model, "text": text})
+    assert response.status_code == 200, response.text
+    return response.json()

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from tests.browser.helpers import (
-    VIEWPORT,
     edit_cell,
+    fresh_page,
     open_app,
     plot_data,
     select_and_wait,
@@ -64,17 +64,10 @@ def test_a_copied_link_restores_the_same_view(page, browser, live_server):
     assert here["table"]["values"][1][0] == "0.25"
     assert trace_by_uid(page, "vectors-plot", "after")["name"] == "after layer 2"
 
-    other = browser.new_context(viewport=VIEWPORT)
-    fresh = other.new_page()
-    errors = []
-    fresh.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    fresh.on("pageerror", lambda e: errors.append(str(e)))
-    try:
+    with fresh_page(browser) as (fresh, errors):
         open_app(fresh, url)
         there = snapshot(fresh)
         assert fresh.evaluate("location.href") == url
-    finally:
-        other.close()
     assert errors == []
     assert there["table"] == here["table"]
     assert there["controls"] == here["controls"]

