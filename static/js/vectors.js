@@ -128,13 +128,19 @@ function cones(points) {
 
 function draw3d(el, trace, f, l, view) {
   const data = [];
-  const line = (seg, dash, width, name) => ({
-    type: "scatter3d", mode: "lines", name, x: seg.x, y: seg.y, z: seg.z,
+  // Lines coloured per token; Plotly cannot draw a legend swatch from a colour array, so each
+  // gets a grey legend-only twin (an empty trace) that carries its name and dash.
+  const line = (seg, dash, width, name, uid) => [{
+    type: "scatter3d", mode: "lines", name, uid, x: seg.x, y: seg.y, z: seg.z,
     line: { color: seg.color, width, dash }, hoverinfo: "skip", connectgaps: false,
-  });
-  if (view.trails && trace.layers >= 1) data.push({ ...line(paths(f, trace.layers, 3), "dot", 3, "trajectory"), uid: "trails" });
-  if (f.arrows && l > 0) data.push({ ...line(segments(f.at(0), 3), "dash", 4, "start (dashed)"), uid: "ghosts" });
-  if (f.arrows) data.push({ ...line(segments(f.at(l), 3), "solid", 7, `after layer ${l}`), uid: "arrows" });
+    showlegend: false, legendgroup: uid,
+  }, {
+    type: "scatter3d", mode: "lines", name, uid: `${uid}-legend`, x: [null], y: [null], z: [null],
+    line: { color: "#7b8494", width: Math.min(width, 4), dash }, hoverinfo: "skip", legendgroup: uid,
+  }];
+  if (view.trails && trace.layers >= 1) data.push(...line(paths(f, trace.layers, 3), "dot", 3, "trajectory", "trails"));
+  if (f.arrows && l > 0) data.push(...line(segments(f.at(0), 3), "dash", 4, "start (dashed)", "ghosts"));
+  if (f.arrows) data.push(...line(segments(f.at(l), 3), "solid", 7, `after layer ${l}`, "arrows"));
   if (f.arrows && trace.n <= 24) data.push(...cones(f.at(l)));
   data.push(tips(trace, f, 0, 3, "before"), tips(trace, f, l, 3, "after"));
   // Labels as scene annotations: drawn in SVG at a steady size (WebGL text is not).

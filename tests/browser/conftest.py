@@ -106,7 +106,8 @@ def page(browser, console) -> Iterator[Page]:
     p = context.new_page()
 
     def on_console(message) -> None:
-        if message.type == "error":
+        # Plotly reports what it could not draw as console.trace("WARN: ..."): a bug of ours.
+        if message.type == "error" or message.text.startswith("WARN:"):
             url = (message.location or {}).get("url", "")
             console.errors.append(f"{message.text} [{url}]")
 
