@@ -200,18 +200,18 @@ function wire() {
   on("dist-a", "change", (t) => ({ a: Number(t.value) }), ["distances"]);
   on("dist-b", "change", (t) => ({ b: Number(t.value) }), ["distances"]);
   $("export-json").addEventListener("click", () => {
-    if (app.mode === "toy" && app.text) downloadText(app.text, "attnviz-trace.json");
+    const [text, name] = app.mode === "toy"
+      ? [app.text, "attnviz-trace.json"] : [sentence.traceText(), "attnviz-sentence-trace.json"];
+    if (text) downloadText(text, name);
   });
   $("copy-link").addEventListener("click", async () => {
     writeUrl();
-    setStatus((await copyText(location.href)) ? "link copied" : "copy the address bar to share");
+    const copied = await copyText(location.href);
+    messages(app.mode).setStatus(copied ? "link copied" : "copy the address bar to share");
   });
   for (const m of ["toy", "sentence"]) {
     $(`mode-${m}`).addEventListener("click", () => { if (app.mode !== m) setMode(m); });
   }
-  $("export-json").addEventListener("click", () => {
-    if (app.mode === "sentence" && sentence.traceText()) downloadText(sentence.traceText(), "attnviz-sentence-trace.json");
-  });
   for (const button of document.querySelectorAll("button.png[data-plot]")) {
     button.addEventListener("click", () => downloadPng($(button.dataset.plot), `attnviz-${button.dataset.plot}`));
   }

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser.helpers import open_app
+from tests.browser.helpers import open_app, open_sentence
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -35,10 +35,21 @@ def test_png_export_downloads_a_png(page, live_server, plot):
     assert len(data) > 5_000  # a drawn plot, not an empty canvas
 
 
-def test_copy_link_puts_the_page_url_on_the_clipboard(page, live_server):
+@pytest.mark.parametrize("mode", ["toy", "sentence"])
+def test_copy_link_puts_the_page_url_on_the_clipboard(page, live_server, mode):
     page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=live_server)
-    open_app(page, live_server + "/")
+    if mode == "toy":
+        open_app(page, live_server + "/")
+    else:
+        open_sentence(page, live_server + "/", "I sat on the river bank")
     page.click("#copy-link")
     page.wait_for_function("document.getElementById('status').textContent === 'link copied'")
     copied = page.evaluate("navigator.clipboard.readText()")
     assert copied == page.evaluate("location.href") and "#s=" in copied
+    if mode == "sentence":  # the link opens sentence mode on the same text
+        state = page.evaluate(
+            "JSON.parse(atob(location.hash.slice(3).replace(/-/g, '+').replace(/_/g, '/')))"
+        )
+        assert (
+            state["mode"] == "sentence" and state["sentence"]["text"] == "I sat on the river bank"
+        )
