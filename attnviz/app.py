@@ -13,6 +13,7 @@ from attnviz.api import api_router
 from attnviz.api.errors import install_error_handlers
 from attnviz.engine.device import resolve_device
 from attnviz.pretrained import load_registry
+from attnviz.services.traces import TraceService
 from attnviz.settings import Settings, get_settings
 from attnviz.web import install_web
 
@@ -35,6 +36,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.registry = load_registry(
         settings.model_folders, app.state.device, builtin=settings.builtin_model
     )
+    app.state.traces = TraceService(settings, app.state.device, app.state.registry)
     install_error_handlers(app)
     # A trace at the caps is ~30 MB of JSON; level 1 shrinks it ~4x in ~0.3 s, worth it off-host.
     app.add_middleware(GZipMiddleware, minimum_size=1024, compresslevel=1)

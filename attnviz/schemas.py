@@ -28,7 +28,10 @@ class Limits(BaseModel):
     max_heads: int = 16
     max_token_chars: int = 40
     max_abs_value: float = 1000.0
-    max_text_chars: int = 2000
+    # A text of 1,024 tokens (GPT-2's positions) runs to about 5,000 characters of English;
+    # the rest is room for long words and whitespace, which take few tokens.
+    max_text_chars: int = 20_000
+    max_thumb: int = 1024
 
 
 LIMITS = Limits()
@@ -241,6 +244,84 @@ class TextTraceRequest(_Strict):
         return text
 
 
+# ---------------------------------------------------------------------------------------------
+# What a trace request asks for: which arrays, which layer or head, in which form.
+
+# The compact form: a safetensors file (8-byte header length, JSON header, raw arrays) whose
+# header's ``__metadata__["attnviz"]`` holds the trace's other fields as JSON.
+COMPACT_MEDIA_TYPE = "application/vnd.attnviz.trace+safetensors"
+
+# Arrays with a layer and a head axis ([layers][heads][...]); ``layer`` and ``head`` pick one.
+PER_HEAD_FIELDS = ("attentions", "scores", "queries", "keys", "values", "view")
+# The arrays of the full JSON trace, in its order (also the default of ``fields``).
+TRACE_FIELDS = (
+    "embeddings",
+    "positional",
+    "attentions",
+    "scores",
+    "queries",
+    "keys",
+    "values",
+    "hidden_states",
+    "distances",
+    "entropy",
+    "entropy_mean",
+    "projection",
+)
+# Beyond the full trace: ``view`` (attentions under the token options, exact), ``thumbs`` (every
+# head's pattern under the token options, pooled and quantised to 8 bits) and ``score_range``
+# ([layers][heads] the largest finite |score|, for one colour range over all heads).
+FIELDS = (*TRACE_FIELDS, "view", "thumbs", "score_range")
+
+
+class TraceQuery(_Strict):
+    """Query parameters of ``POST /api/trace``: a part of the trace instead of all of it.
+
+    Without any, the JSON form is the full trace. Per-head arrays keep their [layers][heads]
+    axes, of length 1 where ``layer`` or ``head`` picks one.
+    """
+
+    fields: str | None = Field(
+        None,
+        max_length=400,
+        description="Comma-separated arrays to send (default: all of the full trace): "
+        + ", ".join(FIELDS),
+    )
+    layer: int | None = Field(None, ge=0, description="Only this layer of the per-head arrays.")
+    head: int | None = Field(None, ge=0, description="Only this head of the per-head arrays.")
+    hide_special: bool = Field(False, description="view and thumbs without the special tokens.")
+    merge_words: bool = Field(False, description="view and thumbs with word pieces merged.")
+    thumb: int = Field(
+        128,
+        ge=0,
+        le=LIMITS.max_thumb,
+        description="thumbs: the largest side; longer patterns are max-pooled down to it "
+        "(peaks kept). 0: never pooled.",
+    )
+    thumb_layer: int | None = Field(None, ge=0, description="thumbs: only this layer.")
+
+    @field_validator("fields")
+    @classmethod
+    def _known_fields(cls, fields: str | None) -> str | None:
+        if fields is None:
+            return None
+        names = [f.strip() for f in fields.split(",") if f.strip()]
+        if not names:
+            raise ValueError("fields: name at least one array")
+        for name in names:
+            if name not in FIELDS:
+                raise ValueError(f"fields: no array named {name!r} (arrays: {', '.join(FIELDS)})")
+        return ",".join(dict.fromkeys(names))
+
+    def names(self) -> list[str]:
+        return self.fields.split(",") if self.fields else list(TRACE_FIELDS)
+
+    @property
+    def whole(self) -> bool:
+        """True when nothing narrows the trace: the JSON form is the full trace as it was."""
+        return self == TraceQuery()
+
+
 class ModelInfo(BaseModel):
     name: str
     family: Literal["bert", "gpt2"]
@@ -263,6 +344,11 @@ class ModelList(BaseModel):
     default: str | None = Field(description="The model the page starts with; null when none")
     examples: list[str]
     max_text_chars: int
+    max_json_values: int = Field(
+        description="The most numbers one JSON trace may carry; ask for parts, or the compact "
+        "form, beyond"
+    )
+    install: str = Field(description="How to install the default model, for a server without it")
 
 
 class Preset(BaseModel):
@@ -278,6 +364,7 @@ class Preset(BaseModel):
 class PresetList(BaseModel):
     presets: list[Preset]
     limits: Limits
+    config_defaults: ToyConfig = Field(description="The config a table gets when it names none")
 
 
 class Health(BaseModel):

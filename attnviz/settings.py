@@ -23,8 +23,14 @@ class Settings(BaseSettings):
     models: str = ""
     # Load the default model (all-MiniLM-L6-v2) when its package is installed.
     builtin_model: bool = True
-    # The most tokens one text trace may have (the model's position table may allow fewer).
-    max_text_tokens: int = Field(128, ge=1, le=4096)
+    # The most tokens one text trace may have; by default each model's own maximum (512 for
+    # MiniLM, 1,024 for GPT-2). A host may set less.
+    max_text_tokens: int | None = Field(None, ge=1, le=1_000_000)
+    # The most numbers one JSON trace may carry (a full 128-token GPT-2 small trace has ~10M).
+    max_json_values: int = Field(10_000_000, ge=1)
+    # The last traces, kept so that a page's later requests reuse the forward (0: keep none).
+    trace_cache_mb: int = Field(1024, ge=0)
+    trace_cache_ttl_s: float = Field(600.0, gt=0)
 
     @property
     def model_folders(self) -> list[Path]:

@@ -8,6 +8,7 @@ import torch
 from fastapi import Depends, Request
 
 from attnviz.pretrained import ModelRegistry
+from attnviz.services.traces import TraceService
 from attnviz.settings import Settings
 
 
@@ -23,6 +24,11 @@ def _registry(request: Request) -> ModelRegistry:
     return request.app.state.registry
 
 
+def _traces(request: Request) -> TraceService:
+    return request.app.state.traces
+
+
 SettingsDep = Annotated[Settings, Depends(_settings)]
 DeviceDep = Annotated[torch.device, Depends(_device)]
 RegistryDep = Annotated[ModelRegistry, Depends(_registry)]
+TracesDep = Annotated[TraceService, Depends(_traces)]

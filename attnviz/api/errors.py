@@ -15,8 +15,9 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
+from attnviz.schemas import TraceQuery
+from attnviz.services.tensors import TraceError
 from attnviz.services.text_trace import ModelNotFound
-from attnviz.services.trace import TraceError
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +34,7 @@ def _strip_tag(loc: tuple | list) -> list:
 
 
 def _field(loc: tuple | list) -> str:
-    parts = [str(p) for p in loc if p != "body"]
+    parts = [str(p) for p in loc if p not in ("body", "query")]
     out = ""
     for p in parts:
         out += f"[{p}]" if p.isdigit() else (f".{p}" if out else p)
@@ -74,7 +75,8 @@ async def _validation_error(_request: Request, exc: RequestValidationError) -> J
 
 async def _trace_error(_request: Request, exc: TraceError) -> JSONResponse:
     field = str(exc).split(":", 1)[0]
-    detail = [{"loc": ["body", *field.split(".")], "msg": str(exc), "type": "value_error"}]
+    where = "query" if field in TraceQuery.model_fields else "body"
+    detail = [{"loc": [where, *field.split(".")], "msg": str(exc), "type": "value_error"}]
     return JSONResponse(status_code=422, content={"message": str(exc), "detail": detail})
 
 

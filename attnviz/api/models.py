@@ -1,6 +1,7 @@
 from fastapi import APIRouter
 
 from attnviz.api.deps import RegistryDep, SettingsDep
+from attnviz.pretrained.registry import BUILTIN_INSTALL
 from attnviz.schemas import LIMITS, ModelList
 from attnviz.services.text_trace import EXAMPLES, model_info
 
@@ -15,4 +16,6 @@ def models(registry: RegistryDep, settings: SettingsDep) -> ModelList:
         default=registry.default,
         examples=EXAMPLES,
         max_text_chars=LIMITS.max_text_chars,
+        max_json_values=settings.max_json_values,
+        install=BUILTIN_INSTALL,
     )

@@ -1,12 +1,19 @@
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body
+from fastapi import APIRouter, Body, Query, Request
+from fastapi.responses import JSONResponse, Response
 from pydantic import Discriminator, Tag
 
-from attnviz.api.deps import DeviceDep, RegistryDep, SettingsDep
-from attnviz.schemas import TextTraceRequest, TextTraceResponse, ToyTraceRequest, TraceResponse
-from attnviz.services.text_trace import run_text_trace
-from attnviz.services.trace import run_toy_trace
+from attnviz.api.deps import TracesDep
+from attnviz.schemas import (
+    COMPACT_MEDIA_TYPE,
+    TextTraceRequest,
+    TextTraceResponse,
+    ToyTraceRequest,
+    TraceQuery,
+    TraceResponse,
+)
+from attnviz.services.arrays import compact_body, json_body
 
 router = APIRouter(prefix="/api", tags=["trace"])
 
@@ -24,19 +31,39 @@ TraceRequest = Annotated[
     Body(),
 ]
 
+COMPACT_DOC = (
+    f"With `Accept: {COMPACT_MEDIA_TYPE}`: the same arrays as one safetensors file (an 8-byte "
+    "little-endian header length, a JSON header of names, dtypes, shapes and offsets, then the "
+    'raw arrays). The header\'s `__metadata__["attnviz"]` is the JSON of every other field. '
+    "Models send float32, the toy float64, thumbs uint8; masked scores are -inf."
+)
+
 
 @router.post(
     "/trace",
+    response_model=TraceResponse | TextTraceResponse,
     responses={
+        200: {
+            "description": "The trace, as JSON (the default) or in the compact form.",
+            "content": {COMPACT_MEDIA_TYPE: {"schema": {"type": "string", "format": "binary"}}},
+        },
         404: {"description": "No model of that name"},
-        422: {"description": "A field breaks a rule; see message"},
+        422: {"description": "A field or parameter breaks a rule; see message"},
     },
+    description="Run the toy transformer on a table, or a pretrained model on a text, and return "
+    "every layer's attention, scores, queries, keys, values and hidden states. The query "
+    "parameters ask for a part: some arrays (`fields`), one `layer` or `head` of the per-head "
+    "ones, the attention under the token options (`view`) and thumbnails of every head "
+    "(`thumbs`). A JSON trace is capped in numbers (see /api/models). " + COMPACT_DOC,
 )
 def trace(
-    req: TraceRequest, device: DeviceDep, registry: RegistryDep, settings: SettingsDep
-) -> TraceResponse | TextTraceResponse:
-    """Run the toy transformer on a table, or a pretrained model on a text, and return every
-    layer's attention, scores, queries, keys, values and hidden states."""
-    if isinstance(req, TextTraceRequest):
-        return run_text_trace(req, registry, settings.max_text_tokens)
-    return run_toy_trace(req, device)
+    req: TraceRequest,
+    query: Annotated[TraceQuery, Query()],
+    request: Request,
+    traces: TracesDep,
+) -> Response:
+    compact = COMPACT_MEDIA_TYPE in request.headers.get("accept", "")
+    part = traces.part(req, query, compact)
+    if compact:
+        return Response(compact_body(part), media_type=COMPACT_MEDIA_TYPE)
+    return JSONResponse(json_body(part))

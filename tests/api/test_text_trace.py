@@ -9,7 +9,8 @@ import pytest
 import torch
 
 from attnviz.pretrained.registry import BUILTIN_NAME
-from attnviz.services.trace import captured_trace
+from attnviz.services.wire import wire
+from tests.models import engine_captures
 
 TEXT = "The animal didn't cross the street because it was too tired"
 
@@ -60,17 +61,24 @@ def test_minilm_trace_shapes_and_token_fields(client):
 
 
 def test_trace_numbers_are_the_engines(client, app):
-    """What the API sends is what the engine computed (float32 values, sent in full)."""
-    t = _trace(client)
+    """What the API sends is what the engine's forward computed, on the first request (the
+    forward's own weights) and from the cache (weights recomputed from q and k): float32 values,
+    sent in full."""
+    text = "The engine computes every number it sends, once"
+    first = _trace(client, text)
+    again = _trace(client, text)
     m = app.state.registry.get(BUILTIN_NAME)
-    ref = captured_trace(m.model, torch.tensor([t["token_ids"]]), torch.device("cpu"), "text")
-    for name in ("attentions", "scores", "queries", "keys", "hidden_states", "embeddings"):
-        assert t[name] == ref[name], name
+    ref = engine_captures(m.model, torch.tensor([first["token_ids"]]))
+    for name in ("attentions", "scores", "queries", "keys", "values", "hidden_states"):
+        assert first[name] == wire(ref[name]), name
+        assert again[name] == first[name], name
     # the token embedding rows are W_E's rows, the positional rows W_pos's first n: the JSON
     # numbers give back the exact float32 values
     f32 = torch.float32
-    assert torch.equal(torch.tensor(t["embeddings"], dtype=f32), m.model.W_E[t["token_ids"]])
-    assert torch.equal(torch.tensor(t["positional"], dtype=f32), m.model.W_pos[: t["n"]])
+    assert torch.equal(
+        torch.tensor(first["embeddings"], dtype=f32), m.model.W_E[first["token_ids"]]
+    )
+    assert torch.equal(torch.tensor(first["positional"], dtype=f32), m.model.W_pos[: first["n"]])
 
 
 def test_causal_model_sends_masked_scores_as_null(client):
@@ -98,9 +106,9 @@ def test_causal_model_sends_masked_scores_as_null(client):
         ({"model": 3, "text": "hello"}, 422, "model: Input should be a valid string"),
         ({"model": BUILTIN_NAME, "text": ["a"]}, 422, "text: Input should be a valid string"),
         (
-            {"model": BUILTIN_NAME, "text": "a" * 2001},
+            {"model": BUILTIN_NAME, "text": "a" * 20001},
             422,
-            "text: String should have at most 2000 characters",
+            "text: String should have at most 20000 characters",
         ),
         (
             {"model": BUILTIN_NAME, "text": "hi", "layers": 2},
@@ -113,10 +121,9 @@ def test_causal_model_sends_masked_scores_as_null(client):
             "model: no model named 'gpt-17' (available: all-MiniLM-L6-v2, tiny-gpt2)",
         ),
         (
-            {"model": BUILTIN_NAME, "text": "word " * 200},
+            {"model": BUILTIN_NAME, "text": "word " * 600},
             422,
-            "text: 202 tokens exceed the cap of 128 (model all-MiniLM-L6-v2 allows 512, "
-            "this server 128)",
+            "text: 602 tokens exceed the cap of 512 (model all-MiniLM-L6-v2 allows 512)",
         ),
     ],
 )

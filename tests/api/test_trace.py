@@ -5,10 +5,11 @@ import math
 import pytest
 import torch
 
-from attnviz.engine import capture
 from attnviz.schemas import ToyTraceRequest
-from attnviz.services.trace import TraceError, build_toy_model, run_toy_trace
+from attnviz.services.tensors import TraceError
+from attnviz.services.trace import build_toy_model, run_toy_trace
 from tests import reference
+from tests.models import engine_captures, recomputed
 
 
 def close(got, want, atol: float = 1e-12) -> bool:
@@ -311,13 +312,19 @@ def test_overflow_is_a_422_not_a_500():
 
 
 def test_service_uses_the_engine_captures(apple_request):
-    req = ToyTraceRequest.model_validate({**apple_request, "config": {"layers": 2}})
+    req = ToyTraceRequest.model_validate(
+        {**apple_request, "config": {"layers": 2, "heads": 3, "projections": "random"}}
+    )
     model = build_toy_model(req.config, 3, torch.device("cpu"))
-    with torch.inference_mode(), capture(model) as cache:
-        model(torch.tensor(apple_request["embeddings"], dtype=torch.float64)[None])
-    t = run_toy_trace(req, torch.device("cpu"))
-    assert t.attentions[1] == cache["blocks.1.attn.hook_pattern"][0].tolist()
-    assert t.hidden_states[2] == cache["blocks.1.hook_resid_post"][0].tolist()
+    ref = engine_captures(
+        model, torch.tensor(apple_request["embeddings"], dtype=torch.float64)[None]
+    )
+    t = run_toy_trace(req, torch.device("cpu")).tensors
+    assert torch.equal(torch.stack(t.forward_pattern), ref["attentions"])
+    # Once cached, weights are recomputed from q and k: the very same numbers.
+    again = recomputed(t)
+    for name, value in ref.items():
+        assert torch.equal(again[name], value), name
 
 
 def test_large_traces_are_sent_compressed(client):
@@ -336,12 +343,13 @@ def test_an_unexpected_failure_is_a_plain_500_without_a_stack_trace(
 ):
     from fastapi.testclient import TestClient
 
-    import attnviz.api.trace as route
+    import attnviz.services.traces as service
 
     def boom(*_args):
         raise RuntimeError("secret internals")
 
-    monkeypatch.setattr(route, "run_toy_trace", boom)
+    monkeypatch.setattr(service, "run_toy_trace", boom)
+    app.state.traces.cache.clear()  # a cached trace would be served without computing
     with TestClient(app, raise_server_exceptions=False) as c:
         r = c.post("/api/trace", json=apple_request)
     assert r.status_code == 500

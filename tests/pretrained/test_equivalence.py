@@ -12,7 +12,8 @@ import math
 import pytest
 import torch
 
-from attnviz.services.trace import captured_trace
+from attnviz.services.tensors import capture_trace
+from tests.models import recomputed
 
 TOL = 1e-4
 SENTENCES = [
@@ -23,10 +24,13 @@ SENTENCES = [
     "a",
     "Attention is all you need. " * 12,  # ~60 tokens: positions well past the first few
 ]
+# 512 tokens, MiniLM's every position: [CLS] + 510 + [SEP].
+LONG = " ".join(f"{w}" for w in ("river bank money tide loan " * 102).split())
 
 
 def _ours(model, ids: list[int]) -> dict:
-    return captured_trace(model.model, torch.tensor([ids]), torch.device("cpu"), field="text")
+    """The trace as attnviz serves it once cached: weights recomputed from q and k."""
+    return recomputed(capture_trace(model.model, torch.tensor([ids]), field="text"))
 
 
 def _theirs(hf, ids: list[int]):
@@ -35,11 +39,11 @@ def _theirs(hf, ids: list[int]):
 
 
 def _compare(ours: dict, theirs) -> None:
-    att = torch.tensor(ours["attentions"])  # (L, nh, T, T)
+    att = ours["attentions"]  # (L, nh, T, T)
     ref_att = torch.stack([a[0] for a in theirs.attentions])
     assert att.shape == ref_att.shape
     assert (att - ref_att).abs().max().item() < TOL
-    hid = torch.tensor(ours["hidden_states"])  # (L+1, T, C)
+    hid = ours["hidden_states"]  # (L+1, T, C)
     ref_hid = torch.stack([h[0] for h in theirs.hidden_states])
     assert hid.shape == ref_hid.shape
     assert (hid - ref_hid).abs().max().item() < TOL
@@ -54,6 +58,12 @@ def test_minilm_equals_transformers(minilm, hf_bert, minilm_dir, text):
     _compare(_ours(minilm, toks.ids), _theirs(hf_bert, toks.ids))
 
 
+def test_minilm_equals_transformers_at_512_tokens(minilm, hf_bert):
+    ids = minilm.tokenizer(LONG).ids
+    assert len(ids) == 512 == minilm.cfg.max_positions
+    _compare(_ours(minilm, ids), _theirs(hf_bert, ids))
+
+
 @pytest.mark.parametrize("text", SENTENCES)
 def test_tiny_gpt2_equals_transformers(tiny_gpt2, hf_gpt2, text):
     toks = tiny_gpt2.tokenizer(text)
@@ -63,7 +73,7 @@ def test_tiny_gpt2_equals_transformers(tiny_gpt2, hf_gpt2, text):
 def test_minilm_last_hidden_state_is_what_sentence_transformers_pools(minilm, hf_bert):
     """The model's output itself (not only per-layer states) matches: last_hidden_state."""
     ids = minilm.tokenizer(SENTENCES[2]).ids
-    ours = torch.tensor(_ours(minilm, ids)["hidden_states"][-1])
+    ours = _ours(minilm, ids)["hidden_states"][-1]
     assert (ours - _theirs(hf_bert, ids).last_hidden_state[0]).abs().max().item() < TOL
 
 
@@ -71,25 +81,19 @@ def test_minilm_last_hidden_state_is_what_sentence_transformers_pools(minilm, hf
 def test_scores_are_scaled_dot_products_and_softmax_gives_the_pattern(request, which):
     model = request.getfixturevalue(which)
     trace = _ours(model, model.tokenizer(SENTENCES[2]).ids)
-    q, k = torch.tensor(trace["queries"]), torch.tensor(trace["keys"])  # (L, nh, T, hs)
+    q, k = trace["queries"], trace["keys"]  # (L, nh, T, hs)
     hs = q.shape[-1]
     expected = q @ k.transpose(-2, -1) / math.sqrt(hs)  # (L, nh, T, T)
-    raw = [
-        [[[math.nan if s is None else s for s in row] for row in h] for h in la]
-        for la in trace["scores"]
-    ]
-    scores = torch.tensor(raw)
+    scores = trace["scores"]
     T = scores.shape[-1]
     if model.cfg.causal:
         future = torch.ones(T, T, dtype=torch.bool).triu(1)
-        assert scores[..., future].isnan().all()  # masked: null in the trace
-        assert not scores[..., ~future].isnan().any()
+        assert scores[..., future].isneginf().all()  # masked: -inf (null in the JSON trace)
+        assert torch.isfinite(scores[..., ~future]).all()
         expected = expected.masked_fill(future, -math.inf)
-        scores = scores.nan_to_num(nan=-math.inf)
     visible = torch.isfinite(expected)
     assert (scores[visible] - expected[visible]).abs().max().item() < TOL
-    pattern = torch.tensor(trace["attentions"])
-    assert (torch.softmax(scores, -1) - pattern).abs().max().item() < 1e-6
+    assert (torch.softmax(scores, -1) - trace["attentions"]).abs().max().item() < 1e-6
 
 
 def test_bert_and_gpt2_hook_names_are_pinned(minilm, tiny_gpt2):

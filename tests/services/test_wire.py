@@ -6,7 +6,7 @@ import json
 
 import torch
 
-from attnviz.services.trace import wire
+from attnviz.services.wire import wire
 
 
 def test_float32_round_trips_exactly_through_json_text():

@@ -1,0 +1,245 @@
+"""A part of a computed trace (the arrays a request names, a layer or a head of the per-head
+ones), and its two forms on the wire: nested JSON, or one compact binary body.
+
+Thumbnails are reduced and quantised where the trace lives (on the GPU when there is one), so
+only the small result is copied to the host.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from safetensors.torch import save
+
+from attnviz.schemas import PER_HEAD_FIELDS, TraceQuery
+from attnviz.services.tensors import ComputedTrace, TraceError, TraceTensors
+from attnviz.services.tokenview import TokenView, token_view
+from attnviz.services.wire import wire
+
+# An array of the response: a tensor, null (no positional table), or an object of tensors and
+# numbers (projection, thumbs).
+Value = torch.Tensor | dict | None
+
+
+@dataclass
+class Part:
+    """What one response carries: the trace's other fields and the arrays asked for."""
+
+    meta: dict
+    arrays: dict[str, Value]
+
+    def numbers(self) -> int:
+        """How many numbers the arrays hold (what a JSON body would spell out)."""
+        return sum(t.numel() for t in _tensors(self.arrays).values())
+
+
+def trace_view(trace: ComputedTrace, query: TraceQuery) -> TokenView:
+    m = trace.meta
+    return token_view(
+        m["tokens"],
+        special=m.get("special"),
+        words=m.get("words"),
+        offsets=m.get("offsets"),
+        text=m.get("text"),
+        hide_special=query.hide_special,
+        merge_words=query.merge_words,
+    )
+
+
+def _index(value: int | None, count: int, name: str, what: str) -> list[int]:
+    if value is None:
+        return list(range(count))
+    if value >= count:
+        raise TraceError(f"{name}: {value} is out of range ({count} {what}: 0 to {count - 1})")
+    return [value]
+
+
+def _per_head(
+    tensors: TraceTensors, name: str, layers: list[int], heads: list[int], tv: TokenView
+) -> torch.Tensor:
+    """(L', H', ...) of one per-head array: the layers and heads picked, stacked."""
+    rows = []
+    for layer in layers:
+        if name == "attentions":
+            rows.append(tensors.pattern(layer, heads))
+        elif name == "scores":
+            rows.append(tensors.scores(layer, heads))
+        elif name == "view":
+            rows.append(tv.apply(tensors.pattern(layer, heads)))
+        else:
+            t = {"queries": tensors.q, "keys": tensors.k, "values": tensors.v}[name][layer]
+            rows.append(t if len(heads) == t.shape[0] else t[heads])
+    return torch.stack(rows)
+
+
+def thumbnails(tensors: TraceTensors, tv: TokenView, size: int, layers: list[int]) -> dict:
+    """Every head's pattern (under the token options) as 8-bit values, one scale per head:
+    weight ~ values * scale / 255. Longer than ``size``: max-pooled by the smallest whole factor
+    that fits, so a peak is never lost. (L', H, s, s) uint8 and (L', H) float32."""
+    m = len(tv.groups)
+    pool = 1 if size == 0 or m <= size else math.ceil(m / size)
+    values, scales = [], []
+    for layer in layers:
+        x = tv.apply(tensors.pattern(layer))  # (H, m, m)
+        if pool > 1:
+            x = F.max_pool2d(x[:, None], pool, ceil_mode=True)[:, 0]  # (H, s, s)
+        scale = x.amax(dim=(-2, -1))  # (H,) the pooled peak is the pattern's peak
+        scale = torch.where(scale > 0, scale, torch.ones_like(scale))
+        values.append(torch.round(x / scale[:, None, None] * 255).to(torch.uint8))
+        scales.append(scale.float())
+    return {
+        "pool": pool,
+        "size": values[0].shape[-1],
+        "layers": layers,
+        "values": torch.stack(values),
+        "scale": torch.stack(scales),
+    }
+
+
+def select(trace: ComputedTrace, query: TraceQuery, annotate: bool = True) -> Part:
+    """The arrays ``query`` names, for its layer and head; a TraceError names a parameter out
+    of range. ``annotate``: say in the fields what was picked (the full JSON trace does not)."""
+    t = trace.tensors
+    layers = _index(query.layer, t.layers, "layer", "layers")
+    heads = _index(query.head, t.heads, "head", "heads")
+    names = query.names()
+    tv = trace_view(trace, query)
+    arrays: dict[str, Value] = {}
+    for name in names:
+        if name in PER_HEAD_FIELDS:
+            arrays[name] = _per_head(t, name, layers, heads, tv)
+        elif name == "embeddings":
+            arrays[name] = t.embeddings
+        elif name == "positional":
+            arrays[name] = t.positional
+        elif name == "hidden_states":
+            arrays[name] = t.states
+        elif name == "distances":
+            arrays[name] = t.distances()
+        elif name == "entropy":
+            arrays[name] = t.entropy()
+        elif name == "entropy_mean":
+            arrays[name] = t.entropy().mean(-1)
+        elif name == "projection":
+            arrays[name] = _projection(t)
+        elif name == "thumbs":
+            thumb_layers = _index(query.thumb_layer, t.layers, "thumb_layer", "layers")
+            arrays[name] = thumbnails(t, tv, query.thumb, thumb_layers)
+        elif name == "score_range":
+            arrays[name] = t.score_range()
+    meta = dict(trace.meta)
+    if annotate:
+        meta["fields"] = names
+        meta["layer"], meta["head"] = query.layer, query.head
+        if "view" in names or "thumbs" in names or not tv.identity:
+            meta["token_view"] = tv.meta()
+    return Part(meta, arrays)
+
+
+def _projection(t: TraceTensors) -> dict | None:
+    if t.states.shape[-1] == 3:  # the page draws the three named axes themselves
+        return None
+    pca = t.projection()
+    return {
+        "components": pca.axes.shape[0],
+        "mean": pca.mean,
+        "axes": pca.axes,
+        "explained_variance_ratio": pca.explained_variance_ratio,
+        "coords": pca.coords,
+    }
+
+
+def _tensors(arrays: dict[str, Value]) -> dict[str, torch.Tensor]:
+    """Every tensor, named ``field`` or ``field.key`` for the members of an object."""
+    out: dict[str, torch.Tensor] = {}
+    for name, value in arrays.items():
+        if isinstance(value, torch.Tensor):
+            out[name] = value
+        elif isinstance(value, dict):
+            for key, member in value.items():
+                if isinstance(member, torch.Tensor):
+                    out[f"{name}.{key}"] = member
+    return out
+
+
+# ---- JSON -------------------------------------------------------------------------------------
+
+
+def _json_value(name: str, value: Value):
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        return {k: wire(v) if isinstance(v, torch.Tensor) else v for k, v in value.items()}
+    if name == "scores" and torch.isneginf(value).any():  # -inf (masked) has no JSON form
+        return _neginf_to_none(wire(value))
+    return wire(value)
+
+
+def _neginf_to_none(x):
+    if isinstance(x, list):
+        return [_neginf_to_none(v) for v in x]
+    return None if x == -math.inf else x
+
+
+def json_body(part: Part) -> dict:
+    """The part as one JSON object: the fields, then every array as nested lists."""
+    return {**part.meta, **{name: _json_value(name, v) for name, v in part.arrays.items()}}
+
+
+# ---- Compact ----------------------------------------------------------------------------------
+
+
+def compact_body(part: Part) -> bytes:
+    """The part as a safetensors file. The header's ``__metadata__["attnviz"]`` is the JSON of
+    the other fields, where an object array keeps its numbers (``thumbs.pool``) and an absent
+    one is null; tensors keep their dtype (float32 models, float64 toy, uint8 thumbs) and
+    -inf for masked scores."""
+    meta = dict(part.meta)
+    for name, value in part.arrays.items():
+        if value is None:
+            meta[name] = None
+        elif isinstance(value, dict):
+            meta[name] = {k: v for k, v in value.items() if not isinstance(v, torch.Tensor)}
+    tensors: dict[str, torch.Tensor] = {}
+    seen: set[int] = set()
+    for name, t in _tensors(part.arrays).items():
+        t = t.detach().to("cpu").contiguous()
+        if t.untyped_storage().data_ptr() in seen:  # safetensors refuses shared storage
+            t = t.clone()
+        seen.add(t.untyped_storage().data_ptr())
+        tensors[name] = t
+    return save(tensors, metadata={"attnviz": json.dumps(meta, separators=(",", ":"))})
+
+
+def json_numbers(trace: ComputedTrace, query: TraceQuery) -> int:
+    """How many numbers ``select(trace, query)`` would hold, from the shapes alone (so that a
+    JSON body over the cap is refused before anything is stacked)."""
+    t = trace.tensors
+    L, H, T = t.layers, t.heads, t.n
+    C, hs = t.states.shape[-1], t.q[0].shape[-1]
+    Ls = 1 if query.layer is not None else L
+    Hs = 1 if query.head is not None else H
+    m = len(trace_view(trace, query).groups)
+    thumb_layers = 1 if query.thumb_layer is not None else L
+    size = {
+        "attentions": Ls * Hs * T * T,
+        "scores": Ls * Hs * T * T,
+        "queries": Ls * Hs * T * hs,
+        "keys": Ls * Hs * T * hs,
+        "values": Ls * Hs * T * hs,
+        "view": Ls * Hs * m * m,
+        "embeddings": T * C,
+        "positional": T * C if t.positional is not None else 0,
+        "hidden_states": (L + 1) * T * C,
+        "distances": (L + 1) * T * T,
+        "entropy": L * H * T,
+        "entropy_mean": L * H,
+        "projection": 0 if C == 3 else (L + 1) * T * 3 + 4 * C + 3,
+        "score_range": L * H,
+        "thumbs": thumb_layers * H * (min(m, query.thumb or m) ** 2 + 1),
+    }
+    return sum(size[name] for name in query.names())
