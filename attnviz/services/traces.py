@@ -3,6 +3,8 @@ part of them in either form."""
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import torch
 
 from attnviz.pretrained import ModelRegistry
@@ -29,6 +31,11 @@ class TraceService:
             ttl_s=settings.trace_cache_ttl_s,
             size_of=ComputedTrace.nbytes,
         )
+        # Every computation runs on one thread of its own, one at a time: torch already spreads
+        # one over every core (several at once only fight over them), and a thread that always
+        # computes keeps its thread pool and its memory warm (a forward from a fresh request
+        # thread took twice as long).
+        self._compute = ThreadPoolExecutor(max_workers=1, thread_name_prefix="attnviz-compute")
 
     def computed(self, req: TraceRequest) -> tuple[ComputedTrace, bool]:
         """The trace of ``req`` and whether it came from the cache."""
@@ -42,6 +49,9 @@ class TraceService:
 
     def part(self, req: TraceRequest, query: TraceQuery, compact: bool) -> Part:
         """The part of the trace ``query`` names; a JSON body is capped in numbers."""
+        return self._compute.submit(self._part, req, query, compact).result()
+
+    def _part(self, req: TraceRequest, query: TraceQuery, compact: bool) -> Part:
         trace, cached = self.computed(req)
         cap = self.settings.max_json_values
         if not compact:

@@ -1,6 +1,13 @@
-// Talking to the attnviz API: presets, and traces that never arrive out of order.
+// Talking to the attnviz API: presets, models, and traces in the compact form, asked for in
+// parts (the first screen, then one head, one layer, the trajectories) and never out of order.
+
+import { COMPACT_MEDIA_TYPE, decodeCompact } from "./compact.js";
+
+/** @typedef {import("./types.js").Compact} Compact */
+/** @typedef {Record<string, string | number | boolean | null | undefined>} Params */
 
 export class ApiError extends Error {
+  /** @param {string} message @param {number} status */
   constructor(message, status) {
     super(message);
     this.name = "ApiError";
@@ -8,13 +15,17 @@ export class ApiError extends Error {
   }
 }
 
-/** The one-line message of an error response: `message`, else the validation details. */
+/**
+ * The one-line message of an error response: `message`, else the validation details.
+ * @param {number} status
+ * @param {any} body
+ */
 function errorMessage(status, body) {
   if (body && typeof body.message === "string" && body.message) return body.message;
   if (body && Array.isArray(body.detail) && body.detail.length) {
     return body.detail
-      .map((d) => {
-        const loc = (d.loc || []).filter((p) => p !== "body").join(".");
+      .map((/** @type {any} */ d) => {
+        const loc = (d.loc || []).filter((/** @type {string} */ p) => p !== "body" && p !== "query").join(".");
         return loc ? `${loc}: ${d.msg}` : String(d.msg);
       })
       .join("; ");
@@ -23,7 +34,8 @@ function errorMessage(status, body) {
   return `The server answered ${status}.`;
 }
 
-async function readJson(response) {
+/** @param {Response} response */
+async function failure(response) {
   const text = await response.text();
   let body = null;
   try {
@@ -31,45 +43,146 @@ async function readJson(response) {
   } catch {
     body = null;
   }
-  if (!response.ok) throw new ApiError(errorMessage(response.status, body), response.status);
-  if (body === null) throw new ApiError("The server sent a response that is not JSON.", response.status);
-  return { body, text };
+  return new ApiError(errorMessage(response.status, body), response.status);
 }
 
-/** GET /api/presets -> {presets: [...], limits: {...}} */
-export async function fetchPresets() {
-  const response = await fetch("/api/presets", { headers: { Accept: "application/json" } });
-  return (await readJson(response)).body;
+/** @param {string} path */
+async function getJson(path) {
+  const response = await fetch(path, { headers: { Accept: "application/json" } });
+  if (!response.ok) throw await failure(response);
+  return response.json();
+}
+
+/** GET /api/presets -> {presets, limits, config_defaults} */
+export const fetchPresets = () => getJson("/api/presets");
+
+/** GET /api/models -> {models, default, examples, max_text_chars, max_json_values, install} */
+export const fetchModels = () => getJson("/api/models");
+
+/**
+ * The query string of a request's parameters (null and undefined left out).
+ * @param {Params} params
+ */
+export function query(params) {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== null && v !== undefined) q.set(k, String(v));
+  const s = q.toString();
+  return s ? `?${s}` : "";
 }
 
 /**
- * Debounced POST /api/trace. Each new request aborts the one in flight, so a stale
- * response can never overwrite a newer one. Callbacks: onPending(bool), onResult(trace,
- * text), onError(message).
+ * POST /api/trace: a part of the trace of `body`, in the compact form.
+ * @param {object} body
+ * @param {Params} [params]
+ * @param {AbortSignal} [signal]
+ * @returns {Promise<Compact>}
+ */
+export async function fetchTrace(body, params = {}, signal) {
+  const response = await fetch(`/api/trace${query(params)}`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", Accept: COMPACT_MEDIA_TYPE },
+    body: JSON.stringify(body),
+    signal,
+  });
+  if (!response.ok) throw await failure(response);
+  return decodeCompact(await response.arrayBuffer());
+}
+
+/**
+ * POST /api/trace as JSON (what an export saves): the text as the server sent it.
+ * @param {object} body
+ * @param {Params} [params]
+ */
+export async function fetchTraceJson(body, params = {}) {
+  const response = await fetch(`/api/trace${query(params)}`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", Accept: "application/json" },
+    body: JSON.stringify(body),
+  });
+  if (!response.ok) throw await failure(response);
+  return response.text();
+}
+
+/**
+ * The parts of one trace (one input), each asked for once: the server computed the trace for
+ * the first request and keeps it, so later parts are quick; if it forgot, it recomputes.
+ */
+export class TraceParts {
+  /** @param {object} body the trace request @param {number} [keep] parts remembered */
+  constructor(body, keep = 48) {
+    this.body = body;
+    this.keep = keep;
+    /** @type {Map<string, Promise<Compact>>} */
+    this.parts = new Map();
+  }
+
+  /**
+   * Remember a part already at hand (the first response holds the first head).
+   * @param {Params} params @param {Compact} part
+   */
+  seed(params, part) {
+    this.parts.set(query(params), Promise.resolve(part));
+  }
+
+  /**
+   * @param {Params} params
+   * @returns {Promise<Compact>}
+   */
+  get(params) {
+    const key = query(params);
+    let part = this.parts.get(key);
+    if (part) {
+      this.parts.delete(key); // most recent last
+    } else {
+      part = fetchTrace(this.body, params);
+      part.catch(() => this.parts.delete(key)); // ask again next time
+    }
+    this.parts.set(key, part);
+    while (this.parts.size > this.keep) this.parts.delete(/** @type {string} */ (this.parts.keys().next().value));
+    return part;
+  }
+}
+
+/**
+ * Debounced first requests of a trace. Each new request aborts the one in flight, so a stale
+ * response can never overwrite a newer one. Callbacks: onPending(bool), onResult(compact,
+ * request), onError(message).
  */
 export class TraceClient {
+  /**
+   * @param {{delay?: number, onPending: (p: boolean) => void,
+   *   onResult: (c: Compact, r: {body: object, params: Params}) => void,
+   *   onError: (message: string) => void}} options
+   */
   constructor({ delay = 150, onPending, onResult, onError }) {
     this.delay = delay;
     this.onPending = onPending;
     this.onResult = onResult;
     this.onError = onError;
-    this.timer = null;
+    /** @type {ReturnType<typeof setTimeout> | undefined} */
+    this.timer = undefined;
+    /** @type {AbortController | null} */
     this.controller = null;
     this.seq = 0;
   }
 
-  /** Ask for a trace of `request` after the debounce delay (0 = now). */
-  request(request, delay = this.delay) {
+  /**
+   * Ask for `params` of the trace of `body` after the debounce delay (0 = now).
+   * @param {object} body
+   * @param {Params} params
+   * @param {number} [delay]
+   */
+  request(body, params, delay = this.delay) {
     this.cancel();
     const seq = ++this.seq;
     this.onPending(true);
-    this.timer = setTimeout(() => this.send(request, seq), delay);
+    this.timer = setTimeout(() => this.send({ body, params }, seq), delay);
   }
 
   /** Forget any scheduled or running request. */
   cancel() {
     clearTimeout(this.timer);
-    this.timer = null;
+    this.timer = undefined;
     if (this.controller) this.controller.abort();
     this.controller = null;
   }
@@ -81,32 +194,22 @@ export class TraceClient {
     this.onPending(false);
   }
 
+  /** @param {{body: object, params: Params}} request @param {number} seq */
   async send(request, seq) {
     const controller = new AbortController();
     this.controller = controller;
     try {
-      const response = await fetch("/api/trace", {
-        method: "POST",
-        headers: { "Content-Type": "application/json", Accept: "application/json" },
-        body: JSON.stringify(request),
-        signal: controller.signal,
-      });
-      const { body, text } = await readJson(response);
+      const result = await fetchTrace(request.body, request.params, controller.signal);
       if (seq !== this.seq) return;
       this.controller = null;
-      this.onResult(body, text);
+      this.onResult(result, request);
     } catch (err) {
-      if (seq !== this.seq || err.name === "AbortError") return;
+      const e = /** @type {Error} */ (err);
+      if (seq !== this.seq || e.name === "AbortError") return;
       this.controller = null;
-      this.onError(err instanceof ApiError ? err.message : `Could not reach the server (${err.message}).`);
+      this.onError(e instanceof ApiError ? e.message : `Could not reach the server (${e.message}).`);
     } finally {
       if (seq === this.seq) this.onPending(false);
     }
   }
-}
-
-/** GET /api/models -> {models: [...], default: name | null, examples: [...], max_text_chars} */
-export async function fetchModels() {
-  const response = await fetch("/api/models", { headers: { Accept: "application/json" } });
-  return (await readJson(response)).body;
 }

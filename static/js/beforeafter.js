@@ -1,37 +1,37 @@
-// The table of each token's vector before (layer 0) and after the chosen layer.
+// The table of each token's vector before (layer 0) and after the chosen layer (toy lab).
 
-import { exact, fmt } from "./theme.js";
+import { sub } from "./compact.js";
+import { el } from "./dom.js";
+import { exact, fmt } from "./numbers.js";
+
+/** @typedef {import("./types.js").NDArray} NDArray */
 
 const SHOWN = 3; // values written out per vector; the cell's title has all of them
 
-function vectorCell(values) {
-  const td = document.createElement("td");
+/** @param {NDArray} vector */
+function vectorCell(vector) {
+  const values = Array.from(vector.data);
   const shown = values.slice(0, SHOWN).map((v) => fmt(v, 2));
   if (values.length > SHOWN) shown.push("…");
-  td.textContent = `[${shown.join(", ")}]`;
-  td.title = `[${values.map(exact).join(", ")}]`;
-  return td;
+  return el("td", { textContent: `[${shown.join(", ")}]`,
+    title: `[${values.map((v) => exact(v, vector.dtype)).join(", ")}]` });
 }
 
-function cell(tag, text, className) {
-  const c = document.createElement(tag);
-  c.textContent = text;
-  if (className) c.className = className;
-  return c;
-}
-
-/** Rows: token | hidden_states[0][i] | hidden_states[layer][i], from the API response. */
-export function renderBeforeAfter(table, trace, view) {
-  const l = Math.min(view.vlayer, trace.layers);
-  const head = document.createElement("thead");
-  const hr = head.insertRow();
-  hr.append(cell("th", "token"), cell("th", "before (layer 0)"), cell("th", `after layer ${l}`));
-  const body = document.createElement("tbody");
-  trace.tokens.forEach((token, i) => {
-    const tr = body.insertRow();
-    tr.dataset.token = String(i);
-    tr.append(cell("td", token, "token"), vectorCell(trace.hidden_states[0][i]),
-      vectorCell(trace.hidden_states[l][i]));
-  });
+/**
+ * Rows: token | hidden_states[0][i] | hidden_states[vlayer][i].
+ * @param {HTMLElement} card holds the [data-role=table] <table>
+ * @param {{tokens: string[], hidden: NDArray}} data hidden states [L+1][n][d]
+ * @param {{vlayer: number}} sel
+ */
+export function render(card, data, sel) {
+  const table = /** @type {HTMLTableElement} */ (card.querySelector("[data-role=table]"));
+  const l = Math.min(sel.vlayer, data.hidden.shape[0] - 1);
+  const head = el("thead", {}, [el("tr", {}, [el("th", { textContent: "token" }),
+    el("th", { textContent: "before (layer 0)" }), el("th", { textContent: `after layer ${l}` })])]);
+  const body = el("tbody", {}, data.tokens.map((token, i) => el("tr", { dataset: { token: String(i) } }, [
+    el("td", { className: "token", textContent: token }),
+    vectorCell(sub(data.hidden, 0, i)),
+    vectorCell(sub(data.hidden, l, i)),
+  ])));
   table.replaceChildren(head, body);
 }

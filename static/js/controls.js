@@ -1,24 +1,11 @@
 // The preset picker and the model configuration form (every ToyConfig field).
 
+import { byId, fillOptions } from "./dom.js";
 import { parseNumber } from "./paste.js";
 import { dims, headChoices, identity } from "./state.js";
 import { cellText } from "./table.js";
 
-const $ = (id) => document.getElementById(id);
-
-function options(select, items) {
-  const current = select.value;
-  const same = select.options.length === items.length &&
-    items.every(([v, text], i) => select.options[i].value === String(v) && select.options[i].textContent === text);
-  if (same) return;
-  select.replaceChildren(...items.map(([value, text]) => {
-    const o = document.createElement("option");
-    o.value = String(value);
-    o.textContent = text;
-    return o;
-  }));
-  if (items.some(([v]) => String(v) === current)) select.value = current;
-}
+const $ = byId;
 
 const MATRIX_TITLES = { q: "W_Q (query)", k: "W_K (key)", v: "W_V (value)", o: "W_O (output)" };
 
@@ -27,16 +14,18 @@ const MATRIX_TITLES = { q: "W_Q (query)", k: "W_K (key)", v: "W_V (value)", o: "
  * onPreset(preset) when one is picked (or Reset).
  */
 export function createControls({ getState, getLimits, onEdit, onPreset }) {
-  const form = $("config");
-  const f = form.elements;
-  const presetSelect = $("preset");
+  const form = /** @type {HTMLFormElement} */ ($("config"));
+  const f = /** @type {any} */ (form.elements);
+  const presetSelect = /** @type {HTMLSelectElement} */ ($("preset"));
   const about = $("preset-about");
   const weightsBox = $("custom-weights");
+  /** @type {any[]} */
   let presets = [];
 
+  /** @param {any[]} list */
   function setPresets(list) {
     presets = list;
-    options(presetSelect, list.map((p) => [p.id, p.name]));
+    fillOptions(presetSelect, list.map((p) => [p.id, p.name]));
     for (const [i, o] of [...presetSelect.options].entries()) o.title = list[i].about;
   }
 
@@ -62,8 +51,8 @@ export function createControls({ getState, getLimits, onEdit, onPreset }) {
     const cfg = s.config;
     const limits = getLimits();
     const d = dims(s);
-    options(f.layers, Array.from({ length: limits.max_layers }, (_, i) => [i + 1, String(i + 1)]));
-    options(f.heads, headChoices(d, limits.max_heads).map((h) => [h, `${h} (d_h = ${d / h})`]));
+    fillOptions(f.layers, Array.from({ length: limits.max_layers }, (_, i) => [i + 1, String(i + 1)]));
+    fillOptions(f.heads, headChoices(d, limits.max_heads).map((h) => [h, `${h} (d_h = ${d / h})`]));
     f.layers.value = String(cfg.layers);
     f.heads.value = String(cfg.heads);
     for (const key of ["projections", "mask", "positional", "norm"]) f[key].value = cfg[key];
@@ -111,20 +100,20 @@ export function createControls({ getState, getLimits, onEdit, onPreset }) {
   }
 
   weightsBox.addEventListener("input", (event) => {
-    const t = event.target;
+    const t = /** @type {HTMLInputElement} */ (event.target);
     const name = t.closest("table")?.dataset.matrix;
-    const w = getState().config.weights;
+    const w = /** @type {Record<string, any>} */ (getState().config.weights);
     if (!name || !w) return;
     const v = parseNumber(t.value);
-    w[name][+t.dataset.i][+t.dataset.j] = v ?? t.value;
+    w[name][Number(t.dataset.i)][Number(t.dataset.j)] = v ?? t.value;
     t.classList.toggle("invalid", v === null);
     onEdit({ structural: false });
   });
 
   form.addEventListener("submit", (event) => event.preventDefault());
   form.addEventListener("input", (event) => {
-    const t = event.target;
-    const cfg = getState().config;
+    const t = /** @type {HTMLInputElement} */ (event.target);
+    const cfg = /** @type {Record<string, any>} */ (getState().config);
     const key = t.name;
     if (!key) return;
     let structural = false;

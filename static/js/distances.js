@@ -1,63 +1,55 @@
-// The distance between two chosen tokens at every layer: a readout and a line plot.
+// The distance between two chosen tokens at every layer: a readout and a line plot (toy lab).
 
-import { baseLayout, draw, exact, fmt, plotText } from "./theme.js";
+import { fillOptions, el } from "./dom.js";
+import { exact, fmt } from "./numbers.js";
+import { SELECTED, baseLayout, draw, plotText } from "./theme.js";
 
-const $ = (id) => document.getElementById(id);
+/** @typedef {import("./types.js").NDArray} NDArray */
 
-function fillTokens(select, tokens, value) {
-  const labels = tokens.map((t, i) => `${i + 1}. ${t}`);
-  const same = select.options.length === tokens.length &&
-    [...select.options].every((o, i) => o.textContent === labels[i]);
-  if (!same) {
-    select.replaceChildren(...labels.map((text, i) => {
-      const o = document.createElement("option");
-      o.value = String(i);
-      o.textContent = text;
-      return o;
-    }));
+/**
+ * Readout "apple ↔ banana: 0.700 → 0.059" and the plot of distances[l][a][b] over l.
+ * @param {HTMLElement} card holds [data-role=a|b] pickers, [data-role=readout], [data-role=plot]
+ * @param {{tokens: string[], distances: NDArray}} data [L+1][n][n]
+ * @param {{a: number, b: number, vlayer: number}} sel
+ * @param {{onSelect: (change: {a?: number, b?: number}) => void}} callbacks
+ */
+export function render(card, data, sel, callbacks) {
+  const { tokens, distances } = data;
+  const [L1, n] = distances.shape;
+  const a = Math.min(sel.a, n - 1);
+  const b = Math.min(sel.b, n - 1);
+  const items = /** @type {[number, string][]} */ (tokens.map((t, i) => [i, `${i + 1}. ${t}`]));
+  for (const [role, value] of /** @type {const} */ ([["a", a], ["b", b]])) {
+    const select = /** @type {HTMLSelectElement} */ (card.querySelector(`[data-role=${role}]`));
+    fillOptions(select, items, value);
+    select.onchange = () => callbacks.onSelect({ [role]: Number(select.value) });
   }
-  select.value = String(value);
-}
+  const series = Array.from({ length: L1 }, (_, l) => distances.data[(l * n + a) * n + b]);
+  const current = Math.min(sel.vlayer, L1 - 1);
+  const dtype = distances.dtype;
 
-function span(text, className, title) {
-  const s = document.createElement("span");
-  s.textContent = text;
-  if (className) s.className = className;
-  if (title) s.title = title;
-  return s;
-}
-
-/** Readout "apple ↔ banana: 0.700 → 0.059" and the plot of distances[l][a][b] over l. */
-export function renderDistances(trace, view) {
-  const n = trace.n;
-  const a = Math.min(view.a, n - 1);
-  const b = Math.min(view.b, n - 1);
-  fillTokens($("dist-a"), trace.tokens, a);
-  fillTokens($("dist-b"), trace.tokens, b);
-  const series = trace.distances.map((layer) => layer[a][b]);
-  const current = Math.min(view.vlayer, trace.layers);
-
-  const readout = $("dist-readout");
-  const parts = [span(`${trace.tokens[a]} ↔ ${trace.tokens[b]}`, "pair"), span(": ")];
+  const parts = [el("span", { className: "pair", textContent: `${tokens[a]} ↔ ${tokens[b]}` }),
+    el("span", { textContent: ": " })];
   series.forEach((v, l) => {
-    if (l > 0) parts.push(span(" → "));
-    parts.push(span(fmt(v, 3), l === current ? "value current" : "value", `layer ${l}: ${exact(v)}`));
+    if (l > 0) parts.push(el("span", { textContent: " → " }));
+    parts.push(el("span", { className: l === current ? "value current" : "value",
+      textContent: fmt(v, 3), title: `layer ${l}: ${exact(v, dtype)}` }));
   });
-  readout.replaceChildren(...parts);
+  /** @type {HTMLElement} */ (card.querySelector("[data-role=readout]")).replaceChildren(...parts);
 
   const layers = series.map((_, l) => l);
-  const pair = `${plotText(trace.tokens[a])} ↔ ${plotText(trace.tokens[b])}`;
-  return draw($("distances-plot"), [{
+  const pair = `${plotText(tokens[a])} ↔ ${plotText(tokens[b])}`;
+  return draw(/** @type {HTMLElement} */ (card.querySelector("[data-role=plot]")), [{
     type: "scatter", mode: "lines+markers", uid: "distance", name: pair, x: layers, y: series,
     // User text goes through customdata: a template would read "%{...}" in a token label.
-    customdata: series.map((v) => [pair, exact(v)]),
+    customdata: series.map((v) => [pair, exact(v, dtype)]),
     hovertemplate: "%{customdata[0]}<br>layer %{x}: %{customdata[1]}<extra></extra>",
-    line: { color: "#1f5fbf", width: 2.5 }, marker: { size: 7 },
+    line: { color: SELECTED, width: 2.5 }, marker: { size: 7 },
   }], baseLayout({
     margin: { l: 60, r: 20, t: 16, b: 46 },
     showlegend: false,
     xaxis: { title: { text: "layer (0 = input)" }, tickmode: "array", tickvals: layers,
-      range: [-0.3, trace.layers + 0.3], zeroline: false },
+      range: [-0.3, L1 - 1 + 0.3], zeroline: false },
     yaxis: { title: { text: "distance" }, rangemode: "tozero" },
     shapes: [{ type: "line", xref: "x", yref: "paper", x0: current, x1: current, y0: 0, y1: 1,
       line: { color: "#9aa3b2", width: 1, dash: "dot" } }],

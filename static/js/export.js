@@ -1,16 +1,4 @@
-// Getting things out: the trace as JSON, any plot as PNG, the link to this exact view.
-
-/** Save `text` as a file (the browser's download). */
-export function downloadText(text, filename, type = "application/json") {
-  const url = URL.createObjectURL(new Blob([text], { type }));
-  const a = document.createElement("a");
-  a.href = url;
-  a.download = filename;
-  document.body.append(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 10_000);
-}
+// Getting things out: any Plotly plot as PNG, the link to this exact view on the clipboard.
 
 /** Save a drawn Plotly plot as a PNG at twice its on-screen size. */
 export function downloadPng(plotEl, filename) {

@@ -1,87 +1,113 @@
 // Head view, after BertViz: the tokens twice, queries on the left and keys on the right, and a
-// line from each query to each key per chosen head, as thick and opaque as its weight.
-// Hovering a token keeps only its lines (left: what it attends to; right: what attends to it).
+// line from each query to each key per chosen head, as thick and opaque as its weight. Hovering
+// a token keeps only its lines (left: what it attends to; right: what attends to it). Past
+// FULL_MAX tokens only the lines of one token are drawn: the chosen query's, or the hovered
+// token's. Weights come from the trace's 8-bit values (within half a step of 1/255 of the
+// head's peak). render(container, data, sel, callbacks).
+
+import { el } from "./dom.js";
+import { headColor } from "./theme.js";
+
+/** @typedef {import("./types.js").NDArray} NDArray */
 
 const SVG = "http://www.w3.org/2000/svg";
 export const MIN_WEIGHT = 0.01; // lighter lines are not drawn
+export const FULL_MAX = 64; // more tokens: one token's lines at a time
 
-// 12 distinct colours, one per head (Tableau 10 and two more); more heads wrap around.
-const HEAD_COLORS = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948",
-  "#b07aa1", "#ff9da7", "#9c755f", "#7f7f7f", "#17becf", "#6b3fa0"];
-export const headColor = (h) => HEAD_COLORS[h % HEAD_COLORS.length];
-
+/** @param {string} tag @param {Record<string, string | number>} [attrs] */
 function svg(tag, attrs = {}) {
   const e = document.createElementNS(SVG, tag);
   for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, String(v));
   return e;
 }
 
-/** Check boxes for the heads, one colour chip each; onChange(list of chosen heads). */
+/**
+ * Check boxes for the heads, one colour chip each; onChange(list of chosen heads).
+ * @param {HTMLElement} box @param {number} heads @param {number[]} chosen
+ * @param {(heads: number[]) => void} onChange
+ */
 export function renderHeadChips(box, heads, chosen, onChange) {
   if (box.childElementCount !== heads) {
     box.replaceChildren(...Array.from({ length: heads }, (_, h) => {
-      const label = document.createElement("label");
-      label.className = "chip";
+      const label = el("label", { className: "chip" }, [
+        el("input", { type: "checkbox", value: String(h), "aria-label": `head ${h + 1}` }),
+        el("span", { textContent: String(h + 1) }),
+      ]);
       label.style.setProperty("--chip", headColor(h));
-      const input = document.createElement("input");
-      input.type = "checkbox";
-      input.value = String(h);
-      input.setAttribute("aria-label", `head ${h + 1}`);
-      const text = document.createElement("span");
-      text.textContent = String(h + 1);
-      label.append(input, text);
       return label;
     }));
-    box.onchange = () => onChange([...box.querySelectorAll("input:checked")].map((i) => Number(i.value)));
   }
-  for (const input of box.querySelectorAll("input")) input.checked = chosen.includes(Number(input.value));
+  box.onchange = () => onChange([...box.querySelectorAll("input:checked")].map((i) => Number(/** @type {HTMLInputElement} */ (i).value)));
+  for (const input of /** @type {NodeListOf<HTMLInputElement>} */ (box.querySelectorAll("input"))) {
+    input.checked = chosen.includes(Number(input.value));
+  }
 }
 
-/** Rough width of a label in px at the given font size (no layout needed). */
+/** Rough width of a label in px at the given font size (no layout needed). @param {string} s @param {number} size */
 const textWidth = (s, size) => [...s].length * size * 0.6;
 
 /**
- * Draw into `box` (an element it fills): tv = tokenView, sel = {layer, heads: [..], query:
- * row of tv or -1}, onPick(row) when a query token is clicked.
+ * @param {HTMLElement} container the box the view fills
+ * @param {{labels: string[], values: NDArray, scale: NDArray}} data one layer: values
+ *   [heads][m][m] uint8 and scale [heads], weight = value * scale / 255
+ * @param {{layer: number, heads: number[], query: number}} sel query: the chosen row, or -1
+ * @param {{onPick?: (row: number) => void}} callbacks a click on a query token
  */
-export function renderHeadView(box, trace, tv, sel, onPick) {
-  const labels = tv.labels;
+export function render(container, data, sel, callbacks) {
+  const { labels, values, scale } = data;
   const n = labels.length;
+  const full = n <= FULL_MAX;
   const row = n <= 30 ? 22 : n <= 60 ? 16 : 12;
   const font = n <= 30 ? 13 : n <= 60 ? 11 : 9;
   const labelW = Math.min(170, Math.max(50, ...labels.map((s) => textWidth(s, font) + 14)));
-  const width = Math.max(Math.min(box.clientWidth || 560, 2 * labelW + 480), 2 * labelW + 120);
+  const width = Math.max(Math.min(container.clientWidth || 560, 2 * labelW + 480), 2 * labelW + 120);
   const top = 8;
   const height = top * 2 + n * row;
   const x1 = labelW;
   const x2 = width - labelW;
-  const y = (i) => top + i * row + row / 2;
+  const y = (/** @type {number} */ i) => top + i * row + row / 2;
 
   const root = svg("svg", {
-    class: "hv", width, height, viewBox: `0 0 ${width} ${height}`, role: "img",
+    class: full ? "hv" : "hv hv-one", width, height, viewBox: `0 0 ${width} ${height}`, role: "img",
     "aria-label": `Head view, layer ${sel.layer + 1}, heads ${sel.heads.map((h) => h + 1).join(", ") || "none"}`,
   });
   root.dataset.layer = String(sel.layer);
   root.dataset.heads = sel.heads.join(",");
   const lines = svg("g", { class: "hv-lines" });
-  const groups = Array.from({ length: n }, (_, i) => svg("g", { class: "hv-q", "data-query": i }));
-  for (const h of sel.heads) {
-    const m = tv.attention(sel.layer, h);
-    const color = headColor(h);
-    for (let i = 0; i < n; i++) {
-      for (let j = 0; j < n; j++) {
-        const w = m[i][j] ?? 0;
-        if (w < MIN_WEIGHT) continue;
-        groups[i].append(svg("line", {
-          x1: x1 + 6, y1: y(i), x2: x2 - 6, y2: y(j), stroke: color,
-          "stroke-width": (0.6 + 4 * w).toFixed(2), "stroke-opacity": (0.12 + 0.88 * w).toFixed(3),
-          "data-head": h, "data-query": i, "data-key": j, "data-weight": String(w),
-        }));
+
+  const all = Array.from({ length: n }, (_, i) => i);
+  /**
+   * The lines from the query rows `qs` to the key columns `ks`, chosen heads, weights >=
+   * MIN_WEIGHT.
+   * @param {number[]} qs @param {number[]} ks
+   */
+  function drawLines(qs, ks) {
+    const groups = Array.from({ length: n }, (_, i) => svg("g", { class: "hv-q", "data-query": i }));
+    for (const h of sel.heads) {
+      const color = headColor(h);
+      const s = scale.data[h] / 255;
+      const base = h * n * n;
+      for (const i of qs) {
+        for (const j of ks) {
+          const w = values.data[base + i * n + j] * s;
+          if (w < MIN_WEIGHT) continue;
+          groups[i].append(svg("line", {
+            x1: x1 + 6, y1: y(i), x2: x2 - 6, y2: y(j), stroke: color,
+            "stroke-width": (0.6 + 4 * w).toFixed(2), "stroke-opacity": (0.12 + 0.88 * w).toFixed(3),
+            "data-head": h, "data-query": i, "data-key": j, "data-weight": String(w),
+          }));
+        }
       }
     }
+    lines.replaceChildren(...groups);
+    return groups;
   }
-  lines.append(...groups);
+  /** One token's lines: a query's (left) or a key's (right). @param {number} t @param {boolean} left */
+  const linesOf = (t, left) => (t < 0 || t >= n ? drawLines([], []) : left ? drawLines([t], all) : drawLines(all, [t]));
+  let shownFor = full ? "" : `L${sel.query}`;
+  let groups = full ? drawLines(all, all) : linesOf(sel.query, true);
 
+  /** @param {"left" | "right"} name @param {number} x @param {string} anchor */
   const side = (name, x, anchor) => {
     const g = svg("g", { class: `hv-tokens hv-${name}` });
     labels.forEach((label, i) => {
@@ -107,32 +133,41 @@ export function renderHeadView(box, trace, tv, sel, onPick) {
   const clear = () => {
     root.classList.remove("focus-q", "focus-k");
     for (const e of root.querySelectorAll(".on")) e.classList.remove("on");
-  };
-  const focus = (t) => {
-    clear();
-    const i = t.dataset.index;
-    t.classList.add("on");
-    if (t.dataset.side === "left") {
-      root.classList.add("focus-q");
-      groups[i].classList.add("on");
-    } else {
-      root.classList.add("focus-k");
-      for (const line of lines.querySelectorAll(`line[data-key="${i}"]`)) line.classList.add("on");
+    if (!full && shownFor !== `L${sel.query}`) {
+      groups = linesOf(sel.query, true);
+      shownFor = `L${sel.query}`;
     }
   };
+  /** @param {Element} t */
+  const focus = (t) => {
+    for (const e of root.querySelectorAll(".on")) e.classList.remove("on");
+    const i = Number(/** @type {HTMLElement} */ (t).dataset.index);
+    const left = /** @type {HTMLElement} */ (t).dataset.side === "left";
+    t.classList.add("on");
+    const key = `${left ? "L" : "R"}${i}`;
+    if (!full && shownFor !== key) {
+      groups = linesOf(i, left);
+      shownFor = key;
+    }
+    root.classList.toggle("focus-q", left);
+    root.classList.toggle("focus-k", !left);
+    if (left) groups[i].classList.add("on");
+    else for (const line of lines.querySelectorAll(`line[data-key="${i}"]`)) line.classList.add("on");
+  };
   root.addEventListener("mouseover", (e) => {
-    const t = e.target.closest(".hv-token");
+    const t = /** @type {Element} */ (e.target).closest(".hv-token");
     if (t) focus(t);
   });
   root.addEventListener("mouseleave", clear);
   root.addEventListener("focusin", (e) => {
-    const t = e.target.closest(".hv-token");
+    const t = /** @type {Element} */ (e.target).closest(".hv-token");
     if (t) focus(t);
   });
   root.addEventListener("focusout", clear);
+  /** @param {Event} e */
   const pick = (e) => {
-    const t = e.target.closest(".hv-left .hv-token");
-    if (t && onPick) onPick(Number(t.dataset.index));
+    const t = /** @type {HTMLElement | null} */ (/** @type {Element} */ (e.target).closest(".hv-left .hv-token"));
+    if (t && callbacks.onPick) callbacks.onPick(Number(t.dataset.index));
   };
   root.addEventListener("click", pick);
   root.addEventListener("keydown", (e) => {
@@ -141,14 +176,20 @@ export function renderHeadView(box, trace, tv, sel, onPick) {
       pick(e);
     }
   });
-  box.replaceChildren(root);
+  const note = full ? [] : [el("p", { className: "hv-note",
+    textContent: `${n} tokens: only one token's lines are drawn, the chosen query's (click a token ` +
+      "on the left to choose it) or the token under the pointer's." })];
+  container.replaceChildren(...note, root);
 }
 
-/** The drawn head view as an SVG file's text. */
-export function headViewSvg(box) {
-  const node = box.querySelector("svg.hv");
+/**
+ * The drawn head view as an SVG file's text.
+ * @param {HTMLElement} container
+ */
+export function headViewSvg(container) {
+  const node = container.querySelector("svg.hv");
   if (!node) return null;
-  const copy = node.cloneNode(true);
+  const copy = /** @type {Element} */ (node.cloneNode(true));
   copy.setAttribute("xmlns", SVG);
   const style = svg("style");
   style.textContent = "text{font-family:system-ui,sans-serif;fill:#1d2330} rect{fill:none}";

@@ -1,46 +1,39 @@
-// Heatmaps of the scores and the attention weights of one layer and head.
+// Heatmaps of the scores and the attention weights of one layer and head (toy lab).
+// render(card, data, sel, callbacks): the card holds [data-role=layer|head] pickers and the
+// [data-role=scores|weights] plots.
 
+import { fillIndexSelect } from "./dom.js";
+import { exact, fmt } from "./numbers.js";
+import { nested } from "./compact.js";
 import {
-  MASKED_GREY, SCORE_SCALE, WEIGHT_SCALE, baseLayout, draw, exact, fmt, plotText, tokenAxis,
+  MASKED_GREY, SCORE_SCALE, WEIGHT_SCALE, baseLayout, draw, plotText, tokenAxis,
 } from "./theme.js";
 
-const $ = (id) => document.getElementById(id);
+/** @typedef {import("./types.js").NDArray} NDArray */
+/** @typedef {import("./types.js").TraceMeta} TraceMeta */
+
 const ANNOTATE_MAX = 12; // write the values in the cells up to this many tokens
 const SIDE_BY_SIDE_MAX = 7; // more tokens: scores above weights, each the full width
 
-function fillSelect(select, count, label, value) {
-  if (select.options.length !== count) {
-    select.replaceChildren(...Array.from({ length: count }, (_, i) => {
-      const o = document.createElement("option");
-      o.value = String(i);
-      o.textContent = `${label} ${i + 1}`;
-      return o;
-    }));
-  }
-  select.value = String(value);
-}
-
-/** The largest |score| over every layer and head, so that all heads share one colour range. */
-function scoreRange(scores) {
-  let m = 0;
-  for (const layer of scores) for (const head of layer) for (const row of head) {
-    for (const v of row) if (v !== null && Math.abs(v) > m) m = Math.abs(v);
-  }
-  return m > 0 ? m : 1;
-}
-
-/** Cell text with about three significant digits: "%{z:.2f}" up to 10, then fewer decimals. */
+/**
+ * Cell text with about three significant digits: "%{z:.2f}" up to 10, then fewer decimals.
+ * @param {(number | null)[][]} z
+ */
 function cellFormat(z) {
   let m = 0;
   for (const row of z) for (const v of row) if (v !== null) m = Math.max(m, Math.abs(v));
   return m >= 100 ? "%{z:.0f}" : m >= 10 ? "%{z:.1f}" : "%{z:.2f}";
 }
 
-function heatmap(tokens, z, kind, colorbar, extra) {
+/**
+ * @param {string[]} tokens @param {(number | null)[][]} z @param {string} kind
+ * @param {string} dtype @param {string} colorbar @param {object} extra
+ */
+function heatmap(tokens, z, kind, dtype, colorbar, extra) {
   const n = tokens.length;
   const customdata = z.map((row, i) => row.map((v, j) => [
     plotText(tokens[i]), plotText(tokens[j]),
-    v === null ? "masked (−∞ before the softmax)" : `${kind} ${exact(v)}`,
+    v === null ? "masked (−∞ before the softmax)" : `${kind} ${exact(v, dtype)}`,
   ]));
   return {
     type: "heatmap",
@@ -58,6 +51,7 @@ function heatmap(tokens, z, kind, colorbar, extra) {
   };
 }
 
+/** @param {string[]} tokens @param {string} title */
 function layoutFor(tokens, title) {
   return baseLayout({
     title: { text: title, font: { size: 14 }, x: 0.02, xanchor: "left" },
@@ -69,41 +63,51 @@ function layoutFor(tokens, title) {
   });
 }
 
-/** Sync the layer/head pickers to the trace and draw both heatmaps for view.layer/head. */
-export function renderAttention(trace, view) {
-  const layer = Math.min(view.layer, trace.layers - 1);
-  const head = Math.min(view.head, trace.heads - 1);
-  fillSelect($("att-layer"), trace.layers, "layer", layer);
-  fillSelect($("att-head"), trace.heads, "head", head);
-  $("att-head").disabled = trace.heads === 1;
-  $("att-layer").disabled = trace.layers === 1;
+/**
+ * Draw both heatmaps of sel.layer / sel.head and sync the pickers.
+ * @param {HTMLElement} card
+ * @param {{meta: TraceMeta, scores: NDArray, weights: NDArray, scoreMax: number,
+ *   entropy: number}} data one head's [n][n] scores (-Infinity masked) and weights
+ * @param {{layer: number, head: number}} sel
+ * @param {{onSelect: (change: {layer?: number, head?: number}) => void}} callbacks
+ */
+export function render(card, data, sel, callbacks) {
+  const { meta } = data;
+  const layerPicker = /** @type {HTMLSelectElement} */ (card.querySelector("[data-role=layer]"));
+  const headPicker = /** @type {HTMLSelectElement} */ (card.querySelector("[data-role=head]"));
+  fillIndexSelect(layerPicker, meta.layers, "layer", sel.layer);
+  fillIndexSelect(headPicker, meta.heads, "head", sel.head);
+  headPicker.disabled = meta.heads === 1;
+  layerPicker.disabled = meta.layers === 1;
+  layerPicker.onchange = () => callbacks.onSelect({ layer: Number(layerPicker.value) });
+  headPicker.onchange = () => callbacks.onSelect({ head: Number(headPicker.value) });
 
-  const tokens = trace.tokens;
+  const tokens = meta.tokens;
   const n = tokens.length;
   const height = `${Math.max(380, Math.min(760, 160 + n * 10))}px`;
-  $("attention-grid").classList.toggle("stacked", n > SIDE_BY_SIDE_MAX);
-  const where = `layer ${layer + 1}, head ${head + 1}`;
-  const m = scoreRange(trace.scores);
-  const scoreTitle = trace.config.scale
-    ? `score = q·k / √d<sub>h</sub> (d<sub>h</sub> = ${trace.head_dim})`
-    : "score = q·k (unscaled)";
-  const scoresEl = $("scores-plot");
-  const weightsEl = $("weights-plot");
+  /** @type {HTMLElement} */ (card.querySelector("[data-role=grid]")).classList.toggle("stacked", n > SIDE_BY_SIDE_MAX);
+  const where = `layer ${sel.layer + 1}, head ${sel.head + 1}`;
+  const m = data.scoreMax > 0 ? data.scoreMax : 1;
+  const scoreTitle = meta.config?.scale === false
+    ? "score = q·k (unscaled)"
+    : `score = q·k / √d<sub>h</sub> (d<sub>h</sub> = ${meta.head_dim})`;
+  const scoresEl = /** @type {HTMLElement} */ (card.querySelector("[data-role=scores]"));
+  const weightsEl = /** @type {HTMLElement} */ (card.querySelector("[data-role=weights]"));
   scoresEl.style.height = height;
   weightsEl.style.height = height;
-  const masked = trace.config.mask === "causal" ? " · grey = masked" : "";
-  const entropy = fmt(trace.entropy_mean[layer][head], 2);
+  const masked = meta.config?.mask === "causal" ? " · grey = masked" : "";
+  const scores = nested(data.scores).map((row) => row.map((/** @type {number} */ v) => (v === -Infinity ? null : v)));
   return Promise.all([
     draw(scoresEl,
-      [heatmap(tokens, trace.scores[layer][head], "score", scoreTitle,
+      [heatmap(tokens, scores, "score", data.scores.dtype, scoreTitle,
         { colorscale: SCORE_SCALE, zmin: -m, zmax: m, uid: "scores" })],
       layoutFor(tokens, `Scores · ${where}${masked}`),
       "attnviz-scores"),
     draw(weightsEl,
-      [heatmap(tokens, trace.attentions[layer][head], "weight",
+      [heatmap(tokens, nested(data.weights), "weight", data.weights.dtype,
         "attention weight (softmax), rows sum to 1",
         { colorscale: WEIGHT_SCALE, zmin: 0, zmax: 1, uid: "weights" })],
-      layoutFor(tokens, `Weights · ${where} · mean entropy ${entropy} nats`),
+      layoutFor(tokens, `Weights · ${where} · mean entropy ${fmt(data.entropy, 2)} nats`),
       "attnviz-weights"),
   ]);
 }

@@ -1,38 +1,76 @@
 // How one query's scores are built in one head: q, every key k_j, their elementwise products
-// q ⊙ k_j as aligned heatmaps, and per key Σ(q ⊙ k_j), the score and the softmax weight.
+// q ⊙ k_j as aligned heatmaps, and per key Σ(q ⊙ k_j), the score and the softmax weight. Past
+// KEYS_MAX tokens it shows the TOP_KEYS keys with the largest weights (in text order) unless
+// the reader asks for all. render(container, data, sel, callbacks).
 
-import { MASKED_GREY, SCORE_SCALE, baseLayout, draw, exact, fmt, plotText, tokenAxis } from "./theme.js";
+import { sub } from "./compact.js";
+import { el } from "./dom.js";
+import { exact, fmt } from "./numbers.js";
+import { MASKED_GREY, SCORE_SCALE, SELECTED, TEXT_DIM, baseLayout, draw, plotText, tokenAxis } from "./theme.js";
 
-const clamp = (v, hi) => Math.max(0, Math.min(Number(v) || 0, hi));
-const maxAbs = (rows) => Math.max(1e-9, ...rows.flat().filter((v) => v !== null).map(Math.abs));
+/** @typedef {import("./types.js").NDArray} NDArray */
+/**
+ * @typedef {{tokens: string[], query: number, queries: NDArray, keys: NDArray, scores: NDArray,
+ *   weights: NDArray, scaled: boolean}} QueryKeyInput one head: queries and keys [n][hs], and
+ *   the query's scores and weights [n] (masked scores -Infinity)
+ */
 
-function el(tag, className, text) {
-  const e = document.createElement(tag);
-  if (className) e.className = className;
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
+export const KEYS_MAX = 64;
+export const TOP_KEYS = 48;
 
-/** Everything the view shows, computed from the trace for layer l, head h, query i. */
-export function queryKeyData(trace, l, h, i) {
-  const q = trace.queries[l][h][i];
-  const keys = trace.keys[l][h];
+const maxAbs = (/** @type {number[][]} */ rows) => {
+  let m = 1e-9;
+  for (const row of rows) for (const v of row) if (v !== null && Math.abs(v) > m) m = Math.abs(v);
+  return m;
+};
+
+/**
+ * Everything the view shows for the query, over the key rows `rows` (original indices).
+ * @param {QueryKeyInput} data @param {number[]} rows
+ */
+export function queryKeyData(data, rows) {
+  const i = data.query;
+  const dtype = data.queries.dtype;
+  const q = Array.from(sub(data.queries, i).data);
+  const keys = rows.map((j) => Array.from(sub(data.keys, j).data));
   const hd = q.length;
   // Toy traces may be unscaled (config.scale false); model traces always divide by √head_dim.
-  const scaled = !(trace.config && trace.config.scale === false);
+  const scaled = data.scaled;
   const divisor = scaled ? Math.sqrt(hd) : 1;
   const products = keys.map((k) => k.map((v, c) => q[c] * v));
   const sums = products.map((row) => row.reduce((a, b) => a + b, 0));
-  const scores = trace.scores[l][h][i];
-  const weights = trace.attentions[l][h][i];
+  const scoreRow = data.scores.data;
+  const weightRow = data.weights.data;
+  const scores = rows.map((j) => (scoreRow[j] === -Infinity ? null : scoreRow[j]));
+  const weights = rows.map((j) => weightRow[j]);
   const masked = scores.map((s) => s === null);
   let mismatch = 0;
-  scores.forEach((s, j) => {
-    if (s !== null) mismatch = Math.max(mismatch, Math.abs(sums[j] / divisor - s));
+  scores.forEach((s, r) => {
+    if (s !== null) mismatch = Math.max(mismatch, Math.abs(sums[r] / divisor - s));
   });
-  return { q, keys, hd, scaled, divisor, products, sums, scores, weights, masked, mismatch };
+  return { q, keys, hd, scaled, divisor, products, sums, scores, weights, masked, mismatch, dtype };
 }
 
+/**
+ * The key rows to show: every key, or past KEYS_MAX the TOP_KEYS with the largest weights for
+ * the query (and the query itself), in text order.
+ * @param {QueryKeyInput} data @param {boolean} all
+ */
+export function keyRows(data, all) {
+  const i = data.query;
+  const n = data.tokens.length;
+  const every = Array.from({ length: n }, (_, j) => j);
+  if (all || n <= KEYS_MAX) return every;
+  const w = data.weights.data;
+  const top = every.sort((a, b) => w[b] - w[a] || a - b).slice(0, TOP_KEYS);
+  if (!top.includes(i)) top.push(i);
+  return top.sort((a, b) => a - b);
+}
+
+/**
+ * @param {any[][]} z @param {string} yaxis @param {string} coloraxis @param {any[][]} customdata
+ * @param {string} hovertemplate @param {string} uid
+ */
 function heat(z, yaxis, coloraxis, customdata, hovertemplate, uid) {
   return {
     type: "heatmap", uid, z, x: z[0].map((_, c) => c), y: z.map((_, r) => r), xaxis: "x", yaxis,
@@ -41,6 +79,7 @@ function heat(z, yaxis, coloraxis, customdata, hovertemplate, uid) {
 }
 
 /** Columns from the right in pixels (bars, score, Σ, colour bar), the heatmaps take the rest. */
+/** @param {number} width */
 function columns(width) {
   const f = (px) => px / Math.max(320, width - 116);
   const bars = [1 - f(140), 1];
@@ -51,6 +90,7 @@ function columns(width) {
 }
 
 /** Row blocks stacked top to bottom (q, keys, products): [lo, hi] domains and the height. */
+/** @param {number} n @param {number} width */
 function geometry(n, width) {
   const row = n <= 8 ? 26 : n <= 16 ? 20 : n <= 32 ? 14 : n <= 64 ? 10 : 8;
   const gap = 34;
@@ -67,72 +107,79 @@ function geometry(n, width) {
 
 const TOKEN = "<b>%{customdata[0]}</b>";
 
-function traces(trace, i, d) {
-  const n = trace.tokens.length;
-  const toks = trace.tokens.map(plotText);
-  const who = (j) => `${toks[j]} (${j})`;
-  const qRow = heat([d.q], "y", "coloraxis", [d.q.map((v) => [who(i), exact(v)])],
+/** @param {string[]} tokens @param {number} i @param {number[]} rows @param {any} d */
+function traces(tokens, i, rows, d) {
+  const n = rows.length;
+  const toks = tokens.map(plotText);
+  const who = (/** @type {number} */ j) => `${toks[j]} (${j})`;
+  const ex = (/** @type {number | null} */ v) => exact(v, d.dtype);
+  const qRow = heat([d.q], "y", "coloraxis", [d.q.map((/** @type {number} */ v) => [who(i), ex(v)])],
     `query ${TOKEN} · dim %{x}<br>q = %{customdata[1]}<extra></extra>`, "q");
   const kRows = heat(d.keys, "y2", "coloraxis",
-    d.keys.map((row, j) => row.map((v) => [who(j), exact(v)])),
+    d.keys.map((/** @type {number[]} */ row, /** @type {number} */ r) => row.map((v) => [who(rows[r]), ex(v)])),
     `key ${TOKEN} · dim %{x}<br>k = %{customdata[1]}<extra></extra>`, "k");
-  const pRows = heat(d.products.map((row, j) => (d.masked[j] ? row.map(() => null) : row)),
+  const pRows = heat(d.products.map((/** @type {number[]} */ row, /** @type {number} */ r) => (d.masked[r] ? row.map(() => null) : row)),
     "y3", "coloraxis2",
-    d.products.map((row, j) => row.map((v, c) => [who(j), `${exact(d.q[c])} × ${exact(d.keys[j][c])}`,
-      exact(v)])),
+    d.products.map((/** @type {number[]} */ row, /** @type {number} */ r) => row.map((v, c) => [who(rows[r]),
+      `${ex(d.q[c])} × ${ex(d.keys[r][c])}`, exact(v)])),
     `key ${TOKEN} · dim %{x}<br>q·k = %{customdata[1]}<br>= %{customdata[2]}<extra></extra>`, "qk");
+  /** @type {object[]} */
   const out = [qRow, kRows, pRows];
   if (d.masked.some(Boolean)) {
     out.push({
-      type: "heatmap", uid: "masked", z: d.masked.map((m) => d.q.map(() => (m ? 1 : null))),
-      x: d.q.map((_, c) => c), y: d.masked.map((_, j) => j), xaxis: "x", yaxis: "y3",
+      type: "heatmap", uid: "masked", z: d.masked.map((/** @type {boolean} */ m) => d.q.map(() => (m ? 1 : null))),
+      x: d.q.map((/** @type {number} */ _, /** @type {number} */ c) => c), y: rows.map((_, r) => r),
+      xaxis: "x", yaxis: "y3",
       colorscale: [[0, MASKED_GREY], [1, MASKED_GREY]], showscale: false, xgap: 1, ygap: 1,
-      hoverongaps: false, customdata: d.masked.map((_, j) => d.q.map(() => [who(j)])),
+      hoverongaps: false, customdata: rows.map((j) => d.q.map(() => [who(j)])),
       hovertemplate: `key ${TOKEN}: masked (after the query)<extra></extra>`,
     });
   }
-  const rows = trace.tokens.map((_, j) => j);
-  const info = rows.map((j) => [who(j), exact(d.sums[j]), exact(d.masked[j] ? null : d.sums[j] / d.divisor),
-    exact(d.scores[j]), d.masked[j] ? "masked" : exact(d.weights[j])]);
+  const ys = rows.map((_, r) => r);
+  const info = rows.map((j, r) => [who(j), exact(d.sums[r]), exact(d.masked[r] ? null : d.sums[r] / d.divisor),
+    ex(d.scores[r]), d.masked[r] ? "masked" : ex(d.weights[r])]);
   const div = d.scaled ? `÷ √${d.hd}` : "(unscaled)";
   const hover = `key ${TOKEN}<br>Σ q⊙k = %{customdata[1]}<br>${div} = %{customdata[2]}` +
     "<br>score (model) = %{customdata[3]}<br>weight = %{customdata[4]}<extra></extra>";
-  const column = (uid, xaxis, text) => ({
-    type: "scatter", mode: "text", uid, x: rows.map(() => 0), y: rows, xaxis, yaxis: "y3", text,
-    customdata: info, hovertemplate: hover, textfont: { size: n <= 32 ? 12 : n <= 64 ? 9 : 7 }, cliponaxis: false,
+  const size = n <= 32 ? 12 : n <= 64 ? 9 : 7;
+  const column = (/** @type {string} */ uid, /** @type {string} */ xaxis, /** @type {string[]} */ text) => ({
+    type: "scatter", mode: "text", uid, x: ys.map(() => 0), y: ys, xaxis, yaxis: "y3", text,
+    customdata: info, hovertemplate: hover, textfont: { size }, cliponaxis: false,
   });
   out.push(
-    column("sums", "x2", rows.map((j) => (d.masked[j] ? "–" : fmt(d.sums[j], 2)))),
-    column("scores", "x3", rows.map((j) => (d.masked[j] ? "masked" : fmt(d.scores[j], 3)))),
+    column("sums", "x2", ys.map((r) => (d.masked[r] ? "–" : fmt(d.sums[r], 2)))),
+    column("scores", "x3", ys.map((r) => (d.masked[r] ? "masked" : fmt(d.scores[r], 3)))),
     {
-      type: "bar", uid: "weights", orientation: "h", xaxis: "x4", yaxis: "y3", y: rows,
-      x: rows.map((j) => (d.masked[j] ? 0 : d.weights[j])),
-      text: rows.map((j) => (d.masked[j] ? "masked" : fmt(d.weights[j], 3))),
-      textposition: "outside", cliponaxis: false, textfont: { size: n <= 32 ? 12 : n <= 64 ? 9 : 7 },
-      marker: { color: rows.map((j) => (j === i ? "#1f5fbf" : "#6baed6")) },
+      type: "bar", uid: "weights", orientation: "h", xaxis: "x4", yaxis: "y3", y: ys,
+      x: ys.map((r) => (d.masked[r] ? 0 : d.weights[r])),
+      text: ys.map((r) => (d.masked[r] ? "masked" : fmt(d.weights[r], 3))),
+      textposition: "outside", cliponaxis: false, textfont: { size },
+      marker: { color: rows.map((j) => (j === i ? SELECTED : "#6baed6")) },
       customdata: info, hovertemplate: hover,
     },
   );
   return out;
 }
 
-function layoutFor(trace, i, d, g) {
-  const n = trace.tokens.length;
-  const ticks = trace.tokens.map((t, j) => (j === i ? `<b>${plotText(t)}</b>` : plotText(t)));
-  const rowsAxis = (domain) => ({
-    ...tokenAxis(trace.tokens, { ticktext: ticks }), domain, anchor: "x", autorange: "reversed",
+/** @param {string[]} tokens @param {number} i @param {number[]} rows @param {any} d @param {any} g */
+function layoutFor(tokens, i, rows, d, g) {
+  const n = rows.length;
+  const labels = rows.map((j) => tokens[j]);
+  const ticks = rows.map((j) => (j === i ? `<b>${plotText(tokens[j])}</b>` : plotText(tokens[j])));
+  const rowsAxis = (/** @type {number[]} */ domain) => ({
+    ...tokenAxis(labels, { ticktext: ticks }), domain, anchor: "x", autorange: "reversed",
     ticks: "", automargin: true,
   });
-  const hidden = (domain) => ({ domain, anchor: "y3", visible: false, fixedrange: true, range: [-1, 1] });
-  const wmax = Math.max(1e-9, ...d.weights.map((w, j) => (d.masked[j] ? 0 : w)));
-  const head = (x, text, at = 0.5) => ({ xref: x, yref: "y3 domain", x: at, xanchor: at ? "center" : "left",
-    y: 1, yanchor: "bottom", yshift: 4, text, showarrow: false, font: { size: 12, color: "#5b6475" } });
-  const label = (yref, text) => ({ xref: "x domain", yref, x: 0, y: 1, xanchor: "left",
-    yanchor: "bottom", yshift: 3, text, showarrow: false, font: { size: 12, color: "#5b6475" } });
-  const bar = (y, len) => ({ thickness: 10, len, lenmode: "fraction", y, yanchor: "top",
+  const hidden = (/** @type {number[]} */ domain) => ({ domain, anchor: "y3", visible: false, fixedrange: true, range: [-1, 1] });
+  const wmax = Math.max(1e-9, ...d.weights.map((/** @type {number} */ w, /** @type {number} */ r) => (d.masked[r] ? 0 : w)));
+  const head = (/** @type {string} */ x, /** @type {string} */ text, at = 0.5) => ({ xref: x, yref: "y3 domain", x: at, xanchor: at ? "center" : "left",
+    y: 1, yanchor: "bottom", yshift: 4, text, showarrow: false, font: { size: 12, color: TEXT_DIM } });
+  const label = (/** @type {string} */ yref, /** @type {string} */ text) => ({ xref: "x domain", yref, x: 0, y: 1, xanchor: "left",
+    yanchor: "bottom", yshift: 3, text, showarrow: false, font: { size: 12, color: TEXT_DIM } });
+  const bar = (/** @type {number} */ y, /** @type {number} */ len) => ({ thickness: 10, len, lenmode: "fraction", y, yanchor: "top",
     x: g.cols.bar, xanchor: "left", outlinewidth: 0, tickfont: { size: 10 } });
   const qk = maxAbs([d.q, ...d.keys]);
-  const pm = maxAbs(d.products.filter((_, j) => !d.masked[j]));
+  const pm = maxAbs(d.products.filter((/** @type {number[]} */ _, /** @type {number} */ r) => !d.masked[r]));
   return baseLayout({
     height: g.height,
     margin: { l: 70, r: 46, t: g.margin.t, b: g.margin.b },
@@ -154,8 +201,9 @@ function layoutFor(trace, i, d, g) {
     coloraxis2: { colorscale: SCORE_SCALE, cmin: -pm, cmax: pm,
       colorbar: bar(g.p[1], g.p[1] - g.p[0]) },
     annotations: [
-      label("y domain", `<b>q</b> · query ${plotText(trace.tokens[i])} (${i})`),
-      label("y2 domain", "<b>k</b> · every key"),
+      label("y domain", `<b>q</b> · query ${plotText(tokens[i])} (${i})`),
+      label("y2 domain", rows.length === tokens.length ? "<b>k</b> · every key"
+        : `<b>k</b> · the ${rows.length} keys with the largest weights`),
       label("y3 domain", "<b>q ⊙ k</b> · elementwise products, one row per key"),
       head("x2 domain", "Σ q⊙k"),
       head("x3 domain", d.scaled ? `score (÷ √${d.hd})` : "score"),
@@ -164,56 +212,89 @@ function layoutFor(trace, i, d, g) {
   });
 }
 
-function header(trace, l, h, i, d) {
-  const title = el("p", "qk-title");
-  title.append("Query ", el("span", "qk-token", trace.tokens[i]),
-    el("span", "qk-dim", ` token ${i} · layer ${l + 1}, head ${h + 1}`));
-  const formula = el("p", "qk-formula",
-    d.scaled ? `score = Σ qₖ·kₖ / √${d.hd}` : "score = Σ qₖ·kₖ (unscaled)");
-  formula.append(el("span", "qk-dim", " · weight = softmax of the scores over the keys"));
-  const head = el("div", "qk-head");
-  head.append(title, formula);
-  return head;
+/** @param {string[]} tokens @param {number} l @param {number} h @param {number} i @param {any} d */
+function header(tokens, l, h, i, d) {
+  const title = el("p", { className: "qk-title" }, ["Query ", el("span", { className: "qk-token", textContent: tokens[i] }),
+    el("span", { className: "qk-dim", textContent: ` token ${i} · layer ${l + 1}, head ${h + 1}` })]);
+  const formula = el("p", { className: "qk-formula",
+    textContent: d.scaled ? `score = Σ qₖ·kₖ / √${d.hd}` : "score = Σ qₖ·kₖ (unscaled)" },
+  [el("span", { className: "qk-dim", textContent: " · weight = softmax of the scores over the keys" })]);
+  return el("div", { className: "qk-head" }, [title, formula]);
 }
 
-/** Draw the query-key view of sel = {layer, head, query, onPick?} into container. */
-export function renderQueryKey(container, trace, sel) {
-  const l = clamp(sel.layer, trace.layers - 1);
-  const h = clamp(sel.head, trace.heads - 1);
-  const i = clamp(sel.query, trace.tokens.length - 1);
-  const d = queryKeyData(trace, l, h, i);
+/**
+ * Draw the query-key view of one head and query into container.
+ * @param {HTMLElement} container
+ * @param {QueryKeyInput} data
+ * @param {{layer: number, head: number, allKeys?: boolean}} sel
+ * @param {{onPick?: (j: number) => void, onAllKeys?: (all: boolean) => void}} [callbacks]
+ */
+export function render(container, data, sel, callbacks = {}) {
+  const n = data.tokens.length;
+  const i = data.query;
+  const rows = keyRows(data, Boolean(sel.allKeys));
+  const d = queryKeyData(data, rows);
 
-  let root = container.firstElementChild;
+  let root = /** @type {HTMLElement & {_rows?: number[]}} */ (container.firstElementChild);
   if (!root || !root.classList.contains("qk") || container.childElementCount !== 1) {
-    root = el("div", "qk");
-    const plot = el("div", "qk-plot");
-    plot.setAttribute("role", "img");
-    const scroll = el("div", "qk-scroll");
-    scroll.append(plot);
-    root.append(el("div", "qk-head"), scroll, el("p", "qk-note"));
+    const plot = el("div", { className: "qk-plot", role: "img" });
+    root = el("div", { className: "qk" }, [el("div", { className: "qk-head" }),
+      el("p", { className: "qk-keys" }), el("div", { className: "qk-scroll" }, [plot]), el("p", { className: "qk-note" })]);
     container.replaceChildren(root);
   }
-  const plot = root.querySelector(".qk-plot");
-  const g = geometry(trace.tokens.length, plot.clientWidth || container.clientWidth || 800);
-  root.querySelector(".qk-head").replaceWith(header(trace, l, h, i, d));
-  plot.setAttribute("aria-label", `Query ${trace.tokens[i]}: q, keys, q ⊙ k, scores and weights`);
+  const plot = /** @type {HTMLElement & {_qkPick?: any, _qkBound?: boolean, _rows?: number[], on?: any}} */ (root.querySelector(".qk-plot"));
+  const g = geometry(rows.length, plot.clientWidth || container.clientWidth || 800);
+  /** @type {HTMLElement} */ (root.querySelector(".qk-head")).replaceWith(header(data.tokens, sel.layer, sel.head, i, d));
+  const keysLine = /** @type {HTMLElement} */ (root.querySelector(".qk-keys"));
+  if (n > KEYS_MAX) {
+    const all = rows.length === n;
+    const toggle = el("button", { type: "button", className: "qk-all",
+      textContent: all ? `show the ${TOP_KEYS} strongest` : `show all ${n} keys` });
+    toggle.onclick = () => callbacks.onAllKeys?.(!all);
+    keysLine.replaceChildren(all ? `All ${n} keys. ` : `The ${rows.length} keys with the largest weights ` +
+      `for this query, of ${n}, in text order. `, toggle);
+    keysLine.hidden = false;
+  } else {
+    keysLine.replaceChildren();
+    keysLine.hidden = true;
+  }
+  plot.setAttribute("aria-label", `Query ${data.tokens[i]}: q, keys, q ⊙ k, scores and weights`);
   plot.style.height = `${g.height}px`;
   plot.dataset.query = String(i);
-  const picks = sel.onPick ? "Click a key row to make that token the query. " : "";
+  const picks = callbacks.onPick ? "Click a key row to make that token the query. " : "";
   const off = d.mismatch > 1e-3 * Math.max(1, ...d.sums.map(Math.abs))
     ? ` Note: the model's scores differ from Σ/√d by up to ${fmt(d.mismatch, 4)}.` : "";
-  root.querySelector(".qk-note").textContent =
+  /** @type {HTMLElement} */ (root.querySelector(".qk-note")).textContent =
     `${picks}Hover any cell or number for its exact value. Colours: blue negative, red positive.${off}`;
 
-  plot._qkPick = sel.onPick || null;
-  return draw(plot, traces(trace, i, d), layoutFor(trace, i, d, g), "attnviz-query-key").then(() => {
+  plot._qkPick = callbacks.onPick || null;
+  plot._rows = rows;
+  return draw(plot, traces(data.tokens, i, rows, d), layoutFor(data.tokens, i, rows, d, g), "attnviz-query-key").then(() => {
     if (plot._qkBound) return;
     plot._qkBound = true;
-    plot.on("plotly_click", (ev) => {
+    plot.on("plotly_click", (/** @type {any} */ ev) => {
       const pt = ev && ev.points && ev.points[0];
       if (!pt || !plot._qkPick || pt.data.uid === "q") return;
-      const j = Number(pt.y);
-      if (Number.isInteger(j)) plot._qkPick(j);
+      const r = Number(pt.y);
+      if (Number.isInteger(r) && plot._rows) plot._qkPick(plot._rows[r]);
     });
   });
+}
+
+/**
+ * The view's input from a part of a trace holding one layer and one head: queries and keys
+ * [1][1][n][hs], scores and attentions [1][1][n][n], or only the query's row [1][1][1][n].
+ * @param {string[]} tokens
+ * @param {Record<string, NDArray>} arrays
+ * @param {number} query the original index of the query token
+ * @param {boolean} scaled
+ * @returns {QueryKeyInput}
+ */
+export function headInput(tokens, arrays, query, scaled) {
+  const row = (/** @type {NDArray} */ a) => sub(a, 0, 0, a.shape[2] === 1 ? 0 : query);
+  return {
+    tokens, query, scaled,
+    queries: sub(arrays.queries, 0, 0), keys: sub(arrays.keys, 0, 0),
+    scores: row(arrays.scores), weights: row(arrays.attentions),
+  };
 }

@@ -1,28 +1,44 @@
-// Sentence mode: a real pretrained model on a sentence the reader types. Owns the inputs (model,
-// text, examples, token options), asks for traces, and draws the model, head, query-key and
-// trajectory views from the state in state.js (`sentence`).
+// Sentence mode: a real pretrained model on a text the reader types. Owns the inputs (model,
+// text, examples, token options), asks for the trace in parts, and draws the model, head,
+// query-key and trajectory views. The first request carries what the first screen draws (every
+// head's thumbnail); each view then asks for its part (one head exact, one layer, the
+// trajectories), which the server reads from the trace it already computed.
 
-import { TraceClient, fetchModels } from "./api.js";
-import { downloadText } from "./export.js";
-import { headViewSvg, renderHeadChips, renderHeadView } from "./headview.js";
-import { WEIGHT_GRADIENT, gridPng, renderGrid, renderLarge } from "./modelview.js";
+import { TraceClient, TraceParts, fetchModels, fetchTraceJson } from "./api.js";
+import { sub } from "./compact.js";
+import { byId, download, fillIndexSelect } from "./dom.js";
+import { SENTENCE_FEEDS, viewsFed } from "./feeds.js";
+import * as heatcanvas from "./heatcanvas.js";
+import * as headview from "./headview.js";
+import * as modelview from "./modelview.js";
+import * as qkview from "./qkview.js";
+import { fillTokenChips, renderSentenceInputs } from "./sentenceui.js";
 import { clampSentence, defaultSentence } from "./state.js";
-import { tokenView } from "./tokenview.js";
-import {
-  fillSelect, fillTokenChips, loadView, renderSentenceInputs, showUnavailable,
-} from "./sentenceui.js";
+import { WEIGHT_GRADIENT } from "./theme.js";
+import * as trajectories from "./trajectories.js";
 
-const $ = (id) => document.getElementById(id);
+/** @typedef {import("./types.js").SentenceState} SentenceState */
+/** @typedef {import("./types.js").Compact} Compact */
+/** @typedef {import("./api.js").Params} Params */
+
+const QK_FIELDS = "queries,keys,scores,attentions";
+const PART_FIELDS = "attentions,scores,queries,keys,values"; // a head's JSON export
 
 /**
- * createSentence({setError, setStatus, setPending, traceDrawn, viewsDrawn, changed}).
- * traceDrawn(): a new trace has been drawn in every view; viewsDrawn(): a redraw after a view
- * choice is done; changed(): the state changed (write the URL).
+ * @param {{setError: (m: string | null) => void, setStatus: (t: string) => void,
+ *   setPending: (p: boolean) => void, traceDrawn: () => void, viewsDrawn: () => void,
+ *   changed: () => void}} hooks traceDrawn: a new trace is drawn in every view; viewsDrawn: a
+ *   redraw after a view choice is done; changed: the state changed (write the URL)
  */
 export function createSentence(hooks) {
   const app = {
-    s: defaultSentence(), models: null, trace: null, text: null, tv: null, active: false,
-    problem: null, // why a link could not be followed exactly; shown until the next edit
+    s: defaultSentence(),
+    /** @type {any} */ models: null,
+    /** @type {Compact | null} */ first: null, // the first response of the current trace
+    /** @type {TraceParts | null} */ parts: null,
+    active: false,
+    /** @type {string | null} */ problem: null, // why a link could not be followed exactly
+    generation: 0, // a new trace: parts asked for an older one are dropped
   };
   const busy = { request: false, drawing: 0, models: false };
   let status = ""; // the status line once nothing is pending
@@ -31,28 +47,31 @@ export function createSentence(hooks) {
     hooks.setPending(pending);
     hooks.setStatus(pending ? "computing…" : status);
   };
-  const setStatus = (text) => {
-    status = text;
-    syncPending();
-  };
+
+  const options = () => ({ hide_special: app.s.hideSpecial, merge_words: app.s.mergeWords });
+  const modelInfo = () => app.models?.models.find((/** @type {any} */ m) => m.name === app.s.model) || null;
 
   const client = new TraceClient({
-    delay: 250,
+    delay: 150,
     onPending(p) {
       busy.request = p;
       syncPending();
     },
-    onResult(trace, text) {
-      app.trace = trace;
-      app.text = text;
+    onResult(result, request) {
+      const { meta } = result;
+      app.first = result;
+      app.generation++;
+      app.parts = new TraceParts(request.body);
+      app.parts.seed(thumbParams(), result);
       hooks.setError(app.problem);
-      clampSentence(app.s, trace.layers, trace.heads, trace.n);
-      $("s-count").textContent = `${trace.n} / ${modelInfo()?.max_tokens ?? "?"} tokens`;
-      const specials = [...new Set(trace.tokens.filter((_, i) => trace.special[i]))];
-      $("s-special-names").textContent = specials.length ? `(${specials.join(", ")})` : "(none in this text)";
-      status = `${trace.n} tokens · ${trace.layers} layers × ${trace.heads} heads`;
+      clampSentence(app.s, meta.layers, meta.heads, meta.n);
+      byId("s-count").textContent = `${meta.n} / ${modelInfo()?.max_tokens ?? "?"} tokens`;
+      const specials = [...new Set(meta.tokens.filter((_, i) => meta.special?.[i]))];
+      byId("s-special-names").textContent = specials.length ? `(${specials.join(", ")})` : "(none in this text)";
+      status = `${meta.n} tokens · ${meta.layers} layers × ${meta.heads} heads`;
       hooks.changed();
       busy.drawing++;
+      prefetch();
       drawAll().finally(() => {
         busy.drawing--;
         hooks.traceDrawn();
@@ -61,98 +80,195 @@ export function createSentence(hooks) {
     },
     onError(message) {
       hooks.setError(message);
-      setStatus("not updated");
-      $("s-count").textContent = "";
+      status = "not updated";
+      syncPending();
+      byId("s-count").textContent = "";
     },
   });
 
-  const modelInfo = () => app.models?.models.find((m) => m.name === app.s.model) || null;
+  // ---- Parts of the trace -----------------------------------------------------------------
 
-  // ---- Views ------------------------------------------------------------------------------
+  /** @returns {Params} */
+  const thumbParams = () => ({ fields: "thumbs", ...options() });
+  /** The thumbnails of every head under the token options (the first part). */
+  const thumbsPart = () => /** @type {TraceParts} */ (app.parts).get(thumbParams());
+  /** The chosen head's exact weights under the token options. */
+  const headPart = () => /** @type {TraceParts} */ (app.parts).get({ fields: "view",
+    layer: app.s.layer, head: app.s.head, ...options() });
+  /** The chosen head's queries and keys, and the chosen query's scores and weights. */
+  const queryPart = () => /** @type {TraceParts} */ (app.parts).get({ fields: QK_FIELDS,
+    layer: app.s.layer, head: app.s.head, query: queryIndex() });
+
+  /** @param {Compact} part */
+  const thumbsOf = (part) => ({
+    values: part.arrays["thumbs.values"], scale: part.arrays["thumbs.scale"],
+    pool: /** @type {any} */ (part.meta.thumbs).pool, size: /** @type {any} */ (part.meta.thumbs).size,
+  });
+
+  /** One layer's 8-bit weights of every head, unpooled: the thumbnails when they are not
+   * pooled, else that layer alone. */
+  async function layerPart() {
+    const thumbs = await thumbsPart();
+    const l = app.s.layer;
+    if (/** @type {any} */ (thumbs.meta.thumbs).pool === 1) {
+      return { meta: thumbs.meta, values: sub(thumbs.arrays["thumbs.values"], l), scale: sub(thumbs.arrays["thumbs.scale"], l) };
+    }
+    const part = await /** @type {TraceParts} */ (app.parts).get({ fields: "thumbs", thumb: 0, thumb_layer: l, ...options() });
+    return { meta: part.meta, values: sub(part.arrays["thumbs.values"], 0), scale: sub(part.arrays["thumbs.scale"], 0) };
+  }
+
+  /** @param {import("./types.js").TraceMeta} meta */
+  const tokenView = (meta) => /** @type {import("./types.js").TokenViewMeta} */ (meta.token_view);
 
   /** The query as an original token index: the chosen one, else the first ordinary token. */
   function queryIndex() {
-    const t = app.trace;
-    if (app.s.query !== null && app.s.query < t.n) return app.s.query;
-    const first = (t.special || []).findIndex((x) => !x);
+    const meta = /** @type {Compact} */ (app.first).meta;
+    if (app.s.query !== null && app.s.query < meta.n) return app.s.query;
+    const first = (meta.special || []).findIndex((x) => !x);
     return first >= 0 ? first : 0;
   }
 
+  /** The row of the query under the token options (-1 when it is hidden). @param {number[][]} groups */
+  const queryRow = (groups) => groups.findIndex((g) => g.includes(queryIndex()));
+
+  // ---- Views --------------------------------------------------------------------------------
+
+  /** @param {number} layer @param {number} head */
   function chooseHead(layer, head) {
     Object.assign(app.s, { layer, head, heads: [head] });
-    viewChanged(["model", "head", "qk"]);
-    $("mv-grid").querySelector(`button.mv-cell[data-layer="${layer}"][data-head="${head}"]`)?.focus();
+    viewChanged(["layer", "head", "heads"]);
+    /** @type {HTMLElement | null} */ (byId("mv-grid").querySelector(`button.mv-cell[data-layer="${layer}"][data-head="${head}"]`))?.focus();
   }
 
+  /** @param {number} index an original token index */
   function pickQuery(index) {
     app.s.query = index;
-    viewChanged(["head", "qk"]);
+    viewChanged(["query"]);
   }
 
+  /** @type {Record<string, number>} */
+  const tickets = {};
+  /** A view's draw is current while no newer draw of it (or newer trace) has started. @param {string} name */
+  function ticket(name) {
+    const mine = (tickets[name] = (tickets[name] || 0) + 1);
+    const generation = app.generation;
+    return () => mine === tickets[name] && generation === app.generation && app.active;
+  }
+
+  /** The parts of a new trace, asked for in the order of the page (the server serves them in
+   * turn): the large heatmap and the query-key view, the head view's layer, the trajectories,
+   * then the grid's titles. */
+  function prefetch() {
+    for (const ask of [headPart, queryPart, layerPart, projectionPart, entropyPart]) {
+      ask().catch(() => {}); // a failure is reported by the view that draws the part
+    }
+  }
+  const projectionPart = () => /** @type {TraceParts} */ (app.parts).get({ fields: "projection" });
+  const entropyPart = () => /** @type {TraceParts} */ (app.parts).get({ fields: "entropy_mean" });
+
   const VIEWS = {
-    model() {
-      const { s, trace: t, tv } = app;
-      $("mv-shape").textContent = `${t.layers} layers × ${t.heads} heads`;
-      renderGrid($("mv-grid"), t, tv, s, chooseHead);
-      return renderLarge($("mv-large"), t, tv, s);
+    async model() {
+      const current = ticket("model");
+      const meta = /** @type {Compact} */ (app.first).meta;
+      const thumbs = await thumbsPart();
+      if (!current()) return;
+      const grid = byId("mv-grid");
+      const sel = { layer: app.s.layer, head: app.s.head };
+      const data = { layers: meta.layers, heads: meta.heads, thumbs: thumbsOf(thumbs), entropy: null };
+      modelview.render(grid, data, sel, { onSelect: chooseHead });
+      byId("mv-shape").textContent = `${meta.layers} layers × ${meta.heads} heads`;
+      const tv = tokenView(thumbs.meta);
+      byId("s-note").textContent = tv.note; // what the token options did, in the server's words
+      byId("s-note").hidden = !tv.note;
+      const { pool, size } = data.thumbs;
+      const poolNote = byId("mv-pool");
+      poolNote.hidden = pool === 1;
+      poolNote.textContent = pool === 1 ? "" : `${tv.labels.length} tokens in ` +
+        `${size} pixels: each thumbnail pixel is the largest weight of a ${pool} × ${pool} block.`;
+      entropyPart().then((part) => { if (current()) modelview.titles(grid, part.arrays.entropy_mean); }, () => {});
+      const head = await headPart();
+      if (!current()) return;
+      const hv = tokenView(head.meta);
+      heatcanvas.render(byId("mv-large"), {
+        labels: hv.labels, matrix: sub(head.arrays.view, 0, 0),
+        title: `Layer ${app.s.layer + 1}, head ${app.s.head + 1}`,
+      }, { query: queryRow(hv.groups) }, { onPick: (row) => pickQuery(hv.groups[row][0]) });
     },
-    head() {
-      const { s, trace: t, tv } = app;
-      fillSelect($("hv-layer"), t.layers, "layer", s.layer);
-      renderHeadChips($("hv-heads"), t.heads, s.heads, (heads) => {
+    async head() {
+      const current = ticket("head");
+      const meta = /** @type {Compact} */ (app.first).meta;
+      fillIndexSelect(/** @type {HTMLSelectElement} */ (byId("hv-layer")), meta.layers, "layer", app.s.layer);
+      headview.renderHeadChips(byId("hv-heads"), meta.heads, app.s.heads, (heads) => {
         app.s.heads = heads;
-        viewChanged(["head"]);
+        viewChanged(["heads"]);
       });
-      const row = tv.indexOf(queryIndex());
-      renderHeadView($("head-view"), t, tv, { layer: s.layer, heads: s.heads, query: row },
-        (r) => pickQuery(tv.groups[r][0]));
+      const layer = await layerPart();
+      if (!current()) return;
+      const tv = tokenView(layer.meta);
+      headview.render(byId("head-view"), { labels: tv.labels, values: layer.values, scale: layer.scale },
+        { layer: app.s.layer, heads: app.s.heads, query: queryRow(tv.groups) },
+        { onPick: (row) => pickQuery(tv.groups[row][0]) });
     },
     async qk() {
-      const { s, trace: t } = app;
-      fillSelect($("qk-layer"), t.layers, "layer", s.layer);
-      fillSelect($("qk-head"), t.heads, "head", s.head);
-      fillSelect($("qk-query"), t.n, null, queryIndex(), t.tokens);
-      const box = $("qk-view");
-      const render = await loadView("qkview", "renderQueryKey");
-      if (!render) return showUnavailable(box, "query-key view");
-      return render(box, t, { layer: s.layer, head: s.head, query: queryIndex(), onPick: pickQuery });
+      const current = ticket("qk");
+      const meta = /** @type {Compact} */ (app.first).meta;
+      fillIndexSelect(/** @type {HTMLSelectElement} */ (byId("qk-layer")), meta.layers, "layer", app.s.layer);
+      fillIndexSelect(/** @type {HTMLSelectElement} */ (byId("qk-head")), meta.heads, "head", app.s.head);
+      fillIndexSelect(/** @type {HTMLSelectElement} */ (byId("qk-query")), meta.n, null, queryIndex(), meta.tokens);
+      const part = await queryPart();
+      if (!current()) return;
+      return qkview.render(byId("qk-view"), qkview.headInput(meta.tokens, part.arrays, queryIndex(), true),
+        { layer: app.s.layer, head: app.s.head, allKeys: app.s.allKeys },
+        { onPick: pickQuery, onAllKeys: (all) => { app.s.allKeys = all; viewChanged(["allKeys"]); } });
     },
     async traj() {
-      const { s, trace: t } = app;
-      const shown = t.tokens.map((_, i) => i).filter((i) => !(s.hideSpecial && t.special[i]));
-      fillTokenChips($("traj-tokens"), t.tokens, shown, s.picked, (picked) => {
+      const current = ticket("traj");
+      const meta = /** @type {Compact} */ (app.first).meta;
+      const s = app.s;
+      const shown = meta.tokens.map((_, i) => i).filter((i) => !(s.hideSpecial && meta.special?.[i]));
+      fillTokenChips(byId("traj-tokens"), meta.tokens, shown, s.picked, (picked) => {
         app.s.picked = picked;
-        viewChanged(["traj"]);
+        viewChanged(["picked"]);
       });
-      $(s.dims === 2 ? "traj-2d" : "traj-3d").checked = true;
+      /** @type {HTMLInputElement} */ (byId(s.dims === 2 ? "traj-2d" : "traj-3d")).checked = true;
       const tokens = s.picked ? s.picked.filter((i) => shown.includes(i)) : s.hideSpecial ? shown : null;
-      const box = $("traj-view");
-      const render = await loadView("trajectories", "renderTrajectories");
-      if (!render) return showUnavailable(box, "trajectories view");
-      return render(box, t, { tokens, dims: s.dims, onPick: pickQuery });
+      const part = await projectionPart();
+      if (!current()) return;
+      const p = part.meta.projection;
+      const projection = p ? { components: p.components, coords: part.arrays["projection.coords"],
+        ratio: Array.from(part.arrays["projection.explained_variance_ratio"].data) } : null;
+      return trajectories.render(byId("traj-view"), { tokens: meta.tokens, projection },
+        { tokens, dims: s.dims }, { onPick: pickQuery });
     },
   };
 
-  function showNote() {
-    const note = app.tv?.note || "";
-    $("s-note").textContent = note;
-    $("s-note").hidden = !note;
-  }
-
-  /** Draw the named views (all by default); settles when all are drawn. */
+  /**
+   * Draw the named views (all by default); settles when all are drawn.
+   * @param {string[]} [which]
+   */
   function drawAll(which = Object.keys(VIEWS)) {
-    if (!app.trace || !app.active) return Promise.resolve();
-    app.tv = tokenView(app.trace, { hideSpecial: app.s.hideSpecial, mergeWords: app.s.mergeWords });
-    showNote();
-    return Promise.all(which.map((name) => Promise.resolve().then(() => VIEWS[name]()).catch((err) => {
-      console.error(`attnviz: the ${name} view failed`, err);
-    })));
+    if (!app.first || !app.active) return Promise.resolve();
+    return Promise.all(which.map((name) => Promise.resolve()
+      .then(() => VIEWS[/** @type {keyof VIEWS} */ (name)]())
+      .catch((err) => {
+        console.error(`attnviz: the ${name} view failed`, err);
+        hooks.setError(`The ${name} view could not be drawn (${err.message}).`);
+      })));
   }
 
-  /** After a view choice: redraw what shows it, write the URL, no request. */
-  function viewChanged(which) {
+  /**
+   * After a view choice: redraw the views the changed keys feed, write the URL, no new trace.
+   * @param {string[]} keys keys of the sentence state that changed
+   */
+  function viewChanged(keys) {
     hooks.changed();
-    drawAll(which).then(() => hooks.viewsDrawn());
+    busy.drawing++;
+    syncPending();
+    drawAll(viewsFed(SENTENCE_FEEDS, keys)).finally(() => {
+      busy.drawing--;
+      syncPending();
+      hooks.viewsDrawn();
+    });
   }
 
   // ---- Inputs -----------------------------------------------------------------------------
@@ -160,12 +276,15 @@ export function createSentence(hooks) {
   function renderInputs() {
     renderSentenceInputs(app.models, app.s, modelInfo(), (text) => {
       app.s.text = text;
-      $("s-text").value = text;
+      /** @type {HTMLTextAreaElement} */ (byId("s-text")).value = text;
       edited(0);
     });
   }
 
-  /** After an input changed: sync, write the URL, ask for a trace. */
+  /**
+   * After an input changed: sync, write the URL, ask for a trace.
+   * @param {number | "link"} [delay]
+   */
   function edited(delay) {
     hooks.changed();
     if (!app.models?.models.length) return;
@@ -176,66 +295,71 @@ export function createSentence(hooks) {
       hooks.setError("text: must not be empty");
       return;
     }
-    client.request({ model: app.s.model, text: app.s.text }, delay);
+    client.request({ model: app.s.model, text: app.s.text }, thumbParams(), delay);
   }
 
-  $("s-text").addEventListener("input", (e) => {
-    app.s.text = e.target.value;
+  byId("s-text").addEventListener("input", (e) => {
+    app.s.text = /** @type {HTMLTextAreaElement} */ (e.target).value;
     edited();
   });
-  $("s-model").addEventListener("change", (e) => {
-    app.s.model = e.target.value;
+  byId("s-model").addEventListener("change", (e) => {
+    app.s.model = /** @type {HTMLSelectElement} */ (e.target).value;
     const info = modelInfo();
     if (info) clampSentence(app.s, info.layers, info.heads);
     renderInputs();
     edited(0);
   });
-  const option = (id, key) => $(id).addEventListener("change", (e) => {
-    app.s[key] = e.target.checked;
-    viewChanged(["model", "head", "traj"]);
+  /** @param {string} id @param {"hideSpecial" | "mergeWords"} key */
+  const option = (id, key) => byId(id).addEventListener("change", (e) => {
+    app.s[key] = /** @type {HTMLInputElement} */ (e.target).checked;
+    viewChanged([key]);
   });
   option("s-hide-special", "hideSpecial");
   option("s-merge-words", "mergeWords");
-  $("hv-layer").addEventListener("change", (e) => {
-    app.s.layer = Number(e.target.value);
-    viewChanged(["model", "head", "qk"]);
+  /** @param {string} id */
+  const picked = (id) => Number(/** @type {HTMLSelectElement} */ (byId(id)).value);
+  byId("hv-layer").addEventListener("change", () => {
+    app.s.layer = picked("hv-layer");
+    viewChanged(["layer"]);
   });
-  $("qk-layer").addEventListener("change", (e) => chooseHead(Number(e.target.value), app.s.head));
-  $("qk-head").addEventListener("change", (e) => chooseHead(app.s.layer, Number(e.target.value)));
-  $("qk-query").addEventListener("change", (e) => pickQuery(Number(e.target.value)));
-  $("hv-all").addEventListener("click", () => {
-    app.s.heads = Array.from({ length: app.trace?.heads ?? 0 }, (_, h) => h);
-    viewChanged(["head"]);
+  byId("qk-layer").addEventListener("change", () => chooseHead(picked("qk-layer"), app.s.head));
+  byId("qk-head").addEventListener("change", () => chooseHead(app.s.layer, picked("qk-head")));
+  byId("qk-query").addEventListener("change", () => pickQuery(picked("qk-query")));
+  byId("hv-all").addEventListener("click", () => {
+    app.s.heads = Array.from({ length: app.first?.meta.heads ?? 0 }, (_, h) => h);
+    viewChanged(["heads"]);
   });
-  $("hv-none").addEventListener("click", () => {
+  byId("hv-none").addEventListener("click", () => {
     app.s.heads = [];
-    viewChanged(["head"]);
+    viewChanged(["heads"]);
   });
-  for (const input of document.querySelectorAll('input[name="traj-dims"]')) {
-    input.addEventListener("change", (e) => {
-      app.s.dims = Number(e.target.value);
-      viewChanged(["traj"]);
+  for (const input of /** @type {NodeListOf<HTMLInputElement>} */ (document.querySelectorAll('input[name="traj-dims"]'))) {
+    input.addEventListener("change", () => {
+      app.s.dims = Number(input.value) === 2 ? 2 : 3;
+      viewChanged(["dims"]);
     });
   }
-  $("traj-all").addEventListener("click", () => {
+  byId("traj-all").addEventListener("click", () => {
     app.s.picked = null;
-    viewChanged(["traj"]);
+    viewChanged(["picked"]);
   });
-  $("mv-legend").style.background = WEIGHT_GRADIENT;
-  $("mv-png").addEventListener("click", () => {
-    if (!app.trace) return;
-    const a = document.createElement("a");
-    a.href = gridPng($("mv-grid"), app.trace, app.tv);
-    a.download = "attnviz-model-view.png";
-    document.body.append(a);
-    a.click();
-    a.remove();
+  byId("mv-legend").style.background = WEIGHT_GRADIENT;
+  byId("mv-png").addEventListener("click", async () => {
+    if (!app.first) return;
+    const meta = app.first.meta;
+    const thumbs = thumbsOf(await thumbsPart());
+    download(modelview.gridPng({ layers: meta.layers, heads: meta.heads, thumbs }), "attnviz-model-view.png");
   });
-  $("hv-svg").addEventListener("click", () => {
-    const text = headViewSvg($("head-view"));
-    if (text) downloadText(text, "attnviz-head-view.svg", "image/svg+xml");
+  byId("mv-large-png").addEventListener("click", () => {
+    const png = heatcanvas.heatPng(byId("mv-large"));
+    if (png) download(png, `attnviz-layer${app.s.layer + 1}-head${app.s.head + 1}.png`);
   });
-  let resizeTimer = null;
+  byId("hv-svg").addEventListener("click", () => {
+    const text = headview.headViewSvg(byId("head-view"));
+    if (text) download(text, "attnviz-head-view.svg", "image/svg+xml");
+  });
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
+  let resizeTimer;
   window.addEventListener("resize", () => {
     clearTimeout(resizeTimer);
     resizeTimer = setTimeout(() => drawAll(["model", "head"]), 200);
@@ -243,7 +367,10 @@ export function createSentence(hooks) {
 
   // ---- Mode -------------------------------------------------------------------------------
 
-  /** Show sentence mode (loading the models the first time); `state` replaces the current one. */
+  /**
+   * Show sentence mode (loading the models the first time); `state` replaces the current one.
+   * @param {SentenceState | null} [state]
+   */
   async function activate(state = null) {
     app.active = true;
     if (!app.models) {
@@ -252,7 +379,7 @@ export function createSentence(hooks) {
       try {
         app.models = await fetchModels();
       } catch (err) {
-        hooks.setError(`Could not load the models: ${err.message}`);
+        hooks.setError(`Could not load the models: ${/** @type {Error} */ (err).message}`);
         return;
       } finally {
         busy.models = false;
@@ -263,12 +390,18 @@ export function createSentence(hooks) {
     if (state) return load(state);
     renderInputs();
     hooks.changed();
-    if (app.trace) await drawAll(); // drawn while hidden: sizes were wrong
-    else edited(0);
+    if (!app.first) return edited(0);
+    busy.drawing++;
+    syncPending();
+    await drawAll(); // drawn while hidden: sizes were wrong
+    busy.drawing--;
+    syncPending();
+    hooks.viewsDrawn();
   }
 
+  /** @param {SentenceState} state */
   function load(state) {
-    const names = app.models.models.map((m) => m.name);
+    const names = app.models.models.map((/** @type {any} */ m) => m.name);
     let problem = null;
     if (state.model === null || !names.includes(state.model)) {
       if (state.model !== null) {
@@ -286,12 +419,28 @@ export function createSentence(hooks) {
     hooks.setError(problem);
   }
 
+  /** The trace as JSON: whole when the server allows it, else the head in view. */
+  async function exportJson() {
+    if (!app.first) return null;
+    const body = /** @type {TraceParts} */ (app.parts).body;
+    const numbers = app.first.meta.json_numbers ?? Infinity;
+    if (numbers <= app.models.max_json_values) {
+      return { text: await fetchTraceJson(body), name: "attnviz-sentence-trace.json", note: "" };
+    }
+    const { layer, head } = app.s;
+    const text = await fetchTraceJson(body, { fields: PART_FIELDS, layer, head });
+    return { text, name: `attnviz-sentence-layer${layer + 1}-head${head + 1}.json`,
+      note: `exported layer ${layer + 1}, head ${head + 1}: the whole trace has ` +
+        `${numbers.toLocaleString("en")} numbers, over this server's JSON cap` };
+  }
+
   return {
     activate,
     deactivate() {
       app.active = false;
     },
     getState: () => app.s,
-    traceText: () => app.text,
+    hasTrace: () => Boolean(app.first),
+    exportJson,
   };
 }

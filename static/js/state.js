@@ -1,56 +1,62 @@
-// The whole UI state, its checks, the API request it makes, and its URL encoding.
-//
-// state = {
-//   preset: id of the preset it started from (or null),
-//   tokens: [n] labels, axes: [d] names,
-//   embeddings: [n][d] numbers (a string while a cell holds text that is not a number),
-//   config: a ToyConfig (weights only with projections "custom"),
-//   view: {layer, head, vlayer, a, b, trails}  // attention layer/head (0-based),
-//                                              // vector layer 0..L, distance pair, trails on
-// }
+// The whole UI state, its checks, the API request it makes, and its URL encoding. Pure: no DOM,
+// runs in Node for the tests. The caps (limits) and the config defaults come from /api/presets,
+// where the server defines them; nothing here repeats them.
 
-export const DEFAULT_LIMITS = {
-  max_tokens: 64, max_dim: 64, max_layers: 12, max_heads: 16, max_token_chars: 40,
-  max_abs_value: 1000,
-};
+/** @typedef {import("./types.js").ToyState} ToyState */
+/** @typedef {import("./types.js").ToyConfig} ToyConfig */
+/** @typedef {import("./types.js").ToyView} ToyView */
+/** @typedef {import("./types.js").SentenceState} SentenceState */
+/** @typedef {import("./types.js").Limits} Limits */
 
-const CONFIG_DEFAULTS = {
-  layers: 1, heads: 1, projections: "identity", weights: null, scale: true, mask: "none",
-  positional: "none", residual: false, norm: "none", ffn: false, seed: 0,
-};
-const CONFIG_KEYS = Object.keys(CONFIG_DEFAULTS);
 const MATRICES = ["q", "k", "v", "o"];
 
+/** @template T @param {T} x @returns {T} */
 const clone = (x) => JSON.parse(JSON.stringify(x));
+/** @param {number} v @param {number} lo @param {number} hi */
 const clamp = (v, lo, hi) => Math.min(hi, Math.max(lo, v));
+/** @param {unknown} v @returns {v is number} */
 const isInt = (v) => Number.isInteger(v);
 
+/** @param {ToyState} state */
 export const dims = (state) => (state.embeddings[0] || []).length;
 
+/** @param {number} d */
 export function identity(d) {
   return Array.from({ length: d }, (_, i) => Array.from({ length: d }, (_, j) => (i === j ? 1 : 0)));
 }
 
-/** Divisors of d that are allowed head counts. */
+/** Divisors of d that are allowed head counts. @param {number} d @param {number} maxHeads */
 export function headChoices(d, maxHeads) {
   const out = [];
   for (let h = 1; h <= Math.min(d, maxHeads); h++) if (d % h === 0) out.push(h);
   return out;
 }
 
-/** A square matrix resized to d x d, keeping what fits and filling with the identity. */
+/**
+ * A square matrix resized to d x d, keeping what fits and filling with the identity.
+ * @param {(number | string)[][] | undefined} m @param {number} d
+ */
 function resizeSquare(m, d) {
   return Array.from({ length: d }, (_, i) =>
     Array.from({ length: d }, (_, j) => (m && m[i] && j < m[i].length ? m[i][j] : i === j ? 1 : 0)));
 }
 
-/** Default view for n tokens and L layers: the last layer, second and last token. */
+/**
+ * Default view for n tokens and L layers: the last layer, second and last token.
+ * @param {number} n @param {number} layers @returns {ToyView}
+ */
 function defaultView(n, layers) {
   return { layer: 0, head: 0, vlayer: layers, a: Math.min(1, n - 1), b: n - 1, trails: true };
 }
 
-export function fromPreset(preset) {
-  const config = { ...CONFIG_DEFAULTS, ...clone(preset.config) };
+/**
+ * The state of a preset from /api/presets.
+ * @param {{id: string, tokens: string[], axes: string[], embeddings: number[][], config: object}} preset
+ * @param {ToyConfig} defaults the server's config defaults
+ * @returns {ToyState}
+ */
+export function fromPreset(preset, defaults) {
+  const config = { ...defaults, ...clone(preset.config) };
   const n = preset.tokens.length;
   return {
     preset: preset.id,
@@ -62,16 +68,21 @@ export function fromPreset(preset) {
   };
 }
 
-/** True when the inputs (not the view) are exactly the preset's. */
-export function matchesPreset(state, preset, limits) {
+/**
+ * True when the inputs (not the view) are exactly the preset's.
+ * @param {ToyState} state @param {any} preset @param {Limits} limits @param {ToyConfig} defaults
+ */
+export function matchesPreset(state, preset, limits, defaults) {
   if (!preset) return false;
-  const fresh = normalize(fromPreset(preset), limits);
-  return JSON.stringify(toRequest(state)) === JSON.stringify(toRequest(fresh));
+  const fresh = normalize(fromPreset(preset, defaults), limits);
+  return JSON.stringify(toRequest(state, defaults)) === JSON.stringify(toRequest(fresh, defaults));
 }
 
 /**
  * Make the state consistent after an edit: heads divide d, custom matrices are d x d,
  * view indices are in range. `previousLayers` lets the vector slider follow the last layer.
+ * @param {ToyState} state @param {Limits} limits @param {number} [previousLayers]
+ * @returns {ToyState}
  */
 export function normalize(state, limits, previousLayers) {
   const n = state.tokens.length;
@@ -98,11 +109,16 @@ export function normalize(state, limits, previousLayers) {
   return state;
 }
 
+/** @param {unknown} value */
 function badNumber(value) {
   return typeof value !== "number" || !Number.isFinite(value);
 }
 
-/** The first problem the UI can see before asking the server, as a one-line message. */
+/**
+ * The first problem the UI can see before asking the server, as a one-line message.
+ * @param {ToyState} state @param {Limits} limits
+ * @returns {string | null}
+ */
 export function problem(state, limits) {
   const { tokens, axes, embeddings, config } = state;
   for (let i = 0; i < embeddings.length; i++) {
@@ -128,16 +144,22 @@ export function problem(state, limits) {
   return null;
 }
 
-/** The ToyTraceRequest body for this state. */
-export function toRequest(state) {
+/**
+ * The ToyTraceRequest body for this state.
+ * @param {ToyState} state @param {ToyConfig} defaults
+ */
+export function toRequest(state, defaults) {
+  /** @type {Record<string, any>} */
   const config = {};
-  for (const key of CONFIG_KEYS) config[key] = state.config[key] ?? CONFIG_DEFAULTS[key];
+  const given = /** @type {Record<string, any>} */ (state.config);
+  for (const [key, value] of Object.entries(defaults)) config[key] = given[key] ?? value;
   if (config.projections !== "custom") config.weights = null;
   return { tokens: state.tokens, embeddings: state.embeddings, axes: state.axes, config };
 }
 
 // ---- URL: #s=<base64url of the JSON state> ----------------------------------------------
 
+/** @param {string} text */
 function toBase64Url(text) {
   const bytes = new TextEncoder().encode(text);
   let bin = "";
@@ -145,19 +167,25 @@ function toBase64Url(text) {
   return btoa(bin).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }
 
+/** @param {string} text */
 function fromBase64Url(text) {
   const bin = atob(text.replace(/-/g, "+").replace(/_/g, "/"));
   return new TextDecoder().decode(Uint8Array.from(bin, (c) => c.charCodeAt(0)));
 }
 
+/** @param {ToyState} state */
 export function encodeState(state) {
   const { preset, tokens, axes, embeddings, config, view } = state;
   return "#s=" + toBase64Url(JSON.stringify({ v: 1, preset, tokens, axes, embeddings, config, view }));
 }
 
+/** @param {unknown} x @returns {x is string[]} */
 const isStrList = (x) => Array.isArray(x) && x.every((s) => typeof s === "string");
 
-/** The JSON object in a `#s=` hash, or null when there is none; throws when it cannot be read. */
+/**
+ * The JSON object in a `#s=` hash, or null when there is none; throws when it cannot be read.
+ * @param {string} hash @returns {any}
+ */
 function readHash(hash) {
   const m = /^#s=([A-Za-z0-9_-]+)$/.exec(hash || "");
   if (!m) return null;
@@ -166,29 +194,38 @@ function readHash(hash) {
   return raw;
 }
 
-/** The toy state in a `#s=` hash, or null when there is none; throws when it cannot be read. */
-export function decodeState(hash, limits) {
+/**
+ * The toy state in a `#s=` hash, or null when there is none; throws when it cannot be read.
+ * @param {string} hash @param {Limits} limits @param {ToyConfig} defaults
+ */
+export function decodeState(hash, limits, defaults) {
   const raw = readHash(hash);
-  return raw && toyFromRaw(raw, limits);
+  return raw && toyFromRaw(raw, limits, defaults);
 }
 
-function toyFromRaw(raw, limits) {
+/**
+ * @param {any} raw @param {Limits} limits @param {ToyConfig} defaults
+ * @returns {ToyState}
+ */
+function toyFromRaw(raw, limits, defaults) {
   const { tokens, axes, embeddings, config, view } = raw;
   const n = Array.isArray(tokens) ? tokens.length : 0;
   const d = Array.isArray(embeddings) && Array.isArray(embeddings[0]) ? embeddings[0].length : 0;
   const ok = isStrList(tokens) && isStrList(axes) && n >= 1 && n <= limits.max_tokens &&
     d >= 1 && d <= limits.max_dim && axes.length === d && embeddings.length === n &&
-    embeddings.every((r) => Array.isArray(r) && r.length === d &&
+    embeddings.every((/** @type {unknown} */ r) => Array.isArray(r) && r.length === d &&
       r.every((x) => typeof x === "number" || typeof x === "string")) &&
     config && typeof config === "object";
   if (!ok) throw new Error("the link's table is not a valid n x d table");
+  /** @type {ToyState} */
   const state = {
     preset: typeof raw.preset === "string" ? raw.preset : null,
     tokens, axes, embeddings,
-    config: { ...CONFIG_DEFAULTS },
+    config: { ...defaults },
     view: { ...defaultView(n, 1), ...(view && typeof view === "object" ? view : {}) },
   };
-  for (const key of CONFIG_KEYS) if (key in config) state.config[key] = config[key];
+  const target = /** @type {Record<string, any>} */ (state.config);
+  for (const key of Object.keys(defaults)) if (key in config) target[key] = config[key];
   return normalize(state, limits);
 }
 
@@ -202,18 +239,27 @@ function toyFromRaw(raw, limits) {
 //   query: original token index for the query-key view (null: the first ordinary token),
 //   hideSpecial, mergeWords: the token options,
 //   picked: [original token indices] shown in the trajectories (null: all), dims: 2 | 3,
+//   allKeys: the query-key view shows every key (else the strongest, on long texts),
 // }
 
+/**
+ * @param {string | null} [model] @param {string} [text]
+ * @returns {SentenceState}
+ */
 export function defaultSentence(model = null, text = "") {
   return {
     model, text, layer: 0, head: 0, heads: [0], query: null,
-    hideSpecial: false, mergeWords: false, picked: null, dims: 3,
+    hideSpecial: false, mergeWords: false, picked: null, dims: 3, allKeys: false,
   };
 }
 
+/** @param {unknown} v @returns {v is number} */
 const isIndex = (v) => isInt(v) && v >= 0;
 
-/** A sentence state from untrusted JSON (a link): wrong fields fall back to their defaults. */
+/**
+ * A sentence state from untrusted JSON (a link): wrong fields fall back to their defaults.
+ * @param {any} raw @returns {SentenceState}
+ */
 export function sentenceFromRaw(raw) {
   const s = defaultSentence();
   if (!raw || typeof raw !== "object") throw new Error("the link has no sentence");
@@ -226,10 +272,14 @@ export function sentenceFromRaw(raw) {
   s.mergeWords = raw.mergeWords === true;
   if (Array.isArray(raw.picked) && raw.picked.every(isIndex)) s.picked = [...new Set(raw.picked)].sort((a, b) => a - b);
   s.dims = raw.dims === 2 ? 2 : 3;
+  s.allKeys = raw.allKeys === true;
   return s;
 }
 
-/** Keep the sentence's choices inside a model of `layers` x `heads` and a text of n tokens. */
+/**
+ * Keep the sentence's choices inside a model of `layers` x `heads` and a text of n tokens.
+ * @param {SentenceState} s @param {number} layers @param {number} heads @param {number} [n]
+ */
 export function clampSentence(s, layers, heads, n) {
   s.layer = clamp(s.layer, 0, layers - 1);
   s.head = clamp(s.head, 0, heads - 1);
@@ -242,17 +292,24 @@ export function clampSentence(s, layers, heads, n) {
   return s;
 }
 
-/** The hash of the page: the toy state as before (old links stay valid), or a sentence. */
+/**
+ * The hash of the page: the toy state as before (old links stay valid), or a sentence.
+ * @param {string} mode @param {ToyState} toy @param {SentenceState} sentence
+ */
 export function encodeShare(mode, toy, sentence) {
   if (mode !== "sentence") return encodeState(toy);
   return "#s=" + toBase64Url(JSON.stringify({ v: 2, mode: "sentence", sentence }));
 }
 
-/** {mode, toy, sentence} from a hash (one of them null), or null when there is none; throws
- * when it cannot be read. */
-export function decodeShare(hash, limits) {
+/**
+ * {mode, toy, sentence} from a hash (one of them null), or null when there is none; throws
+ * when it cannot be read.
+ * @param {string} hash @param {Limits} limits @param {ToyConfig} defaults
+ * @returns {{mode: "toy" | "sentence", toy: ToyState | null, sentence: SentenceState | null} | null}
+ */
+export function decodeShare(hash, limits, defaults) {
   const raw = readHash(hash);
   if (!raw) return null;
   if (raw.mode === "sentence") return { mode: "sentence", toy: null, sentence: sentenceFromRaw(raw.sentence) };
-  return { mode: "toy", toy: toyFromRaw(raw, limits), sentence: null };
+  return { mode: "toy", toy: toyFromRaw(raw, limits, defaults), sentence: null };
 }

@@ -1,19 +1,9 @@
 // The embedding editor: token labels, axis names and the n x d values, all editable.
 // Every piece of user text goes into input.value or textContent, never into HTML.
 
+import { el } from "./dom.js";
 import { isBlock, parseBlock, parseNumber } from "./paste.js";
 import { dims } from "./state.js";
-
-function el(tag, props = {}, children = []) {
-  const node = document.createElement(tag);
-  for (const [k, v] of Object.entries(props)) {
-    if (k === "dataset") Object.assign(node.dataset, v);
-    else if (k in node) node[k] = v;
-    else node.setAttribute(k, v);
-  }
-  for (const child of children) node.append(child);
-  return node;
-}
 
 /** The text a value cell shows: the number, or the text that is not a number yet. */
 export const cellText = (v) => (typeof v === "number" ? String(v) : String(v ?? ""));

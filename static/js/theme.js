@@ -1,21 +1,67 @@
-// Shared look of every plot, colours, and number formatting.
+// The look of every view in one place: colours, colour scales and their lookup table, fonts,
+// and the shared Plotly layout and config.
 
 export const FONT = 'system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif';
+export const TEXT = "#1d2330";
+export const TEXT_DIM = "#5b6475";
+export const GRID = "#e3e6eb";
+export const AXIS = "#8a93a3";
 
-// Tableau 10: distinct, readable on white.
+// Tableau 10: distinct, readable on white; one colour per token.
 const PALETTE = ["#4e79a7", "#e15759", "#59a14f", "#f28e2b", "#b07aa1",
   "#76b7b2", "#edc948", "#ff9da7", "#9c755f", "#bab0ac"];
+export const PALETTE_SIZE = PALETTE.length;
+/** @param {number} i */
 export const tokenColor = (i) => PALETTE[i % PALETTE.length];
 
+// 12 distinct colours, one per head (Tableau 10 and two more); more heads wrap around.
+const HEAD_COLORS = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948",
+  "#b07aa1", "#ff9da7", "#9c755f", "#7f7f7f", "#17becf", "#6b3fa0"];
+/** @param {number} h */
+export const headColor = (h) => HEAD_COLORS[h % HEAD_COLORS.length];
+
+/** @type {[number, string][]} */
 export const WEIGHT_SCALE = [[0, "#f7fbff"], [0.2, "#c6dbef"], [0.45, "#6baed6"],
   [0.7, "#2171b5"], [1, "#08306b"]];
+/** @type {[number, string][]} */
 export const SCORE_SCALE = [[0, "#2166ac"], [0.25, "#92c5de"], [0.5, "#f7f7f7"],
   [0.75, "#f4a582"], [1, "#b2182b"]];
 export const MASKED_GREY = "#c9ccd1";
+export const SELECTED = "#1f5fbf";
 
+/** @param {string} s "#rrggbb" */
+const hex = (s) => [1, 3, 5].map((k) => parseInt(s.slice(k, k + 2), 16));
+
+/**
+ * 256 RGB colours along a colour scale: entry i is the colour of i / 255.
+ * @param {[number, string][]} scale
+ */
+function lookupTable(scale) {
+  const out = new Uint8ClampedArray(256 * 3);
+  for (let i = 0; i < 256; i++) {
+    const t = i / 255;
+    let k = 1;
+    while (k < scale.length - 1 && scale[k][0] < t) k++;
+    const [t0, c0] = scale[k - 1];
+    const [t1, c1] = scale[k];
+    const f = t1 > t0 ? (t - t0) / (t1 - t0) : 0;
+    const a = hex(c0);
+    const b = hex(c1);
+    for (let c = 0; c < 3; c++) out[i * 3 + c] = Math.round(a[c] + (b[c] - a[c]) * f);
+  }
+  return out;
+}
+
+/** The weight scale as a lookup table: weight w in [0, 1] is entry Math.round(w * 255). */
+export const WEIGHT_LUT = lookupTable(WEIGHT_SCALE);
+
+/** The CSS gradient of the weight colour scale, for legends. */
+export const WEIGHT_GRADIENT = `linear-gradient(to right, ${WEIGHT_SCALE.map(([t, c]) => `${c} ${t * 100}%`).join(", ")})`;
+
+/** @param {Record<string, any>} [extra] */
 export function baseLayout(extra = {}) {
   return {
-    font: { family: FONT, size: 13, color: "#1d2330" },
+    font: { family: FONT, size: 13, color: TEXT },
     paper_bgcolor: "#ffffff",
     plot_bgcolor: "#ffffff",
     margin: { l: 60, r: 20, t: 36, b: 50 },
@@ -24,6 +70,7 @@ export function baseLayout(extra = {}) {
   };
 }
 
+/** @param {string} filename */
 export function plotConfig(filename) {
   return {
     responsive: true,
@@ -33,22 +80,19 @@ export function plotConfig(filename) {
   };
 }
 
-/** A short display of a number (2 decimals by default), never "-0.00". */
-export function fmt(v, digits = 2) {
-  if (v === null || v === undefined) return "–";
-  const s = Number(v).toFixed(digits);
-  return /^-0\.?0*$/.test(s) ? s.slice(1) : s;
-}
-
-/** The full value, as the API sent it (JSON numbers round-trip exactly in JS). */
-export const exact = (v) => (v === null || v === undefined ? "masked" : String(v));
-
-/** User text for a Plotly label: Plotly reads a little HTML there, so escape it to show it as is. */
+/**
+ * User text for a Plotly label: Plotly reads a little HTML there, so escape it to show it as is.
+ * @param {unknown} s
+ */
 export function plotText(s) {
   return String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 }
 
-/** Tick labels for token indices, smaller when there are many. */
+/**
+ * Tick labels for token indices, smaller when there are many.
+ * @param {string[]} tokens
+ * @param {Record<string, any>} [extra]
+ */
 export function tokenAxis(tokens, extra = {}) {
   const n = tokens.length;
   const size = n <= 12 ? 13 : n <= 24 ? 11 : n <= 40 ? 9 : 7;
@@ -63,11 +107,17 @@ export function tokenAxis(tokens, extra = {}) {
   };
 }
 
-/** Draw or update a plot in place (Plotly.react reuses the existing one). */
+/**
+ * Draw or update a Plotly plot in place (Plotly.react reuses the existing one).
+ * @param {HTMLElement} el
+ * @param {object[]} data
+ * @param {object} layout
+ * @param {string} filename
+ */
 export async function draw(el, data, layout, filename) {
   await window.Plotly.react(el, data, layout, plotConfig(filename));
   // react keeps the old size when only the element (not the window) was resized.
-  const full = el._fullLayout;
+  const full = /** @type {any} */ (el)._fullLayout;
   if (full && (Math.abs(full.width - el.clientWidth) > 1 || Math.abs(full.height - el.clientHeight) > 1)) {
     await window.Plotly.Plots.resize(el);
   }

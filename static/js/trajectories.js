@@ -1,18 +1,26 @@
 // Each token's hidden state from layer 0 (the embeddings) to the last layer, as a path through
-// the trace's one PCA (fitted on every layer together, so the layers share axes).
+// the trace's one PCA (fitted on every layer together, so the layers share axes). Up to
+// LEGEND_MAX tokens each path is its own trace with a legend entry; past it the paths share one
+// trace per colour (ten in all), so 512 tokens draw as fast as ten. render(container, data,
+// sel, callbacks).
 
-import { baseLayout, draw, exact, fmt, plotText, tokenColor } from "./theme.js";
+import { el } from "./dom.js";
+import { exact, fmt } from "./numbers.js";
+import { PALETTE_SIZE, baseLayout, draw, plotText, tokenColor } from "./theme.js";
+
+/** @typedef {import("./types.js").NDArray} NDArray */
+/**
+ * @typedef {{tokens: string[], projection: {components: number, ratio: number[], coords: NDArray} | null}} TrajData
+ *   coords [L+1][n][k]
+ */
 
 const AXES = ["x", "y", "z"];
+export const LEGEND_MAX = 24;
 
-function el(tag, className, text) {
-  const e = document.createElement(tag);
-  if (className) e.className = className;
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
-
-/** The token indices to draw: sel.tokens (valid, unique, in order) or every token. */
+/**
+ * The token indices to draw: sel.tokens (valid, unique, in order) or every token.
+ * @param {{tokens: string[]}} trace @param {number[] | null | undefined} tokens
+ */
 export function pickedTokens(trace, tokens) {
   const n = trace.tokens.length;
   if (!Array.isArray(tokens)) return trace.tokens.map((_, i) => i);
@@ -20,9 +28,10 @@ export function pickedTokens(trace, tokens) {
     .sort((a, b) => a - b);
 }
 
-const titles = (p) => p.explained_variance_ratio.map((r, c) => `PC${c + 1} (${fmt(100 * r, 1)}%)`);
+const titles = (/** @type {{ratio: number[]}} */ p) => p.ratio.map((r, c) => `PC${c + 1} (${fmt(100 * r, 1)}%)`);
 
 /** Legend names: the token's text, with its position when the text occurs more than once. */
+/** @param {{tokens: string[]}} trace @param {number[]} picked */
 function names(trace, picked) {
   const count = new Map();
   for (const t of trace.tokens) count.set(t, (count.get(t) || 0) + 1);
@@ -32,10 +41,25 @@ function names(trace, picked) {
   }));
 }
 
+/**
+ * The k coordinates of token i at every layer.
+ * @param {NDArray} coords [L+1][n][k] @param {number} i
+ * @returns {number[][]}
+ */
+function pointsOf(coords, i) {
+  const [L1, n, K] = coords.shape;
+  return Array.from({ length: L1 }, (_, l) => Array.from(coords.data.subarray((l * n + i) * K, (l * n + i + 1) * K)));
+}
+
+/**
+ * @param {TrajData} trace @param {number} i @param {number} k @param {string} name @param {string[]} ax
+ */
 function path(trace, i, k, name, ax) {
-  const coords = trace.projection.coords;
-  const L = coords.length - 1;
-  const layers = coords.map((_, l) => l);
+  const coords = /** @type {NonNullable<TrajData["projection"]>} */ (trace.projection).coords;
+  const pts = pointsOf(coords, i);
+  const dtype = coords.dtype;
+  const L = pts.length - 1;
+  const layers = pts.map((_, l) => l);
   const color = tokenColor(i);
   const t = {
     type: k === 3 ? "scatter3d" : "scatter",
@@ -54,15 +78,52 @@ function path(trace, i, k, name, ax) {
     textposition: "top right",
     textfont: { color, size: 13 },
     customdata: layers.map((l) => [plotText(name), l === 0 ? "0 (embeddings)" : String(l),
-      ...coords[l][i].slice(0, k).map((v, c) => `${ax[c]} = ${exact(v)}`)]),
+      ...pts[l].slice(0, k).map((v, c) => `${ax[c]} = ${exact(v, dtype)}`)]),
     hovertemplate: "<b>%{customdata[0]}</b> · layer %{customdata[1]}<br>" +
       ax.slice(0, k).map((_, c) => `%{customdata[${c + 2}]}`).join("<br>") + "<extra></extra>",
   };
-  AXES.slice(0, k).forEach((a, c) => { t[a] = layers.map((l) => coords[l][i][c]); });
-  if (k === 2) t.cliponaxis = false; // the end label may sit past the axis range
+  AXES.slice(0, k).forEach((a, c) => { /** @type {any} */ (t)[a] = layers.map((l) => pts[l][c]); });
+  if (k === 2) /** @type {any} */ (t).cliponaxis = false; // the end label may sit past the axis range
   return t;
 }
 
+/**
+ * Many tokens: their paths in one trace per colour (joined by gaps), markers at the layers,
+ * the token and layer on hover.
+ * @param {TrajData} trace @param {number[]} picked @param {number} k @param {string[]} ax
+ */
+function groupedPaths(trace, picked, k, ax) {
+  const coords = /** @type {NonNullable<TrajData["projection"]>} */ (trace.projection).coords;
+  const dtype = coords.dtype;
+  return Array.from({ length: PALETTE_SIZE }, (_, c) => {
+    const color = tokenColor(c);
+    /** @type {Record<string, (number | null)[]>} */
+    const xyz = { x: [], y: [], z: [] };
+    /** @type {(string[] | null)[]} */
+    const custom = [];
+    for (const i of picked) {
+      if (i % PALETTE_SIZE !== c) continue;
+      pointsOf(coords, i).forEach((p, l) => {
+        AXES.slice(0, k).forEach((a, d) => xyz[a].push(p[d]));
+        custom.push([plotText(trace.tokens[i]), `${i}`, l === 0 ? "0 (embeddings)" : String(l),
+          ...p.slice(0, k).map((v, d) => `${ax[d]} = ${exact(v, dtype)}`)]);
+      });
+      AXES.slice(0, k).forEach((a) => xyz[a].push(null));
+      custom.push(null);
+    }
+    const t = {
+      type: k === 3 ? "scatter3d" : "scatter", uid: `traj-colour-${c}`, mode: "lines+markers",
+      showlegend: false, line: { color, width: k === 3 ? 3 : 1.5 }, marker: { color, size: k === 3 ? 2 : 3 },
+      customdata: custom, connectgaps: false,
+      hovertemplate: "<b>%{customdata[0]}</b> (%{customdata[1]}) · layer %{customdata[2]}<br>" +
+        ax.slice(0, k).map((_, d) => `%{customdata[${d + 3}]}`).join("<br>") + "<extra></extra>",
+    };
+    AXES.slice(0, k).forEach((a) => { /** @type {any} */ (t)[a] = xyz[a]; });
+    return t;
+  });
+}
+
+/** @param {string[]} ax @param {object[]} empty */
 function layout2d(ax, empty) {
   const axis = (c) => ({ title: { text: ax[c] }, zerolinecolor: "#c3c9d3",
     gridcolor: "#eef0f3" });
@@ -77,14 +138,16 @@ function layout2d(ax, empty) {
   });
 }
 
+/** @param {TrajData} trace @param {number[]} picked @param {string[]} ax @param {object[]} empty */
 function layout3d(trace, picked, ax, empty) {
-  const coords = trace.projection.coords;
-  const L = coords.length - 1;
+  const coords = /** @type {NonNullable<TrajData["projection"]>} */ (trace.projection).coords;
+  const L = coords.shape[0] - 1;
   const axis = (c) => ({ title: { text: ax[c] },
     gridcolor: "#e3e6eb", zerolinecolor: "#c3c9d3", backgroundcolor: "#fbfcfd", showbackground: true });
   // Scene annotations: SVG labels at a steady size (WebGL text is not).
-  const labels = picked.map((i) => ({
-    x: coords[L][i][0], y: coords[L][i][1], z: coords[L][i][2], text: plotText(trace.tokens[i]),
+  const labels = (picked.length > LEGEND_MAX ? [] : picked).map((i) => ({
+    x: pointsOf(coords, i)[L][0], y: pointsOf(coords, i)[L][1], z: pointsOf(coords, i)[L][2],
+    text: plotText(trace.tokens[i]),
     showarrow: false, yshift: 11, font: { size: 12, color: tokenColor(i) },
     bgcolor: "rgba(255,255,255,0.65)",
   }));
@@ -100,18 +163,23 @@ function layout3d(trace, picked, ax, empty) {
   });
 }
 
-/** Draw the paths of sel.tokens (null = all) in sel.dims = 2 or 3 into container;
- * sel.onPick(i), if given, is called when the path of token i is clicked. */
-export function renderTrajectories(container, trace, sel) {
-  const p = trace.projection;
-  let root = container.firstElementChild;
+/**
+ * Draw the paths of sel.tokens (null = all) in sel.dims = 2 or 3 into container;
+ * callbacks.onPick(i), if given, is called when the path of token i is clicked.
+ * @param {HTMLElement} container
+ * @param {TrajData} data
+ * @param {{tokens: number[] | null, dims: number}} sel
+ * @param {{onPick?: (i: number) => void}} [callbacks]
+ */
+export function render(container, data, sel, callbacks = {}) {
+  const p = data.projection;
+  let root = /** @type {HTMLElement} */ (container.firstElementChild);
   if (!root || !root.classList.contains("traj") || container.childElementCount !== 1) {
-    root = el("div", "traj");
-    root.append(el("p", "traj-note"), el("div", "traj-plot"));
+    root = el("div", { className: "traj" }, [el("p", { className: "traj-note" }), el("div", { className: "traj-plot" })]);
     container.replaceChildren(root);
   }
-  const note = root.querySelector(".traj-note");
-  const plot = root.querySelector(".traj-plot");
+  const note = /** @type {HTMLElement} */ (root.querySelector(".traj-note"));
+  const plot = /** @type {HTMLElement & {_trajPick?: any, _trajBound?: boolean, on?: any}} */ (root.querySelector(".traj-plot"));
   if (!p || !p.coords) {
     note.textContent = "This trace has no projection to draw.";
     plot.hidden = true;
@@ -119,32 +187,38 @@ export function renderTrajectories(container, trace, sel) {
   }
   plot.hidden = false;
   const k = sel.dims === 3 && p.components >= 3 ? 3 : 2;
-  const L = p.coords.length - 1;
-  const picked = pickedTokens(trace, sel.tokens);
+  const L = p.coords.shape[0] - 1;
+  const picked = pickedTokens(data, sel.tokens);
   const ax = titles(p);
-  const shown = p.explained_variance_ratio.slice(0, k).reduce((a, b) => a + b, 0);
+  const shown = p.ratio.slice(0, k).reduce((a, b) => a + b, 0);
+  const grouped = picked.length > LEGEND_MAX;
   note.textContent = `One PCA fitted on the hidden states of all ${L + 1} layers together ` +
     `(${ax.slice(0, k).join(", ")}: ${fmt(100 * shown, 1)}% of the variance). Each path runs from ` +
-    `layer 0 (the embeddings, open marker) to layer ${L}, the label at its end; ` +
-    `${picked.length} of ${trace.tokens.length} tokens shown.`;
+    `layer 0 (the embeddings${grouped ? "" : ", open marker"}) to layer ${L}` +
+    `${grouped ? "; hover a path for its token" : ", the label at its end"}; ` +
+    `${picked.length} of ${data.tokens.length} tokens shown.`;
   plot.classList.toggle("traj-3d", k === 3);
   plot.dataset.dims = String(k);
 
-  const nm = names(trace, picked);
-  const data = picked.map((i) => path(trace, i, k, nm.get(i), ax));
+  const nm = names(data, picked);
+  /** @type {any[]} */
+  const traces = grouped ? groupedPaths(data, picked, k, ax)
+    : picked.map((i) => path(data, i, k, /** @type {string} */ (nm.get(i)), ax));
   const empty = picked.length ? [] : [{ xref: "paper", yref: "paper", x: 0.5, y: 0.5,
     text: "No tokens picked", showarrow: false, font: { size: 15, color: "#5b6475" } }];
-  if (k === 2 && !picked.length) data.push({ type: "scatter", x: [], y: [], showlegend: false });
-  const layout = k === 3 ? layout3d(trace, picked, ax, empty) : layout2d(ax, empty);
-  layout.showlegend = picked.length > 0; // also for a single token
-  plot._trajPick = sel.onPick || null;
-  return draw(plot, data, layout, "attnviz-trajectories").then(() => {
+  if (k === 2 && !picked.length) traces.push({ type: "scatter", x: [], y: [], showlegend: false });
+  const layout = /** @type {any} */ (k === 3 ? layout3d(data, picked, ax, empty) : layout2d(ax, empty));
+  layout.showlegend = picked.length > 0 && !grouped; // also for a single token
+  plot._trajPick = callbacks.onPick || null;
+  return draw(plot, traces, layout, "attnviz-trajectories").then(() => {
     if (plot._trajBound) return;
     plot._trajBound = true;
     // Clicking a path makes its token the query of the other views (when the page asks).
-    plot.on("plotly_click", (ev) => {
-      const m = /^traj-(\d+)$/.exec(ev?.points?.[0]?.data?.uid || "");
-      if (m && plot._trajPick) plot._trajPick(Number(m[1]));
+    plot.on("plotly_click", (/** @type {any} */ ev) => {
+      const point = ev?.points?.[0];
+      const m = /^traj-(\d+)$/.exec(point?.data?.uid || "");
+      const i = m ? Number(m[1]) : Number(point?.customdata?.[1]);
+      if (Number.isInteger(i) && plot._trajPick) plot._trajPick(i);
     });
   });
 }

@@ -1,20 +1,42 @@
 // The token vectors: dashed ghosts where they start, solid where a layer leaves them, and
 // their paths across layers. Raw axes when d <= 3, the API's PCA projection when d > 3.
+// render(card, data, sel, callbacks): the card holds the [data-role=layer] slider and its
+// [data-role=layer-out], the [data-role=trails] box, the [data-role=plot] and its caption.
 
-import { baseLayout, draw, exact, fmt, plotText, tokenColor } from "./theme.js";
+import { nested, sub } from "./compact.js";
+import { exact, fmt } from "./numbers.js";
+import { baseLayout, draw, plotText, tokenColor } from "./theme.js";
 
-const $ = (id) => document.getElementById(id);
+/** @typedef {import("./types.js").NDArray} NDArray */
+/** @typedef {import("./types.js").TraceMeta} TraceMeta */
+/**
+ * @typedef {{meta: TraceMeta, hidden: NDArray,
+ *   projection: {components: number, ratio: number[], coords: NDArray} | null}} VectorData
+ * @typedef {{k: number, arrows: boolean, titles: string[], dtype: string,
+ *   at: (l: number) => number[][]}} Frames
+ */
 
-/** What to draw: k coordinates per token per layer, arrows from the origin or points. */
-function frames(trace) {
-  const { d, axes } = trace;
-  if (d <= 3 || !trace.projection) {
+/**
+ * What to draw: k coordinates per token per layer, arrows from the origin or points.
+ * @param {VectorData} data
+ * @returns {Frames}
+ */
+function frames(data) {
+  const { d, axes } = data.meta;
+  /** @type {Map<number, number[][]>} */
+  const memo = new Map();
+  /** @param {NDArray} arr */
+  const layerOf = (arr) => (/** @type {number} */ l) => {
+    if (!memo.has(l)) memo.set(l, nested(sub(arr, l)));
+    return /** @type {number[][]} */ (memo.get(l));
+  };
+  const p = data.projection;
+  if (d <= 3 || !p) {
     const k = Math.min(d, 3);
-    return { k, arrows: true, titles: axes.slice(0, k), at: (l) => trace.hidden_states[l] };
+    return { k, arrows: true, titles: axes.slice(0, k), dtype: data.hidden.dtype, at: layerOf(data.hidden) };
   }
-  const p = trace.projection;
-  const titles = p.explained_variance_ratio.map((r, i) => `PC${i + 1} (${fmt(100 * r, 0)}% var)`);
-  return { k: p.components, arrows: false, titles, at: (l) => p.coords[l] };
+  const titles = p.ratio.map((r, i) => `PC${i + 1} (${fmt(100 * r, 0)}% var)`);
+  return { k: p.components, arrows: false, titles, dtype: p.coords.dtype, at: layerOf(p.coords) };
 }
 
 /** One [lo, hi] for every axis over all layers (and the origin), so nothing jumps. */
@@ -33,6 +55,7 @@ const column = (rows, c) => rows.map((r) => r[c]);
 
 /** Segments origin -> point for every token, joined by nulls, with a colour per vertex. */
 function segments(points, k) {
+  /** @type {Record<string, any[]>} */
   const out = { x: [], y: [], z: [], color: [] };
   points.forEach((p, i) => {
     const c = tokenColor(i);
@@ -43,6 +66,7 @@ function segments(points, k) {
 }
 
 function paths(f, layers, k) {
+  /** @type {Record<string, any[]>} */
   const out = { x: [], y: [], z: [], color: [] };
   const n = f.at(0).length;
   for (let i = 0; i < n; i++) {
@@ -59,7 +83,7 @@ function paths(f, layers, k) {
 
 function hover(trace, f, l) {
   return f.at(l).map((p, i) => `<b>${plotText(trace.tokens[i])}</b> · layer ${l}<br>` +
-    p.map((v, j) => `${plotText(f.titles[j])} = ${exact(v)}`).join("<br>"));
+    p.map((v, j) => `${plotText(f.titles[j])} = ${exact(v, f.dtype)}`).join("<br>"));
 }
 
 /** One label per point; tokens on the same 2-D point share it ("An, a"). */
@@ -175,6 +199,7 @@ function draw2d(el, trace, f, l, view) {
       line: { color: "#9aa3b2", width: 1.5, dash: "dot" }, hoverinfo: "skip" });
   }
   if (f.arrows && l > 0) {
+    /** @type {Record<string, any[]>} */
     const ghost = { x: [], y: [] };
     f.at(0).forEach((p, i) => {
       ghost.x.push(0, p[0], null);
@@ -204,21 +229,31 @@ function draw2d(el, trace, f, l, view) {
   }), "attnviz-vectors");
 }
 
-/** Draw the vectors after layer view.vlayer (0 = the input) and update the slider. */
-export function renderVectors(trace, view) {
-  const l = Math.min(view.vlayer, trace.layers);
-  const slider = $("vec-layer");
+/**
+ * Draw the vectors after layer sel.vlayer (0 = the input) and sync the slider.
+ * @param {HTMLElement} card
+ * @param {VectorData} data
+ * @param {{vlayer: number, trails: boolean}} sel
+ * @param {{onSelect: (change: {vlayer?: number, trails?: boolean}) => void}} callbacks
+ */
+export function render(card, data, sel, callbacks) {
+  const trace = data.meta;
+  const l = Math.min(sel.vlayer, trace.layers);
+  const slider = /** @type {HTMLInputElement} */ (card.querySelector("[data-role=layer]"));
+  const trails = /** @type {HTMLInputElement} */ (card.querySelector("[data-role=trails]"));
   slider.max = String(trace.layers);
   slider.value = String(l);
-  $("vec-layer-out").textContent = String(l);
-  $("vec-trails").checked = view.trails;
-  const f = frames(trace);
-  const el = $("vectors-plot");
+  /** @type {HTMLElement} */ (card.querySelector("[data-role=layer-out]")).textContent = String(l);
+  trails.checked = sel.trails;
+  slider.oninput = () => callbacks.onSelect({ vlayer: Number(slider.value) });
+  trails.onchange = () => callbacks.onSelect({ trails: trails.checked });
+  const f = frames(data);
+  const plot = /** @type {HTMLElement} */ (card.querySelector("[data-role=plot]"));
   const caption = f.arrows
     ? `Arrows from the origin in (${trace.axes.slice(0, f.k).join(", ")}). Dashed: the input (layer 0). ` +
       `Solid: after layer ${l}. Dotted: each token's path over all layers.`
     : `d = ${trace.d}, shown by PCA fitted once on every layer's vectors ` +
       `(${f.titles.join(", ")}). Open circles: layer 0. Filled: after layer ${l}.`;
-  $("vectors-caption").textContent = caption;
-  return f.k === 3 ? draw3d(el, trace, f, l, view) : draw2d(el, trace, f, l, view);
+  /** @type {HTMLElement} */ (card.querySelector("[data-role=caption]")).textContent = caption;
+  return f.k === 3 ? draw3d(plot, trace, f, l, sel) : draw2d(plot, trace, f, l, sel);
 }

@@ -12,7 +12,7 @@ import torch.nn.functional as F
 
 from attnviz.compact import decode, header
 from attnviz.pretrained.registry import BUILTIN_NAME
-from attnviz.schemas import COMPACT_MEDIA_TYPE, TRACE_FIELDS
+from attnviz.schemas import COMPACT_MEDIA_TYPE, TRACE_FIELDS, TraceQuery
 from tests.oracles import token_view_oracle
 
 COMPACT = {"accept": COMPACT_MEDIA_TYPE}
@@ -117,7 +117,8 @@ def test_view_and_thumbs_follow_the_token_options(client, full, hide, merge):
         assert torch.equal(view, as_tensor(full["attentions"][2][4], torch.float32))
     else:
         assert view.dtype == torch.float64
-        assert torch.allclose(view, torch.tensor(expected, dtype=torch.float64), atol=1e-12)
+        want = torch.tensor(expected, dtype=torch.float64)
+        assert torch.allclose(view, want, rtol=0, atol=1e-15)
     # Thumbs: every head of every layer, under the same options, within half a step.
     values, scale = arrays["thumbs.values"], arrays["thumbs.scale"]
     m = len(groups)
@@ -233,13 +234,8 @@ def test_openapi_documents_both_forms_and_the_parameters(client):
     op = spec["paths"]["/api/trace"]["post"]
     assert COMPACT_MEDIA_TYPE in op["responses"]["200"]["content"]
     assert "application/json" in op["responses"]["200"]["content"]
-    params = {p["name"] for p in op["parameters"]}
-    assert params == {
-        "fields",
-        "layer",
-        "head",
-        "hide_special",
-        "merge_words",
-        "thumb",
-        "thumb_layer",
-    }
+    params = {p["name"]: p for p in op["parameters"]}
+    assert set(params) == set(TraceQuery.model_fields)
+    assert {"fields", "layer", "head", "query", "hide_special", "merge_words"} <= set(params)
+    assert params["layer"]["schema"]["anyOf"][0]["minimum"] == 0
+    assert params["thumb"]["schema"]["maximum"] == 1024

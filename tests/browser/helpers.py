@@ -12,14 +12,17 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page
 
+from tests.oracles import f32  # noqa: F401  (re-exported for the browser tests)
+
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 VIEWPORT = {"width": 1280, "height": 800}
 TIMEOUT_MS = 30_000
 
 
-# Mount a card of a given width at the top of the page, load a trace into window.__trace and the
-# module into window.__module, for tests of one view module on its own.
-MOUNT_VIEW = """async ({request, width, hostId, module}) => {
+# Mount a card of a given width at the top of the page and import the page's API client
+# (window.__api) and a view module (window.__module), for tests of one view on its own. The
+# view's data comes from the compact form, as the page gets it (window.__api.fetchTrace).
+MOUNT_VIEW = """async ({width, hostId, module}) => {
   if (!document.querySelector('link[href*="views.css"]')) {
     const link = document.createElement('link');
     link.rel = 'stylesheet';
@@ -32,12 +35,16 @@ MOUNT_VIEW = """async ({request, width, hostId, module}) => {
   host.id = hostId;
   host.style.cssText = `width: ${width}px; margin: 1rem;`;
   document.body.prepend(host);
-  const res = await fetch('/api/trace', {method: 'POST',
-    headers: {'content-type': 'application/json'}, body: JSON.stringify(request)});
-  window.__trace = await res.json();
+  window.__api = await import('/static/js/api.js');
   window.__module = await import(module);
-  return res.status;
+  return true;
 }"""
+
+
+def mount_view(page: Page, url: str, host_id: str, module: str, width: int = 840) -> None:
+    page.goto(url)
+    page.wait_for_function("() => window.Plotly")
+    page.evaluate(MOUNT_VIEW, {"width": width, "hostId": host_id, "module": module})
 
 
 @contextmanager
@@ -92,6 +99,19 @@ def select_and_wait(page: Page, selector: str, value: str) -> None:
     before = traces_drawn(page)
     page.select_option(selector, value)
     wait_for_trace(page, before)
+
+
+def view_change(page: Page, action) -> None:
+    """Do something that changes what a view shows (a layer, a head, a token), and wait until
+    the views it feeds are drawn again (the page may fetch a part of the trace first)."""
+    before = views_drawn(page)
+    action()
+    wait_for_views(page, before)
+
+
+def choose(page: Page, selector: str, value: str) -> None:
+    """Pick a view's option (layer, head, token), and wait for the redraw."""
+    view_change(page, lambda: page.select_option(selector, value))
 
 
 def trace_by_uid(page: Page, plot_id: str, uid: str) -> dict:
@@ -167,6 +187,9 @@ def assert_close(actual, expected, tol: float = 1e-9) -> None:
 MODEL = "all-MiniLM-L6-v2"
 
 
+MIN_WEIGHT = 0.01  # headview.js draws no lighter line
+
+
 def views_drawn(page: Page) -> int:
     return int(page.evaluate("document.documentElement.dataset.views || '0'"))
 
@@ -206,3 +229,48 @@ def text_trace(api, text: str, model: str = MODEL) -> dict:
     response = api.post("/api/trace", json={"model": model, "text": text})
     assert response.status_code == 200, response.text
     return response.json()
+
+
+LARGE = """() => {
+  const root = document.querySelector('#mv-large .hc');
+  const h = root.__heat, m = h.matrix, n = m.shape[0];
+  return {labels: h.labels, dtype: m.dtype, title: root.querySelector('.hc-title').textContent,
+    z: Array.from({length: n}, (_, i) => Array.from(m.data.subarray(i * n, (i + 1) * n)))};
+}"""
+
+
+def large_heatmap(page: Page) -> dict:
+    """What the model view's large heatmap draws: its labels, title, dtype and matrix."""
+    return page.evaluate(LARGE)
+
+
+def hover_large(page: Page, i: int, j: int) -> str:
+    """Move the pointer over cell (query i, key j) of the large heatmap; the tooltip's text."""
+    box = page.evaluate(
+        """([i, j]) => { const root = document.querySelector('#mv-large .hc');
+          const g = root.__heat.geometry, r = root.querySelector('canvas').getBoundingClientRect();
+          return {x: r.left + g.left + (j + 0.5) * g.cell, y: r.top + g.top + (i + 0.5) * g.cell}; }""",
+        [i, j],
+    )
+    page.mouse.move(box["x"], box["y"])
+    tip = page.locator("#mv-large .hc-tip")
+    tip.wait_for(state="visible")
+    return tip.inner_text()
+
+
+def assert_head_lines_match(page: Page, matrices: dict[int, list[list[float]]]) -> None:
+    """The head view draws, for each head, the lines of weights >= MIN_WEIGHT: within half a
+    quantisation step (1/255 of the head's largest weight) of the exact `matrices[head]`;
+    every weight clearly above the threshold drawn, none clearly below."""
+    lines = {(x["head"], x["query"], x["key"]): x["weight"] for x in head_lines(page)}
+    assert {h for h, _, _ in lines} <= set(matrices)
+    for h, m in matrices.items():
+        step = max(max(row) for row in m) / 255
+        for i, row in enumerate(m):
+            for j, w in enumerate(row):
+                drawn = lines.get((h, i, j))
+                if drawn is not None:
+                    assert abs(drawn - w) <= step / 2 + 1e-6, (h, i, j, drawn, w)
+                    assert drawn >= MIN_WEIGHT
+                elif w >= MIN_WEIGHT + step:
+                    raise AssertionError(f"head {h}: line {i} -> {j} of weight {w} not drawn")

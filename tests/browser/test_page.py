@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from tests.browser.helpers import (
     assert_close,
+    choose,
     edit_cell,
     open_app,
     plot_layout,
@@ -13,6 +14,7 @@ from tests.browser.helpers import (
     table_values,
     trace_by_uid,
     traces_drawn,
+    view_change,
     wait_for_trace,
 )
 
@@ -119,7 +121,7 @@ def test_before_after_table_and_distance_readout(page, live_server, api, presets
     assert_close(line["y"], [d[1][4] for d in trace["distances"]], tol=0)
 
     # Another pair: An and banana.
-    page.select_option("#dist-a", "0")
+    choose(page, "#dist-a", "0")
     page.wait_for_function(
         "document.getElementById('dist-readout').textContent.startsWith('An ↔ banana')"
     )
@@ -144,21 +146,21 @@ def test_layers_heads_and_layer_pickers(page, live_server, api, presets):
     body["config"] = {"layers": 3, "heads": 3}
     trace = api.post("/api/trace", json=body).json()
 
-    page.select_option("#att-layer", "1")
-    page.select_option("#att-head", "2")
+    choose(page, "#att-layer", "1")
+    choose(page, "#att-head", "2")
     assert_close(trace_by_uid(page, "scores-plot", "scores")["z"], trace["scores"][1][2], tol=0)
     assert_close(
         trace_by_uid(page, "weights-plot", "weights")["z"], trace["attentions"][1][2], tol=0
     )
     assert "layer 2, head 3" in plot_layout(page, "weights-plot")["title"]["text"]
 
-    page.locator("#vec-layer").fill("2")
+    view_change(page, lambda: page.locator("#vec-layer").fill("2"))
     after = trace_by_uid(page, "vectors-plot", "after")
     assert_close(after["x"], column(trace["hidden_states"][2], 0), tol=0)
     assert page.locator("#before-after thead th").nth(2).text_content() == "after layer 2"
     # The axes keep one range for every layer, so the picture does not jump.
     ranges = plot_layout(page, "vectors-plot")["scene"]["xaxis"]["range"]
-    page.locator("#vec-layer").fill("0")
+    view_change(page, lambda: page.locator("#vec-layer").fill("0"))
     assert plot_layout(page, "vectors-plot")["scene"]["xaxis"]["range"] == ranges
     assert_close(trace_by_uid(page, "vectors-plot", "after")["x"], column(body["embeddings"], 0))
 

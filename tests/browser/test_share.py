@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tests.browser.helpers import (
+    choose,
     edit_cell,
     fresh_page,
     open_app,
@@ -10,6 +11,7 @@ from tests.browser.helpers import (
     select_and_wait,
     table_values,
     trace_by_uid,
+    view_change,
 )
 
 CONTROLS = [
@@ -51,10 +53,10 @@ def test_a_copied_link_restores_the_same_view(page, browser, live_server):
     select_and_wait(page, "#cfg-norm", "post")
     page.locator("#cfg-residual").check()
     page.wait_for_function("document.documentElement.dataset.pending === '0'")
-    page.select_option("#att-layer", "1")  # layer 2
-    page.locator("#vec-layer").fill("2")
-    page.select_option("#dist-a", "0")
-    page.locator("#vec-trails").uncheck()
+    choose(page, "#att-layer", "1")  # layer 2
+    view_change(page, lambda: page.locator("#vec-layer").fill("2"))
+    choose(page, "#dist-a", "0")
+    view_change(page, lambda: page.locator("#vec-trails").uncheck())
     page.wait_for_function("document.documentElement.dataset.pending === '0'")
     url = page.evaluate("location.href")
     assert "#s=" in url

@@ -3,39 +3,35 @@ trace's single PCA, from layer 0 to the last layer, in 2-D or 3-D."""
 
 from __future__ import annotations
 
-from tests.browser.helpers import ARTIFACTS, MOUNT_VIEW, assert_close
+from tests.browser.helpers import ARTIFACTS, assert_close, f32, mount_view
 
 MODEL = "all-MiniLM-L6-v2"
 TEXT = "The animal didn't cross the street because it was too tired"
+REQUEST = {"model": MODEL, "text": TEXT}
 
-RENDER = """async (sel) => {
+# Ask for the projection as the page does, and draw the paths.
+RENDER = """async ({request, sel, tokens}) => {
   const host = document.getElementById('traj-host');
   window.__picked = [];
-  await window.__module.renderTrajectories(host, window.__trace, {...sel,
-    onPick: (i) => window.__picked.push(i)});
+  const part = await window.__api.fetchTrace(request, {fields: 'projection'});
+  const p = part.meta.projection;
+  window.__coords = part.arrays['projection.coords'];
+  const data = {tokens: tokens || part.meta.tokens, projection: {components: p.components,
+    coords: window.__coords, ratio: Array.from(part.arrays['projection.explained_variance_ratio'].data)}};
+  await window.__module.render(host, data, sel, {onPick: (i) => window.__picked.push(i)});
   const plot = host.querySelector('.traj-plot');
   return {data: JSON.parse(JSON.stringify(plot.data)),
           layout: JSON.parse(JSON.stringify(plot.layout)), text: host.innerText};
 }"""
 
 
-def mount(page, live_server, width=840) -> dict:
-    page.goto(live_server + "/")
-    page.wait_for_function("() => window.Plotly")
-    request = {"model": MODEL, "text": TEXT}
-    assert (
-        page.evaluate(
-            MOUNT_VIEW,
-            {
-                "request": request,
-                "width": width,
-                "hostId": "traj-host",
-                "module": "/static/js/trajectories.js",
-            },
-        )
-        == 200
-    )
-    return page.evaluate("() => window.__trace")
+def mount(page, live_server, api, request=REQUEST, width=840) -> dict:
+    mount_view(page, live_server + "/", "traj-host", "/static/js/trajectories.js", width)
+    return api.post("/api/trace", json=request).json()
+
+
+def draw(page, sel: dict, tokens=None, request=REQUEST) -> dict:
+    return page.evaluate(RENDER, {"request": request, "sel": sel, "tokens": tokens})
 
 
 def check_paths(trace: dict, data: list[dict], picked: list[int], dims: int) -> None:
@@ -47,7 +43,7 @@ def check_paths(trace: dict, data: list[dict], picked: list[int], dims: int) -> 
     for t, i in zip(paths, picked, strict=True):
         assert t["type"] == ("scatter3d" if dims == 3 else "scatter")
         for c, axis in enumerate("xyz"[:dims]):
-            assert_close(t[axis], [layer[i][c] for layer in coords], 0)
+            assert_close(t[axis], f32([layer[i][c] for layer in coords]), 0)
         if dims == 2:
             assert "z" not in t
         # The token's label at the end of its path, nowhere else.
@@ -60,11 +56,11 @@ def axis_titles(trace: dict, dims: int) -> list[str]:
     return [f"PC{c + 1} ({100 * r:.1f}%)" for c, r in enumerate(ratios)]
 
 
-def test_2d_paths_of_the_picked_tokens(page, live_server):
-    trace = mount(page, live_server)
+def test_2d_paths_of_the_picked_tokens(page, live_server, api):
+    trace = mount(page, live_server, api)
     toks = trace["tokens"]
     picked = [toks.index("animal"), toks.index("street"), toks.index("it")]
-    drawn = page.evaluate(RENDER, {"tokens": [picked[2], picked[0], picked[1]], "dims": 2})
+    drawn = draw(page, {"tokens": [picked[2], picked[0], picked[1]], "dims": 2})
     check_paths(trace, drawn["data"], picked, 2)
     assert [t["name"] for t in drawn["data"]] == ["animal", "street", "it"]
     layout = drawn["layout"]
@@ -76,7 +72,8 @@ def test_2d_paths_of_the_picked_tokens(page, live_server):
     # Hover names the layer and the token.
     box = page.evaluate(
         """(i) => { const p = document.querySelector('#traj-host .traj-plot');
-          const c = window.__trace.projection.coords[3][i];
+          const [L1, n, k] = window.__coords.shape, at = (3 * n + i) * k;
+          const c = window.__coords.data.slice(at, at + k);
           const xa = p._fullLayout.xaxis, ya = p._fullLayout.yaxis, r = p.getBoundingClientRect();
           return {x: r.left + xa._offset + xa.l2p(c[0]), y: r.top + ya._offset + ya.l2p(c[1])}; }""",
         picked[0],
@@ -90,9 +87,9 @@ def test_2d_paths_of_the_picked_tokens(page, live_server):
     assert page.evaluate("() => window.__picked") == [picked[0]]
 
 
-def test_3d_paths_of_every_token(page, live_server):
-    trace = mount(page, live_server)
-    drawn = page.evaluate(RENDER, {"tokens": None, "dims": 3})
+def test_3d_paths_of_every_token(page, live_server, api):
+    trace = mount(page, live_server, api)
+    drawn = draw(page, {"tokens": None, "dims": 3})
     n = len(trace["tokens"])
     check_paths(trace, drawn["data"], list(range(n)), 3)
     scene = drawn["layout"]["scene"]
@@ -106,26 +103,26 @@ def test_3d_paths_of_every_token(page, live_server):
     page.locator("#traj-host").screenshot(path=str(ARTIFACTS / "trajectories-3d.png"))
 
 
-def test_switching_dims_and_picking_none(page, live_server):
-    trace = mount(page, live_server)
-    page.evaluate(RENDER, {"tokens": [1, 2], "dims": 3})
+def test_switching_dims_and_picking_none(page, live_server, api):
+    trace = mount(page, live_server, api)
+    draw(page, {"tokens": [1, 2], "dims": 3})
     plot = page.evaluate_handle("() => document.querySelector('#traj-host .traj-plot')")
-    drawn = page.evaluate(RENDER, {"tokens": [2, 99, 2, -1], "dims": 2})
+    drawn = draw(page, {"tokens": [2, 99, 2, -1], "dims": 2})
     check_paths(trace, drawn["data"], [2], 2)
     assert page.evaluate("p => p === document.querySelector('#traj-host .traj-plot')", plot)
-    drawn = page.evaluate(RENDER, {"tokens": [], "dims": 2})
+    drawn = draw(page, {"tokens": [], "dims": 2})
     check_paths(trace, drawn["data"], [], 2)
     assert [a["text"] for a in drawn["layout"]["annotations"]] == ["No tokens picked"]
-    drawn = page.evaluate(RENDER, {"tokens": [], "dims": 3})
+    drawn = draw(page, {"tokens": [], "dims": 3})
     check_paths(trace, drawn["data"], [], 3)
 
 
-def test_token_text_is_never_html(page, live_server):
-    mount(page, live_server)
+def test_token_text_is_never_html(page, live_server, api):
+    trace = mount(page, live_server, api)
     evil = '<img src=x onerror="window.__xss=1">'
-    page.evaluate("t => { window.__trace.tokens[3] = t; }", evil)
+    tokens = [*trace["tokens"][:3], evil, *trace["tokens"][4:]]
     for dims in (2, 3):
-        drawn = page.evaluate(RENDER, {"tokens": [3], "dims": dims})
+        drawn = draw(page, {"tokens": [3], "dims": dims}, tokens)
         assert drawn["data"][0]["name"].startswith("&lt;img")
         assert page.locator("#traj-host img").count() == 0
         assert page.locator("#traj-host .legendtext").first.text_content() == evil

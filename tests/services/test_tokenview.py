@@ -42,7 +42,8 @@ def test_token_view_follows_the_rules(trace, hide, merge):
         a = torch.tensor(trace["attentions"][layer][head], dtype=torch.float32)
         got = tv.apply(a)
         expected, _ = token_view_oracle(trace, layer, head, hide, merge)
-        assert torch.allclose(got.double(), torch.tensor(expected, dtype=torch.float64), atol=1e-12)
+        want = torch.tensor(expected, dtype=torch.float64)
+        assert torch.allclose(got.double(), want, rtol=0, atol=1e-15)
         assert torch.allclose(
             got.double().sum(-1), torch.ones(len(tv.groups), dtype=torch.float64), atol=1e-5
         )

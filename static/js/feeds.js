@@ -1,0 +1,30 @@
+// Which piece of state feeds which view: a change of a key redraws exactly the views listed for
+// it, in both modes. Pure: the Node tests check that every state key feeds a view and that
+// every view named here exists in its controller.
+
+/** The toy lab: keys of state.view (ToyView) -> views of toy.js. */
+export const TOY_FEEDS = {
+  attention: ["layer", "head"],
+  vectors: ["vlayer", "trails"],
+  beforeAfter: ["vlayer"],
+  distances: ["a", "b", "vlayer"],
+};
+
+/** Sentence mode: keys of the sentence state (SentenceState) -> views of sentence.js. The
+ * model and the text feed every view through a new trace. */
+export const SENTENCE_FEEDS = {
+  model: ["layer", "head", "hideSpecial", "mergeWords"],
+  head: ["layer", "heads", "query", "hideSpecial", "mergeWords"],
+  qk: ["layer", "head", "query", "allKeys"],
+  traj: ["picked", "dims", "hideSpecial"],
+};
+
+/**
+ * The views fed by any of `keys`, in the table's order.
+ * @param {Record<string, string[]>} feeds
+ * @param {string[]} keys
+ * @returns {string[]}
+ */
+export function viewsFed(feeds, keys) {
+  return Object.keys(feeds).filter((view) => feeds[view].some((k) => keys.includes(k)));
+}

@@ -1,0 +1,195 @@
+// A large heatmap of attention weights on one <canvas>, through the weight colour table: one
+// image of m x m pixels scaled up, so 512 x 512 draws as fast as 8 x 8. Token labels where they
+// fit (every k-th when they do not), a colour bar, and the exact weight of the cell under the
+// pointer. render(container, data, sel, callbacks).
+
+import { el } from "./dom.js";
+import { exact } from "./numbers.js";
+import { FONT, GRID, TEXT, TEXT_DIM, WEIGHT_LUT } from "./theme.js";
+
+/** @typedef {import("./types.js").NDArray} NDArray */
+
+const LABEL_PX = 11; // the least room a label gets; closer rows label every k-th token
+const BAR = 58; // colour bar and its ticks, right of the plot
+const MAX_SIDE = 760;
+
+/** @param {CanvasRenderingContext2D} ctx @param {string[]} labels @param {number} font */
+function widest(ctx, labels, font) {
+  ctx.font = `${font}px ${FONT}`;
+  let w = 0;
+  for (const s of labels) w = Math.max(w, ctx.measureText(s).width);
+  return w;
+}
+
+/**
+ * The matrix as an m x m image through the weight colour table (weights clamped to [0, 1]).
+ * @param {NDArray} matrix
+ */
+function image(matrix) {
+  const m = matrix.shape[0];
+  const img = new ImageData(m, m);
+  const z = matrix.data;
+  for (let p = 0; p < m * m; p++) {
+    const c = Math.round(Math.min(1, Math.max(0, z[p])) * 255) * 3;
+    img.data[p * 4] = WEIGHT_LUT[c];
+    img.data[p * 4 + 1] = WEIGHT_LUT[c + 1];
+    img.data[p * 4 + 2] = WEIGHT_LUT[c + 2];
+    img.data[p * 4 + 3] = 255;
+  }
+  return img;
+}
+
+/**
+ * Draw `data.matrix` (m x m weights; rows are queries) into `container`.
+ * @param {HTMLElement} container
+ * @param {{labels: string[], matrix: NDArray, title: string, caption?: string}} data
+ * @param {{query?: number}} [sel] a row to mark (the chosen query), -1 or absent for none
+ * @param {{onPick?: (row: number) => void}} [callbacks] a click on a row
+ */
+export function render(container, data, sel = {}, callbacks = {}) {
+  let root = /** @type {HTMLElement & {__heat?: any}} */ (container.querySelector(":scope > .hc"));
+  if (!root) {
+    root = el("div", { className: "hc" }, [
+      el("p", { className: "hc-title" }),
+      el("div", { className: "hc-body" }, [
+        el("canvas", { className: "hc-canvas", role: "img" }),
+        el("div", { className: "hc-cursor", hidden: true }),
+        el("div", { className: "hc-tip", hidden: true, role: "tooltip" }),
+      ]),
+    ]);
+    container.replaceChildren(root);
+  }
+  const { labels, matrix, title } = data;
+  const m = matrix.shape[0];
+  /** @type {HTMLElement} */ (root.querySelector(".hc-title")).textContent = title;
+  const canvas = /** @type {HTMLCanvasElement} */ (root.querySelector("canvas"));
+  canvas.setAttribute("aria-label", `${title}: ${m} × ${m} attention weights`);
+  const ctx = /** @type {CanvasRenderingContext2D} */ (canvas.getContext("2d"));
+
+  // Geometry in CSS pixels: labels left and below, the colour bar right.
+  const width = Math.max(260, root.clientWidth || container.clientWidth || 600);
+  const font = m <= 16 ? 13 : m <= 40 ? 11 : 10;
+  const every = Math.max(1, Math.ceil(LABEL_PX / Math.max(1e-9, Math.min(MAX_SIDE, width) / m)));
+  const shown = labels.map((s, i) => (i % every === 0 ? s : ""));
+  const labelW = Math.min(160, Math.ceil(widest(ctx, shown, font)) + 10);
+  const left = labelW + 18;
+  const side = Math.max(120, Math.min(MAX_SIDE, width - left - BAR - 8));
+  const cell = side / m;
+  const bottom = Math.min(150, Math.ceil(labelW * 0.77) + 24); // labels at -50 degrees
+  const top = 6;
+  const height = top + side + bottom;
+  const dpr = window.devicePixelRatio || 1;
+  canvas.width = Math.round((left + side + BAR) * dpr);
+  canvas.height = Math.round(height * dpr);
+  canvas.style.width = `${left + side + BAR}px`;
+  canvas.style.height = `${height}px`;
+  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  ctx.fillStyle = "#fff";
+  ctx.fillRect(0, 0, left + side + BAR, height);
+
+  const src = document.createElement("canvas");
+  src.width = m;
+  src.height = m;
+  /** @type {CanvasRenderingContext2D} */ (src.getContext("2d")).putImageData(image(matrix), 0, 0);
+  ctx.imageSmoothingEnabled = false;
+  ctx.drawImage(src, left, top, side, side);
+  ctx.strokeStyle = GRID;
+  ctx.strokeRect(left - 0.5, top - 0.5, side + 1, side + 1);
+
+  // Labels: queries left (right-aligned), keys below (tilted).
+  ctx.fillStyle = TEXT;
+  ctx.font = `${font}px ${FONT}`;
+  ctx.textBaseline = "middle";
+  ctx.textAlign = "right";
+  const q = sel.query ?? -1;
+  shown.forEach((s, i) => {
+    if (!s && i !== q) return;
+    ctx.font = `${i === q ? "bold " : ""}${font}px ${FONT}`;
+    ctx.fillText(labels[i], left - 6, top + (i + 0.5) * cell, labelW);
+  });
+  ctx.font = `${font}px ${FONT}`;
+  shown.forEach((s, j) => {
+    if (!s) return;
+    ctx.save();
+    ctx.translate(left + (j + 0.5) * cell, top + side + 6);
+    ctx.rotate(-50 * Math.PI / 180);
+    ctx.textAlign = "right";
+    ctx.fillText(s, 0, 0, labelW);
+    ctx.restore();
+  });
+  ctx.fillStyle = TEXT_DIM;
+  ctx.font = `12px ${FONT}`;
+  ctx.textAlign = "center";
+  ctx.fillText("key", left + side / 2, height - 8);
+  ctx.save();
+  ctx.translate(10, top + side / 2);
+  ctx.rotate(-Math.PI / 2);
+  ctx.fillText("query", 0, 0);
+  ctx.restore();
+  if (q >= 0 && q < m) { // mark the chosen query's row
+    ctx.strokeStyle = TEXT;
+    ctx.lineWidth = 1;
+    ctx.strokeRect(left + 0.5, top + q * cell + 0.5, side - 1, Math.max(1, cell - 1));
+  }
+
+  // Colour bar: 0 at the bottom, 1 at the top.
+  const bx = left + side + 12;
+  for (let y = 0; y < side; y++) {
+    const c = Math.round((1 - y / Math.max(1, side - 1)) * 255) * 3;
+    ctx.fillStyle = `rgb(${WEIGHT_LUT[c]},${WEIGHT_LUT[c + 1]},${WEIGHT_LUT[c + 2]})`;
+    ctx.fillRect(bx, top + y, 12, 1);
+  }
+  ctx.fillStyle = TEXT_DIM;
+  ctx.font = `11px ${FONT}`;
+  ctx.textAlign = "left";
+  for (const t of [0, 0.5, 1]) ctx.fillText(String(t), bx + 16, top + (1 - t) * side);
+
+  // The exact weight under the pointer.
+  const tip = /** @type {HTMLElement} */ (root.querySelector(".hc-tip"));
+  const cursor = /** @type {HTMLElement} */ (root.querySelector(".hc-cursor"));
+  /** @param {MouseEvent} e @returns {[number, number] | null} */
+  const at = (e) => {
+    const r = canvas.getBoundingClientRect();
+    const x = e.clientX - r.left - left;
+    const y = e.clientY - r.top - top;
+    if (x < 0 || y < 0 || x >= side || y >= side) return null;
+    return [Math.min(m - 1, Math.floor(y / cell)), Math.min(m - 1, Math.floor(x / cell))];
+  };
+  canvas.onmousemove = (e) => {
+    const ij = at(e);
+    tip.hidden = cursor.hidden = !ij;
+    canvas.style.cursor = ij && callbacks.onPick ? "pointer" : "";
+    if (!ij) return;
+    const [i, j] = ij;
+    const v = matrix.data[i * m + j];
+    tip.replaceChildren(
+      el("span", {}, ["query ", el("b", { textContent: labels[i] })]), el("br"),
+      el("span", {}, ["key ", el("b", { textContent: labels[j] })]), el("br"),
+      el("span", { className: "hc-value", textContent: `weight ${exact(v, matrix.dtype)}` }),
+    );
+    const x = left + (j + 1) * cell + 10;
+    tip.style.left = `${Math.min(x, left + side - 150)}px`;
+    tip.style.top = `${top + (i + 1) * cell + 8}px`;
+    Object.assign(cursor.style, { left: `${left + j * cell}px`, top: `${top + i * cell}px`,
+      width: `${Math.max(2, cell)}px`, height: `${Math.max(2, cell)}px` });
+  };
+  canvas.onmouseleave = () => {
+    tip.hidden = true;
+    cursor.hidden = true;
+  };
+  canvas.onclick = (e) => {
+    const ij = at(e);
+    if (ij && callbacks.onPick) callbacks.onPick(ij[0]);
+  };
+  // What is drawn, for tests and exports: the labels and the very numbers.
+  root.__heat = { labels, matrix, geometry: { left, top, side, cell } };
+}
+
+/**
+ * The drawn heatmap as a PNG data: URL (null before the first draw).
+ * @param {HTMLElement} container
+ */
+export function heatPng(container) {
+  const canvas = /** @type {HTMLCanvasElement | null} */ (container.querySelector(".hc canvas"));
+  return canvas ? canvas.toDataURL("image/png") : null;
+}

@@ -1,0 +1,116 @@
+// Types shared by the modules, for `tsc --checkJs` (JSDoc only; nothing here runs).
+
+/**
+ * @typedef {"F64" | "F32" | "U8"} DType
+ * @typedef {{dtype: DType, shape: number[], data: Float64Array | Float32Array | Uint8Array}} NDArray
+ */
+
+/**
+ * The fields of a trace other than its arrays (the compact form's header, or the JSON trace
+ * without the arrays).
+ * @typedef {object} TraceMeta
+ * @property {"toy" | "text"} mode
+ * @property {string[]} tokens
+ * @property {string[]} axes
+ * @property {number} n
+ * @property {number} d
+ * @property {number} layers
+ * @property {number} heads
+ * @property {number} head_dim
+ * @property {string} device
+ * @property {ToyConfig} [config] toy: the config it was computed with
+ * @property {string} [model] text: the model's name
+ * @property {string} [family]
+ * @property {boolean} [causal]
+ * @property {string} [text]
+ * @property {number[]} [token_ids]
+ * @property {[number, number][]} [offsets]
+ * @property {boolean[]} [special]
+ * @property {(number | null)[]} [words]
+ * @property {string[]} [fields] the arrays sent
+ * @property {number | null} [layer] the layer the per-head arrays hold (null: all)
+ * @property {number | null} [head]
+ * @property {TokenViewMeta} [token_view]
+ * @property {{pool: number, size: number, layers: number[]}} [thumbs]
+ * @property {{components: number} | null} [projection]
+ * @property {number} [json_numbers] how many numbers the full JSON trace holds
+ */
+
+/**
+ * @typedef {object} TokenViewMeta
+ * @property {boolean} hide_special
+ * @property {boolean} merge_words
+ * @property {string[]} labels the rows and columns shown
+ * @property {number[][]} groups the original tokens of each row
+ * @property {string} note what the options did, in words
+ */
+
+/** @typedef {{meta: TraceMeta, arrays: Record<string, NDArray>}} Compact */
+
+/**
+ * The toy transformer's wiring (ToyConfig on the server).
+ * @typedef {object} ToyConfig
+ * @property {number} layers
+ * @property {number} heads
+ * @property {"identity" | "random" | "custom"} projections
+ * @property {Record<string, (number | string)[][]> | null} weights
+ * @property {boolean} scale
+ * @property {"none" | "causal"} mask
+ * @property {"none" | "sinusoidal" | "learned" | "rope"} positional
+ * @property {boolean} residual
+ * @property {"none" | "pre" | "post"} norm
+ * @property {boolean} ffn
+ * @property {number | string} seed a string while the field holds text that is not a number
+ */
+
+/**
+ * The toy lab's state (state.js).
+ * @typedef {object} ToyState
+ * @property {string | null} preset id of the preset it started from
+ * @property {string[]} tokens
+ * @property {string[]} axes
+ * @property {(number | string)[][]} embeddings a string while a cell holds text that is not a number
+ * @property {ToyConfig} config
+ * @property {ToyView} view
+ */
+
+/**
+ * What the toy lab's views show (state.view).
+ * @typedef {object} ToyView
+ * @property {number} layer attention layer (0-based)
+ * @property {number} head attention head
+ * @property {number} vlayer the layer of the vectors, 0 (the input) to L
+ * @property {number} a first token of the distance pair
+ * @property {number} b second token
+ * @property {boolean} trails token paths over all layers
+ */
+
+/**
+ * Sentence mode's state (state.js).
+ * @typedef {object} SentenceState
+ * @property {string | null} model null: the server's default
+ * @property {string} text
+ * @property {number} layer the chosen head's layer (model view, head view, query-key view)
+ * @property {number} head
+ * @property {number[]} heads heads drawn in the head view
+ * @property {number | null} query original token index (null: the first ordinary token)
+ * @property {boolean} hideSpecial
+ * @property {boolean} mergeWords
+ * @property {number[] | null} picked tokens in the trajectories (null: all)
+ * @property {2 | 3} dims
+ * @property {boolean} allKeys the query-key view shows every key (else the strongest)
+ */
+
+/**
+ * The caps a request must keep (/api/presets limits).
+ * @typedef {object} Limits
+ * @property {number} max_tokens
+ * @property {number} max_dim
+ * @property {number} max_layers
+ * @property {number} max_heads
+ * @property {number} max_token_chars
+ * @property {number} max_abs_value
+ * @property {number} max_text_chars
+ */
+
+export {};

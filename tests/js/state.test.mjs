@@ -1,0 +1,99 @@
+// state.js: the toy and sentence states, their checks, the request, and the share links.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import {
+  clampSentence, decodeShare, defaultSentence, encodeShare, fromPreset, headChoices,
+  matchesPreset, normalize, problem, sentenceFromRaw, toRequest,
+} from "../../static/js/state.js";
+
+// What /api/presets serves (the tests of the API pin the server's side).
+const LIMITS = { max_tokens: 64, max_dim: 64, max_layers: 12, max_heads: 16, max_token_chars: 40,
+  max_abs_value: 1000, max_text_chars: 20000, max_thumb: 1024 };
+const DEFAULTS = { layers: 1, heads: 1, projections: "identity", weights: null, scale: true,
+  mask: "none", positional: "none", residual: false, norm: "none", ffn: false, seed: 0 };
+const APPLE = { id: "apple", tokens: ["An", "apple", "and", "a", "banana"],
+  axes: ["tech", "fruit", "grammar"],
+  embeddings: [[0, 0, 1], [0.7, 0.8, 0], [0, 0, 0.5], [0, 0, 1], [0, 0.8, 0]],
+  config: { layers: 1 } };
+
+const apple = () => normalize(fromPreset(APPLE, DEFAULTS), LIMITS);
+
+test("a preset's state: the server's defaults, the last layer's vectors, tokens 2 and n", () => {
+  const s = apple();
+  assert.deepEqual(s.config, DEFAULTS);
+  assert.deepEqual(s.view, { layer: 0, head: 0, vlayer: 1, a: 1, b: 4, trails: true });
+  assert.ok(matchesPreset(s, APPLE, LIMITS, DEFAULTS));
+  s.embeddings[1][0] = 0.5;
+  assert.ok(!matchesPreset(s, APPLE, LIMITS, DEFAULTS));
+});
+
+test("normalize keeps heads dividing d, matrices d x d, views in range", () => {
+  assert.deepEqual(headChoices(12, 16), [1, 2, 3, 4, 6, 12]);
+  const s = apple();
+  Object.assign(s.config, { heads: 2, layers: 40, projections: "custom", weights: { q: [[2]] } });
+  Object.assign(s.view, { layer: 9, head: 5, vlayer: 99, a: -3, b: 7 });
+  normalize(s, LIMITS);
+  assert.equal(s.config.heads, 1);
+  assert.equal(s.config.layers, 12);
+  assert.deepEqual(s.config.weights.q, [[2, 0, 0], [0, 1, 0], [0, 0, 1]]);
+  assert.deepEqual(s.config.weights.o, [[1, 0, 0], [0, 1, 0], [0, 0, 1]]);
+  assert.deepEqual([s.view.layer, s.view.head, s.view.vlayer, s.view.a, s.view.b], [9, 0, 12, 0, 4]);
+  s.view.layer = 30;
+  assert.equal(normalize(s, LIMITS).view.layer, 11);
+});
+
+test("problems the page can see before asking the server", () => {
+  const s = apple();
+  assert.equal(problem(s, LIMITS), null);
+  s.embeddings[1][0] = "abc";
+  assert.equal(problem(s, LIMITS), 'embeddings: apple, tech: "abc" is not a number');
+  s.embeddings[1][0] = 0.7;
+  s.config.seed = -1;
+  assert.match(problem(s, LIMITS), /^config\.seed: /);
+  s.config.seed = 0;
+  s.tokens[0] = "x".repeat(41);
+  assert.match(problem(s, LIMITS), /longer than 40 characters/);
+});
+
+test("the request names every config key the server knows, weights only when custom", () => {
+  const s = apple();
+  s.config.weights = { q: [[1]] };
+  const body = toRequest(s, DEFAULTS);
+  assert.deepEqual(Object.keys(body.config), Object.keys(DEFAULTS));
+  assert.equal(body.config.weights, null);
+  assert.deepEqual(body.tokens, APPLE.tokens);
+});
+
+test("toy links round-trip; old v1 links still open", () => {
+  const s = apple();
+  s.view.head = 0;
+  s.config.layers = 3;
+  normalize(s, LIMITS);
+  const hash = encodeShare("toy", s, defaultSentence());
+  const back = decodeShare(hash, LIMITS, DEFAULTS);
+  assert.equal(back.mode, "toy");
+  assert.deepEqual(back.toy, s);
+  assert.equal(decodeShare("", LIMITS, DEFAULTS), null);
+  assert.throws(() => decodeShare("#s=bm90IGpzb24", LIMITS, DEFAULTS));
+  const bad = "#s=" + Buffer.from(JSON.stringify({ v: 1, tokens: ["a"], axes: ["x"], embeddings: [[1, 2]], config: {} })).toString("base64url");
+  assert.throws(() => decodeShare(bad, LIMITS, DEFAULTS), /not a valid n x d table/);
+});
+
+test("sentence links round-trip; wrong fields fall back to defaults", () => {
+  const s = { ...defaultSentence("m", "I sat"), layer: 3, head: 5, heads: [1, 5], query: 2,
+    hideSpecial: true, picked: [1, 4], dims: 2, allKeys: true };
+  const back = decodeShare(encodeShare("sentence", apple(), s), LIMITS, DEFAULTS);
+  assert.equal(back.mode, "sentence");
+  assert.deepEqual(back.sentence, s);
+  const raw = sentenceFromRaw({ model: 3, text: "hi", layer: -1, heads: ["x"], dims: 7, allKeys: "yes" });
+  assert.deepEqual(raw, { ...defaultSentence(null, "hi") });
+});
+
+test("clampSentence keeps choices inside a smaller model and text", () => {
+  const s = { ...defaultSentence("m", "x"), layer: 5, head: 11, heads: [11, 3], query: 9, picked: [1, 9] };
+  clampSentence(s, 2, 4, 5);
+  assert.deepEqual([s.layer, s.head, s.heads, s.query, s.picked], [1, 3, [3], null, [1]]);
+  const none = { ...defaultSentence(), heads: [] };
+  assert.deepEqual(clampSentence(none, 2, 4).heads, []); // "none" stays none
+});

@@ -1,0 +1,55 @@
+// The pure parts of the views: which state feeds which view, number formatting, and which keys
+// the query-key view shows.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { SENTENCE_FEEDS, TOY_FEEDS, viewsFed } from "../../static/js/feeds.js";
+import { exact, fmt } from "../../static/js/numbers.js";
+import { KEYS_MAX, TOP_KEYS, keyRows } from "../../static/js/qkview.js";
+import { defaultSentence, fromPreset, normalize } from "../../static/js/state.js";
+
+test("every piece of view state feeds a view, and only views that exist", () => {
+  const toyView = normalize(fromPreset({ id: "p", tokens: ["a", "b"], axes: ["x"],
+    embeddings: [[1], [2]], config: {} }, { layers: 1, heads: 1, projections: "identity",
+    weights: null }), { max_layers: 12, max_heads: 16, max_tokens: 64, max_dim: 64 }).view;
+  const fed = (feeds) => new Set(Object.values(feeds).flat());
+  assert.deepEqual([...fed(TOY_FEEDS)].sort(), Object.keys(toyView).sort());
+  // Sentence state: model and text make a new trace (every view); the rest feed views.
+  const sentenceKeys = Object.keys(defaultSentence()).filter((k) => k !== "model" && k !== "text");
+  assert.deepEqual([...fed(SENTENCE_FEEDS)].sort(), sentenceKeys.sort());
+  assert.deepEqual(Object.keys(TOY_FEEDS), ["attention", "vectors", "beforeAfter", "distances"]);
+  assert.deepEqual(Object.keys(SENTENCE_FEEDS), ["model", "head", "qk", "traj"]);
+  assert.deepEqual(viewsFed(SENTENCE_FEEDS, ["query"]), ["head", "qk"]);
+  assert.deepEqual(viewsFed(TOY_FEEDS, ["vlayer"]), ["vectors", "beforeAfter", "distances"]);
+  assert.deepEqual(viewsFed(TOY_FEEDS, ["nothing"]), []);
+});
+
+test("numbers: short without -0.00, exact as the JSON trace spells them", () => {
+  assert.equal(fmt(-0.0001), "0.00");
+  assert.equal(fmt(0.7, 3), "0.700");
+  assert.equal(fmt(null), "–");
+  const f32 = Math.fround(0.0123456789);
+  assert.equal(String(f32), "0.012345679104328156");
+  assert.equal(exact(f32, "F32"), "0.0123456791"); // 9 significant digits identify a float32
+  assert.equal(Math.fround(Number(exact(f32, "F32"))), f32);
+  assert.equal(exact(1 / 3), String(1 / 3)); // float64 in full
+  assert.equal(exact(-Infinity, "F32"), "masked");
+  assert.equal(exact(null), "masked");
+  assert.equal(exact(0, "F32"), "0");
+});
+
+test("the query-key view shows every key, or the strongest in text order past KEYS_MAX", () => {
+  const n = 200;
+  const weights = new Float32Array(n).map((_, j) => (j % 7) / 100);
+  const data = { tokens: Array(n).fill("t"), query: 7, weights: { data: weights } }; // weight 0
+  const rows = keyRows(/** @type {any} */ (data), false);
+  assert.equal(rows.length, TOP_KEYS + 1); // and the query itself
+  assert.ok(rows.includes(7));
+  assert.deepEqual(rows, [...rows].sort((a, b) => a - b));
+  const least = Math.min(...rows.filter((j) => j !== 7).map((j) => weights[j]));
+  assert.ok(rows.every((j) => j === 7 || weights[j] >= least));
+  assert.ok([...weights].filter((w, j) => !rows.includes(j) && w > least).length === 0);
+  assert.equal(keyRows(/** @type {any} */ (data), true).length, n);
+  const short = { ...data, tokens: Array(KEYS_MAX).fill("t") };
+  assert.equal(keyRows(/** @type {any} */ (short), false).length, KEYS_MAX);
+});
