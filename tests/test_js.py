@@ -61,9 +61,11 @@ def test_node_decodes_what_the_server_sends_as_python_does(client, tmp_path):
     js = json.loads(done.stdout)
     meta, arrays = decode(r.content)
     assert js["meta"] == meta
-    assert set(js["arrays"]) == set(arrays) == {
-        "thumbs.values", "thumbs.scale", "scores", "queries", "hidden_states"
-    }
+    assert (
+        set(js["arrays"])
+        == set(arrays)
+        == {"thumbs.values", "thumbs.scale", "scores", "queries", "hidden_states"}
+    )
     dtypes = {torch.float32: "F32", torch.float64: "F64", torch.uint8: "U8"}
     for name, tensor in arrays.items():
         got = js["arrays"][name]
