@@ -13,6 +13,7 @@ from attnviz.api import api_router
 from attnviz.api.errors import install_error_handlers
 from attnviz.engine.device import resolve_device
 from attnviz.pretrained import load_registry
+from attnviz.services import compute
 from attnviz.services.traces import TraceService
 from attnviz.settings import Settings, get_settings
 from attnviz.web import install_web
@@ -33,8 +34,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.device = resolve_device(settings.device)
     log.info("attnviz %s computing on %s", __version__, app.state.device)
-    app.state.registry = load_registry(
-        settings.model_folders, app.state.device, builtin=settings.builtin_model
+    # Models are loaded on the compute thread, where their tensors will be used.
+    app.state.registry = compute.run(
+        load_registry, settings.model_folders, app.state.device, builtin=settings.builtin_model
     )
     app.state.traces = TraceService(settings, app.state.device, app.state.registry)
     install_error_handlers(app)

@@ -1,4 +1,4 @@
-"""Command line: ``attnviz serve [--host H] [--port P] [--device D]``."""
+"""Command line: ``attnviz serve [--host H] [--port P] [--device D]``, ``attnviz bench``."""
 
 from __future__ import annotations
 
@@ -24,7 +24,29 @@ def main(argv: list[str] | None = None) -> int:
         help="also offer the BERT or GPT-2 model in this Hugging Face folder (repeatable; "
         "added to ATTNVIZ_MODELS)",
     )
+    bench = sub.add_parser(
+        "bench",
+        help="start a server on a free loopback port, measure it beside the Hugging Face "
+        "forward, stop it",
+    )
+    bench.add_argument(
+        "--tokens", default="16,128,512", help="text lengths in tokens (default 16,128,512)"
+    )
+    bench.add_argument("--repeat", type=int, default=5, help="texts per length (default 5)")
+    bench.add_argument("--clients", type=int, default=16, help="for throughput; 0 skips it")
+    bench.add_argument("--seconds", type=float, default=5.0, help="of throughput per kind")
+    bench.add_argument(
+        "--browser", action="store_true", help="also time typing to every view drawn in Chromium"
+    )
+    bench.add_argument("--chromium", default="/usr/bin/chromium", help="the browser to drive")
+    bench.add_argument("--device", default="cpu", help="cpu or cuda (default cpu)")
+    bench.add_argument("--model", metavar="FOLDER", help="a model folder (default: MiniLM)")
+    bench.add_argument(
+        "--json", action="store_true", help="also print the figures as one JSON object, last"
+    )
     args = parser.parse_args(argv)
+    if args.command == "bench":
+        return _bench(args, parser)
     if args.model:
         earlier = [p for p in os.environ.get("ATTNVIZ_MODELS", "").split(os.pathsep) if p]
         os.environ["ATTNVIZ_MODELS"] = os.pathsep.join(earlier + args.model)
@@ -50,4 +72,33 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         parser.error(str(exc))
     uvicorn.run(app, host=settings.host, port=settings.port, log_level=settings.log_level)
+    return 0
+
+
+def _bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from pathlib import Path
+
+    from attnviz import bench
+
+    logging.basicConfig(level="INFO", format="%(message)s")
+    try:
+        tokens = [int(t) for t in args.tokens.split(",") if t.strip()]
+    except ValueError:
+        parser.error(f"--tokens: {args.tokens!r} is not a list of numbers")
+    if not tokens or min(tokens) < 3 or args.repeat < 1:
+        parser.error("--tokens: lengths of at least 3; --repeat: at least 1")
+    model = Path(args.model) if args.model else None
+    report = bench.run(
+        tokens,
+        repeat=args.repeat,
+        clients=args.clients,
+        seconds=args.seconds,
+        use_browser=args.browser,
+        chromium=args.chromium,
+        device=args.device,
+        model_folder=model,
+    )
+    print(bench.table(report))
+    if args.json:
+        print(bench.report_json(report))
     return 0

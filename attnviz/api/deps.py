@@ -12,19 +12,19 @@ from attnviz.services.traces import TraceService
 from attnviz.settings import Settings
 
 
-def _settings(request: Request) -> Settings:
+async def _settings(request: Request) -> Settings:
     return request.app.state.settings
 
 
-def _device(request: Request) -> torch.device:
+async def _device(request: Request) -> torch.device:
     return request.app.state.device
 
 
-def _registry(request: Request) -> ModelRegistry:
+async def _registry(request: Request) -> ModelRegistry:
     return request.app.state.registry
 
 
-def _traces(request: Request) -> TraceService:
+async def _traces(request: Request) -> TraceService:
     return request.app.state.traces
 
 

@@ -1,7 +1,7 @@
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Query, Request
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import Response
 from pydantic import Discriminator, Tag
 
 from attnviz.api.deps import TracesDep
@@ -13,7 +13,6 @@ from attnviz.schemas import (
     TraceQuery,
     TraceResponse,
 )
-from attnviz.services.arrays import compact_body, json_body
 
 router = APIRouter(prefix="/api", tags=["trace"])
 
@@ -56,14 +55,12 @@ COMPACT_DOC = (
     "ones, the attention under the token options (`view`) and thumbnails of every head "
     "(`thumbs`). A JSON trace is capped in numbers (see /api/models). " + COMPACT_DOC,
 )
-def trace(
+async def trace(
     req: TraceRequest,
     query: Annotated[TraceQuery, Query()],
     request: Request,
     traces: TracesDep,
 ) -> Response:
     compact = COMPACT_MEDIA_TYPE in request.headers.get("accept", "")
-    part = traces.part(req, query, compact)
-    if compact:
-        return Response(compact_body(part), media_type=COMPACT_MEDIA_TYPE)
-    return JSONResponse(json_body(part))
+    body, media_type = await traces.respond(req, query, compact)
+    return Response(body, media_type=media_type)

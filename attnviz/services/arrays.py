@@ -83,6 +83,18 @@ def _per_head(
     return torch.stack(rows)
 
 
+def max_pool(x: torch.Tensor, pool: int) -> torch.Tensor:
+    """(H, m, m) -> (H, s, s), s = ceil(m / pool): the largest value of each pool x pool block
+    (the last blocks hold what is left). Zero padding is safe: weights are never negative."""
+    H, m, _ = x.shape
+    s = math.ceil(m / pool)
+    pad = s * pool - m
+    if pad:
+        x = F.pad(x, (0, pad, 0, pad))
+    # Reduce along the contiguous axis first: 3x faster than max_pool2d here.
+    return x.view(H, s, pool, s, pool).amax(dim=4).amax(dim=2)  # (H, s, p, s, p) -> (H, s, s)
+
+
 def thumbnails(tensors: TraceTensors, tv: TokenView, size: int, layers: list[int]) -> dict:
     """Every head's pattern (under the token options) as 8-bit values, one scale per head:
     weight ~ values * scale / 255. Longer than ``size``: max-pooled by the smallest whole factor
@@ -93,7 +105,7 @@ def thumbnails(tensors: TraceTensors, tv: TokenView, size: int, layers: list[int
     for layer in layers:
         x = tv.apply(tensors.pattern(layer))  # (H, m, m)
         if pool > 1:
-            x = F.max_pool2d(x[:, None], pool, ceil_mode=True)[:, 0]  # (H, s, s)
+            x = max_pool(x, pool)  # (H, s, s)
         scale = x.amax(dim=(-2, -1))  # (H,) the pooled peak is the pattern's peak
         scale = torch.where(scale > 0, scale, torch.ones_like(scale))
         values.append(torch.round(x / scale[:, None, None] * 255).to(torch.uint8))

@@ -125,7 +125,15 @@ def capture_trace(model: Transformer, x: torch.Tensor, field: str = "embeddings"
     trace holds. Overflow is a TraceError naming ``field``."""
     cfg = model.cfg
     rope = cfg.positional == "rope"
-    with torch.inference_mode(), capture(model) as cache:
+    wanted = ["hook_embed", "blocks.0.hook_resid_pre"]
+    wanted += ["hook_pos_embed"] if cfg.positional in ("sinusoidal", "learned") else []
+    wanted += ["ln_final.hook_normalized"] if cfg.final_norm else []
+    q, k = ("attn.hook_rot_q", "attn.hook_rot_k") if rope else ("attn.hook_q", "attn.hook_k")
+    for i in range(cfg.n_layers):
+        for name in (q, k, "attn.hook_v", "attn.hook_pattern", "hook_resid_post"):
+            wanted.append(f"blocks.{i}.{name}")
+    # Only the points read here: each captured activation is kept alive, and costs a hook.
+    with torch.inference_mode(), capture(model, wanted) as cache:
         model(x)
 
     def per_layer(name: str) -> list[torch.Tensor]:  # L x (nh, T, ·) for the one sequence

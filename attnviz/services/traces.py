@@ -3,13 +3,14 @@ part of them in either form."""
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+import json
 
 import torch
 
 from attnviz.pretrained import ModelRegistry
 from attnviz.schemas import COMPACT_MEDIA_TYPE, TextTraceRequest, ToyTraceRequest, TraceQuery
-from attnviz.services.arrays import Part, json_numbers, select
+from attnviz.services import compute
+from attnviz.services.arrays import Part, compact_body, json_body, json_numbers, select
 from attnviz.services.cache import TraceCache, input_key
 from attnviz.services.tensors import ComputedTrace, TraceError
 from attnviz.services.text_trace import run_text_trace
@@ -17,6 +18,7 @@ from attnviz.services.trace import run_toy_trace
 from attnviz.settings import Settings
 
 TraceRequest = ToyTraceRequest | TextTraceRequest
+SEP = (",", ":")  # compact JSON, as FastAPI's own
 
 
 class TraceService:
@@ -31,11 +33,6 @@ class TraceService:
             ttl_s=settings.trace_cache_ttl_s,
             size_of=ComputedTrace.nbytes,
         )
-        # Every computation runs on one thread of its own, one at a time: torch already spreads
-        # one over every core (several at once only fight over them), and a thread that always
-        # computes keeps its thread pool and its memory warm (a forward from a fresh request
-        # thread took twice as long).
-        self._compute = ThreadPoolExecutor(max_workers=1, thread_name_prefix="attnviz-compute")
 
     def computed(self, req: TraceRequest) -> tuple[ComputedTrace, bool]:
         """The trace of ``req`` and whether it came from the cache."""
@@ -47,9 +44,25 @@ class TraceService:
         key = input_key("toy", req.model_dump_json())
         return self.cache.get_or_compute(key, lambda: run_toy_trace(req, self.device))
 
+    async def respond(
+        self, req: TraceRequest, query: TraceQuery, compact: bool
+    ) -> tuple[bytes, str]:
+        """The response body and its media type: the part ``query`` names, compact or JSON,
+        computed and encoded on the compute thread."""
+        return await compute.run_async(self._respond, req, query, compact)
+
+    def _respond(self, req: TraceRequest, query: TraceQuery, compact: bool) -> tuple[bytes, str]:
+        part = self.part(req, query, compact)
+        if compact:
+            return compact_body(part), COMPACT_MEDIA_TYPE
+        text = json.dumps(
+            json_body(part), ensure_ascii=False, allow_nan=False, separators=(",", ":")
+        )
+        return text.encode(), "application/json"
+
     def part(self, req: TraceRequest, query: TraceQuery, compact: bool) -> Part:
         """The part of the trace ``query`` names; a JSON body is capped in numbers."""
-        return self._compute.submit(self._part, req, query, compact).result()
+        return compute.run(self._part, req, query, compact)
 
     def _part(self, req: TraceRequest, query: TraceQuery, compact: bool) -> Part:
         trace, cached = self.computed(req)

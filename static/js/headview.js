@@ -83,6 +83,16 @@ export function render(container, data, sel, callbacks) {
    */
   function drawLines(qs, ks) {
     const groups = Array.from({ length: n }, (_, i) => svg("g", { class: "hv-q", "data-query": i }));
+    // One token's lines: their strength is relative to the strongest of them (long texts spread
+    // attention thin), else to 1.
+    let top = 1;
+    if (!full) {
+      top = MIN_WEIGHT;
+      for (const h of sel.heads) {
+        const s = scale.data[h] / 255;
+        for (const i of qs) for (const j of ks) top = Math.max(top, values.data[h * n * n + i * n + j] * s);
+      }
+    }
     for (const h of sel.heads) {
       const color = headColor(h);
       const s = scale.data[h] / 255;
@@ -91,9 +101,10 @@ export function render(container, data, sel, callbacks) {
         for (const j of ks) {
           const w = values.data[base + i * n + j] * s;
           if (w < MIN_WEIGHT) continue;
+          const v = w / top;
           groups[i].append(svg("line", {
             x1: x1 + 6, y1: y(i), x2: x2 - 6, y2: y(j), stroke: color,
-            "stroke-width": (0.6 + 4 * w).toFixed(2), "stroke-opacity": (0.12 + 0.88 * w).toFixed(3),
+            "stroke-width": (0.6 + 4 * v).toFixed(2), "stroke-opacity": (0.12 + 0.88 * v).toFixed(3),
             "data-head": h, "data-query": i, "data-key": j, "data-weight": String(w),
           }));
         }
@@ -110,14 +121,13 @@ export function render(container, data, sel, callbacks) {
   /** @param {"left" | "right"} name @param {number} x @param {string} anchor */
   const side = (name, x, anchor) => {
     const g = svg("g", { class: `hv-tokens hv-${name}` });
+    // One element a token (a long text has a thousand): the highlight is one moving rect.
+    g.append(svg("rect", { class: "hv-hl", x: name === "left" ? 2 : x2 + 2, y: 0, width: labelW - 4,
+      height: row - 2, rx: 3, visibility: "hidden" }));
     labels.forEach((label, i) => {
-      const t = svg("g", { class: "hv-token", "data-side": name, "data-index": i });
-      const bg = svg("rect", { x: name === "left" ? 2 : x2 + 2, y: y(i) - row / 2 + 1,
-        width: labelW - 4, height: row - 2, rx: 3 });
-      const text = svg("text", { x, y: y(i), "text-anchor": anchor, "dominant-baseline": "central",
-        "font-size": font });
-      text.textContent = label;
-      t.append(bg, text);
+      const t = svg("text", { class: "hv-token", "data-side": name, "data-index": i, x, y: y(i),
+        "text-anchor": anchor, "dominant-baseline": "central", "font-size": font });
+      t.textContent = label;
       if (name === "left") {
         t.setAttribute("tabindex", "0");
         t.setAttribute("role", "button");
@@ -129,10 +139,25 @@ export function render(container, data, sel, callbacks) {
     return g;
   };
   root.append(lines, side("left", x1 - 8, "end"), side("right", x2 + 8, "start"));
+  const chosen = root.querySelector(".hv-left .hv-token.chosen");
+  if (chosen) { // the chosen query's background
+    const mark = svg("rect", { class: "hv-chosen", x: 2, y: y(sel.query) - row / 2 + 1, width: labelW - 4,
+      height: row - 2, rx: 3 });
+    root.querySelector(".hv-left")?.prepend(mark);
+  }
 
+  /** @param {Element | null} t the token to highlight, or none */
+  const highlight = (t) => {
+    for (const hl of root.querySelectorAll(".hv-hl")) hl.setAttribute("visibility", "hidden");
+    if (!t) return;
+    const hl = /** @type {Element} */ (t.parentElement?.querySelector(".hv-hl"));
+    hl.setAttribute("y", String(y(Number(/** @type {HTMLElement} */ (t).dataset.index)) - row / 2 + 1));
+    hl.setAttribute("visibility", "visible");
+  };
   const clear = () => {
     root.classList.remove("focus-q", "focus-k");
     for (const e of root.querySelectorAll(".on")) e.classList.remove("on");
+    highlight(null);
     if (!full && shownFor !== `L${sel.query}`) {
       groups = linesOf(sel.query, true);
       shownFor = `L${sel.query}`;
@@ -144,6 +169,7 @@ export function render(container, data, sel, callbacks) {
     const i = Number(/** @type {HTMLElement} */ (t).dataset.index);
     const left = /** @type {HTMLElement} */ (t).dataset.side === "left";
     t.classList.add("on");
+    highlight(t);
     const key = `${left ? "L" : "R"}${i}`;
     if (!full && shownFor !== key) {
       groups = linesOf(i, left);
@@ -178,7 +204,8 @@ export function render(container, data, sel, callbacks) {
   });
   const note = full ? [] : [el("p", { className: "hv-note",
     textContent: `${n} tokens: only one token's lines are drawn, the chosen query's (click a token ` +
-      "on the left to choose it) or the token under the pointer's." })];
+      "on the left to choose it) or the token under the pointer's, each as strong as its weight " +
+      "over the strongest line's." })];
   container.replaceChildren(...note, root);
 }
 

@@ -4,7 +4,7 @@
 // pointer. render(container, data, sel, callbacks).
 
 import { el } from "./dom.js";
-import { exact } from "./numbers.js";
+import { exact, fmt } from "./numbers.js";
 import { FONT, GRID, TEXT, TEXT_DIM, WEIGHT_LUT } from "./theme.js";
 
 /** @typedef {import("./types.js").NDArray} NDArray */
@@ -22,15 +22,16 @@ function widest(ctx, labels, font) {
 }
 
 /**
- * The matrix as an m x m image through the weight colour table (weights clamped to [0, 1]).
- * @param {NDArray} matrix
+ * The matrix as an m x m image through the weight colour table: weights from 0 to `top`
+ * (clamped).
+ * @param {NDArray} matrix @param {number} top
  */
-function image(matrix) {
+function image(matrix, top) {
   const m = matrix.shape[0];
   const img = new ImageData(m, m);
   const z = matrix.data;
   for (let p = 0; p < m * m; p++) {
-    const c = Math.round(Math.min(1, Math.max(0, z[p])) * 255) * 3;
+    const c = Math.round(Math.min(1, Math.max(0, z[p] / top)) * 255) * 3;
     img.data[p * 4] = WEIGHT_LUT[c];
     img.data[p * 4 + 1] = WEIGHT_LUT[c + 1];
     img.data[p * 4 + 2] = WEIGHT_LUT[c + 2];
@@ -43,7 +44,8 @@ function image(matrix) {
  * Draw `data.matrix` (m x m weights; rows are queries) into `container`.
  * @param {HTMLElement} container
  * @param {{labels: string[], matrix: NDArray, title: string, caption?: string}} data
- * @param {{query?: number}} [sel] a row to mark (the chosen query), -1 or absent for none
+ * @param {{query?: number, peak?: boolean}} [sel] query: a row to mark (the chosen query), -1 or
+ *   absent for none; peak: colour from 0 to the largest weight (else to 1)
  * @param {{onPick?: (row: number) => void}} [callbacks] a click on a row
  */
 export function render(container, data, sel = {}, callbacks = {}) {
@@ -66,14 +68,17 @@ export function render(container, data, sel = {}, callbacks = {}) {
   canvas.setAttribute("aria-label", `${title}: ${m} × ${m} attention weights`);
   const ctx = /** @type {CanvasRenderingContext2D} */ (canvas.getContext("2d"));
 
-  // Geometry in CSS pixels: labels left and below, the colour bar right.
+  // Geometry in CSS pixels: labels left and below, the colour bar right. Labels every k-th
+  // token when rows are closer than LABEL_PX (k from the side the widest label leaves).
   const width = Math.max(260, root.clientWidth || container.clientWidth || 600);
   const font = m <= 16 ? 13 : m <= 40 ? 11 : 10;
-  const every = Math.max(1, Math.ceil(LABEL_PX / Math.max(1e-9, Math.min(MAX_SIDE, width) / m)));
+  const fit = (/** @type {number} */ w) => Math.max(120, Math.min(MAX_SIDE, width - (w + 18) - BAR - 8));
+  const allW = Math.min(160, Math.ceil(widest(ctx, labels, font)) + 10);
+  const every = Math.max(1, Math.ceil(LABEL_PX / (fit(allW) / m)));
   const shown = labels.map((s, i) => (i % every === 0 ? s : ""));
   const labelW = Math.min(160, Math.ceil(widest(ctx, shown, font)) + 10);
   const left = labelW + 18;
-  const side = Math.max(120, Math.min(MAX_SIDE, width - left - BAR - 8));
+  const side = fit(labelW);
   const cell = side / m;
   const bottom = Math.min(150, Math.ceil(labelW * 0.77) + 24); // labels at -50 degrees
   const top = 6;
@@ -87,10 +92,16 @@ export function render(container, data, sel = {}, callbacks = {}) {
   ctx.fillStyle = "#fff";
   ctx.fillRect(0, 0, left + side + BAR, height);
 
+  let vmax = 1; // the weight of the darkest colour
+  if (sel.peak) {
+    vmax = 0;
+    for (const v of matrix.data) if (v > vmax) vmax = v;
+    if (!(vmax > 0)) vmax = 1;
+  }
   const src = document.createElement("canvas");
   src.width = m;
   src.height = m;
-  /** @type {CanvasRenderingContext2D} */ (src.getContext("2d")).putImageData(image(matrix), 0, 0);
+  /** @type {CanvasRenderingContext2D} */ (src.getContext("2d")).putImageData(image(matrix, vmax), 0, 0);
   ctx.imageSmoothingEnabled = false;
   ctx.drawImage(src, left, top, side, side);
   ctx.strokeStyle = GRID;
@@ -103,7 +114,7 @@ export function render(container, data, sel = {}, callbacks = {}) {
   ctx.textAlign = "right";
   const q = sel.query ?? -1;
   shown.forEach((s, i) => {
-    if (!s && i !== q) return;
+    if (i !== q && (!s || (q >= 0 && Math.abs(i - q) < every))) return; // room for the query's
     ctx.font = `${i === q ? "bold " : ""}${font}px ${FONT}`;
     ctx.fillText(labels[i], left - 6, top + (i + 0.5) * cell, labelW);
   });
@@ -132,7 +143,7 @@ export function render(container, data, sel = {}, callbacks = {}) {
     ctx.strokeRect(left + 0.5, top + q * cell + 0.5, side - 1, Math.max(1, cell - 1));
   }
 
-  // Colour bar: 0 at the bottom, 1 at the top.
+  // Colour bar: 0 at the bottom, vmax at the top.
   const bx = left + side + 12;
   for (let y = 0; y < side; y++) {
     const c = Math.round((1 - y / Math.max(1, side - 1)) * 255) * 3;
@@ -142,7 +153,7 @@ export function render(container, data, sel = {}, callbacks = {}) {
   ctx.fillStyle = TEXT_DIM;
   ctx.font = `11px ${FONT}`;
   ctx.textAlign = "left";
-  for (const t of [0, 0.5, 1]) ctx.fillText(String(t), bx + 16, top + (1 - t) * side);
+  for (const t of [0, 0.5, 1]) ctx.fillText(vmax === 1 ? String(t) : fmt(t * vmax, 3), bx + 16, top + (1 - t) * side);
 
   // The exact weight under the pointer.
   const tip = /** @type {HTMLElement} */ (root.querySelector(".hc-tip"));
@@ -182,7 +193,7 @@ export function render(container, data, sel = {}, callbacks = {}) {
     if (ij && callbacks.onPick) callbacks.onPick(ij[0]);
   };
   // What is drawn, for tests and exports: the labels and the very numbers.
-  root.__heat = { labels, matrix, geometry: { left, top, side, cell } };
+  root.__heat = { labels, matrix, vmax, geometry: { left, top, side, cell } };
 }
 
 /**

@@ -1,5 +1,6 @@
 // Model view: every layer x head as a small heatmap on a <canvas> (one 2-D canvas per cell, in a
-// grid of buttons), from the trace's 8-bit thumbnails. render(grid, data, sel, callbacks).
+// grid of buttons), from the trace's 8-bit thumbnails, pooled by the server to about the size
+// they are drawn at. render(grid, data, sel, callbacks).
 
 import { el } from "./dom.js";
 import { fmt } from "./numbers.js";
@@ -14,21 +15,46 @@ import { TEXT_DIM, WEIGHT_LUT } from "./theme.js";
  */
 
 /**
- * An s x s image of one head's thumbnail: weight w is coloured WEIGHT_LUT[round(w * 255)].
- * @param {Thumbs} thumbs @param {number} layer @param {number} head
+ * The thumbnail pixels a drawn pixel covers when `out` pixels show `s`: [from, to) along one
+ * axis for each of the `out` pixels (every thumbnail pixel is covered at least once).
+ * @param {number} s @param {number} out
  */
-export function thumbImage(thumbs, layer, head) {
+export function coverage(s, out) {
+  return Array.from({ length: out }, (_, p) => {
+    const from = Math.floor((p * s) / out);
+    return [from, Math.max(from + 1, Math.ceil(((p + 1) * s) / out))];
+  });
+}
+
+/**
+ * One head's thumbnail as an image of `out` x `out` pixels (default: the thumbnail's own
+ * size). Shrunk, each pixel shows the largest weight it covers, so a peak is never lost. Weight
+ * w is coloured WEIGHT_LUT[round(w * 255)], or with `peak` WEIGHT_LUT[round(w / peak * 255)]
+ * (the stored value itself).
+ * @param {Thumbs} thumbs @param {number} layer @param {number} head @param {boolean} [peak]
+ * @param {number} [out]
+ */
+export function thumbImage(thumbs, layer, head, peak = false, out) {
   const [, H, s] = thumbs.values.shape;
   const k = layer * H + head;
-  const scale = thumbs.scale.data[k];
+  const scale = peak ? 1 : thumbs.scale.data[k];
   const pixels = thumbs.values.data.subarray(k * s * s, (k + 1) * s * s);
-  const img = new ImageData(s, s);
-  for (let p = 0; p < s * s; p++) {
-    const c = Math.min(255, Math.round(pixels[p] * scale)) * 3; // w * 255 = value * scale
-    img.data[p * 4] = WEIGHT_LUT[c];
-    img.data[p * 4 + 1] = WEIGHT_LUT[c + 1];
-    img.data[p * 4 + 2] = WEIGHT_LUT[c + 2];
-    img.data[p * 4 + 3] = 255;
+  const size = out && out < s ? out : s;
+  const spans = coverage(s, size);
+  const img = new ImageData(size, size);
+  for (let y = 0; y < size; y++) {
+    const [r0, r1] = spans[y];
+    for (let x = 0; x < size; x++) {
+      const [c0, c1] = spans[x];
+      let v = 0;
+      for (let r = r0; r < r1; r++) for (let c = c0; c < c1; c++) v = Math.max(v, pixels[r * s + c]);
+      const c = Math.min(255, Math.round(v * scale)) * 3; // w * 255 = value * scale
+      const p = (y * size + x) * 4;
+      img.data[p] = WEIGHT_LUT[c];
+      img.data[p + 1] = WEIGHT_LUT[c + 1];
+      img.data[p + 2] = WEIGHT_LUT[c + 2];
+      img.data[p + 3] = 255;
+    }
   }
   return img;
 }
@@ -37,20 +63,24 @@ export function thumbImage(thumbs, layer, head) {
  * Paint one head over the whole of `canvas`, `size` pixels square (default: its CSS box at the
  * device's pixel ratio).
  * @param {HTMLCanvasElement} canvas @param {Thumbs} thumbs @param {number} layer @param {number} head
- * @param {number} [size]
+ * @param {number} [size] @param {boolean} [peak]
  */
-function paint(canvas, thumbs, layer, head, size) {
+function paint(canvas, thumbs, layer, head, size, peak = false) {
   const px = size ?? Math.max(8, Math.round(canvas.clientWidth * (window.devicePixelRatio || 1)));
   if (canvas.width !== px) {
     canvas.width = px;
     canvas.height = px;
   }
-  const s = thumbs.size;
-  const src = document.createElement("canvas");
-  src.width = s;
-  src.height = s;
-  /** @type {CanvasRenderingContext2D} */ (src.getContext("2d")).putImageData(thumbImage(thumbs, layer, head), 0, 0);
+  const img = thumbImage(thumbs, layer, head, peak, px);
   const ctx = /** @type {CanvasRenderingContext2D} */ (canvas.getContext("2d"));
+  if (img.width === px) {
+    ctx.putImageData(img, 0, 0);
+    return;
+  }
+  const src = document.createElement("canvas"); // fewer pixels than the canvas: scale up
+  src.width = img.width;
+  src.height = img.height;
+  /** @type {CanvasRenderingContext2D} */ (src.getContext("2d")).putImageData(img, 0, 0);
   ctx.imageSmoothingEnabled = false;
   ctx.drawImage(src, 0, 0, px, px);
 }
@@ -98,16 +128,27 @@ function buildGrid(grid, layers, heads, onSelect) {
  * @param {HTMLElement} grid
  * @param {{layers: number, heads: number, thumbs: Thumbs, entropy: NDArray | null}} data
  *   entropy: [L][H] mean entropy (nats) for each cell's title, once it has arrived (titles())
- * @param {{layer: number, head: number}} sel
+ * @param {{layer: number, head: number, peak?: boolean}} sel peak: each head coloured from 0
+ *   to its own largest weight
  * @param {{onSelect: (layer: number, head: number) => void}} callbacks
  */
 export function render(grid, data, sel, callbacks) {
   const { layers, heads, thumbs, entropy } = data;
   buildGrid(grid, layers, heads, callbacks.onSelect);
-  for (const b of /** @type {NodeListOf<HTMLElement>} */ (grid.querySelectorAll("button.mv-cell"))) {
+  const g = /** @type {any} */ (grid);
+  const cells = /** @type {NodeListOf<HTMLElement>} */ (grid.querySelectorAll("button.mv-cell"));
+  // Every cell has the size of the first: one layout, not one per cell.
+  const first = /** @type {HTMLCanvasElement | null} */ (cells[0]?.firstChild ?? null);
+  const px = Math.max(8, Math.round((first?.clientWidth ?? 0) * (window.devicePixelRatio || 1)));
+  const peak = Boolean(sel.peak);
+  // A new selection alone repaints nothing.
+  const same = g.__thumbs === thumbs && g.__painted === `${px}:${peak}`;
+  g.__thumbs = thumbs; // what is drawn, for tests and exports
+  g.__painted = `${px}:${peak}`;
+  for (const b of cells) {
     const l = Number(b.dataset.layer);
     const h = Number(b.dataset.head);
-    paint(/** @type {HTMLCanvasElement} */ (b.firstChild), thumbs, l, h);
+    if (!same) paint(/** @type {HTMLCanvasElement} */ (b.firstChild), thumbs, l, h, px, peak);
     const on = l === sel.layer && h === sel.head;
     b.classList.toggle("selected", on);
     b.setAttribute("aria-pressed", on ? "true" : "false");
@@ -132,9 +173,10 @@ export function titles(grid, entropy) {
 /**
  * The whole grid as one PNG (labels included), for download.
  * @param {{layers: number, heads: number, thumbs: Thumbs}} data
+ * @param {boolean} [peak]
  * @returns {string} a data: URL
  */
-export function gridPng(data) {
+export function gridPng(data, peak = false) {
   const cell = 64;
   const gap = 4;
   const pad = 28;
@@ -154,7 +196,7 @@ export function gridPng(data) {
     ctx.fillText(`L${l + 1}`, 2, pad + l * (cell + gap) + cell / 2 + 4);
     for (let h = 0; h < heads; h++) {
       const c = document.createElement("canvas");
-      paint(c, thumbs, l, h, cell);
+      paint(c, thumbs, l, h, cell, peak);
       ctx.drawImage(c, pad + h * (cell + gap), pad + l * (cell + gap), cell, cell);
     }
   }

@@ -36,6 +36,7 @@ export function createSentence(hooks) {
     /** @type {any} */ models: null,
     /** @type {Compact | null} */ first: null, // the first response of the current trace
     /** @type {TraceParts | null} */ parts: null,
+    /** @type {import("./types.js").NDArray | null} */ entropy: null, // [L][H], for the grid's titles
     active: false,
     /** @type {string | null} */ problem: null, // why a link could not be followed exactly
     generation: 0, // a new trace: parts asked for an older one are dropped
@@ -60,9 +61,10 @@ export function createSentence(hooks) {
     onResult(result, request) {
       const { meta } = result;
       app.first = result;
+      app.entropy = null;
       app.generation++;
       app.parts = new TraceParts(request.body);
-      app.parts.seed(thumbParams(), result);
+      app.parts.seed(request.params, result);
       hooks.setError(app.problem);
       clampSentence(app.s, meta.layers, meta.heads, meta.n);
       byId("s-count").textContent = `${meta.n} / ${modelInfo()?.max_tokens ?? "?"} tokens`;
@@ -76,6 +78,7 @@ export function createSentence(hooks) {
         busy.drawing--;
         hooks.traceDrawn();
         syncPending();
+        entropyTitles(); // last: the grid's tooltips wait for every view
       });
     },
     onError(message) {
@@ -88,8 +91,16 @@ export function createSentence(hooks) {
 
   // ---- Parts of the trace -----------------------------------------------------------------
 
+  /** The thumbnails' side: no larger than the model view's cells are drawn (the grid's whole
+   * width over the heads, at the device's pixel ratio); longer texts are max-pooled to it. */
+  function thumbSize() {
+    const split = byId("model-view-card").querySelector(".mv-split");
+    const width = split?.clientWidth || 1000;
+    const heads = modelInfo()?.heads ?? 12;
+    return Math.max(16, Math.ceil((width / (heads + 0.6)) * (window.devicePixelRatio || 1)));
+  }
   /** @returns {Params} */
-  const thumbParams = () => ({ fields: "thumbs", ...options() });
+  const thumbParams = () => ({ fields: "thumbs", thumb: thumbSize(), ...options() });
   /** The thumbnails of every head under the token options (the first part). */
   const thumbsPart = () => /** @type {TraceParts} */ (app.parts).get(thumbParams());
   /** The chosen head's exact weights under the token options. */
@@ -156,15 +167,24 @@ export function createSentence(hooks) {
   }
 
   /** The parts of a new trace, asked for in the order of the page (the server serves them in
-   * turn): the large heatmap and the query-key view, the head view's layer, the trajectories,
-   * then the grid's titles. */
+   * turn): the large heatmap and the query-key view, the head view's layer, the trajectories.
+   * The grid's titles (each head's entropy) come after every view is drawn. */
   function prefetch() {
-    for (const ask of [headPart, queryPart, layerPart, projectionPart, entropyPart]) {
+    for (const ask of [headPart, queryPart, layerPart, projectionPart]) {
       ask().catch(() => {}); // a failure is reported by the view that draws the part
     }
   }
   const projectionPart = () => /** @type {TraceParts} */ (app.parts).get({ fields: "projection" });
-  const entropyPart = () => /** @type {TraceParts} */ (app.parts).get({ fields: "entropy_mean" });
+
+  /** Each head's mean entropy into the grid's tooltips. */
+  function entropyTitles() {
+    const generation = app.generation;
+    /** @type {TraceParts} */ (app.parts).get({ fields: "entropy_mean" }).then((part) => {
+      if (generation !== app.generation) return;
+      app.entropy = part.arrays.entropy_mean;
+      modelview.titles(byId("mv-grid"), app.entropy);
+    }, () => {});
+  }
 
   const VIEWS = {
     async model() {
@@ -173,11 +193,14 @@ export function createSentence(hooks) {
       const thumbs = await thumbsPart();
       if (!current()) return;
       const grid = byId("mv-grid");
-      const sel = { layer: app.s.layer, head: app.s.head };
-      const data = { layers: meta.layers, heads: meta.heads, thumbs: thumbsOf(thumbs), entropy: null };
+      const sel = { layer: app.s.layer, head: app.s.head, peak: app.s.peak };
+      const data = { layers: meta.layers, heads: meta.heads, thumbs: thumbsOf(thumbs), entropy: app.entropy };
+      const tv = tokenView(thumbs.meta);
+      // Past 64 rows the chosen head gets the card's whole width, below the grid (whose cells
+      // are then as wide as thumbSize() says).
+      /** @type {HTMLElement} */ (byId("model-view-card").querySelector(".mv-split")).classList.toggle("stacked", tv.labels.length > 64);
       modelview.render(grid, data, sel, { onSelect: chooseHead });
       byId("mv-shape").textContent = `${meta.layers} layers × ${meta.heads} heads`;
-      const tv = tokenView(thumbs.meta);
       byId("s-note").textContent = tv.note; // what the token options did, in the server's words
       byId("s-note").hidden = !tv.note;
       const { pool, size } = data.thumbs;
@@ -185,14 +208,14 @@ export function createSentence(hooks) {
       poolNote.hidden = pool === 1;
       poolNote.textContent = pool === 1 ? "" : `${tv.labels.length} tokens in ` +
         `${size} pixels: each thumbnail pixel is the largest weight of a ${pool} × ${pool} block.`;
-      entropyPart().then((part) => { if (current()) modelview.titles(grid, part.arrays.entropy_mean); }, () => {});
       const head = await headPart();
       if (!current()) return;
       const hv = tokenView(head.meta);
       heatcanvas.render(byId("mv-large"), {
         labels: hv.labels, matrix: sub(head.arrays.view, 0, 0),
         title: `Layer ${app.s.layer + 1}, head ${app.s.head + 1}`,
-      }, { query: queryRow(hv.groups) }, { onPick: (row) => pickQuery(hv.groups[row][0]) });
+      }, { query: queryRow(hv.groups), peak: app.s.peak }, { onPick: (row) => pickQuery(hv.groups[row][0]) });
+      byId("mv-legend-max").textContent = app.s.peak ? "peak" : "1";
     },
     async head() {
       const current = ticket("head");
@@ -316,6 +339,10 @@ export function createSentence(hooks) {
   });
   option("s-hide-special", "hideSpecial");
   option("s-merge-words", "mergeWords");
+  byId("mv-peak").addEventListener("change", (e) => {
+    app.s.peak = /** @type {HTMLInputElement} */ (e.target).checked;
+    viewChanged(["peak"]);
+  });
   /** @param {string} id */
   const picked = (id) => Number(/** @type {HTMLSelectElement} */ (byId(id)).value);
   byId("hv-layer").addEventListener("change", () => {
@@ -348,7 +375,7 @@ export function createSentence(hooks) {
     if (!app.first) return;
     const meta = app.first.meta;
     const thumbs = thumbsOf(await thumbsPart());
-    download(modelview.gridPng({ layers: meta.layers, heads: meta.heads, thumbs }), "attnviz-model-view.png");
+    download(modelview.gridPng({ layers: meta.layers, heads: meta.heads, thumbs }, app.s.peak), "attnviz-model-view.png");
   });
   byId("mv-large-png").addEventListener("click", () => {
     const png = heatcanvas.heatPng(byId("mv-large"));

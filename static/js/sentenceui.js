@@ -49,6 +49,7 @@ export function renderSentenceInputs(models, s, info, onExample) {
   text.maxLength = models.max_text_chars;
   /** @type {HTMLInputElement} */ (byId("s-hide-special")).checked = s.hideSpecial;
   /** @type {HTMLInputElement} */ (byId("s-merge-words")).checked = s.mergeWords;
+  /** @type {HTMLInputElement} */ (byId("mv-peak")).checked = s.peak;
   const none = !models.models.length;
   const install = byId("s-install");
   install.hidden = !none;

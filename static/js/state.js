@@ -240,6 +240,7 @@ function toyFromRaw(raw, limits, defaults) {
 //   hideSpecial, mergeWords: the token options,
 //   picked: [original token indices] shown in the trajectories (null: all), dims: 2 | 3,
 //   allKeys: the query-key view shows every key (else the strongest, on long texts),
+//   peak: the model view colours each head from 0 to its own largest weight,
 // }
 
 /**
@@ -249,7 +250,7 @@ function toyFromRaw(raw, limits, defaults) {
 export function defaultSentence(model = null, text = "") {
   return {
     model, text, layer: 0, head: 0, heads: [0], query: null,
-    hideSpecial: false, mergeWords: false, picked: null, dims: 3, allKeys: false,
+    hideSpecial: false, mergeWords: false, picked: null, dims: 2, allKeys: false, peak: false,
   };
 }
 
@@ -271,8 +272,9 @@ export function sentenceFromRaw(raw) {
   s.hideSpecial = raw.hideSpecial === true;
   s.mergeWords = raw.mergeWords === true;
   if (Array.isArray(raw.picked) && raw.picked.every(isIndex)) s.picked = [...new Set(raw.picked)].sort((a, b) => a - b);
-  s.dims = raw.dims === 2 ? 2 : 3;
+  s.dims = raw.dims === 3 ? 3 : 2;
   s.allKeys = raw.allKeys === true;
+  s.peak = raw.peak === true;
   return s;
 }
 

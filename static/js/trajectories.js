@@ -112,8 +112,9 @@ function groupedPaths(trace, picked, k, ax) {
       custom.push(null);
     }
     const t = {
-      type: k === 3 ? "scatter3d" : "scatter", uid: `traj-colour-${c}`, mode: "lines+markers",
-      showlegend: false, line: { color, width: k === 3 ? 3 : 1.5 }, marker: { color, size: k === 3 ? 2 : 3 },
+      // Lines only: a marker is an element of its own, and 512 tokens have 3,584 points.
+      type: k === 3 ? "scatter3d" : "scatter", uid: `traj-colour-${c}`, mode: "lines",
+      showlegend: false, line: { color, width: k === 3 ? 3 : 1.5 },
       customdata: custom, connectgaps: false,
       hovertemplate: "<b>%{customdata[0]}</b> (%{customdata[1]}) · layer %{customdata[2]}<br>" +
         ax.slice(0, k).map((_, d) => `%{customdata[${d + 3}]}`).join("<br>") + "<extra></extra>",

@@ -99,6 +99,7 @@
  * @property {number[] | null} picked tokens in the trajectories (null: all)
  * @property {2 | 3} dims
  * @property {boolean} allKeys the query-key view shows every key (else the strongest)
+ * @property {boolean} peak colour each head of the model view from 0 to its own largest weight
  */
 
 /**

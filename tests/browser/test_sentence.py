@@ -212,7 +212,7 @@ def snapshot(page) -> dict:
         "qk": [page.locator(s).input_value() for s in ("#qk-layer", "#qk-head", "#qk-query")],
         "qk_text": page.locator("#qk-view").inner_text(),
         "traj_chips": page.locator('#traj-tokens button[aria-pressed="true"]').all_text_contents(),
-        "dims": page.locator("#traj-2d").is_checked(),
+        "dims": page.locator("#traj-3d").is_checked(),
         "traj": page.evaluate(
             "() => JSON.parse(JSON.stringify("
             "document.querySelector('#traj-view .js-plotly-plot').data))"
@@ -233,7 +233,8 @@ def test_a_sentence_link_restores_the_same_view(page, browser, live_server):
     page.click('#head-view .hv-left .hv-token[data-index="3"]')  # "tokenization"
     wait_for_views(page, before)
     before = views_drawn(page)
-    page.check("#traj-2d")
+    assert page.locator("#traj-2d").is_checked()  # 2-D unless the link says 3-D
+    page.check("#traj-3d")
     wait_for_views(page, before)
     before = views_drawn(page)
     page.click('#traj-tokens button.token-chip[data-index="3"]')

@@ -1,0 +1,382 @@
+"""``attnviz bench``: how fast the page gets its traces, beside the compute floor.
+
+Starts ``attnviz serve`` on a free loopback port (a process of its own), and measures, in one
+run: the Hugging Face forward with attentions and hidden states (the floor; when the development
+dependency ``transformers`` is installed), the page's first request (every head's thumbnail, in
+the compact form, gzip on the wire), every part the page asks for next, the bytes per attention
+value, throughput with concurrent clients (a repeated input is a cache hit, a new one a
+forward), and optionally, in headless Chromium, typing to all views drawn. Figures only: the
+targets are read from the table, never asserted here.
+"""
+
+from __future__ import annotations
+
+import gzip
+import http.client
+import json
+import logging
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from attnviz.schemas import COMPACT_MEDIA_TYPE
+
+log = logging.getLogger(__name__)
+
+# Words to build texts of a given length from: plain English, one or two tokens each.
+WORDS = (
+    "attention lets every token look at every other token and decide how much of each to take "
+    "the queries ask the keys answer and the values carry what is taken a river bank is not an "
+    "investment bank and the model learns to tell them apart by what surrounds them while the "
+    "residual stream keeps what each layer adds so that later layers can read it again"
+).split()
+# The page at 1280 px wide asks for thumbnails of 97 px (the width of its model view cells).
+FIRST = {"fields": "thumbs", "thumb": 97, "hide_special": "false", "merge_words": "false"}
+SHORT = "I sat on the river bank"  # six words, for throughput
+
+
+@dataclass
+class Row:
+    tokens: int
+    hf_forward_ms: float | None
+    first_request_ms: float
+    ratio: float | None
+    first_paint_bytes: int
+    bytes_per_value: float
+    parts_ms: float
+    parts_bytes: int
+
+
+@dataclass
+class Report:
+    model: str
+    device: str
+    torch_threads: int
+    repeat: int
+    rows: list[Row] = field(default_factory=list)
+    throughput: dict[str, float] = field(default_factory=dict)
+    browser: dict[str, float] = field(default_factory=dict)
+
+
+class Server:
+    """``attnviz serve`` on a free loopback port, for the length of a ``with``."""
+
+    def __init__(self, args: list[str]) -> None:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        env = {**os.environ, "ATTNVIZ_LOG_LEVEL": "warning"}
+        cmd = [sys.executable, "-m", "attnviz", "serve", "--host", "127.0.0.1"]
+        self.proc = subprocess.Popen([*cmd, "--port", str(self.port), *args], env=env)
+
+    def __enter__(self) -> Server:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"attnviz serve stopped at start (exit {self.proc.returncode})")
+            try:
+                status, _, _ = request(self.port, "GET", "/healthz")
+                if status == 200:
+                    return self
+            except OSError:
+                pass
+            time.sleep(0.2)
+        raise RuntimeError("attnviz serve did not answer /healthz in 120 s")
+
+    def __exit__(self, *_exc) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+def request(
+    port: int,
+    method: str,
+    path: str,
+    body: dict | None = None,
+    params: dict | None = None,
+    compact: bool = False,
+    conn: http.client.HTTPConnection | None = None,
+) -> tuple[int, int, bytes]:
+    """One HTTP request on loopback: (status, bytes on the wire, decoded body)."""
+    own = conn is None
+    conn = conn or http.client.HTTPConnection("127.0.0.1", port, timeout=600)
+    query = "?" + "&".join(f"{k}={v}" for k, v in params.items()) if params else ""
+    headers = {"Accept-Encoding": "gzip", "Accept": COMPACT_MEDIA_TYPE if compact else "*/*"}
+    data = None
+    if body is not None:
+        data = json.dumps(body).encode()
+        headers["Content-Type"] = "application/json"
+    conn.request(method, path + query, body=data, headers=headers)
+    response = conn.getresponse()
+    raw = response.read()
+    if own:
+        conn.close()
+    wire = len(raw)
+    if response.getheader("Content-Encoding") == "gzip":
+        raw = gzip.decompress(raw)
+    return response.status, wire, raw
+
+
+def text_of(tokenizer, n: int, start: int = 0) -> str:
+    """A text of exactly ``n`` tokens (specials included), from WORDS at offset ``start``."""
+    words: list[str] = []
+    i = start
+    while len(tokenizer(" ".join(words)).ids) < n:
+        words.append(WORDS[i % len(WORDS)])
+        i += 1
+    while len(tokenizer(" ".join(words)).ids) > n:  # a two-token word went past: one less
+        words.pop()
+        if len(tokenizer(" ".join(words)).ids) < n:
+            words.append("a")
+    return " ".join(words)
+
+
+def hf_forward_ms(folder: Path, texts: list[str], device: str) -> list[float] | None:
+    """The Hugging Face forward (eager attention, attentions and hidden states) on each text."""
+    try:
+        import torch
+        from transformers import AutoModel, AutoTokenizer
+    except ImportError:
+        log.warning("transformers is not installed: no Hugging Face figures")
+        return None
+    dev = torch.device("cuda" if device.startswith("cuda") else "cpu")
+    model = AutoModel.from_pretrained(folder, attn_implementation="eager").eval().to(dev)
+    tok = AutoTokenizer.from_pretrained(folder)
+    times = []
+    with torch.inference_mode():
+        ids = tok(texts[0], return_tensors="pt")["input_ids"].to(dev)
+        model(ids, output_attentions=True, output_hidden_states=True)  # warm up
+        for text in texts:
+            ids = tok(text, return_tensors="pt")["input_ids"].to(dev)
+            if dev.type == "cuda":
+                torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            model(ids, output_attentions=True, output_hidden_states=True)
+            if dev.type == "cuda":
+                torch.cuda.synchronize()
+            times.append(1000 * (time.perf_counter() - t0))
+    return times
+
+
+def page_parts(meta: dict) -> list[dict]:
+    """What the page asks for after its first request (sentence.js): the chosen head exact,
+    its query's row, the head view's layer (unpooled past 128 tokens), the trajectories, and
+    the grid's titles."""
+    options = {"hide_special": "false", "merge_words": "false"}
+    parts = [
+        {"fields": "view", "layer": 0, "head": 0, **options},
+        {"fields": "queries,keys,scores,attentions", "layer": 0, "head": 0, "query": 1},
+        {"fields": "projection"},
+        {"fields": "entropy_mean"},
+    ]  # fmt: skip
+    if meta["thumbs"]["pool"] > 1:
+        parts.append({**FIRST, "thumb": 0, "thumb_layer": 0})
+    return parts
+
+
+def measure_row(
+    port: int, model: str, texts: list[str], warm: list[str], hf: list[float] | None
+) -> Row:
+    from attnviz.compact import decode
+
+    for text in warm:  # the server's first forwards of a length are slower: not counted
+        request(port, "POST", "/api/trace", {"model": model, "text": text}, FIRST, compact=True)
+    firsts, parts_ms = [], []
+    first_bytes = parts_bytes = 0
+    meta: dict = {}
+    for text in texts:
+        body = {"model": model, "text": text}
+        t0 = time.perf_counter()
+        status, wire, raw = request(port, "POST", "/api/trace", body, FIRST, compact=True)
+        firsts.append(1000 * (time.perf_counter() - t0))
+        if status != 200:
+            raise RuntimeError(f"/api/trace answered {status}: {raw[:300]!r}")
+        first_bytes = wire
+        meta, _ = decode(raw)
+        t0 = time.perf_counter()
+        parts = page_parts(meta)
+        with ThreadPoolExecutor(len(parts)) as pool:  # the page asks for them at once
+            asks = [pool.submit(request, port, "POST", "/api/trace", body, p, True) for p in parts]
+            done = [a.result() for a in asks]
+        parts_ms.append(1000 * (time.perf_counter() - t0))
+        parts_bytes = sum(wire for _, wire, _ in done)
+    values = meta["layers"] * meta["heads"] * meta["n"] ** 2
+    first = statistics.median(firsts)
+    floor = statistics.median(hf) if hf else None
+    return Row(
+        tokens=meta["n"],
+        hf_forward_ms=round(floor, 1) if floor else None,
+        first_request_ms=round(first, 1),
+        ratio=round(first / floor, 2) if floor else None,
+        first_paint_bytes=first_bytes,
+        bytes_per_value=round(first_bytes / values, 3),
+        parts_ms=round(statistics.median(parts_ms), 1),
+        parts_bytes=parts_bytes,
+    )
+
+
+def throughput(port: int, model: str, clients: int, seconds: float) -> dict[str, float]:
+    """Requests per second of the page's first request, ``clients`` at once for ``seconds``
+    each: one repeated short sentence (cache hits), then a new one every time (forwards)."""
+    out = {}
+    counter = iter(range(10**9))
+    lock = threading.Lock()
+
+    def run(new: bool) -> int:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+        done = 0
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            with lock:
+                k = next(counter)
+            text = f"{SHORT} {k}" if new else SHORT
+            status, _, _ = request(port, "POST", "/api/trace", {"model": model, "text": text},
+                                   FIRST, compact=True, conn=conn)  # fmt: skip
+            done += status == 200
+        conn.close()
+        return done
+
+    for name, new in (("repeated", False), ("new", True)):
+        t0 = time.perf_counter()
+        with ThreadPoolExecutor(clients) as pool:
+            total = sum(f.result() for f in [pool.submit(run, new) for _ in range(clients)])
+        out[f"{name}_per_s"] = round(total / (time.perf_counter() - t0), 1)
+    out["clients"] = clients
+    return out
+
+
+BROWSER_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def browser(port: int, texts: dict[int, list[str]], chromium: str) -> dict[str, float]:
+    """Headless Chromium: seconds from typing a text to every view drawn (the page's 150 ms
+    debounce included; the second of two texts of each length, the first warms up), and from
+    clicking another head to its views redrawn."""
+    from playwright.sync_api import sync_playwright
+
+    out: dict[str, float] = {}
+    drawn = (
+        "n => +(document.documentElement.dataset.{0} || 0) > n"
+        " && document.documentElement.dataset.pending === '0'"
+    )
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=chromium, headless=True, args=BROWSER_ARGS)
+        page = b.new_page(viewport={"width": 1280, "height": 800})
+        page.set_default_timeout(120_000)
+        page.goto(f"http://127.0.0.1:{port}/")
+        page.wait_for_function(drawn.format("traces"), arg=0)
+        count = lambda key: int(page.evaluate(f"+(document.documentElement.dataset.{key} || 0)"))  # noqa: E731
+        before = count("traces")
+        page.click("#mode-sentence")
+        page.wait_for_function(drawn.format("traces"), arg=before)
+        for n, pair in texts.items():
+            for text in pair:  # the second is timed: the first warms up
+                before = count("traces")
+                t0 = time.perf_counter()
+                page.fill("#s-text", text)
+                page.wait_for_function(drawn.format("traces"), arg=before)
+                seconds = time.perf_counter() - t0
+            out[f"typing_to_drawn_{n}_s"] = round(seconds, 2)
+            cells = [(1, 3), (4, 7)]
+            times = []
+            for layer, head in cells:
+                before = count("views")
+                t0 = time.perf_counter()
+                page.click(f'#mv-grid button.mv-cell[data-layer="{layer}"][data-head="{head}"]')
+                page.wait_for_function(drawn.format("views"), arg=before)
+                times.append(time.perf_counter() - t0)
+            out[f"switch_head_{n}_ms"] = round(1000 * statistics.median(times))
+        b.close()
+    return out
+
+
+def run(
+    tokens: list[int],
+    repeat: int = 5,
+    clients: int = 16,
+    seconds: float = 5.0,
+    use_browser: bool = False,
+    chromium: str = "/usr/bin/chromium",
+    device: str = "cpu",
+    model_folder: Path | None = None,
+) -> Report:
+    import torch
+
+    from attnviz.pretrained.registry import BUILTIN_NAME, builtin_dir
+    from attnviz.pretrained.tokenize import TextTokenizer
+
+    folder = model_folder or builtin_dir()
+    if folder is None:
+        raise RuntimeError("no model to measure: install the default one or pass --model FOLDER")
+    name = folder.name if model_folder else BUILTIN_NAME
+    tokenizer = TextTokenizer.from_file(folder / "tokenizer.json")
+    args = ["--device", device] + (["--model", str(folder)] if model_folder else [])
+    report = Report(model=name, device=device, torch_threads=torch.get_num_threads(), repeat=repeat)
+    texts = {n: [text_of(tokenizer, n, start=7 * r) for r in range(repeat)] for n in tokens}
+    warm = {n: [text_of(tokenizer, n, start=5 + 7 * r) for r in range(3)] for n in tokens}
+    hf = {n: hf_forward_ms(folder, texts[n], device) for n in tokens}
+    with Server(args) as server:
+        for n in tokens:
+            report.rows.append(measure_row(server.port, name, texts[n], warm[n], hf[n]))
+            log.info("measured %d tokens", n)
+        if clients > 0:
+            report.throughput = throughput(server.port, name, clients, seconds)
+        if use_browser:
+            pairs = {n: [warm[n][0], text_of(tokenizer, n, start=3)] for n in tokens}
+            report.browser = browser(server.port, pairs, chromium)
+    return report
+
+
+def table(report: Report) -> str:
+    """The report as the README's table."""
+    lines = [
+        f"attnviz bench: {report.model} on {report.device} ({report.torch_threads} threads), "
+        f"median of {report.repeat}",
+        "",
+        "| tokens | Hugging Face forward | page's first request | ratio | first-paint bytes "
+        "| bytes per attention value | then every other part |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for r in report.rows:
+        hf = f"{r.hf_forward_ms:.0f} ms" if r.hf_forward_ms else "-"
+        ratio = f"{r.ratio:.2f}x" if r.ratio else "-"
+        lines.append(
+            f"| {r.tokens} | {hf} | {r.first_request_ms:.0f} ms | {ratio} | "
+            f"{r.first_paint_bytes / 1e6:.2f} MB | {r.bytes_per_value:.2f} | "
+            f"{r.parts_ms:.0f} ms, {r.parts_bytes / 1e6:.2f} MB |"
+        )
+    t = report.throughput
+    if t:
+        lines += [
+            "",
+            f"Throughput, {t['clients']} clients, a six-word sentence: {t['repeated_per_s']:.0f} "
+            f"requests/s repeated (cache hits), {t['new_per_s']:.0f} requests/s new (forwards).",
+        ]
+    if report.browser:
+        parts = [
+            f"{r.tokens} tokens {report.browser[f'typing_to_drawn_{r.tokens}_s']:.2f} s "
+            f"(another head {report.browser[f'switch_head_{r.tokens}_ms']} ms)"
+            for r in report.rows
+        ]
+        lines += ["", "Headless Chromium, typing to every view drawn: " + "; ".join(parts) + "."]
+    return "\n".join(lines)
+
+
+def report_json(report: Report) -> str:
+    return json.dumps(asdict(report), separators=(",", ":"))
