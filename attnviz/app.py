@@ -5,14 +5,15 @@ from __future__ import annotations
 import logging
 
 from fastapi import FastAPI
-from fastapi.middleware.gzip import GZipMiddleware
 from fastapi_offline import FastAPIOffline
+from starlette.middleware.gzip import DEFAULT_EXCLUDED_CONTENT_TYPES, GZipMiddleware
 
 from attnviz import __version__
 from attnviz.api import api_router
 from attnviz.api.errors import install_error_handlers
 from attnviz.engine.device import resolve_device
 from attnviz.pretrained import load_registry
+from attnviz.schemas import COMPACT_MEDIA_TYPE
 from attnviz.services import compute
 from attnviz.services.traces import TraceService
 from attnviz.settings import Settings, get_settings
@@ -40,8 +41,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.traces = TraceService(settings, app.state.device, app.state.registry)
     install_error_handlers(app)
-    # A trace at the caps is ~30 MB of JSON; level 1 shrinks it ~4x in ~0.3 s, worth it off-host.
-    app.add_middleware(GZipMiddleware, minimum_size=1024, compresslevel=1)
+    # A JSON trace at the caps is ~30 MB; level 1 shrinks it ~4x in ~0.3 s, worth it off-host.
+    # The compact form is compressed where it pays (its 8-bit thumbnails), by the trace service.
+    app.add_middleware(
+        GZipMiddleware,
+        minimum_size=1024,
+        compresslevel=1,
+        exclude_content_types=(*DEFAULT_EXCLUDED_CONTENT_TYPES, COMPACT_MEDIA_TYPE),
+    )
     app.include_router(api_router)
     install_web(app)
     return app

@@ -312,6 +312,7 @@ def run(
     clients: int = 16,
     seconds: float = 5.0,
     use_browser: bool = False,
+    browser_tokens: tuple[int, ...] = (8, 128, 512),
     chromium: str = "/usr/bin/chromium",
     device: str = "cpu",
     model_folder: Path | None = None,
@@ -338,7 +339,10 @@ def run(
         if clients > 0:
             report.throughput = throughput(server.port, name, clients, seconds)
         if use_browser:
-            pairs = {n: [warm[n][0], text_of(tokenizer, n, start=3)] for n in tokens}
+            pairs = {
+                n: [text_of(tokenizer, n, start=2), text_of(tokenizer, n, start=3)]
+                for n in browser_tokens
+            }
             report.browser = browser(server.port, pairs, chromium)
     return report
 
@@ -369,10 +373,11 @@ def table(report: Report) -> str:
             f"requests/s repeated (cache hits), {t['new_per_s']:.0f} requests/s new (forwards).",
         ]
     if report.browser:
+        sizes = sorted({int(k.split("_")[-2]) for k in report.browser if k.startswith("typing")})
         parts = [
-            f"{r.tokens} tokens {report.browser[f'typing_to_drawn_{r.tokens}_s']:.2f} s "
-            f"(another head {report.browser[f'switch_head_{r.tokens}_ms']} ms)"
-            for r in report.rows
+            f"{n} tokens {report.browser[f'typing_to_drawn_{n}_s']:.2f} s "
+            f"(another head {report.browser[f'switch_head_{n}_ms']} ms)"
+            for n in sizes
         ]
         lines += ["", "Headless Chromium, typing to every view drawn: " + "; ".join(parts) + "."]
     return "\n".join(lines)

@@ -38,6 +38,9 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument(
         "--browser", action="store_true", help="also time typing to every view drawn in Chromium"
     )
+    bench.add_argument(
+        "--browser-tokens", default="8,128,512", help="lengths for --browser (default 8,128,512)"
+    )
     bench.add_argument("--chromium", default="/usr/bin/chromium", help="the browser to drive")
     bench.add_argument("--device", default="cpu", help="cpu or cuda (default cpu)")
     bench.add_argument("--model", metavar="FOLDER", help="a model folder (default: MiniLM)")
@@ -81,12 +84,20 @@ def _bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from attnviz import bench
 
     logging.basicConfig(level="INFO", format="%(message)s")
-    try:
-        tokens = [int(t) for t in args.tokens.split(",") if t.strip()]
-    except ValueError:
-        parser.error(f"--tokens: {args.tokens!r} is not a list of numbers")
-    if not tokens or min(tokens) < 3 or args.repeat < 1:
-        parser.error("--tokens: lengths of at least 3; --repeat: at least 1")
+
+    def lengths(flag: str, text: str) -> list[int]:
+        try:
+            out = [int(t) for t in text.split(",") if t.strip()]
+        except ValueError:
+            parser.error(f"{flag}: {text!r} is not a list of numbers")
+        if not out or min(out) < 3:
+            parser.error(f"{flag}: lengths of at least 3 tokens")
+        return out
+
+    tokens = lengths("--tokens", args.tokens)
+    browser_tokens = tuple(lengths("--browser-tokens", args.browser_tokens))
+    if args.repeat < 1:
+        parser.error("--repeat: at least 1")
     model = Path(args.model) if args.model else None
     report = bench.run(
         tokens,
@@ -94,6 +105,7 @@ def _bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         clients=args.clients,
         seconds=args.seconds,
         use_browser=args.browser,
+        browser_tokens=browser_tokens,
         chromium=args.chromium,
         device=args.device,
         model_folder=model,

@@ -62,5 +62,13 @@ async def trace(
     traces: TracesDep,
 ) -> Response:
     compact = COMPACT_MEDIA_TYPE in request.headers.get("accept", "")
-    body, media_type = await traces.respond(req, query, compact)
-    return Response(body, media_type=media_type)
+    gzip_ok = "gzip" in request.headers.get("accept-encoding", "")
+    body = await traces.respond(req, query, compact, gzip_ok)
+    headers = {
+        "Vary": "Accept, Accept-Encoding",
+        # Where the time went, for the browser's developer tools and `attnviz bench`.
+        "Server-Timing": f"queue;dur={body.queued_ms:.1f}, compute;dur={body.compute_ms:.1f}",
+    }
+    if body.encoding:
+        headers["Content-Encoding"] = body.encoding
+    return Response(body.content, media_type=body.media_type, headers=headers)

@@ -3,7 +3,10 @@ part of them in either form."""
 
 from __future__ import annotations
 
+import gzip
 import json
+import time
+from typing import NamedTuple
 
 import torch
 
@@ -18,6 +21,16 @@ from attnviz.services.trace import run_toy_trace
 from attnviz.settings import Settings
 
 TraceRequest = ToyTraceRequest | TextTraceRequest
+
+
+class Body(NamedTuple):
+    content: bytes
+    media_type: str
+    encoding: str | None = None  # "gzip" when compressed here
+    queued_ms: float = 0.0  # waiting for the compute thread
+    compute_ms: float = 0.0  # computing and encoding there
+
+
 SEP = (",", ":")  # compact JSON, as FastAPI's own
 
 
@@ -45,20 +58,33 @@ class TraceService:
         return self.cache.get_or_compute(key, lambda: run_toy_trace(req, self.device))
 
     async def respond(
-        self, req: TraceRequest, query: TraceQuery, compact: bool
-    ) -> tuple[bytes, str]:
-        """The response body and its media type: the part ``query`` names, compact or JSON,
-        computed and encoded on the compute thread."""
-        return await compute.run_async(self._respond, req, query, compact)
+        self, req: TraceRequest, query: TraceQuery, compact: bool, gzip_ok: bool = False
+    ) -> Body:
+        """The response: the part ``query`` names, compact or JSON, computed and encoded on the
+        compute thread."""
+        asked = time.perf_counter()
+        started = 0.0
 
-    def _respond(self, req: TraceRequest, query: TraceQuery, compact: bool) -> tuple[bytes, str]:
+        def timed() -> Body:
+            nonlocal started
+            started = time.perf_counter()
+            return self._respond(req, query, compact, gzip_ok)
+
+        body = await compute.run_async(timed)
+        done = time.perf_counter()
+        return body._replace(queued_ms=1000 * (started - asked), compute_ms=1000 * (done - started))
+
+    def _respond(self, req: TraceRequest, query: TraceQuery, compact: bool, gzip_ok: bool) -> Body:
         part = self.part(req, query, compact)
-        if compact:
-            return compact_body(part), COMPACT_MEDIA_TYPE
-        text = json.dumps(
-            json_body(part), ensure_ascii=False, allow_nan=False, separators=(",", ":")
-        )
-        return text.encode(), "application/json"
+        if not compact:
+            text = json.dumps(json_body(part), ensure_ascii=False, allow_nan=False, separators=SEP)
+            return Body(text.encode(), "application/json")
+        body = compact_body(part)
+        # 8-bit thumbnails are mostly zeros and shrink several-fold; float32 arrays shrink by
+        # a few percent for 40 ms a megabyte: only the first are worth compressing.
+        if gzip_ok and "thumbs" in part.arrays and len(body) > 1024:
+            return Body(gzip.compress(body, compresslevel=1), COMPACT_MEDIA_TYPE, "gzip")
+        return Body(body, COMPACT_MEDIA_TYPE)
 
     def part(self, req: TraceRequest, query: TraceQuery, compact: bool) -> Part:
         """The part of the trace ``query`` names; a JSON body is capped in numbers."""

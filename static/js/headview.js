@@ -67,13 +67,18 @@ export function render(container, data, sel, callbacks) {
   const x2 = width - labelW;
   const y = (/** @type {number} */ i) => top + i * row + row / 2;
 
-  const root = svg("svg", {
-    class: full ? "hv" : "hv hv-one", width, height, viewBox: `0 0 ${width} ${height}`, role: "img",
-    "aria-label": `Head view, layer ${sel.layer + 1}, heads ${sel.heads.map((h) => h + 1).join(", ") || "none"}`,
-  });
+  // The frame (the svg and both columns of tokens) is kept while the tokens and the width stay:
+  // a new layer, head or query only redraws the lines (a thousand labels on a long text).
+  const key = `${width}\u0000${labels.join("\u0000")}`;
+  const box = /** @type {HTMLElement & {__hv?: {key: string, root: SVGSVGElement, lines: SVGGElement}}} */ (container);
+  const reuse = box.__hv && box.__hv.key === key && box.__hv.root.isConnected;
+  const root = reuse ? /** @type {NonNullable<typeof box.__hv>} */ (box.__hv).root
+    : /** @type {SVGSVGElement} */ (/** @type {unknown} */ (svg("svg", { width, height, viewBox: `0 0 ${width} ${height}`, role: "img" })));
+  root.setAttribute("class", full ? "hv" : "hv hv-one");
+  root.setAttribute("aria-label", `Head view, layer ${sel.layer + 1}, heads ${sel.heads.map((h) => h + 1).join(", ") || "none"}`);
   root.dataset.layer = String(sel.layer);
   root.dataset.heads = sel.heads.join(",");
-  const lines = svg("g", { class: "hv-lines" });
+  const lines = reuse ? /** @type {NonNullable<typeof box.__hv>} */ (box.__hv).lines : svg("g", { class: "hv-lines" });
 
   const all = Array.from({ length: n }, (_, i) => i);
   /**
@@ -132,15 +137,21 @@ export function render(container, data, sel, callbacks) {
         t.setAttribute("tabindex", "0");
         t.setAttribute("role", "button");
         t.setAttribute("aria-label", `query ${label}`);
-        if (i === sel.query) t.classList.add("chosen");
       }
       g.append(t);
     });
     return g;
   };
-  root.append(lines, side("left", x1 - 8, "end"), side("right", x2 + 8, "start"));
-  const chosen = root.querySelector(".hv-left .hv-token.chosen");
-  if (chosen) { // the chosen query's background
+  if (!reuse) {
+    root.append(lines, side("left", x1 - 8, "end"), side("right", x2 + 8, "start"));
+    box.__hv = { key, root, lines: /** @type {SVGGElement} */ (/** @type {unknown} */ (lines)) };
+  }
+  for (const e of root.querySelectorAll(".chosen, .on")) e.classList.remove("chosen", "on");
+  root.classList.remove("focus-q", "focus-k");
+  root.querySelector(".hv-chosen")?.remove();
+  const chosen = root.querySelector(`.hv-left .hv-token[data-index="${sel.query}"]`);
+  if (chosen) { // the chosen query, and its background
+    chosen.classList.add("chosen");
     const mark = svg("rect", { class: "hv-chosen", x: 2, y: y(sel.query) - row / 2 + 1, width: labelW - 4,
       height: row - 2, rx: 3 });
     root.querySelector(".hv-left")?.prepend(mark);
@@ -180,33 +191,41 @@ export function render(container, data, sel, callbacks) {
     if (left) groups[i].classList.add("on");
     else for (const line of lines.querySelectorAll(`line[data-key="${i}"]`)) line.classList.add("on");
   };
-  root.addEventListener("mouseover", (e) => {
+  /** @param {Event} e */
+  const enter = (e) => {
     const t = /** @type {Element} */ (e.target).closest(".hv-token");
     if (t) focus(t);
-  });
-  root.addEventListener("mouseleave", clear);
-  root.addEventListener("focusin", (e) => {
-    const t = /** @type {Element} */ (e.target).closest(".hv-token");
-    if (t) focus(t);
-  });
-  root.addEventListener("focusout", clear);
+  };
   /** @param {Event} e */
   const pick = (e) => {
     const t = /** @type {HTMLElement | null} */ (/** @type {Element} */ (e.target).closest(".hv-left .hv-token"));
     if (t && callbacks.onPick) callbacks.onPick(Number(t.dataset.index));
   };
-  root.addEventListener("click", pick);
-  root.addEventListener("keydown", (e) => {
+  /** @param {KeyboardEvent} e */
+  const key_ = (e) => {
     if (e.key === "Enter" || e.key === " ") {
       e.preventDefault();
       pick(e);
     }
-  });
+  };
+  listen(root, { mouseover: enter, mouseleave: clear, focusin: enter, focusout: clear, click: pick,
+    keydown: /** @type {(e: Event) => void} */ (key_) });
   const note = full ? [] : [el("p", { className: "hv-note",
     textContent: `${n} tokens: only one token's lines are drawn, the chosen query's (click a token ` +
       "on the left to choose it) or the token under the pointer's, each as strong as its weight " +
       "over the strongest line's." })];
-  container.replaceChildren(...note, root);
+  if (!reuse) container.replaceChildren(...note, root); // (the same tokens: the same note)
+}
+
+/**
+ * Listen on `node` with these handlers, in place of the ones a previous render set.
+ * @param {Element & {__listeners?: Record<string, (e: Event) => void>}} node
+ * @param {Record<string, (e: Event) => void>} handlers
+ */
+function listen(node, handlers) {
+  for (const [type, fn] of Object.entries(node.__listeners || {})) node.removeEventListener(type, fn);
+  for (const [type, fn] of Object.entries(handlers)) node.addEventListener(type, fn);
+  node.__listeners = handlers;
 }
 
 /**

@@ -1,12 +1,13 @@
 // How one query's scores are built in one head: q, every key k_j, their elementwise products
-// q ⊙ k_j as aligned heatmaps, and per key Σ(q ⊙ k_j), the score and the softmax weight. Past
-// KEYS_MAX tokens it shows the TOP_KEYS keys with the largest weights (in text order) unless
-// the reader asks for all. render(container, data, sel, callbacks).
+// q ⊙ k_j as aligned heatmaps, and per key Σ(q ⊙ k_j), the score and the softmax weight, drawn
+// on one <canvas> with the exact value of whatever is under the pointer. Past KEYS_MAX tokens it
+// shows the TOP_KEYS keys with the largest weights (in text order) unless the reader asks for
+// all. render(container, data, sel, callbacks).
 
 import { sub } from "./compact.js";
 import { el } from "./dom.js";
 import { exact, fmt } from "./numbers.js";
-import { MASKED_GREY, SCORE_SCALE, SELECTED, TEXT_DIM, baseLayout, draw, plotText, tokenAxis } from "./theme.js";
+import { FONT, GRID, MASKED_GREY, SCORE_LUT, SELECTED, TEXT, TEXT_DIM, lutColor } from "./theme.js";
 
 /** @typedef {import("./types.js").NDArray} NDArray */
 /**
@@ -78,149 +79,44 @@ function heat(z, yaxis, coloraxis, customdata, hovertemplate, uid) {
   };
 }
 
-/** Columns from the right in pixels (bars, score, Σ, colour bar), the heatmaps take the rest. */
-/** @param {number} width */
-function columns(width) {
-  const f = (px) => px / Math.max(320, width - 116);
-  const bars = [1 - f(140), 1];
-  const score = [bars[0] - f(104), bars[0] - f(8)];
-  const sums = [score[0] - f(76), score[0] - f(4)];
-  const bar = sums[0] - f(62);
-  return { heat: [0, bar - f(10)], bar, sums, score, bars };
+
+const LABEL_MAX = 150; // px for token labels, left
+const SUM_W = 70; // "Σ q⊙k" column
+const SCORE_W = 96; // "score (÷ √d)" column
+const BAR_W = 150; // weight bars and their values
+const CBAR = 46; // a colour bar and its ticks
+const GAP = 26; // between the blocks
+
+/** Row height and font for n rows. @param {number} n */
+const rowSize = (n) => (n <= 8 ? 24 : n <= 16 ? 20 : n <= 32 ? 16 : n <= 64 ? 12 : 9);
+
+/**
+ * Where everything goes, in CSS pixels.
+ * @param {number} rows @param {number} hd @param {number} width @param {number} labelW
+ */
+function geometry(rows, hd, width, labelW) {
+  const row = rowSize(rows);
+  const left = labelW + 12;
+  const right = SUM_W + SCORE_W + BAR_W;
+  const heatW = Math.max(hd * 6, width - left - CBAR - right - 12);
+  const cell = heatW / hd;
+  const qTop = 22;
+  const kTop = qTop + row + GAP;
+  const pTop = kTop + rows * row + GAP;
+  const height = pTop + rows * row + 34;
+  const x0 = left; // heatmaps
+  const xBar = x0 + heatW + 6; // colour bars
+  const xSum = xBar + CBAR;
+  const xScore = xSum + SUM_W;
+  const xW = xScore + SCORE_W;
+  return { row, left, heatW, cell, qTop, kTop, pTop, height, x0, xBar, xSum, xScore, xW, width: xW + BAR_W };
 }
 
-/** Row blocks stacked top to bottom (q, keys, products): [lo, hi] domains and the height. */
-/** @param {number} n @param {number} width */
-function geometry(n, width) {
-  const row = n <= 8 ? 26 : n <= 16 ? 20 : n <= 32 ? 14 : n <= 64 ? 10 : 8;
-  const gap = 34;
-  const top = 34;
-  const bottom = 40;
-  const body = (1 + 2 * n) * row + 2 * gap;
-  const height = top + body + bottom;
-  const frac = (px) => px / body;
-  const q = [1 - frac(row), 1];
-  const k = [q[0] - frac(gap + n * row), q[0] - frac(gap)];
-  const p = [0, frac(n * row)];
-  return { height, q, k, p, margin: { t: top, b: bottom }, cols: columns(width) };
-}
-
-const TOKEN = "<b>%{customdata[0]}</b>";
-
-/** @param {string[]} tokens @param {number} i @param {number[]} rows @param {any} d */
-function traces(tokens, i, rows, d) {
-  const n = rows.length;
-  const toks = tokens.map(plotText);
-  const who = (/** @type {number} */ j) => `${toks[j]} (${j})`;
-  const ex = (/** @type {number | null} */ v) => exact(v, d.dtype);
-  const qRow = heat([d.q], "y", "coloraxis", [d.q.map((/** @type {number} */ v) => [who(i), ex(v)])],
-    `query ${TOKEN} · dim %{x}<br>q = %{customdata[1]}<extra></extra>`, "q");
-  const kRows = heat(d.keys, "y2", "coloraxis",
-    d.keys.map((/** @type {number[]} */ row, /** @type {number} */ r) => row.map((v) => [who(rows[r]), ex(v)])),
-    `key ${TOKEN} · dim %{x}<br>k = %{customdata[1]}<extra></extra>`, "k");
-  const pRows = heat(d.products.map((/** @type {number[]} */ row, /** @type {number} */ r) => (d.masked[r] ? row.map(() => null) : row)),
-    "y3", "coloraxis2",
-    d.products.map((/** @type {number[]} */ row, /** @type {number} */ r) => row.map((v, c) => [who(rows[r]),
-      `${ex(d.q[c])} × ${ex(d.keys[r][c])}`, exact(v)])),
-    `key ${TOKEN} · dim %{x}<br>q·k = %{customdata[1]}<br>= %{customdata[2]}<extra></extra>`, "qk");
-  /** @type {object[]} */
-  const out = [qRow, kRows, pRows];
-  if (d.masked.some(Boolean)) {
-    out.push({
-      type: "heatmap", uid: "masked", z: d.masked.map((/** @type {boolean} */ m) => d.q.map(() => (m ? 1 : null))),
-      x: d.q.map((/** @type {number} */ _, /** @type {number} */ c) => c), y: rows.map((_, r) => r),
-      xaxis: "x", yaxis: "y3",
-      colorscale: [[0, MASKED_GREY], [1, MASKED_GREY]], showscale: false, xgap: 1, ygap: 1,
-      hoverongaps: false, customdata: rows.map((j) => d.q.map(() => [who(j)])),
-      hovertemplate: `key ${TOKEN}: masked (after the query)<extra></extra>`,
-    });
-  }
-  const ys = rows.map((_, r) => r);
-  const info = rows.map((j, r) => [who(j), exact(d.sums[r]), exact(d.masked[r] ? null : d.sums[r] / d.divisor),
-    ex(d.scores[r]), d.masked[r] ? "masked" : ex(d.weights[r])]);
-  const div = d.scaled ? `÷ √${d.hd}` : "(unscaled)";
-  const hover = `key ${TOKEN}<br>Σ q⊙k = %{customdata[1]}<br>${div} = %{customdata[2]}` +
-    "<br>score (model) = %{customdata[3]}<br>weight = %{customdata[4]}<extra></extra>";
-  const size = n <= 32 ? 12 : n <= 64 ? 9 : 7;
-  const column = (/** @type {string} */ uid, /** @type {string} */ xaxis, /** @type {string[]} */ text) => ({
-    type: "scatter", mode: "text", uid, x: ys.map(() => 0), y: ys, xaxis, yaxis: "y3", text,
-    customdata: info, hovertemplate: hover, textfont: { size }, cliponaxis: false,
-  });
-  out.push(
-    column("sums", "x2", ys.map((r) => (d.masked[r] ? "–" : fmt(d.sums[r], 2)))),
-    column("scores", "x3", ys.map((r) => (d.masked[r] ? "masked" : fmt(d.scores[r], 3)))),
-    {
-      type: "bar", uid: "weights", orientation: "h", xaxis: "x4", yaxis: "y3", y: ys,
-      x: ys.map((r) => (d.masked[r] ? 0 : d.weights[r])),
-      text: ys.map((r) => (d.masked[r] ? "masked" : fmt(d.weights[r], 3))),
-      textposition: "outside", cliponaxis: false, textfont: { size },
-      marker: { color: rows.map((j) => (j === i ? SELECTED : "#6baed6")) },
-      customdata: info, hovertemplate: hover,
-    },
-  );
-  return out;
-}
-
-/** @param {string[]} tokens @param {number} i @param {number[]} rows @param {any} d @param {any} g */
-function layoutFor(tokens, i, rows, d, g) {
-  const n = rows.length;
-  const labels = rows.map((j) => tokens[j]);
-  const ticks = rows.map((j) => (j === i ? `<b>${plotText(tokens[j])}</b>` : plotText(tokens[j])));
-  const rowsAxis = (/** @type {number[]} */ domain) => ({
-    ...tokenAxis(labels, { ticktext: ticks }), domain, anchor: "x", autorange: "reversed",
-    ticks: "", automargin: true,
-  });
-  const hidden = (/** @type {number[]} */ domain) => ({ domain, anchor: "y3", visible: false, fixedrange: true, range: [-1, 1] });
-  const wmax = Math.max(1e-9, ...d.weights.map((/** @type {number} */ w, /** @type {number} */ r) => (d.masked[r] ? 0 : w)));
-  const head = (/** @type {string} */ x, /** @type {string} */ text, at = 0.5) => ({ xref: x, yref: "y3 domain", x: at, xanchor: at ? "center" : "left",
-    y: 1, yanchor: "bottom", yshift: 4, text, showarrow: false, font: { size: 12, color: TEXT_DIM } });
-  const label = (/** @type {string} */ yref, /** @type {string} */ text) => ({ xref: "x domain", yref, x: 0, y: 1, xanchor: "left",
-    yanchor: "bottom", yshift: 3, text, showarrow: false, font: { size: 12, color: TEXT_DIM } });
-  const bar = (/** @type {number} */ y, /** @type {number} */ len) => ({ thickness: 10, len, lenmode: "fraction", y, yanchor: "top",
-    x: g.cols.bar, xanchor: "left", outlinewidth: 0, tickfont: { size: 10 } });
-  const qk = maxAbs([d.q, ...d.keys]);
-  const pm = maxAbs(d.products.filter((/** @type {number[]} */ _, /** @type {number} */ r) => !d.masked[r]));
-  return baseLayout({
-    height: g.height,
-    margin: { l: 70, r: 46, t: g.margin.t, b: g.margin.b },
-    showlegend: false,
-    hovermode: "closest",
-    xaxis: { domain: g.cols.heat, anchor: "y3", automargin: true, showgrid: false, zeroline: false,
-      ticks: "", tickfont: { size: 10 },
-      title: { text: `dimension (0–${d.hd - 1}) of the head`, font: { size: 12 }, standoff: 4 } },
-    yaxis: { domain: g.q, anchor: "x", tickmode: "array", tickvals: [0], ticktext: ["q"],
-      fixedrange: true, showgrid: false, zeroline: false },
-    yaxis2: rowsAxis(g.k),
-    yaxis3: rowsAxis(g.p),
-    xaxis2: hidden(g.cols.sums),
-    xaxis3: hidden(g.cols.score),
-    xaxis4: { domain: g.cols.bars, anchor: "y3", range: [0, wmax * 1.25], visible: false, fixedrange: true },
-    bargap: n <= 32 ? 0.25 : 0.1,
-    coloraxis: { colorscale: SCORE_SCALE, cmin: -qk, cmax: qk,
-      colorbar: bar(g.q[1], g.q[1] - g.k[0]) },
-    coloraxis2: { colorscale: SCORE_SCALE, cmin: -pm, cmax: pm,
-      colorbar: bar(g.p[1], g.p[1] - g.p[0]) },
-    annotations: [
-      label("y domain", `<b>q</b> · query ${plotText(tokens[i])} (${i})`),
-      label("y2 domain", rows.length === tokens.length ? "<b>k</b> · every key"
-        : `<b>k</b> · the ${rows.length} keys with the largest weights`),
-      label("y3 domain", "<b>q ⊙ k</b> · elementwise products, one row per key"),
-      head("x2 domain", "Σ q⊙k"),
-      head("x3 domain", d.scaled ? `score (÷ √${d.hd})` : "score"),
-      head("x4 domain", "softmax weight", 0),
-    ],
-  });
-}
-
-/** @param {string[]} tokens @param {number} l @param {number} h @param {number} i @param {any} d */
-function header(tokens, l, h, i, d) {
-  const title = el("p", { className: "qk-title" }, ["Query ", el("span", { className: "qk-token", textContent: tokens[i] }),
-    el("span", { className: "qk-dim", textContent: ` token ${i} · layer ${l + 1}, head ${h + 1}` })]);
-  const formula = el("p", { className: "qk-formula",
-    textContent: d.scaled ? `score = Σ qₖ·kₖ / √${d.hd}` : "score = Σ qₖ·kₖ (unscaled)" },
-  [el("span", { className: "qk-dim", textContent: " · weight = softmax of the scores over the keys" })]);
-  return el("div", { className: "qk-head" }, [title, formula]);
-}
+/**
+ * The colour of v on the diverging scale over [-m, m].
+ * @param {number} v @param {number} m
+ */
+const diverging = (v, m) => lutColor(SCORE_LUT, Math.round((Math.max(-1, Math.min(1, v / m)) + 1) * 127.5));
 
 /**
  * Draw the query-key view of one head and query into container.
@@ -235,15 +131,16 @@ export function render(container, data, sel, callbacks = {}) {
   const rows = keyRows(data, Boolean(sel.allKeys));
   const d = queryKeyData(data, rows);
 
-  let root = /** @type {HTMLElement & {_rows?: number[]}} */ (container.firstElementChild);
+  let root = /** @type {HTMLElement & {__qk?: any}} */ (container.firstElementChild);
   if (!root || !root.classList.contains("qk") || container.childElementCount !== 1) {
-    const plot = el("div", { className: "qk-plot", role: "img" });
     root = el("div", { className: "qk" }, [el("div", { className: "qk-head" }),
-      el("p", { className: "qk-keys" }), el("div", { className: "qk-scroll" }, [plot]), el("p", { className: "qk-note" })]);
+      el("p", { className: "qk-keys" }),
+      el("div", { className: "qk-scroll" }, [el("div", { className: "qk-plot" }, [
+        el("canvas", { className: "qk-canvas", role: "img" }),
+        el("div", { className: "qk-tip", hidden: true, role: "tooltip" })])]),
+      el("p", { className: "qk-note" })]);
     container.replaceChildren(root);
   }
-  const plot = /** @type {HTMLElement & {_qkPick?: any, _qkBound?: boolean, _rows?: number[], on?: any}} */ (root.querySelector(".qk-plot"));
-  const g = geometry(rows.length, plot.clientWidth || container.clientWidth || 800);
   /** @type {HTMLElement} */ (root.querySelector(".qk-head")).replaceWith(header(data.tokens, sel.layer, sel.head, i, d));
   const keysLine = /** @type {HTMLElement} */ (root.querySelector(".qk-keys"));
   if (n > KEYS_MAX) {
@@ -258,27 +155,170 @@ export function render(container, data, sel, callbacks = {}) {
     keysLine.replaceChildren();
     keysLine.hidden = true;
   }
-  plot.setAttribute("aria-label", `Query ${data.tokens[i]}: q, keys, q ⊙ k, scores and weights`);
-  plot.style.height = `${g.height}px`;
-  plot.dataset.query = String(i);
   const picks = callbacks.onPick ? "Click a key row to make that token the query. " : "";
   const off = d.mismatch > 1e-3 * Math.max(1, ...d.sums.map(Math.abs))
     ? ` Note: the model's scores differ from Σ/√d by up to ${fmt(d.mismatch, 4)}.` : "";
   /** @type {HTMLElement} */ (root.querySelector(".qk-note")).textContent =
     `${picks}Hover any cell or number for its exact value. Colours: blue negative, red positive.${off}`;
 
-  plot._qkPick = callbacks.onPick || null;
-  plot._rows = rows;
-  return draw(plot, traces(data.tokens, i, rows, d), layoutFor(data.tokens, i, rows, d, g), "attnviz-query-key").then(() => {
-    if (plot._qkBound) return;
-    plot._qkBound = true;
-    plot.on("plotly_click", (/** @type {any} */ ev) => {
-      const pt = ev && ev.points && ev.points[0];
-      if (!pt || !plot._qkPick || pt.data.uid === "q") return;
-      const r = Number(pt.y);
-      if (Number.isInteger(r) && plot._rows) plot._qkPick(plot._rows[r]);
+  const plot = /** @type {HTMLElement} */ (root.querySelector(".qk-plot"));
+  const canvas = /** @type {HTMLCanvasElement} */ (plot.querySelector("canvas"));
+  const tip = /** @type {HTMLElement} */ (plot.querySelector(".qk-tip"));
+  canvas.setAttribute("aria-label", `Query ${data.tokens[i]}: q, keys, q ⊙ k, scores and weights`);
+  plot.dataset.query = String(i);
+  const ctx = /** @type {CanvasRenderingContext2D} */ (canvas.getContext("2d"));
+  const font = Math.min(12, rowSize(rows.length) - 1);
+  ctx.font = `${font}px ${FONT}`;
+  const labels = rows.map((j) => data.tokens[j]);
+  let labelW = 40;
+  for (const s of labels) labelW = Math.max(labelW, ctx.measureText(s).width + 8);
+  labelW = Math.min(LABEL_MAX, Math.ceil(labelW));
+  const g = geometry(rows.length, d.hd, Math.max(640, plot.clientWidth || container.clientWidth || 800), labelW);
+  const dpr = window.devicePixelRatio || 1;
+  canvas.width = Math.round(g.width * dpr);
+  canvas.height = Math.round(g.height * dpr);
+  canvas.style.width = `${g.width}px`;
+  canvas.style.height = `${g.height}px`;
+  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  ctx.fillStyle = "#fff";
+  ctx.fillRect(0, 0, g.width, g.height);
+
+  const qk = maxAbs([d.q, ...d.keys]);
+  const visible = d.products.filter((/** @type {number[]} */ _, /** @type {number} */ r) => !d.masked[r]);
+  const pm = maxAbs(visible.length ? visible : [[0]]);
+  // Cells: q, the keys, the products (masked keys grey).
+  /** @param {number[]} values @param {number} y @param {number} m @param {boolean} grey */
+  const cells = (values, y, m, grey) => {
+    values.forEach((v, c) => {
+      ctx.fillStyle = grey ? MASKED_GREY : diverging(v, m);
+      ctx.fillRect(g.x0 + c * g.cell, y, Math.max(1, g.cell - 1), Math.max(1, g.row - 1));
     });
+  };
+  cells(d.q, g.qTop, qk, false);
+  d.keys.forEach((/** @type {number[]} */ k, /** @type {number} */ r) => cells(k, g.kTop + r * g.row, qk, false));
+  d.products.forEach((/** @type {number[]} */ p, /** @type {number} */ r) => cells(p, g.pTop + r * g.row, pm, d.masked[r]));
+
+  // Titles of the blocks and columns.
+  ctx.fillStyle = TEXT_DIM;
+  ctx.font = `12px ${FONT}`;
+  ctx.textBaseline = "alphabetic";
+  ctx.textAlign = "left";
+  ctx.fillText(`q · query ${data.tokens[i]} (${i})`, g.x0, g.qTop - 6);
+  ctx.fillText(rows.length === n ? "k · every key" : `k · the ${rows.length} keys with the largest weights`, g.x0, g.kTop - 6);
+  ctx.fillText("q ⊙ k · elementwise products, one row per key", g.x0, g.pTop - 6);
+  ctx.textAlign = "center";
+  ctx.fillText("Σ q⊙k", g.xSum + SUM_W / 2, g.pTop - 6);
+  ctx.fillText(d.scaled ? `score (÷ √${d.hd})` : "score", g.xScore + SCORE_W / 2, g.pTop - 6);
+  ctx.textAlign = "left";
+  ctx.fillText("softmax weight", g.xW, g.pTop - 6);
+  ctx.textAlign = "center";
+  ctx.fillText(`dimension (0–${d.hd - 1}) of the head`, g.x0 + g.heatW / 2, g.height - 8);
+
+  // Row labels (the query's own in bold), the numbers, the weight bars.
+  ctx.textBaseline = "middle";
+  const wmax = Math.max(1e-9, ...d.weights.map((/** @type {number} */ w, /** @type {number} */ r) => (d.masked[r] ? 0 : w)));
+  ctx.textAlign = "right";
+  ctx.fillStyle = TEXT;
+  ctx.font = `${font}px ${FONT}`;
+  ctx.fillText("q", g.x0 - 6, g.qTop + g.row / 2);
+  rows.forEach((j, r) => {
+    ctx.font = `${j === i ? "bold " : ""}${font}px ${FONT}`;
+    for (const top of [g.kTop, g.pTop]) ctx.fillText(labels[r], g.x0 - 6, top + (r + 0.5) * g.row, labelW);
   });
+  ctx.font = `${font}px ${FONT}`;
+  rows.forEach((j, r) => {
+    const y = g.pTop + (r + 0.5) * g.row;
+    ctx.fillStyle = TEXT;
+    ctx.textAlign = "right";
+    ctx.fillText(d.masked[r] ? "–" : fmt(d.sums[r], 2), g.xSum + SUM_W - 8, y);
+    ctx.fillText(d.masked[r] ? "masked" : fmt(d.scores[r], 3), g.xScore + SCORE_W - 8, y);
+    const w = d.masked[r] ? 0 : d.weights[r];
+    const len = (w / wmax) * (BAR_W - 52);
+    ctx.fillStyle = j === i ? SELECTED : "#6baed6";
+    ctx.fillRect(g.xW, y - g.row * 0.35, len, g.row * 0.7);
+    ctx.fillStyle = TEXT;
+    ctx.textAlign = "left";
+    ctx.fillText(d.masked[r] ? "masked" : fmt(w, 3), g.xW + len + 4, y);
+  });
+
+  // Colour bars: q and k share one range, the products another.
+  /** @param {number} top @param {number} h @param {number} m */
+  const colourBar = (top, h, m) => {
+    for (let y = 0; y < h; y++) {
+      ctx.fillStyle = diverging(m * (1 - (2 * y) / Math.max(1, h - 1)), m);
+      ctx.fillRect(g.xBar, top + y, 10, 1);
+    }
+    ctx.fillStyle = TEXT_DIM;
+    ctx.font = `10px ${FONT}`;
+    ctx.textAlign = "left";
+    for (const [t, y] of [[m, top], [0, top + h / 2], [-m, top + h]]) ctx.fillText(fmt(t, 1), g.xBar + 13, y);
+  };
+  colourBar(g.qTop, g.kTop - g.qTop + rows.length * g.row, qk);
+  colourBar(g.pTop, rows.length * g.row, pm);
+  ctx.strokeStyle = GRID;
+  ctx.strokeRect(g.x0 - 0.5, g.kTop - 0.5, g.heatW, rows.length * g.row);
+
+  // What is under the pointer: [block, row, column].
+  /** @param {MouseEvent} e @returns {null | {block: string, r: number, c: number}} */
+  const at = (e) => {
+    const b = canvas.getBoundingClientRect();
+    const x = e.clientX - b.left;
+    const y = e.clientY - b.top;
+    const inHeat = x >= g.x0 && x < g.x0 + g.heatW;
+    const c = Math.floor((x - g.x0) / g.cell);
+    if (inHeat && y >= g.qTop && y < g.qTop + g.row) return { block: "q", r: 0, c };
+    for (const [block, top] of /** @type {const} */ ([["k", g.kTop], ["p", g.pTop]])) {
+      const r = Math.floor((y - top) / g.row);
+      if (y < top || r >= rows.length) continue;
+      if (inHeat) return { block, r, c };
+      if (block === "p" && x >= g.xSum) return { block: "row", r, c: -1 };
+    }
+    return null;
+  };
+  /** The tooltip's lines for what is under the pointer. @param {{block: string, r: number, c: number}} h */
+  const lines = (h) => {
+    const who = (/** @type {number} */ j) => `${data.tokens[j]} (${j})`;
+    const ex = (/** @type {number | null} */ v) => exact(v, d.dtype);
+    if (h.block === "q") return [`query ${who(i)} · dim ${h.c}`, `q = ${ex(d.q[h.c])}`];
+    const j = rows[h.r];
+    if (h.block === "k") return [`key ${who(j)} · dim ${h.c}`, `k = ${ex(d.keys[h.r][h.c])}`];
+    if (h.block === "p" && d.masked[h.r]) return [`key ${who(j)}: masked (after the query)`];
+    if (h.block === "p") {
+      return [`key ${who(j)} · dim ${h.c}`, `q·k = ${ex(d.q[h.c])} × ${ex(d.keys[h.r][h.c])}`,
+        `= ${exact(d.products[h.r][h.c])}`];
+    }
+    const div = d.scaled ? `÷ √${d.hd}` : "(unscaled)";
+    return [`key ${who(j)}`, `Σ q⊙k = ${exact(d.sums[h.r])}`,
+      `${div} = ${exact(d.masked[h.r] ? null : d.sums[h.r] / d.divisor)}`,
+      `score (model) = ${ex(d.scores[h.r])}`, `weight = ${d.masked[h.r] ? "masked" : ex(d.weights[h.r])}`];
+  };
+  canvas.onmousemove = (e) => {
+    const h = at(e);
+    tip.hidden = !h;
+    canvas.style.cursor = h && h.block !== "q" && callbacks.onPick ? "pointer" : "";
+    if (!h) return;
+    tip.textContent = lines(h).join("\n");
+    const b = canvas.getBoundingClientRect();
+    tip.style.left = `${Math.min(e.clientX - b.left + 14, g.width - 220)}px`;
+    tip.style.top = `${e.clientY - b.top + 14}px`;
+  };
+  canvas.onmouseleave = () => { tip.hidden = true; };
+  canvas.onclick = (e) => {
+    const h = at(e);
+    if (h && h.block !== "q" && callbacks.onPick) callbacks.onPick(rows[h.r]);
+  };
+  // What is drawn, for tests: the rows, the numbers, the geometry, the tooltip of any place.
+  root.__qk = { rows, ...d, geometry: g, tipAt: (/** @type {string} */ block, /** @type {number} */ r, /** @type {number} */ c) => lines({ block, r, c }) };
+}
+
+/** @param {string[]} tokens @param {number} l @param {number} h @param {number} i @param {any} d */
+function header(tokens, l, h, i, d) {
+  const title = el("p", { className: "qk-title" }, ["Query ", el("span", { className: "qk-token", textContent: tokens[i] }),
+    el("span", { className: "qk-dim", textContent: ` token ${i} · layer ${l + 1}, head ${h + 1}` })]);
+  const formula = el("p", { className: "qk-formula",
+    textContent: d.scaled ? `score = Σ qₖ·kₖ / √${d.hd}` : "score = Σ qₖ·kₖ (unscaled)" },
+  [el("span", { className: "qk-dim", textContent: " · weight = softmax of the scores over the keys" })]);
+  return el("div", { className: "qk-head" }, [title, formula]);
 }
 
 /**

@@ -54,6 +54,14 @@ function lookupTable(scale) {
 
 /** The weight scale as a lookup table: weight w in [0, 1] is entry Math.round(w * 255). */
 export const WEIGHT_LUT = lookupTable(WEIGHT_SCALE);
+/** The diverging scale as a lookup table: v in [-m, m] is entry Math.round((v / m + 1) * 127.5). */
+export const SCORE_LUT = lookupTable(SCORE_SCALE);
+
+/**
+ * The CSS colour of entry i of a lookup table.
+ * @param {Uint8ClampedArray} lut @param {number} i
+ */
+export const lutColor = (lut, i) => `rgb(${lut[i * 3]},${lut[i * 3 + 1]},${lut[i * 3 + 2]})`;
 
 /** The CSS gradient of the weight colour scale, for legends. */
 export const WEIGHT_GRADIENT = `linear-gradient(to right, ${WEIGHT_SCALE.map(([t, c]) => `${c} ${t * 100}%`).join(", ")})`;

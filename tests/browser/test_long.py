@@ -168,9 +168,7 @@ def test_a_long_paragraph_in_every_view(page, live_server, api, n):
     page.click("#qk-view button.qk-all")
     wait_for_views(page, before)
     assert keys.text_content().startswith(f"All {n} keys.")
-    k = page.evaluate(
-        "() => document.querySelector('#qk-view .qk-plot').data.find((t) => t.uid === 'k').z.length"
-    )
+    k = page.evaluate("() => document.querySelector('#qk-view .qk').__qk.rows.length")
     assert k == n
 
     # Trajectories: ten traces (one per colour) carry every token's path, no legend.

@@ -1,5 +1,6 @@
 """The query-key view (static/js/qkview.js) against real traces: what it draws is the trace's
-q, k, q ⊙ k, scores and softmax weights, masked keys read as masked, token text stays text."""
+q, k, q ⊙ k, scores and softmax weights, its tooltips give them exactly, masked keys read as
+masked, token text stays text."""
 
 from __future__ import annotations
 
@@ -21,8 +22,13 @@ RENDER = """async ({request, layer, head, query, tokens, allKeys}) => {
     part.meta.config ? part.meta.config.scale : true);
   await window.__module.render(host, data, {layer, head, allKeys},
     {onPick: (j) => window.__picked.push(j)});
-  const plot = host.querySelector('.qk-plot');
-  return {data: JSON.parse(JSON.stringify(plot.data)), text: host.innerText};
+  const d = host.querySelector('.qk').__qk;
+  const c = Math.min(7, d.q.length - 1);  // a dimension of the head
+  const tips = {row: d.rows.map((_, r) => d.tipAt('row', r, -1)),
+    k: d.rows.map((_, r) => d.tipAt('k', r, c)), p: d.rows.map((_, r) => d.tipAt('p', r, c)),
+    q: d.tipAt('q', 0, c)};
+  const {geometry, tipAt, ...drawn} = d;
+  return {data: JSON.parse(JSON.stringify(drawn)), tips, text: host.innerText};
 }"""
 
 
@@ -39,48 +45,58 @@ def draw(page, request, layer, head, query, **extra) -> dict:
     )
 
 
-def by_uid(data: list[dict], uid: str) -> dict:
-    (found,) = [t for t in data if t.get("uid") == uid]
-    return found
-
-
 def check_breakdown(trace: dict, drawn: dict, layer: int, head: int, i: int) -> None:
-    """Everything on the plot is the trace's numbers for (layer, head, query i): the very
-    float32 values of a model (float64 of the toy), and texts as the JSON trace spells them."""
+    """Everything drawn is the trace's numbers for (layer, head, query i): the very float32
+    values of a model (float64 of the toy), and the tooltips spell them as the JSON trace does."""
     exact = (lambda x: x) if trace["mode"] == "toy" else f32
+    d, tips = drawn["data"], drawn["tips"]
+    rows = d["rows"]
     q = exact(trace["queries"][layer][head][i])
     keys = exact(trace["keys"][layer][head])
     hd = trace["head_dim"]
+    c = min(7, hd - 1)
     scores = trace["scores"][layer][head][i]
     weights = trace["attentions"][layer][head][i]
-    data = drawn["data"]
-    assert_close(by_uid(data, "q")["z"], [q], tol=0)
-    assert_close(by_uid(data, "k")["z"], keys, tol=0)
-    products = [[a * b for a, b in zip(q, k, strict=True)] for k in keys]
-    shown = [None if s is None else row for row, s in zip(products, scores, strict=True)]
-    prod = by_uid(data, "qk")["z"]
-    for row, want in zip(prod, shown, strict=True):
-        if want is None:
-            assert all(v is None for v in row)  # masked: not drawn as numbers, never as 0
-        else:
-            assert_close(row, want, 1e-12)
-    info = by_uid(data, "scores")["customdata"]
-    sums = by_uid(data, "sums")
-    bars = by_uid(data, "weights")
-    for j, (row, s, w) in enumerate(zip(products, scores, weights, strict=True)):
-        if s is None:
-            assert info[j][3] == "masked" and by_uid(data, "scores")["text"][j] == "masked"
-            assert bars["x"][j] == 0 and bars["text"][j] == "masked"
+    assert_close(d["q"], q, tol=0)
+    assert_close(d["keys"], [keys[j] for j in rows], tol=0)
+    assert tips["q"][1] == f"q = {trace['queries'][layer][head][i][c]!r}"
+    for r, j in enumerate(rows):
+        product = [a * b for a, b in zip(q, keys[j], strict=True)]
+        assert_close(d["products"][r], product, 1e-12)
+        assert tips["k"][r] == [
+            f"key {trace['tokens'][j]} ({j}) · dim {c}",
+            f"k = {trace['keys'][layer][head][j][c]!r}",
+        ]
+        row = tips["row"][r]
+        assert row[0] == f"key {trace['tokens'][j]} ({j})"
+        if scores[j] is None:  # masked: never drawn as a number, never as 0
+            assert d["masked"][r] and d["scores"][r] is None
+            assert tips["p"][r] == [f"key {trace['tokens'][j]} ({j}): masked (after the query)"]
+            assert row[3:] == ["score (model) = masked", "weight = masked"]
             continue
+        assert not d["masked"][r]
         # The score on screen is the model's own, and Σ(q ⊙ k) / √d_head reproduces it.
-        assert float(info[j][3]) == s
-        assert by_uid(data, "scores")["text"][j] == f"{s:.3f}".replace("-0.000", "0.000")
-        assert float(info[j][1]) == sum(row) or math.isclose(float(info[j][1]), sum(row))
-        assert abs(sum(row) / math.sqrt(hd) - s) < 1e-4
-        assert float(sums["customdata"][j][2]) == sum(row) / math.sqrt(hd) or math.isclose(
-            float(sums["customdata"][j][2]), sum(row) / math.sqrt(hd)
-        )
-        assert bars["x"][j] == exact(w) and float(info[j][4]) == w
+        assert row[3] == f"score (model) = {scores[j]!r}" and row[4] == f"weight = {weights[j]!r}"
+        assert d["scores"][r] == exact(scores[j]) and d["weights"][r] == exact(weights[j])
+        assert math.isclose(d["sums"][r], sum(product), rel_tol=1e-12, abs_tol=1e-12)
+        assert abs(d["sums"][r] / math.sqrt(hd) - scores[j]) < 1e-4
+        assert float(row[1].removeprefix("Σ q⊙k = ")) == d["sums"][r]
+
+
+def hover_cell(page, block: str, r: int, c: int) -> str:
+    """Move the pointer over a cell (block "q", "k" or "p") or a key's numbers ("row"); the tip."""
+    box = page.evaluate(
+        """([block, r, c]) => { const d = document.querySelector('#qk-host .qk').__qk, g = d.geometry;
+          const b = document.querySelector('#qk-host canvas').getBoundingClientRect();
+          const top = {q: g.qTop, k: g.kTop, p: g.pTop, row: g.pTop}[block];
+          const x = block === 'row' ? g.xScore + 20 : g.x0 + (c + 0.5) * g.cell;
+          return {x: b.left + x, y: b.top + top + (r + 0.5) * g.row}; }""",
+        [block, r, c],
+    )
+    page.mouse.move(box["x"], box["y"])
+    tip = page.locator("#qk-host .qk-tip")
+    tip.wait_for(state="visible")
+    return tip.inner_text()
 
 
 def test_query_key_view_shows_the_trace(page, live_server, api):
@@ -94,48 +110,35 @@ def test_query_key_view_shows_the_trace(page, live_server, api):
     assert "score = Σ qₖ·kₖ / √32" in drawn["text"]
     assert page.locator("#qk-host .qk-token").text_content() == "it"
     assert f"layer {layer + 1}, head {head + 1}" in drawn["text"]
-    # Rows are labelled with the tokens, the query's own row in bold.
-    layout = page.evaluate("() => document.querySelector('#qk-host .qk-plot').layout")
-    ticks = layout["yaxis3"]["ticktext"]
-    assert ticks[i] == "<b>it</b>" and ticks[2] == "animal"
-    assert layout["yaxis2"]["ticktext"] == ticks
-    # Nothing sticks out of the card; the exact value is on hover.
+    # Nothing sticks out of the card; the exact value is under the pointer.
     assert page.evaluate(
         "() => { const h = document.getElementById('qk-host');"
         " return h.scrollWidth <= h.clientWidth; }"
     )
     ARTIFACTS.mkdir(exist_ok=True)
     page.locator("#qk-host").screenshot(path=str(ARTIFACTS / "qkview.png"))
-    box = page.evaluate(
-        """() => { const p = document.querySelector('#qk-host .qk-plot');
-          const ya = p._fullLayout.yaxis3, xa = p._fullLayout.xaxis, r = p.getBoundingClientRect();
-          return {x: r.left + xa._offset + xa.l2p(7), y: r.top + ya._offset + ya.l2p(2)}; }"""
-    )
-    page.mouse.move(box["x"], box["y"])
-    hover = page.locator("#qk-host .hoverlayer").text_content()
-    assert "animal" in hover and repr(trace["queries"][layer][head][i][7])[:8] in hover
+    animal = trace["tokens"].index("animal")
+    tip = hover_cell(page, "k", animal, 7)
+    assert tip == f"key animal ({animal}) · dim 7\nk = {trace['keys'][layer][head][animal][7]!r}"
+    tip = hover_cell(page, "row", animal, -1)
+    assert tip.splitlines()[3] == f"score (model) = {trace['scores'][layer][head][i][animal]!r}"
 
 
 def test_clicking_a_key_row_picks_it_as_the_query(page, live_server, api):
     request = {"model": MODEL, "text": TEXT}
     trace = mount(page, live_server, api, request)
     draw(page, request, 0, 0, 1)
-    plot_before = page.evaluate_handle("() => document.querySelector('#qk-host .qk-plot')")
+    plot_before = page.evaluate_handle("() => document.querySelector('#qk-host canvas')")
     target = trace["tokens"].index("street")
-    box = page.evaluate(
-        """(j) => { const p = document.querySelector('#qk-host .qk-plot');
-          const ya = p._fullLayout.yaxis2, xa = p._fullLayout.xaxis, r = p.getBoundingClientRect();
-          return {x: r.left + xa._offset + xa.l2p(10), y: r.top + ya._offset + ya.l2p(j)}; }""",
-        target,
-    )
-    page.mouse.move(box["x"], box["y"])
-    page.mouse.click(box["x"], box["y"])
+    hover_cell(page, "k", target, 10)
+    page.mouse.down()
+    page.mouse.up()
     page.wait_for_function("() => window.__picked.length > 0")
     assert page.evaluate("() => window.__picked") == [target]
     # Drawing the picked query reuses the same plot element and shows the new breakdown.
     drawn = draw(page, request, 0, 0, target)
     check_breakdown(trace, drawn, 0, 0, target)
-    assert page.evaluate("p => p === document.querySelector('#qk-host .qk-plot')", plot_before)
+    assert page.evaluate("p => p === document.querySelector('#qk-host canvas')", plot_before)
     assert page.locator("#qk-host .qk-token").text_content() == "street"
 
 
@@ -151,8 +154,8 @@ def test_masked_keys_read_as_masked(page, live_server, api):
     drawn = draw(page, request, 0, 0, 2)
     assert trace["scores"][0][0][2][3] is None
     check_breakdown(trace, drawn, 0, 0, 2)
-    overlay = by_uid(drawn["data"], "masked")["z"]
-    assert [row[0] for row in overlay] == [None, None, None, 1, 1]
+    assert drawn["data"]["masked"] == [False, False, False, True, True]
+    assert hover_cell(page, "p", 3, 1) == "key a (3): masked (after the query)"
     assert "score = Σ qₖ·kₖ / √3" in drawn["text"]
     page.locator("#qk-host").screenshot(path=str(ARTIFACTS / "qkview-masked.png"))
 
@@ -168,8 +171,7 @@ def test_causal_model_trace(page, live_server, api):
     drawn = draw(page, request, 1, 2, i)
     check_breakdown(trace, drawn, 1, 2, i)
     masked = [s is None for s in trace["scores"][1][2][i]]
-    assert masked == [j > i for j in range(n)]
-    assert by_uid(drawn["data"], "scores")["text"][i + 1 :] == ["masked"] * (n - i - 1)
+    assert masked == [j > i for j in range(n)] == drawn["data"]["masked"]
     assert f"score = Σ qₖ·kₖ / √{trace['head_dim']}" in drawn["text"]
     page.locator("#qk-host").screenshot(path=str(ARTIFACTS / "qkview-gpt2.png"))
 
@@ -181,7 +183,6 @@ def test_token_text_is_never_html(page, live_server, api):
     tokens = [*trace["tokens"][:3], evil, *trace["tokens"][4:]]
     draw(page, request, 0, 0, 3, tokens=tokens)
     assert page.locator("#qk-host .qk-token").text_content() == evil
+    assert hover_cell(page, "k", 3, 0).startswith(f"key {evil} (3)")
     assert page.locator("#qk-host img").count() == 0
     assert page.evaluate("() => window.__xss") is None
-    layout = page.evaluate("() => document.querySelector('#qk-host .qk-plot').layout")
-    assert "&lt;img" in layout["yaxis2"]["ticktext"][3]
