@@ -61,8 +61,43 @@ class Report:
     torch_threads: int
     repeat: int
     rows: list[Row] = field(default_factory=list)
+    toy: dict[str, float] = field(default_factory=dict)
     throughput: dict[str, float] = field(default_factory=dict)
     browser: dict[str, float] = field(default_factory=dict)
+
+
+# The toy lab at its caps: 64 tokens x 64 dimensions, 12 layers x 16 heads, everything on.
+TOY_FIRST = {  # what toy.js asks for first
+    "fields": "hidden_states,distances,projection,entropy_mean,score_range,attentions,scores",
+    "layer": 0,
+    "head": 0,
+}
+
+
+def toy_at_caps(port: int, repeat: int) -> dict[str, float]:
+    """The toy lab's first request at the caps, and the full JSON trace of the same table."""
+    import random
+
+    rng = random.Random(0)
+    body = {
+        "tokens": [f"t{i}" for i in range(64)],
+        "embeddings": [[round(rng.uniform(-1, 1), 3) for _ in range(64)] for _ in range(64)],
+        "config": {"layers": 12, "heads": 16, "projections": "random", "mask": "causal",
+                   "ffn": True, "residual": True, "norm": "pre"},
+    }  # fmt: skip
+    out: dict[str, float] = {}
+    for name, params, compact in (("first", TOY_FIRST, True), ("json", None, False)):
+        times, wire = [], 0
+        for r in range(repeat):
+            body["config"]["seed"] = r  # a new trace each time
+            t0 = time.perf_counter()
+            status, wire, _ = request(port, "POST", "/api/trace", body, params, compact=compact)
+            times.append(1000 * (time.perf_counter() - t0))
+            if status != 200:
+                raise RuntimeError(f"/api/trace answered {status} to the toy table")
+        out[f"{name}_ms"] = round(statistics.median(times), 1)
+        out[f"{name}_bytes"] = wire
+    return out
 
 
 class Server:
@@ -336,6 +371,7 @@ def run(
         for n in tokens:
             report.rows.append(measure_row(server.port, name, texts[n], warm[n], hf[n]))
             log.info("measured %d tokens", n)
+        report.toy = toy_at_caps(server.port, repeat)
         if clients > 0:
             report.throughput = throughput(server.port, name, clients, seconds)
         if use_browser:
@@ -365,6 +401,14 @@ def table(report: Report) -> str:
             f"{r.first_paint_bytes / 1e6:.2f} MB | {r.bytes_per_value:.2f} | "
             f"{r.parts_ms:.0f} ms, {r.parts_bytes / 1e6:.2f} MB |"
         )
+    if report.toy:
+        y = report.toy
+        lines += [
+            "",
+            "Toy lab at its caps (64 tokens x 64 dimensions, 12 layers x 16 heads): the page's "
+            f"first request {y['first_ms']:.0f} ms, {y['first_bytes'] / 1e6:.2f} MB; the full "
+            f"JSON trace {y['json_ms']:.0f} ms, {y['json_bytes'] / 1e6:.1f} MB gzipped.",
+        ]
     t = report.throughput
     if t:
         lines += [

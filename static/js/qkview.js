@@ -203,9 +203,12 @@ export function render(container, data, sel, callbacks = {}) {
   ctx.font = `12px ${FONT}`;
   ctx.textBaseline = "alphabetic";
   ctx.textAlign = "left";
-  ctx.fillText(`q · query ${data.tokens[i]} (${i})`, g.x0, g.qTop - 6);
-  ctx.fillText(rows.length === n ? "k · every key" : `k · the ${rows.length} keys with the largest weights`, g.x0, g.kTop - 6);
-  ctx.fillText("q ⊙ k · elementwise products, one row per key", g.x0, g.pTop - 6);
+  /** The longest of the texts that fits the heatmaps' width. @param {string[]} texts */
+  const fit = (texts) => texts.find((t) => ctx.measureText(t).width <= g.heatW) ?? texts[texts.length - 1];
+  ctx.fillText(fit([`q · query ${data.tokens[i]} (${i})`, "q"]), g.x0, g.qTop - 6);
+  ctx.fillText(fit(rows.length === n ? ["k · every key", "k"]
+    : [`k · the ${rows.length} keys with the largest weights`, `k · ${rows.length} strongest`, "k"]), g.x0, g.kTop - 6);
+  ctx.fillText(fit(["q ⊙ k · elementwise products, one row per key", "q ⊙ k · products", "q ⊙ k"]), g.x0, g.pTop - 6);
   ctx.textAlign = "center";
   ctx.fillText("Σ q⊙k", g.xSum + SUM_W / 2, g.pTop - 6);
   ctx.fillText(d.scaled ? `score (÷ √${d.hd})` : "score", g.xScore + SCORE_W / 2, g.pTop - 6);

@@ -6,6 +6,7 @@
 
 import { TraceClient, TraceParts, fetchModels, fetchTraceJson } from "./api.js";
 import { sub } from "./compact.js";
+import { createStatus, drawViews } from "./controller.js";
 import { byId, download, fillIndexSelect } from "./dom.js";
 import { SENTENCE_FEEDS, viewsFed } from "./feeds.js";
 import * as heatcanvas from "./heatcanvas.js";
@@ -41,23 +42,14 @@ export function createSentence(hooks) {
     /** @type {string | null} */ problem: null, // why a link could not be followed exactly
     generation: 0, // a new trace: parts asked for an older one are dropped
   };
-  const busy = { request: false, drawing: 0, models: false };
-  let status = ""; // the status line once nothing is pending
-  const syncPending = () => {
-    const pending = busy.request || busy.drawing > 0 || busy.models;
-    hooks.setPending(pending);
-    hooks.setStatus(pending ? "computing…" : status);
-  };
+  const status = createStatus(hooks);
 
   const options = () => ({ hide_special: app.s.hideSpecial, merge_words: app.s.mergeWords });
   const modelInfo = () => app.models?.models.find((/** @type {any} */ m) => m.name === app.s.model) || null;
 
   const client = new TraceClient({
     delay: 150,
-    onPending(p) {
-      busy.request = p;
-      syncPending();
-    },
+    onPending: (p) => status.waiting("request", p),
     onResult(result, request) {
       const { meta } = result;
       app.first = result;
@@ -70,21 +62,17 @@ export function createSentence(hooks) {
       byId("s-count").textContent = `${meta.n} / ${modelInfo()?.max_tokens ?? "?"} tokens`;
       const specials = [...new Set(meta.tokens.filter((_, i) => meta.special?.[i]))];
       byId("s-special-names").textContent = specials.length ? `(${specials.join(", ")})` : "(none in this text)";
-      status = `${meta.n} tokens · ${meta.layers} layers × ${meta.heads} heads`;
+      status.set(`${meta.n} tokens · ${meta.layers} layers × ${meta.heads} heads`);
       hooks.changed();
-      busy.drawing++;
       prefetch();
-      drawAll().finally(() => {
-        busy.drawing--;
+      status.drawing(drawAll(), () => {
         hooks.traceDrawn();
-        syncPending();
         entropyTitles(); // last: the grid's tooltips wait for every view
       });
     },
     onError(message) {
       hooks.setError(message);
-      status = "not updated";
-      syncPending();
+      status.set("not updated");
       byId("s-count").textContent = "";
     },
   });
@@ -271,12 +259,7 @@ export function createSentence(hooks) {
    */
   function drawAll(which = Object.keys(VIEWS)) {
     if (!app.first || !app.active) return Promise.resolve();
-    return Promise.all(which.map((name) => Promise.resolve()
-      .then(() => VIEWS[/** @type {keyof VIEWS} */ (name)]())
-      .catch((err) => {
-        console.error(`attnviz: the ${name} view failed`, err);
-        hooks.setError(`The ${name} view could not be drawn (${err.message}).`);
-      })));
+    return drawViews(VIEWS, which, hooks.setError);
   }
 
   /**
@@ -285,13 +268,7 @@ export function createSentence(hooks) {
    */
   function viewChanged(keys) {
     hooks.changed();
-    busy.drawing++;
-    syncPending();
-    drawAll(viewsFed(SENTENCE_FEEDS, keys)).finally(() => {
-      busy.drawing--;
-      syncPending();
-      hooks.viewsDrawn();
-    });
+    status.drawing(drawAll(viewsFed(SENTENCE_FEEDS, keys)), hooks.viewsDrawn);
   }
 
   // ---- Inputs -----------------------------------------------------------------------------
@@ -401,16 +378,14 @@ export function createSentence(hooks) {
   async function activate(state = null) {
     app.active = true;
     if (!app.models) {
-      busy.models = true;
-      syncPending();
+      status.waiting("models", true);
       try {
         app.models = await fetchModels();
       } catch (err) {
         hooks.setError(`Could not load the models: ${/** @type {Error} */ (err).message}`);
         return;
       } finally {
-        busy.models = false;
-        syncPending();
+        status.waiting("models", false);
       }
       if (!state) state = defaultSentence(app.models.default, app.models.examples[0] || "");
     }
@@ -418,12 +393,7 @@ export function createSentence(hooks) {
     renderInputs();
     hooks.changed();
     if (!app.first) return edited(0);
-    busy.drawing++;
-    syncPending();
-    await drawAll(); // drawn while hidden: sizes were wrong
-    busy.drawing--;
-    syncPending();
-    hooks.viewsDrawn();
+    await status.drawing(drawAll(), hooks.viewsDrawn); // drawn while hidden: sizes were wrong
   }
 
   /** @param {SentenceState} state */

@@ -4,6 +4,7 @@
 
 import { TraceClient, TraceParts, fetchTraceJson } from "./api.js";
 import { sub } from "./compact.js";
+import { createStatus, drawViews } from "./controller.js";
 import { byId } from "./dom.js";
 import { TOY_FEEDS, viewsFed } from "./feeds.js";
 import * as attention from "./heatmaps.js";
@@ -41,24 +42,12 @@ export function createToy(hooks) {
     /** @type {string | null} */ linkProblem: null, // shown until the next edit
   };
 
-  const busy = { request: false, drawing: 0 };
-  let status = ""; // the status line once nothing is pending
-  const syncPending = () => {
-    const pending = busy.request || busy.drawing > 0;
-    hooks.setPending(pending);
-    hooks.setStatus(pending ? "computing…" : status);
-  };
+  const status = createStatus(hooks);
   /** @param {string} text */
-  const setStatus = (text) => {
-    status = text;
-    syncPending();
-  };
+  const setStatus = (text) => status.set(text);
 
   const client = new TraceClient({
-    onPending(p) {
-      busy.request = p;
-      syncPending();
-    },
+    onPending: (p) => status.waiting("request", p),
     onResult(result, request) {
       const { meta, arrays } = result;
       const p = meta.projection ? {
@@ -75,14 +64,9 @@ export function createToy(hooks) {
       const { layer, head } = request.params;
       app.parts.seed({ fields: HEAD, layer, head }, result); // the first response holds that head
       hooks.setError(app.linkProblem);
-      status = `n = ${meta.n}, d = ${meta.d}, ${meta.layers} layer${meta.layers > 1 ? "s" : ""}, ` +
-        `${meta.heads} head${meta.heads > 1 ? "s" : ""}`;
-      busy.drawing++;
-      drawAll().finally(() => {
-        busy.drawing--;
-        hooks.traceDrawn();
-        syncPending();
-      });
+      status.set(`n = ${meta.n}, d = ${meta.d}, ${meta.layers} layer${meta.layers > 1 ? "s" : ""}, ` +
+        `${meta.heads} head${meta.heads > 1 ? "s" : ""}`);
+      status.drawing(drawAll(), hooks.traceDrawn);
     },
     onError(message) {
       hooks.setError(message);
@@ -118,12 +102,7 @@ export function createToy(hooks) {
    */
   function drawAll(which = Object.keys(VIEWS)) {
     if (!app.data || !app.active) return Promise.resolve();
-    return Promise.all(which.map((name) => Promise.resolve()
-      .then(() => VIEWS[/** @type {keyof TOY_FEEDS} */ (name)]())
-      .catch((err) => {
-        console.error(`attnviz: the ${name} view failed`, err);
-        hooks.setError(`The ${name} view could not be drawn (${err.message}).`);
-      })));
+    return drawViews(VIEWS, which, hooks.setError);
   }
 
   /**
@@ -134,13 +113,7 @@ export function createToy(hooks) {
     Object.assign(app.state.view, change);
     normalize(app.state, limits);
     hooks.changed();
-    busy.drawing++;
-    syncPending();
-    drawAll(viewsFed(TOY_FEEDS, Object.keys(change))).finally(() => {
-      busy.drawing--;
-      syncPending();
-      hooks.viewsDrawn();
-    });
+    status.drawing(drawAll(viewsFed(TOY_FEEDS, Object.keys(change))), hooks.viewsDrawn);
   }
 
   /** An edit by the reader (not a preset or link being loaded). @param {{structural?: boolean}} change */
@@ -212,13 +185,7 @@ export function createToy(hooks) {
       if (state) return load(state);
       if (!app.state) return load(normalize(fromPreset(presets[0], defaults), limits));
       if (!app.started) return edited({ structural: true });
-      busy.drawing++;
-      syncPending();
-      return drawAll().finally(() => {
-        busy.drawing--;
-        syncPending();
-        hooks.viewsDrawn();
-      });
+      return status.drawing(drawAll(), hooks.viewsDrawn);
     },
     deactivate() {
       app.active = false;

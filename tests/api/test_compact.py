@@ -239,3 +239,25 @@ def test_openapi_documents_both_forms_and_the_parameters(client):
     assert {"fields", "layer", "head", "query", "hide_special", "merge_words"} <= set(params)
     assert params["layer"]["schema"]["anyOf"][0]["minimum"] == 0
     assert params["thumb"]["schema"]["maximum"] == 1024
+
+
+def test_thumbnails_are_compressed_and_floats_are_not(client):
+    """8-bit thumbnails shrink several-fold under gzip; float32 arrays barely do, and cost time."""
+    gz = {**COMPACT, "accept-encoding": "gzip"}
+    plain = {**COMPACT, "accept-encoding": "identity"}
+    body = {
+        "model": BUILTIN_NAME,
+        "text": " ".join(["the river bank and the investment bank"] * 30),
+    }
+    thumbs = client.post("/api/trace", json=body, params={"fields": "thumbs"}, headers=gz)
+    assert thumbs.headers["content-encoding"] == "gzip"
+    same = client.post("/api/trace", json=body, params={"fields": "thumbs"}, headers=plain)
+    assert "content-encoding" not in same.headers
+    assert thumbs.content == same.content  # (httpx undoes the gzip)
+    assert int(thumbs.headers["content-length"]) < len(same.content) / 2
+    floats = client.post("/api/trace", json=BODY, params={"fields": "attentions"}, headers=gz)
+    assert floats.status_code == 200 and "content-encoding" not in floats.headers
+    assert "Accept-Encoding" in floats.headers["vary"]
+    # Where the time went: waiting for the compute thread, and computing.
+    timing = dict(t.split(";dur=") for t in floats.headers["server-timing"].split(", "))
+    assert set(timing) == {"queue", "compute"} and float(timing["compute"]) > 0
