@@ -42,7 +42,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.traces = TraceService(settings, app.state.device, app.state.registry)
     install_error_handlers(app)
     # A JSON trace at the caps is ~30 MB; level 1 shrinks it ~4x in ~0.3 s, worth it off-host.
-    # The compact form is compressed where it pays (its 8-bit thumbnails), by the trace service.
+    # The compact form is compressed where it pays (its 8-bit thumbnails), by the trace service,
+    # with zstd or gzip.
     app.add_middleware(
         GZipMiddleware,
         minimum_size=1024,

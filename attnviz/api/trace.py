@@ -62,8 +62,7 @@ async def trace(
     traces: TracesDep,
 ) -> Response:
     compact = COMPACT_MEDIA_TYPE in request.headers.get("accept", "")
-    gzip_ok = "gzip" in request.headers.get("accept-encoding", "")
-    body = await traces.respond(req, query, compact, gzip_ok)
+    body = await traces.respond(req, query, compact, request.headers.get("accept-encoding", ""))
     headers = {
         "Vary": "Accept, Accept-Encoding",
         # Where the time went, for the browser's developer tools and `attnviz bench`.

@@ -141,8 +141,8 @@ export function render(grid, data, sel, callbacks) {
   const first = /** @type {HTMLCanvasElement | null} */ (cells[0]?.firstChild ?? null);
   const px = Math.max(8, Math.round((first?.clientWidth ?? 0) * (window.devicePixelRatio || 1)));
   const peak = Boolean(sel.peak);
-  // A new selection alone repaints nothing.
-  const same = g.__thumbs === thumbs && g.__painted === `${px}:${peak}`;
+  // A new selection alone repaints nothing (the same arrays, size and colouring).
+  const same = g.__thumbs?.values === thumbs.values && g.__painted === `${px}:${peak}`;
   g.__thumbs = thumbs; // what is drawn, for tests and exports
   g.__painted = `${px}:${peak}`;
   for (const b of cells) {

@@ -105,14 +105,19 @@ export function createSentence(hooks) {
   });
 
   /** One layer's 8-bit weights of every head, unpooled: the thumbnails when they are not
-   * pooled, else that layer alone. */
+   * pooled, else that layer alone (asked for at once, without waiting for the thumbnails: the
+   * first response says whether the text is long enough to be pooled). */
   async function layerPart() {
-    const thumbs = await thumbsPart();
     const l = app.s.layer;
-    if (/** @type {any} */ (thumbs.meta.thumbs).pool === 1) {
+    const pooled = /** @type {any} */ (app.first?.meta.thumbs)?.pool > 1;
+    const alone = pooled ? /** @type {TraceParts} */ (app.parts).get({ fields: "thumbs", thumb: 0,
+      thumb_layer: l, ...options() }) : null;
+    const thumbs = await thumbsPart();
+    if (!alone && /** @type {any} */ (thumbs.meta.thumbs).pool === 1) {
       return { meta: thumbs.meta, values: sub(thumbs.arrays["thumbs.values"], l), scale: sub(thumbs.arrays["thumbs.scale"], l) };
     }
-    const part = await /** @type {TraceParts} */ (app.parts).get({ fields: "thumbs", thumb: 0, thumb_layer: l, ...options() });
+    const part = await (alone ?? /** @type {TraceParts} */ (app.parts).get({ fields: "thumbs", thumb: 0,
+      thumb_layer: l, ...options() }));
     return { meta: part.meta, values: sub(part.arrays["thumbs.values"], 0), scale: sub(part.arrays["thumbs.scale"], 0) };
   }
 
@@ -154,12 +159,18 @@ export function createSentence(hooks) {
     return () => mine === tickets[name] && generation === app.generation && app.active;
   }
 
-  /** The parts of a new trace, asked for in the order of the page (the server serves them in
-   * turn): the large heatmap and the query-key view, the head view's layer, the trajectories.
-   * The grid's titles (each head's entropy) come after every view is drawn. */
-  function prefetch() {
-    for (const ask of [headPart, queryPart, layerPart, projectionPart]) {
-      ask().catch(() => {}); // a failure is reported by the view that draws the part
+  /** The parts the views `which` will ask for, asked for now, the slowest first (the server
+   * serves them in turn): a long text's layer for the head view (every head, every token), then
+   * the chosen head, its query, the trajectories. The grid's titles (each head's entropy) come
+   * after every view is drawn.
+   * @param {string[]} [which] */
+  function prefetch(which = Object.keys(VIEWS)) {
+    const asks = { head: [layerPart], model: [headPart], qk: [queryPart], traj: [projectionPart] };
+    for (const name of ["head", "model", "qk", "traj"]) {
+      if (!which.includes(name)) continue;
+      for (const ask of asks[/** @type {keyof asks} */ (name)]) {
+        ask().catch(() => {}); // a failure is reported by the view that draws the part
+      }
     }
   }
   const projectionPart = () => /** @type {TraceParts} */ (app.parts).get({ fields: "projection" });
@@ -268,7 +279,9 @@ export function createSentence(hooks) {
    */
   function viewChanged(keys) {
     hooks.changed();
-    status.drawing(drawAll(viewsFed(SENTENCE_FEEDS, keys)), hooks.viewsDrawn);
+    const which = viewsFed(SENTENCE_FEEDS, keys);
+    if (app.first) prefetch(which);
+    status.drawing(drawAll(which), hooks.viewsDrawn);
   }
 
   // ---- Inputs -----------------------------------------------------------------------------

@@ -9,6 +9,7 @@ import math
 import pytest
 import torch
 import torch.nn.functional as F
+import zstandard
 
 from attnviz.compact import decode, header
 from attnviz.pretrained.registry import BUILTIN_NAME
@@ -243,7 +244,7 @@ def test_openapi_documents_both_forms_and_the_parameters(client):
 
 def test_thumbnails_are_compressed_and_floats_are_not(client):
     """8-bit thumbnails shrink several-fold under gzip; float32 arrays barely do, and cost time."""
-    gz = {**COMPACT, "accept-encoding": "gzip"}
+    gz = {**COMPACT, "accept-encoding": "gzip, deflate"}
     plain = {**COMPACT, "accept-encoding": "identity"}
     body = {
         "model": BUILTIN_NAME,
@@ -255,7 +256,16 @@ def test_thumbnails_are_compressed_and_floats_are_not(client):
     assert "content-encoding" not in same.headers
     assert thumbs.content == same.content  # (httpx undoes the gzip)
     assert int(thumbs.headers["content-length"]) < len(same.content) / 2
-    floats = client.post("/api/trace", json=BODY, params={"fields": "attentions"}, headers=gz)
+    # Browsers that accept zstd get it: as small, three times faster to make.
+    zstd = {**COMPACT, "accept-encoding": "gzip, deflate, br, zstd"}
+    raw = client.build_request(
+        "POST", "/api/trace", json=body, params={"fields": "thumbs"}, headers=zstd
+    )
+    packed = client.send(raw, stream=True)
+    assert packed.headers["content-encoding"] == "zstd"
+    wire = b"".join(packed.iter_raw())  # as sent, not decoded
+    assert zstandard.ZstdDecompressor().decompressobj().decompress(wire) == same.content
+    floats = client.post("/api/trace", json=BODY, params={"fields": "attentions"}, headers=zstd)
     assert floats.status_code == 200 and "content-encoding" not in floats.headers
     assert "Accept-Encoding" in floats.headers["vary"]
     # Where the time went: waiting for the compute thread, and computing.
