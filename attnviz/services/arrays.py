@@ -246,7 +246,8 @@ def json_numbers(trace: ComputedTrace, query: TraceQuery) -> int:
     Ls = 1 if query.layer is not None else L
     Hs = 1 if query.head is not None else H
     Qs = 1 if query.query is not None else T
-    m = len(trace_view(trace, query).groups)
+    options = query.hide_special or query.merge_words
+    m = len(trace_view(trace, query).groups) if options else T  # rows under the options
     thumb_layers = 1 if query.thumb_layer is not None else L
     size = {
         "attentions": Ls * Hs * Qs * T,

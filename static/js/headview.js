@@ -47,15 +47,29 @@ export function renderHeadChips(box, heads, chosen, onChange) {
 const textWidth = (s, size) => [...s].length * size * 0.6;
 
 /**
+ * The weights a head view draws: one layer's 8-bit values [heads][m][m] with a scale per head
+ * (weight = value * scale / 255), or, while those are on their way, only the chosen query's
+ * exact rows [heads][1][m] (long texts, where only that query's lines are drawn first).
+ * @typedef {{labels: string[], values?: NDArray, scale?: NDArray,
+ *   rows?: {query: number, weights: NDArray}}} HeadViewData
+ */
+
+/**
  * @param {HTMLElement} container the box the view fills
- * @param {{labels: string[], values: NDArray, scale: NDArray}} data one layer: values
- *   [heads][m][m] uint8 and scale [heads], weight = value * scale / 255
+ * @param {HeadViewData} data
  * @param {{layer: number, heads: number[], query: number}} sel query: the chosen row, or -1
- * @param {{onPick?: (row: number) => void}} callbacks a click on a query token
+ * @param {{onPick?: (row: number) => void, onNeedAll?: () => void}} callbacks onPick: a click on
+ *   a query token; onNeedAll: the pointer came to a view that has only the query's rows (fetch
+ *   the layer and draw again)
  */
 export function render(container, data, sel, callbacks) {
-  const { labels, values, scale } = data;
+  const { labels, values, scale, rows } = data;
   const n = labels.length;
+  /** @type {(h: number, i: number, j: number) => number} the weight of head h, query i, key j */
+  let weightOf;
+  if (values && scale) weightOf = (h, i, j) => (values.data[(h * n + i) * n + j] * scale.data[h]) / 255;
+  else if (rows) weightOf = (h, i, j) => (i === rows.query ? rows.weights.data[h * n + j] : 0);
+  else throw new Error("the head view has no weights to draw");
   const full = n <= FULL_MAX;
   const row = n <= 30 ? 22 : n <= 60 ? 16 : 12;
   const font = n <= 30 ? 13 : n <= 60 ? 11 : 9;
@@ -78,6 +92,7 @@ export function render(container, data, sel, callbacks) {
   root.setAttribute("aria-label", `Head view, layer ${sel.layer + 1}, heads ${sel.heads.map((h) => h + 1).join(", ") || "none"}`);
   root.dataset.layer = String(sel.layer);
   root.dataset.heads = sel.heads.join(",");
+  root.dataset.complete = data.values ? "1" : "0"; // "0": only the chosen query's lines yet
   const lines = reuse ? /** @type {NonNullable<typeof box.__hv>} */ (box.__hv).lines : svg("g", { class: "hv-lines" });
 
   const all = Array.from({ length: n }, (_, i) => i);
@@ -93,18 +108,13 @@ export function render(container, data, sel, callbacks) {
     let top = 1;
     if (!full) {
       top = MIN_WEIGHT;
-      for (const h of sel.heads) {
-        const s = scale.data[h] / 255;
-        for (const i of qs) for (const j of ks) top = Math.max(top, values.data[h * n * n + i * n + j] * s);
-      }
+      for (const h of sel.heads) for (const i of qs) for (const j of ks) top = Math.max(top, weightOf(h, i, j));
     }
     for (const h of sel.heads) {
       const color = headColor(h);
-      const s = scale.data[h] / 255;
-      const base = h * n * n;
       for (const i of qs) {
         for (const j of ks) {
-          const w = values.data[base + i * n + j] * s;
+          const w = weightOf(h, i, j);
           if (w < MIN_WEIGHT) continue;
           const v = w / top;
           groups[i].append(svg("line", {
@@ -191,8 +201,13 @@ export function render(container, data, sel, callbacks) {
     if (left) groups[i].classList.add("on");
     else for (const line of lines.querySelectorAll(`line[data-key="${i}"]`)) line.classList.add("on");
   };
+  let asked = false;
   /** @param {Event} e */
   const enter = (e) => {
+    if (!values && !asked && callbacks.onNeedAll) { // every token's weights, for the pointer
+      asked = true;
+      callbacks.onNeedAll();
+    }
     const t = /** @type {Element} */ (e.target).closest(".hv-token");
     if (t) focus(t);
   };

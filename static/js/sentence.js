@@ -124,6 +124,14 @@ export function createSentence(hooks) {
   /** @param {import("./types.js").TraceMeta} meta */
   const tokenView = (meta) => /** @type {import("./types.js").TokenViewMeta} */ (meta.token_view);
 
+  /** True when the head view draws the chosen query from its rows first: a text so long that a
+   * layer is megabytes (past 256 tokens), and tokens as the model has them (no option regroups
+   * them). */
+  const readsRows = () => (app.first?.meta.n ?? 0) > 256 && !app.s.hideSpecial && !app.s.mergeWords;
+  /** The chosen query's weights in every head of the layer: [1][heads][1][n], exact. */
+  const rowsPart = () => /** @type {TraceParts} */ (app.parts).get({ fields: "attentions",
+    layer: app.s.layer, query: queryIndex() });
+
   /** The query as an original token index: the chosen one, else the first ordinary token. */
   function queryIndex() {
     const meta = /** @type {Compact} */ (app.first).meta;
@@ -159,13 +167,16 @@ export function createSentence(hooks) {
     return () => mine === tickets[name] && generation === app.generation && app.active;
   }
 
-  /** The parts the views `which` will ask for, asked for now, the slowest first (the server
-   * serves them in turn): a long text's layer for the head view (every head, every token), then
-   * the chosen head, its query, the trajectories. The grid's titles (each head's entropy) come
-   * after every view is drawn.
+  /** The parts the views `which` will ask for, asked for now, in the order the server should
+   * serve them (it serves them in turn): the head view's (a long text's chosen query rows, else
+   * its layer: the slowest first), the chosen head, its query, the trajectories. The grid's
+   * titles (each head's entropy) come after every view is drawn; a long text's whole layer
+   * (every token's lines) when the pointer comes to the head view.
    * @param {string[]} [which] */
   function prefetch(which = Object.keys(VIEWS)) {
-    const asks = { head: [layerPart], model: [headPart], qk: [queryPart], traj: [projectionPart] };
+    const asks = {
+      head: [readsRows() ? rowsPart : layerPart], model: [headPart], qk: [queryPart], traj: [projectionPart],
+    };
     for (const name of ["head", "model", "qk", "traj"]) {
       if (!which.includes(name)) continue;
       for (const ask of asks[/** @type {keyof asks} */ (name)]) {
@@ -224,12 +235,30 @@ export function createSentence(hooks) {
         app.s.heads = heads;
         viewChanged(["heads"]);
       });
-      const layer = await layerPart();
+      const box = byId("head-view");
+      /** @param {import("./types.js").TraceMeta} partMeta @param {import("./headview.js").HeadViewData} data */
+      const draw = (partMeta, data) => {
+        const tv = tokenView(partMeta);
+        headview.render(box, data, { layer: app.s.layer, heads: app.s.heads, query: queryRow(tv.groups) },
+          { onPick: (row) => pickQuery(tv.groups[row][0]) });
+      };
+      if (!readsRows()) {
+        const part = await layerPart();
+        if (current()) draw(part.meta, { labels: tokenView(part.meta).labels, values: part.values, scale: part.scale });
+        return;
+      }
+      // A long text: the chosen query's lines from its exact rows (small, quick); every token's
+      // weights (megabytes) only when the pointer comes to the view.
+      const q = queryIndex();
+      const part = await rowsPart();
       if (!current()) return;
-      const tv = tokenView(layer.meta);
-      headview.render(byId("head-view"), { labels: tv.labels, values: layer.values, scale: layer.scale },
-        { layer: app.s.layer, heads: app.s.heads, query: queryRow(tv.groups) },
-        { onPick: (row) => pickQuery(tv.groups[row][0]) });
+      headview.render(box, { labels: meta.tokens, rows: { query: q, weights: sub(part.arrays.attentions, 0) } },
+        { layer: app.s.layer, heads: app.s.heads, query: q }, {
+          onPick: pickQuery,
+          onNeedAll: () => layerPart().then((full) => {
+            if (current()) draw(full.meta, { labels: tokenView(full.meta).labels, values: full.values, scale: full.scale });
+          }, () => {}),
+        });
     },
     async qk() {
       const current = ticket("qk");

@@ -153,6 +153,13 @@ def test_a_long_paragraph_in_every_view(page, live_server, api, n):
     assert lines and {x["query"] for x in lines} == {1}  # the first token after [CLS]
     exact = f32(part["attentions"][0][0])
     assert_head_lines_match(page, {0: exact}, keep=lambda i, j: i == 1)
+    # The query's lines come from its exact rows; every token's weights (megabytes) only when
+    # the pointer comes to the view.
+    assert page.locator('#head-view svg.hv[data-complete="0"]').count() == 1
+    page.hover('#head-view .hv-right .hv-token[data-index="40"]')
+    page.wait_for_selector('#head-view svg.hv[data-complete="1"]')
+    assert_head_lines_match(page, {0: exact}, keep=lambda i, j: i == 1)  # the query's again
+    page.mouse.move(0, 0)
     page.hover('#head-view .hv-right .hv-token[data-index="40"]')
     page.wait_for_function(
         "() => [...document.querySelectorAll('#head-view line')].every((l) => l.dataset.key === '40')"
