@@ -176,31 +176,39 @@ def text_of(tokenizer, n: int, start: int = 0) -> str:
     return " ".join(words)
 
 
-def hf_forward_ms(folder: Path, texts: list[str], device: str) -> list[float] | None:
-    """The Hugging Face forward (eager attention, attentions and hidden states) on each text."""
-    try:
+class HuggingFace:
+    """The reference forward: Hugging Face's model on the same folder, eager attention,
+    attentions and hidden states returned. None of it when transformers is not installed."""
+
+    def __init__(self, folder: Path, device: str) -> None:
         import torch
         from transformers import AutoModel, AutoTokenizer
-    except ImportError:
-        log.warning("transformers is not installed: no Hugging Face figures")
-        return None
-    dev = torch.device("cuda" if device.startswith("cuda") else "cpu")
-    model = AutoModel.from_pretrained(folder, attn_implementation="eager").eval().to(dev)
-    tok = AutoTokenizer.from_pretrained(folder)
-    times = []
-    with torch.inference_mode():
-        ids = tok(texts[0], return_tensors="pt")["input_ids"].to(dev)
-        model(ids, output_attentions=True, output_hidden_states=True)  # warm up
-        for text in texts:
-            ids = tok(text, return_tensors="pt")["input_ids"].to(dev)
-            if dev.type == "cuda":
+
+        self.torch = torch
+        self.dev = torch.device("cuda" if device.startswith("cuda") else "cpu")
+        self.model = AutoModel.from_pretrained(folder, attn_implementation="eager").eval()
+        self.model.to(self.dev)
+        self.tok = AutoTokenizer.from_pretrained(folder)
+
+    @classmethod
+    def load(cls, folder: Path, device: str) -> HuggingFace | None:
+        try:
+            return cls(folder, device)
+        except ImportError:
+            log.warning("transformers is not installed: no Hugging Face figures")
+            return None
+
+    def forward_ms(self, text: str) -> float:
+        torch = self.torch
+        with torch.inference_mode():
+            ids = self.tok(text, return_tensors="pt")["input_ids"].to(self.dev)
+            if self.dev.type == "cuda":
                 torch.cuda.synchronize()
             t0 = time.perf_counter()
-            model(ids, output_attentions=True, output_hidden_states=True)
-            if dev.type == "cuda":
+            self.model(ids, output_attentions=True, output_hidden_states=True)
+            if self.dev.type == "cuda":
                 torch.cuda.synchronize()
-            times.append(1000 * (time.perf_counter() - t0))
-    return times
+            return 1000 * (time.perf_counter() - t0)
 
 
 def page_parts(meta: dict) -> list[dict]:
@@ -220,16 +228,22 @@ def page_parts(meta: dict) -> list[dict]:
 
 
 def measure_row(
-    port: int, model: str, texts: list[str], warm: list[str], hf: list[float] | None
+    port: int, model: str, texts: list[str], warm: list[str], hf: HuggingFace | None
 ) -> Row:
+    """The page's requests on each text, each after the Hugging Face forward on the same text
+    (taken in turn, so that both see the machine as it is at that moment)."""
     from attnviz.compact import decode
 
-    for text in warm:  # the server's first forwards of a length are slower: not counted
+    for text in warm:  # the first forwards of a length are slower: not counted
         request(port, "POST", "/api/trace", {"model": model, "text": text}, FIRST, compact=True)
-    firsts, parts_ms = [], []
+        if hf:
+            hf.forward_ms(text)
+    floors, firsts, parts_ms = [], [], []
     first_bytes = parts_bytes = 0
     meta: dict = {}
     for text in texts:
+        if hf:
+            floors.append(hf.forward_ms(text))
         body = {"model": model, "text": text}
         t0 = time.perf_counter()
         status, wire, raw = request(port, "POST", "/api/trace", body, FIRST, compact=True)
@@ -247,7 +261,7 @@ def measure_row(
         parts_bytes = sum(wire for _, wire, _ in done)
     values = meta["layers"] * meta["heads"] * meta["n"] ** 2
     first = statistics.median(firsts)
-    floor = statistics.median(hf) if hf else None
+    floor = statistics.median(floors) if floors else None
     return Row(
         tokens=meta["n"],
         hf_forward_ms=round(floor, 1) if floor else None,
@@ -366,10 +380,10 @@ def run(
     report = Report(model=name, device=device, torch_threads=torch.get_num_threads(), repeat=repeat)
     texts = {n: [text_of(tokenizer, n, start=7 * r) for r in range(repeat)] for n in tokens}
     warm = {n: [text_of(tokenizer, n, start=5 + 7 * r) for r in range(3)] for n in tokens}
-    hf = {n: hf_forward_ms(folder, texts[n], device) for n in tokens}
+    hf = HuggingFace.load(folder, device)
     with Server(args) as server:
         for n in tokens:
-            report.rows.append(measure_row(server.port, name, texts[n], warm[n], hf[n]))
+            report.rows.append(measure_row(server.port, name, texts[n], warm[n], hf))
             log.info("measured %d tokens", n)
         report.toy = toy_at_caps(server.port, repeat)
         if clients > 0:
