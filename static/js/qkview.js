@@ -68,18 +68,6 @@ export function keyRows(data, all) {
   return top.sort((a, b) => a - b);
 }
 
-/**
- * @param {any[][]} z @param {string} yaxis @param {string} coloraxis @param {any[][]} customdata
- * @param {string} hovertemplate @param {string} uid
- */
-function heat(z, yaxis, coloraxis, customdata, hovertemplate, uid) {
-  return {
-    type: "heatmap", uid, z, x: z[0].map((_, c) => c), y: z.map((_, r) => r), xaxis: "x", yaxis,
-    coloraxis, customdata, hovertemplate, xgap: 1, ygap: 1, hoverongaps: false,
-  };
-}
-
-
 const LABEL_MAX = 150; // px for token labels, left
 const SUM_W = 70; // "Σ q⊙k" column
 const SCORE_W = 96; // "score (÷ √d)" column
