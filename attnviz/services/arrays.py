@@ -32,10 +32,6 @@ class Part:
     meta: dict
     arrays: dict[str, Value]
 
-    def numbers(self) -> int:
-        """How many numbers the arrays hold (what a JSON body would spell out)."""
-        return sum(t.numel() for t in _tensors(self.arrays).values())
-
 
 def trace_view(trace: ComputedTrace, query: TraceQuery) -> TokenView:
     m = trace.meta
@@ -63,7 +59,7 @@ def _per_head(
     name: str,
     layers: list[int],
     heads: list[int],
-    tv: TokenView,
+    tv: TokenView | None,
     query: int | None,
 ) -> torch.Tensor:
     """(L', H', ...) of one per-head array: the layers and heads picked, stacked; attentions and
@@ -75,7 +71,7 @@ def _per_head(
             rows.append(tensors.pattern(layer, heads)[:, pick])
         elif name == "scores":
             rows.append(tensors.scores(layer, heads)[:, pick])
-        elif name == "view":
+        elif name == "view" and tv is not None:
             rows.append(tv.apply(tensors.pattern(layer, heads)))
         else:
             t = {"queries": tensors.q, "keys": tensors.k, "values": tensors.v}[name][layer]
@@ -129,7 +125,9 @@ def select(trace: ComputedTrace, query: TraceQuery, annotate: bool = True) -> Pa
     if query.query is not None:
         _index(query.query, t.n, "query", "tokens")
     names = query.names()
-    tv = trace_view(trace, query)
+    options = query.hide_special or query.merge_words
+    # The rows and columns under the token options: only what view and thumbs draw needs them.
+    tv = trace_view(trace, query) if options or "view" in names or "thumbs" in names else None
     arrays: dict[str, Value] = {}
     for name in names:
         if name in PER_HEAD_FIELDS:
@@ -148,7 +146,7 @@ def select(trace: ComputedTrace, query: TraceQuery, annotate: bool = True) -> Pa
             arrays[name] = t.entropy().mean(-1)
         elif name == "projection":
             arrays[name] = _projection(t)
-        elif name == "thumbs":
+        elif name == "thumbs" and tv is not None:
             thumb_layers = _index(query.thumb_layer, t.layers, "thumb_layer", "layers")
             arrays[name] = thumbnails(t, tv, query.thumb, thumb_layers)
         elif name == "score_range":
@@ -157,7 +155,7 @@ def select(trace: ComputedTrace, query: TraceQuery, annotate: bool = True) -> Pa
     if annotate:
         meta["fields"] = names
         meta["layer"], meta["head"], meta["query"] = query.layer, query.head, query.query
-        if "view" in names or "thumbs" in names or not tv.identity:
+        if tv is not None:
             meta["token_view"] = tv.meta()
     return Part(meta, arrays)
 

@@ -38,7 +38,7 @@ def gzip_rle(data: bytes) -> bytes:
 class Body(NamedTuple):
     content: bytes
     media_type: str
-    encoding: str | None = None  # "gzip" when compressed here
+    encoding: str | None = None  # "zstd" or "gzip" when compressed here
     queued_ms: float = 0.0  # waiting for the compute thread
     compute_ms: float = 0.0  # computing and encoding there
 
@@ -89,7 +89,7 @@ class TraceService:
     def _respond(
         self, req: TraceRequest, query: TraceQuery, compact: bool, accept_encoding: str
     ) -> Body:
-        part = self.part(req, query, compact)
+        part = self.part(req, query, compact)  # (on this thread already: called directly)
         if not compact:
             text = json.dumps(json_body(part), ensure_ascii=False, allow_nan=False, separators=SEP)
             return Body(text.encode(), "application/json")

@@ -109,16 +109,14 @@ export function createSentence(hooks) {
    * first response says whether the text is long enough to be pooled). */
   async function layerPart() {
     const l = app.s.layer;
-    const pooled = /** @type {any} */ (app.first?.meta.thumbs)?.pool > 1;
-    const alone = pooled ? /** @type {TraceParts} */ (app.parts).get({ fields: "thumbs", thumb: 0,
-      thumb_layer: l, ...options() }) : null;
-    const thumbs = await thumbsPart();
-    if (!alone && /** @type {any} */ (thumbs.meta.thumbs).pool === 1) {
-      return { meta: thumbs.meta, values: sub(thumbs.arrays["thumbs.values"], l), scale: sub(thumbs.arrays["thumbs.scale"], l) };
-    }
-    const part = await (alone ?? /** @type {TraceParts} */ (app.parts).get({ fields: "thumbs", thumb: 0,
-      thumb_layer: l, ...options() }));
-    return { meta: part.meta, values: sub(part.arrays["thumbs.values"], 0), scale: sub(part.arrays["thumbs.scale"], 0) };
+    /** Layer `k` of a part's thumbnails. @param {Compact} part @param {number} k */
+    const layerOf = (part, k) => ({ meta: part.meta, values: sub(part.arrays["thumbs.values"], k),
+      scale: sub(part.arrays["thumbs.scale"], k) });
+    const alone = () => /** @type {TraceParts} */ (app.parts).get({ fields: "thumbs", thumb: 0,
+      thumb_layer: l, ...options() });
+    if (/** @type {any} */ (app.first?.meta.thumbs)?.pool > 1) return layerOf(await alone(), 0);
+    const thumbs = await thumbsPart(); // (the options may make a long text's rows fewer)
+    return /** @type {any} */ (thumbs.meta.thumbs).pool === 1 ? layerOf(thumbs, l) : layerOf(await alone(), 0);
   }
 
   /** @param {import("./types.js").TraceMeta} meta */
