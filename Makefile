@@ -1,8 +1,8 @@
 # Two commands for a fresh machine:
 #   make serve   install what is needed and serve the app at http://127.0.0.1:8000
-#   make test    install the development tools (Python's, and TypeScript from npm) and Chromium,
-#                then lint and run the whole suite (Python, the page's JS unit tests and types,
-#                the browser)
+#   make test    install the development tools (Python's, and TypeScript from npm), Debian's
+#                Chromium and nginx, then lint and run the whole suite (Python, the page's JS
+#                unit tests and types, the browser, nginx in front of two replicas)
 #
 # TORCH is the PyTorch requirement installed before the package. The default is the CPU build
 # 2.13.0; on a GPU host use a CUDA build instead, e.g. `make serve TORCH=torch==2.13.0` with pip
@@ -21,23 +21,31 @@ CHROMIUM ?= /usr/bin/chromium
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check
 
-.PHONY: serve test test-fast bench install install-dev chromium lint clean
+.PHONY: serve test test-fast bench image-test install install-dev system-packages lint clean
 
 serve: install
 	$(VENV)/bin/attnviz serve --host $(HOST) --port $(PORT)
 
-test: install-dev chromium
+test: install-dev system-packages
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(PY) -m pytest
 
-# The quick loop: everything but the browser tests (under a minute).
+# The quick loop (about a minute): no browser, no proxy, no load test, a short fuzz.
 test-fast: install-dev
 	$(VENV)/bin/ruff check .
-	$(PY) -m pytest --ignore=tests/browser -q
+	ATTNVIZ_FUZZ_EXAMPLES=25 $(PY) -m pytest -q --ignore=tests/browser --ignore=tests/deploy \
+		--ignore=tests/test_load.py
 
 bench: install-dev
 	$(VENV)/bin/attnviz bench
+
+# The container image: build the Dockerfile and smoke-test it with buildah, no Docker daemon
+# needed (root or sudo; about 6 minutes on a fresh machine, 3 once its base image is made).
+# See deploy/image/smoke.sh.
+image-test:
+	@if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+		$$SUDO bash deploy/image/smoke.sh
 
 install: $(VENV)/.installed
 
@@ -56,11 +64,18 @@ $(VENV)/.installed-dev: $(VENV)/.installed package.json package-lock.json
 	npm ci --no-audit --no-fund
 	touch $@
 
-# Browser tests drive Debian's Chromium; it is never downloaded by Playwright.
-chromium:
-	@if [ ! -x "$(CHROMIUM)" ]; then \
+# The Debian packages the tests run: Chromium for the browser tests (never downloaded by
+# Playwright) and nginx for tests/deploy, which runs it as the current user on a free loopback
+# port with the shipped config. Installing nginx may also start Debian's own nginx service on
+# port 80 (not where a port 80 is taken, nor in containers whose policy-rc.d forbids starting
+# services); the tests never use it (`systemctl disable --now nginx` stops it).
+NGINX ?= /usr/sbin/nginx
+
+system-packages:
+	@if [ ! -x "$(CHROMIUM)" ] || [ ! -x "$(NGINX)" ]; then \
 		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
-		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium fonts-dejavu-core; \
+		$$SUDO apt-get update -qq && \
+		$$SUDO apt-get install -y -qq chromium fonts-dejavu-core nginx; \
 	fi
 
 lint: install-dev

@@ -11,6 +11,7 @@ from starlette.middleware.gzip import DEFAULT_EXCLUDED_CONTENT_TYPES, GZipMiddle
 from attnviz import __version__
 from attnviz.api import api_router
 from attnviz.api.errors import install_error_handlers
+from attnviz.api.middleware import BodyLimit, HeadAsGet, SecurityHeaders, TimeLimit
 from attnviz.engine.device import resolve_device
 from attnviz.pretrained import load_registry
 from attnviz.schemas import COMPACT_MEDIA_TYPE
@@ -34,6 +35,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.settings = settings
     app.state.device = resolve_device(settings.device)
+    compute.configure(settings.workers)
     log.info("attnviz %s computing on %s", __version__, app.state.device)
     # Models are loaded on the compute thread, where their tensors will be used.
     app.state.registry = compute.run(
@@ -41,15 +43,21 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.traces = TraceService(settings, app.state.device, app.state.registry)
     install_error_handlers(app)
-    # A JSON trace at the caps is ~30 MB; level 1 shrinks it ~4x in ~0.3 s, worth it off-host.
-    # The compact form is compressed where it pays (its 8-bit thumbnails), by the trace service,
-    # with zstd or gzip.
+    # GZip for the page, its scripts and the small JSON answers. Traces are compressed by the
+    # trace service, on the compute thread (a large JSON trace would hold the event loop): the
+    # middleware passes a body that already has a Content-Encoding.
+    # Added innermost first: a request meets TimeLimit, BodyLimit, HeadAsGet, GZip, then the
+    # security headers (which read an HTML page before it is compressed).
+    app.add_middleware(SecurityHeaders, settings=settings)
     app.add_middleware(
         GZipMiddleware,
         minimum_size=1024,
         compresslevel=1,
         exclude_content_types=(*DEFAULT_EXCLUDED_CONTENT_TYPES, COMPACT_MEDIA_TYPE),
     )
+    app.add_middleware(HeadAsGet)
+    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(TimeLimit, seconds=settings.request_timeout_s)
     app.include_router(api_router)
     install_web(app)
     return app

@@ -103,11 +103,11 @@ def toy_at_caps(port: int, repeat: int) -> dict[str, float]:
 class Server:
     """``attnviz serve`` on a free loopback port, for the length of a ``with``."""
 
-    def __init__(self, args: list[str]) -> None:
+    def __init__(self, args: list[str], env: dict[str, str] | None = None) -> None:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
-        env = {**os.environ, "ATTNVIZ_LOG_LEVEL": "warning"}
+        env = {**os.environ, "ATTNVIZ_LOG_LEVEL": "warning", **(env or {})}
         cmd = [sys.executable, "-m", "attnviz", "serve", "--host", "127.0.0.1"]
         self.proc = subprocess.Popen([*cmd, "--port", str(self.port), *args], env=env)
 

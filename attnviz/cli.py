@@ -3,10 +3,27 @@
 from __future__ import annotations
 
 import argparse
+import ctypes
 import logging
 import os
 
 from attnviz import __version__
+
+
+def _malloc_settings() -> None:
+    """glibc only: blocks from 256 KiB up (tensors, a JSON trace's lists and text) get mappings
+    of their own, unmapped when freed. By default the first such block freed raises that
+    threshold to 32 MB, and from then on the megabytes of every large response are carved from
+    malloc's heaps, between the trace cache's blocks: freed, they stay resident, and the
+    server's memory grows under load. MALLOC_MMAP_THRESHOLD_ in the environment wins."""
+    if "MALLOC_MMAP_THRESHOLD_" in os.environ:
+        return
+    try:
+        mallopt = ctypes.CDLL("libc.so.6").mallopt
+    except (OSError, AttributeError):
+        return
+    mallopt(-3, 256 * 1024)  # M_MMAP_THRESHOLD (fixed: no longer raised)
+    mallopt(-1, 1024 * 1024)  # M_TRIM_THRESHOLD: the heaps' free tops back sooner
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -33,8 +50,12 @@ def main(argv: list[str] | None = None) -> int:
         "--tokens", default="16,128,512", help="text lengths in tokens (default 16,128,512)"
     )
     bench.add_argument("--repeat", type=int, default=5, help="texts per length (default 5)")
-    bench.add_argument("--clients", type=int, default=16, help="for throughput; 0 skips it")
-    bench.add_argument("--seconds", type=float, default=5.0, help="of throughput per kind")
+    bench.add_argument(
+        "--clients", type=int, help="for throughput (default 16; 0 skips it; --hosted: 64)"
+    )
+    bench.add_argument(
+        "--seconds", type=float, help="of throughput per kind (default 5; --hosted: 30)"
+    )
     bench.add_argument(
         "--browser", action="store_true", help="also time typing to every view drawn in Chromium"
     )
@@ -46,6 +67,15 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument("--model", metavar="FOLDER", help="a model folder (default: MiniLM)")
     bench.add_argument(
         "--json", action="store_true", help="also print the figures as one JSON object, last"
+    )
+    bench.add_argument(
+        "--hosted",
+        action="store_true",
+        help="instead: a hosted demo's load (a lone request, then --clients clients for "
+        "--seconds, 503s and memory)",
+    )
+    bench.add_argument(
+        "--soak", type=float, default=0.0, help="with --hosted: seconds more of load for memory"
     )
     args = parser.parse_args(argv)
     if args.command == "bench":
@@ -60,13 +90,18 @@ def main(argv: list[str] | None = None) -> int:
         if value is not None:
             os.environ[f"ATTNVIZ_{flag.upper()}"] = str(value)
 
+    _malloc_settings()
     import uvicorn
+    from pydantic import ValidationError
 
     from attnviz.app import create_app
     from attnviz.settings import get_settings
 
     get_settings.cache_clear()
-    settings = get_settings()
+    try:
+        settings = get_settings()
+    except ValidationError as exc:
+        parser.error("; ".join(_setting_error(e) for e in exc.errors()))
     logging.basicConfig(
         level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s"
     )
@@ -74,8 +109,25 @@ def main(argv: list[str] | None = None) -> int:
         app = create_app(settings)
     except ValueError as exc:
         parser.error(str(exc))
-    uvicorn.run(app, host=settings.host, port=settings.port, log_level=settings.log_level)
+    uvicorn.run(
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_level=settings.log_level,
+        # Behind a proxy, the client is the address X-Forwarded-For names (turns are per client).
+        proxy_headers=True,
+        forwarded_allow_ips=settings.forwarded_allow_ips,
+    )
     return 0
+
+
+def _setting_error(err) -> str:
+    """``ATTNVIZ_WORKERS: Input should be ...`` for a setting's validation error."""
+    name = str(err["loc"][0]) if err.get("loc") else "settings"
+    if not name.isupper():
+        name = f"ATTNVIZ_{name.upper()}"
+    msg = str(err["msg"]).removeprefix("Value error, ").removeprefix(f"{name} ")
+    return f"{name}: {msg}"
 
 
 def _bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
@@ -99,11 +151,21 @@ def _bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if args.repeat < 1:
         parser.error("--repeat: at least 1")
     model = Path(args.model) if args.model else None
+    if args.hosted:
+        from attnviz import loadtest
+
+        clients = 64 if args.clients is None else args.clients
+        seconds = 30.0 if args.seconds is None else args.seconds
+        out = loadtest.hosted(clients, seconds, args.soak, args.device, model)
+        print(loadtest.hosted_table(out))
+        if args.json:
+            print(loadtest.hosted_json(out))
+        return 0
     report = bench.run(
         tokens,
         repeat=args.repeat,
-        clients=args.clients,
-        seconds=args.seconds,
+        clients=16 if args.clients is None else args.clients,
+        seconds=5.0 if args.seconds is None else args.seconds,
         use_browser=args.browser,
         browser_tokens=browser_tokens,
         chromium=args.chromium,

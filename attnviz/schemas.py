@@ -234,7 +234,10 @@ class TextTraceRequest(_Strict):
     """A pretrained model on a text."""
 
     model: str = Field(min_length=1, max_length=200, description="A name from /api/models.")
-    text: str = Field(max_length=LIMITS.max_text_chars)
+    # The schema says what the validator below checks: at least one character that is not space.
+    text: str = Field(
+        min_length=1, max_length=LIMITS.max_text_chars, json_schema_extra={"pattern": r"\S"}
+    )
 
     @field_validator("text")
     @classmethod
@@ -339,7 +342,10 @@ class ModelInfo(BaseModel):
     )
     model_max_tokens: int
     device: str
-    source: str = Field(description="The folder the weights were loaded from")
+    source: str = Field(
+        description="Where the weights came from: the package or the folder's name (never a "
+        "path on the server)"
+    )
 
 
 class ModelList(BaseModel):
@@ -370,7 +376,19 @@ class PresetList(BaseModel):
     config_defaults: ToyConfig = Field(description="The config a table gets when it names none")
 
 
+class Load(BaseModel):
+    """What the server is doing, for a host's monitoring (and ``attnviz bench``)."""
+
+    running: int = Field(description="Computations running now")
+    waiting: int = Field(description="Requests waiting for their turn")
+    refused: int = Field(description="503s since the start: a turn would not come in time")
+    cache_mb: float = Field(description="Memory the cached traces take")
+    cache_max_mb: float = Field(description="Its bound (ATTNVIZ_TRACE_CACHE_MB)")
+    cache_entries: int
+
+
 class Health(BaseModel):
     status: Literal["ok"] = "ok"
     version: str
     device: str
+    load: Load

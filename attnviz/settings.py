@@ -7,15 +7,16 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="ATTNVIZ_", frozen=True)
+    model_config = SettingsConfigDict(env_prefix="ATTNVIZ_", frozen=True, populate_by_name=True)
 
     host: str = "127.0.0.1"
-    port: int = Field(8000, ge=1, le=65535)
+    # ATTNVIZ_PORT, else PORT (what Hugging Face Spaces, Cloud Run and others set), else 8000.
+    port: int = Field(8000, ge=1, le=65535, validation_alias=AliasChoices("ATTNVIZ_PORT", "PORT"))
     # "auto" picks CUDA when torch sees a GPU, else the CPU. ATTNVIZ_DEVICE=cpu forces the CPU.
     device: str = "auto"
     log_level: Literal["debug", "info", "warning", "error"] = "info"
@@ -29,8 +30,41 @@ class Settings(BaseSettings):
     # The most numbers one JSON trace may carry (a full 128-token GPT-2 small trace has ~10M).
     max_json_values: int = Field(10_000_000, ge=1)
     # The last traces, kept so that a page's later requests reuse the forward (0: keep none).
-    trace_cache_mb: int = Field(1024, ge=0)
+    trace_cache_mb: int = Field(256, ge=0)
     trace_cache_ttl_s: float = Field(600.0, gt=0)
+
+    # -- a hosted demo: bounded work ------------------------------------------------------------
+    # Computations at once. One uses every core already (torch spreads each operation); more
+    # only helps on a GPU host, where encoding on the CPU can overlap the GPU's work.
+    workers: int = Field(1, ge=1, le=64)
+    # A request that cannot start computing within this many seconds gets 503 with Retry-After;
+    # one whose expected wait is longer gets it at once. Cache hits skip the queue of misses.
+    max_wait_s: float = Field(2.0, gt=0, le=600)
+    # The most requests waiting to compute at once (503 past it).
+    max_queue: int = Field(32, ge=1, le=10_000)
+    # The whole of one request (reading its body, waiting, computing, answering), in seconds:
+    # 503 past it.
+    request_timeout_s: float = Field(30.0, gt=0, le=3600)
+    # Request bodies larger than this get 413 before they are read. The largest valid toy
+    # request (64 x 64 table and four custom 64 x 64 matrices at full precision) is ~0.5 MB.
+    max_body_bytes: int = Field(512 * 1024, ge=1024, le=64 * 2**20)
+    # Who may embed the page in a frame: the CSP frame-ancestors sources ('none', 'self' or
+    # origins such as https://example.org, separated by spaces).
+    frame_ancestors: str = "'none'"
+    # Proxies whose X-Forwarded-For names the client (for fair turns per client), separated by
+    # commas; "*" trusts any.
+    forwarded_allow_ips: str = "127.0.0.1"
+
+    @field_validator("port", mode="before")
+    @classmethod
+    def _not_a_service_link(cls, value: object) -> object:
+        if isinstance(value, str) and value.startswith("tcp://"):
+            raise ValueError(
+                f"is {value!r}: Kubernetes sets that for a Service named attnviz "
+                "(a service link); set enableServiceLinks: false in the pod spec, or "
+                "ATTNVIZ_PORT to a number"
+            )
+        return value
 
     @property
     def model_folders(self) -> list[Path]:

@@ -120,3 +120,57 @@ def test_a_folder_that_cannot_be_loaded_is_refused_at_start(tmp_path):
     )
     assert out.returncode == 2
     assert f"{tmp_path}: config.json model_type 'llama' is not supported" in out.stderr
+
+
+def serve_with(env: dict[str, str], wait_s: float = 60) -> tuple[int | None, str, bool]:
+    """``attnviz serve`` with ``env`` (no flags): (exit code or None while it runs, what it
+    printed, whether /healthz answered on the port the environment names)."""
+    full = {k: v for k, v in os.environ.items() if not k.startswith("ATTNVIZ_") and k != "PORT"}
+    full.update({"ATTNVIZ_DEVICE": "cpu", "ATTNVIZ_BUILTIN_MODEL": "false", **env})
+    port = env.get("ATTNVIZ_PORT", env.get("PORT", "8000"))
+    port = port if port.isdigit() else "8000"
+    proc = subprocess.Popen([sys.executable, "-m", "attnviz", "serve"], env=full, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)  # fmt: skip
+    answered = False
+    deadline = time.monotonic() + wait_s
+    try:
+        while time.monotonic() < deadline and proc.poll() is None and not answered:
+            try:
+                answered = httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).is_success
+            except httpx.TransportError:
+                time.sleep(0.2)
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+        out, _ = proc.communicate(timeout=20)
+    return proc.returncode if not answered else None, out, answered
+
+
+def test_the_port_comes_from_port_when_attnviz_port_is_unset():
+    port = str(free_port())
+    code, out, answered = serve_with({"PORT": port})
+    assert answered, out
+
+
+def test_attnviz_port_wins_over_port():
+    port = str(free_port())
+    code, out, answered = serve_with({"PORT": "1", "ATTNVIZ_PORT": port})
+    assert answered, out
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        (
+            {"ATTNVIZ_PORT": "tcp://10.0.0.3:8000"},
+            "ATTNVIZ_PORT: is 'tcp://10.0.0.3:8000': Kubernetes sets that for a Service named "
+            "attnviz (a service link); set enableServiceLinks: false",
+        ),
+        ({"ATTNVIZ_WORKERS": "0"}, "ATTNVIZ_WORKERS: Input should be greater than or equal to 1"),
+        ({"ATTNVIZ_MAX_WAIT_S": "soon"}, "ATTNVIZ_MAX_WAIT_S: Input should be a valid number"),
+    ],
+)
+def test_a_bad_setting_is_refused_at_start_by_name(env, message):
+    code, out, answered = serve_with(env)
+    assert not answered and code == 2
+    assert message in out and "Traceback" not in out

@@ -14,8 +14,10 @@ import re
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException
 
 from attnviz.schemas import TraceQuery
+from attnviz.services.admission import Busy
 from attnviz.services.tensors import TraceError
 from attnviz.services.text_trace import ModelNotFound
 
@@ -85,6 +87,26 @@ async def _not_found(_request: Request, exc: ModelNotFound) -> JSONResponse:
     return JSONResponse(status_code=404, content={"message": str(exc), "detail": detail})
 
 
+async def _busy(_request: Request, exc: Busy) -> JSONResponse:
+    return JSONResponse(
+        status_code=503,
+        content={"message": str(exc), "detail": []},
+        headers={"Retry-After": str(exc.retry_after)},
+    )
+
+
+async def _http_error(_request: Request, exc: HTTPException) -> JSONResponse:
+    """400, 404, 405 and the like, in the same shape as every other error."""
+    message = str(exc.detail)
+    if exc.status_code == 400 and message == "There was an error parsing the body":
+        message = "body: could not be read as JSON (UTF-8 text)"
+    return JSONResponse(
+        status_code=exc.status_code,
+        content={"message": message, "detail": []},
+        headers=exc.headers,
+    )
+
+
 async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
     log.exception("unhandled error on %s %s", request.method, request.url.path)
     return JSONResponse(status_code=500, content={"message": "internal error", "detail": []})
@@ -94,4 +116,6 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(TraceError, _trace_error)
     app.add_exception_handler(ModelNotFound, _not_found)
+    app.add_exception_handler(Busy, _busy)
+    app.add_exception_handler(HTTPException, _http_error)
     app.add_exception_handler(Exception, _unexpected)

@@ -1,13 +1,23 @@
 from fastapi import APIRouter
 
 from attnviz import __version__
-from attnviz.api.deps import DeviceDep
-from attnviz.schemas import Health
+from attnviz.api.deps import DeviceDep, TracesDep
+from attnviz.schemas import Health, Load
 
 router = APIRouter(tags=["health"])
 
 
 @router.get("/healthz")
-def healthz(device: DeviceDep) -> Health:
-    """Liveness: the server answers and knows which device it computes on."""
-    return Health(version=__version__, device=str(device))
+async def healthz(device: DeviceDep, traces: TracesDep) -> Health:
+    """Liveness and readiness: the server answers (at once, never queued behind traces), knows
+    its device, and says how busy it is."""
+    admission, cache = traces.admission, traces.cache
+    load = Load(
+        running=admission.running,
+        waiting=admission.waiting,
+        refused=admission.stats.refused + admission.stats.expired,
+        cache_mb=round(cache.bytes / 2**20, 1),
+        cache_max_mb=round(cache.max_bytes / 2**20, 1),
+        cache_entries=len(cache),
+    )
+    return Health(version=__version__, device=str(device), load=load)

@@ -46,8 +46,11 @@ COMPACT_DOC = (
             "description": "The trace, as JSON (the default) or in the compact form.",
             "content": {COMPACT_MEDIA_TYPE: {"schema": {"type": "string", "format": "binary"}}},
         },
+        400: {"description": "The body could not be read as JSON (UTF-8 text)"},
         404: {"description": "No model of that name"},
+        413: {"description": "The body is over the server's cap"},
         422: {"description": "A field or parameter breaks a rule; see message"},
+        503: {"description": "Busy: come back after `Retry-After` seconds"},
     },
     description="Run the toy transformer on a table, or a pretrained model on a text, and return "
     "every layer's attention, scores, queries, keys, values and hidden states. The query "
@@ -62,7 +65,10 @@ async def trace(
     traces: TracesDep,
 ) -> Response:
     compact = COMPACT_MEDIA_TYPE in request.headers.get("accept", "")
-    body = await traces.respond(req, query, compact, request.headers.get("accept-encoding", ""))
+    client = request.client.host if request.client else ""
+    body = await traces.respond(
+        req, query, compact, request.headers.get("accept-encoding", ""), client
+    )
     headers = {
         "Vary": "Accept, Accept-Encoding",
         # Where the time went, for the browser's developer tools and `attnviz bench`.

@@ -33,6 +33,8 @@ class PretrainedModel:
     name: str
     family: str
     source: Path
+    # Where the weights came from as clients are told: a package or a folder's name, no path.
+    origin: str
     cfg: TransformerConfig
     model: Transformer = field(repr=False)
     tokenizer: TextTokenizer = field(repr=False)
@@ -77,8 +79,11 @@ def _read_tensors(folder: Path) -> dict[str, torch.Tensor]:
     raise ModelFolderError(f"{folder}: no model.safetensors")
 
 
-def load_folder(folder: Path, device: torch.device, name: str | None = None) -> PretrainedModel:
-    """Read, convert and place on ``device`` the model in ``folder``; float32 computation."""
+def load_folder(
+    folder: Path, device: torch.device, name: str | None = None, origin: str | None = None
+) -> PretrainedModel:
+    """Read, convert and place on ``device`` the model in ``folder``; float32 computation.
+    ``origin`` is what clients are told of where it came from (default: the folder's name)."""
     folder = Path(folder).expanduser().resolve()
     if not folder.is_dir():
         raise ModelFolderError(f"{folder}: not a folder")
@@ -125,6 +130,7 @@ def load_folder(folder: Path, device: torch.device, name: str | None = None) -> 
         name=name or folder.name,
         family=family.name,
         source=folder,
+        origin=origin or f"folder {folder.name}",
         cfg=cfg,
         model=model,
         tokenizer=tokenizer,

@@ -58,7 +58,8 @@ def load_registry(folders: list[Path], device: torch.device, builtin: bool = Tru
                 BUILTIN_INSTALL,
             )
         else:
-            models.append(load_folder(folder, device, name=BUILTIN_NAME))
+            origin = f"package {BUILTIN_INSTALL.split()[-1]}"
+            models.append(load_folder(folder, device, name=BUILTIN_NAME, origin=origin))
     for folder in folders:
         model = load_folder(folder, device)
         if any(m.name == model.name for m in models):

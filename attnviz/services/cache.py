@@ -78,6 +78,12 @@ class TraceCache(Generic[T]):
             self._entries.clear()
             self._bytes = 0
 
+    def holds(self, key: str) -> bool:
+        """Whether ``key`` is kept and fresh, or being computed (a request for it is cheap)."""
+        with self._lock:
+            entry = self._entries.get(key)
+            return key in self._running or (entry is not None and entry.expires > self.clock())
+
     def get_or_compute(self, key: str, compute: Callable[[], T]) -> tuple[T, bool]:
         """The value for ``key`` and whether it was already there (or being computed)."""
         with self._lock:

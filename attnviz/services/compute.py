@@ -6,14 +6,16 @@ work (loading a model, encoding a response) leaves a pool behind that competes w
 computing one. Measured on a 2-core machine, a 128-token forward took 48 ms on a thread other
 than the one that loaded the model, 28 ms on the same one. So the models are loaded, traces
 computed and responses encoded here, and request threads only wait.
+
+A host with a GPU (or many cores) may run more at once: ``configure(workers)`` before the first
+use (the setting ``ATTNVIZ_WORKERS``). Which request runs when is decided by ``admission.py``.
 """
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import ParamSpec, TypeVar
 
 P = ParamSpec("P")
@@ -21,6 +23,22 @@ R = TypeVar("R")
 
 _PREFIX = "attnviz-compute"
 _executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=_PREFIX)
+_workers = 1
+
+
+def configure(workers: int) -> None:
+    """Run up to ``workers`` computations at once from now on."""
+    global _executor, _workers
+    if workers != _workers:
+        old = _executor
+        _executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix=_PREFIX)
+        _workers = workers
+        old.shutdown(wait=False)
+
+
+def submit(fn: Callable[[], R]) -> Future[R]:
+    """Start ``fn()`` on a compute thread."""
+    return _executor.submit(fn)
 
 
 def run(fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
@@ -29,9 +47,3 @@ def run(fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
     if threading.current_thread().name.startswith(_PREFIX):
         return fn(*args, **kwargs)
     return _executor.submit(fn, *args, **kwargs).result()
-
-
-async def run_async(fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
-    """``fn(*args, **kwargs)`` on the compute thread, awaited: requests are queued in the order
-    they arrive (a page's parts, asked for in the order it draws them, are served so)."""
-    return await asyncio.wrap_future(_executor.submit(fn, *args, **kwargs))

@@ -38,7 +38,7 @@ def model_info(model: PretrainedModel, server_cap: int | None) -> ModelInfo:
         max_tokens=token_cap(model, server_cap),
         model_max_tokens=cfg.max_positions,
         device=str(model.device),
-        source=str(model.source),
+        source=model.origin,
     )
 
 

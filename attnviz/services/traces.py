@@ -3,7 +3,7 @@ part of them in either form."""
 
 from __future__ import annotations
 
-import json
+import threading
 import time
 import zlib
 from typing import NamedTuple
@@ -14,7 +14,8 @@ import zstandard
 from attnviz.pretrained import ModelRegistry
 from attnviz.schemas import COMPACT_MEDIA_TYPE, TextTraceRequest, ToyTraceRequest, TraceQuery
 from attnviz.services import compute
-from attnviz.services.arrays import Part, compact_body, json_body, json_numbers, select
+from attnviz.services.admission import Admission
+from attnviz.services.arrays import Part, compact_body, json_bytes, json_numbers, select
 from attnviz.services.cache import TraceCache, input_key
 from attnviz.services.tensors import ComputedTrace, TraceError
 from attnviz.services.text_trace import run_text_trace
@@ -24,14 +25,24 @@ from attnviz.settings import Settings
 TraceRequest = ToyTraceRequest | TextTraceRequest
 
 
-# A 512-token layer of 8-bit weights (3.2 MB) in 15 ms, to 0.8-1.0 MB.
-ZSTD = zstandard.ZstdCompressor(level=1)  # used on the compute thread alone: not thread-safe
+# A 512-token layer of 8-bit weights (3.2 MB) in 15 ms, to 0.8-1.0 MB. A compressor is not
+# thread-safe: one per compute thread.
+_local = threading.local()
 
 
-def gzip_rle(data: bytes) -> bytes:
-    """A gzip stream of run-length matches only: on 8-bit attention (long runs of small values)
-    14% smaller than gzip -1 and 20% faster (a 512-token layer: 3.2 MB to 1.0 MB in 32 ms)."""
-    z = zlib.compressobj(1, zlib.DEFLATED, 31, 8, zlib.Z_RLE)  # 31: a gzip header
+def zstd_compress(data: bytes) -> bytes:
+    compressor = getattr(_local, "zstd", None)
+    if compressor is None:
+        compressor = _local.zstd = zstandard.ZstdCompressor(level=1)
+    return compressor.compress(data)
+
+
+def gzip_compress(data: bytes, rle: bool) -> bytes:
+    """gzip -1; ``rle``: of run-length matches only, which on 8-bit attention (long runs of
+    small values) is 14% smaller and 20% faster (a 512-token layer: 3.2 MB to 1.0 MB in 32 ms)
+    but does nothing for text."""
+    strategy = zlib.Z_RLE if rle else zlib.Z_DEFAULT_STRATEGY
+    z = zlib.compressobj(1, zlib.DEFLATED, 31, 8, strategy)  # 31: a gzip header
     return z.compress(data) + z.flush()
 
 
@@ -41,9 +52,6 @@ class Body(NamedTuple):
     encoding: str | None = None  # "zstd" or "gzip" when compressed here
     queued_ms: float = 0.0  # waiting for the compute thread
     compute_ms: float = 0.0  # computing and encoding there
-
-
-SEP = (",", ":")  # compact JSON, as FastAPI's own
 
 
 class TraceService:
@@ -58,22 +66,33 @@ class TraceService:
             ttl_s=settings.trace_cache_ttl_s,
             size_of=ComputedTrace.nbytes,
         )
+        self.admission = Admission(settings.workers, settings.max_wait_s, settings.max_queue)
+
+    def key(self, req: TraceRequest) -> str:
+        kind = "text" if isinstance(req, TextTraceRequest) else "toy"
+        return input_key(kind, req.model_dump_json())
 
     def computed(self, req: TraceRequest) -> tuple[ComputedTrace, bool]:
         """The trace of ``req`` and whether it came from the cache."""
+        key = self.key(req)
         if isinstance(req, TextTraceRequest):
-            key = input_key("text", req.model_dump_json())
+            text = req
             return self.cache.get_or_compute(
-                key, lambda: run_text_trace(req, self.registry, self.settings.max_text_tokens)
+                key, lambda: run_text_trace(text, self.registry, self.settings.max_text_tokens)
             )
-        key = input_key("toy", req.model_dump_json())
         return self.cache.get_or_compute(key, lambda: run_toy_trace(req, self.device))
 
     async def respond(
-        self, req: TraceRequest, query: TraceQuery, compact: bool, accept_encoding: str = ""
+        self,
+        req: TraceRequest,
+        query: TraceQuery,
+        compact: bool,
+        accept_encoding: str = "",
+        client: str = "",
     ) -> Body:
         """The response: the part ``query`` names, compact or JSON, computed and encoded on the
-        compute thread."""
+        compute thread when ``client``'s turn comes (raises ``Busy`` when it would not come
+        soon)."""
         asked = time.perf_counter()
         started = 0.0
 
@@ -82,7 +101,8 @@ class TraceService:
             started = time.perf_counter()
             return self._respond(req, query, compact, accept_encoding)
 
-        body = await compute.run_async(timed)
+        cheap = self.cache.holds(self.key(req))
+        body = await self.admission.run(client, timed, cheap=cheap)
         done = time.perf_counter()
         return body._replace(queued_ms=1000 * (started - asked), compute_ms=1000 * (done - started))
 
@@ -91,17 +111,26 @@ class TraceService:
     ) -> Body:
         part = self.part(req, query, compact)  # (on this thread already: called directly)
         if not compact:
-            text = json.dumps(json_body(part), ensure_ascii=False, allow_nan=False, separators=SEP)
-            return Body(text.encode(), "application/json")
+            # Compressed here, not by the middleware on the event loop: a 100 MB JSON trace
+            # would hold every other request (the health check included) for seconds.
+            return self._compressed(json_bytes(part), "application/json", accept_encoding)
         body = compact_body(part)
         # 8-bit thumbnails are mostly zeros and shrink three- to six-fold; float32 arrays shrink
         # by a few percent for 40 ms a megabyte: only the first are worth compressing.
-        if "thumbs" in part.arrays and len(body) > 1024:
-            if "zstd" in accept_encoding:  # 3x faster than gzip here, as small
-                return Body(ZSTD.compress(body), COMPACT_MEDIA_TYPE, "zstd")
-            if "gzip" in accept_encoding:
-                return Body(gzip_rle(body), COMPACT_MEDIA_TYPE, "gzip")
+        if "thumbs" in part.arrays:
+            return self._compressed(body, COMPACT_MEDIA_TYPE, accept_encoding)
         return Body(body, COMPACT_MEDIA_TYPE)
+
+    @staticmethod
+    def _compressed(body: bytes, media_type: str, accept_encoding: str) -> Body:
+        """zstd where the client takes it (3x faster than gzip here, as small), else gzip."""
+        if len(body) > 1024:
+            if "zstd" in accept_encoding:
+                return Body(zstd_compress(body), media_type, "zstd")
+            if "gzip" in accept_encoding:
+                rle = media_type == COMPACT_MEDIA_TYPE
+                return Body(gzip_compress(body, rle), media_type, "gzip")
+        return Body(body, media_type)
 
     def part(self, req: TraceRequest, query: TraceQuery, compact: bool) -> Part:
         """The part of the trace ``query`` names; a JSON body is capped in numbers."""
@@ -110,17 +139,21 @@ class TraceService:
     def _part(self, req: TraceRequest, query: TraceQuery, compact: bool) -> Part:
         trace, cached = self.computed(req)
         cap = self.settings.max_json_values
-        if not compact:
-            count = json_numbers(trace, query)
-            if count > cap:
-                raise TraceError(
-                    f"fields: this JSON trace would carry {count:,} numbers, over this server's "
-                    f"cap of {cap:,}; ask for fewer fields, one layer or head (layer=, head=), "
-                    f"or the compact form (Accept: {COMPACT_MEDIA_TYPE})"
-                )
-        part = select(trace, query, annotate=compact or not query.whole)
-        if not cached:
-            trace.tensors.release()  # the cache keeps q, k, v; weights are recomputed from them
+        try:
+            if not compact:
+                count = json_numbers(trace, query)
+                if count > cap:
+                    raise TraceError(
+                        f"fields: this JSON trace would carry {count:,} numbers, over this "
+                        f"server's cap of {cap:,}; ask for fewer fields, one layer or head "
+                        f"(layer=, head=), or the compact form (Accept: {COMPACT_MEDIA_TYPE})"
+                    )
+            part = select(trace, query, annotate=compact or not query.whole)
+        finally:
+            # The cache keeps q, k, v; weights are recomputed from them. Also when refused:
+            # the cache would otherwise keep weights its size does not count.
+            if not cached:
+                trace.tensors.release()
         if compact:
             whole = TraceQuery()
             part.meta["json_numbers"] = json_numbers(trace, whole)

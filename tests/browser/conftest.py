@@ -8,18 +8,15 @@ that the test did not explicitly allow (see ``Console.allow``).
 from __future__ import annotations
 
 import re
-import socket
-import threading
-import time
 from collections.abc import Iterator
 
 import httpx
 import pytest
-import uvicorn
 from playwright.sync_api import Browser, Page, sync_playwright
 
 from attnviz.app import create_app
 from tests.browser.helpers import TIMEOUT_MS, VIEWPORT
+from tests.servers import served
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -35,22 +32,8 @@ CHROMIUM_ARGS = [
 def live_server(settings) -> Iterator[str]:
     """The app from create_app (the default model and the tiny GPT-2, on the CPU), served by
     uvicorn in a background thread on a free port."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    config = uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("uvicorn did not start")
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=10)
-    sock.close()
+    with served(create_app(settings)) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

@@ -43,7 +43,7 @@ def test_copy_link_puts_the_page_url_on_the_clipboard(page, live_server, mode):
     else:
         open_sentence(page, live_server + "/", "I sat on the river bank")
     page.click("#copy-link")
-    page.wait_for_function("document.getElementById('status').textContent === 'link copied'")
+    page.wait_for_function("() => document.getElementById('status').textContent === 'link copied'")
     copied = page.evaluate("navigator.clipboard.readText()")
     assert copied == page.evaluate("location.href") and "#s=" in copied
     if mode == "sentence":  # the link opens sentence mode on the same text

@@ -123,7 +123,7 @@ def test_before_after_table_and_distance_readout(page, live_server, api, presets
     # Another pair: An and banana.
     choose(page, "#dist-a", "0")
     page.wait_for_function(
-        "document.getElementById('dist-readout').textContent.startsWith('An ↔ banana')"
+        "() => document.getElementById('dist-readout').textContent.startsWith('An ↔ banana')"
     )
     a, b = trace["distances"][0][0][4], trace["distances"][1][0][4]
     assert readout.text_content() == f"An ↔ banana: {a:.3f} → {b:.3f}"
@@ -189,7 +189,7 @@ def test_causal_preset_greys_and_labels_masked_cells(page, live_server):
     page.mouse.move(box["x"], box["y"])
     hover = page.locator("#scores-plot .hoverlayer")
     page.wait_for_function(
-        "document.querySelector('#scores-plot .hoverlayer').textContent.includes('masked')"
+        "() => document.querySelector('#scores-plot .hoverlayer').textContent.includes('masked')"
     )
     assert "key" in hover.text_content()
     page.mouse.move(0, 0)

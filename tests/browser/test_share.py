@@ -52,12 +52,12 @@ def test_a_copied_link_restores_the_same_view(page, browser, live_server):
     select_and_wait(page, "#cfg-positional", "sinusoidal")
     select_and_wait(page, "#cfg-norm", "post")
     page.locator("#cfg-residual").check()
-    page.wait_for_function("document.documentElement.dataset.pending === '0'")
+    page.wait_for_function("() => document.documentElement.dataset.pending === '0'")
     choose(page, "#att-layer", "1")  # layer 2
     view_change(page, lambda: page.locator("#vec-layer").fill("2"))
     choose(page, "#dist-a", "0")
     view_change(page, lambda: page.locator("#vec-trails").uncheck())
-    page.wait_for_function("document.documentElement.dataset.pending === '0'")
+    page.wait_for_function("() => document.documentElement.dataset.pending === '0'")
     url = page.evaluate("location.href")
     assert "#s=" in url
     here = snapshot(page)
@@ -82,7 +82,7 @@ def test_a_copied_link_restores_the_same_view(page, browser, live_server):
 
 def test_a_link_that_cannot_be_read_falls_back_to_the_first_preset(page, live_server):
     page.goto(live_server + "/#s=bm90LWpzb24")  # base64url of "not-json"
-    page.wait_for_function("+(document.documentElement.dataset.traces || 0) > 0")
+    page.wait_for_function("() => +(document.documentElement.dataset.traces || 0) > 0")
     assert page.locator("#preset").input_value() == "apple-banana"
     assert table_values(page)["tokens"] == ["An", "apple", "and", "a", "banana"]
     error = page.locator("#error")

@@ -1,0 +1,233 @@
+"""What every request passes through before the routers: a body cap, a time limit, HEAD as GET,
+and the security headers. Plain ASGI middleware, so a body is never read whole to be refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import json
+import logging
+import math
+import re
+from collections.abc import Sequence
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from attnviz.settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+async def send_error(
+    send: Send, status: int, message: str, headers: dict[str, str] | None = None
+) -> None:
+    """A JSON error in the API's own shape: ``{"message": ..., "detail": []}``."""
+    body = json.dumps({"message": message, "detail": []}).encode()
+    raw = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        *((k.lower().encode(), v.encode()) for k, v in (headers or {}).items()),
+    ]
+    await send({"type": "http.response.start", "status": status, "headers": raw})
+    await send({"type": "http.response.body", "body": body})
+
+
+class BodyLimit:
+    """413 for a body over ``max_bytes``: at once when its Content-Length says so, else as soon
+    as that many bytes have arrived. The body is read here, at most ``max_bytes`` of it, and
+    handed on."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    def _too_large(self) -> str:
+        return f"body: larger than this server's cap of {self.max_bytes:,} bytes"
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] in ("GET", "HEAD", "OPTIONS"):
+            await self.app(scope, receive, send)
+            return
+        length = dict(scope["headers"]).get(b"content-length")
+        if length is not None:
+            try:
+                declared = int(length)
+            except ValueError:
+                await send_error(send, 400, "Content-Length: not a number")
+                return
+            if declared > self.max_bytes:
+                await send_error(send, 413, self._too_large(), {"Connection": "close"})
+                return
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_bytes:
+                await send_error(send, 413, self._too_large(), {"Connection": "close"})
+                return
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        body = b"".join(chunks)
+        sent = False
+
+        async def replay() -> Message:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+
+class TimeLimit:
+    """A whole request (its body, its wait, its computation) within ``seconds``; past it a 503
+    when nothing has been answered yet. The computation itself cannot be stopped mid-way (its
+    inputs are capped, which bounds it); the client is answered and its result dropped."""
+
+    def __init__(self, app: ASGIApp, seconds: float) -> None:
+        self.app = app
+        self.seconds = seconds
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def tracked(message: Message) -> None:
+            nonlocal started
+            started = True
+            await send(message)
+
+        try:
+            async with asyncio.timeout(self.seconds):
+                await self.app(scope, receive, tracked)
+        except TimeoutError:
+            log.warning("%s %s: over the time limit", scope["method"], scope["path"])
+            if not started:
+                retry = str(max(1, math.ceil(self.seconds / 10)))
+                await send_error(
+                    send,
+                    503,
+                    f"busy: the request took longer than this server's limit of {self.seconds:g} s;"
+                    " try again later",
+                    {"Retry-After": retry},
+                )
+
+
+class HeadAsGet:
+    """HEAD wherever GET works: the GET response's status and headers, without its body."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "HEAD":
+            await self.app(scope, receive, send)
+            return
+
+        async def headers_only(message: Message) -> None:
+            if message["type"] == "http.response.body":
+                if not message.get("more_body", False):
+                    await send({"type": "http.response.body", "body": b""})
+                return
+            await send(message)
+
+        await self.app({**scope, "method": "GET"}, receive, headers_only)
+
+
+_INLINE_SCRIPT = re.compile(rb"<script(?![^>]*\bsrc=)[^>]*>(.*?)</script>", re.S | re.I)
+
+
+def content_security_policy(settings: Settings, hashes: Sequence[str] = ()) -> str:
+    """The policy of every response: everything from this origin only; no inline script but the
+    exact ones listed by hash (the page's import map, the API docs' start-up), no eval. Inline
+    styles are allowed: Plotly and the docs' renderers set them."""
+    scripts = " ".join(["'self'", *(f"'{h}'" for h in hashes)])
+    return "; ".join(
+        [
+            "default-src 'self'",
+            f"script-src {scripts}",
+            "style-src 'self' 'unsafe-inline'",
+            "img-src 'self' data: blob:",
+            "font-src 'self' data:",
+            "connect-src 'self'",
+            "worker-src 'self' blob:",
+            "object-src 'none'",
+            "base-uri 'none'",
+            "form-action 'self'",
+            f"frame-ancestors {settings.frame_ancestors}",
+        ]
+    )
+
+
+def script_hashes(html: bytes) -> list[str]:
+    """The CSP hashes (``sha256-...``) of the inline scripts of a page."""
+    return [
+        "sha256-" + base64.b64encode(hashlib.sha256(m.group(1)).digest()).decode()
+        for m in _INLINE_SCRIPT.finditer(html)
+    ]
+
+
+class SecurityHeaders:
+    """Content-Security-Policy, nosniff, Referrer-Policy and friends on every response. An HTML
+    page is held until its end so that its inline scripts (which the server wrote) can be
+    allowed by hash."""
+
+    def __init__(self, app: ASGIApp, settings: Settings) -> None:
+        self.app = app
+        self.settings = settings
+        self.default_csp = content_security_policy(settings)
+        self.fixed = [
+            (b"x-content-type-options", b"nosniff"),
+            (b"referrer-policy", b"no-referrer"),
+            (b"cross-origin-opener-policy", b"same-origin"),
+            (b"cross-origin-resource-policy", b"same-origin"),
+            (b"permissions-policy", b"camera=(), microphone=(), geolocation=()"),
+        ]
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        start: Message | None = None
+        held: list[bytes] = []
+
+        async def secured(message: Message) -> None:
+            nonlocal start
+            if message["type"] == "http.response.start":
+                headers = dict(message.get("headers", []))
+                if headers.get(b"content-type", b"").startswith(b"text/html"):
+                    start = message  # sent with the body, once its scripts are known
+                    return
+                await send(self._with_headers(message, self.default_csp))
+                return
+            if start is None:
+                await send(message)
+                return
+            held.append(message.get("body", b""))
+            if message.get("more_body", False):
+                return
+            html = b"".join(held)
+            csp = content_security_policy(self.settings, script_hashes(html))
+            await send(self._with_headers(start, csp))
+            await send({"type": "http.response.body", "body": html})
+
+        await self.app(scope, receive, secured)
+
+    def _with_headers(self, message: Message, csp: str) -> Message:
+        headers = [
+            (k, v) for k, v in message.get("headers", []) if k.lower() != b"content-security-policy"
+        ]
+        headers.append((b"content-security-policy", csp.encode()))
+        names = {k.lower() for k, _ in headers}
+        headers.extend((k, v) for k, v in self.fixed if k not in names)
+        return {**message, "headers": headers}

@@ -1,0 +1,284 @@
+"""Load as a hosted demo meets it, on a server on loopback: many clients at once, each typing
+new texts (short ones, and every fourth client 128-token ones), each first request followed by
+one part of the same trace, as the page does; every eighth client exports instead (the whole
+trace of its text as JSON, the largest response there is). Used by ``attnviz bench --hosted``
+for figures and by the test suite (bounded in clients and seconds) for what must hold: every
+answer a 200 or a 503 with Retry-After, no failures, resident memory flat after warm-up.
+"""
+
+from __future__ import annotations
+
+import http.client
+import itertools
+import json
+import os
+import statistics
+import threading
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from attnviz.bench import FIRST, request, text_of
+from attnviz.schemas import COMPACT_MEDIA_TYPE
+
+# The part the page asks for right after the first response: the chosen head, exact.
+PART = {"fields": "view", "layer": 0, "head": 0, "hide_special": "false", "merge_words": "false"}
+
+
+def rss_mb(pid: int) -> float:
+    """Resident memory of a process (Linux), in MB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError(f"no VmRSS for process {pid}")
+
+
+@dataclass
+class LoadReport:
+    clients: int
+    seconds: float
+    statuses: dict[int, int] = field(default_factory=dict)
+    busy_without_retry_after: int = 0
+    failures: list[str] = field(default_factory=list)  # no answer: refused, reset, timed out
+    reconnects: int = 0  # a kept-alive connection closed while idle, opened again
+    ok_p50_ms: float = 0.0
+    ok_p99_ms: float = 0.0
+    ok_max_ms: float = 0.0
+    rss_mb: list[float] = field(default_factory=list)  # one sample a second
+
+    @property
+    def answered(self) -> int:
+        return sum(self.statuses.values())
+
+
+class Texts:
+    """New texts for every request (so that each first request is a forward): short ones, and
+    128-token ones; thread-safe."""
+
+    def __init__(self, tokenizer, long_tokens: int = 128) -> None:
+        self.tokenizer = tokenizer
+        self.long_tokens = long_tokens
+        self._count = itertools.count()
+        self._lock = threading.Lock()
+
+    def next(self, long: bool) -> str:
+        with self._lock:
+            k = next(self._count)
+        if long:
+            return f"{k} " + text_of(self.tokenizer, self.long_tokens - 3, start=k % 50)
+        return f"{k} I sat on the river bank"
+
+
+def lone_ms(port: int, model: str, texts: Texts, repeat: int = 5) -> float:
+    """The median time of a lone first request of a long text, after two to warm up."""
+    times = []
+    for i in range(repeat + 2):
+        body = {"model": model, "text": texts.next(long=True)}
+        t0 = time.perf_counter()
+        status, _, raw = request(port, "POST", "/api/trace", body, FIRST, compact=True)
+        if status != 200:
+            raise RuntimeError(f"a lone request got {status}: {raw[:200]!r}")
+        if i >= 2:
+            times.append(1000 * (time.perf_counter() - t0))
+    return statistics.median(times)
+
+
+def server_load(port: int) -> dict:
+    """The ``load`` of /healthz: running, waiting, refused, cache_mb, cache_max_mb."""
+    status, _, raw = request(port, "GET", "/healthz")
+    if status != 200:
+        raise RuntimeError(f"/healthz answered {status}")
+    return json.loads(raw)["load"]
+
+
+def warm_up(port: int, model: str, texts: Texts, clients: int, most_s: float) -> float:
+    """Load until the trace cache is 90% full (its bound reached: what comes after is steady
+    state), ``most_s`` seconds at most; returns the seconds it took."""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < most_s:
+        state = server_load(port)
+        if state["cache_mb"] >= 0.9 * state["cache_max_mb"]:
+            break
+        load(port, model, texts, clients, 5.0)
+    return time.monotonic() - t0
+
+
+def load(
+    port: int,
+    model: str,
+    texts: Texts,
+    clients: int,
+    seconds: float,
+    pid: int | None = None,
+    honour_retry_after: bool = True,
+    timeout_s: float = 60.0,
+    exports: bool = True,
+) -> LoadReport:
+    """``clients`` clients for ``seconds``; each a keep-alive connection that asks for a new
+    text's first part, then one more part of it. On a 503 a client waits its Retry-After (as the
+    page does) unless ``honour_retry_after`` is False (a crowd that never waits)."""
+    report = LoadReport(clients=clients, seconds=seconds)
+    lock = threading.Lock()
+    ok_ms: list[float] = []
+    end = time.monotonic() + seconds
+    stop_sampling = threading.Event()
+
+    def sample() -> None:
+        while pid is not None and not stop_sampling.wait(1.0):
+            report.rss_mb.append(round(rss_mb(pid), 1))
+
+    def one(
+        conn: http.client.HTTPConnection, body: dict, params: dict, headers: dict = HEADERS
+    ) -> int | None:
+        url = "/api/trace?" + "&".join(f"{k}={v}" for k, v in params.items())
+        t0 = time.perf_counter()
+        for attempt in (1, 2):
+            reused = conn.sock is not None
+            try:
+                conn.request("POST", url, body=_json(body), headers=headers)
+                response = conn.getresponse()
+                response.read()
+                break
+            except (OSError, http.client.HTTPException) as exc:
+                conn.close()
+                # A kept-alive connection the server closed while idle (uvicorn: after 5 s):
+                # like a browser, open a new one and send again, once.
+                stale = isinstance(exc, (BrokenPipeError, ConnectionResetError,
+                                         http.client.RemoteDisconnected))  # fmt: skip
+                if attempt == 1 and reused and stale:
+                    with lock:
+                        report.reconnects += 1
+                    continue
+                with lock:
+                    report.failures.append(f"{type(exc).__name__}: {exc}")
+                return None
+        took = 1000 * (time.perf_counter() - t0)
+        with lock:
+            report.statuses[response.status] = report.statuses.get(response.status, 0) + 1
+            if response.status == 200:
+                ok_ms.append(took)
+            if response.status == 503 and not response.getheader("Retry-After"):
+                report.busy_without_retry_after += 1
+        if response.status == 503 and honour_retry_after:
+            wait = float(response.getheader("Retry-After") or 1)
+            time.sleep(max(0.0, min(wait, end - time.monotonic())))
+        return response.status
+
+    def client(k: int) -> None:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout_s)
+        long = k % 4 == 0
+        exporter = exports and k % 8 == 7
+        while time.monotonic() < end:
+            body = {"model": model, "text": texts.next(long)}
+            if exporter:
+                one(conn, body, {}, JSON_HEADERS)
+            elif one(conn, body, FIRST) == 200 and time.monotonic() < end:
+                one(conn, body, PART)
+        conn.close()
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    with ThreadPoolExecutor(clients) as pool:
+        for f in [pool.submit(client, k) for k in range(clients)]:
+            f.result()
+    stop_sampling.set()
+    sampler.join()
+    if ok_ms:
+        ok_ms.sort()
+        report.ok_p50_ms = round(statistics.median(ok_ms), 1)
+        report.ok_p99_ms = round(ok_ms[min(len(ok_ms) - 1, int(0.99 * len(ok_ms)))], 1)
+        report.ok_max_ms = round(ok_ms[-1], 1)
+    report.statuses = dict(sorted(Counter(report.statuses).items()))
+    return report
+
+
+HEADERS = {
+    "Content-Type": "application/json",
+    "Accept": COMPACT_MEDIA_TYPE,
+    "Accept-Encoding": "gzip",
+}
+
+
+JSON_HEADERS = {**HEADERS, "Accept": "application/json"}
+
+
+def _json(body: dict) -> bytes:
+    return json.dumps(body).encode()
+
+
+def hosted(
+    clients: int = 64,
+    seconds: float = 30.0,
+    soak_s: float = 0.0,
+    device: str = "cpu",
+    model_folder: Path | None = None,
+) -> dict:
+    """``attnviz bench --hosted``: a server of its own (default settings but for the ATTNVIZ_*
+    variables of this environment), a lone request's time, a warm-up until the trace cache is
+    full, then ``clients`` clients for ``seconds``. With ``soak_s``: 16 clients for a minute to
+    warm up at that load, then for ``soak_s`` more, for resident memory against its value at
+    the end of that minute."""
+    from attnviz.bench import Server
+    from attnviz.pretrained.registry import BUILTIN_NAME, builtin_dir
+    from attnviz.pretrained.tokenize import TextTokenizer
+
+    folder = model_folder or builtin_dir()
+    if folder is None:
+        raise RuntimeError("no model to measure: install the default one or pass --model FOLDER")
+    name = folder.name if model_folder else BUILTIN_NAME
+    texts = Texts(TextTokenizer.from_file(folder / "tokenizer.json"))
+    args = ["--device", device] + (["--model", str(folder)] if model_folder else [])
+    settings = {k: v for k, v in os.environ.items() if k.startswith("ATTNVIZ_") or k == "PORT"}
+    out: dict = {"model": name, "device": device, "settings": settings}
+    with Server(args) as server:
+        pid = server.proc.pid
+        out["lone_ms"] = round(lone_ms(server.port, name, texts), 1)
+        out["cache_full_s"] = round(warm_up(server.port, name, texts, 16, 300), 1)
+        out["crowd"] = load(server.port, name, texts, clients, seconds, pid, exports=False)
+        if soak_s > 0:
+            load(server.port, name, texts, 16, 60.0)
+            out["rss_after_warm_up_mb"] = round(rss_mb(pid), 1)
+            out["soak"] = load(server.port, name, texts, 16, soak_s, pid)
+    return out
+
+
+def hosted_table(out: dict) -> str:
+    crowd: LoadReport = out["crowd"]
+    ok = crowd.statuses.get(200, 0)
+    busy = crowd.statuses.get(503, 0)
+    other = {s: n for s, n in crowd.statuses.items() if s not in (200, 503)}
+    settings = ", ".join(f"{k}={v}" for k, v in out["settings"].items()) or "default settings"
+    lines = [
+        f"attnviz bench --hosted: {out['model']} on {out['device']}, {settings}",
+        "",
+        f"A lone first request of a 128-token text: {out['lone_ms']:.0f} ms.",
+        f"{crowd.clients} clients for {crowd.seconds:.0f} s (every fourth with 128-token texts, "
+        f"the rest six words; each first request then one part; a 503 waited out): "
+        f"{crowd.answered} answers, {ok} x 200 ({ok / crowd.seconds:.0f}/s), "
+        f"{busy} x 503 ({crowd.busy_without_retry_after} without Retry-After), other "
+        f"{other or 'none'}, {len(crowd.failures)} failed ({crowd.reconnects} idle connections "
+        "opened again).",
+        f"The 200s: p50 {crowd.ok_p50_ms:.0f} ms, p99 {crowd.ok_p99_ms:.0f} ms "
+        f"({crowd.ok_p99_ms / out['lone_ms']:.1f}x the lone request), "
+        f"max {crowd.ok_max_ms:.0f} ms. Resident memory {min(crowd.rss_mb, default=0):.0f} to "
+        f"{max(crowd.rss_mb, default=0):.0f} MB.",
+    ]
+    if "soak" in out:
+        soak: LoadReport = out["soak"]
+        warm = out["rss_after_warm_up_mb"]
+        top, low = max(soak.rss_mb), min(soak.rss_mb)
+        lines.append(
+            f"Soak, 16 clients for {soak.seconds:.0f} s (as above, and every eighth exporting "
+            f"its texts' whole traces as JSON) after a minute's warm-up at that load: "
+            f"{soak.answered} answers, {len(soak.failures)} failed; resident memory {warm:.0f} MB "
+            f"after warm-up, then {low:.0f} to {top:.0f} MB ({100 * (top / warm - 1):+.1f}% at "
+            f"most), {soak.rss_mb[-1]:.0f} MB at the end."
+        )
+    return "\n".join(lines)
+
+
+def hosted_json(out: dict) -> str:
+    plain = {k: asdict(v) if isinstance(v, LoadReport) else v for k, v in out.items()}
+    return json.dumps(plain, separators=(",", ":"))

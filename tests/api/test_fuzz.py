@@ -1,0 +1,76 @@
+"""The OpenAPI schema against the server, by schemathesis: requests generated from the schema
+(valid ones and ones that break it), each answered without a 5xx, with a status, content type
+and body the schema documents, and every 4xx with a one-line message. Bounded to fit CI: a few
+hundred cases per operation (``ATTNVIZ_FUZZ_EXAMPLES`` raises it; 1,000+ was run by hand)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import schemathesis
+from hypothesis import HealthCheck, given, settings
+from schemathesis import checks
+from schemathesis.generation import GenerationMode
+
+from attnviz.app import create_app
+from attnviz.settings import Settings
+
+EXAMPLES = int(os.environ.get("ATTNVIZ_FUZZ_EXAMPLES", "150"))
+
+
+@pytest.fixture(scope="module")
+def fuzz_schema(minilm_dir):
+    app = create_app(Settings(device="cpu", max_wait_s=30))
+    return schemathesis.openapi.from_asgi("/openapi.json", app)
+
+
+CHECKS = [
+    checks.not_a_server_error,
+    checks.status_code_conformance,
+    checks.content_type_conformance,
+    checks.response_schema_conformance,
+    checks.response_headers_conformance,
+    checks.negative_data_rejection,
+]
+
+
+def conforms(case) -> None:
+    response = case.call()
+    case.validate_response(response, checks=CHECKS)
+    if 400 <= response.status_code < 500:
+        body = response.json()
+        assert isinstance(body.get("message"), str) and body["message"], body
+        assert "Traceback" not in response.text
+
+
+OPERATIONS = ["GET /healthz", "GET /api/presets", "GET /api/models", "POST /api/trace"]
+POSITIVE, NEGATIVE = GenerationMode.POSITIVE, GenerationMode.NEGATIVE
+# Only the trace takes input, so only it has requests that break the schema.
+RUNS = [(op, POSITIVE) for op in OPERATIONS] + [("POST /api/trace", NEGATIVE)]
+
+
+@pytest.mark.parametrize(("operation", "mode"), RUNS)
+def test_the_server_keeps_to_its_schema(fuzz_schema, operation, mode):
+    method, path = operation.split()
+    op = fuzz_schema[path][method]
+    examples = EXAMPLES if method == "POST" else 10
+
+    @settings(
+        max_examples=examples,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(op.as_strategy(generation_mode=mode))
+    def run(case) -> None:
+        conforms(case)
+
+    run()
+
+
+def test_every_operation_is_fuzzed(fuzz_schema):
+    operations = (r.ok() for r in fuzz_schema.get_all_operations())
+    found = {f"{op.method.upper()} {op.path}" for op in operations}
+    assert found == set(OPERATIONS)

@@ -1,0 +1,30 @@
+"""A bounded load on a real server process (loopback only; it stops by itself after a fixed
+time): a crowd that never waits gets 200s and 503s with Retry-After, nothing else, no failure,
+and the server's resident memory stays within 10% of its value after warm-up. Figures for the
+full-size load come from ``attnviz bench --hosted``; nothing here is timed."""
+
+from __future__ import annotations
+
+from attnviz.bench import Server
+from attnviz.loadtest import Texts, load, rss_mb, warm_up
+from attnviz.pretrained.registry import BUILTIN_NAME
+from attnviz.pretrained.tokenize import TextTokenizer
+
+
+def test_a_crowd_gets_answers_or_503s_and_memory_stays_flat(minilm_dir):
+    texts = Texts(TextTokenizer.from_file(minilm_dir / "tokenizer.json"))
+    # A short bound on waiting, so that this small crowd meets it; a cache small enough to fill.
+    env = {"ATTNVIZ_DEVICE": "cpu", "ATTNVIZ_MAX_WAIT_S": "0.25", "ATTNVIZ_TRACE_CACHE_MB": "64"}
+    with Server([], env=env) as server:
+        pid = server.proc.pid
+        took = warm_up(server.port, BUILTIN_NAME, texts, clients=8, most_s=60)
+        assert took < 60, "the trace cache did not fill"
+        settled = rss_mb(pid)
+        crowd = load(server.port, BUILTIN_NAME, texts, 24, 20, pid=pid, honour_retry_after=False)
+        assert server.proc.poll() is None
+    assert crowd.failures == []
+    assert set(crowd.statuses) == {200, 503}, crowd.statuses
+    assert crowd.busy_without_retry_after == 0
+    assert crowd.statuses[200] >= 20
+    top = max(crowd.rss_mb)
+    assert top <= 1.10 * settled, f"{settled:.0f} MB after warm-up, then up to {top:.0f} MB"
