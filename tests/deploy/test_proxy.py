@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import grp
+import itertools
 import os
 import pwd
 import random
@@ -103,8 +104,8 @@ events {{
 }}
 http {{
 {temps}
-    log_format upstreams '$status "$request" $request_time upstream=$upstream_addr '
-                         'status=$upstream_status';
+    log_format upstreams '$status "$request" $request_time tag=$http_x_test_tag '
+                         'upstream="$upstream_addr" status=$upstream_status';
     access_log {folder / "access.log"} upstreams;
     include {folder / "conf.d"}/*.conf;
 }}
@@ -115,6 +116,12 @@ http {{
 class Proxy:
     base: str
     folder: Path
+
+    def upstreams(self) -> dict[str, str]:
+        """From nginx's access log: each request's X-Test-Tag -> the replicas it went to."""
+        log = self.folder / "access.log"
+        text = log.read_text(errors="replace") if log.exists() else ""
+        return dict(re.findall(r' tag=(\S+) upstream="([^"]*)"', text))
 
     def errors(self, what: str) -> list[str]:
         """nginx's error log lines that contain ``what``."""
@@ -242,7 +249,8 @@ class Result:
     end: float
     what: str
     status: int | None  # None: no complete HTTP answer
-    upstream: str = ""  # nginx's X-Upstream: "a", or "a, b" when a failed and b answered
+    tag: str = ""  # sent as X-Test-Tag, which nginx logs with the replicas it tried
+    upstream: str = ""  # from that log: "a", or "a, b" when a failed and b answered
     note: str = ""
 
     @property
@@ -287,14 +295,18 @@ class Load:
         is cut on the way is sent once more; a second cut, or any answer but a 200, fails."""
         rng = random.Random(k)
         with httpx.Client(base_url=self.base, timeout=30) as http:
-            while not self.stopping.is_set():
+            for i in itertools.count():
+                if self.stopping.is_set():
+                    break
                 method, path, params, body = one_request(rng)
                 what = f"{method} {path}"
+                tag = f"{k}-{i}"
                 t0 = time.monotonic()
                 note = ""
                 for attempt in (1, 2):
                     try:
-                        r = http.request(method, path, params=params, json=body)
+                        headers = {"X-Test-Tag": f"{tag}-{attempt}"}
+                        r = http.request(method, path, params=params, json=body, headers=headers)
                         break
                     except httpx.HTTPError as exc:  # no complete answer
                         note += f"attempt {attempt}: {exc!r}; "
@@ -303,12 +315,13 @@ class Load:
                         else:
                             time.sleep(0.3)
                 if r is None:
-                    self.results.append(Result(t0, time.monotonic(), what, None, note=note))
+                    self.results.append(Result(t0, time.monotonic(), what, None, tag, note=note))
                     continue
                 if r.status_code != 200:
                     note += f"{r.headers} {r.text[:300]}"
+                tag += f"-{attempt}"
                 self.results.append(
-                    Result(t0, time.monotonic(), what, r.status_code, r.headers["x-upstream"], note)
+                    Result(t0, time.monotonic(), what, r.status_code, tag, note=note)
                 )
 
     def __enter__(self) -> Load:
@@ -322,8 +335,15 @@ class Load:
         for thread in self.threads:
             thread.join(timeout=40)
 
-    def answered_by(self, until: float | None = None) -> Counter[str]:
+    def answered_by(self, proxy: Proxy, until: float | None = None) -> Counter[str]:
+        """How many requests each replica answered (by nginx's log)."""
+        self.read_upstreams(proxy)
         return Counter(r.answered_by for r in list(self.results) if until is None or r.end < until)
+
+    def read_upstreams(self, proxy: Proxy) -> None:
+        logged = proxy.upstreams()
+        for r in list(self.results):
+            r.upstream = logged.get(r.tag, r.upstream)
 
 
 def test_a_replica_killed_under_load_fails_no_request(replicas, nginx_proxy):
@@ -333,8 +353,8 @@ def test_a_replica_killed_under_load_fails_no_request(replicas, nginx_proxy):
     with Load(proxy.base) as load:
         # Both replicas answer, round robin, before one of them goes.
         deadline = time.monotonic() + 15
-        while min(load.answered_by()[a.addr], load.answered_by()[b.addr]) < 25:
-            assert time.monotonic() < deadline, f"not both replicas: {load.answered_by()}"
+        while min(load.answered_by(proxy)[a.addr], load.answered_by(proxy)[b.addr]) < 25:
+            assert time.monotonic() < deadline, f"not both replicas: {load.answered_by(proxy)}"
             time.sleep(0.05)
         b.proc.kill()  # SIGKILL: no goodbye, requests in flight on it are cut
         b.proc.wait(timeout=10)
@@ -343,7 +363,8 @@ def test_a_replica_killed_under_load_fails_no_request(replicas, nginx_proxy):
     ended = time.monotonic()
 
     results = load.results
-    before = load.answered_by(until=killed)
+    time.sleep(0.5)  # nginx has written its last log lines
+    before = load.answered_by(proxy, until=killed)
     after = [r for r in results if r.start > killed]
     retried = [r for r in results if b.addr in r.upstream and r.answered_by == a.addr]
     failed = [r for r in results if r.status != 200]
@@ -383,6 +404,7 @@ def test_a_replica_killed_under_load_fails_no_request(replicas, nginx_proxy):
     r = httpx.get(f"{proxy.base}/healthz", timeout=10)
     assert r.status_code == 503
     assert r.headers["retry-after"] == "5"
+    assert "x-upstream" not in r.headers  # the replicas' addresses stay inside
     assert r.json() == {"message": r.json()["message"], "detail": []}
     assert "no replica" in r.json()["message"]
 
