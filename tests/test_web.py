@@ -54,10 +54,15 @@ def test_plotly_comes_from_the_installed_package(client):
     html = page(client)
     (url,) = re.findall(r'src="(/vendor/plotly-[^"]+\.min\.js)"', html)
     assert plotly.__version__ in url
-    r = client.get(url)
-    shipped = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
-    assert r.status_code == 200 and r.content == shipped.read_bytes()
-    assert "javascript" in r.headers["content-type"] and "immutable" in r.headers["cache-control"]
+    shipped = (Path(plotly.__file__).parent / "package_data" / "plotly.min.js").read_bytes()
+    for accept in ("gzip, deflate", "identity"):
+        r = client.get(url, headers={"Accept-Encoding": accept})
+        assert r.status_code == 200 and r.content == shipped  # (httpx undoes the gzip)
+        assert r.headers.get("content-encoding") == ("gzip" if accept != "identity" else None)
+        assert "javascript" in r.headers["content-type"]
+        assert "immutable" in r.headers["cache-control"]
+    gzipped = client.get(url, headers={"Accept-Encoding": "gzip"})
+    assert int(gzipped.headers["content-length"]) < len(shipped) / 3  # sent compressed
 
 
 def test_static_files_cannot_escape_their_folder(client):
