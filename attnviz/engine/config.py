@@ -37,6 +37,7 @@ class TransformerConfig:
     activation: Activation = "gelu"
     bias: bool = False  # linear layers carry biases
     vocab_size: int | None = None  # a token table W_E (vocab, C): forward then takes token ids
+    unembed: bool = False  # a table W_U (C, vocab) from the output to logits over the vocabulary
     type_vocab_size: int = 0  # a token-type table W_type added to every token (BERT's segment A)
 
     def __post_init__(self) -> None:
@@ -46,6 +47,8 @@ class TransformerConfig:
             raise ValueError(f"n_heads {self.n_heads} does not divide d_model {self.d_model}")
         if self.vocab_size is not None and self.vocab_size < 1:
             raise ValueError("vocab_size must be positive")
+        if self.unembed and self.vocab_size is None:
+            raise ValueError("unembed needs a vocab_size")
 
     @property
     def d_head(self) -> int:

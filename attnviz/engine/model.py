@@ -164,7 +164,8 @@ class Transformer(nn.Module):
 
     hidden state 0 is ``blocks.0.hook_resid_pre`` (X after the positional table and any embedding
     norm); hidden state l is ``blocks.{l-1}.hook_resid_post``; with a final norm, the model's
-    output is ``ln_final.hook_normalized``.
+    output is ``ln_final.hook_normalized``. With ``unembed``, ``logits(output)`` maps it to
+    scores over the vocabulary (``hook_logits``), for a model that predicts tokens.
     """
 
     def __init__(self, cfg: TransformerConfig) -> None:
@@ -183,6 +184,10 @@ class Transformer(nn.Module):
         self.ln_embed = LayerNorm(cfg) if cfg.embed_norm else None
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layers))
         self.ln_final = LayerNorm(cfg) if cfg.final_norm else None
+        if cfg.unembed:
+            assert cfg.vocab_size is not None
+            self.W_U = _param(cfg.d_model, cfg.vocab_size)
+            self.hook_logits = HookPoint("B T V")
 
     def positional_table(self, T: int) -> torch.Tensor | None:
         """The (T, C) table added to X; None when positions enter elsewhere (RoPE) or nowhere."""
@@ -218,3 +223,7 @@ class Transformer(nn.Module):
         if self.ln_final is not None:
             x = self.ln_final(x)
         return x
+
+    def logits(self, x: torch.Tensor) -> torch.Tensor:
+        """The model's output (B, T, C) -> scores over the vocabulary (B, T, V)."""
+        return self.hook_logits(x @ self.W_U)

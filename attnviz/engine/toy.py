@@ -22,7 +22,8 @@ Projections = Literal["identity", "random", "custom"]
 LEARNED_POS_STD = 0.5
 
 
-def _randn(seed: int, name: str, shape: tuple[int, ...], std: float) -> torch.Tensor:
+def seeded_randn(seed: int, name: str, shape: tuple[int, ...], std: float) -> torch.Tensor:
+    """N(0, std^2) in float64 from a generator of its own, keyed by the seed and the name."""
     g = torch.Generator().manual_seed((seed * 0x9E3779B1 + zlib.crc32(name.encode())) % 2**63)
     return torch.randn(*shape, generator=g, dtype=torch.float64) * std
 
@@ -44,7 +45,7 @@ def toy_weights(
     eye = torch.eye(d, dtype=torch.float64)
     sd: dict[str, torch.Tensor] = {}
     if cfg.positional == "learned":
-        sd["W_pos"] = _randn(seed, "W_pos", (cfg.max_positions, d), LEARNED_POS_STD)
+        sd["W_pos"] = seeded_randn(seed, "W_pos", (cfg.max_positions, d), LEARNED_POS_STD)
     if projections == "custom":
         assert custom is not None, "custom projections need matrices"
         fixed = {n: _matrix(custom[n.lower()], d, n) for n in "QKV"}
@@ -56,12 +57,13 @@ def toy_weights(
             if projections == "identity":
                 sd[key] = eye.clone()
             elif projections == "random":
-                sd[key] = _randn(seed, key, (d, d), d**-0.5)
+                sd[key] = seeded_randn(seed, key, (d, d), d**-0.5)
             else:
                 sd[key] = fixed[n].clone()
         if cfg.ffn:
-            sd[f"{p}mlp.W_in"] = _randn(seed, f"{p}mlp.W_in", (d, cfg.hidden), d**-0.5)
-            sd[f"{p}mlp.W_out"] = _randn(seed, f"{p}mlp.W_out", (cfg.hidden, d), cfg.hidden**-0.5)
+            sd[f"{p}mlp.W_in"] = seeded_randn(seed, f"{p}mlp.W_in", (d, cfg.hidden), d**-0.5)
+            shape = (cfg.hidden, d)
+            sd[f"{p}mlp.W_out"] = seeded_randn(seed, f"{p}mlp.W_out", shape, cfg.hidden**-0.5)
     for key, t in sd.items():
         expect = {
             "W_pos": (cfg.max_positions, d),

@@ -1,0 +1,1 @@
+"""Training tiny transformers on the engine: tasks that teach something, and the loop."""
