@@ -8,8 +8,13 @@ from __future__ import annotations
 
 import string
 from dataclasses import dataclass
+from typing import Protocol
 
 import torch
+
+# The held-out batch is drawn from its own generator, never from the training one, so that
+# measuring it does not change the training data's order.
+HELDOUT_SEED = 2_147_483_647
 
 
 @dataclass(frozen=True)
@@ -37,6 +42,33 @@ class CharVocab:
 
 
 @dataclass(frozen=True)
+class Probe:
+    """The fixed input whose attention is shown at every checkpoint, and where to look."""
+
+    ids: list[int]
+    labels: list[str]  # one per token
+    look: str  # what the pattern shows once the task is learned
+
+
+class Task(Protocol):
+    """What the trainer needs of a task. ``name`` is the API's; ``about`` says, in a sentence or
+    three, what the task teaches and what to look for."""
+
+    name: str
+    about: str
+    vocab: CharVocab
+
+    @property
+    def max_tokens(self) -> int: ...
+
+    def batch(self, g: torch.Generator, size: int) -> Batch: ...
+
+    def heldout(self, size: int) -> Batch: ...
+
+    def probe(self) -> Probe: ...
+
+
+@dataclass(frozen=True)
 class Induction:
     """A random string of lowercase letters, then the same string again; the loss is on the
     repeat. Its length changes from batch to batch (``min_len`` to ``max_len``): with one fixed
@@ -46,6 +78,7 @@ class Induction:
     min_len: int = 8
     max_len: int = 24
     vocab: CharVocab = CharVocab(string.ascii_lowercase)
+    name: str = "induction"
     about: str = (
         "A random string, then the same string again. The first copy cannot be predicted; the "
         "second can, by finding the earlier occurrence of the current letter and copying the "
@@ -60,7 +93,10 @@ class Induction:
 
     def batch(self, g: torch.Generator, size: int) -> Batch:
         n = int(torch.randint(self.min_len, self.max_len + 1, (1,), generator=g))
-        half = torch.randint(0, self.vocab.size, (size, n), generator=g)  # (B, n)
+        return self._repeat(torch.randint(0, self.vocab.size, (size, n), generator=g))
+
+    def _repeat(self, half: torch.Tensor) -> Batch:
+        n = half.shape[1]  # half: (B, n)
         ids = torch.cat([half, half], dim=1)  # (B, 2n)
         inputs, targets = ids[:, :-1], ids[:, 1:]  # (B, 2n - 1) each
         mask = torch.zeros_like(inputs, dtype=torch.bool)
@@ -68,6 +104,26 @@ class Induction:
         # not seen before, so it cannot be known; the rest (tokens n + 1 .. 2n - 1) can.
         mask[:, n:] = True
         return Batch(inputs, targets, mask)
+
+    def heldout(self, size: int) -> Batch:
+        """Fresh strings, never trained on (with 26^8 strings and more, almost surely), at the
+        middle length."""
+        n = (self.min_len + self.max_len) // 2
+        g = torch.Generator().manual_seed(HELDOUT_SEED)
+        return self._repeat(torch.randint(0, self.vocab.size, (size, n), generator=g))
+
+    def probe(self) -> Probe:
+        n = min(12, self.max_len)
+        g = torch.Generator().manual_seed(HELDOUT_SEED - 1)
+        half = torch.randint(0, self.vocab.size, (n,), generator=g).tolist()
+        ids = (half + half)[:-1]
+        return Probe(
+            ids,
+            list(self.vocab.decode(ids)),
+            f"From each letter of the repeat (tokens {n + 1} to {2 * n - 1}), an induction head "
+            f"attends to the letter after its earlier occurrence: a stripe {n - 1} tokens "
+            "left of the diagonal. A previous-token head attends one token left.",
+        )
 
     def induction_score(self, pattern: torch.Tensor, n: int) -> torch.Tensor:
         """Per head, the mean weight from each query of the repeat (positions n .. 2n - 2) on

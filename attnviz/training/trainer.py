@@ -13,10 +13,12 @@ from typing import Literal
 import torch
 import torch.nn.functional as F
 
-from attnviz.engine import Transformer, TransformerConfig
+from attnviz.engine import Transformer, TransformerConfig, capture
 from attnviz.engine.config import Norm, Positional
 from attnviz.engine.init import standard_weights, trainable
-from attnviz.training.tasks import Induction
+from attnviz.training.tasks import Batch, Induction, Task
+
+HELDOUT_BATCH = 64  # sequences in the held-out batch measured at every checkpoint
 
 
 @dataclass(frozen=True)
@@ -70,12 +72,51 @@ class Step:
     seconds: float  # since the start
 
 
+@dataclass(frozen=True)
+class Checkpoint:
+    """The model as it was after ``step`` updates (0: the starting weights)."""
+
+    step: int
+    heldout: float  # nats, on the task's held-out batch
+    pattern: torch.Tensor  # (L, nh, T, T): every head's attention on the task's probe, on the CPU
+    seconds: float
+
+
 @dataclass
 class Run:
     cfg: TransformerConfig
     model: Transformer
     state: Literal["done", "cancelled"] = "done"
     history: list[Step] = field(default_factory=list)
+    checkpoints: list[Checkpoint] = field(default_factory=list)
+
+
+def checkpoint_steps(steps: int, count: int) -> list[int]:
+    """``count`` + 1 steps from 0 to ``steps``, closer together early on, where patterns change
+    fastest (square-spaced), each once."""
+    if count < 1:
+        return [0, steps]
+    return sorted({round(steps * (i / count) ** 2) for i in range(count + 1)})
+
+
+def loss_on(model: Transformer, batch: Batch) -> torch.Tensor:
+    """Mean cross-entropy, in nats, of the model's predictions on the batch's counted positions."""
+    logits = model.logits(model(batch.inputs))  # (B, T, V)
+    return F.cross_entropy(logits[batch.mask], batch.targets[batch.mask])
+
+
+@torch.no_grad()
+def snapshot(model: Transformer, task: Task, heldout: Batch, step: int, t0: float) -> Checkpoint:
+    was_training = model.training
+    model.eval()
+    loss = loss_on(model, heldout).item()
+    probe = torch.tensor([task.probe().ids], device=heldout.inputs.device)  # (1, T)
+    names = [f"blocks.{i}.attn.hook_pattern" for i in range(model.cfg.n_layers)]
+    with capture(model, names) as cache:
+        model(probe)
+    pattern = torch.stack([cache[n][0] for n in names]).float().cpu()  # (L, nh, T, T)
+    model.train(was_training)
+    return Checkpoint(step, loss, pattern, time.perf_counter() - t0)
 
 
 def layer_grad_norms(model: Transformer) -> list[float]:
@@ -87,30 +128,58 @@ def layer_grad_norms(model: Transformer) -> list[float]:
     return norms
 
 
+def _to(batch: Batch, device: torch.device) -> Batch:
+    return Batch(batch.inputs.to(device), batch.targets.to(device), batch.mask.to(device))
+
+
 def train(
-    task: Induction,
+    task: Task | None = None,
     arch: Architecture = Architecture(),
     opt: Optimiser = Optimiser(),
     on_step: Callable[[Step], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
+    *,
+    device: torch.device | str = "cpu",
+    checkpoints: int = 0,
+    on_checkpoint: Callable[[Checkpoint], None] | None = None,
 ) -> Run:
-    """Train a fresh model on ``task`` for ``opt.steps`` updates (AdamW, no weight decay), or
-    until ``should_stop()`` says so between two of them."""
+    """Train a fresh model on ``task`` (the induction task by default) for ``opt.steps`` updates
+    (AdamW, no weight decay), or until ``should_stop()`` says so between two of them.
+
+    With ``checkpoints`` > 0, the held-out loss and every head's pattern on the task's probe are
+    recorded at ``checkpoint_steps(opt.steps, checkpoints)`` (and where a run is cancelled).
+    The data are drawn on the CPU from a generator seeded by ``opt.seed``, then moved, so that
+    the data order does not depend on the device."""
+    task = task if task is not None else Induction()
+    device = torch.device(device)
     cfg = model_config(arch, task.vocab.size, task.max_tokens)
     model = Transformer(cfg)
     model.load_state_dict(standard_weights(cfg, opt.seed))
-    trainable(model).train()
+    model = trainable(model).to(device).train()
     data = torch.Generator().manual_seed(opt.seed)
     adam = torch.optim.AdamW(model.parameters(), lr=opt.lr, weight_decay=0.0)
     run = Run(cfg, model)
+    heldout = _to(task.heldout(HELDOUT_BATCH), device) if checkpoints else None
+    at = set(checkpoint_steps(opt.steps, checkpoints)) if checkpoints else set()
     t0 = time.perf_counter()
+
+    def keep(step: int) -> None:
+        assert heldout is not None
+        point = snapshot(model, task, heldout, step, t0)
+        run.checkpoints.append(point)
+        if on_checkpoint is not None:
+            on_checkpoint(point)
+
+    if 0 in at:
+        keep(0)
     for step in range(1, opt.steps + 1):
         if should_stop is not None and should_stop():
             run.state = "cancelled"
+            if heldout is not None and run.history and run.checkpoints[-1].step != step - 1:
+                keep(step - 1)
             break
-        batch = task.batch(data, opt.batch)
-        logits = model.logits(model(batch.inputs))  # (B, T, V)
-        loss = F.cross_entropy(logits[batch.mask], batch.targets[batch.mask])
+        batch = _to(task.batch(data, opt.batch), device)
+        loss = loss_on(model, batch)
         adam.zero_grad(set_to_none=True)
         loss.backward()
         record = Step(step, loss.item(), layer_grad_norms(model), time.perf_counter() - t0)
@@ -118,6 +187,8 @@ def train(
         run.history.append(record)
         if on_step is not None:
             on_step(record)
+        if step in at:
+            keep(step)
     model.eval()
     for p in model.parameters():
         p.requires_grad_(False)

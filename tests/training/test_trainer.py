@@ -65,3 +65,30 @@ def test_the_default_run_forms_an_induction_head():
     first = task.induction_score(cache["blocks.0.attn.hook_pattern"], n)
     assert second.max() >= 0.7, second
     assert first.max() < 0.2, first  # the first layer alone cannot do it
+
+
+def test_checkpoints_hold_the_heldout_loss_and_every_heads_pattern_on_the_probe():
+    task = Induction()
+    seen = []
+    run = train(task, TINY, Optimiser(steps=30), checkpoints=5, on_checkpoint=seen.append)
+    assert [c.step for c in run.checkpoints] == [0, 1, 5, 11, 19, 30] and seen == run.checkpoints
+    T = len(task.probe().ids)
+    for c in run.checkpoints:
+        assert c.pattern.shape == (2, 2, T, T)
+        assert torch.allclose(c.pattern.sum(-1), torch.ones(2, 2, T))
+        assert torch.all(c.pattern.triu(1) == 0)  # causal
+    # The last one is the final model's own attention on the probe.
+    with torch.no_grad(), capture(run.model) as cache:
+        run.model(torch.tensor([task.probe().ids]))
+    assert torch.equal(run.checkpoints[-1].pattern[1], cache["blocks.1.attn.hook_pattern"][0])
+    # Measuring the held-out loss leaves the training data's order alone.
+    plain = train(task, TINY, Optimiser(steps=30))
+    assert [s.loss for s in plain.history] == [s.loss for s in run.history]
+    assert run.checkpoints[-1].heldout < run.checkpoints[0].heldout
+
+
+def test_a_cancelled_run_keeps_a_checkpoint_where_it_stopped():
+    seen = []
+    run = train(Induction(), TINY, Optimiser(steps=100), on_step=seen.append,
+                should_stop=lambda: len(seen) >= 7, checkpoints=4)  # fmt: skip
+    assert [c.step for c in run.checkpoints] == [0, 6, 7]
