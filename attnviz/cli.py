@@ -77,6 +77,12 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument(
         "--soak", type=float, default=0.0, help="with --hosted: seconds more of load for memory"
     )
+    bench.add_argument(
+        "--train",
+        action="store_true",
+        help="instead: the training targets (the default induction and char-LM runs: when "
+        "their losses cross the targets, and the size of a checkpoint's snapshot)",
+    )
     args = parser.parse_args(argv)
     if args.command == "bench":
         return _bench(args, parser)
@@ -151,6 +157,14 @@ def _bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if args.repeat < 1:
         parser.error("--repeat: at least 1")
     model = Path(args.model) if args.model else None
+    if args.train:
+        from attnviz.training import bench as train_bench
+
+        figures = train_bench.run(args.device)
+        print(train_bench.table(figures))
+        if args.json:
+            print(train_bench.as_json(figures))
+        return 0
     if args.hosted:
         from attnviz import loadtest
 

@@ -55,6 +55,23 @@ class Settings(BaseSettings):
     # commas; "*" trusts any.
     forwarded_allow_ips: str = "127.0.0.1"
 
+    # -- training runs (the Train mode) ---------------------------------------------------------
+    # Runs training at once; another start gets 503 with Retry-After. Each run has a thread;
+    # on a CPU they share its cores with the traces.
+    train_slots: int = Field(1, ge=0, le=64)
+    # Bounds on one run: a request over a cap gets 422 naming the field; a run stops at the
+    # time limit with what it has learned.
+    train_max_steps: int = Field(5000, ge=1, le=1_000_000)
+    train_max_seconds: float = Field(120.0, gt=0, le=86_400)
+    train_max_params: int = Field(2_000_000, ge=1000, le=10**9)
+    train_max_text_chars: int = Field(200_000, ge=1000, le=10**8)
+    # Finished runs kept (their models included); the oldest goes first. A run that is gone
+    # answers 404.
+    train_keep_runs: int = Field(8, ge=1, le=1000)
+    # This replica's name, the prefix of its run ids, so that a proxy sends every request about
+    # a run to the replica that trains it (deploy/nginx). Lowercase letters and digits.
+    replica: str = Field("", pattern=r"^[a-z0-9]{0,16}$")
+
     @field_validator("port", mode="before")
     @classmethod
     def _not_a_service_link(cls, value: object) -> object:

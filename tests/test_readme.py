@@ -1,4 +1,4 @@
-"""The README's configuration table names every setting, with its default."""
+"""The README names every setting, with its default, and every ablation preset."""
 
 from __future__ import annotations
 
@@ -31,3 +31,10 @@ def test_every_setting_is_in_the_readme_with_its_default():
             assert float(shown) == value, (field, shown)
         else:
             assert shown == str(value), (field, shown)
+
+
+def test_every_ablation_preset_is_in_the_readme():
+    from attnviz.training.ablations import PRESETS
+
+    for name in PRESETS:
+        assert f"| `{name}` |" in README, name

@@ -2,10 +2,11 @@
 
 from fastapi import APIRouter
 
-from attnviz.api import health, models, presets, trace
+from attnviz.api import health, models, presets, trace, train
 
 api_router = APIRouter()
 api_router.include_router(health.router)
 api_router.include_router(presets.router)
 api_router.include_router(models.router)
 api_router.include_router(trace.router)
+api_router.include_router(train.router)

@@ -9,6 +9,7 @@ from fastapi import Depends, Request
 
 from attnviz.pretrained import ModelRegistry
 from attnviz.services.traces import TraceService
+from attnviz.services.training import TrainService
 from attnviz.settings import Settings
 
 
@@ -28,7 +29,12 @@ async def _traces(request: Request) -> TraceService:
     return request.app.state.traces
 
 
+async def _training(request: Request) -> TrainService:
+    return request.app.state.training
+
+
 SettingsDep = Annotated[Settings, Depends(_settings)]
 DeviceDep = Annotated[torch.device, Depends(_device)]
 RegistryDep = Annotated[ModelRegistry, Depends(_registry)]
 TracesDep = Annotated[TraceService, Depends(_traces)]
+TrainingDep = Annotated[TrainService, Depends(_training)]

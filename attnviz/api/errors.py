@@ -20,6 +20,7 @@ from attnviz.schemas import TraceQuery
 from attnviz.services.admission import Busy
 from attnviz.services.tensors import TraceError
 from attnviz.services.text_trace import ModelNotFound
+from attnviz.services.training import RunGone, TrainRefused
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +88,17 @@ async def _not_found(_request: Request, exc: ModelNotFound) -> JSONResponse:
     return JSONResponse(status_code=404, content={"message": str(exc), "detail": detail})
 
 
+async def _run_gone(_request: Request, exc: RunGone) -> JSONResponse:
+    detail = [{"loc": ["path", "run_id"], "msg": str(exc), "type": "not_found"}]
+    return JSONResponse(status_code=404, content={"message": str(exc), "detail": detail})
+
+
+async def _train_refused(_request: Request, exc: TrainRefused) -> JSONResponse:
+    field = str(exc).split(":", 1)[0]
+    detail = [{"loc": ["body", *field.split(".")], "msg": str(exc), "type": "value_error"}]
+    return JSONResponse(status_code=422, content={"message": str(exc), "detail": detail})
+
+
 async def _busy(_request: Request, exc: Busy) -> JSONResponse:
     return JSONResponse(
         status_code=503,
@@ -116,6 +128,8 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(TraceError, _trace_error)
     app.add_exception_handler(ModelNotFound, _not_found)
+    app.add_exception_handler(RunGone, _run_gone)
+    app.add_exception_handler(TrainRefused, _train_refused)
     app.add_exception_handler(Busy, _busy)
     app.add_exception_handler(HTTPException, _http_error)
     app.add_exception_handler(Exception, _unexpected)

@@ -88,9 +88,10 @@ class BodyLimit:
 
 
 class TimeLimit:
-    """A whole request (its body, its wait, its computation) within ``seconds``; past it a 503
-    when nothing has been answered yet. The computation itself cannot be stopped mid-way (its
-    inputs are capped, which bounds it); the client is answered and its result dropped."""
+    """A request until it starts answering (its body, its wait, its computation) within
+    ``seconds``; past it a 503. A response once started is not cut (an event stream goes on).
+    The computation itself cannot be stopped mid-way (its inputs are capped, which bounds it);
+    the client is answered and its result dropped."""
 
     def __init__(self, app: ASGIApp, seconds: float) -> None:
         self.app = app
@@ -101,14 +102,17 @@ class TimeLimit:
             await self.app(scope, receive, send)
             return
         started = False
+        limit: asyncio.Timeout | None = None
 
         async def tracked(message: Message) -> None:
             nonlocal started
+            if not started and limit is not None:
+                limit.reschedule(None)  # answering: a stream (server-sent events) may go on
             started = True
             await send(message)
 
         try:
-            async with asyncio.timeout(self.seconds):
+            async with asyncio.timeout(self.seconds) as limit:
                 await self.app(scope, receive, tracked)
         except TimeoutError:
             log.warning("%s %s: over the time limit", scope["method"], scope["path"])

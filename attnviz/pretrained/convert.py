@@ -218,3 +218,8 @@ FAMILIES: dict[str, Family] = {
     "bert": Family("bert", bert_config, bert_weights),
     "gpt2": Family("gpt2", gpt2_config, gpt2_weights),
 }
+
+# attnviz's own saved runs; imported last, as that module uses this one's ConversionError.
+from attnviz.pretrained.native import native_config, native_weights  # noqa: E402
+
+FAMILIES["attnviz"] = Family("attnviz", native_config, native_weights)

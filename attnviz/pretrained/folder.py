@@ -39,6 +39,10 @@ class PretrainedModel:
     model: Transformer = field(repr=False)
     tokenizer: TextTokenizer = field(repr=False)
     device: torch.device
+    # The training run it comes from (attnviz's own runs), else None.
+    run: str | None = None
+    # Texts it reads, where the server's examples would not do (a character model's alphabet).
+    examples: list[str] | None = None
     # Hooks are registered on the shared module during a capture: one forward at a time.
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 

@@ -42,6 +42,16 @@ class ModelRegistry:
     def get(self, name: str) -> PretrainedModel | None:
         return self.models.get(name)
 
+    # Runs add and remove models from their threads while requests read the table: each change
+    # makes a new dict, so a reader iterates the one it took.
+    def add(self, model: PretrainedModel) -> None:
+        if model.name in self.models:
+            raise ValueError(f"a model named {model.name!r} is already loaded")
+        self.models = {**self.models, model.name: model}
+
+    def remove(self, names: list[str]) -> None:
+        self.models = {k: m for k, m in self.models.items() if k not in names}
+
 
 def load_registry(folders: list[Path], device: torch.device, builtin: bool = True) -> ModelRegistry:
     """Load the default model (when installed and ``builtin``) and every folder, in order.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 
 from attnviz.pretrained import ModelRegistry, PretrainedModel
+from attnviz.pretrained.native import unknown_characters
 from attnviz.schemas import ModelInfo, TextTraceRequest
 from attnviz.services.tensors import ComputedTrace, TraceError, capture_trace
 
@@ -39,6 +40,8 @@ def model_info(model: PretrainedModel, server_cap: int | None) -> ModelInfo:
         model_max_tokens=cfg.max_positions,
         device=str(model.device),
         source=model.origin,
+        run=model.run,
+        examples=model.examples,
     )
 
 
@@ -55,7 +58,16 @@ def run_text_trace(
 ) -> ComputedTrace:
     """Every layer's attention, scores, q/k/v and hidden states of the model on the text."""
     m = find_model(registry, req.model)
-    toks = m.tokenizer(req.text)
+    try:
+        toks = m.tokenizer(req.text)
+    except Exception as exc:  # the tokenizers library raises plain Exceptions
+        unknown = unknown_characters(m.tokenizer.tok, req.text)
+        if unknown:
+            raise TraceError(
+                f"text: the model {m.name} has no token for {unknown!r}; it reads only "
+                f"{''.join(sorted(m.tokenizer.tok.get_vocab()))!r}"
+            ) from exc
+        raise TraceError(f"text: the tokenizer could not read it ({exc})") from exc
     n, cap = len(toks.ids), token_cap(m, server_cap)
     if n == 0:
         raise TraceError("text: the tokenizer made no tokens of it")

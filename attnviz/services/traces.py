@@ -18,7 +18,7 @@ from attnviz.services.admission import Admission
 from attnviz.services.arrays import Part, compact_body, json_bytes, json_numbers, select
 from attnviz.services.cache import TraceCache, input_key
 from attnviz.services.tensors import ComputedTrace, TraceError
-from attnviz.services.text_trace import run_text_trace
+from attnviz.services.text_trace import find_model, run_text_trace
 from attnviz.services.trace import run_toy_trace
 from attnviz.settings import Settings
 
@@ -101,6 +101,9 @@ class TraceService:
             started = time.perf_counter()
             return self._respond(req, query, compact, accept_encoding)
 
+        if isinstance(req, TextTraceRequest):
+            # A model can go (a training run evicted): never answer for it from the cache.
+            find_model(self.registry, req.model)
         cheap = self.cache.holds(self.key(req))
         body = await self.admission.run(client, timed, cheap=cheap)
         done = time.perf_counter()

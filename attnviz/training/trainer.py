@@ -80,6 +80,7 @@ class Checkpoint:
     heldout: float  # nats, on the task's held-out batch
     pattern: torch.Tensor  # (L, nh, T, T): every head's attention on the task's probe, on the CPU
     seconds: float
+    sample: str | None = None  # what the model wrote then, when the run asks for samples
 
 
 @dataclass
@@ -106,7 +107,14 @@ def loss_on(model: Transformer, batch: Batch) -> torch.Tensor:
 
 
 @torch.no_grad()
-def snapshot(model: Transformer, task: Task, heldout: Batch, step: int, t0: float) -> Checkpoint:
+def snapshot(
+    model: Transformer,
+    task: Task,
+    heldout: Batch,
+    step: int,
+    t0: float,
+    sample: Callable[[Transformer], str] | None = None,
+) -> Checkpoint:
     was_training = model.training
     model.eval()
     loss = loss_on(model, heldout).item()
@@ -115,8 +123,9 @@ def snapshot(model: Transformer, task: Task, heldout: Batch, step: int, t0: floa
     with capture(model, names) as cache:
         model(probe)
     pattern = torch.stack([cache[n][0] for n in names]).float().cpu()  # (L, nh, T, T)
+    text = sample(model) if sample is not None else None
     model.train(was_training)
-    return Checkpoint(step, loss, pattern, time.perf_counter() - t0)
+    return Checkpoint(step, loss, pattern, time.perf_counter() - t0, text)
 
 
 def layer_grad_norms(model: Transformer) -> list[float]:
@@ -142,12 +151,14 @@ def train(
     device: torch.device | str = "cpu",
     checkpoints: int = 0,
     on_checkpoint: Callable[[Checkpoint], None] | None = None,
+    sample: Callable[[Transformer], str] | None = None,
 ) -> Run:
     """Train a fresh model on ``task`` (the induction task by default) for ``opt.steps`` updates
     (AdamW, no weight decay), or until ``should_stop()`` says so between two of them.
 
     With ``checkpoints`` > 0, the held-out loss and every head's pattern on the task's probe are
-    recorded at ``checkpoint_steps(opt.steps, checkpoints)`` (and where a run is cancelled).
+    recorded at ``checkpoint_steps(opt.steps, checkpoints)`` (and where a run is cancelled),
+    with ``sample(model)`` (a text it writes, say) when given.
     The data are drawn on the CPU from a generator seeded by ``opt.seed``, then moved, so that
     the data order does not depend on the device."""
     task = task if task is not None else Induction()
@@ -165,7 +176,7 @@ def train(
 
     def keep(step: int) -> None:
         assert heldout is not None
-        point = snapshot(model, task, heldout, step, t0)
+        point = snapshot(model, task, heldout, step, t0, sample)
         run.checkpoints.append(point)
         if on_checkpoint is not None:
             on_checkpoint(point)

@@ -139,8 +139,57 @@ function getJson(path) {
 /** GET /api/presets -> {presets, limits, config_defaults} */
 export const fetchPresets = () => getJson("/api/presets");
 
+/** Model name -> the training run it comes from: a trace of such a model says so in the
+ * X-Attnviz-Run header, by which a proxy sends it to the replica that has the run. */
+const runs = new Map();
+
 /** GET /api/models -> {models, default, examples, max_text_chars, max_json_values, install} */
-export const fetchModels = () => getJson("/api/models");
+export async function fetchModels() {
+  const list = await getJson("/api/models");
+  runs.clear();
+  for (const m of list.models) if (m.run) runs.set(m.name, m.run);
+  return list;
+}
+
+/** The headers of a trace request for `body`. @param {any} body @param {string} accept */
+function traceHeaders(body, accept) {
+  /** @type {Record<string, string>} */
+  const headers = { "Content-Type": "application/json", Accept: accept };
+  const run = body && typeof body.model === "string" ? runs.get(body.model) : undefined;
+  if (run) headers["X-Attnviz-Run"] = run;
+  return headers;
+}
+
+// -- Training -----------------------------------------------------------------------------------
+
+/** GET /api/train/options -> {tasks, presets, switches, limits, slots} */
+export const fetchTrainOptions = () => getJson("/api/train/options");
+
+/** GET /api/train/{id} -> the run's whole state. @param {string} id */
+export const fetchRun = (id) => getJson(`/api/train/${encodeURIComponent(id)}`);
+
+/**
+ * POST /api/train: start a run (waiting out a busy server). -> {id, state, events, url}
+ * @param {object} body
+ */
+export function startRun(body) {
+  return onceMoreIfCut(async () => {
+    const response = await fetchPatiently("/api/train", {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Accept: "application/json" },
+      body: JSON.stringify(body),
+    });
+    if (!response.ok) throw await failure(response);
+    return response.json();
+  });
+}
+
+/** DELETE /api/train/{id}: cancel a running run. @param {string} id */
+export async function cancelRun(id) {
+  const response = await fetch(`/api/train/${encodeURIComponent(id)}`, { method: "DELETE" });
+  if (!response.ok) throw await failure(response);
+  return response.json();
+}
 
 /**
  * The query string of a request's parameters (null and undefined left out).
@@ -164,7 +213,7 @@ export function fetchTrace(body, params = {}, signal) {
   return onceMoreIfCut(async () => {
     const response = await fetchPatiently(`/api/trace${query(params)}`, {
       method: "POST",
-      headers: { "Content-Type": "application/json", Accept: COMPACT_MEDIA_TYPE },
+      headers: traceHeaders(body, COMPACT_MEDIA_TYPE),
       body: JSON.stringify(body),
       signal,
     });
@@ -182,7 +231,7 @@ export function fetchTraceJson(body, params = {}) {
   return onceMoreIfCut(async () => {
     const response = await fetchPatiently(`/api/trace${query(params)}`, {
       method: "POST",
-      headers: { "Content-Type": "application/json", Accept: "application/json" },
+      headers: traceHeaders(body, "application/json"),
       body: JSON.stringify(body),
     });
     if (!response.ok) throw await failure(response);

@@ -19,6 +19,16 @@ export const SENTENCE_FEEDS = {
   traj: ["picked", "dims", "hideSpecial"],
 };
 
+/** Train mode: keys of the view state (TrainView) -> views of train.js. A run's events (its
+ * steps, checkpoints, end) redraw the views they change. */
+export const TRAIN_FEEDS = {
+  progress: [],
+  loss: ["variant"],
+  grads: ["variant"],
+  heads: ["variant", "layer", "head", "checkpoint"],
+  models: [],
+};
+
 /**
  * The views fed by any of `keys`, in the table's order.
  * @param {Record<string, string[]>} feeds

@@ -43,7 +43,8 @@ function image(matrix, top) {
 /**
  * Draw `data.matrix` (m x m weights; rows are queries) into `container`.
  * @param {HTMLElement} container
- * @param {{labels: string[], matrix: NDArray, title: string, caption?: string}} data
+ * @param {{labels: string[], matrix: NDArray, title: string, caption?: string, approx?: boolean}} data
+ *   approx: the weights are 8-bit snapshots, read "≈ 0.42" rather than exactly
  * @param {{query?: number, peak?: boolean}} [sel] query: a row to mark (the chosen query), -1 or
  *   absent for none; peak: colour from 0 to the largest weight (else to 1)
  * @param {{onPick?: (row: number) => void}} [callbacks] a click on a row
@@ -176,7 +177,8 @@ export function render(container, data, sel = {}, callbacks = {}) {
     tip.replaceChildren(
       el("span", {}, ["query ", el("b", { textContent: labels[i] })]), el("br"),
       el("span", {}, ["key ", el("b", { textContent: labels[j] })]), el("br"),
-      el("span", { className: "hc-value", textContent: `weight ${exact(v, matrix.dtype)}` }),
+      el("span", { className: "hc-value",
+        textContent: data.approx ? `weight ≈ ${fmt(v, 2)} (8-bit)` : `weight ${exact(v, matrix.dtype)}` }),
     );
     const x = left + (j + 1) * cell + 10;
     tip.style.left = `${Math.min(x, left + side - 150)}px`;

@@ -1,27 +1,30 @@
-// The page: two modes (the toy lab, toy.js; sentence mode, sentence.js), each keeping its own
-// state, one status line and error line for the mode in view, the share link in the URL, and
+// The page: three modes (the toy lab, toy.js; sentence mode, sentence.js; training, train.js),
+// each keeping its own state, one status line and error line for the mode in view, the share link in the URL, and
 // the header's actions (copy link, export JSON).
 
 import { busy, fetchPresets } from "./api.js";
 import { byId, download } from "./dom.js";
 import { copyText, downloadPng } from "./export.js";
 import { createSentence } from "./sentence.js";
-import { decodeShare, encodeShare } from "./state.js";
+import { decodeShare, defaultSentence, encodeShare } from "./state.js";
 import { createToy } from "./toy.js";
+import { createTrain } from "./train.js";
 
-/** @typedef {"toy" | "sentence"} Mode */
+/** @typedef {"toy" | "sentence" | "train"} Mode */
 
 const root = document.documentElement;
-const MODES = /** @type {Mode[]} */ (["toy", "sentence"]);
+const MODES = /** @type {Mode[]} */ (["toy", "sentence", "train"]);
+const TRAIN_HASH = "#train";
 
 const app = {
   /** @type {Mode} */ mode: "toy",
   drawn: 0,
-  errors: { toy: /** @type {string | null} */ (null), sentence: /** @type {string | null} */ (null) },
-  status: { toy: "", sentence: "" },
-  pending: { toy: false, sentence: false },
+  /** @type {Record<Mode, string | null>} */ errors: { toy: null, sentence: null, train: null },
+  /** @type {Record<Mode, string>} */ status: { toy: "", sentence: "", train: "" },
+  /** @type {Record<Mode, boolean>} */ pending: { toy: false, sentence: false, train: false },
   /** @type {ReturnType<typeof createToy> | null} */ toy: null,
   /** @type {ReturnType<typeof createSentence> | null} */ sentence: null,
+  /** @type {ReturnType<typeof createTrain> | null} */ train: null,
 };
 
 function showMessages() {
@@ -31,8 +34,8 @@ function showMessages() {
   const wait = busy.retryAt ? Math.max(1, Math.ceil((busy.retryAt - Date.now()) / 1000)) : 0;
   byId("status").textContent = wait ? `busy, retrying in ${wait} s` : app.status[app.mode];
   root.dataset.busy = wait ? "1" : "0";
-  root.dataset.pending = app.pending.toy || app.pending.sentence ? "1" : "0";
-  const ready = app.mode === "toy" ? app.toy?.hasTrace() : app.sentence?.hasTrace();
+  root.dataset.pending = app.pending.toy || app.pending.sentence || app.pending.train ? "1" : "0";
+  const ready = { toy: app.toy?.hasTrace(), sentence: app.sentence?.hasTrace(), train: app.train?.hasRun() }[app.mode];
   /** @type {HTMLButtonElement} */ (byId("export-json")).disabled = !ready;
 }
 
@@ -64,6 +67,8 @@ const traceDrawn = () => {
 const viewsDrawn = () => { root.dataset.views = String(+(root.dataset.views || 0) + 1); };
 
 function writeUrl() {
+  // A run lives on its server for a while only: a link opens the Train tab, not the run.
+  if (app.mode === "train") return history.replaceState(null, "", TRAIN_HASH);
   const toy = app.toy?.getState();
   if (toy && app.sentence) history.replaceState(null, "", encodeShare(app.mode, toy, app.sentence.getState()));
 }
@@ -79,24 +84,31 @@ function setMode(mode, state = null) {
     byId(`${m}-mode`).hidden = m !== mode;
   }
   // One error line, in the active mode's inputs.
-  if (mode === "toy") /** @type {HTMLElement} */ (byId("toy-mode").querySelector(".panel")).prepend(byId("error"));
-  else byId("sentence-mode").prepend(byId("error"));
+  if (mode === "sentence") byId("sentence-mode").prepend(byId("error"));
+  else /** @type {HTMLElement} */ (byId(`${mode}-mode`).querySelector(".panel")).prepend(byId("error"));
   root.dataset.mode = mode;
   showMessages();
   const toy = /** @type {ReturnType<typeof createToy>} */ (app.toy);
   const sentence = /** @type {ReturnType<typeof createSentence>} */ (app.sentence);
+  const train = /** @type {ReturnType<typeof createTrain>} */ (app.train);
+  if (mode !== "toy") toy.deactivate();
+  if (mode !== "sentence") sentence.deactivate();
+  if (mode !== "train") train.deactivate();
   if (mode === "sentence") {
-    toy.deactivate();
     if (!state) writeUrl();
     return sentence.activate(state);
   }
-  sentence.deactivate();
+  if (mode === "train") {
+    writeUrl();
+    return train.activate();
+  }
   toy.activate(state);
   writeUrl();
 }
 
 /** Open a link's state (or the first preset when there is none). @param {any} link */
 function follow(link) {
+  if (link === TRAIN_HASH) return setMode("train");
   if (link?.mode === "sentence") return setMode("sentence", link.sentence);
   return setMode("toy", link?.toy || null);
 }
@@ -116,7 +128,7 @@ function wire() {
   byId("export-json").addEventListener("click", async () => {
     const say = messages(app.mode);
     try {
-      const out = await (app.mode === "toy" ? app.toy?.exportJson() : app.sentence?.exportJson());
+      const out = await { toy: app.toy, sentence: app.sentence, train: app.train }[app.mode]?.exportJson();
       if (!out) return;
       download(out.text, out.name);
       if (out.note) say.setStatus(out.note);
@@ -161,16 +173,21 @@ async function init() {
   app.toy = createToy({ ...messages("toy"), traceDrawn, viewsDrawn, changed: writeUrl, limits, defaults,
     presets: presets.presets });
   app.sentence = createSentence({ ...messages("sentence"), traceDrawn, viewsDrawn, changed: writeUrl });
+  app.train = createTrain({ ...messages("train"), viewsDrawn, changed: showMessages, openModel(name, text) {
+    /** @type {ReturnType<typeof createSentence>} */ (app.sentence).forgetModels();
+    setMode("sentence", defaultSentence(name, text));
+  } });
   wire();
+  /** @type {any} */
   let link = null;
   try {
-    link = decodeShare(location.hash, limits, defaults);
+    link = location.hash === TRAIN_HASH ? TRAIN_HASH : decodeShare(location.hash, limits, defaults);
   } catch (err) {
     app.toy.setLinkProblem(`This link could not be read (${/** @type {Error} */ (err).message}); showing the first preset.`);
   }
   window.addEventListener("hashchange", () => {
     try {
-      const next = decodeShare(location.hash, limits, defaults);
+      const next = location.hash === TRAIN_HASH ? TRAIN_HASH : decodeShare(location.hash, limits, defaults);
       if (next) follow(next);
     } catch (err) {
       messages(app.mode).setError(`This link could not be read (${/** @type {Error} */ (err).message}).`);

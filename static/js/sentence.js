@@ -477,6 +477,10 @@ export function createSentence(hooks) {
       app.active = false;
     },
     getState: () => app.s,
+    /** The model list is read again on the next activation (a training run added a model). */
+    forgetModels() {
+      app.models = null;
+    },
     hasTrace: () => Boolean(app.first),
     exportJson,
   };

@@ -42,7 +42,8 @@ export function fillTokenChips(box, tokens, shown, picked, onChange) {
 export function renderSentenceInputs(models, s, info, onExample) {
   const select = /** @type {HTMLSelectElement} */ (byId("s-model"));
   fillOptions(select, models.models.map((/** @type {any} */ m) => [m.name, m.name]), s.model ?? "");
-  byId("s-model-info").textContent = info ? `${info.family.toUpperCase()} · ${info.layers} layers × ` +
+  const family = info?.run ? `trained here (run ${info.run})` : info?.family.toUpperCase();
+  byId("s-model-info").textContent = info ? `${family} · ${info.layers} layers × ` +
     `${info.heads} heads · d_model ${info.d_model} · up to ${info.max_tokens} tokens · ${info.device}` : "";
   const text = /** @type {HTMLTextAreaElement} */ (byId("s-text"));
   if (text.value !== s.text) text.value = s.text;
@@ -62,8 +63,11 @@ export function renderSentenceInputs(models, s, info, onExample) {
     card.hidden = none;
   }
   const box = byId("s-examples");
-  if (box.childElementCount !== models.examples.length) {
-    box.replaceChildren(...models.examples.map((/** @type {string} */ example) => {
+  /** @type {string[]} */
+  const examples = info?.examples ?? models.examples;
+  if (box.dataset.examples !== JSON.stringify(examples)) {
+    box.dataset.examples = JSON.stringify(examples);
+    box.replaceChildren(...examples.map((example) => {
       const b = el("button", { type: "button", className: "example", textContent: example, disabled: none });
       b.addEventListener("click", () => onExample(example));
       return b;

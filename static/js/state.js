@@ -315,3 +315,6 @@ export function decodeShare(hash, limits, defaults) {
   if (raw.mode === "sentence") return { mode: "sentence", toy: null, sentence: sentenceFromRaw(raw.sentence) };
   return { mode: "toy", toy: toyFromRaw(raw, limits, defaults), sentence: null };
 }
+
+/** What the Train mode's views show at first. @returns {import("./types.js").TrainView} */
+export const defaultTrainView = () => ({ variant: 0, layer: 0, head: 0, checkpoint: 0 });

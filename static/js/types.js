@@ -114,4 +114,43 @@
  * @property {number} max_text_chars
  */
 
+/**
+ * What the Train mode's views show.
+ * @typedef {object} TrainView
+ * @property {number} variant the chosen variant (index into run.variants)
+ * @property {number} layer the chosen head's layer
+ * @property {number} head
+ * @property {number} checkpoint index into run.checkpoint_steps
+ */
+
+/**
+ * @typedef {object} TrainCheckpoint
+ * @property {number} step
+ * @property {number} heldout
+ * @property {number} seconds
+ * @property {{shape: number[], values: string, scale: number[][]}} thumbs base64 uint8 [L][H][T][T]
+ * @property {string | null} sample
+ */
+
+/**
+ * A training run as GET /api/train/{id} gives it (TrainRun on the server), kept up to date
+ * by its events.
+ * @typedef {object} TrainRun
+ * @property {string} id
+ * @property {"running" | "done" | "cancelled" | "failed"} state
+ * @property {string | null} reason
+ * @property {string} task
+ * @property {string} about
+ * @property {string | null} preset
+ * @property {string | null} compare
+ * @property {number} steps
+ * @property {number[]} checkpoint_steps
+ * @property {{tokens: string[], text: string, look: string, prompt: string | null}} probe
+ * @property {number | null} baseline
+ * @property {{claim: string, value: number, holds: boolean}[] | null} [claims] a preset's, once measured
+ * @property {{label: string, arch: any, params: number, state: string, model: string | null,
+ *   induction: number[][] | null, checkpoints: TrainCheckpoint[],
+ *   history: {step: number[], loss: number[], grad_norms: number[][], seconds: number[]}}[]} variants
+ */
+
 export {};

@@ -21,7 +21,9 @@ EXAMPLES = int(os.environ.get("ATTNVIZ_FUZZ_EXAMPLES", "150"))
 
 @pytest.fixture(scope="module")
 def fuzz_schema(minilm_dir):
-    app = create_app(Settings(device="cpu", max_wait_s=30))
+    # Runs the fuzzer starts are tiny and short: a few steps at most.
+    settings = Settings(device="cpu", max_wait_s=30, train_max_steps=3, train_max_params=20_000)
+    app = create_app(settings)
     return schemathesis.openapi.from_asgi("/openapi.json", app)
 
 
@@ -44,10 +46,22 @@ def conforms(case) -> None:
         assert "Traceback" not in response.text
 
 
-OPERATIONS = ["GET /healthz", "GET /api/presets", "GET /api/models", "POST /api/trace"]
+OPERATIONS = [
+    "GET /healthz",
+    "GET /api/presets",
+    "GET /api/models",
+    "POST /api/trace",
+    "GET /api/train/options",
+    "POST /api/train",
+    "GET /api/train/{run_id}",
+    "GET /api/train/{run_id}/events",
+    "GET /api/train/{run_id}/model.zip",
+    "DELETE /api/train/{run_id}",
+]
 POSITIVE, NEGATIVE = GenerationMode.POSITIVE, GenerationMode.NEGATIVE
-# Only the trace takes input, so only it has requests that break the schema.
-RUNS = [(op, POSITIVE) for op in OPERATIONS] + [("POST /api/trace", NEGATIVE)]
+# Bodies and parameters that break the schema, where there are any.
+TAKES_INPUT = ["POST /api/trace", "POST /api/train", "GET /api/train/{run_id}/model.zip"]
+RUNS = [(op, POSITIVE) for op in OPERATIONS] + [(op, NEGATIVE) for op in TAKES_INPUT]
 
 
 @pytest.mark.parametrize(("operation", "mode"), RUNS)

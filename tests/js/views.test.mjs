@@ -3,10 +3,10 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { SENTENCE_FEEDS, TOY_FEEDS, viewsFed } from "../../static/js/feeds.js";
+import { SENTENCE_FEEDS, TOY_FEEDS, TRAIN_FEEDS, viewsFed } from "../../static/js/feeds.js";
 import { exact, fmt } from "../../static/js/numbers.js";
 import { KEYS_MAX, TOP_KEYS, keyRows } from "../../static/js/qkview.js";
-import { defaultSentence, fromPreset, normalize } from "../../static/js/state.js";
+import { defaultSentence, defaultTrainView, fromPreset, normalize } from "../../static/js/state.js";
 
 test("every piece of view state feeds a view, and only views that exist", () => {
   const toyView = normalize(fromPreset({ id: "p", tokens: ["a", "b"], axes: ["x"],
@@ -22,6 +22,10 @@ test("every piece of view state feeds a view, and only views that exist", () => 
   assert.deepEqual(viewsFed(SENTENCE_FEEDS, ["query"]), ["head", "qk"]);
   assert.deepEqual(viewsFed(TOY_FEEDS, ["vlayer"]), ["vectors", "beforeAfter", "distances"]);
   assert.deepEqual(viewsFed(TOY_FEEDS, ["nothing"]), []);
+  // Train mode: every view choice feeds a view; the run's own events feed the rest.
+  assert.deepEqual([...fed(TRAIN_FEEDS)].sort(), Object.keys(defaultTrainView()).sort());
+  assert.deepEqual(Object.keys(TRAIN_FEEDS), ["progress", "loss", "grads", "heads", "models"]);
+  assert.deepEqual(viewsFed(TRAIN_FEEDS, ["checkpoint"]), ["heads"]);
 });
 
 test("numbers: short without -0.00, exact as the JSON trace spells them", () => {

@@ -1,0 +1,116 @@
+"""Training runs: start one, read its state, follow its events, cancel it, download a model."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Header, Path, Query, Response, status
+from fastapi.sse import EventSourceResponse, ServerSentEvent
+
+from attnviz.api.deps import TrainingDep
+from attnviz.schemas import TrainAccepted, TrainOptions, TrainRequest, TrainRun
+from attnviz.services.training import LiveRun
+
+router = APIRouter(prefix="/api/train", tags=["train"])
+
+RunId = Annotated[str, Path(max_length=40, description="The id POST /api/train answered")]
+
+GONE = {404: {"description": "No such run here: never started, evicted, or the server restarted"}}
+
+
+def _run(run_id: RunId, training: TrainingDep) -> LiveRun:
+    return training.get(run_id)
+
+
+RunDep = Annotated[LiveRun, Depends(_run)]
+
+
+@router.get("/options")
+def options(training: TrainingDep) -> TrainOptions:
+    """The tasks with their default architecture and optimiser, the ablation presets, the
+    switches and their values, and this server's bounds on a run."""
+    return training.options()
+
+
+@router.post(
+    "",
+    status_code=status.HTTP_202_ACCEPTED,
+    responses={
+        400: {"description": "The body could not be read as JSON (UTF-8 text)"},
+        413: {"description": "The body is over the server's cap"},
+        422: {"description": "A field breaks a rule or a server bound; see message"},
+        503: {"description": "Every training slot is taken: come back after `Retry-After`"},
+    },
+)
+def start(req: TrainRequest, training: TrainingDep, response: Response) -> TrainAccepted:
+    """Start training: one model, the variants of one switch (`compare`), or an ablation
+    `preset`. Answers at once with the run's id; follow it at `events` (server-sent events) or
+    read it at `url`. Each variant, once finished, is a model in /api/models (named by the run
+    id, with the variant's label after it when there are several)."""
+    run = training.start(req)
+    url = f"/api/train/{run.id}"
+    response.headers["Location"] = url
+    return TrainAccepted(id=run.id, state="running", events=f"{url}/events", url=url)
+
+
+@router.get("/{run_id}", responses=GONE)
+def read(run: RunDep, training: TrainingDep) -> TrainRun:
+    """The run's state: every variant's loss and gradient norms per step, its checkpoints
+    (held-out loss and every head's attention on the task's probe, 8-bit), and its model."""
+    return training.state(run)
+
+
+@router.get(
+    "/{run_id}/events",
+    response_class=EventSourceResponse,
+    responses={
+        **GONE,
+        200: {
+            "description": "Server-sent events: `state` (the whole run, first), then `steps` "
+            "(batched, about ten a second), `checkpoint`, `variant` (a variant started or "
+            "finished), `claims` (a preset's, measured) and `end` (the last). Each has an "
+            "`id`; reconnecting with `Last-Event-ID` goes on after it, without the state."
+        },
+    },
+)
+async def events(
+    run: RunDep,
+    training: TrainingDep,
+    last_event_id: Annotated[int | None, Header(ge=0)] = None,
+) -> AsyncIterator[ServerSentEvent]:
+    async for seq, name, data in training.stream(run, last_event_id):
+        yield ServerSentEvent(raw_data=data, event=name, id=str(seq))
+
+
+@router.get(
+    "/{run_id}/model.zip",
+    response_class=Response,
+    responses={
+        **GONE,
+        200: {
+            "description": "The variant's model folder, zipped: config.json, model.safetensors "
+            "and tokenizer.json; unzipped, `attnviz serve --model FOLDER` serves it",
+            "content": {"application/zip": {"schema": {"type": "string", "format": "binary"}}},
+        },
+        422: {"description": "No such variant, or it has not finished"},
+    },
+)
+def download(
+    run: RunDep, training: TrainingDep, variant: Annotated[int, Query(ge=0)] = 0
+) -> Response:
+    """A finished variant's model as a Hugging Face-style folder (zip)."""
+    name, data = training.folder_zip(run, variant)
+    return Response(
+        data,
+        media_type="application/zip",
+        headers={"Content-Disposition": f'attachment; filename="{name}"'},
+    )
+
+
+@router.delete("/{run_id}", responses=GONE)
+def cancel(run: RunDep, training: TrainingDep) -> TrainRun:
+    """Cancel a running run (it stops within a step and keeps what it learned: its models
+    stay), or forget a finished one and its models."""
+    training.cancel(run.id)
+    return training.state(run)

@@ -1,0 +1,457 @@
+"""Ablations for the questions the article closes on: train the same toy with post-norm vs
+pre-norm, with and without the residual, with the sqrt(d) scaling removed, with each kind of
+position encoding, "and just watch".
+
+A preset is one such question: a task, an optimiser (so one seed, one data order) and two or more
+variants of an architecture that differ in one switch. Since the starting weights are seeded per
+tensor (``engine.init``), the variants also start from the same values for every tensor they
+share. What a preset shows is stated as claims, each a number measured on the trained runs and a
+bound it must meet; the bounds were found by training every preset on seeds 0 to 4 (they hold on
+all five, with a margin), and the tests train each preset on seed 0 and check them.
+
+Where the article's expectation did not show at this scale, the claim says what happens instead:
+post-norm trains as well as pre-norm at 8 layers with the default learning rate; it is with a
+larger step (0.01, no warm-up) that it fails, its first layers' gradients fading away.
+
+Measured on seeds 0-4 (held-out loss in nats; chance, a uniform guess, is ln 26 = 3.26), beside
+what the claims check:
+
+- norm-at-depth: with lr 0.003 instead, post-norm reaches 2.33-2.40 in 400 steps and pre-norm
+  2.55-2.59 (seeds 0-1): at this depth and size post-norm fails only with the larger step.
+- residual-at-depth: without the residual the loss stays at 3.26 with lr 0.003 too (seeds 0-1).
+- positions: trained longer (the default task, 8 to 24 letters, 800 steps), the learned-position
+  model reaches 0.43-0.93 with an induction score of 0.10 or less at every length (8, 16, 24),
+  by another route. Its first-layer heads attend by absolute position to about half the query's
+  position, two of them one token apart, so that position k holds the pair of letters near k/2;
+  a second-layer head attends from the repeat to the position holding the pair that starts with
+  the current letter, about 2(q - n), and copies its second letter. ``relay_score`` measures
+  that route: 0.35-0.59 at 16 letters, against 0.03-0.04 for RoPE (seeds 1, 2, 4), whose
+  induction head scores 0.56-0.74. ``Induction.induction_score`` looks only at the key q - n + 1
+  and misses it.
+  Sinusoidal positions mostly do the same (seeds 1-4; one also grew a partial induction head).
+  RoPE at that size formed its circuit by step 800 on four seeds of five (not on seed 3).
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, fields, replace
+
+import torch
+
+from attnviz.engine import Transformer, capture
+from attnviz.training.tasks import Induction
+from attnviz.training.trainer import (
+    HELDOUT_BATCH,
+    Architecture,
+    Optimiser,
+    Run,
+    loss_on,
+    train,
+)
+
+CHANCE = math.log(26)  # nats: a uniform guess over the induction task's letters
+CHECKPOINTS = 8  # the checkpoints a preset's runs keep (step 0, the starting weights, among them)
+MEASURE_BATCH = 64  # fresh repeats that the attention scores and accuracies are measured on
+MEASURE_SEED = 99  # their generator's seed: neither the training data nor the held-out batch
+
+
+# ---------------------------------------------------------------------------------------------
+# What is measured on a run.
+
+
+def heldout_loss(task: Induction, run: Run) -> float:
+    """Nats on the task's held-out batch, for the trained model (what the last checkpoint
+    records, when the run kept checkpoints)."""
+    with torch.no_grad():
+        return loss_on(run.model, task.heldout(HELDOUT_BATCH)).item()
+
+
+def mean_loss(run: Run, first: int, last: int) -> float:
+    """Mean training-batch loss over steps ``first`` to ``last`` (1-based, inclusive)."""
+    losses = [s.loss for s in run.history if first <= s.step <= last]
+    if not losses:
+        raise ValueError(f"the run has no steps {first} to {last}")
+    return sum(losses) / len(losses)
+
+
+def lowest_mean_loss(run: Run, window: int = 20) -> float:
+    """The lowest mean training loss over ``window`` consecutive steps, anywhere in the run:
+    how far the model ever got, without one lucky batch counting."""
+    losses = torch.tensor([s.loss for s in run.history])
+    if len(losses) < window:
+        raise ValueError(f"the run has fewer than {window} steps")
+    return losses.unfold(0, window, 1).mean(dim=1).min().item()
+
+
+def grad_ratio(run: Run, first: int, last: int) -> float:
+    """The first layer's gradient norm over the last layer's, the median over steps ``first``
+    to ``last``: above 1 the gradient reaches the bottom of the stack, far below 1 it fades on
+    the way down."""
+    ratios = [s.grad_norms[0] / s.grad_norms[-1] for s in run.history if first <= s.step <= last]
+    if not ratios:
+        raise ValueError(f"the run has no steps {first} to {last}")
+    return float(torch.tensor(ratios).median())
+
+
+def sharpness(run: Run, checkpoint: int = 0) -> float:
+    """How close to one-hot the attention is at one of the run's checkpoints (0: the starting
+    weights, -1: the last): the largest weight in each row of every head's pattern on the probe,
+    averaged over the rows from the 9th token on (those with 9 keys or more, where a uniform row
+    would score 1/9 or less)."""
+    if not run.checkpoints:
+        raise ValueError("sharpness needs a run that kept checkpoints")
+    pattern = run.checkpoints[checkpoint].pattern  # (L, nh, T, T)
+    return pattern[:, :, 8:].max(dim=-1).values.mean().item()
+
+
+def _repeats(n: int) -> torch.Tensor:
+    """Fresh strings of ``n`` letters, each then repeated: (B, 2n - 1) inputs."""
+    g = torch.Generator().manual_seed(MEASURE_SEED)
+    half = torch.randint(0, 26, (MEASURE_BATCH, n), generator=g)
+    return torch.cat([half, half], dim=1)
+
+
+def _patterns(model: Transformer, inputs: torch.Tensor) -> list[torch.Tensor]:
+    names = [f"blocks.{i}.attn.hook_pattern" for i in range(model.cfg.n_layers)]
+    with torch.no_grad(), capture(model, names) as cache:
+        model(inputs)
+    return [cache[name] for name in names]  # each (B, nh, T, T)
+
+
+def induction_score(task: Induction, run: Run, n: int, layer: int) -> float:
+    """The best head of ``layer`` (0-based) at its induction score on fresh repeats of length
+    ``n``: the mean weight from each letter of the repeat on the letter after its earlier
+    occurrence."""
+    pattern = _patterns(run.model, _repeats(n)[:, :-1])[layer]
+    return task.induction_score(pattern, n).max().item()
+
+
+def previous_token_score(run: Run, n: int, layer: int) -> float:
+    """The best head of ``layer`` at attending to the previous token: the mean weight from each
+    token after the first on the one before it, on fresh repeats of length ``n``."""
+    pattern = _patterns(run.model, _repeats(n)[:, :-1])[layer]  # (B, nh, T, T)
+    t = torch.arange(1, pattern.shape[-1])
+    return pattern[:, :, t, t - 1].mean(dim=(0, 2)).max().item()
+
+
+def relay_score(run: Run, n: int) -> float:
+    """Induction by way of another position, in a model of two layers or more: the weight that
+    a second-layer head puts, from each letter of the repeat, on positions other than the letter
+    after the earlier occurrence, times the weight that a first-layer head puts there on that
+    letter (the best pair of heads). A model that copies the letter through a position holding
+    it scores high here and low on ``induction_score``; a classic induction head, the reverse."""
+    patterns = _patterns(run.model, _repeats(n)[:, :-1])
+    first, second = patterns[0], patterns[1].clone()  # (B, nh, T, T) each
+    queries = torch.arange(n, 2 * n - 1)
+    keys = queries - n + 1
+    second[:, :, queries, keys] = 0.0  # the direct path is induction_score's
+    via = torch.einsum("bhqk,bgkj->bhgqj", second[:, :, queries], first)  # (B, nh, nh, n-1, T)
+    return via[:, :, :, torch.arange(n - 1), keys].mean(dim=(0, 3)).max().item()
+
+
+def accuracy(run: Run, n: int) -> float:
+    """The share of the predictable letters of the repeat (its 2nd to last) that the model
+    predicts right (its top guess), on fresh repeats of length ``n``."""
+    ids = _repeats(n)
+    with torch.no_grad():
+        logits = run.model.logits(run.model(ids[:, :-1]))  # (B, 2n - 1, V)
+    right = logits.argmax(-1)[:, n:] == ids[:, n + 1 :]  # (B, n - 1)
+    return right.float().mean().item()
+
+
+# ---------------------------------------------------------------------------------------------
+# Presets.
+
+
+@dataclass(frozen=True)
+class Variant:
+    label: str  # "pre-norm", "post-norm"
+    arch: Architecture
+
+
+Measure = Callable[[Induction, Sequence[Run]], float]  # (task, runs in variant order) -> number
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One checkable statement: ``measure`` on the trained runs, compared with ``bound``."""
+
+    text: str  # what is measured, for a learner: "post-norm: held-out loss after 400 steps"
+    measure: Measure
+    op: str  # "<=" or ">="
+    bound: float
+
+    def __post_init__(self) -> None:
+        if self.op not in ("<=", ">="):
+            raise ValueError(f"op: '<=' or '>=', not {self.op!r}")
+
+    def value(self, task: Induction, runs: Sequence[Run]) -> float:
+        return self.measure(task, runs)
+
+    def holds_for(self, value: float) -> bool:
+        return (operator.le if self.op == "<=" else operator.ge)(value, self.bound)
+
+    def __str__(self) -> str:
+        return f"{self.text} {self.op} {self.bound:g}"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    claim: Claim
+    value: float
+    holds: bool
+
+    def __str__(self) -> str:
+        return f"{self.claim}: measured {self.value:.3f} ({'holds' if self.holds else 'FAILS'})"
+
+
+@dataclass(frozen=True)
+class Preset:
+    name: str  # url-safe id, e.g. "norm-at-depth"
+    title: str  # "Post-norm vs pre-norm at depth"
+    question: str  # the article's question, one sentence
+    switch: str  # the Architecture field that differs
+    task: Induction
+    opt: Optimiser
+    variants: tuple[Variant, ...]
+    shows: str  # what the preset shows, for a learner; the claims below make it checkable
+    claims: tuple[Claim, ...]
+
+    def __post_init__(self) -> None:
+        if self.switch not in {f.name for f in fields(Architecture)}:
+            raise ValueError(f"switch: not an Architecture field: {self.switch}")
+        base = self.variants[0].arch
+        for v in self.variants:
+            if replace(base, **{self.switch: getattr(v.arch, self.switch)}) != v.arch:
+                raise ValueError(f"{self.name}: {v.label} differs in more than {self.switch}")
+        values = [getattr(v.arch, self.switch) for v in self.variants]
+        if len(set(values)) != len(values):
+            raise ValueError(f"{self.name}: two variants have the same {self.switch}")
+
+    def variant(self, label: str) -> int:
+        """The index of the variant with this label."""
+        return [v.label for v in self.variants].index(label)
+
+    def train(self, seed: int | None = None, **kwargs) -> list[Run]:
+        """Every variant trained on the task, in order, with the preset's optimiser (its seed
+        replaced when ``seed`` is given) and ``CHECKPOINTS`` checkpoints; ``kwargs`` go to
+        ``train`` (a device, callbacks)."""
+        opt = self.opt if seed is None else replace(self.opt, seed=seed)
+        kwargs.setdefault("checkpoints", CHECKPOINTS)
+        return [train(self.task, v.arch, opt, **kwargs) for v in self.variants]
+
+    def outcomes(self, runs: Sequence[Run]) -> list[Outcome]:
+        """Every claim measured on ``runs`` (one per variant, in order)."""
+        if len(runs) != len(self.variants):
+            raise ValueError(f"{self.name}: {len(self.variants)} runs needed, not {len(runs)}")
+        out = []
+        for claim in self.claims:
+            value = claim.value(self.task, runs)
+            out.append(Outcome(claim, value, claim.holds_for(value)))
+        return out
+
+    def holds(self, runs: Sequence[Run]) -> bool:
+        """Whether every claim holds on ``runs``."""
+        return all(o.holds for o in self.outcomes(runs))
+
+
+def _of(index: int, f: Callable[[Induction, Run], float]) -> Measure:
+    return lambda task, runs: f(task, runs[index])
+
+
+def _heldout(i: int) -> Measure:
+    return _of(i, heldout_loss)
+
+
+def _lowest(i: int) -> Measure:
+    return _of(i, lambda task, run: lowest_mean_loss(run))
+
+
+def _grads(i: int, first: int = 11, last: int = 100) -> Measure:
+    return _of(i, lambda task, run: grad_ratio(run, first, last))
+
+
+# -- post-norm vs pre-norm, and the residual, at depth -------------------------------------------
+
+DEEP = Architecture(layers=8, heads=2, d_model=32, norm="pre", residual=True)
+DEEP_OPT = Optimiser(steps=400, lr=1e-2, batch=32, seed=0)  # a large step, and no warm-up
+DEEP_TASK = Induction()
+
+NORM_AT_DEPTH = Preset(
+    name="norm-at-depth",
+    title="Post-norm vs pre-norm at depth",
+    question=(
+        "The original transformer normalises after the residual addition (post-norm), most "
+        "large models before each sublayer (pre-norm): does the choice matter in a deep stack?"
+    ),
+    switch="norm",
+    task=DEEP_TASK,
+    opt=DEEP_OPT,
+    variants=(Variant("pre-norm", DEEP), Variant("post-norm", replace(DEEP, norm="post"))),
+    shows=(
+        "8 layers, learning rate 0.01 with no warm-up. Pre-norm trains: its held-out loss falls "
+        "to about 2.6 in 400 steps, and its first layer gets about 4 times the gradient of the "
+        "last. Post-norm does not: within a few steps the gradient fades on its way down the "
+        "stack (the first layer gets a small fraction of the last one's) and the loss stays at "
+        "chance, 3.26 nats, a uniform guess. With the default learning rate (0.003) the same "
+        "post-norm stack trains, as well as pre-norm: what pre-norm buys here is tolerance of "
+        "a large step."
+    ),
+    claims=(
+        Claim("pre-norm: held-out loss after 400 steps", _heldout(0), "<=", 2.9),
+        Claim("post-norm: held-out loss after 400 steps", _heldout(1), ">=", 3.15),
+        Claim("pre-norm: first/last layer grad, median of steps 11-100", _grads(0), ">=", 2.0),
+        Claim("post-norm: first/last layer grad, median of steps 11-100", _grads(1), "<=", 0.25),
+    ),
+)
+
+RESIDUAL_AT_DEPTH = Preset(
+    name="residual-at-depth",
+    title="With and without the residual connection at depth",
+    question=(
+        "The residual connection adds each sublayer's input back to its output: what happens "
+        "to a deep stack without it?"
+    ),
+    switch="residual",
+    task=DEEP_TASK,
+    opt=DEEP_OPT,
+    variants=(Variant("residual", DEEP), Variant("no residual", replace(DEEP, residual=False))),
+    shows=(
+        "8 pre-norm layers, learning rate 0.01. With the residual the held-out loss falls to "
+        "about 2.6 in 400 steps, and the gradient reaches the bottom of the stack: the first "
+        "layer gets about 4 times the gradient of the last. Without it each layer sees only the "
+        "mix the layer below made, and nothing is learned: the training loss never gets below "
+        "chance, 3.26 nats, by more than a hair, not even for 20 steps. (The same happens at "
+        "the default learning rate, 0.003.)"
+    ),
+    claims=(
+        Claim("residual: held-out loss after 400 steps", _heldout(0), "<=", 2.9),
+        Claim("no residual: held-out loss after 400 steps", _heldout(1), ">=", 3.15),
+        Claim("residual: first/last layer grad, median of steps 11-100", _grads(0), ">=", 2.0),
+        Claim("no residual: lowest 20-step mean training loss", _lowest(1), ">=", 3.2),
+    ),
+)
+
+# -- the sqrt(d) scaling, with large heads --------------------------------------------------------
+
+WIDE_HEAD = Architecture(layers=2, heads=1, d_model=64)  # one head of 64 dimensions
+
+
+def _sharpness(i: int, checkpoint: int) -> Measure:
+    return _of(i, lambda task, run: sharpness(run, checkpoint))
+
+
+def _last_steps(i: int, first: int, last: int) -> Measure:
+    return _of(i, lambda task, run: mean_loss(run, first, last))
+
+
+SCALE_LARGE_HEADS = Preset(
+    name="scale-large-heads",
+    title="With and without the 1/√d scaling, one head of 64 dimensions",
+    question=(
+        "Attention divides its logits by the square root of the head's dimension: what happens "
+        "without it, when heads are large?"
+    ),
+    switch="scale",
+    task=Induction(),
+    opt=Optimiser(steps=300, lr=3e-3, batch=32, seed=0),
+    variants=(
+        Variant("1/√d scaling", WIDE_HEAD),
+        Variant("no scaling", replace(WIDE_HEAD, scale=False)),
+    ),
+    shows=(
+        "Two layers of one head each, 64 dimensions a head. Unscaled, a query-key product of 64 "
+        "unit-variance terms spreads about 8 instead of 1, so the softmax saturates before any "
+        "training: each query's largest weight is about 0.8 (about 0.2 scaled), and training "
+        "only sharpens it (about 0.95 after 300 steps). Attending to one letter at a time, the "
+        "model cannot even learn which letters the string holds: its loss stays near chance "
+        "(3.26 nats) for all 300 steps, while the scaled model falls within 100 steps to about "
+        "2.6 and is near 2.5 by step 300, the plateau of a model that knows which letters were "
+        "in the string but not yet their order."
+    ),
+    claims=(
+        Claim("scaled: largest weight per query at step 0", _sharpness(0, 0), "<=", 0.35),
+        Claim("unscaled: largest weight per query at step 0", _sharpness(1, 0), ">=", 0.6),
+        Claim("unscaled: largest weight per query after 300 steps", _sharpness(1, -1), ">=", 0.85),
+        Claim("scaled: mean training loss, steps 281-300", _last_steps(0, 281, 300), "<=", 2.75),
+        Claim("unscaled: mean training loss, steps 281-300", _last_steps(1, 281, 300), ">=", 3.1),
+    ),
+)
+
+# -- position encodings on the induction task ----------------------------------------------------
+
+POS_ARCH = Architecture(layers=2, heads=4, d_model=64, positional="rope")
+# Strings of 8 to 16 letters: shorter sequences than the task's default (8 to 24), so that the
+# four variants train in the time of about one default run, and the RoPE model forms its
+# induction head by about step 500 on every seed tried. (Strings of 6 to 16 never formed it in
+# 600 steps: with short strings, knowing which letters occurred is already worth much.)
+POS_TASK = Induction(min_len=8, max_len=16)
+
+
+def _induction(i: int, n: int, layer: int) -> Measure:
+    return _of(i, lambda task, run: induction_score(task, run, n, layer))
+
+
+def _previous(i: int, n: int, layer: int) -> Measure:
+    return _of(i, lambda task, run: previous_token_score(run, n, layer))
+
+
+def _accuracy_drop(i: int, short: int, long: int) -> Measure:
+    return _of(i, lambda task, run: accuracy(run, short) - accuracy(run, long))
+
+
+POSITIONS = Preset(
+    name="positions",
+    title="Position encodings on the induction task",
+    question=(
+        "Attention by itself sees a set, not a sequence: which position encoding lets a model "
+        "find the letter after the earlier occurrence of the current one?"
+    ),
+    switch="positional",
+    task=POS_TASK,
+    opt=Optimiser(steps=600, lr=3e-3, batch=32, seed=0),
+    variants=(
+        Variant("RoPE", POS_ARCH),
+        Variant("learned", replace(POS_ARCH, positional="learned")),
+        Variant("sinusoidal", replace(POS_ARCH, positional="sinusoidal")),
+        Variant("no positions", replace(POS_ARCH, positional="none")),
+    ),
+    shows=(
+        "Two layers of 4 heads, 600 steps, strings of 8 to 16 letters. With RoPE, which rotates "
+        "queries and keys by their position so that their product depends on the offset, the "
+        "model forms the textbook circuit: a first-layer head attends to the previous token, a "
+        "second-layer head to the letter after the earlier occurrence (an induction head), and "
+        "the held-out loss falls under 0.6 nats; it gets most letters of the repeat right at "
+        "every length. Learned and sinusoidal positions, added to the tokens, get part of the "
+        "way (about 1.0 to 1.5 nats) with neither head, and do much better on short repeats "
+        "than on long ones: two thirds to nine tenths of the letters right at 8 letters, a "
+        "third to a half at 16. With no positions at all the model cannot tell which letter "
+        "came before which and stays above 2.1 nats, near the plateau of knowing only which "
+        "letters occurred."
+    ),
+    claims=(
+        Claim("RoPE: held-out loss after 600 steps", _heldout(0), "<=", 0.6),
+        Claim("RoPE: layer-2 induction score, 12 letters", _induction(0, 12, 1), ">=", 0.25),
+        Claim("RoPE: layer-1 previous-token score, 12 letters", _previous(0, 12, 0), ">=", 0.25),
+        Claim("learned: held-out loss after 600 steps", _heldout(1), "<=", 1.9),
+        Claim("learned: held-out loss after 600 steps", _heldout(1), ">=", 0.8),
+        Claim("learned: layer-2 induction score, 12 letters", _induction(1, 12, 1), "<=", 0.15),
+        Claim("learned: layer-1 previous-token score, 12 letters", _previous(1, 12, 0), "<=", 0.2),
+        Claim("learned: accuracy at 8 letters minus at 16", _accuracy_drop(1, 8, 16), ">=", 0.2),
+        Claim("sinusoidal: held-out loss after 600 steps", _heldout(2), "<=", 1.9),
+        Claim("sinusoidal: held-out loss after 600 steps", _heldout(2), ">=", 0.8),
+        Claim("sinusoidal: layer-2 induction score, 12 letters", _induction(2, 12, 1), "<=", 0.15),
+        Claim(
+            "sinusoidal: layer-1 previous-token score, 12 letters", _previous(2, 12, 0), "<=", 0.2
+        ),
+        Claim("sinusoidal: accuracy at 8 letters minus at 16", _accuracy_drop(2, 8, 16), ">=", 0.2),
+        Claim("no positions: held-out loss after 600 steps", _heldout(3), ">=", 2.1),
+    ),
+)
+
+PRESETS: dict[str, Preset] = {
+    p.name: p for p in (NORM_AT_DEPTH, RESIDUAL_AT_DEPTH, SCALE_LARGE_HEADS, POSITIONS)
+}

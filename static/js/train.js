@@ -1,0 +1,394 @@
+// Train mode: train a tiny transformer on the server and watch it learn. Owns the inputs (task,
+// preset or compared switch, architecture, optimiser, all from /api/train/options), starts a
+// run, follows its server-sent events into one copy of the run's state, and draws the loss, the
+// gradient norms and every head at the chosen checkpoint. A finished model opens in sentence
+// mode.
+
+import { cancelRun, fetchRun, fetchTrainOptions, startRun } from "./api.js";
+import { createStatus, drawViews } from "./controller.js";
+import { byId, el, fillOptions } from "./dom.js";
+import { TRAIN_FEEDS, viewsFed } from "./feeds.js";
+import * as heatcanvas from "./heatcanvas.js";
+import { fmt } from "./numbers.js";
+import { defaultTrainView } from "./state.js";
+import { headMatrix, renderGrads, renderHeads, renderLoss } from "./trainviews.js";
+
+/** @typedef {import("./types.js").TrainRun} TrainRun */
+/** @typedef {import("./types.js").TrainView} TrainView */
+
+const PLAY_MS = 450; // one checkpoint per this many milliseconds while playing
+
+/**
+ * @param {{setError: (m: string | null) => void, setStatus: (t: string) => void,
+ *   setPending: (p: boolean) => void, viewsDrawn: () => void, changed: () => void,
+ *   openModel: (name: string, text: string) => void}} hooks openModel: show a trained model in
+ *   sentence mode on a text; changed: a run started or ended (the header's Export JSON)
+ */
+export function createTrain(hooks) {
+  const app = {
+    /** @type {any} */ options: null,
+    /** @type {TrainRun | null} */ run: null,
+    /** @type {EventSource | null} */ source: null,
+    v: defaultTrainView(),
+    follow: true, // the checkpoint slider keeps to the newest until the reader moves it
+    active: false,
+    /** @type {ReturnType<typeof setInterval> | undefined} */ player: undefined,
+    /** @type {Set<string>} */ dirty: new Set(),
+    frame: 0,
+  };
+  const status = createStatus(hooks);
+  const form = /** @type {HTMLFormElement} */ (byId("t-form"));
+  const field = (/** @type {string} */ name) => /** @type {HTMLInputElement} */ (form.elements.namedItem(name));
+  const select = (/** @type {string} */ id) => /** @type {HTMLSelectElement} */ (byId(id));
+
+  // ---- Inputs -------------------------------------------------------------------------------
+
+  const taskInfo = () => app.options.tasks.find((/** @type {any} */ t) => t.name === select("t-task").value);
+  const presetInfo = () => app.options.presets.find((/** @type {any} */ p) => p.id === select("t-preset").value) || null;
+
+  /** Fill the architecture and optimiser fields. @param {any} arch @param {any} opt */
+  function fillForm(arch, opt) {
+    const lim = app.options.limits;
+    const range = (/** @type {number} */ a, /** @type {number} */ b) => Array.from({ length: b - a + 1 }, (_, i) => a + i);
+    fillOptions(select("t-layers"), range(1, lim.max_layers).map((n) => [n, String(n)]), arch.layers);
+    fillOptions(select("t-heads"), range(1, lim.max_heads).map((n) => [n, String(n)]), arch.heads);
+    const widths = [8, 16, 32, 48, 64, 96, 128, 192, 256].filter((d) => d <= lim.max_d_model);
+    fillOptions(select("t-d-model"), widths.map((d) => [d, String(d)]), arch.d_model);
+    const names = /** @type {Record<string, string>} */ ({ none: "none", sinusoidal: "sinusoidal",
+      learned: "learned", rope: "RoPE", pre: "pre-norm", post: "post-norm" });
+    fillOptions(select("t-positional"), app.options.switches.positional.map((/** @type {string} */ v) => [v, names[v]]), arch.positional);
+    fillOptions(select("t-norm"), app.options.switches.norm.map((/** @type {string} */ v) => [v, names[v]]), arch.norm);
+    for (const k of ["scale", "residual", "ffn"]) field(k).checked = Boolean(arch[k]);
+    for (const k of ["steps", "lr", "batch", "seed"]) field(k).value = String(opt[k]);
+    field("steps").max = String(lim.max_steps);
+    field("batch").max = String(lim.max_batch);
+  }
+
+  /** The form as {arch, opt}; an Error naming the field when one is not a number in range. */
+  function readForm() {
+    const num = (/** @type {string} */ k, /** @type {boolean} */ int, /** @type {number} */ lo, /** @type {number} */ hi) => {
+      const v = Number(field(k).value);
+      if (!Number.isFinite(v) || (int && !Number.isInteger(v)) || v < lo || v > hi) {
+        throw new Error(`${k}: must be ${int ? "a whole number" : "a number"} from ${lo} to ${hi}`);
+      }
+      return v;
+    };
+    const lim = app.options.limits;
+    const arch = {
+      layers: Number(select("t-layers").value), heads: Number(select("t-heads").value),
+      d_model: Number(select("t-d-model").value), positional: select("t-positional").value,
+      norm: select("t-norm").value, scale: field("scale").checked, residual: field("residual").checked,
+      ffn: field("ffn").checked,
+    };
+    const opt = { steps: num("steps", true, 1, lim.max_steps), lr: num("lr", false, 1e-6, 1),
+      batch: num("batch", true, 1, lim.max_batch), seed: num("seed", true, 0, 2 ** 31 - 1) };
+    return { arch, opt };
+  }
+
+  function renderInputs() {
+    const task = taskInfo();
+    byId("t-about").textContent = task.about;
+    byId("t-text-box").hidden = task.name !== "charlm";
+    const presets = app.options.presets.filter((/** @type {any} */ p) => p.task === task.name);
+    fillOptions(select("t-preset"), [["", "none: one model"], ...presets.map((/** @type {any} */ p) => [p.id, p.title])]);
+    const preset = presetInfo();
+    const about = byId("t-preset-about");
+    about.hidden = !preset;
+    about.textContent = preset ? `${preset.question} ${preset.shows}` : "";
+    byId("t-compare-row").hidden = Boolean(preset);
+    for (const input of /** @type {NodeListOf<HTMLInputElement>} */ (form.querySelectorAll("input, select"))) {
+      input.disabled = Boolean(preset);
+    }
+    if (preset) fillForm(preset.variants[0].arch, preset.opt);
+  }
+
+  function counted() {
+    const n = /** @type {HTMLTextAreaElement} */ (byId("t-text")).value.length;
+    byId("t-text-count").textContent = n ? `${n.toLocaleString("en")} / ${app.options.limits.max_text_chars.toLocaleString("en")} characters` : "";
+  }
+
+  // ---- A run --------------------------------------------------------------------------------
+
+  async function start() {
+    let body;
+    try {
+      const task = taskInfo().name;
+      const preset = presetInfo();
+      if (preset) body = { task, preset: preset.id };
+      else {
+        const { arch, opt } = readForm();
+        const compare = select("t-compare").value || null;
+        const text = /** @type {HTMLTextAreaElement} */ (byId("t-text")).value;
+        body = { task, arch, opt, compare, ...(task === "charlm" && text.trim() ? { text } : {}) };
+      }
+    } catch (err) {
+      hooks.setError(/** @type {Error} */ (err).message);
+      return;
+    }
+    hooks.setError(null);
+    stopFollowing();
+    status.waiting("start", true);
+    try {
+      const accepted = await startRun(body);
+      follow(accepted.id);
+    } catch (err) {
+      hooks.setError(`Training could not start: ${/** @type {Error} */ (err).message}`);
+    } finally {
+      status.waiting("start", false);
+    }
+  }
+
+  /** Follow a run's events: its state first, then what happens. @param {string} id */
+  function follow(id) {
+    app.follow = true;
+    app.v = defaultTrainView();
+    const source = new EventSource(`/api/train/${encodeURIComponent(id)}/events`);
+    app.source = source;
+    const on = (/** @type {string} */ name, /** @type {(d: any) => void} */ fn) =>
+      source.addEventListener(name, (e) => { if (app.source === source) fn(JSON.parse(/** @type {MessageEvent} */ (e).data)); });
+    on("state", (run) => { app.run = run; changed(["run"]); });
+    on("steps", (d) => {
+      const h = /** @type {TrainRun} */ (app.run).variants[d.variant].history;
+      for (const k of /** @type {const} */ (["step", "loss", "grad_norms", "seconds"])) /** @type {any[]} */ (h[k]).push(...d[k]);
+      changed(["steps"]);
+    });
+    on("checkpoint", (d) => {
+      /** @type {TrainRun} */ (app.run).variants[d.variant].checkpoints.push(d.checkpoint);
+      if (app.follow) {
+        app.v.checkpoint = /** @type {TrainRun} */ (app.run).checkpoint_steps.indexOf(d.checkpoint.step);
+        if (d.variant !== app.v.variant && d.checkpoint.step === 0) app.v.variant = d.variant;
+      }
+      changed(["checkpoint"]);
+    });
+    on("variant", ({ variant, ...d }) => {
+      Object.assign(/** @type {TrainRun} */ (app.run).variants[variant], d);
+      changed(["variant"]);
+    });
+    on("claims", (d) => {
+      /** @type {TrainRun} */ (app.run).claims = d.claims;
+      changed(["variant"]);
+    });
+    on("end", (d) => {
+      Object.assign(/** @type {TrainRun} */ (app.run), d);
+      source.close();
+      app.source = null;
+      changed(["end"]);
+    });
+    source.onerror = () => {
+      // The browser reconnects by itself (with Last-Event-ID) unless the server said no.
+      if (source.readyState === EventSource.CLOSED && app.source === source) {
+        hooks.setError("Lost the run's events: its server went away. Start it again.");
+        app.source = null;
+        changed(["end"]);
+      }
+    };
+  }
+
+  function stopFollowing() {
+    app.source?.close();
+    app.source = null;
+  }
+
+  async function cancel() {
+    if (!app.run) return;
+    try {
+      await cancelRun(app.run.id);
+    } catch (err) {
+      hooks.setError(`Could not cancel: ${/** @type {Error} */ (err).message}`);
+    }
+  }
+
+  // ---- Views --------------------------------------------------------------------------------
+
+  /** What changed -> the views to draw, at most once per animation frame. @param {string[]} what */
+  function changed(what) {
+    const views = what.some((w) => ["run", "end", "variant"].includes(w)) ? Object.keys(VIEWS)
+      : what.includes("checkpoint") ? ["loss", "heads", "progress"]
+        : what.includes("steps") ? ["loss", "grads", "progress"] : viewsFed(TRAIN_FEEDS, what);
+    for (const v of views) app.dirty.add(v);
+    if (!app.frame && app.active) app.frame = requestAnimationFrame(flush);
+  }
+
+  async function flush() {
+    app.frame = 0;
+    const which = [...app.dirty];
+    app.dirty.clear();
+    if (!app.run || !which.length) return;
+    await status.drawing(drawViews(VIEWS, which, hooks.setError), hooks.viewsDrawn);
+  }
+
+  const run = () => /** @type {TrainRun} */ (app.run);
+
+  /** @type {Record<keyof TRAIN_FEEDS, () => unknown>} */
+  const VIEWS = {
+    progress() {
+      const r = run();
+      const total = r.steps * r.variants.length;
+      const done = r.variants.reduce((n, v) => n + v.history.step.length, 0);
+      const bar = /** @type {HTMLProgressElement} */ (byId("t-progress"));
+      bar.value = total ? done / total : 0;
+      const v = r.variants.find((x) => x.state === "running") || r.variants[r.variants.length - 1];
+      const h = v.history;
+      const n = h.step.length;
+      const rate = n > 1 ? (n - 1) / Math.max(1e-6, h.seconds[n - 1] - h.seconds[0]) : 0;
+      const last = v.checkpoints[v.checkpoints.length - 1];
+      const who = r.variants.length > 1 ? `${v.label}: ` : "";
+      const line = r.state === "running"
+        ? `${who}step ${n} / ${r.steps} · ${fmt(rate, 0)} steps/s · batch loss ${fmt(h.loss[n - 1], 3)}` +
+          (last ? ` · held-out ${fmt(last.heldout, 3)}` : "")
+        : `${r.state}${r.reason && r.reason !== r.state ? `: ${r.reason}` : ""} · ${done} steps` +
+          (last ? ` · held-out ${fmt(last.heldout, 3)}` : "");
+      byId("t-rate").textContent = line;
+      byId("t-run-id").textContent = r.id;
+      /** @type {HTMLButtonElement} */ (byId("t-cancel")).disabled = r.state !== "running";
+      status.set(r.state === "running" ? `training ${r.id}` : `run ${r.id}: ${r.state}`);
+      hooks.changed();
+      byId("train-mode").dataset.run = r.state;
+    },
+    loss: () => renderLoss(byId("t-loss"), { run: run() }, app.v),
+    grads() {
+      const r = run();
+      fillOptions(select("t-grads-variant"), r.variants.map((v, i) => [i, v.label || "model"]), app.v.variant);
+      /** @type {HTMLElement} */ (select("t-grads-variant").parentElement).hidden = r.variants.length < 2;
+      return renderGrads(byId("t-grads"), { run: r }, app.v);
+    },
+    heads() {
+      const r = run();
+      const slider = /** @type {HTMLInputElement} */ (byId("t-checkpoint"));
+      slider.max = String(r.checkpoint_steps.length - 1);
+      slider.value = String(app.v.checkpoint);
+      byId("t-look").textContent = r.probe.look;
+      renderHeads(byId("t-grids"), { run: r, checkpoint: app.v.checkpoint }, app.v,
+        { onSelect: (variant, layer, head) => choose({ variant, layer, head }) });
+      const v = r.variants[app.v.variant];
+      const step = r.checkpoint_steps[app.v.checkpoint];
+      const cp = v.checkpoints.find((c) => c.step === step);
+      byId("t-checkpoint-out").textContent = `step ${step}` + (cp ? ` · held-out ${fmt(cp.heldout, 3)}` : "");
+      const sample = byId("t-sample");
+      sample.hidden = !cp?.sample;
+      sample.replaceChildren(...(cp?.sample ? [el("span", { className: "dim", textContent: `At step ${step} the model continues ` }),
+        el("b", { textContent: r.probe.prompt || "" }), el("span", { textContent: cp.sample })] : []));
+      if (!cp) return;
+      const { layer, head } = app.v;
+      heatcanvas.render(byId("t-large"), { labels: r.probe.tokens, matrix: headMatrix(cp, layer, head),
+        approx: true, title: `${v.label ? `${v.label}, ` : ""}layer ${layer + 1}, head ${head + 1} at step ${step}` });
+    },
+    models() {
+      const r = run();
+      const claims = byId("t-claims");
+      claims.hidden = !r.claims;
+      claims.replaceChildren(...(r.claims ? [
+        el("p", { className: "hint", textContent: "The preset's claims, measured on these models (the tests check them on seeds 0 to 4):" }),
+        el("ul", {}, r.claims.map((c) => el("li", { className: c.holds ? "holds" : "fails",
+          textContent: `${c.holds ? "✓" : "✗"} ${c.claim}: ${fmt(c.value, 3)}` }))),
+      ] : []));
+      byId("t-models").replaceChildren(...r.variants.map((v) => {
+        const best = v.induction ? Math.max(...v.induction.flat()) : null;
+        const where = best === null ? "" : (() => {
+          const flat = /** @type {number[][]} */ (v.induction).flat();
+          const k = flat.indexOf(best);
+          return ` · best induction head L${Math.floor(k / v.arch.heads) + 1} H${(k % v.arch.heads) + 1}: ${fmt(best, 2)}`;
+        })();
+        const open = el("button", { type: "button", textContent: "Open in sentence mode", disabled: !v.model });
+        open.addEventListener("click", () => v.model && hooks.openModel(v.model, r.probe.text));
+        const i = r.variants.indexOf(v);
+        const save = el("a", { className: "button", textContent: "Download folder",
+          title: "config.json, model.safetensors and tokenizer.json, zipped: attnviz serve --model FOLDER serves it",
+          href: `/api/train/${encodeURIComponent(r.id)}/model.zip?variant=${i}`, download: "" });
+        save.hidden = !v.model;
+        return el("div", { className: "t-model" }, [
+          el("span", { className: "t-model-name", textContent: v.model || (v.label || "model") }),
+          el("span", { className: "dim", textContent: ` ${v.label ? `${v.label} · ` : ""}${v.state} · ` +
+            `${v.params.toLocaleString("en")} parameters${where}` }),
+          open, save,
+        ]);
+      }));
+    },
+  };
+
+  /** @param {Partial<TrainView>} change */
+  function choose(change) {
+    Object.assign(app.v, change);
+    changed(Object.keys(change));
+  }
+
+  function play() {
+    const button = byId("t-play");
+    if (app.player) {
+      clearInterval(app.player);
+      app.player = undefined;
+      button.setAttribute("aria-pressed", "false");
+      button.textContent = "▶ play";
+      return;
+    }
+    if (!app.run) return;
+    app.follow = false;
+    if (app.v.checkpoint >= app.run.checkpoint_steps.length - 1) app.v.checkpoint = -1;
+    button.setAttribute("aria-pressed", "true");
+    button.textContent = "❚❚ pause";
+    app.player = setInterval(() => {
+      const last = run().checkpoint_steps.length - 1;
+      if (app.v.checkpoint >= last) return play();
+      choose({ checkpoint: app.v.checkpoint + 1 });
+    }, PLAY_MS);
+  }
+
+  function wire() {
+    select("t-task").addEventListener("change", () => {
+      const task = taskInfo();
+      fillForm(task.arch, task.opt);
+      renderInputs();
+    });
+    select("t-preset").addEventListener("change", () => {
+      renderInputs();
+      if (!presetInfo()) fillForm(taskInfo().arch, taskInfo().opt);
+    });
+    byId("t-text").addEventListener("input", counted);
+    byId("t-start").addEventListener("click", start);
+    byId("t-cancel").addEventListener("click", cancel);
+    byId("t-play").addEventListener("click", play);
+    byId("t-checkpoint").addEventListener("input", (e) => {
+      app.follow = Number(/** @type {HTMLInputElement} */ (e.target).value) >= run().checkpoint_steps.length - 1;
+      choose({ checkpoint: Number(/** @type {HTMLInputElement} */ (e.target).value) });
+    });
+    select("t-grads-variant").addEventListener("change", () => choose({ variant: Number(select("t-grads-variant").value) }));
+  }
+
+  async function activate() {
+    app.active = true;
+    if (!app.options) {
+      status.waiting("options", true);
+      try {
+        app.options = await fetchTrainOptions();
+      } catch (err) {
+        hooks.setError(`Could not load the training options: ${/** @type {Error} */ (err).message}`);
+        return;
+      } finally {
+        status.waiting("options", false);
+      }
+      fillOptions(select("t-task"), app.options.tasks.map((/** @type {any} */ t) => [t.name, t.title]));
+      fillOptions(select("t-compare"), [["", "nothing: one model"],
+        ...Object.keys(app.options.switches).map((k) => /** @type {[string, string]} */ ([k, k]))]);
+      fillForm(taskInfo().arch, taskInfo().opt);
+      renderInputs();
+      wire();
+      if (!app.options.slots) hooks.setError("This server does not train models (ATTNVIZ_TRAIN_SLOTS=0).");
+      /** @type {HTMLButtonElement} */ (byId("t-start")).disabled = !app.options.slots;
+    }
+    if (app.run) changed(["run"]);
+    else status.set("choose a task and train");
+  }
+
+  return {
+    activate,
+    deactivate() {
+      app.active = false;
+    },
+    hasRun: () => Boolean(app.run),
+    /** The run as GET /api/train/{id} gives it (the server's copy, not the page's). */
+    async exportJson() {
+      if (!app.run) return null;
+      return { text: JSON.stringify(await fetchRun(app.run.id), null, 1), name: `attnviz-run-${app.run.id}.json`, note: "" };
+    },
+  };
+}

@@ -1,0 +1,162 @@
+// The Train mode's views, each render(container, data, sel, callbacks): the loss curves of every
+// variant, one variant's gradient norm per layer, and every variant's heads at a checkpoint
+// (from the run's 8-bit snapshots, drawn as the model view draws a trace's thumbnails).
+
+import { el } from "./dom.js";
+import * as modelview from "./modelview.js";
+import { fmt } from "./numbers.js";
+import { baseLayout, draw, headColor, plotText } from "./theme.js";
+
+/** @typedef {import("./types.js").NDArray} NDArray */
+/** @typedef {import("./types.js").TrainRun} TrainRun */
+/** @typedef {import("./types.js").TrainCheckpoint} TrainCheckpoint */
+
+/** @type {WeakMap<object, {values: NDArray, scale: NDArray, pool: number, size: number}>} */
+const decoded = new WeakMap();
+
+/**
+ * A checkpoint's snapshot as the model view's thumbnails: values [L][H][T][T] uint8 and scale
+ * [L][H] (weight ~ value * scale / 255). Decoded once per checkpoint.
+ * @param {TrainCheckpoint} cp
+ */
+export function thumbsOf(cp) {
+  let t = decoded.get(cp);
+  if (!t) {
+    const raw = atob(cp.thumbs.values);
+    const data = new Uint8Array(raw.length);
+    for (let i = 0; i < raw.length; i++) data[i] = raw.charCodeAt(i);
+    const shape = cp.thumbs.shape;
+    t = {
+      values: { dtype: "U8", shape, data },
+      scale: { dtype: "F32", shape: shape.slice(0, 2), data: new Float32Array(cp.thumbs.scale.flat()) },
+      pool: 1,
+      size: shape[3],
+    };
+    decoded.set(cp, t);
+  }
+  return t;
+}
+
+/**
+ * One head of a checkpoint as a T x T matrix of weights (value * scale / 255: within half a
+ * step of 8 bits of the true weight).
+ * @param {TrainCheckpoint} cp @param {number} layer @param {number} head
+ * @returns {NDArray}
+ */
+export function headMatrix(cp, layer, head) {
+  const t = thumbsOf(cp);
+  const [, H, T] = t.values.shape;
+  const k = layer * H + head;
+  const scale = t.scale.data[k] / 255;
+  const data = new Float32Array(T * T);
+  const src = t.values.data;
+  for (let i = 0; i < T * T; i++) data[i] = src[k * T * T + i] * scale;
+  return { dtype: "F32", shape: [T, T], data };
+}
+
+/** Every n-th point of a long curve (and the last): a plot of 5,000 steps needs no more. */
+const EVERY = (/** @type {number} */ n) => Math.max(1, Math.ceil(n / 1500));
+
+/**
+ * Loss: each variant's batch loss per step (a line) and held-out loss at its checkpoints (dots);
+ * the bigram baseline dashed, when the task has one.
+ * @param {HTMLElement} container
+ * @param {{run: TrainRun}} data
+ * @param {{variant: number}} sel the variant drawn thicker
+ */
+export function renderLoss(container, data, sel) {
+  const { run } = data;
+  /** @type {object[]} */
+  const traces = [];
+  run.variants.forEach((v, i) => {
+    const name = plotText(v.label || "model");
+    const color = headColor(i);
+    const k = EVERY(v.history.step.length);
+    const x = v.history.step.filter((_, j) => j % k === 0 || j === v.history.step.length - 1);
+    const y = v.history.loss.filter((_, j) => j % k === 0 || j === v.history.loss.length - 1);
+    traces.push({ type: "scatter", mode: "lines", uid: `train-${i}`, name, x, y, legendgroup: name,
+      line: { color, width: i === sel.variant ? 2.2 : 1.2 }, opacity: 0.85,
+      hovertemplate: `${name}<br>step %{x}: batch loss %{y:.4f}<extra></extra>` });
+    traces.push({ type: "scatter", mode: "markers", uid: `heldout-${i}`, name: `${name} (held-out)`,
+      legendgroup: name, showlegend: false,
+      x: v.checkpoints.map((c) => c.step), y: v.checkpoints.map((c) => c.heldout),
+      marker: { color, size: 7, line: { color: "#fff", width: 1 } },
+      hovertemplate: `${name}<br>step %{x}: held-out loss %{y:.4f}<extra></extra>` });
+  });
+  /** @type {object[]} */
+  const shapes = [];
+  if (run.baseline !== null && run.baseline !== undefined) {
+    shapes.push({ type: "line", xref: "paper", x0: 0, x1: 1, y0: run.baseline, y1: run.baseline,
+      line: { color: "#8a93a3", width: 1.5, dash: "dash" } });
+  }
+  return draw(container, traces, baseLayout({
+    margin: { l: 56, r: 12, t: run.variants.length > 1 ? 30 : 12, b: 44 },
+    showlegend: run.variants.length > 1,
+    legend: { orientation: "h", x: 0, y: 1.02, yanchor: "bottom" },
+    xaxis: { title: { text: "step" }, range: [0, run.steps], zeroline: false },
+    yaxis: { title: { text: "loss (nats)" }, rangemode: "tozero" },
+    shapes,
+    annotations: shapes.length ? [{ xref: "paper", x: 1, y: run.baseline, xanchor: "right", yanchor: "bottom",
+      text: `bigram ${fmt(run.baseline, 3)}`, showarrow: false, font: { size: 11, color: "#5b6475" } }] : [],
+  }), "attnviz-loss");
+}
+
+/**
+ * One variant's gradient norm per layer and step (log scale).
+ * @param {HTMLElement} container
+ * @param {{run: TrainRun}} data
+ * @param {{variant: number}} sel
+ */
+export function renderGrads(container, data, sel) {
+  const v = data.run.variants[sel.variant];
+  const h = v.history;
+  const layers = h.grad_norms[0]?.length ?? v.arch.layers;
+  const k = EVERY(h.step.length);
+  const keep = (/** @type {number} */ j) => j % k === 0 || j === h.step.length - 1;
+  const x = h.step.filter((_, j) => keep(j));
+  const traces = Array.from({ length: layers }, (_, l) => ({
+    type: "scatter", mode: "lines", uid: `grad-${l}`, name: `layer ${l + 1}`, x,
+    y: h.grad_norms.filter((_, j) => keep(j)).map((g) => g[l]),
+    line: { color: headColor(l), width: 1.4 },
+    hovertemplate: `layer ${l + 1}<br>step %{x}: %{y:.4g}<extra></extra>`,
+  }));
+  return draw(container, traces, baseLayout({
+    margin: { l: 56, r: 12, t: 30, b: 44 },
+    legend: { orientation: "h", x: 0, y: 1.02, yanchor: "bottom" },
+    xaxis: { title: { text: "step" }, range: [0, data.run.steps], zeroline: false },
+    yaxis: { title: { text: "gradient norm" }, type: "log", dtick: 1 },
+  }), "attnviz-gradients");
+}
+
+/**
+ * Every variant's heads at one checkpoint, a grid (layers x heads) per variant, labelled.
+ * @param {HTMLElement} container
+ * @param {{run: TrainRun, checkpoint: number}} data checkpoint: its index in the run's schedule
+ * @param {{variant: number, layer: number, head: number}} sel
+ * @param {{onSelect: (variant: number, layer: number, head: number) => void}} callbacks
+ */
+export function renderHeads(container, data, sel, callbacks) {
+  const { run } = data;
+  const step = run.checkpoint_steps[data.checkpoint];
+  if (container.childElementCount !== run.variants.length) {
+    container.replaceChildren(...run.variants.map((v, i) => el("div", { className: "t-variant",
+      dataset: { variant: String(i) } }, [
+      el("p", { className: "t-variant-label" }),
+      el("div", { className: "mv-grid", role: "group", "aria-label": `Heads of ${v.label || "the model"}` }),
+    ])));
+  }
+  run.variants.forEach((v, i) => {
+    const box = /** @type {HTMLElement} */ (container.children[i]);
+    const grid = /** @type {HTMLElement} */ (box.querySelector(".mv-grid"));
+    const cp = v.checkpoints.find((c) => c.step === step);
+    const label = /** @type {HTMLElement} */ (box.querySelector(".t-variant-label"));
+    label.textContent = `${v.label || "model"}${cp ? ` · step ${step} · held-out ${fmt(cp.heldout, 3)}` : " · not there yet"}`;
+    box.classList.toggle("chosen", i === sel.variant);
+    grid.hidden = !cp;
+    if (!cp) return;
+    const on = i === sel.variant;
+    modelview.render(grid, { layers: v.arch.layers, heads: v.arch.heads, thumbs: thumbsOf(cp), entropy: null },
+      { layer: on ? sel.layer : -1, head: on ? sel.head : -1 },
+      { onSelect: (layer, head) => callbacks.onSelect(i, layer, head) });
+  });
+}

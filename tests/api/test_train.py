@@ -1,0 +1,320 @@
+"""Training runs over real HTTP: start (202), state, server-sent events, cancel, bounds, busy,
+a run's models traced like any other, and runs that are gone."""
+
+from __future__ import annotations
+
+import json
+import time
+import typing
+
+import httpx
+import pytest
+import torch
+from fastapi.testclient import TestClient
+
+from attnviz.app import create_app
+from attnviz.engine import capture
+from attnviz.schemas import TaskName, TrainRequest
+from attnviz.settings import Settings
+from attnviz.training.catalog import SWITCHES, TASKS
+from tests.servers import served
+
+TINY = {"layers": 2, "heads": 2, "d_model": 16}
+
+
+def make_app(**settings):
+    return create_app(Settings(device="cpu", builtin_model=False, **settings))
+
+
+def events(
+    client: httpx.Client, run_id: str, last: int | None = None
+) -> list[tuple[int, str, dict]]:
+    """Every event of the run's stream until its end: (id, name, data)."""
+    headers = {"Last-Event-ID": str(last)} if last is not None else {}
+    out: list[tuple[int, str, dict]] = []
+    with client.stream("GET", f"/api/train/{run_id}/events", headers=headers) as r:
+        assert r.status_code == 200 and r.headers["content-type"].startswith("text/event-stream")
+        fields: dict[str, str] = {}
+        for line in r.iter_lines():
+            if line.startswith(":"):
+                continue  # a keep-alive comment
+            if not line:
+                if fields:
+                    out.append((int(fields["id"]), fields["event"], json.loads(fields["data"])))
+                fields = {}
+                continue
+            key, _, value = line.partition(": ")
+            fields[key] = value
+    return out
+
+
+def start(client, **body) -> str:
+    r = client.post("/api/train", json=body)
+    assert r.status_code == 202, r.text
+    assert r.headers["location"] == f"/api/train/{r.json()['id']}" == r.json()["url"]
+    return r.json()["id"]
+
+
+def test_options_offer_every_task_and_switch_with_the_servers_bounds():
+    client = TestClient(make_app(train_max_steps=1234, train_slots=2))
+    o = client.get("/api/train/options").json()
+    assert [t["name"] for t in o["tasks"]] == list(TASKS) == list(typing.get_args(TaskName))
+    assert o["switches"] == {k: list(v) for k, v in SWITCHES.items()}
+    assert o["limits"]["max_steps"] == 1234 and o["slots"] == 2
+    for t in o["tasks"]:
+        assert len(t["about"]) > 80 and t["arch"]["layers"] >= 1
+
+
+def test_a_run_streams_its_steps_and_checkpoints_and_ends_as_a_model():
+    app = make_app()
+    with served(app) as url, httpx.Client(base_url=url, timeout=60) as client:
+        run_id = start(client, arch=TINY, opt={"steps": 40, "seed": 3}, checkpoints=4)
+        seen = events(client, run_id)
+        state = client.get(f"/api/train/{run_id}").json()
+        # The state comes first; ids count on from it; the end comes last, once.
+        assert seen[0][1] == "state" and seen[-1][1] == "end"
+        assert [i for i, _, _ in seen[1:]] == list(range(seen[0][0] + 1, seen[-1][0] + 1))
+        assert [n for _, n, _ in seen].count("end") == 1 and seen[-1][2]["state"] == "done"
+        # The events add up to the run's state.
+        first = seen[0][2]
+        steps = first["variants"][0]["history"]["step"][:]
+        cps = [c["step"] for c in first["variants"][0]["checkpoints"]]
+        for _, name, data in seen[1:]:
+            if name == "steps":
+                steps += data["step"]
+            if name == "checkpoint":
+                cps.append(data["checkpoint"]["step"])
+        v = state["variants"][0]
+        assert steps == v["history"]["step"] == list(range(1, 41))
+        assert cps == [c["step"] for c in v["checkpoints"]] == state["checkpoint_steps"]
+        assert state["checkpoint_steps"] == [0, 2, 10, 22, 40]
+        assert v["state"] == "done" and v["model"] == run_id and state["state"] == "done"
+        assert len(v["history"]["grad_norms"][0]) == 2 and v["params"] > 0
+        # Resuming after an event gives the rest, without the state.
+        middle = seen[len(seen) // 2][0]
+        assert events(client, run_id, last=middle) == [e for e in seen if e[0] > middle]
+
+        # The finished model is listed, and traced like any other model: its attention is
+        # the engine's own on the run's model, to the last bit.
+        listed = {m["name"]: m for m in client.get("/api/models").json()["models"]}
+        assert listed[run_id]["run"] == run_id and listed[run_id]["family"] == "attnviz"
+        assert listed[run_id]["source"] == f"run {run_id}"
+        text = state["probe"]["text"]
+        r = client.post("/api/trace?fields=attentions", json={"model": run_id, "text": text})
+        assert r.status_code == 200, r.text
+        model = app.state.registry.get(run_id).model
+        ids = torch.tensor([app.state.registry.get(run_id).tokenizer(text).ids])
+        with torch.no_grad(), capture(model) as cache:
+            model(ids)
+        for layer, got in enumerate(r.json()["attentions"]):
+            want = cache[f"blocks.{layer}.attn.hook_pattern"][0]
+            assert torch.equal(torch.tensor(got, dtype=torch.float32), want)
+        # The last checkpoint's 8-bit snapshot is that very attention, to within half a step.
+        cp = v["checkpoints"][-1]["thumbs"]
+        import base64
+
+        values = torch.frombuffer(bytearray(base64.b64decode(cp["values"])), dtype=torch.uint8)
+        values = values.view(*cp["shape"]).float()
+        scale = torch.tensor(cp["scale"])
+        snap = values * scale[..., None, None] / 255
+        exact = torch.stack([cache[f"blocks.{i}.attn.hook_pattern"][0] for i in range(2)])
+        assert (snap - exact).abs().max() <= scale.max() / 255 / 2 + 1e-6
+
+
+def test_the_same_seed_gives_the_same_run_and_compare_trains_every_value():
+    client = TestClient(make_app())
+    runs = []
+    for body in ({"opt": {"steps": 12, "seed": 5}},
+                 {"opt": {"steps": 12, "seed": 5}, "compare": "scale"}):  # fmt: skip
+        run_id = start(client, arch=TINY, checkpoints=2, **body)
+        runs.append(wait(client, run_id))
+    one, two = runs
+    assert [v["label"] for v in two["variants"]] == ["1/√d scaling", "no scaling"]
+    assert [v["model"] for v in two["variants"]] == [
+        f"{two['id']}-1-d-scaling", f"{two['id']}-no-scaling"]  # fmt: skip
+    assert [v["arch"]["scale"] for v in two["variants"]] == [True, False]
+    # The first variant is the one model of the first run, number for number.
+    assert two["variants"][0]["history"]["loss"] == one["variants"][0]["history"]["loss"]
+    assert two["variants"][1]["history"]["loss"] != one["variants"][0]["history"]["loss"]
+
+
+def wait(client, run_id: str, timeout: float = 60) -> dict:
+    deadline = time.monotonic() + timeout
+    while True:
+        state = client.get(f"/api/train/{run_id}").json()
+        if state["state"] != "running":
+            return state
+        assert time.monotonic() < deadline, "the run did not end"
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize(
+    ("body", "field", "rule"),
+    [
+        ({"opt": {"steps": 1001}}, "opt.steps", "over this server's cap of 1,000"),
+        ({"arch": {"layers": 8, "heads": 4, "d_model": 256, "ffn": True}}, "arch", "parameters"),
+        ({"arch": {"heads": 3, "d_model": 64}}, "arch.heads", "does not divide"),
+        ({"arch": {"layers": 9}}, "arch.layers", "less than or equal to 8"),
+        ({"opt": {"lr": 0}}, "opt.lr", "greater than 0"),
+        ({"preset": "nope"}, "preset", "no preset 'nope'"),
+        ({"preset": "x", "arch": TINY}, "preset", "sets arch, opt and compare itself"),
+        ({"text": "abc"}, "text", "only the charlm task"),
+        ({"compare": "depth"}, "compare", "Input should be"),
+        ({"task": "chess"}, "task", "Input should be"),
+        ({"checkpoints": 0}, "checkpoints", "greater than or equal to 1"),
+    ],
+)
+def test_a_run_over_a_bound_is_refused_naming_the_field(body, field, rule):
+    client = TestClient(make_app(train_max_steps=1000))
+    r = client.post("/api/train", json=body)
+    assert r.status_code == 422, r.text
+    message = r.json()["message"]
+    assert message.startswith(f"{field}: ") and rule in message, message
+    assert client.get("/api/models").json()["models"] == []  # nothing started
+
+
+def test_a_full_trainer_answers_503_and_a_cancelled_run_keeps_its_model():
+    client = TestClient(make_app(train_slots=1))
+    run_id = start(client, arch=TINY, opt={"steps": 5000}, checkpoints=2)
+    while not client.get(f"/api/train/{run_id}").json()["variants"][0]["history"]["step"]:
+        time.sleep(0.02)
+    assert client.get("/healthz").json()["load"]["training"] == 1
+    busy = client.post("/api/train", json={"arch": TINY, "opt": {"steps": 5}})
+    assert busy.status_code == 503, busy.text
+    assert int(busy.headers["retry-after"]) >= 1 and "busy" in busy.json()["message"]
+    r = client.delete(f"/api/train/{run_id}")
+    assert r.status_code == 200 and r.json()["id"] == run_id
+    state = wait(client, run_id)
+    assert state["state"] == "cancelled" and state["reason"] == "cancelled"
+    v = state["variants"][0]
+    assert 0 < len(v["history"]["step"]) < 5000 and v["state"] == "cancelled"
+    # It keeps what it learned: a checkpoint where it stopped, and its model.
+    assert v["checkpoints"][-1]["step"] == v["history"]["step"][-1]
+    assert (
+        v["model"] == run_id
+        and client.post(
+            "/api/trace?fields=attentions", json={"model": run_id, "text": "abc"}
+        ).status_code
+        == 200
+    )
+    # Its slot is free again.
+    assert client.get("/healthz").json()["load"]["training"] == 0
+    assert client.post("/api/train", json={"arch": TINY, "opt": {"steps": 5}}).status_code == 202
+
+
+def test_a_run_stops_at_the_time_limit_and_says_so():
+    client = TestClient(make_app(train_max_seconds=0.3))
+    state = wait(client, start(client, arch=TINY, opt={"steps": 5000}, checkpoints=2))
+    assert state["state"] == "cancelled" and "ATTNVIZ_TRAIN_MAX_SECONDS" in state["reason"]
+    assert 0 < len(state["variants"][0]["history"]["step"]) < 5000
+
+
+def test_a_run_that_is_gone_answers_404_everywhere_and_never_another_run():
+    client = TestClient(make_app(train_keep_runs=1))
+    first = start(client, arch=TINY, opt={"steps": 3}, checkpoints=1)
+    wait(client, first)
+    text = {"model": first, "text": "abcab"}
+    assert client.post("/api/trace?fields=attentions", json=text).status_code == 200  # now cached
+    second = start(client, arch=TINY, opt={"steps": 3}, checkpoints=1)
+    wait(client, second)
+    for method, path in [("GET", f"/api/train/{first}"), ("GET", f"/api/train/{first}/events"),
+                         ("DELETE", f"/api/train/{first}")]:  # fmt: skip
+        r = client.request(method, path)
+        assert r.status_code == 404 and f"no run '{first}'" in r.json()["message"], path
+    names = [m["name"] for m in client.get("/api/models").json()["models"]]
+    assert names == [second]
+    r = client.post("/api/trace?fields=attentions", json=text)  # the cache does not answer for it
+    assert r.status_code == 404 and "no model named" in r.json()["message"]
+    # Deleting a finished run forgets it and its model.
+    assert client.delete(f"/api/train/{second}").status_code == 200
+    assert client.get(f"/api/train/{second}").status_code == 404
+    assert client.get("/api/models").json()["models"] == []
+
+
+def test_an_event_stream_outlives_the_request_time_limit():
+    """The time limit bounds a request until it answers; a stream that has begun goes on."""
+    app = make_app(request_timeout_s=0.5)
+    with served(app) as url, httpx.Client(base_url=url, timeout=60) as client:
+        run_id = start(client, arch=TINY, opt={"steps": 400}, checkpoints=2)
+        t0 = time.monotonic()
+        seen = events(client, run_id)
+        assert seen[-1][1] == "end" and seen[-1][2]["state"] == "done"
+        assert time.monotonic() - t0 > 0.5
+
+
+def test_the_request_schema_names_the_tasks_the_catalog_has():
+    assert set(typing.get_args(TaskName)) == set(TASKS)
+    assert TrainRequest().task in TASKS
+
+
+def test_a_charlm_run_on_a_pasted_text_writes_samples_and_saves_as_a_folder(tmp_path):
+    import io
+    import zipfile
+
+    from attnviz.pretrained.folder import load_folder
+
+    client = TestClient(make_app())
+    text = "the cat sat on the mat, and the dog sat on the log. " * 20
+    run_id = start(client, task="charlm", text=text, arch=TINY, opt={"steps": 20}, checkpoints=2)
+    state = wait(client, run_id)
+    assert state["state"] == "done" and state["task"] == "charlm"
+    # The baseline to beat: a bigram model of the text, which predicts it well.
+    assert 0 < state["baseline"] < 1.5
+    prompt = state["probe"]["prompt"]
+    assert prompt and text.find(prompt) >= 0
+    for cp in state["variants"][0]["checkpoints"]:
+        assert len(cp["sample"]) == 80 and set(cp["sample"]) <= set(text)
+
+    # Characters the model has no token for are refused by name.
+    r = client.post("/api/trace?fields=attentions", json={"model": run_id, "text": "the CAT"})
+    assert r.status_code == 422 and "has no token for 'ACT'" in r.json()["message"]
+
+    # Downloaded and unzipped, the folder loads as the model it was, to the last bit.
+    r = client.get(f"/api/train/{run_id}/model.zip")
+    assert r.status_code == 200 and r.headers["content-type"] == "application/zip"
+    assert f'filename="{run_id}.zip"' in r.headers["content-disposition"]
+    zipfile.ZipFile(io.BytesIO(r.content)).extractall(tmp_path)
+    loaded = load_folder(tmp_path / run_id, torch.device("cpu"))
+    trained = client.app.state.registry.get(run_id)
+    ids = torch.tensor([trained.tokenizer("the dog sat").ids])
+    assert loaded.tokenizer("the dog sat").ids == ids[0].tolist()
+    with torch.no_grad():
+        assert torch.equal(loaded.model.logits(loaded.model(ids)),
+                           trained.model.logits(trained.model(ids)))  # fmt: skip
+    assert client.get(f"/api/train/{run_id}/model.zip?variant=1").status_code == 422
+
+
+def test_a_charlm_text_too_short_or_too_long_is_refused_by_name():
+    client = TestClient(make_app(train_max_text_chars=2000))
+    r = client.post("/api/train", json={"task": "charlm", "text": "too short"})
+    assert r.status_code == 422 and r.json()["message"].startswith("text: ")
+    r = client.post("/api/train", json={"task": "charlm", "text": "x" * 2001})
+    assert r.status_code == 422 and "cap of 2,000" in r.json()["message"]
+
+
+def test_a_state_read_while_it_trains_and_the_events_after_it_add_up_exactly():
+    """Whenever the state is read, the events after its seq carry exactly what it lacks: no
+    step or checkpoint twice, none missing (a stream starts with a state, then its events)."""
+    app = make_app()
+    with served(app) as url, httpx.Client(base_url=url, timeout=60) as client:
+        run_id = start(client, arch=TINY, opt={"steps": 300}, checkpoints=10)
+        reads = []
+        while True:
+            state = client.get(f"/api/train/{run_id}").json()
+            reads.append(state)
+            if state["state"] != "running":
+                break
+        seen = events(client, run_id, last=0)  # every event from the first
+        final = client.get(f"/api/train/{run_id}").json()["variants"][0]
+        assert len(reads) > 3
+        for state in reads:
+            v = state["variants"][0]
+            steps = v["history"]["step"][:]
+            cps = [c["step"] for c in v["checkpoints"]]
+            for i, name, data in seen:
+                if i <= state["seq"]:
+                    continue
+                steps += data["step"] if name == "steps" else []
+                cps += [data["checkpoint"]["step"]] if name == "checkpoint" else []
+            assert steps == final["history"]["step"] == list(range(1, 301))
+            assert cps == [c["step"] for c in final["checkpoints"]]
