@@ -11,14 +11,20 @@ all five, with a margin), and the tests train each preset on seed 0 and check th
 
 Where the article's expectation did not show at this scale, the claim says what happens instead:
 post-norm trains as well as pre-norm at 8 layers with the default learning rate; it is with a
-larger step (0.01, no warm-up) that it fails, its first layers' gradients fading away.
+larger step (0.007, no warm-up) that it fails, its first layers' gradients fading away.
+
+Training is not bitwise reproducible across machines or thread counts (nor, with several threads
+on a busy machine, from one run to the next): the bounds were also checked on runs whose starting
+weights were nudged by a millionth, which is enough to change the trajectory of the deep stacks.
 
 Measured on seeds 0-4 (held-out loss in nats; chance, a uniform guess, is ln 26 = 3.26), beside
 what the claims check:
 
 - norm-at-depth: with lr 0.003 instead, post-norm reaches 2.33-2.40 in 400 steps and pre-norm
-  2.55-2.59 (seeds 0-1): at this depth and size post-norm fails only with the larger step.
-- residual-at-depth: without the residual the loss stays at 3.26 with lr 0.003 too (seeds 0-1).
+  2.55-2.59 (seeds 0-1); with 0.005 post-norm reaches 2.73-3.18 (seeds 0-2). With 0.01 it stays
+  at chance too, but pre-norm then fails now and then as well (seed 0 in 3 runs of 11, at
+  3.15-3.24; the other seeds in none of 36), which is why the preset uses 0.007.
+- residual-at-depth: without the residual the loss stays at 3.26 with lr 0.003 and 0.01 too.
 - positions: trained longer (the default task, 8 to 24 letters, 800 steps), the learned-position
   model reaches 0.43-0.93 with an induction score of 0.10 or less at every length (8, 16, 24),
   by another route. Its first-layer heads attend by absolute position to about half the query's
@@ -42,7 +48,7 @@ from dataclasses import dataclass, fields, replace
 import torch
 
 from attnviz.engine import Transformer, capture
-from attnviz.training.tasks import Induction
+from attnviz.training.tasks import Batch, Induction
 from attnviz.training.trainer import (
     HELDOUT_BATCH,
     Architecture,
@@ -65,8 +71,11 @@ MEASURE_SEED = 99  # their generator's seed: neither the training data nor the h
 def heldout_loss(task: Induction, run: Run) -> float:
     """Nats on the task's held-out batch, for the trained model (what the last checkpoint
     records, when the run kept checkpoints)."""
+    batch = task.heldout(HELDOUT_BATCH)
+    device = run.model.W_device
+    batch = Batch(batch.inputs.to(device), batch.targets.to(device), batch.mask.to(device))
     with torch.no_grad():
-        return loss_on(run.model, task.heldout(HELDOUT_BATCH)).item()
+        return loss_on(run.model, batch).item()
 
 
 def mean_loss(run: Run, first: int, last: int) -> float:
@@ -90,7 +99,11 @@ def grad_ratio(run: Run, first: int, last: int) -> float:
     """The first layer's gradient norm over the last layer's, the median over steps ``first``
     to ``last``: above 1 the gradient reaches the bottom of the stack, far below 1 it fades on
     the way down."""
-    ratios = [s.grad_norms[0] / s.grad_norms[-1] for s in run.history if first <= s.step <= last]
+    ratios = [
+        s.grad_norms[0] / s.grad_norms[-1] if s.grad_norms[-1] else math.inf
+        for s in run.history
+        if first <= s.step <= last
+    ]
     if not ratios:
         raise ValueError(f"the run has no steps {first} to {last}")
     return float(torch.tensor(ratios).median())
@@ -107,32 +120,32 @@ def sharpness(run: Run, checkpoint: int = 0) -> float:
     return pattern[:, :, 8:].max(dim=-1).values.mean().item()
 
 
-def _repeats(n: int) -> torch.Tensor:
-    """Fresh strings of ``n`` letters, each then repeated: (B, 2n - 1) inputs."""
+def _repeats(n: int, run: Run) -> torch.Tensor:
+    """Fresh strings of ``n`` letters, each then repeated, on the run's device: (B, 2n)."""
     g = torch.Generator().manual_seed(MEASURE_SEED)
     half = torch.randint(0, 26, (MEASURE_BATCH, n), generator=g)
-    return torch.cat([half, half], dim=1)
+    return torch.cat([half, half], dim=1).to(run.model.W_device)
 
 
 def _patterns(model: Transformer, inputs: torch.Tensor) -> list[torch.Tensor]:
     names = [f"blocks.{i}.attn.hook_pattern" for i in range(model.cfg.n_layers)]
     with torch.no_grad(), capture(model, names) as cache:
         model(inputs)
-    return [cache[name] for name in names]  # each (B, nh, T, T)
+    return [cache[name].float().cpu() for name in names]  # each (B, nh, T, T)
 
 
 def induction_score(task: Induction, run: Run, n: int, layer: int) -> float:
     """The best head of ``layer`` (0-based) at its induction score on fresh repeats of length
     ``n``: the mean weight from each letter of the repeat on the letter after its earlier
     occurrence."""
-    pattern = _patterns(run.model, _repeats(n)[:, :-1])[layer]
+    pattern = _patterns(run.model, _repeats(n, run)[:, :-1])[layer]
     return task.induction_score(pattern, n).max().item()
 
 
 def previous_token_score(run: Run, n: int, layer: int) -> float:
     """The best head of ``layer`` at attending to the previous token: the mean weight from each
     token after the first on the one before it, on fresh repeats of length ``n``."""
-    pattern = _patterns(run.model, _repeats(n)[:, :-1])[layer]  # (B, nh, T, T)
+    pattern = _patterns(run.model, _repeats(n, run)[:, :-1])[layer]  # (B, nh, T, T)
     t = torch.arange(1, pattern.shape[-1])
     return pattern[:, :, t, t - 1].mean(dim=(0, 2)).max().item()
 
@@ -143,7 +156,7 @@ def relay_score(run: Run, n: int) -> float:
     after the earlier occurrence, times the weight that a first-layer head puts there on that
     letter (the best pair of heads). A model that copies the letter through a position holding
     it scores high here and low on ``induction_score``; a classic induction head, the reverse."""
-    patterns = _patterns(run.model, _repeats(n)[:, :-1])
+    patterns = _patterns(run.model, _repeats(n, run)[:, :-1])
     first, second = patterns[0], patterns[1].clone()  # (B, nh, T, T) each
     queries = torch.arange(n, 2 * n - 1)
     keys = queries - n + 1
@@ -155,7 +168,7 @@ def relay_score(run: Run, n: int) -> float:
 def accuracy(run: Run, n: int) -> float:
     """The share of the predictable letters of the repeat (its 2nd to last) that the model
     predicts right (its top guess), on fresh repeats of length ``n``."""
-    ids = _repeats(n)
+    ids = _repeats(n, run)
     with torch.no_grad():
         logits = run.model.logits(run.model(ids[:, :-1]))  # (B, 2n - 1, V)
     right = logits.argmax(-1)[:, n:] == ids[:, n + 1 :]  # (B, n - 1)
@@ -277,7 +290,7 @@ def _grads(i: int, first: int = 11, last: int = 100) -> Measure:
 # -- post-norm vs pre-norm, and the residual, at depth -------------------------------------------
 
 DEEP = Architecture(layers=8, heads=2, d_model=32, norm="pre", residual=True)
-DEEP_OPT = Optimiser(steps=400, lr=1e-2, batch=32, seed=0)  # a large step, and no warm-up
+DEEP_OPT = Optimiser(steps=300, lr=7e-3, batch=32, seed=0)  # a large step, and no warm-up
 DEEP_TASK = Induction()
 
 NORM_AT_DEPTH = Preset(
@@ -292,19 +305,19 @@ NORM_AT_DEPTH = Preset(
     opt=DEEP_OPT,
     variants=(Variant("pre-norm", DEEP), Variant("post-norm", replace(DEEP, norm="post"))),
     shows=(
-        "8 layers, learning rate 0.01 with no warm-up. Pre-norm trains: its held-out loss falls "
-        "to about 2.6 in 400 steps, and its first layer gets about 4 times the gradient of the "
-        "last. Post-norm does not: within a few steps the gradient fades on its way down the "
-        "stack (the first layer gets a small fraction of the last one's) and the loss stays at "
-        "chance, 3.26 nats, a uniform guess. With the default learning rate (0.003) the same "
-        "post-norm stack trains, as well as pre-norm: what pre-norm buys here is tolerance of "
-        "a large step."
+        "8 layers, learning rate 0.007 with no warm-up. Pre-norm trains: its held-out loss "
+        "falls to about 2.6-2.7 in 300 steps, and its first layer gets about 3 times the gradient "
+        "of the last. Post-norm does not: within a few steps the gradient fades on its way down "
+        "the stack (the first layer gets under half of the last one's, mostly far less) and the "
+        "loss stays at or near chance, 3.26 nats, a uniform guess. With the default learning "
+        "rate (0.003) the same post-norm stack trains, a little better than pre-norm: what "
+        "pre-norm buys here is tolerance of a larger step."
     ),
     claims=(
-        Claim("pre-norm: held-out loss after 400 steps", _heldout(0), "<=", 2.9),
-        Claim("post-norm: held-out loss after 400 steps", _heldout(1), ">=", 3.15),
+        Claim("pre-norm: held-out loss after 300 steps", _heldout(0), "<=", 2.9),
+        Claim("post-norm: held-out loss after 300 steps", _heldout(1), ">=", 3.0),
         Claim("pre-norm: first/last layer grad, median of steps 11-100", _grads(0), ">=", 2.0),
-        Claim("post-norm: first/last layer grad, median of steps 11-100", _grads(1), "<=", 0.25),
+        Claim("post-norm: first/last layer grad, median of steps 11-100", _grads(1), "<=", 0.6),
     ),
 )
 
@@ -320,16 +333,16 @@ RESIDUAL_AT_DEPTH = Preset(
     opt=DEEP_OPT,
     variants=(Variant("residual", DEEP), Variant("no residual", replace(DEEP, residual=False))),
     shows=(
-        "8 pre-norm layers, learning rate 0.01. With the residual the held-out loss falls to "
-        "about 2.6 in 400 steps, and the gradient reaches the bottom of the stack: the first "
-        "layer gets about 4 times the gradient of the last. Without it each layer sees only the "
+        "8 pre-norm layers, learning rate 0.007. With the residual the held-out loss falls to "
+        "about 2.6-2.7 in 300 steps, and the gradient reaches the bottom of the stack: the first "
+        "layer gets about 3 times the gradient of the last. Without it each layer sees only the "
         "mix the layer below made, and nothing is learned: the training loss never gets below "
-        "chance, 3.26 nats, by more than a hair, not even for 20 steps. (The same happens at "
-        "the default learning rate, 0.003.)"
+        "chance, 3.26 nats, by more than a hair, not even for 20 steps. (The same at learning "
+        "rates 0.003 and 0.01.)"
     ),
     claims=(
-        Claim("residual: held-out loss after 400 steps", _heldout(0), "<=", 2.9),
-        Claim("no residual: held-out loss after 400 steps", _heldout(1), ">=", 3.15),
+        Claim("residual: held-out loss after 300 steps", _heldout(0), "<=", 2.9),
+        Claim("no residual: held-out loss after 300 steps", _heldout(1), ">=", 3.15),
         Claim("residual: first/last layer grad, median of steps 11-100", _grads(0), ">=", 2.0),
         Claim("no residual: lowest 20-step mean training loss", _lowest(1), ">=", 3.2),
     ),
@@ -386,7 +399,7 @@ SCALE_LARGE_HEADS = Preset(
 POS_ARCH = Architecture(layers=2, heads=4, d_model=64, positional="rope")
 # Strings of 8 to 16 letters: shorter sequences than the task's default (8 to 24), so that the
 # four variants train in the time of about one default run, and the RoPE model forms its
-# induction head by about step 500 on every seed tried. (Strings of 6 to 16 never formed it in
+# induction head by about step 550 on every seed tried. (Strings of 6 to 16 never formed it in
 # 600 steps: with short strings, knowing which letters occurred is already worth much.)
 POS_TASK = Induction(min_len=8, max_len=16)
 

@@ -1,6 +1,8 @@
 """The training loop: the engine's own ``Transformer``, its parameters made trainable, so what
-is shown afterwards is exactly what was trained. Deterministic for a seed on the CPU: the
-weights come from ``standard_weights(cfg, seed)`` and the data from a generator seeded alike.
+is shown afterwards is exactly what was trained. A seed fixes the starting weights
+(``standard_weights(cfg, seed)``) and the data (a generator seeded alike). On the CPU with one
+thread a run is the same number for number; with several, torch's parallel sums of larger
+tensors may differ in the last digits from run to run.
 """
 
 from __future__ import annotations

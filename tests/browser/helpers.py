@@ -249,8 +249,14 @@ def hover_large(page: Page, i: int, j: int) -> str:
     box = page.evaluate(
         """([i, j]) => { const root = document.querySelector('#mv-large .hc');
           const g = root.__heat.geometry, canvas = root.querySelector('canvas');
+          // A whole pixel inside the cell (the pointer lands on whole pixels; a cell of 512 rows
+          // is under 2 of them, and the canvas may start between two).
+          const inside = (start, k) => { let p = Math.round(start + (k + 0.5) * g.cell);
+            while (Math.floor((p - start) / g.cell) > k) p--;
+            while (Math.floor((p - start) / g.cell) < k) p++;
+            return p; };
           const at = () => { const r = canvas.getBoundingClientRect();
-            return {x: r.left + g.left + (j + 0.5) * g.cell, y: r.top + g.top + (i + 0.5) * g.cell}; };
+            return {x: inside(r.left + g.left, j), y: inside(r.top + g.top, i)}; };
           window.scrollBy(0, at().y - window.innerHeight / 2);  // the cell in view
           return at(); }""",
         [i, j],

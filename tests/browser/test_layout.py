@@ -46,8 +46,8 @@ def test_narrow_window_stacks_the_panels(page, live_server):
     page.set_viewport_size({"width": 480, "height": 900})
     open_app(page, live_server + "/")
     assert horizontal_overflow(page) <= 0
-    panel = page.locator(".panel").bounding_box()
-    plots = page.locator(".plots").bounding_box()
+    panel = page.locator("#toy-mode .panel").bounding_box()
+    plots = page.locator("#toy-mode .plots").bounding_box()
     assert panel["y"] + panel["height"] <= plots["y"]  # inputs first, then the plots
     screenshot(page, "narrow-480.png")
 

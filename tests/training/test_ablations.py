@@ -162,10 +162,10 @@ def test_norm_at_depth():
     pre, post = (runs[p.variant(label)] for label in ("pre-norm", "post-norm"))
     check_claims(p, runs)
     held_pre, held_post = A.heldout_loss(p.task, pre), A.heldout_loss(p.task, post)
-    assert abs(held_post - A.CHANCE) < 0.1, f"post-norm should stay at chance: {held_post:.3f}"
-    assert held_pre < held_post - 0.4, f"pre-norm {held_pre:.3f} vs post-norm {held_post:.3f}"
+    assert held_post > A.CHANCE - 0.2, f"post-norm should stay near chance: {held_post:.3f}"
+    assert held_pre < held_post - 0.3, f"pre-norm {held_pre:.3f} vs post-norm {held_post:.3f}"
     ratio_pre, ratio_post = A.grad_ratio(pre, 11, 100), A.grad_ratio(post, 11, 100)
-    assert ratio_pre > 10 * ratio_post, (
+    assert ratio_pre > 4 * ratio_post, (
         f"first/last layer gradient: pre-norm {ratio_pre:.3f}, post-norm {ratio_post:.3f}"
     )
     # At step 1 (the same batch, weights alike) the gradient reaches every post-norm layer;
