@@ -91,6 +91,15 @@ def max_pool(x: torch.Tensor, pool: int) -> torch.Tensor:
     return x.view(H, s, pool, s, pool).amax(dim=4).amax(dim=2)  # (H, s, p, s, p) -> (H, s, s)
 
 
+def quantize(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Weights (..., m, m) as 8-bit values and one scale per matrix, its peak: weight ~ values *
+    scale / 255. -> (..., m, m) uint8 and (...) float32"""
+    scale = x.amax(dim=(-2, -1))
+    scale = torch.where(scale > 0, scale, torch.ones_like(scale))
+    q = x * (255 / scale)[..., None, None]  # one new tensor, rounded in place: 3M values at 512
+    return q.round_().to(torch.uint8), scale.float()
+
+
 def thumbnails(tensors: TraceTensors, tv: TokenView, size: int, layers: list[int]) -> dict:
     """Every head's pattern (under the token options) as 8-bit values, one scale per head:
     weight ~ values * scale / 255. Longer than ``size``: max-pooled by the smallest whole factor
@@ -102,11 +111,9 @@ def thumbnails(tensors: TraceTensors, tv: TokenView, size: int, layers: list[int
         x = tv.apply(tensors.pattern(layer))  # (H, m, m)
         if pool > 1:
             x = max_pool(x, pool)  # (H, s, s)
-        scale = x.amax(dim=(-2, -1))  # (H,) the pooled peak is the pattern's peak
-        scale = torch.where(scale > 0, scale, torch.ones_like(scale))
-        q = x * (255 / scale)[:, None, None]  # one new tensor, rounded in place: 3M values at 512
-        values.append(q.round_().to(torch.uint8))
-        scales.append(scale.float())
+        q, scale = quantize(x)  # the pooled peak is the pattern's peak
+        values.append(q)
+        scales.append(scale)
     return {
         "pool": pool,
         "size": values[0].shape[-1],

@@ -45,6 +45,7 @@ from attnviz.schemas import (
     TrainVariantInfo,
 )
 from attnviz.services.admission import Busy
+from attnviz.services.arrays import quantize
 from attnviz.settings import Settings
 from attnviz.training.catalog import SWITCHES, TASKS, slug, variants_of
 from attnviz.training.sample import generate
@@ -99,9 +100,7 @@ def param_count(arch: Architecture, vocab: int, max_tokens: int) -> int:
 def thumbs(pattern: torch.Tensor) -> Thumbs:
     """(L, nh, T, T) weights -> 8-bit values, one scale per head (its peak), as a trace's
     compact thumbnails: weight ~ values * scale / 255."""
-    scale = pattern.amax(dim=(-2, -1))  # (L, nh)
-    scale = torch.where(scale > 0, scale, torch.ones_like(scale))
-    values = (pattern * (255 / scale)[..., None, None]).round().to(torch.uint8)
+    values, scale = quantize(pattern)  # (L, nh, T, T), (L, nh)
     return Thumbs(
         shape=list(values.shape),
         values=base64.b64encode(values.numpy().tobytes()).decode("ascii"),
@@ -118,6 +117,7 @@ class Plan:
     opt: Optimiser
     preset: str | None = None
     compare: str | None = None
+    params: list[int] = field(default_factory=list)  # each variant's, once checked
 
     @property
     def prompt(self) -> str | None:
@@ -143,14 +143,14 @@ class Variant:
 class LiveRun:
     """One run as it trains: its variants' histories and checkpoints, and its event log."""
 
-    def __init__(self, run_id: str, req: TrainRequest, plan: Plan, vocab_params: list[int]):
+    def __init__(self, run_id: str, req: TrainRequest, plan: Plan):
         self.id = run_id
         self.plan = plan
         self.task_name = req.task
         self.checkpoints = req.checkpoints
         self.state = "running"
         self.reason: str | None = None
-        pairs = zip(plan.variants, vocab_params, strict=True)
+        pairs = zip(plan.variants, plan.params, strict=True)
         self.variants = [Variant(label, arch, n) for (label, arch), n in pairs]
         self.cancel = threading.Event()
         self.started = time.monotonic()
@@ -199,7 +199,6 @@ class TrainService:
         self.registry = registry
         self.runs: dict[str, LiveRun] = {}
         self.lock = threading.Lock()
-        self.started = 0
 
     # -- what is offered ------------------------------------------------------------------------
 
@@ -285,6 +284,7 @@ class TrainService:
             )
         for label, arch in plan.variants:
             n = param_count(arch, plan.task.vocab.size, plan.task.max_tokens)
+            plan.params.append(n)
             if n > s.train_max_params:
                 what = f" ({label})" if label else ""
                 raise TrainRefused(
@@ -302,8 +302,6 @@ class TrainService:
         """Plan the run and start training it on a thread of its own; ``Busy`` when every slot
         is taken."""
         plan = self.plan(req)
-        counts = [param_count(a, plan.task.vocab.size, plan.task.max_tokens)
-                  for _, a in plan.variants]  # fmt: skip
         with self.lock:
             running = [r for r in self.runs.values() if not r.finished]
             if len(running) >= self.settings.train_slots:
@@ -317,9 +315,8 @@ class TrainService:
                     f"running; try again in {retry} s",
                     retry,
                 )
-            run = LiveRun(self.new_id(), req, plan, counts)
+            run = LiveRun(self.new_id(), req, plan)
             self.runs[run.id] = run
-            self.started += 1
         thread = threading.Thread(target=self._train, args=(run,), name=f"train-{run.id}",
                                   daemon=True)  # fmt: skip
         thread.start()
