@@ -405,7 +405,7 @@ class Health(BaseModel):
 
 # -- training -------------------------------------------------------------------------------------
 
-TaskName = Literal["induction", "charlm"]
+TaskName = Literal["induction", "reverse", "copy", "charlm"]
 Switch = Literal["positional", "norm", "residual", "scale", "ffn"]
 RunState = Literal["running", "done", "cancelled", "failed"]
 
@@ -528,8 +528,18 @@ class TrainCheckpoint(BaseModel):
     step: int
     heldout: float = Field(description="Held-out loss, nats")
     seconds: float
-    thumbs: Thumbs
-    sample: str | None = Field(None, description="charlm: text the model wrote from the prompt")
+    thumbs: Thumbs = Field(description="The (decoder's) self-attention on the probe")
+    cross: Thumbs | None = Field(
+        None, description="reverse, copy: the decoder's cross-attention (L, nh, T, S)"
+    )
+    encoder: Thumbs | None = Field(
+        None, description="reverse, copy: the encoder's self-attention (L, nh, S, S)"
+    )
+    sample: str | None = Field(
+        None,
+        description="charlm: text the model wrote after the prompt; reverse, copy: what it "
+        "wrote for the probe's source (greedy)",
+    )
 
 
 class TrainHistory(BaseModel):
@@ -553,6 +563,11 @@ class TrainVariant(BaseModel):
     induction: list[list[float]] | None = Field(
         None, description="induction: each head's induction score (L, nh) on held-out strings"
     )
+    alignment: list[list[float]] | None = Field(
+        None,
+        description="reverse, copy: each cross-attention head's weight on its best "
+        "(anti-)diagonal (L, nh), on held-out strings",
+    )
 
 
 class TrainProbe(BaseModel):
@@ -561,7 +576,18 @@ class TrainProbe(BaseModel):
     tokens: list[str] = Field(description="Its tokens as labels (a space reads ␣)")
     text: str
     look: str = Field(description="What to look for in its attention")
-    prompt: str | None = Field(None, description="charlm: what each checkpoint's sample continues")
+    prompt: str | None = Field(
+        None,
+        description="charlm: what each checkpoint's sample continues; reverse, copy: the "
+        "source the sample is written for",
+    )
+    verb: str | None = Field(None, description="What a sample does with the prompt, in a word")
+    source: list[str] | None = Field(
+        None, description="reverse, copy: the encoder's tokens; ``tokens`` are the decoder's"
+    )
+    writes: list[str] | None = Field(
+        None, description="reverse, copy: what each decoder token is trained to write next"
+    )
 
 
 class TrainClaim(BaseModel):
@@ -588,6 +614,30 @@ class TrainRun(BaseModel):
     )
     variants: list[TrainVariant]
     seq: int = Field(description="Events so far; the stream goes on from here")
+
+
+class TrainDecodeRequest(_Strict):
+    """A string for an encoder-decoder run's model to reverse (or copy)."""
+
+    source: str = Field(min_length=1, description="Lowercase letters, at most the task's length")
+    variant: int = Field(0, ge=0, le=TRAIN_SHAPE.max_variants - 1)
+
+
+class TrainDecoded(BaseModel):
+    """What the model wrote (greedy), and every head's attention, exact (float32), on the last
+    decoder pass: ``self`` (L, nh, T, T) over the decoder's tokens, ``cross`` (L, nh, T, S)
+    from them to the source, ``encoder`` (L, nh, S, S)."""
+
+    source: list[str] = Field(description="The encoder's tokens: the letters and the end mark")
+    tokens: list[str] = Field(description="The decoder's tokens: the start mark, then its output")
+    writes: list[str] = Field(description="What the decoder wrote at each of its tokens")
+    output: str = Field(description="The letters written, without the end mark")
+    expected: str = Field(description="The right answer")
+    self_attention: list[list[list[list[float]]]] = Field(alias="self")
+    cross: list[list[list[list[float]]]]
+    encoder: list[list[list[list[float]]]]
+
+    model_config = ConfigDict(populate_by_name=True)
 
 
 class TrainAccepted(BaseModel):

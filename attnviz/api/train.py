@@ -9,7 +9,14 @@ from fastapi import APIRouter, Depends, Header, Path, Query, Response, status
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 
 from attnviz.api.deps import TrainingDep
-from attnviz.schemas import TrainAccepted, TrainOptions, TrainRequest, TrainRun
+from attnviz.schemas import (
+    TrainAccepted,
+    TrainDecoded,
+    TrainDecodeRequest,
+    TrainOptions,
+    TrainRequest,
+    TrainRun,
+)
 from attnviz.services.training import LiveRun
 
 router = APIRouter(prefix="/api/train", tags=["train"])
@@ -106,6 +113,22 @@ def download(
         media_type="application/zip",
         headers={"Content-Disposition": f'attachment; filename="{name}"'},
     )
+
+
+@router.post(
+    "/{run_id}/decode",
+    responses={
+        **GONE,
+        400: {"description": "The body could not be read as JSON (UTF-8 text)"},
+        413: {"description": "The body is over the server's cap"},
+        422: {"description": "Not an encoder-decoder run, or a source it cannot read"},
+    },
+)
+def decode(run: RunDep, training: TrainingDep, req: TrainDecodeRequest) -> TrainDecoded:
+    """Ask a finished encoder-decoder variant (tasks reverse and copy) to write its answer for
+    a string of lowercase letters (greedy), with every head's attention, exact: the encoder's,
+    the decoder's own and its cross-attention to the source."""
+    return training.decode(run, req)
 
 
 @router.delete("/{run_id}", responses=GONE)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 Norm = Literal["none", "pre", "post"]
@@ -39,6 +39,10 @@ class TransformerConfig:
     vocab_size: int | None = None  # a token table W_E (vocab, C): forward then takes token ids
     unembed: bool = False  # a table W_U (C, vocab) from the output to logits over the vocabulary
     type_vocab_size: int = 0  # a token-type table W_type added to every token (BERT's segment A)
+    # An encoder-decoder: an encoder of this many blocks (``encoder()``: the same wiring, not
+    # causal, no unembedding) reads a source, and every block of this stack, the decoder,
+    # attends to its output with a cross-attention sublayer after its self-attention.
+    encoder_layers: int = 0
 
     def __post_init__(self) -> None:
         if self.d_model < 1 or self.n_layers < 1 or self.n_heads < 1:
@@ -49,6 +53,16 @@ class TransformerConfig:
             raise ValueError("vocab_size must be positive")
         if self.unembed and self.vocab_size is None:
             raise ValueError("unembed needs a vocab_size")
+        if self.encoder_layers < 0:
+            raise ValueError("encoder_layers must not be negative")
+
+    def encoder(self) -> TransformerConfig:
+        """The encoder's configuration: this wiring with ``encoder_layers`` blocks that see the
+        whole source (not causal), no cross-attention and no unembedding."""
+        if not self.encoder_layers:
+            raise ValueError("this configuration has no encoder (encoder_layers is 0)")
+        return replace(self, n_layers=self.encoder_layers, encoder_layers=0, causal=False,
+                       unembed=False)  # fmt: skip
 
     @property
     def d_head(self) -> int:

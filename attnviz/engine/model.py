@@ -37,17 +37,20 @@ class LayerNorm(nn.Module):
         return self.hook_normalized(F.layer_norm(x, x.shape[-1:], self.w, self.b, self.eps))
 
 
-def attention_scores(q: torch.Tensor, k: torch.Tensor, cfg: TransformerConfig) -> torch.Tensor:
+def attention_scores(
+    q: torch.Tensor, k: torch.Tensor, cfg: TransformerConfig, causal: bool | None = None
+) -> torch.Tensor:
     """Logits of queries against keys: q k^T, divided by sqrt(d_head) when scaled, -inf for the
-    keys after each query when causal. (..., T, hs) x (..., T, hs) -> (..., T, T)
+    keys after each query when causal (``cfg.causal`` unless ``causal`` says otherwise: a
+    cross-attention never is). (..., T, hs) x (..., S, hs) -> (..., T, S)
 
     Every head is computed alone by the same matrix product, so a trace can recompute one head's
     scores from its q and k and get the very numbers of the forward (tested)."""
     T = q.shape[-2]
-    scores = q @ k.transpose(-2, -1)  # (..., T, T)
+    scores = q @ k.transpose(-2, -1)  # (..., T, S)
     if cfg.scale:
         scores = scores / math.sqrt(cfg.d_head)
-    if cfg.causal:
+    if cfg.causal if causal is None else causal:
         future = torch.ones(T, T, dtype=torch.bool, device=q.device).triu(1)  # (T, T)
         scores = scores.masked_fill(future, float("-inf"))
     return scores
@@ -59,24 +62,36 @@ def attention_pattern(scores: torch.Tensor) -> torch.Tensor:
 
 
 class Attention(nn.Module):
-    """Multi-head self-attention with the pattern computed explicitly (no fused kernel)."""
+    """Multi-head attention with the pattern computed explicitly (no fused kernel).
 
-    def __init__(self, cfg: TransformerConfig) -> None:
+    Self-attention reads queries, keys and values from x. A cross-attention (``cross``) reads its
+    queries from x and its keys and values from a memory (an encoder's output, S tokens): it is
+    never causal and never rotated (RoPE relates two positions of one sequence), so its keys
+    hold no position but what the memory's vectors carry."""
+
+    def __init__(self, cfg: TransformerConfig, cross: bool = False) -> None:
         super().__init__()
         self.cfg = cfg
+        self.cross = cross
         d = cfg.d_model
-        for name in ("W_Q", "W_K", "W_V", "W_O"):
-            setattr(self, name, _param(d, d))
-        for name in ("b_Q", "b_K", "b_V", "b_O"):
-            setattr(self, name, _param(d) if cfg.bias else None)
+        self.W_Q = _param(d, d)
+        self.W_K = _param(d, d)
+        self.W_V = _param(d, d)
+        self.W_O = _param(d, d)
+        self.b_Q = _param(d) if cfg.bias else None
+        self.b_K = _param(d) if cfg.bias else None
+        self.b_V = _param(d) if cfg.bias else None
+        self.b_O = _param(d) if cfg.bias else None
+        kv = "S" if cross else "T"
         self.hook_q = HookPoint("B nh T hs")
-        self.hook_k = HookPoint("B nh T hs")
-        self.hook_v = HookPoint("B nh T hs")
-        if cfg.positional == "rope":
+        self.hook_k = HookPoint(f"B nh {kv} hs")
+        self.hook_v = HookPoint(f"B nh {kv} hs")
+        self.rotary = cfg.positional == "rope" and not cross
+        if self.rotary:
             self.hook_rot_q = HookPoint("B nh T hs")
             self.hook_rot_k = HookPoint("B nh T hs")
-        self.hook_scores = HookPoint("B nh T T")  # logits after scaling; masked = -inf
-        self.hook_pattern = HookPoint("B nh T T")  # softmax over keys; rows sum to 1
+        self.hook_scores = HookPoint(f"B nh T {kv}")  # logits after scaling; masked = -inf
+        self.hook_pattern = HookPoint(f"B nh T {kv}")  # softmax over keys; rows sum to 1
         self.hook_z = HookPoint("B nh T hs")  # pattern @ v
         self.hook_out = HookPoint("B T C")
 
@@ -86,17 +101,23 @@ class Attention(nn.Module):
         y = x @ w if b is None else x @ w + b  # (B, T, C)
         return y.view(B, T, nh, C // nh).transpose(1, 2)  # (B, nh, T, hs)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, memory: torch.Tensor | None = None) -> torch.Tensor:
+        """x (B, T, C) -> (B, T, C); a cross-attention takes its keys and values from
+        ``memory`` (B, S, C)."""
+        if self.cross != (memory is not None):
+            raise ValueError("a cross-attention needs a memory; a self-attention takes none")
         B, T, C = x.shape
         cfg = self.cfg
+        src = x if memory is None else memory  # (B, S, C); S = T for self-attention
         q = self.hook_q(self._heads(x, self.W_Q, self.b_Q))  # (B, nh, T, hs)
-        k = self.hook_k(self._heads(x, self.W_K, self.b_K))  # (B, nh, T, hs)
-        v = self.hook_v(self._heads(x, self.W_V, self.b_V))  # (B, nh, T, hs)
-        if cfg.positional == "rope":
+        k = self.hook_k(self._heads(src, self.W_K, self.b_K))  # (B, nh, S, hs)
+        v = self.hook_v(self._heads(src, self.W_V, self.b_V))  # (B, nh, S, hs)
+        if self.rotary:
             q = self.hook_rot_q(apply_rope(q, cfg.rope_base))
             k = self.hook_rot_k(apply_rope(k, cfg.rope_base))
-        scores = self.hook_scores(attention_scores(q, k, cfg))  # (B, nh, T, T)
-        pattern = self.hook_pattern(attention_pattern(scores))  # (B, nh, T, T)
+        causal = False if self.cross else cfg.causal
+        scores = self.hook_scores(attention_scores(q, k, cfg, causal))  # (B, nh, T, S)
+        pattern = self.hook_pattern(attention_pattern(scores))  # (B, nh, T, S)
         z = self.hook_z(pattern @ v)  # (B, nh, T, hs)
         z = z.transpose(1, 2).reshape(B, T, C)  # (B, T, C): heads side by side
         out = z @ self.W_O if self.b_O is None else z @ self.W_O + self.b_O
@@ -125,10 +146,12 @@ class FeedForward(nn.Module):
 
 
 class Block(nn.Module):
-    """One layer: attention sublayer, then (optionally) the feed-forward sublayer.
+    """One layer: attention sublayer, then (in a decoder) the cross-attention sublayer, then
+    (optionally) the feed-forward sublayer.
 
     Each sublayer f follows the same rules: xn = LN(x) when pre-norm, else x; y = f(xn);
-    x = x + y with the residual, else y; x = LN(x) when post-norm.
+    x = x + y with the residual, else y; x = LN(x) when post-norm. The cross-attention's f
+    reads the memory as it is (the encoder's output, normalised by its own final norm).
     """
 
     def __init__(self, cfg: TransformerConfig) -> None:
@@ -139,20 +162,38 @@ class Block(nn.Module):
         self.attn = Attention(cfg)
         self.hook_attn_out = HookPoint("B T C")
         self.hook_resid_mid = HookPoint("B T C")
+        if cfg.encoder_layers:
+            self.ln_cross = LayerNorm(cfg) if cfg.norm != "none" else None
+            self.cross_attn = Attention(cfg, cross=True)
+            self.hook_cross_out = HookPoint("B T C")
+            self.hook_resid_cross = HookPoint("B T C")
         if cfg.ffn:
             self.ln2 = LayerNorm(cfg) if cfg.norm != "none" else None
             self.mlp = FeedForward(cfg)
             self.hook_mlp_out = HookPoint("B T C")
         self.hook_resid_post = HookPoint("B T C")
 
-    def _sublayer(self, x: torch.Tensor, f: nn.Module, ln: LayerNorm | None, hook: HookPoint):
-        y = hook(f(ln(x) if self.cfg.norm == "pre" else x))
+    def _sublayer(
+        self,
+        x: torch.Tensor,
+        f: nn.Module,
+        ln: LayerNorm | None,
+        hook: HookPoint,
+        *memory: torch.Tensor,
+    ) -> torch.Tensor:
+        y = hook(f(ln(x) if self.cfg.norm == "pre" else x, *memory))
         x = x + y if self.cfg.residual else y
         return ln(x) if self.cfg.norm == "post" else x
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, memory: torch.Tensor | None = None) -> torch.Tensor:
+        """x (B, T, C) -> (B, T, C); a decoder's block also reads ``memory`` (B, S, C)."""
+        if bool(self.cfg.encoder_layers) != (memory is not None):
+            raise ValueError("a decoder block needs the encoder's output; other blocks take none")
         x = self.hook_resid_pre(x)
         x = self.hook_resid_mid(self._sublayer(x, self.attn, self.ln1, self.hook_attn_out))
+        if memory is not None:
+            x = self._sublayer(x, self.cross_attn, self.ln_cross, self.hook_cross_out, memory)
+            x = self.hook_resid_cross(x)
         if self.cfg.ffn:
             x = self._sublayer(x, self.mlp, self.ln2, self.hook_mlp_out)
         return self.hook_resid_post(x)
@@ -166,11 +207,17 @@ class Transformer(nn.Module):
     norm); hidden state l is ``blocks.{l-1}.hook_resid_post``; with a final norm, the model's
     output is ``ln_final.hook_normalized``. With ``unembed``, ``logits(output)`` maps it to
     scores over the vocabulary (``hook_logits``), for a model that predicts tokens.
+
+    With ``encoder_layers``, the model is an encoder-decoder: ``encoder``, a Transformer of its
+    own (``cfg.encoder()``, with its own token table), reads the source ids; this stack is the
+    decoder, and each of its blocks attends to the encoder's output (``blocks.{i}.cross_attn``).
     """
 
     def __init__(self, cfg: TransformerConfig) -> None:
         super().__init__()
         self.cfg = cfg
+        if cfg.encoder_layers:
+            self.encoder = Transformer(cfg.encoder())
         if cfg.vocab_size is not None:
             self.W_E = _param(cfg.vocab_size, cfg.d_model)
         self.hook_embed = HookPoint("B T C")
@@ -207,7 +254,13 @@ class Transformer(nn.Module):
     def W_device(self) -> torch.device:
         return self.blocks[0].attn.W_Q.device
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, source: torch.Tensor | None = None) -> torch.Tensor:
+        """x: (B, T) ids or (B, T, C) vectors -> (B, T, C). An encoder-decoder also takes
+        ``source``, what its encoder reads (B, S), and every decoder block attends to the
+        encoder's output (B, S, C)."""
+        if bool(self.cfg.encoder_layers) != (source is not None):
+            raise ValueError("an encoder-decoder needs a source; other models take none")
+        memory = self.encoder(source) if source is not None else None  # (B, S, C)
         if self.cfg.vocab_size is not None:
             x = self.W_E[x]  # (B, T) ids -> (B, T, C)
         x = self.hook_embed(x)  # (B, T, C)
@@ -219,7 +272,7 @@ class Transformer(nn.Module):
         if self.ln_embed is not None:
             x = self.ln_embed(x)
         for block in self.blocks:
-            x = block(x)
+            x = block(x, memory)
         if self.ln_final is not None:
             x = self.ln_final(x)
         return x

@@ -31,6 +31,8 @@ METADATA = {
 _FIELDS = {f.name: f for f in dataclasses.fields(TransformerConfig)}
 _HINTS = typing.get_type_hints(TransformerConfig)
 _POSITIVE = {"d_model", "n_layers", "n_heads", "max_positions", "vocab_size", "d_ffn"}
+# Fields added after folders were first written, with the value an older folder means.
+_SINCE = {"encoder_layers": 0}
 
 
 def _kind_ok(value, hint) -> bool:
@@ -64,6 +66,7 @@ def native_config(hf: Mapping) -> TransformerConfig:
     unknown = sorted(set(hf) - set(_FIELDS) - set(METADATA))
     if unknown:
         raise ConversionError(f"config.json: unknown fields {', '.join(map(repr, unknown))}")
+    hf = {**_SINCE, **hf}
     missing = sorted(set(_FIELDS) - set(hf))
     if missing:
         raise ConversionError(
@@ -83,6 +86,11 @@ def native_config(hf: Mapping) -> TransformerConfig:
     for name in ("rope_base", "ln_eps"):
         if not hf[name] > 0:
             raise ConversionError(f"config.json: {name} must be positive (got {hf[name]!r})")
+    if hf["encoder_layers"]:
+        raise ConversionError(
+            "config.json: encoder_layers must be 0: attnviz serves models that read one text, "
+            "and an encoder-decoder reads a source and writes"
+        )
     if hf["type_vocab_size"] < 0:
         raise ConversionError("config.json: type_vocab_size must not be negative")
     if hf["vocab_size"] is None:

@@ -32,6 +32,8 @@ from attnviz.schemas import (
     TrainArchitecture,
     TrainCheckpoint,
     TrainClaim,
+    TrainDecoded,
+    TrainDecodeRequest,
     TrainHistory,
     TrainLimits,
     TrainOptimiser,
@@ -49,7 +51,7 @@ from attnviz.services.arrays import quantize
 from attnviz.settings import Settings
 from attnviz.training.catalog import SWITCHES, TASKS, slug, variants_of
 from attnviz.training.sample import generate
-from attnviz.training.tasks import CharLM, Induction, Task, bigram_heldout_loss
+from attnviz.training.tasks import CharLM, Induction, Reverse, Task, bigram_heldout_loss
 from attnviz.training.trainer import (
     HELDOUT_BATCH,
     Architecture,
@@ -59,6 +61,7 @@ from attnviz.training.trainer import (
     Step,
     checkpoint_steps,
     model_config,
+    pattern_names,
     train,
 )
 
@@ -91,9 +94,11 @@ def _opt_info(o: Optimiser) -> TrainOptimiser:
     return TrainOptimiser(**o.__dict__)
 
 
-def param_count(arch: Architecture, vocab: int, max_tokens: int) -> int:
+def param_count(arch: Architecture, task: Task) -> int:
     with torch.device("meta"):
-        model = Transformer(model_config(arch, vocab, max_tokens))
+        model = Transformer(
+            model_config(arch, task.vocab.size, task.max_tokens, task.encoder_decoder)
+        )
     return sum(p.numel() for p in model.parameters())
 
 
@@ -121,10 +126,19 @@ class Plan:
 
     @property
     def prompt(self) -> str | None:
-        """What a char-LM's samples continue: the probe's first characters."""
+        """What a char-LM's samples continue (the probe's first characters), or the source an
+        encoder-decoder's samples are written for (the probe's letters)."""
+        if isinstance(self.task, Reverse):
+            return self.task.probe_word[: self.task.max_len]
         if not isinstance(self.task, CharLM):
             return None
         return self.task.vocab.decode(self.task.probe().ids[:SAMPLE_PROMPT])
+
+    @property
+    def verb(self) -> str | None:
+        if isinstance(self.task, Reverse):
+            return "copies" if self.task.copy else "reverses"
+        return "continues" if isinstance(self.task, CharLM) else None
 
 
 @dataclass
@@ -137,6 +151,7 @@ class Variant:
     history: list[Step] = field(default_factory=list)
     checkpoints: list[TrainCheckpoint] = field(default_factory=list)
     induction: list[list[float]] | None = None
+    alignment: list[list[float]] | None = None
     result: Run | None = None  # the trained model, once finished
 
 
@@ -283,7 +298,7 @@ class TrainService:
                 f"{s.train_max_steps:,} (ATTNVIZ_TRAIN_MAX_STEPS)"
             )
         for label, arch in plan.variants:
-            n = param_count(arch, plan.task.vocab.size, plan.task.max_tokens)
+            n = param_count(arch, plan.task)
             plan.params.append(n)
             if n > s.train_max_params:
                 what = f" ({label})" if label else ""
@@ -403,9 +418,15 @@ class TrainService:
 
         def on_checkpoint(point: Checkpoint) -> None:
             flush()
-            cp = TrainCheckpoint(step=point.step, heldout=round(point.heldout, 6),
-                                 seconds=round(point.seconds, 3), thumbs=thumbs(point.pattern),
-                                 sample=point.sample)  # fmt: skip
+            cp = TrainCheckpoint(
+                step=point.step,
+                heldout=round(point.heldout, 6),
+                seconds=round(point.seconds, 3),
+                thumbs=thumbs(point.pattern),
+                cross=None if point.cross is None else thumbs(point.cross),
+                encoder=None if point.encoder is None else thumbs(point.encoder),
+                sample=point.sample,
+            )
             run.emit("checkpoint", {"variant": i, "checkpoint": cp.model_dump()},
                      apply=lambda: variant.checkpoints.append(cp))  # fmt: skip
 
@@ -425,8 +446,14 @@ class TrainService:
             run.step_time = result.history[-1].seconds / len(result.history)
         if isinstance(plan.task, Induction):
             variant.induction = _induction_scores(result.model, plan.task)
-        name = run.id if len(run.variants) == 1 else f"{run.id}-{slug(variant.label)}"
-        self.registry.add(self._as_model(run, name, result.model))
+        if isinstance(plan.task, Reverse):
+            variant.alignment = _alignment_scores(result.model, plan.task)
+        # An encoder-decoder is not a sentence-mode model (a trace reads one text); the Train
+        # tab decodes with it (``decode``).
+        name: str | None = None
+        if not plan.task.encoder_decoder:
+            name = run.id if len(run.variants) == 1 else f"{run.id}-{slug(variant.label)}"
+            self.registry.add(self._as_model(run, name, result.model))
         variant.result = result
 
         def finished() -> None:
@@ -434,7 +461,8 @@ class TrainService:
             variant.state = result.state
 
         run.emit("variant", {"variant": i, "state": result.state, "model": name,
-                             "induction": variant.induction}, apply=finished)  # fmt: skip
+                             "induction": variant.induction, "alignment": variant.alignment},
+                 apply=finished)  # fmt: skip
 
     @staticmethod
     def _measure_claims(run: LiveRun) -> None:
@@ -457,12 +485,68 @@ class TrainService:
 
     @staticmethod
     def _sampler(plan: Plan):
-        """A char-LM writes SAMPLE_CHARS after the prompt at each checkpoint (seeded)."""
-        prompt = plan.prompt
+        """A char-LM writes SAMPLE_CHARS after the prompt at each checkpoint (seeded); an
+        encoder-decoder writes what it makes of the probe's source (greedy)."""
+        prompt, task = plan.prompt, plan.task
         if prompt is None:
             return None
-        vocab, seed = plan.task.vocab, plan.opt.seed
+        vocab, seed = task.vocab, plan.opt.seed
+        if isinstance(task, Reverse):
+            source = task.probe().source
+            assert source is not None
+            return lambda model: vocab.decode(task.decode(model, source))
         return lambda model: generate(model, vocab, prompt, SAMPLE_CHARS, SAMPLE_TEMPERATURE, seed)
+
+    def decode(self, run: LiveRun, req: TrainDecodeRequest) -> TrainDecoded:
+        """What a finished encoder-decoder variant writes for ``req.text`` (greedy), with every
+        head's attention on its last pass."""
+        task = run.plan.task
+        if not isinstance(task, Reverse):
+            raise TrainRefused(f"task: {task.name} has no decoder to ask; open its model instead")
+        v = self._finished(run, req.variant)
+        text = req.source
+        letters = task.vocab.chars[1:]
+        wrong = sorted(set(text) - set(letters))
+        if wrong:
+            raise TrainRefused(
+                f"source: {''.join(wrong)!r} not in the task's alphabet (lowercase a to z)"
+            )
+        if len(text) > task.max_len:
+            raise TrainRefused(
+                f"source: {len(text)} letters; the model was trained on {task.min_len} to "
+                f"{task.max_len}"
+            )
+        assert v.result is not None
+        model = v.result.model
+        source = task.vocab.encode(text) + [0]
+        out = task.decode(model, source)
+        ended = len(out) < len(source)  # it wrote the end mark before the step cap
+        inputs = [0, *out] if ended else [0, *out[:-1]]
+        groups = pattern_names(model.cfg)
+        device = model.W_device
+        with torch.no_grad(), capture(model, [n for g in groups.values() for n in g]) as cache:
+            model(torch.tensor([inputs], device=device), torch.tensor([source], device=device))
+        got = {k: [cache[n][0].float().cpu().tolist() for n in g] for k, g in groups.items()}
+        written = out + [0] if ended else out
+        return TrainDecoded(
+            source=list(task.vocab.decode(source)),
+            tokens=list(task.vocab.decode(inputs)),
+            writes=list(task.vocab.decode(written)),
+            output=task.vocab.decode(out),
+            expected=text if task.copy else text[::-1],
+            self_attention=got["self"],
+            cross=got["cross"],
+            encoder=got["encoder"],
+        )
+
+    @staticmethod
+    def _finished(run: LiveRun, variant: int) -> Variant:
+        if not 0 <= variant < len(run.variants):
+            raise TrainRefused(f"variant: {variant} is not one of 0 to {len(run.variants) - 1}")
+        v = run.variants[variant]
+        if v.result is None:
+            raise TrainRefused(f"variant: {v.label or 'the model'} has not finished training")
+        return v
 
     def folder_zip(self, run: LiveRun, variant: int) -> tuple[str, bytes]:
         """A finished variant as a zip of its Hugging Face-style folder (config.json,
@@ -473,11 +557,14 @@ class TrainService:
 
         from attnviz.training.export import save_run
 
-        if not 0 <= variant < len(run.variants):
-            raise TrainRefused(f"variant: {variant} is not one of 0 to {len(run.variants) - 1}")
-        v = run.variants[variant]
-        if v.result is None or v.model is None:
-            raise TrainRefused(f"variant: {v.label or 'the model'} has not finished training")
+        if run.plan.task.encoder_decoder:
+            raise TrainRefused(
+                "variant: an encoder-decoder is not saved as a folder: attnviz serves models "
+                "that read one text, and this one reads a source and writes; ask it in the "
+                "Train tab (POST /api/train/{id}/decode)"
+            )
+        v = self._finished(run, variant)
+        assert v.model is not None and v.result is not None
         buf = io.BytesIO()
         with tempfile.TemporaryDirectory() as tmp:
             folder = save_run(v.result, run.plan.task, Path(tmp), name=v.model)
@@ -529,6 +616,7 @@ class TrainService:
                     history=TrainHistory(**_columns(v.history)),
                     checkpoints=list(v.checkpoints),
                     induction=v.induction,
+                    alignment=v.alignment,
                 )
                 for v in run.variants
             ]
@@ -550,6 +638,9 @@ class TrainService:
                 text=plan.task.vocab.decode(probe.ids),
                 look=probe.look,
                 prompt=plan.prompt,
+                verb=plan.verb,
+                source=probe.source_labels,
+                writes=_writes(plan.task),
             ),  # fmt: skip
             baseline=run.baseline,
             claims=claims,
@@ -593,4 +684,25 @@ def _induction_scores(model: Transformer, task: Induction, n: int = 20) -> list[
     with capture(model, names) as cache:
         model(ids)
     return [[round(float(x), 4) for x in task.induction_score(cache[name].cpu(), n)]
+            for name in names]  # fmt: skip
+
+
+def _writes(task: Task) -> list[str] | None:
+    """What each of an encoder-decoder probe's decoder tokens is trained to write."""
+    if not isinstance(task, Reverse):
+        return None
+    p = task.probe()
+    return list(task.vocab.decode(p.ids[1:] + [0]))
+
+
+@torch.no_grad()
+def _alignment_scores(model: Transformer, task: Reverse, n: int = 10) -> list[list[float]]:
+    """Each cross-attention head's alignment (L, nh) on 64 fresh strings of ``n`` letters."""
+    n = min(n, task.max_len)
+    g = torch.Generator().manual_seed(99)
+    batch = task._pairs(task._letters(g, 64, n)).to(model.W_device)
+    names = pattern_names(model.cfg)["cross"]
+    with capture(model, names) as cache:
+        model(batch.inputs, batch.source)
+    return [[round(float(x), 4) for x in task.alignment(cache[name].cpu(), n)]
             for name in names]  # fmt: skip

@@ -11,7 +11,16 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 
-from attnviz.training.tasks import CHARLM_ARCH, CHARLM_OPT, CharLM, Induction, Task
+from attnviz.training.tasks import (
+    CHARLM_ARCH,
+    CHARLM_OPT,
+    REVERSE_ARCH,
+    REVERSE_OPT,
+    CharLM,
+    Induction,
+    Reverse,
+    Task,
+)
 from attnviz.training.trainer import Architecture, Optimiser
 
 
@@ -25,10 +34,13 @@ class TaskEntry:
     make: Callable[[str | None, int], Task]  # (text or None, max text chars) -> the task
 
 
-def _induction(text: str | None, _max_chars: int) -> Task:
-    if text is not None:
-        raise ValueError("text: only the charlm task learns a text")
-    return Induction()
+def _textless(task: Task) -> Callable[[str | None, int], Task]:
+    def make(text: str | None, _max_chars: int) -> Task:
+        if text is not None:
+            raise ValueError("text: only the charlm task learns a text")
+        return task
+
+    return make
 
 
 def _charlm(text: str | None, max_chars: int) -> Task:
@@ -42,7 +54,23 @@ TASKS: dict[str, TaskEntry] = {
         Induction.about,
         Architecture(),
         Optimiser(),
-        _induction,
+        _textless(Induction()),
+    ),  # fmt: skip
+    "reverse": TaskEntry(
+        "reverse",
+        "Reverse a string (encoder-decoder)",
+        Reverse().about,
+        Architecture(**REVERSE_ARCH),
+        Optimiser(**REVERSE_OPT),
+        _textless(Reverse()),
+    ),  # fmt: skip
+    "copy": TaskEntry(
+        "copy",
+        "Copy a string (encoder-decoder)",
+        Reverse(copy=True).about,
+        Architecture(**REVERSE_ARCH),
+        Optimiser(**REVERSE_OPT),
+        _textless(Reverse(copy=True)),
     ),  # fmt: skip
     "charlm": TaskEntry(
         "charlm",

@@ -24,6 +24,11 @@ class Batch:
     inputs: torch.Tensor  # (B, T) token ids
     targets: torch.Tensor  # (B, T): the id each position should predict next
     mask: torch.Tensor  # (B, T) bool: the positions the loss counts
+    source: torch.Tensor | None = None  # (B, S) ids an encoder reads, for an encoder-decoder
+
+    def to(self, device: torch.device) -> Batch:
+        source = None if self.source is None else self.source.to(device)
+        return Batch(self.inputs.to(device), self.targets.to(device), self.mask.to(device), source)
 
 
 @dataclass(frozen=True)
@@ -50,6 +55,8 @@ class Probe:
     ids: list[int]
     labels: list[str]  # one per token
     look: str  # what the pattern shows once the task is learned
+    source: list[int] | None = None  # what an encoder-decoder's encoder reads
+    source_labels: list[str] | None = None
 
 
 class Task(Protocol):
@@ -59,6 +66,7 @@ class Task(Protocol):
     name: str
     about: str
     vocab: CharVocab
+    encoder_decoder: bool  # batches carry a source, and the model has an encoder for it
 
     @property
     def max_tokens(self) -> int: ...
@@ -81,6 +89,7 @@ class Induction:
     max_len: int = 24
     vocab: CharVocab = CharVocab(string.ascii_lowercase)
     name: str = "induction"
+    encoder_decoder: bool = False
     about: str = (
         "A random string, then the same string again. The first copy cannot be predicted; the "
         "second can, by finding the earlier occurrence of the current letter and copying the "
@@ -133,6 +142,150 @@ class Induction:
         queries = torch.arange(n, 2 * n - 1)
         keys = queries - n + 1
         return pattern[:, :, queries, keys].mean(dim=(0, 2))
+
+
+# ---------------------------------------------------------------------------------------------
+# Reversing a string with an encoder-decoder.
+
+END = "."  # the mark that ends a source and a target, and starts the decoder's input
+
+# The recommended settings for reverse and copy, as overrides of the trainer's ``Architecture``
+# and ``Optimiser``. One layer suffices: the encoder's heads tell each letter its neighbour and
+# the decoder's cross-attention finds, from the letter just written, the next one. On two CPU
+# cores the held-out loss is near 0.05 after 600 steps, 5 to 6 s (seeds 0 and 1; 2 layers take
+# twice as long to get there). Sinusoidal positions learn it far slower than RoPE: at lr 3e-3,
+# 2 layers, the held-out loss is still 1.0 after 600 steps (RoPE: 0.12).
+REVERSE_ARCH: dict = {"layers": 1, "heads": 4, "d_model": 64}
+REVERSE_OPT: dict = {"steps": 600, "lr": 4e-3, "batch": 32}
+
+
+@dataclass(frozen=True)
+class Reverse:
+    """An encoder reads a random string of lowercase letters and an end mark; the decoder
+    writes the string reversed, then the end mark, one letter at a time, each from the letters
+    it wrote so far (its input starts with the mark) and what its cross-attention reads of the
+    encoder's output. Every position counts. With ``copy``, the decoder writes the string as it
+    is. The length changes from batch to batch, so that no fixed position holds the answer.
+
+    source  a b c d .     decoder input  . d c b a     targets  d c b a .
+    """
+
+    min_len: int = 4
+    max_len: int = 12
+    copy: bool = False
+    vocab: CharVocab = CharVocab(END + string.ascii_lowercase)
+    encoder_decoder: bool = True
+    probe_word: str = "pathfinder"  # ten letters, none twice: one place for each in the source
+
+    @property
+    def name(self) -> str:
+        return "copy" if self.copy else "reverse"
+
+    @property
+    def about(self) -> str:
+        if self.copy:
+            return (
+                "An encoder reads a string; a decoder writes it out again, letter by letter, "
+                "attending to the encoder's output through cross-attention. Look for "
+                "cross-attention heads whose pattern becomes a diagonal: the decoder walks "
+                "through the source in order as it writes. To know where it is, it looks up "
+                "the letter it has just written, so the encoder must tell each letter its "
+                "neighbour: look there for a head that attends to the letter before or after."
+            )
+        return (
+            "An encoder reads a string; a decoder writes it backwards, letter by letter, "
+            "attending to the encoder's output through cross-attention (the encoder-decoder of "
+            "the original transformer, which translated). Look for cross-attention heads whose "
+            "pattern becomes an anti-diagonal: the decoder walks back through the source as it "
+            "writes. To know where it is, it looks up the letter it has just written, so the "
+            "encoder must tell each letter its neighbour: look there for a head that attends "
+            "to the letter before or after."
+        )
+
+    @property
+    def max_tokens(self) -> int:
+        return self.max_len + 1
+
+    def _pairs(self, letters: torch.Tensor) -> Batch:
+        B, n = letters.shape  # letters: (B, n) ids of letters (the mark is id 0)
+        end = torch.zeros(B, 1, dtype=letters.dtype)
+        out = letters if self.copy else letters.flip(1)  # (B, n)
+        source = torch.cat([letters, end], dim=1)  # (B, n + 1)
+        inputs = torch.cat([end, out], dim=1)  # (B, n + 1)
+        targets = torch.cat([out, end], dim=1)  # (B, n + 1)
+        return Batch(inputs, targets, torch.ones_like(inputs, dtype=torch.bool), source)
+
+    def _letters(self, g: torch.Generator, size: int, n: int) -> torch.Tensor:
+        return torch.randint(1, self.vocab.size, (size, n), generator=g)
+
+    def batch(self, g: torch.Generator, size: int) -> Batch:
+        n = int(torch.randint(self.min_len, self.max_len + 1, (1,), generator=g))
+        return self._pairs(self._letters(g, size, n))
+
+    def heldout(self, size: int) -> Batch:
+        """Fresh strings at the middle length, from a generator of their own."""
+        n = (self.min_len + self.max_len) // 2
+        g = torch.Generator().manual_seed(HELDOUT_SEED)
+        return self._pairs(self._letters(g, size, n))
+
+    def probe(self) -> Probe:
+        word = self.probe_word[: self.max_len]
+        pair = self._pairs(torch.tensor([self.vocab.encode(word)]))
+        assert pair.source is not None
+        ids, source = pair.inputs[0].tolist(), pair.source[0].tolist()
+        n = len(word)
+        walk = "a diagonal: the rows walk through the source in order" if self.copy else (
+            "an anti-diagonal: the rows walk back through the source, from its last letter to "
+            "its first"
+        )  # fmt: skip
+        return Probe(
+            ids,
+            list(self.vocab.decode(ids)),
+            f"Cross-attention: each row is a letter the decoder writes (its input is the letter "
+            f"it wrote before), each column a source letter. Once learned, the pattern is "
+            f"{walk}. It may sit a column off the letter being written: an encoder head that "
+            f"attends to the letter before copies each letter into its right-hand neighbour, "
+            f"and the row can read it there. The last row writes the end mark, after all {n} "
+            f"letters. In the encoder, look for that head (or one attending to the letter "
+            f"after).",
+            source,
+            list(self.vocab.decode(source)),
+        )
+
+    def alignment(self, cross: torch.Tensor, n: int, reach: int = 2) -> torch.Tensor:
+        """Per head, how much of its weight lies on one (anti-)diagonal: the mean weight, over
+        the rows that write a letter after another (1 .. n - 1), on the column of the letter
+        written (n - 1 - row reversed, row copied) shifted by k, for the best k from -reach to
+        reach. A model may align on the letter itself or on a neighbour, whichever the
+        encoder told about its neighbours (a trained 1-layer reverser attends two columns
+        right, to the letter after the one it has just written, which knows it).
+        (B, nh, n + 1, n + 1) -> (nh,)"""
+        rows = torch.arange(1, n)
+        base = rows if self.copy else n - 1 - rows
+        best = torch.zeros(cross.shape[1], dtype=cross.dtype)
+        for k in range(-reach, reach + 1):
+            cols = base + k
+            ok = (cols >= 0) & (cols <= n)
+            if ok.sum() * 2 < len(rows):  # too few rows left on this diagonal to say
+                continue
+            best = torch.maximum(best, cross[:, :, rows[ok], cols[ok]].mean(dim=(0, 2)))
+        return best
+
+    def decode(self, model, source: list[int], steps: int | None = None) -> list[int]:
+        """Greedy: the ids the model writes for ``source`` (ids, ending with the mark), up to
+        and without the end mark, at most ``steps`` (the source's letters + 1 by default)."""
+        device = model.W_device
+        src = torch.tensor([source], device=device)  # (1, S)
+        out: list[int] = []
+        for _ in range(steps if steps is not None else len(source)):
+            inputs = torch.tensor([[0, *out]], device=device)  # (1, t)
+            with torch.no_grad():
+                logits = model.logits(model(inputs, src))  # (1, t, V)
+            nxt = int(logits[0, -1].argmax())
+            if nxt == 0:
+                break
+            out.append(nxt)
+        return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -221,6 +374,7 @@ class CharLM:
     part (inputs: all but the last; targets: all but the first; every position counts)."""
 
     name = "charlm"
+    encoder_decoder = False
     about = (
         "Predict the next character of English text (by default Python's own help pages). "
         "Nothing is given but the characters so far: the model has to find out which letters "

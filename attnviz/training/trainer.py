@@ -45,9 +45,13 @@ class Optimiser:
     seed: int = 0
 
 
-def model_config(arch: Architecture, vocab_size: int, max_tokens: int) -> TransformerConfig:
+def model_config(
+    arch: Architecture, vocab_size: int, max_tokens: int, encoder_decoder: bool = False
+) -> TransformerConfig:
     """A causal model over the task's vocabulary, with learned LayerNorms where there are
-    norms (and one after the last block with them), and an unembedding."""
+    norms (and one after the last block with them), and an unembedding. With
+    ``encoder_decoder``, an encoder of as many blocks reads a source and the model's blocks
+    attend to it."""
     return TransformerConfig(
         d_model=arch.d_model,
         n_layers=arch.layers,
@@ -63,6 +67,7 @@ def model_config(arch: Architecture, vocab_size: int, max_tokens: int) -> Transf
         ffn=arch.ffn,
         vocab_size=vocab_size,
         unembed=True,
+        encoder_layers=arch.layers if encoder_decoder else 0,
     )
 
 
@@ -83,6 +88,10 @@ class Checkpoint:
     pattern: torch.Tensor  # (L, nh, T, T): every head's attention on the task's probe, on the CPU
     seconds: float
     sample: str | None = None  # what the model wrote then, when the run asks for samples
+    # An encoder-decoder's other attention on the probe, on the CPU: the decoder's
+    # cross-attention (L, nh, T, S) and the encoder's self-attention (L, nh, S, S)
+    cross: torch.Tensor | None = None
+    encoder: torch.Tensor | None = None
 
 
 @dataclass
@@ -104,7 +113,7 @@ def checkpoint_steps(steps: int, count: int) -> list[int]:
 
 def loss_on(model: Transformer, batch: Batch) -> torch.Tensor:
     """Mean cross-entropy, in nats, of the model's predictions on the batch's counted positions."""
-    logits = model.logits(model(batch.inputs))  # (B, T, V)
+    logits = model.logits(model(batch.inputs, batch.source))  # (B, T, V)
     return F.cross_entropy(logits[batch.mask], batch.targets[batch.mask])
 
 
@@ -120,27 +129,42 @@ def snapshot(
     was_training = model.training
     model.eval()
     loss = loss_on(model, heldout).item()
-    probe = torch.tensor([task.probe().ids], device=heldout.inputs.device)  # (1, T)
-    names = [f"blocks.{i}.attn.hook_pattern" for i in range(model.cfg.n_layers)]
-    with capture(model, names) as cache:
-        model(probe)
-    pattern = torch.stack([cache[n][0] for n in names]).float().cpu()  # (L, nh, T, T)
+    p = task.probe()
+    device = heldout.inputs.device
+    probe = torch.tensor([p.ids], device=device)  # (1, T)
+    source = None if p.source is None else torch.tensor([p.source], device=device)  # (1, S)
+    groups = pattern_names(model.cfg)
+    with capture(model, [n for names in groups.values() for n in names]) as cache:
+        model(probe, source)
+    # per group: (L, nh, T or S, T or S)
+    got = {k: torch.stack([cache[n][0] for n in g]).float().cpu() for k, g in groups.items()}
     text = sample(model) if sample is not None else None
     model.train(was_training)
-    return Checkpoint(step, loss, pattern, time.perf_counter() - t0, text)
+    return Checkpoint(step, loss, got["self"], time.perf_counter() - t0, text,
+                      got.get("cross"), got.get("encoder"))  # fmt: skip
+
+
+def pattern_names(cfg: TransformerConfig) -> dict[str, list[str]]:
+    """The hook points of every attention pattern, by kind: "self" (the model's blocks), and
+    for an encoder-decoder "cross" (its blocks' cross-attention) and "encoder"."""
+    names = {"self": [f"blocks.{i}.attn.hook_pattern" for i in range(cfg.n_layers)]}
+    if cfg.encoder_layers:
+        names["cross"] = [f"blocks.{i}.cross_attn.hook_pattern" for i in range(cfg.n_layers)]
+        names["encoder"] = [
+            f"encoder.blocks.{i}.attn.hook_pattern" for i in range(cfg.encoder_layers)
+        ]
+    return names
 
 
 def layer_grad_norms(model: Transformer) -> list[float]:
-    """The L2 norm of each block's gradients (parameters without a gradient count 0)."""
+    """The L2 norm of each block's gradients (parameters without a gradient count 0): an
+    encoder's blocks first, then the model's."""
     norms = []
-    for block in model.blocks:
+    blocks = [*model.encoder.blocks, *model.blocks] if model.cfg.encoder_layers else model.blocks
+    for block in blocks:
         grads = [p.grad.pow(2).sum() for p in block.parameters() if p.grad is not None]
         norms.append(float(torch.stack(grads).sum().sqrt()) if grads else 0.0)
     return norms
-
-
-def _to(batch: Batch, device: torch.device) -> Batch:
-    return Batch(batch.inputs.to(device), batch.targets.to(device), batch.mask.to(device))
 
 
 def train(
@@ -165,14 +189,14 @@ def train(
     the data order does not depend on the device."""
     task = task if task is not None else Induction()
     device = torch.device(device)
-    cfg = model_config(arch, task.vocab.size, task.max_tokens)
+    cfg = model_config(arch, task.vocab.size, task.max_tokens, task.encoder_decoder)
     model = Transformer(cfg)
     model.load_state_dict(standard_weights(cfg, opt.seed))
     model = trainable(model).to(device).train()
     data = torch.Generator().manual_seed(opt.seed)
     adam = torch.optim.AdamW(model.parameters(), lr=opt.lr, weight_decay=0.0)
     run = Run(cfg, model)
-    heldout = _to(task.heldout(HELDOUT_BATCH), device) if checkpoints else None
+    heldout = task.heldout(HELDOUT_BATCH).to(device) if checkpoints else None
     at = set(checkpoint_steps(opt.steps, checkpoints)) if checkpoints else set()
     t0 = time.perf_counter()
 
@@ -191,7 +215,7 @@ def train(
             if heldout is not None and run.history and run.checkpoints[-1].step != step - 1:
                 keep(step - 1)
             break
-        batch = _to(task.batch(data, opt.batch), device)
+        batch = task.batch(data, opt.batch).to(device)
         loss = loss_on(model, batch)
         adam.zero_grad(set_to_none=True)
         loss.backward()

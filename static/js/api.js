@@ -184,6 +184,22 @@ export function startRun(body) {
   });
 }
 
+/**
+ * POST /api/train/{id}/decode: what a finished encoder-decoder variant writes for a string,
+ * with every head's attention, exact.
+ * @param {string} id @param {{source: string, variant: number}} body
+ * @returns {Promise<import("./types.js").TrainDecoded>}
+ */
+export async function decodeRun(id, body) {
+  const response = await fetch(`/api/train/${encodeURIComponent(id)}/decode`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", Accept: "application/json" },
+    body: JSON.stringify(body),
+  });
+  if (!response.ok) throw await failure(response);
+  return response.json();
+}
+
 /** DELETE /api/train/{id}: cancel a running run. @param {string} id */
 export async function cancelRun(id) {
   const response = await fetch(`/api/train/${encodeURIComponent(id)}`, { method: "DELETE" });

@@ -25,8 +25,9 @@ export const TRAIN_FEEDS = {
   progress: [],
   loss: ["variant"],
   grads: ["variant"],
-  heads: ["variant", "layer", "head", "checkpoint"],
+  heads: ["variant", "layer", "head", "checkpoint", "attention"],
   models: [],
+  decoded: ["layer", "head", "attention"],
 };
 
 /**

@@ -317,4 +317,5 @@ export function decodeShare(hash, limits, defaults) {
 }
 
 /** What the Train mode's views show at first. @returns {import("./types.js").TrainView} */
-export const defaultTrainView = () => ({ variant: 0, layer: 0, head: 0, checkpoint: 0 });
+export const defaultTrainView = () => ({ variant: 0, layer: 0, head: 0, checkpoint: 0,
+  attention: /** @type {import("./types.js").AttentionKind} */ ("self") });

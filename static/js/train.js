@@ -4,17 +4,18 @@
 // gradient norms and every head at the chosen checkpoint. A finished model opens in sentence
 // mode.
 
-import { cancelRun, fetchRun, fetchTrainOptions, startRun } from "./api.js";
+import { cancelRun, decodeRun, fetchRun, fetchTrainOptions, startRun } from "./api.js";
 import { createStatus, drawViews } from "./controller.js";
 import { byId, el, fillOptions } from "./dom.js";
 import { TRAIN_FEEDS, viewsFed } from "./feeds.js";
 import * as heatcanvas from "./heatcanvas.js";
 import { fmt } from "./numbers.js";
 import { defaultTrainView } from "./state.js";
-import { headMatrix, renderGrads, renderHeads, renderLoss } from "./trainviews.js";
+import { ATTENTION, attentionAxes, headMatrix, renderGrads, renderHeads, renderLoss } from "./trainviews.js";
 
 /** @typedef {import("./types.js").TrainRun} TrainRun */
 /** @typedef {import("./types.js").TrainView} TrainView */
+/** @typedef {import("./types.js").TrainDecoded} TrainDecoded */
 
 const PLAY_MS = 450; // one checkpoint per this many milliseconds while playing
 
@@ -28,6 +29,7 @@ export function createTrain(hooks) {
   const app = {
     /** @type {any} */ options: null,
     /** @type {TrainRun | null} */ run: null,
+    /** @type {TrainDecoded | null} */ decoded: null, // what an encoder-decoder last wrote when asked
     /** @type {EventSource | null} */ source: null,
     v: defaultTrainView(),
     follow: true, // the checkpoint slider keeps to the newest until the reader moves it
@@ -146,7 +148,12 @@ export function createTrain(hooks) {
     app.source = source;
     const on = (/** @type {string} */ name, /** @type {(d: any) => void} */ fn) =>
       source.addEventListener(name, (e) => { if (app.source === source) fn(JSON.parse(/** @type {MessageEvent} */ (e).data)); });
-    on("state", (run) => { app.run = run; changed(["run"]); });
+    on("state", (run) => {
+      app.run = run;
+      app.decoded = null;
+      app.v.attention = run.probe.source ? "cross" : "self";
+      changed(["run"]);
+    });
     on("steps", (d) => {
       const h = /** @type {TrainRun} */ (app.run).variants[d.variant].history;
       for (const k of /** @type {const} */ (["step", "loss", "grad_norms", "seconds"])) /** @type {any[]} */ (h[k]).push(...d[k]);
@@ -189,6 +196,24 @@ export function createTrain(hooks) {
     app.source = null;
   }
 
+  /** Ask a finished encoder-decoder variant to write its answer for the letters typed. */
+  async function ask() {
+    const r = app.run;
+    if (!r) return;
+    const text = /** @type {HTMLInputElement} */ (byId("t-try-text")).value.trim();
+    const variant = Number(select("t-try-variant").value || 0);
+    status.waiting("decode", true);
+    try {
+      app.decoded = await decodeRun(r.id, { source: text, variant });
+      hooks.setError(null);
+      changed(["decoded"]);
+    } catch (err) {
+      hooks.setError(`The model could not write: ${/** @type {Error} */ (err).message}`);
+    } finally {
+      status.waiting("decode", false);
+    }
+  }
+
   async function cancel() {
     if (!app.run) return;
     try {
@@ -204,7 +229,8 @@ export function createTrain(hooks) {
   function changed(what) {
     const views = what.some((w) => ["run", "end", "variant"].includes(w)) ? Object.keys(VIEWS)
       : what.includes("checkpoint") ? ["loss", "heads", "progress"]
-        : what.includes("steps") ? ["loss", "grads", "progress"] : viewsFed(TRAIN_FEEDS, what);
+        : what.includes("steps") ? ["loss", "grads", "progress"]
+          : what.includes("decoded") ? ["decoded"] : viewsFed(TRAIN_FEEDS, what);
     for (const v of views) app.dirty.add(v);
     if (!app.frame && app.active) app.frame = requestAnimationFrame(flush);
   }
@@ -258,6 +284,12 @@ export function createTrain(hooks) {
       slider.max = String(r.checkpoint_steps.length - 1);
       slider.value = String(app.v.checkpoint);
       byId("t-look").textContent = r.probe.look;
+      const kinds = /** @type {(keyof ATTENTION)[]} */ (r.probe.source ? ["cross", "self", "encoder"] : []);
+      byId("t-attention-box").hidden = !kinds.length;
+      fillOptions(select("t-attention"), kinds.map((k) => [k, ATTENTION[k].name]), app.v.attention);
+      byId("t-exact-where").textContent = r.probe.source
+        ? "Ask the model below for exact numbers on any string."
+        : "Open the model in sentence mode for exact numbers.";
       renderHeads(byId("t-grids"), { run: r, checkpoint: app.v.checkpoint }, app.v,
         { onSelect: (variant, layer, head) => choose({ variant, layer, head }) });
       const v = r.variants[app.v.variant];
@@ -266,12 +298,19 @@ export function createTrain(hooks) {
       byId("t-checkpoint-out").textContent = `step ${step}` + (cp ? ` · held-out ${fmt(cp.heldout, 3)}` : "");
       const sample = byId("t-sample");
       sample.hidden = !cp?.sample;
-      sample.replaceChildren(...(cp?.sample ? [el("span", { className: "dim", textContent: `At step ${step} the model continues ` }),
-        el("b", { textContent: r.probe.prompt || "" }), el("span", { textContent: cp.sample })] : []));
+      const verb = r.probe.verb || "continues";
+      sample.replaceChildren(...(cp?.sample !== null && cp?.sample !== undefined
+        ? [el("span", { className: "dim", textContent: `At step ${step} the model ${verb} ` }),
+          el("b", { textContent: r.probe.prompt || "" }),
+          ...(r.probe.source ? [el("span", { className: "dim", textContent: " as " }), el("b", { textContent: cp.sample || "(nothing)" })]
+            : [el("span", { textContent: cp.sample })])]
+        : []));
       if (!cp) return;
-      const { layer, head } = app.v;
-      heatcanvas.render(byId("t-large"), { labels: r.probe.tokens, matrix: headMatrix(cp, layer, head),
-        approx: true, title: `${v.label ? `${v.label}, ` : ""}layer ${layer + 1}, head ${head + 1} at step ${step}` });
+      const { layer, head, attention } = app.v;
+      const what = r.probe.source ? `${ATTENTION[attention].name}, ` : "";
+      heatcanvas.render(byId("t-large"), { ...attentionAxes(r.probe, attention),
+        matrix: headMatrix(cp, layer, head, attention), approx: true,
+        title: `${v.label ? `${v.label}, ` : ""}${what}layer ${layer + 1}, head ${head + 1} at step ${step}` });
     },
     models() {
       const r = run();
@@ -282,14 +321,17 @@ export function createTrain(hooks) {
         el("ul", {}, r.claims.map((c) => el("li", { className: c.holds ? "holds" : "fails",
           textContent: `${c.holds ? "✓" : "✗"} ${c.claim}: ${fmt(c.value, 3)}` }))),
       ] : []));
+      const seq2seq = Boolean(r.probe.source);
       byId("t-models").replaceChildren(...r.variants.map((v) => {
-        const best = v.induction ? Math.max(...v.induction.flat()) : null;
-        const where = best === null ? "" : (() => {
-          const flat = /** @type {number[][]} */ (v.induction).flat();
-          const k = flat.indexOf(best);
-          return ` · best induction head L${Math.floor(k / v.arch.heads) + 1} H${(k % v.arch.heads) + 1}: ${fmt(best, 2)}`;
+        const scores = v.alignment ?? v.induction ?? null;
+        const kind = v.alignment ? "aligned cross-attention head" : "induction head";
+        const best = scores ? Math.max(...scores.flat()) : null;
+        const where = best === null || !scores ? "" : (() => {
+          const k = scores.flat().indexOf(best);
+          return ` · best ${kind} L${Math.floor(k / v.arch.heads) + 1} H${(k % v.arch.heads) + 1}: ${fmt(best, 2)}`;
         })();
         const open = el("button", { type: "button", textContent: "Open in sentence mode", disabled: !v.model });
+        open.hidden = seq2seq;
         open.addEventListener("click", () => v.model && hooks.openModel(v.model, r.probe.text));
         const i = r.variants.indexOf(v);
         const save = el("a", { className: "button", textContent: "Download folder",
@@ -297,12 +339,43 @@ export function createTrain(hooks) {
           href: `/api/train/${encodeURIComponent(r.id)}/model.zip?variant=${i}`, download: "" });
         save.hidden = !v.model;
         return el("div", { className: "t-model" }, [
-          el("span", { className: "t-model-name", textContent: v.model || (v.label || "model") }),
+          el("span", { className: "t-model-name", textContent: v.model || (seq2seq ? `${r.id}${v.label ? ` ${v.label}` : ""}` : v.label || "model") }),
           el("span", { className: "dim", textContent: ` ${v.label ? `${v.label} · ` : ""}${v.state} · ` +
             `${v.params.toLocaleString("en")} parameters${where}` }),
           open, save,
         ]);
       }));
+      // An encoder-decoder is asked here, not in sentence mode.
+      const done = r.variants.map((v, i) => /** @type {[number, string]} */ ([i, v.label || "model"]))
+        .filter(([i]) => r.variants[i].state === "done" || r.variants[i].state === "cancelled");
+      byId("t-try-card").hidden = !seq2seq || !done.length;
+      if (seq2seq && done.length) {
+        const input = /** @type {HTMLInputElement} */ (byId("t-try-text"));
+        if (!input.value) input.value = r.probe.prompt || "";
+        fillOptions(select("t-try-variant"), done, Math.min(app.v.variant, done.length - 1));
+        byId("t-try-variant-box").hidden = r.variants.length < 2;
+      }
+    },
+    decoded() {
+      const d = app.decoded;
+      const figure = byId("t-try-figure");
+      figure.hidden = !d;
+      if (!d) {
+        byId("t-try-out").textContent = "";
+        return;
+      }
+      const right = d.output === d.expected;
+      byId("t-try-out").replaceChildren(el("span", { className: "dim", textContent: `${d.source.slice(0, -1).join("")} → ` }),
+        el("b", { textContent: d.output || "(nothing)" }),
+        el("span", { className: right ? "holds" : "fails", textContent: right ? " ✓" : ` ✗ (the answer is ${d.expected})` }));
+      const { layer, head, attention } = app.v;
+      const rows = attention === "encoder" ? d.encoder : attention === "cross" ? d.cross : d.self;
+      const L = rows.length;
+      const l = Math.min(layer, L - 1);
+      const m = rows[l][head];
+      const matrix = { dtype: /** @type {"F32"} */ ("F32"), shape: [m.length, m[0].length], data: new Float32Array(m.flat()) };
+      heatcanvas.render(byId("t-try-heat"), { ...attentionAxes({ source: d.source, tokens: d.tokens, writes: d.writes }, attention),
+        matrix, title: `${ATTENTION[attention].name}, layer ${l + 1}, head ${head + 1}` });
     },
   };
 
@@ -352,6 +425,11 @@ export function createTrain(hooks) {
       choose({ checkpoint: Number(/** @type {HTMLInputElement} */ (e.target).value) });
     });
     select("t-grads-variant").addEventListener("change", () => choose({ variant: Number(select("t-grads-variant").value) }));
+    select("t-attention").addEventListener("change", () => choose({ attention: /** @type {TrainView["attention"]} */ (select("t-attention").value) }));
+    byId("t-try").addEventListener("submit", (e) => {
+      e.preventDefault();
+      ask();
+    });
   }
 
   async function activate() {

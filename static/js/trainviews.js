@@ -1,6 +1,7 @@
 // The Train mode's views, each render(container, data, sel, callbacks): the loss curves of every
 // variant, one variant's gradient norm per layer, and every variant's heads at a checkpoint
-// (from the run's 8-bit snapshots, drawn as the model view draws a trace's thumbnails).
+// (from the run's 8-bit snapshots, drawn as the model view draws a trace's thumbnails). An
+// encoder-decoder's snapshots hold three attentions (AttentionKind): the view shows the chosen.
 
 import { el } from "./dom.js";
 import * as modelview from "./modelview.js";
@@ -10,48 +11,86 @@ import { baseLayout, draw, headColor, plotText } from "./theme.js";
 /** @typedef {import("./types.js").NDArray} NDArray */
 /** @typedef {import("./types.js").TrainRun} TrainRun */
 /** @typedef {import("./types.js").TrainCheckpoint} TrainCheckpoint */
+/** @typedef {import("./types.js").AttentionKind} AttentionKind */
+/** @typedef {import("./types.js").Snapshot} Snapshot */
 
 /** @type {WeakMap<object, {values: NDArray, scale: NDArray, pool: number, size: number}>} */
 const decoded = new WeakMap();
 
 /**
- * A checkpoint's snapshot as the model view's thumbnails: values [L][H][T][T] uint8 and scale
- * [L][H] (weight ~ value * scale / 255). Decoded once per checkpoint.
- * @param {TrainCheckpoint} cp
+ * The snapshot of one kind of attention at a checkpoint: the self-attention when the run has
+ * no other (a decoder-only model).
+ * @param {TrainCheckpoint} cp @param {AttentionKind} kind
+ * @returns {Snapshot}
  */
-export function thumbsOf(cp) {
-  let t = decoded.get(cp);
+export function snapshotOf(cp, kind) {
+  return (kind === "cross" ? cp.cross : kind === "encoder" ? cp.encoder : null) ?? cp.thumbs;
+}
+
+/**
+ * A checkpoint's snapshot as the model view's thumbnails: values [L][H][T][S] uint8 and scale
+ * [L][H] (weight ~ value * scale / 255). Decoded once per snapshot.
+ * @param {TrainCheckpoint} cp @param {AttentionKind} [kind]
+ */
+export function thumbsOf(cp, kind = "self") {
+  const snap = snapshotOf(cp, kind);
+  let t = decoded.get(snap);
   if (!t) {
-    const raw = atob(cp.thumbs.values);
+    const raw = atob(snap.values);
     const data = new Uint8Array(raw.length);
     for (let i = 0; i < raw.length; i++) data[i] = raw.charCodeAt(i);
-    const shape = cp.thumbs.shape;
+    const shape = snap.shape;
     t = {
       values: { dtype: "U8", shape, data },
-      scale: { dtype: "F32", shape: shape.slice(0, 2), data: new Float32Array(cp.thumbs.scale.flat()) },
+      scale: { dtype: "F32", shape: shape.slice(0, 2), data: new Float32Array(snap.scale.flat()) },
       pool: 1,
       size: shape[3],
     };
-    decoded.set(cp, t);
+    decoded.set(snap, t);
   }
   return t;
 }
 
 /**
- * One head of a checkpoint as a T x T matrix of weights (value * scale / 255: within half a
+ * One head of a checkpoint as a T x S matrix of weights (value * scale / 255: within half a
  * step of 8 bits of the true weight).
  * @param {TrainCheckpoint} cp @param {number} layer @param {number} head
+ * @param {AttentionKind} [kind]
  * @returns {NDArray}
  */
-export function headMatrix(cp, layer, head) {
-  const t = thumbsOf(cp);
-  const [, H, T] = t.values.shape;
+export function headMatrix(cp, layer, head, kind = "self") {
+  const t = thumbsOf(cp, kind);
+  const [, H, T, S] = t.values.shape;
   const k = layer * H + head;
   const scale = t.scale.data[k] / 255;
-  const data = new Float32Array(T * T);
+  const data = new Float32Array(T * S);
   const src = t.values.data;
-  for (let i = 0; i < T * T; i++) data[i] = src[k * T * T + i] * scale;
-  return { dtype: "F32", shape: [T, T], data };
+  for (let i = 0; i < T * S; i++) data[i] = src[k * T * S + i] * scale;
+  return { dtype: "F32", shape: [T, S], data };
+}
+
+/** What each attention is called, and what its rows and columns are. */
+export const ATTENTION = /** @type {const} */ ({
+  cross: { name: "cross-attention", axes: ["decoder, writing", "source"] },
+  self: { name: "decoder self-attention", axes: ["query", "key"] },
+  encoder: { name: "encoder self-attention", axes: ["source query", "source key"] },
+});
+
+/**
+ * The labels of one kind of attention's columns and rows, and its axes, on tokens: the source's
+ * and the decoder's for an encoder-decoder (whose cross-attention rows are labelled by the
+ * letter each writes), else the probe's.
+ * @param {{source?: string[] | null, tokens: string[], writes?: string[] | null}} on
+ * @param {AttentionKind} kind
+ * @returns {{labels: string[], rowLabels: string[], axes: [string, string]}}
+ */
+export function attentionAxes(on, kind) {
+  if (!on.source || kind === "self") {
+    return { labels: on.tokens, rowLabels: on.tokens, axes: ["query", "key"] };
+  }
+  const axes = /** @type {[string, string]} */ ([...ATTENTION[kind].axes]);
+  if (kind === "encoder") return { labels: on.source, rowLabels: on.source, axes };
+  return { labels: on.source, rowLabels: on.writes ?? on.tokens, axes };
 }
 
 /** Every n-th point of a long curve (and the last): a plot of 5,000 steps needs no more. */
@@ -114,11 +153,15 @@ export function renderGrads(container, data, sel) {
   const k = EVERY(h.step.length);
   const keep = (/** @type {number} */ j) => j % k === 0 || j === h.step.length - 1;
   const x = h.step.filter((_, j) => keep(j));
+  // An encoder-decoder's norms are the encoder's blocks, then the decoder's.
+  const split = data.run.probe.source ? v.arch.layers : 0;
+  const name = (/** @type {number} */ l) => !split ? `layer ${l + 1}`
+    : l < split ? `encoder ${l + 1}` : `decoder ${l - split + 1}`;
   const traces = Array.from({ length: layers }, (_, l) => ({
-    type: "scatter", mode: "lines", uid: `grad-${l}`, name: `layer ${l + 1}`, x,
+    type: "scatter", mode: "lines", uid: `grad-${l}`, name: name(l), x,
     y: h.grad_norms.filter((_, j) => keep(j)).map((g) => g[l]),
-    line: { color: headColor(l), width: 1.4 },
-    hovertemplate: `layer ${l + 1}<br>step %{x}: %{y:.4g}<extra></extra>`,
+    line: { color: headColor(l), width: 1.4, dash: split && l < split ? "dot" : "solid" },
+    hovertemplate: `${name(l)}<br>step %{x}: %{y:.4g}<extra></extra>`,
   }));
   return draw(container, traces, baseLayout({
     margin: { l: 56, r: 12, t: 30, b: 44 },
@@ -132,7 +175,7 @@ export function renderGrads(container, data, sel) {
  * Every variant's heads at one checkpoint, a grid (layers x heads) per variant, labelled.
  * @param {HTMLElement} container
  * @param {{run: TrainRun, checkpoint: number}} data checkpoint: its index in the run's schedule
- * @param {{variant: number, layer: number, head: number}} sel
+ * @param {{variant: number, layer: number, head: number, attention: AttentionKind}} sel
  * @param {{onSelect: (variant: number, layer: number, head: number) => void}} callbacks
  */
 export function renderHeads(container, data, sel, callbacks) {
@@ -155,7 +198,7 @@ export function renderHeads(container, data, sel, callbacks) {
     grid.hidden = !cp;
     if (!cp) return;
     const on = i === sel.variant;
-    modelview.render(grid, { layers: v.arch.layers, heads: v.arch.heads, thumbs: thumbsOf(cp), entropy: null },
+    modelview.render(grid, { layers: v.arch.layers, heads: v.arch.heads, thumbs: thumbsOf(cp, sel.attention), entropy: null },
       { layer: on ? sel.layer : -1, head: on ? sel.head : -1 },
       { onSelect: (layer, head) => callbacks.onSelect(i, layer, head) });
   });

@@ -121,6 +121,31 @@
  * @property {number} layer the chosen head's layer
  * @property {number} head
  * @property {number} checkpoint index into run.checkpoint_steps
+ * @property {AttentionKind} attention which attention of an encoder-decoder ("self" otherwise)
+ */
+
+/**
+ * An encoder-decoder's three attentions: the decoder's own ("self"), its cross-attention to
+ * the source ("cross"), and the encoder's ("encoder").
+ * @typedef {"self" | "cross" | "encoder"} AttentionKind
+ */
+
+/**
+ * @typedef {{shape: number[], values: string, scale: number[][]}} Snapshot base64 uint8
+ *   [L][H][T][S] and one scale per head
+ */
+
+/**
+ * What an encoder-decoder wrote for a string, and its attention (POST /api/train/{id}/decode).
+ * @typedef {object} TrainDecoded
+ * @property {string[]} source the encoder's tokens
+ * @property {string[]} tokens the decoder's tokens
+ * @property {string[]} writes what the decoder wrote at each of its tokens
+ * @property {string} output
+ * @property {string} expected
+ * @property {number[][][][]} self [L][H][T][T]
+ * @property {number[][][][]} cross [L][H][T][S]
+ * @property {number[][][][]} encoder [L][H][S][S]
  */
 
 /**
@@ -128,7 +153,9 @@
  * @property {number} step
  * @property {number} heldout
  * @property {number} seconds
- * @property {{shape: number[], values: string, scale: number[][]}} thumbs base64 uint8 [L][H][T][T]
+ * @property {Snapshot} thumbs the (decoder's) self-attention [L][H][T][T]
+ * @property {Snapshot | null} [cross] an encoder-decoder's cross-attention [L][H][T][S]
+ * @property {Snapshot | null} [encoder] an encoder-decoder's encoder [L][H][S][S]
  * @property {string | null} sample
  */
 
@@ -145,11 +172,13 @@
  * @property {string | null} compare
  * @property {number} steps
  * @property {number[]} checkpoint_steps
- * @property {{tokens: string[], text: string, look: string, prompt: string | null}} probe
+ * @property {{tokens: string[], text: string, look: string, prompt: string | null,
+ *   verb?: string | null, source?: string[] | null, writes?: string[] | null}} probe source,
+ *   writes: an encoder-decoder's source tokens, and what each decoder token is trained to write
  * @property {number | null} baseline
  * @property {{claim: string, value: number, holds: boolean}[] | null} [claims] a preset's, once measured
  * @property {{label: string, arch: any, params: number, state: string, model: string | null,
- *   induction: number[][] | null, checkpoints: TrainCheckpoint[],
+ *   induction: number[][] | null, alignment?: number[][] | null, checkpoints: TrainCheckpoint[],
  *   history: {step: number[], loss: number[], grad_norms: number[][], seconds: number[]}}[]} variants
  */
 

@@ -56,11 +56,17 @@ OPERATIONS = [
     "GET /api/train/{run_id}",
     "GET /api/train/{run_id}/events",
     "GET /api/train/{run_id}/model.zip",
+    "POST /api/train/{run_id}/decode",
     "DELETE /api/train/{run_id}",
 ]
 POSITIVE, NEGATIVE = GenerationMode.POSITIVE, GenerationMode.NEGATIVE
 # Bodies and parameters that break the schema, where there are any.
-TAKES_INPUT = ["POST /api/trace", "POST /api/train", "GET /api/train/{run_id}/model.zip"]
+TAKES_INPUT = [
+    "POST /api/trace",
+    "POST /api/train",
+    "GET /api/train/{run_id}/model.zip",
+    "POST /api/train/{run_id}/decode",
+]
 RUNS = [(op, POSITIVE) for op in OPERATIONS] + [(op, NEGATIVE) for op in TAKES_INPUT]
 
 

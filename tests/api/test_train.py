@@ -318,3 +318,66 @@ def test_a_state_read_while_it_trains_and_the_events_after_it_add_up_exactly():
                 cps += [data["checkpoint"]["step"]] if name == "checkpoint" else []
             assert steps == final["history"]["step"] == list(range(1, 301))
             assert cps == [c["step"] for c in final["checkpoints"]]
+
+
+def test_an_encoder_decoder_run_shows_its_three_attentions_and_answers_when_asked():
+    """A short reverse run: its checkpoints carry the cross-attention and the encoder's
+    attention; it is not a sentence-mode model; asked to reverse a string, it answers with the
+    very patterns the engine computes."""
+    app = make_app()
+    with served(app) as url, httpx.Client(base_url=url, timeout=60) as client:
+        run_id = start(client, task="reverse", arch={**TINY, "layers": 1}, opt={"steps": 30},
+                       checkpoints=2)  # fmt: skip
+        run = wait(client, run_id)
+        assert run["state"] == "done", run["reason"]
+        probe = run["probe"]
+        assert probe["source"] == list("pathfinder.") and probe["prompt"] == "pathfinder"
+        assert probe["tokens"] == list(".rednifhtap") and probe["writes"] == list("rednifhtap.")
+        assert probe["verb"] == "reverses"
+        v = run["variants"][0]
+        for cp in v["checkpoints"]:
+            for kind in ("thumbs", "cross", "encoder"):
+                assert cp[kind]["shape"] == [1, 2, 11, 11], kind
+            assert isinstance(cp["sample"], str)
+        assert v["model"] is None and v["induction"] is None
+        assert len(v["alignment"]) == 1 and len(v["alignment"][0]) == 2
+        assert len(v["history"]["grad_norms"][0]) == 2  # the encoder's block, the decoder's
+        names = [m["name"] for m in client.get("/api/models").json()["models"]]
+        assert run_id not in names
+
+        r = client.post(f"/api/train/{run_id}/decode", json={"source": "abcab"})
+        assert r.status_code == 200, r.text
+        d = r.json()
+        assert d["source"] == list("abcab.") and d["expected"] == "bacba"
+        assert (
+            d["tokens"][0] == "." and d["tokens"][1:] == list(d["output"])[: len(d["tokens"]) - 1]
+        )
+        assert "".join(d["writes"]).rstrip(".") == d["output"]
+        # The patterns are the engine's on the same ids, to the last digit of float32.
+        model = app.state.training.get(run_id).variants[0].result.model
+        vocab = app.state.training.get(run_id).plan.task.vocab
+        ids = torch.tensor([vocab.encode("".join(d["tokens"]))])
+        src = torch.tensor([vocab.encode("abcab.")])
+        names = {"self": "blocks.0.attn.hook_pattern", "cross": "blocks.0.cross_attn.hook_pattern",
+                 "encoder": "encoder.blocks.0.attn.hook_pattern"}  # fmt: skip
+        with torch.no_grad(), capture(model, list(names.values())) as cache:
+            model(ids, src)
+        for kind, name in names.items():
+            assert torch.tensor(d[kind])[0].tolist() == cache[name][0].tolist(), kind
+
+        for body, rule in [
+            ({"source": "Abc"}, "source: 'A' not in the task's alphabet"),
+            ({"source": "a" * 13}, "source: 13 letters; the model was trained on 4 to 12"),
+            ({"source": "abc", "variant": 1}, "variant: 1 is not one of 0 to 0"),
+            ({"source": ""}, "source: String should have at least 1 character"),
+        ]:
+            r = client.post(f"/api/train/{run_id}/decode", json=body)
+            assert r.status_code == 422 and r.json()["message"].startswith(rule), r.text
+        r = client.get(f"/api/train/{run_id}/model.zip")
+        assert r.status_code == 422 and "encoder-decoder" in r.json()["message"]
+
+        other = start(client, arch=TINY, opt={"steps": 2}, checkpoints=1)
+        wait(client, other)
+        r = client.post(f"/api/train/{other}/decode", json={"source": "abc"})
+        assert r.status_code == 422 and r.json()["message"].startswith("task: induction")
+        assert client.post("/api/train/nope/decode", json={"source": "abc"}).status_code == 404

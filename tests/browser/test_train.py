@@ -32,9 +32,9 @@ def run_of(api, page) -> dict:
     return r.json()
 
 
-def snapshot(cp: dict, layer: int, head: int) -> torch.Tensor:
+def snapshot(cp: dict, layer: int, head: int, kind: str = "thumbs") -> torch.Tensor:
     """A checkpoint's 8-bit snapshot of one head, as the page decodes it (float32)."""
-    t = cp["thumbs"]
+    t = cp[kind]
     values = torch.frombuffer(bytearray(base64.b64decode(t["values"])), dtype=torch.uint8)
     values = values.view(*t["shape"])[layer, head].double()
     # As the page: the scale as float32 (a Float32Array), the product in float64, kept as float32.
@@ -42,13 +42,15 @@ def snapshot(cp: dict, layer: int, head: int) -> torch.Tensor:
     return (values * (scale / 255)).float()
 
 
-def heat(page) -> tuple[list[str], torch.Tensor]:
+def heat(page, where: str = "#t-large") -> tuple[list[str], torch.Tensor]:
     drawn = page.evaluate(
-        "() => { const h = document.querySelector('#t-large .hc').__heat;"
-        " return {labels: h.labels, data: Array.from(h.matrix.data), n: h.matrix.shape[0]}; }"
+        "w => { const h = document.querySelector(`${w} .hc`).__heat;"
+        " return {labels: h.labels, rows: h.rowLabels, data: Array.from(h.matrix.data),"
+        " shape: h.matrix.shape}; }",
+        where,
     )
-    n = drawn["n"]
-    return drawn["labels"], torch.tensor(drawn["data"], dtype=torch.float32).view(n, n)
+    matrix = torch.tensor(drawn["data"], dtype=torch.float32).view(*drawn["shape"])
+    return drawn["labels"], matrix
 
 
 def stripe(matrix: torch.Tensor, n: int) -> float:
@@ -177,3 +179,63 @@ def test_an_ablation_preset_trains_its_variants_side_by_side(page, live_server, 
         assert c["holds"], c
         assert claims.nth(i).inner_text().startswith(f"✓ {c['claim']}")
     screenshot(page, "train-preset.png")
+
+
+def test_train_the_reverser_watch_cross_attention_align_and_ask_it(page, live_server, api):
+    open_train(page, live_server)
+    page.select_option("#t-task", "reverse")
+    assert "cross-attention" in page.locator("#t-about").inner_text()
+    assert page.locator("#t-layers").input_value() == "1"  # the task's own defaults
+    page.click("#t-start")
+    page.wait_for_function("() => document.getElementById('train-mode').dataset.run === 'running'")
+    page.wait_for_function(RUN_OVER, timeout=180_000)
+    run = run_of(api, page)
+    assert run["state"] == "done", run["reason"]
+    v, probe = run["variants"][0], run["probe"]
+    screenshot(page, "train-reverse.png")
+
+    # The cross-attention is shown first: rows are what the decoder writes, columns the source.
+    assert page.locator("#t-attention").input_value() == "cross"
+    scores = torch.tensor(v["alignment"])
+    layer, head = divmod(int(scores.argmax()), scores.shape[1])
+    assert float(scores.max()) >= 0.7, scores
+    page.click(f'#t-grids button.mv-cell[data-layer="{layer}"][data-head="{head}"]')
+    page.wait_for_function(
+        "h => document.querySelector('#t-large .hc-title')?.textContent"
+        ".startsWith(`cross-attention, layer 1, head ${h + 1}`)",
+        arg=head,
+    )
+    labels, matrix = heat(page)
+    rows = page.evaluate("() => document.querySelector('#t-large .hc').__heat.rowLabels")
+    assert labels == probe["source"] and rows == probe["writes"]
+    last = run["variants"][0]["checkpoints"][-1]
+    assert torch.equal(matrix, snapshot(last, layer, head, "cross"))
+    assert "the model reverses pathfinder as rednifhtap" in page.locator("#t-sample").inner_text()
+
+    # The encoder's attention is a choice away, over the source both ways.
+    page.select_option("#t-attention", "encoder")
+    page.wait_for_function(
+        "() => document.querySelector('#t-large .hc-title')?.textContent"
+        ".includes('encoder self-attention')"
+    )
+    labels, matrix = heat(page)
+    assert labels == probe["source"]
+    assert torch.equal(matrix, snapshot(last, layer, head, "encoder"))
+
+    # No sentence mode for it: it is asked here, and answers with exact weights.
+    assert page.locator("#t-models button").is_hidden()
+    page.select_option("#t-attention", "cross")
+    page.fill("#t-try-text", "zebra")
+    page.click("#t-try-go")
+    page.wait_for_function(
+        "() => !document.getElementById('t-try-figure').hidden"
+        " && document.documentElement.dataset.pending === '0'"
+    )
+    asked = api.post(f"/api/train/{run['id']}/decode", json={"source": "zebra"}).json()
+    out = page.locator("#t-try-out").inner_text()
+    assert out.startswith(f"zebra → {asked['output']}")
+    assert ("✓" in out) == (asked["output"] == "arbez")
+    labels, matrix = heat(page, "#t-try-heat")
+    assert labels == asked["source"]
+    assert matrix.tolist() == torch.tensor(asked["cross"][layer][head]).tolist()
+    screenshot(page, "train-reverse-ask.png")

@@ -24,7 +24,7 @@ test("every piece of view state feeds a view, and only views that exist", () => 
   assert.deepEqual(viewsFed(TOY_FEEDS, ["nothing"]), []);
   // Train mode: every view choice feeds a view; the run's own events feed the rest.
   assert.deepEqual([...fed(TRAIN_FEEDS)].sort(), Object.keys(defaultTrainView()).sort());
-  assert.deepEqual(Object.keys(TRAIN_FEEDS), ["progress", "loss", "grads", "heads", "models"]);
+  assert.deepEqual(Object.keys(TRAIN_FEEDS), ["progress", "loss", "grads", "heads", "models", "decoded"]);
   assert.deepEqual(viewsFed(TRAIN_FEEDS, ["checkpoint"]), ["heads"]);
 });
 

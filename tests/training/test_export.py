@@ -144,6 +144,7 @@ def _tamper(folder, **changes):
         ({"vocab": "abc"}, r"vocab must be a string of vocab_size \(94\) distinct"),
         ({"d_model": 32}, r"W_E: expected shape \(94, 32\), got \(94, 16\)"),
         ({"model_type": "attnvis"}, r"model_type 'attnvis' is not supported \(supported: "),
+        ({"encoder_layers": 1}, r"encoder_layers must be 0: attnviz serves models that read"),
     ],
 )
 def test_a_tampered_config_is_refused(folder, changes, message):
@@ -167,3 +168,9 @@ def test_a_missing_an_extra_or_a_misshapen_tensor_is_refused(folder):
         save_file(edited, path)
         with pytest.raises(ModelFolderError, match=message):
             load_folder(folder, CPU)
+
+
+def test_a_folder_written_before_encoder_layers_existed_still_loads(folder):
+    _tamper(folder, encoder_layers=...)
+    model = load_folder(folder, CPU)
+    assert model.cfg.encoder_layers == 0
