@@ -29,11 +29,13 @@ serve: install
 test: install-dev system-packages
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy attnviz
 	$(PY) -m pytest
 
 # The quick loop (about a minute): no browser, no proxy, no load test, a short fuzz.
 test-fast: install-dev
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy attnviz
 	ATTNVIZ_FUZZ_EXAMPLES=25 $(PY) -m pytest -q --ignore=tests/browser --ignore=tests/deploy \
 		--ignore=tests/test_load.py --ignore=tests/training/test_ablations.py \
 		--deselect tests/training/test_trainer.py::test_the_default_run_forms_an_induction_head
@@ -80,7 +82,7 @@ system-packages:
 	fi
 
 lint: install-dev
-	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .
+	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check . && $(VENV)/bin/mypy attnviz
 
 clean:
 	rm -rf $(VENV) node_modules .pytest_cache .ruff_cache test-artifacts

@@ -25,6 +25,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from attnviz.schemas import COMPACT_MEDIA_TYPE
 
@@ -79,7 +80,7 @@ def toy_at_caps(port: int, repeat: int) -> dict[str, float]:
     import random
 
     rng = random.Random(0)
-    body = {
+    body: dict[str, Any] = {
         "tokens": [f"t{i}" for i in range(64)],
         "embeddings": [[round(rng.uniform(-1, 1), 3) for _ in range(64)] for _ in range(64)],
         "config": {"layers": 12, "heads": 16, "projections": "random", "mask": "causal",
@@ -216,7 +217,7 @@ def page_parts(meta: dict) -> list[dict]:
     its query's row, the head view's layer (unpooled past 128 tokens), the trajectories, and
     the grid's titles."""
     options = {"hide_special": "false", "merge_words": "false"}
-    parts = [
+    parts: list[dict] = [
         {"fields": "view", "layer": 0, "head": 0, **options},
         {"fields": "queries,keys,scores,attentions", "layer": 0, "head": 0, "query": 1},
         {"fields": "projection"},

@@ -26,7 +26,7 @@ def _gaussians(seed: int, n: int) -> list[float]:
 
     Pure Python, so the large-d preset is the same table on every machine and torch version.
     """
-    state, out = seed, []
+    state, out = seed, list[float]()
     while len(out) < n:
         state = (1103515245 * state + 12345) % 2**31
         u1 = max(state / 2**31, 1e-12)

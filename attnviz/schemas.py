@@ -330,11 +330,15 @@ class TraceQuery(_Strict):
 
 class ModelInfo(BaseModel):
     name: str
-    family: Literal["bert", "gpt2", "attnviz"]
+    family: Literal["bert", "gpt2", "llama", "qwen2", "mistral", "roberta", "distilbert", "attnviz"]
     layers: int
     heads: int
     d_model: int
     head_dim: int
+    kv_heads: int = Field(
+        description="Key/value heads: fewer than heads with grouped-query attention, each "
+        "shared by heads / kv_heads query heads"
+    )
     causal: bool
     max_tokens: int = Field(
         description="The most tokens a trace may have: the smaller of the "

@@ -101,7 +101,7 @@ def test_model_flag_adds_a_folder_and_text_traces_answer(served):
 
 
 def test_a_folder_that_cannot_be_loaded_is_refused_at_start(tmp_path):
-    (tmp_path / "config.json").write_text('{"model_type": "llama"}')
+    (tmp_path / "config.json").write_text('{"model_type": "t5"}')
     out = subprocess.run(
         [
             sys.executable,
@@ -119,7 +119,7 @@ def test_a_folder_that_cannot_be_loaded_is_refused_at_start(tmp_path):
         env={**os.environ, "ATTNVIZ_DEVICE": "cpu"},
     )
     assert out.returncode == 2
-    assert f"{tmp_path}: config.json model_type 'llama' is not supported" in out.stderr
+    assert f"{tmp_path}: config.json model_type 't5' is not supported" in out.stderr
 
 
 def serve_with(env: dict[str, str], wait_s: float = 60) -> tuple[int | None, str, bool]:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -56,7 +58,7 @@ def _one_line(err: dict) -> str:
 
 
 async def _validation_error(_request: Request, exc: RequestValidationError) -> JSONResponse:
-    errors = []
+    errors: list[dict[str, Any]] = []
     for err in exc.errors():
         err = {**err, "loc": _strip_tag(err.get("loc", ()))}
         if err.get("type") == "json_invalid":
@@ -124,12 +126,19 @@ async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse(status_code=500, content={"message": "internal error", "detail": []})
 
 
+Handler = Callable[[Request, Any], Awaitable[JSONResponse]]
+
+
 def install_error_handlers(app: FastAPI) -> None:
-    app.add_exception_handler(RequestValidationError, _validation_error)
-    app.add_exception_handler(TraceError, _trace_error)
-    app.add_exception_handler(ModelNotFound, _not_found)
-    app.add_exception_handler(RunGone, _run_gone)
-    app.add_exception_handler(TrainRefused, _train_refused)
-    app.add_exception_handler(Busy, _busy)
-    app.add_exception_handler(HTTPException, _http_error)
-    app.add_exception_handler(Exception, _unexpected)
+    handlers: list[tuple[type[Exception], Handler]] = [
+        (RequestValidationError, _validation_error),
+        (TraceError, _trace_error),
+        (ModelNotFound, _not_found),
+        (RunGone, _run_gone),
+        (TrainRefused, _train_refused),
+        (Busy, _busy),
+        (HTTPException, _http_error),
+        (Exception, _unexpected),
+    ]
+    for kind, handler in handlers:
+        app.add_exception_handler(kind, handler)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, Path, Query, Response, status
 from fastapi.sse import EventSourceResponse, ServerSentEvent
@@ -23,7 +23,9 @@ router = APIRouter(prefix="/api/train", tags=["train"])
 
 RunId = Annotated[str, Path(max_length=40, description="The id POST /api/train answered")]
 
-GONE = {404: {"description": "No such run here: never started, evicted, or the server restarted"}}
+GONE: dict[int | str, dict[str, Any]] = {
+    404: {"description": "No such run here: never started, evicted, or the server restarted"}
+}
 
 
 def _run(run_id: RunId, training: TrainingDep) -> LiveRun:

@@ -24,16 +24,21 @@ def _param(*shape: int) -> nn.Parameter:
 
 
 class LayerNorm(nn.Module):
-    """LayerNorm over the last axis; with ``affine`` a learned scale ``w`` and shift ``b``."""
+    """LayerNorm over the last axis; with ``affine`` a learned scale ``w`` and shift ``b``. With
+    ``norm_type`` "rms", RMSNorm: x / sqrt(mean(x^2) + eps), times ``w``; no mean, no shift."""
 
     def __init__(self, cfg: TransformerConfig) -> None:
         super().__init__()
         self.eps = cfg.ln_eps
+        self.rms = cfg.norm_type == "rms"
         self.w = _param(cfg.d_model) if cfg.ln_affine else None
-        self.b = _param(cfg.d_model) if cfg.ln_affine else None
+        self.b = _param(cfg.d_model) if cfg.ln_affine and not self.rms else None
         self.hook_normalized = HookPoint("B T C")
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.rms:
+            y = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)  # (B, T, C)
+            return self.hook_normalized(y if self.w is None else y * self.w)
         return self.hook_normalized(F.layer_norm(x, x.shape[-1:], self.w, self.b, self.eps))
 
 
@@ -74,13 +79,15 @@ class Attention(nn.Module):
         self.cfg = cfg
         self.cross = cross
         d = cfg.d_model
+        d_kv = cfg.kv_heads * cfg.d_head  # fewer than d with grouped-query attention
+        qkv_bias = cfg.bias or cfg.qkv_bias
         self.W_Q = _param(d, d)
-        self.W_K = _param(d, d)
-        self.W_V = _param(d, d)
+        self.W_K = _param(d, d_kv)
+        self.W_V = _param(d, d_kv)
         self.W_O = _param(d, d)
-        self.b_Q = _param(d) if cfg.bias else None
-        self.b_K = _param(d) if cfg.bias else None
-        self.b_V = _param(d) if cfg.bias else None
+        self.b_Q = _param(d) if qkv_bias else None
+        self.b_K = _param(d_kv) if qkv_bias else None
+        self.b_V = _param(d_kv) if qkv_bias else None
         self.b_O = _param(d) if cfg.bias else None
         kv = "S" if cross else "T"
         self.hook_q = HookPoint("B nh T hs")
@@ -96,10 +103,16 @@ class Attention(nn.Module):
         self.hook_out = HookPoint("B T C")
 
     def _heads(self, x: torch.Tensor, w: torch.Tensor, b: torch.Tensor | None) -> torch.Tensor:
-        B, T, C = x.shape
-        nh = self.cfg.n_heads
-        y = x @ w if b is None else x @ w + b  # (B, T, C)
-        return y.view(B, T, nh, C // nh).transpose(1, 2)  # (B, nh, T, hs)
+        """x (B, T, C) @ w -> (B, nh, T, hs); a grouped-query key or value projection gives
+        kv_heads heads, each then repeated for the query heads that share it."""
+        B, T, _ = x.shape
+        cfg = self.cfg
+        y = x @ w if b is None else x @ w + b  # (B, T, n * hs)
+        n = y.shape[-1] // cfg.d_head
+        y = y.view(B, T, n, cfg.d_head).transpose(1, 2)  # (B, n, T, hs)
+        if n != cfg.n_heads:  # query head h reads key/value head h // (nh / n)
+            y = y.repeat_interleave(cfg.n_heads // n, dim=1)  # (B, nh, T, hs)
+        return y
 
     def forward(self, x: torch.Tensor, memory: torch.Tensor | None = None) -> torch.Tensor:
         """x (B, T, C) -> (B, T, C); a cross-attention takes its keys and values from
@@ -113,8 +126,8 @@ class Attention(nn.Module):
         k = self.hook_k(self._heads(src, self.W_K, self.b_K))  # (B, nh, S, hs)
         v = self.hook_v(self._heads(src, self.W_V, self.b_V))  # (B, nh, S, hs)
         if self.rotary:
-            q = self.hook_rot_q(apply_rope(q, cfg.rope_base))
-            k = self.hook_rot_k(apply_rope(k, cfg.rope_base))
+            q = self.hook_rot_q(apply_rope(q, cfg.rope_base, cfg.rope_style))
+            k = self.hook_rot_k(apply_rope(k, cfg.rope_base, cfg.rope_style))
         causal = False if self.cross else cfg.causal
         scores = self.hook_scores(attention_scores(q, k, cfg, causal))  # (B, nh, T, S)
         pattern = self.hook_pattern(attention_pattern(scores))  # (B, nh, T, S)
@@ -124,24 +137,44 @@ class Attention(nn.Module):
         return self.hook_out(out)
 
 
+def activate(h: torch.Tensor, activation: str) -> torch.Tensor:
+    if activation == "gelu":
+        return F.gelu(h)
+    if activation == "gelu_tanh":
+        return F.gelu(h, approximate="tanh")
+    if activation == "silu":
+        return F.silu(h)
+    if activation == "relu":
+        return F.relu(h)
+    raise ValueError(f"activation {activation!r} is not one the engine has")
+
+
 class FeedForward(nn.Module):
-    """Position-wise MLP: act(x @ W_in + b_in) @ W_out + b_out."""
+    """Position-wise MLP: act(x @ W_in + b_in) @ W_out + b_out; gated (GLU, SwiGLU with silu):
+    (act(x @ W_gate) * (x @ W_in)) @ W_out."""
 
     def __init__(self, cfg: TransformerConfig) -> None:
         super().__init__()
         self.cfg = cfg
         self.W_in = _param(cfg.d_model, cfg.hidden)
+        self.W_gate = _param(cfg.d_model, cfg.hidden) if cfg.gated else None
         self.W_out = _param(cfg.hidden, cfg.d_model)
         self.b_in = _param(cfg.hidden) if cfg.bias else None
+        self.b_gate = _param(cfg.hidden) if cfg.bias and cfg.gated else None
         self.b_out = _param(cfg.d_model) if cfg.bias else None
-        self.hook_pre = HookPoint("B T H")
+        self.hook_pre = HookPoint("B T H")  # before the activation (the gate's, when gated)
+        if cfg.gated:
+            self.hook_lin = HookPoint("B T H")  # x @ W_in, which the gate scales
         self.hook_post = HookPoint("B T H")
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        h = x @ self.W_in if self.b_in is None else x @ self.W_in + self.b_in  # (B, T, H)
-        h = self.hook_pre(h)
-        approximate = "tanh" if self.cfg.activation == "gelu_tanh" else "none"
-        h = self.hook_post(F.gelu(h, approximate=approximate))
+        lin = x @ self.W_in if self.b_in is None else x @ self.W_in + self.b_in  # (B, T, H)
+        if self.W_gate is None:
+            h = self.hook_post(activate(self.hook_pre(lin), self.cfg.activation))
+        else:
+            gate = x @ self.W_gate if self.b_gate is None else x @ self.W_gate + self.b_gate
+            a = activate(self.hook_pre(gate), self.cfg.activation)  # (B, T, H)
+            h = self.hook_post(a * self.hook_lin(lin))
         return h @ self.W_out if self.b_out is None else h @ self.W_out + self.b_out  # (B, T, C)
 
 
@@ -181,9 +214,9 @@ class Block(nn.Module):
         hook: HookPoint,
         *memory: torch.Tensor,
     ) -> torch.Tensor:
-        y = hook(f(ln(x) if self.cfg.norm == "pre" else x, *memory))
+        y = hook(f(ln(x) if ln is not None and self.cfg.norm == "pre" else x, *memory))
         x = x + y if self.cfg.residual else y
-        return ln(x) if self.cfg.norm == "post" else x
+        return ln(x) if ln is not None and self.cfg.norm == "post" else x
 
     def forward(self, x: torch.Tensor, memory: torch.Tensor | None = None) -> torch.Tensor:
         """x (B, T, C) -> (B, T, C); a decoder's block also reads ``memory`` (B, S, C)."""
@@ -248,11 +281,17 @@ class Transformer(nn.Module):
 
     @property
     def W_dtype(self) -> torch.dtype:
-        return self.blocks[0].attn.W_Q.dtype
+        return self._first_weight.dtype
 
     @property
     def W_device(self) -> torch.device:
-        return self.blocks[0].attn.W_Q.device
+        return self._first_weight.device
+
+    @property
+    def _first_weight(self) -> torch.Tensor:
+        block = self.blocks[0]
+        assert isinstance(block, Block)
+        return block.attn.W_Q
 
     def forward(self, x: torch.Tensor, source: torch.Tensor | None = None) -> torch.Tensor:
         """x: (B, T) ids or (B, T, C) vectors -> (B, T, C). An encoder-decoder also takes

@@ -27,15 +27,25 @@ def rope_angles(
     return pos / torch.pow(torch.tensor(base, dtype=dtype, device=device), two_i / d_head)
 
 
-def apply_rope(x: torch.Tensor, base: float = 10000.0) -> torch.Tensor:
-    """Rotate each adjacent pair (2i, 2i+1) of every head's vector by pos * base^(-2i/d_head).
+def apply_rope(x: torch.Tensor, base: float = 10000.0, style: str = "pairs") -> torch.Tensor:
+    """Rotate pair i of every head's vector by pos * base^(-2i/d_head).
 
-    x: (B, nh, T, hs). The pairs are interleaved, as in RoFormer (Su et al. 2021). With an odd
-    head size the last coordinate has no partner and is left as it is.
+    x: (B, nh, T, hs). With ``style`` "pairs" the pairs are interleaved, (2i, 2i+1), as in
+    RoFormer (Su et al. 2021); with "halves" pair i is (i, i + hs/2), as Hugging Face's
+    Llama-style models rotate (``rotate_half``). With an odd head size the last coordinate has
+    no partner and is left as it is ("pairs"; "halves" needs an even size).
     """
     _, _, t, hs = x.shape
     theta = rope_angles(t, hs, base, dtype=x.dtype, device=x.device)  # (T, hs // 2)
     cos, sin = torch.cos(theta), torch.sin(theta)
+    if style == "halves":
+        if hs % 2:
+            raise ValueError(f"RoPE on halves needs an even head size (got {hs})")
+        h = hs // 2
+        first, second = x[..., :h], x[..., h:]  # (B, nh, T, hs/2) each
+        return torch.cat([first * cos - second * sin, second * cos + first * sin], dim=-1)
+    if style != "pairs":
+        raise ValueError(f"RoPE style {style!r}: one of 'pairs', 'halves'")
     even, odd = x[..., 0 : 2 * (hs // 2) : 2], x[..., 1 : 2 * (hs // 2) : 2]  # (B, nh, T, hs//2)
     out = x.clone()
     out[..., 0 : 2 * (hs // 2) : 2] = even * cos - odd * sin

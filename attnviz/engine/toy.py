@@ -48,8 +48,12 @@ def toy_weights(
         sd["W_pos"] = seeded_randn(seed, "W_pos", (cfg.max_positions, d), LEARNED_POS_STD)
     if projections == "custom":
         assert custom is not None, "custom projections need matrices"
-        fixed = {n: _matrix(custom[n.lower()], d, n) for n in "QKV"}
-        fixed["O"] = _matrix(custom["o"], d, "O") if custom.get("o") is not None else eye
+        given = {n: custom.get(n.lower()) for n in "QKVO"}
+        missing = [n for n in "QKV" if given[n] is None]
+        if missing:
+            raise ValueError(f"custom projections need W_{missing[0]}")
+        fixed = {n: _matrix(m, d, n) for n, m in given.items() if m is not None}
+        fixed.setdefault("O", eye)
     for layer in range(cfg.n_layers):
         p = f"blocks.{layer}."
         for n in "QKV" + "O":

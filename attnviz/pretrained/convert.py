@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import torch
 
-from attnviz.engine.config import TransformerConfig
+from attnviz.engine.config import Activation, TransformerConfig
 
 
 class ConversionError(ValueError):
@@ -79,7 +79,11 @@ def _refuse(hf: Mapping, key: str, allowed: tuple, default=None) -> None:
 # BERT-style encoders: bidirectional, post-norm, token-type and learned position embeddings.
 
 _BERT_IGNORE = re.compile(r"(^|\.)(pooler|cls)\.|position_ids$|^qa_outputs|^classifier")
-_BERT_ACTIVATIONS = {"gelu": "gelu", "gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh"}
+_BERT_ACTIVATIONS: dict[str, Activation] = {
+    "gelu": "gelu",
+    "gelu_new": "gelu_tanh",
+    "gelu_pytorch_tanh": "gelu_tanh",
+}
 
 
 def bert_config(hf: Mapping) -> TransformerConfig:
@@ -140,7 +144,11 @@ def bert_weights(cfg: TransformerConfig, tensors: Tensors) -> dict[str, torch.Te
 # GPT-2-style decoders: causal, pre-norm, fused qkv, learned positions, final LayerNorm.
 
 _GPT2_IGNORE = re.compile(r"^lm_head\.|\.attn\.(bias|masked_bias)$")
-_GPT2_ACTIVATIONS = {"gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh", "gelu": "gelu"}
+_GPT2_ACTIVATIONS: dict[str, Activation] = {
+    "gelu_new": "gelu_tanh",
+    "gelu_pytorch_tanh": "gelu_tanh",
+    "gelu": "gelu",
+}
 
 
 def gpt2_config(hf: Mapping) -> TransformerConfig:
@@ -219,7 +227,15 @@ FAMILIES: dict[str, Family] = {
     "gpt2": Family("gpt2", gpt2_config, gpt2_weights),
 }
 
-# attnviz's own saved runs; imported last, as that module uses this one's ConversionError.
+# The other families, each in its own module, and attnviz's own saved runs; imported last, as
+# those modules use this one's helpers.
+from attnviz.pretrained.families import distilbert, llama, roberta  # noqa: E402
 from attnviz.pretrained.native import native_config, native_weights  # noqa: E402
 
+for _type in llama.MODEL_TYPES:
+    FAMILIES[_type] = Family(_type, llama.llama_config, llama.llama_weights)
+FAMILIES["roberta"] = Family("roberta", roberta.roberta_config, roberta.roberta_weights)
+FAMILIES["distilbert"] = Family(
+    "distilbert", distilbert.distilbert_config, distilbert.distilbert_weights
+)
 FAMILIES["attnviz"] = Family("attnviz", native_config, native_weights)

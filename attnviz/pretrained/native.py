@@ -32,7 +32,14 @@ _FIELDS = {f.name: f for f in dataclasses.fields(TransformerConfig)}
 _HINTS = typing.get_type_hints(TransformerConfig)
 _POSITIVE = {"d_model", "n_layers", "n_heads", "max_positions", "vocab_size", "d_ffn"}
 # Fields added after folders were first written, with the value an older folder means.
-_SINCE = {"encoder_layers": 0}
+_SINCE = {
+    "encoder_layers": 0,
+    "norm_type": "layer",
+    "rope_style": "pairs",
+    "gated": False,
+    "qkv_bias": False,
+    "n_kv_heads": None,
+}
 
 
 def _kind_ok(value, hint) -> bool:

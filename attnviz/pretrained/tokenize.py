@@ -13,10 +13,15 @@ class Tokens:
     """One tokenized text: ids, display labels, character offsets, which are special, words."""
 
     ids: list[int]
-    labels: list[str]  # WordPiece tokens as they are ("##ing"); byte-level BPE decoded (" the")
+    # WordPiece tokens as they are ("##ing"); byte-level BPE decoded (" the"); SentencePiece
+    # pieces with their word-start mark as a space ("▁the" -> " the")
+    labels: list[str]
     offsets: list[tuple[int, int]]  # [start, end) into the text; (0, 0) for special tokens
-    special: list[bool]
+    special: list[bool]  # added by the template (<s>, [CLS]) or a special token in the text
     words: list[int | None]  # word index of each token; None for special tokens
+
+
+PIECE_MARK = "\u2581"  # "▁": SentencePiece's mark of a piece that starts a word
 
 
 class TextTokenizer:
@@ -28,6 +33,14 @@ class TextTokenizer:
         self.tok.no_truncation()
         self.tok.no_padding()
         self.wordpiece = type(self.tok.model).__name__ == "WordPiece"
+        # Special tokens a text can hold as they are (a chat template's <|im_start|>), which the
+        # encoding's special mask does not mark; the unknown token stands for text, not markup.
+        unk = getattr(self.tok.model, "unk_token", None)
+        self.special_ids = {
+            i
+            for i, t in self.tok.get_added_tokens_decoder().items()
+            if t.special and t.content != unk
+        }
 
     @classmethod
     def from_file(cls, path: Path) -> TextTokenizer:
@@ -39,11 +52,42 @@ class TextTokenizer:
 
     def __call__(self, text: str) -> Tokens:
         enc = self.tok.encode(text)
-        special = [bool(s) for s in enc.special_tokens_mask]
+        special = [
+            bool(s) or i in self.special_ids
+            for s, i in zip(enc.special_tokens_mask, enc.ids, strict=True)
+        ]
+        pieces = any(PIECE_MARK in t for t in enc.tokens)
         if self.wordpiece:
             labels = list(enc.tokens)
+        elif pieces:  # SentencePiece: the mark is the space before a word
+            labels = [
+                t.replace(PIECE_MARK, " ") if PIECE_MARK in t or special[k]
+                else self.tok.decode([i], skip_special_tokens=False)
+                for k, (t, i) in enumerate(zip(enc.tokens, enc.ids, strict=True))
+            ]  # fmt: skip
         else:  # byte-level BPE tokens ("Ġthe") read as the text they stand for (" the")
             labels = [self.tok.decode([i], skip_special_tokens=False) for i in enc.ids]
-        words = [None if s else w for w, s in zip(enc.word_ids, special, strict=True)]
+        if pieces:
+            words = _piece_words(enc.tokens, special)
+        else:
+            words = [None if s else w for w, s in zip(enc.word_ids, special, strict=True)]
         offsets = [(0, 0) if s else (a, b) for (a, b), s in zip(enc.offsets, special, strict=True)]
         return Tokens(list(enc.ids), labels, offsets, special, words)
+
+
+def _piece_words(tokens: list[str], special: list[bool]) -> list[int | None]:
+    """Words of SentencePiece pieces: a word starts at a piece marked "▁", and after a special
+    token or the text's start (some Llama tokenizers have no pre-tokenizer, so the encoding's
+    own word ids would make the whole text one word)."""
+    words: list[int | None] = []
+    w, after_special = -1, True
+    for t, s in zip(tokens, special, strict=True):
+        if s:
+            words.append(None)
+            after_special = True
+            continue
+        if after_special or t.startswith(PIECE_MARK):
+            w += 1
+        words.append(w)
+        after_special = False
+    return words

@@ -20,11 +20,13 @@ Everything here runs on the event loop's thread; only ``fn`` runs on the compute
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import math
 import time
 from collections import deque
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -227,9 +229,11 @@ class Admission:
             state.running += 1
             self._vtime = max(self._vtime, state.used)
             future = compute.submit(self._timed(job))
-            future.add_done_callback(
-                lambda f, job=job: loop.call_soon_threadsafe(self._finish, job, f)
-            )
+            future.add_done_callback(functools.partial(self._done, loop, job))
+
+    def _done(self, loop: asyncio.AbstractEventLoop, job: _Job[Any], future: Future) -> None:
+        """On the compute thread: hand the finished job back to the event loop."""
+        loop.call_soon_threadsafe(self._finish, job, future)
 
     @staticmethod
     def _timed(job: _Job[R]) -> Callable[[], R]:

@@ -35,6 +35,7 @@ def model_info(model: PretrainedModel, server_cap: int | None) -> ModelInfo:
         heads=cfg.n_heads,
         d_model=cfg.d_model,
         head_dim=cfg.d_head,
+        kv_heads=cfg.kv_heads,
         causal=cfg.causal,
         max_tokens=token_cap(model, server_cap),
         model_max_tokens=cfg.max_positions,
@@ -94,6 +95,10 @@ def run_text_trace(
         "model": m.name,
         "family": m.family,
         "causal": cfg.causal,
+        "kv_heads": cfg.kv_heads,
+        "rope": {"base": cfg.rope_base, "style": cfg.rope_style}
+        if cfg.positional == "rope"
+        else None,
         "text": req.text,
         "token_ids": toks.ids,
         "offsets": [list(o) for o in toks.offsets],

@@ -113,7 +113,7 @@ def token_view(
         last = groups[-1] if groups else None
         w = words[i]
         joins = last is not None and last[-1] == i - 1 and words[i - 1] == w
-        if merge_words and w is not None and joins:
+        if merge_words and w is not None and joins and last is not None:
             last.append(i)
         else:
             groups.append([i])

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
+from typing import Any
 
 from attnviz.training.tasks import (
     CHARLM_ARCH,
@@ -109,7 +110,11 @@ def variants_of(arch: Architecture, switch: str) -> list[tuple[str, Architecture
     """One variant of ``arch`` per value of ``switch``, labelled for a person."""
     if switch not in SWITCHES:
         raise ValueError(f"compare: not a switch (one of {', '.join(SWITCHES)})")
-    return [(_LABELS[switch][v], replace(arch, **{switch: v})) for v in SWITCHES[switch]]
+    return [(_LABELS[switch][v], replace(arch, **_set(switch, v))) for v in SWITCHES[switch]]
+
+
+def _set(switch: str, value: str | bool) -> dict[str, Any]:
+    return {switch: value}
 
 
 def slug(label: str) -> str:

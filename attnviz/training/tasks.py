@@ -63,10 +63,19 @@ class Task(Protocol):
     """What the trainer needs of a task. ``name`` is the API's; ``about`` says, in a sentence or
     three, what the task teaches and what to look for."""
 
-    name: str
-    about: str
-    vocab: CharVocab
-    encoder_decoder: bool  # batches carry a source, and the model has an encoder for it
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def about(self) -> str: ...
+
+    @property
+    def vocab(self) -> CharVocab: ...
+
+    @property
+    def encoder_decoder(self) -> bool:
+        """Batches carry a source, and the model has an encoder for it."""
+        ...
 
     @property
     def max_tokens(self) -> int: ...

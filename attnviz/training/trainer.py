@@ -187,7 +187,8 @@ def train(
     with ``sample(model)`` (a text it writes, say) when given.
     The data are drawn on the CPU from a generator seeded by ``opt.seed``, then moved, so that
     the data order does not depend on the device."""
-    task = task if task is not None else Induction()
+    if task is None:
+        task = Induction()
     device = torch.device(device)
     cfg = model_config(arch, task.vocab.size, task.max_tokens, task.encoder_decoder)
     model = Transformer(cfg)

@@ -12,8 +12,9 @@ import { FONT, GRID, MASKED_GREY, SCORE_LUT, SELECTED, TEXT, TEXT_DIM, lutColor 
 /** @typedef {import("./types.js").NDArray} NDArray */
 /**
  * @typedef {{tokens: string[], query: number, queries: NDArray, keys: NDArray, scores: NDArray,
- *   weights: NDArray, scaled: boolean}} QueryKeyInput one head: queries and keys [n][hs], and
- *   the query's scores and weights [n] (masked scores -Infinity)
+ *   weights: NDArray, scaled: boolean, about?: string[]}} QueryKeyInput one head: queries and
+ *   keys [n][hs], and the query's scores and weights [n] (masked scores -Infinity); about:
+ *   what the numbers are, beyond the formula (headNotes)
  */
 
 export const KEYS_MAX = 64;
@@ -129,7 +130,7 @@ export function render(container, data, sel, callbacks = {}) {
       el("p", { className: "qk-note" })]);
     container.replaceChildren(root);
   }
-  /** @type {HTMLElement} */ (root.querySelector(".qk-head")).replaceWith(header(data.tokens, sel.layer, sel.head, i, d));
+  /** @type {HTMLElement} */ (root.querySelector(".qk-head")).replaceWith(header(data.tokens, sel.layer, sel.head, i, d, data.about ?? []));
   const keysLine = /** @type {HTMLElement} */ (root.querySelector(".qk-keys"));
   if (n > KEYS_MAX) {
     const all = rows.length === n;
@@ -302,14 +303,45 @@ export function render(container, data, sel, callbacks = {}) {
   root.__qk = { rows, ...d, geometry: g, tipAt: (/** @type {string} */ block, /** @type {number} */ r, /** @type {number} */ c) => lines({ block, r, c }) };
 }
 
-/** @param {string[]} tokens @param {number} l @param {number} h @param {number} i @param {any} d */
-function header(tokens, l, h, i, d) {
+/**
+ * What a head's queries and keys are, in words, from the trace's meta: after which rotation,
+ * and which key/value head it shares.
+ * @param {{heads: number, kv_heads?: number, rope?: {base: number, style: string} | null}} meta
+ * @param {number} head
+ * @returns {string[]}
+ */
+export function headNotes(meta, head) {
+  const notes = [];
+  if (meta.rope) {
+    const pairs = meta.rope.style === "halves" ? "coordinates i and i + d/2, as Hugging Face's Llama-style models"
+      : "coordinates 2i and 2i + 1";
+    notes.push(`q and k are shown after the RoPE rotation: pair i (${pairs}) turned by ` +
+      `position × ${meta.rope.base.toLocaleString("en")}^(−2i/d). The score of a query and a key ` +
+      "then depends on how far apart the two tokens are.");
+  }
+  const kv = meta.kv_heads ?? meta.heads;
+  if (kv < meta.heads) {
+    const group = meta.heads / kv;
+    const g = Math.floor(head / group);
+    const first = g * group + 1;
+    notes.push(`Grouped-query attention: this head reads key/value head ${g + 1} of ${kv}, shared ` +
+      `by query heads ${first}–${first + group - 1}: their keys and values are the same numbers.`);
+  }
+  return notes;
+}
+
+/**
+ * @param {string[]} tokens @param {number} l @param {number} h @param {number} i @param {any} d
+ * @param {string[]} about
+ */
+function header(tokens, l, h, i, d, about) {
   const title = el("p", { className: "qk-title" }, ["Query ", el("span", { className: "qk-token", textContent: tokens[i] }),
     el("span", { className: "qk-dim", textContent: ` token ${i} · layer ${l + 1}, head ${h + 1}` })]);
   const formula = el("p", { className: "qk-formula",
     textContent: d.scaled ? `score = Σ qₖ·kₖ / √${d.hd}` : "score = Σ qₖ·kₖ (unscaled)" },
   [el("span", { className: "qk-dim", textContent: " · weight = softmax of the scores over the keys" })]);
-  return el("div", { className: "qk-head" }, [title, formula]);
+  return el("div", { className: "qk-head" }, [title, formula,
+    ...about.map((text) => el("p", { className: "qk-about", textContent: text }))]);
 }
 
 /**

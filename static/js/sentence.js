@@ -266,7 +266,8 @@ export function createSentence(hooks) {
       fillIndexSelect(/** @type {HTMLSelectElement} */ (byId("qk-query")), meta.n, null, queryIndex(), meta.tokens);
       const part = await queryPart();
       if (!current()) return;
-      return qkview.render(byId("qk-view"), qkview.headInput(meta.tokens, part.arrays, queryIndex(), true),
+      const input = { ...qkview.headInput(meta.tokens, part.arrays, queryIndex(), true), about: qkview.headNotes(meta, app.s.head) };
+      return qkview.render(byId("qk-view"), input,
         { layer: app.s.layer, head: app.s.head, allKeys: app.s.allKeys },
         { onPick: pickQuery, onAllKeys: (all) => { app.s.allKeys = all; viewChanged(["allKeys"]); } });
     },

@@ -22,6 +22,9 @@
  * @property {string} [model] text: the model's name
  * @property {string} [family]
  * @property {boolean} [causal]
+ * @property {number} [kv_heads] text: key/value heads (fewer than heads: grouped-query)
+ * @property {{base: number, style: "pairs" | "halves"} | null} [rope] text: the RoPE rotation
+ *   that queries and keys are shown after, when the model has one
  * @property {string} [text]
  * @property {number[]} [token_ids]
  * @property {[number, number][]} [offsets]

@@ -15,6 +15,7 @@ def test_models_lists_the_default_and_the_added_folder(client, minilm_dir, tiny_
         "heads": 12,
         "d_model": 384,
         "head_dim": 32,
+        "kv_heads": 12,
         "causal": False,
         "max_tokens": 512,  # the model's own positions: the server sets no cap by default
         "model_max_tokens": 512,
@@ -62,3 +63,42 @@ def test_a_server_without_models_says_so():
         r = c.post("/api/trace", json={"model": BUILTIN_NAME, "text": "hi"})
         assert r.status_code == 404
         assert "available: none" in r.json()["message"]
+
+
+def test_a_llama_style_folder_is_served_and_traced_with_its_rotation_and_groups(tmp_path):
+    """attnviz serve --model FOLDER with a Llama-style folder (grouped-query, 2 key/value heads):
+    listed with its family and groups, traced with what the query-key view says of it."""
+    from fastapi.testclient import TestClient
+
+    from attnviz.app import create_app
+    from attnviz.settings import Settings
+    from tests.checkpoints import make_tiny_llama
+
+    folder = make_tiny_llama(tmp_path / "tiny-llama", "llama-gqa")
+    client = TestClient(create_app(Settings(device="cpu", builtin_model=False, models=str(folder))))
+    (info,) = client.get("/api/models").json()["models"]
+    assert (info["family"], info["heads"], info["kv_heads"], info["causal"]) == (
+        "llama",
+        4,
+        2,
+        True,
+    )
+    r = client.post("/api/trace", json={"model": "tiny-llama", "text": "The river bank"})
+    assert r.status_code == 200, r.text
+    meta = r.json()
+    assert meta["rope"] == {"base": 10000.0, "style": "halves"} and meta["kv_heads"] == 2
+    assert meta["tokens"][0] == "<s>" and meta["special"][0] is True
+    assert " river" in meta["tokens"]
+    # Query heads that share a key/value head have the same keys.
+    keys = r.json()["keys"]  # [L][H][T][hs]
+    assert keys[0][0] == keys[0][1] and keys[0][2] == keys[0][3] and keys[0][0] != keys[0][2]
+
+
+def test_the_schema_names_every_family_the_loader_reads():
+    import typing
+
+    from attnviz.pretrained.convert import FAMILIES
+    from attnviz.schemas import ModelInfo
+
+    hint = typing.get_type_hints(ModelInfo)["family"]
+    assert set(typing.get_args(hint)) == set(FAMILIES)

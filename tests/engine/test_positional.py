@@ -44,3 +44,22 @@ def test_rope_leaves_the_odd_coordinate_alone():
     assert torch.allclose(
         out[0, 0], torch.tensor(reference.rope(x[0, 0].tolist()), dtype=torch.float64)
     )
+
+
+def test_rope_on_halves_is_rope_on_pairs_with_the_coordinates_reordered():
+    """Hugging Face's rotate_half turns coordinate i with i + hs/2; RoFormer's turns 2i with
+    2i + 1, by the same angle for pair i. Reordering a vector's coordinates from halves to
+    pairs, rotating, and ordering them back gives the halves rotation exactly."""
+    import torch
+
+    from attnviz.engine.positional import apply_rope
+
+    hs = 8
+    x = torch.randn(1, 2, 5, hs, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    to_pairs = torch.stack([torch.arange(hs // 2), torch.arange(hs // 2) + hs // 2], 1).flatten()
+    back = torch.argsort(to_pairs)
+    want = apply_rope(x[..., to_pairs], 500.0, "pairs")[..., back]
+    assert torch.allclose(apply_rope(x, 500.0, "halves"), want, atol=1e-15)
+    assert not torch.allclose(apply_rope(x, 500.0, "halves"), apply_rope(x, 500.0, "pairs"))
+    # Position 0 is not rotated in either.
+    assert torch.equal(apply_rope(x, 500.0, "halves")[:, :, 0], x[:, :, 0])

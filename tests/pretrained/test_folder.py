@@ -89,8 +89,9 @@ def _edit_config(folder, **changes):
         (lambda f: (f / "config.json").write_text("{nope"), "config.json: not valid JSON"),
         (lambda f: (f / "config.json").write_text("[1]"), "must hold a JSON object"),
         (
-            lambda f: _edit_config(f, model_type="llama"),
-            "model_type 'llama' is not supported \\(supported: attnviz, bert, gpt2\\)",
+            lambda f: _edit_config(f, model_type="t5"),
+            "model_type 't5' is not supported \\(supported: attnviz, bert, distilbert, gpt2, llama, "
+            "mistral, qwen2, roberta\\)",
         ),
         (lambda f: _edit_config(f, n_embd=48), "wte.weight: expected shape"),
         (lambda f: _edit_config(f, n_layer=3), "no tensor 'h.2.attn.c_attn.weight'"),

@@ -43,3 +43,46 @@ def test_byte_level_labels_of_multibyte_characters(tiny_gpt2):
     toks = tiny_gpt2.tokenizer("café €")
     # a token may hold part of a character's bytes; the decoded labels still rebuild the text
     assert tiny_gpt2.tokenizer.tok.decode(toks.ids) == "café €"
+
+
+def test_sentencepiece_pieces_read_as_words_and_chat_tokens_are_special():
+    from attnviz.pretrained.tokenize import TextTokenizer
+    from attnviz.services.tokenview import token_view
+    from tests.checkpoints import make_piece_tokenizer
+
+    tok = TextTokenizer(make_piece_tokenizer(specials=("<|im_start|>", "<|im_end|>")))
+    text = "<|im_start|>user The animal didn't cross the street<|im_end|>"
+    toks = tok(text)
+    raw = tok.tok.encode(text).tokens
+    # "▁animal" reads " animal"; a piece inside a word reads as its text.
+    assert [
+        lab == " animal" for lab, t in zip(toks.labels, raw, strict=True) if t == "▁animal"
+    ] == [True]
+    assert all("\u2581" not in lab for lab in toks.labels)
+    # The template's <s> and the text's chat tokens are special; the pieces of "user" one word.
+    assert [lab for lab, s in zip(toks.labels, toks.special, strict=True) if s] == [
+        "<s>", "<|im_start|>", "<|im_end|>",
+    ]  # fmt: skip
+    user = [i for i, t in enumerate(raw) if i > 1 and not toks.special[i]][: len("user") - 1]
+    assert len({toks.words[i] for i in user}) == 1
+    view = token_view(toks.labels, special=toks.special, words=toks.words, offsets=toks.offsets,
+                      text=text, hide_special=True, merge_words=True)  # fmt: skip
+    # A word of several pieces reads as its text; a one-piece word keeps its space, as GPT-2's.
+    assert view.labels == ["user", " The", " animal", " didn't", " cross", " the", " street"]
+
+
+def test_pieces_without_a_pre_tokenizer_still_make_words():
+    """Some Llama tokenizers replace spaces with "▁" in a normalizer and have no pre-tokenizer:
+    the encoding's word ids then say one word; the marks say where words start."""
+    from tokenizers import normalizers
+
+    from attnviz.pretrained.tokenize import TextTokenizer
+    from tests.checkpoints import make_piece_tokenizer
+
+    inner = make_piece_tokenizer()
+    inner.normalizer = normalizers.Sequence(
+        [normalizers.Prepend("\u2581"), normalizers.Replace(" ", "\u2581")]
+    )
+    inner.pre_tokenizer = None
+    toks = TextTokenizer(inner)("the river bank")
+    assert len({w for w in toks.words if w is not None}) == 3
