@@ -32,6 +32,10 @@ class Limits(BaseModel):
     # the rest is room for long words and whitespace, which take few tokens.
     max_text_chars: int = 20_000
     max_thumb: int = 1024
+    max_generate: int = 64  # tokens a causal model writes after a text
+    # Attention rollout multiplies a T x T matrix per layer: 2 T^3 operations each. This bounds
+    # their sum (about 5 s on two CPU cores): 4,096 tokens through 3 layers, 1,024 through 200.
+    max_rollout_flops: float = 5e11
 
 
 LIMITS = Limits()
@@ -226,17 +230,50 @@ class TextTraceResponse(TraceBase):
     special: list[bool] = Field(description="[n] true for tokens the tokenizer added ([CLS])")
     words: list[int | None] = Field(
         description="[n] word index of each token (the pieces of a word share it); null for "
-        "special tokens"
+        "special tokens and tokens the model wrote"
+    )
+    kv_heads: int = Field(description="Key/value heads (fewer than heads: grouped-query)")
+    rope: Rope | None = Field(description="The rotation q and k are shown after, if any")
+    generated: Generated | None = Field(
+        description="With generate: where the tokens the model wrote start, and how it wrote"
     )
 
 
+class Rope(BaseModel):
+    base: float
+    style: Literal["pairs", "halves"]
+
+
+class Generated(BaseModel):
+    start: int = Field(description="Index of the first token the model wrote")
+    steps: int
+    temperature: float
+    seed: int
+    text: str = Field(description="What it wrote, decoded")
+
+
+class Generate(_Strict):
+    """Let a causal model write after the text, one token at a time, and trace it all."""
+
+    steps: int = Field(ge=1, le=LIMITS.max_generate, description="Tokens to write")
+    temperature: float = Field(
+        0.0, ge=0, le=2, description="0: greedy (the most likely token); else sampled"
+    )
+    seed: int = Field(0, ge=0, le=2**31 - 1, description="Fixes the samples when sampling")
+
+
 class TextTraceRequest(_Strict):
-    """A pretrained model on a text."""
+    """A pretrained model on a text (and, with ``generate``, on what it writes after it)."""
 
     model: str = Field(min_length=1, max_length=200, description="A name from /api/models.")
     # The schema says what the validator below checks: at least one character that is not space.
     text: str = Field(
         min_length=1, max_length=LIMITS.max_text_chars, json_schema_extra={"pattern": r"\S"}
+    )
+    generate: Generate | None = Field(
+        None,
+        description="A causal model writes this many tokens after the text first; the trace is "
+        "of the text and what it wrote (meta.generated says where that starts)",
     )
 
     @field_validator("text")
@@ -274,7 +311,19 @@ TRACE_FIELDS = (
 # Beyond the full trace: ``view`` (attentions under the token options, exact), ``thumbs`` (every
 # head's pattern under the token options, pooled and quantised to 8 bits) and ``score_range``
 # ([layers][heads] the largest finite |score|, for one colour range over all heads).
-FIELDS = (*TRACE_FIELDS, "view", "thumbs", "score_range")
+# Head aggregates, [layers][m][m] under the token options (``layer`` picks one): the mean and
+# the largest weight over a layer's heads, and attention rollout through the layers up to it.
+# Each rule, as the page states it, is sent with the part (``meta.rule``).
+AGGREGATE_RULES = {
+    "head_mean": "The mean of the layer's heads (as each is shown): rows still sum to 1.",
+    "head_max": "Each cell's largest weight over the layer's heads: rows no longer sum to 1; it "
+    "shows where any head looks.",
+    "rollout": "Attention rollout (Abnar and Zuidema, 2020): each layer's mean over heads, "
+    "A = mean_h(A_h), with the residual stream added, Â = (A + I) / 2 (just A in a model "
+    "without a residual), multiplied through the layers, R_l = Â_l ⋯ Â_1: how much of each "
+    "token's input reaches each row by this layer, if attention alone moved it.",
+}
+FIELDS = (*TRACE_FIELDS, "view", "thumbs", "score_range", *AGGREGATE_RULES)
 
 
 class TraceQuery(_Strict):
@@ -365,6 +414,7 @@ class ModelList(BaseModel):
     default: str | None = Field(description="The model the page starts with; null when none")
     examples: list[str]
     max_text_chars: int
+    max_generate: int = Field(description="Tokens a causal model may write after a text")
     max_json_values: int = Field(
         description="The most numbers one JSON trace may carry; ask for parts, or the compact "
         "form, beyond"

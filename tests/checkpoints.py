@@ -158,9 +158,12 @@ LLAMA_STYLES: dict[str, dict] = {
 }
 
 
-def make_tiny_llama(folder: Path, style: str = "llama-gqa", seed: int = 0) -> Path:
-    """A small random Llama-style decoder (2 layers x 4 heads, d_model 32) of one of
-    ``LLAMA_STYLES``, with a SentencePiece-style tokenizer, every parameter perturbed."""
+def make_tiny_llama(
+    folder: Path, style: str = "llama-gqa", seed: int = 0, n_ctx: int = 256
+) -> Path:
+    """A small random Llama-style decoder (2 layers x 4 heads, d_model 32, ``n_ctx`` positions)
+    of one of ``LLAMA_STYLES``, with a SentencePiece-style tokenizer, every parameter
+    perturbed."""
     import torch
     from transformers import AutoConfig, AutoModelForCausalLM
 
@@ -178,7 +181,7 @@ def make_tiny_llama(folder: Path, style: str = "llama-gqa", seed: int = 0) -> Pa
         intermediate_size=48,
         num_hidden_layers=2,
         num_attention_heads=4,
-        max_position_embeddings=256,
+        max_position_embeddings=n_ctx,
         bos_token_id=1,
         eos_token_id=2,
         **kw,

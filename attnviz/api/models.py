@@ -16,6 +16,7 @@ def models(registry: RegistryDep, settings: SettingsDep) -> ModelList:
         default=registry.default,
         examples=EXAMPLES,
         max_text_chars=LIMITS.max_text_chars,
+        max_generate=LIMITS.max_generate,
         max_json_values=settings.max_json_values,
         install=BUILTIN_INSTALL,
     )

@@ -26,7 +26,8 @@ class TransformerConfig:
     scale: bool = True  # divide logits by sqrt(d_head)
     causal: bool = False  # hide keys after the query
     positional: Positional = "none"
-    max_positions: int = 64  # rows of the learned position table
+    # The most tokens the model reads (its context); a learned position table has this many rows
+    n_ctx: int = 64
     rope_base: float = 10000.0
     # Which coordinates RoPE rotates together: "pairs", each adjacent pair (2i, 2i+1), as
     # RoFormer and the toy lab; "halves", coordinate i with i + d_head/2, as Hugging Face's

@@ -100,7 +100,6 @@ class Attention(nn.Module):
         self.hook_scores = HookPoint(f"B nh T {kv}")  # logits after scaling; masked = -inf
         self.hook_pattern = HookPoint(f"B nh T {kv}")  # softmax over keys; rows sum to 1
         self.hook_z = HookPoint("B nh T hs")  # pattern @ v
-        self.hook_out = HookPoint("B T C")
 
     def _heads(self, x: torch.Tensor, w: torch.Tensor, b: torch.Tensor | None) -> torch.Tensor:
         """x (B, T, C) @ w -> (B, nh, T, hs); a grouped-query key or value projection gives
@@ -134,7 +133,7 @@ class Attention(nn.Module):
         z = self.hook_z(pattern @ v)  # (B, nh, T, hs)
         z = z.transpose(1, 2).reshape(B, T, C)  # (B, T, C): heads side by side
         out = z @ self.W_O if self.b_O is None else z @ self.W_O + self.b_O
-        return self.hook_out(out)
+        return out  # the block names it: hook_attn_out, hook_cross_out
 
 
 def activate(h: torch.Tensor, activation: str) -> torch.Tensor:
@@ -259,7 +258,7 @@ class Transformer(nn.Module):
             self.hook_type_embed = HookPoint("C")
         if cfg.positional in ("sinusoidal", "learned"):
             if cfg.positional == "learned":
-                self.W_pos = _param(cfg.max_positions, cfg.d_model)
+                self.W_pos = _param(cfg.n_ctx, cfg.d_model)
             self.hook_pos_embed = HookPoint("T C")
         self.ln_embed = LayerNorm(cfg) if cfg.embed_norm else None
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layers))
@@ -272,19 +271,21 @@ class Transformer(nn.Module):
     def positional_table(self, T: int) -> torch.Tensor | None:
         """The (T, C) table added to X; None when positions enter elsewhere (RoPE) or nowhere."""
         if self.cfg.positional == "sinusoidal":
-            return sinusoidal_table(T, self.cfg.d_model, dtype=self.W_dtype, device=self.W_device)
+            return sinusoidal_table(
+                T, self.cfg.d_model, dtype=self.param_dtype, device=self.param_device
+            )
         if self.cfg.positional == "learned":
-            if self.cfg.max_positions < T:
-                raise ValueError(f"{T} positions exceed the table's {self.cfg.max_positions}")
+            if self.cfg.n_ctx < T:
+                raise ValueError(f"{T} positions exceed the table's {self.cfg.n_ctx}")
             return self.W_pos[:T]
         return None
 
     @property
-    def W_dtype(self) -> torch.dtype:
+    def param_dtype(self) -> torch.dtype:
         return self._first_weight.dtype
 
     @property
-    def W_device(self) -> torch.device:
+    def param_device(self) -> torch.device:
         return self._first_weight.device
 
     @property

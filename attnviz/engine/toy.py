@@ -45,7 +45,7 @@ def toy_weights(
     eye = torch.eye(d, dtype=torch.float64)
     sd: dict[str, torch.Tensor] = {}
     if cfg.positional == "learned":
-        sd["W_pos"] = seeded_randn(seed, "W_pos", (cfg.max_positions, d), LEARNED_POS_STD)
+        sd["W_pos"] = seeded_randn(seed, "W_pos", (cfg.n_ctx, d), LEARNED_POS_STD)
     if projections == "custom":
         assert custom is not None, "custom projections need matrices"
         given = {n: custom.get(n.lower()) for n in "QKVO"}
@@ -70,7 +70,7 @@ def toy_weights(
             sd[f"{p}mlp.W_out"] = seeded_randn(seed, f"{p}mlp.W_out", shape, cfg.hidden**-0.5)
     for key, t in sd.items():
         expect = {
-            "W_pos": (cfg.max_positions, d),
+            "W_pos": (cfg.n_ctx, d),
             "W_in": (d, cfg.hidden),
             "W_out": (cfg.hidden, d),
         }.get(key.rsplit(".", 1)[-1], (d, d))

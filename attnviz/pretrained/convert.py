@@ -94,7 +94,7 @@ def bert_config(hf: Mapping) -> TransformerConfig:
         n_layers=_need(hf, "num_hidden_layers"),
         n_heads=_need(hf, "num_attention_heads"),
         positional="learned",
-        max_positions=_need(hf, "max_position_embeddings"),
+        n_ctx=_need(hf, "max_position_embeddings"),
         residual=True,
         norm="post",
         ln_eps=float(hf.get("layer_norm_eps", 1e-12)),
@@ -117,7 +117,7 @@ def bert_weights(cfg: TransformerConfig, tensors: Tensors) -> dict[str, torch.Te
     sd = {
         "W_E": take("embeddings.word_embeddings.weight", V, d),
         "W_type": take("embeddings.token_type_embeddings.weight", cfg.type_vocab_size, d),
-        "W_pos": take("embeddings.position_embeddings.weight", cfg.max_positions, d),
+        "W_pos": take("embeddings.position_embeddings.weight", cfg.n_ctx, d),
         "ln_embed.w": take("embeddings.LayerNorm.weight", d),
         "ln_embed.b": take("embeddings.LayerNorm.bias", d),
     }
@@ -163,7 +163,7 @@ def gpt2_config(hf: Mapping) -> TransformerConfig:
         n_heads=_need(hf, "n_head"),
         causal=True,
         positional="learned",
-        max_positions=_need(hf, "n_positions"),
+        n_ctx=_need(hf, "n_positions"),
         residual=True,
         norm="pre",
         ln_eps=float(hf.get("layer_norm_epsilon", 1e-5)),
@@ -174,6 +174,7 @@ def gpt2_config(hf: Mapping) -> TransformerConfig:
         activation=_GPT2_ACTIVATIONS[hf.get("activation_function", "gelu_new")],
         bias=True,
         vocab_size=_need(hf, "vocab_size"),
+        unembed=True,  # GPT-2 ties its unembedding to the token table
     )
 
 
@@ -188,7 +189,8 @@ def gpt2_weights(cfg: TransformerConfig, tensors: Tensors) -> dict[str, torch.Te
     assert V is not None
     sd = {
         "W_E": take("wte.weight", V, d),
-        "W_pos": take("wpe.weight", cfg.max_positions, d),
+        "W_pos": take("wpe.weight", cfg.n_ctx, d),
+        "W_U": take("wte.weight", V, d).T,  # tied: the unembedding is the token table
         "ln_final.w": take("ln_f.weight", d),
         "ln_final.b": take("ln_f.bias", d),
     }

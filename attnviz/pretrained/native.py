@@ -30,7 +30,9 @@ METADATA = {
 }
 _FIELDS = {f.name: f for f in dataclasses.fields(TransformerConfig)}
 _HINTS = typing.get_type_hints(TransformerConfig)
-_POSITIVE = {"d_model", "n_layers", "n_heads", "max_positions", "vocab_size", "d_ffn"}
+_POSITIVE = {"d_model", "n_layers", "n_heads", "n_ctx", "vocab_size", "d_ffn"}
+# Fields renamed since folders were first written: (old name -> new name).
+_RENAMED = {"max_positions": "n_ctx"}
 # Fields added after folders were first written, with the value an older folder means.
 _SINCE = {
     "encoder_layers": 0,
@@ -73,6 +75,7 @@ def native_config(hf: Mapping) -> TransformerConfig:
     unknown = sorted(set(hf) - set(_FIELDS) - set(METADATA))
     if unknown:
         raise ConversionError(f"config.json: unknown fields {', '.join(map(repr, unknown))}")
+    hf = {_RENAMED.get(k, k): v for k, v in hf.items()}
     hf = {**_SINCE, **hf}
     missing = sorted(set(_FIELDS) - set(hf))
     if missing:

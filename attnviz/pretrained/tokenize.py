@@ -24,6 +24,23 @@ class Tokens:
 PIECE_MARK = "\u2581"  # "▁": SentencePiece's mark of a piece that starts a word
 
 
+def _byte_level_alphabet() -> dict[str, int]:
+    """GPT-2's byte-level BPE spells each byte as one printable character: the printable
+    bytes as themselves, the rest as 256 + their rank. -> {character: byte}"""
+    keep = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), 256)]
+    chars, extra = {}, 0
+    for b in range(256):
+        if b in keep:
+            chars[chr(b)] = b
+        else:
+            chars[chr(256 + extra)] = b
+            extra += 1
+    return chars
+
+
+_BYTE_OF = _byte_level_alphabet()
+
+
 class TextTokenizer:
     """A ``tokenizers.Tokenizer`` with truncation and padding off: every token of the text is
     kept, so a text that is too long is refused by the caller rather than cut silently."""
@@ -57,22 +74,42 @@ class TextTokenizer:
             for s, i in zip(enc.special_tokens_mask, enc.ids, strict=True)
         ]
         pieces = any(PIECE_MARK in t for t in enc.tokens)
-        if self.wordpiece:
-            labels = list(enc.tokens)
-        elif pieces:  # SentencePiece: the mark is the space before a word
-            labels = [
-                t.replace(PIECE_MARK, " ") if PIECE_MARK in t or special[k]
-                else self.tok.decode([i], skip_special_tokens=False)
-                for k, (t, i) in enumerate(zip(enc.tokens, enc.ids, strict=True))
-            ]  # fmt: skip
-        else:  # byte-level BPE tokens ("Ġthe") read as the text they stand for (" the")
-            labels = [self.tok.decode([i], skip_special_tokens=False) for i in enc.ids]
+        labels = self._labels(list(enc.tokens), list(enc.ids), special, pieces)
         if pieces:
             words = _piece_words(enc.tokens, special)
         else:
             words = [None if s else w for w, s in zip(enc.word_ids, special, strict=True)]
         offsets = [(0, 0) if s else (a, b) for (a, b), s in zip(enc.offsets, special, strict=True)]
         return Tokens(list(enc.ids), labels, offsets, special, words)
+
+    def _labels(
+        self, tokens: list[str], ids: list[int], special: list[bool], pieces: bool
+    ) -> list[str]:
+        if self.wordpiece:
+            return tokens
+        if pieces:  # SentencePiece: the mark is the space before a word
+            return [
+                t.replace(PIECE_MARK, " ") if PIECE_MARK in t or s
+                else self.tok.decode([i], skip_special_tokens=False)
+                for t, i, s in zip(tokens, ids, special, strict=True)
+            ]  # fmt: skip
+        # byte-level BPE tokens ("Ġthe") read as the text they stand for (" the"); a token that is
+        # part of a character (one byte of "€") reads as its bytes, "<0xE2>", not as "�"
+        labels = []
+        for t, i in zip(tokens, ids, strict=True):
+            label = self.tok.decode([i], skip_special_tokens=False)
+            if "\ufffd" in label and all(c in _BYTE_OF for c in t):
+                label = "".join(f"<0x{_BYTE_OF[c]:02X}>" for c in t)
+            labels.append(label)
+        return labels
+
+    def label_ids(self, ids: list[int]) -> tuple[list[str], list[bool]]:
+        """Labels and special flags of token ids a model wrote (not read from a text), labelled
+        as a text's tokens are."""
+        tokens = [self.tok.id_to_token(i) or "" for i in ids]
+        special = [i in self.special_ids for i in ids]
+        pieces = any(PIECE_MARK in t for t in tokens)
+        return self._labels(tokens, ids, special, pieces), special
 
 
 def _piece_words(tokens: list[str], special: list[bool]) -> list[int | None]:

@@ -15,7 +15,7 @@ import torch
 import torch.nn.functional as F
 from safetensors.torch import save
 
-from attnviz.schemas import PER_HEAD_FIELDS, TraceQuery
+from attnviz.schemas import AGGREGATE_RULES, LIMITS, PER_HEAD_FIELDS, TraceQuery
 from attnviz.services.tensors import ComputedTrace, TraceError, TraceTensors
 from attnviz.services.tokenview import TokenView, token_view
 from attnviz.services.wire import wire
@@ -134,7 +134,8 @@ def select(trace: ComputedTrace, query: TraceQuery, annotate: bool = True) -> Pa
     names = query.names()
     options = query.hide_special or query.merge_words
     # The rows and columns under the token options: only what view and thumbs draw needs them.
-    tv = trace_view(trace, query) if options or "view" in names or "thumbs" in names else None
+    shown = ("view", "thumbs", *AGGREGATE_RULES)  # the fields drawn under the token options
+    tv = trace_view(trace, query) if options or any(n in shown for n in names) else None
     arrays: dict[str, Value] = {}
     for name in names:
         if name in PER_HEAD_FIELDS:
@@ -158,13 +159,38 @@ def select(trace: ComputedTrace, query: TraceQuery, annotate: bool = True) -> Pa
             arrays[name] = thumbnails(t, tv, query.thumb, thumb_layers)
         elif name == "score_range":
             arrays[name] = t.score_range()
+        elif name in AGGREGATE_RULES and tv is not None:
+            if name == "rollout":
+                _check_rollout(t, max(layers) + 1)
+            arrays[name] = torch.stack([_aggregate(t, name, layer, tv) for layer in layers])
     meta = dict(trace.meta)
     if annotate:
         meta["fields"] = names
         meta["layer"], meta["head"], meta["query"] = query.layer, query.head, query.query
         if tv is not None:
             meta["token_view"] = tv.meta()
+        rules = {n: AGGREGATE_RULES[n] for n in names if n in AGGREGATE_RULES}
+        if rules:
+            meta["rules"] = rules
     return Part(meta, arrays)
+
+
+def _check_rollout(t: TraceTensors, layers: int) -> None:
+    work = 2 * t.n**3 * layers
+    if work > LIMITS.max_rollout_flops:
+        raise TraceError(
+            f"fields: rollout through {layers} layers of {t.n:,} tokens is {work:.1e} "
+            f"operations, over this server's bound of {LIMITS.max_rollout_flops:.0e}; a shorter "
+            "text, an earlier layer, or the mean of the heads"
+        )
+
+
+def _aggregate(t: TraceTensors, name: str, layer: int, tv: TokenView) -> torch.Tensor:
+    """(m, m) float64: one layer's head aggregate under the token options."""
+    if name == "rollout":
+        return tv.apply(t.rollout()[layer]).double()
+    heads = tv.apply(t.pattern(layer)).double()  # (H, m, m), each head as it is shown
+    return heads.mean(0) if name == "head_mean" else heads.amax(0)
 
 
 def _projection(t: TraceTensors) -> dict | None:
@@ -277,6 +303,7 @@ def json_numbers(trace: ComputedTrace, query: TraceQuery) -> int:
         "keys": Ls * Hs * T * hs,
         "values": Ls * Hs * T * hs,
         "view": Ls * Hs * m * m,
+        **{name: Ls * m * m for name in AGGREGATE_RULES},
         "embeddings": T * C,
         "positional": T * C if t.positional is not None else 0,
         "hidden_states": (L + 1) * T * C,

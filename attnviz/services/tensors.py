@@ -107,6 +107,22 @@ class TraceTensors:
         """One PCA of every layer's hidden states together, so that frames are comparable."""
         return self._memo("projection", lambda: trajectory_pca(self.states))
 
+    def rollout(self) -> list[torch.Tensor]:
+        """L x (T, T) float64: attention rollout up to each layer (``AGGREGATE_RULES``), over
+        every token: R_l = Â_l R_(l-1), Â = (mean over heads + I) / 2 with a residual."""
+
+        def compute() -> list[torch.Tensor]:
+            out: list[torch.Tensor] = []
+            eye = torch.eye(self.n, dtype=torch.float64, device=self.states.device)
+            for layer in range(self.layers):
+                a = self.pattern(layer).double().mean(0)  # (T, T)
+                if self.cfg.residual:
+                    a = (a + eye) / 2
+                out.append(a if not out else a @ out[-1])
+            return out
+
+        return self._memo("rollout", compute)
+
     def score_range(self) -> torch.Tensor:
         """(L, nh) the largest finite |score| of each head."""
 

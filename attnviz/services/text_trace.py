@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import torch
 
+from attnviz.engine.generate import continue_ids
 from attnviz.pretrained import ModelRegistry, PretrainedModel
 from attnviz.pretrained.native import unknown_characters
 from attnviz.schemas import ModelInfo, TextTraceRequest
@@ -22,7 +23,7 @@ class ModelNotFound(LookupError):
 
 def token_cap(model: PretrainedModel, server_cap: int | None) -> int:
     """The most tokens a text may have: the model's positions, or the server's cap if lower."""
-    cap = model.cfg.max_positions
+    cap = model.cfg.n_ctx
     return cap if server_cap is None else min(cap, server_cap)
 
 
@@ -38,7 +39,7 @@ def model_info(model: PretrainedModel, server_cap: int | None) -> ModelInfo:
         kv_heads=cfg.kv_heads,
         causal=cfg.causal,
         max_tokens=token_cap(model, server_cap),
-        model_max_tokens=cfg.max_positions,
+        model_max_tokens=cfg.n_ctx,
         device=str(model.device),
         source=model.origin,
         run=model.run,
@@ -76,17 +77,46 @@ def run_text_trace(
         server = "" if server_cap is None else f", this server {server_cap}"
         raise TraceError(
             f"text: {n} tokens exceed the cap of {cap} (model {m.name} allows "
-            f"{m.cfg.max_positions}{server})"
+            f"{m.cfg.n_ctx}{server})"
         )
-    ids = torch.tensor([toks.ids], dtype=torch.long, device=m.device)  # (1, T)
-    with m.lock:  # capture() hooks the shared module: one forward at a time
-        tensors = capture_trace(m.model, ids, field="text")
     cfg = m.cfg
+    all_ids, labels, special = list(toks.ids), list(toks.labels), list(toks.special)
+    words: list[int | None] = list(toks.words)
+    offsets = [list(o) for o in toks.offsets]
+    generated = None
+    with m.lock:  # capture() hooks the shared module: one forward at a time
+        if req.generate is not None:
+            g = req.generate
+            if not (cfg.causal and cfg.unembed):
+                raise TraceError(
+                    f"generate: model {m.name} does not write text (it is an encoder, not a "
+                    "causal model with an unembedding)"
+                )
+            if n + g.steps > cap:
+                raise TraceError(
+                    f"generate.steps: {n} tokens and {g.steps} more exceed the cap of {cap}"
+                )
+            new = continue_ids(m.model, all_ids, g.steps, g.temperature, g.seed)
+            new_labels, new_special = m.tokenizer.label_ids(new)
+            all_ids += new
+            labels += new_labels
+            special += new_special
+            words += [None] * len(new)  # never merged with the text's words
+            offsets += [[0, 0]] * len(new)
+            generated = {
+                "start": n,
+                "steps": g.steps,
+                "temperature": g.temperature,
+                "seed": g.seed,
+                "text": m.tokenizer.tok.decode(new, skip_special_tokens=False),
+            }
+        ids = torch.tensor([all_ids], dtype=torch.long, device=m.device)  # (1, T)
+        tensors = capture_trace(m.model, ids, field="text")
     meta = {
         "mode": "text",
-        "tokens": toks.labels,
+        "tokens": labels,
         "axes": [f"x{i + 1}" for i in range(cfg.d_model)],
-        "n": n,
+        "n": len(all_ids),
         "d": cfg.d_model,
         "layers": cfg.n_layers,
         "heads": cfg.n_heads,
@@ -100,9 +130,10 @@ def run_text_trace(
         if cfg.positional == "rope"
         else None,
         "text": req.text,
-        "token_ids": toks.ids,
-        "offsets": [list(o) for o in toks.offsets],
-        "special": toks.special,
-        "words": toks.words,
+        "token_ids": all_ids,
+        "offsets": offsets,
+        "special": special,
+        "words": words,
+        "generated": generated,
     }
     return ComputedTrace(meta, tensors)

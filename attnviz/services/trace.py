@@ -19,7 +19,7 @@ def engine_config(config: ToyConfig, d: int) -> TransformerConfig:
         scale=config.scale,
         causal=config.mask == "causal",
         positional=config.positional,
-        max_positions=LIMITS.max_tokens,
+        n_ctx=LIMITS.max_tokens,
         residual=config.residual,
         norm=config.norm,
         ffn=config.ffn,

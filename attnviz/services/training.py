@@ -472,7 +472,9 @@ class TrainService:
         preset = PRESETS[run.plan.preset or ""]
         # The measures feed CPU tensors: models trained on a GPU are measured from a CPU copy.
         runs = [
-            r if r.model.W_device.type == "cpu" else replace(r, model=copy.deepcopy(r.model).cpu())
+            r
+            if r.model.param_device.type == "cpu"
+            else replace(r, model=copy.deepcopy(r.model).cpu())
             for r in (v.result for v in run.variants)
             if r is not None
         ]
@@ -523,7 +525,7 @@ class TrainService:
         ended = len(out) < len(source)  # it wrote the end mark before the step cap
         inputs = [0, *out] if ended else [0, *out[:-1]]
         groups = pattern_names(model.cfg)
-        device = model.W_device
+        device = model.param_device
         with torch.no_grad(), capture(model, [n for g in groups.values() for n in g]) as cache:
             model(torch.tensor([inputs], device=device), torch.tensor([source], device=device))
         got = {k: [cache[n][0].float().cpu().tolist() for n in g] for k, g in groups.items()}
@@ -679,7 +681,7 @@ def _induction_scores(model: Transformer, task: Induction, n: int = 20) -> list[
     n = min(n, task.max_len)
     g = torch.Generator().manual_seed(99)
     half = torch.randint(0, task.vocab.size, (64, n), generator=g)
-    ids = torch.cat([half, half], dim=1)[:, :-1].to(model.W_device)  # (64, 2n - 1)
+    ids = torch.cat([half, half], dim=1)[:, :-1].to(model.param_device)  # (64, 2n - 1)
     names = [f"blocks.{i}.attn.hook_pattern" for i in range(model.cfg.n_layers)]
     with capture(model, names) as cache:
         model(ids)
@@ -700,7 +702,7 @@ def _alignment_scores(model: Transformer, task: Reverse, n: int = 10) -> list[li
     """Each cross-attention head's alignment (L, nh) on 64 fresh strings of ``n`` letters."""
     n = min(n, task.max_len)
     g = torch.Generator().manual_seed(99)
-    batch = task._pairs(task._letters(g, 64, n)).to(model.W_device)
+    batch = task._pairs(task._letters(g, 64, n)).to(model.param_device)
     names = pattern_names(model.cfg)["cross"]
     with capture(model, names) as cache:
         model(batch.inputs, batch.source)

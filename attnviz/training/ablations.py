@@ -72,7 +72,7 @@ def heldout_loss(task: Induction, run: Run) -> float:
     """Nats on the task's held-out batch, for the trained model (what the last checkpoint
     records, when the run kept checkpoints)."""
     batch = task.heldout(HELDOUT_BATCH)
-    device = run.model.W_device
+    device = run.model.param_device
     batch = Batch(batch.inputs.to(device), batch.targets.to(device), batch.mask.to(device))
     with torch.no_grad():
         return loss_on(run.model, batch).item()
@@ -124,7 +124,7 @@ def _repeats(n: int, run: Run) -> torch.Tensor:
     """Fresh strings of ``n`` letters, each then repeated, on the run's device: (B, 2n)."""
     g = torch.Generator().manual_seed(MEASURE_SEED)
     half = torch.randint(0, 26, (MEASURE_BATCH, n), generator=g)
-    return torch.cat([half, half], dim=1).to(run.model.W_device)
+    return torch.cat([half, half], dim=1).to(run.model.param_device)
 
 
 def _patterns(model: Transformer, inputs: torch.Tensor) -> list[torch.Tensor]:

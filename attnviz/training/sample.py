@@ -6,6 +6,7 @@ from __future__ import annotations
 import torch
 
 from attnviz.engine import Transformer
+from attnviz.engine.generate import continue_ids
 from attnviz.training.tasks import CharVocab
 
 
@@ -15,7 +16,7 @@ def generate(
 ) -> str:
     """The ``n`` characters the model writes after ``prompt`` (the prompt itself not included).
 
-    Each step reads the last ``cfg.max_positions`` characters at most (the length the model was
+    Each step reads the last ``cfg.n_ctx`` characters at most (the length the model was
     trained on; a learned position table has no more rows). At ``temperature`` 0 the most likely
     character is taken (the first of equals); otherwise one is drawn from softmax(logits / T) by
     a CPU generator seeded with ``seed``, so the same call gives the same text. The model's mode
@@ -38,18 +39,5 @@ def generate(
             f"model: needs an unembedding over the vocabulary's {vocab.size} characters "
             f"(has vocab_size {cfg.vocab_size}, unembed {cfg.unembed})"
         )
-    device = model.W_device
-    g = torch.Generator().manual_seed(seed)
-    ids = vocab.encode(prompt)
-    out: list[int] = []
-    for _ in range(n):
-        window = torch.tensor([ids[-cfg.max_positions :]], device=device)  # (1, T)
-        logits = model.logits(model(window))[0, -1].float().cpu()  # (V,)
-        if temperature == 0:
-            nxt = int(logits.argmax())
-        else:
-            probs = torch.softmax(logits / temperature, dim=-1)
-            nxt = int(torch.multinomial(probs, 1, generator=g))
-        ids.append(nxt)
-        out.append(nxt)
+    out = continue_ids(model, vocab.encode(prompt), n, temperature, seed, cfg.n_ctx)
     return vocab.decode(out)

@@ -283,7 +283,7 @@ class Reverse:
     def decode(self, model, source: list[int], steps: int | None = None) -> list[int]:
         """Greedy: the ids the model writes for ``source`` (ids, ending with the mark), up to
         and without the end mark, at most ``steps`` (the source's letters + 1 by default)."""
-        device = model.W_device
+        device = model.param_device
         src = torch.tensor([source], device=device)  # (1, S)
         out: list[int] = []
         for _ in range(steps if steps is not None else len(source)):

@@ -59,7 +59,7 @@ def model_config(
         scale=arch.scale,
         causal=True,
         positional=arch.positional,
-        max_positions=max_tokens,
+        n_ctx=max_tokens,
         residual=arch.residual,
         norm=arch.norm,
         ln_affine=True,

@@ -13,7 +13,8 @@ export const TOY_FEEDS = {
 /** Sentence mode: keys of the sentence state (SentenceState) -> views of sentence.js. The
  * model and the text feed every view through a new trace. */
 export const SENTENCE_FEEDS = {
-  model: ["layer", "head", "hideSpecial", "mergeWords", "peak"],
+  model: ["layer", "head", "hideSpecial", "mergeWords", "peak", "aggregate"],
+  gen: ["layer", "head", "step"],
   head: ["layer", "heads", "query", "hideSpecial", "mergeWords"],
   qk: ["layer", "head", "query", "allKeys"],
   traj: ["picked", "dims", "hideSpecial"],

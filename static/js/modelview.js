@@ -202,3 +202,31 @@ export function gridPng(data, peak = false) {
   }
   return canvas.toDataURL("image/png");
 }
+
+/**
+ * A note when one token takes most of the weight of every other row (an attention sink): the
+ * column with the largest mean weight over the rows other than its own, when that mean is at
+ * least one half. Empty when there is none, or for a matrix whose rows are not weights that sum
+ * to 1 (max over heads).
+ * @param {NDArray} matrix [m][m] @param {string[]} labels @param {boolean} rowsSumToOne
+ * @returns {string}
+ */
+export function sinkNote(matrix, labels, rowsSumToOne) {
+  const m = matrix.shape[0];
+  if (!rowsSumToOne || m < 3) return "";
+  let best = -1;
+  let top = 0;
+  for (let j = 0; j < m; j++) {
+    let sum = 0;
+    for (let i = 0; i < m; i++) if (i !== j) sum += matrix.data[i * m + j];
+    const mean = sum / (m - 1);
+    if (mean > top) [best, top] = [j, mean];
+  }
+  if (top < 0.5) return "";
+  const where = best === 0 ? "the first token" : `token ${best}`;
+  return `An attention sink: on average ${Math.round(100 * top)}% of each other row's weight goes to ` +
+    `${where}, “${labels[best]}”. Softmax must give each row's weight to some token; models learn to ` +
+    "park what a head does not need on a token every query can see (in a causal model, the first " +
+    "is the only one), and often keep that token's value vector small, so the parked weight " +
+    "changes little. Much weight on it does not mean it matters.";
+}

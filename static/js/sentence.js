@@ -7,7 +7,7 @@
 import { TraceClient, TraceParts, fetchModels, fetchTraceJson } from "./api.js";
 import { sub } from "./compact.js";
 import { createStatus, drawViews } from "./controller.js";
-import { byId, download, fillIndexSelect } from "./dom.js";
+import { byId, download, el, fillIndexSelect } from "./dom.js";
 import { SENTENCE_FEEDS, viewsFed } from "./feeds.js";
 import * as heatcanvas from "./heatcanvas.js";
 import * as headview from "./headview.js";
@@ -91,9 +91,19 @@ export function createSentence(hooks) {
   const thumbParams = () => ({ fields: "thumbs", thumb: thumbSize(), ...options() });
   /** The thumbnails of every head under the token options (the first part). */
   const thumbsPart = () => /** @type {TraceParts} */ (app.parts).get(thumbParams());
-  /** The chosen head's exact weights under the token options. */
-  const headPart = () => /** @type {TraceParts} */ (app.parts).get({ fields: "view",
-    layer: app.s.layer, head: app.s.head, ...options() });
+  /** The chosen head's exact weights under the token options, or the chosen aggregate of its
+   * layer's heads. */
+  const headPart = () => /** @type {TraceParts} */ (app.parts).get(app.s.aggregate === "head"
+    ? { fields: "view", layer: app.s.layer, head: app.s.head, ...options() }
+    : { fields: app.s.aggregate, layer: app.s.layer, ...options() });
+  /** The generation step shown (1-based), and the row that wrote its token: the last one read. */
+  const genStep = () => {
+    const g = /** @type {Compact} */ (app.first).meta.generated;
+    return g ? Math.min(app.s.step ?? g.steps, g.steps) : 0;
+  };
+  const genRow = () => (/** @type {Compact} */ (app.first).meta.generated?.start ?? 1) + genStep() - 2;
+  const genPart = () => /** @type {TraceParts} */ (app.parts).get({ fields: "attentions",
+    layer: app.s.layer, head: app.s.head, query: genRow() });
   /** The chosen head's queries and keys, and the chosen query's scores and weights. */
   const queryPart = () => /** @type {TraceParts} */ (app.parts).get({ fields: QK_FIELDS,
     layer: app.s.layer, head: app.s.head, query: queryIndex() });
@@ -174,8 +184,9 @@ export function createSentence(hooks) {
   function prefetch(which = Object.keys(VIEWS)) {
     const asks = {
       head: [readsRows() ? rowsPart : layerPart], model: [headPart], qk: [queryPart], traj: [projectionPart],
+      gen: app.first?.meta.generated ? [genPart] : [],
     };
-    for (const name of ["head", "model", "qk", "traj"]) {
+    for (const name of ["head", "model", "gen", "qk", "traj"]) {
       if (!which.includes(name)) continue;
       for (const ask of asks[/** @type {keyof asks} */ (name)]) {
         ask().catch(() => {}); // a failure is reported by the view that draws the part
@@ -216,14 +227,58 @@ export function createSentence(hooks) {
       poolNote.hidden = pool === 1;
       poolNote.textContent = pool === 1 ? "" : `${tv.labels.length} tokens in ` +
         `${size} pixels: each thumbnail pixel is the largest weight of a ${pool} × ${pool} block.`;
+      const agg = app.s.aggregate;
       const head = await headPart();
       if (!current()) return;
       const hv = tokenView(head.meta);
+      const matrix = agg === "head" ? sub(head.arrays.view, 0, 0) : sub(head.arrays[agg], 0);
+      const what = { head: `head ${app.s.head + 1}`, head_mean: `mean of ${meta.heads} heads`,
+        head_max: `max of ${meta.heads} heads`, rollout: "rollout through it" }[agg];
       heatcanvas.render(byId("mv-large"), {
-        labels: hv.labels, matrix: sub(head.arrays.view, 0, 0),
-        title: `Layer ${app.s.layer + 1}, head ${app.s.head + 1}`,
-      }, { query: queryRow(hv.groups), peak: app.s.peak }, { onPick: (row) => pickQuery(hv.groups[row][0]) });
+        labels: hv.labels, matrix, title: `Layer ${app.s.layer + 1}, ${what}`,
+      }, { query: queryRow(hv.groups), peak: app.s.peak || agg === "head_max" }, { onPick: (row) => pickQuery(hv.groups[row][0]) });
       byId("mv-legend-max").textContent = app.s.peak ? "peak" : "1";
+      byId("mv-caption").textContent = agg === "head"
+        ? "The chosen head: hover a cell for its exact weight; click a row to make its token the query."
+        : "The chosen layer's heads together: hover a cell for its exact value; click a row to make its token the query.";
+      const rule = byId("mv-rule");
+      rule.hidden = agg === "head";
+      rule.textContent = head.meta.rules?.[agg] ?? "";
+      const sink = modelview.sinkNote(matrix, hv.labels, agg === "head" || agg === "head_mean");
+      byId("mv-sink").hidden = !sink;
+      byId("mv-sink").textContent = sink;
+    },
+    async gen() {
+      const current = ticket("gen");
+      const meta = /** @type {Compact} */ (app.first).meta;
+      const g = meta.generated;
+      const card = byId("gen-card");
+      card.hidden = !g;
+      if (!g) return;
+      fillIndexSelect(/** @type {HTMLSelectElement} */ (byId("gen-layer")), meta.layers, "layer", app.s.layer);
+      fillIndexSelect(/** @type {HTMLSelectElement} */ (byId("gen-head")), meta.heads, "head", app.s.head);
+      const step = genStep();
+      const slider = /** @type {HTMLInputElement} */ (byId("gen-step"));
+      slider.max = String(g.steps);
+      slider.value = String(step);
+      const row = genRow();
+      const written = g.start + step - 1; // the token this step wrote
+      byId("gen-step-out").textContent = `step ${step} / ${g.steps}`;
+      byId("gen-text").replaceChildren(...meta.tokens.map((tok, i) => el("span", {
+        textContent: tok,
+        className: [i >= g.start ? "written" : "", i === row ? "read" : "", i === written ? "new" : "",
+          i > written ? "later" : ""].filter(Boolean).join(" "),
+      })));
+      const part = await genPart();
+      if (!current()) return;
+      const full = sub(part.arrays.attentions, 0, 0, 0); // [n]: the row, keys after it masked (0)
+      const matrix = { dtype: full.dtype, shape: [1, row + 1], data: full.data.slice(0, row + 1) };
+      heatcanvas.render(byId("gen-heat"), {
+        labels: meta.tokens.slice(0, row + 1), rowLabels: [meta.tokens[row]], matrix,
+        axes: ["read last", "key"],
+        title: `Step ${step}: reading up to “${meta.tokens[row]}”, the model wrote “${meta.tokens[written]}” · ` +
+          `layer ${app.s.layer + 1}, head ${app.s.head + 1}`,
+      }, { peak: true });
     },
     async head() {
       const current = ticket("head");
@@ -336,8 +391,41 @@ export function createSentence(hooks) {
       hooks.setError("text: must not be empty");
       return;
     }
-    client.request({ model: app.s.model, text: app.s.text }, thumbParams(), delay);
+    const body = { model: app.s.model, text: app.s.text, ...(app.s.generate ? { generate: app.s.generate } : {}) };
+    client.request(body, thumbParams(), delay);
   }
+
+  /** Generate: read the three inputs (an error names the one out of range), then a new trace. */
+  function generate() {
+    const num = (/** @type {string} */ id, /** @type {string} */ name, /** @type {boolean} */ int,
+      /** @type {number} */ lo, /** @type {number} */ hi) => {
+      const v = Number(/** @type {HTMLInputElement} */ (byId(id)).value);
+      if (!Number.isFinite(v) || (int && !Number.isInteger(v)) || v < lo || v > hi) {
+        throw new Error(`generate.${name}: must be ${int ? "a whole number" : "a number"} from ${lo} to ${hi}`);
+      }
+      return v;
+    };
+    try {
+      app.s.generate = {
+        steps: num("s-gen-steps", "steps", true, 1, app.models.max_generate),
+        temperature: num("s-gen-temp", "temperature", false, 0, 2),
+        seed: num("s-gen-seed", "seed", true, 0, 2 ** 31 - 1),
+      };
+    } catch (err) {
+      hooks.setError(/** @type {Error} */ (err).message);
+      return;
+    }
+    app.s.step = null;
+    renderInputs();
+    edited(0);
+  }
+  byId("s-gen-go").addEventListener("click", generate);
+  byId("s-gen-clear").addEventListener("click", () => {
+    app.s.generate = null;
+    app.s.step = null;
+    renderInputs();
+    edited(0);
+  });
 
   byId("s-text").addEventListener("input", (e) => {
     app.s.text = /** @type {HTMLTextAreaElement} */ (e.target).value;
@@ -347,6 +435,7 @@ export function createSentence(hooks) {
     app.s.model = /** @type {HTMLSelectElement} */ (e.target).value;
     const info = modelInfo();
     if (info) clampSentence(app.s, info.layers, info.heads);
+    if (!info?.causal) app.s.generate = null; // an encoder does not write
     renderInputs();
     edited(0);
   });
@@ -357,6 +446,48 @@ export function createSentence(hooks) {
   });
   option("s-hide-special", "hideSpecial");
   option("s-merge-words", "mergeWords");
+  byId("gen-step").addEventListener("input", (e) => {
+    app.s.step = Number(/** @type {HTMLInputElement} */ (e.target).value);
+    viewChanged(["step"]);
+  });
+  for (const [id, key] of /** @type {const} */ ([["gen-layer", "layer"], ["gen-head", "head"]])) {
+    byId(id).addEventListener("change", (e) => {
+      app.s[key] = Number(/** @type {HTMLSelectElement} */ (e.target).value);
+      viewChanged([key]);
+    });
+  }
+  /** @type {ReturnType<typeof setInterval> | undefined} */
+  let player;
+  /** Play the generation steps from the first (or on from the one shown), one every 700 ms. */
+  function playGeneration() {
+    const button = byId("gen-play");
+    const stop = () => {
+      clearInterval(player);
+      player = undefined;
+      button.setAttribute("aria-pressed", "false");
+      button.textContent = "▶ play";
+    };
+    if (player) return stop();
+    const g = app.first?.meta.generated;
+    if (!g) return;
+    if (genStep() >= g.steps) {
+      app.s.step = 1;
+      viewChanged(["step"]);
+    }
+    button.setAttribute("aria-pressed", "true");
+    button.textContent = "❚❚ pause";
+    player = setInterval(() => {
+      const now = app.first?.meta.generated;
+      if (!now || genStep() >= now.steps) return stop();
+      app.s.step = genStep() + 1;
+      viewChanged(["step"]);
+    }, 700);
+  }
+  byId("gen-play").addEventListener("click", () => playGeneration());
+  byId("mv-aggregate").addEventListener("change", (e) => {
+    app.s.aggregate = /** @type {import("./types.js").Aggregate} */ (/** @type {HTMLSelectElement} */ (e.target).value);
+    viewChanged(["aggregate"]);
+  });
   byId("mv-peak").addEventListener("change", (e) => {
     app.s.peak = /** @type {HTMLInputElement} */ (e.target).checked;
     viewChanged(["peak"]);

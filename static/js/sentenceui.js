@@ -51,6 +51,17 @@ export function renderSentenceInputs(models, s, info, onExample) {
   /** @type {HTMLInputElement} */ (byId("s-hide-special")).checked = s.hideSpecial;
   /** @type {HTMLInputElement} */ (byId("s-merge-words")).checked = s.mergeWords;
   /** @type {HTMLInputElement} */ (byId("mv-peak")).checked = s.peak;
+  /** @type {HTMLSelectElement} */ (byId("mv-aggregate")).value = s.aggregate;
+  // Generation: for causal models, with the server's cap on the steps.
+  byId("s-gen-row").hidden = !info?.causal;
+  const steps = /** @type {HTMLInputElement} */ (byId("s-gen-steps"));
+  steps.max = String(models.max_generate);
+  if (s.generate) {
+    steps.value = String(s.generate.steps);
+    /** @type {HTMLInputElement} */ (byId("s-gen-temp")).value = String(s.generate.temperature);
+    /** @type {HTMLInputElement} */ (byId("s-gen-seed")).value = String(s.generate.seed);
+  }
+  byId("s-gen-clear").hidden = !s.generate;
   const none = !models.models.length;
   const install = byId("s-install");
   install.hidden = !none;
@@ -59,7 +70,8 @@ export function renderSentenceInputs(models, s, info, onExample) {
   for (const id of ["s-text", "s-model", "s-hide-special", "s-merge-words"]) {
     /** @type {HTMLInputElement} */ (byId(id)).disabled = none;
   }
-  for (const card of /** @type {NodeListOf<HTMLElement>} */ (document.querySelectorAll("#sentence-mode > section.card:not(.sentence-input)"))) {
+  // The generation card shows itself when a trace has generated tokens.
+  for (const card of /** @type {NodeListOf<HTMLElement>} */ (document.querySelectorAll("#sentence-mode > section.card:not(.sentence-input):not(#gen-card)"))) {
     card.hidden = none;
   }
   const box = byId("s-examples");

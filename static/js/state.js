@@ -251,8 +251,14 @@ export function defaultSentence(model = null, text = "") {
   return {
     model, text, layer: 0, head: 0, heads: [0], query: null,
     hideSpecial: false, mergeWords: false, picked: null, dims: 2, allKeys: false, peak: false,
+    aggregate: /** @type {import("./types.js").Aggregate} */ ("head"),
+    generate: /** @type {import("./types.js").Generate | null} */ (null),
+    step: /** @type {number | null} */ (null),
   };
 }
+
+/** What the model view can show of a layer; the page's picker offers the same (a test checks). */
+export const AGGREGATES = ["head", "head_mean", "head_max", "rollout"];
 
 /** @param {unknown} v @returns {v is number} */
 const isIndex = (v) => isInt(v) && v >= 0;
@@ -275,6 +281,13 @@ export function sentenceFromRaw(raw) {
   s.dims = raw.dims === 3 ? 3 : 2;
   s.allKeys = raw.allKeys === true;
   s.peak = raw.peak === true;
+  if (AGGREGATES.includes(raw.aggregate)) s.aggregate = raw.aggregate;
+  const g = raw.generate;
+  if (g && isInt(g.steps) && g.steps >= 1 && typeof g.temperature === "number" && g.temperature >= 0 &&
+      g.temperature <= 2 && isIndex(g.seed)) {
+    s.generate = { steps: g.steps, temperature: g.temperature, seed: g.seed };
+  }
+  if (isInt(raw.step) && raw.step >= 1) s.step = raw.step;
   return s;
 }
 

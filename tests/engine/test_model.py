@@ -210,7 +210,6 @@ def test_hook_names_are_pinned():
         "blocks.0.attn.hook_scores",
         "blocks.0.attn.hook_pattern",
         "blocks.0.attn.hook_z",
-        "blocks.0.attn.hook_out",
         "blocks.0.hook_attn_out",
         "blocks.0.hook_resid_mid",
         "blocks.0.ln2.hook_normalized",

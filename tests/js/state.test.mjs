@@ -88,6 +88,8 @@ test("sentence links round-trip; wrong fields fall back to defaults", () => {
   assert.deepEqual(back.sentence, s);
   const raw = sentenceFromRaw({ model: 3, text: "hi", layer: -1, heads: ["x"], dims: 7, allKeys: "yes" });
   assert.deepEqual(raw, { ...defaultSentence(null, "hi") });
+  assert.equal(sentenceFromRaw({ aggregate: "rollout" }).aggregate, "rollout");
+  assert.equal(sentenceFromRaw({ aggregate: "median" }).aggregate, "head");
 });
 
 test("clampSentence keeps choices inside a smaller model and text", () => {

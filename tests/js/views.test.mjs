@@ -5,6 +5,7 @@ import { test } from "node:test";
 
 import { SENTENCE_FEEDS, TOY_FEEDS, TRAIN_FEEDS, viewsFed } from "../../static/js/feeds.js";
 import { exact, fmt } from "../../static/js/numbers.js";
+import { sinkNote } from "../../static/js/modelview.js";
 import { KEYS_MAX, TOP_KEYS, keyRows } from "../../static/js/qkview.js";
 import { defaultSentence, defaultTrainView, fromPreset, normalize } from "../../static/js/state.js";
 
@@ -14,11 +15,11 @@ test("every piece of view state feeds a view, and only views that exist", () => 
     weights: null }), { max_layers: 12, max_heads: 16, max_tokens: 64, max_dim: 64 }).view;
   const fed = (feeds) => new Set(Object.values(feeds).flat());
   assert.deepEqual([...fed(TOY_FEEDS)].sort(), Object.keys(toyView).sort());
-  // Sentence state: model and text make a new trace (every view); the rest feed views.
-  const sentenceKeys = Object.keys(defaultSentence()).filter((k) => k !== "model" && k !== "text");
+  // Sentence state: model, text and generate make a new trace (every view); the rest feed views.
+  const sentenceKeys = Object.keys(defaultSentence()).filter((k) => !["model", "text", "generate"].includes(k));
   assert.deepEqual([...fed(SENTENCE_FEEDS)].sort(), sentenceKeys.sort());
   assert.deepEqual(Object.keys(TOY_FEEDS), ["attention", "vectors", "beforeAfter", "distances"]);
-  assert.deepEqual(Object.keys(SENTENCE_FEEDS), ["model", "head", "qk", "traj"]);
+  assert.deepEqual(Object.keys(SENTENCE_FEEDS), ["model", "gen", "head", "qk", "traj"]);
   assert.deepEqual(viewsFed(SENTENCE_FEEDS, ["query"]), ["head", "qk"]);
   assert.deepEqual(viewsFed(TOY_FEEDS, ["vlayer"]), ["vectors", "beforeAfter", "distances"]);
   assert.deepEqual(viewsFed(TOY_FEEDS, ["nothing"]), []);
@@ -56,4 +57,20 @@ test("the query-key view shows every key, or the strongest in text order past KE
   assert.equal(keyRows(/** @type {any} */ (data), true).length, n);
   const short = { ...data, tokens: Array(KEYS_MAX).fill("t") };
   assert.equal(keyRows(/** @type {any} */ (short), false).length, KEYS_MAX);
+});
+
+test("an attention sink is named when one token takes at least half of every other row", () => {
+  const m = (rows) => ({ dtype: "F64", shape: [rows.length, rows.length], data: Float64Array.from(rows.flat()) });
+  const labels = ["<s>", "a", "b", "c"];
+  // Rows 1..3 give 0.9, 0.6 and 0.5 to the first token: a mean of 2/3.
+  const sink = m([[1, 0, 0, 0], [0.9, 0.1, 0, 0], [0.6, 0.2, 0.2, 0], [0.5, 0.2, 0.2, 0.1]]);
+  const note = sinkNote(sink, labels, true);
+  assert.match(note, /^An attention sink: on average 67% of each other row's weight goes to the first token, “<s>”/);
+  assert.equal(sinkNote(sink, labels, false), ""); // max over heads: not weights of one row
+  // Just under one half: no note.
+  const spread = m([[1, 0, 0, 0], [0.49, 0.51, 0, 0], [0.49, 0.3, 0.21, 0], [0.49, 0.2, 0.2, 0.11]]);
+  assert.equal(sinkNote(spread, labels, true), "");
+  // A sink elsewhere (BERT's [SEP]) is named by its place.
+  const sep = m([[0, 0, 0, 1], [0, 0.2, 0, 0.8], [0, 0, 0.3, 0.7], [0, 0, 0, 1]]);
+  assert.match(sinkNote(sep, labels, true), /goes to token 3, “c”/);
 });

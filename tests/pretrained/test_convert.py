@@ -128,7 +128,7 @@ def test_bert_config_wiring():
         "gelu",
         1e-12,
     )
-    assert (cfg.vocab_size, cfg.type_vocab_size, cfg.max_positions, cfg.hidden) == (20, 2, 12, 16)
+    assert (cfg.vocab_size, cfg.type_vocab_size, cfg.n_ctx, cfg.hidden) == (20, 2, 12, 16)
 
 
 def test_gpt2_fused_qkv_is_split_by_columns(tiny_gpt2_dir):
@@ -144,7 +144,8 @@ def test_gpt2_fused_qkv_is_split_by_columns(tiny_gpt2_dir):
     )
     t = load_file(tiny_gpt2_dir / "model.safetensors")
     sd = gpt2_weights(cfg, t)
-    assert len(sd) == 4 + 16 * cfg.n_layers  # 12 tensors a layer; c_attn's 2 become 6
+    assert len(sd) == 5 + 16 * cfg.n_layers  # 12 tensors a layer; c_attn's 2 become 6; W_U tied
+    assert torch.equal(sd["W_U"], sd["W_E"].T)
     w = t["transformer.h.1.attn.c_attn.weight"]  # (d, 3d): x @ w = [q | k | v]
     d = cfg.d_model
     x = torch.randn(5, d)

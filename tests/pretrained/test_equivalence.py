@@ -60,7 +60,7 @@ def test_minilm_equals_transformers(minilm, hf_bert, minilm_dir, text):
 
 def test_minilm_equals_transformers_at_512_tokens(minilm, hf_bert):
     ids = minilm.tokenizer(LONG).ids
-    assert len(ids) == 512 == minilm.cfg.max_positions
+    assert len(ids) == 512 == minilm.cfg.n_ctx
     _compare(_ours(minilm, ids), _theirs(hf_bert, ids))
 
 
@@ -102,7 +102,7 @@ def test_bert_and_gpt2_hook_names_are_pinned(minilm, tiny_gpt2):
     bert = [n for n in hook_points(minilm.model) if not n.startswith("blocks.")]
     assert bert == ["hook_embed", "hook_type_embed", "hook_pos_embed", "ln_embed.hook_normalized"]
     gpt2 = [n for n in hook_points(tiny_gpt2.model) if not n.startswith("blocks.")]
-    assert gpt2 == ["hook_embed", "hook_pos_embed", "ln_final.hook_normalized"]
+    assert gpt2 == ["hook_embed", "hook_pos_embed", "ln_final.hook_normalized", "hook_logits"]
     block = [
         n.removeprefix("blocks.0.") for n in hook_points(minilm.model) if n.startswith("blocks.0.")
     ]
@@ -115,7 +115,6 @@ def test_bert_and_gpt2_hook_names_are_pinned(minilm, tiny_gpt2):
         "attn.hook_scores",
         "attn.hook_pattern",
         "attn.hook_z",
-        "attn.hook_out",
         "hook_attn_out",
         "hook_resid_mid",
         "ln2.hook_normalized",
@@ -140,8 +139,11 @@ def test_every_hook_fires_with_its_declared_shape(request, which):
         "nh": cfg.n_heads,
         "hs": cfg.d_head,
         "H": cfg.hidden,
+        "V": cfg.vocab_size,
     }
     with torch.inference_mode(), capture(m.model) as cache:
-        m.model(torch.tensor([ids]))
+        out = m.model(torch.tensor([ids]))
+        if cfg.unembed:
+            m.model.logits(out)
     for name, point in hook_points(m.model).items():
         assert tuple(cache[name].shape) == tuple(sizes[a] for a in point.shape.split()), name

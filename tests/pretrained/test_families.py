@@ -66,7 +66,7 @@ def test_a_family_reads_its_configuration(family):
         tied = style in ("llama-tied-theta", "qwen2")
         assert torch.equal(ours.model.W_U, ours.model.W_E.T) == tied
         if style == "mistral":
-            assert cfg.max_positions == 64  # capped at the sliding window
+            assert cfg.n_ctx == 64  # capped at the sliding window
         # The logits are the language model's.
         from transformers import AutoModelForCausalLM
 
@@ -77,7 +77,7 @@ def test_a_family_reads_its_configuration(family):
             got = ours.model.logits(ours.model(ids))
         assert (got - want).abs().max().item() < TOL
     else:
-        assert cfg.norm == "post" and cfg.max_positions == (128 if style == "roberta" else 128)
+        assert cfg.norm == "post" and cfg.n_ctx == (128 if style == "roberta" else 128)
 
 
 def _rewrite(folder, tmp_path, **changes):

@@ -50,7 +50,7 @@ def test_minilm_shape(minilm):
         384,
         32,
     )
-    assert (cfg.max_positions, cfg.vocab_size) == (512, 30522)
+    assert (cfg.n_ctx, cfg.vocab_size) == (512, 30522)
     assert next(minilm.model.parameters()).dtype == torch.float32
 
 

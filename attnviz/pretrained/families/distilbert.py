@@ -24,7 +24,7 @@ def distilbert_config(hf: Mapping) -> TransformerConfig:
         n_layers=_need(hf, "n_layers"),
         n_heads=_need(hf, "n_heads"),
         positional="learned",
-        max_positions=_need(hf, "max_position_embeddings"),
+        n_ctx=_need(hf, "max_position_embeddings"),
         residual=True,
         norm="post",
         ln_eps=1e-12,
@@ -46,7 +46,7 @@ def distilbert_weights(cfg: TransformerConfig, tensors: Tensors) -> dict[str, to
     assert V is not None
     sd = {
         "W_E": take("embeddings.word_embeddings.weight", V, d),
-        "W_pos": take("embeddings.position_embeddings.weight", cfg.max_positions, d),
+        "W_pos": take("embeddings.position_embeddings.weight", cfg.n_ctx, d),
         "ln_embed.w": take("embeddings.LayerNorm.weight", d),
         "ln_embed.b": take("embeddings.LayerNorm.bias", d),
     }

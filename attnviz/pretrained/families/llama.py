@@ -88,7 +88,7 @@ def llama_config(hf: Mapping) -> TransformerConfig:
         positional="rope",
         rope_base=_rope_theta(hf),
         rope_style="halves",
-        max_positions=n_ctx,
+        n_ctx=n_ctx,
         residual=True,
         norm="pre",
         norm_type="rms",

@@ -39,7 +39,7 @@ def roberta_config(hf: Mapping) -> TransformerConfig:
             f"config.json: max_position_embeddings {table} leaves no positions after "
             f"pad_token_id + 1 = {_offset(hf)}"
         )
-    return replace(cfg, max_positions=table - _offset(hf))
+    return replace(cfg, n_ctx=table - _offset(hf))
 
 
 def roberta_weights(cfg: TransformerConfig, tensors: Tensors) -> dict[str, torch.Tensor]:
@@ -48,9 +48,9 @@ def roberta_weights(cfg: TransformerConfig, tensors: Tensors) -> dict[str, torch
     table = body.get(key)
     if table is None:
         raise ConversionError(f"the checkpoint has no tensor {key!r}")
-    offset = table.shape[0] - cfg.max_positions  # pad_token_id + 1, as the config said
+    offset = table.shape[0] - cfg.n_ctx  # pad_token_id + 1, as the config said
     if table.ndim != 2 or offset < 1:
         raise ConversionError(
-            f"{key}: expected {cfg.max_positions} rows and more, got {tuple(table.shape)}"
+            f"{key}: expected {cfg.n_ctx} rows and more, got {tuple(table.shape)}"
         )
     return bert_weights(cfg, {**body, key: table[offset:]})
