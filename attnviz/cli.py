@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument(
         "--train",
         action="store_true",
-        help="instead: the training targets (the default induction and char-LM runs: when "
+        help="instead: the training targets (the default induction, reverse and char-LM runs: when "
         "their losses cross the targets, and the size of a checkpoint's snapshot)",
     )
     args = parser.parse_args(argv)

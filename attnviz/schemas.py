@@ -246,7 +246,9 @@ class Rope(BaseModel):
 
 class Generated(BaseModel):
     start: int = Field(description="Index of the first token the model wrote")
-    steps: int
+    steps: int = Field(description="Tokens it wrote")
+    asked: int = Field(description="Tokens asked for")
+    stopped: bool = Field(description="It wrote its end-of-text token (the last) and stopped")
     temperature: float
     seed: int
     text: str = Field(description="What it wrote, decoded")

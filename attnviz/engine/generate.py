@@ -5,6 +5,8 @@ tokens on any device."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 import torch
 
 from attnviz.engine.model import Transformer
@@ -18,8 +20,10 @@ def continue_ids(
     temperature: float = 0.0,
     seed: int = 0,
     window: int | None = None,
+    stop: Collection[int] = (),
 ) -> list[int]:
-    """The ``n`` token ids the model writes after ``ids`` (which are not included). Each step
+    """The ``n`` token ids the model writes after ``ids`` (which are not included), or fewer:
+    it stops after writing one of ``stop`` (an end-of-text token), which is kept. Each step
     reads the last ``window`` tokens at most (all when None). No cache of keys and values: each
     step is the same forward a trace makes."""
     cfg = model.cfg
@@ -44,4 +48,6 @@ def continue_ids(
             nxt = int(torch.multinomial(probs, 1, generator=g))
         seq.append(nxt)
         out.append(nxt)
+        if nxt in stop:
+            break
     return out

@@ -43,6 +43,8 @@ class PretrainedModel:
     run: str | None = None
     # Texts it reads, where the server's examples would not do (a character model's alphabet).
     examples: list[str] | None = None
+    # Its end-of-text tokens (config.json's eos_token_id): generation stops after writing one.
+    eos_ids: tuple[int, ...] = ()
     # Hooks are registered on the shared module during a capture: one forward at a time.
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -139,4 +141,12 @@ def load_folder(
         model=model,
         tokenizer=tokenizer,
         device=device,
+        eos_ids=_eos_ids(hf),
     )
+
+
+def _eos_ids(hf: dict) -> tuple[int, ...]:
+    """config.json's eos_token_id: one id, a list of them, or none."""
+    eos = hf.get("eos_token_id")
+    ids = eos if isinstance(eos, list) else [eos]
+    return tuple(i for i in ids if isinstance(i, int) and not isinstance(i, bool) and i >= 0)

@@ -96,7 +96,7 @@ def run_text_trace(
                 raise TraceError(
                     f"generate.steps: {n} tokens and {g.steps} more exceed the cap of {cap}"
                 )
-            new = continue_ids(m.model, all_ids, g.steps, g.temperature, g.seed)
+            new = continue_ids(m.model, all_ids, g.steps, g.temperature, g.seed, stop=m.eos_ids)
             new_labels, new_special = m.tokenizer.label_ids(new)
             all_ids += new
             labels += new_labels
@@ -105,7 +105,9 @@ def run_text_trace(
             offsets += [[0, 0]] * len(new)
             generated = {
                 "start": n,
-                "steps": g.steps,
+                "steps": len(new),
+                "asked": g.steps,
+                "stopped": len(new) < g.steps or (bool(new) and new[-1] in m.eos_ids),
                 "temperature": g.temperature,
                 "seed": g.seed,
                 "text": m.tokenizer.tok.decode(new, skip_special_tokens=False),

@@ -263,7 +263,8 @@ export function createSentence(hooks) {
       slider.value = String(step);
       const row = genRow();
       const written = g.start + step - 1; // the token this step wrote
-      byId("gen-step-out").textContent = `step ${step} / ${g.steps}`;
+      byId("gen-step-out").textContent = `step ${step} / ${g.steps}` +
+        (g.stopped ? " · then it wrote its end-of-text token and stopped" : "");
       byId("gen-text").replaceChildren(...meta.tokens.map((tok, i) => el("span", {
         textContent: tok,
         className: [i >= g.start ? "written" : "", i === row ? "read" : "", i === written ? "new" : "",

@@ -24,7 +24,8 @@
  * @property {boolean} [causal]
  * @property {number} [kv_heads] text: key/value heads (fewer than heads: grouped-query)
  * @property {Record<string, string>} [rules] a part with head aggregates: each one's rule
- * @property {{start: number, steps: number, temperature: number, seed: number, text: string} | null} [generated]
+ * @property {{start: number, steps: number, asked: number, stopped: boolean, temperature: number,
+ *   seed: number, text: string} | null} [generated]
  *   text: where the tokens the model wrote start, and how it wrote them
  * @property {{base: number, style: "pairs" | "halves"} | null} [rope] text: the RoPE rotation
  *   that queries and keys are shown after, when the model has one

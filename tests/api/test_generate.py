@@ -34,7 +34,7 @@ def _hf_greedy(folder, ids: list[int], steps: int) -> list[int]:
     lm = AutoModelForCausalLM.from_pretrained(folder).eval()
     with torch.no_grad():
         out = lm.generate(torch.tensor([ids]), max_new_tokens=steps, do_sample=False,
-                          min_new_tokens=steps, pad_token_id=0)  # fmt: skip
+                          pad_token_id=0)  # fmt: skip
     return out[0, len(ids) :].tolist()
 
 
@@ -47,11 +47,12 @@ def test_greedy_generation_equals_the_oracle_and_the_trace_covers_it(
     r = gen_client.post("/api/trace", json={"model": which, "text": TEXT, "generate": {"steps": 8}})
     assert r.status_code == 200, r.text
     t = r.json()
-    start = plain["n"]
-    assert t["generated"]["start"] == start and t["n"] == start + 8
+    start, g = plain["n"], t["generated"]
+    want = _hf_greedy(folder, plain["token_ids"], 8)  # it stops at the end-of-text token too
     assert t["token_ids"][:start] == plain["token_ids"]
-    assert t["token_ids"][start:] == _hf_greedy(folder, plain["token_ids"], 8)
-    assert len(t["tokens"]) == t["n"] and t["words"][start:] == [None] * 8
+    assert t["token_ids"][start:] == want
+    assert g["start"] == start and g["steps"] == len(want) and g["asked"] == 8
+    assert t["n"] == start + len(want) and t["words"][start:] == [None] * len(want)
     # Causal: the rows of the text are those of the text's own trace; each written token's row
     # is the model's attention as it read it.
     for layer in range(t["layers"]):
@@ -105,3 +106,21 @@ def test_an_encoder_does_not_write_and_the_cap_holds(gen_client):
         "/api/trace", json={"model": "tiny-gpt2", "text": TEXT, "generate": {"steps": 8}}
     )
     assert r.status_code == 422 and r.json()["message"].startswith("generate.steps: ")
+
+
+def test_generation_stops_after_an_end_of_text_token(gen_client):
+    """With the token it writes third declared the end of text, it writes three and stops."""
+    from attnviz.engine.generate import continue_ids
+
+    m = gen_client.app.state.registry.models["tiny-gpt2"]
+    ids = m.tokenizer(TEXT).ids
+    free = continue_ids(m.model, ids, 6)
+    k = free.index(free[2])  # its first occurrence
+    assert continue_ids(m.model, ids, 6, stop={free[2]}) == free[: k + 1]
+    before, m.eos_ids = m.eos_ids, (free[2],)
+    try:
+        t = gen_client.post("/api/trace", json={"model": "tiny-gpt2", "text": TEXT,
+                                                "generate": {"steps": 6}}).json()  # fmt: skip
+    finally:
+        m.eos_ids = before
+    assert t["generated"]["steps"] == k + 1 and t["generated"]["stopped"] is True

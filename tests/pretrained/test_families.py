@@ -113,3 +113,35 @@ def test_qwen2_with_a_sliding_window_is_refused(tmp_path):
     folder = make_tiny_llama(tmp_path / "qwen", "qwen2")
     with pytest.raises(ModelFolderError, match="use_sliding_window = True is not supported"):
         load_folder(_rewrite(folder, tmp_path, use_sliding_window=True), CPU)
+
+
+def test_llama_style_hook_names_are_pinned(tmp_path):
+    from attnviz.engine import hook_points
+
+    model = load_folder(make_tiny_llama(tmp_path / "m", "qwen2"), CPU).model
+    names = list(hook_points(model))
+    assert [n for n in names if not n.startswith("blocks.")] == [
+        "hook_embed", "ln_final.hook_normalized", "hook_logits",
+    ]  # fmt: skip
+    assert [n.removeprefix("blocks.0.") for n in names if n.startswith("blocks.0.")] == [
+        "hook_resid_pre",
+        "ln1.hook_normalized",
+        "attn.hook_q",
+        "attn.hook_k",
+        "attn.hook_v",
+        "attn.hook_rot_q",
+        "attn.hook_rot_k",
+        "attn.hook_scores",
+        "attn.hook_pattern",
+        "attn.hook_z",
+        "hook_attn_out",
+        "hook_resid_mid",
+        "ln2.hook_normalized",
+        "mlp.hook_pre",
+        "mlp.hook_lin",
+        "mlp.hook_post",
+        "hook_mlp_out",
+        "hook_resid_post",
+    ]
+    # Keys are per query head, each the copy of its group's key/value head (the view reads them).
+    assert model.blocks[0].attn.W_K.shape == (32, 2 * 8) and model.cfg.kv_head_of(3) == 1
