@@ -92,7 +92,8 @@ export function render(container, data, sel = {}, callbacks = {}) {
   const tall = R * cell; // its height
   const bottom = Math.min(150, Math.ceil(labelW * 0.77) + 24); // labels at -50 degrees
   const top = 6;
-  const height = top + Math.max(tall, 120) + bottom;
+  const barH = Math.max(tall, 64); // the colour bar keeps room for its ticks beside one row
+  const height = top + Math.max(tall + bottom, barH + 14);
   const dpr = window.devicePixelRatio || 1;
   const wide = left + Math.max(side, 120) + BAR;
   canvas.width = Math.round(wide * dpr);
@@ -142,7 +143,7 @@ export function render(container, data, sel = {}, callbacks = {}) {
   ctx.fillStyle = TEXT_DIM;
   ctx.font = `12px ${FONT}`;
   ctx.textAlign = "center";
-  ctx.fillText(colAxis, left + side / 2, height - 8);
+  ctx.fillText(colAxis, left + side / 2, top + tall + bottom - 8);
   ctx.save();
   ctx.translate(10, top + tall / 2);
   ctx.rotate(-Math.PI / 2);
@@ -156,15 +157,15 @@ export function render(container, data, sel = {}, callbacks = {}) {
 
   // Colour bar: 0 at the bottom, vmax at the top.
   const bx = left + Math.max(side, 120) + 12;
-  for (let y = 0; y < tall; y++) {
-    const c = Math.round((1 - y / Math.max(1, tall - 1)) * 255) * 3;
+  for (let y = 0; y < barH; y++) {
+    const c = Math.round((1 - y / Math.max(1, barH - 1)) * 255) * 3;
     ctx.fillStyle = `rgb(${WEIGHT_LUT[c]},${WEIGHT_LUT[c + 1]},${WEIGHT_LUT[c + 2]})`;
     ctx.fillRect(bx, top + y, 12, 1);
   }
   ctx.fillStyle = TEXT_DIM;
   ctx.font = `11px ${FONT}`;
   ctx.textAlign = "left";
-  for (const t of [0, 0.5, 1]) ctx.fillText(vmax === 1 ? String(t) : fmt(t * vmax, 3), bx + 16, top + (1 - t) * tall);
+  for (const t of [0, 0.5, 1]) ctx.fillText(vmax === 1 ? String(t) : fmt(t * vmax, 3), bx + 16, top + (1 - t) * barH);
 
   // The exact weight under the pointer.
   const tip = /** @type {HTMLElement} */ (root.querySelector(".hc-tip"));

@@ -7,8 +7,9 @@
 import { TraceClient, TraceParts, fetchModels, fetchTraceJson } from "./api.js";
 import { sub } from "./compact.js";
 import { createStatus, drawViews } from "./controller.js";
-import { byId, download, el, fillIndexSelect } from "./dom.js";
+import { byId, download, fillIndexSelect } from "./dom.js";
 import { SENTENCE_FEEDS, viewsFed } from "./feeds.js";
+import * as genview from "./genview.js";
 import * as heatcanvas from "./heatcanvas.js";
 import * as headview from "./headview.js";
 import * as modelview from "./modelview.js";
@@ -261,25 +262,13 @@ export function createSentence(hooks) {
       const slider = /** @type {HTMLInputElement} */ (byId("gen-step"));
       slider.max = String(g.steps);
       slider.value = String(step);
-      const row = genRow();
-      const written = g.start + step - 1; // the token this step wrote
       byId("gen-step-out").textContent = `step ${step} / ${g.steps}` +
         (g.stopped ? " · then it wrote its end-of-text token and stopped" : "");
-      byId("gen-text").replaceChildren(...meta.tokens.map((tok, i) => el("span", {
-        textContent: tok,
-        className: [i >= g.start ? "written" : "", i === row ? "read" : "", i === written ? "new" : "",
-          i > written ? "later" : ""].filter(Boolean).join(" "),
-      })));
       const part = await genPart();
       if (!current()) return;
-      const full = sub(part.arrays.attentions, 0, 0, 0); // [n]: the row, keys after it masked (0)
-      const matrix = { dtype: full.dtype, shape: [1, row + 1], data: full.data.slice(0, row + 1) };
-      heatcanvas.render(byId("gen-heat"), {
-        labels: meta.tokens.slice(0, row + 1), rowLabels: [meta.tokens[row]], matrix,
-        axes: ["read last", "key"],
-        title: `Step ${step}: reading up to “${meta.tokens[row]}”, the model wrote “${meta.tokens[written]}” · ` +
-          `layer ${app.s.layer + 1}, head ${app.s.head + 1}`,
-      }, { peak: true });
+      const row = sub(part.arrays.attentions, 0, 0, 0); // [n]: the row, keys after it masked (0)
+      genview.render(byId("gen-view"), { tokens: meta.tokens, start: g.start, row },
+        { layer: app.s.layer, head: app.s.head, step });
     },
     async head() {
       const current = ticket("head");

@@ -11,7 +11,7 @@ import { TRAIN_FEEDS, viewsFed } from "./feeds.js";
 import * as heatcanvas from "./heatcanvas.js";
 import { fmt } from "./numbers.js";
 import { defaultTrainView } from "./state.js";
-import { ATTENTION, attentionAxes, headMatrix, renderGrads, renderHeads, renderLoss } from "./trainviews.js";
+import { ATTENTION, attentionAxes, headMatrix, renderDecoded, renderGrads, renderHeads, renderLoss } from "./trainviews.js";
 
 /** @typedef {import("./types.js").TrainRun} TrainRun */
 /** @typedef {import("./types.js").TrainView} TrainView */
@@ -356,27 +356,7 @@ export function createTrain(hooks) {
         byId("t-try-variant-box").hidden = r.variants.length < 2;
       }
     },
-    decoded() {
-      const d = app.decoded;
-      const figure = byId("t-try-figure");
-      figure.hidden = !d;
-      if (!d) {
-        byId("t-try-out").textContent = "";
-        return;
-      }
-      const right = d.output === d.expected;
-      byId("t-try-out").replaceChildren(el("span", { className: "dim", textContent: `${d.source.slice(0, -1).join("")} → ` }),
-        el("b", { textContent: d.output || "(nothing)" }),
-        el("span", { className: right ? "holds" : "fails", textContent: right ? " ✓" : ` ✗ (the answer is ${d.expected})` }));
-      const { layer, head, attention } = app.v;
-      const rows = attention === "encoder" ? d.encoder : attention === "cross" ? d.cross : d.self;
-      const L = rows.length;
-      const l = Math.min(layer, L - 1);
-      const m = rows[l][head];
-      const matrix = { dtype: /** @type {"F32"} */ ("F32"), shape: [m.length, m[0].length], data: new Float32Array(m.flat()) };
-      heatcanvas.render(byId("t-try-heat"), { ...attentionAxes({ source: d.source, tokens: d.tokens, writes: d.writes }, attention),
-        matrix, title: `${ATTENTION[attention].name}, layer ${l + 1}, head ${head + 1}` });
-    },
+    decoded: () => renderDecoded(byId("t-try-view"), { decoded: app.decoded }, app.v),
   };
 
   /** @param {Partial<TrainView>} change */

@@ -4,6 +4,7 @@
 // encoder-decoder's snapshots hold three attentions (AttentionKind): the view shows the chosen.
 
 import { el } from "./dom.js";
+import * as heatcanvas from "./heatcanvas.js";
 import * as modelview from "./modelview.js";
 import { fmt } from "./numbers.js";
 import { baseLayout, draw, headColor, plotText } from "./theme.js";
@@ -202,4 +203,40 @@ export function renderHeads(container, data, sel, callbacks) {
       { layer: on ? sel.layer : -1, head: on ? sel.head : -1 },
       { onSelect: (layer, head) => callbacks.onSelect(i, layer, head) });
   });
+}
+
+/**
+ * What an encoder-decoder wrote when asked (POST /api/train/{id}/decode): the answer, right or
+ * wrong, and the chosen head of the chosen attention on its last pass, exact (float32).
+ * @param {HTMLElement} container
+ * @param {{decoded: import("./types.js").TrainDecoded | null}} data
+ * @param {{layer: number, head: number, attention: AttentionKind}} sel
+ */
+export function renderDecoded(container, data, sel) {
+  if (!container.querySelector(":scope > .t-try-out")) {
+    container.replaceChildren(el("p", { className: "readout t-try-out", "aria-live": "polite" }),
+      el("figure", { className: "figure" }, [el("div", { className: "heat-large t-try-heat" }),
+        el("figcaption", {}, [el("span", { textContent: "The chosen head (pick it above, with the " +
+          "attention) on the model's last pass over what it wrote: exact weights (float32)." })])]));
+  }
+  const out = /** @type {HTMLElement} */ (container.querySelector(".t-try-out"));
+  const figure = /** @type {HTMLElement} */ (container.querySelector("figure"));
+  const d = data.decoded;
+  figure.hidden = !d;
+  if (!d) {
+    out.replaceChildren();
+    return;
+  }
+  const right = d.output === d.expected;
+  out.replaceChildren(el("span", { className: "dim", textContent: `${d.source.slice(0, -1).join("")} → ` }),
+    el("b", { textContent: d.output || "(nothing)" }),
+    el("span", { className: right ? "holds" : "fails", textContent: right ? " ✓" : ` ✗ (the answer is ${d.expected})` }));
+  const { layer, head, attention } = sel;
+  const rows = attention === "encoder" ? d.encoder : attention === "cross" ? d.cross : d.self;
+  const l = Math.min(layer, rows.length - 1);
+  const m = rows[l][head];
+  const matrix = { dtype: /** @type {"F32"} */ ("F32"), shape: [m.length, m[0].length], data: new Float32Array(m.flat()) };
+  heatcanvas.render(/** @type {HTMLElement} */ (container.querySelector(".t-try-heat")), {
+    ...attentionAxes({ source: d.source, tokens: d.tokens, writes: d.writes }, attention),
+    matrix, title: `${ATTENTION[attention].name}, layer ${l + 1}, head ${head + 1}` });
 }

@@ -287,3 +287,15 @@ def assert_head_lines_match(page: Page, matrices: dict[int, list[list[float]]], 
                     assert drawn >= MIN_WEIGHT
                 elif w >= MIN_WEIGHT + step:
                     raise AssertionError(f"head {h}: line {i} -> {j} of weight {w} not drawn")
+
+
+def slide(page: Page, selector: str, value: int) -> None:
+    """Set a range input (a slider of steps or checkpoints) and wait until the views it feeds
+    are drawn again."""
+    before = int(page.evaluate("() => +(document.documentElement.dataset.views || 0)"))
+    page.locator(selector).fill(str(value))
+    page.wait_for_function(
+        "n => +(document.documentElement.dataset.views || 0) > n"
+        " && document.documentElement.dataset.pending === '0'",
+        arg=before,
+    )

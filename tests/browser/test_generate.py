@@ -9,6 +9,7 @@ from tests.browser.helpers import (
     f32,
     open_sentence,
     screenshot,
+    slide,
     traces_drawn,
     wait_for_trace,
 )
@@ -18,9 +19,9 @@ TEXT = "I sat on the river bank"
 
 def gen_heat(page) -> dict:
     return page.evaluate(
-        "() => { const h = document.querySelector('#gen-heat .hc').__heat;"
+        "() => { const h = document.querySelector('#gen-view .gen-heat .hc').__heat;"
         " return {labels: h.labels, rows: h.rowLabels, z: Array.from(h.matrix.data),"
-        " dtype: h.matrix.dtype, title: document.querySelector('#gen-heat .hc-title').textContent}; }"
+        " dtype: h.matrix.dtype, title: document.querySelector('#gen-view .gen-heat .hc-title').textContent}; }"
     )
 
 
@@ -41,18 +42,12 @@ def test_generate_then_scrub_the_steps(page, live_server, api):
     g = trace["generated"]
     assert g["steps"] == 6 and trace["n"] == g["start"] + 6
     assert page.locator("#gen-step-out").inner_text() == "step 6 / 6"
-    assert page.locator("#gen-text span.written").count() == 6
+    assert page.locator("#gen-view .gen-text span.written").count() == 6
     screenshot(page, "generation.png")
 
     for step in (6, 1, 3):
         if step != 6:
-            views = int(page.evaluate("() => +(document.documentElement.dataset.views || 0)"))
-            page.locator("#gen-step").fill(str(step))
-            page.wait_for_function(
-                "n => +(document.documentElement.dataset.views || 0) > n"
-                " && document.documentElement.dataset.pending === '0'",
-                arg=views,
-            )
+            slide(page, "#gen-step", step)
         row = g["start"] + step - 2  # the last token read
         drawn = gen_heat(page)
         assert drawn["labels"] == trace["tokens"][: row + 1]
@@ -62,7 +57,7 @@ def test_generate_then_scrub_the_steps(page, live_server, api):
         assert drawn["title"].startswith(
             f"Step {step}: reading up to “{trace['tokens'][row]}”, the model wrote “{wrote}”"
         )
-        assert page.locator("#gen-text span.new").inner_text() == wrote
+        assert page.locator("#gen-view .gen-text span.new").inner_text() == wrote
     # Play runs to the last step.
     page.click("#gen-play")
     page.wait_for_function(

@@ -7,7 +7,7 @@ import base64
 
 import torch
 
-from tests.browser.helpers import screenshot, traces_drawn, wait_for_trace
+from tests.browser.helpers import screenshot, slide, traces_drawn, wait_for_trace
 
 RUN_OVER = (
     "() => ['done', 'cancelled', 'failed'].includes("
@@ -60,13 +60,7 @@ def stripe(matrix: torch.Tensor, n: int) -> float:
 
 
 def scrub(page, index: int) -> None:
-    before = int(page.evaluate("() => +(document.documentElement.dataset.views || 0)"))
-    page.locator("#t-checkpoint").fill(str(index))
-    page.wait_for_function(
-        "n => +(document.documentElement.dataset.views || 0) > n"
-        " && document.documentElement.dataset.pending === '0'",
-        arg=before,
-    )
+    slide(page, "#t-checkpoint", index)
 
 
 def test_train_induction_watch_the_head_form_and_open_the_model(page, live_server, api):
@@ -228,14 +222,14 @@ def test_train_the_reverser_watch_cross_attention_align_and_ask_it(page, live_se
     page.fill("#t-try-text", "zebra")
     page.click("#t-try-go")
     page.wait_for_function(
-        "() => !document.getElementById('t-try-figure').hidden"
+        "() => !document.querySelector('#t-try-view figure').hidden"
         " && document.documentElement.dataset.pending === '0'"
     )
     asked = api.post(f"/api/train/{run['id']}/decode", json={"source": "zebra"}).json()
-    out = page.locator("#t-try-out").inner_text()
+    out = page.locator("#t-try-view .t-try-out").inner_text()
     assert out.startswith(f"zebra → {asked['output']}")
     assert ("✓" in out) == (asked["output"] == "arbez")
-    labels, matrix = heat(page, "#t-try-heat")
+    labels, matrix = heat(page, "#t-try-view .t-try-heat")
     assert labels == asked["source"]
     assert matrix.tolist() == torch.tensor(asked["cross"][layer][head]).tolist()
     screenshot(page, "train-reverse-ask.png")
