@@ -11,18 +11,21 @@ from attnviz import __version__
 
 
 def _malloc_settings() -> None:
-    """glibc only: blocks from 256 KiB up (tensors, a JSON trace's lists and text) get mappings
-    of their own, unmapped when freed. By default the first such block freed raises that
-    threshold to 32 MB, and from then on the megabytes of every large response are carved from
-    malloc's heaps, between the trace cache's blocks: freed, they stay resident, and the
-    server's memory grows under load. MALLOC_MMAP_THRESHOLD_ in the environment wins."""
+    """glibc only: blocks from 1 MiB up (tensors, a JSON trace's text, its compressed body) get
+    mappings of their own, unmapped when freed. By default the first such block freed raises
+    that threshold to 32 MB, and from then on the megabytes of every large response are carved
+    from malloc's heaps, between the trace cache's blocks: freed, they stay resident, and the
+    server's memory grows under load. Not lower: every block over the threshold costs a mapping
+    and fresh zeroed pages, and a training step allocates dozens of a few hundred KiB (at 256
+    KiB the default induction run took 30% longer). MALLOC_MMAP_THRESHOLD_ in the environment
+    wins."""
     if "MALLOC_MMAP_THRESHOLD_" in os.environ:
         return
     try:
         mallopt = ctypes.CDLL("libc.so.6").mallopt
     except (OSError, AttributeError):
         return
-    mallopt(-3, 256 * 1024)  # M_MMAP_THRESHOLD (fixed: no longer raised)
+    mallopt(-3, 1024 * 1024)  # M_MMAP_THRESHOLD (fixed: no longer raised)
     mallopt(-1, 1024 * 1024)  # M_TRIM_THRESHOLD: the heaps' free tops back sooner
 
 
@@ -81,7 +84,8 @@ def main(argv: list[str] | None = None) -> int:
         "--train",
         action="store_true",
         help="instead: the training targets (the default induction, reverse and char-LM runs: when "
-        "their losses cross the targets, and the size of a checkpoint's snapshot)",
+        "their losses cross the targets, and the size of a checkpoint's snapshot), and the "
+        "induction run through the HTTP API with traces asked while it trains",
     )
     args = parser.parse_args(argv)
     if args.command == "bench":
@@ -160,10 +164,10 @@ def _bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if args.train:
         from attnviz.training import bench as train_bench
 
-        figures = train_bench.run(args.device)
-        print(train_bench.table(figures))
+        figures, through = train_bench.run(args.device)
+        print(train_bench.table(figures, through))
         if args.json:
-            print(train_bench.as_json(figures))
+            print(train_bench.as_json(figures, through))
         return 0
     if args.hosted:
         from attnviz import loadtest

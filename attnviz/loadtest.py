@@ -1,7 +1,8 @@
 """Load as a hosted demo meets it, on a server on loopback: many clients at once, each typing
 new texts (short ones, and every fourth client 128-token ones), each first request followed by
 one part of the same trace, as the page does; every eighth client exports instead (the whole
-trace of its text as JSON, the largest response there is). Used by ``attnviz bench --hosted``
+trace of its text as JSON, the largest response there is), or, in the JSON mix, every fourth
+exports the whole JSON trace of a 128-token text. Used by ``attnviz bench --hosted``
 for figures and by the test suite (bounded in clients and seconds) for what must hold: every
 answer a 200 or a 503 with Retry-After, no failures, resident memory flat after warm-up.
 """
@@ -47,6 +48,8 @@ class LoadReport:
     ok_p99_ms: float = 0.0
     ok_max_ms: float = 0.0
     rss_mb: list[float] = field(default_factory=list)  # one sample a second
+    json_ok: int = 0  # whole JSON traces answered (200)
+    json_p50_ms: float = 0.0
 
     @property
     def answered(self) -> int:
@@ -85,6 +88,47 @@ def lone_ms(port: int, model: str, texts: Texts, repeat: int = 5) -> float:
     return statistics.median(times)
 
 
+ENCODINGS = {"identity": "identity", "zstd": "zstd", "gzip": "gzip"}
+
+
+def json_trace_ms(
+    port: int, model: str, texts: Texts, hf=None, repeat: int = 5
+) -> dict[str, float | None]:
+    """The median time of a whole JSON trace of a new 128-token text (a forward, then every
+    array as JSON) in each Content-Encoding, and of the Hugging Face forward of the same texts
+    (``hf``: ``bench.HuggingFace``, or None), each taken just before; two rounds warm up."""
+    times: dict[str, list[float]] = {name: [] for name in ENCODINGS}
+    floors: list[float] = []
+    size: dict[str, int] = {}
+    for i in range(repeat + 2):
+        for name, accept in ENCODINGS.items():
+            text = texts.next(long=True)
+            floor = hf.forward_ms(text) if hf is not None else None
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+            headers = {**JSON_HEADERS, "Accept-Encoding": accept}
+            t0 = time.perf_counter()
+            conn.request("POST", "/api/trace", body=_json({"model": model, "text": text}),
+                         headers=headers)  # fmt: skip
+            response = conn.getresponse()
+            raw = response.read()
+            took = 1000 * (time.perf_counter() - t0)
+            conn.close()
+            if response.status != 200:
+                raise RuntimeError(f"a JSON trace got {response.status}: {raw[:200]!r}")
+            if i >= 2:
+                times[name].append(took)
+                size[name] = len(raw)
+                if floor is not None:
+                    floors.append(floor)
+    out: dict[str, float | None] = {
+        "forward_ms": round(statistics.median(floors), 1) if floors else None
+    }
+    for name in ENCODINGS:
+        out[f"{name}_ms"] = round(statistics.median(times[name]), 1)
+        out[f"{name}_mb"] = round(size[name] / 1e6, 1)
+    return out
+
+
 def server_load(port: int) -> dict:
     """The ``load`` of /healthz: running, waiting, refused, cache_mb, cache_max_mb."""
     status, _, raw = request(port, "GET", "/healthz")
@@ -115,6 +159,7 @@ def load(
     honour_retry_after: bool = True,
     timeout_s: float = 60.0,
     exports: bool = True,
+    json_every: int = 0,
 ) -> LoadReport:
     """``clients`` clients for ``seconds``; each a keep-alive connection that asks for a new
     text's first part, then one more part of it. On a 503 a client waits its Retry-After (as the
@@ -122,6 +167,7 @@ def load(
     report = LoadReport(clients=clients, seconds=seconds)
     lock = threading.Lock()
     ok_ms: list[float] = []
+    json_ms: list[float] = []
     end = time.monotonic() + seconds
     stop_sampling = threading.Event()
 
@@ -159,6 +205,8 @@ def load(
             report.statuses[response.status] = report.statuses.get(response.status, 0) + 1
             if response.status == 200:
                 ok_ms.append(took)
+                if headers is BROWSER_JSON:
+                    json_ms.append(took)
             if response.status == 503 and not response.getheader("Retry-After"):
                 report.busy_without_retry_after += 1
         if response.status == 503 and honour_retry_after:
@@ -170,9 +218,12 @@ def load(
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout_s)
         long = k % 4 == 0
         exporter = exports and k % 8 == 7
+        whole = json_every > 0 and k % json_every == 0  # the whole JSON trace of a long text
         while time.monotonic() < end:
-            body = {"model": model, "text": texts.next(long)}
-            if exporter:
+            body = {"model": model, "text": texts.next(long or whole)}
+            if whole:
+                one(conn, body, {}, BROWSER_JSON)
+            elif exporter:
                 one(conn, body, {}, JSON_HEADERS)
             elif one(conn, body, FIRST) == 200 and time.monotonic() < end:
                 one(conn, body, PART)
@@ -190,6 +241,9 @@ def load(
         report.ok_p50_ms = round(statistics.median(ok_ms), 1)
         report.ok_p99_ms = round(ok_ms[min(len(ok_ms) - 1, int(0.99 * len(ok_ms)))], 1)
         report.ok_max_ms = round(ok_ms[-1], 1)
+    report.json_ok = len(json_ms)
+    if json_ms:
+        report.json_p50_ms = round(statistics.median(json_ms), 1)
     report.statuses = dict(sorted(Counter(report.statuses).items()))
     return report
 
@@ -202,6 +256,8 @@ HEADERS = {
 
 
 JSON_HEADERS = {**HEADERS, "Accept": "application/json"}
+# As a browser asks (Chromium since 123 and Firefox since 126 take zstd).
+BROWSER_JSON = {**JSON_HEADERS, "Accept-Encoding": "gzip, deflate, br, zstd"}
 
 
 def _json(body: dict) -> bytes:
@@ -220,7 +276,7 @@ def hosted(
     full, then ``clients`` clients for ``seconds``. With ``soak_s``: 16 clients for a minute to
     warm up at that load, then for ``soak_s`` more, for resident memory against its value at
     the end of that minute."""
-    from attnviz.bench import Server
+    from attnviz.bench import HuggingFace, Server
     from attnviz.pretrained.registry import BUILTIN_NAME, builtin_dir
     from attnviz.pretrained.tokenize import TextTokenizer
 
@@ -232,11 +288,16 @@ def hosted(
     args = ["--device", device] + (["--model", str(folder)] if model_folder else [])
     settings = {k: v for k, v in os.environ.items() if k.startswith("ATTNVIZ_") or k == "PORT"}
     out: dict = {"model": name, "device": device, "settings": settings}
+    hf = HuggingFace.load(folder, device)
     with Server(args) as server:
         pid = server.proc.pid
         out["lone_ms"] = round(lone_ms(server.port, name, texts), 1)
+        out["json_trace"] = json_trace_ms(server.port, name, texts, hf)
         out["cache_full_s"] = round(warm_up(server.port, name, texts, 16, 300), 1)
         out["crowd"] = load(server.port, name, texts, clients, seconds, pid, exports=False)
+        out["json_mix_rss_before_mb"] = round(rss_mb(pid), 1)
+        out["json_mix"] = load(server.port, name, texts, clients, seconds, pid, exports=False,
+                               json_every=4)  # fmt: skip
         if soak_s > 0:
             load(server.port, name, texts, 16, 60.0)
             out["rss_after_warm_up_mb"] = round(rss_mb(pid), 1)
@@ -265,6 +326,32 @@ def hosted_table(out: dict) -> str:
         f"max {crowd.ok_max_ms:.0f} ms. Resident memory {min(crowd.rss_mb, default=0):.0f} to "
         f"{max(crowd.rss_mb, default=0):.0f} MB.",
     ]
+    j = out["json_trace"]
+    floor = j["forward_ms"]
+    cells = []
+    for enc in ENCODINGS:
+        ratio = f", {j[f'{enc}_ms'] / floor:.1f}x the forward" if floor else ""
+        cells.append(f"{enc} {j[f'{enc}_ms']:.0f} ms ({j[f'{enc}_mb']:.1f} MB{ratio})")
+    lines.append(
+        "A whole JSON trace of a new 128-token text"
+        + (f" (Hugging Face forward {floor:.0f} ms)" if floor else "")
+        + ": "
+        + ", ".join(cells)
+        + "."
+    )
+    mix: LoadReport = out["json_mix"]
+    before = out["json_mix_rss_before_mb"]
+    top = max(mix.rss_mb, default=before)
+    last = mix.rss_mb[-1] if mix.rss_mb else before
+    lines.append(
+        f"JSON mix, {mix.clients} clients for {mix.seconds:.0f} s, every fourth exporting the "
+        f"whole JSON trace of new 128-token texts (Accept-Encoding as a browser's), the rest "
+        f"as above: {mix.statuses.get(200, 0)} x 200 ({mix.statuses.get(200, 0) / mix.seconds:.0f}"
+        f"/s), {mix.json_ok} of them JSON traces ({mix.json_ok / mix.seconds:.1f}/s, p50 "
+        f"{mix.json_p50_ms:.0f} ms), {mix.statuses.get(503, 0)} x 503, "
+        f"{len(mix.failures)} failed; resident memory {before:.0f} MB before, at most "
+        f"{top:.0f} MB ({100 * (top / before - 1):+.1f}%), {last:.0f} MB at the end."
+    )
     if "soak" in out:
         soak: LoadReport = out["soak"]
         warm = out["rss_after_warm_up_mb"]

@@ -8,7 +8,15 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
-from attnviz.schemas import CustomWeights, Preset, ToyConfig
+from attnviz.schemas import CustomWeights, ExampleHead, Preset, ToyConfig
+
+# The articles attnviz grew out of (the project's seeds), by their titles: the original post (its
+# text states no title; "Deriving the Transformer from Scratch", which retells it, names it so) and
+# Alex Wang's rewrite of it.
+ARTICLE = '"You could have invented transformers from memory"'
+REWRITE = 'Alex Wang\'s rewrite of it, "You Could Have Invented Transformers from Memory"'
+# The original's sentence for heads; also one of sentence mode's examples.
+SHOWCASE = "The animal didn't cross the street because it was too tired"
 
 APPLE_TOKENS = ["An", "apple", "and", "a", "banana"]
 APPLE_AXES = ["tech", "fruit", "grammar"]
@@ -83,6 +91,8 @@ def presets() -> list[Preset]:
             name="An apple and a banana",
             about="The article's worked example: raw self-attention (W_Q = W_K = W_V = I) pulls "
             "apple toward fruit and toward banana; their distance drops from 0.700 to 0.059.",
+            source=f"The worked example of {ARTICLE}: its five tokens on the axes tech, fruit, "
+            "grammar.",
             tokens=APPLE_TOKENS,
             axes=APPLE_AXES,
             embeddings=APPLE_X,
@@ -94,6 +104,7 @@ def presets() -> list[Preset]:
             about="Five layers of raw self-attention: every token converges to the mean "
             "[0.14, 0.31, 0.52] and every weight to 0.2. Turn on the residual and a norm to see "
             "what pushes back.",
+            source=f'The worked example of {ARTICLE}, iterated as it iterates it ("It collapses").',
             tokens=APPLE_TOKENS,
             axes=APPLE_AXES,
             embeddings=APPLE_X,
@@ -105,6 +116,8 @@ def presets() -> list[Preset]:
             about="Custom projections: queries and keys read only the fruit axis, values carry "
             "everything. Now apple looks specifically for fruit and ignores the determiners' "
             "grammar when choosing whom to attend to.",
+            source=f"The query, key, value section of {ARTICLE} (apple querying for fruit); "
+            "the matrices are attnviz's own.",
             tokens=APPLE_TOKENS,
             axes=APPLE_AXES,
             embeddings=APPLE_X,
@@ -115,7 +128,9 @@ def presets() -> list[Preset]:
             name="Two heads, two questions",
             about="Head 1 sees the animate and state axes, head 2 the place and grammar axes. "
             "In head 1 'it' attends to 'animal', in head 2 to 'street': one head per reading.",
-            tokens="The animal didn't cross the street because it was too tired".split(),
+            source=f'The sentence from the section on heads ("One head is one kind of question") '
+            f"of {ARTICLE}; the table is attnviz's own.",
+            tokens=SHOWCASE.split(),
             axes=["animate", "state", "place", "grammar"],
             embeddings=[
                 [0.0, 0.0, 0.0, 1.0],
@@ -137,6 +152,8 @@ def presets() -> list[Preset]:
             name="Bank by the river",
             about="'bank' starts halfway between water and money. Next to 'river' attention "
             "moves it toward water; load 'Bank for money' to see the same row move the other way.",
+            source=f'"bank" next to "river" or "investment", from {ARTICLE} (and {REWRITE}); '
+            "the sentence and table are attnviz's own.",
             tokens=["I", "sat", "on", "the", "river", "bank"],
             axes=bank_axes,
             embeddings=bank_sentence(context=[2.0, 0.0, 1.0, 0.0]),
@@ -147,6 +164,8 @@ def presets() -> list[Preset]:
             name="Bank for money",
             about="The same 'bank' row as in 'Bank by the river', next to 'investment' this time: "
             "attention pulls it toward money. Context, not the word, decides.",
+            source=f'"bank" next to "river" or "investment", from {ARTICLE} (and {REWRITE}); '
+            "the sentence and table are attnviz's own.",
             tokens=["I", "went", "to", "the", "investment", "bank"],
             axes=bank_axes,
             embeddings=bank_sentence(context=[0.0, 2.0, 0.0, 0.0]),
@@ -158,6 +177,8 @@ def presets() -> list[Preset]:
             about="'the cat sat on the mat' scrambled. Without positions attention is permutation "
             "equivariant: each word's output is the same in any order, and the two 'the' rows "
             "come out identical. Set positional to sinusoidal and order starts to matter.",
+            source=f'"The cat sat on the mat" and "mat the on sat cat the", from {ARTICLE}; '
+            "the table is attnviz's own.",
             tokens=shuffled,
             axes=cat_axes,
             embeddings=[cat[t] for t in shuffled],
@@ -169,6 +190,7 @@ def presets() -> list[Preset]:
             about="Six related tokens in 64 dimensions with the scaling off: dot products are "
             "in the tens, so the softmax is nearly one-hot. Tick 'scale' to divide by sqrt(64) "
             "and the weights spread out again.",
+            source=f"The softmax and sqrt(d) section of {ARTICLE}; the table is attnviz's own.",
             tokens=["t1", "t2", "t3", "t4", "t5", "t6"],
             axes=[f"x{i + 1}" for i in range(64)],
             embeddings=_large_d_table(),
@@ -180,6 +202,8 @@ def presets() -> list[Preset]:
             about="A decoder may not look ahead: keys after the query are hidden before the "
             "softmax. The first token can only attend to itself, and editing a later token never "
             "changes an earlier token's output.",
+            source=f"The causal mask from the encoder-decoder paragraph of {ARTICLE}; the sentence "
+            "and table are attnviz's own.",
             tokens=["I", "like", "green", "apples"],
             axes=["person", "action", "colour", "fruit"],
             embeddings=[
@@ -190,4 +214,31 @@ def presets() -> list[Preset]:
             ],
             config=ToyConfig(mask="causal"),
         ),
+    ]
+
+
+# The head of the default model where "it" attends to "animal" most in the articles' sentence, found
+# by ranking all 72 heads by that weight (tests/api/test_example_heads.py checks every number here
+# against the engine). Layers and heads count from 0 here, from 1 on the page.
+_IT_ANIMAL = {"layer": 5, "head": 11, "weight": 0.65}
+_IT_ANIMAL_NEXT = {"layer": 3, "head": 1, "weight": 0.64}
+IT_ANIMAL_OTHERS_BELOW = 0.25  # every other head gives "animal" less than this
+
+
+def example_heads() -> list[ExampleHead]:
+    best, nxt = _IT_ANIMAL, _IT_ANIMAL_NEXT
+    return [
+        ExampleHead(
+            model="all-MiniLM-L6-v2",
+            text=SHOWCASE,
+            query="it",
+            key="animal",
+            layer=best["layer"],
+            head=best["head"],
+            weight=best["weight"],
+            note=f'Look at layer {best["layer"] + 1}, head {best["head"] + 1}: there "it" gives '
+            f'{best["weight"]:.2f} of its attention to "animal", the most of MiniLM\'s 72 heads '
+            f"(layer {nxt['layer'] + 1}, head {nxt['head'] + 1} gives {nxt['weight']:.2f}; every "
+            f'other head less than {IT_ANIMAL_OTHERS_BELOW}). Read the row of "it".',
+        )
     ]

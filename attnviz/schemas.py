@@ -344,10 +344,21 @@ class TraceQuery(_Strict):
     layer: int | None = Field(None, ge=0, description="Only this layer of the per-head arrays.")
     head: int | None = Field(None, ge=0, description="Only this head of the per-head arrays.")
     query: int | None = Field(
-        None, ge=0, description="Only this query's row of attentions and scores ([...][1][n])."
+        None,
+        ge=0,
+        description="Only this query's row of attentions and scores ([...][1][n]), and of "
+        "view (the row that shows it under the token options).",
     )
-    hide_special: bool = Field(False, description="view and thumbs without the special tokens.")
-    merge_words: bool = Field(False, description="view and thumbs with word pieces merged.")
+    hide_special: bool = Field(
+        False,
+        description="view, thumbs, the aggregates and projection's coords without the special "
+        "tokens.",
+    )
+    merge_words: bool = Field(
+        False,
+        description="view, thumbs and the aggregates with word pieces merged; projection's coords "
+        "a word's point, the mean of its pieces'.",
+    )
     thumb: int = Field(
         128,
         ge=0,
@@ -411,6 +422,19 @@ class ModelInfo(BaseModel):
     )
 
 
+class ExampleHead(BaseModel):
+    """A head worth a look for an example text: measured on the model, checked by a test."""
+
+    model: str
+    text: str = Field(description="The example text it is about")
+    query: str = Field(description="The token that attends")
+    key: str = Field(description="The token it attends to")
+    layer: int = Field(description="0-based, as in a trace")
+    head: int = Field(description="0-based, as in a trace")
+    weight: float = Field(description="The weight from query to key in that head, rounded")
+    note: str = Field(description="What the page says about it")
+
+
 class ModelList(BaseModel):
     models: list[ModelInfo]
     default: str | None = Field(description="The model the page starts with; null when none")
@@ -422,12 +446,19 @@ class ModelList(BaseModel):
         "form, beyond"
     )
     install: str = Field(description="How to install the default model, for a server without it")
+    example_heads: list[ExampleHead] = Field(
+        default_factory=list, description="Heads worth a look for the example texts"
+    )
 
 
 class Preset(BaseModel):
     id: str
     name: str
     about: str = Field(description="One or two sentences on what the preset teaches.")
+    source: str = Field(
+        description="Which of the articles attnviz grew out of the example comes from, by its "
+        "title, and what attnviz added"
+    )
     tokens: list[str]
     axes: list[str]
     embeddings: list[list[float]]
@@ -652,6 +683,14 @@ class TrainClaim(BaseModel):
     holds: bool
 
 
+class TrainAsk(BaseModel):
+    """reverse, copy: what the model can be asked (POST /api/train/{id}/decode)."""
+
+    alphabet: str = Field(description="The characters a source may have, each once")
+    max_len: int = Field(description="The longest source it is asked (the longest it trained on)")
+    min_len: int = Field(description="The shortest source it trained on (a shorter one is asked)")
+
+
 class TrainRun(BaseModel):
     id: str
     state: RunState
@@ -669,7 +708,33 @@ class TrainRun(BaseModel):
         None, description="A preset's claims, measured on this run's models once it is done"
     )
     variants: list[TrainVariant]
+    ask: TrainAsk | None = Field(None, description="reverse, copy: what its model can be asked")
     seq: int = Field(description="Events so far; the stream goes on from here")
+
+
+class TrainRunVariantSummary(BaseModel):
+    label: str
+    state: Literal["waiting", "running", "done", "cancelled"]
+    model: str | None = Field(None, description="Its name in /api/models once it has finished")
+    steps: int = Field(description="Steps trained so far")
+    heldout: float | None = Field(None, description="Held-out loss at its latest checkpoint")
+
+
+class TrainRunSummary(BaseModel):
+    """One run in the list of this server's runs (GET /api/train)."""
+
+    id: str
+    state: RunState
+    reason: str | None = None
+    task: TaskName
+    preset: str | None
+    compare: str | None
+    steps: int = Field(description="Steps per variant")
+    variants: list[TrainRunVariantSummary]
+
+
+class TrainRuns(BaseModel):
+    runs: list[TrainRunSummary] = Field(description="The runs this server keeps, newest first")
 
 
 class TrainDecodeRequest(_Strict):

@@ -6,8 +6,8 @@ import struct
 
 
 def f32(x):
-    """JSON numbers of a float32 array (9 significant digits) as the exact float32 values the
-    server holds, as Python floats; nested lists and nulls kept."""
+    """JSON numbers of a float32 array (the shortest digits that identify each) as the exact
+    float32 values the server holds, as Python floats; nested lists and nulls kept."""
     if isinstance(x, list):
         return [f32(v) for v in x]
     return None if x is None else struct.unpack("<f", struct.pack("<f", x))[0]
@@ -31,7 +31,8 @@ def token_groups(trace: dict, hide_special: bool, merge_words: bool) -> list[lis
 def token_view_oracle(trace: dict, layer: int, head: int, hide_special: bool, merge_words: bool):
     """One head's attention under the options: rows renormalised over the kept columns when the
     special tokens are hidden; columns summed and rows averaged within a word. From the exact
-    float32 weights (a model's JSON trace spells them in 9 digits), in float64."""
+    float32 weights (a model's JSON trace spells them in the digits that identify them), in
+    float64."""
     a = f32(trace["attentions"][layer][head])
     kept = [i for i in range(trace["n"]) if not (hide_special and trace["special"][i])]
     rows = {}

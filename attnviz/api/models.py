@@ -1,6 +1,7 @@
 from fastapi import APIRouter
 
 from attnviz.api.deps import RegistryDep, SettingsDep
+from attnviz.presets import example_heads
 from attnviz.pretrained.registry import BUILTIN_INSTALL
 from attnviz.schemas import LIMITS, ModelList
 from attnviz.services.text_trace import EXAMPLES, model_info
@@ -19,4 +20,5 @@ def models(registry: RegistryDep, settings: SettingsDep) -> ModelList:
         max_generate=LIMITS.max_generate,
         max_json_values=settings.max_json_values,
         install=BUILTIN_INSTALL,
+        example_heads=[e for e in example_heads() if e.model in registry.models],
     )

@@ -16,6 +16,7 @@ from attnviz.schemas import (
     TrainOptions,
     TrainRequest,
     TrainRun,
+    TrainRuns,
 )
 from attnviz.services.training import LiveRun
 
@@ -40,6 +41,13 @@ def options(training: TrainingDep) -> TrainOptions:
     """The tasks with their default architecture and optimiser, the ablation presets, the
     switches and their values, and this server's bounds on a run."""
     return training.options()
+
+
+@router.get("")
+def runs(training: TrainingDep) -> TrainRuns:
+    """The runs this server keeps (running, and the last finished ones), newest first: each
+    one's state and its variants' steps, held-out loss and model name."""
+    return training.summaries()
 
 
 @router.post(

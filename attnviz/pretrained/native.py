@@ -135,6 +135,11 @@ def native_weights(cfg: TransformerConfig, tensors: Tensors) -> dict[str, torch.
     return {k: v.contiguous() for k, v in sd.items()}
 
 
+def quoted_each(chars: str) -> str:
+    """Characters quoted one by one, as a reader tells them apart: ``' ', 'H', 'W'``."""
+    return ", ".join(repr(c) for c in chars)
+
+
 def unknown_characters(tokenizer: Tokenizer, text: str) -> str:
     """For a character tokenizer (every token one character, as ``char_tokenizer`` makes), the
     characters of ``text`` it has no token for, sorted, each once; "" for any other tokenizer.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -75,11 +76,8 @@ class TextTokenizer:
         ]
         pieces = any(PIECE_MARK in t for t in enc.tokens)
         labels = self._labels(list(enc.tokens), list(enc.ids), special, pieces)
-        if pieces:
-            words = _piece_words(enc.tokens, special)
-        else:
-            words = [None if s else w for w, s in zip(enc.word_ids, special, strict=True)]
         offsets = [(0, 0) if s else (a, b) for (a, b), s in zip(enc.offsets, special, strict=True)]
+        words = _piece_words(enc.tokens, special) if pieces else _text_words(text, offsets, special)
         return Tokens(list(enc.ids), labels, offsets, special, words)
 
     def _labels(
@@ -110,6 +108,34 @@ class TextTokenizer:
         special = [i in self.special_ids for i in ids]
         pieces = any(PIECE_MARK in t for t in tokens)
         return self._labels(tokens, ids, special, pieces), special
+
+
+# A word of the text: letters and digits, with the apostrophes, hyphens and points inside it
+# ("didn't", "well-known", "3.14"); any other character that is not a space is a word of its own.
+WORD = re.compile(r"\w+(?:['\u2019.\-]\w+)*|\S")
+
+
+def _text_words(text: str, offsets: list[tuple[int, int]], special: list[bool]) -> list[int | None]:
+    """Words of WordPiece and byte-level BPE tokens, from the text rather than the pre-tokenizer
+    (which splits "didn't" into "didn", "'", "t"): each token belongs to the word (``WORD``) of
+    its first character that is not a space; a token of spaces alone is a word of its own."""
+    owner = [-1] * len(text)
+    found = 0
+    for found, m in enumerate(WORD.finditer(text), start=1):
+        owner[m.start() : m.end()] = [found - 1] * (m.end() - m.start())
+    words: list[int | None] = []
+    for (a, b), s in zip(offsets, special, strict=True):
+        start = next((p for p in range(a, min(b, len(text))) if not text[p].isspace()), None)
+        if s:
+            words.append(None)
+        elif start is None or owner[start] < 0:
+            words.append(found)  # no word of the text: one of its own
+            found += 1
+        else:
+            words.append(owner[start])
+    # Numbered in text order (a word of spaces alone took a number past the text's words).
+    order: dict[int, int] = {}
+    return [None if w is None else order.setdefault(w, len(order)) for w in words]
 
 
 def _piece_words(tokens: list[str], special: list[bool]) -> list[int | None]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import torch
@@ -18,7 +19,7 @@ from safetensors.torch import save
 from attnviz.schemas import AGGREGATE_RULES, LIMITS, PER_HEAD_FIELDS, TraceQuery
 from attnviz.services.tensors import ComputedTrace, TraceError, TraceTensors
 from attnviz.services.tokenview import TokenView, token_view
-from attnviz.services.wire import wire
+from attnviz.services.wire import dumps
 
 # An array of the response: a tensor, null (no positional table), or an object of tensors and
 # numbers (projection, thumbs).
@@ -72,7 +73,11 @@ def _per_head(
         elif name == "scores":
             rows.append(tensors.scores(layer, heads)[:, pick])
         elif name == "view" and tv is not None:
-            rows.append(tv.apply(tensors.pattern(layer, heads)))
+            x = tv.apply(tensors.pattern(layer, heads))  # (H', m, m)
+            if query is not None:  # the row that shows the query (a special one hidden: refused)
+                r = tv.row(query)
+                x = x[:, r : r + 1]
+            rows.append(x)
         else:
             t = {"queries": tensors.q, "keys": tensors.k, "values": tensors.v}[name][layer]
             rows.append(t if len(heads) == t.shape[0] else t[heads])
@@ -136,6 +141,11 @@ def select(trace: ComputedTrace, query: TraceQuery, annotate: bool = True) -> Pa
     # The rows and columns under the token options: only what view and thumbs draw needs them.
     shown = ("view", "thumbs", *AGGREGATE_RULES)  # the fields drawn under the token options
     tv = trace_view(trace, query) if options or any(n in shown for n in names) else None
+    if tv is not None and query.query is not None and "view" in names:
+        try:
+            tv.row(query.query)
+        except ValueError as exc:
+            raise TraceError(f"query: {exc}; view shows no row for it") from exc
     arrays: dict[str, Value] = {}
     for name in names:
         if name in PER_HEAD_FIELDS:
@@ -153,7 +163,7 @@ def select(trace: ComputedTrace, query: TraceQuery, annotate: bool = True) -> Pa
         elif name == "entropy_mean":
             arrays[name] = t.entropy().mean(-1)
         elif name == "projection":
-            arrays[name] = _projection(t)
+            arrays[name] = _projection(t, tv)
         elif name == "thumbs" and tv is not None:
             thumb_layers = _index(query.thumb_layer, t.layers, "thumb_layer", "layers")
             arrays[name] = thumbnails(t, tv, query.thumb, thumb_layers)
@@ -193,7 +203,9 @@ def _aggregate(t: TraceTensors, name: str, layer: int, tv: TokenView) -> torch.T
     return heads.mean(0) if name == "head_mean" else heads.amax(0)
 
 
-def _projection(t: TraceTensors) -> dict | None:
+def _projection(t: TraceTensors, tv: TokenView | None) -> dict | None:
+    """The PCA of every layer's hidden states (fitted on every token); under the token options
+    coords are the rows' points: the special tokens left out, a word the mean of its pieces."""
     if t.states.shape[-1] == 3:  # the page draws the three named axes themselves
         return None
     pca = t.projection()
@@ -202,7 +214,7 @@ def _projection(t: TraceTensors) -> dict | None:
         "mean": pca.mean,
         "axes": pca.axes,
         "explained_variance_ratio": pca.explained_variance_ratio,
-        "coords": pca.coords,
+        "coords": pca.coords if tv is None else tv.mean_points(pca.coords),
     }
 
 
@@ -222,41 +234,29 @@ def _tensors(arrays: dict[str, Value]) -> dict[str, torch.Tensor]:
 # ---- JSON -------------------------------------------------------------------------------------
 
 
-def _json_value(name: str, value: Value):
-    if value is None:
-        return None
-    if isinstance(value, dict):
-        return {k: wire(v) if isinstance(v, torch.Tensor) else v for k, v in value.items()}
-    if name == "scores" and torch.isneginf(value).any():  # -inf (masked) has no JSON form
-        return _neginf_to_none(wire(value))
-    return wire(value)
-
-
-def _neginf_to_none(x):
-    if isinstance(x, list):
-        return [_neginf_to_none(v) for v in x]
-    return None if x == -math.inf else x
-
-
 def json_body(part: Part) -> dict:
-    """The part as one JSON object: the fields, then every array as nested lists."""
-    return {**part.meta, **{name: _json_value(name, v) for name, v in part.arrays.items()}}
+    """The part as one JSON object: the fields, then every array (tensors, which ``dumps``
+    writes as nested arrays of their numbers)."""
+    return {**part.meta, **part.arrays}
+
+
+def json_pieces(part: Part) -> Iterator[bytes]:
+    """``json_body(part)`` as compact UTF-8 JSON, in pieces: orjson writes each tensor's numbers
+    from its memory (``wire.py``), one array at a time, made as it is asked for. So only one
+    array's text need be alive at once (the server compresses each as it comes), and between
+    two arrays another thread (the event loop) gets its turn, never waiting for a whole trace's
+    numbers (a 128-token trace's largest array, 1.2M weights, takes about 40 ms)."""
+    sep = b"{"
+    for key, value in json_body(part).items():
+        yield sep + dumps(key) + b":"
+        yield dumps(value)
+        sep = b","
+    yield b"}" if sep == b"," else b"{}"
 
 
 def json_bytes(part: Part) -> bytes:
-    """``json_body(part)`` as compact UTF-8 JSON, encoded one array at a time: only one array's
-    nested lists are alive at once (a full 128-token trace's 3M numbers are ~300 MB as Python
-    floats and lists, and the server's memory would rise by that much for each)."""
-    pieces: list[bytes] = []
-    for key in dict.fromkeys([*part.meta, *part.arrays]):
-        value = _json_value(key, part.arrays[key]) if key in part.arrays else part.meta[key]
-        pieces.append(_dumps(key) + b":" + _dumps(value))
-        del value
-    return b"{" + b",".join(pieces) + b"}"
-
-
-def _dumps(value) -> bytes:
-    return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
+    """``json_body(part)`` as compact UTF-8 JSON: the pieces of ``json_pieces``, joined."""
+    return b"".join(json_pieces(part))
 
 
 # ---- Compact ----------------------------------------------------------------------------------
@@ -302,7 +302,7 @@ def json_numbers(trace: ComputedTrace, query: TraceQuery) -> int:
         "queries": Ls * Hs * T * hs,
         "keys": Ls * Hs * T * hs,
         "values": Ls * Hs * T * hs,
-        "view": Ls * Hs * m * m,
+        "view": Ls * Hs * (1 if query.query is not None else m) * m,
         **{name: Ls * m * m for name in AGGREGATE_RULES},
         "embeddings": T * C,
         "positional": T * C if t.positional is not None else 0,
@@ -310,7 +310,7 @@ def json_numbers(trace: ComputedTrace, query: TraceQuery) -> int:
         "distances": (L + 1) * T * T,
         "entropy": L * H * T,
         "entropy_mean": L * H,
-        "projection": 0 if C == 3 else (L + 1) * T * 3 + 4 * C + 3,
+        "projection": 0 if C == 3 else (L + 1) * m * 3 + 4 * C + 3,
         "score_range": L * H,
         "thumbs": thumb_layers * H * (min(m, query.thumb or m) ** 2 + 1),
     }

@@ -7,6 +7,13 @@ computing one. Measured on a 2-core machine, a 128-token forward took 48 ms on a
 than the one that loaded the model, 28 ms on the same one. So the models are loaded, traces
 computed and responses encoded here, and request threads only wait.
 
+Training runs compute on threads of their own, each on one core (``training/trainer.py``), and
+while they do (``beside()``) the compute thread takes that many fewer threads: its OpenMP
+threads wait for each other by spinning, and with one of them short of a core a forward took
+ten times as long (a six-word trace: 130 ms instead of 12 ms while a run trained on the other
+core, 2-core machine) and slowed the run as well. (torch's thread count is per thread: each
+computation here sets the compute thread's own before it starts.)
+
 A host with a GPU (or many cores) may run more at once: ``configure(workers)`` before the first
 use (the setting ``ATTNVIZ_WORKERS``). Which request runs when is decided by ``admission.py``.
 """
@@ -14,14 +21,46 @@ use (the setting ``ATTNVIZ_WORKERS``). Which request runs when is decided by ``a
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from typing import ParamSpec, TypeVar
+
+import torch
 
 P = ParamSpec("P")
 R = TypeVar("R")
 
 _PREFIX = "attnviz-compute"
+_threads = torch.get_num_threads()  # a compute thread's own count (torch's default: the cores)
+_beside = 0  # threads computing beside the compute threads, each on a core (training runs)
+_beside_lock = threading.Lock()
+
+
+@contextmanager
+def beside() -> Iterator[None]:
+    """The calling thread computes on a core of its own for the block's length (a training
+    run): computations started meanwhile take one thread fewer (one at least)."""
+    global _beside
+    with _beside_lock:
+        _beside += 1
+    try:
+        yield
+    finally:
+        with _beside_lock:
+            _beside -= 1
+
+
+def _sized(fn: Callable[[], R]) -> Callable[[], R]:
+    def call() -> R:
+        want = max(1, _threads - _beside)
+        if torch.get_num_threads() != want:
+            torch.set_num_threads(want)
+        return fn()
+
+    return call
+
+
 _executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=_PREFIX)
 _workers = 1
 
@@ -38,7 +77,7 @@ def configure(workers: int) -> None:
 
 def submit(fn: Callable[[], R]) -> Future[R]:
     """Start ``fn()`` on a compute thread."""
-    return _executor.submit(fn)
+    return _executor.submit(_sized(fn))
 
 
 def run(fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
@@ -46,4 +85,4 @@ def run(fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
     exception, if any, is raised here."""
     if threading.current_thread().name.startswith(_PREFIX):
         return fn(*args, **kwargs)
-    return _executor.submit(fn, *args, **kwargs).result()
+    return _executor.submit(_sized(lambda: fn(*args, **kwargs))).result()

@@ -5,15 +5,16 @@ from __future__ import annotations
 import torch
 
 from attnviz.engine.generate import continue_ids
+from attnviz.presets import SHOWCASE
 from attnviz.pretrained import ModelRegistry, PretrainedModel
-from attnviz.pretrained.native import unknown_characters
+from attnviz.pretrained.native import quoted_each, unknown_characters
 from attnviz.schemas import ModelInfo, TextTraceRequest
 from attnviz.services.tensors import ComputedTrace, TraceError, capture_trace
 
 EXAMPLES = [
     "I sat on the river bank",
     "I went to the investment bank",
-    "The animal didn't cross the street because it was too tired",
+    SHOWCASE,
 ]
 
 
@@ -66,7 +67,7 @@ def run_text_trace(
         unknown = unknown_characters(m.tokenizer.tok, req.text)
         if unknown:
             raise TraceError(
-                f"text: the model {m.name} has no token for {unknown!r}; it reads only "
+                f"text: the model {m.name} has no token for {quoted_each(unknown)}; it reads only "
                 f"{''.join(sorted(m.tokenizer.tok.get_vocab()))!r}"
             ) from exc
         raise TraceError(f"text: the tokenizer could not read it ({exc})") from exc

@@ -78,6 +78,24 @@ class TokenView:
             x = (member @ x @ member.T) / sizes[:, None]  # rows averaged, columns summed
         return x
 
+    def row(self, index: int) -> int:
+        """The row that shows original token ``index``; ValueError when it is hidden."""
+        for r, group in enumerate(self.groups):
+            if index in group:
+                return r
+        raise ValueError(f"token {index + 1} is hidden (a special token)")
+
+    def mean_points(self, x: torch.Tensor) -> torch.Tensor:
+        """(..., T, k) points of the tokens -> (..., m, k) float64: each row's point, the mean of
+        its tokens' points (a word's is the mean of its pieces'; for an affine map such as a PCA
+        projection, the projection of their mean). The very tensor when nothing changes."""
+        if self.identity:
+            return x
+        member = torch.zeros(len(self.groups), x.shape[-2], dtype=torch.float64, device=x.device)
+        for g, members in enumerate(self.groups):
+            member[g, members] = 1.0 / len(members)
+        return member @ x.double()
+
 
 def _label(tokens: Sequence[str], group: list[int], offsets, text: str | None) -> str:
     """A word's label: the text it covers when offsets are known, else its pieces joined."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 import time
 import zlib
+from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
 import torch
@@ -15,7 +16,7 @@ from attnviz.pretrained import ModelRegistry
 from attnviz.schemas import COMPACT_MEDIA_TYPE, TextTraceRequest, ToyTraceRequest, TraceQuery
 from attnviz.services import compute
 from attnviz.services.admission import Admission
-from attnviz.services.arrays import Part, compact_body, json_bytes, json_numbers, select
+from attnviz.services.arrays import Part, compact_body, json_numbers, json_pieces, select
 from attnviz.services.cache import TraceCache, input_key
 from attnviz.services.tensors import ComputedTrace, TraceError
 from attnviz.services.text_trace import find_model, run_text_trace
@@ -30,11 +31,15 @@ TraceRequest = ToyTraceRequest | TextTraceRequest
 _local = threading.local()
 
 
-def zstd_compress(data: bytes) -> bytes:
+def zstd_compressor() -> zstandard.ZstdCompressor:
     compressor = getattr(_local, "zstd", None)
     if compressor is None:
         compressor = _local.zstd = zstandard.ZstdCompressor(level=1)
-    return compressor.compress(data)
+    return compressor
+
+
+def zstd_compress(data: bytes) -> bytes:
+    return zstd_compressor().compress(data)
 
 
 def gzip_compress(data: bytes, rle: bool) -> bytes:
@@ -116,13 +121,40 @@ class TraceService:
         if not compact:
             # Compressed here, not by the middleware on the event loop: a 100 MB JSON trace
             # would hold every other request (the health check included) for seconds.
-            return self._compressed(json_bytes(part), "application/json", accept_encoding)
+            return self._compressed_pieces(json_pieces(part), "application/json", accept_encoding)
         body = compact_body(part)
         # 8-bit thumbnails are mostly zeros and shrink three- to six-fold; float32 arrays shrink
         # by a few percent for 40 ms a megabyte: only the first are worth compressing.
         if "thumbs" in part.arrays:
             return self._compressed(body, COMPACT_MEDIA_TYPE, accept_encoding)
         return Body(body, COMPACT_MEDIA_TYPE)
+
+    @staticmethod
+    def _compressed_pieces(pieces: Iterator[bytes], media_type: str, accept_encoding: str) -> Body:
+        """As ``_compressed``, of a body made piece by piece: each piece is compressed as it
+        comes and then dropped, so the whole text of a JSON trace (43 MB at 128 tokens) is
+        never held, nor copied into one."""
+        head: list[bytes] = []
+        for piece in pieces:  # the first kilobyte decides, as in _compressed
+            head.append(piece)
+            if sum(map(len, head)) > 1024:
+                break
+        else:
+            return Body(b"".join(head), media_type)
+        compress: Callable[[bytes], bytes]
+        flush: Callable[[], bytes]
+        if "zstd" in accept_encoding:
+            z = zstd_compressor().compressobj()
+            compress, flush, encoding = z.compress, z.flush, "zstd"
+        elif "gzip" in accept_encoding:
+            g = zlib.compressobj(1, zlib.DEFLATED, 31)  # gzip -1, as gzip_compress
+            compress, flush, encoding = g.compress, g.flush, "gzip"
+        else:
+            return Body(b"".join([*head, *pieces]), media_type)
+        out = [compress(piece) for piece in head]
+        out += [compress(piece) for piece in pieces]
+        out.append(flush())
+        return Body(b"".join(out), media_type, encoding)
 
     @staticmethod
     def _compressed(body: bytes, media_type: str, accept_encoding: str) -> Body:

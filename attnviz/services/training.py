@@ -26,10 +26,12 @@ import torch
 
 from attnviz.engine import Transformer, capture
 from attnviz.pretrained import ModelRegistry, PretrainedModel
+from attnviz.pretrained.native import quoted_each
 from attnviz.schemas import (
     TRAIN_SHAPE,
     Thumbs,
     TrainArchitecture,
+    TrainAsk,
     TrainCheckpoint,
     TrainClaim,
     TrainDecoded,
@@ -42,10 +44,14 @@ from attnviz.schemas import (
     TrainProbe,
     TrainRequest,
     TrainRun,
+    TrainRuns,
+    TrainRunSummary,
+    TrainRunVariantSummary,
     TrainTaskInfo,
     TrainVariant,
     TrainVariantInfo,
 )
+from attnviz.services import compute
 from attnviz.services.admission import Busy
 from attnviz.services.arrays import quantize
 from attnviz.settings import Settings
@@ -365,6 +371,10 @@ class TrainService:
     # -- the training thread --------------------------------------------------------------------
 
     def _train(self, run: LiveRun) -> None:
+        with compute.beside():  # the run has a core of its own: traces take one thread fewer
+            self._train_run(run)
+
+    def _train_run(self, run: LiveRun) -> None:
         state, reason = "done", None
         try:
             deadline = run.started + self.settings.train_max_seconds
@@ -508,10 +518,11 @@ class TrainService:
         v = self._finished(run, req.variant)
         text = req.source
         letters = task.vocab.chars[1:]
-        wrong = sorted(set(text) - set(letters))
+        wrong = "".join(sorted(set(text) - set(letters)))
         if wrong:
             raise TrainRefused(
-                f"source: {''.join(wrong)!r} not in the task's alphabet (lowercase a to z)"
+                f"source: the model has no token for {quoted_each(wrong)}; it reads only "
+                f"lowercase letters {letters[0]} to {letters[-1]}"
             )
         if len(text) > task.max_len:
             raise TrainRefused(
@@ -647,8 +658,41 @@ class TrainService:
             baseline=run.baseline,
             claims=claims,
             variants=variants,
+            ask=_ask(plan.task),
             seq=seq,
         )
+
+    def summaries(self) -> TrainRuns:
+        """Every run this server keeps, newest first, in brief."""
+        with self.lock:
+            kept = list(self.runs.values())
+        out = []
+        for run in reversed(kept):
+            with run.lock:
+                variants = [
+                    TrainRunVariantSummary(
+                        label=v.label,
+                        state=v.state,  # type: ignore[arg-type]
+                        model=v.model,
+                        steps=len(v.history),
+                        heldout=v.checkpoints[-1].heldout if v.checkpoints else None,
+                    )
+                    for v in run.variants
+                ]
+                state, reason = run.state, run.reason
+            out.append(
+                TrainRunSummary(
+                    id=run.id,
+                    state=state,  # type: ignore[arg-type]
+                    reason=reason,
+                    task=run.task_name,  # type: ignore[arg-type]
+                    preset=run.plan.preset,
+                    compare=run.plan.compare,
+                    steps=run.plan.opt.steps,
+                    variants=variants,
+                )
+            )
+        return TrainRuns(runs=out)
 
     async def stream(self, run: LiveRun, after: int | None) -> AsyncIterator[tuple[int, str, str]]:
         """(seq, event, JSON data): the run's state first (unless resuming ``after`` an event
@@ -658,11 +702,15 @@ class TrainService:
             yield state.seq, "state", state.model_dump_json()
             after = state.seq
         while True:
-            for item in run.events_from(after):
+            finished = run.finished  # read first: its end is then in the log already
+            items = run.events_from(after)
+            for item in items:
                 after = item[0]
                 yield item
                 if item[1] == "end":  # the last event of every run
                     return
+            if finished:  # its end was sent before (a resumed stream): nothing more comes
+                return
             await asyncio.sleep(POLL_S)
 
 
@@ -687,6 +735,14 @@ def _induction_scores(model: Transformer, task: Induction, n: int = 20) -> list[
         model(ids)
     return [[round(float(x), 4) for x in task.induction_score(cache[name].cpu(), n)]
             for name in names]  # fmt: skip
+
+
+def _ask(task: Task) -> TrainAsk | None:
+    """What an encoder-decoder's model can be asked: the letters, and how many."""
+    if not isinstance(task, Reverse):
+        return None
+    return TrainAsk(alphabet="".join(task.vocab.chars[1:]), max_len=task.max_len,
+                    min_len=task.min_len)  # fmt: skip
 
 
 def _writes(task: Task) -> list[str] | None:

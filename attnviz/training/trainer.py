@@ -1,14 +1,21 @@
 """The training loop: the engine's own ``Transformer``, its parameters made trainable, so what
 is shown afterwards is exactly what was trained. A seed fixes the starting weights
-(``standard_weights(cfg, seed)``) and the data (a generator seeded alike). On the CPU with one
-thread a run is the same number for number; with several, torch's parallel sums of larger
-tensors may differ in the last digits from run to run.
+(``standard_weights(cfg, seed)``) and the data (a generator seeded alike).
+
+A run trains on one CPU thread (``one_thread``): its steps are many small operations driven from
+Python, which a second thread barely speeds up, and torch's OpenMP threads wait for each other
+by spinning, so that when anything else wants the cores (the server's traces, a browser, another
+process) two threads of a run spin against it and the run takes three to ten times as long
+(measured on a 2-core machine: 800 steps of the induction run in 10 to 12 s on one thread, 40 to
+150 s on two, while other work ran). On one thread, too, a seed gives the same run number for
+number on any CPU.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -167,6 +174,23 @@ def layer_grad_norms(model: Transformer) -> list[float]:
     return norms
 
 
+@contextmanager
+def one_thread() -> Iterator[None]:
+    """Torch computes on the calling thread alone until the block ends (its intra-op thread
+    count is per thread: other threads keep theirs). A thread that first computes in the
+    meantime starts with one too (the server's compute thread sets its own before each
+    computation: ``services/compute.py``)."""
+    before = torch.get_num_threads()
+    if before == 1:
+        yield
+        return
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
 def train(
     task: Task | None = None,
     arch: Architecture = Architecture(),
@@ -189,45 +213,46 @@ def train(
     the data order does not depend on the device."""
     if task is None:
         task = Induction()
-    device = torch.device(device)
-    cfg = model_config(arch, task.vocab.size, task.max_tokens, task.encoder_decoder)
-    model = Transformer(cfg)
-    model.load_state_dict(standard_weights(cfg, opt.seed))
-    model = trainable(model).to(device).train()
-    data = torch.Generator().manual_seed(opt.seed)
-    adam = torch.optim.AdamW(model.parameters(), lr=opt.lr, weight_decay=0.0)
-    run = Run(cfg, model)
-    heldout = task.heldout(HELDOUT_BATCH).to(device) if checkpoints else None
-    at = set(checkpoint_steps(opt.steps, checkpoints)) if checkpoints else set()
-    t0 = time.perf_counter()
+    with one_thread():
+        device = torch.device(device)
+        cfg = model_config(arch, task.vocab.size, task.max_tokens, task.encoder_decoder)
+        model = Transformer(cfg)
+        model.load_state_dict(standard_weights(cfg, opt.seed))
+        model = trainable(model).to(device).train()
+        data = torch.Generator().manual_seed(opt.seed)
+        adam = torch.optim.AdamW(model.parameters(), lr=opt.lr, weight_decay=0.0)
+        run = Run(cfg, model)
+        heldout = task.heldout(HELDOUT_BATCH).to(device) if checkpoints else None
+        at = set(checkpoint_steps(opt.steps, checkpoints)) if checkpoints else set()
+        t0 = time.perf_counter()
 
-    def keep(step: int) -> None:
-        assert heldout is not None
-        point = snapshot(model, task, heldout, step, t0, sample)
-        run.checkpoints.append(point)
-        if on_checkpoint is not None:
-            on_checkpoint(point)
+        def keep(step: int) -> None:
+            assert heldout is not None
+            point = snapshot(model, task, heldout, step, t0, sample)
+            run.checkpoints.append(point)
+            if on_checkpoint is not None:
+                on_checkpoint(point)
 
-    if 0 in at:
-        keep(0)
-    for step in range(1, opt.steps + 1):
-        if should_stop is not None and should_stop():
-            run.state = "cancelled"
-            if heldout is not None and run.history and run.checkpoints[-1].step != step - 1:
-                keep(step - 1)
-            break
-        batch = task.batch(data, opt.batch).to(device)
-        loss = loss_on(model, batch)
-        adam.zero_grad(set_to_none=True)
-        loss.backward()
-        record = Step(step, loss.item(), layer_grad_norms(model), time.perf_counter() - t0)
-        adam.step()
-        run.history.append(record)
-        if on_step is not None:
-            on_step(record)
-        if step in at:
-            keep(step)
-    model.eval()
-    for p in model.parameters():
-        p.requires_grad_(False)
-    return run
+        if 0 in at:
+            keep(0)
+        for step in range(1, opt.steps + 1):
+            if should_stop is not None and should_stop():
+                run.state = "cancelled"
+                if heldout is not None and run.history and run.checkpoints[-1].step != step - 1:
+                    keep(step - 1)
+                break
+            batch = task.batch(data, opt.batch).to(device)
+            loss = loss_on(model, batch)
+            adam.zero_grad(set_to_none=True)
+            loss.backward()
+            record = Step(step, loss.item(), layer_grad_norms(model), time.perf_counter() - t0)
+            adam.step()
+            run.history.append(record)
+            if on_step is not None:
+                on_step(record)
+            if step in at:
+                keep(step)
+        model.eval()
+        for p in model.parameters():
+            p.requires_grad_(False)
+        return run

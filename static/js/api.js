@@ -165,6 +165,9 @@ function traceHeaders(body, accept) {
 /** GET /api/train/options -> {tasks, presets, switches, limits, slots} */
 export const fetchTrainOptions = () => getJson("/api/train/options");
 
+/** GET /api/train -> {runs}: the runs this server keeps, newest first, in brief. */
+export const fetchRuns = () => getJson("/api/train");
+
 /** GET /api/train/{id} -> the run's whole state. @param {string} id */
 export const fetchRun = (id) => getJson(`/api/train/${encodeURIComponent(id)}`);
 

@@ -18,6 +18,7 @@ export function createControls({ getState, getLimits, onEdit, onPreset }) {
   const f = /** @type {any} */ (form.elements);
   const presetSelect = /** @type {HTMLSelectElement} */ ($("preset"));
   const about = $("preset-about");
+  const source = $("preset-source");
   const weightsBox = $("custom-weights");
   /** @type {any[]} */
   let presets = [];
@@ -34,6 +35,8 @@ export function createControls({ getState, getLimits, onEdit, onPreset }) {
     if (p) presetSelect.value = p.id;
     else presetSelect.selectedIndex = -1;
     about.textContent = p ? p.about + (edited ? " (You have edited it.)" : "") : "Your own table.";
+    source.textContent = p ? `Source: ${p.source}` : "";
+    source.hidden = !p;
   }
 
   presetSelect.addEventListener("change", () => {
@@ -57,6 +60,8 @@ export function createControls({ getState, getLimits, onEdit, onPreset }) {
     f.heads.value = String(cfg.heads);
     for (const key of ["projections", "mask", "positional", "norm"]) f[key].value = cfg[key];
     for (const key of ["scale", "residual", "ffn"]) f[key].checked = Boolean(cfg[key]);
+    // A head of one dimension has no pair for RoPE to rotate: say so beside the choice.
+    $("cfg-positional-note").hidden = !(cfg.positional === "rope" && d / cfg.heads === 1);
     if (document.activeElement !== f.seed) f.seed.value = String(cfg.seed);
     if (weights || weightsBox.hidden !== (cfg.projections !== "custom")) renderWeights();
   }

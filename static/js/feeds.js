@@ -16,8 +16,8 @@ export const SENTENCE_FEEDS = {
   model: ["layer", "head", "hideSpecial", "mergeWords", "peak", "aggregate"],
   gen: ["layer", "head", "step"],
   head: ["layer", "heads", "query", "hideSpecial", "mergeWords"],
-  qk: ["layer", "head", "query", "allKeys"],
-  traj: ["picked", "dims", "hideSpecial"],
+  qk: ["layer", "head", "query", "allKeys", "hideSpecial", "mergeWords"],
+  traj: ["picked", "dims", "hideSpecial", "mergeWords", "query"], // a long text starts at the query
 };
 
 /** Train mode: keys of the view state (TrainView) -> views of train.js. A run's events (its

@@ -87,7 +87,7 @@ export function render(container, data, sel, callbacks) {
   const box = /** @type {HTMLElement & {__hv?: {key: string, root: SVGSVGElement, lines: SVGGElement}}} */ (container);
   const reuse = box.__hv && box.__hv.key === key && box.__hv.root.isConnected;
   const root = reuse ? /** @type {NonNullable<typeof box.__hv>} */ (box.__hv).root
-    : /** @type {SVGSVGElement} */ (/** @type {unknown} */ (svg("svg", { width, height, viewBox: `0 0 ${width} ${height}`, role: "img" })));
+    : /** @type {SVGSVGElement} */ (/** @type {unknown} */ (svg("svg", { width, height, viewBox: `0 0 ${width} ${height}`, role: "group" })));
   root.setAttribute("class", full ? "hv" : "hv hv-one");
   root.setAttribute("aria-label", `Head view, layer ${sel.layer + 1}, heads ${sel.heads.map((h) => h + 1).join(", ") || "none"}`);
   root.dataset.layer = String(sel.layer);

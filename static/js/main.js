@@ -9,12 +9,15 @@ import { createSentence } from "./sentence.js";
 import { decodeShare, defaultSentence, encodeShare } from "./state.js";
 import { createToy } from "./toy.js";
 import { createTrain } from "./train.js";
+import { decodeTrainLink } from "./trainlink.js";
 
 /** @typedef {"toy" | "sentence" | "train"} Mode */
 
 const root = document.documentElement;
 const MODES = /** @type {Mode[]} */ (["toy", "sentence", "train"]);
 const TRAIN_HASH = "#train";
+/** A Train tab link (trainlink.js) as follow() takes it, or null. @param {string} hash */
+const trainLink = (hash) => { const train = decodeTrainLink(hash); return train && { mode: "train", train }; };
 
 const app = {
   /** @type {Mode} */ mode: "toy",
@@ -66,11 +69,21 @@ const traceDrawn = () => {
 };
 const viewsDrawn = () => { root.dataset.views = String(+(root.dataset.views || 0) + 1); };
 
+/** A link's state of a mode not opened yet (it opens with it), and what a link's toy part is
+ * read against. */
+const share = {
+  /** @type {{toy: import("./types.js").ToyState | null, sentence: import("./types.js").SentenceState | null}} */
+  pending: { toy: null, sentence: null },
+  /** @type {import("./state.js").ShareContext | null} */ context: null,
+};
+
 function writeUrl() {
-  // A run lives on its server for a while only: a link opens the Train tab, not the run.
-  if (app.mode === "train") return history.replaceState(null, "", TRAIN_HASH);
-  const toy = app.toy?.getState();
-  if (toy && app.sentence) history.replaceState(null, "", encodeShare(app.mode, toy, app.sentence.getState()));
+  // The Train tab's link: the run open (while its server keeps it) and the form's settings.
+  if (app.mode === "train") return history.replaceState(null, "", app.train?.link() ?? TRAIN_HASH);
+  // Both modes' states travel (each as the reader left it, or as a link gave it).
+  const toy = share.pending.toy ?? app.toy?.getState() ?? null;
+  const sentence = share.pending.sentence ?? app.sentence?.getState() ?? null;
+  if (toy || sentence) history.replaceState(null, "", encodeShare(app.mode, toy, sentence, share.context ?? undefined));
 }
 
 /**
@@ -79,6 +92,7 @@ function writeUrl() {
  */
 function setMode(mode, state = null) {
   app.mode = mode;
+  if (!state && mode !== "train" && share.pending[mode]) state = share.pending[mode]; // a link's, kept until now
   for (const m of MODES) {
     byId(`mode-${m}`).setAttribute("aria-selected", String(m === mode));
     byId(`${m}-mode`).hidden = m !== mode;
@@ -99,8 +113,8 @@ function setMode(mode, state = null) {
     return sentence.activate(state);
   }
   if (mode === "train") {
-    writeUrl();
-    return train.activate();
+    if (!state) writeUrl();
+    return train.activate(state);
   }
   toy.activate(state);
   writeUrl();
@@ -108,7 +122,10 @@ function setMode(mode, state = null) {
 
 /** Open a link's state (or the first preset when there is none). @param {any} link */
 function follow(link) {
-  if (link === TRAIN_HASH) return setMode("train");
+  if (link?.mode === "train") return setMode("train", link.train);
+  // The other mode's state opens when that mode is first shown.
+  share.pending = { toy: link?.mode === "sentence" ? link.toy : null,
+    sentence: link && link.mode !== "sentence" ? link.sentence : null };
   if (link?.mode === "sentence") return setMode("sentence", link.sentence);
   return setMode("toy", link?.toy || null);
 }
@@ -170,10 +187,18 @@ async function init() {
     root.dataset.pending = "0";
     return;
   }
-  app.toy = createToy({ ...messages("toy"), traceDrawn, viewsDrawn, changed: writeUrl, limits, defaults,
+  share.context = { presets: presets.presets, limits, defaults };
+  // A mode's own change replaces what a link held for it.
+  const changed = (/** @type {"toy" | "sentence"} */ mode) => () => {
+    share.pending[mode] = null;
+    writeUrl();
+  };
+  app.toy = createToy({ ...messages("toy"), traceDrawn, viewsDrawn, changed: changed("toy"), limits, defaults,
     presets: presets.presets });
-  app.sentence = createSentence({ ...messages("sentence"), traceDrawn, viewsDrawn, changed: writeUrl });
-  app.train = createTrain({ ...messages("train"), viewsDrawn, changed: showMessages, openModel(name, text) {
+  app.sentence = createSentence({ ...messages("sentence"), traceDrawn, viewsDrawn, changed: changed("sentence") });
+  app.train = createTrain({ ...messages("train"), viewsDrawn, changed: showMessages, linked() {
+    if (app.mode === "train") writeUrl();
+  }, openModel(name, text) {
     /** @type {ReturnType<typeof createSentence>} */ (app.sentence).forgetModels();
     setMode("sentence", defaultSentence(name, text));
   } });
@@ -181,13 +206,13 @@ async function init() {
   /** @type {any} */
   let link = null;
   try {
-    link = location.hash === TRAIN_HASH ? TRAIN_HASH : decodeShare(location.hash, limits, defaults);
+    link = trainLink(location.hash) ?? decodeShare(location.hash, limits, defaults, presets.presets);
   } catch (err) {
     app.toy.setLinkProblem(`This link could not be read (${/** @type {Error} */ (err).message}); showing the first preset.`);
   }
   window.addEventListener("hashchange", () => {
     try {
-      const next = location.hash === TRAIN_HASH ? TRAIN_HASH : decodeShare(location.hash, limits, defaults);
+      const next = trainLink(location.hash) ?? decodeShare(location.hash, limits, defaults, presets.presets);
       if (next) follow(next);
     } catch (err) {
       messages(app.mode).setError(`This link could not be read (${/** @type {Error} */ (err).message}).`);

@@ -208,10 +208,13 @@ export function gridPng(data, peak = false) {
  * column with the largest mean weight over the rows other than its own, when that mean is at
  * least one half. Empty when there is none, or for a matrix whose rows are not weights that sum
  * to 1 (max over heads).
+ * Under the token options a row is a group of tokens (`groups`, the token view's): the note
+ * names the tokens of the row, numbered as the text's tokens are, not the row.
  * @param {NDArray} matrix [m][m] @param {string[]} labels @param {boolean} rowsSumToOne
+ * @param {number[][] | null} [groups] the tokens of each row (default: row i is token i)
  * @returns {string}
  */
-export function sinkNote(matrix, labels, rowsSumToOne) {
+export function sinkNote(matrix, labels, rowsSumToOne, groups = null) {
   const m = matrix.shape[0];
   if (!rowsSumToOne || m < 3) return "";
   let best = -1;
@@ -223,7 +226,10 @@ export function sinkNote(matrix, labels, rowsSumToOne) {
     if (mean > top) [best, top] = [j, mean];
   }
   if (top < 0.5) return "";
-  const where = best === 0 ? "the first token" : `token ${best}`;
+  const tokens = groups ? groups[best] : [best];
+  const [first, last] = [tokens[0], tokens[tokens.length - 1]];
+  const where = first === 0 ? "the first token"
+    : tokens.length > 1 ? `tokens ${first + 1}–${last + 1}` : `token ${first + 1}`;
   return `An attention sink: on average ${Math.round(100 * top)}% of each other row's weight goes to ` +
     `${where}, “${labels[best]}”. Softmax must give each row's weight to some token; models learn to ` +
     "park what a head does not need on a token every query can see (in a causal model, the first " +

@@ -12,9 +12,10 @@ import { FONT, GRID, MASKED_GREY, SCORE_LUT, SELECTED, TEXT, TEXT_DIM, lutColor 
 /** @typedef {import("./types.js").NDArray} NDArray */
 /**
  * @typedef {{tokens: string[], query: number, queries: NDArray, keys: NDArray, scores: NDArray,
- *   weights: NDArray, scaled: boolean, about?: string[]}} QueryKeyInput one head: queries and
- *   keys [n][hs], and the query's scores and weights [n] (masked scores -Infinity); about:
- *   what the numbers are, beyond the formula (headNotes)
+ *   weights: NDArray, scaled: boolean, about?: string[], shown?: number[]}} QueryKeyInput one
+ *   head: queries and keys [n][hs], and the query's scores and weights [n] (masked scores
+ *   -Infinity); about: what the numbers are, beyond the formula (headNotes); shown: the keys
+ *   to show (original indices; default every one), e.g. without the hidden special tokens
  */
 
 export const KEYS_MAX = 64;
@@ -60,8 +61,8 @@ export function queryKeyData(data, rows) {
  */
 export function keyRows(data, all) {
   const i = data.query;
-  const n = data.tokens.length;
-  const every = Array.from({ length: n }, (_, j) => j);
+  const every = data.shown ? [...data.shown] : data.tokens.map((_, j) => j);
+  const n = every.length;
   if (all || n <= KEYS_MAX) return every;
   const w = data.weights.data;
   const top = every.sort((a, b) => w[b] - w[a] || a - b).slice(0, TOP_KEYS);
@@ -115,7 +116,7 @@ const diverging = (v, m) => lutColor(SCORE_LUT, Math.round((Math.max(-1, Math.mi
  * @param {{onPick?: (j: number) => void, onAllKeys?: (all: boolean) => void}} [callbacks]
  */
 export function render(container, data, sel, callbacks = {}) {
-  const n = data.tokens.length;
+  const n = data.shown ? data.shown.length : data.tokens.length;
   const i = data.query;
   const rows = keyRows(data, Boolean(sel.allKeys));
   const d = queryKeyData(data, rows);
@@ -194,7 +195,7 @@ export function render(container, data, sel, callbacks = {}) {
   ctx.textAlign = "left";
   /** The longest of the texts that fits the heatmaps' width. @param {string[]} texts */
   const fit = (texts) => texts.find((t) => ctx.measureText(t).width <= g.heatW) ?? texts[texts.length - 1];
-  ctx.fillText(fit([`q · query ${data.tokens[i]} (${i})`, "q"]), g.x0, g.qTop - 6);
+  ctx.fillText(fit([`q · query ${data.tokens[i]} (token ${i + 1})`, "q"]), g.x0, g.qTop - 6);
   ctx.fillText(fit(rows.length === n ? ["k · every key", "k"]
     : [`k · the ${rows.length} keys with the largest weights`, `k · ${rows.length} strongest`, "k"]), g.x0, g.kTop - 6);
   ctx.fillText(fit(["q ⊙ k · elementwise products, one row per key", "q ⊙ k · products", "q ⊙ k"]), g.x0, g.pTop - 6);
@@ -269,7 +270,7 @@ export function render(container, data, sel, callbacks = {}) {
   };
   /** The tooltip's lines for what is under the pointer. @param {{block: string, r: number, c: number}} h */
   const lines = (h) => {
-    const who = (/** @type {number} */ j) => `${data.tokens[j]} (${j})`;
+    const who = (/** @type {number} */ j) => `${data.tokens[j]} (token ${j + 1})`;
     const ex = (/** @type {number | null} */ v) => exact(v, d.dtype);
     if (h.block === "q") return [`query ${who(i)} · dim ${h.c}`, `q = ${ex(d.q[h.c])}`];
     const j = rows[h.r];
@@ -336,7 +337,7 @@ export function headNotes(meta, head) {
  */
 function header(tokens, l, h, i, d, about) {
   const title = el("p", { className: "qk-title" }, ["Query ", el("span", { className: "qk-token", textContent: tokens[i] }),
-    el("span", { className: "qk-dim", textContent: ` token ${i} · layer ${l + 1}, head ${h + 1}` })]);
+    el("span", { className: "qk-dim", textContent: ` token ${i + 1} · layer ${l + 1}, head ${h + 1}` })]);
   const formula = el("p", { className: "qk-formula",
     textContent: d.scaled ? `score = Σ qₖ·kₖ / √${d.hd}` : "score = Σ qₖ·kₖ (unscaled)" },
   [el("span", { className: "qk-dim", textContent: " · weight = softmax of the scores over the keys" })]);

@@ -7,7 +7,7 @@
 import { TraceClient, TraceParts, fetchModels, fetchTraceJson } from "./api.js";
 import { sub } from "./compact.js";
 import { createStatus, drawViews } from "./controller.js";
-import { byId, download, fillIndexSelect } from "./dom.js";
+import { byId, download, fillIndexSelect, fillOptions } from "./dom.js";
 import { SENTENCE_FEEDS, viewsFed } from "./feeds.js";
 import * as genview from "./genview.js";
 import * as heatcanvas from "./heatcanvas.js";
@@ -60,7 +60,7 @@ export function createSentence(hooks) {
       app.parts.seed(request.params, result);
       hooks.setError(app.problem);
       clampSentence(app.s, meta.layers, meta.heads, meta.n);
-      byId("s-count").textContent = `${meta.n} / ${modelInfo()?.max_tokens ?? "?"} tokens`;
+      showCount(meta.n);
       const specials = [...new Set(meta.tokens.filter((_, i) => meta.special?.[i]))];
       byId("s-special-names").textContent = specials.length ? `(${specials.join(", ")})` : "(none in this text)";
       status.set(`${meta.n} tokens · ${meta.layers} layers × ${meta.heads} heads`);
@@ -106,8 +106,9 @@ export function createSentence(hooks) {
   const genPart = () => /** @type {TraceParts} */ (app.parts).get({ fields: "attentions",
     layer: app.s.layer, head: app.s.head, query: genRow() });
   /** The chosen head's queries and keys, and the chosen query's scores and weights. */
-  const queryPart = () => /** @type {TraceParts} */ (app.parts).get({ fields: QK_FIELDS,
-    layer: app.s.layer, head: app.s.head, query: queryIndex() });
+  const queryPart = () => /** @type {TraceParts} */ (app.parts).get({
+    fields: app.s.hideSpecial ? `${QK_FIELDS},view` : QK_FIELDS, layer: app.s.layer, head: app.s.head,
+    query: queryIndex(), ...(app.s.hideSpecial ? { hide_special: true } : {}) });
 
   /** @param {Compact} part */
   const thumbsOf = (part) => ({
@@ -141,10 +142,12 @@ export function createSentence(hooks) {
   const rowsPart = () => /** @type {TraceParts} */ (app.parts).get({ fields: "attentions",
     layer: app.s.layer, query: queryIndex() });
 
-  /** The query as an original token index: the chosen one, else the first ordinary token. */
+  /** The query as an original token index: the chosen one (unless it is a hidden special
+   * token), else the first ordinary token. */
   function queryIndex() {
     const meta = /** @type {Compact} */ (app.first).meta;
-    if (app.s.query !== null && app.s.query < meta.n) return app.s.query;
+    const q = app.s.query;
+    if (q !== null && q < meta.n && !(app.s.hideSpecial && meta.special?.[q])) return q;
     const first = (meta.special || []).findIndex((x) => !x);
     return first >= 0 ? first : 0;
   }
@@ -194,7 +197,7 @@ export function createSentence(hooks) {
       }
     }
   }
-  const projectionPart = () => /** @type {TraceParts} */ (app.parts).get({ fields: "projection" });
+  const projectionPart = () => /** @type {TraceParts} */ (app.parts).get({ fields: "projection", ...options() });
 
   /** Each head's mean entropy into the grid's tooltips. */
   function entropyTitles() {
@@ -221,6 +224,7 @@ export function createSentence(hooks) {
       /** @type {HTMLElement} */ (byId("model-view-card").querySelector(".mv-split")).classList.toggle("stacked", tv.labels.length > 64);
       modelview.render(grid, data, sel, { onSelect: chooseHead });
       byId("mv-shape").textContent = `${meta.layers} layers × ${meta.heads} heads`;
+      showCount(meta.n, tv);
       byId("s-note").textContent = tv.note; // what the token options did, in the server's words
       byId("s-note").hidden = !tv.note;
       const { pool, size } = data.thumbs;
@@ -245,7 +249,7 @@ export function createSentence(hooks) {
       const rule = byId("mv-rule");
       rule.hidden = agg === "head";
       rule.textContent = head.meta.rules?.[agg] ?? "";
-      const sink = modelview.sinkNote(matrix, hv.labels, agg === "head" || agg === "head_mean");
+      const sink = modelview.sinkNote(matrix, hv.labels, agg === "head" || agg === "head_mean", hv.groups);
       byId("mv-sink").hidden = !sink;
       byId("mv-sink").textContent = sink;
     },
@@ -308,10 +312,23 @@ export function createSentence(hooks) {
       const meta = /** @type {Compact} */ (app.first).meta;
       fillIndexSelect(/** @type {HTMLSelectElement} */ (byId("qk-layer")), meta.layers, "layer", app.s.layer);
       fillIndexSelect(/** @type {HTMLSelectElement} */ (byId("qk-head")), meta.heads, "head", app.s.head);
-      fillIndexSelect(/** @type {HTMLSelectElement} */ (byId("qk-query")), meta.n, null, queryIndex(), meta.tokens);
+      // Queries and keys belong to the model's tokens: the hidden special tokens are left out.
+      const hide = app.s.hideSpecial;
+      const keys = meta.tokens.map((_, i) => i).filter((i) => !(hide && meta.special?.[i]));
+      fillOptions(/** @type {HTMLSelectElement} */ (byId("qk-query")),
+        keys.map((i) => [i, `${i + 1}. ${meta.tokens[i]}`]), queryIndex());
       const part = await queryPart();
       if (!current()) return;
-      const input = { ...qkview.headInput(meta.tokens, part.arrays, queryIndex(), true), about: qkview.headNotes(meta, app.s.head) };
+      const input = { ...qkview.headInput(meta.tokens, part.arrays, queryIndex(), true),
+        about: [...qkview.headNotes(meta, app.s.head), ...optionNotes(meta)] };
+      if (hide) {
+        // The server's row of the query without the special tokens: each weight renormalised
+        // over the keys shown (the softmax of their scores alone).
+        const row = sub(part.arrays.view, 0, 0, 0);
+        const weights = new Float64Array(meta.n).fill(NaN);
+        keys.forEach((j, r) => { weights[j] = row.data[r]; });
+        Object.assign(input, { shown: keys, weights: { dtype: row.dtype, shape: [meta.n], data: weights } });
+      }
       return qkview.render(byId("qk-view"), input,
         { layer: app.s.layer, head: app.s.head, allKeys: app.s.allKeys },
         { onPick: pickQuery, onAllKeys: (all) => { app.s.allKeys = all; viewChanged(["allKeys"]); } });
@@ -320,23 +337,70 @@ export function createSentence(hooks) {
       const current = ticket("traj");
       const meta = /** @type {Compact} */ (app.first).meta;
       const s = app.s;
-      const shown = meta.tokens.map((_, i) => i).filter((i) => !(s.hideSpecial && meta.special?.[i]));
-      fillTokenChips(byId("traj-tokens"), meta.tokens, shown, s.picked, (picked) => {
-        app.s.picked = picked;
-        viewChanged(["picked"]);
-      });
       /** @type {HTMLInputElement} */ (byId(s.dims === 2 ? "traj-2d" : "traj-3d")).checked = true;
-      const tokens = s.picked ? s.picked.filter((i) => shown.includes(i)) : s.hideSpecial ? shown : null;
       const part = await projectionPart();
       if (!current()) return;
+      // The rows under the token options (the server's): special tokens left out, a word's
+      // point the mean of its pieces'. A row stands for its first token (its original index).
+      const tv = part.meta.token_view;
+      const groups = tv ? tv.groups : meta.tokens.map((_, i) => [i]);
+      const labels = tv ? tv.labels : meta.tokens;
+      const heads = groups.map((g) => g[0]);
+      const rows = trajectories.defaultRows(groups, s.picked, queryIndex());
+      /** @type {string[]} */
+      const chipLabels = [];
+      heads.forEach((i, r) => { chipLabels[i] = labels[r]; });
+      fillTokenChips(byId("traj-tokens"), chipLabels, heads, rows.map((r) => heads[r]), (picked) => {
+        app.s.picked = picked ?? "all";
+        viewChanged(["picked"]);
+      });
       const p = part.meta.projection;
       const projection = p ? { components: p.components, coords: part.arrays["projection.coords"],
         ratio: Array.from(part.arrays["projection.explained_variance_ratio"].data) } : null;
-      return trajectories.render(byId("traj-view"), { tokens: meta.tokens, projection },
-        { tokens, dims: s.dims }, { onPick: pickQuery });
+      return trajectories.render(byId("traj-view"), { tokens: labels, positions: heads, projection,
+        unit: s.mergeWords ? "words" : "tokens", defaulted: s.picked === null },
+      { tokens: rows, dims: s.dims }, { onPick: (r) => pickQuery(heads[r]) });
     },
   };
 
+  /** The token count in the input card: the model's tokens against the cap, and the rows the
+   * views show when the token options change them.
+   * @param {number} n @param {import("./types.js").TokenViewMeta} [tv] */
+  function showCount(n, tv) {
+    const cap = `${n} / ${modelInfo()?.max_tokens ?? "?"} tokens`;
+    const rows = tv?.labels.length ?? n;
+    const what = app.s.mergeWords ? "words" : "tokens";
+    byId("s-count").textContent = rows === n && !app.s.mergeWords ? cap : `${rows} ${what} shown · ${cap}`;
+  }
+
+  /** What the token options mean for the query-key view, whose vectors are the model's tokens'.
+   * @param {import("./types.js").TraceMeta} meta @returns {string[]} */
+  function optionNotes(meta) {
+    const notes = [];
+    if (app.s.hideSpecial) {
+      notes.push("Special tokens hidden: each weight is renormalised over the keys shown, which is " +
+        "the softmax of their scores alone; the scores are the model's.");
+    }
+    if (app.s.mergeWords) {
+      const q = queryIndex();
+      const w = meta.words?.[q];
+      const word = [];
+      for (let i = q; i >= 0 && w != null && meta.words?.[i] === w; i--) word.unshift(i);
+      for (let i = q + 1; i < meta.n && w != null && meta.words?.[i] === w; i++) word.push(i);
+      const why = "Word pieces are not merged in this view: each piece has its own query and key " +
+        "vectors, and a word has none. The model and head views merge them (a word's row there is " +
+        "the mean of its pieces' rows, its column the sum of theirs).";
+      if (word.length > 1) {
+        const off = meta.offsets;
+        const text = off && meta.text ? meta.text.slice(off[word[0]][0], off[word[word.length - 1]][1]) : "";
+        notes.push(`${why} “${text}” is ${word.length} pieces, tokens ${word[0] + 1}–${word[word.length - 1] + 1} ` +
+          `(${word.map((i) => meta.tokens[i]).join(" ")}): pick each as the query.`);
+      } else {
+        notes.push(why);
+      }
+    }
+    return notes;
+  }
   /**
    * Draw the named views (all by default); settles when all are drawn.
    * @param {string[]} [which]
@@ -506,7 +570,11 @@ export function createSentence(hooks) {
     });
   }
   byId("traj-all").addEventListener("click", () => {
-    app.s.picked = null;
+    app.s.picked = "all";
+    viewChanged(["picked"]);
+  });
+  byId("traj-none").addEventListener("click", () => {
+    app.s.picked = [];
     viewChanged(["picked"]);
   });
   byId("mv-legend").style.background = WEIGHT_GRADIENT;

@@ -54,6 +54,14 @@ export function renderSentenceInputs(models, s, info, onExample) {
   /** @type {HTMLSelectElement} */ (byId("mv-aggregate")).value = s.aggregate;
   // Generation: for causal models, with the server's cap on the steps.
   byId("s-gen-row").hidden = !info?.causal;
+  // An encoder does not write: say so, and which of the server's models do.
+  const causal = models.models.filter((/** @type {any} */ m) => m.causal).map((/** @type {any} */ m) => m.name);
+  const genNote = byId("s-gen-note");
+  genNote.hidden = !info || info.causal;
+  genNote.textContent = !info || info.causal ? "" : `Generate needs a causal model, one that predicts each ` +
+    `next token from the tokens before it; ${info.name} is an encoder, which reads the whole text at once. ` +
+    (causal.length ? `Causal models on this server: ${causal.join(", ")}; pick one above.`
+      : "This server has no causal model: add a GPT-2-style folder (attnviz serve --model FOLDER) or train one in the Train tab.");
   const steps = /** @type {HTMLInputElement} */ (byId("s-gen-steps"));
   steps.max = String(models.max_generate);
   if (s.generate) {
@@ -81,8 +89,32 @@ export function renderSentenceInputs(models, s, info, onExample) {
     box.dataset.examples = JSON.stringify(examples);
     box.replaceChildren(...examples.map((example) => {
       const b = el("button", { type: "button", className: "example", textContent: example, disabled: none });
-      b.addEventListener("click", () => onExample(example));
+      b.addEventListener("click", () => {
+        onExample(example);
+        showPointer(models, s.model, example);
+      });
       return b;
     }));
   }
+  text.oninput = () => showPointer(models, s.model, text.value);
+  showPointer(models, s.model, s.text);
+}
+
+/**
+ * Under the examples: the head the server measured for this model and text, if there is one
+ * ("it" -> "animal" in MiniLM), with a button that opens it in the model view.
+ * @param {any} models /api/models @param {string | null} model @param {string} text
+ */
+function showPointer(models, model, text) {
+  /** @type {import("./types.js").ExampleHead | undefined} */
+  const p = (models.example_heads || []).find((/** @type {any} */ e) => e.model === model && e.text === text);
+  byId("s-pointer").hidden = !p;
+  byId("s-pointer-text").textContent = p ? p.note : "";
+  byId("s-pointer-go").onclick = () => {
+    if (!p) return;
+    const cell = /** @type {HTMLElement | null} */ (document.querySelector(
+      `#mv-grid button.mv-cell[data-layer="${p.layer}"][data-head="${p.head}"]`));
+    cell?.click();
+    cell?.focus();
+  };
 }

@@ -33,6 +33,20 @@ export function headChoices(d, maxHeads) {
 }
 
 /**
+ * What normalize() did to the heads, for the status line; null when it left them alone.
+ * @param {unknown} before the head count before @param {ToyState} state after normalize()
+ * @param {Limits} limits
+ */
+export function headsNote(before, state, limits) {
+  const now = state.config.heads;
+  if (before === now) return null;
+  const why = !isInt(before) || before < 1 ? `${String(before)} is not a head count`
+    : before > limits.max_heads ? `${before} is over the cap of ${limits.max_heads}`
+      : `${before} does not divide d = ${dims(state)}`;
+  return `heads: ${why}, now ${now}`;
+}
+
+/**
  * A square matrix resized to d x d, keeping what fits and filling with the identity.
  * @param {(number | string)[][] | undefined} m @param {number} d
  */
@@ -238,7 +252,8 @@ function toyFromRaw(raw, limits, defaults) {
 //   heads: [head indices] drawn in the head view (at its layer, `layer`),
 //   query: original token index for the query-key view (null: the first ordinary token),
 //   hideSpecial, mergeWords: the token options,
-//   picked: [original token indices] shown in the trajectories (null: all), dims: 2 | 3,
+//   picked: [original token indices] shown in the trajectories ("all"; null: the default, every
+//     token of a short text, a few from the query on of a long one), dims: 2 | 3,
 //   allKeys: the query-key view shows every key (else the strongest, on long texts),
 //   peak: the model view colours each head from 0 to its own largest weight,
 // }
@@ -278,6 +293,7 @@ export function sentenceFromRaw(raw) {
   s.hideSpecial = raw.hideSpecial === true;
   s.mergeWords = raw.mergeWords === true;
   if (Array.isArray(raw.picked) && raw.picked.every(isIndex)) s.picked = [...new Set(raw.picked)].sort((a, b) => a - b);
+  if (raw.picked === "all") s.picked = "all";
   s.dims = raw.dims === 3 ? 3 : 2;
   s.allKeys = raw.allKeys === true;
   s.peak = raw.peak === true;
@@ -302,31 +318,98 @@ export function clampSentence(s, layers, heads, n) {
   s.heads = chosen.length || !s.heads.length ? chosen : [s.head]; // "none" stays none
   if (n !== undefined) {
     if (s.query !== null && s.query >= n) s.query = null;
-    if (s.picked) s.picked = s.picked.filter((i) => i < n);
+    if (Array.isArray(s.picked)) s.picked = s.picked.filter((i) => i < n);
   }
   return s;
 }
 
+// ---- Share links: both modes in one hash ----------------------------------------------------
+//
+// #s=<base64url of {v: 3, mode, toy?, sentence?}>: the mode in view and the state of each mode
+// the reader has opened, so that a link restores every mode as it was. Compact: a toy table that
+// is exactly its preset's is written as the preset's id (with its config and view), config keys
+// at the server's defaults and sentence keys at their defaults are left out. Older links (v1: a
+// toy state; v2: a sentence) are still read.
+
+/** @param {unknown} a @param {unknown} b */
+const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+
 /**
- * The hash of the page: the toy state as before (old links stay valid), or a sentence.
- * @param {string} mode @param {ToyState} toy @param {SentenceState} sentence
+ * The toy state, compactly. @param {ToyState} toy @param {ShareContext} [ctx]
+ * @returns {Record<string, any>}
  */
-export function encodeShare(mode, toy, sentence) {
-  if (mode !== "sentence") return encodeState(toy);
-  return "#s=" + toBase64Url(JSON.stringify({ v: 2, mode: "sentence", sentence }));
+function toyPart(toy, ctx) {
+  const { preset, tokens, axes, embeddings, config, view } = toy;
+  /** The config keys that differ from `base`'s. @param {Record<string, any> | undefined} base */
+  const diff = (base) => Object.fromEntries(Object.entries(config).filter(([key, value]) => !base || !same(value, base[key])));
+  const found = ctx?.presets.find((p) => p.id === preset);
+  if (ctx && found) {
+    // The preset's table, under any config: only what differs from the preset travels.
+    const fresh = normalize(fromPreset(found, ctx.defaults), ctx.limits);
+    if (same([tokens, axes, embeddings], [fresh.tokens, fresh.axes, fresh.embeddings])) {
+      return { preset, config: diff(fresh.config), view };
+    }
+  }
+  return { preset, tokens, axes, embeddings, config: diff(ctx?.defaults), view };
 }
 
 /**
- * {mode, toy, sentence} from a hash (one of them null), or null when there is none; throws
- * when it cannot be read.
+ * The sentence state, compactly: the keys that differ from the defaults; null when nothing
+ * does (sentence mode was never opened). @param {SentenceState} sentence
+ */
+function sentencePart(sentence) {
+  const base = /** @type {Record<string, unknown>} */ (defaultSentence());
+  const out = Object.fromEntries(Object.entries(sentence).filter(([key, value]) => !same(value, base[key])));
+  return Object.keys(out).length ? out : null;
+}
+
+/**
+ * @typedef {{presets: {id: string, tokens: string[], axes: string[], embeddings: number[][], config: object}[],
+ *   limits: Limits, defaults: ToyConfig}} ShareContext what a link's toy part is read against
+ */
+
+/**
+ * The hash of the page: the mode in view and both modes' states (either may be null: not opened).
+ * @param {string} mode @param {ToyState | null} toy @param {SentenceState | null} sentence
+ * @param {ShareContext} [ctx] with it, a preset's table is written as the preset's id
+ */
+export function encodeShare(mode, toy, sentence, ctx) {
+  /** @type {Record<string, any>} */
+  const out = { v: 3, mode: mode === "sentence" ? "sentence" : "toy" };
+  if (toy) out.toy = toyPart(toy, ctx);
+  const s = sentence && sentencePart(sentence);
+  if (s) out.sentence = s;
+  return "#s=" + toBase64Url(JSON.stringify(out));
+}
+
+/**
+ * {mode, toy, sentence} from a hash (toy or sentence null when the link has none), or null when
+ * there is no hash; throws when it cannot be read.
  * @param {string} hash @param {Limits} limits @param {ToyConfig} defaults
+ * @param {ShareContext["presets"]} [presets] to read a toy part written as a preset's id
  * @returns {{mode: "toy" | "sentence", toy: ToyState | null, sentence: SentenceState | null} | null}
  */
-export function decodeShare(hash, limits, defaults) {
+export function decodeShare(hash, limits, defaults, presets = []) {
   const raw = readHash(hash);
   if (!raw) return null;
-  if (raw.mode === "sentence") return { mode: "sentence", toy: null, sentence: sentenceFromRaw(raw.sentence) };
-  return { mode: "toy", toy: toyFromRaw(raw, limits, defaults), sentence: null };
+  if (raw.v !== 3) {
+    if (raw.mode === "sentence") return { mode: "sentence", toy: null, sentence: sentenceFromRaw(raw.sentence) };
+    return { mode: "toy", toy: toyFromRaw(raw, limits, defaults), sentence: null };
+  }
+  let toy = null;
+  if (raw.toy && typeof raw.toy === "object") {
+    const t = raw.toy;
+    if (Array.isArray(t.tokens)) {
+      toy = toyFromRaw(t, limits, defaults);
+    } else {
+      const found = presets.find((p) => p.id === t.preset);
+      if (!found) throw new Error(`the link names the preset '${String(t.preset)}', which this server does not have`);
+      const fresh = fromPreset(found, defaults);
+      toy = toyFromRaw({ ...fresh, config: { ...fresh.config, ...(t.config || {}) }, view: t.view }, limits, defaults);
+    }
+  }
+  const sentence = raw.sentence && typeof raw.sentence === "object" ? sentenceFromRaw(raw.sentence) : null;
+  return { mode: raw.mode === "sentence" ? "sentence" : "toy", toy, sentence };
 }
 
 /** What the Train mode's views show at first. @returns {import("./types.js").TrainView} */

@@ -137,29 +137,52 @@ export function createTable(table, { getState, getLimits, onEdit, onNotice }) {
     if (again) again.focus();
   });
 
-  /** Fill the table from (row0, col0) with a parsed block, growing it up to the limits. */
+  /**
+   * Paste a parsed block. A whole table (a header row of names and a first column of tokens)
+   * replaces the table; any other block overwrites the cells it covers from (row0, col0),
+   * growing the table up to the limits. Either way the status line says what it did.
+   */
   function pasteBlock(block, row0, col0) {
     const s = getState();
     const limits = getLimits();
+    const cut = (text) => String(text).slice(0, limits.max_token_chars);
     const width = Math.max(block.axes ? block.axes.length : 0, ...block.values.map((r) => r.length), 0);
     const height = block.values.length;
-    const n = Math.min(limits.max_tokens, Math.max(s.tokens.length, row0 + height));
-    const d = Math.min(limits.max_dim, Math.max(dims(s), col0 + width));
+    const whole = Boolean(block.axes && block.labels);
+    if (whole) [row0, col0] = [0, 0];
+    const n = Math.min(limits.max_tokens, whole ? height : Math.max(s.tokens.length, row0 + height));
+    const d = Math.min(limits.max_dim, whole ? width : Math.max(dims(s), col0 + width));
     const clipped = row0 + height > n || col0 + width > d;
+    const grew = !whole && (n > s.tokens.length || d > dims(s));
+    if (whole) {
+      s.preset = null; // your own table now
+      s.tokens.length = 0;
+      s.axes.length = 0;
+      s.embeddings.length = 0;
+    }
     while (s.axes.length < d) s.axes.push(`x${s.axes.length + 1}`);
     s.embeddings.forEach((row) => { while (row.length < d) row.push(0); });
     while (s.tokens.length < n) {
       s.tokens.push(`t${s.tokens.length + 1}`);
       s.embeddings.push(Array(d).fill(0));
     }
-    const cut = (text) => String(text).slice(0, limits.max_token_chars);
     (block.axes || []).forEach((name, j) => { if (col0 + j < d) s.axes[col0 + j] = cut(name); });
     block.values.forEach((vals, i) => {
       if (row0 + i >= n) return;
       if (block.labels) s.tokens[row0 + i] = cut(block.labels[i]);
       vals.forEach((v, j) => { if (col0 + j < d) s.embeddings[row0 + i][col0 + j] = v; });
     });
-    if (clipped) onNotice(`Pasted block clipped to ${limits.max_tokens} tokens x ${limits.max_dim} dimensions.`);
+    // What was pasted: rows x columns of numbers, as they landed in the table.
+    const rows = Math.min(height, n - row0);
+    const cols = Math.min(width, d - col0);
+    let said = whole ? `pasted ${rows} x ${cols} with names: it replaces the table`
+      : !height ? `pasted ${cols} dimension names from dimension ${col0 + 1}`
+        : !width ? `pasted ${rows} token names from token ${row0 + 1}`
+          : `pasted ${rows} x ${cols} at token ${row0 + 1}, dimension ${col0 + 1}` +
+            (block.axes ? " with dimension names" : block.labels ? " with token names" : "");
+    if (grew) said += `; the table grew to ${n} x ${d}`;
+    if (clipped) said += `; clipped to ${limits.max_tokens} tokens x ${limits.max_dim} dimensions`;
+    onNotice(said);
     onEdit({ structural: true });
   }
 

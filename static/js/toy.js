@@ -11,7 +11,7 @@ import * as attention from "./heatmaps.js";
 import * as beforeAfter from "./beforeafter.js";
 import { createControls } from "./controls.js";
 import * as distances from "./distances.js";
-import { dims, fromPreset, matchesPreset, normalize, problem, toRequest } from "./state.js";
+import { dims, fromPreset, headsNote, matchesPreset, normalize, problem, toRequest } from "./state.js";
 import { createTable } from "./table.js";
 import * as vectors from "./vectors.js";
 
@@ -40,11 +40,13 @@ export function createToy(hooks) {
     started: false,
     active: false,
     /** @type {string | null} */ linkProblem: null, // shown until the next edit
+    /** @type {string[]} */ said: [], // what the last edit did unasked (a paste, heads changed)
+    /** @type {string[]} */ saying: [], // what the edit in progress did, said with its trace
   };
 
   const status = createStatus(hooks);
-  /** @param {string} text */
-  const setStatus = (text) => status.set(text);
+  /** The status line: `text`, then what the last edit did that the reader did not ask for. @param {string} text */
+  const setStatus = (text) => status.set([text, ...app.said].join(" · "));
 
   const client = new TraceClient({
     onPending: (p) => status.waiting("request", p),
@@ -64,7 +66,7 @@ export function createToy(hooks) {
       const { layer, head } = request.params;
       app.parts.seed({ fields: HEAD, layer, head }, result); // the first response holds that head
       hooks.setError(app.linkProblem);
-      status.set(`n = ${meta.n}, d = ${meta.d}, ${meta.layers} layer${meta.layers > 1 ? "s" : ""}, ` +
+      setStatus(`n = ${meta.n}, d = ${meta.d}, ${meta.layers} layer${meta.layers > 1 ? "s" : ""}, ` +
         `${meta.heads} head${meta.heads > 1 ? "s" : ""}`);
       status.drawing(drawAll(), hooks.traceDrawn);
     },
@@ -126,7 +128,7 @@ export function createToy(hooks) {
     getState: () => app.state,
     getLimits: () => limits,
     onEdit: userEdited,
-    onNotice: setStatus,
+    onNotice: (text) => { app.saying.push(text); },
   });
 
   const controls = createControls({
@@ -148,13 +150,19 @@ export function createToy(hooks) {
    */
   function edited({ structural = false } = {}) {
     const s = app.state;
+    const heads = s.config.heads;
     normalize(s, limits, app.layers);
+    app.said = app.saying;
+    app.saying = [];
+    const note = headsNote(heads, s, limits);
+    if (note) app.said.push(note);
     app.layers = s.config.layers;
     if (structural) table.render();
     controls.render({ weights: structural });
     const preset = presets.find((p) => p.id === s.preset);
     controls.showPreset(s.preset, !matchesPreset(s, preset, limits, defaults));
     byId("table-size").textContent = `${s.tokens.length} × ${dims(s)}`;
+    byId("toy-mode").style.setProperty("--table-cols", String(dims(s))); // the panel fits up to 8
     /** @type {HTMLButtonElement} */ (byId("add-token")).disabled = s.tokens.length >= limits.max_tokens;
     /** @type {HTMLButtonElement} */ (byId("add-dim")).disabled = dims(s) >= limits.max_dim;
     hooks.changed();

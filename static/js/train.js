@@ -2,34 +2,43 @@
 // preset or compared switch, architecture, optimiser, all from /api/train/options), starts a
 // run, follows its server-sent events into one copy of the run's state, and draws the loss, the
 // gradient norms and every head at the chosen checkpoint. A finished model opens in sentence
-// mode.
+// mode. Lists the runs the server keeps, to open again, and makes the tab's link: the run open
+// and the form's settings (trainlink.js).
 
-import { cancelRun, decodeRun, fetchRun, fetchTrainOptions, startRun } from "./api.js";
+import { cancelRun, decodeRun, fetchRun, fetchRuns, fetchTrainOptions, startRun } from "./api.js";
 import { createStatus, drawViews } from "./controller.js";
 import { byId, el, fillOptions } from "./dom.js";
 import { TRAIN_FEEDS, viewsFed } from "./feeds.js";
 import * as heatcanvas from "./heatcanvas.js";
 import { fmt } from "./numbers.js";
 import { defaultTrainView } from "./state.js";
-import { ATTENTION, attentionAxes, headMatrix, renderDecoded, renderGrads, renderHeads, renderLoss } from "./trainviews.js";
+import { encodeTrainLink, TRAIN_HASH } from "./trainlink.js";
+import { ATTENTION, attentionAxes, headMatrix, renderDecoded, renderGrads, renderHeads, renderLoss, renderRuns,
+  shownSteps, variantFigures } from "./trainviews.js";
 
 /** @typedef {import("./types.js").TrainRun} TrainRun */
 /** @typedef {import("./types.js").TrainView} TrainView */
 /** @typedef {import("./types.js").TrainDecoded} TrainDecoded */
+/** @typedef {import("./types.js").TrainRunSummary} TrainRunSummary */
+/** @typedef {import("./trainlink.js").TrainLink} TrainLink */
 
 const PLAY_MS = 450; // one checkpoint per this many milliseconds while playing
 
 /**
  * @param {{setError: (m: string | null) => void, setStatus: (t: string) => void,
  *   setPending: (p: boolean) => void, viewsDrawn: () => void, changed: () => void,
- *   openModel: (name: string, text: string) => void}} hooks openModel: show a trained model in
- *   sentence mode on a text; changed: a run started or ended (the header's Export JSON)
+ *   linked: () => void, openModel: (name: string, text: string) => void}} hooks openModel: show
+ *   a trained model in sentence mode on a text; changed: a run started or ended (the header's
+ *   Export JSON); linked: another run is open (the address bar's link)
  */
 export function createTrain(hooks) {
   const app = {
     /** @type {any} */ options: null,
     /** @type {TrainRun | null} */ run: null,
     /** @type {TrainDecoded | null} */ decoded: null, // what an encoder-decoder last wrote when asked
+    /** @type {string | null} */ refused: null, // why the model could not write what was asked
+    /** @type {TrainRunSummary[] | null} */ runs: null, // the server's runs (GET /api/train)
+    /** @type {TrainLink | null} */ link: null, // a link's, until the options are in to apply it
     /** @type {EventSource | null} */ source: null,
     v: defaultTrainView(),
     follow: true, // the checkpoint slider keeps to the newest until the reader moves it
@@ -104,6 +113,81 @@ export function createTrain(hooks) {
     if (preset) fillForm(preset.variants[0].arch, preset.opt);
   }
 
+  // ---- The form as a link's settings, and back ---------------------------------------------
+
+  const PICKS = ["layers", "heads", "d_model", "positional", "norm"];
+  const CHECKS = ["scale", "residual", "ffn"];
+  const NUMBERS = ["steps", "lr", "batch", "seed"];
+
+  /** The form's settings, as text by the names of POST /api/train's fields (not a pasted text). */
+  function formSettings() {
+    const task = select("t-task").value;
+    const preset = select("t-preset").value;
+    if (preset) return { task, preset };
+    /** @type {Record<string, string>} */
+    const out = { task };
+    if (select("t-compare").value) out.compare = select("t-compare").value;
+    for (const k of PICKS) out[k] = field(k).value;
+    for (const k of CHECKS) out[k] = field(k).checked ? "1" : "0";
+    for (const k of NUMBERS) out[k] = field(k).value;
+    return out;
+  }
+
+  /**
+   * A run's settings, as formSettings gives them.
+   * @param {TrainRun} run
+   * @returns {Record<string, string>}
+   */
+  function settingsOf(run) {
+    if (run.preset) return { task: run.task, preset: run.preset };
+    const arch = run.variants[0].arch;
+    /** @type {Record<string, string>} */
+    const out = { task: run.task };
+    if (run.compare) out.compare = run.compare;
+    for (const k of PICKS) out[k] = String(arch[k]);
+    for (const k of CHECKS) out[k] = arch[k] ? "1" : "0";
+    for (const k of NUMBERS) out[k] = String(/** @type {Record<string, number>} */ (run.opt)[k]);
+    return out;
+  }
+
+  /**
+   * Put settings into the form: the task's defaults, then each setting given. What is not
+   * offered is left at the default and said, naming the field.
+   * @param {Record<string, string>} s
+   * @returns {string[]} the problems
+   */
+  function applySettings(s) {
+    const problems = [];
+    /** @param {HTMLSelectElement} box @param {string} k @param {string} v */
+    const pick = (box, k, v) => {
+      const values = [...box.options].map((o) => o.value);
+      if (values.includes(v)) box.value = v;
+      else problems.push(`${k}: ${JSON.stringify(v)} is not one of ${values.filter(Boolean).join(", ")}`);
+    };
+    if (s.task !== undefined) pick(select("t-task"), "task", s.task);
+    select("t-preset").value = "";
+    fillForm(taskInfo().arch, taskInfo().opt);
+    renderInputs();
+    if (s.preset) {
+      pick(select("t-preset"), "preset", s.preset);
+      renderInputs();
+      if (presetInfo()) return problems;
+    }
+    if (s.compare !== undefined) pick(select("t-compare"), "compare", s.compare);
+    for (const k of PICKS) if (s[k] !== undefined) pick(/** @type {any} */ (field(k)), k, s[k]);
+    for (const k of CHECKS) {
+      if (s[k] === "1" || s[k] === "0") field(k).checked = s[k] === "1";
+      else if (s[k] !== undefined) problems.push(`${k}: ${JSON.stringify(s[k])} is not 1 or 0`);
+    }
+    for (const k of NUMBERS) if (s[k] !== undefined) field(k).value = s[k];
+    try {
+      readForm();
+    } catch (err) {
+      problems.push(/** @type {Error} */ (err).message);
+    }
+    return problems;
+  }
+
   function counted() {
     const n = /** @type {HTMLTextAreaElement} */ (byId("t-text")).value.length;
     byId("t-text-count").textContent = n ? `${n.toLocaleString("en")} / ${app.options.limits.max_text_chars.toLocaleString("en")} characters` : "";
@@ -133,11 +217,36 @@ export function createTrain(hooks) {
     try {
       const accepted = await startRun(body);
       follow(accepted.id);
+      hooks.linked();
+      refreshRuns();
     } catch (err) {
       hooks.setError(`Training could not start: ${/** @type {Error} */ (err).message}`);
     } finally {
       status.waiting("start", false);
     }
+  }
+
+  /**
+   * Show a run as GET /api/train/{id} (or its events' first) gives it, at its newest
+   * checkpoint.
+   * @param {TrainRun} run
+   */
+  function show(run) {
+    app.run = run;
+    app.decoded = null;
+    app.refused = null;
+    app.follow = true;
+    app.v = defaultTrainView();
+    app.v.attention = run.probe.source ? "cross" : "self";
+    let newest = run.variants.length - 1;
+    while (newest >= 0 && !run.variants[newest].checkpoints.length) newest--;
+    if (newest >= 0) {
+      const v = run.variants[newest];
+      app.v.variant = newest;
+      app.v.checkpoint = shownSteps(run).indexOf(v.checkpoints[v.checkpoints.length - 1].step);
+    }
+    changed(["run"]);
+    showRuns();
   }
 
   /** Follow a run's events: its state first, then what happens. @param {string} id */
@@ -148,12 +257,7 @@ export function createTrain(hooks) {
     app.source = source;
     const on = (/** @type {string} */ name, /** @type {(d: any) => void} */ fn) =>
       source.addEventListener(name, (e) => { if (app.source === source) fn(JSON.parse(/** @type {MessageEvent} */ (e).data)); });
-    on("state", (run) => {
-      app.run = run;
-      app.decoded = null;
-      app.v.attention = run.probe.source ? "cross" : "self";
-      changed(["run"]);
-    });
+    on("state", show);
     on("steps", (d) => {
       const h = /** @type {TrainRun} */ (app.run).variants[d.variant].history;
       for (const k of /** @type {const} */ (["step", "loss", "grad_norms", "seconds"])) /** @type {any[]} */ (h[k]).push(...d[k]);
@@ -162,7 +266,7 @@ export function createTrain(hooks) {
     on("checkpoint", (d) => {
       /** @type {TrainRun} */ (app.run).variants[d.variant].checkpoints.push(d.checkpoint);
       if (app.follow) {
-        app.v.checkpoint = /** @type {TrainRun} */ (app.run).checkpoint_steps.indexOf(d.checkpoint.step);
+        app.v.checkpoint = shownSteps(/** @type {TrainRun} */ (app.run)).indexOf(d.checkpoint.step);
         if (d.variant !== app.v.variant && d.checkpoint.step === 0) app.v.variant = d.variant;
       }
       changed(["checkpoint"]);
@@ -176,10 +280,18 @@ export function createTrain(hooks) {
       changed(["variant"]);
     });
     on("end", (d) => {
-      Object.assign(/** @type {TrainRun} */ (app.run), d);
+      // Once ended, the slider runs over the checkpoints the run has (fewer when cancelled):
+      // the newest when following, else the same step (or the one before it).
+      const r = /** @type {TrainRun} */ (app.run);
+      const step = shownSteps(r)[app.v.checkpoint];
+      Object.assign(r, d);
+      const steps = shownSteps(r);
+      const at = steps.filter((s) => s <= step).length - 1;
+      app.v.checkpoint = app.follow || at < 0 ? steps.length - 1 : at;
       source.close();
       app.source = null;
       changed(["end"]);
+      refreshRuns();
     });
     source.onerror = () => {
       // The browser reconnects by itself (with Last-Event-ID) unless the server said no.
@@ -196,6 +308,79 @@ export function createTrain(hooks) {
     app.source = null;
   }
 
+  /**
+   * Open a run the server keeps: followed while it trains, else shown as it ended.
+   * @param {string} id
+   * @returns {Promise<TrainRun | Error>} the run, or why it could not be opened
+   */
+  async function openRun(id) {
+    status.waiting("run", true);
+    try {
+      const run = /** @type {TrainRun} */ (await fetchRun(id));
+      stopFollowing();
+      if (run.state === "running") follow(run.id);
+      else show(run);
+      hooks.linked();
+      return run;
+    } catch (err) {
+      return /** @type {Error} */ (err);
+    } finally {
+      status.waiting("run", false);
+    }
+  }
+
+  /** Open a run from the list, its settings in the form. @param {string} id */
+  async function openListed(id) {
+    const run = await openRun(id);
+    if (run instanceof Error) {
+      hooks.setError(`Could not open run ${id}: ${run.message}`);
+      refreshRuns();
+      return;
+    }
+    hooks.setError(null);
+    applySettings(settingsOf(run));
+    hooks.linked();
+  }
+
+  /**
+   * Open a link: its settings in the form, then its run; a run the server no longer has is
+   * said plainly, the form keeping the link's settings.
+   * @param {TrainLink} link
+   */
+  async function openLink(link) {
+    const problems = applySettings(link.settings);
+    const kept = problems.length ? ` Not all of the link's settings could be kept: ${problems.join("; ")}.` : "";
+    if (!link.run) {
+      if (kept) hooks.setError(kept.trim());
+      return;
+    }
+    const err = await openRun(link.run);
+    if (!(err instanceof Error)) {
+      if (kept) hooks.setError(kept.trim());
+      return;
+    }
+    const gone = /** @type {any} */ (err).status === 404;
+    hooks.setError(gone
+      ? `This link's run ${link.run} is no longer on this server: runs live in the server's memory, ` +
+        `it keeps only the last few, and a restart forgets them. The form holds the link's settings: ` +
+        `press Train to train it again.${kept}`
+      : `Could not open this link's run ${link.run}: ${err.message}${kept}`);
+  }
+
+  /** Read the server's runs again, and list them. */
+  async function refreshRuns() {
+    try {
+      app.runs = (await fetchRuns()).runs;
+    } catch (err) {
+      hooks.setError(`Could not list this server's runs: ${/** @type {Error} */ (err).message}`);
+    }
+    showRuns();
+  }
+
+  function showRuns() {
+    renderRuns(byId("t-runs"), { runs: app.runs }, { open: app.run?.id ?? null }, { onOpen: openListed });
+  }
+
   /** Ask a finished encoder-decoder variant to write its answer for the letters typed. */
   async function ask() {
     const r = app.run;
@@ -205,13 +390,31 @@ export function createTrain(hooks) {
     status.waiting("decode", true);
     try {
       app.decoded = await decodeRun(r.id, { source: text, variant });
-      hooks.setError(null);
-      changed(["decoded"]);
+      app.refused = null;
     } catch (err) {
-      hooks.setError(`The model could not write: ${/** @type {Error} */ (err).message}`);
+      // Said beside the box, in the server's words (which name the field and the rule).
+      app.refused = /** @type {Error} */ (err).message;
+      app.decoded = null;
     } finally {
       status.waiting("decode", false);
     }
+    changed(["decoded"]);
+    showAsked();
+  }
+
+  /** What the model can be asked (the run's, from the server), and why it was not, if so. */
+  function showAsked() {
+    const ask = app.run?.ask;
+    const a = ask?.alphabet ?? "";
+    const range = [...a].every((c, i) => c.charCodeAt(0) === a.charCodeAt(0) + i);
+    byId("t-try-rule").textContent = ask
+      ? `${range ? `${a[0]} to ${a[a.length - 1]}` : a}, 1 to ${ask.max_len} of them ` +
+        `(it trained on ${ask.min_len} to ${ask.max_len})`
+      : "";
+    const say = byId("t-try-say");
+    say.hidden = !app.refused;
+    say.textContent = app.refused ? `The model was not asked: ${app.refused}` : "";
+    byId("t-try-text").setAttribute("aria-invalid", String(Boolean(app.refused)));
   }
 
   async function cancel() {
@@ -259,11 +462,14 @@ export function createTrain(hooks) {
       const rate = n > 1 ? (n - 1) / Math.max(1e-6, h.seconds[n - 1] - h.seconds[0]) : 0;
       const last = v.checkpoints[v.checkpoints.length - 1];
       const who = r.variants.length > 1 ? `${v.label}: ` : "";
+      // Once ended: each variant's own steps and held-out loss (an ablation's side by side).
+      const each = r.variants.length > 1
+        ? r.variants.map((x) => `${x.label}: ${variantFigures(x)}`).join(" · ")
+        : variantFigures(r.variants[0]);
       const line = r.state === "running"
         ? `${who}step ${n} / ${r.steps} · ${fmt(rate, 0)} steps/s · batch loss ${fmt(h.loss[n - 1], 3)}` +
           (last ? ` · held-out ${fmt(last.heldout, 3)}` : "")
-        : `${r.state}${r.reason && r.reason !== r.state ? `: ${r.reason}` : ""} · ${done} steps` +
-          (last ? ` · held-out ${fmt(last.heldout, 3)}` : "");
+        : `${r.state}${r.reason && r.reason !== r.state ? `: ${r.reason}` : ""} · ${each}`;
       byId("t-rate").textContent = line;
       byId("t-run-id").textContent = r.id;
       /** @type {HTMLButtonElement} */ (byId("t-cancel")).disabled = r.state !== "running";
@@ -280,9 +486,12 @@ export function createTrain(hooks) {
     },
     heads() {
       const r = run();
+      const steps = shownSteps(r);
       const slider = /** @type {HTMLInputElement} */ (byId("t-checkpoint"));
-      slider.max = String(r.checkpoint_steps.length - 1);
+      slider.max = String(Math.max(0, steps.length - 1));
       slider.value = String(app.v.checkpoint);
+      slider.disabled = steps.length < 2;
+      /** @type {HTMLButtonElement} */ (byId("t-play")).disabled = steps.length < 2;
       byId("t-look").textContent = r.probe.look;
       const kinds = /** @type {(keyof ATTENTION)[]} */ (r.probe.source ? ["cross", "self", "encoder"] : []);
       byId("t-attention-box").hidden = !kinds.length;
@@ -290,12 +499,14 @@ export function createTrain(hooks) {
       byId("t-exact-where").textContent = r.probe.source
         ? "Ask the model below for exact numbers on any string."
         : "Open the model in sentence mode for exact numbers.";
-      renderHeads(byId("t-grids"), { run: r, checkpoint: app.v.checkpoint }, app.v,
+      const step = steps[app.v.checkpoint];
+      renderHeads(byId("t-grids"), { run: r, step }, app.v,
         { onSelect: (variant, layer, head) => choose({ variant, layer, head }) });
       const v = r.variants[app.v.variant];
-      const step = r.checkpoint_steps[app.v.checkpoint];
       const cp = v.checkpoints.find((c) => c.step === step);
-      byId("t-checkpoint-out").textContent = `step ${step}` + (cp ? ` · held-out ${fmt(cp.heldout, 3)}` : "");
+      byId("t-checkpoint-out").textContent = step === undefined ? "no checkpoints"
+        : `step ${step}` + (cp ? ` · held-out ${fmt(cp.heldout, 3)}` : "");
+      slider.setAttribute("aria-valuetext", byId("t-checkpoint-out").textContent || "");
       const sample = byId("t-sample");
       sample.hidden = !cp?.sample;
       const verb = r.probe.verb || "continues";
@@ -305,7 +516,12 @@ export function createTrain(hooks) {
           ...(r.probe.source ? [el("span", { className: "dim", textContent: " as " }), el("b", { textContent: cp.sample || "(nothing)" })]
             : [el("span", { textContent: cp.sample })])]
         : []));
-      if (!cp) return;
+      if (!cp) {
+        byId("t-large").replaceChildren(el("p", { className: "hint", textContent: step === undefined
+          ? "No checkpoint was taken: the run ended before its first."
+          : `${v.label || "The model"} has no checkpoint at step ${step}: choose another step, or a head of another model.` }));
+        return;
+      }
       const { layer, head, attention } = app.v;
       const what = r.probe.source ? `${ATTENTION[attention].name}, ` : "";
       heatcanvas.render(byId("t-large"), { ...attentionAxes(r.probe, attention),
@@ -331,18 +547,21 @@ export function createTrain(hooks) {
           return ` · best ${kind} L${Math.floor(k / v.arch.heads) + 1} H${(k % v.arch.heads) + 1}: ${fmt(best, 2)}`;
         })();
         const open = el("button", { type: "button", textContent: "Open in sentence mode", disabled: !v.model });
-        open.hidden = seq2seq;
         open.addEventListener("click", () => v.model && hooks.openModel(v.model, r.probe.text));
         const i = r.variants.indexOf(v);
         const save = el("a", { className: "button", textContent: "Download folder",
           title: "config.json, model.safetensors and tokenizer.json, zipped: attnviz serve --model FOLDER serves it",
           href: `/api/train/${encodeURIComponent(r.id)}/model.zip?variant=${i}`, download: "" });
         save.hidden = !v.model;
+        // Where an encoder-decoder's buttons would be, why it has none.
+        const why = el("span", { className: "hint t-model-why", textContent: "Not opened in sentence mode " +
+          "nor saved as a folder: both take a model that reads one text, and an encoder-decoder reads " +
+          "a source and writes its answer. Ask it above." });
         return el("div", { className: "t-model" }, [
           el("span", { className: "t-model-name", textContent: v.model || (seq2seq ? `${r.id}${v.label ? ` ${v.label}` : ""}` : v.label || "model") }),
           el("span", { className: "dim", textContent: ` ${v.label ? `${v.label} · ` : ""}${v.state} · ` +
-            `${v.params.toLocaleString("en")} parameters${where}` }),
-          open, save,
+            `${variantFigures(v)} · ${v.params.toLocaleString("en")} parameters${where}` }),
+          ...(seq2seq ? [why] : [open, save]),
         ]);
       }));
       // An encoder-decoder is asked here, not in sentence mode.
@@ -355,6 +574,7 @@ export function createTrain(hooks) {
         fillOptions(select("t-try-variant"), done, Math.min(app.v.variant, done.length - 1));
         byId("t-try-variant-box").hidden = r.variants.length < 2;
       }
+      showAsked();
     },
     decoded: () => renderDecoded(byId("t-try-view"), { decoded: app.decoded }, app.v),
   };
@@ -376,11 +596,11 @@ export function createTrain(hooks) {
     }
     if (!app.run) return;
     app.follow = false;
-    if (app.v.checkpoint >= app.run.checkpoint_steps.length - 1) app.v.checkpoint = -1;
+    if (app.v.checkpoint >= shownSteps(app.run).length - 1) app.v.checkpoint = -1;
     button.setAttribute("aria-pressed", "true");
     button.textContent = "❚❚ pause";
     app.player = setInterval(() => {
-      const last = run().checkpoint_steps.length - 1;
+      const last = shownSteps(run()).length - 1;
       if (app.v.checkpoint >= last) return play();
       choose({ checkpoint: app.v.checkpoint + 1 });
     }, PLAY_MS);
@@ -401,7 +621,7 @@ export function createTrain(hooks) {
     byId("t-cancel").addEventListener("click", cancel);
     byId("t-play").addEventListener("click", play);
     byId("t-checkpoint").addEventListener("input", (e) => {
-      app.follow = Number(/** @type {HTMLInputElement} */ (e.target).value) >= run().checkpoint_steps.length - 1;
+      app.follow = Number(/** @type {HTMLInputElement} */ (e.target).value) >= shownSteps(run()).length - 1;
       choose({ checkpoint: Number(/** @type {HTMLInputElement} */ (e.target).value) });
     });
     select("t-grads-variant").addEventListener("change", () => choose({ variant: Number(select("t-grads-variant").value) }));
@@ -412,8 +632,13 @@ export function createTrain(hooks) {
     });
   }
 
-  async function activate() {
+  /**
+   * Show the tab; a link's run and settings, when it comes from one.
+   * @param {TrainLink | null} [link]
+   */
+  async function activate(link = null) {
     app.active = true;
+    if (link) app.link = link;
     if (!app.options) {
       status.waiting("options", true);
       try {
@@ -433,8 +658,12 @@ export function createTrain(hooks) {
       if (!app.options.slots) hooks.setError("This server does not train models (ATTNVIZ_TRAIN_SLOTS=0).");
       /** @type {HTMLButtonElement} */ (byId("t-start")).disabled = !app.options.slots;
     }
+    const pending = app.link;
+    app.link = null;
+    if (pending) await openLink(pending);
     if (app.run) changed(["run"]);
     else status.set("choose a task and train");
+    refreshRuns();
   }
 
   return {
@@ -443,6 +672,11 @@ export function createTrain(hooks) {
       app.active = false;
     },
     hasRun: () => Boolean(app.run),
+    /** The tab's link: the run open, and the form's settings. */
+    link() {
+      if (!app.options) return app.link ? encodeTrainLink(app.link) : TRAIN_HASH;
+      return encodeTrainLink({ run: app.run?.id ?? null, settings: formSettings() });
+    },
     /** The run as GET /api/train/{id} gives it (the server's copy, not the page's). */
     async exportJson() {
       if (!app.run) return null;

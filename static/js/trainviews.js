@@ -94,6 +94,39 @@ export function attentionAxes(on, kind) {
   return { labels: on.source, rowLabels: on.writes ?? on.tokens, axes };
 }
 
+/**
+ * The checkpoint steps the slider runs over: while the run trains, its schedule (and any
+ * checkpoint off it, taken where it was stopped); once it has ended, the steps its variants
+ * have checkpoints at, and those alone (a cancelled run has fewer than its schedule).
+ * @param {TrainRun} run
+ * @returns {number[]}
+ */
+export function shownSteps(run) {
+  const have = run.variants.flatMap((v) => v.checkpoints.map((c) => c.step));
+  const steps = new Set(run.state === "running" ? [...run.checkpoint_steps, ...have] : have);
+  return [...steps].sort((a, b) => a - b);
+}
+
+/**
+ * Why a variant has no checkpoint at a step: it has not got there yet, or it stopped before.
+ * @param {TrainRun["variants"][number]} v @param {TrainRun} run
+ */
+function missing(v, run) {
+  if (run.state === "running" && (v.state === "running" || v.state === "waiting")) return "not there yet";
+  const last = v.checkpoints[v.checkpoints.length - 1];
+  return last ? `stopped at step ${last.step}` : "not trained: the run ended before it";
+}
+
+/**
+ * A variant's steps and its held-out loss at its last checkpoint: "300 steps, held-out 2.712".
+ * @param {TrainRun["variants"][number]} v
+ */
+export function variantFigures(v) {
+  const last = v.checkpoints[v.checkpoints.length - 1];
+  const n = v.history.step.length;
+  return `${n.toLocaleString("en")} step${n === 1 ? "" : "s"}${last ? `, held-out ${fmt(last.heldout, 3)}` : ""}`;
+}
+
 /** Every n-th point of a long curve (and the last): a plot of 5,000 steps needs no more. */
 const EVERY = (/** @type {number} */ n) => Math.max(1, Math.ceil(n / 1500));
 
@@ -173,15 +206,17 @@ export function renderGrads(container, data, sel) {
 }
 
 /**
- * Every variant's heads at one checkpoint, a grid (layers x heads) per variant, labelled.
+ * Every variant's heads at one checkpoint, a grid (layers x heads) per variant, labelled, side
+ * by side where the width allows.
  * @param {HTMLElement} container
- * @param {{run: TrainRun, checkpoint: number}} data checkpoint: its index in the run's schedule
+ * @param {{run: TrainRun, step: number | undefined}} data step: the checkpoint's
  * @param {{variant: number, layer: number, head: number, attention: AttentionKind}} sel
  * @param {{onSelect: (variant: number, layer: number, head: number) => void}} callbacks
  */
 export function renderHeads(container, data, sel, callbacks) {
-  const { run } = data;
-  const step = run.checkpoint_steps[data.checkpoint];
+  const { run, step } = data;
+  // The narrowest a variant's grid goes before the next one wraps below it (views.css).
+  container.style.setProperty("--t-heads", String(Math.max(...run.variants.map((v) => v.arch.heads))));
   if (container.childElementCount !== run.variants.length) {
     container.replaceChildren(...run.variants.map((v, i) => el("div", { className: "t-variant",
       dataset: { variant: String(i) } }, [
@@ -194,7 +229,7 @@ export function renderHeads(container, data, sel, callbacks) {
     const grid = /** @type {HTMLElement} */ (box.querySelector(".mv-grid"));
     const cp = v.checkpoints.find((c) => c.step === step);
     const label = /** @type {HTMLElement} */ (box.querySelector(".t-variant-label"));
-    label.textContent = `${v.label || "model"}${cp ? ` · step ${step} · held-out ${fmt(cp.heldout, 3)}` : " · not there yet"}`;
+    label.textContent = `${v.label || "model"} · ${cp ? `step ${step} · held-out ${fmt(cp.heldout, 3)}` : missing(v, run)}`;
     box.classList.toggle("chosen", i === sel.variant);
     grid.hidden = !cp;
     if (!cp) return;
@@ -239,4 +274,39 @@ export function renderDecoded(container, data, sel) {
   heatcanvas.render(/** @type {HTMLElement} */ (container.querySelector(".t-try-heat")), {
     ...attentionAxes({ source: d.source, tokens: d.tokens, writes: d.writes }, attention),
     matrix, title: `${ATTENTION[attention].name}, layer ${l + 1}, head ${head + 1}` });
+}
+
+/**
+ * The runs this server keeps (GET /api/train), newest first: each one's task, state, and its
+ * variants' steps and held-out loss, with a button to open it; the run open is marked.
+ * @param {HTMLElement} container
+ * @param {{runs: import("./types.js").TrainRunSummary[] | null}} data null: not read (yet)
+ * @param {{open: string | null}} sel the id of the run open
+ * @param {{onOpen: (id: string) => void}} callbacks
+ */
+export function renderRuns(container, data, sel, callbacks) {
+  const runs = data.runs;
+  if (!runs) {
+    container.replaceChildren();
+    return;
+  }
+  const item = (/** @type {import("./types.js").TrainRunSummary} */ r) => {
+    const what = r.preset ? `preset ${r.preset}` : r.compare ? `${r.task}, compare ${r.compare}` : r.task;
+    const figures = r.variants.map((v) => `${v.label ? `${v.label}: ` : ""}${v.steps.toLocaleString("en")} / ` +
+      `${r.steps.toLocaleString("en")} steps${v.heldout === null ? "" : `, held-out ${fmt(v.heldout, 3)}`}`);
+    const open = r.id === sel.open;
+    const button = open ? el("span", { className: "dim", textContent: "shown above" })
+      : el("button", { type: "button", textContent: "Open", "aria-label": `Open: run ${r.id}` });
+    if (!open) button.addEventListener("click", () => callbacks.onOpen(r.id));
+    return el("li", { className: `t-run-item${open ? " open" : ""}`, dataset: { run: r.id, state: r.state } }, [
+      el("span", { className: "t-model-name", textContent: r.id }),
+      el("span", { className: "dim", textContent: `${what} · ${r.state} · ${figures.join(" · ")}` }),
+      button,
+    ]);
+  };
+  container.replaceChildren(
+    el("h3", { textContent: "Runs on this server" }),
+    runs.length ? el("ul", {}, runs.map(item))
+      : el("p", { className: "hint", textContent: "None yet. A run you train is listed here while the server keeps it." }),
+  );
 }

@@ -103,7 +103,8 @@
  * @property {number | null} query original token index (null: the first ordinary token)
  * @property {boolean} hideSpecial
  * @property {boolean} mergeWords
- * @property {number[] | null} picked tokens in the trajectories (null: all)
+ * @property {number[] | "all" | null} picked tokens in the trajectories (original indices; null:
+ *   the default, every token of a short text and a few from the query on of a long one)
  * @property {2 | 3} dims
  * @property {boolean} allKeys the query-key view shows every key (else the strongest)
  * @property {boolean} peak colour each head of the model view from 0 to its own largest weight
@@ -135,12 +136,18 @@
  */
 
 /**
+ * A head worth a look for an example text (/api/models example_heads), measured on the model.
+ * @typedef {{model: string, text: string, query: string, key: string, layer: number, head: number,
+ *   weight: number, note: string}} ExampleHead
+ */
+
+/**
  * What the Train mode's views show.
  * @typedef {object} TrainView
  * @property {number} variant the chosen variant (index into run.variants)
  * @property {number} layer the chosen head's layer
  * @property {number} head
- * @property {number} checkpoint index into run.checkpoint_steps
+ * @property {number} checkpoint index into the checkpoint steps shown (trainviews.shownSteps)
  * @property {AttentionKind} attention which attention of an encoder-decoder ("self" otherwise)
  */
 
@@ -191,6 +198,7 @@
  * @property {string | null} preset
  * @property {string | null} compare
  * @property {number} steps
+ * @property {{steps: number, lr: number, batch: number, seed: number}} opt
  * @property {number[]} checkpoint_steps
  * @property {{tokens: string[], text: string, look: string, prompt: string | null,
  *   verb?: string | null, source?: string[] | null, writes?: string[] | null}} probe source,
@@ -200,6 +208,22 @@
  * @property {{label: string, arch: any, params: number, state: string, model: string | null,
  *   induction: number[][] | null, alignment?: number[][] | null, checkpoints: TrainCheckpoint[],
  *   history: {step: number[], loss: number[], grad_norms: number[][], seconds: number[]}}[]} variants
+ * @property {{alphabet: string, max_len: number, min_len: number} | null} [ask] an
+ *   encoder-decoder's: the letters it reads, and how many it is asked (it trained on min_len to max_len)
+ */
+
+/**
+ * One run in GET /api/train's list.
+ * @typedef {object} TrainRunSummary
+ * @property {string} id
+ * @property {"running" | "done" | "cancelled" | "failed"} state
+ * @property {string | null} reason
+ * @property {string} task
+ * @property {string | null} preset
+ * @property {string | null} compare
+ * @property {number} steps per variant
+ * @property {{label: string, state: string, model: string | null, steps: number,
+ *   heldout: number | null}[]} variants steps: trained so far; heldout: at the latest checkpoint
  */
 
 export {};

@@ -52,6 +52,7 @@ OPERATIONS = [
     "GET /api/models",
     "POST /api/trace",
     "GET /api/train/options",
+    "GET /api/train",
     "POST /api/train",
     "GET /api/train/{run_id}",
     "GET /api/train/{run_id}/events",

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import gzip
+import json
 import math
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import torch
+import zstandard
 
 from attnviz.pretrained.registry import BUILTIN_NAME
-from attnviz.services.wire import wire
+from attnviz.services.wire import dumps
 from tests.models import engine_captures
 
 TEXT = "The animal didn't cross the street because it was too tired"
@@ -70,7 +73,7 @@ def test_trace_numbers_are_the_engines(client, app):
     m = app.state.registry.get(BUILTIN_NAME)
     ref = engine_captures(m.model, torch.tensor([first["token_ids"]]))
     for name in ("attentions", "scores", "queries", "keys", "values", "hidden_states"):
-        assert first[name] == wire(ref[name]), name
+        assert first[name] == json.loads(dumps(ref[name])), name
         assert again[name] == first[name], name
     # the token embedding rows are W_E's rows, the positional rows W_pos's first n: the JSON
     # numbers give back the exact float32 values
@@ -167,3 +170,25 @@ def test_toy_requests_still_work_and_say_toy(client, apple_request):
     t = client.post("/api/trace", json=apple_request).json()
     assert t["mode"] == "toy" and t["config"]["layers"] == 1
     assert math.isclose(t["distances"][1][1][4], 0.0592, abs_tol=5e-4)
+
+
+@pytest.mark.parametrize("encoding", ["zstd", "gzip"])
+def test_a_json_trace_compressed_as_it_is_written_reads_back_as_the_plain_one(client, encoding):
+    """The JSON trace is compressed array by array as it is written (never held whole): what
+    the client decodes is byte for byte the uncompressed body."""
+    body = {"model": BUILTIN_NAME, "text": "Compressed as it is written, one array at a time"}
+    plain = client.post("/api/trace", json=body, headers={"accept-encoding": "identity"})
+    raw = client.build_request("POST", "/api/trace", json=body,
+                               headers={"accept-encoding": encoding})  # fmt: skip
+    packed = client.send(raw, stream=True)
+    assert plain.status_code == packed.status_code == 200
+    assert "content-encoding" not in plain.headers
+    assert packed.headers["content-encoding"] == encoding
+    wire = b"".join(packed.iter_raw())  # as sent, not decoded
+    assert len(wire) < len(plain.content) / 2
+    if encoding == "zstd":  # as a browser reads it: a stream (no size in the frame)
+        assert zstandard.ZstdDecompressor().decompressobj().decompress(wire) == plain.content
+    else:
+        assert gzip.decompress(wire) == plain.content
+    trace = json.loads(plain.content)
+    assert trace["n"] == len(trace["tokens"]) and len(trace["attentions"]) == trace["layers"]

@@ -265,9 +265,9 @@ def test_a_charlm_run_on_a_pasted_text_writes_samples_and_saves_as_a_folder(tmp_
     for cp in state["variants"][0]["checkpoints"]:
         assert len(cp["sample"]) == 80 and set(cp["sample"]) <= set(text)
 
-    # Characters the model has no token for are refused by name.
+    # Characters the model has no token for are refused by name, one by one.
     r = client.post("/api/trace?fields=attentions", json={"model": run_id, "text": "the CAT"})
-    assert r.status_code == 422 and "has no token for 'ACT'" in r.json()["message"]
+    assert r.status_code == 422 and "has no token for 'A', 'C', 'T';" in r.json()["message"]
 
     # Downloaded and unzipped, the folder loads as the model it was, to the last bit.
     r = client.get(f"/api/train/{run_id}/model.zip")
@@ -365,8 +365,16 @@ def test_an_encoder_decoder_run_shows_its_three_attentions_and_answers_when_aske
         for kind, name in names.items():
             assert torch.tensor(d[kind])[0].tolist() == cache[name][0].tolist(), kind
 
+        # What it can be asked is in the run's state, for the page to say.
+        assert run["ask"] == {"alphabet": "abcdefghijklmnopqrstuvwxyz", "max_len": 12,
+                              "min_len": 4}  # fmt: skip
         for body, rule in [
-            ({"source": "Abc"}, "source: 'A' not in the task's alphabet"),
+            (
+                {"source": "Abc"},
+                "source: the model has no token for 'A'; it reads only lowercase letters a to z",
+            ),
+            ({"source": "ABC"}, "source: the model has no token for 'A', 'B', 'C'; "),
+            ({"source": "a b"}, "source: the model has no token for ' '; "),
             ({"source": "a" * 13}, "source: 13 letters; the model was trained on 4 to 12"),
             ({"source": "abc", "variant": 1}, "variant: 1 is not one of 0 to 0"),
             ({"source": ""}, "source: String should have at least 1 character"),
@@ -381,3 +389,45 @@ def test_an_encoder_decoder_run_shows_its_three_attentions_and_answers_when_aske
         r = client.post(f"/api/train/{other}/decode", json={"source": "abc"})
         assert r.status_code == 422 and r.json()["message"].startswith("task: induction")
         assert client.post("/api/train/nope/decode", json={"source": "abc"}).status_code == 404
+
+
+def test_a_refused_text_lists_each_character_the_model_has_no_token_for():
+    """A space among the characters reads as one: ' ', 'H', 'W', not ' HW'."""
+    client = TestClient(make_app())
+    run_id = start(client, arch=TINY, opt={"steps": 2}, checkpoints=1)
+    assert wait(client, run_id)["state"] == "done"
+    r = client.post("/api/trace", json={"model": run_id, "text": "Hello World"})
+    assert r.status_code == 422, r.text
+    message = r.json()["message"]
+    assert message.startswith(f"text: the model {run_id} has no token for ' ', 'H', 'W'; "), message
+    assert message.endswith("it reads only 'abcdefghijklmnopqrstuvwxyz'"), message
+
+
+def test_the_runs_are_listed_newest_first_and_a_finished_runs_stream_ends():
+    """GET /api/train lists what the server keeps (a reloaded page finds its runs there); the
+    events of a run that has ended stop, whether asked from the start or after its end."""
+    app = make_app(train_keep_runs=5)
+    with served(app) as url, httpx.Client(base_url=url, timeout=20) as client:
+        assert client.get("/api/train").json() == {"runs": []}
+        first = start(client, arch=TINY, opt={"steps": 4}, checkpoints=1)
+        wait(client, first)
+        second = start(client, arch=TINY, opt={"steps": 6}, checkpoints=2, compare="residual")
+        done = wait(client, second)
+        runs = client.get("/api/train").json()["runs"]
+        assert [r["id"] for r in runs] == [second, first]
+        assert runs[0] == {
+            "id": second, "state": "done", "reason": None, "task": "induction", "preset": None,
+            "compare": "residual", "steps": 6,
+            "variants": [{"label": v["label"], "state": "done", "model": v["model"], "steps": 6,
+                          "heldout": v["checkpoints"][-1]["heldout"]} for v in done["variants"]],
+        }  # fmt: skip
+        one = client.get(f"/api/train/{first}").json()["variants"][0]
+        assert runs[1]["variants"] == [{"label": "", "state": "done", "model": first, "steps": 4,
+                                        "heldout": one["checkpoints"][-1]["heldout"]}]  # fmt: skip
+        # A finished run's stream: its state, then nothing, and it closes (no waiting forever).
+        seen = events(client, first)
+        assert [name for _, name, _ in seen] == ["state"] and seen[0][2]["state"] == "done"
+        assert events(client, first, last=seen[0][0]) == []
+        # A cancelled (forgotten) run leaves the list.
+        assert client.delete(f"/api/train/{first}").status_code == 200
+        assert [r["id"] for r in client.get("/api/train").json()["runs"]] == [second]

@@ -178,13 +178,18 @@ def test_a_long_paragraph_in_every_view(page, live_server, api, n):
     k = page.evaluate("() => document.querySelector('#qk-view .qk').__qk.rows.length")
     assert k == n
 
-    # Trajectories: ten traces (one per colour) carry every token's path, no legend.
+    # Trajectories: a few paths from the query on; all of them on request, in eight traces (one
+    # per band of positions), no legend.
+    assert page.locator('#traj-tokens button[aria-pressed="true"]').count() == 8
+    before = views_drawn(page)
+    page.click("#traj-all")
+    wait_for_views(page, before)
     traj = page.evaluate(
         "() => { const p = document.querySelector('#traj-view .js-plotly-plot');"
         " return {n: p.data.length, legend: p.layout.showlegend,"
         " points: p.data.reduce((s, t) => s + t.x.filter((v) => v !== null).length, 0)}; }"
     )
-    assert traj == {"n": 10, "legend": False, "points": n * 7}
+    assert traj == {"n": 8, "legend": False, "points": n * 7}
     page.mouse.move(0, 0)
     screenshot(page, "sentence-512.png")
 

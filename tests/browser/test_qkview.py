@@ -64,14 +64,16 @@ def check_breakdown(trace: dict, drawn: dict, layer: int, head: int, i: int) -> 
         product = [a * b for a, b in zip(q, keys[j], strict=True)]
         assert_close(d["products"][r], product, 1e-12)
         assert tips["k"][r] == [
-            f"key {trace['tokens'][j]} ({j}) · dim {c}",
+            f"key {trace['tokens'][j]} (token {j + 1}) · dim {c}",
             f"k = {trace['keys'][layer][head][j][c]!r}",
         ]
         row = tips["row"][r]
-        assert row[0] == f"key {trace['tokens'][j]} ({j})"
+        assert row[0] == f"key {trace['tokens'][j]} (token {j + 1})"
         if scores[j] is None:  # masked: never drawn as a number, never as 0
             assert d["masked"][r] and d["scores"][r] is None
-            assert tips["p"][r] == [f"key {trace['tokens'][j]} ({j}): masked (after the query)"]
+            assert tips["p"][r] == [
+                f"key {trace['tokens'][j]} (token {j + 1}): masked (after the query)"
+            ]
             assert row[3:] == ["score (model) = masked", "weight = masked"]
             continue
         assert not d["masked"][r]
@@ -119,7 +121,8 @@ def test_query_key_view_shows_the_trace(page, live_server, api):
     page.locator("#qk-host").screenshot(path=str(ARTIFACTS / "qkview.png"))
     animal = trace["tokens"].index("animal")
     tip = hover_cell(page, "k", animal, 7)
-    assert tip == f"key animal ({animal}) · dim 7\nk = {trace['keys'][layer][head][animal][7]!r}"
+    k = trace["keys"][layer][head][animal][7]
+    assert tip == f"key animal (token {animal + 1}) · dim 7\nk = {k!r}"
     tip = hover_cell(page, "row", animal, -1)
     assert tip.splitlines()[3] == f"score (model) = {trace['scores'][layer][head][i][animal]!r}"
 
@@ -155,7 +158,7 @@ def test_masked_keys_read_as_masked(page, live_server, api):
     assert trace["scores"][0][0][2][3] is None
     check_breakdown(trace, drawn, 0, 0, 2)
     assert drawn["data"]["masked"] == [False, False, False, True, True]
-    assert hover_cell(page, "p", 3, 1) == "key a (3): masked (after the query)"
+    assert hover_cell(page, "p", 3, 1) == "key a (token 4): masked (after the query)"
     assert "score = Σ qₖ·kₖ / √3" in drawn["text"]
     page.locator("#qk-host").screenshot(path=str(ARTIFACTS / "qkview-masked.png"))
 
@@ -183,6 +186,6 @@ def test_token_text_is_never_html(page, live_server, api):
     tokens = [*trace["tokens"][:3], evil, *trace["tokens"][4:]]
     draw(page, request, 0, 0, 3, tokens=tokens)
     assert page.locator("#qk-host .qk-token").text_content() == evil
-    assert hover_cell(page, "k", 3, 0).startswith(f"key {evil} (3)")
+    assert hover_cell(page, "k", 3, 0).startswith(f"key {evil} (token 4)")
     assert page.locator("#qk-host img").count() == 0
     assert page.evaluate("() => window.__xss") is None

@@ -237,7 +237,8 @@ def test_a_sentence_link_restores_the_same_view(page, browser, live_server):
     page.check("#traj-3d")
     wait_for_views(page, before)
     before = views_drawn(page)
-    page.click('#traj-tokens button.token-chip[data-index="3"]')
+    # A chip per word under the merge option: "tokenization" stands for its pieces.
+    page.locator("#traj-tokens button.token-chip", has_text="tokenization").click()
     wait_for_views(page, before)
     url = page.evaluate("location.href")
     assert "#s=" in url
@@ -272,7 +273,9 @@ def test_switching_modes_keeps_both_states(page, live_server, api):
     page.click("#mode-toy")
     assert page.locator("#sentence-mode").is_hidden()
     assert table_values(page)["values"][1][0] == "0.25"
-    assert page.evaluate("location.href") == toy_url  # the same link as before the switch
+    # The toy link now carries the sentence as well (tests/browser/test_share.py opens both).
+    back = page.evaluate("location.href")
+    assert back != toy_url and back != sentence_url
     assert trace_by_uid(page, "weights-plot", "weights") == toy_weights
     assert page.locator("#error").is_hidden()
 

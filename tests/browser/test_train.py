@@ -7,7 +7,7 @@ import base64
 
 import torch
 
-from tests.browser.helpers import screenshot, slide, traces_drawn, wait_for_trace
+from tests.browser.helpers import fresh_page, screenshot, slide, traces_drawn, wait_for_trace
 
 RUN_OVER = (
     "() => ['done', 'cancelled', 'failed'].includes("
@@ -233,3 +233,214 @@ def test_train_the_reverser_watch_cross_attention_align_and_ask_it(page, live_se
     assert labels == asked["source"]
     assert matrix.tolist() == torch.tensor(asked["cross"][layer][head]).tolist()
     screenshot(page, "train-reverse-ask.png")
+
+
+SMALL = {"#t-layers": "1", "#t-heads": "2", "#t-d-model": "16"}
+
+
+def small_form(page, steps: int, **more: str) -> None:
+    """A model small enough to train in a moment on two cores, for `steps` steps."""
+    for selector, value in {**SMALL, **more}.items():
+        page.select_option(selector, value)
+    page.fill("#t-steps", str(steps))
+    page.fill("#t-batch", "8")
+
+
+def train_and_wait(page, api) -> dict:
+    page.click("#t-start")
+    page.wait_for_function("() => document.getElementById('train-mode').dataset.run === 'running'")
+    page.wait_for_function(RUN_OVER, timeout=180_000)
+    return run_of(api, page)
+
+
+def test_a_cancelled_run_shows_the_checkpoints_it_has_and_the_slider_spans_those(
+    page, live_server, api
+):
+    open_train(page, live_server)
+    small_form(page, 5000)
+    page.click("#t-start")
+    page.wait_for_function("() => document.getElementById('train-mode').dataset.run === 'running'")
+    run_id = page.locator("#t-run-id").inner_text()
+    # A few checkpoints in (0, 12, 50: square-spaced over 5,000 steps), then Cancel.
+    deadline = 0
+    while len(api.get(f"/api/train/{run_id}").json()["variants"][0]["checkpoints"]) < 3:
+        deadline += 1
+        assert deadline < 600, "the run took no checkpoints"
+        page.wait_for_timeout(100)
+    page.click("#t-cancel")
+    page.wait_for_function(RUN_OVER, timeout=60_000)
+    run = run_of(api, page)
+    assert run["state"] == "cancelled"
+    v = run["variants"][0]
+    steps = [c["step"] for c in v["checkpoints"]]
+    last = v["history"]["step"][-1]
+    assert steps[-1] == last and steps[-1] not in run["checkpoint_steps"]  # where it stopped
+    assert len(steps) < len(run["checkpoint_steps"])
+
+    # The slider runs over the checkpoints the run has, and stands at the last.
+    slider = page.locator("#t-checkpoint")
+    assert slider.get_attribute("max") == str(len(steps) - 1)
+    assert slider.input_value() == str(len(steps) - 1)
+    held = f"{v['checkpoints'][-1]['heldout']:.3f}"
+    assert page.locator("#t-checkpoint-out").inner_text() == f"step {last} · held-out {held}"
+    assert page.locator("#t-grids .t-variant-label").inner_text() == (
+        f"model · step {last} · held-out {held}"
+    )
+    assert page.locator("#t-grids button.mv-cell").count() == 2  # 1 layer x 2 heads, drawn
+    title = page.locator("#t-large .hc-title").inner_text()
+    assert title.endswith(f"at step {last}"), title
+    assert "undefined" not in page.locator("#t-heads-card").inner_text()
+    assert page.locator("#t-rate").inner_text() == f"cancelled · {last:,} steps, held-out {held}"
+    screenshot(page, "train-cancelled.png")
+
+    # Each step of the slider is one of the run's checkpoints, by keyboard too.
+    slider.focus()
+    page.keyboard.press("Home")
+    page.wait_for_function(
+        "() => document.getElementById('t-checkpoint-out').textContent.startsWith('step 0 ')"
+    )
+    for i, step in enumerate(steps[1:], start=1):
+        page.keyboard.press("ArrowRight")
+        page.wait_for_function(
+            "s => document.getElementById('t-checkpoint-out').textContent.startsWith(`step ${s} `)",
+            arg=step,
+        )
+        _, matrix = heat(page)
+        assert torch.equal(matrix, snapshot(v["checkpoints"][i], 0, 0)), step
+
+
+def test_runs_are_listed_after_a_reload_and_a_copied_link_opens_the_run(
+    page, live_server, api, browser, console
+):
+    open_train(page, live_server)
+    small_form(page, 24, **{"#t-positional": "learned"})
+    page.fill("#t-seed", "7")
+    run = train_and_wait(page, api)
+    assert run["state"] == "done"
+
+    # A page opened on the Train tab lists the server's runs, with their state, to open.
+    page.goto(live_server + "/#train")
+    page.reload()
+    open_train(page, live_server)
+    page.wait_for_selector(f'#t-runs li[data-run="{run["id"]}"]')
+    item = page.locator(f'#t-runs li[data-run="{run["id"]}"]')
+    assert (
+        f"induction · done · 24 / 24 steps, held-out {run['variants'][0]['checkpoints'][-1]['heldout']:.3f}"
+        in item.inner_text()
+    )
+    assert page.locator("#t-models .t-model").count() == 0  # nothing open yet
+    item.get_by_role("button", name=f"Open: run {run['id']}").click()
+    page.wait_for_function(
+        "id => document.getElementById('t-run-id').textContent === id", arg=run["id"]
+    )
+    page.wait_for_function(RUN_OVER)
+    assert page.locator("#t-models .t-model-name").inner_text() == run["id"]
+    assert page.locator("#t-steps").input_value() == "24"  # the run's settings, in the form
+
+    # Copy link: the run and the form's settings.
+    page.click("#copy-link")
+    page.wait_for_function("() => document.getElementById('status').textContent.includes('cop')")
+    link = page.evaluate("() => location.href")
+    assert link.startswith(f"{live_server}/#train/{run['id']}?task=induction&"), link
+    for part in ("layers=1", "heads=2", "d_model=16", "positional=learned", "steps=24",
+                 "batch=8", "seed=7"):  # fmt: skip
+        assert part in link, part
+
+    # The link, opened by someone else, shows that run with those settings.
+    with fresh_page(browser) as (other, errors):
+        other.goto(link)
+        other.wait_for_function(
+            "id => document.getElementById('t-run-id').textContent === id"
+            " && document.getElementById('train-mode').dataset.run === 'done'"
+            " && document.documentElement.dataset.pending === '0'",
+            arg=run["id"],
+        )
+        assert other.evaluate("() => document.documentElement.dataset.mode") == "train"
+        assert other.locator("#t-positional").input_value() == "learned"
+        assert other.locator("#t-seed").input_value() == "7"
+        assert other.locator("#t-grids button.mv-cell").count() == 2
+        assert other.locator("#error").is_hidden()
+        assert errors == []
+
+    # A link to a run this server no longer has says so, and keeps the link's settings.
+    console.allow(r"status of 404")
+    page.goto("about:blank")
+    page.goto(f"{live_server}/#train/gone0000?task=reverse&layers=1&steps=77&lr=0.01")
+    page.wait_for_function("() => !document.getElementById('error').hidden")
+    message = page.locator("#error").inner_text()
+    assert "This link's run gone0000 is no longer on this server" in message, message
+    assert "press Train to train it again" in message
+    assert page.locator("#t-task").input_value() == "reverse"
+    assert page.locator("#t-steps").input_value() == "77"
+    assert page.locator("#t-lr").input_value() == "0.01"
+    assert page.locator("#t-run-id").inner_text() == ""
+
+
+def test_ask_the_model_says_what_it_reads_and_why_it_will_not_write(
+    page, live_server, api, console
+):
+    console.allow(r"status of 422 .*/decode")  # the refusal, which the page then says
+    open_train(page, live_server)
+    page.select_option("#t-task", "reverse")
+    small_form(page, 15)
+    run = train_and_wait(page, api)
+    ask = run["ask"]
+    assert ask == {"alphabet": "abcdefghijklmnopqrstuvwxyz", "max_len": 12, "min_len": 4}
+
+    # Beside the box: the letters and how many, from the run.
+    assert page.locator("#t-try-rule").inner_text() == (
+        f"a to z, 1 to {ask['max_len']} of them (it trained on {ask['min_len']} to "
+        f"{ask['max_len']})"
+    )
+    # Capitals: the page says why, in its own words, by the box (no browser bubble).
+    box = page.locator("#t-try-text")
+    box.fill("ABC")
+    box.press("Enter")
+    say = page.locator("#t-try-say")
+    say.wait_for(state="visible")
+    assert say.inner_text() == (
+        "The model was not asked: source: the model has no token for 'A', 'B', 'C'; it reads "
+        "only lowercase letters a to z"
+    )
+    assert box.get_attribute("aria-invalid") == "true"
+    assert "t-try-say" in (box.get_attribute("aria-describedby") or "")
+    assert page.locator("#t-try-view figure").is_hidden()
+    screenshot(page, "train-ask-refused.png")
+    # Letters it reads: it writes, and the message goes.
+    box.fill("abcd")
+    box.press("Enter")
+    page.wait_for_function(
+        "() => !document.querySelector('#t-try-view figure').hidden"
+        " && document.documentElement.dataset.pending === '0'"
+    )
+    assert say.is_hidden() and box.get_attribute("aria-invalid") == "false"
+
+    # Where the buttons of a model would be, why an encoder-decoder has none.
+    row = page.locator("#t-models .t-model")
+    assert row.locator("button, a").count() == 0
+    why = row.locator(".t-model-why").inner_text()
+    assert why.startswith("Not opened in sentence mode nor saved as a folder: ")
+
+
+def test_an_ablation_shows_each_variants_steps_and_loss_side_by_side(page, live_server, api):
+    open_train(page, live_server)
+    small_form(page, 20)
+    page.select_option("#t-compare", "scale")
+    run = train_and_wait(page, api)
+    assert run["state"] == "done" and len(run["variants"]) == 2
+
+    # Each variant's own steps and held-out loss, not their sum and one variant's loss.
+    figures = [
+        f"{v['label']}: 20 steps, held-out {v['checkpoints'][-1]['heldout']:.3f}"
+        for v in run["variants"]
+    ]
+    assert page.locator("#t-rate").inner_text() == "done · " + " · ".join(figures)
+    rows = page.locator("#t-models .t-model")
+    for i, v in enumerate(run["variants"]):
+        text = rows.nth(i).inner_text()
+        assert f"20 steps, held-out {v['checkpoints'][-1]['heldout']:.3f}" in text, text
+
+    # Side by side at 1280 px: the two grids share a row.
+    boxes = [page.locator("#t-grids .t-variant").nth(i).bounding_box() for i in range(2)]
+    assert boxes[0]["y"] == boxes[1]["y"] and boxes[1]["x"] >= boxes[0]["x"] + boxes[0]["width"]
+    screenshot(page, "train-compare.png")

@@ -95,9 +95,9 @@ def test_3d_paths_of_every_token(page, live_server, api):
     scene = drawn["layout"]["scene"]
     titles = [scene[f"{a}axis"]["title"]["text"] for a in "xyz"]
     assert titles == axis_titles(trace, 3)
-    # "the" occurs twice: the legend tells them apart by position.
+    # "the" occurs twice: the legend tells them apart by token number, from 1 as everywhere.
     names = [t["name"] for t in drawn["data"]]
-    assert names[1] == "the (1)" and names[7] == "the (7)" and names[2] == "animal"
+    assert names[1] == "the (token 2)" and names[7] == "the (token 8)" and names[2] == "animal"
     labels = [a["text"] for a in scene["annotations"]]
     assert labels == trace["tokens"]
     page.locator("#traj-host").screenshot(path=str(ARTIFACTS / "trajectories-3d.png"))

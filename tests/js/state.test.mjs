@@ -4,7 +4,7 @@ import { test } from "node:test";
 
 import {
   clampSentence, decodeShare, defaultSentence, encodeShare, fromPreset, headChoices,
-  matchesPreset, normalize, problem, sentenceFromRaw, toRequest,
+  headsNote, matchesPreset, normalize, problem, sentenceFromRaw, toRequest,
 } from "../../static/js/state.js";
 
 // What /api/presets serves (the tests of the API pin the server's side).
@@ -41,6 +41,20 @@ test("normalize keeps heads dividing d, matrices d x d, views in range", () => {
   assert.deepEqual([s.view.layer, s.view.head, s.view.vlayer, s.view.a, s.view.b], [9, 0, 12, 0, 4]);
   s.view.layer = 30;
   assert.equal(normalize(s, LIMITS).view.layer, 11);
+});
+
+test("headsNote says why normalize changed the heads, and nothing when it did not", () => {
+  const s = apple();
+  s.axes.push("x4");
+  s.embeddings.forEach((row) => row.push(0));
+  s.config.heads = 2;
+  assert.equal(headsNote(2, normalize(s, LIMITS), LIMITS), null); // 2 divides 4
+  s.config.heads = 3;
+  assert.equal(headsNote(3, normalize(s, LIMITS), LIMITS), "heads: 3 does not divide d = 4, now 2");
+  s.config.heads = 32;
+  assert.equal(headsNote(32, normalize(s, LIMITS), LIMITS), "heads: 32 is over the cap of 16, now 4");
+  s.config.heads = /** @type {any} */ ("two");
+  assert.equal(headsNote("two", normalize(s, LIMITS), LIMITS), "heads: two is not a head count, now 1");
 });
 
 test("problems the page can see before asking the server", () => {
@@ -98,4 +112,68 @@ test("clampSentence keeps choices inside a smaller model and text", () => {
   assert.deepEqual([s.layer, s.head, s.heads, s.query, s.picked], [1, 3, [3], null, [1]]);
   const none = { ...defaultSentence(), heads: [] };
   assert.deepEqual(clampSentence(none, 2, 4).heads, []); // "none" stays none
+});
+
+// ---- Share links carry both modes (v3) ----------------------------------------------------
+
+const CAUSAL = { id: "causal", tokens: ["a", "b"], axes: ["x", "y"], embeddings: [[1, 0], [0, 1]],
+  config: { layers: 2, mask: "causal" } };
+const CTX = { presets: [APPLE, CAUSAL], limits: LIMITS, defaults: DEFAULTS };
+/** The JSON object in a hash. @param {string} hash */
+const payload = (hash) => JSON.parse(Buffer.from(hash.slice(3), "base64url").toString());
+
+test("a sentence link carries the toy lab's state, and a toy link the sentence's", () => {
+  const toy = apple();
+  toy.embeddings[1][0] = 0.25; // an edited table travels whole
+  toy.config.layers = 3;
+  normalize(toy, LIMITS);
+  toy.view.layer = 2;
+  const sentence = { ...defaultSentence("m", "The animal didn't cross"), layer: 4, head: 7, query: 3,
+    hideSpecial: true, mergeWords: true, picked: "all", dims: 3 };
+  for (const mode of ["sentence", "toy"]) {
+    const back = decodeShare(encodeShare(mode, toy, sentence, CTX), LIMITS, DEFAULTS, CTX.presets);
+    assert.equal(back.mode, mode);
+    assert.deepEqual(back.toy, toy);
+    assert.deepEqual(back.sentence, sentence);
+  }
+});
+
+test("links are compact: a preset's table by its id, defaults left out, an unopened mode absent", () => {
+  const toy = apple();
+  toy.view.b = 2;
+  const untouched = defaultSentence();
+  const hash = encodeShare("toy", toy, untouched, CTX);
+  assert.deepEqual(payload(hash), { v: 3, mode: "toy", toy: { preset: "apple", config: {}, view: toy.view } });
+  const back = decodeShare(hash, LIMITS, DEFAULTS, CTX.presets);
+  assert.deepEqual(back.toy, toy);
+  assert.equal(back.sentence, null); // opens on the server's default model and example
+  // A preset whose config differs from the defaults, set back to a default: that is kept.
+  const causal = normalize(fromPreset(CAUSAL, DEFAULTS), LIMITS);
+  causal.config.mask = "none";
+  const c = decodeShare(encodeShare("toy", causal, null, CTX), LIMITS, DEFAULTS, CTX.presets);
+  assert.deepEqual(c.toy, causal);
+  // Only the sentence keys that differ from the defaults travel.
+  const s = { ...defaultSentence("m", "hi"), head: 2 };
+  assert.deepEqual(payload(encodeShare("sentence", null, s, CTX)), { v: 3, mode: "sentence",
+    sentence: { model: "m", text: "hi", head: 2 } });
+  // A long sentence link is shorter than the full states it restores.
+  const long = { ...defaultSentence("m", "word ".repeat(200)) };
+  const full = JSON.stringify({ toy, sentence: long });
+  assert.ok(encodeShare("sentence", toy, long, CTX).length < Buffer.from(full).toString("base64url").length);
+});
+
+test("a link naming a preset this server lacks is refused by name; v1 and v2 links still open", () => {
+  const hash = "#s=" + Buffer.from(JSON.stringify({ v: 3, mode: "toy", toy: { preset: "gone", view: {} } })).toString("base64url");
+  assert.throws(() => decodeShare(hash, LIMITS, DEFAULTS, CTX.presets), /preset 'gone'/);
+  const v2 = "#s=" + Buffer.from(JSON.stringify({ v: 2, mode: "sentence", sentence: { model: "m", text: "x", head: 1 } })).toString("base64url");
+  const back = decodeShare(v2, LIMITS, DEFAULTS, CTX.presets);
+  assert.deepEqual([back.mode, back.toy, back.sentence.head], ["sentence", null, 1]);
+});
+
+test("trajectories' picks: 'all' and [] ('none') survive a link; clampSentence keeps 'all'", () => {
+  assert.equal(sentenceFromRaw({ picked: "all" }).picked, "all");
+  assert.deepEqual(sentenceFromRaw({ picked: [] }).picked, []);
+  assert.equal(sentenceFromRaw({ picked: "some" }).picked, null);
+  const s = { ...defaultSentence("m", "x"), picked: "all" };
+  assert.equal(clampSentence(s, 2, 2, 3).picked, "all");
 });

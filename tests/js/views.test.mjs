@@ -20,7 +20,8 @@ test("every piece of view state feeds a view, and only views that exist", () => 
   assert.deepEqual([...fed(SENTENCE_FEEDS)].sort(), sentenceKeys.sort());
   assert.deepEqual(Object.keys(TOY_FEEDS), ["attention", "vectors", "beforeAfter", "distances"]);
   assert.deepEqual(Object.keys(SENTENCE_FEEDS), ["model", "gen", "head", "qk", "traj"]);
-  assert.deepEqual(viewsFed(SENTENCE_FEEDS, ["query"]), ["head", "qk"]);
+  assert.deepEqual(viewsFed(SENTENCE_FEEDS, ["query"]), ["head", "qk", "traj"]); // a long text's paths start at the query
+  assert.deepEqual(viewsFed(SENTENCE_FEEDS, ["mergeWords"]), ["model", "head", "qk", "traj"]); // options reach every view
   assert.deepEqual(viewsFed(TOY_FEEDS, ["vlayer"]), ["vectors", "beforeAfter", "distances"]);
   assert.deepEqual(viewsFed(TOY_FEEDS, ["nothing"]), []);
   // Train mode: every view choice feeds a view; the run's own events feed the rest.
@@ -35,8 +36,19 @@ test("numbers: short without -0.00, exact as the JSON trace spells them", () => 
   assert.equal(fmt(null), "–");
   const f32 = Math.fround(0.0123456789);
   assert.equal(String(f32), "0.012345679104328156");
-  assert.equal(exact(f32, "F32"), "0.0123456791"); // 9 significant digits identify a float32
+  assert.equal(exact(f32, "F32"), "0.012345679"); // the fewest digits that give it back
   assert.equal(Math.fround(Number(exact(f32, "F32"))), f32);
+  assert.equal(exact(Math.fround(0.1), "F32"), "0.1");
+  assert.equal(exact(Math.fround(0.0006274592), "F32"), "0.0006274592");
+  // Never more than 9 digits, and always the float32 back, over many values.
+  for (let i = 1; i < 2000; i++) {
+    const x = Math.fround(Math.sin(i) * 10 ** ((i % 13) - 6));
+    const s = exact(x, "F32");
+    assert.equal(Math.fround(Number(s)), x, s);
+    const digits = s.replace(/e.*$/, "").replace(/[-.]/g, "").replace(/^0+|0+$/g, "").length;
+    assert.ok(digits <= 9, s);
+    if (digits > 1) assert.notEqual(Math.fround(Number(x.toPrecision(digits - 1))), x, s); // fewest
+  }
   assert.equal(exact(1 / 3), String(1 / 3)); // float64 in full
   assert.equal(exact(-Infinity, "F32"), "masked");
   assert.equal(exact(null), "masked");
@@ -70,7 +82,25 @@ test("an attention sink is named when one token takes at least half of every oth
   // Just under one half: no note.
   const spread = m([[1, 0, 0, 0], [0.49, 0.51, 0, 0], [0.49, 0.3, 0.21, 0], [0.49, 0.2, 0.2, 0.11]]);
   assert.equal(sinkNote(spread, labels, true), "");
-  // A sink elsewhere (BERT's [SEP]) is named by its place.
+  // A sink elsewhere (BERT's [SEP]) is named by its place, counted from 1 as every label is.
   const sep = m([[0, 0, 0, 1], [0, 0.2, 0, 0.8], [0, 0, 0.3, 0.7], [0, 0, 0, 1]]);
-  assert.match(sinkNote(sep, labels, true), /goes to token 3, “c”/);
+  assert.match(sinkNote(sep, labels, true), /goes to token 4, “c”/);
+  // Under the token options a row is a group: the note counts the text's tokens, not rows.
+  assert.match(sinkNote(sep, labels, true, [[1], [2], [3], [5, 6]]), /goes to tokens 6–7, “c”/);
+  assert.match(sinkNote(sep, labels, true, [[1], [2], [3], [7]]), /goes to token 8, “c”/);
+});
+
+test("trajectories: a long text starts with a few rows from the query on; 'all' and [] as asked", async () => {
+  const { defaultRows, FEW_ROWS, LEGEND_MAX, positionColor, POSITION_SCALE } = await import("../../static/js/trajectories.js");
+  const groups = (n) => Array.from({ length: n }, (_, i) => [i + 1]); // [CLS] hidden: rows start at token 1
+  assert.deepEqual(defaultRows(groups(LEGEND_MAX), null, 5), [...Array(LEGEND_MAX).keys()]);
+  assert.deepEqual(defaultRows(groups(469), null, 1), [...Array(FEW_ROWS).keys()]);
+  assert.deepEqual(defaultRows(groups(469), null, 101), [100, 101, 102, 103, 104, 105, 106, 107]);
+  assert.deepEqual(defaultRows(groups(469), null, 469), [461, 462, 463, 464, 465, 466, 467, 468]); // the end
+  assert.equal(defaultRows(groups(469), "all", 1).length, 469);
+  assert.deepEqual(defaultRows(groups(469), [], 1), []);
+  // A row is picked when any of its tokens is (a word of pieces).
+  assert.deepEqual(defaultRows([[1], [2, 3], [4]], [3], 1), [1]);
+  assert.equal(positionColor(0), POSITION_SCALE[0]);
+  assert.equal(positionColor(1), POSITION_SCALE[POSITION_SCALE.length - 1]);
 });

@@ -90,3 +90,55 @@ def test_closed_forms():
 def test_a_toy_trace_has_one_group_per_token():
     tv = token_view(["An", "apple"], hide_special=True, merge_words=True)
     assert tv.groups == [[0], [1]] and tv.labels == ["An", "apple"]
+
+
+@pytest.mark.parametrize("model", ["all-MiniLM-L6-v2", "tiny-gpt2"])
+def test_words_come_from_the_text_not_the_pre_tokenizer(client, model):
+    """ "didn't" is one word (WordPiece splits it in three, byte-level BPE in two); a comma or a
+    point at a word's end is a word of its own."""
+    text = "The animal didn't cross the well-known street, it was too tired."
+    t = client.post("/api/trace", json={"model": model, "text": text}).json()
+    tv = view_of(t, hide=True, merge=True)
+    assert [label.strip() for label in tv.labels] == [
+        "The" if model == "tiny-gpt2" else "the",
+        "animal", "didn't", "cross", "the", "well-known", "street", ",", "it", "was", "too",
+        "tired", ".",
+    ]  # fmt: skip
+
+
+def test_view_of_one_query_and_projection_follow_the_options(client):
+    """view with query: the row that shows the query (a hidden one refused by name); projection's
+    coords: a row per word, the mean of its pieces' points, no special tokens."""
+    body = {"model": "all-MiniLM-L6-v2", "text": TEXT}
+    t = client.post("/api/trace", json=body).json()
+    tv = view_of(t, hide=True, merge=False)
+    q = t["tokens"].index("works")
+    r = client.post(
+        "/api/trace",
+        json=body,
+        params={"fields": "view", "layer": 2, "head": 4, "query": q, "hide_special": True},
+    ).json()
+    expected, _ = token_view_oracle(t, 2, 4, True, False)
+    got = torch.tensor(r["view"][0][0], dtype=torch.float64)
+    assert got.shape == (1, len(tv.groups))
+    assert torch.allclose(
+        got[0], torch.tensor(expected[tv.row(q)], dtype=torch.float64), atol=1e-15
+    )
+    refused = client.post(
+        "/api/trace",
+        json=body,
+        params={"fields": "view", "layer": 2, "head": 4, "query": 0, "hide_special": True},
+    )
+    assert refused.status_code == 422 and "token 1 is hidden" in refused.json()["message"]
+    whole = client.post("/api/trace", json=body, params={"fields": "projection"}).json()
+    merged = client.post(
+        "/api/trace",
+        json=body,
+        params={"fields": "projection", "hide_special": True, "merge_words": True},
+    ).json()
+    groups = merged["token_view"]["groups"]
+    assert groups == token_groups(t, True, True)
+    coords = torch.tensor(whole["projection"]["coords"], dtype=torch.float64)  # (L+1, T, 3)
+    want = torch.stack([coords[:, g].mean(1) for g in groups], 1)
+    got = torch.tensor(merged["projection"]["coords"], dtype=torch.float64)
+    assert got.shape == want.shape and torch.allclose(got, want, atol=1e-6)

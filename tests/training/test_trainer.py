@@ -3,6 +3,7 @@ stops when told, and the default run forms the heads the task is about."""
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from attnviz.engine import capture
@@ -39,6 +40,27 @@ def test_it_learns():
     assert first > 3.0  # about ln 26: guessing
     assert last < first - 0.25  # (a tiny model is still on the plateau before induction)
     assert all(len(s.grad_norms) == 2 and min(s.grad_norms) > 0 for s in run.history)
+
+
+def test_a_run_computes_on_one_thread_and_gives_the_threads_back():
+    """A run's many small steps on one torch thread (two spin against whatever else runs:
+    see trainer.py), and the caller's thread count as it was afterwards, also after a failure."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        counts: list[int] = []
+        train(Induction(), TINY, Optimiser(steps=3),
+              on_step=lambda _: counts.append(torch.get_num_threads()))  # fmt: skip
+        assert counts == [1, 1, 1] and torch.get_num_threads() == 2
+
+        def fail(_):
+            raise RuntimeError("stop")
+
+        with pytest.raises(RuntimeError, match="stop"):
+            train(Induction(), TINY, Optimiser(steps=3), on_step=fail)
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
 
 
 def test_it_stops_when_told_and_reports_every_step():
