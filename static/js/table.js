@@ -22,7 +22,7 @@ export function createTable(table, { getState, getLimits, onEdit, onNotice }) {
     const removers = el("tr", {}, [el("th")]);
     axes.forEach((name, j) => {
       names.append(el("th", { scope: "col" }, [el("input", {
-        type: "text", className: "axis", value: name, maxLength: limits.max_token_chars,
+        type: "text", className: "axis", value: name, maxLength: limits.max_token_chars, title: name,
         dataset: { kind: "axis", c: j }, "aria-label": `Name of dimension ${j + 1}`,
       })]));
       removers.append(el("th", {}, [el("button", {
@@ -82,6 +82,7 @@ export function createTable(table, { getState, getLimits, onEdit, onNotice }) {
       s.tokens[+t.dataset.r] = t.value;
     } else if (kind === "axis") {
       s.axes[+t.dataset.c] = t.value;
+      t.title = t.value; // the whole name, where the column cuts it short
     } else {
       return;
     }

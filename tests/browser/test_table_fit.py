@@ -59,6 +59,13 @@ def click_and_wait(page, selector: str) -> None:
     wait_for_trace(page, before)
 
 
+def scroll_table(page, how: str) -> None:
+    """Scroll the embeddings' box (``b``) by a line of JS."""
+    page.evaluate(
+        f"() => {{ const b = document.querySelector('#embeddings').parentElement; {how} }}"
+    )
+
+
 @pytest.mark.parametrize("preset", ["two-heads", "river-bank", "causal"])
 def test_four_columns_fit_at_1280_px(page, live_server, preset):
     open_app(page, live_server + "/")
@@ -86,10 +93,7 @@ def test_up_to_eight_columns_fit_and_more_scroll_with_names_in_view(page, live_s
     # A ninth column scrolls; scrolled to its end, the token labels stay in view, on top.
     click_and_wait(page, "#add-dim")
     assert layout(page, "#embeddings input")["scrollX"] > 0
-    page.evaluate(
-        "() => { const b = document.querySelector('#embeddings').parentElement;"
-        " b.scrollLeft = b.scrollWidth; }"
-    )
+    scroll_table(page, "b.scrollLeft = b.scrollWidth;")
     labels = layout(page, "#embeddings input.label")["cells"]
     assert labels and all(c["inside"] and c["onTop"] for c in labels)
     last = layout(page, '#embeddings input.axis[data-c="8"]')["cells"]
@@ -100,10 +104,7 @@ def test_up_to_eight_columns_fit_and_more_scroll_with_names_in_view(page, live_s
     for _ in range(14):
         click_and_wait(page, "#add-token")
     assert layout(page, "#embeddings input")["scrollY"] > 0
-    page.evaluate(
-        "() => { const b = document.querySelector('#embeddings').parentElement;"
-        " b.scrollTop = b.scrollHeight; b.scrollLeft = 0; }"
-    )
+    scroll_table(page, "b.scrollTop = b.scrollHeight; b.scrollLeft = 0;")
     axes = layout(page, "#embeddings input.axis")["cells"]
     visible = [c for c in axes if c["inside"]]
     assert len(visible) >= 6 and all(c["onTop"] for c in visible)
