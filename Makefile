@@ -63,7 +63,7 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 $(VENV)/.installed-dev: $(VENV)/.installed package.json package-lock.json
-	$(PIP) install -e ".[dev]"
+	$(PIP) install -e ".[dev,transformers]"
 	npm ci --no-audit --no-fund
 	touch $@
 

@@ -40,7 +40,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     log.info("attnviz %s computing on %s", __version__, app.state.device)
     # Models are loaded on the compute thread, where their tensors will be used.
     app.state.registry = compute.run(
-        load_registry, settings.model_folders, app.state.device, builtin=settings.builtin_model
+        load_registry,
+        settings.model_folders,
+        app.state.device,
+        builtin=settings.builtin_model,
+        dtype=settings.dtype,
+        backend=settings.backend,
     )
     app.state.traces = TraceService(settings, app.state.device, app.state.registry)
     app.state.training = TrainService(settings, app.state.device, app.state.registry)

@@ -15,6 +15,7 @@ import gzip
 import http.client
 import json
 import logging
+import math
 import os
 import socket
 import statistics
@@ -468,3 +469,374 @@ def table(report: Report) -> str:
 
 def report_json(report: Report) -> str:
     return json.dumps(asdict(report), separators=(",", ":"))
+
+
+# -- a real model's shape (``--shape``) --------------------------------------------------------
+
+
+@dataclass
+class ShapeRow:
+    tokens: int
+    hf_forward_ms: float | None  # transformers' eager forward, attentions and hidden states
+    first_request_ms: float | None  # the page's first request (None: it failed, see ``error``)
+    ratio: float | None
+    first_paint_bytes: int
+    peak_rss_bytes: int  # the server's peak resident memory so far (VmHWM)
+    health_worst_ms: float  # the slowest /healthz answer while the first request ran
+    health_failures: int  # /healthz asks that got no 200 meanwhile
+    error: str | None = None
+    note: str | None = None  # why a transformers figure is missing
+
+
+@dataclass
+class ShapeReport:
+    shape: str
+    device: str
+    torch_threads: int
+    parameters: int  # the checkpoint's (a tied unembedding counted once)
+    weights_bytes: int  # what the server's parameters take, each storage once
+    dtype: str
+    loaded_rss_bytes: int  # the server's resident memory once the model is loaded
+    load_peak_rss_bytes: int  # its peak while loading
+    rows: list[ShapeRow] = field(default_factory=list)
+    generation: dict[str, Any] = field(default_factory=dict)
+    browser: dict[str, float] = field(default_factory=dict)
+    # The machine's 1-minute load average before and after the server's measurements (other
+    # work on the same cores slows every figure).
+    load_average: list[float] = field(default_factory=list)
+
+
+def _status_bytes(pid: int, key: str) -> int:
+    """A memory figure of /proc/PID/status (VmRSS, VmHWM) in bytes."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(key + ":"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def _mem_available() -> int:
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemAvailable:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+class HealthProbe:
+    """Asks /healthz every 100 ms on a thread of its own, for the length of a ``with``: the
+    slowest answer and how many were not a 200."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.worst = 0.0
+        self.failures = 0
+        self.asked = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            t0 = time.perf_counter()
+            try:
+                status, _, _ = request(self.port, "GET", "/healthz")
+            except OSError:
+                status = 0
+            self.worst = max(self.worst, time.perf_counter() - t0)
+            self.asked += 1
+            self.failures += status != 200
+            self._stop.wait(0.1)
+
+    def __enter__(self) -> HealthProbe:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+class CausalReference:
+    """transformers' causal model on the folder (eager attention, float32 on a CPU, the
+    checkpoint's dtype on a GPU, as the server): its forward with attentions and hidden states,
+    and its generation. None of it when transformers is not installed."""
+
+    def __init__(self, folder: Path, device: str, dtype) -> None:
+        import torch
+        from transformers import AutoModelForCausalLM
+
+        self.torch = torch
+        self.dev = torch.device("cuda" if device.startswith("cuda") else "cpu")
+        self.lm = AutoModelForCausalLM.from_pretrained(
+            folder, attn_implementation="eager", dtype=dtype
+        ).eval()
+        self.lm.to(self.dev)
+        cfg = self.lm.config
+        self.layers, self.heads = cfg.num_hidden_layers, cfg.num_attention_heads
+
+    @classmethod
+    def load(cls, folder: Path, device: str, dtype) -> CausalReference | None:
+        try:
+            return cls(folder, device, dtype)
+        except ImportError:
+            log.warning("transformers is not installed: no transformers figures")
+            return None
+
+    def forward_bytes(self, n: int) -> int:
+        """What its forward with attentions holds at ``n`` tokens: every layer's (heads, n, n)
+        weights, and a layer's scores and softmax besides, in float32."""
+        return (self.layers + 3) * self.heads * n * n * 4
+
+    def _sync(self) -> None:
+        if self.dev.type == "cuda":
+            self.torch.cuda.synchronize()
+
+    def forward_ms(self, ids: list[int]) -> float:
+        torch = self.torch
+        with torch.inference_mode():
+            x = torch.tensor([ids], device=self.dev)  # (1, T)
+            self._sync()
+            t0 = time.perf_counter()
+            out = self.lm.model(x, output_attentions=True, output_hidden_states=True)
+            self._sync()
+            ms = 1000 * (time.perf_counter() - t0)
+            del out
+        return ms
+
+    def generate_s(self, ids: list[int], steps: int) -> tuple[float, list[int]]:
+        torch = self.torch
+        with torch.inference_mode():
+            x = torch.tensor([ids], device=self.dev)  # (1, T)
+            self._sync()
+            t0 = time.perf_counter()
+            out = self.lm.generate(x, max_new_tokens=steps, min_new_tokens=steps,
+                                   do_sample=False, output_attentions=True,
+                                   return_dict_in_generate=True, pad_token_id=0)  # fmt: skip
+            self._sync()
+            seconds = time.perf_counter() - t0
+        return seconds, out.sequences[0, len(ids) :].tolist()
+
+
+def _ours_generate(folder: Path, device: str, ids: list[int], steps: int) -> dict[str, Any]:
+    """The engine's generation through its key/value cache, in this process: seconds, ids."""
+    import torch
+
+    from attnviz.engine.device import resolve_device
+    from attnviz.engine.generate import continue_ids
+    from attnviz.pretrained.folder import load_folder
+
+    dev = resolve_device(device)
+    m = load_folder(folder, dev)
+    continue_ids(m.model, ids, 2)  # the first steps allocate: not counted
+    if dev.type == "cuda":
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats(dev)
+    t0 = time.perf_counter()
+    out = continue_ids(m.model, ids, steps)
+    if dev.type == "cuda":
+        torch.cuda.synchronize()
+    seconds = time.perf_counter() - t0
+    figures: dict[str, Any] = {"ours_s": round(seconds, 2), "ours_ids": out}
+    if dev.type == "cuda":
+        figures["ours_max_allocated_bytes"] = torch.cuda.max_memory_allocated(dev)
+    return figures
+
+
+def shape_row(
+    port: int, model: str, n: int, ids: list[int], text: str, pid: int, hf: CausalReference | None
+) -> ShapeRow:
+    """The page's first request for ``text`` (``n`` tokens, ``ids``), /healthz asked meanwhile,
+    after transformers' forward on the same ids when it fits in the free memory."""
+    floor, note = None, None
+    if hf is not None:
+        need = hf.forward_bytes(n)
+        if need + 2**30 < _mem_available():
+            floor = hf.forward_ms(ids)
+        else:
+            note = f"transformers' forward needs {need / 1e9:.1f} GB of attentions"
+    body = {"model": model, "text": text}
+    error = None
+    with HealthProbe(port) as probe:
+        t0 = time.perf_counter()
+        try:
+            status, wire, raw = request(port, "POST", "/api/trace", body, FIRST, compact=True)
+        except OSError as exc:
+            status, wire, raw = 0, 0, str(exc).encode()
+        ms = 1000 * (time.perf_counter() - t0)
+    if status != 200:
+        error = f"/api/trace answered {status}: {raw[:200]!r}"
+        log.warning("%d tokens: %s", n, error)
+    alive = Path(f"/proc/{pid}").exists()
+    return ShapeRow(
+        tokens=n,
+        hf_forward_ms=round(floor, 1) if floor is not None else None,
+        first_request_ms=round(ms, 1) if error is None else None,
+        ratio=round(ms / floor, 2) if floor and error is None else None,
+        first_paint_bytes=wire if error is None else 0,
+        peak_rss_bytes=_status_bytes(pid, "VmHWM") if alive else 0,
+        health_worst_ms=round(1000 * probe.worst, 1),
+        health_failures=probe.failures,
+        error=error,
+        note=note,
+    )
+
+
+def run_shape(
+    shape: str,
+    tokens: list[int],
+    device: str = "cpu",
+    use_browser: bool = False,
+    chromium: str = "/usr/bin/chromium",
+    steps: int = 256,
+    prompt_tokens: int = 32,
+    folder: Path | None = None,
+) -> ShapeReport:
+    """A random model of a real shape (``attnviz.shapes``), written to ``folder`` (a temporary
+    one by default) and served by a server of its own: the page's first request at each length
+    beside transformers' forward, the server's memory, /healthz meanwhile, and generation of
+    ``steps`` tokens after a ``prompt_tokens`` prompt, ours (key/value cache) and
+    transformers'."""
+    import tempfile
+
+    import torch
+
+    from attnviz import shapes
+    from attnviz.pretrained.tokenize import TextTokenizer
+
+    own = None
+    if folder is None:
+        own = tempfile.TemporaryDirectory(prefix="attnviz-shape-")
+        folder = Path(own.name) / shape
+    try:
+        if not (folder / "model.safetensors").is_file():
+            t0 = time.perf_counter()
+            shapes.write_folder(shape, folder)
+            log.info("wrote %s in %.0f s", folder, time.perf_counter() - t0)
+        return _measure_shape(shape, folder, tokens, device, use_browser, chromium, steps,
+                              prompt_tokens, torch, TextTokenizer)  # fmt: skip
+    finally:
+        if own is not None:
+            own.cleanup()
+
+
+def _measure_shape(shape, folder, tokens, device, use_browser, chromium, steps, prompt_tokens,
+                   torch, TextTokenizer) -> ShapeReport:  # fmt: skip
+    from attnviz.pretrained.folder import load_folder
+
+    tokenizer = TextTokenizer.from_file(folder / "tokenizer.json")
+    dev = torch.device(device)
+    meta = load_folder(folder, dev)  # what the server will hold, measured here first
+    params = {p.data_ptr(): p for p in meta.model.parameters()}.values()
+    dtype = meta.model.param_dtype
+    from safetensors import safe_open
+
+    with safe_open(folder / "model.safetensors", framework="pt") as f:
+        count = sum(math.prod(f.get_slice(k).get_shape()) for k in f.keys())  # noqa: SIM118
+    report = ShapeReport(
+        shape=shape, device=device, torch_threads=torch.get_num_threads(), parameters=count,
+        weights_bytes=sum(p.nbytes for p in params), dtype=str(dtype).removeprefix("torch."),
+        loaded_rss_bytes=0, load_peak_rss_bytes=0, load_average=[os.getloadavg()[0]],
+    )  # fmt: skip
+    del meta, params
+    hf = CausalReference.load(folder, device, dtype)
+    prompt = tokenizer(text_of(tokenizer, prompt_tokens)).ids
+    texts = {n: text_of(tokenizer, n) for n in tokens}
+    env = {
+        "ATTNVIZ_BUILTIN_MODEL": "false",
+        "ATTNVIZ_REQUEST_TIMEOUT_S": "3600",  # a long text on a CPU takes minutes
+        "ATTNVIZ_MAX_WAIT_S": "600",
+    }
+    with Server(["--device", device, "--model", str(folder)], env) as server:
+        pid = server.proc.pid
+        report.loaded_rss_bytes = _status_bytes(pid, "VmRSS")
+        report.load_peak_rss_bytes = _status_bytes(pid, "VmHWM")
+        warm = text_of(tokenizer, 64, start=3)
+        request(server.port, "POST", "/api/trace", {"model": folder.name, "text": warm}, FIRST,
+                compact=True)  # fmt: skip
+        if hf is not None:
+            hf.forward_ms(tokenizer(warm).ids)
+        for n in tokens:
+            ids = tokenizer(texts[n]).ids
+            row = shape_row(server.port, folder.name, n, ids, texts[n], pid, hf)
+            report.rows.append(row)
+            log.info("measured %d tokens: %s", n, row)
+            if server.proc.poll() is not None:
+                log.warning("the server stopped (exit %s)", server.proc.returncode)
+                break
+        if use_browser and server.proc.poll() is None:
+            n = min(tokens)
+            pair = [text_of(tokenizer, n, start=2), text_of(tokenizer, n, start=3)]
+            report.browser = browser(server.port, {n: pair}, chromium, folder.name)
+    report.load_average.append(os.getloadavg()[0])
+    if steps > 0:
+        report.generation = _ours_generate(folder, device, prompt, steps)
+        report.generation["prompt_tokens"] = len(prompt)
+        report.generation["steps"] = steps
+        if hf is not None:
+            seconds, theirs = hf.generate_s(prompt, steps)
+            report.generation["transformers_s"] = round(seconds, 2)
+            report.generation["same_ids"] = theirs == report.generation["ours_ids"]
+    return report
+
+
+def shape_table(report: ShapeReport) -> str:
+    """The shape bench as the README's table."""
+    gb = 1e9
+    target = report.weights_bytes * 1.3 + gb
+    lines = [
+        f"attnviz bench --shape {report.shape}: {report.parameters / 1e6:.0f}M parameters, "
+        f"{report.dtype} on {report.device} ({report.torch_threads} threads), random weights; "
+        f"load average {' then '.join(f'{x:.1f}' for x in report.load_average)}",
+        "",
+        f"Weights {report.weights_bytes / gb:.2f} GB; the server's resident memory once loaded "
+        f"{report.loaded_rss_bytes / gb:.2f} GB (peak while loading "
+        f"{report.load_peak_rss_bytes / gb:.2f} GB); target for its peak: weights x 1.3 + 1 GB "
+        f"= {target / gb:.2f} GB.",
+        "",
+        "| tokens | transformers forward | page's first request | ratio | first-paint bytes "
+        "| server's peak memory | /healthz meanwhile, worst |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    notes = []
+    for r in report.rows:
+        hf = f"{r.hf_forward_ms / 1000:.2f} s" if r.hf_forward_ms else "-"
+        first = f"{r.first_request_ms / 1000:.2f} s" if r.first_request_ms else "failed"
+        ratio = f"{r.ratio:.2f}x" if r.ratio else "-"
+        health = f"{r.health_worst_ms:.0f} ms" + (
+            f", {r.health_failures} failed" if r.health_failures else ""
+        )
+        lines.append(
+            f"| {r.tokens:,} | {hf} | {first} | {ratio} | {r.first_paint_bytes / 1e6:.2f} MB | "
+            f"{r.peak_rss_bytes / gb:.2f} GB | {health} |"
+        )
+        notes += [f"{r.tokens:,} tokens: {x}" for x in (r.note, r.error) if x]
+    if notes:
+        lines += ["", *notes]
+    g = report.generation
+    if g:
+        theirs = g.get("transformers_s")
+        versus = (
+            f"; transformers' generate (output_attentions, greedy) {theirs:.1f} s: "
+            f"{g['ours_s'] / theirs:.2f}x, the same ids: {'yes' if g['same_ids'] else 'no'}"
+            if theirs
+            else "; transformers' generate -"
+        )
+        lines += [
+            "",
+            f"Generation of {g['steps']} tokens after a {g['prompt_tokens']}-token prompt: ours "
+            f"(key/value cache) {g['ours_s']:.1f} s{versus}.",
+        ]
+    if report.browser:
+        b = report.browser
+        n = next(int(k.split("_")[-2]) for k in b if k.startswith("typing"))
+        lines += [
+            "",
+            f"Headless Chromium, typing to every view drawn at {n} tokens: "
+            f"{b[f'typing_to_drawn_{n}_s']:.2f} s (another head {b[f'switch_head_{n}_ms']} ms; "
+            f"the page answered within {b[f'page_unresponsive_{n}_s']:.2f} s throughout).",
+        ]
+    return "\n".join(lines)
+
+
+def shape_json(report: ShapeReport) -> str:
+    out = asdict(report)
+    out["generation"].pop("ours_ids", None)
+    return json.dumps(out, separators=(",", ":"))

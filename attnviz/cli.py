@@ -6,8 +6,11 @@ import argparse
 import ctypes
 import logging
 import os
+from typing import get_args
 
 from attnviz import __version__
+from attnviz.settings import BackendChoice, DType
+from attnviz.shapes import SHAPES
 
 
 def _malloc_settings() -> None:
@@ -38,6 +41,19 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--port", type=int, help="port (default 8000, ATTNVIZ_PORT)")
     serve.add_argument("--device", help="auto, cpu, cuda or cuda:N (default auto, ATTNVIZ_DEVICE)")
     serve.add_argument(
+        "--dtype",
+        choices=get_args(DType),
+        help="the models' parameters: auto (the checkpoint's half precision on a GPU, float32 on "
+        "a CPU), float32, bfloat16 or float16 (default auto, ATTNVIZ_DTYPE)",
+    )
+    serve.add_argument(
+        "--backend",
+        choices=get_args(BackendChoice),
+        help="what runs the model folders: auto (attnviz's engine for the families it converts, "
+        "transformers for the rest: pip install 'attnviz[transformers]'), native or "
+        "transformers (default auto, ATTNVIZ_BACKEND)",
+    )
+    serve.add_argument(
         "--model",
         action="append",
         metavar="FOLDER",
@@ -50,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
         "forward, stop it",
     )
     bench.add_argument(
-        "--tokens", default="16,128,512", help="text lengths in tokens (default 16,128,512)"
+        "--tokens", help="text lengths in tokens (default 16,128,512; --shape: 512,2048,4096)"
     )
     bench.add_argument("--repeat", type=int, default=5, help="texts per length (default 5)")
     bench.add_argument(
@@ -87,6 +103,15 @@ def main(argv: list[str] | None = None) -> int:
         "their losses cross the targets, and the size of a checkpoint's snapshot), and the "
         "induction run through the HTTP API with traces asked while it trains",
     )
+    bench.add_argument(
+        "--shape",
+        choices=list(SHAPES),
+        help="instead: a random model of this real model's shape, served, beside transformers: "
+        "the page's first request, memory, /healthz meanwhile, and generation",
+    )
+    bench.add_argument(
+        "--generate", type=int, default=256, help="with --shape: tokens to write (default 256)"
+    )
     args = parser.parse_args(argv)
     if args.command == "bench":
         return _bench(args, parser)
@@ -95,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
         os.environ["ATTNVIZ_MODELS"] = os.pathsep.join(earlier + args.model)
 
     # Flags win over the environment; Settings reads the environment.
-    for flag in ("host", "port", "device"):
+    for flag in ("host", "port", "device", "dtype", "backend"):
         value = getattr(args, flag)
         if value is not None:
             os.environ[f"ATTNVIZ_{flag.upper()}"] = str(value)
@@ -156,11 +181,22 @@ def _bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             parser.error(f"{flag}: lengths of at least 3 tokens")
         return out
 
-    tokens = lengths("--tokens", args.tokens)
+    default = "512,2048,4096" if args.shape else "16,128,512"
+    tokens = lengths("--tokens", args.tokens or default)
     browser_tokens = tuple(lengths("--browser-tokens", args.browser_tokens))
     if args.repeat < 1:
         parser.error("--repeat: at least 1")
     model = Path(args.model) if args.model else None
+    if args.shape:
+        if args.generate < 0:
+            parser.error("--generate: 0 or more tokens")
+        shape = bench.run_shape(
+            args.shape, tokens, args.device, args.browser, args.chromium, args.generate
+        )
+        print(bench.shape_table(shape))
+        if args.json:
+            print(bench.shape_json(shape))
+        return 0
     if args.train:
         from attnviz.training import bench as train_bench
 

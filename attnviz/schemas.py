@@ -18,6 +18,8 @@ from pydantic import (
     model_validator,
 )
 
+from attnviz.pretrained.convert import FAMILIES
+
 
 class Limits(BaseModel):
     """Caps on what one trace request may ask for."""
@@ -186,14 +188,18 @@ class TraceBase(BaseModel):
     attentions: list[list[list[list[float]]]] = Field(
         description="[layers][heads][n][n] softmax weights; row = query, column = key"
     )
-    scores: list[list[list[list[float | None]]]] = Field(
+    # null (scores, queries, keys, values) for a model that records none: one served through
+    # transformers whose attention does not go through its AttentionInterface (``unavailable``)
+    scores: list[list[list[list[float | None]]]] | None = Field(
         description="[layers][heads][n][n] logits after scaling; masked entries are null"
     )
-    queries: list[list[list[list[float]]]] = Field(description="[layers][heads][n][head_dim]")
-    keys: list[list[list[list[float]]]] = Field(
+    queries: list[list[list[list[float]]]] | None = Field(
+        description="[layers][heads][n][head_dim]"
+    )
+    keys: list[list[list[list[float]]]] | None = Field(
         description="[layers][heads][n][head_dim] (after RoPE when on)"
     )
-    values: list[list[list[list[float]]]] = Field(description="[layers][heads][n][head_dim]")
+    values: list[list[list[list[float]]]] | None = Field(description="[layers][heads][n][head_dim]")
     hidden_states: list[list[list[float]]] = Field(
         description="[layers+1][n][d]; [0] is X after the positional table (and any embedding "
         "norm), [l] layer l's output (the last after the final norm, if the model has one)"
@@ -234,14 +240,58 @@ class TextTraceResponse(TraceBase):
     )
     kv_heads: int = Field(description="Key/value heads (fewer than heads: grouped-query)")
     rope: Rope | None = Field(description="The rotation q and k are shown after, if any")
+    attention: AttentionRule | None = Field(
+        None, description="How scores and weights are made from q and k, layer by layer"
+    )
     generated: Generated | None = Field(
         description="With generate: where the tokens the model wrote start, and how it wrote"
+    )
+    backend: Literal["native", "transformers"] = Field(
+        "native", description="What ran the model: attnviz's engine or transformers (ModelInfo)"
+    )
+    unavailable: dict[str, str] = Field(
+        default_factory=dict,
+        description="Arrays this model's traces lack, each with why (null in the whole trace; "
+        "asked for by name, a 422 that says so): a model served through transformers whose "
+        "attention does not go through its AttentionInterface records no scores, queries, keys "
+        "or values",
     )
 
 
 class Rope(BaseModel):
     base: float
     style: Literal["pairs", "halves"]
+    scaling: str | None = Field(
+        None, description="How the frequencies stretch past the trained context (rope_type)"
+    )
+    rotary_dim: int | None = Field(
+        None, description="Only the first rotary_dim coordinates of each head turn (all: null)"
+    )
+    local_base: float | None = Field(
+        None, description="The base of the sliding-window layers, which rotate unscaled"
+    )
+
+
+class AttentionRule(BaseModel):
+    """How each layer turns q and k into scores and scores into weights: what the query-key
+    view needs to explain a weight from q and k."""
+
+    scale: float = Field(description="score = (q · k) x scale, before any soft-cap")
+    divide_by: float | None = Field(
+        description="When the model divides instead (by sqrt(head_dim)): score = (q · k) / this"
+    )
+    scale_label: str = Field(description='The scaling in words, e.g. "÷ √64"')
+    softcap: float | None = Field(
+        description="weight = softmax(c · tanh(score / c)) with c this (Gemma 2); else softmax"
+    )
+    windows: list[int | None] = Field(
+        description="[layers] a query sees only the last this many keys (itself included); "
+        "null: every key before it (or every key, in an encoder)"
+    )
+    qk_norm: Literal["none", "head", "proj"] = Field(
+        description="q and k are shown after an RMSNorm of each head's vector (head) or of the "
+        "whole projection (proj), before RoPE"
+    )
 
 
 class Generated(BaseModel):
@@ -392,7 +442,11 @@ class TraceQuery(_Strict):
 
 class ModelInfo(BaseModel):
     name: str
-    family: Literal["bert", "gpt2", "llama", "qwen2", "mistral", "roberta", "distilbert", "attnviz"]
+    family: str = Field(
+        description="The model's family: its config.json model_type. attnviz's own engine reads "
+        f"these (the table of conversions; the examples): {', '.join(FAMILIES)}",
+        examples=list(FAMILIES),
+    )
     layers: int
     heads: int
     d_model: int
@@ -419,6 +473,13 @@ class ModelInfo(BaseModel):
         None,
         description="The training run this model comes from (null for a loaded model). Behind "
         "a proxy with several replicas, send it as X-Attnviz-Run with a trace of the model.",
+    )
+    backend: Literal["native", "transformers"] = Field(
+        "native",
+        description="What runs the model: attnviz's own engine (native: every internal a named "
+        "hook) or Hugging Face transformers (the bridge, for families the engine has no "
+        "conversion for: pip install 'attnviz[transformers]'; a model whose attention does not "
+        "go through transformers' AttentionInterface has no queries, keys, values or scores)",
     )
 
 

@@ -10,6 +10,14 @@ from typing import Literal
 from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+# The parameters' dtype: "auto" is the checkpoint's (bfloat16 or float16) on a GPU and float32
+# on a CPU; the others force it. One definition: the CLI's --dtype offers these.
+DType = Literal["auto", "float32", "bfloat16", "float16"]
+# What runs the model folders: "auto", attnviz's own engine when it has a conversion for the
+# folder's model_type, else Hugging Face transformers; or one of them for every folder. One
+# definition: the CLI's --backend offers these.
+BackendChoice = Literal["auto", "native", "transformers"]
+
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="ATTNVIZ_", frozen=True, populate_by_name=True)
@@ -19,6 +27,12 @@ class Settings(BaseSettings):
     port: int = Field(8000, ge=1, le=65535, validation_alias=AliasChoices("ATTNVIZ_PORT", "PORT"))
     # "auto" picks CUDA when torch sees a GPU, else the CPU. ATTNVIZ_DEVICE=cpu forces the CPU.
     device: str = "auto"
+    # The pretrained models' parameter dtype (ATTNVIZ_DTYPE, --dtype): see DType. A model whose
+    # weights in it do not fit the device's free memory is refused at start.
+    dtype: DType = "auto"
+    # What runs the model folders (ATTNVIZ_BACKEND, --backend): see BackendChoice; transformers
+    # is the optional extra attnviz[transformers].
+    backend: BackendChoice = "auto"
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     # Model folders (Hugging Face layout) to offer besides the default, separated by ":".
     models: str = ""

@@ -1,7 +1,7 @@
 """The engine: a transparent transformer with named hook points, and what is computed from it."""
 
 from attnviz.engine.config import TransformerConfig
-from attnviz.engine.hooks import HookPoint, capture, hook_points
+from attnviz.engine.hooks import HookPoint, act_name, capture, hook_points
 from attnviz.engine.model import Transformer
 
-__all__ = ["HookPoint", "Transformer", "TransformerConfig", "capture", "hook_points"]
+__all__ = ["HookPoint", "Transformer", "TransformerConfig", "act_name", "capture", "hook_points"]

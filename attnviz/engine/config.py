@@ -5,11 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from attnviz.engine.positional import RopeScaling
+
 Norm = Literal["none", "pre", "post"]
 NormType = Literal["layer", "rms"]
 Positional = Literal["none", "sinusoidal", "learned", "rope"]
 RopeStyle = Literal["pairs", "halves"]
 Activation = Literal["gelu", "gelu_tanh", "silu", "relu"]
+QKNorm = Literal["none", "head", "proj"]
+LayerType = Literal["full_attention", "sliding_attention"]
+LAYER_TYPES: tuple[LayerType, ...] = ("full_attention", "sliding_attention")
 
 
 @dataclass(frozen=True)
@@ -57,12 +62,67 @@ class TransformerConfig:
     # causal, no unembedding) reads a source, and every block of this stack, the decoder,
     # attends to its output with a cross-attention sublayer after its self-attention.
     encoder_layers: int = 0
+    # Each head's width; None: d_model / n_heads. Qwen3's and Gemma's heads are wider or
+    # narrower than that: the projections are then (d_model, n_heads * d_head).
+    head_dim: int | None = None
+    # RoPE turns only the first rotary_dim coordinates of each head (GPT-NeoX's rotary_pct,
+    # Phi's partial_rotary_factor); None: all of them.
+    rotary_dim: int | None = None
+    rope_scaling: RopeScaling | None = None  # how the frequencies stretch past the trained context
+    # The base of the layers of type "sliding_attention", which then rotate with no scaling
+    # (Gemma 3's rope_local_base_freq); None: every layer uses rope_base and rope_scaling.
+    rope_local_base: float | None = None
+    # An RMSNorm of queries and keys before RoPE: "head", one weight (d_head,) for every head
+    # (Qwen3, Gemma 3); "proj", over the whole projection before it is split into heads (OLMo 2).
+    qk_norm: QKNorm = "none"
+    # The parallel residual of GPT-NeoX: x + attn(ln1(x)) + mlp(ln2(x)).
+    parallel: bool = False
+    # A norm on each sublayer's output before the residual adds it: x + LN_out(f(...)). With
+    # norm "pre", Gemma 2/3's norms around each sublayer; with norm "none", OLMo 2's.
+    out_norm: bool = False
+    ln_offset: float = 0.0  # norms scale by (ln_offset + w): Gemma's (1 + w)
+    embed_scale: float = 1.0  # X = W_E[ids] * embed_scale (Gemma: sqrt(d_model))
+    # Logits multiplied by this instead of divided by sqrt(d_head) (Gemma's
+    # query_pre_attn_scalar ** -0.5); None: 1 / sqrt(d_head) when ``scale``.
+    attn_scale: float | None = None
+    attn_softcap: float | None = None  # weights = softmax(c * tanh(scores / c)) (Gemma 2)
+    final_softcap: float | None = None  # logits = c * tanh(logits / c) (Gemma 2)
+    # A sliding layer's query i sees key j only when 0 <= i - j < sliding_window.
+    sliding_window: int | None = None
+    # Each layer's attention, "full_attention" or "sliding_attention" (transformers' names);
+    # None: every layer slides when sliding_window is set (Mistral), else none does.
+    layer_types: tuple[LayerType, ...] | None = None
 
     def __post_init__(self) -> None:
         if self.d_model < 1 or self.n_layers < 1 or self.n_heads < 1:
             raise ValueError("d_model, n_layers and n_heads must be positive")
-        if self.d_model % self.n_heads:
+        if self.head_dim is not None and self.head_dim < 1:
+            raise ValueError(f"head_dim must be positive (got {self.head_dim})")
+        if self.head_dim is None and self.d_model % self.n_heads:
             raise ValueError(f"n_heads {self.n_heads} does not divide d_model {self.d_model}")
+        if self.rotary_dim is not None and not (
+            0 < self.rotary_dim <= self.d_head and self.rotary_dim % 2 == 0
+        ):
+            raise ValueError(
+                f"rotary_dim {self.rotary_dim} must be even and at most the head size {self.d_head}"
+            )
+        if self.sliding_window is not None and self.sliding_window < 1:
+            raise ValueError(f"sliding_window must be positive (got {self.sliding_window})")
+        if self.layer_types is not None:
+            if len(self.layer_types) != self.n_layers:
+                raise ValueError(
+                    f"layer_types names {len(self.layer_types)} layers, the model has "
+                    f"{self.n_layers}"
+                )
+            bad = [t for t in self.layer_types if t not in LAYER_TYPES]
+            if bad:
+                raise ValueError(f"layer_types: {bad[0]!r} is not one of {LAYER_TYPES}")
+            if "sliding_attention" in self.layer_types and self.sliding_window is None:
+                raise ValueError("layer_types has sliding layers but no sliding_window")
+        for name in ("attn_softcap", "final_softcap"):
+            cap = getattr(self, name)
+            if cap is not None and not cap > 0:
+                raise ValueError(f"{name} must be positive (got {cap})")
         if self.vocab_size is not None and self.vocab_size < 1:
             raise ValueError("vocab_size must be positive")
         if self.unembed and self.vocab_size is None:
@@ -85,7 +145,26 @@ class TransformerConfig:
 
     @property
     def d_head(self) -> int:
-        return self.d_model // self.n_heads
+        return self.head_dim if self.head_dim is not None else self.d_model // self.n_heads
+
+    @property
+    def d_attn(self) -> int:
+        """The width of all heads side by side: n_heads * d_head (d_model unless head_dim)."""
+        return self.n_heads * self.d_head
+
+    def window_of(self, layer: int) -> int | None:
+        """The sliding window of ``layer``'s self-attention, or None when it sees every key."""
+        if self.sliding_window is None:
+            return None
+        if self.layer_types is None or self.layer_types[layer] == "sliding_attention":
+            return self.sliding_window
+        return None
+
+    def rope_of(self, layer: int) -> tuple[float, RopeScaling | None]:
+        """The RoPE base and scaling of ``layer`` (Gemma 3's sliding layers have their own)."""
+        if self.rope_local_base is not None and self.window_of(layer) is not None:
+            return self.rope_local_base, None
+        return self.rope_base, self.rope_scaling
 
     @property
     def kv_heads(self) -> int:

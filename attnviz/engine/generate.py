@@ -1,7 +1,12 @@
 """A causal model writes: one token at a time, each from the logits of the last position.
 Deterministic: greedy at temperature 0 (the first of equal logits), else drawn from
 softmax(logits / T) by a CPU generator seeded with ``seed``, so the same call gives the same
-tokens on any device."""
+tokens on any device.
+
+Each step runs only the new token: the keys and values of the tokens before it are kept in the
+engine's ``KVCache``. A sliding context (``window``) drops the oldest token once it is full, which
+moves every other token's position: from then on a step reads its window afresh, as a trace of
+those tokens would."""
 
 from __future__ import annotations
 
@@ -9,7 +14,40 @@ from collections.abc import Collection
 
 import torch
 
-from attnviz.engine.model import Transformer
+from attnviz.engine.model import KVCache, Transformer
+
+
+class _Reader:
+    """The logits after a growing sequence: ``read(seq)`` gives those of the next token of
+    ``seq``, which extends the sequence of the previous call by at most one token (the cache
+    then runs that token alone) or is read afresh."""
+
+    def __init__(self, model: Transformer, window: int | None, use_cache: bool) -> None:
+        self.model = model
+        self.window = window
+        self.use_cache = use_cache
+        self.device = model.param_device
+        self.cache: KVCache | None = None
+        self.read_to = 0  # how many tokens of the sequence the cache holds
+
+    def _forward(self, ids: list[int], cache: KVCache | None) -> torch.Tensor:
+        x = torch.tensor([ids], device=self.device)  # (1, T)
+        h = self.model(x) if cache is None else self.model(x, cache=cache)  # (1, T, C)
+        return self.model.logits(h[:, -1:])[0, -1]  # (V,): only the last position's
+
+    def read(self, seq: list[int]) -> torch.Tensor:
+        window = self.window
+        context = seq if window is None else seq[-window:]
+        if not self.use_cache:
+            return self._forward(context, None)
+        whole = window is None or len(seq) <= window  # every token at the position it had
+        if self.cache is not None and whole and len(seq) == self.read_to + 1:
+            logits = self._forward(seq[-1:], self.cache)  # the new token alone
+        else:  # the first step, or the window moved: every position changed
+            self.cache = KVCache()
+            logits = self._forward(context, self.cache)
+        self.read_to = len(seq)
+        return logits
 
 
 @torch.no_grad()
@@ -21,11 +59,14 @@ def continue_ids(
     seed: int = 0,
     window: int | None = None,
     stop: Collection[int] = (),
+    *,
+    use_cache: bool = True,
 ) -> list[int]:
     """The ``n`` token ids the model writes after ``ids`` (which are not included), or fewer:
     it stops after writing one of ``stop`` (an end-of-text token), which is kept. Each step
-    reads the last ``window`` tokens at most (all when None). No cache of keys and values: each
-    step is the same forward a trace makes."""
+    reads the last ``window`` tokens at most (all when None). With ``use_cache`` (the default)
+    each step runs only its new token against the keys and values kept from the steps before;
+    without it, each step is the whole forward a trace makes (the same numbers, tested)."""
     cfg = model.cfg
     if not cfg.causal or not cfg.unembed:
         raise ValueError("model: only a causal model with an unembedding writes tokens")
@@ -33,14 +74,14 @@ def continue_ids(
         raise ValueError("ids: needs at least one token to continue")
     if not temperature >= 0:
         raise ValueError(f"temperature: must be 0 (greedy) or more (got {temperature!r})")
-    device = model.param_device
+    if window is not None and window < 1:
+        raise ValueError(f"window: must be at least 1 token (got {window!r})")
     g = torch.Generator().manual_seed(seed)
+    reader = _Reader(model, window, use_cache)
     seq = list(ids)
     out: list[int] = []
     for _ in range(n):
-        context = seq if window is None else seq[-window:]
-        logits = model.logits(model(torch.tensor([context], device=device)))[0, -1]  # (V,)
-        logits = logits.float().cpu()
+        logits = reader.read(seq).float().cpu()  # (V,)
         if temperature == 0:
             nxt = int(logits.argmax())
         else:
@@ -51,3 +92,24 @@ def continue_ids(
         if nxt in stop:
             break
     return out
+
+
+@torch.no_grad()
+def next_logits(
+    model: Transformer,
+    ids: list[int],
+    n: int,
+    window: int | None = None,
+    *,
+    use_cache: bool = True,
+) -> tuple[list[int], torch.Tensor]:
+    """Greedy ``continue_ids`` that also returns each step's logits (n, V) float32 on the CPU:
+    what a test compares between the cached and the uncached ways."""
+    reader = _Reader(model, window, use_cache)
+    seq = list(ids)
+    rows = []
+    for _ in range(n):
+        logits = reader.read(seq).float().cpu()  # (V,)
+        rows.append(logits)
+        seq.append(int(logits.argmax()))
+    return seq[len(ids) :], torch.stack(rows)  # (n, V)

@@ -62,3 +62,41 @@ def capture(
     finally:
         for h in handles:
             h.remove()
+
+
+# The hook points' names, made by one helper (TransformerLens's get_act_name): a name's own part
+# says where in the module tree it sits.
+ATTENTION_HOOKS = ("q", "k", "v", "rot_q", "rot_k", "scores", "pattern", "z")
+MLP_HOOKS = ("pre", "lin", "post")
+BLOCK_HOOKS = ("resid_pre", "attn_out", "resid_mid", "cross_out", "resid_cross", "mlp_out",
+               "resid_post")  # fmt: skip
+MODEL_HOOKS = ("embed", "type_embed", "pos_embed", "logits")
+NORMS = ("ln1", "ln1_out", "ln_cross", "ln2", "ln2_out", "q_norm", "k_norm")
+
+
+def act_name(name: str, layer: int | None = None, attn: str = "attn", prefix: str = "") -> str:
+    """The hook point's name in the module tree: ``act_name("pattern", 3)`` is
+    ``"blocks.3.attn.hook_pattern"``; ``attn="cross_attn"`` names a decoder's cross-attention;
+    ``act_name("resid_post", 0)``, ``act_name("pre", 1)`` (the feed-forward's),
+    ``act_name("embed")``, ``act_name("ln_final")`` and ``act_name("q_norm", 2)`` (a norm's
+    output) likewise; ``prefix="encoder."`` an encoder-decoder's encoder."""
+    if name in MODEL_HOOKS or name == "ln_final" or name == "ln_embed":
+        if layer is not None:
+            raise ValueError(f"{name!r} is the model's, not a layer's")
+        return (
+            f"{prefix}{name}.hook_normalized" if name.startswith("ln_") else f"{prefix}hook_{name}"
+        )
+    if layer is None:
+        raise ValueError(f"{name!r} needs a layer")
+    block = f"{prefix}blocks.{layer}."
+    if name in ATTENTION_HOOKS:
+        return f"{block}{attn}.hook_{name}"
+    if name in MLP_HOOKS:
+        return f"{block}mlp.hook_{name}"
+    if name in BLOCK_HOOKS:
+        return f"{block}hook_{name}"
+    if name in ("q_norm", "k_norm"):
+        return f"{block}{attn}.{name}.hook_normalized"
+    if name in NORMS:
+        return f"{block}{name}.hook_normalized"
+    raise ValueError(f"no hook point is called {name!r}")

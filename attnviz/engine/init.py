@@ -27,8 +27,8 @@ def standard_weights(
     for name, param in Transformer(cfg).state_dict().items():
         leaf = name.rsplit(".", 1)[-1]
         shape = tuple(param.shape)
-        if leaf == "w":  # a LayerNorm's scale
-            value = torch.ones(shape, dtype=torch.float64)
+        if leaf == "w":  # a norm's scale: (ln_offset + w) = 1
+            value = torch.full(shape, 1.0 - cfg.ln_offset, dtype=torch.float64)
         elif leaf == "b" or leaf.startswith("b_"):  # a LayerNorm's shift, a bias
             value = torch.zeros(shape, dtype=torch.float64)
         elif leaf in ("W_E", "W_pos", "W_type"):

@@ -8,6 +8,7 @@ state dict that ``load_state_dict`` puts in, so nothing is ever initialised sile
 
 from __future__ import annotations
 
+import functools
 import math
 
 import torch
@@ -16,7 +17,19 @@ from torch import nn
 
 from attnviz.engine.config import TransformerConfig
 from attnviz.engine.hooks import HookPoint
-from attnviz.engine.positional import apply_rope, sinusoidal_table
+from attnviz.engine.positional import (
+    apply_rope,
+    rope_cos_sin,
+    rope_frequencies,
+    rotate_halves,
+    sinusoidal_table,
+)
+
+HALF = (torch.float16, torch.bfloat16)
+# A self-attention whose (B, nh, T, S) scores would pass this many bytes, and whose scores and
+# weights no hook asks to see whole, is computed a few heads at a time: at 4,096 tokens a
+# 14-head layer's scores are 0.9 GB, one head's 64 MB.
+CHUNK_BYTES = 64 * 2**20
 
 
 def _param(*shape: int) -> nn.Parameter:
@@ -25,45 +38,120 @@ def _param(*shape: int) -> nn.Parameter:
 
 class LayerNorm(nn.Module):
     """LayerNorm over the last axis; with ``affine`` a learned scale ``w`` and shift ``b``. With
-    ``norm_type`` "rms", RMSNorm: x / sqrt(mean(x^2) + eps), times ``w``; no mean, no shift."""
+    ``norm_type`` "rms", RMSNorm: x / sqrt(mean(x^2) + eps), times ``w``; no mean, no shift. The
+    scale is (ln_offset + w) (Gemma's 1 + w). ``width``: the axis' size (d_model by default; a
+    head or a projection for the norms of queries and keys, which are always RMS and affine).
+    Half-precision inputs are normalised in float32 and cast back, as transformers does."""
 
-    def __init__(self, cfg: TransformerConfig) -> None:
+    def __init__(
+        self, cfg: TransformerConfig, width: int | None = None, shape: str = "B T C"
+    ) -> None:
         super().__init__()
+        qk = width is not None
+        n = cfg.d_model if width is None else width
         self.eps = cfg.ln_eps
-        self.rms = cfg.norm_type == "rms"
-        self.w = _param(cfg.d_model) if cfg.ln_affine else None
-        self.b = _param(cfg.d_model) if cfg.ln_affine and not self.rms else None
-        self.hook_normalized = HookPoint("B T C")
+        self.offset = cfg.ln_offset
+        self.rms = cfg.norm_type == "rms" or qk
+        self.w = _param(n) if cfg.ln_affine or qk else None
+        self.b = _param(n) if cfg.ln_affine and not self.rms else None
+        self.hook_normalized = HookPoint(shape)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        dtype = x.dtype
+        if dtype in HALF:
+            x = x.float()
+        w: torch.Tensor | None = self.w
+        if w is not None and self.offset:
+            w = self.offset + w.float()
         if self.rms:
-            y = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)  # (B, T, C)
-            return self.hook_normalized(y if self.w is None else y * self.w)
-        return self.hook_normalized(F.layer_norm(x, x.shape[-1:], self.w, self.b, self.eps))
+            y = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)  # (..., n)
+            y = y if w is None else y * w
+        else:
+            b: torch.Tensor | None = self.b
+            if dtype in HALF:
+                w = None if w is None else w.float()
+                b = None if b is None else b.float()
+            y = F.layer_norm(x, x.shape[-1:], w, b, self.eps)
+        return self.hook_normalized(y.to(dtype))
 
 
 def attention_scores(
-    q: torch.Tensor, k: torch.Tensor, cfg: TransformerConfig, causal: bool | None = None
+    q: torch.Tensor,
+    k: torch.Tensor,
+    cfg: TransformerConfig,
+    causal: bool | None = None,
+    *,
+    layer: int = 0,
+    start: int = 0,
+    cross: bool = False,
 ) -> torch.Tensor:
-    """Logits of queries against keys: q k^T, divided by sqrt(d_head) when scaled, -inf for the
-    keys after each query when causal (``cfg.causal`` unless ``causal`` says otherwise: a
-    cross-attention never is). (..., T, hs) x (..., S, hs) -> (..., T, S)
+    """Logits of queries against keys: q k^T, scaled (1 / sqrt(d_head), or ``cfg.attn_scale``),
+    -inf where a key is hidden: after the query when causal (``cfg.causal`` unless ``causal``
+    says otherwise), or out of ``layer``'s sliding window. The queries sit at positions
+    ``start`` .. ``start`` + T - 1 (a generation step's, after S - T cached keys). A
+    cross-attention (``cross``) is never causal and never windowed. Before any soft-cap.
+    (..., T, hs) x (..., S, hs) -> (..., T, S)
 
     Every head is computed alone by the same matrix product, so a trace can recompute one head's
     scores from its q and k and get the very numbers of the forward (tested)."""
-    T = q.shape[-2]
+    T, S = q.shape[-2], k.shape[-2]
+    # The product is a new tensor: scaled and masked in place, so that a long text's (nh, T, S)
+    # is held once, not three times (autograd needs q and k here, not the product).
     scores = q @ k.transpose(-2, -1)  # (..., T, S)
-    if cfg.scale:
-        scores = scores / math.sqrt(cfg.d_head)
-    if cfg.causal if causal is None else causal:
-        future = torch.ones(T, T, dtype=torch.bool, device=q.device).triu(1)  # (T, T)
-        scores = scores.masked_fill(future, float("-inf"))
+    if cfg.attn_scale is not None:
+        scores.mul_(cfg.attn_scale)
+    elif cfg.scale:
+        scores.div_(math.sqrt(cfg.d_head))
+    causal = False if cross else (cfg.causal if causal is None else causal)
+    window = None if cross else cfg.window_of(layer)
+    if causal or window is not None:
+        scores.masked_fill_(hidden_keys(T, S, start, causal, window, q.device), float("-inf"))
     return scores
 
 
-def attention_pattern(scores: torch.Tensor) -> torch.Tensor:
-    """Softmax over the keys: each query's row of weights sums to 1. (..., T, T)"""
+@functools.lru_cache(maxsize=4)
+def hidden_keys(
+    T: int, S: int, start: int, causal: bool, window: int | None, device: torch.device
+) -> torch.Tensor:
+    """(T, S) true where query start + i may not see key j: after it when ``causal``, or
+    ``window`` or more positions before it. Kept for the next heads and layers of a text."""
+    i = torch.arange(start, start + T, device=device)[:, None]  # (T, 1) query positions
+    j = torch.arange(S, device=device)[None, :]  # (1, S) key positions
+    hidden = j > i if causal else torch.zeros(T, S, dtype=torch.bool, device=device)
+    if window is not None:
+        hidden = hidden | ((i - j).abs() >= window)  # (T, S)
+    return hidden
+
+
+def attention_pattern(scores: torch.Tensor, cfg: TransformerConfig | None = None) -> torch.Tensor:
+    """Softmax over the keys of the scores after ``cfg``'s soft-cap, c * tanh(s / c) (a hidden
+    key stays -inf): each query's row of weights sums to 1. Half precision is weighed in float32
+    and cast back, as transformers does. (..., T, S)"""
+    cap = cfg.attn_softcap if cfg is not None else None
+    if cap is not None:
+        capped = torch.tanh(scores / cap) * cap
+        scores = capped.masked_fill(torch.isneginf(scores), float("-inf"))
+    if scores.dtype in HALF:
+        return torch.softmax(scores, dim=-1, dtype=torch.float32).to(scores.dtype)
     return torch.softmax(scores, dim=-1)
+
+
+class KVCache:
+    """The keys and values a causal model has computed so far, per layer, so that a generation
+    step runs only the new tokens: ``model(ids, cache=cache)`` reads positions ``length`` ..
+    and appends theirs."""
+
+    def __init__(self) -> None:
+        self.length = 0
+        self.kv: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
+
+    def extend(self, layer: int, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """The layer's keys and values with ``k``, ``v`` (B, nh, T, hs) appended."""
+        if layer in self.kv:
+            k0, v0 = self.kv[layer]
+            k, v = torch.cat([k0, k], dim=-2), torch.cat([v0, v], dim=-2)  # (B, nh, S, hs)
+        self.kv[layer] = (k, v)
+        return k, v
 
 
 class Attention(nn.Module):
@@ -72,24 +160,33 @@ class Attention(nn.Module):
     Self-attention reads queries, keys and values from x. A cross-attention (``cross``) reads its
     queries from x and its keys and values from a memory (an encoder's output, S tokens): it is
     never causal and never rotated (RoPE relates two positions of one sequence), so its keys
-    hold no position but what the memory's vectors carry."""
+    hold no position but what the memory's vectors carry. ``layer``: the block's index, which
+    picks its sliding window and RoPE base (``cfg.window_of``, ``cfg.rope_of``)."""
 
-    def __init__(self, cfg: TransformerConfig, cross: bool = False) -> None:
+    def __init__(self, cfg: TransformerConfig, cross: bool = False, layer: int = 0) -> None:
         super().__init__()
         self.cfg = cfg
         self.cross = cross
+        self.layer = layer
         d = cfg.d_model
-        d_kv = cfg.kv_heads * cfg.d_head  # fewer than d with grouped-query attention
+        d_q = cfg.d_attn  # n_heads * d_head: d unless head_dim says otherwise
+        d_kv = cfg.kv_heads * cfg.d_head  # fewer with grouped-query attention
         qkv_bias = cfg.bias or cfg.qkv_bias
-        self.W_Q = _param(d, d)
+        self.W_Q = _param(d, d_q)
         self.W_K = _param(d, d_kv)
         self.W_V = _param(d, d_kv)
-        self.W_O = _param(d, d)
-        self.b_Q = _param(d) if qkv_bias else None
+        self.W_O = _param(d_q, d)
+        self.b_Q = _param(d_q) if qkv_bias else None
         self.b_K = _param(d_kv) if qkv_bias else None
         self.b_V = _param(d_kv) if qkv_bias else None
         self.b_O = _param(d) if cfg.bias else None
         kv = "S" if cross else "T"
+        if cfg.qk_norm == "proj":  # over the projection, before the heads are split (OLMo 2)
+            self.q_norm = LayerNorm(cfg, d_q, "B T D")
+            self.k_norm = LayerNorm(cfg, d_kv, f"B {kv} Dkv")
+        elif cfg.qk_norm == "head":  # over each head's vector, one weight for all (Qwen3)
+            self.q_norm = LayerNorm(cfg, cfg.d_head, "B nh T hs")
+            self.k_norm = LayerNorm(cfg, cfg.d_head, f"B nh {kv} hs")
         self.hook_q = HookPoint("B nh T hs")
         self.hook_k = HookPoint(f"B nh {kv} hs")
         self.hook_v = HookPoint(f"B nh {kv} hs")
@@ -101,37 +198,95 @@ class Attention(nn.Module):
         self.hook_pattern = HookPoint(f"B nh T {kv}")  # softmax over keys; rows sum to 1
         self.hook_z = HookPoint("B nh T hs")  # pattern @ v
 
-    def _heads(self, x: torch.Tensor, w: torch.Tensor, b: torch.Tensor | None) -> torch.Tensor:
+    def _heads(
+        self,
+        x: torch.Tensor,
+        w: torch.Tensor,
+        b: torch.Tensor | None,
+        norm: LayerNorm | None = None,
+        repeat: bool = True,
+    ) -> torch.Tensor:
         """x (B, T, C) @ w -> (B, nh, T, hs); a grouped-query key or value projection gives
-        kv_heads heads, each then repeated for the query heads that share it."""
+        kv_heads heads, each then repeated for the query heads that share it (unless not
+        ``repeat``). ``norm``: the projection's own norm (qk_norm "proj")."""
         B, T, _ = x.shape
         cfg = self.cfg
         y = x @ w if b is None else x @ w + b  # (B, T, n * hs)
+        if norm is not None:
+            y = norm(y)
         n = y.shape[-1] // cfg.d_head
         y = y.view(B, T, n, cfg.d_head).transpose(1, 2)  # (B, n, T, hs)
-        if n != cfg.n_heads:  # query head h reads key/value head h // (nh / n)
+        if repeat and n != cfg.n_heads:  # query head h reads key/value head h // (nh / n)
             y = y.repeat_interleave(cfg.n_heads // n, dim=1)  # (B, nh, T, hs)
         return y
 
-    def forward(self, x: torch.Tensor, memory: torch.Tensor | None = None) -> torch.Tensor:
-        """x (B, T, C) -> (B, T, C); a cross-attention takes its keys and values from
-        ``memory`` (B, S, C)."""
-        if self.cross != (memory is not None):
-            raise ValueError("a cross-attention needs a memory; a self-attention takes none")
-        B, T, C = x.shape
+    def _rotate(self, x: torch.Tensor, start: int) -> torch.Tensor:
+        """RoPE on (B, nh, T, hs) at positions start .. start + T - 1, with this layer's base."""
+        cfg = self.cfg
+        base, scaling = cfg.rope_of(self.layer)
+        if cfg.rope_style == "pairs":
+            if scaling is not None or cfg.rotary_dim is not None:
+                raise ValueError("RoPE scaling and a rotary_dim rotate halves only")
+            return apply_rope(x, base, "pairs", start)
+        T = x.shape[-2]
+        dim = cfg.rotary_dim or cfg.d_head
+        inv_freq, factor = rope_frequencies(dim, base, scaling, start + T, x.device)
+        cos, sin = rope_cos_sin(inv_freq, factor, start, T, x.dtype)  # (T, dim) each
+        return rotate_halves(x, cos, sin, cfg.rotary_dim)
+
+    def project(
+        self, x: torch.Tensor, memory: torch.Tensor | None = None, start: int = 0
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The queries, keys and values that meet in the scores, each (B, nh, T or S, hs):
+        projected, normalised (qk_norm) and rotated (RoPE, at positions start ..), through
+        their hook points. x (B, T, C); a cross-attention's keys and values read ``memory``."""
         cfg = self.cfg
         src = x if memory is None else memory  # (B, S, C); S = T for self-attention
-        q = self.hook_q(self._heads(x, self.W_Q, self.b_Q))  # (B, nh, T, hs)
-        k = self.hook_k(self._heads(src, self.W_K, self.b_K))  # (B, nh, S, hs)
+        proj = cfg.qk_norm == "proj"
+        q_norm = self.q_norm if proj else None
+        k_norm = self.k_norm if proj else None
+        q = self.hook_q(self._heads(x, self.W_Q, self.b_Q, q_norm))  # (B, nh, T, hs)
+        k = self.hook_k(self._heads(src, self.W_K, self.b_K, k_norm))  # (B, nh, S, hs)
         v = self.hook_v(self._heads(src, self.W_V, self.b_V))  # (B, nh, S, hs)
+        if cfg.qk_norm == "head":
+            q, k = self.q_norm(q), self.k_norm(k)
         if self.rotary:
-            q = self.hook_rot_q(apply_rope(q, cfg.rope_base, cfg.rope_style))
-            k = self.hook_rot_k(apply_rope(k, cfg.rope_base, cfg.rope_style))
-        causal = False if self.cross else cfg.causal
-        scores = self.hook_scores(attention_scores(q, k, cfg, causal))  # (B, nh, T, S)
-        pattern = self.hook_pattern(attention_pattern(scores))  # (B, nh, T, S)
-        z = self.hook_z(pattern @ v)  # (B, nh, T, hs)
-        z = z.transpose(1, 2).reshape(B, T, C)  # (B, T, C): heads side by side
+            q = self.hook_rot_q(self._rotate(q, start))
+            k = self.hook_rot_k(self._rotate(k, start))
+        return q, k, v
+
+    def forward(
+        self,
+        x: torch.Tensor,
+        memory: torch.Tensor | None = None,
+        cache: KVCache | None = None,
+    ) -> torch.Tensor:
+        """x (B, T, C) -> (B, T, C); a cross-attention takes its keys and values from
+        ``memory`` (B, S, C). With ``cache`` (self-attention), x holds the tokens after the
+        cached ones, whose keys and values are read from it and theirs appended."""
+        if self.cross != (memory is not None):
+            raise ValueError("a cross-attention needs a memory; a self-attention takes none")
+        B, T, _ = x.shape
+        cfg = self.cfg
+        start = cache.length if cache is not None and not self.cross else 0
+        q, k, v = self.project(x, memory, start)
+        if cache is not None and not self.cross:
+            k, v = cache.extend(self.layer, k, v)  # (B, nh, start + T, hs)
+        S = k.shape[-2]
+        per_head = B * T * S * 4  # bytes of one head's float32 scores
+        seen = self.hook_scores._forward_hooks or self.hook_pattern._forward_hooks
+        step = cfg.n_heads if seen else max(1, CHUNK_BYTES // per_head)
+        zs = []
+        for h in range(0, cfg.n_heads, step):  # one pass, unless the heads are chunked
+            qh, kh, vh = q[:, h : h + step], k[:, h : h + step], v[:, h : h + step]
+            scores = attention_scores(qh, kh, cfg, layer=self.layer, start=start,
+                                      cross=self.cross)  # fmt: skip
+            scores = self.hook_scores(scores)  # (B, nh, T, S)
+            pattern = self.hook_pattern(attention_pattern(scores, cfg))  # (B, nh, T, S)
+            zs.append(pattern.to(vh.dtype) @ vh)  # (B, step, T, hs)
+            del scores, pattern
+        z = self.hook_z(zs[0] if len(zs) == 1 else torch.cat(zs, dim=1))  # (B, nh, T, hs)
+        z = z.transpose(1, 2).reshape(B, T, cfg.d_attn)  # (B, T, nh * hs): heads side by side
         out = z @ self.W_O if self.b_O is None else z @ self.W_O + self.b_O
         return out  # the block names it: hook_attn_out, hook_cross_out
 
@@ -178,30 +333,35 @@ class FeedForward(nn.Module):
 
 
 class Block(nn.Module):
-    """One layer: attention sublayer, then (in a decoder) the cross-attention sublayer, then
-    (optionally) the feed-forward sublayer.
+    """One layer (the ``layer``-th): attention sublayer, then (in a decoder) the cross-attention
+    sublayer, then (optionally) the feed-forward sublayer.
 
-    Each sublayer f follows the same rules: xn = LN(x) when pre-norm, else x; y = f(xn);
-    x = x + y with the residual, else y; x = LN(x) when post-norm. The cross-attention's f
-    reads the memory as it is (the encoder's output, normalised by its own final norm).
+    Each sublayer f follows the same rules: xn = LN(x) when pre-norm, else x; y = f(xn), then
+    LN_out(y) with ``out_norm``; x = x + y with the residual, else y; x = LN(x) when post-norm.
+    The cross-attention's f reads the memory as it is (the encoder's output, normalised by its
+    own final norm). With ``parallel`` (GPT-NeoX), attention and feed-forward both read the
+    block's input: x + attn(LN1(x)) + mlp(LN2(x)).
     """
 
-    def __init__(self, cfg: TransformerConfig) -> None:
+    def __init__(self, cfg: TransformerConfig, layer: int = 0) -> None:
         super().__init__()
         self.cfg = cfg
+        norm = cfg.norm != "none"
         self.hook_resid_pre = HookPoint("B T C")
-        self.ln1 = LayerNorm(cfg) if cfg.norm != "none" else None
-        self.attn = Attention(cfg)
+        self.ln1 = LayerNorm(cfg) if norm else None
+        self.attn = Attention(cfg, layer=layer)
+        self.ln1_out = LayerNorm(cfg) if cfg.out_norm else None
         self.hook_attn_out = HookPoint("B T C")
         self.hook_resid_mid = HookPoint("B T C")
         if cfg.encoder_layers:
-            self.ln_cross = LayerNorm(cfg) if cfg.norm != "none" else None
-            self.cross_attn = Attention(cfg, cross=True)
+            self.ln_cross = LayerNorm(cfg) if norm else None
+            self.cross_attn = Attention(cfg, cross=True, layer=layer)
             self.hook_cross_out = HookPoint("B T C")
             self.hook_resid_cross = HookPoint("B T C")
         if cfg.ffn:
-            self.ln2 = LayerNorm(cfg) if cfg.norm != "none" else None
+            self.ln2 = LayerNorm(cfg) if norm else None
             self.mlp = FeedForward(cfg)
+            self.ln2_out = LayerNorm(cfg) if cfg.out_norm else None
             self.hook_mlp_out = HookPoint("B T C")
         self.hook_resid_post = HookPoint("B T C")
 
@@ -212,22 +372,45 @@ class Block(nn.Module):
         ln: LayerNorm | None,
         hook: HookPoint,
         *memory: torch.Tensor,
+        ln_out: LayerNorm | None = None,
+        cache: KVCache | None = None,
     ) -> torch.Tensor:
-        y = hook(f(ln(x) if ln is not None and self.cfg.norm == "pre" else x, *memory))
+        xn = ln(x) if ln is not None and self.cfg.norm == "pre" else x
+        y = f(xn, *memory, cache=cache) if cache is not None else f(xn, *memory)
+        y = hook(y if ln_out is None else ln_out(y))
         x = x + y if self.cfg.residual else y
         return ln(x) if ln is not None and self.cfg.norm == "post" else x
 
-    def forward(self, x: torch.Tensor, memory: torch.Tensor | None = None) -> torch.Tensor:
-        """x (B, T, C) -> (B, T, C); a decoder's block also reads ``memory`` (B, S, C)."""
+    def forward(
+        self,
+        x: torch.Tensor,
+        memory: torch.Tensor | None = None,
+        cache: KVCache | None = None,
+    ) -> torch.Tensor:
+        """x (B, T, C) -> (B, T, C); a decoder's block also reads ``memory`` (B, S, C). With
+        ``cache``, x holds the tokens after the cached ones (see ``KVCache``)."""
         if bool(self.cfg.encoder_layers) != (memory is not None):
             raise ValueError("a decoder block needs the encoder's output; other blocks take none")
+        cfg = self.cfg
         x = self.hook_resid_pre(x)
-        x = self.hook_resid_mid(self._sublayer(x, self.attn, self.ln1, self.hook_attn_out))
+        if cfg.parallel:
+            if not (cfg.ffn and cfg.residual and cfg.norm == "pre" and memory is None):
+                raise ValueError("a parallel block is pre-norm, residual, with a feed-forward")
+            xn = self.ln1(x) if self.ln1 is not None else x
+            a = self.attn(xn, cache=cache) if cache is not None else self.attn(xn)
+            a = self.hook_attn_out(a if self.ln1_out is None else self.ln1_out(a))
+            self.hook_resid_mid(x + a)
+            m = self.mlp(self.ln2(x) if self.ln2 is not None else x)
+            m = self.hook_mlp_out(m if self.ln2_out is None else self.ln2_out(m))
+            return self.hook_resid_post(m + a + x)  # transformers' order of the sum
+        x = self._sublayer(x, self.attn, self.ln1, self.hook_attn_out, ln_out=self.ln1_out,
+                           cache=cache)  # fmt: skip
+        x = self.hook_resid_mid(x)
         if memory is not None:
             x = self._sublayer(x, self.cross_attn, self.ln_cross, self.hook_cross_out, memory)
             x = self.hook_resid_cross(x)
-        if self.cfg.ffn:
-            x = self._sublayer(x, self.mlp, self.ln2, self.hook_mlp_out)
+        if cfg.ffn:
+            x = self._sublayer(x, self.mlp, self.ln2, self.hook_mlp_out, ln_out=self.ln2_out)
         return self.hook_resid_post(x)
 
 
@@ -261,23 +444,25 @@ class Transformer(nn.Module):
                 self.W_pos = _param(cfg.n_ctx, cfg.d_model)
             self.hook_pos_embed = HookPoint("T C")
         self.ln_embed = LayerNorm(cfg) if cfg.embed_norm else None
-        self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layers))
+        self.blocks = nn.ModuleList(Block(cfg, i) for i in range(cfg.n_layers))
         self.ln_final = LayerNorm(cfg) if cfg.final_norm else None
         if cfg.unembed:
             assert cfg.vocab_size is not None
             self.W_U = _param(cfg.d_model, cfg.vocab_size)
             self.hook_logits = HookPoint("B T V")
 
-    def positional_table(self, T: int) -> torch.Tensor | None:
-        """The (T, C) table added to X; None when positions enter elsewhere (RoPE) or nowhere."""
+    def positional_table(self, T: int, start: int = 0) -> torch.Tensor | None:
+        """The (T, C) table added to X at positions start .. start + T - 1; None when positions
+        enter elsewhere (RoPE) or nowhere."""
         if self.cfg.positional == "sinusoidal":
-            return sinusoidal_table(
-                T, self.cfg.d_model, dtype=self.param_dtype, device=self.param_device
+            table = sinusoidal_table(
+                start + T, self.cfg.d_model, dtype=self.param_dtype, device=self.param_device
             )
+            return table[start:]
         if self.cfg.positional == "learned":
-            if self.cfg.n_ctx < T:
-                raise ValueError(f"{T} positions exceed the table's {self.cfg.n_ctx}")
-            return self.W_pos[:T]
+            if self.cfg.n_ctx < start + T:
+                raise ValueError(f"{start + T} positions exceed the table's {self.cfg.n_ctx}")
+            return self.W_pos[start : start + T]
         return None
 
     @property
@@ -294,29 +479,48 @@ class Transformer(nn.Module):
         assert isinstance(block, Block)
         return block.attn.W_Q
 
-    def forward(self, x: torch.Tensor, source: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(
+        self,
+        x: torch.Tensor,
+        source: torch.Tensor | None = None,
+        cache: KVCache | None = None,
+    ) -> torch.Tensor:
         """x: (B, T) ids or (B, T, C) vectors -> (B, T, C). An encoder-decoder also takes
         ``source``, what its encoder reads (B, S), and every decoder block attends to the
-        encoder's output (B, S, C)."""
-        if bool(self.cfg.encoder_layers) != (source is not None):
+        encoder's output (B, S, C). With ``cache`` (a causal model writing), x holds the tokens
+        after the cached ones, at positions ``cache.length`` ..; their keys and values join it."""
+        cfg = self.cfg
+        if bool(cfg.encoder_layers) != (source is not None):
             raise ValueError("an encoder-decoder needs a source; other models take none")
+        if cache is not None and not cfg.causal:
+            raise ValueError("a cache of keys and values is for causal models")
+        start = cache.length if cache is not None else 0
         memory = self.encoder(source) if source is not None else None  # (B, S, C)
-        if self.cfg.vocab_size is not None:
+        if cfg.vocab_size is not None:
             x = self.W_E[x]  # (B, T) ids -> (B, T, C)
+            if cfg.embed_scale != 1.0:  # the factor in the table's dtype, as Gemma's
+                x = x * torch.tensor(cfg.embed_scale, dtype=x.dtype)
         x = self.hook_embed(x)  # (B, T, C)
-        if self.cfg.type_vocab_size:
+        if cfg.type_vocab_size:
             x = x + self.hook_type_embed(self.W_type[0])  # (C,): every token is segment 0
-        pos = self.positional_table(x.shape[1])
+        pos = self.positional_table(x.shape[1], start)
         if pos is not None:
             x = x + self.hook_pos_embed(pos)  # (T, C) broadcasts over B
         if self.ln_embed is not None:
             x = self.ln_embed(x)
         for block in self.blocks:
-            x = block(x, memory)
+            x = block(x, memory, cache) if cache is not None else block(x, memory)
+        if cache is not None:
+            cache.length = start + x.shape[1]
         if self.ln_final is not None:
             x = self.ln_final(x)
         return x
 
     def logits(self, x: torch.Tensor) -> torch.Tensor:
-        """The model's output (B, T, C) -> scores over the vocabulary (B, T, V)."""
-        return self.hook_logits(x @ self.W_U)
+        """The model's output (B, T, C) -> scores over the vocabulary (B, T, V), soft-capped
+        by ``final_softcap`` when set: c * tanh(logits / c)."""
+        logits = x @ self.W_U  # (B, T, V)
+        cap = self.cfg.final_softcap
+        if cap is not None:
+            logits = torch.tanh(logits / cap) * cap
+        return self.hook_logits(logits)

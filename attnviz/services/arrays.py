@@ -79,7 +79,7 @@ def _per_head(
                 x = x[:, r : r + 1]
             rows.append(x)
         else:
-            t = {"queries": tensors.q, "keys": tensors.k, "values": tensors.v}[name][layer]
+            t = tensors.qkv(layer)[("queries", "keys", "values").index(name)]  # (nh, T, hs)
             rows.append(t if len(heads) == t.shape[0] else t[heads])
     return torch.stack(rows)
 
@@ -113,12 +113,16 @@ def thumbnails(tensors: TraceTensors, tv: TokenView, size: int, layers: list[int
     pool = 1 if size == 0 or m <= size else math.ceil(m / size)
     values, scales = [], []
     for layer in layers:
-        x = tv.apply(tensors.pattern(layer))  # (H, m, m)
-        if pool > 1:
-            x = max_pool(x, pool)  # (H, s, s)
-        q, scale = quantize(x)  # the pooled peak is the pattern's peak
-        values.append(q)
-        scales.append(scale)
+        parts, part_scales = [], []
+        for _, p in tensors.head_chunks(layer):  # a few heads at a time on a long text
+            x = tv.apply(p)  # (h, m, m)
+            if pool > 1:
+                x = max_pool(x, pool)  # (h, s, s)
+            q, scale = quantize(x)  # the pooled peak is the pattern's peak
+            parts.append(q)
+            part_scales.append(scale)
+        values.append(torch.cat(parts))  # (H, s, s)
+        scales.append(torch.cat(part_scales))
     return {
         "pool": pool,
         "size": values[0].shape[-1],
@@ -137,6 +141,12 @@ def select(trace: ComputedTrace, query: TraceQuery, annotate: bool = True) -> Pa
     if query.query is not None:
         _index(query.query, t.n, "query", "tokens")
     names = query.names()
+    # Arrays the model cannot give (a bridged model without q and k): a 4xx when asked for by
+    # name, null in the whole trace.
+    lacking = trace.meta.get("unavailable") or {}
+    for name in names if query.fields is not None else ():
+        if name in lacking:
+            raise TraceError(f"fields: {lacking[name]}")
     options = query.hide_special or query.merge_words
     # The rows and columns under the token options: only what view and thumbs draw needs them.
     shown = ("view", "thumbs", *AGGREGATE_RULES)  # the fields drawn under the token options
@@ -148,7 +158,9 @@ def select(trace: ComputedTrace, query: TraceQuery, annotate: bool = True) -> Pa
             raise TraceError(f"query: {exc}; view shows no row for it") from exc
     arrays: dict[str, Value] = {}
     for name in names:
-        if name in PER_HEAD_FIELDS:
+        if name in lacking:
+            arrays[name] = None
+        elif name in PER_HEAD_FIELDS:
             arrays[name] = _per_head(t, name, layers, heads, tv, query.query)
         elif name == "embeddings":
             arrays[name] = t.embeddings
@@ -289,7 +301,7 @@ def json_numbers(trace: ComputedTrace, query: TraceQuery) -> int:
     JSON body over the cap is refused before anything is stacked)."""
     t = trace.tensors
     L, H, T = t.layers, t.heads, t.n
-    C, hs = t.states.shape[-1], t.q[0].shape[-1]
+    C, hs = t.states.shape[-1], t.cfg.d_head
     Ls = 1 if query.layer is not None else L
     Hs = 1 if query.head is not None else H
     Qs = 1 if query.query is not None else T
@@ -314,4 +326,5 @@ def json_numbers(trace: ComputedTrace, query: TraceQuery) -> int:
         "score_range": L * H,
         "thumbs": thumb_layers * H * (min(m, query.thumb or m) ** 2 + 1),
     }
-    return sum(size[name] for name in query.names())
+    lacking = trace.meta.get("unavailable") or {}
+    return sum(size[name] for name in query.names() if name not in lacking)

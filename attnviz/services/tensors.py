@@ -10,73 +10,140 @@ built. Distances, entropy and the PCA of the trajectories are computed on first 
 
 from __future__ import annotations
 
+import functools
+import math
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 import torch
 
-from attnviz.engine import Transformer, TransformerConfig, capture
+from attnviz.engine import Transformer, TransformerConfig, act_name, capture
 from attnviz.engine.analysis import PCA, attention_entropy, pairwise_distances, trajectory_pca
-from attnviz.engine.model import attention_pattern, attention_scores
+from attnviz.engine.model import CHUNK_BYTES, Block, attention_pattern, attention_scores
 
 R = TypeVar("R")
+QKV = tuple[torch.Tensor, torch.Tensor, torch.Tensor]
+
+# The forward's own weights are kept for the first response (its thumbnails read them instead
+# of recomputing them) only up to this many bytes: at 4,096 tokens a 24-layer model's weights
+# are tens of GB, and the thumbnails are then computed a layer at a time from q and k.
+KEEP_FORWARD_BYTES = 512 * 2**20
 
 
 class TraceError(ValueError):
     """A request that validated but cannot be computed; the message names the field."""
 
 
+class AttentionRule(Protocol):
+    """How a model turns a layer's queries and keys into scores and scores into weights: the
+    native engine's functions, or what the transformers bridge recorded of each layer."""
+
+    def scores(self, layer: int, q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+        """(H', T, hs) x (H', S, hs) -> (H', T, S) logits after scaling, a hidden key -inf,
+        before any soft-cap."""
+        ...
+
+    def weights(self, layer: int, scores: torch.Tensor) -> torch.Tensor:
+        """(H', T, S) scores -> the weights the forward used (rows sum to 1)."""
+        ...
+
+
+@dataclass(frozen=True)
+class EngineRule:
+    """The native engine's attention: ``attention_scores`` and ``attention_pattern`` with the
+    layer's window, scale and soft-cap (``cfg``)."""
+
+    cfg: TransformerConfig
+
+    def scores(self, layer: int, q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+        return attention_scores(q, k, self.cfg, layer=layer)
+
+    def weights(self, layer: int, scores: torch.Tensor) -> torch.Tensor:
+        return attention_pattern(scores, self.cfg)
+
+
 @dataclass
 class TraceTensors:
     """Every captured tensor of one sequence. Per-head tensors are lists over layers, so that one
-    layer or head is read without touching the rest."""
+    layer or head is read without touching the rest.
+
+    q, k and v are kept (``q``, ``k``, ``v``), or, when the trace cache could not hold them
+    (long texts on large models), recomputed for one layer at a time from that layer's input
+    (``states[layer]``) by ``recompute``. A model whose attention records no q and k (a bridged
+    ALiBi model) has none: its forward's weights are kept instead."""
 
     cfg: TransformerConfig
-    q: list[torch.Tensor]  # L x (nh, T, hs) (after RoPE when on)
-    k: list[torch.Tensor]  # L x (nh, T, hs) (after RoPE when on)
-    v: list[torch.Tensor]  # L x (nh, T, hs)
+    q: list[torch.Tensor] | None  # L x (nh, T, hs) (after q/k norms and RoPE when on)
+    k: list[torch.Tensor] | None  # L x (nh, T, hs) (after q/k norms and RoPE when on)
+    v: list[torch.Tensor] | None  # L x (nh, T, hs)
     states: torch.Tensor  # (L+1, T, C): [0] the input after positions, [l] layer l's output
     embeddings: torch.Tensor  # (T, C) the token vectors before positions
     positional: torch.Tensor | None  # (T, C) the positional table added, if any
     # The forward's own weights, L x (nh, T, T), until release(): the first response's thumbnails
-    # read them instead of recomputing.
+    # read them instead of recomputing. Kept for good when there are no q and k.
     forward_pattern: list[torch.Tensor] | None = field(default=None, repr=False)
+    rule: AttentionRule | None = None  # EngineRule(cfg) when None
+    # layer -> (q, k, v) of that layer, each (nh, T, hs), when q, k, v were not kept.
+    recompute: Callable[[int], QKV] | None = field(default=None, repr=False)
+    # Why a trace has no q and k (said to whoever asks for them), when it has none.
+    no_qk_reason: str | None = None
     _derived: dict[str, object] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
     def layers(self) -> int:
-        return len(self.q)
+        return self.cfg.n_layers
 
     @property
     def heads(self) -> int:
-        return self.q[0].shape[0]
+        return self.cfg.n_heads
 
     @property
     def n(self) -> int:
         return self.states.shape[1]
 
+    @property
+    def has_qk(self) -> bool:
+        return self.q is not None or self.recompute is not None
+
+    def qkv(self, layer: int) -> QKV:
+        """(q, k, v) of ``layer``, each (nh, T, hs): kept, or recomputed for that layer alone."""
+        if self.q is not None and self.k is not None and self.v is not None:
+            return self.q[layer], self.k[layer], self.v[layer]
+        if self.recompute is None:
+            raise TraceError(self.no_qk_reason or "fields: this trace has no queries or keys")
+        return self.recompute(layer)
+
     def release(self) -> None:
         """Drop the forward's weights (what the cache keeps is q, k, v and the states)."""
-        self.forward_pattern = None
+        if self.has_qk:
+            self.forward_pattern = None
 
     def nbytes(self) -> int:
         """Bytes kept, with room for the derived tensors (distances, entropy, projection)."""
-        own = [*self.q, *self.k, *self.v, self.states, self.embeddings]
+        own = [self.states, self.embeddings]
+        for kept in (self.q, self.k, self.v):
+            own += kept or []
         own += [self.positional] if self.positional is not None else []
+        if not self.has_qk and self.forward_pattern is not None:
+            own += self.forward_pattern
         base = sum(t.numel() * t.element_size() for t in own)
         L1, T, _ = self.states.shape
         derived = (L1 * T * T + self.layers * self.heads * (T + 1)) * self.states.element_size()
         return base + derived
 
+    def _rule(self) -> AttentionRule:
+        return self.rule if self.rule is not None else EngineRule(self.cfg)
+
     def scores(self, layer: int, heads: Sequence[int] | None = None) -> torch.Tensor:
-        """(H', T, T) logits after scaling (masked = -inf) of ``heads`` (all by default)."""
-        q, k = self.q[layer], self.k[layer]
+        """(H', T, T) logits after scaling (masked = -inf), before any soft-cap, of ``heads``
+        (all by default)."""
+        q, k, _ = self.qkv(layer)
         if heads is not None and len(heads) != q.shape[0]:
             q, k = q[list(heads)], k[list(heads)]
-        return attention_scores(q, k, self.cfg)
+        return self._rule().scores(layer, q, k)
 
     def pattern(self, layer: int, heads: Sequence[int] | None = None) -> torch.Tensor:
         """(H', T, T) softmax weights of ``heads`` (all by default); rows are queries."""
@@ -84,7 +151,15 @@ class TraceTensors:
         if forward is not None:
             p = forward[layer]
             return p if heads is None or len(heads) == p.shape[0] else p[list(heads)]
-        return attention_pattern(self.scores(layer, heads))
+        return self._rule().weights(layer, self.scores(layer, heads))
+
+    def head_chunks(self, layer: int) -> Iterator[tuple[list[int], torch.Tensor]]:
+        """``layer``'s heads a few at a time, with their weights (h, T, T): at most about
+        ``CHUNK_BYTES`` of scores at once (all heads together for a short text)."""
+        step = max(1, CHUNK_BYTES // max(1, self.n * self.n * 4))
+        for h in range(0, self.heads, step):
+            heads = list(range(h, min(h + step, self.heads)))
+            yield heads, self.pattern(layer, None if len(heads) == self.heads else heads)
 
     def _memo(self, name: str, compute: Callable[[], R]) -> R:
         with self._lock:
@@ -98,10 +173,11 @@ class TraceTensors:
 
     def entropy(self) -> torch.Tensor:
         """(L, nh, T) entropy in nats of each query's attention row."""
-        return self._memo(
-            "entropy",
-            lambda: torch.stack([attention_entropy(self.pattern(i)) for i in range(self.layers)]),
-        )
+
+        def layer(i: int) -> torch.Tensor:
+            return torch.cat([attention_entropy(p) for _, p in self.head_chunks(i)])  # (nh, T)
+
+        return self._memo("entropy", lambda: torch.stack([layer(i) for i in range(self.layers)]))
 
     def projection(self) -> PCA:
         """One PCA of every layer's hidden states together, so that frames are comparable."""
@@ -115,7 +191,8 @@ class TraceTensors:
             out: list[torch.Tensor] = []
             eye = torch.eye(self.n, dtype=torch.float64, device=self.states.device)
             for layer in range(self.layers):
-                a = self.pattern(layer).double().mean(0)  # (T, T)
+                a = sum(p.double().sum(0) for _, p in self.head_chunks(layer)) / self.heads
+                assert isinstance(a, torch.Tensor)  # (T, T) the mean over heads
                 if self.cfg.residual:
                     a = (a + eye) / 2
                 out.append(a if not out else a @ out[-1])
@@ -128,55 +205,153 @@ class TraceTensors:
 
         def compute() -> torch.Tensor:
             rows = []
+            step = max(1, CHUNK_BYTES // max(1, self.n * self.n * 4))
             for i in range(self.layers):
-                s = self.scores(i)
-                rows.append(s.masked_fill(torch.isneginf(s), 0).abs().amax(dim=(-2, -1)))
+                row = []
+                for h in range(0, self.heads, step):
+                    heads = list(range(h, min(h + step, self.heads)))
+                    s = self.scores(i, None if len(heads) == self.heads else heads)
+                    row.append(s.masked_fill_(torch.isneginf(s), 0).abs_().amax(dim=(-2, -1)))
+                rows.append(torch.cat(row))
             return torch.stack(rows)
 
         return self._memo("score_range", compute)
 
 
-def capture_trace(model: Transformer, x: torch.Tensor, field: str = "embeddings") -> TraceTensors:
+def qk_names(cfg: TransformerConfig, layer: int) -> tuple[str, str]:
+    """The hook points of the queries and keys that meet in the scores: after RoPE when on, after
+    a per-head q/k norm when there is one (a norm over the projection comes before hook_q)."""
+    if cfg.positional == "rope":
+        return act_name("rot_q", layer), act_name("rot_k", layer)
+    if cfg.qk_norm == "head":
+        return act_name("q_norm", layer), act_name("k_norm", layer)
+    return act_name("q", layer), act_name("k", layer)
+
+
+def layer_qkv(model: Transformer, layer: int, x: torch.Tensor) -> QKV:
+    """q, k, v (nh, T, hs) of block ``layer`` given its input ``x`` (T, C) (hidden state
+    ``layer``): that block's projections alone, the numbers of the whole forward (tested)."""
+    block = model.blocks[layer]
+    assert isinstance(block, Block)
+    with torch.inference_mode():
+        xn = block.ln1(x[None]) if block.ln1 is not None and model.cfg.norm == "pre" else x[None]
+        q, k, v = block.attn.project(xn)  # (1, nh, T, hs) each
+    return q[0], k[0], v[0]
+
+
+def _recompute(model: Transformer, states: torch.Tensor, layer: int) -> QKV:
+    return layer_qkv(model, layer, states[layer])
+
+
+def capture_trace(
+    model: Transformer, x: torch.Tensor, field: str = "embeddings", keep_qkv_bytes: int = -1
+) -> TraceTensors:
     """Run ``model`` on one sequence ``x`` ((1, T, C) vectors or (1, T) ids) and keep what every
-    trace holds. Overflow is a TraceError naming ``field``."""
+    trace holds. Overflow is a TraceError naming ``field``. q, k and v are kept when they take
+    at most ``keep_qkv_bytes`` (always when negative), else recomputed per layer on demand; the
+    forward's weights are kept for the first response up to ``KEEP_FORWARD_BYTES``, a layer's
+    weights being dropped as soon as the next layer runs otherwise."""
     cfg = model.cfg
-    rope = cfg.positional == "rope"
-    wanted = ["hook_embed", "blocks.0.hook_resid_pre"]
-    wanted += ["hook_pos_embed"] if cfg.positional in ("sinusoidal", "learned") else []
-    wanted += ["ln_final.hook_normalized"] if cfg.final_norm else []
-    q, k = ("attn.hook_rot_q", "attn.hook_rot_k") if rope else ("attn.hook_q", "attn.hook_k")
-    for i in range(cfg.n_layers):
-        for name in (q, k, "attn.hook_v", "attn.hook_pattern", "hook_resid_post"):
-            wanted.append(f"blocks.{i}.{name}")
+    L, T = cfg.n_layers, x.shape[1]
+    itemsize = model.param_dtype.itemsize
+    qkv_bytes = 3 * L * cfg.n_heads * T * cfg.d_head * itemsize
+    keep_qkv = keep_qkv_bytes < 0 or qkv_bytes <= keep_qkv_bytes
+    keep_pattern = L * cfg.n_heads * T * T * 4 <= KEEP_FORWARD_BYTES
+    wanted = [act_name("embed"), act_name("resid_pre", 0)]
+    wanted += [act_name("pos_embed")] if cfg.positional in ("sinusoidal", "learned") else []
+    wanted += [act_name("ln_final")] if cfg.final_norm else []
+    for i in range(L):
+        wanted.append(act_name("resid_post", i))
+        if keep_qkv:
+            wanted += [*qk_names(cfg, i), act_name("v", i)]
+    finite = [True]
+    patterns: list[torch.Tensor] = []
+
+    def look(_m: torch.nn.Module, _inp: tuple, out: torch.Tensor) -> None:
+        # A sum is finite only when every term is: no (nh, T, T) mask of booleans.
+        finite[0] = finite[0] and bool(torch.isfinite(out.sum()))
+        if keep_pattern:
+            patterns.append(out.detach()[0])
+
+    # Only when the weights are kept: a hook on them makes each layer compute them whole. An
+    # overflow anywhere reaches the states, which are checked below.
+    points = [b.attn.hook_pattern for b in model.blocks if isinstance(b, Block)]
+    handles = [p.register_forward_hook(look) for p in points] if keep_pattern else []
     # Only the points read here: each captured activation is kept alive, and costs a hook.
-    with torch.inference_mode(), capture(model, wanted) as cache:
-        model(x)
+    try:
+        with torch.inference_mode(), capture(model, wanted) as cache:
+            model(x)
+    finally:
+        for h in handles:
+            h.remove()
 
-    def per_layer(name: str) -> list[torch.Tensor]:  # L x (nh, T, ·) for the one sequence
-        return [cache[f"blocks.{i}.{name}"][0] for i in range(cfg.n_layers)]
-
-    outputs = [cache[f"blocks.{i}.hook_resid_post"][0] for i in range(cfg.n_layers)]
+    outputs = [cache[act_name("resid_post", i)][0] for i in range(L)]
     if cfg.final_norm:  # the model's output is the last block's after the final norm
-        outputs[-1] = cache["ln_final.hook_normalized"][0]
-    states = torch.stack([cache["blocks.0.hook_resid_pre"][0], *outputs])  # (L+1, T, C)
-    pattern = per_layer("attn.hook_pattern")
-    # A sum is finite only when every term is: one pass, no (L, nh, T, T) mask of booleans.
-    finite = torch.isfinite(states.sum()) and all(torch.isfinite(p.sum()) for p in pattern)
-    if not finite:
+        outputs[-1] = cache[act_name("ln_final")][0]
+    states = torch.stack([cache[act_name("resid_pre", 0)][0], *outputs])  # (L+1, T, C)
+    if not (finite[0] and torch.isfinite(states.sum())):
         raise TraceError(
             f"{field}: the computation overflowed (values too large for this configuration)"
         )
-    pos = cache.get("hook_pos_embed")
+
+    q: list[torch.Tensor] | None = None
+    k: list[torch.Tensor] | None = None
+    v: list[torch.Tensor] | None = None
+    recompute: Callable[[int], QKV] | None = None
+    if keep_qkv:  # L x (nh, T, ·) for the one sequence
+        q = [cache[qk_names(cfg, i)[0]][0] for i in range(L)]
+        k = [cache[qk_names(cfg, i)[1]][0] for i in range(L)]
+        v = [cache[act_name("v", i)][0] for i in range(L)]
+    else:  # block i reads hidden state i
+        recompute = functools.partial(_recompute, model, states)
+
+    pos = cache.get(act_name("pos_embed"))
     return TraceTensors(
         cfg=cfg,
-        q=per_layer("attn.hook_rot_q" if rope else "attn.hook_q"),
-        k=per_layer("attn.hook_rot_k" if rope else "attn.hook_k"),
-        v=per_layer("attn.hook_v"),
+        q=q,
+        k=k,
+        v=v,
         states=states,
-        embeddings=cache["hook_embed"][0],
+        embeddings=cache[act_name("embed")][0],
         positional=pos[: x.shape[1]] if pos is not None else None,
-        forward_pattern=pattern,
+        forward_pattern=patterns if keep_pattern else None,
+        recompute=recompute,
     )
+
+
+def attention_meta(cfg: TransformerConfig) -> dict:
+    """How the model makes scores and weights from q and k (``schemas.AttentionRule``) and the
+    rotation q and k are shown after (``schemas.Rope``), for the trace's meta."""
+    if cfg.attn_scale is not None:
+        inverse_square = 1 / cfg.attn_scale**2
+        whole = round(inverse_square)
+        label = (f"÷ √{whole}" if abs(inverse_square - whole) < 1e-9 * max(1, whole)
+                 else f"× {cfg.attn_scale!r}")  # fmt: skip
+        scale, divide_by = cfg.attn_scale, None
+    elif cfg.scale:
+        scale, divide_by, label = cfg.d_head**-0.5, math.sqrt(cfg.d_head), f"÷ √{cfg.d_head}"
+    else:
+        scale, divide_by, label = 1.0, None, "(unscaled)"
+    rope = None
+    if cfg.positional == "rope":
+        rope = {
+            "base": cfg.rope_base,
+            "style": cfg.rope_style,
+            "scaling": cfg.rope_scaling.kind if cfg.rope_scaling is not None else None,
+            "rotary_dim": cfg.rotary_dim,
+            "local_base": cfg.rope_local_base,
+        }
+    return {
+        "rope": rope,
+        "attention": {
+            "scale": scale,
+            "divide_by": divide_by,
+            "scale_label": label,
+            "softcap": cfg.attn_softcap,
+            "windows": [cfg.window_of(i) for i in range(cfg.n_layers)],
+            "qk_norm": cfg.qk_norm,
+        },
+    }
 
 
 @dataclass

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import torch
-
-from attnviz.engine.generate import continue_ids
 from attnviz.presets import SHOWCASE
-from attnviz.pretrained import ModelRegistry, PretrainedModel
 from attnviz.pretrained.native import quoted_each, unknown_characters
+from attnviz.pretrained.registry import ModelRegistry, ServedModel
 from attnviz.schemas import ModelInfo, TextTraceRequest
-from attnviz.services.tensors import ComputedTrace, TraceError, capture_trace
+from attnviz.services.tensors import ComputedTrace, TraceError, attention_meta
 
 EXAMPLES = [
     "I sat on the river bank",
@@ -22,13 +19,13 @@ class ModelNotFound(LookupError):
     """A model name the server does not have; the message lists the ones it has."""
 
 
-def token_cap(model: PretrainedModel, server_cap: int | None) -> int:
+def token_cap(model: ServedModel, server_cap: int | None) -> int:
     """The most tokens a text may have: the model's positions, or the server's cap if lower."""
     cap = model.cfg.n_ctx
     return cap if server_cap is None else min(cap, server_cap)
 
 
-def model_info(model: PretrainedModel, server_cap: int | None) -> ModelInfo:
+def model_info(model: ServedModel, server_cap: int | None) -> ModelInfo:
     cfg = model.cfg
     return ModelInfo(
         name=model.name,
@@ -45,10 +42,11 @@ def model_info(model: PretrainedModel, server_cap: int | None) -> ModelInfo:
         source=model.origin,
         run=model.run,
         examples=model.examples,
+        backend=model.backend,
     )
 
 
-def find_model(registry: ModelRegistry, name: str) -> PretrainedModel:
+def find_model(registry: ModelRegistry, name: str) -> ServedModel:
     model = registry.get(name)
     if model is None:
         have = ", ".join(registry.models) or "none; see the README to install one"
@@ -57,9 +55,14 @@ def find_model(registry: ModelRegistry, name: str) -> PretrainedModel:
 
 
 def run_text_trace(
-    req: TextTraceRequest, registry: ModelRegistry, server_cap: int | None
+    req: TextTraceRequest,
+    registry: ModelRegistry,
+    server_cap: int | None,
+    keep_qkv_bytes: int = -1,
 ) -> ComputedTrace:
-    """Every layer's attention, scores, q/k/v and hidden states of the model on the text."""
+    """Every layer's attention, scores, q/k/v and hidden states of the model on the text; q, k
+    and v kept when they take at most ``keep_qkv_bytes`` (always when negative), else
+    recomputed a layer at a time when asked for."""
     m = find_model(registry, req.model)
     try:
         toks = m.tokenizer(req.text)
@@ -85,7 +88,7 @@ def run_text_trace(
     words: list[int | None] = list(toks.words)
     offsets = [list(o) for o in toks.offsets]
     generated = None
-    with m.lock:  # capture() hooks the shared module: one forward at a time
+    with m.lock:  # one forward at a time on the shared model
         if req.generate is not None:
             g = req.generate
             if not (cfg.causal and cfg.unembed):
@@ -97,7 +100,7 @@ def run_text_trace(
                 raise TraceError(
                     f"generate.steps: {n} tokens and {g.steps} more exceed the cap of {cap}"
                 )
-            new = continue_ids(m.model, all_ids, g.steps, g.temperature, g.seed, stop=m.eos_ids)
+            new = m.continue_ids(all_ids, g.steps, g.temperature, g.seed, stop=m.eos_ids)
             new_labels, new_special = m.tokenizer.label_ids(new)
             all_ids += new
             labels += new_labels
@@ -113,8 +116,7 @@ def run_text_trace(
                 "seed": g.seed,
                 "text": m.tokenizer.tok.decode(new, skip_special_tokens=False),
             }
-        ids = torch.tensor([all_ids], dtype=torch.long, device=m.device)  # (1, T)
-        tensors = capture_trace(m.model, ids, field="text")
+        tensors = m.trace(all_ids, keep_qkv_bytes)
     meta = {
         "mode": "text",
         "tokens": labels,
@@ -127,11 +129,12 @@ def run_text_trace(
         "device": str(m.device),
         "model": m.name,
         "family": m.family,
+        # What ran it, and the arrays it cannot give with the reason (the page says so).
+        "backend": m.backend,
+        "unavailable": dict(m.unavailable),
         "causal": cfg.causal,
         "kv_heads": cfg.kv_heads,
-        "rope": {"base": cfg.rope_base, "style": cfg.rope_style}
-        if cfg.positional == "rope"
-        else None,
+        **attention_meta(cfg),  # rope and attention: how q and k make the weights
         "text": req.text,
         "token_ids": all_ids,
         "offsets": offsets,
@@ -139,4 +142,8 @@ def run_text_trace(
         "words": words,
         "generated": generated,
     }
+    if m.backend != "native":
+        # transformers rotated q and k inside the model, by the model's own convention: they are
+        # shown as its attention received them, and the page says so (meta["backend"]).
+        meta["rope"] = None
     return ComputedTrace(meta, tensors)

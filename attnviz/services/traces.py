@@ -82,8 +82,14 @@ class TraceService:
         key = self.key(req)
         if isinstance(req, TextTraceRequest):
             text = req
+            # The cache's budget decides whether a trace keeps its q, k and v: half of it at
+            # most for one trace, else they are recomputed for the one layer a part needs
+            # (with no cache, a trace lives for one response: kept).
+            budget = self.settings.trace_cache_mb * 2**20
+            keep = budget // 2 if budget else -1
             return self.cache.get_or_compute(
-                key, lambda: run_text_trace(text, self.registry, self.settings.max_text_tokens)
+                key,
+                lambda: run_text_trace(text, self.registry, self.settings.max_text_tokens, keep),
             )
         return self.cache.get_or_compute(key, lambda: run_toy_trace(req, self.device))
 

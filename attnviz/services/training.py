@@ -24,7 +24,7 @@ from pathlib import Path
 
 import torch
 
-from attnviz.engine import Transformer, capture
+from attnviz.engine import Transformer, act_name, capture
 from attnviz.pretrained import ModelRegistry, PretrainedModel
 from attnviz.pretrained.native import quoted_each
 from attnviz.schemas import (
@@ -730,7 +730,7 @@ def _induction_scores(model: Transformer, task: Induction, n: int = 20) -> list[
     g = torch.Generator().manual_seed(99)
     half = torch.randint(0, task.vocab.size, (64, n), generator=g)
     ids = torch.cat([half, half], dim=1)[:, :-1].to(model.param_device)  # (64, 2n - 1)
-    names = [f"blocks.{i}.attn.hook_pattern" for i in range(model.cfg.n_layers)]
+    names = [act_name("pattern", i) for i in range(model.cfg.n_layers)]
     with capture(model, names) as cache:
         model(ids)
     return [[round(float(x), 4) for x in task.induction_score(cache[name].cpu(), n)]

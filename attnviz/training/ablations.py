@@ -47,7 +47,7 @@ from dataclasses import dataclass, fields, replace
 
 import torch
 
-from attnviz.engine import Transformer, capture
+from attnviz.engine import Transformer, act_name, capture
 from attnviz.training.tasks import Batch, Induction
 from attnviz.training.trainer import (
     HELDOUT_BATCH,
@@ -128,7 +128,7 @@ def _repeats(n: int, run: Run) -> torch.Tensor:
 
 
 def _patterns(model: Transformer, inputs: torch.Tensor) -> list[torch.Tensor]:
-    names = [f"blocks.{i}.attn.hook_pattern" for i in range(model.cfg.n_layers)]
+    names = [act_name("pattern", i) for i in range(model.cfg.n_layers)]
     with torch.no_grad(), capture(model, names) as cache:
         model(inputs)
     return [cache[name].float().cpu() for name in names]  # each (B, nh, T, T)

@@ -22,7 +22,7 @@ from typing import Literal
 import torch
 import torch.nn.functional as F
 
-from attnviz.engine import Transformer, TransformerConfig, capture
+from attnviz.engine import Transformer, TransformerConfig, act_name, capture
 from attnviz.engine.config import Norm, Positional
 from attnviz.engine.init import standard_weights, trainable
 from attnviz.training.tasks import Batch, Induction, Task
@@ -154,11 +154,11 @@ def snapshot(
 def pattern_names(cfg: TransformerConfig) -> dict[str, list[str]]:
     """The hook points of every attention pattern, by kind: "self" (the model's blocks), and
     for an encoder-decoder "cross" (its blocks' cross-attention) and "encoder"."""
-    names = {"self": [f"blocks.{i}.attn.hook_pattern" for i in range(cfg.n_layers)]}
+    names = {"self": [act_name("pattern", i) for i in range(cfg.n_layers)]}
     if cfg.encoder_layers:
-        names["cross"] = [f"blocks.{i}.cross_attn.hook_pattern" for i in range(cfg.n_layers)]
+        names["cross"] = [act_name("pattern", i, "cross_attn") for i in range(cfg.n_layers)]
         names["encoder"] = [
-            f"encoder.blocks.{i}.attn.hook_pattern" for i in range(cfg.encoder_layers)
+            act_name("pattern", i, prefix="encoder.") for i in range(cfg.encoder_layers)
         ]
     return names
 

@@ -90,7 +90,9 @@ export function render(card, data, sel, callbacks) {
   const m = data.scoreMax > 0 ? data.scoreMax : 1;
   const scoreTitle = meta.config?.scale === false
     ? "score = q·k (unscaled)"
-    : `score = q·k / √d<sub>h</sub> (d<sub>h</sub> = ${meta.head_dim})`;
+    : meta.attention && !meta.attention.divide_by
+      ? `score = q·k ${meta.attention.scale_label}${meta.attention.softcap ? `, soft-capped at ${meta.attention.softcap} before the softmax` : ""}`
+      : `score = q·k / √d<sub>h</sub> (d<sub>h</sub> = ${meta.head_dim})${meta.attention?.softcap ? `, soft-capped at ${meta.attention.softcap} before the softmax` : ""}`;
   const scoresEl = /** @type {HTMLElement} */ (card.querySelector("[data-role=scores]"));
   const weightsEl = /** @type {HTMLElement} */ (card.querySelector("[data-role=weights]"));
   scoresEl.style.height = height;

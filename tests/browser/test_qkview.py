@@ -19,7 +19,7 @@ RENDER = """async ({request, layer, head, query, tokens, allKeys}) => {
   const part = await window.__api.fetchTrace(request,
     {fields: 'queries,keys,scores,attentions', layer, head, query});
   const data = window.__module.headInput(tokens || part.meta.tokens, part.arrays, query,
-    part.meta.config ? part.meta.config.scale : true);
+    window.__module.scoreRule(part.meta));
   await window.__module.render(host, data, {layer, head, allKeys},
     {onPick: (j) => window.__picked.push(j)});
   const d = host.querySelector('.qk').__qk;
@@ -109,7 +109,7 @@ def test_query_key_view_shows_the_trace(page, live_server, api):
     drawn = draw(page, request, layer, head, i)
     assert trace["head_dim"] == 32
     check_breakdown(trace, drawn, layer, head, i)
-    assert "score = Σ qₖ·kₖ / √32" in drawn["text"]
+    assert "score = Σ qₖ·kₖ ÷ √32" in drawn["text"]
     assert page.locator("#qk-host .qk-token").text_content() == "it"
     assert f"layer {layer + 1}, head {head + 1}" in drawn["text"]
     # Nothing sticks out of the card; the exact value is under the pointer.
@@ -159,7 +159,7 @@ def test_masked_keys_read_as_masked(page, live_server, api):
     check_breakdown(trace, drawn, 0, 0, 2)
     assert drawn["data"]["masked"] == [False, False, False, True, True]
     assert hover_cell(page, "p", 3, 1) == "key a (token 4): masked (after the query)"
-    assert "score = Σ qₖ·kₖ / √3" in drawn["text"]
+    assert "score = Σ qₖ·kₖ ÷ √3" in drawn["text"]
     page.locator("#qk-host").screenshot(path=str(ARTIFACTS / "qkview-masked.png"))
 
 
@@ -175,7 +175,7 @@ def test_causal_model_trace(page, live_server, api):
     check_breakdown(trace, drawn, 1, 2, i)
     masked = [s is None for s in trace["scores"][1][2][i]]
     assert masked == [j > i for j in range(n)] == drawn["data"]["masked"]
-    assert f"score = Σ qₖ·kₖ / √{trace['head_dim']}" in drawn["text"]
+    assert f"score = Σ qₖ·kₖ ÷ √{trace['head_dim']}" in drawn["text"]
     page.locator("#qk-host").screenshot(path=str(ARTIFACTS / "qkview-gpt2.png"))
 
 

@@ -65,8 +65,8 @@ def test_a_family_reads_its_configuration(family):
         assert cfg.qkv_bias == (style == "qwen2")
         tied = style in ("llama-tied-theta", "qwen2")
         assert torch.equal(ours.model.W_U, ours.model.W_E.T) == tied
-        if style == "mistral":
-            assert cfg.n_ctx == 64  # capped at the sliding window
+        if style == "mistral":  # every layer slides; the context stays max_position_embeddings
+            assert cfg.sliding_window == 64 and cfg.layer_types is None and cfg.n_ctx == 256
         # The logits are the language model's.
         from transformers import AutoModelForCausalLM
 
@@ -95,10 +95,12 @@ def _rewrite(folder, tmp_path, **changes):
 @pytest.mark.parametrize(
     ("changes", "message"),
     [
-        ({"rope_parameters": {"rope_type": "llama3", "rope_theta": 1e4}}, "rope scaling 'llama3'"),
-        ({"rope_scaling": {"type": "linear", "factor": 2.0}}, "rope scaling 'linear'"),
-        ({"head_dim": 16}, "head_dim = 16 is not supported"),
-        ({"attention_bias": True}, "attention_bias = True is not supported"),
+        # Scalings and head sizes are read (tests/pretrained/test_families_decoders.py); a
+        # scaling without its parameters, of a kind the engine lacks, a partial rotation are not.
+        ({"rope_parameters": {"rope_type": "llama3", "rope_theta": 1e4}}, "'llama3' needs factor"),
+        ({"rope_scaling": {"type": "proportional"}}, "'proportional' is not supported"),
+        ({"partial_rotary_factor": 0.5}, "partial_rotary_factor = 0.5 is not supported"),
+        ({"attention_bias": True}, "attention_bias = True with mlp_bias = False is not supported"),
         ({"hidden_act": "gelu"}, "hidden_act = 'gelu' is not supported"),
         ({"num_key_value_heads": 3}, "num_key_value_heads = 3 must divide"),
     ],
@@ -109,10 +111,13 @@ def test_what_the_engine_cannot_reproduce_is_refused_by_name(tmp_path, changes, 
         load_folder(_rewrite(folder, tmp_path, **changes), CPU)
 
 
-def test_qwen2_with_a_sliding_window_is_refused(tmp_path):
+def test_qwen2_slides_from_max_window_layers_on(tmp_path):
     folder = make_tiny_llama(tmp_path / "qwen", "qwen2")
-    with pytest.raises(ModelFolderError, match="use_sliding_window = True is not supported"):
-        load_folder(_rewrite(folder, tmp_path, use_sliding_window=True), CPU)
+    changed = _rewrite(folder, tmp_path, use_sliding_window=True, sliding_window=8,
+                       max_window_layers=1, layer_types=None)  # fmt: skip
+    cfg = load_folder(changed, CPU).cfg
+    assert cfg.sliding_window == 8
+    assert cfg.layer_types == ("full_attention", "sliding_attention")
 
 
 def test_llama_style_hook_names_are_pinned(tmp_path):

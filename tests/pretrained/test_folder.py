@@ -9,7 +9,7 @@ import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
-from attnviz.pretrained import ModelFolderError, load_folder, load_registry
+from attnviz.pretrained import FAMILIES, ModelFolderError, load_folder, load_registry
 from attnviz.pretrained.registry import BUILTIN_NAME, builtin_dir
 
 CPU = torch.device("cpu")
@@ -90,8 +90,7 @@ def _edit_config(folder, **changes):
         (lambda f: (f / "config.json").write_text("[1]"), "must hold a JSON object"),
         (
             lambda f: _edit_config(f, model_type="t5"),
-            "model_type 't5' is not supported \\(supported: attnviz, bert, distilbert, gpt2, llama, "
-            "mistral, qwen2, roberta\\)",
+            f"model_type 't5' is not supported \\(supported: {', '.join(sorted(FAMILIES))}\\)",
         ),
         (lambda f: _edit_config(f, n_embd=48), "wte.weight: expected shape"),
         (lambda f: _edit_config(f, n_layer=3), "no tensor 'h.2.attn.c_attn.weight'"),

@@ -12,12 +12,14 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from attnviz import __version__
-from attnviz.engine import capture
+from attnviz.engine import Transformer, TransformerConfig, capture
+from attnviz.engine.positional import RopeScaling
 from attnviz.pretrained import FAMILIES, ModelFolderError, TextTokenizer, load_folder, load_registry
+from attnviz.pretrained.families.attnviz import _SINCE
 from attnviz.pretrained.native import unknown_characters
 from attnviz.training.export import char_tokenizer, save_run
 from attnviz.training.tasks import CharLM, CharVocab, Induction
-from attnviz.training.trainer import Architecture, Optimiser, train
+from attnviz.training.trainer import Architecture, Optimiser, Run, train
 
 CPU = torch.device("cpu")
 TEXT = 'The "with" statement (see PEP 343) wraps a block:\n  with open(f) as x: pass'
@@ -174,3 +176,158 @@ def test_a_folder_written_before_encoder_layers_existed_still_loads(folder):
     _tamper(folder, encoder_layers=...)
     model = load_folder(folder, CPU)
     assert model.cfg.encoder_layers == 0
+
+
+def test_a_folder_written_before_max_positions_was_renamed_n_ctx_still_loads(folder, trained):
+    path = folder / "config.json"
+    hf = json.loads(path.read_text(encoding="utf-8"))
+    hf["max_positions"] = hf.pop("n_ctx")
+    path.write_text(json.dumps(hf), encoding="utf-8")
+    assert load_folder(folder, CPU).cfg == trained[1].cfg
+
+
+# Every TransformerConfig field added with the general engine (Gemma, Qwen3, OLMo 2, GPT-NeoX,
+# Llama 3's rope scaling...), each away from its default, and every field of RopeScaling set.
+NEW_FIELDS = {
+    "head_dim": 12,
+    "rotary_dim": 8,
+    "rope_scaling": RopeScaling(
+        kind="yarn",
+        factor=4.0,
+        original_max_positions=16,
+        low_freq_factor=1.0,
+        high_freq_factor=4.0,
+        beta_fast=16.0,
+        beta_slow=2.0,
+        mscale=1.0,
+        mscale_all_dim=0.5,
+        attention_factor=1.25,
+        short_factor=(1.0, 1.5, 2.0, 2.5),
+        long_factor=(3.0, 3.5, 4.0, 4.5),
+        truncate=False,
+        max_positions=64,
+    ),
+    "rope_local_base": 100.0,
+    "qk_norm": "head",
+    "parallel": True,
+    "out_norm": True,
+    "ln_offset": 1.0,
+    "embed_scale": 4.0,
+    "attn_scale": 0.125,
+    "attn_softcap": 50.0,
+    "final_softcap": 30.0,
+    "sliding_window": 8,
+    "layer_types": ("sliding_attention", "full_attention"),
+}
+
+
+@pytest.fixture(scope="module")
+def new_fields_run():
+    task = CharLM()
+    cfg = TransformerConfig(
+        d_model=16,
+        n_layers=2,
+        n_heads=2,
+        n_kv_heads=1,
+        causal=True,
+        positional="rope",
+        rope_style="halves",
+        n_ctx=64,
+        residual=True,
+        norm="pre",
+        norm_type="rms",
+        final_norm=True,
+        ffn=True,
+        gated=True,
+        activation="silu",
+        vocab_size=task.vocab.size,
+        unembed=True,
+        **NEW_FIELDS,
+    )
+    torch.manual_seed(0)
+    model = Transformer(cfg).eval()
+    with torch.no_grad():  # no norm weight left at its initial value
+        for w in model.parameters():
+            w.add_(0.1 * torch.randn_like(w))
+    return task, Run(cfg, model)
+
+
+# The fields the first attnviz folders named; every field since is in _SINCE, which says what a
+# folder written before it means.
+FIRST_FIELDS = {
+    "d_model", "n_layers", "n_heads", "scale", "causal", "positional", "n_ctx", "rope_base",
+    "residual", "norm", "ln_eps", "ln_affine", "embed_norm", "final_norm", "ffn", "d_ffn",
+    "activation", "bias", "vocab_size", "unembed", "type_vocab_size",
+}  # fmt: skip
+
+
+def test_every_field_added_since_the_first_folders_has_the_value_an_older_folder_means():
+    fields = {f.name for f in dataclasses.fields(TransformerConfig)}
+    assert fields - set(_SINCE) == FIRST_FIELDS
+    assert set(_SINCE) <= fields
+
+
+def test_the_fields_under_test_are_every_field_added_since_folders_were_first_written():
+    defaults = TransformerConfig(d_model=4)
+    assert set(NEW_FIELDS) == set(_SINCE) - {
+        "encoder_layers", "norm_type", "rope_style", "gated", "qkv_bias", "n_kv_heads"
+    }  # fmt: skip
+    for name, value in NEW_FIELDS.items():
+        assert value != getattr(defaults, name) == _SINCE[name], name
+    scaling = NEW_FIELDS["rope_scaling"]
+    assert all(getattr(scaling, f.name) is not None for f in dataclasses.fields(scaling))
+
+
+def test_a_config_using_every_new_field_round_trips(new_fields_run, tmp_path):
+    task, run = new_fields_run
+    folder = save_run(run, task, tmp_path, name="every-field")
+    hf = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    # JSON's own forms: the nested configuration an object of its fields, a tuple a list.
+    assert hf["rope_scaling"]["short_factor"] == [1.0, 1.5, 2.0, 2.5]
+    assert hf["rope_scaling"]["kind"] == "yarn" and hf["rope_scaling"]["truncate"] is False
+    assert hf["layer_types"] == ["sliding_attention", "full_attention"]
+    m = load_folder(folder, CPU)
+    assert m.cfg == run.cfg
+    assert isinstance(m.cfg.rope_scaling, RopeScaling)
+    assert isinstance(m.cfg.layer_types, tuple)
+    assert isinstance(m.cfg.rope_scaling.long_factor, tuple)
+    ids = torch.tensor([task.vocab.encode("the cat sat on the mat, and then it sat again")])
+    with torch.no_grad():
+        a, b = run.model(ids), m.model(ids)  # (1, T, C), past the sliding window of 8
+    assert ids.shape[1] > 8 and torch.equal(run.model.logits(a), m.model.logits(b))
+
+
+def test_a_folder_written_before_the_new_fields_reads_them_as_their_defaults(folder, trained):
+    _tamper(folder, **dict.fromkeys(NEW_FIELDS, ...))
+    assert load_folder(folder, CPU).cfg == trained[1].cfg
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"layer_types": "sliding_attention"}, r"layer_types must be a list of \(one of "),
+        ({"layer_types": ["full_attention", "local"]}, r"layer_types\[1\] must be one of 'full_"),
+        ({"rope_scaling": 2.0}, r"rope_scaling must be an object \(RopeScaling: kind, factor"),
+        ({"rope_scaling": {"kind": "yarn", "scale": 2}}, r"rope_scaling: unknown fields 'scale'"),
+        ({"rope_scaling": {"factor": 2.0}}, r"rope_scaling: missing fields kind"),
+        ({"rope_scaling": {"kind": "ntk"}}, r"rope_scaling.kind must be one of 'linear', "),
+        (
+            {"rope_scaling": {"kind": "linear", "factor": True}},
+            r"rope_scaling.factor must be float or null \(got True\)",
+        ),
+        (
+            {"rope_scaling": {"kind": "yarn", "long_factor": [1.0, "2"]}},
+            r"rope_scaling.long_factor\[1\] must be float \(got '2'\)",
+        ),
+        ({"rope_scaling": {"kind": "llama3"}}, r"rope_scaling: rope scaling 'llama3' needs "),
+        ({"rope_local_base": 0}, r"rope_local_base must be positive \(got 0.0\)"),
+        ({"qk_norm": True}, r"qk_norm must be one of 'none', 'head', 'proj' \(got True\)"),
+        ({"sliding_window": 2.5}, r"sliding_window must be int or null \(got 2.5\)"),
+    ],
+)
+def test_a_tampered_new_field_is_refused_naming_it(new_fields_run, tmp_path, changes, message):
+    task, run = new_fields_run
+    folder = save_run(run, task, tmp_path, name="every-field")
+    _tamper(folder, **changes)
+    with pytest.raises(ModelFolderError, match=message):
+        load_folder(folder, CPU)

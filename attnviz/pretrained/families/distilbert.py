@@ -10,7 +10,7 @@ from collections.abc import Mapping
 import torch
 
 from attnviz.engine.config import TransformerConfig
-from attnviz.pretrained.convert import Tensors, _need, _refuse, _strip, _Taker
+from attnviz.pretrained.checkpoint import Family, Taker, Tensors, need, refuse, strip
 
 _IGNORE = re.compile(
     r"^vocab_(transform|layer_norm|projector)\.|^(pre_)?classifier\.|^qa_outputs\.|position_ids$"
@@ -18,30 +18,30 @@ _IGNORE = re.compile(
 
 
 def distilbert_config(hf: Mapping) -> TransformerConfig:
-    _refuse(hf, "activation", ("gelu", "relu"), "gelu")
+    refuse(hf, "activation", ("gelu", "relu"), "gelu")
     return TransformerConfig(
-        d_model=_need(hf, "dim"),
-        n_layers=_need(hf, "n_layers"),
-        n_heads=_need(hf, "n_heads"),
+        d_model=need(hf, "dim"),
+        n_layers=need(hf, "n_layers"),
+        n_heads=need(hf, "n_heads"),
         positional="learned",
-        n_ctx=_need(hf, "max_position_embeddings"),
+        n_ctx=need(hf, "max_position_embeddings"),
         residual=True,
         norm="post",
         ln_eps=1e-12,
         ln_affine=True,
         embed_norm=True,
         ffn=True,
-        d_ffn=_need(hf, "hidden_dim"),
+        d_ffn=need(hf, "hidden_dim"),
         activation=hf.get("activation", "gelu"),
         bias=True,
-        vocab_size=_need(hf, "vocab_size"),
+        vocab_size=need(hf, "vocab_size"),
     )
 
 
 def distilbert_weights(cfg: TransformerConfig, tensors: Tensors) -> dict[str, torch.Tensor]:
     """Engine state dict from a DistilBertModel checkpoint (``distilbert.`` prefix and heads
     allowed)."""
-    take = _Taker(_strip(tensors, "distilbert.", _IGNORE))
+    take = Taker(strip(tensors, "distilbert.", _IGNORE))
     d, H, V = cfg.d_model, cfg.hidden, cfg.vocab_size
     assert V is not None
     sd = {
@@ -64,4 +64,12 @@ def distilbert_weights(cfg: TransformerConfig, tensors: Tensors) -> dict[str, to
         sd[f"{p}ln2.w"] = take(f"{hf}output_layer_norm.weight", d)
         sd[f"{p}ln2.b"] = take(f"{hf}output_layer_norm.bias", d)
     take.check_all_used(4 + 16 * cfg.n_layers)
-    return {k: v.contiguous() for k, v in sd.items()}
+    return sd  # views of the checkpoint's tensors: the loader converts each once, or none
+
+
+FAMILY = Family(
+    name="distilbert",
+    config=distilbert_config,
+    weights=distilbert_weights,
+    description="DistilBERT encoders: BERT's wiring without token types, GELU or ReLU",
+)

@@ -12,14 +12,8 @@ from dataclasses import replace
 import torch
 
 from attnviz.engine.config import TransformerConfig
-from attnviz.pretrained.convert import (
-    ConversionError,
-    Tensors,
-    _need,
-    _strip,
-    bert_config,
-    bert_weights,
-)
+from attnviz.pretrained.checkpoint import ConversionError, Family, Tensors, need, strip
+from attnviz.pretrained.families.bert import bert_config, bert_weights
 
 _IGNORE = re.compile(r"^lm_head\.|^classifier\.|(^|\.)pooler\.|position_ids$|token_type_ids$")
 
@@ -33,7 +27,7 @@ def _offset(hf: Mapping) -> int:
 
 def roberta_config(hf: Mapping) -> TransformerConfig:
     cfg = bert_config(hf)
-    table = _need(hf, "max_position_embeddings")
+    table = need(hf, "max_position_embeddings")
     if table <= _offset(hf):
         raise ConversionError(
             f"config.json: max_position_embeddings {table} leaves no positions after "
@@ -43,7 +37,7 @@ def roberta_config(hf: Mapping) -> TransformerConfig:
 
 
 def roberta_weights(cfg: TransformerConfig, tensors: Tensors) -> dict[str, torch.Tensor]:
-    body = _strip(tensors, "roberta.", _IGNORE)
+    body = strip(tensors, "roberta.", _IGNORE)
     key = "embeddings.position_embeddings.weight"
     table = body.get(key)
     if table is None:
@@ -54,3 +48,11 @@ def roberta_weights(cfg: TransformerConfig, tensors: Tensors) -> dict[str, torch
             f"{key}: expected {cfg.n_ctx} rows and more, got {tuple(table.shape)}"
         )
     return bert_weights(cfg, {**body, key: table[offset:]})
+
+
+FAMILY = Family(
+    name="roberta",
+    config=roberta_config,
+    weights=roberta_weights,
+    description="RoBERTa encoders: BERT's wiring, positions numbered from pad_token_id + 1",
+)

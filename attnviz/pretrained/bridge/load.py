@@ -1,0 +1,372 @@
+"""Load a model folder with Hugging Face transformers (the optional ``transformers`` extra), check
+on a probe what its attention records, and describe it to the rest of attnviz.
+
+Only the folder's own files are read (``local_files_only``), only safetensors weights, and never
+code from the folder (``trust_remote_code`` stays off).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+import torch
+from safetensors import SafetensorError, safe_open
+
+from attnviz.engine import TransformerConfig
+from attnviz.engine.device import DTYPES, dtype_name, memory_refusal, resolve_dtype
+from attnviz.pretrained.bridge.model import BridgedModel
+from attnviz.pretrained.bridge.record import NAME, Recording, recording, register
+from attnviz.pretrained.bridge.rule import RecordedRule
+from attnviz.pretrained.folder import ModelFolderError
+from attnviz.pretrained.tokenize import TextTokenizer
+
+log = logging.getLogger(__name__)
+
+BRIDGE_INSTALL = "pip install 'attnviz[transformers]'"
+# A model without a position table or a named context (ALiBi's BLOOM) reads at most this many.
+DEFAULT_CONTEXT = 2048
+# A model whose traces keep every weight (no q and k to recompute them from) reads at most as
+# many tokens as fit this many bytes of weights.
+NO_QK_WEIGHT_BYTES = 2**30
+# Recomputed weights must equal the forward's within this (float32) for q and k to be kept.
+RULE_TOLERANCE = 1e-5
+# Why a family's attention does not go through AttentionInterface, where it is known.
+_OWN_ATTENTION = {"bloom": "ALiBi", "mpt": "ALiBi"}
+_ROPE_KEYS = (
+    "rope_theta",
+    "rope_parameters",
+    "rope_scaling",
+    "rotary_dim",
+    "rotary_pct",
+    "partial_rotary_factor",
+    "rotary_emb_base",
+)
+_CONTEXT_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "n_ctx")
+
+
+def transformers_missing() -> str | None:
+    """Why transformers cannot be imported here, or None when it can."""
+    try:
+        import transformers  # noqa: F401
+    except ImportError as exc:
+        return str(exc) or "transformers is not installed"
+    return None
+
+
+def _read_json(path: Path) -> dict:
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ModelFolderError(f"{path}: could not be read as JSON ({exc})") from exc
+    if not isinstance(value, dict):
+        raise ModelFolderError(f"{path}: must hold a JSON object")
+    return value
+
+
+def _weight_files(folder: Path) -> list[Path]:
+    single = folder / "model.safetensors"
+    if single.is_file():
+        return [single]
+    index = folder / "model.safetensors.index.json"
+    if index.is_file():
+        weight_map = _read_json(index).get("weight_map")
+        if not isinstance(weight_map, dict):
+            raise ModelFolderError(f"{index}: has no weight_map")
+        return [folder / Path(str(s)).name for s in sorted(set(weight_map.values()))]
+    if (folder / "pytorch_model.bin").is_file():
+        raise ModelFolderError(
+            f"{folder}: has pytorch_model.bin but no model.safetensors; only safetensors "
+            "weights are loaded (convert with transformers: "
+            "AutoModel.from_pretrained(folder).save_pretrained(folder))"
+        )
+    raise ModelFolderError(f"{folder}: no model.safetensors")
+
+
+def _weight_bytes(files: list[Path]) -> tuple[dict[str, int], torch.dtype | None]:
+    """The weights' bytes in each dtype they could be loaded in, and the checkpoint's floating
+    dtype, from the files' headers alone."""
+    numel, by_dtype = 0, dict[torch.dtype, int]()
+    names = {"F32": torch.float32, "BF16": torch.bfloat16, "F16": torch.float16}
+    try:
+        for path in files:
+            with safe_open(path, framework="pt") as f:
+                for key in f.keys():  # noqa: SIM118 (not a dict)
+                    piece = f.get_slice(key)
+                    n = 1
+                    for side in piece.get_shape():
+                        n *= side
+                    numel += n
+                    dt = names.get(piece.get_dtype())
+                    if dt is not None:
+                        by_dtype[dt] = by_dtype.get(dt, 0) + n
+    except (SafetensorError, OSError) as exc:
+        raise ModelFolderError(f"{files[0].parent}: the weights could not be read ({exc})") from exc
+    checkpoint = max(by_dtype, key=by_dtype.__getitem__) if by_dtype else None
+    return {k: numel * dt.itemsize for k, dt in DTYPES.items()}, checkpoint
+
+
+def _model_class(config: Any) -> Any:
+    """AutoModelForCausalLM for a causal language model, else AutoModel (an encoder's body)."""
+    from transformers import AutoModel, AutoModelForCausalLM
+    from transformers.models.auto.modeling_auto import (
+        MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
+        MODEL_FOR_MASKED_LM_MAPPING_NAMES,
+    )
+
+    archs = getattr(config, "architectures", None) or []
+    if archs:
+        causal = any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in archs)
+    else:
+        mt = config.model_type
+        causal = (
+            mt in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES and mt not in MODEL_FOR_MASKED_LM_MAPPING_NAMES
+        )
+    return AutoModelForCausalLM if causal else AutoModel
+
+
+def _uses_interface(auto: Any, config: Any) -> bool:
+    """Whether the model's class routes its attention through AttentionInterface (as it says)."""
+    try:
+        cls = auto._model_mapping[type(config)]
+    except (KeyError, AttributeError):
+        return True  # the probe tells
+    return bool(getattr(cls, "is_backend_compatible", lambda: True)())
+
+
+def _context(config: Any) -> int | None:
+    for key in _CONTEXT_KEYS:
+        value = getattr(config, key, None)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return None
+
+
+def _own_attention(model_type: str, config: Any) -> str:
+    kind = _OWN_ATTENTION.get(model_type) or ("ALiBi" if getattr(config, "alibi", False) else None)
+    what = f"its attention ({kind})" if kind else "its attention"
+    return f"{what} does not go through transformers' AttentionInterface"
+
+
+def _verify(records: Recording, attentions: list[torch.Tensor], n_layers: int) -> str | None:
+    """None when the rule made of ``records`` gives every layer's weights back; else why not."""
+    if not records:
+        return None  # the caller says the attention does not go through the interface
+    if len(records) != n_layers:
+        return (
+            f"its attention goes through transformers' AttentionInterface in {len(records)} "
+            f"calls, not one per layer ({n_layers})"
+        )
+    rule = RecordedRule.of(records)
+    for layer, r in enumerate(records):
+        group = r.q.shape[0] // r.k.shape[0]
+        k = r.k.repeat_interleave(group, dim=0)  # (H, S, hs) as repeat_kv
+        weights = rule.weights(layer, rule.scores(layer, r.q, k))
+        forward = attentions[layer]
+        if weights.shape != forward.shape or (weights - forward).abs().max() > RULE_TOLERANCE:
+            extra = f" ({', '.join(r.extras)})" if r.extras else ""
+            return (
+                f"its attention (layer {layer}) computes more than scaled q k^T, its mask and a "
+                f"soft-cap{extra}, so its weights are not recomputed from q and k"
+            )
+    return None
+
+
+def _describe(
+    hf: Any, config: Any, records: Recording, attentions: list[torch.Tensor], width: int
+) -> TransformerConfig:
+    """The TransformerConfig that describes the model (never built): shapes from the probe,
+    ``width`` its hidden states' (the residual stream's)."""
+    L, H, C = len(attentions), attentions[0].shape[0], width
+    if records:
+        head_dim, kv = records[0].q.shape[-1], records[0].k.shape[0]
+    else:
+        head_dim = getattr(config, "head_dim", None) or C // H
+        kv = H
+    # Causal when no query gave any weight to a later key, in any head of any layer.
+    causal = all(bool((torch.triu(a, diagonal=1) == 0).all()) for a in attentions)
+    windows = [r.mask.window for r in records]
+    sliding = sorted({w for w in windows if w is not None})
+    rule = RecordedRule.of(records) if records else None
+    vocab = getattr(config, "vocab_size", None)
+    n_ctx = _context(config) or DEFAULT_CONTEXT
+    positional = "rope" if any(getattr(config, k, None) for k in _ROPE_KEYS) else "none"
+    if getattr(config, "position_embedding_type", None) == "rotary":
+        positional = "rope"
+    if not records:  # every weight kept: as many tokens as fit NO_QK_WEIGHT_BYTES
+        n_ctx = min(n_ctx, int((NO_QK_WEIGHT_BYTES / (4 * L * H)) ** 0.5))
+    return TransformerConfig(
+        d_model=C,
+        n_layers=L,
+        n_heads=H,
+        head_dim=head_dim,
+        n_kv_heads=kv,
+        causal=causal,
+        n_ctx=n_ctx,
+        positional=positional,  # type: ignore[arg-type]
+        residual=True,
+        vocab_size=vocab if isinstance(vocab, int) and vocab > 0 else None,
+        unembed=hf.get_output_embeddings() is not None and isinstance(vocab, int),
+        attn_scale=rule.scaling() if rule is not None else None,
+        attn_softcap=rule.softcap() if rule is not None else None,
+        sliding_window=sliding[0] if len(sliding) == 1 else None,
+        layer_types=tuple(
+            "sliding_attention" if w is not None else "full_attention" for w in windows
+        )
+        if len(sliding) == 1
+        else None,
+    )
+
+
+def load_bridged(
+    folder: Path,
+    device: torch.device,
+    name: str | None = None,
+    origin: str | None = None,
+    dtype: str = "auto",
+) -> BridgedModel:
+    """Load ``folder`` with transformers (eager attention, recorded), check what its attention
+    records on a probe, and describe it. A folder transformers cannot load is a
+    ModelFolderError naming the folder and the reason."""
+    folder = Path(folder).expanduser().resolve()
+    if not folder.is_dir():
+        raise ModelFolderError(f"{folder}: not a folder")
+    if not (folder / "config.json").is_file():
+        raise ModelFolderError(f"{folder}: no config.json (a Hugging Face model folder has one)")
+    hf_json = _read_json(folder / "config.json")
+    model_type = hf_json.get("model_type")
+    if hf_json.get("is_encoder_decoder"):
+        raise ModelFolderError(
+            f"{folder}: {model_type!r} is an encoder-decoder; the transformers backend serves "
+            "models that read one text (a decoder or an encoder)"
+        )
+    if not (folder / "tokenizer.json").is_file():
+        raise ModelFolderError(f"{folder}: no tokenizer.json (the tokenizers library needs one)")
+    try:
+        tokenizer = TextTokenizer.from_file(folder / "tokenizer.json")
+    except Exception as exc:  # the tokenizers library raises plain Exceptions
+        raise ModelFolderError(f"{folder}/tokenizer.json: could not be read ({exc})") from exc
+    weights, checkpoint = _weight_bytes(_weight_files(folder))
+    label = name or folder.name
+    chosen = resolve_dtype(dtype, device, checkpoint)
+    refusal = memory_refusal(label, weights, chosen, device)
+    if refusal is not None:
+        raise ModelFolderError(f"{folder}: {refusal}")
+    missing = transformers_missing()
+    if missing is not None:
+        raise ModelFolderError(
+            f"{folder}: the transformers backend needs transformers ({missing}); {BRIDGE_INSTALL}"
+        )
+    import transformers
+
+    register()
+    transformers.utils.logging.disable_progress_bar()
+    try:
+        config = transformers.AutoConfig.from_pretrained(
+            folder, local_files_only=True, trust_remote_code=False
+        )
+        if getattr(config, "is_encoder_decoder", False):
+            raise ValueError(f"{config.model_type!r} is an encoder-decoder, which reads two texts")
+        auto = _model_class(config)
+        attn = NAME if _uses_interface(auto, config) else "eager"
+        hf, info = auto.from_pretrained(
+            folder,
+            config=config,
+            local_files_only=True,
+            trust_remote_code=False,
+            use_safetensors=True,
+            attn_implementation=attn,
+            dtype=chosen,
+            output_loading_info=True,
+        )
+    except (ValueError, KeyError, OSError, TypeError, ImportError, RuntimeError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ModelFolderError(
+            f"{folder}: transformers {transformers.__version__} cannot load it ({first})"
+        ) from exc
+    # transformers starts a weight the checkpoint lacks from random numbers: refused, but for
+    # an encoder's pooler, which no trace reads.
+    lacking = [k for k in info.get("missing_keys") or () if "pooler" not in k.split(".")]
+    if lacking:
+        raise ModelFolderError(
+            f"{folder}: the checkpoint lacks {len(lacking)} of the weights transformers' "
+            f"{type(hf).__name__} needs (e.g. {sorted(lacking)[0]!r}); they would be random"
+        )
+    hf = hf.to(device).eval()
+    model = BridgedModel(
+        name=label,
+        family=str(model_type or config.model_type),
+        source=folder,
+        origin=origin or f"folder {folder.name}",
+        cfg=TransformerConfig(d_model=1),  # replaced below, from the probe
+        hf=hf,
+        tokenizer=tokenizer,
+        device=device,
+        eos_ids=_eos_ids(hf_json),
+    )
+    _probe(model, config)
+    if model.cfg.vocab_size is not None and tokenizer.vocab_size > model.cfg.vocab_size:
+        raise ModelFolderError(
+            f"{folder}: the tokenizer has {tokenizer.vocab_size} tokens but the model's "
+            f"embedding table only {model.cfg.vocab_size} rows"
+        )
+    cfg = model.cfg
+    log.info(
+        "loaded %s (%s through transformers %s, %d layers x %d heads, d_model %d, %s%s) from %s "
+        "on %s",
+        label,
+        model.family,
+        transformers.__version__,
+        cfg.n_layers,
+        cfg.n_heads,
+        cfg.d_model,
+        dtype_name(chosen),
+        "" if model.no_qk is None else f"; no queries or keys: {model.no_qk}",
+        folder,
+        device,
+    )
+    return model
+
+
+def _probe(model: BridgedModel, config: Any) -> None:
+    """Run the model once on random ids past any sliding window: which layers' attention the
+    interface records, whether the recorded rule gives the forward's weights back, and the
+    shapes that describe it (``model.cfg``, ``model.no_qk``)."""
+    window = getattr(config, "sliding_window", None)
+    context = _context(config) or DEFAULT_CONTEXT
+    length = min(context, max(24, 2 * window + 4 if isinstance(window, int) else 0))
+    vocab = getattr(config, "vocab_size", None) or model.tokenizer.vocab_size
+    g = torch.Generator().manual_seed(0)
+    ids = torch.randint(0, vocab, (1, length), generator=g).to(model.device)  # (1, T)
+    # The probe asks for the weights either way: the rule is checked against them.
+    with torch.inference_mode(), recording() as records:
+        out = model.hf(
+            input_ids=ids, output_hidden_states=True, output_attentions=True, use_cache=False
+        )
+    attentions = [a[0] for a in out.attentions] if out.attentions is not None else []
+    if not attentions or any(a is None for a in attentions):
+        raise ModelFolderError(
+            f"{model.source}: transformers gives no attention weights for {model.family!r} "
+            "(output_attentions), so there is nothing to show"
+        )
+    if len(out.hidden_states) != len(attentions) + 1:
+        raise ModelFolderError(
+            f"{model.source}: transformers gives {len(out.hidden_states)} hidden states for "
+            f"{len(attentions)} layers (expected one per layer and the embeddings)"
+        )
+    reason = _verify(records, attentions, len(attentions))
+    if not records:
+        reason = _own_attention(model.family, config)
+    if reason is not None:
+        records.clear()
+    model.no_qk = reason
+    model.cfg = _describe(model.hf, config, records, attentions, out.hidden_states[0].shape[-1])
+
+
+def _eos_ids(hf: dict) -> tuple[int, ...]:
+    """config.json's eos_token_id: one id, a list of them, or none."""
+    eos = hf.get("eos_token_id")
+    ids = eos if isinstance(eos, list) else [eos]
+    return tuple(i for i in ids if isinstance(i, int) and not isinstance(i, bool) and i >= 0)

@@ -1,0 +1,176 @@
+"""A model folder served through Hugging Face transformers: its trace and its generation.
+
+The model runs as transformers runs it, with the ``"attnviz"`` attention function (``record``):
+each layer's eager attention, recorded. A trace keeps what a native trace keeps (q, k, v per
+layer, the hidden states, the token vectors) and recomputes scores and weights with the rule
+each layer used (``rule``). A model whose attention does not go through transformers'
+``AttentionInterface`` (BLOOM's ALiBi) keeps its forward's weights and hidden states instead, and
+says why it has no queries or keys.
+"""
+
+from __future__ import annotations
+
+import inspect
+import threading
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import torch
+
+from attnviz.engine import TransformerConfig
+from attnviz.pretrained.bridge.record import Recording, recording
+from attnviz.pretrained.bridge.rule import RecordedRule
+from attnviz.pretrained.tokenize import TextTokenizer
+from attnviz.services.tensors import KEEP_FORWARD_BYTES, TraceError, TraceTensors
+
+# The arrays a model without queries and keys cannot give: all of them come from q and k.
+QK_FIELDS = ("queries", "keys", "values", "scores", "score_range")
+
+
+@dataclass
+class BridgedModel:
+    """A model served through transformers, with what the trace service reads of any model
+    (``ServedModel``): the same names as a native ``PretrainedModel``, ``trace`` and
+    ``continue_ids``."""
+
+    name: str
+    family: str  # config.json's model_type
+    source: Path
+    origin: str
+    cfg: TransformerConfig  # a description (shapes, causal, context), never run
+    hf: Any = field(repr=False)  # the transformers model (a PreTrainedModel)
+    tokenizer: TextTokenizer = field(repr=False)
+    device: torch.device
+    # None when every layer's attention goes through AttentionInterface; else why it does not
+    # (the trace then has no queries or keys).
+    no_qk: str | None = None
+    run: str | None = None
+    examples: list[str] | None = None
+    eos_ids: tuple[int, ...] = ()
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def backend(self) -> Literal["native", "transformers"]:
+        return "transformers"
+
+    @property
+    def unavailable(self) -> Mapping[str, str]:
+        """The arrays this model's traces lack, each with the reason (a 4xx names it)."""
+        if self.no_qk is None:
+            return {}
+        return {
+            name: f"{name}: model {self.name} ({self.family}, served through transformers) "
+            f"records no queries or keys: {self.no_qk}"
+            for name in QK_FIELDS
+        }
+
+    # -- running it --------------------------------------------------------------------------
+
+    def forward(self, ids: torch.Tensor, keep_weights: bool = True) -> tuple[Any, Recording]:
+        """transformers' forward on ``ids`` (1, T), every hidden state asked for (and the
+        weights, when the attention is not recorded), with the attention's records."""
+        with torch.inference_mode(), recording(keep_weights) as records:
+            out = self.hf(
+                input_ids=ids,
+                output_hidden_states=True,
+                output_attentions=self.no_qk is not None,
+                use_cache=False,
+            )
+        return out, records
+
+    def trace(self, ids: list[int], keep_qkv_bytes: int = -1) -> TraceTensors:
+        """Every layer's q, k, v (or, without them, its weights) and hidden states on ``ids``."""
+        x = torch.tensor([ids], dtype=torch.long, device=self.device)  # (1, T)
+        L, H, T = self.cfg.n_layers, self.cfg.n_heads, len(ids)
+        keep = L * H * T * T * 4 <= KEEP_FORWARD_BYTES or self.no_qk is not None
+        out, records = self.forward(x, keep_weights=keep)
+        states = torch.stack([h[0] for h in out.hidden_states])  # (L+1, T, C)
+        if len(out.hidden_states) != L + 1:
+            raise TraceError(
+                f"text: model {self.name} gave {len(out.hidden_states)} hidden states, not "
+                f"{L + 1} (one per layer and the embeddings)"
+            )
+        if not bool(torch.isfinite(states.sum())):
+            raise TraceError("text: the computation overflowed (values too large for this model)")
+        with torch.inference_mode():
+            embeddings = self.hf.get_input_embeddings()(x)[0]  # (T, C) the token table's rows
+        if self.no_qk is not None:
+            return TraceTensors(
+                cfg=self.cfg,
+                q=None,
+                k=None,
+                v=None,
+                states=states,
+                embeddings=embeddings,
+                positional=None,
+                forward_pattern=[a[0] for a in out.attentions],  # L x (nh, T, T)
+                no_qk_reason=self._no_qk_reason(),
+            )
+        if len(records) != L:
+            raise TraceError(
+                f"text: model {self.name}'s attention was called {len(records)} times, not once "
+                f"for each of its {L} layers"
+            )
+        group = H // records[0].k.shape[0]  # query heads per key/value head
+        return TraceTensors(
+            cfg=self.cfg,
+            q=[r.q for r in records],
+            # Each key/value head repeated for the query heads that read it (repeat_kv).
+            k=[r.k.repeat_interleave(group, dim=0) for r in records],  # L x (nh, T, hs)
+            v=[r.v.repeat_interleave(group, dim=0) for r in records],  # L x (nh, T, hs)
+            states=states,
+            embeddings=embeddings,
+            positional=None,
+            forward_pattern=[r.weights for r in records if r.weights is not None] or None,
+            rule=RecordedRule.of(records),
+        )
+
+    def _no_qk_reason(self) -> str:
+        names = ", ".join(QK_FIELDS)
+        return (
+            f"fields: {names}: model {self.name} ({self.family}, served through transformers) "
+            f"records no queries or keys: {self.no_qk}"
+        )
+
+    def continue_ids(
+        self, ids: list[int], n: int, temperature: float = 0.0, seed: int = 0,
+        stop: Collection[int] = (),
+    ) -> list[int]:  # fmt: skip
+        """The ``n`` ids the model writes after ``ids``, or fewer (it stops after one of
+        ``stop``), with transformers' cache of keys and values: greedy at temperature 0 (the
+        first of equal logits), else drawn from softmax(logits / T) by a CPU generator seeded
+        with ``seed``, as the native engine writes (``engine.generate``)."""
+        if not (self.cfg.causal and self.cfg.unembed):
+            raise ValueError("model: only a causal model with an unembedding writes tokens")
+        if not ids:
+            raise ValueError("ids: needs at least one token to continue")
+        if not temperature >= 0:
+            raise ValueError(f"temperature: must be 0 (greedy) or more (got {temperature!r})")
+        params = inspect.signature(self.hf.forward).parameters
+        cache_arg = "cache" if "cache" in params else "past_key_values"  # transformers 5.2x+
+        last = {"logits_to_keep": 1} if "logits_to_keep" in params else {}
+        g = torch.Generator().manual_seed(seed)
+        x = torch.tensor([ids], dtype=torch.long, device=self.device)  # (1, T)
+        cache: Any = None
+        out_ids: list[int] = []
+        with torch.inference_mode():
+            for _ in range(n):
+                kwargs = {cache_arg: cache} if cache is not None else {}
+                out = self.hf(input_ids=x, use_cache=True, **last, **kwargs)
+                cache = getattr(out, "cache", None) or getattr(out, "past_key_values", None)
+                logits = out.logits[0, -1].float().cpu()  # (V,)
+                if temperature == 0:
+                    nxt = int(logits.argmax())
+                else:
+                    probs = torch.softmax(logits.double() / temperature, dim=-1)
+                    nxt = int(torch.multinomial(probs, 1, generator=g))
+                out_ids.append(nxt)
+                if nxt in stop:
+                    break
+                # The new token alone: the cache holds the keys and values before it.
+                x = torch.tensor([[nxt]], dtype=torch.long, device=self.device)  # (1, 1)
+                if cache is None:  # a model that keeps no cache reads everything again
+                    x = torch.tensor([ids + out_ids], dtype=torch.long, device=self.device)
+        return out_ids

@@ -1,0 +1,124 @@
+"""Model folders of families attnviz's engine has no conversion for, which the transformers
+bridge serves: made here by transformers (a development dependency, the oracle), tiny and
+random, never downloaded.
+
+- BLOOM: ALiBi, computed in BLOOM's own attention, which does not go through transformers'
+  AttentionInterface (weights and hidden states only);
+- StarCoder2: RoPE, grouped-query attention, a sliding window of 8, LayerNorm with biases; its
+  attention goes through AttentionInterface (q, k, v recorded);
+- ELECTRA: an encoder (``AutoModel``), through AttentionInterface;
+- Gemma 2 (a family the engine has too) to compare through the bridge: soft-capped attention
+  logits, alternate sliding layers.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+
+from tests.checkpoints import _perturbed_save, make_tokenizer, make_wordpiece_tokenizer
+
+WINDOW = 8  # StarCoder2's and Gemma 2's sliding window here: texts run well past it
+
+
+def _causal(folder: Path, model_type: str, seed: int, **config) -> Path:
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    folder.mkdir(parents=True, exist_ok=True)
+    tok = make_tokenizer()
+    tok.save(str(folder / "tokenizer.json"))
+    cfg = AutoConfig.for_model(
+        model_type, vocab_size=tok.get_vocab_size(), bos_token_id=0, eos_token_id=0,
+        pad_token_id=0, **config,
+    )  # fmt: skip
+    torch.manual_seed(seed)
+    return _perturbed_save(AutoModelForCausalLM.from_config(cfg), folder, seed)
+
+
+def make_tiny_bloom(folder: Path, seed: int = 0) -> Path:
+    """BLOOM, 2 layers x 4 heads, d_model 32 (ALiBi: no position table)."""
+    return _causal(folder, "bloom", seed, hidden_size=32, n_layer=2, n_head=4)
+
+
+def make_tiny_starcoder2(folder: Path, seed: int = 0) -> Path:
+    """StarCoder2, 2 layers x 4 heads (2 key/value heads), d_model 32, sliding window 8."""
+    return _causal(
+        folder, "starcoder2", seed, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, sliding_window=WINDOW,
+        max_position_embeddings=256,
+    )  # fmt: skip
+
+
+def make_tiny_gemma2(folder: Path, seed: int = 0) -> Path:
+    """Gemma 2, 2 layers x 4 heads (2 key/value heads) of 8, d_model 32: the first layer slides
+    (window 8), attention logits scaled by 1 (query_pre_attn_scalar 1) and soft-capped at 0.2, so that the
+    cap changes the weights."""
+    return _causal(
+        folder, "gemma2", seed, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, head_dim=8, sliding_window=WINDOW,
+        max_position_embeddings=256, attn_logit_softcapping=0.2, final_logit_softcapping=10.0,
+        query_pre_attn_scalar=1,
+    )  # fmt: skip
+
+
+def make_tiny_electra(folder: Path, seed: int = 0) -> Path:
+    """ELECTRA's discriminator body, 2 layers x 4 heads, d_model 32, with a WordPiece
+    tokenizer."""
+    import torch
+    from transformers import AutoConfig, AutoModel
+
+    folder.mkdir(parents=True, exist_ok=True)
+    tok = make_wordpiece_tokenizer()
+    tok.save(str(folder / "tokenizer.json"))
+    cfg = AutoConfig.for_model(
+        "electra", vocab_size=tok.get_vocab_size(), embedding_size=32, hidden_size=32,
+        num_hidden_layers=2, num_attention_heads=4, intermediate_size=64,
+        max_position_embeddings=128, pad_token_id=0,
+    )  # fmt: skip
+    torch.manual_seed(seed)
+    return _perturbed_save(AutoModel.from_config(cfg), folder, seed)
+
+
+def make_unknown(folder: Path, source: Path) -> Path:
+    """``source``'s files with a model_type neither backend knows."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for f in source.iterdir():
+        if f.is_file():
+            (folder / f.name).write_bytes(f.read_bytes())
+    config = json.loads((folder / "config.json").read_text())
+    config["model_type"] = "no-such-model"
+    config["architectures"] = ["NoSuchModelForCausalLM"]
+    (folder / "config.json").write_text(json.dumps(config))
+    return folder
+
+
+@functools.cache
+def hf_model(folder: Path):
+    """transformers' own model of ``folder``, eager attention (the oracle), loaded once."""
+    from transformers import AutoModel, AutoModelForCausalLM
+
+    cls = AutoModel if "electra" in folder.name else AutoModelForCausalLM
+    return cls.from_pretrained(folder, attn_implementation="eager").eval()
+
+
+def hf_forward(folder: Path, ids: list[int]):
+    """transformers' forward of ``ids``: every weight and hidden state."""
+    import torch
+
+    with torch.no_grad():
+        return hf_model(folder)(
+            torch.tensor([ids]), output_attentions=True, output_hidden_states=True
+        )
+
+
+def hf_greedy(folder: Path, ids: list[int], steps: int) -> list[int]:
+    """transformers' greedy ``generate``, stopping at the end-of-text token (config.json's)."""
+    import torch
+
+    with torch.no_grad():
+        out = hf_model(folder).generate(
+            torch.tensor([ids]), max_new_tokens=steps, do_sample=False, pad_token_id=0
+        )
+    return out[0, len(ids) :].tolist()
