@@ -1,8 +1,37 @@
-"""attnviz: a web-based attention visualizer backed by a transparent PyTorch transformer."""
+"""attnviz: a web-based attention visualizer backed by a transparent PyTorch transformer.
+
+From Python: ``attnviz.trace(text=...)`` computes a trace in this process, ``attnviz.Client(url)``
+asks a running server; both give a ``Trace`` of numpy arrays under the API's names."""
+
+from __future__ import annotations
 
 import warnings
+from typing import TYPE_CHECKING, Any
 
 # torch warns once at import when NumPy is absent (it is a dependency: JSON arrays go through it).
 warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
 
 __version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from attnviz.python.client import Client
+    from attnviz.python.local import trace
+    from attnviz.python.trace import Trace, TraceError
+
+__all__ = ["Client", "Trace", "TraceError", "trace"]
+
+# Imported on first use: `import attnviz` stays light (the server's CLI imports it first).
+_LAZY = {
+    "trace": "attnviz.python.local",
+    "Client": "attnviz.python.client",
+    "Trace": "attnviz.python.trace",
+    "TraceError": "attnviz.python.trace",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'attnviz' has no attribute {name!r}")

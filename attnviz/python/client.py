@@ -1,0 +1,108 @@
+"""``attnviz.Client``: the traces of a running attnviz server (local or hosted), over the compact
+form, as the same ``Trace`` that ``attnviz.trace`` gives in this process. Only the standard
+library speaks HTTP here."""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from attnviz.python.trace import Trace, TraceError
+
+COMPACT = "application/vnd.attnviz.trace+safetensors"
+
+
+class Client:
+    """A server at ``url``, e.g. ``Client("http://127.0.0.1:8000")``. A busy server's 503 is
+    waited out (its ``Retry-After``) up to ``patience`` seconds.
+
+    >>> c = attnviz.Client("http://127.0.0.1:8000")
+    >>> [m["name"] for m in c.models()]
+    ['all-MiniLM-L6-v2']
+    >>> t = c.trace(model="all-MiniLM-L6-v2", text="The animal didn't cross the street")
+    """
+
+    def __init__(self, url: str, timeout: float = 120.0, patience: float = 30.0) -> None:
+        self.url = url.rstrip("/")
+        self.timeout = timeout
+        self.patience = patience
+
+    def _open(self, request: urllib.request.Request) -> bytes:
+        deadline = time.monotonic() + self.patience
+        while True:
+            try:
+                with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                    return response.read()
+            except urllib.error.HTTPError as exc:
+                body = exc.read()
+                wait = float(exc.headers.get("Retry-After") or 1)
+                if exc.code == 503 and time.monotonic() + wait < deadline:
+                    time.sleep(wait)
+                    continue
+                raise TraceError(_detail(exc.code, body)) from None
+
+    def models(self) -> list[dict]:
+        """``GET /api/models``: the models the server offers, each as a dict of ``ModelInfo``."""
+        body = self._open(urllib.request.Request(f"{self.url}/api/models"))
+        return list(json.loads(body)["models"])
+
+    def part(self, request: Mapping[str, Any], query: Mapping[str, Any]) -> bytes:
+        """The compact form of ``POST /api/trace`` for the body ``request`` and ``query``."""
+        params = {k: _param(v) for k, v in query.items() if v is not None}
+        qs = f"?{urllib.parse.urlencode(params)}" if params else ""
+        data = json.dumps(dict(request)).encode()
+        req = urllib.request.Request(
+            f"{self.url}/api/trace{qs}",
+            data=data,
+            method="POST",
+            headers={
+                "Content-Type": "application/json",
+                "Accept": COMPACT,
+                "Accept-Encoding": "identity",
+            },  # fmt: skip
+        )
+        return self._open(req)
+
+    def trace(
+        self,
+        model: str | None = None,
+        text: str | None = None,
+        *,
+        generate: Mapping[str, Any] | None = None,
+        tokens: Sequence[str] | None = None,
+        embeddings: Sequence[Sequence[float]] | None = None,
+        config: Mapping[str, Any] | None = None,
+        **query: Any,
+    ) -> Trace:
+        """The server's trace, as ``attnviz.trace`` computes it here (same arguments; ``model``
+        names one of ``models()``)."""
+        body = {"model": model, "text": text, "generate": generate, "tokens": tokens,
+                "embeddings": embeddings, "config": config}  # fmt: skip
+        request = {k: v for k, v in body.items() if v is not None}
+        if "text" in request and "model" not in request:
+            request["model"] = self.models()[0]["name"]
+
+        def source(params: Mapping[str, Any]) -> bytes:
+            return self.part(request, params)
+
+        return Trace.from_compact(source(query), source)
+
+
+def _param(value: Any) -> str:
+    return ("true" if value else "false") if isinstance(value, bool) else str(value)
+
+
+def _detail(status: int, body: bytes) -> str:
+    """The server's message (``detail``) for a refusal, else the status alone."""
+    try:
+        detail = json.loads(body).get("detail")
+    except (ValueError, AttributeError):
+        detail = None
+    if isinstance(detail, list):  # FastAPI's validation errors
+        detail = "; ".join(str(d.get("msg", d)) for d in detail)
+    return f"{status}: {detail}" if detail else f"{status}: {body[:200]!r}"

@@ -1,0 +1,101 @@
+"""A trace in Python: the API's fields and arrays as numpy, from the compact form.
+
+In-process (``attnviz.trace``) and over HTTP (``attnviz.Client``) a trace is the same bytes,
+the compact form the page reads (a safetensors file whose header's ``__metadata__["attnviz"]``
+is the JSON of every other field), and one ``Trace`` reads them: the numbers are the ones the
+JSON trace writes, array for array (tested).
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+# A part's query parameters (``TraceQuery``) -> the compact form of that part.
+Source = Callable[[Mapping[str, Any]], bytes]
+
+
+class TraceError(ValueError):
+    """A request the server (or the in-process engine) refused; the message names the field."""
+
+
+def read_compact(body: bytes) -> tuple[dict, dict[str, np.ndarray]]:
+    """The fields and the arrays of a compact body. An array of an object (``projection``) is
+    named ``projection.coords``, as in the file."""
+    from safetensors.numpy import load
+
+    if len(body) < 8:
+        raise TraceError("the body is not the compact form (too short)")
+    (n,) = struct.unpack("<Q", body[:8])
+    header = json.loads(body[8 : 8 + n])
+    meta = json.loads(header.get("__metadata__", {}).get("attnviz", "{}"))
+    return meta, load(body)
+
+
+@dataclass(frozen=True)
+class Trace:
+    """One trace (or a part of one): ``meta``, every field that is not an array (``tokens``,
+    ``layers``, ``heads``, ``model``...), and ``arrays``, numpy arrays under the API's names and
+    shapes (``attentions`` (layers, heads, n, n), ``hidden_states`` (layers + 1, n, d),
+    ``projection.coords``...).
+
+    >>> t = attnviz.trace(model="all-MiniLM-L6-v2", text="The animal didn't cross the street")
+    >>> t.tokens[:3], t["attentions"].shape
+    (['[CLS]', 'the', 'animal'], (6, 12, 10, 10))
+    >>> t.part(layer=3, head=5)["attentions"].shape  # the same part the page asks for
+    (1, 1, 10, 10)
+    """
+
+    meta: dict
+    arrays: dict[str, np.ndarray]
+    _source: Source | None = field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def from_compact(cls, body: bytes, source: Source | None = None) -> Trace:
+        meta, arrays = read_compact(body)
+        return cls(meta, arrays, source)
+
+    def __getitem__(self, name: str) -> Any:
+        """An array by its name (``"attentions"``, ``"projection.coords"``), else a field."""
+        if name in self.arrays:
+            return self.arrays[name]
+        if name in self.meta:
+            return self.meta[name]
+        raise KeyError(f"no array or field {name!r} (arrays: {', '.join(self.arrays)})")
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.arrays or name in self.meta
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.arrays)
+
+    @property
+    def tokens(self) -> list[str]:
+        return list(self.meta["tokens"])
+
+    @property
+    def layers(self) -> int:
+        return int(self.meta["layers"])
+
+    @property
+    def heads(self) -> int:
+        return int(self.meta["heads"])
+
+    def part(self, **query: Any) -> Trace:
+        """A part of this trace, as ``POST /api/trace`` gives it for these query parameters
+        (``fields``, ``layer``, ``head``, ``query``, ``hide_special``, ``merge_words``, ``thumb``
+        ...): ``trace.part(layer=3, head=5)``, ``trace.part(fields="view", merge_words=True)``."""
+        if self._source is None:
+            raise TraceError("this trace was read from bytes alone: it has no source to ask")
+        params = {k: v for k, v in query.items() if v is not None}
+        return Trace.from_compact(self._source(params), self._source)
+
+    def __repr__(self) -> str:
+        what = self.meta.get("model") or self.meta.get("mode", "trace")
+        shapes = ", ".join(f"{k} {tuple(v.shape)}" for k, v in self.arrays.items())
+        return f"Trace({what}, {len(self.meta.get('tokens', []))} tokens: {shapes})"
