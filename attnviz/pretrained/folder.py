@@ -130,13 +130,18 @@ def _read_tensors(folder: Path) -> dict[str, torch.Tensor]:
             return tensors
     except (SafetensorError, OSError, KeyError, TypeError, ValueError) as exc:
         raise ModelFolderError(f"{folder}: the weights could not be read ({exc})") from exc
+    raise no_safetensors(folder)
+
+
+def no_safetensors(folder: Path) -> ModelFolderError:
+    """Why ``folder`` has no weights to load: none at all, or only a pickle (never loaded)."""
     if (folder / "pytorch_model.bin").is_file():
-        raise ModelFolderError(
+        return ModelFolderError(
             f"{folder}: has pytorch_model.bin but no model.safetensors; only safetensors "
             "weights are loaded (convert with transformers: "
             "AutoModel.from_pretrained(folder).save_pretrained(folder))"
         )
-    raise ModelFolderError(f"{folder}: no model.safetensors")
+    return ModelFolderError(f"{folder}: no model.safetensors")
 
 
 def _checkpoint_dtype(tensors: dict[str, torch.Tensor]) -> torch.dtype | None:

@@ -20,7 +20,7 @@ from attnviz.engine.device import DTYPES, dtype_name, memory_refusal, resolve_dt
 from attnviz.pretrained.bridge.model import BridgedModel
 from attnviz.pretrained.bridge.record import NAME, Recording, recording, register
 from attnviz.pretrained.bridge.rule import RecordedRule
-from attnviz.pretrained.folder import ModelFolderError
+from attnviz.pretrained.folder import ModelFolderError, no_safetensors
 from attnviz.pretrained.tokenize import TextTokenizer
 
 log = logging.getLogger(__name__)
@@ -76,13 +76,7 @@ def _weight_files(folder: Path) -> list[Path]:
         if not isinstance(weight_map, dict):
             raise ModelFolderError(f"{index}: has no weight_map")
         return [folder / Path(str(s)).name for s in sorted(set(weight_map.values()))]
-    if (folder / "pytorch_model.bin").is_file():
-        raise ModelFolderError(
-            f"{folder}: has pytorch_model.bin but no model.safetensors; only safetensors "
-            "weights are loaded (convert with transformers: "
-            "AutoModel.from_pretrained(folder).save_pretrained(folder))"
-        )
-    raise ModelFolderError(f"{folder}: no model.safetensors")
+    raise no_safetensors(folder)
 
 
 def _weight_bytes(files: list[Path]) -> tuple[dict[str, int], torch.dtype | None]:
