@@ -274,7 +274,8 @@ def test_a_cancelled_run_shows_the_checkpoints_it_has_and_the_slider_spans_those
     v = run["variants"][0]
     steps = [c["step"] for c in v["checkpoints"]]
     last = v["history"]["step"][-1]
-    assert steps[-1] == last and steps[-1] not in run["checkpoint_steps"]  # where it stopped
+    # The scheduled checkpoints it reached, and one where it stopped (which may be one of them).
+    assert steps == sorted({s for s in run["checkpoint_steps"] if s < last} | {last})
     assert len(steps) < len(run["checkpoint_steps"])
 
     # The slider runs over the checkpoints the run has, and stands at the last.
