@@ -47,7 +47,7 @@ from dataclasses import dataclass, fields, replace
 
 import torch
 
-from attnviz.engine import Transformer, act_name, capture
+from attnviz.training import measures
 from attnviz.training.tasks import Batch, Induction
 from attnviz.training.trainer import (
     HELDOUT_BATCH,
@@ -60,8 +60,7 @@ from attnviz.training.trainer import (
 
 CHANCE = math.log(26)  # nats: a uniform guess over the induction task's letters
 CHECKPOINTS = 8  # the checkpoints a preset's runs keep (step 0, the starting weights, among them)
-MEASURE_BATCH = 64  # fresh repeats that the attention scores and accuracies are measured on
-MEASURE_SEED = 99  # their generator's seed: neither the training data nor the held-out batch
+LETTERS = 26  # the induction task's vocabulary: the letters a to z
 
 
 # ---------------------------------------------------------------------------------------------
@@ -122,32 +121,20 @@ def sharpness(run: Run, checkpoint: int = 0) -> float:
 
 def _repeats(n: int, run: Run) -> torch.Tensor:
     """Fresh strings of ``n`` letters, each then repeated, on the run's device: (B, 2n)."""
-    g = torch.Generator().manual_seed(MEASURE_SEED)
-    half = torch.randint(0, 26, (MEASURE_BATCH, n), generator=g)
-    return torch.cat([half, half], dim=1).to(run.model.param_device)
-
-
-def _patterns(model: Transformer, inputs: torch.Tensor) -> list[torch.Tensor]:
-    names = [act_name("pattern", i) for i in range(model.cfg.n_layers)]
-    with torch.no_grad(), capture(model, names) as cache:
-        model(inputs)
-    return [cache[name].float().cpu() for name in names]  # each (B, nh, T, T)
+    return measures.repeats(n, LETTERS, run.model.param_device)
 
 
 def induction_score(task: Induction, run: Run, n: int, layer: int) -> float:
     """The best head of ``layer`` (0-based) at its induction score on fresh repeats of length
     ``n``: the mean weight from each letter of the repeat on the letter after its earlier
     occurrence."""
-    pattern = _patterns(run.model, _repeats(n, run)[:, :-1])[layer]
-    return task.induction_score(pattern, n).max().item()
+    return measures.induction_by_head(run.model, task, n)[layer].max().item()
 
 
 def previous_token_score(run: Run, n: int, layer: int) -> float:
     """The best head of ``layer`` at attending to the previous token: the mean weight from each
     token after the first on the one before it, on fresh repeats of length ``n``."""
-    pattern = _patterns(run.model, _repeats(n, run)[:, :-1])[layer]  # (B, nh, T, T)
-    t = torch.arange(1, pattern.shape[-1])
-    return pattern[:, :, t, t - 1].mean(dim=(0, 2)).max().item()
+    return measures.previous_token_by_head(run.model, n, LETTERS)[layer].max().item()
 
 
 def relay_score(run: Run, n: int) -> float:
@@ -156,7 +143,7 @@ def relay_score(run: Run, n: int) -> float:
     after the earlier occurrence, times the weight that a first-layer head puts there on that
     letter (the best pair of heads). A model that copies the letter through a position holding
     it scores high here and low on ``induction_score``; a classic induction head, the reverse."""
-    patterns = _patterns(run.model, _repeats(n, run)[:, :-1])
+    patterns = measures.patterns(run.model, _repeats(n, run)[:, :-1])
     first, second = patterns[0], patterns[1].clone()  # (B, nh, T, T) each
     queries = torch.arange(n, 2 * n - 1)
     keys = queries - n + 1

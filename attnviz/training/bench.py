@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 
 import torch
 
-from attnviz.services.training import thumbs
+from attnviz.services.training.wire import thumbs
+from attnviz.training import measures
 from attnviz.training.catalog import TASKS
 from attnviz.training.tasks import CharLM, Induction, Reverse, bigram_heldout_loss
 from attnviz.training.trainer import HELDOUT_BATCH, Checkpoint, Run, train
@@ -82,8 +83,6 @@ def _targets(run: Run, what: str, score: Callable[[Checkpoint], float]) -> dict:
 
 
 def induction(device: str, checkpoints: int = 40) -> TaskFigures:
-    from attnviz.services.training import _induction_scores
-
     task = Induction()
     n = (len(task.probe().ids) + 1) // 2
     run, seconds = _trained("induction", task, device, checkpoints)
@@ -92,14 +91,18 @@ def induction(device: str, checkpoints: int = 40) -> TaskFigures:
         return float(task.induction_score(p.pattern[1][None], n).max())
 
     crossings = _targets(run, "layer-2 induction", score)
-    best = max(_induction_scores(run.model, task)[1])
+    best = max(
+        measures.rounded(
+            measures.induction_by_head(
+                run.model, task, min(measures.INDUCTION_LETTERS, task.max_len)
+            )
+        )[1]
+    )
     return _figures("induction", run, seconds, crossings,
                     {"layer-2 induction, 64 held-out strings": best})  # fmt: skip
 
 
 def reverse(device: str, checkpoints: int = 40) -> TaskFigures:
-    from attnviz.services.training import _alignment_scores
-
     task = Reverse()
     n = len(task.probe_word)
     run, seconds = _trained("reverse", task, device, checkpoints)
@@ -109,7 +112,14 @@ def reverse(device: str, checkpoints: int = 40) -> TaskFigures:
         return max(float(task.alignment(p.cross[i][None], n).max()) for i in range(len(p.cross)))
 
     crossings = _targets(run, "cross-attention alignment", aligned)
-    best = max(max(row) for row in _alignment_scores(run.model, task))
+    best = max(
+        max(row)
+        for row in measures.rounded(
+            measures.alignment_by_head(
+                run.model, task, min(measures.ALIGNMENT_LETTERS, task.max_len)
+            )
+        )
+    )
     return _figures("reverse", run, seconds, crossings,
                     {"best alignment, 64 held-out strings": best})  # fmt: skip
 

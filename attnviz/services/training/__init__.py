@@ -1,0 +1,25 @@
+"""Training runs for the API: started by a request, trained on threads of their own, watched
+through an append-only log of events, and, once finished, models in the registry.
+
+A run trains one or more variants (of one switch, or of an ablation preset) one after the other,
+each with the same seed and so the same data order. Runs are bounded: by the server's slots
+(a start past them is ``Busy``: 503 with Retry-After), and each by steps, seconds, parameters
+and text size. The last ``train_keep_runs`` finished runs are kept; an older one is gone (404).
+
+The package follows the seams of a run's life:
+
+- ``runs``: what a run is (its plan, its variants, its event log) and the two refusals;
+- ``service``: the run table (``TrainService``): what is offered, starting, cancelling,
+  evicting, and asking a finished model (decode, folder);
+- ``worker``: one run's thread, which trains its variants and logs what happens;
+- ``wire``: what goes to clients (a run's state, the summaries, the event stream).
+
+The scores a finished run reports (induction, alignment) are ``attnviz.training.measures``,
+which the ablation presets and ``attnviz bench`` share.
+"""
+
+from attnviz.services.training.runs import LiveRun, RunGone, TrainRefused
+from attnviz.services.training.service import TrainService
+from attnviz.services.training.wire import thumbs
+
+__all__ = ["LiveRun", "RunGone", "TrainRefused", "TrainService", "thumbs"]

@@ -1,0 +1,129 @@
+"""What a run is: its plan (task, variants, optimiser), each variant's progress, and the
+append-only event log its clients read."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import torch
+
+from attnviz.engine import Transformer
+from attnviz.schemas import TrainCheckpoint, TrainClaim, TrainRequest
+from attnviz.training.tasks import CharLM, Reverse, Task, bigram_heldout_loss
+from attnviz.training.trainer import HELDOUT_BATCH, Architecture, Optimiser, Run, Step, model_config
+
+SAMPLE_PROMPT = 24  # characters of the probe a char-LM sample continues
+
+
+class RunGone(LookupError):
+    """A run id this server does not have (never had, or no longer keeps): 404."""
+
+
+class TrainRefused(ValueError):
+    """A request over one of the server's bounds; the message names the field: 422."""
+
+
+def param_count(arch: Architecture, task: Task) -> int:
+    with torch.device("meta"):
+        model = Transformer(
+            model_config(arch, task.vocab.size, task.max_tokens, task.encoder_decoder)
+        )
+    return sum(p.numel() for p in model.parameters())
+
+
+@dataclass
+class Plan:
+    """What a run trains: the task, its variants (label, architecture) and the optimiser."""
+
+    task: Task
+    variants: list[tuple[str, Architecture]]
+    opt: Optimiser
+    preset: str | None = None
+    compare: str | None = None
+    params: list[int] = field(default_factory=list)  # each variant's, once checked
+
+    @property
+    def prompt(self) -> str | None:
+        """What a char-LM's samples continue (the probe's first characters), or the source an
+        encoder-decoder's samples are written for (the probe's letters)."""
+        if isinstance(self.task, Reverse):
+            return self.task.probe_word[: self.task.max_len]
+        if not isinstance(self.task, CharLM):
+            return None
+        return self.task.vocab.decode(self.task.probe().ids[:SAMPLE_PROMPT])
+
+    @property
+    def verb(self) -> str | None:
+        if isinstance(self.task, Reverse):
+            return "copies" if self.task.copy else "reverses"
+        return "continues" if isinstance(self.task, CharLM) else None
+
+
+@dataclass
+class Variant:
+    label: str
+    arch: Architecture
+    params: int
+    state: str = "waiting"
+    model: str | None = None
+    history: list[Step] = field(default_factory=list)
+    checkpoints: list[TrainCheckpoint] = field(default_factory=list)
+    induction: list[list[float]] | None = None
+    alignment: list[list[float]] | None = None
+    result: Run | None = None  # the trained model, once finished
+
+
+class LiveRun:
+    """One run as it trains: its variants' histories and checkpoints, and its event log."""
+
+    def __init__(self, run_id: str, req: TrainRequest, plan: Plan):
+        self.id = run_id
+        self.plan = plan
+        self.task_name = req.task
+        self.checkpoints = req.checkpoints
+        self.state = "running"
+        self.reason: str | None = None
+        pairs = zip(plan.variants, plan.params, strict=True)
+        self.variants = [Variant(label, arch, n) for (label, arch), n in pairs]
+        self.cancel = threading.Event()
+        self.started = time.monotonic()
+        self.ended: float | None = None
+        self.events: list[tuple[str, str]] = []  # (event name, JSON data)
+        self.lock = threading.Lock()
+        self.step_time = 0.0  # the last variant's mean seconds per step
+        self.claims: list[TrainClaim] | None = None
+        self.baseline: float | None = None
+        if isinstance(plan.task, CharLM):
+            self.baseline = round(bigram_heldout_loss(plan.task, HELDOUT_BATCH), 6)
+
+    @property
+    def finished(self) -> bool:
+        return self.state != "running"
+
+    def emit(self, name: str, data: dict, apply: Callable[[], None] | None = None) -> None:
+        """Log an event; ``apply`` makes the change it reports, at the same moment, so that a
+        state read between the two can never hold the change without the event counted in
+        its ``seq`` (a stream would then deliver it twice)."""
+        text = json.dumps(data, separators=(",", ":"))
+        with self.lock:
+            if apply is not None:
+                apply()
+            self.events.append((name, text))
+
+    def events_from(self, seq: int) -> list[tuple[int, str, str]]:
+        with self.lock:
+            return [(i + 1, n, d) for i, (n, d) in enumerate(self.events[seq:], start=seq)]
+
+    def remaining_s(self, deadline: float) -> float:
+        """Seconds until the run ends, as its pace so far says, and never past ``deadline``."""
+        steps = self.plan.opt.steps
+        left = sum(steps - len(v.history) for v in self.variants if v.state != "cancelled")
+        pace = self.step_time
+        for v in self.variants:
+            if v.state == "running" and v.history:
+                pace = v.history[-1].seconds / len(v.history)
+        return min(left * (pace or 0.05), max(0.0, deadline - time.monotonic()))

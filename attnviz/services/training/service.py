@@ -1,0 +1,315 @@
+"""The run table: what this server offers to train, starting a run (within its slots and
+bounds), finding, cancelling and evicting runs, and asking a finished model."""
+
+from __future__ import annotations
+
+import logging
+import math
+import secrets
+import threading
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import torch
+
+from attnviz.engine import capture
+from attnviz.pretrained import ModelRegistry
+from attnviz.pretrained.native import quoted_each
+from attnviz.schemas import (
+    TRAIN_SHAPE,
+    TrainArchitecture,
+    TrainDecoded,
+    TrainDecodeRequest,
+    TrainLimits,
+    TrainOptions,
+    TrainPresetInfo,
+    TrainRequest,
+    TrainRun,
+    TrainRuns,
+    TrainTaskInfo,
+    TrainVariantInfo,
+)
+from attnviz.services.admission import Busy
+from attnviz.services.training import wire
+from attnviz.services.training.runs import (
+    LiveRun,
+    Plan,
+    RunGone,
+    TrainRefused,
+    Variant,
+    param_count,
+)
+from attnviz.services.training.worker import Worker
+from attnviz.settings import Settings
+from attnviz.training.catalog import SWITCHES, TASKS, variants_of
+from attnviz.training.tasks import Reverse
+from attnviz.training.trainer import Architecture, Optimiser, pattern_names
+
+log = logging.getLogger(__name__)
+
+
+def _arch(a: TrainArchitecture) -> Architecture:
+    return Architecture(**a.model_dump())
+
+
+class TrainService:
+    def __init__(self, settings: Settings, device: torch.device, registry: ModelRegistry) -> None:
+        self.settings = settings
+        self.device = device
+        self.registry = registry
+        self.runs: dict[str, LiveRun] = {}
+        self.lock = threading.Lock()
+
+    # -- what is offered ------------------------------------------------------------------------
+
+    def limits(self) -> TrainLimits:
+        s = self.settings
+        return TRAIN_SHAPE.model_copy(
+            update={
+                "max_steps": s.train_max_steps,
+                "max_seconds": s.train_max_seconds,
+                "max_params": s.train_max_params,
+                "max_text_chars": s.train_max_text_chars,
+            }
+        )
+
+    def options(self) -> TrainOptions:
+        from attnviz.training.ablations import PRESETS
+
+        tasks = [
+            TrainTaskInfo(
+                name=t.name,
+                title=t.title,
+                about=t.about,
+                arch=wire.arch_info(t.arch),
+                opt=wire.opt_info(t.opt),
+            )  # fmt: skip
+            for t in TASKS.values()
+        ]
+        presets = [
+            TrainPresetInfo(
+                id=p.name,
+                title=p.title,
+                question=p.question,
+                shows=p.shows,
+                claims=[str(c) for c in p.claims],
+                task=p.task.name,
+                switch=p.switch,
+                variants=[
+                    TrainVariantInfo(label=v.label, arch=wire.arch_info(v.arch)) for v in p.variants
+                ],  # fmt: skip
+                opt=wire.opt_info(p.opt),
+            )
+            for p in PRESETS.values()
+        ]
+        return TrainOptions(
+            tasks=tasks,
+            presets=presets,
+            switches={k: list(v) for k, v in SWITCHES.items()},
+            limits=self.limits(),
+            slots=self.settings.train_slots,
+        )
+
+    # -- starting -------------------------------------------------------------------------------
+
+    def plan(self, req: TrainRequest) -> Plan:
+        """The run ``req`` asks for, checked against the server's bounds (TrainRefused)."""
+        from attnviz.training.ablations import PRESETS
+
+        s = self.settings
+        if req.preset is not None:
+            preset = PRESETS.get(req.preset)
+            if preset is None:
+                raise TrainRefused(
+                    f"preset: no preset {req.preset!r} (one of {', '.join(PRESETS)})"
+                )
+            if preset.task.name != req.task:
+                raise TrainRefused(f"task: preset {preset.name} trains {preset.task.name}")
+            plan = Plan(preset.task, [(v.label, v.arch) for v in preset.variants], preset.opt,
+                        preset=preset.name, compare=preset.switch)  # fmt: skip
+        else:
+            entry = TASKS[req.task]
+            try:
+                task = entry.make(req.text, s.train_max_text_chars)
+            except ValueError as exc:
+                raise TrainRefused(str(exc)) from exc
+            arch = _arch(req.arch) if req.arch is not None else entry.arch
+            opt = Optimiser(**req.opt.model_dump()) if req.opt is not None else entry.opt
+            variants = variants_of(arch, req.compare) if req.compare else [("", arch)]
+            plan = Plan(task, variants, opt, compare=req.compare)
+        if plan.opt.steps > s.train_max_steps:
+            raise TrainRefused(
+                f"opt.steps: {plan.opt.steps:,} is over this server's cap of "
+                f"{s.train_max_steps:,} (ATTNVIZ_TRAIN_MAX_STEPS)"
+            )
+        for label, arch in plan.variants:
+            n = param_count(arch, plan.task)
+            plan.params.append(n)
+            if n > s.train_max_params:
+                what = f" ({label})" if label else ""
+                raise TrainRefused(
+                    f"arch: {n:,} parameters{what} are over this server's cap of "
+                    f"{s.train_max_params:,} (ATTNVIZ_TRAIN_MAX_PARAMS); fewer layers or a "
+                    "smaller d_model"
+                )
+        return plan
+
+    def new_id(self) -> str:
+        token = secrets.token_hex(5)
+        return f"{self.settings.replica}-{token}" if self.settings.replica else token
+
+    def start(self, req: TrainRequest) -> LiveRun:
+        """Plan the run and start training it on a thread of its own; ``Busy`` when every slot
+        is taken."""
+        plan = self.plan(req)
+        with self.lock:
+            running = [r for r in self.runs.values() if not r.finished]
+            if len(running) >= self.settings.train_slots:
+                if self.settings.train_slots == 0:
+                    raise TrainRefused("task: this server does not train (ATTNVIZ_TRAIN_SLOTS=0)")
+                limit = self.settings.train_max_seconds
+                soonest = min(r.remaining_s(r.started + limit) for r in running)
+                retry = max(1, math.ceil(soonest))
+                raise Busy(
+                    f"busy: this server trains {len(running)} run(s) at once and all are "
+                    f"running; try again in {retry} s",
+                    retry,
+                )
+            run = LiveRun(self.new_id(), req, plan)
+            self.runs[run.id] = run
+        worker = Worker(run, settings=self.settings, device=self.device, registry=self.registry,
+                        done=self._evict)  # fmt: skip
+        threading.Thread(target=worker, name=f"train-{run.id}", daemon=True).start()
+        return run
+
+    # -- the table ------------------------------------------------------------------------------
+
+    def get(self, run_id: str) -> LiveRun:
+        run = self.runs.get(run_id)
+        if run is None:
+            raise RunGone(
+                f"run: no run {run_id!r} on this server (it never was, it was evicted after "
+                f"the last {self.settings.train_keep_runs} runs, or the server restarted)"
+            )
+        return run
+
+    def cancel(self, run_id: str) -> LiveRun:
+        """Stop a running run (it keeps what it learned); forget a finished one and its
+        models."""
+        run = self.get(run_id)
+        if not run.finished:
+            run.cancel.set()
+            return run
+        with self.lock:
+            self.runs.pop(run.id, None)
+        self.registry.remove([v.model for v in run.variants if v.model])
+        return run
+
+    @property
+    def training(self) -> int:
+        return sum(not r.finished for r in list(self.runs.values()))
+
+    def _evict(self) -> None:
+        with self.lock:
+            done = [r for r in self.runs.values() if r.finished]
+            gone = done[: max(0, len(done) - self.settings.train_keep_runs)]
+            for r in gone:
+                self.runs.pop(r.id, None)
+        for r in gone:
+            self.registry.remove([v.model for v in r.variants if v.model])
+            log.info("run %s evicted", r.id)
+
+    # -- what clients read ----------------------------------------------------------------------
+
+    def state(self, run: LiveRun) -> TrainRun:
+        return wire.run_state(run)
+
+    def summaries(self) -> TrainRuns:
+        """Every run this server keeps, newest first, in brief."""
+        with self.lock:
+            kept = list(self.runs.values())
+        return wire.summaries(kept)
+
+    def stream(self, run: LiveRun, after: int | None) -> AsyncIterator[tuple[int, str, str]]:
+        """(seq, event, JSON data): the run's state first (unless resuming ``after`` an event
+        already seen), then each event as it comes, until the run's end."""
+        return wire.stream(run, after)
+
+    # -- asking a finished model ----------------------------------------------------------------
+
+    def decode(self, run: LiveRun, req: TrainDecodeRequest) -> TrainDecoded:
+        """What a finished encoder-decoder variant writes for ``req.text`` (greedy), with every
+        head's attention on its last pass."""
+        task = run.plan.task
+        if not isinstance(task, Reverse):
+            raise TrainRefused(f"task: {task.name} has no decoder to ask; open its model instead")
+        v = self._finished(run, req.variant)
+        text = req.source
+        letters = task.vocab.chars[1:]
+        wrong = "".join(sorted(set(text) - set(letters)))
+        if wrong:
+            raise TrainRefused(
+                f"source: the model has no token for {quoted_each(wrong)}; it reads only "
+                f"lowercase letters {letters[0]} to {letters[-1]}"
+            )
+        if len(text) > task.max_len:
+            raise TrainRefused(
+                f"source: {len(text)} letters; the model was trained on {task.min_len} to "
+                f"{task.max_len}"
+            )
+        assert v.result is not None
+        model = v.result.model
+        source = task.vocab.encode(text) + [0]
+        out = task.decode(model, source)
+        ended = len(out) < len(source)  # it wrote the end mark before the step cap
+        inputs = [0, *out] if ended else [0, *out[:-1]]
+        groups = pattern_names(model.cfg)
+        device = model.param_device
+        with torch.no_grad(), capture(model, [n for g in groups.values() for n in g]) as cache:
+            model(torch.tensor([inputs], device=device), torch.tensor([source], device=device))
+        got = {k: [cache[n][0].float().cpu().tolist() for n in g] for k, g in groups.items()}
+        written = out + [0] if ended else out
+        return TrainDecoded(
+            source=list(task.vocab.decode(source)),
+            tokens=list(task.vocab.decode(inputs)),
+            writes=list(task.vocab.decode(written)),
+            output=task.vocab.decode(out),
+            expected=text if task.copy else text[::-1],
+            self_attention=got["self"],
+            cross=got["cross"],
+            encoder=got["encoder"],
+        )
+
+    @staticmethod
+    def _finished(run: LiveRun, variant: int) -> Variant:
+        if not 0 <= variant < len(run.variants):
+            raise TrainRefused(f"variant: {variant} is not one of 0 to {len(run.variants) - 1}")
+        v = run.variants[variant]
+        if v.result is None:
+            raise TrainRefused(f"variant: {v.label or 'the model'} has not finished training")
+        return v
+
+    def folder_zip(self, run: LiveRun, variant: int) -> tuple[str, bytes]:
+        """A finished variant as a zip of its Hugging Face-style folder (config.json,
+        model.safetensors, tokenizer.json), which ``attnviz serve --model FOLDER`` loads."""
+        import io
+        import tempfile
+        import zipfile
+
+        from attnviz.training.export import save_run
+
+        if run.plan.task.encoder_decoder:
+            raise TrainRefused(
+                "variant: an encoder-decoder is not saved as a folder: attnviz serves models "
+                "that read one text, and this one reads a source and writes; ask it in the "
+                "Train tab (POST /api/train/{id}/decode)"
+            )
+        v = self._finished(run, variant)
+        assert v.model is not None and v.result is not None
+        buf = io.BytesIO()
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = save_run(v.result, run.plan.task, Path(tmp), name=v.model)
+            with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+                for f in sorted(folder.iterdir()):
+                    z.write(f, f"{v.model}/{f.name}")
+        return f"{v.model}.zip", buf.getvalue()

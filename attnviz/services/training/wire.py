@@ -1,0 +1,175 @@
+"""What goes to clients: a run's state (``GET /api/train/{id}``), the summaries of every run
+kept, the event stream, and the pieces they are made of (loss columns, 8-bit thumbnails)."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+from collections.abc import AsyncIterator, Iterable
+
+import torch
+
+from attnviz.schemas import (
+    Thumbs,
+    TrainArchitecture,
+    TrainAsk,
+    TrainHistory,
+    TrainOptimiser,
+    TrainProbe,
+    TrainRun,
+    TrainRuns,
+    TrainRunSummary,
+    TrainRunVariantSummary,
+    TrainVariant,
+)
+from attnviz.services.arrays import quantize
+from attnviz.services.training.runs import LiveRun
+from attnviz.training.tasks import Reverse, Task
+from attnviz.training.trainer import Architecture, Optimiser, Step, checkpoint_steps
+
+POLL_S = 0.1  # how often a stream looks for new events
+
+
+def arch_info(a: Architecture) -> TrainArchitecture:
+    return TrainArchitecture(**a.__dict__)
+
+
+def opt_info(o: Optimiser) -> TrainOptimiser:
+    return TrainOptimiser(**o.__dict__)
+
+
+def thumbs(pattern: torch.Tensor) -> Thumbs:
+    """(L, nh, T, T) weights -> 8-bit values, one scale per head (its peak), as a trace's
+    compact thumbnails: weight ~ values * scale / 255."""
+    values, scale = quantize(pattern)  # (L, nh, T, T), (L, nh)
+    return Thumbs(
+        shape=list(values.shape),
+        values=base64.b64encode(values.numpy().tobytes()).decode("ascii"),
+        scale=[[round(float(s), 6) for s in row] for row in scale],
+    )
+
+
+def columns(steps: list[Step]) -> dict:
+    """Steps as the wire's columns (a ``steps`` event, a variant's history)."""
+    return {
+        "step": [s.step for s in steps],
+        "loss": [round(s.loss, 6) for s in steps],
+        "grad_norms": [[round(g, 6) for g in s.grad_norms] for s in steps],
+        "seconds": [round(s.seconds, 4) for s in steps],
+    }
+
+
+def ask(task: Task) -> TrainAsk | None:
+    """What an encoder-decoder's model can be asked: the letters, and how many."""
+    if not isinstance(task, Reverse):
+        return None
+    return TrainAsk(alphabet="".join(task.vocab.chars[1:]), max_len=task.max_len,
+                    min_len=task.min_len)  # fmt: skip
+
+
+def writes(task: Task) -> list[str] | None:
+    """What each of an encoder-decoder probe's decoder tokens is trained to write."""
+    if not isinstance(task, Reverse):
+        return None
+    p = task.probe()
+    return list(task.vocab.decode(p.ids[1:] + [0]))
+
+
+def run_state(run: LiveRun) -> TrainRun:
+    """The whole run as it stands, with ``seq``: the number of events it already holds."""
+    plan = run.plan
+    probe = plan.task.probe()
+    with run.lock:
+        variants = [
+            TrainVariant(
+                label=v.label,
+                arch=arch_info(v.arch),
+                params=v.params,
+                state=v.state,  # type: ignore[arg-type]
+                model=v.model,
+                history=TrainHistory(**columns(v.history)),
+                checkpoints=list(v.checkpoints),
+                induction=v.induction,
+                alignment=v.alignment,
+            )
+            for v in run.variants
+        ]
+        seq = len(run.events)
+        state, reason, claims = run.state, run.reason, run.claims
+    return TrainRun(
+        id=run.id,
+        state=state,  # type: ignore[arg-type]
+        reason=reason,
+        task=run.task_name,  # type: ignore[arg-type]
+        about=plan.task.about,
+        preset=plan.preset,
+        compare=plan.compare,
+        opt=opt_info(plan.opt),
+        steps=plan.opt.steps,
+        checkpoint_steps=checkpoint_steps(plan.opt.steps, run.checkpoints),
+        probe=TrainProbe(
+            tokens=probe.labels,
+            text=plan.task.vocab.decode(probe.ids),
+            look=probe.look,
+            prompt=plan.prompt,
+            verb=plan.verb,
+            source=probe.source_labels,
+            writes=writes(plan.task),
+        ),  # fmt: skip
+        baseline=run.baseline,
+        claims=claims,
+        variants=variants,
+        ask=ask(plan.task),
+        seq=seq,
+    )
+
+
+def summaries(runs: Iterable[LiveRun]) -> TrainRuns:
+    """``runs`` in brief, newest first."""
+    out = []
+    for run in reversed(list(runs)):
+        with run.lock:
+            variants = [
+                TrainRunVariantSummary(
+                    label=v.label,
+                    state=v.state,  # type: ignore[arg-type]
+                    model=v.model,
+                    steps=len(v.history),
+                    heldout=v.checkpoints[-1].heldout if v.checkpoints else None,
+                )
+                for v in run.variants
+            ]
+            state, reason = run.state, run.reason
+        out.append(
+            TrainRunSummary(
+                id=run.id,
+                state=state,  # type: ignore[arg-type]
+                reason=reason,
+                task=run.task_name,  # type: ignore[arg-type]
+                preset=run.plan.preset,
+                compare=run.plan.compare,
+                steps=run.plan.opt.steps,
+                variants=variants,
+            )
+        )
+    return TrainRuns(runs=out)
+
+
+async def stream(run: LiveRun, after: int | None) -> AsyncIterator[tuple[int, str, str]]:
+    """(seq, event, JSON data): the run's state first (unless resuming ``after`` an event
+    already seen), then each event as it comes, until the run's end."""
+    if after is None:
+        state = run_state(run)
+        yield state.seq, "state", state.model_dump_json()
+        after = state.seq
+    while True:
+        finished = run.finished  # read first: its end is then in the log already
+        items = run.events_from(after)
+        for item in items:
+            after = item[0]
+            yield item
+            if item[1] == "end":  # the last event of every run
+                return
+        if finished:  # its end was sent before (a resumed stream): nothing more comes
+            return
+        await asyncio.sleep(POLL_S)

@@ -1,0 +1,208 @@
+"""One run's thread: trains its variants one after the other, logs each batch of steps, each
+checkpoint and each variant's end as events, measures a preset's claims, and adds each trained
+model that reads one text to the registry."""
+
+from __future__ import annotations
+
+import copy
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+import torch
+
+from attnviz.engine import Transformer
+from attnviz.pretrained import ModelRegistry, PretrainedModel
+from attnviz.schemas import TrainCheckpoint, TrainClaim
+from attnviz.services import compute
+from attnviz.services.training.runs import LiveRun, Plan, Variant
+from attnviz.services.training.wire import columns, thumbs
+from attnviz.settings import Settings
+from attnviz.training import measures
+from attnviz.training.catalog import slug
+from attnviz.training.sample import generate
+from attnviz.training.tasks import CharLM, Induction, Reverse
+from attnviz.training.trainer import Checkpoint, Step, train
+
+log = logging.getLogger(__name__)
+
+FLUSH_S = 0.1  # steps are sent in batches, at most this often
+SAMPLE_CHARS = 80  # characters a char-LM writes at each checkpoint
+SAMPLE_TEMPERATURE = 0.8
+
+
+class Worker:
+    """Trains ``run`` when called (on a thread of its own); ``done`` is called at its end."""
+
+    def __init__(self, run: LiveRun, *, settings: Settings, device: torch.device,
+                 registry: ModelRegistry, done: Callable[[], None]) -> None:  # fmt: skip
+        self.run = run
+        self.settings = settings
+        self.device = device
+        self.registry = registry
+        self.done = done
+
+    def __call__(self) -> None:
+        with compute.beside():  # the run has a core of its own: traces take one thread fewer
+            self._train_run()
+
+    def _train_run(self) -> None:
+        run = self.run
+        state, reason = "done", None
+        try:
+            deadline = run.started + self.settings.train_max_seconds
+            for i, variant in enumerate(run.variants):
+                if run.cancel.is_set() or time.monotonic() > deadline:
+                    break
+                self._train_variant(i, variant, deadline)
+            if run.plan.preset is not None and all(v.state == "done" for v in run.variants):
+                self._measure_claims()
+            if run.cancel.is_set():
+                state, reason = "cancelled", "cancelled"
+            elif time.monotonic() > deadline or any(v.state != "done" for v in run.variants):
+                state = "cancelled"
+                reason = (
+                    f"stopped at this server's time limit of {self.settings.train_max_seconds:g}"
+                    " s (ATTNVIZ_TRAIN_MAX_SECONDS)"
+                )
+        except Exception as exc:  # a failure is the run's state, not the server's
+            log.exception("training run %s failed", run.id)
+            state, reason = "failed", f"training failed: {type(exc).__name__}: {exc}"
+
+        def end() -> None:
+            run.state, run.reason, run.ended = state, reason, time.monotonic()
+            for v in run.variants:
+                if v.state in ("waiting", "running"):
+                    v.state = "cancelled"
+
+        run.emit("end", {"state": state, "reason": reason}, apply=end)
+        self.done()
+
+    def _train_variant(self, i: int, variant: Variant, deadline: float) -> None:
+        run = self.run
+        plan = run.plan
+        run.emit("variant", {"variant": i, "state": "running"},
+                 apply=lambda: setattr(variant, "state", "running"))  # fmt: skip
+        pending: list[Step] = []
+        last_flush = time.monotonic()
+
+        def flush() -> None:
+            nonlocal last_flush
+            if pending:
+                steps = pending[:]
+                run.emit("steps", {"variant": i, **columns(steps)},
+                         apply=lambda: variant.history.extend(steps))  # fmt: skip
+                pending.clear()
+            last_flush = time.monotonic()
+
+        def on_step(step: Step) -> None:
+            pending.append(step)
+            if time.monotonic() - last_flush >= FLUSH_S:
+                flush()
+
+        def on_checkpoint(point: Checkpoint) -> None:
+            flush()
+            cp = TrainCheckpoint(
+                step=point.step,
+                heldout=round(point.heldout, 6),
+                seconds=round(point.seconds, 3),
+                thumbs=thumbs(point.pattern),
+                cross=None if point.cross is None else thumbs(point.cross),
+                encoder=None if point.encoder is None else thumbs(point.encoder),
+                sample=point.sample,
+            )
+            run.emit("checkpoint", {"variant": i, "checkpoint": cp.model_dump()},
+                     apply=lambda: variant.checkpoints.append(cp))  # fmt: skip
+
+        result = train(
+            plan.task,
+            variant.arch,
+            plan.opt,
+            on_step=on_step,
+            should_stop=lambda: run.cancel.is_set() or time.monotonic() > deadline,
+            device=self.device,
+            checkpoints=run.checkpoints,
+            on_checkpoint=on_checkpoint,
+            sample=sampler(plan),
+        )
+        flush()
+        if result.history:
+            run.step_time = result.history[-1].seconds / len(result.history)
+        task = plan.task
+        if isinstance(task, Induction):
+            n = min(measures.INDUCTION_LETTERS, task.max_len)
+            variant.induction = measures.rounded(measures.induction_by_head(result.model, task, n))
+        if isinstance(task, Reverse):
+            n = min(measures.ALIGNMENT_LETTERS, task.max_len)
+            variant.alignment = measures.rounded(measures.alignment_by_head(result.model, task, n))
+        # An encoder-decoder is not a sentence-mode model (a trace reads one text); the Train
+        # tab decodes with it (``decode``).
+        name: str | None = None
+        if not task.encoder_decoder:
+            name = run.id if len(run.variants) == 1 else f"{run.id}-{slug(variant.label)}"
+            self.registry.add(self._as_model(name, result.model))
+        variant.result = result
+
+        def finished() -> None:
+            variant.model = name
+            variant.state = result.state
+
+        run.emit("variant", {"variant": i, "state": result.state, "model": name,
+                             "induction": variant.induction, "alignment": variant.alignment},
+                 apply=finished)  # fmt: skip
+
+    def _measure_claims(self) -> None:
+        """A preset's claims on the run's trained models, as the tests measure them."""
+        from attnviz.training.ablations import PRESETS
+
+        run = self.run
+        preset = PRESETS[run.plan.preset or ""]
+        # The measures feed CPU tensors: models trained on a GPU are measured from a CPU copy.
+        runs = [
+            r
+            if r.model.param_device.type == "cpu"
+            else replace(r, model=copy.deepcopy(r.model).cpu())
+            for r in (v.result for v in run.variants)
+            if r is not None
+        ]
+        outcomes = [
+            TrainClaim(claim=str(o.claim), value=round(o.value, 4), holds=o.holds)
+            for o in preset.outcomes(runs)
+        ]
+        run.emit("claims", {"claims": [o.model_dump() for o in outcomes]},
+                 apply=lambda: setattr(run, "claims", outcomes))  # fmt: skip
+
+    def _as_model(self, name: str, model: Transformer) -> PretrainedModel:
+        from attnviz.pretrained.tokenize import TextTokenizer
+        from attnviz.training.export import char_tokenizer
+
+        task = self.run.plan.task
+        return PretrainedModel(
+            name=name,
+            family="attnviz",
+            source=Path(name),
+            origin=f"run {self.run.id}",
+            cfg=model.cfg,
+            model=model,
+            tokenizer=TextTokenizer(char_tokenizer(task.vocab)),
+            device=self.device,
+            run=self.run.id,
+            examples=[task.vocab.decode(task.probe().ids)],
+        )
+
+
+def sampler(plan: Plan) -> Callable[[Transformer], str] | None:
+    """A char-LM writes SAMPLE_CHARS after the prompt at each checkpoint (seeded); an
+    encoder-decoder writes what it makes of the probe's source (greedy)."""
+    prompt, task = plan.prompt, plan.task
+    if prompt is None:
+        return None
+    vocab, seed = task.vocab, plan.opt.seed
+    if isinstance(task, Reverse):
+        source = task.probe().source
+        assert source is not None
+        return lambda model: vocab.decode(task.decode(model, source))
+    assert isinstance(task, CharLM)
+    return lambda model: generate(model, vocab, prompt, SAMPLE_CHARS, SAMPLE_TEMPERATURE, seed)

@@ -1,0 +1,76 @@
+"""What is measured on a trained model's attention, shared by the training service (the scores a
+finished run reports), the ablation presets' claims and ``attnviz bench``'s training figures.
+
+Every measure runs the model on fresh inputs drawn from its own seeded generator (neither the
+training data nor the held-out batch) and reads the attention patterns through the hook points
+(``act_name("pattern", layer)``). Scores come per head, as (layers, heads) tensors; callers pick
+the best head of a layer or round them for the wire.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from attnviz.engine import Transformer, act_name, capture
+from attnviz.training.tasks import Induction, Reverse
+from attnviz.training.trainer import pattern_names
+
+MEASURE_BATCH = 64  # fresh inputs each score is measured on
+MEASURE_SEED = 99  # their generator's seed
+# The letters of the fresh strings a finished run reports its scores on (the training service,
+# attnviz bench): an induction model's repeats, an encoder-decoder's sources.
+INDUCTION_LETTERS = 20
+ALIGNMENT_LETTERS = 10
+
+
+def repeats(n: int, vocab: int, device: torch.device) -> torch.Tensor:
+    """MEASURE_BATCH fresh strings of ``n`` tokens (ids below ``vocab``), each then repeated:
+    (B, 2n), on ``device``."""
+    g = torch.Generator().manual_seed(MEASURE_SEED)
+    half = torch.randint(0, vocab, (MEASURE_BATCH, n), generator=g)  # (B, n)
+    return torch.cat([half, half], dim=1).to(device)  # (B, 2n)
+
+
+@torch.no_grad()
+def patterns(model: Transformer, inputs: torch.Tensor) -> list[torch.Tensor]:
+    """Every layer's attention pattern on ``inputs``, float32 on the CPU: L x (B, nh, T, T)."""
+    names = [act_name("pattern", i) for i in range(model.cfg.n_layers)]
+    with capture(model, names) as cache:
+        model(inputs)
+    return [cache[name].float().cpu() for name in names]
+
+
+def induction_by_head(model: Transformer, task: Induction, n: int) -> torch.Tensor:
+    """Each head's induction score on fresh repeats of length ``n``: the mean weight from each
+    token of the repeat on the token after its earlier occurrence (``Induction.induction_score``).
+    (L, nh)"""
+    ids = repeats(n, task.vocab.size, model.param_device)[:, :-1]  # (B, 2n - 1)
+    return torch.stack([task.induction_score(p, n) for p in patterns(model, ids)])
+
+
+def previous_token_by_head(model: Transformer, n: int, vocab: int) -> torch.Tensor:
+    """Each head's previous-token score on fresh repeats of length ``n``: the mean weight from
+    each token after the first on the one before it. (L, nh)"""
+    ids = repeats(n, vocab, model.param_device)[:, :-1]  # (B, 2n - 1)
+    out = []
+    for p in patterns(model, ids):  # (B, nh, T, T)
+        t = torch.arange(1, p.shape[-1])
+        out.append(p[:, :, t, t - 1].mean(dim=(0, 2)))  # (nh,)
+    return torch.stack(out)
+
+
+@torch.no_grad()
+def alignment_by_head(model: Transformer, task: Reverse, n: int) -> torch.Tensor:
+    """Each cross-attention head's alignment (``Reverse.alignment``) on MEASURE_BATCH fresh
+    strings of ``n`` letters. (L, nh)"""
+    g = torch.Generator().manual_seed(MEASURE_SEED)
+    batch = task._pairs(task._letters(g, MEASURE_BATCH, n)).to(model.param_device)
+    names = pattern_names(model.cfg)["cross"]
+    with capture(model, names) as cache:
+        model(batch.inputs, batch.source)
+    return torch.stack([task.alignment(cache[name].float().cpu(), n) for name in names])
+
+
+def rounded(scores: torch.Tensor, digits: int = 4) -> list[list[float]]:
+    """(L, nh) scores as the API sends them."""
+    return [[round(float(x), digits) for x in row] for row in scores]
