@@ -1,7 +1,9 @@
 """attnviz: a web-based attention visualizer backed by a transparent PyTorch transformer.
 
 From Python: ``attnviz.trace(text=...)`` computes a trace in this process, ``attnviz.Client(url)``
-asks a running server; both give a ``Trace`` of numpy arrays under the API's names."""
+asks a running server; both give a ``Trace`` of numpy arrays under the API's names.
+``trace.save_html(path)`` writes one offline file of its views; ``attnviz.show(trace)`` shows
+them in a notebook."""
 
 from __future__ import annotations
 
@@ -16,9 +18,10 @@ __version__ = "0.1.0"
 if TYPE_CHECKING:
     from attnviz.python.client import Client
     from attnviz.python.local import trace
+    from attnviz.python.show import show
     from attnviz.python.trace import Trace, TraceError
 
-__all__ = ["Client", "Trace", "TraceError", "trace"]
+__all__ = ["Client", "Trace", "TraceError", "show", "trace"]
 
 # Imported on first use: `import attnviz` stays light (the server's CLI imports it first).
 _LAZY = {
@@ -26,6 +29,7 @@ _LAZY = {
     "Client": "attnviz.python.client",
     "Trace": "attnviz.python.trace",
     "TraceError": "attnviz.python.trace",
+    "show": "attnviz.python.show",
 }
 
 

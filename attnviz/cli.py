@@ -1,4 +1,5 @@
-"""Command line: ``attnviz serve [--host H] [--port P] [--device D]``, ``attnviz bench``."""
+"""Command line: ``attnviz serve [--host H] [--port P] [--device D]``, ``attnviz bench``,
+``attnviz export --text T -o trace.html``."""
 
 from __future__ import annotations
 
@@ -112,7 +113,33 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument(
         "--generate", type=int, default=256, help="with --shape: tokens to write (default 256)"
     )
+    export = sub.add_parser(
+        "export",
+        help="one self-contained HTML file of a model's trace of a text: the page's views, "
+        "offline (no server, no network)",
+    )
+    export.add_argument("--model", help="a model name or folder (default: all-MiniLM-L6-v2)")
+    export.add_argument("--text", required=True, help="the text to trace")
+    export.add_argument("-o", "--output", required=True, metavar="FILE", help="the HTML file")
+    export.add_argument("--layer", type=int, default=1, help="the layer shown first (1-based)")
+    export.add_argument("--head", type=int, default=1, help="the head shown first (1-based)")
+    export.add_argument(
+        "--query", type=int, help="the query token shown first (1-based; default the first word)"
+    )
+    export.add_argument("--hide-special", action="store_true", help="hide the special tokens")
+    export.add_argument("--merge-words", action="store_true", help="merge word pieces")
+    export.add_argument(
+        "--budget",
+        type=int,
+        default=1_500_000,
+        metavar="BYTES",
+        help="the file's size the optional parts (more heads exact, the layer aggregates) may "
+        "fill (default 1500000); what the views draw first is always in it",
+    )
+    export.add_argument("--device", help="auto, cpu, cuda or cuda:N (default auto, ATTNVIZ_DEVICE)")
     args = parser.parse_args(argv)
+    if args.command == "export":
+        return _export(args, parser)
     if args.command == "bench":
         return _bench(args, parser)
     if args.model:
@@ -153,6 +180,47 @@ def main(argv: list[str] | None = None) -> int:
         proxy_headers=True,
         forwarded_allow_ips=settings.forwarded_allow_ips,
     )
+    return 0
+
+
+def _export(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """``attnviz export``: the trace computed here, written as one HTML file."""
+    from pathlib import Path
+
+    if args.device:
+        os.environ["ATTNVIZ_DEVICE"] = args.device
+    for flag in ("layer", "head", "query"):
+        value = getattr(args, flag)
+        if value is not None and value < 1:
+            parser.error(f"--{flag}: counts from 1")
+    if args.budget < 0:
+        parser.error("--budget: a number of bytes, 0 or more")
+    import attnviz
+    from attnviz.python.html import ExportError
+
+    try:
+        trace = attnviz.trace(model=args.model, text=args.text, fields="thumbs", thumb=1)
+    except attnviz.TraceError as exc:
+        parser.error(str(exc))
+    counts = {"layer": trace.layers, "head": trace.heads, "query": len(trace.tokens)}
+    for flag, count in counts.items():
+        value = getattr(args, flag)
+        if value is not None and value > count:
+            parser.error(f"--{flag}: {value} is past the last ({count}; counts from 1)")
+    try:
+        path = trace.save_html(
+            Path(args.output),
+            layer=args.layer - 1,
+            head=args.head - 1,
+            query=None if args.query is None else args.query - 1,
+            hide_special=args.hide_special,
+            merge_words=args.merge_words,
+            budget=args.budget,
+        )
+    except ExportError as exc:
+        parser.error(str(exc))
+    size = path.stat().st_size
+    print(f"{path}: {size:,} bytes, {len(trace.tokens)} tokens, {trace.meta.get('model')}")
     return 0
 
 

@@ -2,6 +2,7 @@
 
 import hashlib
 import json
+import posixpath
 import re
 from pathlib import Path
 
@@ -44,10 +45,26 @@ def test_importmap_sends_every_module_to_its_hashed_url(client):
     html = page(client)
     raw = re.search(r'<script type="importmap">(.*?)</script>', html, re.S).group(1)
     imports = json.loads(raw)["imports"]
-    modules = sorted(p.name for p in (ROOT / "static" / "js").glob("*.js"))
-    assert sorted(k.rsplit("/", 1)[1] for k in imports) == modules
+    js = ROOT / "static" / "js"
+    modules = sorted(f"/static/js/{p.relative_to(js).as_posix()}" for p in js.rglob("*.js"))
+    assert sorted(imports) == modules
+    assert {"/static/js/main.js", "/static/js/core/api.js", "/static/js/views/modelview.js",
+            "/static/js/modes/sentence/index.js"} <= set(imports)  # fmt: skip
     for key, url in imports.items():
-        assert url.startswith(key + "?v=")
+        digest = hashlib.sha256((ROOT / key.removeprefix("/")).read_bytes()).hexdigest()[:12]
+        assert url == f"{key}?v={digest}"
+    # Every relative import of every module, resolved as the browser resolves it against the
+    # module's own URL, is a key of the map (so a nested module gets its hashed URL too).
+    resolved = set()
+    for key in imports:
+        source = (ROOT / key.removeprefix("/")).read_text()
+        statements = r'^(?:import|export)\b[^;]*?\bfrom "(\.{1,2}/[^"]+)"'
+        for spec in re.findall(statements, source, re.M):
+            target = posixpath.normpath(posixpath.join(posixpath.dirname(key), spec))
+            assert target in imports, f"{key} imports {spec}"
+            resolved.add(target)
+    assert {"/static/js/core/api.js", "/static/js/views/modelview.js",
+            "/static/js/modes/sentence/parts.js"} <= resolved  # fmt: skip
 
 
 def test_plotly_comes_from_the_installed_package(client):

@@ -12,6 +12,7 @@ import json
 import struct
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -86,14 +87,43 @@ class Trace:
     def heads(self) -> int:
         return int(self.meta["heads"])
 
+    @property
+    def source(self) -> Source:
+        """The function that gives this trace's parts in the compact form: query parameters
+        (``TraceQuery``'s) -> bytes."""
+        if self._source is None:
+            raise TraceError("this trace was read from bytes alone: it has no source to ask")
+        return self._source
+
     def part(self, **query: Any) -> Trace:
         """A part of this trace, as ``POST /api/trace`` gives it for these query parameters
         (``fields``, ``layer``, ``head``, ``query``, ``hide_special``, ``merge_words``, ``thumb``
         ...): ``trace.part(layer=3, head=5)``, ``trace.part(fields="view", merge_words=True)``."""
-        if self._source is None:
-            raise TraceError("this trace was read from bytes alone: it has no source to ask")
         params = {k: v for k, v in query.items() if v is not None}
-        return Trace.from_compact(self._source(params), self._source)
+        return Trace.from_compact(self.source(params), self.source)
+
+    def to_html(self, **selection: Any) -> str:
+        """One self-contained HTML file of this trace's views, drawn offline by the page's own
+        modules (``attnviz.python.html.standalone_html``: ``layer``, ``head``, ``query``,
+        ``hide_special``, ``merge_words``, ``views``, ``budget``)."""
+        from attnviz.python.html import standalone_html
+
+        return standalone_html(self, **selection)
+
+    def save_html(self, path: str | Path, **selection: Any) -> Path:
+        """``to_html(**selection)`` written to ``path``: a file to open anywhere, offline.
+
+        >>> t.save_html("trace.html", layer=3, head=5)
+        """
+        from attnviz.python.html import save_html
+
+        return save_html(self, path, **selection)
+
+    def _repr_html_(self) -> str:
+        """The views in a notebook: the file, in an iframe of its own (see ``attnviz.show``)."""
+        from attnviz.python.show import frame
+
+        return frame(self)
 
     def __repr__(self) -> str:
         what = self.meta.get("model") or self.meta.get("mode", "trace")

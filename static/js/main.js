@@ -1,22 +1,24 @@
-// The page: three modes (the toy lab, toy.js; sentence mode, sentence.js; training, train.js),
-// each keeping its own state, one status line and error line for the mode in view, the share link in the URL, and
-// the header's actions (copy link, export JSON).
+// The page: three modes (modes/toy, the toy lab; modes/sentence; modes/train), each keeping
+// its own state, one status line and error line for the mode in view, the share link in the
+// URL, and the header's actions (copy link, export JSON). The layout: core/ holds what every
+// mode shares (the API client, the compact form, state, theme, numbers, the DOM helpers);
+// views/ every render(container, data, selection, callbacks) module; modes/ the controllers.
 
-import { busy, fetchPresets } from "./api.js";
-import { byId, download } from "./dom.js";
-import { copyText, downloadPng } from "./export.js";
-import { createSentence } from "./sentence.js";
-import { decodeShare, defaultSentence, encodeShare } from "./state.js";
-import { createToy } from "./toy.js";
-import { createTrain } from "./train.js";
-import { decodeTrainLink } from "./trainlink.js";
+import { busy, fetchPresets } from "./core/api.js";
+import { byId, download } from "./core/dom.js";
+import { copyText, downloadPng } from "./core/export.js";
+import { createSentence } from "./modes/sentence/index.js";
+import { decodeShare, defaultSentence, encodeShare } from "./core/state.js";
+import { createToy } from "./modes/toy/index.js";
+import { createTrain } from "./modes/train/index.js";
+import { decodeTrainLink } from "./modes/train/link.js";
 
 /** @typedef {"toy" | "sentence" | "train"} Mode */
 
 const root = document.documentElement;
 const MODES = /** @type {Mode[]} */ (["toy", "sentence", "train"]);
 const TRAIN_HASH = "#train";
-/** A Train tab link (trainlink.js) as follow() takes it, or null. @param {string} hash */
+/** A Train tab link (modes/train/link.js) as follow() takes it, or null. @param {string} hash */
 const trainLink = (hash) => { const train = decodeTrainLink(hash); return train && { mode: "train", train }; };
 
 const app = {
@@ -72,9 +74,9 @@ const viewsDrawn = () => { root.dataset.views = String(+(root.dataset.views || 0
 /** A link's state of a mode not opened yet (it opens with it), and what a link's toy part is
  * read against. */
 const share = {
-  /** @type {{toy: import("./types.js").ToyState | null, sentence: import("./types.js").SentenceState | null}} */
+  /** @type {{toy: import("./core/types.js").ToyState | null, sentence: import("./core/types.js").SentenceState | null}} */
   pending: { toy: null, sentence: null },
-  /** @type {import("./state.js").ShareContext | null} */ context: null,
+  /** @type {import("./core/state.js").ShareContext | null} */ context: null,
 };
 
 function writeUrl() {

@@ -35,7 +35,7 @@ MOUNT_VIEW = """async ({width, hostId, module}) => {
   host.id = hostId;
   host.style.cssText = `width: ${width}px; margin: 1rem;`;
   document.body.prepend(host);
-  window.__api = await import('/static/js/api.js');
+  window.__api = await import('/static/js/core/api.js');
   window.__module = await import(module);
   return true;
 }"""

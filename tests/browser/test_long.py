@@ -63,7 +63,7 @@ THUMB = """([l, h]) => {
 
 # The canvas of one cell: its size, every pixel's colour, and the weight colour table.
 PIXELS = """async ([l, h]) => {
-  const { WEIGHT_LUT } = await import('/static/js/theme.js');
+  const { WEIGHT_LUT } = await import('/static/js/core/theme.js');
   const canvas = document.querySelector(`#mv-grid button[data-layer="${l}"][data-head="${h}"] canvas`);
   const data = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
   const rgb = [];

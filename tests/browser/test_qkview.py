@@ -1,4 +1,4 @@
-"""The query-key view (static/js/qkview.js) against real traces: what it draws is the trace's
+"""The query-key view (static/js/views/qkview.js) against real traces: what it draws is the trace's
 q, k, q ⊙ k, scores and softmax weights, its tooltips give them exactly, masked keys read as
 masked, token text stays text."""
 
@@ -33,7 +33,7 @@ RENDER = """async ({request, layer, head, query, tokens, allKeys}) => {
 
 
 def mount(page, live_server, api, request) -> dict:
-    mount_view(page, live_server + "/", "qk-host", "/static/js/qkview.js")
+    mount_view(page, live_server + "/", "qk-host", "/static/js/views/qkview.js")
     r = api.post("/api/trace", json=request)
     assert r.status_code == 200
     return r.json()

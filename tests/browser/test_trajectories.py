@@ -1,4 +1,4 @@
-"""The trajectories view (static/js/trajectories.js): one path per picked token through the
+"""The trajectories view (static/js/views/trajectories.js): one path per picked token through the
 trace's single PCA, from layer 0 to the last layer, in 2-D or 3-D."""
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ RENDER = """async ({request, sel, tokens}) => {
 
 
 def mount(page, live_server, api, request=REQUEST, width=840) -> dict:
-    mount_view(page, live_server + "/", "traj-host", "/static/js/trajectories.js", width)
+    mount_view(page, live_server + "/", "traj-host", "/static/js/views/trajectories.js", width)
     return api.post("/api/trace", json=request).json()
 
 

@@ -293,7 +293,7 @@ class Load:
     threads: list[threading.Thread] = field(default_factory=list)
 
     def client(self, k: int) -> None:
-        """Requests back to back. Like the page (static/js/api.js), a request whose connection
+        """Requests back to back. Like the page (static/js/core/api.js), a request whose connection
         is cut on the way is sent once more; a second cut, or any answer but a 200, fails."""
         rng = random.Random(k)
         with httpx.Client(base_url=self.base, timeout=30) as http:

@@ -1,10 +1,10 @@
-// static/js/api.js on a busy server: a 503 is waited out for its Retry-After and tried again,
+// static/js/core/api.js on a busy server: a 503 is waited out for its Retry-After and tried again,
 // and `busy` says when the next try is due. fetch is replaced by a scripted server here; the
 // real server's 503s are tested in tests/api/test_hosting.py and in the browser.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { ApiError, busy, fetchModels, retryAfterSeconds } from "../../static/js/api.js";
+import { ApiError, busy, fetchModels, retryAfterSeconds } from "../../static/js/core/api.js";
 
 /** A fetch that answers from `script` (status, headers) in turn and records each call's time. */
 function scripted(script) {

@@ -1,9 +1,9 @@
-// The compact form's decoder (static/js/compact.js) on bodies built here by the safetensors
+// The compact form's decoder (static/js/core/compact.js) on bodies built here by the safetensors
 // rules (tests/test_js.py also decodes a body the server made, in Node and in Python).
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { decodeCompact, nested, sub } from "../../static/js/compact.js";
+import { decodeCompact, nested, sub } from "../../static/js/core/compact.js";
 
 /** A safetensors body: {name: [dtype, shape, TypedArray]} in the given order, header padded. */
 function body(tensors, meta, pad = true) {

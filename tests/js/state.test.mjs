@@ -5,7 +5,7 @@ import { test } from "node:test";
 import {
   clampSentence, decodeShare, defaultSentence, encodeShare, fromPreset, headChoices,
   headsNote, matchesPreset, normalize, problem, sentenceFromRaw, toRequest,
-} from "../../static/js/state.js";
+} from "../../static/js/core/state.js";
 
 // What /api/presets serves (the tests of the API pin the server's side).
 const LIMITS = { max_tokens: 64, max_dim: 64, max_layers: 12, max_heads: 16, max_token_chars: 40,

@@ -1,8 +1,8 @@
-// trainlink.js: a Train tab link, `#train/<run id>?<the form's settings>`, both ways.
+// modes/train/link.js: a Train tab link, `#train/<run id>?<the form's settings>`, both ways.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { decodeTrainLink, encodeTrainLink } from "../../static/js/trainlink.js";
+import { decodeTrainLink, encodeTrainLink } from "../../static/js/modes/train/link.js";
 
 test("a run and the form's settings make a link that reads back the same", () => {
   const link = { run: "r1-0a1b2c3d4e", settings: { task: "induction", layers: "2", lr: "0.003", scale: "1" } };

@@ -3,11 +3,11 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { SENTENCE_FEEDS, TOY_FEEDS, TRAIN_FEEDS, viewsFed } from "../../static/js/feeds.js";
-import { exact, fmt } from "../../static/js/numbers.js";
-import { sinkNote } from "../../static/js/modelview.js";
-import { KEYS_MAX, TOP_KEYS, keyRows } from "../../static/js/qkview.js";
-import { defaultSentence, defaultTrainView, fromPreset, normalize } from "../../static/js/state.js";
+import { SENTENCE_FEEDS, TOY_FEEDS, TRAIN_FEEDS, viewsFed } from "../../static/js/core/feeds.js";
+import { exact, fmt } from "../../static/js/core/numbers.js";
+import { sinkNote } from "../../static/js/views/modelview.js";
+import { KEYS_MAX, TOP_KEYS, keyRows } from "../../static/js/views/qkview.js";
+import { defaultSentence, defaultTrainView, fromPreset, normalize } from "../../static/js/core/state.js";
 
 test("every piece of view state feeds a view, and only views that exist", () => {
   const toyView = normalize(fromPreset({ id: "p", tokens: ["a", "b"], axes: ["x"],
@@ -91,7 +91,7 @@ test("an attention sink is named when one token takes at least half of every oth
 });
 
 test("trajectories: a long text starts with a few rows from the query on; 'all' and [] as asked", async () => {
-  const { defaultRows, FEW_ROWS, LEGEND_MAX, positionColor, POSITION_SCALE } = await import("../../static/js/trajectories.js");
+  const { defaultRows, FEW_ROWS, LEGEND_MAX, positionColor, POSITION_SCALE } = await import("../../static/js/views/trajectories.js");
   const groups = (n) => Array.from({ length: n }, (_, i) => [i + 1]); // [CLS] hidden: rows start at token 1
   assert.deepEqual(defaultRows(groups(LEGEND_MAX), null, 5), [...Array(LEGEND_MAX).keys()]);
   assert.deepEqual(defaultRows(groups(469), null, 1), [...Array(FEW_ROWS).keys()]);

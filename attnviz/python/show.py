@@ -1,0 +1,192 @@
+"""The views in a notebook (Jupyter, JupyterLab, VS Code): ``attnviz.show``.
+
+Each display is the one-file page (``attnviz.python.html``) in an ``<iframe srcdoc>`` of its
+own: its ids, globals and CSS never meet another display's or the notebook's, it needs no
+require.js, no CDN and no server, and it draws as often as one likes in one notebook.
+
+>>> attnviz.show(t)                                  # a Trace
+>>> attnviz.show(t, views=["model", "qk"], layer=2, head=3)
+>>> out = hf_model(**inputs, output_attentions=True)
+>>> attnviz.show(out.attentions, tokens)             # what BertViz's head_view takes
+>>> attnviz.show(model=hf_model, tokenizer=tok, text="The animal didn't cross the street")
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from attnviz.python.html import ExportError, standalone_html
+from attnviz.python.trace import Trace, TraceError
+
+# The notebook cell: its height before the page inside says how tall it is.
+HEIGHT = 1200
+NOTEBOOK_BUDGET = 1_400_000  # the file, so that the cell (escaped into srcdoc) stays under 2 MB
+ATTENTION_ONLY = (
+    "{name}: a trace of attention weights alone (given as a tuple of tensors): it has no "
+    "queries, keys or hidden states; trace the model itself (attnviz.show(model=..., "
+    "tokenizer=..., text=...)) for them"
+)
+_SPECIAL = re.compile(r"^(\[[A-Z]+\]|<\|?[a-z_]+\|?>|</?s>|<pad>|<unk>|<mask>)$")
+
+
+class Display:
+    """What a notebook shows: the page in an iframe (``_repr_html_``)."""
+
+    def __init__(self, page: str, height: int = HEIGHT) -> None:
+        self.page = page
+        self.height = height
+
+    def _repr_html_(self) -> str:
+        # Same-origin srcdoc (no sandbox): the frame may grow to its page's height on load;
+        # where the notebook forbids that, it keeps HEIGHT and scrolls.
+        grow = (
+            "try{var d=this.contentDocument.documentElement;"
+            "var f=this;var fit=function(){f.style.height=(d.scrollHeight+4)+'px'};"
+            "fit();new ResizeObserver(fit).observe(d)}catch(e){}"
+        )
+        return (
+            f'<iframe class="attnviz-frame" srcdoc="{html.escape(self.page, quote=True)}" '
+            f'title="attnviz views" style="width:100%;height:{self.height}px;border:0" '
+            f'onload="{html.escape(grow, quote=True)}"></iframe>'
+        )
+
+    def __repr__(self) -> str:
+        return f"<attnviz display, {len(self.page):,} bytes>"
+
+
+def frame(trace: Trace, **selection: Any) -> str:
+    """The iframe of ``trace``'s page (``Trace._repr_html_``)."""
+    selection.setdefault("budget", NOTEBOOK_BUDGET)
+    return Display(standalone_html(trace, **selection))._repr_html_()
+
+
+def attention_trace(
+    attention: Sequence[Any], tokens: Sequence[str], *, name: str = "attention"
+) -> Trace:
+    """A trace of attention weights alone: ``attention`` as transformers returns it with
+    ``output_attentions=True`` (one tensor per layer, (1, heads, n, n), or (heads, n, n)),
+    ``tokens`` their n labels. The views of weights draw; queries, keys and the hidden states
+    are marked unavailable (the query-key view says why)."""
+    import torch
+
+    from attnviz.engine import TransformerConfig
+    from attnviz.schemas import TraceQuery
+    from attnviz.services.arrays import compact_body, select
+    from attnviz.services.tensors import ComputedTrace, TraceTensors
+
+    tokens = [str(t) for t in tokens]
+    n = len(tokens)
+    layers = []
+    for i, a in enumerate(attention):
+        t = torch.as_tensor(a.detach().cpu() if hasattr(a, "detach") else a).float()
+        if t.ndim == 4:
+            if t.shape[0] != 1:
+                raise ExportError(f"attention[{i}]: a batch of {t.shape[0]}; give one sequence")
+            t = t[0]
+        if t.ndim != 3 or t.shape[1:] != (n, n):
+            raise ExportError(
+                f"attention[{i}]: shape {tuple(t.shape)}, not (1, heads, {n}, {n}) for {n} tokens"
+            )
+        layers.append(t.contiguous())
+    if not layers:
+        raise ExportError("attention: no layers (a tuple of per-layer tensors)")
+    heads = layers[0].shape[0]
+    if any(t.shape[0] != heads for t in layers):
+        raise ExportError("attention: every layer must have the same number of heads")
+    L = len(layers)
+    cfg = TransformerConfig(d_model=heads, n_layers=L, n_heads=heads, n_ctx=max(n, 1))
+    reason = ATTENTION_ONLY.format(name=name)
+    lacking = ("queries", "keys", "values", "scores", "hidden_states", "embeddings",
+               "distances", "score_range")  # fmt: skip
+    tensors = TraceTensors(
+        cfg=cfg,
+        q=None,
+        k=None,
+        v=None,
+        # No hidden states: three zero dimensions, for which the projection is null (the
+        # trajectory view then says it has none to draw).
+        states=torch.zeros(L + 1, n, 3),
+        embeddings=torch.zeros(n, 3),
+        positional=None,
+        forward_pattern=layers,
+        no_qk_reason=reason,
+    )
+    causal = all(bool(torch.all(t.triu(1) == 0)) for t in layers)
+    meta = {
+        "mode": "text",
+        "tokens": tokens,
+        "axes": [],
+        "n": n,
+        "d": 0,
+        "layers": L,
+        "heads": heads,
+        "head_dim": 0,
+        "device": "cpu",
+        "model": name,
+        "family": "",
+        "backend": "transformers",
+        "unavailable": {f: f"{f}: {reason}" for f in lacking},
+        "causal": causal,
+        "text": " ".join(tokens),
+        "special": [bool(_SPECIAL.match(t)) for t in tokens],
+        "words": None,
+        "offsets": None,
+        "generated": None,
+    }
+    computed = ComputedTrace(meta, tensors)
+
+    def source(params: Any) -> bytes:
+        return compact_body(select(computed, TraceQuery(**params)))
+
+    return Trace.from_compact(source({"fields": "thumbs", "thumb": 0}), source)
+
+
+def show(
+    trace: Any = None,
+    tokens: Sequence[str] | None = None,
+    *,
+    views: Sequence[str] | None = None,
+    model: Any = None,
+    tokenizer: Any = None,
+    text: str | None = None,
+    **selection: Any,
+) -> Display | None:
+    """Show the views in the notebook: of a ``Trace``; of attention weights and their tokens
+    (``show(outputs.attentions, tokens)``, as BertViz takes them); or of a transformers model
+    object traced here (``show(model=m, tokenizer=tok, text=...)``, as ``attnviz.trace`` traces
+    it; a model's name or folder too: ``show(model="all-MiniLM-L6-v2", text=...)``). ``views``:
+    some of model, head, qk, traj, gen; ``selection``: layer, head, query, hide_special,
+    merge_words, budget. Under IPython it is displayed at once (and None returned, so it is not
+    shown twice); elsewhere the display is returned (its ``_repr_html_`` is the iframe)."""
+    if model is not None or tokenizer is not None or text is not None:
+        if trace is not None or tokens is not None:
+            raise TraceError(
+                "trace: give a Trace (or attention weights and their tokens), or model=, "
+                "tokenizer= and text=, not both"
+            )
+        from attnviz.python.local import trace as traced
+
+        trace = traced(model=model, tokenizer=tokenizer, text=text)
+    elif tokens is not None:
+        trace = attention_trace(trace, tokens)
+        if views is None:
+            views = ["model", "head", "qk"]  # (no hidden states: no trajectories)
+    if not isinstance(trace, Trace):
+        raise ExportError(
+            f"trace: a Trace, attention weights and their tokens, or model=, tokenizer=, text= "
+            f"(not {type(trace).__name__})"
+        )
+    selection.setdefault("budget", NOTEBOOK_BUDGET)
+    display = Display(standalone_html(trace, views=views, **selection))
+    try:
+        from IPython import get_ipython
+        from IPython.display import display as ipy_display
+    except ImportError:
+        return display
+    if get_ipython() is None:
+        return display
+    ipy_display(display)
+    return None

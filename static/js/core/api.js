@@ -1,0 +1,383 @@
+// Talking to the attnviz API: presets, models, and traces in the compact form, asked for in
+// parts (the first screen, then one head, one layer, the trajectories) and never out of order.
+
+import { COMPACT_MEDIA_TYPE, decodeCompact } from "./compact.js";
+
+/** @typedef {import("./types.js").Compact} Compact */
+/** @typedef {Record<string, string | number | boolean | null | undefined>} Params */
+
+export class ApiError extends Error {
+  /** @param {string} message @param {number} status */
+  constructor(message, status) {
+    super(message);
+    this.name = "ApiError";
+    this.status = status;
+  }
+}
+
+/**
+ * The one-line message of an error response: `message`, else the validation details.
+ * @param {number} status
+ * @param {any} body
+ */
+function errorMessage(status, body) {
+  if (body && typeof body.message === "string" && body.message) return body.message;
+  if (body && Array.isArray(body.detail) && body.detail.length) {
+    return body.detail
+      .map((/** @type {any} */ d) => {
+        const loc = (d.loc || []).filter((/** @type {string} */ p) => p !== "body" && p !== "query").join(".");
+        return loc ? `${loc}: ${d.msg}` : String(d.msg);
+      })
+      .join("; ");
+  }
+  if (body && typeof body.detail === "string") return body.detail;
+  return `The server answered ${status}.`;
+}
+
+/** @param {Response} response */
+async function failure(response) {
+  const text = await response.text();
+  let body = null;
+  try {
+    body = text ? JSON.parse(text) : null;
+  } catch {
+    body = null;
+  }
+  return new ApiError(errorMessage(response.status, body), response.status);
+}
+
+// -- A busy server ------------------------------------------------------------------------------
+// A server at its bound answers 503 with Retry-After (seconds); every request here then waits
+// that long (plus up to a fifth more, so a crowd does not come back at once) and tries again.
+// `busy` tells the page when the next try is due, for its status line.
+
+/** Tries of one request before a 503 is shown as an error. */
+const BUSY_TRIES = 30;
+
+/** Dispatches "change" events; `busy.retryAt` is the time (ms) of the latest next try, or 0. */
+export const busy = Object.assign(new EventTarget(), { retryAt: 0 });
+/** @type {Map<object, number>} */
+const retrying = new Map();
+
+/** @param {object} who @param {number} at ms, or 0 for "no longer waiting" */
+function setRetry(who, at) {
+  if (at) retrying.set(who, at);
+  else retrying.delete(who);
+  const next = retrying.size ? Math.max(...retrying.values()) : 0;
+  if (next !== busy.retryAt) {
+    busy.retryAt = next;
+    busy.dispatchEvent(new Event("change"));
+  }
+}
+
+/**
+ * Seconds to wait from a 503's Retry-After (whole seconds; at least one).
+ * @param {Response} response
+ */
+export function retryAfterSeconds(response) {
+  const s = Number(response.headers.get("Retry-After"));
+  return Number.isFinite(s) && s >= 1 ? s : 1;
+}
+
+/** @param {number} ms @param {AbortSignal | null | undefined} signal */
+function sleep(ms, signal) {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener("abort", () => {
+      clearTimeout(timer);
+      reject(new DOMException("The request was aborted.", "AbortError"));
+    }, { once: true });
+  });
+}
+
+/**
+ * fetch, tried again after each 503's Retry-After.
+ * @param {string} url @param {RequestInit} init
+ */
+async function fetchPatiently(url, init) {
+  const who = {};
+  try {
+    for (let tries = 1; ; tries++) {
+      const response = await fetch(url, init);
+      if (response.status !== 503 || tries >= BUSY_TRIES) return response;
+      const ms = 1000 * retryAfterSeconds(response) * (1 + Math.random() / 5);
+      setRetry(who, Date.now() + ms);
+      await sleep(ms, init.signal);
+    }
+  } finally {
+    setRetry(who, 0);
+  }
+}
+
+/**
+ * `read()` (a request and the reading of its answer), once more after 300 ms when the
+ * connection fails on the way (a replica going away behind a proxy cuts its answers): every
+ * request here is a pure function of its input, so asking again is safe.
+ * @template T
+ * @param {() => Promise<T>} read @param {AbortSignal} [signal]
+ * @returns {Promise<T>}
+ */
+async function onceMoreIfCut(read, signal) {
+  try {
+    return await read();
+  } catch (err) {
+    if (!(err instanceof TypeError) || signal?.aborted) throw err; // TypeError: a network failure
+    await sleep(300, signal);
+    return read();
+  }
+}
+
+/** @param {string} path */
+function getJson(path) {
+  return onceMoreIfCut(async () => {
+    const response = await fetchPatiently(path, { headers: { Accept: "application/json" } });
+    if (!response.ok) throw await failure(response);
+    return response.json();
+  });
+}
+
+/** GET /api/presets -> {presets, limits, config_defaults} */
+export const fetchPresets = () => getJson("/api/presets");
+
+/** Model name -> the training run it comes from: a trace of such a model says so in the
+ * X-Attnviz-Run header, by which a proxy sends it to the replica that has the run. */
+const runs = new Map();
+
+/** GET /api/models -> {models, default, examples, max_text_chars, max_json_values, install} */
+export async function fetchModels() {
+  const list = await getJson("/api/models");
+  runs.clear();
+  for (const m of list.models) if (m.run) runs.set(m.name, m.run);
+  return list;
+}
+
+/** The headers of a trace request for `body`. @param {any} body @param {string} accept */
+function traceHeaders(body, accept) {
+  /** @type {Record<string, string>} */
+  const headers = { "Content-Type": "application/json", Accept: accept };
+  const run = body && typeof body.model === "string" ? runs.get(body.model) : undefined;
+  if (run) headers["X-Attnviz-Run"] = run;
+  return headers;
+}
+
+// -- Training -----------------------------------------------------------------------------------
+
+/** GET /api/train/options -> {tasks, presets, switches, limits, slots} */
+export const fetchTrainOptions = () => getJson("/api/train/options");
+
+/** GET /api/train -> {runs}: the runs this server keeps, newest first, in brief. */
+export const fetchRuns = () => getJson("/api/train");
+
+/** GET /api/train/{id} -> the run's whole state. @param {string} id */
+export const fetchRun = (id) => getJson(`/api/train/${encodeURIComponent(id)}`);
+
+/**
+ * POST /api/train: start a run (waiting out a busy server). -> {id, state, events, url}
+ * @param {object} body
+ */
+export function startRun(body) {
+  return onceMoreIfCut(async () => {
+    const response = await fetchPatiently("/api/train", {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Accept: "application/json" },
+      body: JSON.stringify(body),
+    });
+    if (!response.ok) throw await failure(response);
+    return response.json();
+  });
+}
+
+/**
+ * POST /api/train/{id}/decode: what a finished encoder-decoder variant writes for a string,
+ * with every head's attention, exact.
+ * @param {string} id @param {{source: string, variant: number}} body
+ * @returns {Promise<import("./types.js").TrainDecoded>}
+ */
+export async function decodeRun(id, body) {
+  const response = await fetch(`/api/train/${encodeURIComponent(id)}/decode`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", Accept: "application/json" },
+    body: JSON.stringify(body),
+  });
+  if (!response.ok) throw await failure(response);
+  return response.json();
+}
+
+/**
+ * GET /api/train/{id}/events: the run's server-sent events (`state` first, then `steps`,
+ * `checkpoint`, `variant`, `claims`, `end`); the browser reconnects by itself.
+ * @param {string} id
+ */
+export const runEvents = (id) => new EventSource(`/api/train/${encodeURIComponent(id)}/events`);
+
+/**
+ * GET /api/train/{id}/model.zip: the URL of a finished variant's model folder, zipped.
+ * @param {string} id @param {number} variant
+ */
+export const modelFolderUrl = (id, variant) => `/api/train/${encodeURIComponent(id)}/model.zip?variant=${variant}`;
+
+/** DELETE /api/train/{id}: cancel a running run. @param {string} id */
+export async function cancelRun(id) {
+  const response = await fetch(`/api/train/${encodeURIComponent(id)}`, { method: "DELETE" });
+  if (!response.ok) throw await failure(response);
+  return response.json();
+}
+
+/**
+ * The query string of a request's parameters (null and undefined left out).
+ * @param {Params} params
+ */
+export function query(params) {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== null && v !== undefined) q.set(k, String(v));
+  const s = q.toString();
+  return s ? `?${s}` : "";
+}
+
+/**
+ * POST /api/trace: a part of the trace of `body`, in the compact form.
+ * @param {object} body
+ * @param {Params} [params]
+ * @param {AbortSignal} [signal]
+ * @returns {Promise<Compact>}
+ */
+export function fetchTrace(body, params = {}, signal) {
+  return onceMoreIfCut(async () => {
+    const response = await fetchPatiently(`/api/trace${query(params)}`, {
+      method: "POST",
+      headers: traceHeaders(body, COMPACT_MEDIA_TYPE),
+      body: JSON.stringify(body),
+      signal,
+    });
+    if (!response.ok) throw await failure(response);
+    return decodeCompact(await response.arrayBuffer());
+  }, signal);
+}
+
+/**
+ * POST /api/trace as JSON (what an export saves): the text as the server sent it.
+ * @param {object} body
+ * @param {Params} [params]
+ */
+export function fetchTraceJson(body, params = {}) {
+  return onceMoreIfCut(async () => {
+    const response = await fetchPatiently(`/api/trace${query(params)}`, {
+      method: "POST",
+      headers: traceHeaders(body, "application/json"),
+      body: JSON.stringify(body),
+    });
+    if (!response.ok) throw await failure(response);
+    return response.text();
+  });
+}
+
+/**
+ * The parts of one trace (one input), each asked for once: the server computed the trace for
+ * the first request and keeps it, so later parts are quick; if it forgot, it recomputes.
+ */
+export class TraceParts {
+  /** @param {object} body the trace request @param {number} [keep] parts remembered */
+  constructor(body, keep = 48) {
+    this.body = body;
+    this.keep = keep;
+    /** @type {Map<string, Promise<Compact>>} */
+    this.parts = new Map();
+  }
+
+  /**
+   * Remember a part already at hand (the first response holds the first head).
+   * @param {Params} params @param {Compact} part
+   */
+  seed(params, part) {
+    this.parts.set(query(params), Promise.resolve(part));
+  }
+
+  /**
+   * @param {Params} params
+   * @returns {Promise<Compact>}
+   */
+  get(params) {
+    const key = query(params);
+    let part = this.parts.get(key);
+    if (part) {
+      this.parts.delete(key); // most recent last
+    } else {
+      part = fetchTrace(this.body, params);
+      part.catch(() => this.parts.delete(key)); // ask again next time
+    }
+    this.parts.set(key, part);
+    while (this.parts.size > this.keep) this.parts.delete(/** @type {string} */ (this.parts.keys().next().value));
+    return part;
+  }
+}
+
+/**
+ * Debounced first requests of a trace. Each new request aborts the one in flight, so a stale
+ * response can never overwrite a newer one. Callbacks: onPending(bool), onResult(compact,
+ * request), onError(message).
+ */
+export class TraceClient {
+  /**
+   * @param {{delay?: number, onPending: (p: boolean) => void,
+   *   onResult: (c: Compact, r: {body: object, params: Params}) => void,
+   *   onError: (message: string) => void}} options
+   */
+  constructor({ delay = 150, onPending, onResult, onError }) {
+    this.delay = delay;
+    this.onPending = onPending;
+    this.onResult = onResult;
+    this.onError = onError;
+    /** @type {ReturnType<typeof setTimeout> | undefined} */
+    this.timer = undefined;
+    /** @type {AbortController | null} */
+    this.controller = null;
+    this.seq = 0;
+  }
+
+  /**
+   * Ask for `params` of the trace of `body` after the debounce delay (0 = now).
+   * @param {object} body
+   * @param {Params} params
+   * @param {number} [delay]
+   */
+  request(body, params, delay = this.delay) {
+    this.cancel();
+    const seq = ++this.seq;
+    this.onPending(true);
+    this.timer = setTimeout(() => this.send({ body, params }, seq), delay);
+  }
+
+  /** Forget any scheduled or running request. */
+  cancel() {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.controller) this.controller.abort();
+    this.controller = null;
+  }
+
+  /** Drop pending work and report that nothing is pending (e.g. the input is invalid). */
+  idle() {
+    this.cancel();
+    this.seq++;
+    this.onPending(false);
+  }
+
+  /** @param {{body: object, params: Params}} request @param {number} seq */
+  async send(request, seq) {
+    const controller = new AbortController();
+    this.controller = controller;
+    try {
+      const result = await fetchTrace(request.body, request.params, controller.signal);
+      if (seq !== this.seq) return;
+      this.controller = null;
+      this.onResult(result, request);
+    } catch (err) {
+      const e = /** @type {Error} */ (err);
+      if (seq !== this.seq || e.name === "AbortError") return;
+      this.controller = null;
+      this.onError(e instanceof ApiError ? e.message : `Could not reach the server (${e.message}).`);
+    } finally {
+      if (seq === this.seq) this.onPending(false);
+    }
+  }
+}

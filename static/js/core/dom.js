@@ -1,0 +1,82 @@
+// Small DOM helpers shared by every module: no view looks anything up by global id; the
+// controllers (main.js, modes/*/) find their elements with `byId` once.
+
+/**
+ * The element with this id; throws when the page has none (a template and a controller
+ * disagree), rather than failing later on null.
+ * @param {string} id
+ * @returns {HTMLElement}
+ */
+export function byId(id) {
+  const found = document.getElementById(id);
+  if (!found) throw new Error(`attnviz: the page has no #${id}`);
+  return found;
+}
+
+/**
+ * A new element: `el("button", {className: "x", type: "button"}, ["text"])`. Props that are
+ * element properties are set as such (textContent, value...), `dataset` is merged, the rest
+ * become attributes. User text goes into textContent or value, never into HTML.
+ * @param {string} tag
+ * @param {Record<string, any>} [props]
+ * @param {(Node | string)[]} [children]
+ * @returns {HTMLElement}
+ */
+export function el(tag, props = {}, children = []) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(props)) {
+    if (v === undefined || v === null) continue;
+    if (k === "dataset") Object.assign(node.dataset, v);
+    else if (k in node) /** @type {any} */ (node)[k] = v;
+    else node.setAttribute(k, String(v));
+  }
+  node.append(...children);
+  return node;
+}
+
+/**
+ * Fill a <select> with [value, text] items (only when they changed) and choose `value`.
+ * @param {HTMLSelectElement} select
+ * @param {[string | number, string][]} items
+ * @param {string | number | null} [value]
+ */
+export function fillOptions(select, items, value = null) {
+  const same = select.options.length === items.length &&
+    items.every(([v, text], i) => select.options[i].value === String(v) && select.options[i].textContent === text);
+  const current = select.value;
+  if (!same) select.replaceChildren(...items.map(([v, text]) => new Option(text, String(v))));
+  const want = value === null ? current : String(value);
+  if (items.some(([v]) => String(v) === want)) select.value = want;
+}
+
+/**
+ * Fill a <select> with `count` numbered options ("layer 1", ...) or the token labels
+ * ("1. the", ...), valued 0..count-1, and choose `value`.
+ * @param {HTMLSelectElement} select
+ * @param {number} count
+ * @param {string | null} label
+ * @param {number} value
+ * @param {string[] | null} [tokens]
+ */
+export function fillIndexSelect(select, count, label, value, tokens = null) {
+  const items = /** @type {[number, string][]} */ (Array.from({ length: count },
+    (_, i) => [i, tokens ? `${i + 1}. ${tokens[i]}` : `${label} ${i + 1}`]));
+  fillOptions(select, items, value);
+}
+
+/**
+ * Let the browser download `data` (text, a Blob, or a data: URL) as `filename`.
+ * @param {string | Blob} data
+ * @param {string} filename
+ * @param {string} [type]
+ */
+export function download(data, filename, type = "application/json") {
+  const isUrl = typeof data === "string" && data.startsWith("data:");
+  const url = isUrl ? /** @type {string} */ (data)
+    : URL.createObjectURL(data instanceof Blob ? data : new Blob([data], { type }));
+  const a = el("a", { href: url, download: filename });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  if (!isUrl) setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}

@@ -1,0 +1,42 @@
+// Which piece of state feeds which view: a change of a key redraws exactly the views listed for
+// it, in both modes. Pure: the Node tests check that every state key feeds a view and that
+// every view named here exists in its controller.
+
+/** The toy lab: keys of state.view (ToyView) -> views of modes/toy/index.js. */
+export const TOY_FEEDS = {
+  attention: ["layer", "head"],
+  vectors: ["vlayer", "trails"],
+  beforeAfter: ["vlayer"],
+  distances: ["a", "b", "vlayer"],
+};
+
+/** Sentence mode: keys of the sentence state (SentenceState) -> views of modes/sentence/ (cards.js). The
+ * model and the text feed every view through a new trace. */
+export const SENTENCE_FEEDS = {
+  model: ["layer", "head", "hideSpecial", "mergeWords", "peak", "aggregate"],
+  gen: ["layer", "head", "step"],
+  head: ["layer", "heads", "query", "hideSpecial", "mergeWords"],
+  qk: ["layer", "head", "query", "allKeys", "hideSpecial", "mergeWords"],
+  traj: ["picked", "dims", "hideSpecial", "mergeWords", "query"], // a long text starts at the query
+};
+
+/** Train mode: keys of the view state (TrainView) -> views of modes/train/index.js. A run's events (its
+ * steps, checkpoints, end) redraw the views they change. */
+export const TRAIN_FEEDS = {
+  progress: [],
+  loss: ["variant"],
+  grads: ["variant"],
+  heads: ["variant", "layer", "head", "checkpoint", "attention"],
+  models: [],
+  decoded: ["layer", "head", "attention"],
+};
+
+/**
+ * The views fed by any of `keys`, in the table's order.
+ * @param {Record<string, string[]>} feeds
+ * @param {string[]} keys
+ * @returns {string[]}
+ */
+export function viewsFed(feeds, keys) {
+  return Object.keys(feeds).filter((view) => feeds[view].some((k) => keys.includes(k)));
+}

@@ -1,0 +1,236 @@
+// Types shared by the modules, for `tsc --checkJs` (JSDoc only; nothing here runs).
+
+/**
+ * @typedef {"F64" | "F32" | "U8"} DType
+ * @typedef {{dtype: DType, shape: number[], data: Float64Array | Float32Array | Uint8Array}} NDArray
+ */
+
+/**
+ * The fields of a trace other than its arrays (the compact form's header, or the JSON trace
+ * without the arrays).
+ * @typedef {object} TraceMeta
+ * @property {"toy" | "text"} mode
+ * @property {string[]} tokens
+ * @property {string[]} axes
+ * @property {number} n
+ * @property {number} d
+ * @property {number} layers
+ * @property {number} heads
+ * @property {number} head_dim
+ * @property {string} device
+ * @property {ToyConfig} [config] toy: the config it was computed with
+ * @property {string} [model] text: the model's name
+ * @property {string} [family]
+ * @property {"native" | "transformers"} [backend] text: what ran the model
+ * @property {Record<string, string>} [unavailable] text: arrays the model cannot give, each with
+ *   why (a model served through transformers whose attention is its own: no q, k, v, scores)
+ * @property {boolean} [causal]
+ * @property {number} [kv_heads] text: key/value heads (fewer than heads: grouped-query)
+ * @property {Record<string, string>} [rules] a part with head aggregates: each one's rule
+ * @property {{start: number, steps: number, asked: number, stopped: boolean, temperature: number,
+ *   seed: number, text: string} | null} [generated]
+ *   text: where the tokens the model wrote start, and how it wrote them
+ * @property {{base: number, style: "pairs" | "halves", scaling?: string | null,
+ *   rotary_dim?: number | null, local_base?: number | null} | null} [rope] text: the RoPE
+ *   rotation that queries and keys are shown after, when the model has one
+ * @property {{scale: number, divide_by: number | null, scale_label: string,
+ *   softcap: number | null, windows: (number | null)[], qk_norm: string} | null} [attention]
+ *   text: how each layer makes scores and weights from q and k
+ * @property {string} [text]
+ * @property {number[]} [token_ids]
+ * @property {[number, number][]} [offsets]
+ * @property {boolean[]} [special]
+ * @property {(number | null)[]} [words]
+ * @property {string[]} [fields] the arrays sent
+ * @property {number | null} [layer] the layer the per-head arrays hold (null: all)
+ * @property {number | null} [head]
+ * @property {TokenViewMeta} [token_view]
+ * @property {{pool: number, size: number, layers: number[]}} [thumbs]
+ * @property {{components: number} | null} [projection]
+ * @property {number} [json_numbers] how many numbers the full JSON trace holds
+ */
+
+/**
+ * @typedef {object} TokenViewMeta
+ * @property {boolean} hide_special
+ * @property {boolean} merge_words
+ * @property {string[]} labels the rows and columns shown
+ * @property {number[][]} groups the original tokens of each row
+ * @property {string} note what the options did, in words
+ */
+
+/** @typedef {{meta: TraceMeta, arrays: Record<string, NDArray>}} Compact */
+
+/**
+ * The toy transformer's wiring (ToyConfig on the server).
+ * @typedef {object} ToyConfig
+ * @property {number} layers
+ * @property {number} heads
+ * @property {"identity" | "random" | "custom"} projections
+ * @property {Record<string, (number | string)[][]> | null} weights
+ * @property {boolean} scale
+ * @property {"none" | "causal"} mask
+ * @property {"none" | "sinusoidal" | "learned" | "rope"} positional
+ * @property {boolean} residual
+ * @property {"none" | "pre" | "post"} norm
+ * @property {boolean} ffn
+ * @property {number | string} seed a string while the field holds text that is not a number
+ */
+
+/**
+ * The toy lab's state (state.js).
+ * @typedef {object} ToyState
+ * @property {string | null} preset id of the preset it started from
+ * @property {string[]} tokens
+ * @property {string[]} axes
+ * @property {(number | string)[][]} embeddings a string while a cell holds text that is not a number
+ * @property {ToyConfig} config
+ * @property {ToyView} view
+ */
+
+/**
+ * What the toy lab's views show (state.view).
+ * @typedef {object} ToyView
+ * @property {number} layer attention layer (0-based)
+ * @property {number} head attention head
+ * @property {number} vlayer the layer of the vectors, 0 (the input) to L
+ * @property {number} a first token of the distance pair
+ * @property {number} b second token
+ * @property {boolean} trails token paths over all layers
+ */
+
+/**
+ * Sentence mode's state (state.js).
+ * @typedef {object} SentenceState
+ * @property {string | null} model null: the server's default
+ * @property {string} text
+ * @property {number} layer the chosen head's layer (model view, head view, query-key view)
+ * @property {number} head
+ * @property {number[]} heads heads drawn in the head view
+ * @property {number | null} query original token index (null: the first ordinary token)
+ * @property {boolean} hideSpecial
+ * @property {boolean} mergeWords
+ * @property {number[] | "all" | null} picked tokens in the trajectories (original indices; null:
+ *   the default, every token of a short text and a few from the query on of a long one)
+ * @property {2 | 3} dims
+ * @property {boolean} allKeys the query-key view shows every key (else the strongest)
+ * @property {boolean} peak colour each head of the model view from 0 to its own largest weight
+ * @property {Aggregate} aggregate what the model view's large heatmap shows of the chosen layer
+ * @property {Generate | null} generate a causal model writes this after the text (a new trace)
+ * @property {number | null} step the generation step shown (1-based; null: the last)
+ */
+
+/**
+ * How a causal model writes after the text (the trace request's ``generate``).
+ * @typedef {{steps: number, temperature: number, seed: number}} Generate
+ */
+
+/**
+ * The chosen head, or an aggregate of the chosen layer's heads (a trace field of that name).
+ * @typedef {"head" | "head_mean" | "head_max" | "rollout"} Aggregate
+ */
+
+/**
+ * The caps a request must keep (the limits fetchPresets gives).
+ * @typedef {object} Limits
+ * @property {number} max_tokens
+ * @property {number} max_dim
+ * @property {number} max_layers
+ * @property {number} max_heads
+ * @property {number} max_token_chars
+ * @property {number} max_abs_value
+ * @property {number} max_text_chars
+ */
+
+/**
+ * A head worth a look for an example text (example_heads of fetchModels), measured on the model.
+ * @typedef {{model: string, text: string, query: string, key: string, layer: number, head: number,
+ *   weight: number, note: string}} ExampleHead
+ */
+
+/**
+ * What the Train mode's views show.
+ * @typedef {object} TrainView
+ * @property {number} variant the chosen variant (index into run.variants)
+ * @property {number} layer the chosen head's layer
+ * @property {number} head
+ * @property {number} checkpoint index into the checkpoint steps shown (trainrun.js shownSteps)
+ * @property {AttentionKind} attention which attention of an encoder-decoder ("self" otherwise)
+ */
+
+/**
+ * An encoder-decoder's three attentions: the decoder's own ("self"), its cross-attention to
+ * the source ("cross"), and the encoder's ("encoder").
+ * @typedef {"self" | "cross" | "encoder"} AttentionKind
+ */
+
+/**
+ * @typedef {{shape: number[], values: string, scale: number[][]}} Snapshot base64 uint8
+ *   [L][H][T][S] and one scale per head
+ */
+
+/**
+ * What an encoder-decoder wrote for a string, and its attention (decodeRun).
+ * @typedef {object} TrainDecoded
+ * @property {string[]} source the encoder's tokens
+ * @property {string[]} tokens the decoder's tokens
+ * @property {string[]} writes what the decoder wrote at each of its tokens
+ * @property {string} output
+ * @property {string} expected
+ * @property {number[][][][]} self [L][H][T][T]
+ * @property {number[][][][]} cross [L][H][T][S]
+ * @property {number[][][][]} encoder [L][H][S][S]
+ */
+
+/**
+ * @typedef {object} TrainCheckpoint
+ * @property {number} step
+ * @property {number} heldout
+ * @property {number} seconds
+ * @property {Snapshot} thumbs the (decoder's) self-attention [L][H][T][T]
+ * @property {Snapshot | null} [cross] an encoder-decoder's cross-attention [L][H][T][S]
+ * @property {Snapshot | null} [encoder] an encoder-decoder's encoder [L][H][S][S]
+ * @property {string | null} sample
+ */
+
+/**
+ * A training run as fetchRun gives it (TrainRun on the server), kept up to date
+ * by its events.
+ * @typedef {object} TrainRun
+ * @property {string} id
+ * @property {"running" | "done" | "cancelled" | "failed"} state
+ * @property {string | null} reason
+ * @property {string} task
+ * @property {string} about
+ * @property {string | null} preset
+ * @property {string | null} compare
+ * @property {number} steps
+ * @property {{steps: number, lr: number, batch: number, seed: number}} opt
+ * @property {number[]} checkpoint_steps
+ * @property {{tokens: string[], text: string, look: string, prompt: string | null,
+ *   verb?: string | null, source?: string[] | null, writes?: string[] | null}} probe source,
+ *   writes: an encoder-decoder's source tokens, and what each decoder token is trained to write
+ * @property {number | null} baseline
+ * @property {{claim: string, value: number, holds: boolean}[] | null} [claims] a preset's, once measured
+ * @property {{label: string, arch: any, params: number, state: string, model: string | null,
+ *   induction: number[][] | null, alignment?: number[][] | null, checkpoints: TrainCheckpoint[],
+ *   history: {step: number[], loss: number[], grad_norms: number[][], seconds: number[]}}[]} variants
+ * @property {{alphabet: string, max_len: number, min_len: number} | null} [ask] an
+ *   encoder-decoder's: the letters it reads, and how many it is asked (it trained on min_len to max_len)
+ */
+
+/**
+ * One run in fetchRuns' list.
+ * @typedef {object} TrainRunSummary
+ * @property {string} id
+ * @property {"running" | "done" | "cancelled" | "failed"} state
+ * @property {string | null} reason
+ * @property {string} task
+ * @property {string | null} preset
+ * @property {string | null} compare
+ * @property {number} steps per variant
+ * @property {{label: string, state: string, model: string | null, steps: number,
+ *   heldout: number | null}[]} variants steps: trained so far; heldout: at the latest checkpoint
+ */
+
+export {};

@@ -1,0 +1,129 @@
+// Which part of the trace each sentence view asks for: the parameters of each request (the
+// thumbnails of every head, one head exact, a layer's aggregate or its 8-bit weights, a
+// query's rows, the query-key part, the trajectories, the generation row), built from the
+// sentence state and the first response, and asked of the trace's parts (openParts: the
+// server's through TraceParts, or another source with the same shape).
+
+import { sub } from "../../core/compact.js";
+
+/** @typedef {import("../../core/types.js").SentenceState} SentenceState */
+/** @typedef {import("../../core/types.js").Compact} Compact */
+/** @typedef {import("../../core/types.js").NDArray} NDArray */
+/** @typedef {import("../../core/api.js").Params} Params */
+
+/**
+ * Where the views' parts come from: one trace (its request `body`), each part asked for by its
+ * parameters; `seed` remembers a part already at hand (the first response).
+ * @typedef {{body: object, get: (params: Params) => Promise<Compact>, seed: (params: Params, part: Compact) => void}} Parts
+ */
+
+/**
+ * Sentence mode's state, shared by its modules (index.js owns it).
+ * @typedef {object} SentenceApp
+ * @property {SentenceState} s the reader's choices
+ * @property {any} models the server's models (fetchModels), null until read
+ * @property {Compact | null} first the first response of the current trace
+ * @property {Parts | null} parts the current trace's parts
+ * @property {NDArray | null} entropy [L][H], for the grid's titles
+ * @property {boolean} active
+ * @property {string | null} problem why a link could not be followed exactly
+ * @property {number} generation a new trace: parts asked for an older one are dropped
+ */
+
+const QK_FIELDS = "queries,keys,scores,attentions";
+
+/** A part's thumbnails as the model view draws them. @param {Compact} part */
+export const thumbsOf = (part) => ({
+  values: part.arrays["thumbs.values"], scale: part.arrays["thumbs.scale"],
+  pool: /** @type {any} */ (part.meta.thumbs).pool, size: /** @type {any} */ (part.meta.thumbs).size,
+});
+
+/** @param {import("../../core/types.js").TraceMeta} meta */
+export const tokenView = (meta) => /** @type {import("../../core/types.js").TokenViewMeta} */ (meta.token_view);
+
+/**
+ * The parts of the current trace, as the state asks for them.
+ * @param {SentenceApp} app
+ * @param {() => any} modelInfo the chosen model's entry in the model list, or null
+ */
+export function createParts(app, modelInfo) {
+  const parts = () => /** @type {Parts} */ (app.parts);
+  const first = () => /** @type {Compact} */ (app.first);
+  const options = () => ({ hide_special: app.s.hideSpecial, merge_words: app.s.mergeWords });
+
+  /** The thumbnails' side: no larger than the model view's cells are drawn (the grid's whole
+   * width over the heads, at the device's pixel ratio); longer texts are max-pooled to it. */
+  function thumbSize() {
+    const split = document.getElementById("model-view-card")?.querySelector(".mv-split");
+    const width = split?.clientWidth || 1000;
+    const heads = modelInfo()?.heads ?? 12;
+    return Math.max(16, Math.ceil((width / (heads + 0.6)) * (window.devicePixelRatio || 1)));
+  }
+  /** @returns {Params} */
+  const thumbParams = () => ({ fields: "thumbs", thumb: thumbSize(), ...options() });
+
+  /** The query as an original token index: the chosen one (unless it is a hidden special
+   * token), else the first ordinary token. */
+  function queryIndex() {
+    const meta = first().meta;
+    const q = app.s.query;
+    if (q !== null && q < meta.n && !(app.s.hideSpecial && meta.special?.[q])) return q;
+    const ordinary = (meta.special || []).findIndex((x) => !x);
+    return ordinary >= 0 ? ordinary : 0;
+  }
+
+  /** The generation step shown (1-based), and the row that wrote its token: the last one read. */
+  const genStep = () => {
+    const g = first().meta.generated;
+    return g ? Math.min(app.s.step ?? g.steps, g.steps) : 0;
+  };
+  const genRow = () => (first().meta.generated?.start ?? 1) + genStep() - 2;
+
+  /** The thumbnails of every head under the token options (the first part). */
+  const thumbsPart = () => parts().get(thumbParams());
+
+  /** One layer's 8-bit weights of every head, unpooled: the thumbnails when they are not
+   * pooled, else that layer alone (asked for at once, without waiting for the thumbnails: the
+   * first response says whether the text is long enough to be pooled). */
+  async function layerPart() {
+    const l = app.s.layer;
+    /** Layer `k` of a part's thumbnails. @param {Compact} part @param {number} k */
+    const layerOf = (part, k) => ({ meta: part.meta, values: sub(part.arrays["thumbs.values"], k),
+      scale: sub(part.arrays["thumbs.scale"], k) });
+    const alone = () => parts().get({ fields: "thumbs", thumb: 0, thumb_layer: l, ...options() });
+    if (/** @type {any} */ (app.first?.meta.thumbs)?.pool > 1) return layerOf(await alone(), 0);
+    const thumbs = await thumbsPart(); // (the options may make a long text's rows fewer)
+    return /** @type {any} */ (thumbs.meta.thumbs).pool === 1 ? layerOf(thumbs, l) : layerOf(await alone(), 0);
+  }
+
+  return {
+    thumbParams,
+    thumbsPart,
+    layerPart,
+    queryIndex,
+    genStep,
+    /** The row of the query under the token options (-1 when it is hidden). @param {number[][]} groups */
+    queryRow: (groups) => groups.findIndex((g) => g.includes(queryIndex())),
+    /** The chosen head's exact weights under the token options, or the chosen aggregate of its
+     * layer's heads. */
+    headPart: () => parts().get(app.s.aggregate === "head"
+      ? { fields: "view", layer: app.s.layer, head: app.s.head, ...options() }
+      : { fields: app.s.aggregate, layer: app.s.layer, ...options() }),
+    /** The chosen head's row that wrote the generation step's token. */
+    genPart: () => parts().get({ fields: "attentions", layer: app.s.layer, head: app.s.head, query: genRow() }),
+    /** The chosen head's queries and keys, and the chosen query's scores and weights. */
+    queryPart: () => parts().get({
+      fields: app.s.hideSpecial ? `${QK_FIELDS},view` : QK_FIELDS, layer: app.s.layer, head: app.s.head,
+      query: queryIndex(), ...(app.s.hideSpecial ? { hide_special: true } : {}) }),
+    /** True when the head view draws the chosen query from its rows first: a text so long that
+     * a layer is megabytes (past 256 tokens), and tokens as the model has them (no option
+     * regroups them). */
+    readsRows: () => (app.first?.meta.n ?? 0) > 256 && !app.s.hideSpecial && !app.s.mergeWords,
+    /** The chosen query's weights in every head of the layer: [1][heads][1][n], exact. */
+    rowsPart: () => parts().get({ fields: "attentions", layer: app.s.layer, query: queryIndex() }),
+    /** The hidden states' projection, under the token options. */
+    projectionPart: () => parts().get({ fields: "projection", ...options() }),
+    /** Each head's mean entropy. */
+    entropyPart: () => parts().get({ fields: "entropy_mean" }),
+  };
+}

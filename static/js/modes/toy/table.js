@@ -1,0 +1,191 @@
+// The embedding editor: token labels, axis names and the n x d values, all editable.
+// Every piece of user text goes into input.value or textContent, never into HTML.
+
+import { el } from "../../core/dom.js";
+import { isBlock, parseBlock, parseNumber } from "./paste.js";
+import { dims } from "../../core/state.js";
+
+/** The text a value cell shows: the number, or the text that is not a number yet. */
+export const cellText = (v) => (typeof v === "number" ? String(v) : String(v ?? ""));
+
+/**
+ * createTable(table, {getState, getLimits, onEdit, onNotice}). onEdit({structural}) is called
+ * after the state changed; structural edits (rows or columns added or removed) re-render.
+ */
+export function createTable(table, { getState, getLimits, onEdit, onNotice }) {
+  function render() {
+    const { tokens, axes, embeddings } = getState();
+    const d = dims(getState());
+    const limits = getLimits();
+    const head = el("thead");
+    const names = el("tr", {}, [el("th", { className: "corner", scope: "col", textContent: "token" })]);
+    const removers = el("tr", {}, [el("th")]);
+    axes.forEach((name, j) => {
+      names.append(el("th", { scope: "col" }, [el("input", {
+        type: "text", className: "axis", value: name, maxLength: limits.max_token_chars, title: name,
+        dataset: { kind: "axis", c: j }, "aria-label": `Name of dimension ${j + 1}`,
+      })]));
+      removers.append(el("th", {}, [el("button", {
+        type: "button", className: "remove", textContent: "×", disabled: d <= 1,
+        dataset: { removeCol: j }, title: "Remove this dimension",
+        "aria-label": `Remove dimension ${j + 1}`,
+      })]));
+    });
+    head.append(names, removers);
+    const body = el("tbody");
+    tokens.forEach((label, i) => {
+      const row = el("tr", {}, [el("th", { scope: "row" }, [el("input", {
+        type: "text", className: "label", value: label, maxLength: limits.max_token_chars,
+        dataset: { kind: "label", r: i }, "aria-label": `Label of token ${i + 1}`,
+      })])]);
+      embeddings[i].forEach((v, j) => {
+        row.append(el("td", {}, [el("input", {
+          type: "text", inputMode: "decimal", className: typeof v === "number" ? "value" : "value invalid",
+          value: cellText(v), dataset: { kind: "value", r: i, c: j },
+          "aria-label": `Token ${i + 1}, dimension ${j + 1}`,
+        })]));
+      });
+      row.append(el("td", {}, [el("button", {
+        type: "button", className: "remove", textContent: "×", disabled: tokens.length <= 1,
+        dataset: { removeRow: i }, title: "Remove this token", "aria-label": `Remove token ${i + 1}`,
+      })]));
+      body.append(row);
+    });
+    table.replaceChildren(head, body);
+  }
+
+  function addToken() {
+    const s = getState();
+    if (s.tokens.length >= getLimits().max_tokens) return;
+    s.tokens.push(`t${s.tokens.length + 1}`);
+    s.embeddings.push(Array(dims(s)).fill(0));
+    onEdit({ structural: true });
+  }
+
+  function addDim() {
+    const s = getState();
+    if (dims(s) >= getLimits().max_dim) return;
+    s.axes.push(`x${dims(s) + 1}`);
+    s.embeddings.forEach((row) => row.push(0));
+    onEdit({ structural: true });
+  }
+
+  table.addEventListener("input", (event) => {
+    const t = event.target;
+    const s = getState();
+    const { kind } = t.dataset;
+    if (kind === "value") {
+      const v = parseNumber(t.value);
+      s.embeddings[+t.dataset.r][+t.dataset.c] = v ?? t.value;
+      t.classList.toggle("invalid", v === null);
+    } else if (kind === "label") {
+      s.tokens[+t.dataset.r] = t.value;
+    } else if (kind === "axis") {
+      s.axes[+t.dataset.c] = t.value;
+      t.title = t.value; // the whole name, where the column cuts it short
+    } else {
+      return;
+    }
+    onEdit({ structural: false });
+  });
+
+  table.addEventListener("click", (event) => {
+    const b = event.target.closest("button");
+    if (!b) return;
+    const s = getState();
+    if (b.dataset.removeRow !== undefined && s.tokens.length > 1) {
+      const i = +b.dataset.removeRow;
+      s.tokens.splice(i, 1);
+      s.embeddings.splice(i, 1);
+      onEdit({ structural: true });
+    } else if (b.dataset.removeCol !== undefined && dims(s) > 1) {
+      const j = +b.dataset.removeCol;
+      s.axes.splice(j, 1);
+      s.embeddings.forEach((row) => row.splice(j, 1));
+      // Custom d x d matrices lose the same dimension: its row and its column.
+      for (const m of Object.values(s.config.weights || {})) {
+        m.splice(j, 1);
+        m.forEach((row) => row.splice(j, 1));
+      }
+      onEdit({ structural: true });
+    }
+  });
+
+  // Enter moves down a row, like a spreadsheet.
+  table.addEventListener("keydown", (event) => {
+    const t = event.target;
+    if (event.key !== "Enter" || !t.dataset.kind) return;
+    event.preventDefault();
+    const { kind, r, c } = t.dataset;
+    const next = kind === "axis" ? `[data-kind="value"][data-r="0"][data-c="${c}"]`
+      : `[data-kind="${kind}"][data-r="${+r + 1}"]` + (kind === "value" ? `[data-c="${c}"]` : "");
+    const target = table.querySelector(next);
+    if (target) target.focus();
+  });
+
+  table.addEventListener("paste", (event) => {
+    const t = event.target;
+    const text = event.clipboardData ? event.clipboardData.getData("text/plain") : "";
+    if (!t.dataset.kind || !text || !isBlock(text)) return; // one value: the browser pastes it
+    event.preventDefault();
+    const { kind } = t.dataset;
+    const row0 = kind === "axis" ? 0 : +t.dataset.r;
+    const col0 = kind === "label" ? 0 : +t.dataset.c;
+    pasteBlock(parseBlock(text), row0, col0);
+    const again = table.querySelector(`[data-kind="${kind}"]` +
+      (kind === "axis" ? `[data-c="${col0}"]` : `[data-r="${row0}"]`) +
+      (kind === "value" ? `[data-c="${col0}"]` : ""));
+    if (again) again.focus();
+  });
+
+  /**
+   * Paste a parsed block. A whole table (a header row of names and a first column of tokens)
+   * replaces the table; any other block overwrites the cells it covers from (row0, col0),
+   * growing the table up to the limits. Either way the status line says what it did.
+   */
+  function pasteBlock(block, row0, col0) {
+    const s = getState();
+    const limits = getLimits();
+    const cut = (text) => String(text).slice(0, limits.max_token_chars);
+    const width = Math.max(block.axes ? block.axes.length : 0, ...block.values.map((r) => r.length), 0);
+    const height = block.values.length;
+    const whole = Boolean(block.axes && block.labels);
+    if (whole) [row0, col0] = [0, 0];
+    const n = Math.min(limits.max_tokens, whole ? height : Math.max(s.tokens.length, row0 + height));
+    const d = Math.min(limits.max_dim, whole ? width : Math.max(dims(s), col0 + width));
+    const clipped = row0 + height > n || col0 + width > d;
+    const grew = !whole && (n > s.tokens.length || d > dims(s));
+    if (whole) {
+      s.preset = null; // your own table now
+      s.tokens.length = 0;
+      s.axes.length = 0;
+      s.embeddings.length = 0;
+    }
+    while (s.axes.length < d) s.axes.push(`x${s.axes.length + 1}`);
+    s.embeddings.forEach((row) => { while (row.length < d) row.push(0); });
+    while (s.tokens.length < n) {
+      s.tokens.push(`t${s.tokens.length + 1}`);
+      s.embeddings.push(Array(d).fill(0));
+    }
+    (block.axes || []).forEach((name, j) => { if (col0 + j < d) s.axes[col0 + j] = cut(name); });
+    block.values.forEach((vals, i) => {
+      if (row0 + i >= n) return;
+      if (block.labels) s.tokens[row0 + i] = cut(block.labels[i]);
+      vals.forEach((v, j) => { if (col0 + j < d) s.embeddings[row0 + i][col0 + j] = v; });
+    });
+    // What was pasted: rows x columns of numbers, as they landed in the table.
+    const rows = Math.min(height, n - row0);
+    const cols = Math.min(width, d - col0);
+    let said = whole ? `pasted ${rows} x ${cols} with names: it replaces the table`
+      : !height ? `pasted ${cols} dimension names from dimension ${col0 + 1}`
+        : !width ? `pasted ${rows} token names from token ${row0 + 1}`
+          : `pasted ${rows} x ${cols} at token ${row0 + 1}, dimension ${col0 + 1}` +
+            (block.axes ? " with dimension names" : block.labels ? " with token names" : "");
+    if (grew) said += `; the table grew to ${n} x ${d}`;
+    if (clipped) said += `; clipped to ${limits.max_tokens} tokens x ${limits.max_dim} dimensions`;
+    onNotice(said);
+    onEdit({ structural: true });
+  }
+
+  return { render, addToken, addDim, pasteBlock };
+}

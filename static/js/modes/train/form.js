@@ -1,0 +1,183 @@
+// The Train tab's form: the task, a preset or a compared switch, the architecture and the
+// optimiser, all offered as the server's training options say (fetchTrainOptions); the body
+// of a new run read from it (an Error naming the field that is out of range); and the form as
+// a link's settings (link.js), both ways.
+
+import { byId, fillOptions } from "../../core/dom.js";
+
+/** @typedef {import("../../core/types.js").TrainRun} TrainRun */
+
+const PICKS = ["layers", "heads", "d_model", "positional", "norm"];
+const CHECKS = ["scale", "residual", "ffn"];
+const NUMBERS = ["steps", "lr", "batch", "seed"];
+
+/**
+ * A run's settings, as formSettings gives them.
+ * @param {TrainRun} run
+ * @returns {Record<string, string>}
+ */
+export function settingsOf(run) {
+  if (run.preset) return { task: run.task, preset: run.preset };
+  const arch = run.variants[0].arch;
+  /** @type {Record<string, string>} */
+  const out = { task: run.task };
+  if (run.compare) out.compare = run.compare;
+  for (const k of PICKS) out[k] = String(arch[k]);
+  for (const k of CHECKS) out[k] = arch[k] ? "1" : "0";
+  for (const k of NUMBERS) out[k] = String(/** @type {Record<string, number>} */ (run.opt)[k]);
+  return out;
+}
+
+/**
+ * Fill the form from the server's training options and wire it.
+ * @param {any} options the training options (tasks, presets, switches, limits, slots)
+ */
+export function createForm(options) {
+  const form = /** @type {HTMLFormElement} */ (byId("t-form"));
+  const field = (/** @type {string} */ name) => /** @type {HTMLInputElement} */ (form.elements.namedItem(name));
+  const select = (/** @type {string} */ id) => /** @type {HTMLSelectElement} */ (byId(id));
+  const taskInfo = () => options.tasks.find((/** @type {any} */ t) => t.name === select("t-task").value);
+  const presetInfo = () => options.presets.find((/** @type {any} */ p) => p.id === select("t-preset").value) || null;
+
+  /** Fill the architecture and optimiser fields. @param {any} arch @param {any} opt */
+  function fillForm(arch, opt) {
+    const lim = options.limits;
+    const range = (/** @type {number} */ a, /** @type {number} */ b) => Array.from({ length: b - a + 1 }, (_, i) => a + i);
+    fillOptions(select("t-layers"), range(1, lim.max_layers).map((n) => [n, String(n)]), arch.layers);
+    fillOptions(select("t-heads"), range(1, lim.max_heads).map((n) => [n, String(n)]), arch.heads);
+    const widths = [8, 16, 32, 48, 64, 96, 128, 192, 256].filter((d) => d <= lim.max_d_model);
+    fillOptions(select("t-d-model"), widths.map((d) => [d, String(d)]), arch.d_model);
+    const names = /** @type {Record<string, string>} */ ({ none: "none", sinusoidal: "sinusoidal",
+      learned: "learned", rope: "RoPE", pre: "pre-norm", post: "post-norm" });
+    fillOptions(select("t-positional"), options.switches.positional.map((/** @type {string} */ v) => [v, names[v]]), arch.positional);
+    fillOptions(select("t-norm"), options.switches.norm.map((/** @type {string} */ v) => [v, names[v]]), arch.norm);
+    for (const k of ["scale", "residual", "ffn"]) field(k).checked = Boolean(arch[k]);
+    for (const k of ["steps", "lr", "batch", "seed"]) field(k).value = String(opt[k]);
+    field("steps").max = String(lim.max_steps);
+    field("batch").max = String(lim.max_batch);
+  }
+
+  /** The form as {arch, opt}; an Error naming the field when one is not a number in range. */
+  function readForm() {
+    const num = (/** @type {string} */ k, /** @type {boolean} */ int, /** @type {number} */ lo, /** @type {number} */ hi) => {
+      const v = Number(field(k).value);
+      if (!Number.isFinite(v) || (int && !Number.isInteger(v)) || v < lo || v > hi) {
+        throw new Error(`${k}: must be ${int ? "a whole number" : "a number"} from ${lo} to ${hi}`);
+      }
+      return v;
+    };
+    const lim = options.limits;
+    const arch = {
+      layers: Number(select("t-layers").value), heads: Number(select("t-heads").value),
+      d_model: Number(select("t-d-model").value), positional: select("t-positional").value,
+      norm: select("t-norm").value, scale: field("scale").checked, residual: field("residual").checked,
+      ffn: field("ffn").checked,
+    };
+    const opt = { steps: num("steps", true, 1, lim.max_steps), lr: num("lr", false, 1e-6, 1),
+      batch: num("batch", true, 1, lim.max_batch), seed: num("seed", true, 0, 2 ** 31 - 1) };
+    return { arch, opt };
+  }
+
+  function renderInputs() {
+    const task = taskInfo();
+    byId("t-about").textContent = task.about;
+    byId("t-text-box").hidden = task.name !== "charlm";
+    const presets = options.presets.filter((/** @type {any} */ p) => p.task === task.name);
+    fillOptions(select("t-preset"), [["", "none: one model"], ...presets.map((/** @type {any} */ p) => [p.id, p.title])]);
+    const preset = presetInfo();
+    const about = byId("t-preset-about");
+    about.hidden = !preset;
+    about.textContent = preset ? `${preset.question} ${preset.shows}` : "";
+    byId("t-compare-row").hidden = Boolean(preset);
+    for (const input of /** @type {NodeListOf<HTMLInputElement>} */ (form.querySelectorAll("input, select"))) {
+      input.disabled = Boolean(preset);
+    }
+    if (preset) fillForm(preset.variants[0].arch, preset.opt);
+  }
+
+  /** The form's settings, as text by the names of the fields of a new run's body (not a pasted text). */
+  function formSettings() {
+    const task = select("t-task").value;
+    const preset = select("t-preset").value;
+    if (preset) return { task, preset };
+    /** @type {Record<string, string>} */
+    const out = { task };
+    if (select("t-compare").value) out.compare = select("t-compare").value;
+    for (const k of PICKS) out[k] = field(k).value;
+    for (const k of CHECKS) out[k] = field(k).checked ? "1" : "0";
+    for (const k of NUMBERS) out[k] = field(k).value;
+    return out;
+  }
+
+  /**
+   * Put settings into the form: the task's defaults, then each setting given. What is not
+   * offered is left at the default and said, naming the field.
+   * @param {Record<string, string>} s
+   * @returns {string[]} the problems
+   */
+  function applySettings(s) {
+    const problems = [];
+    /** @param {HTMLSelectElement} box @param {string} k @param {string} v */
+    const pick = (box, k, v) => {
+      const values = [...box.options].map((o) => o.value);
+      if (values.includes(v)) box.value = v;
+      else problems.push(`${k}: ${JSON.stringify(v)} is not one of ${values.filter(Boolean).join(", ")}`);
+    };
+    if (s.task !== undefined) pick(select("t-task"), "task", s.task);
+    select("t-preset").value = "";
+    fillForm(taskInfo().arch, taskInfo().opt);
+    renderInputs();
+    if (s.preset) {
+      pick(select("t-preset"), "preset", s.preset);
+      renderInputs();
+      if (presetInfo()) return problems;
+    }
+    if (s.compare !== undefined) pick(select("t-compare"), "compare", s.compare);
+    for (const k of PICKS) if (s[k] !== undefined) pick(/** @type {any} */ (field(k)), k, s[k]);
+    for (const k of CHECKS) {
+      if (s[k] === "1" || s[k] === "0") field(k).checked = s[k] === "1";
+      else if (s[k] !== undefined) problems.push(`${k}: ${JSON.stringify(s[k])} is not 1 or 0`);
+    }
+    for (const k of NUMBERS) if (s[k] !== undefined) field(k).value = s[k];
+    try {
+      readForm();
+    } catch (err) {
+      problems.push(/** @type {Error} */ (err).message);
+    }
+    return problems;
+  }
+
+  function counted() {
+    const n = /** @type {HTMLTextAreaElement} */ (byId("t-text")).value.length;
+    byId("t-text-count").textContent = n ? `${n.toLocaleString("en")} / ${options.limits.max_text_chars.toLocaleString("en")} characters` : "";
+  }
+
+  /** The body of a new run (POST train), as the form says; an Error naming a field out of range. */
+  function body() {
+    const task = taskInfo().name;
+    const preset = presetInfo();
+    if (preset) return { task, preset: preset.id };
+    const { arch, opt } = readForm();
+    const compare = select("t-compare").value || null;
+    const text = /** @type {HTMLTextAreaElement} */ (byId("t-text")).value;
+    return { task, arch, opt, compare, ...(task === "charlm" && text.trim() ? { text } : {}) };
+  }
+
+  fillOptions(select("t-task"), options.tasks.map((/** @type {any} */ t) => [t.name, t.title]));
+  fillOptions(select("t-compare"), [["", "nothing: one model"],
+    ...Object.keys(options.switches).map((k) => /** @type {[string, string]} */ ([k, k]))]);
+  fillForm(taskInfo().arch, taskInfo().opt);
+  renderInputs();
+  select("t-task").addEventListener("change", () => {
+    const task = taskInfo();
+    fillForm(task.arch, task.opt);
+    renderInputs();
+  });
+  select("t-preset").addEventListener("change", () => {
+    renderInputs();
+    if (!presetInfo()) fillForm(taskInfo().arch, taskInfo().opt);
+  });
+  byId("t-text").addEventListener("input", counted);
+
+  return { body, settings: formSettings, apply: applySettings };
+}

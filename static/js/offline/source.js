@@ -1,0 +1,205 @@
+// The parts of a saved trace (attnviz/python/html.py packs them), served to sentence mode's
+// views as the server would serve them: `openEmbedded(entries)` has TraceParts' shape ({body,
+// get, seed}). A part is found by its query parameters (in any order; the token options' false
+// is their default); any thumbnails asked for are the file's thumbnails (whatever their side);
+// a part of one query row is cut from the file's part of every row, as the server cuts it; any
+// other part is refused, naming what the file holds. Pure: no DOM, runs in Node for the tests.
+
+import { decodeCompact } from "../core/compact.js";
+
+/** @typedef {import("../core/types.js").Compact} Compact */
+/** @typedef {import("../core/types.js").NDArray} NDArray */
+/** @typedef {import("../core/api.js").Params} Params */
+/** @typedef {{params: Params, body: ArrayBuffer}} Entry */
+
+/** Arrays with a row per query, cut to one row by `query` (view: the row that shows it). */
+const ROW_FIELDS = ["attentions", "scores", "view"];
+const DEFAULTS = /** @type {Record<string, string>} */ ({ hide_special: "false", merge_words: "false" });
+
+/**
+ * Undo html.py's shuffle: a float array's bytes back from grouped by significance to value by
+ * value. In place.
+ * @param {ArrayBuffer} body
+ */
+export function unshuffle(body) {
+  const view = new DataView(body);
+  const length = view.getUint32(0, true) + view.getUint32(4, true) * 2 ** 32;
+  const header = JSON.parse(new TextDecoder().decode(new Uint8Array(body, 8, length)));
+  const base = 8 + length;
+  for (const [name, info] of Object.entries(header)) {
+    const width = name === "__metadata__" ? 0 : ({ F32: 4, F64: 8 })[/** @type {string} */ (info.dtype)] ?? 0;
+    if (!width) continue;
+    const [begin, end] = info.data_offsets;
+    const bytes = new Uint8Array(body, base + begin, end - begin);
+    const grouped = bytes.slice();
+    const count = bytes.length / width;
+    for (let b = 0; b < width; b++) {
+      for (let i = 0; i < count; i++) bytes[i * width + b] = grouped[b * count + i];
+    }
+  }
+  return body;
+}
+
+/**
+ * The entries of a packed block (already gunzipped): a u32 index length, the JSON index, the
+ * bodies. Each body gets a buffer of its own (so its arrays are aligned), unshuffled.
+ * @param {ArrayBuffer} block
+ * @returns {Entry[]}
+ */
+export function unpack(block) {
+  const n = new DataView(block).getUint32(0, true);
+  const index = JSON.parse(new TextDecoder().decode(new Uint8Array(block, 4, n)));
+  let at = 4 + n;
+  return index.map((/** @type {{params: Params, size: number}} */ item) => {
+    const body = unshuffle(block.slice(at, at + item.size));
+    at += item.size;
+    return { params: item.params, body };
+  });
+}
+
+/**
+ * Query parameters as the server reads them: strings, absent when null or the default.
+ * @param {Params} params @returns {Record<string, string>}
+ */
+export function normal(params) {
+  /** @type {Record<string, string>} */
+  const out = {};
+  for (const [k, v] of Object.entries(params)) {
+    if (v === null || v === undefined || DEFAULTS[k] === String(v)) continue;
+    out[k] = String(v);
+  }
+  return out;
+}
+
+/** @param {Record<string, string>} p */
+const keyOf = (p) => Object.keys(p).sort().map((k) => `${k}=${p[k]}`).join("&");
+
+/**
+ * One query's row of a part of every row, as the server cuts it: attentions and scores at row
+ * `query`, view at the row that shows it under the token options; meta.query set.
+ * @param {Compact} whole @param {number} query
+ * @returns {Compact}
+ */
+export function cutRow(whole, query) {
+  const meta = { ...whole.meta, query };
+  /** @type {Record<string, NDArray>} */
+  const arrays = {};
+  for (const [name, arr] of Object.entries(whole.arrays)) {
+    if (!ROW_FIELDS.includes(name)) {
+      arrays[name] = arr;
+      continue;
+    }
+    let row = query;
+    if (name === "view") {
+      const groups = /** @type {any} */ (whole.meta.token_view)?.groups;
+      row = groups ? groups.findIndex((/** @type {number[]} */ g) => g.includes(query)) : query;
+      if (row < 0) throw new Error(`query: token ${query + 1} is hidden (a special token); view shows no row for it`);
+    }
+    const [a, b, rows, cols] = arr.shape;
+    if (!(row >= 0 && row < rows)) throw new Error(`query: ${query} is out of range (${rows} rows)`);
+    const Type = /** @type {any} */ (arr.data).constructor;
+    const data = new Type(a * b * cols);
+    for (let k = 0; k < a * b; k++) data.set(arr.data.subarray((k * rows + row) * cols, (k * rows + row + 1) * cols), k * cols);
+    arrays[name] = { dtype: arr.dtype, shape: [a, b, 1, cols], data };
+  }
+  return { meta, arrays };
+}
+
+/** "1–3, 5" of 0-based indices, 1-based. @param {number[]} xs */
+function spans(xs) {
+  const s = [...new Set(xs)].sort((a, b) => a - b);
+  /** @type {string[]} */
+  const out = [];
+  for (let i = 0; i < s.length; i++) {
+    let j = i;
+    while (j + 1 < s.length && s[j + 1] === s[j] + 1) j++;
+    out.push(i === j ? `${s[i] + 1}` : `${s[i] + 1}–${s[j] + 1}`);
+    i = j;
+  }
+  return out.join(", ");
+}
+
+/**
+ * What a file holds, in words (for a refusal).
+ * @param {Record<string, string>[]} params
+ */
+export function holds(params) {
+  /** @type {Map<number, number[]>} */
+  const exact = new Map();
+  /** @type {string[]} */
+  const other = [];
+  for (const p of params) {
+    const layer = Number(p.layer);
+    if (p.fields === "view" && p.head !== undefined) {
+      exact.set(layer, [...(exact.get(layer) || []), Number(p.head)]);
+    } else if (/^(head_mean|head_max|rollout)$/.test(p.fields)) {
+      other.push(`${p.fields.replace("_", " ")} of layer ${layer + 1}`);
+    } else if (p.fields.startsWith("queries") && p.query === undefined) {
+      other.push(`the queries and keys of layer ${layer + 1} head ${Number(p.head) + 1}`);
+    }
+  }
+  const heads = [...exact.entries()].sort((a, b) => a[0] - b[0])
+    .map(([layer, hs]) => `layer ${layer + 1} ${hs.length > 1 ? "heads" : "head"} ${spans(hs)}`);
+  const what = [heads.length ? `the exact weights of ${heads.join("; ")}` : "no head's exact weights", ...other];
+  return `this file holds ${what.join(", ")}; \`attnviz export --budget BYTES\` (or trace.save_html(path, ` +
+    "layer=..., head=..., budget=...)) keeps more, or exports the head you want";
+}
+
+/**
+ * The parts of a saved trace, with TraceParts' shape.
+ * @param {Entry[]} entries
+ * @param {object} [body] the trace request (the input card's)
+ */
+export function openEmbedded(entries, body = {}) {
+  const all = entries.map((e) => ({ params: normal(e.params), body: e.body }));
+  /** @type {Map<string, Compact>} */
+  const decoded = new Map();
+  /** @type {Map<string, Compact>} */
+  const seeded = new Map();
+  /** @param {{params: Record<string, string>, body: ArrayBuffer}} e */
+  const open = (e) => {
+    const key = keyOf(e.params);
+    let part = decoded.get(key);
+    if (!part) decoded.set(key, (part = decodeCompact(e.body)));
+    return part;
+  };
+  /** @param {Record<string, string>} p */
+  const find = (p) => all.find((e) => keyOf(e.params) === keyOf(p));
+
+  /** @param {Params} params @returns {Compact} */
+  function answer(params) {
+    const p = normal(params);
+    const seed = seeded.get(keyOf(p));
+    if (seed) return seed;
+    const exact = find(p);
+    if (exact) return open(exact);
+    if (p.fields === "thumbs" && p.thumb_layer === undefined) {
+      const { thumb, ...rest } = p;
+      const thumbs = all.find((e) => e.params.thumb_layer === undefined && e.params.fields === "thumbs" &&
+        keyOf({ ...e.params, thumb: "" }) === keyOf({ ...rest, thumb: "" }));
+      if (thumbs) return open(thumbs);
+    }
+    if (p.query !== undefined) {
+      const { query, ...rest } = p;
+      const whole = find(rest);
+      if (whole) return cutRow(open(whole), Number(query));
+    }
+    throw new Error(`${holds(all.map((e) => e.params))}. (asked: ${keyOf(p)})`);
+  }
+
+  return {
+    body,
+    /** @param {Params} params @returns {Promise<Compact>} */
+    get(params) {
+      try {
+        return Promise.resolve(answer(params));
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    },
+    /** @param {Params} params @param {Compact} part */
+    seed(params, part) {
+      seeded.set(keyOf(normal(params)), part);
+    },
+  };
+}

@@ -1,0 +1,219 @@
+// A large heatmap of attention weights on one <canvas>, through the weight colour table: one
+// image of rows x columns pixels scaled up, so 512 x 512 draws as fast as 8 x 8. Token labels where they
+// fit (every k-th when they do not), a colour bar, and the exact weight of the cell under the
+// pointer. render(container, data, sel, callbacks).
+
+import { el } from "../core/dom.js";
+import { exact, fmt } from "../core/numbers.js";
+import { FONT, GRID, TEXT, TEXT_DIM, WEIGHT_LUT } from "../core/theme.js";
+
+/** @typedef {import("../core/types.js").NDArray} NDArray */
+
+const LABEL_PX = 11; // the least room a label gets; closer rows label every k-th token
+const BAR = 58; // colour bar and its ticks, right of the plot
+const MAX_SIDE = 760;
+
+/** @param {CanvasRenderingContext2D} ctx @param {string[]} labels @param {number} font */
+function widest(ctx, labels, font) {
+  ctx.font = `${font}px ${FONT}`;
+  let w = 0;
+  for (const s of labels) w = Math.max(w, ctx.measureText(s).width);
+  return w;
+}
+
+/**
+ * The matrix as a rows x columns image through the weight colour table: weights from 0 to
+ * `top` (clamped).
+ * @param {NDArray} matrix @param {number} top
+ */
+function image(matrix, top) {
+  const [R, C] = matrix.shape;
+  const img = new ImageData(C, R);
+  const z = matrix.data;
+  for (let p = 0; p < R * C; p++) {
+    const c = Math.round(Math.min(1, Math.max(0, z[p] / top)) * 255) * 3;
+    img.data[p * 4] = WEIGHT_LUT[c];
+    img.data[p * 4 + 1] = WEIGHT_LUT[c + 1];
+    img.data[p * 4 + 2] = WEIGHT_LUT[c + 2];
+    img.data[p * 4 + 3] = 255;
+  }
+  return img;
+}
+
+/**
+ * Draw `data.matrix` (rows x columns weights; rows are queries) into `container`.
+ * @param {HTMLElement} container
+ * @param {{labels: string[], matrix: NDArray, title: string, caption?: string, approx?: boolean,
+ *   rowLabels?: string[], axes?: [string, string]}} data
+ *   labels: the columns' (keys'); rowLabels: the rows' when they differ (a cross-attention's
+ *   queries); axes: what rows and columns are, ["query", "key"] by default; approx: the weights
+ *   are 8-bit snapshots, read "≈ 0.42" rather than exactly
+ * @param {{query?: number, peak?: boolean}} [sel] query: a row to mark (the chosen query), -1 or
+ *   absent for none; peak: colour from 0 to the largest weight (else to 1)
+ * @param {{onPick?: (row: number) => void}} [callbacks] a click on a row
+ */
+export function render(container, data, sel = {}, callbacks = {}) {
+  let root = /** @type {HTMLElement & {__heat?: any}} */ (container.querySelector(":scope > .hc"));
+  if (!root) {
+    root = el("div", { className: "hc" }, [
+      el("p", { className: "hc-title" }),
+      el("div", { className: "hc-body" }, [
+        el("canvas", { className: "hc-canvas", role: "img" }),
+        el("div", { className: "hc-cursor", hidden: true }),
+        el("div", { className: "hc-tip", hidden: true, role: "tooltip" }),
+      ]),
+    ]);
+    container.replaceChildren(root);
+  }
+  const { labels, matrix, title } = data;
+  const rowLabels = data.rowLabels ?? labels;
+  const [rowAxis, colAxis] = data.axes ?? ["query", "key"];
+  const R = matrix.shape[0];
+  const C = matrix.shape[1] ?? R;
+  const m = Math.max(R, C); // the longer side sets the cell
+  /** @type {HTMLElement} */ (root.querySelector(".hc-title")).textContent = title;
+  const canvas = /** @type {HTMLCanvasElement} */ (root.querySelector("canvas"));
+  canvas.setAttribute("aria-label", `${title}: ${R} × ${C} attention weights`);
+  const ctx = /** @type {CanvasRenderingContext2D} */ (canvas.getContext("2d"));
+
+  // Geometry in CSS pixels: labels left and below, the colour bar right. Labels every k-th
+  // token when rows are closer than LABEL_PX (k from the side the widest label leaves).
+  const width = Math.max(260, root.clientWidth || container.clientWidth || 600);
+  const font = m <= 16 ? 13 : m <= 40 ? 11 : 10;
+  const fit = (/** @type {number} */ w) => Math.max(120, Math.min(MAX_SIDE, width - (w + 18) - BAR - 8));
+  const allW = Math.min(160, Math.ceil(widest(ctx, [...labels, ...rowLabels], font)) + 10);
+  const every = Math.max(1, Math.ceil(LABEL_PX / (fit(allW) / m)));
+  const shown = labels.map((s, i) => (i % every === 0 ? s : ""));
+  const shownRows = rowLabels.map((s, i) => (i % every === 0 ? s : ""));
+  const labelW = Math.min(160, Math.ceil(widest(ctx, [...shown, ...shownRows], font)) + 10);
+  const left = labelW + 18;
+  const cell = fit(labelW) / m;
+  const side = C * cell; // the plot's width
+  const tall = R * cell; // its height
+  const bottom = Math.min(150, Math.ceil(labelW * 0.77) + 24); // labels at -50 degrees
+  const top = 6;
+  const barH = Math.max(tall, 64); // the colour bar keeps room for its ticks beside one row
+  const height = top + Math.max(tall + bottom, barH + 14);
+  const dpr = window.devicePixelRatio || 1;
+  const wide = left + Math.max(side, 120) + BAR;
+  canvas.width = Math.round(wide * dpr);
+  canvas.height = Math.round(height * dpr);
+  canvas.style.width = `${wide}px`;
+  canvas.style.height = `${height}px`;
+  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  ctx.fillStyle = "#fff";
+  ctx.fillRect(0, 0, wide, height);
+
+  let vmax = 1; // the weight of the darkest colour
+  if (sel.peak) {
+    vmax = 0;
+    for (const v of matrix.data) if (v > vmax) vmax = v;
+    if (!(vmax > 0)) vmax = 1;
+  }
+  const src = document.createElement("canvas");
+  src.width = C;
+  src.height = R;
+  /** @type {CanvasRenderingContext2D} */ (src.getContext("2d")).putImageData(image(matrix, vmax), 0, 0);
+  ctx.imageSmoothingEnabled = false;
+  ctx.drawImage(src, left, top, side, tall);
+  ctx.strokeStyle = GRID;
+  ctx.strokeRect(left - 0.5, top - 0.5, side + 1, tall + 1);
+
+  // Labels: queries left (right-aligned), keys below (tilted).
+  ctx.fillStyle = TEXT;
+  ctx.font = `${font}px ${FONT}`;
+  ctx.textBaseline = "middle";
+  ctx.textAlign = "right";
+  const q = sel.query ?? -1;
+  shownRows.forEach((s, i) => {
+    if (i !== q && (!s || (q >= 0 && Math.abs(i - q) < every))) return; // room for the query's
+    ctx.font = `${i === q ? "bold " : ""}${font}px ${FONT}`;
+    ctx.fillText(rowLabels[i], left - 6, top + (i + 0.5) * cell, labelW);
+  });
+  ctx.font = `${font}px ${FONT}`;
+  shown.forEach((s, j) => {
+    if (!s) return;
+    ctx.save();
+    ctx.translate(left + (j + 0.5) * cell, top + tall + 6);
+    ctx.rotate(-50 * Math.PI / 180);
+    ctx.textAlign = "right";
+    ctx.fillText(s, 0, 0, labelW);
+    ctx.restore();
+  });
+  ctx.fillStyle = TEXT_DIM;
+  ctx.font = `12px ${FONT}`;
+  ctx.textAlign = "center";
+  ctx.fillText(colAxis, left + side / 2, top + tall + bottom - 8);
+  ctx.save();
+  ctx.translate(10, top + tall / 2);
+  ctx.rotate(-Math.PI / 2);
+  ctx.fillText(rowAxis, 0, 0);
+  ctx.restore();
+  if (q >= 0 && q < R) { // mark the chosen query's row
+    ctx.strokeStyle = TEXT;
+    ctx.lineWidth = 1;
+    ctx.strokeRect(left + 0.5, top + q * cell + 0.5, side - 1, Math.max(1, cell - 1));
+  }
+
+  // Colour bar: 0 at the bottom, vmax at the top.
+  const bx = left + Math.max(side, 120) + 12;
+  for (let y = 0; y < barH; y++) {
+    const c = Math.round((1 - y / Math.max(1, barH - 1)) * 255) * 3;
+    ctx.fillStyle = `rgb(${WEIGHT_LUT[c]},${WEIGHT_LUT[c + 1]},${WEIGHT_LUT[c + 2]})`;
+    ctx.fillRect(bx, top + y, 12, 1);
+  }
+  ctx.fillStyle = TEXT_DIM;
+  ctx.font = `11px ${FONT}`;
+  ctx.textAlign = "left";
+  for (const t of [0, 0.5, 1]) ctx.fillText(vmax === 1 ? String(t) : fmt(t * vmax, 3), bx + 16, top + (1 - t) * barH);
+
+  // The exact weight under the pointer.
+  const tip = /** @type {HTMLElement} */ (root.querySelector(".hc-tip"));
+  const cursor = /** @type {HTMLElement} */ (root.querySelector(".hc-cursor"));
+  /** @param {MouseEvent} e @returns {[number, number] | null} */
+  const at = (e) => {
+    const r = canvas.getBoundingClientRect();
+    const x = e.clientX - r.left - left;
+    const y = e.clientY - r.top - top;
+    if (x < 0 || y < 0 || x >= side || y >= tall) return null;
+    return [Math.min(R - 1, Math.floor(y / cell)), Math.min(C - 1, Math.floor(x / cell))];
+  };
+  canvas.onmousemove = (e) => {
+    const ij = at(e);
+    tip.hidden = cursor.hidden = !ij;
+    canvas.style.cursor = ij && callbacks.onPick ? "pointer" : "";
+    if (!ij) return;
+    const [i, j] = ij;
+    const v = matrix.data[i * C + j];
+    tip.replaceChildren(
+      el("span", {}, [`${rowAxis} `, el("b", { textContent: rowLabels[i] })]), el("br"),
+      el("span", {}, [`${colAxis} `, el("b", { textContent: labels[j] })]), el("br"),
+      el("span", { className: "hc-value",
+        textContent: data.approx ? `weight ≈ ${fmt(v, 2)} (8-bit)` : `weight ${exact(v, matrix.dtype)}` }),
+    );
+    const x = left + (j + 1) * cell + 10;
+    tip.style.left = `${Math.min(x, left + side - 150)}px`;
+    tip.style.top = `${top + (i + 1) * cell + 8}px`;
+    Object.assign(cursor.style, { left: `${left + j * cell}px`, top: `${top + i * cell}px`,
+      width: `${Math.max(2, cell)}px`, height: `${Math.max(2, cell)}px` });
+  };
+  canvas.onmouseleave = () => {
+    tip.hidden = true;
+    cursor.hidden = true;
+  };
+  canvas.onclick = (e) => {
+    const ij = at(e);
+    if (ij && callbacks.onPick) callbacks.onPick(ij[0]);
+  };
+  // What is drawn, for tests and exports: the labels and the very numbers.
+  root.__heat = { labels, rowLabels, matrix, vmax, geometry: { left, top, side, tall, cell } };
+}
+
+/**
+ * The drawn heatmap as a PNG data: URL (null before the first draw).
+ * @param {HTMLElement} container
+ */
+export function heatPng(container) {
+  const canvas = /** @type {HTMLCanvasElement | null} */ (container.querySelector(".hc canvas"));
+  return canvas ? canvas.toDataURL("image/png") : null;
+}

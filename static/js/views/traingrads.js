@@ -1,0 +1,45 @@
+// The Train tab's gradient norms: one variant's norm per layer and step (log scale), with the
+// card's variant picker (shown when the run has more than one).
+// render(card, data, sel, callbacks): the card holds [data-role=variant] and [data-role=plot].
+
+import { fillOptions } from "../core/dom.js";
+import { baseLayout, draw, headColor } from "../core/theme.js";
+import { EVERY } from "../core/trainrun.js";
+
+/** @typedef {import("../core/types.js").TrainRun} TrainRun */
+
+/**
+ * One variant's gradient norm per layer and step (log scale).
+ * @param {HTMLElement} card
+ * @param {{run: TrainRun}} data
+ * @param {{variant: number}} sel
+ * @param {{onSelect: (change: {variant: number}) => void}} callbacks
+ */
+export function render(card, data, sel, callbacks) {
+  const picker = /** @type {HTMLSelectElement} */ (card.querySelector("[data-role=variant]"));
+  fillOptions(picker, data.run.variants.map((v, i) => [i, v.label || "model"]), sel.variant);
+  /** @type {HTMLElement} */ (picker.parentElement).hidden = data.run.variants.length < 2;
+  picker.onchange = () => callbacks.onSelect({ variant: Number(picker.value) });
+  const v = data.run.variants[sel.variant];
+  const h = v.history;
+  const layers = h.grad_norms[0]?.length ?? v.arch.layers;
+  const k = EVERY(h.step.length);
+  const keep = (/** @type {number} */ j) => j % k === 0 || j === h.step.length - 1;
+  const x = h.step.filter((_, j) => keep(j));
+  // An encoder-decoder's norms are the encoder's blocks, then the decoder's.
+  const split = data.run.probe.source ? v.arch.layers : 0;
+  const name = (/** @type {number} */ l) => !split ? `layer ${l + 1}`
+    : l < split ? `encoder ${l + 1}` : `decoder ${l - split + 1}`;
+  const traces = Array.from({ length: layers }, (_, l) => ({
+    type: "scatter", mode: "lines", uid: `grad-${l}`, name: name(l), x,
+    y: h.grad_norms.filter((_, j) => keep(j)).map((g) => g[l]),
+    line: { color: headColor(l), width: 1.4, dash: split && l < split ? "dot" : "solid" },
+    hovertemplate: `${name(l)}<br>step %{x}: %{y:.4g}<extra></extra>`,
+  }));
+  return draw(/** @type {HTMLElement} */ (card.querySelector("[data-role=plot]")), traces, baseLayout({
+    margin: { l: 56, r: 12, t: 30, b: 44 },
+    legend: { orientation: "h", x: 0, y: 1.02, yanchor: "bottom" },
+    xaxis: { title: { text: "step" }, range: [0, data.run.steps], zeroline: false },
+    yaxis: { title: { text: "gradient norm" }, type: "log", dtick: 1 },
+  }), "attnviz-gradients");
+}

@@ -1,0 +1,36 @@
+// The Train tab's run card: the progress bar over every variant's steps, the line under it
+// (the running variant's step, speed and losses; once ended, each variant's figures), the
+// run's id and whether Cancel applies. render(card, data): parts marked by data-role.
+
+import { fmt } from "../core/numbers.js";
+import { variantFigures } from "../core/trainrun.js";
+
+/** @typedef {import("../core/types.js").TrainRun} TrainRun */
+
+/**
+ * @param {HTMLElement} card
+ * @param {{run: TrainRun}} data
+ */
+export function render(card, data) {
+  const r = data.run;
+  const part = (/** @type {string} */ role) => /** @type {HTMLElement} */ (card.querySelector(`[data-role=${role}]`));
+  const total = r.steps * r.variants.length;
+  const done = r.variants.reduce((n, v) => n + v.history.step.length, 0);
+  /** @type {HTMLProgressElement} */ (part("progress")).value = total ? done / total : 0;
+  const v = r.variants.find((x) => x.state === "running") || r.variants[r.variants.length - 1];
+  const h = v.history;
+  const n = h.step.length;
+  const rate = n > 1 ? (n - 1) / Math.max(1e-6, h.seconds[n - 1] - h.seconds[0]) : 0;
+  const last = v.checkpoints[v.checkpoints.length - 1];
+  const who = r.variants.length > 1 ? `${v.label}: ` : "";
+  // Once ended: each variant's own steps and held-out loss (an ablation's side by side).
+  const each = r.variants.length > 1
+    ? r.variants.map((x) => `${x.label}: ${variantFigures(x)}`).join(" · ")
+    : variantFigures(r.variants[0]);
+  part("rate").textContent = r.state === "running"
+    ? `${who}step ${n} / ${r.steps} · ${fmt(rate, 0)} steps/s · batch loss ${fmt(h.loss[n - 1], 3)}` +
+      (last ? ` · held-out ${fmt(last.heldout, 3)}` : "")
+    : `${r.state}${r.reason && r.reason !== r.state ? `: ${r.reason}` : ""} · ${each}`;
+  part("id").textContent = r.id;
+  /** @type {HTMLButtonElement} */ (part("cancel")).disabled = r.state !== "running";
+}

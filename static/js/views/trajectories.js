@@ -1,0 +1,299 @@
+// Each token's hidden state from layer 0 (the embeddings) to the last layer, as a path through
+// the trace's one PCA (fitted on every layer together, so the layers share axes). Up to
+// PALETTE_SIZE paths each has a colour of its own; more are coloured by their position in the
+// text, on a scale shown under the plot. Up to LEGEND_MAX paths each is its own trace with a
+// legend entry; past it the paths share one trace per band of positions (POSITION_BANDS), so 512
+// tokens draw as fast as eight. A long text starts with a few (defaultRows). render(container,
+// data, sel, callbacks).
+
+import { el } from "../core/dom.js";
+import { exact, fmt } from "../core/numbers.js";
+import { PALETTE_SIZE, baseLayout, draw, plotText, tokenColor } from "../core/theme.js";
+
+/** @typedef {import("../core/types.js").NDArray} NDArray */
+/**
+ * @typedef {{tokens: string[], projection: {components: number, ratio: number[], coords: NDArray} | null,
+ *   positions?: number[], unit?: string, defaulted?: boolean}} TrajData
+ *   tokens: a label per row of coords [L+1][n][k]; positions: each row's token index in the
+ *   text (default: the row's own); unit: what a row is ("tokens", "words"); defaulted: the rows
+ *   shown are the default choice (defaultRows), not the reader's
+ */
+
+const AXES = ["x", "y", "z"];
+export const LEGEND_MAX = 24;
+/** Past this many rows a text starts with FEW_ROWS of them shown, from the query on. */
+export const FEW_ROWS = 8;
+export const POSITION_BANDS = 8;
+/** Position in the text, first to last: plasma up to 0.6, every stop at least 3:1 on white. */
+export const POSITION_SCALE = ["#0d0887", "#41049d", "#6a00a8", "#8f0da4", "#b12a90", "#cc4778", "#e16462"];
+
+/**
+ * The rows to show: the reader's pick (original token indices; a row is picked when any of its
+ * tokens is), every row ("all"), or by default every row of a short text and FEW_ROWS of a long
+ * one, from the query's row on.
+ * @param {number[][]} groups the original tokens of each row
+ * @param {number[] | "all" | null} picked @param {number} query an original token index
+ * @returns {number[]}
+ */
+export function defaultRows(groups, picked, query) {
+  const every = groups.map((_, r) => r);
+  if (picked === "all" || (picked === null && groups.length <= LEGEND_MAX)) return every;
+  if (Array.isArray(picked)) return every.filter((r) => groups[r].some((i) => picked.includes(i)));
+  const at = Math.max(0, groups.findIndex((g) => g.includes(query)));
+  const start = Math.max(0, Math.min(at, groups.length - FEW_ROWS));
+  return every.slice(start, start + FEW_ROWS);
+}
+
+/** The colour at t in [0, 1] of POSITION_SCALE. @param {number} t */
+export function positionColor(t) {
+  const x = Math.max(0, Math.min(1, t)) * (POSITION_SCALE.length - 1);
+  const k = Math.min(POSITION_SCALE.length - 2, Math.floor(x));
+  const rgb = (/** @type {string} */ h) => [1, 3, 5].map((o) => parseInt(h.slice(o, o + 2), 16));
+  const [a, b] = [rgb(POSITION_SCALE[k]), rgb(POSITION_SCALE[k + 1])];
+  const f = x - k;
+  return "#" + a.map((v, c) => Math.round(v + (b[c] - v) * f).toString(16).padStart(2, "0")).join("");
+}
+
+/** Each row's token index in the text. @param {TrajData} trace */
+const positionsOf = (trace) => trace.positions ?? trace.tokens.map((_, i) => i);
+
+/**
+ * The colour of each picked row: its own (few paths), or its position in the text.
+ * @param {TrajData} trace @param {number[]} picked @returns {Map<number, string>}
+ */
+function colours(trace, picked) {
+  const pos = positionsOf(trace);
+  const last = Math.max(1, pos[pos.length - 1] ?? 1);
+  return new Map(picked.map((r, k) => [r, picked.length <= PALETTE_SIZE ? tokenColor(k) : positionColor(pos[r] / last)]));
+}
+
+/**
+ * The token indices to draw: sel.tokens (valid, unique, in order) or every token.
+ * @param {{tokens: string[]}} trace @param {number[] | null | undefined} tokens
+ */
+export function pickedTokens(trace, tokens) {
+  const n = trace.tokens.length;
+  if (!Array.isArray(tokens)) return trace.tokens.map((_, i) => i);
+  return [...new Set(tokens.map(Number))].filter((i) => Number.isInteger(i) && i >= 0 && i < n)
+    .sort((a, b) => a - b);
+}
+
+const titles = (/** @type {{ratio: number[]}} */ p) => p.ratio.map((r, c) => `PC${c + 1} (${fmt(100 * r, 1)}%)`);
+
+/** Legend names: the token's text, with its token number (1-based) when the text occurs more
+ * than once. @param {TrajData} trace @param {number[]} picked */
+function names(trace, picked) {
+  const count = new Map();
+  const pos = positionsOf(trace);
+  for (const t of trace.tokens) count.set(t, (count.get(t) || 0) + 1);
+  return new Map(picked.map((i) => {
+    const t = trace.tokens[i];
+    return [i, count.get(t) > 1 ? `${t} (token ${pos[i] + 1})` : t];
+  }));
+}
+
+/**
+ * The k coordinates of token i at every layer.
+ * @param {NDArray} coords [L+1][n][k] @param {number} i
+ * @returns {number[][]}
+ */
+function pointsOf(coords, i) {
+  const [L1, n, K] = coords.shape;
+  return Array.from({ length: L1 }, (_, l) => Array.from(coords.data.subarray((l * n + i) * K, (l * n + i + 1) * K)));
+}
+
+/**
+ * @param {TrajData} trace @param {number} i @param {number} k @param {string} name @param {string[]} ax
+ * @param {string} color
+ */
+function path(trace, i, k, name, ax, color) {
+  const coords = /** @type {NonNullable<TrajData["projection"]>} */ (trace.projection).coords;
+  const pts = pointsOf(coords, i);
+  const dtype = coords.dtype;
+  const L = pts.length - 1;
+  const layers = pts.map((_, l) => l);
+  const t = {
+    type: k === 3 ? "scatter3d" : "scatter",
+    uid: `traj-${i}`,
+    name: plotText(name),
+    legendgroup: `traj-${i}`,
+    mode: k === 3 ? "lines+markers" : "lines+markers+text",
+    line: { color, width: k === 3 ? 5 : 2.5 },
+    marker: {
+      color: layers.map((l) => (l === 0 ? "#ffffff" : color)),
+      size: layers.map((l) => (k === 3 ? 3 + l * (4 / L) : 5 + l * (5 / L))),
+      line: { color, width: 1.5 },
+    },
+    // The label sits at the end of the path (the last layer).
+    text: layers.map((l) => (l === L ? plotText(trace.tokens[i]) : "")),
+    textposition: "top right",
+    textfont: { color, size: 13 },
+    customdata: layers.map((l) => [plotText(name), l === 0 ? "0 (embeddings)" : String(l),
+      ...pts[l].slice(0, k).map((v, c) => `${ax[c]} = ${exact(v, dtype)}`)]),
+    hovertemplate: "<b>%{customdata[0]}</b> · layer %{customdata[1]}<br>" +
+      ax.slice(0, k).map((_, c) => `%{customdata[${c + 2}]}`).join("<br>") + "<extra></extra>",
+  };
+  AXES.slice(0, k).forEach((a, c) => { /** @type {any} */ (t)[a] = layers.map((l) => pts[l][c]); });
+  if (k === 2) /** @type {any} */ (t).cliponaxis = false; // the end label may sit past the axis range
+  return t;
+}
+
+/**
+ * Many tokens: their paths in one trace per band of positions in the text (joined by gaps),
+ * coloured by the band's middle, the token and layer on hover.
+ * @param {TrajData} trace @param {number[]} picked @param {number} k @param {string[]} ax
+ */
+function groupedPaths(trace, picked, k, ax) {
+  const coords = /** @type {NonNullable<TrajData["projection"]>} */ (trace.projection).coords;
+  const dtype = coords.dtype;
+  const pos = positionsOf(trace);
+  const last = Math.max(1, pos[pos.length - 1] ?? 1);
+  const band = (/** @type {number} */ r) => Math.min(POSITION_BANDS - 1, Math.floor((pos[r] / last) * POSITION_BANDS));
+  return Array.from({ length: POSITION_BANDS }, (_, c) => {
+    const color = positionColor((c + 0.5) / POSITION_BANDS);
+    /** @type {Record<string, (number | null)[]>} */
+    const xyz = { x: [], y: [], z: [] };
+    /** @type {(string[] | null)[]} */
+    const custom = [];
+    for (const i of picked) {
+      if (band(i) !== c) continue;
+      pointsOf(coords, i).forEach((p, l) => {
+        AXES.slice(0, k).forEach((a, d) => xyz[a].push(p[d]));
+        custom.push([plotText(trace.tokens[i]), `${i}`, l === 0 ? "0 (embeddings)" : String(l),
+          ...p.slice(0, k).map((v, d) => `${ax[d]} = ${exact(v, dtype)}`), `${pos[i] + 1}`]);
+      });
+      AXES.slice(0, k).forEach((a) => xyz[a].push(null));
+      custom.push(null);
+    }
+    const t = {
+      // Lines only: a marker is an element of its own, and 512 tokens have 3,584 points.
+      type: k === 3 ? "scatter3d" : "scatter", uid: `traj-band-${c}`, mode: "lines",
+      showlegend: false, line: { color, width: k === 3 ? 3 : 1.5 },
+      customdata: custom, connectgaps: false,
+      hovertemplate: `<b>%{customdata[0]}</b> (token %{customdata[${k + 3}]}) · layer %{customdata[2]}<br>` +
+        ax.slice(0, k).map((_, d) => `%{customdata[${d + 3}]}`).join("<br>") + "<extra></extra>",
+    };
+    AXES.slice(0, k).forEach((a) => { /** @type {any} */ (t)[a] = xyz[a]; });
+    return t;
+  });
+}
+
+/** @param {string[]} ax @param {object[]} empty */
+function layout2d(ax, empty) {
+  const axis = (c) => ({ title: { text: ax[c] }, zerolinecolor: "#c3c9d3",
+    gridcolor: "#eef0f3" });
+  return baseLayout({
+    margin: { l: 64, r: 16, t: 12, b: 52 },
+    hovermode: "closest",
+    legend: { title: { text: "token" }, itemclick: false, itemdoubleclick: false },
+    uirevision: "traj-2d",
+    xaxis: axis(0),
+    yaxis: axis(1),
+    annotations: empty,
+  });
+}
+
+/** @param {TrajData} trace @param {number[]} picked @param {string[]} ax @param {object[]} empty
+ * @param {Map<number, string>} colour */
+function layout3d(trace, picked, ax, empty, colour) {
+  const coords = /** @type {NonNullable<TrajData["projection"]>} */ (trace.projection).coords;
+  const L = coords.shape[0] - 1;
+  const axis = (c) => ({ title: { text: ax[c] },
+    gridcolor: "#e3e6eb", zerolinecolor: "#c3c9d3", backgroundcolor: "#fbfcfd", showbackground: true });
+  // Scene annotations: SVG labels at a steady size (WebGL text is not).
+  const labels = (picked.length > LEGEND_MAX ? [] : picked).map((i) => ({
+    x: pointsOf(coords, i)[L][0], y: pointsOf(coords, i)[L][1], z: pointsOf(coords, i)[L][2],
+    text: plotText(trace.tokens[i]),
+    showarrow: false, yshift: 11, font: { size: 12, color: colour.get(i) },
+    bgcolor: "rgba(255,255,255,0.65)",
+  }));
+  return baseLayout({
+    margin: { l: 0, r: 0, t: 8, b: 0 },
+    legend: { title: { text: "token" }, itemclick: false, itemdoubleclick: false },
+    uirevision: "traj-3d",
+    annotations: empty,
+    scene: {
+      xaxis: axis(0), yaxis: axis(1), zaxis: axis(2), aspectmode: "cube", annotations: labels,
+      camera: { eye: { x: 1.45, y: -1.4, z: 0.75 } }, uirevision: "traj-3d",
+    },
+  });
+}
+
+/**
+ * Draw the paths of sel.tokens (null = all) in sel.dims = 2 or 3 into container;
+ * callbacks.onPick(i), if given, is called when the path of token i is clicked.
+ * @param {HTMLElement} container
+ * @param {TrajData} data
+ * @param {{tokens: number[] | null, dims: number}} sel
+ * @param {{onPick?: (i: number) => void}} [callbacks]
+ */
+export function render(container, data, sel, callbacks = {}) {
+  const p = data.projection;
+  let root = /** @type {HTMLElement} */ (container.firstElementChild);
+  if (!root || !root.classList.contains("traj") || container.childElementCount !== 1) {
+    root = el("div", { className: "traj" }, [el("p", { className: "traj-note" }), el("div", { className: "traj-plot" }),
+      el("p", { className: "traj-scale", hidden: true })]);
+    container.replaceChildren(root);
+  }
+  const note = /** @type {HTMLElement} */ (root.querySelector(".traj-note"));
+  const plot = /** @type {HTMLElement & {_trajPick?: any, _trajBound?: boolean, on?: any}} */ (root.querySelector(".traj-plot"));
+  const scale = /** @type {HTMLElement} */ (root.querySelector(".traj-scale"));
+  if (!p || !p.coords) {
+    note.textContent = "This trace has no projection to draw.";
+    plot.hidden = true;
+    scale.hidden = true;
+    return Promise.resolve();
+  }
+  plot.hidden = false;
+  const k = sel.dims === 3 && p.components >= 3 ? 3 : 2;
+  const L = p.coords.shape[0] - 1;
+  const picked = pickedTokens(data, sel.tokens);
+  const ax = titles(p);
+  const shown = p.ratio.slice(0, k).reduce((a, b) => a + b, 0);
+  const grouped = picked.length > LEGEND_MAX;
+  const unit = data.unit ?? "tokens";
+  const many = picked.length > PALETTE_SIZE;
+  const start = data.defaulted && picked.length < data.tokens.length
+    ? ` A long text starts with ${picked.length} ${unit} from the query on: pick more below, or all.` : "";
+  note.textContent = `One PCA fitted on the hidden states of all ${L + 1} layers together ` +
+    `(${ax.slice(0, k).join(", ")}: ${fmt(100 * shown, 1)}% of the variance). Each path runs from ` +
+    `layer 0 (the embeddings${grouped ? "" : ", open marker"}) to layer ${L}` +
+    `${grouped ? "; hover a path for its token" : ", the label at its end"}; ` +
+    `${picked.length} of ${data.tokens.length} ${unit} shown` +
+    `${many ? ", coloured by position in the text (the scale below the plot)" : ""}.${start}`;
+  // The colour scale of positions, in words and colour, when colour stands for position.
+  scale.hidden = !many;
+  if (many) {
+    const pos = positionsOf(data);
+    const gradient = `linear-gradient(to right, ${POSITION_SCALE.join(", ")})`;
+    scale.replaceChildren(el("span", { textContent: "token 1" }),
+      el("span", { className: "traj-scale-bar", "aria-hidden": "true", style: `background: ${gradient}` }),
+      el("span", { textContent: `token ${(pos[pos.length - 1] ?? 0) + 1}` }),
+      el("span", { className: "traj-scale-about", textContent: "colour: position in the text" }));
+  }
+  plot.classList.toggle("traj-3d", k === 3);
+  plot.dataset.dims = String(k);
+
+  const nm = names(data, picked);
+  const colour = colours(data, picked);
+  /** @type {any[]} */
+  const traces = grouped ? groupedPaths(data, picked, k, ax)
+    : picked.map((i) => path(data, i, k, /** @type {string} */ (nm.get(i)), ax, /** @type {string} */ (colour.get(i))));
+  const empty = picked.length ? [] : [{ xref: "paper", yref: "paper", x: 0.5, y: 0.5,
+    text: `No ${unit} picked`, showarrow: false, font: { size: 15, color: "#5b6475" } }];
+  if (k === 2 && !picked.length) traces.push({ type: "scatter", x: [], y: [], showlegend: false });
+  const layout = /** @type {any} */ (k === 3 ? layout3d(data, picked, ax, empty, colour) : layout2d(ax, empty));
+  layout.showlegend = picked.length > 0 && !grouped; // also for a single token
+  plot._trajPick = callbacks.onPick || null;
+  return draw(plot, traces, layout, "attnviz-trajectories").then(() => {
+    if (plot._trajBound) return;
+    plot._trajBound = true;
+    // Clicking a path makes its token the query of the other views (when the page asks).
+    plot.on("plotly_click", (/** @type {any} */ ev) => {
+      const point = ev?.points?.[0];
+      const m = /^traj-(\d+)$/.exec(point?.data?.uid || "");
+      const i = m ? Number(m[1]) : Number(point?.customdata?.[1]);
+      if (Number.isInteger(i) && plot._trajPick) plot._trajPick(i);
+    });
+  });
+}

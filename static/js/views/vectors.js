@@ -1,0 +1,259 @@
+// The token vectors: dashed ghosts where they start, solid where a layer leaves them, and
+// their paths across layers. Raw axes when d <= 3, the API's PCA projection when d > 3.
+// render(card, data, sel, callbacks): the card holds the [data-role=layer] slider and its
+// [data-role=layer-out], the [data-role=trails] box, the [data-role=plot] and its caption.
+
+import { nested, sub } from "../core/compact.js";
+import { exact, fmt } from "../core/numbers.js";
+import { baseLayout, draw, plotText, tokenColor } from "../core/theme.js";
+
+/** @typedef {import("../core/types.js").NDArray} NDArray */
+/** @typedef {import("../core/types.js").TraceMeta} TraceMeta */
+/**
+ * @typedef {{meta: TraceMeta, hidden: NDArray,
+ *   projection: {components: number, ratio: number[], coords: NDArray} | null}} VectorData
+ * @typedef {{k: number, arrows: boolean, titles: string[], dtype: string,
+ *   at: (l: number) => number[][]}} Frames
+ */
+
+/**
+ * What to draw: k coordinates per token per layer, arrows from the origin or points.
+ * @param {VectorData} data
+ * @returns {Frames}
+ */
+function frames(data) {
+  const { d, axes } = data.meta;
+  /** @type {Map<number, number[][]>} */
+  const memo = new Map();
+  /** @param {NDArray} arr */
+  const layerOf = (arr) => (/** @type {number} */ l) => {
+    if (!memo.has(l)) memo.set(l, nested(sub(arr, l)));
+    return /** @type {number[][]} */ (memo.get(l));
+  };
+  const p = data.projection;
+  if (d <= 3 || !p) {
+    const k = Math.min(d, 3);
+    return { k, arrows: true, titles: axes.slice(0, k), dtype: data.hidden.dtype, at: layerOf(data.hidden) };
+  }
+  const titles = p.ratio.map((r, i) => `PC${i + 1} (${fmt(100 * r, 0)}% var)`);
+  return { k: p.components, arrows: false, titles, dtype: p.coords.dtype, at: layerOf(p.coords) };
+}
+
+/** One [lo, hi] for every axis over all layers (and the origin), so nothing jumps. */
+function sharedRange(f, layers) {
+  let lo = f.arrows ? 0 : Infinity;
+  let hi = f.arrows ? 0 : -Infinity;
+  for (let l = 0; l <= layers; l++) for (const row of f.at(l)) for (const v of row) {
+    lo = Math.min(lo, v);
+    hi = Math.max(hi, v);
+  }
+  const pad = Math.max((hi - lo) * 0.08, 0.05);
+  return [lo - pad, hi + pad];
+}
+
+const column = (rows, c) => rows.map((r) => r[c]);
+
+/** Segments origin -> point for every token, joined by nulls, with a colour per vertex. */
+function segments(points, k) {
+  /** @type {Record<string, any[]>} */
+  const out = { x: [], y: [], z: [], color: [] };
+  points.forEach((p, i) => {
+    const c = tokenColor(i);
+    for (const [axis, j] of [["x", 0], ["y", 1], ["z", 2]].slice(0, k)) out[axis].push(0, p[j], null);
+    out.color.push(c, c, c);
+  });
+  return out;
+}
+
+function paths(f, layers, k) {
+  /** @type {Record<string, any[]>} */
+  const out = { x: [], y: [], z: [], color: [] };
+  const n = f.at(0).length;
+  for (let i = 0; i < n; i++) {
+    for (let l = 0; l <= layers; l++) {
+      const p = f.at(l)[i];
+      for (const [axis, j] of [["x", 0], ["y", 1], ["z", 2]].slice(0, k)) out[axis].push(p[j]);
+      out.color.push(tokenColor(i));
+    }
+    for (const axis of ["x", "y", "z"].slice(0, k)) out[axis].push(null);
+    out.color.push(tokenColor(i));
+  }
+  return out;
+}
+
+function hover(trace, f, l) {
+  return f.at(l).map((p, i) => `<b>${plotText(trace.tokens[i])}</b> · layer ${l}<br>` +
+    p.map((v, j) => `${plotText(f.titles[j])} = ${exact(v, f.dtype)}`).join("<br>"));
+}
+
+/** One label per point; tokens on the same 2-D point share it ("An, a"). */
+function tipLabels(trace, pts, k) {
+  const labels = trace.tokens.map(plotText);
+  if (k !== 2) return labels;
+  for (const [, members] of labelGroups(pts)) {
+    if (members.length < 2) continue;
+    labels[members[0]] = members.map((i) => labels[i]).join(", ");
+    for (const i of members.slice(1)) labels[i] = "";
+  }
+  return labels;
+}
+
+function tips(trace, f, l, k, role) {
+  const pts = f.at(l);
+  const after = role === "after";
+  const t = {
+    type: k === 3 ? "scatter3d" : "scatter",
+    mode: after && k < 3 ? "markers+text" : "markers",
+    name: after ? `after layer ${l}` : "start (layer 0)",
+    uid: role,
+    x: column(pts, 0),
+    y: k >= 2 ? column(pts, 1) : pts.map((_, i) => i),
+    text: tipLabels(trace, pts, k),
+    textposition: "top center",
+    textfont: { size: 13, color: trace.tokens.map((_, i) => tokenColor(i)) },
+    hovertext: hover(trace, f, l),
+    hoverinfo: "text",
+    showlegend: !(f.arrows && k === 3) && (after || !f.arrows),
+    marker: {
+      size: after ? 5 : 4,
+      color: after || k === 3 ? trace.tokens.map((_, i) => tokenColor(i)) : "#ffffff",
+      line: { width: 2, color: trace.tokens.map((_, i) => tokenColor(i)) },
+      symbol: k === 3 && !after ? "circle-open" : "circle",
+    },
+  };
+  if (k === 3) t.z = column(pts, 2);
+  return t;
+}
+
+/** Tokens that land on the same point share one label ("An, a") instead of overprinting. */
+function labelGroups(points) {
+  const groups = new Map();
+  points.forEach((p, i) => {
+    const key = p.map((v) => v.toPrecision(6)).join(",");
+    if (!groups.has(key)) groups.set(key, [p, []]);
+    groups.get(key)[1].push(i);
+  });
+  return [...groups.values()];
+}
+
+function cones(points) {
+  return points.flatMap((p, i) => {
+    const len = Math.hypot(...p);
+    if (len < 1e-9) return [];
+    const c = tokenColor(i);
+    const u = p.map((v) => v / len);
+    return [{
+      type: "cone", x: [p[0]], y: [p[1]], z: [p[2]], u: [u[0]], v: [u[1]], w: [u[2]],
+      anchor: "tip", sizemode: "absolute", sizeref: 0.09, showscale: false,
+      colorscale: [[0, c], [1, c]], hoverinfo: "skip", showlegend: false, name: "",
+    }];
+  });
+}
+
+function draw3d(el, trace, f, l, view) {
+  const data = [];
+  // Lines coloured per token; Plotly cannot draw a legend swatch from a colour array, so each
+  // gets a grey legend-only twin (an empty trace) that carries its name and dash.
+  const line = (seg, dash, width, name, uid) => [{
+    type: "scatter3d", mode: "lines", name, uid, x: seg.x, y: seg.y, z: seg.z,
+    line: { color: seg.color, width, dash }, hoverinfo: "skip", connectgaps: false,
+    showlegend: false, legendgroup: uid,
+  }, {
+    type: "scatter3d", mode: "lines", name, uid: `${uid}-legend`, x: [null], y: [null], z: [null],
+    line: { color: "#7b8494", width: Math.min(width, 4), dash }, hoverinfo: "skip", legendgroup: uid,
+  }];
+  if (view.trails && trace.layers >= 1) data.push(...line(paths(f, trace.layers, 3), "dot", 3, "trajectory", "trails"));
+  if (f.arrows && l > 0) data.push(...line(segments(f.at(0), 3), "dash", 4, "start (dashed)", "ghosts"));
+  if (f.arrows) data.push(...line(segments(f.at(l), 3), "solid", 7, `after layer ${l}`, "arrows"));
+  if (f.arrows && trace.n <= 24) data.push(...cones(f.at(l)));
+  data.push(tips(trace, f, 0, 3, "before"), tips(trace, f, l, 3, "after"));
+  // Labels as scene annotations: drawn in SVG at a steady size (WebGL text is not).
+  const annotations = labelGroups(f.at(l)).map(([p, members]) => ({
+    x: p[0], y: p[1], z: p[2], text: members.map((i) => plotText(trace.tokens[i])).join(", "),
+    showarrow: false, yshift: 12, font: { size: 13, color: tokenColor(members[0]) },
+    bgcolor: "rgba(255,255,255,0.6)",
+  }));
+  const range = sharedRange(f, trace.layers);
+  const axis = (i) => ({ title: { text: plotText(f.titles[i]) }, range, autorange: false,
+    zeroline: true, zerolinecolor: "#8a93a3", gridcolor: "#e3e6eb", backgroundcolor: "#fbfcfd" });
+  return draw(el, data, baseLayout({
+    margin: { l: 0, r: 0, t: 10, b: 0 },
+    showlegend: true,
+    legend: { x: 0.01, y: 0.99, bgcolor: "rgba(255,255,255,0.8)" },
+    uirevision: `3d-${trace.d}`,
+    scene: {
+      xaxis: axis(0), yaxis: axis(1), zaxis: axis(2), aspectmode: "cube", annotations,
+      camera: { eye: { x: 1.45, y: -1.5, z: 0.75 } }, uirevision: `3d-${trace.d}`,
+    },
+  }), "attnviz-vectors");
+}
+
+function draw2d(el, trace, f, l, view) {
+  const { k } = f;
+  const data = [];
+  const annotations = [];
+  const yOf = (p, i) => (k === 2 ? p[1] : i);
+  if (view.trails && trace.layers >= 1 && k === 2) {
+    const p = paths(f, trace.layers, 2);
+    data.push({ type: "scatter", mode: "lines", uid: "trails", name: "trajectory", x: p.x, y: p.y,
+      line: { color: "#9aa3b2", width: 1.5, dash: "dot" }, hoverinfo: "skip" });
+  }
+  if (f.arrows && l > 0) {
+    /** @type {Record<string, any[]>} */
+    const ghost = { x: [], y: [] };
+    f.at(0).forEach((p, i) => {
+      ghost.x.push(0, p[0], null);
+      ghost.y.push(k === 2 ? 0 : i, yOf(p, i), null);
+    });
+    data.push({ type: "scatter", mode: "lines", uid: "ghosts", name: "start (dashed)", ...ghost,
+      line: { color: "#7b8494", width: 2, dash: "dash" }, hoverinfo: "skip" });
+  }
+  if (f.arrows) {
+    f.at(l).forEach((p, i) => annotations.push({
+      x: p[0], y: yOf(p, i), ax: 0, ay: k === 2 ? 0 : i, xref: "x", yref: "y", axref: "x", ayref: "y",
+      showarrow: true, arrowhead: 2, arrowsize: 1.2, arrowwidth: 2.5, arrowcolor: tokenColor(i), text: "",
+    }));
+  }
+  data.push(tips(trace, f, 0, k, "before"), tips(trace, f, l, k, "after"));
+  const range = sharedRange(f, trace.layers);
+  const yaxis = k === 2
+    ? { title: { text: plotText(f.titles[1]) }, range, scaleanchor: "x", zerolinecolor: "#8a93a3" }
+    : { tickmode: "array", tickvals: trace.tokens.map((_, i) => i), ticktext: trace.tokens.map(plotText),
+      autorange: "reversed", showgrid: false, zeroline: false };
+  return draw(el, data, baseLayout({
+    margin: { l: 70, r: 20, t: 20, b: 50 },
+    legend: { orientation: "h", y: -0.15 },
+    annotations,
+    xaxis: { title: { text: plotText(f.titles[0]) }, range, zerolinecolor: "#8a93a3" },
+    yaxis,
+  }), "attnviz-vectors");
+}
+
+/**
+ * Draw the vectors after layer sel.vlayer (0 = the input) and sync the slider.
+ * @param {HTMLElement} card
+ * @param {VectorData} data
+ * @param {{vlayer: number, trails: boolean}} sel
+ * @param {{onSelect: (change: {vlayer?: number, trails?: boolean}) => void}} callbacks
+ */
+export function render(card, data, sel, callbacks) {
+  const trace = data.meta;
+  const l = Math.min(sel.vlayer, trace.layers);
+  const slider = /** @type {HTMLInputElement} */ (card.querySelector("[data-role=layer]"));
+  const trails = /** @type {HTMLInputElement} */ (card.querySelector("[data-role=trails]"));
+  slider.max = String(trace.layers);
+  slider.value = String(l);
+  /** @type {HTMLElement} */ (card.querySelector("[data-role=layer-out]")).textContent = String(l);
+  trails.checked = sel.trails;
+  slider.oninput = () => callbacks.onSelect({ vlayer: Number(slider.value) });
+  trails.onchange = () => callbacks.onSelect({ trails: trails.checked });
+  const f = frames(data);
+  const plot = /** @type {HTMLElement} */ (card.querySelector("[data-role=plot]"));
+  const caption = f.arrows
+    ? `Arrows from the origin in (${trace.axes.slice(0, f.k).join(", ")}). Dashed: the input (layer 0). ` +
+      `Solid: after layer ${l}. Dotted: each token's path over all layers.`
+    : `d = ${trace.d}, shown by PCA fitted once on every layer's vectors ` +
+      `(${f.titles.join(", ")}). Open circles: layer 0. Filled: after layer ${l}.`;
+  /** @type {HTMLElement} */ (card.querySelector("[data-role=caption]")).textContent = caption;
+  return f.k === 3 ? draw3d(plot, trace, f, l, sel) : draw2d(plot, trace, f, l, sel);
+}

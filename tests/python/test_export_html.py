@@ -1,0 +1,216 @@
+"""One offline HTML file of a trace (``attnviz export``, ``Trace.save_html``): opened from
+file:// in Chromium with every other request refused, every view draws with no console error,
+hover values are the trace's float32 numbers, and the sizes meet the targets (printed)."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+import re
+import struct
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import orjson
+import pytest
+from playwright.sync_api import Browser, sync_playwright
+
+import attnviz
+from attnviz.cli import main
+from attnviz.python.html import ExportError, standalone_html
+from tests.browser.helpers import hover_large
+from tests.browser.test_guidance import AXE, axe_serious
+from tests.python.offline import CHROMIUM, CHROMIUM_ARGS, DANGLING, drawn, opened, wait_drawn
+
+MODEL = "all-MiniLM-L6-v2"
+WORDS = (
+    "the cat sat on a mat and looked at the dog which was asleep in the sun while birds sang in "
+    "the tall trees near the old house by the river"
+).split()
+MB = 1_000_000
+
+
+def text_of(n: int) -> str:
+    """A text MiniLM reads as exactly ``n`` tokens ([CLS], n - 2 words, [SEP])."""
+    return " ".join(WORDS[i % len(WORDS)] for i in range(n - 2))
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+def parts_of(html: str) -> list[dict]:
+    """The index of the parts a file holds (their query parameters)."""
+    blob = re.search(r'id="attnviz-parts">([^<]*)<', html)
+    assert blob
+    raw = gzip.decompress(base64.b64decode(blob.group(1)))
+    (n,) = struct.unpack("<I", raw[:4])
+    return [p["params"] for p in json.loads(raw[4 : 4 + n])]
+
+
+def json_number(value: np.float32) -> str:
+    """How the JSON trace (and so the page's exact()) spells a float32."""
+    return repr(float(orjson.dumps(value, option=orjson.OPT_SERIALIZE_NUMPY)))
+
+
+@pytest.mark.parametrize(("tokens", "cap"), [(128, 1.5 * MB), (512, 3 * MB)])
+def test_the_file_draws_every_view_offline_with_exact_hover(browser, tmp_path, tokens, cap):
+    trace = attnviz.trace(model=MODEL, text=text_of(tokens), fields="thumbs", thumb=1)
+    assert len(trace.tokens) == tokens
+    layer, head = 2, 5
+    path = trace.save_html(tmp_path / "trace.html", layer=layer, head=head)
+    size = path.stat().st_size
+    print(f"\nexported file, {tokens} tokens (MiniLM, 6 x 12 heads): {size:,} bytes")
+    assert size <= cap
+    params = parts_of(path.read_text())
+    views = [p for p in params if p["fields"] == "view"]
+    assert {"fields": "view", "layer": layer, "head": head, "hide_special": False,
+            "merge_words": False} in views  # fmt: skip
+    if tokens == 128:
+        assert len(views) > 1  # the budget kept more heads exact than the chosen one
+    exact = trace.part(fields="attentions", layer=layer, head=head)["attentions"][0, 0]
+    audit = tokens == 128  # axe-core once (its run over 512 tokens' labels takes long)
+    assert AXE.exists(), "axe-core is missing: run `make install-dev` (npm ci)"
+    with opened(browser, path, scripts=[AXE] if audit else []) as (page, errors):
+        wait_drawn(page)
+        seen = drawn(page)
+        assert seen["cells"] == 6 * 12
+        assert seen["large"]
+        assert seen["headLines"] > 0
+        assert seen["qk"] > 0 and not seen["qkUnavailable"]
+        assert seen["traj"] > 0
+        assert seen["error"] == ""
+        i = 7
+        j = int(np.argmax(exact[i]))
+        tip = hover_large(page, i, j)
+        assert f"weight {json_number(exact[i, j])}" in tip.split("\n")
+        # 3-D needs Plotly's full bundle: the file offers 2-D only, and says so.
+        assert page.locator("#traj-3d").is_disabled()
+        assert page.locator("#s-text").evaluate("t => t.readOnly")
+        if audit:  # WCAG 2.x A and AA: nothing serious; every ARIA reference is in the file
+            assert axe_serious(page) == []
+            assert page.evaluate(DANGLING) == []
+        assert errors == []
+
+
+def test_a_part_the_file_lacks_is_refused_in_words(browser, tmp_path):
+    """A head whose exact weights did not fit: the large view says what the file holds."""
+    trace = attnviz.trace(model=MODEL, text=text_of(40), fields="thumbs", thumb=1)
+    path = trace.save_html(tmp_path / "t.html", layer=1, head=0, budget=0)
+    with opened(browser, path) as (page, errors):
+        wait_drawn(page)
+        page.locator('#mv-grid button.mv-cell[data-layer="4"][data-head="3"]').click()
+        page.wait_for_function("!document.getElementById('error').hidden")
+        message = page.locator("#error").inner_text()
+        assert "this file holds the exact weights of layer 2 head 1" in message
+        assert "--budget" in message
+        assert all("holds" in e or "view failed" in e for e in errors), errors
+
+
+def test_attnviz_export_writes_the_file(tmp_path, capsys):
+    out = tmp_path / "cli.html"
+    assert main(["export", "--text", "The animal didn't cross the street", "-o", str(out),
+                 "--layer", "3", "--head", "4", "--query", "3", "--hide-special"]) == 0  # fmt: skip
+    assert f"{out}:" in capsys.readouterr().out
+    html = out.read_text()
+    config = json.loads(re.search(r'id="attnviz-config">([^<]*)<', html).group(1))
+    assert config["selection"] | {"views": None} == {"layer": 2, "head": 3, "query": 2,
+        "hide_special": True, "merge_words": False, "views": None}  # fmt: skip
+    assert {"fields": "view", "layer": 2, "head": 3, "hide_special": True,
+            "merge_words": False} in parts_of(html)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--layer", "7"], "--layer: 7 is past the last (6"),
+        (["--head", "0"], "--head: counts from 1"),
+        (["--query", "99"], "--query: 99 is past the last"),
+    ],
+)
+def test_attnviz_export_refuses_a_selection_the_trace_lacks(tmp_path, capsys, args, message):
+    with pytest.raises(SystemExit) as exc:
+        main(["export", "--text", "a short text", "-o", str(tmp_path / "x.html"), *args])
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_a_selection_out_of_range_is_refused_by_name():
+    trace = attnviz.trace(model=MODEL, text="a short text", fields="thumbs", thumb=1)
+    with pytest.raises(ExportError, match="head: 12 is out of range"):
+        standalone_html(trace, head=12)
+    with pytest.raises(ExportError, match="query: token 0 is a special token"):
+        standalone_html(trace, query=0, hide_special=True)
+    with pytest.raises(ExportError, match="views: no view named 'nope'"):
+        standalone_html(trace, views=["nope"])
+
+
+def test_the_vendored_plotly_is_the_plotly_wheels_version():
+    """The file's Plotly (the npm partial bundle) and the page's (the plotly wheel's) are one
+    plotly.js version: the views are drawn by the same code."""
+    from attnviz.web import find_dir, plotly_js
+
+    def version(text: str) -> str:
+        found = re.search(r"plotly\.js (?:\(basic - minified\) )?v(\d+\.\d+\.\d+)", text[:400])
+        assert found, text[:200]
+        return found.group(1)
+
+    _, wheel = plotly_js()
+    wheel_text = wheel.read_text() if isinstance(wheel, Path) else wheel.decode()
+    basic = (find_dir("static") / "vendor" / "plotly-basic.min.js").read_text()
+    assert "Licensed under the MIT license" in basic[:400]
+    assert version(basic) == version(wheel_text)
+
+
+CUT = """
+import { readFileSync } from "node:fs";
+import { decodeCompact } from "./static/js/core/compact.js";
+import { cutRow } from "./static/js/offline/source.js";
+const read = (p) => { const b = readFileSync(p); return decodeCompact(b.buffer.slice(b.byteOffset, b.byteOffset + b.length)); };
+const [whole, row, q] = process.argv.slice(1);
+const cut = cutRow(read(whole), Number(q)), want = read(row);
+const plain = (c) => JSON.stringify({ meta: c.meta, arrays: Object.fromEntries(Object.entries(c.arrays)
+  .map(([k, a]) => [k, { dtype: a.dtype, shape: a.shape, data: Array.from(a.data) }])) });
+process.stdout.write(String(plain(cut) === plain(want)));
+"""
+
+
+@pytest.mark.parametrize(
+    ("params", "query"),
+    [
+        ({"fields": "queries,keys,scores,attentions", "layer": 1, "head": 4}, 3),
+        (
+            {
+                "fields": "queries,keys,scores,attentions,view",
+                "layer": 0,
+                "head": 2,
+                "hide_special": True,
+            },
+            5,
+        ),  # fmt: skip
+        ({"fields": "attentions", "layer": 2}, 7),
+    ],
+)
+def test_a_row_cut_in_the_file_is_the_servers_row(tmp_path, params, query):
+    """source.js's cutRow on a part of every row equals the part the server gives for that
+    query: fields, shapes, dtypes and every number."""
+    import subprocess
+
+    trace = attnviz.trace(
+        model=MODEL, text="The animal didn't cross the street", fields="entropy_mean"
+    )
+    (tmp_path / "whole").write_bytes(trace.source(params))
+    (tmp_path / "row").write_bytes(trace.source({**params, "query": query}))
+    repo = Path(__file__).resolve().parents[2]
+    out = subprocess.run(
+        ["node", "--input-type=module", "-e", CUT, str(tmp_path / "whole"), str(tmp_path / "row"),
+         str(query)],
+        cwd=repo, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert out.stdout == "true", out.stderr
