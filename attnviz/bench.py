@@ -42,6 +42,16 @@ WORDS = (
 # The page at 1280 px wide asks for thumbnails of 97 px (the width of its model view cells).
 FIRST = {"fields": "thumbs", "thumb": 97, "hide_special": "false", "merge_words": "false"}
 SHORT = "I sat on the river bank"  # six words, for throughput
+# What the sentence page asks for after its first response, in its order (static/js: a long
+# text's chosen query in every head of the layer, the chosen head, its query and keys, the
+# trajectories; the grid's entropy titles once every view is drawn), layer, head and query 0.
+PAGE_PARTS: dict[str, dict[str, Any]] = {
+    "head": {"fields": "attentions", "layer": 0, "query": 0},
+    "model": {"fields": "view", "layer": 0, "head": 0},
+    "qk": {"fields": "queries,keys,scores,attentions", "layer": 0, "head": 0, "query": 0},
+    "trajectories": {"fields": "projection"},
+    "entropy": {"fields": "entropy_mean"},
+}
 
 
 @dataclass
@@ -486,6 +496,8 @@ class ShapeRow:
     health_failures: int  # /healthz asks that got no 200 meanwhile
     error: str | None = None
     note: str | None = None  # why a transformers figure is missing
+    # Each of the page's next parts (PAGE_PARTS), asked in turn after the first request: ms
+    page_parts_ms: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -664,6 +676,16 @@ def shape_row(
     if status != 200:
         error = f"/api/trace answered {status}: {raw[:200]!r}"
         log.warning("%d tokens: %s", n, error)
+    parts: dict[str, float] = {}
+    for name, params in PAGE_PARTS.items() if error is None else ():
+        t0 = time.perf_counter()
+        status, _, raw = request(port, "POST", "/api/trace", body, params, compact=True)
+        if status != 200:
+            log.warning(
+                "%d tokens, part %s: /api/trace answered %d: %r", n, name, status, raw[:200]
+            )
+            break
+        parts[name] = round(1000 * (time.perf_counter() - t0), 1)
     alive = Path(f"/proc/{pid}").exists()
     return ShapeRow(
         tokens=n,
@@ -676,6 +698,7 @@ def shape_row(
         health_failures=probe.failures,
         error=error,
         note=note,
+        page_parts_ms=parts,
     )
 
 
@@ -808,6 +831,9 @@ def shape_table(report: ShapeReport) -> str:
             f"{r.peak_rss_bytes / gb:.2f} GB | {health} |"
         )
         notes += [f"{r.tokens:,} tokens: {x}" for x in (r.note, r.error) if x]
+        if r.page_parts_ms:
+            each = ", ".join(f"{k} {v:.0f} ms" for k, v in r.page_parts_ms.items())
+            notes.append(f"{r.tokens:,} tokens, the page's next parts in turn: {each}")
     if notes:
         lines += ["", *notes]
     g = report.generation

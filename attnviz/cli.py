@@ -1,5 +1,5 @@
 """Command line: ``attnviz serve [--host H] [--port P] [--device D]``, ``attnviz bench``,
-``attnviz export --text T -o trace.html``."""
+``attnviz export --text T -o trace.html``, ``attnviz export --server URL --run ID -o run.html``."""
 
 from __future__ import annotations
 
@@ -26,11 +26,17 @@ def _malloc_settings() -> None:
     if "MALLOC_MMAP_THRESHOLD_" in os.environ:
         return
     try:
-        mallopt = ctypes.CDLL("libc.so.6").mallopt
+        libc = ctypes.CDLL("libc.so.6")
+        mallopt = libc.mallopt
     except (OSError, AttributeError):
         return
     mallopt(-3, 1024 * 1024)  # M_MMAP_THRESHOLD (fixed: no longer raised)
     mallopt(-1, 1024 * 1024)  # M_TRIM_THRESHOLD: the heaps' free tops back sooner
+    # Raised while a trace's tensors are computed (a forward reuses its blocks layer to layer),
+    # back after, with the heaps' free pages returned (services/heap.py).
+    from attnviz.services import heap
+
+    heap.fixed(1024 * 1024, 1024 * 1024, libc)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -119,7 +125,16 @@ def main(argv: list[str] | None = None) -> int:
         "offline (no server, no network)",
     )
     export.add_argument("--model", help="a model name or folder (default: all-MiniLM-L6-v2)")
-    export.add_argument("--text", required=True, help="the text to trace")
+    export.add_argument("--text", help="the text to trace")
+    export.add_argument(
+        "--run",
+        metavar="ID",
+        help="instead: a training run that has ended, read from --server (its views, with the "
+        "checkpoints to scrub)",
+    )
+    export.add_argument(
+        "--server", metavar="URL", help="with --run: the attnviz server that trained it"
+    )
     export.add_argument("-o", "--output", required=True, metavar="FILE", help="the HTML file")
     export.add_argument("--layer", type=int, default=1, help="the layer shown first (1-based)")
     export.add_argument("--head", type=int, default=1, help="the head shown first (1-based)")
@@ -184,9 +199,14 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _export(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    """``attnviz export``: the trace computed here, written as one HTML file."""
+    """``attnviz export``: the trace computed here (or a server's run), written as one HTML
+    file."""
     from pathlib import Path
 
+    if args.run is not None or args.server is not None:
+        return _export_run(args, parser)
+    if args.text is None:
+        parser.error("--text: the text to trace (or --run ID --server URL: a training run)")
     if args.device:
         os.environ["ATTNVIZ_DEVICE"] = args.device
     for flag in ("layer", "head", "query"):
@@ -221,6 +241,29 @@ def _export(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error(str(exc))
     size = path.stat().st_size
     print(f"{path}: {size:,} bytes, {len(trace.tokens)} tokens, {trace.meta.get('model')}")
+    return 0
+
+
+def _export_run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """``attnviz export --server URL --run ID``: the server's run, written as one HTML file."""
+    from pathlib import Path
+
+    if args.run is None or args.server is None:
+        parser.error("--run and --server: a run is read from the server that trained it; give both")
+    if args.text is not None:
+        parser.error("--text: a text or a run, not both")
+    if not args.server.startswith(("http://", "https://")):
+        parser.error(f"--server: {args.server!r} is not an http:// or https:// URL")
+    import attnviz
+    from attnviz.python.html import ExportError
+
+    try:
+        path = attnviz.Client(args.server).save_run_html(args.run, Path(args.output))
+    except (attnviz.TraceError, ExportError) as exc:
+        parser.error(f"--run: {exc}")
+    except OSError as exc:  # the server could not be reached
+        parser.error(f"--server: {args.server}: {exc}")
+    print(f"{path}: {path.stat().st_size:,} bytes, run {args.run}")
     return 0
 
 

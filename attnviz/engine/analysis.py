@@ -23,9 +23,13 @@ def pairwise_distances(states: torch.Tensor) -> torch.Tensor:
     return out.sqrt_()
 
 
-def attention_entropy(pattern: torch.Tensor) -> torch.Tensor:
-    """Entropy in nats of each query's attention row, 0 log 0 = 0. (..., T, T) -> (..., T)"""
-    return torch.special.entr(pattern).sum(-1)
+def attention_entropy(pattern: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
+    """Entropy in nats of each query's attention row, 0 log 0 = 0. (..., T, T) -> (..., T)
+
+    ``out``: a tensor of the pattern's shape and dtype to hold the terms (reused over layers
+    instead of a new one each: the same numbers)."""
+    terms = torch.special.entr(pattern) if out is None else torch.special.entr(pattern, out=out)
+    return terms.sum(-1)
 
 
 @dataclass(frozen=True)

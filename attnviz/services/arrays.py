@@ -13,7 +13,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import torch
-import torch.nn.functional as F
 from safetensors.torch import save
 
 from attnviz.schemas import AGGREGATE_RULES, LIMITS, PER_HEAD_FIELDS, TraceQuery
@@ -84,16 +83,27 @@ def _per_head(
     return torch.stack(rows)
 
 
+def _pool_last(x: torch.Tensor, pool: int) -> torch.Tensor:
+    """(..., m) -> (..., ceil(m / pool)): the largest value of each run of ``pool`` along the
+    last axis, the last run holding what is left. No padded copy: the whole runs are one view,
+    the rest one slice (a padded copy of a 512-token layer's weights cost more than the max)."""
+    m = x.shape[-1]
+    whole = m // pool * pool
+    parts = []
+    if whole:
+        parts.append(x[..., :whole].unflatten(-1, (m // pool, pool)).amax(dim=-1))
+    if whole < m:
+        parts.append(x[..., whole:].amax(dim=-1, keepdim=True))
+    return parts[0] if len(parts) == 1 else torch.cat(parts, dim=-1)
+
+
 def max_pool(x: torch.Tensor, pool: int) -> torch.Tensor:
     """(H, m, m) -> (H, s, s), s = ceil(m / pool): the largest value of each pool x pool block
-    (the last blocks hold what is left). Zero padding is safe: weights are never negative."""
-    H, m, _ = x.shape
-    s = math.ceil(m / pool)
-    pad = s * pool - m
-    if pad:
-        x = F.pad(x, (0, pad, 0, pad))
-    # Reduce along the contiguous axis first: 3x faster than max_pool2d here.
-    return x.view(H, s, pool, s, pool).amax(dim=4).amax(dim=2)  # (H, s, p, s, p) -> (H, s, s)
+    (the last blocks hold what is left)."""
+    # Along the contiguous axis first (3x faster than max_pool2d here), then the rows: the
+    # second pass reads a pool-th of the first's.
+    cols = _pool_last(x, pool)  # (H, m, s)
+    return _pool_last(cols.transpose(-2, -1), pool).transpose(-2, -1).contiguous()  # (H, s, s)
 
 
 def quantize(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

@@ -14,7 +14,7 @@ import zstandard
 
 from attnviz.pretrained import ModelRegistry
 from attnviz.schemas import COMPACT_MEDIA_TYPE, TextTraceRequest, ToyTraceRequest, TraceQuery
-from attnviz.services import compute
+from attnviz.services import compute, heap
 from attnviz.services.admission import Admission
 from attnviz.services.arrays import Part, compact_body, json_numbers, json_pieces, select
 from attnviz.services.cache import TraceCache, input_key
@@ -178,6 +178,11 @@ class TraceService:
         return compute.run(self._part, req, query, compact)
 
     def _part(self, req: TraceRequest, query: TraceQuery, compact: bool) -> Part:
+        # Large blocks reused from layer to layer while the tensors are computed (heap.py).
+        with heap.roomy():
+            return self._computed_part(req, query, compact)
+
+    def _computed_part(self, req: TraceRequest, query: TraceQuery, compact: bool) -> Part:
         trace, cached = self.computed(req)
         cap = self.settings.max_json_values
         try:

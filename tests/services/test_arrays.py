@@ -1,14 +1,16 @@
 """The JSON encoder that goes one array at a time writes exactly what encoding the whole body
-at once writes, and it is JSON."""
+at once writes, and it is JSON; thumbnails' max-pooling is torch's."""
 
 from __future__ import annotations
 
 import json
 
 import pytest
+import torch
+import torch.nn.functional as F
 
 from attnviz.schemas import TextTraceRequest, ToyTraceRequest, TraceQuery
-from attnviz.services.arrays import json_body, json_bytes
+from attnviz.services.arrays import json_body, json_bytes, max_pool
 from attnviz.services.traces import TraceService
 from attnviz.services.wire import dumps
 
@@ -34,3 +36,17 @@ def test_json_bytes_is_dumps_of_the_whole_body(app, params):
             *part.meta,
             *(k for k in part.arrays if k not in part.meta),
         ]
+
+
+@pytest.mark.parametrize("m", [1, 5, 6, 7, 64, 97, 130])
+@pytest.mark.parametrize("pool", [1, 2, 3, 6, 7])
+def test_max_pool_is_torchs_with_the_last_blocks_holding_what_is_left(m, pool):
+    """Each pool x pool block's largest value, the last blocks smaller (ceil_mode), negative
+    values too: exactly max_pool2d's."""
+    g = torch.Generator().manual_seed(m * 10 + pool)
+    for dtype in (torch.float32, torch.float64):
+        x = torch.randn(3, m, m, generator=g, dtype=dtype)
+        want = F.max_pool2d(x[:, None], pool, ceil_mode=True)[:, 0]
+        got = max_pool(x, pool)
+        assert got.shape == want.shape == (3, -(-m // pool), -(-m // pool))
+        assert torch.equal(got, want)

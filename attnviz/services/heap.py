@@ -1,0 +1,69 @@
+"""malloc's heap while the server computes tensors (glibc only).
+
+``attnviz serve`` gives every block from 1 MiB up a mapping of its own (``cli._malloc_settings``):
+freed, it goes straight back to the system, so that a hosted server's memory stays flat under a
+load of large JSON responses. But a forward allocates a few dozen such blocks per layer
+(activations, scores, weights) and frees them at once: each was a fresh mapping whose pages the
+kernel zeroes on first touch. At 512 tokens of a 30-layer model (SmolLM2-135M's shape) that was
+1.8 GB of fresh pages, 470,000 page faults, about a quarter of the first request's CPU time.
+
+So while a part of a trace is computed (``roomy()``), blocks up to 32 MB come from the heaps and
+are reused from one layer to the next; after it, the server's setting is back and every whole
+free page of the heaps is returned (``malloc_trim``), so that what stays resident between
+requests is what the trace cache keeps (the peak while computing is a little higher: the holes
+between kept blocks, 80-130 MB there). Responses are encoded after, under the server's setting.
+Nothing changes unless the server fixed its thresholds (``fixed``): a library user's process
+keeps malloc's own dynamic ones.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+M_TRIM_THRESHOLD = -1
+M_MMAP_THRESHOLD = -3
+# glibc's largest mmap threshold (HEAP_MAX_SIZE / 2 on 64 bits): a larger block (a long text's
+# scores) still gets a mapping of its own.
+ROOMY_MMAP = 32 * 2**20
+ROOMY_TRIM = 2**30  # no heap's top is returned until the computation is done
+
+_lock = threading.Lock()
+_users = 0
+_libc: ctypes.CDLL | None = None
+_fixed: tuple[int, int] | None = None  # (mmap threshold, trim threshold) the server set
+
+
+def fixed(mmap_threshold: int, trim_threshold: int, libc: ctypes.CDLL) -> None:
+    """The server fixed malloc's thresholds to these (``mallopt``, through ``libc``): from now
+    on ``roomy()`` raises them while it lasts, and puts them back after."""
+    global _libc, _fixed
+    _libc, _fixed = libc, (mmap_threshold, trim_threshold)
+
+
+@contextmanager
+def roomy() -> Iterator[None]:
+    """While it lasts (tensors computed), large blocks come from malloc's heaps and are reused;
+    on leaving (the last of overlapping ones), the server's thresholds are back and the heaps'
+    free pages returned. Does nothing unless ``fixed`` was called."""
+    global _users
+    libc, thresholds = _libc, _fixed
+    if libc is None or thresholds is None:
+        yield
+        return
+    with _lock:
+        _users += 1
+        if _users == 1:
+            libc.mallopt(M_MMAP_THRESHOLD, ROOMY_MMAP)
+            libc.mallopt(M_TRIM_THRESHOLD, ROOMY_TRIM)
+    try:
+        yield
+    finally:
+        with _lock:
+            _users -= 1
+            if _users == 0:
+                libc.mallopt(M_MMAP_THRESHOLD, thresholds[0])
+                libc.mallopt(M_TRIM_THRESHOLD, thresholds[1])
+                libc.malloc_trim(0)

@@ -1,0 +1,105 @@
+"""While tensors are computed the server's malloc thresholds are raised, and after it they are
+back and the heaps' free pages returned; without the server's setting nothing is touched."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+
+from attnviz.schemas import TextTraceRequest, TraceQuery
+from attnviz.services import heap
+from attnviz.services.traces import TraceService
+
+
+class RecordingLibc:
+    """Stands in for glibc: records the calls (the test process's own malloc is left alone)."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[Any, ...]] = []
+
+    def mallopt(self, param: int, value: int) -> int:
+        self.calls.append(("mallopt", param, value))
+        return 1
+
+    def malloc_trim(self, pad: int) -> int:
+        self.calls.append(("malloc_trim", pad))
+        return 1
+
+
+RAISED = [
+    ("mallopt", heap.M_MMAP_THRESHOLD, heap.ROOMY_MMAP),
+    ("mallopt", heap.M_TRIM_THRESHOLD, heap.ROOMY_TRIM),
+]
+BACK = [
+    ("mallopt", heap.M_MMAP_THRESHOLD, 2**20),
+    ("mallopt", heap.M_TRIM_THRESHOLD, 3 * 2**20),
+    ("malloc_trim", 0),
+]
+
+
+@pytest.fixture
+def libc(monkeypatch) -> RecordingLibc:
+    fake = RecordingLibc()
+    monkeypatch.setattr(heap, "_libc", None)
+    monkeypatch.setattr(heap, "_fixed", None)
+    heap.fixed(2**20, 3 * 2**20, fake)  # type: ignore[arg-type]
+    return fake
+
+
+def test_nothing_is_touched_without_the_servers_setting(monkeypatch):
+    monkeypatch.setattr(heap, "_libc", None)
+    monkeypatch.setattr(heap, "_fixed", None)
+    with heap.roomy():
+        pass  # (no libc to call: an AttributeError on None otherwise)
+
+
+def test_raised_while_computing_then_back_and_trimmed(libc):
+    with heap.roomy():
+        assert libc.calls == RAISED
+    assert libc.calls == RAISED + BACK
+
+
+def test_back_after_an_error_too(libc):
+    with pytest.raises(ValueError, match="text"), heap.roomy():
+        raise ValueError("text: ...")
+    assert libc.calls == RAISED + BACK
+
+
+def test_overlapping_computations_put_it_back_once_the_last_ends(libc):
+    """Two compute threads (ATTNVIZ_WORKERS=2): the first to finish leaves it raised."""
+    inside, leave = threading.Event(), threading.Event()
+
+    def other() -> None:
+        with heap.roomy():
+            inside.set()
+            leave.wait(10)
+
+    t = threading.Thread(target=other)
+    t.start()
+    assert inside.wait(10)
+    with heap.roomy():
+        pass
+    assert libc.calls == RAISED  # the other one still computes
+    leave.set()
+    t.join(10)
+    assert libc.calls == RAISED + BACK
+
+
+def test_a_part_is_computed_roomy_and_encoded_after(app, libc, monkeypatch):
+    """TraceService: the tensors of a part under the raised thresholds, its encoding (the
+    compact body, JSON text) after they are back."""
+    traces: TraceService = app.state.traces
+    seen: list[list] = []
+    real = traces._computed_part
+
+    def computed_part(*args: Any) -> Any:
+        seen.append(list(libc.calls))
+        return real(*args)
+
+    monkeypatch.setattr(traces, "_computed_part", computed_part)
+    req = TextTraceRequest(model="tiny-gpt2", text="The heap while a part is computed.")
+    body = traces._respond(req, TraceQuery(fields="thumbs"), True, "")
+    assert body.content and seen == [RAISED]
+    assert libc.calls == RAISED + BACK
