@@ -119,6 +119,21 @@ class Trace:
 
         return save_html(self, path, **selection)
 
+    def to_csv(
+        self, what: str, *, layer: int | None = None, head: int | None = None,
+        path: str | Path | None = None,
+    ) -> str:  # fmt: skip
+        """One table of this trace as CSV, numbers exact (``attnviz.python.tables.to_csv``):
+        ``what`` is ``"attention"`` (one head: ``layer``, ``head``), ``"layer_mean"``
+        (``layer``), ``"hidden_states"`` (``layer``, 0 the input) or ``"table"`` (a toy trace's
+        table, as the toy lab's Import CSV reads it); written to ``path`` as well when given.
+
+        >>> t.to_csv("attention", layer=2, head=5)
+        """
+        from attnviz.python.tables import to_csv
+
+        return to_csv(self, what, layer=layer, head=head, path=path)
+
     def _repr_html_(self) -> str:
         """The views in a notebook: the file, in an iframe of its own (see ``attnviz.show``)."""
         from attnviz.python.show import frame
