@@ -1,11 +1,13 @@
-"""Training runs: start one, read its state, follow its events, cancel it, download a model."""
+"""Training runs: start one, read its state, follow its events, cancel it, download a model,
+export an ended run as one HTML file."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Header, Path, Query, Response, status
+from fastapi import APIRouter, Depends, Header, HTTPException, Path, Query, Response, status
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 
 from attnviz.api.deps import TrainingDep
@@ -122,6 +124,44 @@ def download(
         data,
         media_type="application/zip",
         headers={"Content-Disposition": f'attachment; filename="{name}"'},
+    )
+
+
+@router.get(
+    "/{run_id}/export",
+    response_class=Response,
+    responses={
+        **GONE,
+        200: {
+            "description": "The run as one self-contained HTML file (an attachment): Train "
+            "mode's views of its loss, gradient norms and every head at each checkpoint, with "
+            "the slider to scrub them, drawn offline from the run's state inside the file",
+            "content": {"text/html": {"schema": {"type": "string"}}},
+        },
+        409: {"description": "The run is still running: export it once it has ended"},
+    },
+)
+def export(run: RunDep, training: TrainingDep) -> Response:
+    """An ended run (done, cancelled or failed) as one HTML file that opens from ``file://``
+    with the network off: ``attnviz export --server URL --run ID`` writes the same file."""
+    from attnviz.python.html import ExportError, run_html
+
+    state = training.state(run)
+    if state.state == "running":
+        raise HTTPException(
+            status.HTTP_409_CONFLICT,
+            f"run_id: run {run.id} is still running; export it once it has ended "
+            "(done, cancelled or failed)",
+        )
+    saved = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    try:
+        html = run_html(state.model_dump_json(), saved=saved)
+    except ExportError as exc:  # over the file's cap
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from None
+    return Response(
+        html,
+        media_type="text/html; charset=utf-8",
+        headers={"Content-Disposition": f'attachment; filename="attnviz-run-{run.id}.html"'},
     )
 
 

@@ -1,6 +1,6 @@
 """``attnviz.Client``: the traces of a running attnviz server (local or hosted), over the compact
-form, as the same ``Trace`` that ``attnviz.trace`` gives in this process. Only the standard
-library speaks HTTP here."""
+form, as the same ``Trace`` that ``attnviz.trace`` gives in this process, and its training runs
+(their state, or one offline HTML file of a run). Only the standard library speaks HTTP here."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from attnviz.python.trace import Trace, TraceError
@@ -32,12 +34,18 @@ class Client:
         self.timeout = timeout
         self.patience = patience
 
-    def _open(self, request: urllib.request.Request) -> bytes:
+    def _open(self, request: urllib.request.Request, limit: int | None = None) -> bytes:
+        """The response's body (at most ``limit`` bytes: past it, refused)."""
         deadline = time.monotonic() + self.patience
         while True:
             try:
                 with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                    return response.read()
+                    if limit is None:
+                        return response.read()
+                    body = response.read(limit + 1)
+                    if len(body) > limit:
+                        raise TraceError(f"response: over {limit:,} bytes, the cap on its size")
+                    return body
             except urllib.error.HTTPError as exc:
                 body = exc.read()
                 wait = float(exc.headers.get("Retry-After") or 1)
@@ -92,6 +100,30 @@ class Client:
 
         return Trace.from_compact(source(query), source)
 
+    def run_json(self, run_id: str) -> bytes:
+        """``GET /api/train/{id}``: a training run's state (``TrainRun``), as the server's JSON."""
+        from attnviz.python.html import RUN_MAX_BYTES
+
+        url = f"{self.url}/api/train/{urllib.parse.quote(run_id, safe='')}"
+        return self._open(urllib.request.Request(url), limit=RUN_MAX_BYTES)
+
+    def run(self, run_id: str) -> dict:
+        """A training run's state as a dict: every variant's history, its checkpoints (each
+        head's attention on the probe, 8-bit), a preset's claims..."""
+        return dict(json.loads(self.run_json(run_id)))
+
+    def save_run_html(self, run_id: str, path: str | Path) -> Path:
+        """An ended run as one HTML file that opens offline (``GET /api/train/{id}/export``
+        makes the same): Train mode's views, with the checkpoints to scrub. A run still
+        running is refused (``ExportError``); the path.
+
+        >>> attnviz.Client("http://127.0.0.1:8000").save_run_html("a1b2c3d4e5", "run.html")
+        """
+        from attnviz.python.html import save_run_html
+
+        saved = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+        return save_run_html(self.run_json(run_id), path, saved=saved)
+
 
 def _param(value: Any) -> str:
     return ("true" if value else "false") if isinstance(value, bool) else str(value)
@@ -100,7 +132,8 @@ def _param(value: Any) -> str:
 def _detail(status: int, body: bytes) -> str:
     """The server's message (``detail``) for a refusal, else the status alone."""
     try:
-        detail = json.loads(body).get("detail")
+        answer = json.loads(body)
+        detail = answer.get("message") or answer.get("detail")
     except (ValueError, AttributeError):
         detail = None
     if isinstance(detail, list):  # FastAPI's validation errors

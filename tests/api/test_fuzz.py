@@ -57,6 +57,7 @@ OPERATIONS = [
     "GET /api/train/{run_id}",
     "GET /api/train/{run_id}/events",
     "GET /api/train/{run_id}/model.zip",
+    "GET /api/train/{run_id}/export",
     "POST /api/train/{run_id}/decode",
     "DELETE /api/train/{run_id}",
 ]

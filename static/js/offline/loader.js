@@ -1,7 +1,9 @@
 // The loader of a saved file (templates/standalone.html; a classic script, not a module): it
 // unpacks Plotly's bundle (gzip, base64) into a classic script, turns the inline ES modules (a
 // gzipped JSON object of path: source) into blob: URLs, each one's relative imports rewritten to its dependencies' URLs (dependencies
-// first), then imports offline/page.js and starts it. Nothing is fetched but blob: URLs.
+// first), then imports the config's entry (offline/page.js for a trace, offline/run.js for a
+// trained run) and calls its start(config, data), data the file's data block (#attnviz-parts,
+// gunzipped). Nothing is fetched but blob: URLs.
 // tests/js/offline.test.mjs checks that every module's imports are of the forms rewritten here.
 (function () {
   "use strict";
@@ -88,12 +90,12 @@
     const config = JSON.parse(text("attnviz-config"));
     const code = new TextDecoder().decode(await gunzip(bytesOf(text("attnviz-modules"))));
     const urls = link(JSON.parse(code));
-    const [, page, parts] = await Promise.all([
+    const [, page, data] = await Promise.all([
       loadPlotly(),
       import(urls[config.entry]),
       gunzip(bytesOf(text("attnviz-parts"))),
     ]);
-    await page.start(config, parts);
+    await page.start(config, data);
   }
 
   start().catch(fail);

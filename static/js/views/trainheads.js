@@ -21,7 +21,7 @@ const part = (card, role) => /** @type {HTMLElement} */ (card.querySelector(`[da
  * The card: the slider over the checkpoint steps (sel.checkpoint indexes them), the chosen
  * attention, every variant's grid at that step, the chosen head large and the step's sample.
  * @param {HTMLElement} card
- * @param {{run: TrainRun}} data
+ * @param {{run: TrainRun, live?: boolean}} data live: false in a saved file (no model to ask)
  * @param {TrainView} sel
  * @param {{onSelect: (change: Partial<TrainView>) => void, onCheckpoint: (index: number) => void}} callbacks
  *   onCheckpoint: the reader moved the slider
@@ -41,9 +41,11 @@ export function render(card, data, sel, callbacks) {
   const picker = /** @type {HTMLSelectElement} */ (part(card, "attention"));
   fillOptions(picker, kinds.map((k) => [k, ATTENTION[k].name]), sel.attention);
   picker.onchange = () => callbacks.onSelect({ attention: /** @type {AttentionKind} */ (picker.value) });
-  part(card, "exact-where").textContent = r.probe.source
-    ? "Ask the model below for exact numbers on any string."
-    : "Open the model in sentence mode for exact numbers.";
+  part(card, "exact-where").textContent = data.live === false
+    ? "This file holds the run's 8-bit snapshots; the live page's model gives exact numbers."
+    : r.probe.source
+      ? "Ask the model below for exact numbers on any string."
+      : "Open the model in sentence mode for exact numbers.";
   const step = steps[sel.checkpoint];
   grids(part(card, "grids"), { run: r, step }, sel,
     { onSelect: (variant, layer, head) => callbacks.onSelect({ variant, layer, head }) });

@@ -1,6 +1,7 @@
 // The Train tab's run card: the progress bar over every variant's steps, the line under it
 // (the running variant's step, speed and losses; once ended, each variant's figures), the
-// run's id and whether Cancel applies. render(card, data): parts marked by data-role.
+// run's id, whether Cancel applies, and the Export HTML link of a run that has ended (the run
+// as one offline file). render(card, data): parts marked by data-role.
 
 import { fmt } from "../core/numbers.js";
 import { variantFigures } from "../core/trainrun.js";
@@ -9,7 +10,8 @@ import { variantFigures } from "../core/trainrun.js";
 
 /**
  * @param {HTMLElement} card
- * @param {{run: TrainRun}} data
+ * @param {{run: TrainRun, exportUrl?: string | null}} data exportUrl: where the ended run is
+ *   one HTML file (none in a saved file: the link is hidden)
  */
 export function render(card, data) {
   const r = data.run;
@@ -33,4 +35,10 @@ export function render(card, data) {
     : `${r.state}${r.reason && r.reason !== r.state ? `: ${r.reason}` : ""} · ${each}`;
   part("id").textContent = r.id;
   /** @type {HTMLButtonElement} */ (part("cancel")).disabled = r.state !== "running";
+  const link = /** @type {HTMLAnchorElement | null} */ (card.querySelector("[data-role=export]"));
+  if (link) {
+    link.hidden = !data.exportUrl || r.state === "running";
+    if (data.exportUrl) link.href = data.exportUrl;
+    link.setAttribute("aria-label", `Export HTML: run ${r.id} as one file that opens offline`);
+  }
 }

@@ -4,9 +4,11 @@
 // gradient norms, every head at the chosen checkpoint and the trained models. A finished model
 // opens in sentence mode; an encoder-decoder is asked here. Lists the runs the server keeps, to
 // open again, and makes the tab's link: the run open and the form's settings (link.js).
+// Given a run's state (createTrain(hooks, { run }): a saved file, offline/run.js), it shows that
+// run with the same views and asks no server for anything: no form, no runs, no model to ask.
 
 import { cancelRun, decodeRun, fetchRun, fetchRuns, fetchTrainOptions, modelFolderUrl, runEvents,
-  startRun } from "../../core/api.js";
+  runHtmlUrl, startRun } from "../../core/api.js";
 import { createStatus, drawViews } from "../../core/controller.js";
 import { byId } from "../../core/dom.js";
 import { TRAIN_FEEDS, viewsFed } from "../../core/feeds.js";
@@ -42,8 +44,10 @@ const CHANGES = { state: "run", steps: "steps", checkpoint: "checkpoint", varian
  *   linked: () => void, openModel: (name: string, text: string) => void}} hooks openModel: show
  *   a trained model in sentence mode on a text; changed: a run started or ended (the header's
  *   Export JSON); linked: another run is open (the address bar's link)
+ * @param {{run?: TrainRun | null}} [given] run: a run's state (as fetchRun gives it, as a saved
+ *   file holds it) to show instead of a server's runs: nothing is fetched, started or asked
  */
-export function createTrain(hooks) {
+export function createTrain(hooks, { run: saved = null } = {}) {
   const app = {
     /** @type {any} */ options: null,
     /** @type {ReturnType<typeof createForm> | null} */ form: null,
@@ -61,6 +65,7 @@ export function createTrain(hooks) {
   };
   const status = createStatus(hooks);
   const run = () => /** @type {TrainRun} */ (app.t.run);
+  const live = !saved;
 
   // ---- A run --------------------------------------------------------------------------------
 
@@ -257,14 +262,14 @@ export function createTrain(hooks) {
   const VIEWS = {
     progress() {
       const r = run();
-      trainprogress.render(byId("t-run-card"), { run: r });
+      trainprogress.render(byId("t-run-card"), { run: r, exportUrl: live ? runHtmlUrl(r.id) : null });
       status.set(r.state === "running" ? `training ${r.id}` : `run ${r.id}: ${r.state}`);
       hooks.changed();
       byId("train-mode").dataset.run = r.state;
     },
     loss: () => trainloss.render(byId("t-loss"), { run: run() }, app.t.view),
     grads: () => traingrads.render(byId("t-grads-card"), { run: run() }, app.t.view, { onSelect: choose }),
-    heads: () => trainheads.render(byId("t-heads-card"), { run: run() }, app.t.view, {
+    heads: () => trainheads.render(byId("t-heads-card"), { run: run(), live }, app.t.view, {
       onSelect: choose,
       onCheckpoint(index) {
         app.t = { ...app.t, follow: index >= shownSteps(run()).length - 1 };
@@ -273,10 +278,10 @@ export function createTrain(hooks) {
     }),
     models() {
       const r = run();
-      trainmodels.render(byId("t-models-card"), { run: r, folder: (i) => modelFolderUrl(r.id, i) }, {},
+      trainmodels.render(byId("t-models-card"), { run: r, folder: live ? (i) => modelFolderUrl(r.id, i) : null }, {},
         { onOpen: hooks.openModel });
-      // An encoder-decoder is asked in its own card, not in sentence mode.
-      trainask.render(byId("t-try-card"), { run: r, refused: app.refused }, app.t.view);
+      // An encoder-decoder is asked in its own card, not in sentence mode (on the live page).
+      if (live) trainask.render(byId("t-try-card"), { run: r, refused: app.refused }, app.t.view);
     },
     decoded: () => traindecoded.render(byId("t-try-view"), { decoded: app.decoded }, app.t.view),
   };
@@ -324,6 +329,13 @@ export function createTrain(hooks) {
    */
   async function activate(link = null) {
     app.active = true;
+    if (saved) {
+      if (!app.t.run) {
+        byId("t-play").addEventListener("click", play);
+        show(saved);
+      } else changed(["run"]);
+      return;
+    }
     if (link) app.link = link;
     if (!app.options) {
       status.waiting("options", true);
