@@ -10,6 +10,7 @@ from starlette.middleware.gzip import DEFAULT_EXCLUDED_CONTENT_TYPES, GZipMiddle
 
 from attnviz import __version__
 from attnviz.api import api_router
+from attnviz.api import export as export_api
 from attnviz.api.errors import install_error_handlers
 from attnviz.api.middleware import BodyLimit, HeadAsGet, SecurityHeaders, TimeLimit
 from attnviz.engine.device import resolve_device
@@ -66,5 +67,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(TimeLimit, seconds=settings.request_timeout_s)
     app.include_router(api_router)
+    app.include_router(export_api.router)
     install_web(app)
     return app

@@ -135,6 +135,12 @@ def main(argv: list[str] | None = None) -> int:
     export.add_argument(
         "--server", metavar="URL", help="with --run: the attnviz server that trained it"
     )
+    export.add_argument(
+        "--link",
+        metavar="URL",
+        help="instead: the page's share link (its address, or #s=... alone): the toy table it "
+        "holds (the toy lab's views) or its sentence, with its selection",
+    )
     export.add_argument("-o", "--output", required=True, metavar="FILE", help="the HTML file")
     export.add_argument("--layer", type=int, default=1, help="the layer shown first (1-based)")
     export.add_argument("--head", type=int, default=1, help="the head shown first (1-based)")
@@ -203,6 +209,8 @@ def _export(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     file."""
     from pathlib import Path
 
+    if args.link is not None:
+        return _export_link(args, parser)
     if args.run is not None or args.server is not None:
         return _export_run(args, parser)
     if args.text is None:
@@ -241,6 +249,44 @@ def _export(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error(str(exc))
     size = path.stat().st_size
     print(f"{path}: {size:,} bytes, {len(trace.tokens)} tokens, {trace.meta.get('model')}")
+    return 0
+
+
+def _export_link(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """``attnviz export --link URL``: the toy table (or the sentence) of a share link, traced
+    here and written as one HTML file with the link's selection."""
+    from pathlib import Path
+
+    for flag in ("text", "run", "server", "model", "query"):
+        if getattr(args, flag) is not None:
+            parser.error(f"--{flag}: a link holds what to trace; give --link alone")
+    if args.device:
+        os.environ["ATTNVIZ_DEVICE"] = args.device
+    import attnviz
+    from attnviz.python.html import ExportError, toy_html
+    from attnviz.python.link import LinkError, read_link, trace_toy
+
+    try:
+        link = read_link(args.link)
+        if link.toy is not None and link.view is not None:
+            trace = trace_toy(link.toy)
+            view = {k: link.view[k] for k in ("vlayer", "a", "b", "trails")}
+            html = toy_html(trace, layer=link.view["layer"], head=link.view["head"], view=view)
+            path = Path(args.output)
+            path.write_text(html, encoding="utf-8")
+            what = f"toy table, {len(trace.tokens)} tokens"
+        else:
+            s = link.sentence or {}
+            trace = attnviz.trace(model=s["model"], text=s["text"], fields="thumbs", thumb=1)
+            path = trace.save_html(Path(args.output), layer=s["layer"], head=s["head"],
+                                   query=s["query"], hide_special=s["hide_special"],
+                                   merge_words=s["merge_words"], budget=args.budget)  # fmt: skip
+            what = f"{len(trace.tokens)} tokens, {trace.meta.get('model')}"
+    except LinkError as exc:
+        parser.error(f"--link: {exc}")
+    except (attnviz.TraceError, ExportError) as exc:
+        parser.error(f"--link: the link's {exc}")
+    print(f"{path}: {path.stat().st_size:,} bytes, {what}")
     return 0
 
 

@@ -180,13 +180,41 @@ def collect(
         raise ExportError(f"query: token {query} is a special token, hidden by hide_special")
     kw: dict[str, Any] = {"layer": layer, "head": head, "query": query,
                           "hide_special": hide_special, "merge_words": merge_words}  # fmt: skip
-    # The controller draws every view (a card not shown is hidden): each one's first parts are
-    # in the file; the optional ones only for the views shown.
-    need = plan(first, **kw, views=VIEWS)[0]
-    more = plan(first, **kw, views=views)[1]
+    # The controller draws only the views shown (createSentence's views): their first parts
+    # are in the file, then the optional ones, then the model card's CSV downloads' parts.
+    need, more = plan(first, **kw, views=views)
+    csv = csv_parts(layer=layer, head=head, views=views, lacking=first.get("unavailable") or {})
+    more = _unique(more + csv, need)
     selection = {"layer": layer, "head": head, "query": query, "hide_special": hide_special,
                  "merge_words": merge_words, "views": list(views)}  # fmt: skip
     return selection, [Part(p, source(p)) for p in need], more
+
+
+def csv_parts(
+    *, layer: int, head: int, views: Sequence[str], lacking: Mapping[str, Any] = {}
+) -> list[Params]:
+    """The parts the model card's CSV buttons ask for (modes/sentence/cards.js: the chosen
+    head's weights, its layer's mean, every layer's hidden states), when that card is shown and
+    the trace has them (``lacking``: its ``unavailable``); worth adding while they fit (a
+    button whose part the file lacks says so)."""
+    if "model" not in views:
+        return []
+    out = [{"fields": "attentions", "layer": layer, "head": head},
+           {"fields": "head_mean", "layer": layer, **_options(False, False)},
+           {"fields": "hidden_states"}]  # fmt: skip
+    return [p for p in out if p["fields"] not in lacking]  # (a trace without hidden states)
+
+
+def _unique(params: Iterable[Params], skip: Iterable[Params] = ()) -> list[Params]:
+    """``params`` without repeats (the first kept) and without any of ``skip``."""
+    seen = {json.dumps(p, sort_keys=True) for p in skip}
+    out = []
+    for p in params:
+        key = json.dumps(p, sort_keys=True)
+        if key not in seen:
+            seen.add(key)
+            out.append(p)
+    return out
 
 
 def choose(need: list[Part], more: Iterable[Params], source: Source, room: int) -> list[Part]:
@@ -253,11 +281,33 @@ def _script_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False).replace("</", "<\\/").replace("<!--", "<\\!--")
 
 
+def gz64(raw: bytes) -> str:
+    """``raw`` gzipped then base64: how the file carries its data block (the loader undoes it)."""
+    return base64.b64encode(gzip.compress(raw, 9, mtime=0)).decode()
+
+
+@dataclass(frozen=True)
+class Page:
+    """What one file is, whatever it draws: ``mode``, the Jinja partial it includes
+    (templates/modes/<mode>.html, the live page's own markup); ``entry``, the ES module under
+    static/js whose ``start(config, block)`` draws it (the loader passes the JSON config and the
+    data block, gunzipped); the title, the header's tagline and the footer's words (text);
+    ``style``: CSS the mode adds in the file (after the page's); ``main``: the file wraps the
+    mode's markup in ``<main>`` (False for a partial with a main landmark of its own)."""
+
+    mode: str
+    entry: str
+    title: str
+    tagline: str
+    footer: str
+    style: str = ""
+    main: bool = True
+
+
 @dataclass(frozen=True)
 class _Assets:
     css: str
     loader: str
-    modules: str
     plotly: str
 
 
@@ -270,20 +320,60 @@ def _assets() -> _Assets:
     loader = (static / "js" / "offline" / "loader.js").read_text(encoding="utf-8")
     if "</script" in loader.lower() or "</style" in css.lower():
         raise RuntimeError("attnviz: the loader or the CSS closes its own element")
-    plotly = base64.b64encode(gzip.compress((static / PLOTLY).read_bytes(), 9, mtime=0))
-    code = json.dumps(modules(static), ensure_ascii=False).encode()
-    packed = base64.b64encode(gzip.compress(code, 9, mtime=0))
-    return _Assets(css, loader, packed.decode(), plotly.decode())
+    return _Assets(css, loader, gz64((static / PLOTLY).read_bytes()))
 
 
 _ASSETS: list[_Assets] = []
+_MODULES: dict[str, str] = {}
 
 
 def assets() -> _Assets:
-    """The page's CSS, loader, modules and Plotly (gzipped once per process)."""
+    """The page's CSS, loader and Plotly (gzipped once per process)."""
     if not _ASSETS:
         _ASSETS.append(_assets())
     return _ASSETS[0]
+
+
+def packed_modules(entry: str) -> str:
+    """The modules ``entry`` needs, as a gzipped, base64 JSON object of path: source (once per
+    process and entry)."""
+    if entry not in _MODULES:
+        from attnviz.web import find_dir
+
+        code = json.dumps(modules(find_dir("static"), entry), ensure_ascii=False).encode()
+        _MODULES[entry] = gz64(code)
+    return _MODULES[entry]
+
+
+MODE = re.compile(r"^[a-z][a-z0-9_-]*$")
+
+
+def page_html(page: Page, config: Mapping[str, Any], data: str) -> str:
+    """One self-contained file: templates/standalone.html around templates/modes/<mode>.html,
+    the CSS, the loader, the modules ``page.entry`` imports, Plotly's basic bundle, ``config``
+    (JSON; ``entry`` added) and ``data`` (base64 of gzip, see ``gz64``), all inline."""
+    from jinja2 import Environment, FileSystemLoader, select_autoescape
+
+    from attnviz import __version__
+    from attnviz.web import find_dir
+
+    if not MODE.match(page.mode):
+        raise ValueError(f"mode: {page.mode!r} is not a mode's name")
+    if "</style" in page.style.lower():
+        raise ValueError("style: closes its own element")
+    env = Environment(loader=FileSystemLoader(find_dir("templates")),
+                      autoescape=select_autoescape(default=True))  # fmt: skip
+    a = assets()
+    return env.get_template("standalone.html").render(
+        page=page,
+        version=__version__,
+        css=a.css,
+        loader=a.loader,
+        modules_gz=packed_modules(page.entry),
+        plotly_gz=a.plotly,
+        data_gz=data,
+        config_json=_script_json({**config, "entry": page.entry}),
+    )
 
 
 def _models(meta: Mapping[str, Any]) -> dict:
@@ -309,31 +399,25 @@ def _models(meta: Mapping[str, Any]) -> dict:
             "max_json_values": 0, "max_generate": 0, "install": None}  # fmt: skip
 
 
+# The text trace's file: sentence mode's markup, its input card read only.
+TEXT_STYLE = ".sentence-input textarea[readonly] { background: transparent; resize: none; }"
+
+
 def render(
     meta: Mapping[str, Any], selection: Mapping[str, Any], blob: str, *, title: str | None = None
 ) -> str:
-    """The file's HTML: templates/standalone.html with the assets and the packed parts."""
-    from jinja2 import Environment, FileSystemLoader, select_autoescape
-
-    from attnviz import __version__
-    from attnviz.web import find_dir
-
-    env = Environment(loader=FileSystemLoader(find_dir("templates")),
-                      autoescape=select_autoescape(default=True))  # fmt: skip
-    a = assets()
-    config = {"selection": dict(selection), "models": _models(meta),
-              "request": _request(meta), "entry": ENTRY}  # fmt: skip
-    return env.get_template("standalone.html").render(
+    """The file of a text trace: sentence mode's markup, offline/page.js, the packed parts."""
+    page = Page(
+        mode="sentence",
+        entry=ENTRY,
         title=title or f"attnviz · {meta.get('model') or 'trace'}",
-        meta=meta,
-        version=__version__,
-        css=a.css,
-        loader=a.loader,
-        modules_gz=a.modules,
-        plotly_gz=a.plotly,
-        parts_gz=blob,
-        config_json=_script_json(config),
+        tagline=f"{meta.get('model') or 'A model'} on a text: a saved trace, drawn by the "
+        "page's own views, offline.",
+        footer="a saved trace: every number shown is in this file",
+        style=TEXT_STYLE,
     )
+    config = {"selection": dict(selection), "models": _models(meta), "request": _request(meta)}
+    return page_html(page, config, blob)
 
 
 def _request(meta: Mapping[str, Any]) -> dict:
@@ -361,8 +445,16 @@ def standalone_html(
     token by default) and the token options are the views' first selection; ``views``: some
     of ``model, head, qk, traj, gen`` (all by default); ``budget``: bytes the file may grow to
     with the optional parts (what the views draw first is always in it)."""
+    if trace.meta.get("mode") == "toy":
+        given = {"query": query, "hide_special": hide_special or None,
+                 "merge_words": merge_words or None, "views": views}  # fmt: skip
+        for name, value in given.items():
+            if value is not None:
+                raise ExportError(f"{name}: a toy trace's file has none (its selection: layer, "
+                                  "head, view)")  # fmt: skip
+        return toy_html(trace, layer=layer, head=head)
     if trace.meta.get("mode") != "text":
-        raise ExportError("trace: only a text trace (a model on a text) exports to HTML yet")
+        raise ExportError("trace: only a text or toy trace exports to HTML")
     selection, need, more = collect(trace, layer=layer, head=head, query=query,
                                     hide_special=hide_special, merge_words=merge_words,
                                     views=views)  # fmt: skip
@@ -380,3 +472,166 @@ def save_html(trace: Trace, path: str | Path, **selection: Any) -> Path:
     out = Path(path)
     out.write_text(standalone_html(trace, **selection), encoding="utf-8")
     return out
+
+
+# ---- A trained run --------------------------------------------------------------------------
+
+RUN_ENTRY = "offline/run.js"
+# The largest run state (its JSON) a file takes: a run at the server's default bounds is well
+# under a megabyte; a server allowed a million steps writes tens of megabytes of loss curves.
+RUN_MAX_BYTES = 64_000_000
+RUN_STYLE = ".t-saved { grid-template-columns: minmax(0, 1fr); }"
+
+
+def run_html(state: Mapping[str, Any] | str | bytes, *, saved: str | None = None) -> str:
+    """One HTML file of a training run that has ended: Train mode's own views (progress, loss
+    and held-out loss, gradient norms, every head at each checkpoint with the slider to scrub,
+    a preset's claims, each variant), drawn offline from ``state``, the run as the server gives
+    it (``GET /api/train/{id}``: a dict, or its JSON). ``saved``: when it was saved, in words
+    (shown in the file). A run still running is refused: its checkpoints are not all taken.
+
+    >>> attnviz.Client("http://127.0.0.1:8000").save_run_html("a1b2c3", "run.html")
+    """
+    if isinstance(state, Mapping):
+        raw = json.dumps(state, ensure_ascii=False, separators=(",", ":")).encode()
+    else:
+        raw = state.encode() if isinstance(state, str) else bytes(state)
+    if len(raw) > RUN_MAX_BYTES:
+        raise ExportError(f"run: its state is {len(raw):,} bytes, over the file's cap "
+                          f"of {RUN_MAX_BYTES:,}")  # fmt: skip
+    try:
+        run: Any = state if isinstance(state, Mapping) else json.loads(raw)
+    except ValueError as exc:
+        raise ExportError(f"run: not a run's state (JSON): {exc}") from None
+    if not isinstance(run, Mapping) or not {"id", "state", "variants", "probe"} <= run.keys():
+        raise ExportError(
+            "run: not a run's state (GET /api/train/{id}: id, state, variants, probe)"
+        )
+    if run["state"] == "running":
+        raise ExportError(f"run: {run['id']} is still running; export it once it has ended "
+                          "(done, cancelled or failed)")  # fmt: skip
+    what = (f"preset {run['preset']}" if run.get("preset")
+            else f"{run.get('task')}, compare {run['compare']}" if run.get("compare")
+            else str(run.get("task") or "a"))  # fmt: skip
+    page = Page(
+        mode="train",
+        entry=RUN_ENTRY,
+        title=f"attnviz · run {run['id']}",
+        tagline=f"A training run ({what}, {run['state']}): its loss, gradients and every head at "
+        "each checkpoint, drawn by the page's own views, offline.",
+        footer="a saved run: every number shown is in this file",
+        style=RUN_STYLE,
+        main=False,  # modes/train.html has its own (the plots)
+    )
+    config: dict[str, Any] = {"saved": saved} if saved else {}
+    return page_html(page, config, gz64(raw))
+
+
+def save_run_html(
+    state: Mapping[str, Any] | str | bytes, path: str | Path, *, saved: str | None = None
+) -> Path:
+    """``run_html(state)`` written to ``path`` (UTF-8); the path."""
+    out = Path(path)
+    out.write_text(run_html(state, saved=saved), encoding="utf-8")
+    return out
+
+
+# ---- The toy lab ----------------------------------------------------------------------------
+
+TOY_ENTRY = "offline/toy.js"
+# What the toy lab's first response holds (modes/toy/index.js FIRST), and each head's part (HEAD).
+TOY_FIRST = "hidden_states,distances,projection,entropy_mean,score_range,attentions,scores"
+TOY_HEAD = "attentions,scores"
+# The parts' bytes a toy file takes: every head of the largest table the toy's limits allow
+# (64 tokens, 12 layers x 16 heads, float64) is about 13 MB.
+TOY_MAX_BYTES = 32_000_000
+TOY_VIEW = ("layer", "head", "vlayer", "a", "b", "trails")
+
+
+def _toy_view(n: int, layers: int, view: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The toy lab's view state (core/state.js defaultView, then ``view``'s keys), checked."""
+    out: dict[str, Any] = {"layer": 0, "head": 0, "vlayer": layers, "a": min(1, n - 1),
+                           "b": n - 1, "trails": True}  # fmt: skip
+    for key, value in (view or {}).items():
+        if key not in TOY_VIEW:
+            raise ExportError(f"view: no key {key!r} (keys: {', '.join(TOY_VIEW)})")
+        out[key] = value
+    for key, top in (("vlayer", layers), ("a", n - 1), ("b", n - 1)):
+        v = out[key]
+        if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v <= top:
+            raise ExportError(f"view.{key}: {v!r} is out of range (0 to {top})")
+    out["trails"] = out["trails"] is not False
+    return out
+
+
+def _toy_preset(request: Mapping[str, Any]) -> dict | None:
+    """The preset whose table (tokens, axes, embeddings) this is, as /api/presets lists it."""
+    from attnviz.presets import presets
+
+    for p in presets():
+        if [p.tokens, p.axes, p.embeddings] == [request["tokens"], request["axes"],
+                                                request["embeddings"]]:  # fmt: skip
+            return p.model_dump()
+    return None
+
+
+def toy_html(
+    trace: Trace,
+    *,
+    layer: int = 0,
+    head: int = 0,
+    view: Mapping[str, Any] | None = None,
+    title: str | None = None,
+) -> str:
+    """One HTML file of a toy trace (``attnviz.trace(tokens=..., embeddings=..., config=...)``)
+    that draws the toy lab's views offline with the toy lab's own controller: the attention
+    heatmaps of every layer and head, the token vectors with the layer slider (in 2-D: the
+    first two axes or principal components; the file carries Plotly's basic bundle, which has
+    no 3-D traces), before and after, and the distances. Every number is in the file, exact
+    (float64): the first screen's arrays and every head's scores and weights. The table and
+    the model are shown read only. ``layer``, ``head``: the heatmaps' first head; ``view``:
+    the rest of the toy lab's view state (``vlayer``, ``a``, ``b``, ``trails``)."""
+    from attnviz.schemas import LIMITS, ToyConfig
+
+    if trace.meta.get("mode") != "toy":
+        raise ExportError("trace: not a toy trace (tokens, embeddings and config)")
+    source = trace.source
+    L, H = int(trace.meta["layers"]), int(trace.meta["heads"])
+    for name, value, count in (("layer", layer, L), ("head", head, H)):
+        if not isinstance(value, int) or not 0 <= value < count:
+            raise ExportError(f"{name}: {value} is out of range (0 to {count - 1})")
+    selection = _toy_view(
+        len(trace.meta["tokens"]), L, {"layer": layer, "head": head, **(view or {})}
+    )
+    if (selection["layer"], selection["head"]) != (layer, head):
+        raise ExportError("view: give the layer and head as layer= and head=, not in view")
+    first: Params = {"fields": TOY_FIRST, "layer": layer, "head": head}
+    parts = [Part(first, source(first))]
+    heads = [(k, h) for k in range(L) for h in range(H) if (k, h) != (layer, head)]
+    for k, h in heads:  # every other head, exact (the first one is in the first part)
+        params: Params = {"fields": TOY_HEAD, "layer": k, "head": h}
+        parts.append(Part(params, source(params)))
+    size = sum(len(p.body) for p in parts)
+    if size > TOY_MAX_BYTES:
+        raise ExportError(f"trace: its parts are {size:,} bytes, over the file's cap of "
+                          f"{TOY_MAX_BYTES:,}")  # fmt: skip
+    meta = read_compact(parts[0].body)[0]
+    table = read_compact(source({"fields": "embeddings"}))[1]["embeddings"]
+    request = {"tokens": meta["tokens"], "axes": meta["axes"], "embeddings": table.tolist(),
+               "config": meta["config"]}  # fmt: skip
+    preset = _toy_preset(request)
+    n, d = meta["n"], meta["d"]
+    page = Page(
+        mode="toy",
+        entry=TOY_ENTRY,
+        title=title or f"attnviz · toy lab · {n} tokens",
+        tagline=f"The toy transformer on a table of {n} tokens × {d} dimensions ({L} layer"
+        f"{'s' if L > 1 else ''}, {H} head{'s' if H > 1 else ''}): a saved trace, drawn by the "
+        "toy lab's own views, offline.",
+        footer="a saved toy trace: every number shown is in this file",
+        main=False,  # modes/toy.html has its own (the plots)
+    )
+    config = {"request": request, "view": selection, "preset": preset and preset["id"],
+              "presets": [preset] if preset else [], "limits": LIMITS.model_dump(),
+              "defaults": ToyConfig().model_dump()}  # fmt: skip
+    return page_html(page, config, base64.b64encode(pack(parts)).decode())

@@ -155,7 +155,7 @@ def _memory_trace(
             f"tokenizer: a model object ({type(model).__name__}) needs its tokenizer "
             "(tokenizer=, as AutoTokenizer.from_pretrained gives it)"
         )
-    for name in ("tokens", "embeddings", "config"):
+    for name in ("tokens", "embeddings", "axes", "config"):
         if kw.get(name) is not None:
             raise TraceError(f"{name}: only for the toy model, not with a model object")
     if kw.get("text") is None:
@@ -222,13 +222,15 @@ def trace(
     generate: Mapping[str, Any] | None = None,
     tokens: Sequence[str] | None = None,
     embeddings: Sequence[Sequence[float]] | None = None,
+    axes: Sequence[str] | None = None,
     config: Mapping[str, Any] | None = None,
     **query: Any,
 ) -> Trace:
     """A trace computed here, as ``POST /api/trace`` computes it: a pretrained model on a text
     (``model``: a name the server would list, by default all-MiniLM-L6-v2, or a model folder's
     path; ``generate``: ``{"steps": 8}`` to let a causal model write first), or the toy model on
-    a table (``tokens``, ``embeddings``, ``config`` as the toy lab's). ``model`` may also be a
+    a table (``tokens``, ``embeddings``, ``axes``: a name per dimension, ``config`` as the toy
+    lab's). ``model`` may also be a
     transformers model object in memory, with its ``tokenizer``: traced through the bridge as a
     folder loaded with ``--backend transformers`` is, without saving it. ``query``: the part's
     parameters (``fields``, ``layer``, ``head``, ``hide_special``...; all of it by default).
@@ -243,7 +245,7 @@ def trace(
     """
     service = _service()
     kw = {"model": model, "text": text, "generate": generate, "tokens": tokens,
-          "embeddings": embeddings, "config": config}  # fmt: skip
+          "embeddings": embeddings, "axes": axes, "config": config}  # fmt: skip
     query = {k: v for k, v in query.items() if v is not None}
     if model is not None and not isinstance(model, (str, os.PathLike)):
         return _memory_trace(service, model, tokenizer, kw, query)

@@ -4,7 +4,7 @@
 // mode shares (the API client, the compact form, state, theme, numbers, the DOM helpers);
 // views/ every render(container, data, selection, callbacks) module; modes/ the controllers.
 
-import { busy, fetchPresets } from "./core/api.js";
+import { busy, exportHtml, fetchPresets } from "./core/api.js";
 import { byId, download } from "./core/dom.js";
 import { copyText, downloadPng } from "./core/export.js";
 import { createSentence } from "./modes/sentence/index.js";
@@ -32,6 +32,8 @@ const app = {
   /** @type {ReturnType<typeof createTrain> | null} */ train: null,
 };
 
+let exporting = false; // an HTML export in flight (the button waits for it)
+
 function showMessages() {
   const line = byId("error");
   line.textContent = app.errors[app.mode] || "";
@@ -42,6 +44,10 @@ function showMessages() {
   root.dataset.pending = app.pending.toy || app.pending.sentence || app.pending.train ? "1" : "0";
   const ready = { toy: app.toy?.hasTrace(), sentence: app.sentence?.hasTrace(), train: app.train?.hasRun() }[app.mode];
   /** @type {HTMLButtonElement} */ (byId("export-json")).disabled = !ready;
+  // One HTML file of what is in view: the toy lab and sentence mode (a run's is Train's own).
+  const html = /** @type {HTMLButtonElement} */ (byId("export-html"));
+  html.hidden = app.mode === "train";
+  html.disabled = !ready || app.mode === "train" || exporting;
 }
 
 /** @param {Mode} mode */
@@ -153,6 +159,25 @@ function wire() {
       if (out.note) say.setStatus(out.note);
     } catch (err) {
       say.setError(`The export failed: ${/** @type {Error} */ (err).message}`);
+    }
+  });
+  byId("export-html").addEventListener("click", async () => {
+    const mode = app.mode;
+    if (mode === "train") return;
+    const say = messages(mode);
+    const body = mode === "toy" ? app.toy?.htmlRequest() : app.sentence?.htmlRequest();
+    if (!body) return;
+    exporting = true;
+    say.setStatus("making the HTML file…");
+    try {
+      const { blob, name } = await exportHtml(body);
+      download(blob, name);
+      say.setStatus(`saved ${name}: it opens offline, with no server`);
+    } catch (err) {
+      say.setError(`The HTML export failed: ${/** @type {Error} */ (err).message}`);
+    } finally {
+      exporting = false;
+      showMessages();
     }
   });
   byId("copy-link").addEventListener("click", async () => {

@@ -51,6 +51,7 @@ OPERATIONS = [
     "GET /api/presets",
     "GET /api/models",
     "POST /api/trace",
+    "POST /api/export",
     "GET /api/train/options",
     "GET /api/train",
     "POST /api/train",
@@ -65,6 +66,7 @@ POSITIVE, NEGATIVE = GenerationMode.POSITIVE, GenerationMode.NEGATIVE
 # Bodies and parameters that break the schema, where there are any.
 TAKES_INPUT = [
     "POST /api/trace",
+    "POST /api/export",
     "POST /api/train",
     "GET /api/train/{run_id}/model.zip",
     "POST /api/train/{run_id}/decode",

@@ -3,7 +3,11 @@ request that is not file:, blob: or data: refused, and reading what its views dr
 
 from __future__ import annotations
 
+import base64
+import gzip
+import json
 import re
+import struct
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -78,3 +82,12 @@ DANGLING = """() => [...document.querySelectorAll(
 
 def wait_drawn(page: Page) -> None:
     page.wait_for_function("document.documentElement.dataset.traces === '1'")
+
+
+def parts_of(html: str) -> list[dict]:
+    """The index of the parts a file holds (their query parameters)."""
+    blob = re.search(r'id="attnviz-parts">([^<]*)<', html)
+    assert blob
+    raw = gzip.decompress(base64.b64decode(blob.group(1)))
+    (n,) = struct.unpack("<I", raw[:4])
+    return [p["params"] for p in json.loads(raw[4 : 4 + n])]

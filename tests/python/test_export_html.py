@@ -4,25 +4,20 @@ hover values are the trace's float32 numbers, and the sizes meet the targets (pr
 
 from __future__ import annotations
 
-import base64
-import gzip
 import json
 import re
-import struct
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import orjson
 import pytest
-from playwright.sync_api import Browser, sync_playwright
 
 import attnviz
 from attnviz.cli import main
 from attnviz.python.html import ExportError, standalone_html
 from tests.browser.helpers import hover_large
 from tests.browser.test_guidance import AXE, axe_serious
-from tests.python.offline import CHROMIUM, CHROMIUM_ARGS, DANGLING, drawn, opened, wait_drawn
+from tests.python.offline import DANGLING, drawn, opened, parts_of, wait_drawn
 
 MODEL = "all-MiniLM-L6-v2"
 WORDS = (
@@ -35,23 +30,6 @@ MB = 1_000_000
 def text_of(n: int) -> str:
     """A text MiniLM reads as exactly ``n`` tokens ([CLS], n - 2 words, [SEP])."""
     return " ".join(WORDS[i % len(WORDS)] for i in range(n - 2))
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
-
-
-def parts_of(html: str) -> list[dict]:
-    """The index of the parts a file holds (their query parameters)."""
-    blob = re.search(r'id="attnviz-parts">([^<]*)<', html)
-    assert blob
-    raw = gzip.decompress(base64.b64decode(blob.group(1)))
-    (n,) = struct.unpack("<I", raw[:4])
-    return [p["params"] for p in json.loads(raw[4 : 4 + n])]
 
 
 def json_number(value: np.float32) -> str:

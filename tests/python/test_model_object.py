@@ -8,12 +8,9 @@ wrong argument is refused by name."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import numpy as np
 import pytest
 import torch
-from playwright.sync_api import Browser, sync_playwright
 
 import attnviz
 from attnviz.pretrained.bridge import load_bridged
@@ -22,7 +19,7 @@ from attnviz.python import local
 from attnviz.python.show import Display
 from attnviz.python.trace import TraceError
 from tests.checkpoints import SENTENCES, make_piece_tokenizer, make_tokenizer
-from tests.python.offline import CHROMIUM, CHROMIUM_ARGS, drawn, opened, wait_drawn
+from tests.python.offline import drawn, opened, wait_drawn
 
 CPU = torch.device("cpu")
 TOL = 1e-6
@@ -73,14 +70,6 @@ def own_forward(model, ids: list[int]) -> tuple[np.ndarray, np.ndarray]:
     attentions = torch.stack([a[0] for a in out.attentions]).numpy()
     states = torch.stack([h[0] for h in out.hidden_states]).numpy()
     return attentions, states
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
 
 
 @pytest.mark.parametrize("kind", ["gpt2", "llama"])

@@ -4,15 +4,12 @@ and opened from file:// with every other request refused, all draw, with no cons
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import nbformat
-import pytest
 from nbclient import NotebookClient
-from playwright.sync_api import Browser, sync_playwright
 
-from tests.python.offline import CHROMIUM, CHROMIUM_ARGS, DRAWN, opened
+from tests.python.offline import DRAWN, opened
 from tests.python.test_export_html import MB, WORDS
 
 REPO = Path(__file__).resolve().parents[2]
@@ -27,14 +24,6 @@ CELLS = [
     "attention = tuple(torch.from_numpy(a[None]) for a in t['attentions'])\n"
     "attnviz.show(attention, t.tokens)",
 ]
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
 
 
 def test_a_notebook_shows_three_displays_and_a_tuple_offline(browser, tmp_path):

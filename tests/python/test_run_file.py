@@ -16,7 +16,6 @@ from pathlib import Path
 import httpx
 import pytest
 import torch
-from playwright.sync_api import Browser, sync_playwright
 
 import attnviz
 from attnviz.app import create_app
@@ -26,7 +25,7 @@ from attnviz.settings import Settings
 from tests.browser.helpers import slide
 from tests.browser.test_guidance import AXE, axe_serious
 from tests.browser.test_train import heat, snapshot
-from tests.python.offline import CHROMIUM, CHROMIUM_ARGS, DANGLING, opened
+from tests.python.offline import DANGLING, opened
 from tests.servers import served
 
 TINY = {"layers": 2, "heads": 2, "d_model": 16}
@@ -53,14 +52,6 @@ def ended(http: httpx.Client, run_id: str) -> dict:
             if line == "event: end":
                 break
     return http.get(f"/api/train/{run_id}").json()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
 
 
 def data_of(html: str) -> dict:

@@ -216,6 +216,30 @@ export const runEvents = (id) => new EventSource(`/api/train/${encodeURIComponen
  */
 export const modelFolderUrl = (id, variant) => `/api/train/${encodeURIComponent(id)}/model.zip?variant=${variant}`;
 
+/**
+ * GET /api/train/{id}/export: the URL of an ended run as one HTML file that opens offline.
+ * @param {string} id
+ */
+export const runHtmlUrl = (id) => `/api/train/${encodeURIComponent(id)}/export`;
+
+/**
+ * POST /api/export: the page's views of a trace as one HTML file that opens offline (waiting
+ * out a busy server). -> {blob, name} (the name from Content-Disposition)
+ * @param {{trace: object, selection: object}} body
+ */
+export function exportHtml(body) {
+  return onceMoreIfCut(async () => {
+    const response = await fetchPatiently("/api/export", {
+      method: "POST",
+      headers: { ...traceHeaders(body.trace, "text/html"), "Content-Type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    if (!response.ok) throw await failure(response);
+    const name = /filename="([^"]+)"/.exec(response.headers.get("Content-Disposition") || "")?.[1] ?? "attnviz.html";
+    return { blob: await response.blob(), name };
+  });
+}
+
 /** DELETE /api/train/{id}: cancel a running run. @param {string} id */
 export async function cancelRun(id) {
   const response = await fetch(`/api/train/${encodeURIComponent(id)}`, { method: "DELETE" });

@@ -5,6 +5,7 @@
 // carries Plotly's basic bundle, which has no 3-D scatter (a third of the size of the whole).
 
 import { byId } from "../core/dom.js";
+import { fileHooks, plainPanel } from "./file.js";
 import { defaultSentence } from "../core/state.js";
 import { createSentence } from "../modes/sentence/index.js";
 import { openEmbedded, unpack } from "./source.js";
@@ -16,66 +17,30 @@ import { openEmbedded, unpack } from "./source.js";
  *   entry: string}} OfflineConfig
  */
 
-/** The cards of sentence mode's views, by the controller's names for them. */
-const CARDS = /** @type {Record<string, string>} */ ({
-  model: "model-view-card", gen: "gen-card", head: "head-view-card", qk: "qk-card", traj: "traj-card",
-});
-
 /**
- * Draw the saved trace: the first part (the thumbnails) as the first response, every view.
+ * Draw the saved trace: the first part (the thumbnails) as the first response, in the views
+ * the file was made for (the others' cards stay hidden, never drawn).
  * @param {OfflineConfig} config @param {ArrayBuffer} block the parts (gunzipped)
  */
 export async function start(config, block) {
   const root = document.documentElement;
   const entries = unpack(block);
   const parts = openEmbedded(entries, config.request);
-  const status = byId("status");
-  const error = byId("error");
-  /** @type {() => void} */
-  let drawn = () => {};
-  const traceDrawn = new Promise((resolve) => { drawn = () => resolve(undefined); });
-  const hooks = {
-    /** @param {string | null} message */
-    setError(message) {
-      error.textContent = message || "";
-      error.hidden = !message;
-    },
-    /** @param {string} text */
-    setStatus(text) { status.textContent = text; },
-    /** @param {boolean} pending */
-    setPending(pending) { root.dataset.pending = pending ? "1" : "0"; },
-    traceDrawn: () => drawn(),
-    viewsDrawn() { root.dataset.views = String(+(root.dataset.views || 0) + 1); },
-    changed() {},
-  };
-  const sentence = createSentence(hooks, { openParts: () => parts, models: config.models });
+  const { hooks, drawn } = fileHooks("traceDrawn");
   const sel = config.selection;
-  const { model, text } = config.request;
-  const panel = byId("sentence-mode");
-  panel.hidden = false;
-  // The live page's tab panel, alone here: no tab labels it (the page's tabs are not in the
-  // file), so it is a plain container of the cards, each named by its heading.
-  panel.removeAttribute("role");
-  panel.removeAttribute("aria-labelledby");
-  // Activated on an empty text, the controller asks for no trace (there is no server to ask);
-  // then the text goes in and the file's first part is shown as the first response.
-  const state = Object.assign(defaultSentence(model, ""), {
+  const sentence = createSentence(hooks, { openParts: () => parts, models: config.models, views: sel.views });
+  plainPanel("sentence-mode");
+  // With its models given the controller asks for no trace: the file's first part is shown
+  // as the first response.
+  const state = Object.assign(defaultSentence(config.request.model, config.request.text), {
     layer: sel.layer, head: sel.head, heads: [sel.head], query: sel.query,
     hideSpecial: sel.hide_special, mergeWords: sel.merge_words, dims: 2,
   });
   await sentence.activate(state);
-  // The views not asked for: hidden (the controller still draws them, from their first parts).
-  for (const [name, id] of Object.entries(CARDS)) {
-    if (!sel.views.includes(name)) byId(id).hidden = true;
-  }
-  state.text = text;
-  /** @type {HTMLTextAreaElement} */ (byId("s-text")).value = text;
-  /** @type {HTMLInputElement} */ (byId("s-hide-special")).checked = sel.hide_special;
-  /** @type {HTMLInputElement} */ (byId("s-merge-words")).checked = sel.merge_words;
   readOnly(entries.length);
   const first = entries[0].params;
   sentence.show(await parts.get(first), { body: config.request, params: first });
-  await traceDrawn;
+  await drawn;
   root.dataset.traces = "1"; // every view is drawn (the tests wait for it)
 }
 

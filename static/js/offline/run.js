@@ -5,6 +5,7 @@
 // runs, and asking, opening or downloading a model (the views say so where it would be).
 
 import { byId } from "../core/dom.js";
+import { fileHooks, plainPanel } from "./file.js";
 import { createTrain } from "../modes/train/index.js";
 
 /** @typedef {import("../core/types.js").TrainRun} TrainRun */
@@ -21,12 +22,7 @@ export async function start(config, data) {
   const root = document.documentElement;
   /** @type {TrainRun} */
   const run = JSON.parse(new TextDecoder().decode(data));
-  const status = byId("status");
-  const error = byId("error");
-  const panel = byId("train-mode");
-  // The live page's tab panel, alone here: no tab labels it, so it is a plain container.
-  panel.removeAttribute("role");
-  panel.removeAttribute("aria-labelledby");
+  const panel = plainPanel("train-mode");
   const form = panel.querySelector("aside.panel");
   if (form) /** @type {HTMLElement} */ (form).hidden = true;
   panel.classList.add("t-saved");
@@ -35,34 +31,18 @@ export async function start(config, data) {
   const help = byId("t-run-card").querySelector(".howto p");
   if (help) help.textContent = "A saved run: the bar shows the steps it took and the line under it " +
     "each model's figures. Training, cancelling and asking a model take the live page.";
-  /** @type {() => void} */
-  let drawn = () => {};
-  const first = new Promise((resolve) => { drawn = () => resolve(undefined); });
+  const { hooks, drawn } = fileHooks("viewsDrawn");
   const train = createTrain({
-    /** @param {string | null} message */
-    setError(message) {
-      error.textContent = message || "";
-      error.hidden = !message;
-    },
-    /** @param {string} text */
-    setStatus(text) { status.textContent = text; },
-    /** @param {boolean} pending */
-    setPending(pending) { root.dataset.pending = pending ? "1" : "0"; },
-    viewsDrawn() {
-      root.dataset.views = String(+(root.dataset.views || 0) + 1);
-      drawn();
-    },
-    changed() {},
+    ...hooks,
     linked() {},
     openModel() {},
   }, { run });
-  panel.hidden = false;
   await train.activate();
   const steps = run.variants.reduce((n, v) => n + v.history.step.length, 0);
   const checkpoints = run.variants.reduce((n, v) => n + v.checkpoints.length, 0);
   byId("offline-note").textContent = `A saved run (${run.id}${config.saved ? `, saved ${config.saved}` : ""}): ` +
     `its ${steps.toLocaleString("en")} steps and ${checkpoints} checkpoints are in this file. Move the ` +
     "slider or press play to scrub the checkpoints; pick a head to see it large.";
-  await first;
+  await drawn;
   root.dataset.run = "1"; // every view is drawn (the tests wait for it)
 }

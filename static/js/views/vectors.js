@@ -11,7 +11,9 @@ import { baseLayout, draw, plotText, tokenColor } from "../core/theme.js";
 /** @typedef {import("../core/types.js").TraceMeta} TraceMeta */
 /**
  * @typedef {{meta: TraceMeta, hidden: NDArray,
- *   projection: {components: number, ratio: number[], coords: NDArray} | null}} VectorData
+ *   projection: {components: number, ratio: number[], coords: NDArray} | null,
+ *   flat?: boolean}} VectorData flat: at most two coordinates drawn (a page without Plotly's 3-D
+ *   traces); the hover still names every one
  * @typedef {{k: number, arrows: boolean, titles: string[], dtype: string,
  *   at: (l: number) => number[][]}} Frames
  */
@@ -31,12 +33,13 @@ function frames(data) {
     return /** @type {number[][]} */ (memo.get(l));
   };
   const p = data.projection;
+  const most = data.flat ? 2 : 3;
   if (d <= 3 || !p) {
-    const k = Math.min(d, 3);
-    return { k, arrows: true, titles: axes.slice(0, k), dtype: data.hidden.dtype, at: layerOf(data.hidden) };
+    const k = Math.min(d, most);
+    return { k, arrows: true, titles: axes.slice(0, Math.min(d, 3)), dtype: data.hidden.dtype, at: layerOf(data.hidden) };
   }
   const titles = p.ratio.map((r, i) => `PC${i + 1} (${fmt(100 * r, 0)}% var)`);
-  return { k: p.components, arrows: false, titles, dtype: p.coords.dtype, at: layerOf(p.coords) };
+  return { k: Math.min(p.components, most), arrows: false, titles, dtype: p.coords.dtype, at: layerOf(p.coords) };
 }
 
 /** One [lo, hi] for every axis over all layers (and the origin), so nothing jumps. */

@@ -48,11 +48,13 @@ function fillTokenChips(box, tokens, shown, picked, onChange) {
  * @param {{app: import("./parts.js").SentenceApp, p: ReturnType<typeof import("./parts.js").createParts>,
  *   ticket: (name: string) => () => boolean, chooseHead: (layer: number, head: number) => void,
  *   pickQuery: (index: number) => void, viewChanged: (keys: string[]) => void,
- *   showCount: (n: number, tv?: import("../../core/types.js").TokenViewMeta) => void}} ctx
- *   ticket(name)(): the draw begun is still the newest of its view and trace
+ *   showCount: (n: number, tv?: import("../../core/types.js").TokenViewMeta) => void,
+ *   setError: (message: string | null) => void}} ctx
+ *   ticket(name)(): the draw begun is still the newest of its view and trace; setError: the
+ *   error line (a download that failed says why there)
  */
 export function createCards(ctx) {
-  const { app, p, ticket, chooseHead, pickQuery, viewChanged, showCount } = ctx;
+  const { app, p, ticket, chooseHead, pickQuery, viewChanged, showCount, setError } = ctx;
 
   const views = {
     async model() {
@@ -328,12 +330,19 @@ export function createCards(ctx) {
     if (png) download(png, `attnviz-layer${app.s.layer + 1}-head${app.s.head + 1}.png`);
   });
   // CSV of the chosen head, its layer's mean, and the hidden states after that layer: the
-  // parts' exact numbers, as Python's trace.to_csv writes them for the same selection.
+  // parts' exact numbers, as Python's trace.to_csv writes them for the same selection. A part
+  // that cannot be had (the server refused it, a saved file does not hold it) is said in the
+  // error line.
   /** @param {"attention" | "layer_mean" | "hidden_states"} what @param {string} name @param {object} params */
   async function saveCsv(what, name, params) {
     if (!app.parts) return;
-    const part = await app.parts.get(params);
-    download(partCsv(what, part, app.s.layer + 1), `attnviz-layer${app.s.layer + 1}-${name}.csv`, CSV_TYPE);
+    const layer = app.s.layer;
+    try {
+      const part = await app.parts.get(params);
+      download(partCsv(what, part, layer + 1), `attnviz-layer${layer + 1}-${name}.csv`, CSV_TYPE);
+    } catch (err) {
+      setError(`The CSV could not be made: ${/** @type {Error} */ (err).message}`);
+    }
   }
   byId("mv-csv-head").addEventListener("click", () => saveCsv("attention", `head${app.s.head + 1}`,
     { fields: "attentions", layer: app.s.layer, head: app.s.head }));

@@ -32,11 +32,19 @@ const PART_FIELDS = "attentions,scores,queries,keys,values"; // a head's JSON ex
  *   setPending: (p: boolean) => void, traceDrawn: () => void, viewsDrawn: () => void,
  *   changed: () => void}} hooks traceDrawn: a new trace is drawn in every view; viewsDrawn: a
  *   redraw after a view choice is done; changed: the state changed (write the URL)
- * @param {{openParts?: (body: object) => Parts, models?: any}} [sources] openParts: the parts of
- *   the trace of a request body (the server's, by default); models: the model list as
- *   fetchModels gives it (read from the server when null)
+ * @param {{openParts?: (body: object) => Parts, models?: any, views?: string[]}} [sources]
+ *   openParts: the parts of the trace of a request body (the server's, by default); models: the
+ *   model list as fetchModels gives it (read from the server when null; given, there is no
+ *   server to ask: activate(state) sends no request, the page calls show() with its trace);
+ *   views: the names of the views drawn (SENTENCE_FEEDS'; all by default): the others' cards
+ *   stay hidden and are never drawn
  */
-export function createSentence(hooks, { openParts = (body) => new TraceParts(body), models = null } = {}) {
+export function createSentence(hooks, { openParts = (body) => new TraceParts(body), models = null, views = undefined } = {}) {
+  const fixed = models !== null; // no server: the trace shown is the page's
+  const shown = views ?? Object.keys(SENTENCE_FEEDS);
+  for (const name of shown) {
+    if (!(name in SENTENCE_FEEDS)) throw new Error(`views: no view named ${name} (views: ${Object.keys(SENTENCE_FEEDS).join(", ")})`);
+  }
   /** @type {SentenceApp} */
   const app = {
     s: defaultSentence(),
@@ -123,7 +131,17 @@ export function createSentence(hooks, { openParts = (body) => new TraceParts(bod
     byId("s-count").textContent = rows === n && !app.s.mergeWords ? cap : `${rows} ${what} shown · ${cap}`;
   }
 
-  const VIEWS = createCards({ app, p, ticket, chooseHead, pickQuery, viewChanged, showCount });
+  const cards = createCards({ app, p, ticket, chooseHead, pickQuery, viewChanged, showCount, setError: hooks.setError });
+  /** The views drawn (the others are never drawn). */
+  const VIEWS = /** @type {typeof cards} */ (Object.fromEntries(Object.entries(cards).filter(([name]) => shown.includes(name))));
+  /** Each view's card, by the view's name. */
+  const CARDS = /** @type {Record<string, string>} */ ({
+    model: "model-view-card", gen: "gen-card", head: "head-view-card", qk: "qk-card", traj: "traj-card",
+  });
+  /** The cards of the views not drawn: hidden (after the input card shows the others). */
+  function hideOthers() {
+    for (const [name, id] of Object.entries(CARDS)) if (!shown.includes(name)) byId(id).hidden = true;
+  }
 
   /** The parts the views `which` will ask for, asked for now, in the order the server should
    * serve them (it serves them in turn): the head view's (a long text's chosen query rows, else
@@ -138,7 +156,7 @@ export function createSentence(hooks, { openParts = (body) => new TraceParts(bod
       gen: app.first?.meta.generated ? [p.genPart] : [],
     };
     for (const name of ["head", "model", "gen", "qk", "traj"]) {
-      if (!which.includes(name)) continue;
+      if (!which.includes(name) || !shown.includes(name)) continue;
       for (const ask of asks[/** @type {keyof asks} */ (name)]) {
         /** @type {() => Promise<unknown>} */ (ask)().catch(() => {}); // a failure is reported by the view that draws the part
       }
@@ -161,7 +179,7 @@ export function createSentence(hooks, { openParts = (body) => new TraceParts(bod
    */
   function drawAll(which = Object.keys(VIEWS)) {
     if (!app.first || !app.active) return Promise.resolve();
-    return drawViews(VIEWS, which, hooks.setError);
+    return drawViews(VIEWS, which.filter((name) => name in VIEWS), hooks.setError);
   }
 
   /**
@@ -183,6 +201,7 @@ export function createSentence(hooks, { openParts = (body) => new TraceParts(bod
       /** @type {HTMLTextAreaElement} */ (byId("s-text")).value = text;
       edited(0);
     });
+    hideOthers();
   }
 
   /**
@@ -191,7 +210,7 @@ export function createSentence(hooks, { openParts = (body) => new TraceParts(bod
    */
   function edited(delay) {
     hooks.changed();
-    if (!app.models?.models.length) return;
+    if (fixed || !app.models?.models.length) return; // no server to ask: the page shows its trace
     if (delay !== "link") app.problem = null;
     else delay = 0;
     if (!app.s.text.trim()) {
@@ -292,5 +311,12 @@ export function createSentence(hooks, { openParts = (body) => new TraceParts(bod
     },
     hasTrace: () => Boolean(app.first),
     exportJson,
+    /** The HTML export's body (core/api.js exportHtml) for what is in view (null before the first trace). */
+    htmlRequest() {
+      if (!app.first || !app.parts) return null;
+      const s = app.s;
+      return { trace: app.parts.body, selection: { layer: s.layer, head: s.head, query: p.queryIndex(),
+        hide_special: s.hideSpecial, merge_words: s.mergeWords, views: shown } };
+    },
   };
 }

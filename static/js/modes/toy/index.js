@@ -1,6 +1,10 @@
 // The toy lab: an editable table of token vectors, the model's wiring, and four views of the
 // trace (attention heatmaps, vectors, before/after, distances). Asks the server for what the
 // first screen draws, then for one head at a time as the reader picks it.
+//
+// Where the parts come from is an argument (openParts), and a page without a server gives the
+// inputs as a record (fixed): no request is sent, the inputs are read only, and the page calls
+// show() with its first response (offline/toy.js).
 
 import { TraceClient, TraceParts, fetchTraceJson } from "../../core/api.js";
 import { sub } from "../../core/compact.js";
@@ -30,13 +34,18 @@ const HEAD = "attentions,scores";
  *   changed: () => void,
  *   limits: import("../../core/types.js").Limits, defaults: import("../../core/types.js").ToyConfig,
  *   presets: any[]}} hooks
+ * @param {{openParts?: (body: object) => import("../sentence/parts.js").Parts, fixed?: boolean,
+ *   flat?: boolean}} [sources] openParts: the parts of the trace of a request body (the
+ *   server's, by default); fixed: the inputs are a record of what was traced (no request is
+ *   sent, nothing edits them: the page calls show()); flat: the token vectors in at most two
+ *   dimensions (a page without Plotly's 3-D traces)
  */
-export function createToy(hooks) {
+export function createToy(hooks, { openParts = (body) => new TraceParts(body), fixed = false, flat = false } = {}) {
   const { limits, defaults, presets } = hooks;
   const app = {
     /** @type {ToyState} */ state: /** @type {any} */ (null),
     /** @type {any} */ data: null, // the last good trace's first-screen arrays
-    /** @type {TraceParts | null} */ parts: null,
+    /** @type {import("../sentence/parts.js").Parts | null} */ parts: null,
     /** @type {object | null} */ body: null,
     layers: 1,
     started: false,
@@ -50,28 +59,35 @@ export function createToy(hooks) {
   /** The status line: `text`, then what the last edit did that the reader did not ask for. @param {string} text */
   const setStatus = (text) => status.set([text, ...app.said].join(" · "));
 
+  /**
+   * Draw a first response (of the request `request`: the FIRST fields at one layer and head)
+   * into every view: the trace's parts are opened on its body, seeded with the response.
+   * @param {Compact} result @param {{body: object, params: import("../../core/api.js").Params}} request
+   */
+  function show(result, request) {
+    const { meta, arrays } = result;
+    const p = meta.projection ? {
+      components: meta.projection.components,
+      ratio: Array.from(arrays["projection.explained_variance_ratio"].data),
+      coords: arrays["projection.coords"],
+    } : null;
+    let scoreMax = 0;
+    for (const v of arrays.score_range.data) scoreMax = Math.max(scoreMax, v);
+    app.data = { meta, hidden: arrays.hidden_states, distances: arrays.distances, projection: p,
+      entropyMean: arrays.entropy_mean, scoreMax, flat };
+    app.body = request.body;
+    app.parts = openParts(request.body);
+    const { layer, head } = request.params;
+    app.parts.seed({ fields: HEAD, layer, head }, result); // the first response holds that head
+    hooks.setError(app.linkProblem);
+    setStatus(`n = ${meta.n}, d = ${meta.d}, ${meta.layers} layer${meta.layers > 1 ? "s" : ""}, ` +
+      `${meta.heads} head${meta.heads > 1 ? "s" : ""}`);
+    status.drawing(drawAll(), hooks.traceDrawn);
+  }
+
   const client = new TraceClient({
     onPending: (p) => status.waiting("request", p),
-    onResult(result, request) {
-      const { meta, arrays } = result;
-      const p = meta.projection ? {
-        components: meta.projection.components,
-        ratio: Array.from(arrays["projection.explained_variance_ratio"].data),
-        coords: arrays["projection.coords"],
-      } : null;
-      let scoreMax = 0;
-      for (const v of arrays.score_range.data) scoreMax = Math.max(scoreMax, v);
-      app.data = { meta, hidden: arrays.hidden_states, distances: arrays.distances, projection: p,
-        entropyMean: arrays.entropy_mean, scoreMax };
-      app.body = request.body;
-      app.parts = new TraceParts(request.body);
-      const { layer, head } = request.params;
-      app.parts.seed({ fields: HEAD, layer, head }, result); // the first response holds that head
-      hooks.setError(app.linkProblem);
-      setStatus(`n = ${meta.n}, d = ${meta.d}, ${meta.layers} layer${meta.layers > 1 ? "s" : ""}, ` +
-        `${meta.heads} head${meta.heads > 1 ? "s" : ""}`);
-      status.drawing(drawAll(), hooks.traceDrawn);
-    },
+    onResult: (result, request) => show(result, request),
     onError(message) {
       hooks.setError(message);
       setStatus("not updated");
@@ -85,7 +101,7 @@ export function createToy(hooks) {
   const VIEWS = {
     async attention() {
       const { layer, head } = app.state.view;
-      const part = await /** @type {TraceParts} */ (app.parts).get({ fields: HEAD, layer, head });
+      const part = await /** @type {import("../sentence/parts.js").Parts} */ (app.parts).get({ fields: HEAD, layer, head });
       const { meta } = app.data;
       const entropy = app.data.entropyMean.data[layer * meta.heads + head];
       return attention.render(byId("attention-card"), {
@@ -199,6 +215,7 @@ export function createToy(hooks) {
     /** @type {HTMLButtonElement} */ (byId("add-token")).disabled = s.tokens.length >= limits.max_tokens;
     /** @type {HTMLButtonElement} */ (byId("add-dim")).disabled = dims(s) >= limits.max_dim;
     hooks.changed();
+    if (fixed) return lock(); // a record: nothing to ask for, the page shows its trace
     if (!app.active) return; // asked for when the toy lab is shown
     app.started = true;
     const bad = problem(s, limits);
@@ -210,6 +227,20 @@ export function createToy(hooks) {
     }
     const { layer, head } = s.view;
     client.request(toRequest(s, defaults), { fields: FIRST, layer, head });
+  }
+
+  /** The inputs of a record, read only: the table's cells, the model form and the preset (its
+   * Export CSV still saves the table). */
+  function lock() {
+    const panel = /** @type {HTMLElement} */ (byId("toy-mode").querySelector(".panel"));
+    for (const e of /** @type {NodeListOf<HTMLInputElement>} */ (panel.querySelectorAll("input, select, textarea, button"))) {
+      if (e.id === "export-csv") continue;
+      if (e.tagName === "INPUT" && e.type === "text") e.readOnly = true;
+      else e.disabled = true;
+    }
+    for (const id of ["add-token", "add-dim", "preset-reset"]) byId(id).hidden = true;
+    const importLabel = byId("import-csv").closest("label");
+    if (importLabel) importLabel.hidden = true;
   }
 
   /** Show a whole new state (a preset or a link). @param {ToyState} state */
@@ -236,8 +267,16 @@ export function createToy(hooks) {
       app.linkProblem = text;
       hooks.setError(text);
     },
+    /** Draw a first response into every view (what the trace client does with its answer). */
+    show,
     getState: () => app.state,
     hasTrace: () => Boolean(app.data),
+    /** The HTML export's body (core/api.js exportHtml) for what is in view (null before the first trace). */
+    htmlRequest() {
+      if (!app.body) return null;
+      const { layer, head, vlayer, a, b, trails } = app.state.view;
+      return { trace: app.body, selection: { layer, head, view: { vlayer, a, b, trails } } };
+    },
     /** The whole trace as the JSON API sends it. */
     exportJson: async () => (app.body ? { text: await fetchTraceJson(app.body), name: "attnviz-trace.json", note: "" } : null),
   };

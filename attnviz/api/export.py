@@ -1,0 +1,95 @@
+"""POST /api/export: one self-contained HTML file of what the page shows (a toy table's trace,
+or a model's trace of a text), as ``attnviz export`` writes it, computed through the same
+admission and caps as a trace (503 with Retry-After when busy)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+
+from attnviz.api.deps import TracesDep
+from attnviz.schemas import ExportRequest, TextTraceRequest, TraceQuery
+from attnviz.services.tensors import TraceError
+from attnviz.services.text_trace import find_model
+
+router = APIRouter(prefix="/api", tags=["export"])
+
+
+def build(traces: Any, body: ExportRequest) -> str:
+    """The file's HTML (on the compute thread): the trace's parts asked of the trace service as
+    POST /api/trace asks them; a selection the trace lacks raises TraceError naming
+    ``selection.<field>``."""
+    from attnviz.python.html import DEFAULT_BUDGET, ExportError, standalone_html, toy_html
+    from attnviz.python.trace import Trace
+    from attnviz.python.trace import TraceError as PartError
+    from attnviz.services.arrays import compact_body
+
+    req = body.trace
+
+    def source(params: Mapping[str, Any]) -> bytes:
+        try:
+            return compact_body(traces.part(req, TraceQuery(**params), compact=True))
+        except TraceError as exc:  # (a part past a bound of work is left out of the file)
+            raise PartError(str(exc)) from exc
+
+    sel = body.selection
+    try:
+        if isinstance(req, TextTraceRequest):
+            if sel.view is not None:
+                raise ExportError("view: a text's file has none (the toy lab's view)")
+            trace = Trace.from_compact(source({"fields": "thumbs", "thumb": 1}), source)
+            return standalone_html(trace, layer=sel.layer, head=sel.head, query=sel.query,
+                                   hide_special=sel.hide_special, merge_words=sel.merge_words,
+                                   views=sel.views, budget=DEFAULT_BUDGET)  # fmt: skip
+        for name in ("query", "views"):
+            if getattr(sel, name) is not None:
+                raise ExportError(f"{name}: a toy table's file has none (its view: layer, head, "
+                                  "view)")  # fmt: skip
+        if sel.hide_special or sel.merge_words:
+            raise ExportError("hide_special: a toy table has no special tokens nor words")
+        trace = Trace.from_compact(source({"fields": "embeddings"}), source)
+        view = {} if sel.view is None else sel.view.model_dump(exclude_none=True)
+        return toy_html(trace, layer=sel.layer, head=sel.head, view=view)
+    except ExportError as exc:
+        raise TraceError(f"selection.{exc}") from None
+    except PartError as exc:
+        raise TraceError(str(exc)) from None
+
+
+@router.post(
+    "/export",
+    response_class=Response,
+    responses={
+        200: {
+            "description": "One HTML file that opens offline (no server, no network)",
+            "content": {"text/html": {"schema": {"type": "string"}}},
+        },
+        400: {"description": "The body could not be read as JSON (UTF-8 text)"},
+        404: {"description": "No model of that name"},
+        413: {"description": "The body is over the server's cap"},
+        422: {"description": "A field breaks a rule; see message"},
+        503: {"description": "Busy: come back after `Retry-After` seconds"},
+    },
+    description="The page's views of a trace as one self-contained HTML file (its modules, "
+    "Plotly's basic bundle and the trace's parts inline; it opens from file:// with the network "
+    "off): the toy lab's for a toy table (every head exact), sentence mode's for a text (the "
+    "parts the views draw first, then more heads exact while the file stays within the "
+    "default budget). `selection`: the layer, head, query, token options and views it opens on.",
+)
+async def export(body: ExportRequest, request: Request, traces: TracesDep) -> Response:
+    req = body.trace
+    if isinstance(req, TextTraceRequest):
+        find_model(traces.registry, req.model)  # 404 before waiting for a turn
+    client = request.client.host if request.client else ""
+    cheap = traces.cache.holds(traces.key(req))
+    html = await traces.admission.run(client, lambda: build(traces, body), cheap=cheap)
+    kind = "sentence" if isinstance(req, TextTraceRequest) else "toy"
+    name = f"attnviz-{kind}-layer{body.selection.layer + 1}-head{body.selection.head + 1}.html"
+    return Response(
+        html.encode("utf-8"),
+        media_type="text/html; charset=utf-8",
+        headers={"Content-Disposition": f'attachment; filename="{name}"'},
+    )

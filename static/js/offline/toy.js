@@ -1,0 +1,56 @@
+// A saved toy lab's page (templates/standalone.html with modes/toy.html; offline/loader.js
+// imports it): the toy lab's own controller and views, fed from the parts in the file
+// (source.js: the first screen's arrays and every head's scores and weights, all exact) instead
+// of a server. The table and the model are a record of what was traced, read only (changing
+// them takes the live page, which computes the trace). The token vectors are drawn in two
+// dimensions (the first two axes, or the first two principal components): the file carries
+// Plotly's basic bundle, which has no 3-D scatter or cones; each point's hover names every
+// coordinate.
+
+import { byId } from "../core/dom.js";
+import { fileHooks, plainPanel } from "./file.js";
+import { normalize } from "../core/state.js";
+import { createToy } from "../modes/toy/index.js";
+import { openEmbedded, unpack } from "./source.js";
+
+/**
+ * @typedef {{request: {tokens: string[], axes: string[], embeddings: number[][], config: any},
+ *   view: import("../core/types.js").ToyView, preset: string | null, presets: any[],
+ *   limits: import("../core/types.js").Limits, defaults: import("../core/types.js").ToyConfig,
+ *   entry: string}} ToyFileConfig
+ */
+
+/**
+ * Draw the saved toy trace: the file's first part as the first response, every view.
+ * @param {ToyFileConfig} config @param {ArrayBuffer} block the parts (gunzipped)
+ */
+export async function start(config, block) {
+  const root = document.documentElement;
+  const entries = unpack(block);
+  const parts = openEmbedded(entries, config.request);
+  // The toy lab's markup has an error line of its own (the live page moves one between the
+  // modes): here the file's one line serves.
+  for (const line of document.querySelectorAll("#toy-mode #error")) line.remove();
+  const { hooks, drawn } = fileHooks("traceDrawn");
+  const { limits, defaults } = config;
+  const toy = createToy({
+    ...hooks,
+    limits,
+    defaults,
+    presets: config.presets,
+  }, { openParts: () => parts, fixed: true, flat: true });
+  plainPanel("toy-mode");
+  const { tokens, axes, embeddings, config: cfg } = config.request;
+  const state = normalize({ preset: config.preset, tokens, axes, embeddings, config: { ...defaults, ...cfg },
+    view: config.view }, limits);
+  await toy.activate(state);
+  const first = entries[0].params;
+  toy.show(await parts.get(first), { body: config.request, params: first });
+  const heads = entries.length - 1;
+  byId("offline-note").textContent = `A saved toy trace: its first screen and the exact scores and weights of ` +
+    `all ${heads} head${heads === 1 ? "" : "s"} are in this file. Pick layers, heads and tokens; the table ` +
+    "and the model are what was traced (editing them takes the live page). The token vectors are drawn " +
+    "in 2-D here (the live page draws three dimensions).";
+  await drawn;
+  root.dataset.traces = "1"; // every view is drawn (the tests wait for it)
+}
