@@ -91,7 +91,8 @@ def test_the_shape_table_reads_a_report():
 
     row = ShapeRow(tokens=2048, hf_forward_ms=30_000.0, first_request_ms=36_000.0, ratio=1.2,
                    first_paint_bytes=250_000, peak_rss_bytes=4 * 10**9, health_worst_ms=12.0,
-                   health_failures=0, page_parts_ms={"head": 41.0, "trajectories": 612.4})  # fmt: skip
+                   health_failures=0, page_parts_ms={"head": 41.0, "trajectories": 612.4},
+                   parts_peak_rss_bytes=4_100_000_000)  # fmt: skip
     gone = ShapeRow(tokens=4096, hf_forward_ms=None, first_request_ms=None, ratio=None,
                     first_paint_bytes=0, peak_rss_bytes=0, health_worst_ms=3.0,
                     health_failures=2, error="/api/trace answered 0",
@@ -106,7 +107,10 @@ def test_the_shape_table_reads_a_report():
     assert "| 2,048 | 30.00 s | 36.00 s | 1.20x | 0.25 MB | 4.00 GB | 12 ms |" in table
     assert "| 4,096 | - | failed | - | 0.00 MB | 0.00 GB | 3 ms, 2 failed |" in table
     assert "4,096 tokens: transformers' forward needs 28.2 GB of attentions" in table
-    assert "2,048 tokens, the page's next parts in turn: head 41 ms, trajectories 612 ms" in table
+    assert (
+        "2,048 tokens, the page's next parts in turn: head 41 ms, trajectories 612 ms (the "
+        "server's peak memory then 4.10 GB)"
+    ) in table
     assert "4,096 tokens, the page's" not in table
     assert "target for its peak: weights x 1.3 + 1 GB = 3.60 GB" in table
     assert "ours (key/value cache) 60.0 s; transformers' generate" in table and "1.20x" in table

@@ -190,7 +190,7 @@ def _compute_memory(req: Any, served: Any, cap: int | None) -> Any:
 
 
 def _memory_part(computed: Any, params: Mapping[str, Any], first: list[bool]) -> bytes:
-    """As ``TraceService._computed_part`` cuts a compact part (``annotate``, ``json_numbers``);
+    """As ``TraceService._part`` cuts a compact part (``annotate``, ``json_numbers``);
     the forward's weights are let go after the first, as the service's cache lets them go."""
     from attnviz.schemas import TraceQuery
     from attnviz.services import heap

@@ -30,6 +30,13 @@ QKV = tuple[torch.Tensor, torch.Tensor, torch.Tensor]
 # of recomputing them) only up to this many bytes: at 4,096 tokens a 24-layer model's weights
 # are tens of GB, and the thumbnails are then computed a layer at a time from q and k.
 KEEP_FORWARD_BYTES = 512 * 2**20
+# A derived tensor of T x T per layer (the distances, the rollout) is kept with its trace, and
+# counted in its size, only up to this many bytes: a long text's is computed again each time it
+# is asked for (the page asks neither of a text unless the rollout is chosen), so that room
+# reserved for it never keeps the trace itself (its states, from which a part recomputes one
+# layer) out of the cache. 2,048 tokens of a 24-layer model: 0.4 GB of distances, 0.8 GB of
+# rollout.
+KEEP_SQUARE_BYTES = 64 * 2**20
 
 
 class TraceError(ValueError):
@@ -116,17 +123,18 @@ class TraceTensors:
             raise TraceError(self.no_qk_reason or "fields: this trace has no queries or keys")
         return self.recompute(layer)
 
-    def release(self) -> None:
-        """Drop the forward's weights (what the cache keeps is q, k, v and the states), once
-        what a later part reads of every layer's weights is taken from them: the entropy of
-        each row (the page asks for its mean next; from q and k it took every layer's weights
-        again, 0.5 s at 512 tokens of a 30-layer model, against about 0.1 s from these)."""
+    def release(self, derive: bool = True) -> None:
+        """Drop the forward's weights (what the cache keeps is q, k, v and the states); with
+        ``derive``, once what a later part reads of every layer's weights is taken from them:
+        the entropy of each row (from q and k it takes every layer's weights again, 0.5 s at
+        512 tokens of a 30-layer model, against about 0.1 s from these)."""
         forward = self.forward_pattern
         if not self.has_qk or forward is None:
             return
         # The engine's own (``rule`` None): its forward's weights are those that later parts
         # recompute, bit for bit (tested), so the entropy is the one they would give.
-        if self.rule is None and len(forward) == self.layers and "entropy" not in self._derived:
+        fits = self.rule is None and len(forward) == self.layers
+        if derive and fits and "entropy" not in self._derived:
             terms = torch.empty_like(forward[0])  # one buffer for every layer's p log p
 
             def entropy() -> torch.Tensor:
@@ -145,8 +153,16 @@ class TraceTensors:
             own += self.forward_pattern
         base = sum(t.numel() * t.element_size() for t in own)
         L1, T, _ = self.states.shape
-        derived = (L1 * T * T + self.layers * self.heads * (T + 1)) * self.states.element_size()
+        size = self.states.element_size()
+        derived = self.layers * self.heads * (T + 1) * size  # entropy, score range
+        for square in (L1 * T * T * size, self.layers * T * T * 8):  # distances, rollout
+            derived += square if square <= KEEP_SQUARE_BYTES else 0
         return base + derived
+
+    def _memo_square(self, name: str, nbytes: int, compute: Callable[[], R]) -> R:
+        """``_memo`` for a tensor of T x T per layer: kept up to KEEP_SQUARE_BYTES, else
+        computed again each time."""
+        return self._memo(name, compute) if nbytes <= KEEP_SQUARE_BYTES else compute()
 
     def _rule(self) -> AttentionRule:
         return self.rule if self.rule is not None else EngineRule(self.cfg)
@@ -183,10 +199,15 @@ class TraceTensors:
 
     def distances(self) -> torch.Tensor:
         """(L+1, T, T) Euclidean distance between tokens at each layer."""
-        return self._memo("distances", lambda: pairwise_distances(self.states))
+        L1, T, _ = self.states.shape
+        nbytes = L1 * T * T * self.states.element_size()
+        return self._memo_square("distances", nbytes, lambda: pairwise_distances(self.states))
 
     def entropy(self) -> torch.Tensor:
-        """(L, nh, T) entropy in nats of each query's attention row."""
+        """(L, nh, T) entropy in nats of each query's attention row (from the forward's own
+        weights while they are held: ``release`` takes it from them)."""
+        if self.forward_pattern is not None and self.has_qk:
+            self.release()
 
         def layer(i: int) -> torch.Tensor:
             return torch.cat([attention_entropy(p) for _, p in self.head_chunks(i)])  # (nh, T)
@@ -212,7 +233,7 @@ class TraceTensors:
                 out.append(a if not out else a @ out[-1])
             return out
 
-        return self._memo("rollout", compute)
+        return self._memo_square("rollout", self.layers * self.n * self.n * 8, compute)
 
     def score_range(self) -> torch.Tensor:
         """(L, nh) the largest finite |score| of each head."""

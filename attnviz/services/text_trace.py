@@ -6,6 +6,7 @@ from attnviz.presets import SHOWCASE
 from attnviz.pretrained.native import quoted_each, unknown_characters
 from attnviz.pretrained.registry import ModelRegistry, ServedModel
 from attnviz.schemas import ModelInfo, TextTraceRequest
+from attnviz.services import heap
 from attnviz.services.tensors import ComputedTrace, TraceError, attention_meta
 
 EXAMPLES = [
@@ -88,7 +89,10 @@ def run_text_trace(
     words: list[int | None] = list(toks.words)
     offsets = [list(o) for o in toks.offsets]
     generated = None
-    with m.lock:  # one forward at a time on the shared model
+    total = n + (req.generate.steps if req.generate is not None else 0)
+    # One forward at a time on the shared model; a short text's with malloc's heaps reused
+    # from layer to layer (heap.py).
+    with m.lock, heap.roomy(total):
         if req.generate is not None:
             g = req.generate
             if not (cfg.causal and cfg.unembed):

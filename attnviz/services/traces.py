@@ -14,11 +14,11 @@ import zstandard
 
 from attnviz.pretrained import ModelRegistry
 from attnviz.schemas import COMPACT_MEDIA_TYPE, TextTraceRequest, ToyTraceRequest, TraceQuery
-from attnviz.services import compute, heap
+from attnviz.services import compute
 from attnviz.services.admission import Admission
 from attnviz.services.arrays import Part, compact_body, json_numbers, json_pieces, select
 from attnviz.services.cache import TraceCache, input_key
-from attnviz.services.tensors import ComputedTrace, TraceError
+from attnviz.services.tensors import ComputedTrace, TraceError, TraceTensors
 from attnviz.services.text_trace import find_model, run_text_trace
 from attnviz.services.trace import run_toy_trace
 from attnviz.settings import Settings
@@ -72,6 +72,8 @@ class TraceService:
             size_of=ComputedTrace.nbytes,
         )
         self.admission = Admission(settings.workers, settings.max_wait_s, settings.max_queue)
+        self._held: TraceTensors | None = None  # the trace that keeps its forward's weights
+        self._held_lock = threading.Lock()
 
     def key(self, req: TraceRequest) -> str:
         kind = "text" if isinstance(req, TextTraceRequest) else "toy"
@@ -89,9 +91,21 @@ class TraceService:
             keep = budget // 2 if budget else -1
             return self.cache.get_or_compute(
                 key,
-                lambda: run_text_trace(text, self.registry, self.settings.max_text_tokens, keep),
+                lambda: self._fresh(
+                    lambda: run_text_trace(text, self.registry, self.settings.max_text_tokens, keep)
+                ),
             )
-        return self.cache.get_or_compute(key, lambda: run_toy_trace(req, self.device))
+        return self.cache.get_or_compute(
+            key, lambda: self._fresh(lambda: run_toy_trace(req, self.device))
+        )
+
+    def _fresh(self, compute: Callable[[], ComputedTrace]) -> ComputedTrace:
+        """A new trace, computed once the last one's held weights are dropped (``_hold``)."""
+        with self._held_lock:
+            previous, self._held = self._held, None
+        if previous is not None:
+            previous.release(derive=False)  # not asked for it: not paid for by the next text
+        return compute()
 
     async def respond(
         self,
@@ -177,12 +191,19 @@ class TraceService:
         """The part of the trace ``query`` names; a JSON body is capped in numbers."""
         return compute.run(self._part, req, query, compact)
 
-    def _part(self, req: TraceRequest, query: TraceQuery, compact: bool) -> Part:
-        # Large blocks reused from layer to layer while the tensors are computed (heap.py).
-        with heap.roomy():
-            return self._computed_part(req, query, compact)
+    def _hold(self, tensors: TraceTensors) -> None:
+        """The newest trace keeps its forward's weights (at most ``KEEP_FORWARD_BYTES``, which
+        the trace cache does not count) until a part asks for what a later part reads of every
+        layer's weights, each row's entropy (the page's last part, after every view is drawn:
+        taken from them it costs no recomputation, and it is not on the way to the first
+        screen), or until another trace is to be computed (``_fresh``): then they are dropped,
+        and the cache keeps q, k, v, from which weights are recomputed. Also when refused."""
+        with self._held_lock:
+            previous, self._held = self._held, tensors
+        if previous is not None and previous is not tensors:
+            previous.release(derive=False)
 
-    def _computed_part(self, req: TraceRequest, query: TraceQuery, compact: bool) -> Part:
+    def _part(self, req: TraceRequest, query: TraceQuery, compact: bool) -> Part:
         trace, cached = self.computed(req)
         cap = self.settings.max_json_values
         try:
@@ -196,10 +217,8 @@ class TraceService:
                     )
             part = select(trace, query, annotate=compact or not query.whole)
         finally:
-            # The cache keeps q, k, v; weights are recomputed from them. Also when refused:
-            # the cache would otherwise keep weights its size does not count.
             if not cached:
-                trace.tensors.release()
+                self._hold(trace.tensors)
         if compact:
             whole = TraceQuery()
             part.meta["json_numbers"] = json_numbers(trace, whole)

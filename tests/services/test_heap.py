@@ -87,19 +87,27 @@ def test_overlapping_computations_put_it_back_once_the_last_ends(libc):
     assert libc.calls == RAISED + BACK
 
 
-def test_a_part_is_computed_roomy_and_encoded_after(app, libc, monkeypatch):
-    """TraceService: the tensors of a part under the raised thresholds, its encoding (the
-    compact body, JSON text) after they are back."""
+def test_a_short_texts_forward_is_roomy_and_a_long_ones_not(app, libc, monkeypatch):
+    """TraceService: a text's forward under the raised thresholds, its encoding (the compact
+    body, JSON text) after they are back; past ROOMY_TOKENS, nothing raised."""
     traces: TraceService = app.state.traces
+    model = traces.registry.get("tiny-gpt2")
+    assert model is not None
     seen: list[list] = []
-    real = traces._computed_part
+    real = model.trace
 
-    def computed_part(*args: Any) -> Any:
+    def trace(*args: Any) -> Any:
         seen.append(list(libc.calls))
         return real(*args)
 
-    monkeypatch.setattr(traces, "_computed_part", computed_part)
+    monkeypatch.setattr(model, "trace", trace)
     req = TextTraceRequest(model="tiny-gpt2", text="The heap while a part is computed.")
     body = traces._respond(req, TraceQuery(fields="thumbs"), True, "")
     assert body.content and seen == [RAISED]
     assert libc.calls == RAISED + BACK
+    n = len(model.tokenizer(req.text).ids)
+    monkeypatch.setattr(heap, "ROOMY_TOKENS", n - 1)
+    longer = TextTraceRequest(model="tiny-gpt2", text="The heap while a part is computed!")
+    assert len(model.tokenizer(longer.text).ids) == n
+    traces._respond(longer, TraceQuery(fields="thumbs"), True, "")
+    assert seen[-1] == RAISED + BACK and libc.calls == RAISED + BACK  # nothing more

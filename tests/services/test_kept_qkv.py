@@ -50,12 +50,71 @@ def test_the_first_response_keeps_each_rows_entropy_from_the_forwards_weights(ap
     want = later.entropy()
     assert want.shape == (later.layers, later.heads, len(ids))
     assert torch.equal(first.entropy(), want)
-    # Through the service: the first part's trace has it, and entropy_mean is its mean.
+    # Through the service: the newest trace holds its forward's weights after its first part
+    # (the entropy is not on the way to the first screen) until entropy_mean asks for it, or
+    # until another trace is computed.
     req = TextTraceRequest(model="tiny-gpt2", text=TEXT + " once more")
     traces.part(req, TraceQuery(fields="thumbs"), compact=True)
     trace, cached = traces.computed(req)
-    assert cached and "entropy" in trace.tensors._derived
+    assert cached and trace.tensors.forward_pattern is not None
+    assert "entropy" not in trace.tensors._derived
     got = traces.part(req, TraceQuery(fields="entropy_mean"), compact=True).arrays
+    assert trace.tensors.forward_pattern is None and "entropy" in trace.tensors._derived
     fresh = model.trace(model.tokenizer(req.text).ids)
     fresh.forward_pattern = None
     assert torch.equal(got["entropy_mean"], fresh.entropy().mean(-1))
+
+
+def test_only_the_newest_trace_holds_its_forwards_weights(app):
+    """Another trace computed drops the weights the last one held: at most one trace holds
+    weights the cache does not count; its later parts are the same numbers either way."""
+    traces: TraceService = app.state.traces
+    first = TextTraceRequest(model="tiny-gpt2", text=TEXT + " first")
+    second = TextTraceRequest(model="tiny-gpt2", text=TEXT + " second")
+    view = TraceQuery(fields="view", layer=1, head=0)
+    held = traces.part(first, view, compact=True).arrays["view"]
+    a, _ = traces.computed(first)
+    assert a.tensors.forward_pattern is not None
+    traces.part(second, TraceQuery(fields="thumbs"), compact=True)
+    b, _ = traces.computed(second)
+    assert a.tensors.forward_pattern is None and b.tensors.forward_pattern is not None
+    # Not taken from them on the way: the next text does not pay for it.
+    assert "entropy" not in a.tensors._derived
+    fresh = traces.registry.get("tiny-gpt2")
+    assert fresh is not None
+    want = fresh.trace(fresh.tokenizer(first.text).ids)
+    want.forward_pattern = None
+    assert torch.equal(a.tensors.entropy(), want.entropy())  # from q and k, the same numbers
+    assert torch.equal(traces.part(first, view, compact=True).arrays["view"], held)
+
+
+def test_a_long_traces_square_tensors_never_keep_it_out_of_the_cache(app, monkeypatch):
+    """Past KEEP_SQUARE_BYTES the distances and the rollout are computed again when asked, not
+    kept, and not counted: the trace (its states) still fits the cache, and its parts come from
+    it; the numbers are the same either way."""
+    from attnviz.services import tensors
+
+    roomy: TraceService = app.state.traces
+    req = TextTraceRequest(model="all-MiniLM-L6-v2", text=TEXT * 3 + " squares")  # 180 tokens
+    whole = roomy.part(req, TraceQuery(fields="distances,rollout"), compact=True).arrays
+    kept, _ = roomy.computed(req)
+    counted = kept.tensors.nbytes()
+    assert {"distances", "rollout"} <= kept.tensors._derived.keys()
+
+    monkeypatch.setattr(tensors, "KEEP_SQUARE_BYTES", 1024)
+    L1, T, _ = kept.tensors.states.shape
+    squares = L1 * T * T * 4 + (L1 - 1) * T * T * 8
+    assert kept.tensors.nbytes() == counted - squares
+    t = kept.tensors
+    alone = t.nbytes() - sum(x.numel() * x.element_size() for x in (*t.q, *t.k, *t.v))
+    budget_mb = -(-alone // 2**20)  # room for its states (q, k and v then recomputed)
+    assert budget_mb * 2**20 < alone + squares  # which the squares' room would not leave
+    tight = TraceService(
+        roomy.settings.model_copy(update={"trace_cache_mb": budget_mb}), roomy.device,
+        roomy.registry,
+    )  # fmt: skip
+    got = tight.part(req, TraceQuery(fields="distances,rollout"), compact=True).arrays
+    trace, cached = tight.computed(req)
+    assert cached and not {"distances", "rollout"} & trace.tensors._derived.keys()
+    for name in ("distances", "rollout"):
+        assert torch.equal(got[name], whole[name])
