@@ -49,14 +49,17 @@ def fixed(mmap_threshold: int, trim_threshold: int, libc: ctypes.CDLL) -> None:
 
 
 @contextmanager
-def roomy(tokens: int = 0) -> Iterator[None]:
-    """While it lasts (a forward of ``tokens`` tokens), large blocks come from malloc's heaps
-    and are reused; on leaving (the last of overlapping ones), the server's thresholds are back
-    and the heaps' free pages returned. Does nothing unless ``fixed`` was called, nor past
-    ROOMY_TOKENS."""
+def roomy(tokens: int = 0, largest: int | None = None) -> Iterator[None]:
+    """While it lasts (a forward of ``tokens`` tokens whose largest block is ``largest``
+    bytes), large blocks come from malloc's heaps and are reused; on leaving (the last of
+    overlapping ones), the server's thresholds are back and the heaps' free pages returned.
+    Does nothing unless ``fixed`` was called, nor past ROOMY_TOKENS, nor when no block would be
+    mapped anyway (a short text on a small model: the hosted demo's, whose JSON load would
+    otherwise meet the raised thresholds on the event loop's thread)."""
     global _users
     libc, thresholds = _libc, _fixed
-    if libc is None or thresholds is None or tokens > ROOMY_TOKENS:
+    small = largest is not None and thresholds is not None and largest < thresholds[0]
+    if libc is None or thresholds is None or tokens > ROOMY_TOKENS or small:
         yield
         return
     with _lock:

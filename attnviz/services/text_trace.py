@@ -90,9 +90,12 @@ def run_text_trace(
     offsets = [list(o) for o in toks.offsets]
     generated = None
     total = n + (req.generate.steps if req.generate is not None else 0)
-    # One forward at a time on the shared model; a short text's with malloc's heaps reused
-    # from layer to layer (heap.py).
-    with m.lock, heap.roomy(total):
+    # The forward's largest block: a layer's scores of every head, or its feed-forward's
+    # hidden layer, or its q, k and v.
+    largest = 4 * total * max(cfg.n_heads * total, cfg.hidden, 3 * cfg.d_model)
+    # One forward at a time on the shared model; with malloc's heaps reused from layer to layer
+    # when its blocks are large and the text not long (heap.py).
+    with m.lock, heap.roomy(total, largest):
         if req.generate is not None:
             g = req.generate
             if not (cfg.causal and cfg.unembed):

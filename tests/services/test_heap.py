@@ -67,6 +67,15 @@ def test_back_after_an_error_too(libc):
     assert libc.calls == RAISED + BACK
 
 
+def test_nothing_raised_when_no_block_would_be_mapped_anyway(libc):
+    """A forward whose blocks are all under the server's threshold (1 MiB here) gains nothing."""
+    with heap.roomy(128, largest=2**20 - 1):
+        assert libc.calls == []
+    with heap.roomy(128, largest=2**20):
+        assert libc.calls == RAISED
+    assert libc.calls == RAISED + BACK
+
+
 def test_overlapping_computations_put_it_back_once_the_last_ends(libc):
     """Two compute threads (ATTNVIZ_WORKERS=2): the first to finish leaves it raised."""
     inside, leave = threading.Event(), threading.Event()
@@ -102,12 +111,17 @@ def test_a_short_texts_forward_is_roomy_and_a_long_ones_not(app, libc, monkeypat
 
     monkeypatch.setattr(model, "trace", trace)
     req = TextTraceRequest(model="tiny-gpt2", text="The heap while a part is computed.")
-    body = traces._respond(req, TraceQuery(fields="thumbs"), True, "")
-    assert body.content and seen == [RAISED]
-    assert libc.calls == RAISED + BACK
-    n = len(model.tokenizer(req.text).ids)
+    traces._respond(req, TraceQuery(fields="thumbs"), True, "")
+    assert seen == [[]] and libc.calls == []  # a tiny model's blocks: under 1 MiB, unmapped
+    heap.fixed(1024, 3 * 2**20, libc)  # type: ignore[arg-type]  (a threshold they pass)
+    raised, back = RAISED, [("mallopt", heap.M_MMAP_THRESHOLD, 1024), *BACK[1:]]
+    again = TextTraceRequest(model="tiny-gpt2", text="The heap while a part is computed?")
+    body = traces._respond(again, TraceQuery(fields="thumbs"), True, "")
+    assert body.content and seen[-1] == raised
+    assert libc.calls == raised + back
+    n = len(model.tokenizer(again.text).ids)
     monkeypatch.setattr(heap, "ROOMY_TOKENS", n - 1)
     longer = TextTraceRequest(model="tiny-gpt2", text="The heap while a part is computed!")
     assert len(model.tokenizer(longer.text).ids) == n
     traces._respond(longer, TraceQuery(fields="thumbs"), True, "")
-    assert seen[-1] == RAISED + BACK and libc.calls == RAISED + BACK  # nothing more
+    assert seen[-1] == raised + back and libc.calls == raised + back  # nothing more
