@@ -117,6 +117,12 @@ def main(argv: list[str] | None = None) -> int:
         "the page's first request, memory, /healthz meanwhile, and generation",
     )
     bench.add_argument(
+        "--export",
+        action="store_true",
+        help="instead: the one-file export of a text (--tokens, default 128,512): its size, and "
+        "how soon Chromium draws it from file://",
+    )
+    bench.add_argument(
         "--generate", type=int, default=256, help="with --shape: tokens to write (default 256)"
     )
     export = sub.add_parser(
@@ -338,7 +344,7 @@ def _bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             parser.error(f"{flag}: lengths of at least 3 tokens")
         return out
 
-    default = "512,2048,4096" if args.shape else "16,128,512"
+    default = "512,2048,4096" if args.shape else "128,512" if args.export else "16,128,512"
     tokens = lengths("--tokens", args.tokens or default)
     browser_tokens = tuple(lengths("--browser-tokens", args.browser_tokens))
     if args.repeat < 1:
@@ -353,6 +359,14 @@ def _bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         print(bench.shape_table(shape))
         if args.json:
             print(bench.shape_json(shape))
+        return 0
+    if args.export:
+        from attnviz.python import bench as export_bench
+
+        rows = export_bench.run(tokens, args.chromium)
+        print(export_bench.table(rows))
+        if args.json:
+            print(export_bench.as_json(rows))
         return 0
     if args.train:
         from attnviz.training import bench as train_bench

@@ -1,0 +1,95 @@
+"""``attnviz bench --export``: the one-file export of a text, at each length, in figures: its
+size, the time to build it, and how soon headless Chromium draws every view from ``file://``
+with every request outside the file refused. Figures only, never asserted."""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from attnviz.python.trace import Trace
+
+DRAWN = "document.documentElement.dataset.traces === '1'"
+
+
+@dataclass(frozen=True)
+class ExportRow:
+    tokens: int
+    bytes: int
+    build_s: float
+    drawn_s: list[float]  # navigation to every view drawn, each opening
+
+
+def run(tokens: list[int], chromium: str, opens: int = 3) -> list[ExportRow]:
+    """MiniLM's trace of a text of each length, exported with the defaults, then opened
+    ``opens`` times (a fresh browser context each)."""
+    from playwright.sync_api import sync_playwright
+
+    import attnviz
+    from attnviz.bench import BROWSER_ARGS, text_of
+    from attnviz.pretrained.registry import BUILTIN_NAME
+
+    first = attnviz.trace(model=BUILTIN_NAME, text="warm up", fields="thumbs", thumb=16)
+    tokenizer = _tokenizer(first)
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp, sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium, headless=True, args=BROWSER_ARGS)
+        for n in tokens:
+            text = text_of(tokenizer, n)
+            t0 = time.perf_counter()
+            trace = attnviz.trace(model=BUILTIN_NAME, text=text, fields="thumbs", thumb=16)
+            path = trace.save_html(Path(tmp) / f"trace-{n}.html")
+            build = time.perf_counter() - t0
+            drawn = []
+            for _ in range(opens):
+                context = browser.new_context(viewport={"width": 1280, "height": 800})
+                context.route(
+                    "**/*",
+                    lambda r: (
+                        r.continue_()
+                        if r.request.url.startswith(("file:", "blob:", "data:"))
+                        else r.abort()
+                    ),
+                )
+                page = context.new_page()
+                page.goto(path.as_uri())
+                # offline/page.js marks every view drawn; asked every 10 ms, the page's clock
+                # then read (from navigation on).
+                page.wait_for_function(DRAWN, polling=10, timeout=60_000)
+                drawn.append(round(page.evaluate("performance.now()") / 1000, 2))
+                context.close()
+            rows.append(ExportRow(n, path.stat().st_size, round(build, 2), drawn))
+        browser.close()
+    return rows
+
+
+def _tokenizer(trace: Trace) -> Any:
+    """The tokenizer of the model that made ``trace`` (the process's trace service has it)."""
+    from attnviz.python.local import _service
+
+    model = _service().registry.get(trace.meta["model"])
+    return model.tokenizer
+
+
+def table(rows: list[ExportRow]) -> str:
+    lines = [
+        "attnviz bench --export: all-MiniLM-L6-v2's trace of a text as one HTML file (the "
+        "default budget), opened from file:// in headless Chromium with every other request "
+        "refused, 1280 x 800",
+        "",
+        "| tokens | file | built in | navigation to every view drawn |",
+        "| ---: | ---: | ---: | --- |",
+    ]
+    for r in rows:
+        opens = ", ".join(f"{s:.2f} s" for s in r.drawn_s)
+        lines.append(f"| {r.tokens:,} | {r.bytes:,} bytes | {r.build_s:.2f} s | {opens} |")
+    return "\n".join(lines)
+
+
+def as_json(rows: list[ExportRow]) -> str:
+    import json
+
+    return json.dumps([asdict(r) for r in rows])
