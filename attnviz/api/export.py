@@ -73,11 +73,12 @@ def build(traces: Any, body: ExportRequest) -> str:
         422: {"description": "A field breaks a rule; see message"},
         503: {"description": "Busy: come back after `Retry-After` seconds"},
     },
-    description="The page's views of a trace as one self-contained HTML file (its modules, "
-    "Plotly's basic bundle and the trace's parts inline; it opens from file:// with the network "
+    description="The page's views of a trace as one self-contained HTML file (its modules, a "
+    "partial bundle of Plotly and the trace's parts inline; it opens from file:// with the network "
     "off): the toy lab's for a toy table (every head exact), sentence mode's for a text (the "
     "parts the views draw first, then more heads exact while the file stays within the "
-    "default budget). `selection`: the layer, head, query, token options and views it opens on.",
+    "default budget). `selection`: the layer, head, query, token options and views it opens "
+    "on.",
 )
 async def export(body: ExportRequest, request: Request, traces: TracesDep) -> Response:
     req = body.trace

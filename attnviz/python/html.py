@@ -1,6 +1,7 @@
 """One self-contained HTML file of a trace: the sentence mode's own views, their modules, the CSS,
-Plotly's basic bundle and the parts of the trace the views ask for, inline. It opens from
-``file://`` with the network off (no server, no CDN) and draws with the page's own code.
+Plotly's basic bundle (scatter; the toy lab's file the cartesian one, with heatmaps) and the
+parts of the trace the views ask for, inline. It opens from ``file://`` with the network off (no
+server, no CDN) and draws with the page's own code.
 
 The parts are the compact bodies the server sends (safetensors, keyed by their query
 parameters), chosen for one selection (layer, head, query, token options): what every view draws
@@ -41,7 +42,10 @@ ROWS_FIRST = 256
 QK_FIELDS = "queries,keys,scores,attentions"
 AGGREGATES = ("head_mean", "head_max", "rollout")
 ENTRY = "offline/page.js"
-PLOTLY = "vendor/plotly-basic.min.js"
+# Plotly's partial bundles from npm (plotly.js-basic-dist-min, plotly.js-cartesian-dist-min, the
+# version of the plotly wheel's), by what a file's views draw: scatter alone (a text's
+# trajectories, a run's losses), or heatmaps too (the toy lab's attention).
+PLOTLY = {"basic": "vendor/plotly-basic.min.js", "cartesian": "vendor/plotly-cartesian.min.js"}
 # ``from "./x.js"``, ``import "./x.js"``: the relative imports the loader rewrites (loader.js).
 IMPORT = re.compile(r"""(?:\bfrom|^\s*import)\s*["'](\.{1,2}/[^"']+)["']""", re.MULTILINE)
 
@@ -293,7 +297,8 @@ class Page:
     static/js whose ``start(config, block)`` draws it (the loader passes the JSON config and the
     data block, gunzipped); the title, the header's tagline and the footer's words (text);
     ``style``: CSS the mode adds in the file (after the page's); ``main``: the file wraps the
-    mode's markup in ``<main>`` (False for a partial with a main landmark of its own)."""
+    mode's markup in ``<main>`` (False for a partial with a main landmark of its own);
+    ``plotly``: the bundle its views need (``PLOTLY``)."""
 
     mode: str
     entry: str
@@ -302,13 +307,14 @@ class Page:
     footer: str
     style: str = ""
     main: bool = True
+    plotly: str = "basic"
 
 
 @dataclass(frozen=True)
 class _Assets:
     css: str
     loader: str
-    plotly: str
+    plotly: dict[str, str]  # bundle -> its text gzipped, base64
 
 
 def _assets() -> _Assets:
@@ -320,7 +326,8 @@ def _assets() -> _Assets:
     loader = (static / "js" / "offline" / "loader.js").read_text(encoding="utf-8")
     if "</script" in loader.lower() or "</style" in css.lower():
         raise RuntimeError("attnviz: the loader or the CSS closes its own element")
-    return _Assets(css, loader, gz64((static / PLOTLY).read_bytes()))
+    bundles = {name: gz64((static / path).read_bytes()) for name, path in PLOTLY.items()}
+    return _Assets(css, loader, bundles)
 
 
 _ASSETS: list[_Assets] = []
@@ -350,7 +357,7 @@ MODE = re.compile(r"^[a-z][a-z0-9_-]*$")
 
 def page_html(page: Page, config: Mapping[str, Any], data: str) -> str:
     """One self-contained file: templates/standalone.html around templates/modes/<mode>.html,
-    the CSS, the loader, the modules ``page.entry`` imports, Plotly's basic bundle, ``config``
+    the CSS, the loader, the modules ``page.entry`` imports, Plotly's bundle, ``config``
     (JSON; ``entry`` added) and ``data`` (base64 of gzip, see ``gz64``), all inline."""
     from jinja2 import Environment, FileSystemLoader, select_autoescape
 
@@ -370,7 +377,7 @@ def page_html(page: Page, config: Mapping[str, Any], data: str) -> str:
         css=a.css,
         loader=a.loader,
         modules_gz=packed_modules(page.entry),
-        plotly_gz=a.plotly,
+        plotly_gz=a.plotly[page.plotly],
         data_gz=data,
         config_json=_script_json({**config, "entry": page.entry}),
     )
@@ -586,7 +593,7 @@ def toy_html(
     """One HTML file of a toy trace (``attnviz.trace(tokens=..., embeddings=..., config=...)``)
     that draws the toy lab's views offline with the toy lab's own controller: the attention
     heatmaps of every layer and head, the token vectors with the layer slider (in 2-D: the
-    first two axes or principal components; the file carries Plotly's basic bundle, which has
+    first two axes or principal components; the file carries Plotly's cartesian bundle, which has
     no 3-D traces), before and after, and the distances. Every number is in the file, exact
     (float64): the first screen's arrays and every head's scores and weights. The table and
     the model are shown read only. ``layer``, ``head``: the heatmaps' first head; ``view``:
@@ -630,6 +637,7 @@ def toy_html(
         "toy lab's own views, offline.",
         footer="a saved toy trace: every number shown is in this file",
         main=False,  # modes/toy.html has its own (the plots)
+        plotly="cartesian",  # the attention heatmaps
     )
     config = {"request": request, "view": selection, "preset": preset and preset["id"],
               "presets": [preset] if preset else [], "limits": LIMITS.model_dump(),

@@ -135,15 +135,20 @@ def test_the_vendored_plotly_is_the_plotly_wheels_version():
     from attnviz.web import find_dir, plotly_js
 
     def version(text: str) -> str:
-        found = re.search(r"plotly\.js (?:\(basic - minified\) )?v(\d+\.\d+\.\d+)", text[:400])
+        found = re.search(r"plotly\.js (?:\((?:basic|cartesian) - minified\) )?v(\d+\.\d+\.\d+)",
+                          text[:400])  # fmt: skip
         assert found, text[:200]
         return found.group(1)
 
     _, wheel = plotly_js()
     wheel_text = wheel.read_text() if isinstance(wheel, Path) else wheel.decode()
-    basic = (find_dir("static") / "vendor" / "plotly-basic.min.js").read_text()
-    assert "Licensed under the MIT license" in basic[:400]
-    assert version(basic) == version(wheel_text)
+    from attnviz.python.html import PLOTLY
+
+    for name, path in PLOTLY.items():
+        bundle = (find_dir("static") / path).read_text()
+        assert f"({name} - minified)" in bundle[:400]
+        assert "Licensed under the MIT license" in bundle[:400]
+        assert version(bundle) == version(wheel_text)
 
 
 CUT = """

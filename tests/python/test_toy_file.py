@@ -54,6 +54,9 @@ def test_the_toy_file_draws_every_view_offline_with_exact_hover(browser, tmp_pat
     with opened(browser, path, scripts=[AXE]) as (page, errors):
         wait_drawn(page)
         assert page.locator("#error").is_hidden()
+        # Drawn as heatmaps (a bundle without them draws the data as lines, silently).
+        for plot in ("scores-plot", "weights-plot"):
+            assert page.locator(f"#{plot} .heatmaplayer image").count() == 1, plot
         # The first head: its scores and weights, exactly the trace's (float64).
         np.testing.assert_array_equal(numbers(heat_hover(page, "weights-plot")),
                                       trace["attentions"][1, 1])  # fmt: skip
@@ -69,7 +72,7 @@ def test_the_toy_file_draws_every_view_offline_with_exact_hover(browser, tmp_pat
         page.wait_for_function(f"document.documentElement.dataset.views !== '{before}'")
         np.testing.assert_array_equal(numbers(heat_hover(page, "weights-plot")),
                                       trace["attentions"][0, 0])  # fmt: skip
-        # The vectors: 2-D (no 3-D trace in the basic bundle), every PCA coordinate in the hover.
+        # The vectors: 2-D (no 3-D trace in the cartesian bundle), every PCA coordinate in the hover.
         kinds = page.evaluate(
             "() => document.getElementById('vectors-plot').data.map((t) => t.type)"
         )

@@ -4,7 +4,7 @@
 // of a server. The table and the model are a record of what was traced, read only (changing
 // them takes the live page, which computes the trace). The token vectors are drawn in two
 // dimensions (the first two axes, or the first two principal components): the file carries
-// Plotly's basic bundle, which has no 3-D scatter or cones; each point's hover names every
+// Plotly's cartesian bundle, which has no 3-D scatter or cones; each point's hover names every
 // coordinate.
 
 import { byId } from "../core/dom.js";
@@ -45,10 +45,11 @@ export async function start(config, block) {
     view: config.view }, limits);
   await toy.activate(state);
   const first = entries[0].params;
-  toy.show(await parts.get(first), { body: config.request, params: first });
-  const heads = entries.length - 1;
+  const part = await parts.get(first);
+  toy.show(part, { body: config.request, params: first });
+  const heads = part.meta.layers * part.meta.heads; // the first part and one per other head
   byId("offline-note").textContent = `A saved toy trace: its first screen and the exact scores and weights of ` +
-    `all ${heads} head${heads === 1 ? "" : "s"} are in this file. Pick layers, heads and tokens; the table ` +
+    `${heads === 1 ? "its one head" : `all ${heads} heads`} are in this file. Pick layers, heads and tokens; the table ` +
     "and the model are what was traced (editing them takes the live page). The token vectors are drawn " +
     "in 2-D here (the live page draws three dimensions).";
   await drawn;
