@@ -1,9 +1,11 @@
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
+from playwright.sync_api import Browser, sync_playwright
 
 from attnviz.presets import APPLE_AXES, APPLE_TOKENS, APPLE_X
 from attnviz.pretrained.registry import BUILTIN_INSTALL, builtin_dir
@@ -49,3 +51,16 @@ def client(app):
 @pytest.fixture
 def apple_request() -> dict:
     return {"tokens": list(APPLE_TOKENS), "axes": list(APPLE_AXES), "embeddings": APPLE_X}
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    """One headless Chromium (Debian's, never downloaded) for every test that drives one: the
+    browser tests and the Python API's exported files. One per session: Playwright's sync API
+    runs an event loop that a second instance in the same thread would meet."""
+    from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        yield b
+        b.close()

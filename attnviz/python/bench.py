@@ -8,9 +8,12 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from attnviz.python.trace import Trace
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser
 
 DRAWN = "document.documentElement.dataset.traces === '1'"
 
@@ -23,20 +26,34 @@ class ExportRow:
     drawn_s: list[float]  # navigation to every view drawn, each opening
 
 
-def run(tokens: list[int], chromium: str, opens: int = 3) -> list[ExportRow]:
+def run(
+    tokens: list[int], chromium: str, opens: int = 3, browser: Browser | None = None
+) -> list[ExportRow]:
     """MiniLM's trace of a text of each length, exported with the defaults, then opened
-    ``opens`` times (a fresh browser context each)."""
+    ``opens`` times (a fresh browser context each), in ``browser`` or a Chromium of its own."""
     from playwright.sync_api import sync_playwright
 
+    if browser is not None:
+        return _run(tokens, browser, opens)
+    from attnviz.bench import BROWSER_ARGS
+
+    with sync_playwright() as pw:
+        own = pw.chromium.launch(executable_path=chromium, headless=True, args=BROWSER_ARGS)
+        try:
+            return _run(tokens, own, opens)
+        finally:
+            own.close()
+
+
+def _run(tokens: list[int], browser: Browser, opens: int) -> list[ExportRow]:
     import attnviz
-    from attnviz.bench import BROWSER_ARGS, text_of
+    from attnviz.bench import text_of
     from attnviz.pretrained.registry import BUILTIN_NAME
 
     first = attnviz.trace(model=BUILTIN_NAME, text="warm up", fields="thumbs", thumb=16)
     tokenizer = _tokenizer(first)
     rows = []
-    with tempfile.TemporaryDirectory() as tmp, sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=chromium, headless=True, args=BROWSER_ARGS)
+    with tempfile.TemporaryDirectory() as tmp:
         for n in tokens:
             text = text_of(tokenizer, n)
             t0 = time.perf_counter()
@@ -62,7 +79,6 @@ def run(tokens: list[int], chromium: str, opens: int = 3) -> list[ExportRow]:
                 drawn.append(round(page.evaluate("performance.now()") / 1000, 2))
                 context.close()
             rows.append(ExportRow(n, path.stat().st_size, round(build, 2), drawn))
-        browser.close()
     return rows
 
 

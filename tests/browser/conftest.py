@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Page
 
 from attnviz.app import create_app
 from tests.browser.helpers import TIMEOUT_MS, VIEWPORT
@@ -45,14 +45,6 @@ def api(live_server) -> Iterator[httpx.Client]:
 @pytest.fixture(scope="session")
 def presets(api) -> dict:
     return api.get("/api/presets").json()
-
-
-@pytest.fixture(scope="session")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
 
 
 class Console:

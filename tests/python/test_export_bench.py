@@ -5,8 +5,8 @@ from attnviz.python import bench
 from tests.browser.conftest import CHROMIUM
 
 
-def test_the_export_bench_builds_opens_and_tabulates_a_file():
-    (row,) = bench.run([16], CHROMIUM, opens=1)
+def test_the_export_bench_builds_opens_and_tabulates_a_file(browser):
+    (row,) = bench.run([16], CHROMIUM, opens=1, browser=browser)
     assert row.tokens == 16 and row.bytes > 500_000 and len(row.drawn_s) == 1
     assert row.drawn_s[0] > 0 and row.build_s > 0
     table = bench.table([row])
