@@ -36,7 +36,7 @@ test: install-dev system-packages
 test-fast: install-dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy attnviz
-	ATTNVIZ_FUZZ_EXAMPLES=25 $(PY) -m pytest -q --ignore=tests/browser --ignore=tests/deploy \
+	ATTNVIZ_FUZZ_EXAMPLES=25 $(PY) -m pytest -q -m "not browser" --ignore=tests/deploy \
 		--ignore=tests/test_load.py --ignore=tests/training/test_ablations.py \
 		--deselect tests/training/test_trainer.py::test_the_default_run_forms_an_induction_head
 

@@ -64,3 +64,11 @@ def browser() -> Iterator[Browser]:
         b = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         yield b
         b.close()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test that drives Chromium (through the browser fixture, or the page fixture on it)
+    is marked ``browser``, so that the quick loop can leave them out (``-m "not browser"``)."""
+    for item in items:
+        if "browser" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.browser)
