@@ -17,6 +17,7 @@ from attnviz.engine.device import resolve_device
 from attnviz.pretrained import load_registry
 from attnviz.schemas import COMPACT_MEDIA_TYPE
 from attnviz.services import compute
+from attnviz.services.recurrent import RecurrentService
 from attnviz.services.traces import TraceService
 from attnviz.services.training import TrainService
 from attnviz.settings import Settings, get_settings
@@ -50,6 +51,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.traces = TraceService(settings, app.state.device, app.state.registry)
     app.state.training = TrainService(settings, app.state.device, app.state.registry)
+    app.state.recurrent = RecurrentService(settings)
     install_error_handlers(app)
     # GZip for the page, its scripts and the small JSON answers. Traces are compressed by the
     # trace service, on the compute thread (a large JSON trace would hold the event loop): the

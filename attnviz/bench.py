@@ -64,6 +64,14 @@ class Row:
     bytes_per_value: float
     parts_ms: float
     parts_bytes: int
+    # A causal model's predictions (services/lens.py), asked after the first request: their
+    # own cost, beside the trace's (None: an encoder's). The Predictions card's request (top_k
+    # and the logit lens of 16 positions around the middle), and top_k at every position.
+    predictions_ms: float | None = None
+    top_k_all_ms: float | None = None
+    # The page's first request again with one head knocked out (``ablate``: a middle layer's
+    # first head, zeroed): a new trace, as the Knock-out card asks for (None: a bridged model).
+    knockout_ms: float | None = None
 
 
 @dataclass
@@ -223,6 +231,13 @@ class HuggingFace:
             return 1000 * (time.perf_counter() - t0)
 
 
+# What the Predictions card asks for (a causal model): the top tokens and the logit lens (every
+# hidden state through the final norm and the unembedding) of the positions it draws, up to 16
+# (pos_start, pos_count: measure_row's); and the top tokens at every position.
+PREDICTIONS = {"fields": "top_k,lens"}
+TOP_K = {"fields": "top_k"}
+
+
 def page_parts(meta: dict) -> list[dict]:
     """What the page asks for after its first request (sentence.js): the chosen head exact,
     its query's row, the head view's layer (unpooled past 128 tokens), the trajectories, and
@@ -251,6 +266,9 @@ def measure_row(
         if hf:
             hf.forward_ms(text)
     floors, firsts, parts_ms = [], [], []
+    predictions_ms: list[float] = []
+    top_k_ms: list[float] = []
+    knockout_ms: list[float] = []
     first_bytes = parts_bytes = 0
     meta: dict = {}
     for text in texts:
@@ -271,6 +289,21 @@ def measure_row(
             done = [a.result() for a in asks]
         parts_ms.append(1000 * (time.perf_counter() - t0))
         parts_bytes = sum(wire for _, wire, _ in done)
+        if meta.get("causal") and "lens" not in (meta.get("unavailable") or {}):
+            middle = {"pos_start": max(0, meta["n"] // 2 - 8), "pos_count": 16}
+            for params, into in (({**PREDICTIONS, **middle}, predictions_ms), (TOP_K, top_k_ms)):
+                t0 = time.perf_counter()
+                status, _, raw = request(port, "POST", "/api/trace", body, params, True)
+                if status != 200:
+                    raise RuntimeError(f"/api/trace answered {status}: {raw[:300]!r}")
+                into.append(1000 * (time.perf_counter() - t0))
+        if meta.get("backend", "native") == "native":
+            knocked = {**body, "ablate": [{"layer": meta["layers"] // 2, "head": 0}]}
+            t0 = time.perf_counter()
+            status, _, raw = request(port, "POST", "/api/trace", knocked, FIRST, True)
+            if status != 200:
+                raise RuntimeError(f"/api/trace answered {status}: {raw[:300]!r}")
+            knockout_ms.append(1000 * (time.perf_counter() - t0))
     values = meta["layers"] * meta["heads"] * meta["n"] ** 2
     first = statistics.median(firsts)
     floor = statistics.median(floors) if floors else None
@@ -283,6 +316,9 @@ def measure_row(
         bytes_per_value=round(first_bytes / values, 3),
         parts_ms=round(statistics.median(parts_ms), 1),
         parts_bytes=parts_bytes,
+        predictions_ms=round(statistics.median(predictions_ms), 1) if predictions_ms else None,
+        top_k_all_ms=round(statistics.median(top_k_ms), 1) if top_k_ms else None,
+        knockout_ms=round(statistics.median(knockout_ms), 1) if knockout_ms else None,
     )
 
 
@@ -473,6 +509,33 @@ def table(report: Report) -> str:
             f"{r.first_paint_bytes / 1e6:.2f} MB | {r.bytes_per_value:.2f} | "
             f"{r.parts_ms:.0f} ms, {r.parts_bytes / 1e6:.2f} MB |"
         )
+    cost = [
+        f"{r.tokens} tokens: the card's {r.predictions_ms:.0f} ms "
+        f"({(r.first_request_ms + r.predictions_ms) / r.first_request_ms:.2f}x the first request "
+        f"with it), top-k at every position {r.top_k_all_ms:.0f} ms "
+        f"({(r.first_request_ms + r.top_k_all_ms) / r.first_request_ms:.2f}x)"
+        for r in report.rows
+        if r.predictions_ms is not None and r.top_k_all_ms is not None
+    ]
+    if cost:
+        lines += [
+            "",
+            "Predictions, asked after the first request (the Predictions card's: top-k and the "
+            "logit lens of every layer at 16 positions): " + "; ".join(cost) + ".",
+        ]
+    knock = [
+        f"{r.tokens} tokens {r.knockout_ms:.0f} ms ({r.knockout_ms / r.first_request_ms:.2f}x the "
+        "plain first request)"
+        for r in report.rows
+        if r.knockout_ms is not None
+    ]
+    if knock:
+        lines += [
+            "",
+            "Knock-out rerun (the page's first request with one head zeroed, a new trace): "
+            + "; ".join(knock)
+            + ".",
+        ]
     if report.toy:
         y = report.toy
         lines += [

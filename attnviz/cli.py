@@ -123,7 +123,19 @@ def main(argv: list[str] | None = None) -> int:
         "how soon Chromium draws it from file://",
     )
     bench.add_argument(
+        "--learn",
+        action="store_true",
+        help="instead: the Learn mode's targets (each step opened in Chromium until drawn and "
+        "answered, and each task's recurrent comparison, start to done)",
+    )
+    bench.add_argument(
         "--generate", type=int, default=256, help="with --shape: tokens to write (default 256)"
+    )
+    bench.add_argument(
+        "--atlas",
+        action="store_true",
+        help="instead: the head atlas's time on a random model of GPT-2's shape (12 x 12 heads) "
+        "and on the default model",
     )
     export = sub.add_parser(
         "export",
@@ -360,6 +372,12 @@ def _bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         if args.json:
             print(bench.shape_json(shape))
         return 0
+    if args.atlas:
+        from attnviz import atlas_bench
+
+        atlas_rows = atlas_bench.run(args.device)
+        print(atlas_bench.table(atlas_rows))
+        return 0
     if args.export:
         from attnviz.python import bench as export_bench
 
@@ -367,6 +385,14 @@ def _bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         print(export_bench.table(rows))
         if args.json:
             print(export_bench.as_json(rows))
+        return 0
+    if args.learn:
+        from attnviz.learn import bench as learn_bench
+
+        steps, comparisons = learn_bench.run(args.chromium)
+        print(learn_bench.table(steps, comparisons))
+        if args.json:
+            print(learn_bench.as_json(steps, comparisons))
         return 0
     if args.train:
         from attnviz.training import bench as train_bench

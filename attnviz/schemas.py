@@ -6,7 +6,7 @@ message that names the field, e.g. ``config.heads: 2 does not divide d = 3``.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 from pydantic import (
     BaseModel,
@@ -16,6 +16,7 @@ from pydantic import (
     FiniteFloat,
     StringConstraints,
     Tag,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -40,6 +41,15 @@ class Limits(BaseModel):
     # Attention rollout multiplies a T x T matrix per layer: 2 T^3 operations each. This bounds
     # their sum (about 5 s on two CPU cores): 4,096 tokens through 3 layers, 1,024 through 200.
     max_rollout_flops: float = 5e11
+    # Predictions (top_k, lens): the most next tokens a position lists, and the default.
+    max_top_k: int = 20
+    default_top_k: int = 5
+    # Unembedding a position costs 2 d_model x vocab operations per hidden state read (every
+    # layer's, for the logit lens): this bounds one part's (about 3 s on two CPU cores; GPT-2's
+    # top_k at 2,500 positions, or its lens at 200). Ask for fewer with pos_start, pos_count.
+    max_unembed_flops: float = 2e11
+    # Heads one trace may knock out (``ablate``): each patch runs its source text once more.
+    max_ablate: int = 16
 
 
 LIMITS = Limits()
@@ -223,6 +233,17 @@ class TraceResponse(TraceBase):
     config: ToyConfig
 
 
+class Ablated(BaseModel):
+    layer: int = Field(description="0-based")
+    head: int = Field(description="0-based")
+    mode: Literal["zero", "mean", "patch"]
+    source: str | None = Field(description="patch: the text whose head output was copied in")
+    patched: int = Field(
+        description="Positions whose output was replaced, from the first: the text's tokens, or "
+        "for a patch the fewer of the text's and the source's (the rest keep their own)"
+    )
+
+
 class TextTraceResponse(TraceBase):
     """A pretrained model's trace of a text."""
 
@@ -250,6 +271,10 @@ class TextTraceResponse(TraceBase):
     )
     backend: Literal["native", "transformers"] = Field(
         "native", description="What ran the model: attnviz's engine or transformers (ModelInfo)"
+    )
+    ablated: list[Ablated] = Field(
+        default_factory=list,
+        description="The heads knocked out (the request's ablate): every array is of this run",
     )
     unavailable: dict[str, str] = Field(
         default_factory=dict,
@@ -316,6 +341,36 @@ class Generate(_Strict):
     seed: int = Field(0, ge=0, le=2**31 - 1, description="Fixes the samples when sampling")
 
 
+AblateMode = Literal["zero", "mean", "patch"]
+
+
+class Ablate(_Strict):
+    """One head knocked out (engine/ablate.py): its output before the output projection
+    replaced by zeros (zero), by its own average over the text's positions (mean), or by its
+    output on another text, position by position from the start (patch, ``source``; positions
+    past the source's tokens keep their own output)."""
+
+    layer: int = Field(ge=0, description="0-based, as in a trace")
+    head: int = Field(ge=0, description="0-based, as in a trace")
+    mode: AblateMode = "zero"
+    source: str | None = Field(
+        None,
+        max_length=LIMITS.max_text_chars,
+        validate_default=True,
+        description="patch only: the text whose head output is copied in",
+    )
+
+    @field_validator("source")
+    @classmethod
+    def _source_with_patch(cls, source: str | None, info: ValidationInfo) -> str | None:
+        mode = info.data.get("mode")
+        if mode == "patch" and (source is None or not source.strip()):
+            raise ValueError("a patch needs a source text (not empty)")
+        if mode != "patch" and source is not None:
+            raise ValueError(f"only a patch takes a source, not {mode}")
+        return source
+
+
 class TextTraceRequest(_Strict):
     """A pretrained model on a text (and, with ``generate``, on what it writes after it)."""
 
@@ -329,6 +384,23 @@ class TextTraceRequest(_Strict):
         description="A causal model writes this many tokens after the text first; the trace is "
         "of the text and what it wrote (meta.generated says where that starts)",
     )
+    ablate: list[Ablate] = Field(
+        default_factory=list,
+        max_length=LIMITS.max_ablate,
+        description="Heads to knock out, each once; every array is of the ablated run "
+        "(meta.ablated says what was done). Native engine only; not with generate.",
+    )
+
+    @model_validator(mode="after")
+    def _ablate_once(self) -> TextTraceRequest:
+        seen: set[tuple[int, int]] = set()
+        for i, a in enumerate(self.ablate):
+            if (a.layer, a.head) in seen:
+                raise ValueError(f"ablate[{i}]: layer {a.layer} head {a.head} is listed twice")
+            seen.add((a.layer, a.head))
+        if self.ablate and self.generate is not None:
+            raise ValueError("ablate: not with generate (a knock-out traces the text as it is)")
+        return self
 
     @field_validator("text")
     @classmethod
@@ -346,7 +418,8 @@ class TextTraceRequest(_Strict):
 COMPACT_MEDIA_TYPE = "application/vnd.attnviz.trace+safetensors"
 
 # Arrays with a layer and a head axis ([layers][heads][...]); ``layer`` and ``head`` pick one.
-PER_HEAD_FIELDS = ("attentions", "scores", "queries", "keys", "values", "view")
+PER_HEAD_FIELDS = ("attentions", "scores", "queries", "keys", "values", "view",
+                   "value_weighted")  # fmt: skip
 # The arrays of the full JSON trace, in its order (also the default of ``fields``).
 TRACE_FIELDS = (
     "embeddings",
@@ -377,7 +450,48 @@ AGGREGATE_RULES = {
     "without a residual), multiplied through the layers, R_l = Â_l ⋯ Â_1: how much of each "
     "token's input reaches each row by this layer, if attention alone moved it.",
 }
-FIELDS = (*TRACE_FIELDS, "view", "thumbs", "score_range", *AGGREGATE_RULES)
+# Value-weighted attention (Kobayashi et al., 2020, "Attention is not only a weight"): what
+# each key adds to each query's output, not only how much weight it gets.
+VALUE_WEIGHTED_RULES = {
+    "value_weighted": "||a_ij v_j W_O^h||: the norm of what key j adds to query i's output "
+    "through head h, its weight times its value through the head's slice of the output "
+    "projection (Kobayashi et al., 2020).",
+    "value_weighted_sum": "||Σ_h a^h_ij v^h_j W_O^h||: the norm of what key j adds to query i's "
+    "output through the whole layer's attention, every head's contribution summed before the "
+    "norm (heads that cancel count for less).",
+}
+# ``measure``: what view, thumbs and the head aggregates show. Under value_weighted they are
+# computed from value_weighted instead of the weights; the rules then read as these say.
+Measure = Literal["weights", "value_weighted"]
+MEASURES: tuple[str, ...] = get_args(Measure)
+VALUE_WEIGHTED_AGGREGATES = {
+    "head_mean": "The mean of the layer's heads' value-weighted norms ||a_ij v_j W_O^h||.",
+    "head_max": "Each cell's largest value-weighted norm over the layer's heads: where any head "
+    "moves the most.",
+    "rollout": "Rollout over value-weighted attention: each layer's ||Σ_h a^h_ij v^h_j W_O^h||, "
+    "each row scaled to sum to 1, N, with the residual stream added, (N + I) / 2 (just N "
+    "without a residual), multiplied through the layers.",
+}
+# What a causal model predicts (services/lens.py), beyond the full trace: ``top_k``, the next
+# tokens the model's output gives most probability at each position, and ``lens`` (the logit
+# lens), every hidden state through the final norm and the unembedding.
+PREDICTION_FIELDS = {
+    "top_k": "{k, start, ids: [m][k], probs: [m][k], target_probs: [m], vocab: {id: label}}: "
+    "the k most probable next tokens at each position (m of them from start: pos_start, "
+    "pos_count), from the model's output (softmax of its logits), most probable first; "
+    "target_probs: the probability of the token that comes next (0 at the last position; an "
+    "encoder's head: of the text's own token, 0 at a mask), whose -log is the position's loss.",
+    "lens": "{rows, start, ids: [layers+1][m], probs, targets: [m], target_ranks, target_probs, "
+    "vocab}: "
+    "the logit lens (nostalgebraist, 2020): hidden state l (0: the embeddings; the last: the "
+    "output) through the final norm and the unembedding; each cell's most probable token and "
+    "its probability, and the rank (1: the top) and probability of the token that comes next "
+    "(targets[i], -1 and rank 0 at the last position). An encoder with a masked-language-model "
+    "head (predicts: masked) predicts the token at each position instead: targets[i] is the "
+    "text's own token, -1 at a mask ([MASK], <mask>).",
+}
+FIELDS = (*TRACE_FIELDS, "view", "thumbs", "score_range", *AGGREGATE_RULES,
+          *VALUE_WEIGHTED_RULES, *PREDICTION_FIELDS)  # fmt: skip
 
 
 class TraceQuery(_Strict):
@@ -419,6 +533,25 @@ class TraceQuery(_Strict):
         "(peaks kept). 0: never pooled.",
     )
     thumb_layer: int | None = Field(None, ge=0, description="thumbs: only this layer.")
+    k: int = Field(
+        LIMITS.default_top_k,
+        ge=1,
+        le=LIMITS.max_top_k,
+        description="top_k: the next tokens listed at each position.",
+    )
+    pos_start: int = Field(
+        0, ge=0, description="top_k and lens: only positions from this one (0: the first)."
+    )
+    pos_count: int | None = Field(
+        None, ge=1, description="top_k and lens: only this many positions (default: to the end)."
+    )
+    measure: Measure = Field(
+        "weights",
+        description="What view, thumbs and the head aggregates (head_mean, head_max, rollout) "
+        "show: the attention weights, or value-weighted attention, ||a_ij v_j W_O^h|| "
+        "(Kobayashi et al., 2020; rows no longer sum to 1, and hide_special drops the special "
+        "tokens' columns without rescaling the rows).",
+    )
 
     @field_validator("fields")
     @classmethod
@@ -504,6 +637,9 @@ class ModelList(BaseModel):
     examples: list[str]
     max_text_chars: int
     max_generate: int = Field(description="Tokens a causal model may write after a text")
+    max_ablate: int = Field(
+        LIMITS.max_ablate, description="Heads one trace may knock out (the trace's ablate)"
+    )
     max_json_values: int = Field(
         description="The most numbers one JSON trace may carry; ask for parts, or the compact "
         "form, beyond"
@@ -512,6 +648,41 @@ class ModelList(BaseModel):
     example_heads: list[ExampleHead] = Field(
         default_factory=list, description="Heads worth a look for the example texts"
     )
+
+
+class AtlasScore(BaseModel):
+    """One score of every head: a layers x heads grid."""
+
+    name: str = Field(description="previous_token, first_token, duplicate_token, induction or "
+                      "positional")  # fmt: skip
+    title: str
+    definition: str = Field(description="What the score measures, in words")
+    grid: list[list[float]] = Field(description="[layer][head], each from 0 to 1")
+    offsets: list[list[int]] | None = Field(
+        None,
+        description="positional only: [layer][head] the offset attended to (k tokens back; "
+        "negative: ahead)",
+    )
+
+
+class AtlasProbe(BaseModel):
+    """The text every head was scored on (the first of the strings), as the page opens it."""
+
+    text: str
+    tokens: list[str] = Field(description="Its tokens as the tokenizer shows them")
+    start: int = Field(description="The random string's first position (after a BOS or [CLS])")
+    half: int = Field(description="The random string's tokens; the repeat starts at start + half")
+    strings: int = Field(description="Random strings the scores are averaged over")
+    seed: int
+
+
+class AtlasResponse(BaseModel):
+    model: str
+    layers: int
+    heads: int
+    scores: list[AtlasScore]
+    probe: AtlasProbe
+    seconds: float = Field(description="The time it took to compute, once per model")
 
 
 class Preset(BaseModel):
@@ -544,6 +715,9 @@ class Load(BaseModel):
     cache_max_mb: float = Field(description="Its bound (ATTNVIZ_TRACE_CACHE_MB)")
     cache_entries: int
     training: int = Field(0, description="Training runs running now (ATTNVIZ_TRAIN_SLOTS)")
+    comparing: int = Field(
+        0, description="Recurrent comparisons running now (as many slots of their own)"
+    )
 
 
 class Health(BaseModel):
@@ -831,6 +1005,63 @@ class TrainAccepted(BaseModel):
     url: str
 
 
+# ---- Why not an RNN: POST /api/recurrent, GET /api/recurrent/{id} ----------------------------
+
+RecurrentTask = Literal["copy", "reverse", "induction"]
+RecurrentKind = Literal["transformer", "lstm", "gru"]
+RECURRENT_MAX_SEED = 2**31 - 1
+
+
+class RecurrentRequest(_Strict):
+    """A comparison of the training lab's transformer with an LSTM and a GRU on one task."""
+
+    task: RecurrentTask = "copy"
+    seed: int = Field(0, ge=0, le=RECURRENT_MAX_SEED, description="Starting weights and data order")
+
+
+class RecurrentTaskInfo(BaseModel):
+    name: RecurrentTask
+    title: str
+    about: str
+    steps: int = Field(description="Training steps of each model")
+    distances: list[int]
+    distance: str = Field(description="What a distance counts")
+
+
+class RecurrentOptions(BaseModel):
+    tasks: list[RecurrentTaskInfo]
+    default: RecurrentTask
+    lengths: list[int] = Field(description="The sequence lengths a training step is timed at")
+    max_seed: int
+    slots: int = Field(description="Comparisons this server runs at once (503 past it)")
+
+
+class RecurrentModel(BaseModel):
+    name: RecurrentKind
+    params: int
+    accuracy: list[float] = Field(description="Per distance, once trained; [] before")
+    step_seconds: list[float] = Field(description="Per length, once timed; [] before")
+    loss: float | None = Field(None, description="Its last training batch's loss, nats")
+    steps: int = Field(0, description="Training steps done")
+    train_seconds: float | None = Field(None, description="Its training's wall time, once done")
+
+
+class RecurrentRun(BaseModel):
+    id: str
+    state: RunState
+    reason: str | None = Field(None, description="Why it stopped, when not done")
+    task: RecurrentTask
+    seed: int
+    distances: list[int] = Field(description="Where accuracy is measured")
+    distance: str = Field(description="What a distance counts (the accuracy plot's axis)")
+    lengths: list[int] = Field(description="The sequence lengths a step is timed at")
+    models: list[RecurrentModel]
+    claims: list[TrainClaim] | None = Field(None, description="Measured once it is done")
+    shows: str = Field("", description="What it showed, in words, once it is done")
+    progress: float = Field(0.0, description="The share of the work done, 0 to 1")
+    doing: str = Field("", description="What it is doing now")
+
+
 # ---- POST /api/export -----------------------------------------------------------------------
 
 ExportView = Literal["model", "head", "qk", "traj", "gen"]
@@ -877,3 +1108,142 @@ class ExportRequest(_Strict):
         Discriminator(_export_kind),
     ]
     selection: ExportSelection = Field(default_factory=ExportSelection)
+
+
+# ---- Learn mode: GET /api/learn, POST /api/learn/{id}/check -----------------------------------
+
+
+class LearnToyView(_Strict):
+    """A toy step's view as the page holds it (core/types.js ToyView)."""
+
+    layer: int = Field(ge=0, description="The heatmaps' layer (0-based)")
+    head: int = Field(ge=0, description="The heatmaps' head (0-based)")
+    vlayer: int = Field(ge=0, description="The vectors' layer (0: the input)")
+    a: int = Field(ge=0, description="The distance's first token")
+    b: int = Field(ge=0, description="The distance's second token")
+    trails: bool = True
+
+
+class LearnToyState(BaseModel):
+    """A whole toy lab state (core/types.js ToyState): the table, its config and the view."""
+
+    preset: str | None = Field(description="The preset it starts from (its config may differ)")
+    tokens: list[str]
+    axes: list[str]
+    embeddings: list[list[float]]
+    config: ToyConfig
+    view: LearnToyView
+
+
+class LearnTrain(BaseModel):
+    settings: dict[str, str] = Field(
+        description="The Train tab's form fields by name, as text (as modes/train/link.js "
+        "carries them): {} for step 1, whose card is the recurrent comparison"
+    )
+
+
+class LearnTask(BaseModel):
+    id: str
+    prompt: str
+    hint: str
+
+
+class ArticleRow(BaseModel):
+    label: str
+    article: list[float] = Field(description="As the article states them")
+    engine: list[float] = Field(
+        description="The engine's, from the step's starting state, at full precision"
+    )
+
+
+class ArticleTable(BaseModel):
+    caption: str
+    columns: list[str]
+    decimals: int = Field(description="The article's rounding: the engine's numbers round to it")
+    rows: list[ArticleRow]
+
+
+class LearnStep(BaseModel):
+    n: int = Field(description="1-based: #learn/n")
+    id: str
+    title: str
+    lab: Literal["toy", "train"]
+    text: list[str] = Field(description="Paragraphs, plain text")
+    formula: str = Field(description="Presentation MathML, one <math display=block> element")
+    formula_text: str = Field(description="The formula in plain text (its text alternative)")
+    toy: LearnToyState | None = Field(description="A toy step's starting state")
+    train: LearnTrain | None = Field(description="A train step's starting form")
+    focus: list[str] = Field(description="Ids of the page's elements the step is about")
+    tasks: list[LearnTask]
+    article: list[ArticleTable] = Field(description="The article's numbers beside the engine's")
+
+
+class LearnSteps(BaseModel):
+    steps: list[LearnStep]
+
+
+class LearnView(_Strict):
+    """What the learner looks at. A toy step: the heatmaps' layer and head, the vectors' layer,
+    the distance pair (``trails`` is accepted and not read). A train step: the run's variant and
+    the head in view."""
+
+    layer: int = Field(0, ge=0, le=LIMITS.max_layers - 1, description="0-based")
+    head: int = Field(0, ge=0, le=LIMITS.max_heads - 1, description="0-based")
+    vlayer: int | None = Field(None, ge=0, le=LIMITS.max_layers, description="toy steps")
+    a: int | None = Field(None, ge=0, le=LIMITS.max_tokens - 1, description="toy steps")
+    b: int | None = Field(None, ge=0, le=LIMITS.max_tokens - 1, description="toy steps")
+    trails: bool | None = Field(None, description="toy steps")
+    variant: int | None = Field(
+        None, ge=0, le=TRAIN_SHAPE.max_variants - 1, description="train steps (0-based)"
+    )
+
+
+_TOY_VIEW = ("vlayer", "a", "b", "trails")
+
+
+class LearnCheckRequest(_Strict):
+    """One of: a toy step's table and view (the table exactly as POST /api/trace takes it), a
+    train step's run and view, or step 1's recurrent comparison."""
+
+    toy: ToyTraceRequest | None = Field(None, description="toy steps: the table and its config")
+    run: str | None = Field(
+        None, min_length=1, max_length=40, description="train steps 11-16: the run's id"
+    )
+    recurrent: str | None = Field(
+        None, min_length=1, max_length=40, description="step 1: the comparison's id"
+    )
+    view: LearnView | None = None
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> LearnCheckRequest:
+        sent = [k for k in ("toy", "run", "recurrent") if getattr(self, k) is not None]
+        if not sent:
+            raise ValueError(
+                "body: send toy (a toy step's table), run (a train step's run) or recurrent "
+                "(step 1's comparison)"
+            )
+        if len(sent) > 1:
+            raise ValueError(f"{sent[1]}: send one of toy, run and recurrent, not {sent}")
+        v = self.view
+        if v is None:
+            return self
+        if self.recurrent is not None:
+            raise ValueError("view: step 1's check reads no view; send recurrent alone")
+        if self.toy is not None and v.variant is not None:
+            raise ValueError("view.variant: only a train step's view has a variant")
+        if self.run is not None:
+            for name in _TOY_VIEW:
+                if getattr(v, name) is not None:
+                    raise ValueError(f"view.{name}: only a toy step's view has it")
+        return self
+
+
+class LearnTaskResult(BaseModel):
+    id: str
+    done: bool
+    says: str = Field(description="What is true now, with the numbers, and why")
+
+
+class LearnCheck(BaseModel):
+    step: str
+    tasks: list[LearnTaskResult]

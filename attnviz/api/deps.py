@@ -8,6 +8,7 @@ import torch
 from fastapi import Depends, Request
 
 from attnviz.pretrained import ModelRegistry
+from attnviz.services.recurrent import RecurrentService
 from attnviz.services.traces import TraceService
 from attnviz.services.training import TrainService
 from attnviz.settings import Settings
@@ -33,8 +34,13 @@ async def _training(request: Request) -> TrainService:
     return request.app.state.training
 
 
+async def _recurrent(request: Request) -> RecurrentService:
+    return request.app.state.recurrent
+
+
 SettingsDep = Annotated[Settings, Depends(_settings)]
 DeviceDep = Annotated[torch.device, Depends(_device)]
 RegistryDep = Annotated[ModelRegistry, Depends(_registry)]
 TracesDep = Annotated[TraceService, Depends(_traces)]
 TrainingDep = Annotated[TrainService, Depends(_training)]
+RecurrentDep = Annotated[RecurrentService, Depends(_recurrent)]

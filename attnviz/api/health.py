@@ -1,14 +1,16 @@
 from fastapi import APIRouter
 
 from attnviz import __version__
-from attnviz.api.deps import DeviceDep, TracesDep, TrainingDep
+from attnviz.api.deps import DeviceDep, RecurrentDep, TracesDep, TrainingDep
 from attnviz.schemas import Health, Load
 
 router = APIRouter(tags=["health"])
 
 
 @router.get("/healthz")
-async def healthz(device: DeviceDep, traces: TracesDep, training: TrainingDep) -> Health:
+async def healthz(
+    device: DeviceDep, traces: TracesDep, training: TrainingDep, recurrent: RecurrentDep
+) -> Health:
     """Liveness and readiness: the server answers (at once, never queued behind traces), knows
     its device, and says how busy it is."""
     admission, cache = traces.admission, traces.cache
@@ -20,5 +22,6 @@ async def healthz(device: DeviceDep, traces: TracesDep, training: TrainingDep) -
         cache_max_mb=round(cache.max_bytes / 2**20, 1),
         cache_entries=len(cache),
         training=training.training,
+        comparing=recurrent.running,
     )
     return Health(version=__version__, device=str(device), load=load)

@@ -18,6 +18,7 @@ def models(registry: RegistryDep, settings: SettingsDep) -> ModelList:
         examples=EXAMPLES,
         max_text_chars=LIMITS.max_text_chars,
         max_generate=LIMITS.max_generate,
+        max_ablate=LIMITS.max_ablate,
         max_json_values=settings.max_json_values,
         install=BUILTIN_INSTALL,
         example_heads=[e for e in example_heads() if e.model in registry.models],

@@ -24,6 +24,7 @@ from safetensors import SafetensorError, safe_open
 from attnviz.engine import Transformer, TransformerConfig
 from attnviz.engine.device import DTYPES, dtype_name, memory_refusal, resolve_dtype
 from attnviz.pretrained.convert import FAMILIES, ConversionError
+from attnviz.pretrained.mlm import MlmHead, read_mlm_head
 from attnviz.pretrained.tokenize import TextTokenizer
 
 if TYPE_CHECKING:
@@ -55,6 +56,8 @@ class PretrainedModel:
     eos_ids: tuple[int, ...] = ()
     # Hooks are registered on the shared module during a capture: one forward at a time.
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    # An encoder's masked-language-model head, when its checkpoint has one (pretrained/mlm.py).
+    mlm: MlmHead | None = field(default=None, repr=False)
 
     # What the trace service reads of any model (registry.ServedModel; the transformers bridge,
     # pretrained/bridge, has the same): which backend runs it, what its traces lack, a trace,
@@ -273,6 +276,8 @@ def load_folder(
     params = list(model.parameters())
     total = sum(p.nbytes for p in {p.data_ptr(): p for p in params}.values())
     mapped = _mapped_bytes(params, raw)
+    # An encoder's masked-language-model head, when the checkpoint carries one (predictions).
+    mlm = read_mlm_head(family.name, hf, raw, model.W_E, chosen, device) if not cfg.causal else None
     del raw
     log.info(
         "loaded %s (%s, %d layers x %d heads, d_model %d) from %s on %s: weights %s as %s, "
@@ -299,6 +304,7 @@ def load_folder(
         tokenizer=tokenizer,
         device=device,
         eos_ids=_eos_ids(hf),
+        mlm=mlm,
     )
 
 

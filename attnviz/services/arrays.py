@@ -15,7 +15,16 @@ from dataclasses import dataclass
 import torch
 from safetensors.torch import save
 
-from attnviz.schemas import AGGREGATE_RULES, LIMITS, PER_HEAD_FIELDS, TraceQuery
+from attnviz.schemas import (
+    AGGREGATE_RULES,
+    LIMITS,
+    PER_HEAD_FIELDS,
+    PREDICTION_FIELDS,
+    VALUE_WEIGHTED_AGGREGATES,
+    VALUE_WEIGHTED_RULES,
+    TraceQuery,
+)
+from attnviz.services import lens
 from attnviz.services.tensors import ComputedTrace, TraceError, TraceTensors
 from attnviz.services.tokenview import TokenView, token_view
 from attnviz.services.wire import dumps
@@ -61,18 +70,25 @@ def _per_head(
     heads: list[int],
     tv: TokenView | None,
     query: int | None,
+    value: bool = False,
 ) -> torch.Tensor:
-    """(L', H', ...) of one per-head array: the layers and heads picked, stacked; attentions and
-    scores of one query row when ``query`` is given."""
+    """(L', H', ...) of one per-head array: the layers and heads picked, stacked; attentions,
+    scores and value_weighted of one query row when ``query`` is given. ``value``: view shows
+    value_weighted (``measure``)."""
     rows = []
     pick = slice(None) if query is None else slice(query, query + 1)
     for layer in layers:
         if name == "attentions":
             rows.append(tensors.pattern(layer, heads)[:, pick])
+        elif name == "value_weighted":
+            rows.append(tensors.value_weighted(layer, heads)[:, pick])
         elif name == "scores":
             rows.append(tensors.scores(layer, heads)[:, pick])
         elif name == "view" and tv is not None:
-            x = tv.apply(tensors.pattern(layer, heads))  # (H', m, m)
+            if value:
+                x = tv.apply(tensors.value_weighted(layer, heads), renormalise=False)
+            else:
+                x = tv.apply(tensors.pattern(layer, heads))  # (H', m, m)
             if query is not None:  # the row that shows the query (a special one hidden: refused)
                 r = tv.row(query)
                 x = x[:, r : r + 1]
@@ -115,17 +131,21 @@ def quantize(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     return q.round_().to(torch.uint8), scale.float()
 
 
-def thumbnails(tensors: TraceTensors, tv: TokenView, size: int, layers: list[int]) -> dict:
+def thumbnails(
+    tensors: TraceTensors, tv: TokenView, size: int, layers: list[int], value: bool = False
+) -> dict:
     """Every head's pattern (under the token options) as 8-bit values, one scale per head:
     weight ~ values * scale / 255. Longer than ``size``: max-pooled by the smallest whole factor
-    that fits, so a peak is never lost. (L', H, s, s) uint8 and (L', H) float32."""
+    that fits, so a peak is never lost. (L', H, s, s) uint8 and (L', H) float32. ``value``: the
+    value-weighted norms instead of the weights (``measure``)."""
     m = len(tv.groups)
     pool = 1 if size == 0 or m <= size else math.ceil(m / size)
     values, scales = [], []
     for layer in layers:
         parts, part_scales = [], []
-        for _, p in tensors.head_chunks(layer):  # a few heads at a time on a long text
-            x = tv.apply(p)  # (h, m, m)
+        chunks = tensors.value_chunks(layer) if value else tensors.head_chunks(layer)
+        for _, p in chunks:  # a few heads at a time on a long text
+            x = tv.apply(p, renormalise=not value)  # (h, m, m)
             if pool > 1:
                 x = max_pool(x, pool)  # (h, s, s)
             q, scale = quantize(x)  # the pooled peak is the pattern's peak
@@ -157,9 +177,17 @@ def select(trace: ComputedTrace, query: TraceQuery, annotate: bool = True) -> Pa
     for name in names if query.fields is not None else ():
         if name in lacking:
             raise TraceError(f"fields: {lacking[name]}")
+    value = query.measure == "value_weighted"
+    if value and "value_weighted" in lacking:
+        raise TraceError(f"measure: {lacking['value_weighted']}")
+    wants_value = value and any(n in ("view", "thumbs", *AGGREGATE_RULES) for n in names)
+    if (wants_value or any(n in VALUE_WEIGHTED_RULES for n in names)) and not t.has_value_weighted:
+        what = "measure" if wants_value else "fields"
+        raise TraceError(f"{what}: this trace has no values or output projection to weigh")
     options = query.hide_special or query.merge_words
     # The rows and columns under the token options: only what view and thumbs draw needs them.
-    shown = ("view", "thumbs", *AGGREGATE_RULES)  # the fields drawn under the token options
+    # the fields drawn under the token options
+    shown = ("view", "thumbs", *AGGREGATE_RULES, "value_weighted_sum")
     tv = trace_view(trace, query) if options or any(n in shown for n in names) else None
     if tv is not None and query.query is not None and "view" in names:
         try:
@@ -171,7 +199,7 @@ def select(trace: ComputedTrace, query: TraceQuery, annotate: bool = True) -> Pa
         if name in lacking:
             arrays[name] = None
         elif name in PER_HEAD_FIELDS:
-            arrays[name] = _per_head(t, name, layers, heads, tv, query.query)
+            arrays[name] = _per_head(t, name, layers, heads, tv, query.query, value)
         elif name == "embeddings":
             arrays[name] = t.embeddings
         elif name == "positional":
@@ -188,13 +216,22 @@ def select(trace: ComputedTrace, query: TraceQuery, annotate: bool = True) -> Pa
             arrays[name] = _projection(t, tv)
         elif name == "thumbs" and tv is not None:
             thumb_layers = _index(query.thumb_layer, t.layers, "thumb_layer", "layers")
-            arrays[name] = thumbnails(t, tv, query.thumb, thumb_layers)
+            arrays[name] = thumbnails(t, tv, query.thumb, thumb_layers, value)
         elif name == "score_range":
             arrays[name] = t.score_range()
+        elif name in PREDICTION_FIELDS:
+            arrays[name] = _predictions(t, name, query)
         elif name in AGGREGATE_RULES and tv is not None:
             if name == "rollout":
                 _check_rollout(t, max(layers) + 1)
-            arrays[name] = torch.stack([_aggregate(t, name, layer, tv) for layer in layers])
+                if value:
+                    _check_value_sum(t, max(layers) + 1)
+            rows = [_aggregate(t, name, layer, tv, value) for layer in layers]
+            arrays[name] = torch.stack(rows)
+        elif name == "value_weighted_sum" and tv is not None:
+            _check_value_sum(t, len(layers))
+            sums = [tv.apply(t.value_weighted_sum(layer), renormalise=False) for layer in layers]
+            arrays[name] = torch.stack(sums)
     meta = dict(trace.meta)
     if annotate:
         meta["fields"] = names
@@ -202,9 +239,38 @@ def select(trace: ComputedTrace, query: TraceQuery, annotate: bool = True) -> Pa
         if tv is not None:
             meta["token_view"] = tv.meta()
         rules = {n: AGGREGATE_RULES[n] for n in names if n in AGGREGATE_RULES}
+        if value:
+            rules = {n: VALUE_WEIGHTED_AGGREGATES[n] for n in rules}
+        rules |= {n: VALUE_WEIGHTED_RULES[n] for n in names if n in VALUE_WEIGHTED_RULES}
+        if value and any(n in ("view", "thumbs") for n in names):
+            rules["value_weighted"] = VALUE_WEIGHTED_RULES["value_weighted"]
         if rules:
             meta["rules"] = rules
+        meta["measure"] = query.measure
     return Part(meta, arrays)
+
+
+def _positions(t: TraceTensors, query: TraceQuery) -> tuple[int, int]:
+    """The positions ``top_k`` and ``lens`` cover: (start, count)."""
+    _index(query.pos_start, t.n, "pos_start", "tokens")
+    return query.pos_start, min(query.pos_count or t.n, t.n - query.pos_start)
+
+
+def _predictions(t: TraceTensors, name: str, query: TraceQuery) -> dict:
+    """``top_k`` or ``lens`` (services/lens.py), from the trace's kept blocks of predictions;
+    a window whose unembedding is over ``LIMITS.max_unembed_flops`` is refused, naming it."""
+    if t.readout is None:
+        raise TraceError(f"fields: {name} needs a model that predicts tokens (this trace has none)")
+    start, count = _positions(t, query)
+    cost = lens.work(t.states, name, count, t.readout.vocab)
+    if cost > LIMITS.max_unembed_flops:
+        rows = "the output" if name == "top_k" else f"{t.layers + 1} hidden states"
+        raise TraceError(
+            f"pos_count: {name} of {count:,} positions ({rows} through a vocabulary of "
+            f"{t.readout.vocab:,}) is {cost:.1e} operations, over this server's bound of "
+            f"{LIMITS.max_unembed_flops:.0e}; ask for fewer positions (pos_start, pos_count)"
+        )
+    return lens.part(name, t.predictions(name, start, count), t.readout, start, query.k)
 
 
 def _check_rollout(t: TraceTensors, layers: int) -> None:
@@ -217,11 +283,26 @@ def _check_rollout(t: TraceTensors, layers: int) -> None:
         )
 
 
-def _aggregate(t: TraceTensors, name: str, layer: int, tv: TokenView) -> torch.Tensor:
-    """(m, m) float64: one layer's head aggregate under the token options."""
+def _check_value_sum(t: TraceTensors, layers: int) -> None:
+    work = 2 * t.heads**2 * t.n**2 * layers
+    if work > LIMITS.max_rollout_flops:
+        raise TraceError(
+            f"fields: the value-weighted sum over heads through {layers} layers of {t.n:,} tokens "
+            f"is {work:.1e} operations, over this server's bound of "
+            f"{LIMITS.max_rollout_flops:.0e}; a shorter text or one layer"
+        )
+
+
+def _aggregate(
+    t: TraceTensors, name: str, layer: int, tv: TokenView, value: bool = False
+) -> torch.Tensor:
+    """(m, m) float64: one layer's head aggregate under the token options, of the weights or
+    (``value``) of the value-weighted norms."""
     if name == "rollout":
-        return tv.apply(t.rollout()[layer]).double()
-    heads = tv.apply(t.pattern(layer)).double()  # (H, m, m), each head as it is shown
+        rollout = t.value_rollout() if value else t.rollout()
+        return tv.apply(rollout[layer]).double()
+    each = t.value_weighted(layer) if value else t.pattern(layer)
+    heads = tv.apply(each, renormalise=not value).double()  # (H, m, m), each head as shown
     return heads.mean(0) if name == "head_mean" else heads.amax(0)
 
 
@@ -318,6 +399,7 @@ def json_numbers(trace: ComputedTrace, query: TraceQuery) -> int:
     options = query.hide_special or query.merge_words
     m = len(trace_view(trace, query).groups) if options else T  # rows under the options
     thumb_layers = 1 if query.thumb_layer is not None else L
+    P = max(0, min(query.pos_count or T, T - query.pos_start))  # top_k's and lens's positions
     size = {
         "attentions": Ls * Hs * Qs * T,
         "scores": Ls * Hs * Qs * T,
@@ -325,6 +407,8 @@ def json_numbers(trace: ComputedTrace, query: TraceQuery) -> int:
         "keys": Ls * Hs * T * hs,
         "values": Ls * Hs * T * hs,
         "view": Ls * Hs * (1 if query.query is not None else m) * m,
+        "value_weighted": Ls * Hs * Qs * T,
+        "value_weighted_sum": Ls * m * m,
         **{name: Ls * m * m for name in AGGREGATE_RULES},
         "embeddings": T * C,
         "positional": T * C if t.positional is not None else 0,
@@ -335,6 +419,8 @@ def json_numbers(trace: ComputedTrace, query: TraceQuery) -> int:
         "projection": 0 if C == 3 else (L + 1) * m * 3 + 4 * C + 3,
         "score_range": L * H,
         "thumbs": thumb_layers * H * (min(m, query.thumb or m) ** 2 + 1),
+        "top_k": 2 * P * query.k + P,
+        "lens": 4 * (L + 1) * P + P,
     }
     lacking = trace.meta.get("unavailable") or {}
     return sum(size[name] for name in query.names() if name not in lacking)

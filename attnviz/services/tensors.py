@@ -15,13 +15,17 @@ import math
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 import torch
 
 from attnviz.engine import Transformer, TransformerConfig, act_name, capture
+from attnviz.engine.ablate import HeadAblation
 from attnviz.engine.analysis import PCA, attention_entropy, pairwise_distances, trajectory_pca
 from attnviz.engine.model import CHUNK_BYTES, Block, attention_pattern, attention_scores
+
+if TYPE_CHECKING:
+    from attnviz.services.lens import Readout
 
 R = TypeVar("R")
 QKV = tuple[torch.Tensor, torch.Tensor, torch.Tensor]
@@ -96,6 +100,16 @@ class TraceTensors:
     recompute: Callable[[int], QKV] | None = field(default=None, repr=False)
     # Why a trace has no q and k (said to whoever asks for them), when it has none.
     no_qk_reason: str | None = None
+    # How hidden states become scores over the vocabulary (services/lens.py: a causal text
+    # model's final norm and unembedding), for top_k and the logit lens; None: no predictions.
+    readout: Readout | None = field(default=None, repr=False)
+    # L x (nh, hs, C): each head's slice of the output projection W_O (rows h*hs .. (h+1)*hs,
+    # views of the model's own weights), for what each key contributes (``value_weighted``);
+    # None when the model's output projection is not the engine's (a bridged model).
+    w_o: list[torch.Tensor] | None = field(default=None, repr=False)
+    # The heads knocked out in this run (engine/ablate.py): their outputs are not their weights
+    # times their values, so what each key adds through them is read as ``_written`` says.
+    ablations: Sequence[HeadAblation] = ()
     _derived: dict[str, object] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -155,7 +169,9 @@ class TraceTensors:
         L1, T, _ = self.states.shape
         size = self.states.element_size()
         derived = self.layers * self.heads * (T + 1) * size  # entropy, score range
-        for square in (L1 * T * T * size, self.layers * T * T * 8):  # distances, rollout
+        derived += self.layers * self.heads * T * size  # the values' norms (value_norms)
+        # distances, the rollout of the weights and of the value-weighted norms
+        for square in (L1 * T * T * size, self.layers * T * T * 8, self.layers * T * T * 8):
             derived += square if square <= KEEP_SQUARE_BYTES else 0
         return base + derived
 
@@ -197,6 +213,24 @@ class TraceTensors:
                 self._derived[name] = compute()
             return self._derived[name]  # type: ignore[return-value]
 
+    def predictions(self, kind: str, start: int, count: int) -> list[dict]:
+        """Positions ``start`` .. ``start + count - 1`` through the readout: the output's top
+        tokens (``kind`` "top_k") or the logit lens and the target's rank ("lens"), one dict a
+        position (``lens.at``). Each position is unembedded once, those not yet kept together
+        (a few rows of vocabulary logits at a time), and kept: a window that moves by a token
+        computes one more."""
+        from attnviz.services.lens import at
+
+        if self.readout is None:
+            raise TraceError("fields: this trace's model predicts no tokens")
+        kept: dict[int, dict] = self._memo(f"{kind}.positions", dict)
+        want = range(start, start + count)
+        missing = [p for p in want if p not in kept]
+        if missing:
+            for p, got in zip(missing, at(self.states, self.readout, kind, missing), strict=True):
+                kept[p] = got
+        return [kept[p] for p in want]
+
     def distances(self) -> torch.Tensor:
         """(L+1, T, T) Euclidean distance between tokens at each layer."""
         L1, T, _ = self.states.shape
@@ -234,6 +268,117 @@ class TraceTensors:
             return out
 
         return self._memo_square("rollout", self.layers * self.n * self.n * 8, compute)
+
+    # ---- value-weighted attention (Kobayashi et al., 2020) ---------------------------------
+
+    @property
+    def has_value_weighted(self) -> bool:
+        return self.w_o is not None and (self.v is not None or self.recompute is not None)
+
+    def _w_o(self) -> list[torch.Tensor]:
+        if self.w_o is None or not self.has_value_weighted:
+            raise TraceError("fields: this trace has no values or output projection")
+        return self.w_o
+
+    def value_norms(self) -> torch.Tensor:
+        """(L, nh, T) ||v_j W_O^h||: the norm of what key j would add to any query's output
+        through head h at weight 1 (its value through the head's slice of W_O; the output's
+        bias, the same for every key, left out)."""
+        w_o = self._w_o()
+
+        def compute() -> torch.Tensor:
+            rows = []
+            for layer in range(self.layers):
+                v = self.qkv(layer)[2]  # (nh, T, hs)
+                rows.append(torch.linalg.vector_norm(v @ w_o[layer].to(v.dtype), dim=-1))
+            return torch.stack(rows)
+
+        return self._memo("value_norms", compute)
+
+    def _written(self, layer: int, heads: Sequence[int], p: torch.Tensor) -> torch.Tensor:
+        """``p`` (len(heads), T, T), the weights of ``heads``, as the weights by which each key
+        reaches the layer's output in this run: a knocked-out head's output is not its weights
+        times its values. Zeroed: no key adds anything. Averaged over the positions: every query
+        gets sum_j (mean_p a_pj) v_j, so each row is the column means. Patched from another
+        text: the patched queries' outputs come from that text, none from this text's keys."""
+        marks = [(i, a) for i, h in enumerate(heads) for a in self.ablations
+                 if a.layer == layer and a.head == h]  # fmt: skip
+        if not marks:
+            return p
+        p = p.clone()
+        for i, a in marks:
+            if a.mode == "zero":
+                p[i] = 0
+            elif a.mode == "mean":
+                p[i] = p[i].mean(dim=0, keepdim=True)  # (1, T) broadcast to every query row
+            else:
+                p[i, : a.patched(self.n)] = 0
+        return p
+
+    def value_weighted(self, layer: int, heads: Sequence[int] | None = None) -> torch.Tensor:
+        """(H', T, T) ||a_ij v_j W_O^h|| = a_ij ||v_j W_O^h|| of ``heads`` (all by default): the
+        norm of what each key adds to each query's output through the head (through a knocked
+        out head: ``_written``)."""
+        norms = self.value_norms()[layer]  # (nh, T)
+        if heads is not None and len(heads) != norms.shape[0]:
+            norms = norms[list(heads)]
+        chosen = list(range(self.heads)) if heads is None else list(heads)
+        p = self._written(layer, chosen, self.pattern(layer, heads))
+        return p * norms.to(p.dtype)[:, None, :]
+
+    def value_chunks(self, layer: int) -> Iterator[tuple[list[int], torch.Tensor]]:
+        """``head_chunks`` of the value-weighted norms."""
+        norms = self.value_norms()[layer]
+        for heads, p in self.head_chunks(layer):
+            p = self._written(layer, heads, p)
+            yield heads, p * norms[heads].to(p.dtype)[:, None, :]
+
+    def value_weighted_sum(self, layer: int) -> torch.Tensor:
+        """(T, T) float64 ||sum_h a^h_ij v^h_j W_O^h||: the norm of what key j adds to query i's
+        output through the whole layer's attention. With f^h_j = v^h_j W_O^h and the Gram
+        G_j[h, k] = <f^h_j, f^k_j>, the squared norm is sum_hk a^h_ij a^k_ij G_j[h, k]: heads x
+        heads per cell instead of d_model, a few heads' weights at a time."""
+        w_o = self._w_o()
+        v = self.qkv(layer)[2].double()  # (nh, T, hs)
+        f = v @ w_o[layer].double()  # (nh, T, C)
+        gram = torch.einsum("hjc,kjc->jhk", f, f)  # (T, nh, nh)
+        del f
+        chunks = [heads for heads, _ in self._chunk_heads()]
+        acc = torch.zeros(self.n, self.n, dtype=torch.float64, device=v.device)
+        for i, hp in enumerate(chunks):
+            ap = self._written(layer, hp, self.pattern(layer, hp)).double()  # (h, T, T)
+            for hq in chunks[i:]:
+                aq = ap if hq is hp else self._written(layer, hq, self.pattern(layer, hq)).double()
+                g = gram[:, hp][:, :, hq]  # (T, h, k)
+                # tmp[j, h, i] = sum_k G_j[h, k] a^k_ij
+                tmp = torch.bmm(g, aq.permute(2, 0, 1))  # (T, h, T)
+                term = (tmp.permute(1, 2, 0) * ap).sum(0)  # (T, T)
+                acc += term if hq is hp else 2 * term
+        return acc.clamp_min_(0).sqrt_()
+
+    def _chunk_heads(self) -> Iterator[tuple[list[int], None]]:
+        step = max(1, CHUNK_BYTES // max(1, self.n * self.n * 8))
+        for h in range(0, self.heads, step):
+            yield list(range(h, min(h + step, self.heads))), None
+
+    def value_rollout(self) -> list[torch.Tensor]:
+        """L x (T, T) float64: rollout over the value-weighted norms of the layer (Kobayashi et
+        al.'s ||sum_h a v W_O||, each row scaled to sum to 1), with the residual as
+        ``rollout``: R_l = ((N_l + I) / 2) R_(l-1)."""
+
+        def compute() -> list[torch.Tensor]:
+            out: list[torch.Tensor] = []
+            eye = torch.eye(self.n, dtype=torch.float64, device=self.states.device)
+            for layer in range(self.layers):
+                a = self.value_weighted_sum(layer)
+                total = a.sum(-1, keepdim=True)
+                a = torch.where(total > 0, a / total.clamp_min(torch.finfo(a.dtype).tiny), a)
+                if self.cfg.residual:
+                    a = (a + eye) / 2
+                out.append(a if not out else a @ out[-1])
+            return out
+
+        return self._memo_square("value_rollout", self.layers * self.n * self.n * 8, compute)
 
     def score_range(self) -> torch.Tensor:
         """(L, nh) the largest finite |score| of each head."""
@@ -341,6 +486,7 @@ def capture_trace(
         recompute = functools.partial(_recompute, model, states)
 
     pos = cache.get(act_name("pos_embed"))
+    w_o = [block_w_o(model, i) for i in range(L)]
     return TraceTensors(
         cfg=cfg,
         q=q,
@@ -351,7 +497,16 @@ def capture_trace(
         positional=pos[: x.shape[1]] if pos is not None else None,
         forward_pattern=patterns if keep_pattern else None,
         recompute=recompute,
+        w_o=w_o,
     )
+
+
+def block_w_o(model: Transformer, layer: int) -> torch.Tensor:
+    """(nh, hs, C): block ``layer``'s output projection, one slice of rows per head (a view)."""
+    block = model.blocks[layer]
+    assert isinstance(block, Block)
+    cfg = model.cfg
+    return block.attn.W_O.view(cfg.n_heads, cfg.d_head, -1)
 
 
 def attention_meta(cfg: TransformerConfig) -> dict:

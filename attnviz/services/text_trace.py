@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+
+import torch
+
+from attnviz.engine import Transformer
+from attnviz.engine.ablate import HeadAblation, ablating, head_outputs
 from attnviz.presets import SHOWCASE
 from attnviz.pretrained.native import quoted_each, unknown_characters
 from attnviz.pretrained.registry import ModelRegistry, ServedModel
-from attnviz.schemas import ModelInfo, TextTraceRequest
+from attnviz.schemas import PREDICTION_FIELDS, ModelInfo, TextTraceRequest
 from attnviz.services import heap
+from attnviz.services.lens import Readout, bridged_readout, mlm_readout, native_readout
 from attnviz.services.tensors import ComputedTrace, TraceError, attention_meta
 
 EXAMPLES = [
@@ -53,6 +60,90 @@ def find_model(registry: ModelRegistry, name: str) -> ServedModel:
         have = ", ".join(registry.models) or "none; see the README to install one"
         raise ModelNotFound(f"model: no model named {name!r} (available: {have})")
     return model
+
+
+def readout_of(m: ServedModel, ids: list[int]) -> Readout | None:
+    """How the trace's hidden states become next-token scores: the engine's final norm and
+    unembedding, or transformers' (lens.py); None for a model that predicts no next token."""
+
+    def label(token_ids: list[int]) -> list[str]:
+        return m.tokenizer.label_ids(token_ids)[0]
+
+    model, hf = getattr(m, "model", None), getattr(m, "hf", None)
+    head = getattr(m, "mlm", None)
+    if isinstance(model, Transformer) and head is not None and not m.cfg.causal:
+        vocab = m.tokenizer.tok.get_vocab(with_added_tokens=True)
+        masks = frozenset(vocab[t] for t in ("[MASK]", "<mask>") if t in vocab)
+        return mlm_readout(head, head.vocab, ids, label, masks)
+    if isinstance(model, Transformer):
+        return native_readout(model, ids, label)
+    if hf is not None:
+        return bridged_readout(hf, m.cfg.causal, ids, label)
+    return None
+
+
+def no_predictions(m: ServedModel, readout: Readout | None) -> dict[str, str]:
+    """``unavailable`` entries for top_k and lens when the model cannot give them, with why."""
+    if readout is not None:
+        return {}
+    if not m.cfg.causal:
+        how = "its checkpoint has no" if m.backend == "native" else "attnviz reads no"
+        why = (
+            f"model {m.name} is an encoder ({m.family}): it predicts no next token, and {how} "
+            "masked-language-model head"
+        )
+    else:
+        why = f"model {m.name} ({m.family}) has no unembedding or final norm attnviz can read"
+    return {name: f"{name}: {why}" for name in PREDICTION_FIELDS}
+
+
+def _ids(m: ServedModel, text: str, field: str, cap: int) -> list[int]:
+    """The token ids of ``text``, or a TraceError naming ``field``."""
+    try:
+        ids = list(m.tokenizer(text).ids)
+    except Exception as exc:  # the tokenizers library raises plain Exceptions
+        raise TraceError(f"{field}: the tokenizer could not read it ({exc})") from exc
+    if not ids:
+        raise TraceError(f"{field}: the tokenizer made no tokens of it")
+    if len(ids) > cap:
+        raise TraceError(f"{field}: {len(ids)} tokens exceed the cap of {cap}")
+    return ids
+
+
+def head_ablations(req: TextTraceRequest, m: ServedModel, cap: int) -> list[HeadAblation]:
+    """The request's ``ablate`` for the engine, each head checked against the model; a patch's
+    head outputs read from one clean forward of its source text (under the model's lock)."""
+    if not req.ablate:
+        return []
+    model = getattr(m, "model", None)
+    if not isinstance(model, Transformer) or m.backend != "native":
+        raise TraceError(
+            f"ablate: model {m.name} runs through transformers (backend {m.backend}), whose "
+            "heads attnviz does not intervene on; knock-outs need a model the engine runs"
+        )
+    cfg = m.cfg
+    for i, a in enumerate(req.ablate):
+        if a.layer >= cfg.n_layers:
+            raise TraceError(
+                f"ablate[{i}].layer: {a.layer} is past model {m.name}'s {cfg.n_layers} layers "
+                f"(0 to {cfg.n_layers - 1})"
+            )
+        if a.head >= cfg.n_heads:
+            raise TraceError(
+                f"ablate[{i}].head: {a.head} is past model {m.name}'s {cfg.n_heads} heads "
+                f"(0 to {cfg.n_heads - 1})"
+            )
+    sources: dict[str, dict[int, torch.Tensor]] = {}
+    for i, a in enumerate(req.ablate):  # one forward per source text, for all its layers
+        if a.source is not None and a.source not in sources:
+            layers = [b.layer for b in req.ablate if b.source == a.source]
+            x = torch.tensor([_ids(m, a.source, f"ablate[{i}].source", cap)], device=m.device)
+            sources[a.source] = head_outputs(model, x, layers)
+    return [
+        HeadAblation(a.layer, a.head, a.mode,
+                     None if a.source is None else sources[a.source][a.layer][a.head])
+        for a in req.ablate
+    ]  # fmt: skip
 
 
 def run_text_trace(
@@ -123,7 +214,12 @@ def run_text_trace(
                 "seed": g.seed,
                 "text": m.tokenizer.tok.decode(new, skip_special_tokens=False),
             }
-        tensors = m.trace(all_ids, keep_qkv_bytes)
+        ablations = head_ablations(req, m, cap)
+        engine = getattr(m, "model", None)  # checked a Transformer when there are ablations
+        with ablating(engine, ablations) if ablations and engine is not None else nullcontext():
+            tensors = m.trace(all_ids, keep_qkv_bytes)
+        tensors.ablations = ablations  # what each key adds through a knocked-out head
+    tensors.readout = readout_of(m, all_ids)
     meta = {
         "mode": "text",
         "tokens": labels,
@@ -138,7 +234,7 @@ def run_text_trace(
         "family": m.family,
         # What ran it, and the arrays it cannot give with the reason (the page says so).
         "backend": m.backend,
-        "unavailable": dict(m.unavailable),
+        "unavailable": {**m.unavailable, **no_predictions(m, tensors.readout)},
         "causal": cfg.causal,
         "kv_heads": cfg.kv_heads,
         **attention_meta(cfg),  # rope and attention: how q and k make the weights
@@ -148,6 +244,16 @@ def run_text_trace(
         "special": special,
         "words": words,
         "generated": generated,
+        "ablated": [
+            {
+                "layer": a.layer,
+                "head": a.head,
+                "mode": a.mode,
+                "source": r.source,
+                "patched": a.patched(len(all_ids)),
+            }
+            for a, r in zip(ablations, req.ablate, strict=True)
+        ],  # fmt: skip
     }
     if m.backend != "native":
         # transformers rotated q and k inside the model, by the model's own convention: they are

@@ -57,15 +57,16 @@ class TokenView:
             "note": self.note,
         }
 
-    def apply(self, pattern: torch.Tensor) -> torch.Tensor:
+    def apply(self, pattern: torch.Tensor, renormalise: bool = True) -> torch.Tensor:
         """(..., T, T) attention -> (..., m, m) under the options: float64, or the very tensor
-        when nothing changes."""
+        when nothing changes. Not ``renormalise``: hidden special tokens' columns are dropped,
+        the rows kept as they are (value-weighted norms, which no row sum bounds)."""
         if self.identity:
             return pattern
         kept = [i for g in self.groups for i in g]  # the rows and columns that stay, in order
         idx = torch.tensor(kept, device=pattern.device)
         x = pattern.index_select(-2, idx).index_select(-1, idx).double()  # (..., k, k)
-        if self.hide_special:
+        if self.hide_special and renormalise:
             total = x.sum(-1, keepdim=True)
             x = torch.where(total > 0, x / total.clamp_min(torch.finfo(x.dtype).tiny), x)
         if self.merge_words:

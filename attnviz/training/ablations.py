@@ -41,13 +41,13 @@ what the claims check:
 from __future__ import annotations
 
 import math
-import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields, replace
 
 import torch
 
 from attnviz.training import measures
+from attnviz.training.claims import Claim, Outcome
 from attnviz.training.tasks import Batch, Induction
 from attnviz.training.trainer import (
     HELDOUT_BATCH,
@@ -176,39 +176,6 @@ Measure = Callable[[Induction, Sequence[Run]], float]  # (task, runs in variant 
 
 
 @dataclass(frozen=True)
-class Claim:
-    """One checkable statement: ``measure`` on the trained runs, compared with ``bound``."""
-
-    text: str  # what is measured, for a learner: "post-norm: held-out loss after 400 steps"
-    measure: Measure
-    op: str  # "<=" or ">="
-    bound: float
-
-    def __post_init__(self) -> None:
-        if self.op not in ("<=", ">="):
-            raise ValueError(f"op: '<=' or '>=', not {self.op!r}")
-
-    def value(self, task: Induction, runs: Sequence[Run]) -> float:
-        return self.measure(task, runs)
-
-    def holds_for(self, value: float) -> bool:
-        return (operator.le if self.op == "<=" else operator.ge)(value, self.bound)
-
-    def __str__(self) -> str:
-        return f"{self.text} {self.op} {self.bound:g}"
-
-
-@dataclass(frozen=True)
-class Outcome:
-    claim: Claim
-    value: float
-    holds: bool
-
-    def __str__(self) -> str:
-        return f"{self.claim}: measured {self.value:.3f} ({'holds' if self.holds else 'FAILS'})"
-
-
-@dataclass(frozen=True)
 class Preset:
     name: str  # url-safe id, e.g. "norm-at-depth"
     title: str  # "Post-norm vs pre-norm at depth"
@@ -218,7 +185,7 @@ class Preset:
     opt: Optimiser
     variants: tuple[Variant, ...]
     shows: str  # what the preset shows, for a learner; the claims below make it checkable
-    claims: tuple[Claim, ...]
+    claims: tuple[Claim[Measure], ...]
 
     def __post_init__(self) -> None:
         if self.switch not in {f.name for f in fields(Architecture)}:
@@ -249,7 +216,7 @@ class Preset:
             raise ValueError(f"{self.name}: {len(self.variants)} runs needed, not {len(runs)}")
         out = []
         for claim in self.claims:
-            value = claim.value(self.task, runs)
+            value = claim.measure(self.task, runs)
             out.append(Outcome(claim, value, claim.holds_for(value)))
         return out
 

@@ -48,15 +48,25 @@ def induction_by_head(model: Transformer, task: Induction, n: int) -> torch.Tens
     return torch.stack([task.induction_score(p, n) for p in patterns(model, ids)])
 
 
+def at_offset(pattern: torch.Tensor, k: int) -> torch.Tensor:
+    """Per head, the mean weight from each query q on the key ``k`` tokens before it (q - k;
+    after it when ``k`` is negative), over the queries that have one. (B, nh, T, T) -> (nh,)"""
+    T = pattern.shape[-1]
+    q = torch.arange(max(k, 0), T + min(k, 0))
+    return pattern[:, :, q, q - k].mean(dim=(0, 2))
+
+
+def previous_token(pattern: torch.Tensor) -> torch.Tensor:
+    """Per head, the mean weight from each token after the first on the one before it.
+    (B, nh, T, T) -> (nh,)"""
+    return at_offset(pattern, 1)
+
+
 def previous_token_by_head(model: Transformer, n: int, vocab: int) -> torch.Tensor:
-    """Each head's previous-token score on fresh repeats of length ``n``: the mean weight from
-    each token after the first on the one before it. (L, nh)"""
+    """Each head's previous-token score (``previous_token``) on fresh repeats of length ``n``.
+    (L, nh)"""
     ids = repeats(n, vocab, model.param_device)[:, :-1]  # (B, 2n - 1)
-    out = []
-    for p in patterns(model, ids):  # (B, nh, T, T)
-        t = torch.arange(1, p.shape[-1])
-        out.append(p[:, :, t, t - 1].mean(dim=(0, 2)))  # (nh,)
-    return torch.stack(out)
+    return torch.stack([previous_token(p) for p in patterns(model, ids)])
 
 
 @torch.no_grad()

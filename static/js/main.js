@@ -1,32 +1,40 @@
-// The page: three modes (modes/toy, the toy lab; modes/sentence; modes/train), each keeping
-// its own state, one status line and error line for the mode in view, the share link in the
-// URL, and the header's actions (copy link, export JSON). The layout: core/ holds what every
-// mode shares (the API client, the compact form, state, theme, numbers, the DOM helpers);
-// views/ every render(container, data, selection, callbacks) module; modes/ the controllers.
+// The page: four modes (modes/learn, the guided path over a lab; modes/toy, the toy lab;
+// modes/sentence; modes/train), each keeping its own state, one status line and error line for
+// the mode in view, the share link in the URL, and the header's actions (copy link, export
+// JSON). Learn shows its guide above the toy lab or the Train tab (the step's lab): leaving it
+// keeps the lab as it is. The layout: core/ holds what every mode shares (the API client, the
+// compact form, state, theme, numbers, the DOM helpers); views/ every render(container, data,
+// selection, callbacks) module; modes/ the controllers.
 
 import { busy, exportHtml, fetchPresets } from "./core/api.js";
 import { byId, download } from "./core/dom.js";
 import { copyText, downloadPng } from "./core/export.js";
+import { createLearn } from "./modes/learn/index.js";
+import { decodeLearnHash, encodeLearnHash, LEARN_HASH } from "./modes/learn/progress.js";
 import { createSentence } from "./modes/sentence/index.js";
 import { decodeShare, defaultSentence, encodeShare } from "./core/state.js";
 import { createToy } from "./modes/toy/index.js";
 import { createTrain } from "./modes/train/index.js";
 import { decodeTrainLink } from "./modes/train/link.js";
 
-/** @typedef {"toy" | "sentence" | "train"} Mode */
+/** @typedef {"learn" | "toy" | "sentence" | "train"} Mode */
+/** @typedef {"toy" | "train"} Lab a lab a Learn step shows beneath its guide */
 
 const root = document.documentElement;
-const MODES = /** @type {Mode[]} */ (["toy", "sentence", "train"]);
+const MODES = /** @type {Mode[]} */ (["learn", "toy", "sentence", "train"]);
 const TRAIN_HASH = "#train";
 /** A Train tab link (modes/train/link.js) as follow() takes it, or null. @param {string} hash */
 const trainLink = (hash) => { const train = decodeTrainLink(hash); return train && { mode: "train", train }; };
+/** A Learn link (`#learn`, `#learn/4`) as follow() takes it, or null. @param {string} hash */
+const learnLink = (hash) => { const learn = decodeLearnHash(hash); return learn && { mode: "learn", learn }; };
 
 const app = {
   /** @type {Mode} */ mode: "toy",
   drawn: 0,
-  /** @type {Record<Mode, string | null>} */ errors: { toy: null, sentence: null, train: null },
-  /** @type {Record<Mode, string>} */ status: { toy: "", sentence: "", train: "" },
-  /** @type {Record<Mode, boolean>} */ pending: { toy: false, sentence: false, train: false },
+  /** @type {Record<Mode, string | null>} */ errors: { learn: null, toy: null, sentence: null, train: null },
+  /** @type {Record<Mode, string>} */ status: { learn: "", toy: "", sentence: "", train: "" },
+  /** @type {Record<Mode, boolean>} */ pending: { learn: false, toy: false, sentence: false, train: false },
+  /** @type {ReturnType<typeof createLearn> | null} */ learn: null,
   /** @type {ReturnType<typeof createToy> | null} */ toy: null,
   /** @type {ReturnType<typeof createSentence> | null} */ sentence: null,
   /** @type {ReturnType<typeof createTrain> | null} */ train: null,
@@ -34,20 +42,26 @@ const app = {
 
 let exporting = false; // an HTML export in flight (the button waits for it)
 
+/** The mode whose views are in view: Learn's lab beneath its guide (null before the path is in). */
+const inView = () => (app.mode === "learn" ? app.learn?.lab() ?? null : app.mode);
+
 function showMessages() {
+  const lab = inView();
   const line = byId("error");
-  line.textContent = app.errors[app.mode] || "";
-  line.hidden = !app.errors[app.mode];
+  // In Learn: the guide's own error first, else its lab's.
+  const error = app.errors[app.mode] || (lab && lab !== app.mode ? app.errors[lab] : null);
+  line.textContent = error || "";
+  line.hidden = !error;
   const wait = busy.retryAt ? Math.max(1, Math.ceil((busy.retryAt - Date.now()) / 1000)) : 0;
-  byId("status").textContent = wait ? `busy, retrying in ${wait} s` : app.status[app.mode];
+  byId("status").textContent = wait ? `busy, retrying in ${wait} s` : lab ? app.status[lab] : app.status[app.mode];
   root.dataset.busy = wait ? "1" : "0";
-  root.dataset.pending = app.pending.toy || app.pending.sentence || app.pending.train ? "1" : "0";
-  const ready = { toy: app.toy?.hasTrace(), sentence: app.sentence?.hasTrace(), train: app.train?.hasRun() }[app.mode];
+  root.dataset.pending = Object.values(app.pending).some(Boolean) ? "1" : "0";
+  const ready = lab && { toy: app.toy?.hasTrace(), sentence: app.sentence?.hasTrace(), train: app.train?.hasRun() }[lab];
   /** @type {HTMLButtonElement} */ (byId("export-json")).disabled = !ready;
   // One HTML file of what is in view: the toy lab and sentence mode (a run's is Train's own).
   const html = /** @type {HTMLButtonElement} */ (byId("export-html"));
-  html.hidden = app.mode === "train";
-  html.disabled = !ready || app.mode === "train" || exporting;
+  html.hidden = lab === "train";
+  html.disabled = !ready || lab === "train" || exporting;
 }
 
 /** @param {Mode} mode */
@@ -76,6 +90,13 @@ const traceDrawn = () => {
   showMessages();
 };
 const viewsDrawn = () => { root.dataset.views = String(+(root.dataset.views || 0) + 1); };
+/** data-checks counts the Learn step's answers shown (the tests wait on it). */
+const checked = () => { root.dataset.checks = String(+(root.dataset.checks || 0) + 1); };
+/** A lab's drawing: while Learn shows it, the step is checked again. @param {() => void} hook @param {Lab} lab */
+const andCheck = (hook, lab) => () => {
+  hook();
+  if (app.mode === "learn" && app.learn?.lab() === lab) app.learn.labChanged();
+};
 
 /** A link's state of a mode not opened yet (it opens with it), and what a link's toy part is
  * read against. */
@@ -86,6 +107,13 @@ const share = {
 };
 
 function writeUrl() {
+  // Learn's link is the step open, while the learner works in its lab.
+  if (app.mode === "learn") {
+    const n = app.learn?.current();
+    if (n) history.replaceState(null, "", encodeLearnHash(n));
+    else if (!decodeLearnHash(location.hash)) history.replaceState(null, "", LEARN_HASH); // a link's step, still loading
+    return;
+  }
   // The Train tab's link: the run open (while its server keeps it) and the form's settings.
   if (app.mode === "train") return history.replaceState(null, "", app.train?.link() ?? TRAIN_HASH);
   // Both modes' states travel (each as the reader left it, or as a link gave it).
@@ -100,22 +128,28 @@ function writeUrl() {
  */
 function setMode(mode, state = null) {
   app.mode = mode;
-  if (!state && mode !== "train" && share.pending[mode]) state = share.pending[mode]; // a link's, kept until now
+  if (!state && (mode === "toy" || mode === "sentence") && share.pending[mode]) state = share.pending[mode]; // a link's, kept until now
   for (const m of MODES) {
     byId(`mode-${m}`).setAttribute("aria-selected", String(m === mode));
     byId(`${m}-mode`).hidden = m !== mode;
   }
-  // One error line, in the active mode's inputs.
-  if (mode === "sentence") byId("sentence-mode").prepend(byId("error"));
+  // One error line, in the active mode's inputs (Learn's: over its guide).
+  if (mode === "sentence" || mode === "learn") byId(`${mode}-mode`).prepend(byId("error"));
   else /** @type {HTMLElement} */ (byId(`${mode}-mode`).querySelector(".panel")).prepend(byId("error"));
   root.dataset.mode = mode;
   showMessages();
   const toy = /** @type {ReturnType<typeof createToy>} */ (app.toy);
   const sentence = /** @type {ReturnType<typeof createSentence>} */ (app.sentence);
   const train = /** @type {ReturnType<typeof createTrain>} */ (app.train);
+  const learn = /** @type {ReturnType<typeof createLearn>} */ (app.learn);
+  if (mode !== "learn") learn.deactivate();
   if (mode !== "toy") toy.deactivate();
   if (mode !== "sentence") sentence.deactivate();
   if (mode !== "train") train.deactivate();
+  if (mode === "learn") {
+    writeUrl();
+    return learn.activate(state); // it shows the step's lab (openLab)
+  }
   if (mode === "sentence") {
     if (!state) writeUrl();
     return sentence.activate(state);
@@ -128,8 +162,29 @@ function setMode(mode, state = null) {
   writeUrl();
 }
 
+/**
+ * Show a Learn step's lab beneath the guide, with the step's state (null: as the lab is).
+ * @param {Lab} lab @param {any} state a toy state, or a Train link (its form's settings)
+ */
+function openLab(lab, state) {
+  if (app.mode !== "learn") return;
+  for (const m of /** @type {Mode[]} */ (["toy", "sentence", "train"])) byId(`${m}-mode`).hidden = m !== lab;
+  const toy = /** @type {ReturnType<typeof createToy>} */ (app.toy);
+  const train = /** @type {ReturnType<typeof createTrain>} */ (app.train);
+  if (lab === "toy") {
+    train.deactivate();
+    if (state) share.pending.toy = null; // the step's state replaces what a link held
+    toy.activate(state ?? share.pending.toy);
+  } else {
+    toy.deactivate();
+    train.activate(state);
+  }
+  showMessages();
+}
+
 /** Open a link's state (or the first preset when there is none). @param {any} link */
 function follow(link) {
+  if (link?.mode === "learn") return setMode("learn", link.learn);
   if (link?.mode === "train") return setMode("train", link.train);
   // The other mode's state opens when that mode is first shown.
   share.pending = { toy: link?.mode === "sentence" ? link.toy : null,
@@ -151,9 +206,11 @@ function watchBusy() {
 
 function wire() {
   byId("export-json").addEventListener("click", async () => {
-    const say = messages(app.mode);
+    const mode = inView(); // in Learn: its lab's
+    if (!mode) return;
+    const say = messages(mode);
     try {
-      const out = await { toy: app.toy, sentence: app.sentence, train: app.train }[app.mode]?.exportJson();
+      const out = await { toy: app.toy, sentence: app.sentence, train: app.train }[mode]?.exportJson();
       if (!out) return;
       download(out.text, out.name);
       if (out.note) say.setStatus(out.note);
@@ -162,8 +219,8 @@ function wire() {
     }
   });
   byId("export-html").addEventListener("click", async () => {
-    const mode = app.mode;
-    if (mode === "train") return;
+    const mode = inView();
+    if (mode !== "toy" && mode !== "sentence") return;
     const say = messages(mode);
     const body = mode === "toy" ? app.toy?.htmlRequest() : app.sentence?.htmlRequest();
     if (!body) return;
@@ -183,7 +240,7 @@ function wire() {
   byId("copy-link").addEventListener("click", async () => {
     writeUrl();
     const copied = await copyText(location.href);
-    messages(app.mode).setStatus(copied ? "link copied" : "copy the address bar to share");
+    messages(inView() ?? app.mode).setStatus(copied ? "link copied" : "copy the address bar to share");
   });
   for (const m of MODES) {
     byId(`mode-${m}`).addEventListener("click", () => { if (app.mode !== m) setMode(m); });
@@ -220,26 +277,39 @@ async function init() {
     share.pending[mode] = null;
     writeUrl();
   };
-  app.toy = createToy({ ...messages("toy"), traceDrawn, viewsDrawn, changed: changed("toy"), limits, defaults,
-    presets: presets.presets });
+  app.toy = createToy({ ...messages("toy"), traceDrawn: andCheck(traceDrawn, "toy"),
+    viewsDrawn: andCheck(viewsDrawn, "toy"), changed: changed("toy"), limits, defaults, presets: presets.presets });
   app.sentence = createSentence({ ...messages("sentence"), traceDrawn, viewsDrawn, changed: changed("sentence") });
-  app.train = createTrain({ ...messages("train"), viewsDrawn, changed: showMessages, linked() {
+  app.train = createTrain({ ...messages("train"), viewsDrawn: andCheck(viewsDrawn, "train"), changed: showMessages, linked() {
     if (app.mode === "train") writeUrl();
   }, openModel(name, text) {
     /** @type {ReturnType<typeof createSentence>} */ (app.sentence).forgetModels();
     setMode("sentence", defaultSentence(name, text));
   } });
+  const train = app.train;
+  app.learn = createLearn({ ...messages("learn"), checked, limits, defaults, openLab,
+    linked() {
+      if (app.mode === "learn") writeUrl();
+    },
+    explore: (lab) => setMode(lab),
+    toyState: () => app.toy?.getState() ?? null,
+    trainRun: () => train.currentRun(),
+    trainView: () => train.view(),
+    recurrentId: () => train.recurrentId(), // the comparison shown in its card (step 1)
+  });
   wire();
   /** @type {any} */
   let link = null;
   try {
-    link = trainLink(location.hash) ?? decodeShare(location.hash, limits, defaults, presets.presets);
+    link = learnLink(location.hash) ?? trainLink(location.hash) ??
+      decodeShare(location.hash, limits, defaults, presets.presets);
   } catch (err) {
     app.toy.setLinkProblem(`This link could not be read (${/** @type {Error} */ (err).message}); showing the first preset.`);
   }
   window.addEventListener("hashchange", () => {
     try {
-      const next = trainLink(location.hash) ?? decodeShare(location.hash, limits, defaults, presets.presets);
+      const next = learnLink(location.hash) ?? trainLink(location.hash) ??
+        decodeShare(location.hash, limits, defaults, presets.presets);
       if (next) follow(next);
     } catch (err) {
       messages(app.mode).setError(`This link could not be read (${/** @type {Error} */ (err).message}).`);

@@ -64,7 +64,9 @@ def test_models_say_which_backend_runs_them(bridge_client):
 
 def test_a_json_trace_holds_transformers_numbers(bridge_client, folders):
     t = trace(bridge_client, "tiny-starcoder2")
-    assert t["backend"] == "transformers" and t["unavailable"] == {} and t["family"] == "starcoder2"
+    # Only value-weighted attention: the output projection is transformers' own module.
+    assert set(t["unavailable"]) == {"value_weighted", "value_weighted_sum"}
+    assert t["backend"] == "transformers" and t["family"] == "starcoder2"
     assert t["n"] > 3 * WINDOW
     assert t["attention"]["windows"] == [WINDOW, WINDOW] and t["rope"] is None
     out = hf_forward(folders["tiny-starcoder2"], t["token_ids"])
@@ -124,7 +126,8 @@ def test_bloom_gives_its_weights_and_states_and_a_whole_trace_without_q_and_k(
     bridge_client, folders
 ):
     t = trace(bridge_client, "tiny-bloom")  # the whole trace: what it has, and why not the rest
-    assert set(t["unavailable"]) == {"queries", "keys", "values", "scores", "score_range"}
+    assert set(t["unavailable"]) == {"queries", "keys", "values", "scores", "score_range",
+                                     "value_weighted", "value_weighted_sum"}  # fmt: skip
     assert t["queries"] is t["keys"] is t["values"] is t["scores"] is None
     out = hf_forward(folders["tiny-bloom"], t["token_ids"])
     attentions = torch.tensor(t["attentions"])
@@ -168,3 +171,20 @@ def test_sampled_generation_is_fixed_by_its_seed(bridge_client):
     b = bridge_client.post("/api/trace", json={**body, "generate": ask}).json()
     c = bridge_client.post("/api/trace", json={**body, "generate": {**ask, "seed": 4}}).json()
     assert a["token_ids"] == b["token_ids"] != c["token_ids"]
+
+
+def test_value_weighted_attention_is_refused_by_name_through_transformers(bridge_client):
+    """A bridged model's output projection is transformers' module: value_weighted and the
+    measure are a 422 that says why; the weights' views still come."""
+    body = {"model": "tiny-starcoder2", "text": TEXT}
+    for params, start in (
+        ({"fields": "value_weighted", "layer": 0}, "fields: value_weighted: a model served "),
+        ({"fields": "value_weighted_sum"}, "fields: value_weighted_sum: a model served "),
+        ({"fields": "view", "measure": "value_weighted"}, "measure: value_weighted: a model "),
+    ):
+        r = bridge_client.post("/api/trace", json=body, params=params)
+        assert r.status_code == 422, (params, r.text)
+        assert r.json()["message"].startswith(start), r.json()["message"]
+        assert "transformers (starcoder2)" in r.json()["message"]
+    r = bridge_client.post("/api/trace", json=body, params={"fields": "view", "layer": 0})
+    assert r.status_code == 200

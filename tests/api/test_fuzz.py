@@ -50,6 +50,7 @@ OPERATIONS = [
     "GET /healthz",
     "GET /api/presets",
     "GET /api/models",
+    "GET /api/models/{name}/atlas",
     "POST /api/trace",
     "POST /api/export",
     "GET /api/train/options",
@@ -61,6 +62,11 @@ OPERATIONS = [
     "GET /api/train/{run_id}/export",
     "POST /api/train/{run_id}/decode",
     "DELETE /api/train/{run_id}",
+    "GET /api/learn",
+    "POST /api/learn/{step_id}/check",
+    "GET /api/recurrent/options",
+    "POST /api/recurrent",
+    "GET /api/recurrent/{run_id}",
 ]
 POSITIVE, NEGATIVE = GenerationMode.POSITIVE, GenerationMode.NEGATIVE
 # Bodies and parameters that break the schema, where there are any.
@@ -70,6 +76,8 @@ TAKES_INPUT = [
     "POST /api/train",
     "GET /api/train/{run_id}/model.zip",
     "POST /api/train/{run_id}/decode",
+    "POST /api/learn/{step_id}/check",
+    "POST /api/recurrent",
 ]
 RUNS = [(op, POSITIVE) for op in OPERATIONS] + [(op, NEGATIVE) for op in TAKES_INPUT]
 

@@ -12,7 +12,7 @@ TEXT = "The animal didn't cross the street because it was too tired"
 def test_mean_max_and_rollout_of_a_layer(page, live_server, api):
     open_sentence(page, live_server + "/", TEXT)
     options = page.locator("#mv-aggregate option").evaluate_all("os => os.map((o) => o.value)")
-    assert options == ["head", *AGGREGATE_RULES]
+    assert options == ["head", *AGGREGATE_RULES, "value_weighted_sum"]
     assert page.locator("#mv-rule").is_hidden()
     page.click('#mv-grid button.mv-cell[data-layer="3"][data-head="0"]')
     for kind in AGGREGATE_RULES:

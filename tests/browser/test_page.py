@@ -60,7 +60,9 @@ def test_default_preset_is_drawn_and_a_cell_edit_redraws(page, live_server, pres
         heat = trace_by_uid(page, plot_id, uid)
         assert heat["type"] == "heatmap"
         assert_close(heat["z"], expected[key])
-        assert heat["texttemplate"].startswith("%{z:")  # values written in the cells (n = 5)
+        # Values written in the cells (n = 5), each in the ink its colour needs (views/heatmaps.js)
+        texts = [a["text"] for a in layout["annotations"]]
+        assert texts == [f"{v:.2f}".replace("-0.00", "0.00") for row in expected[key] for v in row]
     weights = trace_by_uid(page, "weights-plot", "weights")
     assert (weights["zmin"], weights["zmax"]) == (0, 1)
     assert weights["colorbar"]["title"]["text"] == "attention weight (softmax), rows sum to 1"

@@ -456,12 +456,32 @@ def test_every_request_about_a_run_reaches_the_replica_that_trains_it(replicas, 
             )
             assert r.status_code == 200, r.text
         assert {rid.split("-")[0] for rid in runs} == {"r1", "r2"}, runs
+        # A recurrent comparison (a run of its own kind): started anywhere, read on its replica;
+        # a Learn step's check of a run goes to the run's replica by the header the page adds.
+        r = http.post("/api/recurrent", json={"task": "copy"})
+        assert r.status_code == 202, r.text
+        comparison = r.json()["id"]
+        for i in range(3):
+            r = http.get(f"/api/recurrent/{comparison}", headers={"X-Test-Tag": f"rnn-{i}"})
+            assert r.status_code == 200 and r.json()["id"] == comparison, r.text
+        checks = {}
+        for i, run_id in enumerate(runs):
+            r = http.post(
+                "/api/learn/induction/check",
+                json={"run": run_id, "view": {"variant": 0, "layer": 0, "head": 0}},
+                headers={"X-Attnviz-Run": run_id, "X-Test-Tag": f"check-{i}"},
+            )
+            assert r.status_code == 200, r.text
+            checks[run_id] = r.json()
+        assert all(c["step"] == "induction" and c["tasks"] for c in checks.values()), checks
         time.sleep(0.5)  # nginx has written its log
         logged = proxy.upstreams()
         for i, run_id in enumerate(runs):
             home = replica_addr[run_id.split("-")[0]]
-            for what in ("events", "state", "trace"):
+            for what in ("events", "state", "trace", "check"):
                 assert logged[f"{what}-{i}"] == home, (what, run_id, logged)
+        for i in range(3):
+            assert logged[f"rnn-{i}"] == replica_addr[comparison.split("-")[0]], logged
 
         # The replica of some runs goes: they answer 404 (from the proxy), the others still work.
         b.proc.kill()

@@ -96,3 +96,26 @@ test("a long text's head view reads the query's rows first; generation asks for 
   assert.equal(gen.p.genStep(), 4);
   assert.equal(thumbsOf(thumbs(2)).pool, 2);
 });
+
+test("value-weighted: the model and head views' parts carry the measure, once the trace has it", async () => {
+  const { app, p, asked } = setup({ meta: meta({ thumbs: { pool: 1, size: 4 } }), arrays: {} },
+    { layer: 1, head: 2, measure: "value_weighted" });
+  await p.headPart();
+  app.s.aggregate = "head_max";
+  await p.headPart();
+  app.s.aggregate = "value_weighted_sum"; // its own array: no measure
+  await p.headPart();
+  await p.rowsPart();
+  assert.deepEqual(asked, [
+    { fields: "view", layer: 1, head: 2, hide_special: false, merge_words: false, measure: "value_weighted" },
+    { fields: "head_max", layer: 1, hide_special: false, merge_words: false, measure: "value_weighted" },
+    { fields: "value_weighted_sum", layer: 1, hide_special: false, merge_words: false },
+    { fields: "value_weighted", layer: 1, query: 1 },
+  ]);
+  assert.equal(p.thumbParams().measure, "value_weighted");
+  // A trace that lacks it (a model served through transformers): the weights, as before.
+  const bridged = setup({ meta: meta({ unavailable: { value_weighted: "value_weighted: no W_O" } }), arrays: {} },
+    { measure: "value_weighted" });
+  assert.equal(bridged.p.thumbParams().measure, undefined);
+  assert.equal(bridged.p.valueWeighted(), false);
+});

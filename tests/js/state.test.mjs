@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import {
-  clampSentence, decodeShare, defaultSentence, encodeShare, fromPreset, headChoices,
+  ablateBody, clampSentence, decodeShare, defaultSentence, encodeShare, fromPreset, headChoices,
   headsNote, matchesPreset, normalize, problem, sentenceFromRaw, toRequest,
 } from "../../static/js/core/state.js";
 
@@ -22,7 +22,7 @@ const apple = () => normalize(fromPreset(APPLE, DEFAULTS), LIMITS);
 test("a preset's state: the server's defaults, the last layer's vectors, tokens 2 and n", () => {
   const s = apple();
   assert.deepEqual(s.config, DEFAULTS);
-  assert.deepEqual(s.view, { layer: 0, head: 0, vlayer: 1, a: 1, b: 4, trails: true });
+  assert.deepEqual(s.view, { layer: 0, head: 0, vlayer: 1, a: 1, b: 4, trails: true, measure: "weights" });
   assert.ok(matchesPreset(s, APPLE, LIMITS, DEFAULTS));
   s.embeddings[1][0] = 0.5;
   assert.ok(!matchesPreset(s, APPLE, LIMITS, DEFAULTS));
@@ -104,6 +104,37 @@ test("sentence links round-trip; wrong fields fall back to defaults", () => {
   assert.deepEqual(raw, { ...defaultSentence(null, "hi") });
   assert.equal(sentenceFromRaw({ aggregate: "rollout" }).aggregate, "rollout");
   assert.equal(sentenceFromRaw({ aggregate: "median" }).aggregate, "head");
+});
+
+test("the measure (weights | value-weighted) round-trips in a link; anything else is the weights", () => {
+  const s = { ...defaultSentence("m", "I sat"), measure: "value_weighted", aggregate: "value_weighted_sum" };
+  const hash = encodeShare("sentence", null, s);
+  assert.equal(payload(hash).sentence.measure, "value_weighted");
+  assert.deepEqual(decodeShare(hash, LIMITS, DEFAULTS).sentence, s);
+  assert.equal(sentenceFromRaw({ measure: "values" }).measure, "weights");
+  // At its default it is left out of the link.
+  assert.equal(payload(encodeShare("sentence", null, defaultSentence("m", "x"))).sentence.measure, undefined);
+});
+
+test("the knock-out round-trips in a link and becomes the trace's ablate; bad entries are dropped", () => {
+  const s = { ...defaultSentence("m", "I sat"), ablate: [{ layer: 0, head: 1 }, { layer: 2, head: 0 }],
+    ablateMode: "patch", ablateSource: "You stood", diffLayer: 3, diffHead: 2 };
+  const hash = encodeShare("sentence", null, s);
+  assert.deepEqual(payload(hash).sentence.ablate, [{ layer: 0, head: 1 }, { layer: 2, head: 0 }]);
+  assert.deepEqual(decodeShare(hash, LIMITS, DEFAULTS).sentence, s);
+  assert.deepEqual(ablateBody(s), [{ layer: 0, head: 1, mode: "patch", source: "You stood" },
+    { layer: 2, head: 0, mode: "patch", source: "You stood" }]);
+  assert.deepEqual(ablateBody({ ...s, ablateSource: "  " }), []); // a patch waits for its source
+  assert.deepEqual(ablateBody({ ...s, ablateMode: "mean" }), [{ layer: 0, head: 1, mode: "mean" },
+    { layer: 2, head: 0, mode: "mean" }]);
+  const raw = sentenceFromRaw({ ablate: [{ layer: 1, head: 1 }, { layer: 1, head: 1 }, { layer: -1, head: 0 }, "x", null],
+    ablateMode: "half", ablateSource: 3, diffLayer: -2 });
+  assert.deepEqual([raw.ablate, raw.ablateMode, raw.ablateSource, raw.diffLayer], [[{ layer: 1, head: 1 }], "zero", "", null]);
+  // At their defaults they are left out of the link; a smaller model drops heads past it.
+  assert.equal(payload(encodeShare("sentence", null, defaultSentence("m", "x"))).sentence.ablate, undefined);
+  const big = { ...s, ablate: [{ layer: 0, head: 1 }, { layer: 1, head: 7 }, { layer: 5, head: 0 }] };
+  assert.deepEqual(clampSentence(big, 2, 4).ablate, [{ layer: 0, head: 1 }]);
+  assert.deepEqual([big.diffLayer, big.diffHead], [1, 2]);
 });
 
 test("clampSentence keeps choices inside a smaller model and text", () => {

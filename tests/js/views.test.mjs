@@ -15,12 +15,15 @@ test("every piece of view state feeds a view, and only views that exist", () => 
     weights: null }), { max_layers: 12, max_heads: 16, max_tokens: 64, max_dim: 64 }).view;
   const fed = (feeds) => new Set(Object.values(feeds).flat());
   assert.deepEqual([...fed(TOY_FEEDS)].sort(), Object.keys(toyView).sort());
-  // Sentence state: model, text and generate make a new trace (every view); the rest feed views.
-  const sentenceKeys = Object.keys(defaultSentence()).filter((k) => !["model", "text", "generate"].includes(k));
+  // Sentence state: model, text, generate and the knock-out make a new trace (every view); the
+  // rest feed views.
+  const traced = ["model", "text", "generate", "ablate", "ablateMode", "ablateSource"];
+  const sentenceKeys = Object.keys(defaultSentence()).filter((k) => !traced.includes(k));
   assert.deepEqual([...fed(SENTENCE_FEEDS)].sort(), sentenceKeys.sort());
   assert.deepEqual(Object.keys(TOY_FEEDS), ["attention", "vectors", "beforeAfter", "distances"]);
-  assert.deepEqual(Object.keys(SENTENCE_FEEDS), ["model", "gen", "head", "qk", "traj"]);
-  assert.deepEqual(viewsFed(SENTENCE_FEEDS, ["query"]), ["head", "qk", "traj"]); // a long text's paths start at the query
+  assert.deepEqual(Object.keys(SENTENCE_FEEDS), ["model", "gen", "head", "qk", "traj", "lens", "knock"]);
+  // a long text's paths start at the query; the predictions are the query's
+  assert.deepEqual(viewsFed(SENTENCE_FEEDS, ["query"]), ["head", "qk", "traj", "lens"]);
   assert.deepEqual(viewsFed(SENTENCE_FEEDS, ["mergeWords"]), ["model", "head", "qk", "traj"]); // options reach every view
   assert.deepEqual(viewsFed(TOY_FEEDS, ["vlayer"]), ["vectors", "beforeAfter", "distances"]);
   assert.deepEqual(viewsFed(TOY_FEEDS, ["nothing"]), []);

@@ -70,9 +70,11 @@ def test_a_notebook_shows_three_displays_and_a_tuple_offline(browser, tmp_path):
         assert s["cells"] == 72 and s["large"] and s["headLines"] > 0 and s["traj"] > 0
         assert s["qk"] > 0 and not s["qkUnavailable"]
     assert two["cells"] == 72 and two["large"] and two["qk"] > 0
-    assert two["hidden"] == ["gen-card", "head-view-card", "traj-card"]  # views=['model', 'qk']
+    # views=['model', 'qk'] (a file never holds the predictions or the knock-out card: it has
+    # no model to ask)
+    assert two["hidden"] == ["gen-card", "head-view-card", "knock-card", "lens-card", "traj-card"]
     assert bertviz["cells"] == 72 and bertviz["large"] and bertviz["headLines"] > 0
     assert bertviz["qkUnavailable"]  # weights alone: no queries or keys
-    assert bertviz["hidden"] == ["gen-card", "traj-card"]  # and no hidden states
+    assert bertviz["hidden"] == ["gen-card", "knock-card", "lens-card", "traj-card"]
     assert all(s["error"] == "" for s in seen)
     assert all(h > 1000 for h in heights)  # each frame grew to its page

@@ -103,7 +103,8 @@ def test_a_long_traces_square_tensors_never_keep_it_out_of_the_cache(app, monkey
 
     monkeypatch.setattr(tensors, "KEEP_SQUARE_BYTES", 1024)
     L1, T, _ = kept.tensors.states.shape
-    squares = L1 * T * T * 4 + (L1 - 1) * T * T * 8
+    # distances, and the rollouts of the weights and of the value-weighted norms
+    squares = L1 * T * T * 4 + 2 * (L1 - 1) * T * T * 8
     assert kept.tensors.nbytes() == counted - squares
     t = kept.tensors
     alone = t.nbytes() - sum(x.numel() * x.element_size() for x in (*t.q, *t.k, *t.v))

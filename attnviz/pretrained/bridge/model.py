@@ -23,6 +23,7 @@ from attnviz.engine import TransformerConfig
 from attnviz.pretrained.bridge.record import Recording, recording
 from attnviz.pretrained.bridge.rule import RecordedRule
 from attnviz.pretrained.tokenize import TextTokenizer
+from attnviz.schemas import VALUE_WEIGHTED_RULES
 from attnviz.services.tensors import KEEP_FORWARD_BYTES, TraceError, TraceTensors
 
 # The arrays a model without queries and keys cannot give: all of them come from q and k.
@@ -58,9 +59,17 @@ class BridgedModel:
     @property
     def unavailable(self) -> Mapping[str, str]:
         """The arrays this model's traces lack, each with the reason (a 4xx names it)."""
+        # Value-weighted attention needs each head's slice of the output projection, which is
+        # the model's own module under transformers (named and laid out by its family).
+        lacking = {
+            name: f"{name}: a model served through transformers ({self.family}) keeps its output "
+            "projection in its own module, which attnviz does not read (each head's slice of "
+            "W_O); value-weighted attention needs it (the native engine has it)"
+            for name in VALUE_WEIGHTED_RULES  # the arrays no bridged model gives
+        }
         if self.no_qk is None:
-            return {}
-        return {
+            return lacking
+        return lacking | {
             name: f"{name}: model {self.name} ({self.family}, served through transformers) "
             f"records no queries or keys: {self.no_qk}"
             for name in QK_FIELDS

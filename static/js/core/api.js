@@ -151,6 +151,23 @@ export async function fetchModels() {
   return list;
 }
 
+/**
+ * GET /api/models/{name}/atlas -> every head of the model scored on the atlas's probe (waiting
+ * out a busy server; a trained run's model names its run, as a trace does).
+ * @param {string} model @returns {Promise<import("./types.js").Atlas>}
+ */
+export function fetchAtlas(model) {
+  const run = runs.get(model);
+  /** @type {Record<string, string>} */
+  const headers = { Accept: "application/json" };
+  if (run) headers["X-Attnviz-Run"] = run;
+  return onceMoreIfCut(async () => {
+    const response = await fetchPatiently(`/api/models/${encodeURIComponent(model)}/atlas`, { headers });
+    if (!response.ok) throw await failure(response);
+    return response.json();
+  });
+}
+
 /** The headers of a trace request for `body`. @param {any} body @param {string} accept */
 function traceHeaders(body, accept) {
   /** @type {Record<string, string>} */
@@ -158,6 +175,37 @@ function traceHeaders(body, accept) {
   const run = body && typeof body.model === "string" ? runs.get(body.model) : undefined;
   if (run) headers["X-Attnviz-Run"] = run;
   return headers;
+}
+
+// -- Learn ---------------------------------------------------------------------------------------
+
+/** GET /api/learn -> {steps}: the Learn mode's path. */
+export const fetchLearn = () => getJson("/api/learn");
+
+/**
+ * POST /api/learn/{id}/check: whether a step's tasks are done in the lab's state (a toy
+ * table and view, a run and its view, or a recurrent comparison), and why (waiting out a busy
+ * server).
+ * @param {string} id the step's id @param {object} body @param {AbortSignal} [signal]
+ * @returns {Promise<import("./types.js").LearnAnswer>}
+ */
+export function checkLearn(id, body, signal) {
+  // A check of a run or a comparison carries its id as X-Attnviz-Run: a proxy in front of
+  // replicas sends it to the one that has it (deploy/nginx).
+  const run = /** @type {any} */ (body).run ?? /** @type {any} */ (body).recurrent ?? null;
+  /** @type {Record<string, string>} */
+  const headers = { "Content-Type": "application/json", Accept: "application/json" };
+  if (run) headers["X-Attnviz-Run"] = run;
+  return onceMoreIfCut(async () => {
+    const response = await fetchPatiently(`/api/learn/${encodeURIComponent(id)}/check`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify(body),
+      signal,
+    });
+    if (!response.ok) throw await failure(response);
+    return response.json();
+  }, signal);
 }
 
 // -- Training -----------------------------------------------------------------------------------
@@ -239,6 +287,36 @@ export function exportHtml(body) {
     return { blob: await response.blob(), name };
   });
 }
+
+// -- Why not an RNN ---------------------------------------------------------------------------
+
+/** GET /api/recurrent/options -> {tasks, default, lengths, max_seed, slots} */
+export const fetchRecurrentOptions = () => getJson("/api/recurrent/options");
+
+/**
+ * POST /api/recurrent: start comparing the transformer with an LSTM and a GRU on a task
+ * (waiting out a busy server). -> the comparison as it starts
+ * @param {{task: string, seed: number}} body
+ * @returns {Promise<import("./types.js").RecurrentRun>}
+ */
+export function startRecurrent(body) {
+  return onceMoreIfCut(async () => {
+    const response = await fetchPatiently("/api/recurrent", {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Accept: "application/json" },
+      body: JSON.stringify(body),
+    });
+    if (!response.ok) throw await failure(response);
+    return response.json();
+  });
+}
+
+/**
+ * GET /api/recurrent/{id}: the comparison as it stands.
+ * @param {string} id
+ * @returns {Promise<import("./types.js").RecurrentRun>}
+ */
+export const fetchRecurrent = (id) => getJson(`/api/recurrent/${encodeURIComponent(id)}`);
 
 /** DELETE /api/train/{id}: cancel a running run. @param {string} id */
 export async function cancelRun(id) {

@@ -11,7 +11,7 @@
 
 export const COMPACT_MEDIA_TYPE = "application/vnd.attnviz.trace+safetensors";
 
-const TYPES = /** @type {const} */ ({ F64: Float64Array, F32: Float32Array, U8: Uint8Array });
+const TYPES = /** @type {const} */ ({ F64: Float64Array, F32: Float32Array, I32: Int32Array, U8: Uint8Array });
 
 /**
  * Decode a compact body.

@@ -4,7 +4,7 @@
 
 /** The toy lab: keys of state.view (ToyView) -> views of modes/toy/index.js. */
 export const TOY_FEEDS = {
-  attention: ["layer", "head"],
+  attention: ["layer", "head", "measure"],
   vectors: ["vlayer", "trails"],
   beforeAfter: ["vlayer"],
   distances: ["a", "b", "vlayer"],
@@ -13,11 +13,13 @@ export const TOY_FEEDS = {
 /** Sentence mode: keys of the sentence state (SentenceState) -> views of modes/sentence/ (cards.js). The
  * model and the text feed every view through a new trace. */
 export const SENTENCE_FEEDS = {
-  model: ["layer", "head", "hideSpecial", "mergeWords", "peak", "aggregate"],
+  model: ["layer", "head", "hideSpecial", "mergeWords", "peak", "aggregate", "measure"],
   gen: ["layer", "head", "step"],
-  head: ["layer", "heads", "query", "hideSpecial", "mergeWords"],
+  head: ["layer", "heads", "query", "hideSpecial", "mergeWords", "measure"],
   qk: ["layer", "head", "query", "allKeys", "hideSpecial", "mergeWords"],
   traj: ["picked", "dims", "hideSpecial", "mergeWords", "query"], // a long text starts at the query
+  lens: ["query"], // the predictions after the query, and the logit lens around it
+  knock: ["diffLayer", "diffHead"], // ablate, ablateMode, ablateSource: a new trace
 };
 
 /** Train mode: keys of the view state (TrainView) -> views of modes/train/index.js. A run's events (its

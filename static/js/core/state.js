@@ -60,7 +60,8 @@ function resizeSquare(m, d) {
  * @param {number} n @param {number} layers @returns {ToyView}
  */
 function defaultView(n, layers) {
-  return { layer: 0, head: 0, vlayer: layers, a: Math.min(1, n - 1), b: n - 1, trails: true };
+  return { layer: 0, head: 0, vlayer: layers, a: Math.min(1, n - 1), b: n - 1, trails: true,
+    measure: /** @type {import("./types.js").Measure} */ ("weights") };
 }
 
 /**
@@ -120,6 +121,7 @@ export function normalize(state, limits, previousLayers) {
   v.a = clamp(isInt(v.a) ? v.a : 0, 0, n - 1);
   v.b = clamp(isInt(v.b) ? v.b : n - 1, 0, n - 1);
   v.trails = v.trails !== false;
+  if (!MEASURES.includes(v.measure)) v.measure = "weights";
   return state;
 }
 
@@ -256,6 +258,13 @@ function toyFromRaw(raw, limits, defaults) {
 //     token of a short text, a few from the query on of a long one), dims: 2 | 3,
 //   allKeys: the query-key view shows every key (else the strongest, on long texts),
 //   peak: the model view colours each head from 0 to its own largest weight,
+//   aggregate: what the model view's large heatmap shows of the chosen layer,
+//   measure: "weights" | "value_weighted": what the model and head views show, the attention
+//     weights or ||a v W_O|| (the trace's ``measure``),
+//   ablate: [{layer, head}] heads knocked out (0-based; the trace's ``ablate``, a new trace),
+//   ablateMode: "zero" | "mean" | "patch", how each is knocked out, ablateSource: patch's text,
+//   diffLayer, diffHead: the head whose attention the Knock-out card compares (null: the
+//     default, the chosen head's index in the layer after the first knocked out),
 // }
 
 /**
@@ -267,13 +276,40 @@ export function defaultSentence(model = null, text = "") {
     model, text, layer: 0, head: 0, heads: [0], query: null,
     hideSpecial: false, mergeWords: false, picked: null, dims: 2, allKeys: false, peak: false,
     aggregate: /** @type {import("./types.js").Aggregate} */ ("head"),
+    measure: /** @type {import("./types.js").Measure} */ ("weights"),
     generate: /** @type {import("./types.js").Generate | null} */ (null),
     step: /** @type {number | null} */ (null),
+    ablate: /** @type {{layer: number, head: number}[]} */ ([]),
+    ablateMode: /** @type {import("./types.js").AblateMode} */ ("zero"),
+    ablateSource: "",
+    diffLayer: /** @type {number | null} */ (null),
+    diffHead: /** @type {number | null} */ (null),
   };
 }
 
+/** How a head is knocked out (the trace's ``ablate[i].mode``; the card's select offers the same). */
+export const ABLATE_MODES = ["zero", "mean", "patch"];
+/** A knocked-out head's key, "layer:head". */
+export const ablateKey = (/** @type {{layer: number, head: number}} */ a) => `${a.layer}:${a.head}`;
+
+/**
+ * The trace request's ``ablate`` for the state: every knocked-out head in the chosen mode, or
+ * none while a patch has no source text yet.
+ * @param {SentenceState} s
+ * @returns {{layer: number, head: number, mode: string, source?: string}[]}
+ */
+export function ablateBody(s) {
+  if (s.ablateMode === "patch" && !s.ablateSource.trim()) return [];
+  return s.ablate.map(({ layer, head }) => ({ layer, head, mode: s.ablateMode,
+    ...(s.ablateMode === "patch" ? { source: s.ablateSource } : {}) }));
+}
+
 /** What the model view can show of a layer; the page's picker offers the same (a test checks). */
-export const AGGREGATES = ["head", "head_mean", "head_max", "rollout"];
+export const AGGREGATES = ["head", "head_mean", "head_max", "rollout", "value_weighted_sum"];
+
+/** What the model and head views show (the trace's ``measure``; the page's switch offers the
+ * same, a test checks). */
+export const MEASURES = ["weights", "value_weighted"];
 
 /** @param {unknown} v @returns {v is number} */
 const isIndex = (v) => isInt(v) && v >= 0;
@@ -298,12 +334,24 @@ export function sentenceFromRaw(raw) {
   s.allKeys = raw.allKeys === true;
   s.peak = raw.peak === true;
   if (AGGREGATES.includes(raw.aggregate)) s.aggregate = raw.aggregate;
+  if (MEASURES.includes(raw.measure)) s.measure = raw.measure;
   const g = raw.generate;
   if (g && isInt(g.steps) && g.steps >= 1 && typeof g.temperature === "number" && g.temperature >= 0 &&
       g.temperature <= 2 && isIndex(g.seed)) {
     s.generate = { steps: g.steps, temperature: g.temperature, seed: g.seed };
   }
   if (isInt(raw.step) && raw.step >= 1) s.step = raw.step;
+  if (Array.isArray(raw.ablate)) {
+    const seen = new Set();
+    for (const a of raw.ablate) {
+      if (!a || !isIndex(a.layer) || !isIndex(a.head) || seen.has(ablateKey(a))) continue;
+      seen.add(ablateKey(a));
+      s.ablate.push({ layer: a.layer, head: a.head });
+    }
+  }
+  if (ABLATE_MODES.includes(raw.ablateMode)) s.ablateMode = raw.ablateMode;
+  if (typeof raw.ablateSource === "string") s.ablateSource = raw.ablateSource;
+  for (const key of ["diffLayer", "diffHead"]) if (isIndex(raw[key])) s[key] = raw[key];
   return s;
 }
 
@@ -316,6 +364,9 @@ export function clampSentence(s, layers, heads, n) {
   s.head = clamp(s.head, 0, heads - 1);
   const chosen = s.heads.filter((h) => h < heads);
   s.heads = chosen.length || !s.heads.length ? chosen : [s.head]; // "none" stays none
+  s.ablate = s.ablate.filter((a) => a.layer < layers && a.head < heads);
+  if (s.diffLayer !== null) s.diffLayer = clamp(s.diffLayer, 0, layers - 1);
+  if (s.diffHead !== null) s.diffHead = clamp(s.diffHead, 0, heads - 1);
   if (n !== undefined) {
     if (s.query !== null && s.query >= n) s.query = null;
     if (Array.isArray(s.picked)) s.picked = s.picked.filter((i) => i < n);

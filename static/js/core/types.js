@@ -1,8 +1,8 @@
 // Types shared by the modules, for `tsc --checkJs` (JSDoc only; nothing here runs).
 
 /**
- * @typedef {"F64" | "F32" | "U8"} DType
- * @typedef {{dtype: DType, shape: number[], data: Float64Array | Float32Array | Uint8Array}} NDArray
+ * @typedef {"F64" | "F32" | "I32" | "U8"} DType
+ * @typedef {{dtype: DType, shape: number[], data: Float64Array | Float32Array | Int32Array | Uint8Array}} NDArray
  */
 
 /**
@@ -27,6 +27,8 @@
  * @property {boolean} [causal]
  * @property {number} [kv_heads] text: key/value heads (fewer than heads: grouped-query)
  * @property {Record<string, string>} [rules] a part with head aggregates: each one's rule
+ * @property {Measure} [measure] a part: what its view, thumbs and head aggregates show (the
+ *   weights, or value-weighted attention)
  * @property {{start: number, steps: number, asked: number, stopped: boolean, temperature: number,
  *   seed: number, text: string} | null} [generated]
  *   text: where the tokens the model wrote start, and how it wrote them
@@ -97,6 +99,8 @@
  * @property {number} a first token of the distance pair
  * @property {number} b second token
  * @property {boolean} trails token paths over all layers
+ * @property {Measure} measure the attention card's right heatmap: the weights, or
+ *   value-weighted attention ||a_ij v_j W_O^h||
  */
 
 /**
@@ -116,8 +120,20 @@
  * @property {boolean} allKeys the query-key view shows every key (else the strongest)
  * @property {boolean} peak colour each head of the model view from 0 to its own largest weight
  * @property {Aggregate} aggregate what the model view's large heatmap shows of the chosen layer
+ * @property {Measure} measure what the model and head views show: the attention weights, or
+ *   value-weighted attention ||a_ij v_j W_O^h|| (the trace's ``measure``)
  * @property {Generate | null} generate a causal model writes this after the text (a new trace)
  * @property {number | null} step the generation step shown (1-based; null: the last)
+ * @property {{layer: number, head: number}[]} ablate heads knocked out (0-based; a new trace)
+ * @property {AblateMode} ablateMode how they are knocked out
+ * @property {string} ablateSource patch: the text whose head outputs are copied in
+ * @property {number | null} diffLayer the head the Knock-out card compares (null: the default)
+ * @property {number | null} diffHead
+ */
+
+/**
+ * How a head is knocked out (the trace request's ``ablate[i].mode``).
+ * @typedef {"zero" | "mean" | "patch"} AblateMode
  */
 
 /**
@@ -127,7 +143,12 @@
 
 /**
  * The chosen head, or an aggregate of the chosen layer's heads (a trace field of that name).
- * @typedef {"head" | "head_mean" | "head_max" | "rollout"} Aggregate
+ * @typedef {"head" | "head_mean" | "head_max" | "rollout" | "value_weighted_sum"} Aggregate
+ */
+
+/**
+ * What the sentence views show: the attention weights, or value-weighted attention.
+ * @typedef {"weights" | "value_weighted"} Measure
  */
 
 /**
@@ -146,6 +167,17 @@
  * A head worth a look for an example text (example_heads of fetchModels), measured on the model.
  * @typedef {{model: string, text: string, query: string, key: string, layer: number, head: number,
  *   weight: number, note: string}} ExampleHead
+ */
+
+/**
+ * The head atlas of a model (core/api.js fetchAtlas): each score a layers x heads grid.
+ * @typedef {{name: string, title: string, definition: string, grid: number[][],
+ *   offsets: number[][] | null}} AtlasScore offsets: positional only, the offset each head
+ *   attends to (k tokens back; negative: ahead)
+ * @typedef {{text: string, tokens: string[], start: number, half: number, strings: number,
+ *   seed: number}} AtlasProbe the probe's first string, as the page opens it
+ * @typedef {{model: string, layers: number, heads: number, scores: AtlasScore[],
+ *   probe: AtlasProbe, seconds: number}} Atlas
  */
 
 /**
@@ -220,6 +252,38 @@
  */
 
 /**
+ * One model of a recurrent comparison: its accuracy per distance and its time per training
+ * step per length, each [] until measured.
+ * @typedef {{name: "transformer" | "lstm" | "gru", params: number, accuracy: number[],
+ *   step_seconds: number[], loss: number | null, steps: number, train_seconds: number | null}} RecurrentModel
+ */
+
+/**
+ * A comparison of the transformer with an LSTM and a GRU (fetchRecurrent).
+ * @typedef {object} RecurrentRun
+ * @property {string} id
+ * @property {"running" | "done" | "cancelled" | "failed"} state
+ * @property {string | null} reason
+ * @property {string} task
+ * @property {number} seed
+ * @property {number[]} distances where accuracy is measured
+ * @property {string} distance what a distance counts
+ * @property {number[]} lengths the sequence lengths a step is timed at
+ * @property {RecurrentModel[]} models
+ * @property {{claim: string, value: number, holds: boolean}[] | null} claims once done
+ * @property {string} shows what it showed, in words, once done
+ * @property {number} progress 0 to 1
+ * @property {string} doing
+ */
+
+/**
+ * What a comparison can be asked for (fetchRecurrentOptions).
+ * @typedef {{tasks: {name: string, title: string, about: string, steps: number,
+ *   distances: number[], distance: string}[], default: string, lengths: number[],
+ *   max_seed: number, slots: number}} RecurrentOptions
+ */
+
+/**
  * One run in fetchRuns' list.
  * @typedef {object} TrainRunSummary
  * @property {string} id
@@ -231,6 +295,41 @@
  * @property {number} steps per variant
  * @property {{label: string, state: string, model: string | null, steps: number,
  *   heldout: number | null}[]} variants steps: trained so far; heldout: at the latest checkpoint
+ */
+
+/**
+ * A row of an article's table: the article's numbers as it prints them, the engine's at full
+ * precision.
+ * @typedef {{label: string, article: number[], engine: (number | null)[]}} ArticleRow
+ */
+
+/**
+ * A table or figure of the article a Learn step restates, with the engine's numbers beside.
+ * @typedef {{caption: string, columns: string[], decimals: number, rows: ArticleRow[]}} ArticleTable
+ */
+
+/**
+ * One step of the Learn mode (api.js fetchLearn): what it says, its formula, the lab's starting
+ * state and the tasks the page checks.
+ * @typedef {object} LearnStep
+ * @property {number} n 1-based, the path's order
+ * @property {string} id
+ * @property {string} title
+ * @property {"toy" | "train"} lab
+ * @property {string[]} text paragraphs, plain text
+ * @property {string} formula presentation MathML
+ * @property {string} formula_text the same in plain text
+ * @property {{preset: string | null, tokens: string[], axes: string[], embeddings: number[][],
+ *   config: ToyConfig, view: Partial<ToyView>} | null} toy a toy step's starting state
+ * @property {{settings: Record<string, string>} | null} train a train step's form settings
+ * @property {string[]} focus ids of the cards the step is about
+ * @property {{id: string, prompt: string, hint: string}[]} tasks
+ * @property {ArticleTable[]} article
+ */
+
+/**
+ * A step's check (api.js checkLearn): each task done or not, and why, in words.
+ * @typedef {{step: string, tasks: {id: string, done: boolean, says: string}[]}} LearnAnswer
  */
 
 export {};

@@ -1,8 +1,11 @@
-// The distance between two chosen tokens at every layer: a readout and a line plot (toy lab).
+// The distance between two chosen tokens at every layer: a readout (the plot's text
+// alternative) and a line plot, which takes focus: the arrow keys step through the layers and a
+// live region reads each distance as the hover writes it (toy lab).
 
 import { fillOptions, el } from "../core/dom.js";
 import { exact, fmt } from "../core/numbers.js";
 import { SELECTED, baseLayout, draw, plotText } from "../core/theme.js";
+import { describe, keyCursor } from "./access.js";
 
 /** @typedef {import("../core/types.js").NDArray} NDArray */
 
@@ -35,11 +38,21 @@ export function render(card, data, sel, callbacks) {
     parts.push(el("span", { className: l === current ? "value current" : "value",
       textContent: fmt(v, 3), title: `layer ${l}: ${exact(v, dtype)}` }));
   });
-  /** @type {HTMLElement} */ (card.querySelector("[data-role=readout]")).replaceChildren(...parts);
+  const readout = /** @type {HTMLElement} */ (card.querySelector("[data-role=readout]"));
+  readout.replaceChildren(...parts);
 
   const layers = series.map((_, l) => l);
   const pair = `${plotText(tokens[a])} ↔ ${plotText(tokens[b])}`;
-  return draw(/** @type {HTMLElement} */ (card.querySelector("[data-role=plot]")), [{
+  const plot = /** @type {HTMLElement} */ (card.querySelector("[data-role=plot]"));
+  const { live } = describe(plot, { summary: "" }); // the readout above says it all
+  keyCursor(plot, live, {
+    rows: 1, cols: L1, describedBy: readout.id || undefined,
+    label: `Distance between ${tokens[a]} and ${tokens[b]} at each layer: line plot. Arrow keys step through the layers.`,
+    text: (_, l) => `${tokens[a]} ↔ ${tokens[b]}, layer ${l}: ${exact(series[l], dtype)}`,
+    show: (_, l) => window.Plotly.Fx.hover(plot, [{ curveNumber: 0, pointNumber: l }]),
+    hide: () => window.Plotly.Fx.unhover(plot),
+  });
+  return draw(plot, [{
     type: "scatter", mode: "lines+markers", uid: "distance", name: pair, x: layers, y: series,
     // User text goes through customdata: a template would read "%{...}" in a token label.
     customdata: series.map((v) => [pair, exact(v, dtype)]),

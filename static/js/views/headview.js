@@ -3,10 +3,14 @@
 // a token keeps only its lines (left: what it attends to; right: what attends to it). Past
 // FULL_MAX tokens only the lines of one token are drawn: the chosen query's, or the hovered
 // token's. Weights come from the trace's 8-bit values (within half a step of 1/255 of the
-// head's peak). render(container, data, sel, callbacks).
+// head's peak). Each query token is a keyboard stop whose name says its strongest key, and a
+// summary line under the view says each chosen head's strongest line. render(container, data,
+// sel, callbacks).
 
 import { el } from "../core/dom.js";
 import { headColor } from "../core/theme.js";
+import { fmt } from "../core/numbers.js";
+import { describe } from "./access.js";
 
 /** @typedef {import("../core/types.js").NDArray} NDArray */
 
@@ -57,7 +61,10 @@ const textWidth = (s, size) => [...s].length * size * 0.6;
 /**
  * @param {HTMLElement} container the box the view fills
  * @param {HeadViewData} data
- * @param {{layer: number, heads: number[], query: number}} sel query: the chosen row, or -1
+ * @param {{layer: number, heads: number[], query: number, unit?: string}} sel query: the chosen
+ *   row, or -1; unit: what the lines are when not attention weights ("value-weighted norm":
+ *   ||a v W_O||, unbounded, so every line is as strong as it is over the strongest drawn, and
+ *   lines under MIN_WEIGHT of the strongest are left out)
  * @param {{onPick?: (row: number) => void, onNeedAll?: () => void}} callbacks onPick: a click on
  *   a query token; onNeedAll: the pointer came to a view that has only the query's rows (fetch
  *   the layer and draw again)
@@ -89,7 +96,7 @@ export function render(container, data, sel, callbacks) {
   const root = reuse ? /** @type {NonNullable<typeof box.__hv>} */ (box.__hv).root
     : /** @type {SVGSVGElement} */ (/** @type {unknown} */ (svg("svg", { width, height, viewBox: `0 0 ${width} ${height}`, role: "group" })));
   root.setAttribute("class", full ? "hv" : "hv hv-one");
-  root.setAttribute("aria-label", `Head view, layer ${sel.layer + 1}, heads ${sel.heads.map((h) => h + 1).join(", ") || "none"}`);
+  root.setAttribute("aria-label", `Head view${sel.unit ? ` of ${sel.unit}s` : ""}, layer ${sel.layer + 1}, heads ${sel.heads.map((h) => h + 1).join(", ") || "none"}`);
   root.dataset.layer = String(sel.layer);
   root.dataset.heads = sel.heads.join(",");
   root.dataset.complete = data.values ? "1" : "0"; // "0": only the chosen query's lines yet
@@ -106,16 +113,17 @@ export function render(container, data, sel, callbacks) {
     // One token's lines: their strength is relative to the strongest of them (long texts spread
     // attention thin), else to 1.
     let top = 1;
-    if (!full) {
-      top = MIN_WEIGHT;
+    if (!full || sel.unit) {
+      top = sel.unit ? 0 : MIN_WEIGHT;
       for (const h of sel.heads) for (const i of qs) for (const j of ks) top = Math.max(top, weightOf(h, i, j));
     }
+    const least = sel.unit ? MIN_WEIGHT * top : MIN_WEIGHT;
     for (const h of sel.heads) {
       const color = headColor(h);
       for (const i of qs) {
         for (const j of ks) {
           const w = weightOf(h, i, j);
-          if (w < MIN_WEIGHT) continue;
+          if (w < least || !(w > 0)) continue;
           const v = w / top;
           groups[i].append(svg("line", {
             x1: x1 + 6, y1: y(i), x2: x2 - 6, y2: y(j), stroke: color,
@@ -230,6 +238,31 @@ export function render(container, data, sel, callbacks) {
       "on the left to choose it) or the token under the pointer's, each as strong as its weight " +
       "over the strongest line's." })];
   if (!reuse) container.replaceChildren(...note, root); // (the same tokens: the same note)
+
+  // In words: each query token's strongest key over the chosen heads (its name), and each
+  // chosen head's strongest line (the summary).
+  /** @param {number} i @returns {[number, number, number]} [head, key, weight] */
+  const best = (i) => {
+    let top = /** @type {[number, number, number]} */ ([-1, -1, -1]);
+    for (const h of sel.heads) for (let j = 0; j < n; j++) if (weightOf(h, i, j) > top[2]) top = [h, j, weightOf(h, i, j)];
+    return top;
+  };
+  for (const t of /** @type {NodeListOf<SVGTextElement>} */ (root.querySelectorAll(".hv-left .hv-token"))) {
+    const i = Number(t.dataset.index);
+    const [h, j, w] = values || i === rows?.query ? best(i) : [-1, -1, -1];
+    t.setAttribute("aria-label", h < 0 ? `query ${labels[i]}`
+      : `query ${labels[i]}: strongest key ${labels[j]}, ${fmt(w, 2)} (head ${h + 1})`);
+  }
+  const heads = sel.heads.map((h) => {
+    let top = [-1, -1, -1];
+    const qs = values ? all : rows ? [rows.query] : [];
+    for (const i of qs) for (let j = 0; j < n; j++) if (weightOf(h, i, j) > top[2]) top = [i, j, weightOf(h, i, j)];
+    return top[0] < 0 ? `head ${h + 1}: no line` : `head ${h + 1} ${labels[top[0]]} → ${labels[top[1]]} ${fmt(top[2], 2)}`;
+  });
+  describe(/** @type {HTMLElement} */ (/** @type {unknown} */ (root)), {
+    summary: sel.heads.length ? `Layer ${sel.layer + 1}${sel.unit ? ` (${sel.unit}s)` : ""}, the strongest line of each head shown${values ? "" : " (the chosen query's)"}: ` +
+      `${heads.join("; ")}.` : "No head chosen: pick heads above.",
+  });
 }
 
 /**

@@ -1,17 +1,22 @@
 // A large heatmap of attention weights on one <canvas>, through the weight colour table: one
 // image of rows x columns pixels scaled up, so 512 x 512 draws as fast as 8 x 8. Token labels where they
 // fit (every k-th when they do not), a colour bar, and the exact weight of the cell under the
-// pointer. render(container, data, sel, callbacks).
+// pointer, or under the keyboard's cursor (the canvas takes focus; the arrow keys move it and a
+// live region reads the cell), a summary line ("strongest: apple → banana 0.30") and, up to
+// TABLE_MAX cells, the numbers in a table. render(container, data, sel, callbacks).
 
 import { el } from "../core/dom.js";
 import { exact, fmt } from "../core/numbers.js";
 import { FONT, GRID, TEXT, TEXT_DIM, WEIGHT_LUT } from "../core/theme.js";
+import { describe, keyCursor, matrixTable } from "./access.js";
+import { strongestText } from "./describe.js";
 
 /** @typedef {import("../core/types.js").NDArray} NDArray */
 
 const LABEL_PX = 11; // the least room a label gets; closer rows label every k-th token
-const BAR = 58; // colour bar and its ticks, right of the plot
+const BAR = 66; // colour bar and its ticks ("0.000", "3.795"), right of the plot
 const MAX_SIDE = 760;
+export const TABLE_MAX = 400; // cells: more (a long text) get the summary line only
 
 /** @param {CanvasRenderingContext2D} ctx @param {string[]} labels @param {number} font */
 function widest(ctx, labels, font) {
@@ -44,10 +49,11 @@ function image(matrix, top) {
  * Draw `data.matrix` (rows x columns weights; rows are queries) into `container`.
  * @param {HTMLElement} container
  * @param {{labels: string[], matrix: NDArray, title: string, caption?: string, approx?: boolean,
- *   rowLabels?: string[], axes?: [string, string]}} data
+ *   rowLabels?: string[], axes?: [string, string], unit?: string}} data
  *   labels: the columns' (keys'); rowLabels: the rows' when they differ (a cross-attention's
  *   queries); axes: what rows and columns are, ["query", "key"] by default; approx: the weights
- *   are 8-bit snapshots, read "≈ 0.42" rather than exactly
+ *   are 8-bit snapshots, read "≈ 0.42" rather than exactly; unit: what a cell is, "weight" by
+ *   default ("value-weighted norm": ||a v W_O||, not a weight)
  * @param {{query?: number, peak?: boolean}} [sel] query: a row to mark (the chosen query), -1 or
  *   absent for none; peak: colour from 0 to the largest weight (else to 1)
  * @param {{onPick?: (row: number) => void}} [callbacks] a click on a row
@@ -58,7 +64,7 @@ export function render(container, data, sel = {}, callbacks = {}) {
     root = el("div", { className: "hc" }, [
       el("p", { className: "hc-title" }),
       el("div", { className: "hc-body" }, [
-        el("canvas", { className: "hc-canvas", role: "img" }),
+        el("canvas", { className: "hc-canvas" }),
         el("div", { className: "hc-cursor", hidden: true }),
         el("div", { className: "hc-tip", hidden: true, role: "tooltip" }),
       ]),
@@ -73,7 +79,6 @@ export function render(container, data, sel = {}, callbacks = {}) {
   const m = Math.max(R, C); // the longer side sets the cell
   /** @type {HTMLElement} */ (root.querySelector(".hc-title")).textContent = title;
   const canvas = /** @type {HTMLCanvasElement} */ (root.querySelector("canvas"));
-  canvas.setAttribute("aria-label", `${title}: ${R} × ${C} attention weights`);
   const ctx = /** @type {CanvasRenderingContext2D} */ (canvas.getContext("2d"));
 
   // Geometry in CSS pixels: labels left and below, the colour bar right. Labels every k-th
@@ -167,7 +172,7 @@ export function render(container, data, sel = {}, callbacks = {}) {
   ctx.textAlign = "left";
   for (const t of [0, 0.5, 1]) ctx.fillText(vmax === 1 ? String(t) : fmt(t * vmax, 3), bx + 16, top + (1 - t) * barH);
 
-  // The exact weight under the pointer.
+  // The exact weight under the pointer, or under the keyboard's cursor.
   const tip = /** @type {HTMLElement} */ (root.querySelector(".hc-tip"));
   const cursor = /** @type {HTMLElement} */ (root.querySelector(".hc-cursor"));
   /** @param {MouseEvent} e @returns {[number, number] | null} */
@@ -178,18 +183,17 @@ export function render(container, data, sel = {}, callbacks = {}) {
     if (x < 0 || y < 0 || x >= side || y >= tall) return null;
     return [Math.min(R - 1, Math.floor(y / cell)), Math.min(C - 1, Math.floor(x / cell))];
   };
-  canvas.onmousemove = (e) => {
-    const ij = at(e);
-    tip.hidden = cursor.hidden = !ij;
-    canvas.style.cursor = ij && callbacks.onPick ? "pointer" : "";
-    if (!ij) return;
-    const [i, j] = ij;
+  const unit = data.unit ?? "weight";
+  /** The weight as the tooltip and the live region write it. @param {number} v */
+  const value = (v) => (data.approx ? `≈ ${fmt(v, 2)} (8-bit)` : exact(v, matrix.dtype));
+  /** @param {number} i @param {number} j */
+  const show = (i, j) => {
+    tip.hidden = cursor.hidden = false;
     const v = matrix.data[i * C + j];
     tip.replaceChildren(
       el("span", {}, [`${rowAxis} `, el("b", { textContent: rowLabels[i] })]), el("br"),
       el("span", {}, [`${colAxis} `, el("b", { textContent: labels[j] })]), el("br"),
-      el("span", { className: "hc-value",
-        textContent: data.approx ? `weight ≈ ${fmt(v, 2)} (8-bit)` : `weight ${exact(v, matrix.dtype)}` }),
+      el("span", { className: "hc-value", textContent: `${unit} ${value(v)}` }),
     );
     const x = left + (j + 1) * cell + 10;
     tip.style.left = `${Math.min(x, left + side - 150)}px`;
@@ -197,14 +201,42 @@ export function render(container, data, sel = {}, callbacks = {}) {
     Object.assign(cursor.style, { left: `${left + j * cell}px`, top: `${top + i * cell}px`,
       width: `${Math.max(2, cell)}px`, height: `${Math.max(2, cell)}px` });
   };
-  canvas.onmouseleave = () => {
+  const hide = () => {
     tip.hidden = true;
     cursor.hidden = true;
+  };
+  hide(); // a tooltip left from the matrix drawn before would say its number, not this one's
+  canvas.onmousemove = (e) => {
+    const ij = at(e);
+    canvas.style.cursor = ij && callbacks.onPick ? "pointer" : "";
+    if (ij) show(ij[0], ij[1]);
+    else hide();
+  };
+  canvas.onmouseleave = () => {
+    if (document.activeElement !== canvas) hide();
   };
   canvas.onclick = (e) => {
     const ij = at(e);
     if (ij && callbacks.onPick) callbacks.onPick(ij[0]);
   };
+
+  // The text alternative and the keyboard's path.
+  const text = describe(/** @type {HTMLElement} */ (root.querySelector(".hc-body")), {
+    summary: `${R} × ${C} ${unit}s, ${strongestText(rowLabels, labels, matrix, { approx: data.approx })}`,
+    table: R * C <= TABLE_MAX
+      ? matrixTable(`${title}: the ${unit}s, ${rowAxis} rows by ${colAxis} columns`, rowAxis,
+        rowLabels, labels, (i, j) => fmt(matrix.data[i * C + j], data.approx ? 2 : 3))
+      : null,
+  });
+  keyCursor(canvas, text.live, {
+    rows: R, cols: C, describedBy: text.summary.id,
+    label: `${title}: heatmap of ${R} × ${C} ${unit === "weight" ? "attention weight" : unit}s, ${rowAxis} rows by ${colAxis} columns. ` +
+      `Arrow keys move between cells${callbacks.onPick ? `; Enter makes the row's token the ${rowAxis}` : ""}.`,
+    text: (i, j) => `${rowLabels[i]} → ${labels[j]}: ${value(matrix.data[i * C + j])} ` +
+      `(${rowAxis} ${i + 1}, ${colAxis} ${j + 1})`,
+    show, hide,
+    pick: callbacks.onPick ? (i) => callbacks.onPick?.(i) : undefined,
+  });
   // What is drawn, for tests and exports: the labels and the very numbers.
   root.__heat = { labels, rowLabels, matrix, vmax, geometry: { left, top, side, tall, cell } };
 }

@@ -1,28 +1,49 @@
 // Heatmaps of the scores and the attention weights of one layer and head (toy lab).
 // render(card, data, sel, callbacks): the card holds [data-role=layer|head] pickers and the
-// [data-role=scores|weights] plots.
+// [data-role=scores|weights] plots. Each plot takes focus: the arrow keys move a cursor over
+// its cells (Plotly's own hover label marks it) and a live region reads the cell as the hover
+// writes it; under each, a summary line and, up to TABLE_MAX tokens, the numbers in a table.
 
 import { fillIndexSelect } from "../core/dom.js";
 import { exact, fmt } from "../core/numbers.js";
 import { nested } from "../core/compact.js";
 import {
-  MASKED_GREY, SCORE_SCALE, WEIGHT_SCALE, baseLayout, draw, plotText, tokenAxis,
+  MASKED_GREY, SCORE_LUT, SCORE_SCALE, WEIGHT_LUT, WEIGHT_SCALE, baseLayout, draw, plotText, tokenAxis,
 } from "../core/theme.js";
+import { describe, keyCursor, matrixTable } from "./access.js";
+import { inkOn, strongestText } from "./describe.js";
 
 /** @typedef {import("../core/types.js").NDArray} NDArray */
 /** @typedef {import("../core/types.js").TraceMeta} TraceMeta */
 
 const ANNOTATE_MAX = 12; // write the values in the cells up to this many tokens
 const SIDE_BY_SIDE_MAX = 7; // more tokens: scores above weights, each the full width
+export const TABLE_MAX = 16; // tokens: more get the summary line only
 
 /**
- * Cell text with about three significant digits: "%{z:.2f}" up to 10, then fewer decimals.
+ * Decimals for a cell's text, about three significant digits: 2 up to 10, then fewer.
  * @param {(number | null)[][]} z
  */
-function cellFormat(z) {
+function cellDigits(z) {
   let m = 0;
   for (const row of z) for (const v of row) if (v !== null) m = Math.max(m, Math.abs(v));
-  return m >= 100 ? "%{z:.0f}" : m >= 10 ? "%{z:.1f}" : "%{z:.2f}";
+  return m >= 100 ? 0 : m >= 10 ? 1 : 2;
+}
+
+/**
+ * The numbers written in the cells, each in the ink (black or white) that its cell's colour
+ * needs for AA contrast: annotations, as a heatmap's own text has one colour for every cell.
+ * @param {(number | null)[][]} z @param {(v: number) => number} lutIndex the colour table entry of v
+ * @param {Uint8ClampedArray} lut @param {number} size
+ */
+function cellTexts(z, lutIndex, lut, size) {
+  const digits = cellDigits(z);
+  return z.flatMap((row, i) => row.flatMap((v, j) => {
+    if (v === null) return [];
+    const c = Math.max(0, Math.min(255, lutIndex(v))) * 3;
+    return [{ x: j, y: i, text: fmt(v, digits), showarrow: false, captureevents: false,
+      font: { size, color: inkOn([lut[c], lut[c + 1], lut[c + 2]]) } }];
+  }));
 }
 
 /**
@@ -30,7 +51,6 @@ function cellFormat(z) {
  * @param {string} dtype @param {string} colorbar @param {object} extra
  */
 function heatmap(tokens, z, kind, dtype, colorbar, extra) {
-  const n = tokens.length;
   const customdata = z.map((row, i) => row.map((v, j) => [
     plotText(tokens[i]), plotText(tokens[j]),
     v === null ? "masked (−∞ before the softmax)" : `${kind} ${exact(v, dtype)}`,
@@ -44,16 +64,15 @@ function heatmap(tokens, z, kind, dtype, colorbar, extra) {
     hovertemplate: "query <b>%{customdata[0]}</b><br>key <b>%{customdata[1]}</b><br>" +
       "%{customdata[2]}<extra></extra>",
     hoverongaps: true,
-    texttemplate: n <= ANNOTATE_MAX ? cellFormat(z) : "",
-    textfont: { size: n <= 6 ? 13 : 11 },
     colorbar: { thickness: 12, len: 1, title: { text: colorbar, side: "right", font: { size: 12 } } },
     ...extra,
   };
 }
 
-/** @param {string[]} tokens @param {string} title */
-function layoutFor(tokens, title) {
+/** @param {string[]} tokens @param {string} title @param {object[]} annotations */
+function layoutFor(tokens, title, annotations) {
   return baseLayout({
+    annotations,
     title: { text: title, font: { size: 14 }, x: 0.02, xanchor: "left" },
     plot_bgcolor: MASKED_GREY, // masked cells are gaps: they show this grey
     margin: { l: 80, r: 10, t: 40, b: 70 },
@@ -66,10 +85,12 @@ function layoutFor(tokens, title) {
 /**
  * Draw both heatmaps of sel.layer / sel.head and sync the pickers.
  * @param {HTMLElement} card
- * @param {{meta: TraceMeta, scores: NDArray, weights: NDArray, scoreMax: number,
- *   entropy: number}} data one head's [n][n] scores (-Infinity masked) and weights
- * @param {{layer: number, head: number}} sel
- * @param {{onSelect: (change: {layer?: number, head?: number}) => void}} callbacks
+ * @param {{meta: TraceMeta, scores: NDArray, weights: NDArray, valueWeighted?: NDArray,
+ *   scoreMax: number, entropy: number}} data one head's [n][n] scores (-Infinity masked) and
+ *   weights; valueWeighted: its ||a_ij v_j W_O^h||, drawn in place of the weights when given
+ * @param {{layer: number, head: number, measure?: import("../core/types.js").Measure}} sel
+ * @param {{onSelect: (change: {layer?: number, head?: number,
+ *   measure?: import("../core/types.js").Measure}) => void}} callbacks
  */
 export function render(card, data, sel, callbacks) {
   const { meta } = data;
@@ -81,6 +102,18 @@ export function render(card, data, sel, callbacks) {
   layerPicker.disabled = meta.layers === 1;
   layerPicker.onchange = () => callbacks.onSelect({ layer: Number(layerPicker.value) });
   headPicker.onchange = () => callbacks.onSelect({ head: Number(headPicker.value) });
+  const vw = data.valueWeighted;
+  for (const input of /** @type {NodeListOf<HTMLInputElement>} */ (card.querySelectorAll("[data-role=measure] input"))) {
+    input.checked = input.value === (vw ? "value_weighted" : "weights");
+    input.onchange = () => {
+      if (input.checked) callbacks.onSelect({ measure: /** @type {import("../core/types.js").Measure} */ (input.value) });
+    };
+  }
+  const caption = card.querySelector("[data-role=weights-caption]");
+  if (caption) {
+    caption.textContent = vw ? "Value-weighted: ||a_ij v_j W_O^h||, each weight times the norm of its key's " +
+      "value through the head's slice of the output projection (Kobayashi et al., 2020)." : "Weights: softmax of each score row.";
+  }
 
   const tokens = meta.tokens;
   const n = tokens.length;
@@ -99,17 +132,62 @@ export function render(card, data, sel, callbacks) {
   weightsEl.style.height = height;
   const masked = meta.config?.mask === "causal" ? " · grey = masked" : "";
   const scores = nested(data.scores).map((row) => row.map((/** @type {number} */ v) => (v === -Infinity ? null : v)));
-  return Promise.all([
+  const weights = nested(vw ?? data.weights);
+  let top = 1; // the darkest colour: 1 for weights, the largest norm for value-weighted
+  if (vw) {
+    top = 0;
+    for (const v of vw.data) top = Math.max(top, v);
+    if (!(top > 0)) top = 1;
+  }
+  const kind = vw ? "value-weighted norm" : "weight";
+  const name = vw ? "Value-weighted ‖a v W_O‖" : "Weights";
+  const size = n <= 6 ? 13 : 11;
+  const written = n <= ANNOTATE_MAX;
+  const drawn = Promise.all([
     draw(scoresEl,
       [heatmap(tokens, scores, "score", data.scores.dtype, scoreTitle,
         { colorscale: SCORE_SCALE, zmin: -m, zmax: m, uid: "scores" })],
-      layoutFor(tokens, `Scores · ${where}${masked}`),
+      layoutFor(tokens, `Scores · ${where}${masked}`,
+        written ? cellTexts(scores, (v) => Math.round((v / m + 1) * 127.5), SCORE_LUT, size) : []),
       "attnviz-scores"),
     draw(weightsEl,
-      [heatmap(tokens, nested(data.weights), "weight", data.weights.dtype,
-        "attention weight (softmax), rows sum to 1",
-        { colorscale: WEIGHT_SCALE, zmin: 0, zmax: 1, uid: "weights" })],
-      layoutFor(tokens, `Weights · ${where} · mean entropy ${fmt(data.entropy, 2)} nats`),
+      [heatmap(tokens, weights, kind, (vw ?? data.weights).dtype,
+        vw ? "value-weighted norm ‖a v W_O‖" : "attention weight (softmax), rows sum to 1",
+        { colorscale: WEIGHT_SCALE, zmin: 0, zmax: top, uid: "weights" })],
+      layoutFor(tokens, `${name} · ${where}${vw ? "" : ` · mean entropy ${fmt(data.entropy, 2)} nats`}`,
+        written ? cellTexts(weights, (v) => Math.round((v / top) * 255), WEIGHT_LUT, size) : []),
       "attnviz-weights"),
   ]);
+  const labels = tokens.map(String);
+  readable(scoresEl, labels, scores, "score", data.scores.dtype,
+    `Scores, ${where}`, strongestText(labels, labels, { shape: [n, n], data: scores.flat() }, { word: "largest" }));
+  readable(weightsEl, labels, weights, kind, (vw ?? data.weights).dtype,
+    `${name}, ${where}`, vw ? strongestText(labels, labels, vw) : `mean entropy ${fmt(data.entropy, 2)} nats, ` +
+      strongestText(labels, labels, data.weights));
+  return drawn;
+}
+
+/**
+ * A heatmap's text alternative (a summary, the table up to TABLE_MAX tokens) and its keyboard
+ * cursor, which reads a cell as the hover writes it and shows the hover label there.
+ * @param {HTMLElement} plot @param {string[]} tokens @param {(number | null)[][]} z
+ * @param {string} kind @param {string} dtype @param {string} what @param {string} summary
+ */
+function readable(plot, tokens, z, kind, dtype, what, summary) {
+  const n = tokens.length;
+  const text = describe(plot, {
+    summary: `${what}: ${summary}`,
+    table: n <= TABLE_MAX
+      ? matrixTable(`${what}: query rows by key columns`, "query", tokens, tokens,
+        (i, j) => (z[i][j] === null ? "masked" : fmt(z[i][j], 3)))
+      : null,
+  });
+  keyCursor(plot, text.live, {
+    rows: n, cols: n, describedBy: text.summary.id,
+    label: `${what}: heatmap of ${n} × ${n} ${kind}s, query rows by key columns. Arrow keys move between cells.`,
+    text: (i, j) => `${tokens[i]} → ${tokens[j]}: ` +
+      (z[i][j] === null ? "masked (−∞ before the softmax)" : `${kind} ${exact(z[i][j], dtype)}`),
+    show: (i, j) => window.Plotly.Fx.hover(plot, { xval: j, yval: i }),
+    hide: () => window.Plotly.Fx.unhover(plot),
+  });
 }

@@ -5,6 +5,7 @@
 import { el } from "../core/dom.js";
 import { fmt } from "../core/numbers.js";
 import { TEXT_DIM, WEIGHT_LUT } from "../core/theme.js";
+import { gridArrows } from "./access.js";
 
 /** @typedef {import("../core/types.js").NDArray} NDArray */
 
@@ -30,14 +31,15 @@ export function coverage(s, out) {
  * One head's thumbnail as an image of `out` x `out` pixels (default: the thumbnail's own
  * size). Shrunk, each pixel shows the largest weight it covers, so a peak is never lost. Weight
  * w is coloured WEIGHT_LUT[round(w * 255)], or with `peak` WEIGHT_LUT[round(w / peak * 255)]
- * (the stored value itself).
+ * (the stored value itself); with `top` (a value-weighted norm's unit, not a weight's 1)
+ * WEIGHT_LUT[round(w / top * 255)].
  * @param {Thumbs} thumbs @param {number} layer @param {number} head @param {boolean} [peak]
- * @param {number} [out]
+ * @param {number} [out] @param {number} [top] the value coloured darkest (default 1)
  */
-export function thumbImage(thumbs, layer, head, peak = false, out) {
+export function thumbImage(thumbs, layer, head, peak = false, out, top = 1) {
   const [, H, s] = thumbs.values.shape;
   const k = layer * H + head;
-  const scale = peak ? 1 : thumbs.scale.data[k];
+  const scale = peak ? 1 : thumbs.scale.data[k] / top;
   const pixels = thumbs.values.data.subarray(k * s * s, (k + 1) * s * s);
   const size = out && out < s ? out : s;
   const spans = coverage(s, size);
@@ -63,15 +65,15 @@ export function thumbImage(thumbs, layer, head, peak = false, out) {
  * Paint one head over the whole of `canvas`, `size` pixels square (default: its CSS box at the
  * device's pixel ratio).
  * @param {HTMLCanvasElement} canvas @param {Thumbs} thumbs @param {number} layer @param {number} head
- * @param {number} [size] @param {boolean} [peak]
+ * @param {number} [size] @param {boolean} [peak] @param {number} [top] the darkest value
  */
-function paint(canvas, thumbs, layer, head, size, peak = false) {
+function paint(canvas, thumbs, layer, head, size, peak = false, top = 1) {
   const px = size ?? Math.max(8, Math.round(canvas.clientWidth * (window.devicePixelRatio || 1)));
   if (canvas.width !== px) {
     canvas.width = px;
     canvas.height = px;
   }
-  const img = thumbImage(thumbs, layer, head, peak, px);
+  const img = thumbImage(thumbs, layer, head, peak, px, top);
   const ctx = /** @type {CanvasRenderingContext2D} */ (canvas.getContext("2d"));
   if (img.width === px) {
     ctx.putImageData(img, 0, 0);
@@ -111,16 +113,7 @@ function buildGrid(grid, layers, heads, onSelect) {
     if (b) onSelect(Number(b.dataset.layer), Number(b.dataset.head));
   };
   // Arrow keys move between cells; Enter or Space (a button's own keys) opens one.
-  grid.onkeydown = (e) => {
-    const b = /** @type {HTMLElement | null} */ (/** @type {HTMLElement} */ (e.target).closest("button.mv-cell"));
-    const steps = /** @type {Record<string, [number, number]>} */ ({ ArrowLeft: [0, -1], ArrowRight: [0, 1], ArrowUp: [-1, 0], ArrowDown: [1, 0] });
-    const step = steps[e.key];
-    if (!b || !step) return;
-    const l = Math.min(layers - 1, Math.max(0, Number(b.dataset.layer) + step[0]));
-    const h = Math.min(heads - 1, Math.max(0, Number(b.dataset.head) + step[1]));
-    /** @type {HTMLElement | null} */ (grid.querySelector(`button.mv-cell[data-layer="${l}"][data-head="${h}"]`))?.focus();
-    e.preventDefault();
-  };
+  gridArrows(grid, "button.mv-cell", layers, heads);
 }
 
 /**
@@ -128,8 +121,10 @@ function buildGrid(grid, layers, heads, onSelect) {
  * @param {HTMLElement} grid
  * @param {{layers: number, heads: number, thumbs: Thumbs, entropy: NDArray | null}} data
  *   entropy: [L][H] mean entropy (nats) for each cell's title, once it has arrived (titles())
- * @param {{layer: number, head: number, peak?: boolean}} sel peak: each head coloured from 0
- *   to its own largest weight
+ * @param {{layer: number, head: number, peak?: boolean, top?: number, unit?: string}} sel peak:
+ *   each head coloured from 0 to its own largest weight; top: the value coloured darkest (1 for
+ *   weights; value-weighted norms: the largest of every head's); unit: what a cell shows, in
+ *   each cell's name ("value-weighted")
  * @param {{onSelect: (layer: number, head: number) => void}} callbacks
  */
 export function render(grid, data, sel, callbacks) {
@@ -141,14 +136,17 @@ export function render(grid, data, sel, callbacks) {
   const first = /** @type {HTMLCanvasElement | null} */ (cells[0]?.firstChild ?? null);
   const px = Math.max(8, Math.round((first?.clientWidth ?? 0) * (window.devicePixelRatio || 1)));
   const peak = Boolean(sel.peak);
+  const top = sel.top ?? 1;
   // A new selection alone repaints nothing (the same arrays, size and colouring).
-  const same = g.__thumbs?.values === thumbs.values && g.__painted === `${px}:${peak}`;
+  const same = g.__thumbs?.values === thumbs.values && g.__painted === `${px}:${peak}:${top}`;
   g.__thumbs = thumbs; // what is drawn, for tests and exports
-  g.__painted = `${px}:${peak}`;
+  g.__painted = `${px}:${peak}:${top}`;
+  const unit = sel.unit ? `, ${sel.unit}` : "";
   for (const b of cells) {
     const l = Number(b.dataset.layer);
     const h = Number(b.dataset.head);
-    if (!same) paint(/** @type {HTMLCanvasElement} */ (b.firstChild), thumbs, l, h, px, peak);
+    if (!same) paint(/** @type {HTMLCanvasElement} */ (b.firstChild), thumbs, l, h, px, peak, top);
+    b.setAttribute("aria-label", `layer ${l + 1}, head ${h + 1}${unit}`);
     const on = l === sel.layer && h === sel.head;
     b.classList.toggle("selected", on);
     b.setAttribute("aria-pressed", on ? "true" : "false");
@@ -173,10 +171,10 @@ export function titles(grid, entropy) {
 /**
  * The whole grid as one PNG (labels included), for download.
  * @param {{layers: number, heads: number, thumbs: Thumbs}} data
- * @param {boolean} [peak]
+ * @param {boolean} [peak] @param {number} [top] the value coloured darkest (render's)
  * @returns {string} a data: URL
  */
-export function gridPng(data, peak = false) {
+export function gridPng(data, peak = false, top = 1) {
   const cell = 64;
   const gap = 4;
   const pad = 28;
@@ -196,7 +194,7 @@ export function gridPng(data, peak = false) {
     ctx.fillText(`L${l + 1}`, 2, pad + l * (cell + gap) + cell / 2 + 4);
     for (let h = 0; h < heads; h++) {
       const c = document.createElement("canvas");
-      paint(c, thumbs, l, h, cell, peak);
+      paint(c, thumbs, l, h, cell, peak, top);
       ctx.drawImage(c, pad + h * (cell + gap), pad + l * (cell + gap), cell, cell);
     }
   }
@@ -235,4 +233,15 @@ export function sinkNote(matrix, labels, rowsSumToOne, groups = null) {
     "park what a head does not need on a token every query can see (in a causal model, the first " +
     "is the only one), and often keep that token's value vector small, so the parked weight " +
     "changes little. Much weight on it does not mean it matters.";
+}
+
+/**
+ * The largest value of every head's thumbnail (their scales' maximum): the darkest colour of a
+ * grid of value-weighted norms, so that heads are compared on one scale.
+ * @param {Thumbs} thumbs @returns {number}
+ */
+export function thumbsTop(thumbs) {
+  let top = 0;
+  for (const v of thumbs.scale.data) if (v > top) top = v;
+  return top > 0 ? top : 1;
 }

@@ -2,12 +2,16 @@
 // q ⊙ k_j as aligned heatmaps, and per key Σ(q ⊙ k_j), the score and the softmax weight, drawn
 // on one <canvas> with the exact value of whatever is under the pointer. Past KEYS_MAX tokens it
 // shows the TOP_KEYS keys with the largest weights (in text order) unless the reader asks for
-// all. render(container, data, sel, callbacks).
+// all. The canvas takes focus: the arrow keys move over the products (a row per key, a column
+// per dimension, then the row's sum, score and weight), a live region reading what the tooltip
+// shows; the keys' sums, scores and weights are also in a table. render(container, data, sel,
+// callbacks).
 
 import { sub } from "../core/compact.js";
 import { el } from "../core/dom.js";
 import { exact, fmt } from "../core/numbers.js";
 import { FONT, GRID, MASKED_GREY, SCORE_LUT, SELECTED, TEXT, TEXT_DIM, lutColor } from "../core/theme.js";
+import { describe, keyCursor } from "./access.js";
 
 /** @typedef {import("../core/types.js").NDArray} NDArray */
 /**
@@ -141,7 +145,7 @@ export function render(container, data, sel, callbacks = {}) {
     root = el("div", { className: "qk" }, [el("div", { className: "qk-head" }),
       el("p", { className: "qk-keys" }),
       el("div", { className: "qk-scroll" }, [el("div", { className: "qk-plot" }, [
-        el("canvas", { className: "qk-canvas", role: "img" }),
+        el("canvas", { className: "qk-canvas" }),
         el("div", { className: "qk-tip", hidden: true, role: "tooltip" })])]),
       el("p", { className: "qk-note" })]);
     container.replaceChildren(root);
@@ -169,7 +173,6 @@ export function render(container, data, sel, callbacks = {}) {
   const plot = /** @type {HTMLElement} */ (root.querySelector(".qk-plot"));
   const canvas = /** @type {HTMLCanvasElement} */ (plot.querySelector("canvas"));
   const tip = /** @type {HTMLElement} */ (plot.querySelector(".qk-tip"));
-  canvas.setAttribute("aria-label", `Query ${data.tokens[i]}: q, keys, q ⊙ k, scores and weights`);
   plot.dataset.query = String(i);
   const ctx = /** @type {CanvasRenderingContext2D} */ (canvas.getContext("2d"));
   const font = Math.min(12, rowSize(rows.length) - 1);
@@ -320,6 +323,35 @@ export function render(container, data, sel, callbacks = {}) {
     const h = at(e);
     if (h && h.block !== "q" && callbacks.onPick) callbacks.onPick(rows[h.r]);
   };
+  // The keyboard's path: a row per key; a column per dimension (the products), then the row's
+  // sum, score and weight. The summary and the table: the keys' numbers.
+  const top = d.masked.reduce((/** @type {number} */ b, /** @type {boolean} */ m, /** @type {number} */ r) =>
+    (!m && (b < 0 || d.weights[r] > d.weights[b]) ? r : b), -1);
+  const text = describe(/** @type {HTMLElement} */ (root.querySelector(".qk-scroll")), {
+    summary: top < 0 ? `Query ${data.tokens[i]}: every key is masked.`
+      : `Query ${data.tokens[i]} (token ${i + 1}): the largest weight goes to ${data.tokens[rows[top]]} ` +
+        `(token ${rows[top] + 1}), ${fmt(d.weights[top], 3)}, score ${fmt(d.scores[top], 3)}.`,
+    table: { caption: `Query ${data.tokens[i]}: each key's sum, score and weight`,
+      head: ["key", "Σ q⊙k", d.rule.scale === 1 ? "score" : `score (${d.rule.scale_label})`, "weight"],
+      rows: rows.map((j, r) => [`${data.tokens[j]} (${j + 1})`, d.masked[r] ? "–" : fmt(d.sums[r], 3),
+        d.masked[r] ? "masked" : fmt(d.scores[r], 3), d.masked[r] ? "masked" : fmt(d.weights[r], 3)]) },
+  });
+  keyCursor(canvas, text.live, {
+    rows: rows.length, cols: d.hd + 1, describedBy: text.summary.id,
+    label: `Query ${data.tokens[i]}: q, every key, q ⊙ k, the scores and the weights. Arrow keys move ` +
+      "over the keys (up, down) and the dimensions of their products (left, right), End to a key's " +
+      `score and weight${callbacks.onPick ? "; Enter makes the key the query" : ""}.`,
+    text: (r, c) => lines(c < d.hd ? { block: "p", r, c } : { block: "row", r, c: -1 }).join(", "),
+    show: (r, c) => {
+      tip.hidden = false;
+      tip.textContent = lines(c < d.hd ? { block: "p", r, c } : { block: "row", r, c: -1 }).join("\n");
+      const x = c < d.hd ? g.x0 + (c + 1) * g.cell + 8 : g.xSum;
+      tip.style.left = `${Math.min(x, g.width - 220)}px`;
+      tip.style.top = `${g.pTop + (r + 1) * g.row + 6}px`;
+    },
+    hide: () => { tip.hidden = true; },
+    pick: callbacks.onPick ? (r) => callbacks.onPick?.(rows[r]) : undefined,
+  });
   // What is drawn, for tests: the rows, the numbers, the geometry, the tooltip of any place.
   root.__qk = { rows, ...d, geometry: g, tipAt: (/** @type {string} */ block, /** @type {number} */ r, /** @type {number} */ c) => lines({ block, r, c }) };
 }

@@ -1,10 +1,15 @@
 // The Train tab's gradient norms: one variant's norm per layer and step (log scale), with the
 // card's variant picker (shown when the run has more than one).
 // render(card, data, sel, callbacks): the card holds [data-role=variant] and [data-role=plot].
+// The plot takes focus: the arrow keys move along a layer's curve (left, right) and between the
+// layers (up, down), a live region reading each point as the hover writes it; under it a
+// summary of each layer's norm at the first and the last step.
 
 import { fillOptions } from "../core/dom.js";
 import { baseLayout, draw, headColor } from "../core/theme.js";
 import { EVERY } from "../core/trainrun.js";
+import { fmt } from "../core/numbers.js";
+import { describe, keyCursor } from "./access.js";
 
 /** @typedef {import("../core/types.js").TrainRun} TrainRun */
 
@@ -36,7 +41,24 @@ export function render(card, data, sel, callbacks) {
     line: { color: headColor(l), width: 1.4, dash: split && l < split ? "dot" : "solid" },
     hovertemplate: `${name(l)}<br>step %{x}: %{y:.4g}<extra></extra>`,
   }));
-  return draw(/** @type {HTMLElement} */ (card.querySelector("[data-role=plot]")), traces, baseLayout({
+  const plot = /** @type {HTMLElement} */ (card.querySelector("[data-role=plot]"));
+  const first = h.grad_norms[0];
+  const last = h.grad_norms[h.grad_norms.length - 1];
+  const text = describe(plot, {
+    summary: !last ? "Gradient norms: no steps yet."
+      : `Gradient norm${data.run.variants.length > 1 ? ` of ${v.label || "model"}` : ""}, step ` +
+        `${h.step[0]} → ${h.step[h.step.length - 1].toLocaleString("en-US")}: ` +
+        traces.map((t, l) => `${t.name} ${fmt(first[l], 3)} → ${fmt(last[l], 3)}`).join(", ") + ".",
+  });
+  keyCursor(plot, text.live, {
+    rows: layers, cols: x.length, describedBy: text.summary.id,
+    label: "Gradient norm per layer and step, line plot (log scale). Left and right arrows move " +
+      "along the steps, up and down between the layers.",
+    text: (l, j) => `${traces[l].name}, step ${x[j]}: ${Number(traces[l].y[j]).toPrecision(4)}`,
+    show: (l, j) => window.Plotly.Fx.hover(plot, [{ curveNumber: l, pointNumber: j }]),
+    hide: () => window.Plotly.Fx.unhover(plot),
+  });
+  return draw(plot, traces, baseLayout({
     margin: { l: 56, r: 12, t: 30, b: 44 },
     legend: { orientation: "h", x: 0, y: 1.02, yanchor: "bottom" },
     xaxis: { title: { text: "step" }, range: [0, data.run.steps], zeroline: false },

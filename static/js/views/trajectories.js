@@ -3,12 +3,16 @@
 // PALETTE_SIZE paths each has a colour of its own; more are coloured by their position in the
 // text, on a scale shown under the plot. Up to LEGEND_MAX paths each is its own trace with a
 // legend entry; past it the paths share one trace per band of positions (POSITION_BANDS), so 512
-// tokens draw as fast as eight. A long text starts with a few (defaultRows). render(container,
-// data, sel, callbacks).
+// tokens draw as fast as eight. A long text starts with a few (defaultRows). The plot takes
+// focus: the arrow keys move along a path's layers (left, right) and between the paths (up,
+// down), a live region reading each point as the hover writes it; under it a summary and, up to
+// TABLE_MAX paths, each path's coordinates in a table. render(container, data, sel, callbacks).
 
 import { el } from "../core/dom.js";
 import { exact, fmt } from "../core/numbers.js";
 import { PALETTE_SIZE, baseLayout, draw, plotText, tokenColor } from "../core/theme.js";
+import { describe, keyCursor } from "./access.js";
+import { farthest } from "./describe.js";
 
 /** @typedef {import("../core/types.js").NDArray} NDArray */
 /**
@@ -24,6 +28,7 @@ export const LEGEND_MAX = 24;
 /** Past this many rows a text starts with FEW_ROWS of them shown, from the query on. */
 export const FEW_ROWS = 8;
 export const POSITION_BANDS = 8;
+export const TABLE_MAX = 16; // paths: more get the summary line only
 /** Position in the text, first to last: plasma up to 0.6, every stop at least 3:1 on white. */
 export const POSITION_SCALE = ["#0d0887", "#41049d", "#6a00a8", "#8f0da4", "#b12a90", "#cc4778", "#e16462"];
 
@@ -285,6 +290,7 @@ export function render(container, data, sel, callbacks = {}) {
   const layout = /** @type {any} */ (k === 3 ? layout3d(data, picked, ax, empty, colour) : layout2d(ax, empty));
   layout.showlegend = picked.length > 0 && !grouped; // also for a single token
   plot._trajPick = callbacks.onPick || null;
+  readable(plot, data, picked, k, ax, nm, grouped);
   return draw(plot, traces, layout, "attnviz-trajectories").then(() => {
     if (plot._trajBound) return;
     plot._trajBound = true;
@@ -295,5 +301,41 @@ export function render(container, data, sel, callbacks = {}) {
       const i = m ? Number(m[1]) : Number(point?.customdata?.[1]);
       if (Number.isInteger(i) && plot._trajPick) plot._trajPick(i);
     });
+  });
+}
+
+/**
+ * The plot's text alternative and keyboard cursor: a row per picked path, a column per layer.
+ * The hover label marks the cursor when each path is its own 2-D trace.
+ * @param {HTMLElement} plot @param {TrajData} data @param {number[]} picked @param {number} k
+ * @param {string[]} ax @param {Map<number, string>} nm @param {boolean} grouped
+ */
+function readable(plot, data, picked, k, ax, nm, grouped) {
+  const coords = /** @type {NonNullable<TrajData["projection"]>} */ (data.projection).coords;
+  const L = coords.shape[0] - 1;
+  const paths = picked.map((i) => pointsOf(coords, i).map((p) => p.slice(0, k)));
+  const far = farthest(paths.map((p) => p[0]), paths.map((p) => p[L]));
+  const point = (/** @type {number[]} */ p) => `(${p.map((v) => fmt(v, 2)).join(", ")})`;
+  const text = describe(plot, {
+    summary: !picked.length ? "No path shown."
+      : `${picked.length} path${picked.length === 1 ? "" : "s"} from layer 0 to layer ${L} in ` +
+        `${ax.slice(0, k).join(", ")}` + (far && picked.length > 1
+        ? `; the farthest from its start: ${nm.get(picked[far.i])} (${fmt(far.d, 2)}).` : "."),
+    table: picked.length && picked.length <= TABLE_MAX
+      ? { caption: `Each path's point (${ax.slice(0, k).join(", ")}) at every layer`,
+        head: ["token", ...Array.from({ length: L + 1 }, (_, l) => `layer ${l}`)],
+        rows: picked.map((i, r) => [/** @type {string} */ (nm.get(i)), ...paths[r].map(point)]) }
+      : null,
+  });
+  const dtype = coords.dtype;
+  keyCursor(plot, text.live, {
+    rows: picked.length, cols: L + 1, describedBy: text.summary.id,
+    label: `Trajectories of ${picked.length} token${picked.length === 1 ? "" : "s"} through the layers, ` +
+      `${k === 3 ? "3-D" : "2-D"} plot. Left and right arrows move along a path's layers, up and down between the paths.`,
+    text: (r, l) => `${nm.get(picked[r])} · layer ${l}: ` +
+      paths[r][l].map((v, c) => `${ax[c]} = ${exact(v, dtype)}`).join(", "),
+    show: k === 3 || grouped ? undefined
+      : (r, l) => window.Plotly.Fx.hover(plot, [{ curveNumber: r, pointNumber: l }]),
+    hide: () => window.Plotly.Fx.unhover(plot),
   });
 }

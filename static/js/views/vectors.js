@@ -1,11 +1,16 @@
 // The token vectors: dashed ghosts where they start, solid where a layer leaves them, and
 // their paths across layers. Raw axes when d <= 3, the API's PCA projection when d > 3.
 // render(card, data, sel, callbacks): the card holds the [data-role=layer] slider and its
-// [data-role=layer-out], the [data-role=trails] box, the [data-role=plot] and its caption.
+// [data-role=layer-out], the [data-role=trails] box, the [data-role=plot] and its caption. The
+// plot takes focus: the arrow keys move over the tokens (left, right) at the start and after
+// the layer (up, down), a live region reading each as the hover writes it; under it a summary
+// (which token moved farthest) and the coordinates in a table.
 
 import { nested, sub } from "../core/compact.js";
 import { exact, fmt } from "../core/numbers.js";
 import { baseLayout, draw, plotText, tokenColor } from "../core/theme.js";
+import { describe, keyCursor } from "./access.js";
+import { farthest } from "./describe.js";
 
 /** @typedef {import("../core/types.js").NDArray} NDArray */
 /** @typedef {import("../core/types.js").TraceMeta} TraceMeta */
@@ -258,5 +263,46 @@ export function render(card, data, sel, callbacks) {
     : `d = ${trace.d}, shown by PCA fitted once on every layer's vectors ` +
       `(${f.titles.join(", ")}). Open circles: layer 0. Filled: after layer ${l}.`;
   /** @type {HTMLElement} */ (card.querySelector("[data-role=caption]")).textContent = caption;
-  return f.k === 3 ? draw3d(plot, trace, f, l, sel) : draw2d(plot, trace, f, l, sel);
+  const drawn = f.k === 3 ? draw3d(plot, trace, f, l, sel) : draw2d(plot, trace, f, l, sel);
+  readable(plot, trace, f, l);
+  return drawn;
+}
+
+export const TABLE_MAX = 32; // tokens: more get the summary line only
+
+/**
+ * The plot's text alternative and keyboard cursor: row 0 the start (layer 0), row 1 after
+ * layer l; a column per token. The hover label marks the cursor on a 2-D plot (Plotly has
+ * none to show on a 3-D scene).
+ * @param {HTMLElement} plot @param {TraceMeta} trace @param {Frames} f @param {number} l
+ */
+function readable(plot, trace, f, l) {
+  const where = f.arrows ? `(${f.titles.join(", ")})` : `the PCA coordinates (${f.titles.join(", ")})`;
+  const far = farthest(f.at(0), f.at(l));
+  const coords = (/** @type {number[]} */ p) => `(${p.map((v) => fmt(v, 2)).join(", ")})`;
+  const text = describe(plot, {
+    summary: l === 0 || !far
+      ? `${trace.n} token vectors at the input, in ${where}.`
+      : `${trace.n} token vectors after layer ${l}, in ${where}: farthest from its start, ` +
+        `${trace.tokens[far.i]} (${fmt(far.d, 2)}).`,
+    table: trace.n <= TABLE_MAX
+      ? { caption: `Each token's coordinates in ${where}, at the start and after layer ${l}`,
+        head: ["token", "start (layer 0)", `after layer ${l}`],
+        rows: trace.tokens.map((t, i) => [t, coords(f.at(0)[i]), coords(f.at(l)[i])]) }
+      : null,
+  });
+  const layers = [0, l];
+  keyCursor(plot, text.live, {
+    rows: 2, cols: trace.n, describedBy: text.summary.id,
+    label: `Token vectors ${f.k === 3 ? "in 3-D" : "in 2-D"}: each token at the start and after layer ${l}. ` +
+      "Left and right arrows move between tokens, up and down between the start and the layer.",
+    text: (r, i) => `${trace.tokens[i]} · layer ${layers[r]}: ` +
+      f.at(layers[r])[i].map((v, j) => `${f.titles[j]} = ${exact(v, f.dtype)}`).join(", "),
+    show: f.k === 3 ? undefined : (r, i) => {
+      const data = /** @type {any} */ (plot).data ?? [];
+      const curve = data.findIndex((/** @type {any} */ t) => t.uid === (r === 0 ? "before" : "after"));
+      if (curve >= 0) window.Plotly.Fx.hover(plot, [{ curveNumber: curve, pointNumber: i }]);
+    },
+    hide: () => window.Plotly.Fx.unhover(plot),
+  });
 }

@@ -5,10 +5,12 @@
 import { sub } from "../../core/compact.js";
 import { CSV_TYPE, partCsv } from "../../core/csv.js";
 import { byId, download, el, fillIndexSelect, fillOptions } from "../../core/dom.js";
+import { fmt } from "../../core/numbers.js";
 import { WEIGHT_GRADIENT } from "../../core/theme.js";
 import * as genview from "../../views/genview.js";
 import * as headview from "../../views/headview.js";
 import * as heatcanvas from "../../views/heatcanvas.js";
+import * as lensview from "../../views/lens.js";
 import * as modelview from "../../views/modelview.js";
 import * as qkview from "../../views/qkview.js";
 import * as trajectories from "../../views/trajectories.js";
@@ -47,16 +49,35 @@ function fillTokenChips(box, tokens, shown, picked, onChange) {
  * The views' draws by name (each settles when its view is drawn), and the cards' controls.
  * @param {{app: import("./parts.js").SentenceApp, p: ReturnType<typeof import("./parts.js").createParts>,
  *   ticket: (name: string) => () => boolean, chooseHead: (layer: number, head: number) => void,
+ *   pickCell?: (layer: number, head: number) => void,
  *   pickQuery: (index: number) => void, viewChanged: (keys: string[]) => void,
  *   showCount: (n: number, tv?: import("../../core/types.js").TokenViewMeta) => void,
  *   setError: (message: string | null) => void}} ctx
- *   ticket(name)(): the draw begun is still the newest of its view and trace; setError: the
+ *   ticket(name)(): the draw begun is still the newest of its view and trace; pickCell: a model
+ *   view cell clicked (chooseHead by default; the knock-out switch's toggle); setError: the
  *   error line (a download that failed says why there)
  */
 export function createCards(ctx) {
   const { app, p, ticket, chooseHead, pickQuery, viewChanged, showCount, setError } = ctx;
 
   const views = {
+    async lens() {
+      const current = ticket("lens");
+      const meta = /** @type {Compact} */ (app.first).meta;
+      const box = byId("lens-view");
+      const lacking = meta.unavailable?.lens;
+      if (lacking) return lensview.renderUnavailable(box, lacking);
+      const part = await p.lensPart();
+      if (!current()) return;
+      const m = /** @type {any} */ (part.meta);
+      const a = part.arrays;
+      lensview.render(box, {
+        tokens: meta.tokens, start: m.lens.start, predicts: m.lens.predicts,
+        top: { k: m.top_k.k, ids: a["top_k.ids"], probs: a["top_k.probs"], vocab: m.top_k.vocab },
+        lens: { rows: m.lens.rows, ids: a["lens.ids"], probs: a["lens.probs"], targets: a["lens.targets"],
+          target_ranks: a["lens.target_ranks"], target_probs: a["lens.target_probs"], vocab: m.lens.vocab },
+      }, { query: p.queryIndex() }, { onPick: pickQuery });
+    },
     async model() {
       const current = ticket("model");
       const meta = /** @type {Compact} */ (app.first).meta;
@@ -66,10 +87,15 @@ export function createCards(ctx) {
       const sel = { layer: app.s.layer, head: app.s.head, peak: app.s.peak };
       const data = { layers: meta.layers, heads: meta.heads, thumbs: thumbsOf(thumbs), entropy: app.entropy };
       const tv = tokenView(thumbs.meta);
+      // Value-weighted norms are not weights: the grid is coloured from 0 to the largest of every
+      // head's (heads compared on one scale), unless each head goes to its own peak.
+      const value = thumbs.meta.measure === "value_weighted";
+      const top = value ? modelview.thumbsTop(data.thumbs) : 1;
+      showMeasure(meta, value);
       // Past 64 rows the chosen head gets the card's whole width, below the grid (whose cells
       // are then as wide as thumbSize() says).
       /** @type {HTMLElement} */ (byId("model-view-card").querySelector(".mv-split")).classList.toggle("stacked", tv.labels.length > 64);
-      modelview.render(grid, data, sel, { onSelect: chooseHead });
+      modelview.render(grid, data, { ...sel, top, unit: value ? "value-weighted" : undefined }, { onSelect: ctx.pickCell ?? chooseHead });
       byId("mv-shape").textContent = `${meta.layers} layers × ${meta.heads} heads`;
       showCount(meta.n, tv);
       byId("s-note").textContent = tv.note; // what the token options did, in the server's words
@@ -78,25 +104,33 @@ export function createCards(ctx) {
       const poolNote = byId("mv-pool");
       poolNote.hidden = pool === 1;
       poolNote.textContent = pool === 1 ? "" : `${tv.labels.length} tokens in ` +
-        `${size} pixels: each thumbnail pixel is the largest weight of a ${pool} × ${pool} block.`;
+        `${size} pixels: each thumbnail pixel is the largest ${value ? "value" : "weight"} of a ${pool} × ${pool} block.`;
+      byId("mv-legend-max").textContent = app.s.peak ? "peak" : value ? fmt(top, 3) : "1";
+      byId("mv-legend-unit").textContent = value ? "value-weighted norm ‖a v W_O‖" : "attention weight";
       const agg = app.s.aggregate;
       const head = await p.headPart();
       if (!current()) return;
       const hv = tokenView(head.meta);
       const matrix = agg === "head" ? sub(head.arrays.view, 0, 0) : sub(head.arrays[agg], 0);
-      const what = { head: `head ${app.s.head + 1}`, head_mean: `mean of ${meta.heads} heads`,
-        head_max: `max of ${meta.heads} heads`, rollout: "rollout through it" }[agg];
+      // What the large heatmap's cells are: weights (rollout's rows always sum to 1), or norms.
+      const norms = agg === "value_weighted_sum" || (head.meta.measure === "value_weighted" && agg !== "rollout");
+      const vw = head.meta.measure === "value_weighted" ? ", value-weighted" : "";
+      const what = { head: `head ${app.s.head + 1}${vw}`, head_mean: `mean of ${meta.heads} heads${vw}`,
+        head_max: `max of ${meta.heads} heads${vw}`, rollout: `rollout through it${vw}`,
+        value_weighted_sum: `norm of ${meta.heads} heads' summed contributions` }[agg];
       heatcanvas.render(byId("mv-large"), {
         labels: hv.labels, matrix, title: `Layer ${app.s.layer + 1}, ${what}`,
-      }, { query: p.queryRow(hv.groups), peak: app.s.peak || agg === "head_max" }, { onPick: (row) => pickQuery(hv.groups[row][0]) });
-      byId("mv-legend-max").textContent = app.s.peak ? "peak" : "1";
+        unit: norms ? "value-weighted norm" : "weight",
+      }, { query: p.queryRow(hv.groups), peak: app.s.peak || agg === "head_max" || norms }, { onPick: (row) => pickQuery(hv.groups[row][0]) });
+      const cell = norms ? "value-weighted norm (what the key adds to the query's output)" : agg === "head" ? "weight" : "value";
       byId("mv-caption").textContent = agg === "head"
-        ? "The chosen head: hover a cell for its exact weight; click a row to make its token the query."
-        : "The chosen layer's heads together: hover a cell for its exact value; click a row to make its token the query.";
+        ? `The chosen head: hover a cell for its exact ${cell}; click a row to make its token the query.`
+        : `The chosen layer's heads together: hover a cell for its exact ${cell}; click a row to make its token the query.`;
       const rule = byId("mv-rule");
-      rule.hidden = agg === "head";
-      rule.textContent = head.meta.rules?.[agg] ?? "";
-      const sink = modelview.sinkNote(matrix, hv.labels, agg === "head" || agg === "head_mean", hv.groups);
+      const ruleText = head.meta.rules?.[agg === "head" ? "value_weighted" : agg] ?? "";
+      rule.hidden = !ruleText;
+      rule.textContent = ruleText;
+      const sink = modelview.sinkNote(matrix, hv.labels, !norms && (agg === "head" || agg === "head_mean"), hv.groups);
       byId("mv-sink").hidden = !sink;
       byId("mv-sink").textContent = sink;
     },
@@ -130,10 +164,14 @@ export function createCards(ctx) {
         viewChanged(["heads"]);
       });
       const box = byId("head-view");
+      const meta0 = /** @type {Compact} */ (app.first).meta;
+      const value = p.valueWeighted();
+      showMeasure(meta0, value);
+      const unit = value ? "value-weighted norm" : undefined;
       /** @param {import("../../core/types.js").TraceMeta} partMeta @param {import("../../views/headview.js").HeadViewData} data */
       const draw = (partMeta, data) => {
         const tv = tokenView(partMeta);
-        headview.render(box, data, { layer: app.s.layer, heads: app.s.heads, query: p.queryRow(tv.groups) },
+        headview.render(box, data, { layer: app.s.layer, heads: app.s.heads, query: p.queryRow(tv.groups), unit },
           { onPick: (row) => pickQuery(tv.groups[row][0]) });
       };
       if (!p.readsRows()) {
@@ -146,8 +184,9 @@ export function createCards(ctx) {
       const q = p.queryIndex();
       const part = await p.rowsPart();
       if (!current()) return;
-      headview.render(box, { labels: meta.tokens, rows: { query: q, weights: sub(part.arrays.attentions, 0) } },
-        { layer: app.s.layer, heads: app.s.heads, query: q }, {
+      const rows = sub(part.arrays[value ? "value_weighted" : "attentions"], 0);
+      headview.render(box, { labels: meta.tokens, rows: { query: q, weights: rows } },
+        { layer: app.s.layer, heads: app.s.heads, query: q, unit }, {
           onPick: pickQuery,
           onNeedAll: () => p.layerPart().then((full) => {
             if (current()) draw(full.meta, { labels: tokenView(full.meta).labels, values: full.values, scale: full.scale });
@@ -211,6 +250,33 @@ export function createCards(ctx) {
     },
   };
 
+
+  /**
+   * Both cards' weights | value-weighted switches as the state says (off, with the reason, for
+   * a trace without value-weighted attention), and the notes that say what is shown.
+   * @param {import("../../core/types.js").TraceMeta} meta @param {boolean} value shown now
+   */
+  function showMeasure(meta, value) {
+    const lacking = meta.unavailable?.value_weighted ?? "";
+    for (const name of ["mv-measure", "hv-measure"]) {
+      for (const input of /** @type {NodeListOf<HTMLInputElement>} */ (document.querySelectorAll(`input[name="${name}"]`))) {
+        input.checked = input.value === (value ? "value_weighted" : "weights");
+        input.disabled = Boolean(lacking) && input.value === "value_weighted";
+        /** @type {HTMLElement} */ (input.parentElement).title = input.disabled ? lacking.replace(/^value_weighted: /, "") : "";
+      }
+    }
+    const said = lacking && app.s.measure === "value_weighted"
+      ? `Value-weighted attention is not available: ${lacking.replace(/^value_weighted: /, "")}. The weights are shown.`
+      : value ? "Value-weighted: each cell is ||a_ij v_j W_O^h||, the norm of what key j adds to query i's " +
+        "output through the head (its weight times its value through the head's slice of the output " +
+        "projection; Kobayashi et al., 2020). A key with much weight but a small value moves little." : "";
+    for (const id of ["mv-measure-note", "hv-measure-note"]) {
+      byId(id).hidden = !said;
+      byId(id).textContent = id === "hv-measure-note" && value
+        ? "Value-weighted: a line's thickness and opacity is ||a_ij v_j W_O^h|| over the strongest line drawn " +
+          "(lines under 1% of it are left out)." : said;
+    }
+  }
 
   /** What the token options mean for the query-key view, whose vectors are the model's tokens'.
    * @param {import("../../core/types.js").TraceMeta} meta @returns {string[]} */
@@ -283,6 +349,15 @@ export function createCards(ctx) {
     app.s.aggregate = /** @type {import("../../core/types.js").Aggregate} */ (/** @type {HTMLSelectElement} */ (e.target).value);
     viewChanged(["aggregate"]);
   });
+  for (const name of ["mv-measure", "hv-measure"]) {
+    for (const input of /** @type {NodeListOf<HTMLInputElement>} */ (document.querySelectorAll(`input[name="${name}"]`))) {
+      input.addEventListener("change", () => {
+        if (!input.checked) return;
+        app.s.measure = /** @type {import("../../core/types.js").Measure} */ (input.value);
+        viewChanged(["measure"]);
+      });
+    }
+  }
   byId("mv-peak").addEventListener("change", (e) => {
     app.s.peak = /** @type {HTMLInputElement} */ (e.target).checked;
     viewChanged(["peak"]);
@@ -323,7 +398,8 @@ export function createCards(ctx) {
     if (!app.first) return;
     const meta = app.first.meta;
     const thumbs = thumbsOf(await p.thumbsPart());
-    download(modelview.gridPng({ layers: meta.layers, heads: meta.heads, thumbs }, app.s.peak), "attnviz-model-view.png");
+    const top = p.valueWeighted() ? modelview.thumbsTop(thumbs) : 1;
+    download(modelview.gridPng({ layers: meta.layers, heads: meta.heads, thumbs }, app.s.peak, top), "attnviz-model-view.png");
   });
   byId("mv-large-png").addEventListener("click", () => {
     const png = heatcanvas.heatPng(byId("mv-large"));

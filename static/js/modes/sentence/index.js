@@ -13,10 +13,12 @@ import { TraceClient, TraceParts, fetchModels, fetchTraceJson } from "../../core
 import { createStatus, drawViews } from "../../core/controller.js";
 import { byId } from "../../core/dom.js";
 import { SENTENCE_FEEDS, viewsFed } from "../../core/feeds.js";
-import { clampSentence, defaultSentence } from "../../core/state.js";
+import { ablateBody, clampSentence, defaultSentence } from "../../core/state.js";
 import * as modelview from "../../views/modelview.js";
+import { createAtlasCard } from "./atlascard.js";
 import { createCards } from "./cards.js";
 import { renderSentenceInputs, wireInputs } from "./inputs.js";
+import { createKnockCard } from "./knockcard.js";
 import { createParts } from "./parts.js";
 
 /** @typedef {import("../../core/types.js").SentenceState} SentenceState */
@@ -131,12 +133,24 @@ export function createSentence(hooks, { openParts = (body) => new TraceParts(bod
     byId("s-count").textContent = rows === n && !app.s.mergeWords ? cap : `${rows} ${what} shown · ${cap}`;
   }
 
-  const cards = createCards({ app, p, ticket, chooseHead, pickQuery, viewChanged, showCount, setError: hooks.setError });
+  // The Knock-out card needs the server (the clean run beside the knocked-out one).
+  const knockCard = fixed ? null : createKnockCard({ app, ticket, edited, viewChanged, setError: hooks.setError });
+  /** A head's cell clicked in the model view: knocked out (or put back) while the switch is on,
+   * else opened. @param {number} layer @param {number} head */
+  const pickCell = (layer, head) => (knockCard?.knocking() ? knockCard.toggle(layer, head) : chooseHead(layer, head));
+  const drawn = createCards({ app, p, ticket, chooseHead, pickCell, pickQuery, viewChanged, showCount, setError: hooks.setError });
+  const cards = { ...drawn,
+    async model() {
+      await drawn.model();
+      knockCard?.mark();
+    },
+    knock: async () => knockCard?.draw() };
   /** The views drawn (the others are never drawn). */
   const VIEWS = /** @type {typeof cards} */ (Object.fromEntries(Object.entries(cards).filter(([name]) => shown.includes(name))));
   /** Each view's card, by the view's name. */
   const CARDS = /** @type {Record<string, string>} */ ({
     model: "model-view-card", gen: "gen-card", head: "head-view-card", qk: "qk-card", traj: "traj-card",
+    lens: "lens-card", knock: "knock-card",
   });
   /** The cards of the views not drawn: hidden (after the input card shows the others). */
   function hideOthers() {
@@ -154,8 +168,9 @@ export function createSentence(hooks, { openParts = (body) => new TraceParts(bod
       head: [p.readsRows() ? p.rowsPart : p.layerPart], model: [p.headPart], traj: [p.projectionPart],
       qk: app.first?.meta.unavailable?.queries ? [] : [p.queryPart], // none without q and k
       gen: app.first?.meta.generated ? [p.genPart] : [],
+      lens: app.first?.meta.unavailable?.lens ? [] : [p.lensPart], // none for an encoder
     };
-    for (const name of ["head", "model", "gen", "qk", "traj"]) {
+    for (const name of ["head", "model", "gen", "qk", "traj", "lens"]) {
       if (!which.includes(name) || !shown.includes(name)) continue;
       for (const ask of asks[/** @type {keyof asks} */ (name)]) {
         /** @type {() => Promise<unknown>} */ (ask)().catch(() => {}); // a failure is reported by the view that draws the part
@@ -193,6 +208,23 @@ export function createSentence(hooks, { openParts = (body) => new TraceParts(bod
     status.drawing(drawAll(which), hooks.viewsDrawn);
   }
 
+  // ---- Head atlas -------------------------------------------------------------------------
+
+  /** A head of the atlas opened on its probe: the text, then the head in every view.
+   * @param {string} text @param {number} layer @param {number} head */
+  function openHead(text, layer, head) {
+    const traced = app.first?.meta;
+    if (traced && traced.text === text && !traced.generated && app.s.text === text) return chooseHead(layer, head);
+    Object.assign(app.s, { text, layer, head, heads: [head], generate: null, step: null });
+    /** @type {HTMLTextAreaElement} */ (byId("s-text")).value = text;
+    renderInputs();
+    edited(0);
+  }
+  // A page without a server (a one-file export) has no atlas to ask for: its card goes.
+  const atlas = fixed ? null : createAtlasCard({ model: () => app.s.model, openHead, setError: hooks.setError });
+  if (fixed) byId("atlas-card").remove();
+  if (fixed) byId("mv-knock-label").hidden = true; // no server to rerun the model
+
   // ---- Inputs -----------------------------------------------------------------------------
 
   function renderInputs() {
@@ -202,6 +234,8 @@ export function createSentence(hooks, { openParts = (body) => new TraceParts(bod
       edited(0);
     });
     hideOthers();
+    atlas?.sync();
+    knockCard?.sync();
   }
 
   /**
@@ -218,7 +252,10 @@ export function createSentence(hooks, { openParts = (body) => new TraceParts(bod
       hooks.setError("text: must not be empty");
       return;
     }
-    const body = { model: app.s.model, text: app.s.text, ...(app.s.generate ? { generate: app.s.generate } : {}) };
+    const native = modelInfo()?.backend === "native";
+    const ablate = native && !app.s.generate ? ablateBody(app.s) : []; // else the card says why not
+    const body = { model: app.s.model, text: app.s.text, ...(app.s.generate ? { generate: app.s.generate } : {}),
+      ...(ablate.length ? { ablate } : {}) };
     client.request(body, p.thumbParams(), delay);
   }
 
@@ -227,7 +264,7 @@ export function createSentence(hooks, { openParts = (body) => new TraceParts(bod
   let resizeTimer;
   window.addEventListener("resize", () => {
     clearTimeout(resizeTimer);
-    resizeTimer = setTimeout(() => drawAll(["model", "head"]), 200);
+    resizeTimer = setTimeout(() => drawAll(["model", "head", "lens"]), 200); // lens: the columns that fit
   });
 
   // ---- Mode -------------------------------------------------------------------------------
@@ -316,7 +353,8 @@ export function createSentence(hooks, { openParts = (body) => new TraceParts(bod
       if (!app.first || !app.parts) return null;
       const s = app.s;
       return { trace: app.parts.body, selection: { layer: s.layer, head: s.head, query: p.queryIndex(),
-        hide_special: s.hideSpecial, merge_words: s.mergeWords, views: shown } };
+        hide_special: s.hideSpecial, merge_words: s.mergeWords,
+        views: shown.filter((v) => v !== "lens" && v !== "knock") } }; // the one-file export holds no predictions, no clean run
     },
   };
 }

@@ -5,6 +5,7 @@
 // server's through TraceParts, or another source with the same shape).
 
 import { sub } from "../../core/compact.js";
+import { columnsFor, windowOf } from "../../views/lens.js";
 
 /** @typedef {import("../../core/types.js").SentenceState} SentenceState */
 /** @typedef {import("../../core/types.js").Compact} Compact */
@@ -50,6 +51,13 @@ export function createParts(app, modelInfo) {
   const parts = () => /** @type {Parts} */ (app.parts);
   const first = () => /** @type {Compact} */ (app.first);
   const options = () => ({ hide_special: app.s.hideSpecial, merge_words: app.s.mergeWords });
+  /** True when the views show value-weighted attention: chosen, and the trace has it (a model
+   * served through transformers does not; the first response says so, and until it has come
+   * the weights are asked for). */
+  const valueWeighted = () => app.s.measure === "value_weighted" && app.first !== null &&
+    !app.first.meta.unavailable?.value_weighted;
+  /** The token options and the measure: the parameters of what the model and head views draw. */
+  const shown = () => ({ ...options(), ...(valueWeighted() ? { measure: "value_weighted" } : {}) });
 
   /** The thumbnails' side: no larger than the model view's cells are drawn (the grid's whole
    * width over the heads, at the device's pixel ratio); longer texts are max-pooled to it. */
@@ -60,7 +68,7 @@ export function createParts(app, modelInfo) {
     return Math.max(16, Math.ceil((width / (heads + 0.6)) * (window.devicePixelRatio || 1)));
   }
   /** @returns {Params} */
-  const thumbParams = () => ({ fields: "thumbs", thumb: thumbSize(), ...options() });
+  const thumbParams = () => ({ fields: "thumbs", thumb: thumbSize(), ...shown() });
 
   /** The query as an original token index: the chosen one (unless it is a hidden special
    * token), else the first ordinary token. */
@@ -90,14 +98,23 @@ export function createParts(app, modelInfo) {
     /** Layer `k` of a part's thumbnails. @param {Compact} part @param {number} k */
     const layerOf = (part, k) => ({ meta: part.meta, values: sub(part.arrays["thumbs.values"], k),
       scale: sub(part.arrays["thumbs.scale"], k) });
-    const alone = () => parts().get({ fields: "thumbs", thumb: 0, thumb_layer: l, ...options() });
+    const alone = () => parts().get({ fields: "thumbs", thumb: 0, thumb_layer: l, ...shown() });
     if (/** @type {any} */ (app.first?.meta.thumbs)?.pool > 1) return layerOf(await alone(), 0);
     const thumbs = await thumbsPart(); // (the options may make a long text's rows fewer)
     return /** @type {any} */ (thumbs.meta.thumbs).pool === 1 ? layerOf(thumbs, l) : layerOf(await alone(), 0);
   }
 
+  /** The positions the Predictions card draws: as many as fit its width, around the query.
+   * @returns {[number, number]} the first and how many */
+  function lensWindow() {
+    const shown = windowOf(first().meta.n, queryIndex(),
+      columnsFor(document.getElementById("lens-view")?.clientWidth ?? 0));
+    return [shown[0], shown.length];
+  }
+
   return {
     thumbParams,
+    valueWeighted,
     thumbsPart,
     layerPart,
     queryIndex,
@@ -107,8 +124,9 @@ export function createParts(app, modelInfo) {
     /** The chosen head's exact weights under the token options, or the chosen aggregate of its
      * layer's heads. */
     headPart: () => parts().get(app.s.aggregate === "head"
-      ? { fields: "view", layer: app.s.layer, head: app.s.head, ...options() }
-      : { fields: app.s.aggregate, layer: app.s.layer, ...options() }),
+      ? { fields: "view", layer: app.s.layer, head: app.s.head, ...shown() }
+      : { fields: app.s.aggregate, layer: app.s.layer,
+        ...(app.s.aggregate === "value_weighted_sum" ? options() : shown()) }),
     /** The chosen head's row that wrote the generation step's token. */
     genPart: () => parts().get({ fields: "attentions", layer: app.s.layer, head: app.s.head, query: genRow() }),
     /** The chosen head's queries and keys, and the chosen query's scores and weights. */
@@ -119,10 +137,19 @@ export function createParts(app, modelInfo) {
      * a layer is megabytes (past 256 tokens), and tokens as the model has them (no option
      * regroups them). */
     readsRows: () => (app.first?.meta.n ?? 0) > 256 && !app.s.hideSpecial && !app.s.mergeWords,
-    /** The chosen query's weights in every head of the layer: [1][heads][1][n], exact. */
-    rowsPart: () => parts().get({ fields: "attentions", layer: app.s.layer, query: queryIndex() }),
+    /** The chosen query's weights (or value-weighted norms) in every head of the layer:
+     * [1][heads][1][n], exact; the array is the part's `fields`. */
+    rowsPart: () => parts().get({ fields: valueWeighted() ? "value_weighted" : "attentions",
+      layer: app.s.layer, query: queryIndex() }),
     /** The hidden states' projection, under the token options. */
     projectionPart: () => parts().get({ fields: "projection", ...options() }),
+    /** What the model predicts (a causal model) at the positions the Predictions card draws
+     * (lensWindow): their top tokens (the server's default k) and the logit lens. */
+    lensPart: () => {
+      const [start, count] = lensWindow();
+      return parts().get({ fields: "top_k,lens", pos_start: start, pos_count: count });
+    },
+    lensWindow,
     /** Each head's mean entropy. */
     entropyPart: () => parts().get({ fields: "entropy_mean" }),
   };

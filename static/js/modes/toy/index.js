@@ -100,14 +100,18 @@ export function createToy(hooks, { openParts = (body) => new TraceParts(body), f
   /** @type {Record<keyof TOY_FEEDS, () => Promise<unknown> | void>} */
   const VIEWS = {
     async attention() {
-      const { layer, head } = app.state.view;
-      const part = await /** @type {import("../sentence/parts.js").Parts} */ (app.parts).get({ fields: HEAD, layer, head });
+      const { layer, head, measure } = app.state.view;
+      const value = measure === "value_weighted";
+      // The first response holds the weights; value-weighted attention is a part of its own.
+      const fields = value ? `${HEAD},value_weighted` : HEAD;
+      const part = await /** @type {import("../sentence/parts.js").Parts} */ (app.parts).get({ fields, layer, head });
       const { meta } = app.data;
       const entropy = app.data.entropyMean.data[layer * meta.heads + head];
       return attention.render(byId("attention-card"), {
         meta, scores: sub(part.arrays.scores, 0, 0), weights: sub(part.arrays.attentions, 0, 0),
+        valueWeighted: value ? sub(part.arrays.value_weighted, 0, 0) : undefined,
         scoreMax: app.data.scoreMax, entropy,
-      }, { layer, head }, { onSelect: select });
+      }, { layer, head, measure }, { onSelect: select });
     },
     vectors: () => vectors.render(byId("vectors-card"), app.data, app.state.view, { onSelect: select }),
     beforeAfter: () => beforeAfter.render(byId("before-after-card"),

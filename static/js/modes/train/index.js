@@ -24,6 +24,7 @@ import * as trainprogress from "../../views/trainprogress.js";
 import * as trainruns from "../../views/trainruns.js";
 import { createForm, settingsOf } from "./form.js";
 import { encodeTrainLink, TRAIN_HASH } from "./link.js";
+import { createRecurrent } from "./recurrent.js";
 import { EVENTS, initialState, opened, reduce } from "./reducer.js";
 
 /** @typedef {import("../../core/types.js").TrainRun} TrainRun */
@@ -66,6 +67,7 @@ export function createTrain(hooks, { run: saved = null } = {}) {
   const status = createStatus(hooks);
   const run = () => /** @type {TrainRun} */ (app.t.run);
   const live = !saved;
+  const recurrent = live ? createRecurrent(byId("recurrent-card"), hooks) : null; // "Why not an RNN?"
 
   // ---- A run --------------------------------------------------------------------------------
 
@@ -337,6 +339,7 @@ export function createTrain(hooks, { run: saved = null } = {}) {
       return;
     }
     if (link) app.link = link;
+    recurrent?.activate();
     if (!app.options) {
       status.waiting("options", true);
       try {
@@ -364,8 +367,15 @@ export function createTrain(hooks, { run: saved = null } = {}) {
     activate,
     deactivate() {
       app.active = false;
+      recurrent?.deactivate();
     },
     hasRun: () => Boolean(app.t.run),
+    /** The id of the recurrent comparison shown ("Why not an RNN?"), or null. */
+    recurrentId: () => recurrent?.id() ?? null,
+    /** The run open (the page's copy, kept up to date by its events), or null. */
+    currentRun: () => app.t.run,
+    /** What the views show of it: the variant, the head, the checkpoint. */
+    view: () => app.t.view,
     /** The tab's link: the run open, and the form's settings. */
     link() {
       if (!app.form) return app.link ? encodeTrainLink(app.link) : TRAIN_HASH;

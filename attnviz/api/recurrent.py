@@ -1,0 +1,54 @@
+"""Why not an RNN: compare the training lab's transformer with an LSTM and a GRU on one task
+(accuracy against the distance to remember, time per training step against the length)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Response, status
+
+from attnviz.api.deps import RecurrentDep
+from attnviz.schemas import RecurrentOptions, RecurrentRequest, RecurrentRun
+
+router = APIRouter(prefix="/api/recurrent", tags=["recurrent"])
+
+RunId = Annotated[str, Path(max_length=40, description="The id POST /api/recurrent answered")]
+
+GONE: dict[int | str, dict[str, Any]] = {
+    404: {"description": "No such comparison here: never started, evicted, or a restart"}
+}
+
+
+@router.get("/options")
+def options(recurrent: RecurrentDep) -> RecurrentOptions:
+    """The tasks a comparison runs on (with their steps and the distances measured), the
+    default one, the lengths a step is timed at, and the seeds allowed."""
+    return recurrent.options()
+
+
+@router.post(
+    "",
+    status_code=status.HTTP_202_ACCEPTED,
+    responses={
+        400: {"description": "The body could not be read as JSON (UTF-8 text)"},
+        413: {"description": "The body is over the server's cap"},
+        422: {"description": "A field breaks a rule or a server bound; see message"},
+        503: {"description": "Every training slot is taken: come back after `Retry-After`"},
+    },
+)
+def start(req: RecurrentRequest, recurrent: RecurrentDep, response: Response) -> RecurrentRun:
+    """Start a comparison: the transformer, an LSTM and a GRU trained one after the other on
+    the task's batches (the same for the three, by the seed), each one's accuracy measured at
+    growing distances, then a training step of each timed at growing lengths. Answers at once;
+    read its progress, and at the end its claims, at `GET /api/recurrent/{id}`."""
+    run = recurrent.start(req)
+    response.headers["Location"] = f"/api/recurrent/{run.id}"
+    return run
+
+
+@router.get("/{run_id}", responses=GONE)
+def read(run_id: RunId, recurrent: RecurrentDep) -> RecurrentRun:
+    """The comparison as it stands: each model's accuracy per distance and step time per
+    length as far as measured, what it is doing, and once done its claims and what it
+    showed."""
+    return recurrent.get(run_id)

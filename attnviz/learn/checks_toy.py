@@ -1,0 +1,411 @@
+"""The checks of the toy steps' tasks: each reads the engine's trace of the learner's table and
+their view (``ToyReading``) and says what is true now, with the numbers, and why.
+
+Layers and heads are 1-based in what a check says, as on the page.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from attnviz.learn.path import Result
+from attnviz.learn.reading import ToyReading, quoted, vec
+
+APPLE_ROW = (0.7, 0.8, 0.0)  # the article's apple, which step 4 keeps
+FRUIT_GOAL = 0.5  # step 4: apple's fruit after attention
+ONE_HOT = 0.9  # step 3: a weight this large is a nearly one-hot row
+UNIFORM = 0.01  # step 5: every weight within this of 1/n
+GRAMMAR_QUIET = 0.05  # step 6: apple's grammar after attention, with the values changed
+FRUIT_KEPT = 0.5  # step 6: and its fruit kept
+FINDS = 0.35  # step 6: An's weight on a
+APART = 0.35  # step 9: apple-banana distance after the last layer (half the 0.700 they start at)
+DEPTH = 5  # step 9: layers the distance is kept over
+DIFFER = 0.01  # step 8: the two "the" outputs at least this far apart
+
+
+def _where(r: ToyReading) -> str:
+    return f"layer {r.view.layer + 1}, head {r.view.head + 1}"
+
+
+# -- step 2 ---------------------------------------------------------------------------------------
+
+
+def apple_to_banana(r: ToyReading) -> Result:
+    if (gone := r.missing("apple", "banana")) is not None:
+        return gone
+    i, j = r.index("apple"), r.index("banana")
+    assert i is not None and j is not None
+    w, s = r.weights(), r.scores()
+    own, other = float(w[i, i]), float(w[i, j])
+    s_own, s_other = float(s[i, i]), float(s[i, j])
+    if other > own:
+        return Result(
+            True,
+            f"In {_where(r)} apple now gives {other:.3f} of its attention to banana and "
+            f"{own:.3f} to itself. Its score with banana ({s_other:.3f}) beats its score with "
+            f"itself ({s_own:.3f}), and the softmax turns the larger score into the larger "
+            "weight: the dot product decides who listens to whom.",
+        )
+    return Result(
+        False,
+        f"In {_where(r)} apple gives {own:.3f} of its attention to itself and {other:.3f} to "
+        f"banana: banana is {own - other:.3f} behind. The weights follow the scores, apple with "
+        f"itself {s_own:.3f} and apple with banana {s_other:.3f}; banana needs the larger "
+        "dot product with apple. Raise banana's fruit (apple has 0.8 of it), or give banana "
+        "some tech.",
+    )
+
+
+# -- step 3 ---------------------------------------------------------------------------------------
+
+
+def unscaled_one_hot(r: ToyReading) -> Result:
+    w, s = r.weights(), r.scores()
+    q, k = divmod(int(torch.argmax(w)), r.n)
+    top, score = float(w[q, k]), float(s[q, k])
+    d_head = r.d // r.heads
+    who = f'"{r.tokens[q]}" gives {top:.3f} of its attention to "{r.tokens[k]}"'
+    if r.config.scale:
+        return Result(
+            False,
+            f"Scaling is on: every score is divided by √{d_head} = {math.sqrt(d_head):.1f} "
+            f"before the softmax, and the largest weight in {_where(r)} is {top:.3f} "
+            f"({who}, score {score:.2f}). Untick scale: the same dot products then go into "
+            f"the softmax {math.sqrt(d_head):.0f} times larger.",
+        )
+    if top > ONE_HOT:
+        return Result(
+            True,
+            f"Unscaled, the largest score in {_where(r)} is {score:.1f} (divided by √{d_head} it "
+            f"would be {score / math.sqrt(d_head):.1f}), and {who}: the row is nearly one-hot. "
+            "The dot product of two vectors of d numbers grows with d, so at large d the "
+            "softmax saturates: the other weights, and their gradients, are almost zero.",
+        )
+    return Result(
+        False,
+        f"Scaling is off, but the largest weight in {_where(r)} is only {top:.3f} ({who}): the "
+        f"largest score is {score:.2f}, too small to saturate the softmax. With more dimensions, "
+        "or larger values, the dot products grow; the step's table (64 dimensions) shows it.",
+    )
+
+
+# -- step 4 ---------------------------------------------------------------------------------------
+
+
+def apple_fruit(r: ToyReading) -> Result:
+    if (gone := r.missing("apple", "banana")) is not None:
+        return gone
+    i, j = r.index("apple"), r.index("banana")
+    assert i is not None and j is not None
+    row = r.inputs()[i]
+    if len(row) != 3 or any(abs(float(a) - b) > 1e-9 for a, b in zip(row, APPLE_ROW, strict=False)):
+        return Result(
+            False,
+            f"apple's own row is {vec(row)} now: put it back to {vec(list(APPLE_ROW))}. The "
+            "task is to move apple only through what it attends to, by editing banana.",
+        )
+    fruit = r.axis("fruit", 1)
+    after = r.last[i]
+    f, w = float(after[fruit]), float(r.weights(r.layers - 1, 0)[i, j])
+    carried = float(r.state(r.layers - 1)[j, fruit])
+    where = f"after layer {r.layers}" if r.layers > 1 else "after attention"
+    if f >= FRUIT_GOAL:
+        return Result(
+            True,
+            f"apple now ends with fruit {f:.2f} {where} (the article's table: 0.42), at "
+            f"{vec(after)}. apple gives banana {w:.2f} of its attention (0.23 before) and "
+            f"banana brings fruit {carried:.2f}: a larger weight on a fruitier vector pulls the "
+            "weighted average toward fruit.",
+        )
+    return Result(
+        False,
+        f"apple ends at {vec(after)} {where}: fruit {f:.2f}, {FRUIT_GOAL - f:.2f} short of "
+        f"{FRUIT_GOAL}. It gives banana {w:.2f} of its attention, and banana carries fruit "
+        f"{carried:.2f}. Raise banana's fruit: banana then gets more of apple's attention and "
+        "brings more fruit with it.",
+    )
+
+
+# -- step 5 ---------------------------------------------------------------------------------------
+
+
+def first_uniform_layer(r: ToyReading) -> Result:
+    even = 1.0 / r.n
+    devs = [float((r.layer_weights(layer) - even).abs().max()) for layer in range(r.layers)]
+    first = next((layer for layer, dev in enumerate(devs) if dev <= UNIFORM), None)
+    shown = r.view.layer
+    w = r.layer_weights(shown)
+    spread = f"from {float(w.min()):.3f} to {float(w.max()):.3f}"
+    if first is None:
+        best = min(range(r.layers), key=lambda layer: devs[layer])
+        return Result(
+            False,
+            f"No layer is uniform yet: the closest, layer {best + 1}, still has a weight "
+            f"{devs[best]:.3f} from {even:.2f}. Each layer averages the tokens again: add layers "
+            "(the step starts with 5) and the rows flatten.",
+        )
+    if shown == first:
+        a, b = r.index("apple"), r.index("banana")
+        gap = ""
+        if a is not None and b is not None:
+            d = float((r.state(first)[a] - r.state(first)[b]).norm())
+            gap = f" The distance between apple and banana going into it is {d:.4f}."
+        return Result(
+            True,
+            f"In layer {first + 1} every weight is within {devs[first]:.4f} of {even:.2f}, "
+            f"{spread}: each token spreads its attention evenly over all {r.n}, and an even "
+            "spread singles out nothing. Each layer replaced every token by an average of all "
+            f"of them, so the tokens became alike and their dot products equal.{gap}",
+        )
+    if shown > first:
+        return Result(
+            False,
+            f"Layer {shown + 1} is uniform (its weights run {spread}), but an earlier layer "
+            "already is: go back a layer or more.",
+        )
+    return Result(
+        False,
+        f"In layer {shown + 1} the weights still run {spread}, up to {devs[shown]:.3f} from "
+        f"{even:.2f}: not uniform yet. Step through the later layers.",
+    )
+
+
+# -- step 6 ---------------------------------------------------------------------------------------
+
+
+def quiet_values(r: ToyReading) -> Result:
+    if (gone := r.missing("apple")) is not None:
+        return gone
+    i = r.index("apple")
+    assert i is not None
+    if r.d != 3:
+        return Result(
+            False,
+            f"The table has {r.d} dimensions now; this task is about the step's three, tech, "
+            "fruit and grammar. Open the step again to start from its table.",
+        )
+    fruit, grammar = r.axis("fruit", 1), r.axis("grammar", 2)
+    after = r.last[i]
+    f, g = float(after[fruit]), float(after[grammar])
+    grammar_tokens = [k for k in range(r.n) if float(r.inputs()[k][grammar]) > 0 and k != i]
+    to_grammar = float(r.weights(r.layers - 1, 0)[i, grammar_tokens].sum())
+    names = quoted([r.tokens[k] for k in grammar_tokens])
+    if r.config.projections != "custom":
+        return Result(
+            False,
+            f"Projections are {r.config.projections}: this task is about your own W_V. Set "
+            "projections to custom (the step's matrices) and edit W_V.",
+        )
+    if g < GRAMMAR_QUIET and f >= FRUIT_KEPT:
+        return Result(
+            True,
+            f"apple now ends with grammar {g:.3f} and fruit {f:.2f}, at {vec(after)}. It still "
+            f"gives {to_grammar:.2f} of its attention to {names} (the queries and keys did not "
+            "change), but their values no longer carry grammar into it: what a token is "
+            "looked up by (its key) and what it hands over (its value) are now separate.",
+        )
+    if f < FRUIT_KEPT:
+        return Result(
+            False,
+            f"apple ends with fruit {f:.2f} and grammar {g:.2f}: the fruit went too. Keep W_V's "
+            "fruit entry and remove only what carries grammar.",
+        )
+    return Result(
+        False,
+        f"apple ends at {vec(after)}: grammar {g:.2f}, fruit {f:.2f}. The queries and keys read "
+        f"only fruit, so {names} get the softmax's floor, {to_grammar:.2f} of apple's attention "
+        "together, and W_V passes their grammar on. Zero W_V's grammar row (the last): values "
+        "then carry no grammar, while who attends to whom stays the same.",
+    )
+
+
+def determiner_finds_a(r: ToyReading) -> Result:
+    if (gone := r.missing("An", "a")) is not None:
+        return gone
+    i, j = r.index("An"), r.index("a")
+    assert i is not None and j is not None
+    got, even = float(r.weights()[i, j]), 1.0 / r.n
+    s = float(r.scores()[i, j])
+    if got >= FINDS:
+        return Result(
+            True,
+            f"In {_where(r)} An now gives {got:.2f} of its attention to a (score {s:.2f}): the "
+            "query of An and the key of a both read the grammar axis now, so they line up. A "
+            "determiner is easy to find, whatever it carries.",
+        )
+    return Result(
+        False,
+        f"In {_where(r)} An gives {got:.2f} of its attention to a (score {s:.2f}; an even share "
+        f"is {even:.2f}). An's query is X W_Q, and W_Q reads only fruit, of which An has none: "
+        "it looks for nothing. Give W_Q and W_K a grammar entry (their bottom-right cell) so "
+        "An's query and a's key meet on grammar.",
+    )
+
+
+# -- step 7 ---------------------------------------------------------------------------------------
+
+
+def street_head(r: ToyReading) -> Result:
+    if (gone := r.missing("it", "street")) is not None:
+        return gone
+    i, s = r.index("it"), r.index("street")
+    assert i is not None and s is not None
+    row = r.weights()[i]
+    top = int(torch.argmax(row))
+    dh = r.d // r.heads
+    seen = quoted(r.axes[r.view.head * dh : (r.view.head + 1) * dh])
+    animal = r.index("animal")
+    also = f', "animal" {float(row[animal]):.2f}' if animal is not None else ""
+    if top == s:
+        return Result(
+            True,
+            f'In {_where(r)} "it" gives its largest weight, {float(row[s]):.2f}, to "street"'
+            f"{also}. This head compares tokens only on {seen}: it asks where, not who. "
+            "Another head, on other axes, asks another question of the same sentence.",
+        )
+    return Result(
+        False,
+        f'In {_where(r)} "it" attends most to "{r.tokens[top]}" ({float(row[top]):.2f}); '
+        f'"street" gets {float(row[s]):.2f}. This head compares tokens on {seen}. Pick the '
+        "head that reads the place axis.",
+    )
+
+
+# -- step 8 ---------------------------------------------------------------------------------------
+
+
+def the_rows_differ(r: ToyReading) -> Result:
+    both = r.indices("the")
+    if len(both) < 2:
+        return Result(
+            False,
+            f'The table needs two tokens named "the" for this task; it has {len(both)}. Open '
+            "the step again to start from its table.",
+        )
+    i, j = both[:2]
+    x = r.inputs()
+    if not torch.equal(x[i], x[j]):
+        return Result(
+            False,
+            f'The two "the" rows differ in the table now ({vec(x[i])} and {vec(x[j])}): make '
+            "them the same again. The question is whether one word in two places can come out "
+            "different.",
+        )
+    out = r.last
+    d = float((out[i] - out[j]).norm())
+    pos = r.config.positional
+    if pos == "none":
+        return Result(
+            False,
+            f'With no positions the two "the" (tokens {i + 1} and {j + 1}) come out at '
+            f"{vec(out[i])} and {vec(out[j])}, {d:.4f} apart: attention sees the tokens as a "
+            "set, so the same row gets the same output wherever it stands. Choose a "
+            "positional encoding.",
+        )
+    if d <= DIFFER:
+        why = (
+            " RoPE rotates only the queries and keys: it changes who attends to whom, and adds "
+            "nothing to what a token carries, so here the outputs barely move. Try sinusoidal."
+            if pos == "rope"
+            else ""
+        )
+        return Result(
+            False,
+            f'With {pos} positions the two "the" come out only {d:.4f} apart (at least '
+            f"{DIFFER} is the task).{why}",
+        )
+    added = " (each got its position's vector added first)" if pos != "rope" else ""
+    return Result(
+        True,
+        f'With {pos} positions the two "the", the same row going in, come out {d:.3f} apart: '
+        f"{vec(out[i])} at token {i + 1} and {vec(out[j])} at token {j + 1}{added}. Only a "
+        "position encoding lets attention tell the places apart.",
+    )
+
+
+# -- steps 9 and 10 -------------------------------------------------------------------------------
+
+
+def _gap(r: ToyReading, states: torch.Tensor, a: int, b: int) -> list[float]:
+    return [float((states[k][a] - states[k][b]).norm()) for k in range(states.shape[0])]
+
+
+def apart_after_depth(r: ToyReading) -> Result:
+    if (gone := r.missing("apple", "banana")) is not None:
+        return gone
+    a, b = r.index("apple"), r.index("banana")
+    assert a is not None and b is not None
+    gaps = _gap(r, r.tensors.states.double().cpu(), a, b)
+    by_layer = ", ".join(f"{g:.2f}" for g in gaps)
+    cfg, end = r.config, gaps[-1]
+    lengths = r.last.norm(dim=-1)
+    low, high = float(lengths.min()), float(lengths.max())
+    sizes = f"{low:.1f} to {high:.1f}" if high - low >= 0.05 else f"all {high:.1f}"
+    story = f"apple to banana, from the input through layer {r.layers}: {by_layer}."
+    if r.layers < DEPTH:
+        return Result(False, f"{story} Keep at least {DEPTH} layers: the task is to stay apart "
+                      "through depth.")  # fmt: skip
+    if cfg.residual and cfg.norm != "none" and end >= APART:
+        return Result(
+            True,
+            f"{story} With the residual and {cfg.norm}-norm they stay {end:.2f} apart: each "
+            "layer adds its average to the token instead of replacing it, so what made apple "
+            "apple survives, and the norm keeps every layer's input at one scale (the last "
+            f"layer's vectors have lengths {sizes}).",
+        )
+    if cfg.residual and cfg.norm == "none":
+        return Result(
+            False,
+            f"{story} The residual alone keeps them apart, but every layer adds to every "
+            f"vector and nothing rescales them: after layer {r.layers} their lengths are "
+            f"{sizes}, and the next layer's softmax sees ever larger scores. Add a norm.",
+        )
+    if not cfg.residual and cfg.norm != "none":
+        return Result(
+            False,
+            f"{story} A norm alone rescales the vectors but each layer still replaces every "
+            "token by an average, so they still merge. Turn on the residual too.",
+        )
+    if cfg.residual:
+        return Result(
+            False,
+            f"{story} They end {end:.2f} apart, under {APART}: try the other norm placement.",
+        )
+    return Result(
+        False,
+        f"{story} Each layer replaces every token by an average of all of them, so they merge. "
+        "Turn on the residual (x + attention(x)) and a norm.",
+    )
+
+
+def ffn_on(r: ToyReading) -> Result:
+    cfg = r.config
+    if not cfg.ffn:
+        return Result(
+            False,
+            f"The block is attention only ({r.layers} layers, residual "
+            f"{'on' if cfg.residual else 'off'}, norm {cfg.norm}): tokens mix, but nothing "
+            "processes what each one holds. Turn on the feed-forward sublayer.",
+        )
+    without = r.with_config(ffn=False).states[-1].double().cpu()
+    moved = (r.last - without).norm(dim=-1)
+    parts = [f"{r.tokens[k]} {float(moved[k]):.2f}" for k in range(r.n)]
+    x = r.inputs()
+    twins = [(i, j) for i in range(r.n) for j in range(i + 1, r.n) if torch.equal(x[i], x[j])]
+    same = ""
+    if twins and r.config.positional == "none":
+        i, j = twins[0]
+        d = float((r.last[i] - r.last[j]).norm())
+        same = (
+            f' "{r.tokens[i]}" and "{r.tokens[j]}", the same row going in, still come out '
+            f"{d:.3f} apart: the feed-forward works on each position alone."
+        )
+    return Result(
+        True,
+        f"The feed-forward sublayer is on: after {r.layers} layers it has moved each token "
+        f"(its output with the sublayer, minus without): {', '.join(parts)}.{same} Attention "
+        "moves information between positions; the feed-forward transforms what each one "
+        "holds. A block is one of each.",
+    )

@@ -1,0 +1,68 @@
+"""What a step of the Learn mode is: its words, its formula, the lab state it starts from, its
+tasks (each with the function that checks it) and the article's tables it restates.
+
+The steps themselves are data in ``toy_steps.py`` and ``train_steps.py``; ``steps.py`` puts them
+in the order of the path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from attnviz.learn.article import Table
+
+
+class LearnRefused(ValueError):
+    """A check body that validated but does not fit the step or the trace (a view's layer past
+    the model's, the wrong lab's body); the message starts with the field it is about: 422."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+
+
+@dataclass(frozen=True)
+class Result:
+    """One task's answer: whether it is done, and what is true now, with numbers, and why."""
+
+    done: bool
+    says: str
+
+
+@dataclass(frozen=True)
+class Task:
+    id: str
+    prompt: str
+    hint: str
+    # (what the check reads: a ToyReading, a TrainReading or a RecurrentReading) -> Result
+    check: Callable[[Any], Result]
+
+
+@dataclass(frozen=True)
+class ToyStart:
+    """A toy state: a preset's table with some of its config replaced, and the view's layer
+    and head (the rest of the view as the page opens any table: the last layer's vectors, the
+    second and last tokens' distance, trails on)."""
+
+    preset: str
+    config: dict[str, Any] = field(default_factory=dict)
+    layer: int = 0
+    head: int = 0
+
+
+@dataclass(frozen=True)
+class Step:
+    id: str
+    title: str
+    lab: Literal["toy", "train"]
+    text: tuple[str, ...]
+    formula: str  # presentation MathML (mathml.math)
+    formula_text: str  # the same in plain text
+    tasks: tuple[Task, ...]
+    focus: tuple[str, ...]
+    toy: ToyStart | None = None
+    train: dict[str, str] | None = None  # the Train tab's form settings by name
+    article: tuple[Table, ...] = ()

@@ -1,0 +1,206 @@
+"""What a check reads: the toy trace of the learner's table (computed by the engine, as POST
+/api/trace computes it) with the view they look at; a training run's state; a recurrent
+comparison."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from attnviz.learn.path import LearnRefused, Result
+from attnviz.schemas import LearnView, ToyConfig, ToyTraceRequest, TrainClaim
+from attnviz.services.tensors import TraceTensors
+from attnviz.services.trace import run_toy_trace
+from attnviz.services.training.runs import LiveRun, Variant
+
+
+def vec(values: torch.Tensor | list[float], digits: int = 2) -> str:
+    """[0.21, 0.42, 0.39]"""
+    return "[" + ", ".join(f"{float(v):.{digits}f}" for v in values) + "]"
+
+
+def quoted(names: list[str], limit: int = 12) -> str:
+    shown = ", ".join(f'"{n}"' for n in names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+@dataclass
+class ToyReading:
+    """The learner's table, its trace and their view. Layers and heads count from 0 here and
+    from 1 in what a check says, as on the page."""
+
+    req: ToyTraceRequest
+    view: LearnView
+    tensors: TraceTensors
+    device: torch.device
+
+    def __post_init__(self) -> None:
+        v, L, H, n = self.view, self.layers, self.heads, self.n
+        if v.layer >= L:
+            raise LearnRefused(
+                "view.layer", f"{v.layer} is past this model's layers (0 to {L - 1})"
+            )
+        if v.head >= H:
+            raise LearnRefused("view.head", f"{v.head} is past this model's heads (0 to {H - 1})")
+        if v.vlayer is not None and v.vlayer > L:
+            raise LearnRefused("view.vlayer", f"{v.vlayer} is past the last layer ({L})")
+        for name in ("a", "b"):
+            i = getattr(v, name)
+            if i is not None and i >= n:
+                raise LearnRefused(f"view.{name}", f"{i} is past the last token ({n - 1})")
+
+    @property
+    def tokens(self) -> list[str]:
+        return self.req.tokens
+
+    @property
+    def axes(self) -> list[str]:
+        return self.req.axis_names()
+
+    @property
+    def config(self) -> ToyConfig:
+        return self.req.config
+
+    @property
+    def n(self) -> int:
+        return len(self.req.tokens)
+
+    @property
+    def d(self) -> int:
+        return self.req.d
+
+    @property
+    def layers(self) -> int:
+        return self.tensors.layers
+
+    @property
+    def heads(self) -> int:
+        return self.tensors.heads
+
+    def index(self, name: str) -> int | None:
+        """The first token labelled ``name`` (exactly, else ignoring case), or None."""
+        found = self.indices(name)
+        return found[0] if found else None
+
+    def indices(self, name: str) -> list[int]:
+        exact = [i for i, t in enumerate(self.tokens) if t == name]
+        if exact:
+            return exact
+        return [i for i, t in enumerate(self.tokens) if t.strip().lower() == name.lower()]
+
+    def axis(self, name: str, default: int) -> int:
+        """The dimension named ``name``, or ``default`` when no axis has that name."""
+        names = [a.strip().lower() for a in self.axes]
+        return names.index(name) if name in names else default
+
+    def missing(self, *names: str) -> Result | None:
+        """A not-done answer when a token the task is about is not in the table."""
+        gone = [n for n in names if self.index(n) is None]
+        if not gone:
+            return None
+        return Result(
+            False,
+            f"There is no token named {quoted(gone)} in the table now (its tokens are "
+            f"{quoted(self.tokens)}). This task is about {quoted(list(names))}: rename a token "
+            "back, or open the step again to start from its table.",
+        )
+
+    def weights(self, layer: int | None = None, head: int | None = None) -> torch.Tensor:
+        """(n, n) softmax weights, rows are queries; the view's layer and head by default."""
+        layer = self.view.layer if layer is None else layer
+        head = self.view.head if head is None else head
+        return self.tensors.pattern(layer, [head])[0].double().cpu()
+
+    def layer_weights(self, layer: int) -> torch.Tensor:
+        """(heads, n, n) every head of one layer."""
+        return self.tensors.pattern(layer).double().cpu()
+
+    def scores(self, layer: int | None = None, head: int | None = None) -> torch.Tensor:
+        """(n, n) logits after scaling (masked: -inf)."""
+        layer = self.view.layer if layer is None else layer
+        head = self.view.head if head is None else head
+        return self.tensors.scores(layer, [head])[0].double().cpu()
+
+    def state(self, layer: int) -> torch.Tensor:
+        """(n, d): the input after positions (0), or layer ``layer``'s output."""
+        return self.tensors.states[layer].double().cpu()
+
+    @property
+    def last(self) -> torch.Tensor:
+        return self.state(self.layers)
+
+    def inputs(self) -> torch.Tensor:
+        """(n, d) the table as sent, before any position vectors."""
+        return torch.tensor(self.req.embeddings, dtype=torch.float64)
+
+    def with_config(self, **changes: Any) -> TraceTensors:
+        """The same table under another config (the engine again, on this thread)."""
+        config = ToyConfig(**{**self.config.model_dump(), **changes})
+        req = self.req.model_copy(update={"config": config})
+        return run_toy_trace(req, self.device).tensors
+
+
+@dataclass
+class TrainReading:
+    """A training run as it stands and the learner's view of it (a variant, a layer, a head)."""
+
+    run: LiveRun
+    view: LearnView
+
+    def __post_init__(self) -> None:
+        v, variants = self.view, self.run.variants
+        i = v.variant or 0
+        if i >= len(variants):
+            raise LearnRefused(
+                "view.variant", f"{i} is past this run's variants (0 to {len(variants) - 1})"
+            )
+        arch = variants[i].arch
+        if v.layer >= arch.layers:
+            raise LearnRefused(
+                "view.layer", f"{v.layer} is past this model's layers (0 to {arch.layers - 1})"
+            )
+        if v.head >= arch.heads:
+            raise LearnRefused(
+                "view.head", f"{v.head} is past this model's heads (0 to {arch.heads - 1})"
+            )
+
+    @property
+    def variant(self) -> Variant:
+        return self.run.variants[self.view.variant or 0]
+
+    @property
+    def task(self) -> str:
+        return self.run.task_name
+
+    @property
+    def preset(self) -> str | None:
+        return self.run.plan.preset
+
+    @property
+    def state(self) -> str:
+        return self.run.state
+
+    @property
+    def claims(self) -> list[TrainClaim] | None:
+        with self.run.lock:
+            return None if self.run.claims is None else list(self.run.claims)
+
+    def progress(self) -> str:
+        """Where a running run is: "step 120 of 600" (and which variant, when several)."""
+        with self.run.lock:
+            variants = [(v.label, v.state, len(v.history)) for v in self.run.variants]
+        total = self.run.plan.opt.steps
+        current = next(
+            (k for k, (_, state, _) in enumerate(variants) if state == "running"),
+            next((k for k, (_, state, _) in enumerate(variants) if state == "waiting"), 0),
+        )
+        label, _, done = variants[current]
+        which = f"variant {current + 1} of {len(variants)} ({label}), " if len(variants) > 1 else ""
+        return f"{which}step {done} of {total}"
+
+    def where(self) -> str:
+        v = self.view
+        label = self.variant.label
+        return f"layer {v.layer + 1}, head {v.head + 1}" + (f" of {label}" if label else "")

@@ -1,0 +1,173 @@
+"""The Learn mode's answers: every step with its starting state and the engine's numbers beside
+the article's (computed once per device), and a step's check of the learner's trace, run or
+recurrent comparison, on the compute thread like any trace."""
+
+from __future__ import annotations
+
+import threading
+
+import torch
+
+from attnviz.learn.path import LearnRefused, Result, Step, ToyStart
+from attnviz.learn.reading import ToyReading, TrainReading
+from attnviz.learn.steps import STEPS
+from attnviz.presets import presets
+from attnviz.schemas import (
+    LearnCheck,
+    LearnCheckRequest,
+    LearnStep,
+    LearnSteps,
+    LearnTask,
+    LearnTaskResult,
+    LearnToyState,
+    LearnToyView,
+    LearnTrain,
+    LearnView,
+    ToyConfig,
+    ToyTraceRequest,
+)
+from attnviz.services import compute
+from attnviz.services.recurrent import RecurrentService
+from attnviz.services.trace import run_toy_trace
+from attnviz.services.traces import TraceService
+from attnviz.services.training import RunGone, TrainService
+
+
+def toy_request(start: ToyStart) -> ToyTraceRequest:
+    """A toy step's starting table and config, as POST /api/trace takes it."""
+    preset = next(p for p in presets() if p.id == start.preset)
+    config = ToyConfig(**{**preset.config.model_dump(), **start.config})
+    return ToyTraceRequest(
+        tokens=list(preset.tokens),
+        axes=list(preset.axes),
+        embeddings=[list(r) for r in preset.embeddings],
+        config=config,
+    )
+
+
+def toy_state(start: ToyStart) -> LearnToyState:
+    """The whole toy state, the view as the page opens a table (core/state.js defaultView) with
+    the step's layer and head."""
+    req = toy_request(start)
+    n, layers = len(req.tokens), req.config.layers
+    view = LearnToyView(layer=start.layer, head=start.head, vlayer=layers, a=min(1, n - 1),
+                        b=n - 1, trails=True)  # fmt: skip
+    return LearnToyState(
+        preset=start.preset,
+        tokens=req.tokens,
+        axes=req.axis_names(),
+        embeddings=req.embeddings,
+        config=req.config,
+        view=view,
+    )
+
+
+def _step(n: int, step: Step, device: torch.device) -> LearnStep:
+    toy = toy_state(step.toy) if step.toy is not None else None
+    article = []
+    if step.article:
+        assert step.toy is not None, f"{step.id}: article tables need a toy state"
+        tensors = run_toy_trace(toy_request(step.toy), device).tensors
+        article = [t.computed(tensors) for t in step.article]
+    return LearnStep(
+        n=n,
+        id=step.id,
+        title=step.title,
+        lab=step.lab,
+        text=list(step.text),
+        formula=step.formula,
+        formula_text=step.formula_text,
+        toy=toy,
+        train=LearnTrain(settings=dict(step.train)) if step.train is not None else None,
+        focus=list(step.focus),
+        tasks=[LearnTask(id=t.id, prompt=t.prompt, hint=t.hint) for t in step.tasks],
+        article=article,
+    )
+
+
+_built: dict[str, LearnSteps] = {}
+_lock = threading.Lock()
+
+
+def learn_steps(device: torch.device) -> LearnSteps:
+    """Every step, its engine numbers computed on ``device`` (on the compute thread) once."""
+    key = str(device)
+    with _lock:
+        if key in _built:
+            return _built[key]
+    built = compute.run(
+        lambda: LearnSteps(steps=[_step(i, s, device) for i, s in enumerate(STEPS, start=1)])
+    )
+    with _lock:
+        return _built.setdefault(key, built)
+
+
+def _answer(step: Step, results: list[Result]) -> LearnCheck:
+    return LearnCheck(
+        step=step.id,
+        tasks=[
+            LearnTaskResult(id=t.id, done=r.done, says=r.says)
+            for t, r in zip(step.tasks, results, strict=True)
+        ],
+    )
+
+
+def _expects(n: int, step: Step) -> tuple[str, str]:
+    """The body field a step's check needs, and what to send in it."""
+    if step.lab == "toy":
+        return "toy", f"step {n} ({step.id}) is a toy step: send the table as toy, with its view"
+    if step.id == "rnn":
+        return "recurrent", f"step {n} ({step.id}) checks the recurrent comparison: send its id"
+    return "run", f"step {n} ({step.id}) is a train step: send the run's id as run, with its view"
+
+
+async def check(
+    step: Step,
+    body: LearnCheckRequest,
+    *,
+    traces: TraceService,
+    training: TrainService,
+    recurrent: RecurrentService | None,
+    client: str,
+) -> LearnCheck:
+    """The step's tasks checked on what ``body`` sends; ``LearnRefused`` when it sends the wrong
+    lab's body or a view past the model; ``RunGone`` for a run (or comparison) not kept."""
+    n = STEPS.index(step) + 1
+    field, need = _expects(n, step)
+    if getattr(body, field) is None:
+        raise LearnRefused(field, need)
+    view = body.view or LearnView()
+    if body.toy is not None:
+        req = body.toy
+        cheap = traces.cache.holds(traces.key(req))
+        results = await traces.admission.run(
+            client, lambda: _toy(step, req, view, traces), cheap=cheap
+        )
+        return _answer(step, results)
+    if body.recurrent is not None:
+        if recurrent is None:
+            raise LearnRefused("recurrent", "this server runs no recurrent comparisons")
+        try:
+            comparison = recurrent.get(body.recurrent)
+        except RunGone as exc:  # its message names the path's run_id: here the body's field
+            raise RunGone(f"recurrent: {str(exc).split(': ', 1)[-1]}") from None
+        return _answer(step, [t.check(comparison) for t in step.tasks])
+    assert body.run is not None
+    reading = TrainReading(training.get(body.run), view)
+    measures = step.id == "induction"  # the previous-token score runs the model
+    results = await traces.admission.run(
+        client, lambda: [t.check(reading) for t in step.tasks], cheap=not measures
+    )
+    return _answer(step, results)
+
+
+def _toy(step: Step, req: ToyTraceRequest, view: LearnView, traces: TraceService) -> list[Result]:
+    """On the compute thread: the learner's trace (from the cache when the page has just drawn
+    it) read by every task of the step."""
+    trace, cached = traces.computed(req)
+    try:
+        reading = ToyReading(req, view, trace.tensors, traces.device)
+        return [t.check(reading) for t in step.tasks]
+    finally:
+        if not cached:  # keep only what the cache counts: q, k, v and the states
+            trace.tensors.release(derive=False)

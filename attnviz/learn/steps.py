@@ -1,0 +1,13 @@
+"""The path: the sixteen steps in order. Their ids are fixed (the page links to ``#learn/n``, and
+keeps the learner's progress by id)."""
+
+from __future__ import annotations
+
+from attnviz.learn.path import Step
+from attnviz.learn.toy_steps import TOY_STEPS
+from attnviz.learn.train_steps import RNN, TRAIN_STEPS
+
+STEPS: tuple[Step, ...] = (RNN, *TOY_STEPS, *TRAIN_STEPS)
+BY_ID: dict[str, Step] = {s.id: s for s in STEPS}
+
+assert len(BY_ID) == len(STEPS), "two steps share an id"

@@ -1,0 +1,261 @@
+"""Why not an RNN, for the API: comparisons of the training lab's transformer with an LSTM and a
+GRU (``attnviz.training.recurrent``), each started by a request and run on a thread of its own.
+
+Bounded as training runs are, by the same settings: at most ``train_slots`` comparisons at once
+(a start past them is ``Busy``: 503 with Retry-After), each stopped at ``train_max_seconds``,
+refused when its steps or parameters are over the server's caps, and the last
+``train_keep_runs`` finished ones kept (an older one is gone: 404). The slots are the training
+runs' number but a count of their own: a comparison and a run may train side by side, each on
+one thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import secrets
+import threading
+import time
+
+from attnviz.schemas import (
+    RECURRENT_MAX_SEED,
+    RecurrentModel,
+    RecurrentOptions,
+    RecurrentRequest,
+    RecurrentRun,
+    RecurrentTaskInfo,
+    TrainClaim,
+)
+from attnviz.services import compute
+from attnviz.services.admission import Busy
+from attnviz.services.training import RunGone, TrainRefused
+from attnviz.settings import Settings
+from attnviz.training import recurrent as R
+from attnviz.training.catalog import TASKS
+
+log = logging.getLogger(__name__)
+
+TRAINING_SHARE = 0.85  # of the work: the rest is timing the steps
+
+
+class LiveComparison:
+    """One comparison as it runs: what ``recurrent.compare`` has done so far, then its claims
+    and what it showed."""
+
+    def __init__(self, run_id: str, req: RecurrentRequest, setup: R.Setup) -> None:
+        self.id = run_id
+        self.task = req.task
+        self.seed = req.seed
+        self.setup = setup
+        self.state = "running"
+        self.reason: str | None = None
+        self.started = time.monotonic()
+        self.ended: float | None = None
+        self.params = R.params(setup)
+        self.result: R.Comparison | None = None  # the comparison's own, once it has begun
+        self.progress: R.Progress | None = None
+        self.claims: list[TrainClaim] | None = None
+        self.shows = ""
+        self.lock = threading.Lock()
+
+    @property
+    def finished(self) -> bool:
+        return self.state != "running"
+
+    def share_done(self) -> float:
+        """The share of the work done, 0 to 1."""
+        if self.finished and self.state == "done":
+            return 1.0
+        p = self.progress
+        if p is None:
+            return 0.0
+        order = R.KINDS.index(p.kind)
+        if p.stage == "training":
+            return TRAINING_SHARE * (order + p.step / p.steps) / len(R.KINDS)
+        return TRAINING_SHARE + (1 - TRAINING_SHARE) * (order + p.step / p.steps) / len(R.KINDS)
+
+    def doing(self) -> str:
+        p = self.progress
+        if self.finished or p is None:
+            return "" if self.finished else "starting"
+        name = R.NAMES[p.kind]
+        if p.stage == "training":
+            return f"training the {name}: step {p.step} of {p.steps}"
+        return f"timing a training step of the {name}: {p.step} of {p.steps} lengths"
+
+    def remaining_s(self, deadline: float) -> float:
+        """Seconds until it ends, as its pace so far says, and never past ``deadline``."""
+        done = self.share_done()
+        spent = time.monotonic() - self.started
+        left = spent * (1 - done) / done if done > 0 else deadline - time.monotonic()
+        return max(0.0, min(left, deadline - time.monotonic()))
+
+    def state_now(self) -> RecurrentRun:
+        """What it is now, as the API sends it."""
+        with self.lock:
+            result, state, reason = self.result, self.state, self.reason
+            claims, shows = self.claims, self.shows
+        models = []
+        for kind in R.KINDS:
+            m = result.model(kind) if result is not None else None
+            history = list(m.history) if m is not None else []
+            models.append(
+                RecurrentModel(
+                    name=kind,
+                    params=self.params[kind],
+                    accuracy=[round(a, 4) for a in m.accuracy] if m is not None else [],
+                    step_seconds=[round(t, 6) for t in m.step_seconds] if m is not None else [],
+                    loss=round(history[-1].loss, 4) if history else None,
+                    steps=len(history),
+                    train_seconds=None
+                    if m is None or m.train_seconds is None
+                    else round(m.train_seconds, 3),
+                )
+            )
+        s = self.setup
+        return RecurrentRun(
+            id=self.id,
+            state=state,  # type: ignore[arg-type]
+            reason=reason,
+            task=self.task,  # type: ignore[arg-type]
+            seed=self.seed,
+            distances=list(s.distances),
+            distance=s.distance,
+            lengths=list(s.lengths),
+            models=models,
+            claims=claims,
+            shows=shows,
+            progress=round(self.share_done(), 4),
+            doing=self.doing(),
+        )
+
+
+class RecurrentService:
+    """The comparisons this server runs and keeps. ``setups``: what each task trains (the
+    shipped ``recurrent.SETUPS`` by default; a test gives smaller ones)."""
+
+    def __init__(self, settings: Settings, setups: dict[str, R.Setup] | None = None) -> None:
+        self.settings = settings
+        self.setups = setups or R.SETUPS
+        self.runs: dict[str, LiveComparison] = {}
+        self.lock = threading.Lock()
+
+    def options(self) -> RecurrentOptions:
+        tasks = [
+            RecurrentTaskInfo(
+                name=name,  # type: ignore[arg-type]
+                title=TASKS[name].title,
+                about=s.about,
+                steps=s.opt.steps,
+                distances=list(s.distances),
+                distance=s.distance,
+            )
+            for name, s in self.setups.items()
+        ]
+        return RecurrentOptions(
+            tasks=tasks,
+            default=R.DEFAULT_TASK,  # type: ignore[arg-type]
+            lengths=list(self.setups[R.DEFAULT_TASK].lengths),
+            max_seed=RECURRENT_MAX_SEED,
+            slots=self.settings.train_slots,
+        )
+
+    def _setup(self, req: RecurrentRequest) -> R.Setup:
+        """The comparison ``req`` asks for, checked against the server's bounds."""
+        s = self.settings
+        setup = self.setups[req.task]
+        if s.train_slots == 0:
+            raise TrainRefused("task: this server does not train (ATTNVIZ_TRAIN_SLOTS=0)")
+        if setup.opt.steps > s.train_max_steps:
+            raise TrainRefused(
+                f"task: {req.task} trains {setup.opt.steps:,} steps a model, over this server's "
+                f"cap of {s.train_max_steps:,} (ATTNVIZ_TRAIN_MAX_STEPS)"
+            )
+        biggest = max(R.params(setup).values())
+        if biggest > s.train_max_params:
+            raise TrainRefused(
+                f"task: {req.task}'s models have up to {biggest:,} parameters, over this "
+                f"server's cap of {s.train_max_params:,} (ATTNVIZ_TRAIN_MAX_PARAMS)"
+            )
+        return setup
+
+    def new_id(self) -> str:
+        token = secrets.token_hex(5)
+        return f"{self.settings.replica}-{token}" if self.settings.replica else token
+
+    def start(self, req: RecurrentRequest) -> RecurrentRun:
+        """Start a comparison on a thread of its own; ``Busy`` when every slot is taken."""
+        setup = self._setup(req)
+        limit = self.settings.train_max_seconds
+        with self.lock:
+            running = [r for r in self.runs.values() if not r.finished]
+            if len(running) >= self.settings.train_slots:
+                soonest = min(r.remaining_s(r.started + limit) for r in running)
+                retry = max(1, math.ceil(soonest))
+                raise Busy(
+                    f"busy: this server runs {len(running)} comparison(s) at once and all are "
+                    f"running; try again in {retry} s",
+                    retry,
+                )
+            live = LiveComparison(self.new_id(), req, setup)
+            self.runs[live.id] = live
+        threading.Thread(target=self._run, args=(live,), name=f"recurrent-{live.id}",
+                         daemon=True).start()  # fmt: skip
+        return live.state_now()
+
+    def get(self, run_id: str) -> RecurrentRun:
+        live = self.runs.get(run_id)
+        if live is None:
+            raise RunGone(
+                f"run_id: no comparison {run_id!r} on this server (it never was, it was "
+                f"evicted after the last {self.settings.train_keep_runs}, or the server "
+                "restarted)"
+            )
+        return live.state_now()
+
+    @property
+    def running(self) -> int:
+        return sum(not r.finished for r in list(self.runs.values()))
+
+    def _run(self, live: LiveComparison) -> None:
+        deadline = live.started + self.settings.train_max_seconds
+
+        def heard(result: R.Comparison, progress: R.Progress) -> None:
+            with live.lock:
+                live.result, live.progress = result, progress
+
+        state, reason = "done", None
+        claims: list[TrainClaim] | None = None
+        said = ""
+        try:
+            with compute.beside():  # a core of its own: traces take one thread fewer
+                result = R.compare(live.task, live.seed, setup=live.setup, on_progress=heard,
+                                   should_stop=lambda: time.monotonic() > deadline)  # fmt: skip
+            with live.lock:
+                live.result = result
+            if result.complete:
+                claims = [
+                    TrainClaim(claim=str(o.claim), value=round(o.value, 4), holds=o.holds)
+                    for o in R.outcomes(result)
+                ]
+                said = R.shows(result)
+            else:
+                state = "cancelled"
+                reason = (
+                    f"stopped at this server's time limit of {self.settings.train_max_seconds:g}"
+                    " s (ATTNVIZ_TRAIN_MAX_SECONDS)"
+                )
+        except Exception as exc:  # a failure is the comparison's state, not the server's
+            log.exception("comparison %s failed", live.id)
+            state, reason = "failed", f"the comparison failed: {type(exc).__name__}: {exc}"
+        with live.lock:
+            live.state, live.reason, live.ended = state, reason, time.monotonic()
+            live.claims, live.shows = claims, said
+        self._evict()
+
+    def _evict(self) -> None:
+        with self.lock:
+            done = [r for r in self.runs.values() if r.finished]
+            for r in done[: max(0, len(done) - self.settings.train_keep_runs)]:
+                self.runs.pop(r.id, None)
+                log.info("comparison %s evicted", r.id)

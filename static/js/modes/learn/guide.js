@@ -1,0 +1,218 @@
+// The Learn mode's guide: render(container, data, selection, callbacks), its parts marked by
+// data-role in templates/modes/learn.html. The step's text, formula and article tables are
+// drawn when the step changes; the progress list and the tasks' answers every time, each
+// answer's text replaced only when it changed (each is a polite live region: a screen reader
+// hears what changed, not the whole list again).
+
+import { el } from "../../core/dom.js";
+import { importMath } from "./mathml.js";
+import { articleRows, encodeLearnHash, stepDone, stepLabel, stepsDone, taskLines } from "./progress.js";
+
+/** @typedef {import("../../core/types.js").LearnStep} LearnStep */
+/** @typedef {import("../../core/types.js").LearnAnswer} LearnAnswer */
+/** @typedef {import("./progress.js").Progress} Progress */
+
+/**
+ * @typedef {object} GuideData
+ * @property {LearnStep[]} steps
+ * @property {Progress} progress
+ * @property {LearnAnswer | null} answer the latest check of the step open (null: none yet)
+ * @property {string | null} problem why there is no answer (no run yet, a table to fix, an error)
+ * @property {{id: string, name: string}[]} looks the cards the step is about, to go to
+ */
+
+/** @param {HTMLElement} container @param {string} role */
+const part = (container, role) => /** @type {HTMLElement} */ (container.querySelector(`[data-role="${role}"]`));
+
+/**
+ * An article table: the article's numbers beside the engine's, at the article's rounding.
+ * @param {import("../../core/types.js").ArticleTable} table
+ */
+function articleTable(table) {
+  const rows = articleRows(table);
+  const head = el("tr", {}, [el("th", { scope: "col" }, [""]), el("th", { scope: "col" }, ["source"]),
+    ...table.columns.map((c) => el("th", { scope: "col" }, [c]))]);
+  const body = rows.flatMap((r) => {
+    const differs = r.cells.some((c) => !c.agrees);
+    return [
+      el("tr", { className: "article-row" }, [
+        el("th", { scope: "row", rowSpan: 2, className: "token" }, [r.label]),
+        el("th", { scope: "row", className: "source" }, ["article"]),
+        ...r.cells.map((c) => el("td", {}, [c.article])),
+      ]),
+      el("tr", { className: differs ? "engine-row differs" : "engine-row" }, [
+        el("th", { scope: "row", className: "source" }, ["engine"]),
+        ...r.cells.map((c) => el("td", { className: c.agrees ? "" : "differs" }, [
+          c.engine, ...(c.agrees ? [] : [el("span", { className: "sr-only" }, [" (differs)"])])])),
+      ]),
+    ];
+  });
+  const agree = rows.every((r) => r.cells.every((c) => c.agrees));
+  return el("figure", { className: "learn-table" }, [
+    el("div", { className: "table-scroll", tabIndex: 0, role: "region", "aria-label": table.caption }, [el("table", { className: "data-table" }, [
+      el("caption", {}, [table.caption]), el("thead", {}, [head]), el("tbody", {}, body)])]),
+    el("figcaption", { className: "hint" }, [agree
+      ? `The engine's numbers, rounded to ${table.decimals} decimals as the article prints them, are the article's.`
+      : "Where a number is marked, the engine's differs from the article's at its rounding."]),
+  ]);
+}
+
+/**
+ * Draw the step open (selection.n) and its answers.
+ * @param {HTMLElement} container the guide (templates/modes/learn.html's #learn-guide)
+ * @param {GuideData} data
+ * @param {{n: number}} selection
+ * @param {{onReset: () => void, onExplore: () => void, onLook: (id: string) => void}} callbacks
+ */
+export function render(container, data, selection, callbacks) {
+  const { steps, progress } = data;
+  const step = steps[selection.n - 1];
+  part(container, "loading").hidden = true;
+  part(container, "count").textContent = `(${stepsDone(steps, progress)} of ${steps.length} done)`;
+  drawProgress(part(container, "steps"), steps, progress, selection.n);
+  if (container.dataset.step !== step.id) {
+    container.dataset.step = step.id;
+    drawStep(container, step, steps.length, callbacks);
+  }
+  drawLooks(part(container, "look"), data.looks, callbacks);
+  drawTasks(part(container, "tasks"), step, data.answer, progress);
+  const problem = part(container, "problem");
+  if (problem.textContent !== (data.problem ?? "")) problem.textContent = data.problem ?? "";
+  problem.hidden = !data.problem;
+}
+
+/** The progress list: every step a link, the open one aria-current, the done ones marked. */
+function drawProgress(/** @type {HTMLElement} */ list, /** @type {LearnStep[]} */ steps,
+  /** @type {Progress} */ progress, /** @type {number} */ n) {
+  if (list.children.length !== steps.length) {
+    // The link's name is its text: "4. Title, done" (the dot and ", done" for a screen reader,
+    // the number and a tick for the eye; on narrow screens the title is read, not shown).
+    list.replaceChildren(...steps.map((s) => el("li", {}, [el("a", { href: encodeLearnHash(s.n), dataset: { n: String(s.n) } }, [
+      el("span", { className: "learn-num" }, [String(s.n), el("span", { className: "sr-only" }, ["."])]),
+      el("span", { className: "learn-name" }, [s.title, el("span", { className: "sr-only", dataset: { role: "done" } }, [""])]),
+      el("span", { className: "learn-tick", "aria-hidden": "true" }, ["✓"]),
+    ])])));
+  }
+  for (const [i, s] of steps.entries()) {
+    const a = /** @type {HTMLAnchorElement} */ (list.children[i].firstElementChild);
+    const done = stepDone(progress, s);
+    a.title = stepLabel(s, progress);
+    part(a, "done").textContent = done ? ", done" : "";
+    a.dataset.done = String(done);
+    if (s.n === n) a.setAttribute("aria-current", "step");
+    else a.removeAttribute("aria-current");
+  }
+}
+
+/** The step's parts that change only with the step: title, text, formula, article, links. */
+function drawStep(/** @type {HTMLElement} */ container, /** @type {LearnStep} */ step, /** @type {number} */ count,
+  /** @type {{onReset: () => void, onExplore: () => void}} */ callbacks) {
+  const lab = step.lab === "toy" ? "the toy lab" : "the Train tab";
+  part(container, "where").textContent = `Step ${step.n} of ${count} · in ${lab}, below`;
+  part(container, "title").textContent = step.title;
+  part(container, "text").replaceChildren(...step.text.map((t) => el("p", {}, [t])));
+  const box = part(container, "formula-box");
+  const math = part(container, "formula");
+  part(container, "formula-text").textContent = step.formula_text;
+  try {
+    math.replaceChildren(importMath(step.formula));
+    math.hidden = false;
+    fitFormula(box);
+  } catch (err) {
+    // Not allow-listed MathML: the plain text alone (the figure's caption) stands for it.
+    console.warn(`attnviz: step ${step.id}'s formula is not drawn: ${/** @type {Error} */ (err).message}`);
+    math.replaceChildren();
+    math.hidden = true;
+  }
+  box.hidden = !step.formula && !step.formula_text;
+  fitFormula(box);
+  part(container, "article").replaceChildren(...step.article.map(articleTable));
+  const prev = /** @type {HTMLAnchorElement} */ (part(container, "prev"));
+  const next = /** @type {HTMLAnchorElement} */ (part(container, "next"));
+  prev.hidden = step.n <= 1;
+  next.hidden = step.n >= count;
+  prev.href = encodeLearnHash(Math.max(1, step.n - 1));
+  next.href = encodeLearnHash(Math.min(count, step.n + 1));
+  prev.setAttribute("aria-label", `Previous: step ${step.n - 1}`);
+  next.setAttribute("aria-label", `Next: step ${step.n + 1}`);
+  const reset = part(container, "reset");
+  const explore = part(container, "explore");
+  reset.onclick = () => callbacks.onReset();
+  explore.onclick = () => callbacks.onExplore();
+  explore.textContent = `Explore freely in ${step.lab === "toy" ? "the toy lab" : "Train"}`;
+}
+
+/** The formula's largest size (rem), and the smallest it is shrunk to before it scrolls. */
+const MATH_REM = [1.2, 0.7];
+/** @type {WeakMap<HTMLElement, ResizeObserver>} */
+const fitting = new WeakMap();
+
+/**
+ * Shrink a formula wider than its box (MathML does not wrap) down to MATH_REM[1]; past that its
+ * box scrolls (it takes the focus, for the keyboard). Again whenever the box is resized.
+ * @param {HTMLElement} box
+ */
+function fitFormula(box) {
+  if (!fitting.has(box) && typeof ResizeObserver !== "undefined") {
+    let width = 0;
+    const observer = new ResizeObserver(() => {
+      if (box.clientWidth !== width) fitFormula(box);
+      width = box.clientWidth;
+    });
+    observer.observe(box);
+    fitting.set(box, observer);
+  }
+  const math = /** @type {HTMLElement | null} */ (box.querySelector("math"));
+  if (!math || box.hidden) return;
+  const [most, least] = MATH_REM;
+  math.style.fontSize = `${most}rem`;
+  const pad = box.scrollWidth - box.clientWidth;
+  if (pad <= 0) return;
+  const room = box.clientWidth - 32; // less the box's padding
+  math.style.fontSize = `${Math.max(least, (most * room) / (room + pad)).toFixed(3)}rem`;
+}
+
+/** Buttons to the cards the step is about. */
+function drawLooks(/** @type {HTMLElement} */ box, /** @type {{id: string, name: string}[]} */ looks,
+  /** @type {{onLook: (id: string) => void}} */ callbacks) {
+  const key = looks.map((l) => l.id).join(",");
+  if (box.dataset.key === key) return;
+  box.dataset.key = key;
+  box.hidden = !looks.length;
+  box.replaceChildren(...(looks.length ? [el("span", {}, ["Look at: "])] : []),
+    ...looks.map((l) => {
+      const b = el("button", { type: "button", className: "learn-look-go" }, [l.name]);
+      b.addEventListener("click", () => callbacks.onLook(l.id));
+      return b;
+    }));
+}
+
+/** The tasks: prompt, hint, and the check's answer (its text replaced only when it changed). */
+function drawTasks(/** @type {HTMLElement} */ list, /** @type {LearnStep} */ step,
+  /** @type {LearnAnswer | null} */ answer, /** @type {Progress} */ progress) {
+  const lines = taskLines(step, answer, progress);
+  if (list.dataset.step !== step.id) {
+    list.dataset.step = step.id;
+    list.replaceChildren(...lines.map((t) => el("li", { className: "learn-task", dataset: { task: t.id, state: "unchecked" } }, [
+      el("p", { className: "learn-prompt" }, [t.prompt]),
+      ...(t.hint ? [el("details", { className: "learn-hint" }, [el("summary", {}, ["Hint"]), el("p", {}, [t.hint])])] : []),
+      el("p", { className: "learn-answer", "aria-live": "polite" }, [
+        el("span", { className: "learn-badge", dataset: { role: "badge" } }, [""]),
+        el("span", { dataset: { role: "says" } }, [""]),
+      ]),
+    ])));
+  }
+  for (const [i, t] of lines.entries()) {
+    const li = /** @type {HTMLElement} */ (list.children[i]);
+    const state = !answer ? "unchecked" : t.done ? "done" : "todo";
+    li.dataset.state = state;
+    li.dataset.before = String(t.before);
+    const badge = t.done ? "Done" : t.before ? "Done before, not now" : answer ? "Not yet" : "";
+    const says = t.says ? ` ${t.says}` : "";
+    const b = part(li, "badge");
+    const s = part(li, "says");
+    if (b.textContent !== badge) b.textContent = badge;
+    b.hidden = !badge;
+    if (s.textContent !== says) s.textContent = says;
+  }
+}

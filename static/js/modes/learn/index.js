@@ -1,0 +1,300 @@
+// The Learn mode: the derivation as a path of steps (fetchLearn), each a live state of the
+// toy lab or the Train tab shown beneath the guide. Opening a step loads its starting state
+// into its lab (unless the lab still holds that step, as the learner left it); the page then
+// asks the server whether the step's tasks are done after every change of the lab (debounced;
+// an answer to an older question is dropped) and keeps the tasks done in localStorage.
+// main.js owns the labs: this controller asks it to show one (hooks.openLab) and reads the
+// labs' state through the hooks.
+
+import { checkLearn, fetchLearn } from "../../core/api.js";
+import { byId } from "../../core/dom.js";
+import { problem as toyProblem } from "../../core/state.js";
+import * as guide from "./guide.js";
+import { emptyProgress, readProgress, recordTasks, setLast, STORAGE_KEY, stepToOpen, stepToyState,
+  toyCheckBody, trainCheckBody, trainCheckKey, writeProgress } from "./progress.js";
+
+/** @typedef {import("../../core/types.js").LearnStep} LearnStep */
+/** @typedef {import("../../core/types.js").LearnAnswer} LearnAnswer */
+/** @typedef {import("../../core/types.js").ToyState} ToyState */
+/** @typedef {import("../../core/types.js").TrainRun} TrainRun */
+/** @typedef {import("../../core/types.js").TrainView} TrainView */
+/** @typedef {import("../train/link.js").TrainLink} TrainLink */
+
+/** A check waits this long after the last change of the lab (ms). */
+const CHECK_DELAY = 200;
+/** While a recurrent comparison runs (step 1), it is checked again this often (ms). */
+const POLL_MS = 2000;
+
+/**
+ * @param {{setError: (m: string | null) => void, setPending: (p: boolean) => void,
+ *   checked: () => void, linked: () => void,
+ *   openLab: (lab: "toy" | "train", state: ToyState | TrainLink | null) => void,
+ *   explore: (lab: "toy" | "train") => void,
+ *   limits: import("../../core/types.js").Limits, defaults: import("../../core/types.js").ToyConfig,
+ *   toyState: () => ToyState | null, trainRun: () => TrainRun | null, trainView: () => TrainView,
+ *   recurrentId: () => string | null}} hooks checked: an answer is shown (data-checks);
+ *   linked: the step open changed (the address bar); openLab: show a lab beneath the guide with
+ *   this state (null: as it is); explore: leave the guide for the lab
+ */
+export function createLearn(hooks) {
+  const app = {
+    /** @type {LearnStep[] | null} */ steps: null,
+    progress: loadProgress(),
+    n: 1,
+    opened: false, // a step has been opened (its link is the page's)
+    active: false,
+    /** The step whose starting state each lab last received (the lab holds it, or the learner's changes to it). */
+    loaded: /** @type {Record<"toy" | "train", number | null>} */ ({ toy: null, train: null }),
+    /** @type {LearnAnswer | null} */ answer: null,
+    /** @type {string | null} */ problem: null,
+    /** @type {string | null} */ shown: null, // the key of the question the answer shown answers
+    /** @type {string | null} */ waiting: null, // the key of the question scheduled or in flight
+    seq: 0,
+    /** @type {ReturnType<typeof setTimeout> | undefined} */ timer: undefined,
+    /** @type {ReturnType<typeof setInterval> | undefined} */ poll: undefined,
+    /** @type {Element[]} */ outlined: [],
+  };
+  const container = byId("learn-guide");
+  const step = () => /** @type {LearnStep[]} */ (app.steps)[app.n - 1];
+
+  function loadProgress() {
+    try {
+      return readProgress(localStorage.getItem(STORAGE_KEY));
+    } catch {
+      return emptyProgress(); // storage refused (a private window's policy): progress lives in the page
+    }
+  }
+
+  function saveProgress() {
+    try {
+      localStorage.setItem(STORAGE_KEY, writeProgress(app.progress));
+    } catch {
+      // not kept beyond this page; nothing else to do
+    }
+  }
+
+  // ---- Drawing -------------------------------------------------------------------------------
+
+  /** The cards the step is about that the page has, by their heading. */
+  function looks() {
+    /** @type {Map<string, string>} */
+    const cards = new Map();
+    for (const id of step().focus) {
+      const card = document.getElementById(id)?.closest("section.card");
+      const name = card?.querySelector("h2")?.textContent?.trim();
+      if (card?.id && name && !cards.has(card.id)) cards.set(card.id, name);
+    }
+    return [...cards].map(([id, name]) => ({ id, name }));
+  }
+
+  function draw() {
+    if (!app.steps) return;
+    guide.render(container, { steps: app.steps, progress: app.progress, answer: app.answer, problem: app.problem,
+      looks: looks() }, { n: app.n }, {
+      onReset: () => open(app.n, { fresh: true }),
+      onExplore: () => hooks.explore(step().lab),
+      onLook(id) {
+        const card = document.getElementById(id);
+        if (!card) return;
+        card.scrollIntoView({ block: "start" });
+        const heading = /** @type {HTMLElement | null} */ (card.querySelector("h2"));
+        if (heading) {
+          if (!heading.hasAttribute("tabindex")) heading.tabIndex = -1;
+          heading.focus({ preventScroll: true });
+        }
+      },
+    });
+  }
+
+  /** Outline the cards the step is about (none when the guide is closed). */
+  function outline() {
+    for (const e of app.outlined) e.classList.remove("learn-focus");
+    app.outlined = app.active && app.steps ? step().focus.flatMap((id) => {
+      const e = document.getElementById(id);
+      return e ? [e] : [];
+    }) : [];
+    for (const e of app.outlined) e.classList.add("learn-focus");
+  }
+
+  // ---- Steps ---------------------------------------------------------------------------------
+
+  /**
+   * Open step n: its lab beneath the guide, loaded with the step's starting state unless the
+   * lab still holds this step (fresh: load it again all the same).
+   * @param {number} n @param {{fresh?: boolean, focus?: boolean}} [how]
+   */
+  function open(n, { fresh = false, focus = false } = {}) {
+    const changed = n !== app.n;
+    app.n = n;
+    const s = step();
+    app.opened = true;
+    if (changed || fresh) {
+      app.answer = null;
+      app.problem = null;
+      app.shown = null;
+      app.waiting = null;
+      app.seq++;
+    }
+    app.progress = setLast(app.progress, n);
+    saveProgress();
+    hooks.linked();
+    if (fresh || app.loaded[s.lab] !== n) {
+      app.loaded[s.lab] = n;
+      if (s.lab === "toy" && s.toy) hooks.openLab("toy", stepToyState(s.toy, hooks.defaults));
+      else hooks.openLab(s.lab, s.lab === "train" ? { run: null, settings: { ...(s.train?.settings ?? {}) } } : null);
+    } else {
+      hooks.openLab(s.lab, null);
+    }
+    draw();
+    outline();
+    if (focus) /** @type {HTMLElement} */ (container.querySelector("#learn-title")).focus({ preventScroll: true });
+    labChanged(0); // the lab's new state: asked at once, beside its trace
+  }
+
+  async function loadSteps() {
+    hooks.setPending(true);
+    try {
+      app.steps = /** @type {{steps: LearnStep[]}} */ (await fetchLearn()).steps;
+      if (!app.steps.length) throw new Error("the server has no steps");
+      return true;
+    } catch (err) {
+      hooks.setError(`Could not load the Learn path: ${/** @type {Error} */ (err).message}`);
+      const loading = container.querySelector("[data-role=loading]");
+      if (loading) loading.textContent = "The path could not be loaded: open this tab again to retry.";
+      return false;
+    } finally {
+      hooks.setPending(false);
+    }
+  }
+
+  // ---- Checks --------------------------------------------------------------------------------
+
+  /**
+   * The question to ask for the step open, as the lab is now: a key (the same key: the answer
+   * shown stands) and a body; or, when there is nothing to ask yet, why.
+   * @returns {{key: string, body: object} | {wait: string}}
+   */
+  function question() {
+    const s = step();
+    if (s.lab === "toy") {
+      const state = hooks.toyState();
+      if (!state) return { wait: "" };
+      const bad = toyProblem(state, hooks.limits);
+      if (bad) return { wait: `The table cannot be checked until it is fixed: ${bad}.` };
+      const body = toyCheckBody(state, hooks.defaults);
+      return { key: JSON.stringify(body), body };
+    }
+    if (s.id === "rnn" || s.train?.settings?.recurrent !== undefined) {
+      const id = hooks.recurrentId();
+      if (!id) return { wait: "Start the comparison in its card below; the page checks it as it runs." };
+      return { key: `recurrent:${id}:${Date.now() - (Date.now() % POLL_MS)}`, body: { recurrent: id } };
+    }
+    const run = hooks.trainRun();
+    if (!run) return { wait: "Press Train in the Run card below; the page checks the run as it trains and when it ends." };
+    const view = hooks.trainView();
+    return { key: trainCheckKey(run, view), body: trainCheckBody(run, view) };
+  }
+
+  /**
+   * After any change of the lab open (a trace drawn, a view chosen, a run's news): ask again,
+   * after `delay` ms without another change.
+   * @param {number} [delay]
+   */
+  function labChanged(delay = CHECK_DELAY) {
+    if (!app.active || !app.steps) return;
+    const q = question();
+    if ("wait" in q) {
+      clearTimeout(app.timer);
+      app.seq++; // an answer in flight is now stale
+      app.answer = null;
+      app.shown = app.waiting = null;
+      app.problem = q.wait || null;
+      hooks.setPending(false);
+      draw();
+      hooks.checked(); // what to do first is the answer shown
+      keepPolling();
+      return;
+    }
+    if (q.key === app.waiting) return; // asked already
+    clearTimeout(app.timer);
+    app.seq++;
+    if (q.key === app.shown) { // back to the question answered: its answer stands
+      app.waiting = null;
+      hooks.setPending(false);
+      return;
+    }
+    const seq = app.seq;
+    app.waiting = q.key;
+    hooks.setPending(true);
+    app.timer = setTimeout(() => ask(q.key, q.body, seq), delay);
+  }
+
+  /** @param {string} key @param {object} body @param {number} seq */
+  async function ask(key, body, seq) {
+    const s = step();
+    try {
+      const answer = await checkLearn(s.id, body);
+      if (seq !== app.seq) return;
+      app.answer = answer;
+      app.shown = key;
+      app.problem = null;
+      app.progress = recordTasks(app.progress, s.id, answer.tasks);
+      saveProgress();
+    } catch (err) {
+      if (seq !== app.seq) return;
+      app.answer = null;
+      app.shown = null; // asked again on the next change
+      app.problem = `The page could not check this step: ${/** @type {Error} */ (err).message}`;
+    }
+    app.waiting = null;
+    hooks.setPending(false);
+    draw();
+    keepPolling();
+    hooks.checked();
+  }
+
+  /** Step 1's comparison is started and runs in its own card: looked at again while the
+   * step is open and its tasks are not all done. */
+  function keepPolling() {
+    const waiting = app.active && app.steps && step().id === "rnn" &&
+      !(app.answer && app.answer.tasks.every((t) => t.done));
+    if (waiting && !app.poll) app.poll = setInterval(() => labChanged(), POLL_MS);
+    if (!waiting && app.poll) {
+      clearInterval(app.poll);
+      app.poll = undefined;
+    }
+  }
+
+  return {
+    /**
+     * Show the guide: a link's step (`{n}`; null: the learner's last step, or the first).
+     * @param {{n: number | null, bad?: string} | null} [link]
+     */
+    async activate(link = null) {
+      app.active = true;
+      container.dataset.ready = "0";
+      if (!app.steps && !(await loadSteps())) return;
+      if (!app.active) return;
+      const steps = /** @type {LearnStep[]} */ (app.steps);
+      const { n, said } = stepToOpen(link ?? { n: null }, app.progress, steps.length);
+      hooks.setError(said);
+      open(n, { focus: link !== null && link.n !== null && document.activeElement?.closest("#learn-mode") !== null });
+      container.dataset.ready = "1";
+    },
+    deactivate() {
+      app.active = false;
+      clearTimeout(app.timer);
+      app.seq++;
+      app.waiting = null;
+      hooks.setPending(false);
+      outline();
+      keepPolling();
+    },
+    /** The lab beneath the guide (null until the path is loaded). @returns {"toy" | "train" | null} */
+    lab: () => (app.steps ? step().lab : null),
+    /** The step open (1-based), null before the first opens. */
+    current: () => (app.opened ? app.n : null),
+    /** The lab open changed: ask again (debounced). */
+    labChanged: () => labChanged(),
+  };
+}

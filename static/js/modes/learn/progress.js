@@ -1,0 +1,217 @@
+// The Learn mode's pure parts: its links (`#learn`, `#learn/4`), the learner's progress as the
+// browser keeps it (read back from untrusted text), the body of a step's check, and the
+// article's numbers beside the engine's. No DOM: runs in Node for the tests.
+
+import { toRequest } from "../../core/state.js";
+
+/** @typedef {import("../../core/types.js").LearnStep} LearnStep */
+/** @typedef {import("../../core/types.js").LearnAnswer} LearnAnswer */
+/** @typedef {import("../../core/types.js").ToyState} ToyState */
+/** @typedef {import("../../core/types.js").ToyConfig} ToyConfig */
+/** @typedef {import("../../core/types.js").TrainRun} TrainRun */
+/** @typedef {import("../../core/types.js").TrainView} TrainView */
+
+export const LEARN_HASH = "#learn";
+/** Where the browser keeps the progress (localStorage). */
+export const STORAGE_KEY = "attnviz.learn";
+
+/**
+ * A location hash as a Learn link: `{n}` (1-based; null: the learner's last step), or null when
+ * it is not one. A step that is not a whole number from 1 is `{n: null, bad}`.
+ * @param {string} hash
+ * @returns {{n: number | null, bad?: string} | null}
+ */
+export function decodeLearnHash(hash) {
+  const m = /^#learn(?:\/([^?#]*))?$/.exec(hash || "");
+  if (!m) return null;
+  if (m[1] === undefined || m[1] === "") return { n: null };
+  return /^[1-9][0-9]{0,3}$/.test(m[1]) ? { n: Number(m[1]) } : { n: null, bad: m[1] };
+}
+
+/** The link of step n (1-based). @param {number} n */
+export const encodeLearnHash = (n) => `${LEARN_HASH}/${n}`;
+
+/**
+ * The learner's progress: the last step open, and each step's tasks done (by id; kept once
+ * done, even if the lab is changed back afterwards).
+ * @typedef {{v: 1, last: number | null, done: Record<string, string[]>}} Progress
+ */
+
+/** @returns {Progress} */
+export const emptyProgress = () => ({ v: 1, last: null, done: {} });
+
+const ID = /^[a-z0-9][a-z0-9-]{0,63}$/;
+
+/**
+ * Progress from the text the browser kept (anything: another version's, edited by hand, none).
+ * What cannot be read is left out; nothing throws.
+ * @param {string | null | undefined} text
+ * @returns {Progress}
+ */
+export function readProgress(text) {
+  const out = emptyProgress();
+  let raw;
+  try {
+    raw = text ? JSON.parse(text) : null;
+  } catch {
+    return out;
+  }
+  if (!raw || typeof raw !== "object" || raw.v !== 1) return out;
+  if (Number.isInteger(raw.last) && raw.last >= 1 && raw.last <= 9999) out.last = raw.last;
+  if (raw.done && typeof raw.done === "object" && !Array.isArray(raw.done)) {
+    for (const [step, tasks] of Object.entries(raw.done).slice(0, 64)) {
+      if (!ID.test(step) || !Array.isArray(tasks)) continue;
+      const ids = [...new Set(tasks.filter((t) => typeof t === "string" && ID.test(t)))].slice(0, 16);
+      if (ids.length) out.done[step] = ids;
+    }
+  }
+  return out;
+}
+
+/** @param {Progress} p */
+export const writeProgress = (p) => JSON.stringify(p);
+
+/**
+ * The progress with the tasks a check found done added (a task once done stays done).
+ * @param {Progress} p @param {string} step the step's id @param {{id: string, done: boolean}[]} tasks
+ * @returns {Progress}
+ */
+export function recordTasks(p, step, tasks) {
+  const now = tasks.filter((t) => t.done && ID.test(t.id)).map((t) => t.id);
+  const before = p.done[step] || [];
+  const all = [...new Set([...before, ...now])];
+  if (all.length === before.length) return p;
+  return { ...p, done: { ...p.done, [step]: all } };
+}
+
+/** @param {Progress} p @param {number} n @returns {Progress} */
+export const setLast = (p, n) => (p.last === n ? p : { ...p, last: n });
+
+/**
+ * True when every task of the step has been done (a step without tasks: never).
+ * @param {Progress} p @param {{id: string, tasks: {id: string}[]}} step
+ */
+export function stepDone(p, step) {
+  const done = p.done[step.id] || [];
+  return step.tasks.length > 0 && step.tasks.every((t) => done.includes(t.id));
+}
+
+/** @param {Progress} p @param {string} step @param {string} task */
+export const taskDone = (p, step, task) => (p.done[step] || []).includes(task);
+
+/**
+ * The step to open for a link's n (null: the last one open, else the first), within 1..count;
+ * `said` tells why another one than asked opens.
+ * @param {{n: number | null, bad?: string}} link @param {Progress} p @param {number} count
+ * @returns {{n: number, said: string | null}}
+ */
+export function stepToOpen(link, p, count) {
+  const fallback = p.last !== null && p.last <= count ? p.last : 1;
+  if (link.bad !== undefined) return { n: fallback, said: `There is no step "${link.bad}": steps are numbered 1 to ${count}.` };
+  if (link.n === null) return { n: fallback, said: null };
+  if (link.n > count) return { n: count, said: `There is no step ${link.n}: the path has ${count} steps. This is the last.` };
+  return { n: link.n, said: null };
+}
+
+/**
+ * A toy step's starting state, whole: the server's config keys over the defaults, the view's
+ * keys over a default view.
+ * @param {NonNullable<LearnStep["toy"]>} toy @param {ToyConfig} defaults
+ * @returns {ToyState}
+ */
+export function stepToyState(toy, defaults) {
+  const n = toy.tokens.length;
+  const layers = toy.config?.layers ?? defaults.layers;
+  return {
+    preset: toy.preset ?? null,
+    tokens: [...toy.tokens],
+    axes: [...toy.axes],
+    embeddings: toy.embeddings.map((row) => [...row]),
+    config: { ...defaults, ...JSON.parse(JSON.stringify(toy.config || {})) },
+    view: { layer: 0, head: 0, vlayer: layers, a: Math.min(1, n - 1), b: n - 1, trails: true,
+      measure: /** @type {import("../../core/types.js").Measure} */ ("weights"), ...(toy.view || {}) },
+  };
+}
+
+/**
+ * The body of a toy step's check: the lab's inputs as a trace request, and its view.
+ * @param {ToyState} state @param {ToyConfig} defaults
+ */
+export function toyCheckBody(state, defaults) {
+  const { layer, head, vlayer, a, b } = state.view;
+  return { toy: toRequest(state, defaults), view: { layer, head, vlayer, a, b } };
+}
+
+/**
+ * The body of a train step's check: the run open, and the head in view.
+ * @param {TrainRun} run @param {TrainView} view
+ */
+export function trainCheckBody(run, view) {
+  return { run: run.id, view: { variant: view.variant, layer: view.layer, head: view.head } };
+}
+
+/**
+ * What a train step's check depends on (the same key: no new check): the run, its state and
+ * claims, its variants' states and measured scores, and the head in view. Not its steps or
+ * checkpoints as they stream in, except its last checkpoint's step.
+ * @param {TrainRun} run @param {TrainView} view
+ */
+export function trainCheckKey(run, view) {
+  const variants = run.variants.map((v) => [v.state, v.checkpoints.length ? v.checkpoints[v.checkpoints.length - 1].step : -1,
+    Boolean(v.induction), Boolean(v.alignment)]);
+  return JSON.stringify([run.id, run.state, run.claims?.length ?? null, variants, view.variant, view.layer, view.head]);
+}
+
+/**
+ * A number rounded to `decimals` places as text (no "-0").
+ * @param {number} x @param {number} decimals
+ */
+export function fixed(x, decimals) {
+  const s = x.toFixed(decimals);
+  return /^-0\.?0*$/.test(s) ? s.slice(1) : s;
+}
+
+/**
+ * An article table's cells: the article's number and the engine's, both at the article's
+ * rounding, and whether they agree there.
+ * @param {import("../../core/types.js").ArticleTable} table
+ * @returns {{label: string, cells: {article: string, engine: string, agrees: boolean}[]}[]}
+ */
+export function articleRows(table) {
+  return table.rows.map((row) => ({
+    label: row.label,
+    cells: row.article.map((a, j) => {
+      const article = fixed(a, table.decimals);
+      const engine = row.engine[j] === undefined || row.engine[j] === null ? "–" : fixed(row.engine[j], table.decimals);
+      return { article, engine, agrees: article === engine };
+    }),
+  }));
+}
+
+/**
+ * The progress list's line for a step: "4. Title", with ", done" when every task has been done:
+ * the link's accessible name.
+ * @param {LearnStep} step @param {Progress} p
+ */
+export function stepLabel(step, p) {
+  return `${step.n}. ${step.title}${stepDone(p, step) ? ", done" : ""}`;
+}
+
+/**
+ * How many steps are done.
+ * @param {LearnStep[]} steps @param {Progress} p
+ */
+export const stepsDone = (steps, p) => steps.filter((s) => stepDone(p, s)).length;
+
+/**
+ * An answer to show with each task: the check's, or, before one, what to do first.
+ * @param {LearnStep} step @param {LearnAnswer | null} answer @param {Progress} p
+ * @returns {{id: string, prompt: string, hint: string, done: boolean, before: boolean, says: string}[]}
+ */
+export function taskLines(step, answer, p) {
+  return step.tasks.map((t) => {
+    const got = answer?.tasks.find((a) => a.id === t.id) ?? null;
+    return { id: t.id, prompt: t.prompt, hint: t.hint, done: Boolean(got?.done),
+      before: !got?.done && taskDone(p, step.id, t.id), says: got ? got.says : "" };
+  });
+}

@@ -1,0 +1,103 @@
+// The head atlas card of sentence mode: nothing is asked of the server until the reader presses
+// "Score every head" (the atlas takes seconds the first time for a model, and traces should not
+// wait behind it); then the model's atlas (core/api.js fetchAtlas) is drawn by views/atlas.js,
+// one score at a time, and a head picked there opens in the model and head views on the probe's
+// text. A new model puts the button back.
+
+import { fetchAtlas } from "../../core/api.js";
+import { byId, fillOptions } from "../../core/dom.js";
+import * as atlasview from "../../views/atlas.js";
+
+/** @typedef {import("../../core/types.js").Atlas} Atlas */
+
+/**
+ * Wire the card (once).
+ * @param {{model: () => string | null, openHead: (text: string, layer: number, head: number) => void,
+ *   setError: (message: string | null) => void}} ctx model: the model chosen now; openHead: put
+ *   the text into the input card and open that head in the views
+ * @returns {{sync: () => void}} sync: after the model may have changed
+ */
+export function createAtlasCard(ctx) {
+  const go = /** @type {HTMLButtonElement} */ (byId("atlas-go"));
+  const pick = /** @type {HTMLSelectElement} */ (byId("atlas-score"));
+  const status = byId("atlas-status");
+  const definition = byId("atlas-definition");
+  const view = byId("atlas-view");
+  const probe = byId("atlas-probe");
+  /** @type {{model: string, atlas: Atlas} | null} */
+  let shown = null;
+  /** @type {{layer: number, head: number} | null} */
+  let opened = null;
+  let asked = 0; // the newest request: an older answer is dropped
+  /** @type {string | null} */
+  let pending = null; // the model asked for, until its answer
+
+  function draw() {
+    if (!shown) return;
+    const { atlas } = shown;
+    const score = atlas.scores.find((s) => s.name === pick.value) ?? atlas.scores[0];
+    definition.textContent = score.definition;
+    atlasview.render(view, { layers: atlas.layers, heads: atlas.heads, score }, opened, {
+      onPick(layer, head) {
+        opened = { layer, head };
+        draw();
+        ctx.openHead(atlas.probe.text, layer, head);
+      },
+    });
+  }
+
+  function reset() {
+    shown = null;
+    opened = null;
+    pending = null;
+    asked++;
+    go.hidden = false;
+    go.disabled = false;
+    pick.disabled = true;
+    status.textContent = "";
+    definition.textContent = "";
+    probe.textContent = "";
+    probe.hidden = true;
+    view.replaceChildren();
+  }
+
+  go.addEventListener("click", async () => {
+    const model = ctx.model();
+    if (!model) return;
+    const mine = ++asked;
+    pending = model;
+    go.disabled = true;
+    status.textContent = `Scoring every head of ${model} on the probe…`;
+    try {
+      const atlas = await fetchAtlas(model);
+      if (mine !== asked) return;
+      pending = null;
+      shown = { model, atlas };
+      go.hidden = true;
+      pick.disabled = false;
+      fillOptions(pick, atlas.scores.map((s) => [s.name, s.title]), pick.value || "induction");
+      const p = atlas.probe;
+      status.textContent = `${atlas.layers} layers × ${atlas.heads} heads, scored in ${atlas.seconds.toFixed(1)} s ` +
+        `(kept for this model). Pick a head to open it on the probe.`;
+      probe.hidden = false;
+      probe.textContent = `The probe: ${p.strings} strings of ${p.half} random tokens, each repeated ` +
+        `(seed ${p.seed}); the first is “${p.text.trim()}”.`;
+      draw();
+    } catch (err) {
+      if (mine !== asked) return;
+      pending = null;
+      go.disabled = false;
+      status.textContent = "";
+      ctx.setError(`atlas: ${/** @type {Error} */ (err).message}`);
+    }
+  });
+  pick.addEventListener("change", draw);
+  reset();
+
+  return {
+    sync() {
+      const of = shown?.model ?? pending;
+      if (of !== null && of !== ctx.model()) reset();
+    },
+  };
+}

@@ -1,0 +1,205 @@
+// The Knock-out card of sentence mode, and the model view's "knock out" switch. With the switch
+// on, a click on a head's cell (or Enter on it) adds the head to the heads knocked out, or takes
+// it off; the card picks how (zero, mean, patch with a source text) and lists them. Any change
+// asks for a new trace with the request's ``ablate`` (every view then shows the knocked-out
+// model), and the card draws it beside the clean run: the trace of the same text without
+// ``ablate``, whose parts it asks for itself (the server keeps both, keyed on ``ablate``).
+
+import { TraceParts } from "../../core/api.js";
+import { byId, el, fillIndexSelect } from "../../core/dom.js";
+import { ABLATE_MODES, ablateKey } from "../../core/state.js";
+import * as knockview from "../../views/knockout.js";
+
+/** @typedef {import("../../core/types.js").Compact} Compact */
+/** @typedef {import("../../core/types.js").NDArray} NDArray */
+
+/**
+ * @param {{app: import("./parts.js").SentenceApp, ticket: (name: string) => () => boolean,
+ *   edited: (delay?: number) => void, viewChanged: (keys: string[]) => void,
+ *   setError: (message: string | null) => void}} ctx edited: the state changed in a way that
+ *   needs a new trace
+ * @returns {{draw: () => Promise<void>, knocking: () => boolean, mark: () => void,
+ *   toggle: (layer: number, head: number) => void, sync: () => void}}
+ */
+export function createKnockCard(ctx) {
+  const { app, ticket, edited, viewChanged, setError } = ctx;
+  const knock = /** @type {HTMLInputElement} */ (byId("mv-knock"));
+  const mode = /** @type {HTMLSelectElement} */ (byId("ko-mode"));
+  const source = /** @type {HTMLInputElement} */ (byId("ko-source"));
+  const sourceBox = byId("ko-source-box");
+  const heads = byId("ko-heads");
+  const diffLayer = /** @type {HTMLSelectElement} */ (byId("ko-diff-layer"));
+  const diffHead = /** @type {HTMLSelectElement} */ (byId("ko-diff-head"));
+  const note = byId("ko-note");
+  const view = byId("ko-view");
+  /** @type {{key: string, parts: TraceParts} | null} */
+  let clean = null;
+
+  /** The clean run's parts: the trace of the same request without ``ablate``. */
+  function cleanParts() {
+    const body = { .../** @type {any} */ (/** @type {any} */ (app.parts).body) };
+    delete body.ablate;
+    const key = JSON.stringify(body);
+    if (clean?.key !== key) clean = { key, parts: new TraceParts(body, 8) };
+    return clean.parts;
+  }
+
+  /** The head compared: the chosen one, or the chosen head's index in the layer after the
+   * first one knocked out (the last layer when that is the last). */
+  function compared() {
+    const meta = /** @type {Compact} */ (app.first).meta;
+    const first = Math.min(...app.s.ablate.map((a) => a.layer), meta.layers - 1);
+    return { layer: app.s.diffLayer ?? Math.min(meta.layers - 1, first + 1), head: app.s.diffHead ?? app.s.head };
+  }
+
+  /** Why heads cannot be knocked out now (null: they can): a model transformers runs, whose
+   * heads attnviz does not intervene on, or a generation (a knock-out traces the text alone). */
+  function blocked() {
+    const info = app.models?.models.find((/** @type {any} */ m) => m.name === app.s.model);
+    if (info && info.backend !== "native") return `model ${info.name} runs through transformers, whose heads attnviz does not knock out`;
+    if (app.s.generate) return "a knock-out traces the text alone: clear the generation first";
+    return null;
+  }
+
+  /** The controls as the state says. */
+  function sync() {
+    const why = blocked();
+    knock.disabled = why !== null;
+    if (why !== null && knock.checked) {
+      knock.checked = false;
+      byId("mv-grid").classList.remove("knocking");
+      byId("mv-knock-hint").hidden = true;
+    }
+    byId("mv-knock-label").title = why ?? "While on, a click on a head (or Enter on it) knocks it out, or puts it back";
+    mode.value = app.s.ablateMode;
+    source.value = app.s.ablateSource;
+    if (app.models) source.maxLength = app.models.max_text_chars; // the server's cap, as the text's
+    sourceBox.hidden = app.s.ablateMode !== "patch";
+    heads.replaceChildren(...app.s.ablate.map((a) => el("button", { type: "button", className: "token-chip ko-chip",
+      dataset: { layer: String(a.layer), head: String(a.head) } }, [`L${a.layer + 1} H${a.head + 1} `,
+      el("span", { "aria-hidden": "true", textContent: "×" }),
+      el("span", { className: "sr-only", textContent: `: put layer ${a.layer + 1} head ${a.head + 1} back` })])));
+    byId("ko-clear").hidden = !app.s.ablate.length;
+    const meta = app.first?.meta;
+    if (meta) {
+      const { layer, head } = compared();
+      fillIndexSelect(diffLayer, meta.layers, "layer", layer);
+      fillIndexSelect(diffHead, meta.heads, "head", head);
+    }
+  }
+
+  /** Mark the knocked-out heads' cells in the model view (after it is drawn): a class, and
+   * their names say so. */
+  function mark() {
+    const out = new Set(blocked() === null ? app.s.ablate.map(ablateKey) : []);
+    for (const b of /** @type {NodeListOf<HTMLElement>} */ (byId("mv-grid").querySelectorAll("button.mv-cell"))) {
+      const on = out.has(`${b.dataset.layer}:${b.dataset.head}`);
+      b.classList.toggle("knocked", on);
+      const name = (b.getAttribute("aria-label") ?? "").replace(/, knocked out$/, "");
+      b.setAttribute("aria-label", on ? `${name}, knocked out` : name);
+    }
+  }
+
+  /** Knock the head out, or put it back; a new trace. @param {number} layer @param {number} head */
+  function toggle(layer, head) {
+    const key = ablateKey({ layer, head });
+    const max = app.models?.max_ablate ?? Infinity;
+    if (app.s.ablate.some((a) => ablateKey(a) === key)) {
+      app.s.ablate = app.s.ablate.filter((a) => ablateKey(a) !== key);
+    } else if (app.s.ablate.length >= max) {
+      setError(`ablate: at most ${max} heads can be knocked out at once`);
+      return;
+    } else {
+      app.s.ablate = [...app.s.ablate, { layer, head }].sort((a, b) => a.layer - b.layer || a.head - b.head);
+    }
+    sync();
+    mark();
+    edited(0);
+  }
+
+  knock.addEventListener("change", () => {
+    byId("mv-grid").classList.toggle("knocking", knock.checked);
+    byId("mv-knock-hint").hidden = !knock.checked;
+  });
+  for (const m of ABLATE_MODES) if (![...mode.options].some((o) => o.value === m)) throw new Error(`ko-mode lacks ${m}`);
+  mode.addEventListener("change", () => {
+    app.s.ablateMode = /** @type {import("../../core/types.js").AblateMode} */ (mode.value);
+    sync();
+    edited(0);
+  });
+  source.addEventListener("change", () => {
+    app.s.ablateSource = source.value;
+    edited(0);
+  });
+  heads.addEventListener("click", (e) => {
+    const b = /** @type {HTMLElement | null} */ (/** @type {HTMLElement} */ (e.target).closest("button.ko-chip"));
+    if (b) toggle(Number(b.dataset.layer), Number(b.dataset.head));
+  });
+  byId("ko-clear").addEventListener("click", () => {
+    app.s.ablate = [];
+    sync();
+    edited(0);
+  });
+  diffLayer.addEventListener("change", () => {
+    app.s.diffLayer = Number(diffLayer.value);
+    viewChanged(["diffLayer"]);
+  });
+  diffHead.addEventListener("change", () => {
+    app.s.diffHead = Number(diffHead.value);
+    viewChanged(["diffHead"]);
+  });
+
+  /** Draw the card for the trace shown. */
+  async function draw() {
+    const current = ticket("knock");
+    const first = /** @type {Compact} */ (app.first);
+    const meta = /** @type {any} */ (first.meta);
+    sync();
+    const ablated = meta.ablated ?? [];
+    const why = blocked();
+    if (why !== null) {
+      note.textContent = `No knock-out here: ${why}.`;
+      view.replaceChildren();
+      return;
+    }
+    if (!ablated.length) {
+      note.textContent = app.s.ablateMode === "patch" && app.s.ablate.length && !app.s.ablateSource.trim()
+        ? "Type a source text to patch from: its head outputs replace the knocked-out heads'."
+        : "No head is knocked out. Turn on “knock out” in the model view and click heads (or focus one and press Enter).";
+      view.replaceChildren();
+      return;
+    }
+    note.textContent = ablated.some((/** @type {any} */ a) => a.mode === "patch" && a.patched < meta.n)
+      ? `The source text has ${ablated[0].patched} tokens: the first ${ablated[0].patched} positions take its head outputs, the rest keep their own.`
+      : "Every view above shows the model with these heads knocked out; this card sets it beside the clean run.";
+    const { layer, head } = compared();
+    const cleanRun = cleanParts();
+    const knockedRun = /** @type {import("./parts.js").Parts} */ (app.parts);
+    const att = { fields: "attentions", layer, head };
+    const predicts = !meta.unavailable?.top_k;
+    const top = { fields: "top_k", k: 1, pos_start: 0, pos_count: meta.n };
+    const [ca, ka, cp, kp] = await Promise.all([cleanRun.get(att), knockedRun.get(att),
+      predicts ? cleanRun.get(top) : null, predicts ? knockedRun.get(top) : null]);
+    if (!current()) return;
+    const square = (/** @type {Compact} */ part) => {
+      const a = part.arrays.attentions;
+      const n = a.shape[a.shape.length - 1];
+      return /** @type {NDArray} */ ({ dtype: a.dtype, shape: [n, n], data: a.data });
+    };
+    const predictions = (/** @type {Compact} */ part) => {
+      const m = /** @type {any} */ (part.meta).top_k;
+      return { target: part.arrays["top_k.target_probs"], ids: part.arrays["top_k.ids"],
+        probs: part.arrays["top_k.probs"], k: m.k, vocab: m.vocab };
+    };
+    knockview.render(view, {
+      tokens: meta.tokens,
+      what: ablated.map((/** @type {any} */ a) => `layer ${a.layer + 1} head ${a.head + 1}`).join(", ") +
+        ` (${ablated[0].mode}${ablated[0].mode === "patch" ? ` from “${ablated[0].source}”` : ""})`,
+      predictions: cp && kp ? { clean: predictions(cp), knocked: predictions(kp) } : null,
+      noPredictions: meta.unavailable?.top_k?.replace(/^top_k: /, ""),
+      diff: { layer, head, clean: square(ca), knocked: square(ka) },
+    });
+  }
+
+  return { draw, knocking: () => knock.checked, mark, toggle, sync };
+}

@@ -1,0 +1,120 @@
+// What a plot says in words, for a reader who cannot see it: the strongest cell of a matrix, a
+// curve from its first value to its last, the ink that a cell's number needs to be read on its
+// colour (WCAG AA), and where the arrow keys move a cell cursor. Pure: no DOM, no Plotly.
+
+import { fmt } from "../core/numbers.js";
+
+/** @typedef {{shape: number[], data: ArrayLike<number>}} Matrix rows x columns, row-major */
+
+/**
+ * The largest finite value of a matrix and where it is (the first, in reading order, of equal
+ * ones); null when no value is finite (every cell masked).
+ * @param {Matrix} matrix
+ * @returns {{i: number, j: number, v: number} | null}
+ */
+export function strongest(matrix) {
+  const C = matrix.shape[1] ?? matrix.shape[0];
+  let best = null;
+  for (let p = 0; p < matrix.data.length; p++) {
+    const v = matrix.data[p];
+    if (v === null || !Number.isFinite(v)) continue;
+    if (best === null || v > best.v) best = { i: Math.floor(p / C), j: p % C, v };
+  }
+  return best;
+}
+
+/**
+ * "strongest: apple → banana 0.30": the largest value's row and column labels and the value
+ * (2 decimals, "≈" before it for 8-bit snapshots); "every cell is masked" when none is finite.
+ * @param {string[]} rowLabels @param {string[]} colLabels @param {Matrix} matrix
+ * @param {{word?: string, approx?: boolean, digits?: number}} [opts]
+ */
+export function strongestText(rowLabels, colLabels, matrix, opts = {}) {
+  const s = strongest(matrix);
+  if (!s) return "every cell is masked";
+  return `${opts.word ?? "strongest"}: ${rowLabels[s.i]} → ${colLabels[s.j]} ${opts.approx ? "≈ " : ""}` +
+    fmt(s.v, opts.digits ?? 2);
+}
+
+/**
+ * "loss 3.26 → 0.41 over 300 steps": a curve's first and last value (2 decimals) and its last
+ * step; "no steps yet" before any.
+ * @param {string} what @param {number[]} steps @param {number[]} values
+ */
+export function curveText(what, steps, values) {
+  if (!values.length) return `${what}: no steps yet`;
+  const last = steps[steps.length - 1];
+  return `${what} ${fmt(values[0], 2)} → ${fmt(values[values.length - 1], 2)} over ${last.toLocaleString("en-US")} ` +
+    `step${last === 1 ? "" : "s"}`;
+}
+
+/**
+ * WCAG 2 relative luminance of an sRGB colour.
+ * @param {[number, number, number]} rgb 0..255 each
+ */
+export function luminance(rgb) {
+  const [r, g, b] = rgb.map((c) => {
+    const s = c / 255;
+    return s <= 0.04045 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4;
+  });
+  return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+}
+
+/**
+ * WCAG 2 contrast ratio of two colours (1 to 21).
+ * @param {[number, number, number]} a @param {[number, number, number]} b
+ */
+export function contrast(a, b) {
+  const [hi, lo] = [luminance(a), luminance(b)].sort((x, y) => y - x);
+  return (hi + 0.05) / (lo + 0.05);
+}
+
+/**
+ * The ink for text on a background: black or white, whichever contrasts more (at least 4.58:1
+ * on any colour, so AA for text of any size).
+ * @param {[number, number, number]} rgb
+ * @returns {"#000000" | "#ffffff"}
+ */
+export function inkOn(rgb) {
+  return contrast(rgb, [0, 0, 0]) >= contrast(rgb, [255, 255, 255]) ? "#000000" : "#ffffff";
+}
+
+const JUMP = 10; // PageUp / PageDown move this many columns
+
+/**
+ * Where a key moves a cursor at row i, column j of a rows x cols grid: arrows by one (clamped),
+ * Home / End to the row's first / last column (with Ctrl: the grid's first / last cell),
+ * PageUp / PageDown by ten columns. null for any other key.
+ * @param {string} key KeyboardEvent.key @param {number} i @param {number} j
+ * @param {number} rows @param {number} cols @param {boolean} [ctrl]
+ * @returns {[number, number] | null}
+ */
+export function moveCursor(key, i, j, rows, cols, ctrl = false) {
+  const clamp = (/** @type {number} */ v, /** @type {number} */ n) => Math.max(0, Math.min(n - 1, v));
+  switch (key) {
+    case "ArrowLeft": return [i, clamp(j - 1, cols)];
+    case "ArrowRight": return [i, clamp(j + 1, cols)];
+    case "ArrowUp": return [clamp(i - 1, rows), j];
+    case "ArrowDown": return [clamp(i + 1, rows), j];
+    case "Home": return ctrl ? [0, 0] : [i, 0];
+    case "End": return ctrl ? [rows - 1, cols - 1] : [i, cols - 1];
+    case "PageUp": return [i, clamp(j - JUMP, cols)];
+    case "PageDown": return [i, clamp(j + JUMP, cols)];
+    default: return null;
+  }
+}
+
+/**
+ * The point that moved farthest between two positions of the same points (Euclidean), and by
+ * how much; null for none.
+ * @param {number[][]} from @param {number[][]} to
+ * @returns {{i: number, d: number} | null}
+ */
+export function farthest(from, to) {
+  let best = null;
+  from.forEach((p, i) => {
+    const d = Math.hypot(...p.map((v, c) => to[i][c] - v));
+    if (best === null || d > best.d) best = { i, d };
+  });
+  return best;
+}

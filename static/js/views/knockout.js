@@ -1,0 +1,269 @@
+// The Knock-out view: what knocking heads out changed, beside the clean run. A table of every
+// position (its token, the token that comes next, the loss -ln p(next) clean and knocked out
+// and the change, the top prediction clean and knocked out, changed ones marked) and a
+// difference heatmap of one later head's attention (knocked out - clean) on a diverging colour
+// scale, with its text alternative and keyboard path (access.js). Every number is the server's
+// (the top_k part's target_probs and ids, the attentions part of each run); this only
+// subtracts. render(container, data, selection, callbacks).
+
+import { el } from "../core/dom.js";
+import { fmt } from "../core/numbers.js";
+import { FONT, GRID, SCORE_LUT, TEXT, TEXT_DIM } from "../core/theme.js";
+import { describe, keyCursor, matrixTable } from "./access.js";
+
+/** @typedef {import("../core/types.js").NDArray} NDArray */
+
+const TABLE_MAX = 400; // heatmap cells with a numbers table; more get the summary line only
+const MAX_SIDE = 520;
+const BAR = 70;
+
+/**
+ * One run's predictions: the probability of the token that comes next at each position (0
+ * where none does), and the top token's id and probability.
+ * @typedef {{target: NDArray, ids: NDArray, probs: NDArray, k: number,
+ *   vocab: Record<string, string>}} Predictions
+ */
+
+/**
+ * What the view draws.
+ * @typedef {object} KnockData
+ * @property {string[]} tokens the text's tokens
+ * @property {string} what the heads knocked out, in words ("layer 1 head 3 (zero)")
+ * @property {{clean: Predictions, knocked: Predictions} | null} predictions null: the model
+ *   predicts no next token
+ * @property {string} [noPredictions] why there are none
+ * @property {{layer: number, head: number, clean: NDArray, knocked: NDArray}} diff one head's
+ *   attention [n][n] in each run (0-based layer and head)
+ */
+
+/** -ln p, the loss of a position whose next token has probability p. @param {number} p */
+export const lossOf = (p) => -Math.log(p);
+
+/**
+ * The loss rows: each position that has a next token, its loss clean and knocked out, and the
+ * top prediction of each run.
+ * @param {KnockData} data
+ */
+export function lossRows(data) {
+  const pr = data.predictions;
+  if (!pr) return [];
+  const n = data.tokens.length;
+  const top = (/** @type {Predictions} */ r, /** @type {number} */ i) =>
+    ({ id: r.ids.data[i * r.k], label: r.vocab[String(r.ids.data[i * r.k])] ?? "?", prob: r.probs.data[i * r.k] });
+  const rows = [];
+  for (let i = 0; i + 1 < n; i++) {
+    const clean = lossOf(pr.clean.target.data[i]);
+    const knocked = lossOf(pr.knocked.target.data[i]);
+    rows.push({ i, token: data.tokens[i], next: data.tokens[i + 1], clean, knocked, change: knocked - clean,
+      topClean: top(pr.clean, i), topKnocked: top(pr.knocked, i) });
+  }
+  return rows;
+}
+
+/**
+ * The largest change of the difference (knocked out - clean): its cell and value.
+ * @param {NDArray} clean @param {NDArray} knocked
+ */
+export function largestChange(clean, knocked) {
+  let best = 0;
+  let at = 0;
+  for (let p = 0; p < clean.data.length; p++) {
+    const d = knocked.data[p] - clean.data[p];
+    if (Math.abs(d) > Math.abs(best)) [best, at] = [d, p];
+  }
+  const n = clean.shape[1];
+  return { i: Math.floor(at / n), j: at % n, value: best };
+}
+
+/** @param {number} v */
+const signed = (v, digits = 3) => `${v > 0 ? "+" : v < 0 ? "−" : ""}${fmt(Math.abs(v), digits)}`;
+
+/**
+ * The one-line summary: the mean loss clean -> knocked out, how many top predictions changed,
+ * and the largest attention change in the compared head.
+ * @param {KnockData} data
+ */
+export function summaryText(data) {
+  const rows = lossRows(data);
+  const parts = [`Knocked out ${data.what}.`];
+  if (rows.length) {
+    const mean = (/** @type {(r: typeof rows[0]) => number} */ f) => rows.reduce((s, r) => s + f(r), 0) / rows.length;
+    const c = mean((r) => r.clean);
+    const k = mean((r) => r.knocked);
+    const changed = rows.filter((r) => r.topClean.id !== r.topKnocked.id).length;
+    parts.push(`Mean loss ${fmt(c, 3)} → ${fmt(k, 3)} (${signed(k - c)}) over ${rows.length} positions; ` +
+      `${changed} of ${rows.length} top predictions changed.`);
+  }
+  parts.push(changeText(data));
+  return parts.join(" ");
+}
+
+/**
+ * The largest attention change of the compared head, in words.
+ * @param {KnockData} data
+ */
+export function changeText(data) {
+  const { layer, head, clean, knocked } = data.diff;
+  const big = largestChange(clean, knocked);
+  return big.value === 0
+    ? `Layer ${layer + 1} head ${head + 1}'s attention did not change.`
+    : `Largest change: layer ${layer + 1} head ${head + 1}, “${data.tokens[big.i]}” → “${data.tokens[big.j]}” ${signed(big.value, 2)}.`;
+}
+
+/**
+ * The positions' table: loss and top prediction, clean and knocked out.
+ * @param {KnockData} data
+ */
+function lossTable(data) {
+  const rows = lossRows(data);
+  const head = ["#", "token", "next", "clean", "knocked out", "change", "clean", "knocked out"];
+  return el("div", { className: "table-scroll ko-scroll", tabIndex: 0, role: "region",
+    "aria-label": "Each position's loss and top prediction, clean and knocked out" }, [
+    el("table", { className: "data-table ko-table" }, [
+      el("caption", { className: "sr-only", textContent: "Loss (−ln p of the next token) and top prediction at each position, clean and with the heads knocked out" }),
+      el("thead", {}, [
+        el("tr", {}, [el("td", { colSpan: 3 }), el("th", { scope: "colgroup", colSpan: 3, textContent: "loss (−ln p of next)" }),
+          el("th", { scope: "colgroup", colSpan: 2, textContent: "top prediction" })]),
+        el("tr", {}, head.map((h) => el("th", { scope: "col", textContent: h })))]),
+      el("tbody", {}, rows.map((r) => {
+        const changed = r.topClean.id !== r.topKnocked.id;
+        return el("tr", { dataset: { pos: String(r.i) } }, [
+          el("th", { scope: "row", textContent: String(r.i + 1) }),
+          el("td", { textContent: r.token }),
+          el("td", { textContent: r.next }),
+          el("td", { className: "num ko-loss-clean", textContent: fmt(r.clean, 3) }),
+          el("td", { className: "num ko-loss-knocked", textContent: fmt(r.knocked, 3) }),
+          el("td", { className: `num ko-change ${r.change > 0 ? "worse" : r.change < 0 ? "better" : ""}`,
+            textContent: signed(r.change) }),
+          el("td", { textContent: `${r.topClean.label} ${fmt(r.topClean.prob, 2)}` }),
+          el("td", { className: changed ? "ko-changed" : "" }, changed
+            ? [el("span", { "aria-hidden": "true", textContent: "▲ " }), `${r.topKnocked.label} ${fmt(r.topKnocked.prob, 2)}`,
+              el("span", { className: "sr-only", textContent: " (changed)" })]
+            : [`${r.topKnocked.label} ${fmt(r.topKnocked.prob, 2)}`]),
+        ]);
+      })),
+    ]),
+  ]);
+}
+
+/**
+ * Draw the difference heatmap (knocked out - clean) into `fig`.
+ * @param {HTMLElement} fig @param {KnockData} data
+ */
+function diffMap(fig, data) {
+  const { layer, head, clean, knocked } = data.diff;
+  const n = clean.shape[0];
+  const d = new Float64Array(n * n);
+  let m = 0;
+  for (let p = 0; p < n * n; p++) {
+    d[p] = knocked.data[p] - clean.data[p];
+    m = Math.max(m, Math.abs(d[p]));
+  }
+  const top = m > 0 ? m : 1;
+  const title = `Layer ${layer + 1} head ${head + 1}: knocked out − clean attention`;
+  const width = Math.max(220, Math.min(MAX_SIDE + 140 + BAR, fig.clientWidth || 600));
+  const labelW = n <= 40 ? 90 : 24;
+  const cell = Math.max(1, Math.min(28, (width - labelW - BAR - 10) / n));
+  const side = cell * n;
+  const below = n <= 40 ? 70 : 16;
+  const canvas = /** @type {HTMLCanvasElement} */ (el("canvas", { className: "ko-canvas" }));
+  const body = el("div", { className: "ko-body" }, [canvas]);
+  fig.replaceChildren(el("p", { className: "hc-title", textContent: title }), body);
+  const dpr = window.devicePixelRatio || 1;
+  const wide = labelW + side + BAR;
+  const tall = side + below + 8;
+  canvas.width = Math.round(wide * dpr);
+  canvas.height = Math.round(tall * dpr);
+  canvas.style.width = `${wide}px`;
+  canvas.style.height = `${tall}px`;
+  const ctx = /** @type {CanvasRenderingContext2D} */ (canvas.getContext("2d"));
+  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  ctx.fillStyle = "#fff";
+  ctx.fillRect(0, 0, wide, tall);
+  const img = new ImageData(n, n);
+  for (let p = 0; p < n * n; p++) {
+    const c = Math.round((Math.max(-1, Math.min(1, d[p] / top)) + 1) * 127.5) * 3;
+    img.data.set([SCORE_LUT[c], SCORE_LUT[c + 1], SCORE_LUT[c + 2], 255], p * 4);
+  }
+  const src = document.createElement("canvas");
+  src.width = src.height = n;
+  /** @type {CanvasRenderingContext2D} */ (src.getContext("2d")).putImageData(img, 0, 0);
+  ctx.imageSmoothingEnabled = false;
+  ctx.drawImage(src, labelW, 4, side, side);
+  ctx.strokeStyle = GRID;
+  ctx.strokeRect(labelW - 0.5, 3.5, side + 1, side + 1);
+  ctx.fillStyle = TEXT;
+  ctx.font = `11px ${FONT}`;
+  if (n <= 40) {
+    ctx.textAlign = "right";
+    ctx.textBaseline = "middle";
+    data.tokens.forEach((t, i) => ctx.fillText(t, labelW - 4, 4 + (i + 0.5) * cell, labelW - 8));
+    data.tokens.forEach((t, j) => {
+      ctx.save();
+      ctx.translate(labelW + (j + 0.5) * cell, side + 10);
+      ctx.rotate(-50 * Math.PI / 180);
+      ctx.fillText(t, 0, 0, below);
+      ctx.restore();
+    });
+  }
+  const bx = labelW + side + 12; // the colour bar: -m at the bottom, +m at the top
+  for (let y = 0; y < side; y++) {
+    const c = Math.round((1 - y / Math.max(1, side - 1)) * 255) * 3;
+    ctx.fillStyle = `rgb(${SCORE_LUT[c]},${SCORE_LUT[c + 1]},${SCORE_LUT[c + 2]})`;
+    ctx.fillRect(bx, 4 + y, 12, 1);
+  }
+  ctx.fillStyle = TEXT_DIM;
+  ctx.textAlign = "left";
+  ctx.textBaseline = "middle";
+  for (const t of [1, 0, -1]) ctx.fillText(t === 0 ? "0" : signed(t * top, 2), bx + 16, 4 + ((1 - t) / 2) * side);
+
+  const labels = data.tokens;
+  /** @param {number} i @param {number} j */
+  const cellText = (i, j) => `${labels[i]} → ${labels[j]}: ${signed(d[i * n + j], 4)} ` +
+    `(clean ${fmt(clean.data[i * n + j], 4)}, knocked out ${fmt(knocked.data[i * n + j], 4)}; query ${i + 1}, key ${j + 1})`;
+  const text = describe(body, {
+    summary: `${n} × ${n} changes of attention weight (knocked out − clean), at most ${fmt(m, 3)} either way. ${changeText(data)}`,
+    table: n * n <= TABLE_MAX ? matrixTable(`${title}, query rows by key columns`, "query", labels, labels,
+      (i, j) => signed(d[i * n + j])) : null,
+  });
+  keyCursor(canvas, text.live, { rows: n, cols: n, describedBy: text.summary.id,
+    label: `${title}: heatmap of ${n} × ${n} changes, query rows by key columns. Arrow keys move between cells.`,
+    text: cellText });
+  const tip = el("div", { className: "hc-tip", hidden: true, role: "tooltip" });
+  body.append(tip);
+  canvas.onmousemove = (e) => {
+    const r = canvas.getBoundingClientRect();
+    const i = Math.floor((e.clientY - r.top - 4) / cell);
+    const j = Math.floor((e.clientX - r.left - labelW) / cell);
+    if (i < 0 || j < 0 || i >= n || j >= n) {
+      tip.hidden = true;
+      return;
+    }
+    tip.hidden = false;
+    tip.textContent = cellText(i, j);
+    tip.style.left = `${Math.min(labelW + (j + 1) * cell + 8, Math.max(0, wide - 220))}px`;
+    tip.style.top = `${4 + (i + 1) * cell + 6}px`;
+  };
+  canvas.onmouseleave = () => {
+    tip.hidden = true;
+  };
+  return d;
+}
+
+/**
+ * Draw the knock-out's comparison into `container`.
+ * @param {HTMLElement} container
+ * @param {KnockData} data
+ * @param {object} [_selection] (none: the card's pickers choose the head compared)
+ * @param {object} [_callbacks]
+ */
+export function render(container, data, _selection = {}, _callbacks = {}) {
+  const fig = el("figure", { className: "figure ko-diff" });
+  const summary = el("p", { className: "ko-summary", textContent: summaryText(data) });
+  const table = data.predictions ? lossTable(data)
+    : el("p", { className: "hint", textContent: `No losses here: ${data.noPredictions ?? "the model predicts no next token"}.` });
+  container.replaceChildren(summary, el("div", { className: "ko-cols" }, [table, fig]));
+  const diff = diffMap(fig, data);
+  // What is drawn, for tests: the rows and the very differences.
+  /** @type {any} */ (container).__ko = { rows: lossRows(data), diff, summary: summary.textContent };
+}

@@ -1,0 +1,153 @@
+"""Why not an RNN over real HTTP: a comparison starts (202), reports its progress, ends with its
+claims and what it showed (the numbers ``recurrent.compare`` gives for the same seed); a busy
+server answers 503 with Retry-After, a comparison stops at the time limit, bounds are 422s naming
+the field, and a comparison that is gone is a 404.
+
+The server here compares on small setups (a few steps, short lengths: about a second each); the
+shipped ones, and their claims, are tests/training/test_recurrent.py's."""
+
+from __future__ import annotations
+
+import time
+import typing
+from dataclasses import replace
+
+import httpx
+import pytest
+
+from attnviz.app import create_app
+from attnviz.schemas import RecurrentTask
+from attnviz.services.recurrent import RecurrentService
+from attnviz.settings import Settings
+from attnviz.training import recurrent as R
+from attnviz.training.trainer import Optimiser
+from tests.servers import served
+
+
+def small(steps: int = 10) -> dict[str, R.Setup]:
+    return {
+        name: replace(s, opt=replace(s.opt, steps=steps), lengths=(4, 8, 16, 32))
+        for name, s in R.SETUPS.items()
+    }
+
+
+def make_app(setups: dict[str, R.Setup] | None = None, **settings):
+    s = Settings(device="cpu", builtin_model=False, **settings)
+    app = create_app(s)
+    app.state.recurrent = RecurrentService(s, small() if setups is None else setups)
+    return app
+
+
+def start(client: httpx.Client, **body) -> dict:
+    r = client.post("/api/recurrent", json=body)
+    assert r.status_code == 202, r.text
+    state = r.json()
+    assert r.headers["location"] == f"/api/recurrent/{state['id']}"
+    return state
+
+
+def wait(client: httpx.Client, run_id: str, seen: list[dict] | None = None) -> dict:
+    """Poll until the comparison ends (every state read kept in ``seen``)."""
+    deadline = time.monotonic() + 120
+    while True:
+        state = client.get(f"/api/recurrent/{run_id}").json()
+        if seen is not None:
+            seen.append(state)
+        if state["state"] != "running":
+            return state
+        assert time.monotonic() < deadline, "the comparison did not end"
+        time.sleep(0.05)
+
+
+def test_a_comparison_runs_to_its_claims_and_gives_the_numbers_compare_gives():
+    setups = small()
+    with served(make_app(setups)) as url, httpx.Client(base_url=url, timeout=60) as client:
+        first = start(client, task="induction", seed=4)
+        assert first["state"] == "running" and first["task"] == "induction" and first["seed"] == 4
+        assert first["claims"] is None and first["shows"] == ""
+        assert [m["name"] for m in first["models"]] == ["transformer", "lstm", "gru"]
+        assert [m["params"] for m in first["models"]] == list(
+            R.params(setups["induction"]).values()
+        )
+        seen: list[dict] = []
+        done = wait(client, first["id"], seen)
+    assert done["state"] == "done" and done["reason"] is None
+    assert done["progress"] == 1.0 and done["doing"] == ""
+    progress = [s["progress"] for s in seen]
+    assert progress == sorted(progress)  # it only ever goes forward
+    s = setups["induction"]
+    assert done["distances"] == list(s.distances) and done["lengths"] == [4, 8, 16, 32]
+    assert done["distance"] == s.distance
+    # The server's numbers are compare's for the same seed (one thread: the same, number for
+    # number), rounded for the wire.
+    c = R.compare("induction", 4, setup=s)
+    for got, m in zip(done["models"], c.models, strict=True):
+        assert got["steps"] == 10 and got["loss"] == round(m.history[-1].loss, 4)
+        assert got["accuracy"] == [round(a, 4) for a in m.accuracy]
+        assert len(got["step_seconds"]) == 4 and all(t > 0 for t in got["step_seconds"])
+        assert got["train_seconds"] > 0
+    claims = R.CLAIMS["induction"]
+    assert [x["claim"] for x in done["claims"]] == [str(c) for c in claims]
+    for x, claim in zip(done["claims"], claims, strict=True):
+        assert x["holds"] == claim.holds_for(x["value"])
+    assert done["shows"].startswith("Induction, seed 4, 10 training steps each")
+
+
+def test_the_options_name_the_tasks_and_the_servers_slots():
+    with served(make_app(train_slots=3)) as url:
+        o = httpx.get(f"{url}/api/recurrent/options").json()
+    assert [t["name"] for t in o["tasks"]] == list(R.SETUPS) == list(typing.get_args(RecurrentTask))
+    assert o["default"] == "copy" and o["slots"] == 3 and o["max_seed"] == 2**31 - 1
+    assert o["lengths"] == [4, 8, 16, 32]
+    for t in o["tasks"]:
+        assert t["steps"] == 10 and len(t["distances"]) == 5 and len(t["about"]) > 100
+
+
+def test_a_busy_server_answers_503_and_a_comparison_stops_at_the_time_limit():
+    setups = {**small(), "copy": replace(small()["copy"], opt=Optimiser(steps=5000))}
+    app = make_app(setups, train_slots=1, train_max_seconds=1.5)
+    with served(app) as url, httpx.Client(base_url=url, timeout=60) as client:
+        long = start(client, task="copy")
+        busy = client.post("/api/recurrent", json={"task": "reverse"})
+        assert busy.status_code == 503, busy.text
+        assert int(busy.headers["retry-after"]) >= 1 and "busy" in busy.json()["message"]
+        ended = wait(client, long["id"])
+        assert ended["state"] == "cancelled" and "ATTNVIZ_TRAIN_MAX_SECONDS" in ended["reason"]
+        assert 0 < ended["models"][0]["steps"] < 5000 and ended["claims"] is None
+        # Its slot is free again.
+        assert start(client, task="reverse")["state"] == "running"
+
+
+@pytest.mark.parametrize(
+    ("settings", "body", "field", "rule"),
+    [
+        ({}, {"task": "charlm"}, "task", "'copy', 'reverse' or 'induction'"),
+        ({}, {"seed": -1}, "seed", "greater than or equal to 0"),
+        ({}, {"seed": 2**31}, "seed", "less than or equal to 2147483647"),
+        ({}, {"seed": "one"}, "seed", "valid integer"),
+        ({}, {"task": "copy", "steps": 5}, "steps", "Extra inputs are not permitted"),
+        ({"train_max_steps": 9}, {}, "task", "over this server's cap of 9"),
+        ({"train_max_params": 1000}, {"task": "reverse"}, "task", "ATTNVIZ_TRAIN_MAX_PARAMS"),
+        ({"train_slots": 0}, {}, "task", "ATTNVIZ_TRAIN_SLOTS=0"),
+    ],
+)
+def test_a_request_over_a_bound_is_refused_naming_the_field(settings, body, field, rule):
+    with served(make_app(**settings)) as url:
+        r = httpx.post(f"{url}/api/recurrent", json=body)
+        assert r.status_code == 422, r.text
+        message = r.json()["message"]
+        assert message.startswith(f"{field}: ") and rule in message, message
+        assert httpx.get(f"{url}/healthz").status_code == 200
+
+
+def test_a_comparison_that_is_gone_is_a_404_and_never_another_one():
+    with served(make_app(train_keep_runs=1)) as url, httpx.Client(base_url=url) as client:
+        first = start(client, task="copy")["id"]
+        wait(client, first)
+        second = start(client, task="copy", seed=1)["id"]
+        assert wait(client, second)["seed"] == 1
+        for gone in (first, "nope"):
+            r = client.get(f"/api/recurrent/{gone}")
+            assert r.status_code == 404 and gone in r.json()["message"], r.text
+            assert r.json()["detail"][0]["loc"] == ["path", "run_id"]
+        assert client.get(f"/api/recurrent/{'x' * 41}").status_code == 422

@@ -1,0 +1,164 @@
+"""Knocking a head out on the page (modes/sentence/knockcard.js, views/knockout.js): with the
+model view's "knock out" switch on, a click on a head (or Enter on it) reruns the model without
+it; the Knock-out card's losses, top predictions and difference heatmap are the API's numbers
+for the knocked-out and the clean runs; the share link carries the knock-out and restores it;
+axe finds nothing serious; screenshots at 1280 and 480 px."""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+from pathlib import Path
+
+from tests.browser.helpers import f32, open_sentence, select_and_wait, view_change, wait_for_trace
+from tests.browser.test_guidance import AXE, axe_serious
+
+TEXT = "The animal didn't cross the street because it was too tired."
+MODEL = "tiny-gpt2"
+SHOTS = Path("/tmp/shots-knock")
+CHIP = "L1 H2 ×: put layer 1 head 2 back"  # the chip's text: seen, and read by a screen reader
+
+
+def signed(v: float, digits: int) -> str:
+    """knockout.js's signed(): a sign (− for minus), then the magnitude to ``digits``."""
+    s = f"{abs(v):.{digits}f}"
+    return ("+" if v > 0 else "−" if v < 0 else "") + s
+
+
+def api_trace(api, ablate: list | None, **params) -> dict:
+    body = {"model": MODEL, "text": TEXT, **({"ablate": ablate} if ablate else {})}
+    r = api.post("/api/trace", params=params, json=body)
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def cell(page, layer: int, head: int):
+    return page.locator(f'#mv-grid button.mv-cell[data-layer="{layer}"][data-head="{head}"]')
+
+
+def test_knock_a_head_out_and_read_the_card(page, live_server, api):
+    page.add_init_script(path=str(AXE))
+    open_sentence(page, live_server + "/", TEXT)
+    select_and_wait(page, "#s-model", MODEL)
+    note = page.locator("#ko-note")
+    assert note.text_content().startswith("No head is knocked out")
+    assert page.locator("#ko-view").inner_html() == ""
+
+    # The switch on, a click on layer 1 head 2 knocks it out: a new trace, its cell marked.
+    page.check("#mv-knock")
+    assert page.locator("#mv-knock-hint").is_visible()
+    before = int(page.evaluate("document.documentElement.dataset.traces || '0'"))
+    cell(page, 0, 1).click()
+    wait_for_trace(page, before)
+    page.locator("#ko-view .ko-table").wait_for()
+    assert "knocked" in (cell(page, 0, 1).get_attribute("class") or "")
+    assert cell(page, 0, 1).get_attribute("aria-label").endswith("knocked out")
+    assert page.locator("#ko-heads button.ko-chip").all_text_contents() == [CHIP]
+
+    # Each position's losses are -ln of the API's probabilities of the next token, clean and
+    # knocked out; a changed top prediction is marked.
+    ablate = [{"layer": 0, "head": 1, "mode": "zero"}]
+    knocked = api_trace(api, ablate, fields="top_k", k=1)
+    clean = api_trace(api, None, fields="top_k", k=1)
+    assert knocked["ablated"][0]["layer"] == 0 and knocked["ablated"][0]["head"] == 1
+    n = knocked["n"]
+    rows = page.locator("#ko-view .ko-table tbody tr")
+    assert rows.count() == n - 1
+    for i in range(n - 1):
+        lc = -math.log(f32(clean["top_k"]["target_probs"][i]))
+        lk = -math.log(f32(knocked["top_k"]["target_probs"][i]))
+        row = rows.nth(i)
+        assert row.locator(".ko-loss-clean").text_content() == f"{lc:.3f}"
+        assert row.locator(".ko-loss-knocked").text_content() == f"{lk:.3f}"
+        changed = clean["top_k"]["ids"][i][0] != knocked["top_k"]["ids"][i][0]
+        assert (row.locator(".ko-changed").count() == 1) == changed
+
+    # The difference heatmap: by default the chosen head's index (head 1) in the layer after
+    # the knocked-out head; its keyboard cursor reads the API's weights of both runs and their
+    # difference.
+    assert page.locator("#ko-diff-layer").input_value() == "1"
+    assert page.locator("#ko-diff-head").input_value() == "0"
+    att = {"fields": "attentions", "layer": 1, "head": 0}
+    a_k = api_trace(api, ablate, **att)["attentions"][0][0]
+    a_c = api_trace(api, None, **att)["attentions"][0][0]
+    tokens = knocked["tokens"]
+    canvas = page.locator("#ko-view canvas.ko-canvas")
+    canvas.focus()
+    for key in ("ArrowDown", "ArrowDown", "ArrowDown", "ArrowRight"):
+        page.keyboard.press(key)
+    i, j = 3, 1
+    c, k = f32(a_c[i][j]), f32(a_k[i][j])
+    live = page.locator("#ko-view .plot-live").text_content()
+    assert live == (f"{tokens[i]} → {tokens[j]}: {signed(k - c, 4)} (clean {c:.4f}, knocked out "
+                    f"{k:.4f}; query {i + 1}, key {j + 1})")  # fmt: skip
+    assert abs(k - c) > 0  # the head read what the knocked-out head no longer wrote
+    summary = page.locator("#ko-view .ko-summary").text_content()
+    assert summary.startswith("Knocked out layer 1 head 2 (zero).")
+    assert "Largest change: layer 2 head 1, “" in summary
+
+    # The keyboard path: Enter on a focused cell knocks a second head out; its chip puts it back.
+    before = int(page.evaluate("document.documentElement.dataset.traces || '0'"))
+    cell(page, 1, 3).focus()
+    page.keyboard.press("Enter")
+    wait_for_trace(page, before)
+    assert page.locator("#ko-heads button.ko-chip").count() == 2
+    assert "layer 1 head 2, layer 2 head 4 (zero)" in page.locator(".ko-summary").text_content()
+    before = int(page.evaluate("document.documentElement.dataset.traces || '0'"))
+    page.locator('#ko-heads button.ko-chip[data-layer="1"]').click()
+    wait_for_trace(page, before)
+    assert page.locator("#ko-heads button.ko-chip").all_text_contents() == [CHIP]
+
+    assert axe_serious(page) == []
+    SHOTS.mkdir(exist_ok=True)
+    page.locator("#model-view-card").screenshot(path=str(SHOTS / "knock-model-1280.png"))
+    page.locator("#knock-card").scroll_into_view_if_needed()
+    page.locator("#knock-card").screenshot(path=str(SHOTS / "knock-1280.png"))
+    page.set_viewport_size({"width": 480, "height": 900})
+    view_change(page, lambda: page.select_option("#ko-diff-head", "2"))
+    page.locator("#knock-card").screenshot(path=str(SHOTS / "knock-480.png"))
+    page.set_viewport_size({"width": 1280, "height": 800})
+
+    # The link carries the knock-out: a new page on it reruns the same knock-out.
+    link = page.evaluate("location.hash")
+    raw = json.loads(base64.urlsafe_b64decode(link.removeprefix("#s=") + "=="))
+    assert raw["sentence"]["ablate"] == [{"layer": 0, "head": 1}]
+    assert raw["sentence"]["diffHead"] == 2
+    losses = page.locator("#ko-view .ko-loss-knocked").all_text_contents()
+    page.goto("about:blank")
+    page.goto(live_server + "/" + link)
+    wait_for_trace(page, 0)
+    page.locator("#ko-view .ko-table").wait_for()
+    assert page.locator("#ko-heads button.ko-chip").all_text_contents() == [CHIP]
+    assert page.locator("#ko-diff-head").input_value() == "2"
+    assert page.locator("#ko-view .ko-loss-knocked").all_text_contents() == losses
+    assert "knocked" in (cell(page, 0, 1).get_attribute("class") or "")
+
+
+def test_mean_and_patch_from_the_card(page, live_server, api):
+    open_sentence(page, live_server + "/", TEXT)
+    select_and_wait(page, "#s-model", MODEL)
+    page.check("#mv-knock")
+    before = int(page.evaluate("document.documentElement.dataset.traces || '0'"))
+    cell(page, 1, 0).click()
+    wait_for_trace(page, before)
+    select_and_wait(page, "#ko-mode", "mean")
+    assert "(mean)" in page.locator(".ko-summary").text_content()
+    # Patch: no trace until a source is typed (the card says so), then the source's outputs.
+    page.select_option("#ko-mode", "patch")
+    page.locator("#ko-source").wait_for(state="visible")
+    page.wait_for_function(
+        "() => document.getElementById('ko-note').textContent.startsWith('Type a source')"
+    )
+    before = int(page.evaluate("document.documentElement.dataset.traces || '0'"))
+    page.fill("#ko-source", "A cat sat.")
+    page.locator("#ko-source").dispatch_event("change")
+    wait_for_trace(page, before)
+    page.locator("#ko-view .ko-table").wait_for()
+    got = api_trace(api, [{"layer": 1, "head": 0, "mode": "patch", "source": "A cat sat."}],
+                    fields="top_k", k=1)  # fmt: skip
+    patched = got["ablated"][0]["patched"]
+    assert 0 < patched < got["n"]
+    assert f"The source text has {patched} tokens" in page.locator("#ko-note").text_content()
+    first = page.locator("#ko-view .ko-loss-knocked").first.text_content()
+    assert first == f"{-math.log(f32(got['top_k']['target_probs'][0])):.3f}"

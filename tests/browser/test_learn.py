@@ -1,0 +1,403 @@
+"""The Learn mode in the page: every step opens from its link with its lab in the step's state,
+draws, reads in order and passes axe at 1280 and 480 px; Next/Previous and `#learn/N` links;
+each toy step's task done in the browser flips its answer from not done to done (and is not done
+before); a train step's check on a run trained for real; the progress kept over a reload; and
+leaving the guide keeps the lab as it is."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page
+
+from tests.browser.helpers import cell, table_values, traces_drawn, views_drawn
+from tests.browser.test_guidance import AXE, axe_serious
+
+SHOTS = Path(os.environ.get("LEARN_SHOTS", "/tmp/shots-learn-page"))
+
+READY = """([id, traces, checks, toy]) => {
+  const root = document.documentElement, guide = document.getElementById('learn-guide');
+  return guide.dataset.ready === '1' && guide.dataset.step === id && root.dataset.pending === '0'
+    && +(root.dataset.checks || 0) > checks && (!toy || +(root.dataset.traces || 0) > traces);
+}"""
+
+
+@pytest.fixture(scope="module")
+def steps(api) -> list[dict]:
+    r = api.get("/api/learn")
+    assert r.status_code == 200, r.text
+    return r.json()["steps"]
+
+
+def checks(page: Page) -> int:
+    return int(page.evaluate("+(document.documentElement.dataset.checks || 0)"))
+
+
+def open_step(page: Page, step: dict, go, fresh: bool = True) -> None:
+    """Open `step` by `go()` (a click on its link, a URL) and wait until its lab is drawn (a new
+    trace for a toy step whose lab is loaded anew) and its tasks are answered."""
+    before = (step["id"], traces_drawn(page), checks(page), step["lab"] == "toy" and fresh)
+    go()
+    page.wait_for_function(READY, arg=before)
+
+
+def answered(page: Page, action) -> None:
+    """Do something in the lab and wait until the step's tasks are answered again."""
+    before = checks(page)
+    action()
+    page.wait_for_function(
+        "n => +(document.documentElement.dataset.checks || 0) > n"
+        " && document.documentElement.dataset.pending === '0'",
+        arg=before,
+    )
+
+
+def task_states(page: Page) -> dict[str, str]:
+    return page.evaluate(
+        """() => Object.fromEntries([...document.querySelectorAll('#learn-guide .learn-task')]
+          .map((t) => [t.dataset.task, t.dataset.state]))"""
+    )
+
+
+def says(page: Page, task: str) -> str:
+    return page.locator(
+        f'#learn-guide .learn-task[data-task="{task}"] [data-role="says"]'
+    ).text_content()
+
+
+def shot(page: Page, name: str) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.evaluate("() => window.scrollTo(0, 0)")
+    page.screenshot(path=str(SHOTS / name))
+
+
+def link(page: Page, n: int):
+    return page.locator(f'#learn-guide .learn-steps a[data-n="{n}"]')
+
+
+def test_every_step_opens_from_its_link_draws_and_reads_in_order(page, live_server, steps):
+    """Walk the path by its progress links: each step's lab in its state, the URL its link, the
+    formula drawn as MathML with its plain text, the article's tables, axe nothing serious;
+    then Next and Previous; then every step again at 480 px."""
+    assert 12 <= len(steps) <= 16
+    assert [s["n"] for s in steps] == list(range(1, len(steps) + 1))
+    page.add_init_script(path=str(AXE))
+    open_step(page, steps[0], lambda: page.goto(live_server + "/#learn"))
+    assert page.url.endswith("#learn/1")  # a first visit starts at the start
+    # The Learn tab is the first tab, and selected.
+    tabs = page.locator(".modes [role=tab]")
+    assert tabs.first.get_attribute("id") == "mode-learn"
+    assert tabs.first.get_attribute("aria-selected") == "true"
+    for step in steps:
+        n = step["n"]
+        if n > 1:
+            open_step(page, step, lambda n=n: link(page, n).click())
+        assert page.url.endswith(f"#learn/{n}")
+        guide = page.locator("#learn-guide")
+        assert guide.locator("[data-role=title]").text_content() == step["title"]
+        assert link(page, n).get_attribute("aria-current") == "step"
+        assert page.locator("#learn-guide [aria-current]").count() == 1
+        # The lab beneath: the step's, in its state.
+        lab = "toy-mode" if step["lab"] == "toy" else "train-mode"
+        assert page.locator(f"#{lab}").is_visible()
+        other = "train-mode" if step["lab"] == "toy" else "toy-mode"
+        assert page.locator(f"#{other}").is_hidden()
+        if step["lab"] == "toy":
+            t = step["toy"]
+            seen = table_values(page)
+            assert seen["tokens"] == t["tokens"] and seen["axes"] == t["axes"]
+            assert [[float(v) for v in row] for row in seen["values"]] == t["embeddings"]
+            for key in ("scale", "residual", "ffn"):
+                if key in t["config"]:
+                    assert page.locator(f"#cfg-{key}").is_checked() == t["config"][key], key
+            for key in ("layers", "positional", "norm", "projections"):
+                if key in t["config"]:
+                    assert page.locator(f"#cfg-{key}").input_value() == str(t["config"][key]), key
+            page.wait_for_selector("#weights-plot.js-plotly-plot .main-svg")
+        else:
+            for name, value in step["train"]["settings"].items():
+                field = page.locator(f"#t-form [name={name}], #t-{name}").first
+                if field.count():
+                    assert field.input_value() == value, name
+        # Text, formula (MathML, with its plain text), the article's numbers, the tasks.
+        paragraphs = guide.locator("[data-role=text] p")
+        assert paragraphs.all_text_contents() == step["text"]
+        assert guide.locator("[data-role=formula] math").count() == 1
+        assert guide.locator("[data-role=formula-text]").text_content() == step["formula_text"]
+        assert guide.locator("figure.learn-table").count() == len(step["article"])
+        for i, table in enumerate(step["article"]):
+            engine = guide.locator("figure.learn-table").nth(i).locator("tr.engine-row")
+            assert engine.count() == len(table["rows"])
+            # The article's rounding agrees with the engine's on every cell the step restates.
+            assert guide.locator("figure.learn-table").nth(i).locator("td.differs").count() == 0
+        assert list(task_states(page)) == [t["id"] for t in step["tasks"]]
+        for cards in step["focus"]:
+            if page.locator(f"#{cards}").count():
+                assert "learn-focus" in page.locator(f"#{cards}").get_attribute("class")
+        assert axe_serious(page) == [], f"step {n}"
+        shot(page, f"step-{n:02d}-1280.png")
+
+    # Next and Previous are links too: each opens its step.
+    first, second = steps[0], steps[1]
+    open_step(page, first, lambda: link(page, 1).click())
+    assert page.locator("#learn-guide [data-role=prev]").is_hidden()
+    open_step(page, second, lambda: page.locator("#learn-guide [data-role=next]").click())
+    assert page.url.endswith("#learn/2")
+    open_step(page, first, lambda: page.locator("#learn-guide [data-role=prev]").click())
+    assert page.url.endswith("#learn/1")
+    last = steps[-1]
+    open_step(page, last, lambda: link(page, last["n"]).click())
+    assert page.locator("#learn-guide [data-role=next]").is_hidden()
+
+    # 480 px: the same path, numbers for the steps, nothing wider than the screen.
+    page.set_viewport_size({"width": 480, "height": 900})
+    held = second["n"]  # the toy lab holds step 2 (Next opened it): opened again, it is kept
+    for step in steps:
+        n = step["n"]
+        open_step(page, step, lambda n=n: page.goto(f"{live_server}/#learn/{n}"), fresh=n != held)
+        if step["lab"] == "toy":
+            held = n
+        width = page.evaluate("() => document.documentElement.scrollWidth")
+        assert width <= 480, f"step {n} is {width} px wide"
+        if n in (2, 4, len(steps) - 4, len(steps)):
+            assert axe_serious(page) == [], f"step {n} at 480 px"
+        shot(page, f"step-{n:02d}-480.png")
+
+
+def test_the_focus_order_follows_the_reading_order(page, live_server, steps):
+    """Tab from the tabs: the path's links, then the step's text and formula (nothing to
+    focus), its hints, Previous/Next, the guide's buttons, then the lab."""
+    step = next(s for s in steps if s["lab"] == "toy" and s["n"] > 1)
+    open_step(page, step, lambda: page.goto(f"{live_server}/#learn/{step['n']}"))
+    page.focus("#export-html")
+    order = []
+    for _ in range(len(steps) + 12):
+        page.keyboard.press("Tab")
+        order.append(
+            page.evaluate(
+                """() => { const e = document.activeElement;
+              if (e.closest('.learn-steps')) return 'steps';
+              if (e.closest('.learn-hint')) return 'hint';
+              if (e.closest('.learn-article')) return 'article';
+              const role = e.dataset.role;
+              if (role) return role;
+              if (e.closest('#toy-mode')) return 'lab';
+              return e.tagName; }"""
+            )
+        )
+        if order[-1] == "lab":
+            break
+    seen = [x for i, x in enumerate(order) if i == 0 or order[i - 1] != x]
+    want = ["steps", "formula-box", "article", "hint", "prev", "next", "reset", "explore", "lab"]
+    if not step["article"]:
+        want.remove("article")
+    if not any(t["hint"] for t in step["tasks"]):
+        want.remove("hint")
+    looks = [x for x in seen if x == "BUTTON"]  # the "Look at" buttons, after the tasks
+    assert [x for x in seen if x != "BUTTON"] == want, order
+    assert len(looks) <= 1
+
+
+TOY_TASKS = {
+    # step id -> what the learner does in the lab, per task
+    "dot-products": lambda page, s: answered(page, lambda: cell(page, 4, 1).fill("2")),
+    "scaling": lambda page, s: answered(page, lambda: page.locator("#cfg-scale").uncheck()),
+    "worked-example": lambda page, s: answered(page, lambda: cell(page, 4, 1).fill("2")),
+    "positions": lambda page, s: answered(
+        page, lambda: page.select_option("#cfg-positional", "sinusoidal")
+    ),
+    "residual-norm": lambda page, s: (
+        answered(page, lambda: page.locator("#cfg-residual").check()),
+        answered(page, lambda: page.select_option("#cfg-norm", "pre")),
+    ),
+    "ffn-block": lambda page, s: answered(page, lambda: page.locator("#cfg-ffn").check()),
+}
+
+
+def walk(page: Page, picker: str, count: int, task: str) -> None:
+    """Pick each layer (or head) in turn from the first until `task` is done."""
+    for i in range(count):
+        if i > 0:
+            answered(page, lambda i=i: page.select_option(picker, str(i)))
+        if task_states(page)[task] == "done":
+            return
+
+
+def qkv(page: Page, step: dict) -> None:
+    """Step 6: W_V's grammar row to zero; W_Q's and W_K's grammar entry on."""
+    d = len(step["toy"]["axes"])
+    last = d - 1
+
+    def weight(matrix: str, i: int, j: int):
+        return page.locator(
+            f'#custom-weights table[data-matrix="{matrix}"] input[data-i="{i}"][data-j="{j}"]'
+        )
+
+    def put(matrix: str, i: int, j: int, value: str) -> None:
+        if float(weight(matrix, i, j).input_value()) != float(value):  # an edit, a new answer
+            answered(page, lambda: weight(matrix, i, j).fill(value))
+
+    for j in range(d):
+        put("v", last, j, "0")
+    for m in ("q", "k"):
+        put(m, last, last, "2")
+
+
+def test_each_toy_task_flips_from_not_done_to_done_in_the_browser(page, live_server, steps):
+    page.goto(live_server + "/")
+    page.wait_for_function("() => +(document.documentElement.dataset.traces || 0) > 0")
+    for step in (s for s in steps if s["lab"] == "toy"):
+        n = step["n"]
+        open_step(page, step, lambda n=n: page.goto(f"{live_server}/#learn/{n}"))
+        states = task_states(page)
+        assert set(states.values()) == {"todo"}, (step["id"], states)
+        for t in step["tasks"]:
+            assert says(page, t["id"]).strip(), (step["id"], t["id"])
+        config = step["toy"]["config"]
+        if step["id"] == "collapse":
+            walk(page, "#att-layer", config.get("layers", 1), step["tasks"][0]["id"])
+        elif step["id"] == "heads":
+            walk(page, "#att-head", config.get("heads", 1), step["tasks"][0]["id"])
+        elif step["id"] == "qkv":
+            qkv(page, step)
+        else:
+            TOY_TASKS[step["id"]](page, step)
+        states = task_states(page)
+        assert set(states.values()) == {"done"}, (
+            step["id"],
+            states,
+            page.locator("#learn-guide .learn-task-list").text_content(),
+        )
+        assert link(page, n).get_attribute("data-done") == "true"
+        # Its link's name says so (Chromium puts a space around each part of a flex item).
+        name = re.compile(rf"^{n}\s?\.\s{re.escape(step['title'])}\s?, done$")
+        assert page.get_by_role("link", name=name).count() == 1
+        shot(page, f"task-{n:02d}-done-1280.png")
+
+
+def test_progress_links_and_leaving_keep_the_learner_where_they_were(page, live_server, steps, api):
+    step = next(s for s in steps if s["id"] == "dot-products")
+    n = step["n"]
+    open_step(page, step, lambda: page.goto(f"{live_server}/#learn/{n}"))
+    answered(page, lambda: cell(page, 4, 1).fill("2"))
+    assert set(task_states(page).values()) == {"done"}
+    # The URL stays the step's while the learner works in its lab.
+    assert page.url.endswith(f"#learn/{n}")
+    answered(page, lambda: cell(page, 4, 0).fill("0.5"))
+    assert page.url.endswith(f"#learn/{n}")
+
+    # Explore freely: the guide closes, the lab stays exactly as it is.
+    page.locator("#learn-guide [data-role=explore]").click()
+    page.wait_for_function("() => document.documentElement.dataset.mode === 'toy'")
+    assert page.locator("#learn-mode").is_hidden()
+    assert page.locator("#mode-toy").get_attribute("aria-selected") == "true"
+    assert table_values(page)["values"][4][:2] == ["0.5", "2"]
+    assert "#s=" in page.url
+    # Back to Learn by its tab: the same step, the lab still as the learner left it.
+    before = views_drawn(page)
+    page.click("#mode-learn")
+    page.wait_for_function(
+        "n => document.getElementById('learn-guide').dataset.ready === '1'"
+        " && +(document.documentElement.dataset.views || 0) > n"
+        " && document.documentElement.dataset.pending === '0'",
+        arg=before,
+    )
+    assert page.url.endswith(f"#learn/{n}")
+    assert table_values(page)["values"][4][:2] == ["0.5", "2"]
+    # Start this step again: the step's own table.
+    before_traces = traces_drawn(page)
+    page.locator("#learn-guide [data-role=reset]").click()
+    page.wait_for_function(
+        "n => +(document.documentElement.dataset.traces || 0) > n"
+        " && document.documentElement.dataset.pending === '0'",
+        arg=before_traces,
+    )
+    assert [[float(v) for v in r] for r in table_values(page)["values"]] == step["toy"][
+        "embeddings"
+    ]
+
+    # A reload: the progress is the browser's; #learn opens the last step open.
+    later = steps[6]
+    open_step(page, later, lambda: page.goto(f"{live_server}/#learn/{later['n']}"))
+    page.goto("about:blank")
+    page.goto(live_server + "/#learn")
+    page.wait_for_function("() => document.getElementById('learn-guide').dataset.ready === '1'")
+    assert page.url.endswith(f"#learn/{later['n']}")
+    assert link(page, n).get_attribute("data-done") == "true"
+    assert (
+        page.locator("#learn-guide [data-role=count]").text_content() == f"(1 of {len(steps)} done)"
+    )
+    # A link that names no step says so, and opens the last one.
+    page.goto(live_server + "/#learn/99")
+    page.wait_for_function("() => document.getElementById('learn-guide').dataset.ready === '1'")
+    assert page.url.endswith(f"#learn/{len(steps)}")
+    assert "no step 99" in page.locator("#error").text_content()
+
+    # The toy lab's first view points a newcomer here.
+    page.goto(live_server + "/")
+    pointer = page.get_by_role("link", name="Start at step 1")
+    assert pointer.is_visible()
+    first = steps[0]
+    open_step(page, first, lambda: pointer.click())
+    assert page.url.endswith("#learn/1")
+    assert page.locator(".learn-pointer").is_hidden()
+
+
+def test_a_train_step_is_checked_on_a_run_trained_in_the_page(page, live_server, steps, api):
+    """Step 11 (the encoder-decoder): before a run the answer says to train; each run trained
+    in the page is checked when it ends, with the same answer the API gives: 20 steps are not
+    enough to align, 200 at a higher learning rate are."""
+    step = next(s for s in steps if s["id"] == "encoder-decoder")
+    task = step["tasks"][0]["id"]
+    open_step(page, step, lambda: page.goto(f"{live_server}/#learn/{step['n']}"))
+    assert task_states(page) == {t["id"]: "unchecked" for t in step["tasks"]}
+    assert "Press Train" in page.locator("#learn-guide [data-role=problem]").text_content()
+
+    def train(steps: str, lr: str | None = None, after: str = "") -> str:
+        """Train from the form; wait until the run has ended and its answer is in."""
+        page.fill("#t-steps", steps)
+        if lr:
+            page.fill("#t-lr", lr)
+        page.click("#t-start")
+        page.wait_for_function(
+            """old => document.getElementById('train-mode').dataset.run === 'done'
+              && document.querySelector('#t-run-card [data-role=id]').textContent !== old""",
+            arg=after,
+        )
+        # Answered while it trained ("still training"), then once more when it ended.
+        page.wait_for_function(
+            """t => { const e = document.querySelector(`#learn-guide .learn-task[data-task='${t}']`);
+              return e.dataset.state !== 'unchecked' && !/Still training/.test(e.textContent)
+                && document.documentElement.dataset.pending === '0'; }""",
+            arg=task,
+        )
+        return page.evaluate(
+            "() => document.querySelector('#t-run-card [data-role=id]').textContent"
+        )
+
+    def api_answer(run: str) -> dict:
+        view = {"variant": 0, "layer": 0, "head": 0}
+        r = api.post(f"/api/learn/{step['id']}/check", json={"run": run, "view": view})
+        assert r.status_code == 200, r.text
+        (theirs,) = [t for t in r.json()["tasks"] if t["id"] == task]
+        return theirs
+
+    # 20 steps: cross-attention has not aligned yet.
+    short = train("20")
+    theirs = api_answer(short)
+    assert theirs["done"] is False
+    assert task_states(page)[task] == "todo"
+    assert says(page, task).strip() == theirs["says"]
+    assert page.url.endswith(f"#learn/{step['n']}")
+    shot(page, f"task-{step['n']:02d}-short-run-1280.png")
+    # 200 steps at a higher learning rate (a few seconds): it aligns, and the step is done.
+    long = train("200", "0.01", after=short)
+    theirs = api_answer(long)
+    assert theirs["done"] is True
+    assert task_states(page)[task] == "done"
+    assert says(page, task).strip() == theirs["says"]
+    assert link(page, step["n"]).get_attribute("data-done") == "true"
+    shot(page, f"task-{step['n']:02d}-done-1280.png")

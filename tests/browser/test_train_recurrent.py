@@ -1,0 +1,98 @@
+"""Why not an RNN, in the page: the Train tab's card runs the shipped comparison (copy, seed 0:
+15 to 20 s on two idle cores), draws its two plots from the server's numbers, gives each a
+summary, a table of its numbers and a keyboard path, lists the claims as measured (all holding)
+and what it showed; axe finds nothing serious; screenshots at 1280 and 480 px wide."""
+
+from __future__ import annotations
+
+from tests.browser.helpers import ARTIFACTS, plot_data
+from tests.browser.test_guidance import AXE, axe_serious
+
+DONE = "() => document.getElementById('recurrent-card').dataset.state === 'done'"
+
+
+def test_a_comparison_runs_in_the_page_with_its_plots_their_text_and_its_claims(
+    page, live_server, api
+):
+    page.add_init_script(path=str(AXE))
+    page.goto(live_server + "/#train")
+    card = page.locator("#recurrent-card")
+    card.wait_for(state="visible")
+    options = api.get("/api/recurrent/options").json()
+    assert page.locator("#rc-task option").evaluate_all("os => os.map((o) => o.value)") == [
+        t["name"] for t in options["tasks"]
+    ]
+    assert page.locator("#rc-task").input_value() == options["default"] == "copy"
+    assert page.locator("#rc-seed").input_value() == "0"
+    assert card.locator("[data-role=plots]").is_hidden()  # nothing measured yet
+
+    page.click("#rc-start")
+    page.wait_for_function(DONE, timeout=300_000)
+    run_id = card.locator("[data-role=id]").inner_text()
+    run = api.get(f"/api/recurrent/{run_id}").json()
+    assert run["state"] == "done" and run["task"] == "copy" and run["seed"] == 0
+    page.wait_for_selector("#rc-time.js-plotly-plot .main-svg")
+
+    # The plots: a line per model, the server's numbers (accuracy; time in ms).
+    acc, time = plot_data(page, "rc-accuracy"), plot_data(page, "rc-time")
+    assert [t["name"] for t in acc] == [t["name"] for t in time] == ["transformer", "LSTM", "GRU"]
+    for a, t, m in zip(acc, time, run["models"], strict=True):
+        assert a["x"] == run["distances"] and a["y"] == m["accuracy"]
+        assert t["x"] == run["lengths"]
+        assert t["y"] == [1000 * s for s in m["step_seconds"]]
+
+    # Their text alternatives: a summary and a table of the numbers each.
+    summaries = card.locator(".plot-summary").all_inner_texts()
+    tr, lstm, gru = run["models"]
+    assert summaries[0].startswith("Share predicted right at 4 and at 12 letters in the string:")
+    assert (
+        f"LSTM {round(100 * lstm['accuracy'][0])}% and {round(100 * lstm['accuracy'][-1])}%"
+        in summaries[0]
+    )
+    assert summaries[1].startswith("A training step at 16 and at 256 tokens: transformer")
+    tables = card.locator(".plot-numbers table")
+    for i in (0, 1):
+        card.locator(".plot-numbers > summary").nth(i).click()
+    rows = tables.nth(0).locator("tbody tr").all_inner_texts()
+    assert len(rows) == len(run["distances"])
+    assert rows[-1].split("\t") == [
+        "12",
+        *(f"{round(100 * m['accuracy'][-1])}%" for m in run["models"]),
+    ]
+    assert tables.nth(1).locator("tbody tr").count() == len(run["lengths"])
+    assert tables.nth(1).locator("thead th").all_inner_texts() == [
+        "tokens",
+        "transformer",
+        "LSTM",
+        "GRU",
+    ]
+
+    # The keyboard: the plot takes focus, the arrows move over its points, a live region reads.
+    page.focus("#rc-accuracy")
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowDown")
+    live = card.locator(".plot-live").nth(0)
+    assert (
+        live.inner_text()
+        == f"LSTM, 6 letters in the string: {round(100 * lstm['accuracy'][1])}% right"
+    )
+
+    # The claims as measured, every one holding; what it showed, in words.
+    claims = card.locator("[data-role=claims] li")
+    assert claims.count() == len(run["claims"]) == 9
+    assert claims.evaluate_all("ls => ls.map((l) => l.className)") == ["holds"] * 9
+    assert claims.first.inner_text().startswith("✓ transformer: accuracy at 12 >= 0.9:")
+    assert card.locator("[data-role=shows]").inner_text() == run["shows"]
+    assert run["shows"].startswith("Copy, seed 0, 600 training steps each")
+
+    assert axe_serious(page) == []
+    ARTIFACTS.mkdir(exist_ok=True)
+    card.screenshot(path=str(ARTIFACTS / "recurrent-1280.png"))
+    page.set_viewport_size({"width": 480, "height": 900})
+    page.wait_for_function(
+        "() => Math.abs(document.getElementById('rc-accuracy')._fullLayout.width"
+        " - document.getElementById('rc-accuracy').clientWidth) <= 1"
+    )
+    assert card.evaluate("c => c.scrollWidth <= c.clientWidth")  # nothing wider than the card
+    card.screenshot(path=str(ARTIFACTS / "recurrent-480.png"))
+    assert axe_serious(page) == []

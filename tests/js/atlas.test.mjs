@@ -1,0 +1,37 @@
+// The head atlas view's pure parts: every cell colour keeps its number readable (WCAG AA, 4.5:1
+// at least, on every level of the weight scale), and the text alternative names the strongest
+// heads in order, with a positional head's offset.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { cellColours, headWords, strongest } from "../../static/js/views/atlas.js";
+
+/** @param {string} css "rgb(r,g,b)" or "#rrggbb" */
+function luminance(css) {
+  const rgb = css.startsWith("#")
+    ? [1, 3, 5].map((i) => parseInt(css.slice(i, i + 2), 16))
+    : css.slice(4, -1).split(",").map(Number);
+  const [r, g, b] = rgb.map((c) => (c / 255 <= 0.03928 ? c / 255 / 12.92 : ((c / 255 + 0.055) / 1.055) ** 2.4));
+  return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+}
+
+test("every level of the scale keeps the cell's number at 4.5:1 or more", () => {
+  let worst = Infinity;
+  for (let i = 0; i <= 255; i++) {
+    const { background, color } = cellColours(i / 255);
+    const [a, b] = [luminance(background), luminance(color)];
+    worst = Math.min(worst, (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05));
+  }
+  assert.ok(worst >= 4.5, `lowest contrast ${worst.toFixed(2)}`);
+  assert.equal(cellColours(0).color, "#000000"); // black on the lightest
+  assert.equal(cellColours(1).color, "#ffffff"); // white on the darkest
+  assert.deepEqual(cellColours(2), cellColours(1)); // clamped
+});
+
+test("the strongest heads in words, best first, ties in layer and head order", () => {
+  const score = { name: "induction", title: "induction", definition: "", offsets: null,
+    grid: [[0.1, 0.82], [0.82, 0.3]] };
+  assert.equal(strongest(score, 3), "induction: layer 1 head 2 0.82, layer 2 head 1 0.82, layer 2 head 2 0.30");
+  const positional = { ...score, title: "positional", offsets: [[0, 1], [-2, 3]] };
+  assert.equal(headWords(positional, 1, 0), "layer 2 head 1 0.82 at offset -2");
+});

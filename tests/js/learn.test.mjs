@@ -1,0 +1,218 @@
+// The Learn mode's pure parts: its links, the progress the browser keeps (read back from
+// anything), the check's bodies, the article's numbers beside the engine's, and the MathML
+// allow-list importer (its reader and check; the elements built on a stand-in document).
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { ATTRIBUTES, buildMath, checkMath, ELEMENTS, importMath, MATHML_NS, parseMarkup } from "../../static/js/modes/learn/mathml.js";
+import {
+  articleRows, decodeLearnHash, emptyProgress, encodeLearnHash, fixed, readProgress, recordTasks, setLast,
+  stepDone, stepLabel, stepsDone, stepToOpen, stepToyState, taskLines, toyCheckBody, trainCheckBody, trainCheckKey,
+  writeProgress,
+} from "../../static/js/modes/learn/progress.js";
+
+const DEFAULTS = { layers: 1, heads: 1, projections: "identity", weights: null, scale: true, mask: "none",
+  positional: "none", residual: false, norm: "none", ffn: false, seed: 0 };
+
+const step = (n, id, tasks = ["a"]) => ({ n, id, title: `Step ${id}`, lab: "toy", text: [], formula: "", formula_text: "",
+  toy: null, train: null, focus: [], article: [], tasks: tasks.map((t) => ({ id: t, prompt: `do ${t}`, hint: "" })) });
+
+// ---- links -----------------------------------------------------------------------------------
+
+test("a Learn link is #learn or #learn/N; anything else is another mode's", () => {
+  assert.deepEqual(decodeLearnHash("#learn"), { n: null });
+  assert.deepEqual(decodeLearnHash("#learn/"), { n: null });
+  assert.deepEqual(decodeLearnHash("#learn/4"), { n: 4 });
+  assert.deepEqual(decodeLearnHash("#learn/16"), { n: 16 });
+  assert.deepEqual(decodeLearnHash("#learn/0"), { n: null, bad: "0" });
+  assert.deepEqual(decodeLearnHash("#learn/x"), { n: null, bad: "x" });
+  assert.deepEqual(decodeLearnHash("#learn/-2"), { n: null, bad: "-2" });
+  assert.deepEqual(decodeLearnHash("#learn/4.5"), { n: null, bad: "4.5" });
+  for (const other of ["", "#", "#train", "#train/abc", "#s=eyJ2IjozfQ", "#learning", "#learn4"]) {
+    assert.equal(decodeLearnHash(other), null, other);
+  }
+  for (let n = 1; n <= 16; n++) assert.deepEqual(decodeLearnHash(encodeLearnHash(n)), { n });
+});
+
+test("the step to open: the link's, else the last one open, else the first; out of range is said", () => {
+  const p = { ...emptyProgress(), last: 5 };
+  assert.deepEqual(stepToOpen({ n: 3 }, p, 16), { n: 3, said: null });
+  assert.deepEqual(stepToOpen({ n: null }, p, 16), { n: 5, said: null });
+  assert.deepEqual(stepToOpen({ n: null }, emptyProgress(), 16), { n: 1, said: null });
+  assert.deepEqual(stepToOpen({ n: null }, { ...p, last: 40 }, 16), { n: 1, said: null });
+  const over = stepToOpen({ n: 99 }, p, 16);
+  assert.equal(over.n, 16);
+  assert.match(over.said, /no step 99: the path has 16 steps/);
+  const bad = stepToOpen({ n: null, bad: "x" }, p, 16);
+  assert.equal(bad.n, 5);
+  assert.match(bad.said, /no step "x": steps are numbered 1 to 16/);
+});
+
+// ---- progress --------------------------------------------------------------------------------
+
+test("progress round-trips, and what cannot be read is left out without throwing", () => {
+  let p = emptyProgress();
+  p = recordTasks(p, "dot-products", [{ id: "apple-to-banana", done: true }]);
+  p = setLast(p, 2);
+  assert.deepEqual(readProgress(writeProgress(p)), p);
+  for (const junk of [null, undefined, "", "{", "[]", "42", '"x"', '{"v":2,"last":3}', '{"v":1,"done":[1,2]}']) {
+    assert.deepEqual(readProgress(junk), emptyProgress(), String(junk));
+  }
+  const mixed = readProgress(JSON.stringify({ v: 1, last: 2.5, done: { "ok-step": ["t1", 7, "t1", "<b>"], "BAD STEP": ["t"],
+    other: "nope", empty: [] } }));
+  assert.deepEqual(mixed, { v: 1, last: null, done: { "ok-step": ["t1"] } });
+  assert.equal(readProgress('{"v":1,"last":0}').last, null);
+  assert.equal(readProgress('{"v":1,"last":7}').last, 7);
+});
+
+test("a task once done stays done; a step is done when all its tasks have been", () => {
+  const s = step(2, "heads", ["first", "second"]);
+  let p = emptyProgress();
+  assert.equal(stepDone(p, s), false);
+  p = recordTasks(p, "heads", [{ id: "first", done: true }, { id: "second", done: false }]);
+  assert.deepEqual(p.done.heads, ["first"]);
+  assert.equal(stepDone(p, s), false);
+  const same = recordTasks(p, "heads", [{ id: "first", done: false }, { id: "second", done: false }]);
+  assert.equal(same, p, "nothing new: the same object (nothing to save)");
+  p = recordTasks(p, "heads", [{ id: "first", done: false }, { id: "second", done: true }]);
+  assert.deepEqual(p.done.heads, ["first", "second"]);
+  assert.equal(stepDone(p, s), true);
+  assert.equal(stepDone(p, step(3, "none", [])), false, "a step without tasks is never done");
+  assert.equal(stepsDone([s, step(3, "x")], p), 1);
+  assert.equal(stepLabel(s, p), "2. Step heads, done");
+  assert.equal(stepLabel(step(3, "x"), p), "3. Step x");
+});
+
+test("each task's line: the check's answer, and a task done before but not now", () => {
+  const s = step(2, "heads", ["first", "second"]);
+  const p = recordTasks(emptyProgress(), "heads", [{ id: "first", done: true }]);
+  assert.deepEqual(taskLines(s, null, p).map((t) => [t.id, t.done, t.before, t.says]),
+    [["first", false, true, ""], ["second", false, false, ""]]);
+  const answer = { step: "heads", tasks: [{ id: "first", done: true, says: "yes: 0.9" }, { id: "second", done: false, says: "no: 0.1" }] };
+  assert.deepEqual(taskLines(s, answer, p).map((t) => [t.id, t.done, t.before, t.says]),
+    [["first", true, false, "yes: 0.9"], ["second", false, false, "no: 0.1"]]);
+});
+
+// ---- bodies ----------------------------------------------------------------------------------
+
+test("a toy step's state: the server's config over the defaults, the view over a default view", () => {
+  const toy = { preset: "apple-banana", tokens: ["a", "b", "c"], axes: ["x", "y"], embeddings: [[1, 0], [0, 1], [1, 1]],
+    config: { layers: 2, scale: false }, view: { head: 0, a: 0 } };
+  const s = stepToyState(toy, DEFAULTS);
+  assert.deepEqual(s.config, { ...DEFAULTS, layers: 2, scale: false });
+  assert.deepEqual(s.view, { layer: 0, head: 0, vlayer: 2, a: 0, b: 2, trails: true, measure: "weights" });
+  s.embeddings[0][0] = 9;
+  assert.equal(toy.embeddings[0][0], 1, "a copy: the lab's edits leave the step alone");
+  const body = toyCheckBody(s, DEFAULTS);
+  assert.deepEqual(Object.keys(body), ["toy", "view"]);
+  assert.deepEqual(body.toy.tokens, ["a", "b", "c"]);
+  assert.deepEqual(body.toy.config, { ...DEFAULTS, layers: 2, scale: false });
+  assert.deepEqual(body.view, { layer: 0, head: 0, vlayer: 2, a: 0, b: 2 });
+});
+
+test("a train step's check: the run and the head in view; asked again only when they change", () => {
+  const variant = (state, steps) => ({ state, checkpoints: steps.map((step) => ({ step })), induction: null, alignment: null });
+  const run = { id: "r1", state: "running", claims: null, variants: [variant("running", [0, 50])] };
+  const view = { variant: 0, layer: 1, head: 0, checkpoint: 1, attention: "self" };
+  assert.deepEqual(trainCheckBody(run, view), { run: "r1", view: { variant: 0, layer: 1, head: 0 } });
+  const key = trainCheckKey(run, view);
+  assert.equal(trainCheckKey({ ...run }, { ...view, checkpoint: 0 }), key, "the checkpoint scrubbed: same question");
+  assert.notEqual(trainCheckKey(run, { ...view, head: 1 }), key);
+  assert.notEqual(trainCheckKey({ ...run, variants: [variant("running", [0, 50, 100])] }, view), key);
+  assert.notEqual(trainCheckKey({ ...run, state: "done", variants: [variant("done", [0, 50])] }, view), key);
+  assert.notEqual(trainCheckKey({ ...run, claims: [{ claim: "x", value: 1, holds: true }] }, view), key);
+});
+
+// ---- the article's numbers -------------------------------------------------------------------
+
+test("the engine's numbers at the article's rounding, beside the article's", () => {
+  assert.equal(fixed(0.6524, 2), "0.65");
+  assert.equal(fixed(-0.0001, 2), "0.00", "no minus zero");
+  assert.equal(fixed(-0.004, 2), "0.00");
+  assert.equal(fixed(-0.3, 1), "-0.3");
+  assert.equal(fixed(0.3695, 2), "0.37");
+  const rows = articleRows({ caption: "c", columns: ["An", "apple"], decimals: 2,
+    rows: [{ label: "apple", article: [0, 0.65], engine: [0.0, 0.6524] }, { label: "and", article: [0.5, 0.2], engine: [0.5, 0.2151] }] });
+  assert.deepEqual(rows, [
+    { label: "apple", cells: [{ article: "0.00", engine: "0.00", agrees: true }, { article: "0.65", engine: "0.65", agrees: true }] },
+    { label: "and", cells: [{ article: "0.50", engine: "0.50", agrees: true }, { article: "0.20", engine: "0.22", agrees: false }] },
+  ]);
+});
+
+// ---- MathML ----------------------------------------------------------------------------------
+
+const FORMULA = '<math display="block"><mrow><mi>w</mi><mo>=</mo><mtext>softmax</mtext><mo stretchy="false">(</mo>' +
+  '<mfrac><mrow><mi>q</mi><mo>&#x22C5;</mo><msup><mi>k</mi><mi>T</mi></msup></mrow><msqrt><mi>d</mi></msqrt></mfrac>' +
+  '<mo stretchy="false">)</mo><mspace width="0.5em"/><mtext>a &lt; b &amp; c</mtext></mrow></math>';
+
+test("a formula is read into a tree, entities replaced", () => {
+  const tree = checkMath(parseMarkup(FORMULA));
+  assert.equal(tree.name, "math");
+  assert.deepEqual(tree.attrs, { display: "block" });
+  const row = tree.children[0];
+  assert.deepEqual(row.children.map((c) => c.name), ["mi", "mo", "mtext", "mo", "mfrac", "mo", "mspace", "mtext"]);
+  assert.deepEqual(row.children[4].children[0].children[1].children, [{ text: "⋅" }]);
+  assert.deepEqual(row.children[6], { name: "mspace", attrs: { width: "0.5em" }, children: [] });
+  assert.deepEqual(row.children[7].children, [{ text: "a < b & c" }]);
+  assert.equal(parseMarkup("  <math><mn>1</mn></math>\n").name, "math", "white space around the root");
+  assert.deepEqual(parseMarkup("<math><mi mathvariant='bold'>x</mi></math>").children[0].attrs, { mathvariant: "bold" });
+});
+
+test("only allow-listed presentation MathML passes: anything else throws, naming it", () => {
+  const bad = {
+    '<math><script>alert(1)</script></math>': /<script> is not an allowed/,
+    '<math><mi onclick="x()">a</mi></math>': /attribute onclick of <mi> is not allowed/,
+    '<math><mi href="https://example.org">a</mi></math>': /attribute href/,
+    '<math><mi style="color:red">a</mi></math>': /attribute style/,
+    '<math><semantics><mi>a</mi><annotation-xml>x</annotation-xml></semantics></math>': /<semantics> is not an allowed/,
+    '<math><mi>a</mi><foreignObject/></math>': /<foreignObject>/,
+    '<svg><mi>a</mi></svg>': /root element must be <math>/,
+    '<math><math><mi>a</mi></math></math>': /<math> inside <math>/,
+  };
+  for (const [text, why] of Object.entries(bad)) assert.throws(() => checkMath(parseMarkup(text)), why, text);
+  const unreadable = {
+    '<math><mi>a</mi>': /<math> is not closed/,
+    '<math><mi>a</mo></math>': /<\/mo> closes <mi>/,
+    '<math><mi>a</mi></math><math></math>': /more than one root/,
+    'x<math></math>': /text outside/,
+    '<math><!-- c --><mi>a</mi></math>': /cannot read the markup/,
+    '<math><![CDATA[<x>]]></math>': /cannot read the markup/,
+    '<?xml version="1.0"?><math/>': /cannot read the markup/,
+    '<math><mi a=b>x</mi></math>': /cannot read the markup/,
+    '<math><mi>&nbsp;</mi></math>': /entity &nbsp; is not one of/,
+    '<math><mi>&#xD800;</mi></math>': /not a character/,
+    '<math><mi>a & b</mi></math>': /not a complete entity/,
+    '<math><mi display="1" display="2">a</mi></math>': /display twice/,
+    '': /no element/,
+  };
+  for (const [text, why] of Object.entries(unreadable)) assert.throws(() => parseMarkup(text), why, text);
+  assert.throws(() => parseMarkup(`<math>${"<mrow>".repeat(5000)}`), /longer than|not closed/);
+  assert.throws(() => checkMath(parseMarkup(`<math>${"<mrow>".repeat(70)}${"</mrow>".repeat(70)}</math>`)), /nested too deeply/);
+  assert.ok(!ELEMENTS.has("annotation") && !ELEMENTS.has("maction") && !ATTRIBUTES.has("href") && !ATTRIBUTES.has("class"));
+});
+
+/** A stand-in document: elements as plain objects, recording what was made. */
+function fakeDocument() {
+  const made = [];
+  const node = (ns, name) => ({ ns, name, attrs: {}, kids: [], setAttribute(k, v) { this.attrs[k] = v; }, append(...k) { this.kids.push(...k); } });
+  return {
+    made,
+    createElementNS(ns, name) { const n = node(ns, name); made.push(n); return n; },
+    createTextNode(text) { return { text }; },
+  };
+}
+
+test("the checked tree is built as MathML elements, text as text nodes", () => {
+  const doc = fakeDocument();
+  const math = importMath('<math display="block"><msup><mi>x</mi><mn>2</mn></msup><mtext>&lt;b&gt;</mtext></math>', doc);
+  assert.equal(math.name, "math");
+  assert.ok(doc.made.every((n) => n.ns === MATHML_NS));
+  assert.deepEqual(doc.made.map((n) => n.name), ["math", "msup", "mi", "mn", "mtext"]);
+  assert.deepEqual(math.attrs, { display: "block" });
+  assert.deepEqual(math.kids[1].kids, [{ text: "<b>" }], "markup in text stays text");
+  assert.throws(() => importMath("<math><img/></math>", fakeDocument()), /<img> is not an allowed/);
+  const none = fakeDocument();
+  assert.throws(() => importMath("<math><mi>a</mi><script/></math>", none));
+  assert.equal(none.made.length, 0, "nothing is built from a formula that fails the check");
+  assert.ok(buildMath({ text: "t" }, doc).text === "t");
+});

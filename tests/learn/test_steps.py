@@ -1,0 +1,135 @@
+"""The path as GET /api/learn serves it: ids and order, each step's words, formula (well-formed
+presentation MathML), starting state (a valid toy table, or the Train tab's settings) and tasks."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from attnviz.app import create_app
+from attnviz.learn.mathml import ELEMENTS
+from attnviz.schemas import LIMITS, ToyTraceRequest
+from attnviz.settings import Settings
+from attnviz.training.ablations import PRESETS
+from attnviz.training.catalog import TASKS
+
+IDS = [
+    "rnn",
+    "dot-products",
+    "scaling",
+    "worked-example",
+    "collapse",
+    "qkv",
+    "heads",
+    "positions",
+    "residual-norm",
+    "ffn-block",
+    "encoder-decoder",
+    "induction",
+    "ablate-norm",
+    "ablate-residual",
+    "ablate-scale",
+    "ablate-positions",
+]
+TRAIN = {"rnn", "encoder-decoder", "induction"} | {i for i in IDS if i.startswith("ablate-")}
+
+# MathML Core's presentation elements (no <semantics>, <annotation>, <maction>: nothing that
+# carries another markup or an action).
+PRESENTATION = {
+    "math", "mrow", "mi", "mn", "mo", "mtext", "ms", "mspace", "mfrac", "msqrt", "mroot",
+    "msup", "msub", "msubsup", "munder", "mover", "munderover", "mmultiscripts", "mprescripts",
+    "mtable", "mtr", "mtd", "mstyle", "mpadded", "mphantom", "merror",
+}  # fmt: skip
+ATTRIBUTES = {"math": {"display"}, "mspace": {"width"}}
+
+TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
+
+
+@pytest.fixture(scope="module")
+def steps() -> list[dict]:
+    client = TestClient(create_app(Settings(device="cpu", builtin_model=False)))
+    r = client.get("/api/learn")
+    assert r.status_code == 200, r.text
+    return r.json()["steps"]
+
+
+def test_sixteen_steps_in_the_order_of_the_path(steps):
+    assert 12 <= len(steps) <= 16
+    assert [s["id"] for s in steps] == IDS
+    assert [s["n"] for s in steps] == list(range(1, len(IDS) + 1))
+    assert {s["id"] for s in steps if s["lab"] == "train"} == TRAIN
+    assert all(s["lab"] == "toy" for s in steps if s["id"] not in TRAIN)
+
+
+def test_every_formula_is_well_formed_presentation_mathml(steps):
+    assert set(ELEMENTS) <= PRESENTATION
+    for s in steps:
+        root = ET.fromstring(s["formula"])  # raises on anything not well-formed
+        assert root.tag == "math" and root.get("display") == "block", s["id"]
+        for el in root.iter():
+            assert el.tag in ELEMENTS, f"{s['id']}: <{el.tag}>"
+            assert set(el.attrib) <= ATTRIBUTES.get(el.tag, set()), f"{s['id']}: {el.attrib}"
+        # The text alternative says the same in plain text: each identifier of the formula
+        # (but the bound ones, ⊤, and the Σ's index) appears in it.
+        text = s["formula_text"]
+        assert text and not re.search(r"</?[a-z]", text), s["id"]  # no markup
+        names = {el.text for el in root.iter("mi") if el.text and len(el.text) > 1}
+        for name in names - {"apple"}:
+            assert name in text, f"{s['id']}: {name!r} is not in {text!r}"
+
+
+def test_words_are_plain_short_paragraphs(steps):
+    for s in steps:
+        assert 2 <= len(s["text"]) <= 4, s["id"]
+        for p in s["text"]:
+            assert 60 <= len(p) <= 600 and not re.search(r"[<>]", p), (s["id"], p)
+        assert 8 <= len(s["title"]) <= 60
+
+
+def test_each_step_has_one_or_two_tasks_with_a_prompt_and_a_hint(steps):
+    for s in steps:
+        assert 1 <= len(s["tasks"]) <= 2, s["id"]
+        assert len({t["id"] for t in s["tasks"]}) == len(s["tasks"])
+        for t in s["tasks"]:
+            assert re.fullmatch(r"[a-z0-9-]+", t["id"])
+            assert len(t["prompt"]) >= 20 and len(t["hint"]) >= 20
+
+
+def test_a_toy_step_starts_from_a_whole_valid_toy_state(steps):
+    for s in (s for s in steps if s["lab"] == "toy"):
+        toy = s["toy"]
+        assert s["train"] is None and toy is not None
+        req = ToyTraceRequest(**{k: toy[k] for k in ("tokens", "axes", "embeddings", "config")})
+        n, layers = len(req.tokens), req.config.layers
+        assert toy["config"] == req.config.model_dump()  # every field, defaults included
+        v = toy["view"]
+        assert 0 <= v["layer"] < layers and 0 <= v["head"] < req.config.heads
+        assert v["vlayer"] == layers and 0 <= v["a"] < n and 0 <= v["b"] < n
+        assert n <= LIMITS.max_tokens
+
+
+def test_a_train_step_names_the_train_tabs_settings(steps):
+    for s in (s for s in steps if s["lab"] == "train"):
+        assert s["toy"] is None and s["article"] == []
+        settings = s["train"]["settings"]
+        if s["id"] == "rnn":
+            assert settings == {} and s["focus"] == ["recurrent-card"]
+            continue
+        assert settings["task"] in TASKS
+        if s["id"].startswith("ablate-"):
+            preset = PRESETS[settings["preset"]]
+            assert preset.task.name == settings["task"]
+    presets = [s["train"]["settings"]["preset"] for s in steps if s["id"].startswith("ablate-")]
+    assert presets == ["norm-at-depth", "residual-at-depth", "scale-large-heads", "positions"]
+
+
+def test_every_focus_names_an_element_of_the_page(steps):
+    markup = "".join(p.read_text() for p in TEMPLATES.rglob("*.html"))
+    for s in steps:
+        assert s["focus"], s["id"]
+        for id_ in s["focus"]:
+            assert f'id="{id_}"' in markup, f"{s['id']}: no element with id {id_!r}"

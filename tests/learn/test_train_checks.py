@@ -1,0 +1,182 @@
+"""The train steps' checks over real HTTP, on real runs: step 11 on a reverse run trained to
+alignment (a few seconds) and on one that is not, step 12 on a short induction run and on the
+wrong task, a run that still trains, the ablation steps reading their preset's claims on the
+learner's run, and step 1 reading a recurrent comparison."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from attnviz.app import create_app
+from attnviz.schemas import RecurrentRun, TrainClaim, TrainRequest
+from attnviz.services.training import LiveRun, RunGone
+from attnviz.settings import Settings
+from tests.servers import served
+
+
+@pytest.fixture(scope="module")
+def app():
+    return create_app(Settings(device="cpu", builtin_model=False, train_slots=2))
+
+
+@pytest.fixture(scope="module")
+def client(app) -> Iterator[httpx.Client]:
+    with served(app) as url, httpx.Client(base_url=url, timeout=120) as c:
+        yield c
+
+
+def start(client: httpx.Client, **body) -> str:
+    r = client.post("/api/train", json=body)
+    assert r.status_code == 202, r.text
+    return r.json()["id"]
+
+
+def finished(client: httpx.Client, run_id: str) -> dict:
+    """The run's state once it has ended (its events followed to the end)."""
+    with client.stream("GET", f"/api/train/{run_id}/events") as r:
+        for line in r.iter_lines():
+            if line == "event: end":
+                break
+    state = client.get(f"/api/train/{run_id}").json()
+    assert state["state"] != "running"
+    return state
+
+
+def check(client: httpx.Client, step: str, **body) -> dict[str, dict]:
+    r = client.post(f"/api/learn/{step}/check", json=body)
+    assert r.status_code == 200, r.text
+    assert r.json()["step"] == step
+    return {t["id"]: t for t in r.json()["tasks"]}
+
+
+def test_step_11_is_done_when_the_learners_reverse_run_aligns(client):
+    # The task's model at a larger step: it aligns in 200 steps (the default, 600 at 0.004).
+    run = start(client, task="reverse", opt={"steps": 200, "lr": 0.01, "seed": 0}, checkpoints=1)
+    state = finished(client, run)
+    alignment = state["variants"][0]["alignment"]
+    best = max(max(row) for row in alignment)
+    layer, head = next(
+        (i, j) for i, r in enumerate(alignment) for j, a in enumerate(r) if a == best
+    )
+    t = check(client, "encoder-decoder", run=run, view={"layer": 0, "head": 0})["cross-aligned"]
+    assert best >= 0.5 and t["done"], t["says"]
+    assert f"layer {layer + 1}, head {head + 1} puts {best:.2f} of its weight" in t["says"]
+    assert "causal" in t["says"]
+
+    # Five steps learn nothing: not aligned, and it says how far.
+    short = start(client, task="reverse", opt={"steps": 5, "seed": 0}, checkpoints=1)
+    alignment = finished(client, short)["variants"][0]["alignment"]
+    best = max(max(row) for row in alignment)
+    t = check(client, "encoder-decoder", run=short)["cross-aligned"]
+    assert best < 0.5 and not t["done"]
+    assert f"puts {best:.2f} of its weight" in t["says"] and "0.5 would be aligned" in t["says"]
+
+    # The wrong step for this run: step 12 wants an induction run.
+    tasks = check(client, "induction", run=run)
+    assert not any(t["done"] for t in tasks.values())
+    assert all("This run trains reverse" in t["says"] for t in tasks.values())
+
+
+def test_step_12_reads_the_heads_of_a_finished_induction_run(client):
+    tiny = {"layers": 2, "heads": 2, "d_model": 16}
+    run = start(client, task="induction", arch=tiny, opt={"steps": 10, "seed": 1}, checkpoints=1)
+    state = finished(client, run)
+    induction = state["variants"][0]["induction"]
+    best = max(max(row) for row in induction)
+    tasks = check(client, "induction", run=run, view={"layer": 1, "head": 1, "variant": 0})
+    assert not tasks["previous-token-head"]["done"] and not tasks["induction-head"]["done"]
+    assert f"scores {best:.2f} (0.4 is the mark)" in tasks["induction-head"]["says"]
+    assert "No head does it yet" in tasks["previous-token-head"]["says"]
+    # A view past the model's heads, or a variant it does not have, is refused by name.
+    r = client.post("/api/learn/induction/check", json={"run": run, "view": {"head": 2}})
+    assert r.status_code == 422 and r.json()["message"].startswith("view.head: 2 is past")
+    r = client.post("/api/learn/induction/check", json={"run": run, "view": {"variant": 1}})
+    assert r.status_code == 422 and r.json()["message"].startswith("view.variant: 1 is past")
+
+
+def test_a_run_still_training_is_not_done_and_says_where_it_is(client):
+    run = start(client, task="reverse", opt={"steps": 5000, "seed": 0}, checkpoints=2)
+    try:
+        t = check(client, "encoder-decoder", run=run)["cross-aligned"]
+        assert not t["done"] and t["says"].startswith("Still training (step ")
+        assert " of 5000)" in t["says"]
+    finally:
+        client.delete(f"/api/train/{run}")
+    state = finished(client, run)
+    assert state["state"] == "cancelled"
+
+
+def test_an_ablation_step_reads_its_presets_claims_on_the_learners_run(app, client):
+    run = start(client, task="induction", preset="norm-at-depth")
+    try:
+        t = check(client, "ablate-norm", run=run)["claims-hold"]
+        assert not t["done"] and "Still training (variant 1 of 2 (pre-norm), step" in t["says"]
+        # Another step's preset: it says which this run is, and which the step wants.
+        t = check(client, "ablate-residual", run=run)["claims-hold"]
+        assert not t["done"] and "the preset norm-at-depth" in t["says"]
+        assert "With and without the residual connection at depth" in t["says"]
+    finally:
+        client.delete(f"/api/train/{run}")
+    finished(client, run)
+    t = check(client, "ablate-norm", run=run)["claims-hold"]
+    assert not t["done"] and "cancelled before the end (cancelled)" in t["says"]
+
+    # A finished run of the preset: done when every claim measured on it holds. (The claims
+    # are set on a run of the service's table here: training all of the preset takes minutes.)
+    training = app.state.training
+    claims = [
+        TrainClaim(claim="pre-norm: held-out loss after 300 steps <= 2.9", value=2.61, holds=True),
+        TrainClaim(claim="post-norm: held-out loss after 300 steps >= 3", value=3.25, holds=True),
+    ]
+    done = LiveRun("learn-done", TrainRequest(task="induction", preset="norm-at-depth"),
+                   training.plan(TrainRequest(task="induction", preset="norm-at-depth")))  # fmt: skip
+    done.state, done.claims = "done", claims
+    training.runs[done.id] = done
+    t = check(client, "ablate-norm", run=done.id)["claims-hold"]
+    assert t["done"], t["says"]
+    assert "pre-norm: held-out loss after 300 steps <= 2.9: measured 2.610 (holds)" in t["says"]
+    done.claims = [claims[0], claims[1].model_copy(update={"value": 2.4, "holds": False})]
+    t = check(client, "ablate-norm", run=done.id)["claims-hold"]
+    assert not t["done"] and t["says"].startswith("1 of 2 claims do not hold on this run")
+    assert "measured 2.400 (does not hold)" in t["says"]
+    training.runs.pop(done.id)
+
+
+class Comparisons:
+    """A recurrent service's interface (``get`` answers a RecurrentRun or raises RunGone)."""
+
+    def __init__(self) -> None:
+        self.runs: dict[str, RecurrentRun] = {}
+
+    def get(self, run_id: str) -> RecurrentRun:
+        if run_id not in self.runs:
+            raise RunGone(f"run_id: no comparison {run_id!r} on this server")
+        return self.runs[run_id]
+
+
+def test_step_1_reads_the_recurrent_comparisons_claims(app, client, monkeypatch):
+    comparisons = Comparisons()
+    monkeypatch.setattr(app.state, "recurrent", comparisons)
+    base = {"id": "c1", "task": "copy", "seed": 0, "distances": [4, 8], "distance": "letters",
+            "lengths": [16, 64], "models": []}  # fmt: skip
+    comparisons.runs["c1"] = RecurrentRun(
+        **base, state="running", progress=0.4, doing="training the LSTM: step 100 of 300"
+    )
+    t = check(client, "rnn", recurrent="c1")["run-comparison"]
+    assert not t["done"] and "now training the LSTM: step 100 of 300, 40% done" in t["says"]
+    holds = TrainClaim(claim="LSTM: accuracy at distance 8 <= 0.5", value=0.31, holds=True)
+    comparisons.runs["c1"] = RecurrentRun(
+        **base, state="done", claims=[holds], shows="The LSTM forgot at distance 8."
+    )
+    t = check(client, "rnn", recurrent="c1")["run-comparison"]
+    assert t["done"] and t["says"].startswith("The LSTM forgot at distance 8. Every claim holds")
+    assert "measured 0.310 (holds)" in t["says"]
+    comparisons.runs["c1"] = RecurrentRun(
+        **base, state="done", claims=[holds.model_copy(update={"holds": False})]
+    )
+    assert not check(client, "rnn", recurrent="c1")["run-comparison"]["done"]
+    r = client.post("/api/learn/rnn/check", json={"recurrent": "c2"})
+    assert r.status_code == 404 and r.json()["message"].startswith("recurrent: no comparison")
