@@ -32,11 +32,13 @@ test: install-dev system-packages
 	$(VENV)/bin/mypy attnviz
 	$(PY) -m pytest
 
-# The quick loop (about a minute): no browser, no proxy, no load test, a short fuzz.
+# The quick loop (about 80 s on two cores): no browser, no proxy, no load test, a short fuzz,
+# in two pytest-xdist workers of one torch thread each.
 test-fast: install-dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy attnviz
-	ATTNVIZ_FUZZ_EXAMPLES=25 $(PY) -m pytest -q -m "not browser" --ignore=tests/deploy \
+	OMP_NUM_THREADS=1 ATTNVIZ_FUZZ_EXAMPLES=25 $(PY) -m pytest -q -n 2 -m "not browser" \
+		--ignore=tests/deploy \
 		--ignore=tests/test_load.py --ignore=tests/training/test_ablations.py \
 		--deselect tests/training/test_trainer.py::test_the_default_run_forms_an_induction_head \
 		--deselect tests/training/test_recurrent.py::test_the_claims_hold_on_several_seeds
