@@ -13,6 +13,7 @@ from attnviz.schemas import (
     Thumbs,
     TrainArchitecture,
     TrainAsk,
+    TrainClaim,
     TrainHistory,
     TrainOptimiser,
     TrainProbe,
@@ -24,10 +25,18 @@ from attnviz.schemas import (
 )
 from attnviz.services.arrays import quantize
 from attnviz.services.training.runs import LiveRun
+from attnviz.training.claims import Outcome
 from attnviz.training.tasks import Reverse, Task
 from attnviz.training.trainer import Architecture, Optimiser, Step, checkpoint_steps
 
 POLL_S = 0.1  # how often a stream looks for new events
+
+
+def claims(outcomes: Iterable[Outcome]) -> list[TrainClaim]:
+    """Measured claims (a preset's on a run, a comparison's) as clients get them."""
+    return [
+        TrainClaim(claim=str(o.claim), value=round(o.value, 4), holds=o.holds) for o in outcomes
+    ]
 
 
 def arch_info(a: Architecture) -> TrainArchitecture:

@@ -15,8 +15,9 @@ import torch
 
 from attnviz.engine import Transformer
 from attnviz.pretrained import ModelRegistry, PretrainedModel
-from attnviz.schemas import TrainCheckpoint, TrainClaim
+from attnviz.schemas import TrainCheckpoint
 from attnviz.services import compute
+from attnviz.services.training import wire
 from attnviz.services.training.runs import LiveRun, Plan, Variant
 from attnviz.services.training.wire import columns, thumbs
 from attnviz.settings import Settings
@@ -167,10 +168,7 @@ class Worker:
             for r in (v.result for v in run.variants)
             if r is not None
         ]
-        outcomes = [
-            TrainClaim(claim=str(o.claim), value=round(o.value, 4), holds=o.holds)
-            for o in preset.outcomes(runs)
-        ]
+        outcomes = wire.claims(preset.outcomes(runs))
         run.emit("claims", {"claims": [o.model_dump() for o in outcomes]},
                  apply=lambda: setattr(run, "claims", outcomes))  # fmt: skip
 
