@@ -32,12 +32,13 @@ test: install-dev system-packages
 	$(VENV)/bin/mypy attnviz
 	$(PY) -m pytest
 
-# The quick loop (about 80 s on two cores): no browser, no proxy, no load test, a short fuzz,
-# in two pytest-xdist workers of one torch thread each.
+# The quick loop (under a minute on two cores): no browser, no proxy, no load test, nothing
+# marked slow (a process started, a model trained), a short fuzz, in two pytest-xdist workers
+# of one torch thread each.
 test-fast: install-dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy attnviz
-	OMP_NUM_THREADS=1 ATTNVIZ_FUZZ_EXAMPLES=25 $(PY) -m pytest -q -n 2 -m "not browser" \
+	OMP_NUM_THREADS=1 ATTNVIZ_FUZZ_EXAMPLES=10 $(PY) -m pytest -q -n 2 -m "not browser and not slow" \
 		--ignore=tests/deploy \
 		--ignore=tests/test_load.py --ignore=tests/training/test_ablations.py \
 		--deselect tests/training/test_trainer.py::test_the_default_run_forms_an_induction_head \

@@ -137,6 +137,12 @@ def main(argv: list[str] | None = None) -> int:
         help="instead: the head atlas's time on a random model of GPT-2's shape (12 x 12 heads) "
         "and on the default model",
     )
+    bench.add_argument(
+        "--corpus",
+        action="store_true",
+        help="instead: the corpus view's time for one head over 5,000 tokens (first request, "
+        "head change, layer change) on a random model of GPT-2's shape and the default model",
+    )
     export = sub.add_parser(
         "export",
         help="one self-contained HTML file of a model's trace of a text: the page's views, "
@@ -377,6 +383,12 @@ def _bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
         atlas_rows = atlas_bench.run(args.device)
         print(atlas_bench.table(atlas_rows))
+        return 0
+    if args.corpus:
+        from attnviz import corpus_bench
+
+        corpus_rows = corpus_bench.run(args.device)
+        print(corpus_bench.table(corpus_rows))
         return 0
     if args.export:
         from attnviz.python import bench as export_bench

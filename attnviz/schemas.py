@@ -50,6 +50,16 @@ class Limits(BaseModel):
     max_unembed_flops: float = 2e11
     # Heads one trace may knock out (``ablate``): each patch runs its source text once more.
     max_ablate: int = 16
+    # The corpus view (POST /api/models/{name}/corpus): the set's tokens (each runs through the
+    # model once: about 5 s for 5,000 of GPT-2's on two CPU cores), the default, an upload's
+    # characters (100,000 of any script, 3 bytes each in UTF-8, fit the server's 512 KiB body
+    # cap; 25,000 tokens of English, past the set's cap), the tokens of one text of the set (a
+    # longer line is cut into windows of this many), and the clusters the heads may be cut into.
+    max_corpus_tokens: int = 20_000
+    default_corpus_tokens: int = 5_000
+    max_corpus_chars: int = 100_000
+    max_corpus_text_tokens: int = 128
+    max_clusters: int = 32
 
 
 LIMITS = Limits()
@@ -388,7 +398,9 @@ class TextTraceRequest(_Strict):
         default_factory=list,
         max_length=LIMITS.max_ablate,
         description="Heads to knock out, each once; every array is of the ablated run "
-        "(meta.ablated says what was done). Native engine only; not with generate.",
+        "(meta.ablated says what was done). Not with generate; a model served through "
+        "transformers whose attention bypasses its AttentionInterface (BLOOM's ALiBi) is refused "
+        "(GET /api/models' ablate_refused says why).",
     )
 
     @model_validator(mode="after")
@@ -616,6 +628,12 @@ class ModelInfo(BaseModel):
         "conversion for: pip install 'attnviz[transformers]'; a model whose attention does not "
         "go through transformers' AttentionInterface has no queries, keys, values or scores)",
     )
+    ablate_refused: str | None = Field(
+        None,
+        description="Why this model's heads cannot be knocked out (a trace's ablate is refused "
+        "with this reason), or null when they can: the native engine's models, and those served "
+        "through transformers whose attention goes through its AttentionInterface",
+    )
 
 
 class ExampleHead(BaseModel):
@@ -629,6 +647,16 @@ class ExampleHead(BaseModel):
     head: int = Field(description="0-based, as in a trace")
     weight: float = Field(description="The weight from query to key in that head, rounded")
     note: str = Field(description="What the page says about it")
+
+
+class CorpusLimits(BaseModel):
+    """What the corpus view (POST /api/models/{name}/corpus) allows on this server."""
+
+    max_tokens: int = Field(description="The most tokens a set may have (``max_tokens``)")
+    default_tokens: int = Field(description="A set's tokens when the request names none")
+    max_chars: int = Field(description="The most characters of an upload")
+    max_clusters: int = Field(LIMITS.max_clusters, description="The most clusters of heads")
+    projections: list[str] = Field(description="The projections this server can do: pca, umap")
 
 
 class ModelList(BaseModel):
@@ -648,6 +676,7 @@ class ModelList(BaseModel):
     example_heads: list[ExampleHead] = Field(
         default_factory=list, description="Heads worth a look for the example texts"
     )
+    corpus: CorpusLimits = Field(description="The corpus view's limits and projections")
 
 
 class AtlasScore(BaseModel):
@@ -1146,6 +1175,11 @@ class LearnTask(BaseModel):
     id: str
     prompt: str
     hint: str
+    finding: bool = Field(
+        False,
+        description="A finding (a head found in the learner's run): once done it stays done "
+        "while the learner looks elsewhere (step 12's two heads are never in view at once)",
+    )
 
 
 class ArticleRow(BaseModel):
@@ -1247,3 +1281,130 @@ class LearnTaskResult(BaseModel):
 class LearnCheck(BaseModel):
     step: str
     tasks: list[LearnTaskResult]
+
+
+# ---------------------------------------------------------------------------------------------
+# The corpus view: one head's queries and keys of a set of texts in 2-D, and the heads clustered.
+
+CorpusSource = Literal["examples", "docs", "upload"]
+CorpusProjection = Literal["pca", "umap"]
+
+
+class CorpusRequest(_Strict):
+    """One head's queries and keys over a set of texts, projected together into 2-D, the
+    user's own sentence placed into the set's map; every head clustered on the set."""
+
+    source: CorpusSource = Field(
+        "docs",
+        description="examples: the model's example texts; docs: sentences of Python's "
+        "documentation in a seeded order; upload: one text per non-empty line of ``upload``",
+    )
+    upload: str | None = Field(
+        None,
+        max_length=LIMITS.max_corpus_chars,
+        description="The text of a file the user picked: required with source upload, refused "
+        "otherwise",
+    )
+    text: str | None = Field(
+        None,
+        max_length=LIMITS.max_text_chars,
+        description="The user's own sentence: run on its own and placed into the set's map "
+        "(blank: none)",
+    )
+    layer: int = Field(0, ge=0)
+    head: int = Field(0, ge=0)
+    projection: CorpusProjection = Field(
+        "pca", description="pca, or umap when the optional package is installed"
+    )
+    seed: int = Field(0, ge=0, lt=2**31, description="The docs' order and UMAP's seed")
+    max_tokens: int = Field(
+        LIMITS.default_corpus_tokens,
+        ge=16,
+        le=LIMITS.max_corpus_tokens,
+        description="The set's token budget (the user's text is not counted: it is not part "
+        "of the set)",
+    )
+    clusters: int = Field(6, ge=1, le=LIMITS.max_clusters, description="Clusters of heads")
+
+    @field_validator("text")
+    @classmethod
+    def _blank_is_none(cls, text: str | None) -> str | None:
+        return text if text is not None and text.strip() else None
+
+    @model_validator(mode="after")
+    def _upload_with_its_source(self) -> CorpusRequest:
+        if self.source == "upload" and self.upload is None:
+            raise ValueError('upload: required when source is "upload" (the file\'s text)')
+        if self.source != "upload" and self.upload is not None:
+            raise ValueError(
+                f'upload: only with source "upload" (source is "{self.source}"); leave it out'
+            )
+        return self
+
+
+class CorpusText(BaseModel):
+    text: str
+    tokens: list[str] = Field(description="Its tokens as the tokenizer shows them")
+    user: bool = Field(description="The user's own sentence (first when given)")
+
+
+class CorpusPoints(BaseModel):
+    """Columnar: one entry per token of every text, in text order then position order."""
+
+    text: list[int] = Field(description="Index into texts")
+    pos: list[int] = Field(description="Position in that text")
+    qx: list[float]
+    qy: list[float]
+    kx: list[float]
+    ky: list[float]
+
+
+class CorpusTransform(BaseModel):
+    key_shift: float = Field(description="The norm of the translation c added to every key")
+    scale: float = Field(description="s: queries times s, keys divided by s")
+    note: str
+
+
+class HeadClusters(BaseModel):
+    layers: int
+    heads: int
+    measure: str = Field(description="The similarity, in words")
+    order: list[int] = Field(description="Every head as layer * heads + head, in leaf order")
+    similarity: list[list[float]] = Field(description="n x n, rows and columns in ``order``")
+    labels: list[int] = Field(
+        description="The cluster of each head (layer * heads + head), numbered in order of "
+        "first appearance along ``order``"
+    )
+    merges: list[tuple[int, int, float, int]] = Field(
+        description="scipy-style linkage: a, b, distance, size"
+    )
+
+
+class CorpusSeconds(BaseModel):
+    run: float
+    project: float
+    cluster: float
+
+
+class CorpusResponse(BaseModel):
+    model: str
+    layer: int
+    head: int
+    source: CorpusSource
+    projection: CorpusProjection
+    seed: int
+    texts: list[CorpusText]
+    points: CorpusPoints | None = Field(
+        description="null when the model gives no queries or keys (``unavailable`` says why)"
+    )
+    unavailable: str | None
+    explained: tuple[float, float] | None = Field(
+        description="The fraction of variance each axis explains (PCA; null for UMAP)"
+    )
+    transform: CorpusTransform | None
+    tokens: int = Field(description="N: every token of every text (the user's included)")
+    dropped: int = Field(description="Tokens of the set's source left out by the budget")
+    cut: bool = Field(description="The budget left some of the source out")
+    clusters: HeadClusters
+    seconds: CorpusSeconds
+    cached: bool = Field(description="The set's run was already kept")

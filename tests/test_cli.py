@@ -9,6 +9,9 @@ import time
 import httpx
 import pytest
 
+# Each starts a server or a process of its own: the whole suite runs them, `make test-fast` not.
+pytestmark = pytest.mark.slow
+
 
 def free_port() -> int:
     with socket.socket() as s:

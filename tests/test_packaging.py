@@ -13,6 +13,9 @@ from pathlib import Path
 
 import pytest
 
+# Each starts a server or a process of its own: the whole suite runs them, `make test-fast` not.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parent.parent
 
 

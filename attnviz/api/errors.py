@@ -31,9 +31,12 @@ log = logging.getLogger(__name__)
 _UNION_TAGS = ("toy", "text")
 
 
-def _strip_tag(loc: tuple | list) -> list:
+def _strip_tag(loc: tuple | list, union: bool) -> list:
+    """The location without the tag of /api/trace's union (``union``), and elsewhere without a
+    ``toy`` or ``text`` before a field within it (a Learn check's toy table: its messages are a
+    trace's), but not a field of that name itself (the corpus's ``text``)."""
     loc = list(loc)
-    if len(loc) > 1 and loc[0] == "body" and loc[1] in _UNION_TAGS:
+    if (union or len(loc) > 2) and len(loc) > 1 and loc[0] == "body" and loc[1] in _UNION_TAGS:
         del loc[1]
     return loc
 
@@ -57,10 +60,11 @@ def _one_line(err: dict) -> str:
     return f"{_field(err.get('loc', ())) or 'body'}: {msg}"
 
 
-async def _validation_error(_request: Request, exc: RequestValidationError) -> JSONResponse:
+async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
     errors: list[dict[str, Any]] = []
+    union = request.url.path.endswith("/api/trace")
     for err in exc.errors():
-        err = {**err, "loc": _strip_tag(err.get("loc", ()))}
+        err = {**err, "loc": _strip_tag(err.get("loc", ()), union)}
         if err.get("type") == "json_invalid":
             where = err.get("loc", ("body", "?"))[-1]
             reason = err.get("ctx", {}).get("error", "")

@@ -3,7 +3,8 @@ from fastapi import APIRouter
 from attnviz.api.deps import RegistryDep, SettingsDep
 from attnviz.presets import example_heads
 from attnviz.pretrained.registry import BUILTIN_INSTALL
-from attnviz.schemas import LIMITS, ModelList
+from attnviz.schemas import LIMITS, CorpusLimits, ModelList
+from attnviz.services.corpus import projections
 from attnviz.services.text_trace import EXAMPLES, model_info
 
 router = APIRouter(prefix="/api", tags=["models"])
@@ -22,4 +23,10 @@ def models(registry: RegistryDep, settings: SettingsDep) -> ModelList:
         max_json_values=settings.max_json_values,
         install=BUILTIN_INSTALL,
         example_heads=[e for e in example_heads() if e.model in registry.models],
+        corpus=CorpusLimits(
+            max_tokens=LIMITS.max_corpus_tokens,
+            default_tokens=LIMITS.default_corpus_tokens,
+            max_chars=LIMITS.max_corpus_chars,
+            projections=projections(),
+        ),
     )

@@ -16,7 +16,7 @@ head h's slice replaced; the weights are never edited:
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import Literal
 
@@ -97,3 +97,20 @@ def head_outputs(
     with capture(model, names.values()) as cache:
         model(x)
     return {layer: cache[name][0] for layer, name in names.items()}
+
+
+@dataclass(frozen=True)
+class EngineKnockouts:
+    """Knock-outs on an engine model as the trace service asks a served model for them (as the
+    transformers bridge's ``BridgedModel`` offers them too): ``head_outputs`` of token ids, and
+    ``ablating``."""
+
+    model: nn.Module
+    device: torch.device
+
+    def head_outputs(self, ids: Sequence[int], layers: Sequence[int]) -> dict[int, torch.Tensor]:
+        x = torch.tensor([list(ids)], dtype=torch.long, device=self.device)  # (1, T)
+        return head_outputs(self.model, x, layers)
+
+    def ablating(self, ablations: Sequence[HeadAblation]) -> AbstractContextManager[None]:
+        return ablating(self.model, ablations)

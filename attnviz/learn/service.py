@@ -80,7 +80,9 @@ def _step(n: int, step: Step, device: torch.device) -> LearnStep:
         toy=toy,
         train=LearnTrain(settings=dict(step.train)) if step.train is not None else None,
         focus=list(step.focus),
-        tasks=[LearnTask(id=t.id, prompt=t.prompt, hint=t.hint) for t in step.tasks],
+        tasks=[
+            LearnTask(id=t.id, prompt=t.prompt, hint=t.hint, finding=t.finding) for t in step.tasks
+        ],
         article=article,
     )
 

@@ -170,6 +170,7 @@ INDUCTION = Step(
             f"{c.PREVIOUS} on the token before) and show it in the heads card.",
             "Look in layer 1 for a stripe just left of the diagonal.",
             c.previous_token_head,
+            finding=True,
         ),
         Task(
             "induction-head",
@@ -178,6 +179,7 @@ INDUCTION = Step(
             "Look in layer 2: on the repeat, a stripe 11 tokens left of the diagonal (the probe "
             "is 12 letters, then the same again).",
             c.induction_head,
+            finding=True,
         ),
     ),
 )

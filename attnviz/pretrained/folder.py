@@ -22,9 +22,11 @@ import torch
 from safetensors import SafetensorError, safe_open
 
 from attnviz.engine import Transformer, TransformerConfig
+from attnviz.engine.ablate import EngineKnockouts
 from attnviz.engine.device import DTYPES, dtype_name, memory_refusal, resolve_dtype
 from attnviz.pretrained.convert import FAMILIES, ConversionError
 from attnviz.pretrained.mlm import MlmHead, read_mlm_head
+from attnviz.pretrained.pages import FilePages
 from attnviz.pretrained.tokenize import TextTokenizer
 
 if TYPE_CHECKING:
@@ -69,6 +71,11 @@ class PretrainedModel:
     @property
     def unavailable(self) -> Mapping[str, str]:
         return {}  # the engine records every array
+
+    @property
+    def knockouts(self) -> EngineKnockouts:
+        """The engine's hooks on ``hook_z`` knock any head out."""
+        return EngineKnockouts(self.model, self.device)
 
     def trace(self, ids: list[int], keep_qkv_bytes: int = -1) -> TraceTensors:
         """The engine's captures of one sequence (``capture_trace``): q, k and v kept when they
@@ -178,6 +185,7 @@ def _place(
         users[ptr] = users.get(ptr, 0) + 1
     out: dict[str, torch.Tensor] = {}
     placed: dict[int, torch.Tensor] = {}  # a shared storage's address -> its converted copy
+    pages = FilePages()  # a converted tensor's file pages, given back (not read again)
     for name in list(state):
         t = state.pop(name)
         want = dtype if t.is_floating_point() else t.dtype
@@ -188,12 +196,16 @@ def _place(
         ptr = storage.data_ptr()
         if users[ptr] == 1:
             out[name] = torch.empty(t.shape, dtype=want, device=device).copy_(t)
+            pages.release(t)
             continue
         if ptr not in placed:
             whole = torch.empty(0, dtype=t.dtype, device=t.device)
             whole.set_(storage, 0, (storage.nbytes() // t.element_size(),), (1,))  # (n,) all
             placed[ptr] = whole.to(device=device, dtype=want)
+            pages.release(whole)
         out[name] = placed[ptr].as_strided(t.shape, t.stride(), t.storage_offset())
+    if pages.released:
+        log.debug("gave back %.1f MB of the checkpoint's pages", pages.released / 1e6)
     return out
 
 

@@ -8,7 +8,8 @@ import importlib.util
 import json
 import logging
 import threading
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
 
@@ -22,6 +23,7 @@ from attnviz.pretrained.tokenize import TextTokenizer
 from attnviz.settings import BackendChoice
 
 if TYPE_CHECKING:
+    from attnviz.engine.ablate import HeadAblation
     from attnviz.services.tensors import TraceTensors
 
 log = logging.getLogger(__name__)
@@ -52,6 +54,11 @@ class ServedModel(Protocol):
         """The trace's arrays this model cannot give, each with the reason."""
         ...
 
+    @property
+    def knockouts(self) -> Knockouts | str:
+        """What knocks the model's heads out (``Knockouts``), or why nothing can."""
+        ...
+
     def trace(self, ids: list[int], keep_qkv_bytes: int = -1) -> TraceTensors:
         """q, k, v (or the weights), hidden states and token vectors of one sequence."""
         ...
@@ -65,6 +72,20 @@ class ServedModel(Protocol):
         stop: Collection[int] = (),
     ) -> list[int]:
         """The ids a causal model writes after ``ids`` (greedy, or seeded sampling)."""
+        ...
+
+
+class Knockouts(Protocol):
+    """How a served model's heads are knocked out (``engine.ablate`` says what each mode does):
+    the engine's hooks on ``hook_z`` (``EngineKnockouts``), or the transformers bridge's
+    attention function (``BridgedModel``), which replaces the same slice."""
+
+    def head_outputs(self, ids: list[int], layers: Sequence[int]) -> dict[int, torch.Tensor]:
+        """Every head's output (nh, T, hs) at ``layers`` on ``ids`` of a clean forward."""
+        ...
+
+    def ablating(self, ablations: Sequence[HeadAblation]) -> AbstractContextManager[None]:
+        """The enclosed traces run with ``ablations`` in place."""
         ...
 
 

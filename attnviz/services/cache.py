@@ -43,8 +43,13 @@ class CacheStats:
     evicted: int = 0
 
 
+# A value over the whole budget but at most this many times it is kept, alone.
+LONE_FACTOR = 4
+
+
 class TraceCache(Generic[T]):
-    """Least-recently-used entries, at most ``max_bytes`` in all and ``ttl_s`` seconds old.
+    """Least-recently-used entries, at most ``max_bytes`` in all and ``ttl_s`` seconds old; or
+    one entry alone, of at most ``LONE_FACTOR`` x ``max_bytes``.
 
     ``max_bytes = 0`` keeps nothing (every request computes; concurrent ones still share).
     """
@@ -118,14 +123,20 @@ class TraceCache(Generic[T]):
 
     def _insert(self, key: str, value: T) -> None:
         size = self.size_of(value)
+        if size > self.max_bytes * LONE_FACTOR:
+            return  # far larger than the whole cache: served, not kept
         if size > self.max_bytes:
-            return  # larger than the whole cache: served, not kept
+            # A long text's trace (Llama 3.2 1B's at 2,048 tokens: 0.3 GB of hidden states) is
+            # kept alone, so that the page's next parts of it do not run the model again.
+            for old in list(self._entries):
+                self._drop(old)
+                self.stats.evicted += 1
         self._entries[key] = _Entry(value, size, self.clock() + self.ttl_s)
         self._bytes += size
         now = self.clock()
         for old in [k for k, e in self._entries.items() if e.expires <= now]:
             self._drop(old)
-        while self._bytes > self.max_bytes:
+        while self._bytes > self.max_bytes and len(self._entries) > 1:  # a lone one stays
             oldest = next(iter(self._entries))
             self._drop(oldest)
             self.stats.evicted += 1

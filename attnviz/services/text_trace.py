@@ -7,10 +7,10 @@ from contextlib import nullcontext
 import torch
 
 from attnviz.engine import Transformer
-from attnviz.engine.ablate import HeadAblation, ablating, head_outputs
+from attnviz.engine.ablate import HeadAblation
 from attnviz.presets import SHOWCASE
 from attnviz.pretrained.native import quoted_each, unknown_characters
-from attnviz.pretrained.registry import ModelRegistry, ServedModel
+from attnviz.pretrained.registry import Knockouts, ModelRegistry, ServedModel
 from attnviz.schemas import PREDICTION_FIELDS, ModelInfo, TextTraceRequest
 from attnviz.services import heap
 from attnviz.services.lens import Readout, bridged_readout, mlm_readout, native_readout
@@ -51,7 +51,16 @@ def model_info(model: ServedModel, server_cap: int | None) -> ModelInfo:
         run=model.run,
         examples=model.examples,
         backend=model.backend,
+        ablate_refused=ablate_refused(model),
     )
+
+
+def ablate_refused(m: ServedModel) -> str | None:
+    """Why the model's heads cannot be knocked out (a trace's ``ablate`` is refused), or None:
+    the engine's hooks, or the bridge's attention function for a model whose attention goes
+    through transformers' AttentionInterface, knock them out."""
+    knock = m.knockouts
+    return knock if isinstance(knock, str) else None
 
 
 def find_model(registry: ModelRegistry, name: str) -> ServedModel:
@@ -110,17 +119,17 @@ def _ids(m: ServedModel, text: str, field: str, cap: int) -> list[int]:
     return ids
 
 
-def head_ablations(req: TextTraceRequest, m: ServedModel, cap: int) -> list[HeadAblation]:
-    """The request's ``ablate`` for the engine, each head checked against the model; a patch's
-    head outputs read from one clean forward of its source text (under the model's lock)."""
+def head_ablations(
+    req: TextTraceRequest, m: ServedModel, cap: int
+) -> tuple[list[HeadAblation], Knockouts | None]:
+    """The request's ``ablate``, each head checked against the model, with what knocks them out
+    (None without any); a patch's head outputs read from one clean forward of its source text
+    (under the model's lock)."""
     if not req.ablate:
-        return []
-    model = getattr(m, "model", None)
-    if not isinstance(model, Transformer) or m.backend != "native":
-        raise TraceError(
-            f"ablate: model {m.name} runs through transformers (backend {m.backend}), whose "
-            "heads attnviz does not intervene on; knock-outs need a model the engine runs"
-        )
+        return [], None
+    knock = m.knockouts
+    if isinstance(knock, str):
+        raise TraceError(f"ablate: {knock}")
     cfg = m.cfg
     for i, a in enumerate(req.ablate):
         if a.layer >= cfg.n_layers:
@@ -137,13 +146,13 @@ def head_ablations(req: TextTraceRequest, m: ServedModel, cap: int) -> list[Head
     for i, a in enumerate(req.ablate):  # one forward per source text, for all its layers
         if a.source is not None and a.source not in sources:
             layers = [b.layer for b in req.ablate if b.source == a.source]
-            x = torch.tensor([_ids(m, a.source, f"ablate[{i}].source", cap)], device=m.device)
-            sources[a.source] = head_outputs(model, x, layers)
+            ids = _ids(m, a.source, f"ablate[{i}].source", cap)
+            sources[a.source] = knock.head_outputs(ids, layers)
     return [
         HeadAblation(a.layer, a.head, a.mode,
                      None if a.source is None else sources[a.source][a.layer][a.head])
         for a in req.ablate
-    ]  # fmt: skip
+    ], knock  # fmt: skip
 
 
 def run_text_trace(
@@ -214,9 +223,8 @@ def run_text_trace(
                 "seed": g.seed,
                 "text": m.tokenizer.tok.decode(new, skip_special_tokens=False),
             }
-        ablations = head_ablations(req, m, cap)
-        engine = getattr(m, "model", None)  # checked a Transformer when there are ablations
-        with ablating(engine, ablations) if ablations and engine is not None else nullcontext():
+        ablations, knock = head_ablations(req, m, cap)
+        with knock.ablating(ablations) if knock is not None else nullcontext():
             tensors = m.trace(all_ids, keep_qkv_bytes)
         tensors.ablations = ablations  # what each key adds through a knocked-out head
     tensors.readout = readout_of(m, all_ids)

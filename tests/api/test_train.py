@@ -231,6 +231,7 @@ def test_a_run_that_is_gone_answers_404_everywhere_and_never_another_run():
     assert client.get("/api/models").json()["models"] == []
 
 
+@pytest.mark.slow
 def test_an_event_stream_outlives_the_request_time_limit():
     """The time limit bounds a request until it answers; a stream that has begun goes on."""
     app = make_app(request_timeout_s=0.5)
@@ -292,6 +293,7 @@ def test_a_charlm_text_too_short_or_too_long_is_refused_by_name():
     assert r.status_code == 422 and "cap of 2,000" in r.json()["message"]
 
 
+@pytest.mark.slow
 def test_a_state_read_while_it_trains_and_the_events_after_it_add_up_exactly():
     """Whenever the state is read, the events after its seq carry exactly what it lacks: no
     step or checkpoint twice, none missing (a stream starts with a state, then its events)."""

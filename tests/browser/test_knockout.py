@@ -2,7 +2,8 @@
 model view's "knock out" switch on, a click on a head (or Enter on it) reruns the model without
 it; the Knock-out card's losses, top predictions and difference heatmap are the API's numbers
 for the knocked-out and the clean runs; the share link carries the knock-out and restores it;
-axe finds nothing serious; screenshots at 1280 and 480 px."""
+axe finds nothing serious; screenshots at 1280 and 480 px. A model served through transformers
+is knocked out the same way; BLOOM's switch is off, with the server's reason."""
 
 from __future__ import annotations
 
@@ -11,8 +12,15 @@ import json
 import math
 from pathlib import Path
 
+import httpx
+import pytest
+
+from attnviz.app import create_app
+from attnviz.settings import Settings
 from tests.browser.helpers import f32, open_sentence, select_and_wait, view_change, wait_for_trace
 from tests.browser.test_guidance import AXE, axe_serious
+from tests.checkpoints_bridge import make_tiny_bloom, make_tiny_starcoder2
+from tests.servers import served
 
 TEXT = "The animal didn't cross the street because it was too tired."
 MODEL = "tiny-gpt2"
@@ -162,3 +170,56 @@ def test_mean_and_patch_from_the_card(page, live_server, api):
     assert f"The source text has {patched} tokens" in page.locator("#ko-note").text_content()
     first = page.locator("#ko-view .ko-loss-knocked").first.text_content()
     assert first == f"{-math.log(f32(got['top_k']['target_probs'][0])):.3f}"
+
+
+# ---- a model served through transformers (the bridge): knocked out as the engine's are, except
+# where the server refuses (BLOOM, whose attention is its own), as /api/models says why
+
+
+@pytest.fixture(scope="module")
+def bridge_server(tmp_path_factory):
+    root = tmp_path_factory.mktemp("knock-bridge")
+    folders = [make_tiny_starcoder2(root / "tiny-starcoder2"), make_tiny_bloom(root / "tiny-bloom")]
+    settings = Settings(device="cpu", builtin_model=False, models=":".join(str(f) for f in folders))
+    with served(create_app(settings)) as url:
+        yield url
+
+
+def test_knock_a_head_out_of_a_model_served_through_transformers(page, bridge_server):
+    def bridged_trace(model: str, ablate: list | None) -> dict:
+        body = {"model": model, "text": TEXT, **({"ablate": ablate} if ablate else {})}
+        r = httpx.post(f"{bridge_server}/api/trace", params={"fields": "top_k", "k": 1},
+                       json=body, timeout=60)  # fmt: skip
+        assert r.status_code == 200, r.text
+        return r.json()
+
+    open_sentence(page, bridge_server + "/", TEXT)
+    assert page.locator("#s-model").input_value() == "tiny-starcoder2"
+    assert page.locator("#mv-knock").is_enabled()
+    page.check("#mv-knock")
+    before = int(page.evaluate("document.documentElement.dataset.traces || '0'"))
+    cell(page, 0, 1).click()
+    wait_for_trace(page, before)
+    page.locator("#ko-view .ko-table").wait_for()
+    assert page.locator("#ko-heads button.ko-chip").all_text_contents() == [CHIP]
+    knocked = bridged_trace("tiny-starcoder2", [{"layer": 0, "head": 1, "mode": "zero"}])
+    clean = bridged_trace("tiny-starcoder2", None)
+    assert knocked["backend"] == "transformers"
+    rows = page.locator("#ko-view .ko-table tbody tr")
+    assert rows.count() == knocked["n"] - 1
+    moved = 0
+    for i in range(knocked["n"] - 1):
+        lc = -math.log(f32(clean["top_k"]["target_probs"][i]))
+        lk = -math.log(f32(knocked["top_k"]["target_probs"][i]))
+        moved += lc != lk
+        assert rows.nth(i).locator(".ko-loss-clean").text_content() == f"{lc:.3f}"
+        assert rows.nth(i).locator(".ko-loss-knocked").text_content() == f"{lk:.3f}"
+    assert moved  # the knock-out changed the model's predictions
+
+    # BLOOM: the switch is off and the card gives the server's reason.
+    models = httpx.get(f"{bridge_server}/api/models", timeout=30).json()["models"]
+    why = {m["name"]: m["ablate_refused"] for m in models}
+    assert why["tiny-starcoder2"] is None and "AttentionInterface" in why["tiny-bloom"]
+    select_and_wait(page, "#s-model", "tiny-bloom")
+    assert page.locator("#mv-knock").is_disabled()
+    assert page.locator("#ko-note").text_content() == f"No knock-out here: {why['tiny-bloom']}."

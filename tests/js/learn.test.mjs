@@ -15,7 +15,7 @@ const DEFAULTS = { layers: 1, heads: 1, projections: "identity", weights: null, 
   positional: "none", residual: false, norm: "none", ffn: false, seed: 0 };
 
 const step = (n, id, tasks = ["a"]) => ({ n, id, title: `Step ${id}`, lab: "toy", text: [], formula: "", formula_text: "",
-  toy: null, train: null, focus: [], article: [], tasks: tasks.map((t) => ({ id: t, prompt: `do ${t}`, hint: "" })) });
+  toy: null, train: null, focus: [], article: [], tasks: tasks.map((t) => ({ id: t, prompt: `do ${t}`, hint: "", finding: false })) });
 
 // ---- links -----------------------------------------------------------------------------------
 
@@ -91,6 +91,19 @@ test("each task's line: the check's answer, and a task done before but not now",
   const answer = { step: "heads", tasks: [{ id: "first", done: true, says: "yes: 0.9" }, { id: "second", done: false, says: "no: 0.1" }] };
   assert.deepEqual(taskLines(s, answer, p).map((t) => [t.id, t.done, t.before, t.says]),
     [["first", true, false, "yes: 0.9"], ["second", false, false, "no: 0.1"]]);
+});
+
+test("a finding done before stays done while another head is in view", () => {
+  const s = step(12, "circuit", ["prev", "induction"]);
+  s.tasks[0].finding = true;
+  const p = recordTasks(emptyProgress(), "circuit", [{ id: "prev", done: true }]);
+  const answer = { step: "circuit", tasks: [{ id: "prev", done: false, says: "this head: 0.05" },
+    { id: "induction", done: true, says: "yes: 0.8" }] };
+  assert.deepEqual(taskLines(s, answer, p).map((t) => [t.id, t.done, t.before, t.found, t.says]),
+    [["prev", false, false, true, "this head: 0.05"], ["induction", true, false, false, "yes: 0.8"]]);
+  s.tasks[0].finding = false;
+  assert.deepEqual(taskLines(s, answer, p).map((t) => [t.id, t.before, t.found]),
+    [["prev", true, false], ["induction", false, false]], "a state's task: done before, not now");
 });
 
 // ---- bodies ----------------------------------------------------------------------------------

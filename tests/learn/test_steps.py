@@ -99,6 +99,13 @@ def test_each_step_has_one_or_two_tasks_with_a_prompt_and_a_hint(steps):
             assert len(t["prompt"]) >= 20 and len(t["hint"]) >= 20
 
 
+def test_only_a_head_found_in_the_run_stays_done_when_another_head_is_shown(steps):
+    """Step 12's two heads are never in view at once: each is a finding; every other task
+    depends on the state shown (done before, not now, when the state changed)."""
+    findings = {(s["n"], t["id"]) for s in steps for t in s["tasks"] if t["finding"]}
+    assert findings == {(12, "previous-token-head"), (12, "induction-head")}
+
+
 def test_a_toy_step_starts_from_a_whole_valid_toy_state(steps):
     for s in (s for s in steps if s["lab"] == "toy"):
         toy = s["toy"]

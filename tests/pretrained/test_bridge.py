@@ -287,6 +287,7 @@ def serve_refused(*args: str, before: str = "") -> str:
     return out.stderr
 
 
+@pytest.mark.slow
 def test_serve_refuses_at_start_naming_both_backends(folders, tmp_path):
     unknown = make_unknown(tmp_path / "mystery", folders["starcoder2"])
     said = serve_refused("serve", "--port", "1", "--model", str(unknown))

@@ -28,6 +28,9 @@ from tests.browser.test_train import heat, snapshot
 from tests.python.offline import DANGLING, opened
 from tests.servers import served
 
+# Each starts a server or a process of its own: the whole suite runs them, `make test-fast` not.
+pytestmark = pytest.mark.slow
+
 TINY = {"layers": 2, "heads": 2, "d_model": 16}
 PRESET = "scale-large-heads"  # two variants of 300 steps, and the claims they measured
 

@@ -236,12 +236,17 @@ def test_a_knock_out_is_not_with_generate(client):
     assert r.status_code == 422 and "ablate: not with generate" in r.json()["message"]
 
 
-def test_a_bridged_model_says_why_it_cannot_knock_out(folders):
-    from attnviz.services.tensors import TraceError
-
-    m = load_model(folders["gpt2"], CPU, backend="transformers")
-    with pytest.raises(TraceError, match=r"^ablate: model .* runs through transformers"):
-        trace(m, layer=0, head=0, mode="zero")
+def test_a_bridged_model_knocks_out_as_the_engine_does(folders):
+    """GPT-2 through transformers (its attention through the bridge's recording function) and
+    through the engine: the same knock-out, the same hidden states
+    (tests/pretrained/test_bridge_ablate.py checks every mode against transformers' hooks)."""
+    bridged = load_model(folders["gpt2"], CPU, backend="transformers")
+    native = load_model(folders["gpt2"], CPU)
+    a = {"layer": 0, "head": 0, "mode": "zero"}
+    got = trace(bridged, **a).tensors.states
+    assert torch.allclose(got, trace(native, **a).tensors.states, atol=TOL)
+    clean = trace(bridged).tensors.states
+    assert not torch.allclose(got[-1], clean[-1], atol=TOL), "the knock-out changed nothing"
 
 
 @pytest.mark.parametrize("mode", ["zero", "mean", "patch"])

@@ -112,6 +112,7 @@ def test_closed_forms_on_uniform_causal_attention():
     assert got.offsets.eq(0).all()
 
 
+@pytest.mark.slow
 def test_the_induction_tasks_heads_come_out_as_previous_token_and_induction_heads():
     """The default induction run (2 layers x 4 heads, RoPE, 800 steps: about 15 s here)
     forms a previous-token head in layer 1 and induction heads in layer 2 (the task's test,

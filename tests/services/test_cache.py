@@ -46,9 +46,19 @@ def test_bytes_bound_evicts_the_least_recently_used():
     assert cache.stats.evicted >= 1
 
 
-def test_a_value_larger_than_the_cache_is_served_not_kept():
+def test_a_value_larger_than_the_cache_is_kept_alone_up_to_four_times_it():
     cache = make(max_bytes=3)
-    assert cache.get_or_compute("a", lambda: "toolong") == ("toolong", False)
+    assert cache.get_or_compute("a", lambda: "abc") == ("abc", False)
+    assert cache.get_or_compute("b", lambda: "toolong") == ("toolong", False)  # 7 <= 4 x 3
+    assert len(cache) == 1 and cache.bytes == 7 and cache.holds("b") and not cache.holds("a")
+    assert cache.get_or_compute("b", lambda: "other") == ("toolong", True)
+    assert cache.get_or_compute("c", lambda: "c") == ("c", False)  # a small one: the lone goes
+    assert len(cache) == 1 and cache.holds("c")
+
+
+def test_a_value_far_larger_than_the_cache_is_served_not_kept():
+    cache = make(max_bytes=3)
+    assert cache.get_or_compute("a", lambda: "much too long") == ("much too long", False)
     assert len(cache) == 0 and cache.bytes == 0
     zero = make(max_bytes=0)
     assert zero.get_or_compute("a", lambda: "x") == ("x", False)

@@ -46,6 +46,7 @@ def test_alignment_is_one_on_the_anti_diagonal_and_small_when_uniform():
     assert Reverse(copy=True).alignment(diagonal, n).tolist() == [1.0, 1.0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["reverse", "copy"])
 def test_the_default_run_learns_the_task_and_aligns_its_cross_attention(name):
     entry = TASKS[name]

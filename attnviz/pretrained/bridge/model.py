@@ -6,13 +6,18 @@ layer, the hidden states, the token vectors) and recomputes scores and weights w
 each layer used (``rule``). A model whose attention does not go through transformers'
 ``AttentionInterface`` (BLOOM's ALiBi) keeps its forward's weights and hidden states instead, and
 says why it has no queries or keys.
+
+Heads are knocked out (``ablating``) where the recording reads them: the attention function
+replaces a head's slice of what eager attention returns, the input of the layer's output
+projection, as the engine's hook on ``hook_z`` does (``engine.ablate``).
 """
 
 from __future__ import annotations
 
 import inspect
 import threading
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -20,7 +25,9 @@ from typing import Any, Literal
 import torch
 
 from attnviz.engine import TransformerConfig
-from attnviz.pretrained.bridge.record import Recording, recording
+from attnviz.engine.ablate import HeadAblation
+from attnviz.pretrained.bridge.record import Recording, intervening, recording
+from attnviz.pretrained.bridge.record import ablating as planned
 from attnviz.pretrained.bridge.rule import RecordedRule
 from attnviz.pretrained.tokenize import TextTokenizer
 from attnviz.schemas import VALUE_WEIGHTED_RULES
@@ -75,19 +82,53 @@ class BridgedModel:
             for name in QK_FIELDS
         }
 
+    @property
+    def knockouts(self) -> BridgedModel | str:
+        """What knocks this model's heads out (itself: ``head_outputs`` and ``ablating``), or
+        why nothing can (its attention does not go through the attention function)."""
+        if self.no_qk is None:
+            return self
+        return (
+            f"model {self.name} ({self.family}, served through transformers) has no head "
+            "attnviz can knock out: a knock-out replaces the head's output in the attention "
+            "function attnviz adds to transformers' AttentionInterface, and this model's "
+            f"attention is not read there ({self.no_qk})"
+        )
+
     # -- running it --------------------------------------------------------------------------
 
     def forward(self, ids: torch.Tensor, keep_weights: bool = True) -> tuple[Any, Recording]:
         """transformers' forward on ``ids`` (1, T), every hidden state asked for (and the
-        weights, when the attention is not recorded), with the attention's records."""
-        with torch.inference_mode(), recording(keep_weights) as records:
+        weights, when the attention is not recorded), with the attention's records; inside
+        ``ablating``, with the heads knocked out."""
+        with torch.inference_mode(), recording(keep_weights) as records, intervening() as edit:
             out = self.hf(
                 input_ids=ids,
                 output_hidden_states=True,
                 output_attentions=self.no_qk is not None,
                 use_cache=False,
             )
+        if edit is not None and (edit.error is not None or edit.missed()):
+            why = edit.error or (
+                f"its attention was called {edit.calls} times, so layers "
+                f"{', '.join(map(str, edit.missed()))} were never reached"
+            )
+            raise TraceError(f"ablate: model {self.name} ({self.family}): {why}")
         return out, records
+
+    @contextmanager
+    def ablating(self, ablations: Sequence[HeadAblation]) -> Iterator[None]:
+        """Run the enclosed traces with ``ablations`` in place (``engine.ablate`` says how)."""
+        with planned(ablations):
+            yield
+
+    def head_outputs(self, ids: list[int], layers: Sequence[int]) -> dict[int, torch.Tensor]:
+        """Every head's output (nh, T, hs) at ``layers`` on ``ids`` of a clean forward, as the
+        output projection reads it: what ``patch`` copies from its source text."""
+        x = torch.tensor([ids], dtype=torch.long, device=self.device)  # (1, T)
+        with planned((), keep=layers) as outputs:
+            self.forward(x, keep_weights=False)
+        return dict(outputs)
 
     def trace(self, ids: list[int], keep_qkv_bytes: int = -1) -> TraceTensors:
         """Every layer's q, k, v (or, without them, its weights) and hidden states on ``ids``."""

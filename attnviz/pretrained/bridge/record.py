@@ -8,7 +8,9 @@ every layer with the queries and keys as that layer computed them (after its rot
 and any q/k norms), the values, the mask, the scaling and its own options (soft-cap, sliding
 window). It calls the model's own ``eager_attention_forward`` and returns what that returns, so
 the forward is eager attention's, number for number; while ``recording()`` is active it also
-keeps each layer's inputs and weights.
+keeps each layer's inputs and weights. Inside ``ablating()``, each forward's
+``intervening()`` has it replace knocked-out heads' outputs (``engine.ablate.replace_head``) in
+what it returns, before the layer's output projection: the engine's ``hook_z``.
 
 transformers is imported only by ``register()``: this module loads without it.
 """
@@ -17,12 +19,14 @@ from __future__ import annotations
 
 import contextvars
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
+
+from attnviz.engine.ablate import HeadAblation, replace_head
 
 NAME = "attnviz"
 
@@ -172,6 +176,102 @@ def recording(keep_weights: bool = True) -> Iterator[Recording]:
         _active.reset(token)
 
 
+@dataclass
+class Plan:
+    """What the forwards of an ``ablating()`` block do to the heads' outputs: ``ablations`` in
+    place, and the heads' outputs of the ``keep`` layers kept in ``outputs``, (H, T, hs) each,
+    after that layer's ablations (the last forward's)."""
+
+    ablations: tuple[HeadAblation, ...] = ()
+    keep: frozenset[int] = frozenset()
+    outputs: dict[int, torch.Tensor] = field(default_factory=dict)
+
+
+_plan: contextvars.ContextVar[Plan | None] = contextvars.ContextVar(
+    "attnviz_bridge_plan", default=None
+)
+
+
+@contextmanager
+def ablating(
+    ablations: Sequence[HeadAblation], keep: Collection[int] = ()
+) -> Iterator[dict[int, torch.Tensor]]:
+    """Run the enclosed forwards (each in an ``intervening()``) with ``ablations`` in place,
+    keeping the heads' outputs of the ``keep`` layers: the dict yielded, layer -> (H, T, hs)."""
+    plan = Plan(tuple(ablations), frozenset(keep))
+    token = _plan.set(plan)
+    try:
+        yield plan.outputs
+    finally:
+        _plan.reset(token)
+
+
+@dataclass
+class Intervention:
+    """What one forward does to its heads' outputs, layer by layer (the attention's calls in
+    order: call l is layer l, as ``Recording`` counts them), as its ``Plan`` says."""
+
+    ablations: dict[int, list[HeadAblation]]
+    plan: Plan
+    calls: int = 0
+    # Why an output could not be read as the heads' outputs side by side, if one could not.
+    error: str | None = None
+
+    def apply(self, query: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
+        """``out`` (B, T, H, hs), eager attention's output before the output projection (the
+        heads' outputs side by side, as transformers' eager transposes them), with this layer's
+        knocked-out heads replaced; ``query`` (B, H, T, hs) says the shapes to expect."""
+        layer = self.calls
+        self.calls += 1
+        group = self.ablations.get(layer)
+        if not group and layer not in self.plan.keep:
+            return out
+        B, H, T, _ = query.shape
+        if out.dim() != 4 or tuple(out.shape[:3]) != (B, T, H):
+            self.error = (
+                f"layer {layer}'s attention returned {tuple(out.shape)}, not the heads' outputs "
+                f"(batch, {T} positions, {H} heads, head size) that eager attention gives"
+            )
+            return out
+        if group:
+            z = out.transpose(1, 2)  # (B, H, T, hs): the engine's hook_z
+            for a in group:
+                z = replace_head(z, a)
+            out = z.transpose(1, 2).contiguous()  # (B, T, H, hs)
+        if layer in self.plan.keep:
+            self.plan.outputs[layer] = out[0].transpose(0, 1).detach().clone()  # (H, T, hs)
+        return out
+
+    def missed(self) -> list[int]:
+        """The layers asked for (ablated or kept) that this forward's attention never reached."""
+        asked = set(self.ablations) | set(self.plan.keep)
+        return sorted(layer for layer in asked if layer >= self.calls)
+
+
+_intervention: contextvars.ContextVar[Intervention | None] = contextvars.ContextVar(
+    "attnviz_bridge_intervention", default=None
+)
+
+
+@contextmanager
+def intervening() -> Iterator[Intervention | None]:
+    """One forward's intervention, as the enclosing ``ablating()`` plans it (its calls counted
+    from this forward's first layer); None (nothing done) outside one, or with nothing to do."""
+    plan = _plan.get()
+    if plan is None or not (plan.ablations or plan.keep):
+        yield None
+        return
+    by_layer: dict[int, list[HeadAblation]] = {}
+    for a in plan.ablations:
+        by_layer.setdefault(a.layer, []).append(a)
+    edit = Intervention(by_layer, plan)
+    token = _intervention.set(edit)
+    try:
+        yield edit
+    finally:
+        _intervention.reset(token)
+
+
 def _eager_of(module: Any) -> Callable[..., tuple[torch.Tensor, torch.Tensor]]:
     """The model's own eager attention (each modeling file has one, with its own soft-cap,
     sinks or dropout), else Llama's."""
@@ -192,8 +292,12 @@ def attention(
     *args: Any,
     **kwargs: Any,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """The ``"attnviz"`` attention function: the model's eager attention, recorded."""
+    """The ``"attnviz"`` attention function: the model's eager attention, recorded (and its
+    heads' outputs knocked out, while ``ablating()``)."""
     out, weights = _eager_of(module)(module, query, key, value, attention_mask, *args, **kwargs)
+    edit = _intervention.get()
+    if edit is not None:
+        out = edit.apply(query, out)
     records = _active.get()
     if records is not None and weights is not None:
         scaling = kwargs.get("scaling", args[0] if args else None)

@@ -168,6 +168,35 @@ export function fetchAtlas(model) {
   });
 }
 
+/**
+ * POST /api/models/{name}/corpus -> one head's queries and keys of every token of a set of texts
+ * in 2-D, and the heads' clusters (waiting out a busy server; a trained run's model names its
+ * run, as a trace does).
+ * @param {string} model @param {import("./types.js").CorpusRequest} body @param {AbortSignal} [signal]
+ * @returns {Promise<import("./types.js").Corpus>}
+ */
+export function fetchCorpus(model, body, signal) {
+  return postPatiently(`/api/models/${encodeURIComponent(model)}/corpus`, body, runs.get(model), signal);
+}
+
+/**
+ * POST `body` as JSON to `url` and read the JSON answer, waiting out a busy server and asking
+ * once more if the answer was cut; `run` (a training run's id) goes as X-Attnviz-Run, which a
+ * proxy in front of replicas sends to the one that has it (deploy/nginx).
+ * @param {string} url @param {object} body @param {string | null | undefined} run
+ * @param {AbortSignal} [signal] @returns {Promise<any>}
+ */
+function postPatiently(url, body, run, signal) {
+  /** @type {Record<string, string>} */
+  const headers = { "Content-Type": "application/json", Accept: "application/json" };
+  if (run) headers["X-Attnviz-Run"] = run;
+  return onceMoreIfCut(async () => {
+    const response = await fetchPatiently(url, { method: "POST", headers, body: JSON.stringify(body), signal });
+    if (!response.ok) throw await failure(response);
+    return response.json();
+  }, signal);
+}
+
 /** The headers of a trace request for `body`. @param {any} body @param {string} accept */
 function traceHeaders(body, accept) {
   /** @type {Record<string, string>} */
@@ -190,22 +219,9 @@ export const fetchLearn = () => getJson("/api/learn");
  * @returns {Promise<import("./types.js").LearnAnswer>}
  */
 export function checkLearn(id, body, signal) {
-  // A check of a run or a comparison carries its id as X-Attnviz-Run: a proxy in front of
-  // replicas sends it to the one that has it (deploy/nginx).
+  // A check of a run or a comparison carries its id, for the replica that has it.
   const run = /** @type {any} */ (body).run ?? /** @type {any} */ (body).recurrent ?? null;
-  /** @type {Record<string, string>} */
-  const headers = { "Content-Type": "application/json", Accept: "application/json" };
-  if (run) headers["X-Attnviz-Run"] = run;
-  return onceMoreIfCut(async () => {
-    const response = await fetchPatiently(`/api/learn/${encodeURIComponent(id)}/check`, {
-      method: "POST",
-      headers,
-      body: JSON.stringify(body),
-      signal,
-    });
-    if (!response.ok) throw await failure(response);
-    return response.json();
-  }, signal);
+  return postPatiently(`/api/learn/${encodeURIComponent(id)}/check`, body, run, signal);
 }
 
 // -- Training -----------------------------------------------------------------------------------

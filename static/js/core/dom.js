@@ -80,3 +80,20 @@ export function download(data, filename, type = "application/json") {
   a.remove();
   if (!isUrl) setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
+
+/**
+ * Size `canvas` to `width` x `height` CSS pixels at the screen's pixel density, its context
+ * scaled to draw in CSS pixels, and paint it white.
+ * @param {HTMLCanvasElement} canvas @param {CanvasRenderingContext2D} ctx its 2-D context
+ * @param {number} width @param {number} height
+ */
+export function sizeCanvas(canvas, ctx, width, height) {
+  const dpr = window.devicePixelRatio || 1;
+  canvas.width = Math.round(width * dpr);
+  canvas.height = Math.round(height * dpr);
+  canvas.style.width = `${width}px`;
+  canvas.style.height = `${height}px`;
+  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  ctx.fillStyle = "#fff";
+  ctx.fillRect(0, 0, width, height);
+}

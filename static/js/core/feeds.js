@@ -22,6 +22,16 @@ export const SENTENCE_FEEDS = {
   knock: ["diffLayer", "diffHead"], // ablate, ablateMode, ablateSource: a new trace
 };
 
+/** Sentence mode's "Many texts" card: keys of its state (modes/sentence/corpuscard.js
+ * defaultCorpusState) -> its views, the 2-D map of one head's queries and keys (views/corpus.js)
+ * and the heads' clusters (views/headclusters.js). A change of head, layer, projection or
+ * clusters asks the server again at once; a new set (source, upload, max_tokens, seed) waits for
+ * the card's button. */
+export const CORPUS_FEEDS = {
+  corpus: ["source", "upload", "max_tokens", "seed", "layer", "head", "projection"],
+  headclusters: ["source", "upload", "max_tokens", "seed", "layer", "head", "clusters"], // the head shown is marked
+};
+
 /** Train mode: keys of the view state (TrainView) -> views of modes/train/index.js. A run's events (its
  * steps, checkpoints, end) redraw the views they change. */
 export const TRAIN_FEEDS = {

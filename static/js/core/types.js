@@ -181,6 +181,33 @@
  */
 
 /**
+ * Many texts at once (core/api.js fetchCorpus, the model's corpus endpoint): one head's
+ * queries and keys of every token of a set of texts, projected together into 2-D, and every
+ * head clustered by the similarity of its patterns on the set.
+ * @typedef {"examples" | "docs" | "upload"} CorpusSource
+ * @typedef {{source: CorpusSource, upload?: string | null, text?: string | null, layer: number,
+ *   head: number, projection: string, seed: number, max_tokens: number, clusters: number}} CorpusRequest
+ * @typedef {{text: string, tokens: string[], user: boolean}} CorpusText
+ * @typedef {{text: number[], pos: number[], qx: number[], qy: number[], kx: number[],
+ *   ky: number[]}} CorpusPoints columnar, one entry per token of every text (text order, then
+ *   position): its text (an index into texts), its position there, its query's and its key's
+ *   coordinates
+ * @typedef {{key_shift: number, scale: number, note: string}} CorpusTransform how the keys were
+ *   moved before projecting (every softmax unchanged)
+ * @typedef {{layers: number, heads: number, measure: string, order: number[],
+ *   similarity: number[][], labels: number[], merges: number[][]}} HeadClusters order: every
+ *   head as layer * heads + head, in the dendrogram's leaf order; similarity: n x n in that
+ *   order; labels: each head's cluster (indexed layer * heads + head)
+ * @typedef {{model: string, layer: number, head: number, source: CorpusSource, projection: string,
+ *   seed: number, texts: CorpusText[], points: CorpusPoints | null, unavailable: string | null,
+ *   explained: number[] | null, transform: CorpusTransform | null, tokens: number,
+ *   dropped: number, cut: boolean, clusters: HeadClusters,
+ *   seconds: {run: number, project: number, cluster: number}, cached: boolean}} Corpus
+ * @typedef {{max_tokens: number, default_tokens: number, max_chars: number,
+ *   projections: string[], max_clusters?: number}} CorpusLimits ModelList.corpus
+ */
+
+/**
  * What the Train mode's views show.
  * @typedef {object} TrainView
  * @property {number} variant the chosen variant (index into run.variants)
@@ -323,7 +350,7 @@
  *   config: ToyConfig, view: Partial<ToyView>} | null} toy a toy step's starting state
  * @property {{settings: Record<string, string>} | null} train a train step's form settings
  * @property {string[]} focus ids of the cards the step is about
- * @property {{id: string, prompt: string, hint: string}[]} tasks
+ * @property {{id: string, prompt: string, hint: string, finding: boolean}[]} tasks
  * @property {ArticleTable[]} article
  */
 

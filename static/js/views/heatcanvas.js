@@ -5,7 +5,7 @@
 // live region reads the cell), a summary line ("strongest: apple → banana 0.30") and, up to
 // TABLE_MAX cells, the numbers in a table. render(container, data, sel, callbacks).
 
-import { el } from "../core/dom.js";
+import { el, sizeCanvas } from "../core/dom.js";
 import { exact, fmt } from "../core/numbers.js";
 import { FONT, GRID, TEXT, TEXT_DIM, WEIGHT_LUT } from "../core/theme.js";
 import { describe, keyCursor, matrixTable } from "./access.js";
@@ -99,15 +99,8 @@ export function render(container, data, sel = {}, callbacks = {}) {
   const top = 6;
   const barH = Math.max(tall, 64); // the colour bar keeps room for its ticks beside one row
   const height = top + Math.max(tall + bottom, barH + 14);
-  const dpr = window.devicePixelRatio || 1;
   const wide = left + Math.max(side, 120) + BAR;
-  canvas.width = Math.round(wide * dpr);
-  canvas.height = Math.round(height * dpr);
-  canvas.style.width = `${wide}px`;
-  canvas.style.height = `${height}px`;
-  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-  ctx.fillStyle = "#fff";
-  ctx.fillRect(0, 0, wide, height);
+  sizeCanvas(canvas, ctx, wide, height);
 
   let vmax = 1; // the weight of the darkest colour
   if (sel.peak) {

@@ -6,7 +6,7 @@
 // (the top_k part's target_probs and ids, the attentions part of each run); this only
 // subtracts. render(container, data, selection, callbacks).
 
-import { el } from "../core/dom.js";
+import { el, sizeCanvas } from "../core/dom.js";
 import { fmt } from "../core/numbers.js";
 import { FONT, GRID, SCORE_LUT, TEXT, TEXT_DIM } from "../core/theme.js";
 import { describe, keyCursor, matrixTable } from "./access.js";
@@ -169,17 +169,10 @@ function diffMap(fig, data) {
   const canvas = /** @type {HTMLCanvasElement} */ (el("canvas", { className: "ko-canvas" }));
   const body = el("div", { className: "ko-body" }, [canvas]);
   fig.replaceChildren(el("p", { className: "hc-title", textContent: title }), body);
-  const dpr = window.devicePixelRatio || 1;
   const wide = labelW + side + BAR;
   const tall = side + below + 8;
-  canvas.width = Math.round(wide * dpr);
-  canvas.height = Math.round(tall * dpr);
-  canvas.style.width = `${wide}px`;
-  canvas.style.height = `${tall}px`;
   const ctx = /** @type {CanvasRenderingContext2D} */ (canvas.getContext("2d"));
-  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-  ctx.fillStyle = "#fff";
-  ctx.fillRect(0, 0, wide, tall);
+  sizeCanvas(canvas, ctx, wide, tall);
   const img = new ImageData(n, n);
   for (let p = 0; p < n * n; p++) {
     const c = Math.round((Math.max(-1, Math.min(1, d[p] / top)) + 1) * 127.5) * 3;

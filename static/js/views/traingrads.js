@@ -42,6 +42,10 @@ export function render(card, data, sel, callbacks) {
     hovertemplate: `${name(l)}<br>step %{x}: %{y:.4g}<extra></extra>`,
   }));
   const plot = /** @type {HTMLElement} */ (card.querySelector("[data-role=plot]"));
+  // A tick a decade when the norms span two decades or more; within less, Plotly's own ticks
+  // (1, 2, 5 and between), else one decade would show no label at all.
+  const ys = traces.flatMap((t) => t.y).filter((y) => y > 0);
+  const decades = ys.length ? Math.log10(Math.max(...ys) / Math.min(...ys)) : 0;
   const first = h.grad_norms[0];
   const last = h.grad_norms[h.grad_norms.length - 1];
   const text = describe(plot, {
@@ -62,6 +66,6 @@ export function render(card, data, sel, callbacks) {
     margin: { l: 56, r: 12, t: 30, b: 44 },
     legend: { orientation: "h", x: 0, y: 1.02, yanchor: "bottom" },
     xaxis: { title: { text: "step" }, range: [0, data.run.steps], zeroline: false },
-    yaxis: { title: { text: "gradient norm" }, type: "log", dtick: 1 },
+    yaxis: { title: { text: "gradient norm" }, type: "log", dtick: decades >= 2 ? 1 : undefined },
   }), "attnviz-gradients");
 }

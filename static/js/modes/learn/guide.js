@@ -204,10 +204,11 @@ function drawTasks(/** @type {HTMLElement} */ list, /** @type {LearnStep} */ ste
   }
   for (const [i, t] of lines.entries()) {
     const li = /** @type {HTMLElement} */ (list.children[i]);
-    const state = !answer ? "unchecked" : t.done ? "done" : "todo";
+    const state = !answer ? "unchecked" : t.done || t.found ? "done" : "todo";
     li.dataset.state = state;
     li.dataset.before = String(t.before);
-    const badge = t.done ? "Done" : t.before ? "Done before, not now" : answer ? "Not yet" : "";
+    const badge = t.done ? "Done" : t.found ? "Done: found earlier" : t.before
+      ? "Done before, not now" : answer ? "Not yet" : "";
     const says = t.says ? ` ${t.says}` : "";
     const b = part(li, "badge");
     const s = part(li, "says");

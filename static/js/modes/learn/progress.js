@@ -206,12 +206,16 @@ export const stepsDone = (steps, p) => steps.filter((s) => stepDone(p, s)).lengt
 /**
  * An answer to show with each task: the check's, or, before one, what to do first.
  * @param {LearnStep} step @param {LearnAnswer | null} answer @param {Progress} p
- * @returns {{id: string, prompt: string, hint: string, done: boolean, before: boolean, says: string}[]}
+ * A finding done before stays done (``found``): its check still says what is true of the head in
+ * view now.
+ * @returns {{id: string, prompt: string, hint: string, done: boolean, before: boolean,
+ *   found: boolean, says: string}[]}
  */
 export function taskLines(step, answer, p) {
   return step.tasks.map((t) => {
     const got = answer?.tasks.find((a) => a.id === t.id) ?? null;
+    const before = !got?.done && taskDone(p, step.id, t.id);
     return { id: t.id, prompt: t.prompt, hint: t.hint, done: Boolean(got?.done),
-      before: !got?.done && taskDone(p, step.id, t.id), says: got ? got.says : "" };
+      before: before && !t.finding, found: before && t.finding, says: got ? got.says : "" };
   });
 }

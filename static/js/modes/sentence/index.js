@@ -17,6 +17,7 @@ import { ablateBody, clampSentence, defaultSentence } from "../../core/state.js"
 import * as modelview from "../../views/modelview.js";
 import { createAtlasCard } from "./atlascard.js";
 import { createCards } from "./cards.js";
+import { createCorpusCard } from "./corpuscard.js";
 import { renderSentenceInputs, wireInputs } from "./inputs.js";
 import { createKnockCard } from "./knockcard.js";
 import { createParts } from "./parts.js";
@@ -133,6 +134,9 @@ export function createSentence(hooks, { openParts = (body) => new TraceParts(bod
     byId("s-count").textContent = rows === n && !app.s.mergeWords ? cap : `${rows} ${what} shown · ${cap}`;
   }
 
+  /** The "Many texts" card (made with the atlas's, below): its head follows the views' until the
+   * reader picks its own. @type {{sync: () => void} | null} */
+  let corpus = null;
   // The Knock-out card needs the server (the clean run beside the knocked-out one).
   const knockCard = fixed ? null : createKnockCard({ app, ticket, edited, viewChanged, setError: hooks.setError });
   /** A head's cell clicked in the model view: knocked out (or put back) while the switch is on,
@@ -204,6 +208,7 @@ export function createSentence(hooks, { openParts = (body) => new TraceParts(bod
   function viewChanged(keys) {
     hooks.changed();
     const which = viewsFed(SENTENCE_FEEDS, keys);
+    if (keys.includes("layer") || keys.includes("head")) corpus?.sync();
     if (app.first) prefetch(which);
     status.drawing(drawAll(which), hooks.viewsDrawn);
   }
@@ -223,6 +228,10 @@ export function createSentence(hooks, { openParts = (body) => new TraceParts(bod
   // A page without a server (a one-file export) has no atlas to ask for: its card goes.
   const atlas = fixed ? null : createAtlasCard({ model: () => app.s.model, openHead, setError: hooks.setError });
   if (fixed) byId("atlas-card").remove();
+  // Many texts: the model's queries and keys on a set of texts, with the sentence among them.
+  corpus = fixed ? null : createCorpusCard({ model: () => app.s.model, info: modelInfo, models: () => app.models,
+    text: () => app.s.text, selection: () => ({ layer: app.s.layer, head: app.s.head }), openHead, setError: hooks.setError });
+  if (fixed) byId("corpus-card").remove();
   if (fixed) byId("mv-knock-label").hidden = true; // no server to rerun the model
 
   // ---- Inputs -----------------------------------------------------------------------------
@@ -235,6 +244,7 @@ export function createSentence(hooks, { openParts = (body) => new TraceParts(bod
     });
     hideOthers();
     atlas?.sync();
+    corpus?.sync();
     knockCard?.sync();
   }
 
@@ -252,8 +262,8 @@ export function createSentence(hooks, { openParts = (body) => new TraceParts(bod
       hooks.setError("text: must not be empty");
       return;
     }
-    const native = modelInfo()?.backend === "native";
-    const ablate = native && !app.s.generate ? ablateBody(app.s) : []; // else the card says why not
+    const knocks = !modelInfo()?.ablate_refused; // the server says when a model's heads cannot be knocked out
+    const ablate = knocks && !app.s.generate ? ablateBody(app.s) : []; // else the card says why not
     const body = { model: app.s.model, text: app.s.text, ...(app.s.generate ? { generate: app.s.generate } : {}),
       ...(ablate.length ? { ablate } : {}) };
     client.request(body, p.thumbParams(), delay);

@@ -52,11 +52,12 @@ export function createKnockCard(ctx) {
     return { layer: app.s.diffLayer ?? Math.min(meta.layers - 1, first + 1), head: app.s.diffHead ?? app.s.head };
   }
 
-  /** Why heads cannot be knocked out now (null: they can): a model transformers runs, whose
-   * heads attnviz does not intervene on, or a generation (a knock-out traces the text alone). */
+  /** Why heads cannot be knocked out now (null: they can): the server's reason for the model
+   * (the model list's ablate_refused: a model served through transformers whose attention does not
+   * go through its AttentionInterface), or a generation (a knock-out traces the text alone). */
   function blocked() {
     const info = app.models?.models.find((/** @type {any} */ m) => m.name === app.s.model);
-    if (info && info.backend !== "native") return `model ${info.name} runs through transformers, whose heads attnviz does not knock out`;
+    if (info?.ablate_refused) return info.ablate_refused;
     if (app.s.generate) return "a knock-out traces the text alone: clear the generation first";
     return null;
   }
