@@ -7,6 +7,7 @@ import { SENTENCE_FEEDS, TOY_FEEDS, TRAIN_FEEDS, viewsFed } from "../../static/j
 import { exact, fmt } from "../../static/js/core/numbers.js";
 import { sinkNote } from "../../static/js/views/modelview.js";
 import { KEYS_MAX, TOP_KEYS, keyRows } from "../../static/js/views/qkview.js";
+import { logTicks } from "../../static/js/views/traingrads.js";
 import { defaultSentence, defaultTrainView, fromPreset, normalize } from "../../static/js/core/state.js";
 
 test("every piece of view state feeds a view, and only views that exist", () => {
@@ -106,4 +107,13 @@ test("trajectories: a long text starts with a few rows from the query on; 'all' 
   assert.deepEqual(defaultRows([[1], [2, 3], [4]], [3], 1), [1]);
   assert.equal(positionColor(0), POSITION_SCALE[0]);
   assert.equal(positionColor(1), POSITION_SCALE[POSITION_SCALE.length - 1]);
+});
+
+test("the gradient norms' log axis is labelled within one decade, in full", () => {
+  assert.deepEqual(logTicks(0.26, 2.9), { tickvals: [0.5, 1, 2], ticktext: ["0.5", "1", "2"] });
+  const narrow = logTicks(0.31, 0.58);
+  assert.deepEqual(narrow.tickvals, [0.3, 0.4, 0.5, 0.6], "1 to 9 when 1, 2, 5 give fewer than three");
+  assert.deepEqual(narrow.ticktext, ["0.3", "0.4", "0.5", "0.6"]);
+  assert.deepEqual(logTicks(0.001, 3), { dtick: 1 }, "a tick a decade over two or more");
+  assert.deepEqual(logTicks(Infinity, -Infinity), { dtick: 1 }, "no values");
 });

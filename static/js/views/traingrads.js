@@ -42,10 +42,8 @@ export function render(card, data, sel, callbacks) {
     hovertemplate: `${name(l)}<br>step %{x}: %{y:.4g}<extra></extra>`,
   }));
   const plot = /** @type {HTMLElement} */ (card.querySelector("[data-role=plot]"));
-  // A tick a decade when the norms span two decades or more; within less, Plotly's own ticks
-  // (1, 2, 5 and between), else one decade would show no label at all.
   const ys = traces.flatMap((t) => t.y).filter((y) => y > 0);
-  const decades = ys.length ? Math.log10(Math.max(...ys) / Math.min(...ys)) : 0;
+  const ticks = logTicks(Math.min(...ys), Math.max(...ys));
   const first = h.grad_norms[0];
   const last = h.grad_norms[h.grad_norms.length - 1];
   const text = describe(plot, {
@@ -66,6 +64,31 @@ export function render(card, data, sel, callbacks) {
     margin: { l: 56, r: 12, t: 30, b: 44 },
     legend: { orientation: "h", x: 0, y: 1.02, yanchor: "bottom" },
     xaxis: { title: { text: "step" }, range: [0, data.run.steps], zeroline: false },
-    yaxis: { title: { text: "gradient norm" }, type: "log", dtick: decades >= 2 ? 1 : undefined },
+    yaxis: { title: { text: "gradient norm" }, type: "log", ...ticks },
   }), "attnviz-gradients");
+}
+
+/**
+ * A log axis's ticks over [lo, hi]: Plotly's decades when the values span two or more, else
+ * 1, 2 and 5 of each decade (1 to 9 when that gives fewer than three), written out in full
+ * ("0.3", not Plotly's bare digit "3" between decades).
+ * @param {number} lo @param {number} hi
+ * @returns {{dtick?: number, tickvals?: number[], ticktext?: string[]}}
+ */
+export function logTicks(lo, hi) {
+  if (!(lo > 0) || !(hi >= lo)) return { dtick: 1 };
+  if (Math.log10(hi / lo) >= 2) return { dtick: 1 };
+  const pick = (/** @type {number[]} */ digits) => {
+    const out = [];
+    for (let e = Math.floor(Math.log10(lo)); e <= Math.ceil(Math.log10(hi)); e++) {
+      for (const d of digits) {
+        const v = Number((d * 10 ** e).toPrecision(1));
+        if (v >= lo / 1.05 && v <= hi * 1.05) out.push(v);
+      }
+    }
+    return out;
+  };
+  let vals = pick([1, 2, 5]);
+  if (vals.length < 3) vals = pick([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+  return { tickvals: vals, ticktext: vals.map((v) => String(v)) };
 }
