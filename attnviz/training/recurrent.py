@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -209,14 +210,31 @@ def _random_batch(task: Task, size: int, T: int) -> Batch:
     return Batch(inputs, targets, torch.ones_like(inputs, dtype=torch.bool), source)
 
 
+@contextmanager
+def flushing_denormals() -> Iterator[None]:
+    """Denormal floats read and written as zero by the calling thread's arithmetic until the
+    block ends (the processor's flush-to-zero flags are per thread; off by default, and put
+    back off after)."""
+    torch.set_flush_denormal(True)
+    try:
+        yield
+    finally:
+        torch.set_flush_denormal(False)
+
+
 def step_seconds(model: nn.Module, batch: Batch, lr: float, reps: int = TIMING_REPS) -> float:
     """Seconds one training step takes (forward, backward and the AdamW update) on ``batch``,
     computed on the calling thread alone: the least of ``reps`` steps after one to warm up, each
     timed by the CPU time of the thread (``time.thread_time``), not the clock on the wall. On a
     machine busy with other work a step's wall time grows with how long the thread waits for a
     core (three times and more on a 2-core machine shared with a test suite); its CPU time
-    stays what the step costs. The least of several, since other work only ever adds to it."""
-    with one_thread():
+    stays what the step costs. The least of several, since other work only ever adds to it.
+
+    Denormal floats are flushed to zero meanwhile (on this thread only): a fresh model's
+    gradients through a 256-token sequence underflow to them, which some processors compute
+    tens of times slower (the LSTM's step at 256 tokens took 281 ms against 59 ms flushed on
+    the CI machine of 2026-12-01, 28 ms at 128): a cost of the processor, not of the step."""
+    with one_thread(), flushing_denormals():
         model.train()
         adam = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
         scores = scores_of(model)
