@@ -94,19 +94,24 @@ test("the summary and the live region say the API's numbers as given", () => {
   assert.equal(contextText(["x"], 0), "[x]");
 });
 
-test("the keyboard's cursor: sentence tokens, query and key, every point, the ends", () => {
+test("the keyboard's cursor: sentence tokens, query and key, a text at a time, the ends", () => {
   const mine = [0, 1, 2];
-  assert.deepEqual(moveCorpusCursor("ArrowRight", 0, "q", 9, mine), { i: 1, kind: "q" });
-  assert.deepEqual(moveCorpusCursor("ArrowRight", 2, "q", 9, mine), { i: 2, kind: "q" }); // the last
-  assert.deepEqual(moveCorpusCursor("ArrowLeft", 6, "k", 9, mine), { i: 2, kind: "k" }); // back into the sentence
-  assert.deepEqual(moveCorpusCursor("ArrowDown", 1, "q", 9, mine), { i: 1, kind: "k" });
-  assert.deepEqual(moveCorpusCursor("ArrowUp", 1, "k", 9, mine), { i: 1, kind: "q" });
-  assert.deepEqual(moveCorpusCursor("PageDown", 2, "q", 9, mine), { i: 3, kind: "q" });
-  assert.deepEqual(moveCorpusCursor("PageUp", 0, "q", 9, mine), { i: 0, kind: "q" });
-  assert.deepEqual(moveCorpusCursor("End", 0, "k", 9, mine), { i: 8, kind: "k" });
-  assert.deepEqual(moveCorpusCursor("Home", 5, "k", 9, mine), { i: 0, kind: "k" });
-  assert.deepEqual(moveCorpusCursor("ArrowRight", 3, "q", 9, []), { i: 4, kind: "q" }); // no sentence: every point
-  assert.equal(moveCorpusCursor("a", 0, "q", 9, mine), null);
+  const texts = [0, 0, 0, 1, 1, 2, 2, 2, 3]; // the sentence (0), then three texts of the set
+  assert.deepEqual(moveCorpusCursor("ArrowRight", 0, "q", texts, mine), { i: 1, kind: "q" });
+  assert.deepEqual(moveCorpusCursor("ArrowRight", 2, "q", texts, mine), { i: 2, kind: "q" }); // the last
+  assert.deepEqual(moveCorpusCursor("ArrowLeft", 6, "k", texts, mine), { i: 2, kind: "k" }); // back into the sentence
+  assert.deepEqual(moveCorpusCursor("ArrowDown", 1, "q", texts, mine), { i: 1, kind: "k" });
+  assert.deepEqual(moveCorpusCursor("ArrowUp", 1, "k", texts, mine), { i: 1, kind: "q" });
+  assert.deepEqual(moveCorpusCursor("PageDown", 1, "q", texts, mine), { i: 3, kind: "q" }); // the next text
+  assert.deepEqual(moveCorpusCursor("PageDown", 5, "k", texts, mine), { i: 8, kind: "k" });
+  assert.deepEqual(moveCorpusCursor("PageDown", 8, "q", texts, mine), { i: 8, kind: "q" }); // the last text
+  assert.deepEqual(moveCorpusCursor("PageUp", 6, "q", texts, mine), { i: 5, kind: "q" }); // this text's first
+  assert.deepEqual(moveCorpusCursor("PageUp", 5, "q", texts, mine), { i: 3, kind: "q" }); // the previous one's
+  assert.deepEqual(moveCorpusCursor("PageUp", 0, "q", texts, mine), { i: 0, kind: "q" });
+  assert.deepEqual(moveCorpusCursor("End", 0, "k", texts, mine), { i: 8, kind: "k" });
+  assert.deepEqual(moveCorpusCursor("Home", 5, "k", texts, mine), { i: 0, kind: "k" });
+  assert.deepEqual(moveCorpusCursor("ArrowRight", 3, "q", texts, []), { i: 4, kind: "q" }); // no sentence: every point
+  assert.equal(moveCorpusCursor("a", 0, "q", texts, mine), null);
 });
 
 test("the clusters: runs along the order, members, the closest pair, the summary", () => {

@@ -6,7 +6,7 @@
 // distance on the screen is a distance in the projection. Hover a point for its token in its
 // text; click it (or Enter on the keyboard's cursor) to open that text at this head. The canvas
 // takes focus: Left / Right walk the sentence's tokens, Up / Down switch query and key,
-// PageUp / PageDown walk every point of the set in order, Home / End its first and last; a
+// PageUp / PageDown a text at a time (its first token), Home / End the set's first and last; a
 // polite live region reads the point (the API's coordinates as given) and, for a query, the 5
 // nearest keys in the map. render(container, data, selection, callbacks).
 
@@ -191,22 +191,35 @@ export function pointWords(data, i, kind) {
 }
 
 /**
- * Where a key moves the keyboard's cursor (point `i`, its query or key) among `n` points whose
- * user points are `mine` (ascending): Left / Right the previous / next of the user's tokens,
- * Up / Down the query / the key, PageUp / PageDown the previous / next point of the set, Home /
- * End the first / last. null for any other key.
- * @param {string} key @param {number} i @param {"q" | "k"} kind @param {number} n @param {number[]} mine
- * @returns {{i: number, kind: "q" | "k"} | null}
+ * Where a key moves the keyboard's cursor (point `i`, its query or key) among the points of
+ * texts `texts` (each point's text, in order) whose user points are `mine` (ascending): Left /
+ * Right the previous / next of the user's tokens, Up / Down the query / the key, PageUp /
+ * PageDown the first token of this text (if not on it) or of the previous one / of the next
+ * text, Home / End the first / last point. null for any other key.
+ * @param {string} key @param {number} i @param {"q" | "k"} kind @param {ArrayLike<number>} texts
+ * @param {number[]} mine @returns {{i: number, kind: "q" | "k"} | null}
  */
-export function moveCorpusCursor(key, i, kind, n, mine) {
+export function moveCorpusCursor(key, i, kind, texts, mine) {
+  const n = texts.length;
   const walk = mine.length ? mine : Array.from({ length: n }, (_, j) => j);
+  const start = (/** @type {number} */ j) => {
+    while (j > 0 && texts[j - 1] === texts[j]) j--;
+    return j;
+  };
   switch (key) {
     case "ArrowRight": return { i: walk.find((j) => j > i) ?? walk[walk.length - 1], kind };
     case "ArrowLeft": return { i: [...walk].reverse().find((j) => j < i) ?? walk[0], kind };
     case "ArrowUp": return { i, kind: "q" };
     case "ArrowDown": return { i, kind: "k" };
-    case "PageDown": return { i: Math.min(n - 1, i + 1), kind };
-    case "PageUp": return { i: Math.max(0, i - 1), kind };
+    case "PageDown": {
+      let j = i;
+      while (j < n - 1 && texts[j] === texts[i]) j++;
+      return { i: texts[j] === texts[i] ? i : j, kind };
+    }
+    case "PageUp": {
+      const s = start(i);
+      return { i: s < i || s === 0 ? s : start(s - 1), kind };
+    }
     case "Home": return { i: 0, kind };
     case "End": return { i: n - 1, kind };
     default: return null;
@@ -464,7 +477,7 @@ export function render(container, data, selection, callbacks = {}) {
   canvas.tabIndex = 0;
   canvas.setAttribute("role", "application");
   canvas.setAttribute("aria-label", `${mapTitle(data)}. Left and Right walk your sentence's tokens, Up and Down ` +
-    "switch between query and key, Page Up and Page Down walk every point of the set, Home and End go to its first " +
+    "switch between query and key, Page Up and Page Down go a text at a time, Home and End go to the set's first " +
     "and last; Enter opens the point's text in the views above.");
   canvas.setAttribute("aria-describedby", text.summary.id);
   const say = () => {
@@ -479,7 +492,7 @@ export function render(container, data, selection, callbacks = {}) {
       callbacks.onPick(p.text[at.i]);
       return;
     }
-    const to = moveCorpusCursor(e.key, at.i, at.kind, n, mine);
+    const to = moveCorpusCursor(e.key, at.i, at.kind, p.text, mine);
     if (!to) return;
     e.preventDefault();
     Object.assign(at, to);
