@@ -19,7 +19,7 @@ import torch
 
 from attnviz.engine import Transformer
 from attnviz.engine.model import CHUNK_BYTES
-from attnviz.schemas import LIMITS
+from attnviz.limits import LIMITS
 
 Rows = Callable[[torch.Tensor], torch.Tensor]
 

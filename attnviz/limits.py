@@ -1,0 +1,48 @@
+"""Caps on what one trace request may ask for: defined once here, below every layer that checks
+them (the capture's readouts, the schemas' fields, the services), and sent to the page through
+``/api/presets`` so that JavaScript never repeats a number."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+
+class Limits(BaseModel):
+    """Caps on what one trace request may ask for."""
+
+    max_tokens: int = 64
+    max_dim: int = 64
+    max_layers: int = 12
+    max_heads: int = 16
+    max_token_chars: int = 40
+    max_abs_value: float = 1000.0
+    # A text of 1,024 tokens (GPT-2's positions) runs to about 5,000 characters of English;
+    # the rest is room for long words and whitespace, which take few tokens.
+    max_text_chars: int = 20_000
+    max_thumb: int = 1024
+    max_generate: int = 64  # tokens a causal model writes after a text
+    # Attention rollout multiplies a T x T matrix per layer: 2 T^3 operations each. This bounds
+    # their sum (about 5 s on two CPU cores): 4,096 tokens through 3 layers, 1,024 through 200.
+    max_rollout_flops: float = 5e11
+    # Predictions (top_k, lens): the most next tokens a position lists, and the default.
+    max_top_k: int = 20
+    default_top_k: int = 5
+    # Unembedding a position costs 2 d_model x vocab operations per hidden state read (every
+    # layer's, for the logit lens): this bounds one part's (about 3 s on two CPU cores; GPT-2's
+    # top_k at 2,500 positions, or its lens at 200). Ask for fewer with pos_start, pos_count.
+    max_unembed_flops: float = 2e11
+    # Heads one trace may knock out (``ablate``): each patch runs its source text once more.
+    max_ablate: int = 16
+    # The corpus view (POST /api/models/{name}/corpus): the set's tokens (each runs through the
+    # model once: about 5 s for 5,000 of GPT-2's on two CPU cores), the default, an upload's
+    # characters (100,000 of any script, 3 bytes each in UTF-8, fit the server's 512 KiB body
+    # cap; 25,000 tokens of English, past the set's cap), the tokens of one text of the set (a
+    # longer line is cut into windows of this many), and the clusters the heads may be cut into.
+    max_corpus_tokens: int = 20_000
+    default_corpus_tokens: int = 5_000
+    max_corpus_chars: int = 100_000
+    max_corpus_text_tokens: int = 128
+    max_clusters: int = 32
+
+
+LIMITS = Limits()
