@@ -15,13 +15,13 @@ from attnviz.api.errors import install_error_handlers
 from attnviz.api.middleware import BodyLimit, HeadAsGet, SecurityHeaders, TimeLimit
 from attnviz.engine.device import resolve_device
 from attnviz.pretrained import load_registry
-from attnviz.schemas import COMPACT_MEDIA_TYPE
 from attnviz.services import compute
 from attnviz.services.recurrent import RecurrentService
 from attnviz.services.traces import TraceService
 from attnviz.services.training import TrainService
 from attnviz.settings import Settings, get_settings
 from attnviz.web import install_web
+from attnviz.wire.constants import COMPACT_MEDIA_TYPE
 
 log = logging.getLogger(__name__)
 

@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from attnviz.schemas import COMPACT_MEDIA_TYPE
+from attnviz.wire.constants import COMPACT_MEDIA_TYPE
 
 log = logging.getLogger(__name__)
 

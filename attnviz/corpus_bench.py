@@ -14,8 +14,9 @@ from dataclasses import dataclass
 import torch
 
 from attnviz.atlas_bench import gpt2_shape
+from attnviz.limits import LIMITS
 from attnviz.pretrained.registry import BUILTIN_NAME, ServedModel, builtin_dir, load_model
-from attnviz.schemas import LIMITS, CorpusRequest, CorpusResponse
+from attnviz.schemas.corpus import CorpusRequest, CorpusResponse
 from attnviz.services.corpus import CorpusCache
 
 TARGET_S = 3.0  # issue 20: 5,000 tokens for one head within 3 s (GPT-2-size, this CPU)

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from attnviz.bench import FIRST, request, text_of
-from attnviz.schemas import COMPACT_MEDIA_TYPE
+from attnviz.wire.constants import COMPACT_MEDIA_TYPE
 
 # The part the page asks for right after the first response: the chosen head, exact.
 PART = {"fields": "view", "layer": 0, "head": 0, "hide_special": "false", "merge_words": "false"}

@@ -8,7 +8,9 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
-from attnviz.schemas import CustomWeights, ExampleHead, Preset, ToyConfig
+from attnviz.schemas.common import CustomWeights, ToyConfig
+from attnviz.schemas.models import ExampleHead
+from attnviz.schemas.presets import Preset
 
 # The articles attnviz grew out of (the project's seeds), by their titles: the original post (its
 # text states no title; "Deriving the Transformer from Scratch", which retells it, names it so) and

@@ -14,7 +14,7 @@ import httpx
 import torch
 
 from attnviz.compact import decode
-from attnviz.schemas import COMPACT_MEDIA_TYPE
+from attnviz.wire.constants import COMPACT_MEDIA_TYPE
 
 ROOT = Path(__file__).resolve().parents[1]
 NODE = shutil.which("node")

@@ -1,7 +1,7 @@
 from fastapi import APIRouter, Request
 
 from attnviz.api.deps import RegistryDep, SettingsDep, TracesDep
-from attnviz.schemas import AtlasResponse
+from attnviz.schemas.atlas import AtlasResponse
 from attnviz.services.atlas import ATLASES
 from attnviz.services.text_trace import find_model, token_cap
 

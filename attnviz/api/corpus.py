@@ -1,7 +1,7 @@
 from fastapi import APIRouter, Request
 
 from attnviz.api.deps import RegistryDep, SettingsDep, TracesDep
-from attnviz.schemas import CorpusRequest, CorpusResponse
+from attnviz.schemas.corpus import CorpusRequest, CorpusResponse
 from attnviz.services.corpus import CORPORA, check
 from attnviz.services.text_trace import find_model, token_cap
 

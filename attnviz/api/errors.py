@@ -18,7 +18,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
-from attnviz.schemas import TraceQuery
+from attnviz.schemas.trace import TraceQuery
 from attnviz.services.admission import Busy
 from attnviz.services.tensors import TraceError
 from attnviz.services.text_trace import ModelNotFound

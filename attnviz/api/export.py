@@ -11,7 +11,8 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from attnviz.api.deps import TracesDep
-from attnviz.schemas import ExportRequest, TextTraceRequest, TraceQuery
+from attnviz.schemas.export import ExportRequest
+from attnviz.schemas.trace import TextTraceRequest, TraceQuery
 from attnviz.services.tensors import TraceError
 from attnviz.services.text_trace import find_model
 

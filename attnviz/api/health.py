@@ -2,7 +2,7 @@ from fastapi import APIRouter
 
 from attnviz import __version__
 from attnviz.api.deps import DeviceDep, RecurrentDep, TracesDep, TrainingDep
-from attnviz.schemas import Health, Load
+from attnviz.schemas.health import Health, Load
 
 router = APIRouter(tags=["health"])
 

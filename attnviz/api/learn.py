@@ -11,7 +11,7 @@ from attnviz.api.deps import DeviceDep, RecurrentDep, TracesDep, TrainingDep
 from attnviz.learn import service
 from attnviz.learn.path import LearnRefused
 from attnviz.learn.steps import BY_ID
-from attnviz.schemas import LearnCheck, LearnCheckRequest, LearnSteps
+from attnviz.schemas.learn import LearnCheck, LearnCheckRequest, LearnSteps
 
 router = APIRouter(prefix="/api/learn", tags=["learn"])
 

@@ -1,9 +1,10 @@
 from fastapi import APIRouter
 
 from attnviz.api.deps import RegistryDep, SettingsDep
+from attnviz.limits import LIMITS
 from attnviz.presets import example_heads
 from attnviz.pretrained.registry import BUILTIN_INSTALL
-from attnviz.schemas import LIMITS, CorpusLimits, ModelList
+from attnviz.schemas.models import CorpusLimits, ModelList
 from attnviz.services.corpus import projections
 from attnviz.services.text_trace import EXAMPLES, model_info
 

@@ -1,7 +1,9 @@
 from fastapi import APIRouter
 
+from attnviz.limits import LIMITS
 from attnviz.presets import presets
-from attnviz.schemas import LIMITS, PresetList, ToyConfig
+from attnviz.schemas.common import ToyConfig
+from attnviz.schemas.presets import PresetList
 
 router = APIRouter(prefix="/api", tags=["presets"])
 

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Response, status
 
 from attnviz.api.deps import RecurrentDep
-from attnviz.schemas import RecurrentOptions, RecurrentRequest, RecurrentRun
+from attnviz.schemas.recurrent import RecurrentOptions, RecurrentRequest, RecurrentRun
 
 router = APIRouter(prefix="/api/recurrent", tags=["recurrent"])
 

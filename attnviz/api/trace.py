@@ -5,14 +5,14 @@ from fastapi.responses import Response
 from pydantic import Discriminator, Tag
 
 from attnviz.api.deps import TracesDep
-from attnviz.schemas import (
-    COMPACT_MEDIA_TYPE,
+from attnviz.schemas.trace import (
     TextTraceRequest,
     TextTraceResponse,
     ToyTraceRequest,
     TraceQuery,
     TraceResponse,
 )
+from attnviz.wire.constants import COMPACT_MEDIA_TYPE
 
 router = APIRouter(prefix="/api", tags=["trace"])
 

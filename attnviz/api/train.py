@@ -11,7 +11,7 @@ from fastapi import APIRouter, Depends, Header, HTTPException, Path, Query, Resp
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 
 from attnviz.api.deps import TrainingDep
-from attnviz.schemas import (
+from attnviz.schemas.train import (
     TrainAccepted,
     TrainDecoded,
     TrainDecodeRequest,

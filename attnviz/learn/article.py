@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from attnviz.presets import APPLE_AXES, APPLE_TOKENS
-from attnviz.schemas import ArticleRow, ArticleTable
+from attnviz.schemas.learn import ArticleRow, ArticleTable
 from attnviz.services.tensors import TraceTensors
 
 Engine = Callable[[TraceTensors], list[float]]

@@ -14,7 +14,8 @@ import torch
 
 from attnviz.learn.path import Result
 from attnviz.learn.reading import TrainReading
-from attnviz.schemas import RecurrentRun, TrainClaim
+from attnviz.schemas.recurrent import RecurrentRun
+from attnviz.schemas.train import TrainClaim
 from attnviz.training import measures
 from attnviz.training.tasks import Induction
 

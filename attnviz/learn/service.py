@@ -12,7 +12,8 @@ from attnviz.learn.path import LearnRefused, Result, Step, ToyStart
 from attnviz.learn.reading import ToyReading, TrainReading
 from attnviz.learn.steps import STEPS
 from attnviz.presets import presets
-from attnviz.schemas import (
+from attnviz.schemas.common import ToyConfig
+from attnviz.schemas.learn import (
     LearnCheck,
     LearnCheckRequest,
     LearnStep,
@@ -23,9 +24,8 @@ from attnviz.schemas import (
     LearnToyView,
     LearnTrain,
     LearnView,
-    ToyConfig,
-    ToyTraceRequest,
 )
+from attnviz.schemas.trace import ToyTraceRequest
 from attnviz.services import compute
 from attnviz.services.recurrent import RecurrentService
 from attnviz.services.trace import run_toy_trace

@@ -1,8 +1,8 @@
 """Pretrained models from Hugging Face folders, run in attnviz's own engine.
 
 The names below are imported on first use (PEP 562), so that importing one submodule, e.g.
-``attnviz.pretrained.convert`` for the table of families (as ``attnviz.schemas`` does), does not
-import the loader and the registry, nor whatever they import.
+``attnviz.pretrained.convert`` for the table of families (as ``attnviz.schemas.models`` does),
+does not import the loader and the registry, nor whatever they import.
 """
 
 from __future__ import annotations

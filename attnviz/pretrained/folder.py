@@ -34,6 +34,11 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+# What runs a served model: attnviz's own engine (native, this loader's models) or Hugging Face
+# transformers (the bridge, pretrained/bridge). One definition: the schemas' backend fields and
+# every served model's ``backend`` read it.
+Backend = Literal["native", "transformers"]
+
 
 class ModelFolderError(ValueError):
     """A folder that cannot be loaded; the message names the folder and what is wrong."""
@@ -65,7 +70,7 @@ class PretrainedModel:
     # pretrained/bridge, has the same): which backend runs it, what its traces lack, a trace,
     # a continuation.
     @property
-    def backend(self) -> Literal["native", "transformers"]:
+    def backend(self) -> Backend:
         return "native"
 
     @property

@@ -11,14 +11,14 @@ import threading
 from collections.abc import Collection, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import torch
 
 from attnviz.engine import TransformerConfig
 from attnviz.pretrained.bridge import BRIDGE_INSTALL, load_bridged, transformers_missing
 from attnviz.pretrained.convert import FAMILIES
-from attnviz.pretrained.folder import ModelFolderError, load_folder
+from attnviz.pretrained.folder import Backend, ModelFolderError, load_folder
 from attnviz.pretrained.tokenize import TextTokenizer
 from attnviz.settings import BackendChoice
 
@@ -47,7 +47,7 @@ class ServedModel(Protocol):
     lock: threading.Lock  # one forward at a time
 
     @property
-    def backend(self) -> Literal["native", "transformers"]: ...
+    def backend(self) -> Backend: ...
 
     @property
     def unavailable(self) -> Mapping[str, str]:

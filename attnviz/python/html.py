@@ -598,7 +598,8 @@ def toy_html(
     (float64): the first screen's arrays and every head's scores and weights. The table and
     the model are shown read only. ``layer``, ``head``: the heatmaps' first head; ``view``:
     the rest of the toy lab's view state (``vlayer``, ``a``, ``b``, ``trails``)."""
-    from attnviz.schemas import LIMITS, ToyConfig
+    from attnviz.limits import LIMITS
+    from attnviz.schemas.common import ToyConfig
 
     if trace.meta.get("mode") != "toy":
         raise ExportError("trace: not a toy trace (tokens, embeddings and config)")

@@ -161,7 +161,8 @@ def _sentence(s: Any) -> dict:
 def read_link(link: str) -> Link:
     """What a share link (the page's whole address, or its ``#s=...`` alone) holds for the mode
     in view. Raises ``LinkError`` naming the rule a bad link breaks."""
-    from attnviz.schemas import LIMITS, ToyConfig
+    from attnviz.limits import LIMITS
+    from attnviz.schemas.common import ToyConfig
 
     state = _state(link)
     defaults = ToyConfig().model_dump()

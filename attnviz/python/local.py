@@ -74,7 +74,7 @@ def _model_name(service: Any, model: str) -> str:
 
 
 def _request(service: Any, kw: Mapping[str, Any]) -> Any:
-    from attnviz.schemas import TextTraceRequest, ToyTraceRequest
+    from attnviz.schemas.trace import TextTraceRequest, ToyTraceRequest
 
     body = {k: v for k, v in kw.items() if v is not None}
     try:
@@ -96,7 +96,7 @@ def _first_error(exc: ValidationError) -> str:
 
 
 def _part(service: Any, req: Any, params: Mapping[str, Any]) -> bytes:
-    from attnviz.schemas import TraceQuery
+    from attnviz.schemas.trace import TraceQuery
     from attnviz.services.arrays import compact_body
     from attnviz.services.tensors import TraceError as ServiceError
 
@@ -146,7 +146,7 @@ def _memory_trace(
     service cuts a part of a trace it computed (the first from the forward's weights, the
     rest from q and k by the recorded rule, as from the service's cache)."""
     from attnviz.pretrained.bridge.memory import ModelObjectError
-    from attnviz.schemas import TextTraceRequest
+    from attnviz.schemas.trace import TextTraceRequest
     from attnviz.services import compute
     from attnviz.services.tensors import TraceError as ServiceError
 
@@ -192,7 +192,7 @@ def _compute_memory(req: Any, served: Any, cap: int | None) -> Any:
 def _memory_part(computed: Any, params: Mapping[str, Any], first: list[bool]) -> bytes:
     """As ``TraceService._part`` cuts a compact part (``annotate``, ``json_numbers``);
     the forward's weights are let go after the first, as the service's cache lets them go."""
-    from attnviz.schemas import TraceQuery
+    from attnviz.schemas.trace import TraceQuery
     from attnviz.services import heap
     from attnviz.services.arrays import compact_body, json_numbers, select
     from attnviz.services.tensors import TraceError as ServiceError

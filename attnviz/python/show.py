@@ -73,7 +73,7 @@ def attention_trace(
     import torch
 
     from attnviz.engine import TransformerConfig
-    from attnviz.schemas import TraceQuery
+    from attnviz.schemas.trace import TraceQuery
     from attnviz.services.arrays import compact_body, select
     from attnviz.services.tensors import ComputedTrace, TraceTensors
 

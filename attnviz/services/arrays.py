@@ -15,19 +15,19 @@ from dataclasses import dataclass
 import torch
 from safetensors.torch import save
 
-from attnviz.schemas import (
-    AGGREGATE_RULES,
-    LIMITS,
-    PER_HEAD_FIELDS,
-    PREDICTION_FIELDS,
-    VALUE_WEIGHTED_AGGREGATES,
-    VALUE_WEIGHTED_RULES,
-    TraceQuery,
-)
+from attnviz.limits import LIMITS
+from attnviz.schemas.trace import TraceQuery
 from attnviz.services import lens
 from attnviz.services.tensors import ComputedTrace, TraceError, TraceTensors
 from attnviz.services.tokenview import TokenView, token_view
 from attnviz.services.wire import dumps
+from attnviz.wire.constants import (
+    AGGREGATE_RULES,
+    PER_HEAD_FIELDS,
+    PREDICTION_FIELDS,
+    VALUE_WEIGHTED_AGGREGATES,
+    VALUE_WEIGHTED_RULES,
+)
 
 # An array of the response: a tensor, null (no positional table), or an object of tensors and
 # numbers (projection, thumbs).

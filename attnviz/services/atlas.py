@@ -35,7 +35,7 @@ import torch
 
 from attnviz.pretrained.registry import ServedModel
 from attnviz.pretrained.tokenize import TextTokenizer
-from attnviz.schemas import AtlasProbe, AtlasResponse, AtlasScore
+from attnviz.schemas.atlas import AtlasProbe, AtlasResponse, AtlasScore
 from attnviz.services.tensors import TraceError
 from attnviz.training.measures import at_offset, previous_token
 from attnviz.training.tasks import Induction, default_text

@@ -30,7 +30,7 @@ import numpy as np
 import torch
 
 from attnviz.pretrained.registry import ServedModel
-from attnviz.schemas import (
+from attnviz.schemas.corpus import (
     CorpusPoints,
     CorpusRequest,
     CorpusResponse,

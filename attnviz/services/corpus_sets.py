@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 import torch
 
+from attnviz.limits import LIMITS
 from attnviz.pretrained.registry import ServedModel
 from attnviz.pretrained.tokenize import TextTokenizer, Tokens
-from attnviz.schemas import LIMITS
 from attnviz.services.tensors import TraceError
 from attnviz.services.text_trace import EXAMPLES
 from attnviz.training.tasks import default_text

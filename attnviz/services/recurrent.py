@@ -17,15 +17,15 @@ import secrets
 import threading
 import time
 
-from attnviz.schemas import (
+from attnviz.schemas.recurrent import (
     RECURRENT_MAX_SEED,
     RecurrentModel,
     RecurrentOptions,
     RecurrentRequest,
     RecurrentRun,
     RecurrentTaskInfo,
-    TrainClaim,
 )
+from attnviz.schemas.train import TrainClaim
 from attnviz.services import compute
 from attnviz.services.admission import Busy
 from attnviz.services.training import RunGone, TrainRefused, wire

@@ -11,10 +11,12 @@ from attnviz.engine.ablate import HeadAblation
 from attnviz.presets import SHOWCASE
 from attnviz.pretrained.native import quoted_each, unknown_characters
 from attnviz.pretrained.registry import Knockouts, ModelRegistry, ServedModel
-from attnviz.schemas import PREDICTION_FIELDS, ModelInfo, TextTraceRequest
+from attnviz.schemas.models import ModelInfo
+from attnviz.schemas.trace import TextTraceRequest
 from attnviz.services import heap
 from attnviz.services.lens import Readout, bridged_readout, mlm_readout, native_readout
 from attnviz.services.tensors import ComputedTrace, TraceError, attention_meta
+from attnviz.wire.constants import PREDICTION_FIELDS
 
 EXAMPLES = [
     "I sat on the river bank",

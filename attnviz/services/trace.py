@@ -6,7 +6,9 @@ import torch
 
 from attnviz.engine import Transformer, TransformerConfig
 from attnviz.engine.toy import toy_weights
-from attnviz.schemas import LIMITS, ToyConfig, ToyTraceRequest
+from attnviz.limits import LIMITS
+from attnviz.schemas.common import ToyConfig
+from attnviz.schemas.trace import ToyTraceRequest
 from attnviz.services.tensors import ComputedTrace, capture_trace
 
 

@@ -13,7 +13,7 @@ import torch
 import zstandard
 
 from attnviz.pretrained import ModelRegistry
-from attnviz.schemas import COMPACT_MEDIA_TYPE, TextTraceRequest, ToyTraceRequest, TraceQuery
+from attnviz.schemas.trace import TextTraceRequest, ToyTraceRequest, TraceQuery
 from attnviz.services import compute
 from attnviz.services.admission import Admission
 from attnviz.services.arrays import Part, compact_body, json_numbers, json_pieces, select
@@ -22,6 +22,7 @@ from attnviz.services.tensors import ComputedTrace, TraceError, TraceTensors
 from attnviz.services.text_trace import find_model, run_text_trace
 from attnviz.services.trace import run_toy_trace
 from attnviz.settings import Settings
+from attnviz.wire.constants import COMPACT_MEDIA_TYPE
 
 TraceRequest = ToyTraceRequest | TextTraceRequest
 

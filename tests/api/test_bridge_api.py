@@ -11,8 +11,8 @@ from fastapi.testclient import TestClient
 
 from attnviz.app import create_app
 from attnviz.compact import decode
-from attnviz.schemas import COMPACT_MEDIA_TYPE
 from attnviz.settings import Settings
+from attnviz.wire.constants import COMPACT_MEDIA_TYPE
 from tests.checkpoints import SENTENCES
 from tests.checkpoints_bridge import (
     WINDOW,

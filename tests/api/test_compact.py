@@ -13,7 +13,8 @@ import zstandard
 
 from attnviz.compact import decode, header
 from attnviz.pretrained.registry import BUILTIN_NAME
-from attnviz.schemas import COMPACT_MEDIA_TYPE, TRACE_FIELDS, TraceQuery
+from attnviz.schemas.trace import TraceQuery
+from attnviz.wire.constants import COMPACT_MEDIA_TYPE, TRACE_FIELDS
 from tests.oracles import token_view_oracle
 
 COMPACT = {"accept": COMPACT_MEDIA_TYPE}

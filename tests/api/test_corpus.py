@@ -9,8 +9,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from attnviz.app import create_app
+from attnviz.limits import LIMITS
 from attnviz.pretrained.registry import BUILTIN_NAME
-from attnviz.schemas import LIMITS
 from attnviz.services import corpus as corpus_service
 from attnviz.settings import Settings
 from tests.checkpoints_bridge import make_tiny_bloom

@@ -10,7 +10,7 @@ import torch
 from fastapi.testclient import TestClient
 
 from attnviz.app import create_app
-from attnviz.schemas import LIMITS
+from attnviz.limits import LIMITS
 from attnviz.settings import Settings
 from tests.checkpoints import make_tiny_llama
 

@@ -16,8 +16,8 @@ from fastapi.testclient import TestClient
 
 from attnviz.api.middleware import script_hashes
 from attnviz.app import create_app
+from attnviz.limits import LIMITS
 from attnviz.pretrained.registry import BUILTIN_NAME
-from attnviz.schemas import LIMITS
 from attnviz.settings import Settings
 from tests.servers import served
 
@@ -105,7 +105,7 @@ def test_the_largest_valid_toy_request_fits_the_default_cap():
     cap = Settings().max_body_bytes
     assert len(raw) < cap, f"{len(raw):,} bytes over the default cap of {cap:,}"
     # ... and below the server's other rules (a valid request, not a 422).
-    from attnviz.schemas import ToyTraceRequest
+    from attnviz.schemas.trace import ToyTraceRequest
 
     ToyTraceRequest.model_validate_json(raw)
 

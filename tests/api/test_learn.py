@@ -7,8 +7,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from attnviz.app import create_app
+from attnviz.limits import LIMITS
 from attnviz.presets import APPLE_AXES, APPLE_TOKENS, APPLE_X
-from attnviz.schemas import LIMITS
 from attnviz.settings import Settings
 
 APPLE = {"tokens": APPLE_TOKENS, "axes": APPLE_AXES, "embeddings": APPLE_X}

@@ -135,7 +135,7 @@ def test_causal_preset(client, by_id):
 
 def test_presets_validate_as_requests():
     # The suggested configs fit their own tables (e.g. heads divide d).
-    from attnviz.schemas import ToyTraceRequest
+    from attnviz.schemas.trace import ToyTraceRequest
 
     for p in presets():
         ToyTraceRequest(tokens=p.tokens, embeddings=p.embeddings, axes=p.axes, config=p.config)

@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from attnviz.app import create_app
-from attnviz.schemas import RecurrentTask
+from attnviz.schemas.recurrent import RecurrentTask
 from attnviz.services.recurrent import RecurrentService
 from attnviz.settings import Settings
 from attnviz.training import recurrent as R

@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from attnviz.schemas import ToyTraceRequest
+from attnviz.schemas.trace import ToyTraceRequest
 from attnviz.services.tensors import TraceError
 from attnviz.services.trace import build_toy_model, run_toy_trace
 from tests import reference

@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 
 from attnviz.app import create_app
 from attnviz.engine import capture
-from attnviz.schemas import TaskName, TrainRequest
+from attnviz.schemas.train import TaskName, TrainRequest
 from attnviz.settings import Settings
 from attnviz.training.catalog import SWITCHES, TASKS
 from tests.servers import served

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from attnviz.schemas import MEASURES
+from attnviz.wire.constants import MEASURES
 from tests.browser.helpers import (
     MODEL,
     assert_close,

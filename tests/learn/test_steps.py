@@ -12,7 +12,8 @@ from fastapi.testclient import TestClient
 
 from attnviz.app import create_app
 from attnviz.learn.mathml import ELEMENTS
-from attnviz.schemas import LIMITS, ToyTraceRequest
+from attnviz.limits import LIMITS
+from attnviz.schemas.trace import ToyTraceRequest
 from attnviz.settings import Settings
 from attnviz.training.ablations import PRESETS
 from attnviz.training.catalog import TASKS

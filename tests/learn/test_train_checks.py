@@ -11,7 +11,8 @@ import httpx
 import pytest
 
 from attnviz.app import create_app
-from attnviz.schemas import RecurrentRun, TrainClaim, TrainRequest
+from attnviz.schemas.recurrent import RecurrentRun
+from attnviz.schemas.train import TrainClaim, TrainRequest
 from attnviz.services.training import LiveRun, RunGone
 from attnviz.settings import Settings
 from tests.servers import served

@@ -139,7 +139,8 @@ def link_of(raw: bytes) -> str:
 def page_link(mode: str, toy: dict | None, sentence: dict | None, *, context: bool = True) -> str:
     """The hash the page writes (core/state.js encodeShare, run in Node), with the server's
     presets as its context (a preset's table written as its id) when ``context``."""
-    from attnviz.schemas import LIMITS, ToyConfig
+    from attnviz.limits import LIMITS
+    from attnviz.schemas.common import ToyConfig
 
     ctx = {"presets": [p.model_dump() for p in presets()], "limits": LIMITS.model_dump(),
            "defaults": ToyConfig().model_dump()}  # fmt: skip
@@ -157,7 +158,7 @@ def page_link(mode: str, toy: dict | None, sentence: dict | None, *, context: bo
 
 
 def toy_state(tokens, axes, embeddings, config, preset=None, view=None) -> dict:
-    from attnviz.schemas import ToyConfig
+    from attnviz.schemas.common import ToyConfig
 
     n = len(tokens)
     return {"preset": preset, "tokens": tokens, "axes": axes, "embeddings": embeddings,

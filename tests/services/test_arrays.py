@@ -9,7 +9,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from attnviz.schemas import TextTraceRequest, ToyTraceRequest, TraceQuery
+from attnviz.schemas.trace import TextTraceRequest, ToyTraceRequest, TraceQuery
 from attnviz.services.arrays import json_body, json_bytes, max_pool
 from attnviz.services.traces import TraceService
 from attnviz.services.wire import dumps

@@ -13,8 +13,9 @@ from scipy.cluster.hierarchy import fcluster, leaves_list, linkage
 from scipy.spatial.distance import squareform
 
 from attnviz.engine.model import attention_pattern, attention_scores
+from attnviz.limits import LIMITS
 from attnviz.pretrained.registry import BUILTIN_NAME, ServedModel, load_model
-from attnviz.schemas import LIMITS, CorpusRequest
+from attnviz.schemas.corpus import CorpusRequest
 from attnviz.services import corpus_run
 from attnviz.services.corpus import CorpusCache, cluster, compute_set
 from attnviz.services.corpus_math import (

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from attnviz.schemas import TextTraceRequest, TraceQuery
+from attnviz.schemas.trace import TextTraceRequest, TraceQuery
 from attnviz.services import heap
 from attnviz.services.traces import TraceService
 

@@ -11,11 +11,13 @@ import pytest
 import torch
 
 from attnviz.compact import decode
+from attnviz.limits import LIMITS
 from attnviz.pretrained.registry import BUILTIN_NAME, ModelRegistry, load_model
-from attnviz.schemas import COMPACT_MEDIA_TYPE, LIMITS, TextTraceRequest, TraceQuery
+from attnviz.schemas.trace import TextTraceRequest, TraceQuery
 from attnviz.services import lens
 from attnviz.services.arrays import select
 from attnviz.services.text_trace import run_text_trace
+from attnviz.wire.constants import COMPACT_MEDIA_TYPE
 from tests.checkpoints import SENTENCES, make_tiny_gpt2, make_tiny_llama
 
 CPU = torch.device("cpu")

@@ -20,7 +20,7 @@ from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import torch
 
@@ -29,9 +29,10 @@ from attnviz.engine.ablate import HeadAblation
 from attnviz.pretrained.bridge.record import Recording, intervening, recording
 from attnviz.pretrained.bridge.record import ablating as planned
 from attnviz.pretrained.bridge.rule import RecordedRule
+from attnviz.pretrained.folder import Backend
 from attnviz.pretrained.tokenize import TextTokenizer
-from attnviz.schemas import VALUE_WEIGHTED_RULES
 from attnviz.services.tensors import KEEP_FORWARD_BYTES, TraceError, TraceTensors
+from attnviz.wire.constants import VALUE_WEIGHTED_RULES
 
 # The arrays a model without queries and keys cannot give: all of them come from q and k.
 QK_FIELDS = ("queries", "keys", "values", "scores", "score_range")
@@ -60,7 +61,7 @@ class BridgedModel:
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
-    def backend(self) -> Literal["native", "transformers"]:
+    def backend(self) -> Backend:
         return "transformers"
 
     @property

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import torch
 
 from attnviz.engine import Transformer
-from attnviz.schemas import TrainCheckpoint, TrainClaim, TrainRequest
+from attnviz.schemas.train import TrainCheckpoint, TrainClaim, TrainRequest
 from attnviz.training.tasks import CharLM, Reverse, Task, bigram_heldout_loss
 from attnviz.training.trainer import HELDOUT_BATCH, Architecture, Optimiser, Run, Step, model_config
 

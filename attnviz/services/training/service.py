@@ -15,7 +15,7 @@ import torch
 from attnviz.engine import capture
 from attnviz.pretrained import ModelRegistry
 from attnviz.pretrained.native import quoted_each
-from attnviz.schemas import (
+from attnviz.schemas.train import (
     TRAIN_SHAPE,
     TrainArchitecture,
     TrainDecoded,

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator, Iterable
 
 import torch
 
-from attnviz.schemas import (
+from attnviz.schemas.train import (
     Thumbs,
     TrainArchitecture,
     TrainAsk,

@@ -15,7 +15,7 @@ import torch
 
 from attnviz.engine import Transformer
 from attnviz.pretrained import ModelRegistry, PretrainedModel
-from attnviz.schemas import TrainCheckpoint
+from attnviz.schemas.train import TrainCheckpoint
 from attnviz.services import compute
 from attnviz.services.training import wire
 from attnviz.services.training.runs import LiveRun, Plan, Variant

@@ -1,0 +1,154 @@
+"""Learn mode: ``GET /api/learn`` (the steps) and ``POST /api/learn/{id}/check`` (a step's
+tasks checked on the learner's state)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field, model_validator
+
+from attnviz.limits import LIMITS
+from attnviz.schemas.common import Strict, ToyConfig
+from attnviz.schemas.trace import ToyTraceRequest
+from attnviz.schemas.train import TRAIN_SHAPE
+
+
+class LearnToyView(Strict):
+    """A toy step's view as the page holds it (core/types.js ToyView)."""
+
+    layer: int = Field(ge=0, description="The heatmaps' layer (0-based)")
+    head: int = Field(ge=0, description="The heatmaps' head (0-based)")
+    vlayer: int = Field(ge=0, description="The vectors' layer (0: the input)")
+    a: int = Field(ge=0, description="The distance's first token")
+    b: int = Field(ge=0, description="The distance's second token")
+    trails: bool = True
+
+
+class LearnToyState(BaseModel):
+    """A whole toy lab state (core/types.js ToyState): the table, its config and the view."""
+
+    preset: str | None = Field(description="The preset it starts from (its config may differ)")
+    tokens: list[str]
+    axes: list[str]
+    embeddings: list[list[float]]
+    config: ToyConfig
+    view: LearnToyView
+
+
+class LearnTrain(BaseModel):
+    settings: dict[str, str] = Field(
+        description="The Train tab's form fields by name, as text (as modes/train/link.js "
+        "carries them): {} for step 1, whose card is the recurrent comparison"
+    )
+
+
+class LearnTask(BaseModel):
+    id: str
+    prompt: str
+    hint: str
+    finding: bool = Field(
+        False,
+        description="A finding (a head found in the learner's run): once done it stays done "
+        "while the learner looks elsewhere (step 12's two heads are never in view at once)",
+    )
+
+
+class ArticleRow(BaseModel):
+    label: str
+    article: list[float] = Field(description="As the article states them")
+    engine: list[float] = Field(
+        description="The engine's, from the step's starting state, at full precision"
+    )
+
+
+class ArticleTable(BaseModel):
+    caption: str
+    columns: list[str]
+    decimals: int = Field(description="The article's rounding: the engine's numbers round to it")
+    rows: list[ArticleRow]
+
+
+class LearnStep(BaseModel):
+    n: int = Field(description="1-based: #learn/n")
+    id: str
+    title: str
+    lab: Literal["toy", "train"]
+    text: list[str] = Field(description="Paragraphs, plain text")
+    formula: str = Field(description="Presentation MathML, one <math display=block> element")
+    formula_text: str = Field(description="The formula in plain text (its text alternative)")
+    toy: LearnToyState | None = Field(description="A toy step's starting state")
+    train: LearnTrain | None = Field(description="A train step's starting form")
+    focus: list[str] = Field(description="Ids of the page's elements the step is about")
+    tasks: list[LearnTask]
+    article: list[ArticleTable] = Field(description="The article's numbers beside the engine's")
+
+
+class LearnSteps(BaseModel):
+    steps: list[LearnStep]
+
+
+class LearnView(Strict):
+    """What the learner looks at. A toy step: the heatmaps' layer and head, the vectors' layer,
+    the distance pair (``trails`` is accepted and not read). A train step: the run's variant and
+    the head in view."""
+
+    layer: int = Field(0, ge=0, le=LIMITS.max_layers - 1, description="0-based")
+    head: int = Field(0, ge=0, le=LIMITS.max_heads - 1, description="0-based")
+    vlayer: int | None = Field(None, ge=0, le=LIMITS.max_layers, description="toy steps")
+    a: int | None = Field(None, ge=0, le=LIMITS.max_tokens - 1, description="toy steps")
+    b: int | None = Field(None, ge=0, le=LIMITS.max_tokens - 1, description="toy steps")
+    trails: bool | None = Field(None, description="toy steps")
+    variant: int | None = Field(
+        None, ge=0, le=TRAIN_SHAPE.max_variants - 1, description="train steps (0-based)"
+    )
+
+
+_TOY_VIEW = ("vlayer", "a", "b", "trails")
+
+
+class LearnCheckRequest(Strict):
+    """One of: a toy step's table and view (the table exactly as POST /api/trace takes it), a
+    train step's run and view, or step 1's recurrent comparison."""
+
+    toy: ToyTraceRequest | None = Field(None, description="toy steps: the table and its config")
+    run: str | None = Field(
+        None, min_length=1, max_length=40, description="train steps 11-16: the run's id"
+    )
+    recurrent: str | None = Field(
+        None, min_length=1, max_length=40, description="step 1: the comparison's id"
+    )
+    view: LearnView | None = None
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> LearnCheckRequest:
+        sent = [k for k in ("toy", "run", "recurrent") if getattr(self, k) is not None]
+        if not sent:
+            raise ValueError(
+                "body: send toy (a toy step's table), run (a train step's run) or recurrent "
+                "(step 1's comparison)"
+            )
+        if len(sent) > 1:
+            raise ValueError(f"{sent[1]}: send one of toy, run and recurrent, not {sent}")
+        v = self.view
+        if v is None:
+            return self
+        if self.recurrent is not None:
+            raise ValueError("view: step 1's check reads no view; send recurrent alone")
+        if self.toy is not None and v.variant is not None:
+            raise ValueError("view.variant: only a train step's view has a variant")
+        if self.run is not None:
+            for name in _TOY_VIEW:
+                if getattr(v, name) is not None:
+                    raise ValueError(f"view.{name}: only a toy step's view has it")
+        return self
+
+
+class LearnTaskResult(BaseModel):
+    id: str
+    done: bool
+    says: str = Field(description="What is true now, with the numbers, and why")
+
+
+class LearnCheck(BaseModel):
+    step: str
+    tasks: list[LearnTaskResult]

@@ -1,0 +1,102 @@
+"""``GET /api/models``: the models this server offers, its example texts and heads, and the
+limits a text's trace and the corpus view keep to."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from attnviz.limits import LIMITS
+from attnviz.pretrained.convert import FAMILIES
+from attnviz.pretrained.folder import Backend
+
+
+class ModelInfo(BaseModel):
+    name: str
+    family: str = Field(
+        description="The model's family: its config.json model_type. attnviz's own engine reads "
+        f"these (the table of conversions; the examples): {', '.join(FAMILIES)}",
+        examples=list(FAMILIES),
+    )
+    layers: int
+    heads: int
+    d_model: int
+    head_dim: int
+    kv_heads: int = Field(
+        description="Key/value heads: fewer than heads with grouped-query attention, each "
+        "shared by heads / kv_heads query heads"
+    )
+    causal: bool
+    max_tokens: int = Field(
+        description="The most tokens a trace may have: the smaller of the "
+        "model's position table and the server's cap"
+    )
+    model_max_tokens: int
+    device: str
+    source: str = Field(
+        description="Where the weights came from: the package or the folder's name (never a "
+        "path on the server), or the training run"
+    )
+    examples: list[str] | None = Field(
+        None, description="Texts this model reads (a trained run's), else null: the list's"
+    )
+    run: str | None = Field(
+        None,
+        description="The training run this model comes from (null for a loaded model). Behind "
+        "a proxy with several replicas, send it as X-Attnviz-Run with a trace of the model.",
+    )
+    backend: Backend = Field(
+        "native",
+        description="What runs the model: attnviz's own engine (native: every internal a named "
+        "hook) or Hugging Face transformers (the bridge, for families the engine has no "
+        "conversion for: pip install 'attnviz[transformers]'; a model whose attention does not "
+        "go through transformers' AttentionInterface has no queries, keys, values or scores)",
+    )
+    ablate_refused: str | None = Field(
+        None,
+        description="Why this model's heads cannot be knocked out (a trace's ablate is refused "
+        "with this reason), or null when they can: the native engine's models, and those served "
+        "through transformers whose attention goes through its AttentionInterface",
+    )
+
+
+class ExampleHead(BaseModel):
+    """A head worth a look for an example text: measured on the model, checked by a test."""
+
+    model: str
+    text: str = Field(description="The example text it is about")
+    query: str = Field(description="The token that attends")
+    key: str = Field(description="The token it attends to")
+    layer: int = Field(description="0-based, as in a trace")
+    head: int = Field(description="0-based, as in a trace")
+    weight: float = Field(description="The weight from query to key in that head, rounded")
+    note: str = Field(description="What the page says about it")
+
+
+class CorpusLimits(BaseModel):
+    """What the corpus view (POST /api/models/{name}/corpus) allows on this server."""
+
+    max_tokens: int = Field(description="The most tokens a set may have (``max_tokens``)")
+    default_tokens: int = Field(description="A set's tokens when the request names none")
+    max_chars: int = Field(description="The most characters of an upload")
+    max_clusters: int = Field(LIMITS.max_clusters, description="The most clusters of heads")
+    projections: list[str] = Field(description="The projections this server can do: pca, umap")
+
+
+class ModelList(BaseModel):
+    models: list[ModelInfo]
+    default: str | None = Field(description="The model the page starts with; null when none")
+    examples: list[str]
+    max_text_chars: int
+    max_generate: int = Field(description="Tokens a causal model may write after a text")
+    max_ablate: int = Field(
+        LIMITS.max_ablate, description="Heads one trace may knock out (the trace's ablate)"
+    )
+    max_json_values: int = Field(
+        description="The most numbers one JSON trace may carry; ask for parts, or the compact "
+        "form, beyond"
+    )
+    install: str = Field(description="How to install the default model, for a server without it")
+    example_heads: list[ExampleHead] = Field(
+        default_factory=list, description="Heads worth a look for the example texts"
+    )
+    corpus: CorpusLimits = Field(description="The corpus view's limits and projections")

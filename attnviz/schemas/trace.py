@@ -1,0 +1,403 @@
+"""``POST /api/trace``: a toy table or a pretrained model on a text, the query parameters that
+ask for a part of the trace, and the traces sent back (the arrays' names and rules are
+``attnviz.wire.constants``)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
+
+from attnviz.limits import LIMITS
+from attnviz.pretrained.folder import Backend
+from attnviz.schemas.common import AxisName, Strict, Token, ToyConfig, Value
+from attnviz.wire.constants import FIELDS, TRACE_FIELDS, Measure
+
+
+def _square(name: str, m: list[list[float]], d: int) -> None:
+    if len(m) != d or any(len(row) != d for row in m):
+        rows = len(m)
+        cols = sorted({len(row) for row in m}) or [0]
+        shape = f"{rows} x {cols[0]}" if len(cols) == 1 else f"{rows} rows of {cols} values"
+        raise ValueError(f"config.weights.{name}: must be {d} x {d} (d x d), got {shape}")
+
+
+class ToyTraceRequest(Strict):
+    """A toy run: token labels, their embedding rows (n x d), optional axis names, a config."""
+
+    tokens: list[Token] = Field(min_length=1, max_length=LIMITS.max_tokens)
+    embeddings: list[list[Value]] = Field(min_length=1, max_length=LIMITS.max_tokens)
+    axes: list[AxisName] | None = Field(None, description="One name per dimension.")
+    config: ToyConfig = Field(default_factory=ToyConfig)
+
+    @field_validator("embeddings")
+    @classmethod
+    def _rectangular(cls, rows: list[list[float]]) -> list[list[float]]:
+        d = len(rows[0])
+        if d < 1 or d > LIMITS.max_dim:
+            raise ValueError(f"each row needs 1 to {LIMITS.max_dim} values, row 0 has {d}")
+        for i, row in enumerate(rows):
+            if len(row) != d:
+                raise ValueError(
+                    f"rows must all have the same length: row {i} has {len(row)} values, "
+                    f"row 0 has {d}"
+                )
+        return rows
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ToyTraceRequest:
+        n, d = len(self.tokens), len(self.embeddings[0])
+        if len(self.embeddings) != n:
+            raise ValueError(
+                f"embeddings: {len(self.embeddings)} rows for {n} tokens "
+                "(one row per token is required)"
+            )
+        if self.axes is not None and len(self.axes) != d:
+            raise ValueError(f"axes: {len(self.axes)} names for d = {d} dimensions")
+        cfg = self.config
+        if d % cfg.heads:
+            raise ValueError(f"config.heads: {cfg.heads} does not divide d = {d}")
+        if cfg.weights is not None:
+            for name in ("q", "k", "v", "o"):
+                m = getattr(cfg.weights, name)
+                if m is not None:
+                    _square(name, m, d)
+        return self
+
+    @property
+    def d(self) -> int:
+        return len(self.embeddings[0])
+
+    def axis_names(self) -> list[str]:
+        return self.axes if self.axes is not None else [f"x{i + 1}" for i in range(self.d)]
+
+
+# ---------------------------------------------------------------------------------------------
+# Responses
+
+
+class Projection(BaseModel):
+    """PCA of every hidden state of every layer, fitted once so that frames are comparable."""
+
+    components: int = Field(description="k, 1 to 3")
+    mean: list[float] = Field(description="[d] the mean that was subtracted")
+    axes: list[list[float]] = Field(description="[k][d] unit principal directions")
+    explained_variance_ratio: list[float] = Field(description="[k]")
+    coords: list[list[list[float]]] = Field(description="[layers+1][n][k]")
+
+
+class TraceBase(BaseModel):
+    """What every trace holds, toy or text: the same names and shapes."""
+
+    tokens: list[str]
+    axes: list[str]
+    n: int
+    d: int
+    layers: int
+    heads: int
+    head_dim: int
+    device: str
+    embeddings: list[list[float]] = Field(
+        description="[n][d] the input X (toy: as sent; text: the token embedding rows)"
+    )
+    positional: list[list[float]] | None = Field(
+        description="[n][d] the positional table added to X (sinusoidal, learned), else null"
+    )
+    attentions: list[list[list[list[float]]]] = Field(
+        description="[layers][heads][n][n] softmax weights; row = query, column = key"
+    )
+    # null (scores, queries, keys, values) for a model that records none: one served through
+    # transformers whose attention does not go through its AttentionInterface (``unavailable``)
+    scores: list[list[list[list[float | None]]]] | None = Field(
+        description="[layers][heads][n][n] logits after scaling; masked entries are null"
+    )
+    queries: list[list[list[list[float]]]] | None = Field(
+        description="[layers][heads][n][head_dim]"
+    )
+    keys: list[list[list[list[float]]]] | None = Field(
+        description="[layers][heads][n][head_dim] (after RoPE when on)"
+    )
+    values: list[list[list[list[float]]]] | None = Field(description="[layers][heads][n][head_dim]")
+    hidden_states: list[list[list[float]]] = Field(
+        description="[layers+1][n][d]; [0] is X after the positional table (and any embedding "
+        "norm), [l] layer l's output (the last after the final norm, if the model has one)"
+    )
+    distances: list[list[list[float]]] = Field(
+        description="[layers+1][n][n] Euclidean distance between tokens at each layer"
+    )
+    entropy: list[list[list[float]]] = Field(
+        description="[layers][heads][n] entropy (nats) of each query's attention row"
+    )
+    entropy_mean: list[list[float]] = Field(description="[layers][heads] mean over queries")
+    projection: Projection | None = Field(description="PCA of the trajectories when d != 3")
+
+
+class TraceResponse(TraceBase):
+    """A toy trace: the table and configuration it was computed from."""
+
+    mode: Literal["toy"] = "toy"
+    config: ToyConfig
+
+
+class Ablated(BaseModel):
+    layer: int = Field(description="0-based")
+    head: int = Field(description="0-based")
+    mode: Literal["zero", "mean", "patch"]
+    source: str | None = Field(description="patch: the text whose head output was copied in")
+    patched: int = Field(
+        description="Positions whose output was replaced, from the first: the text's tokens, or "
+        "for a patch the fewer of the text's and the source's (the rest keep their own)"
+    )
+
+
+class TextTraceResponse(TraceBase):
+    """A pretrained model's trace of a text."""
+
+    mode: Literal["text"] = "text"
+    model: str
+    family: str
+    causal: bool
+    text: str
+    token_ids: list[int]
+    offsets: list[tuple[int, int]] = Field(
+        description="[n] (start, end) character offsets into text; (0, 0) for special tokens"
+    )
+    special: list[bool] = Field(description="[n] true for tokens the tokenizer added ([CLS])")
+    words: list[int | None] = Field(
+        description="[n] word index of each token (the pieces of a word share it); null for "
+        "special tokens and tokens the model wrote"
+    )
+    kv_heads: int = Field(description="Key/value heads (fewer than heads: grouped-query)")
+    rope: Rope | None = Field(description="The rotation q and k are shown after, if any")
+    attention: AttentionRule | None = Field(
+        None, description="How scores and weights are made from q and k, layer by layer"
+    )
+    generated: Generated | None = Field(
+        description="With generate: where the tokens the model wrote start, and how it wrote"
+    )
+    backend: Backend = Field(
+        "native", description="What ran the model: attnviz's engine or transformers (ModelInfo)"
+    )
+    ablated: list[Ablated] = Field(
+        default_factory=list,
+        description="The heads knocked out (the request's ablate): every array is of this run",
+    )
+    unavailable: dict[str, str] = Field(
+        default_factory=dict,
+        description="Arrays this model's traces lack, each with why (null in the whole trace; "
+        "asked for by name, a 422 that says so): a model served through transformers whose "
+        "attention does not go through its AttentionInterface records no scores, queries, keys "
+        "or values",
+    )
+
+
+class Rope(BaseModel):
+    base: float
+    style: Literal["pairs", "halves"]
+    scaling: str | None = Field(
+        None, description="How the frequencies stretch past the trained context (rope_type)"
+    )
+    rotary_dim: int | None = Field(
+        None, description="Only the first rotary_dim coordinates of each head turn (all: null)"
+    )
+    local_base: float | None = Field(
+        None, description="The base of the sliding-window layers, which rotate unscaled"
+    )
+
+
+class AttentionRule(BaseModel):
+    """How each layer turns q and k into scores and scores into weights: what the query-key
+    view needs to explain a weight from q and k."""
+
+    scale: float = Field(description="score = (q · k) x scale, before any soft-cap")
+    divide_by: float | None = Field(
+        description="When the model divides instead (by sqrt(head_dim)): score = (q · k) / this"
+    )
+    scale_label: str = Field(description='The scaling in words, e.g. "÷ √64"')
+    softcap: float | None = Field(
+        description="weight = softmax(c · tanh(score / c)) with c this (Gemma 2); else softmax"
+    )
+    windows: list[int | None] = Field(
+        description="[layers] a query sees only the last this many keys (itself included); "
+        "null: every key before it (or every key, in an encoder)"
+    )
+    qk_norm: Literal["none", "head", "proj"] = Field(
+        description="q and k are shown after an RMSNorm of each head's vector (head) or of the "
+        "whole projection (proj), before RoPE"
+    )
+
+
+class Generated(BaseModel):
+    start: int = Field(description="Index of the first token the model wrote")
+    steps: int = Field(description="Tokens it wrote")
+    asked: int = Field(description="Tokens asked for")
+    stopped: bool = Field(description="It wrote its end-of-text token (the last) and stopped")
+    temperature: float
+    seed: int
+    text: str = Field(description="What it wrote, decoded")
+
+
+class Generate(Strict):
+    """Let a causal model write after the text, one token at a time, and trace it all."""
+
+    steps: int = Field(ge=1, le=LIMITS.max_generate, description="Tokens to write")
+    temperature: float = Field(
+        0.0, ge=0, le=2, description="0: greedy (the most likely token); else sampled"
+    )
+    seed: int = Field(0, ge=0, le=2**31 - 1, description="Fixes the samples when sampling")
+
+
+AblateMode = Literal["zero", "mean", "patch"]
+
+
+class Ablate(Strict):
+    """One head knocked out (engine/ablate.py): its output before the output projection
+    replaced by zeros (zero), by its own average over the text's positions (mean), or by its
+    output on another text, position by position from the start (patch, ``source``; positions
+    past the source's tokens keep their own output)."""
+
+    layer: int = Field(ge=0, description="0-based, as in a trace")
+    head: int = Field(ge=0, description="0-based, as in a trace")
+    mode: AblateMode = "zero"
+    source: str | None = Field(
+        None,
+        max_length=LIMITS.max_text_chars,
+        validate_default=True,
+        description="patch only: the text whose head output is copied in",
+    )
+
+    @field_validator("source")
+    @classmethod
+    def _source_with_patch(cls, source: str | None, info: ValidationInfo) -> str | None:
+        mode = info.data.get("mode")
+        if mode == "patch" and (source is None or not source.strip()):
+            raise ValueError("a patch needs a source text (not empty)")
+        if mode != "patch" and source is not None:
+            raise ValueError(f"only a patch takes a source, not {mode}")
+        return source
+
+
+class TextTraceRequest(Strict):
+    """A pretrained model on a text (and, with ``generate``, on what it writes after it)."""
+
+    model: str = Field(min_length=1, max_length=200, description="A name from /api/models.")
+    # The schema says what the validator below checks: at least one character that is not space.
+    text: str = Field(
+        min_length=1, max_length=LIMITS.max_text_chars, json_schema_extra={"pattern": r"\S"}
+    )
+    generate: Generate | None = Field(
+        None,
+        description="A causal model writes this many tokens after the text first; the trace is "
+        "of the text and what it wrote (meta.generated says where that starts)",
+    )
+    ablate: list[Ablate] = Field(
+        default_factory=list,
+        max_length=LIMITS.max_ablate,
+        description="Heads to knock out, each once; every array is of the ablated run "
+        "(meta.ablated says what was done). Not with generate; a model served through "
+        "transformers whose attention bypasses its AttentionInterface (BLOOM's ALiBi) is refused "
+        "(GET /api/models' ablate_refused says why).",
+    )
+
+    @model_validator(mode="after")
+    def _ablate_once(self) -> TextTraceRequest:
+        seen: set[tuple[int, int]] = set()
+        for i, a in enumerate(self.ablate):
+            if (a.layer, a.head) in seen:
+                raise ValueError(f"ablate[{i}]: layer {a.layer} head {a.head} is listed twice")
+            seen.add((a.layer, a.head))
+        if self.ablate and self.generate is not None:
+            raise ValueError("ablate: not with generate (a knock-out traces the text as it is)")
+        return self
+
+    @field_validator("text")
+    @classmethod
+    def _not_blank(cls, text: str) -> str:
+        if not text.strip():
+            raise ValueError("text: must not be empty")
+        return text
+
+
+# ---------------------------------------------------------------------------------------------
+# What a trace request asks for: which arrays, which layer or head, in which form.
+
+
+class TraceQuery(Strict):
+    """Query parameters of ``POST /api/trace``: a part of the trace instead of all of it.
+
+    Without any, the JSON form is the full trace. Per-head arrays keep their [layers][heads]
+    axes, of length 1 where ``layer`` or ``head`` picks one.
+    """
+
+    fields: str | None = Field(
+        None,
+        max_length=400,
+        description="Comma-separated arrays to send (default: all of the full trace): "
+        + ", ".join(FIELDS),
+    )
+    layer: int | None = Field(None, ge=0, description="Only this layer of the per-head arrays.")
+    head: int | None = Field(None, ge=0, description="Only this head of the per-head arrays.")
+    query: int | None = Field(
+        None,
+        ge=0,
+        description="Only this query's row of attentions and scores ([...][1][n]), and of "
+        "view (the row that shows it under the token options).",
+    )
+    hide_special: bool = Field(
+        False,
+        description="view, thumbs, the aggregates and projection's coords without the special "
+        "tokens.",
+    )
+    merge_words: bool = Field(
+        False,
+        description="view, thumbs and the aggregates with word pieces merged; projection's coords "
+        "a word's point, the mean of its pieces'.",
+    )
+    thumb: int = Field(
+        128,
+        ge=0,
+        le=LIMITS.max_thumb,
+        description="thumbs: the largest side; longer patterns are max-pooled down to it "
+        "(peaks kept). 0: never pooled.",
+    )
+    thumb_layer: int | None = Field(None, ge=0, description="thumbs: only this layer.")
+    k: int = Field(
+        LIMITS.default_top_k,
+        ge=1,
+        le=LIMITS.max_top_k,
+        description="top_k: the next tokens listed at each position.",
+    )
+    pos_start: int = Field(
+        0, ge=0, description="top_k and lens: only positions from this one (0: the first)."
+    )
+    pos_count: int | None = Field(
+        None, ge=1, description="top_k and lens: only this many positions (default: to the end)."
+    )
+    measure: Measure = Field(
+        "weights",
+        description="What view, thumbs and the head aggregates (head_mean, head_max, rollout) "
+        "show: the attention weights, or value-weighted attention, ||a_ij v_j W_O^h|| "
+        "(Kobayashi et al., 2020; rows no longer sum to 1, and hide_special drops the special "
+        "tokens' columns without rescaling the rows).",
+    )
+
+    @field_validator("fields")
+    @classmethod
+    def _known_fields(cls, fields: str | None) -> str | None:
+        if fields is None:
+            return None
+        names = [f.strip() for f in fields.split(",") if f.strip()]
+        if not names:
+            raise ValueError("fields: name at least one array")
+        for name in names:
+            if name not in FIELDS:
+                raise ValueError(f"fields: no array named {name!r} (arrays: {', '.join(FIELDS)})")
+        return ",".join(dict.fromkeys(names))
+
+    def names(self) -> list[str]:
+        return self.fields.split(",") if self.fields else list(TRACE_FIELDS)
+
+    @property
+    def whole(self) -> bool:
+        """True when nothing narrows the trace: the JSON form is the full trace as it was."""
+        return self == TraceQuery()

@@ -1,0 +1,285 @@
+"""The training lab: ``/api/train`` (the options, a run asked for, its state and events, and an
+encoder-decoder model asked to decode) and the claims a run is measured against."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from attnviz.engine.config import Norm, Positional
+from attnviz.schemas.common import RunState, Strict
+
+TaskName = Literal["induction", "reverse", "copy", "charlm"]
+Switch = Literal["positional", "norm", "residual", "scale", "ffn"]
+
+
+class TrainLimits(BaseModel):
+    """Caps on one training run; the server's settings lower the steps, seconds and sizes."""
+
+    max_layers: int = 8
+    max_heads: int = 16
+    max_d_model: int = 256
+    max_batch: int = 256
+    max_variants: int = 4
+    max_steps: int = Field(description="ATTNVIZ_TRAIN_MAX_STEPS")
+    max_seconds: float = Field(description="ATTNVIZ_TRAIN_MAX_SECONDS: a run stops there")
+    max_params: int = Field(description="ATTNVIZ_TRAIN_MAX_PARAMS, per variant")
+    max_text_chars: int = Field(description="ATTNVIZ_TRAIN_MAX_TEXT_CHARS")
+
+
+TRAIN_SHAPE = TrainLimits(max_steps=0, max_seconds=0, max_params=0, max_text_chars=0)
+
+
+class TrainArchitecture(Strict):
+    """The toy lab's switches, for a model trained to predict the next token (causal)."""
+
+    layers: int = Field(2, ge=1, le=TRAIN_SHAPE.max_layers)
+    heads: int = Field(4, ge=1, le=TRAIN_SHAPE.max_heads)
+    d_model: int = Field(64, ge=2, le=TRAIN_SHAPE.max_d_model)
+    ffn: bool = Field(False, description="A feed-forward sublayer in each block")
+    positional: Positional = "rope"
+    norm: Norm = "pre"
+    residual: bool = True
+    scale: bool = Field(True, description="Divide the attention logits by sqrt(d_head)")
+
+    @model_validator(mode="after")
+    def _heads_divide(self) -> TrainArchitecture:
+        if self.d_model % self.heads:
+            raise ValueError(f"arch.heads: {self.heads} does not divide d_model {self.d_model}")
+        return self
+
+
+class TrainOptimiser(Strict):
+    """AdamW without weight decay; the seed fixes the starting weights and the data order."""
+
+    steps: int = Field(800, ge=1, description="Updates; at most the server's max_steps")
+    lr: float = Field(3e-3, gt=0, le=1)
+    batch: int = Field(32, ge=1, le=TRAIN_SHAPE.max_batch)
+    seed: int = Field(0, ge=0, le=2**31 - 1)
+
+
+class TrainRequest(Strict):
+    """One model, or the variants of one switch (``compare``), or an ablation ``preset``
+    (which sets the architecture, optimiser and variants itself)."""
+
+    task: TaskName = "induction"
+    text: str | None = Field(
+        None,
+        description="charlm only: the text to learn (default: the English help texts of "
+        "Python's pydoc_data, which every Python install has)",
+    )
+    arch: TrainArchitecture | None = Field(None, description="Default: the task's")
+    opt: TrainOptimiser | None = Field(None, description="Default: the task's")
+    compare: Switch | None = Field(
+        None, description="Train one variant per value of this switch, same seed and data"
+    )
+    preset: str | None = Field(None, description="An ablation preset's id (/api/train/options)")
+    checkpoints: int = Field(20, ge=1, le=50, description="Attention snapshots after step 0")
+
+    @model_validator(mode="after")
+    def _one_plan(self) -> TrainRequest:
+        if self.preset is not None and (self.compare or self.arch or self.opt):
+            raise ValueError("preset: a preset sets arch, opt and compare itself; send none")
+        if self.text is not None and self.task != "charlm":
+            raise ValueError("text: only the charlm task learns a text")
+        return self
+
+
+class TrainVariantInfo(BaseModel):
+    label: str
+    arch: TrainArchitecture
+
+
+class TrainPresetInfo(BaseModel):
+    id: str
+    title: str
+    question: str
+    shows: str = Field(description="What training it shows (checked by the tests on 5 seeds)")
+    claims: list[str] = Field(description="The checkable claims behind it: a measure and a bound")
+    task: TaskName
+    switch: str
+    variants: list[TrainVariantInfo]
+    opt: TrainOptimiser
+
+
+class TrainTaskInfo(BaseModel):
+    name: TaskName
+    title: str
+    about: str
+    arch: TrainArchitecture
+    opt: TrainOptimiser
+
+
+class TrainOptions(BaseModel):
+    tasks: list[TrainTaskInfo]
+    presets: list[TrainPresetInfo]
+    switches: dict[str, list[str | bool]] = Field(description="Each switch's values, in order")
+    limits: TrainLimits
+    slots: int = Field(description="Runs this server trains at once (503 past it)")
+
+
+class Thumbs(BaseModel):
+    """Every head's attention on the probe, 8-bit: weight ~ values * scale / 255 (the compact
+    thumbnails of a trace). ``values`` is base64 of (L, nh, T, T) uint8, ``scale`` (L, nh)."""
+
+    shape: list[int]
+    values: str
+    scale: list[list[float]]
+
+
+class TrainCheckpoint(BaseModel):
+    step: int
+    heldout: float = Field(description="Held-out loss, nats")
+    seconds: float
+    thumbs: Thumbs = Field(description="The (decoder's) self-attention on the probe")
+    cross: Thumbs | None = Field(
+        None, description="reverse, copy: the decoder's cross-attention (L, nh, T, S)"
+    )
+    encoder: Thumbs | None = Field(
+        None, description="reverse, copy: the encoder's self-attention (L, nh, S, S)"
+    )
+    sample: str | None = Field(
+        None,
+        description="charlm: text the model wrote after the prompt; reverse, copy: what it "
+        "wrote for the probe's source (greedy)",
+    )
+
+
+class TrainHistory(BaseModel):
+    """Per step (column arrays): the batch's loss before the update, each layer's gradient
+    norm, and the seconds since the variant started."""
+
+    step: list[int]
+    loss: list[float]
+    grad_norms: list[list[float]] = Field(description="Per step, one per layer")
+    seconds: list[float]
+
+
+class TrainVariant(BaseModel):
+    label: str
+    arch: TrainArchitecture
+    params: int
+    state: Literal["waiting", "running", "done", "cancelled"]
+    model: str | None = Field(None, description="Its name in /api/models once it has finished")
+    history: TrainHistory
+    checkpoints: list[TrainCheckpoint]
+    induction: list[list[float]] | None = Field(
+        None, description="induction: each head's induction score (L, nh) on held-out strings"
+    )
+    alignment: list[list[float]] | None = Field(
+        None,
+        description="reverse, copy: each cross-attention head's weight on its best "
+        "(anti-)diagonal (L, nh), on held-out strings",
+    )
+
+
+class TrainProbe(BaseModel):
+    """The fixed input whose attention every checkpoint shows."""
+
+    tokens: list[str] = Field(description="Its tokens as labels (a space reads ␣)")
+    text: str
+    look: str = Field(description="What to look for in its attention")
+    prompt: str | None = Field(
+        None,
+        description="charlm: what each checkpoint's sample continues; reverse, copy: the "
+        "source the sample is written for",
+    )
+    verb: str | None = Field(None, description="What a sample does with the prompt, in a word")
+    source: list[str] | None = Field(
+        None, description="reverse, copy: the encoder's tokens; ``tokens`` are the decoder's"
+    )
+    writes: list[str] | None = Field(
+        None, description="reverse, copy: what each decoder token is trained to write next"
+    )
+
+
+class TrainClaim(BaseModel):
+    claim: str = Field(description="A measure of the trained models and its bound")
+    value: float
+    holds: bool
+
+
+class TrainAsk(BaseModel):
+    """reverse, copy: what the model can be asked (POST /api/train/{id}/decode)."""
+
+    alphabet: str = Field(description="The characters a source may have, each once")
+    max_len: int = Field(description="The longest source it is asked (the longest it trained on)")
+    min_len: int = Field(description="The shortest source it trained on (a shorter one is asked)")
+
+
+class TrainRun(BaseModel):
+    id: str
+    state: RunState
+    reason: str | None = Field(None, description="Why it stopped, when not done")
+    task: TaskName
+    about: str
+    preset: str | None
+    compare: str | None
+    opt: TrainOptimiser
+    steps: int = Field(description="Steps per variant")
+    checkpoint_steps: list[int]
+    probe: TrainProbe
+    baseline: float | None = Field(None, description="charlm: a bigram model's held-out loss")
+    claims: list[TrainClaim] | None = Field(
+        None, description="A preset's claims, measured on this run's models once it is done"
+    )
+    variants: list[TrainVariant]
+    ask: TrainAsk | None = Field(None, description="reverse, copy: what its model can be asked")
+    seq: int = Field(description="Events so far; the stream goes on from here")
+
+
+class TrainRunVariantSummary(BaseModel):
+    label: str
+    state: Literal["waiting", "running", "done", "cancelled"]
+    model: str | None = Field(None, description="Its name in /api/models once it has finished")
+    steps: int = Field(description="Steps trained so far")
+    heldout: float | None = Field(None, description="Held-out loss at its latest checkpoint")
+
+
+class TrainRunSummary(BaseModel):
+    """One run in the list of this server's runs (GET /api/train)."""
+
+    id: str
+    state: RunState
+    reason: str | None = None
+    task: TaskName
+    preset: str | None
+    compare: str | None
+    steps: int = Field(description="Steps per variant")
+    variants: list[TrainRunVariantSummary]
+
+
+class TrainRuns(BaseModel):
+    runs: list[TrainRunSummary] = Field(description="The runs this server keeps, newest first")
+
+
+class TrainDecodeRequest(Strict):
+    """A string for an encoder-decoder run's model to reverse (or copy)."""
+
+    source: str = Field(min_length=1, description="Lowercase letters, at most the task's length")
+    variant: int = Field(0, ge=0, le=TRAIN_SHAPE.max_variants - 1)
+
+
+class TrainDecoded(BaseModel):
+    """What the model wrote (greedy), and every head's attention, exact (float32), on the last
+    decoder pass: ``self`` (L, nh, T, T) over the decoder's tokens, ``cross`` (L, nh, T, S)
+    from them to the source, ``encoder`` (L, nh, S, S)."""
+
+    source: list[str] = Field(description="The encoder's tokens: the letters and the end mark")
+    tokens: list[str] = Field(description="The decoder's tokens: the start mark, then its output")
+    writes: list[str] = Field(description="What the decoder wrote at each of its tokens")
+    output: str = Field(description="The letters written, without the end mark")
+    expected: str = Field(description="The right answer")
+    self_attention: list[list[list[list[float]]]] = Field(alias="self")
+    cross: list[list[list[list[float]]]]
+    encoder: list[list[list[list[float]]]]
+
+    model_config = ConfigDict(populate_by_name=True)
+
+
+class TrainAccepted(BaseModel):
+    id: str
+    state: RunState
+    events: str = Field(description="The stream of this run's events")
+    url: str
