@@ -6,7 +6,7 @@
 #
 # TORCH is the PyTorch requirement installed before the package. The default is the CPU build
 # 2.13.0; on a GPU host use a CUDA build instead, e.g. `make serve TORCH=torch==2.13.0` with pip
-# pointed at an index that serves CUDA wheels (see README, "GPU hosts").
+# pointed at an index that serves CUDA wheels (see docs/configuration.md, "GPU hosts").
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -21,7 +21,7 @@ CHROMIUM ?= /usr/bin/chromium
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check
 
-.PHONY: serve test test-fast bench image-test install install-dev system-packages lint clean
+.PHONY: serve test test-fast bench docs image-test install install-dev system-packages lint clean
 
 serve: install
 	$(VENV)/bin/attnviz serve --host $(HOST) --port $(PORT)
@@ -46,6 +46,11 @@ test-fast: install-dev
 
 bench: install-dev
 	$(VENV)/bin/attnviz bench
+
+# The documentation site: docs/*.md into site/ with MkDocs, offline; --strict fails on a broken
+# link or anchor, or a page missing from mkdocs.yml's nav.
+docs: install-dev
+	$(VENV)/bin/mkdocs build --strict
 
 # The container image: build the Dockerfile and smoke-test it with buildah, no Docker daemon
 # needed (root or sudo; about 6 minutes on a fresh machine, 3 once its base image is made).
@@ -89,4 +94,4 @@ lint: install-dev
 	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check . && $(VENV)/bin/mypy attnviz
 
 clean:
-	rm -rf $(VENV) node_modules .pytest_cache .ruff_cache test-artifacts
+	rm -rf $(VENV) node_modules .pytest_cache .ruff_cache test-artifacts site

@@ -68,7 +68,7 @@ def ablate_refused(m: ServedModel) -> str | None:
 def find_model(registry: ModelRegistry, name: str) -> ServedModel:
     model = registry.get(name)
     if model is None:
-        have = ", ".join(registry.models) or "none; see the README to install one"
+        have = ", ".join(registry.models) or "none; see docs/models.md to add one"
         raise ModelNotFound(f"model: no model named {name!r} (available: {have})")
     return model
 
