@@ -40,7 +40,7 @@ test-fast: install-dev
 	$(VENV)/bin/mypy attnviz
 	OMP_NUM_THREADS=1 ATTNVIZ_FUZZ_EXAMPLES=10 $(PY) -m pytest -q -n 2 -m "not browser and not slow" \
 		--ignore=tests/deploy \
-		--ignore=tests/test_load.py --ignore=tests/training/test_ablations.py \
+		--ignore=tests/bench/test_hosted.py --ignore=tests/training/test_ablations.py \
 		--deselect tests/training/test_trainer.py::test_the_default_run_forms_an_induction_head \
 		--deselect tests/training/test_recurrent.py::test_the_claims_hold_on_several_seeds
 

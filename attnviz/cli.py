@@ -7,11 +7,10 @@ import argparse
 import ctypes
 import logging
 import os
-from typing import get_args
+from typing import Any, get_args
 
 from attnviz import __version__
 from attnviz.settings import BackendChoice, DType
-from attnviz.shapes import SHAPES
 
 
 def _malloc_settings() -> None:
@@ -43,6 +42,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="attnviz", description="Attention visualizer.")
     parser.add_argument("--version", action="version", version=f"attnviz {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
+    for build in (_serve_parser, _bench_parser, _export_parser):
+        build(sub)
+    args = parser.parse_args(argv)
+    return args.handler(args, parser)
+
+
+# -- attnviz serve ----------------------------------------------------------------------------
+
+
+def _serve_parser(sub: Any) -> None:
     serve = sub.add_parser("serve", help="serve the web app and its API")
     serve.add_argument("--host", help="address to bind (default 127.0.0.1, ATTNVIZ_HOST)")
     serve.add_argument("--port", type=int, help="port (default 8000, ATTNVIZ_PORT)")
@@ -67,11 +76,70 @@ def main(argv: list[str] | None = None) -> int:
         help="also offer the BERT or GPT-2 model in this Hugging Face folder (repeatable; "
         "added to ATTNVIZ_MODELS)",
     )
-    bench = sub.add_parser(
-        "bench",
-        help="start a server on a free loopback port, measure it beside the Hugging Face "
-        "forward, stop it",
+    serve.set_defaults(handler=_serve)
+
+
+def _serve_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The settings the flags give: they win over the environment's (``Settings(**these)``);
+    ``--model`` folders join those of ATTNVIZ_MODELS."""
+    flags = ("host", "port", "device", "dtype", "backend")
+    overrides = {f: getattr(args, f) for f in flags if getattr(args, f) is not None}
+    if args.model:
+        earlier = [p for p in os.environ.get("ATTNVIZ_MODELS", "").split(os.pathsep) if p]
+        overrides["models"] = os.pathsep.join(earlier + args.model)
+    return overrides
+
+
+def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    overrides = _serve_overrides(args)
+    _malloc_settings()
+    import uvicorn
+    from pydantic import ValidationError
+
+    from attnviz.app import create_app
+    from attnviz.settings import Settings
+
+    try:
+        settings = Settings(**overrides)
+    except ValidationError as exc:
+        parser.error("; ".join(_setting_error(e) for e in exc.errors()))
+    logging.basicConfig(
+        level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s"
     )
+    try:
+        app = create_app(settings)
+    except ValueError as exc:
+        parser.error(str(exc))
+    uvicorn.run(
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_level=settings.log_level,
+        # Behind a proxy, the client is the address X-Forwarded-For names (turns are per client).
+        proxy_headers=True,
+        forwarded_allow_ips=settings.forwarded_allow_ips,
+    )
+    return 0
+
+
+def _setting_error(err) -> str:
+    """``ATTNVIZ_WORKERS: Input should be ...`` for a setting's validation error."""
+    name = str(err["loc"][0]) if err.get("loc") else "settings"
+    if not name.isupper():
+        name = f"ATTNVIZ_{name.upper()}"
+    msg = str(err["msg"]).removeprefix("Value error, ").removeprefix(f"{name} ")
+    return f"{name}: {msg}"
+
+
+# -- attnviz bench ----------------------------------------------------------------------------
+
+
+def _bench_parser(sub: Any) -> None:
+    """The options every bench may take, then one flag per bench of ``attnviz.bench.BENCHES``
+    (and that bench's own options)."""
+    from attnviz.bench import BENCHES, SERVE
+
+    bench = sub.add_parser("bench", help=SERVE.help)
     bench.add_argument(
         "--tokens", help="text lengths in tokens (default 16,128,512; --shape: 512,2048,4096)"
     )
@@ -83,7 +151,10 @@ def main(argv: list[str] | None = None) -> int:
         "--seconds", type=float, help="of throughput per kind (default 5; --hosted: 30)"
     )
     bench.add_argument(
-        "--browser", action="store_true", help="also time typing to every view drawn in Chromium"
+        "--browser",
+        action="store_true",
+        dest="use_browser",
+        help="also time typing to every view drawn in Chromium",
     )
     bench.add_argument(
         "--browser-tokens", default="8,128,512", help="lengths for --browser (default 8,128,512)"
@@ -94,55 +165,60 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument(
         "--json", action="store_true", help="also print the figures as one JSON object, last"
     )
-    bench.add_argument(
-        "--hosted",
-        action="store_true",
-        help="instead: a hosted demo's load (a lone request, then --clients clients for "
-        "--seconds, 503s and memory)",
-    )
-    bench.add_argument(
-        "--soak", type=float, default=0.0, help="with --hosted: seconds more of load for memory"
-    )
-    bench.add_argument(
-        "--train",
-        action="store_true",
-        help="instead: the training targets (the default induction, reverse and char-LM runs: when "
-        "their losses cross the targets, and the size of a checkpoint's snapshot), and the "
-        "induction run through the HTTP API with traces asked while it trains",
-    )
-    bench.add_argument(
-        "--shape",
-        choices=list(SHAPES),
-        help="instead: a random model of this real model's shape, served, beside transformers: "
-        "the page's first request, memory, /healthz meanwhile, and generation",
-    )
-    bench.add_argument(
-        "--export",
-        action="store_true",
-        help="instead: the one-file export of a text (--tokens, default 128,512): its size, and "
-        "how soon Chromium draws it from file://",
-    )
-    bench.add_argument(
-        "--learn",
-        action="store_true",
-        help="instead: the Learn mode's targets (each step opened in Chromium until drawn and "
-        "answered, and each task's recurrent comparison, start to done)",
-    )
-    bench.add_argument(
-        "--generate", type=int, default=256, help="with --shape: tokens to write (default 256)"
-    )
-    bench.add_argument(
-        "--atlas",
-        action="store_true",
-        help="instead: the head atlas's time on a random model of GPT-2's shape (12 x 12 heads) "
-        "and on the default model",
-    )
-    bench.add_argument(
-        "--corpus",
-        action="store_true",
-        help="instead: the corpus view's time for one head over 5,000 tokens (first request, "
-        "head change, layer change) on a random model of GPT-2's shape and the default model",
-    )
+    for row in BENCHES:
+        assert row.flag is not None
+        if row.choices:
+            bench.add_argument(row.flag, choices=list(row.choices), help=row.help)
+        else:
+            bench.add_argument(row.flag, action="store_true", help=row.help)
+        for flag, kwargs in row.extra:
+            bench.add_argument(flag, **kwargs)
+    bench.set_defaults(handler=_bench)
+
+
+def _bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """``attnviz bench``: the bench the flags pick (``attnviz.bench.chosen``), run with the
+    options it takes, its table printed (and with ``--json`` its figures)."""
+    from pathlib import Path
+
+    from attnviz.bench import chosen
+
+    logging.basicConfig(level="INFO", format="%(message)s")
+
+    def lengths(flag: str, text: str) -> list[int]:
+        try:
+            out = [int(t) for t in text.split(",") if t.strip()]
+        except ValueError:
+            parser.error(f"{flag}: {text!r} is not a list of numbers")
+        if not out or min(out) < 3:
+            parser.error(f"{flag}: lengths of at least 3 tokens")
+        return out
+
+    bench = chosen(args)
+    values = {
+        **vars(args),
+        # Not given: the bench's own default (``run``'s).
+        "tokens": lengths("--tokens", args.tokens) if args.tokens is not None else None,
+        "browser_tokens": tuple(lengths("--browser-tokens", args.browser_tokens)),
+    }
+    if args.repeat < 1:
+        parser.error("--repeat: at least 1")
+    values["model"] = Path(args.model) if args.model else None
+    if "generate" in bench.options and args.generate < 0:
+        parser.error("--generate: 0 or more tokens")
+    options = {k: values[k] for k in bench.options if values[k] is not None}
+    module = bench.module()
+    result = module.run(**options)
+    print(module.table(result))
+    if args.json:
+        print(module.as_json(result))
+    return 0
+
+
+# -- attnviz export ---------------------------------------------------------------------------
+
+
+def _export_parser(sub: Any) -> None:
     export = sub.add_parser(
         "export",
         help="one self-contained HTML file of a model's trace of a text: the page's views, "
@@ -182,50 +258,7 @@ def main(argv: list[str] | None = None) -> int:
         "fill (default 1500000); what the views draw first is always in it",
     )
     export.add_argument("--device", help="auto, cpu, cuda or cuda:N (default auto, ATTNVIZ_DEVICE)")
-    args = parser.parse_args(argv)
-    if args.command == "export":
-        return _export(args, parser)
-    if args.command == "bench":
-        return _bench(args, parser)
-    if args.model:
-        earlier = [p for p in os.environ.get("ATTNVIZ_MODELS", "").split(os.pathsep) if p]
-        os.environ["ATTNVIZ_MODELS"] = os.pathsep.join(earlier + args.model)
-
-    # Flags win over the environment; Settings reads the environment.
-    for flag in ("host", "port", "device", "dtype", "backend"):
-        value = getattr(args, flag)
-        if value is not None:
-            os.environ[f"ATTNVIZ_{flag.upper()}"] = str(value)
-
-    _malloc_settings()
-    import uvicorn
-    from pydantic import ValidationError
-
-    from attnviz.app import create_app
-    from attnviz.settings import get_settings
-
-    get_settings.cache_clear()
-    try:
-        settings = get_settings()
-    except ValidationError as exc:
-        parser.error("; ".join(_setting_error(e) for e in exc.errors()))
-    logging.basicConfig(
-        level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s"
-    )
-    try:
-        app = create_app(settings)
-    except ValueError as exc:
-        parser.error(str(exc))
-    uvicorn.run(
-        app,
-        host=settings.host,
-        port=settings.port,
-        log_level=settings.log_level,
-        # Behind a proxy, the client is the address X-Forwarded-For names (turns are per client).
-        proxy_headers=True,
-        forwarded_allow_ips=settings.forwarded_allow_ips,
-    )
-    return 0
+    export.set_defaults(handler=_export)
 
 
 def _export(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
@@ -240,7 +273,9 @@ def _export(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if args.text is None:
         parser.error("--text: the text to trace (or --run ID --server URL: a training run)")
     if args.device:
-        os.environ["ATTNVIZ_DEVICE"] = args.device
+        from attnviz.python.local import configure
+
+        configure(device=args.device)  # the trace service's device, over ATTNVIZ_DEVICE
     for flag in ("layer", "head", "query"):
         value = getattr(args, flag)
         if value is not None and value < 1:
@@ -285,7 +320,9 @@ def _export_link(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
         if getattr(args, flag) is not None:
             parser.error(f"--{flag}: a link holds what to trace; give --link alone")
     if args.device:
-        os.environ["ATTNVIZ_DEVICE"] = args.device
+        from attnviz.python.local import configure
+
+        configure(device=args.device)  # the trace service's device, over ATTNVIZ_DEVICE
     import attnviz
     from attnviz.python.html import ExportError, toy_html
     from attnviz.python.link import LinkError, read_link, trace_toy
@@ -334,108 +371,4 @@ def _export_run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> in
     except OSError as exc:  # the server could not be reached
         parser.error(f"--server: {args.server}: {exc}")
     print(f"{path}: {path.stat().st_size:,} bytes, run {args.run}")
-    return 0
-
-
-def _setting_error(err) -> str:
-    """``ATTNVIZ_WORKERS: Input should be ...`` for a setting's validation error."""
-    name = str(err["loc"][0]) if err.get("loc") else "settings"
-    if not name.isupper():
-        name = f"ATTNVIZ_{name.upper()}"
-    msg = str(err["msg"]).removeprefix("Value error, ").removeprefix(f"{name} ")
-    return f"{name}: {msg}"
-
-
-def _bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from pathlib import Path
-
-    from attnviz import bench
-
-    logging.basicConfig(level="INFO", format="%(message)s")
-
-    def lengths(flag: str, text: str) -> list[int]:
-        try:
-            out = [int(t) for t in text.split(",") if t.strip()]
-        except ValueError:
-            parser.error(f"{flag}: {text!r} is not a list of numbers")
-        if not out or min(out) < 3:
-            parser.error(f"{flag}: lengths of at least 3 tokens")
-        return out
-
-    default = "512,2048,4096" if args.shape else "128,512" if args.export else "16,128,512"
-    tokens = lengths("--tokens", args.tokens or default)
-    browser_tokens = tuple(lengths("--browser-tokens", args.browser_tokens))
-    if args.repeat < 1:
-        parser.error("--repeat: at least 1")
-    model = Path(args.model) if args.model else None
-    if args.shape:
-        if args.generate < 0:
-            parser.error("--generate: 0 or more tokens")
-        shape = bench.run_shape(
-            args.shape, tokens, args.device, args.browser, args.chromium, args.generate
-        )
-        print(bench.shape_table(shape))
-        if args.json:
-            print(bench.shape_json(shape))
-        return 0
-    if args.atlas:
-        from attnviz import atlas_bench
-
-        atlas_rows = atlas_bench.run(args.device)
-        print(atlas_bench.table(atlas_rows))
-        return 0
-    if args.corpus:
-        from attnviz import corpus_bench
-
-        corpus_rows = corpus_bench.run(args.device)
-        print(corpus_bench.table(corpus_rows))
-        return 0
-    if args.export:
-        from attnviz.python import bench as export_bench
-
-        rows = export_bench.run(tokens, args.chromium)
-        print(export_bench.table(rows))
-        if args.json:
-            print(export_bench.as_json(rows))
-        return 0
-    if args.learn:
-        from attnviz.learn import bench as learn_bench
-
-        steps, comparisons = learn_bench.run(args.chromium)
-        print(learn_bench.table(steps, comparisons))
-        if args.json:
-            print(learn_bench.as_json(steps, comparisons))
-        return 0
-    if args.train:
-        from attnviz.training import bench as train_bench
-
-        figures, through = train_bench.run(args.device)
-        print(train_bench.table(figures, through))
-        if args.json:
-            print(train_bench.as_json(figures, through))
-        return 0
-    if args.hosted:
-        from attnviz import loadtest
-
-        clients = 64 if args.clients is None else args.clients
-        seconds = 30.0 if args.seconds is None else args.seconds
-        out = loadtest.hosted(clients, seconds, args.soak, args.device, model)
-        print(loadtest.hosted_table(out))
-        if args.json:
-            print(loadtest.hosted_json(out))
-        return 0
-    report = bench.run(
-        tokens,
-        repeat=args.repeat,
-        clients=16 if args.clients is None else args.clients,
-        seconds=5.0 if args.seconds is None else args.seconds,
-        use_browser=args.browser,
-        browser_tokens=browser_tokens,
-        chromium=args.chromium,
-        device=args.device,
-        model_folder=model,
-    )
-    print(bench.table(report))
-    if args.json:
-        print(bench.report_json(report))
     return 0

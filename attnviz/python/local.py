@@ -26,20 +26,30 @@ _lock = threading.Lock()
 # is let go (traced again, it is probed again).
 MEMORY_MODELS = 4
 _memory: OrderedDict[int, Any] = OrderedDict()  # id(model object) -> its MemoryModel
+_overrides: dict[str, Any] = {}  # settings that win over the environment's (``configure``)
+
+
+def configure(**overrides: Any) -> None:
+    """Settings of the process's trace service that win over the environment's, as
+    ``Settings(**overrides)`` (``attnviz export --device``). Only before the first trace: the
+    service is made once, then kept."""
+    _overrides.clear()
+    _overrides.update(overrides)
 
 
 @functools.lru_cache(maxsize=1)
-def _service() -> Any:
+def trace_service() -> Any:
     """The process's trace service, as ``attnviz serve`` makes it: the settings (``ATTNVIZ_*``:
-    device, dtype, backend, model folders), the default model, models loaded on the compute
-    thread where their tensors are used. Folders join it when a trace names one."""
+    device, dtype, backend, model folders; ``configure``'s win), the default model, models
+    loaded on the compute thread where their tensors are used. Folders join it when a trace
+    names one."""
     from attnviz.engine.device import resolve_device
     from attnviz.pretrained import load_registry
     from attnviz.services import compute
     from attnviz.services.traces import TraceService
     from attnviz.settings import Settings
 
-    settings = Settings()
+    settings = Settings(**_overrides)
     device = resolve_device(settings.device)
     compute.configure(settings.workers)
     registry = compute.run(load_registry, settings.model_folders, device,
@@ -243,7 +253,7 @@ def trace(
     >>> hf, tok = AutoModelForCausalLM.from_pretrained(d), AutoTokenizer.from_pretrained(d)
     >>> t = attnviz.trace(model=hf, tokenizer=tok, text="The animal didn't cross the street")
     """
-    service = _service()
+    service = trace_service()
     kw = {"model": model, "text": text, "generate": generate, "tokens": tokens,
           "embeddings": embeddings, "axes": axes, "config": config}  # fmt: skip
     query = {k: v for k, v in query.items() if v is not None}

@@ -100,7 +100,7 @@ def test_a_model_object_is_its_own_forward_and_its_saved_folders_trace(kind, tmp
     model.save_pretrained(folder)
     tok.save_pretrained(folder)
     served = load_bridged(folder, CPU, name=f"saved-{kind}-{id(model)}")
-    local._service().registry.add(served)
+    local.trace_service().registry.add(served)
     try:
         saved = attnviz.trace(model=served.name, text=TEXT)
         assert sorted(saved.arrays) == sorted(t.arrays)
@@ -128,7 +128,7 @@ def test_a_model_object_is_its_own_forward_and_its_saved_folders_trace(kind, tmp
         assert a.meta["generated"]["steps"] > 0
         np.testing.assert_allclose(a["attentions"], b["attentions"], rtol=0, atol=TOL)
     finally:
-        local._service().registry.remove([served.name])
+        local.trace_service().registry.remove([served.name])
 
 
 def test_the_same_object_is_probed_once_and_traced_anew_when_its_weights_change():

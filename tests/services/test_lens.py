@@ -289,7 +289,7 @@ def test_an_encoder_saved_without_its_head_says_so(tmp_path):
 
 
 def test_the_bench_says_what_predictions_cost_beside_the_first_request():
-    from attnviz import bench
+    from attnviz.bench import serve as bench
 
     row = bench.Row(tokens=512, hf_forward_ms=800.0, first_request_ms=1000.0, ratio=1.25,
                     first_paint_bytes=110_000, bytes_per_value=0.01, parts_ms=900.0,

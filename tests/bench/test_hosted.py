@@ -5,8 +5,8 @@ full-size load come from ``attnviz bench --hosted``; nothing here is timed."""
 
 from __future__ import annotations
 
-from attnviz.bench import Server
-from attnviz.loadtest import Texts, load, rss_mb, warm_up
+from attnviz.bench.harness import Server
+from attnviz.bench.hosted import Texts, load, rss_mb, warm_up
 from attnviz.pretrained.registry import BUILTIN_NAME
 from attnviz.pretrained.tokenize import TextTokenizer
 

@@ -6,14 +6,17 @@ from __future__ import annotations
 
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from attnviz.python.trace import Trace
+from attnviz.bench.harness import BROWSER_ARGS, text_of
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser
+
+    from attnviz.python.trace import Trace
 
 DRAWN = "document.documentElement.dataset.traces === '1'"
 
@@ -27,7 +30,10 @@ class ExportRow:
 
 
 def run(
-    tokens: list[int], chromium: str, opens: int = 3, browser: Browser | None = None
+    tokens: Sequence[int] = (128, 512),
+    chromium: str = "/usr/bin/chromium",
+    opens: int = 3,
+    browser: Browser | None = None,
 ) -> list[ExportRow]:
     """MiniLM's trace of a text of each length, exported with the defaults, then opened
     ``opens`` times (a fresh browser context each), in ``browser`` or a Chromium of its own."""
@@ -35,8 +41,6 @@ def run(
 
     if browser is not None:
         return _run(tokens, browser, opens)
-    from attnviz.bench import BROWSER_ARGS
-
     with sync_playwright() as pw:
         own = pw.chromium.launch(executable_path=chromium, headless=True, args=BROWSER_ARGS)
         try:
@@ -45,9 +49,8 @@ def run(
             own.close()
 
 
-def _run(tokens: list[int], browser: Browser, opens: int) -> list[ExportRow]:
+def _run(tokens: Sequence[int], browser: Browser, opens: int) -> list[ExportRow]:
     import attnviz
-    from attnviz.bench import text_of
     from attnviz.pretrained.registry import BUILTIN_NAME
 
     first = attnviz.trace(model=BUILTIN_NAME, text="warm up", fields="thumbs", thumb=16)
@@ -84,9 +87,9 @@ def _run(tokens: list[int], browser: Browser, opens: int) -> list[ExportRow]:
 
 def _tokenizer(trace: Trace) -> Any:
     """The tokenizer of the model that made ``trace`` (the process's trace service has it)."""
-    from attnviz.python.local import _service
+    from attnviz.python.local import trace_service
 
-    model = _service().registry.get(trace.meta["model"])
+    model = trace_service().registry.get(trace.meta["model"])
     return model.tokenizer
 
 

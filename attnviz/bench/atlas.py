@@ -1,13 +1,14 @@
 """``attnviz bench --atlas``: the head atlas's time on a model of GPT-2's shape (12 layers x 12
 heads, d_model 768, 50,257 tokens, 1,024 positions; random weights drawn with a fixed seed and
-the byte-level BPE tokenizer ``attnviz.shapes`` trains, nothing downloaded) and on the default
+the byte-level BPE tokenizer ``bench.shape`` trains, nothing downloaded) and on the default
 model when it is installed: the first computation (the probe built, its strings run, every head
 scored) and a second look, which the atlas cache answers."""
 
 from __future__ import annotations
 
+import json
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import torch
@@ -35,7 +36,7 @@ class AtlasRow:
 
 def gpt2_shape(device: torch.device) -> ServedModel:
     """A random model of GPT-2's shape on the native engine."""
-    from attnviz.shapes import make_tokenizer
+    from attnviz.bench.shape import make_tokenizer
 
     torch.manual_seed(0)
     cfg = gpt2_config(GPT2_SHAPE)
@@ -90,3 +91,7 @@ def table(rows: list[AtlasRow]) -> str:
             f"{r.cached_ms:.2f} |"
         )
     return "\n".join(out)
+
+
+def as_json(rows: list[AtlasRow]) -> str:
+    return json.dumps([asdict(r) for r in rows], separators=(",", ":"))

@@ -5,17 +5,17 @@ from __future__ import annotations
 
 import json
 
-from attnviz.learn import bench
+from attnviz.bench import learn as bench
 from attnviz.learn.steps import STEPS
 from tests.browser.conftest import CHROMIUM
 
 
 def test_the_learn_bench_opens_every_step_and_reports_it(browser):
-    rows, done = bench.run(CHROMIUM, opens=1, comparisons=False, browser=browser)
+    rows, done = figures = bench.run(CHROMIUM, opens=1, comparisons=False, browser=browser)
     assert [(r.n, r.id) for r in rows] == [(i + 1, s.id) for i, s in enumerate(STEPS)]
     assert all(len(r.link_s) == 1 and r.link_s[0] > 0 for r in rows)
     assert rows[0].next_s is None and all(r.next_s and r.next_s > 0 for r in rows[1:])
     assert done == []
-    table = bench.table(rows, done)
+    table = bench.table(figures)
     assert all(f"| {r.n} {r.id} | {r.lab} |" in table for r in rows)
-    assert json.loads(bench.as_json(rows, done))["steps"][3]["id"] == STEPS[3].id
+    assert json.loads(bench.as_json(figures))["steps"][3]["id"] == STEPS[3].id

@@ -1,10 +1,11 @@
-"""Load as a hosted demo meets it, on a server on loopback: many clients at once, each typing
-new texts (short ones, and every fourth client 128-token ones), each first request followed by
-one part of the same trace, as the page does; every eighth client exports instead (the whole
-trace of its text as JSON, the largest response there is), or, in the JSON mix, every fourth
-exports the whole JSON trace of a 128-token text. Used by ``attnviz bench --hosted``
-for figures and by the test suite (bounded in clients and seconds) for what must hold: every
-answer a 200 or a 503 with Retry-After, no failures, resident memory flat after warm-up.
+"""``attnviz bench --hosted``: load as a hosted demo meets it, on a server on loopback: many
+clients at once, each typing new texts (short ones, and every fourth client 128-token ones),
+each first request followed by one part of the same trace, as the page does; every eighth
+client exports instead (the whole trace of its text as JSON, the largest response there is),
+or, in the JSON mix, every fourth exports the whole JSON trace of a 128-token text. Used by
+``attnviz bench --hosted`` for figures and by the test suite (bounded in clients and seconds)
+for what must hold: every answer a 200 or a 503 with Retry-After, no failures, resident memory
+flat after warm-up.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from attnviz.bench import FIRST, request, text_of
+from attnviz.bench.harness import FIRST, HuggingFace, Server, request, text_of
 from attnviz.wire.constants import COMPACT_MEDIA_TYPE
 
 # The part the page asks for right after the first response: the chosen head, exact.
@@ -96,7 +97,7 @@ def json_trace_ms(
 ) -> dict[str, float | None]:
     """The median time of a whole JSON trace of a new 128-token text (a forward, then every
     array as JSON) in each Content-Encoding, and of the Hugging Face forward of the same texts
-    (``hf``: ``bench.HuggingFace``, or None), each taken just before; two rounds warm up."""
+    (``hf``: ``harness.HuggingFace``, or None), each taken just before; two rounds warm up."""
     times: dict[str, list[float]] = {name: [] for name in ENCODINGS}
     floors: list[float] = []
     size: dict[str, int] = {}
@@ -264,28 +265,27 @@ def _json(body: dict) -> bytes:
     return json.dumps(body).encode()
 
 
-def hosted(
+def run(
     clients: int = 64,
     seconds: float = 30.0,
-    soak_s: float = 0.0,
+    soak: float = 0.0,
     device: str = "cpu",
-    model_folder: Path | None = None,
+    model: Path | None = None,
 ) -> dict:
-    """``attnviz bench --hosted``: a server of its own (default settings but for the ATTNVIZ_*
-    variables of this environment), a lone request's time, a warm-up until the trace cache is
-    full, then ``clients`` clients for ``seconds``. With ``soak_s``: 16 clients for a minute to
-    warm up at that load, then for ``soak_s`` more, for resident memory against its value at
-    the end of that minute."""
-    from attnviz.bench import HuggingFace, Server
+    """A server of its own (default settings but for the ATTNVIZ_* variables of this
+    environment), a lone request's time, a warm-up until the trace cache is full, then
+    ``clients`` clients for ``seconds``. With ``soak`` (seconds): 16 clients for a minute to
+    warm up at that load, then for ``soak`` more, for resident memory against its value at the
+    end of that minute. ``model``: a model folder instead of the default model."""
     from attnviz.pretrained.registry import BUILTIN_NAME, builtin_dir
     from attnviz.pretrained.tokenize import TextTokenizer
 
-    folder = model_folder or builtin_dir()
+    folder = model or builtin_dir()
     if folder is None:
         raise RuntimeError("no model to measure: install the default one or pass --model FOLDER")
-    name = folder.name if model_folder else BUILTIN_NAME
+    name = folder.name if model else BUILTIN_NAME
     texts = Texts(TextTokenizer.from_file(folder / "tokenizer.json"))
-    args = ["--device", device] + (["--model", str(folder)] if model_folder else [])
+    args = ["--device", device] + (["--model", str(folder)] if model else [])
     settings = {k: v for k, v in os.environ.items() if k.startswith("ATTNVIZ_") or k == "PORT"}
     out: dict = {"model": name, "device": device, "settings": settings}
     hf = HuggingFace.load(folder, device)
@@ -298,14 +298,14 @@ def hosted(
         out["json_mix_rss_before_mb"] = round(rss_mb(pid), 1)
         out["json_mix"] = load(server.port, name, texts, clients, seconds, pid, exports=False,
                                json_every=4)  # fmt: skip
-        if soak_s > 0:
+        if soak > 0:
             load(server.port, name, texts, 16, 60.0)
             out["rss_after_warm_up_mb"] = round(rss_mb(pid), 1)
-            out["soak"] = load(server.port, name, texts, 16, soak_s, pid)
+            out["soak"] = load(server.port, name, texts, 16, soak, pid)
     return out
 
 
-def hosted_table(out: dict) -> str:
+def table(out: dict) -> str:
     crowd: LoadReport = out["crowd"]
     ok = crowd.statuses.get(200, 0)
     busy = crowd.statuses.get(503, 0)
@@ -366,6 +366,6 @@ def hosted_table(out: dict) -> str:
     return "\n".join(lines)
 
 
-def hosted_json(out: dict) -> str:
+def as_json(out: dict) -> str:
     plain = {k: asdict(v) if isinstance(v, LoadReport) else v for k, v in out.items()}
     return json.dumps(plain, separators=(",", ":"))

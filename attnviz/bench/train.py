@@ -21,9 +21,11 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import torch
 
+from attnviz.bench.harness import FIRST, Server, request
 from attnviz.services.training.wire import thumbs
 from attnviz.training import measures
 from attnviz.training.catalog import TASKS
@@ -153,8 +155,6 @@ def _tracer(port: int) -> tuple[str, Callable[[int], float]]:
     """What is traced, and a function that asks for a new trace of it (a forward) and returns
     its time in ms: the page's first request on a six-word sentence with the server's first
     model, or the toy lab's table when it has none."""
-    from attnviz.bench import FIRST, request
-
     _, _, raw = request(port, "GET", "/api/models")
     models = json.loads(raw)["models"]
     name = models[0]["name"] if models else "the toy table"
@@ -182,8 +182,6 @@ def _tracer(port: int) -> tuple[str, Callable[[int], float]]:
 def served(device: str, in_process_s: float, checkpoints: int = 40) -> ServedFigures:
     """The default induction run through ``POST /api/train`` on a server of its own, its events
     followed to the end as the page does; a trace asked every second while it trains."""
-    from attnviz.bench import Server
-
     entry = TASKS["induction"]
     body = {"task": "induction", "arch": entry.arch.__dict__, "opt": entry.opt.__dict__,
             "checkpoints": checkpoints}  # fmt: skip
@@ -241,16 +239,25 @@ def _event_bytes(point: Checkpoint) -> int:
     return len(json.dumps(data, separators=(",", ":")))
 
 
-def run(device: str = "cpu", http: bool = True) -> tuple[list[TaskFigures], ServedFigures | None]:
+class TrainFigures(NamedTuple):
+    """What ``run`` measured: the three default runs, and the induction run through the HTTP API
+    (None: not asked)."""
+
+    tasks: list[TaskFigures]
+    through: ServedFigures | None = None
+
+
+def run(device: str = "cpu", http: bool = True) -> TrainFigures:
     """The three default runs in this process, and (``http``) the induction run again through
     the HTTP API, right after the first."""
     torch.manual_seed(0)
     first = induction(device)
     through = served(device, first.seconds) if http else None
-    return [first, reverse(device), charlm(device)], through
+    return TrainFigures([first, reverse(device), charlm(device)], through)
 
 
-def table(figures: list[TaskFigures], through: ServedFigures | None = None) -> str:
+def table(result: TrainFigures) -> str:
+    figures, through = result
     lines = [f"torch threads: {torch.get_num_threads()}, a run's: 1 (training/trainer.py)", ""]
     lines.append("task        steps  seconds  steps/s  held-out  snapshot event")
     for f in figures:
@@ -281,6 +288,7 @@ def table(figures: list[TaskFigures], through: ServedFigures | None = None) -> s
     return "\n".join(lines)
 
 
-def as_json(figures: list[TaskFigures], through: ServedFigures | None = None) -> str:
+def as_json(result: TrainFigures) -> str:
+    figures, through = result
     served = None if through is None else {**through.__dict__, "ratio": through.ratio}
     return json.dumps({"tasks": [f.__dict__ for f in figures], "served": served})

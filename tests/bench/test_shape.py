@@ -9,10 +9,10 @@ import pytest
 import torch
 from fastapi.testclient import TestClient
 
-from attnviz.bench import shape_table
+from attnviz.bench.shape import SHAPES, ShapeError, shape_config, write_folder
+from attnviz.bench.shape import table as shape_table
 from attnviz.engine import Transformer
 from attnviz.pretrained.convert import FAMILIES
-from attnviz.shapes import SHAPES, ShapeError, shape_config, write_folder
 
 # The published parameter counts (a tied unembedding counted once).
 PARAMETERS = {"qwen2.5-0.5b": 494_032_768, "smollm2-135m": 134_515_008,
@@ -58,7 +58,7 @@ def test_a_real_width_model_loads_from_safetensors_and_traces_like_transformers(
     from transformers import AutoModelForCausalLM
 
     from attnviz.app import create_app
-    from attnviz.bench import FIRST, text_of
+    from attnviz.bench.harness import FIRST, text_of
     from attnviz.compact import decode
     from attnviz.pretrained.tokenize import TextTokenizer
     from attnviz.settings import Settings
@@ -87,7 +87,7 @@ def test_a_real_width_model_loads_from_safetensors_and_traces_like_transformers(
 
 
 def test_the_shape_table_reads_a_report():
-    from attnviz.bench import ShapeReport, ShapeRow
+    from attnviz.bench.shape import ShapeReport, ShapeRow
 
     row = ShapeRow(tokens=2048, hf_forward_ms=30_000.0, first_request_ms=36_000.0, ratio=1.2,
                    first_paint_bytes=250_000, peak_rss_bytes=4 * 10**9, health_worst_ms=12.0,

@@ -1,7 +1,7 @@
 """``attnviz bench --export`` runs end to end (figures only: nothing about them is asserted but
 that they were taken)."""
 
-from attnviz.python import bench
+from attnviz.bench import export as bench
 from tests.browser.conftest import CHROMIUM
 
 

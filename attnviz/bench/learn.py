@@ -9,7 +9,9 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
+
+from attnviz.bench.harness import BROWSER_ARGS, Server, request
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
@@ -43,13 +45,21 @@ class ComparisonRow:
     claims: int
 
 
+class LearnFigures(NamedTuple):
+    """What ``run`` measured: each step's times, and each task's comparison (empty: not asked)."""
+
+    steps: list[StepRow]
+    comparisons: list[ComparisonRow]
+
+
 def run(
-    chromium: str, opens: int = 2, comparisons: bool = True, browser: Browser | None = None
-) -> tuple[list[StepRow], list[ComparisonRow]]:
+    chromium: str = "/usr/bin/chromium",
+    opens: int = 2,
+    comparisons: bool = True,
+    browser: Browser | None = None,
+) -> LearnFigures:
     """Serve the app, walk the path in ``browser`` (or a Chromium of its own), then run each
     task's comparison."""
-    from attnviz.bench import Server, request
-
     with Server([]) as server:
         base = f"http://127.0.0.1:{server.port}"
         _, _, raw = request(server.port, "GET", "/api/learn")
@@ -60,8 +70,6 @@ def run(
         else:
             from playwright.sync_api import sync_playwright
 
-            from attnviz.bench import BROWSER_ARGS
-
             with sync_playwright() as pw:
                 own = pw.chromium.launch(executable_path=chromium, headless=True, args=BROWSER_ARGS)
                 try:
@@ -69,7 +77,7 @@ def run(
                 finally:
                     own.close()
         done = [_comparison(server.port, t) for t in _tasks(server.port)] if comparisons else []
-    return rows, done
+    return LearnFigures(rows, done)
 
 
 def _walk(browser: Browser, base: str, steps: list[dict], rows: list[StepRow], opens: int) -> None:
@@ -110,15 +118,11 @@ def _by_next(page: Page, step: dict) -> float:
 
 
 def _tasks(port: int) -> list[str]:
-    from attnviz.bench import request
-
     _, _, raw = request(port, "GET", "/api/recurrent/options")
     return [t["name"] for t in json.loads(raw)["tasks"]]
 
 
 def _comparison(port: int, task: str) -> ComparisonRow:
-    from attnviz.bench import request
-
     t0 = time.perf_counter()
     status, _, raw = request(port, "POST", "/api/recurrent", {"task": task, "seed": 0})
     if status != 202:
@@ -140,7 +144,8 @@ def _comparison(port: int, task: str) -> ComparisonRow:
     )
 
 
-def table(rows: list[StepRow], done: list[ComparisonRow]) -> str:
+def table(result: LearnFigures) -> str:
+    rows, done = result
     lines = [
         "attnviz bench --learn: each Learn step opened in headless Chromium (1280 x 800), until "
         "its lab is drawn and its tasks answered: from its link in a fresh page (the page's "
@@ -168,7 +173,8 @@ def table(rows: list[StepRow], done: list[ComparisonRow]) -> str:
     return "\n".join(lines)
 
 
-def as_json(rows: list[StepRow], done: list[ComparisonRow]) -> str:
+def as_json(result: LearnFigures) -> str:
+    rows, done = result
     return json.dumps(
         {"steps": [asdict(r) for r in rows], "comparisons": [asdict(c) for c in done]}
     )

@@ -1,5 +1,5 @@
 """``attnviz bench --corpus``: the corpus view's time for one head over 5,000 tokens of Python's
-documentation (the default set), on a model of GPT-2's shape (random weights, ``atlas_bench``)
+documentation (the default set), on a model of GPT-2's shape (random weights, ``bench.atlas``)
 and on the default model when it is installed: the first request (the set tokenized and run,
 every layer's queries and keys kept, the heads clustered, the head projected), a change of head
 (the kept set: a projection alone) and a change of layer (kept too when every layer fits the
@@ -8,12 +8,13 @@ thread's) says how much of its wall time a busy machine took from it."""
 
 from __future__ import annotations
 
+import json
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import torch
 
-from attnviz.atlas_bench import gpt2_shape
+from attnviz.bench.atlas import gpt2_shape
 from attnviz.limits import LIMITS
 from attnviz.pretrained.registry import BUILTIN_NAME, ServedModel, builtin_dir, load_model
 from attnviz.schemas.corpus import CorpusRequest, CorpusResponse
@@ -83,3 +84,7 @@ def table(rows: list[CorpusRow]) -> str:
             f"{r.run_s:.2f}, {r.cluster_s:.3f} | {r.head_s:.3f} | {r.layer_s:.3f} |"
         )
     return "\n".join(out)
+
+
+def as_json(rows: list[CorpusRow]) -> str:
+    return json.dumps([asdict(r) for r in rows], separators=(",", ":"))
