@@ -6,7 +6,7 @@ Each bench module exposes the same three names:
   keywords are named after ``attnviz bench``'s options (``tokens``, ``repeat``, ``clients``,
   ``seconds``, ``use_browser`` (``--browser``), ``browser_tokens``, ``chromium``, ``device``,
   ``model``, and a bench's own, such as ``soak`` or ``generate``), each with its default.
-- ``table(result) -> str``: the figures as the README's table.
+- ``table(result) -> str``: the figures as the table of docs/performance.md.
 - ``as_json(result) -> str``: the figures as one JSON object (``--json``).
 
 ``harness`` holds what they share (a server of their own, requests, texts of a given length,

@@ -264,7 +264,7 @@ def run(
 
 
 def table(report: Report) -> str:
-    """The report as the README's table."""
+    """The report as the table of docs/performance.md."""
     lines = [
         f"attnviz bench: {report.model} on {report.device} ({report.torch_threads} threads), "
         f"median of {report.repeat}",

@@ -513,7 +513,7 @@ def _measure_shape(shape, folder, tokens, device, use_browser, chromium, steps, 
 
 
 def table(report: ShapeReport) -> str:
-    """The shape bench as the README's table."""
+    """The shape bench as the table of docs/performance.md."""
     gb = 1e9
     target = report.weights_bytes * 1.3 + gb
     lines = [
