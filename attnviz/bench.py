@@ -259,7 +259,7 @@ def measure_row(
 ) -> Row:
     """The page's requests on each text, each after the Hugging Face forward on the same text
     (taken in turn, so that both see the machine as it is at that moment)."""
-    from attnviz.compact import decode
+    from attnviz.wire.compact import decode
 
     for text in warm:  # the first forwards of a length are slower: not counted
         request(port, "POST", "/api/trace", {"model": model, "text": text}, FIRST, compact=True)

@@ -59,10 +59,10 @@ def test_a_real_width_model_loads_from_safetensors_and_traces_like_transformers(
 
     from attnviz.app import create_app
     from attnviz.bench import FIRST, text_of
-    from attnviz.compact import decode
     from attnviz.pretrained.tokenize import TextTokenizer
     from attnviz.schemas import COMPACT_MEDIA_TYPE
     from attnviz.settings import Settings
+    from attnviz.wire.compact import decode
 
     client = TestClient(create_app(Settings(device="cpu", builtin_model=False,
                                             models=str(smol_dir))))  # fmt: skip

@@ -13,8 +13,8 @@ from pathlib import Path
 import httpx
 import torch
 
-from attnviz.compact import decode
 from attnviz.schemas import COMPACT_MEDIA_TYPE
+from attnviz.wire.compact import decode
 
 ROOT = Path(__file__).resolve().parents[1]
 NODE = shutil.which("node")

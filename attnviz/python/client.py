@@ -14,7 +14,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from attnviz.python.trace import Trace, TraceError
+from attnviz.errors import TraceError
+from attnviz.python.trace import Trace
 
 COMPACT = "application/vnd.attnviz.trace+safetensors"
 

@@ -7,14 +7,14 @@ only the small result is copied to the host.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import torch
-from safetensors.torch import save
 
+from attnviz.capture import ComputedTrace, TraceTensors, lens
+from attnviz.errors import TraceError
 from attnviz.schemas import (
     AGGREGATE_RULES,
     LIMITS,
@@ -24,10 +24,9 @@ from attnviz.schemas import (
     VALUE_WEIGHTED_RULES,
     TraceQuery,
 )
-from attnviz.services import lens
-from attnviz.services.tensors import ComputedTrace, TraceError, TraceTensors
 from attnviz.services.tokenview import TokenView, token_view
-from attnviz.services.wire import dumps
+from attnviz.wire import compact
+from attnviz.wire.jsonarrays import dumps
 
 # An array of the response: a tensor, null (no positional table), or an object of tensors and
 # numbers (projection, thumbs).
@@ -257,8 +256,9 @@ def _positions(t: TraceTensors, query: TraceQuery) -> tuple[int, int]:
 
 
 def _predictions(t: TraceTensors, name: str, query: TraceQuery) -> dict:
-    """``top_k`` or ``lens`` (services/lens.py), from the trace's kept blocks of predictions;
-    a window whose unembedding is over ``LIMITS.max_unembed_flops`` is refused, naming it."""
+    """``top_k`` or ``lens`` (``attnviz.capture.lens``), from the trace's kept blocks of
+    predictions; a window whose unembedding is over ``LIMITS.max_unembed_flops`` is refused,
+    naming it."""
     if t.readout is None:
         raise TraceError(f"fields: {name} needs a model that predicts tokens (this trace has none)")
     start, count = _positions(t, query)
@@ -321,19 +321,6 @@ def _projection(t: TraceTensors, tv: TokenView | None) -> dict | None:
     }
 
 
-def _tensors(arrays: dict[str, Value]) -> dict[str, torch.Tensor]:
-    """Every tensor, named ``field`` or ``field.key`` for the members of an object."""
-    out: dict[str, torch.Tensor] = {}
-    for name, value in arrays.items():
-        if isinstance(value, torch.Tensor):
-            out[name] = value
-        elif isinstance(value, dict):
-            for key, member in value.items():
-                if isinstance(member, torch.Tensor):
-                    out[f"{name}.{key}"] = member
-    return out
-
-
 # ---- JSON -------------------------------------------------------------------------------------
 
 
@@ -345,10 +332,10 @@ def json_body(part: Part) -> dict:
 
 def json_pieces(part: Part) -> Iterator[bytes]:
     """``json_body(part)`` as compact UTF-8 JSON, in pieces: orjson writes each tensor's numbers
-    from its memory (``wire.py``), one array at a time, made as it is asked for. So only one
-    array's text need be alive at once (the server compresses each as it comes), and between
-    two arrays another thread (the event loop) gets its turn, never waiting for a whole trace's
-    numbers (a 128-token trace's largest array, 1.2M weights, takes about 40 ms)."""
+    from its memory (``attnviz.wire.jsonarrays``), one array at a time, made as it is asked for.
+    So only one array's text need be alive at once (the server compresses each as it comes), and
+    between two arrays another thread (the event loop) gets its turn, never waiting for a whole
+    trace's numbers (a 128-token trace's largest array, 1.2M weights, takes about 40 ms)."""
     sep = b"{"
     for key, value in json_body(part).items():
         yield sep + dumps(key) + b":"
@@ -366,25 +353,9 @@ def json_bytes(part: Part) -> bytes:
 
 
 def compact_body(part: Part) -> bytes:
-    """The part as a safetensors file. The header's ``__metadata__["attnviz"]`` is the JSON of
-    the other fields, where an object array keeps its numbers (``thumbs.pool``) and an absent
-    one is null; tensors keep their dtype (float32 models, float64 toy, uint8 thumbs) and
-    -inf for masked scores."""
-    meta = dict(part.meta)
-    for name, value in part.arrays.items():
-        if value is None:
-            meta[name] = None
-        elif isinstance(value, dict):
-            meta[name] = {k: v for k, v in value.items() if not isinstance(v, torch.Tensor)}
-    tensors: dict[str, torch.Tensor] = {}
-    seen: set[int] = set()
-    for name, t in _tensors(part.arrays).items():
-        t = t.detach().to("cpu").contiguous()
-        if t.untyped_storage().data_ptr() in seen:  # safetensors refuses shared storage
-            t = t.clone()
-        seen.add(t.untyped_storage().data_ptr())
-        tensors[name] = t
-    return save(tensors, metadata={"attnviz": json.dumps(meta, separators=(",", ":"))})
+    """The part as a safetensors file (``attnviz.wire.compact``): the header's
+    ``__metadata__["attnviz"]`` is the JSON of the other fields, the tensors keep their dtype."""
+    return compact.encode(part.meta, part.arrays)
 
 
 def json_numbers(trace: ComputedTrace, query: TraceQuery) -> int:

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from attnviz.errors import TraceError
 from attnviz.pretrained.registry import ServedModel
 from attnviz.schemas import (
     CorpusPoints,
@@ -54,7 +55,6 @@ from attnviz.services.corpus_math import (
 from attnviz.services.corpus_run import QK, run_texts
 from attnviz.services.corpus_run import user_qk as user_qk_of
 from attnviz.services.corpus_sets import SetText, build_set, user_text
-from attnviz.services.tensors import TraceError
 
 KEEP_SET_BYTES = 512 * 2**20  # every layer's q and k of a set kept up to this, else one layer
 CACHE_BYTES = 1024 * 2**20  # all sets kept together (the newest always)

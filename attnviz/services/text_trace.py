@@ -6,15 +6,16 @@ from contextlib import nullcontext
 
 import torch
 
+from attnviz.capture import ComputedTrace, attention_meta
+from attnviz.capture.lens import Readout, bridged_readout, mlm_readout, native_readout
 from attnviz.engine import Transformer
 from attnviz.engine.ablate import HeadAblation
+from attnviz.errors import TraceError
 from attnviz.presets import SHOWCASE
 from attnviz.pretrained.native import quoted_each, unknown_characters
 from attnviz.pretrained.registry import Knockouts, ModelRegistry, ServedModel
 from attnviz.schemas import PREDICTION_FIELDS, ModelInfo, TextTraceRequest
 from attnviz.services import heap
-from attnviz.services.lens import Readout, bridged_readout, mlm_readout, native_readout
-from attnviz.services.tensors import ComputedTrace, TraceError, attention_meta
 
 EXAMPLES = [
     "I sat on the river bank",

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import torch
 
+from attnviz.capture import ComputedTrace, capture_trace
 from attnviz.engine import Transformer, TransformerConfig
 from attnviz.engine.toy import toy_weights
 from attnviz.schemas import LIMITS, ToyConfig, ToyTraceRequest
-from attnviz.services.tensors import ComputedTrace, capture_trace
 
 
 def engine_config(config: ToyConfig, d: int) -> TransformerConfig:

@@ -10,9 +10,9 @@ import torch
 from fastapi.testclient import TestClient
 
 from attnviz.app import create_app
-from attnviz.compact import decode
 from attnviz.schemas import COMPACT_MEDIA_TYPE
 from attnviz.settings import Settings
+from attnviz.wire.compact import decode
 from tests.checkpoints import SENTENCES
 from tests.checkpoints_bridge import (
     WINDOW,

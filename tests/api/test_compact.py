@@ -11,9 +11,9 @@ import torch
 import torch.nn.functional as F
 import zstandard
 
-from attnviz.compact import decode, header
 from attnviz.pretrained.registry import BUILTIN_NAME
 from attnviz.schemas import COMPACT_MEDIA_TYPE, TRACE_FIELDS, TraceQuery
+from attnviz.wire.compact import decode, header
 from tests.oracles import token_view_oracle
 
 COMPACT = {"accept": COMPACT_MEDIA_TYPE}

@@ -5,8 +5,8 @@ import math
 import pytest
 import torch
 
+from attnviz.errors import TraceError
 from attnviz.schemas import ToyTraceRequest
-from attnviz.services.tensors import TraceError
 from attnviz.services.trace import build_toy_model, run_toy_trace
 from tests import reference
 from tests.models import engine_captures, recomputed

@@ -12,7 +12,7 @@ import torch.nn.functional as F
 from attnviz.schemas import TextTraceRequest, ToyTraceRequest, TraceQuery
 from attnviz.services.arrays import json_body, json_bytes, max_pool
 from attnviz.services.traces import TraceService
-from attnviz.services.wire import dumps
+from attnviz.wire.jsonarrays import dumps
 
 
 @pytest.mark.parametrize(

@@ -9,10 +9,11 @@ import math
 import pytest
 import torch
 
-from attnviz.compact import decode
+from attnviz.capture import ComputedTrace, capture_trace
+from attnviz.errors import TraceError
 from attnviz.schemas import COMPACT_MEDIA_TYPE, VALUE_WEIGHTED_AGGREGATES, TraceQuery
 from attnviz.services.arrays import select
-from attnviz.services.tensors import ComputedTrace, TraceError, capture_trace
+from attnviz.wire.compact import decode
 from tests.models import make_model
 
 # Two heads of two dimensions each on d = 4. W_Q = W_K = 0: every weight is 1/3 (three tokens,
