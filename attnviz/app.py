@@ -18,7 +18,7 @@ from attnviz.pretrained import load_registry
 from attnviz.schemas import COMPACT_MEDIA_TYPE
 from attnviz.services import compute
 from attnviz.services.recurrent import RecurrentService
-from attnviz.services.traces import TraceService
+from attnviz.services.trace_service import TraceService
 from attnviz.services.training import TrainService
 from attnviz.settings import Settings, get_settings
 from attnviz.web import install_web

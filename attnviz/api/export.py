@@ -24,7 +24,7 @@ def build(traces: Any, body: ExportRequest) -> str:
     ``selection.<field>``."""
     from attnviz.python.html import DEFAULT_BUDGET, ExportError, standalone_html, toy_html
     from attnviz.python.trace import Trace
-    from attnviz.services.arrays import compact_body
+    from attnviz.services.parts import compact_body
 
     req = body.trace
 

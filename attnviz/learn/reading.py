@@ -12,7 +12,7 @@ import torch
 from attnviz.capture import TraceTensors
 from attnviz.learn.path import LearnRefused, Result
 from attnviz.schemas import LearnView, ToyConfig, ToyTraceRequest, TrainClaim
-from attnviz.services.trace import run_toy_trace
+from attnviz.services.toy_trace import run_toy_trace
 from attnviz.services.training.runs import LiveRun, Variant
 
 

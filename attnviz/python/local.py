@@ -37,7 +37,7 @@ def _service() -> Any:
     from attnviz.engine.device import resolve_device
     from attnviz.pretrained import load_registry
     from attnviz.services import compute
-    from attnviz.services.traces import TraceService
+    from attnviz.services.trace_service import TraceService
     from attnviz.settings import Settings
 
     settings = Settings()
@@ -98,7 +98,7 @@ def _first_error(exc: ValidationError) -> str:
 
 def _part(service: Any, req: Any, params: Mapping[str, Any]) -> bytes:
     from attnviz.schemas import TraceQuery
-    from attnviz.services.arrays import compact_body
+    from attnviz.services.parts import compact_body
 
     try:
         query = TraceQuery(**params)
@@ -193,7 +193,7 @@ def _memory_part(computed: Any, params: Mapping[str, Any], first: list[bool]) ->
     the forward's weights are let go after the first, as the service's cache lets them go."""
     from attnviz.schemas import TraceQuery
     from attnviz.services import heap
-    from attnviz.services.arrays import compact_body, json_numbers, select
+    from attnviz.services.parts import compact_body, json_numbers, select
 
     try:
         query = TraceQuery(**params)

@@ -41,7 +41,7 @@ def attention_trace(
     from attnviz.capture import ComputedTrace, TraceTensors
     from attnviz.engine import TransformerConfig
     from attnviz.schemas import TraceQuery
-    from attnviz.services.arrays import compact_body, select
+    from attnviz.services.parts import compact_body, select
 
     tokens = [str(t) for t in tokens]
     n = len(tokens)

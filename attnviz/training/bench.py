@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from attnviz.services.training.wire import thumbs
+from attnviz.services.training.report import thumbs
 from attnviz.training import measures
 from attnviz.training.catalog import TASKS
 from attnviz.training.tasks import CharLM, Induction, Reverse, bigram_heldout_loss

@@ -13,7 +13,7 @@ import torch
 from attnviz.capture import lens
 from attnviz.pretrained.registry import BUILTIN_NAME, ModelRegistry, load_model
 from attnviz.schemas import COMPACT_MEDIA_TYPE, LIMITS, TextTraceRequest, TraceQuery
-from attnviz.services.arrays import select
+from attnviz.services.parts import select
 from attnviz.services.text_trace import run_text_trace
 from attnviz.wire.compact import decode
 from tests.checkpoints import SENTENCES, make_tiny_gpt2, make_tiny_llama

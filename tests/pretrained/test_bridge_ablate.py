@@ -22,7 +22,7 @@ from attnviz.errors import TraceError
 from attnviz.pretrained.bridge import BridgedModel
 from attnviz.pretrained.registry import ModelRegistry, load_model
 from attnviz.schemas import TextTraceRequest, TraceQuery
-from attnviz.services.arrays import select
+from attnviz.services.parts import select
 from attnviz.services.text_trace import ablate_refused, model_info, run_text_trace
 from attnviz.settings import Settings
 from tests.checkpoints import SENTENCES, make_tiny_gpt2

@@ -9,7 +9,7 @@ import torch
 
 from attnviz.capture import ComputedTrace, capture_trace
 from attnviz.schemas import AGGREGATE_RULES, TraceQuery
-from attnviz.services.arrays import select
+from attnviz.services.parts import select
 from tests.models import make_model
 
 X = torch.tensor(

@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 
 from attnviz.schemas import TextTraceRequest, TraceQuery
-from attnviz.services.traces import TraceService
+from attnviz.services.trace_service import TraceService
 
 TEXT = "The animal didn't cross the street because it was too tired. " * 4
 

@@ -12,7 +12,7 @@ import torch
 from attnviz.capture import ComputedTrace, capture_trace
 from attnviz.errors import TraceError
 from attnviz.schemas import COMPACT_MEDIA_TYPE, VALUE_WEIGHTED_AGGREGATES, TraceQuery
-from attnviz.services.arrays import select
+from attnviz.services.parts import select
 from attnviz.wire.compact import decode
 from tests.models import make_model
 

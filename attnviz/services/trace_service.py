@@ -18,10 +18,10 @@ from attnviz.pretrained import ModelRegistry
 from attnviz.schemas import COMPACT_MEDIA_TYPE, TextTraceRequest, ToyTraceRequest, TraceQuery
 from attnviz.services import compute
 from attnviz.services.admission import Admission
-from attnviz.services.arrays import Part, compact_body, json_numbers, json_pieces, select
 from attnviz.services.cache import TraceCache, input_key
+from attnviz.services.parts import Part, compact_body, json_numbers, json_pieces, select
 from attnviz.services.text_trace import find_model, run_text_trace
-from attnviz.services.trace import run_toy_trace
+from attnviz.services.toy_trace import run_toy_trace
 from attnviz.settings import Settings
 
 TraceRequest = ToyTraceRequest | TextTraceRequest
