@@ -10,10 +10,10 @@ from __future__ import annotations
 import warnings
 from typing import TYPE_CHECKING, Any
 
+from attnviz.version import __version__ as __version__
+
 # torch warns once at import when NumPy is absent (it is a dependency: JSON arrays go through it).
 warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
-
-__version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from attnviz.errors import TraceError

@@ -124,7 +124,7 @@ def page_html(page: Page, config: Mapping[str, Any], data: str) -> str:
     (JSON; ``entry`` added) and ``data`` (base64 of gzip, see ``gz64``), all inline."""
     from jinja2 import Environment, FileSystemLoader, select_autoescape
 
-    from attnviz import __version__
+    from attnviz.version import __version__
     from attnviz.web import find_dir
 
     if not MODE.match(page.mode):

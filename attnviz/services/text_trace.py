@@ -74,7 +74,8 @@ def find_model(registry: ModelRegistry, name: str) -> ServedModel:
 
 def readout_of(m: ServedModel, ids: list[int]) -> Readout | None:
     """How the trace's hidden states become next-token scores: the engine's final norm and
-    unembedding, or transformers' (lens.py); None for a model that predicts no next token."""
+    unembedding, or transformers' (``attnviz.capture.lens``); None for a model that predicts no
+    next token."""
 
     def label(token_ids: list[int]) -> list[str]:
         return m.tokenizer.label_ids(token_ids)[0]
