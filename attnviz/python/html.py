@@ -24,14 +24,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from attnviz.errors import TraceError
-from attnviz.python.data import Source, TraceData
 from attnviz.python.page import ENTRY, Page, gz64, page_html
 from attnviz.wire.compact import decode, layout
+
+if TYPE_CHECKING:
+    from attnviz.python.data import Source, TraceData
 
 # The sentence mode's views, by the names its controller gives them.
 VIEWS = ("model", "head", "qk", "traj", "gen")

@@ -23,12 +23,14 @@ import math
 from collections.abc import Sequence
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from attnviz.errors import TraceError
-from attnviz.python.data import TraceData
+
+if TYPE_CHECKING:
+    from attnviz.python.data import TraceData
 
 WHATS = ("attention", "layer_mean", "hidden_states", "embeddings", "table")
 CORNERS = {"attention": "query \\ key", "layer_mean": "query \\ key",
