@@ -10,16 +10,17 @@ from __future__ import annotations
 import warnings
 from typing import TYPE_CHECKING, Any
 
+from attnviz.version import __version__ as __version__
+
 # torch warns once at import when NumPy is absent (it is a dependency: JSON arrays go through it).
 warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
 
-__version__ = "0.1.0"
-
 if TYPE_CHECKING:
+    from attnviz.errors import TraceError
     from attnviz.python.client import Client
     from attnviz.python.local import trace
     from attnviz.python.show import show
-    from attnviz.python.trace import Trace, TraceError
+    from attnviz.python.trace import Trace
 
 __all__ = ["Client", "Trace", "TraceError", "show", "trace"]
 
@@ -28,7 +29,7 @@ _LAZY = {
     "trace": "attnviz.python.local",
     "Client": "attnviz.python.client",
     "Trace": "attnviz.python.trace",
-    "TraceError": "attnviz.python.trace",
+    "TraceError": "attnviz.errors",
     "show": "attnviz.python.show",
 }
 

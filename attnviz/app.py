@@ -17,7 +17,7 @@ from attnviz.engine.device import resolve_device
 from attnviz.pretrained import load_registry
 from attnviz.services import compute
 from attnviz.services.recurrent import RecurrentService
-from attnviz.services.traces import TraceService
+from attnviz.services.trace_service import TraceService
 from attnviz.services.training import TrainService
 from attnviz.settings import Settings, get_settings
 from attnviz.web import install_web

@@ -23,7 +23,7 @@ from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from starlette.types import Scope
 
-import attnviz
+from attnviz.version import __version__
 
 IMMUTABLE = "public, max-age=31536000, immutable"
 REVALIDATE = "no-cache"
@@ -32,7 +32,7 @@ STATIC_PREFIX = "/static"
 
 def find_dir(name: str) -> Path:
     """``name`` inside the installed package (a wheel) or else at the repository top level."""
-    package = Path(attnviz.__file__).resolve().parent
+    package = Path(__file__).resolve().parent  # attnviz/
     for base in (package, package.parent):
         candidate = base / name
         if candidate.is_dir():
@@ -120,7 +120,7 @@ def install_web(app: FastAPI) -> None:
 
     templates.env.globals["static_url"] = hasher.url
     templates.env.globals["plotly_url"] = plotly_url
-    templates.env.globals["version"] = attnviz.__version__
+    templates.env.globals["version"] = __version__
 
     app.mount(STATIC_PREFIX, HashedStaticFiles(hasher), name="static")
 

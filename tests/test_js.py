@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import torch
 
-from attnviz.compact import decode
+from attnviz.wire.compact import decode
 from attnviz.wire.constants import COMPACT_MEDIA_TYPE
 
 ROOT = Path(__file__).resolve().parents[1]

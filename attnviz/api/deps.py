@@ -9,7 +9,7 @@ from fastapi import Depends, Request
 
 from attnviz.pretrained import ModelRegistry
 from attnviz.services.recurrent import RecurrentService
-from attnviz.services.traces import TraceService
+from attnviz.services.trace_service import TraceService
 from attnviz.services.training import TrainService
 from attnviz.settings import Settings
 

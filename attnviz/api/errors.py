@@ -18,9 +18,9 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
+from attnviz.errors import TraceError
 from attnviz.schemas.trace import TraceQuery
 from attnviz.services.admission import Busy
-from attnviz.services.tensors import TraceError
 from attnviz.services.text_trace import ModelNotFound
 from attnviz.services.training import RunGone, TrainRefused
 

@@ -11,9 +11,9 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from attnviz.api.deps import TracesDep
+from attnviz.errors import TraceError
 from attnviz.schemas.export import ExportRequest
 from attnviz.schemas.trace import TextTraceRequest, TraceQuery
-from attnviz.services.tensors import TraceError
 from attnviz.services.text_trace import find_model
 
 router = APIRouter(prefix="/api", tags=["export"])
@@ -25,16 +25,13 @@ def build(traces: Any, body: ExportRequest) -> str:
     ``selection.<field>``."""
     from attnviz.python.html import DEFAULT_BUDGET, ExportError, standalone_html, toy_html
     from attnviz.python.trace import Trace
-    from attnviz.python.trace import TraceError as PartError
-    from attnviz.services.arrays import compact_body
+    from attnviz.services.parts import compact_body
 
     req = body.trace
 
     def source(params: Mapping[str, Any]) -> bytes:
-        try:
-            return compact_body(traces.part(req, TraceQuery(**params), compact=True))
-        except TraceError as exc:  # (a part past a bound of work is left out of the file)
-            raise PartError(str(exc)) from exc
+        # A part past a bound of work is a TraceError, which the file leaves out (``choose``).
+        return compact_body(traces.part(req, TraceQuery(**params), compact=True))
 
     sel = body.selection
     try:
@@ -56,8 +53,6 @@ def build(traces: Any, body: ExportRequest) -> str:
         return toy_html(trace, layer=sel.layer, head=sel.head, view=view)
     except ExportError as exc:
         raise TraceError(f"selection.{exc}") from None
-    except PartError as exc:
-        raise TraceError(str(exc)) from None
 
 
 @router.post(

@@ -40,7 +40,7 @@ class Row:
     bytes_per_value: float
     parts_ms: float
     parts_bytes: int
-    # A causal model's predictions (services/lens.py), asked after the first request: their
+    # A causal model's predictions (capture/lens.py), asked after the first request: their
     # own cost, beside the trace's (None: an encoder's). The Predictions card's request (top_k
     # and the logit lens of 16 positions around the middle), and top_k at every position.
     predictions_ms: float | None = None
@@ -124,7 +124,7 @@ def measure_row(
 ) -> Row:
     """The page's requests on each text, each after the Hugging Face forward on the same text
     (taken in turn, so that both see the machine as it is at that moment)."""
-    from attnviz.compact import decode
+    from attnviz.wire.compact import decode
 
     for text in warm:  # the first forwards of a length are slower: not counted
         request(port, "POST", "/api/trace", {"model": model, "text": text}, FIRST, compact=True)

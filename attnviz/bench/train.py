@@ -26,7 +26,7 @@ from typing import NamedTuple
 import torch
 
 from attnviz.bench.harness import FIRST, Server, request
-from attnviz.services.training.wire import thumbs
+from attnviz.services.training.report import thumbs
 from attnviz.training import measures
 from attnviz.training.catalog import TASKS
 from attnviz.training.tasks import CharLM, Induction, Reverse, bigram_heldout_loss

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from attnviz.capture import TraceTensors
 from attnviz.presets import APPLE_AXES, APPLE_TOKENS
 from attnviz.schemas.learn import ArticleRow, ArticleTable
-from attnviz.services.tensors import TraceTensors
 
 Engine = Callable[[TraceTensors], list[float]]
 

@@ -9,13 +9,13 @@ from typing import Any
 
 import torch
 
+from attnviz.capture import TraceTensors
 from attnviz.learn.path import LearnRefused, Result
 from attnviz.schemas.common import ToyConfig
 from attnviz.schemas.learn import LearnView
 from attnviz.schemas.trace import ToyTraceRequest
 from attnviz.schemas.train import TrainClaim
-from attnviz.services.tensors import TraceTensors
-from attnviz.services.trace import run_toy_trace
+from attnviz.services.toy_trace import run_toy_trace
 from attnviz.services.training.runs import LiveRun, Variant
 
 

@@ -28,8 +28,8 @@ from attnviz.schemas.learn import (
 from attnviz.schemas.trace import ToyTraceRequest
 from attnviz.services import compute
 from attnviz.services.recurrent import RecurrentService
-from attnviz.services.trace import run_toy_trace
-from attnviz.services.traces import TraceService
+from attnviz.services.toy_trace import run_toy_trace
+from attnviz.services.trace_service import TraceService
 from attnviz.services.training import RunGone, TrainService
 
 

@@ -16,11 +16,12 @@ import threading
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 import torch
 from safetensors import SafetensorError, safe_open
 
+from attnviz.capture import TraceTensors, capture_trace
 from attnviz.engine import Transformer, TransformerConfig
 from attnviz.engine.ablate import EngineKnockouts
 from attnviz.engine.device import DTYPES, dtype_name, memory_refusal, resolve_dtype
@@ -28,9 +29,6 @@ from attnviz.pretrained.convert import FAMILIES, ConversionError
 from attnviz.pretrained.mlm import MlmHead, read_mlm_head
 from attnviz.pretrained.pages import FilePages
 from attnviz.pretrained.tokenize import TextTokenizer
-
-if TYPE_CHECKING:
-    from attnviz.services.tensors import TraceTensors
 
 log = logging.getLogger(__name__)
 
@@ -85,8 +83,6 @@ class PretrainedModel:
     def trace(self, ids: list[int], keep_qkv_bytes: int = -1) -> TraceTensors:
         """The engine's captures of one sequence (``capture_trace``): q, k and v kept when they
         take at most ``keep_qkv_bytes`` (always when negative), else recomputed per layer."""
-        from attnviz.services.tensors import capture_trace
-
         x = torch.tensor([ids], dtype=torch.long, device=self.device)  # (1, T)
         return capture_trace(self.model, x, field="text", keep_qkv_bytes=keep_qkv_bytes)
 

@@ -23,8 +23,8 @@ from attnviz.pretrained.tokenize import TextTokenizer
 from attnviz.settings import BackendChoice
 
 if TYPE_CHECKING:
+    from attnviz.capture import TraceTensors
     from attnviz.engine.ablate import HeadAblation
-    from attnviz.services.tensors import TraceTensors
 
 log = logging.getLogger(__name__)
 

@@ -14,9 +14,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from attnviz.python.trace import Trace, TraceError
-
-COMPACT = "application/vnd.attnviz.trace+safetensors"
+from attnviz.errors import TraceError
+from attnviz.python.trace import Trace
+from attnviz.wire.constants import COMPACT_MEDIA_TYPE
 
 
 class Client:
@@ -70,7 +70,7 @@ class Client:
             method="POST",
             headers={
                 "Content-Type": "application/json",
-                "Accept": COMPACT,
+                "Accept": COMPACT_MEDIA_TYPE,
                 "Accept-Encoding": "identity",
             },  # fmt: skip
         )

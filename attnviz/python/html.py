@@ -19,16 +19,21 @@ import base64
 import gzip
 import json
 import math
-import re
 import struct
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from html import escape
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from attnviz.python.trace import Source, Trace, TraceError, read_compact
+from attnviz.errors import TraceError
+from attnviz.python.page import ENTRY, Page, gz64, page_html
+from attnviz.wire.compact import decode, layout
+
+if TYPE_CHECKING:
+    from attnviz.python.data import Source, TraceData
 
 # The sentence mode's views, by the names its controller gives them.
 VIEWS = ("model", "head", "qk", "traj", "gen")
@@ -41,14 +46,6 @@ THUMB_PX = 80
 ROWS_FIRST = 256
 QK_FIELDS = "queries,keys,scores,attentions"
 AGGREGATES = ("head_mean", "head_max", "rollout")
-ENTRY = "offline/page.js"
-# Plotly's partial bundles from npm (plotly.js-basic-dist-min, plotly.js-cartesian-dist-min, the
-# version of the plotly wheel's), by what a file's views draw: scatter alone (a text's
-# trajectories, a run's losses), or heatmaps too (the toy lab's attention).
-PLOTLY = {"basic": "vendor/plotly-basic.min.js", "cartesian": "vendor/plotly-cartesian.min.js"}
-# ``from "./x.js"``, ``import "./x.js"``: the relative imports the loader rewrites (loader.js).
-IMPORT = re.compile(r"""(?:\bfrom|^\s*import)\s*["'](\.{1,2}/[^"']+)["']""", re.MULTILINE)
-
 Params = dict[str, Any]
 
 
@@ -75,9 +72,7 @@ def shuffle(body: bytes) -> bytes:
     """A compact body with each float array's bytes grouped by significance (every value's
     first byte, then every second...): the exponents of weights in [0, 1] then compress well.
     ``unshuffle`` in static/js/offline/source.js undoes it."""
-    (n,) = struct.unpack("<Q", body[:8])
-    header = json.loads(body[8 : 8 + n])
-    base = 8 + n
+    header, base = layout(body)
     out = bytearray(body)
     for name, info in header.items():
         width = {"F32": 4, "F64": 8}.get(info.get("dtype", "")) if name != "__metadata__" else None
@@ -155,7 +150,7 @@ def plan(
 
 
 def collect(
-    trace: Trace,
+    trace: TraceData,
     *,
     layer: int = 0,
     head: int = 0,
@@ -170,7 +165,7 @@ def collect(
     views = _views(views)
     source = trace.source
     opts = _options(hide_special, merge_words)
-    first = read_compact(source({"fields": "thumbs", "thumb": THUMB_PX, **opts}))[0]
+    first = decode(source({"fields": "thumbs", "thumb": THUMB_PX, **opts}), to="numpy")[0]
     L, H, n = int(first["layers"]), int(first["heads"]), int(first["n"])
     for name, value, count in (("layer", layer, L), ("head", head, H)):
         if not 0 <= value < count:
@@ -257,132 +252,6 @@ def _views(views: Iterable[str] | None) -> list[str]:
     return out
 
 
-# ---- The page -------------------------------------------------------------------------------
-
-
-def modules(static: Path, entry: str = ENTRY) -> dict[str, str]:
-    """The ES modules ``entry`` needs (itself first), by their path under static/js, found by
-    following relative imports."""
-    root = (static / "js").resolve()
-    out: dict[str, str] = {}
-    todo = [entry]
-    while todo:
-        rel = todo.pop()
-        if rel in out:
-            continue
-        path = (root / rel).resolve()
-        if not path.is_relative_to(root) or not path.is_file():
-            raise RuntimeError(f"attnviz: the module {rel!r} is not under {root}")
-        text = path.read_text(encoding="utf-8")
-        out[rel] = text
-        for spec in IMPORT.findall(text):
-            todo.append((path.parent / spec).resolve().relative_to(root).as_posix())
-    return out
-
-
-def _script_json(value: Any) -> str:
-    """JSON safe inside a <script> element: no ``</`` (so no ``</script>``) and no ``<!--``."""
-    return json.dumps(value, ensure_ascii=False).replace("</", "<\\/").replace("<!--", "<\\!--")
-
-
-def gz64(raw: bytes) -> str:
-    """``raw`` gzipped then base64: how the file carries its data block (the loader undoes it)."""
-    return base64.b64encode(gzip.compress(raw, 9, mtime=0)).decode()
-
-
-@dataclass(frozen=True)
-class Page:
-    """What one file is, whatever it draws: ``mode``, the Jinja partial it includes
-    (templates/modes/<mode>.html, the live page's own markup); ``entry``, the ES module under
-    static/js whose ``start(config, block)`` draws it (the loader passes the JSON config and the
-    data block, gunzipped); the title, the header's tagline and the footer's words (text);
-    ``style``: CSS the mode adds in the file (after the page's); ``main``: the file wraps the
-    mode's markup in ``<main>`` (False for a partial with a main landmark of its own);
-    ``plotly``: the bundle its views need (``PLOTLY``)."""
-
-    mode: str
-    entry: str
-    title: str
-    tagline: str
-    footer: str
-    style: str = ""
-    main: bool = True
-    plotly: str = "basic"
-
-
-@dataclass(frozen=True)
-class _Assets:
-    css: str
-    loader: str
-    plotly: dict[str, str]  # bundle -> its text gzipped, base64
-
-
-def _assets() -> _Assets:
-    from attnviz.web import find_dir
-
-    static = find_dir("static")
-    css = "\n".join((static / "css" / f).read_text(encoding="utf-8")
-                    for f in ("app.css", "views.css"))  # fmt: skip
-    loader = (static / "js" / "offline" / "loader.js").read_text(encoding="utf-8")
-    if "</script" in loader.lower() or "</style" in css.lower():
-        raise RuntimeError("attnviz: the loader or the CSS closes its own element")
-    bundles = {name: gz64((static / path).read_bytes()) for name, path in PLOTLY.items()}
-    return _Assets(css, loader, bundles)
-
-
-_ASSETS: list[_Assets] = []
-_MODULES: dict[str, str] = {}
-
-
-def assets() -> _Assets:
-    """The page's CSS, loader and Plotly (gzipped once per process)."""
-    if not _ASSETS:
-        _ASSETS.append(_assets())
-    return _ASSETS[0]
-
-
-def packed_modules(entry: str) -> str:
-    """The modules ``entry`` needs, as a gzipped, base64 JSON object of path: source (once per
-    process and entry)."""
-    if entry not in _MODULES:
-        from attnviz.web import find_dir
-
-        code = json.dumps(modules(find_dir("static"), entry), ensure_ascii=False).encode()
-        _MODULES[entry] = gz64(code)
-    return _MODULES[entry]
-
-
-MODE = re.compile(r"^[a-z][a-z0-9_-]*$")
-
-
-def page_html(page: Page, config: Mapping[str, Any], data: str) -> str:
-    """One self-contained file: templates/standalone.html around templates/modes/<mode>.html,
-    the CSS, the loader, the modules ``page.entry`` imports, Plotly's bundle, ``config``
-    (JSON; ``entry`` added) and ``data`` (base64 of gzip, see ``gz64``), all inline."""
-    from jinja2 import Environment, FileSystemLoader, select_autoescape
-
-    from attnviz import __version__
-    from attnviz.web import find_dir
-
-    if not MODE.match(page.mode):
-        raise ValueError(f"mode: {page.mode!r} is not a mode's name")
-    if "</style" in page.style.lower():
-        raise ValueError("style: closes its own element")
-    env = Environment(loader=FileSystemLoader(find_dir("templates")),
-                      autoescape=select_autoescape(default=True))  # fmt: skip
-    a = assets()
-    return env.get_template("standalone.html").render(
-        page=page,
-        version=__version__,
-        css=a.css,
-        loader=a.loader,
-        modules_gz=packed_modules(page.entry),
-        plotly_gz=a.plotly[page.plotly],
-        data_gz=data,
-        config_json=_script_json({**config, "entry": page.entry}),
-    )
-
-
 def _models(meta: Mapping[str, Any]) -> dict:
     """The /api/models answer the page would have had, for the one model of the trace."""
     info = {
@@ -437,7 +306,7 @@ def _request(meta: Mapping[str, Any]) -> dict:
 
 
 def standalone_html(
-    trace: Trace,
+    trace: TraceData,
     *,
     layer: int = 0,
     head: int = 0,
@@ -474,7 +343,7 @@ def standalone_html(
     return html
 
 
-def save_html(trace: Trace, path: str | Path, **selection: Any) -> Path:
+def save_html(trace: TraceData, path: str | Path, **selection: Any) -> Path:
     """``standalone_html(trace, **selection)`` written to ``path`` (UTF-8); the path."""
     out = Path(path)
     out.write_text(standalone_html(trace, **selection), encoding="utf-8")
@@ -583,7 +452,7 @@ def _toy_preset(request: Mapping[str, Any]) -> dict | None:
 
 
 def toy_html(
-    trace: Trace,
+    trace: TraceData,
     *,
     layer: int = 0,
     head: int = 0,
@@ -623,8 +492,8 @@ def toy_html(
     if size > TOY_MAX_BYTES:
         raise ExportError(f"trace: its parts are {size:,} bytes, over the file's cap of "
                           f"{TOY_MAX_BYTES:,}")  # fmt: skip
-    meta = read_compact(parts[0].body)[0]
-    table = read_compact(source({"fields": "embeddings"}))[1]["embeddings"]
+    meta = decode(parts[0].body, to="numpy")[0]
+    table = decode(source({"fields": "embeddings"}), to="numpy")[1]["embeddings"]
     request = {"tokens": meta["tokens"], "axes": meta["axes"], "embeddings": table.tolist(),
                "config": meta["config"]}  # fmt: skip
     preset = _toy_preset(request)
@@ -644,3 +513,41 @@ def toy_html(
               "presets": [preset] if preset else [], "limits": LIMITS.model_dump(),
               "defaults": ToyConfig().model_dump()}  # fmt: skip
     return page_html(page, config, base64.b64encode(pack(parts)).decode())
+
+
+# ---- In a notebook --------------------------------------------------------------------------
+
+# The notebook cell: its height before the page inside says how tall it is.
+HEIGHT = 1200
+NOTEBOOK_BUDGET = 1_400_000  # the file, so that the cell (escaped into srcdoc) stays under 2 MB
+
+
+class Display:
+    """What a notebook shows: the page in an iframe (``_repr_html_``)."""
+
+    def __init__(self, page: str, height: int = HEIGHT) -> None:
+        self.page = page
+        self.height = height
+
+    def _repr_html_(self) -> str:
+        # Same-origin srcdoc (no sandbox): the frame may grow to its page's height on load;
+        # where the notebook forbids that, it keeps HEIGHT and scrolls.
+        grow = (
+            "try{var d=this.contentDocument.documentElement;"
+            "var f=this;var fit=function(){f.style.height=(d.scrollHeight+4)+'px'};"
+            "fit();new ResizeObserver(fit).observe(d)}catch(e){}"
+        )
+        return (
+            f'<iframe class="attnviz-frame" srcdoc="{escape(self.page, quote=True)}" '
+            f'title="attnviz views" style="width:100%;height:{self.height}px;border:0" '
+            f'onload="{escape(grow, quote=True)}"></iframe>'
+        )
+
+    def __repr__(self) -> str:
+        return f"<attnviz display, {len(self.page):,} bytes>"
+
+
+def frame(trace: TraceData, **selection: Any) -> str:
+    """The iframe of ``trace``'s page (``Trace._repr_html_``)."""
+    selection.setdefault("budget", NOTEBOOK_BUDGET)
+    return Display(standalone_html(trace, **selection))._repr_html_()

@@ -19,7 +19,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from attnviz.python.trace import Trace, TraceError
+from attnviz.errors import TraceError
+from attnviz.python.trace import Trace
 
 _lock = threading.Lock()
 # Model objects kept served (each holds its model): past this many the least recently traced
@@ -46,7 +47,7 @@ def trace_service() -> Any:
     from attnviz.engine.device import resolve_device
     from attnviz.pretrained import load_registry
     from attnviz.services import compute
-    from attnviz.services.traces import TraceService
+    from attnviz.services.trace_service import TraceService
     from attnviz.settings import Settings
 
     settings = Settings(**_overrides)
@@ -107,15 +108,14 @@ def _first_error(exc: ValidationError) -> str:
 
 def _part(service: Any, req: Any, params: Mapping[str, Any]) -> bytes:
     from attnviz.schemas.trace import TraceQuery
-    from attnviz.services.arrays import compact_body
-    from attnviz.services.tensors import TraceError as ServiceError
+    from attnviz.services.parts import compact_body
 
     try:
         query = TraceQuery(**params)
         return compact_body(service.part(req, query, compact=True))
     except ValidationError as exc:
         raise TraceError(_first_error(exc)) from exc
-    except (ServiceError, LookupError) as exc:
+    except LookupError as exc:
         raise TraceError(str(exc)) from exc
 
 
@@ -158,7 +158,6 @@ def _memory_trace(
     from attnviz.pretrained.bridge.memory import ModelObjectError
     from attnviz.schemas.trace import TextTraceRequest
     from attnviz.services import compute
-    from attnviz.services.tensors import TraceError as ServiceError
 
     if tokenizer is None:
         raise TraceError(
@@ -180,7 +179,7 @@ def _memory_trace(
         raise TraceError(_first_error(exc)) from exc
     try:
         computed = compute.run(_compute_memory, req, served, service.settings.max_text_tokens)
-    except (ServiceError, LookupError) as exc:
+    except LookupError as exc:
         raise TraceError(str(exc)) from exc
     first = [True]
 
@@ -204,8 +203,7 @@ def _memory_part(computed: Any, params: Mapping[str, Any], first: list[bool]) ->
     the forward's weights are let go after the first, as the service's cache lets them go."""
     from attnviz.schemas.trace import TraceQuery
     from attnviz.services import heap
-    from attnviz.services.arrays import compact_body, json_numbers, select
-    from attnviz.services.tensors import TraceError as ServiceError
+    from attnviz.services.parts import compact_body, json_numbers, select
 
     try:
         query = TraceQuery(**params)
@@ -220,7 +218,7 @@ def _memory_part(computed: Any, params: Mapping[str, Any], first: list[bool]) ->
         return compact_body(part)
     except ValidationError as exc:
         raise TraceError(_first_error(exc)) from exc
-    except (ServiceError, LookupError) as exc:
+    except LookupError as exc:
         raise TraceError(str(exc)) from exc
 
 

@@ -1,7 +1,7 @@
 """The views in a notebook (Jupyter, JupyterLab, VS Code): ``attnviz.show``.
 
-Each display is the one-file page (``attnviz.python.html``) in an ``<iframe srcdoc>`` of its
-own: its ids, globals and CSS never meet another display's or the notebook's, it needs no
+Each display (``attnviz.python.html.Display``) is the one-file page in an ``<iframe srcdoc>`` of
+its own: its ids, globals and CSS never meet another display's or the notebook's, it needs no
 require.js, no CDN and no server, and it draws as often as one likes in one notebook.
 
 >>> attnviz.show(t)                                  # a Trace
@@ -13,54 +13,20 @@ require.js, no CDN and no server, and it draws as often as one likes in one note
 
 from __future__ import annotations
 
-import html
 import re
 from collections.abc import Sequence
 from typing import Any
 
-from attnviz.python.html import ExportError, standalone_html
-from attnviz.python.trace import Trace, TraceError
+from attnviz.errors import TraceError
+from attnviz.python.html import NOTEBOOK_BUDGET, Display, ExportError, standalone_html
+from attnviz.python.trace import Trace
 
-# The notebook cell: its height before the page inside says how tall it is.
-HEIGHT = 1200
-NOTEBOOK_BUDGET = 1_400_000  # the file, so that the cell (escaped into srcdoc) stays under 2 MB
 ATTENTION_ONLY = (
     "{name}: a trace of attention weights alone (given as a tuple of tensors): it has no "
     "queries, keys or hidden states; trace the model itself (attnviz.show(model=..., "
     "tokenizer=..., text=...)) for them"
 )
 _SPECIAL = re.compile(r"^(\[[A-Z]+\]|<\|?[a-z_]+\|?>|</?s>|<pad>|<unk>|<mask>)$")
-
-
-class Display:
-    """What a notebook shows: the page in an iframe (``_repr_html_``)."""
-
-    def __init__(self, page: str, height: int = HEIGHT) -> None:
-        self.page = page
-        self.height = height
-
-    def _repr_html_(self) -> str:
-        # Same-origin srcdoc (no sandbox): the frame may grow to its page's height on load;
-        # where the notebook forbids that, it keeps HEIGHT and scrolls.
-        grow = (
-            "try{var d=this.contentDocument.documentElement;"
-            "var f=this;var fit=function(){f.style.height=(d.scrollHeight+4)+'px'};"
-            "fit();new ResizeObserver(fit).observe(d)}catch(e){}"
-        )
-        return (
-            f'<iframe class="attnviz-frame" srcdoc="{html.escape(self.page, quote=True)}" '
-            f'title="attnviz views" style="width:100%;height:{self.height}px;border:0" '
-            f'onload="{html.escape(grow, quote=True)}"></iframe>'
-        )
-
-    def __repr__(self) -> str:
-        return f"<attnviz display, {len(self.page):,} bytes>"
-
-
-def frame(trace: Trace, **selection: Any) -> str:
-    """The iframe of ``trace``'s page (``Trace._repr_html_``)."""
-    selection.setdefault("budget", NOTEBOOK_BUDGET)
-    return Display(standalone_html(trace, **selection))._repr_html_()
 
 
 def attention_trace(
@@ -72,10 +38,10 @@ def attention_trace(
     are marked unavailable (the query-key view says why)."""
     import torch
 
+    from attnviz.capture import ComputedTrace, TraceTensors
     from attnviz.engine import TransformerConfig
     from attnviz.schemas.trace import TraceQuery
-    from attnviz.services.arrays import compact_body, select
-    from attnviz.services.tensors import ComputedTrace, TraceTensors
+    from attnviz.services.parts import compact_body, select
 
     tokens = [str(t) for t in tokens]
     n = len(tokens)

@@ -23,11 +23,14 @@ import math
 from collections.abc import Sequence
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from attnviz.python.trace import Trace, TraceError
+from attnviz.errors import TraceError
+
+if TYPE_CHECKING:
+    from attnviz.python.data import TraceData
 
 WHATS = ("attention", "layer_mean", "hidden_states", "embeddings", "table")
 CORNERS = {"attention": "query \\ key", "layer_mean": "query \\ key",
@@ -97,7 +100,7 @@ def write_rows(corner: str, columns: Sequence[str], labels: Sequence[str],
     return out.getvalue()
 
 
-def _array(trace: Trace, name: str, what: str) -> np.ndarray:
+def _array(trace: TraceData, name: str, what: str) -> np.ndarray:
     if name not in trace.arrays:
         have = ", ".join(trace.arrays) or "none"
         raise TraceError(f"what: {what!r} needs the {name!r} array, which this trace lacks "
@@ -105,7 +108,7 @@ def _array(trace: Trace, name: str, what: str) -> np.ndarray:
     return trace.arrays[name]
 
 
-def _pick(trace: Trace, name: str, value: int | None, count: int, what: str) -> int:
+def _pick(trace: TraceData, name: str, value: int | None, count: int, what: str) -> int:
     """Where ``layer`` or ``head`` ``value`` sits in the trace's per-head arrays: the value
     itself, or 0 in a part that holds that one layer or head alone."""
     plural = f"{name}s"
@@ -130,14 +133,14 @@ def _unused(what: str, **given: Any) -> None:
             raise TraceError(f"{name}: not used by what={what!r}; leave it out")
 
 
-def _rows(trace: Trace) -> list[str]:
+def _rows(trace: TraceData) -> list[str]:
     """The query rows of a per-head array: every token, or the one a part's ``query`` picks."""
     q = trace.meta.get("query")
     return trace.tokens if q is None else [trace.tokens[q]]
 
 
 def to_csv(
-    trace: Trace,
+    trace: TraceData,
     what: str,
     *,
     layer: int | None = None,

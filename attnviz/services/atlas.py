@@ -33,10 +33,10 @@ from dataclasses import dataclass
 
 import torch
 
+from attnviz.errors import TraceError
 from attnviz.pretrained.registry import ServedModel
 from attnviz.pretrained.tokenize import TextTokenizer
 from attnviz.schemas.atlas import AtlasProbe, AtlasResponse, AtlasScore
-from attnviz.services.tensors import TraceError
 from attnviz.training.measures import at_offset, previous_token
 from attnviz.training.tasks import Induction, default_text
 

@@ -28,7 +28,7 @@ from attnviz.schemas.recurrent import (
 from attnviz.schemas.train import TrainClaim
 from attnviz.services import compute
 from attnviz.services.admission import Busy
-from attnviz.services.training import RunGone, TrainRefused, wire
+from attnviz.services.training import RunGone, TrainRefused, report
 from attnviz.settings import Settings
 from attnviz.training import recurrent as R
 from attnviz.training.catalog import TASKS
@@ -234,7 +234,7 @@ class RecurrentService:
             with live.lock:
                 live.result = result
             if result.complete:
-                claims = wire.claims(R.outcomes(result))
+                claims = report.claims(R.outcomes(result))
                 said = R.shows(result)
             else:
                 state = "cancelled"

@@ -6,16 +6,17 @@ from contextlib import nullcontext
 
 import torch
 
+from attnviz.capture import ComputedTrace, attention_meta
+from attnviz.capture.lens import Readout, bridged_readout, mlm_readout, native_readout
 from attnviz.engine import Transformer
 from attnviz.engine.ablate import HeadAblation
+from attnviz.errors import TraceError
 from attnviz.presets import SHOWCASE
 from attnviz.pretrained.native import quoted_each, unknown_characters
 from attnviz.pretrained.registry import Knockouts, ModelRegistry, ServedModel
 from attnviz.schemas.models import ModelInfo
 from attnviz.schemas.trace import TextTraceRequest
 from attnviz.services import heap
-from attnviz.services.lens import Readout, bridged_readout, mlm_readout, native_readout
-from attnviz.services.tensors import ComputedTrace, TraceError, attention_meta
 from attnviz.wire.constants import PREDICTION_FIELDS
 
 EXAMPLES = [
@@ -75,7 +76,8 @@ def find_model(registry: ModelRegistry, name: str) -> ServedModel:
 
 def readout_of(m: ServedModel, ids: list[int]) -> Readout | None:
     """How the trace's hidden states become next-token scores: the engine's final norm and
-    unembedding, or transformers' (lens.py); None for a model that predicts no next token."""
+    unembedding, or transformers' (``attnviz.capture.lens``); None for a model that predicts no
+    next token."""
 
     def label(token_ids: list[int]) -> list[str]:
         return m.tokenizer.label_ids(token_ids)[0]

@@ -64,7 +64,7 @@ VALUE_WEIGHTED_AGGREGATES = {
     "each row scaled to sum to 1, N, with the residual stream added, (N + I) / 2 (just N "
     "without a residual), multiplied through the layers.",
 }
-# What a causal model predicts (services/lens.py), beyond the full trace: ``top_k``, the next
+# What a causal model predicts (capture/lens.py), beyond the full trace: ``top_k``, the next
 # tokens the model's output gives most probability at each position, and ``lens`` (the logit
 # lens), every hidden state through the final norm and the unembedding.
 PREDICTION_FIELDS = {

@@ -10,8 +10,8 @@ import torch
 from fastapi.testclient import TestClient
 
 from attnviz.app import create_app
-from attnviz.compact import decode
 from attnviz.settings import Settings
+from attnviz.wire.compact import decode
 from attnviz.wire.constants import COMPACT_MEDIA_TYPE
 from tests.checkpoints import SENTENCES
 from tests.checkpoints_bridge import (

@@ -11,9 +11,9 @@ import torch
 import torch.nn.functional as F
 import zstandard
 
-from attnviz.compact import decode, header
 from attnviz.pretrained.registry import BUILTIN_NAME
 from attnviz.schemas.trace import TraceQuery
+from attnviz.wire.compact import decode, header
 from attnviz.wire.constants import COMPACT_MEDIA_TYPE, TRACE_FIELDS
 from tests.oracles import token_view_oracle
 

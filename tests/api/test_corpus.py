@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 from attnviz.app import create_app
 from attnviz.limits import LIMITS
 from attnviz.pretrained.registry import BUILTIN_NAME
-from attnviz.services import corpus as corpus_service
+from attnviz.services.corpus import service as corpus_service
 from attnviz.settings import Settings
 from tests.checkpoints_bridge import make_tiny_bloom
 from tests.conftest import TINY_GPT2

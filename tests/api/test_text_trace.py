@@ -12,7 +12,7 @@ import torch
 import zstandard
 
 from attnviz.pretrained.registry import BUILTIN_NAME
-from attnviz.services.wire import dumps
+from attnviz.wire.jsonarrays import dumps
 from tests.models import engine_captures
 
 TEXT = "The animal didn't cross the street because it was too tired"

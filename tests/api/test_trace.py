@@ -5,9 +5,9 @@ import math
 import pytest
 import torch
 
+from attnviz.errors import TraceError
 from attnviz.schemas.trace import ToyTraceRequest
-from attnviz.services.tensors import TraceError
-from attnviz.services.trace import build_toy_model, run_toy_trace
+from attnviz.services.toy_trace import build_toy_model, run_toy_trace
 from tests import reference
 from tests.models import engine_captures, recomputed
 
@@ -343,7 +343,7 @@ def test_an_unexpected_failure_is_a_plain_500_without_a_stack_trace(
 ):
     from fastapi.testclient import TestClient
 
-    import attnviz.services.traces as service
+    import attnviz.services.trace_service as service
 
     def boom(*_args):
         raise RuntimeError("secret internals")

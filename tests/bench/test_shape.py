@@ -59,9 +59,9 @@ def test_a_real_width_model_loads_from_safetensors_and_traces_like_transformers(
 
     from attnviz.app import create_app
     from attnviz.bench.harness import FIRST, text_of
-    from attnviz.compact import decode
     from attnviz.pretrained.tokenize import TextTokenizer
     from attnviz.settings import Settings
+    from attnviz.wire.compact import decode
     from attnviz.wire.constants import COMPACT_MEDIA_TYPE
 
     client = TestClient(create_app(Settings(device="cpu", builtin_model=False,

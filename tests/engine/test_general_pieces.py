@@ -10,10 +10,10 @@ import math
 import pytest
 import torch
 
+from attnviz.capture import capture_trace
 from attnviz.engine import Transformer, TransformerConfig, capture
 from attnviz.engine.model import KVCache, attention_pattern, attention_scores
 from attnviz.engine.positional import RopeScaling, rope_frequencies
-from attnviz.services.tensors import capture_trace
 
 SCALINGS = {
     "linear": ({"factor": 4.0}, RopeScaling("linear", factor=4.0)),
@@ -193,8 +193,8 @@ def test_the_embedding_scale_and_the_offset_norm():
 def test_heads_computed_a_few_at_a_time_give_the_whole_forward(wiring, monkeypatch):
     """A long text's attention, computed a head at a time when no hook asks for the whole
     scores, is the same forward; a trace of it reads every head's weights the same."""
+    import attnviz.capture.tensors as tensors_module
     import attnviz.engine.model as engine_model
-    import attnviz.services.tensors as tensors_module
 
     model = randomised(WIRINGS[wiring])
     ids = torch.tensor([[3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8]])

@@ -14,10 +14,10 @@ import sys
 import pytest
 import torch
 
+from attnviz.errors import TraceError
 from attnviz.pretrained import ModelFolderError
 from attnviz.pretrained.bridge import BRIDGE_INSTALL, BridgedModel
 from attnviz.pretrained.registry import load_model, load_registry
-from attnviz.services.tensors import TraceError
 from tests.checkpoints import SENTENCES
 from tests.checkpoints_bridge import (
     WINDOW,

@@ -18,11 +18,11 @@ import torch
 from fastapi.testclient import TestClient
 
 from attnviz.app import create_app
+from attnviz.errors import TraceError
 from attnviz.pretrained.bridge import BridgedModel
 from attnviz.pretrained.registry import ModelRegistry, load_model
 from attnviz.schemas.trace import TextTraceRequest, TraceQuery
-from attnviz.services.arrays import select
-from attnviz.services.tensors import TraceError
+from attnviz.services.parts import select
 from attnviz.services.text_trace import ablate_refused, model_info, run_text_trace
 from attnviz.settings import Settings
 from tests.checkpoints import SENTENCES, make_tiny_gpt2

@@ -12,7 +12,7 @@ import math
 import pytest
 import torch
 
-from attnviz.services.tensors import capture_trace
+from attnviz.capture import capture_trace
 from tests.models import recomputed
 
 TOL = 1e-4

@@ -9,8 +9,8 @@ import json
 import pytest
 import torch
 
+from attnviz.capture import capture_trace
 from attnviz.pretrained import ModelFolderError, load_folder
-from attnviz.services.tensors import capture_trace
 from tests.checkpoints import LLAMA_STYLES, make_tiny_encoder, make_tiny_llama
 from tests.models import recomputed
 

@@ -14,10 +14,10 @@ from dataclasses import replace
 import pytest
 import torch
 
+from attnviz.capture import capture_trace
 from attnviz.engine import Transformer
 from attnviz.pretrained import ModelFolderError, load_folder
 from attnviz.pretrained.families.llama import llama_config
-from attnviz.services.tensors import capture_trace
 from tests.checkpoints_decoders import (
     DECODER_STYLES,
     ORIGINAL,

@@ -11,8 +11,8 @@ import re
 import pytest
 import torch
 
+from attnviz.capture import capture_trace
 from attnviz.pretrained import ModelFolderError, load_folder
-from attnviz.services.tensors import capture_trace
 from tests.checkpoints_gemma import (
     GEMMA_STYLES,
     WINDOW,

@@ -11,8 +11,8 @@ import re
 import pytest
 import torch
 
+from attnviz.capture import capture_trace
 from attnviz.pretrained import ModelFolderError, load_folder
-from attnviz.services.tensors import capture_trace
 from tests.checkpoints_gemma import NEOX_STYLES, hub_style, make_tiny_neox, rewrite_config
 from tests.models import recomputed
 

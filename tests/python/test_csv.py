@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 
 import attnviz
-from attnviz.python.client import COMPACT
 from attnviz.python.tables import js_number, to_csv
 from attnviz.python.trace import Trace
+from attnviz.wire.constants import COMPACT_MEDIA_TYPE as COMPACT
 
 TEXT = 'The animal didn\'t cross the street, because it was "too tired"'
 # Labels a CSV writer must quote, or a reader could take for something else.

@@ -142,7 +142,7 @@ def test_the_vendored_plotly_is_the_plotly_wheels_version():
 
     _, wheel = plotly_js()
     wheel_text = wheel.read_text() if isinstance(wheel, Path) else wheel.decode()
-    from attnviz.python.html import PLOTLY
+    from attnviz.python.page import PLOTLY
 
     for name, path in PLOTLY.items():
         bundle = (find_dir("static") / path).read_text()

@@ -13,11 +13,11 @@ import pytest
 import torch
 
 import attnviz
+from attnviz.errors import TraceError
 from attnviz.pretrained.bridge import load_bridged
 from attnviz.pretrained.bridge.memory import MemoryModel
 from attnviz.python import local
-from attnviz.python.show import Display
-from attnviz.python.trace import TraceError
+from attnviz.python.html import Display
 from tests.checkpoints import SENTENCES, make_piece_tokenizer, make_tokenizer
 from tests.python.offline import drawn, opened, wait_drawn
 

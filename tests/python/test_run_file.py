@@ -248,7 +248,7 @@ def test_run_html_refuses_what_is_not_an_ended_run():
 
 
 def test_a_page_names_a_mode_and_keeps_its_style_inside_its_element():
-    from attnviz.python.html import Page, page_html
+    from attnviz.python.page import Page, page_html
 
     page = Page(mode="train", entry="offline/run.js", title="t", tagline="t", footer="f",
                 main=False)  # fmt: skip

@@ -14,7 +14,7 @@ import torch
 from attnviz.limits import LIMITS
 from attnviz.pretrained.registry import ModelRegistry, load_model
 from attnviz.schemas.trace import TextTraceRequest, TraceQuery
-from attnviz.services.arrays import select
+from attnviz.services.parts import select
 from attnviz.services.text_trace import run_text_trace
 from tests.checkpoints import SENTENCES, make_tiny_gpt2, make_tiny_llama
 

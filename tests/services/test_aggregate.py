@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 import torch
 
+from attnviz.capture import ComputedTrace, capture_trace
 from attnviz.schemas.trace import TraceQuery
-from attnviz.services.arrays import select
-from attnviz.services.tensors import ComputedTrace, capture_trace
+from attnviz.services.parts import select
 from attnviz.wire.constants import AGGREGATE_RULES
 from tests.models import make_model
 
@@ -83,8 +83,8 @@ def test_rollout_under_the_token_options_is_the_options_applied_to_it(client):
 
 
 def test_rollout_past_its_bound_is_refused_by_name(monkeypatch):
+    from attnviz.errors import TraceError
     from attnviz.limits import LIMITS
-    from attnviz.services.tensors import TraceError
 
     model = make_model(d_model=4, n_layers=3, n_heads=2, projections="random", residual=True)
     trace = ComputedTrace({"mode": "toy", "tokens": list("abcd")}, capture_trace(model, X[None]))

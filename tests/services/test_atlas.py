@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from attnviz.engine import Transformer, TransformerConfig
+from attnviz.errors import TraceError
 from attnviz.pretrained.folder import PretrainedModel
 from attnviz.pretrained.registry import load_model
 from attnviz.pretrained.tokenize import TextTokenizer
@@ -25,7 +26,6 @@ from attnviz.services.atlas import (
     compute_atlas,
     score_patterns,
 )
-from attnviz.services.tensors import TraceError
 from attnviz.training import measures
 from attnviz.training.export import char_tokenizer
 from attnviz.training.tasks import Induction

@@ -10,7 +10,7 @@ import pytest
 
 from attnviz.schemas.trace import TextTraceRequest, TraceQuery
 from attnviz.services import heap
-from attnviz.services.traces import TraceService
+from attnviz.services.trace_service import TraceService
 
 
 class RecordingLibc:

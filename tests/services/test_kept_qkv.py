@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 
 from attnviz.schemas.trace import TextTraceRequest, TraceQuery
-from attnviz.services.traces import TraceService
+from attnviz.services.trace_service import TraceService
 
 TEXT = "The animal didn't cross the street because it was too tired. " * 4
 
@@ -92,7 +92,7 @@ def test_a_long_traces_square_tensors_never_keep_it_out_of_the_cache(app, monkey
     """Past KEEP_SQUARE_BYTES the distances and the rollout are computed again when asked, not
     kept, and not counted: the trace (its states) still fits the cache, and its parts come from
     it; the numbers are the same either way."""
-    from attnviz.services import tensors
+    from attnviz.capture import tensors
 
     roomy: TraceService = app.state.traces
     req = TextTraceRequest(model="all-MiniLM-L6-v2", text=TEXT * 3 + " squares")  # 180 tokens

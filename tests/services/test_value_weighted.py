@@ -9,10 +9,11 @@ import math
 import pytest
 import torch
 
-from attnviz.compact import decode
+from attnviz.capture import ComputedTrace, capture_trace
+from attnviz.errors import TraceError
 from attnviz.schemas.trace import TraceQuery
-from attnviz.services.arrays import select
-from attnviz.services.tensors import ComputedTrace, TraceError, capture_trace
+from attnviz.services.parts import select
+from attnviz.wire.compact import decode
 from attnviz.wire.constants import COMPACT_MEDIA_TYPE, VALUE_WEIGHTED_AGGREGATES
 from tests.models import make_model
 

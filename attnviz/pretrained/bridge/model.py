@@ -24,14 +24,15 @@ from typing import Any
 
 import torch
 
+from attnviz.capture import KEEP_FORWARD_BYTES, TraceTensors
 from attnviz.engine import TransformerConfig
 from attnviz.engine.ablate import HeadAblation
+from attnviz.errors import TraceError
 from attnviz.pretrained.bridge.record import Recording, intervening, recording
 from attnviz.pretrained.bridge.record import ablating as planned
 from attnviz.pretrained.bridge.rule import RecordedRule
 from attnviz.pretrained.folder import Backend
 from attnviz.pretrained.tokenize import TextTokenizer
-from attnviz.services.tensors import KEEP_FORWARD_BYTES, TraceError, TraceTensors
 from attnviz.wire.constants import VALUE_WEIGHTED_RULES
 
 # The arrays a model without queries and keys cannot give: all of them come from q and k.

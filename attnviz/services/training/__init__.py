@@ -12,14 +12,14 @@ The package follows the seams of a run's life:
 - ``service``: the run table (``TrainService``): what is offered, starting, cancelling,
   evicting, and asking a finished model (decode, folder);
 - ``worker``: one run's thread, which trains its variants and logs what happens;
-- ``wire``: what goes to clients (a run's state, the summaries, the event stream).
+- ``report``: what goes to clients (a run's state, the summaries, the event stream).
 
 The scores a finished run reports (induction, alignment) are ``attnviz.training.measures``,
 which the ablation presets and ``attnviz bench`` share.
 """
 
+from attnviz.services.training.report import thumbs
 from attnviz.services.training.runs import LiveRun, RunGone, TrainRefused
 from attnviz.services.training.service import TrainService
-from attnviz.services.training.wire import thumbs
 
 __all__ = ["LiveRun", "RunGone", "TrainRefused", "TrainService", "thumbs"]

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import torch
 
+import attnviz.services.training.report as report
 from attnviz.engine import capture
 from attnviz.pretrained import ModelRegistry
 from attnviz.pretrained.native import quoted_each
@@ -30,7 +31,6 @@ from attnviz.schemas.train import (
     TrainVariantInfo,
 )
 from attnviz.services.admission import Busy
-from attnviz.services.training import wire
 from attnviz.services.training.runs import (
     LiveRun,
     Plan,
@@ -81,8 +81,8 @@ class TrainService:
                 name=t.name,
                 title=t.title,
                 about=t.about,
-                arch=wire.arch_info(t.arch),
-                opt=wire.opt_info(t.opt),
+                arch=report.arch_info(t.arch),
+                opt=report.opt_info(t.opt),
             )  # fmt: skip
             for t in TASKS.values()
         ]
@@ -96,9 +96,10 @@ class TrainService:
                 task=p.task.name,
                 switch=p.switch,
                 variants=[
-                    TrainVariantInfo(label=v.label, arch=wire.arch_info(v.arch)) for v in p.variants
+                    TrainVariantInfo(label=v.label, arch=report.arch_info(v.arch))
+                    for v in p.variants
                 ],  # fmt: skip
-                opt=wire.opt_info(p.opt),
+                opt=report.opt_info(p.opt),
             )
             for p in PRESETS.values()
         ]
@@ -222,18 +223,18 @@ class TrainService:
     # -- what clients read ----------------------------------------------------------------------
 
     def state(self, run: LiveRun) -> TrainRun:
-        return wire.run_state(run)
+        return report.run_state(run)
 
     def summaries(self) -> TrainRuns:
         """Every run this server keeps, newest first, in brief."""
         with self.lock:
             kept = list(self.runs.values())
-        return wire.summaries(kept)
+        return report.summaries(kept)
 
     def stream(self, run: LiveRun, after: int | None) -> AsyncIterator[tuple[int, str, str]]:
         """(seq, event, JSON data): the run's state first (unless resuming ``after`` an event
         already seen), then each event as it comes, until the run's end."""
-        return wire.stream(run, after)
+        return report.stream(run, after)
 
     # -- asking a finished model ----------------------------------------------------------------
 

@@ -17,9 +17,8 @@ from attnviz.engine import Transformer
 from attnviz.pretrained import ModelRegistry, PretrainedModel
 from attnviz.schemas.train import TrainCheckpoint
 from attnviz.services import compute
-from attnviz.services.training import wire
+from attnviz.services.training.report import claims, columns, thumbs
 from attnviz.services.training.runs import LiveRun, Plan, Variant
-from attnviz.services.training.wire import columns, thumbs
 from attnviz.settings import Settings
 from attnviz.training import measures
 from attnviz.training.catalog import slug
@@ -168,7 +167,7 @@ class Worker:
             for r in (v.result for v in run.variants)
             if r is not None
         ]
-        outcomes = wire.claims(preset.outcomes(runs))
+        outcomes = claims(preset.outcomes(runs))
         run.emit("claims", {"claims": [o.model_dump() for o in outcomes]},
                  apply=lambda: setattr(run, "claims", outcomes))  # fmt: skip
 

@@ -3,29 +3,28 @@ were computed on. Scores and attention weights (T x T per head, most of a trace'
 recomputed from q and k, a head or a layer at a time, by the engine's own attention functions:
 the very numbers of the forward, at a fraction of the memory.
 
-A trace is computed once (``capture_trace``) and then read many times, whole or in parts, by the
-JSON and the compact forms. The forward's own weights are kept only until the first response is
-built. Distances, entropy and the PCA of the trajectories are computed on first use and kept.
+A trace is computed once (``capture_trace``, ``trace.py``) and then read many times, whole or in
+parts, by the JSON and the compact forms. The forward's own weights are kept only until the first
+response is built. Distances, entropy and the PCA of the trajectories are computed on first use
+and kept.
 """
 
 from __future__ import annotations
 
-import functools
-import math
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import TypeVar
 
 import torch
 
-from attnviz.engine import Transformer, TransformerConfig, act_name, capture
+from attnviz.capture.lens import Readout, at
+from attnviz.capture.rules import AttentionRule, EngineRule
+from attnviz.engine import TransformerConfig
 from attnviz.engine.ablate import HeadAblation
 from attnviz.engine.analysis import PCA, attention_entropy, pairwise_distances, trajectory_pca
-from attnviz.engine.model import CHUNK_BYTES, Block, attention_pattern, attention_scores
-
-if TYPE_CHECKING:
-    from attnviz.services.lens import Readout
+from attnviz.engine.model import CHUNK_BYTES
+from attnviz.errors import TraceError
 
 R = TypeVar("R")
 QKV = tuple[torch.Tensor, torch.Tensor, torch.Tensor]
@@ -41,38 +40,6 @@ KEEP_FORWARD_BYTES = 512 * 2**20
 # layer) out of the cache. 2,048 tokens of a 24-layer model: 0.4 GB of distances, 0.8 GB of
 # rollout.
 KEEP_SQUARE_BYTES = 64 * 2**20
-
-
-class TraceError(ValueError):
-    """A request that validated but cannot be computed; the message names the field."""
-
-
-class AttentionRule(Protocol):
-    """How a model turns a layer's queries and keys into scores and scores into weights: the
-    native engine's functions, or what the transformers bridge recorded of each layer."""
-
-    def scores(self, layer: int, q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
-        """(H', T, hs) x (H', S, hs) -> (H', T, S) logits after scaling, a hidden key -inf,
-        before any soft-cap."""
-        ...
-
-    def weights(self, layer: int, scores: torch.Tensor) -> torch.Tensor:
-        """(H', T, S) scores -> the weights the forward used (rows sum to 1)."""
-        ...
-
-
-@dataclass(frozen=True)
-class EngineRule:
-    """The native engine's attention: ``attention_scores`` and ``attention_pattern`` with the
-    layer's window, scale and soft-cap (``cfg``)."""
-
-    cfg: TransformerConfig
-
-    def scores(self, layer: int, q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
-        return attention_scores(q, k, self.cfg, layer=layer)
-
-    def weights(self, layer: int, scores: torch.Tensor) -> torch.Tensor:
-        return attention_pattern(scores, self.cfg)
 
 
 @dataclass
@@ -100,7 +67,7 @@ class TraceTensors:
     recompute: Callable[[int], QKV] | None = field(default=None, repr=False)
     # Why a trace has no q and k (said to whoever asks for them), when it has none.
     no_qk_reason: str | None = None
-    # How hidden states become scores over the vocabulary (services/lens.py: a causal text
+    # How hidden states become scores over the vocabulary (``lens.py``: a causal text
     # model's final norm and unembedding), for top_k and the logit lens; None: no predictions.
     readout: Readout | None = field(default=None, repr=False)
     # L x (nh, hs, C): each head's slice of the output projection W_O (rows h*hs .. (h+1)*hs,
@@ -219,8 +186,6 @@ class TraceTensors:
         position (``lens.at``). Each position is unembedded once, those not yet kept together
         (a few rows of vocabulary logits at a time), and kept: a window that moves by a token
         computes one more."""
-        from attnviz.services.lens import at
-
         if self.readout is None:
             raise TraceError("fields: this trace's model predicts no tokens")
         kept: dict[int, dict] = self._memo(f"{kind}.positions", dict)
@@ -396,160 +361,3 @@ class TraceTensors:
             return torch.stack(rows)
 
         return self._memo("score_range", compute)
-
-
-def qk_names(cfg: TransformerConfig, layer: int) -> tuple[str, str]:
-    """The hook points of the queries and keys that meet in the scores: after RoPE when on, after
-    a per-head q/k norm when there is one (a norm over the projection comes before hook_q)."""
-    if cfg.positional == "rope":
-        return act_name("rot_q", layer), act_name("rot_k", layer)
-    if cfg.qk_norm == "head":
-        return act_name("q_norm", layer), act_name("k_norm", layer)
-    return act_name("q", layer), act_name("k", layer)
-
-
-def layer_qkv(model: Transformer, layer: int, x: torch.Tensor) -> QKV:
-    """q, k, v (nh, T, hs) of block ``layer`` given its input ``x`` (T, C) (hidden state
-    ``layer``): that block's projections alone, the numbers of the whole forward (tested)."""
-    block = model.blocks[layer]
-    assert isinstance(block, Block)
-    with torch.inference_mode():
-        xn = block.ln1(x[None]) if block.ln1 is not None and model.cfg.norm == "pre" else x[None]
-        q, k, v = block.attn.project(xn)  # (1, nh, T, hs) each
-    return q[0], k[0], v[0]
-
-
-def _recompute(model: Transformer, states: torch.Tensor, layer: int) -> QKV:
-    return layer_qkv(model, layer, states[layer])
-
-
-def capture_trace(
-    model: Transformer, x: torch.Tensor, field: str = "embeddings", keep_qkv_bytes: int = -1
-) -> TraceTensors:
-    """Run ``model`` on one sequence ``x`` ((1, T, C) vectors or (1, T) ids) and keep what every
-    trace holds. Overflow is a TraceError naming ``field``. q, k and v are kept when they take
-    at most ``keep_qkv_bytes`` (always when negative), else recomputed per layer on demand; the
-    forward's weights are kept for the first response up to ``KEEP_FORWARD_BYTES``, a layer's
-    weights being dropped as soon as the next layer runs otherwise."""
-    cfg = model.cfg
-    L, T = cfg.n_layers, x.shape[1]
-    itemsize = model.param_dtype.itemsize
-    qkv_bytes = 3 * L * cfg.n_heads * T * cfg.d_head * itemsize
-    keep_qkv = keep_qkv_bytes < 0 or qkv_bytes <= keep_qkv_bytes
-    keep_pattern = L * cfg.n_heads * T * T * 4 <= KEEP_FORWARD_BYTES
-    wanted = [act_name("embed"), act_name("resid_pre", 0)]
-    wanted += [act_name("pos_embed")] if cfg.positional in ("sinusoidal", "learned") else []
-    wanted += [act_name("ln_final")] if cfg.final_norm else []
-    for i in range(L):
-        wanted.append(act_name("resid_post", i))
-        if keep_qkv:
-            wanted += [*qk_names(cfg, i), act_name("v", i)]
-    finite = [True]
-    patterns: list[torch.Tensor] = []
-
-    def look(_m: torch.nn.Module, _inp: tuple, out: torch.Tensor) -> None:
-        # A sum is finite only when every term is: no (nh, T, T) mask of booleans.
-        finite[0] = finite[0] and bool(torch.isfinite(out.sum()))
-        if keep_pattern:
-            patterns.append(out.detach()[0])
-
-    # Only when the weights are kept: a hook on them makes each layer compute them whole. An
-    # overflow anywhere reaches the states, which are checked below.
-    points = [b.attn.hook_pattern for b in model.blocks if isinstance(b, Block)]
-    handles = [p.register_forward_hook(look) for p in points] if keep_pattern else []
-    # Only the points read here: each captured activation is kept alive, and costs a hook.
-    try:
-        with torch.inference_mode(), capture(model, wanted) as cache:
-            model(x)
-    finally:
-        for h in handles:
-            h.remove()
-
-    outputs = [cache[act_name("resid_post", i)][0] for i in range(L)]
-    if cfg.final_norm:  # the model's output is the last block's after the final norm
-        outputs[-1] = cache[act_name("ln_final")][0]
-    states = torch.stack([cache[act_name("resid_pre", 0)][0], *outputs])  # (L+1, T, C)
-    if not (finite[0] and torch.isfinite(states.sum())):
-        raise TraceError(
-            f"{field}: the computation overflowed (values too large for this configuration)"
-        )
-
-    q: list[torch.Tensor] | None = None
-    k: list[torch.Tensor] | None = None
-    v: list[torch.Tensor] | None = None
-    recompute: Callable[[int], QKV] | None = None
-    if keep_qkv:  # L x (nh, T, ·) for the one sequence
-        q = [cache[qk_names(cfg, i)[0]][0] for i in range(L)]
-        k = [cache[qk_names(cfg, i)[1]][0] for i in range(L)]
-        v = [cache[act_name("v", i)][0] for i in range(L)]
-    else:  # block i reads hidden state i
-        recompute = functools.partial(_recompute, model, states)
-
-    pos = cache.get(act_name("pos_embed"))
-    w_o = [block_w_o(model, i) for i in range(L)]
-    return TraceTensors(
-        cfg=cfg,
-        q=q,
-        k=k,
-        v=v,
-        states=states,
-        embeddings=cache[act_name("embed")][0],
-        positional=pos[: x.shape[1]] if pos is not None else None,
-        forward_pattern=patterns if keep_pattern else None,
-        recompute=recompute,
-        w_o=w_o,
-    )
-
-
-def block_w_o(model: Transformer, layer: int) -> torch.Tensor:
-    """(nh, hs, C): block ``layer``'s output projection, one slice of rows per head (a view)."""
-    block = model.blocks[layer]
-    assert isinstance(block, Block)
-    cfg = model.cfg
-    return block.attn.W_O.view(cfg.n_heads, cfg.d_head, -1)
-
-
-def attention_meta(cfg: TransformerConfig) -> dict:
-    """How the model makes scores and weights from q and k (``schemas.AttentionRule``) and the
-    rotation q and k are shown after (``schemas.Rope``), for the trace's meta."""
-    if cfg.attn_scale is not None:
-        inverse_square = 1 / cfg.attn_scale**2
-        whole = round(inverse_square)
-        label = (f"÷ √{whole}" if abs(inverse_square - whole) < 1e-9 * max(1, whole)
-                 else f"× {cfg.attn_scale!r}")  # fmt: skip
-        scale, divide_by = cfg.attn_scale, None
-    elif cfg.scale:
-        scale, divide_by, label = cfg.d_head**-0.5, math.sqrt(cfg.d_head), f"÷ √{cfg.d_head}"
-    else:
-        scale, divide_by, label = 1.0, None, "(unscaled)"
-    rope = None
-    if cfg.positional == "rope":
-        rope = {
-            "base": cfg.rope_base,
-            "style": cfg.rope_style,
-            "scaling": cfg.rope_scaling.kind if cfg.rope_scaling is not None else None,
-            "rotary_dim": cfg.rotary_dim,
-            "local_base": cfg.rope_local_base,
-        }
-    return {
-        "rope": rope,
-        "attention": {
-            "scale": scale,
-            "divide_by": divide_by,
-            "scale_label": label,
-            "softcap": cfg.attn_softcap,
-            "windows": [cfg.window_of(i) for i in range(cfg.n_layers)],
-            "qk_norm": cfg.qk_norm,
-        },
-    }
-
-
-@dataclass
-class ComputedTrace:
-    """A trace as the cache keeps it: the response's other fields and the tensors."""
-
-    meta: dict  # mode, tokens, axes, n, d, layers, heads, head_dim, device, and the mode's own
-    tensors: TraceTensors
-
-    def nbytes(self) -> int:
-        return self.tensors.nbytes()

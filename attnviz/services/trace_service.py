@@ -12,15 +12,16 @@ from typing import NamedTuple
 import torch
 import zstandard
 
+from attnviz.capture import ComputedTrace, TraceTensors
+from attnviz.errors import TraceError
 from attnviz.pretrained import ModelRegistry
 from attnviz.schemas.trace import TextTraceRequest, ToyTraceRequest, TraceQuery
 from attnviz.services import compute
 from attnviz.services.admission import Admission
-from attnviz.services.arrays import Part, compact_body, json_numbers, json_pieces, select
 from attnviz.services.cache import TraceCache, input_key
-from attnviz.services.tensors import ComputedTrace, TraceError, TraceTensors
+from attnviz.services.parts import Part, compact_body, json_numbers, json_pieces, select
 from attnviz.services.text_trace import find_model, run_text_trace
-from attnviz.services.trace import run_toy_trace
+from attnviz.services.toy_trace import run_toy_trace
 from attnviz.settings import Settings
 from attnviz.wire.constants import COMPACT_MEDIA_TYPE
 

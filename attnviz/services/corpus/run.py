@@ -15,11 +15,12 @@ from contextlib import contextmanager
 
 import torch
 
+from attnviz.capture import qk_names
 from attnviz.engine import Transformer, act_name, capture
 from attnviz.engine.model import Block
+from attnviz.errors import TraceError
 from attnviz.pretrained.registry import ServedModel
-from attnviz.services.corpus_sets import SetText
-from attnviz.services.tensors import TraceError, qk_names
+from attnviz.services.corpus.sets import SetText
 
 QK = tuple[torch.Tensor, torch.Tensor]  # (N, nh, hs) queries and keys of every token of the set
 BATCH_TOKENS = 4096  # padded tokens of one batch

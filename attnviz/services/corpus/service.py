@@ -2,7 +2,7 @@
 and keys of every token of a set of texts projected together into 2-D, the user's own sentence
 placed into the set's map; every head clustered by the similarity of its patterns on the set.
 
-A set (``corpus_sets``) runs once (``corpus_run``: in batches on the engine, else one text at
+A set (``sets.py``) runs once (``run.py``: in batches on the engine, else one text at
 a time through ``ServedModel.trace``), under the model's lock, on the compute thread. What is
 kept of it (``KeptSet``): every layer's queries and keys of every head (those the scores use:
 after RoPE and q/k norms), or the asked layer's alone when all of them pass ``KEEP_SET_BYTES``
@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from attnviz.errors import TraceError
 from attnviz.pretrained.registry import ServedModel
 from attnviz.schemas.corpus import (
     CorpusPoints,
@@ -39,7 +40,7 @@ from attnviz.schemas.corpus import (
     CorpusTransform,
     HeadClusters,
 )
-from attnviz.services.corpus_math import (
+from attnviz.services.corpus.numbers import (
     NOTE,
     Fit,
     average_linkage,
@@ -51,10 +52,9 @@ from attnviz.services.corpus_math import (
     normalisation,
     significant,
 )
-from attnviz.services.corpus_run import QK, run_texts
-from attnviz.services.corpus_run import user_qk as user_qk_of
-from attnviz.services.corpus_sets import SetText, build_set, user_text
-from attnviz.services.tensors import TraceError
+from attnviz.services.corpus.run import QK, run_texts
+from attnviz.services.corpus.run import user_qk as user_qk_of
+from attnviz.services.corpus.sets import SetText, build_set, user_text
 
 KEEP_SET_BYTES = 512 * 2**20  # every layer's q and k of a set kept up to this, else one layer
 CACHE_BYTES = 1024 * 2**20  # all sets kept together (the newest always)

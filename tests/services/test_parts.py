@@ -10,9 +10,10 @@ import torch
 import torch.nn.functional as F
 
 from attnviz.schemas.trace import TextTraceRequest, ToyTraceRequest, TraceQuery
-from attnviz.services.arrays import json_body, json_bytes, max_pool
-from attnviz.services.traces import TraceService
-from attnviz.services.wire import dumps
+from attnviz.services.parts import json_body, json_bytes
+from attnviz.services.thumbs import max_pool
+from attnviz.services.trace_service import TraceService
+from attnviz.wire.jsonarrays import dumps
 
 
 @pytest.mark.parametrize(

@@ -16,9 +16,8 @@ from attnviz.engine.model import attention_pattern, attention_scores
 from attnviz.limits import LIMITS
 from attnviz.pretrained.registry import BUILTIN_NAME, ServedModel, load_model
 from attnviz.schemas.corpus import CorpusRequest
-from attnviz.services import corpus_run
-from attnviz.services.corpus import CorpusCache, cluster, compute_set
-from attnviz.services.corpus_math import (
+from attnviz.services.corpus import run as corpus_run
+from attnviz.services.corpus.numbers import (
     average_linkage,
     centered,
     cosine,
@@ -26,7 +25,8 @@ from attnviz.services.corpus_math import (
     fit_pca,
     leaf_order,
 )
-from attnviz.services.corpus_sets import build_set, doc_sentences
+from attnviz.services.corpus.service import CorpusCache, cluster, compute_set
+from attnviz.services.corpus.sets import build_set, doc_sentences
 
 CPU = torch.device("cpu")
 
@@ -250,7 +250,7 @@ def test_umap_is_reproducible_for_a_seed_and_places_the_users_text(gpt2):
 def test_a_set_past_its_byte_budget_keeps_one_layer_and_runs_again_for_another(gpt2, monkeypatch):
     """Past KEEP_SET_BYTES only the asked layer's q and k are kept; another layer runs the set
     again and gives the coordinates a set with every layer kept gives."""
-    from attnviz.services import corpus as corpus_service
+    from attnviz.services.corpus import service as corpus_service
 
     cap = gpt2.cfg.n_ctx
     whole = CorpusCache()

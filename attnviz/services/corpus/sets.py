@@ -15,10 +15,10 @@ from dataclasses import dataclass
 
 import torch
 
+from attnviz.errors import TraceError
 from attnviz.limits import LIMITS
 from attnviz.pretrained.registry import ServedModel
 from attnviz.pretrained.tokenize import TextTokenizer, Tokens
-from attnviz.services.tensors import TraceError
 from attnviz.services.text_trace import EXAMPLES
 from attnviz.training.tasks import default_text
 

@@ -1,4 +1,4 @@
-"""Predictions (services/lens.py) against transformers, the oracle: ``top_k`` is the softmax of
+"""Predictions (capture/lens.py) against transformers, the oracle: ``top_k`` is the softmax of
 transformers' logits, and the logit lens is transformers' hidden states through its own final
 norm and lm_head, within 1e-4, on tiny random GPT-2 and Llama checkpoints run by the native
 engine and by the transformers bridge; the chunked computation equals the whole one; over HTTP
@@ -10,13 +10,13 @@ from __future__ import annotations
 import pytest
 import torch
 
-from attnviz.compact import decode
+from attnviz.capture import lens
 from attnviz.limits import LIMITS
 from attnviz.pretrained.registry import BUILTIN_NAME, ModelRegistry, load_model
 from attnviz.schemas.trace import TextTraceRequest, TraceQuery
-from attnviz.services import lens
-from attnviz.services.arrays import select
+from attnviz.services.parts import select
 from attnviz.services.text_trace import run_text_trace
+from attnviz.wire.compact import decode
 from attnviz.wire.constants import COMPACT_MEDIA_TYPE
 from tests.checkpoints import SENTENCES, make_tiny_gpt2, make_tiny_llama
 

@@ -23,7 +23,7 @@ from attnviz.schemas.train import (
     TrainRunVariantSummary,
     TrainVariant,
 )
-from attnviz.services.arrays import quantize
+from attnviz.services.thumbs import quantize
 from attnviz.services.training.runs import LiveRun
 from attnviz.training.claims import Outcome
 from attnviz.training.tasks import Reverse, Task

@@ -9,7 +9,7 @@ import struct
 import numpy as np
 import torch
 
-from attnviz.services.wire import dumps
+from attnviz.wire.jsonarrays import dumps
 
 
 def _f32(x: float) -> float:

@@ -1,26 +1,22 @@
 """A part of a computed trace (the arrays a request names, a layer or a head of the per-head
-ones), and its two forms on the wire: nested JSON, or one compact binary body.
-
-Thumbnails are reduced and quantised where the trace lives (on the GPU when there is one), so
-only the small result is copied to the host.
+ones), and its two forms on the wire: nested JSON (``attnviz.wire.jsonarrays``), or one compact
+binary body (``attnviz.wire.compact``). The thumbnails are ``thumbs.py``'s.
 """
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import torch
-from safetensors.torch import save
 
+from attnviz.capture import ComputedTrace, TraceTensors, lens
+from attnviz.errors import TraceError
 from attnviz.limits import LIMITS
 from attnviz.schemas.trace import TraceQuery
-from attnviz.services import lens
-from attnviz.services.tensors import ComputedTrace, TraceError, TraceTensors
+from attnviz.services.thumbs import thumbnails
 from attnviz.services.tokenview import TokenView, token_view
-from attnviz.services.wire import dumps
+from attnviz.wire import compact
 from attnviz.wire.constants import (
     AGGREGATE_RULES,
     PER_HEAD_FIELDS,
@@ -28,6 +24,7 @@ from attnviz.wire.constants import (
     VALUE_WEIGHTED_AGGREGATES,
     VALUE_WEIGHTED_RULES,
 )
+from attnviz.wire.jsonarrays import dumps
 
 # An array of the response: a tensor, null (no positional table), or an object of tensors and
 # numbers (projection, thumbs).
@@ -97,69 +94,6 @@ def _per_head(
             t = tensors.qkv(layer)[("queries", "keys", "values").index(name)]  # (nh, T, hs)
             rows.append(t if len(heads) == t.shape[0] else t[heads])
     return torch.stack(rows)
-
-
-def _pool_last(x: torch.Tensor, pool: int) -> torch.Tensor:
-    """(..., m) -> (..., ceil(m / pool)): the largest value of each run of ``pool`` along the
-    last axis, the last run holding what is left. No padded copy: the whole runs are one view,
-    the rest one slice (a padded copy of a 512-token layer's weights cost more than the max)."""
-    m = x.shape[-1]
-    whole = m // pool * pool
-    parts = []
-    if whole:
-        parts.append(x[..., :whole].unflatten(-1, (m // pool, pool)).amax(dim=-1))
-    if whole < m:
-        parts.append(x[..., whole:].amax(dim=-1, keepdim=True))
-    return parts[0] if len(parts) == 1 else torch.cat(parts, dim=-1)
-
-
-def max_pool(x: torch.Tensor, pool: int) -> torch.Tensor:
-    """(H, m, m) -> (H, s, s), s = ceil(m / pool): the largest value of each pool x pool block
-    (the last blocks hold what is left)."""
-    # Along the contiguous axis first (3x faster than max_pool2d here), then the rows: the
-    # second pass reads a pool-th of the first's.
-    cols = _pool_last(x, pool)  # (H, m, s)
-    return _pool_last(cols.transpose(-2, -1), pool).transpose(-2, -1).contiguous()  # (H, s, s)
-
-
-def quantize(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Weights (..., m, m) as 8-bit values and one scale per matrix, its peak: weight ~ values *
-    scale / 255. -> (..., m, m) uint8 and (...) float32"""
-    scale = x.amax(dim=(-2, -1))
-    scale = torch.where(scale > 0, scale, torch.ones_like(scale))
-    q = x * (255 / scale)[..., None, None]  # one new tensor, rounded in place: 3M values at 512
-    return q.round_().to(torch.uint8), scale.float()
-
-
-def thumbnails(
-    tensors: TraceTensors, tv: TokenView, size: int, layers: list[int], value: bool = False
-) -> dict:
-    """Every head's pattern (under the token options) as 8-bit values, one scale per head:
-    weight ~ values * scale / 255. Longer than ``size``: max-pooled by the smallest whole factor
-    that fits, so a peak is never lost. (L', H, s, s) uint8 and (L', H) float32. ``value``: the
-    value-weighted norms instead of the weights (``measure``)."""
-    m = len(tv.groups)
-    pool = 1 if size == 0 or m <= size else math.ceil(m / size)
-    values, scales = [], []
-    for layer in layers:
-        parts, part_scales = [], []
-        chunks = tensors.value_chunks(layer) if value else tensors.head_chunks(layer)
-        for _, p in chunks:  # a few heads at a time on a long text
-            x = tv.apply(p, renormalise=not value)  # (h, m, m)
-            if pool > 1:
-                x = max_pool(x, pool)  # (h, s, s)
-            q, scale = quantize(x)  # the pooled peak is the pattern's peak
-            parts.append(q)
-            part_scales.append(scale)
-        values.append(torch.cat(parts))  # (H, s, s)
-        scales.append(torch.cat(part_scales))
-    return {
-        "pool": pool,
-        "size": values[0].shape[-1],
-        "layers": layers,
-        "values": torch.stack(values),
-        "scale": torch.stack(scales),
-    }
 
 
 def select(trace: ComputedTrace, query: TraceQuery, annotate: bool = True) -> Part:
@@ -257,8 +191,9 @@ def _positions(t: TraceTensors, query: TraceQuery) -> tuple[int, int]:
 
 
 def _predictions(t: TraceTensors, name: str, query: TraceQuery) -> dict:
-    """``top_k`` or ``lens`` (services/lens.py), from the trace's kept blocks of predictions;
-    a window whose unembedding is over ``LIMITS.max_unembed_flops`` is refused, naming it."""
+    """``top_k`` or ``lens`` (``attnviz.capture.lens``), from the trace's kept blocks of
+    predictions; a window whose unembedding is over ``LIMITS.max_unembed_flops`` is refused,
+    naming it."""
     if t.readout is None:
         raise TraceError(f"fields: {name} needs a model that predicts tokens (this trace has none)")
     start, count = _positions(t, query)
@@ -321,19 +256,6 @@ def _projection(t: TraceTensors, tv: TokenView | None) -> dict | None:
     }
 
 
-def _tensors(arrays: dict[str, Value]) -> dict[str, torch.Tensor]:
-    """Every tensor, named ``field`` or ``field.key`` for the members of an object."""
-    out: dict[str, torch.Tensor] = {}
-    for name, value in arrays.items():
-        if isinstance(value, torch.Tensor):
-            out[name] = value
-        elif isinstance(value, dict):
-            for key, member in value.items():
-                if isinstance(member, torch.Tensor):
-                    out[f"{name}.{key}"] = member
-    return out
-
-
 # ---- JSON -------------------------------------------------------------------------------------
 
 
@@ -345,10 +267,10 @@ def json_body(part: Part) -> dict:
 
 def json_pieces(part: Part) -> Iterator[bytes]:
     """``json_body(part)`` as compact UTF-8 JSON, in pieces: orjson writes each tensor's numbers
-    from its memory (``wire.py``), one array at a time, made as it is asked for. So only one
-    array's text need be alive at once (the server compresses each as it comes), and between
-    two arrays another thread (the event loop) gets its turn, never waiting for a whole trace's
-    numbers (a 128-token trace's largest array, 1.2M weights, takes about 40 ms)."""
+    from its memory (``attnviz.wire.jsonarrays``), one array at a time, made as it is asked for.
+    So only one array's text need be alive at once (the server compresses each as it comes), and
+    between two arrays another thread (the event loop) gets its turn, never waiting for a whole
+    trace's numbers (a 128-token trace's largest array, 1.2M weights, takes about 40 ms)."""
     sep = b"{"
     for key, value in json_body(part).items():
         yield sep + dumps(key) + b":"
@@ -366,25 +288,9 @@ def json_bytes(part: Part) -> bytes:
 
 
 def compact_body(part: Part) -> bytes:
-    """The part as a safetensors file. The header's ``__metadata__["attnviz"]`` is the JSON of
-    the other fields, where an object array keeps its numbers (``thumbs.pool``) and an absent
-    one is null; tensors keep their dtype (float32 models, float64 toy, uint8 thumbs) and
-    -inf for masked scores."""
-    meta = dict(part.meta)
-    for name, value in part.arrays.items():
-        if value is None:
-            meta[name] = None
-        elif isinstance(value, dict):
-            meta[name] = {k: v for k, v in value.items() if not isinstance(v, torch.Tensor)}
-    tensors: dict[str, torch.Tensor] = {}
-    seen: set[int] = set()
-    for name, t in _tensors(part.arrays).items():
-        t = t.detach().to("cpu").contiguous()
-        if t.untyped_storage().data_ptr() in seen:  # safetensors refuses shared storage
-            t = t.clone()
-        seen.add(t.untyped_storage().data_ptr())
-        tensors[name] = t
-    return save(tensors, metadata={"attnviz": json.dumps(meta, separators=(",", ":"))})
+    """The part as a safetensors file (``attnviz.wire.compact``): the header's
+    ``__metadata__["attnviz"]`` is the JSON of the other fields, the tensors keep their dtype."""
+    return compact.encode(part.meta, part.arrays)
 
 
 def json_numbers(trace: ComputedTrace, query: TraceQuery) -> int:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import torch
 
+from attnviz.capture import ComputedTrace, capture_trace
 from attnviz.engine import Transformer, TransformerConfig
 from attnviz.engine.toy import toy_weights
 from attnviz.limits import LIMITS
 from attnviz.schemas.common import ToyConfig
 from attnviz.schemas.trace import ToyTraceRequest
-from attnviz.services.tensors import ComputedTrace, capture_trace
 
 
 def engine_config(config: ToyConfig, d: int) -> TransformerConfig:

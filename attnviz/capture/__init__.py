@@ -1,0 +1,36 @@
+"""The trace capture, beside the engine: one forward of a model on one sequence, kept small
+(``TraceTensors``: q, k, v and the hidden states, from which scores and weights are recomputed a
+head or a layer at a time), and what a model predicts from it (the readouts and the logit lens).
+
+It needs nothing above the engine, so that the loaders (``attnviz.pretrained``) and the services
+alike build on it:
+
+- ``rules``: how a layer's scores and weights are made from q and k (``AttentionRule``), and how
+  the trace's meta says it;
+- ``tensors``: one trace's tensors and what is derived from them (``TraceTensors``);
+- ``trace``: the forward that captures them (``capture_trace``) and the trace the cache keeps
+  (``ComputedTrace``);
+- ``lens``: the readouts (a hidden state to scores over the vocabulary), the top-k tokens and
+  the logit lens.
+"""
+
+from attnviz.capture.lens import Readout
+from attnviz.capture.rules import AttentionRule, EngineRule, attention_meta
+from attnviz.capture.tensors import KEEP_FORWARD_BYTES, KEEP_SQUARE_BYTES, QKV, TraceTensors
+from attnviz.capture.trace import ComputedTrace, block_w_o, capture_trace, layer_qkv, qk_names
+
+__all__ = [
+    "KEEP_FORWARD_BYTES",
+    "KEEP_SQUARE_BYTES",
+    "QKV",
+    "AttentionRule",
+    "ComputedTrace",
+    "EngineRule",
+    "Readout",
+    "TraceTensors",
+    "attention_meta",
+    "block_w_o",
+    "capture_trace",
+    "layer_qkv",
+    "qk_names",
+]

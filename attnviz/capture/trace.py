@@ -1,0 +1,140 @@
+"""A trace captured: one forward of a model on one sequence, through the engine's hook points,
+keeping what every trace holds (``TraceTensors``), and the trace as the cache keeps it
+(``ComputedTrace``)."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+# The module itself: ``KEEP_FORWARD_BYTES`` is read from it at each capture, where it is set.
+import attnviz.capture.tensors as store
+from attnviz.capture.tensors import QKV, TraceTensors
+from attnviz.engine import Transformer, TransformerConfig, act_name, capture
+from attnviz.engine.model import Block
+from attnviz.errors import TraceError
+
+
+def qk_names(cfg: TransformerConfig, layer: int) -> tuple[str, str]:
+    """The hook points of the queries and keys that meet in the scores: after RoPE when on, after
+    a per-head q/k norm when there is one (a norm over the projection comes before hook_q)."""
+    if cfg.positional == "rope":
+        return act_name("rot_q", layer), act_name("rot_k", layer)
+    if cfg.qk_norm == "head":
+        return act_name("q_norm", layer), act_name("k_norm", layer)
+    return act_name("q", layer), act_name("k", layer)
+
+
+def layer_qkv(model: Transformer, layer: int, x: torch.Tensor) -> QKV:
+    """q, k, v (nh, T, hs) of block ``layer`` given its input ``x`` (T, C) (hidden state
+    ``layer``): that block's projections alone, the numbers of the whole forward (tested)."""
+    block = model.blocks[layer]
+    assert isinstance(block, Block)
+    with torch.inference_mode():
+        xn = block.ln1(x[None]) if block.ln1 is not None and model.cfg.norm == "pre" else x[None]
+        q, k, v = block.attn.project(xn)  # (1, nh, T, hs) each
+    return q[0], k[0], v[0]
+
+
+def _recompute(model: Transformer, states: torch.Tensor, layer: int) -> QKV:
+    return layer_qkv(model, layer, states[layer])
+
+
+def capture_trace(
+    model: Transformer, x: torch.Tensor, field: str = "embeddings", keep_qkv_bytes: int = -1
+) -> TraceTensors:
+    """Run ``model`` on one sequence ``x`` ((1, T, C) vectors or (1, T) ids) and keep what every
+    trace holds. Overflow is a TraceError naming ``field``. q, k and v are kept when they take
+    at most ``keep_qkv_bytes`` (always when negative), else recomputed per layer on demand; the
+    forward's weights are kept for the first response up to ``KEEP_FORWARD_BYTES``, a layer's
+    weights being dropped as soon as the next layer runs otherwise."""
+    cfg = model.cfg
+    L, T = cfg.n_layers, x.shape[1]
+    itemsize = model.param_dtype.itemsize
+    qkv_bytes = 3 * L * cfg.n_heads * T * cfg.d_head * itemsize
+    keep_qkv = keep_qkv_bytes < 0 or qkv_bytes <= keep_qkv_bytes
+    keep_pattern = L * cfg.n_heads * T * T * 4 <= store.KEEP_FORWARD_BYTES
+    wanted = [act_name("embed"), act_name("resid_pre", 0)]
+    wanted += [act_name("pos_embed")] if cfg.positional in ("sinusoidal", "learned") else []
+    wanted += [act_name("ln_final")] if cfg.final_norm else []
+    for i in range(L):
+        wanted.append(act_name("resid_post", i))
+        if keep_qkv:
+            wanted += [*qk_names(cfg, i), act_name("v", i)]
+    finite = [True]
+    patterns: list[torch.Tensor] = []
+
+    def look(_m: torch.nn.Module, _inp: tuple, out: torch.Tensor) -> None:
+        # A sum is finite only when every term is: no (nh, T, T) mask of booleans.
+        finite[0] = finite[0] and bool(torch.isfinite(out.sum()))
+        if keep_pattern:
+            patterns.append(out.detach()[0])
+
+    # Only when the weights are kept: a hook on them makes each layer compute them whole. An
+    # overflow anywhere reaches the states, which are checked below.
+    points = [b.attn.hook_pattern for b in model.blocks if isinstance(b, Block)]
+    handles = [p.register_forward_hook(look) for p in points] if keep_pattern else []
+    # Only the points read here: each captured activation is kept alive, and costs a hook.
+    try:
+        with torch.inference_mode(), capture(model, wanted) as cache:
+            model(x)
+    finally:
+        for h in handles:
+            h.remove()
+
+    outputs = [cache[act_name("resid_post", i)][0] for i in range(L)]
+    if cfg.final_norm:  # the model's output is the last block's after the final norm
+        outputs[-1] = cache[act_name("ln_final")][0]
+    states = torch.stack([cache[act_name("resid_pre", 0)][0], *outputs])  # (L+1, T, C)
+    if not (finite[0] and torch.isfinite(states.sum())):
+        raise TraceError(
+            f"{field}: the computation overflowed (values too large for this configuration)"
+        )
+
+    q: list[torch.Tensor] | None = None
+    k: list[torch.Tensor] | None = None
+    v: list[torch.Tensor] | None = None
+    recompute: Callable[[int], QKV] | None = None
+    if keep_qkv:  # L x (nh, T, ·) for the one sequence
+        q = [cache[qk_names(cfg, i)[0]][0] for i in range(L)]
+        k = [cache[qk_names(cfg, i)[1]][0] for i in range(L)]
+        v = [cache[act_name("v", i)][0] for i in range(L)]
+    else:  # block i reads hidden state i
+        recompute = functools.partial(_recompute, model, states)
+
+    pos = cache.get(act_name("pos_embed"))
+    w_o = [block_w_o(model, i) for i in range(L)]
+    return TraceTensors(
+        cfg=cfg,
+        q=q,
+        k=k,
+        v=v,
+        states=states,
+        embeddings=cache[act_name("embed")][0],
+        positional=pos[: x.shape[1]] if pos is not None else None,
+        forward_pattern=patterns if keep_pattern else None,
+        recompute=recompute,
+        w_o=w_o,
+    )
+
+
+def block_w_o(model: Transformer, layer: int) -> torch.Tensor:
+    """(nh, hs, C): block ``layer``'s output projection, one slice of rows per head (a view)."""
+    block = model.blocks[layer]
+    assert isinstance(block, Block)
+    cfg = model.cfg
+    return block.attn.W_O.view(cfg.n_heads, cfg.d_head, -1)
+
+
+@dataclass
+class ComputedTrace:
+    """A trace as the cache keeps it: the response's other fields and the tensors."""
+
+    meta: dict  # mode, tokens, axes, n, d, layers, heads, head_dim, device, and the mode's own
+    tensors: TraceTensors
+
+    def nbytes(self) -> int:
+        return self.tensors.nbytes()
