@@ -10,7 +10,7 @@ from playwright.sync_api import Browser, sync_playwright
 from attnviz.presets import APPLE_AXES, APPLE_TOKENS, APPLE_X
 from attnviz.pretrained.registry import BUILTIN_INSTALL, builtin_dir
 from attnviz.settings import Settings
-from tests.checkpoints import make_tiny_gpt2
+from tests.support.checkpoints import make_tiny_gpt2
 
 TINY_GPT2 = "tiny-gpt2"
 

@@ -116,7 +116,7 @@ def test_the_train_reducer_keeps_the_copy_the_server_keeps(tmp_path):
     checkpoint, end), and one cancelled while its first variant trains and its second waits."""
     from attnviz.app import create_app
     from attnviz.settings import Settings
-    from tests.servers import served
+    from tests.support.servers import served
 
     tiny = {"layers": 2, "heads": 2, "d_model": 16}
     app = create_app(Settings(device="cpu", builtin_model=False))

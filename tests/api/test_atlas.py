@@ -14,7 +14,7 @@ from attnviz.pretrained.registry import BUILTIN_NAME
 from attnviz.services.atlas import PROBE_BATCH, PROBE_HALF, SCORES
 from attnviz.settings import Settings
 from tests.conftest import TINY_GPT2
-from tests.servers import served
+from tests.support.servers import served
 
 
 @pytest.mark.parametrize("model", [BUILTIN_NAME, TINY_GPT2])

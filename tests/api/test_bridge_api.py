@@ -13,8 +13,8 @@ from attnviz.app import create_app
 from attnviz.settings import Settings
 from attnviz.wire.compact import decode
 from attnviz.wire.constants import COMPACT_MEDIA_TYPE
-from tests.checkpoints import SENTENCES
-from tests.checkpoints_bridge import (
+from tests.support.checkpoints import SENTENCES
+from tests.support.checkpoints_bridge import (
     WINDOW,
     hf_forward,
     hf_greedy,

@@ -15,7 +15,7 @@ from attnviz.pretrained.registry import BUILTIN_NAME
 from attnviz.schemas.trace import TraceQuery
 from attnviz.wire.compact import decode, header
 from attnviz.wire.constants import COMPACT_MEDIA_TYPE, TRACE_FIELDS
-from tests.oracles import token_view_oracle
+from tests.support.oracles import token_view_oracle
 
 COMPACT = {"accept": COMPACT_MEDIA_TYPE}
 TEXT = "Unbelievably, the fisherman's tokenization sat on the river bank"

@@ -13,8 +13,8 @@ from attnviz.limits import LIMITS
 from attnviz.pretrained.registry import BUILTIN_NAME
 from attnviz.services.corpus import service as corpus_service
 from attnviz.settings import Settings
-from tests.checkpoints_bridge import make_tiny_bloom
 from tests.conftest import TINY_GPT2
+from tests.support.checkpoints_bridge import make_tiny_bloom
 
 
 def post(client, model: str, **body):

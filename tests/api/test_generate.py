@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 from attnviz.app import create_app
 from attnviz.limits import LIMITS
 from attnviz.settings import Settings
-from tests.checkpoints import make_tiny_llama
+from tests.support.checkpoints import make_tiny_llama
 
 TEXT = "I sat on the river bank"
 

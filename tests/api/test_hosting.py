@@ -19,7 +19,7 @@ from attnviz.app import create_app
 from attnviz.limits import LIMITS
 from attnviz.pretrained.registry import BUILTIN_NAME
 from attnviz.settings import Settings
-from tests.servers import served
+from tests.support.servers import served
 
 WORDS = "the cat sat on the mat while a river bank kept its money safe and sound".split()
 

@@ -75,7 +75,7 @@ def test_a_llama_style_folder_is_served_and_traced_with_its_rotation_and_groups(
 
     from attnviz.app import create_app
     from attnviz.settings import Settings
-    from tests.checkpoints import make_tiny_llama
+    from tests.support.checkpoints import make_tiny_llama
 
     folder = make_tiny_llama(tmp_path / "tiny-llama", "llama-gqa")
     client = TestClient(create_app(Settings(device="cpu", builtin_model=False, models=str(folder))))

@@ -21,7 +21,7 @@ from attnviz.services.recurrent import RecurrentService
 from attnviz.settings import Settings
 from attnviz.training import recurrent as R
 from attnviz.training.trainer import Optimiser
-from tests.servers import served
+from tests.support.servers import served
 
 
 def small(steps: int = 10) -> dict[str, R.Setup]:

@@ -13,7 +13,7 @@ import zstandard
 
 from attnviz.pretrained.registry import BUILTIN_NAME
 from attnviz.wire.jsonarrays import dumps
-from tests.models import engine_captures
+from tests.support.models import engine_captures
 
 TEXT = "The animal didn't cross the street because it was too tired"
 

@@ -8,8 +8,8 @@ import torch
 from attnviz.errors import TraceError
 from attnviz.schemas.trace import ToyTraceRequest
 from attnviz.services.toy_trace import build_toy_model, run_toy_trace
-from tests import reference
-from tests.models import engine_captures, recomputed
+from tests.support import reference
+from tests.support.models import engine_captures, recomputed
 
 
 def close(got, want, atol: float = 1e-12) -> bool:

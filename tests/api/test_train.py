@@ -17,7 +17,7 @@ from attnviz.engine import capture
 from attnviz.schemas.train import TaskName, TrainRequest
 from attnviz.settings import Settings
 from attnviz.training.catalog import SWITCHES, TASKS
-from tests.servers import served
+from tests.support.servers import served
 
 TINY = {"layers": 2, "heads": 2, "d_model": 16}
 

@@ -16,7 +16,7 @@ from playwright.sync_api import Page
 
 from attnviz.app import create_app
 from tests.browser.helpers import TIMEOUT_MS, VIEWPORT
-from tests.servers import served
+from tests.support.servers import served
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page
 
-from tests.oracles import f32  # noqa: F401  (re-exported for the browser tests)
+from tests.support.oracles import f32  # noqa: F401  (re-exported for the browser tests)
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 VIEWPORT = {"width": 1280, "height": 800}
@@ -299,3 +299,19 @@ def slide(page: Page, selector: str, value: int) -> None:
         " && document.documentElement.dataset.pending === '0'",
         arg=before,
     )
+
+
+# axe-core, from npm (package.json), run in the page by the accessibility tests.
+AXE = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.min.js"
+SERIOUS = ("serious", "critical")
+
+
+def axe_serious(page) -> list[str]:
+    """axe-core's violations of impact serious or critical on the page as it is (WCAG 2.x A and
+    AA rules), one line each."""
+    found = page.evaluate(
+        """async () => (await axe.run(document, {runOnly: {type: 'tag',
+          values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa']}})).violations
+          .map((v) => ({id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(' '))}))"""
+    )
+    return [f"{v['id']} ({v['impact']}): {v['nodes'][:5]}" for v in found if v["impact"] in SERIOUS]

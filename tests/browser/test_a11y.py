@@ -10,13 +10,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.browser.helpers import (
+    AXE,
     MODEL,
+    axe_serious,
     edit_cell,
     open_app,
     open_sentence,
     view_change,
 )
-from tests.browser.test_guidance import AXE, axe_serious
 from tests.browser.test_train import open_train, small_form, train_and_wait
 
 SHOTS = Path("/tmp/shots-a11y")

@@ -8,6 +8,8 @@ from __future__ import annotations
 from attnviz.pretrained.registry import BUILTIN_NAME
 from tests.browser.helpers import (
     ARTIFACTS,
+    AXE,
+    axe_serious,
     open_sentence,
     select_and_wait,
     traces_drawn,
@@ -16,7 +18,6 @@ from tests.browser.helpers import (
     wait_for_trace,
     wait_for_views,
 )
-from tests.browser.test_guidance import AXE, axe_serious
 
 
 def fmt(v: float) -> str:

@@ -27,9 +27,9 @@ from tests.browser.helpers import (
     views_drawn,
     wait_for_views,
 )
-from tests.checkpoints import SENTENCES
-from tests.checkpoints_bridge import WINDOW, make_tiny_bloom, make_tiny_starcoder2
-from tests.servers import served
+from tests.support.checkpoints import SENTENCES
+from tests.support.checkpoints_bridge import WINDOW, make_tiny_bloom, make_tiny_starcoder2
+from tests.support.servers import served
 
 TEXT = " ".join(SENTENCES[:2])
 

@@ -14,7 +14,7 @@ from attnviz.app import create_app
 from attnviz.pretrained.registry import BUILTIN_NAME
 from attnviz.settings import Settings
 from tests.browser.helpers import open_sentence, screenshot, traces_drawn, wait_for_trace
-from tests.servers import served
+from tests.support.servers import served
 
 
 @pytest.fixture

@@ -13,14 +13,15 @@ from pathlib import Path
 
 from tests.browser.helpers import (
     ARTIFACTS,
+    AXE,
     MODEL,
+    SERIOUS,
     open_sentence,
     select_and_wait,
     type_sentence,
     view_change,
     wait_for_trace,
 )
-from tests.browser.test_guidance import AXE, SERIOUS
 
 SHOTS = Path("/tmp/shots-corpus")
 SENTENCE = "The cat sat on the warm mat"

@@ -12,7 +12,9 @@ import pytest
 import attnviz
 from attnviz.python.tables import to_csv
 from tests.browser.helpers import (
+    AXE,
     MODEL,
+    axe_serious,
     open_app,
     open_sentence,
     share_hash,
@@ -21,7 +23,6 @@ from tests.browser.helpers import (
     view_change,
     wait_for_trace,
 )
-from tests.browser.test_guidance import AXE, axe_serious
 
 # Input boxes hold no line breaks; everything else a CSV must quote is here.
 TOKENS = ["a,b", 'say "hi"', " lead", "3", "=SUM(A1)", "naïve ☃", ""]

@@ -10,8 +10,8 @@ import pytest
 from attnviz.app import create_app
 from attnviz.settings import Settings
 from tests.browser.helpers import open_sentence, screenshot
-from tests.checkpoints import make_tiny_llama
-from tests.servers import served
+from tests.support.checkpoints import make_tiny_llama
+from tests.support.servers import served
 
 TEXT = "The animal didn't cross the street"
 

@@ -24,8 +24,8 @@ from tests.browser.helpers import (
     views_drawn,
     wait_for_views,
 )
-from tests.checkpoints_gemma import GEMMA_STYLES, WINDOW, make_tiny_gemma
-from tests.servers import served
+from tests.support.checkpoints_gemma import GEMMA_STYLES, WINDOW, make_tiny_gemma
+from tests.support.servers import served
 
 TEXT = (
     "The animal didn't cross the street because it was too tired. "

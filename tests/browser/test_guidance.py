@@ -4,12 +4,12 @@ and, for the articles' sentence, a head of MiniLM where "it" attends to "animal"
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from tests.browser.helpers import (
+    AXE,
     MODEL,
+    axe_serious,
     open_app,
     open_sentence,
     select_and_wait,
@@ -19,9 +19,6 @@ from tests.browser.helpers import (
     wait_for_views,
 )
 from tests.browser.test_table_fit import shot
-
-AXE = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.min.js"
-SERIOUS = ("serious", "critical")
 
 
 def status(page) -> str:
@@ -213,17 +210,6 @@ def test_the_showcase_sentence_points_to_a_head_where_it_attends_to_animal(page,
     page.fill("#s-text", "I sat on the river bank")
     wait_for_trace(page, before)
     assert box.is_hidden()
-
-
-def axe_serious(page) -> list[str]:
-    """axe-core's violations of impact serious or critical on the page as it is (WCAG 2.x A and
-    AA rules), one line each."""
-    found = page.evaluate(
-        """async () => (await axe.run(document, {runOnly: {type: 'tag',
-          values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa']}})).violations
-          .map((v) => ({id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(' '))}))"""
-    )
-    return [f"{v['id']} ({v['impact']}): {v['nodes'][:5]}" for v in found if v["impact"] in SERIOUS]
 
 
 @pytest.mark.parametrize("mode", ["toy", "sentence", "train"])

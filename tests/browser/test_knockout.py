@@ -17,10 +17,17 @@ import pytest
 
 from attnviz.app import create_app
 from attnviz.settings import Settings
-from tests.browser.helpers import f32, open_sentence, select_and_wait, view_change, wait_for_trace
-from tests.browser.test_guidance import AXE, axe_serious
-from tests.checkpoints_bridge import make_tiny_bloom, make_tiny_starcoder2
-from tests.servers import served
+from tests.browser.helpers import (
+    AXE,
+    axe_serious,
+    f32,
+    open_sentence,
+    select_and_wait,
+    view_change,
+    wait_for_trace,
+)
+from tests.support.checkpoints_bridge import make_tiny_bloom, make_tiny_starcoder2
+from tests.support.servers import served
 
 TEXT = "The animal didn't cross the street because it was too tired."
 MODEL = "tiny-gpt2"

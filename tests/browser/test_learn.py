@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page
 
-from tests.browser.helpers import cell, table_values, traces_drawn, views_drawn
-from tests.browser.test_guidance import AXE, axe_serious
+from tests.browser.helpers import AXE, axe_serious, cell, table_values, traces_drawn, views_drawn
 
 SHOTS = Path(os.environ.get("LEARN_SHOTS", "/tmp/shots-learn-page"))
 

@@ -6,13 +6,14 @@ encoder it says why there are no predictions; axe finds nothing serious on it.""
 from __future__ import annotations
 
 from tests.browser.helpers import (
+    AXE,
+    axe_serious,
     f32,
     open_sentence,
     screenshot,
     select_and_wait,
     view_change,
 )
-from tests.browser.test_guidance import AXE, axe_serious
 
 TEXT = "The animal didn't cross the street because it was too tired."
 MODEL = "tiny-gpt2"

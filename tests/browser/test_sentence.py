@@ -30,7 +30,7 @@ from tests.browser.helpers import (
     wait_for_trace,
     wait_for_views,
 )
-from tests.oracles import token_view_oracle
+from tests.support.oracles import token_view_oracle
 
 TEXT = "The fisherman sat on the river bank"
 PIECES = "Unbelievably, tokenization works"

@@ -5,8 +5,7 @@ and what it showed; axe finds nothing serious; screenshots at 1280 and 480 px wi
 
 from __future__ import annotations
 
-from tests.browser.helpers import ARTIFACTS, plot_data
-from tests.browser.test_guidance import AXE, axe_serious
+from tests.browser.helpers import ARTIFACTS, AXE, axe_serious, plot_data
 
 DONE = "() => document.getElementById('recurrent-card').dataset.state === 'done'"
 

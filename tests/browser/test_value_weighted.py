@@ -11,8 +11,10 @@ import pytest
 
 from attnviz.wire.constants import MEASURES
 from tests.browser.helpers import (
+    AXE,
     MODEL,
     assert_close,
+    axe_serious,
     f32,
     fresh_page,
     head_lines,
@@ -24,7 +26,6 @@ from tests.browser.helpers import (
     wait_for_trace,
 )
 from tests.browser.test_a11y import live, press
-from tests.browser.test_guidance import AXE, axe_serious
 
 SHOTS = Path("/tmp/shots-vw")
 TEXT = "I sat on the river bank"

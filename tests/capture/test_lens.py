@@ -18,7 +18,7 @@ from attnviz.services.parts import select
 from attnviz.services.text_trace import run_text_trace
 from attnviz.wire.compact import decode
 from attnviz.wire.constants import COMPACT_MEDIA_TYPE
-from tests.checkpoints import SENTENCES, make_tiny_gpt2, make_tiny_llama
+from tests.support.checkpoints import SENTENCES, make_tiny_gpt2, make_tiny_llama
 
 CPU = torch.device("cpu")
 TOL = 1e-4
@@ -201,7 +201,11 @@ def make_mlm(folder, model_type: str, seed: int = 5):
     x 4 heads, d_model 32), every parameter perturbed, as transformers saves it."""
     from transformers import AutoConfig, AutoModelForMaskedLM
 
-    from tests.checkpoints import _perturbed_save, make_roberta_tokenizer, make_wordpiece_tokenizer
+    from tests.support.checkpoints import (
+        _perturbed_save,
+        make_roberta_tokenizer,
+        make_wordpiece_tokenizer,
+    )
 
     folder.mkdir(parents=True, exist_ok=True)
     tok = make_roberta_tokenizer() if model_type == "roberta" else make_wordpiece_tokenizer()

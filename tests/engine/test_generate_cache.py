@@ -10,7 +10,7 @@ import torch
 
 from attnviz.engine.generate import continue_ids, next_logits
 from attnviz.pretrained import load_folder
-from tests.checkpoints import make_tiny_gpt2, make_tiny_llama
+from tests.support.checkpoints import make_tiny_gpt2, make_tiny_llama
 
 CPU = torch.device("cpu")
 STYLES = ["gpt2", "llama-gqa", "qwen2", "mistral"]

@@ -7,8 +7,8 @@ import pytest
 import torch
 
 from attnviz.engine import capture, hook_points
-from tests import reference
-from tests.models import make_model
+from tests.support import reference
+from tests.support.models import make_model
 
 D = 4
 X = torch.tensor(

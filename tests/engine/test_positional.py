@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from attnviz.engine.positional import apply_rope, sinusoidal_table
-from tests import reference
+from tests.support import reference
 
 
 @pytest.mark.parametrize("d", [1, 2, 3, 4, 7, 64])

@@ -5,7 +5,7 @@ import torch
 
 from attnviz.engine import capture
 from attnviz.presets import APPLE_X
-from tests.models import make_model
+from tests.support.models import make_model
 
 X = torch.tensor(APPLE_X, dtype=torch.float64)[None]  # (1, 5, 3): An, apple, and, a, banana
 AN, APPLE, BANANA = 0, 1, 4

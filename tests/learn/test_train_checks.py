@@ -15,7 +15,7 @@ from attnviz.schemas.recurrent import RecurrentRun
 from attnviz.schemas.train import TrainClaim, TrainRequest
 from attnviz.services.training import LiveRun, RunGone
 from attnviz.settings import Settings
-from tests.servers import served
+from tests.support.servers import served
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from attnviz.capture import capture_trace
-from tests.models import recomputed
+from tests.support.models import recomputed
 
 TOL = 1e-4
 SENTENCES = [

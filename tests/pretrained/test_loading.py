@@ -14,7 +14,7 @@ from attnviz.engine import device as devices
 from attnviz.engine.device import ACTIVATION_MARGIN_BYTES, resolve_dtype
 from attnviz.pretrained import ModelFolderError, load_folder
 from attnviz.pretrained.folder import _place
-from tests.checkpoints import make_tiny_llama
+from tests.support.checkpoints import make_tiny_llama
 
 CPU = torch.device("cpu")
 GB = 1e9

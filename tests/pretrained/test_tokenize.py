@@ -48,7 +48,7 @@ def test_byte_level_labels_of_multibyte_characters(tiny_gpt2):
 def test_sentencepiece_pieces_read_as_words_and_chat_tokens_are_special():
     from attnviz.pretrained.tokenize import TextTokenizer
     from attnviz.services.tokenview import token_view
-    from tests.checkpoints import make_piece_tokenizer
+    from tests.support.checkpoints import make_piece_tokenizer
 
     tok = TextTokenizer(make_piece_tokenizer(specials=("<|im_start|>", "<|im_end|>")))
     text = "<|im_start|>user The animal didn't cross the street<|im_end|>"
@@ -77,7 +77,7 @@ def test_pieces_without_a_pre_tokenizer_still_make_words():
     from tokenizers import normalizers
 
     from attnviz.pretrained.tokenize import TextTokenizer
-    from tests.checkpoints import make_piece_tokenizer
+    from tests.support.checkpoints import make_piece_tokenizer
 
     inner = make_piece_tokenizer()
     inner.normalizer = normalizers.Sequence(

@@ -15,8 +15,7 @@ import pytest
 import attnviz
 from attnviz.cli import main
 from attnviz.python.html import ExportError, standalone_html
-from tests.browser.helpers import hover_large
-from tests.browser.test_guidance import AXE, axe_serious
+from tests.browser.helpers import AXE, axe_serious, hover_large
 from tests.python.offline import DANGLING, drawn, opened, parts_of, wait_drawn
 
 MODEL = "all-MiniLM-L6-v2"

@@ -18,8 +18,8 @@ from attnviz.pretrained.bridge import load_bridged
 from attnviz.pretrained.bridge.memory import MemoryModel
 from attnviz.python import local
 from attnviz.python.html import Display
-from tests.checkpoints import SENTENCES, make_piece_tokenizer, make_tokenizer
 from tests.python.offline import drawn, opened, wait_drawn
+from tests.support.checkpoints import SENTENCES, make_piece_tokenizer, make_tokenizer
 
 CPU = torch.device("cpu")
 TOL = 1e-6

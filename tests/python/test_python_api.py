@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import attnviz
-from tests.servers import served
+from tests.support.servers import served
 
 TEXT = "The animal didn't cross the street because it was too tired"
 TOY = {"tokens": ["apple", "fruit", "phone"], "embeddings": [[1.0, 0.5], [0.9, 0.4], [-1.0, 2.0]],

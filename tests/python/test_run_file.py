@@ -22,11 +22,10 @@ from attnviz.app import create_app
 from attnviz.cli import main
 from attnviz.python.html import ExportError, run_html
 from attnviz.settings import Settings
-from tests.browser.helpers import slide
-from tests.browser.test_guidance import AXE, axe_serious
+from tests.browser.helpers import AXE, axe_serious, slide
 from tests.browser.test_train import heat, snapshot
 from tests.python.offline import DANGLING, opened
-from tests.servers import served
+from tests.support.servers import served
 
 # Each starts a server or a process of its own: the whole suite runs them, `make test-fast` not.
 pytestmark = pytest.mark.slow

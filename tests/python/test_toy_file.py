@@ -21,7 +21,7 @@ from attnviz.cli import main
 from attnviz.presets import presets
 from attnviz.python.html import ExportError, toy_html
 from attnviz.python.link import LinkError, read_link
-from tests.browser.test_guidance import AXE, axe_serious
+from tests.browser.helpers import AXE, axe_serious
 from tests.python.offline import DANGLING, opened, wait_drawn
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -16,7 +16,7 @@ from attnviz.pretrained.registry import ModelRegistry, load_model
 from attnviz.schemas.trace import TextTraceRequest, TraceQuery
 from attnviz.services.parts import select
 from attnviz.services.text_trace import run_text_trace
-from tests.checkpoints import SENTENCES, make_tiny_gpt2, make_tiny_llama
+from tests.support.checkpoints import SENTENCES, make_tiny_gpt2, make_tiny_llama
 
 CPU = torch.device("cpu")
 TOL = 1e-4
@@ -240,7 +240,7 @@ def test_a_knock_out_is_not_with_generate(client):
 def test_a_bridged_model_knocks_out_as_the_engine_does(folders):
     """GPT-2 through transformers (its attention through the bridge's recording function) and
     through the engine: the same knock-out, the same hidden states
-    (tests/pretrained/test_bridge_ablate.py checks every mode against transformers' hooks)."""
+    (tests/pretrained/bridge/test_ablate.py checks every mode against transformers' hooks)."""
     bridged = load_model(folders["gpt2"], CPU, backend="transformers")
     native = load_model(folders["gpt2"], CPU)
     a = {"layer": 0, "head": 0, "mode": "zero"}

@@ -11,7 +11,7 @@ from attnviz.capture import ComputedTrace, capture_trace
 from attnviz.schemas.trace import TraceQuery
 from attnviz.services.parts import select
 from attnviz.wire.constants import AGGREGATE_RULES
-from tests.models import make_model
+from tests.support.models import make_model
 
 X = torch.tensor(
     [[0.3, -1.2, 0.5, 0.8], [1.0, 0.4, -0.7, 0.1], [-0.5, 0.9, 0.2, -1.1], [0.6, 0.6, 1.3, -0.2]],

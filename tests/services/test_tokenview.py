@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from attnviz.services.tokenview import HIDE_NOTE, MERGE_NOTE, token_view
-from tests.oracles import token_groups, token_view_oracle
+from tests.support.oracles import token_groups, token_view_oracle
 
 TEXT = "Unbelievably, tokenization works on the riverbank"
 

@@ -15,7 +15,7 @@ from attnviz.schemas.trace import TraceQuery
 from attnviz.services.parts import select
 from attnviz.wire.compact import decode
 from attnviz.wire.constants import COMPACT_MEDIA_TYPE, VALUE_WEIGHTED_AGGREGATES
-from tests.models import make_model
+from tests.support.models import make_model
 
 # Two heads of two dimensions each on d = 4. W_Q = W_K = 0: every weight is 1/3 (three tokens,
 # no mask). W_V = I: head 0's value is (x1, x2), head 1's (x3, x4). W_O sends head 0's to

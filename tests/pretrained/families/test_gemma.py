@@ -1,5 +1,5 @@
 """Gemma 1, 2 and 3 against Hugging Face transformers, the reference: small random checkpoints the
-tests make (tests/checkpoints_gemma.py) and save as folders, their config.json both as
+tests make (tests/support/checkpoints_gemma.py) and save as folders, their config.json both as
 transformers 5 writes it and rewritten in the hub's older style, loaded by attnviz's own loader;
 attentions, hidden states and logits within 1e-4 at lengths past the sliding window."""
 
@@ -13,7 +13,7 @@ import torch
 
 from attnviz.capture import capture_trace
 from attnviz.pretrained import ModelFolderError, load_folder
-from tests.checkpoints_gemma import (
+from tests.support.checkpoints_gemma import (
     GEMMA_STYLES,
     WINDOW,
     hub_style,
@@ -21,7 +21,7 @@ from tests.checkpoints_gemma import (
     make_tiny_gemma3_multimodal,
     rewrite_config,
 )
-from tests.models import recomputed
+from tests.support.models import recomputed
 
 TOL = 1e-4
 CPU = torch.device("cpu")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.checkpoints import make_piece_tokenizer, make_tokenizer
+from tests.support.checkpoints import make_piece_tokenizer, make_tokenizer
 
 # The sliding window of the tiny Gemma 2 / 3 configurations, well under the test texts' lengths.
 WINDOW = 8

@@ -11,8 +11,8 @@ import torch
 
 from attnviz.capture import capture_trace
 from attnviz.pretrained import ModelFolderError, load_folder
-from tests.checkpoints import LLAMA_STYLES, make_tiny_encoder, make_tiny_llama
-from tests.models import recomputed
+from tests.support.checkpoints import LLAMA_STYLES, make_tiny_encoder, make_tiny_llama
+from tests.support.models import recomputed
 
 TOL = 1e-4
 CPU = torch.device("cpu")

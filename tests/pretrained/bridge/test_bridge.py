@@ -18,8 +18,8 @@ from attnviz.errors import TraceError
 from attnviz.pretrained import ModelFolderError
 from attnviz.pretrained.bridge import BRIDGE_INSTALL, BridgedModel
 from attnviz.pretrained.registry import load_model, load_registry
-from tests.checkpoints import SENTENCES
-from tests.checkpoints_bridge import (
+from tests.support.checkpoints import SENTENCES
+from tests.support.checkpoints_bridge import (
     WINDOW,
     hf_forward,
     hf_model,

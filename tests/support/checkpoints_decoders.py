@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.checkpoints import make_piece_tokenizer
+from tests.support.checkpoints import make_piece_tokenizer
 
 WINDOW = 8  # the sliding window of the tiny configurations, well under the texts' lengths
 ORIGINAL = 16  # the context the scaled rotations were "trained" for, also under them

@@ -1,5 +1,5 @@
 """GPT-NeoX (Pythia) against Hugging Face transformers, the reference: small random checkpoints
-the tests make (tests/checkpoints_gemma.py) and save as folders, their config.json both as
+the tests make (tests/support/checkpoints_gemma.py) and save as folders, their config.json both as
 transformers 5 writes it and in the hub's older style (rotary_pct, rotary_emb_base), loaded by
 attnviz's own loader; attentions, hidden states and logits within 1e-4."""
 
@@ -13,8 +13,8 @@ import torch
 
 from attnviz.capture import capture_trace
 from attnviz.pretrained import ModelFolderError, load_folder
-from tests.checkpoints_gemma import NEOX_STYLES, hub_style, make_tiny_neox, rewrite_config
-from tests.models import recomputed
+from tests.support.checkpoints_gemma import NEOX_STYLES, hub_style, make_tiny_neox, rewrite_config
+from tests.support.models import recomputed
 
 TOL = 1e-4
 CPU = torch.device("cpu")

@@ -25,8 +25,8 @@ from attnviz.schemas.trace import TextTraceRequest, TraceQuery
 from attnviz.services.parts import select
 from attnviz.services.text_trace import ablate_refused, model_info, run_text_trace
 from attnviz.settings import Settings
-from tests.checkpoints import SENTENCES, make_tiny_gpt2
-from tests.checkpoints_bridge import (
+from tests.support.checkpoints import SENTENCES, make_tiny_gpt2
+from tests.support.checkpoints_bridge import (
     hf_model,
     make_tiny_bloom,
     make_tiny_electra,

@@ -17,7 +17,7 @@ import functools
 import json
 from pathlib import Path
 
-from tests.checkpoints import _perturbed_save, make_tokenizer, make_wordpiece_tokenizer
+from tests.support.checkpoints import _perturbed_save, make_tokenizer, make_wordpiece_tokenizer
 
 WINDOW = 8  # StarCoder2's and Gemma 2's sliding window here: texts run well past it
 

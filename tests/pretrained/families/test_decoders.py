@@ -1,6 +1,6 @@
 """Today's Llama-style checkpoints (Llama 3.x with every RoPE scaling, Qwen2/2.5 with its window,
 Qwen3, Mistral with its window, OLMo 2, Phi-3) against Hugging Face transformers, the reference:
-small random checkpoints the tests make (tests/checkpoints_decoders.py), loaded by attnviz's own
+small random checkpoints the tests make (tests/support/checkpoints_decoders.py), loaded by attnviz's own
 loader from config.json in transformers 5's style and rewritten in the hub's older style.
 Attentions, hidden states and logits within 1e-4 in float32, at texts past every sliding window
 and past the original context of every scaled RoPE; the scores the query-key view serves explain
@@ -18,7 +18,7 @@ from attnviz.capture import capture_trace
 from attnviz.engine import Transformer
 from attnviz.pretrained import ModelFolderError, load_folder
 from attnviz.pretrained.families.llama import llama_config
-from tests.checkpoints_decoders import (
+from tests.support.checkpoints_decoders import (
     DECODER_STYLES,
     ORIGINAL,
     WINDOW,
@@ -26,7 +26,7 @@ from tests.checkpoints_decoders import (
     rewrite_config,
     to_hub_style,
 )
-from tests.models import recomputed
+from tests.support.models import recomputed
 
 TOL = 1e-4
 CPU = torch.device("cpu")
