@@ -160,6 +160,19 @@ def test_every_relative_link_points_at_a_file_and_heading_that_exist(path):
             assert anchor in anchors(file), f"{path.name}: {link} -> no such heading"
 
 
+# A path in the repository named in prose or code (`attnviz/capture/lens.py`, `tests/support/`):
+# when a module or folder moves, the page that names it must follow.
+REPO_PATH = re.compile(
+    r"(?<![\w/.-])((?:attnviz|tests|static|templates|deploy)/[\w./-]*\w/?)(?![\w.<*{-])"
+)
+
+
+@pytest.mark.parametrize("path", [README, *PAGES], ids=lambda p: p.name)
+def test_every_repository_path_named_points_at_one_that_exists(path):
+    named = {m for m in REPO_PATH.findall(read(path)) if "<" not in m and "*" not in m}
+    assert sorted(p for p in named if not (ROOT / p).exists()) == []
+
+
 def nav_pages(node) -> list[str]:
     if isinstance(node, str):
         return [node]
