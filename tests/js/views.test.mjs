@@ -7,7 +7,7 @@ import { SENTENCE_FEEDS, TOY_FEEDS, TRAIN_FEEDS, viewsFed } from "../../static/j
 import { exact, fmt } from "../../static/js/core/numbers.js";
 import { sinkNote } from "../../static/js/views/modelview.js";
 import { KEYS_MAX, TOP_KEYS, keyRows } from "../../static/js/views/qkview.js";
-import { logTicks } from "../../static/js/views/traingrads.js";
+import { logTicks } from "../../static/js/modes/train/views/traingrads.js";
 import { defaultSentence, defaultTrainView, fromPreset, normalize } from "../../static/js/core/state.js";
 
 test("every piece of view state feeds a view, and only views that exist", () => {

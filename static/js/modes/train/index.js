@@ -1,6 +1,6 @@
 // Train mode: train a tiny transformer on the server and watch it learn. The form (form.js)
 // says what to train; a run starts, its server-sent events keep one copy of its state through
-// a pure reducer (reducer.js), and the views (views/train*.js) draw the run, the loss, the
+// a pure reducer (reducer.js), and the views (views/, its own) draw the run, the loss, the
 // gradient norms, every head at the chosen checkpoint and the trained models. A finished model
 // opens in sentence mode; an encoder-decoder is asked here. Lists the runs the server keeps, to
 // open again, and makes the tab's link: the run open and the form's settings (link.js).
@@ -14,14 +14,14 @@ import { byId } from "../../core/dom.js";
 import { TRAIN_FEEDS, viewsFed } from "../../core/feeds.js";
 import { defaultTrainView } from "../../core/state.js";
 import { shownSteps } from "../../core/trainrun.js";
-import * as trainask from "../../views/trainask.js";
-import * as traindecoded from "../../views/traindecoded.js";
-import * as traingrads from "../../views/traingrads.js";
-import * as trainheads from "../../views/trainheads.js";
-import * as trainloss from "../../views/trainloss.js";
-import * as trainmodels from "../../views/trainmodels.js";
-import * as trainprogress from "../../views/trainprogress.js";
-import * as trainruns from "../../views/trainruns.js";
+import * as trainask from "./views/trainask.js";
+import * as traindecoded from "./views/traindecoded.js";
+import * as traingrads from "./views/traingrads.js";
+import * as trainheads from "./views/trainheads.js";
+import * as trainloss from "./views/trainloss.js";
+import * as trainmodels from "./views/trainmodels.js";
+import * as trainprogress from "./views/trainprogress.js";
+import * as trainruns from "./views/trainruns.js";
 import { createForm, settingsOf } from "./form.js";
 import { encodeTrainLink, TRAIN_HASH } from "./link.js";
 import { createRecurrent } from "./recurrent.js";

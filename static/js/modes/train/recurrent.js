@@ -5,7 +5,7 @@
 // is shown (`id()`).
 
 import { fetchRecurrent, fetchRecurrentOptions, startRecurrent } from "../../core/api.js";
-import * as trainrecurrent from "../../views/trainrecurrent.js";
+import * as trainrecurrent from "./views/trainrecurrent.js";
 
 /** @typedef {import("../../core/types.js").RecurrentRun} RecurrentRun */
 /** @typedef {import("../../core/types.js").RecurrentOptions} RecurrentOptions */

@@ -3,9 +3,9 @@
 // and why it was not asked (the server's words, which name the field and the rule).
 // render(card, data, sel): parts marked by data-role; `asked` redraws the rule and refusal alone.
 
-import { fillOptions } from "../core/dom.js";
+import { fillOptions } from "../../../core/dom.js";
 
-/** @typedef {import("../core/types.js").TrainRun} TrainRun */
+/** @typedef {import("../../../core/types.js").TrainRun} TrainRun */
 
 /** @param {HTMLElement} card @param {string} role */
 const part = (card, role) => /** @type {HTMLElement} */ (card.querySelector(`[data-role=${role}]`));

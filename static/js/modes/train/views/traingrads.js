@@ -5,13 +5,13 @@
 // layers (up, down), a live region reading each point as the hover writes it; under it a
 // summary of each layer's norm at the first and the last step.
 
-import { fillOptions } from "../core/dom.js";
-import { baseLayout, draw, headColor } from "../core/theme.js";
-import { EVERY } from "../core/trainrun.js";
-import { fmt } from "../core/numbers.js";
-import { describe, keyCursor } from "./access.js";
+import { fillOptions } from "../../../core/dom.js";
+import { baseLayout, draw, headColor } from "../../../core/theme.js";
+import { EVERY } from "../../../core/trainrun.js";
+import { fmt } from "../../../core/numbers.js";
+import { describe, keyCursor } from "../../../views/access.js";
 
-/** @typedef {import("../core/types.js").TrainRun} TrainRun */
+/** @typedef {import("../../../core/types.js").TrainRun} TrainRun */
 
 /**
  * One variant's gradient norm per layer and step (log scale).

@@ -4,11 +4,11 @@
 // in a saved file (no folder URL) a line says these need the live page.
 // render(card, data, sel, callbacks): the card holds [data-role=claims] and [data-role=models].
 
-import { el } from "../core/dom.js";
-import { fmt } from "../core/numbers.js";
-import { variantFigures } from "../core/trainrun.js";
+import { el } from "../../../core/dom.js";
+import { fmt } from "../../../core/numbers.js";
+import { variantFigures } from "../../../core/trainrun.js";
 
-/** @typedef {import("../core/types.js").TrainRun} TrainRun */
+/** @typedef {import("../../../core/types.js").TrainRun} TrainRun */
 
 /**
  * @param {HTMLElement} card

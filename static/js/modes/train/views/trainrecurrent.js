@@ -5,14 +5,14 @@
 // over its points, a live region reading each one) and has a summary and its numbers in a table.
 // render(card, data, sel, callbacks): the card's parts are marked by data-role.
 
-import { el, fillOptions } from "../core/dom.js";
-import { fmt } from "../core/numbers.js";
-import { baseLayout, draw, headColor, plotText } from "../core/theme.js";
-import { describe, keyCursor } from "./access.js";
+import { el, fillOptions } from "../../../core/dom.js";
+import { fmt } from "../../../core/numbers.js";
+import { baseLayout, draw, headColor, plotText } from "../../../core/theme.js";
+import { describe, keyCursor } from "../../../views/access.js";
 
-/** @typedef {import("../core/types.js").RecurrentRun} RecurrentRun */
-/** @typedef {import("../core/types.js").RecurrentModel} RecurrentModel */
-/** @typedef {import("../core/types.js").RecurrentOptions} RecurrentOptions */
+/** @typedef {import("../../../core/types.js").RecurrentRun} RecurrentRun */
+/** @typedef {import("../../../core/types.js").RecurrentModel} RecurrentModel */
+/** @typedef {import("../../../core/types.js").RecurrentOptions} RecurrentOptions */
 
 /** How a model is named for a person. */
 const NAMES = { transformer: "transformer", lstm: "LSTM", gru: "GRU" };

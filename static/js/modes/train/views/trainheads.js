@@ -4,15 +4,15 @@
 // (the slider, the attention picker of an encoder-decoder, the probe's description).
 // render(card, data, sel, callbacks): the card's parts are marked by data-role.
 
-import { el, fillOptions } from "../core/dom.js";
-import { fmt } from "../core/numbers.js";
-import { ATTENTION, attentionAxes, headMatrix, shownSteps, thumbsOf } from "../core/trainrun.js";
-import * as heatcanvas from "./heatcanvas.js";
-import * as modelview from "./modelview.js";
+import { el, fillOptions } from "../../../core/dom.js";
+import { fmt } from "../../../core/numbers.js";
+import { ATTENTION, attentionAxes, headMatrix, shownSteps, thumbsOf } from "../../../core/trainrun.js";
+import * as heatcanvas from "../../../views/heatcanvas.js";
+import * as modelview from "../../../views/modelview.js";
 
-/** @typedef {import("../core/types.js").TrainRun} TrainRun */
-/** @typedef {import("../core/types.js").TrainView} TrainView */
-/** @typedef {import("../core/types.js").AttentionKind} AttentionKind */
+/** @typedef {import("../../../core/types.js").TrainRun} TrainRun */
+/** @typedef {import("../../../core/types.js").TrainView} TrainView */
+/** @typedef {import("../../../core/types.js").AttentionKind} AttentionKind */
 
 /** @param {HTMLElement} card @param {string} role */
 const part = (card, role) => /** @type {HTMLElement} */ (card.querySelector(`[data-role=${role}]`));

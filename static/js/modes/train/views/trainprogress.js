@@ -3,10 +3,10 @@
 // run's id, whether Cancel applies, and the Export HTML link of a run that has ended (the run
 // as one offline file). render(card, data): parts marked by data-role.
 
-import { fmt } from "../core/numbers.js";
-import { variantFigures } from "../core/trainrun.js";
+import { fmt } from "../../../core/numbers.js";
+import { variantFigures } from "../../../core/trainrun.js";
 
-/** @typedef {import("../core/types.js").TrainRun} TrainRun */
+/** @typedef {import("../../../core/types.js").TrainRun} TrainRun */
 
 /**
  * @param {HTMLElement} card

@@ -2,17 +2,17 @@
 // right or wrong, and the chosen head of the chosen attention on its last pass, exact.
 // render(container, data, sel): the container is the card's [data-role=view].
 
-import { ATTENTION, attentionAxes } from "../core/trainrun.js";
-import { el } from "../core/dom.js";
-import * as heatcanvas from "./heatcanvas.js";
+import { ATTENTION, attentionAxes } from "../../../core/trainrun.js";
+import { el } from "../../../core/dom.js";
+import * as heatcanvas from "../../../views/heatcanvas.js";
 
-/** @typedef {import("../core/types.js").AttentionKind} AttentionKind */
+/** @typedef {import("../../../core/types.js").AttentionKind} AttentionKind */
 
 /**
  * What an encoder-decoder wrote when asked (decodeRun in core/api.js): the answer, right or
  * wrong, and the chosen head of the chosen attention on its last pass, exact (float32).
  * @param {HTMLElement} container
- * @param {{decoded: import("../core/types.js").TrainDecoded | null}} data
+ * @param {{decoded: import("../../../core/types.js").TrainDecoded | null}} data
  * @param {{layer: number, head: number, attention: AttentionKind}} sel
  */
 export function render(container, data, sel) {

@@ -5,13 +5,13 @@
 // point as the hover writes it; under it a summary ("loss 3.26 → 0.41 over 300 steps") and the
 // held-out losses at the checkpoints in a table.
 
-import { fmt } from "../core/numbers.js";
-import { EVERY } from "../core/trainrun.js";
-import { baseLayout, draw, headColor, plotText } from "../core/theme.js";
-import { describe, keyCursor } from "./access.js";
-import { curveText } from "./describe.js";
+import { fmt } from "../../../core/numbers.js";
+import { EVERY } from "../../../core/trainrun.js";
+import { baseLayout, draw, headColor, plotText } from "../../../core/theme.js";
+import { describe, keyCursor } from "../../../views/access.js";
+import { curveText } from "../../../views/describe.js";
 
-/** @typedef {import("../core/types.js").TrainRun} TrainRun */
+/** @typedef {import("../../../core/types.js").TrainRun} TrainRun */
 
 /**
  * Loss: each variant's batch loss per step (a line) and held-out loss at its checkpoints (dots);
