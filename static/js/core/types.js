@@ -64,6 +64,14 @@
 /** @typedef {{meta: TraceMeta, arrays: Record<string, NDArray>}} Compact */
 
 /**
+ * The meta of a Predictions part (fields top_k and lens, parts.js lensPart): the trace's, with
+ * the window of positions the arrays hold and each token id's label.
+ * @typedef {TraceMeta & {top_k: {k: number, vocab: Record<string, string>},
+ *   lens: {start: number, predicts?: "next" | "masked", rows: number,
+ *   vocab: Record<string, string>}}} LensPartMeta
+ */
+
+/**
  * The toy transformer's wiring (ToyConfig on the server).
  * @typedef {object} ToyConfig
  * @property {number} layers

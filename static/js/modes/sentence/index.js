@@ -2,8 +2,9 @@
 // the state, asks for the trace (the first request carries what the first screen draws, every
 // head's thumbnail), shows it (show()), and redraws the views a choice feeds. Each view then
 // asks for its part (parts.js: one head exact, one layer, the trajectories...), which the
-// server reads from the trace it already computed; the cards (cards.js) draw the model, head,
-// query-key, trajectory and generation views, and the input card is inputs.js.
+// server reads from the trace it already computed; the cards (cards.js, one module each in
+// cards/) draw the model, head, query-key, trajectory, generation and predictions views, and
+// the input card is inputs.js.
 //
 // Where the parts come from and the model list are arguments (openParts, models), so a page
 // without a server draws the same views from parts it holds: it calls show() with its first
