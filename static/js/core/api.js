@@ -143,9 +143,10 @@ export const fetchPresets = () => getJson("/api/presets");
  * X-Attnviz-Run header, by which a proxy sends it to the replica that has the run. */
 const runs = new Map();
 
-/** GET /api/models -> {models, default, examples, max_text_chars, max_json_values, install} */
+/** GET /api/models -> {models, default, examples, max_text_chars, max_json_values, install}
+ * @returns {Promise<import("./types.js").ModelList>} */
 export async function fetchModels() {
-  const list = await getJson("/api/models");
+  const list = /** @type {import("./types.js").ModelList} */ (await getJson("/api/models"));
   runs.clear();
   for (const m of list.models) if (m.run) runs.set(m.name, m.run);
   return list;

@@ -178,6 +178,42 @@
  */
 
 /**
+ * A model the server serves (ModelInfo on the server, an entry of fetchModels' list).
+ * @typedef {object} ModelInfo
+ * @property {string} name
+ * @property {string} family
+ * @property {number} layers
+ * @property {number} heads
+ * @property {number} d_model
+ * @property {number} head_dim
+ * @property {number} kv_heads
+ * @property {boolean} causal
+ * @property {number} max_tokens the most tokens a trace may have
+ * @property {number} model_max_tokens
+ * @property {string} device
+ * @property {string} source where the weights came from
+ * @property {string[] | null} [examples] texts this model reads (a trained run's), else null
+ * @property {string | null} [run] the training run it comes from
+ * @property {"native" | "transformers"} [backend]
+ * @property {string | null} [ablate_refused] why its heads cannot be knocked out, or null
+ */
+
+/**
+ * The server's models (fetchModels; ModelList on the server).
+ * @typedef {object} ModelList
+ * @property {ModelInfo[]} models
+ * @property {string | null} default the model the page starts with
+ * @property {string[]} examples
+ * @property {number} max_text_chars
+ * @property {number} max_generate
+ * @property {number} max_ablate
+ * @property {number} max_json_values
+ * @property {string} install
+ * @property {ExampleHead[]} example_heads
+ * @property {CorpusLimits} corpus
+ */
+
+/**
  * The head atlas of a model (core/api.js fetchAtlas): each score a layers x heads grid.
  * @typedef {{name: string, title: string, definition: string, grid: number[][],
  *   offsets: number[][] | null}} AtlasScore offsets: positional only, the offset each head

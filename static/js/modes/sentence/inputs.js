@@ -6,17 +6,19 @@ import { byId, el, fillOptions } from "../../core/dom.js";
 import { clampSentence } from "../../core/state.js";
 
 /** @typedef {import("../../core/types.js").SentenceState} SentenceState */
+/** @typedef {import("../../core/types.js").ModelList} ModelList */
+/** @typedef {import("../../core/types.js").ModelInfo} ModelInfo */
 
 /**
  * Put the models, the sentence state and the examples into the input card.
- * @param {any} models the server's models (fetchModels)
+ * @param {ModelList} models the server's models (fetchModels)
  * @param {SentenceState} s
- * @param {any} info the chosen model's entry, or null
+ * @param {ModelInfo | null} info the chosen model's entry, or null
  * @param {(text: string) => void} onExample
  */
 export function renderSentenceInputs(models, s, info, onExample) {
   const select = /** @type {HTMLSelectElement} */ (byId("s-model"));
-  fillOptions(select, models.models.map((/** @type {any} */ m) => [m.name, m.name]), s.model ?? "");
+  fillOptions(select, models.models.map(m => [m.name, m.name]), s.model ?? "");
   const bridged = info?.backend === "transformers" ? " · through transformers" : "";
   const family = info?.run ? `trained here (run ${info.run})` : `${info?.family.toUpperCase()}${bridged}`;
   byId("s-model-info").textContent = info ? `${family} · ${info.layers} layers × ` +
@@ -31,7 +33,7 @@ export function renderSentenceInputs(models, s, info, onExample) {
   // Generation: for causal models, with the server's cap on the steps.
   byId("s-gen-row").hidden = !info?.causal;
   // An encoder does not write: say so, and which of the server's models do.
-  const causal = models.models.filter((/** @type {any} */ m) => m.causal).map((/** @type {any} */ m) => m.name);
+  const causal = models.models.filter(m => m.causal).map(m => m.name);
   const genNote = byId("s-gen-note");
   genNote.hidden = !info || info.causal;
   genNote.textContent = !info || info.causal ? "" : `Generate needs a causal model, one that predicts each ` +
@@ -79,11 +81,11 @@ export function renderSentenceInputs(models, s, info, onExample) {
 /**
  * Under the examples: the head the server measured for this model and text, if there is one
  * ("it" -> "animal" in MiniLM), with a button that opens it in the model view.
- * @param {any} models the server's models (fetchModels) @param {string | null} model @param {string} text
+ * @param {ModelList} models the server's models (fetchModels) @param {string | null} model @param {string} text
  */
 function showPointer(models, model, text) {
   /** @type {import("../../core/types.js").ExampleHead | undefined} */
-  const p = (models.example_heads || []).find((/** @type {any} */ e) => e.model === model && e.text === text);
+  const p = (models.example_heads || []).find((e) => e.model === model && e.text === text);
   byId("s-pointer").hidden = !p;
   byId("s-pointer-text").textContent = p ? p.note : "";
   byId("s-pointer-go").onclick = () => {
@@ -97,7 +99,7 @@ function showPointer(models, model, text) {
 
 /**
  * Wire the input card's events (once).
- * @param {{app: import("./parts.js").SentenceApp, modelInfo: () => any, renderInputs: () => void,
+ * @param {{app: import("./parts.js").SentenceApp, modelInfo: () => ModelInfo | null, renderInputs: () => void,
  *   edited: (delay?: number) => void, viewChanged: (keys: string[]) => void,
  *   setError: (message: string | null) => void}} ctx edited(delay): an input changed (ask for a
  *   trace after `delay` ms, the default debounce when undefined); viewChanged: a view choice
@@ -116,7 +118,7 @@ export function wireInputs(ctx) {
     };
     try {
       app.s.generate = {
-        steps: num("s-gen-steps", "steps", true, 1, app.models.max_generate),
+        steps: num("s-gen-steps", "steps", true, 1, /** @type {ModelList} */ (app.models).max_generate),
         temperature: num("s-gen-temp", "temperature", false, 0, 2),
         seed: num("s-gen-seed", "seed", true, 0, 2 ** 31 - 1),
       };

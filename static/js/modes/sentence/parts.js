@@ -22,7 +22,7 @@ import { columnsFor, windowOf } from "../../views/lens.js";
  * Sentence mode's state, shared by its modules (index.js owns it).
  * @typedef {object} SentenceApp
  * @property {SentenceState} s the reader's choices
- * @property {any} models the server's models (fetchModels), null until read
+ * @property {import("../../core/types.js").ModelList | null} models the server's models (fetchModels), null until read
  * @property {Compact | null} first the first response of the current trace
  * @property {Parts | null} parts the current trace's parts
  * @property {NDArray | null} entropy [L][H], for the grid's titles
@@ -45,7 +45,7 @@ export const tokenView = (meta) => /** @type {import("../../core/types.js").Toke
 /**
  * The parts of the current trace, as the state asks for them.
  * @param {SentenceApp} app
- * @param {() => any} modelInfo the chosen model's entry in the model list, or null
+ * @param {() => import("../../core/types.js").ModelInfo | null} modelInfo the chosen model's entry in the model list, or null
  */
 export function createParts(app, modelInfo) {
   const parts = () => /** @type {Parts} */ (app.parts);
