@@ -221,13 +221,14 @@ export const fetchLearn = () => getJson("/api/learn");
  */
 export function checkLearn(id, body, signal) {
   // A check of a run or a comparison carries its id, for the replica that has it.
-  const run = /** @type {any} */ (body).run ?? /** @type {any} */ (body).recurrent ?? null;
-  return postPatiently(`/api/learn/${encodeURIComponent(id)}/check`, body, run, signal);
+  const { run, recurrent } = /** @type {{run?: string | null, recurrent?: string | null}} */ (body);
+  return postPatiently(`/api/learn/${encodeURIComponent(id)}/check`, body, run ?? recurrent ?? null, signal);
 }
 
 // -- Training -----------------------------------------------------------------------------------
 
-/** GET /api/train/options -> {tasks, presets, switches, limits, slots} */
+/** GET /api/train/options -> {tasks, presets, switches, limits, slots}
+ * @returns {Promise<import("./types.js").TrainOptions>} */
 export const fetchTrainOptions = () => getJson("/api/train/options");
 
 /** GET /api/train -> {runs}: the runs this server keeps, newest first, in brief. */

@@ -91,8 +91,8 @@ export function cutRow(whole, query) {
     }
     let row = query;
     if (name === "view") {
-      const groups = /** @type {any} */ (whole.meta.token_view)?.groups;
-      row = groups ? groups.findIndex((/** @type {number[]} */ g) => g.includes(query)) : query;
+      const groups = whole.meta.token_view?.groups;
+      row = groups ? groups.findIndex((g) => g.includes(query)) : query;
       if (row < 0) throw new Error(`query: token ${query + 1} is hidden (a special token); view shows no row for it`);
     }
     const [a, b, rows, cols] = arr.shape;

@@ -37,7 +37,7 @@ export function createKnockCard(ctx) {
 
   /** The clean run's parts: the trace of the same request without ``ablate``. */
   function cleanParts() {
-    const body = { .../** @type {any} */ (/** @type {any} */ (app.parts).body) };
+    const body = /** @type {{ablate?: unknown}} */ ({ .../** @type {import("./parts.js").Parts} */ (app.parts).body });
     delete body.ablate;
     const key = JSON.stringify(body);
     if (clean?.key !== key) clean = { key, parts: new TraceParts(body, 8) };
@@ -56,7 +56,7 @@ export function createKnockCard(ctx) {
    * (the model list's ablate_refused: a model served through transformers whose attention does not
    * go through its AttentionInterface), or a generation (a knock-out traces the text alone). */
   function blocked() {
-    const info = app.models?.models.find((/** @type {any} */ m) => m.name === app.s.model);
+    const info = app.models?.models.find((m) => m.name === app.s.model);
     if (info?.ablate_refused) return info.ablate_refused;
     if (app.s.generate) return "a knock-out traces the text alone: clear the generation first";
     return null;
@@ -154,7 +154,7 @@ export function createKnockCard(ctx) {
   async function draw() {
     const current = ticket("knock");
     const first = /** @type {Compact} */ (app.first);
-    const meta = /** @type {any} */ (first.meta);
+    const meta = first.meta;
     sync();
     const ablated = meta.ablated ?? [];
     const why = blocked();
@@ -170,7 +170,7 @@ export function createKnockCard(ctx) {
       view.replaceChildren();
       return;
     }
-    note.textContent = ablated.some((/** @type {any} */ a) => a.mode === "patch" && a.patched < meta.n)
+    note.textContent = ablated.some((a) => a.mode === "patch" && a.patched < meta.n)
       ? `The source text has ${ablated[0].patched} tokens: the first ${ablated[0].patched} positions take its head outputs, the rest keep their own.`
       : "Every view above shows the model with these heads knocked out; this card sets it beside the clean run.";
     const { layer, head } = compared();
@@ -188,13 +188,13 @@ export function createKnockCard(ctx) {
       return /** @type {NDArray} */ ({ dtype: a.dtype, shape: [n, n], data: a.data });
     };
     const predictions = (/** @type {Compact} */ part) => {
-      const m = /** @type {any} */ (part.meta).top_k;
+      const m = /** @type {NonNullable<Compact["meta"]["top_k"]>} */ (part.meta.top_k);
       return { target: part.arrays["top_k.target_probs"], ids: part.arrays["top_k.ids"],
         probs: part.arrays["top_k.probs"], k: m.k, vocab: m.vocab };
     };
     knockview.render(view, {
       tokens: meta.tokens,
-      what: ablated.map((/** @type {any} */ a) => `layer ${a.layer + 1} head ${a.head + 1}`).join(", ") +
+      what: ablated.map((a) => `layer ${a.layer + 1} head ${a.head + 1}`).join(", ") +
         ` (${ablated[0].mode}${ablated[0].mode === "patch" ? ` from “${ablated[0].source}”` : ""})`,
       predictions: cp && kp ? { clean: predictions(cp), knocked: predictions(kp) } : null,
       noPredictions: meta.unavailable?.top_k?.replace(/^top_k: /, ""),

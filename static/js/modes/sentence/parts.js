@@ -36,8 +36,11 @@ const QK_FIELDS = "queries,keys,scores,attentions";
 /** A part's thumbnails as the model view draws them. @param {Compact} part */
 export const thumbsOf = (part) => ({
   values: part.arrays["thumbs.values"], scale: part.arrays["thumbs.scale"],
-  pool: /** @type {any} */ (part.meta.thumbs).pool, size: /** @type {any} */ (part.meta.thumbs).size,
+  pool: thumbsMeta(part).pool, size: thumbsMeta(part).size,
 });
+
+/** A part's thumbnails' pooling (a part with thumbs). @param {Compact} part */
+const thumbsMeta = (part) => /** @type {NonNullable<Compact["meta"]["thumbs"]>} */ (part.meta.thumbs);
 
 /** @param {import("../../core/types.js").TraceMeta} meta */
 export const tokenView = (meta) => /** @type {import("../../core/types.js").TokenViewMeta} */ (meta.token_view);
@@ -99,9 +102,9 @@ export function createParts(app, modelInfo) {
     const layerOf = (part, k) => ({ meta: part.meta, values: sub(part.arrays["thumbs.values"], k),
       scale: sub(part.arrays["thumbs.scale"], k) });
     const alone = () => parts().get({ fields: "thumbs", thumb: 0, thumb_layer: l, ...shown() });
-    if (/** @type {any} */ (app.first?.meta.thumbs)?.pool > 1) return layerOf(await alone(), 0);
+    if ((app.first?.meta.thumbs?.pool ?? 0) > 1) return layerOf(await alone(), 0);
     const thumbs = await thumbsPart(); // (the options may make a long text's rows fewer)
-    return /** @type {any} */ (thumbs.meta.thumbs).pool === 1 ? layerOf(thumbs, l) : layerOf(await alone(), 0);
+    return thumbsMeta(thumbs).pool === 1 ? layerOf(thumbs, l) : layerOf(await alone(), 0);
   }
 
   /** The positions the Predictions card draws: as many as fit its width, around the query.

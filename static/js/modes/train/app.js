@@ -19,7 +19,7 @@ import { initialState } from "./reducer.js";
 /** The tab's state, before anything is shown. */
 export function createApp() {
   return {
-    /** @type {any} */ options: null,
+    /** @type {import("../../core/types.js").TrainOptions | null} */ options: null,
     /** @type {ReturnType<typeof import("./form.js").createForm> | null} */ form: null,
     /** The run, the views' choices, following: what the run's events change (reducer.js). */
     t: initialState(),

@@ -6,6 +6,9 @@
 import { byId, fillOptions } from "../../core/dom.js";
 
 /** @typedef {import("../../core/types.js").TrainRun} TrainRun */
+/** @typedef {import("../../core/types.js").TrainOptions} TrainOptions */
+/** @typedef {import("../../core/types.js").TrainArch} TrainArch */
+/** @typedef {import("../../core/types.js").TrainOpt} TrainOpt */
 
 const PICKS = ["layers", "heads", "d_model", "positional", "norm"];
 const CHECKS = ["scale", "residual", "ffn"];
@@ -30,16 +33,18 @@ export function settingsOf(run) {
 
 /**
  * Fill the form from the server's training options and wire it.
- * @param {any} options the training options (tasks, presets, switches, limits, slots)
+ * @param {TrainOptions} options the training options (tasks, presets, switches, limits, slots)
  */
 export function createForm(options) {
   const form = /** @type {HTMLFormElement} */ (byId("t-form"));
   const field = (/** @type {string} */ name) => /** @type {HTMLInputElement} */ (form.elements.namedItem(name));
   const select = (/** @type {string} */ id) => /** @type {HTMLSelectElement} */ (byId(id));
-  const taskInfo = () => options.tasks.find((/** @type {any} */ t) => t.name === select("t-task").value);
-  const presetInfo = () => options.presets.find((/** @type {any} */ p) => p.id === select("t-preset").value) || null;
+  /** The task chosen (the select offers only the options' tasks). */
+  const taskInfo = () => /** @type {import("../../core/types.js").TrainTaskInfo} */ (
+    options.tasks.find((t) => t.name === select("t-task").value));
+  const presetInfo = () => options.presets.find((p) => p.id === select("t-preset").value) || null;
 
-  /** Fill the architecture and optimiser fields. @param {any} arch @param {any} opt */
+  /** Fill the architecture and optimiser fields. @param {TrainArch} arch @param {TrainOpt} opt */
   function fillForm(arch, opt) {
     const lim = options.limits;
     const range = (/** @type {number} */ a, /** @type {number} */ b) => Array.from({ length: b - a + 1 }, (_, i) => a + i);
@@ -82,8 +87,8 @@ export function createForm(options) {
     const task = taskInfo();
     byId("t-about").textContent = task.about;
     byId("t-text-box").hidden = task.name !== "charlm";
-    const presets = options.presets.filter((/** @type {any} */ p) => p.task === task.name);
-    fillOptions(select("t-preset"), [["", "none: one model"], ...presets.map((/** @type {any} */ p) => [p.id, p.title])]);
+    const presets = options.presets.filter((p) => p.task === task.name);
+    fillOptions(select("t-preset"), [["", "none: one model"], ...presets.map((p) => /** @type {[string, string]} */ ([p.id, p.title]))]);
     const preset = presetInfo();
     const about = byId("t-preset-about");
     about.hidden = !preset;
@@ -133,7 +138,7 @@ export function createForm(options) {
       if (presetInfo()) return problems;
     }
     if (s.compare !== undefined) pick(select("t-compare"), "compare", s.compare);
-    for (const k of PICKS) if (s[k] !== undefined) pick(/** @type {any} */ (field(k)), k, s[k]);
+    for (const k of PICKS) if (s[k] !== undefined) pick(/** @type {HTMLSelectElement} */ (/** @type {unknown} */ (field(k))), k, s[k]);
     for (const k of CHECKS) {
       if (s[k] === "1" || s[k] === "0") field(k).checked = s[k] === "1";
       else if (s[k] !== undefined) problems.push(`${k}: ${JSON.stringify(s[k])} is not 1 or 0`);
@@ -163,7 +168,7 @@ export function createForm(options) {
     return { task, arch, opt, compare, ...(task === "charlm" && text.trim() ? { text } : {}) };
   }
 
-  fillOptions(select("t-task"), options.tasks.map((/** @type {any} */ t) => [t.name, t.title]));
+  fillOptions(select("t-task"), options.tasks.map((t) => /** @type {[string, string]} */ ([t.name, t.title])));
   fillOptions(select("t-compare"), [["", "nothing: one model"],
     ...Object.keys(options.switches).map((k) => /** @type {[string, string]} */ ([k, k]))]);
   fillForm(taskInfo().arch, taskInfo().opt);

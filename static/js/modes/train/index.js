@@ -65,18 +65,20 @@ export function createTrain(hooks, { run: saved = null } = {}) {
     recurrent?.activate();
     if (!app.options) {
       status.waiting("options", true);
+      let options;
       try {
-        app.options = await fetchTrainOptions();
+        options = await fetchTrainOptions();
       } catch (err) {
         hooks.setError(`Could not load the training options: ${/** @type {Error} */ (err).message}`);
         return;
       } finally {
         status.waiting("options", false);
       }
-      app.form = createForm(app.options);
+      app.options = options;
+      app.form = createForm(options);
       wire();
-      if (!app.options.slots) hooks.setError("This server does not train models (ATTNVIZ_TRAIN_SLOTS=0).");
-      /** @type {HTMLButtonElement} */ (byId("t-start")).disabled = !app.options.slots;
+      if (!options.slots) hooks.setError("This server does not train models (ATTNVIZ_TRAIN_SLOTS=0).");
+      /** @type {HTMLButtonElement} */ (byId("t-start")).disabled = !options.slots;
     }
     const pending = app.link;
     app.link = null;
