@@ -9,7 +9,7 @@ import { ApiError, busy, fetchModels, retryAfterSeconds } from "../../static/js/
 /** A fetch that answers from `script` (status, headers) in turn and records each call's time. */
 function scripted(script) {
   const calls = [];
-  globalThis.fetch = async (url, init) => {
+  globalThis.fetch = async (url) => {
     calls.push({ url, at: Date.now() });
     const [status, headers] = script[Math.min(calls.length - 1, script.length - 1)];
     const body = status === 200 ? { models: [] } : { message: "busy: full", detail: [] };

@@ -73,6 +73,7 @@ test("a toy table exported then imported through paste's parser is the same tabl
 test("the byte cap fits any table within the limits", () => {
   const limits = { max_tokens: 3, max_dim: 2, max_token_chars: 1 };
   const widest = "\u{1F600}"; // four UTF-8 bytes
+  // eslint-disable-next-line no-loss-of-precision -- 17 digits on purpose: the longest a float64 is written
   const longest = -1.2345678901234567e-300; // the longest a float64 is written
   const text = writeCsv(widest, [widest, widest], [widest, widest, widest],
     [[longest, longest], [longest, longest], [longest, longest]]);

@@ -37,7 +37,7 @@ function errorMessage(status, body) {
 /** @param {Response} response */
 async function failure(response) {
   const text = await response.text();
-  let body = null;
+  let body;
   try {
     body = text ? JSON.parse(text) : null;
   } catch {

@@ -22,7 +22,7 @@ export async function copyText(url) {
     area.style.opacity = "0";
     document.body.append(area);
     area.select();
-    let ok = false;
+    let ok;
     try {
       ok = document.execCommand("copy");
     } catch {

@@ -33,9 +33,7 @@ export function defaultCorpusState() {
  * @param {string} text
  */
 export function charCount(text) {
-  let n = 0;
-  for (const _ of text) n++;
-  return n;
+  return [...text].length;
 }
 
 /**

@@ -39,7 +39,7 @@ export function render(container, data, sel) {
       marker: { color, size: 7, line: { color: "#fff", width: 1 } },
       hovertemplate: `${name}<br>step %{x}: held-out loss %{y:.4f}<extra></extra>` });
   });
-  readable(container, run, sel);
+  readable(container, run);
   /** @type {object[]} */
   const shapes = [];
   if (run.baseline !== null && run.baseline !== undefined) {
@@ -61,9 +61,9 @@ export function render(container, data, sel) {
 /**
  * The loss plot's text alternative and keyboard cursor (a row per model, a column per drawn
  * step of its batch loss).
- * @param {HTMLElement} plot @param {TrainRun} run @param {{variant: number}} sel
+ * @param {HTMLElement} plot @param {TrainRun} run
  */
-function readable(plot, run, sel) {
+function readable(plot, run) {
   const many = run.variants.length > 1;
   const name = (/** @type {TrainRun["variants"][number]} */ v) => v.label || "model";
   const summary = run.variants.map((v) => {
