@@ -19,7 +19,10 @@ function scripted(script) {
 }
 
 test("a 503 is tried again after its Retry-After, and busy says when", async () => {
-  const calls = scripted([[503, { "Retry-After": "1" }], [200, {}]]);
+  const calls = scripted([
+    [503, { "Retry-After": "1" }],
+    [200, {}],
+  ]);
   const seen = [];
   const listener = () => seen.push(busy.retryAt);
   busy.addEventListener("change", listener);

@@ -83,10 +83,14 @@ export function retryAfterSeconds(response) {
 function sleep(ms, signal) {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(resolve, ms);
-    signal?.addEventListener("abort", () => {
-      clearTimeout(timer);
-      reject(new DOMException("The request was aborted.", "AbortError"));
-    }, { once: true });
+    signal?.addEventListener(
+      "abort",
+      () => {
+        clearTimeout(timer);
+        reject(new DOMException("The request was aborted.", "AbortError"));
+      },
+      { once: true },
+    );
   });
 }
 

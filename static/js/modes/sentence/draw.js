@@ -19,8 +19,13 @@ import { createKnockCard } from "./knockcard.js";
 
 /** Each view's card, by the view's name. */
 const CARDS = /** @type {Record<string, string>} */ ({
-  model: "model-view-card", gen: "gen-card", head: "head-view-card", qk: "qk-card", traj: "traj-card",
-  lens: "lens-card", knock: "knock-card",
+  model: "model-view-card",
+  gen: "gen-card",
+  head: "head-view-card",
+  qk: "qk-card",
+  traj: "traj-card",
+  lens: "lens-card",
+  knock: "knock-card",
 });
 
 /**
@@ -67,7 +72,9 @@ export function createDrawing(ctx) {
   function chooseHead(layer, head) {
     Object.assign(app.s, { layer, head, heads: [head] });
     viewChanged(["layer", "head", "heads"]);
-    /** @type {HTMLElement | null} */ (byId("mv-grid").querySelector(`button.mv-cell[data-layer="${layer}"][data-head="${head}"]`))?.focus();
+    /** @type {HTMLElement | null} */ (
+      byId("mv-grid").querySelector(`button.mv-cell[data-layer="${layer}"][data-head="${head}"]`)
+    )?.focus();
   }
 
   /** @param {number} index an original token index */
@@ -100,15 +107,29 @@ export function createDrawing(ctx) {
   /** A head's cell clicked in the model view: knocked out (or put back) while the switch is on,
    * else opened. @param {number} layer @param {number} head */
   const pickCell = (layer, head) => (knockCard?.knocking() ? knockCard.toggle(layer, head) : chooseHead(layer, head));
-  const drawn = createCards({ app, p, ticket, chooseHead, pickCell, pickQuery, viewChanged, showCount, setError: hooks.setError });
-  const cards = { ...drawn,
+  const drawn = createCards({
+    app,
+    p,
+    ticket,
+    chooseHead,
+    pickCell,
+    pickQuery,
+    viewChanged,
+    showCount,
+    setError: hooks.setError,
+  });
+  const cards = {
+    ...drawn,
     async model() {
       await drawn.model();
       knockCard?.mark();
     },
-    knock: async () => knockCard?.draw() };
+    knock: async () => knockCard?.draw(),
+  };
   /** The views drawn (the others are never drawn). */
-  const VIEWS = /** @type {typeof cards} */ (Object.fromEntries(Object.entries(cards).filter(([name]) => shown.includes(name))));
+  const VIEWS = /** @type {typeof cards} */ (
+    Object.fromEntries(Object.entries(cards).filter(([name]) => shown.includes(name)))
+  );
   /** The cards of the views not drawn: hidden (after the input card shows the others). */
   function hideOthers() {
     for (const [name, id] of Object.entries(CARDS)) if (!shown.includes(name)) byId(id).hidden = true;
@@ -117,11 +138,14 @@ export function createDrawing(ctx) {
   /** Each head's mean entropy into the grid's tooltips. */
   function entropyTitles() {
     const generation = app.generation;
-    p.entropyPart().then((part) => {
-      if (generation !== app.generation) return;
-      app.entropy = part.arrays.entropy_mean;
-      modelview.titles(byId("mv-grid"), app.entropy);
-    }, () => {});
+    p.entropyPart().then(
+      (part) => {
+        if (generation !== app.generation) return;
+        app.entropy = part.arrays.entropy_mean;
+        modelview.titles(byId("mv-grid"), app.entropy);
+      },
+      () => {},
+    );
   }
 
   /**
@@ -130,7 +154,11 @@ export function createDrawing(ctx) {
    */
   function drawAll(which = Object.keys(VIEWS)) {
     if (!app.first || !app.active) return Promise.resolve();
-    return drawViews(VIEWS, which.filter((name) => name in VIEWS), hooks.setError);
+    return drawViews(
+      VIEWS,
+      which.filter((name) => name in VIEWS),
+      hooks.setError,
+    );
   }
 
   /**
@@ -157,7 +185,9 @@ export function createDrawing(ctx) {
  * @param {string[]} shown the views drawn @param {string[]} [which] */
 function prefetch(app, p, shown, which = shown) {
   const asks = {
-    head: [p.readsRows() ? p.rowsPart : p.layerPart], model: [p.headPart], traj: [p.projectionPart],
+    head: [p.readsRows() ? p.rowsPart : p.layerPart],
+    model: [p.headPart],
+    traj: [p.projectionPart],
     qk: app.first?.meta.unavailable?.queries ? [] : [p.queryPart], // none without q and k
     gen: app.first?.meta.generated ? [p.genPart] : [],
     lens: app.first?.meta.unavailable?.lens ? [] : [p.lensPart], // none for an encoder

@@ -42,11 +42,15 @@ const PART_FIELDS = "attentions,scores,queries,keys,values"; // a head's JSON ex
  *   views: the names of the views drawn (SENTENCE_FEEDS'; all by default): the others' cards
  *   stay hidden and are never drawn
  */
-export function createSentence(hooks, { openParts = (body) => new TraceParts(body), models = null, views = undefined } = {}) {
+export function createSentence(
+  hooks,
+  { openParts = (body) => new TraceParts(body), models = null, views = undefined } = {},
+) {
   const fixed = models !== null; // no server: the trace shown is the page's
   const shown = views ?? Object.keys(SENTENCE_FEEDS);
   for (const name of shown) {
-    if (!(name in SENTENCE_FEEDS)) throw new Error(`views: no view named ${name} (views: ${Object.keys(SENTENCE_FEEDS).join(", ")})`);
+    if (!(name in SENTENCE_FEEDS))
+      throw new Error(`views: no view named ${name} (views: ${Object.keys(SENTENCE_FEEDS).join(", ")})`);
   }
   /** @type {SentenceApp} */
   const app = {
@@ -65,8 +69,18 @@ export function createSentence(hooks, { openParts = (body) => new TraceParts(bod
   /** The "Many texts" card (made with the atlas's, below): its head follows the views' until the
    * reader picks its own. @type {{sync: () => void} | null} */
   let corpus = null;
-  const { show, chooseHead, viewChanged, drawAll, hideOthers, knockCard } = createDrawing({ app, p, hooks, status,
-    shown, fixed, openParts, modelInfo, edited, headChanged: () => corpus?.sync() });
+  const { show, chooseHead, viewChanged, drawAll, hideOthers, knockCard } = createDrawing({
+    app,
+    p,
+    hooks,
+    status,
+    shown,
+    fixed,
+    openParts,
+    modelInfo,
+    edited,
+    headChanged: () => corpus?.sync(),
+  });
 
   const client = new TraceClient({
     delay: 150,
@@ -95,8 +109,17 @@ export function createSentence(hooks, { openParts = (body) => new TraceParts(bod
   const atlas = fixed ? null : createAtlasCard({ model: () => app.s.model, openHead, setError: hooks.setError });
   if (fixed) byId("atlas-card").remove();
   // Many texts: the model's queries and keys on a set of texts, with the sentence among them.
-  corpus = fixed ? null : createCorpusCard({ model: () => app.s.model, info: modelInfo, models: () => app.models,
-    text: () => app.s.text, selection: () => ({ layer: app.s.layer, head: app.s.head }), openHead, setError: hooks.setError });
+  corpus = fixed
+    ? null
+    : createCorpusCard({
+        model: () => app.s.model,
+        info: modelInfo,
+        models: () => app.models,
+        text: () => app.s.text,
+        selection: () => ({ layer: app.s.layer, head: app.s.head }),
+        openHead,
+        setError: hooks.setError,
+      });
   if (fixed) byId("corpus-card").remove();
   if (fixed) byId("mv-knock-label").hidden = true; // no server to rerun the model
 
@@ -130,8 +153,12 @@ export function createSentence(hooks, { openParts = (body) => new TraceParts(bod
     }
     const knocks = !modelInfo()?.ablate_refused; // the server says when a model's heads cannot be knocked out
     const ablate = knocks && !app.s.generate ? ablateBody(app.s) : []; // else the card says why not
-    const body = { model: app.s.model, text: app.s.text, ...(app.s.generate ? { generate: app.s.generate } : {}),
-      ...(ablate.length ? { ablate } : {}) };
+    const body = {
+      model: app.s.model,
+      text: app.s.text,
+      ...(app.s.generate ? { generate: app.s.generate } : {}),
+      ...(ablate.length ? { ablate } : {}),
+    };
     client.request(body, p.thumbParams(), delay);
   }
 
@@ -215,7 +242,8 @@ function servedModel(models, state) {
   let problem = null;
   if (state.model === null || !names.includes(state.model)) {
     if (state.model !== null) {
-      problem = `This link names the model '${state.model}', which this server does not have` +
+      problem =
+        `This link names the model '${state.model}', which this server does not have` +
         (models.default ? `; showing ${models.default}.` : ".");
     }
     state.model = models.default;
@@ -233,11 +261,17 @@ async function traceJson(app) {
   }
   const { layer, head } = app.s;
   const lacking = app.first.meta.unavailable ?? {}; // a bridged model without q and k
-  const fields = PART_FIELDS.split(",").filter((f) => !(f in lacking)).join(",");
+  const fields = PART_FIELDS.split(",")
+    .filter((f) => !(f in lacking))
+    .join(",");
   const text = await fetchTraceJson(body, { fields, layer, head });
-  return { text, name: `attnviz-sentence-layer${layer + 1}-head${head + 1}.json`,
-    note: `exported layer ${layer + 1}, head ${head + 1}: the whole trace has ` +
-      `${numbers.toLocaleString("en")} numbers, over this server's JSON cap` };
+  return {
+    text,
+    name: `attnviz-sentence-layer${layer + 1}-head${head + 1}.json`,
+    note:
+      `exported layer ${layer + 1}, head ${head + 1}: the whole trace has ` +
+      `${numbers.toLocaleString("en")} numbers, over this server's JSON cap`,
+  };
 }
 
 /**
@@ -248,7 +282,15 @@ async function traceJson(app) {
 function htmlRequest(app, p, shown) {
   if (!app.first || !app.parts) return null;
   const s = app.s;
-  return { trace: app.parts.body, selection: { layer: s.layer, head: s.head, query: p.queryIndex(),
-    hide_special: s.hideSpecial, merge_words: s.mergeWords,
-    views: shown.filter((v) => v !== "lens" && v !== "knock") } }; // the one-file export holds no predictions, no clean run
+  return {
+    trace: app.parts.body,
+    selection: {
+      layer: s.layer,
+      head: s.head,
+      query: p.queryIndex(),
+      hide_special: s.hideSpecial,
+      merge_words: s.mergeWords,
+      views: shown.filter((v) => v !== "lens" && v !== "knock"),
+    },
+  }; // the one-file export holds no predictions, no clean run
 }

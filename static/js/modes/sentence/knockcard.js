@@ -76,10 +76,23 @@ export function createKnockCard(ctx) {
     source.value = app.s.ablateSource;
     if (app.models) source.maxLength = app.models.max_text_chars; // the server's cap, as the text's
     sourceBox.hidden = app.s.ablateMode !== "patch";
-    heads.replaceChildren(...app.s.ablate.map((a) => el("button", { type: "button", className: "token-chip ko-chip",
-      dataset: { layer: String(a.layer), head: String(a.head) } }, [`L${a.layer + 1} H${a.head + 1} `,
-      el("span", { "aria-hidden": "true", textContent: "×" }),
-      el("span", { className: "sr-only", textContent: `: put layer ${a.layer + 1} head ${a.head + 1} back` })])));
+    heads.replaceChildren(
+      ...app.s.ablate.map((a) =>
+        el(
+          "button",
+          {
+            type: "button",
+            className: "token-chip ko-chip",
+            dataset: { layer: String(a.layer), head: String(a.head) },
+          },
+          [
+            `L${a.layer + 1} H${a.head + 1} `,
+            el("span", { "aria-hidden": "true", textContent: "×" }),
+            el("span", { className: "sr-only", textContent: `: put layer ${a.layer + 1} head ${a.head + 1} back` }),
+          ],
+        ),
+      ),
+    );
     byId("ko-clear").hidden = !app.s.ablate.length;
     const meta = app.first?.meta;
     if (meta) {
@@ -122,7 +135,8 @@ export function createKnockCard(ctx) {
     byId("mv-grid").classList.toggle("knocking", knock.checked);
     byId("mv-knock-hint").hidden = !knock.checked;
   });
-  for (const m of ABLATE_MODES) if (![...mode.options].some((o) => o.value === m)) throw new Error(`ko-mode lacks ${m}`);
+  for (const m of ABLATE_MODES)
+    if (![...mode.options].some((o) => o.value === m)) throw new Error(`ko-mode lacks ${m}`);
   mode.addEventListener("change", () => {
     app.s.ablateMode = /** @type {import("../../core/types.js").AblateMode} */ (mode.value);
     sync();
@@ -164,9 +178,10 @@ export function createKnockCard(ctx) {
       return;
     }
     if (!ablated.length) {
-      note.textContent = app.s.ablateMode === "patch" && app.s.ablate.length && !app.s.ablateSource.trim()
-        ? "Type a source text to patch from: its head outputs replace the knocked-out heads'."
-        : "No head is knocked out. Turn on “knock out” in the model view and click heads (or focus one and press Enter).";
+      note.textContent =
+        app.s.ablateMode === "patch" && app.s.ablate.length && !app.s.ablateSource.trim()
+          ? "Type a source text to patch from: its head outputs replace the knocked-out heads'."
+          : "No head is knocked out. Turn on “knock out” in the model view and click heads (or focus one and press Enter).";
       view.replaceChildren();
       return;
     }
@@ -179,8 +194,12 @@ export function createKnockCard(ctx) {
     const att = { fields: "attentions", layer, head };
     const predicts = !meta.unavailable?.top_k;
     const top = { fields: "top_k", k: 1, pos_start: 0, pos_count: meta.n };
-    const [ca, ka, cp, kp] = await Promise.all([cleanRun.get(att), knockedRun.get(att),
-      predicts ? cleanRun.get(top) : null, predicts ? knockedRun.get(top) : null]);
+    const [ca, ka, cp, kp] = await Promise.all([
+      cleanRun.get(att),
+      knockedRun.get(att),
+      predicts ? cleanRun.get(top) : null,
+      predicts ? knockedRun.get(top) : null,
+    ]);
     if (!current()) return;
     const square = (/** @type {Compact} */ part) => {
       const a = part.arrays.attentions;
@@ -189,12 +208,18 @@ export function createKnockCard(ctx) {
     };
     const predictions = (/** @type {Compact} */ part) => {
       const m = /** @type {NonNullable<Compact["meta"]["top_k"]>} */ (part.meta.top_k);
-      return { target: part.arrays["top_k.target_probs"], ids: part.arrays["top_k.ids"],
-        probs: part.arrays["top_k.probs"], k: m.k, vocab: m.vocab };
+      return {
+        target: part.arrays["top_k.target_probs"],
+        ids: part.arrays["top_k.ids"],
+        probs: part.arrays["top_k.probs"],
+        k: m.k,
+        vocab: m.vocab,
+      };
     };
     knockview.render(view, {
       tokens: meta.tokens,
-      what: ablated.map((a) => `layer ${a.layer + 1} head ${a.head + 1}`).join(", ") +
+      what:
+        ablated.map((a) => `layer ${a.layer + 1} head ${a.head + 1}`).join(", ") +
         ` (${ablated[0].mode}${ablated[0].mode === "patch" ? ` from “${ablated[0].source}”` : ""})`,
       predictions: cp && kp ? { clean: predictions(cp), knocked: predictions(kp) } : null,
       noPredictions: meta.unavailable?.top_k?.replace(/^top_k: /, ""),

@@ -33,10 +33,15 @@ export function createDrawing({ app, hooks, status, live }) {
 
   /** What changed -> the views to draw, at most once per animation frame. @param {string[]} what */
   function changed(what) {
-    const views = what.some((w) => ["run", "end", "variant"].includes(w)) ? Object.keys(VIEWS)
-      : what.includes("checkpoint") ? ["loss", "heads", "progress"]
-        : what.includes("steps") ? ["loss", "grads", "progress"]
-          : what.includes("decoded") ? ["decoded"] : viewsFed(TRAIN_FEEDS, what);
+    const views = what.some((w) => ["run", "end", "variant"].includes(w))
+      ? Object.keys(VIEWS)
+      : what.includes("checkpoint")
+        ? ["loss", "heads", "progress"]
+        : what.includes("steps")
+          ? ["loss", "grads", "progress"]
+          : what.includes("decoded")
+            ? ["decoded"]
+            : viewsFed(TRAIN_FEEDS, what);
     for (const v of views) app.dirty.add(v);
     if (!app.frame && app.active) app.frame = requestAnimationFrame(flush);
   }
@@ -60,17 +65,22 @@ export function createDrawing({ app, hooks, status, live }) {
     },
     loss: () => trainloss.render(byId("t-loss"), { run: run() }, app.t.view),
     grads: () => traingrads.render(byId("t-grads-card"), { run: run() }, app.t.view, { onSelect: choose }),
-    heads: () => trainheads.render(byId("t-heads-card"), { run: run(), live }, app.t.view, {
-      onSelect: choose,
-      onCheckpoint(index) {
-        app.t = { ...app.t, follow: index >= shownSteps(run()).length - 1 };
-        choose({ checkpoint: index });
-      },
-    }),
+    heads: () =>
+      trainheads.render(byId("t-heads-card"), { run: run(), live }, app.t.view, {
+        onSelect: choose,
+        onCheckpoint(index) {
+          app.t = { ...app.t, follow: index >= shownSteps(run()).length - 1 };
+          choose({ checkpoint: index });
+        },
+      }),
     models() {
       const r = run();
-      trainmodels.render(byId("t-models-card"), { run: r, folder: live ? (i) => modelFolderUrl(r.id, i) : null }, {},
-        { onOpen: hooks.openModel });
+      trainmodels.render(
+        byId("t-models-card"),
+        { run: r, folder: live ? (i) => modelFolderUrl(r.id, i) : null },
+        {},
+        { onOpen: hooks.openModel },
+      );
       // An encoder-decoder is asked in its own card, not in sentence mode (on the live page).
       if (live) trainask.render(byId("t-try-card"), { run: r, refused: app.refused }, app.t.view);
     },
@@ -94,7 +104,8 @@ export function createDrawing({ app, hooks, status, live }) {
     }
     if (!app.t.run) return;
     app.t = { ...app.t, follow: false };
-    if (app.t.view.checkpoint >= shownSteps(run()).length - 1) app.t = { ...app.t, view: { ...app.t.view, checkpoint: -1 } };
+    if (app.t.view.checkpoint >= shownSteps(run()).length - 1)
+      app.t = { ...app.t, view: { ...app.t.view, checkpoint: -1 } };
     button.setAttribute("aria-pressed", "true");
     button.textContent = "❚❚ pause";
     app.player = setInterval(() => {

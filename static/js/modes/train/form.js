@@ -40,22 +40,51 @@ export function createForm(options) {
   const field = (/** @type {string} */ name) => /** @type {HTMLInputElement} */ (form.elements.namedItem(name));
   const select = (/** @type {string} */ id) => /** @type {HTMLSelectElement} */ (byId(id));
   /** The task chosen (the select offers only the options' tasks). */
-  const taskInfo = () => /** @type {import("../../core/types.js").TrainTaskInfo} */ (
-    options.tasks.find((t) => t.name === select("t-task").value));
+  const taskInfo = () =>
+    /** @type {import("../../core/types.js").TrainTaskInfo} */ (
+      options.tasks.find((t) => t.name === select("t-task").value)
+    );
   const presetInfo = () => options.presets.find((p) => p.id === select("t-preset").value) || null;
 
   /** Fill the architecture and optimiser fields. @param {TrainArch} arch @param {TrainOpt} opt */
   function fillForm(arch, opt) {
     const lim = options.limits;
-    const range = (/** @type {number} */ a, /** @type {number} */ b) => Array.from({ length: b - a + 1 }, (_, i) => a + i);
-    fillOptions(select("t-layers"), range(1, lim.max_layers).map((n) => [n, String(n)]), arch.layers);
-    fillOptions(select("t-heads"), range(1, lim.max_heads).map((n) => [n, String(n)]), arch.heads);
+    const range = (/** @type {number} */ a, /** @type {number} */ b) =>
+      Array.from({ length: b - a + 1 }, (_, i) => a + i);
+    fillOptions(
+      select("t-layers"),
+      range(1, lim.max_layers).map((n) => [n, String(n)]),
+      arch.layers,
+    );
+    fillOptions(
+      select("t-heads"),
+      range(1, lim.max_heads).map((n) => [n, String(n)]),
+      arch.heads,
+    );
     const widths = [8, 16, 32, 48, 64, 96, 128, 192, 256].filter((d) => d <= lim.max_d_model);
-    fillOptions(select("t-d-model"), widths.map((d) => [d, String(d)]), arch.d_model);
-    const names = /** @type {Record<string, string>} */ ({ none: "none", sinusoidal: "sinusoidal",
-      learned: "learned", rope: "RoPE", pre: "pre-norm", post: "post-norm" });
-    fillOptions(select("t-positional"), options.switches.positional.map((/** @type {string} */ v) => [v, names[v]]), arch.positional);
-    fillOptions(select("t-norm"), options.switches.norm.map((/** @type {string} */ v) => [v, names[v]]), arch.norm);
+    fillOptions(
+      select("t-d-model"),
+      widths.map((d) => [d, String(d)]),
+      arch.d_model,
+    );
+    const names = /** @type {Record<string, string>} */ ({
+      none: "none",
+      sinusoidal: "sinusoidal",
+      learned: "learned",
+      rope: "RoPE",
+      pre: "pre-norm",
+      post: "post-norm",
+    });
+    fillOptions(
+      select("t-positional"),
+      options.switches.positional.map((/** @type {string} */ v) => [v, names[v]]),
+      arch.positional,
+    );
+    fillOptions(
+      select("t-norm"),
+      options.switches.norm.map((/** @type {string} */ v) => [v, names[v]]),
+      arch.norm,
+    );
     for (const k of ["scale", "residual", "ffn"]) field(k).checked = Boolean(arch[k]);
     for (const k of ["steps", "lr", "batch", "seed"]) field(k).value = String(opt[k]);
     field("steps").max = String(lim.max_steps);
@@ -64,7 +93,12 @@ export function createForm(options) {
 
   /** The form as {arch, opt}; an Error naming the field when one is not a number in range. */
   function readForm() {
-    const num = (/** @type {string} */ k, /** @type {boolean} */ int, /** @type {number} */ lo, /** @type {number} */ hi) => {
+    const num = (
+      /** @type {string} */ k,
+      /** @type {boolean} */ int,
+      /** @type {number} */ lo,
+      /** @type {number} */ hi,
+    ) => {
       const v = Number(field(k).value);
       if (!Number.isFinite(v) || (int && !Number.isInteger(v)) || v < lo || v > hi) {
         throw new Error(`${k}: must be ${int ? "a whole number" : "a number"} from ${lo} to ${hi}`);
@@ -73,13 +107,21 @@ export function createForm(options) {
     };
     const lim = options.limits;
     const arch = {
-      layers: Number(select("t-layers").value), heads: Number(select("t-heads").value),
-      d_model: Number(select("t-d-model").value), positional: select("t-positional").value,
-      norm: select("t-norm").value, scale: field("scale").checked, residual: field("residual").checked,
+      layers: Number(select("t-layers").value),
+      heads: Number(select("t-heads").value),
+      d_model: Number(select("t-d-model").value),
+      positional: select("t-positional").value,
+      norm: select("t-norm").value,
+      scale: field("scale").checked,
+      residual: field("residual").checked,
       ffn: field("ffn").checked,
     };
-    const opt = { steps: num("steps", true, 1, lim.max_steps), lr: num("lr", false, 1e-6, 1),
-      batch: num("batch", true, 1, lim.max_batch), seed: num("seed", true, 0, 2 ** 31 - 1) };
+    const opt = {
+      steps: num("steps", true, 1, lim.max_steps),
+      lr: num("lr", false, 1e-6, 1),
+      batch: num("batch", true, 1, lim.max_batch),
+      seed: num("seed", true, 0, 2 ** 31 - 1),
+    };
     return { arch, opt };
   }
 
@@ -88,7 +130,10 @@ export function createForm(options) {
     byId("t-about").textContent = task.about;
     byId("t-text-box").hidden = task.name !== "charlm";
     const presets = options.presets.filter((p) => p.task === task.name);
-    fillOptions(select("t-preset"), [["", "none: one model"], ...presets.map((p) => /** @type {[string, string]} */ ([p.id, p.title]))]);
+    fillOptions(select("t-preset"), [
+      ["", "none: one model"],
+      ...presets.map((p) => /** @type {[string, string]} */ ([p.id, p.title])),
+    ]);
     const preset = presetInfo();
     const about = byId("t-preset-about");
     about.hidden = !preset;
@@ -138,7 +183,8 @@ export function createForm(options) {
       if (presetInfo()) return problems;
     }
     if (s.compare !== undefined) pick(select("t-compare"), "compare", s.compare);
-    for (const k of PICKS) if (s[k] !== undefined) pick(/** @type {HTMLSelectElement} */ (/** @type {unknown} */ (field(k))), k, s[k]);
+    for (const k of PICKS)
+      if (s[k] !== undefined) pick(/** @type {HTMLSelectElement} */ (/** @type {unknown} */ (field(k))), k, s[k]);
     for (const k of CHECKS) {
       if (s[k] === "1" || s[k] === "0") field(k).checked = s[k] === "1";
       else if (s[k] !== undefined) problems.push(`${k}: ${JSON.stringify(s[k])} is not 1 or 0`);
@@ -154,7 +200,9 @@ export function createForm(options) {
 
   function counted() {
     const n = /** @type {HTMLTextAreaElement} */ (byId("t-text")).value.length;
-    byId("t-text-count").textContent = n ? `${n.toLocaleString("en")} / ${options.limits.max_text_chars.toLocaleString("en")} characters` : "";
+    byId("t-text-count").textContent = n
+      ? `${n.toLocaleString("en")} / ${options.limits.max_text_chars.toLocaleString("en")} characters`
+      : "";
   }
 
   /** The body of a new run (POST train), as the form says; an Error naming a field out of range. */
@@ -168,9 +216,14 @@ export function createForm(options) {
     return { task, arch, opt, compare, ...(task === "charlm" && text.trim() ? { text } : {}) };
   }
 
-  fillOptions(select("t-task"), options.tasks.map((t) => /** @type {[string, string]} */ ([t.name, t.title])));
-  fillOptions(select("t-compare"), [["", "nothing: one model"],
-    ...Object.keys(options.switches).map((k) => /** @type {[string, string]} */ ([k, k]))]);
+  fillOptions(
+    select("t-task"),
+    options.tasks.map((t) => /** @type {[string, string]} */ ([t.name, t.title])),
+  );
+  fillOptions(select("t-compare"), [
+    ["", "nothing: one model"],
+    ...Object.keys(options.switches).map((k) => /** @type {[string, string]} */ ([k, k])),
+  ]);
   fillForm(taskInfo().arch, taskInfo().opt);
   renderInputs();
   select("t-task").addEventListener("change", () => {

@@ -16,7 +16,14 @@ import * as trainruns from "./views/trainruns.js";
 /** @typedef {import("./reducer.js").TrainEvent} TrainEvent */
 
 /** What each event changes, as changed() takes it. */
-const CHANGES = { state: "run", steps: "steps", checkpoint: "checkpoint", variant: "variant", claims: "variant", end: "end" };
+const CHANGES = {
+  state: "run",
+  steps: "steps",
+  checkpoint: "checkpoint",
+  variant: "variant",
+  claims: "variant",
+  end: "end",
+};
 
 /** Start a run of the form's settings, and follow it. @param {TrainContext} ctx */
 export async function start(ctx) {
@@ -145,11 +152,13 @@ export async function openLink(ctx, link) {
     return;
   }
   const gone = /** @type {Error & {status?: number}} */ (err).status === 404;
-  hooks.setError(gone
-    ? `This link's run ${link.run} is no longer on this server: runs live in the server's memory, ` +
-      `it keeps only the last few, and a restart forgets them. The form holds the link's settings: ` +
-      `press Train to train it again.${kept}`
-    : `Could not open this link's run ${link.run}: ${err.message}${kept}`);
+  hooks.setError(
+    gone
+      ? `This link's run ${link.run} is no longer on this server: runs live in the server's memory, ` +
+          `it keeps only the last few, and a restart forgets them. The form holds the link's settings: ` +
+          `press Train to train it again.${kept}`
+      : `Could not open this link's run ${link.run}: ${err.message}${kept}`,
+  );
 }
 
 /** Read the server's runs again, and list them. @param {TrainContext} ctx */
@@ -165,8 +174,12 @@ export async function refreshRuns(ctx) {
 /** @param {TrainContext} ctx */
 function showRuns(ctx) {
   const { app } = ctx;
-  trainruns.render(byId("t-runs"), { runs: app.runs }, { open: app.t.run?.id ?? null },
-    { onOpen: (id) => openListed(ctx, id) });
+  trainruns.render(
+    byId("t-runs"),
+    { runs: app.runs },
+    { open: app.t.run?.id ?? null },
+    { onOpen: (id) => openListed(ctx, id) },
+  );
 }
 
 /** Ask a finished encoder-decoder variant to write its answer for the letters typed. @param {TrainContext} ctx */

@@ -22,13 +22,16 @@ export async function draw({ app, p, ticket }) {
   const slider = /** @type {HTMLInputElement} */ (byId("gen-step"));
   slider.max = String(g.steps);
   slider.value = String(step);
-  byId("gen-step-out").textContent = `step ${step} / ${g.steps}` +
-    (g.stopped ? " · then it wrote its end-of-text token and stopped" : "");
+  byId("gen-step-out").textContent =
+    `step ${step} / ${g.steps}` + (g.stopped ? " · then it wrote its end-of-text token and stopped" : "");
   const part = await p.genPart();
   if (!current()) return;
   const row = sub(part.arrays.attentions, 0, 0, 0); // [n]: the row, keys after it masked (0)
-  genview.render(byId("gen-view"), { tokens: meta.tokens, start: g.start, row },
-    { layer: app.s.layer, head: app.s.head, step });
+  genview.render(
+    byId("gen-view"),
+    { tokens: meta.tokens, start: g.start, row },
+    { layer: app.s.layer, head: app.s.head, step },
+  );
 }
 
 /** The card's controls, wired once. @param {CardContext} ctx */
@@ -37,7 +40,10 @@ export function wire({ app, p, viewChanged }) {
     app.s.step = Number(/** @type {HTMLInputElement} */ (e.target).value);
     viewChanged(["step"]);
   });
-  for (const [id, key] of /** @type {const} */ ([["gen-layer", "layer"], ["gen-head", "head"]])) {
+  for (const [id, key] of /** @type {const} */ ([
+    ["gen-layer", "layer"],
+    ["gen-head", "head"],
+  ])) {
     byId(id).addEventListener("change", (e) => {
       app.s[key] = Number(/** @type {HTMLSelectElement} */ (e.target).value);
       viewChanged([key]);

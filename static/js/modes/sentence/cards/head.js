@@ -28,8 +28,12 @@ export async function draw({ app, p, ticket, pickQuery, viewChanged }) {
   /** @param {import("../../../core/types.js").TraceMeta} partMeta @param {import("../../../views/headview.js").HeadViewData} data */
   const draw = (partMeta, data) => {
     const tv = tokenView(partMeta);
-    headview.render(box, data, { layer: app.s.layer, heads: app.s.heads, query: p.queryRow(tv.groups), unit },
-      { onPick: (row) => pickQuery(tv.groups[row][0]) });
+    headview.render(
+      box,
+      data,
+      { layer: app.s.layer, heads: app.s.heads, query: p.queryRow(tv.groups), unit },
+      { onPick: (row) => pickQuery(tv.groups[row][0]) },
+    );
   };
   if (!p.readsRows()) {
     const part = await p.layerPart();
@@ -42,13 +46,22 @@ export async function draw({ app, p, ticket, pickQuery, viewChanged }) {
   const part = await p.rowsPart();
   if (!current()) return;
   const rows = sub(part.arrays[value ? "value_weighted" : "attentions"], 0);
-  headview.render(box, { labels: meta.tokens, rows: { query: q, weights: rows } },
-    { layer: app.s.layer, heads: app.s.heads, query: q, unit }, {
+  headview.render(
+    box,
+    { labels: meta.tokens, rows: { query: q, weights: rows } },
+    { layer: app.s.layer, heads: app.s.heads, query: q, unit },
+    {
       onPick: pickQuery,
-      onNeedAll: () => p.layerPart().then((full) => {
-        if (current()) draw(full.meta, { labels: tokenView(full.meta).labels, values: full.values, scale: full.scale });
-      }, () => {}),
-    });
+      onNeedAll: () =>
+        p.layerPart().then(
+          (full) => {
+            if (current())
+              draw(full.meta, { labels: tokenView(full.meta).labels, values: full.values, scale: full.scale });
+          },
+          () => {},
+        ),
+    },
+  );
 }
 
 /** The card's controls, wired once. @param {CardContext} ctx */

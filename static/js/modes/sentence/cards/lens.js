@@ -19,10 +19,24 @@ export async function draw({ app, p, ticket, pickQuery }) {
   if (!current()) return;
   const m = /** @type {LensPartMeta} */ (part.meta);
   const a = part.arrays;
-  lensview.render(box, {
-    tokens: meta.tokens, start: m.lens.start, predicts: m.lens.predicts,
-    top: { k: m.top_k.k, ids: a["top_k.ids"], probs: a["top_k.probs"], vocab: m.top_k.vocab },
-    lens: { rows: m.lens.rows, ids: a["lens.ids"], probs: a["lens.probs"], targets: a["lens.targets"],
-      target_ranks: a["lens.target_ranks"], target_probs: a["lens.target_probs"], vocab: m.lens.vocab },
-  }, { query: p.queryIndex() }, { onPick: pickQuery });
+  lensview.render(
+    box,
+    {
+      tokens: meta.tokens,
+      start: m.lens.start,
+      predicts: m.lens.predicts,
+      top: { k: m.top_k.k, ids: a["top_k.ids"], probs: a["top_k.probs"], vocab: m.top_k.vocab },
+      lens: {
+        rows: m.lens.rows,
+        ids: a["lens.ids"],
+        probs: a["lens.probs"],
+        targets: a["lens.targets"],
+        target_ranks: a["lens.target_ranks"],
+        target_probs: a["lens.target_probs"],
+        vocab: m.lens.vocab,
+      },
+    },
+    { query: p.queryIndex() },
+    { onPick: pickQuery },
+  );
 }

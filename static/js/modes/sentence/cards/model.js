@@ -34,8 +34,16 @@ export async function draw(ctx) {
   showMeasure(app, meta, value);
   // Past 64 rows the chosen head gets the card's whole width, below the grid (whose cells
   // are then as wide as thumbSize() says).
-  /** @type {HTMLElement} */ (byId("model-view-card").querySelector(".mv-split")).classList.toggle("stacked", tv.labels.length > 64);
-  modelview.render(grid, data, { ...sel, top, unit: value ? "value-weighted" : undefined }, { onSelect: ctx.pickCell ?? chooseHead });
+  /** @type {HTMLElement} */ (byId("model-view-card").querySelector(".mv-split")).classList.toggle(
+    "stacked",
+    tv.labels.length > 64,
+  );
+  modelview.render(
+    grid,
+    data,
+    { ...sel, top, unit: value ? "value-weighted" : undefined },
+    { onSelect: ctx.pickCell ?? chooseHead },
+  );
   byId("mv-shape").textContent = `${meta.layers} layers × ${meta.heads} heads`;
   showCount(meta.n, tv);
   byId("s-note").textContent = tv.note; // what the token options did, in the server's words
@@ -43,8 +51,11 @@ export async function draw(ctx) {
   const { pool, size } = data.thumbs;
   const poolNote = byId("mv-pool");
   poolNote.hidden = pool === 1;
-  poolNote.textContent = pool === 1 ? "" : `${tv.labels.length} tokens in ` +
-    `${size} pixels: each thumbnail pixel is the largest ${value ? "value" : "weight"} of a ${pool} × ${pool} block.`;
+  poolNote.textContent =
+    pool === 1
+      ? ""
+      : `${tv.labels.length} tokens in ` +
+        `${size} pixels: each thumbnail pixel is the largest ${value ? "value" : "weight"} of a ${pool} × ${pool} block.`;
   byId("mv-legend-max").textContent = app.s.peak ? "peak" : value ? fmt(top, 3) : "1";
   byId("mv-legend-unit").textContent = value ? "value-weighted norm ‖a v W_O‖" : "attention weight";
   const agg = app.s.aggregate;
@@ -55,17 +66,33 @@ export async function draw(ctx) {
   // What the large heatmap's cells are: weights (rollout's rows always sum to 1), or norms.
   const norms = agg === "value_weighted_sum" || (head.meta.measure === "value_weighted" && agg !== "rollout");
   const vw = head.meta.measure === "value_weighted" ? ", value-weighted" : "";
-  const what = { head: `head ${app.s.head + 1}${vw}`, head_mean: `mean of ${meta.heads} heads${vw}`,
-    head_max: `max of ${meta.heads} heads${vw}`, rollout: `rollout through it${vw}`,
-    value_weighted_sum: `norm of ${meta.heads} heads' summed contributions` }[agg];
-  heatcanvas.render(byId("mv-large"), {
-    labels: hv.labels, matrix, title: `Layer ${app.s.layer + 1}, ${what}`,
-    unit: norms ? "value-weighted norm" : "weight",
-  }, { query: p.queryRow(hv.groups), peak: app.s.peak || agg === "head_max" || norms }, { onPick: (row) => pickQuery(hv.groups[row][0]) });
-  const cell = norms ? "value-weighted norm (what the key adds to the query's output)" : agg === "head" ? "weight" : "value";
-  byId("mv-caption").textContent = agg === "head"
-    ? `The chosen head: hover a cell for its exact ${cell}; click a row to make its token the query.`
-    : `The chosen layer's heads together: hover a cell for its exact ${cell}; click a row to make its token the query.`;
+  const what = {
+    head: `head ${app.s.head + 1}${vw}`,
+    head_mean: `mean of ${meta.heads} heads${vw}`,
+    head_max: `max of ${meta.heads} heads${vw}`,
+    rollout: `rollout through it${vw}`,
+    value_weighted_sum: `norm of ${meta.heads} heads' summed contributions`,
+  }[agg];
+  heatcanvas.render(
+    byId("mv-large"),
+    {
+      labels: hv.labels,
+      matrix,
+      title: `Layer ${app.s.layer + 1}, ${what}`,
+      unit: norms ? "value-weighted norm" : "weight",
+    },
+    { query: p.queryRow(hv.groups), peak: app.s.peak || agg === "head_max" || norms },
+    { onPick: (row) => pickQuery(hv.groups[row][0]) },
+  );
+  const cell = norms
+    ? "value-weighted norm (what the key adds to the query's output)"
+    : agg === "head"
+      ? "weight"
+      : "value";
+  byId("mv-caption").textContent =
+    agg === "head"
+      ? `The chosen head: hover a cell for its exact ${cell}; click a row to make its token the query.`
+      : `The chosen layer's heads together: hover a cell for its exact ${cell}; click a row to make its token the query.`;
   const rule = byId("mv-rule");
   const ruleText = head.meta.rules?.[agg === "head" ? "value_weighted" : agg] ?? "";
   rule.hidden = !ruleText;
@@ -93,7 +120,10 @@ export function wire(ctx) {
     const meta = app.first.meta;
     const thumbs = thumbsOf(await p.thumbsPart());
     const top = p.valueWeighted() ? modelview.thumbsTop(thumbs) : 1;
-    download(modelview.gridPng({ layers: meta.layers, heads: meta.heads, thumbs }, app.s.peak, top), "attnviz-model-view.png");
+    download(
+      modelview.gridPng({ layers: meta.layers, heads: meta.heads, thumbs }, app.s.peak, top),
+      "attnviz-model-view.png",
+    );
   });
   byId("mv-large-png").addEventListener("click", () => {
     const png = heatcanvas.heatPng(byId("mv-large"));
@@ -114,10 +144,13 @@ export function wire(ctx) {
       setError(`The CSV could not be made: ${/** @type {Error} */ (err).message}`);
     }
   }
-  byId("mv-csv-head").addEventListener("click", () => saveCsv("attention", `head${app.s.head + 1}`,
-    { fields: "attentions", layer: app.s.layer, head: app.s.head }));
-  byId("mv-csv-mean").addEventListener("click", () => saveCsv("layer_mean", "mean",
-    { fields: "head_mean", layer: app.s.layer }));
-  byId("mv-csv-states").addEventListener("click", () => saveCsv("hidden_states", "hidden-states",
-    { fields: "hidden_states" }));
+  byId("mv-csv-head").addEventListener("click", () =>
+    saveCsv("attention", `head${app.s.head + 1}`, { fields: "attentions", layer: app.s.layer, head: app.s.head }),
+  );
+  byId("mv-csv-mean").addEventListener("click", () =>
+    saveCsv("layer_mean", "mean", { fields: "head_mean", layer: app.s.layer }),
+  );
+  byId("mv-csv-states").addEventListener("click", () =>
+    saveCsv("hidden_states", "hidden-states", { fields: "hidden_states" }),
+  );
 }

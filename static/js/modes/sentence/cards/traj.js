@@ -17,15 +17,24 @@ function fillTokenChips(box, tokens, shown, picked, onChange) {
   const key = shown.map((i) => `${i}:${tokens[i]}`).join("\u0000");
   if (box.dataset.key !== key) {
     box.dataset.key = key;
-    box.replaceChildren(...shown.map((i) => el("button", { type: "button", className: "token-chip",
-      dataset: { index: String(i) }, textContent: tokens[i] })));
+    box.replaceChildren(
+      ...shown.map((i) =>
+        el("button", {
+          type: "button",
+          className: "token-chip",
+          dataset: { index: String(i) },
+          textContent: tokens[i],
+        }),
+      ),
+    );
   }
   box.onclick = (e) => {
     const b = /** @type {Element} */ (e.target).closest("button.token-chip");
     if (!b) return;
     b.setAttribute("aria-pressed", b.getAttribute("aria-pressed") === "true" ? "false" : "true");
-    const on = [...box.querySelectorAll('button.token-chip[aria-pressed="true"]')]
-      .map((c) => Number(/** @type {HTMLElement} */ (c).dataset.index));
+    const on = [...box.querySelectorAll('button.token-chip[aria-pressed="true"]')].map((c) =>
+      Number(/** @type {HTMLElement} */ (c).dataset.index),
+    );
     onChange(on.length === shown.length ? null : on);
   };
   for (const b of /** @type {NodeListOf<HTMLElement>} */ (box.querySelectorAll("button.token-chip"))) {
@@ -51,22 +60,46 @@ export async function draw({ app, p, ticket, pickQuery, viewChanged }) {
   const rows = trajectories.defaultRows(groups, s.picked, p.queryIndex());
   /** @type {string[]} */
   const chipLabels = [];
-  heads.forEach((i, r) => { chipLabels[i] = labels[r]; });
-  fillTokenChips(byId("traj-tokens"), chipLabels, heads, rows.map((r) => heads[r]), (picked) => {
-    app.s.picked = picked ?? "all";
-    viewChanged(["picked"]);
+  heads.forEach((i, r) => {
+    chipLabels[i] = labels[r];
   });
+  fillTokenChips(
+    byId("traj-tokens"),
+    chipLabels,
+    heads,
+    rows.map((r) => heads[r]),
+    (picked) => {
+      app.s.picked = picked ?? "all";
+      viewChanged(["picked"]);
+    },
+  );
   const proj = part.meta.projection;
-  const projection = proj ? { components: proj.components, coords: part.arrays["projection.coords"],
-    ratio: Array.from(part.arrays["projection.explained_variance_ratio"].data) } : null;
-  return trajectories.render(byId("traj-view"), { tokens: labels, positions: heads, projection,
-    unit: s.mergeWords ? "words" : "tokens", defaulted: s.picked === null },
-  { tokens: rows, dims: s.dims }, { onPick: (r) => pickQuery(heads[r]) });
+  const projection = proj
+    ? {
+        components: proj.components,
+        coords: part.arrays["projection.coords"],
+        ratio: Array.from(part.arrays["projection.explained_variance_ratio"].data),
+      }
+    : null;
+  return trajectories.render(
+    byId("traj-view"),
+    {
+      tokens: labels,
+      positions: heads,
+      projection,
+      unit: s.mergeWords ? "words" : "tokens",
+      defaulted: s.picked === null,
+    },
+    { tokens: rows, dims: s.dims },
+    { onPick: (r) => pickQuery(heads[r]) },
+  );
 }
 
 /** The card's controls, wired once. @param {CardContext} ctx */
 export function wire({ app, viewChanged }) {
-  for (const input of /** @type {NodeListOf<HTMLInputElement>} */ (document.querySelectorAll('input[name="traj-dims"]'))) {
+  for (const input of /** @type {NodeListOf<HTMLInputElement>} */ (
+    document.querySelectorAll('input[name="traj-dims"]')
+  )) {
     input.addEventListener("change", () => {
       app.s.dims = Number(input.value) === 2 ? 2 : 3;
       viewChanged(["dims"]);

@@ -18,7 +18,8 @@ const part = (card, role) => /** @type {HTMLElement} */ (card.querySelector(`[da
 export function render(card, data, sel) {
   const r = data.run;
   const seq2seq = Boolean(r.probe.source);
-  const done = r.variants.map((v, i) => /** @type {[number, string]} */ ([i, v.label || "model"]))
+  const done = r.variants
+    .map((v, i) => /** @type {[number, string]} */ ([i, v.label || "model"]))
     .filter(([i]) => r.variants[i].state === "done" || r.variants[i].state === "cancelled");
   card.hidden = !seq2seq || !done.length;
   if (seq2seq && done.length) {

@@ -30,32 +30,72 @@ export function render(container, data, sel) {
     const k = EVERY(v.history.step.length);
     const x = v.history.step.filter((_, j) => j % k === 0 || j === v.history.step.length - 1);
     const y = v.history.loss.filter((_, j) => j % k === 0 || j === v.history.loss.length - 1);
-    traces.push({ type: "scatter", mode: "lines", uid: `train-${i}`, name, x, y, legendgroup: name,
-      line: { color, width: i === sel.variant ? 2.2 : 1.2 }, opacity: 0.85,
-      hovertemplate: `${name}<br>step %{x}: batch loss %{y:.4f}<extra></extra>` });
-    traces.push({ type: "scatter", mode: "markers", uid: `heldout-${i}`, name: `${name} (held-out)`,
-      legendgroup: name, showlegend: false,
-      x: v.checkpoints.map((c) => c.step), y: v.checkpoints.map((c) => c.heldout),
+    traces.push({
+      type: "scatter",
+      mode: "lines",
+      uid: `train-${i}`,
+      name,
+      x,
+      y,
+      legendgroup: name,
+      line: { color, width: i === sel.variant ? 2.2 : 1.2 },
+      opacity: 0.85,
+      hovertemplate: `${name}<br>step %{x}: batch loss %{y:.4f}<extra></extra>`,
+    });
+    traces.push({
+      type: "scatter",
+      mode: "markers",
+      uid: `heldout-${i}`,
+      name: `${name} (held-out)`,
+      legendgroup: name,
+      showlegend: false,
+      x: v.checkpoints.map((c) => c.step),
+      y: v.checkpoints.map((c) => c.heldout),
       marker: { color, size: 7, line: { color: "#fff", width: 1 } },
-      hovertemplate: `${name}<br>step %{x}: held-out loss %{y:.4f}<extra></extra>` });
+      hovertemplate: `${name}<br>step %{x}: held-out loss %{y:.4f}<extra></extra>`,
+    });
   });
   readable(container, run);
   /** @type {object[]} */
   const shapes = [];
   if (run.baseline !== null && run.baseline !== undefined) {
-    shapes.push({ type: "line", xref: "paper", x0: 0, x1: 1, y0: run.baseline, y1: run.baseline,
-      line: { color: "#8a93a3", width: 1.5, dash: "dash" } });
+    shapes.push({
+      type: "line",
+      xref: "paper",
+      x0: 0,
+      x1: 1,
+      y0: run.baseline,
+      y1: run.baseline,
+      line: { color: "#8a93a3", width: 1.5, dash: "dash" },
+    });
   }
-  return draw(container, traces, baseLayout({
-    margin: { l: 56, r: 12, t: run.variants.length > 1 ? 30 : 12, b: 44 },
-    showlegend: run.variants.length > 1,
-    legend: { orientation: "h", x: 0, y: 1.02, yanchor: "bottom" },
-    xaxis: { title: { text: "step" }, range: [0, run.steps], zeroline: false },
-    yaxis: { title: { text: "loss (nats)" }, rangemode: "tozero" },
-    shapes,
-    annotations: shapes.length ? [{ xref: "paper", x: 1, y: run.baseline, xanchor: "right", yanchor: "bottom",
-      text: `bigram ${fmt(run.baseline, 3)}`, showarrow: false, font: { size: 11, color: "#5b6475" } }] : [],
-  }), "attnviz-loss");
+  return draw(
+    container,
+    traces,
+    baseLayout({
+      margin: { l: 56, r: 12, t: run.variants.length > 1 ? 30 : 12, b: 44 },
+      showlegend: run.variants.length > 1,
+      legend: { orientation: "h", x: 0, y: 1.02, yanchor: "bottom" },
+      xaxis: { title: { text: "step" }, range: [0, run.steps], zeroline: false },
+      yaxis: { title: { text: "loss (nats)" }, rangemode: "tozero" },
+      shapes,
+      annotations: shapes.length
+        ? [
+            {
+              xref: "paper",
+              x: 1,
+              y: run.baseline,
+              xanchor: "right",
+              yanchor: "bottom",
+              text: `bigram ${fmt(run.baseline, 3)}`,
+              showarrow: false,
+              font: { size: 11, color: "#5b6475" },
+            },
+          ]
+        : [],
+    }),
+    "attnviz-loss",
+  );
 }
 
 /**
@@ -66,20 +106,32 @@ export function render(container, data, sel) {
 function readable(plot, run) {
   const many = run.variants.length > 1;
   const name = (/** @type {TrainRun["variants"][number]} */ v) => v.label || "model";
-  const summary = run.variants.map((v) => {
-    const last = v.checkpoints[v.checkpoints.length - 1];
-    return `${many ? `${name(v)}: ` : ""}${curveText("loss", v.history.step, v.history.loss)}` +
-      (last ? `, held-out ${fmt(last.heldout, 3)} at step ${last.step.toLocaleString("en-US")}` : "");
-  }).join("; ") + (run.baseline !== null && run.baseline !== undefined ? `; the bigram baseline ${fmt(run.baseline, 3)}` : "");
+  const summary =
+    run.variants
+      .map((v) => {
+        const last = v.checkpoints[v.checkpoints.length - 1];
+        return (
+          `${many ? `${name(v)}: ` : ""}${curveText("loss", v.history.step, v.history.loss)}` +
+          (last ? `, held-out ${fmt(last.heldout, 3)} at step ${last.step.toLocaleString("en-US")}` : "")
+        );
+      })
+      .join("; ") +
+    (run.baseline !== null && run.baseline !== undefined ? `; the bigram baseline ${fmt(run.baseline, 3)}` : "");
   const steps = [...new Set(run.variants.flatMap((v) => v.checkpoints.map((c) => c.step)))].sort((a, b) => a - b);
   const text = describe(plot, {
     summary: `${summary}.`,
     table: steps.length
-      ? { caption: "Held-out loss at each checkpoint (nats)", head: ["step", ...run.variants.map(name)],
-        rows: steps.map((s) => [s.toLocaleString("en-US"), ...run.variants.map((v) => {
-          const c = v.checkpoints.find((cp) => cp.step === s);
-          return c ? fmt(c.heldout, 4) : "–";
-        })]) }
+      ? {
+          caption: "Held-out loss at each checkpoint (nats)",
+          head: ["step", ...run.variants.map(name)],
+          rows: steps.map((s) => [
+            s.toLocaleString("en-US"),
+            ...run.variants.map((v) => {
+              const c = v.checkpoints.find((cp) => cp.step === s);
+              return c ? fmt(c.heldout, 4) : "–";
+            }),
+          ]),
+        }
       : null,
   });
   // The drawn points: every k-th step and the last, as render draws them.
@@ -90,8 +142,11 @@ function readable(plot, run) {
   });
   const cols = Math.max(0, ...drawn.map((d) => d.x.length));
   keyCursor(plot, text.live, {
-    rows: run.variants.length, cols, describedBy: text.summary.id,
-    label: `Loss per step, line plot${many ? ` of ${run.variants.length} models` : ""}. ` +
+    rows: run.variants.length,
+    cols,
+    describedBy: text.summary.id,
+    label:
+      `Loss per step, line plot${many ? ` of ${run.variants.length} models` : ""}. ` +
       `Left and right arrows move along the steps${many ? ", up and down between the models" : ""}.`,
     text: (i, j) => {
       const d = drawn[i];

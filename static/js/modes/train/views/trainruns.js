@@ -20,10 +20,14 @@ export function render(container, data, sel, callbacks) {
   }
   const item = (/** @type {import("../../../core/types.js").TrainRunSummary} */ r) => {
     const what = r.preset ? `preset ${r.preset}` : r.compare ? `${r.task}, compare ${r.compare}` : r.task;
-    const figures = r.variants.map((v) => `${v.label ? `${v.label}: ` : ""}${v.steps.toLocaleString("en")} / ` +
-      `${r.steps.toLocaleString("en")} steps${v.heldout === null ? "" : `, held-out ${fmt(v.heldout, 3)}`}`);
+    const figures = r.variants.map(
+      (v) =>
+        `${v.label ? `${v.label}: ` : ""}${v.steps.toLocaleString("en")} / ` +
+        `${r.steps.toLocaleString("en")} steps${v.heldout === null ? "" : `, held-out ${fmt(v.heldout, 3)}`}`,
+    );
     const open = r.id === sel.open;
-    const button = open ? el("span", { className: "dim", textContent: "shown above" })
+    const button = open
+      ? el("span", { className: "dim", textContent: "shown above" })
       : el("button", { type: "button", textContent: "Open", "aria-label": `Open: run ${r.id}` });
     if (!open) button.addEventListener("click", () => callbacks.onOpen(r.id));
     return el("li", { className: `t-run-item${open ? " open" : ""}`, dataset: { run: r.id, state: r.state } }, [
@@ -34,7 +38,11 @@ export function render(container, data, sel, callbacks) {
   };
   container.replaceChildren(
     el("h3", { textContent: "Runs on this server" }),
-    runs.length ? el("ul", {}, runs.map(item))
-      : el("p", { className: "hint", textContent: "None yet. A run you train is listed here while the server keeps it." }),
+    runs.length
+      ? el("ul", {}, runs.map(item))
+      : el("p", {
+          className: "hint",
+          textContent: "None yet. A run you train is listed here while the server keeps it.",
+        }),
   );
 }
