@@ -47,22 +47,8 @@ export function createSentence(
   { openParts = (body) => new TraceParts(body), models = null, views = undefined } = {},
 ) {
   const fixed = models !== null; // no server: the trace shown is the page's
-  const shown = views ?? Object.keys(SENTENCE_FEEDS);
-  for (const name of shown) {
-    if (!(name in SENTENCE_FEEDS))
-      throw new Error(`views: no view named ${name} (views: ${Object.keys(SENTENCE_FEEDS).join(", ")})`);
-  }
-  /** @type {SentenceApp} */
-  const app = {
-    s: defaultSentence(),
-    models: null,
-    first: null,
-    parts: null,
-    entropy: null,
-    active: false,
-    problem: null,
-    generation: 0,
-  };
+  const shown = viewsShown(views);
+  const app = createApp();
   const status = createStatus(hooks);
   const modelInfo = () => app.models?.models.find((m) => m.name === app.s.model) || null;
   const p = createParts(app, modelInfo);
@@ -105,23 +91,9 @@ export function createSentence(
     renderInputs();
     edited(0);
   }
-  // A page without a server (a one-file export) has no atlas to ask for: its card goes.
   const atlas = fixed ? null : createAtlasCard({ model: () => app.s.model, openHead, setError: hooks.setError });
-  if (fixed) byId("atlas-card").remove();
-  // Many texts: the model's queries and keys on a set of texts, with the sentence among them.
-  corpus = fixed
-    ? null
-    : createCorpusCard({
-        model: () => app.s.model,
-        info: modelInfo,
-        models: () => app.models,
-        text: () => app.s.text,
-        selection: () => ({ layer: app.s.layer, head: app.s.head }),
-        openHead,
-        setError: hooks.setError,
-      });
-  if (fixed) byId("corpus-card").remove();
-  if (fixed) byId("mv-knock-label").hidden = true; // no server to rerun the model
+  corpus = fixed ? null : createCorpus(app, modelInfo, openHead, hooks.setError);
+  if (fixed) serverless();
 
   // ---- Inputs -----------------------------------------------------------------------------
 
@@ -151,15 +123,7 @@ export function createSentence(
       hooks.setError("text: must not be empty");
       return;
     }
-    const knocks = !modelInfo()?.ablate_refused; // the server says when a model's heads cannot be knocked out
-    const ablate = knocks && !app.s.generate ? ablateBody(app.s) : []; // else the card says why not
-    const body = {
-      model: app.s.model,
-      text: app.s.text,
-      ...(app.s.generate ? { generate: app.s.generate } : {}),
-      ...(ablate.length ? { ablate } : {}),
-    };
-    client.request(body, p.thumbParams(), delay);
+    client.request(traceBody(app.s, modelInfo()), p.thumbParams(), delay);
   }
 
   wireInputs({ app, modelInfo, renderInputs, edited, viewChanged, setError: hooks.setError });
@@ -179,19 +143,10 @@ export function createSentence(
   async function activate(state = null) {
     app.active = true;
     if (!app.models) {
-      if (models) app.models = models;
-      else {
-        status.waiting("models", true);
-        try {
-          app.models = await fetchModels();
-        } catch (err) {
-          hooks.setError(`Could not load the models: ${/** @type {Error} */ (err).message}`);
-          return;
-        } finally {
-          status.waiting("models", false);
-        }
-      }
-      if (!state) state = defaultSentence(app.models.default, app.models.examples[0] || "");
+      const list = models ?? (await loadModels(status, hooks.setError));
+      if (!list) return;
+      app.models = list;
+      if (!state) state = defaultSentence(list.default, list.examples[0] || "");
     }
     if (state) return load(state);
     renderInputs();
@@ -229,6 +184,91 @@ export function createSentence(
     exportJson: () => traceJson(app),
     /** The HTML export's body (core/api.js exportHtml) for what is in view (null before the first trace). */
     htmlRequest: () => htmlRequest(app, p, shown),
+  };
+}
+
+/**
+ * The views drawn: `views` (all of SENTENCE_FEEDS' by default), each checked.
+ * @param {string[] | undefined} views @returns {string[]}
+ */
+function viewsShown(views) {
+  const shown = views ?? Object.keys(SENTENCE_FEEDS);
+  for (const name of shown) {
+    if (!(name in SENTENCE_FEEDS))
+      throw new Error(`views: no view named ${name} (views: ${Object.keys(SENTENCE_FEEDS).join(", ")})`);
+  }
+  return shown;
+}
+
+/** Sentence mode's state before the models are read. @returns {SentenceApp} */
+function createApp() {
+  return {
+    s: defaultSentence(),
+    models: null,
+    first: null,
+    parts: null,
+    entropy: null,
+    active: false,
+    problem: null,
+    generation: 0,
+  };
+}
+
+/**
+ * The "Many texts" card: the model's queries and keys on a set of texts, with the sentence
+ * among them. @param {SentenceApp} app @param {() => import("../../core/types.js").ModelInfo | null} modelInfo
+ * @param {(text: string, layer: number, head: number) => void} openHead
+ * @param {(message: string | null) => void} setError
+ */
+function createCorpus(app, modelInfo, openHead, setError) {
+  return createCorpusCard({
+    model: () => app.s.model,
+    info: modelInfo,
+    models: () => app.models,
+    text: () => app.s.text,
+    selection: () => ({ layer: app.s.layer, head: app.s.head }),
+    openHead,
+    setError,
+  });
+}
+
+/** A page without a server (a one-file export): no atlas or many texts to ask for (their cards
+ * go), no server to rerun the model with heads knocked out. */
+function serverless() {
+  byId("atlas-card").remove();
+  byId("corpus-card").remove();
+  byId("mv-knock-label").hidden = true;
+}
+
+/**
+ * The server's models, or null when they could not be read (said in the error line).
+ * @param {ReturnType<typeof createStatus>} status @param {(message: string | null) => void} setError
+ * @returns {Promise<ModelList | null>}
+ */
+async function loadModels(status, setError) {
+  status.waiting("models", true);
+  try {
+    return await fetchModels();
+  } catch (err) {
+    setError(`Could not load the models: ${/** @type {Error} */ (err).message}`);
+    return null;
+  } finally {
+    status.waiting("models", false);
+  }
+}
+
+/**
+ * The trace request's body for the state: the text, what to generate, the heads knocked out.
+ * @param {SentenceState} s @param {import("../../core/types.js").ModelInfo | null} info the model's entry
+ */
+function traceBody(s, info) {
+  const knocks = !info?.ablate_refused; // the server says when a model's heads cannot be knocked out
+  const ablate = knocks && !s.generate ? ablateBody(s) : []; // else the card says why not
+  return {
+    model: s.model,
+    text: s.text,
+    ...(s.generate ? { generate: s.generate } : {}),
+    ...(ablate.length ? { ablate } : {}),
   };
 }
 
