@@ -31,99 +31,119 @@ export function settingsOf(run) {
   return out;
 }
 
+/** A field of the form by its name. @param {string} name */
+const field = (name) =>
+  /** @type {HTMLInputElement} */ (/** @type {HTMLFormElement} */ (byId("t-form")).elements.namedItem(name));
+/** A select of the form by its id. @param {string} id */
+const select = (id) => /** @type {HTMLSelectElement} */ (byId(id));
+
+/** Fill the architecture and optimiser fields. @param {TrainOptions} options
+ * @param {TrainArch} arch @param {TrainOpt} opt */
+function fillForm(options, arch, opt) {
+  const lim = options.limits;
+  const range = (/** @type {number} */ a, /** @type {number} */ b) =>
+    Array.from({ length: b - a + 1 }, (_, i) => a + i);
+  fillOptions(
+    select("t-layers"),
+    range(1, lim.max_layers).map((n) => [n, String(n)]),
+    arch.layers,
+  );
+  fillOptions(
+    select("t-heads"),
+    range(1, lim.max_heads).map((n) => [n, String(n)]),
+    arch.heads,
+  );
+  const widths = [8, 16, 32, 48, 64, 96, 128, 192, 256].filter((d) => d <= lim.max_d_model);
+  fillOptions(
+    select("t-d-model"),
+    widths.map((d) => [d, String(d)]),
+    arch.d_model,
+  );
+  const names = /** @type {Record<string, string>} */ ({
+    none: "none",
+    sinusoidal: "sinusoidal",
+    learned: "learned",
+    rope: "RoPE",
+    pre: "pre-norm",
+    post: "post-norm",
+  });
+  fillOptions(
+    select("t-positional"),
+    options.switches.positional.map((/** @type {string} */ v) => [v, names[v]]),
+    arch.positional,
+  );
+  fillOptions(
+    select("t-norm"),
+    options.switches.norm.map((/** @type {string} */ v) => [v, names[v]]),
+    arch.norm,
+  );
+  for (const k of ["scale", "residual", "ffn"]) field(k).checked = Boolean(arch[k]);
+  for (const k of ["steps", "lr", "batch", "seed"]) field(k).value = String(opt[k]);
+  field("steps").max = String(lim.max_steps);
+  field("batch").max = String(lim.max_batch);
+}
+
+/** The form as {arch, opt}; an Error naming the field when one is not a number in range.
+ * @param {TrainOptions} options */
+function readForm(options) {
+  const num = (
+    /** @type {string} */ k,
+    /** @type {boolean} */ int,
+    /** @type {number} */ lo,
+    /** @type {number} */ hi,
+  ) => {
+    const v = Number(field(k).value);
+    if (!Number.isFinite(v) || (int && !Number.isInteger(v)) || v < lo || v > hi) {
+      throw new Error(`${k}: must be ${int ? "a whole number" : "a number"} from ${lo} to ${hi}`);
+    }
+    return v;
+  };
+  const lim = options.limits;
+  const arch = {
+    layers: Number(select("t-layers").value),
+    heads: Number(select("t-heads").value),
+    d_model: Number(select("t-d-model").value),
+    positional: select("t-positional").value,
+    norm: select("t-norm").value,
+    scale: field("scale").checked,
+    residual: field("residual").checked,
+    ffn: field("ffn").checked,
+  };
+  const opt = {
+    steps: num("steps", true, 1, lim.max_steps),
+    lr: num("lr", false, 1e-6, 1),
+    batch: num("batch", true, 1, lim.max_batch),
+    seed: num("seed", true, 0, 2 ** 31 - 1),
+  };
+  return { arch, opt };
+}
+
+/** The form's settings, as text by the names of the fields of a new run's body (not a pasted text). */
+function formSettings() {
+  const task = select("t-task").value;
+  const preset = select("t-preset").value;
+  if (preset) return { task, preset };
+  /** @type {Record<string, string>} */
+  const out = { task };
+  if (select("t-compare").value) out.compare = select("t-compare").value;
+  for (const k of PICKS) out[k] = field(k).value;
+  for (const k of CHECKS) out[k] = field(k).checked ? "1" : "0";
+  for (const k of NUMBERS) out[k] = field(k).value;
+  return out;
+}
+
 /**
  * Fill the form from the server's training options and wire it.
  * @param {TrainOptions} options the training options (tasks, presets, switches, limits, slots)
  */
 export function createForm(options) {
   const form = /** @type {HTMLFormElement} */ (byId("t-form"));
-  const field = (/** @type {string} */ name) => /** @type {HTMLInputElement} */ (form.elements.namedItem(name));
-  const select = (/** @type {string} */ id) => /** @type {HTMLSelectElement} */ (byId(id));
   /** The task chosen (the select offers only the options' tasks). */
   const taskInfo = () =>
     /** @type {import("../../core/types.js").TrainTaskInfo} */ (
       options.tasks.find((t) => t.name === select("t-task").value)
     );
   const presetInfo = () => options.presets.find((p) => p.id === select("t-preset").value) || null;
-
-  /** Fill the architecture and optimiser fields. @param {TrainArch} arch @param {TrainOpt} opt */
-  function fillForm(arch, opt) {
-    const lim = options.limits;
-    const range = (/** @type {number} */ a, /** @type {number} */ b) =>
-      Array.from({ length: b - a + 1 }, (_, i) => a + i);
-    fillOptions(
-      select("t-layers"),
-      range(1, lim.max_layers).map((n) => [n, String(n)]),
-      arch.layers,
-    );
-    fillOptions(
-      select("t-heads"),
-      range(1, lim.max_heads).map((n) => [n, String(n)]),
-      arch.heads,
-    );
-    const widths = [8, 16, 32, 48, 64, 96, 128, 192, 256].filter((d) => d <= lim.max_d_model);
-    fillOptions(
-      select("t-d-model"),
-      widths.map((d) => [d, String(d)]),
-      arch.d_model,
-    );
-    const names = /** @type {Record<string, string>} */ ({
-      none: "none",
-      sinusoidal: "sinusoidal",
-      learned: "learned",
-      rope: "RoPE",
-      pre: "pre-norm",
-      post: "post-norm",
-    });
-    fillOptions(
-      select("t-positional"),
-      options.switches.positional.map((/** @type {string} */ v) => [v, names[v]]),
-      arch.positional,
-    );
-    fillOptions(
-      select("t-norm"),
-      options.switches.norm.map((/** @type {string} */ v) => [v, names[v]]),
-      arch.norm,
-    );
-    for (const k of ["scale", "residual", "ffn"]) field(k).checked = Boolean(arch[k]);
-    for (const k of ["steps", "lr", "batch", "seed"]) field(k).value = String(opt[k]);
-    field("steps").max = String(lim.max_steps);
-    field("batch").max = String(lim.max_batch);
-  }
-
-  /** The form as {arch, opt}; an Error naming the field when one is not a number in range. */
-  function readForm() {
-    const num = (
-      /** @type {string} */ k,
-      /** @type {boolean} */ int,
-      /** @type {number} */ lo,
-      /** @type {number} */ hi,
-    ) => {
-      const v = Number(field(k).value);
-      if (!Number.isFinite(v) || (int && !Number.isInteger(v)) || v < lo || v > hi) {
-        throw new Error(`${k}: must be ${int ? "a whole number" : "a number"} from ${lo} to ${hi}`);
-      }
-      return v;
-    };
-    const lim = options.limits;
-    const arch = {
-      layers: Number(select("t-layers").value),
-      heads: Number(select("t-heads").value),
-      d_model: Number(select("t-d-model").value),
-      positional: select("t-positional").value,
-      norm: select("t-norm").value,
-      scale: field("scale").checked,
-      residual: field("residual").checked,
-      ffn: field("ffn").checked,
-    };
-    const opt = {
-      steps: num("steps", true, 1, lim.max_steps),
-      lr: num("lr", false, 1e-6, 1),
-      batch: num("batch", true, 1, lim.max_batch),
-      seed: num("seed", true, 0, 2 ** 31 - 1),
-    };
-    return { arch, opt };
-  }
 
   function renderInputs() {
     const task = taskInfo();
@@ -142,21 +162,7 @@ export function createForm(options) {
     for (const input of /** @type {NodeListOf<HTMLInputElement>} */ (form.querySelectorAll("input, select"))) {
       input.disabled = Boolean(preset);
     }
-    if (preset) fillForm(preset.variants[0].arch, preset.opt);
-  }
-
-  /** The form's settings, as text by the names of the fields of a new run's body (not a pasted text). */
-  function formSettings() {
-    const task = select("t-task").value;
-    const preset = select("t-preset").value;
-    if (preset) return { task, preset };
-    /** @type {Record<string, string>} */
-    const out = { task };
-    if (select("t-compare").value) out.compare = select("t-compare").value;
-    for (const k of PICKS) out[k] = field(k).value;
-    for (const k of CHECKS) out[k] = field(k).checked ? "1" : "0";
-    for (const k of NUMBERS) out[k] = field(k).value;
-    return out;
+    if (preset) fillForm(options, preset.variants[0].arch, preset.opt);
   }
 
   /**
@@ -175,7 +181,7 @@ export function createForm(options) {
     };
     if (s.task !== undefined) pick(select("t-task"), "task", s.task);
     select("t-preset").value = "";
-    fillForm(taskInfo().arch, taskInfo().opt);
+    fillForm(options, taskInfo().arch, taskInfo().opt);
     renderInputs();
     if (s.preset) {
       pick(select("t-preset"), "preset", s.preset);
@@ -191,7 +197,7 @@ export function createForm(options) {
     }
     for (const k of NUMBERS) if (s[k] !== undefined) field(k).value = s[k];
     try {
-      readForm();
+      readForm(options);
     } catch (err) {
       problems.push(/** @type {Error} */ (err).message);
     }
@@ -210,7 +216,7 @@ export function createForm(options) {
     const task = taskInfo().name;
     const preset = presetInfo();
     if (preset) return { task, preset: preset.id };
-    const { arch, opt } = readForm();
+    const { arch, opt } = readForm(options);
     const compare = select("t-compare").value || null;
     const text = /** @type {HTMLTextAreaElement} */ (byId("t-text")).value;
     return { task, arch, opt, compare, ...(task === "charlm" && text.trim() ? { text } : {}) };
@@ -224,16 +230,16 @@ export function createForm(options) {
     ["", "nothing: one model"],
     ...Object.keys(options.switches).map((k) => /** @type {[string, string]} */ ([k, k])),
   ]);
-  fillForm(taskInfo().arch, taskInfo().opt);
+  fillForm(options, taskInfo().arch, taskInfo().opt);
   renderInputs();
   select("t-task").addEventListener("change", () => {
     const task = taskInfo();
-    fillForm(task.arch, task.opt);
+    fillForm(options, task.arch, task.opt);
     renderInputs();
   });
   select("t-preset").addEventListener("change", () => {
     renderInputs();
-    if (!presetInfo()) fillForm(taskInfo().arch, taskInfo().opt);
+    if (!presetInfo()) fillForm(options, taskInfo().arch, taskInfo().opt);
   });
   byId("t-text").addEventListener("input", counted);
 
