@@ -30,6 +30,7 @@ test: install-dev system-packages
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy attnviz
+	npm run lint
 	$(PY) -m pytest
 
 # The quick loop (under a minute on two cores): no browser, no proxy, no load test, nothing
@@ -38,6 +39,7 @@ test: install-dev system-packages
 test-fast: install-dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy attnviz
+	npm run lint
 	OMP_NUM_THREADS=1 ATTNVIZ_FUZZ_EXAMPLES=10 $(PY) -m pytest -q -n 2 -m "not browser and not slow" \
 		--ignore=tests/deploy \
 		--ignore=tests/bench/test_hosted.py --ignore=tests/training/test_ablations.py \

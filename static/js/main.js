@@ -24,9 +24,15 @@ const root = document.documentElement;
 const MODES = /** @type {Mode[]} */ (["learn", "toy", "sentence", "train"]);
 const TRAIN_HASH = "#train";
 /** A Train tab link (modes/train/link.js) as follow() takes it, or null. @param {string} hash */
-const trainLink = (hash) => { const train = decodeTrainLink(hash); return train && { mode: "train", train }; };
+const trainLink = (hash) => {
+  const train = decodeTrainLink(hash);
+  return train && { mode: "train", train };
+};
 /** A Learn link (`#learn`, `#learn/4`) as follow() takes it, or null. @param {string} hash */
-const learnLink = (hash) => { const learn = decodeLearnHash(hash); return learn && { mode: "learn", learn }; };
+const learnLink = (hash) => {
+  const learn = decodeLearnHash(hash);
+  return learn && { mode: "learn", learn };
+};
 
 const app = {
   /** @type {Mode} */ mode: "toy",
@@ -43,7 +49,7 @@ const app = {
 let exporting = false; // an HTML export in flight (the button waits for it)
 
 /** The mode whose views are in view: Learn's lab beneath its guide (null before the path is in). */
-const inView = () => (app.mode === "learn" ? app.learn?.lab() ?? null : app.mode);
+const inView = () => (app.mode === "learn" ? (app.learn?.lab() ?? null) : app.mode);
 
 function showMessages() {
   const lab = inView();
@@ -56,7 +62,8 @@ function showMessages() {
   byId("status").textContent = wait ? `busy, retrying in ${wait} s` : lab ? app.status[lab] : app.status[app.mode];
   root.dataset.busy = wait ? "1" : "0";
   root.dataset.pending = Object.values(app.pending).some(Boolean) ? "1" : "0";
-  const ready = lab && { toy: app.toy?.hasTrace(), sentence: app.sentence?.hasTrace(), train: app.train?.hasRun() }[lab];
+  const ready =
+    lab && { toy: app.toy?.hasTrace(), sentence: app.sentence?.hasTrace(), train: app.train?.hasRun() }[lab];
   /** @type {HTMLButtonElement} */ (byId("export-json")).disabled = !ready;
   // One HTML file of what is in view: the toy lab and sentence mode (a run's is Train's own).
   const html = /** @type {HTMLButtonElement} */ (byId("export-html"));
@@ -89,9 +96,13 @@ const traceDrawn = () => {
   root.dataset.traces = String(++app.drawn);
   showMessages();
 };
-const viewsDrawn = () => { root.dataset.views = String(+(root.dataset.views || 0) + 1); };
+const viewsDrawn = () => {
+  root.dataset.views = String(+(root.dataset.views || 0) + 1);
+};
 /** data-checks counts the Learn step's answers shown (the tests wait on it). */
-const checked = () => { root.dataset.checks = String(+(root.dataset.checks || 0) + 1); };
+const checked = () => {
+  root.dataset.checks = String(+(root.dataset.checks || 0) + 1);
+};
 /** A lab's drawing: while Learn shows it, the step is checked again. @param {() => void} hook @param {Lab} lab */
 const andCheck = (hook, lab) => () => {
   hook();
@@ -187,8 +198,10 @@ function follow(link) {
   if (link?.mode === "learn") return setMode("learn", link.learn);
   if (link?.mode === "train") return setMode("train", link.train);
   // The other mode's state opens when that mode is first shown.
-  share.pending = { toy: link?.mode === "sentence" ? link.toy : null,
-    sentence: link && link.mode !== "sentence" ? link.sentence : null };
+  share.pending = {
+    toy: link?.mode === "sentence" ? link.toy : null,
+    sentence: link && link.mode !== "sentence" ? link.sentence : null,
+  };
   if (link?.mode === "sentence") return setMode("sentence", link.sentence);
   return setMode("toy", link?.toy || null);
 }
@@ -243,10 +256,14 @@ function wire() {
     messages(inView() ?? app.mode).setStatus(copied ? "link copied" : "copy the address bar to share");
   });
   for (const m of MODES) {
-    byId(`mode-${m}`).addEventListener("click", () => { if (app.mode !== m) setMode(m); });
+    byId(`mode-${m}`).addEventListener("click", () => {
+      if (app.mode !== m) setMode(m);
+    });
   }
   for (const button of /** @type {NodeListOf<HTMLElement>} */ (document.querySelectorAll("button.png[data-plot]"))) {
-    button.addEventListener("click", () => downloadPng(byId(/** @type {string} */ (button.dataset.plot)), `attnviz-${button.dataset.plot}`));
+    button.addEventListener("click", () =>
+      downloadPng(byId(/** @type {string} */ (button.dataset.plot)), `attnviz-${button.dataset.plot}`),
+    );
   }
 }
 
@@ -277,17 +294,35 @@ async function init() {
     share.pending[mode] = null;
     writeUrl();
   };
-  app.toy = createToy({ ...messages("toy"), traceDrawn: andCheck(traceDrawn, "toy"),
-    viewsDrawn: andCheck(viewsDrawn, "toy"), changed: changed("toy"), limits, defaults, presets: presets.presets });
+  app.toy = createToy({
+    ...messages("toy"),
+    traceDrawn: andCheck(traceDrawn, "toy"),
+    viewsDrawn: andCheck(viewsDrawn, "toy"),
+    changed: changed("toy"),
+    limits,
+    defaults,
+    presets: presets.presets,
+  });
   app.sentence = createSentence({ ...messages("sentence"), traceDrawn, viewsDrawn, changed: changed("sentence") });
-  app.train = createTrain({ ...messages("train"), viewsDrawn: andCheck(viewsDrawn, "train"), changed: showMessages, linked() {
-    if (app.mode === "train") writeUrl();
-  }, openModel(name, text) {
-    /** @type {ReturnType<typeof createSentence>} */ (app.sentence).forgetModels();
-    setMode("sentence", defaultSentence(name, text));
-  } });
+  app.train = createTrain({
+    ...messages("train"),
+    viewsDrawn: andCheck(viewsDrawn, "train"),
+    changed: showMessages,
+    linked() {
+      if (app.mode === "train") writeUrl();
+    },
+    openModel(name, text) {
+      /** @type {ReturnType<typeof createSentence>} */ (app.sentence).forgetModels();
+      setMode("sentence", defaultSentence(name, text));
+    },
+  });
   const train = app.train;
-  app.learn = createLearn({ ...messages("learn"), checked, limits, defaults, openLab,
+  app.learn = createLearn({
+    ...messages("learn"),
+    checked,
+    limits,
+    defaults,
+    openLab,
     linked() {
       if (app.mode === "learn") writeUrl();
     },
@@ -301,14 +336,20 @@ async function init() {
   /** @type {any} */
   let link = null;
   try {
-    link = learnLink(location.hash) ?? trainLink(location.hash) ??
+    link =
+      learnLink(location.hash) ??
+      trainLink(location.hash) ??
       decodeShare(location.hash, limits, defaults, presets.presets);
   } catch (err) {
-    app.toy.setLinkProblem(`This link could not be read (${/** @type {Error} */ (err).message}); showing the first preset.`);
+    app.toy.setLinkProblem(
+      `This link could not be read (${/** @type {Error} */ (err).message}); showing the first preset.`,
+    );
   }
   window.addEventListener("hashchange", () => {
     try {
-      const next = learnLink(location.hash) ?? trainLink(location.hash) ??
+      const next =
+        learnLink(location.hash) ??
+        trainLink(location.hash) ??
         decodeShare(location.hash, limits, defaults, presets.presets);
       if (next) follow(next);
     } catch (err) {

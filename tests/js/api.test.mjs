@@ -9,7 +9,7 @@ import { ApiError, busy, fetchModels, retryAfterSeconds } from "../../static/js/
 /** A fetch that answers from `script` (status, headers) in turn and records each call's time. */
 function scripted(script) {
   const calls = [];
-  globalThis.fetch = async (url, init) => {
+  globalThis.fetch = async (url) => {
     calls.push({ url, at: Date.now() });
     const [status, headers] = script[Math.min(calls.length - 1, script.length - 1)];
     const body = status === 200 ? { models: [] } : { message: "busy: full", detail: [] };
@@ -19,7 +19,10 @@ function scripted(script) {
 }
 
 test("a 503 is tried again after its Retry-After, and busy says when", async () => {
-  const calls = scripted([[503, { "Retry-After": "1" }], [200, {}]]);
+  const calls = scripted([
+    [503, { "Retry-After": "1" }],
+    [200, {}],
+  ]);
   const seen = [];
   const listener = () => seen.push(busy.retryAt);
   busy.addEventListener("change", listener);

@@ -29,9 +29,24 @@ test("every level of the scale keeps the cell's number at 4.5:1 or more", () => 
 });
 
 test("the strongest heads in words, best first, ties in layer and head order", () => {
-  const score = { name: "induction", title: "induction", definition: "", offsets: null,
-    grid: [[0.1, 0.82], [0.82, 0.3]] };
+  const score = {
+    name: "induction",
+    title: "induction",
+    definition: "",
+    offsets: null,
+    grid: [
+      [0.1, 0.82],
+      [0.82, 0.3],
+    ],
+  };
   assert.equal(strongest(score, 3), "induction: layer 1 head 2 0.82, layer 2 head 1 0.82, layer 2 head 2 0.30");
-  const positional = { ...score, title: "positional", offsets: [[0, 1], [-2, 3]] };
+  const positional = {
+    ...score,
+    title: "positional",
+    offsets: [
+      [0, 1],
+      [-2, 3],
+    ],
+  };
   assert.equal(headWords(positional, 1, 0), "layer 2 head 1 0.82 at offset -2");
 });

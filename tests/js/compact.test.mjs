@@ -34,15 +34,20 @@ test("arrays come back as views of the right dtype and shape, meta as JSON", () 
   const f64 = new Float64Array([0.1, 1 / 3, -2.5, 1e-300]);
   const f32 = new Float32Array([0.5, -Infinity, 3.25, 7, 8, 9]);
   const u8 = new Uint8Array([0, 1, 254, 255]);
-  const buffer = body({ a: ["F64", [2, 2], f64], s: ["F32", [2, 3], f32], t: ["U8", [4], u8] },
-    { tokens: ["a", "b"], n: 2, projection: null });
+  const buffer = body(
+    { a: ["F64", [2, 2], f64], s: ["F32", [2, 3], f32], t: ["U8", [4], u8] },
+    { tokens: ["a", "b"], n: 2, projection: null },
+  );
   const { meta, arrays } = decodeCompact(buffer);
   assert.deepEqual(meta, { tokens: ["a", "b"], n: 2, projection: null });
   assert.ok(arrays.a.data instanceof Float64Array && arrays.a.data.buffer === buffer);
   assert.deepEqual(Array.from(arrays.a.data), Array.from(f64));
   assert.deepEqual(arrays.s.shape, [2, 3]);
   assert.equal(arrays.s.data[1], -Infinity);
-  assert.deepEqual(nested(arrays.s), [[0.5, -Infinity, 3.25], [7, 8, 9]]);
+  assert.deepEqual(nested(arrays.s), [
+    [0.5, -Infinity, 3.25],
+    [7, 8, 9],
+  ]);
   assert.deepEqual(Array.from(arrays.t.data), [0, 1, 254, 255]);
 });
 
@@ -53,7 +58,11 @@ test("sub() is a view of the block at the leading indices", () => {
   assert.deepEqual(block.shape, [4]);
   assert.deepEqual(Array.from(block.data), [20, 21, 22, 23]);
   assert.equal(block.data.buffer, arrays.x.data.buffer);
-  assert.deepEqual(nested(sub(arrays.x, 0)), [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11]]);
+  assert.deepEqual(nested(sub(arrays.x, 0)), [
+    [0, 1, 2, 3],
+    [4, 5, 6, 7],
+    [8, 9, 10, 11],
+  ]);
   assert.throws(() => sub(arrays.x, 2), RangeError);
 });
 

@@ -9,10 +9,26 @@ import { test } from "node:test";
 import { CORPUS_FEEDS, viewsFed } from "../../static/js/core/feeds.js";
 import { charCount, corpusBody, defaultCorpusState } from "../../static/js/modes/sentence/corpuscard.js";
 import {
-  axisTitle, contextText, corpusSummary, frame, mapTitle, moveCorpusCursor, nearest, niceTicks,
-  pointWords, userNearest, userPoints,
+  axisTitle,
+  contextText,
+  corpusSummary,
+  frame,
+  mapTitle,
+  moveCorpusCursor,
+  nearest,
+  niceTicks,
+  pointWords,
+  userNearest,
+  userPoints,
 } from "../../static/js/views/corpus.js";
-import { closestPair, clustersSummary, headName, members, runs, similarityColour } from "../../static/js/views/headclusters.js";
+import {
+  closestPair,
+  clustersSummary,
+  headName,
+  members,
+  runs,
+  similarityColour,
+} from "../../static/js/views/headclusters.js";
 
 /** An answer of 3 texts: the user's ("the cat sat"), then two of the set. */
 function answer() {
@@ -22,7 +38,13 @@ function answer() {
     { text: "it rained", tokens: ["it", "rained"], user: false },
   ];
   return {
-    model: "m", layer: 1, head: 2, source: "docs", projection: "pca", seed: 0, texts,
+    model: "m",
+    layer: 1,
+    head: 2,
+    source: "docs",
+    projection: "pca",
+    seed: 0,
+    texts,
     points: {
       text: [0, 0, 0, 1, 1, 1, 1, 2, 2],
       pos: [0, 1, 2, 0, 1, 2, 3, 0, 1],
@@ -31,13 +53,30 @@ function answer() {
       kx: [0.1, 0.9, 2.2, -1.2, 1.2, 3.1, 0.4, -2.5, 3.9],
       ky: [0.2, 1.5, 0.1, 1.8, 0.9, -1.1, 0.3, 0.1, -0.4],
     },
-    unavailable: null, explained: [0.2346, 0.118], transform: { key_shift: 0.5, scale: 1.2, note: "n" },
-    tokens: 9, dropped: 0, cut: false,
-    clusters: { layers: 2, heads: 3, measure: "cosine similarity", order: [4, 1, 0, 3, 5, 2],
-      similarity: [[1, 0.9, 0.2, 0.1, 0.3, 0.2], [0.9, 1, 0.3, 0.2, 0.1, 0.1], [0.2, 0.3, 1, 0.8, 0.2, 0.4],
-        [0.1, 0.2, 0.8, 1, 0.3, 0.2], [0.3, 0.1, 0.2, 0.3, 1, 0.95], [0.2, 0.1, 0.4, 0.2, 0.95, 1]],
-      labels: [1, 0, 2, 1, 0, 2], merges: [] },
-    seconds: { run: 1, project: 0.1, cluster: 0.01 }, cached: false,
+    unavailable: null,
+    explained: [0.2346, 0.118],
+    transform: { key_shift: 0.5, scale: 1.2, note: "n" },
+    tokens: 9,
+    dropped: 0,
+    cut: false,
+    clusters: {
+      layers: 2,
+      heads: 3,
+      measure: "cosine similarity",
+      order: [4, 1, 0, 3, 5, 2],
+      similarity: [
+        [1, 0.9, 0.2, 0.1, 0.3, 0.2],
+        [0.9, 1, 0.3, 0.2, 0.1, 0.1],
+        [0.2, 0.3, 1, 0.8, 0.2, 0.4],
+        [0.1, 0.2, 0.8, 1, 0.3, 0.2],
+        [0.3, 0.1, 0.2, 0.3, 1, 0.95],
+        [0.2, 0.1, 0.4, 0.2, 0.95, 1],
+      ],
+      labels: [1, 0, 2, 1, 0, 2],
+      merges: [],
+    },
+    seconds: { run: 1, project: 0.1, cluster: 0.01 },
+    cached: false,
   };
 }
 
@@ -53,7 +92,10 @@ test("the frame has one scale on both axes and holds every query and key", () =>
   const a = answer();
   const f = frame(a.points, 400, 200);
   assert.ok(Math.abs((f.x1 - f.x0) * f.scale - 400) < 1e-9 && Math.abs((f.y1 - f.y0) * f.scale - 200) < 1e-9);
-  for (const [xs, ys] of [[a.points.qx, a.points.qy], [a.points.kx, a.points.ky]]) {
+  for (const [xs, ys] of [
+    [a.points.qx, a.points.qy],
+    [a.points.kx, a.points.ky],
+  ]) {
     xs.forEach((x, i) => {
       assert.ok(x > f.x0 && x < f.x1, `x ${x}`);
       assert.ok(ys[i] > f.y0 && ys[i] < f.y1, `y ${ys[i]}`);
@@ -67,29 +109,49 @@ test("nearest: the brute-force nearest, nearest first, skipping what it is told 
   const a = answer().points;
   for (let i = 0; i < a.qx.length; i++) {
     const got = nearest(a.kx, a.ky, a.qx[i], a.qy[i], 3);
-    const want = a.kx.map((x, j) => ({ j, d: (x - a.qx[i]) ** 2 + (a.ky[j] - a.qy[i]) ** 2 }))
-      .sort((u, v) => u.d - v.d || u.j - v.j).slice(0, 3).map((u) => u.j);
+    const want = a.kx
+      .map((x, j) => ({ j, d: (x - a.qx[i]) ** 2 + (a.ky[j] - a.qy[i]) ** 2 }))
+      .sort((u, v) => u.d - v.d || u.j - v.j)
+      .slice(0, 3)
+      .map((u) => u.j);
     assert.deepEqual(got, want);
   }
-  assert.deepEqual(nearest(a.kx, a.ky, 0, 0, 2, (j) => j < 3), [6, 4]);
+  assert.deepEqual(
+    nearest(a.kx, a.ky, 0, 0, 2, (j) => j < 3),
+    [6, 4],
+  );
 });
 
 test("the summary and the live region say the API's numbers as given", () => {
   const a = answer();
   assert.deepEqual(userPoints(a), [0, 1, 2]);
   // the user's queries' nearest keys among the other texts' keys
-  assert.deepEqual(userNearest(a).map((p) => p.key), [6, 4, 4]);
-  assert.equal(corpusSummary(a), "9 tokens from 3 texts; your 3 tokens' queries sit nearest keys of " +
-    "the → “far” (text 2 of 3), cat → “dog” (text 2 of 3), sat → “dog” (text 2 of 3).");
+  assert.deepEqual(
+    userNearest(a).map((p) => p.key),
+    [6, 4, 4],
+  );
+  assert.equal(
+    corpusSummary(a),
+    "9 tokens from 3 texts; your 3 tokens' queries sit nearest keys of " +
+      "the → “far” (text 2 of 3), cat → “dog” (text 2 of 3), sat → “dog” (text 2 of 3).",
+  );
   const words = pointWords(a, 1, "q");
-  assert.ok(words.startsWith("“cat” query, your sentence, token 2: x 1, y 1. Nearest keys: “dog” (text 2 of 3), “cat” (your sentence)"), words);
+  assert.ok(
+    words.startsWith(
+      "“cat” query, your sentence, token 2: x 1, y 1. Nearest keys: “dog” (text 2 of 3), “cat” (your sentence)",
+    ),
+    words,
+  );
   assert.ok(words.endsWith("In context: the [cat] sat"), words);
   assert.ok(pointWords(a, 8, "k").startsWith("“rained” key, text 3 of 3, token 2: x 3.9, y -0.4. Nearest queries:"));
   assert.equal(axisTitle(a, 0), "PC1 (23.5 %)");
   assert.equal(axisTitle({ ...a, projection: "umap", explained: null }, 1), "UMAP 2");
   assert.equal(mapTitle(a), "Queries and keys of layer 2 head 3: 9 tokens from 3 texts, PCA");
   const none = { ...a, points: null, unavailable: "an ALiBi model bridged through transformers" };
-  assert.equal(corpusSummary(none), "9 tokens from 3 texts; no queries and keys: an ALiBi model bridged through transformers");
+  assert.equal(
+    corpusSummary(none),
+    "9 tokens from 3 texts; no queries and keys: an ALiBi model bridged through transformers",
+  );
   assert.equal(contextText("a b c d e f g h i j k".split(" "), 5), "… b c d e [f] g h i j …");
   assert.equal(contextText(["x"], 0), "[x]");
 });
@@ -117,11 +179,22 @@ test("the keyboard's cursor: sentence tokens, query and key, a text at a time, t
 test("the clusters: runs along the order, members, the closest pair, the summary", () => {
   const c = answer().clusters;
   assert.equal(headName(5, 3), "L2 H3");
-  assert.deepEqual(runs(c), [{ label: 0, start: 0, end: 2 }, { label: 1, start: 2, end: 4 }, { label: 2, start: 4, end: 6 }]);
-  assert.deepEqual(members(c), [[4, 1], [0, 3], [5, 2]]);
+  assert.deepEqual(runs(c), [
+    { label: 0, start: 0, end: 2 },
+    { label: 1, start: 2, end: 4 },
+    { label: 2, start: 4, end: 6 },
+  ]);
+  assert.deepEqual(members(c), [
+    [4, 1],
+    [0, 3],
+    [5, 2],
+  ]);
   assert.deepEqual(closestPair(c), { i: 4, j: 5, v: 0.95 });
-  assert.equal(clustersSummary(c, { layer: 0, head: 1 }), "6 heads in 3 clusters by cosine similarity; L1 H2, " +
-    "shown in the map, is in cluster 1 with L2 H2; the most similar pair: L2 H3 and L1 H3 (0.95).");
+  assert.equal(
+    clustersSummary(c, { layer: 0, head: 1 }),
+    "6 heads in 3 clusters by cosine similarity; L1 H2, " +
+      "shown in the map, is in cluster 1 with L2 H2; the most similar pair: L2 H3 and L1 H3 (0.95).",
+  );
   assert.deepEqual(similarityColour(2, false), similarityColour(1, false)); // clamped
   assert.notDeepEqual(similarityColour(-0.5, true), similarityColour(0.5, true));
 });
@@ -134,8 +207,16 @@ test("the card's state feeds both views, and its request body follows the contra
   assert.deepEqual(viewsFed(CORPUS_FEEDS, ["projection"]), ["corpus"]);
   assert.deepEqual(viewsFed(CORPUS_FEEDS, ["head"]), ["corpus", "headclusters"]);
   Object.assign(s, { max_tokens: 600, layer: 2, head: 5 });
-  assert.deepEqual(corpusBody(s, "the cat"), { source: "docs", text: "the cat", layer: 2, head: 5,
-    projection: "pca", seed: 0, max_tokens: 600, clusters: 6 });
+  assert.deepEqual(corpusBody(s, "the cat"), {
+    source: "docs",
+    text: "the cat",
+    layer: 2,
+    head: 5,
+    projection: "pca",
+    seed: 0,
+    max_tokens: 600,
+    clusters: 6,
+  });
   assert.equal("text" in corpusBody(s, "  "), false);
   assert.equal(corpusBody({ ...s, source: "upload", upload: "a\nb" }, "x").upload, "a\nb");
   assert.equal(charCount("a😀b"), 3); // code points, as the server counts

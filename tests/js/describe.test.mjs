@@ -4,25 +4,53 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import {
-  contrast, curveText, farthest, inkOn, luminance, moveCursor, strongest, strongestText,
+  contrast,
+  curveText,
+  farthest,
+  inkOn,
+  luminance,
+  moveCursor,
+  strongest,
+  strongestText,
 } from "../../static/js/views/describe.js";
 import { SCORE_LUT, WEIGHT_LUT } from "../../static/js/core/theme.js";
 
 const m = (rows) => ({ shape: [rows.length, rows[0].length], data: rows.flat() });
 
 test("strongest: the largest finite value, the first of equal ones, none when all are masked", () => {
-  assert.deepEqual(strongest(m([[0.1, 0.3], [0.3, 0.2]])), { i: 0, j: 1, v: 0.3 });
-  assert.deepEqual(strongest(m([[-Infinity, -2], [null, -1]])), { i: 1, j: 1, v: -1 });
+  assert.deepEqual(
+    strongest(
+      m([
+        [0.1, 0.3],
+        [0.3, 0.2],
+      ]),
+    ),
+    { i: 0, j: 1, v: 0.3 },
+  );
+  assert.deepEqual(
+    strongest(
+      m([
+        [-Infinity, -2],
+        [null, -1],
+      ]),
+    ),
+    { i: 1, j: 1, v: -1 },
+  );
   assert.equal(strongest(m([[-Infinity, null]])), null);
   // A non-square matrix (a cross-attention, a generation step's one row).
   assert.deepEqual(strongest({ shape: [1, 3], data: new Float32Array([0.2, 0.5, 0.3]) }), { i: 0, j: 1, v: 0.5 });
 });
 
 test("strongestText: the labels and the value to 2 decimals, ≈ for 8-bit snapshots", () => {
-  const w = m([[0.26, 0.14], [0.16, 0.301]]);
+  const w = m([
+    [0.26, 0.14],
+    [0.16, 0.301],
+  ]);
   assert.equal(strongestText(["An", "apple"], ["An", "apple"], w), "strongest: apple → apple 0.30");
-  assert.equal(strongestText(["q"], ["a", "b"], { shape: [1, 2], data: [0.1, 0.9] }, { approx: true, word: "top" }),
-    "top: q → b ≈ 0.90");
+  assert.equal(
+    strongestText(["q"], ["a", "b"], { shape: [1, 2], data: [0.1, 0.9] }, { approx: true, word: "top" }),
+    "top: q → b ≈ 0.90",
+  );
   assert.equal(strongestText(["a"], ["a"], m([[-Infinity]])), "every cell is masked");
   assert.equal(strongestText(["a"], ["b"], m([[-0.001]])), "strongest: a → b 0.00"); // never -0.00
 });
@@ -69,6 +97,18 @@ test("moveCursor: arrows clamp, Home/End to the row's ends (with Ctrl the grid's
 });
 
 test("farthest: the point that moved most between two layers, by Euclidean distance", () => {
-  assert.deepEqual(farthest([[0, 0], [1, 1]], [[3, 4], [1, 2]]), { i: 0, d: 5 });
+  assert.deepEqual(
+    farthest(
+      [
+        [0, 0],
+        [1, 1],
+      ],
+      [
+        [3, 4],
+        [1, 2],
+      ],
+    ),
+    { i: 0, d: 5 },
+  );
   assert.equal(farthest([], []), null);
 });

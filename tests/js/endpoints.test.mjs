@@ -21,17 +21,27 @@ function modules(dir) {
 test("no module but core/api.js names an /api/ path", () => {
   const all = modules(ROOT);
   // The walk reaches every folder: the entry, core/, views/ and each mode.
-  for (const path of ["main.js", API, "views/modelview.js", "modes/toy/index.js", "modes/sentence/index.js",
-    "modes/train/index.js"]) {
+  for (const path of [
+    "main.js",
+    API,
+    "views/modelview.js",
+    "modes/toy/index.js",
+    "modes/sentence/index.js",
+    "modes/train/index.js",
+  ]) {
     assert.ok(all.includes(path), `${path} not found under static/js`);
   }
   const api = readFileSync(join(ROOT, API), "utf8");
   for (const endpoint of ["/api/presets", "/api/models", "/api/trace", "/api/train"]) {
     assert.ok(api.includes(endpoint), `${API} does not name ${endpoint}`);
   }
-  const offenders = all.filter((path) => path !== API)
-    .flatMap((path) => readFileSync(join(ROOT, path), "utf8").split("\n")
-      .map((line, i) => (line.includes("/api/") ? `${path}:${i + 1}: ${line.trim()}` : null))
-      .filter((x) => x !== null));
+  const offenders = all
+    .filter((path) => path !== API)
+    .flatMap((path) =>
+      readFileSync(join(ROOT, path), "utf8")
+        .split("\n")
+        .map((line, i) => (line.includes("/api/") ? `${path}:${i + 1}: ${line.trim()}` : null))
+        .filter((x) => x !== null),
+    );
   assert.deepEqual(offenders, [], "endpoint URLs belong in core/api.js");
 });

@@ -7,8 +7,13 @@ import { test } from "node:test";
 import { changeText, largestChange, lossOf, lossRows, summaryText } from "../../static/js/views/knockout.js";
 
 const arr = (shape, values) => ({ dtype: "F32", shape, data: Float32Array.from(values) });
-const pred = (target, ids, probs) => ({ target: arr([target.length], target), ids: arr([ids.length, 1], ids),
-  probs: arr([probs.length, 1], probs), k: 1, vocab: { 5: "cat", 6: "dog", 7: "sat" } });
+const pred = (target, ids, probs) => ({
+  target: arr([target.length], target),
+  ids: arr([ids.length, 1], ids),
+  probs: arr([probs.length, 1], probs),
+  k: 1,
+  vocab: { 5: "cat", 6: "dog", 7: "sat" },
+});
 
 const DATA = {
   tokens: ["the", "cat", "sat"],
@@ -17,9 +22,12 @@ const DATA = {
     clean: pred([0.5, 0.25, 0], [5, 7, 5], [0.5, 0.3, 0.2]),
     knocked: pred([0.25, 0.25, 0], [6, 7, 5], [0.4, 0.3, 0.2]),
   },
-  diff: { layer: 1, head: 0,
+  diff: {
+    layer: 1,
+    head: 0,
     clean: arr([3, 3], [1, 0, 0, 0.5, 0.5, 0, 0.2, 0.3, 0.5]),
-    knocked: arr([3, 3], [1, 0, 0, 0.9, 0.4, 0, 0.2, 0.3, 0.5]) }, // (not weights: one change stands out)
+    knocked: arr([3, 3], [1, 0, 0, 0.9, 0.4, 0, 0.2, 0.3, 0.5]),
+  }, // (not weights: one change stands out)
 };
 
 test("losses are -ln p, clean and knocked out, for every position with a next token", () => {
@@ -40,8 +48,13 @@ test("the largest change and the summary name the cell and the head", () => {
   assert.ok(Math.abs(big.value - 0.4) < 1e-6);
   assert.equal(changeText(DATA), "Largest change: layer 2 head 1, “cat” → “the” +0.40.");
   const text = summaryText(DATA);
-  assert.ok(text.startsWith("Knocked out layer 1 head 2 (zero). Mean loss 1.040 → 1.386 (+0.347) over 2 positions; " +
-    "1 of 2 top predictions changed."), text);
+  assert.ok(
+    text.startsWith(
+      "Knocked out layer 1 head 2 (zero). Mean loss 1.040 → 1.386 (+0.347) over 2 positions; " +
+        "1 of 2 top predictions changed.",
+    ),
+    text,
+  );
   const same = { ...DATA, diff: { ...DATA.diff, knocked: DATA.diff.clean } };
   assert.equal(changeText(same), "Layer 2 head 1's attention did not change.");
 });

@@ -4,18 +4,64 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { ATTRIBUTES, buildMath, checkMath, ELEMENTS, importMath, MATHML_NS, parseMarkup } from "../../static/js/modes/learn/mathml.js";
 import {
-  articleRows, decodeLearnHash, emptyProgress, encodeLearnHash, fixed, readProgress, recordTasks, setLast,
-  stepDone, stepLabel, stepsDone, stepToOpen, stepToyState, taskLines, toyCheckBody, trainCheckBody, trainCheckKey,
+  ATTRIBUTES,
+  buildMath,
+  checkMath,
+  ELEMENTS,
+  importMath,
+  MATHML_NS,
+  parseMarkup,
+} from "../../static/js/modes/learn/mathml.js";
+import {
+  articleRows,
+  decodeLearnHash,
+  emptyProgress,
+  encodeLearnHash,
+  fixed,
+  readProgress,
+  recordTasks,
+  setLast,
+  stepDone,
+  stepLabel,
+  stepsDone,
+  stepToOpen,
+  stepToyState,
+  taskLines,
+  toyCheckBody,
+  trainCheckBody,
+  trainCheckKey,
   writeProgress,
 } from "../../static/js/modes/learn/progress.js";
 
-const DEFAULTS = { layers: 1, heads: 1, projections: "identity", weights: null, scale: true, mask: "none",
-  positional: "none", residual: false, norm: "none", ffn: false, seed: 0 };
+const DEFAULTS = {
+  layers: 1,
+  heads: 1,
+  projections: "identity",
+  weights: null,
+  scale: true,
+  mask: "none",
+  positional: "none",
+  residual: false,
+  norm: "none",
+  ffn: false,
+  seed: 0,
+};
 
-const step = (n, id, tasks = ["a"]) => ({ n, id, title: `Step ${id}`, lab: "toy", text: [], formula: "", formula_text: "",
-  toy: null, train: null, focus: [], article: [], tasks: tasks.map((t) => ({ id: t, prompt: `do ${t}`, hint: "", finding: false })) });
+const step = (n, id, tasks = ["a"]) => ({
+  n,
+  id,
+  title: `Step ${id}`,
+  lab: "toy",
+  text: [],
+  formula: "",
+  formula_text: "",
+  toy: null,
+  train: null,
+  focus: [],
+  article: [],
+  tasks: tasks.map((t) => ({ id: t, prompt: `do ${t}`, hint: "", finding: false })),
+});
 
 // ---- links -----------------------------------------------------------------------------------
 
@@ -58,8 +104,13 @@ test("progress round-trips, and what cannot be read is left out without throwing
   for (const junk of [null, undefined, "", "{", "[]", "42", '"x"', '{"v":2,"last":3}', '{"v":1,"done":[1,2]}']) {
     assert.deepEqual(readProgress(junk), emptyProgress(), String(junk));
   }
-  const mixed = readProgress(JSON.stringify({ v: 1, last: 2.5, done: { "ok-step": ["t1", 7, "t1", "<b>"], "BAD STEP": ["t"],
-    other: "nope", empty: [] } }));
+  const mixed = readProgress(
+    JSON.stringify({
+      v: 1,
+      last: 2.5,
+      done: { "ok-step": ["t1", 7, "t1", "<b>"], "BAD STEP": ["t"], other: "nope", empty: [] },
+    }),
+  );
   assert.deepEqual(mixed, { v: 1, last: null, done: { "ok-step": ["t1"] } });
   assert.equal(readProgress('{"v":1,"last":0}').last, null);
   assert.equal(readProgress('{"v":1,"last":7}').last, 7);
@@ -69,12 +120,21 @@ test("a task once done stays done; a step is done when all its tasks have been",
   const s = step(2, "heads", ["first", "second"]);
   let p = emptyProgress();
   assert.equal(stepDone(p, s), false);
-  p = recordTasks(p, "heads", [{ id: "first", done: true }, { id: "second", done: false }]);
+  p = recordTasks(p, "heads", [
+    { id: "first", done: true },
+    { id: "second", done: false },
+  ]);
   assert.deepEqual(p.done.heads, ["first"]);
   assert.equal(stepDone(p, s), false);
-  const same = recordTasks(p, "heads", [{ id: "first", done: false }, { id: "second", done: false }]);
+  const same = recordTasks(p, "heads", [
+    { id: "first", done: false },
+    { id: "second", done: false },
+  ]);
   assert.equal(same, p, "nothing new: the same object (nothing to save)");
-  p = recordTasks(p, "heads", [{ id: "first", done: false }, { id: "second", done: true }]);
+  p = recordTasks(p, "heads", [
+    { id: "first", done: false },
+    { id: "second", done: true },
+  ]);
   assert.deepEqual(p.done.heads, ["first", "second"]);
   assert.equal(stepDone(p, s), true);
   assert.equal(stepDone(p, step(3, "none", [])), false, "a step without tasks is never done");
@@ -86,31 +146,73 @@ test("a task once done stays done; a step is done when all its tasks have been",
 test("each task's line: the check's answer, and a task done before but not now", () => {
   const s = step(2, "heads", ["first", "second"]);
   const p = recordTasks(emptyProgress(), "heads", [{ id: "first", done: true }]);
-  assert.deepEqual(taskLines(s, null, p).map((t) => [t.id, t.done, t.before, t.says]),
-    [["first", false, true, ""], ["second", false, false, ""]]);
-  const answer = { step: "heads", tasks: [{ id: "first", done: true, says: "yes: 0.9" }, { id: "second", done: false, says: "no: 0.1" }] };
-  assert.deepEqual(taskLines(s, answer, p).map((t) => [t.id, t.done, t.before, t.says]),
-    [["first", true, false, "yes: 0.9"], ["second", false, false, "no: 0.1"]]);
+  assert.deepEqual(
+    taskLines(s, null, p).map((t) => [t.id, t.done, t.before, t.says]),
+    [
+      ["first", false, true, ""],
+      ["second", false, false, ""],
+    ],
+  );
+  const answer = {
+    step: "heads",
+    tasks: [
+      { id: "first", done: true, says: "yes: 0.9" },
+      { id: "second", done: false, says: "no: 0.1" },
+    ],
+  };
+  assert.deepEqual(
+    taskLines(s, answer, p).map((t) => [t.id, t.done, t.before, t.says]),
+    [
+      ["first", true, false, "yes: 0.9"],
+      ["second", false, false, "no: 0.1"],
+    ],
+  );
 });
 
 test("a finding done before stays done while another head is in view", () => {
   const s = step(12, "circuit", ["prev", "induction"]);
   s.tasks[0].finding = true;
   const p = recordTasks(emptyProgress(), "circuit", [{ id: "prev", done: true }]);
-  const answer = { step: "circuit", tasks: [{ id: "prev", done: false, says: "this head: 0.05" },
-    { id: "induction", done: true, says: "yes: 0.8" }] };
-  assert.deepEqual(taskLines(s, answer, p).map((t) => [t.id, t.done, t.before, t.found, t.says]),
-    [["prev", false, false, true, "this head: 0.05"], ["induction", true, false, false, "yes: 0.8"]]);
+  const answer = {
+    step: "circuit",
+    tasks: [
+      { id: "prev", done: false, says: "this head: 0.05" },
+      { id: "induction", done: true, says: "yes: 0.8" },
+    ],
+  };
+  assert.deepEqual(
+    taskLines(s, answer, p).map((t) => [t.id, t.done, t.before, t.found, t.says]),
+    [
+      ["prev", false, false, true, "this head: 0.05"],
+      ["induction", true, false, false, "yes: 0.8"],
+    ],
+  );
   s.tasks[0].finding = false;
-  assert.deepEqual(taskLines(s, answer, p).map((t) => [t.id, t.before, t.found]),
-    [["prev", true, false], ["induction", false, false]], "a state's task: done before, not now");
+  assert.deepEqual(
+    taskLines(s, answer, p).map((t) => [t.id, t.before, t.found]),
+    [
+      ["prev", true, false],
+      ["induction", false, false],
+    ],
+    "a state's task: done before, not now",
+  );
 });
 
 // ---- bodies ----------------------------------------------------------------------------------
 
 test("a toy step's state: the server's config over the defaults, the view over a default view", () => {
-  const toy = { preset: "apple-banana", tokens: ["a", "b", "c"], axes: ["x", "y"], embeddings: [[1, 0], [0, 1], [1, 1]],
-    config: { layers: 2, scale: false }, view: { head: 0, a: 0 } };
+  const toy = {
+    preset: "apple-banana",
+    tokens: ["a", "b", "c"],
+    axes: ["x", "y"],
+    embeddings: [
+      [1, 0],
+      [0, 1],
+      [1, 1],
+    ],
+    config: { layers: 2, scale: false },
+    view: { head: 0, a: 0 },
+  };
   const s = stepToyState(toy, DEFAULTS);
   assert.deepEqual(s.config, { ...DEFAULTS, layers: 2, scale: false });
   assert.deepEqual(s.view, { layer: 0, head: 0, vlayer: 2, a: 0, b: 2, trails: true, measure: "weights" });
@@ -124,7 +226,12 @@ test("a toy step's state: the server's config over the defaults, the view over a
 });
 
 test("a train step's check: the run and the head in view; asked again only when they change", () => {
-  const variant = (state, steps) => ({ state, checkpoints: steps.map((step) => ({ step })), induction: null, alignment: null });
+  const variant = (state, steps) => ({
+    state,
+    checkpoints: steps.map((step) => ({ step })),
+    induction: null,
+    alignment: null,
+  });
   const run = { id: "r1", state: "running", claims: null, variants: [variant("running", [0, 50])] };
   const view = { variant: 0, layer: 1, head: 0, checkpoint: 1, attention: "self" };
   assert.deepEqual(trainCheckBody(run, view), { run: "r1", view: { variant: 0, layer: 1, head: 0 } });
@@ -144,18 +251,38 @@ test("the engine's numbers at the article's rounding, beside the article's", () 
   assert.equal(fixed(-0.004, 2), "0.00");
   assert.equal(fixed(-0.3, 1), "-0.3");
   assert.equal(fixed(0.3695, 2), "0.37");
-  const rows = articleRows({ caption: "c", columns: ["An", "apple"], decimals: 2,
-    rows: [{ label: "apple", article: [0, 0.65], engine: [0.0, 0.6524] }, { label: "and", article: [0.5, 0.2], engine: [0.5, 0.2151] }] });
+  const rows = articleRows({
+    caption: "c",
+    columns: ["An", "apple"],
+    decimals: 2,
+    rows: [
+      { label: "apple", article: [0, 0.65], engine: [0.0, 0.6524] },
+      { label: "and", article: [0.5, 0.2], engine: [0.5, 0.2151] },
+    ],
+  });
   assert.deepEqual(rows, [
-    { label: "apple", cells: [{ article: "0.00", engine: "0.00", agrees: true }, { article: "0.65", engine: "0.65", agrees: true }] },
-    { label: "and", cells: [{ article: "0.50", engine: "0.50", agrees: true }, { article: "0.20", engine: "0.22", agrees: false }] },
+    {
+      label: "apple",
+      cells: [
+        { article: "0.00", engine: "0.00", agrees: true },
+        { article: "0.65", engine: "0.65", agrees: true },
+      ],
+    },
+    {
+      label: "and",
+      cells: [
+        { article: "0.50", engine: "0.50", agrees: true },
+        { article: "0.20", engine: "0.22", agrees: false },
+      ],
+    },
   ]);
 });
 
 // ---- MathML ----------------------------------------------------------------------------------
 
-const FORMULA = '<math display="block"><mrow><mi>w</mi><mo>=</mo><mtext>softmax</mtext><mo stretchy="false">(</mo>' +
-  '<mfrac><mrow><mi>q</mi><mo>&#x22C5;</mo><msup><mi>k</mi><mi>T</mi></msup></mrow><msqrt><mi>d</mi></msqrt></mfrac>' +
+const FORMULA =
+  '<math display="block"><mrow><mi>w</mi><mo>=</mo><mtext>softmax</mtext><mo stretchy="false">(</mo>' +
+  "<mfrac><mrow><mi>q</mi><mo>&#x22C5;</mo><msup><mi>k</mi><mi>T</mi></msup></mrow><msqrt><mi>d</mi></msqrt></mfrac>" +
   '<mo stretchy="false">)</mo><mspace width="0.5em"/><mtext>a &lt; b &amp; c</mtext></mrow></math>';
 
 test("a formula is read into a tree, entities replaced", () => {
@@ -163,64 +290,97 @@ test("a formula is read into a tree, entities replaced", () => {
   assert.equal(tree.name, "math");
   assert.deepEqual(tree.attrs, { display: "block" });
   const row = tree.children[0];
-  assert.deepEqual(row.children.map((c) => c.name), ["mi", "mo", "mtext", "mo", "mfrac", "mo", "mspace", "mtext"]);
+  assert.deepEqual(
+    row.children.map((c) => c.name),
+    ["mi", "mo", "mtext", "mo", "mfrac", "mo", "mspace", "mtext"],
+  );
   assert.deepEqual(row.children[4].children[0].children[1].children, [{ text: "⋅" }]);
   assert.deepEqual(row.children[6], { name: "mspace", attrs: { width: "0.5em" }, children: [] });
   assert.deepEqual(row.children[7].children, [{ text: "a < b & c" }]);
   assert.equal(parseMarkup("  <math><mn>1</mn></math>\n").name, "math", "white space around the root");
-  assert.deepEqual(parseMarkup("<math><mi mathvariant='bold'>x</mi></math>").children[0].attrs, { mathvariant: "bold" });
+  assert.deepEqual(parseMarkup("<math><mi mathvariant='bold'>x</mi></math>").children[0].attrs, {
+    mathvariant: "bold",
+  });
 });
 
 test("only allow-listed presentation MathML passes: anything else throws, naming it", () => {
   const bad = {
-    '<math><script>alert(1)</script></math>': /<script> is not an allowed/,
+    "<math><script>alert(1)</script></math>": /<script> is not an allowed/,
     '<math><mi onclick="x()">a</mi></math>': /attribute onclick of <mi> is not allowed/,
     '<math><mi href="https://example.org">a</mi></math>': /attribute href/,
     '<math><mi style="color:red">a</mi></math>': /attribute style/,
-    '<math><semantics><mi>a</mi><annotation-xml>x</annotation-xml></semantics></math>': /<semantics> is not an allowed/,
-    '<math><mi>a</mi><foreignObject/></math>': /<foreignObject>/,
-    '<svg><mi>a</mi></svg>': /root element must be <math>/,
-    '<math><math><mi>a</mi></math></math>': /<math> inside <math>/,
+    "<math><semantics><mi>a</mi><annotation-xml>x</annotation-xml></semantics></math>": /<semantics> is not an allowed/,
+    "<math><mi>a</mi><foreignObject/></math>": /<foreignObject>/,
+    "<svg><mi>a</mi></svg>": /root element must be <math>/,
+    "<math><math><mi>a</mi></math></math>": /<math> inside <math>/,
   };
   for (const [text, why] of Object.entries(bad)) assert.throws(() => checkMath(parseMarkup(text)), why, text);
   const unreadable = {
-    '<math><mi>a</mi>': /<math> is not closed/,
-    '<math><mi>a</mo></math>': /<\/mo> closes <mi>/,
-    '<math><mi>a</mi></math><math></math>': /more than one root/,
-    'x<math></math>': /text outside/,
-    '<math><!-- c --><mi>a</mi></math>': /cannot read the markup/,
-    '<math><![CDATA[<x>]]></math>': /cannot read the markup/,
+    "<math><mi>a</mi>": /<math> is not closed/,
+    "<math><mi>a</mo></math>": /<\/mo> closes <mi>/,
+    "<math><mi>a</mi></math><math></math>": /more than one root/,
+    "x<math></math>": /text outside/,
+    "<math><!-- c --><mi>a</mi></math>": /cannot read the markup/,
+    "<math><![CDATA[<x>]]></math>": /cannot read the markup/,
     '<?xml version="1.0"?><math/>': /cannot read the markup/,
-    '<math><mi a=b>x</mi></math>': /cannot read the markup/,
-    '<math><mi>&nbsp;</mi></math>': /entity &nbsp; is not one of/,
-    '<math><mi>&#xD800;</mi></math>': /not a character/,
-    '<math><mi>a & b</mi></math>': /not a complete entity/,
+    "<math><mi a=b>x</mi></math>": /cannot read the markup/,
+    "<math><mi>&nbsp;</mi></math>": /entity &nbsp; is not one of/,
+    "<math><mi>&#xD800;</mi></math>": /not a character/,
+    "<math><mi>a & b</mi></math>": /not a complete entity/,
     '<math><mi display="1" display="2">a</mi></math>': /display twice/,
-    '': /no element/,
+    "": /no element/,
   };
   for (const [text, why] of Object.entries(unreadable)) assert.throws(() => parseMarkup(text), why, text);
   assert.throws(() => parseMarkup(`<math>${"<mrow>".repeat(5000)}`), /longer than|not closed/);
-  assert.throws(() => checkMath(parseMarkup(`<math>${"<mrow>".repeat(70)}${"</mrow>".repeat(70)}</math>`)), /nested too deeply/);
-  assert.ok(!ELEMENTS.has("annotation") && !ELEMENTS.has("maction") && !ATTRIBUTES.has("href") && !ATTRIBUTES.has("class"));
+  assert.throws(
+    () => checkMath(parseMarkup(`<math>${"<mrow>".repeat(70)}${"</mrow>".repeat(70)}</math>`)),
+    /nested too deeply/,
+  );
+  assert.ok(
+    !ELEMENTS.has("annotation") && !ELEMENTS.has("maction") && !ATTRIBUTES.has("href") && !ATTRIBUTES.has("class"),
+  );
 });
 
 /** A stand-in document: elements as plain objects, recording what was made. */
 function fakeDocument() {
   const made = [];
-  const node = (ns, name) => ({ ns, name, attrs: {}, kids: [], setAttribute(k, v) { this.attrs[k] = v; }, append(...k) { this.kids.push(...k); } });
+  const node = (ns, name) => ({
+    ns,
+    name,
+    attrs: {},
+    kids: [],
+    setAttribute(k, v) {
+      this.attrs[k] = v;
+    },
+    append(...k) {
+      this.kids.push(...k);
+    },
+  });
   return {
     made,
-    createElementNS(ns, name) { const n = node(ns, name); made.push(n); return n; },
-    createTextNode(text) { return { text }; },
+    createElementNS(ns, name) {
+      const n = node(ns, name);
+      made.push(n);
+      return n;
+    },
+    createTextNode(text) {
+      return { text };
+    },
   };
 }
 
 test("the checked tree is built as MathML elements, text as text nodes", () => {
   const doc = fakeDocument();
-  const math = importMath('<math display="block"><msup><mi>x</mi><mn>2</mn></msup><mtext>&lt;b&gt;</mtext></math>', doc);
+  const math = importMath(
+    '<math display="block"><msup><mi>x</mi><mn>2</mn></msup><mtext>&lt;b&gt;</mtext></math>',
+    doc,
+  );
   assert.equal(math.name, "math");
   assert.ok(doc.made.every((n) => n.ns === MATHML_NS));
-  assert.deepEqual(doc.made.map((n) => n.name), ["math", "msup", "mi", "mn", "mtext"]);
+  assert.deepEqual(
+    doc.made.map((n) => n.name),
+    ["math", "msup", "mi", "mn", "mtext"],
+  );
   assert.deepEqual(math.attrs, { display: "block" });
   assert.deepEqual(math.kids[1].kids, [{ text: "<b>" }], "markup in text stays text");
   assert.throws(() => importMath("<math><img/></math>", fakeDocument()), /<img> is not an allowed/);

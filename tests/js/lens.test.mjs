@@ -21,15 +21,22 @@ test("the window: as many positions as fit, around the query, within the text", 
   assert.equal(columnsFor(480), 5);
   assert.equal(columnsFor(100), 3);
   assert.equal(columnsFor(4000), 16);
-  assert.deepEqual([0, 1, 2].map((r) => rowName(r, 3)), ["embeddings", "layer 1", "layer 2 (output)"]);
+  assert.deepEqual(
+    [0, 1, 2].map((r) => rowName(r, 3)),
+    ["embeddings", "layer 1", "layer 2 (output)"],
+  );
 });
 
 /** Two hidden states over positions 5 and 6 of a text of 7 tokens (a window from 5). */
 const data = {
   tokens: ["a", "b", "c", "d", "e", " cat", " sat"],
   start: 5,
-  top: { k: 1, ids: { dtype: "I32", shape: [2, 1], data: new Int32Array([9, 4]) },
-    probs: { dtype: "F32", shape: [2, 1], data: new Float32Array([0.5, 0.25]) }, vocab: { 9: " sat", 4: "!" } },
+  top: {
+    k: 1,
+    ids: { dtype: "I32", shape: [2, 1], data: new Int32Array([9, 4]) },
+    probs: { dtype: "F32", shape: [2, 1], data: new Float32Array([0.5, 0.25]) },
+    vocab: { 9: " sat", 4: "!" },
+  },
   lens: {
     rows: 2,
     ids: { dtype: "I32", shape: [2, 2], data: new Int32Array([3, 4, 9, 4]) },
@@ -42,20 +49,34 @@ const data = {
 };
 
 test("a cell's words: its row's top token, and the rank of the token that comes next", () => {
-  assert.equal(cellText(/** @type {any} */ (data), 0, 5),
-    "embeddings, after “ cat” (token 6): top “ the” 12.5%; the next token “ sat” is rank 7, 0.10%");
-  assert.equal(cellText(/** @type {any} */ (data), 1, 5),
-    "layer 1 (output), after “ cat” (token 6): top “ sat” 50.0%; the next token “ sat” is rank 1, 50.0%");
-  assert.equal(cellText(/** @type {any} */ (data), 1, 6),
-    "layer 1 (output), after “ sat” (token 7): top “!” 25.0%; the text ends here");
+  assert.equal(
+    cellText(/** @type {any} */ (data), 0, 5),
+    "embeddings, after “ cat” (token 6): top “ the” 12.5%; the next token “ sat” is rank 7, 0.10%",
+  );
+  assert.equal(
+    cellText(/** @type {any} */ (data), 1, 5),
+    "layer 1 (output), after “ cat” (token 6): top “ sat” 50.0%; the next token “ sat” is rank 1, 50.0%",
+  );
+  assert.equal(
+    cellText(/** @type {any} */ (data), 1, 6),
+    "layer 1 (output), after “ sat” (token 7): top “!” 25.0%; the text ends here",
+  );
   assert.equal(firstKnown(/** @type {any} */ (data), 5), 1);
   assert.equal(firstKnown(/** @type {any} */ (data), 6), -1);
 });
 
 test("an encoder's head: each position's own token, and a mask the text does not fill", () => {
-  const masked = /** @type {any} */ ({ ...data, predicts: "masked",
-    lens: { ...data.lens, targets: { dtype: "I32", shape: [2], data: new Int32Array([3, -1]) } } });
-  assert.equal(cellText(masked, 0, 5),
-    "embeddings, at “ cat” (token 6): top “ the” 12.5%; the text's token “ the” is rank 7, 0.10%");
-  assert.equal(cellText(masked, 1, 6), "layer 1 (output), at “ sat” (token 7): top “!” 25.0%; a mask: the text does not say");
+  const masked = /** @type {any} */ ({
+    ...data,
+    predicts: "masked",
+    lens: { ...data.lens, targets: { dtype: "I32", shape: [2], data: new Int32Array([3, -1]) } },
+  });
+  assert.equal(
+    cellText(masked, 0, 5),
+    "embeddings, at “ cat” (token 6): top “ the” 12.5%; the text's token “ the” is rank 7, 0.10%",
+  );
+  assert.equal(
+    cellText(masked, 1, 6),
+    "layer 1 (output), at “ sat” (token 7): top “!” 25.0%; a mask: the text does not say",
+  );
 });

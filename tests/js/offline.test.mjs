@@ -17,19 +17,23 @@ assert.ok(literal, "loader.js defines const IMPORT = /.../flags;");
 const IMPORT = new RegExp(literal[1], literal[2]);
 
 /** @param {string} dir @returns {string[]} */
-const walk = (dir) => readdirSync(dir).flatMap((f) => {
-  const p = join(dir, f);
-  return statSync(p).isDirectory() ? walk(p) : p.endsWith(".js") ? [p] : [];
-});
+const walk = (dir) =>
+  readdirSync(dir).flatMap((f) => {
+    const p = join(dir, f);
+    return statSync(p).isDirectory() ? walk(p) : p.endsWith(".js") ? [p] : [];
+  });
 const MODULES = walk(ROOT).filter((p) => !p.endsWith("offline/loader.js"));
 
 /** The code without its comments (strings kept: none of ours holds a comment opener). @param {string} s */
 const code = (s) => s.replace(/\/\*[\s\S]*?\*\//g, "").replace(/(^|[^:"'`\\])\/\/.*$/gm, "$1");
 
 /** Each static import or re-export statement of a module, whole. @param {string} s */
-const statements = (s) => [...code(s).matchAll(
-  /^\s*(import\s[^;]*?["'][^"']+["']|import\s*["'][^"']+["']|export\s*(?:\*(?:\s*as\s+\w+)?|\{[^}]*\})\s*from\s*["'][^"']+["'])/gm)]
-  .map((m) => m[1]);
+const statements = (s) =>
+  [
+    ...code(s).matchAll(
+      /^\s*(import\s[^;]*?["'][^"']+["']|import\s*["'][^"']+["']|export\s*(?:\*(?:\s*as\s+\w+)?|\{[^}]*\})\s*from\s*["'][^"']+["'])/gm,
+    ),
+  ].map((m) => m[1]);
 
 test("every module's imports are relative ES imports the loader rewrites", () => {
   assert.ok(MODULES.length > 20, "found the page's modules");
@@ -54,8 +58,9 @@ test("the import graph has no cycle", () => {
   /** @type {Map<string, string[]>} */
   const edges = new Map();
   for (const path of MODULES) {
-    const deps = [...code(readFileSync(path, "utf8")).matchAll(new RegExp(IMPORT.source, "gm"))]
-      .map((m) => resolve(dirname(path), m[4]));
+    const deps = [...code(readFileSync(path, "utf8")).matchAll(new RegExp(IMPORT.source, "gm"))].map((m) =>
+      resolve(dirname(path), m[4]),
+    );
     edges.set(path, deps);
   }
   const state = new Map(); // 1: on the path, 2: done
@@ -109,8 +114,11 @@ test("unshuffle gives back every float", () => {
 });
 
 test("the token options' false is their default; any thumbnails answer any side", async () => {
-  assert.deepEqual(normal({ fields: "view", hide_special: false, merge_words: true, layer: 0, x: null }),
-    { fields: "view", merge_words: "true", layer: "0" });
+  assert.deepEqual(normal({ fields: "view", hide_special: false, merge_words: true, layer: 0, x: null }), {
+    fields: "view",
+    merge_words: "true",
+    layer: "0",
+  });
   const thumbs = plain({ v: { shape: [1], data: [1] } }, { which: "thumbs" });
   const parts = openEmbedded([{ params: { fields: "thumbs", thumb: 80, hide_special: false }, body: thumbs }]);
   assert.equal((await parts.get({ fields: "thumbs", thumb: 123, merge_words: false })).meta.which, "thumbs");
@@ -123,8 +131,14 @@ test("a query's row is cut from the part of every row; a hidden row is refused",
   const att = [0.1, 0.2, 0.7, 0.3, 0.3, 0.4, 0.5, 0.25, 0.25];
   const view = [0.4, 0.6, 0.5, 0.5];
   const meta = { token_view: { groups: [[1], [2]] }, query: null, layer: 0, head: 0 };
-  const whole = plain({ attentions: { shape: [1, 1, 3, 3], data: att }, view: { shape: [1, 1, 2, 2], data: view },
-    keys: { shape: [1, 3, 1], data: [1, 2, 3] } }, meta);
+  const whole = plain(
+    {
+      attentions: { shape: [1, 1, 3, 3], data: att },
+      view: { shape: [1, 1, 2, 2], data: view },
+      keys: { shape: [1, 3, 1], data: [1, 2, 3] },
+    },
+    meta,
+  );
   const params = { fields: "attentions,keys,view", layer: 0, head: 0, hide_special: true };
   const parts = openEmbedded([{ params, body: whole }]);
   const row = await parts.get({ ...params, query: 2 });
@@ -146,8 +160,10 @@ test("a part the file lacks is refused, naming what the file holds", async () =>
     { params: { fields: "view", layer: 0, head: 4 }, body: b },
     { params: { fields: "head_mean", layer: 1 }, body: b },
   ]);
-  await assert.rejects(parts.get({ fields: "view", layer: 3, head: 0 }),
-    /this file holds the exact weights of layer 1 head 5; layer 2 heads 1–3, head mean of layer 2; `attnviz export --budget BYTES`/);
+  await assert.rejects(
+    parts.get({ fields: "view", layer: 3, head: 0 }),
+    /this file holds the exact weights of layer 1 head 5; layer 2 heads 1–3, head mean of layer 2; `attnviz export --budget BYTES`/,
+  );
   assert.match(holds([]), /no head's exact weights/);
   parts.seed({ fields: "view", layer: 3, head: 0 }, { meta: { seeded: true }, arrays: {} });
   assert.equal((await parts.get({ layer: 3, head: 0, fields: "view" })).meta.seeded, true);

@@ -15,18 +15,40 @@ const u8 = (shape) => ({ dtype: "U8", shape, data: new Uint8Array(shape.reduce((
 const f32 = (shape) => ({ dtype: "F32", shape, data: new Float32Array(shape.reduce((a, b) => a * b, 1)) });
 
 /** A first response's meta: 4 tokens, the first and last special, 2 layers x 3 heads. */
-const meta = (extra = {}) => ({ n: 4, layers: 2, heads: 3, tokens: ["[CLS]", "a", "b", "[SEP]"],
-  special: [true, false, false, true], ...extra });
+const meta = (extra = {}) => ({
+  n: 4,
+  layers: 2,
+  heads: 3,
+  tokens: ["[CLS]", "a", "b", "[SEP]"],
+  special: [true, false, false, true],
+  ...extra,
+});
 
 /** The thumbnails part: `pool` 1 keeps every row. */
-const thumbs = (pool) => ({ meta: { ...meta(), thumbs: { pool, size: 4 } },
-  arrays: { "thumbs.values": u8([2, 3, 4, 4]), "thumbs.scale": f32([2, 3]) } });
+const thumbs = (pool) => ({
+  meta: { ...meta(), thumbs: { pool, size: 4 } },
+  arrays: { "thumbs.values": u8([2, 3, 4, 4]), "thumbs.scale": f32([2, 3]) },
+});
 
 function setup(first, state = {}) {
   const asked = [];
-  const app = { s: { ...defaultSentence("m", "a b"), ...state }, models: null, first, entropy: null,
-    active: true, problem: null, generation: 1,
-    parts: { body: {}, seed() {}, get(params) { asked.push(params); return Promise.resolve(params.fields === "thumbs" ? thumbs(first.meta.thumbs?.pool ?? 1) : first); } } };
+  const app = {
+    s: { ...defaultSentence("m", "a b"), ...state },
+    models: null,
+    first,
+    entropy: null,
+    active: true,
+    problem: null,
+    generation: 1,
+    parts: {
+      body: {},
+      seed() {},
+      get(params) {
+        asked.push(params);
+        return Promise.resolve(params.fields === "thumbs" ? thumbs(first.meta.thumbs?.pool ?? 1) : first);
+      },
+    },
+  };
   const p = createParts(app, () => ({ heads: 3 }));
   return { app, p, asked };
 }
@@ -42,7 +64,12 @@ test("the model view asks for the chosen head exact, or the chosen aggregate of 
     { fields: "rollout", layer: 1, hide_special: true, merge_words: false },
   ]);
   // The thumbnails: as wide as the grid's cells (1000 px over 3.6 heads).
-  assert.deepEqual(p.thumbParams(), { fields: "thumbs", thumb: Math.ceil(1000 / 3.6), hide_special: true, merge_words: false });
+  assert.deepEqual(p.thumbParams(), {
+    fields: "thumbs",
+    thumb: Math.ceil(1000 / 3.6),
+    hide_special: true,
+    merge_words: false,
+  });
 });
 
 test("the query: the chosen token, unless it is a hidden special token; else the first ordinary", () => {
@@ -75,10 +102,15 @@ test("a layer's 8-bit weights: the thumbnails' layer when unpooled, else that la
   const small = setup({ meta: meta({ thumbs: { pool: 1, size: 4 } }), arrays: {} }, { layer: 1 });
   const layer = await small.p.layerPart();
   assert.deepEqual(layer.values.shape, [3, 4, 4]);
-  assert.deepEqual(small.asked.map((a) => a.thumb_layer), [undefined]); // the thumbnails only
+  assert.deepEqual(
+    small.asked.map((a) => a.thumb_layer),
+    [undefined],
+  ); // the thumbnails only
   const long = setup({ meta: meta({ thumbs: { pool: 4, size: 4 } }), arrays: {} }, { layer: 1 });
   await long.p.layerPart();
-  assert.deepEqual(long.asked, [{ fields: "thumbs", thumb: 0, thumb_layer: 1, hide_special: false, merge_words: false }]);
+  assert.deepEqual(long.asked, [
+    { fields: "thumbs", thumb: 0, thumb_layer: 1, hide_special: false, merge_words: false },
+  ]);
 });
 
 test("a long text's head view reads the query's rows first; generation asks for the row that wrote", async () => {
@@ -88,7 +120,10 @@ test("a long text's head view reads the query's rows first; generation asks for 
   assert.equal(long.p.readsRows(), true);
   long.app.s.mergeWords = true; // an option regroups the rows: the layer, not the rows
   assert.equal(long.p.readsRows(), false);
-  const gen = setup({ meta: meta({ n: 10, generated: { start: 6, steps: 4 } }), arrays: {} }, { layer: 1, head: 0, step: 2 });
+  const gen = setup(
+    { meta: meta({ n: 10, generated: { start: 6, steps: 4 } }), arrays: {} },
+    { layer: 1, head: 0, step: 2 },
+  );
   assert.equal(gen.p.genStep(), 2);
   await gen.p.genPart();
   assert.deepEqual(gen.asked, [{ fields: "attentions", layer: 1, head: 0, query: 6 }]); // start + step - 2
@@ -98,8 +133,10 @@ test("a long text's head view reads the query's rows first; generation asks for 
 });
 
 test("value-weighted: the model and head views' parts carry the measure, once the trace has it", async () => {
-  const { app, p, asked } = setup({ meta: meta({ thumbs: { pool: 1, size: 4 } }), arrays: {} },
-    { layer: 1, head: 2, measure: "value_weighted" });
+  const { app, p, asked } = setup(
+    { meta: meta({ thumbs: { pool: 1, size: 4 } }), arrays: {} },
+    { layer: 1, head: 2, measure: "value_weighted" },
+  );
   await p.headPart();
   app.s.aggregate = "head_max";
   await p.headPart();
@@ -114,8 +151,10 @@ test("value-weighted: the model and head views' parts carry the measure, once th
   ]);
   assert.equal(p.thumbParams().measure, "value_weighted");
   // A trace that lacks it (a model served through transformers): the weights, as before.
-  const bridged = setup({ meta: meta({ unavailable: { value_weighted: "value_weighted: no W_O" } }), arrays: {} },
-    { measure: "value_weighted" });
+  const bridged = setup(
+    { meta: meta({ unavailable: { value_weighted: "value_weighted: no W_O" } }), arrays: {} },
+    { measure: "value_weighted" },
+  );
   assert.equal(bridged.p.thumbParams().measure, undefined);
   assert.equal(bridged.p.valueWeighted(), false);
 });

@@ -3,19 +3,58 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import {
-  ablateBody, clampSentence, decodeShare, defaultSentence, encodeShare, fromPreset, headChoices,
-  headsNote, matchesPreset, normalize, problem, sentenceFromRaw, toRequest,
+  ablateBody,
+  clampSentence,
+  decodeShare,
+  defaultSentence,
+  encodeShare,
+  fromPreset,
+  headChoices,
+  headsNote,
+  matchesPreset,
+  normalize,
+  problem,
+  sentenceFromRaw,
+  toRequest,
 } from "../../static/js/core/state.js";
 
 // What /api/presets serves (the tests of the API pin the server's side).
-const LIMITS = { max_tokens: 64, max_dim: 64, max_layers: 12, max_heads: 16, max_token_chars: 40,
-  max_abs_value: 1000, max_text_chars: 20000, max_thumb: 1024 };
-const DEFAULTS = { layers: 1, heads: 1, projections: "identity", weights: null, scale: true,
-  mask: "none", positional: "none", residual: false, norm: "none", ffn: false, seed: 0 };
-const APPLE = { id: "apple", tokens: ["An", "apple", "and", "a", "banana"],
+const LIMITS = {
+  max_tokens: 64,
+  max_dim: 64,
+  max_layers: 12,
+  max_heads: 16,
+  max_token_chars: 40,
+  max_abs_value: 1000,
+  max_text_chars: 20000,
+  max_thumb: 1024,
+};
+const DEFAULTS = {
+  layers: 1,
+  heads: 1,
+  projections: "identity",
+  weights: null,
+  scale: true,
+  mask: "none",
+  positional: "none",
+  residual: false,
+  norm: "none",
+  ffn: false,
+  seed: 0,
+};
+const APPLE = {
+  id: "apple",
+  tokens: ["An", "apple", "and", "a", "banana"],
   axes: ["tech", "fruit", "grammar"],
-  embeddings: [[0, 0, 1], [0.7, 0.8, 0], [0, 0, 0.5], [0, 0, 1], [0, 0.8, 0]],
-  config: { layers: 1 } };
+  embeddings: [
+    [0, 0, 1],
+    [0.7, 0.8, 0],
+    [0, 0, 0.5],
+    [0, 0, 1],
+    [0, 0.8, 0],
+  ],
+  config: { layers: 1 },
+};
 
 const apple = () => normalize(fromPreset(APPLE, DEFAULTS), LIMITS);
 
@@ -36,8 +75,16 @@ test("normalize keeps heads dividing d, matrices d x d, views in range", () => {
   normalize(s, LIMITS);
   assert.equal(s.config.heads, 1);
   assert.equal(s.config.layers, 12);
-  assert.deepEqual(s.config.weights.q, [[2, 0, 0], [0, 1, 0], [0, 0, 1]]);
-  assert.deepEqual(s.config.weights.o, [[1, 0, 0], [0, 1, 0], [0, 0, 1]]);
+  assert.deepEqual(s.config.weights.q, [
+    [2, 0, 0],
+    [0, 1, 0],
+    [0, 0, 1],
+  ]);
+  assert.deepEqual(s.config.weights.o, [
+    [1, 0, 0],
+    [0, 1, 0],
+    [0, 0, 1],
+  ]);
   assert.deepEqual([s.view.layer, s.view.head, s.view.vlayer, s.view.a, s.view.b], [9, 0, 12, 0, 4]);
   s.view.layer = 30;
   assert.equal(normalize(s, LIMITS).view.layer, 11);
@@ -90,13 +137,26 @@ test("toy links round-trip; old v1 links still open", () => {
   assert.deepEqual(back.toy, s);
   assert.equal(decodeShare("", LIMITS, DEFAULTS), null);
   assert.throws(() => decodeShare("#s=bm90IGpzb24", LIMITS, DEFAULTS));
-  const bad = "#s=" + Buffer.from(JSON.stringify({ v: 1, tokens: ["a"], axes: ["x"], embeddings: [[1, 2]], config: {} })).toString("base64url");
+  const bad =
+    "#s=" +
+    Buffer.from(JSON.stringify({ v: 1, tokens: ["a"], axes: ["x"], embeddings: [[1, 2]], config: {} })).toString(
+      "base64url",
+    );
   assert.throws(() => decodeShare(bad, LIMITS, DEFAULTS), /not a valid n x d table/);
 });
 
 test("sentence links round-trip; wrong fields fall back to defaults", () => {
-  const s = { ...defaultSentence("m", "I sat"), layer: 3, head: 5, heads: [1, 5], query: 2,
-    hideSpecial: true, picked: [1, 4], dims: 2, allKeys: true };
+  const s = {
+    ...defaultSentence("m", "I sat"),
+    layer: 3,
+    head: 5,
+    heads: [1, 5],
+    query: 2,
+    hideSpecial: true,
+    picked: [1, 4],
+    dims: 2,
+    allKeys: true,
+  };
   const back = decodeShare(encodeShare("sentence", apple(), s), LIMITS, DEFAULTS);
   assert.equal(back.mode, "sentence");
   assert.deepEqual(back.sentence, s);
@@ -117,22 +177,52 @@ test("the measure (weights | value-weighted) round-trips in a link; anything els
 });
 
 test("the knock-out round-trips in a link and becomes the trace's ablate; bad entries are dropped", () => {
-  const s = { ...defaultSentence("m", "I sat"), ablate: [{ layer: 0, head: 1 }, { layer: 2, head: 0 }],
-    ablateMode: "patch", ablateSource: "You stood", diffLayer: 3, diffHead: 2 };
+  const s = {
+    ...defaultSentence("m", "I sat"),
+    ablate: [
+      { layer: 0, head: 1 },
+      { layer: 2, head: 0 },
+    ],
+    ablateMode: "patch",
+    ablateSource: "You stood",
+    diffLayer: 3,
+    diffHead: 2,
+  };
   const hash = encodeShare("sentence", null, s);
-  assert.deepEqual(payload(hash).sentence.ablate, [{ layer: 0, head: 1 }, { layer: 2, head: 0 }]);
+  assert.deepEqual(payload(hash).sentence.ablate, [
+    { layer: 0, head: 1 },
+    { layer: 2, head: 0 },
+  ]);
   assert.deepEqual(decodeShare(hash, LIMITS, DEFAULTS).sentence, s);
-  assert.deepEqual(ablateBody(s), [{ layer: 0, head: 1, mode: "patch", source: "You stood" },
-    { layer: 2, head: 0, mode: "patch", source: "You stood" }]);
+  assert.deepEqual(ablateBody(s), [
+    { layer: 0, head: 1, mode: "patch", source: "You stood" },
+    { layer: 2, head: 0, mode: "patch", source: "You stood" },
+  ]);
   assert.deepEqual(ablateBody({ ...s, ablateSource: "  " }), []); // a patch waits for its source
-  assert.deepEqual(ablateBody({ ...s, ablateMode: "mean" }), [{ layer: 0, head: 1, mode: "mean" },
-    { layer: 2, head: 0, mode: "mean" }]);
-  const raw = sentenceFromRaw({ ablate: [{ layer: 1, head: 1 }, { layer: 1, head: 1 }, { layer: -1, head: 0 }, "x", null],
-    ablateMode: "half", ablateSource: 3, diffLayer: -2 });
-  assert.deepEqual([raw.ablate, raw.ablateMode, raw.ablateSource, raw.diffLayer], [[{ layer: 1, head: 1 }], "zero", "", null]);
+  assert.deepEqual(ablateBody({ ...s, ablateMode: "mean" }), [
+    { layer: 0, head: 1, mode: "mean" },
+    { layer: 2, head: 0, mode: "mean" },
+  ]);
+  const raw = sentenceFromRaw({
+    ablate: [{ layer: 1, head: 1 }, { layer: 1, head: 1 }, { layer: -1, head: 0 }, "x", null],
+    ablateMode: "half",
+    ablateSource: 3,
+    diffLayer: -2,
+  });
+  assert.deepEqual(
+    [raw.ablate, raw.ablateMode, raw.ablateSource, raw.diffLayer],
+    [[{ layer: 1, head: 1 }], "zero", "", null],
+  );
   // At their defaults they are left out of the link; a smaller model drops heads past it.
   assert.equal(payload(encodeShare("sentence", null, defaultSentence("m", "x"))).sentence.ablate, undefined);
-  const big = { ...s, ablate: [{ layer: 0, head: 1 }, { layer: 1, head: 7 }, { layer: 5, head: 0 }] };
+  const big = {
+    ...s,
+    ablate: [
+      { layer: 0, head: 1 },
+      { layer: 1, head: 7 },
+      { layer: 5, head: 0 },
+    ],
+  };
   assert.deepEqual(clampSentence(big, 2, 4).ablate, [{ layer: 0, head: 1 }]);
   assert.deepEqual([big.diffLayer, big.diffHead], [1, 2]);
 });
@@ -147,8 +237,16 @@ test("clampSentence keeps choices inside a smaller model and text", () => {
 
 // ---- Share links carry both modes (v3) ----------------------------------------------------
 
-const CAUSAL = { id: "causal", tokens: ["a", "b"], axes: ["x", "y"], embeddings: [[1, 0], [0, 1]],
-  config: { layers: 2, mask: "causal" } };
+const CAUSAL = {
+  id: "causal",
+  tokens: ["a", "b"],
+  axes: ["x", "y"],
+  embeddings: [
+    [1, 0],
+    [0, 1],
+  ],
+  config: { layers: 2, mask: "causal" },
+};
 const CTX = { presets: [APPLE, CAUSAL], limits: LIMITS, defaults: DEFAULTS };
 /** The JSON object in a hash. @param {string} hash */
 const payload = (hash) => JSON.parse(Buffer.from(hash.slice(3), "base64url").toString());
@@ -159,8 +257,16 @@ test("a sentence link carries the toy lab's state, and a toy link the sentence's
   toy.config.layers = 3;
   normalize(toy, LIMITS);
   toy.view.layer = 2;
-  const sentence = { ...defaultSentence("m", "The animal didn't cross"), layer: 4, head: 7, query: 3,
-    hideSpecial: true, mergeWords: true, picked: "all", dims: 3 };
+  const sentence = {
+    ...defaultSentence("m", "The animal didn't cross"),
+    layer: 4,
+    head: 7,
+    query: 3,
+    hideSpecial: true,
+    mergeWords: true,
+    picked: "all",
+    dims: 3,
+  };
   for (const mode of ["sentence", "toy"]) {
     const back = decodeShare(encodeShare(mode, toy, sentence, CTX), LIMITS, DEFAULTS, CTX.presets);
     assert.equal(back.mode, mode);
@@ -185,8 +291,11 @@ test("links are compact: a preset's table by its id, defaults left out, an unope
   assert.deepEqual(c.toy, causal);
   // Only the sentence keys that differ from the defaults travel.
   const s = { ...defaultSentence("m", "hi"), head: 2 };
-  assert.deepEqual(payload(encodeShare("sentence", null, s, CTX)), { v: 3, mode: "sentence",
-    sentence: { model: "m", text: "hi", head: 2 } });
+  assert.deepEqual(payload(encodeShare("sentence", null, s, CTX)), {
+    v: 3,
+    mode: "sentence",
+    sentence: { model: "m", text: "hi", head: 2 },
+  });
   // A long sentence link is shorter than the full states it restores.
   const long = { ...defaultSentence("m", "word ".repeat(200)) };
   const full = JSON.stringify({ toy, sentence: long });
@@ -194,9 +303,14 @@ test("links are compact: a preset's table by its id, defaults left out, an unope
 });
 
 test("a link naming a preset this server lacks is refused by name; v1 and v2 links still open", () => {
-  const hash = "#s=" + Buffer.from(JSON.stringify({ v: 3, mode: "toy", toy: { preset: "gone", view: {} } })).toString("base64url");
+  const hash =
+    "#s=" + Buffer.from(JSON.stringify({ v: 3, mode: "toy", toy: { preset: "gone", view: {} } })).toString("base64url");
   assert.throws(() => decodeShare(hash, LIMITS, DEFAULTS, CTX.presets), /preset 'gone'/);
-  const v2 = "#s=" + Buffer.from(JSON.stringify({ v: 2, mode: "sentence", sentence: { model: "m", text: "x", head: 1 } })).toString("base64url");
+  const v2 =
+    "#s=" +
+    Buffer.from(JSON.stringify({ v: 2, mode: "sentence", sentence: { model: "m", text: "x", head: 1 } })).toString(
+      "base64url",
+    );
   const back = decodeShare(v2, LIMITS, DEFAULTS, CTX.presets);
   assert.deepEqual([back.mode, back.toy, back.sentence.head], ["sentence", null, 1]);
 });

@@ -10,20 +10,39 @@ import { EVENTS, initialState, opened, reduce } from "../../static/js/modes/trai
 
 /** A checkpoint at `step` whose 1 x 1 x 2 x 2 snapshot holds `values` (uint8) at scale `scale`. */
 const checkpoint = (step, values = [255, 0, 128, 127], scale = 1) => ({
-  step, heldout: 3 - step / 100, seconds: step / 10, sample: null,
+  step,
+  heldout: 3 - step / 100,
+  seconds: step / 10,
+  sample: null,
   thumbs: { shape: [1, 1, 2, 2], values: Buffer.from(values).toString("base64"), scale: [[scale]] },
 });
 
 const variant = (label, state = "waiting") => ({
-  label, arch: { layers: 1, heads: 1 }, params: 100, state, model: null, induction: null,
-  checkpoints: [], history: { step: [], loss: [], grad_norms: [], seconds: [] },
+  label,
+  arch: { layers: 1, heads: 1 },
+  params: 100,
+  state,
+  model: null,
+  induction: null,
+  checkpoints: [],
+  history: { step: [], loss: [], grad_norms: [], seconds: [] },
 });
 
 /** A running run of two variants (a compared switch), nothing trained yet. */
 const fresh = () => ({
-  id: "r1-0000000001", state: "running", reason: null, task: "induction", about: "", preset: null,
-  compare: "scale", steps: 4, opt: { steps: 4, lr: 0.01, batch: 8, seed: 0 }, checkpoint_steps: [0, 2, 4],
-  probe: { tokens: ["a", "b"], text: "ab", look: "", prompt: null }, baseline: null, claims: null,
+  id: "r1-0000000001",
+  state: "running",
+  reason: null,
+  task: "induction",
+  about: "",
+  preset: null,
+  compare: "scale",
+  steps: 4,
+  opt: { steps: 4, lr: 0.01, batch: 8, seed: 0 },
+  checkpoint_steps: [0, 2, 4],
+  probe: { tokens: ["a", "b"], text: "ab", look: "", prompt: null },
+  baseline: null,
+  claims: null,
   variants: [variant("1/√d scaling", "running"), variant("no scaling")],
 });
 
@@ -43,8 +62,16 @@ function run(state, events) {
 
 const steps = (v, from, to) => {
   const step = Array.from({ length: to - from + 1 }, (_, i) => from + i);
-  return { type: "steps", data: { variant: v, step, loss: step.map((s) => 3 / s), grad_norms: step.map((s) => [s, 2 * s]),
-    seconds: step.map((s) => s / 10) } };
+  return {
+    type: "steps",
+    data: {
+      variant: v,
+      step,
+      loss: step.map((s) => 3 / s),
+      grad_norms: step.map((s) => [s, 2 * s]),
+      seconds: step.map((s) => s / 10),
+    },
+  };
 };
 
 test("the events a run sends are the reducer's, state first and end last", () => {
@@ -74,15 +101,29 @@ test("steps: each batch of steps is appended to its variant's history, column by
   const before = opened(fresh());
   const s = run(before, [steps(0, 1, 2), steps(0, 3, 3)]);
   assert.deepEqual(s.run.variants[0].history, {
-    step: [1, 2, 3], loss: [3, 1.5, 1], grad_norms: [[1, 2], [2, 4], [3, 6]], seconds: [0.1, 0.2, 0.3] });
+    step: [1, 2, 3],
+    loss: [3, 1.5, 1],
+    grad_norms: [
+      [1, 2],
+      [2, 4],
+      [3, 6],
+    ],
+    seconds: [0.1, 0.2, 0.3],
+  });
   assert.equal(s.run.variants[1], before.run.variants[1]); // the other variant is the same object
   assert.equal(s.run.variants[0].checkpoints, before.run.variants[0].checkpoints);
 });
 
 test("checkpoint: appended; the slider follows the newest, or stays where the reader put it", () => {
-  let s = run(opened(fresh()), [{ type: "checkpoint", data: { variant: 0, checkpoint: checkpoint(0) } }, steps(0, 1, 2),
-    { type: "checkpoint", data: { variant: 0, checkpoint: checkpoint(2) } }]);
-  assert.deepEqual(s.run.variants[0].checkpoints.map((c) => c.step), [0, 2]);
+  let s = run(opened(fresh()), [
+    { type: "checkpoint", data: { variant: 0, checkpoint: checkpoint(0) } },
+    steps(0, 1, 2),
+    { type: "checkpoint", data: { variant: 0, checkpoint: checkpoint(2) } },
+  ]);
+  assert.deepEqual(
+    s.run.variants[0].checkpoints.map((c) => c.step),
+    [0, 2],
+  );
   assert.deepEqual(shownSteps(s.run), [0, 2, 4]); // while running: the schedule
   assert.equal(s.view.checkpoint, 1); // following: step 2 is shown
   // The reader moved the slider back: a new checkpoint does not move it.
@@ -94,16 +135,25 @@ test("checkpoint: appended; the slider follows the newest, or stays where the re
   s = reduce(s, { type: "checkpoint", data: { variant: 1, checkpoint: checkpoint(0) } });
   assert.deepEqual([s.view.variant, s.view.checkpoint], [1, 0]);
   // ... but a later one of another variant does not.
-  const other = reduce({ ...s, view: { ...s.view, variant: 0 } }, { type: "checkpoint", data: { variant: 1, checkpoint: checkpoint(2) } });
+  const other = reduce(
+    { ...s, view: { ...s.view, variant: 0 } },
+    { type: "checkpoint", data: { variant: 1, checkpoint: checkpoint(2) } },
+  );
   assert.deepEqual([other.view.variant, other.view.checkpoint], [0, 1]);
 });
 
 test("variant: a variant's state, model and scores change as the server says", () => {
   const s = run(opened(fresh()), [
-    { type: "variant", data: { variant: 0, state: "done", model: "r1-0000000001-1-d-scaling", induction: [[0.9]], alignment: null } },
+    {
+      type: "variant",
+      data: { variant: 0, state: "done", model: "r1-0000000001-1-d-scaling", induction: [[0.9]], alignment: null },
+    },
     { type: "variant", data: { variant: 1, state: "running" } },
   ]);
-  assert.deepEqual(s.run.variants.map((v) => v.state), ["done", "running"]);
+  assert.deepEqual(
+    s.run.variants.map((v) => v.state),
+    ["done", "running"],
+  );
   assert.equal(s.run.variants[0].model, "r1-0000000001-1-d-scaling");
   assert.deepEqual(s.run.variants[0].induction, [[0.9]]);
   assert.equal(s.run.variants[0].label, "1/√d scaling"); // what the event does not name is kept
@@ -126,17 +176,29 @@ test("end: done, cancelled or failed; the slider runs over the checkpoints the r
   assert.deepEqual(shownSteps(cancelled.run), [0, 2]); // no longer the schedule's step 4
   assert.equal(cancelled.view.checkpoint, 1);
   // The variants still running or waiting are cancelled, as the server's copy says.
-  assert.deepEqual(cancelled.run.variants.map((v) => v.state), ["cancelled", "cancelled"]);
+  assert.deepEqual(
+    cancelled.run.variants.map((v) => v.state),
+    ["cancelled", "cancelled"],
+  );
   // Not following, at a scheduled step the run never reached: the step before it.
   const scrubbed = { ...trained, follow: false, view: { ...trained.view, checkpoint: 2 } }; // step 4
-  assert.equal(reduce(scrubbed, { type: "end", data: { state: "failed", reason: "training failed: boom" } }).view.checkpoint, 1);
+  assert.equal(
+    reduce(scrubbed, { type: "end", data: { state: "failed", reason: "training failed: boom" } }).view.checkpoint,
+    1,
+  );
   // Not following, at a step it has: that step.
   const kept = { ...trained, follow: false, view: { ...trained.view, checkpoint: 0 } };
   assert.equal(reduce(kept, { type: "end", data: { state: "cancelled", reason: "cancelled" } }).view.checkpoint, 0);
   // Done: finished variants keep their state.
-  const done = run(trained, [{ type: "variant", data: { variant: 0, state: "done" } },
-    { type: "variant", data: { variant: 1, state: "done" } }, { type: "end", data: { state: "done", reason: null } }]);
-  assert.deepEqual(done.run.variants.map((v) => v.state), ["done", "done"]);
+  const done = run(trained, [
+    { type: "variant", data: { variant: 0, state: "done" } },
+    { type: "variant", data: { variant: 1, state: "done" } },
+    { type: "end", data: { state: "done", reason: null } },
+  ]);
+  assert.deepEqual(
+    done.run.variants.map((v) => v.state),
+    ["done", "done"],
+  );
   assert.equal(done.run.state, "done");
 });
 

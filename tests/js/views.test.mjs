@@ -7,13 +7,17 @@ import { SENTENCE_FEEDS, TOY_FEEDS, TRAIN_FEEDS, viewsFed } from "../../static/j
 import { exact, fmt } from "../../static/js/core/numbers.js";
 import { sinkNote } from "../../static/js/views/modelview.js";
 import { KEYS_MAX, TOP_KEYS, keyRows } from "../../static/js/views/qkview.js";
-import { logTicks } from "../../static/js/views/traingrads.js";
+import { logTicks } from "../../static/js/modes/train/views/traingrads.js";
 import { defaultSentence, defaultTrainView, fromPreset, normalize } from "../../static/js/core/state.js";
 
 test("every piece of view state feeds a view, and only views that exist", () => {
-  const toyView = normalize(fromPreset({ id: "p", tokens: ["a", "b"], axes: ["x"],
-    embeddings: [[1], [2]], config: {} }, { layers: 1, heads: 1, projections: "identity",
-    weights: null }), { max_layers: 12, max_heads: 16, max_tokens: 64, max_dim: 64 }).view;
+  const toyView = normalize(
+    fromPreset(
+      { id: "p", tokens: ["a", "b"], axes: ["x"], embeddings: [[1], [2]], config: {} },
+      { layers: 1, heads: 1, projections: "identity", weights: null },
+    ),
+    { max_layers: 12, max_heads: 16, max_tokens: 64, max_dim: 64 },
+  ).view;
   const fed = (feeds) => new Set(Object.values(feeds).flat());
   assert.deepEqual([...fed(TOY_FEEDS)].sort(), Object.keys(toyView).sort());
   // Sentence state: model, text, generate and the knock-out make a new trace (every view); the
@@ -49,7 +53,10 @@ test("numbers: short without -0.00, exact as the JSON trace spells them", () => 
     const x = Math.fround(Math.sin(i) * 10 ** ((i % 13) - 6));
     const s = exact(x, "F32");
     assert.equal(Math.fround(Number(s)), x, s);
-    const digits = s.replace(/e.*$/, "").replace(/[-.]/g, "").replace(/^0+|0+$/g, "").length;
+    const digits = s
+      .replace(/e.*$/, "")
+      .replace(/[-.]/g, "")
+      .replace(/^0+|0+$/g, "").length;
     assert.ok(digits <= 9, s);
     if (digits > 1) assert.notEqual(Math.fround(Number(x.toPrecision(digits - 1))), x, s); // fewest
   }
@@ -66,7 +73,10 @@ test("the query-key view shows every key, or the strongest in text order past KE
   const rows = keyRows(/** @type {any} */ (data), false);
   assert.equal(rows.length, TOP_KEYS + 1); // and the query itself
   assert.ok(rows.includes(7));
-  assert.deepEqual(rows, [...rows].sort((a, b) => a - b));
+  assert.deepEqual(
+    rows,
+    [...rows].sort((a, b) => a - b),
+  );
   const least = Math.min(...rows.filter((j) => j !== 7).map((j) => weights[j]));
   assert.ok(rows.every((j) => j === 7 || weights[j] >= least));
   assert.ok([...weights].filter((w, j) => !rows.includes(j) && w > least).length === 0);
@@ -79,15 +89,30 @@ test("an attention sink is named when one token takes at least half of every oth
   const m = (rows) => ({ dtype: "F64", shape: [rows.length, rows.length], data: Float64Array.from(rows.flat()) });
   const labels = ["<s>", "a", "b", "c"];
   // Rows 1..3 give 0.9, 0.6 and 0.5 to the first token: a mean of 2/3.
-  const sink = m([[1, 0, 0, 0], [0.9, 0.1, 0, 0], [0.6, 0.2, 0.2, 0], [0.5, 0.2, 0.2, 0.1]]);
+  const sink = m([
+    [1, 0, 0, 0],
+    [0.9, 0.1, 0, 0],
+    [0.6, 0.2, 0.2, 0],
+    [0.5, 0.2, 0.2, 0.1],
+  ]);
   const note = sinkNote(sink, labels, true);
   assert.match(note, /^An attention sink: on average 67% of each other row's weight goes to the first token, “<s>”/);
   assert.equal(sinkNote(sink, labels, false), ""); // max over heads: not weights of one row
   // Just under one half: no note.
-  const spread = m([[1, 0, 0, 0], [0.49, 0.51, 0, 0], [0.49, 0.3, 0.21, 0], [0.49, 0.2, 0.2, 0.11]]);
+  const spread = m([
+    [1, 0, 0, 0],
+    [0.49, 0.51, 0, 0],
+    [0.49, 0.3, 0.21, 0],
+    [0.49, 0.2, 0.2, 0.11],
+  ]);
   assert.equal(sinkNote(spread, labels, true), "");
   // A sink elsewhere (BERT's [SEP]) is named by its place, counted from 1 as every label is.
-  const sep = m([[0, 0, 0, 1], [0, 0.2, 0, 0.8], [0, 0, 0.3, 0.7], [0, 0, 0, 1]]);
+  const sep = m([
+    [0, 0, 0, 1],
+    [0, 0.2, 0, 0.8],
+    [0, 0, 0.3, 0.7],
+    [0, 0, 0, 1],
+  ]);
   assert.match(sinkNote(sep, labels, true), /goes to token 4, “c”/);
   // Under the token options a row is a group: the note counts the text's tokens, not rows.
   assert.match(sinkNote(sep, labels, true, [[1], [2], [3], [5, 6]]), /goes to tokens 6–7, “c”/);
@@ -95,7 +120,8 @@ test("an attention sink is named when one token takes at least half of every oth
 });
 
 test("trajectories: a long text starts with a few rows from the query on; 'all' and [] as asked", async () => {
-  const { defaultRows, FEW_ROWS, LEGEND_MAX, positionColor, POSITION_SCALE } = await import("../../static/js/views/trajectories.js");
+  const { defaultRows, FEW_ROWS, LEGEND_MAX, positionColor, POSITION_SCALE } =
+    await import("../../static/js/views/trajectories.js");
   const groups = (n) => Array.from({ length: n }, (_, i) => [i + 1]); // [CLS] hidden: rows start at token 1
   assert.deepEqual(defaultRows(groups(LEGEND_MAX), null, 5), [...Array(LEGEND_MAX).keys()]);
   assert.deepEqual(defaultRows(groups(469), null, 1), [...Array(FEW_ROWS).keys()]);

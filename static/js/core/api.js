@@ -37,7 +37,7 @@ function errorMessage(status, body) {
 /** @param {Response} response */
 async function failure(response) {
   const text = await response.text();
-  let body = null;
+  let body;
   try {
     body = text ? JSON.parse(text) : null;
   } catch {
@@ -83,10 +83,14 @@ export function retryAfterSeconds(response) {
 function sleep(ms, signal) {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(resolve, ms);
-    signal?.addEventListener("abort", () => {
-      clearTimeout(timer);
-      reject(new DOMException("The request was aborted.", "AbortError"));
-    }, { once: true });
+    signal?.addEventListener(
+      "abort",
+      () => {
+        clearTimeout(timer);
+        reject(new DOMException("The request was aborted.", "AbortError"));
+      },
+      { once: true },
+    );
   });
 }
 
@@ -143,9 +147,10 @@ export const fetchPresets = () => getJson("/api/presets");
  * X-Attnviz-Run header, by which a proxy sends it to the replica that has the run. */
 const runs = new Map();
 
-/** GET /api/models -> {models, default, examples, max_text_chars, max_json_values, install} */
+/** GET /api/models -> {models, default, examples, max_text_chars, max_json_values, install}
+ * @returns {Promise<import("./types.js").ModelList>} */
 export async function fetchModels() {
-  const list = await getJson("/api/models");
+  const list = /** @type {import("./types.js").ModelList} */ (await getJson("/api/models"));
   runs.clear();
   for (const m of list.models) if (m.run) runs.set(m.name, m.run);
   return list;
@@ -220,13 +225,14 @@ export const fetchLearn = () => getJson("/api/learn");
  */
 export function checkLearn(id, body, signal) {
   // A check of a run or a comparison carries its id, for the replica that has it.
-  const run = /** @type {any} */ (body).run ?? /** @type {any} */ (body).recurrent ?? null;
-  return postPatiently(`/api/learn/${encodeURIComponent(id)}/check`, body, run, signal);
+  const { run, recurrent } = /** @type {{run?: string | null, recurrent?: string | null}} */ (body);
+  return postPatiently(`/api/learn/${encodeURIComponent(id)}/check`, body, run ?? recurrent ?? null, signal);
 }
 
 // -- Training -----------------------------------------------------------------------------------
 
-/** GET /api/train/options -> {tasks, presets, switches, limits, slots} */
+/** GET /api/train/options -> {tasks, presets, switches, limits, slots}
+ * @returns {Promise<import("./types.js").TrainOptions>} */
 export const fetchTrainOptions = () => getJson("/api/train/options");
 
 /** GET /api/train -> {runs}: the runs this server keeps, newest first, in brief. */

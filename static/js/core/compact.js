@@ -38,8 +38,8 @@ export function decodeCompact(buffer) {
       throw new Error(`${name}: its bytes do not match its shape ${JSON.stringify(info.shape)}`);
     }
     const at = base + begin;
-    const data = at % Type.BYTES_PER_ELEMENT === 0 ? new Type(buffer, at, count)
-      : new Type(buffer.slice(at, base + end)); // unaligned (never from attnviz): copy
+    const data =
+      at % Type.BYTES_PER_ELEMENT === 0 ? new Type(buffer, at, count) : new Type(buffer.slice(at, base + end)); // unaligned (never from attnviz): copy
     arrays[name] = { dtype: info.dtype, shape: info.shape, data };
   }
   return { meta, arrays };

@@ -52,10 +52,14 @@ export function createStatus(hooks) {
  * @param {(message: string) => void} setError
  */
 export async function drawViews(views, which, setError) {
-  await Promise.all(which.map((name) => Promise.resolve()
-    .then(() => views[name]())
-    .catch((err) => {
-      console.error(`attnviz: the ${name} view failed`, err);
-      setError(`The ${name} view could not be drawn (${err.message}).`);
-    })));
+  await Promise.all(
+    which.map((name) =>
+      Promise.resolve()
+        .then(() => views[name]())
+        .catch((err) => {
+          console.error(`attnviz: the ${name} view failed`, err);
+          setError(`The ${name} view could not be drawn (${err.message}).`);
+        }),
+    ),
+  );
 }

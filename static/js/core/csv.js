@@ -117,8 +117,10 @@ export function readCsv(text, sep = ",") {
   for (let i = 0; i < s.length; i++) {
     const ch = s[i];
     if (inQuotes) {
-      if (ch === '"' && s[i + 1] === '"') { cell += '"'; i++; }
-      else if (ch === '"') inQuotes = false;
+      if (ch === '"' && s[i + 1] === '"') {
+        cell += '"';
+        i++;
+      } else if (ch === '"') inQuotes = false;
       else cell += ch;
     } else if (ch === '"' && !wasQuoted && cell.trim() === "") {
       inQuotes = true;
@@ -129,7 +131,8 @@ export function readCsv(text, sep = ",") {
     } else if (ch === "\r" || ch === "\n") {
       if (ch === "\r" && s[i + 1] === "\n") i++;
       endRow();
-    } else if (!(wasQuoted && /\s/.test(ch))) { // space after a closing quote is not the cell's
+    } else if (!(wasQuoted && /\s/.test(ch))) {
+      // space after a closing quote is not the cell's
       cell += ch;
     }
   }

@@ -41,7 +41,8 @@ export function el(tag, props = {}, children = []) {
  * @param {string | number | null} [value]
  */
 export function fillOptions(select, items, value = null) {
-  const same = select.options.length === items.length &&
+  const same =
+    select.options.length === items.length &&
     items.every(([v, text], i) => select.options[i].value === String(v) && select.options[i].textContent === text);
   const current = select.value;
   if (!same) select.replaceChildren(...items.map(([v, text]) => new Option(text, String(v))));
@@ -59,8 +60,9 @@ export function fillOptions(select, items, value = null) {
  * @param {string[] | null} [tokens]
  */
 export function fillIndexSelect(select, count, label, value, tokens = null) {
-  const items = /** @type {[number, string][]} */ (Array.from({ length: count },
-    (_, i) => [i, tokens ? `${i + 1}. ${tokens[i]}` : `${label} ${i + 1}`]));
+  const items = /** @type {[number, string][]} */ (
+    Array.from({ length: count }, (_, i) => [i, tokens ? `${i + 1}. ${tokens[i]}` : `${label} ${i + 1}`])
+  );
   fillOptions(select, items, value);
 }
 
@@ -72,7 +74,8 @@ export function fillIndexSelect(select, count, label, value, tokens = null) {
  */
 export function download(data, filename, type = "application/json") {
   const isUrl = typeof data === "string" && data.startsWith("data:");
-  const url = isUrl ? /** @type {string} */ (data)
+  const url = isUrl
+    ? /** @type {string} */ (data)
     : URL.createObjectURL(data instanceof Blob ? data : new Blob([data], { type }));
   const a = el("a", { href: url, download: filename });
   document.body.append(a);

@@ -5,7 +5,11 @@ export function downloadPng(plotEl, filename) {
   if (!plotEl || !plotEl.data) return Promise.resolve(false);
   const { width, height } = plotEl.getBoundingClientRect();
   return window.Plotly.downloadImage(plotEl, {
-    format: "png", filename, width: Math.round(width), height: Math.round(height), scale: 2,
+    format: "png",
+    filename,
+    width: Math.round(width),
+    height: Math.round(height),
+    scale: 2,
   }).then(() => true);
 }
 
@@ -22,7 +26,7 @@ export async function copyText(url) {
     area.style.opacity = "0";
     document.body.append(area);
     area.select();
-    let ok = false;
+    let ok;
     try {
       ok = document.execCommand("copy");
     } catch {

@@ -10,7 +10,7 @@ export const TOY_FEEDS = {
   distances: ["a", "b", "vlayer"],
 };
 
-/** Sentence mode: keys of the sentence state (SentenceState) -> views of modes/sentence/ (cards.js). The
+/** Sentence mode: keys of the sentence state (SentenceState) -> views of modes/sentence/ (cards.js, cards/). The
  * model and the text feed every view through a new trace. */
 export const SENTENCE_FEEDS = {
   model: ["layer", "head", "hideSpecial", "mergeWords", "peak", "aggregate", "measure"],

@@ -40,9 +40,12 @@ export function headChoices(d, maxHeads) {
 export function headsNote(before, state, limits) {
   const now = state.config.heads;
   if (before === now) return null;
-  const why = !isInt(before) || before < 1 ? `${String(before)} is not a head count`
-    : before > limits.max_heads ? `${before} is over the cap of ${limits.max_heads}`
-      : `${before} does not divide d = ${dims(state)}`;
+  const why =
+    !isInt(before) || before < 1
+      ? `${String(before)} is not a head count`
+      : before > limits.max_heads
+        ? `${before} is over the cap of ${limits.max_heads}`
+        : `${before} does not divide d = ${dims(state)}`;
   return `heads: ${why}, now ${now}`;
 }
 
@@ -52,7 +55,8 @@ export function headsNote(before, state, limits) {
  */
 function resizeSquare(m, d) {
   return Array.from({ length: d }, (_, i) =>
-    Array.from({ length: d }, (_, j) => (m && m[i] && j < m[i].length ? m[i][j] : i === j ? 1 : 0)));
+    Array.from({ length: d }, (_, j) => (m && m[i] && j < m[i].length ? m[i][j] : i === j ? 1 : 0)),
+  );
 }
 
 /**
@@ -60,8 +64,15 @@ function resizeSquare(m, d) {
  * @param {number} n @param {number} layers @returns {ToyView}
  */
 function defaultView(n, layers) {
-  return { layer: 0, head: 0, vlayer: layers, a: Math.min(1, n - 1), b: n - 1, trails: true,
-    measure: /** @type {import("./types.js").Measure} */ ("weights") };
+  return {
+    layer: 0,
+    head: 0,
+    vlayer: layers,
+    a: Math.min(1, n - 1),
+    b: n - 1,
+    trails: true,
+    measure: /** @type {import("./types.js").Measure} */ ("weights"),
+  };
 }
 
 /**
@@ -227,16 +238,28 @@ function toyFromRaw(raw, limits, defaults) {
   const { tokens, axes, embeddings, config, view } = raw;
   const n = Array.isArray(tokens) ? tokens.length : 0;
   const d = Array.isArray(embeddings) && Array.isArray(embeddings[0]) ? embeddings[0].length : 0;
-  const ok = isStrList(tokens) && isStrList(axes) && n >= 1 && n <= limits.max_tokens &&
-    d >= 1 && d <= limits.max_dim && axes.length === d && embeddings.length === n &&
-    embeddings.every((/** @type {unknown} */ r) => Array.isArray(r) && r.length === d &&
-      r.every((x) => typeof x === "number" || typeof x === "string")) &&
-    config && typeof config === "object";
+  const ok =
+    isStrList(tokens) &&
+    isStrList(axes) &&
+    n >= 1 &&
+    n <= limits.max_tokens &&
+    d >= 1 &&
+    d <= limits.max_dim &&
+    axes.length === d &&
+    embeddings.length === n &&
+    embeddings.every(
+      (/** @type {unknown} */ r) =>
+        Array.isArray(r) && r.length === d && r.every((x) => typeof x === "number" || typeof x === "string"),
+    ) &&
+    config &&
+    typeof config === "object";
   if (!ok) throw new Error("the link's table is not a valid n x d table");
   /** @type {ToyState} */
   const state = {
     preset: typeof raw.preset === "string" ? raw.preset : null,
-    tokens, axes, embeddings,
+    tokens,
+    axes,
+    embeddings,
     config: { ...defaults },
     view: { ...defaultView(n, 1), ...(view && typeof view === "object" ? view : {}) },
   };
@@ -273,8 +296,18 @@ function toyFromRaw(raw, limits, defaults) {
  */
 export function defaultSentence(model = null, text = "") {
   return {
-    model, text, layer: 0, head: 0, heads: [0], query: null,
-    hideSpecial: false, mergeWords: false, picked: null, dims: 2, allKeys: false, peak: false,
+    model,
+    text,
+    layer: 0,
+    head: 0,
+    heads: [0],
+    query: null,
+    hideSpecial: false,
+    mergeWords: false,
+    picked: null,
+    dims: 2,
+    allKeys: false,
+    peak: false,
     aggregate: /** @type {import("./types.js").Aggregate} */ ("head"),
     measure: /** @type {import("./types.js").Measure} */ ("weights"),
     generate: /** @type {import("./types.js").Generate | null} */ (null),
@@ -300,8 +333,12 @@ export const ablateKey = (/** @type {{layer: number, head: number}} */ a) => `${
  */
 export function ablateBody(s) {
   if (s.ablateMode === "patch" && !s.ablateSource.trim()) return [];
-  return s.ablate.map(({ layer, head }) => ({ layer, head, mode: s.ablateMode,
-    ...(s.ablateMode === "patch" ? { source: s.ablateSource } : {}) }));
+  return s.ablate.map(({ layer, head }) => ({
+    layer,
+    head,
+    mode: s.ablateMode,
+    ...(s.ablateMode === "patch" ? { source: s.ablateSource } : {}),
+  }));
 }
 
 /** What the model view can show of a layer; the page's picker offers the same (a test checks). */
@@ -336,8 +373,15 @@ export function sentenceFromRaw(raw) {
   if (AGGREGATES.includes(raw.aggregate)) s.aggregate = raw.aggregate;
   if (MEASURES.includes(raw.measure)) s.measure = raw.measure;
   const g = raw.generate;
-  if (g && isInt(g.steps) && g.steps >= 1 && typeof g.temperature === "number" && g.temperature >= 0 &&
-      g.temperature <= 2 && isIndex(g.seed)) {
+  if (
+    g &&
+    isInt(g.steps) &&
+    g.steps >= 1 &&
+    typeof g.temperature === "number" &&
+    g.temperature >= 0 &&
+    g.temperature <= 2 &&
+    isIndex(g.seed)
+  ) {
     s.generate = { steps: g.steps, temperature: g.temperature, seed: g.seed };
   }
   if (isInt(raw.step) && raw.step >= 1) s.step = raw.step;
@@ -392,7 +436,8 @@ const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
 function toyPart(toy, ctx) {
   const { preset, tokens, axes, embeddings, config, view } = toy;
   /** The config keys that differ from `base`'s. @param {Record<string, any> | undefined} base */
-  const diff = (base) => Object.fromEntries(Object.entries(config).filter(([key, value]) => !base || !same(value, base[key])));
+  const diff = (base) =>
+    Object.fromEntries(Object.entries(config).filter(([key, value]) => !base || !same(value, base[key])));
   const found = ctx?.presets.find((p) => p.id === preset);
   if (ctx && found) {
     // The preset's table, under any config: only what differs from the preset travels.
@@ -464,5 +509,10 @@ export function decodeShare(hash, limits, defaults, presets = []) {
 }
 
 /** What the Train mode's views show at first. @returns {import("./types.js").TrainView} */
-export const defaultTrainView = () => ({ variant: 0, layer: 0, head: 0, checkpoint: 0,
-  attention: /** @type {import("./types.js").AttentionKind} */ ("self") });
+export const defaultTrainView = () => ({
+  variant: 0,
+  layer: 0,
+  head: 0,
+  checkpoint: 0,
+  attention: /** @type {import("./types.js").AttentionKind} */ ("self"),
+});

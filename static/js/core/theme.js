@@ -8,24 +8,56 @@ export const GRID = "#e3e6eb";
 export const AXIS = "#8a93a3";
 
 // Tableau 10: distinct, readable on white; one colour per token.
-const PALETTE = ["#4e79a7", "#e15759", "#59a14f", "#f28e2b", "#b07aa1",
-  "#76b7b2", "#edc948", "#ff9da7", "#9c755f", "#bab0ac"];
+const PALETTE = [
+  "#4e79a7",
+  "#e15759",
+  "#59a14f",
+  "#f28e2b",
+  "#b07aa1",
+  "#76b7b2",
+  "#edc948",
+  "#ff9da7",
+  "#9c755f",
+  "#bab0ac",
+];
 export const PALETTE_SIZE = PALETTE.length;
 /** @param {number} i */
 export const tokenColor = (i) => PALETTE[i % PALETTE.length];
 
 // 12 distinct colours, one per head (Tableau 10 and two more); more heads wrap around.
-const HEAD_COLORS = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948",
-  "#b07aa1", "#ff9da7", "#9c755f", "#7f7f7f", "#17becf", "#6b3fa0"];
+const HEAD_COLORS = [
+  "#4e79a7",
+  "#f28e2b",
+  "#e15759",
+  "#76b7b2",
+  "#59a14f",
+  "#edc948",
+  "#b07aa1",
+  "#ff9da7",
+  "#9c755f",
+  "#7f7f7f",
+  "#17becf",
+  "#6b3fa0",
+];
 /** @param {number} h */
 export const headColor = (h) => HEAD_COLORS[h % HEAD_COLORS.length];
 
 /** @type {[number, string][]} */
-export const WEIGHT_SCALE = [[0, "#f7fbff"], [0.2, "#c6dbef"], [0.45, "#6baed6"],
-  [0.7, "#2171b5"], [1, "#08306b"]];
+export const WEIGHT_SCALE = [
+  [0, "#f7fbff"],
+  [0.2, "#c6dbef"],
+  [0.45, "#6baed6"],
+  [0.7, "#2171b5"],
+  [1, "#08306b"],
+];
 /** @type {[number, string][]} */
-export const SCORE_SCALE = [[0, "#2166ac"], [0.25, "#92c5de"], [0.5, "#f7f7f7"],
-  [0.75, "#f4a582"], [1, "#b2182b"]];
+export const SCORE_SCALE = [
+  [0, "#2166ac"],
+  [0.25, "#92c5de"],
+  [0.5, "#f7f7f7"],
+  [0.75, "#f4a582"],
+  [1, "#b2182b"],
+];
 export const MASKED_GREY = "#c9ccd1";
 export const SELECTED = "#1f5fbf";
 

@@ -50,6 +50,15 @@
  * @property {{pool: number, size: number, layers: number[]}} [thumbs]
  * @property {{components: number} | null} [projection]
  * @property {number} [json_numbers] how many numbers the full JSON trace holds
+ * @property {Ablated[]} [ablated] text: the heads knocked out, and how
+ * @property {{k: number, vocab: Record<string, string>}} [top_k] a part with top_k: each id's label
+ */
+
+/**
+ * A head knocked out in a trace (its meta.ablated): patched is how many positions took the
+ * source's output (a patch) or were replaced (zero, mean).
+ * @typedef {{layer: number, head: number, mode: AblateMode, source: string | null,
+ *   patched: number}} Ablated
  */
 
 /**
@@ -62,6 +71,14 @@
  */
 
 /** @typedef {{meta: TraceMeta, arrays: Record<string, NDArray>}} Compact */
+
+/**
+ * The meta of a Predictions part (fields top_k and lens, parts.js lensPart): the trace's, with
+ * the window of positions the arrays hold and each token id's label.
+ * @typedef {TraceMeta & {top_k: NonNullable<TraceMeta["top_k"]>,
+ *   lens: {start: number, predicts?: "next" | "masked", rows: number,
+ *   vocab: Record<string, string>}}} LensPartMeta
+ */
 
 /**
  * The toy transformer's wiring (ToyConfig on the server).
@@ -170,6 +187,42 @@
  */
 
 /**
+ * A model the server serves (ModelInfo on the server, an entry of fetchModels' list).
+ * @typedef {object} ModelInfo
+ * @property {string} name
+ * @property {string} family
+ * @property {number} layers
+ * @property {number} heads
+ * @property {number} d_model
+ * @property {number} head_dim
+ * @property {number} kv_heads
+ * @property {boolean} causal
+ * @property {number} max_tokens the most tokens a trace may have
+ * @property {number} model_max_tokens
+ * @property {string} device
+ * @property {string} source where the weights came from
+ * @property {string[] | null} [examples] texts this model reads (a trained run's), else null
+ * @property {string | null} [run] the training run it comes from
+ * @property {"native" | "transformers"} [backend]
+ * @property {string | null} [ablate_refused] why its heads cannot be knocked out, or null
+ */
+
+/**
+ * The server's models (fetchModels; ModelList on the server).
+ * @typedef {object} ModelList
+ * @property {ModelInfo[]} models
+ * @property {string | null} default the model the page starts with
+ * @property {string[]} examples
+ * @property {number} max_text_chars
+ * @property {number} max_generate
+ * @property {number} max_ablate
+ * @property {number} max_json_values
+ * @property {string} install
+ * @property {ExampleHead[]} example_heads
+ * @property {CorpusLimits} corpus
+ */
+
+/**
  * The head atlas of a model (core/api.js fetchAtlas): each score a layers x heads grid.
  * @typedef {{name: string, title: string, definition: string, grid: number[][],
  *   offsets: number[][] | null}} AtlasScore offsets: positional only, the offset each head
@@ -215,6 +268,27 @@
  * @property {number} head
  * @property {number} checkpoint index into the checkpoint steps shown (trainrun.js shownSteps)
  * @property {AttentionKind} attention which attention of an encoder-decoder ("self" otherwise)
+ */
+
+/**
+ * A trained model's architecture (TrainArchitecture on the server) and its optimiser.
+ * @typedef {{layers: number, heads: number, d_model: number, ffn: boolean, positional: string,
+ *   norm: string, residual: boolean, scale: boolean}} TrainArch
+ * @typedef {{steps: number, lr: number, batch: number, seed: number}} TrainOpt
+ */
+
+/**
+ * What a run can be asked for (fetchTrainOptions; TrainOptions on the server): the tasks with
+ * their defaults, the presets, each switch's values, the caps, and how many runs train at once.
+ * @typedef {{name: string, title: string, about: string, arch: TrainArch, opt: TrainOpt}} TrainTaskInfo
+ * @typedef {{id: string, title: string, question: string, shows: string, claims: string[],
+ *   task: string, switch: string, variants: {label: string, arch: TrainArch}[], opt: TrainOpt}} TrainPresetInfo
+ * @typedef {{max_layers: number, max_heads: number, max_d_model: number, max_batch: number,
+ *   max_variants: number, max_steps: number, max_seconds: number, max_params: number,
+ *   max_text_chars: number}} TrainLimits
+ * @typedef {{tasks: TrainTaskInfo[], presets: TrainPresetInfo[],
+ *   switches: Record<string, (string | boolean)[]> & {positional: string[], norm: string[]},
+ *   limits: TrainLimits, slots: number}} TrainOptions
  */
 
 /**

@@ -14,7 +14,9 @@ export function fileHooks(when) {
   const error = byId("error");
   /** @type {() => void} */
   let settle = () => {};
-  const drawn = new Promise((resolve) => { settle = () => resolve(undefined); });
+  const drawn = new Promise((resolve) => {
+    settle = () => resolve(undefined);
+  });
   const hooks = {
     /** @param {string | null} message */
     setError(message) {
@@ -22,9 +24,13 @@ export function fileHooks(when) {
       error.hidden = !message;
     },
     /** @param {string} text */
-    setStatus(text) { status.textContent = text; },
+    setStatus(text) {
+      status.textContent = text;
+    },
     /** @param {boolean} pending */
-    setPending(pending) { root.dataset.pending = pending ? "1" : "0"; },
+    setPending(pending) {
+      root.dataset.pending = pending ? "1" : "0";
+    },
     traceDrawn() {
       if (when === "traceDrawn") settle();
     },

@@ -65,8 +65,10 @@
       if (!(path in modules)) throw new Error(`the file lacks the module ${path}`);
       if (visiting.has(path)) throw new Error(`the modules import each other in a circle at ${path}`);
       visiting.add(path);
-      const source = modules[path].replace(IMPORT, (_, kw, space, quote, spec) =>
-        `${kw}${space}${quote}${visit(resolve(path, spec))}${quote}`);
+      const source = modules[path].replace(
+        IMPORT,
+        (_, kw, space, quote, spec) => `${kw}${space}${quote}${visit(resolve(path, spec))}${quote}`,
+      );
       visiting.delete(path);
       urls[path] = blobUrl(`${source}\n//# sourceURL=attnviz/${path}\n`, "text/javascript");
       return urls[path];

@@ -33,8 +33,13 @@ export async function start(config, block) {
   // With its models given the controller asks for no trace: the file's first part is shown
   // as the first response.
   const state = Object.assign(defaultSentence(config.request.model, config.request.text), {
-    layer: sel.layer, head: sel.head, heads: [sel.head], query: sel.query,
-    hideSpecial: sel.hide_special, mergeWords: sel.merge_words, dims: 2,
+    layer: sel.layer,
+    head: sel.head,
+    heads: [sel.head],
+    query: sel.query,
+    hideSpecial: sel.hide_special,
+    mergeWords: sel.merge_words,
+    dims: 2,
   });
   await sentence.activate(state);
   readOnly(entries.length);
@@ -61,6 +66,7 @@ function readOnly(count) {
     const label = three.closest("label");
     if (label) label.title = "3-D needs Plotly's full bundle; this file carries the basic one (2-D) to stay small";
   }
-  byId("offline-note").textContent = `A saved trace (${count} parts of it, in this file): pick heads, layers ` +
+  byId("offline-note").textContent =
+    `A saved trace (${count} parts of it, in this file): pick heads, layers ` +
     "and queries; a view whose numbers the file does not hold says so. The 3-D trajectories need the live page.";
 }

@@ -29,18 +29,24 @@ export async function start(config, data) {
   for (const id of LIVE_ONLY) byId(id).hidden = true;
   // The card's help as it applies here (the live page's says how to train).
   const help = byId("t-run-card").querySelector(".howto p");
-  if (help) help.textContent = "A saved run: the bar shows the steps it took and the line under it " +
-    "each model's figures. Training, cancelling and asking a model take the live page.";
+  if (help)
+    help.textContent =
+      "A saved run: the bar shows the steps it took and the line under it " +
+      "each model's figures. Training, cancelling and asking a model take the live page.";
   const { hooks, drawn } = fileHooks("viewsDrawn");
-  const train = createTrain({
-    ...hooks,
-    linked() {},
-    openModel() {},
-  }, { run });
+  const train = createTrain(
+    {
+      ...hooks,
+      linked() {},
+      openModel() {},
+    },
+    { run },
+  );
   await train.activate();
   const steps = run.variants.reduce((n, v) => n + v.history.step.length, 0);
   const checkpoints = run.variants.reduce((n, v) => n + v.checkpoints.length, 0);
-  byId("offline-note").textContent = `A saved run (${run.id}${config.saved ? `, saved ${config.saved}` : ""}): ` +
+  byId("offline-note").textContent =
+    `A saved run (${run.id}${config.saved ? `, saved ${config.saved}` : ""}): ` +
     `its ${steps.toLocaleString("en")} steps and ${checkpoints} checkpoints are in this file. Move the ` +
     "slider or press play to scrub the checkpoints; pick a head to see it large.";
   await drawn;

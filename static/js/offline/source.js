@@ -27,7 +27,7 @@ export function unshuffle(body) {
   const header = JSON.parse(new TextDecoder().decode(new Uint8Array(body, 8, length)));
   const base = 8 + length;
   for (const [name, info] of Object.entries(header)) {
-    const width = name === "__metadata__" ? 0 : ({ F32: 4, F64: 8 })[/** @type {string} */ (info.dtype)] ?? 0;
+    const width = name === "__metadata__" ? 0 : ({ F32: 4, F64: 8 }[/** @type {string} */ (info.dtype)] ?? 0);
     if (!width) continue;
     const [begin, end] = info.data_offsets;
     const bytes = new Uint8Array(body, base + begin, end - begin);
@@ -72,7 +72,11 @@ export function normal(params) {
 }
 
 /** @param {Record<string, string>} p */
-const keyOf = (p) => Object.keys(p).sort().map((k) => `${k}=${p[k]}`).join("&");
+const keyOf = (p) =>
+  Object.keys(p)
+    .sort()
+    .map((k) => `${k}=${p[k]}`)
+    .join("&");
 
 /**
  * One query's row of a part of every row, as the server cuts it: attentions and scores at row
@@ -91,15 +95,16 @@ export function cutRow(whole, query) {
     }
     let row = query;
     if (name === "view") {
-      const groups = /** @type {any} */ (whole.meta.token_view)?.groups;
-      row = groups ? groups.findIndex((/** @type {number[]} */ g) => g.includes(query)) : query;
+      const groups = whole.meta.token_view?.groups;
+      row = groups ? groups.findIndex((g) => g.includes(query)) : query;
       if (row < 0) throw new Error(`query: token ${query + 1} is hidden (a special token); view shows no row for it`);
     }
     const [a, b, rows, cols] = arr.shape;
     if (!(row >= 0 && row < rows)) throw new Error(`query: ${query} is out of range (${rows} rows)`);
     const Type = /** @type {any} */ (arr.data).constructor;
     const data = new Type(a * b * cols);
-    for (let k = 0; k < a * b; k++) data.set(arr.data.subarray((k * rows + row) * cols, (k * rows + row + 1) * cols), k * cols);
+    for (let k = 0; k < a * b; k++)
+      data.set(arr.data.subarray((k * rows + row) * cols, (k * rows + row + 1) * cols), k * cols);
     arrays[name] = { dtype: arr.dtype, shape: [a, b, 1, cols], data };
   }
   return { meta, arrays };
@@ -138,11 +143,14 @@ export function holds(params) {
       other.push(`the queries and keys of layer ${layer + 1} head ${Number(p.head) + 1}`);
     }
   }
-  const heads = [...exact.entries()].sort((a, b) => a[0] - b[0])
+  const heads = [...exact.entries()]
+    .sort((a, b) => a[0] - b[0])
     .map(([layer, hs]) => `layer ${layer + 1} ${hs.length > 1 ? "heads" : "head"} ${spans(hs)}`);
   const what = [heads.length ? `the exact weights of ${heads.join("; ")}` : "no head's exact weights", ...other];
-  return `this file holds ${what.join(", ")}; \`attnviz export --budget BYTES\` (or trace.save_html(path, ` +
-    "layer=..., head=..., budget=...)) keeps more, or exports the head you want";
+  return (
+    `this file holds ${what.join(", ")}; \`attnviz export --budget BYTES\` (or trace.save_html(path, ` +
+    "layer=..., head=..., budget=...)) keeps more, or exports the head you want"
+  );
 }
 
 /**
@@ -175,8 +183,12 @@ export function openEmbedded(entries, body = {}) {
     if (exact) return open(exact);
     if (p.fields === "thumbs" && p.thumb_layer === undefined) {
       const { thumb, ...rest } = p;
-      const thumbs = all.find((e) => e.params.thumb_layer === undefined && e.params.fields === "thumbs" &&
-        keyOf({ ...e.params, thumb: "" }) === keyOf({ ...rest, thumb: "" }));
+      const thumbs = all.find(
+        (e) =>
+          e.params.thumb_layer === undefined &&
+          e.params.fields === "thumbs" &&
+          keyOf({ ...e.params, thumb: "" }) === keyOf({ ...rest, thumb: "" }),
+      );
       if (thumbs) return open(thumbs);
     }
     if (p.query !== undefined) {

@@ -33,22 +33,28 @@ export async function start(config, block) {
   for (const line of document.querySelectorAll("#toy-mode #error")) line.remove();
   const { hooks, drawn } = fileHooks("traceDrawn");
   const { limits, defaults } = config;
-  const toy = createToy({
-    ...hooks,
-    limits,
-    defaults,
-    presets: config.presets,
-  }, { openParts: () => parts, fixed: true, flat: true });
+  const toy = createToy(
+    {
+      ...hooks,
+      limits,
+      defaults,
+      presets: config.presets,
+    },
+    { openParts: () => parts, fixed: true, flat: true },
+  );
   plainPanel("toy-mode");
   const { tokens, axes, embeddings, config: cfg } = config.request;
-  const state = normalize({ preset: config.preset, tokens, axes, embeddings, config: { ...defaults, ...cfg },
-    view: config.view }, limits);
+  const state = normalize(
+    { preset: config.preset, tokens, axes, embeddings, config: { ...defaults, ...cfg }, view: config.view },
+    limits,
+  );
   await toy.activate(state);
   const first = entries[0].params;
   const part = await parts.get(first);
   toy.show(part, { body: config.request, params: first });
   const heads = part.meta.layers * part.meta.heads; // the first part and one per other head
-  byId("offline-note").textContent = `A saved toy trace: its first screen and the exact scores and weights of ` +
+  byId("offline-note").textContent =
+    `A saved toy trace: its first screen and the exact scores and weights of ` +
     `${heads === 1 ? "its one head" : `all ${heads} heads`} are in this file. Pick layers, heads and tokens; the table ` +
     "and the model are what was traced (editing them takes the live page). The token vectors are drawn " +
     "in 2-D here (the live page draws three dimensions).";

@@ -32,7 +32,8 @@ export function describe(plot, text) {
       el("details", { className: "plot-numbers", hidden: true }, [
         el("summary", { textContent: "Show the numbers" }),
         el("div", { className: "table-scroll", tabIndex: 0, role: "region" }, [
-          el("table", { className: "data-table" })]),
+          el("table", { className: "data-table" }),
+        ]),
       ]),
       el("p", { className: "sr-only plot-live", "aria-live": "polite" }),
     ]);
@@ -49,9 +50,23 @@ export function describe(plot, text) {
     scroll.setAttribute("aria-label", t.caption);
     /** @type {HTMLElement} */ (details.querySelector("table")).replaceChildren(
       el("caption", { className: "sr-only", textContent: t.caption }),
-      el("thead", {}, [el("tr", {}, t.head.map((h) => el("th", { scope: "col", textContent: h })))]),
-      el("tbody", {}, t.rows.map(([head, ...cells]) => el("tr", {}, [
-        el("th", { scope: "row", textContent: head }), ...cells.map((c) => el("td", { textContent: c }))]))),
+      el("thead", {}, [
+        el(
+          "tr",
+          {},
+          t.head.map((h) => el("th", { scope: "col", textContent: h })),
+        ),
+      ]),
+      el(
+        "tbody",
+        {},
+        t.rows.map(([head, ...cells]) =>
+          el("tr", {}, [
+            el("th", { scope: "row", textContent: head }),
+            ...cells.map((c) => el("td", { textContent: c })),
+          ]),
+        ),
+      ),
     );
   }
   return { box, summary, live: /** @type {HTMLElement} */ (box.querySelector(".plot-live")) };
@@ -64,8 +79,11 @@ export function describe(plot, text) {
  * @returns {NumbersTable}
  */
 export function matrixTable(caption, corner, rowLabels, colLabels, cell) {
-  return { caption, head: [corner, ...colLabels],
-    rows: rowLabels.map((r, i) => [r, ...colLabels.map((_, j) => cell(i, j))]) };
+  return {
+    caption,
+    head: [corner, ...colLabels],
+    rows: rowLabels.map((r, i) => [r, ...colLabels.map((_, j) => cell(i, j))]),
+  };
 }
 
 /**

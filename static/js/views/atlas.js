@@ -51,7 +51,13 @@ export function headWords(score, l, h) {
 export function strongest(score, count = STRONGEST) {
   const all = score.grid.flatMap((row, l) => row.map((v, h) => ({ v, l, h })));
   all.sort((a, b) => b.v - a.v || a.l - b.l || a.h - b.h);
-  return `${score.title}: ` + all.slice(0, count).map(({ l, h }) => headWords(score, l, h)).join(", ");
+  return (
+    `${score.title}: ` +
+    all
+      .slice(0, count)
+      .map(({ l, h }) => headWords(score, l, h))
+      .join(", ")
+  );
 }
 
 /**
@@ -63,11 +69,14 @@ function buildGrid(grid, layers, heads) {
   grid.dataset.shape = `${layers}x${heads}`;
   grid.style.setProperty("--heads", String(heads));
   const cells = [el("span", { className: "atlas-corner" })];
-  for (let h = 0; h < heads; h++) cells.push(el("span", { className: "atlas-col", textContent: `H${h + 1}`, "aria-hidden": "true" }));
+  for (let h = 0; h < heads; h++)
+    cells.push(el("span", { className: "atlas-col", textContent: `H${h + 1}`, "aria-hidden": "true" }));
   for (let l = 0; l < layers; l++) {
     cells.push(el("span", { className: "atlas-row", textContent: `L${l + 1}`, "aria-hidden": "true" }));
     for (let h = 0; h < heads; h++) {
-      cells.push(el("button", { type: "button", className: "atlas-cell", dataset: { layer: String(l), head: String(h) } }));
+      cells.push(
+        el("button", { type: "button", className: "atlas-cell", dataset: { layer: String(l), head: String(h) } }),
+      );
     }
   }
   grid.replaceChildren(...cells);
@@ -113,9 +122,13 @@ export function render(container, data, selection, callbacks) {
   const scroll = /** @type {HTMLElement} */ (grid.parentElement);
   describe(scroll, {
     summary: `Strongest heads, ${strongest(score)}.`,
-    table: matrixTable(`${score.title} of every head`, "layer",
+    table: matrixTable(
+      `${score.title} of every head`,
+      "layer",
       Array.from({ length: layers }, (_, l) => `layer ${l + 1}`),
       Array.from({ length: heads }, (_, h) => `head ${h + 1}`),
-      (l, h) => (score.offsets ? `${fmt(score.grid[l][h], 2)} (offset ${score.offsets[l][h]})` : fmt(score.grid[l][h], 2))),
+      (l, h) =>
+        score.offsets ? `${fmt(score.grid[l][h], 2)} (offset ${score.offsets[l][h]})` : fmt(score.grid[l][h], 2),
+    ),
   });
 }

@@ -13,8 +13,10 @@ function vectorCell(vector) {
   const values = Array.from(vector.data);
   const shown = values.slice(0, SHOWN).map((v) => fmt(v, 2));
   if (values.length > SHOWN) shown.push("…");
-  return el("td", { textContent: `[${shown.join(", ")}]`,
-    title: `[${values.map((v) => exact(v, vector.dtype)).join(", ")}]` });
+  return el("td", {
+    textContent: `[${shown.join(", ")}]`,
+    title: `[${values.map((v) => exact(v, vector.dtype)).join(", ")}]`,
+  });
 }
 
 /**
@@ -26,12 +28,23 @@ function vectorCell(vector) {
 export function render(card, data, sel) {
   const table = /** @type {HTMLTableElement} */ (card.querySelector("[data-role=table]"));
   const l = Math.min(sel.vlayer, data.hidden.shape[0] - 1);
-  const head = el("thead", {}, [el("tr", {}, [el("th", { textContent: "token" }),
-    el("th", { textContent: "before (layer 0)" }), el("th", { textContent: `after layer ${l}` })])]);
-  const body = el("tbody", {}, data.tokens.map((token, i) => el("tr", { dataset: { token: String(i) } }, [
-    el("td", { className: "token", textContent: token }),
-    vectorCell(sub(data.hidden, 0, i)),
-    vectorCell(sub(data.hidden, l, i)),
-  ])));
+  const head = el("thead", {}, [
+    el("tr", {}, [
+      el("th", { textContent: "token" }),
+      el("th", { textContent: "before (layer 0)" }),
+      el("th", { textContent: `after layer ${l}` }),
+    ]),
+  ]);
+  const body = el(
+    "tbody",
+    {},
+    data.tokens.map((token, i) =>
+      el("tr", { dataset: { token: String(i) } }, [
+        el("td", { className: "token", textContent: token }),
+        vectorCell(sub(data.hidden, 0, i)),
+        vectorCell(sub(data.hidden, l, i)),
+      ]),
+    ),
+  );
   table.replaceChildren(head, body);
 }

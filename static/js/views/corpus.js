@@ -54,12 +54,24 @@ export function niceTicks(lo, hi, count) {
  */
 export function extent(p, pad = 0.04) {
   let [xa, xb, ya, yb] = [Infinity, -Infinity, Infinity, -Infinity];
-  for (const xs of [p.qx, p.kx]) for (const x of xs) { if (x < xa) xa = x; if (x > xb) xb = x; }
-  for (const ys of [p.qy, p.ky]) for (const y of ys) { if (y < ya) ya = y; if (y > yb) yb = y; }
+  for (const xs of [p.qx, p.kx])
+    for (const x of xs) {
+      if (x < xa) xa = x;
+      if (x > xb) xb = x;
+    }
+  for (const ys of [p.qy, p.ky])
+    for (const y of ys) {
+      if (y < ya) ya = y;
+      if (y > yb) yb = y;
+    }
   if (!Number.isFinite(xa)) [xa, xb, ya, yb] = [-1, 1, -1, 1];
   const tiny = Math.max(xb - xa, yb - ya) * 1e-3 || 1;
-  return { cx: (xa + xb) / 2, cy: (ya + yb) / 2,
-    wide: Math.max(xb - xa, tiny) * (1 + 2 * pad), tall: Math.max(yb - ya, tiny) * (1 + 2 * pad) };
+  return {
+    cx: (xa + xb) / 2,
+    cy: (ya + yb) / 2,
+    wide: Math.max(xb - xa, tiny) * (1 + 2 * pad),
+    tall: Math.max(yb - ya, tiny) * (1 + 2 * pad),
+  };
 }
 
 /**
@@ -136,7 +148,10 @@ export function userNearest(data) {
   const mine = userPoints(data);
   const others = mine.length < p.text.length;
   const own = new Set(mine);
-  return mine.map((i) => ({ i, key: nearest(p.kx, p.ky, p.qx[i], p.qy[i], 1, others ? (j) => own.has(j) : undefined)[0] }));
+  return mine.map((i) => ({
+    i,
+    key: nearest(p.kx, p.ky, p.qx[i], p.qy[i], 1, others ? (j) => own.has(j) : undefined)[0],
+  }));
 }
 
 /**
@@ -146,14 +161,16 @@ export function userNearest(data) {
  */
 export function corpusSummary(data) {
   const n = data.tokens.toLocaleString("en-US");
-  const head = `${n} tokens from ${data.texts.length.toLocaleString("en-US")} text${data.texts.length === 1 ? "" : "s"}` +
+  const head =
+    `${n} tokens from ${data.texts.length.toLocaleString("en-US")} text${data.texts.length === 1 ? "" : "s"}` +
     (data.dropped ? ` (${data.dropped.toLocaleString("en-US")} more left out by the budget)` : "");
   if (!data.points) return `${head}; no queries and keys: ${data.unavailable ?? "the model gives none"}`;
   const pairs = userNearest(data);
   if (!pairs.length) return `${head}.`;
   const p = data.points;
-  const words = pairs.slice(0, NAMED).map(({ i, key }) =>
-    `${tokenOf(data, i)} → “${tokenOf(data, key)}” (${textName(data, p.text[key])})`);
+  const words = pairs
+    .slice(0, NAMED)
+    .map(({ i, key }) => `${tokenOf(data, i)} → “${tokenOf(data, key)}” (${textName(data, p.text[key])})`);
   const more = pairs.length > NAMED ? `, and ${pairs.length - NAMED} more` : "";
   return `${head}; your ${pairs.length} token${pairs.length === 1 ? "'s query sits" : "s' queries sit"} nearest keys of ${words.join(", ")}${more}.`;
 }
@@ -169,8 +186,10 @@ export function axisTitle(data, axis) {
 
 /** The map's title. @param {Corpus} data */
 export function mapTitle(data) {
-  return `Queries and keys of layer ${data.layer + 1} head ${data.head + 1}: ` +
-    `${data.tokens.toLocaleString("en-US")} tokens from ${data.texts.length.toLocaleString("en-US")} texts, ${data.projection.toUpperCase()}`;
+  return (
+    `Queries and keys of layer ${data.layer + 1} head ${data.head + 1}: ` +
+    `${data.tokens.toLocaleString("en-US")} tokens from ${data.texts.length.toLocaleString("en-US")} texts, ${data.projection.toUpperCase()}`
+  );
 }
 
 /**
@@ -185,9 +204,11 @@ export function pointWords(data, i, kind) {
   const [x, y] = kind === "q" ? [p.qx[i], p.qy[i]] : [p.kx[i], p.ky[i]];
   const [xs, ys] = kind === "q" ? [p.kx, p.ky] : [p.qx, p.qy];
   const near = nearest(xs, ys, x, y, NEAREST).map((j) => `“${tokenOf(data, j)}” (${textName(data, p.text[j])})`);
-  return `“${tokenOf(data, i)}” ${kind === "q" ? "query" : "key"}, ${textName(data, t)}, token ${p.pos[i] + 1}: ` +
+  return (
+    `“${tokenOf(data, i)}” ${kind === "q" ? "query" : "key"}, ${textName(data, t)}, token ${p.pos[i] + 1}: ` +
     `x ${x}, y ${y}. Nearest ${kind === "q" ? "keys" : "queries"}: ${near.join(", ")}. ` +
-    `In context: ${contextText(data.texts[t].tokens, p.pos[i])}`;
+    `In context: ${contextText(data.texts[t].tokens, p.pos[i])}`
+  );
 }
 
 /**
@@ -207,10 +228,14 @@ export function moveCorpusCursor(key, i, kind, texts, mine) {
     return j;
   };
   switch (key) {
-    case "ArrowRight": return { i: walk.find((j) => j > i) ?? walk[walk.length - 1], kind };
-    case "ArrowLeft": return { i: [...walk].reverse().find((j) => j < i) ?? walk[0], kind };
-    case "ArrowUp": return { i, kind: "q" };
-    case "ArrowDown": return { i, kind: "k" };
+    case "ArrowRight":
+      return { i: walk.find((j) => j > i) ?? walk[walk.length - 1], kind };
+    case "ArrowLeft":
+      return { i: [...walk].reverse().find((j) => j < i) ?? walk[0], kind };
+    case "ArrowUp":
+      return { i, kind: "q" };
+    case "ArrowDown":
+      return { i, kind: "k" };
     case "PageDown": {
       let j = i;
       while (j < n - 1 && texts[j] === texts[i]) j++;
@@ -220,9 +245,12 @@ export function moveCorpusCursor(key, i, kind, texts, mine) {
       const s = start(i);
       return { i: s < i || s === 0 ? s : start(s - 1), kind };
     }
-    case "Home": return { i: 0, kind };
-    case "End": return { i: n - 1, kind };
-    default: return null;
+    case "Home":
+      return { i: 0, kind };
+    case "End":
+      return { i: n - 1, kind };
+    default:
+      return null;
   }
 }
 
@@ -256,8 +284,11 @@ export function render(container, data, selection, callbacks = {}) {
       el("div", { className: "cm-legend", "aria-hidden": "true" }, [
         el("span", { className: "cm-key" }, [el("span", { className: "cm-dot cm-q" }), "query"]),
         el("span", { className: "cm-key" }, [el("span", { className: "cm-dot cm-k" }), "key"]),
-        el("span", { className: "cm-key" }, [el("span", { className: "cm-dot cm-q cm-user" }),
-          el("span", { className: "cm-dot cm-k cm-user" }), "your sentence (labelled; a line joins a token's query and key)"]),
+        el("span", { className: "cm-key" }, [
+          el("span", { className: "cm-dot cm-q cm-user" }),
+          el("span", { className: "cm-dot cm-k cm-user" }),
+          "your sentence (labelled; a line joins a token's query and key)",
+        ]),
       ]),
       el("div", { className: "cm-body" }, [
         el("canvas", { className: "cm-canvas" }),
@@ -388,14 +419,21 @@ export function render(container, data, selection, callbacks = {}) {
   // tries the point's left, else is left out (hover or the keyboard still names it).
   /** @type {number[][]} */
   const taken = [];
-  const free = (/** @type {number[]} */ b) => taken.every((t) => b[0] >= t[2] || b[2] <= t[0] || b[1] >= t[3] || b[3] <= t[1]);
-  for (const [xs, ys] of [[p.qx, p.qy], [p.kx, p.ky]]) {
+  const free = (/** @type {number[]} */ b) =>
+    taken.every((t) => b[0] >= t[2] || b[2] <= t[0] || b[1] >= t[3] || b[3] <= t[1]);
+  for (const [xs, ys] of [
+    [p.qx, p.qy],
+    [p.kx, p.ky],
+  ]) {
     for (const i of mine) {
       const label = tokenOf(data, i);
       const w = ctx.measureText(label).width;
       const x = px(xs[i]);
       const y = py(ys[i]) - 5;
-      const box = [[x + 7, y - 13, x + 7 + w, y], [x - 7 - w, y - 13, x - 7, y]].find(free);
+      const box = [
+        [x + 7, y - 13, x + 7 + w, y],
+        [x - 7 - w, y - 13, x - 7, y],
+      ].find(free);
       if (!box) continue;
       taken.push(box);
       ctx.strokeStyle = "rgba(255, 255, 255, 0.9)";
@@ -421,15 +459,22 @@ export function render(container, data, selection, callbacks = {}) {
     let best = Infinity;
     /** @param {number} i @param {"q" | "k"} kind @param {number} reach */
     const test = (i, kind, reach) => {
-      const d = kind === "q" ? Math.hypot(px(p.qx[i]) - mx, py(p.qy[i]) - my) : Math.hypot(px(p.kx[i]) - mx, py(p.ky[i]) - my);
+      const d =
+        kind === "q" ? Math.hypot(px(p.qx[i]) - mx, py(p.qy[i]) - my) : Math.hypot(px(p.kx[i]) - mx, py(p.ky[i]) - my);
       if (d <= reach && d < best) {
         best = d;
         found = { i, kind };
       }
     };
-    for (const i of mine) { test(i, "q", HIT_PX + 3); test(i, "k", HIT_PX + 3); }
+    for (const i of mine) {
+      test(i, "q", HIT_PX + 3);
+      test(i, "k", HIT_PX + 3);
+    }
     if (found) return found;
-    for (let i = 0; i < n; i++) { test(i, "q", HIT_PX); test(i, "k", HIT_PX); }
+    for (let i = 0; i < n; i++) {
+      test(i, "q", HIT_PX);
+      test(i, "k", HIT_PX);
+    }
     return found;
   };
   /** @param {number} i @param {"q" | "k"} kind */
@@ -438,8 +483,10 @@ export function render(container, data, selection, callbacks = {}) {
     const [x, y] = kind === "q" ? [p.qx[i], p.qy[i]] : [p.kx[i], p.ky[i]];
     tip.hidden = ring.hidden = false;
     tip.replaceChildren(
-      el("span", { className: "cm-context", textContent: contextText(data.texts[t].tokens, p.pos[i]) }), el("br"),
-      el("span", { textContent: `${kind === "q" ? "query" : "key"} · ${textName(data, t)} · token ${p.pos[i] + 1}` }), el("br"),
+      el("span", { className: "cm-context", textContent: contextText(data.texts[t].tokens, p.pos[i]) }),
+      el("br"),
+      el("span", { textContent: `${kind === "q" ? "query" : "key"} · ${textName(data, t)} · token ${p.pos[i] + 1}` }),
+      el("br"),
       el("span", { className: "cm-xy", textContent: `x ${x}, y ${y}` }),
     );
     const cx = px(x);
@@ -448,14 +495,18 @@ export function render(container, data, selection, callbacks = {}) {
     tip.style.top = `${cy + 14 > height - 70 ? Math.max(0, cy - 78) : cy + 14}px`;
     Object.assign(ring.style, { left: `${cx - 9}px`, top: `${cy - 9}px` });
   };
-  const hide = () => { tip.hidden = ring.hidden = true; };
+  const hide = () => {
+    tip.hidden = ring.hidden = true;
+  };
   canvas.onmousemove = (e) => {
     const h = hit(e);
     canvas.style.cursor = h && callbacks.onPick ? "pointer" : "";
     if (h) show(h.i, h.kind);
     else hide();
   };
-  canvas.onmouseleave = () => { if (document.activeElement !== canvas) hide(); };
+  canvas.onmouseleave = () => {
+    if (document.activeElement !== canvas) hide();
+  };
   canvas.onclick = (e) => {
     const h = hit(e);
     if (h) callbacks.onPick?.(p.text[h.i]);
@@ -464,11 +515,19 @@ export function render(container, data, selection, callbacks = {}) {
   // The text alternative and the keyboard's path.
   const text = describe(body, {
     summary: corpusSummary(data),
-    table: mine.length ? {
-      caption: `Your sentence's tokens in the map of layer ${data.layer + 1} head ${data.head + 1}`,
-      head: ["token", "query x", "query y", "key x", "key y"],
-      rows: mine.map((i) => [`${p.pos[i] + 1}. ${tokenOf(data, i)}`, String(p.qx[i]), String(p.qy[i]), String(p.kx[i]), String(p.ky[i])]),
-    } : null,
+    table: mine.length
+      ? {
+          caption: `Your sentence's tokens in the map of layer ${data.layer + 1} head ${data.head + 1}`,
+          head: ["token", "query x", "query y", "key x", "key y"],
+          rows: mine.map((i) => [
+            `${p.pos[i] + 1}. ${tokenOf(data, i)}`,
+            String(p.qx[i]),
+            String(p.qy[i]),
+            String(p.kx[i]),
+            String(p.ky[i]),
+          ]),
+        }
+      : null,
   });
   const c = /** @type {HTMLCanvasElement & {__at?: {i: number, kind: "q" | "k"}}} */ (canvas);
   const at = c.__at ?? { i: mine[0] ?? 0, kind: /** @type {"q" | "k"} */ ("q") };
@@ -476,9 +535,12 @@ export function render(container, data, selection, callbacks = {}) {
   c.__at = at;
   canvas.tabIndex = 0;
   canvas.setAttribute("role", "application");
-  canvas.setAttribute("aria-label", `${mapTitle(data)}. Left and Right walk your sentence's tokens, Up and Down ` +
-    "switch between query and key, Page Up and Page Down go a text at a time, Home and End go to the set's first " +
-    "and last; Enter opens the point's text in the views above.");
+  canvas.setAttribute(
+    "aria-label",
+    `${mapTitle(data)}. Left and Right walk your sentence's tokens, Up and Down ` +
+      "switch between query and key, Page Up and Page Down go a text at a time, Home and End go to the set's first " +
+      "and last; Enter opens the point's text in the views above.",
+  );
   canvas.setAttribute("aria-describedby", text.summary.id);
   const say = () => {
     text.live.textContent = pointWords(data, at.i, at.kind);
@@ -499,5 +561,15 @@ export function render(container, data, selection, callbacks = {}) {
     say();
   };
   // What is drawn, for tests and exports: the frame that maps the API's coordinates to pixels.
-  root.__corpus = { frame: f, left, top, plotW, plotH, width: drawnWidth, height, selection, axes: [axisTitle(data, 0), axisTitle(data, 1)] };
+  root.__corpus = {
+    frame: f,
+    left,
+    top,
+    plotW,
+    plotH,
+    width: drawnWidth,
+    height,
+    selection,
+    axes: [axisTitle(data, 0), axisTitle(data, 1)],
+  };
 }

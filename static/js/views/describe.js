@@ -32,8 +32,10 @@ export function strongest(matrix) {
 export function strongestText(rowLabels, colLabels, matrix, opts = {}) {
   const s = strongest(matrix);
   if (!s) return "every cell is masked";
-  return `${opts.word ?? "strongest"}: ${rowLabels[s.i]} → ${colLabels[s.j]} ${opts.approx ? "≈ " : ""}` +
-    fmt(s.v, opts.digits ?? 2);
+  return (
+    `${opts.word ?? "strongest"}: ${rowLabels[s.i]} → ${colLabels[s.j]} ${opts.approx ? "≈ " : ""}` +
+    fmt(s.v, opts.digits ?? 2)
+  );
 }
 
 /**
@@ -44,8 +46,10 @@ export function strongestText(rowLabels, colLabels, matrix, opts = {}) {
 export function curveText(what, steps, values) {
   if (!values.length) return `${what}: no steps yet`;
   const last = steps[steps.length - 1];
-  return `${what} ${fmt(values[0], 2)} → ${fmt(values[values.length - 1], 2)} over ${last.toLocaleString("en-US")} ` +
-    `step${last === 1 ? "" : "s"}`;
+  return (
+    `${what} ${fmt(values[0], 2)} → ${fmt(values[values.length - 1], 2)} over ${last.toLocaleString("en-US")} ` +
+    `step${last === 1 ? "" : "s"}`
+  );
 }
 
 /**
@@ -92,15 +96,24 @@ const JUMP = 10; // PageUp / PageDown move this many columns
 export function moveCursor(key, i, j, rows, cols, ctrl = false) {
   const clamp = (/** @type {number} */ v, /** @type {number} */ n) => Math.max(0, Math.min(n - 1, v));
   switch (key) {
-    case "ArrowLeft": return [i, clamp(j - 1, cols)];
-    case "ArrowRight": return [i, clamp(j + 1, cols)];
-    case "ArrowUp": return [clamp(i - 1, rows), j];
-    case "ArrowDown": return [clamp(i + 1, rows), j];
-    case "Home": return ctrl ? [0, 0] : [i, 0];
-    case "End": return ctrl ? [rows - 1, cols - 1] : [i, cols - 1];
-    case "PageUp": return [i, clamp(j - JUMP, cols)];
-    case "PageDown": return [i, clamp(j + JUMP, cols)];
-    default: return null;
+    case "ArrowLeft":
+      return [i, clamp(j - 1, cols)];
+    case "ArrowRight":
+      return [i, clamp(j + 1, cols)];
+    case "ArrowUp":
+      return [clamp(i - 1, rows), j];
+    case "ArrowDown":
+      return [clamp(i + 1, rows), j];
+    case "Home":
+      return ctrl ? [0, 0] : [i, 0];
+    case "End":
+      return ctrl ? [rows - 1, cols - 1] : [i, cols - 1];
+    case "PageUp":
+      return [i, clamp(j - JUMP, cols)];
+    case "PageDown":
+      return [i, clamp(j + JUMP, cols)];
+    default:
+      return null;
   }
 }
 

@@ -22,7 +22,10 @@ export function render(card, data, sel, callbacks) {
   const a = Math.min(sel.a, n - 1);
   const b = Math.min(sel.b, n - 1);
   const items = /** @type {[number, string][]} */ (tokens.map((t, i) => [i, `${i + 1}. ${t}`]));
-  for (const [role, value] of /** @type {const} */ ([["a", a], ["b", b]])) {
+  for (const [role, value] of /** @type {const} */ ([
+    ["a", a],
+    ["b", b],
+  ])) {
     const select = /** @type {HTMLSelectElement} */ (card.querySelector(`[data-role=${role}]`));
     fillOptions(select, items, value);
     select.onchange = () => callbacks.onSelect({ [role]: Number(select.value) });
@@ -31,12 +34,19 @@ export function render(card, data, sel, callbacks) {
   const current = Math.min(sel.vlayer, L1 - 1);
   const dtype = distances.dtype;
 
-  const parts = [el("span", { className: "pair", textContent: `${tokens[a]} ↔ ${tokens[b]}` }),
-    el("span", { textContent: ": " })];
+  const parts = [
+    el("span", { className: "pair", textContent: `${tokens[a]} ↔ ${tokens[b]}` }),
+    el("span", { textContent: ": " }),
+  ];
   series.forEach((v, l) => {
     if (l > 0) parts.push(el("span", { textContent: " → " }));
-    parts.push(el("span", { className: l === current ? "value current" : "value",
-      textContent: fmt(v, 3), title: `layer ${l}: ${exact(v, dtype)}` }));
+    parts.push(
+      el("span", {
+        className: l === current ? "value current" : "value",
+        textContent: fmt(v, 3),
+        title: `layer ${l}: ${exact(v, dtype)}`,
+      }),
+    );
   });
   const readout = /** @type {HTMLElement} */ (card.querySelector("[data-role=readout]"));
   readout.replaceChildren(...parts);
@@ -46,25 +56,55 @@ export function render(card, data, sel, callbacks) {
   const plot = /** @type {HTMLElement} */ (card.querySelector("[data-role=plot]"));
   const { live } = describe(plot, { summary: "" }); // the readout above says it all
   keyCursor(plot, live, {
-    rows: 1, cols: L1, describedBy: readout.id || undefined,
+    rows: 1,
+    cols: L1,
+    describedBy: readout.id || undefined,
     label: `Distance between ${tokens[a]} and ${tokens[b]} at each layer: line plot. Arrow keys step through the layers.`,
     text: (_, l) => `${tokens[a]} ↔ ${tokens[b]}, layer ${l}: ${exact(series[l], dtype)}`,
     show: (_, l) => window.Plotly.Fx.hover(plot, [{ curveNumber: 0, pointNumber: l }]),
     hide: () => window.Plotly.Fx.unhover(plot),
   });
-  return draw(plot, [{
-    type: "scatter", mode: "lines+markers", uid: "distance", name: pair, x: layers, y: series,
-    // User text goes through customdata: a template would read "%{...}" in a token label.
-    customdata: series.map((v) => [pair, exact(v, dtype)]),
-    hovertemplate: "%{customdata[0]}<br>layer %{x}: %{customdata[1]}<extra></extra>",
-    line: { color: SELECTED, width: 2.5 }, marker: { size: 7 },
-  }], baseLayout({
-    margin: { l: 60, r: 20, t: 16, b: 46 },
-    showlegend: false,
-    xaxis: { title: { text: "layer (0 = input)" }, tickmode: "array", tickvals: layers,
-      range: [-0.3, L1 - 1 + 0.3], zeroline: false },
-    yaxis: { title: { text: "distance" }, rangemode: "tozero" },
-    shapes: [{ type: "line", xref: "x", yref: "paper", x0: current, x1: current, y0: 0, y1: 1,
-      line: { color: "#9aa3b2", width: 1, dash: "dot" } }],
-  }), "attnviz-distance");
+  return draw(
+    plot,
+    [
+      {
+        type: "scatter",
+        mode: "lines+markers",
+        uid: "distance",
+        name: pair,
+        x: layers,
+        y: series,
+        // User text goes through customdata: a template would read "%{...}" in a token label.
+        customdata: series.map((v) => [pair, exact(v, dtype)]),
+        hovertemplate: "%{customdata[0]}<br>layer %{x}: %{customdata[1]}<extra></extra>",
+        line: { color: SELECTED, width: 2.5 },
+        marker: { size: 7 },
+      },
+    ],
+    baseLayout({
+      margin: { l: 60, r: 20, t: 16, b: 46 },
+      showlegend: false,
+      xaxis: {
+        title: { text: "layer (0 = input)" },
+        tickmode: "array",
+        tickvals: layers,
+        range: [-0.3, L1 - 1 + 0.3],
+        zeroline: false,
+      },
+      yaxis: { title: { text: "distance" }, rangemode: "tozero" },
+      shapes: [
+        {
+          type: "line",
+          xref: "x",
+          yref: "paper",
+          x0: current,
+          x1: current,
+          y0: 0,
+          y1: 1,
+          line: { color: "#9aa3b2", width: 1, dash: "dot" },
+        },
+      ],
+    }),
+    "attnviz-distance",
+  );
 }

@@ -20,15 +20,33 @@ export function render(container, data, sel) {
   const { tokens, start } = data;
   const read = start + sel.step - 2; // the last token read
   const written = start + sel.step - 1; // the token this step wrote
-  /** @type {HTMLElement} */ (container.querySelector(".gen-text")).replaceChildren(...tokens.map((tok, i) => el("span", {
-    textContent: tok,
-    className: [i >= start ? "written" : "", i === read ? "read" : "", i === written ? "new" : "",
-      i > written ? "later" : ""].filter(Boolean).join(" "),
-  })));
+  /** @type {HTMLElement} */ (container.querySelector(".gen-text")).replaceChildren(
+    ...tokens.map((tok, i) =>
+      el("span", {
+        textContent: tok,
+        className: [
+          i >= start ? "written" : "",
+          i === read ? "read" : "",
+          i === written ? "new" : "",
+          i > written ? "later" : "",
+        ]
+          .filter(Boolean)
+          .join(" "),
+      }),
+    ),
+  );
   const matrix = { dtype: data.row.dtype, shape: [1, read + 1], data: data.row.data.slice(0, read + 1) };
-  heatcanvas.render(/** @type {HTMLElement} */ (container.querySelector(".gen-heat")), {
-    labels: tokens.slice(0, read + 1), rowLabels: [tokens[read]], matrix, axes: ["read", "key"],
-    title: `Step ${sel.step}: reading up to “${tokens[read]}”, the model wrote “${tokens[written]}” · ` +
-      `layer ${sel.layer + 1}, head ${sel.head + 1}`,
-  }, { peak: true });
+  heatcanvas.render(
+    /** @type {HTMLElement} */ (container.querySelector(".gen-heat")),
+    {
+      labels: tokens.slice(0, read + 1),
+      rowLabels: [tokens[read]],
+      matrix,
+      axes: ["read", "key"],
+      title:
+        `Step ${sel.step}: reading up to “${tokens[read]}”, the model wrote “${tokens[written]}” · ` +
+        `layer ${sel.layer + 1}, head ${sel.head + 1}`,
+    },
+    { peak: true },
+  );
 }

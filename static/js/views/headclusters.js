@@ -79,9 +79,15 @@ export function clustersSummary(c, shown) {
     const me = shown.layer * c.heads + shown.head;
     const g = c.labels[me];
     const others = groups[g].filter((h) => h !== me);
-    const named = others.slice(0, LISTED).map((h) => headName(h, c.heads)).join(", ");
-    line += `; ${headName(me, c.heads)}, shown in the map, is in cluster ${g + 1}` +
-      (others.length ? ` with ${named}${others.length > LISTED ? ` and ${others.length - LISTED} more` : ""}` : ", alone");
+    const named = others
+      .slice(0, LISTED)
+      .map((h) => headName(h, c.heads))
+      .join(", ");
+    line +=
+      `; ${headName(me, c.heads)}, shown in the map, is in cluster ${g + 1}` +
+      (others.length
+        ? ` with ${named}${others.length > LISTED ? ` and ${others.length - LISTED} more` : ""}`
+        : ", alone");
   }
   const pair = closestPair(c);
   if (pair) {
@@ -205,7 +211,7 @@ export function render(container, data, selection, callbacks = {}) {
     ctx.fillText(s, left - 4, top + (k + 0.5) * cell);
     ctx.save();
     ctx.translate(left + (k + 0.5) * cell, top + side + 5);
-    ctx.rotate(-50 * Math.PI / 180);
+    ctx.rotate((-50 * Math.PI) / 180);
     ctx.fillText(s, 0, 0);
     ctx.restore();
   });
@@ -224,10 +230,15 @@ export function render(container, data, selection, callbacks = {}) {
   for (const t of [0, 0.5, 1]) ctx.fillText(String(signed ? 2 * t - 1 : t), bx + 16, top + (1 - t) * side);
 
   // The clusters in words.
-  /** @type {HTMLElement} */ (root.querySelector(".hcl-list")).replaceChildren(...groups.map((g, k) =>
-    el("li", { className: g.includes(me) ? "hcl-mine" : "" },
-      [el("b", { textContent: `cluster ${k + 1}` }), ` (${g.length} head${g.length === 1 ? "" : "s"}): `,
-        g.map((h) => headName(h, c.heads)).join(", ")])));
+  /** @type {HTMLElement} */ (root.querySelector(".hcl-list")).replaceChildren(
+    ...groups.map((g, k) =>
+      el("li", { className: g.includes(me) ? "hcl-mine" : "" }, [
+        el("b", { textContent: `cluster ${k + 1}` }),
+        ` (${g.length} head${g.length === 1 ? "" : "s"}): `,
+        g.map((h) => headName(h, c.heads)).join(", "),
+      ]),
+    ),
+  );
 
   // Hover, click and the keyboard's cursor.
   /** @param {MouseEvent} e @returns {[number, number] | null} */
@@ -239,21 +250,34 @@ export function render(container, data, selection, callbacks = {}) {
     return [Math.min(n - 1, Math.floor(y / cell)), Math.min(n - 1, Math.floor(x / cell))];
   };
   /** @param {number} i @param {number} j */
-  const words = (i, j) => `${names[i]} and ${names[j]}: similarity ${c.similarity[i][j]} ` +
+  const words = (i, j) =>
+    `${names[i]} and ${names[j]}: similarity ${c.similarity[i][j]} ` +
     `(cluster ${c.labels[c.order[i]] + 1}, cluster ${c.labels[c.order[j]] + 1})`;
   /** @param {number} i @param {number} j */
   const show = (i, j) => {
     tip.hidden = cursor.hidden = false;
-    tip.replaceChildren(el("span", { textContent: `${names[i]} · ${names[j]}` }), el("br"),
-      el("span", { textContent: `similarity ${c.similarity[i][j]}` }), el("br"),
+    tip.replaceChildren(
+      el("span", { textContent: `${names[i]} · ${names[j]}` }),
+      el("br"),
+      el("span", { textContent: `similarity ${c.similarity[i][j]}` }),
+      el("br"),
       el("span", { textContent: `clusters ${c.labels[c.order[i]] + 1} and ${c.labels[c.order[j]] + 1}` }),
-      ...(callbacks.onPick ? [el("br"), el("span", { className: "hcl-do", textContent: `click: ${names[i]} in the map` })] : []));
+      ...(callbacks.onPick
+        ? [el("br"), el("span", { className: "hcl-do", textContent: `click: ${names[i]} in the map` })]
+        : []),
+    );
     tip.style.left = `${Math.min(left + (j + 1) * cell + 10, Math.max(0, wide - 180))}px`;
     tip.style.top = `${top + (i + 1) * cell + 8}px`;
-    Object.assign(cursor.style, { left: `${left + j * cell}px`, top: `${top + i * cell}px`,
-      width: `${Math.max(3, cell)}px`, height: `${Math.max(3, cell)}px` });
+    Object.assign(cursor.style, {
+      left: `${left + j * cell}px`,
+      top: `${top + i * cell}px`,
+      width: `${Math.max(3, cell)}px`,
+      height: `${Math.max(3, cell)}px`,
+    });
   };
-  const hide = () => { tip.hidden = cursor.hidden = true; };
+  const hide = () => {
+    tip.hidden = cursor.hidden = true;
+  };
   hide();
   /** @param {number} i */
   const pick = (i) => {
@@ -266,7 +290,9 @@ export function render(container, data, selection, callbacks = {}) {
     if (ij) show(ij[0], ij[1]);
     else hide();
   };
-  canvas.onmouseleave = () => { if (document.activeElement !== canvas) hide(); };
+  canvas.onmouseleave = () => {
+    if (document.activeElement !== canvas) hide();
+  };
   canvas.onclick = (e) => {
     const ij = at(e);
     if (ij) pick(ij[0]);
@@ -280,15 +306,26 @@ export function render(container, data, selection, callbacks = {}) {
       rows: c.order.map((h, i) => {
         let best = -1;
         for (let j = 0; j < n; j++) if (j !== i && (best < 0 || c.similarity[i][j] > c.similarity[i][best])) best = j;
-        return [names[i], String(c.labels[h] + 1), best >= 0 ? names[best] : "–", best >= 0 ? String(c.similarity[i][best]) : "–"];
+        return [
+          names[i],
+          String(c.labels[h] + 1),
+          best >= 0 ? names[best] : "–",
+          best >= 0 ? String(c.similarity[i][best]) : "–",
+        ];
       }),
     },
   });
   keyCursor(canvas, text.live, {
-    rows: n, cols: n, describedBy: text.summary.id,
-    label: `Heads' similarity matrix, ${n} × ${n} in the dendrogram's order. Arrow keys move between cells; ` +
+    rows: n,
+    cols: n,
+    describedBy: text.summary.id,
+    label:
+      `Heads' similarity matrix, ${n} × ${n} in the dendrogram's order. Arrow keys move between cells; ` +
       "Enter shows the row's head in the map.",
-    text: words, show, hide, pick: callbacks.onPick ? (i) => pick(i) : undefined,
+    text: words,
+    show,
+    hide,
+    pick: callbacks.onPick ? (i) => pick(i) : undefined,
   });
   // What is drawn, for tests: the geometry and the order.
   root.__clusters = { geometry: { left, top, side, cell }, order: c.order, pair };

@@ -32,16 +32,19 @@ function svg(tag, attrs = {}) {
  */
 export function renderHeadChips(box, heads, chosen, onChange) {
   if (box.childElementCount !== heads) {
-    box.replaceChildren(...Array.from({ length: heads }, (_, h) => {
-      const label = el("label", { className: "chip" }, [
-        el("input", { type: "checkbox", value: String(h), "aria-label": `head ${h + 1}` }),
-        el("span", { textContent: String(h + 1) }),
-      ]);
-      label.style.setProperty("--chip", headColor(h));
-      return label;
-    }));
+    box.replaceChildren(
+      ...Array.from({ length: heads }, (_, h) => {
+        const label = el("label", { className: "chip" }, [
+          el("input", { type: "checkbox", value: String(h), "aria-label": `head ${h + 1}` }),
+          el("span", { textContent: String(h + 1) }),
+        ]);
+        label.style.setProperty("--chip", headColor(h));
+        return label;
+      }),
+    );
   }
-  box.onchange = () => onChange([...box.querySelectorAll("input:checked")].map((i) => Number(/** @type {HTMLInputElement} */ (i).value)));
+  box.onchange = () =>
+    onChange([...box.querySelectorAll("input:checked")].map((i) => Number(/** @type {HTMLInputElement} */ (i).value)));
   for (const input of /** @type {NodeListOf<HTMLInputElement>} */ (box.querySelectorAll("input"))) {
     input.checked = chosen.includes(Number(input.value));
   }
@@ -93,10 +96,16 @@ export function render(container, data, sel, callbacks) {
   const key = `${width}\u0000${labels.join("\u0000")}`;
   const box = /** @type {HTMLElement & {__hv?: {key: string, root: SVGSVGElement, lines: SVGGElement}}} */ (container);
   const reuse = box.__hv && box.__hv.key === key && box.__hv.root.isConnected;
-  const root = reuse ? /** @type {NonNullable<typeof box.__hv>} */ (box.__hv).root
-    : /** @type {SVGSVGElement} */ (/** @type {unknown} */ (svg("svg", { width, height, viewBox: `0 0 ${width} ${height}`, role: "group" })));
+  const root = reuse
+    ? /** @type {NonNullable<typeof box.__hv>} */ (box.__hv).root
+    : /** @type {SVGSVGElement} */ (
+        /** @type {unknown} */ (svg("svg", { width, height, viewBox: `0 0 ${width} ${height}`, role: "group" }))
+      );
   root.setAttribute("class", full ? "hv" : "hv hv-one");
-  root.setAttribute("aria-label", `Head view${sel.unit ? ` of ${sel.unit}s` : ""}, layer ${sel.layer + 1}, heads ${sel.heads.map((h) => h + 1).join(", ") || "none"}`);
+  root.setAttribute(
+    "aria-label",
+    `Head view${sel.unit ? ` of ${sel.unit}s` : ""}, layer ${sel.layer + 1}, heads ${sel.heads.map((h) => h + 1).join(", ") || "none"}`,
+  );
   root.dataset.layer = String(sel.layer);
   root.dataset.heads = sel.heads.join(",");
   root.dataset.complete = data.values ? "1" : "0"; // "0": only the chosen query's lines yet
@@ -125,11 +134,21 @@ export function render(container, data, sel, callbacks) {
           const w = weightOf(h, i, j);
           if (w < least || !(w > 0)) continue;
           const v = w / top;
-          groups[i].append(svg("line", {
-            x1: x1 + 6, y1: y(i), x2: x2 - 6, y2: y(j), stroke: color,
-            "stroke-width": (0.6 + 4 * v).toFixed(2), "stroke-opacity": (0.12 + 0.88 * v).toFixed(3),
-            "data-head": h, "data-query": i, "data-key": j, "data-weight": String(w),
-          }));
+          groups[i].append(
+            svg("line", {
+              x1: x1 + 6,
+              y1: y(i),
+              x2: x2 - 6,
+              y2: y(j),
+              stroke: color,
+              "stroke-width": (0.6 + 4 * v).toFixed(2),
+              "stroke-opacity": (0.12 + 0.88 * v).toFixed(3),
+              "data-head": h,
+              "data-query": i,
+              "data-key": j,
+              "data-weight": String(w),
+            }),
+          );
         }
       }
     }
@@ -145,11 +164,28 @@ export function render(container, data, sel, callbacks) {
   const side = (name, x, anchor) => {
     const g = svg("g", { class: `hv-tokens hv-${name}` });
     // One element a token (a long text has a thousand): the highlight is one moving rect.
-    g.append(svg("rect", { class: "hv-hl", x: name === "left" ? 2 : x2 + 2, y: 0, width: labelW - 4,
-      height: row - 2, rx: 3, visibility: "hidden" }));
+    g.append(
+      svg("rect", {
+        class: "hv-hl",
+        x: name === "left" ? 2 : x2 + 2,
+        y: 0,
+        width: labelW - 4,
+        height: row - 2,
+        rx: 3,
+        visibility: "hidden",
+      }),
+    );
     labels.forEach((label, i) => {
-      const t = svg("text", { class: "hv-token", "data-side": name, "data-index": i, x, y: y(i),
-        "text-anchor": anchor, "dominant-baseline": "central", "font-size": font });
+      const t = svg("text", {
+        class: "hv-token",
+        "data-side": name,
+        "data-index": i,
+        x,
+        y: y(i),
+        "text-anchor": anchor,
+        "dominant-baseline": "central",
+        "font-size": font,
+      });
       t.textContent = label;
       if (name === "left") {
         t.setAttribute("tabindex", "0");
@@ -168,10 +204,17 @@ export function render(container, data, sel, callbacks) {
   root.classList.remove("focus-q", "focus-k");
   root.querySelector(".hv-chosen")?.remove();
   const chosen = root.querySelector(`.hv-left .hv-token[data-index="${sel.query}"]`);
-  if (chosen) { // the chosen query, and its background
+  if (chosen) {
+    // the chosen query, and its background
     chosen.classList.add("chosen");
-    const mark = svg("rect", { class: "hv-chosen", x: 2, y: y(sel.query) - row / 2 + 1, width: labelW - 4,
-      height: row - 2, rx: 3 });
+    const mark = svg("rect", {
+      class: "hv-chosen",
+      x: 2,
+      y: y(sel.query) - row / 2 + 1,
+      width: labelW - 4,
+      height: row - 2,
+      rx: 3,
+    });
     root.querySelector(".hv-left")?.prepend(mark);
   }
 
@@ -212,7 +255,8 @@ export function render(container, data, sel, callbacks) {
   let asked = false;
   /** @param {Event} e */
   const enter = (e) => {
-    if (!values && !asked && callbacks.onNeedAll) { // every token's weights, for the pointer
+    if (!values && !asked && callbacks.onNeedAll) {
+      // every token's weights, for the pointer
       asked = true;
       callbacks.onNeedAll();
     }
@@ -231,12 +275,25 @@ export function render(container, data, sel, callbacks) {
       pick(e);
     }
   };
-  listen(root, { mouseover: enter, mouseleave: clear, focusin: enter, focusout: clear, click: pick,
-    keydown: /** @type {(e: Event) => void} */ (key_) });
-  const note = full ? [] : [el("p", { className: "hv-note",
-    textContent: `${n} tokens: only one token's lines are drawn, the chosen query's (click a token ` +
-      "on the left to choose it) or the token under the pointer's, each as strong as its weight " +
-      "over the strongest line's." })];
+  listen(root, {
+    mouseover: enter,
+    mouseleave: clear,
+    focusin: enter,
+    focusout: clear,
+    click: pick,
+    keydown: /** @type {(e: Event) => void} */ (key_),
+  });
+  const note = full
+    ? []
+    : [
+        el("p", {
+          className: "hv-note",
+          textContent:
+            `${n} tokens: only one token's lines are drawn, the chosen query's (click a token ` +
+            "on the left to choose it) or the token under the pointer's, each as strong as its weight " +
+            "over the strongest line's.",
+        }),
+      ];
   if (!reuse) container.replaceChildren(...note, root); // (the same tokens: the same note)
 
   // In words: each query token's strongest key over the chosen heads (its name), and each
@@ -244,24 +301,31 @@ export function render(container, data, sel, callbacks) {
   /** @param {number} i @returns {[number, number, number]} [head, key, weight] */
   const best = (i) => {
     let top = /** @type {[number, number, number]} */ ([-1, -1, -1]);
-    for (const h of sel.heads) for (let j = 0; j < n; j++) if (weightOf(h, i, j) > top[2]) top = [h, j, weightOf(h, i, j)];
+    for (const h of sel.heads)
+      for (let j = 0; j < n; j++) if (weightOf(h, i, j) > top[2]) top = [h, j, weightOf(h, i, j)];
     return top;
   };
   for (const t of /** @type {NodeListOf<SVGTextElement>} */ (root.querySelectorAll(".hv-left .hv-token"))) {
     const i = Number(t.dataset.index);
     const [h, j, w] = values || i === rows?.query ? best(i) : [-1, -1, -1];
-    t.setAttribute("aria-label", h < 0 ? `query ${labels[i]}`
-      : `query ${labels[i]}: strongest key ${labels[j]}, ${fmt(w, 2)} (head ${h + 1})`);
+    t.setAttribute(
+      "aria-label",
+      h < 0 ? `query ${labels[i]}` : `query ${labels[i]}: strongest key ${labels[j]}, ${fmt(w, 2)} (head ${h + 1})`,
+    );
   }
   const heads = sel.heads.map((h) => {
     let top = [-1, -1, -1];
     const qs = values ? all : rows ? [rows.query] : [];
     for (const i of qs) for (let j = 0; j < n; j++) if (weightOf(h, i, j) > top[2]) top = [i, j, weightOf(h, i, j)];
-    return top[0] < 0 ? `head ${h + 1}: no line` : `head ${h + 1} ${labels[top[0]]} → ${labels[top[1]]} ${fmt(top[2], 2)}`;
+    return top[0] < 0
+      ? `head ${h + 1}: no line`
+      : `head ${h + 1} ${labels[top[0]]} → ${labels[top[1]]} ${fmt(top[2], 2)}`;
   });
   describe(/** @type {HTMLElement} */ (/** @type {unknown} */ (root)), {
-    summary: sel.heads.length ? `Layer ${sel.layer + 1}${sel.unit ? ` (${sel.unit}s)` : ""}, the strongest line of each head shown${values ? "" : " (the chosen query's)"}: ` +
-      `${heads.join("; ")}.` : "No head chosen: pick heads above.",
+    summary: sel.heads.length
+      ? `Layer ${sel.layer + 1}${sel.unit ? ` (${sel.unit}s)` : ""}, the strongest line of each head shown${values ? "" : " (the chosen query's)"}: ` +
+        `${heads.join("; ")}.`
+      : "No head chosen: pick heads above.",
   });
 }
 

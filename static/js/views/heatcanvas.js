@@ -133,7 +133,7 @@ export function render(container, data, sel = {}, callbacks = {}) {
     if (!s) return;
     ctx.save();
     ctx.translate(left + (j + 0.5) * cell, top + tall + 6);
-    ctx.rotate(-50 * Math.PI / 180);
+    ctx.rotate((-50 * Math.PI) / 180);
     ctx.textAlign = "right";
     ctx.fillText(s, 0, 0, labelW);
     ctx.restore();
@@ -147,7 +147,8 @@ export function render(container, data, sel = {}, callbacks = {}) {
   ctx.rotate(-Math.PI / 2);
   ctx.fillText(rowAxis, 0, 0);
   ctx.restore();
-  if (q >= 0 && q < R) { // mark the chosen query's row
+  if (q >= 0 && q < R) {
+    // mark the chosen query's row
     ctx.strokeStyle = TEXT;
     ctx.lineWidth = 1;
     ctx.strokeRect(left + 0.5, top + q * cell + 0.5, side - 1, Math.max(1, cell - 1));
@@ -184,15 +185,21 @@ export function render(container, data, sel = {}, callbacks = {}) {
     tip.hidden = cursor.hidden = false;
     const v = matrix.data[i * C + j];
     tip.replaceChildren(
-      el("span", {}, [`${rowAxis} `, el("b", { textContent: rowLabels[i] })]), el("br"),
-      el("span", {}, [`${colAxis} `, el("b", { textContent: labels[j] })]), el("br"),
+      el("span", {}, [`${rowAxis} `, el("b", { textContent: rowLabels[i] })]),
+      el("br"),
+      el("span", {}, [`${colAxis} `, el("b", { textContent: labels[j] })]),
+      el("br"),
       el("span", { className: "hc-value", textContent: `${unit} ${value(v)}` }),
     );
     const x = left + (j + 1) * cell + 10;
     tip.style.left = `${Math.min(x, left + side - 150)}px`;
     tip.style.top = `${top + (i + 1) * cell + 8}px`;
-    Object.assign(cursor.style, { left: `${left + j * cell}px`, top: `${top + i * cell}px`,
-      width: `${Math.max(2, cell)}px`, height: `${Math.max(2, cell)}px` });
+    Object.assign(cursor.style, {
+      left: `${left + j * cell}px`,
+      top: `${top + i * cell}px`,
+      width: `${Math.max(2, cell)}px`,
+      height: `${Math.max(2, cell)}px`,
+    });
   };
   const hide = () => {
     tip.hidden = true;
@@ -216,18 +223,29 @@ export function render(container, data, sel = {}, callbacks = {}) {
   // The text alternative and the keyboard's path.
   const text = describe(/** @type {HTMLElement} */ (root.querySelector(".hc-body")), {
     summary: `${R} × ${C} ${unit}s, ${strongestText(rowLabels, labels, matrix, { approx: data.approx })}`,
-    table: R * C <= TABLE_MAX
-      ? matrixTable(`${title}: the ${unit}s, ${rowAxis} rows by ${colAxis} columns`, rowAxis,
-        rowLabels, labels, (i, j) => fmt(matrix.data[i * C + j], data.approx ? 2 : 3))
-      : null,
+    table:
+      R * C <= TABLE_MAX
+        ? matrixTable(
+            `${title}: the ${unit}s, ${rowAxis} rows by ${colAxis} columns`,
+            rowAxis,
+            rowLabels,
+            labels,
+            (i, j) => fmt(matrix.data[i * C + j], data.approx ? 2 : 3),
+          )
+        : null,
   });
   keyCursor(canvas, text.live, {
-    rows: R, cols: C, describedBy: text.summary.id,
-    label: `${title}: heatmap of ${R} × ${C} ${unit === "weight" ? "attention weight" : unit}s, ${rowAxis} rows by ${colAxis} columns. ` +
+    rows: R,
+    cols: C,
+    describedBy: text.summary.id,
+    label:
+      `${title}: heatmap of ${R} × ${C} ${unit === "weight" ? "attention weight" : unit}s, ${rowAxis} rows by ${colAxis} columns. ` +
       `Arrow keys move between cells${callbacks.onPick ? `; Enter makes the row's token the ${rowAxis}` : ""}.`,
-    text: (i, j) => `${rowLabels[i]} → ${labels[j]}: ${value(matrix.data[i * C + j])} ` +
+    text: (i, j) =>
+      `${rowLabels[i]} → ${labels[j]}: ${value(matrix.data[i * C + j])} ` +
       `(${rowAxis} ${i + 1}, ${colAxis} ${j + 1})`,
-    show, hide,
+    show,
+    hide,
     pick: callbacks.onPick ? (i) => callbacks.onPick?.(i) : undefined,
   });
   // What is drawn, for tests and exports: the labels and the very numbers.

@@ -8,7 +8,15 @@ import { fillIndexSelect } from "../core/dom.js";
 import { exact, fmt } from "../core/numbers.js";
 import { nested } from "../core/compact.js";
 import {
-  MASKED_GREY, SCORE_LUT, SCORE_SCALE, WEIGHT_LUT, WEIGHT_SCALE, baseLayout, draw, plotText, tokenAxis,
+  MASKED_GREY,
+  SCORE_LUT,
+  SCORE_SCALE,
+  WEIGHT_LUT,
+  WEIGHT_SCALE,
+  baseLayout,
+  draw,
+  plotText,
+  tokenAxis,
 } from "../core/theme.js";
 import { describe, keyCursor, matrixTable } from "./access.js";
 import { inkOn, strongestText } from "./describe.js";
@@ -38,12 +46,22 @@ function cellDigits(z) {
  */
 function cellTexts(z, lutIndex, lut, size) {
   const digits = cellDigits(z);
-  return z.flatMap((row, i) => row.flatMap((v, j) => {
-    if (v === null) return [];
-    const c = Math.max(0, Math.min(255, lutIndex(v))) * 3;
-    return [{ x: j, y: i, text: fmt(v, digits), showarrow: false, captureevents: false,
-      font: { size, color: inkOn([lut[c], lut[c + 1], lut[c + 2]]) } }];
-  }));
+  return z.flatMap((row, i) =>
+    row.flatMap((v, j) => {
+      if (v === null) return [];
+      const c = Math.max(0, Math.min(255, lutIndex(v))) * 3;
+      return [
+        {
+          x: j,
+          y: i,
+          text: fmt(v, digits),
+          showarrow: false,
+          captureevents: false,
+          font: { size, color: inkOn([lut[c], lut[c + 1], lut[c + 2]]) },
+        },
+      ];
+    }),
+  );
 }
 
 /**
@@ -51,18 +69,21 @@ function cellTexts(z, lutIndex, lut, size) {
  * @param {string} dtype @param {string} colorbar @param {object} extra
  */
 function heatmap(tokens, z, kind, dtype, colorbar, extra) {
-  const customdata = z.map((row, i) => row.map((v, j) => [
-    plotText(tokens[i]), plotText(tokens[j]),
-    v === null ? "masked (−∞ before the softmax)" : `${kind} ${exact(v, dtype)}`,
-  ]));
+  const customdata = z.map((row, i) =>
+    row.map((v, j) => [
+      plotText(tokens[i]),
+      plotText(tokens[j]),
+      v === null ? "masked (−∞ before the softmax)" : `${kind} ${exact(v, dtype)}`,
+    ]),
+  );
   return {
     type: "heatmap",
     z,
     x: tokens.map((_, j) => j),
     y: tokens.map((_, i) => i),
     customdata,
-    hovertemplate: "query <b>%{customdata[0]}</b><br>key <b>%{customdata[1]}</b><br>" +
-      "%{customdata[2]}<extra></extra>",
+    hovertemplate:
+      "query <b>%{customdata[0]}</b><br>key <b>%{customdata[1]}</b><br>" + "%{customdata[2]}<extra></extra>",
     hoverongaps: true,
     colorbar: { thickness: 12, len: 1, title: { text: colorbar, side: "right", font: { size: 12 } } },
     ...extra,
@@ -76,8 +97,7 @@ function layoutFor(tokens, title, annotations) {
     title: { text: title, font: { size: 14 }, x: 0.02, xanchor: "left" },
     plot_bgcolor: MASKED_GREY, // masked cells are gaps: they show this grey
     margin: { l: 80, r: 10, t: 40, b: 70 },
-    xaxis: tokenAxis(tokens, { title: { text: "key" }, automargin: true,
-      tickangle: tokens.length > 12 ? -60 : 0 }),
+    xaxis: tokenAxis(tokens, { title: { text: "key" }, automargin: true, tickangle: tokens.length > 12 ? -60 : 0 }),
     yaxis: tokenAxis(tokens, { title: { text: "query" }, autorange: "reversed", automargin: true }),
   });
 }
@@ -103,16 +123,21 @@ export function render(card, data, sel, callbacks) {
   layerPicker.onchange = () => callbacks.onSelect({ layer: Number(layerPicker.value) });
   headPicker.onchange = () => callbacks.onSelect({ head: Number(headPicker.value) });
   const vw = data.valueWeighted;
-  for (const input of /** @type {NodeListOf<HTMLInputElement>} */ (card.querySelectorAll("[data-role=measure] input"))) {
+  for (const input of /** @type {NodeListOf<HTMLInputElement>} */ (
+    card.querySelectorAll("[data-role=measure] input")
+  )) {
     input.checked = input.value === (vw ? "value_weighted" : "weights");
     input.onchange = () => {
-      if (input.checked) callbacks.onSelect({ measure: /** @type {import("../core/types.js").Measure} */ (input.value) });
+      if (input.checked)
+        callbacks.onSelect({ measure: /** @type {import("../core/types.js").Measure} */ (input.value) });
     };
   }
   const caption = card.querySelector("[data-role=weights-caption]");
   if (caption) {
-    caption.textContent = vw ? "Value-weighted: ||a_ij v_j W_O^h||, each weight times the norm of its key's " +
-      "value through the head's slice of the output projection (Kobayashi et al., 2020)." : "Weights: softmax of each score row.";
+    caption.textContent = vw
+      ? "Value-weighted: ||a_ij v_j W_O^h||, each weight times the norm of its key's " +
+        "value through the head's slice of the output projection (Kobayashi et al., 2020)."
+      : "Weights: softmax of each score row.";
   }
 
   const tokens = meta.tokens;
@@ -121,11 +146,12 @@ export function render(card, data, sel, callbacks) {
   /** @type {HTMLElement} */ (card.querySelector("[data-role=grid]")).classList.toggle("stacked", n > SIDE_BY_SIDE_MAX);
   const where = `layer ${sel.layer + 1}, head ${sel.head + 1}`;
   const m = data.scoreMax > 0 ? data.scoreMax : 1;
-  const scoreTitle = meta.config?.scale === false
-    ? "score = q·k (unscaled)"
-    : meta.attention && !meta.attention.divide_by
-      ? `score = q·k ${meta.attention.scale_label}${meta.attention.softcap ? `, soft-capped at ${meta.attention.softcap} before the softmax` : ""}`
-      : `score = q·k / √d<sub>h</sub> (d<sub>h</sub> = ${meta.head_dim})${meta.attention?.softcap ? `, soft-capped at ${meta.attention.softcap} before the softmax` : ""}`;
+  const scoreTitle =
+    meta.config?.scale === false
+      ? "score = q·k (unscaled)"
+      : meta.attention && !meta.attention.divide_by
+        ? `score = q·k ${meta.attention.scale_label}${meta.attention.softcap ? `, soft-capped at ${meta.attention.softcap} before the softmax` : ""}`
+        : `score = q·k / √d<sub>h</sub> (d<sub>h</sub> = ${meta.head_dim})${meta.attention?.softcap ? `, soft-capped at ${meta.attention.softcap} before the softmax` : ""}`;
   const scoresEl = /** @type {HTMLElement} */ (card.querySelector("[data-role=scores]"));
   const weightsEl = /** @type {HTMLElement} */ (card.querySelector("[data-role=weights]"));
   scoresEl.style.height = height;
@@ -144,26 +170,64 @@ export function render(card, data, sel, callbacks) {
   const size = n <= 6 ? 13 : 11;
   const written = n <= ANNOTATE_MAX;
   const drawn = Promise.all([
-    draw(scoresEl,
-      [heatmap(tokens, scores, "score", data.scores.dtype, scoreTitle,
-        { colorscale: SCORE_SCALE, zmin: -m, zmax: m, uid: "scores" })],
-      layoutFor(tokens, `Scores · ${where}${masked}`,
-        written ? cellTexts(scores, (v) => Math.round((v / m + 1) * 127.5), SCORE_LUT, size) : []),
-      "attnviz-scores"),
-    draw(weightsEl,
-      [heatmap(tokens, weights, kind, (vw ?? data.weights).dtype,
-        vw ? "value-weighted norm ‖a v W_O‖" : "attention weight (softmax), rows sum to 1",
-        { colorscale: WEIGHT_SCALE, zmin: 0, zmax: top, uid: "weights" })],
-      layoutFor(tokens, `${name} · ${where}${vw ? "" : ` · mean entropy ${fmt(data.entropy, 2)} nats`}`,
-        written ? cellTexts(weights, (v) => Math.round((v / top) * 255), WEIGHT_LUT, size) : []),
-      "attnviz-weights"),
+    draw(
+      scoresEl,
+      [
+        heatmap(tokens, scores, "score", data.scores.dtype, scoreTitle, {
+          colorscale: SCORE_SCALE,
+          zmin: -m,
+          zmax: m,
+          uid: "scores",
+        }),
+      ],
+      layoutFor(
+        tokens,
+        `Scores · ${where}${masked}`,
+        written ? cellTexts(scores, (v) => Math.round((v / m + 1) * 127.5), SCORE_LUT, size) : [],
+      ),
+      "attnviz-scores",
+    ),
+    draw(
+      weightsEl,
+      [
+        heatmap(
+          tokens,
+          weights,
+          kind,
+          (vw ?? data.weights).dtype,
+          vw ? "value-weighted norm ‖a v W_O‖" : "attention weight (softmax), rows sum to 1",
+          { colorscale: WEIGHT_SCALE, zmin: 0, zmax: top, uid: "weights" },
+        ),
+      ],
+      layoutFor(
+        tokens,
+        `${name} · ${where}${vw ? "" : ` · mean entropy ${fmt(data.entropy, 2)} nats`}`,
+        written ? cellTexts(weights, (v) => Math.round((v / top) * 255), WEIGHT_LUT, size) : [],
+      ),
+      "attnviz-weights",
+    ),
   ]);
   const labels = tokens.map(String);
-  readable(scoresEl, labels, scores, "score", data.scores.dtype,
-    `Scores, ${where}`, strongestText(labels, labels, { shape: [n, n], data: scores.flat() }, { word: "largest" }));
-  readable(weightsEl, labels, weights, kind, (vw ?? data.weights).dtype,
-    `${name}, ${where}`, vw ? strongestText(labels, labels, vw) : `mean entropy ${fmt(data.entropy, 2)} nats, ` +
-      strongestText(labels, labels, data.weights));
+  readable(
+    scoresEl,
+    labels,
+    scores,
+    "score",
+    data.scores.dtype,
+    `Scores, ${where}`,
+    strongestText(labels, labels, { shape: [n, n], data: scores.flat() }, { word: "largest" }),
+  );
+  readable(
+    weightsEl,
+    labels,
+    weights,
+    kind,
+    (vw ?? data.weights).dtype,
+    `${name}, ${where}`,
+    vw
+      ? strongestText(labels, labels, vw)
+      : `mean entropy ${fmt(data.entropy, 2)} nats, ` + strongestText(labels, labels, data.weights),
+  );
   return drawn;
 }
 
@@ -177,15 +241,20 @@ function readable(plot, tokens, z, kind, dtype, what, summary) {
   const n = tokens.length;
   const text = describe(plot, {
     summary: `${what}: ${summary}`,
-    table: n <= TABLE_MAX
-      ? matrixTable(`${what}: query rows by key columns`, "query", tokens, tokens,
-        (i, j) => (z[i][j] === null ? "masked" : fmt(z[i][j], 3)))
-      : null,
+    table:
+      n <= TABLE_MAX
+        ? matrixTable(`${what}: query rows by key columns`, "query", tokens, tokens, (i, j) =>
+            z[i][j] === null ? "masked" : fmt(z[i][j], 3),
+          )
+        : null,
   });
   keyCursor(plot, text.live, {
-    rows: n, cols: n, describedBy: text.summary.id,
+    rows: n,
+    cols: n,
+    describedBy: text.summary.id,
     label: `${what}: heatmap of ${n} × ${n} ${kind}s, query rows by key columns. Arrow keys move between cells.`,
-    text: (i, j) => `${tokens[i]} → ${tokens[j]}: ` +
+    text: (i, j) =>
+      `${tokens[i]} → ${tokens[j]}: ` +
       (z[i][j] === null ? "masked (−∞ before the softmax)" : `${kind} ${exact(z[i][j], dtype)}`),
     show: (i, j) => window.Plotly.Fx.hover(plot, { xval: j, yval: i }),
     hide: () => window.Plotly.Fx.unhover(plot),

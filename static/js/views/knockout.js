@@ -48,14 +48,25 @@ export function lossRows(data) {
   const pr = data.predictions;
   if (!pr) return [];
   const n = data.tokens.length;
-  const top = (/** @type {Predictions} */ r, /** @type {number} */ i) =>
-    ({ id: r.ids.data[i * r.k], label: r.vocab[String(r.ids.data[i * r.k])] ?? "?", prob: r.probs.data[i * r.k] });
+  const top = (/** @type {Predictions} */ r, /** @type {number} */ i) => ({
+    id: r.ids.data[i * r.k],
+    label: r.vocab[String(r.ids.data[i * r.k])] ?? "?",
+    prob: r.probs.data[i * r.k],
+  });
   const rows = [];
   for (let i = 0; i + 1 < n; i++) {
     const clean = lossOf(pr.clean.target.data[i]);
     const knocked = lossOf(pr.knocked.target.data[i]);
-    rows.push({ i, token: data.tokens[i], next: data.tokens[i + 1], clean, knocked, change: knocked - clean,
-      topClean: top(pr.clean, i), topKnocked: top(pr.knocked, i) });
+    rows.push({
+      i,
+      token: data.tokens[i],
+      next: data.tokens[i + 1],
+      clean,
+      knocked,
+      change: knocked - clean,
+      topClean: top(pr.clean, i),
+      topKnocked: top(pr.knocked, i),
+    });
   }
   return rows;
 }
@@ -91,8 +102,10 @@ export function summaryText(data) {
     const c = mean((r) => r.clean);
     const k = mean((r) => r.knocked);
     const changed = rows.filter((r) => r.topClean.id !== r.topKnocked.id).length;
-    parts.push(`Mean loss ${fmt(c, 3)} → ${fmt(k, 3)} (${signed(k - c)}) over ${rows.length} positions; ` +
-      `${changed} of ${rows.length} top predictions changed.`);
+    parts.push(
+      `Mean loss ${fmt(c, 3)} → ${fmt(k, 3)} (${signed(k - c)}) over ${rows.length} positions; ` +
+        `${changed} of ${rows.length} top predictions changed.`,
+    );
   }
   parts.push(changeText(data));
   return parts.join(" ");
@@ -117,33 +130,66 @@ export function changeText(data) {
 function lossTable(data) {
   const rows = lossRows(data);
   const head = ["#", "token", "next", "clean", "knocked out", "change", "clean", "knocked out"];
-  return el("div", { className: "table-scroll ko-scroll", tabIndex: 0, role: "region",
-    "aria-label": "Each position's loss and top prediction, clean and knocked out" }, [
-    el("table", { className: "data-table ko-table" }, [
-      el("caption", { className: "sr-only", textContent: "Loss (−ln p of the next token) and top prediction at each position, clean and with the heads knocked out" }),
-      el("thead", {}, [
-        el("tr", {}, [el("td", { colSpan: 3 }), el("th", { scope: "colgroup", colSpan: 3, textContent: "loss (−ln p of next)" }),
-          el("th", { scope: "colgroup", colSpan: 2, textContent: "top prediction" })]),
-        el("tr", {}, head.map((h) => el("th", { scope: "col", textContent: h })))]),
-      el("tbody", {}, rows.map((r) => {
-        const changed = r.topClean.id !== r.topKnocked.id;
-        return el("tr", { dataset: { pos: String(r.i) } }, [
-          el("th", { scope: "row", textContent: String(r.i + 1) }),
-          el("td", { textContent: r.token }),
-          el("td", { textContent: r.next }),
-          el("td", { className: "num ko-loss-clean", textContent: fmt(r.clean, 3) }),
-          el("td", { className: "num ko-loss-knocked", textContent: fmt(r.knocked, 3) }),
-          el("td", { className: `num ko-change ${r.change > 0 ? "worse" : r.change < 0 ? "better" : ""}`,
-            textContent: signed(r.change) }),
-          el("td", { textContent: `${r.topClean.label} ${fmt(r.topClean.prob, 2)}` }),
-          el("td", { className: changed ? "ko-changed" : "" }, changed
-            ? [el("span", { "aria-hidden": "true", textContent: "▲ " }), `${r.topKnocked.label} ${fmt(r.topKnocked.prob, 2)}`,
-              el("span", { className: "sr-only", textContent: " (changed)" })]
-            : [`${r.topKnocked.label} ${fmt(r.topKnocked.prob, 2)}`]),
-        ]);
-      })),
-    ]),
-  ]);
+  return el(
+    "div",
+    {
+      className: "table-scroll ko-scroll",
+      tabIndex: 0,
+      role: "region",
+      "aria-label": "Each position's loss and top prediction, clean and knocked out",
+    },
+    [
+      el("table", { className: "data-table ko-table" }, [
+        el("caption", {
+          className: "sr-only",
+          textContent:
+            "Loss (−ln p of the next token) and top prediction at each position, clean and with the heads knocked out",
+        }),
+        el("thead", {}, [
+          el("tr", {}, [
+            el("td", { colSpan: 3 }),
+            el("th", { scope: "colgroup", colSpan: 3, textContent: "loss (−ln p of next)" }),
+            el("th", { scope: "colgroup", colSpan: 2, textContent: "top prediction" }),
+          ]),
+          el(
+            "tr",
+            {},
+            head.map((h) => el("th", { scope: "col", textContent: h })),
+          ),
+        ]),
+        el(
+          "tbody",
+          {},
+          rows.map((r) => {
+            const changed = r.topClean.id !== r.topKnocked.id;
+            return el("tr", { dataset: { pos: String(r.i) } }, [
+              el("th", { scope: "row", textContent: String(r.i + 1) }),
+              el("td", { textContent: r.token }),
+              el("td", { textContent: r.next }),
+              el("td", { className: "num ko-loss-clean", textContent: fmt(r.clean, 3) }),
+              el("td", { className: "num ko-loss-knocked", textContent: fmt(r.knocked, 3) }),
+              el("td", {
+                className: `num ko-change ${r.change > 0 ? "worse" : r.change < 0 ? "better" : ""}`,
+                textContent: signed(r.change),
+              }),
+              el("td", { textContent: `${r.topClean.label} ${fmt(r.topClean.prob, 2)}` }),
+              el(
+                "td",
+                { className: changed ? "ko-changed" : "" },
+                changed
+                  ? [
+                      el("span", { "aria-hidden": "true", textContent: "▲ " }),
+                      `${r.topKnocked.label} ${fmt(r.topKnocked.prob, 2)}`,
+                      el("span", { className: "sr-only", textContent: " (changed)" }),
+                    ]
+                  : [`${r.topKnocked.label} ${fmt(r.topKnocked.prob, 2)}`],
+              ),
+            ]);
+          }),
+        ),
+      ]),
+    ],
+  );
 }
 
 /**
@@ -194,7 +240,7 @@ function diffMap(fig, data) {
     data.tokens.forEach((t, j) => {
       ctx.save();
       ctx.translate(labelW + (j + 0.5) * cell, side + 10);
-      ctx.rotate(-50 * Math.PI / 180);
+      ctx.rotate((-50 * Math.PI) / 180);
       ctx.fillText(t, 0, 0, below);
       ctx.restore();
     });
@@ -212,16 +258,23 @@ function diffMap(fig, data) {
 
   const labels = data.tokens;
   /** @param {number} i @param {number} j */
-  const cellText = (i, j) => `${labels[i]} → ${labels[j]}: ${signed(d[i * n + j], 4)} ` +
+  const cellText = (i, j) =>
+    `${labels[i]} → ${labels[j]}: ${signed(d[i * n + j], 4)} ` +
     `(clean ${fmt(clean.data[i * n + j], 4)}, knocked out ${fmt(knocked.data[i * n + j], 4)}; query ${i + 1}, key ${j + 1})`;
   const text = describe(body, {
     summary: `${n} × ${n} changes of attention weight (knocked out − clean), at most ${fmt(m, 3)} either way. ${changeText(data)}`,
-    table: n * n <= TABLE_MAX ? matrixTable(`${title}, query rows by key columns`, "query", labels, labels,
-      (i, j) => signed(d[i * n + j])) : null,
+    table:
+      n * n <= TABLE_MAX
+        ? matrixTable(`${title}, query rows by key columns`, "query", labels, labels, (i, j) => signed(d[i * n + j]))
+        : null,
   });
-  keyCursor(canvas, text.live, { rows: n, cols: n, describedBy: text.summary.id,
+  keyCursor(canvas, text.live, {
+    rows: n,
+    cols: n,
+    describedBy: text.summary.id,
     label: `${title}: heatmap of ${n} × ${n} changes, query rows by key columns. Arrow keys move between cells.`,
-    text: cellText });
+    text: cellText,
+  });
   const tip = el("div", { className: "hc-tip", hidden: true, role: "tooltip" });
   body.append(tip);
   canvas.onmousemove = (e) => {
@@ -253,8 +306,12 @@ function diffMap(fig, data) {
 export function render(container, data, _selection = {}, _callbacks = {}) {
   const fig = el("figure", { className: "figure ko-diff" });
   const summary = el("p", { className: "ko-summary", textContent: summaryText(data) });
-  const table = data.predictions ? lossTable(data)
-    : el("p", { className: "hint", textContent: `No losses here: ${data.noPredictions ?? "the model predicts no next token"}.` });
+  const table = data.predictions
+    ? lossTable(data)
+    : el("p", {
+        className: "hint",
+        textContent: `No losses here: ${data.noPredictions ?? "the model predicts no next token"}.`,
+      });
   container.replaceChildren(summary, el("div", { className: "ko-cols" }, [table, fig]));
   const diff = diffMap(fig, data);
   // What is drawn, for tests: the rows and the very differences.

@@ -59,14 +59,17 @@ export function cellText(data, row, pos) {
   const at = row * m + j;
   const top = lens.vocab[String(lens.ids.data[at])] ?? "?";
   const where = data.predicts === "masked" ? "at" : "after";
-  const head = `${rowName(row, lens.rows)}, ${where} ${quoted(tokens[pos])} (token ${pos + 1}): ` +
+  const head =
+    `${rowName(row, lens.rows)}, ${where} ${quoted(tokens[pos])} (token ${pos + 1}): ` +
     `top ${quoted(top)} ${percent(lens.probs.data[at])}`;
   const target = lens.targets.data[j];
   const masked = data.predicts === "masked";
   if (target < 0) return masked ? `${head}; a mask: the text does not say` : `${head}; the text ends here`;
   const next = lens.vocab[String(target)] ?? "?";
-  return `${head}; ${masked ? "the text's token" : "the next token"} ${quoted(next)} is rank ` +
-    `${lens.target_ranks.data[at]}, ${percent(lens.target_probs.data[at])}`;
+  return (
+    `${head}; ${masked ? "the text's token" : "the next token"} ${quoted(next)} is rank ` +
+    `${lens.target_ranks.data[at]}, ${percent(lens.target_probs.data[at])}`
+  );
 }
 
 /** The positions drawn: `cols` of them around the query, within the text. @param {number} n
@@ -112,40 +115,67 @@ export function render(container, data, selection, callbacks = {}) {
     const id = top.ids.data[qj * top.k + j];
     const p = top.probs.data[qj * top.k + j];
     const isNext = id === lens.targets.data[qj];
-    items.push(el("li", { className: isNext ? "lens-top-row next" : "lens-top-row" }, [
-      el("span", { className: "lens-top-token", textContent: quoted(top.vocab[String(id)] ?? "?") }),
-      el("span", { className: "lens-bar", "aria-hidden": "true" }, [
-        el("span", { className: "lens-bar-fill", style: `width: ${Math.max(0.5, p * 100)}%` })]),
-      el("span", { className: "lens-top-p", textContent: percent(p) + (isNext ? (masked ? " (the text's)" : " (the next token)") : "") }),
-    ]));
+    items.push(
+      el("li", { className: isNext ? "lens-top-row next" : "lens-top-row" }, [
+        el("span", { className: "lens-top-token", textContent: quoted(top.vocab[String(id)] ?? "?") }),
+        el("span", { className: "lens-bar", "aria-hidden": "true" }, [
+          el("span", { className: "lens-bar-fill", style: `width: ${Math.max(0.5, p * 100)}%` }),
+        ]),
+        el("span", {
+          className: "lens-top-p",
+          textContent: percent(p) + (isNext ? (masked ? " (the text's)" : " (the next token)") : ""),
+        }),
+      ]),
+    );
   }
   const out = (lens.rows - 1) * m + qj;
   const target = lens.targets.data[qj];
   const said = quoted(lens.vocab[String(target)] ?? "?");
-  const ranked = `the output ranks it ${lens.target_ranks.data[out]} of the vocabulary, ` +
+  const ranked =
+    `the output ranks it ${lens.target_ranks.data[out]} of the vocabulary, ` +
     `${percent(lens.target_probs.data[out])}.`;
   const nextLine = masked
-    ? (target < 0 ? "A mask: the text does not say what is here; the model fills it in."
-      : `The text has ${said} here: ${ranked}`)
-    : (target < 0 ? "The text ends here: nothing follows to rank." : `The text continues with ${said}: ${ranked}`);
+    ? target < 0
+      ? "A mask: the text does not say what is here; the model fills it in."
+      : `The text has ${said} here: ${ranked}`
+    : target < 0
+      ? "The text ends here: nothing follows to rank."
+      : `The text continues with ${said}: ${ranked}`;
 
-  const grid = el("div", { className: "lens-grid", style: `grid-template-columns: 5.5em repeat(${shown.length}, minmax(0, 1fr))` });
+  const grid = el("div", {
+    className: "lens-grid",
+    style: `grid-template-columns: 5.5em repeat(${shown.length}, minmax(0, 1fr))`,
+  });
   const hover = el("p", { className: "hint lens-hover", dataset: { role: "lens-hover" } });
   grid.append(el("span", { className: "lens-corner", textContent: "layer" }));
   for (const pos of shown) {
-    grid.append(el("span", { className: pos === q ? "lens-col query" : "lens-col",
-      title: `token ${pos + 1}: ${tokens[pos]}`, textContent: `${pos + 1}. ${tokens[pos]}` }));
+    grid.append(
+      el("span", {
+        className: pos === q ? "lens-col query" : "lens-col",
+        title: `token ${pos + 1}: ${tokens[pos]}`,
+        textContent: `${pos + 1}. ${tokens[pos]}`,
+      }),
+    );
   }
   /** @type {HTMLElement[][]} */
   const cells = [];
   for (let r = 0; r < lens.rows; r++) {
-    grid.append(el("span", { className: "lens-row", textContent: r === 0 ? "embed" : r === lens.rows - 1 ? `${r} out` : String(r) }));
+    grid.append(
+      el("span", {
+        className: "lens-row",
+        textContent: r === 0 ? "embed" : r === lens.rows - 1 ? `${r} out` : String(r),
+      }),
+    );
     const line = [];
     for (const pos of shown) {
       const at = r * m + pos - start;
       const p = lens.probs.data[at];
       const i = Math.round(Math.max(0, Math.min(1, p)) * 255);
-      const rgb = /** @type {[number, number, number]} */ ([WEIGHT_LUT[i * 3], WEIGHT_LUT[i * 3 + 1], WEIGHT_LUT[i * 3 + 2]]);
+      const rgb = /** @type {[number, number, number]} */ ([
+        WEIGHT_LUT[i * 3],
+        WEIGHT_LUT[i * 3 + 1],
+        WEIGHT_LUT[i * 3 + 2],
+      ]);
       const hit = lens.target_ranks.data[at] === 1;
       const cell = el("span", {
         className: `lens-cell${hit ? " hit" : ""}${pos === q ? " query" : ""}`,
@@ -169,11 +199,17 @@ export function render(container, data, selection, callbacks = {}) {
 
   container.replaceChildren(
     el("div", { className: "lens-top" }, [
-      el("h3", { className: "lens-sub", textContent: `${masked ? "At" : "Next after"} ${quoted(tokens[q])} (token ${q + 1}): the top ${top.k}` }),
+      el("h3", {
+        className: "lens-sub",
+        textContent: `${masked ? "At" : "Next after"} ${quoted(tokens[q])} (token ${q + 1}): the top ${top.k}`,
+      }),
       el("ol", { className: "lens-top-list" }, items),
       el("p", { className: "hint lens-next", textContent: nextLine }),
     ]),
-    el("h3", { className: "lens-sub", textContent: `Logit lens, tokens ${shown[0] + 1}–${shown[shown.length - 1] + 1} of ${n}` }),
+    el("h3", {
+      className: "lens-sub",
+      textContent: `Logit lens, tokens ${shown[0] + 1}–${shown[shown.length - 1] + 1} of ${n}`,
+    }),
     el("div", { className: "lens-scroll" }, [grid]),
     hover,
   );
@@ -181,25 +217,32 @@ export function render(container, data, selection, callbacks = {}) {
   // Text alternative: what the grid shows in a line, every cell in the numbers table, and the
   // keyboard cursor over the cells (Enter makes the column's token the query).
   const known = firstKnown(data, q);
-  const summary = target < 0
-    ? `Logit lens of ${lens.rows} rows (the embeddings and ${lens.rows - 1} layers) over tokens ` +
-      `${shown[0] + 1}–${shown[shown.length - 1] + 1}; ${masked ? "the query is a mask" : "the text ends at the query"}.`
-    : `Logit lens of ${lens.rows} rows (the embeddings and ${lens.rows - 1} layers): ` +
-      `${masked ? "at" : "after"} ${quoted(tokens[q])} ${masked ? "the text's token" : "the next token"} ${said} is ` +
-      (known < 0 ? "never the top prediction." : `the top prediction from ${rowName(known, lens.rows)} on.`);
+  const summary =
+    target < 0
+      ? `Logit lens of ${lens.rows} rows (the embeddings and ${lens.rows - 1} layers) over tokens ` +
+        `${shown[0] + 1}–${shown[shown.length - 1] + 1}; ${masked ? "the query is a mask" : "the text ends at the query"}.`
+      : `Logit lens of ${lens.rows} rows (the embeddings and ${lens.rows - 1} layers): ` +
+        `${masked ? "at" : "after"} ${quoted(tokens[q])} ${masked ? "the text's token" : "the next token"} ${said} is ` +
+        (known < 0 ? "never the top prediction." : `the top prediction from ${rowName(known, lens.rows)} on.`);
   const rowLabels = Array.from({ length: lens.rows }, (_, r) => rowName(r, lens.rows));
   const colLabels = shown.map((pos) => `${pos + 1}. ${tokens[pos]}`);
-  const table = matrixTable(`Logit lens: each row's top token and probability; ${masked ? "the text's token's" : "the next token's"} rank`,
-    "layer", rowLabels, colLabels, (r, c) => {
+  const table = matrixTable(
+    `Logit lens: each row's top token and probability; ${masked ? "the text's token's" : "the next token's"} rank`,
+    "layer",
+    rowLabels,
+    colLabels,
+    (r, c) => {
       const at = r * m + c;
       const rank = lens.targets.data[c] < 0 ? "" : `; ${masked ? "text's" : "next"} rank ${lens.target_ranks.data[at]}`;
       return `${lens.vocab[String(lens.ids.data[at])] ?? "?"} ${percent(lens.probs.data[at])}${rank}`;
-    });
+    },
+  );
   const text = describe(grid, { summary, table });
   /** @type {HTMLElement | null} */
   let marked = null;
   keyCursor(grid, text.live, {
-    rows: lens.rows, cols: shown.length,
+    rows: lens.rows,
+    cols: shown.length,
     label: "Logit lens: arrow keys move over layers and tokens; Enter makes the token the query",
     describedBy: text.summary.id,
     text: (r, c) => cellText(data, r, shown[c]),
@@ -219,8 +262,14 @@ export function render(container, data, selection, callbacks = {}) {
  * @param {HTMLElement} container @param {string} reason the server's words
  */
 export function renderUnavailable(container, reason) {
-  container.replaceChildren(el("p", { className: "hint lens-unavailable", role: "note",
-    textContent: `No predictions here: ${reason.replace(/^(top_k|lens): /, "")}. ` +
-      "A causal model (GPT-2, a Llama-style folder, a trained run) shows them, and an encoder " +
-      "saved with its masked-language-model head." }));
+  container.replaceChildren(
+    el("p", {
+      className: "hint lens-unavailable",
+      role: "note",
+      textContent:
+        `No predictions here: ${reason.replace(/^(top_k|lens): /, "")}. ` +
+        "A causal model (GPT-2, a Llama-style folder, a trained run) shows them, and an encoder " +
+        "saved with its masked-language-model head.",
+    }),
+  );
 }

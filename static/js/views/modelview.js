@@ -101,9 +101,18 @@ function buildGrid(grid, layers, heads, onSelect) {
     for (let l = 0; l < layers; l++) {
       cells.push(el("span", { className: "mv-row", textContent: `L${l + 1}` }));
       for (let h = 0; h < heads; h++) {
-        cells.push(el("button", { type: "button", className: "mv-cell",
-          dataset: { layer: String(l), head: String(h) }, "aria-label": `layer ${l + 1}, head ${h + 1}` },
-        [el("canvas")]));
+        cells.push(
+          el(
+            "button",
+            {
+              type: "button",
+              className: "mv-cell",
+              dataset: { layer: String(l), head: String(h) },
+              "aria-label": `layer ${l + 1}, head ${h + 1}`,
+            },
+            [el("canvas")],
+          ),
+        );
       }
     }
     grid.replaceChildren(...cells);
@@ -226,13 +235,15 @@ export function sinkNote(matrix, labels, rowsSumToOne, groups = null) {
   if (top < 0.5) return "";
   const tokens = groups ? groups[best] : [best];
   const [first, last] = [tokens[0], tokens[tokens.length - 1]];
-  const where = first === 0 ? "the first token"
-    : tokens.length > 1 ? `tokens ${first + 1}–${last + 1}` : `token ${first + 1}`;
-  return `An attention sink: on average ${Math.round(100 * top)}% of each other row's weight goes to ` +
+  const where =
+    first === 0 ? "the first token" : tokens.length > 1 ? `tokens ${first + 1}–${last + 1}` : `token ${first + 1}`;
+  return (
+    `An attention sink: on average ${Math.round(100 * top)}% of each other row's weight goes to ` +
     `${where}, “${labels[best]}”. Softmax must give each row's weight to some token; models learn to ` +
     "park what a head does not need on a token every query can see (in a causal model, the first " +
     "is the only one), and often keep that token's value vector small, so the parked weight " +
-    "changes little. Much weight on it does not mean it matters.";
+    "changes little. Much weight on it does not mean it matters."
+  );
 }
 
 /**

@@ -142,31 +142,47 @@ export function render(container, data, sel, callbacks = {}) {
 
   let root = /** @type {HTMLElement & {__qk?: any}} */ (container.firstElementChild);
   if (!root || !root.classList.contains("qk") || container.childElementCount !== 1) {
-    root = el("div", { className: "qk" }, [el("div", { className: "qk-head" }),
+    root = el("div", { className: "qk" }, [
+      el("div", { className: "qk-head" }),
       el("p", { className: "qk-keys" }),
-      el("div", { className: "qk-scroll" }, [el("div", { className: "qk-plot" }, [
-        el("canvas", { className: "qk-canvas" }),
-        el("div", { className: "qk-tip", hidden: true, role: "tooltip" })])]),
-      el("p", { className: "qk-note" })]);
+      el("div", { className: "qk-scroll" }, [
+        el("div", { className: "qk-plot" }, [
+          el("canvas", { className: "qk-canvas" }),
+          el("div", { className: "qk-tip", hidden: true, role: "tooltip" }),
+        ]),
+      ]),
+      el("p", { className: "qk-note" }),
+    ]);
     container.replaceChildren(root);
   }
-  /** @type {HTMLElement} */ (root.querySelector(".qk-head")).replaceWith(header(data.tokens, sel.layer, sel.head, i, d, data.about ?? []));
+  /** @type {HTMLElement} */ (root.querySelector(".qk-head")).replaceWith(
+    header(data.tokens, sel.layer, sel.head, i, d, data.about ?? []),
+  );
   const keysLine = /** @type {HTMLElement} */ (root.querySelector(".qk-keys"));
   if (n > KEYS_MAX) {
     const all = rows.length === n;
-    const toggle = el("button", { type: "button", className: "qk-all",
-      textContent: all ? `show the ${TOP_KEYS} strongest` : `show all ${n} keys` });
+    const toggle = el("button", {
+      type: "button",
+      className: "qk-all",
+      textContent: all ? `show the ${TOP_KEYS} strongest` : `show all ${n} keys`,
+    });
     toggle.onclick = () => callbacks.onAllKeys?.(!all);
-    keysLine.replaceChildren(all ? `All ${n} keys. ` : `The ${rows.length} keys with the largest weights ` +
-      `for this query, of ${n}, in text order. `, toggle);
+    keysLine.replaceChildren(
+      all
+        ? `All ${n} keys. `
+        : `The ${rows.length} keys with the largest weights ` + `for this query, of ${n}, in text order. `,
+      toggle,
+    );
     keysLine.hidden = false;
   } else {
     keysLine.replaceChildren();
     keysLine.hidden = true;
   }
   const picks = callbacks.onPick ? "Click a key row to make that token the query. " : "";
-  const off = d.mismatch > 1e-3 * Math.max(1, ...d.sums.map(Math.abs))
-    ? ` Note: the model's scores differ from Σ ${d.rule.scale_label} by up to ${fmt(d.mismatch, 4)}.` : "";
+  const off =
+    d.mismatch > 1e-3 * Math.max(1, ...d.sums.map(Math.abs))
+      ? ` Note: the model's scores differ from Σ ${d.rule.scale_label} by up to ${fmt(d.mismatch, 4)}.`
+      : "";
   /** @type {HTMLElement} */ (root.querySelector(".qk-note")).textContent =
     `${picks}Hover any cell or number for its exact value. Colours: blue negative, red positive.${off}`;
 
@@ -204,7 +220,9 @@ export function render(container, data, sel, callbacks = {}) {
   };
   cells(d.q, g.qTop, qk, false);
   d.keys.forEach((/** @type {number[]} */ k, /** @type {number} */ r) => cells(k, g.kTop + r * g.row, qk, false));
-  d.products.forEach((/** @type {number[]} */ p, /** @type {number} */ r) => cells(p, g.pTop + r * g.row, pm, d.masked[r]));
+  d.products.forEach((/** @type {number[]} */ p, /** @type {number} */ r) =>
+    cells(p, g.pTop + r * g.row, pm, d.masked[r]),
+  );
 
   // Titles of the blocks and columns.
   ctx.fillStyle = TEXT_DIM;
@@ -214,8 +232,15 @@ export function render(container, data, sel, callbacks = {}) {
   /** The longest of the texts that fits the heatmaps' width. @param {string[]} texts */
   const fit = (texts) => texts.find((t) => ctx.measureText(t).width <= g.heatW) ?? texts[texts.length - 1];
   ctx.fillText(fit([`q · query ${data.tokens[i]} (token ${i + 1})`, "q"]), g.x0, g.qTop - 6);
-  ctx.fillText(fit(rows.length === n ? ["k · every key", "k"]
-    : [`k · the ${rows.length} keys with the largest weights`, `k · ${rows.length} strongest`, "k"]), g.x0, g.kTop - 6);
+  ctx.fillText(
+    fit(
+      rows.length === n
+        ? ["k · every key", "k"]
+        : [`k · the ${rows.length} keys with the largest weights`, `k · ${rows.length} strongest`, "k"],
+    ),
+    g.x0,
+    g.kTop - 6,
+  );
   ctx.fillText(fit(["q ⊙ k · elementwise products, one row per key", "q ⊙ k · products", "q ⊙ k"]), g.x0, g.pTop - 6);
   ctx.textAlign = "center";
   ctx.fillText("Σ q⊙k", g.xSum + SUM_W / 2, g.pTop - 6);
@@ -227,7 +252,10 @@ export function render(container, data, sel, callbacks = {}) {
 
   // Row labels (the query's own in bold), the numbers, the weight bars.
   ctx.textBaseline = "middle";
-  const wmax = Math.max(1e-9, ...d.weights.map((/** @type {number} */ w, /** @type {number} */ r) => (d.masked[r] ? 0 : w)));
+  const wmax = Math.max(
+    1e-9,
+    ...d.weights.map((/** @type {number} */ w, /** @type {number} */ r) => (d.masked[r] ? 0 : w)),
+  );
   ctx.textAlign = "right";
   ctx.fillStyle = TEXT;
   ctx.font = `${font}px ${FONT}`;
@@ -262,7 +290,12 @@ export function render(container, data, sel, callbacks = {}) {
     ctx.fillStyle = TEXT_DIM;
     ctx.font = `10px ${FONT}`;
     ctx.textAlign = "left";
-    for (const [t, y] of [[m, top], [0, top + h / 2], [-m, top + h]]) ctx.fillText(fmt(t, 1), g.xBar + 13, y);
+    for (const [t, y] of [
+      [m, top],
+      [0, top + h / 2],
+      [-m, top + h],
+    ])
+      ctx.fillText(fmt(t, 1), g.xBar + 13, y);
   };
   colourBar(g.qTop, g.kTop - g.qTop + rows.length * g.row, qk);
   colourBar(g.pTop, rows.length * g.row, pm);
@@ -278,7 +311,10 @@ export function render(container, data, sel, callbacks = {}) {
     const inHeat = x >= g.x0 && x < g.x0 + g.heatW;
     const c = Math.floor((x - g.x0) / g.cell);
     if (inHeat && y >= g.qTop && y < g.qTop + g.row) return { block: "q", r: 0, c };
-    for (const [block, top] of /** @type {const} */ ([["k", g.kTop], ["p", g.pTop]])) {
+    for (const [block, top] of /** @type {const} */ ([
+      ["k", g.kTop],
+      ["p", g.pTop],
+    ])) {
       const r = Math.floor((y - top) / g.row);
       if (y < top || r >= rows.length) continue;
       if (inHeat) return { block, r, c };
@@ -299,14 +335,27 @@ export function render(container, data, sel, callbacks = {}) {
       return [`key ${who(j)}: masked (${why})`];
     }
     if (h.block === "p") {
-      return [`key ${who(j)} · dim ${h.c}`, `q·k = ${ex(d.q[h.c])} × ${ex(d.keys[h.r][h.c])}`,
-        `= ${exact(d.products[h.r][h.c])}`];
+      return [
+        `key ${who(j)} · dim ${h.c}`,
+        `q·k = ${ex(d.q[h.c])} × ${ex(d.keys[h.r][h.c])}`,
+        `= ${exact(d.products[h.r][h.c])}`,
+      ];
     }
     const cap = d.rule.softcap;
-    const capped = cap && !d.masked[h.r] ? [`capped: ${cap} · tanh(score / ${cap}) = ${exact(cap * Math.tanh(/** @type {number} */ (d.scores[h.r]) / cap))}`] : [];
-    return [`key ${who(j)}`, `Σ q⊙k = ${exact(d.sums[h.r])}`,
+    const capped =
+      cap && !d.masked[h.r]
+        ? [
+            `capped: ${cap} · tanh(score / ${cap}) = ${exact(cap * Math.tanh(/** @type {number} */ (d.scores[h.r]) / cap))}`,
+          ]
+        : [];
+    return [
+      `key ${who(j)}`,
+      `Σ q⊙k = ${exact(d.sums[h.r])}`,
       `${d.rule.scale_label} = ${exact(d.masked[h.r] ? null : d.scaled(d.sums[h.r]))}`,
-      `score (model) = ${ex(d.scores[h.r])}`, ...capped, `weight = ${d.masked[h.r] ? "masked" : ex(d.weights[h.r])}`];
+      `score (model) = ${ex(d.scores[h.r])}`,
+      ...capped,
+      `weight = ${d.masked[h.r] ? "masked" : ex(d.weights[h.r])}`,
+    ];
   };
   canvas.onmousemove = (e) => {
     const h = at(e);
@@ -318,27 +367,43 @@ export function render(container, data, sel, callbacks = {}) {
     tip.style.left = `${Math.min(e.clientX - b.left + 14, g.width - 220)}px`;
     tip.style.top = `${e.clientY - b.top + 14}px`;
   };
-  canvas.onmouseleave = () => { tip.hidden = true; };
+  canvas.onmouseleave = () => {
+    tip.hidden = true;
+  };
   canvas.onclick = (e) => {
     const h = at(e);
     if (h && h.block !== "q" && callbacks.onPick) callbacks.onPick(rows[h.r]);
   };
   // The keyboard's path: a row per key; a column per dimension (the products), then the row's
   // sum, score and weight. The summary and the table: the keys' numbers.
-  const top = d.masked.reduce((/** @type {number} */ b, /** @type {boolean} */ m, /** @type {number} */ r) =>
-    (!m && (b < 0 || d.weights[r] > d.weights[b]) ? r : b), -1);
+  const top = d.masked.reduce(
+    (/** @type {number} */ b, /** @type {boolean} */ m, /** @type {number} */ r) =>
+      !m && (b < 0 || d.weights[r] > d.weights[b]) ? r : b,
+    -1,
+  );
   const text = describe(/** @type {HTMLElement} */ (root.querySelector(".qk-scroll")), {
-    summary: top < 0 ? `Query ${data.tokens[i]}: every key is masked.`
-      : `Query ${data.tokens[i]} (token ${i + 1}): the largest weight goes to ${data.tokens[rows[top]]} ` +
-        `(token ${rows[top] + 1}), ${fmt(d.weights[top], 3)}, score ${fmt(d.scores[top], 3)}.`,
-    table: { caption: `Query ${data.tokens[i]}: each key's sum, score and weight`,
+    summary:
+      top < 0
+        ? `Query ${data.tokens[i]}: every key is masked.`
+        : `Query ${data.tokens[i]} (token ${i + 1}): the largest weight goes to ${data.tokens[rows[top]]} ` +
+          `(token ${rows[top] + 1}), ${fmt(d.weights[top], 3)}, score ${fmt(d.scores[top], 3)}.`,
+    table: {
+      caption: `Query ${data.tokens[i]}: each key's sum, score and weight`,
       head: ["key", "Σ q⊙k", d.rule.scale === 1 ? "score" : `score (${d.rule.scale_label})`, "weight"],
-      rows: rows.map((j, r) => [`${data.tokens[j]} (${j + 1})`, d.masked[r] ? "–" : fmt(d.sums[r], 3),
-        d.masked[r] ? "masked" : fmt(d.scores[r], 3), d.masked[r] ? "masked" : fmt(d.weights[r], 3)]) },
+      rows: rows.map((j, r) => [
+        `${data.tokens[j]} (${j + 1})`,
+        d.masked[r] ? "–" : fmt(d.sums[r], 3),
+        d.masked[r] ? "masked" : fmt(d.scores[r], 3),
+        d.masked[r] ? "masked" : fmt(d.weights[r], 3),
+      ]),
+    },
   });
   keyCursor(canvas, text.live, {
-    rows: rows.length, cols: d.hd + 1, describedBy: text.summary.id,
-    label: `Query ${data.tokens[i]}: q, every key, q ⊙ k, the scores and the weights. Arrow keys move ` +
+    rows: rows.length,
+    cols: d.hd + 1,
+    describedBy: text.summary.id,
+    label:
+      `Query ${data.tokens[i]}: q, every key, q ⊙ k, the scores and the weights. Arrow keys move ` +
       "over the keys (up, down) and the dimensions of their products (left, right), End to a key's " +
       `score and weight${callbacks.onPick ? "; Enter makes the key the query" : ""}.`,
     text: (r, c) => lines(c < d.hd ? { block: "p", r, c } : { block: "row", r, c: -1 }).join(", "),
@@ -349,11 +414,18 @@ export function render(container, data, sel, callbacks = {}) {
       tip.style.left = `${Math.min(x, g.width - 220)}px`;
       tip.style.top = `${g.pTop + (r + 1) * g.row + 6}px`;
     },
-    hide: () => { tip.hidden = true; },
+    hide: () => {
+      tip.hidden = true;
+    },
     pick: callbacks.onPick ? (r) => callbacks.onPick?.(rows[r]) : undefined,
   });
   // What is drawn, for tests: the rows, the numbers, the geometry, the tooltip of any place.
-  root.__qk = { rows, ...d, geometry: g, tipAt: (/** @type {string} */ block, /** @type {number} */ r, /** @type {number} */ c) => lines({ block, r, c }) };
+  root.__qk = {
+    rows,
+    ...d,
+    geometry: g,
+    tipAt: (/** @type {string} */ block, /** @type {number} */ r, /** @type {number} */ c) => lines({ block, r, c }),
+  };
 }
 
 /**
@@ -371,35 +443,52 @@ export function headNotes(meta, head, layer = 0) {
   const window = meta.attention?.windows?.[layer] ?? null;
   const norm = meta.attention?.qk_norm;
   if (norm === "head" || norm === "proj") {
-    notes.push(`q and k are shown after the model's RMSNorm of ${norm === "head" ? "each head's vector" : "the whole projection"}` +
-      `${meta.rope ? ", before the rotation" : ""}: their lengths are set by the norm's weights, not by the token.`);
+    notes.push(
+      `q and k are shown after the model's RMSNorm of ${norm === "head" ? "each head's vector" : "the whole projection"}` +
+        `${meta.rope ? ", before the rotation" : ""}: their lengths are set by the norm's weights, not by the token.`,
+    );
   }
   if (meta.rope) {
-    const pairs = meta.rope.style === "halves" ? "coordinates i and i + d/2, as Hugging Face's Llama-style models"
-      : "coordinates 2i and 2i + 1";
+    const pairs =
+      meta.rope.style === "halves"
+        ? "coordinates i and i + d/2, as Hugging Face's Llama-style models"
+        : "coordinates 2i and 2i + 1";
     const local = meta.rope.local_base != null && window !== null;
     const base = local ? /** @type {number} */ (meta.rope.local_base) : meta.rope.base;
-    const part = meta.rope.rotary_dim ? ` Only the first ${meta.rope.rotary_dim} coordinates of each head turn; the rest pass as they are.` : "";
-    const scaling = meta.rope.scaling && !local ? ` The frequencies are stretched by the checkpoint's "${meta.rope.scaling}" RoPE scaling.` : "";
-    notes.push(`q and k are shown after the RoPE rotation: pair i (${pairs}) turned by ` +
-      `position × ${base.toLocaleString("en")}^(−2i/d)${local ? " (this sliding layer's own base)" : ""}. The score of a query and a key ` +
-      `then depends on how far apart the two tokens are.${part}${scaling}`);
+    const part = meta.rope.rotary_dim
+      ? ` Only the first ${meta.rope.rotary_dim} coordinates of each head turn; the rest pass as they are.`
+      : "";
+    const scaling =
+      meta.rope.scaling && !local
+        ? ` The frequencies are stretched by the checkpoint's "${meta.rope.scaling}" RoPE scaling.`
+        : "";
+    notes.push(
+      `q and k are shown after the RoPE rotation: pair i (${pairs}) turned by ` +
+        `position × ${base.toLocaleString("en")}^(−2i/d)${local ? " (this sliding layer's own base)" : ""}. The score of a query and a key ` +
+        `then depends on how far apart the two tokens are.${part}${scaling}`,
+    );
   }
   if (window !== null) {
-    notes.push(`This layer slides a window: a query sees only the last ${window.toLocaleString("en")} tokens, itself included; ` +
-      "keys further back are masked like future ones.");
+    notes.push(
+      `This layer slides a window: a query sees only the last ${window.toLocaleString("en")} tokens, itself included; ` +
+        "keys further back are masked like future ones.",
+    );
   }
   const kv = meta.kv_heads ?? meta.heads;
   if (kv < meta.heads) {
     const group = meta.heads / kv;
     const g = Math.floor(head / group);
     const first = g * group + 1;
-    notes.push(`Grouped-query attention: this head reads key/value head ${g + 1} of ${kv}, shared ` +
-      `by query heads ${first}–${first + group - 1}: their keys and values are the same numbers.`);
+    notes.push(
+      `Grouped-query attention: this head reads key/value head ${g + 1} of ${kv}, shared ` +
+        `by query heads ${first}–${first + group - 1}: their keys and values are the same numbers.`,
+    );
   }
   if (/** @type {{backend?: string}} */ (meta).backend === "transformers") {
-    notes.push("Served through transformers: q and k are what the model's own code handed its attention " +
-      "(after any rotary embedding and q/k norm it applies), recorded through transformers' AttentionInterface.");
+    notes.push(
+      "Served through transformers: q and k are what the model's own code handed its attention " +
+        "(after any rotary embedding and q/k norm it applies), recorded through transformers' AttentionInterface.",
+    );
   }
   return notes;
 }
@@ -409,16 +498,23 @@ export function headNotes(meta, head, layer = 0) {
  * @param {string[]} about
  */
 function header(tokens, l, h, i, d, about) {
-  const title = el("p", { className: "qk-title" }, ["Query ", el("span", { className: "qk-token", textContent: tokens[i] }),
-    el("span", { className: "qk-dim", textContent: ` token ${i + 1} · layer ${l + 1}, head ${h + 1}` })]);
+  const title = el("p", { className: "qk-title" }, [
+    "Query ",
+    el("span", { className: "qk-token", textContent: tokens[i] }),
+    el("span", { className: "qk-dim", textContent: ` token ${i + 1} · layer ${l + 1}, head ${h + 1}` }),
+  ]);
   const cap = d.rule.softcap;
   const weighs = cap
     ? ` · weight = softmax over the keys of the soft-capped scores, ${cap} · tanh(score / ${cap})`
     : " · weight = softmax of the scores over the keys";
-  const formula = el("p", { className: "qk-formula", textContent: `score = Σ qₖ·kₖ ${d.rule.scale_label}` },
-    [el("span", { className: "qk-dim", textContent: weighs })]);
-  return el("div", { className: "qk-head" }, [title, formula,
-    ...about.map((text) => el("p", { className: "qk-about", textContent: text }))]);
+  const formula = el("p", { className: "qk-formula", textContent: `score = Σ qₖ·kₖ ${d.rule.scale_label}` }, [
+    el("span", { className: "qk-dim", textContent: weighs }),
+  ]);
+  return el("div", { className: "qk-head" }, [
+    title,
+    formula,
+    ...about.map((text) => el("p", { className: "qk-about", textContent: text })),
+  ]);
 }
 
 /**
@@ -433,9 +529,13 @@ function header(tokens, l, h, i, d, about) {
 export function headInput(tokens, arrays, query, rule) {
   const row = (/** @type {NDArray} */ a) => sub(a, 0, 0, a.shape[2] === 1 ? 0 : query);
   return {
-    tokens, query, rule,
-    queries: sub(arrays.queries, 0, 0), keys: sub(arrays.keys, 0, 0),
-    scores: row(arrays.scores), weights: row(arrays.attentions),
+    tokens,
+    query,
+    rule,
+    queries: sub(arrays.queries, 0, 0),
+    keys: sub(arrays.keys, 0, 0),
+    scores: row(arrays.scores),
+    weights: row(arrays.attentions),
   };
 }
 
@@ -448,11 +548,17 @@ export function headInput(tokens, arrays, query, rule) {
  */
 export function renderUnavailable(container, meta) {
   const reason = (meta.unavailable?.queries ?? "").replace(/^queries: /, "");
-  container.replaceChildren(el("div", { className: "qk qk-unavailable", role: "note" }, [
-    el("p", { className: "qk-title", textContent: "The query-key view is not available for this model." }),
-    el("p", { textContent: `Why: ${reason || `model ${meta.model} records no queries or keys`}.` }),
-    el("p", { className: "qk-dim", textContent: "Unavailable: this view (q, k, their products, the scores) " +
-      "and the arrays queries, keys, values and scores. The model view, the head view and generation show the " +
-      "model's own attention weights, and the trajectories its hidden states, as transformers computed them." }),
-  ]));
+  container.replaceChildren(
+    el("div", { className: "qk qk-unavailable", role: "note" }, [
+      el("p", { className: "qk-title", textContent: "The query-key view is not available for this model." }),
+      el("p", { textContent: `Why: ${reason || `model ${meta.model} records no queries or keys`}.` }),
+      el("p", {
+        className: "qk-dim",
+        textContent:
+          "Unavailable: this view (q, k, their products, the scores) " +
+          "and the arrays queries, keys, values and scores. The model view, the head view and generation show the " +
+          "model's own attention weights, and the trajectories its hidden states, as transformers computed them.",
+      }),
+    ]),
+  );
 }

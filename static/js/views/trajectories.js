@@ -44,7 +44,10 @@ export function defaultRows(groups, picked, query) {
   const every = groups.map((_, r) => r);
   if (picked === "all" || (picked === null && groups.length <= LEGEND_MAX)) return every;
   if (Array.isArray(picked)) return every.filter((r) => groups[r].some((i) => picked.includes(i)));
-  const at = Math.max(0, groups.findIndex((g) => g.includes(query)));
+  const at = Math.max(
+    0,
+    groups.findIndex((g) => g.includes(query)),
+  );
   const start = Math.max(0, Math.min(at, groups.length - FEW_ROWS));
   return every.slice(start, start + FEW_ROWS);
 }
@@ -56,7 +59,16 @@ export function positionColor(t) {
   const rgb = (/** @type {string} */ h) => [1, 3, 5].map((o) => parseInt(h.slice(o, o + 2), 16));
   const [a, b] = [rgb(POSITION_SCALE[k]), rgb(POSITION_SCALE[k + 1])];
   const f = x - k;
-  return "#" + a.map((v, c) => Math.round(v + (b[c] - v) * f).toString(16).padStart(2, "0")).join("");
+  return (
+    "#" +
+    a
+      .map((v, c) =>
+        Math.round(v + (b[c] - v) * f)
+          .toString(16)
+          .padStart(2, "0"),
+      )
+      .join("")
+  );
 }
 
 /** Each row's token index in the text. @param {TrajData} trace */
@@ -69,7 +81,9 @@ const positionsOf = (trace) => trace.positions ?? trace.tokens.map((_, i) => i);
 function colours(trace, picked) {
   const pos = positionsOf(trace);
   const last = Math.max(1, pos[pos.length - 1] ?? 1);
-  return new Map(picked.map((r, k) => [r, picked.length <= PALETTE_SIZE ? tokenColor(k) : positionColor(pos[r] / last)]));
+  return new Map(
+    picked.map((r, k) => [r, picked.length <= PALETTE_SIZE ? tokenColor(k) : positionColor(pos[r] / last)]),
+  );
 }
 
 /**
@@ -79,8 +93,7 @@ function colours(trace, picked) {
 export function pickedTokens(trace, tokens) {
   const n = trace.tokens.length;
   if (!Array.isArray(tokens)) return trace.tokens.map((_, i) => i);
-  return [...new Set(tokens.map(Number))].filter((i) => Number.isInteger(i) && i >= 0 && i < n)
-    .sort((a, b) => a - b);
+  return [...new Set(tokens.map(Number))].filter((i) => Number.isInteger(i) && i >= 0 && i < n).sort((a, b) => a - b);
 }
 
 const titles = (/** @type {{ratio: number[]}} */ p) => p.ratio.map((r, c) => `PC${c + 1} (${fmt(100 * r, 1)}%)`);
@@ -91,10 +104,12 @@ function names(trace, picked) {
   const count = new Map();
   const pos = positionsOf(trace);
   for (const t of trace.tokens) count.set(t, (count.get(t) || 0) + 1);
-  return new Map(picked.map((i) => {
-    const t = trace.tokens[i];
-    return [i, count.get(t) > 1 ? `${t} (token ${pos[i] + 1})` : t];
-  }));
+  return new Map(
+    picked.map((i) => {
+      const t = trace.tokens[i];
+      return [i, count.get(t) > 1 ? `${t} (token ${pos[i] + 1})` : t];
+    }),
+  );
 }
 
 /**
@@ -133,12 +148,22 @@ function path(trace, i, k, name, ax, color) {
     text: layers.map((l) => (l === L ? plotText(trace.tokens[i]) : "")),
     textposition: "top right",
     textfont: { color, size: 13 },
-    customdata: layers.map((l) => [plotText(name), l === 0 ? "0 (embeddings)" : String(l),
-      ...pts[l].slice(0, k).map((v, c) => `${ax[c]} = ${exact(v, dtype)}`)]),
-    hovertemplate: "<b>%{customdata[0]}</b> · layer %{customdata[1]}<br>" +
-      ax.slice(0, k).map((_, c) => `%{customdata[${c + 2}]}`).join("<br>") + "<extra></extra>",
+    customdata: layers.map((l) => [
+      plotText(name),
+      l === 0 ? "0 (embeddings)" : String(l),
+      ...pts[l].slice(0, k).map((v, c) => `${ax[c]} = ${exact(v, dtype)}`),
+    ]),
+    hovertemplate:
+      "<b>%{customdata[0]}</b> · layer %{customdata[1]}<br>" +
+      ax
+        .slice(0, k)
+        .map((_, c) => `%{customdata[${c + 2}]}`)
+        .join("<br>") +
+      "<extra></extra>",
   };
-  AXES.slice(0, k).forEach((a, c) => { /** @type {any} */ (t)[a] = layers.map((l) => pts[l][c]); });
+  AXES.slice(0, k).forEach((a, c) => {
+    /** @type {any} */ (t)[a] = layers.map((l) => pts[l][c]);
+  });
   if (k === 2) /** @type {any} */ (t).cliponaxis = false; // the end label may sit past the axis range
   return t;
 }
@@ -164,29 +189,44 @@ function groupedPaths(trace, picked, k, ax) {
       if (band(i) !== c) continue;
       pointsOf(coords, i).forEach((p, l) => {
         AXES.slice(0, k).forEach((a, d) => xyz[a].push(p[d]));
-        custom.push([plotText(trace.tokens[i]), `${i}`, l === 0 ? "0 (embeddings)" : String(l),
-          ...p.slice(0, k).map((v, d) => `${ax[d]} = ${exact(v, dtype)}`), `${pos[i] + 1}`]);
+        custom.push([
+          plotText(trace.tokens[i]),
+          `${i}`,
+          l === 0 ? "0 (embeddings)" : String(l),
+          ...p.slice(0, k).map((v, d) => `${ax[d]} = ${exact(v, dtype)}`),
+          `${pos[i] + 1}`,
+        ]);
       });
       AXES.slice(0, k).forEach((a) => xyz[a].push(null));
       custom.push(null);
     }
     const t = {
       // Lines only: a marker is an element of its own, and 512 tokens have 3,584 points.
-      type: k === 3 ? "scatter3d" : "scatter", uid: `traj-band-${c}`, mode: "lines",
-      showlegend: false, line: { color, width: k === 3 ? 3 : 1.5 },
-      customdata: custom, connectgaps: false,
-      hovertemplate: `<b>%{customdata[0]}</b> (token %{customdata[${k + 3}]}) · layer %{customdata[2]}<br>` +
-        ax.slice(0, k).map((_, d) => `%{customdata[${d + 3}]}`).join("<br>") + "<extra></extra>",
+      type: k === 3 ? "scatter3d" : "scatter",
+      uid: `traj-band-${c}`,
+      mode: "lines",
+      showlegend: false,
+      line: { color, width: k === 3 ? 3 : 1.5 },
+      customdata: custom,
+      connectgaps: false,
+      hovertemplate:
+        `<b>%{customdata[0]}</b> (token %{customdata[${k + 3}]}) · layer %{customdata[2]}<br>` +
+        ax
+          .slice(0, k)
+          .map((_, d) => `%{customdata[${d + 3}]}`)
+          .join("<br>") +
+        "<extra></extra>",
     };
-    AXES.slice(0, k).forEach((a) => { /** @type {any} */ (t)[a] = xyz[a]; });
+    AXES.slice(0, k).forEach((a) => {
+      /** @type {any} */ (t)[a] = xyz[a];
+    });
     return t;
   });
 }
 
 /** @param {string[]} ax @param {object[]} empty */
 function layout2d(ax, empty) {
-  const axis = (c) => ({ title: { text: ax[c] }, zerolinecolor: "#c3c9d3",
-    gridcolor: "#eef0f3" });
+  const axis = (c) => ({ title: { text: ax[c] }, zerolinecolor: "#c3c9d3", gridcolor: "#eef0f3" });
   return baseLayout({
     margin: { l: 64, r: 16, t: 12, b: 52 },
     hovermode: "closest",
@@ -203,13 +243,22 @@ function layout2d(ax, empty) {
 function layout3d(trace, picked, ax, empty, colour) {
   const coords = /** @type {NonNullable<TrajData["projection"]>} */ (trace.projection).coords;
   const L = coords.shape[0] - 1;
-  const axis = (c) => ({ title: { text: ax[c] },
-    gridcolor: "#e3e6eb", zerolinecolor: "#c3c9d3", backgroundcolor: "#fbfcfd", showbackground: true });
+  const axis = (c) => ({
+    title: { text: ax[c] },
+    gridcolor: "#e3e6eb",
+    zerolinecolor: "#c3c9d3",
+    backgroundcolor: "#fbfcfd",
+    showbackground: true,
+  });
   // Scene annotations: SVG labels at a steady size (WebGL text is not).
   const labels = (picked.length > LEGEND_MAX ? [] : picked).map((i) => ({
-    x: pointsOf(coords, i)[L][0], y: pointsOf(coords, i)[L][1], z: pointsOf(coords, i)[L][2],
+    x: pointsOf(coords, i)[L][0],
+    y: pointsOf(coords, i)[L][1],
+    z: pointsOf(coords, i)[L][2],
     text: plotText(trace.tokens[i]),
-    showarrow: false, yshift: 11, font: { size: 12, color: colour.get(i) },
+    showarrow: false,
+    yshift: 11,
+    font: { size: 12, color: colour.get(i) },
     bgcolor: "rgba(255,255,255,0.65)",
   }));
   return baseLayout({
@@ -218,8 +267,13 @@ function layout3d(trace, picked, ax, empty, colour) {
     uirevision: "traj-3d",
     annotations: empty,
     scene: {
-      xaxis: axis(0), yaxis: axis(1), zaxis: axis(2), aspectmode: "cube", annotations: labels,
-      camera: { eye: { x: 1.45, y: -1.4, z: 0.75 } }, uirevision: "traj-3d",
+      xaxis: axis(0),
+      yaxis: axis(1),
+      zaxis: axis(2),
+      aspectmode: "cube",
+      annotations: labels,
+      camera: { eye: { x: 1.45, y: -1.4, z: 0.75 } },
+      uirevision: "traj-3d",
     },
   });
 }
@@ -236,12 +290,17 @@ export function render(container, data, sel, callbacks = {}) {
   const p = data.projection;
   let root = /** @type {HTMLElement} */ (container.firstElementChild);
   if (!root || !root.classList.contains("traj") || container.childElementCount !== 1) {
-    root = el("div", { className: "traj" }, [el("p", { className: "traj-note" }), el("div", { className: "traj-plot" }),
-      el("p", { className: "traj-scale", hidden: true })]);
+    root = el("div", { className: "traj" }, [
+      el("p", { className: "traj-note" }),
+      el("div", { className: "traj-plot" }),
+      el("p", { className: "traj-scale", hidden: true }),
+    ]);
     container.replaceChildren(root);
   }
   const note = /** @type {HTMLElement} */ (root.querySelector(".traj-note"));
-  const plot = /** @type {HTMLElement & {_trajPick?: any, _trajBound?: boolean, on?: any}} */ (root.querySelector(".traj-plot"));
+  const plot = /** @type {HTMLElement & {_trajPick?: any, _trajBound?: boolean, on?: any}} */ (
+    root.querySelector(".traj-plot")
+  );
   const scale = /** @type {HTMLElement} */ (root.querySelector(".traj-scale"));
   if (!p || !p.coords) {
     note.textContent = "This trace has no projection to draw.";
@@ -258,9 +317,12 @@ export function render(container, data, sel, callbacks = {}) {
   const grouped = picked.length > LEGEND_MAX;
   const unit = data.unit ?? "tokens";
   const many = picked.length > PALETTE_SIZE;
-  const start = data.defaulted && picked.length < data.tokens.length
-    ? ` A long text starts with ${picked.length} ${unit} from the query on: pick more below, or all.` : "";
-  note.textContent = `One PCA fitted on the hidden states of all ${L + 1} layers together ` +
+  const start =
+    data.defaulted && picked.length < data.tokens.length
+      ? ` A long text starts with ${picked.length} ${unit} from the query on: pick more below, or all.`
+      : "";
+  note.textContent =
+    `One PCA fitted on the hidden states of all ${L + 1} layers together ` +
     `(${ax.slice(0, k).join(", ")}: ${fmt(100 * shown, 1)}% of the variance). Each path runs from ` +
     `layer 0 (the embeddings${grouped ? "" : ", open marker"}) to layer ${L}` +
     `${grouped ? "; hover a path for its token" : ", the label at its end"}; ` +
@@ -271,10 +333,12 @@ export function render(container, data, sel, callbacks = {}) {
   if (many) {
     const pos = positionsOf(data);
     const gradient = `linear-gradient(to right, ${POSITION_SCALE.join(", ")})`;
-    scale.replaceChildren(el("span", { textContent: "token 1" }),
+    scale.replaceChildren(
+      el("span", { textContent: "token 1" }),
       el("span", { className: "traj-scale-bar", "aria-hidden": "true", style: `background: ${gradient}` }),
       el("span", { textContent: `token ${(pos[pos.length - 1] ?? 0) + 1}` }),
-      el("span", { className: "traj-scale-about", textContent: "colour: position in the text" }));
+      el("span", { className: "traj-scale-about", textContent: "colour: position in the text" }),
+    );
   }
   plot.classList.toggle("traj-3d", k === 3);
   plot.dataset.dims = String(k);
@@ -282,10 +346,22 @@ export function render(container, data, sel, callbacks = {}) {
   const nm = names(data, picked);
   const colour = colours(data, picked);
   /** @type {any[]} */
-  const traces = grouped ? groupedPaths(data, picked, k, ax)
+  const traces = grouped
+    ? groupedPaths(data, picked, k, ax)
     : picked.map((i) => path(data, i, k, /** @type {string} */ (nm.get(i)), ax, /** @type {string} */ (colour.get(i))));
-  const empty = picked.length ? [] : [{ xref: "paper", yref: "paper", x: 0.5, y: 0.5,
-    text: `No ${unit} picked`, showarrow: false, font: { size: 15, color: "#5b6475" } }];
+  const empty = picked.length
+    ? []
+    : [
+        {
+          xref: "paper",
+          yref: "paper",
+          x: 0.5,
+          y: 0.5,
+          text: `No ${unit} picked`,
+          showarrow: false,
+          font: { size: 15, color: "#5b6475" },
+        },
+      ];
   if (k === 2 && !picked.length) traces.push({ type: "scatter", x: [], y: [], showlegend: false });
   const layout = /** @type {any} */ (k === 3 ? layout3d(data, picked, ax, empty, colour) : layout2d(ax, empty));
   layout.showlegend = picked.length > 0 && !grouped; // also for a single token
@@ -314,28 +390,39 @@ function readable(plot, data, picked, k, ax, nm, grouped) {
   const coords = /** @type {NonNullable<TrajData["projection"]>} */ (data.projection).coords;
   const L = coords.shape[0] - 1;
   const paths = picked.map((i) => pointsOf(coords, i).map((p) => p.slice(0, k)));
-  const far = farthest(paths.map((p) => p[0]), paths.map((p) => p[L]));
+  const far = farthest(
+    paths.map((p) => p[0]),
+    paths.map((p) => p[L]),
+  );
   const point = (/** @type {number[]} */ p) => `(${p.map((v) => fmt(v, 2)).join(", ")})`;
   const text = describe(plot, {
-    summary: !picked.length ? "No path shown."
+    summary: !picked.length
+      ? "No path shown."
       : `${picked.length} path${picked.length === 1 ? "" : "s"} from layer 0 to layer ${L} in ` +
-        `${ax.slice(0, k).join(", ")}` + (far && picked.length > 1
-        ? `; the farthest from its start: ${nm.get(picked[far.i])} (${fmt(far.d, 2)}).` : "."),
-    table: picked.length && picked.length <= TABLE_MAX
-      ? { caption: `Each path's point (${ax.slice(0, k).join(", ")}) at every layer`,
-        head: ["token", ...Array.from({ length: L + 1 }, (_, l) => `layer ${l}`)],
-        rows: picked.map((i, r) => [/** @type {string} */ (nm.get(i)), ...paths[r].map(point)]) }
-      : null,
+        `${ax.slice(0, k).join(", ")}` +
+        (far && picked.length > 1
+          ? `; the farthest from its start: ${nm.get(picked[far.i])} (${fmt(far.d, 2)}).`
+          : "."),
+    table:
+      picked.length && picked.length <= TABLE_MAX
+        ? {
+            caption: `Each path's point (${ax.slice(0, k).join(", ")}) at every layer`,
+            head: ["token", ...Array.from({ length: L + 1 }, (_, l) => `layer ${l}`)],
+            rows: picked.map((i, r) => [/** @type {string} */ (nm.get(i)), ...paths[r].map(point)]),
+          }
+        : null,
   });
   const dtype = coords.dtype;
   keyCursor(plot, text.live, {
-    rows: picked.length, cols: L + 1, describedBy: text.summary.id,
-    label: `Trajectories of ${picked.length} token${picked.length === 1 ? "" : "s"} through the layers, ` +
+    rows: picked.length,
+    cols: L + 1,
+    describedBy: text.summary.id,
+    label:
+      `Trajectories of ${picked.length} token${picked.length === 1 ? "" : "s"} through the layers, ` +
       `${k === 3 ? "3-D" : "2-D"} plot. Left and right arrows move along a path's layers, up and down between the paths.`,
-    text: (r, l) => `${nm.get(picked[r])} · layer ${l}: ` +
-      paths[r][l].map((v, c) => `${ax[c]} = ${exact(v, dtype)}`).join(", "),
-    show: k === 3 || grouped ? undefined
-      : (r, l) => window.Plotly.Fx.hover(plot, [{ curveNumber: r, pointNumber: l }]),
+    text: (r, l) =>
+      `${nm.get(picked[r])} · layer ${l}: ` + paths[r][l].map((v, c) => `${ax[c]} = ${exact(v, dtype)}`).join(", "),
+    show: k === 3 || grouped ? undefined : (r, l) => window.Plotly.Fx.hover(plot, [{ curveNumber: r, pointNumber: l }]),
     hide: () => window.Plotly.Fx.unhover(plot),
   });
 }

@@ -41,7 +41,13 @@ function frames(data) {
   const most = data.flat ? 2 : 3;
   if (d <= 3 || !p) {
     const k = Math.min(d, most);
-    return { k, arrows: true, titles: axes.slice(0, Math.min(d, 3)), dtype: data.hidden.dtype, at: layerOf(data.hidden) };
+    return {
+      k,
+      arrows: true,
+      titles: axes.slice(0, Math.min(d, 3)),
+      dtype: data.hidden.dtype,
+      at: layerOf(data.hidden),
+    };
   }
   const titles = p.ratio.map((r, i) => `PC${i + 1} (${fmt(100 * r, 0)}% var)`);
   return { k: Math.min(p.components, most), arrows: false, titles, dtype: p.coords.dtype, at: layerOf(p.coords) };
@@ -51,10 +57,12 @@ function frames(data) {
 function sharedRange(f, layers) {
   let lo = f.arrows ? 0 : Infinity;
   let hi = f.arrows ? 0 : -Infinity;
-  for (let l = 0; l <= layers; l++) for (const row of f.at(l)) for (const v of row) {
-    lo = Math.min(lo, v);
-    hi = Math.max(hi, v);
-  }
+  for (let l = 0; l <= layers; l++)
+    for (const row of f.at(l))
+      for (const v of row) {
+        lo = Math.min(lo, v);
+        hi = Math.max(hi, v);
+      }
   const pad = Math.max((hi - lo) * 0.08, 0.05);
   return [lo - pad, hi + pad];
 }
@@ -67,7 +75,12 @@ function segments(points, k) {
   const out = { x: [], y: [], z: [], color: [] };
   points.forEach((p, i) => {
     const c = tokenColor(i);
-    for (const [axis, j] of [["x", 0], ["y", 1], ["z", 2]].slice(0, k)) out[axis].push(0, p[j], null);
+    for (const [axis, j] of [
+      ["x", 0],
+      ["y", 1],
+      ["z", 2],
+    ].slice(0, k))
+      out[axis].push(0, p[j], null);
     out.color.push(c, c, c);
   });
   return out;
@@ -80,7 +93,12 @@ function paths(f, layers, k) {
   for (let i = 0; i < n; i++) {
     for (let l = 0; l <= layers; l++) {
       const p = f.at(l)[i];
-      for (const [axis, j] of [["x", 0], ["y", 1], ["z", 2]].slice(0, k)) out[axis].push(p[j]);
+      for (const [axis, j] of [
+        ["x", 0],
+        ["y", 1],
+        ["z", 2],
+      ].slice(0, k))
+        out[axis].push(p[j]);
       out.color.push(tokenColor(i));
     }
     for (const axis of ["x", "y", "z"].slice(0, k)) out[axis].push(null);
@@ -90,8 +108,13 @@ function paths(f, layers, k) {
 }
 
 function hover(trace, f, l) {
-  return f.at(l).map((p, i) => `<b>${plotText(trace.tokens[i])}</b> · layer ${l}<br>` +
-    p.map((v, j) => `${plotText(f.titles[j])} = ${exact(v, f.dtype)}`).join("<br>"));
+  return f
+    .at(l)
+    .map(
+      (p, i) =>
+        `<b>${plotText(trace.tokens[i])}</b> · layer ${l}<br>` +
+        p.map((v, j) => `${plotText(f.titles[j])} = ${exact(v, f.dtype)}`).join("<br>"),
+    );
 }
 
 /** One label per point; tokens on the same 2-D point share it ("An, a"). */
@@ -150,11 +173,28 @@ function cones(points) {
     if (len < 1e-9) return [];
     const c = tokenColor(i);
     const u = p.map((v) => v / len);
-    return [{
-      type: "cone", x: [p[0]], y: [p[1]], z: [p[2]], u: [u[0]], v: [u[1]], w: [u[2]],
-      anchor: "tip", sizemode: "absolute", sizeref: 0.09, showscale: false,
-      colorscale: [[0, c], [1, c]], hoverinfo: "skip", showlegend: false, name: "",
-    }];
+    return [
+      {
+        type: "cone",
+        x: [p[0]],
+        y: [p[1]],
+        z: [p[2]],
+        u: [u[0]],
+        v: [u[1]],
+        w: [u[2]],
+        anchor: "tip",
+        sizemode: "absolute",
+        sizeref: 0.09,
+        showscale: false,
+        colorscale: [
+          [0, c],
+          [1, c],
+        ],
+        hoverinfo: "skip",
+        showlegend: false,
+        name: "",
+      },
+    ];
   });
 }
 
@@ -162,14 +202,34 @@ function draw3d(el, trace, f, l, view) {
   const data = [];
   // Lines coloured per token; Plotly cannot draw a legend swatch from a colour array, so each
   // gets a grey legend-only twin (an empty trace) that carries its name and dash.
-  const line = (seg, dash, width, name, uid) => [{
-    type: "scatter3d", mode: "lines", name, uid, x: seg.x, y: seg.y, z: seg.z,
-    line: { color: seg.color, width, dash }, hoverinfo: "skip", connectgaps: false,
-    showlegend: false, legendgroup: uid,
-  }, {
-    type: "scatter3d", mode: "lines", name, uid: `${uid}-legend`, x: [null], y: [null], z: [null],
-    line: { color: "#7b8494", width: Math.min(width, 4), dash }, hoverinfo: "skip", legendgroup: uid,
-  }];
+  const line = (seg, dash, width, name, uid) => [
+    {
+      type: "scatter3d",
+      mode: "lines",
+      name,
+      uid,
+      x: seg.x,
+      y: seg.y,
+      z: seg.z,
+      line: { color: seg.color, width, dash },
+      hoverinfo: "skip",
+      connectgaps: false,
+      showlegend: false,
+      legendgroup: uid,
+    },
+    {
+      type: "scatter3d",
+      mode: "lines",
+      name,
+      uid: `${uid}-legend`,
+      x: [null],
+      y: [null],
+      z: [null],
+      line: { color: "#7b8494", width: Math.min(width, 4), dash },
+      hoverinfo: "skip",
+      legendgroup: uid,
+    },
+  ];
   if (view.trails && trace.layers >= 1) data.push(...line(paths(f, trace.layers, 3), "dot", 3, "trajectory", "trails"));
   if (f.arrows && l > 0) data.push(...line(segments(f.at(0), 3), "dash", 4, "start (dashed)", "ghosts"));
   if (f.arrows) data.push(...line(segments(f.at(l), 3), "solid", 7, `after layer ${l}`, "arrows"));
@@ -177,23 +237,45 @@ function draw3d(el, trace, f, l, view) {
   data.push(tips(trace, f, 0, 3, "before"), tips(trace, f, l, 3, "after"));
   // Labels as scene annotations: drawn in SVG at a steady size (WebGL text is not).
   const annotations = labelGroups(f.at(l)).map(([p, members]) => ({
-    x: p[0], y: p[1], z: p[2], text: members.map((i) => plotText(trace.tokens[i])).join(", "),
-    showarrow: false, yshift: 12, font: { size: 13, color: tokenColor(members[0]) },
+    x: p[0],
+    y: p[1],
+    z: p[2],
+    text: members.map((i) => plotText(trace.tokens[i])).join(", "),
+    showarrow: false,
+    yshift: 12,
+    font: { size: 13, color: tokenColor(members[0]) },
     bgcolor: "rgba(255,255,255,0.6)",
   }));
   const range = sharedRange(f, trace.layers);
-  const axis = (i) => ({ title: { text: plotText(f.titles[i]) }, range, autorange: false,
-    zeroline: true, zerolinecolor: "#8a93a3", gridcolor: "#e3e6eb", backgroundcolor: "#fbfcfd" });
-  return draw(el, data, baseLayout({
-    margin: { l: 0, r: 0, t: 10, b: 0 },
-    showlegend: true,
-    legend: { x: 0.01, y: 0.99, bgcolor: "rgba(255,255,255,0.8)" },
-    uirevision: `3d-${trace.d}`,
-    scene: {
-      xaxis: axis(0), yaxis: axis(1), zaxis: axis(2), aspectmode: "cube", annotations,
-      camera: { eye: { x: 1.45, y: -1.5, z: 0.75 } }, uirevision: `3d-${trace.d}`,
-    },
-  }), "attnviz-vectors");
+  const axis = (i) => ({
+    title: { text: plotText(f.titles[i]) },
+    range,
+    autorange: false,
+    zeroline: true,
+    zerolinecolor: "#8a93a3",
+    gridcolor: "#e3e6eb",
+    backgroundcolor: "#fbfcfd",
+  });
+  return draw(
+    el,
+    data,
+    baseLayout({
+      margin: { l: 0, r: 0, t: 10, b: 0 },
+      showlegend: true,
+      legend: { x: 0.01, y: 0.99, bgcolor: "rgba(255,255,255,0.8)" },
+      uirevision: `3d-${trace.d}`,
+      scene: {
+        xaxis: axis(0),
+        yaxis: axis(1),
+        zaxis: axis(2),
+        aspectmode: "cube",
+        annotations,
+        camera: { eye: { x: 1.45, y: -1.5, z: 0.75 } },
+        uirevision: `3d-${trace.d}`,
+      },
+    }),
+    "attnviz-vectors",
+  );
 }
 
 function draw2d(el, trace, f, l, view) {
@@ -203,8 +285,16 @@ function draw2d(el, trace, f, l, view) {
   const yOf = (p, i) => (k === 2 ? p[1] : i);
   if (view.trails && trace.layers >= 1 && k === 2) {
     const p = paths(f, trace.layers, 2);
-    data.push({ type: "scatter", mode: "lines", uid: "trails", name: "trajectory", x: p.x, y: p.y,
-      line: { color: "#9aa3b2", width: 1.5, dash: "dot" }, hoverinfo: "skip" });
+    data.push({
+      type: "scatter",
+      mode: "lines",
+      uid: "trails",
+      name: "trajectory",
+      x: p.x,
+      y: p.y,
+      line: { color: "#9aa3b2", width: 1.5, dash: "dot" },
+      hoverinfo: "skip",
+    });
   }
   if (f.arrows && l > 0) {
     /** @type {Record<string, any[]>} */
@@ -213,28 +303,61 @@ function draw2d(el, trace, f, l, view) {
       ghost.x.push(0, p[0], null);
       ghost.y.push(k === 2 ? 0 : i, yOf(p, i), null);
     });
-    data.push({ type: "scatter", mode: "lines", uid: "ghosts", name: "start (dashed)", ...ghost,
-      line: { color: "#7b8494", width: 2, dash: "dash" }, hoverinfo: "skip" });
+    data.push({
+      type: "scatter",
+      mode: "lines",
+      uid: "ghosts",
+      name: "start (dashed)",
+      ...ghost,
+      line: { color: "#7b8494", width: 2, dash: "dash" },
+      hoverinfo: "skip",
+    });
   }
   if (f.arrows) {
-    f.at(l).forEach((p, i) => annotations.push({
-      x: p[0], y: yOf(p, i), ax: 0, ay: k === 2 ? 0 : i, xref: "x", yref: "y", axref: "x", ayref: "y",
-      showarrow: true, arrowhead: 2, arrowsize: 1.2, arrowwidth: 2.5, arrowcolor: tokenColor(i), text: "",
-    }));
+    f.at(l).forEach((p, i) =>
+      annotations.push({
+        x: p[0],
+        y: yOf(p, i),
+        ax: 0,
+        ay: k === 2 ? 0 : i,
+        xref: "x",
+        yref: "y",
+        axref: "x",
+        ayref: "y",
+        showarrow: true,
+        arrowhead: 2,
+        arrowsize: 1.2,
+        arrowwidth: 2.5,
+        arrowcolor: tokenColor(i),
+        text: "",
+      }),
+    );
   }
   data.push(tips(trace, f, 0, k, "before"), tips(trace, f, l, k, "after"));
   const range = sharedRange(f, trace.layers);
-  const yaxis = k === 2
-    ? { title: { text: plotText(f.titles[1]) }, range, scaleanchor: "x", zerolinecolor: "#8a93a3" }
-    : { tickmode: "array", tickvals: trace.tokens.map((_, i) => i), ticktext: trace.tokens.map(plotText),
-      autorange: "reversed", showgrid: false, zeroline: false };
-  return draw(el, data, baseLayout({
-    margin: { l: 70, r: 20, t: 20, b: 50 },
-    legend: { orientation: "h", y: -0.15 },
-    annotations,
-    xaxis: { title: { text: plotText(f.titles[0]) }, range, zerolinecolor: "#8a93a3" },
-    yaxis,
-  }), "attnviz-vectors");
+  const yaxis =
+    k === 2
+      ? { title: { text: plotText(f.titles[1]) }, range, scaleanchor: "x", zerolinecolor: "#8a93a3" }
+      : {
+          tickmode: "array",
+          tickvals: trace.tokens.map((_, i) => i),
+          ticktext: trace.tokens.map(plotText),
+          autorange: "reversed",
+          showgrid: false,
+          zeroline: false,
+        };
+  return draw(
+    el,
+    data,
+    baseLayout({
+      margin: { l: 70, r: 20, t: 20, b: 50 },
+      legend: { orientation: "h", y: -0.15 },
+      annotations,
+      xaxis: { title: { text: plotText(f.titles[0]) }, range, zerolinecolor: "#8a93a3" },
+      yaxis,
+    }),
+    "attnviz-vectors",
+  );
 }
 
 /**
@@ -281,28 +404,43 @@ function readable(plot, trace, f, l) {
   const far = farthest(f.at(0), f.at(l));
   const coords = (/** @type {number[]} */ p) => `(${p.map((v) => fmt(v, 2)).join(", ")})`;
   const text = describe(plot, {
-    summary: l === 0 || !far
-      ? `${trace.n} token vectors at the input, in ${where}.`
-      : `${trace.n} token vectors after layer ${l}, in ${where}: farthest from its start, ` +
-        `${trace.tokens[far.i]} (${fmt(far.d, 2)}).`,
-    table: trace.n <= TABLE_MAX
-      ? { caption: `Each token's coordinates in ${where}, at the start and after layer ${l}`,
-        head: ["token", "start (layer 0)", `after layer ${l}`],
-        rows: trace.tokens.map((t, i) => [t, coords(f.at(0)[i]), coords(f.at(l)[i])]) }
-      : null,
+    summary:
+      l === 0 || !far
+        ? `${trace.n} token vectors at the input, in ${where}.`
+        : `${trace.n} token vectors after layer ${l}, in ${where}: farthest from its start, ` +
+          `${trace.tokens[far.i]} (${fmt(far.d, 2)}).`,
+    table:
+      trace.n <= TABLE_MAX
+        ? {
+            caption: `Each token's coordinates in ${where}, at the start and after layer ${l}`,
+            head: ["token", "start (layer 0)", `after layer ${l}`],
+            rows: trace.tokens.map((t, i) => [t, coords(f.at(0)[i]), coords(f.at(l)[i])]),
+          }
+        : null,
   });
   const layers = [0, l];
   keyCursor(plot, text.live, {
-    rows: 2, cols: trace.n, describedBy: text.summary.id,
-    label: `Token vectors ${f.k === 3 ? "in 3-D" : "in 2-D"}: each token at the start and after layer ${l}. ` +
+    rows: 2,
+    cols: trace.n,
+    describedBy: text.summary.id,
+    label:
+      `Token vectors ${f.k === 3 ? "in 3-D" : "in 2-D"}: each token at the start and after layer ${l}. ` +
       "Left and right arrows move between tokens, up and down between the start and the layer.",
-    text: (r, i) => `${trace.tokens[i]} · layer ${layers[r]}: ` +
-      f.at(layers[r])[i].map((v, j) => `${f.titles[j]} = ${exact(v, f.dtype)}`).join(", "),
-    show: f.k === 3 ? undefined : (r, i) => {
-      const data = /** @type {any} */ (plot).data ?? [];
-      const curve = data.findIndex((/** @type {any} */ t) => t.uid === (r === 0 ? "before" : "after"));
-      if (curve >= 0) window.Plotly.Fx.hover(plot, [{ curveNumber: curve, pointNumber: i }]);
+    text: (r, i) => {
+      const point = f.at(layers[r])[i];
+      return (
+        `${trace.tokens[i]} · layer ${layers[r]}: ` +
+        point.map((v, j) => `${f.titles[j]} = ${exact(v, f.dtype)}`).join(", ")
+      );
     },
+    show:
+      f.k === 3
+        ? undefined
+        : (r, i) => {
+            const data = /** @type {any} */ (plot).data ?? [];
+            const curve = data.findIndex((/** @type {any} */ t) => t.uid === (r === 0 ? "before" : "after"));
+            if (curve >= 0) window.Plotly.Fx.hover(plot, [{ curveNumber: curve, pointNumber: i }]);
+          },
     hide: () => window.Plotly.Fx.unhover(plot),
   });
 }

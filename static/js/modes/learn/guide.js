@@ -30,8 +30,11 @@ const part = (container, role) => /** @type {HTMLElement} */ (container.querySel
  */
 function articleTable(table) {
   const rows = articleRows(table);
-  const head = el("tr", {}, [el("th", { scope: "col" }, [""]), el("th", { scope: "col" }, ["source"]),
-    ...table.columns.map((c) => el("th", { scope: "col" }, [c]))]);
+  const head = el("tr", {}, [
+    el("th", { scope: "col" }, [""]),
+    el("th", { scope: "col" }, ["source"]),
+    ...table.columns.map((c) => el("th", { scope: "col" }, [c])),
+  ]);
   const body = rows.flatMap((r) => {
     const differs = r.cells.some((c) => !c.agrees);
     return [
@@ -42,18 +45,29 @@ function articleTable(table) {
       ]),
       el("tr", { className: differs ? "engine-row differs" : "engine-row" }, [
         el("th", { scope: "row", className: "source" }, ["engine"]),
-        ...r.cells.map((c) => el("td", { className: c.agrees ? "" : "differs" }, [
-          c.engine, ...(c.agrees ? [] : [el("span", { className: "sr-only" }, [" (differs)"])])])),
+        ...r.cells.map((c) =>
+          el("td", { className: c.agrees ? "" : "differs" }, [
+            c.engine,
+            ...(c.agrees ? [] : [el("span", { className: "sr-only" }, [" (differs)"])]),
+          ]),
+        ),
       ]),
     ];
   });
   const agree = rows.every((r) => r.cells.every((c) => c.agrees));
   return el("figure", { className: "learn-table" }, [
-    el("div", { className: "table-scroll", tabIndex: 0, role: "region", "aria-label": table.caption }, [el("table", { className: "data-table" }, [
-      el("caption", {}, [table.caption]), el("thead", {}, [head]), el("tbody", {}, body)])]),
-    el("figcaption", { className: "hint" }, [agree
-      ? `The engine's numbers, rounded to ${table.decimals} decimals as the article prints them, are the article's.`
-      : "Where a number is marked, the engine's differs from the article's at its rounding."]),
+    el("div", { className: "table-scroll", tabIndex: 0, role: "region", "aria-label": table.caption }, [
+      el("table", { className: "data-table" }, [
+        el("caption", {}, [table.caption]),
+        el("thead", {}, [head]),
+        el("tbody", {}, body),
+      ]),
+    ]),
+    el("figcaption", { className: "hint" }, [
+      agree
+        ? `The engine's numbers, rounded to ${table.decimals} decimals as the article prints them, are the article's.`
+        : "Where a number is marked, the engine's differs from the article's at its rounding.",
+    ]),
   ]);
 }
 
@@ -82,16 +96,29 @@ export function render(container, data, selection, callbacks) {
 }
 
 /** The progress list: every step a link, the open one aria-current, the done ones marked. */
-function drawProgress(/** @type {HTMLElement} */ list, /** @type {LearnStep[]} */ steps,
-  /** @type {Progress} */ progress, /** @type {number} */ n) {
+function drawProgress(
+  /** @type {HTMLElement} */ list,
+  /** @type {LearnStep[]} */ steps,
+  /** @type {Progress} */ progress,
+  /** @type {number} */ n,
+) {
   if (list.children.length !== steps.length) {
     // The link's name is its text: "4. Title, done" (the dot and ", done" for a screen reader,
     // the number and a tick for the eye; on narrow screens the title is read, not shown).
-    list.replaceChildren(...steps.map((s) => el("li", {}, [el("a", { href: encodeLearnHash(s.n), dataset: { n: String(s.n) } }, [
-      el("span", { className: "learn-num" }, [String(s.n), el("span", { className: "sr-only" }, ["."])]),
-      el("span", { className: "learn-name" }, [s.title, el("span", { className: "sr-only", dataset: { role: "done" } }, [""])]),
-      el("span", { className: "learn-tick", "aria-hidden": "true" }, ["✓"]),
-    ])])));
+    list.replaceChildren(
+      ...steps.map((s) =>
+        el("li", {}, [
+          el("a", { href: encodeLearnHash(s.n), dataset: { n: String(s.n) } }, [
+            el("span", { className: "learn-num" }, [String(s.n), el("span", { className: "sr-only" }, ["."])]),
+            el("span", { className: "learn-name" }, [
+              s.title,
+              el("span", { className: "sr-only", dataset: { role: "done" } }, [""]),
+            ]),
+            el("span", { className: "learn-tick", "aria-hidden": "true" }, ["✓"]),
+          ]),
+        ]),
+      ),
+    );
   }
   for (const [i, s] of steps.entries()) {
     const a = /** @type {HTMLAnchorElement} */ (list.children[i].firstElementChild);
@@ -105,8 +132,12 @@ function drawProgress(/** @type {HTMLElement} */ list, /** @type {LearnStep[]} *
 }
 
 /** The step's parts that change only with the step: title, text, formula, article, links. */
-function drawStep(/** @type {HTMLElement} */ container, /** @type {LearnStep} */ step, /** @type {number} */ count,
-  /** @type {{onReset: () => void, onExplore: () => void}} */ callbacks) {
+function drawStep(
+  /** @type {HTMLElement} */ container,
+  /** @type {LearnStep} */ step,
+  /** @type {number} */ count,
+  /** @type {{onReset: () => void, onExplore: () => void}} */ callbacks,
+) {
   const lab = step.lab === "toy" ? "the toy lab" : "the Train tab";
   part(container, "where").textContent = `Step ${step.n} of ${count} · in ${lab}, below`;
   part(container, "title").textContent = step.title;
@@ -173,42 +204,64 @@ function fitFormula(box) {
 }
 
 /** Buttons to the cards the step is about. */
-function drawLooks(/** @type {HTMLElement} */ box, /** @type {{id: string, name: string}[]} */ looks,
-  /** @type {{onLook: (id: string) => void}} */ callbacks) {
+function drawLooks(
+  /** @type {HTMLElement} */ box,
+  /** @type {{id: string, name: string}[]} */ looks,
+  /** @type {{onLook: (id: string) => void}} */ callbacks,
+) {
   const key = looks.map((l) => l.id).join(",");
   if (box.dataset.key === key) return;
   box.dataset.key = key;
   box.hidden = !looks.length;
-  box.replaceChildren(...(looks.length ? [el("span", {}, ["Look at: "])] : []),
+  box.replaceChildren(
+    ...(looks.length ? [el("span", {}, ["Look at: "])] : []),
     ...looks.map((l) => {
       const b = el("button", { type: "button", className: "learn-look-go" }, [l.name]);
       b.addEventListener("click", () => callbacks.onLook(l.id));
       return b;
-    }));
+    }),
+  );
 }
 
 /** The tasks: prompt, hint, and the check's answer (its text replaced only when it changed). */
-function drawTasks(/** @type {HTMLElement} */ list, /** @type {LearnStep} */ step,
-  /** @type {LearnAnswer | null} */ answer, /** @type {Progress} */ progress) {
+function drawTasks(
+  /** @type {HTMLElement} */ list,
+  /** @type {LearnStep} */ step,
+  /** @type {LearnAnswer | null} */ answer,
+  /** @type {Progress} */ progress,
+) {
   const lines = taskLines(step, answer, progress);
   if (list.dataset.step !== step.id) {
     list.dataset.step = step.id;
-    list.replaceChildren(...lines.map((t) => el("li", { className: "learn-task", dataset: { task: t.id, state: "unchecked" } }, [
-      el("p", { className: "learn-prompt" }, [t.prompt]),
-      ...(t.hint ? [el("details", { className: "learn-hint" }, [el("summary", {}, ["Hint"]), el("p", {}, [t.hint])])] : []),
-      el("p", { className: "learn-answer", "aria-live": "polite" }, [
-        el("span", { className: "learn-badge", dataset: { role: "badge" } }, [""]),
-        el("span", { dataset: { role: "says" } }, [""]),
-      ]),
-    ])));
+    list.replaceChildren(
+      ...lines.map((t) =>
+        el("li", { className: "learn-task", dataset: { task: t.id, state: "unchecked" } }, [
+          el("p", { className: "learn-prompt" }, [t.prompt]),
+          ...(t.hint
+            ? [el("details", { className: "learn-hint" }, [el("summary", {}, ["Hint"]), el("p", {}, [t.hint])])]
+            : []),
+          el("p", { className: "learn-answer", "aria-live": "polite" }, [
+            el("span", { className: "learn-badge", dataset: { role: "badge" } }, [""]),
+            el("span", { dataset: { role: "says" } }, [""]),
+          ]),
+        ]),
+      ),
+    );
   }
   for (const [i, t] of lines.entries()) {
     const li = /** @type {HTMLElement} */ (list.children[i]);
     const state = !answer ? "unchecked" : t.done || t.found ? "done" : "todo";
     li.dataset.state = state;
     li.dataset.before = String(t.before);
-    const badge = t.done ? "Done" : t.found ? "Done: found earlier" : t.before
-      ? "Done before, not now" : answer ? "Not yet" : "";
+    const badge = t.done
+      ? "Done"
+      : t.found
+        ? "Done: found earlier"
+        : t.before
+          ? "Done before, not now"
+          : answer
+            ? "Not yet"
+            : "";
     const says = t.says ? ` ${t.says}` : "";
     const b = part(li, "badge");
     const s = part(li, "says");

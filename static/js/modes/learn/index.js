@@ -10,8 +10,19 @@ import { checkLearn, fetchLearn } from "../../core/api.js";
 import { byId } from "../../core/dom.js";
 import { problem as toyProblem } from "../../core/state.js";
 import * as guide from "./guide.js";
-import { emptyProgress, readProgress, recordTasks, setLast, STORAGE_KEY, stepToOpen, stepToyState,
-  toyCheckBody, trainCheckBody, trainCheckKey, writeProgress } from "./progress.js";
+import {
+  emptyProgress,
+  readProgress,
+  recordTasks,
+  setLast,
+  STORAGE_KEY,
+  stepToOpen,
+  stepToyState,
+  toyCheckBody,
+  trainCheckBody,
+  trainCheckKey,
+  writeProgress,
+} from "./progress.js";
 
 /** @typedef {import("../../core/types.js").LearnStep} LearnStep */
 /** @typedef {import("../../core/types.js").LearnAnswer} LearnAnswer */
@@ -89,30 +100,37 @@ export function createLearn(hooks) {
 
   function draw() {
     if (!app.steps) return;
-    guide.render(container, { steps: app.steps, progress: app.progress, answer: app.answer, problem: app.problem,
-      looks: looks() }, { n: app.n }, {
-      onReset: () => open(app.n, { fresh: true }),
-      onExplore: () => hooks.explore(step().lab),
-      onLook(id) {
-        const card = document.getElementById(id);
-        if (!card) return;
-        card.scrollIntoView({ block: "start" });
-        const heading = /** @type {HTMLElement | null} */ (card.querySelector("h2"));
-        if (heading) {
-          if (!heading.hasAttribute("tabindex")) heading.tabIndex = -1;
-          heading.focus({ preventScroll: true });
-        }
+    guide.render(
+      container,
+      { steps: app.steps, progress: app.progress, answer: app.answer, problem: app.problem, looks: looks() },
+      { n: app.n },
+      {
+        onReset: () => open(app.n, { fresh: true }),
+        onExplore: () => hooks.explore(step().lab),
+        onLook(id) {
+          const card = document.getElementById(id);
+          if (!card) return;
+          card.scrollIntoView({ block: "start" });
+          const heading = /** @type {HTMLElement | null} */ (card.querySelector("h2"));
+          if (heading) {
+            if (!heading.hasAttribute("tabindex")) heading.tabIndex = -1;
+            heading.focus({ preventScroll: true });
+          }
+        },
       },
-    });
+    );
   }
 
   /** Outline the cards the step is about (none when the guide is closed). */
   function outline() {
     for (const e of app.outlined) e.classList.remove("learn-focus");
-    app.outlined = app.active && app.steps ? step().focus.flatMap((id) => {
-      const e = document.getElementById(id);
-      return e ? [e] : [];
-    }) : [];
+    app.outlined =
+      app.active && app.steps
+        ? step().focus.flatMap((id) => {
+            const e = document.getElementById(id);
+            return e ? [e] : [];
+          })
+        : [];
     for (const e of app.outlined) e.classList.add("learn-focus");
   }
 
@@ -190,7 +208,8 @@ export function createLearn(hooks) {
       return { key: `recurrent:${id}:${Date.now() - (Date.now() % POLL_MS)}`, body: { recurrent: id } };
     }
     const run = hooks.trainRun();
-    if (!run) return { wait: "Press Train in the Run card below; the page checks the run as it trains and when it ends." };
+    if (!run)
+      return { wait: "Press Train in the Run card below; the page checks the run as it trains and when it ends." };
     const view = hooks.trainView();
     return { key: trainCheckKey(run, view), body: trainCheckBody(run, view) };
   }
@@ -218,7 +237,8 @@ export function createLearn(hooks) {
     if (q.key === app.waiting) return; // asked already
     clearTimeout(app.timer);
     app.seq++;
-    if (q.key === app.shown) { // back to the question answered: its answer stands
+    if (q.key === app.shown) {
+      // back to the question answered: its answer stands
       app.waiting = null;
       hooks.setPending(false);
       return;
@@ -256,8 +276,8 @@ export function createLearn(hooks) {
   /** Step 1's comparison is started and runs in its own card: looked at again while the
    * step is open and its tasks are not all done. */
   function keepPolling() {
-    const waiting = app.active && app.steps && step().id === "rnn" &&
-      !(app.answer && app.answer.tasks.every((t) => t.done));
+    const waiting =
+      app.active && app.steps && step().id === "rnn" && !(app.answer && app.answer.tasks.every((t) => t.done));
     if (waiting && !app.poll) app.poll = setInterval(() => labChanged(), POLL_MS);
     if (!waiting && app.poll) {
       clearInterval(app.poll);

@@ -7,15 +7,62 @@
 export const MATHML_NS = "http://www.w3.org/1998/Math/MathML";
 
 /** The presentation elements a formula may use. */
-export const ELEMENTS = new Set(["math", "mrow", "mi", "mn", "mo", "mtext", "mspace", "ms",
-  "msup", "msub", "msubsup", "mfrac", "msqrt", "mroot", "mover", "munder", "munderover",
-  "mtable", "mtr", "mtd", "mstyle", "mpadded", "mphantom", "menclose"]);
+export const ELEMENTS = new Set([
+  "math",
+  "mrow",
+  "mi",
+  "mn",
+  "mo",
+  "mtext",
+  "mspace",
+  "ms",
+  "msup",
+  "msub",
+  "msubsup",
+  "mfrac",
+  "msqrt",
+  "mroot",
+  "mover",
+  "munder",
+  "munderover",
+  "mtable",
+  "mtr",
+  "mtd",
+  "mstyle",
+  "mpadded",
+  "mphantom",
+  "menclose",
+]);
 
 /** The attributes they may carry (presentation only: no href, no event handler, no style). */
-export const ATTRIBUTES = new Set(["display", "mathvariant", "stretchy", "fence", "separator",
-  "lspace", "rspace", "accent", "accentunder", "columnalign", "rowalign", "rowspacing",
-  "columnspacing", "linethickness", "form", "largeop", "movablelimits", "symmetric",
-  "scriptlevel", "displaystyle", "width", "height", "depth", "notation", "minsize", "maxsize"]);
+export const ATTRIBUTES = new Set([
+  "display",
+  "mathvariant",
+  "stretchy",
+  "fence",
+  "separator",
+  "lspace",
+  "rspace",
+  "accent",
+  "accentunder",
+  "columnalign",
+  "rowalign",
+  "rowspacing",
+  "columnspacing",
+  "linethickness",
+  "form",
+  "largeop",
+  "movablelimits",
+  "symmetric",
+  "scriptlevel",
+  "displaystyle",
+  "width",
+  "height",
+  "depth",
+  "notation",
+  "minsize",
+  "maxsize",
+]);
 
 /** The longest formula read (characters): a formula is a line or two of math. */
 export const MAX_CHARS = 20_000;

@@ -107,9 +107,11 @@ export const taskDone = (p, step, task) => (p.done[step] || []).includes(task);
  */
 export function stepToOpen(link, p, count) {
   const fallback = p.last !== null && p.last <= count ? p.last : 1;
-  if (link.bad !== undefined) return { n: fallback, said: `There is no step "${link.bad}": steps are numbered 1 to ${count}.` };
+  if (link.bad !== undefined)
+    return { n: fallback, said: `There is no step "${link.bad}": steps are numbered 1 to ${count}.` };
   if (link.n === null) return { n: fallback, said: null };
-  if (link.n > count) return { n: count, said: `There is no step ${link.n}: the path has ${count} steps. This is the last.` };
+  if (link.n > count)
+    return { n: count, said: `There is no step ${link.n}: the path has ${count} steps. This is the last.` };
   return { n: link.n, said: null };
 }
 
@@ -128,8 +130,16 @@ export function stepToyState(toy, defaults) {
     axes: [...toy.axes],
     embeddings: toy.embeddings.map((row) => [...row]),
     config: { ...defaults, ...JSON.parse(JSON.stringify(toy.config || {})) },
-    view: { layer: 0, head: 0, vlayer: layers, a: Math.min(1, n - 1), b: n - 1, trails: true,
-      measure: /** @type {import("../../core/types.js").Measure} */ ("weights"), ...(toy.view || {}) },
+    view: {
+      layer: 0,
+      head: 0,
+      vlayer: layers,
+      a: Math.min(1, n - 1),
+      b: n - 1,
+      trails: true,
+      measure: /** @type {import("../../core/types.js").Measure} */ ("weights"),
+      ...(toy.view || {}),
+    },
   };
 }
 
@@ -157,8 +167,12 @@ export function trainCheckBody(run, view) {
  * @param {TrainRun} run @param {TrainView} view
  */
 export function trainCheckKey(run, view) {
-  const variants = run.variants.map((v) => [v.state, v.checkpoints.length ? v.checkpoints[v.checkpoints.length - 1].step : -1,
-    Boolean(v.induction), Boolean(v.alignment)]);
+  const variants = run.variants.map((v) => [
+    v.state,
+    v.checkpoints.length ? v.checkpoints[v.checkpoints.length - 1].step : -1,
+    Boolean(v.induction),
+    Boolean(v.alignment),
+  ]);
   return JSON.stringify([run.id, run.state, run.claims?.length ?? null, variants, view.variant, view.layer, view.head]);
 }
 
@@ -215,7 +229,14 @@ export function taskLines(step, answer, p) {
   return step.tasks.map((t) => {
     const got = answer?.tasks.find((a) => a.id === t.id) ?? null;
     const before = !got?.done && taskDone(p, step.id, t.id);
-    return { id: t.id, prompt: t.prompt, hint: t.hint, done: Boolean(got?.done),
-      before: before && !t.finding, found: before && t.finding, says: got ? got.says : "" };
+    return {
+      id: t.id,
+      prompt: t.prompt,
+      hint: t.hint,
+      done: Boolean(got?.done),
+      before: before && !t.finding,
+      found: before && t.finding,
+      says: got ? got.says : "",
+    };
   });
 }

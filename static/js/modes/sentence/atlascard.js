@@ -75,12 +75,18 @@ export function createAtlasCard(ctx) {
       shown = { model, atlas };
       go.hidden = true;
       pick.disabled = false;
-      fillOptions(pick, atlas.scores.map((s) => [s.name, s.title]), pick.value || "induction");
+      fillOptions(
+        pick,
+        atlas.scores.map((s) => [s.name, s.title]),
+        pick.value || "induction",
+      );
       const p = atlas.probe;
-      status.textContent = `${atlas.layers} layers × ${atlas.heads} heads, scored in ${atlas.seconds.toFixed(1)} s ` +
+      status.textContent =
+        `${atlas.layers} layers × ${atlas.heads} heads, scored in ${atlas.seconds.toFixed(1)} s ` +
         `(kept for this model). Pick a head to open it on the probe.`;
       probe.hidden = false;
-      probe.textContent = `The probe: ${p.strings} strings of ${p.half} random tokens, each repeated ` +
+      probe.textContent =
+        `The probe: ${p.strings} strings of ${p.half} random tokens, each repeated ` +
         `(seed ${p.seed}); the first is “${p.text.trim()}”.`;
       draw();
     } catch (err) {

@@ -20,12 +20,24 @@ import * as clusterview from "../../views/headclusters.js";
 /** @typedef {import("../../core/types.js").CorpusSource} CorpusSource */
 
 /** The sets, as the source select names them. */
-export const SOURCES = /** @type {const} */ ({ examples: "the model's examples", docs: "Python's documentation", upload: "a file" });
+export const SOURCES = /** @type {const} */ ({
+  examples: "the model's examples",
+  docs: "Python's documentation",
+  upload: "a file",
+});
 
 /** The card's state: the keys of CORPUS_FEEDS. */
 export function defaultCorpusState() {
-  return { source: /** @type {CorpusSource} */ ("docs"), upload: /** @type {string | null} */ (null),
-    max_tokens: 0, seed: 0, projection: "pca", clusters: 6, layer: 0, head: 0 };
+  return {
+    source: /** @type {CorpusSource} */ ("docs"),
+    upload: /** @type {string | null} */ (null),
+    max_tokens: 0,
+    seed: 0,
+    projection: "pca",
+    clusters: 6,
+    layer: 0,
+    head: 0,
+  };
 }
 
 /**
@@ -33,9 +45,7 @@ export function defaultCorpusState() {
  * @param {string} text
  */
 export function charCount(text) {
-  let n = 0;
-  for (const _ of text) n++;
-  return n;
+  return [...text].length;
 }
 
 /**
@@ -44,9 +54,17 @@ export function charCount(text) {
  * @returns {CorpusRequest}
  */
 export function corpusBody(s, text) {
-  return { source: s.source, ...(s.source === "upload" ? { upload: s.upload } : {}),
-    ...(text.trim() ? { text } : {}), layer: s.layer, head: s.head, projection: s.projection,
-    seed: s.seed, max_tokens: s.max_tokens, clusters: s.clusters };
+  return {
+    source: s.source,
+    ...(s.source === "upload" ? { upload: s.upload } : {}),
+    ...(text.trim() ? { text } : {}),
+    layer: s.layer,
+    head: s.head,
+    projection: s.projection,
+    seed: s.seed,
+    max_tokens: s.max_tokens,
+    clusters: s.clusters,
+  };
 }
 
 /**
@@ -96,22 +114,32 @@ export function createCorpusCard(ctx) {
     const a = shown.answer;
     const which = viewsFed(CORPUS_FEEDS, keys);
     if (which.includes("corpus")) {
-      corpusview.render(view, a, { layer: a.layer, head: a.head }, {
-        onPick: (t) => ctx.openHead(a.texts[t].text, a.layer, a.head),
-      });
+      corpusview.render(
+        view,
+        a,
+        { layer: a.layer, head: a.head },
+        {
+          onPick: (t) => ctx.openHead(a.texts[t].text, a.layer, a.head),
+        },
+      );
     }
     if (which.includes("headclusters")) {
       headsBox.hidden = false;
-      clusterview.render(heads, a.clusters, { layer: a.layer, head: a.head }, {
-        onPick(l, h) {
-          touched = true;
-          s.layer = l;
-          s.head = h;
-          layer.value = String(l);
-          head.value = String(h);
-          ask(["layer", "head"]);
+      clusterview.render(
+        heads,
+        a.clusters,
+        { layer: a.layer, head: a.head },
+        {
+          onPick(l, h) {
+            touched = true;
+            s.layer = l;
+            s.head = h;
+            layer.value = String(l);
+            head.value = String(h);
+            ask(["layer", "head"]);
+          },
         },
-      });
+      );
     }
   }
 
@@ -135,8 +163,11 @@ export function createCorpusCard(ctx) {
   /** Whether the button can ask now, and why not. */
   function ready() {
     const lim = limits();
-    const why = !lim ? "This server does not place texts."
-      : s.source === "upload" && s.upload === null ? "Pick a file first: one text per line." : "";
+    const why = !lim
+      ? "This server does not place texts."
+      : s.source === "upload" && s.upload === null
+        ? "Pick a file first: one text per line."
+        : "";
     go.disabled = Boolean(why) || !ctx.model();
     if (!shown) status.textContent = why;
   }
@@ -144,10 +175,12 @@ export function createCorpusCard(ctx) {
   /** What the status line says of an answer. @param {Corpus} a */
   function said(a) {
     const t = a.seconds;
-    return `${a.tokens.toLocaleString("en-US")} tokens from ${a.texts.length.toLocaleString("en-US")} texts` +
+    return (
+      `${a.tokens.toLocaleString("en-US")} tokens from ${a.texts.length.toLocaleString("en-US")} texts` +
       `${a.cut ? " (cut at the budget)" : ""}: run in ${t.run.toFixed(2)} s${a.cached ? " (the set's run was kept)" : ""}, ` +
       `projected in ${t.project.toFixed(2)} s, heads clustered in ${t.cluster.toFixed(2)} s. ` +
-      "Hover or focus a point; click one (or press Enter) to open its text above.";
+      "Hover or focus a point; click one (or press Enter) to open its text above."
+    );
   }
 
   /**
@@ -163,7 +196,8 @@ export function createCorpusCard(ctx) {
     running = controller;
     go.disabled = true;
     card.setAttribute("aria-busy", "true");
-    status.textContent = `Placing your sentence among up to ${s.max_tokens.toLocaleString("en-US")} tokens of ` +
+    status.textContent =
+      `Placing your sentence among up to ${s.max_tokens.toLocaleString("en-US")} tokens of ` +
       `${SOURCES[s.source]} at layer ${s.layer + 1} head ${s.head + 1}…`;
     try {
       const answer = await fetchCorpus(name, corpusBody(s, ctx.text()), controller.signal);
@@ -172,7 +206,9 @@ export function createCorpusCard(ctx) {
       go.hidden = true;
       status.textContent = said(answer);
       const tr = answer.transform;
-      note.textContent = tr ? `How the keys were moved before projecting: ${tr.note} Here the shift's norm is ${tr.key_shift}, s = ${tr.scale}.` : "";
+      note.textContent = tr
+        ? `How the keys were moved before projecting: ${tr.note} Here the shift's norm is ${tr.key_shift}, s = ${tr.scale}.`
+        : "";
       draw(keys);
       card.dataset.answers = String(++answers);
     } catch (err) {
@@ -204,7 +240,11 @@ export function createCorpusCard(ctx) {
       if (!s.max_tokens) s.max_tokens = lim.default_tokens;
       budget.value = String(s.max_tokens);
       if (lim.max_clusters) clusters.max = String(lim.max_clusters);
-      fillOptions(projection, lim.projections.map((p) => [p, p.toUpperCase()]), s.projection);
+      fillOptions(
+        projection,
+        lim.projections.map((p) => [p, p.toUpperCase()]),
+        s.projection,
+      );
       s.projection = projection.value;
       file.title = `At most ${lim.max_chars.toLocaleString("en-US")} characters, one text per line`;
     }
@@ -234,8 +274,11 @@ export function createCorpusCard(ctx) {
     s.upload = null;
     newSet();
     if (!picked || !lim) return;
-    if (picked.size > 4 * lim.max_chars) { // more bytes than any text of max_chars characters
-      ctx.setError(`upload: the file has ${picked.size.toLocaleString("en-US")} bytes; at most ${lim.max_chars.toLocaleString("en-US")} characters`);
+    if (picked.size > 4 * lim.max_chars) {
+      // more bytes than any text of max_chars characters
+      ctx.setError(
+        `upload: the file has ${picked.size.toLocaleString("en-US")} bytes; at most ${lim.max_chars.toLocaleString("en-US")} characters`,
+      );
       return;
     }
     const reader = new FileReader();
@@ -243,7 +286,9 @@ export function createCorpusCard(ctx) {
       const text = String(reader.result ?? "");
       const n = charCount(text);
       if (n > lim.max_chars) {
-        ctx.setError(`upload: the file has ${n.toLocaleString("en-US")} characters; at most ${lim.max_chars.toLocaleString("en-US")}`);
+        ctx.setError(
+          `upload: the file has ${n.toLocaleString("en-US")} characters; at most ${lim.max_chars.toLocaleString("en-US")}`,
+        );
         return;
       }
       s.upload = text;
@@ -270,7 +315,10 @@ export function createCorpusCard(ctx) {
     s.clusters = Math.round(Number(clusters.value));
     if (shown) ask(["clusters"]);
   });
-  for (const [select, key] of /** @type {[HTMLSelectElement, "layer" | "head"][]} */ ([[layer, "layer"], [head, "head"]])) {
+  for (const [select, key] of /** @type {[HTMLSelectElement, "layer" | "head"][]} */ ([
+    [layer, "layer"],
+    [head, "head"],
+  ])) {
     select.addEventListener("change", () => {
       touched = true;
       s[key] = Number(select.value);

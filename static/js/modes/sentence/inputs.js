@@ -6,21 +6,29 @@ import { byId, el, fillOptions } from "../../core/dom.js";
 import { clampSentence } from "../../core/state.js";
 
 /** @typedef {import("../../core/types.js").SentenceState} SentenceState */
+/** @typedef {import("../../core/types.js").ModelList} ModelList */
+/** @typedef {import("../../core/types.js").ModelInfo} ModelInfo */
 
 /**
  * Put the models, the sentence state and the examples into the input card.
- * @param {any} models the server's models (fetchModels)
+ * @param {ModelList} models the server's models (fetchModels)
  * @param {SentenceState} s
- * @param {any} info the chosen model's entry, or null
+ * @param {ModelInfo | null} info the chosen model's entry, or null
  * @param {(text: string) => void} onExample
  */
 export function renderSentenceInputs(models, s, info, onExample) {
   const select = /** @type {HTMLSelectElement} */ (byId("s-model"));
-  fillOptions(select, models.models.map((/** @type {any} */ m) => [m.name, m.name]), s.model ?? "");
+  fillOptions(
+    select,
+    models.models.map((m) => [m.name, m.name]),
+    s.model ?? "",
+  );
   const bridged = info?.backend === "transformers" ? " · through transformers" : "";
   const family = info?.run ? `trained here (run ${info.run})` : `${info?.family.toUpperCase()}${bridged}`;
-  byId("s-model-info").textContent = info ? `${family} · ${info.layers} layers × ` +
-    `${info.heads} heads · d_model ${info.d_model} · up to ${info.max_tokens} tokens · ${info.device}` : "";
+  byId("s-model-info").textContent = info
+    ? `${family} · ${info.layers} layers × ` +
+      `${info.heads} heads · d_model ${info.d_model} · up to ${info.max_tokens} tokens · ${info.device}`
+    : "";
   const text = /** @type {HTMLTextAreaElement} */ (byId("s-text"));
   if (text.value !== s.text) text.value = s.text;
   text.maxLength = models.max_text_chars;
@@ -31,13 +39,17 @@ export function renderSentenceInputs(models, s, info, onExample) {
   // Generation: for causal models, with the server's cap on the steps.
   byId("s-gen-row").hidden = !info?.causal;
   // An encoder does not write: say so, and which of the server's models do.
-  const causal = models.models.filter((/** @type {any} */ m) => m.causal).map((/** @type {any} */ m) => m.name);
+  const causal = models.models.filter((m) => m.causal).map((m) => m.name);
   const genNote = byId("s-gen-note");
   genNote.hidden = !info || info.causal;
-  genNote.textContent = !info || info.causal ? "" : `Generate needs a causal model, one that predicts each ` +
-    `next token from the tokens before it; ${info.name} is an encoder, which reads the whole text at once. ` +
-    (causal.length ? `Causal models on this server: ${causal.join(", ")}; pick one above.`
-      : "This server has no causal model: add a GPT-2-style folder (attnviz serve --model FOLDER) or train one in the Train tab.");
+  genNote.textContent =
+    !info || info.causal
+      ? ""
+      : `Generate needs a causal model, one that predicts each ` +
+        `next token from the tokens before it; ${info.name} is an encoder, which reads the whole text at once. ` +
+        (causal.length
+          ? `Causal models on this server: ${causal.join(", ")}; pick one above.`
+          : "This server has no causal model: add a GPT-2-style folder (attnviz serve --model FOLDER) or train one in the Train tab.");
   const steps = /** @type {HTMLInputElement} */ (byId("s-gen-steps"));
   steps.max = String(models.max_generate);
   if (s.generate) {
@@ -49,13 +61,17 @@ export function renderSentenceInputs(models, s, info, onExample) {
   const none = !models.models.length;
   const install = byId("s-install");
   install.hidden = !none;
-  install.textContent = none ? "No pretrained model is installed on this server. Install " +
-    `the default one (all-MiniLM-L6-v2) with: ${models.install}, then restart the server.` : "";
+  install.textContent = none
+    ? "No pretrained model is installed on this server. Install " +
+      `the default one (all-MiniLM-L6-v2) with: ${models.install}, then restart the server.`
+    : "";
   for (const id of ["s-text", "s-model", "s-hide-special", "s-merge-words"]) {
     /** @type {HTMLInputElement} */ (byId(id)).disabled = none;
   }
   // The generation card shows itself when a trace has generated tokens.
-  for (const card of /** @type {NodeListOf<HTMLElement>} */ (document.querySelectorAll("#sentence-mode > section.card:not(.sentence-input):not(#gen-card)"))) {
+  for (const card of /** @type {NodeListOf<HTMLElement>} */ (
+    document.querySelectorAll("#sentence-mode > section.card:not(.sentence-input):not(#gen-card)")
+  )) {
     card.hidden = none;
   }
   const box = byId("s-examples");
@@ -63,14 +79,16 @@ export function renderSentenceInputs(models, s, info, onExample) {
   const examples = info?.examples ?? models.examples;
   if (box.dataset.examples !== JSON.stringify(examples)) {
     box.dataset.examples = JSON.stringify(examples);
-    box.replaceChildren(...examples.map((example) => {
-      const b = el("button", { type: "button", className: "example", textContent: example, disabled: none });
-      b.addEventListener("click", () => {
-        onExample(example);
-        showPointer(models, s.model, example);
-      });
-      return b;
-    }));
+    box.replaceChildren(
+      ...examples.map((example) => {
+        const b = el("button", { type: "button", className: "example", textContent: example, disabled: none });
+        b.addEventListener("click", () => {
+          onExample(example);
+          showPointer(models, s.model, example);
+        });
+        return b;
+      }),
+    );
   }
   text.oninput = () => showPointer(models, s.model, text.value);
   showPointer(models, s.model, s.text);
@@ -79,17 +97,18 @@ export function renderSentenceInputs(models, s, info, onExample) {
 /**
  * Under the examples: the head the server measured for this model and text, if there is one
  * ("it" -> "animal" in MiniLM), with a button that opens it in the model view.
- * @param {any} models the server's models (fetchModels) @param {string | null} model @param {string} text
+ * @param {ModelList} models the server's models (fetchModels) @param {string | null} model @param {string} text
  */
 function showPointer(models, model, text) {
   /** @type {import("../../core/types.js").ExampleHead | undefined} */
-  const p = (models.example_heads || []).find((/** @type {any} */ e) => e.model === model && e.text === text);
+  const p = (models.example_heads || []).find((e) => e.model === model && e.text === text);
   byId("s-pointer").hidden = !p;
   byId("s-pointer-text").textContent = p ? p.note : "";
   byId("s-pointer-go").onclick = () => {
     if (!p) return;
-    const cell = /** @type {HTMLElement | null} */ (document.querySelector(
-      `#mv-grid button.mv-cell[data-layer="${p.layer}"][data-head="${p.head}"]`));
+    const cell = /** @type {HTMLElement | null} */ (
+      document.querySelector(`#mv-grid button.mv-cell[data-layer="${p.layer}"][data-head="${p.head}"]`)
+    );
     cell?.click();
     cell?.focus();
   };
@@ -97,7 +116,7 @@ function showPointer(models, model, text) {
 
 /**
  * Wire the input card's events (once).
- * @param {{app: import("./parts.js").SentenceApp, modelInfo: () => any, renderInputs: () => void,
+ * @param {{app: import("./parts.js").SentenceApp, modelInfo: () => ModelInfo | null, renderInputs: () => void,
  *   edited: (delay?: number) => void, viewChanged: (keys: string[]) => void,
  *   setError: (message: string | null) => void}} ctx edited(delay): an input changed (ask for a
  *   trace after `delay` ms, the default debounce when undefined); viewChanged: a view choice
@@ -106,8 +125,13 @@ export function wireInputs(ctx) {
   const { app, modelInfo, renderInputs, edited, viewChanged } = ctx;
   /** Generate: read the three inputs (an error names the one out of range), then a new trace. */
   function generate() {
-    const num = (/** @type {string} */ id, /** @type {string} */ name, /** @type {boolean} */ int,
-      /** @type {number} */ lo, /** @type {number} */ hi) => {
+    const num = (
+      /** @type {string} */ id,
+      /** @type {string} */ name,
+      /** @type {boolean} */ int,
+      /** @type {number} */ lo,
+      /** @type {number} */ hi,
+    ) => {
       const v = Number(/** @type {HTMLInputElement} */ (byId(id)).value);
       if (!Number.isFinite(v) || (int && !Number.isInteger(v)) || v < lo || v > hi) {
         throw new Error(`generate.${name}: must be ${int ? "a whole number" : "a number"} from ${lo} to ${hi}`);
@@ -116,7 +140,7 @@ export function wireInputs(ctx) {
     };
     try {
       app.s.generate = {
-        steps: num("s-gen-steps", "steps", true, 1, app.models.max_generate),
+        steps: num("s-gen-steps", "steps", true, 1, /** @type {ModelList} */ (app.models).max_generate),
         temperature: num("s-gen-temp", "temperature", false, 0, 2),
         seed: num("s-gen-seed", "seed", true, 0, 2 ** 31 - 1),
       };
@@ -149,10 +173,11 @@ export function wireInputs(ctx) {
     edited(0);
   });
   /** @param {string} id @param {"hideSpecial" | "mergeWords"} key */
-  const option = (id, key) => byId(id).addEventListener("change", (e) => {
-    app.s[key] = /** @type {HTMLInputElement} */ (e.target).checked;
-    viewChanged([key]);
-  });
+  const option = (id, key) =>
+    byId(id).addEventListener("change", (e) => {
+      app.s[key] = /** @type {HTMLInputElement} */ (e.target).checked;
+      viewChanged([key]);
+    });
   option("s-hide-special", "hideSpecial");
   option("s-merge-words", "mergeWords");
 }

@@ -12,6 +12,8 @@ import * as knockview from "../../views/knockout.js";
 
 /** @typedef {import("../../core/types.js").Compact} Compact */
 /** @typedef {import("../../core/types.js").NDArray} NDArray */
+/** @typedef {import("../../core/types.js").Ablated} Ablated */
+/** @typedef {import("./parts.js").SentenceApp} SentenceApp */
 
 /**
  * @param {{app: import("./parts.js").SentenceApp, ticket: (name: string) => () => boolean,
@@ -37,34 +39,16 @@ export function createKnockCard(ctx) {
 
   /** The clean run's parts: the trace of the same request without ``ablate``. */
   function cleanParts() {
-    const body = { .../** @type {any} */ (/** @type {any} */ (app.parts).body) };
+    const body = /** @type {{ablate?: unknown}} */ ({ .../** @type {import("./parts.js").Parts} */ (app.parts).body });
     delete body.ablate;
     const key = JSON.stringify(body);
     if (clean?.key !== key) clean = { key, parts: new TraceParts(body, 8) };
     return clean.parts;
   }
 
-  /** The head compared: the chosen one, or the chosen head's index in the layer after the
-   * first one knocked out (the last layer when that is the last). */
-  function compared() {
-    const meta = /** @type {Compact} */ (app.first).meta;
-    const first = Math.min(...app.s.ablate.map((a) => a.layer), meta.layers - 1);
-    return { layer: app.s.diffLayer ?? Math.min(meta.layers - 1, first + 1), head: app.s.diffHead ?? app.s.head };
-  }
-
-  /** Why heads cannot be knocked out now (null: they can): the server's reason for the model
-   * (the model list's ablate_refused: a model served through transformers whose attention does not
-   * go through its AttentionInterface), or a generation (a knock-out traces the text alone). */
-  function blocked() {
-    const info = app.models?.models.find((/** @type {any} */ m) => m.name === app.s.model);
-    if (info?.ablate_refused) return info.ablate_refused;
-    if (app.s.generate) return "a knock-out traces the text alone: clear the generation first";
-    return null;
-  }
-
   /** The controls as the state says. */
   function sync() {
-    const why = blocked();
+    const why = blocked(app);
     knock.disabled = why !== null;
     if (why !== null && knock.checked) {
       knock.checked = false;
@@ -76,14 +60,11 @@ export function createKnockCard(ctx) {
     source.value = app.s.ablateSource;
     if (app.models) source.maxLength = app.models.max_text_chars; // the server's cap, as the text's
     sourceBox.hidden = app.s.ablateMode !== "patch";
-    heads.replaceChildren(...app.s.ablate.map((a) => el("button", { type: "button", className: "token-chip ko-chip",
-      dataset: { layer: String(a.layer), head: String(a.head) } }, [`L${a.layer + 1} H${a.head + 1} `,
-      el("span", { "aria-hidden": "true", textContent: "×" }),
-      el("span", { className: "sr-only", textContent: `: put layer ${a.layer + 1} head ${a.head + 1} back` })])));
+    heads.replaceChildren(...app.s.ablate.map(headChip));
     byId("ko-clear").hidden = !app.s.ablate.length;
     const meta = app.first?.meta;
     if (meta) {
-      const { layer, head } = compared();
+      const { layer, head } = compared(app);
       fillIndexSelect(diffLayer, meta.layers, "layer", layer);
       fillIndexSelect(diffHead, meta.heads, "head", head);
     }
@@ -92,7 +73,7 @@ export function createKnockCard(ctx) {
   /** Mark the knocked-out heads' cells in the model view (after it is drawn): a class, and
    * their names say so. */
   function mark() {
-    const out = new Set(blocked() === null ? app.s.ablate.map(ablateKey) : []);
+    const out = new Set(blocked(app) === null ? app.s.ablate.map(ablateKey) : []);
     for (const b of /** @type {NodeListOf<HTMLElement>} */ (byId("mv-grid").querySelectorAll("button.mv-cell"))) {
       const on = out.has(`${b.dataset.layer}:${b.dataset.head}`);
       b.classList.toggle("knocked", on);
@@ -122,7 +103,8 @@ export function createKnockCard(ctx) {
     byId("mv-grid").classList.toggle("knocking", knock.checked);
     byId("mv-knock-hint").hidden = !knock.checked;
   });
-  for (const m of ABLATE_MODES) if (![...mode.options].some((o) => o.value === m)) throw new Error(`ko-mode lacks ${m}`);
+  for (const m of ABLATE_MODES)
+    if (![...mode.options].some((o) => o.value === m)) throw new Error(`ko-mode lacks ${m}`);
   mode.addEventListener("change", () => {
     app.s.ablateMode = /** @type {import("../../core/types.js").AblateMode} */ (mode.value);
     sync();
@@ -154,47 +136,37 @@ export function createKnockCard(ctx) {
   async function draw() {
     const current = ticket("knock");
     const first = /** @type {Compact} */ (app.first);
-    const meta = /** @type {any} */ (first.meta);
+    const meta = first.meta;
     sync();
     const ablated = meta.ablated ?? [];
-    const why = blocked();
+    const why = blocked(app);
     if (why !== null) {
       note.textContent = `No knock-out here: ${why}.`;
       view.replaceChildren();
       return;
     }
+    note.textContent = knockNote(app.s, ablated, meta.n);
     if (!ablated.length) {
-      note.textContent = app.s.ablateMode === "patch" && app.s.ablate.length && !app.s.ablateSource.trim()
-        ? "Type a source text to patch from: its head outputs replace the knocked-out heads'."
-        : "No head is knocked out. Turn on “knock out” in the model view and click heads (or focus one and press Enter).";
       view.replaceChildren();
       return;
     }
-    note.textContent = ablated.some((/** @type {any} */ a) => a.mode === "patch" && a.patched < meta.n)
-      ? `The source text has ${ablated[0].patched} tokens: the first ${ablated[0].patched} positions take its head outputs, the rest keep their own.`
-      : "Every view above shows the model with these heads knocked out; this card sets it beside the clean run.";
-    const { layer, head } = compared();
+    const { layer, head } = compared(app);
     const cleanRun = cleanParts();
     const knockedRun = /** @type {import("./parts.js").Parts} */ (app.parts);
     const att = { fields: "attentions", layer, head };
     const predicts = !meta.unavailable?.top_k;
     const top = { fields: "top_k", k: 1, pos_start: 0, pos_count: meta.n };
-    const [ca, ka, cp, kp] = await Promise.all([cleanRun.get(att), knockedRun.get(att),
-      predicts ? cleanRun.get(top) : null, predicts ? knockedRun.get(top) : null]);
+    const [ca, ka, cp, kp] = await Promise.all([
+      cleanRun.get(att),
+      knockedRun.get(att),
+      predicts ? cleanRun.get(top) : null,
+      predicts ? knockedRun.get(top) : null,
+    ]);
     if (!current()) return;
-    const square = (/** @type {Compact} */ part) => {
-      const a = part.arrays.attentions;
-      const n = a.shape[a.shape.length - 1];
-      return /** @type {NDArray} */ ({ dtype: a.dtype, shape: [n, n], data: a.data });
-    };
-    const predictions = (/** @type {Compact} */ part) => {
-      const m = /** @type {any} */ (part.meta).top_k;
-      return { target: part.arrays["top_k.target_probs"], ids: part.arrays["top_k.ids"],
-        probs: part.arrays["top_k.probs"], k: m.k, vocab: m.vocab };
-    };
     knockview.render(view, {
       tokens: meta.tokens,
-      what: ablated.map((/** @type {any} */ a) => `layer ${a.layer + 1} head ${a.head + 1}`).join(", ") +
+      what:
+        ablated.map((a) => `layer ${a.layer + 1} head ${a.head + 1}`).join(", ") +
         ` (${ablated[0].mode}${ablated[0].mode === "patch" ? ` from “${ablated[0].source}”` : ""})`,
       predictions: cp && kp ? { clean: predictions(cp), knocked: predictions(kp) } : null,
       noPredictions: meta.unavailable?.top_k?.replace(/^top_k: /, ""),
@@ -203,4 +175,75 @@ export function createKnockCard(ctx) {
   }
 
   return { draw, knocking: () => knock.checked, mark, toggle, sync };
+}
+
+/** The head compared: the chosen one, or the chosen head's index in the layer after the
+ * first one knocked out (the last layer when that is the last). @param {SentenceApp} app */
+function compared(app) {
+  const meta = /** @type {Compact} */ (app.first).meta;
+  const first = Math.min(...app.s.ablate.map((a) => a.layer), meta.layers - 1);
+  return { layer: app.s.diffLayer ?? Math.min(meta.layers - 1, first + 1), head: app.s.diffHead ?? app.s.head };
+}
+
+/** Why heads cannot be knocked out now (null: they can): the server's reason for the model
+ * (the model list's ablate_refused: a model served through transformers whose attention does not
+ * go through its AttentionInterface), or a generation (a knock-out traces the text alone).
+ * @param {SentenceApp} app */
+function blocked(app) {
+  const info = app.models?.models.find((m) => m.name === app.s.model);
+  if (info?.ablate_refused) return info.ablate_refused;
+  if (app.s.generate) return "a knock-out traces the text alone: clear the generation first";
+  return null;
+}
+
+/** A knocked-out head's chip in the card: a click puts it back. @param {{layer: number, head: number}} a */
+function headChip(a) {
+  return el(
+    "button",
+    {
+      type: "button",
+      className: "token-chip ko-chip",
+      dataset: { layer: String(a.layer), head: String(a.head) },
+    },
+    [
+      `L${a.layer + 1} H${a.head + 1} `,
+      el("span", { "aria-hidden": "true", textContent: "×" }),
+      el("span", { className: "sr-only", textContent: `: put layer ${a.layer + 1} head ${a.head + 1} back` }),
+    ],
+  );
+}
+
+/**
+ * What the card says above its view: why nothing is knocked out, or what was.
+ * @param {import("../../core/types.js").SentenceState} s @param {Ablated[]} ablated the trace's
+ * @param {number} n the text's tokens
+ */
+function knockNote(s, ablated, n) {
+  if (!ablated.length) {
+    return s.ablateMode === "patch" && s.ablate.length && !s.ablateSource.trim()
+      ? "Type a source text to patch from: its head outputs replace the knocked-out heads'."
+      : "No head is knocked out. Turn on “knock out” in the model view and click heads (or focus one and press Enter).";
+  }
+  return ablated.some((a) => a.mode === "patch" && a.patched < n)
+    ? `The source text has ${ablated[0].patched} tokens: the first ${ablated[0].patched} positions take its head outputs, the rest keep their own.`
+    : "Every view above shows the model with these heads knocked out; this card sets it beside the clean run.";
+}
+
+/** A part's attention as one square matrix [n][n]. @param {Compact} part */
+function square(part) {
+  const a = part.arrays.attentions;
+  const n = a.shape[a.shape.length - 1];
+  return /** @type {NDArray} */ ({ dtype: a.dtype, shape: [n, n], data: a.data });
+}
+
+/** A part's top-k predictions as the view draws them. @param {Compact} part */
+function predictions(part) {
+  const m = /** @type {NonNullable<Compact["meta"]["top_k"]>} */ (part.meta.top_k);
+  return {
+    target: part.arrays["top_k.target_probs"],
+    ids: part.arrays["top_k.ids"],
+    probs: part.arrays["top_k.probs"],
+    k: m.k,
+    vocab: m.vocab,
+  };
 }

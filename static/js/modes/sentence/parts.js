@@ -22,7 +22,7 @@ import { columnsFor, windowOf } from "../../views/lens.js";
  * Sentence mode's state, shared by its modules (index.js owns it).
  * @typedef {object} SentenceApp
  * @property {SentenceState} s the reader's choices
- * @property {any} models the server's models (fetchModels), null until read
+ * @property {import("../../core/types.js").ModelList | null} models the server's models (fetchModels), null until read
  * @property {Compact | null} first the first response of the current trace
  * @property {Parts | null} parts the current trace's parts
  * @property {NDArray | null} entropy [L][H], for the grid's titles
@@ -35,9 +35,14 @@ const QK_FIELDS = "queries,keys,scores,attentions";
 
 /** A part's thumbnails as the model view draws them. @param {Compact} part */
 export const thumbsOf = (part) => ({
-  values: part.arrays["thumbs.values"], scale: part.arrays["thumbs.scale"],
-  pool: /** @type {any} */ (part.meta.thumbs).pool, size: /** @type {any} */ (part.meta.thumbs).size,
+  values: part.arrays["thumbs.values"],
+  scale: part.arrays["thumbs.scale"],
+  pool: thumbsMeta(part).pool,
+  size: thumbsMeta(part).size,
 });
+
+/** A part's thumbnails' pooling (a part with thumbs). @param {Compact} part */
+const thumbsMeta = (part) => /** @type {NonNullable<Compact["meta"]["thumbs"]>} */ (part.meta.thumbs);
 
 /** @param {import("../../core/types.js").TraceMeta} meta */
 export const tokenView = (meta) => /** @type {import("../../core/types.js").TokenViewMeta} */ (meta.token_view);
@@ -45,7 +50,7 @@ export const tokenView = (meta) => /** @type {import("../../core/types.js").Toke
 /**
  * The parts of the current trace, as the state asks for them.
  * @param {SentenceApp} app
- * @param {() => any} modelInfo the chosen model's entry in the model list, or null
+ * @param {() => import("../../core/types.js").ModelInfo | null} modelInfo the chosen model's entry in the model list, or null
  */
 export function createParts(app, modelInfo) {
   const parts = () => /** @type {Parts} */ (app.parts);
@@ -54,8 +59,8 @@ export function createParts(app, modelInfo) {
   /** True when the views show value-weighted attention: chosen, and the trace has it (a model
    * served through transformers does not; the first response says so, and until it has come
    * the weights are asked for). */
-  const valueWeighted = () => app.s.measure === "value_weighted" && app.first !== null &&
-    !app.first.meta.unavailable?.value_weighted;
+  const valueWeighted = () =>
+    app.s.measure === "value_weighted" && app.first !== null && !app.first.meta.unavailable?.value_weighted;
   /** The token options and the measure: the parameters of what the model and head views draw. */
   const shown = () => ({ ...options(), ...(valueWeighted() ? { measure: "value_weighted" } : {}) });
 
@@ -96,19 +101,25 @@ export function createParts(app, modelInfo) {
   async function layerPart() {
     const l = app.s.layer;
     /** Layer `k` of a part's thumbnails. @param {Compact} part @param {number} k */
-    const layerOf = (part, k) => ({ meta: part.meta, values: sub(part.arrays["thumbs.values"], k),
-      scale: sub(part.arrays["thumbs.scale"], k) });
+    const layerOf = (part, k) => ({
+      meta: part.meta,
+      values: sub(part.arrays["thumbs.values"], k),
+      scale: sub(part.arrays["thumbs.scale"], k),
+    });
     const alone = () => parts().get({ fields: "thumbs", thumb: 0, thumb_layer: l, ...shown() });
-    if (/** @type {any} */ (app.first?.meta.thumbs)?.pool > 1) return layerOf(await alone(), 0);
+    if ((app.first?.meta.thumbs?.pool ?? 0) > 1) return layerOf(await alone(), 0);
     const thumbs = await thumbsPart(); // (the options may make a long text's rows fewer)
-    return /** @type {any} */ (thumbs.meta.thumbs).pool === 1 ? layerOf(thumbs, l) : layerOf(await alone(), 0);
+    return thumbsMeta(thumbs).pool === 1 ? layerOf(thumbs, l) : layerOf(await alone(), 0);
   }
 
   /** The positions the Predictions card draws: as many as fit its width, around the query.
    * @returns {[number, number]} the first and how many */
   function lensWindow() {
-    const shown = windowOf(first().meta.n, queryIndex(),
-      columnsFor(document.getElementById("lens-view")?.clientWidth ?? 0));
+    const shown = windowOf(
+      first().meta.n,
+      queryIndex(),
+      columnsFor(document.getElementById("lens-view")?.clientWidth ?? 0),
+    );
     return [shown[0], shown.length];
   }
 
@@ -123,24 +134,39 @@ export function createParts(app, modelInfo) {
     queryRow: (groups) => groups.findIndex((g) => g.includes(queryIndex())),
     /** The chosen head's exact weights under the token options, or the chosen aggregate of its
      * layer's heads. */
-    headPart: () => parts().get(app.s.aggregate === "head"
-      ? { fields: "view", layer: app.s.layer, head: app.s.head, ...shown() }
-      : { fields: app.s.aggregate, layer: app.s.layer,
-        ...(app.s.aggregate === "value_weighted_sum" ? options() : shown()) }),
+    headPart: () =>
+      parts().get(
+        app.s.aggregate === "head"
+          ? { fields: "view", layer: app.s.layer, head: app.s.head, ...shown() }
+          : {
+              fields: app.s.aggregate,
+              layer: app.s.layer,
+              ...(app.s.aggregate === "value_weighted_sum" ? options() : shown()),
+            },
+      ),
     /** The chosen head's row that wrote the generation step's token. */
     genPart: () => parts().get({ fields: "attentions", layer: app.s.layer, head: app.s.head, query: genRow() }),
     /** The chosen head's queries and keys, and the chosen query's scores and weights. */
-    queryPart: () => parts().get({
-      fields: app.s.hideSpecial ? `${QK_FIELDS},view` : QK_FIELDS, layer: app.s.layer, head: app.s.head,
-      query: queryIndex(), ...(app.s.hideSpecial ? { hide_special: true } : {}) }),
+    queryPart: () =>
+      parts().get({
+        fields: app.s.hideSpecial ? `${QK_FIELDS},view` : QK_FIELDS,
+        layer: app.s.layer,
+        head: app.s.head,
+        query: queryIndex(),
+        ...(app.s.hideSpecial ? { hide_special: true } : {}),
+      }),
     /** True when the head view draws the chosen query from its rows first: a text so long that
      * a layer is megabytes (past 256 tokens), and tokens as the model has them (no option
      * regroups them). */
     readsRows: () => (app.first?.meta.n ?? 0) > 256 && !app.s.hideSpecial && !app.s.mergeWords,
     /** The chosen query's weights (or value-weighted norms) in every head of the layer:
      * [1][heads][1][n], exact; the array is the part's `fields`. */
-    rowsPart: () => parts().get({ fields: valueWeighted() ? "value_weighted" : "attentions",
-      layer: app.s.layer, query: queryIndex() }),
+    rowsPart: () =>
+      parts().get({
+        fields: valueWeighted() ? "value_weighted" : "attentions",
+        layer: app.s.layer,
+        query: queryIndex(),
+      }),
     /** The hidden states' projection, under the token options. */
     projectionPart: () => parts().get({ fields: "projection", ...options() }),
     /** What the model predicts (a causal model) at the positions the Predictions card draws

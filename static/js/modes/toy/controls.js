@@ -26,7 +26,10 @@ export function createControls({ getState, getLimits, onEdit, onPreset }) {
   /** @param {any[]} list */
   function setPresets(list) {
     presets = list;
-    fillOptions(presetSelect, list.map((p) => [p.id, p.name]));
+    fillOptions(
+      presetSelect,
+      list.map((p) => [p.id, p.name]),
+    );
     for (const [i, o] of [...presetSelect.options].entries()) o.title = list[i].about;
   }
 
@@ -54,8 +57,14 @@ export function createControls({ getState, getLimits, onEdit, onPreset }) {
     const cfg = s.config;
     const limits = getLimits();
     const d = dims(s);
-    fillOptions(f.layers, Array.from({ length: limits.max_layers }, (_, i) => [i + 1, String(i + 1)]));
-    fillOptions(f.heads, headChoices(d, limits.max_heads).map((h) => [h, `${h} (d_h = ${d / h})`]));
+    fillOptions(
+      f.layers,
+      Array.from({ length: limits.max_layers }, (_, i) => [i + 1, String(i + 1)]),
+    );
+    fillOptions(
+      f.heads,
+      headChoices(d, limits.max_heads).map((h) => [h, `${h} (d_h = ${d / h})`]),
+    );
     f.layers.value = String(cfg.layers);
     f.heads.value = String(cfg.heads);
     for (const key of ["projections", "mask", "positional", "norm"]) f[key].value = cfg[key];
@@ -73,35 +82,37 @@ export function createControls({ getState, getLimits, onEdit, onPreset }) {
       weightsBox.replaceChildren();
       return;
     }
-    weightsBox.replaceChildren(...["q", "k", "v", "o"].map((name) => {
-      const m = cfg.weights[name];
-      const box = document.createElement("div");
-      box.className = "matrix";
-      const h = document.createElement("h3");
-      h.textContent = MATRIX_TITLES[name];
-      const scroll = document.createElement("div");
-      scroll.className = "table-scroll";
-      const table = document.createElement("table");
-      table.className = "grid-table";
-      table.dataset.matrix = name;
-      m.forEach((row, i) => {
-        const tr = table.insertRow();
-        row.forEach((v, j) => {
-          const input = document.createElement("input");
-          input.type = "text";
-          input.inputMode = "decimal";
-          input.className = typeof v === "number" ? "value" : "value invalid";
-          input.value = cellText(v);
-          input.dataset.i = i;
-          input.dataset.j = j;
-          input.setAttribute("aria-label", `${MATRIX_TITLES[name]} row ${i + 1} column ${j + 1}`);
-          tr.insertCell().append(input);
+    weightsBox.replaceChildren(
+      ...["q", "k", "v", "o"].map((name) => {
+        const m = cfg.weights[name];
+        const box = document.createElement("div");
+        box.className = "matrix";
+        const h = document.createElement("h3");
+        h.textContent = MATRIX_TITLES[name];
+        const scroll = document.createElement("div");
+        scroll.className = "table-scroll";
+        const table = document.createElement("table");
+        table.className = "grid-table";
+        table.dataset.matrix = name;
+        m.forEach((row, i) => {
+          const tr = table.insertRow();
+          row.forEach((v, j) => {
+            const input = document.createElement("input");
+            input.type = "text";
+            input.inputMode = "decimal";
+            input.className = typeof v === "number" ? "value" : "value invalid";
+            input.value = cellText(v);
+            input.dataset.i = i;
+            input.dataset.j = j;
+            input.setAttribute("aria-label", `${MATRIX_TITLES[name]} row ${i + 1} column ${j + 1}`);
+            tr.insertCell().append(input);
+          });
         });
-      });
-      scroll.append(table);
-      box.append(h, scroll);
-      return box;
-    }));
+        scroll.append(table);
+        box.append(h, scroll);
+        return box;
+      }),
+    );
   }
 
   weightsBox.addEventListener("input", (event) => {
@@ -127,8 +138,10 @@ export function createControls({ getState, getLimits, onEdit, onPreset }) {
     else if (t.type === "checkbox") cfg[key] = t.checked;
     else cfg[key] = t.value;
     if (key === "projections") {
-      cfg.weights = t.value === "custom" ? Object.fromEntries(
-        ["q", "k", "v", "o"].map((k) => [k, identity(dims(getState()))])) : null;
+      cfg.weights =
+        t.value === "custom"
+          ? Object.fromEntries(["q", "k", "v", "o"].map((k) => [k, identity(dims(getState()))]))
+          : null;
       structural = true;
     }
     onEdit({ structural, config: key });

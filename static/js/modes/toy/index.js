@@ -66,22 +66,33 @@ export function createToy(hooks, { openParts = (body) => new TraceParts(body), f
    */
   function show(result, request) {
     const { meta, arrays } = result;
-    const p = meta.projection ? {
-      components: meta.projection.components,
-      ratio: Array.from(arrays["projection.explained_variance_ratio"].data),
-      coords: arrays["projection.coords"],
-    } : null;
+    const p = meta.projection
+      ? {
+          components: meta.projection.components,
+          ratio: Array.from(arrays["projection.explained_variance_ratio"].data),
+          coords: arrays["projection.coords"],
+        }
+      : null;
     let scoreMax = 0;
     for (const v of arrays.score_range.data) scoreMax = Math.max(scoreMax, v);
-    app.data = { meta, hidden: arrays.hidden_states, distances: arrays.distances, projection: p,
-      entropyMean: arrays.entropy_mean, scoreMax, flat };
+    app.data = {
+      meta,
+      hidden: arrays.hidden_states,
+      distances: arrays.distances,
+      projection: p,
+      entropyMean: arrays.entropy_mean,
+      scoreMax,
+      flat,
+    };
     app.body = request.body;
     app.parts = openParts(request.body);
     const { layer, head } = request.params;
     app.parts.seed({ fields: HEAD, layer, head }, result); // the first response holds that head
     hooks.setError(app.linkProblem);
-    setStatus(`n = ${meta.n}, d = ${meta.d}, ${meta.layers} layer${meta.layers > 1 ? "s" : ""}, ` +
-      `${meta.heads} head${meta.heads > 1 ? "s" : ""}`);
+    setStatus(
+      `n = ${meta.n}, d = ${meta.d}, ${meta.layers} layer${meta.layers > 1 ? "s" : ""}, ` +
+        `${meta.heads} head${meta.heads > 1 ? "s" : ""}`,
+    );
     status.drawing(drawAll(), hooks.traceDrawn);
   }
 
@@ -107,17 +118,34 @@ export function createToy(hooks, { openParts = (body) => new TraceParts(body), f
       const part = await /** @type {import("../sentence/parts.js").Parts} */ (app.parts).get({ fields, layer, head });
       const { meta } = app.data;
       const entropy = app.data.entropyMean.data[layer * meta.heads + head];
-      return attention.render(byId("attention-card"), {
-        meta, scores: sub(part.arrays.scores, 0, 0), weights: sub(part.arrays.attentions, 0, 0),
-        valueWeighted: value ? sub(part.arrays.value_weighted, 0, 0) : undefined,
-        scoreMax: app.data.scoreMax, entropy,
-      }, { layer, head, measure }, { onSelect: select });
+      return attention.render(
+        byId("attention-card"),
+        {
+          meta,
+          scores: sub(part.arrays.scores, 0, 0),
+          weights: sub(part.arrays.attentions, 0, 0),
+          valueWeighted: value ? sub(part.arrays.value_weighted, 0, 0) : undefined,
+          scoreMax: app.data.scoreMax,
+          entropy,
+        },
+        { layer, head, measure },
+        { onSelect: select },
+      );
     },
     vectors: () => vectors.render(byId("vectors-card"), app.data, app.state.view, { onSelect: select }),
-    beforeAfter: () => beforeAfter.render(byId("before-after-card"),
-      { tokens: app.data.meta.tokens, hidden: app.data.hidden }, app.state.view),
-    distances: () => distances.render(byId("distances-card"),
-      { tokens: app.data.meta.tokens, distances: app.data.distances }, app.state.view, { onSelect: select }),
+    beforeAfter: () =>
+      beforeAfter.render(
+        byId("before-after-card"),
+        { tokens: app.data.meta.tokens, hidden: app.data.hidden },
+        app.state.view,
+      ),
+    distances: () =>
+      distances.render(
+        byId("distances-card"),
+        { tokens: app.data.meta.tokens, distances: app.data.distances },
+        app.state.view,
+        { onSelect: select },
+      ),
   };
 
   /**
@@ -150,7 +178,9 @@ export function createToy(hooks, { openParts = (body) => new TraceParts(body), f
     getState: () => app.state,
     getLimits: () => limits,
     onEdit: userEdited,
-    onNotice: (text) => { app.saying.push(importing ? `${importing}: ${text}` : text); },
+    onNotice: (text) => {
+      app.saying.push(importing ? `${importing}: ${text}` : text);
+    },
   });
   let importing = ""; // the name of the file being imported, said with what it did
 
@@ -179,8 +209,10 @@ export function createToy(hooks, { openParts = (body) => new TraceParts(body), f
     const cap = csvByteCap(limits);
     if (file.size > cap) {
       const mb = (bytes) => `${(bytes / 1e6).toFixed(1)} MB`;
-      setStatus(`${file.name} is too large (${mb(file.size)}): a table of at most ` +
-        `${limits.max_tokens} tokens × ${limits.max_dim} dimensions fits in ${mb(cap)}`);
+      setStatus(
+        `${file.name} is too large (${mb(file.size)}): a table of at most ` +
+          `${limits.max_tokens} tokens × ${limits.max_dim} dimensions fits in ${mb(cap)}`,
+      );
       return;
     }
     const text = await file.text();
@@ -237,7 +269,9 @@ export function createToy(hooks, { openParts = (body) => new TraceParts(body), f
    * Export CSV still saves the table). */
   function lock() {
     const panel = /** @type {HTMLElement} */ (byId("toy-mode").querySelector(".panel"));
-    for (const e of /** @type {NodeListOf<HTMLInputElement>} */ (panel.querySelectorAll("input, select, textarea, button"))) {
+    for (const e of /** @type {NodeListOf<HTMLInputElement>} */ (
+      panel.querySelectorAll("input, select, textarea, button")
+    )) {
       if (e.id === "export-csv") continue;
       if (e.tagName === "INPUT" && e.type === "text") e.readOnly = true;
       else e.disabled = true;
@@ -282,6 +316,7 @@ export function createToy(hooks, { openParts = (body) => new TraceParts(body), f
       return { trace: app.body, selection: { layer, head, view: { vlayer, a, b, trails } } };
     },
     /** The whole trace as the JSON API sends it. */
-    exportJson: async () => (app.body ? { text: await fetchTraceJson(app.body), name: "attnviz-trace.json", note: "" } : null),
+    exportJson: async () =>
+      app.body ? { text: await fetchTraceJson(app.body), name: "attnviz-trace.json", note: "" } : null,
   };
 }

@@ -26,11 +26,19 @@ export function parseRows(text) {
   const sep = text.includes("\t") ? "\t" : ",";
   const { rows, quoted } = readCsv(text, sep);
   const width = Math.max(0, ...rows.map((r) => r.length));
-  rows.forEach((r, i) => { while (r.length < width) { r.push(""); quoted[i].push(false); } });
+  rows.forEach((r, i) => {
+    while (r.length < width) {
+      r.push("");
+      quoted[i].push(false);
+    }
+  });
   // Drop columns that are empty in every row (trailing tabs from spreadsheets).
   for (let j = width - 1; j >= 0; j--) {
     if (rows.every((r, i) => r[j] === "" && !quoted[i][j])) {
-      rows.forEach((r, i) => { r.splice(j, 1); quoted[i].splice(j, 1); });
+      rows.forEach((r, i) => {
+        r.splice(j, 1);
+        quoted[i].splice(j, 1);
+      });
     }
   }
   return { rows, quoted, decimalComma: sep === "\t" };
@@ -50,13 +58,12 @@ export function parseBlock(text) {
   if (!rows.length || !rows[0].length) return { axes: null, labels: null, values: [] };
   const width = rows[0].length;
   const all = rows.map((_, i) => i);
-  const header = width > 1
-    ? rows[0].slice(1).some((_, j) => !num(0, j + 1))
-    : rows.length > 1 && !num(0, 0) && all.slice(1).every((i) => num(i, 0));
+  const header =
+    width > 1
+      ? rows[0].slice(1).some((_, j) => !num(0, j + 1))
+      : rows.length > 1 && !num(0, 0) && all.slice(1).every((i) => num(i, 0));
   const body = header ? all.slice(1) : all;
-  const labels = body.length > 0 && (width > 1
-    ? body.some((i) => !num(i, 0))
-    : body.every((i) => !num(i, 0)));
+  const labels = body.length > 0 && (width > 1 ? body.some((i) => !num(i, 0)) : body.every((i) => !num(i, 0)));
   const skip = labels ? 1 : 0;
   return {
     axes: header ? rows[0].slice(skip) : null,

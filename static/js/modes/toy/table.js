@@ -21,34 +21,75 @@ export function createTable(table, { getState, getLimits, onEdit, onNotice }) {
     const names = el("tr", {}, [el("th", { className: "corner", scope: "col", textContent: "token" })]);
     const removers = el("tr", {}, [el("th")]);
     axes.forEach((name, j) => {
-      names.append(el("th", { scope: "col" }, [el("input", {
-        type: "text", className: "axis", value: name, maxLength: limits.max_token_chars, title: name,
-        dataset: { kind: "axis", c: j }, "aria-label": `Name of dimension ${j + 1}`,
-      })]));
-      removers.append(el("th", {}, [el("button", {
-        type: "button", className: "remove", textContent: "×", disabled: d <= 1,
-        dataset: { removeCol: j }, title: "Remove this dimension",
-        "aria-label": `Remove dimension ${j + 1}`,
-      })]));
+      names.append(
+        el("th", { scope: "col" }, [
+          el("input", {
+            type: "text",
+            className: "axis",
+            value: name,
+            maxLength: limits.max_token_chars,
+            title: name,
+            dataset: { kind: "axis", c: j },
+            "aria-label": `Name of dimension ${j + 1}`,
+          }),
+        ]),
+      );
+      removers.append(
+        el("th", {}, [
+          el("button", {
+            type: "button",
+            className: "remove",
+            textContent: "×",
+            disabled: d <= 1,
+            dataset: { removeCol: j },
+            title: "Remove this dimension",
+            "aria-label": `Remove dimension ${j + 1}`,
+          }),
+        ]),
+      );
     });
     head.append(names, removers);
     const body = el("tbody");
     tokens.forEach((label, i) => {
-      const row = el("tr", {}, [el("th", { scope: "row" }, [el("input", {
-        type: "text", className: "label", value: label, maxLength: limits.max_token_chars,
-        dataset: { kind: "label", r: i }, "aria-label": `Label of token ${i + 1}`,
-      })])]);
+      const row = el("tr", {}, [
+        el("th", { scope: "row" }, [
+          el("input", {
+            type: "text",
+            className: "label",
+            value: label,
+            maxLength: limits.max_token_chars,
+            dataset: { kind: "label", r: i },
+            "aria-label": `Label of token ${i + 1}`,
+          }),
+        ]),
+      ]);
       embeddings[i].forEach((v, j) => {
-        row.append(el("td", {}, [el("input", {
-          type: "text", inputMode: "decimal", className: typeof v === "number" ? "value" : "value invalid",
-          value: cellText(v), dataset: { kind: "value", r: i, c: j },
-          "aria-label": `Token ${i + 1}, dimension ${j + 1}`,
-        })]));
+        row.append(
+          el("td", {}, [
+            el("input", {
+              type: "text",
+              inputMode: "decimal",
+              className: typeof v === "number" ? "value" : "value invalid",
+              value: cellText(v),
+              dataset: { kind: "value", r: i, c: j },
+              "aria-label": `Token ${i + 1}, dimension ${j + 1}`,
+            }),
+          ]),
+        );
       });
-      row.append(el("td", {}, [el("button", {
-        type: "button", className: "remove", textContent: "×", disabled: tokens.length <= 1,
-        dataset: { removeRow: i }, title: "Remove this token", "aria-label": `Remove token ${i + 1}`,
-      })]));
+      row.append(
+        el("td", {}, [
+          el("button", {
+            type: "button",
+            className: "remove",
+            textContent: "×",
+            disabled: tokens.length <= 1,
+            dataset: { removeRow: i },
+            title: "Remove this token",
+            "aria-label": `Remove token ${i + 1}`,
+          }),
+        ]),
+      );
       body.append(row);
     });
     table.replaceChildren(head, body);
@@ -117,8 +158,10 @@ export function createTable(table, { getState, getLimits, onEdit, onNotice }) {
     if (event.key !== "Enter" || !t.dataset.kind) return;
     event.preventDefault();
     const { kind, r, c } = t.dataset;
-    const next = kind === "axis" ? `[data-kind="value"][data-r="0"][data-c="${c}"]`
-      : `[data-kind="${kind}"][data-r="${+r + 1}"]` + (kind === "value" ? `[data-c="${c}"]` : "");
+    const next =
+      kind === "axis"
+        ? `[data-kind="value"][data-r="0"][data-c="${c}"]`
+        : `[data-kind="${kind}"][data-r="${+r + 1}"]` + (kind === "value" ? `[data-c="${c}"]` : "");
     const target = table.querySelector(next);
     if (target) target.focus();
   });
@@ -132,9 +175,11 @@ export function createTable(table, { getState, getLimits, onEdit, onNotice }) {
     const row0 = kind === "axis" ? 0 : +t.dataset.r;
     const col0 = kind === "label" ? 0 : +t.dataset.c;
     pasteBlock(parseBlock(text), row0, col0);
-    const again = table.querySelector(`[data-kind="${kind}"]` +
-      (kind === "axis" ? `[data-c="${col0}"]` : `[data-r="${row0}"]`) +
-      (kind === "value" ? `[data-c="${col0}"]` : ""));
+    const again = table.querySelector(
+      `[data-kind="${kind}"]` +
+        (kind === "axis" ? `[data-c="${col0}"]` : `[data-r="${row0}"]`) +
+        (kind === "value" ? `[data-c="${col0}"]` : ""),
+    );
     if (again) again.focus();
   });
 
@@ -162,23 +207,32 @@ export function createTable(table, { getState, getLimits, onEdit, onNotice }) {
       s.embeddings.length = 0;
     }
     while (s.axes.length < d) s.axes.push(`x${s.axes.length + 1}`);
-    s.embeddings.forEach((row) => { while (row.length < d) row.push(0); });
+    s.embeddings.forEach((row) => {
+      while (row.length < d) row.push(0);
+    });
     while (s.tokens.length < n) {
       s.tokens.push(`t${s.tokens.length + 1}`);
       s.embeddings.push(Array(d).fill(0));
     }
-    (block.axes || []).forEach((name, j) => { if (col0 + j < d) s.axes[col0 + j] = cut(name); });
+    (block.axes || []).forEach((name, j) => {
+      if (col0 + j < d) s.axes[col0 + j] = cut(name);
+    });
     block.values.forEach((vals, i) => {
       if (row0 + i >= n) return;
       if (block.labels) s.tokens[row0 + i] = cut(block.labels[i]);
-      vals.forEach((v, j) => { if (col0 + j < d) s.embeddings[row0 + i][col0 + j] = v; });
+      vals.forEach((v, j) => {
+        if (col0 + j < d) s.embeddings[row0 + i][col0 + j] = v;
+      });
     });
     // What was pasted: rows x columns of numbers, as they landed in the table.
     const rows = Math.min(height, n - row0);
     const cols = Math.min(width, d - col0);
-    let said = whole ? `pasted ${rows} x ${cols} with names: it replaces the table`
-      : !height ? `pasted ${cols} dimension names from dimension ${col0 + 1}`
-        : !width ? `pasted ${rows} token names from token ${row0 + 1}`
+    let said = whole
+      ? `pasted ${rows} x ${cols} with names: it replaces the table`
+      : !height
+        ? `pasted ${cols} dimension names from dimension ${col0 + 1}`
+        : !width
+          ? `pasted ${rows} token names from token ${row0 + 1}`
           : `pasted ${rows} x ${cols} at token ${row0 + 1}, dimension ${col0 + 1}` +
             (block.axes ? " with dimension names" : block.labels ? " with token names" : "");
     if (grew) said += `; the table grew to ${n} x ${d}`;

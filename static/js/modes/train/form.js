@@ -6,6 +6,9 @@
 import { byId, fillOptions } from "../../core/dom.js";
 
 /** @typedef {import("../../core/types.js").TrainRun} TrainRun */
+/** @typedef {import("../../core/types.js").TrainOptions} TrainOptions */
+/** @typedef {import("../../core/types.js").TrainArch} TrainArch */
+/** @typedef {import("../../core/types.js").TrainOpt} TrainOpt */
 
 const PICKS = ["layers", "heads", "d_model", "positional", "norm"];
 const CHECKS = ["scale", "residual", "ffn"];
@@ -28,62 +31,129 @@ export function settingsOf(run) {
   return out;
 }
 
+/** A field of the form by its name. @param {string} name */
+const field = (name) =>
+  /** @type {HTMLInputElement} */ (/** @type {HTMLFormElement} */ (byId("t-form")).elements.namedItem(name));
+/** A select of the form by its id. @param {string} id */
+const select = (id) => /** @type {HTMLSelectElement} */ (byId(id));
+
+/** Fill the architecture and optimiser fields. @param {TrainOptions} options
+ * @param {TrainArch} arch @param {TrainOpt} opt */
+function fillForm(options, arch, opt) {
+  const lim = options.limits;
+  const range = (/** @type {number} */ a, /** @type {number} */ b) =>
+    Array.from({ length: b - a + 1 }, (_, i) => a + i);
+  fillOptions(
+    select("t-layers"),
+    range(1, lim.max_layers).map((n) => [n, String(n)]),
+    arch.layers,
+  );
+  fillOptions(
+    select("t-heads"),
+    range(1, lim.max_heads).map((n) => [n, String(n)]),
+    arch.heads,
+  );
+  const widths = [8, 16, 32, 48, 64, 96, 128, 192, 256].filter((d) => d <= lim.max_d_model);
+  fillOptions(
+    select("t-d-model"),
+    widths.map((d) => [d, String(d)]),
+    arch.d_model,
+  );
+  const names = /** @type {Record<string, string>} */ ({
+    none: "none",
+    sinusoidal: "sinusoidal",
+    learned: "learned",
+    rope: "RoPE",
+    pre: "pre-norm",
+    post: "post-norm",
+  });
+  fillOptions(
+    select("t-positional"),
+    options.switches.positional.map((/** @type {string} */ v) => [v, names[v]]),
+    arch.positional,
+  );
+  fillOptions(
+    select("t-norm"),
+    options.switches.norm.map((/** @type {string} */ v) => [v, names[v]]),
+    arch.norm,
+  );
+  for (const k of ["scale", "residual", "ffn"]) field(k).checked = Boolean(arch[k]);
+  for (const k of ["steps", "lr", "batch", "seed"]) field(k).value = String(opt[k]);
+  field("steps").max = String(lim.max_steps);
+  field("batch").max = String(lim.max_batch);
+}
+
+/** The form as {arch, opt}; an Error naming the field when one is not a number in range.
+ * @param {TrainOptions} options */
+function readForm(options) {
+  const num = (
+    /** @type {string} */ k,
+    /** @type {boolean} */ int,
+    /** @type {number} */ lo,
+    /** @type {number} */ hi,
+  ) => {
+    const v = Number(field(k).value);
+    if (!Number.isFinite(v) || (int && !Number.isInteger(v)) || v < lo || v > hi) {
+      throw new Error(`${k}: must be ${int ? "a whole number" : "a number"} from ${lo} to ${hi}`);
+    }
+    return v;
+  };
+  const lim = options.limits;
+  const arch = {
+    layers: Number(select("t-layers").value),
+    heads: Number(select("t-heads").value),
+    d_model: Number(select("t-d-model").value),
+    positional: select("t-positional").value,
+    norm: select("t-norm").value,
+    scale: field("scale").checked,
+    residual: field("residual").checked,
+    ffn: field("ffn").checked,
+  };
+  const opt = {
+    steps: num("steps", true, 1, lim.max_steps),
+    lr: num("lr", false, 1e-6, 1),
+    batch: num("batch", true, 1, lim.max_batch),
+    seed: num("seed", true, 0, 2 ** 31 - 1),
+  };
+  return { arch, opt };
+}
+
+/** The form's settings, as text by the names of the fields of a new run's body (not a pasted text). */
+function formSettings() {
+  const task = select("t-task").value;
+  const preset = select("t-preset").value;
+  if (preset) return { task, preset };
+  /** @type {Record<string, string>} */
+  const out = { task };
+  if (select("t-compare").value) out.compare = select("t-compare").value;
+  for (const k of PICKS) out[k] = field(k).value;
+  for (const k of CHECKS) out[k] = field(k).checked ? "1" : "0";
+  for (const k of NUMBERS) out[k] = field(k).value;
+  return out;
+}
+
 /**
  * Fill the form from the server's training options and wire it.
- * @param {any} options the training options (tasks, presets, switches, limits, slots)
+ * @param {TrainOptions} options the training options (tasks, presets, switches, limits, slots)
  */
 export function createForm(options) {
   const form = /** @type {HTMLFormElement} */ (byId("t-form"));
-  const field = (/** @type {string} */ name) => /** @type {HTMLInputElement} */ (form.elements.namedItem(name));
-  const select = (/** @type {string} */ id) => /** @type {HTMLSelectElement} */ (byId(id));
-  const taskInfo = () => options.tasks.find((/** @type {any} */ t) => t.name === select("t-task").value);
-  const presetInfo = () => options.presets.find((/** @type {any} */ p) => p.id === select("t-preset").value) || null;
-
-  /** Fill the architecture and optimiser fields. @param {any} arch @param {any} opt */
-  function fillForm(arch, opt) {
-    const lim = options.limits;
-    const range = (/** @type {number} */ a, /** @type {number} */ b) => Array.from({ length: b - a + 1 }, (_, i) => a + i);
-    fillOptions(select("t-layers"), range(1, lim.max_layers).map((n) => [n, String(n)]), arch.layers);
-    fillOptions(select("t-heads"), range(1, lim.max_heads).map((n) => [n, String(n)]), arch.heads);
-    const widths = [8, 16, 32, 48, 64, 96, 128, 192, 256].filter((d) => d <= lim.max_d_model);
-    fillOptions(select("t-d-model"), widths.map((d) => [d, String(d)]), arch.d_model);
-    const names = /** @type {Record<string, string>} */ ({ none: "none", sinusoidal: "sinusoidal",
-      learned: "learned", rope: "RoPE", pre: "pre-norm", post: "post-norm" });
-    fillOptions(select("t-positional"), options.switches.positional.map((/** @type {string} */ v) => [v, names[v]]), arch.positional);
-    fillOptions(select("t-norm"), options.switches.norm.map((/** @type {string} */ v) => [v, names[v]]), arch.norm);
-    for (const k of ["scale", "residual", "ffn"]) field(k).checked = Boolean(arch[k]);
-    for (const k of ["steps", "lr", "batch", "seed"]) field(k).value = String(opt[k]);
-    field("steps").max = String(lim.max_steps);
-    field("batch").max = String(lim.max_batch);
-  }
-
-  /** The form as {arch, opt}; an Error naming the field when one is not a number in range. */
-  function readForm() {
-    const num = (/** @type {string} */ k, /** @type {boolean} */ int, /** @type {number} */ lo, /** @type {number} */ hi) => {
-      const v = Number(field(k).value);
-      if (!Number.isFinite(v) || (int && !Number.isInteger(v)) || v < lo || v > hi) {
-        throw new Error(`${k}: must be ${int ? "a whole number" : "a number"} from ${lo} to ${hi}`);
-      }
-      return v;
-    };
-    const lim = options.limits;
-    const arch = {
-      layers: Number(select("t-layers").value), heads: Number(select("t-heads").value),
-      d_model: Number(select("t-d-model").value), positional: select("t-positional").value,
-      norm: select("t-norm").value, scale: field("scale").checked, residual: field("residual").checked,
-      ffn: field("ffn").checked,
-    };
-    const opt = { steps: num("steps", true, 1, lim.max_steps), lr: num("lr", false, 1e-6, 1),
-      batch: num("batch", true, 1, lim.max_batch), seed: num("seed", true, 0, 2 ** 31 - 1) };
-    return { arch, opt };
-  }
+  /** The task chosen (the select offers only the options' tasks). */
+  const taskInfo = () =>
+    /** @type {import("../../core/types.js").TrainTaskInfo} */ (
+      options.tasks.find((t) => t.name === select("t-task").value)
+    );
+  const presetInfo = () => options.presets.find((p) => p.id === select("t-preset").value) || null;
 
   function renderInputs() {
     const task = taskInfo();
     byId("t-about").textContent = task.about;
     byId("t-text-box").hidden = task.name !== "charlm";
-    const presets = options.presets.filter((/** @type {any} */ p) => p.task === task.name);
-    fillOptions(select("t-preset"), [["", "none: one model"], ...presets.map((/** @type {any} */ p) => [p.id, p.title])]);
+    const presets = options.presets.filter((p) => p.task === task.name);
+    fillOptions(select("t-preset"), [
+      ["", "none: one model"],
+      ...presets.map((p) => /** @type {[string, string]} */ ([p.id, p.title])),
+    ]);
     const preset = presetInfo();
     const about = byId("t-preset-about");
     about.hidden = !preset;
@@ -92,21 +162,7 @@ export function createForm(options) {
     for (const input of /** @type {NodeListOf<HTMLInputElement>} */ (form.querySelectorAll("input, select"))) {
       input.disabled = Boolean(preset);
     }
-    if (preset) fillForm(preset.variants[0].arch, preset.opt);
-  }
-
-  /** The form's settings, as text by the names of the fields of a new run's body (not a pasted text). */
-  function formSettings() {
-    const task = select("t-task").value;
-    const preset = select("t-preset").value;
-    if (preset) return { task, preset };
-    /** @type {Record<string, string>} */
-    const out = { task };
-    if (select("t-compare").value) out.compare = select("t-compare").value;
-    for (const k of PICKS) out[k] = field(k).value;
-    for (const k of CHECKS) out[k] = field(k).checked ? "1" : "0";
-    for (const k of NUMBERS) out[k] = field(k).value;
-    return out;
+    if (preset) fillForm(options, preset.variants[0].arch, preset.opt);
   }
 
   /**
@@ -125,7 +181,7 @@ export function createForm(options) {
     };
     if (s.task !== undefined) pick(select("t-task"), "task", s.task);
     select("t-preset").value = "";
-    fillForm(taskInfo().arch, taskInfo().opt);
+    fillForm(options, taskInfo().arch, taskInfo().opt);
     renderInputs();
     if (s.preset) {
       pick(select("t-preset"), "preset", s.preset);
@@ -133,14 +189,15 @@ export function createForm(options) {
       if (presetInfo()) return problems;
     }
     if (s.compare !== undefined) pick(select("t-compare"), "compare", s.compare);
-    for (const k of PICKS) if (s[k] !== undefined) pick(/** @type {any} */ (field(k)), k, s[k]);
+    for (const k of PICKS)
+      if (s[k] !== undefined) pick(/** @type {HTMLSelectElement} */ (/** @type {unknown} */ (field(k))), k, s[k]);
     for (const k of CHECKS) {
       if (s[k] === "1" || s[k] === "0") field(k).checked = s[k] === "1";
       else if (s[k] !== undefined) problems.push(`${k}: ${JSON.stringify(s[k])} is not 1 or 0`);
     }
     for (const k of NUMBERS) if (s[k] !== undefined) field(k).value = s[k];
     try {
-      readForm();
+      readForm(options);
     } catch (err) {
       problems.push(/** @type {Error} */ (err).message);
     }
@@ -149,7 +206,9 @@ export function createForm(options) {
 
   function counted() {
     const n = /** @type {HTMLTextAreaElement} */ (byId("t-text")).value.length;
-    byId("t-text-count").textContent = n ? `${n.toLocaleString("en")} / ${options.limits.max_text_chars.toLocaleString("en")} characters` : "";
+    byId("t-text-count").textContent = n
+      ? `${n.toLocaleString("en")} / ${options.limits.max_text_chars.toLocaleString("en")} characters`
+      : "";
   }
 
   /** The body of a new run (POST train), as the form says; an Error naming a field out of range. */
@@ -157,25 +216,30 @@ export function createForm(options) {
     const task = taskInfo().name;
     const preset = presetInfo();
     if (preset) return { task, preset: preset.id };
-    const { arch, opt } = readForm();
+    const { arch, opt } = readForm(options);
     const compare = select("t-compare").value || null;
     const text = /** @type {HTMLTextAreaElement} */ (byId("t-text")).value;
     return { task, arch, opt, compare, ...(task === "charlm" && text.trim() ? { text } : {}) };
   }
 
-  fillOptions(select("t-task"), options.tasks.map((/** @type {any} */ t) => [t.name, t.title]));
-  fillOptions(select("t-compare"), [["", "nothing: one model"],
-    ...Object.keys(options.switches).map((k) => /** @type {[string, string]} */ ([k, k]))]);
-  fillForm(taskInfo().arch, taskInfo().opt);
+  fillOptions(
+    select("t-task"),
+    options.tasks.map((t) => /** @type {[string, string]} */ ([t.name, t.title])),
+  );
+  fillOptions(select("t-compare"), [
+    ["", "nothing: one model"],
+    ...Object.keys(options.switches).map((k) => /** @type {[string, string]} */ ([k, k])),
+  ]);
+  fillForm(options, taskInfo().arch, taskInfo().opt);
   renderInputs();
   select("t-task").addEventListener("change", () => {
     const task = taskInfo();
-    fillForm(task.arch, task.opt);
+    fillForm(options, task.arch, task.opt);
     renderInputs();
   });
   select("t-preset").addEventListener("change", () => {
     renderInputs();
-    if (!presetInfo()) fillForm(taskInfo().arch, taskInfo().opt);
+    if (!presetInfo()) fillForm(options, taskInfo().arch, taskInfo().opt);
   });
   byId("t-text").addEventListener("input", counted);
 

@@ -30,7 +30,7 @@ export function encodeTrainLink(link) {
 export function decodeTrainLink(hash) {
   const m = /^#train(?:\/([^?]*))?(?:\?(.*))?$/.exec(hash);
   if (!m) return null;
-  let run = null;
+  let run;
   try {
     run = m[1] ? decodeURIComponent(m[1]) : null;
   } catch {

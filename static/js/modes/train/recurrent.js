@@ -5,7 +5,7 @@
 // is shown (`id()`).
 
 import { fetchRecurrent, fetchRecurrentOptions, startRecurrent } from "../../core/api.js";
-import * as trainrecurrent from "../../views/trainrecurrent.js";
+import * as trainrecurrent from "./views/trainrecurrent.js";
 
 /** @typedef {import("../../core/types.js").RecurrentRun} RecurrentRun */
 /** @typedef {import("../../core/types.js").RecurrentOptions} RecurrentOptions */
@@ -28,13 +28,15 @@ export function createRecurrent(card, hooks) {
 
   function draw() {
     if (!app.active || !app.options) return;
-    trainrecurrent.render(card, { options: app.options, run: app.run, starting: app.starting }, app.sel, {
-      onSelect(change) {
-        app.sel = { ...app.sel, ...change };
-        draw();
-      },
-      onStart: start,
-    }).catch((/** @type {Error} */ err) => hooks.setError(`The comparison could not be drawn (${err.message}).`));
+    trainrecurrent
+      .render(card, { options: app.options, run: app.run, starting: app.starting }, app.sel, {
+        onSelect(change) {
+          app.sel = { ...app.sel, ...change };
+          draw();
+        },
+        onStart: start,
+      })
+      .catch((/** @type {Error} */ err) => hooks.setError(`The comparison could not be drawn (${err.message}).`));
   }
 
   async function start() {

@@ -44,7 +44,10 @@ export const initialState = () => ({ run: null, view: defaultTrainView(), follow
  * @returns {TrainState}
  */
 export function opened(run) {
-  const view = { ...defaultTrainView(), attention: run.probe.source ? /** @type {const} */ ("cross") : /** @type {const} */ ("self") };
+  const view = {
+    ...defaultTrainView(),
+    attention: run.probe.source ? /** @type {const} */ ("cross") : /** @type {const} */ ("self"),
+  };
   let newest = run.variants.length - 1;
   while (newest >= 0 && !run.variants[newest].checkpoints.length) newest--;
   if (newest >= 0) {
@@ -77,12 +80,18 @@ export function reduce(state, event) {
     case "steps": {
       const d = event.data;
       if (!run.variants[d.variant]) return state;
-      return { ...state, run: withVariant(run, d.variant, (v) => ({ ...v, history: {
-        step: [...v.history.step, ...d.step],
-        loss: [...v.history.loss, ...d.loss],
-        grad_norms: [...v.history.grad_norms, ...d.grad_norms],
-        seconds: [...v.history.seconds, ...d.seconds],
-      } })) };
+      return {
+        ...state,
+        run: withVariant(run, d.variant, (v) => ({
+          ...v,
+          history: {
+            step: [...v.history.step, ...d.step],
+            loss: [...v.history.loss, ...d.loss],
+            grad_norms: [...v.history.grad_norms, ...d.grad_norms],
+            seconds: [...v.history.seconds, ...d.seconds],
+          },
+        })),
+      };
     }
     case "checkpoint": {
       const d = event.data;
@@ -106,11 +115,20 @@ export function reduce(state, event) {
       // the newest when following, else the same step (or the one before it). A variant still
       // waiting or running is cancelled, as the server's copy says.
       const step = shownSteps(run)[state.view.checkpoint];
-      const next = { ...run, ...event.data, variants: run.variants.map((v) =>
-        (v.state === "waiting" || v.state === "running" ? { ...v, state: "cancelled" } : v)) };
+      const next = {
+        ...run,
+        ...event.data,
+        variants: run.variants.map((v) =>
+          v.state === "waiting" || v.state === "running" ? { ...v, state: "cancelled" } : v,
+        ),
+      };
       const steps = shownSteps(next);
       const at = steps.filter((s) => s <= step).length - 1;
-      return { ...state, run: next, view: { ...state.view, checkpoint: state.follow || at < 0 ? steps.length - 1 : at } };
+      return {
+        ...state,
+        run: next,
+        view: { ...state.view, checkpoint: state.follow || at < 0 ? steps.length - 1 : at },
+      };
     }
     default:
       return state;

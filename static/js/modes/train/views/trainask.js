@@ -3,9 +3,9 @@
 // and why it was not asked (the server's words, which name the field and the rule).
 // render(card, data, sel): parts marked by data-role; `asked` redraws the rule and refusal alone.
 
-import { fillOptions } from "../core/dom.js";
+import { fillOptions } from "../../../core/dom.js";
 
-/** @typedef {import("../core/types.js").TrainRun} TrainRun */
+/** @typedef {import("../../../core/types.js").TrainRun} TrainRun */
 
 /** @param {HTMLElement} card @param {string} role */
 const part = (card, role) => /** @type {HTMLElement} */ (card.querySelector(`[data-role=${role}]`));
@@ -18,7 +18,8 @@ const part = (card, role) => /** @type {HTMLElement} */ (card.querySelector(`[da
 export function render(card, data, sel) {
   const r = data.run;
   const seq2seq = Boolean(r.probe.source);
-  const done = r.variants.map((v, i) => /** @type {[number, string]} */ ([i, v.label || "model"]))
+  const done = r.variants
+    .map((v, i) => /** @type {[number, string]} */ ([i, v.label || "model"]))
     .filter(([i]) => r.variants[i].state === "done" || r.variants[i].state === "cancelled");
   card.hidden = !seq2seq || !done.length;
   if (seq2seq && done.length) {

@@ -5,13 +5,13 @@
 // layers (up, down), a live region reading each point as the hover writes it; under it a
 // summary of each layer's norm at the first and the last step.
 
-import { fillOptions } from "../core/dom.js";
-import { baseLayout, draw, headColor } from "../core/theme.js";
-import { EVERY } from "../core/trainrun.js";
-import { fmt } from "../core/numbers.js";
-import { describe, keyCursor } from "./access.js";
+import { fillOptions } from "../../../core/dom.js";
+import { baseLayout, draw, headColor } from "../../../core/theme.js";
+import { EVERY } from "../../../core/trainrun.js";
+import { fmt } from "../../../core/numbers.js";
+import { describe, keyCursor } from "../../../views/access.js";
 
-/** @typedef {import("../core/types.js").TrainRun} TrainRun */
+/** @typedef {import("../../../core/types.js").TrainRun} TrainRun */
 
 /**
  * One variant's gradient norm per layer and step (log scale).
@@ -22,7 +22,11 @@ import { describe, keyCursor } from "./access.js";
  */
 export function render(card, data, sel, callbacks) {
   const picker = /** @type {HTMLSelectElement} */ (card.querySelector("[data-role=variant]"));
-  fillOptions(picker, data.run.variants.map((v, i) => [i, v.label || "model"]), sel.variant);
+  fillOptions(
+    picker,
+    data.run.variants.map((v, i) => [i, v.label || "model"]),
+    sel.variant,
+  );
   /** @type {HTMLElement} */ (picker.parentElement).hidden = data.run.variants.length < 2;
   picker.onchange = () => callbacks.onSelect({ variant: Number(picker.value) });
   const v = data.run.variants[sel.variant];
@@ -33,10 +37,14 @@ export function render(card, data, sel, callbacks) {
   const x = h.step.filter((_, j) => keep(j));
   // An encoder-decoder's norms are the encoder's blocks, then the decoder's.
   const split = data.run.probe.source ? v.arch.layers : 0;
-  const name = (/** @type {number} */ l) => !split ? `layer ${l + 1}`
-    : l < split ? `encoder ${l + 1}` : `decoder ${l - split + 1}`;
+  const name = (/** @type {number} */ l) =>
+    !split ? `layer ${l + 1}` : l < split ? `encoder ${l + 1}` : `decoder ${l - split + 1}`;
   const traces = Array.from({ length: layers }, (_, l) => ({
-    type: "scatter", mode: "lines", uid: `grad-${l}`, name: name(l), x,
+    type: "scatter",
+    mode: "lines",
+    uid: `grad-${l}`,
+    name: name(l),
+    x,
     y: h.grad_norms.filter((_, j) => keep(j)).map((g) => g[l]),
     line: { color: headColor(l), width: 1.4, dash: split && l < split ? "dot" : "solid" },
     hovertemplate: `${name(l)}<br>step %{x}: %{y:.4g}<extra></extra>`,
@@ -47,25 +55,35 @@ export function render(card, data, sel, callbacks) {
   const first = h.grad_norms[0];
   const last = h.grad_norms[h.grad_norms.length - 1];
   const text = describe(plot, {
-    summary: !last ? "Gradient norms: no steps yet."
+    summary: !last
+      ? "Gradient norms: no steps yet."
       : `Gradient norm${data.run.variants.length > 1 ? ` of ${v.label || "model"}` : ""}, step ` +
         `${h.step[0]} → ${h.step[h.step.length - 1].toLocaleString("en-US")}: ` +
-        traces.map((t, l) => `${t.name} ${fmt(first[l], 3)} → ${fmt(last[l], 3)}`).join(", ") + ".",
+        traces.map((t, l) => `${t.name} ${fmt(first[l], 3)} → ${fmt(last[l], 3)}`).join(", ") +
+        ".",
   });
   keyCursor(plot, text.live, {
-    rows: layers, cols: x.length, describedBy: text.summary.id,
-    label: "Gradient norm per layer and step, line plot (log scale). Left and right arrows move " +
+    rows: layers,
+    cols: x.length,
+    describedBy: text.summary.id,
+    label:
+      "Gradient norm per layer and step, line plot (log scale). Left and right arrows move " +
       "along the steps, up and down between the layers.",
     text: (l, j) => `${traces[l].name}, step ${x[j]}: ${Number(traces[l].y[j]).toPrecision(4)}`,
     show: (l, j) => window.Plotly.Fx.hover(plot, [{ curveNumber: l, pointNumber: j }]),
     hide: () => window.Plotly.Fx.unhover(plot),
   });
-  return draw(plot, traces, baseLayout({
-    margin: { l: 56, r: 12, t: 30, b: 44 },
-    legend: { orientation: "h", x: 0, y: 1.02, yanchor: "bottom" },
-    xaxis: { title: { text: "step" }, range: [0, data.run.steps], zeroline: false },
-    yaxis: { title: { text: "gradient norm" }, type: "log", ...ticks },
-  }), "attnviz-gradients");
+  return draw(
+    plot,
+    traces,
+    baseLayout({
+      margin: { l: 56, r: 12, t: 30, b: 44 },
+      legend: { orientation: "h", x: 0, y: 1.02, yanchor: "bottom" },
+      xaxis: { title: { text: "step" }, range: [0, data.run.steps], zeroline: false },
+      yaxis: { title: { text: "gradient norm" }, type: "log", ...ticks },
+    }),
+    "attnviz-gradients",
+  );
 }
 
 /**

@@ -1,14 +1,14 @@
 // The runs a server keeps, listed under the Train tab's trained models, each with a button that
 // opens it. render(container, data, sel, callbacks).
 
-import { el } from "../core/dom.js";
-import { fmt } from "../core/numbers.js";
+import { el } from "../../../core/dom.js";
+import { fmt } from "../../../core/numbers.js";
 
 /**
  * The runs this server keeps (fetchRuns in core/api.js), newest first: each one's task, state, and its
  * variants' steps and held-out loss, with a button to open it; the run open is marked.
  * @param {HTMLElement} container
- * @param {{runs: import("../core/types.js").TrainRunSummary[] | null}} data null: not read (yet)
+ * @param {{runs: import("../../../core/types.js").TrainRunSummary[] | null}} data null: not read (yet)
  * @param {{open: string | null}} sel the id of the run open
  * @param {{onOpen: (id: string) => void}} callbacks
  */
@@ -18,12 +18,16 @@ export function render(container, data, sel, callbacks) {
     container.replaceChildren();
     return;
   }
-  const item = (/** @type {import("../core/types.js").TrainRunSummary} */ r) => {
+  const item = (/** @type {import("../../../core/types.js").TrainRunSummary} */ r) => {
     const what = r.preset ? `preset ${r.preset}` : r.compare ? `${r.task}, compare ${r.compare}` : r.task;
-    const figures = r.variants.map((v) => `${v.label ? `${v.label}: ` : ""}${v.steps.toLocaleString("en")} / ` +
-      `${r.steps.toLocaleString("en")} steps${v.heldout === null ? "" : `, held-out ${fmt(v.heldout, 3)}`}`);
+    const figures = r.variants.map(
+      (v) =>
+        `${v.label ? `${v.label}: ` : ""}${v.steps.toLocaleString("en")} / ` +
+        `${r.steps.toLocaleString("en")} steps${v.heldout === null ? "" : `, held-out ${fmt(v.heldout, 3)}`}`,
+    );
     const open = r.id === sel.open;
-    const button = open ? el("span", { className: "dim", textContent: "shown above" })
+    const button = open
+      ? el("span", { className: "dim", textContent: "shown above" })
       : el("button", { type: "button", textContent: "Open", "aria-label": `Open: run ${r.id}` });
     if (!open) button.addEventListener("click", () => callbacks.onOpen(r.id));
     return el("li", { className: `t-run-item${open ? " open" : ""}`, dataset: { run: r.id, state: r.state } }, [
@@ -34,7 +38,11 @@ export function render(container, data, sel, callbacks) {
   };
   container.replaceChildren(
     el("h3", { textContent: "Runs on this server" }),
-    runs.length ? el("ul", {}, runs.map(item))
-      : el("p", { className: "hint", textContent: "None yet. A run you train is listed here while the server keeps it." }),
+    runs.length
+      ? el("ul", {}, runs.map(item))
+      : el("p", {
+          className: "hint",
+          textContent: "None yet. A run you train is listed here while the server keeps it.",
+        }),
   );
 }

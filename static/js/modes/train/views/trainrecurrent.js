@@ -5,14 +5,14 @@
 // over its points, a live region reading each one) and has a summary and its numbers in a table.
 // render(card, data, sel, callbacks): the card's parts are marked by data-role.
 
-import { el, fillOptions } from "../core/dom.js";
-import { fmt } from "../core/numbers.js";
-import { baseLayout, draw, headColor, plotText } from "../core/theme.js";
-import { describe, keyCursor } from "./access.js";
+import { el, fillOptions } from "../../../core/dom.js";
+import { fmt } from "../../../core/numbers.js";
+import { baseLayout, draw, headColor, plotText } from "../../../core/theme.js";
+import { describe, keyCursor } from "../../../views/access.js";
 
-/** @typedef {import("../core/types.js").RecurrentRun} RecurrentRun */
-/** @typedef {import("../core/types.js").RecurrentModel} RecurrentModel */
-/** @typedef {import("../core/types.js").RecurrentOptions} RecurrentOptions */
+/** @typedef {import("../../../core/types.js").RecurrentRun} RecurrentRun */
+/** @typedef {import("../../../core/types.js").RecurrentModel} RecurrentModel */
+/** @typedef {import("../../../core/types.js").RecurrentOptions} RecurrentOptions */
 
 /** How a model is named for a person. */
 const NAMES = { transformer: "transformer", lstm: "LSTM", gru: "GRU" };
@@ -35,7 +35,11 @@ export function render(card, data, sel, callbacks) {
   const part = (/** @type {string} */ role) => /** @type {HTMLElement} */ (card.querySelector(`[data-role=${role}]`));
   const { options, run } = data;
   const task = /** @type {HTMLSelectElement} */ (part("task"));
-  fillOptions(task, options.tasks.map((t) => [t.name, t.title]), sel.task);
+  fillOptions(
+    task,
+    options.tasks.map((t) => [t.name, t.title]),
+    sel.task,
+  );
   task.onchange = () => callbacks.onSelect({ task: task.value });
   const seed = /** @type {HTMLInputElement} */ (part("seed"));
   seed.max = String(options.max_seed);
@@ -52,19 +56,43 @@ export function render(card, data, sel, callbacks) {
 
   const progress = /** @type {HTMLProgressElement} */ (part("progress"));
   progress.value = run ? run.progress : 0;
-  part("doing").textContent = !run ? (options.slots ? "Not run yet: press Run comparison." : "This server does not train.")
-    : running ? `${run.task}, seed ${run.seed}: ${run.doing} (${pct(run.progress)})`
+  part("doing").textContent = !run
+    ? options.slots
+      ? "Not run yet: press Run comparison."
+      : "This server does not train."
+    : running
+      ? `${run.task}, seed ${run.seed}: ${run.doing} (${pct(run.progress)})`
       : `${run.task}, seed ${run.seed}: ${run.state}${run.reason ? `: ${run.reason}` : ""} · ` +
-        run.models.map((m) => `${nameOf(m)} ${m.params.toLocaleString("en-US")} parameters` +
-          (m.train_seconds !== null ? `, trained in ${fmt(m.train_seconds, 1)} s` : "")).join(" · ");
+        run.models
+          .map(
+            (m) =>
+              `${nameOf(m)} ${m.params.toLocaleString("en-US")} parameters` +
+              (m.train_seconds !== null ? `, trained in ${fmt(m.train_seconds, 1)} s` : ""),
+          )
+          .join(" · ");
 
   const claims = part("claims");
   claims.hidden = !run?.claims;
-  claims.replaceChildren(...(run?.claims ? [
-    el("p", { className: "hint", textContent: "What it showed, as claims measured on this run (the tests check them on several seeds):" }),
-    el("ul", {}, run.claims.map((c) => el("li", { className: c.holds ? "holds" : "fails",
-      textContent: `${c.holds ? "✓" : "✗"} ${c.claim}: ${fmt(c.value, 3)}` }))),
-  ] : []));
+  claims.replaceChildren(
+    ...(run?.claims
+      ? [
+          el("p", {
+            className: "hint",
+            textContent: "What it showed, as claims measured on this run (the tests check them on several seeds):",
+          }),
+          el(
+            "ul",
+            {},
+            run.claims.map((c) =>
+              el("li", {
+                className: c.holds ? "holds" : "fails",
+                textContent: `${c.holds ? "✓" : "✗"} ${c.claim}: ${fmt(c.value, 3)}`,
+              }),
+            ),
+          ),
+        ]
+      : []),
+  );
   const shows = part("shows");
   shows.hidden = !run?.shows;
   shows.textContent = run?.shows ?? "";
@@ -83,28 +111,43 @@ export function render(card, data, sel, callbacks) {
 function accuracyPlot(plot, run) {
   const models = run.models.filter((m) => m.accuracy.length);
   const traces = models.map((m) => ({
-    type: "scatter", mode: "lines+markers", uid: `acc-${m.name}`, name: plotText(nameOf(m)),
-    x: run.distances, y: m.accuracy,
-    line: { color: headColor(run.models.indexOf(m)), width: 2 }, marker: { size: 7 },
+    type: "scatter",
+    mode: "lines+markers",
+    uid: `acc-${m.name}`,
+    name: plotText(nameOf(m)),
+    x: run.distances,
+    y: m.accuracy,
+    line: { color: headColor(run.models.indexOf(m)), width: 2 },
+    marker: { size: 7 },
     hovertemplate: `${plotText(nameOf(m))}<br>%{x} ${plotText(run.distance)}: %{y:.0%} right<extra></extra>`,
   }));
   const first = run.distances[0];
   const last = run.distances[run.distances.length - 1];
   readable(plot, models, {
     what: "Accuracy against the distance to remember",
-    summary: `Share predicted right at ${first} and at ${last} ${run.distance}: ` +
-      models.map((m) => `${nameOf(m)} ${pct(m.accuracy[0])} and ${pct(m.accuracy[m.accuracy.length - 1])}`).join("; ") + ".",
+    summary:
+      `Share predicted right at ${first} and at ${last} ${run.distance}: ` +
+      models.map((m) => `${nameOf(m)} ${pct(m.accuracy[0])} and ${pct(m.accuracy[m.accuracy.length - 1])}`).join("; ") +
+      ".",
     caption: `Share predicted right, by ${run.distance}`,
-    corner: run.distance, xs: run.distances, ys: (m) => m.accuracy, cell: pct,
+    corner: run.distance,
+    xs: run.distances,
+    ys: (m) => m.accuracy,
+    cell: pct,
     point: (m, x, y) => `${nameOf(m)}, ${x} ${run.distance}: ${pct(y)} right`,
   });
-  return draw(plot, traces, baseLayout({
-    margin: { l: 56, r: 12, t: 30, b: 44 },
-    legend: { orientation: "h", x: 0, y: 1.02, yanchor: "bottom" },
-    showlegend: true,
-    xaxis: { title: { text: run.distance }, tickvals: run.distances, zeroline: false },
-    yaxis: { title: { text: "share right" }, range: [0, 1.05], tickformat: ".0%" },
-  }), "attnviz-recurrent-accuracy");
+  return draw(
+    plot,
+    traces,
+    baseLayout({
+      margin: { l: 56, r: 12, t: 30, b: 44 },
+      legend: { orientation: "h", x: 0, y: 1.02, yanchor: "bottom" },
+      showlegend: true,
+      xaxis: { title: { text: run.distance }, tickvals: run.distances, zeroline: false },
+      yaxis: { title: { text: "share right" }, range: [0, 1.05], tickformat: ".0%" },
+    }),
+    "attnviz-recurrent-accuracy",
+  );
 }
 
 /**
@@ -114,40 +157,72 @@ function accuracyPlot(plot, run) {
 function timePlot(plot, run) {
   const models = run.models.filter((m) => m.step_seconds.length);
   const traces = models.map((m) => ({
-    type: "scatter", mode: "lines+markers", uid: `time-${m.name}`, name: plotText(nameOf(m)),
-    x: run.lengths.slice(0, m.step_seconds.length), y: m.step_seconds.map((s) => 1000 * s),
-    line: { color: headColor(run.models.indexOf(m)), width: 2 }, marker: { size: 7 },
+    type: "scatter",
+    mode: "lines+markers",
+    uid: `time-${m.name}`,
+    name: plotText(nameOf(m)),
+    x: run.lengths.slice(0, m.step_seconds.length),
+    y: m.step_seconds.map((s) => 1000 * s),
+    line: { color: headColor(run.models.indexOf(m)), width: 2 },
+    marker: { size: 7 },
     hovertemplate: `${plotText(nameOf(m))}<br>%{x} tokens: %{y:.1f} ms a step<extra></extra>`,
   }));
   const first = run.lengths[0];
   const whole = models.filter((m) => m.step_seconds.length === run.lengths.length);
   readable(plot, models, {
     what: "Time per training step against the sequence length",
-    summary: !models.length ? "Not timed yet: the steps are timed once every model has trained."
+    summary: !models.length
+      ? "Not timed yet: the steps are timed once every model has trained."
       : whole.length === run.models.length
         ? `A training step at ${first} and at ${run.lengths[run.lengths.length - 1]} tokens: ` +
-          whole.map((m) => `${nameOf(m)} ${ms(m.step_seconds[0])} and ` +
-            `${ms(m.step_seconds[m.step_seconds.length - 1])}`).join("; ") + " (one CPU thread)."
-        : "A training step so far (one CPU thread): " + models.map((m) => {
-          const n = m.step_seconds.length;
-          return `${nameOf(m)} ${ms(m.step_seconds[0])} at ${first}` +
-            (n > 1 ? ` to ${ms(m.step_seconds[n - 1])} at ${run.lengths[n - 1]} tokens` : " tokens");
-        }).join("; ") + ".",
+          whole
+            .map(
+              (m) => `${nameOf(m)} ${ms(m.step_seconds[0])} and ` + `${ms(m.step_seconds[m.step_seconds.length - 1])}`,
+            )
+            .join("; ") +
+          " (one CPU thread)."
+        : "A training step so far (one CPU thread): " +
+          models
+            .map((m) => {
+              const n = m.step_seconds.length;
+              return (
+                `${nameOf(m)} ${ms(m.step_seconds[0])} at ${first}` +
+                (n > 1 ? ` to ${ms(m.step_seconds[n - 1])} at ${run.lengths[n - 1]} tokens` : " tokens")
+              );
+            })
+            .join("; ") +
+          ".",
     caption: "Milliseconds per training step, by sequence length (tokens)",
-    corner: "tokens", xs: run.lengths, ys: (m) => m.step_seconds, cell: ms,
+    corner: "tokens",
+    xs: run.lengths,
+    ys: (m) => m.step_seconds,
+    cell: ms,
     point: (m, x, y) => `${nameOf(m)}, ${x} tokens: ${ms(y)} a step`,
   });
-  return draw(plot, traces, baseLayout({
-    margin: { l: 56, r: 12, t: 30, b: 44 },
-    legend: { orientation: "h", x: 0, y: 1.02, yanchor: "bottom" },
-    showlegend: true,
-    // Log axes: their ranges are powers of ten, set here so that an empty plot (nothing timed
-    // yet) spans the lengths too.
-    xaxis: { title: { text: "sequence length (tokens)" }, type: "log", tickvals: run.lengths, zeroline: false,
-      range: [Math.log10(first / 1.25), Math.log10(run.lengths[run.lengths.length - 1] * 1.25)] },
-    yaxis: { title: { text: "ms per training step" }, type: "log",
-      ...(models.length ? logTicks(models.flatMap((m) => m.step_seconds)) : { range: [0, 3] }) },
-  }), "attnviz-recurrent-time");
+  return draw(
+    plot,
+    traces,
+    baseLayout({
+      margin: { l: 56, r: 12, t: 30, b: 44 },
+      legend: { orientation: "h", x: 0, y: 1.02, yanchor: "bottom" },
+      showlegend: true,
+      // Log axes: their ranges are powers of ten, set here so that an empty plot (nothing timed
+      // yet) spans the lengths too.
+      xaxis: {
+        title: { text: "sequence length (tokens)" },
+        type: "log",
+        tickvals: run.lengths,
+        zeroline: false,
+        range: [Math.log10(first / 1.25), Math.log10(run.lengths[run.lengths.length - 1] * 1.25)],
+      },
+      yaxis: {
+        title: { text: "ms per training step" },
+        type: "log",
+        ...(models.length ? logTicks(models.flatMap((m) => m.step_seconds)) : { range: [0, 3] }),
+      },
+    }),
+    "attnviz-recurrent-time",
+  );
 }
 
 /**
@@ -156,7 +231,7 @@ function timePlot(plot, run) {
  */
 function logTicks(seconds) {
   if (!seconds.length) return {};
-  const lo = 1000 * Math.min(...seconds) / 1.5;
+  const lo = (1000 * Math.min(...seconds)) / 1.5;
   const hi = 1000 * Math.max(...seconds) * 1.5;
   /** @type {number[]} */
   const ticks = [];
@@ -166,7 +241,10 @@ function logTicks(seconds) {
       if (t >= lo && t <= hi) ticks.push(t);
     }
   }
-  return { tickvals: ticks, ticktext: ticks.map((t) => (t < 1 ? String(Number(t.toPrecision(1))) : t.toLocaleString("en-US"))) };
+  return {
+    tickvals: ticks,
+    ticktext: ticks.map((t) => (t < 1 ? String(Number(t.toPrecision(1))) : t.toLocaleString("en-US"))),
+  };
 }
 
 /**
@@ -180,17 +258,26 @@ function logTicks(seconds) {
 function readable(plot, models, spec) {
   const text = describe(plot, {
     summary: spec.summary,
-    table: models.length ? {
-      caption: spec.caption, head: [spec.corner, ...models.map(nameOf)],
-      rows: spec.xs.map((x, j) => [String(x), ...models.map((m) => {
-        const y = spec.ys(m)[j];
-        return y === undefined ? "–" : spec.cell(y);
-      })]),
-    } : null,
+    table: models.length
+      ? {
+          caption: spec.caption,
+          head: [spec.corner, ...models.map(nameOf)],
+          rows: spec.xs.map((x, j) => [
+            String(x),
+            ...models.map((m) => {
+              const y = spec.ys(m)[j];
+              return y === undefined ? "–" : spec.cell(y);
+            }),
+          ]),
+        }
+      : null,
   });
   keyCursor(plot, text.live, {
-    rows: models.length, cols: spec.xs.length, describedBy: text.summary.id,
-    label: `${spec.what}, line plot of ${models.length} models. Left and right arrows move along a ` +
+    rows: models.length,
+    cols: spec.xs.length,
+    describedBy: text.summary.id,
+    label:
+      `${spec.what}, line plot of ${models.length} models. Left and right arrows move along a ` +
       "line, up and down between the models.",
     text: (i, j) => {
       const ys = spec.ys(models[i]);

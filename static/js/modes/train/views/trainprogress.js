@@ -3,10 +3,10 @@
 // run's id, whether Cancel applies, and the Export HTML link of a run that has ended (the run
 // as one offline file). render(card, data): parts marked by data-role.
 
-import { fmt } from "../core/numbers.js";
-import { variantFigures } from "../core/trainrun.js";
+import { fmt } from "../../../core/numbers.js";
+import { variantFigures } from "../../../core/trainrun.js";
 
-/** @typedef {import("../core/types.js").TrainRun} TrainRun */
+/** @typedef {import("../../../core/types.js").TrainRun} TrainRun */
 
 /**
  * @param {HTMLElement} card
@@ -26,13 +26,15 @@ export function render(card, data) {
   const last = v.checkpoints[v.checkpoints.length - 1];
   const who = r.variants.length > 1 ? `${v.label}: ` : "";
   // Once ended: each variant's own steps and held-out loss (an ablation's side by side).
-  const each = r.variants.length > 1
-    ? r.variants.map((x) => `${x.label}: ${variantFigures(x)}`).join(" · ")
-    : variantFigures(r.variants[0]);
-  part("rate").textContent = r.state === "running"
-    ? `${who}step ${n} / ${r.steps} · ${fmt(rate, 0)} steps/s · batch loss ${fmt(h.loss[n - 1], 3)}` +
-      (last ? ` · held-out ${fmt(last.heldout, 3)}` : "")
-    : `${r.state}${r.reason && r.reason !== r.state ? `: ${r.reason}` : ""} · ${each}`;
+  const each =
+    r.variants.length > 1
+      ? r.variants.map((x) => `${x.label}: ${variantFigures(x)}`).join(" · ")
+      : variantFigures(r.variants[0]);
+  part("rate").textContent =
+    r.state === "running"
+      ? `${who}step ${n} / ${r.steps} · ${fmt(rate, 0)} steps/s · batch loss ${fmt(h.loss[n - 1], 3)}` +
+        (last ? ` · held-out ${fmt(last.heldout, 3)}` : "")
+      : `${r.state}${r.reason && r.reason !== r.state ? `: ${r.reason}` : ""} · ${each}`;
   part("id").textContent = r.id;
   /** @type {HTMLButtonElement} */ (part("cancel")).disabled = r.state !== "running";
   const link = /** @type {HTMLAnchorElement | null} */ (card.querySelector("[data-role=export]"));

@@ -4,15 +4,15 @@
 // (the slider, the attention picker of an encoder-decoder, the probe's description).
 // render(card, data, sel, callbacks): the card's parts are marked by data-role.
 
-import { el, fillOptions } from "../core/dom.js";
-import { fmt } from "../core/numbers.js";
-import { ATTENTION, attentionAxes, headMatrix, shownSteps, thumbsOf } from "../core/trainrun.js";
-import * as heatcanvas from "./heatcanvas.js";
-import * as modelview from "./modelview.js";
+import { el, fillOptions } from "../../../core/dom.js";
+import { fmt } from "../../../core/numbers.js";
+import { ATTENTION, attentionAxes, headMatrix, shownSteps, thumbsOf } from "../../../core/trainrun.js";
+import * as heatcanvas from "../../../views/heatcanvas.js";
+import * as modelview from "../../../views/modelview.js";
 
-/** @typedef {import("../core/types.js").TrainRun} TrainRun */
-/** @typedef {import("../core/types.js").TrainView} TrainView */
-/** @typedef {import("../core/types.js").AttentionKind} AttentionKind */
+/** @typedef {import("../../../core/types.js").TrainRun} TrainRun */
+/** @typedef {import("../../../core/types.js").TrainView} TrainView */
+/** @typedef {import("../../../core/types.js").AttentionKind} AttentionKind */
 
 /** @param {HTMLElement} card @param {string} role */
 const part = (card, role) => /** @type {HTMLElement} */ (card.querySelector(`[data-role=${role}]`));
@@ -39,43 +39,66 @@ export function render(card, data, sel, callbacks) {
   const kinds = /** @type {(keyof ATTENTION)[]} */ (r.probe.source ? ["cross", "self", "encoder"] : []);
   part(card, "attention-box").hidden = !kinds.length;
   const picker = /** @type {HTMLSelectElement} */ (part(card, "attention"));
-  fillOptions(picker, kinds.map((k) => [k, ATTENTION[k].name]), sel.attention);
+  fillOptions(
+    picker,
+    kinds.map((k) => [k, ATTENTION[k].name]),
+    sel.attention,
+  );
   picker.onchange = () => callbacks.onSelect({ attention: /** @type {AttentionKind} */ (picker.value) });
-  part(card, "exact-where").textContent = data.live === false
-    ? "This file holds the run's 8-bit snapshots; the live page's model gives exact numbers."
-    : r.probe.source
-      ? "Ask the model below for exact numbers on any string."
-      : "Open the model in sentence mode for exact numbers.";
+  part(card, "exact-where").textContent =
+    data.live === false
+      ? "This file holds the run's 8-bit snapshots; the live page's model gives exact numbers."
+      : r.probe.source
+        ? "Ask the model below for exact numbers on any string."
+        : "Open the model in sentence mode for exact numbers.";
   const step = steps[sel.checkpoint];
-  grids(part(card, "grids"), { run: r, step }, sel,
-    { onSelect: (variant, layer, head) => callbacks.onSelect({ variant, layer, head }) });
+  grids(part(card, "grids"), { run: r, step }, sel, {
+    onSelect: (variant, layer, head) => callbacks.onSelect({ variant, layer, head }),
+  });
   const v = r.variants[sel.variant];
   const cp = v.checkpoints.find((c) => c.step === step);
   const out = part(card, "checkpoint-out");
-  out.textContent = step === undefined ? "no checkpoints"
-    : `step ${step}` + (cp ? ` · held-out ${fmt(cp.heldout, 3)}` : "");
+  out.textContent =
+    step === undefined ? "no checkpoints" : `step ${step}` + (cp ? ` · held-out ${fmt(cp.heldout, 3)}` : "");
   slider.setAttribute("aria-valuetext", out.textContent || "");
   const sample = part(card, "sample");
   sample.hidden = !cp?.sample;
   const verb = r.probe.verb || "continues";
-  sample.replaceChildren(...(cp?.sample !== null && cp?.sample !== undefined
-    ? [el("span", { className: "dim", textContent: `At step ${step} the model ${verb} ` }),
-      el("b", { textContent: r.probe.prompt || "" }),
-      ...(r.probe.source ? [el("span", { className: "dim", textContent: " as " }), el("b", { textContent: cp.sample || "(nothing)" })]
-        : [el("span", { textContent: cp.sample })])]
-    : []));
+  sample.replaceChildren(
+    ...(cp?.sample !== null && cp?.sample !== undefined
+      ? [
+          el("span", { className: "dim", textContent: `At step ${step} the model ${verb} ` }),
+          el("b", { textContent: r.probe.prompt || "" }),
+          ...(r.probe.source
+            ? [
+                el("span", { className: "dim", textContent: " as " }),
+                el("b", { textContent: cp.sample || "(nothing)" }),
+              ]
+            : [el("span", { textContent: cp.sample })]),
+        ]
+      : []),
+  );
   const large = part(card, "large");
   if (!cp) {
-    large.replaceChildren(el("p", { className: "hint", textContent: step === undefined
-      ? "No checkpoint was taken: the run ended before its first."
-      : `${v.label || "The model"} has no checkpoint at step ${step}: choose another step, or a head of another model.` }));
+    large.replaceChildren(
+      el("p", {
+        className: "hint",
+        textContent:
+          step === undefined
+            ? "No checkpoint was taken: the run ended before its first."
+            : `${v.label || "The model"} has no checkpoint at step ${step}: choose another step, or a head of another model.`,
+      }),
+    );
     return;
   }
   const { layer, head, attention } = sel;
   const what = r.probe.source ? `${ATTENTION[attention].name}, ` : "";
-  heatcanvas.render(large, { ...attentionAxes(r.probe, attention),
-    matrix: headMatrix(cp, layer, head, attention), approx: true,
-    title: `${v.label ? `${v.label}, ` : ""}${what}layer ${layer + 1}, head ${head + 1} at step ${step}` });
+  heatcanvas.render(large, {
+    ...attentionAxes(r.probe, attention),
+    matrix: headMatrix(cp, layer, head, attention),
+    approx: true,
+    title: `${v.label ? `${v.label}, ` : ""}${what}layer ${layer + 1}, head ${head + 1} at step ${step}`,
+  });
 }
 
 /**
@@ -101,11 +124,14 @@ function grids(container, data, sel, callbacks) {
   // The narrowest a variant's grid goes before the next one wraps below it (views.css).
   container.style.setProperty("--t-heads", String(Math.max(...run.variants.map((v) => v.arch.heads))));
   if (container.childElementCount !== run.variants.length) {
-    container.replaceChildren(...run.variants.map((v, i) => el("div", { className: "t-variant",
-      dataset: { variant: String(i) } }, [
-      el("p", { className: "t-variant-label" }),
-      el("div", { className: "mv-grid", role: "group", "aria-label": `Heads of ${v.label || "the model"}` }),
-    ])));
+    container.replaceChildren(
+      ...run.variants.map((v, i) =>
+        el("div", { className: "t-variant", dataset: { variant: String(i) } }, [
+          el("p", { className: "t-variant-label" }),
+          el("div", { className: "mv-grid", role: "group", "aria-label": `Heads of ${v.label || "the model"}` }),
+        ]),
+      ),
+    );
   }
   run.variants.forEach((v, i) => {
     const box = /** @type {HTMLElement} */ (container.children[i]);
@@ -117,8 +143,11 @@ function grids(container, data, sel, callbacks) {
     grid.hidden = !cp;
     if (!cp) return;
     const on = i === sel.variant;
-    modelview.render(grid, { layers: v.arch.layers, heads: v.arch.heads, thumbs: thumbsOf(cp, sel.attention), entropy: null },
+    modelview.render(
+      grid,
+      { layers: v.arch.layers, heads: v.arch.heads, thumbs: thumbsOf(cp, sel.attention), entropy: null },
       { layer: on ? sel.layer : -1, head: on ? sel.head : -1 },
-      { onSelect: (layer, head) => callbacks.onSelect(i, layer, head) });
+      { onSelect: (layer, head) => callbacks.onSelect(i, layer, head) },
+    );
   });
 }

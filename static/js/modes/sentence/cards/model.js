@@ -1,0 +1,156 @@
+// The model view's card: every head's thumbnail (views/modelview.js), the chosen head or an
+// aggregate of its layer large (views/heatcanvas.js), the legend and notes, and the card's
+// controls (aggregate, measure, peak, PNG and CSV downloads).
+
+import { sub } from "../../../core/compact.js";
+import { CSV_TYPE, partCsv } from "../../../core/csv.js";
+import { byId, download } from "../../../core/dom.js";
+import { fmt } from "../../../core/numbers.js";
+import { WEIGHT_GRADIENT } from "../../../core/theme.js";
+import * as heatcanvas from "../../../views/heatcanvas.js";
+import * as modelview from "../../../views/modelview.js";
+import { thumbsOf, tokenView } from "../parts.js";
+import { showMeasure, wireMeasure } from "./measure.js";
+
+/** @typedef {import("../cards.js").CardContext} CardContext */
+/** @typedef {import("../../../core/types.js").Compact} Compact */
+/** @typedef {import("../../../core/types.js").Aggregate} Aggregate */
+
+/** Draw the card. @param {CardContext} ctx */
+export async function draw(ctx) {
+  const { app, p, ticket, chooseHead, pickQuery, showCount } = ctx;
+  const current = ticket("model");
+  const meta = /** @type {Compact} */ (app.first).meta;
+  const thumbs = await p.thumbsPart();
+  if (!current()) return;
+  const grid = byId("mv-grid");
+  const sel = { layer: app.s.layer, head: app.s.head, peak: app.s.peak };
+  const data = { layers: meta.layers, heads: meta.heads, thumbs: thumbsOf(thumbs), entropy: app.entropy };
+  const tv = tokenView(thumbs.meta);
+  // Value-weighted norms are not weights: the grid is coloured from 0 to the largest of every
+  // head's (heads compared on one scale), unless each head goes to its own peak.
+  const value = thumbs.meta.measure === "value_weighted";
+  const top = value ? modelview.thumbsTop(data.thumbs) : 1;
+  showMeasure(app, meta, value);
+  // Past 64 rows the chosen head gets the card's whole width, below the grid (whose cells
+  // are then as wide as thumbSize() says).
+  /** @type {HTMLElement} */ (byId("model-view-card").querySelector(".mv-split")).classList.toggle(
+    "stacked",
+    tv.labels.length > 64,
+  );
+  modelview.render(
+    grid,
+    data,
+    { ...sel, top, unit: value ? "value-weighted" : undefined },
+    { onSelect: ctx.pickCell ?? chooseHead },
+  );
+  byId("mv-shape").textContent = `${meta.layers} layers × ${meta.heads} heads`;
+  showCount(meta.n, tv);
+  byId("s-note").textContent = tv.note; // what the token options did, in the server's words
+  byId("s-note").hidden = !tv.note;
+  const { pool, size } = data.thumbs;
+  const poolNote = byId("mv-pool");
+  poolNote.hidden = pool === 1;
+  poolNote.textContent =
+    pool === 1
+      ? ""
+      : `${tv.labels.length} tokens in ` +
+        `${size} pixels: each thumbnail pixel is the largest ${value ? "value" : "weight"} of a ${pool} × ${pool} block.`;
+  byId("mv-legend-max").textContent = app.s.peak ? "peak" : value ? fmt(top, 3) : "1";
+  byId("mv-legend-unit").textContent = value ? "value-weighted norm ‖a v W_O‖" : "attention weight";
+  const agg = app.s.aggregate;
+  const head = await p.headPart();
+  if (!current()) return;
+  const hv = tokenView(head.meta);
+  const matrix = agg === "head" ? sub(head.arrays.view, 0, 0) : sub(head.arrays[agg], 0);
+  // What the large heatmap's cells are: weights (rollout's rows always sum to 1), or norms.
+  const norms = agg === "value_weighted_sum" || (head.meta.measure === "value_weighted" && agg !== "rollout");
+  const vw = head.meta.measure === "value_weighted" ? ", value-weighted" : "";
+  const what = {
+    head: `head ${app.s.head + 1}${vw}`,
+    head_mean: `mean of ${meta.heads} heads${vw}`,
+    head_max: `max of ${meta.heads} heads${vw}`,
+    rollout: `rollout through it${vw}`,
+    value_weighted_sum: `norm of ${meta.heads} heads' summed contributions`,
+  }[agg];
+  heatcanvas.render(
+    byId("mv-large"),
+    {
+      labels: hv.labels,
+      matrix,
+      title: `Layer ${app.s.layer + 1}, ${what}`,
+      unit: norms ? "value-weighted norm" : "weight",
+    },
+    { query: p.queryRow(hv.groups), peak: app.s.peak || agg === "head_max" || norms },
+    { onPick: (row) => pickQuery(hv.groups[row][0]) },
+  );
+  const cell = norms
+    ? "value-weighted norm (what the key adds to the query's output)"
+    : agg === "head"
+      ? "weight"
+      : "value";
+  byId("mv-caption").textContent =
+    agg === "head"
+      ? `The chosen head: hover a cell for its exact ${cell}; click a row to make its token the query.`
+      : `The chosen layer's heads together: hover a cell for its exact ${cell}; click a row to make its token the query.`;
+  const rule = byId("mv-rule");
+  const ruleText = head.meta.rules?.[agg === "head" ? "value_weighted" : agg] ?? "";
+  rule.hidden = !ruleText;
+  rule.textContent = ruleText;
+  const sink = modelview.sinkNote(matrix, hv.labels, !norms && (agg === "head" || agg === "head_mean"), hv.groups);
+  byId("mv-sink").hidden = !sink;
+  byId("mv-sink").textContent = sink;
+}
+
+/** The card's controls, wired once. @param {CardContext} ctx */
+export function wire(ctx) {
+  const { app, p, viewChanged, setError } = ctx;
+  byId("mv-aggregate").addEventListener("change", (e) => {
+    app.s.aggregate = /** @type {Aggregate} */ (/** @type {HTMLSelectElement} */ (e.target).value);
+    viewChanged(["aggregate"]);
+  });
+  wireMeasure(ctx, "mv-measure");
+  byId("mv-peak").addEventListener("change", (e) => {
+    app.s.peak = /** @type {HTMLInputElement} */ (e.target).checked;
+    viewChanged(["peak"]);
+  });
+  byId("mv-legend").style.background = WEIGHT_GRADIENT;
+  byId("mv-png").addEventListener("click", async () => {
+    if (!app.first) return;
+    const meta = app.first.meta;
+    const thumbs = thumbsOf(await p.thumbsPart());
+    const top = p.valueWeighted() ? modelview.thumbsTop(thumbs) : 1;
+    download(
+      modelview.gridPng({ layers: meta.layers, heads: meta.heads, thumbs }, app.s.peak, top),
+      "attnviz-model-view.png",
+    );
+  });
+  byId("mv-large-png").addEventListener("click", () => {
+    const png = heatcanvas.heatPng(byId("mv-large"));
+    if (png) download(png, `attnviz-layer${app.s.layer + 1}-head${app.s.head + 1}.png`);
+  });
+  // CSV of the chosen head, its layer's mean, and the hidden states after that layer: the
+  // parts' exact numbers, as Python's trace.to_csv writes them for the same selection. A part
+  // that cannot be had (the server refused it, a saved file does not hold it) is said in the
+  // error line.
+  /** @param {"attention" | "layer_mean" | "hidden_states"} what @param {string} name @param {object} params */
+  async function saveCsv(what, name, params) {
+    if (!app.parts) return;
+    const layer = app.s.layer;
+    try {
+      const part = await app.parts.get(params);
+      download(partCsv(what, part, layer + 1), `attnviz-layer${layer + 1}-${name}.csv`, CSV_TYPE);
+    } catch (err) {
+      setError(`The CSV could not be made: ${/** @type {Error} */ (err).message}`);
+    }
+  }
+  byId("mv-csv-head").addEventListener("click", () =>
+    saveCsv("attention", `head${app.s.head + 1}`, { fields: "attentions", layer: app.s.layer, head: app.s.head }),
+  );
+  byId("mv-csv-mean").addEventListener("click", () =>
+    saveCsv("layer_mean", "mean", { fields: "head_mean", layer: app.s.layer }),
+  );
+  byId("mv-csv-states").addEventListener("click", () =>
+    saveCsv("hidden_states", "hidden-states", { fields: "hidden_states" }),
+  );
+}

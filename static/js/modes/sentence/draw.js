@@ -1,0 +1,201 @@
+// Sentence mode's views drawn from the trace shown: a first response drawn into every view
+// (show), a choice redrawing the views it feeds (viewChanged, SENTENCE_FEEDS), each view's
+// draw current only while no newer one of it (or newer trace) has started, and the parts the
+// views will ask for asked for first (prefetch). The cards are cards.js's and the Knock-out
+// card's (knockcard.js).
+
+import { drawViews } from "../../core/controller.js";
+import { byId } from "../../core/dom.js";
+import { SENTENCE_FEEDS, viewsFed } from "../../core/feeds.js";
+import { clampSentence } from "../../core/state.js";
+import * as modelview from "../../views/modelview.js";
+import { createCards } from "./cards.js";
+import { createKnockCard } from "./knockcard.js";
+
+/** @typedef {import("../../core/types.js").Compact} Compact */
+/** @typedef {import("../../core/api.js").Params} Params */
+/** @typedef {import("./parts.js").Parts} Parts */
+/** @typedef {import("./parts.js").SentenceApp} SentenceApp */
+
+/** Each view's card, by the view's name. */
+const CARDS = /** @type {Record<string, string>} */ ({
+  model: "model-view-card",
+  gen: "gen-card",
+  head: "head-view-card",
+  qk: "qk-card",
+  traj: "traj-card",
+  lens: "lens-card",
+  knock: "knock-card",
+});
+
+/**
+ * The views' draws, and what draws them.
+ * @param {{app: SentenceApp, p: ReturnType<typeof import("./parts.js").createParts>,
+ *   hooks: {setError: (m: string | null) => void, traceDrawn: () => void, viewsDrawn: () => void,
+ *   changed: () => void}, status: ReturnType<typeof import("../../core/controller.js").createStatus>,
+ *   shown: string[], fixed: boolean, openParts: (body: object) => Parts,
+ *   modelInfo: () => import("../../core/types.js").ModelInfo | null,
+ *   edited: (delay?: number | "link") => void, headChanged: () => void}} ctx shown: the views
+ *   drawn; fixed: no server (no Knock-out card); edited: an input changed (a new trace);
+ *   headChanged: the chosen head changed (the Many texts card follows it)
+ */
+export function createDrawing(ctx) {
+  const { app, p, hooks, status, shown, fixed, openParts, modelInfo, edited } = ctx;
+
+  /**
+   * Draw a first response (of the request `request`) into every view: the trace's parts are
+   * opened on its body, seeded with the response.
+   * @param {Compact} result @param {{body: object, params: Params}} request
+   */
+  function show(result, request) {
+    const { meta } = result;
+    app.first = result;
+    app.entropy = null;
+    app.generation++;
+    app.parts = openParts(request.body);
+    app.parts.seed(request.params, result);
+    hooks.setError(app.problem);
+    clampSentence(app.s, meta.layers, meta.heads, meta.n);
+    showCount(meta.n);
+    const specials = [...new Set(meta.tokens.filter((_, i) => meta.special?.[i]))];
+    byId("s-special-names").textContent = specials.length ? `(${specials.join(", ")})` : "(none in this text)";
+    status.set(`${meta.n} tokens · ${meta.layers} layers × ${meta.heads} heads`);
+    hooks.changed();
+    prefetch(app, p, shown);
+    status.drawing(drawAll(), () => {
+      hooks.traceDrawn();
+      entropyTitles(); // last: the grid's tooltips wait for every view
+    });
+  }
+
+  /** @param {number} layer @param {number} head */
+  function chooseHead(layer, head) {
+    Object.assign(app.s, { layer, head, heads: [head] });
+    viewChanged(["layer", "head", "heads"]);
+    /** @type {HTMLElement | null} */ (
+      byId("mv-grid").querySelector(`button.mv-cell[data-layer="${layer}"][data-head="${head}"]`)
+    )?.focus();
+  }
+
+  /** @param {number} index an original token index */
+  function pickQuery(index) {
+    app.s.query = index;
+    viewChanged(["query"]);
+  }
+
+  /** @type {Record<string, number>} */
+  const tickets = {};
+  /** A view's draw is current while no newer draw of it (or newer trace) has started. @param {string} name */
+  function ticket(name) {
+    const mine = (tickets[name] = (tickets[name] || 0) + 1);
+    const generation = app.generation;
+    return () => mine === tickets[name] && generation === app.generation && app.active;
+  }
+
+  /** The token count in the input card: the model's tokens against the cap, and the rows the
+   * views show when the token options change them.
+   * @param {number} n @param {import("../../core/types.js").TokenViewMeta} [tv] */
+  function showCount(n, tv) {
+    const cap = `${n} / ${modelInfo()?.max_tokens ?? "?"} tokens`;
+    const rows = tv?.labels.length ?? n;
+    const what = app.s.mergeWords ? "words" : "tokens";
+    byId("s-count").textContent = rows === n && !app.s.mergeWords ? cap : `${rows} ${what} shown · ${cap}`;
+  }
+
+  // The Knock-out card needs the server (the clean run beside the knocked-out one).
+  const knockCard = fixed ? null : createKnockCard({ app, ticket, edited, viewChanged, setError: hooks.setError });
+  /** A head's cell clicked in the model view: knocked out (or put back) while the switch is on,
+   * else opened. @param {number} layer @param {number} head */
+  const pickCell = (layer, head) => (knockCard?.knocking() ? knockCard.toggle(layer, head) : chooseHead(layer, head));
+  const drawn = createCards({
+    app,
+    p,
+    ticket,
+    chooseHead,
+    pickCell,
+    pickQuery,
+    viewChanged,
+    showCount,
+    setError: hooks.setError,
+  });
+  const cards = {
+    ...drawn,
+    async model() {
+      await drawn.model();
+      knockCard?.mark();
+    },
+    knock: async () => knockCard?.draw(),
+  };
+  /** The views drawn (the others are never drawn). */
+  const VIEWS = /** @type {typeof cards} */ (
+    Object.fromEntries(Object.entries(cards).filter(([name]) => shown.includes(name)))
+  );
+  /** The cards of the views not drawn: hidden (after the input card shows the others). */
+  function hideOthers() {
+    for (const [name, id] of Object.entries(CARDS)) if (!shown.includes(name)) byId(id).hidden = true;
+  }
+
+  /** Each head's mean entropy into the grid's tooltips. */
+  function entropyTitles() {
+    const generation = app.generation;
+    p.entropyPart().then(
+      (part) => {
+        if (generation !== app.generation) return;
+        app.entropy = part.arrays.entropy_mean;
+        modelview.titles(byId("mv-grid"), app.entropy);
+      },
+      () => {},
+    );
+  }
+
+  /**
+   * Draw the named views (all by default); settles when all are drawn.
+   * @param {string[]} [which]
+   */
+  function drawAll(which = Object.keys(VIEWS)) {
+    if (!app.first || !app.active) return Promise.resolve();
+    return drawViews(
+      VIEWS,
+      which.filter((name) => name in VIEWS),
+      hooks.setError,
+    );
+  }
+
+  /**
+   * After a view choice: redraw the views the changed keys feed, write the URL, no new trace.
+   * @param {string[]} keys keys of the sentence state that changed
+   */
+  function viewChanged(keys) {
+    hooks.changed();
+    const which = viewsFed(SENTENCE_FEEDS, keys);
+    if (keys.includes("layer") || keys.includes("head")) ctx.headChanged();
+    if (app.first) prefetch(app, p, shown, which);
+    status.drawing(drawAll(which), hooks.viewsDrawn);
+  }
+
+  return { show, chooseHead, viewChanged, drawAll, hideOthers, knockCard };
+}
+
+/** The parts the views `which` will ask for, asked for now, in the order the server should
+ * serve them (it serves them in turn): the head view's (a long text's chosen query rows, else
+ * its layer: the slowest first), the chosen head, its query, the trajectories. The grid's
+ * titles (each head's entropy) come after every view is drawn; a long text's whole layer
+ * (every token's lines) when the pointer comes to the head view.
+ * @param {SentenceApp} app @param {ReturnType<typeof import("./parts.js").createParts>} p
+ * @param {string[]} shown the views drawn @param {string[]} [which] */
+function prefetch(app, p, shown, which = shown) {
+  const asks = {
+    head: [p.readsRows() ? p.rowsPart : p.layerPart],
+    model: [p.headPart],
+    traj: [p.projectionPart],
+    qk: app.first?.meta.unavailable?.queries ? [] : [p.queryPart], // none without q and k
+    gen: app.first?.meta.generated ? [p.genPart] : [],
+    lens: app.first?.meta.unavailable?.lens ? [] : [p.lensPart], // none for an encoder
+  };
+  for (const name of ["head", "model", "gen", "qk", "traj", "lens"]) {
+    if (!which.includes(name) || !shown.includes(name)) continue;
+    for (const ask of asks[/** @type {keyof asks} */ (name)]) {
+      /** @type {() => Promise<unknown>} */ (ask)().catch(() => {}); // a failure is reported by the view that draws the part
+    }
+  }
+}

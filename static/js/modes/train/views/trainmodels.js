@@ -1,0 +1,102 @@
+// The Train tab's trained models: a preset's claims as measured, and each variant with its
+// figures, its best induction (or aligned cross-attention) head, and what can be done with it:
+// open it in sentence mode, download its folder (an encoder-decoder is asked in its own card);
+// in a saved file (no folder URL) a line says these need the live page.
+// render(card, data, sel, callbacks): the card holds [data-role=claims] and [data-role=models].
+
+import { el } from "../../../core/dom.js";
+import { fmt } from "../../../core/numbers.js";
+import { variantFigures } from "../../../core/trainrun.js";
+
+/** @typedef {import("../../../core/types.js").TrainRun} TrainRun */
+
+/**
+ * @param {HTMLElement} card
+ * @param {{run: TrainRun, folder: ((variant: number) => string) | null}} data folder: the URL
+ *   of a finished variant's model folder (zipped); null in a saved file, which holds no model
+ * @param {{}} sel
+ * @param {{onOpen: (model: string, text: string) => void}} callbacks onOpen: show a trained
+ *   model in sentence mode on a text
+ */
+export function render(card, data, sel, callbacks) {
+  const r = data.run;
+  const claims = /** @type {HTMLElement} */ (card.querySelector("[data-role=claims]"));
+  claims.hidden = !r.claims;
+  claims.replaceChildren(
+    ...(r.claims
+      ? [
+          el("p", {
+            className: "hint",
+            textContent: "The preset's claims, measured on these models (the tests check them on seeds 0 to 4):",
+          }),
+          el(
+            "ul",
+            {},
+            r.claims.map((c) =>
+              el("li", {
+                className: c.holds ? "holds" : "fails",
+                textContent: `${c.holds ? "✓" : "✗"} ${c.claim}: ${fmt(c.value, 3)}`,
+              }),
+            ),
+          ),
+        ]
+      : []),
+  );
+  const seq2seq = Boolean(r.probe.source);
+  const folder = data.folder;
+  /** @type {HTMLElement} */ (card.querySelector("[data-role=models]")).replaceChildren(
+    ...r.variants.map((v, i) => {
+      const scores = v.alignment ?? v.induction ?? null;
+      const kind = v.alignment ? "aligned cross-attention head" : "induction head";
+      const best = scores ? Math.max(...scores.flat()) : null;
+      const where =
+        best === null || !scores
+          ? ""
+          : (() => {
+              const k = scores.flat().indexOf(best);
+              return ` · best ${kind} L${Math.floor(k / v.arch.heads) + 1} H${(k % v.arch.heads) + 1}: ${fmt(best, 2)}`;
+            })();
+      const name = el("span", {
+        className: "t-model-name",
+        textContent: v.model || (seq2seq ? `${r.id}${v.label ? ` ${v.label}` : ""}` : v.label || "model"),
+      });
+      const figures = el("span", {
+        className: "dim",
+        textContent:
+          ` ${v.label ? `${v.label} · ` : ""}${v.state} · ` +
+          `${variantFigures(v)} · ${v.params.toLocaleString("en")} parameters${where}`,
+      });
+      if (!folder) {
+        return el("div", { className: "t-model" }, [
+          name,
+          figures,
+          el("span", {
+            className: "hint t-model-why",
+            textContent:
+              `${seq2seq ? "Asking it" : "Opening it in sentence mode or downloading its folder"} takes ` +
+              "the live page: this file holds the run, not the model.",
+          }),
+        ]);
+      }
+      const open = el("button", { type: "button", textContent: "Open in sentence mode", disabled: !v.model });
+      open.addEventListener("click", () => v.model && callbacks.onOpen(v.model, r.probe.text));
+      const save = el("a", {
+        className: "button",
+        textContent: "Download folder",
+        title: "config.json, model.safetensors and tokenizer.json, zipped: attnviz serve --model FOLDER serves it",
+        href: folder(i),
+        download: "",
+      });
+      save.hidden = !v.model;
+      // Where an encoder-decoder's buttons would be, why it has none.
+      const why = el("span", {
+        className: "hint t-model-why",
+        textContent:
+          "Not opened in sentence mode " +
+          "nor saved as a folder: both take a model that reads one text, and an encoder-decoder reads " +
+          "a source and writes its answer. Ask it above.",
+      });
+      return el("div", { className: "t-model" }, [name, figures, ...(seq2seq ? [why] : [open, save])]);
+    }),
+  );
+}
