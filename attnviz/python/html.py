@@ -192,7 +192,7 @@ def collect(
 def csv_parts(
     *, layer: int, head: int, views: Sequence[str], lacking: Mapping[str, Any] = {}
 ) -> list[Params]:
-    """The parts the model card's CSV buttons ask for (modes/sentence/cards.js: the chosen
+    """The parts the model card's CSV buttons ask for (modes/sentence/cards/model.js: the chosen
     head's weights, its layer's mean, every layer's hidden states), when that card is shown and
     the trace has them (``lacking``: its ``unavailable``); worth adding while they fit (a
     button whose part the file lacks says so)."""

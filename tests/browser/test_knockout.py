@@ -1,4 +1,4 @@
-"""Knocking a head out on the page (modes/sentence/knockcard.js, views/knockout.js): with the
+"""Knocking a head out on the page (modes/sentence/cards/knockout.js, views/knockout.js): with the
 model view's "knock out" switch on, a click on a head (or Enter on it) reruns the model without
 it; the Knock-out card's losses, top predictions and difference heatmap are the API's numbers
 for the knocked-out and the clean runs; the share link carries the knock-out and restores it;

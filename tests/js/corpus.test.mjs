@@ -1,5 +1,5 @@
 // The pure parts of the "Many texts" card (views/corpus.js, views/headclusters.js,
-// modes/sentence/corpuscard.js), on a hand-made answer shaped as the API's CorpusResponse: the
+// modes/sentence/cards/corpus.js), on a hand-made answer shaped as the API's CorpusResponse: the
 // map's frame keeps one scale on both axes and every point inside, the nearest keys are the
 // nearest by brute force, the summary and the live region say the API's numbers as given, the
 // keyboard's cursor walks as documented, and the clusters' runs and lists follow `order`.
@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import { CORPUS_FEEDS, viewsFed } from "../../static/js/core/feeds.js";
-import { charCount, corpusBody, defaultCorpusState } from "../../static/js/modes/sentence/corpuscard.js";
+import { charCount, corpusBody, defaultCorpusState } from "../../static/js/modes/sentence/cards/corpus.js";
 import {
   axisTitle,
   contextText,

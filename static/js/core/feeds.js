@@ -22,7 +22,7 @@ export const SENTENCE_FEEDS = {
   knock: ["diffLayer", "diffHead"], // ablate, ablateMode, ablateSource: a new trace
 };
 
-/** Sentence mode's "Many texts" card: keys of its state (modes/sentence/corpuscard.js
+/** Sentence mode's "Many texts" card: keys of its state (modes/sentence/cards/corpus.js
  * defaultCorpusState) -> its views, the 2-D map of one head's queries and keys (views/corpus.js)
  * and the heads' clusters (views/headclusters.js). A change of head, layer, projection or
  * clusters asks the server again at once; a new set (source, upload, max_tokens, seed) waits for

@@ -2,7 +2,7 @@
 // (show), a choice redrawing the views it feeds (viewChanged, SENTENCE_FEEDS), each view's
 // draw current only while no newer one of it (or newer trace) has started, and the parts the
 // views will ask for asked for first (prefetch). The cards are cards.js's and the Knock-out
-// card's (knockcard.js).
+// card's (cards/knockout.js).
 
 import { drawViews } from "../../core/controller.js";
 import { byId } from "../../core/dom.js";
@@ -10,7 +10,7 @@ import { SENTENCE_FEEDS, viewsFed } from "../../core/feeds.js";
 import { clampSentence } from "../../core/state.js";
 import * as modelview from "../../views/modelview.js";
 import { createCards } from "./cards.js";
-import { createKnockCard } from "./knockcard.js";
+import { createKnockCard } from "./cards/knockout.js";
 
 /** @typedef {import("../../core/types.js").Compact} Compact */
 /** @typedef {import("../../core/api.js").Params} Params */

@@ -4,11 +4,11 @@
 // one score at a time, and a head picked there opens in the model and head views on the probe's
 // text. A new model puts the button back.
 
-import { fetchAtlas } from "../../core/api.js";
-import { byId, fillOptions } from "../../core/dom.js";
-import * as atlasview from "../../views/atlas.js";
+import { fetchAtlas } from "../../../core/api.js";
+import { byId, fillOptions } from "../../../core/dom.js";
+import * as atlasview from "../../../views/atlas.js";
 
-/** @typedef {import("../../core/types.js").Atlas} Atlas */
+/** @typedef {import("../../../core/types.js").Atlas} Atlas */
 
 /**
  * Wire the card (once).

@@ -5,18 +5,18 @@
 // model), and the card draws it beside the clean run: the trace of the same text without
 // ``ablate``, whose parts it asks for itself (the server keeps both, keyed on ``ablate``).
 
-import { TraceParts } from "../../core/api.js";
-import { byId, el, fillIndexSelect } from "../../core/dom.js";
-import { ABLATE_MODES, ablateKey } from "../../core/state.js";
-import * as knockview from "../../views/knockout.js";
+import { TraceParts } from "../../../core/api.js";
+import { byId, el, fillIndexSelect } from "../../../core/dom.js";
+import { ABLATE_MODES, ablateKey } from "../../../core/state.js";
+import * as knockview from "../../../views/knockout.js";
 
-/** @typedef {import("../../core/types.js").Compact} Compact */
-/** @typedef {import("../../core/types.js").NDArray} NDArray */
-/** @typedef {import("../../core/types.js").Ablated} Ablated */
-/** @typedef {import("./parts.js").SentenceApp} SentenceApp */
+/** @typedef {import("../../../core/types.js").Compact} Compact */
+/** @typedef {import("../../../core/types.js").NDArray} NDArray */
+/** @typedef {import("../../../core/types.js").Ablated} Ablated */
+/** @typedef {import("../parts.js").SentenceApp} SentenceApp */
 
 /**
- * @param {{app: import("./parts.js").SentenceApp, ticket: (name: string) => () => boolean,
+ * @param {{app: import("../parts.js").SentenceApp, ticket: (name: string) => () => boolean,
  *   edited: (delay?: number) => void, viewChanged: (keys: string[]) => void,
  *   setError: (message: string | null) => void}} ctx edited: the state changed in a way that
  *   needs a new trace
@@ -39,7 +39,7 @@ export function createKnockCard(ctx) {
 
   /** The clean run's parts: the trace of the same request without ``ablate``. */
   function cleanParts() {
-    const body = /** @type {{ablate?: unknown}} */ ({ .../** @type {import("./parts.js").Parts} */ (app.parts).body });
+    const body = /** @type {{ablate?: unknown}} */ ({ .../** @type {import("../parts.js").Parts} */ (app.parts).body });
     delete body.ablate;
     const key = JSON.stringify(body);
     if (clean?.key !== key) clean = { key, parts: new TraceParts(body, 8) };
@@ -106,7 +106,7 @@ export function createKnockCard(ctx) {
   for (const m of ABLATE_MODES)
     if (![...mode.options].some((o) => o.value === m)) throw new Error(`ko-mode lacks ${m}`);
   mode.addEventListener("change", () => {
-    app.s.ablateMode = /** @type {import("../../core/types.js").AblateMode} */ (mode.value);
+    app.s.ablateMode = /** @type {import("../../../core/types.js").AblateMode} */ (mode.value);
     sync();
     edited(0);
   });
@@ -152,7 +152,7 @@ export function createKnockCard(ctx) {
     }
     const { layer, head } = compared(app);
     const cleanRun = cleanParts();
-    const knockedRun = /** @type {import("./parts.js").Parts} */ (app.parts);
+    const knockedRun = /** @type {import("../parts.js").Parts} */ (app.parts);
     const att = { fields: "attentions", layer, head };
     const predicts = !meta.unavailable?.top_k;
     const top = { fields: "top_k", k: 1, pos_start: 0, pos_count: meta.n };
@@ -215,7 +215,7 @@ function headChip(a) {
 
 /**
  * What the card says above its view: why nothing is knocked out, or what was.
- * @param {import("../../core/types.js").SentenceState} s @param {Ablated[]} ablated the trace's
+ * @param {import("../../../core/types.js").SentenceState} s @param {Ablated[]} ablated the trace's
  * @param {number} n the text's tokens
  */
 function knockNote(s, ablated, n) {

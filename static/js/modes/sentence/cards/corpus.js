@@ -8,16 +8,16 @@
 // redrawn. A new model, or a new set (its source, file, budget or seed), puts the button back.
 // The sentence is whatever the input card holds when the request goes.
 
-import { fetchCorpus } from "../../core/api.js";
-import { byId, fillIndexSelect, fillOptions } from "../../core/dom.js";
-import { CORPUS_FEEDS, viewsFed } from "../../core/feeds.js";
-import * as corpusview from "../../views/corpus.js";
-import * as clusterview from "../../views/headclusters.js";
+import { fetchCorpus } from "../../../core/api.js";
+import { byId, fillIndexSelect, fillOptions } from "../../../core/dom.js";
+import { CORPUS_FEEDS, viewsFed } from "../../../core/feeds.js";
+import * as corpusview from "../../../views/corpus.js";
+import * as clusterview from "../../../views/headclusters.js";
 
-/** @typedef {import("../../core/types.js").Corpus} Corpus */
-/** @typedef {import("../../core/types.js").CorpusLimits} CorpusLimits */
-/** @typedef {import("../../core/types.js").CorpusRequest} CorpusRequest */
-/** @typedef {import("../../core/types.js").CorpusSource} CorpusSource */
+/** @typedef {import("../../../core/types.js").Corpus} Corpus */
+/** @typedef {import("../../../core/types.js").CorpusLimits} CorpusLimits */
+/** @typedef {import("../../../core/types.js").CorpusRequest} CorpusRequest */
+/** @typedef {import("../../../core/types.js").CorpusSource} CorpusSource */
 
 /** The sets, as the source select names them. */
 export const SOURCES = /** @type {const} */ ({
