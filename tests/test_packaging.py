@@ -1,6 +1,7 @@
 """A regular (non-editable) install, as the Docker image makes, carries the page with it."""
 
 import json
+import os
 import re
 import socket
 import subprocess
@@ -70,10 +71,13 @@ def test_the_wheel_in_a_fresh_venv_outside_the_checkout_serves_the_page(wheel, t
         check=True, timeout=300,
     )  # fmt: skip
     python = venv / "bin" / "python"
+    # The venv's own view of the package: a PYTHONPATH of the caller's (a checkout first on the
+    # path) would hide the installed wheel.
+    bare = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     where = subprocess.run(
         [str(python), "-c", "import attnviz, attnviz.web as w; print(attnviz.__file__);"
          "print(w.find_dir('static'))"],
-        cwd=tmp_path, capture_output=True, text=True, check=True, timeout=120,
+        cwd=tmp_path, env=bare, capture_output=True, text=True, check=True, timeout=120,
     ).stdout.split()  # fmt: skip
     package = site / "attnviz"
     assert where == [str(package / "__init__.py"), str(package / "static")]
