@@ -114,12 +114,15 @@ def hidden_keys(
     T: int, S: int, start: int, causal: bool, window: int | None, device: torch.device
 ) -> torch.Tensor:
     """(T, S) true where query start + i may not see key j: after it when ``causal``, or
-    ``window`` or more positions before it. Kept for the next heads and layers of a text."""
-    i = torch.arange(start, start + T, device=device)[:, None]  # (T, 1) query positions
-    j = torch.arange(S, device=device)[None, :]  # (1, S) key positions
-    hidden = j > i if causal else torch.zeros(T, S, dtype=torch.bool, device=device)
-    if window is not None:
-        hidden = hidden | ((i - j).abs() >= window)  # (T, S)
+    ``window`` or more positions before it. Kept for the next heads and layers of a text, and
+    made outside inference mode even when a trace asks first, so that a training step of the
+    same shape may save it for its backward."""
+    with torch.inference_mode(False):
+        i = torch.arange(start, start + T, device=device)[:, None]  # (T, 1) query positions
+        j = torch.arange(S, device=device)[None, :]  # (1, S) key positions
+        hidden = j > i if causal else torch.zeros(T, S, dtype=torch.bool, device=device)
+        if window is not None:
+            hidden = hidden | ((i - j).abs() >= window)  # (T, S)
     return hidden
 
 

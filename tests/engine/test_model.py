@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from attnviz.engine import capture, hook_points
+from attnviz.engine.model import hidden_keys
 from tests.support import reference
 from tests.support.models import make_model
 
@@ -283,3 +284,21 @@ def test_biases_affine_norms_and_final_norm():
     h = F.gelu(lin(x, "mlp.W_in"), approximate="tanh")
     x = ln(x + h @ sd["blocks.0.mlp.W_out"] + sd["blocks.0.mlp.b_out"], "blocks.0.ln2")
     assert torch.allclose(out, ln(x, "ln_final"), atol=1e-12)
+
+
+@pytest.mark.parametrize("window", [None, 3])
+def test_a_mask_kept_from_a_trace_serves_a_training_step_of_the_same_shape(window):
+    """The causal (and windowed) mask is kept across forwards of one length; one first made by
+    a trace (under inference mode) must still serve a training step's backward, as when a
+    server traces a text and then trains a model on strings of the same length."""
+    hidden_keys.cache_clear()
+    model = make_model(
+        "random", d_model=4, causal=True, n_heads=2, n_layers=2, ffn=True, sliding_window=window
+    )
+    x = X[None].clone()
+    with torch.inference_mode():
+        model(x)  # the mask of 5 queries and 5 keys, kept
+    model.train()
+    x.requires_grad_(True)
+    model(x).sum().backward()
+    assert x.grad is not None and torch.isfinite(x.grad).all()
