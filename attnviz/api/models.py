@@ -1,6 +1,6 @@
 from fastapi import APIRouter
 
-from attnviz.api.deps import RegistryDep, SettingsDep
+from attnviz.api.deps import CallerDep, RegistryDep, SettingsDep, TrainingDep
 from attnviz.limits import LIMITS
 from attnviz.presets import example_heads
 from attnviz.pretrained.registry import BUILTIN_INSTALL
@@ -12,10 +12,14 @@ router = APIRouter(prefix="/api", tags=["models"])
 
 
 @router.get("/models")
-def models(registry: RegistryDep, settings: SettingsDep) -> ModelList:
-    """The pretrained models this server runs on text, and example sentences."""
+def models(
+    registry: RegistryDep, settings: SettingsDep, training: TrainingDep, caller: CallerDep
+) -> ModelList:
+    """The pretrained models this server runs on text, the models of the caller's trained runs
+    (its own, those it opened by their link, the shared ones), and example sentences."""
+    listed = [m for m in registry.models.values() if m.run is None or training.lists(m.run, caller)]
     return ModelList(
-        models=[model_info(m, settings.max_text_tokens) for m in registry.models.values()],
+        models=[model_info(m, settings.max_text_tokens) for m in listed],
         default=registry.default,
         examples=EXAMPLES,
         max_text_chars=LIMITS.max_text_chars,
