@@ -69,11 +69,11 @@ class Visitors:
         scope.setdefault("state", {})[STATE_KEY] = Caller(visitor, operator, token)
         # A cross-site navigation comes without its SameSite=Strict cookie: the visitor may well
         # have one, so none is set over it (the page's own requests, same-site, then carry it).
-        # Nor on the static files, which caches may keep and hand to others.
+        # Nor on the static files (public, immutable), which caches may keep and hand on.
         keep = (
             not new
             or headers.get("sec-fetch-site") == "cross-site"
-            or scope.get("path", "").startswith("/static/")
+            or scope.get("path", "").startswith(("/static/", "/vendor/"))
         )
         if keep:
             await self.app(scope, receive, send)
