@@ -138,7 +138,8 @@ class Client:
         makes the same): Train mode's views, with the checkpoints to scrub. A run still
         running is refused (``ExportError``); the path.
 
-        >>> attnviz.Client("http://127.0.0.1:8000").save_run_html("a1b2c3d4e5", "run.html")
+        >>> c = attnviz.Client("http://127.0.0.1:8000")
+        >>> c.save_run_html("5e9c9906008a4f1e9b3c2d7a6e5f4b10", "run.html")
         """
         from attnviz.python.html import save_run_html
 

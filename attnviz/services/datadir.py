@@ -46,11 +46,13 @@ def write_atomic(path: Path, data: bytes, *, mode: int = 0o600, replace: bool = 
 
 
 def server_secret(settings: Settings) -> bytes:
-    """The key that signs visitors: ``ATTNVIZ_SECRET``, else the one kept in the data directory,
-    generated there the first time (0600). Where the directory cannot be written, a key for this
-    process alone (logged): visitors are then new visitors after a restart."""
-    if settings.secret is not None:
-        return settings.secret.get_secret_value().encode()
+    """The key that signs visitors: ``ATTNVIZ_SECRET`` (an empty one counts as unset), else
+    the one kept in the data directory, generated there the first time (0600). Where the
+    directory cannot be written, a key for this process alone (logged): visitors are then new
+    visitors after a restart."""
+    given = settings.secret.get_secret_value() if settings.secret is not None else ""
+    if given:  # an empty one (ATTNVIZ_SECRET="") is no secret: as if unset
+        return given.encode()
     path = settings.data_path / SECRET_FILE
     try:
         if not path.exists():

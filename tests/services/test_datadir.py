@@ -28,6 +28,7 @@ def test_the_secret_is_made_once_and_kept(tmp_path):
     assert len(key) >= 32 and server_secret(s) == key == (tmp_path / SECRET_FILE).read_bytes()
     assert server_secret(Settings(data_dir=tmp_path / "other")) != key
     assert server_secret(Settings(data_dir=tmp_path, secret="given-secret")) == b"given-secret"
+    assert server_secret(Settings(data_dir=tmp_path, secret="")) == key  # empty: as unset
 
 
 def test_a_folder_that_cannot_be_written_gives_a_key_for_this_process(tmp_path, caplog):
