@@ -142,6 +142,13 @@ def test_b_cannot_cancel_or_list_as_run_but_opens_it_and_the_operator_shares_it(
         # A trace of it works for whoever has the name (its id).
         trace = c.post("/api/trace?fields=attentions", json={"model": run, "text": "abcab"})
         assert trace.status_code == 200
+        # A link to its model in sentence mode asks the list for it: a fresh visitor D then has
+        # it (and its run, remembered as opened); an unknown name adds nothing.
+        with httpx.Client(base_url=a.base_url, timeout=60) as d:
+            assert [m["name"] for m in d.get("/api/models?open=nope").json()["models"]] == []
+            opened = d.get("/api/models", params={"open": run}).json()["models"]
+            assert [m["name"] for m in opened] == [run] and models(d) == [run]
+            assert listed(d)[run]["can_cancel"] is False
         # An unknown model's message names no run's model (their names are capabilities).
         gone = c.post("/api/trace", json={"model": "nope", "text": "abc"})
         assert gone.status_code == 404 and run not in gone.json()["message"]

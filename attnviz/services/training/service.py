@@ -205,6 +205,14 @@ class TrainService:
             run.access.opened_by(caller)
         return run
 
+    def remember(self, run_id: str, caller: Caller) -> None:
+        """``caller`` opened the run by a name it holds (its model's, in a link): remembered,
+        when the run is still here."""
+        run = self.runs.get(run_id)
+        if run is not None:
+            with run.lock:
+                run.access.opened_by(caller)
+
     def control(self, run_id: str, caller: Caller) -> LiveRun:
         """The run, for a change by ``caller``: its owner or the operator. To anyone else it
         is a run that does not exist (the same ``RunGone``), so that it is not revealed."""
