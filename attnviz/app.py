@@ -13,9 +13,11 @@ from attnviz.api import api_router
 from attnviz.api import export as export_api
 from attnviz.api.errors import install_error_handlers
 from attnviz.api.middleware import BodyLimit, HeadAsGet, SecurityHeaders, TimeLimit
+from attnviz.api.visitor import Visitors
 from attnviz.engine.device import resolve_device
 from attnviz.pretrained import load_registry
 from attnviz.services import compute
+from attnviz.services.datadir import server_secret
 from attnviz.services.recurrent import RecurrentService
 from attnviz.services.trace_service import TraceService
 from attnviz.services.training import TrainService
@@ -56,8 +58,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # GZip for the page, its scripts and the small JSON answers. Traces are compressed by the
     # trace service, on the compute thread (a large JSON trace would hold the event loop): the
     # middleware passes a body that already has a Content-Encoding.
-    # Added innermost first: a request meets TimeLimit, BodyLimit, HeadAsGet, GZip, then the
-    # security headers (which read an HTML page before it is compressed).
+    # Added innermost first: a request meets Visitors (who is asking; a new visitor's cookie on
+    # every answer, refusals included), TimeLimit, BodyLimit, HeadAsGet, GZip, then the security
+    # headers (which read an HTML page before it is compressed).
     app.add_middleware(SecurityHeaders, settings=settings)
     app.add_middleware(
         GZipMiddleware,
@@ -68,6 +71,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(HeadAsGet)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(TimeLimit, seconds=settings.request_timeout_s)
+    admin = settings.admin_token.get_secret_value() if settings.admin_token else None
+    app.add_middleware(Visitors, secret=server_secret(settings), admin_token=admin)
     app.include_router(api_router)
     app.include_router(export_api.router)
     install_web(app)

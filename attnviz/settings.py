@@ -7,7 +7,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AliasChoices, Field, field_validator
+from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 # The parameters' dtype: "auto" is the checkpoint's (bfloat16 or float16) on a GPU and float32
@@ -86,6 +86,17 @@ class Settings(BaseSettings):
     # a run to the replica that trains it (deploy/nginx). Lowercase letters and digits.
     replica: str = Field("", pattern=r"^[a-z0-9]{0,16}$")
 
+    # -- visitors and the operator --------------------------------------------------------------
+    # What the server keeps between restarts (the generated secret). Unset: the user's data
+    # folder (platformdirs' user_data_dir("attnviz"), ~/.local/share/attnviz on Linux).
+    data_dir: Path | None = None
+    # The key that signs each visitor's cookie (and bearer token). Unset: one is generated once
+    # and kept in the data directory (mode 0600). Replicas behind one proxy share one.
+    secret: SecretStr | None = None
+    # The operator's bearer token (Authorization: Bearer ...): lists, cancels and shares every
+    # run. Unset: no operator.
+    admin_token: SecretStr | None = None
+
     @field_validator("port", mode="before")
     @classmethod
     def _not_a_service_link(cls, value: object) -> object:
@@ -96,6 +107,15 @@ class Settings(BaseSettings):
                 "ATTNVIZ_PORT to a number"
             )
         return value
+
+    @property
+    def data_path(self) -> Path:
+        """The data directory: ``data_dir``, else the user's data folder."""
+        if self.data_dir is not None:
+            return self.data_dir
+        from platformdirs import user_data_dir
+
+        return Path(user_data_dir("attnviz"))
 
     @property
     def model_folders(self) -> list[Path]:

@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,6 +16,16 @@ from attnviz.settings import Settings
 from tests.support.checkpoints import make_tiny_gpt2
 
 TINY_GPT2 = "tiny-gpt2"
+
+# No test writes into the real user data folder (ATTNVIZ_DATA_DIR's default): every app built in
+# this session, and every server process a test starts (it inherits the environment), keeps its
+# generated secret here instead. Set before any test module builds a Settings.
+TEST_DATA_DIR = tempfile.mkdtemp(prefix="attnviz-test-data-")
+os.environ["ATTNVIZ_DATA_DIR"] = TEST_DATA_DIR
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    shutil.rmtree(TEST_DATA_DIR, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

@@ -129,7 +129,9 @@ def serve_with(env: dict[str, str], wait_s: float = 60) -> tuple[int | None, str
     """``attnviz serve`` with ``env`` (no flags): (exit code or None while it runs, what it
     printed, whether /healthz answered on the port the environment names)."""
     full = {k: v for k, v in os.environ.items() if not k.startswith("ATTNVIZ_") and k != "PORT"}
-    full.update({"ATTNVIZ_DEVICE": "cpu", "ATTNVIZ_BUILTIN_MODEL": "false", **env})
+    # The session's data directory (tests/conftest.py): never the real user data folder.
+    full.update({"ATTNVIZ_DEVICE": "cpu", "ATTNVIZ_BUILTIN_MODEL": "false",
+                 "ATTNVIZ_DATA_DIR": os.environ["ATTNVIZ_DATA_DIR"], **env})  # fmt: skip
     port = env.get("ATTNVIZ_PORT", env.get("PORT", "8000"))
     port = port if port.isdigit() else "8000"
     proc = subprocess.Popen([sys.executable, "-m", "attnviz", "serve"], env=full, text=True,

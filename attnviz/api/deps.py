@@ -8,6 +8,7 @@ import torch
 from fastapi import Depends, Request
 
 from attnviz.pretrained import ModelRegistry
+from attnviz.services.ownership import Caller
 from attnviz.services.recurrent import RecurrentService
 from attnviz.services.trace_service import TraceService
 from attnviz.services.training import TrainService
@@ -38,9 +39,15 @@ async def _recurrent(request: Request) -> RecurrentService:
     return request.app.state.recurrent
 
 
+async def _caller(request: Request) -> Caller:
+    """Who is asking (``api.visitor.Visitors`` read it from the cookie or the bearer token)."""
+    return request.scope["state"]["caller"]
+
+
 SettingsDep = Annotated[Settings, Depends(_settings)]
 DeviceDep = Annotated[torch.device, Depends(_device)]
 RegistryDep = Annotated[ModelRegistry, Depends(_registry)]
 TracesDep = Annotated[TraceService, Depends(_traces)]
 TrainingDep = Annotated[TrainService, Depends(_training)]
 RecurrentDep = Annotated[RecurrentService, Depends(_recurrent)]
+CallerDep = Annotated[Caller, Depends(_caller)]

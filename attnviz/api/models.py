@@ -1,6 +1,8 @@
-from fastapi import APIRouter
+from typing import Annotated
 
-from attnviz.api.deps import RegistryDep, SettingsDep
+from fastapi import APIRouter, Query
+
+from attnviz.api.deps import CallerDep, RegistryDep, SettingsDep, TrainingDep
 from attnviz.limits import LIMITS
 from attnviz.presets import example_heads
 from attnviz.pretrained.registry import BUILTIN_INSTALL
@@ -12,10 +14,28 @@ router = APIRouter(prefix="/api", tags=["models"])
 
 
 @router.get("/models")
-def models(registry: RegistryDep, settings: SettingsDep) -> ModelList:
-    """The pretrained models this server runs on text, and example sentences."""
+def models(
+    registry: RegistryDep,
+    settings: SettingsDep,
+    training: TrainingDep,
+    caller: CallerDep,
+    open: Annotated[
+        str | None,
+        Query(
+            max_length=200,
+            description="A trained run's model that a link names: its name is the capability "
+            "to open it, so it is listed too (and its run remembered as opened by the caller)",
+        ),
+    ] = None,
+) -> ModelList:
+    """The pretrained models this server runs on text, the models of the caller's trained runs
+    (its own, those it opened by their link, the shared ones), and example sentences."""
+    wanted = registry.models.get(open) if open else None
+    if wanted is not None and wanted.run is not None:
+        training.remember(wanted.run, caller)
+    listed = [m for m in registry.models.values() if m.run is None or training.lists(m.run, caller)]
     return ModelList(
-        models=[model_info(m, settings.max_text_tokens) for m in registry.models.values()],
+        models=[model_info(m, settings.max_text_tokens) for m in listed],
         default=registry.default,
         examples=EXAMPLES,
         max_text_chars=LIMITS.max_text_chars,

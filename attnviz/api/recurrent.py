@@ -1,5 +1,8 @@
 """Why not an RNN: compare the training lab's transformer with an LSTM and a GRU on one task
-(accuracy against the distance to remember, time per training step against the length)."""
+(accuracy against the distance to remember, time per training step against the length).
+
+Whoever holds a comparison's id may read it; only its owner or the operator may cancel it (404
+for anyone else, as for one that does not exist)."""
 
 from __future__ import annotations
 
@@ -7,15 +10,21 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Response, status
 
-from attnviz.api.deps import RecurrentDep
+from attnviz.api.deps import CallerDep, RecurrentDep
 from attnviz.schemas.recurrent import RecurrentOptions, RecurrentRequest, RecurrentRun
 
 router = APIRouter(prefix="/api/recurrent", tags=["recurrent"])
 
-RunId = Annotated[str, Path(max_length=40, description="The id POST /api/recurrent answered")]
+RunId = Annotated[str, Path(max_length=64, description="The id POST /api/recurrent answered")]
 
 GONE: dict[int | str, dict[str, Any]] = {
     404: {"description": "No such comparison here: never started, evicted, or a restart"}
+}
+NOT_YOURS: dict[int | str, dict[str, Any]] = {
+    404: {
+        "description": "No such comparison here, or not the caller's to cancel (the same "
+        "answer, so that its existence is not revealed)"
+    }
 }
 
 
@@ -36,19 +45,29 @@ def options(recurrent: RecurrentDep) -> RecurrentOptions:
         503: {"description": "Every training slot is taken: come back after `Retry-After`"},
     },
 )
-def start(req: RecurrentRequest, recurrent: RecurrentDep, response: Response) -> RecurrentRun:
+def start(
+    req: RecurrentRequest, recurrent: RecurrentDep, caller: CallerDep, response: Response
+) -> RecurrentRun:
     """Start a comparison: the transformer, an LSTM and a GRU trained one after the other on
     the task's batches (the same for the three, by the seed), each one's accuracy measured at
     growing distances, then a training step of each timed at growing lengths. Answers at once;
-    read its progress, and at the end its claims, at `GET /api/recurrent/{id}`."""
-    run = recurrent.start(req)
+    read its progress, and at the end its claims, at `GET /api/recurrent/{id}`. It is the
+    caller's; `token` is the caller as a bearer token, for a client that keeps no cookie."""
+    run = recurrent.start(req, caller)
     response.headers["Location"] = f"/api/recurrent/{run.id}"
     return run
 
 
 @router.get("/{run_id}", responses=GONE)
-def read(run_id: RunId, recurrent: RecurrentDep) -> RecurrentRun:
+def read(run_id: RunId, recurrent: RecurrentDep, caller: CallerDep) -> RecurrentRun:
     """The comparison as it stands: each model's accuracy per distance and step time per
     length as far as measured, what it is doing, and once done its claims and what it
-    showed."""
-    return recurrent.get(run_id)
+    showed. Anyone with the id may read it."""
+    return recurrent.get(run_id, caller)
+
+
+@router.delete("/{run_id}", responses=NOT_YOURS)
+def cancel(run_id: RunId, recurrent: RecurrentDep, caller: CallerDep) -> RecurrentRun:
+    """Cancel a running comparison (it stops within a step; what it measured stays), or
+    forget an ended one: its owner or the operator; 404 for anyone else."""
+    return recurrent.cancel(run_id, caller)

@@ -1,5 +1,9 @@
 """Training runs: start one, read its state, follow its events, cancel it, download a model,
-export an ended run as one HTML file."""
+export an ended run as one HTML file, share it (the operator).
+
+Whoever holds a run's id may read it (and is remembered as having opened it); only its owner or
+the operator may cancel it, and only the operator share it: to anyone else those answer 404, as
+for a run that does not exist (``services.ownership``)."""
 
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Header, HTTPException, Path, Query, Response, status
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 
-from attnviz.api.deps import TrainingDep
+from attnviz.api.deps import CallerDep, TrainingDep
 from attnviz.schemas.train import (
     TrainAccepted,
     TrainDecoded,
@@ -24,15 +28,21 @@ from attnviz.services.training import LiveRun
 
 router = APIRouter(prefix="/api/train", tags=["train"])
 
-RunId = Annotated[str, Path(max_length=40, description="The id POST /api/train answered")]
+RunId = Annotated[str, Path(max_length=64, description="The id POST /api/train answered")]
 
 GONE: dict[int | str, dict[str, Any]] = {
     404: {"description": "No such run here: never started, evicted, or the server restarted"}
 }
+NOT_YOURS: dict[int | str, dict[str, Any]] = {
+    404: {
+        "description": "No such run here, or not the caller's to change (the same answer, so "
+        "that a run's existence is not revealed)"
+    }
+}
 
 
-def _run(run_id: RunId, training: TrainingDep) -> LiveRun:
-    return training.get(run_id)
+def _run(run_id: RunId, training: TrainingDep, caller: CallerDep) -> LiveRun:
+    return training.open(run_id, caller)
 
 
 RunDep = Annotated[LiveRun, Depends(_run)]
@@ -46,10 +56,12 @@ def options(training: TrainingDep) -> TrainOptions:
 
 
 @router.get("")
-def runs(training: TrainingDep) -> TrainRuns:
-    """The runs this server keeps (running, and the last finished ones), newest first: each
-    one's state and its variants' steps, held-out loss and model name."""
-    return training.summaries()
+def runs(training: TrainingDep, caller: CallerDep) -> TrainRuns:
+    """The caller's runs this server keeps (running, and the last finished ones): those it
+    started, those it opened by their link, those the operator shared (every one for the
+    operator), newest first: each one's state, whether the caller may cancel it, and its
+    variants' steps, held-out loss and model name."""
+    return training.summaries(caller)
 
 
 @router.post(
@@ -62,22 +74,28 @@ def runs(training: TrainingDep) -> TrainRuns:
         503: {"description": "Every training slot is taken: come back after `Retry-After`"},
     },
 )
-def start(req: TrainRequest, training: TrainingDep, response: Response) -> TrainAccepted:
+def start(
+    req: TrainRequest, training: TrainingDep, caller: CallerDep, response: Response
+) -> TrainAccepted:
     """Start training: one model, the variants of one switch (`compare`), or an ablation
-    `preset`. Answers at once with the run's id; follow it at `events` (server-sent events) or
-    read it at `url`. Each variant, once finished, is a model in /api/models (named by the run
-    id, with the variant's label after it when there are several)."""
-    run = training.start(req)
+    `preset`; the run is the caller's. Answers at once with the run's id; follow it at `events`
+    (server-sent events) or read it at `url`. Each variant, once finished, is a model in
+    /api/models (named by the run id, with the variant's label after it when there are
+    several). `token` is the caller as a bearer token, for a client that keeps no cookie."""
+    run = training.start(req, caller)
     url = f"/api/train/{run.id}"
     response.headers["Location"] = url
-    return TrainAccepted(id=run.id, state="running", events=f"{url}/events", url=url)
+    return TrainAccepted(
+        id=run.id, state="running", events=f"{url}/events", url=url, token=caller.token
+    )
 
 
 @router.get("/{run_id}", responses=GONE)
-def read(run: RunDep, training: TrainingDep) -> TrainRun:
+def read(run: RunDep, training: TrainingDep, caller: CallerDep) -> TrainRun:
     """The run's state: every variant's loss and gradient norms per step, its checkpoints
-    (held-out loss and every head's attention on the task's probe, 8-bit), and its model."""
-    return training.state(run)
+    (held-out loss and every head's attention on the task's probe, 8-bit), its model, and
+    whether the caller may cancel it. Anyone with the id may read it."""
+    return training.state(run, caller)
 
 
 @router.get(
@@ -96,9 +114,10 @@ def read(run: RunDep, training: TrainingDep) -> TrainRun:
 async def events(
     run: RunDep,
     training: TrainingDep,
+    caller: CallerDep,
     last_event_id: Annotated[int | None, Header(ge=0)] = None,
 ) -> AsyncIterator[ServerSentEvent]:
-    async for seq, name, data in training.stream(run, last_event_id):
+    async for seq, name, data in training.stream(run, last_event_id, caller):
         yield ServerSentEvent(raw_data=data, event=name, id=str(seq))
 
 
@@ -181,9 +200,19 @@ def decode(run: RunDep, training: TrainingDep, req: TrainDecodeRequest) -> Train
     return training.decode(run, req)
 
 
-@router.delete("/{run_id}", responses=GONE)
-def cancel(run: RunDep, training: TrainingDep) -> TrainRun:
+@router.delete("/{run_id}", responses=NOT_YOURS)
+def cancel(run_id: RunId, training: TrainingDep, caller: CallerDep) -> TrainRun:
     """Cancel a running run (it stops within a step and keeps what it learned: its models
-    stay), or forget a finished one and its models."""
-    training.cancel(run.id)
-    return training.state(run)
+    stay), or forget a finished one and its models: the run's owner (its cookie, or the bearer
+    token its start answered) or the operator; 404 for anyone else."""
+    run = training.cancel(run_id, caller)
+    return training.state(run, caller)
+
+
+@router.post("/{run_id}/share", responses=NOT_YOURS)
+def share(run_id: RunId, training: TrainingDep, caller: CallerDep) -> TrainRun:
+    """The operator (`Authorization: Bearer <ATTNVIZ_ADMIN_TOKEN>`) shares the run with every
+    visitor: it is then in everyone's runs list, and its models in everyone's model list. 404
+    for anyone else."""
+    run = training.share(run_id, caller)
+    return training.state(run, caller)

@@ -1,9 +1,15 @@
 """``attnviz.Client``: the traces of a running attnviz server (local or hosted), over the compact
 form, as the same ``Trace`` that ``attnviz.trace`` gives in this process, and its training runs
-(their state, or one offline HTML file of a run). Only the standard library speaks HTTP here."""
+(their state, or one offline HTML file of a run). Only the standard library speaks HTTP here.
+
+One ``Client`` is one visitor of the server: it keeps the visitor cookie the server sets across
+its calls (so the runs it lists are its own, and those it opened by their id), or, given a
+``token`` (the ``token`` that ``POST /api/train`` answered, or the operator's
+``ATTNVIZ_ADMIN_TOKEN``), sends it as ``Authorization: Bearer``."""
 
 from __future__ import annotations
 
+import http.cookiejar
 import json
 import time
 import urllib.error
@@ -27,19 +33,28 @@ class Client:
     >>> [m["name"] for m in c.models()]
     ['all-MiniLM-L6-v2']
     >>> t = c.trace(model="all-MiniLM-L6-v2", text="The animal didn't cross the street")
+
+    ``token``: a visitor's bearer token (a run's starter's, from ``POST /api/train``), or the
+    operator's; without it, the client is the visitor its cookie names.
     """
 
-    def __init__(self, url: str, timeout: float = 120.0, patience: float = 30.0) -> None:
+    def __init__(
+        self, url: str, timeout: float = 120.0, patience: float = 30.0, token: str | None = None
+    ) -> None:
         self.url = url.rstrip("/")
         self.timeout = timeout
         self.patience = patience
+        self.cookies = http.cookiejar.CookieJar()  # the visitor cookie, kept across calls
+        self._opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.cookies))
+        if token:
+            self._opener.addheaders.append(("Authorization", f"Bearer {token}"))
 
     def _open(self, request: urllib.request.Request, limit: int | None = None) -> bytes:
         """The response's body (at most ``limit`` bytes: past it, refused)."""
         deadline = time.monotonic() + self.patience
         while True:
             try:
-                with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                with self._opener.open(request, timeout=self.timeout) as response:
                     if limit is None:
                         return response.read()
                     body = response.read(limit + 1)
@@ -107,6 +122,12 @@ class Client:
         url = f"{self.url}/api/train/{urllib.parse.quote(run_id, safe='')}"
         return self._open(urllib.request.Request(url), limit=RUN_MAX_BYTES)
 
+    def runs(self) -> list[dict]:
+        """``GET /api/train``: this client's runs (those it opened by their id, those the
+        operator shared; every one for the operator's token), newest first, each a dict."""
+        body = self._open(urllib.request.Request(f"{self.url}/api/train"))
+        return list(json.loads(body)["runs"])
+
     def run(self, run_id: str) -> dict:
         """A training run's state as a dict: every variant's history, its checkpoints (each
         head's attention on the probe, 8-bit), a preset's claims..."""
@@ -117,7 +138,8 @@ class Client:
         makes the same): Train mode's views, with the checkpoints to scrub. A run still
         running is refused (``ExportError``); the path.
 
-        >>> attnviz.Client("http://127.0.0.1:8000").save_run_html("a1b2c3d4e5", "run.html")
+        >>> c = attnviz.Client("http://127.0.0.1:8000")
+        >>> c.save_run_html("5e9c9906008a4f1e9b3c2d7a6e5f4b10", "run.html")
         """
         from attnviz.python.html import save_run_html
 

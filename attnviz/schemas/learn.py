@@ -112,10 +112,10 @@ class LearnCheckRequest(Strict):
 
     toy: ToyTraceRequest | None = Field(None, description="toy steps: the table and its config")
     run: str | None = Field(
-        None, min_length=1, max_length=40, description="train steps 11-16: the run's id"
+        None, min_length=1, max_length=64, description="train steps 11-16: the run's id"
     )
     recurrent: str | None = Field(
-        None, min_length=1, max_length=40, description="step 1: the comparison's id"
+        None, min_length=1, max_length=64, description="step 1: the comparison's id"
     )
     view: LearnView | None = None
 

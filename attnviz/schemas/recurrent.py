@@ -51,6 +51,17 @@ class RecurrentModel(BaseModel):
 
 class RecurrentRun(BaseModel):
     id: str
+    yours: bool = Field(False, description="The caller started it")
+    can_cancel: bool = Field(
+        False,
+        description="The caller may cancel it (or, once ended, forget it): its owner or the "
+        "operator; to anyone else DELETE answers 404",
+    )
+    token: str | None = Field(
+        None,
+        description="POST's answer only: the caller's visitor token, sent as `Authorization: "
+        "Bearer <token>` to be this visitor again (a client that keeps no cookie)",
+    )
     state: RunState
     reason: str | None = Field(None, description="Why it stopped, when not done")
     task: RecurrentTask

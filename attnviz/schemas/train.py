@@ -210,6 +210,13 @@ class TrainAsk(BaseModel):
 
 class TrainRun(BaseModel):
     id: str
+    yours: bool = Field(False, description="The caller started it")
+    can_cancel: bool = Field(
+        False,
+        description="The caller may cancel it (or, once ended, forget it): its owner or the "
+        "operator; to anyone else DELETE answers 404",
+    )
+    shared: bool = Field(False, description="The operator shared it with every visitor")
     state: RunState
     reason: str | None = Field(None, description="Why it stopped, when not done")
     task: TaskName
@@ -238,9 +245,16 @@ class TrainRunVariantSummary(BaseModel):
 
 
 class TrainRunSummary(BaseModel):
-    """One run in the list of this server's runs (GET /api/train)."""
+    """One run in the caller's list of this server's runs (GET /api/train)."""
 
     id: str
+    yours: bool = Field(False, description="The caller started it")
+    can_cancel: bool = Field(
+        False,
+        description="The caller may cancel it (or, once ended, forget it): its owner or the "
+        "operator; to anyone else DELETE answers 404",
+    )
+    shared: bool = Field(False, description="The operator shared it with every visitor")
     state: RunState
     reason: str | None = None
     task: TaskName
@@ -251,7 +265,10 @@ class TrainRunSummary(BaseModel):
 
 
 class TrainRuns(BaseModel):
-    runs: list[TrainRunSummary] = Field(description="The runs this server keeps, newest first")
+    runs: list[TrainRunSummary] = Field(
+        description="The caller's runs this server keeps (its own, those it opened by their "
+        "link, the shared ones; every one for the operator), newest first"
+    )
 
 
 class TrainDecodeRequest(Strict):
@@ -283,3 +300,7 @@ class TrainAccepted(BaseModel):
     state: RunState
     events: str = Field(description="The stream of this run's events")
     url: str
+    token: str = Field(
+        description="The caller's visitor token: sent as `Authorization: Bearer <token>`, it is "
+        "this visitor, the run's owner, again (a client that keeps no cookie cancels with it)"
+    )

@@ -7,13 +7,15 @@ refused when its steps or parameters are over the server's caps, and the last
 ``train_keep_runs`` finished ones kept (an older one is gone: 404). The slots are the training
 runs' number but a count of their own: a comparison and a run may train side by side, each on
 one thread.
+
+A comparison belongs to the visitor who started it, as a run does (``services.ownership``): its
+id is the capability to read it; only its owner or the operator may cancel it.
 """
 
 from __future__ import annotations
 
 import logging
 import math
-import secrets
 import threading
 import time
 
@@ -28,6 +30,7 @@ from attnviz.schemas.recurrent import (
 from attnviz.schemas.train import TrainClaim
 from attnviz.services import compute
 from attnviz.services.admission import Busy
+from attnviz.services.ownership import NOBODY, Caller, Ownership, new_run_id
 from attnviz.services.training import RunGone, TrainRefused, report
 from attnviz.settings import Settings
 from attnviz.training import recurrent as R
@@ -42,8 +45,12 @@ class LiveComparison:
     """One comparison as it runs: what ``recurrent.compare`` has done so far, then its claims
     and what it showed."""
 
-    def __init__(self, run_id: str, req: RecurrentRequest, setup: R.Setup) -> None:
+    def __init__(
+        self, run_id: str, req: RecurrentRequest, setup: R.Setup, access: Ownership
+    ) -> None:
         self.id = run_id
+        self.access = access  # its owner, whether shared, who opened it
+        self.cancel = threading.Event()
         self.task = req.task
         self.seed = req.seed
         self.setup = setup
@@ -90,11 +97,12 @@ class LiveComparison:
         left = spent * (1 - done) / done if done > 0 else deadline - time.monotonic()
         return max(0.0, min(left, deadline - time.monotonic()))
 
-    def state_now(self) -> RecurrentRun:
-        """What it is now, as the API sends it."""
+    def state_now(self, caller: Caller = NOBODY) -> RecurrentRun:
+        """What it is now, as the API sends it to ``caller``."""
         with self.lock:
             result, state, reason = self.result, self.state, self.reason
             claims, shows = self.claims, self.shows
+            yours, can_cancel = self.access.yours(caller), self.access.may_control(caller)
         models = []
         for kind in R.KINDS:
             m = result.model(kind) if result is not None else None
@@ -115,6 +123,8 @@ class LiveComparison:
         s = self.setup
         return RecurrentRun(
             id=self.id,
+            yours=yours,
+            can_cancel=can_cancel,
             state=state,  # type: ignore[arg-type]
             reason=reason,
             task=self.task,  # type: ignore[arg-type]
@@ -180,11 +190,11 @@ class RecurrentService:
         return setup
 
     def new_id(self) -> str:
-        token = secrets.token_hex(5)
-        return f"{self.settings.replica}-{token}" if self.settings.replica else token
+        return new_run_id(self.settings.replica)
 
-    def start(self, req: RecurrentRequest) -> RecurrentRun:
-        """Start a comparison on a thread of its own; ``Busy`` when every slot is taken."""
+    def start(self, req: RecurrentRequest, caller: Caller) -> RecurrentRun:
+        """Start a comparison, ``caller``'s, on a thread of its own; ``Busy`` when every slot
+        is taken. Its answer carries the caller's token (a bearer token for this visitor)."""
         setup = self._setup(req)
         limit = self.settings.train_max_seconds
         with self.lock:
@@ -197,21 +207,45 @@ class RecurrentService:
                     f"running; try again in {retry} s",
                     retry,
                 )
-            live = LiveComparison(self.new_id(), req, setup)
+            live = LiveComparison(self.new_id(), req, setup, Ownership(owner=caller.visitor))
             self.runs[live.id] = live
         threading.Thread(target=self._run, args=(live,), name=f"recurrent-{live.id}",
                          daemon=True).start()  # fmt: skip
-        return live.state_now()
+        return live.state_now(caller).model_copy(update={"token": caller.token})
 
-    def get(self, run_id: str) -> RecurrentRun:
+    def _gone(self, run_id: str) -> RunGone:
+        return RunGone(
+            f"run_id: no comparison {run_id!r} on this server (it never was, it was "
+            f"evicted after the last {self.settings.train_keep_runs}, or the server "
+            "restarted)"
+        )
+
+    def find(self, run_id: str) -> LiveComparison:
         live = self.runs.get(run_id)
         if live is None:
-            raise RunGone(
-                f"run_id: no comparison {run_id!r} on this server (it never was, it was "
-                f"evicted after the last {self.settings.train_keep_runs}, or the server "
-                "restarted)"
-            )
-        return live.state_now()
+            raise self._gone(run_id)
+        return live
+
+    def get(self, run_id: str, caller: Caller = NOBODY) -> RecurrentRun:
+        """The comparison as ``caller`` reads it (anyone with the id may; remembered as having
+        opened it)."""
+        live = self.find(run_id)
+        with live.lock:
+            live.access.opened_by(caller)
+        return live.state_now(caller)
+
+    def cancel(self, run_id: str, caller: Caller) -> RecurrentRun:
+        """Stop a running comparison (what it measured so far stays); forget an ended one. Only
+        its owner or the operator: to anyone else it does not exist (``RunGone``)."""
+        live = self.find(run_id)
+        if not live.access.may_control(caller):
+            raise self._gone(run_id)
+        if not live.finished:
+            live.cancel.set()
+        else:
+            with self.lock:
+                self.runs.pop(live.id, None)
+        return live.state_now(caller)
 
     @property
     def running(self) -> int:
@@ -230,12 +264,15 @@ class RecurrentService:
         try:
             with compute.beside():  # a core of its own: traces take one thread fewer
                 result = R.compare(live.task, live.seed, setup=live.setup, on_progress=heard,
-                                   should_stop=lambda: time.monotonic() > deadline)  # fmt: skip
+                                   should_stop=lambda: live.cancel.is_set()
+                                   or time.monotonic() > deadline)  # fmt: skip
             with live.lock:
                 live.result = result
             if result.complete:
                 claims = report.claims(R.outcomes(result))
                 said = R.shows(result)
+            elif live.cancel.is_set():
+                state, reason = "cancelled", "cancelled"
             else:
                 state = "cancelled"
                 reason = (

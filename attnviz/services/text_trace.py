@@ -69,7 +69,9 @@ def ablate_refused(m: ServedModel) -> str | None:
 def find_model(registry: ModelRegistry, name: str) -> ServedModel:
     model = registry.get(name)
     if model is None:
-        have = ", ".join(registry.models) or "none; see docs/models.md to add one"
+        # Trained runs' models are not named: their names are their runs' ids, capabilities.
+        served = [n for n, m in registry.models.items() if m.run is None]
+        have = ", ".join(served) or "none; see docs/models.md to add one"
         raise ModelNotFound(f"model: no model named {name!r} (available: {have})")
     return model
 

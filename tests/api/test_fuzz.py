@@ -67,11 +67,13 @@ OPERATIONS = [
     "GET /api/train/{run_id}/export",
     "POST /api/train/{run_id}/decode",
     "DELETE /api/train/{run_id}",
+    "POST /api/train/{run_id}/share",
     "GET /api/learn",
     "POST /api/learn/{step_id}/check",
     "GET /api/recurrent/options",
     "POST /api/recurrent",
     "GET /api/recurrent/{run_id}",
+    "DELETE /api/recurrent/{run_id}",
 ]
 POSITIVE, NEGATIVE = GenerationMode.POSITIVE, GenerationMode.NEGATIVE
 # Bodies and parameters that break the schema, where there are any.

@@ -150,4 +150,5 @@ def test_a_comparison_that_is_gone_is_a_404_and_never_another_one():
             r = client.get(f"/api/recurrent/{gone}")
             assert r.status_code == 404 and gone in r.json()["message"], r.text
             assert r.json()["detail"][0]["loc"] == ["path", "run_id"]
-        assert client.get(f"/api/recurrent/{'x' * 41}").status_code == 422
+        # Ids are 128-bit now (issue 27: "r16chars-" and 32 hex digits fit in 64).
+        assert client.get(f"/api/recurrent/{'x' * 65}").status_code == 422

@@ -417,8 +417,10 @@ def test_the_runs_are_listed_newest_first_and_a_finished_runs_stream_ends():
         done = wait(client, second)
         runs = client.get("/api/train").json()["runs"]
         assert [r["id"] for r in runs] == [second, first]
+        # The runs are this client's own (one cookie jar): its to cancel, not shared (issue 27).
         assert runs[0] == {
-            "id": second, "state": "done", "reason": None, "task": "induction", "preset": None,
+            "id": second, "yours": True, "can_cancel": True, "shared": False,
+            "state": "done", "reason": None, "task": "induction", "preset": None,
             "compare": "residual", "steps": 6,
             "variants": [{"label": v["label"], "state": "done", "model": v["model"], "steps": 6,
                           "heldout": v["checkpoints"][-1]["heldout"]} for v in done["variants"]],

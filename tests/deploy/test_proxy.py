@@ -18,6 +18,7 @@ import os
 import pwd
 import random
 import re
+import secrets
 import shutil
 import signal
 import socket
@@ -33,6 +34,8 @@ from pathlib import Path
 
 import httpx
 import pytest
+
+from attnviz.api.visitor import COOKIE
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = ROOT / "deploy" / "nginx" / "templates" / "default.conf.template"
@@ -201,9 +204,13 @@ def replicas(tmp_path) -> Iterator[list[Replica]]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ATTNVIZ_") and k != "PORT"}
     # One torch thread each: two replicas, nginx and the clients share this machine's cores.
     env.update(ATTNVIZ_DEVICE="cpu", ATTNVIZ_LOG_LEVEL="warning", OMP_NUM_THREADS="1")
+    # As compose.yaml: one ATTNVIZ_SECRET for both (each its own data directory, so that the
+    # secret they share can only be the one given), so a visitor is one visitor on either.
+    env.update(ATTNVIZ_SECRET=secrets.token_urlsafe(32))
     started: list[Replica] = []
     try:
         for name, replica in (("a", "r1"), ("b", "r2")):  # as compose.yaml names them
+            env["ATTNVIZ_DATA_DIR"] = str(tmp_path / f"data-{name}")
             port = free_port()
             log = tmp_path / f"replica-{name}.log"
             with log.open("wb") as out:
@@ -456,6 +463,15 @@ def test_every_request_about_a_run_reaches_the_replica_that_trains_it(replicas, 
             )
             assert r.status_code == 200, r.text
         assert {rid.split("-")[0] for rid in runs} == {"r1", "r2"}, runs
+        # Both replicas sign with one secret: the visitor cookie the first answer set holds on
+        # either, so this client stayed one visitor, and each run is its own to cancel.
+        visitor = http.cookies[COOKIE]
+        assert len(http.cookies.jar) == 1
+        with httpx.Client(base_url=proxy.base, timeout=60) as other:
+            for run_id in runs:
+                r = other.delete(f"/api/train/{run_id}")  # not its run: the 404 of none
+                assert r.status_code == 404 and f"no run '{run_id}'" in r.json()["message"]
+                assert http.get(f"/api/train/{run_id}").json()["can_cancel"] is True
         # A recurrent comparison (a run of its own kind): started anywhere, read on its replica;
         # a Learn step's check of a run goes to the run's replica by the header the page adds.
         r = http.post("/api/recurrent", json={"task": "copy"})
@@ -499,8 +515,11 @@ def test_every_request_about_a_run_reaches_the_replica_that_trains_it(replicas, 
             if gone:
                 assert r.json()["detail"] == [] and "replica is gone" in r.json()["message"]
         # An id no replica ever had is refused by one of them, never answered with another run.
-        r = http.get("/api/train/r1-0000000000")
-        assert r.status_code == 404 and "no run 'r1-0000000000'" in r.json()["message"]
+        # (Ids are 32 hex digits since issue 27: this one is routed to r1, which has no such run.)
+        never = "r1-" + "0" * 32
+        r = http.get(f"/api/train/{never}")
+        assert r.status_code == 404 and f"no run '{never}'" in r.json()["message"]
+        assert http.cookies[COOKIE] == visitor and len(http.cookies.jar) == 1
 
 
 # -- a busy replica -------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ import pytest
 from attnviz.app import create_app
 from attnviz.schemas.recurrent import RecurrentRun
 from attnviz.schemas.train import TrainClaim, TrainRequest
+from attnviz.services.ownership import Ownership
 from attnviz.services.training import LiveRun, RunGone
 from attnviz.settings import Settings
 from tests.support.servers import served
@@ -132,8 +133,10 @@ def test_an_ablation_step_reads_its_presets_claims_on_the_learners_run(app, clie
         TrainClaim(claim="pre-norm: held-out loss after 300 steps <= 2.9", value=2.61, holds=True),
         TrainClaim(claim="post-norm: held-out loss after 300 steps >= 3", value=3.25, holds=True),
     ]
+    # A run has an owner (issue 27): this one is no visitor's; the check reads it by its id.
     done = LiveRun("learn-done", TrainRequest(task="induction", preset="norm-at-depth"),
-                   training.plan(TrainRequest(task="induction", preset="norm-at-depth")))  # fmt: skip
+                   training.plan(TrainRequest(task="induction", preset="norm-at-depth")),
+                   Ownership(owner=""))  # fmt: skip
     done.state, done.claims = "done", claims
     training.runs[done.id] = done
     t = check(client, "ablate-norm", run=done.id)["claims-hold"]

@@ -23,6 +23,7 @@ from attnviz.schemas.train import (
     TrainRunVariantSummary,
     TrainVariant,
 )
+from attnviz.services.ownership import NOBODY, Caller
 from attnviz.services.thumbs import quantize
 from attnviz.services.training.runs import LiveRun
 from attnviz.training.claims import Outcome
@@ -84,8 +85,9 @@ def writes(task: Task) -> list[str] | None:
     return list(task.vocab.decode(p.ids[1:] + [0]))
 
 
-def run_state(run: LiveRun) -> TrainRun:
-    """The whole run as it stands, with ``seq``: the number of events it already holds."""
+def run_state(run: LiveRun, caller: Caller = NOBODY) -> TrainRun:
+    """The whole run as it stands, with ``seq``: the number of events it already holds, and
+    what ``caller`` may do with it."""
     plan = run.plan
     probe = plan.task.probe()
     with run.lock:
@@ -105,8 +107,13 @@ def run_state(run: LiveRun) -> TrainRun:
         ]
         seq = len(run.events)
         state, reason, claims = run.state, run.reason, run.claims
+        access = run.access
+        yours, can_cancel, shared = access.yours(caller), access.may_control(caller), access.shared
     return TrainRun(
         id=run.id,
+        yours=yours,
+        can_cancel=can_cancel,
+        shared=shared,
         state=state,  # type: ignore[arg-type]
         reason=reason,
         task=run.task_name,  # type: ignore[arg-type]
@@ -133,8 +140,8 @@ def run_state(run: LiveRun) -> TrainRun:
     )
 
 
-def summaries(runs: Iterable[LiveRun]) -> TrainRuns:
-    """``runs`` in brief, newest first."""
+def summaries(runs: Iterable[LiveRun], caller: Caller = NOBODY) -> TrainRuns:
+    """``runs`` in brief, newest first, with what ``caller`` may do with each."""
     out = []
     for run in reversed(list(runs)):
         with run.lock:
@@ -149,9 +156,15 @@ def summaries(runs: Iterable[LiveRun]) -> TrainRuns:
                 for v in run.variants
             ]
             state, reason = run.state, run.reason
+            access = run.access
+            yours, can_cancel = access.yours(caller), access.may_control(caller)
+            shared = access.shared
         out.append(
             TrainRunSummary(
                 id=run.id,
+                yours=yours,
+                can_cancel=can_cancel,
+                shared=shared,
                 state=state,  # type: ignore[arg-type]
                 reason=reason,
                 task=run.task_name,  # type: ignore[arg-type]
@@ -164,11 +177,13 @@ def summaries(runs: Iterable[LiveRun]) -> TrainRuns:
     return TrainRuns(runs=out)
 
 
-async def stream(run: LiveRun, after: int | None) -> AsyncIterator[tuple[int, str, str]]:
-    """(seq, event, JSON data): the run's state first (unless resuming ``after`` an event
-    already seen), then each event as it comes, until the run's end."""
+async def stream(
+    run: LiveRun, after: int | None, caller: Caller = NOBODY
+) -> AsyncIterator[tuple[int, str, str]]:
+    """(seq, event, JSON data): the run's state first (as ``caller`` reads it; unless resuming
+    ``after`` an event already seen), then each event as it comes, until the run's end."""
     if after is None:
-        state = run_state(run)
+        state = run_state(run, caller)
         yield state.seq, "state", state.model_dump_json()
         after = state.seq
     while True:

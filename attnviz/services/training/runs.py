@@ -13,6 +13,7 @@ import torch
 
 from attnviz.engine import Transformer
 from attnviz.schemas.train import TrainCheckpoint, TrainClaim, TrainRequest
+from attnviz.services.ownership import Ownership
 from attnviz.training.tasks import CharLM, Reverse, Task, bigram_heldout_loss
 from attnviz.training.trainer import HELDOUT_BATCH, Architecture, Optimiser, Run, Step, model_config
 
@@ -80,8 +81,9 @@ class Variant:
 class LiveRun:
     """One run as it trains: its variants' histories and checkpoints, and its event log."""
 
-    def __init__(self, run_id: str, req: TrainRequest, plan: Plan):
+    def __init__(self, run_id: str, req: TrainRequest, plan: Plan, access: Ownership):
         self.id = run_id
+        self.access = access  # its owner, whether shared, who opened it (services.ownership)
         self.plan = plan
         self.task_name = req.task
         self.checkpoints = req.checkpoints

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import logging
 import math
-import secrets
 import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -31,6 +30,7 @@ from attnviz.schemas.train import (
     TrainVariantInfo,
 )
 from attnviz.services.admission import Busy
+from attnviz.services.ownership import NOBODY, Caller, Ownership, new_run_id
 from attnviz.services.training.runs import (
     LiveRun,
     Plan,
@@ -156,12 +156,11 @@ class TrainService:
         return plan
 
     def new_id(self) -> str:
-        token = secrets.token_hex(5)
-        return f"{self.settings.replica}-{token}" if self.settings.replica else token
+        return new_run_id(self.settings.replica)
 
-    def start(self, req: TrainRequest) -> LiveRun:
-        """Plan the run and start training it on a thread of its own; ``Busy`` when every slot
-        is taken."""
+    def start(self, req: TrainRequest, caller: Caller) -> LiveRun:
+        """Plan the run and start training it on a thread of its own, ``caller``'s; ``Busy``
+        when every slot is taken."""
         plan = self.plan(req)
         with self.lock:
             running = [r for r in self.runs.values() if not r.finished]
@@ -176,7 +175,7 @@ class TrainService:
                     f"running; try again in {retry} s",
                     retry,
                 )
-            run = LiveRun(self.new_id(), req, plan)
+            run = LiveRun(self.new_id(), req, plan, Ownership(owner=caller.visitor))
             self.runs[run.id] = run
         worker = Worker(run, settings=self.settings, device=self.device, registry=self.registry,
                         done=self._evict)  # fmt: skip
@@ -185,19 +184,62 @@ class TrainService:
 
     # -- the table ------------------------------------------------------------------------------
 
+    def _gone(self, run_id: str) -> RunGone:
+        return RunGone(
+            f"run: no run {run_id!r} on this server (it never was, it was evicted after "
+            f"the last {self.settings.train_keep_runs} runs, or the server restarted)"
+        )
+
     def get(self, run_id: str) -> LiveRun:
+        """The run ``run_id``, whoever asks (an internal reader); ``RunGone`` when there is none."""
         run = self.runs.get(run_id)
         if run is None:
-            raise RunGone(
-                f"run: no run {run_id!r} on this server (it never was, it was evicted after "
-                f"the last {self.settings.train_keep_runs} runs, or the server restarted)"
-            )
+            raise self._gone(run_id)
         return run
 
-    def cancel(self, run_id: str) -> LiveRun:
-        """Stop a running run (it keeps what it learned); forget a finished one and its
-        models."""
+    def open(self, run_id: str, caller: Caller) -> LiveRun:
+        """The run, read by ``caller``, who holds its id (the capability): remembered as
+        having opened it, so that it is in the caller's lists."""
         run = self.get(run_id)
+        with run.lock:
+            run.access.opened_by(caller)
+        return run
+
+    def remember(self, run_id: str, caller: Caller) -> None:
+        """``caller`` opened the run by a name it holds (its model's, in a link): remembered,
+        when the run is still here."""
+        run = self.runs.get(run_id)
+        if run is not None:
+            with run.lock:
+                run.access.opened_by(caller)
+
+    def control(self, run_id: str, caller: Caller) -> LiveRun:
+        """The run, for a change by ``caller``: its owner or the operator. To anyone else it
+        is a run that does not exist (the same ``RunGone``), so that it is not revealed."""
+        run = self.get(run_id)
+        if not run.access.may_control(caller):
+            raise self._gone(run_id)
+        return run
+
+    def share(self, run_id: str, caller: Caller) -> LiveRun:
+        """The operator shares the run with everyone: it is in every visitor's lists, its
+        models in every model list. Anyone else: ``RunGone``."""
+        if not caller.operator:
+            raise self._gone(run_id)
+        run = self.get(run_id)
+        with run.lock:
+            run.access.shared = True
+        return run
+
+    def lists(self, run_id: str, caller: Caller) -> bool:
+        """Whether the run (and its models) is in ``caller``'s lists."""
+        run = self.runs.get(run_id)
+        return run is not None and run.access.listed_for(caller)
+
+    def cancel(self, run_id: str, caller: Caller) -> LiveRun:
+        """Stop a running run (it keeps what it learned); forget a finished one and its
+        models. Only its owner or the operator: ``RunGone`` for anyone else."""
+        run = self.control(run_id, caller)
         if not run.finished:
             run.cancel.set()
             return run
@@ -222,19 +264,22 @@ class TrainService:
 
     # -- what clients read ----------------------------------------------------------------------
 
-    def state(self, run: LiveRun) -> TrainRun:
-        return report.run_state(run)
+    def state(self, run: LiveRun, caller: Caller = NOBODY) -> TrainRun:
+        return report.run_state(run, caller)
 
-    def summaries(self) -> TrainRuns:
-        """Every run this server keeps, newest first, in brief."""
+    def summaries(self, caller: Caller) -> TrainRuns:
+        """The runs this server keeps that are in ``caller``'s lists (its own, those it opened
+        by their link, the shared ones; every one for the operator), newest first, in brief."""
         with self.lock:
-            kept = list(self.runs.values())
-        return report.summaries(kept)
+            kept = [r for r in self.runs.values() if r.access.listed_for(caller)]
+        return report.summaries(kept, caller)
 
-    def stream(self, run: LiveRun, after: int | None) -> AsyncIterator[tuple[int, str, str]]:
+    def stream(
+        self, run: LiveRun, after: int | None, caller: Caller = NOBODY
+    ) -> AsyncIterator[tuple[int, str, str]]:
         """(seq, event, JSON data): the run's state first (unless resuming ``after`` an event
         already seen), then each event as it comes, until the run's end."""
-        return report.stream(run, after)
+        return report.stream(run, after, caller)
 
     # -- asking a finished model ----------------------------------------------------------------
 

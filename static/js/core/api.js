@@ -147,10 +147,14 @@ export const fetchPresets = () => getJson("/api/presets");
  * X-Attnviz-Run header, by which a proxy sends it to the replica that has the run. */
 const runs = new Map();
 
-/** GET /api/models -> {models, default, examples, max_text_chars, max_json_values, install}
+/** GET /api/models -> {models, default, examples, max_text_chars, max_json_values, install};
+ * `open`: a model a link names (a trained run's, whose name is the capability to open it), listed
+ * too when the server has it.
+ * @param {string | null} [open]
  * @returns {Promise<import("./types.js").ModelList>} */
-export async function fetchModels() {
-  const list = /** @type {import("./types.js").ModelList} */ (await getJson("/api/models"));
+export async function fetchModels(open = null) {
+  const query = open ? `?${new URLSearchParams({ open })}` : "";
+  const list = /** @type {import("./types.js").ModelList} */ (await getJson(`/api/models${query}`));
   runs.clear();
   for (const m of list.models) if (m.run) runs.set(m.name, m.run);
   return list;

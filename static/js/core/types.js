@@ -331,6 +331,10 @@
  * by its events.
  * @typedef {object} TrainRun
  * @property {string} id
+ * @property {boolean} [yours] the caller started it
+ * @property {boolean} [can_cancel] the caller may cancel it (its owner, or the operator); a run
+ *   opened by its link is read, not controlled (absent in a file saved before issue 27)
+ * @property {boolean} [shared] the operator shared it with every visitor
  * @property {"running" | "done" | "cancelled" | "failed"} state
  * @property {string | null} reason
  * @property {string} task
@@ -363,6 +367,9 @@
  * A comparison of the transformer with an LSTM and a GRU (fetchRecurrent).
  * @typedef {object} RecurrentRun
  * @property {string} id
+ * @property {boolean} yours the caller started it
+ * @property {boolean} can_cancel the caller may cancel it (its owner, or the operator)
+ * @property {string | null} [token] POST's answer only: the caller as a bearer token
  * @property {"running" | "done" | "cancelled" | "failed"} state
  * @property {string | null} reason
  * @property {string} task
@@ -388,6 +395,9 @@
  * One run in fetchRuns' list.
  * @typedef {object} TrainRunSummary
  * @property {string} id
+ * @property {boolean} yours the caller started it
+ * @property {boolean} can_cancel the caller may cancel it
+ * @property {boolean} shared the operator shared it with every visitor
  * @property {"running" | "done" | "cancelled" | "failed"} state
  * @property {string | null} reason
  * @property {string} task

@@ -143,7 +143,7 @@ export function createSentence(
   async function activate(state = null) {
     app.active = true;
     if (!app.models) {
-      const list = models ?? (await loadModels(status, hooks.setError));
+      const list = models ?? (await loadModels(status, hooks.setError, state?.model ?? null));
       if (!list) return;
       app.models = list;
       if (!state) state = defaultSentence(list.default, list.examples[0] || "");
@@ -241,14 +241,16 @@ function serverless() {
 }
 
 /**
- * The server's models, or null when they could not be read (said in the error line).
+ * The server's models, or null when they could not be read (said in the error line); `open`:
+ * the model a link names (a trained run's is listed once its name is asked for).
  * @param {ReturnType<typeof createStatus>} status @param {(message: string | null) => void} setError
+ * @param {string | null} open
  * @returns {Promise<ModelList | null>}
  */
-async function loadModels(status, setError) {
+async function loadModels(status, setError, open) {
   status.waiting("models", true);
   try {
-    return await fetchModels();
+    return await fetchModels(open);
   } catch (err) {
     setError(`Could not load the models: ${/** @type {Error} */ (err).message}`);
     return null;

@@ -149,6 +149,7 @@ export async function openLink(ctx, link) {
   const err = await openRun(ctx, link.run);
   if (!(err instanceof Error)) {
     if (kept) hooks.setError(kept.trim());
+    refreshRuns(ctx); // opened by its link, the run is now in this visitor's list
     return;
   }
   const gone = /** @type {Error & {status?: number}} */ (err).status === 404;

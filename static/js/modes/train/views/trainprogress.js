@@ -1,7 +1,8 @@
 // The Train tab's run card: the progress bar over every variant's steps, the line under it
 // (the running variant's step, speed and losses; once ended, each variant's figures), the
-// run's id, whether Cancel applies, and the Export HTML link of a run that has ended (the run
-// as one offline file). render(card, data): parts marked by data-role.
+// run's id, whether Cancel applies (and is offered at all: only to whoever may cancel the run,
+// its owner), and the Export HTML link of a run that has ended (the run as one offline file).
+// render(card, data): parts marked by data-role.
 
 import { fmt } from "../../../core/numbers.js";
 import { variantFigures } from "../../../core/trainrun.js";
@@ -36,7 +37,23 @@ export function render(card, data) {
         (last ? ` · held-out ${fmt(last.heldout, 3)}` : "")
       : `${r.state}${r.reason && r.reason !== r.state ? `: ${r.reason}` : ""} · ${each}`;
   part("id").textContent = r.id;
-  /** @type {HTMLButtonElement} */ (part("cancel")).disabled = r.state !== "running";
+  const cancel = /** @type {HTMLButtonElement} */ (part("cancel"));
+  cancel.disabled = r.state !== "running";
+  const owner = /** @type {HTMLElement | null} */ (card.querySelector("[data-role=owner]"));
+  if (data.exportUrl) {
+    // The live page: Cancel only where the caller may (a saved file hides it for good). A run
+    // opened by its link, or shared, is another visitor's: read, scrubbed, downloaded, not
+    // cancelled.
+    cancel.hidden = !r.can_cancel;
+    if (owner) {
+      owner.hidden = !!r.can_cancel;
+      owner.textContent = r.can_cancel
+        ? ""
+        : r.shared
+          ? "Shared by the operator: you can read it, not cancel it"
+          : "Opened by its link: you can read it, not cancel it";
+    }
+  }
   const link = /** @type {HTMLAnchorElement | null} */ (card.querySelector("[data-role=export]"));
   if (link) {
     link.hidden = !data.exportUrl || r.state === "running";

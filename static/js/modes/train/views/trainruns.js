@@ -1,5 +1,6 @@
-// The runs a server keeps, listed under the Train tab's trained models, each with a button that
-// opens it. render(container, data, sel, callbacks).
+// The caller's runs a server keeps (its own, those it opened by their link, those the operator
+// shared), listed under the Train tab's trained models, each with a button that opens it.
+// render(container, data, sel, callbacks).
 
 import { el } from "../../../core/dom.js";
 import { fmt } from "../../../core/numbers.js";
@@ -25,6 +26,7 @@ export function render(container, data, sel, callbacks) {
         `${v.label ? `${v.label}: ` : ""}${v.steps.toLocaleString("en")} / ` +
         `${r.steps.toLocaleString("en")} steps${v.heldout === null ? "" : `, held-out ${fmt(v.heldout, 3)}`}`,
     );
+    const whose = r.yours ? "yours" : r.shared ? "shared" : r.can_cancel ? "" : "opened by link";
     const open = r.id === sel.open;
     const button = open
       ? el("span", { className: "dim", textContent: "shown above" })
@@ -32,7 +34,10 @@ export function render(container, data, sel, callbacks) {
     if (!open) button.addEventListener("click", () => callbacks.onOpen(r.id));
     return el("li", { className: `t-run-item${open ? " open" : ""}`, dataset: { run: r.id, state: r.state } }, [
       el("span", { className: "t-model-name", textContent: r.id }),
-      el("span", { className: "dim", textContent: `${what} · ${r.state} · ${figures.join(" · ")}` }),
+      el("span", {
+        className: "dim",
+        textContent: `${whose ? `${whose} · ` : ""}${what} · ${r.state} · ${figures.join(" · ")}`,
+      }),
       button,
     ]);
   };
@@ -42,7 +47,9 @@ export function render(container, data, sel, callbacks) {
       ? el("ul", {}, runs.map(item))
       : el("p", {
           className: "hint",
-          textContent: "None yet. A run you train is listed here while the server keeps it.",
+          textContent:
+            "None yet. A run you train, or open by its link, is listed here while the server keeps it; " +
+            "no one else's.",
         }),
   );
 }

@@ -1,0 +1,71 @@
+"""Who may do what with a run (a training run or a recurrent comparison), without accounts.
+
+A run belongs to the visitor who started it (``owner``); its id is unguessable, so the id is a
+capability: whoever holds it may read the run (its state, its events, its model, its files),
+and is remembered as having opened it (``viewers``). Only its owner, or the operator, may control
+it (cancel it, forget it); to anyone else it is a run that does not exist. The operator may also
+share it with everyone. The lists (runs, models) show a caller what ``listed_for`` says.
+
+Everything here is plain data (an owner's id, a flag, a set of ids) that a store can keep."""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass, field
+
+ID_BYTES = 16  # a run's id: 128 random bits, so that holding it is the capability
+MAX_VIEWERS = 1024  # visitors remembered per run as having opened it; the oldest go first
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who is asking: a visitor's id (from its signed cookie or bearer token), whether it holds
+    the operator's token, and ``token``: what identifies it to the server again (its signed
+    value, which an API client sends as a bearer token)."""
+
+    visitor: str
+    operator: bool = False
+    token: str = ""
+
+
+NOBODY = Caller(visitor="")  # an internal reader (a Learn check): reads, never remembered
+
+
+@dataclass
+class Ownership:
+    """A run's owner, whether the operator shared it, and who opened it by its link."""
+
+    owner: str
+    shared: bool = False
+    viewers: dict[str, None] = field(default_factory=dict)  # ordered: the oldest first
+
+    def may_control(self, caller: Caller) -> bool:
+        """Cancel or forget the run: its owner and the operator."""
+        return caller.operator or (bool(caller.visitor) and caller.visitor == self.owner)
+
+    def yours(self, caller: Caller) -> bool:
+        return bool(caller.visitor) and caller.visitor == self.owner
+
+    def listed_for(self, caller: Caller) -> bool:
+        """In the caller's lists: its own, opened by its link, shared, or any for the operator."""
+        return (
+            self.shared
+            or self.may_control(caller)
+            or (bool(caller.visitor) and caller.visitor in self.viewers)
+        )
+
+    def opened_by(self, caller: Caller) -> None:
+        """The caller opened the run by its id: remember it (the run is then in its lists)."""
+        v = caller.visitor
+        if not v or v == self.owner or v in self.viewers:
+            return
+        self.viewers[v] = None
+        while len(self.viewers) > MAX_VIEWERS:
+            del self.viewers[next(iter(self.viewers))]
+
+
+def new_run_id(replica: str = "") -> str:
+    """A run's (or a comparison's) id: 32 hex digits (128 bits), after the replica's name when
+    there is one (``r1-...``: a proxy routes the run's requests to the replica that has it)."""
+    token = secrets.token_hex(ID_BYTES)
+    return f"{replica}-{token}" if replica else token
