@@ -114,8 +114,9 @@ export function baseLayout(extra = {}) {
  * What every plot's config says so that nothing offers to send a chart off this machine, in the
  * page and in each exported file: no "Share chart..." button (plotly.js 4 draws it unless
  * showSendToCloud is false, and uploads the chart to Plotly Cloud), no server to send one to
- * even if a button came back, no logo linking to plotly.com. tests/browser/test_no_cloud.py
- * reads every modebar as drawn.
+ * even if a button came back, no logo linking to plotly.com; showEditInChartStudio and showLink
+ * are the names earlier plotly.js releases gave such controls (4 ignores them, silently).
+ * tests/browser/test_no_cloud.py reads every modebar as drawn.
  */
 export const ON_MACHINE = Object.freeze({
   showSendToCloud: false,
