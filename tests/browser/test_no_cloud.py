@@ -20,7 +20,7 @@ from playwright.sync_api import Page
 
 import attnviz
 from tests.browser.helpers import MODEL, open_app, open_sentence, wait_for_views
-from tests.browser.test_train import RUN_OVER, open_train
+from tests.browser.test_train import open_train, small_form, train_and_wait
 from tests.python.offline import opened, wait_drawn
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -158,7 +158,8 @@ def check(page: Page, where: str) -> None:
 
 @pytest.fixture(scope="module")
 def small_run(api) -> dict:
-    """A small induction run trained to its end (seconds), as the server reports it."""
+    """A small induction run trained to its end (seconds), as the server reports it: the
+    exported run's."""
     r = api.post(
         "/api/train",
         json={"arch": {"layers": 1, "heads": 2, "d_model": 16},
@@ -225,13 +226,10 @@ def test_sentence_mode_offers_nothing_that_leaves_the_machine(page, live_server)
     nothing_leaves(page, "Sentence, 3-D trajectories")
 
 
-def test_train_mode_offers_nothing_that_leaves_the_machine(page, live_server, small_run):
+def test_train_mode_offers_nothing_that_leaves_the_machine(page, live_server, api):
     open_train(page, live_server)
-    page.goto(f"{live_server}/#train/{small_run['id']}")
-    page.wait_for_function(
-        "id => document.getElementById('t-run-id').textContent === id", arg=small_run["id"]
-    )
-    page.wait_for_function(RUN_OVER)
+    small_form(page, 24)
+    assert train_and_wait(page, api)["state"] == "done"
     page.wait_for_selector("#t-loss.js-plotly-plot .modebar")
     page.wait_for_selector("#t-grads.js-plotly-plot .modebar")
     check(page, "Train")
