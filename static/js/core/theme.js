@@ -110,12 +110,32 @@ export function baseLayout(extra = {}) {
   };
 }
 
-/** @param {string} filename */
+/**
+ * What every plot's config says so that nothing offers to send a chart off this machine, in the
+ * page and in each exported file: no "Share chart..." button (plotly.js 4 draws it unless
+ * showSendToCloud is false, and uploads the chart to Plotly Cloud), no server to send one to
+ * even if a button came back, no logo linking to plotly.com; showEditInChartStudio and showLink
+ * are the names earlier plotly.js releases gave such controls (4 ignores them, silently).
+ * tests/browser/test_no_cloud.py reads every modebar as drawn.
+ */
+export const ON_MACHINE = Object.freeze({
+  showSendToCloud: false,
+  plotlyServerURL: "",
+  showEditInChartStudio: false,
+  showLink: false,
+  displaylogo: false,
+});
+
+/**
+ * The config of every plot (draw() is the only place that makes one): the switches above, the
+ * modebar's PNG download named `filename`, no select or lasso (no view reads a selection).
+ * @param {string} filename
+ */
 export function plotConfig(filename) {
   return {
     responsive: true,
-    displaylogo: false,
-    modeBarButtonsToRemove: ["sendDataToCloud", "lasso2d", "select2d"],
+    ...ON_MACHINE,
+    modeBarButtonsToRemove: ["lasso2d", "select2d"],
     toImageButtonOptions: { format: "png", filename, scale: 2 },
   };
 }
