@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import httpx
 import pytest
 
 from tests.browser.helpers import (
@@ -420,5 +421,7 @@ def test_another_model_reshapes_the_views(page, live_server, api, models):
 
 
 @pytest.fixture(scope="module")
-def models(api) -> dict:
-    return api.get("/api/models").json()
+def models(live_server) -> dict:
+    """The models a new visitor is offered, as the page's own fresh browser context is: the
+    session's ``api`` client is a visitor of its own, whose trained runs only it is shown."""
+    return httpx.get(live_server + "/api/models", timeout=60).json()

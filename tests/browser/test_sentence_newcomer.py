@@ -4,6 +4,7 @@ paths, and an encoder says why it cannot generate."""
 
 from __future__ import annotations
 
+import httpx
 import pytest
 
 from tests.browser.helpers import (
@@ -41,8 +42,10 @@ QK = """() => { const q = document.querySelector('#qk-view .qk').__qk;
 
 
 @pytest.fixture(scope="module")
-def models(api) -> dict:
-    return api.get("/api/models").json()
+def models(live_server) -> dict:
+    """The models a new visitor is offered, as the page's own fresh browser context is: the
+    session's ``api`` client is a visitor of its own, whose trained runs only it is shown."""
+    return httpx.get(live_server + "/api/models", timeout=60).json()
 
 
 def traj_plot(page) -> list[dict]:
