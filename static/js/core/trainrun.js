@@ -113,5 +113,21 @@ export function variantFigures(v) {
   return `${n.toLocaleString("en")} step${n === 1 ? "" : "s"}${last ? `, held-out ${fmt(last.heldout, 3)}` : ""}`;
 }
 
+/**
+ * A waiting run's place in line and the estimate of its wait, in words: "next in line, about
+ * 12 s", "3rd in line, about 40 s", "about 2 min" past 90 s.
+ * @param {number | null | undefined} place 1-based
+ * @param {number | null | undefined} wait seconds
+ */
+export function inLine(place, wait) {
+  const n = place ?? 1;
+  const tail = n % 100 >= 11 && n % 100 <= 13 ? "th" : ({ 1: "st", 2: "nd", 3: "rd" }[n % 10] ?? "th");
+  const where = n === 1 ? "next in line" : `${n}${tail} in line`;
+  if (wait == null) return where;
+  const s = Math.max(0, Math.round(wait));
+  const about = s < 1 ? "starting any moment" : s < 90 ? `about ${s} s` : `about ${Math.round(s / 60)} min`;
+  return `${where}, ${about}`;
+}
+
 /** Every n-th point of a long curve (and the last): a plot of 5,000 steps needs no more. */
 export const EVERY = (/** @type {number} */ n) => Math.max(1, Math.ceil(n / 1500));

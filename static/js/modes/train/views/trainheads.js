@@ -106,7 +106,8 @@ export function render(card, data, sel, callbacks) {
  * @param {TrainRun["variants"][number]} v @param {TrainRun} run
  */
 function missing(v, run) {
-  if (run.state === "running" && (v.state === "running" || v.state === "waiting")) return "not there yet";
+  if ((run.state === "running" || run.state === "queued") && (v.state === "running" || v.state === "waiting"))
+    return "not there yet";
   const last = v.checkpoints[v.checkpoints.length - 1];
   return last ? `stopped at step ${last.step}` : "not trained: the run ended before it";
 }
