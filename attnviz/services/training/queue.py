@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import time
 from collections.abc import Iterable
 
 from attnviz.services.ownership import Caller
@@ -115,14 +116,24 @@ class RunQueue:
         """Tell each waiting run its place and estimate, where either changed (a ``queue``
         event): ``running``: the runs training now; ``step_s``: the last measured seconds
         per step (0: none measured yet)."""
-        ahead = [r.remaining_s(r.started + max_seconds) for r in running]
         pace = step_s or GUESS_STEP_S
+        ahead = [left(r, max_seconds, pace) for r in running]
         lengths = [
             min(max_seconds, r.plan.opt.steps * len(r.variants) * pace) for r in self.waiting
         ]
         for place, (run, wait) in enumerate(zip(self.waiting, waits(ahead, lengths, slots),
                                                  strict=True), start=1):  # fmt: skip
             tell(run, place, max(0, math.ceil(wait)))
+
+
+def left(run: LiveRun, max_seconds: float, pace: float) -> float:
+    """Seconds until a training run ends: at its own pace once it has one, else at ``pace``
+    (the last measured); never past its time limit."""
+    deadline = run.started + max_seconds
+    if run.step_time or any(v.history for v in run.variants):
+        return run.remaining_s(deadline)
+    whole = run.plan.opt.steps * len(run.variants) * pace
+    return min(whole, max(0.0, deadline - time.monotonic()))
 
 
 def tell(run: LiveRun, place: int | None, wait_s: int | None) -> None:
