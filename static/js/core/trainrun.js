@@ -91,7 +91,7 @@ export function attentionAxes(on, kind) {
 }
 
 /**
- * The checkpoint steps the slider runs over: while the run trains, its schedule (and any
+ * The checkpoint steps the slider runs over: while the run trains (or waits), its schedule (and any
  * checkpoint off it, taken where it was stopped); once it has ended, the steps its variants
  * have checkpoints at, and those alone (a cancelled run has fewer than its schedule).
  * @param {TrainRun} run
@@ -99,7 +99,8 @@ export function attentionAxes(on, kind) {
  */
 export function shownSteps(run) {
   const have = run.variants.flatMap((v) => v.checkpoints.map((c) => c.step));
-  const steps = new Set(run.state === "running" ? [...run.checkpoint_steps, ...have] : have);
+  const going = run.state === "running" || run.state === "queued";
+  const steps = new Set(going ? [...run.checkpoint_steps, ...have] : have);
   return [...steps].sort((a, b) => a - b);
 }
 

@@ -84,9 +84,11 @@ export function render(card, data, sel, callbacks) {
       el("p", {
         className: "hint",
         textContent:
-          step === undefined
-            ? "No checkpoint was taken: the run ended before its first."
-            : `${v.label || "The model"} has no checkpoint at step ${step}: choose another step, or a head of another model.`,
+          r.state === "queued"
+            ? "Waiting for a training slot: the heads are shown from the run's first checkpoint, once it starts."
+            : step === undefined
+              ? "No checkpoint was taken: the run ended before its first."
+              : `${v.label || "The model"} has no checkpoint at step ${step}: choose another step, or a head of another model.`,
       }),
     );
     return;
