@@ -6,6 +6,7 @@ while a run trains and others wait."""
 
 from __future__ import annotations
 
+import json
 import time
 
 import httpx
@@ -39,6 +40,7 @@ def training(client: httpx.Client, run_id: str) -> None:
 
 def test_a_start_past_the_slot_waits_in_line_and_starts_when_the_slot_frees(tmp_path):
     app = make_app(tmp_path, train_queue=4)
+    app.state.training.ticker.every = 0.2
     with served(app) as url, httpx.Client(base_url=url, timeout=60) as a, \
             httpx.Client(base_url=url, timeout=60) as b:  # fmt: skip
         first = post(a, LONG).json()
@@ -53,6 +55,15 @@ def test_a_start_past_the_slot_waits_in_line_and_starts_when_the_slot_frees(tmp_
         assert all(v["state"] == "waiting" and not v["history"]["step"] for v in state["variants"])
         load = a.get("/healthz").json()["load"]
         assert (load["training"], load["queued"]) == (1, 1)
+        # While it waits its estimate is worked out again as the run ahead goes on (every
+        # TICK_S; shorter here), and told in a queue event where it changed.
+        live = app.state.training.get(queued["id"])
+        deadline = time.monotonic() + 10
+        while sum(n == "queue" for n, _ in live.events) < 2:
+            assert time.monotonic() < deadline, live.events
+            time.sleep(0.05)
+        told = [json.loads(d) for n, d in live.events if n == "queue"]
+        assert all(t["place"] == 1 and t["wait_s"] >= 0 for t in told), told
         # It cannot be exported while it waits.
         assert b.get(f"/api/train/{queued['id']}/export").status_code == 409
         # The one ahead ends (cancelled by its owner): the waiting one starts and trains.

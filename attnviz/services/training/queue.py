@@ -10,8 +10,9 @@ The estimate is what the runs ahead say: a training run's remaining time (its st
 its pace so far, never past its time limit), a waiting one's whole length (its steps at the
 last measured pace, never past the time limit), laid on the slots in order. It is whole
 seconds, never negative. Each waiting run is told its place and estimate in a ``queue`` event
-whenever they change (a run ahead started, ended or was cancelled), and once more, with state
-``running``, when it starts.
+whenever they change (a run ahead started, ended or was cancelled, and every ``TICK_S`` as the
+runs ahead go on: the estimate counts down), and once more, with state ``running``, when it
+starts.
 
 Every method is called under the run table's lock (``TrainService.lock``)."""
 
@@ -19,13 +20,15 @@ from __future__ import annotations
 
 import heapq
 import math
+import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from attnviz.services.ownership import Caller
 from attnviz.services.training.runs import LiveRun
 
 GUESS_STEP_S = 0.05  # seconds per step before any run has been measured (the same as runs.py)
+TICK_S = 5.0  # how often the waiting runs' estimates are worked out again, between changes
 
 
 class TooManyRuns(Exception):
@@ -124,6 +127,29 @@ class RunQueue:
         for place, (run, wait) in enumerate(zip(self.waiting, waits(ahead, lengths, slots),
                                                  strict=True), start=1):  # fmt: skip
             tell(run, place, max(0, math.ceil(wait)))
+
+
+class Ticker:
+    """Calls ``tick`` every ``every`` seconds, on a thread of its own, for as long as it answers
+    True; ``wake`` starts it again (one thread at most, none while nobody waits)."""
+
+    def __init__(self, every: float, tick: Callable[[], bool]) -> None:
+        self.every, self.tick = every, tick
+        self.lock = threading.Lock()
+        self.thread: threading.Thread | None = None
+
+    def wake(self) -> None:
+        with self.lock:
+            if self.thread is None or not self.thread.is_alive():
+                self.thread = threading.Thread(target=self._run, name="train-queue",
+                                               daemon=True)  # fmt: skip
+                self.thread.start()
+
+    def _run(self) -> None:
+        while True:
+            time.sleep(self.every)
+            if not self.tick():
+                return
 
 
 def left(run: LiveRun, max_seconds: float, pace: float) -> float:

@@ -33,7 +33,7 @@ from attnviz.schemas.train import (
 )
 from attnviz.services.admission import Busy
 from attnviz.services.ownership import NOBODY, Caller, Ownership, new_run_id
-from attnviz.services.training.queue import RunQueue, tell
+from attnviz.services.training.queue import TICK_S, RunQueue, Ticker, tell
 from attnviz.services.training.runs import (
     LiveRun,
     Plan,
@@ -63,6 +63,7 @@ class TrainService:
         self.runs: dict[str, LiveRun] = {}
         self.lock = threading.Lock()
         self.queue = RunQueue(settings.train_queue)  # the runs waiting for a slot
+        self.ticker = Ticker(TICK_S, self._tick)  # their estimates, again, while they wait
 
     # -- what is offered ------------------------------------------------------------------------
 
@@ -192,6 +193,7 @@ class TrainService:
             self.queue.add(run)
             self.runs[run.id] = run
             self._tell_queue()
+        self.ticker.wake()
         return run
 
     def _running(self) -> list[LiveRun]:
@@ -211,6 +213,12 @@ class TrainService:
         step_s = max(ended, key=lambda r: r.ended or 0.0).step_time if ended else 0.0
         self.queue.update(self._running(), slots=self.settings.train_slots,
                           max_seconds=self.settings.train_max_seconds, step_s=step_s)  # fmt: skip
+
+    def _tick(self) -> bool:
+        """The waiting runs' estimates again (the runs ahead went on); False when none waits."""
+        with self.lock:
+            self._tell_queue()
+            return len(self.queue) > 0
 
     def _ended(self) -> None:
         """A run ended: the oldest finished ones go, and the first in line takes its slot."""

@@ -152,3 +152,23 @@ def test_the_line_is_bounded(bound):
         assert not q.full
         q.add(live(str(i)))
     assert q.full and len(q) == bound
+
+
+def test_the_ticker_tells_again_while_someone_waits_then_stops():
+    from attnviz.services.training.queue import Ticker
+
+    calls: list[int] = []
+
+    def tick() -> bool:
+        calls.append(1)
+        return len(calls) < 3  # nobody waits after the third
+
+    t = Ticker(0.01, tick)
+    t.wake()
+    t.wake()  # one thread at most
+    assert t.thread is not None
+    t.thread.join(timeout=5)
+    assert len(calls) == 3 and not t.thread.is_alive()
+    t.wake()  # woken again (a run queued): it ticks again
+    t.thread.join(timeout=5)
+    assert len(calls) == 4
