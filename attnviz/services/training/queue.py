@@ -175,3 +175,18 @@ def tell(run: LiveRun, place: int | None, wait_s: int | None) -> None:
 
     state = "queued" if place is not None else "running"
     run.emit("queue", {"state": state, "place": place, "wait_s": wait_s}, apply=apply)
+
+
+def cancel_waiting(run: LiveRun) -> None:
+    """``run``, taken out of the line, ends cancelled (its ``end`` event), never having
+    started."""
+    reason = "cancelled while waiting in line"
+
+    def end() -> None:
+        run.state, run.reason = "cancelled", reason
+        run.ended, run.place, run.wait_s = time.monotonic(), None, None
+        for v in run.variants:
+            v.state = "cancelled"
+
+    run.emit("end", {"state": "cancelled", "reason": reason, "place": None, "wait_s": None},
+             apply=end)  # fmt: skip

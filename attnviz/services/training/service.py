@@ -33,7 +33,7 @@ from attnviz.schemas.train import (
 )
 from attnviz.services.admission import Busy
 from attnviz.services.ownership import NOBODY, Caller, Ownership, new_run_id
-from attnviz.services.training.queue import TICK_S, RunQueue, Ticker, tell
+from attnviz.services.training.queue import TICK_S, RunQueue, Ticker, cancel_waiting, tell
 from attnviz.services.training.runs import (
     LiveRun,
     Plan,
@@ -287,22 +287,17 @@ class TrainService:
         return run is not None and run.access.listed_for(caller)
 
     def cancel(self, run_id: str, caller: Caller) -> LiveRun:
-        """Stop a running run (it keeps what it learned); forget a finished one and its
-        models. Only its owner or the operator: ``RunGone`` for anyone else."""
+        """Stop a running run (it keeps what it learned), end a waiting one (out of the line);
+        forget a finished one and its models. Only its owner or the operator: ``RunGone`` for anyone else."""
         run = self.control(run_id, caller)
         with self.lock:
-            if self.queue.remove(run):  # it never started: it ends here, the line moves up
-
-                def end() -> None:
-                    run.state, run.reason = "cancelled", "cancelled while waiting in line"
-                    run.ended, run.place, run.wait_s = time.monotonic(), None, None
-                    for v in run.variants:
-                        v.state = "cancelled"
-
-                run.emit("end", {"state": "cancelled", "reason": "cancelled while waiting in "
-                                 "line", "place": None, "wait_s": None}, apply=end)  # fmt: skip
-                self._tell_queue()
-                return run
+            waiting = self.queue.remove(run)  # it never started: it ends here
+            if waiting:
+                cancel_waiting(run)
+                self._tell_queue()  # the runs behind it move up
+        if waiting:
+            self._evict()
+            return run
         if not run.finished:
             run.cancel.set()
             return run
