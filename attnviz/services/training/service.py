@@ -288,7 +288,8 @@ class TrainService:
 
     def cancel(self, run_id: str, caller: Caller) -> LiveRun:
         """Stop a running run (it keeps what it learned), end a waiting one (out of the line);
-        forget a finished one and its models. Only its owner or the operator: ``RunGone`` for anyone else."""
+        forget a finished one and its models. Only its owner or the operator: ``RunGone`` for
+        anyone else."""
         run = self.control(run_id, caller)
         with self.lock:
             waiting = self.queue.remove(run)  # it never started: it ends here
