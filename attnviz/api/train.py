@@ -175,9 +175,10 @@ def export(run: RunDep, training: TrainingDep) -> Response:
 
     state = training.state(run)
     if state.state in ("queued", "running"):
+        doing = "still running" if state.state == "running" else "waiting for a training slot"
         raise HTTPException(
             status.HTTP_409_CONFLICT,
-            f"run_id: run {run.id} is still running; export it once it has ended "
+            f"run_id: run {run.id} is {doing}; export it once it has ended "
             "(done, cancelled or failed)",
         )
     saved = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")

@@ -65,7 +65,8 @@ def test_a_start_past_the_slot_waits_in_line_and_starts_when_the_slot_frees(tmp_
         told = [json.loads(d) for n, d in live.events if n == "queue"]
         assert all(t["place"] == 1 and t["wait_s"] >= 0 for t in told), told
         # It cannot be exported while it waits.
-        assert b.get(f"/api/train/{queued['id']}/export").status_code == 409
+        r = b.get(f"/api/train/{queued['id']}/export")
+        assert r.status_code == 409 and "waiting for a training slot" in r.json()["message"]
         # The one ahead ends (cancelled by its owner): the waiting one starts and trains.
         assert a.delete(f"/api/train/{first['id']}").status_code == 200
         seen = events(b, queued["id"], last=0)
