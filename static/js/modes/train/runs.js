@@ -79,7 +79,7 @@ function follow(ctx, id) {
         app.source = null;
       }
       ctx.changed([CHANGES[type]]);
-      if (type === "end") refreshRuns(ctx);
+      if (type === "end" || (type === "queue" && data.state === "running")) refreshRuns(ctx);
     });
   }
   source.onerror = () => {
