@@ -70,9 +70,12 @@ class Settings(BaseSettings):
     forwarded_allow_ips: str = "127.0.0.1"
 
     # -- training runs (the Train mode) ---------------------------------------------------------
-    # Runs training at once; another start gets 503 with Retry-After. Each run has a thread;
+    # Runs training at once; another start waits in line (train_queue). Each run has a thread;
     # on a CPU they share its cores with the traces.
     train_slots: int = Field(1, ge=0, le=64)
+    # Runs waiting for a slot, first come first served (a waiting run holds no thread); a start
+    # past them gets 503 with Retry-After. Each visitor may have one run going and one waiting.
+    train_queue: int = Field(8, ge=0, le=1000)
     # Bounds on one run: a request over a cap gets 422 naming the field; a run stops at the
     # time limit with what it has learned.
     train_max_steps: int = Field(5000, ge=1, le=1_000_000)

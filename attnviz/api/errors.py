@@ -22,7 +22,7 @@ from attnviz.errors import TraceError
 from attnviz.schemas.trace import TraceQuery
 from attnviz.services.admission import Busy
 from attnviz.services.text_trace import ModelNotFound
-from attnviz.services.training import RunGone, TrainRefused
+from attnviz.services.training import RunGone, TooManyRuns, TrainRefused
 
 log = logging.getLogger(__name__)
 
@@ -105,6 +105,10 @@ async def _train_refused(_request: Request, exc: TrainRefused) -> JSONResponse:
     return JSONResponse(status_code=422, content={"message": str(exc), "detail": detail})
 
 
+async def _too_many(_request: Request, exc: TooManyRuns) -> JSONResponse:
+    return JSONResponse(status_code=429, content={"message": str(exc), "detail": []})
+
+
 async def _busy(_request: Request, exc: Busy) -> JSONResponse:
     return JSONResponse(
         status_code=503,
@@ -140,6 +144,7 @@ def install_error_handlers(app: FastAPI) -> None:
         (ModelNotFound, _not_found),
         (RunGone, _run_gone),
         (TrainRefused, _train_refused),
+        (TooManyRuns, _too_many),
         (Busy, _busy),
         (HTTPException, _http_error),
         (Exception, _unexpected),

@@ -22,6 +22,7 @@ async def healthz(
         cache_max_mb=round(cache.max_bytes / 2**20, 1),
         cache_entries=len(cache),
         training=training.training,
+        queued=training.queued,
         comparing=recurrent.running,
     )
     return Health(version=__version__, device=str(device), load=load)

@@ -71,7 +71,11 @@ def runs(training: TrainingDep, caller: CallerDep) -> TrainRuns:
         400: {"description": "The body could not be read as JSON (UTF-8 text)"},
         413: {"description": "The body is over the server's cap"},
         422: {"description": "A field breaks a rule or a server bound; see message"},
-        503: {"description": "Every training slot is taken: come back after `Retry-After`"},
+        429: {"description": "The caller already has a run training and one waiting"},
+        503: {
+            "description": "Every training slot is taken and the line is full "
+            "(ATTNVIZ_TRAIN_QUEUE): come back after `Retry-After`"
+        },
     },
 )
 def start(
@@ -81,13 +85,15 @@ def start(
     `preset`; the run is the caller's. Answers at once with the run's id; follow it at `events`
     (server-sent events) or read it at `url`. Each variant, once finished, is a model in
     /api/models (named by the run id, with the variant's label after it when there are
-    several). `token` is the caller as a bearer token, for a client that keeps no cookie."""
+    several). When every training slot is taken the run waits in line (`state` `queued`, its
+    `place`; it starts when a slot frees). `token` is the caller as a bearer token, for a
+    client that keeps no cookie."""
     run = training.start(req, caller)
     url = f"/api/train/{run.id}"
     response.headers["Location"] = url
-    return TrainAccepted(
-        id=run.id, state="running", events=f"{url}/events", url=url, token=caller.token
-    )
+    state = training.state(run, caller)
+    return TrainAccepted(id=run.id, state=state.state, place=state.place, events=f"{url}/events",
+                         url=url, token=caller.token)  # fmt: skip
 
 
 @router.get("/{run_id}", responses=GONE)
@@ -104,7 +110,9 @@ def read(run: RunDep, training: TrainingDep, caller: CallerDep) -> TrainRun:
     responses={
         **GONE,
         200: {
-            "description": "Server-sent events: `state` (the whole run, first), then `steps` "
+            "description": "Server-sent events: `state` (the whole run, first), then, while it "
+            "waits for a slot, `queue` (its `state`, `place` and `wait_s`, whenever they change; "
+            "`state` `running`, `place` null once it starts), then `steps` "
             "(batched, about ten a second), `checkpoint`, `variant` (a variant started or "
             "finished), `claims` (a preset's, measured) and `end` (the last). Each has an "
             "`id`; reconnecting with `Last-Event-ID` goes on after it, without the state."
@@ -157,7 +165,7 @@ def download(
             "the slider to scrub them, drawn offline from the run's state inside the file",
             "content": {"text/html": {"schema": {"type": "string"}}},
         },
-        409: {"description": "The run is still running: export it once it has ended"},
+        409: {"description": "The run is still running (or waiting): export it once it has ended"},
     },
 )
 def export(run: RunDep, training: TrainingDep) -> Response:
@@ -166,10 +174,11 @@ def export(run: RunDep, training: TrainingDep) -> Response:
     from attnviz.python.html import ExportError, run_html
 
     state = training.state(run)
-    if state.state == "running":
+    if state.state in ("queued", "running"):
+        doing = "still running" if state.state == "running" else "waiting for a training slot"
         raise HTTPException(
             status.HTTP_409_CONFLICT,
-            f"run_id: run {run.id} is still running; export it once it has ended "
+            f"run_id: run {run.id} is {doing}; export it once it has ended "
             "(done, cancelled or failed)",
         )
     saved = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
@@ -203,8 +212,9 @@ def decode(run: RunDep, training: TrainingDep, req: TrainDecodeRequest) -> Train
 @router.delete("/{run_id}", responses=NOT_YOURS)
 def cancel(run_id: RunId, training: TrainingDep, caller: CallerDep) -> TrainRun:
     """Cancel a running run (it stops within a step and keeps what it learned: its models
-    stay), or forget a finished one and its models: the run's owner (its cookie, or the bearer
-    token its start answered) or the operator; 404 for anyone else."""
+    stay), or a waiting one (it leaves the line, and those behind it move up), or forget a
+    finished one and its models: the run's owner (its cookie, or the bearer token its start
+    answered) or the operator; 404 for anyone else."""
     run = training.cancel(run_id, caller)
     return training.state(run, caller)
 

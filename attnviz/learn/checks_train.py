@@ -41,6 +41,8 @@ def _unfinished(r: TrainReading, what: str) -> Result | None:
         return None
     if r.state == "running":
         return Result(False, f"Still training ({r.progress()}): {what} once it has finished.")
+    if r.state == "queued":
+        return Result(False, f"Waiting for a training slot: {what} once it has trained.")
     return Result(
         False,
         f"This run {r.state} before its model was trained ({r.run.reason or 'no reason given'}): "
@@ -182,6 +184,12 @@ def claims_hold(preset: str, title: str) -> Callable[[TrainReading], Result]:
                 False,
                 f"Still training ({r.progress()}): the claims are measured on the trained "
                 "models once every variant has finished.",
+            )
+        if r.state == "queued":
+            return Result(
+                False,
+                "Waiting for a training slot: the claims are measured on the trained models "
+                "once it has trained.",
             )
         claims = r.claims
         if r.state != "done" or claims is None:

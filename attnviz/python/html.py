@@ -383,8 +383,9 @@ def run_html(state: Mapping[str, Any] | str | bytes, *, saved: str | None = None
         raise ExportError(
             "run: not a run's state (GET /api/train/{id}: id, state, variants, probe)"
         )
-    if run["state"] == "running":
-        raise ExportError(f"run: {run['id']} is still running; export it once it has ended "
+    if run["state"] in ("queued", "running"):
+        doing = "still running" if run["state"] == "running" else "waiting for a training slot"
+        raise ExportError(f"run: {run['id']} is {doing}; export it once it has ended "
                           "(done, cancelled or failed)")  # fmt: skip
     what = (f"preset {run['preset']}" if run.get("preset")
             else f"{run.get('task')}, compare {run['compare']}" if run.get("compare")

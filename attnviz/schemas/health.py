@@ -17,6 +17,7 @@ class Load(BaseModel):
     cache_max_mb: float = Field(description="Its bound (ATTNVIZ_TRACE_CACHE_MB)")
     cache_entries: int
     training: int = Field(0, description="Training runs running now (ATTNVIZ_TRAIN_SLOTS)")
+    queued: int = Field(0, description="Training runs waiting for a slot (ATTNVIZ_TRAIN_QUEUE)")
     comparing: int = Field(
         0, description="Recurrent comparisons running now (as many slots of their own)"
     )

@@ -8,8 +8,11 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from attnviz.engine.config import Norm, Positional
-from attnviz.schemas.common import RunState, Strict
+from attnviz.schemas.common import Strict
 
+# A run's state: ``queued`` while it waits for a training slot (then ``running``, then one of
+# the ends). A recurrent comparison never waits (``common.RunState``).
+TrainState = Literal["queued", "running", "done", "cancelled", "failed"]
 TaskName = Literal["induction", "reverse", "copy", "charlm"]
 Switch = Literal["positional", "norm", "residual", "scale", "ffn"]
 
@@ -217,8 +220,16 @@ class TrainRun(BaseModel):
         "operator; to anyone else DELETE answers 404",
     )
     shared: bool = Field(False, description="The operator shared it with every visitor")
-    state: RunState
+    state: TrainState
     reason: str | None = Field(None, description="Why it stopped, when not done")
+    place: int | None = Field(
+        None, description="While queued: its place in line, 1 the next to start; else null"
+    )
+    wait_s: int | None = Field(
+        None,
+        description="While queued: about how many seconds until it starts (from the runs "
+        "ahead: their steps left at their pace, within the time limit); else null",
+    )
     task: TaskName
     about: str
     preset: str | None
@@ -255,8 +266,9 @@ class TrainRunSummary(BaseModel):
         "operator; to anyone else DELETE answers 404",
     )
     shared: bool = Field(False, description="The operator shared it with every visitor")
-    state: RunState
+    state: TrainState
     reason: str | None = None
+    place: int | None = Field(None, description="While queued: its place in line (1 is next)")
     task: TaskName
     preset: str | None
     compare: str | None
@@ -297,7 +309,8 @@ class TrainDecoded(BaseModel):
 
 class TrainAccepted(BaseModel):
     id: str
-    state: RunState
+    state: TrainState = Field(description="running, or queued: waiting for a slot")
+    place: int | None = Field(None, description="While queued: its place in line (1 is next)")
     events: str = Field(description="The stream of this run's events")
     url: str
     token: str = Field(

@@ -142,7 +142,7 @@ def wait(client, run_id: str, timeout: float = 60) -> dict:
     deadline = time.monotonic() + timeout
     while True:
         state = client.get(f"/api/train/{run_id}").json()
-        if state["state"] != "running":
+        if state["state"] not in ("queued", "running"):
             return state
         assert time.monotonic() < deadline, "the run did not end"
         time.sleep(0.05)
@@ -173,8 +173,10 @@ def test_a_run_over_a_bound_is_refused_naming_the_field(body, field, rule):
     assert client.get("/api/models").json()["models"] == []  # nothing started
 
 
-def test_a_full_trainer_answers_503_and_a_cancelled_run_keeps_its_model():
-    client = TestClient(make_app(train_slots=1))
+def test_a_full_trainer_queues_then_answers_503_and_a_cancelled_run_keeps_its_model():
+    """(Issue 27: a start past the slots used to get 503; it now waits in line, and 503 comes
+    past ATTNVIZ_TRAIN_QUEUE, here 0: no line at all.)"""
+    client = TestClient(make_app(train_slots=1, train_queue=0))
     run_id = start(client, arch=TINY, opt={"steps": 5000}, checkpoints=2)
     while not client.get(f"/api/train/{run_id}").json()["variants"][0]["history"]["step"]:
         time.sleep(0.02)
@@ -182,6 +184,7 @@ def test_a_full_trainer_answers_503_and_a_cancelled_run_keeps_its_model():
     busy = client.post("/api/train", json={"arch": TINY, "opt": {"steps": 5}})
     assert busy.status_code == 503, busy.text
     assert int(busy.headers["retry-after"]) >= 1 and "busy" in busy.json()["message"]
+    assert "ATTNVIZ_TRAIN_QUEUE" in busy.json()["message"]
     r = client.delete(f"/api/train/{run_id}")
     assert r.status_code == 200 and r.json()["id"] == run_id
     state = wait(client, run_id)
@@ -417,11 +420,12 @@ def test_the_runs_are_listed_newest_first_and_a_finished_runs_stream_ends():
         done = wait(client, second)
         runs = client.get("/api/train").json()["runs"]
         assert [r["id"] for r in runs] == [second, first]
-        # The runs are this client's own (one cookie jar): its to cancel, not shared (issue 27).
+        # The runs are this client's own (one cookie jar): its to cancel, not shared; no place
+        # in line once started (issue 27).
         assert runs[0] == {
             "id": second, "yours": True, "can_cancel": True, "shared": False,
-            "state": "done", "reason": None, "task": "induction", "preset": None,
-            "compare": "residual", "steps": 6,
+            "state": "done", "reason": None, "place": None, "task": "induction",
+            "preset": None, "compare": "residual", "steps": 6,
             "variants": [{"label": v["label"], "state": "done", "model": v["model"], "steps": 6,
                           "heldout": v["checkpoints"][-1]["heldout"]} for v in done["variants"]],
         }  # fmt: skip

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import { defaultTrainView } from "../../static/js/core/state.js";
-import { headMatrix, shownSteps, thumbsOf } from "../../static/js/core/trainrun.js";
+import { headMatrix, inLine, shownSteps, thumbsOf } from "../../static/js/core/trainrun.js";
 import { EVENTS, initialState, opened, reduce } from "../../static/js/modes/train/reducer.js";
 
 /** A checkpoint at `step` whose 1 x 1 x 2 x 2 snapshot holds `values` (uint8) at scale `scale`. */
@@ -75,7 +75,8 @@ const steps = (v, from, to) => {
 };
 
 test("the events a run sends are the reducer's, state first and end last", () => {
-  assert.deepEqual(EVENTS, ["state", "steps", "checkpoint", "variant", "claims", "end"]);
+  // (issue 27: `queue` added, a waiting run's place and estimate, sent before it starts.)
+  assert.deepEqual(EVENTS, ["state", "queue", "steps", "checkpoint", "variant", "claims", "end"]);
   assert.deepEqual(initialState(), { run: null, view: defaultTrainView(), follow: true });
 });
 
@@ -224,4 +225,59 @@ test("a checkpoint's 8-bit snapshot decodes to weights value * scale / 255", () 
   assert.deepEqual(m.shape, [2, 2]);
   const want = [255, 0, 51, 204].map((v) => Math.fround(v * (Math.fround(0.5) / 255)));
   assert.deepEqual(Array.from(m.data), want);
+});
+
+/** A run waiting in line: queued at `place`, `wait` seconds from its start. */
+const queued = (place, wait) => ({
+  ...fresh(),
+  state: "queued",
+  place,
+  wait_s: wait,
+  variants: [variant("1/√d scaling"), variant("no scaling")],
+});
+
+test("a queue event moves a waiting run up the line, then starts it", () => {
+  const s = run(initialState(), [{ type: "state", data: queued(3, 40) }]);
+  assert.equal(s.run.state, "queued");
+  assert.deepEqual([s.run.place, s.run.wait_s], [3, 40]);
+  // A run ahead ended: one place up, a shorter wait; nothing else of the run changes.
+  const up = run(s, [{ type: "queue", data: { state: "queued", place: 2, wait_s: 25 } }]);
+  assert.deepEqual([up.run.state, up.run.place, up.run.wait_s], ["queued", 2, 25]);
+  assert.deepEqual(up.run.variants, s.run.variants);
+  assert.deepEqual(up.view, s.view);
+  // It starts: running, no place; then its steps come as any run's.
+  const going = run(up, [
+    { type: "queue", data: { state: "queued", place: 1, wait_s: 3 } },
+    { type: "queue", data: { state: "running", place: null, wait_s: null } },
+    { type: "variant", data: { variant: 0, state: "running" } },
+    steps(0, 1, 2),
+  ]);
+  assert.deepEqual([going.run.state, going.run.place, going.run.wait_s], ["running", null, null]);
+  assert.deepEqual(going.run.variants[0].history.step, [1, 2]);
+});
+
+test("a waiting run cancelled ends with no place, every variant cancelled", () => {
+  const s = run(initialState(), [
+    { type: "state", data: queued(2, 30) },
+    { type: "end", data: { state: "cancelled", reason: "cancelled while waiting in line", place: null, wait_s: null } },
+  ]);
+  assert.deepEqual([s.run.state, s.run.place, s.run.wait_s], ["cancelled", null, null]);
+  assert.deepEqual(
+    s.run.variants.map((v) => v.state),
+    ["cancelled", "cancelled"],
+  );
+});
+
+test("a place in line is said in words, the estimate never negative", () => {
+  assert.equal(inLine(1, 12), "next in line, about 12 s");
+  assert.equal(inLine(2, 30), "2nd in line, about 30 s");
+  assert.equal(inLine(3, 40), "3rd in line, about 40 s");
+  assert.equal(inLine(4, 40), "4th in line, about 40 s");
+  assert.deepEqual(
+    [11, 12, 13, 21, 22, 23, 111].map((n) => inLine(n, null)),
+    ["11th in line", "12th in line", "13th in line", "21st in line", "22nd in line", "23rd in line", "111th in line"],
+  );
+  assert.equal(inLine(1, 0), "next in line, starting any moment");
+  assert.equal(inLine(1, -5), "next in line, starting any moment");
+  assert.equal(inLine(5, 150), "5th in line, about 3 min");
 });

@@ -3,12 +3,14 @@ through an append-only log of events, and, once finished, models in the registry
 
 A run trains one or more variants (of one switch, or of an ablation preset) one after the other,
 each with the same seed and so the same data order. Runs are bounded: by the server's slots
-(a start past them is ``Busy``: 503 with Retry-After), and each by steps, seconds, parameters
+(a start past them waits in a bounded line; past that it is ``Busy``: 503 with Retry-After),
+and each by steps, seconds, parameters
 and text size. The last ``train_keep_runs`` finished runs are kept; an older one is gone (404).
 
 The package follows the seams of a run's life:
 
 - ``runs``: what a run is (its plan, its variants, its event log) and the two refusals;
+- ``queue``: the runs waiting for a slot, their places and estimates, the per-visitor rule;
 - ``service``: the run table (``TrainService``): what is offered, starting, cancelling,
   evicting, and asking a finished model (decode, folder);
 - ``worker``: one run's thread, which trains its variants and logs what happens;
@@ -18,8 +20,9 @@ The scores a finished run reports (induction, alignment) are ``attnviz.training.
 which the ablation presets and ``attnviz bench`` share.
 """
 
+from attnviz.services.training.queue import TooManyRuns
 from attnviz.services.training.report import thumbs
 from attnviz.services.training.runs import LiveRun, RunGone, TrainRefused
 from attnviz.services.training.service import TrainService
 
-__all__ = ["LiveRun", "RunGone", "TrainRefused", "TrainService", "thumbs"]
+__all__ = ["LiveRun", "RunGone", "TooManyRuns", "TrainRefused", "TrainService", "thumbs"]

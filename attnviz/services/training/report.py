@@ -107,6 +107,7 @@ def run_state(run: LiveRun, caller: Caller = NOBODY) -> TrainRun:
         ]
         seq = len(run.events)
         state, reason, claims = run.state, run.reason, run.claims
+        place, wait_s = run.place, run.wait_s
         access = run.access
         yours, can_cancel, shared = access.yours(caller), access.may_control(caller), access.shared
     return TrainRun(
@@ -116,6 +117,8 @@ def run_state(run: LiveRun, caller: Caller = NOBODY) -> TrainRun:
         shared=shared,
         state=state,  # type: ignore[arg-type]
         reason=reason,
+        place=place,
+        wait_s=wait_s,
         task=run.task_name,  # type: ignore[arg-type]
         about=plan.task.about,
         preset=plan.preset,
@@ -155,7 +158,7 @@ def summaries(runs: Iterable[LiveRun], caller: Caller = NOBODY) -> TrainRuns:
                 )
                 for v in run.variants
             ]
-            state, reason = run.state, run.reason
+            state, reason, place = run.state, run.reason, run.place
             access = run.access
             yours, can_cancel = access.yours(caller), access.may_control(caller)
             shared = access.shared
@@ -167,6 +170,7 @@ def summaries(runs: Iterable[LiveRun], caller: Caller = NOBODY) -> TrainRuns:
                 shared=shared,
                 state=state,  # type: ignore[arg-type]
                 reason=reason,
+                place=place,
                 task=run.task_name,  # type: ignore[arg-type]
                 preset=run.plan.preset,
                 compare=run.plan.compare,

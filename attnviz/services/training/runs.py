@@ -87,8 +87,10 @@ class LiveRun:
         self.plan = plan
         self.task_name = req.task
         self.checkpoints = req.checkpoints
-        self.state = "running"
+        self.state = "running"  # "queued" while it waits for a slot (training.queue)
         self.reason: str | None = None
+        self.place: int | None = None  # while queued: its place in line (1 is next)
+        self.wait_s: int | None = None  # while queued: the estimate of its wait
         pairs = zip(plan.variants, plan.params, strict=True)
         self.variants = [Variant(label, arch, n) for (label, arch), n in pairs]
         self.cancel = threading.Event()
@@ -104,7 +106,7 @@ class LiveRun:
 
     @property
     def finished(self) -> bool:
-        return self.state != "running"
+        return self.state not in ("queued", "running")
 
     def emit(self, name: str, data: dict, apply: Callable[[], None] | None = None) -> None:
         """Log an event; ``apply`` makes the change it reports, at the same moment, so that a

@@ -1,11 +1,13 @@
 """The run table: what this server offers to train, starting a run (within its slots and
-bounds), finding, cancelling and evicting runs, and asking a finished model."""
+bounds; past the slots it waits in line, ``queue``), finding, cancelling and evicting runs,
+and asking a finished model."""
 
 from __future__ import annotations
 
 import logging
 import math
 import threading
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -31,6 +33,7 @@ from attnviz.schemas.train import (
 )
 from attnviz.services.admission import Busy
 from attnviz.services.ownership import NOBODY, Caller, Ownership, new_run_id
+from attnviz.services.training.queue import TICK_S, RunQueue, Ticker, cancel_waiting, tell
 from attnviz.services.training.runs import (
     LiveRun,
     Plan,
@@ -59,6 +62,8 @@ class TrainService:
         self.registry = registry
         self.runs: dict[str, LiveRun] = {}
         self.lock = threading.Lock()
+        self.queue = RunQueue(settings.train_queue)  # the runs waiting for a slot
+        self.ticker = Ticker(TICK_S, self._tick)  # their estimates, again, while they wait
 
     # -- what is offered ------------------------------------------------------------------------
 
@@ -159,28 +164,73 @@ class TrainService:
         return new_run_id(self.settings.replica)
 
     def start(self, req: TrainRequest, caller: Caller) -> LiveRun:
-        """Plan the run and start training it on a thread of its own, ``caller``'s; ``Busy``
-        when every slot is taken."""
+        """Plan the run and start training it on a thread of its own, ``caller``'s; when every
+        slot is taken it waits in line (``queued``, ``training.queue``); ``Busy`` when the line
+        is full too, ``TooManyRuns`` when the caller has a run going and one waiting."""
         plan = self.plan(req)
+        s = self.settings
         with self.lock:
-            running = [r for r in self.runs.values() if not r.finished]
-            if len(running) >= self.settings.train_slots:
-                if self.settings.train_slots == 0:
-                    raise TrainRefused("task: this server does not train (ATTNVIZ_TRAIN_SLOTS=0)")
-                limit = self.settings.train_max_seconds
-                soonest = min(r.remaining_s(r.started + limit) for r in running)
+            if s.train_slots == 0:
+                raise TrainRefused("task: this server does not train (ATTNVIZ_TRAIN_SLOTS=0)")
+            refused = self.queue.refusal(self.runs.values(), caller)
+            if refused is not None:
+                raise refused
+            running = self._running()
+            run = LiveRun(self.new_id(), req, plan, Ownership(owner=caller.visitor))
+            if len(running) < s.train_slots:
+                self.runs[run.id] = run
+                self._launch(run)
+                return run
+            if self.queue.full:
+                soonest = min(r.remaining_s(r.started + s.train_max_seconds) for r in running)
                 retry = max(1, math.ceil(soonest))
                 raise Busy(
-                    f"busy: this server trains {len(running)} run(s) at once and all are "
-                    f"running; try again in {retry} s",
+                    f"busy: this server trains {len(running)} run(s) at once and "
+                    f"{len(self.queue)} wait in line, as many as it keeps waiting "
+                    f"(ATTNVIZ_TRAIN_QUEUE); try again in {retry} s",
                     retry,
                 )
-            run = LiveRun(self.new_id(), req, plan, Ownership(owner=caller.visitor))
+            self.queue.add(run)
             self.runs[run.id] = run
-        worker = Worker(run, settings=self.settings, device=self.device, registry=self.registry,
-                        done=self._evict)  # fmt: skip
-        threading.Thread(target=worker, name=f"train-{run.id}", daemon=True).start()
+            self._tell_queue()
+        self.ticker.wake()
         return run
+
+    def _running(self) -> list[LiveRun]:
+        return [r for r in self.runs.values() if r.state == "running"]
+
+    def _launch(self, run: LiveRun) -> None:
+        """Start training ``run`` on a thread of its own (under ``self.lock``): its time limit
+        counts from now."""
+        run.started = time.monotonic()
+        worker = Worker(run, settings=self.settings, device=self.device, registry=self.registry,
+                        done=self._ended)  # fmt: skip
+        threading.Thread(target=worker, name=f"train-{run.id}", daemon=True).start()
+
+    def _tell_queue(self) -> None:
+        """Every waiting run's place and estimate (under ``self.lock``)."""
+        ended = [r for r in self.runs.values() if r.ended is not None and r.step_time > 0]
+        step_s = max(ended, key=lambda r: r.ended or 0.0).step_time if ended else 0.0
+        self.queue.update(self._running(), slots=self.settings.train_slots,
+                          max_seconds=self.settings.train_max_seconds, step_s=step_s)  # fmt: skip
+
+    def _tick(self) -> bool:
+        """The waiting runs' estimates again (the runs ahead went on); False when none waits."""
+        with self.lock:
+            self._tell_queue()
+            return len(self.queue) > 0
+
+    def _ended(self) -> None:
+        """A run ended: the oldest finished ones go, and the first in line takes its slot."""
+        self._evict()
+        with self.lock:
+            while len(self._running()) < self.settings.train_slots:
+                run = self.queue.pop()
+                if run is None:
+                    break
+                tell(run, None, None)  # state running: the event says it started
+                self._launch(run)
+            self._tell_queue()
 
     # -- the table ------------------------------------------------------------------------------
 
@@ -237,9 +287,18 @@ class TrainService:
         return run is not None and run.access.listed_for(caller)
 
     def cancel(self, run_id: str, caller: Caller) -> LiveRun:
-        """Stop a running run (it keeps what it learned); forget a finished one and its
-        models. Only its owner or the operator: ``RunGone`` for anyone else."""
+        """Stop a running run (it keeps what it learned), end a waiting one (out of the line);
+        forget a finished one and its models. Only its owner or the operator: ``RunGone`` for
+        anyone else."""
         run = self.control(run_id, caller)
+        with self.lock:
+            waiting = self.queue.remove(run)  # it never started: it ends here
+            if waiting:
+                cancel_waiting(run)
+                self._tell_queue()  # the runs behind it move up
+        if waiting:
+            self._evict()
+            return run
         if not run.finished:
             run.cancel.set()
             return run
@@ -250,7 +309,11 @@ class TrainService:
 
     @property
     def training(self) -> int:
-        return sum(not r.finished for r in list(self.runs.values()))
+        return sum(r.state == "running" for r in list(self.runs.values()))
+
+    @property
+    def queued(self) -> int:
+        return len(self.queue)
 
     def _evict(self) -> None:
         with self.lock:

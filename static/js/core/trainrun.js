@@ -91,7 +91,7 @@ export function attentionAxes(on, kind) {
 }
 
 /**
- * The checkpoint steps the slider runs over: while the run trains, its schedule (and any
+ * The checkpoint steps the slider runs over: while the run trains (or waits), its schedule (and any
  * checkpoint off it, taken where it was stopped); once it has ended, the steps its variants
  * have checkpoints at, and those alone (a cancelled run has fewer than its schedule).
  * @param {TrainRun} run
@@ -99,7 +99,8 @@ export function attentionAxes(on, kind) {
  */
 export function shownSteps(run) {
   const have = run.variants.flatMap((v) => v.checkpoints.map((c) => c.step));
-  const steps = new Set(run.state === "running" ? [...run.checkpoint_steps, ...have] : have);
+  const going = run.state === "running" || run.state === "queued";
+  const steps = new Set(going ? [...run.checkpoint_steps, ...have] : have);
   return [...steps].sort((a, b) => a - b);
 }
 
@@ -111,6 +112,22 @@ export function variantFigures(v) {
   const last = v.checkpoints[v.checkpoints.length - 1];
   const n = v.history.step.length;
   return `${n.toLocaleString("en")} step${n === 1 ? "" : "s"}${last ? `, held-out ${fmt(last.heldout, 3)}` : ""}`;
+}
+
+/**
+ * A waiting run's place in line and the estimate of its wait, in words: "next in line, about
+ * 12 s", "3rd in line, about 40 s", "about 2 min" past 90 s.
+ * @param {number | null | undefined} place 1-based
+ * @param {number | null | undefined} wait seconds
+ */
+export function inLine(place, wait) {
+  const n = place ?? 1;
+  const tail = n % 100 >= 11 && n % 100 <= 13 ? "th" : ({ 1: "st", 2: "nd", 3: "rd" }[n % 10] ?? "th");
+  const where = n === 1 ? "next in line" : `${n}${tail} in line`;
+  if (wait == null) return where;
+  const s = Math.max(0, Math.round(wait));
+  const about = s < 1 ? "starting any moment" : s < 90 ? `about ${s} s` : `about ${Math.round(s / 60)} min`;
+  return `${where}, ${about}`;
 }
 
 /** Every n-th point of a long curve (and the last): a plot of 5,000 steps needs no more. */

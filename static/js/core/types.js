@@ -335,8 +335,11 @@
  * @property {boolean} [can_cancel] the caller may cancel it (its owner, or the operator); a run
  *   opened by its link is read, not controlled (absent in a file saved before issue 27)
  * @property {boolean} [shared] the operator shared it with every visitor
- * @property {"running" | "done" | "cancelled" | "failed"} state
+ * @property {"queued" | "running" | "done" | "cancelled" | "failed"} state queued: waiting
+ *   for a training slot (then running)
  * @property {string | null} reason
+ * @property {number | null} [place] while queued: its place in line, 1 the next to start
+ * @property {number | null} [wait_s] while queued: about how many seconds until it starts
  * @property {string} task
  * @property {string} about
  * @property {string | null} preset
@@ -398,8 +401,9 @@
  * @property {boolean} yours the caller started it
  * @property {boolean} can_cancel the caller may cancel it
  * @property {boolean} shared the operator shared it with every visitor
- * @property {"running" | "done" | "cancelled" | "failed"} state
+ * @property {"queued" | "running" | "done" | "cancelled" | "failed"} state
  * @property {string | null} reason
+ * @property {number | null} [place] while queued: its place in line (1 is next)
  * @property {string} task
  * @property {string | null} preset
  * @property {string | null} compare

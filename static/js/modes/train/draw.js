@@ -59,7 +59,13 @@ export function createDrawing({ app, hooks, status, live }) {
     progress() {
       const r = run();
       trainprogress.render(byId("t-run-card"), { run: r, exportUrl: live ? runHtmlUrl(r.id) : null });
-      status.set(r.state === "running" ? `training ${r.id}` : `run ${r.id}: ${r.state}`);
+      status.set(
+        r.state === "running"
+          ? `training ${r.id}`
+          : r.state === "queued"
+            ? `run ${r.id}: waiting for a training slot`
+            : `run ${r.id}: ${r.state}`,
+      );
       hooks.changed();
       byId("train-mode").dataset.run = r.state;
     },

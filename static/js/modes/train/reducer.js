@@ -2,8 +2,8 @@
 // reduce(state, event) -> state, that never changes what it is given (no DOM; the Node tests
 // run it). The state is the run as the server last told it, the view's choices that an event
 // moves (the checkpoint shown, the variant), and whether the slider keeps to the newest
-// checkpoint. The events are the server's (`state` first, then `steps`, `checkpoint`,
-// `variant`, `claims`, `end`), each applied as the server applies it to its own copy, so that
+// checkpoint. The events are the server's (`state` first, then `queue` while it waits for a
+// slot, then `steps`, `checkpoint`, `variant`, `claims`, `end`), each applied as the server applies it to its own copy, so that
 // after every event the page's run equals what the server would send for it.
 
 import { defaultTrainView } from "../../core/state.js";
@@ -24,6 +24,7 @@ import { shownSteps } from "../../core/trainrun.js";
 /**
  * One event of a run's stream, as the server names it, with its data.
  * @typedef {{type: "state", data: TrainRun}
+ *   | {type: "queue", data: {state: "queued" | "running", place: number | null, wait_s: number | null}}
  *   | {type: "steps", data: {variant: number, step: number[], loss: number[], grad_norms: number[][], seconds: number[]}}
  *   | {type: "checkpoint", data: {variant: number, checkpoint: TrainCheckpoint}}
  *   | {type: "variant", data: {variant: number} & Partial<Variant>}
@@ -32,7 +33,7 @@ import { shownSteps } from "../../core/trainrun.js";
  */
 
 /** The event names a run's stream sends, in the order a run sends them first. */
-export const EVENTS = /** @type {const} */ (["state", "steps", "checkpoint", "variant", "claims", "end"]);
+export const EVENTS = /** @type {const} */ (["state", "queue", "steps", "checkpoint", "variant", "claims", "end"]);
 
 /** Nothing open yet: the views' defaults, following. @returns {TrainState} */
 export const initialState = () => ({ run: null, view: defaultTrainView(), follow: true });
@@ -77,6 +78,12 @@ export function reduce(state, event) {
   const run = state.run;
   if (!run) return state;
   switch (event.type) {
+    case "queue": {
+      // Its place in line and the estimate changed (a run ahead started, ended or was
+      // cancelled), or it started (state running, no place).
+      const { state: s, place, wait_s } = event.data;
+      return { ...state, run: { ...run, state: s, place, wait_s } };
+    }
     case "steps": {
       const d = event.data;
       if (!run.variants[d.variant]) return state;

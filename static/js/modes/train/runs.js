@@ -18,6 +18,7 @@ import * as trainruns from "./views/trainruns.js";
 /** What each event changes, as changed() takes it. */
 const CHANGES = {
   state: "run",
+  queue: "run",
   steps: "steps",
   checkpoint: "checkpoint",
   variant: "variant",
@@ -78,7 +79,7 @@ function follow(ctx, id) {
         app.source = null;
       }
       ctx.changed([CHANGES[type]]);
-      if (type === "end") refreshRuns(ctx);
+      if (type === "end" || (type === "queue" && data.state === "running")) refreshRuns(ctx);
     });
   }
   source.onerror = () => {
@@ -108,7 +109,7 @@ async function openRun(ctx, id) {
   try {
     const r = /** @type {TrainRun} */ (await fetchRun(id));
     stopFollowing(ctx);
-    if (r.state === "running") follow(ctx, r.id);
+    if (r.state === "running" || r.state === "queued") follow(ctx, r.id);
     else show(ctx, r);
     hooks.linked();
     return r;

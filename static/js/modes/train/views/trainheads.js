@@ -84,9 +84,11 @@ export function render(card, data, sel, callbacks) {
       el("p", {
         className: "hint",
         textContent:
-          step === undefined
-            ? "No checkpoint was taken: the run ended before its first."
-            : `${v.label || "The model"} has no checkpoint at step ${step}: choose another step, or a head of another model.`,
+          r.state === "queued"
+            ? "Waiting for a training slot: the heads are shown from the run's first checkpoint, once it starts."
+            : step === undefined
+              ? "No checkpoint was taken: the run ended before its first."
+              : `${v.label || "The model"} has no checkpoint at step ${step}: choose another step, or a head of another model.`,
       }),
     );
     return;
@@ -106,7 +108,8 @@ export function render(card, data, sel, callbacks) {
  * @param {TrainRun["variants"][number]} v @param {TrainRun} run
  */
 function missing(v, run) {
-  if (run.state === "running" && (v.state === "running" || v.state === "waiting")) return "not there yet";
+  if ((run.state === "running" || run.state === "queued") && (v.state === "running" || v.state === "waiting"))
+    return "not there yet";
   const last = v.checkpoints[v.checkpoints.length - 1];
   return last ? `stopped at step ${last.step}` : "not trained: the run ended before it";
 }

@@ -1,11 +1,12 @@
 // The Train tab's run card: the progress bar over every variant's steps, the line under it
-// (the running variant's step, speed and losses; once ended, each variant's figures), the
+// (a waiting run's place in line and estimate; the running variant's step, speed and losses;
+// once ended, each variant's figures), the
 // run's id, whether Cancel applies (and is offered at all: only to whoever may cancel the run,
 // its owner), and the Export HTML link of a run that has ended (the run as one offline file).
 // render(card, data): parts marked by data-role.
 
 import { fmt } from "../../../core/numbers.js";
-import { variantFigures } from "../../../core/trainrun.js";
+import { inLine, variantFigures } from "../../../core/trainrun.js";
 
 /** @typedef {import("../../../core/types.js").TrainRun} TrainRun */
 
@@ -31,14 +32,17 @@ export function render(card, data) {
     r.variants.length > 1
       ? r.variants.map((x) => `${x.label}: ${variantFigures(x)}`).join(" · ")
       : variantFigures(r.variants[0]);
+  // The line is the card's live region: a screen reader says the place as it changes.
   part("rate").textContent =
-    r.state === "running"
-      ? `${who}step ${n} / ${r.steps} · ${fmt(rate, 0)} steps/s · batch loss ${fmt(h.loss[n - 1], 3)}` +
-        (last ? ` · held-out ${fmt(last.heldout, 3)}` : "")
-      : `${r.state}${r.reason && r.reason !== r.state ? `: ${r.reason}` : ""} · ${each}`;
+    r.state === "queued"
+      ? `Waiting for a training slot: ${inLine(r.place, r.wait_s)}. It starts by itself when the runs ahead end.`
+      : r.state === "running"
+        ? `${who}step ${n} / ${r.steps} · ${fmt(rate, 0)} steps/s · batch loss ${fmt(h.loss[n - 1], 3)}` +
+          (last ? ` · held-out ${fmt(last.heldout, 3)}` : "")
+        : `${r.state}${r.reason && r.reason !== r.state ? `: ${r.reason}` : ""} · ${each}`;
   part("id").textContent = r.id;
   const cancel = /** @type {HTMLButtonElement} */ (part("cancel"));
-  cancel.disabled = r.state !== "running";
+  cancel.disabled = r.state !== "running" && r.state !== "queued";
   const owner = /** @type {HTMLElement | null} */ (card.querySelector("[data-role=owner]"));
   if (data.exportUrl) {
     // The live page: Cancel only where the caller may (a saved file hides it for good). A run
@@ -56,7 +60,7 @@ export function render(card, data) {
   }
   const link = /** @type {HTMLAnchorElement | null} */ (card.querySelector("[data-role=export]"));
   if (link) {
-    link.hidden = !data.exportUrl || r.state === "running";
+    link.hidden = !data.exportUrl || r.state === "running" || r.state === "queued";
     if (data.exportUrl) link.href = data.exportUrl;
     link.setAttribute("aria-label", `Export HTML: run ${r.id} as one file that opens offline`);
   }

@@ -4,6 +4,7 @@
 
 import { el } from "../../../core/dom.js";
 import { fmt } from "../../../core/numbers.js";
+import { inLine } from "../../../core/trainrun.js";
 
 /**
  * The runs this server keeps (fetchRuns in core/api.js), newest first: each one's task, state, and its
@@ -36,7 +37,9 @@ export function render(container, data, sel, callbacks) {
       el("span", { className: "t-model-name", textContent: r.id }),
       el("span", {
         className: "dim",
-        textContent: `${whose ? `${whose} · ` : ""}${what} · ${r.state} · ${figures.join(" · ")}`,
+        textContent:
+          `${whose ? `${whose} · ` : ""}${what} · ` +
+          `${r.state === "queued" ? `queued, ${inLine(r.place, null)}` : r.state} · ${figures.join(" · ")}`,
       }),
       button,
     ]);

@@ -1,0 +1,72 @@
+"""The training queue in the browser: with the one slot busy (visitor A's run, over the API),
+visitor B's run waits; B's page shows its place ("next in line, about N s") in the run card's
+live region, offers Cancel, then shows the usual progress once A's run ends and B's starts."""
+
+from __future__ import annotations
+
+import re
+import time
+
+import httpx
+
+from attnviz.app import create_app
+from attnviz.settings import Settings
+from tests.browser.helpers import ARTIFACTS, fresh_page, screenshot
+from tests.browser.test_train import RUN_OVER, open_train
+from tests.support.servers import served
+
+TINY = {"layers": 2, "heads": 2, "d_model": 16}
+STATE = "() => document.getElementById('train-mode').dataset.run"
+
+
+def test_a_waiting_run_shows_its_place_then_its_progress(browser, tmp_path):
+    app = create_app(Settings(device="cpu", builtin_model=False, data_dir=tmp_path,
+                              train_slots=1, train_queue=2))  # fmt: skip
+    with served(app) as url, httpx.Client(base_url=url, timeout=60) as a:
+        r = a.post("/api/train", json={"arch": TINY, "opt": {"steps": 5000}, "checkpoints": 2})
+        assert r.status_code == 202 and r.json()["state"] == "running"
+        ahead = r.json()["id"]
+        deadline = time.monotonic() + 30
+        while not a.get(f"/api/train/{ahead}").json()["variants"][0]["history"]["step"]:
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+
+        with fresh_page(browser) as (b, errors):
+            open_train(b, url)
+            b.fill("#t-steps", "40")
+            b.click("#t-start")
+            b.wait_for_function(f"() => ({STATE})() === 'queued'")
+            rate = b.locator("#t-rate")
+            b.wait_for_function(
+                "() => document.getElementById('t-rate').textContent.includes('next in line')"
+            )
+            text = rate.inner_text()
+            assert text.startswith("Waiting for a training slot: next in line, about "), text
+            assert re.match(
+                r"^Waiting for a training slot: next in line, about \d+ (s|min)\. ", text
+            )
+            assert rate.get_attribute("aria-live") == "polite"  # said by a screen reader
+            cancel = b.locator("#t-cancel")
+            assert cancel.is_visible() and cancel.is_enabled()  # a waiting run is B's to cancel
+            assert b.locator("#t-export-html").is_hidden()
+            assert "Waiting for a training slot" in b.locator("#t-large").inner_text()
+            run_id = b.locator("#t-run-id").inner_text()
+            assert a.get(f"/api/train/{run_id}").json()["place"] == 1
+            item = b.locator(f'#t-runs li[data-run="{run_id}"]')
+            item.wait_for()
+            assert "queued, next in line" in item.inner_text()
+            screenshot(b, "train-queue-1280.png")
+            b.locator("#t-run-card").screenshot(path=str(ARTIFACTS / "train-queue-1280-card.png"))
+            b.set_viewport_size({"width": 480, "height": 900})
+            assert b.evaluate("() => document.documentElement.scrollWidth <= 480")
+            screenshot(b, "train-queue-480.png")
+
+            # A's run ends: B's starts by itself, and its page shows the usual progress.
+            assert a.delete(f"/api/train/{ahead}").status_code == 200
+            b.wait_for_function(f"() => ['running', 'done'].includes(({STATE})())", timeout=60_000)
+            b.wait_for_function(RUN_OVER, timeout=60_000)
+            assert b.evaluate(STATE) == "done"
+            assert "next in line" not in rate.inner_text()
+            assert "40 steps" in rate.inner_text(), rate.inner_text()
+            assert b.evaluate("() => document.getElementById('t-progress').value") == 1
+            assert errors == []
