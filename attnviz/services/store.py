@@ -255,6 +255,49 @@ class RunStore:
             shutil.rmtree(tmp, ignore_errors=True)
         return final
 
+    # -- eviction -------------------------------------------------------------------------------
+
+    def evict(
+        self, *, keep: int, max_age_days: float | None, max_mb: float
+    ) -> list[tuple[str, str]]:
+        """Remove the finished runs past the bounds, oldest unshared first, shared last: those
+        older than ``max_age_days``, those past the newest ``keep`` of each kind, then while
+        their folders are over ``max_mb``. Each leaves its row as a tombstone saying when and
+        why. Returns (id, kind) of each removed."""
+        rows = [r for r in self.rows_all() if r.removed is None and r.finished is not None]
+        order = sorted(rows, key=lambda r: (r.shared, r.created))
+        gone: list[tuple[Row, str]] = []
+        if max_age_days is not None:
+            limit = time.time() - max_age_days * 86_400
+            gone += [(r, f"after {max_age_days:g} days (ATTNVIZ_DATA_MAX_AGE_DAYS)")
+                     for r in order if r.created < limit]  # fmt: skip
+        aged = {g.id for g, _ in gone}
+        left = [r for r in order if r.id not in aged]
+        for kind in sorted({r.kind for r in left}):
+            mine = [r for r in left if r.kind == kind]
+            for r in mine[: max(0, len(mine) - keep)]:
+                gone.append((r, f"to keep this server's last {keep} {plural(kind)} "
+                                "(ATTNVIZ_TRAIN_KEEP_RUNS)"))  # fmt: skip
+                left.remove(r)
+        budget = max_mb * 2**20
+        while left and sum(r.bytes for r in left) > budget:
+            gone.append((left.pop(0), f"to keep this server's runs within {max_mb:g} MB "
+                                      "(ATTNVIZ_DATA_MAX_MB)"))  # fmt: skip
+        for r, why in gone:
+            self.remove(r.id, why)
+            log.info("%s %s removed from the store %s", r.kind, r.id, why)
+        return [(r.id, r.kind) for r, _ in gone]
+
+    def rows_all(self) -> list[Row]:
+        if not self.exists:
+            return []
+        got = self._conn().execute("SELECT * FROM runs ORDER BY created, id")
+        return [self._row(r) for r in got.fetchall()]
+
 
 def access_record(access: Ownership) -> dict:
     return {"owner": access.owner, "shared": access.shared, "openers": list(access.viewers)}
+
+
+def plural(kind: str) -> str:
+    return {"run": "runs", "comparison": "comparisons"}.get(kind, kind)

@@ -291,3 +291,70 @@ def test_a_write_that_fails_midway_leaves_the_old_file_and_no_partial_one(tmp_pa
     assert (kept / "variant-0" / "config.json").read_text() == "{}"
     with pytest.raises(StoreError):
         store.read_json("r", "missing.json")
+
+
+def small_setups():
+    from dataclasses import replace
+
+    from attnviz.training import recurrent as R
+
+    return {
+        name: replace(s, opt=replace(s.opt, steps=10), lengths=(4, 8, 16, 32))
+        for name, s in R.SETUPS.items()
+    }
+
+
+def comparisons_app(data_dir: Path, **settings):
+    from attnviz.services.recurrent import RecurrentService
+
+    s = Settings(device="cpu", builtin_model=False, data_dir=data_dir, **settings)
+    app = create_app(s)
+    app.state.recurrent = RecurrentService(s, small_setups())
+    return app
+
+
+def test_a_comparison_is_kept_across_a_restart_and_one_going_then_is_interrupted(tmp_path):
+    client = TestClient(comparisons_app(tmp_path))
+    r = client.post("/api/recurrent", json={"task": "copy", "seed": 1})
+    assert r.status_code == 202, r.text
+    cid = r.json()["id"]
+    deadline = time.monotonic() + 120
+    while (before := client.get(f"/api/recurrent/{cid}").json())["state"] == "running":
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    assert before["state"] == "done" and before["yours"]
+    again = TestClient(comparisons_app(tmp_path), cookies=client.cookies)
+    assert again.get(f"/api/recurrent/{cid}").json() == before
+    stranger = TestClient(comparisons_app(tmp_path))
+    read = stranger.get(f"/api/recurrent/{cid}").json()
+    assert read == {**before, "yours": False, "can_cancel": False}
+    # A comparison whose row says running when a server starts was going when it stopped.
+    store = RunStore(tmp_path)
+    row = store.row(cid)
+    assert row is not None and row.kind == "comparison" and row.finished is not None
+    store.put(cid, "comparison", replica="", access=row.access(), state="running", step=0,
+              created=row.created)  # fmt: skip
+    back = TestClient(comparisons_app(tmp_path), cookies=client.cookies)
+    got = back.get(f"/api/recurrent/{cid}").json()
+    assert got["state"] == "interrupted" and got["reason"].startswith("interrupted")
+    # Forgotten by its owner: gone from the store too.
+    assert back.delete(f"/api/recurrent/{cid}").status_code == 200
+    assert TestClient(comparisons_app(tmp_path)).get(f"/api/recurrent/{cid}").status_code == 404
+
+
+def test_two_replicas_on_one_data_directory_both_serve_a_finished_run(tmp_path):
+    """Replica b started before a's run existed: it reads the run from the shared index."""
+    a = TestClient(make_app(tmp_path, replica="r1"))
+    replica_b = make_app(tmp_path, replica="r2")
+    run_id = train(a, arch=TINY, opt={"steps": 5}, checkpoints=1)
+    b = TestClient(replica_b, cookies=a.cookies)  # one secret in one directory: one visitor
+    assert run_id.startswith("r1-")
+    done = wait(a, run_id)
+    assert done["state"] == "done"
+    assert b.get(f"/api/train/{run_id}").json() == done
+    assert run_id in [m["name"] for m in b.get("/api/models").json()["models"]]
+    assert b.post("/api/trace?fields=attentions",
+                  json={"model": run_id, "text": "abcab"}).status_code == 200  # fmt: skip
+    # b's start does not interrupt a's running runs: only its own replica's rows.
+    c = TestClient(make_app(tmp_path, replica="r1"))
+    assert c.get(f"/api/train/{run_id}").json()["state"] == "done"

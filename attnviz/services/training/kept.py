@@ -148,8 +148,8 @@ def load(store: RunStore, row: Row, plan_for: Callable[[TrainRequest], Plan],
         state, reason = row.state, data.get("reason")
         if state == "interrupted":
             reason = (
-                f"interrupted at step {row.step}: the server stopped while it trained; what it "
-                "had learned up to its last checkpoint is kept"
+                f"interrupted at step {row.step}: the server stopped while it trained; its "
+                "losses and checkpoints up to there are kept, not its model"
             )
         elif state != data["state"]:
             raise ValueError(f"the index says {row.state}, run.json {data['state']}")

@@ -7,7 +7,6 @@ import logging
 import math
 import sqlite3
 import threading
-import time
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
@@ -360,36 +359,13 @@ class TrainService:
         return run
 
     def _evict_stored(self) -> list[str]:
-        """Remove the stored runs past the bounds, oldest unshared first, shared last: older
-        than ``data_max_age_days``, past the ``train_keep_runs`` newest, over ``data_max_mb``.
-        Each leaves its row as a tombstone. Returns their ids."""
+        """The stored runs and comparisons past the bounds removed (``RunStore.evict``): the
+        ids of this kind's."""
         assert self.store is not None
         s = self.settings
-        rows = [r for r in self.store.rows(kept.KIND)
-                if r.removed is None and r.finished is not None]  # fmt: skip
-        order = sorted(rows, key=lambda r: (r.shared, r.created))
-        gone: list[tuple[str, str]] = []
-        now = time.time()
-        if s.data_max_age_days is not None:
-            limit = now - s.data_max_age_days * 86_400
-            for r in order:
-                if r.created < limit:
-                    gone.append((r.id, f"after {s.data_max_age_days:g} days "
-                                       "(ATTNVIZ_DATA_MAX_AGE_DAYS)"))  # fmt: skip
-        left = [r for r in order if r.id not in {g for g, _ in gone}]
-        while len(left) > s.train_keep_runs:
-            r = left.pop(0)
-            gone.append((r.id, f"to keep this server's last {s.train_keep_runs} runs "
-                               "(ATTNVIZ_TRAIN_KEEP_RUNS)"))  # fmt: skip
-        budget = s.data_max_mb * 2**20
-        while left and sum(r.bytes for r in left) > budget:
-            r = left.pop(0)
-            gone.append((r.id, f"to keep this server's runs within {s.data_max_mb:g} MB "
-                               "(ATTNVIZ_DATA_MAX_MB)"))  # fmt: skip
-        for run_id, why in gone:
-            self.store.remove(run_id, why)
-            log.info("run %s removed from the store %s", run_id, why)
-        return [g for g, _ in gone]
+        gone = self.store.evict(keep=s.train_keep_runs, max_age_days=s.data_max_age_days,
+                                max_mb=s.data_max_mb)  # fmt: skip
+        return [r for r, kind in gone if kind == kept.KIND]
 
     def _evict(self) -> None:
         """After a run ends: the stored runs past the bounds go (services.store), and with

@@ -335,7 +335,7 @@
  * @property {boolean} [can_cancel] the caller may cancel it (its owner, or the operator); a run
  *   opened by its link is read, not controlled (absent in a file saved before issue 27)
  * @property {boolean} [shared] the operator shared it with every visitor
- * @property {"running" | "done" | "cancelled" | "failed"} state
+ * @property {"running" | "done" | "cancelled" | "failed" | "interrupted"} state
  * @property {string | null} reason
  * @property {string} task
  * @property {string} about
@@ -370,7 +370,7 @@
  * @property {boolean} yours the caller started it
  * @property {boolean} can_cancel the caller may cancel it (its owner, or the operator)
  * @property {string | null} [token] POST's answer only: the caller as a bearer token
- * @property {"running" | "done" | "cancelled" | "failed"} state
+ * @property {"running" | "done" | "cancelled" | "failed" | "interrupted"} state
  * @property {string | null} reason
  * @property {string} task
  * @property {number} seed
@@ -398,7 +398,7 @@
  * @property {boolean} yours the caller started it
  * @property {boolean} can_cancel the caller may cancel it
  * @property {boolean} shared the operator shared it with every visitor
- * @property {"running" | "done" | "cancelled" | "failed"} state
+ * @property {"running" | "done" | "cancelled" | "failed" | "interrupted"} state
  * @property {string | null} reason
  * @property {string} task
  * @property {string | null} preset
