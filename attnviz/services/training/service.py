@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 import sqlite3
 import threading
 from collections.abc import AsyncIterator
@@ -50,6 +51,9 @@ from attnviz.training.tasks import Reverse
 from attnviz.training.trainer import Architecture, Optimiser, pattern_names
 
 log = logging.getLogger(__name__)
+
+# A run's model is named by its id (``ownership.new_run_id``), then its variant's label.
+MODEL_OF_RUN = re.compile(r"^((?:[a-z0-9]{1,16}-)?[0-9a-f]{32})(?:-[a-z0-9-]+)?$")
 
 
 def _arch(a: TrainArchitecture) -> Architecture:
@@ -224,10 +228,18 @@ class TrainService:
 
     def remember(self, run_id: str, caller: Caller) -> None:
         """``caller`` opened the run by a name it holds (its model's, in a link): remembered,
-        when the run is still here."""
-        run = self.runs.get(run_id)
+        when the run is still here (or in the store: a replica's, its models then loaded)."""
+        run = self.runs.get(run_id) or self._reread(run_id)
         if run is not None:
             self._opened(run, caller)
+
+    def load_model(self, name: str) -> None:
+        """A model name a link holds that this process does not serve: when it is a stored
+        run's (``<run id>`` or ``<run id>-<variant>``; another replica's, finished), that run
+        is read from the store, its models into the registry."""
+        found = MODEL_OF_RUN.match(name)
+        if found is not None and found.group(1) not in self.runs:
+            self._reread(found.group(1))
 
     def _opened(self, run: LiveRun, caller: Caller) -> None:
         with run.lock:
