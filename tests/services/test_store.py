@@ -358,3 +358,24 @@ def test_two_replicas_on_one_data_directory_both_serve_a_finished_run(tmp_path):
     # b's start does not interrupt a's running runs: only its own replica's rows.
     c = TestClient(make_app(tmp_path, replica="r1"))
     assert c.get(f"/api/train/{run_id}").json()["state"] == "done"
+
+
+def test_a_running_row_at_start_is_interrupted_at_its_last_checkpoint(tmp_path):
+    """In one process (the slow test above kills a real one): a second server on the data
+    directory while the first trains reads the run as interrupted, as of its last checkpoint."""
+    client = TestClient(make_app(tmp_path))
+    run_id = train(client, arch=TINY, opt={"steps": 5000}, checkpoints=50)
+    deadline = time.monotonic() + 60
+    while not RunStore(tmp_path).row(run_id) or RunStore(tmp_path).row(run_id).step == 0:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    try:
+        again = TestClient(make_app(tmp_path), cookies=client.cookies)
+        back = again.get(f"/api/train/{run_id}").json()
+    finally:
+        client.delete(f"/api/train/{run_id}")
+    v = back["variants"][0]
+    step = v["checkpoints"][-1]["step"]
+    assert back["state"] == "interrupted" and f"interrupted at step {step}:" in back["reason"]
+    assert v["state"] == "cancelled" and v["model"] is None and back["yours"]
+    assert [r["state"] for r in again.get("/api/train").json()["runs"]] == ["interrupted"]
