@@ -45,7 +45,13 @@ COPY templates ./templates
 RUN if [ -d /wheels ]; then export PIP_FIND_LINKS=/wheels; fi; \
     pip install . && rm -rf /src
 
-RUN groupadd --gid 10001 attnviz && useradd --create-home --uid 10001 --gid 10001 attnviz
+RUN groupadd --gid 10001 attnviz && useradd --create-home --uid 10001 --gid 10001 attnviz \
+    && mkdir -p /data && chown 10001:10001 /data && chmod 0750 /data
+# The data directory: the runs and comparisons kept across restarts (runs/, runs.sqlite3) and
+# a generated secret. A volume (owned by 10001 before it is declared, so a new named volume
+# starts writable by the app); replicas that share one share their finished runs.
+ENV ATTNVIZ_DATA_DIR=/data
+VOLUME ["/data"]
 # Numeric, so that hosts that require a non-root user (Kubernetes' runAsNonRoot) can check it.
 USER 10001:10001
 WORKDIR /home/attnviz

@@ -82,9 +82,15 @@ class Settings(BaseSettings):
     train_max_seconds: float = Field(120.0, gt=0, le=86_400)
     train_max_params: int = Field(2_000_000, ge=1000, le=10**9)
     train_max_text_chars: int = Field(200_000, ge=1000, le=10**8)
-    # Finished runs kept (their models included); the oldest goes first. A run that is gone
-    # answers 404.
-    train_keep_runs: int = Field(8, ge=1, le=1000)
+    # Finished runs kept (in the data directory, and their models in memory); past it the
+    # oldest unshared one goes first. A run that is gone answers 404 saying when it was removed.
+    train_keep_runs: int = Field(64, ge=1, le=1000)
+    # Finished runs (training runs, comparisons) older than this many days are removed from
+    # the data directory. Unset: kept until a bound below removes them.
+    data_max_age_days: float | None = Field(30.0, gt=0)
+    # The data directory's disk budget for runs, in MB: past it the oldest unshared run goes
+    # first, the shared ones last.
+    data_max_mb: float = Field(1024.0, gt=0)
     # This replica's name, the prefix of its run ids, so that a proxy sends every request about
     # a run to the replica that trains it (deploy/nginx). Lowercase letters and digits.
     replica: str = Field("", pattern=r"^[a-z0-9]{0,16}$")

@@ -24,6 +24,13 @@ TEST_DATA_DIR = tempfile.mkdtemp(prefix="attnviz-test-data-")
 os.environ["ATTNVIZ_DATA_DIR"] = TEST_DATA_DIR
 
 
+@pytest.fixture(autouse=True)
+def _own_data_dir(tmp_path_factory, monkeypatch) -> None:
+    """Each test's apps and servers keep their runs (and secret) in a data directory of its
+    own, so that no test reads back another's stored runs (services.store)."""
+    monkeypatch.setenv("ATTNVIZ_DATA_DIR", str(tmp_path_factory.mktemp("data")))
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     shutil.rmtree(TEST_DATA_DIR, ignore_errors=True)
 

@@ -30,6 +30,8 @@ def models(
 ) -> ModelList:
     """The pretrained models this server runs on text, the models of the caller's trained runs
     (its own, those it opened by their link, the shared ones), and example sentences."""
+    if open and open not in registry.models:
+        training.load_model(open)  # a finished run's, kept in the store (another replica's)
     wanted = registry.models.get(open) if open else None
     if wanted is not None and wanted.run is not None:
         training.remember(wanted.run, caller)

@@ -18,7 +18,10 @@ router = APIRouter(prefix="/api/recurrent", tags=["recurrent"])
 RunId = Annotated[str, Path(max_length=64, description="The id POST /api/recurrent answered")]
 
 GONE: dict[int | str, dict[str, Any]] = {
-    404: {"description": "No such comparison here: never started, evicted, or a restart"}
+    404: {
+        "description": "No such comparison here: never started, removed (the message says "
+        "when), or forgotten by its owner"
+    }
 }
 NOT_YOURS: dict[int | str, dict[str, Any]] = {
     404: {

@@ -31,7 +31,10 @@ router = APIRouter(prefix="/api/train", tags=["train"])
 RunId = Annotated[str, Path(max_length=64, description="The id POST /api/train answered")]
 
 GONE: dict[int | str, dict[str, Any]] = {
-    404: {"description": "No such run here: never started, evicted, or the server restarted"}
+    404: {
+        "description": "No such run here: never started, removed (the message says when), or "
+        "forgotten by its owner"
+    }
 }
 NOT_YOURS: dict[int | str, dict[str, Any]] = {
     404: {

@@ -22,8 +22,9 @@ AxisName = Annotated[str, StringConstraints(max_length=LIMITS.max_token_chars)]
 
 Projections = Literal["identity", "random", "custom"]
 Mask = Literal["none", "causal"]
-# A training run's or a recurrent comparison's state.
-RunState = Literal["running", "done", "cancelled", "failed"]
+# A training run's or a recurrent comparison's state; "interrupted": it was going when the
+# server stopped, and is kept as of its last checkpoint (services.store).
+RunState = Literal["running", "done", "cancelled", "failed", "interrupted"]
 
 
 class Strict(BaseModel):

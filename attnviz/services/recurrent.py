@@ -3,10 +3,11 @@ GRU (``attnviz.training.recurrent``), each started by a request and run on a thr
 
 Bounded as training runs are, by the same settings: at most ``train_slots`` comparisons at once
 (a start past them is ``Busy``: 503 with Retry-After), each stopped at ``train_max_seconds``,
-refused when its steps or parameters are over the server's caps, and the last
-``train_keep_runs`` finished ones kept (an older one is gone: 404). The slots are the training
-runs' number but a count of their own: a comparison and a run may train side by side, each on
-one thread.
+refused when its steps or parameters are over the server's caps. Comparisons are kept in the
+data directory as runs are (``services.store``): a restart keeps every ended one (one going
+then is ``interrupted``), and past the store's bounds the oldest go (their links say when:
+404). The slots are the training runs' number but a count of their own: a comparison and a run
+may train side by side, each on one thread.
 
 A comparison belongs to the visitor who started it, as a run does (``services.ownership``): its
 id is the capability to read it; only its owner or the operator may cancel it.
@@ -16,8 +17,10 @@ from __future__ import annotations
 
 import logging
 import math
+import sqlite3
 import threading
 import time
+from dataclasses import replace
 
 from attnviz.schemas.recurrent import (
     RECURRENT_MAX_SEED,
@@ -31,12 +34,15 @@ from attnviz.schemas.train import TrainClaim
 from attnviz.services import compute
 from attnviz.services.admission import Busy
 from attnviz.services.ownership import NOBODY, Caller, Ownership, new_run_id
+from attnviz.services.store import Row, RunStore, StoreError, access_record
 from attnviz.services.training import RunGone, TrainRefused, report
 from attnviz.settings import Settings
 from attnviz.training import recurrent as R
 from attnviz.training.catalog import TASKS
 
 log = logging.getLogger(__name__)
+
+KIND = "comparison"  # its rows in the store's index
 
 TRAINING_SHARE = 0.85  # of the work: the rest is timing the steps
 
@@ -64,6 +70,10 @@ class LiveComparison:
         self.claims: list[TrainClaim] | None = None
         self.shows = ""
         self.lock = threading.Lock()
+        self.created = time.time()
+        self.request = req
+        # A comparison read back from the store: what it showed, as it was kept.
+        self.kept: RecurrentRun | None = None
 
     @property
     def finished(self) -> bool:
@@ -99,6 +109,10 @@ class LiveComparison:
 
     def state_now(self, caller: Caller = NOBODY) -> RecurrentRun:
         """What it is now, as the API sends it to ``caller``."""
+        if self.kept is not None:
+            with self.lock:
+                yours, can_cancel = self.access.yours(caller), self.access.may_control(caller)
+            return self.kept.model_copy(update={"yours": yours, "can_cancel": can_cancel})
         with self.lock:
             result, state, reason = self.result, self.state, self.reason
             claims, shows = self.claims, self.shows
@@ -149,6 +163,8 @@ class RecurrentService:
         self.setups = setups or R.SETUPS
         self.runs: dict[str, LiveComparison] = {}
         self.lock = threading.Lock()
+        self.store: RunStore | None = RunStore(settings.data_path)
+        self._restore()
 
     def options(self) -> RecurrentOptions:
         tasks = [
@@ -214,14 +230,20 @@ class RecurrentService:
         return live.state_now(caller).model_copy(update={"token": caller.token})
 
     def _gone(self, run_id: str) -> RunGone:
+        try:
+            row = self.store.row(run_id) if self.store is not None else None
+        except (sqlite3.Error, OSError, StoreError):
+            row = None
+        if row is not None and row.removed is not None and row.kind == KIND:
+            return RunGone(f"run_id: no comparison {run_id!r} on this server: it "
+                           f"{row.removed_text}")  # fmt: skip
         return RunGone(
             f"run_id: no comparison {run_id!r} on this server (it never was, it was "
-            f"evicted after the last {self.settings.train_keep_runs}, or the server "
-            "restarted)"
+            "removed to keep this server's runs within its bounds, or it was forgotten)"
         )
 
     def find(self, run_id: str) -> LiveComparison:
-        live = self.runs.get(run_id)
+        live = self.runs.get(run_id) or self._reread(run_id)
         if live is None:
             raise self._gone(run_id)
         return live
@@ -231,7 +253,15 @@ class RecurrentService:
         opened it)."""
         live = self.find(run_id)
         with live.lock:
+            before = len(live.access.viewers)
             live.access.opened_by(caller)
+            changed = len(live.access.viewers) != before
+            access = replace(live.access, viewers=dict(live.access.viewers))
+        if changed and live.finished and self.store is not None:
+            try:
+                self.store.put_access(live.id, access)
+            except (sqlite3.Error, OSError, StoreError) as exc:
+                log.warning("comparison %s: who may read it not stored (%s)", live.id, exc)
         return live.state_now(caller)
 
     def cancel(self, run_id: str, caller: Caller) -> RecurrentRun:
@@ -245,6 +275,11 @@ class RecurrentService:
         else:
             with self.lock:
                 self.runs.pop(live.id, None)
+            if self.store is not None:
+                try:
+                    self.store.remove(live.id, "forgotten by its owner", forget=True)
+                except (sqlite3.Error, OSError) as exc:
+                    log.warning("comparison %s: not removed from the store (%s)", live.id, exc)
         return live.state_now(caller)
 
     @property
@@ -261,6 +296,7 @@ class RecurrentService:
         state, reason = "done", None
         claims: list[TrainClaim] | None = None
         said = ""
+        self._keep(live, live.state_now())  # its row says running until it ends
         try:
             with compute.beside():  # a core of its own: traces take one thread fewer
                 result = R.compare(live.task, live.seed, setup=live.setup, on_progress=heard,
@@ -282,13 +318,116 @@ class RecurrentService:
         except Exception as exc:  # a failure is the comparison's state, not the server's
             log.exception("comparison %s failed", live.id)
             state, reason = "failed", f"the comparison failed: {type(exc).__name__}: {exc}"
+        # Stored whole before a reader sees its end.
+        final = live.state_now().model_copy(
+            update={
+                "state": state,
+                "reason": reason,
+                "claims": claims,
+                "shows": said,
+                "progress": 1.0 if state == "done" else round(live.share_done(), 4),
+                "doing": "",
+            }  # fmt: skip
+        )
+        self._keep(live, final, ended=True)
         with live.lock:
             live.state, live.reason, live.ended = state, reason, time.monotonic()
             live.claims, live.shows = claims, said
         self._evict()
 
-    def _evict(self) -> None:
+    # -- the store ------------------------------------------------------------------------------
+
+    def _keep(self, live: LiveComparison, now: RecurrentRun, ended: bool = False) -> None:
+        """The comparison into its folder, then its row (finished when ``ended``); a write
+        that fails is logged, and the comparison goes on in memory."""
+        store = self.store
+        if store is None:
+            return
+        try:
+            with live.lock:
+                access = replace(live.access, viewers=dict(live.access.viewers))
+            if not (store.folder(live.id) / "request.json").exists():
+                store.write_json(live.id, "request.json", live.request.model_dump(mode="json"))
+            state = now.model_copy(update={"yours": False, "can_cancel": False, "token": None})
+            record = {"created": live.created, "run": state.model_dump(mode="json")}
+            store.write_json(live.id, "run.json", record)
+            store.write_json(live.id, "access.json", access_record(access))
+            store.put(live.id, KIND, replica=self.settings.replica, access=access,
+                      state=now.state, step=0, created=live.created,
+                      finished=time.time() if ended else None)  # fmt: skip
+        except Exception:  # the store is a copy: a failure to write it never stops the run
+            log.exception("comparison %s: could not be written to the store", live.id)
+
+    def _load(self, row: Row) -> LiveComparison | None:
+        assert self.store is not None
+        try:
+            req = RecurrentRequest.model_validate(self.store.read_json(row.id, "request.json"))
+            data = self.store.read_json(row.id, "run.json")
+            kept = RecurrentRun.model_validate(data["run"])
+            live = LiveComparison(row.id, req, self.setups[req.task], row.access())
+            live.created = float(data["created"])
+        except (StoreError, KeyError, TypeError, ValueError) as exc:
+            log.warning("comparison %s skipped: its folder cannot be read (%s)", row.id, exc)
+            return None
+        if row.state == "interrupted":
+            why = "interrupted: the server stopped while it ran; start it again"
+            kept = kept.model_copy(update={"state": "interrupted", "doing": "", "reason": why})
+        live.kept = kept
+        live.state, live.reason, live.claims, live.shows = (
+            kept.state,
+            kept.reason,
+            kept.claims,
+            kept.shows,
+        )
+        live.ended = time.monotonic()
+        return live
+
+    def _restore(self) -> None:
+        """At start: this server's running comparisons are interrupted; every stored one is
+        read back."""
+        if self.store is None or not self.store.exists:
+            return
+        try:
+            self.store.interrupt(KIND, self.settings.replica)
+            rows = [r for r in self.store.rows(KIND) if r.removed is None]
+        except (sqlite3.Error, OSError) as exc:
+            log.warning("the run index cannot be read (%s): no comparison restored", exc)
+            return
+        for row in rows:
+            if row.state != "running" and (live := self._load(row)) is not None:
+                self.runs[live.id] = live
+
+    def _reread(self, run_id: str) -> LiveComparison | None:
+        """An ended comparison this process does not hold, from the store (a replica's)."""
+        if self.store is None:
+            return None
+        try:
+            row = self.store.row(run_id)
+        except (sqlite3.Error, OSError, StoreError):
+            return None
+        if row is None or row.kind != KIND or row.removed is not None or row.state == "running":
+            return None
+        live = self._load(row)
+        if live is None:
+            return None
         with self.lock:
+            return self.runs.setdefault(live.id, live)
+
+    def _evict(self) -> None:
+        """The stored runs past the bounds go (``RunStore.evict``), and these comparisons
+        from memory; without a store, the ended ones past the last ``train_keep_runs``."""
+        ids: set[str] = set()
+        if self.store is not None:
+            s = self.settings
+            try:
+                gone = self.store.evict(keep=s.train_keep_runs, max_age_days=s.data_max_age_days,
+                                        max_mb=s.data_max_mb)  # fmt: skip
+                ids = {i for i, kind in gone if kind == KIND}
+            except (sqlite3.Error, OSError) as exc:
+                log.warning("comparisons not evicted from the store (%s)", exc)
+        with self.lock:
+            for i in ids:
+                self.runs.pop(i, None)
             done = [r for r in self.runs.values() if r.finished]
             for r in done[: max(0, len(done) - self.settings.train_keep_runs)]:
                 self.runs.pop(r.id, None)

@@ -66,10 +66,13 @@ def _config(run: Run, task: Task) -> dict:
 
 
 def _write(path: Path, write) -> None:
-    """Write through a temporary file in the same folder, then rename: never half a file."""
+    """Write through a temporary file in the same folder, flushed to disk, then rename: never
+    half a file, even after a crash."""
     tmp = path.with_name(f".{path.name}.tmp")
     try:
         write(tmp)
+        with open(tmp, "rb+") as f:
+            os.fsync(f.fileno())
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)

@@ -150,6 +150,7 @@ def test_kubernetes_service_autoscaler_and_budget_select_the_pods(manifest):
         "Service",
         "HorizontalPodAutoscaler",
         "PodDisruptionBudget",
+        "PersistentVolumeClaim",  # the shared data directory (issue 27)
     }
 
 
@@ -172,3 +173,46 @@ def test_each_upstream_runs_as_the_replica_the_proxy_routes_runs_to(compose):
 def test_kubernetes_keeps_a_client_on_one_pod_for_its_runs(manifest):
     spec = manifest["Service"]["spec"]
     assert spec["sessionAffinity"] == "ClientIP"
+
+
+DOCKERFILE = DEPLOY.parent / "Dockerfile"
+
+
+def test_the_image_declares_its_data_directory_a_volume_writable_by_its_user():
+    text = DOCKERFILE.read_text()
+    env = re.search(r"^ENV ATTNVIZ_DATA_DIR=(\S+)$", text, re.M)
+    assert env, "the Dockerfile sets ATTNVIZ_DATA_DIR"
+    data = env.group(1)
+    volume = re.search(r"^VOLUME \[\"([^\"]+)\"\]$", text, re.M)
+    assert volume and volume.group(1) == data
+    # Made the user's before it is declared (what a step after VOLUME changes there is lost).
+    chown = text.index(f"chown 10001:10001 {data}")
+    assert chown < volume.start() and text.index("USER 10001:10001") > chown
+
+
+def test_compose_replicas_share_one_named_data_volume(compose):
+    mounts = {}
+    for name in ("attnviz-1", "attnviz-2"):
+        service = compose["services"][name]
+        (volume,) = service["volumes"]
+        source, target = volume.split(":")[:2]
+        mounts[name] = (source, target)
+        assert target == "/data" and service["read_only"] is True
+    assert len(set(mounts.values())) == 1  # one volume for both
+    source = next(iter(mounts.values()))[0]
+    assert source in compose["volumes"] and not source.startswith((".", "/"))
+
+
+def test_kubernetes_pods_mount_a_read_write_many_claim_at_the_data_directory(manifest):
+    pod = manifest["Deployment"]["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    mounts = {m["mountPath"]: m["name"] for m in container["volumeMounts"]}
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    data = env["ATTNVIZ_DATA_DIR"]
+    claim = volumes[mounts[data]]["persistentVolumeClaim"]["claimName"]
+    pvc = manifest["PersistentVolumeClaim"]
+    assert pvc["metadata"]["name"] == claim
+    assert pvc["spec"]["accessModes"] == ["ReadWriteMany"]
+    assert pvc["spec"]["resources"]["requests"]["storage"]
+    assert pod["securityContext"]["fsGroup"] == 10001  # the volume is the app's to write

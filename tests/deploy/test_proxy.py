@@ -204,13 +204,12 @@ def replicas(tmp_path) -> Iterator[list[Replica]]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ATTNVIZ_") and k != "PORT"}
     # One torch thread each: two replicas, nginx and the clients share this machine's cores.
     env.update(ATTNVIZ_DEVICE="cpu", ATTNVIZ_LOG_LEVEL="warning", OMP_NUM_THREADS="1")
-    # As compose.yaml: one ATTNVIZ_SECRET for both (each its own data directory, so that the
-    # secret they share can only be the one given), so a visitor is one visitor on either.
-    env.update(ATTNVIZ_SECRET=secrets.token_urlsafe(32))
+    # As compose.yaml: one ATTNVIZ_SECRET for both, so a visitor is one visitor on either, and
+    # one data directory for both (the named volume), so a finished run is on either.
+    env.update(ATTNVIZ_SECRET=secrets.token_urlsafe(32), ATTNVIZ_DATA_DIR=str(tmp_path / "data"))
     started: list[Replica] = []
     try:
         for name, replica in (("a", "r1"), ("b", "r2")):  # as compose.yaml names them
-            env["ATTNVIZ_DATA_DIR"] = str(tmp_path / f"data-{name}")
             port = free_port()
             log = tmp_path / f"replica-{name}.log"
             with log.open("wb") as out:
@@ -463,6 +462,13 @@ def test_every_request_about_a_run_reaches_the_replica_that_trains_it(replicas, 
             )
             assert r.status_code == 200, r.text
         assert {rid.split("-")[0] for rid in runs} == {"r1", "r2"}, runs
+        # A finished run is in the data directory both replicas share: its link, opened in
+        # sentence mode (/api/models?open=, which goes to either replica), lists its model on
+        # both, whichever trained it.
+        for i, run_id in enumerate(runs):
+            for k in range(4):
+                r = http.get(f"/api/models?open={run_id}", headers={"X-Test-Tag": f"open-{i}-{k}"})
+                assert run_id in [m["name"] for m in r.json()["models"]], (run_id, k)
         # Both replicas sign with one secret: the visitor cookie the first answer set holds on
         # either, so this client stayed one visitor, and each run is its own to cancel.
         visitor = http.cookies[COOKIE]
@@ -498,6 +504,8 @@ def test_every_request_about_a_run_reaches_the_replica_that_trains_it(replicas, 
                 assert logged[f"{what}-{i}"] == home, (what, run_id, logged)
         for i in range(3):
             assert logged[f"rnn-{i}"] == replica_addr[comparison.split("-")[0]], logged
+        for i in range(len(runs)):  # read from both: the one that did not train it too
+            assert {logged[f"open-{i}-{k}"] for k in range(4)} == {a.addr, b.addr}, logged
 
         # The replica of some runs goes: they answer 404 (from the proxy), the others still work.
         b.proc.kill()

@@ -4,8 +4,9 @@ through an append-only log of events, and, once finished, models in the registry
 A run trains one or more variants (of one switch, or of an ablation preset) one after the other,
 each with the same seed and so the same data order. Runs are bounded: by the server's slots
 (a start past them waits in a bounded line; past that it is ``Busy``: 503 with Retry-After),
-and each by steps, seconds, parameters
-and text size. The last ``train_keep_runs`` finished runs are kept; an older one is gone (404).
+and each by steps, seconds, parameters and text size. Runs are kept in the data directory
+(``services.store``), so a restart keeps them; past the store's bounds the oldest go, and their
+links say when (404).
 
 The package follows the seams of a run's life:
 
@@ -14,7 +15,8 @@ The package follows the seams of a run's life:
 - ``service``: the run table (``TrainService``): what is offered, starting, cancelling,
   evicting, and asking a finished model (decode, folder);
 - ``worker``: one run's thread, which trains its variants and logs what happens;
-- ``report``: what goes to clients (a run's state, the summaries, the event stream).
+- ``report``: what goes to clients (a run's state, the summaries, the event stream);
+- ``kept``: a run written to the store (at each checkpoint, and whole at its end) and read back.
 
 The scores a finished run reports (induction, alignment) are ``attnviz.training.measures``,
 which the ablation presets and ``attnviz bench`` share.

@@ -85,6 +85,7 @@ class LiveRun:
         self.id = run_id
         self.access = access  # its owner, whether shared, who opened it (services.ownership)
         self.plan = plan
+        self.request = req
         self.task_name = req.task
         self.checkpoints = req.checkpoints
         self.state = "running"  # "queued" while it waits for a slot (training.queue)
@@ -95,6 +96,7 @@ class LiveRun:
         self.variants = [Variant(label, arch, n) for (label, arch), n in pairs]
         self.cancel = threading.Event()
         self.started = time.monotonic()
+        self.created = time.time()  # when it started, as the store keeps it
         self.ended: float | None = None
         self.events: list[tuple[str, str]] = []  # (event name, JSON data)
         self.lock = threading.Lock()

@@ -6,13 +6,17 @@ from __future__ import annotations
 
 import logging
 import math
+import re
+import sqlite3
 import threading
 import time
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from pathlib import Path
 
 import torch
 
+import attnviz.services.training.kept as kept
 import attnviz.services.training.report as report
 from attnviz.engine import capture
 from attnviz.pretrained import ModelRegistry
@@ -33,6 +37,7 @@ from attnviz.schemas.train import (
 )
 from attnviz.services.admission import Busy
 from attnviz.services.ownership import NOBODY, Caller, Ownership, new_run_id
+from attnviz.services.store import Row, RunStore, StoreError
 from attnviz.services.training.queue import TICK_S, RunQueue, Ticker, cancel_waiting, tell
 from attnviz.services.training.runs import (
     LiveRun,
@@ -42,13 +47,16 @@ from attnviz.services.training.runs import (
     Variant,
     param_count,
 )
-from attnviz.services.training.worker import Worker
+from attnviz.services.training.worker import Worker, served_model
 from attnviz.settings import Settings
 from attnviz.training.catalog import SWITCHES, TASKS, variants_of
 from attnviz.training.tasks import Reverse
 from attnviz.training.trainer import Architecture, Optimiser, pattern_names
 
 log = logging.getLogger(__name__)
+
+# A run's model is named by its id (``ownership.new_run_id``), then its variant's label.
+MODEL_OF_RUN = re.compile(r"^((?:[a-z0-9]{1,16}-)?[0-9a-f]{32})(?:-[a-z0-9-]+)?$")
 
 
 def _arch(a: TrainArchitecture) -> Architecture:
@@ -64,6 +72,11 @@ class TrainService:
         self.lock = threading.Lock()
         self.queue = RunQueue(settings.train_queue)  # the runs waiting for a slot
         self.ticker = Ticker(TICK_S, self._tick)  # their estimates, again, while they wait
+        # The runs kept on disk (services.store), read back at start. Where the data directory
+        # cannot be written, each write fails with a log line and runs last as long as the
+        # process.
+        self.store: RunStore | None = RunStore(settings.data_path)
+        self._restore()
 
     # -- what is offered ------------------------------------------------------------------------
 
@@ -204,7 +217,8 @@ class TrainService:
         counts from now."""
         run.started = time.monotonic()
         worker = Worker(run, settings=self.settings, device=self.device, registry=self.registry,
-                        done=self._ended)  # fmt: skip
+                        done=self._ended,
+                        keep=lambda st, why: self._keep(run, st, why))  # fmt: skip
         threading.Thread(target=worker, name=f"train-{run.id}", daemon=True).start()
 
     def _tell_queue(self) -> None:
@@ -235,14 +249,22 @@ class TrainService:
     # -- the table ------------------------------------------------------------------------------
 
     def _gone(self, run_id: str) -> RunGone:
+        try:
+            row = self.store.row(run_id) if self.store is not None else None
+        except (sqlite3.Error, OSError, StoreError):
+            row = None
+        if row is not None and row.removed is not None and row.kind == kept.KIND:
+            return RunGone(f"run: no run {run_id!r} on this server: it {row.removed_text}")
         return RunGone(
-            f"run: no run {run_id!r} on this server (it never was, it was evicted after "
-            f"the last {self.settings.train_keep_runs} runs, or the server restarted)"
+            f"run: no run {run_id!r} on this server (it never was, it was removed to keep "
+            f"this server's runs within its bounds, or it was forgotten)"
         )
 
     def get(self, run_id: str) -> LiveRun:
-        """The run ``run_id``, whoever asks (an internal reader); ``RunGone`` when there is none."""
-        run = self.runs.get(run_id)
+        """The run ``run_id``, whoever asks (an internal reader); ``RunGone`` when there is none.
+        One this process does not hold is looked for in the store (another replica's, finished
+        since this one started)."""
+        run = self.runs.get(run_id) or self._reread(run_id)
         if run is None:
             raise self._gone(run_id)
         return run
@@ -251,17 +273,32 @@ class TrainService:
         """The run, read by ``caller``, who holds its id (the capability): remembered as
         having opened it, so that it is in the caller's lists."""
         run = self.get(run_id)
-        with run.lock:
-            run.access.opened_by(caller)
+        self._opened(run, caller)
         return run
 
     def remember(self, run_id: str, caller: Caller) -> None:
         """``caller`` opened the run by a name it holds (its model's, in a link): remembered,
-        when the run is still here."""
-        run = self.runs.get(run_id)
+        when the run is still here (or in the store: a replica's, its models then loaded)."""
+        run = self.runs.get(run_id) or self._reread(run_id)
         if run is not None:
-            with run.lock:
-                run.access.opened_by(caller)
+            self._opened(run, caller)
+
+    def load_model(self, name: str) -> None:
+        """A model name a link holds that this process does not serve: when it is a stored
+        run's (``<run id>`` or ``<run id>-<variant>``; another replica's, finished), that run
+        is read from the store, its models into the registry."""
+        found = MODEL_OF_RUN.match(name)
+        if found is not None and found.group(1) not in self.runs:
+            self._reread(found.group(1))
+
+    def _opened(self, run: LiveRun, caller: Caller) -> None:
+        with run.lock:
+            before = len(run.access.viewers)
+            run.access.opened_by(caller)
+            changed = len(run.access.viewers) != before
+            access = replace(run.access, viewers=dict(run.access.viewers))
+        if changed and run.finished:
+            self._put_access(run.id, access)
 
     def control(self, run_id: str, caller: Caller) -> LiveRun:
         """The run, for a change by ``caller``: its owner or the operator. To anyone else it
@@ -279,6 +316,9 @@ class TrainService:
         run = self.get(run_id)
         with run.lock:
             run.access.shared = True
+            access = replace(run.access, viewers=dict(run.access.viewers))
+        if run.finished:
+            self._put_access(run.id, access)
         return run
 
     def lists(self, run_id: str, caller: Caller) -> bool:
@@ -305,7 +345,20 @@ class TrainService:
         with self.lock:
             self.runs.pop(run.id, None)
         self.registry.remove([v.model for v in run.variants if v.model])
+        if self.store is not None:
+            try:
+                self.store.remove(run.id, "forgotten by its owner", forget=True)
+            except (sqlite3.Error, OSError) as exc:
+                log.warning("run %s: not removed from the store (%s)", run.id, exc)
         return run
+
+    def _put_access(self, run_id: str, access: Ownership) -> None:
+        if self.store is None:
+            return
+        try:
+            self.store.put_access(run_id, access)
+        except (sqlite3.Error, OSError, StoreError) as exc:
+            log.warning("run %s: who may read it not stored (%s)", run_id, exc)
 
     @property
     def training(self) -> int:
@@ -315,12 +368,97 @@ class TrainService:
     def queued(self) -> int:
         return len(self.queue)
 
+    # -- the store ------------------------------------------------------------------------------
+
+    def _keep(self, run: LiveRun, state: str | None, reason: str | None) -> None:
+        if self.store is not None:
+            kept.save(self.store, run, self.settings.replica, state=state, reason=reason)
+
+    def _load(self, row: Row) -> LiveRun | None:
+        """The stored run ``row`` names, with its models in the registry; None (logged) where
+        its folder cannot be read."""
+        assert self.store is not None
+        try:
+            run = kept.load(self.store, row, self.plan, self.device)
+        except (StoreError, TrainRefused) as exc:
+            log.warning("run %s skipped: its folder cannot be read (%s)", row.id, exc)
+            return None
+        for v in run.variants:
+            named = v.model and v.model not in self.registry.models
+            if named and v.result is not None and not run.plan.task.encoder_decoder:
+                assert v.model is not None
+                self.registry.add(served_model(run, v.model, v.result.model, self.device))
+        return run
+
+    def _restore(self) -> None:
+        """At start: the runs this server was training when it stopped are interrupted, the
+        bounds apply, and every stored run left is read back (oldest first, as started)."""
+        if self.store is None or not self.store.exists:
+            return
+        try:
+            self.store.interrupt(kept.KIND, self.settings.replica)
+            self._evict_stored()
+            rows = [r for r in self.store.rows(kept.KIND) if r.removed is None]
+        except (sqlite3.Error, OSError) as exc:
+            log.warning("the run index in %s cannot be read (%s): no run restored",
+                        self.store.path, exc)  # fmt: skip
+            return
+        for row in rows:
+            if row.state == "running":
+                continue  # another replica's, still training (the proxy routes it there)
+            run = self._load(row)
+            if run is not None:
+                self.runs[run.id] = run
+        log.info("%d stored run(s) restored from %s", len(self.runs), self.store.root)
+
+    def _reread(self, run_id: str) -> LiveRun | None:
+        """A finished run this process does not hold, from the store (a replica's)."""
+        if self.store is None:
+            return None
+        try:
+            row = self.store.row(run_id)
+        except (sqlite3.Error, OSError, StoreError):
+            return None
+        if row is None or row.kind != kept.KIND or row.removed is not None:
+            return None
+        if row.state == "running":
+            return None  # training on another replica: the proxy routes it there
+        run = self._load(row)
+        if run is None:
+            return None
+        with self.lock:
+            have = self.runs.get(run_id)
+            if have is not None:
+                return have
+            self.runs[run.id] = run
+        return run
+
+    def _evict_stored(self) -> list[str]:
+        """The stored runs and comparisons past the bounds removed (``RunStore.evict``): the
+        ids of this kind's."""
+        assert self.store is not None
+        s = self.settings
+        gone = self.store.evict(keep=s.train_keep_runs, max_age_days=s.data_max_age_days,
+                                max_mb=s.data_max_mb)  # fmt: skip
+        return [r for r, kind in gone if kind == kept.KIND]
+
     def _evict(self) -> None:
+        """After a run ends: the stored runs past the bounds go (services.store), and with
+        them their runs in memory and their models; without a store, the finished runs past
+        the last ``train_keep_runs``."""
+        gone: list[LiveRun] = []
+        if self.store is not None:
+            try:
+                ids = set(self._evict_stored())
+            except (sqlite3.Error, OSError) as exc:
+                log.warning("runs not evicted from the store (%s)", exc)
+                ids = set()
+            with self.lock:
+                gone = [self.runs.pop(i) for i in ids if i in self.runs]
         with self.lock:
             done = [r for r in self.runs.values() if r.finished]
-            gone = done[: max(0, len(done) - self.settings.train_keep_runs)]
-            for r in gone:
-                self.runs.pop(r.id, None)
+            for r in done[: max(0, len(done) - self.settings.train_keep_runs)]:
+                gone.append(self.runs.pop(r.id))
         for r in gone:
             self.registry.remove([v.model for v in r.variants if v.model])
             log.info("run %s evicted", r.id)
@@ -416,6 +554,12 @@ class TrainService:
         v = self._finished(run, variant)
         assert v.model is not None and v.result is not None
         buf = io.BytesIO()
+        stored = self.store.folder(run.id) / kept.variant_folder(variant) if self.store else None
+        if stored is not None and stored.is_dir():  # as it was written when the run ended
+            with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+                for f in sorted(stored.iterdir()):
+                    z.write(f, f"{v.model}/{f.name}")
+            return f"{v.model}.zip", buf.getvalue()
         with tempfile.TemporaryDirectory() as tmp:
             folder = save_run(v.result, run.plan.task, Path(tmp), name=v.model)
             with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:

@@ -37,12 +37,16 @@ class Worker:
     """Trains ``run`` when called (on a thread of its own); ``done`` is called at its end."""
 
     def __init__(self, run: LiveRun, *, settings: Settings, device: torch.device,
-                 registry: ModelRegistry, done: Callable[[], None]) -> None:  # fmt: skip
+                 registry: ModelRegistry, done: Callable[[], None],
+                 keep: Callable[[str | None, str | None], None] | None = None) -> None:  # fmt: skip
         self.run = run
         self.settings = settings
         self.device = device
         self.registry = registry
         self.done = done
+        # ``keep(None, None)`` at each checkpoint, ``keep(state, reason)`` just before its end
+        # is told: the run written to the store (services.training.kept)
+        self.keep = keep or (lambda state, reason: None)
 
     def __call__(self) -> None:
         with compute.beside():  # the run has a core of its own: traces take one thread fewer
@@ -51,6 +55,7 @@ class Worker:
     def _train_run(self) -> None:
         run = self.run
         state, reason = "done", None
+        self.keep(None, None)  # its row says running until it ends
         try:
             deadline = run.started + self.settings.train_max_seconds
             for i, variant in enumerate(run.variants):
@@ -77,6 +82,7 @@ class Worker:
                 if v.state in ("waiting", "running"):
                     v.state = "cancelled"
 
+        self.keep(state, reason)  # stored whole before a client hears of its end
         run.emit("end", {"state": state, "reason": reason}, apply=end)
         self.done()
 
@@ -115,6 +121,7 @@ class Worker:
             )
             run.emit("checkpoint", {"variant": i, "checkpoint": cp.model_dump()},
                      apply=lambda: variant.checkpoints.append(cp))  # fmt: skip
+            self.keep(None, None)
 
         result = train(
             plan.task,
@@ -142,7 +149,7 @@ class Worker:
         name: str | None = None
         if not task.encoder_decoder:
             name = run.id if len(run.variants) == 1 else f"{run.id}-{slug(variant.label)}"
-            self.registry.add(self._as_model(name, result.model))
+            self.registry.add(served_model(run, name, result.model, self.device))
         variant.result = result
 
         def finished() -> None:
@@ -171,23 +178,26 @@ class Worker:
         run.emit("claims", {"claims": [o.model_dump() for o in outcomes]},
                  apply=lambda: setattr(run, "claims", outcomes))  # fmt: skip
 
-    def _as_model(self, name: str, model: Transformer) -> PretrainedModel:
-        from attnviz.pretrained.tokenize import TextTokenizer
-        from attnviz.training.export import char_tokenizer
 
-        task = self.run.plan.task
-        return PretrainedModel(
-            name=name,
-            family="attnviz",
-            source=Path(name),
-            origin=f"run {self.run.id}",
-            cfg=model.cfg,
-            model=model,
-            tokenizer=TextTokenizer(char_tokenizer(task.vocab)),
-            device=self.device,
-            run=self.run.id,
-            examples=[task.vocab.decode(task.probe().ids)],
-        )
+def served_model(run: LiveRun, name: str, model: Transformer,
+                 device: torch.device) -> PretrainedModel:  # fmt: skip
+    """A run's trained model (reading one text) as a sentence-mode model named ``name``."""
+    from attnviz.pretrained.tokenize import TextTokenizer
+    from attnviz.training.export import char_tokenizer
+
+    task = run.plan.task
+    return PretrainedModel(
+        name=name,
+        family="attnviz",
+        source=Path(name),
+        origin=f"run {run.id}",
+        cfg=model.cfg,
+        model=model,
+        tokenizer=TextTokenizer(char_tokenizer(task.vocab)),
+        device=device,
+        run=run.id,
+        examples=[task.vocab.decode(task.probe().ids)],
+    )
 
 
 def sampler(plan: Plan) -> Callable[[Transformer], str] | None:

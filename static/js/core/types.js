@@ -335,8 +335,8 @@
  * @property {boolean} [can_cancel] the caller may cancel it (its owner, or the operator); a run
  *   opened by its link is read, not controlled (absent in a file saved before issue 27)
  * @property {boolean} [shared] the operator shared it with every visitor
- * @property {"queued" | "running" | "done" | "cancelled" | "failed"} state queued: waiting
- *   for a training slot (then running)
+ * @property {"queued" | "running" | "done" | "cancelled" | "failed" | "interrupted"} state queued:
+ *   waiting for a training slot (then running)
  * @property {string | null} reason
  * @property {number | null} [place] while queued: its place in line, 1 the next to start
  * @property {number | null} [wait_s] while queued: about how many seconds until it starts
@@ -373,7 +373,7 @@
  * @property {boolean} yours the caller started it
  * @property {boolean} can_cancel the caller may cancel it (its owner, or the operator)
  * @property {string | null} [token] POST's answer only: the caller as a bearer token
- * @property {"running" | "done" | "cancelled" | "failed"} state
+ * @property {"running" | "done" | "cancelled" | "failed" | "interrupted"} state
  * @property {string | null} reason
  * @property {string} task
  * @property {number} seed
@@ -401,7 +401,7 @@
  * @property {boolean} yours the caller started it
  * @property {boolean} can_cancel the caller may cancel it
  * @property {boolean} shared the operator shared it with every visitor
- * @property {"queued" | "running" | "done" | "cancelled" | "failed"} state
+ * @property {"queued" | "running" | "done" | "cancelled" | "failed" | "interrupted"} state
  * @property {string | null} reason
  * @property {number | null} [place] while queued: its place in line (1 is next)
  * @property {string} task

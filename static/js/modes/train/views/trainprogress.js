@@ -39,7 +39,7 @@ export function render(card, data) {
       : r.state === "running"
         ? `${who}step ${n} / ${r.steps} · ${fmt(rate, 0)} steps/s · batch loss ${fmt(h.loss[n - 1], 3)}` +
           (last ? ` · held-out ${fmt(last.heldout, 3)}` : "")
-        : `${r.state}${r.reason && r.reason !== r.state ? `: ${r.reason}` : ""} · ${each}`;
+        : `${ended(r.state, r.reason)} · ${each}`;
   part("id").textContent = r.id;
   const cancel = /** @type {HTMLButtonElement} */ (part("cancel"));
   cancel.disabled = r.state !== "running" && r.state !== "queued";
@@ -64,4 +64,14 @@ export function render(card, data) {
     if (data.exportUrl) link.href = data.exportUrl;
     link.setAttribute("aria-label", `Export HTML: run ${r.id} as one file that opens offline`);
   }
+}
+
+/**
+ * How an ended run's state reads: "done", "cancelled: why", or a reason that says it already
+ * ("interrupted at step 120: the server stopped while it trained...": an interrupted run).
+ * @param {string} state @param {string | null} reason
+ */
+function ended(state, reason) {
+  if (!reason || reason === state) return state;
+  return reason.startsWith(state) ? reason : `${state}: ${reason}`;
 }

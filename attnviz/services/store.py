@@ -1,0 +1,303 @@
+"""Runs kept in the data directory (``ATTNVIZ_DATA_DIR``), so that a restart keeps them and
+their links.
+
+- ``<data_dir>/runs/<id>/``: one folder per run (a training run or a recurrent comparison):
+  ``request.json`` (what was asked), ``run.json`` (its state, its metrics: history,
+  checkpoints' thumbnails, claims), ``access.json`` (its ownership record) and, for a finished
+  training run, one model folder per variant (``variant-<i>/``, as ``training.export`` writes
+  it: config.json, model.safetensors, tokenizer.json).
+- ``<data_dir>/runs.sqlite3``: the index (SQLite in WAL mode, so that replicas sharing the
+  directory read and write it at once): id, kind, replica, owner, shared, openers, state, step,
+  created and finished times, bytes on disk, and when and why a run was removed (its row stays
+  as a tombstone, so that its link can say so).
+
+Every file is written whole (``datadir.write_atomic``: a temporary file in the same folder,
+fsync, rename); a model folder is written beside its place and renamed into it; a run's folder
+is complete before its row says it is finished. A folder that cannot be read is skipped with a
+log line by whoever reads it (``read_json`` raises ``StoreError``)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from pathlib import Path
+
+from attnviz.services.datadir import write_atomic
+from attnviz.services.ownership import Ownership
+
+log = logging.getLogger(__name__)
+
+INDEX = "runs.sqlite3"
+RUNS = "runs"
+BUSY_MS = 10_000  # a writer waits this long for another (a replica) to finish its write
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    id TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,             -- 'run' or 'comparison'
+    replica TEXT NOT NULL DEFAULT '',
+    owner TEXT NOT NULL DEFAULT '',
+    shared INTEGER NOT NULL DEFAULT 0,
+    openers TEXT NOT NULL DEFAULT '[]',  -- JSON: the visitors who opened it by its link
+    state TEXT NOT NULL,            -- running, done, cancelled, failed, interrupted
+    step INTEGER NOT NULL DEFAULT 0,
+    created REAL NOT NULL,          -- Unix seconds
+    finished REAL,
+    bytes INTEGER NOT NULL DEFAULT 0,
+    removed REAL,                   -- a tombstone: when it was evicted
+    removed_why TEXT
+)
+"""
+
+
+class StoreError(Exception):
+    """A run folder (or a file in it) that is missing or cannot be read."""
+
+
+@dataclass(frozen=True)
+class Row:
+    id: str
+    kind: str
+    replica: str
+    owner: str
+    shared: bool
+    openers: list[str]
+    state: str
+    step: int
+    created: float
+    finished: float | None
+    bytes: int
+    removed: float | None
+    removed_why: str | None
+
+    def access(self) -> Ownership:
+        return Ownership(owner=self.owner, shared=self.shared,
+                         viewers=dict.fromkeys(self.openers))  # fmt: skip
+
+    @property
+    def removed_text(self) -> str:
+        """``run: <id> was removed on <date> UTC to keep ...``'s end: when, and why."""
+        when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(self.removed or 0))
+        return f"was removed on {when} {self.removed_why or ''}".rstrip()
+
+
+def folder_bytes(folder: Path) -> int:
+    total = 0
+    for dirpath, _, files in os.walk(folder):
+        for f in files:
+            with suppress(OSError):
+                total += (Path(dirpath) / f).stat().st_size
+    return total
+
+
+class RunStore:
+    """The run folders and their index under ``root`` (the data directory)."""
+
+    def __init__(self, root: Path) -> None:
+        """Nothing is written until a run is: a server that never trains leaves the directory
+        as it was."""
+        self.root = Path(root)
+        self.runs = self.root / RUNS
+        self.path = self.root / INDEX
+        self._local = threading.local()
+
+    # -- the index ------------------------------------------------------------------------------
+
+    @property
+    def exists(self) -> bool:
+        return self.path.exists()
+
+    def _conn(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            self.runs.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(self.path, timeout=BUSY_MS / 1000, isolation_level=None)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute(f"PRAGMA busy_timeout={BUSY_MS}")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.row_factory = sqlite3.Row
+            conn.execute(SCHEMA)
+            self._local.conn = conn
+        return conn
+
+    @contextmanager
+    def _db(self) -> Iterator[sqlite3.Connection]:
+        conn = self._conn()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+    @staticmethod
+    def _row(r: sqlite3.Row) -> Row:
+        try:
+            openers = json.loads(r["openers"])
+        except ValueError:
+            openers = []
+        return Row(id=r["id"], kind=r["kind"], replica=r["replica"], owner=r["owner"],
+                   shared=bool(r["shared"]), openers=[str(o) for o in openers], state=r["state"],
+                   step=r["step"], created=r["created"], finished=r["finished"], bytes=r["bytes"],
+                   removed=r["removed"], removed_why=r["removed_why"])  # fmt: skip
+
+    def row(self, run_id: str) -> Row | None:
+        if not self.exists:
+            return None
+        r = self._conn().execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
+        return None if r is None else self._row(r)
+
+    def rows(self, kind: str) -> list[Row]:
+        """Every row of ``kind``, tombstones included, oldest first."""
+        if not self.exists:
+            return []
+        got = self._conn().execute(
+            "SELECT * FROM runs WHERE kind = ? ORDER BY created, id", (kind,)
+        )
+        return [self._row(r) for r in got.fetchall()]
+
+    def put(self, run_id: str, kind: str, *, replica: str, access: Ownership, state: str,
+            step: int, created: float, finished: float | None = None) -> None:  # fmt: skip
+        """The run's row, as it is now (its bytes on disk counted when it is finished)."""
+        size = folder_bytes(self.folder(run_id)) if finished is not None else 0
+        with self._db() as db:
+            db.execute(
+                "INSERT INTO runs (id, kind, replica, owner, shared, openers, state, step, "
+                "created, finished, bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT(id) DO UPDATE SET owner = excluded.owner, shared = excluded.shared, "
+                "openers = excluded.openers, state = excluded.state, step = excluded.step, "
+                "finished = excluded.finished, bytes = excluded.bytes",
+                (run_id, kind, replica, access.owner, int(access.shared),
+                 json.dumps(list(access.viewers)), state, step, created, finished, size),
+            )  # fmt: skip
+
+    def put_access(self, run_id: str, access: Ownership) -> None:
+        """Who may read it changed (opened by a link, shared): its row and its record."""
+        with self._db() as db:
+            db.execute(
+                "UPDATE runs SET owner = ?, shared = ?, openers = ? WHERE id = ?",
+                (access.owner, int(access.shared), json.dumps(list(access.viewers)), run_id),
+            )
+        if self.folder(run_id).is_dir():
+            self.write_json(run_id, "access.json", access_record(access))
+
+    def interrupt(self, kind: str, replica: str) -> list[str]:
+        """Every ``running`` row of ``kind`` that ``replica`` (this server) started: its run was
+        going when the server stopped, and is now ``interrupted``. Returns their ids."""
+        if not self.exists:
+            return []
+        with self._db() as db:
+            ids = [r["id"] for r in db.execute(
+                "SELECT id FROM runs WHERE kind = ? AND replica = ? AND state = 'running' "
+                "AND removed IS NULL", (kind, replica))]  # fmt: skip
+            db.execute(
+                "UPDATE runs SET state = 'interrupted', finished = ? WHERE kind = ? AND "
+                "replica = ? AND state = 'running' AND removed IS NULL",
+                (time.time(), kind, replica),
+            )
+        return ids
+
+    def remove(self, run_id: str, why: str, *, forget: bool = False) -> None:
+        """Delete the run's folder; its row stays as a tombstone saying when and ``why`` (or
+        goes too, with ``forget``: its owner forgot it)."""
+        shutil.rmtree(self.folder(run_id), ignore_errors=True)
+        with self._db() as db:
+            if forget:
+                db.execute("DELETE FROM runs WHERE id = ?", (run_id,))
+            else:
+                db.execute(
+                    "UPDATE runs SET removed = ?, removed_why = ?, bytes = 0 WHERE id = ?",
+                    (time.time(), why, run_id),
+                )
+
+    # -- the folders ----------------------------------------------------------------------------
+
+    def folder(self, run_id: str) -> Path:
+        if not run_id or "/" in run_id or "\\" in run_id or run_id.startswith("."):
+            raise StoreError(f"{run_id!r} is not a run id")
+        return self.runs / run_id
+
+    def write_json(self, run_id: str, name: str, data: object) -> None:
+        text = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+        write_atomic(self.folder(run_id) / name, text.encode(), mode=0o644)
+
+    def read_json(self, run_id: str, name: str) -> dict:
+        path = self.folder(run_id) / name
+        try:
+            data = json.loads(path.read_bytes())
+        except (OSError, ValueError) as exc:
+            raise StoreError(f"{path}: {exc}") from exc
+        if not isinstance(data, dict):
+            raise StoreError(f"{path}: not a JSON object")
+        return data
+
+    def write_folder(self, run_id: str, name: str, write: Callable[[Path], None]) -> Path:
+        """A folder in the run's, written whole: ``write`` fills a temporary one beside it,
+        which is then renamed into place."""
+        final = self.folder(run_id) / name
+        tmp = final.with_name(f".{name}.tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        try:
+            write(tmp)
+            shutil.rmtree(final, ignore_errors=True)
+            os.replace(tmp, final)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        return final
+
+    # -- eviction -------------------------------------------------------------------------------
+
+    def evict(
+        self, *, keep: int, max_age_days: float | None, max_mb: float
+    ) -> list[tuple[str, str]]:
+        """Remove the finished runs past the bounds, oldest unshared first, shared last: those
+        older than ``max_age_days``, those past the newest ``keep`` of each kind, then while
+        their folders are over ``max_mb``. Each leaves its row as a tombstone saying when and
+        why. Returns (id, kind) of each removed."""
+        rows = [r for r in self.rows_all() if r.removed is None and r.finished is not None]
+        order = sorted(rows, key=lambda r: (r.shared, r.created))
+        gone: list[tuple[Row, str]] = []
+        if max_age_days is not None:
+            limit = time.time() - max_age_days * 86_400
+            gone += [(r, f"after {max_age_days:g} days (ATTNVIZ_DATA_MAX_AGE_DAYS)")
+                     for r in order if r.created < limit]  # fmt: skip
+        aged = {g.id for g, _ in gone}
+        left = [r for r in order if r.id not in aged]
+        for kind in sorted({r.kind for r in left}):
+            mine = [r for r in left if r.kind == kind]
+            for r in mine[: max(0, len(mine) - keep)]:
+                gone.append((r, f"to keep this server's last {keep} {plural(kind)} "
+                                "(ATTNVIZ_TRAIN_KEEP_RUNS)"))  # fmt: skip
+                left.remove(r)
+        budget = max_mb * 2**20
+        while left and sum(r.bytes for r in left) > budget:
+            gone.append((left.pop(0), f"to keep this server's runs within {max_mb:g} MB "
+                                      "(ATTNVIZ_DATA_MAX_MB)"))  # fmt: skip
+        for r, why in gone:
+            self.remove(r.id, why)
+            log.info("%s %s removed from the store %s", r.kind, r.id, why)
+        return [(r.id, r.kind) for r, _ in gone]
+
+    def rows_all(self) -> list[Row]:
+        if not self.exists:
+            return []
+        got = self._conn().execute("SELECT * FROM runs ORDER BY created, id")
+        return [self._row(r) for r in got.fetchall()]
+
+
+def access_record(access: Ownership) -> dict:
+    return {"owner": access.owner, "shared": access.shared, "openers": list(access.viewers)}
+
+
+def plural(kind: str) -> str:
+    return {"run": "runs", "comparison": "comparisons"}.get(kind, kind)

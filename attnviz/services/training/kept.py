@@ -1,0 +1,180 @@
+"""A training run in the store (``services.store``) and back: what ``GET /api/train/{id}``, its
+export and its download answer, kept in the run's folder as it trains (at each checkpoint) and
+once it ends (with each variant's model folder), and a run read back from there after a
+restart."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import torch
+from safetensors.torch import load_file, save_file
+
+from attnviz.engine import Transformer, TransformerConfig
+from attnviz.schemas.train import TrainCheckpoint, TrainClaim, TrainRequest
+from attnviz.services.store import Row, RunStore, StoreError, access_record
+from attnviz.services.training.report import columns
+from attnviz.services.training.runs import LiveRun, Plan
+from attnviz.training.export import save_run
+from attnviz.training.trainer import Run, Step
+
+log = logging.getLogger(__name__)
+
+KIND = "run"
+FORMAT = 1  # run.json's layout
+
+
+def variant_folder(i: int) -> str:
+    return f"variant-{i}"
+
+
+def last_step(run: LiveRun) -> int:
+    """The step of the run's last checkpoint (what an interrupted run keeps)."""
+    for v in reversed(run.variants):
+        if v.checkpoints:
+            return v.checkpoints[-1].step
+    return 0
+
+
+def _record(run: LiveRun, state: str, reason: str | None) -> dict:
+    with run.lock:
+        variants = [
+            {
+                "state": v.state if state == "running" or v.state not in ("waiting", "running")
+                else "cancelled",
+                "model": v.model,
+                "history": columns(v.history),
+                "checkpoints": [c.model_dump(mode="json") for c in v.checkpoints],
+                "induction": v.induction,
+                "alignment": v.alignment,
+                "folder": variant_folder(i) if v.result is not None else None,
+            }
+            for i, v in enumerate(run.variants)
+        ]  # fmt: skip
+        return {
+            "format": FORMAT,
+            "id": run.id,
+            "state": state,
+            "reason": reason,
+            "created": run.created,
+            "baseline": run.baseline,
+            "step_time": run.step_time,
+            "claims": None if run.claims is None else [c.model_dump() for c in run.claims],
+            # its events, its end included (written just before it is told)
+            "seq": len(run.events) + (state != "running"),
+            "variants": variants,
+        }
+
+
+def _write_model(folder: Path, result: Run, run: LiveRun) -> None:
+    task = run.plan.task
+    if not task.encoder_decoder:
+        save_run(result, task, folder)
+        return
+    # An encoder-decoder is no sentence-mode folder (training.export refuses it): its
+    # configuration and weights, which the Train tab decodes with after a restart.
+    state = {k: v.detach().cpu().contiguous() for k, v in result.model.state_dict().items()}
+    save_file(state, folder / "model.safetensors", metadata={"format": "pt"})
+    config = {"model_type": "attnviz-encoder-decoder", **dataclasses.asdict(result.cfg)}
+    (folder / "config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+
+
+def _writer(result: Run, run: LiveRun) -> Callable[[Path], None]:
+    return lambda folder: _write_model(folder, result, run)
+
+
+def save(store: RunStore, run: LiveRun, replica: str, *, state: str | None = None,
+         reason: str | None = None) -> None:  # fmt: skip
+    """The run as it is now into its folder, then its row: ``state`` (its end, with ``reason``)
+    writes its models too and marks it finished; without, it is still running (a checkpoint).
+    A write that fails is logged: the run goes on, kept in memory only."""
+    try:
+        folder = store.folder(run.id)
+        if not (folder / "request.json").exists():
+            store.write_json(run.id, "request.json", run.request.model_dump(mode="json"))
+        if state is not None:
+            for i, v in enumerate(run.variants):
+                if v.result is not None and not (folder / variant_folder(i)).is_dir():
+                    store.write_folder(run.id, variant_folder(i),
+                                       _writer(v.result, run))  # fmt: skip
+        store.write_json(run.id, "run.json", _record(run, state or "running", reason))
+        with run.lock:
+            access = dataclasses.replace(run.access, viewers=dict(run.access.viewers))
+        store.write_json(run.id, "access.json", access_record(access))
+        store.put(run.id, KIND, replica=replica, access=access, state=state or "running",
+                  step=last_step(run), created=run.created,
+                  finished=time.time() if state is not None else None)  # fmt: skip
+    except Exception:  # the store is a copy: a failure to write it never stops the run
+        log.exception("run %s: could not be written to the store in %s", run.id, store.root)
+
+
+def load_model(folder: Path, device: torch.device) -> Transformer:
+    """The model in a variant's folder (its config.json and model.safetensors)."""
+    try:
+        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+        names = {f.name for f in dataclasses.fields(TransformerConfig)}
+        fields = {k: v for k, v in config.items() if k in names}
+        if isinstance(fields.get("layer_types"), list):
+            fields["layer_types"] = tuple(fields["layer_types"])
+        model = Transformer(TransformerConfig(**fields))
+        model.load_state_dict(load_file(folder / "model.safetensors"))
+    except (OSError, ValueError, TypeError, RuntimeError) as exc:
+        raise StoreError(f"{folder}: {exc}") from exc
+    return model.to(device).eval()
+
+
+def load(store: RunStore, row: Row, plan_for: Callable[[TrainRequest], Plan],
+         device: torch.device) -> LiveRun:  # fmt: skip
+    """The stored run ``row`` names, finished (an ``interrupted`` one as of its last
+    checkpoint). ``StoreError`` when its folder is missing or cannot be read."""
+    try:
+        req = TrainRequest.model_validate(store.read_json(row.id, "request.json"))
+        data = store.read_json(row.id, "run.json")
+        plan = plan_for(req)
+        run = LiveRun(row.id, req, plan, row.access())
+        stored = data["variants"]
+        if len(stored) != len(run.variants):
+            raise ValueError(f"{len(stored)} variants stored, {len(run.variants)} planned")
+        run.created = float(data["created"])
+        run.baseline = data.get("baseline")
+        run.step_time = float(data.get("step_time") or 0.0)
+        claims = data.get("claims")
+        run.claims = None if claims is None else [TrainClaim(**c) for c in claims]
+        state, reason = row.state, data.get("reason")
+        if state == "interrupted":
+            reason = (
+                f"interrupted at step {row.step}: the server stopped while it trained; its "
+                "losses and checkpoints up to there are kept, not its model"
+            )
+        elif state != data["state"]:
+            raise ValueError(f"the index says {row.state}, run.json {data['state']}")
+        for i, (v, s) in enumerate(zip(run.variants, stored, strict=True)):
+            h = s["history"]
+            v.history = [Step(step=a, loss=b, grad_norms=c, seconds=d)
+                         for a, b, c, d in zip(h["step"], h["loss"], h["grad_norms"],
+                                               h["seconds"], strict=True)]  # fmt: skip
+            v.checkpoints = [TrainCheckpoint.model_validate(c) for c in s["checkpoints"]]
+            v.induction, v.alignment = s.get("induction"), s.get("alignment")
+            v.state = s["state"] if s["state"] not in ("waiting", "running") else "cancelled"
+            v.model = s.get("model")
+            if s.get("folder") and state != "interrupted":
+                model = load_model(store.folder(row.id) / variant_folder(i), device)
+                v.result = Run(cfg=model.cfg, model=model, state=v.state,  # type: ignore[arg-type]
+                               history=v.history)  # fmt: skip
+            elif state == "interrupted":
+                v.model = None
+    except StoreError:
+        raise
+    except Exception as exc:  # a folder that does not read as a run: skipped by the caller
+        raise StoreError(f"{store.folder(row.id)}: {type(exc).__name__}: {exc}") from exc
+    run.state, run.reason, run.ended = state, reason, time.monotonic()
+    # Its stream replays its end: its state (with the ``seq`` it had), then nothing; a stream
+    # resumed after any of its events gets the end once.
+    end = ("end", json.dumps({"state": state, "reason": reason}, separators=(",", ":")))
+    run.events = [end] * max(1, int(data.get("seq") or 1))
+    return run
