@@ -8,11 +8,11 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from attnviz.engine.config import Norm, Positional
-from attnviz.schemas.common import Strict
+from attnviz.schemas.common import RunState, Strict
 
-# A run's state: ``queued`` while it waits for a training slot (then ``running``, then one of
-# the ends). A recurrent comparison never waits (``common.RunState``).
-TrainState = Literal["queued", "running", "done", "cancelled", "failed"]
+# A run's state: ``queued`` while it waits for a training slot, then one of a comparison's
+# (``common.RunState``: running, an end, or interrupted by a restart). A comparison never waits.
+TrainState = Literal["queued", RunState]
 TaskName = Literal["induction", "reverse", "copy", "charlm"]
 Switch = Literal["positional", "norm", "residual", "scale", "ffn"]
 
