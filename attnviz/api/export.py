@@ -11,6 +11,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from attnviz.api.deps import TracesDep
+from attnviz.api.sliced import SlicedResponse
 from attnviz.errors import TraceError
 from attnviz.schemas.export import ExportRequest
 from attnviz.schemas.trace import TextTraceRequest, TraceQuery
@@ -85,7 +86,7 @@ async def export(body: ExportRequest, request: Request, traces: TracesDep) -> Re
     html = await traces.admission.run(client, lambda: build(traces, body), cheap=cheap)
     kind = "sentence" if isinstance(req, TextTraceRequest) else "toy"
     name = f"attnviz-{kind}-layer{body.selection.layer + 1}-head{body.selection.head + 1}.html"
-    return Response(
+    return SlicedResponse(
         html.encode("utf-8"),
         media_type="text/html; charset=utf-8",
         headers={"Content-Disposition": f'attachment; filename="{name}"'},

@@ -5,6 +5,7 @@ from fastapi.responses import Response
 from pydantic import Discriminator, Tag
 
 from attnviz.api.deps import TracesDep
+from attnviz.api.sliced import SlicedResponse
 from attnviz.schemas.trace import (
     TextTraceRequest,
     TextTraceResponse,
@@ -76,4 +77,4 @@ async def trace(
     }
     if body.encoding:
         headers["Content-Encoding"] = body.encoding
-    return Response(body.content, media_type=body.media_type, headers=headers)
+    return SlicedResponse(body.content, media_type=body.media_type, headers=headers)

@@ -24,7 +24,7 @@ from attnviz.wire.constants import (
     VALUE_WEIGHTED_AGGREGATES,
     VALUE_WEIGHTED_RULES,
 )
-from attnviz.wire.jsonarrays import dumps
+from attnviz.wire.jsonarrays import dumps, pieces
 
 # An array of the response: a tensor, null (no positional table), or an object of tensors and
 # numbers (projection, thumbs).
@@ -267,14 +267,15 @@ def json_body(part: Part) -> dict:
 
 def json_pieces(part: Part) -> Iterator[bytes]:
     """``json_body(part)`` as compact UTF-8 JSON, in pieces: orjson writes each tensor's numbers
-    from its memory (``attnviz.wire.jsonarrays``), one array at a time, made as it is asked for.
-    So only one array's text need be alive at once (the server compresses each as it comes), and
-    between two arrays another thread (the event loop) gets its turn, never waiting for a whole
-    trace's numbers (a 128-token trace's largest array, 1.2M weights, takes about 40 ms)."""
+    from its memory (``attnviz.wire.jsonarrays``), a large array a row at a time
+    (``jsonarrays.pieces``), each piece made as it is asked for. So only one piece's text need
+    be alive at once (the server compresses each as it comes: a 128-token trace's largest
+    array, 1.2M weights, is 12 MB of text, in pieces of 1 MB), and between two pieces another
+    thread (the event loop) gets its turn, never waiting for a whole trace's numbers."""
     sep = b"{"
     for key, value in json_body(part).items():
         yield sep + dumps(key) + b":"
-        yield dumps(value)
+        yield from pieces(value)
         sep = b","
     yield b"}" if sep == b"," else b"{}"
 

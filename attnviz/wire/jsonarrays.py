@@ -10,6 +10,7 @@ Infinities and NaN, which JSON cannot spell, are ``null``: masked scores (-inf) 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -38,3 +39,24 @@ def dumps(value: Any) -> bytes:
     """``value`` (JSON data, with tensors and numpy arrays anywhere in it) as compact UTF-8
     JSON: a tensor as nested arrays of its numbers, as above."""
     return orjson.dumps(value, default=_default, option=_OPTIONS)
+
+
+PIECE_NUMBERS = 1 << 18  # an array of more numbers is written a row at a time (about 2.5 MB)
+
+
+def pieces(value: Any, most: int = PIECE_NUMBERS) -> Iterator[bytes]:
+    """``dumps(value)`` in pieces that join to the same text: a tensor or numpy array of more
+    than ``most`` numbers is written one row (along its first axis) at a time, each row in turn
+    so; anything else whole. So a 128-token trace's 1.2M attention weights are twelve pieces
+    of 1 MB rather than one of 12 MB, and no more than a piece need be alive at once."""
+    if isinstance(value, torch.Tensor | np.ndarray) and value.ndim >= 2 and len(value) > 1:
+        numel = value.numel() if isinstance(value, torch.Tensor) else value.size
+        if numel > most:
+            sep = b"["
+            for row in value:
+                yield sep
+                yield from pieces(row, most)
+                sep = b","
+            yield b"]"
+            return
+    yield dumps(value)

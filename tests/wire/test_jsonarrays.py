@@ -9,7 +9,7 @@ import struct
 import numpy as np
 import torch
 
-from attnviz.wire.jsonarrays import dumps
+from attnviz.wire.jsonarrays import dumps, pieces
 
 
 def _f32(x: float) -> float:
@@ -68,3 +68,18 @@ def test_tensors_anywhere_in_the_body_and_a_non_contiguous_one():
         "none": None,
     }
     assert "é".encode() in dumps(body)  # UTF-8, not \\u escapes
+
+
+def test_pieces_join_to_the_same_text_and_stay_small():
+    g = torch.Generator().manual_seed(1)
+    big = torch.randn(3, 4, 50, 60, generator=g)  # 36,000 numbers
+    big[0, 1, 2, 3] = float("-inf")
+    for value in (big, big.numpy(), big.half(), big[:1], torch.zeros(0, 5), 3.5, None, {"a": big}):
+        joined = b"".join(pieces(value, most=1000))
+        assert joined == dumps(value)
+        json.loads(joined)
+    # Rows of 12,000, then of 3,000 numbers, then of 60: none of more than `most` numbers.
+    texts = list(pieces(big, most=1000))
+    assert max(len(t) for t in texts) < 60 * 25  # one row of 60 numbers at most
+    assert len(texts) > 3 * 4 * 50
+    assert list(pieces(big)) == [dumps(big)]  # under the default bound: one piece

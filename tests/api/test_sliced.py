@@ -1,0 +1,56 @@
+"""A large body is sent in slices of at most ``SLICE`` bytes, with the headers of the whole
+(Content-Length), and arrives byte for byte; a small one as one message."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+import pytest
+from fastapi.testclient import TestClient
+from starlette.applications import Starlette
+from starlette.routing import Route
+
+from attnviz.api.sliced import SLICE, SlicedResponse
+
+BIG = os.urandom(3 * SLICE + 12345)
+
+
+def _messages(content: bytes | bytearray) -> list[dict]:
+    sent: list[dict] = []
+
+    async def send(message: dict) -> None:
+        sent.append(message)
+
+    async def receive() -> dict:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    response = SlicedResponse(content, media_type="application/octet-stream")
+    asyncio.run(response(  # type: ignore[arg-type]
+        {"type": "http", "method": "GET"}, receive, send))  # fmt: skip
+    return sent
+
+
+@pytest.mark.parametrize("content", [BIG, bytearray(BIG)])
+def test_a_large_body_goes_in_slices_with_the_whole_length(content):
+    sent = _messages(content)
+    start, *bodies = sent
+    headers = dict(start["headers"])
+    assert headers[b"content-length"] == str(len(BIG)).encode()
+    assert all(len(m["body"]) <= SLICE for m in bodies)
+    assert len(bodies) == 5  # four slices, then the end
+    assert [m.get("more_body", False) for m in bodies] == [True] * 4 + [False]
+    assert b"".join(m["body"] for m in bodies) == BIG
+
+
+def test_a_small_body_is_one_message():
+    sent = _messages(b"{}")
+    assert [m["type"] for m in sent] == ["http.response.start", "http.response.body"]
+    assert sent[1]["body"] == b"{}"
+
+
+def test_over_http_it_arrives_whole():
+    app = Starlette(routes=[Route("/big", lambda _r: SlicedResponse(bytearray(BIG)))])
+    response = TestClient(app).get("/big")
+    assert response.headers["content-length"] == str(len(BIG))
+    assert response.content == BIG
