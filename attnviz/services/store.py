@@ -47,7 +47,7 @@ CREATE TABLE IF NOT EXISTS runs (
     owner TEXT NOT NULL DEFAULT '',
     shared INTEGER NOT NULL DEFAULT 0,
     openers TEXT NOT NULL DEFAULT '[]',  -- JSON: the visitors who opened it by its link
-    state TEXT NOT NULL,            -- running, done, cancelled, failed, interrupted
+    state TEXT NOT NULL,            -- queued, running, done, cancelled, failed, interrupted
     step INTEGER NOT NULL DEFAULT 0,
     created REAL NOT NULL,          -- Unix seconds
     finished REAL,

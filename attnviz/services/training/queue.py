@@ -29,6 +29,7 @@ from attnviz.services.training.runs import LiveRun
 
 GUESS_STEP_S = 0.05  # seconds per step before any run has been measured (the same as runs.py)
 TICK_S = 5.0  # how often the waiting runs' estimates are worked out again, between changes
+WAITING_CANCELLED = "cancelled while waiting in line"  # the reason a waiting run ends with
 
 
 class TooManyRuns(Exception):
@@ -180,7 +181,7 @@ def tell(run: LiveRun, place: int | None, wait_s: int | None) -> None:
 def cancel_waiting(run: LiveRun) -> None:
     """``run``, taken out of the line, ends cancelled (its ``end`` event), never having
     started."""
-    reason = "cancelled while waiting in line"
+    reason = WAITING_CANCELLED
 
     def end() -> None:
         run.state, run.reason = "cancelled", reason
