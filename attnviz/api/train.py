@@ -88,8 +88,9 @@ def start(
     `preset`; the run is the caller's. Answers at once with the run's id; follow it at `events`
     (server-sent events) or read it at `url`. Each variant, once finished, is a model in
     /api/models (named by the run id, with the variant's label after it when there are
-    several). When every training slot is taken the run waits in line (`state` `queued`, its
-    `place`; it starts when a slot frees). `token` is the caller as a bearer token, for a
+    several). When every training slot is taken, or the caller has a run training, the run waits
+    in line (`state` `queued`, its `place`; it starts when a slot frees and the caller's other
+    run has ended). `token` is the caller as a bearer token, for a
     client that keeps no cookie."""
     run = training.start(req, caller)
     url = f"/api/train/{run.id}"

@@ -155,6 +155,36 @@ def test_places_in_order_the_bounds_cancel_and_traces_while_runs_train_and_wait(
                 client.close()
 
 
+def test_with_slots_free_a_visitors_second_run_waits_for_their_first(tmp_path):
+    """Two slots: a's second run waits (queued, 1st in line) while a's first trains, though a
+    slot is free; b's run takes that slot, ahead of it; when a's first ends, a's second starts.
+    (Before, a visitor could have two runs training where slots were free.)"""
+    app = create_app(Settings(device="cpu", builtin_model=False, data_dir=tmp_path,
+                              train_slots=2, train_queue=4))  # fmt: skip
+    with served(app) as url, httpx.Client(base_url=url, timeout=60) as a, \
+            httpx.Client(base_url=url, timeout=60) as b:  # fmt: skip
+        first = post(a, LONG).json()["id"]
+        training(a, first)
+        second = post(a, QUICK).json()
+        assert (second["state"], second["place"]) == ("queued", 1)
+        load = a.get("/healthz").json()["load"]
+        assert (load["training"], load["queued"]) == (1, 1)
+        # Its estimate waits for a's first run, not for the free slot.
+        state = a.get(f"/api/train/{second['id']}").json()
+        assert state["state"] == "queued" and state["wait_s"] >= 1
+        # b's run passes it: b has nothing training, and a slot is free.
+        other = post(b, QUICK).json()
+        assert other["state"] == "running"
+        assert wait(b, other["id"])["state"] == "done"
+        assert a.get(f"/api/train/{second['id']}").json()["state"] == "queued"
+        # A third is refused, 429; a's first ends: a's second starts.
+        assert post(a, QUICK).status_code == 429
+        assert a.delete(f"/api/train/{first}").status_code == 200
+        assert wait(a, second["id"])["state"] == "done"
+        live = app.state.training
+        assert (live.get(first).ended or 0) <= live.get(second["id"]).started
+
+
 def test_the_operator_is_not_bound_by_the_visitor_rule(tmp_path):
     token = "an-operators-token-for-this-test"
     app = create_app(Settings(device="cpu", builtin_model=False, data_dir=tmp_path,

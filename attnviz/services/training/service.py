@@ -198,7 +198,8 @@ class TrainService:
                 raise refused
             running = self._running()
             run = LiveRun(self.new_id(), req, plan, Ownership(owner=caller.visitor))
-            if len(running) < s.train_slots:
+            run.exempt = caller.operator
+            if len(running) < s.train_slots and not self.queue.must_wait(running, caller):
                 self.runs[run.id] = run
                 self._launch(run)
                 return run
@@ -252,10 +253,10 @@ class TrainService:
             self._start_waiting()
 
     def _start_waiting(self) -> None:
-        """The first in line take the free slots; the rest are told their places (under
-        ``self.lock``)."""
-        while len(self._running()) < self.settings.train_slots:
-            run = self.queue.pop()
+        """The first in line whose owners have no run training take the free slots; the rest
+        are told their places (under ``self.lock``)."""
+        while len(running := self._running()) < self.settings.train_slots:
+            run = self.queue.pop(running)
             if run is None:
                 break
             tell(run, None, None)  # state running: the event says it started
