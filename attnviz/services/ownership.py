@@ -63,6 +63,15 @@ class Ownership:
         while len(self.viewers) > MAX_VIEWERS:
             del self.viewers[next(iter(self.viewers))]
 
+    def merge(self, other: Ownership) -> bool:
+        """What another copy of this record adds (the store's: written by another replica):
+        shared, and who opened it. Whether anything changed."""
+        before = (self.shared, len(self.viewers))
+        self.shared = self.shared or other.shared
+        for v in other.viewers:
+            self.opened_by(Caller(visitor=v))
+        return (self.shared, len(self.viewers)) != before
+
 
 def new_run_id(replica: str = "") -> str:
     """A run's (or a comparison's) id: 32 hex digits (128 bits), after the replica's name when

@@ -165,6 +165,18 @@ class RunStore:
         )
         return [self._row(r) for r in got.fetchall()]
 
+    def finished_rows(self, kind: str) -> list[Row]:
+        """The rows of ``kind`` whose runs ended and are kept (no tombstones), oldest first:
+        what any replica may serve."""
+        if not self.exists:
+            return []
+        got = self._conn().execute(
+            "SELECT * FROM runs WHERE kind = ? AND finished IS NOT NULL AND removed IS NULL "
+            "ORDER BY created, id",
+            (kind,),
+        )
+        return [self._row(r) for r in got.fetchall()]
+
     def put(self, run_id: str, kind: str, *, replica: str, access: Ownership, state: str,
             step: int, created: float, finished: float | None = None) -> None:  # fmt: skip
         """The run's row, as it is now (its bytes on disk counted when it is finished)."""

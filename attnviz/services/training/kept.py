@@ -96,11 +96,11 @@ def _writer(result: Run, run: LiveRun) -> Callable[[Path], None]:
 
 
 def save(store: RunStore, run: LiveRun, replica: str, *, state: str | None = None,
-         reason: str | None = None) -> None:  # fmt: skip
+         reason: str | None = None) -> bool:  # fmt: skip
     """The run as it is now into its folder, then its row: ``state`` (its end, with ``reason``)
     writes its models too and marks it finished; ``queued``: it waits in line (accepted, not
     started); without, it is running (a checkpoint). A write that fails is logged: the run goes
-    on, kept in memory only."""
+    on, kept in memory only. Whether it was written."""
     ended = state is not None and state not in WAITING
     try:
         folder = store.folder(run.id)
@@ -120,6 +120,10 @@ def save(store: RunStore, run: LiveRun, replica: str, *, state: str | None = Non
                   finished=time.time() if ended else None)  # fmt: skip
     except Exception:  # the store is a copy: a failure to write it never stops the run
         log.exception("run %s: could not be written to the store in %s", run.id, store.root)
+        return False
+    if ended:
+        run.stored = True
+    return True
 
 
 def load_model(folder: Path, device: torch.device) -> Transformer:
@@ -181,7 +185,7 @@ def load(store: RunStore, row: Row, plan_for: Callable[[TrainRequest], Plan],
         raise
     except Exception as exc:  # a folder that does not read as a run: skipped by the caller
         raise StoreError(f"{store.folder(row.id)}: {type(exc).__name__}: {exc}") from exc
-    run.state, run.reason, run.ended = state, reason, time.monotonic()
+    run.state, run.reason, run.ended, run.stored = state, reason, time.monotonic(), True
     # Its stream replays its end: its state (with the ``seq`` it had), then nothing; a stream
     # resumed after any of its events gets the end once.
     end = ("end", json.dumps({"state": state, "reason": reason}, separators=(",", ":")))

@@ -93,6 +93,7 @@ class LiveRun:
         self.place: int | None = None  # while queued: its place in line (1 is next)
         self.wait_s: int | None = None  # while queued: the estimate of its wait
         self.exempt = False  # started by the operator: not bound by the per-visitor rule
+        self.stored = False  # its end is in the store (its row says finished)
         pairs = zip(plan.variants, plan.params, strict=True)
         self.variants = [Variant(label, arch, n) for (label, arch), n in pairs]
         self.cancel = threading.Event()

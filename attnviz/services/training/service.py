@@ -83,6 +83,8 @@ class TrainService:
         # cannot be written, each write fails with a log line and runs last as long as the
         # process.
         self.store: RunStore | None = RunStore(settings.data_path)
+        self.reading = threading.Lock()  # reading a stored run in (``_adopt``)
+        self.unreadable: set[str] = set()  # stored runs whose folders could not be read
         self._restore()
 
     # -- what is offered ------------------------------------------------------------------------
@@ -493,15 +495,66 @@ class TrainService:
             return None
         if row.state in kept.WAITING:
             return None  # training or waiting on another replica: the proxy routes it there
-        run = self._load(row)
-        if run is None:
-            return None
-        with self.lock:
-            have = self.runs.get(run_id)
-            if have is not None:
+        return self._adopt(row)
+
+    def _adopt(self, row: Row) -> LiveRun | None:
+        """The finished run ``row`` names, read from the store into this process (its models
+        into the registry), once; None where its folder cannot be read (logged once)."""
+        with self.reading:  # one reader at a time: a run's models are loaded once
+            have = self.runs.get(row.id)
+            if have is not None or row.id in self.unreadable:
                 return have
-            self.runs[run.id] = run
-        return run
+            run = self._load(row)
+            if run is None:
+                self.unreadable.add(row.id)
+                return None
+            with self.lock:
+                return self.runs.setdefault(run.id, run)
+
+    def refresh(self, caller: Caller) -> None:
+        """Before a list: the finished runs in the store that are in ``caller``'s lists and
+        that this process does not hold (another replica's, ended since it started) are read
+        in, each the first time it is listed; the ones it holds take what the store says of
+        who may read them (another replica may have shared one, or seen it opened by its
+        link), and the ones another replica removed (evicted, forgotten) go. Only the rows are
+        read on each list."""
+        if self.store is None:
+            return
+        try:
+            rows = self.store.finished_rows(kept.KIND)
+        except (sqlite3.Error, OSError) as exc:
+            log.warning("the run index in %s cannot be read (%s): listed as held",
+                        self.store.path, exc)  # fmt: skip
+            return
+        live = {r.id for r in rows}
+        with self.lock:
+            held = dict(self.runs)
+        for row in rows:
+            run = held.get(row.id)
+            if run is None:
+                if row.access().listed_for(caller):
+                    self._adopt(row)
+            elif run.finished:
+                with run.lock:
+                    run.access.merge(row.access())
+        gone = [r for r in held.values() if r.finished and r.stored and r.id not in live
+                and self._removed(r.id)]  # fmt: skip
+        if gone:
+            with self.lock:
+                for r in gone:
+                    self.runs.pop(r.id, None)
+            for r in gone:
+                self.registry.remove([v.model for v in r.variants if v.model])
+                log.info("run %s dropped: another replica removed it from the store", r.id)
+
+    def _removed(self, run_id: str) -> bool:
+        """Whether the store no longer keeps the run: its row is gone or a tombstone."""
+        assert self.store is not None
+        try:
+            row = self.store.row(run_id)
+        except (sqlite3.Error, OSError, StoreError):
+            return False
+        return row is None or row.removed is not None
 
     def _evict_stored(self) -> list[str]:
         """The stored runs and comparisons past the bounds removed (``RunStore.evict``): the
@@ -540,10 +593,12 @@ class TrainService:
 
     def summaries(self, caller: Caller) -> TrainRuns:
         """The runs this server keeps that are in ``caller``'s lists (its own, those it opened
-        by their link, the shared ones; every one for the operator), newest first, in brief."""
+        by their link, the shared ones; every one for the operator), newest first, in brief:
+        those this process holds and the finished ones in the store (``refresh``)."""
+        self.refresh(caller)
         with self.lock:
-            kept = [r for r in self.runs.values() if r.access.listed_for(caller)]
-        return report.summaries(kept, caller)
+            listed = [r for r in self.runs.values() if r.access.listed_for(caller)]
+        return report.summaries(sorted(listed, key=lambda r: r.created), caller)
 
     def stream(
         self, run: LiveRun, after: int | None, caller: Caller = NOBODY
