@@ -46,6 +46,12 @@ class Ownership:
     def yours(self, caller: Caller) -> bool:
         return bool(caller.visitor) and caller.visitor == self.owner
 
+    def told(self, caller: Caller, *, shared: bool = False) -> dict[str, bool]:
+        """What a run's state tells ``caller`` of it: ``yours``, ``can_cancel`` (and, with
+        ``shared``, whether it is)."""
+        told = {"yours": self.yours(caller), "can_cancel": self.may_control(caller)}
+        return {**told, "shared": self.shared} if shared else told
+
     def listed_for(self, caller: Caller) -> bool:
         """In the caller's lists: its own, opened by its link, shared, or any for the operator."""
         return (

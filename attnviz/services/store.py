@@ -156,6 +156,28 @@ class RunStore:
         r = self._conn().execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
         return None if r is None else self._row(r)
 
+    def kept(self, run_id: str, kind: str) -> Row | None:
+        """The row of ``run_id`` when it is a ``kind`` that ended and is kept (any replica's:
+        what a replica that does not hold it reads back); None otherwise (no such row, another
+        kind's, removed, still training or waiting on its replica) or where the index cannot
+        be read."""
+        row = self._find(run_id)
+        if row is None or row.kind != kind or row.removed is not None:
+            return None
+        return None if row.state in ("queued", "running") else row
+
+    def tombstone(self, run_id: str, kind: str) -> Row | None:
+        """The row of ``run_id`` when it is a ``kind`` that was removed (its link says when and
+        why); None otherwise or where the index cannot be read."""
+        row = self._find(run_id)
+        return row if row is not None and row.kind == kind and row.removed is not None else None
+
+    def _find(self, run_id: str) -> Row | None:
+        try:
+            return self.row(run_id)
+        except (sqlite3.Error, OSError, StoreError):
+            return None
+
     def rows(self, kind: str) -> list[Row]:
         """Every row of ``kind``, tombstones included, oldest first."""
         if not self.exists:

@@ -108,13 +108,10 @@ def run_state(run: LiveRun, caller: Caller = NOBODY) -> TrainRun:
         seq = run.seq
         state, reason, claims = run.state, run.reason, run.claims
         place, wait_s = run.place, run.wait_s
-        access = run.access
-        yours, can_cancel, shared = access.yours(caller), access.may_control(caller), access.shared
+        told = run.access.told(caller, shared=True)
     return TrainRun(
         id=run.id,
-        yours=yours,
-        can_cancel=can_cancel,
-        shared=shared,
+        **told,
         state=state,  # type: ignore[arg-type]
         reason=reason,
         place=place,
@@ -159,15 +156,11 @@ def summaries(runs: Iterable[LiveRun], caller: Caller = NOBODY) -> TrainRuns:
                 for v in run.variants
             ]
             state, reason, place = run.state, run.reason, run.place
-            access = run.access
-            yours, can_cancel = access.yours(caller), access.may_control(caller)
-            shared = access.shared
+            told = run.access.told(caller, shared=True)
         out.append(
             TrainRunSummary(
                 id=run.id,
-                yours=yours,
-                can_cancel=can_cancel,
-                shared=shared,
+                **told,
                 state=state,  # type: ignore[arg-type]
                 reason=reason,
                 place=place,

@@ -28,6 +28,11 @@ class TrainRefused(ValueError):
     """A request over one of the server's bounds; the message names the field: 422."""
 
 
+def over_time(max_seconds: float) -> str:
+    """Why a run (or a comparison) stopped at the time limit."""
+    return f"stopped at this server's time limit of {max_seconds:g} s (ATTNVIZ_TRAIN_MAX_SECONDS)"
+
+
 def param_count(arch: Architecture, task: Task) -> int:
     with torch.device("meta"):
         model = Transformer(

@@ -268,11 +268,8 @@ class TrainService:
     # -- the table ------------------------------------------------------------------------------
 
     def _gone(self, run_id: str) -> RunGone:
-        try:
-            row = self.store.row(run_id) if self.store is not None else None
-        except (sqlite3.Error, OSError, StoreError):
-            row = None
-        if row is not None and row.removed is not None and row.kind == kept.KIND:
+        row = self.store.tombstone(run_id, kept.KIND) if self.store is not None else None
+        if row is not None:
             return RunGone(f"run: no run {run_id!r} on this server: it {row.removed_text}")
         return RunGone(
             f"run: no run {run_id!r} on this server (it never was, it was removed to keep "
@@ -485,16 +482,9 @@ class TrainService:
 
     def _reread(self, run_id: str) -> LiveRun | None:
         """A finished run this process does not hold, from the store (a replica's)."""
-        if self.store is None:
-            return None
-        try:
-            row = self.store.row(run_id)
-        except (sqlite3.Error, OSError, StoreError):
-            return None
-        if row is None or row.kind != kept.KIND or row.removed is not None:
-            return None
-        if row.state in kept.WAITING:
-            return None  # training or waiting on another replica: the proxy routes it there
+        row = self.store.kept(run_id, kept.KIND) if self.store is not None else None
+        if row is None:
+            return None  # none, or going on another replica (the proxy routes it there)
         return self._adopt(row)
 
     def _adopt(self, row: Row) -> LiveRun | None:
@@ -553,7 +543,7 @@ class TrainService:
         try:
             row = self.store.row(run_id)
         except (sqlite3.Error, OSError, StoreError):
-            return False
+            return False  # not known: kept
         return row is None or row.removed is not None
 
     def _evict_stored(self) -> list[str]:
