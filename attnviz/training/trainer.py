@@ -202,13 +202,16 @@ def train(
     checkpoints: int = 0,
     on_checkpoint: Callable[[Checkpoint], None] | None = None,
     sample: Callable[[Transformer], str] | None = None,
+    on_weights: Callable[[Run], None] | None = None,
 ) -> Run:
     """Train a fresh model on ``task`` (the induction task by default) for ``opt.steps`` updates
     (AdamW, no weight decay), or until ``should_stop()`` says so between two of them.
 
     With ``checkpoints`` > 0, the held-out loss and every head's pattern on the task's probe are
     recorded at ``checkpoint_steps(opt.steps, checkpoints)`` (and where a run is cancelled),
-    with ``sample(model)`` (a text it writes, say) when given.
+    with ``sample(model)`` (a text it writes, say) when given. ``on_weights(run)`` is called at
+    each checkpoint before ``on_checkpoint``, with the run so far: its model is the one being
+    trained, to be read (saved, say) then and not kept.
     The data are drawn on the CPU from a generator seeded by ``opt.seed``, then moved, so that
     the data order does not depend on the device."""
     if task is None:
@@ -230,6 +233,8 @@ def train(
             assert heldout is not None
             point = snapshot(model, task, heldout, step, t0, sample)
             run.checkpoints.append(point)
+            if on_weights is not None:
+                on_weights(run)
             if on_checkpoint is not None:
                 on_checkpoint(point)
 

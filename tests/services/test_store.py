@@ -174,11 +174,18 @@ def test_a_run_killed_mid_training_comes_back_interrupted_at_its_last_checkpoint
         back = http.get(f"/api/train/{run_id}").json()
         listed = http.get("/api/train").json()["runs"]
         stream = http.get(f"/api/train/{run_id}/events").text
+        # Its model as of a checkpoint is kept (stored as it trained), and opens in sentence
+        # mode: a trace of it answers.
+        v = back["variants"][0]
+        models = [m["name"] for m in http.get("/api/models").json()["models"]]
+        traced = http.post("/api/trace", json={"model": v["model"], "text": "abcabc"})
     assert back["state"] == "interrupted" and back["yours"]
-    v = back["variants"][0]
-    assert v["state"] == "cancelled" and v["model"] is None  # never shown as still running
+    assert v["state"] == "cancelled"  # never shown as still running
     step = v["checkpoints"][-1]["step"]
     assert step > 0 and f"interrupted at step {step}" in back["reason"]
+    kept = int(back["reason"].split("its model as of step ")[1])
+    assert kept <= step and kept in [c["step"] for c in v["checkpoints"]]
+    assert v["model"] in models and traced.status_code == 200, traced.text[:200]
     assert step in back["checkpoint_steps"] and v["history"]["step"][-1] == step
     assert [r["state"] for r in listed if r["id"] == run_id] == ["interrupted"]
     assert "event: state" in stream and "running" not in stream.split("event: state")[1][:60]
@@ -377,7 +384,10 @@ def test_a_running_row_at_start_is_interrupted_at_its_last_checkpoint(tmp_path):
     v = back["variants"][0]
     step = v["checkpoints"][-1]["step"]
     assert back["state"] == "interrupted" and f"interrupted at step {step}:" in back["reason"]
-    assert v["state"] == "cancelled" and v["model"] is None and back["yours"]
+    assert v["state"] == "cancelled" and back["yours"]
+    # Its model as of a checkpoint (weights are stored every few seconds as it trains, and at
+    # the first checkpoint) is kept, under the name it would have had.
+    assert v["model"] == run_id and "and its model as of step " in back["reason"]
     assert [r["state"] for r in again.get("/api/train").json()["runs"]] == ["interrupted"]
 
 
@@ -452,3 +462,42 @@ def test_a_stored_run_that_cannot_be_read_is_tried_once_by_the_lists(tmp_path, c
         for _ in range(3):
             assert b.get("/api/train").json()["runs"] == []
     assert sum("skipped" in r.getMessage() for r in caplog.records) == 1
+
+
+def test_a_run_keeps_its_model_at_checkpoints_as_it_trains_and_drops_them_at_its_end(tmp_path):
+    client = TestClient(make_app(tmp_path))
+    run_id = train(client, arch=TINY, opt={"steps": 40}, checkpoints=4)
+    wait(client, run_id)
+    folder = tmp_path / "runs" / run_id
+    assert sorted(p.name for p in folder.iterdir() if p.is_dir()) == ["variant-0"]
+    assert json.loads((folder / "run.json").read_text())["variants"][0]["weights"] == {
+        "folder": "checkpoint-0-step-40",  # its last checkpoint's, always written
+        "step": 40,
+    }
+
+
+def test_the_weights_of_a_checkpoint_stay_named_by_run_json_while_the_next_are_written(tmp_path):
+    from attnviz.schemas.train import TrainRequest
+    from attnviz.services.training import kept
+    from attnviz.services.training.runs import LiveRun
+    from attnviz.training.trainer import train as train_model
+
+    store = RunStore(tmp_path)
+    service = make_app(tmp_path).state.training
+    req = TrainRequest.model_validate({"arch": TINY, "opt": {"steps": 6}, "checkpoints": 2})
+    run = LiveRun("r" * 32, req, service.plan(req), Ownership(owner="v"))
+    seen: list[set[str]] = []
+
+    def on_weights(so_far):
+        kept.save_weights(store, run, 0, so_far)
+        on_disk = {p.name for p in store.folder(run.id).glob("checkpoint-*")}
+        seen.append(on_disk)
+        kept.save(store, run, "r1")  # the checkpoint's save: run.json names the new folder
+        named = json.loads((store.folder(run.id) / "run.json").read_text())
+        assert named["variants"][0]["weights"]["folder"] in on_disk
+
+    plan = run.plan
+    train_model(plan.task, run.variants[0].arch, plan.opt, checkpoints=2, on_weights=on_weights)
+    # The one run.json named, and the newest: never more, and the oldest gone.
+    assert seen == [{"checkpoint-0-step-0"}, {"checkpoint-0-step-0", "checkpoint-0-step-2"},
+                    {"checkpoint-0-step-2", "checkpoint-0-step-6"}]  # fmt: skip

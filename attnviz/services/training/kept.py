@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -20,7 +21,7 @@ from attnviz.engine import Transformer, TransformerConfig
 from attnviz.schemas.train import TrainCheckpoint, TrainClaim, TrainRequest
 from attnviz.services.store import Row, RunStore, StoreError, access_record
 from attnviz.services.training.report import columns
-from attnviz.services.training.runs import LiveRun, Plan
+from attnviz.services.training.runs import LiveRun, Plan, model_name
 from attnviz.training.export import save_run
 from attnviz.training.trainer import Run, Step
 
@@ -58,6 +59,7 @@ def _record(run: LiveRun, state: str, reason: str | None) -> dict:
                 "induction": v.induction,
                 "alignment": v.alignment,
                 "folder": variant_folder(i) if v.result is not None else None,
+                "weights": v.weights,  # its model as of a checkpoint (save_weights)
             }
             for i, v in enumerate(run.variants)
         ]  # fmt: skip
@@ -95,6 +97,33 @@ def _writer(result: Run, run: LiveRun) -> Callable[[Path], None]:
     return lambda folder: _write_model(folder, result, run)
 
 
+def weights_folder(i: int, step: int) -> str:
+    return f"checkpoint-{i}-step-{step}"
+
+
+def save_weights(store: RunStore, run: LiveRun, i: int, so_far: Run) -> None:
+    """Variant ``i``'s model as of its last checkpoint (``so_far``: the run so far, its model
+    the one training) into the run's folder, for the run to keep if the server stops before it
+    ends. The folder ``run.json`` names now stays until the next ``save`` names this one (it
+    follows at once: the worker's checkpoint), so a stop at any moment leaves ``run.json``
+    naming a folder that is there. A write that fails is logged; the run goes on."""
+    step = so_far.checkpoints[-1].step
+    name = weights_folder(i, step)
+    variant = run.variants[i]
+    try:
+        named = (variant.weights or {}).get("folder")
+        for old in store.folder(run.id).glob(f"checkpoint-{i}-step-*"):
+            if old.name not in (named, name):
+                shutil.rmtree(old, ignore_errors=True)
+        snapshot = dataclasses.replace(so_far, state="cancelled")  # where it stopped, so far
+        store.write_folder(run.id, name, _writer(snapshot, run))
+    except Exception:  # the store is a copy: a failure to write it never stops the run
+        log.exception("run %s: its model at step %d not written to the store", run.id, step)
+        return
+    with run.lock:
+        variant.weights = {"folder": name, "step": step}
+
+
 def save(store: RunStore, run: LiveRun, replica: str, *, state: str | None = None,
          reason: str | None = None) -> bool:  # fmt: skip
     """The run as it is now into its folder, then its row: ``state`` (its end, with ``reason``)
@@ -118,6 +147,9 @@ def save(store: RunStore, run: LiveRun, replica: str, *, state: str | None = Non
         store.put(run.id, KIND, replica=replica, access=access, state=state or "running",
                   step=last_step(run), created=run.created,
                   finished=time.time() if ended else None)  # fmt: skip
+        if ended:  # its models are whole in its variants' folders: the checkpoints' go
+            for old in folder.glob("checkpoint-*"):
+                shutil.rmtree(old, ignore_errors=True)
     except Exception:  # the store is a copy: a failure to write it never stops the run
         log.exception("run %s: could not be written to the store in %s", run.id, store.root)
         return False
@@ -159,13 +191,9 @@ def load(store: RunStore, row: Row, plan_for: Callable[[TrainRequest], Plan],
         claims = data.get("claims")
         run.claims = None if claims is None else [TrainClaim(**c) for c in claims]
         state, reason = row.state, data.get("reason")
-        if state == "interrupted":
-            reason = (
-                f"interrupted at step {row.step}: the server stopped while it trained; its "
-                "losses and checkpoints up to there are kept, not its model"
-            )
-        elif state != data["state"]:
+        if state != "interrupted" and state != data["state"]:
             raise ValueError(f"the index says {row.state}, run.json {data['state']}")
+        weighed: list[int] = []  # an interrupted run's models: the steps they are as of
         for i, (v, s) in enumerate(zip(run.variants, stored, strict=True)):
             h = s["history"]
             v.history = [Step(step=a, loss=b, grad_norms=c, seconds=d)
@@ -180,7 +208,14 @@ def load(store: RunStore, row: Row, plan_for: Callable[[TrainRequest], Plan],
                 v.result = Run(cfg=model.cfg, model=model, state=v.state,  # type: ignore[arg-type]
                                history=v.history)  # fmt: skip
             elif state == "interrupted":
-                v.model = None
+                v.result = _weights(store, row.id, s.get("weights"), v.history, device)
+                if v.result is None:
+                    v.model = None
+                else:  # opens in sentence mode under the name it would have had
+                    v.model, v.weights = model_name(run, v), s["weights"]
+                    weighed.append(v.weights["step"])  # type: ignore[index]
+        if state == "interrupted":
+            reason = interrupted(row.step, weighed, len(run.variants))
     except StoreError:
         raise
     except Exception as exc:  # a folder that does not read as a run: skipped by the caller
@@ -192,6 +227,35 @@ def load(store: RunStore, row: Row, plan_for: Callable[[TrainRequest], Plan],
     run.base = int(data.get("base") or 0)
     run.events = [end] * max(1, int(data.get("seq") or 1) - run.base)
     return run
+
+
+def _weights(store: RunStore, run_id: str, weights: dict | None, history: list[Step],
+             device: torch.device) -> Run | None:  # fmt: skip
+    """An interrupted variant's model as of the checkpoint its weights were stored at, or None
+    (none stored, or a folder that cannot be read: logged)."""
+    if not weights:
+        return None
+    try:
+        model = load_model(store.folder(run_id) / str(weights["folder"]), device)
+        step = int(weights["step"])
+    except (StoreError, KeyError, TypeError, ValueError) as exc:
+        log.warning("run %s: its model at a checkpoint cannot be read (%s)", run_id, exc)
+        return None
+    return Run(cfg=model.cfg, model=model, state="cancelled",
+               history=[h for h in history if h.step <= step])  # fmt: skip
+
+
+def interrupted(step: int, weighed: list[int], variants: int) -> str:
+    """What an interrupted run says: where it stopped, and what it kept of its models."""
+    said = (
+        f"interrupted at step {step}: the server stopped while it trained; its losses and "
+        "checkpoints up to there are kept"
+    )
+    if not weighed:
+        return f"{said}, not its model"
+    if variants == 1:
+        return f"{said}, and its model as of step {weighed[0]}"
+    return f"{said}, and {len(weighed)} of its {variants} models as of their last checkpoints"
 
 
 def requeue(store: RunStore, row: Row, plan_for: Callable[[TrainRequest], Plan]) -> LiveRun:

@@ -14,6 +14,7 @@ import torch
 from attnviz.engine import Transformer
 from attnviz.schemas.train import TrainCheckpoint, TrainClaim, TrainRequest
 from attnviz.services.ownership import Ownership
+from attnviz.training.catalog import slug
 from attnviz.training.tasks import CharLM, Reverse, Task, bigram_heldout_loss
 from attnviz.training.trainer import HELDOUT_BATCH, Architecture, Optimiser, Run, Step, model_config
 
@@ -81,6 +82,9 @@ class Variant:
     induction: list[list[float]] | None = None
     alignment: list[list[float]] | None = None
     result: Run | None = None  # the trained model, once finished
+    # The model's weights as of a checkpoint, in the store while it trains ({"folder", "step"}):
+    # what an interrupted run keeps of its model (``kept.save_weights``).
+    weights: dict | None = None
 
 
 class LiveRun:
@@ -156,3 +160,12 @@ class LiveRun:
             if v.state == "running" and v.history:
                 pace = v.history[-1].seconds / len(v.history)
         return min(left * (pace or 0.05), max(0.0, deadline - time.monotonic()))
+
+
+def model_name(run: LiveRun, variant: Variant) -> str | None:
+    """The sentence-mode name of a variant's model: the run's id, with the variant's label where
+    the run has several; None for an encoder-decoder, which is no sentence-mode model (a trace
+    reads one text; the Train tab decodes with it)."""
+    if run.plan.task.encoder_decoder:
+        return None
+    return run.id if len(run.variants) == 1 else f"{run.id}-{slug(variant.label)}"

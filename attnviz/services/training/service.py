@@ -58,7 +58,7 @@ from attnviz.services.training.worker import Worker, served_model
 from attnviz.settings import Settings
 from attnviz.training.catalog import SWITCHES, TASKS, variants_of
 from attnviz.training.tasks import Reverse
-from attnviz.training.trainer import Architecture, Optimiser, pattern_names
+from attnviz.training.trainer import Architecture, Optimiser, Run, pattern_names
 
 log = logging.getLogger(__name__)
 
@@ -232,9 +232,15 @@ class TrainService:
         counts from now. Its row says running (until it ends) before anyone hears it started
         (``_running_row``)."""
         run.started = time.monotonic()
-        worker = Worker(run, settings=self.settings, device=self.device, registry=self.registry,
-                        done=self._ended,
-                        keep=lambda st, why: self._keep(run, st, why))  # fmt: skip
+        worker = Worker(
+            run,
+            settings=self.settings,
+            device=self.device,
+            registry=self.registry,
+            done=self._ended,
+            keep=lambda st, why: self._keep(run, st, why),
+            keep_weights=lambda i, so_far: self._keep_weights(run, i, so_far),
+        )
         threading.Thread(target=worker, name=f"train-{run.id}", daemon=True).start()
 
     def _running_row(self, run: LiveRun) -> None:
@@ -398,6 +404,10 @@ class TrainService:
     def _keep(self, run: LiveRun, state: str | None, reason: str | None) -> None:
         if self.store is not None:
             kept.save(self.store, run, self.settings.replica, state=state, reason=reason)
+
+    def _keep_weights(self, run: LiveRun, variant: int, so_far: Run) -> None:
+        if self.store is not None:
+            kept.save_weights(self.store, run, variant, so_far)
 
     def _load(self, row: Row) -> LiveRun | None:
         """The stored run ``row`` names, with its models in the registry; None (logged) where

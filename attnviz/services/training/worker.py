@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import logging
+import math
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -18,17 +19,19 @@ from attnviz.pretrained import ModelRegistry, PretrainedModel
 from attnviz.schemas.train import TrainCheckpoint
 from attnviz.services import compute
 from attnviz.services.training.report import claims, columns, thumbs
-from attnviz.services.training.runs import LiveRun, Plan, Variant, over_time
+from attnviz.services.training.runs import LiveRun, Plan, Variant, model_name, over_time
 from attnviz.settings import Settings
 from attnviz.training import measures
-from attnviz.training.catalog import slug
 from attnviz.training.sample import generate
 from attnviz.training.tasks import CharLM, Induction, Reverse
-from attnviz.training.trainer import Checkpoint, Step, train
+from attnviz.training.trainer import Checkpoint, Run, Step, train
 
 log = logging.getLogger(__name__)
 
 FLUSH_S = 0.1  # steps are sent in batches, at most this often
+# A model's weights are stored at a checkpoint at most this often, and at its last one (a
+# 36k-parameter model's folder takes about 12 ms to write: 0.6% of a run at this rate).
+WEIGHTS_EVERY_S = 2.0
 SAMPLE_CHARS = 80  # characters a char-LM writes at each checkpoint
 SAMPLE_TEMPERATURE = 0.8
 
@@ -38,7 +41,8 @@ class Worker:
 
     def __init__(self, run: LiveRun, *, settings: Settings, device: torch.device,
                  registry: ModelRegistry, done: Callable[[], None],
-                 keep: Callable[[str | None, str | None], None] | None = None) -> None:  # fmt: skip
+                 keep: Callable[[str | None, str | None], None] | None = None,
+                 keep_weights: Callable[[int, Run], None] | None = None) -> None:  # fmt: skip
         self.run = run
         self.settings = settings
         self.device = device
@@ -47,6 +51,9 @@ class Worker:
         # ``keep(None, None)`` at each checkpoint, ``keep(state, reason)`` just before its end
         # is told: the run written to the store (services.training.kept)
         self.keep = keep or (lambda state, reason: None)
+        # ``keep_weights(variant, run so far)`` at a checkpoint, every WEIGHTS_EVERY_S at most,
+        # and at the variant's last: its model so far, which a run interrupted then keeps
+        self.keep_weights = keep_weights or (lambda i, so_far: None)
 
     def __call__(self) -> None:
         with compute.beside():  # the run has a core of its own: traces take one thread fewer
@@ -118,6 +125,15 @@ class Worker:
                      apply=lambda: variant.checkpoints.append(cp))  # fmt: skip
             self.keep(None, None)
 
+        weighed = -math.inf
+
+        def on_weights(so_far: Run) -> None:
+            nonlocal weighed
+            now = time.monotonic()
+            if so_far.checkpoints[-1].step >= plan.opt.steps or now - weighed >= WEIGHTS_EVERY_S:
+                self.keep_weights(i, so_far)
+                weighed = now
+
         result = train(
             plan.task,
             variant.arch,
@@ -128,6 +144,7 @@ class Worker:
             checkpoints=run.checkpoints,
             on_checkpoint=on_checkpoint,
             sample=sampler(plan),
+            on_weights=on_weights,
         )
         flush()
         if result.history:
@@ -139,11 +156,8 @@ class Worker:
         if isinstance(task, Reverse):
             n = min(measures.ALIGNMENT_LETTERS, task.max_len)
             variant.alignment = measures.rounded(measures.alignment_by_head(result.model, task, n))
-        # An encoder-decoder is not a sentence-mode model (a trace reads one text); the Train
-        # tab decodes with it (``decode``).
-        name: str | None = None
-        if not task.encoder_decoder:
-            name = run.id if len(run.variants) == 1 else f"{run.id}-{slug(variant.label)}"
+        name = model_name(run, variant)  # None: an encoder-decoder, decoded by the Train tab
+        if name is not None:
             self.registry.add(served_model(run, name, result.model, self.device))
         variant.result = result
 
