@@ -54,6 +54,7 @@ class Learner:
     places: list[int] = field(default_factory=list)  # its place in line, as it was told, in order
     first_wait_s: int | None = None  # the first estimate it was told
     started_s: float | None = None  # when it started training (seconds from the class's start)
+    ended_s: float | None = None  # when its stream said it ended
     state: str | None = None  # the last state its stream said
     checkpoint: int | None = None  # the step of the last checkpoint its stream said
     events: int = 0
@@ -99,6 +100,9 @@ class Lesson:
     p99_target_ms: float | None = None  # the documented wait plus three lone requests
     rss_start_mb: float = 0.0
     rss_max_mb: float = 0.0
+    first_end_s: float | None = None  # when the first run ended (training's one-time costs paid)
+    rss_first_end_mb: float | None = None  # the sample then
+    rss_max_after_first_mb: float | None = None  # the most after it
 
 
 @dataclass
@@ -202,7 +206,7 @@ def _heard(learner: Learner, name: str, data: dict, now: float) -> None:
     elif name == "checkpoint":
         learner.checkpoint = data["checkpoint"]["step"]
     elif name == "end":
-        learner.state = data["state"]
+        learner.state, learner.ended_s = data["state"], now
 
 
 def lesson(
@@ -373,8 +377,13 @@ def _sum_up(report: Lesson, crowd: list[Learner], controls: Counter[str], typing
             lone_ms: float | None, max_wait_s: float) -> None:  # fmt: skip
     report.controls = dict(sorted(controls.items()))
     report.typing = typing
+    ends = [x.ended_s for x in crowd if x.ended_s is not None]
     if typing is not None and typing.rss_mb:
         report.rss_max_mb = max(typing.rss_mb)
+        if ends:  # one sample a second from the class's start
+            report.first_end_s = round(min(ends), 1)
+            after = typing.rss_mb[min(len(typing.rss_mb) - 1, int(min(ends))) :]
+            report.rss_first_end_mb, report.rss_max_after_first_mb = after[0], max(after)
     if lone_ms is not None:
         report.p99_target_ms = round(1000 * max_wait_s + 3 * lone_ms, 1)
     for x in crowd:
@@ -541,7 +550,14 @@ def table_lines(lesson: Lesson, found: Restart | None) -> list[str]:
             f"{other}, "
             f"{len(typing.failures)} failed; the 200s p50 {typing.ok_p50_ms:.0f} ms, p99 "
             f"{typing.ok_p99_ms:.0f} ms{target}. Resident memory {c.rss_start_mb:.0f} MB at "
-            f"the class's start, at most {c.rss_max_mb:.0f} MB ({grew:+.1f}%)."
+            f"the class's start, at most {c.rss_max_mb:.0f} MB ({grew:+.1f}%)"
+            + (
+                f"; {c.rss_first_end_mb:.0f} MB when the first run ended ({c.first_end_s:.0f} s "
+                f"in: training's one-time costs paid), at most {c.rss_max_after_first_mb:.0f} MB "
+                f"after ({100 * (c.rss_max_after_first_mb / c.rss_first_end_mb - 1):+.1f}%)."
+                if c.rss_first_end_mb and c.rss_max_after_first_mb
+                else "."
+            )
         )
     if found is not None:
         lines.append(_restart_line(c, found))

@@ -35,7 +35,7 @@ from attnviz.bench.harness import (
 )
 from attnviz.wire.constants import COMPACT_MEDIA_TYPE
 
-CLASS_S = 90.0  # the class's length: its learners stop starting runs then, its typists typing
+CLASS_S = 120.0  # the class's length: its learners stop starting runs then, its typists typing
 # The part the page asks for right after the first response: the chosen head, exact.
 PART = {"fields": "view", "layer": 0, "head": 0, "hide_special": "false", "merge_words": "false"}
 
