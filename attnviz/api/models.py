@@ -35,6 +35,7 @@ def models(
     wanted = registry.models.get(open) if open else None
     if wanted is not None and wanted.run is not None:
         training.remember(wanted.run, caller)
+    training.refresh(caller)  # the caller's finished runs in the store (another replica's)
     listed = [m for m in registry.models.values() if m.run is None or training.lists(m.run, caller)]
     return ModelList(
         models=[model_info(m, settings.max_text_tokens) for m in listed],

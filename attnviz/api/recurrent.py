@@ -6,29 +6,20 @@ for anyone else, as for one that does not exist)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Path, Response, status
 
 from attnviz.api.deps import CallerDep, RecurrentDep
+from attnviz.api.train import A_START, gone, not_yours
 from attnviz.schemas.recurrent import RecurrentOptions, RecurrentRequest, RecurrentRun
 
 router = APIRouter(prefix="/api/recurrent", tags=["recurrent"])
 
 RunId = Annotated[str, Path(max_length=64, description="The id POST /api/recurrent answered")]
 
-GONE: dict[int | str, dict[str, Any]] = {
-    404: {
-        "description": "No such comparison here: never started, removed (the message says "
-        "when), or forgotten by its owner"
-    }
-}
-NOT_YOURS: dict[int | str, dict[str, Any]] = {
-    404: {
-        "description": "No such comparison here, or not the caller's to cancel (the same "
-        "answer, so that its existence is not revealed)"
-    }
-}
+GONE = gone("comparison")
+NOT_YOURS = not_yours("comparison", "cancel")
 
 
 @router.get("/options")
@@ -42,9 +33,7 @@ def options(recurrent: RecurrentDep) -> RecurrentOptions:
     "",
     status_code=status.HTTP_202_ACCEPTED,
     responses={
-        400: {"description": "The body could not be read as JSON (UTF-8 text)"},
-        413: {"description": "The body is over the server's cap"},
-        422: {"description": "A field breaks a rule or a server bound; see message"},
+        **A_START,
         503: {"description": "Every training slot is taken: come back after `Retry-After`"},
     },
 )

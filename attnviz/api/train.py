@@ -30,18 +30,43 @@ router = APIRouter(prefix="/api/train", tags=["train"])
 
 RunId = Annotated[str, Path(max_length=64, description="The id POST /api/train answered")]
 
-GONE: dict[int | str, dict[str, Any]] = {
-    404: {
-        "description": "No such run here: never started, removed (the message says when), or "
-        "forgotten by its owner"
+Responses = dict[int | str, dict[str, Any]]
+
+
+def gone(what: str) -> Responses:
+    """The 404 of a ``what`` (a run, a comparison) that is not here, in the API's docs."""
+    return {
+        404: {
+            "description": f"No such {what} here: never started, removed (the message says "
+            "when), or forgotten by its owner"
+        }
     }
-}
-NOT_YOURS: dict[int | str, dict[str, Any]] = {
-    404: {
-        "description": "No such run here, or not the caller's to change (the same answer, so "
-        "that a run's existence is not revealed)"
+
+
+def not_yours(what: str, change: str) -> Responses:
+    """The 404 of a control endpoint: not here, or not the caller's to ``change``."""
+    return {
+        404: {
+            "description": f"No such {what} here, or not the caller's to {change} (the same "
+            "answer, so that its existence is not revealed)"
+        }
     }
+
+
+def attachment(data: bytes | str, media_type: str, filename: str) -> Response:
+    """A file to download, named ``filename``."""
+    disposition = f'attachment; filename="{filename}"'
+    return Response(data, media_type=media_type, headers={"Content-Disposition": disposition})
+
+
+# A start's body (a run's, a comparison's) refused.
+A_START: Responses = {
+    400: {"description": "The body could not be read as JSON (UTF-8 text)"},
+    413: {"description": "The body is over the server's cap"},
+    422: {"description": "A field breaks a rule or a server bound; see message"},
 }
+GONE = gone("run")
+NOT_YOURS = not_yours("run", "change")
 
 
 def _run(run_id: RunId, training: TrainingDep, caller: CallerDep) -> LiveRun:
@@ -71,9 +96,7 @@ def runs(training: TrainingDep, caller: CallerDep) -> TrainRuns:
     "",
     status_code=status.HTTP_202_ACCEPTED,
     responses={
-        400: {"description": "The body could not be read as JSON (UTF-8 text)"},
-        413: {"description": "The body is over the server's cap"},
-        422: {"description": "A field breaks a rule or a server bound; see message"},
+        **A_START,
         429: {"description": "The caller already has a run training and one waiting"},
         503: {
             "description": "Every training slot is taken and the line is full "
@@ -88,8 +111,9 @@ def start(
     `preset`; the run is the caller's. Answers at once with the run's id; follow it at `events`
     (server-sent events) or read it at `url`. Each variant, once finished, is a model in
     /api/models (named by the run id, with the variant's label after it when there are
-    several). When every training slot is taken the run waits in line (`state` `queued`, its
-    `place`; it starts when a slot frees). `token` is the caller as a bearer token, for a
+    several). When every training slot is taken, or the caller has a run training, the run waits
+    in line (`state` `queued`, its `place`; it starts when a slot frees and the caller's other
+    run has ended). `token` is the caller as a bearer token, for a
     client that keeps no cookie."""
     run = training.start(req, caller)
     url = f"/api/train/{run.id}"
@@ -150,11 +174,7 @@ def download(
 ) -> Response:
     """A finished variant's model as a Hugging Face-style folder (zip)."""
     name, data = training.folder_zip(run, variant)
-    return Response(
-        data,
-        media_type="application/zip",
-        headers={"Content-Disposition": f'attachment; filename="{name}"'},
-    )
+    return attachment(data, "application/zip", name)
 
 
 @router.get(
@@ -189,11 +209,7 @@ def export(run: RunDep, training: TrainingDep) -> Response:
         html = run_html(state.model_dump_json(), saved=saved)
     except ExportError as exc:  # over the file's cap
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from None
-    return Response(
-        html,
-        media_type="text/html; charset=utf-8",
-        headers={"Content-Disposition": f'attachment; filename="attnviz-run-{run.id}.html"'},
-    )
+    return attachment(html, "text/html; charset=utf-8", f"attnviz-run-{run.id}.html")
 
 
 @router.post(

@@ -1,6 +1,6 @@
 """What several resources' schemas share: the strict base of every request, the field types
-of a toy table, the toy model's config (a trace's, a preset's, a Learn step's) and a run's state
-(a training run's, a recurrent comparison's).
+of a toy table, the toy model's config (a trace's, a preset's, a Learn step's), a run's state
+and what the caller may do with it (a training run's, a recurrent comparison's).
 
 Every size a request can ask for has a cap (``attnviz.limits``); every rule a request can break
 has a message that names the field, e.g. ``config.heads: 2 does not divide d = 3``.
@@ -25,6 +25,19 @@ Mask = Literal["none", "causal"]
 # A training run's or a recurrent comparison's state; "interrupted": it was going when the
 # server stopped, and is kept as of its last checkpoint (services.store).
 RunState = Literal["running", "done", "cancelled", "failed", "interrupted"]
+
+
+class Owned(BaseModel):
+    """What a run (a training run, a comparison) says of its id and of what the caller may do
+    with it (``services.ownership``)."""
+
+    id: str
+    yours: bool = Field(False, description="The caller started it")
+    can_cancel: bool = Field(
+        False,
+        description="The caller may cancel it (or, once ended, forget it): its owner or the "
+        "operator; to anyone else DELETE answers 404",
+    )
 
 
 class Strict(BaseModel):

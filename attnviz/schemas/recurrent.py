@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from attnviz.schemas.common import RunState, Strict
+from attnviz.schemas.common import Owned, RunState, Strict
 from attnviz.schemas.train import TrainClaim
 
 RecurrentTask = Literal["copy", "reverse", "induction"]
@@ -49,14 +49,7 @@ class RecurrentModel(BaseModel):
     train_seconds: float | None = Field(None, description="Its training's wall time, once done")
 
 
-class RecurrentRun(BaseModel):
-    id: str
-    yours: bool = Field(False, description="The caller started it")
-    can_cancel: bool = Field(
-        False,
-        description="The caller may cancel it (or, once ended, forget it): its owner or the "
-        "operator; to anyone else DELETE answers 404",
-    )
+class RecurrentRun(Owned):
     token: str | None = Field(
         None,
         description="POST's answer only: the caller's visitor token, sent as `Authorization: "

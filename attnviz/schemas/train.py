@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from attnviz.engine.config import Norm, Positional
-from attnviz.schemas.common import RunState, Strict
+from attnviz.schemas.common import Owned, RunState, Strict
 
 # A run's state: ``queued`` while it waits for a training slot, then one of a comparison's
 # (``common.RunState``: running, an end, or interrupted by a restart). A comparison never waits.
@@ -211,15 +211,13 @@ class TrainAsk(BaseModel):
     min_len: int = Field(description="The shortest source it trained on (a shorter one is asked)")
 
 
-class TrainRun(BaseModel):
-    id: str
-    yours: bool = Field(False, description="The caller started it")
-    can_cancel: bool = Field(
-        False,
-        description="The caller may cancel it (or, once ended, forget it): its owner or the "
-        "operator; to anyone else DELETE answers 404",
-    )
+class SharedOwned(Owned):
+    """A training run's ``Owned``, and whether the operator shared it."""
+
     shared: bool = Field(False, description="The operator shared it with every visitor")
+
+
+class TrainRun(SharedOwned):
     state: TrainState
     reason: str | None = Field(None, description="Why it stopped, when not done")
     place: int | None = Field(
@@ -255,17 +253,9 @@ class TrainRunVariantSummary(BaseModel):
     heldout: float | None = Field(None, description="Held-out loss at its latest checkpoint")
 
 
-class TrainRunSummary(BaseModel):
+class TrainRunSummary(SharedOwned):
     """One run in the caller's list of this server's runs (GET /api/train)."""
 
-    id: str
-    yours: bool = Field(False, description="The caller started it")
-    can_cancel: bool = Field(
-        False,
-        description="The caller may cancel it (or, once ended, forget it): its owner or the "
-        "operator; to anyone else DELETE answers 404",
-    )
-    shared: bool = Field(False, description="The operator shared it with every visitor")
     state: TrainState
     reason: str | None = None
     place: int | None = Field(None, description="While queued: its place in line (1 is next)")

@@ -46,6 +46,12 @@ class Ownership:
     def yours(self, caller: Caller) -> bool:
         return bool(caller.visitor) and caller.visitor == self.owner
 
+    def told(self, caller: Caller, *, shared: bool = False) -> dict[str, bool]:
+        """What a run's state tells ``caller`` of it: ``yours``, ``can_cancel`` (and, with
+        ``shared``, whether it is)."""
+        told = {"yours": self.yours(caller), "can_cancel": self.may_control(caller)}
+        return {**told, "shared": self.shared} if shared else told
+
     def listed_for(self, caller: Caller) -> bool:
         """In the caller's lists: its own, opened by its link, shared, or any for the operator."""
         return (
@@ -62,6 +68,15 @@ class Ownership:
         self.viewers[v] = None
         while len(self.viewers) > MAX_VIEWERS:
             del self.viewers[next(iter(self.viewers))]
+
+    def merge(self, other: Ownership) -> bool:
+        """What another copy of this record adds (the store's: written by another replica):
+        shared, and who opened it. Whether anything changed."""
+        before = (self.shared, len(self.viewers))
+        self.shared = self.shared or other.shared
+        for v in other.viewers:
+            self.opened_by(Caller(visitor=v))
+        return (self.shared, len(self.viewers)) != before
 
 
 def new_run_id(replica: str = "") -> str:

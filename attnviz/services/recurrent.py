@@ -36,6 +36,7 @@ from attnviz.services.admission import Busy
 from attnviz.services.ownership import NOBODY, Caller, Ownership, new_run_id
 from attnviz.services.store import Row, RunStore, StoreError, access_record
 from attnviz.services.training import RunGone, TrainRefused, report
+from attnviz.services.training.runs import over_time
 from attnviz.settings import Settings
 from attnviz.training import recurrent as R
 from attnviz.training.catalog import TASKS
@@ -111,12 +112,12 @@ class LiveComparison:
         """What it is now, as the API sends it to ``caller``."""
         if self.kept is not None:
             with self.lock:
-                yours, can_cancel = self.access.yours(caller), self.access.may_control(caller)
-            return self.kept.model_copy(update={"yours": yours, "can_cancel": can_cancel})
+                told = self.access.told(caller)
+            return self.kept.model_copy(update=told)
         with self.lock:
             result, state, reason = self.result, self.state, self.reason
             claims, shows = self.claims, self.shows
-            yours, can_cancel = self.access.yours(caller), self.access.may_control(caller)
+            told = self.access.told(caller)
         models = []
         for kind in R.KINDS:
             m = result.model(kind) if result is not None else None
@@ -137,8 +138,7 @@ class LiveComparison:
         s = self.setup
         return RecurrentRun(
             id=self.id,
-            yours=yours,
-            can_cancel=can_cancel,
+            **told,
             state=state,  # type: ignore[arg-type]
             reason=reason,
             task=self.task,  # type: ignore[arg-type]
@@ -230,11 +230,8 @@ class RecurrentService:
         return live.state_now(caller).model_copy(update={"token": caller.token})
 
     def _gone(self, run_id: str) -> RunGone:
-        try:
-            row = self.store.row(run_id) if self.store is not None else None
-        except (sqlite3.Error, OSError, StoreError):
-            row = None
-        if row is not None and row.removed is not None and row.kind == KIND:
+        row = self.store.tombstone(run_id, KIND) if self.store is not None else None
+        if row is not None:
             return RunGone(f"run_id: no comparison {run_id!r} on this server: it "
                            f"{row.removed_text}")  # fmt: skip
         return RunGone(
@@ -310,11 +307,7 @@ class RecurrentService:
             elif live.cancel.is_set():
                 state, reason = "cancelled", "cancelled"
             else:
-                state = "cancelled"
-                reason = (
-                    f"stopped at this server's time limit of {self.settings.train_max_seconds:g}"
-                    " s (ATTNVIZ_TRAIN_MAX_SECONDS)"
-                )
+                state, reason = "cancelled", over_time(self.settings.train_max_seconds)
         except Exception as exc:  # a failure is the comparison's state, not the server's
             log.exception("comparison %s failed", live.id)
             state, reason = "failed", f"the comparison failed: {type(exc).__name__}: {exc}"
@@ -399,14 +392,9 @@ class RecurrentService:
 
     def _reread(self, run_id: str) -> LiveComparison | None:
         """An ended comparison this process does not hold, from the store (a replica's)."""
-        if self.store is None:
-            return None
-        try:
-            row = self.store.row(run_id)
-        except (sqlite3.Error, OSError, StoreError):
-            return None
-        if row is None or row.kind != KIND or row.removed is not None or row.state == "running":
-            return None
+        row = self.store.kept(run_id, KIND) if self.store is not None else None
+        if row is None:
+            return None  # none, or going on another replica (the proxy routes it there)
         live = self._load(row)
         if live is None:
             return None

@@ -7,6 +7,7 @@ while a run trains and others wait."""
 from __future__ import annotations
 
 import json
+import signal
 import time
 
 import httpx
@@ -154,6 +155,36 @@ def test_places_in_order_the_bounds_cancel_and_traces_while_runs_train_and_wait(
                 client.close()
 
 
+def test_with_slots_free_a_visitors_second_run_waits_for_their_first(tmp_path):
+    """Two slots: a's second run waits (queued, 1st in line) while a's first trains, though a
+    slot is free; b's run takes that slot, ahead of it; when a's first ends, a's second starts.
+    (Before, a visitor could have two runs training where slots were free.)"""
+    app = create_app(Settings(device="cpu", builtin_model=False, data_dir=tmp_path,
+                              train_slots=2, train_queue=4))  # fmt: skip
+    with served(app) as url, httpx.Client(base_url=url, timeout=60) as a, \
+            httpx.Client(base_url=url, timeout=60) as b:  # fmt: skip
+        first = post(a, LONG).json()["id"]
+        training(a, first)
+        second = post(a, QUICK).json()
+        assert (second["state"], second["place"]) == ("queued", 1)
+        load = a.get("/healthz").json()["load"]
+        assert (load["training"], load["queued"]) == (1, 1)
+        # Its estimate waits for a's first run, not for the free slot.
+        state = a.get(f"/api/train/{second['id']}").json()
+        assert state["state"] == "queued" and state["wait_s"] >= 1
+        # b's run passes it: b has nothing training, and a slot is free.
+        other = post(b, QUICK).json()
+        assert other["state"] == "running"
+        assert wait(b, other["id"])["state"] == "done"
+        assert a.get(f"/api/train/{second['id']}").json()["state"] == "queued"
+        # A third is refused, 429; a's first ends: a's second starts.
+        assert post(a, QUICK).status_code == 429
+        assert a.delete(f"/api/train/{first}").status_code == 200
+        assert wait(a, second["id"])["state"] == "done"
+        live = app.state.training
+        assert (live.get(first).ended or 0) <= live.get(second["id"]).started
+
+
 def test_the_operator_is_not_bound_by_the_visitor_rule(tmp_path):
     token = "an-operators-token-for-this-test"
     app = create_app(Settings(device="cpu", builtin_model=False, data_dir=tmp_path,
@@ -168,3 +199,135 @@ def test_the_operator_is_not_bound_by_the_visitor_rule(tmp_path):
         for i in ids:
             assert op.delete(f"/api/train/{i}").status_code == 200
         assert all(wait(op, i)["state"] == "cancelled" for i in ids)
+
+
+# -- a restart: the line is kept ------------------------------------------------------------
+
+
+def test_a_waiting_run_is_stored_and_waits_again_after_a_restart_in_order(tmp_path):
+    """In one process (the slow test below restarts a real one): the runs waiting when a second
+    server starts on the data directory come back in line in their order, with their ids and
+    owners; one whose settings no longer fit the new bounds ends failed, saying so."""
+    from fastapi.testclient import TestClient
+
+    from attnviz.services.store import RunStore
+
+    first = make_app(tmp_path, train_queue=4)
+    a, b, c, d = (TestClient(first) for _ in range(4))
+    long = a.post("/api/train", json=LONG).json()["id"]
+    training(a, long)
+    bq, cq, dq = (client.post("/api/train", json=body).json()["id"] for client, body in (
+        (b, QUICK), (c, {**QUICK, "opt": {"steps": 30}}), (d, QUICK)))  # fmt: skip
+    try:
+        store = RunStore(tmp_path)
+        rows = {i: store.row(i) for i in (bq, cq, dq)}
+        assert all(r is not None and r.state == "queued" and r.finished is None
+                   for r in rows.values())  # fmt: skip
+        assert rows[bq].owner != rows[cq].owner and rows[bq].owner  # type: ignore[union-attr]
+        assert store.read_json(bq, "run.json")["state"] == "queued"
+        assert store.read_json(bq, "request.json")["opt"]["steps"] == 20
+
+        # The second server: the run training is interrupted (its slot free), the line starts.
+        second = make_app(tmp_path, train_queue=4, train_max_steps=25)
+        second.state.training.ticker.every = 0.2
+        b2, c2, d2 = (TestClient(second, cookies=x.cookies) for x in (b, c, d))
+        stranger = TestClient(second)
+        failed = c2.get(f"/api/train/{cq}").json()
+        assert failed["state"] == "failed" and failed["yours"], failed
+        assert "no longer fit this server's bounds" in failed["reason"]
+        assert "ATTNVIZ_TRAIN_MAX_STEPS" in failed["reason"]
+        assert all(v["state"] == "cancelled" for v in failed["variants"])
+        waiting = d2.get(f"/api/train/{dq}").json()
+        if waiting["state"] == "queued":  # b's run ahead of it has not ended yet
+            assert waiting["place"] == 1 and waiting["yours"] and waiting["wait_s"] >= 0
+            assert stranger.delete(f"/api/train/{dq}").status_code == 404
+        assert wait(b2, bq)["state"] == "done" and b2.get(f"/api/train/{bq}").json()["yours"]
+        done = wait(d2, dq)
+        assert done["state"] == "done" and done["yours"] and done["place"] is None
+        live = second.state.training
+        assert (live.get(bq).ended or 0) <= live.get(dq).started
+        assert [r.state for r in (store.row(bq), store.row(cq), store.row(dq))] == [
+            "done", "failed", "done"]  # fmt: skip
+        # Its failure is kept too: a third server reads it as it ended.
+        third = TestClient(make_app(tmp_path, train_queue=4), cookies=c.cookies)
+        assert third.get(f"/api/train/{cq}").json()["reason"] == failed["reason"]
+    finally:
+        for client, i in ((a, long), (b, bq), (c, cq), (d, dq)):
+            client.delete(f"/api/train/{i}")
+
+
+def test_cancelling_a_waiting_run_is_stored(tmp_path):
+    from fastapi.testclient import TestClient
+
+    from attnviz.services.store import RunStore
+
+    app = make_app(tmp_path, train_queue=4)
+    a, b = TestClient(app), TestClient(app)
+    long = a.post("/api/train", json=LONG).json()["id"]
+    try:
+        training(a, long)
+        bq = b.post("/api/train", json=QUICK).json()["id"]
+        assert b.delete(f"/api/train/{bq}").json()["state"] == "cancelled"
+        row = RunStore(tmp_path).row(bq)
+        assert row is not None and row.state == "cancelled" and row.finished is not None
+        again = TestClient(make_app(tmp_path, train_queue=4), cookies=b.cookies)
+        back = again.get(f"/api/train/{bq}").json()
+        assert back["state"] == "cancelled" and back["reason"] == "cancelled while waiting in line"
+        assert back["yours"] and back["place"] is None
+    finally:
+        a.delete(f"/api/train/{long}")
+
+
+@pytest.mark.slow
+def test_after_a_sigkill_every_accepted_run_is_there_for_its_owner(tmp_path):
+    """The contract the class bench relies on, over a real process killed and started again:
+    a finished run as it was, the one training interrupted at step N, the waiting ones waiting
+    again in their order (their places in their streams, a stream resumed across the restart
+    told the whole state), then training to the end."""
+    from tests.services.test_store import serving
+
+    data, log = tmp_path / "data", tmp_path / "serve.log"
+    clients = [httpx.Client(timeout=60) for _ in range(4)]
+    done_client, a, b, c = clients
+    try:
+        with serving(data, log) as (url, proc):
+            for x in clients:
+                x.base_url = httpx.URL(url)
+            finished = post(done_client, QUICK).json()["id"]
+            before = wait(done_client, finished)
+            long = post(a, LONG).json()["id"]
+            deadline = time.monotonic() + 60
+            while not a.get(f"/api/train/{long}").json()["variants"][0]["checkpoints"]:
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+            slower = {**QUICK, "opt": {"steps": 2000}}  # c still waits for it after the restart
+            bq, cq = post(b, slower).json()["id"], post(c, QUICK).json()["id"]
+            assert [x.get(f"/api/train/{i}").json()["place"] for x, i in ((b, bq), (c, cq))] == [
+                1, 2]  # fmt: skip
+            seen = b.get(f"/api/train/{bq}").json()["seq"]
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(timeout=10)
+        with serving(data, log) as (url, proc):
+            for x in clients:
+                x.base_url = httpx.URL(url)
+            assert done_client.get(f"/api/train/{finished}").json() == before
+            back = a.get(f"/api/train/{long}").json()
+            assert back["state"] == "interrupted" and back["yours"]
+            assert "interrupted at step" in back["reason"]
+            # The waiting ones: the first took the slot the interrupted run left; the second
+            # waits for it, 1st in line.
+            second = c.get(f"/api/train/{cq}").json()
+            assert second["yours"] and (second["state"], second["place"]) == ("queued", 1)
+            assert b.get(f"/api/train/{bq}").json()["state"] == "running"
+            assert a.delete(f"/api/train/{cq}").status_code == 404  # not a's to cancel
+            # b's stream resumed with an id from before the restart: the state first, whole.
+            resumed = events(b, bq, last=seen)
+            assert resumed[0][1] == "state" and resumed[0][2]["id"] == bq
+            assert resumed[-1][1] == "end" and resumed[-1][2]["state"] == "done"
+            assert wait(c, cq)["state"] == "done"
+            states = {r["id"]: r["state"] for r in b.get("/api/train").json()["runs"]}
+            assert states == {bq: "done"}  # b lists its own run only
+            assert {r["id"] for r in a.get("/api/train").json()["runs"]} == {long}
+    finally:
+        for x in clients:
+            x.close()

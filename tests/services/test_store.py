@@ -379,3 +379,71 @@ def test_a_running_row_at_start_is_interrupted_at_its_last_checkpoint(tmp_path):
     assert back["state"] == "interrupted" and f"interrupted at step {step}:" in back["reason"]
     assert v["state"] == "cancelled" and v["model"] is None and back["yours"]
     assert [r["state"] for r in again.get("/api/train").json()["runs"]] == ["interrupted"]
+
+
+def test_two_replicas_list_each_others_finished_runs_to_whom_they_are_listed(tmp_path):
+    """Both replicas started before the runs existed: b's runs list and model list show a's
+    finished runs to their owner, to a visitor who opened one by its link (on a), and, once
+    the operator shares one (on a), to everyone; a run listed for nobody asking is not read
+    in; a run its owner forgets on a leaves b's lists."""
+    token = "the-operators-token-for-this-test"
+    app_a = make_app(tmp_path, replica="r1", admin_token=token)
+    app_b = make_app(tmp_path, replica="r2", admin_token=token)
+    owner_a = TestClient(app_a)
+    mine = train(owner_a, arch=TINY, opt={"steps": 5}, checkpoints=1)
+    other_a = TestClient(app_a)
+    theirs = train(other_a, arch=TINY, opt={"steps": 5}, checkpoints=1)
+    assert wait(owner_a, mine)["state"] == "done" and wait(other_a, theirs)["state"] == "done"
+    held = app_b.state.training.runs
+    assert mine not in held and theirs not in held  # b started before they existed
+
+    def listed(client) -> tuple[list[str], list[str]]:
+        runs = [r["id"] for r in client.get("/api/train").json()["runs"]]
+        models = [m["run"] for m in client.get("/api/models").json()["models"] if m["run"]]
+        return runs, models
+
+    owner_b = TestClient(app_b, cookies=owner_a.cookies)  # one secret, one directory
+    assert listed(owner_b) == ([mine], [mine])
+    assert owner_b.get("/api/train").json()["runs"][0]["yours"]
+    assert mine in held and theirs not in held  # only what was listed was read in
+    assert owner_b.post("/api/trace?fields=attentions",
+                        json={"model": mine, "text": "abcab"}).status_code == 200  # fmt: skip
+
+    # A visitor opens the run by its link on a: b lists it for them too (b holds it already).
+    viewer_a = TestClient(app_a)
+    assert viewer_a.get(f"/api/train/{mine}").status_code == 200
+    viewer_b = TestClient(app_b, cookies=viewer_a.cookies)
+    assert listed(viewer_b) == ([mine], [mine])
+    assert not viewer_b.get("/api/train").json()["runs"][0]["can_cancel"]
+
+    # The operator shares the other visitor's run on a: everyone's lists on b have it.
+    op = {"Authorization": f"Bearer {token}"}
+    stranger_b = TestClient(app_b)
+    assert listed(stranger_b) == ([], [])
+    assert owner_a.post(f"/api/train/{theirs}/share", headers=op).status_code == 200
+    assert listed(stranger_b) == ([theirs], [theirs])
+    runs, models = listed(owner_b)
+    assert sorted(runs) == sorted([mine, theirs]) and sorted(models) == sorted(runs)
+    assert runs == [r["id"] for r in owner_b.get("/api/train").json()["runs"]]
+    # The operator lists every one on b.
+    assert sorted(r["id"] for r in TestClient(app_b).get("/api/train", headers=op)
+                  .json()["runs"]) == sorted([mine, theirs])  # fmt: skip
+
+    # Its owner forgets it on a: it leaves b's lists and its model b's registry.
+    assert owner_a.delete(f"/api/train/{mine}").status_code == 200
+    assert listed(owner_b) == ([theirs], [theirs])
+    assert mine not in held and mine not in app_b.state.registry.models
+    assert owner_b.get(f"/api/train/{mine}").status_code == 404
+
+
+def test_a_stored_run_that_cannot_be_read_is_tried_once_by_the_lists(tmp_path, caplog):
+    a = TestClient(make_app(tmp_path, replica="r1"))
+    app_b = make_app(tmp_path, replica="r2")
+    run_id = train(a, arch=TINY, opt={"steps": 3}, checkpoints=1)
+    wait(a, run_id)
+    (tmp_path / "runs" / run_id / "run.json").write_bytes(b"{")
+    b = TestClient(app_b, cookies=a.cookies)
+    with caplog.at_level(logging.WARNING, logger="attnviz.services.training.service"):
+        for _ in range(3):
+            assert b.get("/api/train").json()["runs"] == []
+    assert sum("skipped" in r.getMessage() for r in caplog.records) == 1

@@ -1,7 +1,8 @@
 """A training run in the store (``services.store``) and back: what ``GET /api/train/{id}``, its
-export and its download answer, kept in the run's folder as it trains (at each checkpoint) and
-once it ends (with each variant's model folder), and a run read back from there after a
-restart."""
+export and its download answer, kept in the run's folder from the moment it is accepted (a run
+waiting in line: its request and its row, ``queued``), as it trains (at each checkpoint) and
+once it ends (with each variant's model folder); a run read back from there after a restart,
+and a waiting one put back in line (``requeue``)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,10 @@ log = logging.getLogger(__name__)
 
 KIND = "run"
 FORMAT = 1  # run.json's layout
+WAITING = ("queued", "running")  # the states of a run not ended (its row's too)
+# A run put back in line after a restart starts its event log past this many ids more than
+# the last (a log held at most this many before: years of a waiting run's ``queue`` events).
+LOG_GAP = 1_000_000
 
 
 def variant_folder(i: int) -> str:
@@ -45,7 +50,7 @@ def _record(run: LiveRun, state: str, reason: str | None) -> dict:
     with run.lock:
         variants = [
             {
-                "state": v.state if state == "running" or v.state not in ("waiting", "running")
+                "state": v.state if state in WAITING or v.state not in ("waiting", "running")
                 else "cancelled",
                 "model": v.model,
                 "history": columns(v.history),
@@ -66,7 +71,9 @@ def _record(run: LiveRun, state: str, reason: str | None) -> dict:
             "step_time": run.step_time,
             "claims": None if run.claims is None else [c.model_dump() for c in run.claims],
             # its events, its end included (written just before it is told)
-            "seq": len(run.events) + (state != "running"),
+            "seq": run.seq + (state not in WAITING),
+            "base": run.base,
+            "operator": run.exempt,
             "variants": variants,
         }
 
@@ -89,15 +96,17 @@ def _writer(result: Run, run: LiveRun) -> Callable[[Path], None]:
 
 
 def save(store: RunStore, run: LiveRun, replica: str, *, state: str | None = None,
-         reason: str | None = None) -> None:  # fmt: skip
+         reason: str | None = None) -> bool:  # fmt: skip
     """The run as it is now into its folder, then its row: ``state`` (its end, with ``reason``)
-    writes its models too and marks it finished; without, it is still running (a checkpoint).
-    A write that fails is logged: the run goes on, kept in memory only."""
+    writes its models too and marks it finished; ``queued``: it waits in line (accepted, not
+    started); without, it is running (a checkpoint). A write that fails is logged: the run goes
+    on, kept in memory only. Whether it was written."""
+    ended = state is not None and state not in WAITING
     try:
         folder = store.folder(run.id)
         if not (folder / "request.json").exists():
             store.write_json(run.id, "request.json", run.request.model_dump(mode="json"))
-        if state is not None:
+        if ended:
             for i, v in enumerate(run.variants):
                 if v.result is not None and not (folder / variant_folder(i)).is_dir():
                     store.write_folder(run.id, variant_folder(i),
@@ -108,9 +117,13 @@ def save(store: RunStore, run: LiveRun, replica: str, *, state: str | None = Non
         store.write_json(run.id, "access.json", access_record(access))
         store.put(run.id, KIND, replica=replica, access=access, state=state or "running",
                   step=last_step(run), created=run.created,
-                  finished=time.time() if state is not None else None)  # fmt: skip
+                  finished=time.time() if ended else None)  # fmt: skip
     except Exception:  # the store is a copy: a failure to write it never stops the run
         log.exception("run %s: could not be written to the store in %s", run.id, store.root)
+        return False
+    if ended:
+        run.stored = True
+    return True
 
 
 def load_model(folder: Path, device: torch.device) -> Transformer:
@@ -172,9 +185,30 @@ def load(store: RunStore, row: Row, plan_for: Callable[[TrainRequest], Plan],
         raise
     except Exception as exc:  # a folder that does not read as a run: skipped by the caller
         raise StoreError(f"{store.folder(row.id)}: {type(exc).__name__}: {exc}") from exc
-    run.state, run.reason, run.ended = state, reason, time.monotonic()
+    run.state, run.reason, run.ended, run.stored = state, reason, time.monotonic(), True
     # Its stream replays its end: its state (with the ``seq`` it had), then nothing; a stream
     # resumed after any of its events gets the end once.
     end = ("end", json.dumps({"state": state, "reason": reason}, separators=(",", ":")))
-    run.events = [end] * max(1, int(data.get("seq") or 1))
+    run.base = int(data.get("base") or 0)
+    run.events = [end] * max(1, int(data.get("seq") or 1) - run.base)
+    return run
+
+
+def requeue(store: RunStore, row: Row, plan_for: Callable[[TrainRequest], Plan]) -> LiveRun:
+    """The run ``row`` names, which waited in line when the server stopped, waiting again: its
+    id, owner, request and time of arrival as they were, its event log starting past the old
+    one's ids. ``StoreError`` when its folder cannot be read; ``TrainRefused`` (from
+    ``plan_for``) when its request no longer plans under this server's bounds."""
+    try:
+        req = TrainRequest.model_validate(store.read_json(row.id, "request.json"))
+        data = store.read_json(row.id, "run.json")
+        created = float(data["created"])
+        base = int(data.get("seq") or 0) + LOG_GAP  # its ids so far, and the gap
+        exempt = bool(data.get("operator"))
+    except StoreError:
+        raise
+    except (KeyError, TypeError, ValueError) as exc:
+        raise StoreError(f"{store.folder(row.id)}: {type(exc).__name__}: {exc}") from exc
+    run = LiveRun(row.id, req, plan_for(req), row.access())
+    run.created, run.base, run.exempt, run.state = created, base, exempt, "queued"
     return run

@@ -2,14 +2,17 @@
 each waiting run's place (1-based) and an estimate of its wait, and the per-visitor rule.
 
 A run that finds every slot taken waits here in state ``queued``; it holds no slot and no
-compute thread (nothing of it runs until it starts). When a slot frees, the first in line
-starts. Past the bound a start is ``Busy`` (503 with Retry-After). Each visitor may have one
-run going and one waiting (the operator is exempt): more is ``TooManyRuns`` (429).
+compute thread (nothing of it runs until it starts). Each visitor may have one run going and
+one waiting (the operator is exempt): a visitor's second run waits while their first trains,
+even where a slot is free, and more is ``TooManyRuns`` (429). When a slot frees, the first in
+line whose owner has no run training starts. Past the bound a start is ``Busy`` (503 with
+Retry-After).
 
 The estimate is what the runs ahead say: a training run's remaining time (its steps left at
 its pace so far, never past its time limit), a waiting one's whole length (its steps at the
 last measured pace, never past the time limit), laid on the slots in order. It is whole
-seconds, never negative. Each waiting run is told its place and estimate in a ``queue`` event
+seconds, never negative; a waiting run never starts before its owner's training run ends. Each
+waiting run is told its place and estimate in a ``queue`` event
 whenever they change (a run ahead started, ended or was cancelled, and every ``TICK_S`` as the
 runs ahead go on: the estimate counts down), and once more, with state ``running``, when it
 starts.
@@ -22,6 +25,7 @@ import heapq
 import math
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable
 
 from attnviz.services.ownership import Caller
@@ -29,24 +33,52 @@ from attnviz.services.training.runs import LiveRun
 
 GUESS_STEP_S = 0.05  # seconds per step before any run has been measured (the same as runs.py)
 TICK_S = 5.0  # how often the waiting runs' estimates are worked out again, between changes
+WAITING_CANCELLED = "cancelled while waiting in line"  # the reason a waiting run ends with
 
 
 class TooManyRuns(Exception):
     """The caller already has a run going and one waiting: 429, naming the rule."""
 
 
-def waits(ahead: Iterable[float], lengths: Iterable[float], slots: int) -> list[float]:
+def waits(ahead: Iterable[float], lengths: Iterable[float], slots: int, *,
+          ahead_owners: Iterable[str | None] | None = None,
+          owners: Iterable[str | None] | None = None) -> list[float]:  # fmt: skip
     """When each waiting run starts, in seconds from now: the slots free after ``ahead`` (the
-    training runs' remaining seconds; a slot not taken is free now), and each waiting run,
-    in order, takes the first slot to free for its ``lengths``."""
-    free = sorted(max(0.0, a) for a in ahead)[: max(1, slots)]
-    free += [0.0] * max(0, max(1, slots) - len(free))
-    heapq.heapify(free)
-    out = []
-    for length in lengths:
-        t = heapq.heappop(free)
-        out.append(t)
-        heapq.heappush(free, t + max(0.0, length))
+    training runs' remaining seconds; a slot not taken is free now), and whenever one frees,
+    the first waiting run in order whose owner has no run training takes it for its
+    ``lengths``. ``ahead_owners``, ``owners``: whose the training and the waiting runs are
+    (None, or not given: a run the rule does not bind, the operator's)."""
+    ahead = [max(0.0, a) for a in ahead]
+    lengths = [max(0.0, x) for x in lengths]
+    ahead_owners = [None] * len(ahead) if ahead_owners is None else list(ahead_owners)
+    owners = [None] * len(lengths) if owners is None else list(owners)
+    ends = [(a, i, o) for i, (a, o) in enumerate(zip(ahead, ahead_owners, strict=True))]
+    heapq.heapify(ends)
+    busy = Counter(o for o in ahead_owners if o is not None)
+    idle = max(1, slots) - len(ahead)  # below 0 while more train than there are slots
+    out = [0.0] * len(lengths)
+    left = list(range(len(lengths)))
+    t, n = 0.0, len(ends)
+    while left:
+        i = 0
+        while idle > 0 and i < len(left):  # the free slots, to the first who may start
+            k, owner = left[i], owners[left[i]]
+            if owner is not None and busy[owner]:
+                i += 1
+                continue
+            out[k] = t
+            left.pop(i)
+            idle -= 1
+            heapq.heappush(ends, (t + lengths[k], n, owner))
+            n += 1
+            if owner is not None:
+                busy[owner] += 1
+        if not left or not ends:
+            break
+        t, _, owner = heapq.heappop(ends)  # the next run to end frees its slot and its owner
+        idle += 1
+        if owner is not None:
+            busy[owner] -= 1
     return out
 
 
@@ -84,9 +116,14 @@ class RunQueue:
             return True
         return False
 
-    def pop(self) -> LiveRun | None:
-        """The first in line, taken out of it, or None."""
-        return self.waiting.pop(0) if self.waiting else None
+    def pop(self, running: Iterable[LiveRun] = ()) -> LiveRun | None:
+        """The first in line who may start beside ``running`` (the runs training: its owner has
+        none of them), taken out of the line, or None."""
+        busy = {bound(r) for r in running} - {None}
+        for i, run in enumerate(self.waiting):
+            if bound(run) not in busy:
+                return self.waiting.pop(i)
+        return None
 
     def place(self, run: LiveRun) -> int | None:
         """``run``'s place in line (1 is next), or None when it is not waiting."""
@@ -95,14 +132,15 @@ class RunQueue:
     @staticmethod
     def refusal(runs: Iterable[LiveRun], caller: Caller) -> TooManyRuns | None:
         """Why ``caller`` may not start another run now, or None: each visitor may have one
-        run going and one waiting (two going, where slots are free); the operator is exempt."""
+        run going and one waiting (a second waits while the first trains, ``must_wait``); the
+        operator is exempt."""
         if caller.operator or not caller.visitor:
             return None
-        mine = [r for r in runs if r.access.owner == caller.visitor and not r.finished]
+        mine = [r for r in runs if bound(r) == caller.visitor and not r.finished]
         queued = sum(r.state == "queued" for r in mine)
-        if queued == 0 and len(mine) < 2:
-            return None
         going = len(mine) - queued
+        if queued == 0 and going < 2:
+            return None
         if going and queued:
             what = "a run training and one waiting"
         elif queued:
@@ -114,18 +152,28 @@ class RunQueue:
             "visitor may have one run training and one waiting)"
         )
 
+    @staticmethod
+    def must_wait(running: Iterable[LiveRun], caller: Caller) -> bool:
+        """Whether ``caller``'s new run waits even where a slot is free: a run of theirs
+        trains (the operator is exempt)."""
+        if caller.operator or not caller.visitor:
+            return False
+        return any(bound(r) == caller.visitor for r in running)
+
     def update(self, running: Iterable[LiveRun], *, slots: int, max_seconds: float,
                step_s: float) -> None:  # fmt: skip
         """Tell each waiting run its place and estimate, where either changed (a ``queue``
         event): ``running``: the runs training now; ``step_s``: the last measured seconds
         per step (0: none measured yet)."""
         pace = step_s or GUESS_STEP_S
+        running = list(running)
         ahead = [left(r, max_seconds, pace) for r in running]
         lengths = [
             min(max_seconds, r.plan.opt.steps * len(r.variants) * pace) for r in self.waiting
         ]
-        for place, (run, wait) in enumerate(zip(self.waiting, waits(ahead, lengths, slots),
-                                                 strict=True), start=1):  # fmt: skip
+        starts = waits(ahead, lengths, slots, ahead_owners=[bound(r) for r in running],
+                       owners=[bound(r) for r in self.waiting])  # fmt: skip
+        for place, (run, wait) in enumerate(zip(self.waiting, starts, strict=True), start=1):
             tell(run, place, max(0, math.ceil(wait)))
 
 
@@ -150,6 +198,11 @@ class Ticker:
             time.sleep(self.every)
             if not self.tick():
                 return
+
+
+def bound(run: LiveRun) -> str | None:
+    """The visitor whose rule binds ``run``: its owner, or None (the operator's, or nobody's)."""
+    return None if run.exempt or not run.access.owner else run.access.owner
 
 
 def left(run: LiveRun, max_seconds: float, pace: float) -> float:
@@ -180,7 +233,7 @@ def tell(run: LiveRun, place: int | None, wait_s: int | None) -> None:
 def cancel_waiting(run: LiveRun) -> None:
     """``run``, taken out of the line, ends cancelled (its ``end`` event), never having
     started."""
-    reason = "cancelled while waiting in line"
+    reason = WAITING_CANCELLED
 
     def end() -> None:
         run.state, run.reason = "cancelled", reason

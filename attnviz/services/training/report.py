@@ -105,16 +105,13 @@ def run_state(run: LiveRun, caller: Caller = NOBODY) -> TrainRun:
             )
             for v in run.variants
         ]
-        seq = len(run.events)
+        seq = run.seq
         state, reason, claims = run.state, run.reason, run.claims
         place, wait_s = run.place, run.wait_s
-        access = run.access
-        yours, can_cancel, shared = access.yours(caller), access.may_control(caller), access.shared
+        told = run.access.told(caller, shared=True)
     return TrainRun(
         id=run.id,
-        yours=yours,
-        can_cancel=can_cancel,
-        shared=shared,
+        **told,
         state=state,  # type: ignore[arg-type]
         reason=reason,
         place=place,
@@ -159,15 +156,11 @@ def summaries(runs: Iterable[LiveRun], caller: Caller = NOBODY) -> TrainRuns:
                 for v in run.variants
             ]
             state, reason, place = run.state, run.reason, run.place
-            access = run.access
-            yours, can_cancel = access.yours(caller), access.may_control(caller)
-            shared = access.shared
+            told = run.access.told(caller, shared=True)
         out.append(
             TrainRunSummary(
                 id=run.id,
-                yours=yours,
-                can_cancel=can_cancel,
-                shared=shared,
+                **told,
                 state=state,  # type: ignore[arg-type]
                 reason=reason,
                 place=place,
@@ -185,8 +178,9 @@ async def stream(
     run: LiveRun, after: int | None, caller: Caller = NOBODY
 ) -> AsyncIterator[tuple[int, str, str]]:
     """(seq, event, JSON data): the run's state first (as ``caller`` reads it; unless resuming
-    ``after`` an event already seen), then each event as it comes, until the run's end."""
-    if after is None:
+    ``after`` an event already seen: an id its log does not hold, from before a restart, gets the
+    state again), then each event as it comes, until the run's end."""
+    if after is None or not run.holds(after):  # an id of another log: a restart's, before
         state = run_state(run, caller)
         yield state.seq, "state", state.model_dump_json()
         after = state.seq

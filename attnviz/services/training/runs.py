@@ -28,6 +28,11 @@ class TrainRefused(ValueError):
     """A request over one of the server's bounds; the message names the field: 422."""
 
 
+def over_time(max_seconds: float) -> str:
+    """Why a run (or a comparison) stopped at the time limit."""
+    return f"stopped at this server's time limit of {max_seconds:g} s (ATTNVIZ_TRAIN_MAX_SECONDS)"
+
+
 def param_count(arch: Architecture, task: Task) -> int:
     with torch.device("meta"):
         model = Transformer(
@@ -92,6 +97,8 @@ class LiveRun:
         self.reason: str | None = None
         self.place: int | None = None  # while queued: its place in line (1 is next)
         self.wait_s: int | None = None  # while queued: the estimate of its wait
+        self.exempt = False  # started by the operator: not bound by the per-visitor rule
+        self.stored = False  # its end is in the store (its row says finished)
         pairs = zip(plan.variants, plan.params, strict=True)
         self.variants = [Variant(label, arch, n) for (label, arch), n in pairs]
         self.cancel = threading.Event()
@@ -99,6 +106,10 @@ class LiveRun:
         self.created = time.time()  # when it started, as the store keeps it
         self.ended: float | None = None
         self.events: list[tuple[str, str]] = []  # (event name, JSON data)
+        # The seq before its log's first event: 0, or, for a run put back in line after a
+        # restart, past every id its log had before (``kept.requeue``), so that a stream
+        # resumed with an id of the old log is told the whole state again.
+        self.base = 0
         self.lock = threading.Lock()
         self.step_time = 0.0  # the last variant's mean seconds per step
         self.claims: list[TrainClaim] | None = None
@@ -120,9 +131,21 @@ class LiveRun:
                 apply()
             self.events.append((name, text))
 
+    @property
+    def seq(self) -> int:
+        """The id of its last event (0: none yet)."""
+        return self.base + len(self.events)
+
+    def holds(self, seq: int) -> bool:
+        """Whether ``seq`` is an id of this log (or 0 before it): a stream may go on after it."""
+        return self.base <= seq <= self.seq
+
     def events_from(self, seq: int) -> list[tuple[int, str, str]]:
+        """The events after the id ``seq`` (one ``holds``), with their ids."""
         with self.lock:
-            return [(i + 1, n, d) for i, (n, d) in enumerate(self.events[seq:], start=seq)]
+            start = max(0, seq - self.base)
+            return [(self.base + i + 1, n, d)
+                    for i, (n, d) in enumerate(self.events[start:], start=start)]  # fmt: skip
 
     def remaining_s(self, deadline: float) -> float:
         """Seconds until the run ends, as its pace so far says, and never past ``deadline``."""

@@ -38,7 +38,14 @@ from attnviz.schemas.train import (
 from attnviz.services.admission import Busy
 from attnviz.services.ownership import NOBODY, Caller, Ownership, new_run_id
 from attnviz.services.store import Row, RunStore, StoreError
-from attnviz.services.training.queue import TICK_S, RunQueue, Ticker, cancel_waiting, tell
+from attnviz.services.training.queue import (
+    TICK_S,
+    WAITING_CANCELLED,
+    RunQueue,
+    Ticker,
+    cancel_waiting,
+    tell,
+)
 from attnviz.services.training.runs import (
     LiveRun,
     Plan,
@@ -76,6 +83,8 @@ class TrainService:
         # cannot be written, each write fails with a log line and runs last as long as the
         # process.
         self.store: RunStore | None = RunStore(settings.data_path)
+        self.reading = threading.Lock()  # reading a stored run in (``_adopt``)
+        self.unreadable: set[str] = set()  # stored runs whose folders could not be read
         self._restore()
 
     # -- what is offered ------------------------------------------------------------------------
@@ -131,8 +140,9 @@ class TrainService:
 
     # -- starting -------------------------------------------------------------------------------
 
-    def plan(self, req: TrainRequest) -> Plan:
-        """The run ``req`` asks for, checked against the server's bounds (TrainRefused)."""
+    def plan(self, req: TrainRequest, *, bounded: bool = True) -> Plan:
+        """The run ``req`` asks for, checked against the server's bounds (TrainRefused); not
+        ``bounded``: a stored run's, read back (its bounds were those it was trained under)."""
         from attnviz.training.ablations import PRESETS
 
         s = self.settings
@@ -156,7 +166,7 @@ class TrainService:
             opt = Optimiser(**req.opt.model_dump()) if req.opt is not None else entry.opt
             variants = variants_of(arch, req.compare) if req.compare else [("", arch)]
             plan = Plan(task, variants, opt, compare=req.compare)
-        if plan.opt.steps > s.train_max_steps:
+        if bounded and plan.opt.steps > s.train_max_steps:
             raise TrainRefused(
                 f"opt.steps: {plan.opt.steps:,} is over this server's cap of "
                 f"{s.train_max_steps:,} (ATTNVIZ_TRAIN_MAX_STEPS)"
@@ -164,7 +174,7 @@ class TrainService:
         for label, arch in plan.variants:
             n = param_count(arch, plan.task)
             plan.params.append(n)
-            if n > s.train_max_params:
+            if bounded and n > s.train_max_params:
                 what = f" ({label})" if label else ""
                 raise TrainRefused(
                     f"arch: {n:,} parameters{what} are over this server's cap of "
@@ -190,7 +200,8 @@ class TrainService:
                 raise refused
             running = self._running()
             run = LiveRun(self.new_id(), req, plan, Ownership(owner=caller.visitor))
-            if len(running) < s.train_slots:
+            run.exempt = caller.operator
+            if len(running) < s.train_slots and not self.queue.must_wait(running, caller):
                 self.runs[run.id] = run
                 self._launch(run)
                 return run
@@ -205,6 +216,9 @@ class TrainService:
                 )
             self.queue.add(run)
             self.runs[run.id] = run
+            # Kept before anyone hears of it (and before a slot can start it: under the lock),
+            # so that a restart puts it back in line.
+            self._keep(run, "queued", None)
             self._tell_queue()
         self.ticker.wake()
         return run
@@ -238,22 +252,24 @@ class TrainService:
         """A run ended: the oldest finished ones go, and the first in line takes its slot."""
         self._evict()
         with self.lock:
-            while len(self._running()) < self.settings.train_slots:
-                run = self.queue.pop()
-                if run is None:
-                    break
-                tell(run, None, None)  # state running: the event says it started
-                self._launch(run)
-            self._tell_queue()
+            self._start_waiting()
+
+    def _start_waiting(self) -> None:
+        """The first in line whose owners have no run training take the free slots; the rest
+        are told their places (under ``self.lock``)."""
+        while len(running := self._running()) < self.settings.train_slots:
+            run = self.queue.pop(running)
+            if run is None:
+                break
+            tell(run, None, None)  # state running: the event says it started
+            self._launch(run)
+        self._tell_queue()
 
     # -- the table ------------------------------------------------------------------------------
 
     def _gone(self, run_id: str) -> RunGone:
-        try:
-            row = self.store.row(run_id) if self.store is not None else None
-        except (sqlite3.Error, OSError, StoreError):
-            row = None
-        if row is not None and row.removed is not None and row.kind == kept.KIND:
+        row = self.store.tombstone(run_id, kept.KIND) if self.store is not None else None
+        if row is not None:
             return RunGone(f"run: no run {run_id!r} on this server: it {row.removed_text}")
         return RunGone(
             f"run: no run {run_id!r} on this server (it never was, it was removed to keep "
@@ -334,6 +350,7 @@ class TrainService:
         with self.lock:
             waiting = self.queue.remove(run)  # it never started: it ends here
             if waiting:
+                self._keep(run, "cancelled", WAITING_CANCELLED)  # stored before it is told
                 cancel_waiting(run)
                 self._tell_queue()  # the runs behind it move up
         if waiting:
@@ -379,7 +396,7 @@ class TrainService:
         its folder cannot be read."""
         assert self.store is not None
         try:
-            run = kept.load(self.store, row, self.plan, self.device)
+            run = kept.load(self.store, row, self._replan, self.device)
         except (StoreError, TrainRefused) as exc:
             log.warning("run %s skipped: its folder cannot be read (%s)", row.id, exc)
             return None
@@ -390,9 +407,14 @@ class TrainService:
                 self.registry.add(served_model(run, v.model, v.result.model, self.device))
         return run
 
+    def _replan(self, req: TrainRequest) -> Plan:
+        """A stored run's plan, as it was trained (whatever this server's bounds are now)."""
+        return self.plan(req, bounded=False)
+
     def _restore(self) -> None:
         """At start: the runs this server was training when it stopped are interrupted, the
-        bounds apply, and every stored run left is read back (oldest first, as started)."""
+        bounds apply, every stored run left is read back (oldest first, as started), and the
+        ones that waited in line here wait again, in their order, and start as slots free."""
         if self.store is None or not self.store.exists:
             return
         try:
@@ -403,35 +425,126 @@ class TrainService:
             log.warning("the run index in %s cannot be read (%s): no run restored",
                         self.store.path, exc)  # fmt: skip
             return
+        waiting = 0
         for row in rows:
-            if row.state == "running":
-                continue  # another replica's, still training (the proxy routes it there)
+            if row.state == "queued" and row.replica == self.settings.replica:
+                waiting += self._requeue(row)
+                continue
+            if row.state in kept.WAITING:
+                continue  # another replica's, training or waiting (the proxy routes it there)
             run = self._load(row)
             if run is not None:
                 self.runs[run.id] = run
-        log.info("%d stored run(s) restored from %s", len(self.runs), self.store.root)
+        log.info("%d stored run(s) restored from %s, %d of them back in line", len(self.runs),
+                 self.store.root, waiting)  # fmt: skip
+        if waiting:
+            with self.lock:
+                self._start_waiting()
+            self.ticker.wake()
+
+    def _requeue(self, row: Row) -> bool:
+        """A run that waited in line here when the server stopped, back at the end of the
+        line (``_restore`` goes oldest first: the line's order); one whose settings no longer
+        plan under this server's bounds ends ``failed``, saying so. Whether it waits again."""
+        assert self.store is not None
+        try:
+            run = kept.requeue(self.store, row, self.plan)
+        except StoreError as exc:
+            log.warning("run %s skipped: its folder cannot be read (%s)", row.id, exc)
+            return False
+        except TrainRefused as exc:
+            self._refuse_stored(row, str(exc))
+            return False
+        if self.settings.train_slots == 0:
+            self._refuse_stored(row, "task: this server does not train (ATTNVIZ_TRAIN_SLOTS=0)")
+            return False
+        self.queue.waiting.append(run)  # past the bound too: an accepted run is never lost
+        self.runs[run.id] = run
+        return True
+
+    def _refuse_stored(self, row: Row, why: str) -> None:
+        """A waiting run the server restarted under bounds it no longer fits: ``failed``."""
+        assert self.store is not None
+        reason = (f"it waited in line when the server restarted, and its settings no longer fit "
+                  f"this server's bounds: {why}")  # fmt: skip
+        try:
+            run = kept.requeue(self.store, row, self._replan)
+        except (StoreError, TrainRefused) as exc:
+            log.warning("run %s skipped: its settings no longer plan (%s)", row.id, exc)
+            return
+        run.state, run.reason, run.ended = "failed", reason, time.monotonic()
+        for v in run.variants:
+            v.state = "cancelled"  # it never ran
+        self._keep(run, "failed", reason)  # stored before its end is in its log
+        run.emit("end", {"state": "failed", "reason": reason})
+        self.runs[run.id] = run
+        log.warning("run %s failed at restart: %s", row.id, why)
 
     def _reread(self, run_id: str) -> LiveRun | None:
         """A finished run this process does not hold, from the store (a replica's)."""
+        row = self.store.kept(run_id, kept.KIND) if self.store is not None else None
+        if row is None:
+            return None  # none, or going on another replica (the proxy routes it there)
+        return self._adopt(row)
+
+    def _adopt(self, row: Row) -> LiveRun | None:
+        """The finished run ``row`` names, read from the store into this process (its models
+        into the registry), once; None where its folder cannot be read (logged once)."""
+        with self.reading:  # one reader at a time: a run's models are loaded once
+            have = self.runs.get(row.id)
+            if have is not None or row.id in self.unreadable:
+                return have
+            run = self._load(row)
+            if run is None:
+                self.unreadable.add(row.id)
+                return None
+            with self.lock:
+                return self.runs.setdefault(run.id, run)
+
+    def refresh(self, caller: Caller) -> None:
+        """Before a list: the finished runs in the store that are in ``caller``'s lists and
+        that this process does not hold (another replica's, ended since it started) are read
+        in, each the first time it is listed; the ones it holds take what the store says of
+        who may read them (another replica may have shared one, or seen it opened by its
+        link), and the ones another replica removed (evicted, forgotten) go. Only the rows are
+        read on each list."""
         if self.store is None:
-            return None
+            return
+        try:
+            rows = self.store.finished_rows(kept.KIND)
+        except (sqlite3.Error, OSError) as exc:
+            log.warning("the run index in %s cannot be read (%s): listed as held",
+                        self.store.path, exc)  # fmt: skip
+            return
+        live = {r.id for r in rows}
+        with self.lock:
+            held = dict(self.runs)
+        for row in rows:
+            run = held.get(row.id)
+            if run is None:
+                if row.access().listed_for(caller):
+                    self._adopt(row)
+            elif run.finished:
+                with run.lock:
+                    run.access.merge(row.access())
+        gone = [r for r in held.values() if r.finished and r.stored and r.id not in live
+                and self._removed(r.id)]  # fmt: skip
+        if gone:
+            with self.lock:
+                for r in gone:
+                    self.runs.pop(r.id, None)
+            for r in gone:
+                self.registry.remove([v.model for v in r.variants if v.model])
+                log.info("run %s dropped: another replica removed it from the store", r.id)
+
+    def _removed(self, run_id: str) -> bool:
+        """Whether the store no longer keeps the run: its row is gone or a tombstone."""
+        assert self.store is not None
         try:
             row = self.store.row(run_id)
         except (sqlite3.Error, OSError, StoreError):
-            return None
-        if row is None or row.kind != kept.KIND or row.removed is not None:
-            return None
-        if row.state == "running":
-            return None  # training on another replica: the proxy routes it there
-        run = self._load(row)
-        if run is None:
-            return None
-        with self.lock:
-            have = self.runs.get(run_id)
-            if have is not None:
-                return have
-            self.runs[run.id] = run
-        return run
+            return False  # not known: kept
+        return row is None or row.removed is not None
 
     def _evict_stored(self) -> list[str]:
         """The stored runs and comparisons past the bounds removed (``RunStore.evict``): the
@@ -470,10 +583,12 @@ class TrainService:
 
     def summaries(self, caller: Caller) -> TrainRuns:
         """The runs this server keeps that are in ``caller``'s lists (its own, those it opened
-        by their link, the shared ones; every one for the operator), newest first, in brief."""
+        by their link, the shared ones; every one for the operator), newest first, in brief:
+        those this process holds and the finished ones in the store (``refresh``)."""
+        self.refresh(caller)
         with self.lock:
-            kept = [r for r in self.runs.values() if r.access.listed_for(caller)]
-        return report.summaries(kept, caller)
+            listed = [r for r in self.runs.values() if r.access.listed_for(caller)]
+        return report.summaries(sorted(listed, key=lambda r: r.created), caller)
 
     def stream(
         self, run: LiveRun, after: int | None, caller: Caller = NOBODY

@@ -18,7 +18,7 @@ from attnviz.pretrained import ModelRegistry, PretrainedModel
 from attnviz.schemas.train import TrainCheckpoint
 from attnviz.services import compute
 from attnviz.services.training.report import claims, columns, thumbs
-from attnviz.services.training.runs import LiveRun, Plan, Variant
+from attnviz.services.training.runs import LiveRun, Plan, Variant, over_time
 from attnviz.settings import Settings
 from attnviz.training import measures
 from attnviz.training.catalog import slug
@@ -67,11 +67,7 @@ class Worker:
             if run.cancel.is_set():
                 state, reason = "cancelled", "cancelled"
             elif time.monotonic() > deadline or any(v.state != "done" for v in run.variants):
-                state = "cancelled"
-                reason = (
-                    f"stopped at this server's time limit of {self.settings.train_max_seconds:g}"
-                    " s (ATTNVIZ_TRAIN_MAX_SECONDS)"
-                )
+                state, reason = "cancelled", over_time(self.settings.train_max_seconds)
         except Exception as exc:  # a failure is the run's state, not the server's
             log.exception("training run %s failed", run.id)
             state, reason = "failed", f"training failed: {type(exc).__name__}: {exc}"

@@ -56,6 +56,43 @@ def test_waits_lay_the_runs_on_the_slots_in_order():
     assert waits([-3.0], [-1.0, 2.0], slots=1) == [0.0, 0.0]
 
 
+def test_a_waiting_run_never_starts_before_its_owners_training_run_ends():
+    # Two slots, one free: a's second run waits for a's first (10 s), b's takes the free slot.
+    assert waits([10.0], [5.0, 7.0], slots=2, ahead_owners=["a"], owners=["a", "b"]) == [
+        10.0, 0.0]  # fmt: skip
+    # Nobody else waits: the slot stays free until a's run ends.
+    assert waits([10.0], [5.0], slots=3, ahead_owners=["a"], owners=["a"]) == [10.0]
+    # A run the rule does not bind (the operator's: None) starts at once.
+    assert waits([10.0], [5.0], slots=2, ahead_owners=["a"], owners=[None]) == [0.0]
+    # One slot: when a's run ends, a's second is free to start, and first in line; b's after.
+    assert waits([10.0], [5.0, 7.0], slots=1, ahead_owners=["a"], owners=["a", "b"]) == [
+        10.0, 15.0]  # fmt: skip
+    # A run started from the line binds its owner too. Two slots, c's run training for 3 s,
+    # two of a's waiting, then b's: a's first starts at
+    # once, a's second once it ends (5 s), though c's slot frees at 3 s: b's takes that one.
+    assert waits([3.0], [5.0, 1.0, 2.0], slots=2, ahead_owners=["c"],
+                 owners=["a", "a", "b"]) == [0.0, 5.0, 3.0]  # fmt: skip
+    # More training than there are slots (the slots were lowered): a slot frees only when
+    # fewer than the slots train.
+    assert waits([2.0, 4.0, 6.0], [1.0], slots=2) == [4.0]
+
+
+def test_pop_takes_the_first_whose_owner_has_no_run_training():
+    q = RunQueue(bound=4)
+    a2, b1, a3 = live("a"), live("b"), live("a")
+    for r in (a2, b1, a3):
+        q.add(r)
+    going = live("a", state="running")
+    assert q.pop([going]) is b1  # a's runs wait for a's training one
+    assert q.pop([going]) is None
+    assert q.pop([]) is a2 and q.pop([]) is a3
+    # The operator's runs are bound by no rule: they start beside their owner's.
+    mine = live("a")
+    mine.exempt = True
+    q.add(mine)
+    assert q.pop([going]) is mine
+
+
 def test_places_are_first_come_first_served_and_a_cancel_moves_them_up():
     q = RunQueue(bound=3)
     a, b, c = (live(o, state="running") for o in "abc")
@@ -143,6 +180,11 @@ def test_each_visitor_has_one_run_going_and_one_waiting():
     done = live("a", state="done")
     assert RunQueue.refusal([done, going], a) is None
     assert RunQueue.refusal([going, waiting], Caller("a", operator=True)) is None
+    # A second run waits while the first trains, even where a slot is free (it never trains
+    # beside it); the operator's does not.
+    assert RunQueue.must_wait([going, *others], a)
+    assert not RunQueue.must_wait(others, a)
+    assert not RunQueue.must_wait([going], Caller("a", operator=True))
 
 
 @pytest.mark.parametrize("bound", [0, 1, 3])
