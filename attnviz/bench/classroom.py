@@ -117,6 +117,7 @@ class Restart:
     ended_meanwhile: int = 0  # training at the last look, done by the stop: kept as done
     waiting: int = 0
     waiting_kept: int = 0  # waiting again (or training, or done, since the restart)
+    waiting_states: dict[str, int] = field(default_factory=dict)  # the kept ones' states now
     waiting_places: list[int] = field(default_factory=list)  # those waiting again
     waiting_lost: int = 0  # 404: the restart lost them
     cookies_renewed: int = 0  # answers that set a new cookie: a visitor not known any more
@@ -436,6 +437,7 @@ def restart(args: list[str], env: dict[str, str], crowd: list[Learner],
 def _look(port: int, crowd: list[Learner], found: Restart, rng: random.Random) -> None:
     runs = [x for x in crowd if x.run is not None]
     controls: Counter[str] = Counter()
+    line: list[tuple[int, str, int | None]] = []  # the kept waiting: (place before, state, now)
     for x in runs:
         status, run, _, renewed = ask(port, x.jar, "GET", f"/api/train/{x.run}")
         found.cookies_renewed += renewed
@@ -478,8 +480,7 @@ def _look(port: int, crowd: list[Learner], found: Restart, rng: random.Random) -
                 found.waiting_lost += 1
             elif status == 200 and state in ("queued", "running", "done") and listed:
                 found.waiting_kept += 1
-                if state == "queued":
-                    found.waiting_places.append(run.get("place"))
+                line.append((x.at_stop_place or 0, state, run.get("place")))
             else:
                 found.problems.append(f"waiting run {x.run}: {status} {state}, listed {listed}")
         else:
@@ -491,8 +492,17 @@ def _look(port: int, crowd: list[Learner], found: Restart, rng: random.Random) -
             controls[f"DELETE {status}"] += 1
             if status != 404:
                 found.control_failures.append(f"DELETE {other} by learner {x.k}: {status}")
-    found.waiting_places.sort()
     found.controls = dict(sorted(controls.items()))
+    # Those kept come back in their order: the first in line takes the free slot (or has
+    # finished since), the rest wait behind it at places 1, 2, ... in the order they had.
+    line.sort()
+    found.waiting_states = dict(sorted(Counter(state for _, state, _ in line).items()))
+    found.waiting_places = [now for _, state, now in line if state == "queued" and now]
+    ahead = [state for _, state, _ in line]
+    if ahead != sorted(ahead, key=["done", "running", "queued"].index):
+        found.problems.append(f"the waiting runs came back out of their order: {line}")
+    if found.waiting_places != list(range(1, len(found.waiting_places) + 1)):
+        found.problems.append(f"the waiting runs came back at places {found.waiting_places}")
 
 
 def _spread(values: list[float]) -> str:
@@ -573,6 +583,7 @@ def _restart_line(c: Lesson, f: Restart) -> str:
     found = [i["reason"].split(":")[0] or i["state"] for i in f.interrupted]
     meanwhile = f", {f.ended_meanwhile} ended just before the stop" if f.ended_meanwhile else ""
     controls = ", ".join(f"{n} x {k}" for k, n in f.controls.items()) or "none"
+    kept = ", ".join(f"{n} {s}" for s, n in f.waiting_states.items()) or "none"
     return (
         f"Then {f.signal} {trained} and {c.at_stop.get('queued', 0)} waited; started again on "
         f"the same data directory ({f.secret}), it answered in {f.back_s:.0f} s. As each "
@@ -580,7 +591,7 @@ def _restart_line(c: Lesson, f: Restart) -> str:
         f"{f.finished_kept} of {f.finished} finished runs there and listed as theirs; the "
         f"training run: {', '.join(found) or 'none'} ({f.interrupted_ok} of "
         f"{len(f.interrupted)} as they must be: interrupted at their last checkpoint, listed"
-        f"{meanwhile}); of {f.waiting} waiting runs, {f.waiting_kept} kept (waiting again at "
-        f"places {_places(f.waiting_places)}) and {f.waiting_lost} lost; cancels of another's "
+        f"{meanwhile}); of {f.waiting} waiting runs, {f.waiting_kept} kept ({kept}; places "
+        f"now {_places(f.waiting_places)}) and {f.waiting_lost} lost; cancels of another's "
         f"run: {controls}; {len(f.problems)} other problems."
     )
