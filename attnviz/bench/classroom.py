@@ -188,8 +188,8 @@ def _follow(port: int, learner: Learner, t0: float, lock: threading.Lock) -> Non
                     return
                 name, data = "", []
         learner.stream_end = "closed"
-    except (OSError, http.client.HTTPException, ValueError) as exc:
-        learner.stream_end = type(exc).__name__
+    except (OSError, http.client.HTTPException, ValueError, KeyError, TypeError) as exc:
+        learner.stream_end = type(exc).__name__  # cut (the stop), or an event not as documented
     finally:
         conn.close()
 
