@@ -27,7 +27,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from attnviz.services.datadir import write_atomic
@@ -215,8 +215,13 @@ class RunStore:
             )  # fmt: skip
 
     def put_access(self, run_id: str, access: Ownership) -> None:
-        """Who may read it changed (opened by a link, shared): its row and its record."""
+        """Who may read it changed (opened by a link, shared): its row and its record, with
+        what the row says already (another replica's openers are kept, never written over)."""
         with self._db() as db:
+            was = db.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
+            access = replace(access, viewers=dict(access.viewers))
+            if was is not None:
+                access.merge(self._row(was).access())
             db.execute(
                 "UPDATE runs SET owner = ?, shared = ?, openers = ? WHERE id = ?",
                 (access.owner, int(access.shared), json.dumps(list(access.viewers)), run_id),

@@ -215,6 +215,8 @@ def test_a_waiting_run_is_stored_and_waits_again_after_a_restart_in_order(tmp_pa
     first = make_app(tmp_path, train_queue=4)
     a, b, c, d = (TestClient(first) for _ in range(4))
     long = a.post("/api/train", json=LONG).json()["id"]
+    row = RunStore(tmp_path).row(long)  # stored before its start was answered
+    assert row is not None and row.state == "running"
     training(a, long)
     bq, cq, dq = (client.post("/api/train", json=body).json()["id"] for client, body in (
         (b, QUICK), (c, {**QUICK, "opt": {"steps": 30}}), (d, QUICK)))  # fmt: skip

@@ -415,6 +415,11 @@ def test_two_replicas_list_each_others_finished_runs_to_whom_they_are_listed(tmp
     viewer_b = TestClient(app_b, cookies=viewer_a.cookies)
     assert listed(viewer_b) == ([mine], [mine])
     assert not viewer_b.get("/api/train").json()["runs"][0]["can_cancel"]
+    # Openers seen by either replica are kept: neither writes over the other's.
+    assert TestClient(app_b).get(f"/api/train/{mine}").status_code == 200
+    assert TestClient(app_a).get(f"/api/train/{mine}").status_code == 200
+    row = RunStore(tmp_path).row(mine)
+    assert row is not None and len(row.openers) == 3
 
     # The operator shares the other visitor's run on a: everyone's lists on b have it.
     op = {"Authorization": f"Bearer {token}"}

@@ -203,6 +203,7 @@ class TrainService:
             run.exempt = caller.operator
             if len(running) < s.train_slots and not self.queue.must_wait(running, caller):
                 self.runs[run.id] = run
+                self._running_row(run)
                 self._launch(run)
                 return run
             if self.queue.full:
@@ -228,12 +229,18 @@ class TrainService:
 
     def _launch(self, run: LiveRun) -> None:
         """Start training ``run`` on a thread of its own (under ``self.lock``): its time limit
-        counts from now."""
+        counts from now. Its row says running (until it ends) before anyone hears it started
+        (``_running_row``)."""
         run.started = time.monotonic()
         worker = Worker(run, settings=self.settings, device=self.device, registry=self.registry,
                         done=self._ended,
                         keep=lambda st, why: self._keep(run, st, why))  # fmt: skip
         threading.Thread(target=worker, name=f"train-{run.id}", daemon=True).start()
+
+    def _running_row(self, run: LiveRun) -> None:
+        """``run`` is stored as running (until it ends), before it starts and anyone hears it
+        did: a restart, even a kill, finds it (``interrupted``). Under ``self.lock``."""
+        self._keep(run, None, None)
 
     def _tell_queue(self) -> None:
         """Every waiting run's place and estimate (under ``self.lock``)."""
@@ -261,6 +268,7 @@ class TrainService:
             run = self.queue.pop(running)
             if run is None:
                 break
+            self._running_row(run)
             tell(run, None, None)  # state running: the event says it started
             self._launch(run)
         self._tell_queue()

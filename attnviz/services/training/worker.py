@@ -54,8 +54,7 @@ class Worker:
 
     def _train_run(self) -> None:
         run = self.run
-        state, reason = "done", None
-        self.keep(None, None)  # its row says running until it ends
+        state, reason = "done", None  # its row says running (stored as it was started)
         try:
             deadline = run.started + self.settings.train_max_seconds
             for i, variant in enumerate(run.variants):
