@@ -54,6 +54,10 @@ SERVE = Bench(
 )  # fmt: skip
 
 SOAK = "with --hosted: seconds more of load for memory"
+LEARNERS = (
+    "with --hosted: a class's learners (each starts a run) and as many typing, then a restart "
+    "(default 30; 0: no class)"
+)
 GENERATE = "with --shape: tokens to write (default 256)"
 # In the order of ``attnviz bench --help``; when several flags are given, the first here wins.
 BENCHES: tuple[Bench, ...] = (
@@ -61,9 +65,12 @@ BENCHES: tuple[Bench, ...] = (
         "hosted",
         "--hosted",
         "instead: a hosted demo's load (a lone request, then --clients clients for "
-        "--seconds, 503s and memory)",
-        ("clients", "seconds", "soak", "device", "model"),
-        extra=(("--soak", {"type": float, "default": 0.0, "help": SOAK}),),
+        "--seconds, 503s and memory; then a class of --learners, and a restart)",
+        ("clients", "seconds", "soak", "learners", "device", "model"),
+        extra=(
+            ("--soak", {"type": float, "default": 0.0, "help": SOAK}),
+            ("--learners", {"type": int, "default": 30, "help": LEARNERS}),
+        ),
     ),
     Bench(
         "train",

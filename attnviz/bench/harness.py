@@ -1,9 +1,9 @@
-"""What every bench shares: ``attnviz serve`` on a free loopback port (``Server``), one HTTP
-request to it (``request``), texts of an exact length (``text_of``), the Hugging Face reference
-forward (``HuggingFace``), headless Chromium's arguments and its typing-to-drawn figures
-(``browser``), and a server process's memory and /healthz meanwhile (``status_bytes``,
-``HealthProbe``). Only the standard library at import: the CLI reads the bench table on every
-start.
+"""What every bench shares: ``attnviz serve`` on a free loopback port (``Server``; ``kill``
+stops it hard), one HTTP request to it (``request``), a visitor's cookies (``keep_cookies``,
+``cookie_header``), texts of an exact length (``text_of``), the Hugging Face reference forward
+(``HuggingFace``), headless Chromium's arguments and its typing-to-drawn figures (``browser``),
+and a server process's memory and /healthz meanwhile (``status_bytes``, ``HealthProbe``). Only
+the standard library at import: the CLI reads the bench table on every start.
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ class Server:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
         env = {**os.environ, "ATTNVIZ_LOG_LEVEL": "warning", **(env or {})}
+        self.env = env  # the server's whole environment
         cmd = [sys.executable, "-m", "attnviz", "serve", "--host", "127.0.0.1"]
         self.proc = subprocess.Popen([*cmd, "--port", str(self.port), *args], env=env)
 
@@ -61,6 +62,12 @@ class Server:
                 pass
             time.sleep(0.2)
         raise RuntimeError("attnviz serve did not answer /healthz in 120 s")
+
+    def kill(self) -> None:
+        """SIGKILL: the server stops at once, mid-write perhaps, as when its machine loses
+        power (no shutdown handler runs, nothing is flushed)."""
+        self.proc.kill()
+        self.proc.wait(timeout=20)
 
     def __exit__(self, *_exc) -> None:
         self.proc.terminate()
@@ -101,6 +108,22 @@ def request(
     if response.getheader("Content-Encoding") == "gzip":
         raw = gzip.decompress(raw)
     return response.status, wire, raw
+
+
+def cookie_header(jar: dict[str, str]) -> str:
+    return "; ".join(f"{name}={value}" for name, value in jar.items())
+
+
+def keep_cookies(jar: dict[str, str], response: http.client.HTTPResponse) -> int:
+    """The cookies an answer sets, kept in ``jar`` (name and value: the bench needs no more);
+    how many replaced one the jar held (the server did not know the visitor it named)."""
+    replaced = 0
+    for header in response.headers.get_all("Set-Cookie") or []:
+        name, _, rest = header.partition("=")
+        name = name.strip()
+        replaced += name in jar
+        jar[name] = rest.split(";", 1)[0].strip()
+    return replaced
 
 
 def text_of(tokenizer, n: int, start: int = 0) -> str:

@@ -15,16 +15,27 @@ import itertools
 import json
 import os
 import statistics
+import tempfile
 import threading
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, is_dataclass
 from pathlib import Path
 
-from attnviz.bench.harness import FIRST, HuggingFace, Server, request, text_of
+from attnviz.bench import classroom
+from attnviz.bench.harness import (
+    FIRST,
+    HuggingFace,
+    Server,
+    cookie_header,
+    keep_cookies,
+    request,
+    text_of,
+)
 from attnviz.wire.constants import COMPACT_MEDIA_TYPE
 
+CLASS_S = 120.0  # the class's length: its learners stop starting runs then, its typists typing
 # The part the page asks for right after the first response: the chosen head, exact.
 PART = {"fields": "view", "layer": 0, "head": 0, "hide_special": "false", "merge_words": "false"}
 
@@ -161,10 +172,13 @@ def load(
     timeout_s: float = 60.0,
     exports: bool = True,
     json_every: int = 0,
+    visitors: bool = False,
 ) -> LoadReport:
     """``clients`` clients for ``seconds``; each a keep-alive connection that asks for a new
     text's first part, then one more part of it. On a 503 a client waits its Retry-After (as the
-    page does) unless ``honour_retry_after`` is False (a crowd that never waits)."""
+    page does) unless ``honour_retry_after`` is False (a crowd that never waits). With
+    ``visitors``, each client keeps the visitor cookie the server sets on its first answer and
+    sends it after, as a browser does (else every request is a new visitor's)."""
     report = LoadReport(clients=clients, seconds=seconds)
     lock = threading.Lock()
     ok_ms: list[float] = []
@@ -177,16 +191,23 @@ def load(
             report.rss_mb.append(round(rss_mb(pid), 1))
 
     def one(
-        conn: http.client.HTTPConnection, body: dict, params: dict, headers: dict = HEADERS
+        conn: http.client.HTTPConnection,
+        body: dict,
+        params: dict,
+        headers: dict = HEADERS,
+        jar: dict[str, str] | None = None,
     ) -> int | None:
         url = "/api/trace?" + "&".join(f"{k}={v}" for k, v in params.items())
+        sent = {**headers, "Cookie": cookie_header(jar)} if jar else headers
         t0 = time.perf_counter()
         for attempt in (1, 2):
             reused = conn.sock is not None
             try:
-                conn.request("POST", url, body=_json(body), headers=headers)
+                conn.request("POST", url, body=_json(body), headers=sent)
                 response = conn.getresponse()
                 response.read()
+                if jar is not None:
+                    keep_cookies(jar, response)
                 break
             except (OSError, http.client.HTTPException) as exc:
                 conn.close()
@@ -220,14 +241,15 @@ def load(
         long = k % 4 == 0
         exporter = exports and k % 8 == 7
         whole = json_every > 0 and k % json_every == 0  # the whole JSON trace of a long text
+        jar: dict[str, str] | None = {} if visitors else None
         while time.monotonic() < end:
             body = {"model": model, "text": texts.next(long or whole)}
             if whole:
-                one(conn, body, {}, BROWSER_JSON)
+                one(conn, body, {}, BROWSER_JSON, jar)
             elif exporter:
-                one(conn, body, {}, JSON_HEADERS)
-            elif one(conn, body, FIRST) == 200 and time.monotonic() < end:
-                one(conn, body, PART)
+                one(conn, body, {}, JSON_HEADERS, jar)
+            elif one(conn, body, FIRST, HEADERS, jar) == 200 and time.monotonic() < end:
+                one(conn, body, PART, HEADERS, jar)
         conn.close()
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -269,14 +291,18 @@ def run(
     clients: int = 64,
     seconds: float = 30.0,
     soak: float = 0.0,
+    learners: int = 30,
     device: str = "cpu",
     model: Path | None = None,
 ) -> dict:
     """A server of its own (default settings but for the ATTNVIZ_* variables of this
-    environment), a lone request's time, a warm-up until the trace cache is full, then
-    ``clients`` clients for ``seconds``. With ``soak`` (seconds): 16 clients for a minute to
-    warm up at that load, then for ``soak`` more, for resident memory against its value at the
-    end of that minute. ``model``: a model folder instead of the default model."""
+    environment, and a data directory of its own, in a temporary folder), a lone request's
+    time, a warm-up until the trace cache is full, then ``clients`` clients for ``seconds``.
+    With ``soak`` (seconds): 16 clients for a minute to warm up at that load, then for ``soak``
+    more, for resident memory against its value at the end of that minute. Then a class
+    (``classroom``): ``learners`` learners starting runs and as many visitors typing for
+    CLASS_S, the server killed while a run trains and started again on its data directory (0:
+    no class). ``model``: a model folder instead of the default model."""
     from attnviz.pretrained.registry import BUILTIN_NAME, builtin_dir
     from attnviz.pretrained.tokenize import TextTokenizer
 
@@ -289,7 +315,9 @@ def run(
     settings = {k: v for k, v in os.environ.items() if k.startswith("ATTNVIZ_") or k == "PORT"}
     out: dict = {"model": name, "device": device, "settings": settings}
     hf = HuggingFace.load(folder, device)
-    with Server(args) as server:
+    data = tempfile.TemporaryDirectory(prefix="attnviz-bench-data-")
+    env = {"ATTNVIZ_DATA_DIR": data.name}
+    with data, Server(args, env=env) as server:
         pid = server.proc.pid
         out["lone_ms"] = round(lone_ms(server.port, name, texts), 1)
         out["json_trace"] = json_trace_ms(server.port, name, texts, hf)
@@ -302,6 +330,15 @@ def run(
             load(server.port, name, texts, 16, 60.0)
             out["rss_after_warm_up_mb"] = round(rss_mb(pid), 1)
             out["soak"] = load(server.port, name, texts, 16, soak, pid)
+        if learners > 0:
+
+            def typing(s: float) -> LoadReport:
+                return load(server.port, name, texts, learners, s, pid, exports=False,
+                            visitors=True)  # fmt: skip
+
+            out["class"], crowd = classroom.lesson(server, typing, learners, seconds=CLASS_S,
+                                                   lone_ms=out["lone_ms"])  # fmt: skip
+            out["class_restart"] = classroom.restart(args, env, crowd)
     return out
 
 
@@ -363,9 +400,12 @@ def table(out: dict) -> str:
             f"after warm-up, then {low:.0f} to {top:.0f} MB ({100 * (top / warm - 1):+.1f}% at "
             f"most), {soak.rss_mb[-1]:.0f} MB at the end."
         )
+    if "class" in out:
+        lines += classroom.table_lines(out["class"], out.get("class_restart"))
     return "\n".join(lines)
 
 
 def as_json(out: dict) -> str:
-    plain = {k: asdict(v) if isinstance(v, LoadReport) else v for k, v in out.items()}
+    plain = {k: asdict(v) if is_dataclass(v) and not isinstance(v, type) else v
+             for k, v in out.items()}  # fmt: skip
     return json.dumps(plain, separators=(",", ":"))
