@@ -155,11 +155,15 @@ class LiveRun:
         """Seconds until the run ends, as its pace so far says, and never past ``deadline``."""
         steps = self.plan.opt.steps
         left = sum(steps - len(v.history) for v in self.variants if v.state != "cancelled")
-        pace = self.step_time
+        return min(left * (self.pace() or 0.05), max(0.0, deadline - time.monotonic()))
+
+    def pace(self) -> float:
+        """Seconds a step, as the variant training now has gone so far (checkpoints included),
+        else as the last finished one went (``step_time``); 0 before any step."""
         for v in self.variants:
             if v.state == "running" and v.history:
-                pace = v.history[-1].seconds / len(v.history)
-        return min(left * (pace or 0.05), max(0.0, deadline - time.monotonic()))
+                return v.history[-1].seconds / len(v.history)
+        return self.step_time
 
 
 def model_name(run: LiveRun, variant: Variant) -> str | None:
