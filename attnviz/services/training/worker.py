@@ -17,7 +17,7 @@ import torch
 from attnviz.engine import Transformer
 from attnviz.pretrained import ModelRegistry, PretrainedModel
 from attnviz.schemas.train import TrainCheckpoint
-from attnviz.services import compute
+from attnviz.services import compute, heap
 from attnviz.services.training.report import claims, columns, thumbs
 from attnviz.services.training.runs import LiveRun, Plan, Variant, model_name, over_time
 from attnviz.settings import Settings
@@ -87,6 +87,7 @@ class Worker:
         self.keep(state, reason)  # stored whole before a client hears of its end
         run.emit("end", {"state": state, "reason": reason}, apply=end)
         self.done()
+        heap.trim()  # what training freed (this thread's arena) back to the system
 
     def _train_variant(self, i: int, variant: Variant, deadline: float) -> None:
         run = self.run
