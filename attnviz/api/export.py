@@ -11,7 +11,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from attnviz.api.deps import TracesDep
-from attnviz.api.sliced import SlicedResponse
+from attnviz.api.responses import SlicedResponse
 from attnviz.errors import TraceError
 from attnviz.schemas.export import ExportRequest
 from attnviz.schemas.trace import TextTraceRequest, TraceQuery

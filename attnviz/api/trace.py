@@ -5,7 +5,7 @@ from fastapi.responses import Response
 from pydantic import Discriminator, Tag
 
 from attnviz.api.deps import TracesDep
-from attnviz.api.sliced import SlicedResponse
+from attnviz.api.responses import SlicedResponse
 from attnviz.schemas.trace import (
     TextTraceRequest,
     TextTraceResponse,

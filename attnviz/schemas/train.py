@@ -165,6 +165,11 @@ class TrainVariant(BaseModel):
     params: int
     state: Literal["waiting", "running", "done", "cancelled"]
     model: str | None = Field(None, description="Its name in /api/models once it has finished")
+    model_step: int | None = Field(
+        None,
+        description="An interrupted run's: the step its model is as of (the last checkpoint "
+        "its weights were stored at, which may come before its last checkpoint)",
+    )
     history: TrainHistory
     checkpoints: list[TrainCheckpoint]
     induction: list[list[float]] | None = Field(

@@ -185,6 +185,7 @@ def test_a_run_killed_mid_training_comes_back_interrupted_at_its_last_checkpoint
     assert step > 0 and f"interrupted at step {step}" in back["reason"]
     kept = int(back["reason"].split("its model as of step ")[1])
     assert kept <= step and kept in [c["step"] for c in v["checkpoints"]]
+    assert v["model_step"] == kept
     assert v["model"] in models and traced.status_code == 200, traced.text[:200]
     assert step in back["checkpoint_steps"] and v["history"]["step"][-1] == step
     assert [r["state"] for r in listed if r["id"] == run_id] == ["interrupted"]

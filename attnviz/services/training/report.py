@@ -98,6 +98,7 @@ def run_state(run: LiveRun, caller: Caller = NOBODY) -> TrainRun:
                 params=v.params,
                 state=v.state,  # type: ignore[arg-type]
                 model=v.model,
+                model_step=v.weights["step"] if v.weights and run.state == "interrupted" else None,
                 history=TrainHistory(**columns(v.history)),
                 checkpoints=list(v.checkpoints),
                 induction=v.induction,

@@ -353,7 +353,7 @@
  * @property {number | null} baseline
  * @property {{claim: string, value: number, holds: boolean}[] | null} [claims] a preset's, once measured
  * @property {{label: string, arch: any, params: number, state: string, model: string | null,
- *   induction: number[][] | null, alignment?: number[][] | null, checkpoints: TrainCheckpoint[],
+ *   model_step?: number | null, induction: number[][] | null, alignment?: number[][] | null, checkpoints: TrainCheckpoint[],
  *   history: {step: number[], loss: number[], grad_norms: number[][], seconds: number[]}}[]} variants
  * @property {{alphabet: string, max_len: number, min_len: number} | null} [ask] an
  *   encoder-decoder's: the letters it reads, and how many it is asked (it trained on min_len to max_len)

@@ -63,7 +63,8 @@ export function render(card, data, sel, callbacks) {
       const figures = el("span", {
         className: "dim",
         textContent:
-          ` ${v.label ? `${v.label} · ` : ""}${v.state} · ` +
+          ` ${v.label ? `${v.label} · ` : ""}` +
+          (v.model_step != null ? `interrupted · its model as of step ${v.model_step} · ` : `${v.state} · `) +
           `${variantFigures(v)} · ${v.params.toLocaleString("en")} parameters${where}`,
       });
       if (!folder) {

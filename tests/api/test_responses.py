@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 from starlette.applications import Starlette
 from starlette.routing import Route
 
-from attnviz.api.sliced import SLICE, SlicedResponse
+from attnviz.api.responses import SLICE, SlicedResponse
 
 BIG = os.urandom(3 * SLICE + 12345)
 
