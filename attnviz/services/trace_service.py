@@ -17,7 +17,7 @@ from attnviz.capture import ComputedTrace, TraceTensors
 from attnviz.errors import TraceError
 from attnviz.pretrained import ModelRegistry
 from attnviz.schemas.trace import TextTraceRequest, ToyTraceRequest, TraceQuery
-from attnviz.services import compute
+from attnviz.services import compute, heap
 from attnviz.services.admission import Admission
 from attnviz.services.cache import TraceCache, input_key
 from attnviz.services.parts import Part, compact_body, json_numbers, json_pieces, select
@@ -27,6 +27,7 @@ from attnviz.settings import Settings
 from attnviz.wire.constants import COMPACT_MEDIA_TYPE
 
 TraceRequest = ToyTraceRequest | TextTraceRequest
+TRIM_EVERY_S = 1.0  # how often the heaps' free pages are returned, at most (``heap.trim``)
 
 
 # A 512-token layer of 8-bit weights (3.2 MB) in 15 ms, to 0.8-1.0 MB. A compressor is not
@@ -138,6 +139,14 @@ class TraceService:
         return body._replace(queued_ms=1000 * (started - asked), compute_ms=1000 * (done - started))
 
     def _respond(
+        self, req: TraceRequest, query: TraceQuery, compact: bool, accept_encoding: str
+    ) -> Body:
+        try:
+            return self._encoded(req, query, compact, accept_encoding)
+        finally:
+            heap.trim(every_s=TRIM_EVERY_S)  # the holes evicted traces left, returned
+
+    def _encoded(
         self, req: TraceRequest, query: TraceQuery, compact: bool, accept_encoding: str
     ) -> Body:
         part = self.part(req, query, compact)  # (on this thread already: called directly)

@@ -102,6 +102,8 @@ def test_a_short_texts_forward_is_roomy_and_a_long_ones_not(app, libc, monkeypat
     traces: TraceService = app.state.traces
     model = traces.registry.get("tiny-gpt2")
     assert model is not None
+    # (the periodic trim after a response is the next test's: none here)
+    monkeypatch.setattr(heap, "_trimmed", float("inf"))
     seen: list[list] = []
     real = model.trace
 
@@ -125,3 +127,21 @@ def test_a_short_texts_forward_is_roomy_and_a_long_ones_not(app, libc, monkeypat
     assert len(model.tokenizer(longer.text).ids) == n
     traces._respond(longer, TraceQuery(fields="thumbs"), True, "")
     assert seen[-1] == raised + back and libc.calls == raised + back  # nothing more
+
+
+def test_after_a_response_the_heaps_are_trimmed_once_a_second_at_most(app, libc, monkeypatch):
+    """The holes evicted traces leave in the heaps are returned after a response, at most every
+    TRIM_EVERY_S: two responses within it trim once, one after it again."""
+    from attnviz.services import trace_service
+
+    traces: TraceService = app.state.traces
+    clock = [1000.0]
+    monkeypatch.setattr(heap.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(heap, "_trimmed", 0.0)
+    for k in range(2):
+        req = TextTraceRequest(model="tiny-gpt2", text=f"Holes in the heap, {k}.")
+        traces._respond(req, TraceQuery(fields="thumbs"), True, "")
+    assert libc.calls == [("malloc_trim", 0)]
+    clock[0] += trace_service.TRIM_EVERY_S
+    traces._respond(req, TraceQuery(fields="thumbs"), True, "")
+    assert libc.calls == [("malloc_trim", 0)] * 2
