@@ -77,3 +77,74 @@ def test_the_large_heatmap_frames_the_query_the_query_key_view_shows(page, live_
     act(page, lambda: page.click('#mv-grid button.mv-cell[data-layer="2"][data-head="4"]'))
     assert page.evaluate(FRAMED_ROWS) == [2]
     shoot(page, "1-query-frame", "#model-view-card")
+
+
+# ---- 2. the Learn steps speak of the run in view ---------------------------------------------
+
+LEARN_READY = """([id, checks]) => {
+  const root = document.documentElement, guide = document.getElementById('learn-guide');
+  return guide.dataset.ready === '1' && guide.dataset.step === id && root.dataset.pending === '0'
+    && +(root.dataset.checks || 0) > checks;
+}"""
+
+
+def checks(page) -> int:
+    return int(page.evaluate("+(document.documentElement.dataset.checks || 0)"))
+
+
+def learn_open(page, step_id: str, go) -> None:
+    before = [step_id, checks(page)]
+    go()
+    page.wait_for_function(LEARN_READY, arg=before)
+
+
+def train_in_page(page, steps: str, after: str = "") -> str:
+    """Train from the form for `steps` steps; wait until the run has ended and the step's
+    answer is in; the run's id."""
+    page.fill("#t-steps", steps)
+    page.click("#t-start")
+    page.wait_for_function(
+        """old => document.getElementById('train-mode').dataset.run === 'done'
+          && document.querySelector('#t-run-card [data-role=id]').textContent !== old""",
+        arg=after,
+    )
+    page.wait_for_function(
+        """() => { const tasks = [...document.querySelectorAll('#learn-guide .learn-task')];
+          return tasks.every((e) => e.dataset.state !== 'unchecked' && !/Still training/.test(e.textContent))
+            && document.documentElement.dataset.pending === '0'; }"""
+    )
+    return page.evaluate("() => document.querySelector('#t-run-card [data-role=id]').textContent")
+
+
+def look_chips(page) -> list[str]:
+    return page.locator("#learn-guide [data-role=look] button").all_text_contents()
+
+
+def test_a_learn_step_never_judges_the_previous_steps_run(page, live_server, api):
+    steps = api.get("/api/learn").json()["steps"]
+    by_id = {s["id"]: s for s in steps}
+    enc, ind = by_id["encoder-decoder"], steps[by_id["encoder-decoder"]["n"]]  # steps 11, 12
+    assert ind["n"] == enc["n"] + 1 and ind["lab"] == "train"
+    learn_open(page, enc["id"], lambda: page.goto(f"{live_server}/#learn/{enc['n']}"))
+    reverse = train_in_page(page, "20")  # step 11's run: reverse
+    # Next: step 12's settings (Induction) are in the form, step 11's run still in view. The
+    # step does not judge that run ("This run trains reverse: choose the task Induction", with
+    # Induction chosen): it says whose run it is, and to press Train.
+    learn_open(page, ind["id"], lambda: page.click("#learn-guide [data-role=next]"))
+    assert page.locator("#t-task").input_value() == "induction"
+    problem = page.locator("#learn-guide [data-role=problem]").text_content()
+    assert f"The run in view, {reverse}, is step {enc['n']}'s" in problem
+    assert "press Train" in problem
+    says = page.locator("#learn-guide .learn-task [data-role=says]").all_text_contents()
+    assert not any("choose the task Induction" in s for s in says), says
+    # The chips name the cards, never a run (the header names the one in view).
+    assert look_chips(page) == ["Run", "Attention as it trains"]
+    shoot(page, "2-step12-previous-run", "#learn-guide")
+    # A run trained in this step is checked: its answer speaks of it, not of a task to choose.
+    induction = train_in_page(page, "20", after=reverse)
+    assert page.locator("#learn-guide [data-role=problem]").is_hidden()
+    says = page.locator("#learn-guide .learn-task [data-role=says]").all_text_contents()
+    assert says and not any("choose the task" in s for s in says), says
+    assert look_chips(page) == ["Run", "Attention as it trains"]
+    assert induction in page.locator("#status").text_content()
+    shoot(page, "2-step12-own-run", "#learn-guide")
