@@ -148,3 +148,39 @@ def test_a_learn_step_never_judges_the_previous_steps_run(page, live_server, api
     assert look_chips(page) == ["Run", "Attention as it trains"]
     assert induction in page.locator("#status").text_content()
     shoot(page, "2-step12-own-run", "#learn-guide")
+
+
+# ---- 3. step 3's preset note says what the lab holds ------------------------------------------
+
+
+def test_a_steps_start_is_not_called_edited(page, live_server, api, presets):
+    steps = api.get("/api/learn").json()["steps"]
+    step = steps[2]
+    assert step["toy"]["preset"] == "large-d" and step["toy"]["config"]["scale"] is True
+    about = next(p for p in presets["presets"] if p["id"] == "large-d")["about"]
+    assert "with the scaling off" in about
+    note = page.locator("#preset-about")
+    learn_open(page, step["id"], lambda: page.goto(f"{live_server}/#learn/3"))
+    # The step starts from the preset with scale on: the note says so, and not that the learner
+    # edited it.
+    assert page.locator("#cfg-scale").is_checked()
+    assert note.text_content() == about + " Here it starts with scale on."
+    # Start this step again: the same start, the same words.
+    before = checks(page)
+    page.click("#learn-guide [data-role=reset]")
+    page.wait_for_function(
+        "n => +(document.documentElement.dataset.checks || 0) > n"
+        " && document.documentElement.dataset.pending === '0'",
+        arg=before,
+    )
+    assert note.text_content() == about + " Here it starts with scale on."
+    shoot(page, "3-step3-start", "section:has(#preset-about)")
+    # The learner's own edits: unticked, the table is the preset's again; ticked, edited.
+    before = checks(page)
+    page.uncheck("#cfg-scale")
+    page.wait_for_function("n => +(document.documentElement.dataset.checks || 0) > n", arg=before)
+    assert note.text_content() == about
+    page.check("#cfg-scale")
+    page.wait_for_function(
+        "() => document.getElementById('preset-about').textContent.endsWith('(You have edited it.)')"
+    )
