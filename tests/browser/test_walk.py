@@ -184,3 +184,36 @@ def test_a_steps_start_is_not_called_edited(page, live_server, api, presets):
     page.wait_for_function(
         "() => document.getElementById('preset-about').textContent.endsWith('(You have edited it.)')"
     )
+
+
+# ---- 4. Show this head sets the row it names ------------------------------------------------
+
+
+def test_show_this_head_opens_the_head_on_the_row_its_note_names(page, live_server, api):
+    models = api.get("/api/models").json()
+    (example,) = [e for e in models["example_heads"] if e["text"] == SHOWCASE]
+    assert example["query"] == "it" and 'Read the row of "it"' in example["note"]
+    tokens = api.post("/api/trace", json={"model": example["model"], "text": SHOWCASE}).json()[
+        "tokens"
+    ]
+    it = tokens.index("it")
+    open_sentence(page, live_server + "/", SHOWCASE)
+    assert page.locator("#qk-query").input_value() != str(it)  # the views start elsewhere
+    act(page, lambda: page.click("#s-pointer-go"))
+    layer, head = example["layer"], example["head"]
+    cell = page.locator(f'#mv-grid button.mv-cell[data-layer="{layer}"][data-head="{head}"]')
+    assert cell.evaluate("e => e === document.activeElement")
+    title = page.evaluate("() => document.querySelector('#mv-large .hc-title').textContent")
+    assert title == f"Layer {layer + 1}, head {head + 1}"
+    assert page.locator("#qk-query").input_value() == str(it)
+    assert page.evaluate(FRAMED_ROWS) == [it]
+    shoot(page, "4-show-this-head", "#model-view-card")
+    # Another head and query, then the knock-out switch on: *Show this head* still opens the
+    # head on its row (it knocks nothing out).
+    act(page, lambda: page.click('#mv-grid button.mv-cell[data-layer="0"][data-head="0"]'))
+    act(page, lambda: page.select_option("#qk-query", "2"))
+    page.check("#mv-knock")
+    act(page, lambda: page.click("#s-pointer-go"))
+    assert page.locator("#qk-query").input_value() == str(it)
+    assert page.evaluate(FRAMED_ROWS) == [it]
+    assert page.evaluate("() => document.querySelectorAll('#mv-grid .mv-cell.knocked').length") == 0

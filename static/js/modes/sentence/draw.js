@@ -68,10 +68,10 @@ export function createDrawing(ctx) {
     });
   }
 
-  /** @param {number} layer @param {number} head */
-  function chooseHead(layer, head) {
+  /** @param {number} layer @param {number} head @param {string[]} [also] other keys changed with it (the query) */
+  function chooseHead(layer, head, also = []) {
     Object.assign(app.s, { layer, head, heads: [head] });
-    viewChanged(["layer", "head", "heads"]);
+    viewChanged(["layer", "head", "heads", ...also]);
     /** @type {HTMLElement | null} */ (
       byId("mv-grid").querySelector(`button.mv-cell[data-layer="${layer}"][data-head="${head}"]`)
     )?.focus();

@@ -18,7 +18,7 @@ import { ablateBody, clampSentence, defaultSentence } from "../../core/state.js"
 import { createAtlasCard } from "./cards/atlas.js";
 import { createCorpusCard } from "./cards/corpus.js";
 import { createDrawing } from "./draw.js";
-import { renderSentenceInputs, wireInputs } from "./inputs.js";
+import { renderSentenceInputs, tokenIndex, wireInputs } from "./inputs.js";
 import { createParts } from "./parts.js";
 
 /** @typedef {import("../../core/types.js").SentenceState} SentenceState */
@@ -98,15 +98,33 @@ export function createSentence(
   // ---- Inputs -----------------------------------------------------------------------------
 
   function renderInputs() {
-    renderSentenceInputs(/** @type {ModelList} */ (app.models), app.s, modelInfo(), (text) => {
-      app.s.text = text;
-      /** @type {HTMLTextAreaElement} */ (byId("s-text")).value = text;
-      edited(0);
-    });
+    renderSentenceInputs(
+      /** @type {ModelList} */ (app.models),
+      app.s,
+      modelInfo(),
+      (text) => {
+        app.s.text = text;
+        /** @type {HTMLTextAreaElement} */ (byId("s-text")).value = text;
+        edited(0);
+      },
+      showExampleHead,
+    );
     hideOthers();
     atlas?.sync();
     corpus?.sync();
     knockCard?.sync();
+  }
+
+  /**
+   * *Show this head*: the example's head in every view (opened, even while the knock-out
+   * switch is on), with its query's row chosen: the row its note says to read.
+   * @param {import("../../core/types.js").ExampleHead} example
+   */
+  function showExampleHead(example) {
+    const meta = app.first?.meta;
+    const query = meta && meta.text === example.text ? tokenIndex(meta.tokens, example.query) : -1;
+    if (query >= 0) app.s.query = query;
+    chooseHead(example.layer, example.head, query >= 0 ? ["query"] : []);
   }
 
   /**
