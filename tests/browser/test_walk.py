@@ -41,14 +41,18 @@ def act(page, action) -> None:
 
 
 def shoot(page, name: str, selector: str | None = None) -> list[str]:
-    """Screenshots at 1280 and 480 px (of `selector`'s element, else the page), back at 1280."""
+    """Screenshots at 1280 and 480 px (of `selector`'s element, "top": the window at the top,
+    else the whole page), back at 1280."""
     ARTIFACTS.mkdir(exist_ok=True)
     paths = []
     for width in (1280, 480):
         page.set_viewport_size({"width": width, "height": VIEWPORT["height"]})
         page.wait_for_timeout(700)  # the views redraw to the new width (after 200 ms)
         path = ARTIFACTS / f"walk-{name}-{width}.png"
-        if selector:
+        if selector == "top":  # the window at the top of the page
+            page.evaluate("() => window.scrollTo(0, 0)")
+            page.screenshot(path=str(path))
+        elif selector:
             page.locator(selector).first.scroll_into_view_if_needed()
             page.locator(selector).first.screenshot(path=str(path))
         else:
@@ -217,3 +221,55 @@ def test_show_this_head_opens_the_head_on_the_row_its_note_names(page, live_serv
     assert page.locator("#qk-query").input_value() == str(it)
     assert page.evaluate(FRAMED_ROWS) == [it]
     assert page.evaluate("() => document.querySelectorAll('#mv-grid .mv-cell.knocked').length") == 0
+
+
+# ---- 5. a model the server no longer has leaves the page ---------------------------------------
+
+TRAIN_TINY = """async () => {
+  const r = await fetch('/api/train', {method: 'POST', headers: {'content-type': 'application/json'},
+    body: JSON.stringify({arch: {layers: 2, heads: 2, d_model: 16}, opt: {steps: 20}})});
+  const id = (await r.json()).id;
+  for (;;) {
+    const run = await (await fetch(`/api/train/${id}`)).json();
+    if (run.state === 'done') return id;
+    await new Promise((ok) => setTimeout(ok, 200));
+  }
+}"""
+
+
+def test_a_model_the_server_no_longer_has_leaves_the_picker(page, live_server, console):
+    from tests.browser.helpers import MODEL, traces_drawn
+
+    console.allow(r"status of 404 .*/api/trace")  # the trace of the model gone
+
+    page.goto(live_server + "/")
+    run = page.evaluate(TRAIN_TINY)  # a run of this visitor's (its cookie)
+    models = page.evaluate("async () => (await (await fetch('/api/models')).json()).models")
+    (name,) = [m["name"] for m in models if m.get("run") == run]
+    open_sentence(page, live_server + "/", TEXT)
+    options = lambda: page.locator("#s-model option").evaluate_all("os => os.map((o) => o.value)")  # noqa: E731
+    assert name in options() and page.locator("#s-model").input_value() == MODEL
+    # The run is removed while the page stays open (its owner forgets it, or it is evicted).
+    gone = page.evaluate(
+        f"async () => (await fetch('/api/train/{run}', {{method: 'DELETE'}})).status"
+    )
+    assert gone == 200
+    before = traces_drawn(page)
+    page.select_option("#s-model", name)
+    page.wait_for_function(
+        """n => document.documentElement.dataset.pending === '0'
+          && (+(document.documentElement.dataset.traces || 0) > n
+              || !document.getElementById('error').hidden)""",
+        arg=before,
+    )
+    page.wait_for_function("() => document.documentElement.dataset.pending === '0'")
+    # The picker is back on the model whose views are shown, the gone one is not offered, and
+    # the page says plainly what happened.
+    assert page.locator("#s-model").input_value() == MODEL
+    assert name not in options()
+    error = page.locator("#error").text_content()
+    assert f"The model '{name}' is no longer on this server" in error
+    assert error.endswith(f"showing {MODEL}.")
+    assert page.locator("#s-model-info").text_content().startswith("BERT")
+    assert traces_drawn(page) > before  # MiniLM's views drawn again, for the picker's model
+    shoot(page, "5-model-gone", "top")

@@ -72,12 +72,51 @@ export function createSentence(
     delay: 150,
     onPending: (pending) => status.waiting("request", pending),
     onResult: (result, request) => show(result, request),
-    onError(message) {
+    onError(message, code) {
+      if (code === 404 && !fixed) return modelGone(message);
       hooks.setError(message);
       status.set("not updated");
       byId("s-count").textContent = "";
     },
   });
+
+  /**
+   * A trace refused with 404: when the model asked for is no longer on the server (a trained
+   * run removed, or evicted, while the page stayed open), the model list is read again (every
+   * model gone leaves the picker), the page says so and goes back to a model it has: the one
+   * whose views are shown, else the server's default. Any other 404 is said as it is.
+   * @param {string} message the server's
+   */
+  async function modelGone(message) {
+    const gone = app.s.model;
+    /** @type {ModelList | null} */
+    let list = null;
+    try {
+      list = await fetchModels(gone);
+    } catch {
+      // the list could not be read again: the server's message is all there is to say
+    }
+    if (!list || !gone || list.models.some((m) => m.name === gone)) {
+      hooks.setError(message);
+      status.set("not updated");
+      return;
+    }
+    app.models = list;
+    const names = list.models.map((m) => m.name);
+    const shownModel = /** @type {{model?: string} | undefined} */ (app.parts?.body)?.model;
+    const back = shownModel && names.includes(shownModel) ? shownModel : list.default;
+    app.s.model = back;
+    const info = modelInfo();
+    if (info) clampSentence(app.s, info.layers, info.heads);
+    if (!info?.causal) app.s.generate = null;
+    renderInputs();
+    edited("link"); // keeps the problem said until the next edit
+    app.problem =
+      `The model '${gone}' is no longer on this server (a trained run is removed when its owner ` +
+      `forgets it, or when the server keeps too many), so it has left the model list` +
+      (back ? `; showing ${back}.` : ".");
+    hooks.setError(app.problem);
+  }
 
   // ---- Head atlas -------------------------------------------------------------------------
 
