@@ -273,3 +273,45 @@ def test_a_model_the_server_no_longer_has_leaves_the_picker(page, live_server, c
     assert page.locator("#s-model-info").text_content().startswith("BERT")
     assert traces_drawn(page) > before  # MiniLM's views drawn again, for the picker's model
     shoot(page, "5-model-gone", "top")
+
+
+# ---- 6. the knock-out's patch source recomputes as it is typed ------------------------------
+
+
+def test_the_patch_source_recomputes_as_it_is_typed_as_the_text_does(page, live_server, api):
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    from tests.browser.helpers import select_and_wait, traces_drawn, wait_for_trace
+
+    open_sentence(page, live_server + "/", SHOWCASE)
+    select_and_wait(page, "#s-model", "tiny-gpt2")
+    page.check("#mv-knock")
+    before = traces_drawn(page)
+    page.click('#mv-grid button.mv-cell[data-layer="1"][data-head="0"]')
+    wait_for_trace(page, before)
+    page.select_option("#ko-mode", "patch")
+    box = page.locator("#ko-source-box")
+    box.wait_for(state="visible")
+    assert "follows as you type" in box.text_content()  # the card says how it behaves
+    # Keys typed into the source, no Enter, the focus kept there: a new trace, as for the text.
+    before = traces_drawn(page)
+    page.locator("#ko-source").press_sequentially("A cat sat.")
+    try:
+        page.wait_for_function(
+            "n => +(document.documentElement.dataset.traces || 0) > n"
+            " && document.documentElement.dataset.pending === '0'",
+            arg=before,
+            timeout=10_000,
+        )
+    except PlaywrightTimeout:
+        raise AssertionError("typing the patch source asked for no new trace") from None
+    assert page.evaluate("() => document.activeElement.id") == "ko-source"
+    body = {"model": "tiny-gpt2", "text": SHOWCASE, "ablate": [
+        {"layer": 1, "head": 0, "mode": "patch", "source": "A cat sat."}]}  # fmt: skip
+    patched = api.post("/api/trace", json=body).json()["ablated"][0]["patched"]
+    assert f"The source text has {patched} tokens" in page.locator("#ko-note").text_content()
+    # The text above follows as it is typed too (the same debounce): one rule for both.
+    before = traces_drawn(page)
+    page.locator("#s-text").press_sequentially(" Then")
+    wait_for_trace(page, before)
+    shoot(page, "6-patch-source-live", "#knock-card")
