@@ -315,3 +315,49 @@ def test_the_patch_source_recomputes_as_it_is_typed_as_the_text_does(page, live_
     page.locator("#s-text").press_sequentially(" Then")
     wait_for_trace(page, before)
     shoot(page, "6-patch-source-live", "#knock-card")
+
+
+# ---- 7. the head atlas opens on a score that varies, and stays under the pointer ---------------
+
+
+def spread(score: dict) -> float:
+    """The standard deviation of a score's grid (views/atlas.js spread)."""
+    cells = [v for row in score["grid"] for v in row]
+    mean = sum(cells) / len(cells)
+    return (sum((v - mean) ** 2 for v in cells) / len(cells)) ** 0.5
+
+
+def test_the_atlas_opens_on_the_score_that_varies_most_and_stays_in_view(page, live_server, api):
+    from tests.browser.helpers import MODEL, traces_drawn, wait_for_trace
+
+    atlas = api.get(f"/api/models/{MODEL}/atlas").json()
+    varied = max(atlas["scores"], key=spread)  # the first on a tie, as max keeps it
+    by_name = {s["name"]: s for s in atlas["scores"]}
+    assert varied["name"] != "induction"  # an encoder's induction grid is near blank
+    assert spread(varied) > 5 * spread(by_name["induction"])
+    open_sentence(page, live_server + "/", TEXT)
+    page.click("#atlas-go")
+    page.locator("#atlas-view button.atlas-cell").nth(71).wait_for()
+    assert page.locator("#atlas-score").input_value() == varied["name"]
+    assert page.locator("#atlas-definition").text_content() == varied["definition"]
+    shoot(page, "7-atlas-opens", "#atlas-card")
+    # A click opens the head on the probe (a new text: every view redrawn, taller): the atlas
+    # stays where it was under the pointer, and the focus on the cell clicked.
+    cell = page.locator('#atlas-view button.atlas-cell[data-layer="1"][data-head="2"]')
+    cell.scroll_into_view_if_needed()
+    top = cell.evaluate("c => c.getBoundingClientRect().top")
+    before = traces_drawn(page)
+    cell.click()
+    wait_for_trace(page, before)
+    assert page.locator("#s-text").input_value() == atlas["probe"]["text"]
+    title = page.evaluate("() => document.querySelector('#mv-large .hc-title').textContent")
+    assert title == "Layer 2, head 3"
+    assert abs(cell.evaluate("c => c.getBoundingClientRect().top") - top) <= 2
+    assert cell.evaluate("c => c === document.activeElement")
+    # Another head on the same text (no new trace): the same.
+    other = page.locator('#atlas-view button.atlas-cell[data-layer="4"][data-head="7"]')
+    top = other.evaluate("c => c.getBoundingClientRect().top")
+    act(page, lambda: other.click())
+    assert abs(other.evaluate("c => c.getBoundingClientRect().top") - top) <= 2
+    assert other.evaluate("c => c === document.activeElement")
+    shoot(page, "7-atlas-after-click", "#atlas-card")

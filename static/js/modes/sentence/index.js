@@ -55,10 +55,28 @@ export function createSentence(
   /** The "Many texts" card (made with the atlas's, below): its head follows the views' until the
    * reader picks its own. @type {{sync: () => void} | null} */
   let corpus = null;
+  /** Where the element the reader acted on was in the window, kept there once the views are
+   * drawn (a head opened from the atlas: the views above it grow, the atlas stays under the
+   * pointer). @type {{el: Element, top: number} | null} */
+  let anchor = null;
+  const settle = () => {
+    if (anchor?.el.isConnected) window.scrollBy(0, anchor.el.getBoundingClientRect().top - anchor.top);
+    anchor = null;
+  };
   const { show, chooseHead, viewChanged, drawAll, hideOthers, knockCard } = createDrawing({
     app,
     p,
-    hooks,
+    hooks: {
+      ...hooks,
+      traceDrawn() {
+        settle();
+        hooks.traceDrawn();
+      },
+      viewsDrawn() {
+        settle();
+        hooks.viewsDrawn();
+      },
+    },
     status,
     shown,
     fixed,
@@ -120,11 +138,15 @@ export function createSentence(
 
   // ---- Head atlas -------------------------------------------------------------------------
 
-  /** A head of the atlas opened on its probe: the text, then the head in every view.
+  /** A head of the atlas (or of the Many texts card) opened on its text: the text, then the
+   * head in every view; the page stays where the reader clicked (no focus moves to the model view).
    * @param {string} text @param {number} layer @param {number} head */
   function openHead(text, layer, head) {
+    const at = document.activeElement;
+    anchor = at && at !== document.body ? { el: at, top: at.getBoundingClientRect().top } : null;
     const traced = app.first?.meta;
-    if (traced && traced.text === text && !traced.generated && app.s.text === text) return chooseHead(layer, head);
+    if (traced && traced.text === text && !traced.generated && app.s.text === text)
+      return chooseHead(layer, head, [], { focus: false });
     Object.assign(app.s, { text, layer, head, heads: [head], generate: null, step: null });
     /** @type {HTMLTextAreaElement} */ (byId("s-text")).value = text;
     renderInputs();
