@@ -150,7 +150,8 @@ export function createLearn(hooks) {
   function open(n, { fresh = false, focus = false } = {}) {
     const changed = n !== app.n;
     const before = hooks.trainRun();
-    if (before && !app.runSteps.has(before.id)) app.runSteps.set(before.id, app.n); // the step it was trained in
+    // The run in view was trained in the step open until now (0: before any step was opened).
+    if (before && !app.runSteps.has(before.id)) app.runSteps.set(before.id, app.opened ? app.n : 0);
     app.n = n;
     const s = step();
     app.opened = true;
@@ -223,7 +224,8 @@ export function createLearn(hooks) {
     if (of !== app.n)
       return {
         wait:
-          `The run in view, ${run.id}, is step ${of}'s. The form below now holds this step's settings: ` +
+          `The run in view, ${run.id}, ${of ? `is step ${of}'s` : "was trained before this step opened"}. ` +
+          "The form below now holds this step's settings: " +
           "press Train in the Run card, and the page checks that run as it trains and when it ends.",
       };
     const view = hooks.trainView();
