@@ -66,10 +66,15 @@ def test_the_atlas_draws_the_apis_numbers_and_opens_a_head_on_the_probe(page, li
     page.click("#atlas-go")
     page.locator("#atlas-view button.atlas-cell").nth(71).wait_for()
     assert len(asked) == 1 and page.locator("#atlas-go").is_hidden()
-    # The induction score first; each cell its number, the summary the strongest heads.
-    assert page.locator("#atlas-score").input_value() == "induction"
+    # The score that varies most over this model's heads first (issue 28: it was induction,
+    # a near-blank grid for an encoder; tests/browser/test_walk.py checks the choice); each
+    # cell its number, the summary the strongest heads.
+    first = page.locator("#atlas-score").input_value()
+    assert first != "induction"
+    assert_grid_is(page, by_name[first])
+    assert page.locator("#atlas-definition").text_content() == by_name[first]["definition"]
+    page.select_option("#atlas-score", "induction")
     assert_grid_is(page, by_name["induction"])
-    assert page.locator("#atlas-definition").text_content() == by_name["induction"]["definition"]
     page.select_option("#atlas-score", "previous_token")
     assert_grid_is(page, by_name["previous_token"])
     page.select_option("#atlas-score", "positional")

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { cellColours, headWords, strongest } from "../../static/js/views/atlas.js";
+import { cellColours, headWords, mostVaried, spread, strongest } from "../../static/js/views/atlas.js";
 
 /** @param {string} css "rgb(r,g,b)" or "#rrggbb" */
 function luminance(css) {
@@ -49,4 +49,26 @@ test("the strongest heads in words, best first, ties in layer and head order", (
     ],
   };
   assert.equal(headWords(positional, 1, 0), "layer 2 head 1 0.82 at offset -2");
+});
+
+test("the atlas opens on the score that varies most over the heads, the first on a tie", () => {
+  const score = (/** @type {string} */ name, /** @type {number[][]} */ grid) => ({
+    name,
+    title: name,
+    definition: "",
+    offsets: null,
+    grid,
+  });
+  const flat = score("induction", [
+    [0.01, 0.02],
+    [0.01, 0.0],
+  ]);
+  const sink = score("first_token", [
+    [0.9, 0.1],
+    [0.5, 0.2],
+  ]);
+  assert.equal(spread(score("same", [[0.3, 0.3]])), 0);
+  assert.ok(Math.abs(spread(score("two", [[0, 1]])) - 0.5) < 1e-12);
+  assert.equal(mostVaried([flat, sink]).name, "first_token");
+  assert.equal(mostVaried([sink, score("again", sink.grid)]).name, "first_token");
 });

@@ -12,6 +12,7 @@ import {
   headChoices,
   headsNote,
   matchesPreset,
+  presetNote,
   normalize,
   problem,
   sentenceFromRaw,
@@ -65,6 +66,20 @@ test("a preset's state: the server's defaults, the last layer's vectors, tokens 
   assert.ok(matchesPreset(s, APPLE, LIMITS, DEFAULTS));
   s.embeddings[1][0] = 0.5;
   assert.ok(!matchesPreset(s, APPLE, LIMITS, DEFAULTS));
+});
+
+test("the preset's note: edited only by the reader; a start loaded as it is says what differs", () => {
+  const s = apple();
+  assert.equal(presetNote(s, APPLE, LIMITS, DEFAULTS, false), "");
+  assert.equal(presetNote(s, APPLE, LIMITS, DEFAULTS, true), ""); // edited back to the preset
+  // A Learn step's start: the preset with some settings replaced, not the learner's edit.
+  s.config.scale = false;
+  s.config.mask = "causal";
+  assert.equal(presetNote(s, APPLE, LIMITS, DEFAULTS, false), " Here it starts with scale off, mask causal.");
+  assert.equal(presetNote(s, APPLE, LIMITS, DEFAULTS, true), " (You have edited it.)");
+  const t = apple();
+  t.embeddings[1][0] = 0.5; // a link's table
+  assert.equal(presetNote(t, APPLE, LIMITS, DEFAULTS, false), " (The table shown differs from it.)");
 });
 
 test("normalize keeps heads dividing d, matrices d x d, views in range", () => {

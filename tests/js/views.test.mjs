@@ -27,8 +27,9 @@ test("every piece of view state feeds a view, and only views that exist", () => 
   assert.deepEqual([...fed(SENTENCE_FEEDS)].sort(), sentenceKeys.sort());
   assert.deepEqual(Object.keys(TOY_FEEDS), ["attention", "vectors", "beforeAfter", "distances"]);
   assert.deepEqual(Object.keys(SENTENCE_FEEDS), ["model", "gen", "head", "qk", "traj", "lens", "knock"]);
-  // a long text's paths start at the query; the predictions are the query's
-  assert.deepEqual(viewsFed(SENTENCE_FEEDS, ["query"]), ["head", "qk", "traj", "lens"]);
+  // a long text's paths start at the query; the predictions are the query's; the model view's
+  // large heatmap frames the query's row (issue 28: it kept framing an old one)
+  assert.deepEqual(viewsFed(SENTENCE_FEEDS, ["query"]), ["model", "head", "qk", "traj", "lens"]);
   assert.deepEqual(viewsFed(SENTENCE_FEEDS, ["mergeWords"]), ["model", "head", "qk", "traj"]); // options reach every view
   assert.deepEqual(viewsFed(TOY_FEEDS, ["vlayer"]), ["vectors", "beforeAfter", "distances"]);
   assert.deepEqual(viewsFed(TOY_FEEDS, ["nothing"]), []);

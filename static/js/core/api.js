@@ -448,7 +448,8 @@ export class TraceClient {
   /**
    * @param {{delay?: number, onPending: (p: boolean) => void,
    *   onResult: (c: Compact, r: {body: object, params: Params}) => void,
-   *   onError: (message: string) => void}} options
+   *   onError: (message: string, status?: number) => void}} options onError: the message, and
+   *   the server's status code when it answered (404: no model of that name)
    */
   constructor({ delay = 150, onPending, onResult, onError }) {
     this.delay = delay;
@@ -503,7 +504,8 @@ export class TraceClient {
       const e = /** @type {Error} */ (err);
       if (seq !== this.seq || e.name === "AbortError") return;
       this.controller = null;
-      this.onError(e instanceof ApiError ? e.message : `Could not reach the server (${e.message}).`);
+      if (e instanceof ApiError) this.onError(e.message, e.status);
+      else this.onError(`Could not reach the server (${e.message}).`);
     } finally {
       if (seq === this.seq) this.onPending(false);
     }

@@ -13,7 +13,7 @@ export const TOY_FEEDS = {
 /** Sentence mode: keys of the sentence state (SentenceState) -> views of modes/sentence/ (cards.js, cards/). The
  * model and the text feed every view through a new trace. */
 export const SENTENCE_FEEDS = {
-  model: ["layer", "head", "hideSpecial", "mergeWords", "peak", "aggregate", "measure"],
+  model: ["layer", "head", "query", "hideSpecial", "mergeWords", "peak", "aggregate", "measure"], // the large heatmap frames the query's row
   gen: ["layer", "head", "step"],
   head: ["layer", "heads", "query", "hideSpecial", "mergeWords", "measure"],
   qk: ["layer", "head", "query", "allKeys", "hideSpecial", "mergeWords"],

@@ -105,6 +105,33 @@ export function matchesPreset(state, preset, limits, defaults) {
 }
 
 /**
+ * What the preset's note adds for a state that is not exactly the preset: nothing when it is;
+ * "(You have edited it.)" after the reader's own edits; else (a state loaded as it is, a Learn
+ * step's start or a link) the settings it starts with that differ from the preset's ("Here it
+ * starts with scale on."), or that the table differs.
+ * @param {ToyState} state @param {any} preset @param {Limits} limits @param {ToyConfig} defaults
+ * @param {boolean} touched the reader has edited the inputs since they were loaded
+ * @returns {string}
+ */
+export function presetNote(state, preset, limits, defaults, touched) {
+  if (!preset || matchesPreset(state, preset, limits, defaults)) return "";
+  if (touched) return " (You have edited it.)";
+  const mine = toRequest(state, defaults);
+  const theirs = toRequest(normalize(fromPreset(preset, defaults), limits), defaults);
+  const same = (/** @type {unknown} */ a, /** @type {unknown} */ b) => JSON.stringify(a) === JSON.stringify(b);
+  if (!same([mine.tokens, mine.axes, mine.embeddings], [theirs.tokens, theirs.axes, theirs.embeddings]))
+    return " (The table shown differs from it.)";
+  const changes = Object.keys(mine.config)
+    .filter((key) => key !== "weights" && !same(mine.config[key], theirs.config[key]))
+    .map((key) => {
+      const v = mine.config[key];
+      return typeof v === "boolean" ? `${key} ${v ? "on" : "off"}` : `${key} ${v}`;
+    });
+  if (!same(mine.config.weights, theirs.config.weights)) changes.push("its own W_Q, W_K, W_V and W_O");
+  return ` Here it starts with ${changes.join(", ")}.`;
+}
+
+/**
  * Make the state consistent after an edit: heads divide d, custom matrices are d x d,
  * view indices are in range. `previousLayers` lets the vector slider follow the last layer.
  * @param {ToyState} state @param {Limits} limits @param {number} [previousLayers]

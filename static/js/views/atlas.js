@@ -61,6 +61,27 @@ export function strongest(score, count = STRONGEST) {
 }
 
 /**
+ * How much a score varies over a model's heads: the standard deviation of its grid.
+ * @param {AtlasScore} score
+ */
+export function spread(score) {
+  const all = score.grid.flat();
+  if (!all.length) return 0;
+  const mean = all.reduce((a, b) => a + b, 0) / all.length;
+  return Math.sqrt(all.reduce((a, v) => a + (v - mean) ** 2, 0) / all.length);
+}
+
+/**
+ * The score that varies most over this model's heads (the first of the API's order on a tie):
+ * the one the atlas opens on, since a score almost equal on every head (induction on an
+ * encoder) draws a blank grid.
+ * @param {AtlasScore[]} scores @returns {AtlasScore}
+ */
+export function mostVaried(scores) {
+  return scores.reduce((best, s) => (spread(s) > spread(best) ? s : best), scores[0]);
+}
+
+/**
  * Build (once per layers x heads shape) the grid of cell buttons.
  * @param {HTMLElement} grid @param {number} layers @param {number} heads
  */

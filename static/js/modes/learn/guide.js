@@ -209,7 +209,7 @@ function drawLooks(
   /** @type {{id: string, name: string}[]} */ looks,
   /** @type {{onLook: (id: string) => void}} */ callbacks,
 ) {
-  const key = looks.map((l) => l.id).join(",");
+  const key = JSON.stringify(looks);
   if (box.dataset.key === key) return;
   box.dataset.key = key;
   box.hidden = !looks.length;

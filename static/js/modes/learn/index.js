@@ -64,6 +64,10 @@ export function createLearn(hooks) {
     /** @type {ReturnType<typeof setTimeout> | undefined} */ timer: undefined,
     /** @type {ReturnType<typeof setInterval> | undefined} */ poll: undefined,
     /** @type {Element[]} */ outlined: [],
+    /** The step each run in the Train lab was first seen in (run id -> step n): a run is checked
+     * only by the step it was trained (or opened) in, never by the next step it is left in view
+     * for. @type {Map<string, number>} */
+    runSteps: new Map(),
   };
   const container = byId("learn-guide");
   const step = () => /** @type {LearnStep[]} */ (app.steps)[app.n - 1];
@@ -86,13 +90,15 @@ export function createLearn(hooks) {
 
   // ---- Drawing -------------------------------------------------------------------------------
 
-  /** The cards the step is about that the page has, by their heading. */
+  /** The cards the step is about that the page has, by their heading's own words (not what
+   * the card fills in, such as the run's id: a chip names the card, whatever it shows). */
   function looks() {
     /** @type {Map<string, string>} */
     const cards = new Map();
     for (const id of step().focus) {
       const card = document.getElementById(id)?.closest("section.card");
-      const name = card?.querySelector("h2")?.textContent?.trim();
+      const h2 = card?.querySelector("h2");
+      const name = h2 ? headingName(h2) : "";
       if (card?.id && name && !cards.has(card.id)) cards.set(card.id, name);
     }
     return [...cards].map(([id, name]) => ({ id, name }));
@@ -143,6 +149,9 @@ export function createLearn(hooks) {
    */
   function open(n, { fresh = false, focus = false } = {}) {
     const changed = n !== app.n;
+    const before = hooks.trainRun();
+    // The run in view was trained in the step open until now (0: before any step was opened).
+    if (before && !app.runSteps.has(before.id)) app.runSteps.set(before.id, app.opened ? app.n : 0);
     app.n = n;
     const s = step();
     app.opened = true;
@@ -210,6 +219,15 @@ export function createLearn(hooks) {
     const run = hooks.trainRun();
     if (!run)
       return { wait: "Press Train in the Run card below; the page checks the run as it trains and when it ends." };
+    if (!app.runSteps.has(run.id)) app.runSteps.set(run.id, app.n); // trained (or opened) in this step
+    const of = /** @type {number} */ (app.runSteps.get(run.id));
+    if (of !== app.n)
+      return {
+        wait:
+          `The run in view, ${run.id}, ${of ? `is step ${of}'s` : "was trained before this step opened"}. ` +
+          "The form below now holds this step's settings: " +
+          "press Train in the Run card, and the page checks that run as it trains and when it ends.",
+      };
     const view = hooks.trainView();
     return { key: trainCheckKey(run, view), body: trainCheckBody(run, view) };
   }
@@ -317,4 +335,12 @@ export function createLearn(hooks) {
     /** The lab open changed: ask again (debounced). */
     labChanged: () => labChanged(),
   };
+}
+
+/** A card heading's own words, without the parts the page fills in (marked by data-role, such
+ * as the Run card's run id). @param {Element} h2 */
+function headingName(h2) {
+  const own = /** @type {Element} */ (h2.cloneNode(true));
+  for (const filled of own.querySelectorAll("[data-role]")) filled.remove();
+  return (own.textContent ?? "").replace(/\s+/g, " ").trim();
 }

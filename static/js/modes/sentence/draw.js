@@ -68,10 +68,16 @@ export function createDrawing(ctx) {
     });
   }
 
-  /** @param {number} layer @param {number} head */
-  function chooseHead(layer, head) {
+  /**
+   * Open a head in every view, and focus its cell in the model view (unless `focus` is false: a
+   * head picked elsewhere, such as the atlas, keeps the page where the reader is).
+   * @param {number} layer @param {number} head @param {string[]} [also] other keys changed with it (the query)
+   * @param {{focus?: boolean}} [how]
+   */
+  function chooseHead(layer, head, also = [], { focus = true } = {}) {
     Object.assign(app.s, { layer, head, heads: [head] });
-    viewChanged(["layer", "head", "heads"]);
+    viewChanged(["layer", "head", "heads", ...also]);
+    if (!focus) return;
     /** @type {HTMLElement | null} */ (
       byId("mv-grid").querySelector(`button.mv-cell[data-layer="${layer}"][data-head="${head}"]`)
     )?.focus();

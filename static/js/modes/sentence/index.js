@@ -18,7 +18,7 @@ import { ablateBody, clampSentence, defaultSentence } from "../../core/state.js"
 import { createAtlasCard } from "./cards/atlas.js";
 import { createCorpusCard } from "./cards/corpus.js";
 import { createDrawing } from "./draw.js";
-import { renderSentenceInputs, wireInputs } from "./inputs.js";
+import { renderSentenceInputs, tokenIndex, wireInputs } from "./inputs.js";
 import { createParts } from "./parts.js";
 
 /** @typedef {import("../../core/types.js").SentenceState} SentenceState */
@@ -55,10 +55,28 @@ export function createSentence(
   /** The "Many texts" card (made with the atlas's, below): its head follows the views' until the
    * reader picks its own. @type {{sync: () => void} | null} */
   let corpus = null;
+  /** Where the element the reader acted on was in the window, kept there once the views are
+   * drawn (a head opened from the atlas: the views above it grow, the atlas stays under the
+   * pointer). @type {{el: Element, top: number} | null} */
+  let anchor = null;
+  const settle = () => {
+    if (anchor?.el.isConnected) window.scrollBy(0, anchor.el.getBoundingClientRect().top - anchor.top);
+    anchor = null;
+  };
   const { show, chooseHead, viewChanged, drawAll, hideOthers, knockCard } = createDrawing({
     app,
     p,
-    hooks,
+    hooks: {
+      ...hooks,
+      traceDrawn() {
+        settle();
+        hooks.traceDrawn();
+      },
+      viewsDrawn() {
+        settle();
+        hooks.viewsDrawn();
+      },
+    },
     status,
     shown,
     fixed,
@@ -72,20 +90,63 @@ export function createSentence(
     delay: 150,
     onPending: (pending) => status.waiting("request", pending),
     onResult: (result, request) => show(result, request),
-    onError(message) {
+    onError(message, code) {
+      if (code === 404 && !fixed) return modelGone(message);
       hooks.setError(message);
       status.set("not updated");
       byId("s-count").textContent = "";
     },
   });
 
+  /**
+   * A trace refused with 404: when the model asked for is no longer on the server (a trained
+   * run removed, or evicted, while the page stayed open), the model list is read again (every
+   * model gone leaves the picker), the page says so and goes back to a model it has: the one
+   * whose views are shown, else the server's default. Any other 404 is said as it is.
+   * @param {string} message the server's
+   */
+  async function modelGone(message) {
+    const gone = app.s.model;
+    /** @type {ModelList | null} */
+    let list = null;
+    try {
+      list = await fetchModels(gone);
+    } catch {
+      // the list could not be read again: the server's message is all there is to say
+    }
+    if (!list || !gone || list.models.some((m) => m.name === gone)) {
+      hooks.setError(message);
+      status.set("not updated");
+      return;
+    }
+    app.models = list;
+    const names = list.models.map((m) => m.name);
+    const shownModel = /** @type {{model?: string} | undefined} */ (app.parts?.body)?.model;
+    const back = shownModel && names.includes(shownModel) ? shownModel : list.default;
+    app.s.model = back;
+    const info = modelInfo();
+    if (info) clampSentence(app.s, info.layers, info.heads);
+    if (!info?.causal) app.s.generate = null;
+    renderInputs();
+    edited("link"); // keeps the problem said until the next edit
+    app.problem =
+      `The model '${gone}' is no longer on this server (a trained run is removed when its owner ` +
+      `forgets it, or when the server keeps too many), so it has left the model list` +
+      (back ? `; showing ${back}.` : ".");
+    hooks.setError(app.problem);
+  }
+
   // ---- Head atlas -------------------------------------------------------------------------
 
-  /** A head of the atlas opened on its probe: the text, then the head in every view.
+  /** A head of the atlas (or of the Many texts card) opened on its text: the text, then the
+   * head in every view; the page stays where the reader clicked (no focus moves to the model view).
    * @param {string} text @param {number} layer @param {number} head */
   function openHead(text, layer, head) {
+    const at = document.activeElement;
+    anchor = at && at !== document.body ? { el: at, top: at.getBoundingClientRect().top } : null;
     const traced = app.first?.meta;
-    if (traced && traced.text === text && !traced.generated && app.s.text === text) return chooseHead(layer, head);
+    if (traced && traced.text === text && !traced.generated && app.s.text === text)
+      return chooseHead(layer, head, [], { focus: false });
     Object.assign(app.s, { text, layer, head, heads: [head], generate: null, step: null });
     /** @type {HTMLTextAreaElement} */ (byId("s-text")).value = text;
     renderInputs();
@@ -98,15 +159,33 @@ export function createSentence(
   // ---- Inputs -----------------------------------------------------------------------------
 
   function renderInputs() {
-    renderSentenceInputs(/** @type {ModelList} */ (app.models), app.s, modelInfo(), (text) => {
-      app.s.text = text;
-      /** @type {HTMLTextAreaElement} */ (byId("s-text")).value = text;
-      edited(0);
-    });
+    renderSentenceInputs(
+      /** @type {ModelList} */ (app.models),
+      app.s,
+      modelInfo(),
+      (text) => {
+        app.s.text = text;
+        /** @type {HTMLTextAreaElement} */ (byId("s-text")).value = text;
+        edited(0);
+      },
+      showExampleHead,
+    );
     hideOthers();
     atlas?.sync();
     corpus?.sync();
     knockCard?.sync();
+  }
+
+  /**
+   * *Show this head*: the example's head in every view (opened, even while the knock-out
+   * switch is on), with its query's row chosen: the row its note says to read.
+   * @param {import("../../core/types.js").ExampleHead} example
+   */
+  function showExampleHead(example) {
+    const meta = app.first?.meta;
+    const query = meta && meta.text === example.text ? tokenIndex(meta.tokens, example.query) : -1;
+    if (query >= 0) app.s.query = query;
+    chooseHead(example.layer, example.head, query >= 0 ? ["query"] : []);
   }
 
   /**

@@ -15,8 +15,10 @@ import { clampSentence } from "../../core/state.js";
  * @param {SentenceState} s
  * @param {ModelInfo | null} info the chosen model's entry, or null
  * @param {(text: string) => void} onExample
+ * @param {(head: import("../../core/types.js").ExampleHead) => void} onPointer *Show this head*
+ *   pressed: open the head, on its query's row
  */
-export function renderSentenceInputs(models, s, info, onExample) {
+export function renderSentenceInputs(models, s, info, onExample, onPointer) {
   const select = /** @type {HTMLSelectElement} */ (byId("s-model"));
   fillOptions(
     select,
@@ -84,34 +86,44 @@ export function renderSentenceInputs(models, s, info, onExample) {
         const b = el("button", { type: "button", className: "example", textContent: example, disabled: none });
         b.addEventListener("click", () => {
           onExample(example);
-          showPointer(models, s.model, example);
+          showPointer(models, s.model, example, onPointer);
         });
         return b;
       }),
     );
   }
-  text.oninput = () => showPointer(models, s.model, text.value);
-  showPointer(models, s.model, s.text);
+  text.oninput = () => showPointer(models, s.model, text.value, onPointer);
+  showPointer(models, s.model, s.text, onPointer);
 }
 
 /**
  * Under the examples: the head the server measured for this model and text, if there is one
- * ("it" -> "animal" in MiniLM), with a button that opens it in the model view.
+ * ("it" -> "animal" in MiniLM), with a button that opens it in the views, on the row it names.
  * @param {ModelList} models the server's models (fetchModels) @param {string | null} model @param {string} text
+ * @param {(head: import("../../core/types.js").ExampleHead) => void} onPointer
  */
-function showPointer(models, model, text) {
+function showPointer(models, model, text, onPointer) {
   /** @type {import("../../core/types.js").ExampleHead | undefined} */
   const p = (models.example_heads || []).find((e) => e.model === model && e.text === text);
   byId("s-pointer").hidden = !p;
   byId("s-pointer-text").textContent = p ? p.note : "";
   byId("s-pointer-go").onclick = () => {
-    if (!p) return;
-    const cell = /** @type {HTMLElement | null} */ (
-      document.querySelector(`#mv-grid button.mv-cell[data-layer="${p.layer}"][data-head="${p.head}"]`)
-    );
-    cell?.click();
-    cell?.focus();
+    if (p) onPointer(p);
   };
+}
+
+/**
+ * The index of the token `word` among a trace's tokens (the first one spelled so, whatever
+ * the case or a word piece's marks), or -1.
+ * @param {string[]} tokens @param {string} word
+ */
+export function tokenIndex(tokens, word) {
+  const bare = (/** @type {string} */ t) =>
+    t
+      .replace(/^(##|Ġ|▁)/, "")
+      .trim()
+      .toLowerCase();
+  return tokens.findIndex((t) => bare(t) === bare(word));
 }
 
 /**

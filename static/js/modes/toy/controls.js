@@ -33,11 +33,12 @@ export function createControls({ getState, getLimits, onEdit, onPreset }) {
     for (const [i, o] of [...presetSelect.options].entries()) o.title = list[i].about;
   }
 
-  function showPreset(id, edited) {
+  /** The preset picked and what it is; `note`: how the table shown differs from it (state.js presetNote). @param {string | null} id @param {string} note */
+  function showPreset(id, note) {
     const p = presets.find((x) => x.id === id);
     if (p) presetSelect.value = p.id;
     else presetSelect.selectedIndex = -1;
-    about.textContent = p ? p.about + (edited ? " (You have edited it.)" : "") : "Your own table.";
+    about.textContent = p ? p.about + note : "Your own table.";
     source.textContent = p ? `Source: ${p.source}` : "";
     source.hidden = !p;
   }

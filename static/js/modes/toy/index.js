@@ -16,7 +16,7 @@ import * as attention from "../../views/heatmaps.js";
 import * as beforeAfter from "../../views/beforeafter.js";
 import { createControls } from "./controls.js";
 import * as distances from "../../views/distances.js";
-import { dims, fromPreset, headsNote, matchesPreset, normalize, problem, toRequest } from "../../core/state.js";
+import { dims, fromPreset, headsNote, normalize, presetNote, problem, toRequest } from "../../core/state.js";
 import { parseBlock } from "./paste.js";
 import { createTable } from "./table.js";
 import * as vectors from "../../views/vectors.js";
@@ -50,6 +50,7 @@ export function createToy(hooks, { openParts = (body) => new TraceParts(body), f
     layers: 1,
     started: false,
     active: false,
+    touched: false, // the reader has edited the inputs since they were loaded (a preset, a link, a step)
     /** @type {string | null} */ linkProblem: null, // shown until the next edit
     /** @type {string[]} */ said: [], // what the last edit did unasked (a paste, heads changed)
     /** @type {string[]} */ saying: [], // what the edit in progress did, said with its trace
@@ -171,6 +172,7 @@ export function createToy(hooks, { openParts = (body) => new TraceParts(body), f
   /** An edit by the reader (not a preset or link being loaded). @param {{structural?: boolean}} change */
   function userEdited(change) {
     app.linkProblem = null;
+    app.touched = true;
     edited(change);
   }
 
@@ -245,7 +247,7 @@ export function createToy(hooks, { openParts = (body) => new TraceParts(body), f
     if (structural) table.render();
     controls.render({ weights: structural });
     const preset = presets.find((p) => p.id === s.preset);
-    controls.showPreset(s.preset, !matchesPreset(s, preset, limits, defaults));
+    controls.showPreset(s.preset, presetNote(s, preset, limits, defaults, app.touched));
     byId("table-size").textContent = `${s.tokens.length} × ${dims(s)}`;
     byId("toy-mode").style.setProperty("--table-cols", String(dims(s))); // the panel fits up to 8
     /** @type {HTMLButtonElement} */ (byId("add-token")).disabled = s.tokens.length >= limits.max_tokens;
@@ -284,6 +286,7 @@ export function createToy(hooks, { openParts = (body) => new TraceParts(body), f
   /** Show a whole new state (a preset or a link). @param {ToyState} state */
   function load(state) {
     app.state = normalize(state, limits);
+    app.touched = false;
     app.layers = app.state.config.layers;
     edited({ structural: true });
   }

@@ -75,10 +75,12 @@ export function createAtlasCard(ctx) {
       shown = { model, atlas };
       go.hidden = true;
       pick.disabled = false;
+      // Opened on the score that varies most over this model's heads (a score nearly the same
+      // on every head, induction on an encoder, is a blank grid).
       fillOptions(
         pick,
         atlas.scores.map((s) => [s.name, s.title]),
-        pick.value || "induction",
+        atlasview.mostVaried(atlas.scores).name,
       );
       const p = atlas.probe;
       status.textContent =

@@ -110,9 +110,10 @@ export function createKnockCard(ctx) {
     sync();
     edited(0);
   });
-  source.addEventListener("change", () => {
+  // The source recomputes as it is typed, as the text does (the same debounce), not on Enter.
+  source.addEventListener("input", () => {
     app.s.ablateSource = source.value;
-    edited(0);
+    edited();
   });
   heads.addEventListener("click", (e) => {
     const b = /** @type {HTMLElement | null} */ (/** @type {HTMLElement} */ (e.target).closest("button.ko-chip"));
