@@ -363,3 +363,17 @@ def test_before_any_run_has_ended_the_estimate_goes_at_the_pace_of_the_one_train
     guessed = LONG["opt"]["steps"] * GUESS_STEP_S  # the first in line's steps at the guess
     assert second["wait_s"] < guessed / 2, (second["wait_s"], pace)
     assert second["wait_s"] <= 2 * LONG["opt"]["steps"] * pace + 2
+
+
+def test_an_ended_runs_pace_for_the_line_counts_its_whole_time(tmp_path):
+    """The line's estimates go at the pace of the run that ended last from its start to its end
+    (its setup, checkpoints, measures and writes), never below its training steps' own pace."""
+    app = make_app(tmp_path)
+    with served(app) as url, httpx.Client(base_url=url, timeout=60) as a:
+        run_id = post(a, QUICK).json()["id"]
+        wait(a, run_id)
+    run = app.state.training.runs[run_id]
+    trained = sum(len(v.history) for v in run.variants)
+    assert trained == QUICK["opt"]["steps"]
+    assert run.wall_step_s == pytest.approx((run.ended - run.started) / trained)
+    assert run.wall_step_s >= run.step_time > 0

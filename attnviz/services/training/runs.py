@@ -116,6 +116,10 @@ class LiveRun:
         self.base = 0
         self.lock = threading.Lock()
         self.step_time = 0.0  # the last variant's mean seconds per step
+        # Once it ended, having trained in this process: its seconds from start to end per step
+        # trained (its setup, checkpoints, measures and writes included), which the line's
+        # estimates go by
+        self.wall_step_s = 0.0
         self.claims: list[TrainClaim] | None = None
         self.baseline: float | None = None
         if isinstance(plan.task, CharLM):

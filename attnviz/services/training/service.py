@@ -250,11 +250,13 @@ class TrainService:
 
     def _tell_queue(self) -> None:
         """Every waiting run's place and estimate (under ``self.lock``)."""
-        ended = [r for r in self.runs.values() if r.ended is not None and r.step_time > 0]
-        # The pace of the run that ended last, else of one training now (before any run has
-        # ended, which a guess made a class's first estimates four times too long).
+        ended = [r for r in self.runs.values() if r.ended is not None and r.wall_step_s > 0]
+        # The pace of the run that ended last, from its start to its end (what a step costs with
+        # the run's setup, checkpoints and measures: by its steps alone, a class's estimates were
+        # a fifth short), else of one training now (before any run has ended, which a guess
+        # made a class's first estimates four times too long).
         paces = [p for p in (r.pace() for r in self._running()) if p > 0]
-        last = max(ended, key=lambda r: r.ended or 0.0).step_time if ended else 0.0
+        last = max(ended, key=lambda r: r.ended or 0.0).wall_step_s if ended else 0.0
         step_s = last or (max(paces) if paces else 0.0)
         self.queue.update(self._running(), slots=self.settings.train_slots,
                           max_seconds=self.settings.train_max_seconds, step_s=step_s)  # fmt: skip

@@ -80,6 +80,9 @@ class Worker:
 
         def end() -> None:
             run.state, run.reason, run.ended = state, reason, time.monotonic()
+            trained = sum(len(v.history) for v in run.variants)
+            if trained:
+                run.wall_step_s = (run.ended - run.started) / trained
             for v in run.variants:
                 if v.state in ("waiting", "running"):
                     v.state = "cancelled"
