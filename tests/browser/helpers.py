@@ -315,3 +315,20 @@ def axe_serious(page) -> list[str]:
           .map((v) => ({id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(' '))}))"""
     )
     return [f"{v['id']} ({v['impact']}): {v['nodes'][:5]}" for v in found if v["impact"] in SERIOUS]
+
+
+# A Train tab's run other than ``old`` (the id shown before) has ended done.
+NEW_RUN_DONE = (
+    "old => document.getElementById('train-mode').dataset.run === 'done'"
+    " && document.querySelector('#t-run-card [data-role=id]').textContent !== old"
+)
+
+
+def train_from_form(page, steps: str, after: str = "", lr: str | None = None) -> None:
+    """Train from the Train tab's form for ``steps`` steps (at ``lr``), until the new run (not
+    ``after``, the id shown before) has ended done."""
+    page.fill("#t-steps", steps)
+    if lr:
+        page.fill("#t-lr", lr)
+    page.click("#t-start")
+    page.wait_for_function(NEW_RUN_DONE, arg=after)

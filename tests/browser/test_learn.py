@@ -13,7 +13,15 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page
 
-from tests.browser.helpers import AXE, axe_serious, cell, table_values, traces_drawn, views_drawn
+from tests.browser.helpers import (
+    AXE,
+    axe_serious,
+    cell,
+    table_values,
+    traces_drawn,
+    train_from_form,
+    views_drawn,
+)
 
 SHOTS = Path(os.environ.get("LEARN_SHOTS", "/tmp/shots-learn-page"))
 
@@ -357,15 +365,7 @@ def test_a_train_step_is_checked_on_a_run_trained_in_the_page(page, live_server,
 
     def train(steps: str, lr: str | None = None, after: str = "") -> str:
         """Train from the form; wait until the run has ended and its answer is in."""
-        page.fill("#t-steps", steps)
-        if lr:
-            page.fill("#t-lr", lr)
-        page.click("#t-start")
-        page.wait_for_function(
-            """old => document.getElementById('train-mode').dataset.run === 'done'
-              && document.querySelector('#t-run-card [data-role=id]').textContent !== old""",
-            arg=after,
-        )
+        train_from_form(page, steps, after, lr)
         # Answered while it trained ("still training"), then once more when it ended.
         page.wait_for_function(
             """t => { const e = document.querySelector(`#learn-guide .learn-task[data-task='${t}']`);

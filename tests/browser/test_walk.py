@@ -10,6 +10,7 @@ from tests.browser.helpers import (
     ARTIFACTS,
     VIEWPORT,
     open_sentence,
+    train_from_form,
     views_drawn,
     wait_for_views,
 )
@@ -105,13 +106,7 @@ def learn_open(page, step_id: str, go) -> None:
 def train_in_page(page, steps: str, after: str = "") -> str:
     """Train from the form for `steps` steps; wait until the run has ended and the step's
     answer is in; the run's id."""
-    page.fill("#t-steps", steps)
-    page.click("#t-start")
-    page.wait_for_function(
-        """old => document.getElementById('train-mode').dataset.run === 'done'
-          && document.querySelector('#t-run-card [data-role=id]').textContent !== old""",
-        arg=after,
-    )
+    train_from_form(page, steps, after)
     page.wait_for_function(
         """() => { const tasks = [...document.querySelectorAll('#learn-guide .learn-task')];
           return tasks.every((e) => e.dataset.state !== 'unchecked' && !/Still training/.test(e.textContent))
