@@ -356,3 +356,27 @@ def test_the_atlas_opens_on_the_score_that_varies_most_and_stays_in_view(page, l
     assert abs(other.evaluate("c => c.getBoundingClientRect().top") - top) <= 2
     assert other.evaluate("c => c === document.activeElement")
     shoot(page, "7-atlas-after-click", "#atlas-card")
+
+
+ANIMAL = "The animal didn't cross the street because it was too tired"
+
+
+def test_8_a_word_that_draws_a_head_is_not_called_a_sink(page, live_server, api):
+    """Issue 28, 5.8: with special tokens hidden and word pieces merged, MiniLM's layer 6 head
+    12 gives most of each row's weight to "animal", which the page called "an attention sink".
+    A sink draws weight whatever the text ([CLS], [SEP], a first token, punctuation): the note
+    names the word as what the head reads."""
+    open_sentence(page, live_server + "/", ANIMAL)
+    for box in ("#s-hide-special", "#s-merge-words"):
+        before = views_drawn(page)
+        page.check(box)
+        wait_for_views(page, before)
+    before = views_drawn(page)
+    page.click('#mv-grid button.mv-cell[data-layer="5"][data-head="11"]')
+    wait_for_views(page, before)
+    sink = page.locator("#mv-sink")
+    page.wait_for_function("() => !document.getElementById('mv-sink').hidden")
+    text = sink.text_content()
+    assert text.startswith("One token draws this head: "), text
+    assert "“animal”" in text and "it is not an attention sink" in text
+    shoot(page, "8-not-a-sink", "#model-view-card")

@@ -114,10 +114,18 @@ test("an attention sink is named when one token takes at least half of every oth
     [0, 0, 0.3, 0.7],
     [0, 0, 0, 1],
   ]);
-  assert.match(sinkNote(sep, labels, true), /goes to token 4, “c”/);
+  const special = [true, false, false, true];
+  assert.match(sinkNote(sep, labels, true, null, special), /^An attention sink: .*goes to token 4, “c”/);
   // Under the token options a row is a group: the note counts the text's tokens, not rows.
-  assert.match(sinkNote(sep, labels, true, [[1], [2], [3], [5, 6]]), /goes to tokens 6–7, “c”/);
-  assert.match(sinkNote(sep, labels, true, [[1], [2], [3], [7]]), /goes to token 8, “c”/);
+  const eight = [false, false, false, false, false, true, true, true];
+  assert.match(sinkNote(sep, labels, true, [[1], [2], [3], [5, 6]], eight), /goes to tokens 6–7, “c”/);
+  assert.match(sinkNote(sep, labels, true, [[1], [2], [3], [7]], eight), /goes to token 8, “c”/);
+  // A word of the text that draws the rows ("it" → "animal") is no sink (issue 28, 5.8); a
+  // punctuation mark is, special or not.
+  const word = sinkNote(sep, ["it", "was", "the", "animal"], true, null, [false, false, false, false]);
+  assert.match(word, /^One token draws this head: on average 83% .*goes to token 4, “animal”/);
+  assert.doesNotMatch(word, /^An attention sink/);
+  assert.match(sinkNote(sep, ["it", "was", "the", "."], true, null, null), /^An attention sink/);
 });
 
 test("trajectories: a long text starts with a few rows from the query on; 'all' and [] as asked", async () => {

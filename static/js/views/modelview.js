@@ -211,17 +211,21 @@ export function gridPng(data, peak = false, top = 1) {
 }
 
 /**
- * A note when one token takes most of the weight of every other row (an attention sink): the
- * column with the largest mean weight over the rows other than its own, when that mean is at
- * least one half. Empty when there is none, or for a matrix whose rows are not weights that sum
- * to 1 (max over heads).
+ * A note when one token takes most of the weight of every other row: the column with the
+ * largest mean weight over the rows other than its own, when that mean is at least one half.
+ * Empty when there is none, or for a matrix whose rows are not weights that sum to 1 (max over
+ * heads). The token is called an attention sink only when it is one a head can park weight on
+ * whatever the text says: the first token, a special token (`special`, the trace's, per text
+ * token), or punctuation. A content word that draws the rows ("it" → "animal") is named as
+ * what the head reads, not as a sink.
  * Under the token options a row is a group of tokens (`groups`, the token view's): the note
  * names the tokens of the row, numbered as the text's tokens are, not the row.
  * @param {NDArray} matrix [m][m] @param {string[]} labels @param {boolean} rowsSumToOne
  * @param {number[][] | null} [groups] the tokens of each row (default: row i is token i)
+ * @param {boolean[] | null} [special] per text token: a special token ([CLS], [SEP], BOS)
  * @returns {string}
  */
-export function sinkNote(matrix, labels, rowsSumToOne, groups = null) {
+export function sinkNote(matrix, labels, rowsSumToOne, groups = null, special = null) {
   const m = matrix.shape[0];
   if (!rowsSumToOne || m < 3) return "";
   let best = -1;
@@ -237,9 +241,17 @@ export function sinkNote(matrix, labels, rowsSumToOne, groups = null) {
   const [first, last] = [tokens[0], tokens[tokens.length - 1]];
   const where =
     first === 0 ? "the first token" : tokens.length > 1 ? `tokens ${first + 1}–${last + 1}` : `token ${first + 1}`;
+  const share = `on average ${Math.round(100 * top)}% of each other row's weight goes to ${where}, “${labels[best]}”.`;
+  const punctuation = /^[\s\p{P}\p{S}]+$/u.test(labels[best]);
+  if (first !== 0 && !punctuation && !tokens.some((t) => special?.[t])) {
+    return (
+      `One token draws this head: ${share} It is a word of the text, so the head reads it for ` +
+      "what it says; it is not an attention sink, a token (the first, [CLS], [SEP], punctuation) " +
+      "that draws weight whatever the text."
+    );
+  }
   return (
-    `An attention sink: on average ${Math.round(100 * top)}% of each other row's weight goes to ` +
-    `${where}, “${labels[best]}”. Softmax must give each row's weight to some token; models learn to ` +
+    `An attention sink: ${share} Softmax must give each row's weight to some token; models learn to ` +
     "park what a head does not need on a token every query can see (in a causal model, the first " +
     "is the only one), and often keep that token's value vector small, so the parked weight " +
     "changes little. Much weight on it does not mean it matters."

@@ -97,7 +97,13 @@ export async function draw(ctx) {
   const ruleText = head.meta.rules?.[agg === "head" ? "value_weighted" : agg] ?? "";
   rule.hidden = !ruleText;
   rule.textContent = ruleText;
-  const sink = modelview.sinkNote(matrix, hv.labels, !norms && (agg === "head" || agg === "head_mean"), hv.groups);
+  const sink = modelview.sinkNote(
+    matrix,
+    hv.labels,
+    !norms && (agg === "head" || agg === "head_mean"),
+    hv.groups,
+    meta.special ?? null,
+  );
   byId("mv-sink").hidden = !sink;
   byId("mv-sink").textContent = sink;
 }
