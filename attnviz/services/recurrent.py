@@ -323,10 +323,12 @@ class RecurrentService:
             }  # fmt: skip
         )
         self._keep(live, final, ended=True)
+        # The bounds are kept before anyone can read it ended: a reader who sees it done
+        # never sees one it pushed past them.
+        self._evict(ending=live)
         with live.lock:
             live.state, live.reason, live.ended = state, reason, time.monotonic()
             live.claims, live.shows = claims, said
-        self._evict()
 
     # -- the store ------------------------------------------------------------------------------
 
@@ -401,9 +403,10 @@ class RecurrentService:
         with self.lock:
             return self.runs.setdefault(live.id, live)
 
-    def _evict(self) -> None:
+    def _evict(self, ending: LiveComparison | None = None) -> None:
         """The stored runs past the bounds go (``RunStore.evict``), and these comparisons
-        from memory; without a store, the ended ones past the last ``train_keep_runs``."""
+        from memory; without a store, the ended ones past the last ``train_keep_runs``
+        (``ending``, about to be marked ended, counted among them)."""
         ids: set[str] = set()
         if self.store is not None:
             s = self.settings
@@ -416,7 +419,7 @@ class RecurrentService:
         with self.lock:
             for i in ids:
                 self.runs.pop(i, None)
-            done = [r for r in self.runs.values() if r.finished]
+            done = [r for r in self.runs.values() if r.finished or r is ending]
             for r in done[: max(0, len(done) - self.settings.train_keep_runs)]:
                 self.runs.pop(r.id, None)
                 log.info("comparison %s evicted", r.id)
