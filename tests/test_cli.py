@@ -9,6 +9,8 @@ import time
 import httpx
 import pytest
 
+from tests.support.servers import wait_healthy
+
 # Each starts a server or a process of its own: the whole suite runs them, `make test-fast` not.
 pytestmark = pytest.mark.slow
 
@@ -43,18 +45,11 @@ def served(tiny_gpt2_dir):
         text=True,
     )
     base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                break
-        except httpx.TransportError:
-            time.sleep(0.2)
-        if proc.poll() is not None:
-            raise AssertionError(f"server exited: {proc.stdout.read()}")
-    else:
+    try:
+        wait_healthy(base, proc, 60, lambda: proc.stdout.read() if proc.poll() is not None else "")
+    except AssertionError:
         proc.kill()
-        raise AssertionError("server did not answer /healthz within 60 s")
+        raise
     yield base
     proc.terminate()
     proc.wait(timeout=10)

@@ -36,6 +36,7 @@ import httpx
 import pytest
 
 from attnviz.api.visitor import COOKIE
+from tests.support.servers import wait_healthy
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = ROOT / "deploy" / "nginx" / "templates" / "default.conf.template"
@@ -219,17 +220,8 @@ def replicas(tmp_path) -> Iterator[list[Replica]]:
                     cmd, stdout=out, stderr=out, env={**env, "ATTNVIZ_REPLICA": replica}, cwd=ROOT
                 )
             started.append(Replica(name, port, proc, log))
-        deadline = time.monotonic() + 45
         for replica in started:
-            while True:
-                try:
-                    if httpx.get(f"http://{replica.addr}/healthz", timeout=1).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                if replica.proc.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"replica {replica.name} did not start\n" + tail(replica.log))
-                time.sleep(0.1)
+            wait_healthy(f"http://{replica.addr}", replica.proc, 45, lambda r=replica: tail(r.log))
         yield started
     finally:
         for replica in started:

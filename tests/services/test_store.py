@@ -33,6 +33,7 @@ from attnviz.services.ownership import Ownership
 from attnviz.services.store import INDEX, RunStore, StoreError
 from attnviz.services.training import TrainService
 from attnviz.settings import Settings
+from tests.support.servers import wait_healthy
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = {"layers": 2, "heads": 2, "d_model": 16}
@@ -86,16 +87,7 @@ def serving(data_dir: Path, log: Path) -> Iterator[tuple[str, subprocess.Popen]]
         )  # fmt: skip
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail("attnviz serve did not start:\n" + log.read_text(errors="replace"))
-            time.sleep(0.1)
+        wait_healthy(url, proc, 60, lambda: log.read_text(errors="replace"))
         yield url, proc
     finally:
         if proc.poll() is None:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import socket
+import subprocess
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+import httpx
 import uvicorn
 from fastapi import FastAPI
 
@@ -33,3 +35,22 @@ def served(app: FastAPI) -> Iterator[str]:
         server.should_exit = True
         thread.join(timeout=10)
         sock.close()
+
+
+def wait_healthy(
+    base: str, proc: subprocess.Popen, timeout_s: float, why: Callable[[], str] = lambda: ""
+) -> None:
+    """Wait until ``base``/healthz answers 200; an AssertionError with ``why()`` appended when
+    ``proc`` exits first or ``timeout_s`` passes."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        if proc.poll() is not None:
+            raise AssertionError(f"{base}: the server exited ({proc.returncode})\n{why()}")
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{base}: no answer from /healthz within {timeout_s:g} s\n{why()}")
+        time.sleep(0.1)
