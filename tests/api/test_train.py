@@ -213,7 +213,16 @@ def test_a_run_stops_at_the_time_limit_and_says_so():
 
 
 def test_a_run_that_is_gone_answers_404_everywhere_and_never_another_run():
-    client = TestClient(make_app(train_keep_runs=1))
+    app = make_app(train_keep_runs=1)
+    training = app.state.training
+    evict = training._evict
+
+    def slow_evict(*args, **kwargs):  # as under CI's load: a reader who sees the second done
+        time.sleep(0.3)  # must not still read the first (it was told ended before its eviction)
+        evict(*args, **kwargs)
+
+    training._evict = slow_evict
+    client = TestClient(app)
     first = start(client, arch=TINY, opt={"steps": 3}, checkpoints=1)
     wait(client, first)
     text = {"model": first, "text": "abcab"}

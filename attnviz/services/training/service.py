@@ -238,7 +238,7 @@ class TrainService:
             device=self.device,
             registry=self.registry,
             done=self._ended,
-            keep=lambda st, why: self._keep(run, st, why),
+            keep=lambda st, why: self._keep(run, st, why, evict=st is not None),
             keep_weights=lambda i, so_far: self._keep_weights(run, i, so_far),
         )
         threading.Thread(target=worker, name=f"train-{run.id}", daemon=True).start()
@@ -268,8 +268,8 @@ class TrainService:
             return len(self.queue) > 0
 
     def _ended(self) -> None:
-        """A run ended: the oldest finished ones go, and the first in line takes its slot."""
-        self._evict()
+        """A run ended (the oldest finished ones gone already, ``_keep``): the first in line
+        takes its slot."""
         with self.lock:
             self._start_waiting()
 
@@ -371,10 +371,11 @@ class TrainService:
             waiting = self.queue.remove(run)  # it never started: it ends here
             if waiting:
                 self._keep(run, "cancelled", WAITING_CANCELLED)  # stored before it is told
+        if waiting:
+            self._evict(ending=run)  # the bounds kept before anyone reads it ended
+            with self.lock:
                 cancel_waiting(run)
                 self._tell_queue()  # the runs behind it move up
-        if waiting:
-            self._evict()
             return run
         if not run.finished:
             run.cancel.set()
@@ -407,9 +408,15 @@ class TrainService:
 
     # -- the store ------------------------------------------------------------------------------
 
-    def _keep(self, run: LiveRun, state: str | None, reason: str | None) -> None:
+    def _keep(self, run: LiveRun, state: str | None, reason: str | None, *,
+              evict: bool = False) -> None:  # fmt: skip
+        """``run`` written to the store; with ``evict`` (just before its end is told), the
+        runs past the bounds then go, ``run`` counted among the ended: a reader who sees it
+        ended never reads one it pushed past them."""
         if self.store is not None:
             kept.save(self.store, run, self.settings.replica, state=state, reason=reason)
+        if evict:
+            self._evict(ending=run)
 
     def _keep_weights(self, run: LiveRun, variant: int, so_far: Run) -> None:
         if self.store is not None:
@@ -579,10 +586,10 @@ class TrainService:
                                 max_mb=s.data_max_mb)  # fmt: skip
         return [r for r, kind in gone if kind == kept.KIND]
 
-    def _evict(self) -> None:
-        """After a run ends: the stored runs past the bounds go (services.store), and with
+    def _evict(self, ending: LiveRun | None = None) -> None:
+        """As a run ends: the stored runs past the bounds go (services.store), and with
         them their runs in memory and their models; without a store, the finished runs past
-        the last ``train_keep_runs``."""
+        the last ``train_keep_runs`` (``ending``, about to be told ended, counted among them)."""
         gone: list[LiveRun] = []
         if self.store is not None:
             try:
@@ -593,7 +600,7 @@ class TrainService:
             with self.lock:
                 gone = [self.runs.pop(i) for i in ids if i in self.runs]
         with self.lock:
-            done = [r for r in self.runs.values() if r.finished]
+            done = [r for r in self.runs.values() if r.finished or r is ending]
             for r in done[: max(0, len(done) - self.settings.train_keep_runs)]:
                 gone.append(self.runs.pop(r.id))
         for r in gone:
