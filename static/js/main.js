@@ -311,9 +311,10 @@ async function init() {
     linked() {
       if (app.mode === "train") writeUrl();
     },
-    openModel(name, text) {
+    openModel(name, text, query) {
       /** @type {ReturnType<typeof createSentence>} */ (app.sentence).forgetModels();
-      setMode("sentence", defaultSentence(name, text));
+      // The query on the probe's token that shows something (the server's), not the first.
+      setMode("sentence", { ...defaultSentence(name, text), query });
     },
   });
   const train = app.train;

