@@ -65,10 +65,14 @@ function showMessages() {
   const ready =
     lab && { toy: app.toy?.hasTrace(), sentence: app.sentence?.hasTrace(), train: app.train?.hasRun() }[lab];
   /** @type {HTMLButtonElement} */ (byId("export-json")).disabled = !ready;
-  // One HTML file of what is in view: the toy lab and sentence mode (a run's is Train's own).
+  // One HTML file of what is in view, in every mode: the toy lab's and sentence mode's views,
+  // the Train tab's run once it has ended.
   const html = /** @type {HTMLButtonElement} */ (byId("export-html"));
-  html.hidden = lab === "train";
-  html.disabled = !ready || lab === "train" || exporting;
+  html.disabled = !(lab === "train" ? app.train?.hasEnded() : ready) || exporting;
+  html.title =
+    lab === "train"
+      ? "The run as one HTML file, its views with the checkpoints to scrub, to open offline (once it has ended)"
+      : "One HTML file of the views in view, to open anywhere, offline";
 }
 
 /** @param {Mode} mode */
@@ -233,14 +237,15 @@ function wire() {
   });
   byId("export-html").addEventListener("click", async () => {
     const mode = inView();
-    if (mode !== "toy" && mode !== "sentence") return;
+    if (!mode) return;
     const say = messages(mode);
-    const body = mode === "toy" ? app.toy?.htmlRequest() : app.sentence?.htmlRequest();
-    if (!body) return;
+    const body = mode === "toy" ? app.toy?.htmlRequest() : mode === "sentence" ? app.sentence?.htmlRequest() : null;
+    const made = mode === "train" ? app.train?.exportHtml() : body ? exportHtml(body) : null;
+    if (!made) return;
     exporting = true;
     say.setStatus("making the HTML file…");
     try {
-      const { blob, name } = await exportHtml(body);
+      const { blob, name } = await made;
       download(blob, name);
       say.setStatus(`saved ${name}: it opens offline, with no server`);
     } catch (err) {

@@ -112,3 +112,43 @@ def test_14_the_toy_labs_causal_heads_leave_the_first_query_out(page, live_serve
     labels = page.evaluate("() => [...document.querySelectorAll('#embeddings input.label')]"
                            ".map((e) => e.value)")  # fmt: skip
     assert said.endswith(causal_summary(labels, rows)), said
+
+
+# ---- 16: one place for the exports -------------------------------------------------------------
+
+HEADER_EXPORTS = """() => [...document.querySelectorAll('header.app-header button')]
+  .filter((b) => b.offsetParent !== null && b.textContent.startsWith('Export'))
+  .map((b) => b.textContent)"""
+
+
+def test_16_every_mode_exports_from_the_header_with_the_same_labels(page, live_server, tmp_path):
+    """The Train tab offered Export JSON in the header and Export HTML in its run card, while
+    the toy lab and sentence mode offer both in the header: now every mode has both there, and
+    the run card none."""
+    open_app(page, live_server + "/")
+    assert page.evaluate(HEADER_EXPORTS) == ["Export JSON", "Export HTML"]
+    page.click("#mode-sentence")
+    page.wait_for_function("() => !document.getElementById('export-html').disabled")
+    assert page.evaluate(HEADER_EXPORTS) == ["Export JSON", "Export HTML"]
+    page.click("#mode-train")
+    page.wait_for_function("() => document.getElementById('t-task').options.length > 0")
+    assert page.evaluate(HEADER_EXPORTS) == ["Export JSON", "Export HTML"]
+    assert page.locator("#export-html").is_disabled()  # no run yet
+    train_from_form(page, "12")
+    run_id = page.locator("#t-run-card [data-role=id]").text_content()
+    assert page.evaluate(HEADER_EXPORTS) == ["Export JSON", "Export HTML"]
+    assert page.locator("#t-run-card :is(a, button)", has_text="Export").count() == 0
+    page.wait_for_function("() => !document.getElementById('export-html').disabled")
+    with page.expect_download() as info:
+        page.click("#export-html")
+    assert info.value.suggested_filename == f"attnviz-run-{run_id}.html"
+    path = tmp_path / "run.html"
+    info.value.save_as(path)
+    assert f"attnviz · run {run_id}" in path.read_text()
+    page.wait_for_function(
+        "() => document.getElementById('status').textContent.startsWith('saved attnviz-run-')"
+    )
+    with page.expect_download() as info:
+        page.click("#export-json")
+    assert info.value.suggested_filename == f"attnviz-run-{run_id}.json"
+    shoot(page, "16-train-header-exports", "top")

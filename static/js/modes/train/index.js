@@ -8,7 +8,7 @@
 // Given a run's state (createTrain(hooks, { run }): a saved file, offline/run.js), it shows that
 // run with the same views and asks no server for anything: no form, no runs, no model to ask.
 
-import { fetchRun, fetchTrainOptions } from "../../core/api.js";
+import { exportRunHtml, fetchRun, fetchTrainOptions } from "../../core/api.js";
 import { createStatus } from "../../core/controller.js";
 import { byId } from "../../core/dom.js";
 import { createApp } from "./app.js";
@@ -106,6 +106,10 @@ export function createTrain(hooks, { run: saved = null } = {}) {
       if (!app.form) return app.link ? encodeTrainLink(app.link) : TRAIN_HASH;
       return encodeTrainLink({ run: app.t.run?.id ?? null, settings: app.form.settings() });
     },
+    /** The run open has ended (done, cancelled, failed): the header's Export HTML can save it. */
+    hasEnded: () => Boolean(app.t.run) && app.t.run?.state !== "running" && app.t.run?.state !== "queued",
+    /** The run open as one HTML file that opens offline (the header's Export HTML), or null. */
+    exportHtml: () => (app.t.run ? exportRunHtml(app.t.run.id) : null),
     /** The run as fetchRun gives it (the server's copy, not the page's). */
     async exportJson() {
       if (!app.t.run) return null;
