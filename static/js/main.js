@@ -69,6 +69,10 @@ function showMessages() {
   // the Train tab's run once it has ended.
   const html = /** @type {HTMLButtonElement} */ (byId("export-html"));
   html.disabled = !(lab === "train" ? app.train?.hasEnded() : ready) || exporting;
+  // The skip links: the table's only where the toy lab is in view, the views' where a lab is.
+  for (const a of /** @type {NodeListOf<HTMLAnchorElement>} */ (document.querySelectorAll(".skip-links a"))) {
+    a.hidden = a.dataset.skip === "table" ? lab !== "toy" : a.dataset.skip === "views" ? !lab : false;
+  }
   html.title =
     lab === "train"
       ? "The run as one HTML file, its views with the checkpoints to scrub, to open offline (once it has ended)"
@@ -221,7 +225,43 @@ function watchBusy() {
   });
 }
 
+/**
+ * Where a skip link goes: the lab (the mode's panel; in Learn its guide), the views of the lab
+ * in view (sentence mode's: its first card after the text), or the toy lab's table (its cell
+ * that is the grid's Tab stop). null where there is none.
+ * @param {string | undefined} which
+ * @returns {HTMLElement | null}
+ */
+function skipTarget(which) {
+  const lab = inView();
+  if (which === "lab") return byId(`${app.mode}-mode`);
+  if (!lab) return null;
+  const panel = byId(`${lab}-mode`);
+  if (which === "table") return lab === "toy" ? byId("embeddings").querySelector('[tabindex="0"]') : null;
+  if (lab === "sentence") {
+    return (
+      [
+        .../** @type {NodeListOf<HTMLElement>} */ (
+          panel.querySelectorAll(":scope > section.card:not(.sentence-input)")
+        ),
+      ].find((c) => !c.hidden) ?? null
+    );
+  }
+  return panel.querySelector("main.plots");
+}
+
 function wire() {
+  // Skip links move the focus (and the next Tab) past the header and the inputs; the address
+  // bar keeps the page's own link.
+  for (const a of /** @type {NodeListOf<HTMLAnchorElement>} */ (document.querySelectorAll(".skip-links a"))) {
+    a.addEventListener("click", (event) => {
+      event.preventDefault();
+      const target = skipTarget(a.dataset.skip);
+      if (!target) return;
+      if (target.tabIndex < 0 && !target.hasAttribute("tabindex")) target.tabIndex = -1;
+      target.focus();
+    });
+  }
   byId("export-json").addEventListener("click", async () => {
     const mode = inView(); // in Learn: its lab's
     if (!mode) return;

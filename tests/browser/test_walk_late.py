@@ -152,3 +152,163 @@ def test_16_every_mode_exports_from_the_header_with_the_same_labels(page, live_s
         page.click("#export-json")
     assert info.value.suggested_filename == f"attnviz-run-{run_id}.json"
     shoot(page, "16-train-header-exports", "top")
+
+
+# ---- 15: the offline toy file looks read only ------------------------------------------------
+
+LOOKS = """() => [...document.querySelectorAll('#embeddings input')].map((e) => {
+  const s = getComputedStyle(e);
+  return {readOnly: e.readOnly, border: s.borderTopColor, background: s.backgroundColor};
+})"""
+
+
+def test_15_the_offline_toy_file_looks_read_only(browser, tmp_path):
+    """Its cells looked like text boxes and its × buttons like buttons, though nothing edits
+    them: now the cells are text (no border, no box), the × buttons are gone, and each of the
+    table's and the model's cards says "Read-only copy: open attnviz to edit"."""
+    import attnviz
+    from tests.python.offline import opened, wait_drawn
+    from tests.python.test_toy_file import TABLE
+
+    path = attnviz.trace(**TABLE).save_html(tmp_path / "toy.html", layer=0, head=0)
+    with opened(browser, path, scripts=[AXE]) as (page, errors):
+        wait_drawn(page)
+        looks = page.evaluate(LOOKS)
+        assert looks and all(x["readOnly"] for x in looks)
+        assert {x["border"] for x in looks} == {"rgba(0, 0, 0, 0)"}, looks[:3]
+        assert {x["background"] for x in looks} == {"rgba(0, 0, 0, 0)"}, looks[:3]
+        assert page.locator("#embeddings button.remove").count() > 0  # drawn, but
+        assert page.locator("#embeddings button.remove:visible").count() == 0  # not shown
+        notes = page.locator(".read-only-note:visible")
+        assert notes.all_inner_texts() == ["Read-only copy: open attnviz to edit."] * 2
+        assert page.locator("#embeddings").get_attribute("aria-readonly") == "true"
+        # The keyboard still reads it: one Tab stop, arrows between the cells, nothing typed.
+        page.locator("#embeddings [tabindex='0']").focus()
+        page.keyboard.press("Control+Home")  # the first dimension's name
+        page.keyboard.press("ArrowDown")  # past the row of (hidden) × buttons
+        assert page.evaluate("() => document.activeElement.dataset.r") == "0"
+        page.keyboard.press("Home")
+        assert page.evaluate("() => document.activeElement.dataset.kind") == "label"
+        before = page.evaluate("() => document.activeElement.value")
+        page.keyboard.press("Enter")
+        page.keyboard.type("zz")
+        assert page.evaluate("() => document.activeElement.value") == before
+        assert axe_serious(page) == []
+        assert errors == []
+        shoot(page, "15-offline-read-only", "#toy-mode .panel")
+
+
+# ---- 17: skip links, and the table one Tab stop ------------------------------------------------
+
+ACTIVE = """() => { const e = document.activeElement;
+  return {tag: e.tagName, id: e.id, kind: e.dataset.kind || null, r: e.dataset.r ?? null,
+    c: e.dataset.c ?? null, text: e.textContent, value: e.value ?? null,
+    inTable: !!e.closest('#embeddings'), inScores: !!e.closest('#scores-plot'),
+    inViews: !!e.closest('#toy-views')}; }"""
+
+
+def test_17_skip_links_and_the_table_as_one_grid_stop(page, live_server):
+    """The first toy heatmap took 59 Tab presses, every cell of the table a stop. Now skip
+    links lead to the lab, the views and the table, and the table is one stop (an ARIA grid,
+    roving tabindex) with the arrow keys inside: Enter or F2 edits, Escape leaves editing."""
+    page.add_init_script(path=str(AXE))
+    open_app(page, live_server + "/")
+    page.evaluate("() => document.activeElement.blur()")
+
+    # From the top: the skip links first, shown when focused.
+    names = []
+    for _ in range(3):
+        page.keyboard.press("Tab")
+        names.append(page.evaluate(ACTIVE)["text"])
+        assert page.evaluate(
+            "() => document.activeElement.getBoundingClientRect().top >= 0"
+        )  # in view
+    assert names == ["Skip to the lab", "Skip to the views", "Skip to the table"]
+    shoot(page, "17-skip-link", "top")
+
+    # Every Tab on from there: the table is one stop, the first heatmap near.
+    stops, table_stops = 0, 0
+    for _ in range(60):
+        page.keyboard.press("Tab")
+        stops += 1
+        at = page.evaluate(ACTIVE)
+        table_stops += at["inTable"]
+        if at["inScores"]:
+            break
+    assert at["inScores"], "the scores heatmap was never reached"
+    assert table_stops == 1
+    assert stops + 3 <= 35, stops  # was 59: 31 of them the table's cells and × buttons
+
+    # Skip to the views: the next Tab is in the attention card.
+    page.focus(".skip-links a[data-skip=views]")
+    page.keyboard.press("Enter")
+    assert page.evaluate("() => document.activeElement.id") == "toy-views"
+    presses = 0
+    while presses < 8 and not page.evaluate(ACTIVE)["inScores"]:
+        page.keyboard.press("Tab")
+        presses += 1
+    assert page.evaluate(ACTIVE)["inScores"] and presses <= 5, presses
+
+    # Skip to the table: its stop, then the arrows.
+    page.focus(".skip-links a[data-skip=table]")
+    page.keyboard.press("Enter")
+    at = page.evaluate(ACTIVE)
+    assert at["inTable"] and at["kind"] == "axis" and at["c"] == "0"
+    page.keyboard.press("ArrowDown")  # the row of × (dimension 1's)
+    assert page.evaluate(ACTIVE)["tag"] == "BUTTON"
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowRight")
+    at = page.evaluate(ACTIVE)
+    assert (at["kind"], at["r"], at["c"]) == ("value", "1", "1")
+    page.keyboard.press("Home")
+    assert page.evaluate(ACTIVE)["kind"] == "label"
+    page.keyboard.press("End")
+    assert page.evaluate(ACTIVE)["tag"] == "BUTTON"  # the row's ×
+    page.keyboard.press("ArrowLeft")
+    at = page.evaluate(ACTIVE)
+    assert (at["kind"], at["r"]) == ("value", "1")
+    last_c = at["c"]
+
+    # Enter edits: the arrows move the caret, not the focus; typing types; Escape leaves.
+    before = traces_drawn(page)
+    page.keyboard.press("Enter")
+    page.keyboard.press("ArrowLeft")
+    page.keyboard.type("5")
+    wait_for_trace(page, before)
+    at = page.evaluate(ACTIVE)
+    assert (at["kind"], at["r"], at["c"]) == ("value", "1", last_c)
+    value = at["value"]
+    assert "5" in value
+    page.keyboard.press("Escape")
+    page.keyboard.press("ArrowUp")
+    at = page.evaluate(ACTIVE)
+    assert (at["kind"], at["r"], at["c"]) == ("value", "0", last_c)
+    # Typing on a cell reached by the arrows replaces it, as in a spreadsheet; Enter then
+    # moves down a row.
+    before = traces_drawn(page)
+    page.keyboard.type("0.5")
+    wait_for_trace(page, before)
+    assert page.evaluate(ACTIVE)["value"] == "0.5"
+    page.keyboard.press("Enter")
+    at = page.evaluate(ACTIVE)
+    assert (at["r"], at["c"]) == ("1", last_c) and at["value"] == value
+    # Tab leaves the grid at once; Shift+Tab comes back to the cell it left.
+    page.keyboard.press("Tab")
+    assert not page.evaluate(ACTIVE)["inTable"]
+    page.keyboard.press("Shift+Tab")
+    at = page.evaluate(ACTIVE)
+    assert (at["r"], at["c"]) == ("1", last_c)
+    assert page.locator("#embeddings").get_attribute("role") == "grid"
+    # A row's × by the keyboard: the row goes, the focus stays in the grid, on the cell now in
+    # the ×'s place (the next row's).
+    page.keyboard.press("End")
+    before = traces_drawn(page)
+    page.keyboard.press("Enter")
+    wait_for_trace(page, before)
+    assert page.locator("#embeddings tbody tr").count() == 4
+    at = page.evaluate(ACTIVE)
+    assert at["inTable"] and at["tag"] == "BUTTON"
+    assert page.locator("#embeddings [tabindex='0']").count() == 1
+    assert axe_serious(page) == []
+    shoot(page, "17-table-grid", "#toy-mode .panel")
