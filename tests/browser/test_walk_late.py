@@ -87,6 +87,7 @@ def test_13_14_a_trained_run_opens_on_the_repeat_and_its_heads_say_something(
     assert "strongest: " not in large["summary"]
     assert axe_serious(page) == []
     shoot(page, "13-opens-on-the-repeat", "#qk-card")
+    shoot(page, "13-prediction-on-the-repeat", "#lens-card")
     shoot(page, "14-causal-summary", "#model-view-card")
 
     # The Train tab's own heads: the same rule on the run's 8-bit snapshots.
@@ -151,6 +152,10 @@ def test_16_every_mode_exports_from_the_header_with_the_same_labels(page, live_s
     with page.expect_download() as info:
         page.click("#export-json")
     assert info.value.suggested_filename == f"attnviz-run-{run_id}.json"
+    # At 480 px the header's four controls still fit (its status wraps, even a file's name).
+    page.set_viewport_size({"width": 480, "height": 800})
+    page.wait_for_timeout(300)
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= 480
     shoot(page, "16-train-header-exports", "top")
 
 

@@ -292,7 +292,7 @@ export function createToy(hooks, { openParts = (body) => new TraceParts(body), f
       const note = document.createElement("p");
       note.className = "read-only-note";
       note.textContent = "Read-only copy: open attnviz to edit.";
-      card.querySelector("h2")?.closest(".card-head, h2")?.after(note);
+      (card.querySelector(":scope > .card-head") ?? card.querySelector("h2"))?.after(note);
     }
   }
 
