@@ -188,6 +188,11 @@ class TrainProbe(BaseModel):
     tokens: list[str] = Field(description="Its tokens as labels (a space reads ␣)")
     text: str
     look: str = Field(description="What to look for in its attention")
+    query: int = Field(
+        ge=0,
+        description="The token (0-based) whose row shows what the task teaches (induction: the "
+        "repeat's first letter): the query a page opens the trained model on",
+    )
     prompt: str | None = Field(
         None,
         description="charlm: what each checkpoint's sample continues; reverse, copy: the "

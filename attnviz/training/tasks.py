@@ -55,6 +55,9 @@ class Probe:
     ids: list[int]
     labels: list[str]  # one per token
     look: str  # what the pattern shows once the task is learned
+    # The token (0-based) whose row shows what the task teaches: where a page opens the probe's
+    # query (the first token's row of a causal self-attention is all its own, and shows nothing).
+    query: int
     source: list[int] | None = None  # what an encoder-decoder's encoder reads
     source_labels: list[str] | None = None
 
@@ -143,6 +146,9 @@ class Induction:
             f"From each letter of the repeat (tokens {n + 1} to {2 * n - 1}), an induction head "
             f"attends to the letter after its earlier occurrence: a stripe {n - 1} tokens "
             "left of the diagonal. A previous-token head attends one token left.",
+            # The repeat's first letter: its row reaches back to the letter after its earlier
+            # occurrence, and what it predicts (the next letter) can be known.
+            query=n,
         )
 
     def induction_score(self, pattern: torch.Tensor, n: int) -> torch.Tensor:
@@ -257,8 +263,10 @@ class Reverse:
             f"and the row can read it there. The last row writes the end mark, after all {n} "
             f"letters. In the encoder, look for that head (or one attending to the letter "
             f"after).",
-            source,
-            list(self.vocab.decode(source)),
+            # The first letter written: its cross-attention row reads the source's last letter.
+            query=0,
+            source=source,
+            source_labels=list(self.vocab.decode(source)),
         )
 
     def alignment(self, cross: torch.Tensor, n: int, reach: int = 2) -> torch.Tensor:
@@ -495,7 +503,17 @@ class CharLM:
             "attends from every letter of a word to the space before it (its start) makes "
             "small triangles, one per word; after a quote or a bracket, look for a column that "
             "stays lit until it closes.",
+            query=charlm_query(text),
         )
+
+
+def charlm_query(text: str) -> int:
+    """The probe's query for a char-LM: the second letter of the text's second word (its row
+    shows the previous character and, back at the space, the word's start), else the middle."""
+    space = text.find(" ")
+    if space >= 0 and space + 2 < len(text):
+        return space + 2
+    return len(text) // 2
 
 
 BIGRAM_KS = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0)

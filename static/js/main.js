@@ -65,10 +65,18 @@ function showMessages() {
   const ready =
     lab && { toy: app.toy?.hasTrace(), sentence: app.sentence?.hasTrace(), train: app.train?.hasRun() }[lab];
   /** @type {HTMLButtonElement} */ (byId("export-json")).disabled = !ready;
-  // One HTML file of what is in view: the toy lab and sentence mode (a run's is Train's own).
+  // One HTML file of what is in view, in every mode: the toy lab's and sentence mode's views,
+  // the Train tab's run once it has ended.
   const html = /** @type {HTMLButtonElement} */ (byId("export-html"));
-  html.hidden = lab === "train";
-  html.disabled = !ready || lab === "train" || exporting;
+  html.disabled = !(lab === "train" ? app.train?.hasEnded() : ready) || exporting;
+  // The skip links: the table's only where the toy lab is in view, the views' where a lab is.
+  for (const a of /** @type {NodeListOf<HTMLAnchorElement>} */ (document.querySelectorAll(".skip-links a"))) {
+    a.hidden = a.dataset.skip === "table" ? lab !== "toy" : a.dataset.skip === "views" ? !lab : false;
+  }
+  html.title =
+    lab === "train"
+      ? "The run as one HTML file, its views with the checkpoints to scrub, to open offline (once it has ended)"
+      : "One HTML file of the views in view, to open anywhere, offline";
 }
 
 /** @param {Mode} mode */
@@ -217,7 +225,43 @@ function watchBusy() {
   });
 }
 
+/**
+ * Where a skip link goes: the lab (the mode's panel; in Learn its guide), the views of the lab
+ * in view (sentence mode's: its first card after the text), or the toy lab's table (its cell
+ * that is the grid's Tab stop). null where there is none.
+ * @param {string | undefined} which
+ * @returns {HTMLElement | null}
+ */
+function skipTarget(which) {
+  const lab = inView();
+  if (which === "lab") return byId(`${app.mode}-mode`);
+  if (!lab) return null;
+  const panel = byId(`${lab}-mode`);
+  if (which === "table") return lab === "toy" ? byId("embeddings").querySelector('[tabindex="0"]') : null;
+  if (lab === "sentence") {
+    return (
+      [
+        .../** @type {NodeListOf<HTMLElement>} */ (
+          panel.querySelectorAll(":scope > section.card:not(.sentence-input)")
+        ),
+      ].find((c) => !c.hidden) ?? null
+    );
+  }
+  return panel.querySelector("main.plots");
+}
+
 function wire() {
+  // Skip links move the focus (and the next Tab) past the header and the inputs; the address
+  // bar keeps the page's own link.
+  for (const a of /** @type {NodeListOf<HTMLAnchorElement>} */ (document.querySelectorAll(".skip-links a"))) {
+    a.addEventListener("click", (event) => {
+      event.preventDefault();
+      const target = skipTarget(a.dataset.skip);
+      if (!target) return;
+      if (target.tabIndex < 0 && !target.hasAttribute("tabindex")) target.tabIndex = -1;
+      target.focus();
+    });
+  }
   byId("export-json").addEventListener("click", async () => {
     const mode = inView(); // in Learn: its lab's
     if (!mode) return;
@@ -233,14 +277,15 @@ function wire() {
   });
   byId("export-html").addEventListener("click", async () => {
     const mode = inView();
-    if (mode !== "toy" && mode !== "sentence") return;
+    if (!mode) return;
     const say = messages(mode);
-    const body = mode === "toy" ? app.toy?.htmlRequest() : app.sentence?.htmlRequest();
-    if (!body) return;
+    const body = mode === "toy" ? app.toy?.htmlRequest() : mode === "sentence" ? app.sentence?.htmlRequest() : null;
+    const made = mode === "train" ? app.train?.exportHtml() : body ? exportHtml(body) : null;
+    if (!made) return;
     exporting = true;
     say.setStatus("making the HTML file…");
     try {
-      const { blob, name } = await exportHtml(body);
+      const { blob, name } = await made;
       download(blob, name);
       say.setStatus(`saved ${name}: it opens offline, with no server`);
     } catch (err) {
@@ -311,9 +356,10 @@ async function init() {
     linked() {
       if (app.mode === "train") writeUrl();
     },
-    openModel(name, text) {
+    openModel(name, text, query) {
       /** @type {ReturnType<typeof createSentence>} */ (app.sentence).forgetModels();
-      setMode("sentence", defaultSentence(name, text));
+      // The query on the probe's token that shows something (the server's), not the first.
+      setMode("sentence", { ...defaultSentence(name, text), query });
     },
   });
   const train = app.train;

@@ -100,6 +100,8 @@ def test_a_run_streams_its_steps_and_checkpoints_and_ends_as_a_model():
         assert listed[run_id]["run"] == run_id and listed[run_id]["family"] == "attnviz"
         assert listed[run_id]["source"] == f"run {run_id}"
         text = state["probe"]["text"]
+        # The token the page opens it on (issue 28, 5.13): the repeat's first letter.
+        assert state["probe"]["query"] == (len(state["probe"]["tokens"]) + 1) // 2
         r = client.post("/api/trace?fields=attentions", json={"model": run_id, "text": text})
         assert r.status_code == 200, r.text
         model = app.state.registry.get(run_id).model

@@ -48,7 +48,7 @@ def test_a_waiting_run_shows_its_place_then_its_progress(browser, tmp_path):
             assert rate.get_attribute("aria-live") == "polite"  # said by a screen reader
             cancel = b.locator("#t-cancel")
             assert cancel.is_visible() and cancel.is_enabled()  # a waiting run is B's to cancel
-            assert b.locator("#t-export-html").is_hidden()
+            assert b.locator("#export-html").is_disabled()  # nothing to save until it ends
             assert "Waiting for a training slot" in b.locator("#t-large").inner_text()
             run_id = b.locator("#t-run-id").inner_text()
             assert a.get(f"/api/train/{run_id}").json()["place"] == 1

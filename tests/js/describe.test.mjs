@@ -7,6 +7,7 @@ import {
   contrast,
   curveText,
   farthest,
+  firstTokenSink,
   inkOn,
   luminance,
   moveCursor,
@@ -53,6 +54,54 @@ test("strongestText: the labels and the value to 2 decimals, ≈ for 8-bit snaps
   );
   assert.equal(strongestText(["a"], ["a"], m([[-Infinity]])), "every cell is masked");
   assert.equal(strongestText(["a"], ["b"], m([[-0.001]])), "strongest: a → b 0.00"); // never -0.00
+});
+
+test("strongestText of a causal head: the first query left out, a first-token sink named apart (issue 28, 5.14)", () => {
+  const labels = ["d", "a", "b", "c"];
+  // Row 0 sees only itself: its 1.00 is no finding. Past it the strongest is b → a.
+  const plain = m([
+    [1, 0, 0, 0],
+    [0.4, 0.6, 0, 0],
+    [0.1, 0.7, 0.2, 0],
+    [0.2, 0.3, 0.1, 0.4],
+  ]);
+  assert.equal(strongestText(labels, labels, plain), "strongest: d → d 1.00"); // what it said before
+  assert.equal(
+    strongestText(labels, labels, plain, { causal: true }),
+    "strongest past the first query (which sees only itself): b → a 0.70",
+  );
+  // Most of each later row on the first token: a sink, named with its share; the strongest
+  // among the other keys.
+  const sink = m([
+    [1, 0, 0, 0],
+    [0.9, 0.1, 0, 0],
+    [0.6, 0.1, 0.3, 0],
+    [0.75, 0.05, 0.05, 0.15],
+  ]);
+  assert.equal(
+    strongestText(labels, labels, sink, { causal: true, approx: true }),
+    "an attention sink: each later query gives on average 75% of its weight to the first token, “d”; " +
+      "strongest elsewhere: b → b ≈ 0.30",
+  );
+  assert.equal(firstTokenSink(sink), 0.75);
+  assert.equal(firstTokenSink(plain), null); // 23% on average
+  // Scores (not weights) have no sink; masked scores are skipped.
+  const scores = m([
+    [2, -Infinity, -Infinity],
+    [3, 1, -Infinity],
+    [0.5, 4, 2],
+  ]);
+  assert.equal(firstTokenSink(scores), null);
+  assert.equal(
+    strongestText(["x", "y", "z"], ["x", "y", "z"], scores, { causal: true, word: "largest" }),
+    "largest past the first query (which sees only itself): z → y 4.00",
+  );
+  // One token, or a cross-attention (not square): nothing to leave out.
+  assert.equal(
+    strongestText(["q"], ["a", "b"], { shape: [1, 2], data: [0.1, 0.9] }, { causal: true }),
+    "strongest: q → b 0.90",
+  );
+  assert.deepEqual(strongest(plain, { fromRow: 1, col: 0 }), { i: 2, j: 1, v: 0.7 });
 });
 
 test("curveText: first and last value over the last step", () => {

@@ -129,9 +129,12 @@ def test_the_exported_run_draws_its_views_offline_and_scrubs_its_checkpoints(
                 claims.nth(i).inner_text().startswith(f"{'✓' if c['holds'] else '✗'} {c['claim']}")
             )
         # What takes the live server is not offered.
-        for hidden in ("#t-start", "#t-cancel", "#t-export-html", "#t-runs", "#t-try-card",
+        for hidden in ("#t-start", "#t-cancel", "#t-runs", "#t-try-card",
                        "#train-mode aside.panel"):  # fmt: skip
             assert page.locator(hidden).is_hidden(), hidden
+        # Nor the live page's exports: the file's header has none (issue 28, 5.16 moved the
+        # run's Export HTML from the run card to the header).
+        assert page.locator("#export-html, #export-json").count() == 0
 
         # The slider: at the newest checkpoint first; moved, the heatmap is another
         # checkpoint's snapshot, number for number.
@@ -161,7 +164,9 @@ def test_the_exported_run_draws_its_views_offline_and_scrubs_its_checkpoints(
 
 
 def test_the_page_offers_export_html_for_an_ended_run(server, browser):
-    """The live page's Export HTML: a labelled link, reachable by keyboard, to the export."""
+    """The live page's Export HTML for a run: the header's button, as in every mode (issue 28,
+    5.16: it was a link in the run card while the header offered Export JSON alone), reachable
+    by keyboard, saving the export's file."""
     url, http, run_id = server
     context = browser.new_context()
     try:
@@ -170,13 +175,20 @@ def test_the_page_offers_export_html_for_an_ended_run(server, browser):
         page = context.new_page()
         page.goto(f"{url}/#train")
         page.locator("#t-runs li", has_text=run_id).get_by_role("button").click()
-        link = page.get_by_role("link", name=f"Export HTML: run {run_id}")
-        link.wait_for()
-        assert link.get_attribute("href") == f"/api/train/{run_id}/export"
+        page.wait_for_function(
+            "id => document.querySelector('#t-run-card [data-role=id]').textContent === id",
+            arg=run_id,
+        )
+        button = page.locator("header").get_by_role("button", name="Export HTML", exact=True)
+        page.wait_for_function("() => !document.getElementById('export-html').disabled")
+        assert page.locator("#t-run-card :is(a, button)", has_text="Export").count() == 0
+        assert page.locator("header").get_by_role("button", name="Export JSON").is_enabled()
         with page.expect_download() as download:
-            link.focus()
+            button.focus()
             page.keyboard.press("Enter")
         assert download.value.suggested_filename == f"attnviz-run-{run_id}.html"
+        saved = Path(download.value.path()).read_text()
+        assert saved.startswith("<!doctype html>") and run_id in saved
     finally:
         context.close()
 

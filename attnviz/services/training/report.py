@@ -128,6 +128,7 @@ def run_state(run: LiveRun, caller: Caller = NOBODY) -> TrainRun:
             tokens=probe.labels,
             text=plan.task.vocab.decode(probe.ids),
             look=probe.look,
+            query=probe.query,
             prompt=plan.prompt,
             verb=plan.verb,
             source=probe.source_labels,

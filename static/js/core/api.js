@@ -297,6 +297,19 @@ export const modelFolderUrl = (id, variant) => `/api/train/${encodeURIComponent(
 export const runHtmlUrl = (id) => `/api/train/${encodeURIComponent(id)}/export`;
 
 /**
+ * GET /api/train/{id}/export: an ended run as one HTML file that opens offline. -> {blob, name}
+ * (the name from Content-Disposition)
+ * @param {string} id
+ */
+export async function exportRunHtml(id) {
+  const response = await fetch(runHtmlUrl(id));
+  if (!response.ok) throw await failure(response);
+  const name =
+    /filename="([^"]+)"/.exec(response.headers.get("Content-Disposition") || "")?.[1] ?? `attnviz-run-${id}.html`;
+  return { blob: await response.blob(), name };
+}
+
+/**
  * POST /api/export: the page's views of a trace as one HTML file that opens offline (waiting
  * out a busy server). -> {blob, name} (the name from Content-Disposition)
  * @param {{trace: object, selection: object}} body

@@ -79,15 +79,17 @@ export const ATTENTION = /** @type {const} */ ({
  * letter each writes), else the probe's.
  * @param {{source?: string[] | null, tokens: string[], writes?: string[] | null}} on
  * @param {AttentionKind} kind
- * @returns {{labels: string[], rowLabels: string[], axes: [string, string]}}
+ * causal: the attention is a causal self-attention (a trained model's, a decoder's own), whose
+ * first query sees only itself.
+ * @returns {{labels: string[], rowLabels: string[], axes: [string, string], causal: boolean}}
  */
 export function attentionAxes(on, kind) {
   if (!on.source || kind === "self") {
-    return { labels: on.tokens, rowLabels: on.tokens, axes: ["query", "key"] };
+    return { labels: on.tokens, rowLabels: on.tokens, axes: ["query", "key"], causal: true };
   }
   const axes = /** @type {[string, string]} */ ([...ATTENTION[kind].axes]);
-  if (kind === "encoder") return { labels: on.source, rowLabels: on.source, axes };
-  return { labels: on.source, rowLabels: on.writes ?? on.tokens, axes };
+  if (kind === "encoder") return { labels: on.source, rowLabels: on.source, axes, causal: false };
+  return { labels: on.source, rowLabels: on.writes ?? on.tokens, axes, causal: false };
 }
 
 /**

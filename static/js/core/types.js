@@ -347,8 +347,9 @@
  * @property {number} steps
  * @property {{steps: number, lr: number, batch: number, seed: number}} opt
  * @property {number[]} checkpoint_steps
- * @property {{tokens: string[], text: string, look: string, prompt: string | null,
- *   verb?: string | null, source?: string[] | null, writes?: string[] | null}} probe source,
+ * @property {{tokens: string[], text: string, look: string, query: number, prompt: string | null,
+ *   verb?: string | null, source?: string[] | null, writes?: string[] | null}} probe query: the
+ *   token whose row shows what the task teaches (sentence mode opens the model on it); source,
  *   writes: an encoder-decoder's source tokens, and what each decoder token is trained to write
  * @property {number | null} baseline
  * @property {{claim: string, value: number, holds: boolean}[] | null} [claims] a preset's, once measured

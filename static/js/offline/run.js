@@ -1,7 +1,7 @@
 // A saved run's page (templates/standalone.html with modes/train.html; offline/loader.js imports
 // it): Train mode's own controller and views, given the run's state (the file's data block, as
 // fetchRun gives it) instead of fetching and following it. What takes
-// the live server is not here: the form and the Train, Cancel and Export buttons, the server's
+// the live server is not here: the form and the Train and Cancel buttons, the header's exports, the server's
 // runs, and asking, opening or downloading a model (the views say so where it would be).
 
 import { byId } from "../core/dom.js";
@@ -12,7 +12,7 @@ import { createTrain } from "../modes/train/index.js";
 /** @typedef {{entry: string, saved?: string}} RunConfig */
 
 /** The parts of Train mode that start, cancel, list or export runs: hidden in the file. */
-const LIVE_ONLY = ["t-start", "t-cancel", "t-export-html", "t-runs", "t-try-card"];
+const LIVE_ONLY = ["t-start", "t-cancel", "t-runs", "t-try-card"];
 
 /**
  * Draw the saved run.

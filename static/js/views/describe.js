@@ -8,33 +8,77 @@ import { fmt } from "../core/numbers.js";
 
 /**
  * The largest finite value of a matrix and where it is (the first, in reading order, of equal
- * ones); null when no value is finite (every cell masked).
+ * ones); null when no value is finite (every cell masked). `skip`: rows before `fromRow` and
+ * the column `col` are left out.
  * @param {Matrix} matrix
+ * @param {{fromRow?: number, col?: number}} [skip]
  * @returns {{i: number, j: number, v: number} | null}
  */
-export function strongest(matrix) {
+export function strongest(matrix, skip = {}) {
   const C = matrix.shape[1] ?? matrix.shape[0];
+  const from = (skip.fromRow ?? 0) * C;
   let best = null;
-  for (let p = 0; p < matrix.data.length; p++) {
+  for (let p = from; p < matrix.data.length; p++) {
     const v = matrix.data[p];
-    if (v === null || !Number.isFinite(v)) continue;
+    if (v === null || !Number.isFinite(v) || p % C === skip.col) continue;
     if (best === null || v > best.v) best = { i: Math.floor(p / C), j: p % C, v };
   }
   return best;
 }
 
+export const SINK_SHARE = 0.5; // the first key named a sink when it takes this much of each later row
+
+/**
+ * A causal self-attention's first token as a sink: the mean weight each later row gives it,
+ * when the rows are weights (each in [0, 1], summing to 1 within 8-bit rounding) and that mean is at least
+ * SINK_SHARE; else null.
+ * @param {Matrix} matrix a square matrix, rows are queries
+ * @returns {number | null}
+ */
+export function firstTokenSink(matrix) {
+  const n = matrix.shape[0];
+  if (n < 2 || (matrix.shape[1] ?? n) !== n) return null;
+  let share = 0;
+  for (let i = 1; i < n; i++) {
+    let sum = 0;
+    for (let j = 0; j < n; j++) {
+      const v = Number(matrix.data[i * n + j]) || 0;
+      if (v < 0 || v > 1.05) return null; // not weights (scores)
+      sum += v;
+    }
+    if (Math.abs(sum - 1) > 0.05) return null; // not weights (a max over heads, a norm)
+    share += Number(matrix.data[i * n]) || 0;
+  }
+  share /= n - 1;
+  return share >= SINK_SHARE ? share : null;
+}
+
 /**
  * "strongest: apple → banana 0.30": the largest value's row and column labels and the value
  * (2 decimals, "≈" before it for 8-bit snapshots); "every cell is masked" when none is finite.
+ * With `causal` (a causal self-attention, square), the first query is left out: it sees only
+ * itself, so its one weight is 1 and says nothing. When the first token takes at least half of
+ * each later row (an attention sink, firstTokenSink), it is named apart, with its share, and the
+ * strongest is found among the other keys.
  * @param {string[]} rowLabels @param {string[]} colLabels @param {Matrix} matrix
- * @param {{word?: string, approx?: boolean, digits?: number}} [opts]
+ * @param {{word?: string, approx?: boolean, digits?: number, causal?: boolean}} [opts]
  */
 export function strongestText(rowLabels, colLabels, matrix, opts = {}) {
-  const s = strongest(matrix);
-  if (!s) return "every cell is masked";
+  const word = opts.word ?? "strongest";
+  const value = (/** @type {number} */ v) => `${opts.approx ? "≈ " : ""}${fmt(v, opts.digits ?? 2)}`;
+  const causal = opts.causal && matrix.shape[0] > 1 && (matrix.shape[1] ?? matrix.shape[0]) === matrix.shape[0];
+  if (!causal) {
+    const s = strongest(matrix);
+    if (!s) return "every cell is masked";
+    return `${word}: ${rowLabels[s.i]} → ${colLabels[s.j]} ${value(s.v)}`;
+  }
+  const sink = firstTokenSink(matrix);
+  const s = strongest(matrix, { fromRow: 1, col: sink === null ? undefined : 0 });
+  const cell = s ? `${rowLabels[s.i]} → ${colLabels[s.j]} ${value(s.v)}` : "none";
+  if (sink === null) return `${word} past the first query (which sees only itself): ${cell}`;
   return (
-    `${opts.word ?? "strongest"}: ${rowLabels[s.i]} → ${colLabels[s.j]} ${opts.approx ? "≈ " : ""}` +
-    fmt(s.v, opts.digits ?? 2)
+    `an attention sink: each later query gives on average ${Math.round(100 * sink)}% of its weight to ` +
+    `the first token, “${colLabels[0]}”; ${word} elsewhere: ${cell}`
   );
 }
 

@@ -49,11 +49,13 @@ function image(matrix, top) {
  * Draw `data.matrix` (rows x columns weights; rows are queries) into `container`.
  * @param {HTMLElement} container
  * @param {{labels: string[], matrix: NDArray, title: string, caption?: string, approx?: boolean,
- *   rowLabels?: string[], axes?: [string, string], unit?: string}} data
+ *   rowLabels?: string[], axes?: [string, string], unit?: string, causal?: boolean}} data
  *   labels: the columns' (keys'); rowLabels: the rows' when they differ (a cross-attention's
  *   queries); axes: what rows and columns are, ["query", "key"] by default; approx: the weights
  *   are 8-bit snapshots, read "≈ 0.42" rather than exactly; unit: what a cell is, "weight" by
- *   default ("value-weighted norm": ||a v W_O||, not a weight)
+ *   default ("value-weighted norm": ||a v W_O||, not a weight); causal: a causal
+ *   self-attention, whose summary leaves out the first query (it sees only itself) and names a
+ *   first-token sink apart (describe.js strongestText)
  * @param {{query?: number, peak?: boolean}} [sel] query: a row to mark (the chosen query), -1 or
  *   absent for none; peak: colour from 0 to the largest weight (else to 1)
  * @param {{onPick?: (row: number) => void}} [callbacks] a click on a row
@@ -222,7 +224,7 @@ export function render(container, data, sel = {}, callbacks = {}) {
 
   // The text alternative and the keyboard's path.
   const text = describe(/** @type {HTMLElement} */ (root.querySelector(".hc-body")), {
-    summary: `${R} × ${C} ${unit}s, ${strongestText(rowLabels, labels, matrix, { approx: data.approx })}`,
+    summary: `${R} × ${C} ${unit}s, ${strongestText(rowLabels, labels, matrix, { approx: data.approx, causal: data.causal })}`,
     table:
       R * C <= TABLE_MAX
         ? matrixTable(

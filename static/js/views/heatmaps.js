@@ -208,6 +208,8 @@ export function render(card, data, sel, callbacks) {
     ),
   ]);
   const labels = tokens.map(String);
+  // Under a causal mask the first query sees only itself: the summaries leave it out.
+  const causal = meta.config?.mask === "causal";
   readable(
     scoresEl,
     labels,
@@ -215,7 +217,7 @@ export function render(card, data, sel, callbacks) {
     "score",
     data.scores.dtype,
     `Scores, ${where}`,
-    strongestText(labels, labels, { shape: [n, n], data: scores.flat() }, { word: "largest" }),
+    strongestText(labels, labels, { shape: [n, n], data: scores.flat() }, { word: "largest", causal }),
   );
   readable(
     weightsEl,
@@ -225,8 +227,8 @@ export function render(card, data, sel, callbacks) {
     (vw ?? data.weights).dtype,
     `${name}, ${where}`,
     vw
-      ? strongestText(labels, labels, vw)
-      : `mean entropy ${fmt(data.entropy, 2)} nats, ` + strongestText(labels, labels, data.weights),
+      ? strongestText(labels, labels, vw, { causal })
+      : `mean entropy ${fmt(data.entropy, 2)} nats, ` + strongestText(labels, labels, data.weights, { causal }),
   );
   return drawn;
 }

@@ -267,10 +267,13 @@ export function createToy(hooks, { openParts = (body) => new TraceParts(body), f
     client.request(toRequest(s, defaults), { fields: FIRST, layer, head });
   }
 
-  /** The inputs of a record, read only: the table's cells, the model form and the preset (its
-   * Export CSV still saves the table). */
+  /** The inputs of a record, read only, and seen to be: the table's cells and the model form
+   * without the look of a text box, no remove buttons, and a note in each card (its Export CSV
+   * still saves the table). */
   function lock() {
+    table.lock();
     const panel = /** @type {HTMLElement} */ (byId("toy-mode").querySelector(".panel"));
+    panel.classList.add("read-only");
     for (const e of /** @type {NodeListOf<HTMLInputElement>} */ (
       panel.querySelectorAll("input, select, textarea, button")
     )) {
@@ -281,6 +284,16 @@ export function createToy(hooks, { openParts = (body) => new TraceParts(body), f
     for (const id of ["add-token", "add-dim", "preset-reset"]) byId(id).hidden = true;
     const importLabel = byId("import-csv").closest("label");
     if (importLabel) importLabel.hidden = true;
+    const keys = byId("table-keys");
+    if (keys.previousElementSibling) /** @type {HTMLElement} */ (keys.previousElementSibling).hidden = true; // how to edit
+    keys.textContent = "Tab reaches the table once; the arrow keys move between its cells, which are read only here.";
+    for (const card of [byId("embeddings").closest(".card"), byId("config").closest(".card")]) {
+      if (!card || card.querySelector(".read-only-note")) continue;
+      const note = document.createElement("p");
+      note.className = "read-only-note";
+      note.textContent = "Read-only copy: open attnviz to edit.";
+      (card.querySelector(":scope > .card-head") ?? card.querySelector("h2"))?.after(note);
+    }
   }
 
   /** Show a whole new state (a preset or a link). @param {ToyState} state */

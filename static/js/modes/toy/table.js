@@ -1,5 +1,12 @@
 // The embedding editor: token labels, axis names and the n x d values, all editable.
 // Every piece of user text goes into input.value or textContent, never into HTML.
+//
+// The table is one Tab stop, an ARIA grid (a roving tabindex: the cell last in focus is the
+// stop). Inside it the arrow keys move between cells, Home and End to a row's ends (with Ctrl
+// the grid's first and last cell); a cell reached by them has its text selected, so typing
+// replaces it, as in a spreadsheet. Enter or F2 edits the cell (the arrows then move the caret),
+// Escape or F2 leaves editing, and Enter while editing moves down a row. A click edits at once.
+// With `readOnly` (a saved file's record of what was traced) the cells are read, never edited.
 
 import { el } from "../../core/dom.js";
 import { isBlock, parseBlock, parseNumber } from "./paste.js";
@@ -8,12 +15,83 @@ import { dims } from "../../core/state.js";
 /** The text a value cell shows: the number, or the text that is not a number yet. */
 export const cellText = (v) => (typeof v === "number" ? String(v) : String(v ?? ""));
 
+/** The focusable control of each cell, by grid row and column (null where a cell has none, or
+ * its control is disabled or hidden). @param {HTMLTableElement} table */
+function gridCells(table) {
+  return [...table.rows].map((row) =>
+    [...row.cells].map((c) => {
+      const e = /** @type {HTMLInputElement | HTMLButtonElement | null} */ (c.querySelector("input, button"));
+      return e && !e.disabled && !e.hidden ? e : null;
+    }),
+  );
+}
+
+/**
+ * Where a key moves from row r, column c of a grid of cells (null: no control there): the
+ * nearest control that way (arrows), a row's first or last (Home, End; with Ctrl the grid's).
+ * null for any other key, or when there is none that way.
+ * @param {(HTMLElement | null)[][]} cells @param {number} r @param {number} c @param {string} key
+ * @param {boolean} ctrl
+ * @returns {HTMLElement | null}
+ */
+export function gridMove(cells, r, c, key, ctrl) {
+  const all = cells.flat().filter(Boolean);
+  if (key === "Home" && ctrl) return all[0] ?? null;
+  if (key === "End" && ctrl) return all[all.length - 1] ?? null;
+  if (key === "Home") return cells[r].find(Boolean) ?? null;
+  if (key === "End") return [...cells[r]].reverse().find(Boolean) ?? null;
+  const step = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] }[key];
+  if (!step) return null;
+  for (let i = r + step[0], j = c + step[1]; i >= 0 && i < cells.length && j >= 0; i += step[0], j += step[1]) {
+    if (step[1] && j >= cells[i].length) break;
+    const e = cells[i][j];
+    if (e) return e;
+  }
+  return null;
+}
+
 /**
  * createTable(table, {getState, getLimits, onEdit, onNotice}). onEdit({structural}) is called
  * after the state changed; structural edits (rows or columns added or removed) re-render.
+ * lock(): from then on a record, read only (readOnly cells, no remove buttons).
  */
 export function createTable(table, { getState, getLimits, onEdit, onNotice }) {
+  table.setAttribute("role", "grid");
+  let readOnly = false;
+  /** The grid's Tab stop (row, column), kept over a re-render. */
+  let stop = { r: 0, c: 1 };
+  /** A cell is being edited (its arrows move the caret, not the focus). */
+  let editing = false;
+
+  /** Where a control is in the grid. @param {Element} e */
+  function where(e) {
+    const cell = /** @type {HTMLTableCellElement | null} */ (e.closest("td, th"));
+    const row = /** @type {HTMLTableRowElement | null} */ (cell?.parentElement ?? null);
+    return cell && row ? { r: row.rowIndex, c: cell.cellIndex } : null;
+  }
+
+  /** Make `e` the grid's one Tab stop. @param {HTMLElement} e */
+  function rove(e) {
+    for (const x of /** @type {NodeListOf<HTMLElement>} */ (table.querySelectorAll("input, button"))) x.tabIndex = -1;
+    e.tabIndex = 0;
+    stop = where(e) ?? stop;
+  }
+
+  /** The stop after a render: the cell at the old place, else the nearest before it. */
+  function restoreStop() {
+    const cells = gridCells(table);
+    const r = Math.min(stop.r, cells.length - 1);
+    const row = cells[r] ?? [];
+    const e =
+      row[Math.min(stop.c, row.length - 1)] ??
+      row.slice(0, stop.c).reverse().find(Boolean) ??
+      cells.flat().find(Boolean);
+    if (e) rove(e);
+    return e ?? null;
+  }
+
   function render() {
+    const focused = table.contains(document.activeElement);
     const { tokens, axes, embeddings } = getState();
     const d = dims(getState());
     const limits = getLimits();
@@ -93,6 +171,27 @@ export function createTable(table, { getState, getLimits, onEdit, onNotice }) {
       body.append(row);
     });
     table.replaceChildren(head, body);
+    if (readOnly) lockCells();
+    const e = restoreStop();
+    // A removed row or column took the focus with it: it goes to the cell now in its place.
+    if (focused && e && !table.contains(document.activeElement)) e.focus();
+  }
+
+  /** The cells of a record: read only, no remove buttons. */
+  function lockCells() {
+    table.setAttribute("aria-readonly", "true");
+    for (const e of /** @type {NodeListOf<HTMLInputElement>} */ (table.querySelectorAll("input"))) e.readOnly = true;
+    for (const b of /** @type {NodeListOf<HTMLButtonElement>} */ (table.querySelectorAll("button.remove"))) {
+      b.disabled = true;
+      b.hidden = true;
+    }
+  }
+
+  /** From now on a record: read, never edited. */
+  function lock() {
+    readOnly = true;
+    lockCells();
+    restoreStop();
   }
 
   function addToken() {
@@ -152,18 +251,80 @@ export function createTable(table, { getState, getLimits, onEdit, onNotice }) {
     }
   });
 
-  // Enter moves down a row, like a spreadsheet.
+  /** Go to a cell by keyboard: it becomes the stop, not edited, its text selected. @param {HTMLElement} e */
+  function go(e) {
+    editing = false;
+    rove(e);
+    e.focus();
+    if (e instanceof HTMLInputElement) e.select();
+  }
+
+  /** Edit the cell in focus, the caret at its end. @param {HTMLInputElement} t */
+  function edit(t) {
+    if (readOnly) return;
+    editing = true;
+    t.setSelectionRange(t.value.length, t.value.length);
+  }
+
+  table.addEventListener("focusin", (event) => {
+    const t = /** @type {HTMLElement} */ (event.target);
+    if (t.matches("input, button")) rove(t);
+  });
+  table.addEventListener("focusout", (event) => {
+    if (!table.contains(/** @type {Node | null} */ (event.relatedTarget))) editing = false;
+  });
+  // A click edits at once (the caret where it landed), as in any text box.
+  table.addEventListener("pointerdown", (event) => {
+    if (/** @type {HTMLElement} */ (event.target).matches("input")) editing = !readOnly;
+  });
+
   table.addEventListener("keydown", (event) => {
-    const t = event.target;
-    if (event.key !== "Enter" || !t.dataset.kind) return;
-    event.preventDefault();
-    const { kind, r, c } = t.dataset;
-    const next =
-      kind === "axis"
-        ? `[data-kind="value"][data-r="0"][data-c="${c}"]`
-        : `[data-kind="${kind}"][data-r="${+r + 1}"]` + (kind === "value" ? `[data-c="${c}"]` : "");
-    const target = table.querySelector(next);
-    if (target) target.focus();
+    const t = /** @type {HTMLElement} */ (event.target);
+    if (!t.matches("input, button")) return;
+    const input = t instanceof HTMLInputElement ? t : null;
+    const { key } = event;
+    if (editing && input) {
+      if (key === "Escape" || key === "F2") {
+        event.preventDefault();
+        editing = false;
+        input.select();
+      } else if (key === "Enter") {
+        // Enter moves down a row, like a spreadsheet (from a name, to the column's first value).
+        event.preventDefault();
+        const { kind, r, c } = input.dataset;
+        const next =
+          kind === "axis"
+            ? `[data-kind="value"][data-r="0"][data-c="${c}"]`
+            : `[data-kind="${kind}"][data-r="${Number(r) + 1}"]` + (kind === "value" ? `[data-c="${c}"]` : "");
+        const target = /** @type {HTMLElement | null} */ (table.querySelector(next));
+        if (target) go(target);
+        else {
+          editing = false;
+          input.select();
+        }
+      }
+      return; // the arrows move the caret, typing types
+    }
+    const at = where(t);
+    const next = at && gridMove(gridCells(table), at.r, at.c, key, event.ctrlKey || event.metaKey);
+    if (next || ["ArrowUp", "ArrowDown", "ArrowLeft", "ArrowRight", "Home", "End"].includes(key)) {
+      event.preventDefault();
+      if (next) go(next);
+      return;
+    }
+    if (!input) return; // a remove button: Enter and Space press it
+    if (key === "Enter" || key === "F2") {
+      event.preventDefault();
+      edit(input);
+    } else if (
+      !readOnly &&
+      !event.ctrlKey &&
+      !event.metaKey &&
+      !event.altKey &&
+      (key.length === 1 || key === "Backspace" || key === "Delete")
+    ) {
+      editing = true; // typing replaces the selected text, and goes on editing
+    }
   });
 
   table.addEventListener("paste", (event) => {
@@ -241,5 +402,5 @@ export function createTable(table, { getState, getLimits, onEdit, onNotice }) {
     onEdit({ structural: true });
   }
 
-  return { render, addToken, addDim, pasteBlock };
+  return { render, addToken, addDim, pasteBlock, lock };
 }

@@ -2,7 +2,7 @@
 // draw, at most once per animation frame; the views' choices (variant, head, checkpoint) and
 // playing the checkpoints.
 
-import { modelFolderUrl, runHtmlUrl } from "../../core/api.js";
+import { modelFolderUrl } from "../../core/api.js";
 import { drawViews } from "../../core/controller.js";
 import { byId } from "../../core/dom.js";
 import { TRAIN_FEEDS, viewsFed } from "../../core/feeds.js";
@@ -58,7 +58,7 @@ export function createDrawing({ app, hooks, status, live }) {
   const VIEWS = {
     progress() {
       const r = run();
-      trainprogress.render(byId("t-run-card"), { run: r, exportUrl: live ? runHtmlUrl(r.id) : null });
+      trainprogress.render(byId("t-run-card"), { run: r, live });
       status.set(
         r.state === "running"
           ? `training ${r.id}`

@@ -8,7 +8,7 @@
 // Given a run's state (createTrain(hooks, { run }): a saved file, offline/run.js), it shows that
 // run with the same views and asks no server for anything: no form, no runs, no model to ask.
 
-import { fetchRun, fetchTrainOptions } from "../../core/api.js";
+import { exportRunHtml, fetchRun, fetchTrainOptions } from "../../core/api.js";
 import { createStatus } from "../../core/controller.js";
 import { byId } from "../../core/dom.js";
 import { createApp } from "./app.js";
@@ -23,8 +23,8 @@ import { ask, cancel, openLink, refreshRuns, show, start } from "./runs.js";
 
 /**
  * @param {import("./app.js").TrainHooks} hooks openModel: show a trained model in sentence
- *   mode on a text; changed: a run started or ended (the header's Export JSON); linked: another
- *   run is open (the address bar's link)
+ *   mode on a text, the query on a token; changed: a run started or ended (the header's Export
+ *   JSON and Export HTML); linked: another run is open (the address bar's link)
  * @param {{run?: TrainRun | null}} [given] run: a run's state (as fetchRun gives it, as a saved
  *   file holds it) to show instead of a server's runs: nothing is fetched, started or asked
  */
@@ -106,6 +106,10 @@ export function createTrain(hooks, { run: saved = null } = {}) {
       if (!app.form) return app.link ? encodeTrainLink(app.link) : TRAIN_HASH;
       return encodeTrainLink({ run: app.t.run?.id ?? null, settings: app.form.settings() });
     },
+    /** The run open has ended (done, cancelled, failed): the header's Export HTML can save it. */
+    hasEnded: () => Boolean(app.t.run) && app.t.run?.state !== "running" && app.t.run?.state !== "queued",
+    /** The run open as one HTML file that opens offline (the header's Export HTML), or null. */
+    exportHtml: () => (app.t.run ? exportRunHtml(app.t.run.id) : null),
     /** The run as fetchRun gives it (the server's copy, not the page's). */
     async exportJson() {
       if (!app.t.run) return null;

@@ -80,6 +80,7 @@ export async function draw(ctx) {
       matrix,
       title: `Layer ${app.s.layer + 1}, ${what}`,
       unit: norms ? "value-weighted norm" : "weight",
+      causal: Boolean(meta.causal),
     },
     { query: p.queryRow(hv.groups), peak: app.s.peak || agg === "head_max" || norms },
     { onPick: (row) => pickQuery(hv.groups[row][0]) },

@@ -15,8 +15,9 @@ import { variantFigures } from "../../../core/trainrun.js";
  * @param {{run: TrainRun, folder: ((variant: number) => string) | null}} data folder: the URL
  *   of a finished variant's model folder (zipped); null in a saved file, which holds no model
  * @param {{}} sel
- * @param {{onOpen: (model: string, text: string) => void}} callbacks onOpen: show a trained
- *   model in sentence mode on a text
+ * @param {{onOpen: (model: string, text: string, query: number) => void}} callbacks onOpen:
+ *   show a trained model in sentence mode on a text, the query on a token: the probe's (the
+ *   server's: one whose row shows what the task teaches, not the first token)
  */
 export function render(card, data, sel, callbacks) {
   const r = data.run;
@@ -80,7 +81,7 @@ export function render(card, data, sel, callbacks) {
         ]);
       }
       const open = el("button", { type: "button", textContent: "Open in sentence mode", disabled: !v.model });
-      open.addEventListener("click", () => v.model && callbacks.onOpen(v.model, r.probe.text));
+      open.addEventListener("click", () => v.model && callbacks.onOpen(v.model, r.probe.text, r.probe.query));
       const save = el("a", {
         className: "button",
         textContent: "Download folder",

@@ -2,8 +2,8 @@
 // (a waiting run's place in line and estimate; the running variant's step, speed and losses;
 // once ended, each variant's figures), the
 // run's id, whether Cancel applies (and is offered at all: only to whoever may cancel the run,
-// its owner), and the Export HTML link of a run that has ended (the run as one offline file).
-// render(card, data): parts marked by data-role.
+// its owner). A run that has ended is saved as one offline file by the header's Export HTML,
+// as every mode's views are. render(card, data): parts marked by data-role.
 
 import { fmt } from "../../../core/numbers.js";
 import { inLine, variantFigures } from "../../../core/trainrun.js";
@@ -12,8 +12,8 @@ import { inLine, variantFigures } from "../../../core/trainrun.js";
 
 /**
  * @param {HTMLElement} card
- * @param {{run: TrainRun, exportUrl?: string | null}} data exportUrl: where the ended run is
- *   one HTML file (none in a saved file: the link is hidden)
+ * @param {{run: TrainRun, live?: boolean}} data live: on the live page (a saved file offers no
+ *   Cancel)
  */
 export function render(card, data) {
   const r = data.run;
@@ -44,7 +44,7 @@ export function render(card, data) {
   const cancel = /** @type {HTMLButtonElement} */ (part("cancel"));
   cancel.disabled = r.state !== "running" && r.state !== "queued";
   const owner = /** @type {HTMLElement | null} */ (card.querySelector("[data-role=owner]"));
-  if (data.exportUrl) {
+  if (data.live) {
     // The live page: Cancel only where the caller may (a saved file hides it for good). A run
     // opened by its link, or shared, is another visitor's: read, scrubbed, downloaded, not
     // cancelled.
@@ -57,12 +57,6 @@ export function render(card, data) {
           ? "Shared by the operator: you can read it, not cancel it"
           : "Opened by its link: you can read it, not cancel it";
     }
-  }
-  const link = /** @type {HTMLAnchorElement | null} */ (card.querySelector("[data-role=export]"));
-  if (link) {
-    link.hidden = !data.exportUrl || r.state === "running" || r.state === "queued";
-    if (data.exportUrl) link.href = data.exportUrl;
-    link.setAttribute("aria-label", `Export HTML: run ${r.id} as one file that opens offline`);
   }
 }
 
