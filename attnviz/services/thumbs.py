@@ -11,6 +11,7 @@ import math
 import torch
 
 from attnviz.capture import TraceTensors
+from attnviz.capture.progress import report
 from attnviz.services.tokenview import TokenView
 
 
@@ -56,7 +57,8 @@ def thumbnails(
     m = len(tv.groups)
     pool = 1 if size == 0 or m <= size else math.ceil(m / size)
     values, scales = [], []
-    for layer in layers:
+    for i, layer in enumerate(layers):
+        report("thumbnails", i, len(layers))  # a job's (it may stop here)
         parts, part_scales = [], []
         chunks = tensors.value_chunks(layer) if value else tensors.head_chunks(layer)
         for _, p in chunks:  # a few heads at a time on a long text
@@ -68,6 +70,7 @@ def thumbnails(
             part_scales.append(scale)
         values.append(torch.cat(parts))  # (H, s, s)
         scales.append(torch.cat(part_scales))
+    report("thumbnails", len(layers), len(layers))
     return {
         "pool": pool,
         "size": values[0].shape[-1],

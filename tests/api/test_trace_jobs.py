@@ -1,0 +1,246 @@
+"""Trace jobs: a long text trace asked with ``Prefer: respond-async`` runs as a job its
+visitor follows (progress, cancel, supersede, its own limit), and the server answers meanwhile.
+
+The model is the SmolLM2-135M shape (30 layers, 9 heads over 3 key/value heads, RoPE base
+100,000, tied embeddings) at reduced widths, so that 3,600 tokens take seconds on a CPU."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from attnviz.app import create_app
+from attnviz.services.jobs import TraceJob
+from attnviz.settings import Settings
+from attnviz.wire.constants import COMPACT_MEDIA_TYPE
+
+ASYNC = {"Prefer": "respond-async", "Accept": COMPACT_MEDIA_TYPE}
+FIRST = {"fields": "thumbs", "thumb": 97, "hide_special": "false", "merge_words": "false"}
+
+
+def small_smollm(folder: Path, layers: int = 30) -> Path:
+    """SmolLM2-135M's config.json with its widths cut (hidden 576 -> 72, intermediate 1536 ->
+    192, a 512-token vocabulary), random weights as ``attnviz bench --shape`` writes them."""
+    from safetensors.torch import save_file
+
+    from attnviz.bench.shape import checkpoint_tensors, make_tokenizer, shape_config
+
+    hf = shape_config("smollm2-135m", layers)
+    hf.update(hidden_size=72, intermediate_size=192, vocab_size=512)
+    for key in ("bos_token_id", "eos_token_id"):
+        hf.pop(key)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.json").write_text(json.dumps(hf), encoding="utf-8")
+    make_tokenizer(hf["vocab_size"]).save(str(folder / "tokenizer.json"))
+    save_file(checkpoint_tensors(hf), str(folder / "model.safetensors"), metadata={"format": "pt"})
+    return folder
+
+
+@pytest.fixture(scope="module")
+def smol(tmp_path_factory) -> Path:
+    return small_smollm(tmp_path_factory.mktemp("models") / "smol")
+
+
+def text_of(folder: Path, n: int, start: int = 0) -> str:
+    from attnviz.bench.harness import text_of as bench_text
+    from attnviz.pretrained.tokenize import TextTokenizer
+
+    return bench_text(TextTokenizer.from_file(folder / "tokenizer.json"), n, start=start)
+
+
+def client_of(folder: Path, **settings) -> TestClient:
+    s = Settings(device="cpu", builtin_model=False, models=str(folder), **settings)
+    return TestClient(create_app(s))
+
+
+def follow(c: TestClient, job: dict, timeout: float = 120, seen: list | None = None) -> dict:
+    """The job's state, read every 50 ms until it ends; each state read kept in ``seen``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        r = c.get(job["url"])
+        assert r.status_code == 200, r.text
+        state = r.json()
+        if seen is not None:
+            seen.append(state)
+        if state["state"] in ("done", "cancelled", "failed"):
+            return state
+        assert time.monotonic() < deadline, state
+        time.sleep(0.05)
+
+
+@contextmanager
+def another_visitor(c: TestClient) -> Iterator[None]:
+    """The enclosed requests come from a new visitor (no cookie), on the same server."""
+    saved = c.cookies
+    c.cookies = type(saved)()
+    try:
+        yield
+    finally:
+        c.cookies = saved
+
+
+@pytest.fixture
+def slow_layers(monkeypatch):
+    """Each layer of a job takes 0.1 s more, so that a test can act while it runs."""
+    listen = TraceJob.listen
+
+    def slowed(self, stage, done, total):
+        time.sleep(0.1)
+        listen(self, stage, done, total)
+
+    monkeypatch.setattr(TraceJob, "listen", slowed)
+
+
+def test_a_3600_token_text_on_the_smollm2_shape_completes_as_a_job(smol):
+    """Reduced widths, the real layer count: the page's first request answers 202 at once, the
+    job tells each layer of the forward and then of the thumbnails with the time left,
+    /healthz and the job's state answer while it runs, and its result is the trace's first
+    part, the same as the same request answered directly once the trace is cached."""
+    text = text_of(smol, 3600)
+    with client_of(smol, trace_job_after_s=0.5) as c:
+        body = {"model": "smol", "text": text}
+        t0 = time.perf_counter()
+        r = c.post("/api/trace", params=FIRST, json=body, headers=ASYNC)
+        assert time.perf_counter() - t0 < 5
+        assert r.status_code == 202, r.text
+        job = r.json()
+        assert r.headers["location"] == job["url"]
+        assert r.headers["preference-applied"] == "respond-async"
+        assert job["layers"] == 30 and job["total"] == 60  # forward, then thumbnails
+        assert job["estimate_s"] > 0.5 and job["state"] in ("queued", "running")
+        seen: list[dict] = []
+        health: list[float] = []
+        deadline = time.monotonic() + 300
+        while True:
+            t = time.perf_counter()
+            assert c.get("/healthz").status_code == 200
+            health.append(time.perf_counter() - t)
+            state = c.get(job["url"]).json()
+            seen.append(state)
+            if state["state"] not in ("queued", "running"):
+                break
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert state["state"] == "done", state
+        assert state["layers_done"] == 30 and state["done"] == 60 and state["left_s"] is None
+        running = [s for s in seen if s["state"] == "running" and 0 < s["done"] < 60]
+        assert running, "no progress was seen while it ran"
+        assert all(s["left_s"] is not None and s["left_s"] >= 0 for s in running)
+        dones = [s["done"] for s in seen]
+        assert dones == sorted(dones)  # it only goes forward
+        assert {s["stage"] for s in running} <= {"forward", "thumbnails"}
+        assert max(health) < 1.0, "the health check waited on the job"
+        r = c.get(job["result"])
+        assert r.status_code == 200 and r.headers["content-type"] == COMPACT_MEDIA_TYPE
+        again = c.post("/api/trace", params=FIRST, json=body, headers=ASYNC)  # cached: at once
+        assert again.status_code == 200
+        assert again.content == r.content
+
+
+def test_a_short_text_is_answered_at_once_even_when_asking_for_a_job(smol):
+    with client_of(smol) as c:  # the default threshold: a few seconds
+        r = c.post("/api/trace", params=FIRST, json={"model": "smol", "text": "def f(x):"},
+                   headers=ASYNC)  # fmt: skip
+        assert r.status_code == 200
+
+
+def test_without_the_preference_a_long_text_is_answered_directly(smol):
+    with client_of(smol, trace_job_after_s=0) as c:
+        body = {"model": "smol", "text": text_of(smol, 300)}
+        r = c.post("/api/trace", params=FIRST, json=body, headers={"Accept": COMPACT_MEDIA_TYPE})
+        assert r.status_code == 200
+
+
+def test_cancel_stops_the_job_at_its_next_layer(smol, slow_layers):
+    with client_of(smol, trace_job_after_s=0) as c:
+        body = {"model": "smol", "text": text_of(smol, 200)}
+        job = c.post("/api/trace", params=FIRST, json=body, headers=ASYNC).json()
+        while c.get(job["url"]).json()["done"] < 2:
+            time.sleep(0.02)
+        r = c.delete(job["url"])
+        assert r.status_code == 200
+        state = follow(c, job)
+        assert state["state"] == "cancelled"
+        assert state["message"] == "cancelled by its page"
+        assert state["done"] < 10
+        r = c.get(job["result"])
+        assert r.status_code == 409 and "cancelled" in r.json()["message"]
+        # The compute thread is free again: a short text is answered.
+        short = c.post("/api/trace", json={"model": "smol", "text": "x = 1"})
+        assert short.status_code == 200
+
+
+def test_a_newer_request_of_the_same_visitor_supersedes_its_job(smol, slow_layers):
+    with client_of(smol, trace_job_after_s=0) as c:
+        first = c.post("/api/trace", params=FIRST, headers=ASYNC,
+                       json={"model": "smol", "text": text_of(smol, 200)}).json()  # fmt: skip
+        while c.get(first["url"]).json()["state"] != "running":
+            time.sleep(0.02)
+        # The same text again: the same job.
+        same = c.post("/api/trace", params=FIRST, headers=ASYNC,
+                      json={"model": "smol", "text": text_of(smol, 200)})  # fmt: skip
+        assert same.status_code == 202 and same.json()["id"] == first["id"]
+        second = c.post("/api/trace", params=FIRST, headers=ASYNC,
+                        json={"model": "smol", "text": text_of(smol, 200, start=5)}).json()  # fmt: skip
+        assert second["id"] != first["id"]
+        ended = follow(c, first)
+        assert ended["state"] == "cancelled"
+        assert "newer request" in ended["message"]
+        assert follow(c, second)["state"] == "done"
+
+
+def test_another_visitor_gets_404_for_the_job(smol, slow_layers):
+    with client_of(smol, trace_job_after_s=0) as c:
+        job = c.post("/api/trace", params=FIRST, headers=ASYNC,
+                     json={"model": "smol", "text": text_of(smol, 100)}).json()  # fmt: skip
+        with another_visitor(c):
+            for method, url in (("GET", job["url"]), ("DELETE", job["url"]),
+                                ("GET", job["result"])):  # fmt: skip
+                r = c.request(method, url)
+                assert r.status_code == 404, (method, url, r.text)
+        assert c.get(job["url"]).status_code == 200
+        assert c.get("/api/trace/jobs/0123456789abcdef0123456789abcdef").status_code == 404
+        assert follow(c, job)["state"] == "done"  # the other's cancel did nothing
+
+
+def test_the_job_limit_ends_it_with_a_clear_message(smol, slow_layers):
+    with client_of(smol, trace_job_after_s=0, trace_job_s=0.5) as c:
+        job = c.post("/api/trace", params=FIRST, headers=ASYNC,
+                     json={"model": "smol", "text": text_of(smol, 200)}).json()  # fmt: skip
+        assert job["limit_s"] == 0.5
+        state = follow(c, job)
+        assert state["state"] == "failed"
+        assert "limit for one job of 0.5 s (ATTNVIZ_TRACE_JOB_S)" in state["message"]
+        r = c.get(job["result"])
+        assert r.status_code == 503 and "ATTNVIZ_TRACE_JOB_S" in r.json()["message"]
+
+
+def test_a_job_runs_past_the_request_limit(smol, slow_layers):
+    """60 layer passes at 0.1 s each: 6 s, past a request limit of 2 s; the job finishes."""
+    with client_of(smol, trace_job_after_s=0, request_timeout_s=2) as c:
+        job = c.post("/api/trace", params=FIRST, headers=ASYNC,
+                     json={"model": "smol", "text": text_of(smol, 100)}).json()  # fmt: skip
+        state = follow(c, job)
+        assert state["state"] == "done" and state["elapsed_s"] > 2
+        assert c.get(job["result"]).status_code == 200
+
+
+def test_while_a_job_runs_a_request_behind_it_is_told_how_long_to_wait(smol, slow_layers):
+    with client_of(smol, trace_job_after_s=0) as c:
+        job = c.post("/api/trace", params=FIRST, headers=ASYNC,
+                     json={"model": "smol", "text": text_of(smol, 200)}).json()  # fmt: skip
+        while c.get(job["url"]).json()["done"] < 3:
+            time.sleep(0.02)
+        with another_visitor(c):  # another visitor's short text
+            t0 = time.perf_counter()
+            r = c.post("/api/trace", json={"model": "smol", "text": "y = 2"})
+            assert time.perf_counter() - t0 < 1
+        assert r.status_code == 503 and int(r.headers["retry-after"]) >= 2
+        assert c.get("/healthz").status_code == 200
+        assert follow(c, job)["state"] == "done"
