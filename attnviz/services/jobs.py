@@ -43,24 +43,28 @@ State = Literal["queued", "running", "done", "cancelled", "failed"]
 ENDED = ("done", "cancelled", "failed")
 MAX_JOBS = 256  # jobs kept at once (running and ended); past it the oldest ended go first
 
-# The pace of the forward's arithmetic before any trace is measured (work units a second):
-# on this project's 2-core machine the SmolLM2-135M shape at 3,600 tokens went at 44e9 on one
+# The pace of the forward's arithmetic before any trace is measured (work units a second): on
+# this project's 2-core machine the SmolLM2-135M shape at 3,600 tokens went at 66e9 on one
 # thread; a GPU is far faster. Measured traces move it (``_EWMA``), from traces worth timing.
-FIRST_PACE = {"cpu": 40e9, "cuda": 2e12}
+FIRST_PACE = {"cpu": 60e9, "cuda": 2e12}
+# What one element of a head's T x T weights costs beside the matrix products (the scores'
+# scale, mask and softmax, a head at a time on a long text), in multiply-adds: fitted to the
+# SmolLM2-135M shape at 3,600 tokens and to a narrow one at 900 on the 2-core machine.
+SQUARE_COST = 400
 _EWMA = 0.3
 _MIN_UNITS = 2e9  # a trace of less is mostly fixed costs: it says nothing of the pace
 
 
 def work_units(cfg: TransformerConfig, tokens: int, thumbs: bool) -> float:
     """The forward's arithmetic on ``tokens`` (multiply-adds counted twice, each element of the
-    T x T weights as 32, what its softmax and masking take), and, with ``thumbs``, that of every
-    layer's weights again from q and k (the first response's thumbnails)."""
+    T x T weights as ``SQUARE_COST``), and, with ``thumbs``, that of every layer's weights again
+    from q and k (the first response's thumbnails)."""
     d, hs, heads, kv = cfg.d_model, cfg.d_head, cfg.n_heads, cfg.kv_heads
     ffn = (3 if cfg.gated else 2) * d * cfg.hidden if cfg.ffn else 0
     per_token = 2 * (2 * d * heads * hs + 2 * d * kv * hs + ffn)
     square = tokens * tokens * heads
-    attention = 4 * square * hs + 32 * square
-    again = 2 * square * hs + 32 * square if thumbs else 0
+    attention = 4 * square * hs + SQUARE_COST * square
+    again = 2 * square * hs + SQUARE_COST * square if thumbs else 0
     return float(cfg.n_layers * (tokens * per_token + attention + again))
 
 
