@@ -82,23 +82,26 @@ async def trace(
     if isinstance(req, TextTraceRequest) and asks:
         running = jobs.active(caller, traces.key(req))
         if running is not None:  # asked again while it computes: the same job
-            return _accepted(running)
+            return _accepted(running, caller.token)
     if isinstance(req, TextTraceRequest) and not traces.cache.holds(traces.key(req)):
         # A trace to compute: the caller's job on another text stops; a long one may be a job.
         units = jobs.units(req, query)
         jobs.supersede(caller, traces.key(req))
         if units is not None and asks and jobs.expected_s(units) > jobs.after_s:
             job = jobs.start(req, query, compact, encodings, client, caller, units)
-            return _accepted(job)
+            return _accepted(job, caller.token)
     body = await traces.respond(req, query, compact, encodings, client)
     if units is not None:
         jobs.measured(units, body.compute_ms / 1000)
     return _answer(body)
 
 
-def _accepted(job: TraceJob) -> JSONResponse:
+def _accepted(job: TraceJob, token: str) -> JSONResponse:
+    """202 with the job; ``token``: the caller as a bearer token (a client that keeps no
+    cookie follows its job with it)."""
     headers = {"Location": job.as_json()["url"], "Preference-Applied": "respond-async"}
-    return JSONResponse(job.as_json(), status_code=status.HTTP_202_ACCEPTED, headers=headers)
+    content = {**job.as_json(), "token": token}
+    return JSONResponse(content, status_code=status.HTTP_202_ACCEPTED, headers=headers)
 
 
 def _answer(body: TraceBody) -> Response:

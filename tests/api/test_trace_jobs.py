@@ -256,3 +256,24 @@ def test_while_a_job_runs_a_request_behind_it_is_told_how_long_to_wait(smol, slo
         assert r.status_code == 503 and int(r.headers["retry-after"]) >= 2
         assert c.get("/healthz").status_code == 200
         assert follow(c, job)["state"] == "done"
+
+
+def test_the_shape_bench_follows_a_job_as_the_page_does(smol):
+    """``attnviz bench --shape``'s first request: made a job, followed with the cookie to its
+    result, and said in the table."""
+    from attnviz.bench.shape import ShapeReport, ShapeRow, first_request, table
+    from tests.support.servers import served
+
+    s = Settings(device="cpu", builtin_model=False, models=str(smol), trace_job_after_s=0)
+    with served(create_app(s)) as url:
+        port = int(url.rsplit(":", 1)[1])
+        status, wire, raw, job = first_request(port, {"model": "smol", "text": text_of(smol, 300)})
+    assert status == 200 and wire > 0 and raw[:8]
+    assert job is not None and job["state"] == "done" and job["total"] == 60
+    row = ShapeRow(tokens=300, hf_forward_ms=None, first_request_ms=1.0, ratio=None,
+                   first_paint_bytes=wire, peak_rss_bytes=0, health_worst_ms=1.0,
+                   health_failures=0, job=job)  # fmt: skip
+    report = ShapeReport(shape="smollm2-135m", device="cpu", torch_threads=1, parameters=1,
+                         weights_bytes=1, dtype="float32", loaded_rss_bytes=0,
+                         load_peak_rss_bytes=0, rows=[row], load_average=[1.0])  # fmt: skip
+    assert "300 tokens: computed as a job (done), estimated" in table(report)
