@@ -278,8 +278,10 @@ class Admission:
             future.add_done_callback(functools.partial(self._done, loop, job))
 
     def _done(self, loop: asyncio.AbstractEventLoop, job: _Job[Any], future: Future) -> None:
-        """On the compute thread: hand the finished job back to the event loop."""
-        loop.call_soon_threadsafe(self._finish, job, future)
+        """On the compute thread: hand the finished job back to the event loop (unless it has
+        closed meanwhile: a server stopped while a trace job computed)."""
+        if not loop.is_closed():
+            loop.call_soon_threadsafe(self._finish, job, future)
 
     @staticmethod
     def _timed(job: _Job[R]) -> Callable[[], R]:

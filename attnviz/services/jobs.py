@@ -92,6 +92,7 @@ class TraceJob:
     thumbs_done: int = 0
     thumbs_total: int = 0
     started: float | None = None
+    told_at: float | None = None  # when the last layer pass was told
     ended: float | None = None
     message: str | None = None
     status: int | None = None  # the HTTP status of a failure
@@ -108,12 +109,15 @@ class TraceJob:
         if time.monotonic() - self.asked > self.limit_s:
             self.stop = self.over_limit()
             raise JobStopped(self.stop)
+        before = self.done
         if stage == "forward":
             self.forward_done = done
         elif stage == "thumbnails":
             self.forward_done = self.layers
             self.thumbs_done, self.thumbs_total = done, total
         self.stage = stage
+        if self.done != before:
+            self.told_at = time.monotonic()
 
     def over_limit(self) -> str:
         return (
@@ -142,16 +146,21 @@ class TraceJob:
         return end - self.started
 
     def left_s(self) -> float:
-        """Seconds to go: at the pace of the layers done so far, else the estimate's."""
+        """Seconds to go: at the pace of the layers done so far (counting down between them,
+        to a tenth of a layer's time at least), else the estimate's."""
         if self.state in ENDED:
             return 0.0
-        spent, done, total = self.computing_s(), self.done, max(1, self.total)
-        pace = spent / done if done else self.estimate_s / total
+        done, total = self.done, max(1, self.total)
+        if not done or self.started is None or self.told_at is None:
+            pace = self.estimate_s / total
+            return (
+                pace if self.stop is not None else max(pace, self.estimate_s - self.computing_s())
+            )
+        pace = (self.told_at - self.started) / done
         if self.stop is not None:
             return pace  # it stops at the next layer
-        if not done:
-            return max(pace, self.estimate_s - spent)
-        return pace * max(0, total - done)
+        since = time.monotonic() - self.told_at
+        return max(0.1 * pace, pace * max(0, total - done) - since)
 
     def as_json(self) -> dict[str, Any]:
         url = f"/api/trace/jobs/{self.id}"

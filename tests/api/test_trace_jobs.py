@@ -277,3 +277,35 @@ def test_the_shape_bench_follows_a_job_as_the_page_does(smol):
                          weights_bytes=1, dtype="float32", loaded_rss_bytes=0,
                          load_peak_rss_bytes=0, rows=[row], load_average=[1.0])  # fmt: skip
     assert "300 tokens: computed as a job (done), estimated" in table(report)
+
+
+def test_a_long_texts_thumbnails_take_each_rows_entropy_on_the_way(tmp_path, monkeypatch):
+    """When the forward's weights are not held (a long text), the thumbnails' pass over every
+    layer's recomputed weights keeps each row's entropy: the page's last part is then answered
+    from it, the very numbers a pass of its own gives, instead of taking every layer's weights
+    again (at 3,600 tokens of the 135M shape that took as long as the thumbnails)."""
+    import torch
+
+    import attnviz.capture.tensors as store
+    from attnviz.engine.analysis import attention_entropy
+    from attnviz.pretrained.folder import load_folder
+    from attnviz.pretrained.registry import ModelRegistry
+    from attnviz.schemas.trace import TextTraceRequest, TraceQuery
+    from attnviz.services.trace_service import TraceService
+
+    monkeypatch.setattr(store, "KEEP_FORWARD_BYTES", 0)  # as at 3,600 tokens of 30 layers
+    folder = small_smollm(tmp_path / "smol2", layers=2)
+    m = load_folder(folder, torch.device("cpu"))
+    svc = TraceService(Settings(device="cpu", builtin_model=False), m.device, ModelRegistry([m]))
+    req = TextTraceRequest(model=m.name, text=text_of(folder, 300))
+    svc.part(req, TraceQuery(**FIRST), True)
+    t = svc.computed(req)[0].tensors
+    assert t.forward_pattern is None and not t.wants_entropy()
+    kept = t.entropy()
+    again = torch.stack([torch.cat([attention_entropy(p) for _, p in t.head_chunks(i)])
+                         for i in range(t.layers)])  # fmt: skip
+    assert torch.equal(kept, again)
+    # A part of one layer's thumbnails takes nothing: the entropy then waits to be asked.
+    other = TextTraceRequest(model=m.name, text=text_of(folder, 300, start=3))
+    svc.part(other, TraceQuery(**FIRST, thumb_layer=1), True)
+    assert svc.computed(other)[0].tensors.wants_entropy()

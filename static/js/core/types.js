@@ -448,7 +448,7 @@
  */
 
 /**
- * A trace job (GET /api/trace/jobs/{id}): a long trace the server computes, followed.
+ * A trace job: a long trace the server computes, its state as core/api.js reads it.
  * @typedef {object} TraceJob
  * @property {string} id
  * @property {"queued" | "running" | "done" | "cancelled" | "failed"} state
