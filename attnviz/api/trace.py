@@ -83,6 +83,10 @@ async def trace(
         running = jobs.active(caller, traces.key(req))
         if running is not None:  # asked again while it computes: the same job
             return _accepted(running, caller.token)
+        done = jobs.answered(caller, traces.key(req), jobs.asked_for(query, compact, encodings))
+        if done is not None and traces.registry.get(req.model) is not None:
+            # asked again once done (the page loaded again): its answer
+            return _answer(done)
     if isinstance(req, TextTraceRequest) and not traces.cache.holds(traces.key(req)):
         # A trace to compute: the caller's job on another text stops; a long one may be a job.
         units = jobs.units(req, query)

@@ -81,6 +81,7 @@ class TraceJob:
     id: str
     owner: str
     key: str
+    asked_for: str  # the part and its form: a same request is answered with ``body``
     layers: int
     thumbs: bool  # the part asked for has every layer's thumbnails: a second pass
     estimate_s: float
@@ -231,6 +232,18 @@ class TraceJobs:
             if job.owner == caller.visitor and job.key != key and job.state not in ENDED:
                 self._stop(job, "cancelled: a newer request of this page took its place")
 
+    @staticmethod
+    def asked_for(query: TraceQuery, compact: bool, accept_encoding: str) -> str:
+        return f"{query.model_dump_json()} {compact} {accept_encoding}"
+
+    def answered(self, caller: Caller, key: str, asked_for: str) -> Body | None:
+        """The answer of the caller's done job to this very request, if it has one (a page
+        loaded again: its first part would otherwise take every layer's weights again)."""
+        for job in self._jobs.values():
+            if job.owner == caller.visitor and job.key == key and job.asked_for == asked_for:
+                return job.body
+        return None
+
     def active(self, caller: Caller, key: str) -> TraceJob | None:
         """The caller's job computing ``key``, if one is."""
         for job in self._jobs.values():
@@ -261,6 +274,7 @@ class TraceJobs:
             id=new_run_id(self.replica),
             owner=caller.visitor,
             key=key,
+            asked_for=self.asked_for(query, compact, accept_encoding),
             layers=cfg.n_layers,
             thumbs=self._thumbs(query),
             estimate_s=self.expected_s(units),
