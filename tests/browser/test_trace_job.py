@@ -14,7 +14,14 @@ import pytest
 from attnviz.app import create_app
 from attnviz.services.jobs import TraceJob
 from attnviz.settings import Settings
-from tests.browser.helpers import open_sentence, screenshot, traces_drawn, wait_for_trace
+from tests.browser.helpers import (
+    AXE,
+    axe_serious,
+    open_sentence,
+    screenshot,
+    traces_drawn,
+    wait_for_trace,
+)
 from tests.support.servers import served
 
 SLOW_S = 0.25
@@ -91,3 +98,24 @@ def test_cancel_stops_the_job_and_keeps_the_views(page, job_server):
     assert newest.done < newest.total
     assert traces_drawn(page) == drawn  # nothing new drawn, the old trace stays
     screenshot(page, "trace-job-cancelled.png")
+
+
+def test_at_480_px_the_line_wraps_and_cancel_stays_in_view(page, job_server):
+    """A phone's width: the line, the bar and Cancel wrap under the text, all in view, and
+    axe finds nothing serious while the job runs."""
+    url, _ = job_server
+    page.add_init_script(path=str(AXE))
+    page.set_viewport_size({"width": 480, "height": 900})
+    open_sentence(page, url)
+    before = traces_drawn(page)
+    page.fill("#s-text", "On a narrow screen the progress of a long text wraps")
+    page.wait_for_function(
+        "() => /layer [1-9]/.test(document.querySelector('.job-progress .job-line')?.textContent"
+        " || '')"
+    )
+    box = page.locator(".job-progress .job-cancel").bounding_box()
+    assert box is not None and box["x"] + box["width"] <= 480
+    assert page.evaluate("document.documentElement.scrollWidth") <= 480
+    assert axe_serious(page) == []
+    screenshot(page, "trace-job-480.png")
+    wait_for_trace(page, before)
