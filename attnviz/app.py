@@ -18,6 +18,7 @@ from attnviz.engine.device import resolve_device
 from attnviz.pretrained import load_registry
 from attnviz.services import compute
 from attnviz.services.datadir import server_secret
+from attnviz.services.jobs import TraceJobs
 from attnviz.services.recurrent import RecurrentService
 from attnviz.services.trace_service import TraceService
 from attnviz.services.training import TrainService
@@ -52,6 +53,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         backend=settings.backend,
     )
     app.state.traces = TraceService(settings, app.state.device, app.state.registry)
+    app.state.trace_jobs = TraceJobs(app.state.traces, settings)
     app.state.training = TrainService(settings, app.state.device, app.state.registry)
     app.state.recurrent = RecurrentService(settings)
     install_error_handlers(app)

@@ -59,6 +59,13 @@ class Settings(BaseSettings):
     # The whole of one request (reading its body, waiting, computing, answering), in seconds:
     # 503 past it.
     request_timeout_s: float = Field(30.0, gt=0, le=3600)
+    # A text trace expected to take longer than this many seconds (its tokens x layers x the
+    # model's size, at the pace measured on this server) runs as a job the page follows, when
+    # the request asks for one (Prefer: respond-async): 202 at once, its progress, cancel.
+    trace_job_after_s: float = Field(5.0, ge=0, le=3600)
+    # The longest one such job may compute, in seconds; past it the job ends as failed, saying
+    # so. The request limit above does not bound a job.
+    trace_job_s: float = Field(300.0, gt=0, le=86_400)
     # Request bodies larger than this get 413 before they are read. The largest valid toy
     # request (64 x 64 table and four custom 64 x 64 matrices at full precision) is ~0.5 MB.
     max_body_bytes: int = Field(512 * 1024, ge=1024, le=64 * 2**20)

@@ -8,6 +8,7 @@ import torch
 from fastapi import Depends, Request
 
 from attnviz.pretrained import ModelRegistry
+from attnviz.services.jobs import TraceJobs
 from attnviz.services.ownership import Caller
 from attnviz.services.recurrent import RecurrentService
 from attnviz.services.trace_service import TraceService
@@ -31,6 +32,10 @@ async def _traces(request: Request) -> TraceService:
     return request.app.state.traces
 
 
+async def _jobs(request: Request) -> TraceJobs:
+    return request.app.state.trace_jobs
+
+
 async def _training(request: Request) -> TrainService:
     return request.app.state.training
 
@@ -48,6 +53,7 @@ SettingsDep = Annotated[Settings, Depends(_settings)]
 DeviceDep = Annotated[torch.device, Depends(_device)]
 RegistryDep = Annotated[ModelRegistry, Depends(_registry)]
 TracesDep = Annotated[TraceService, Depends(_traces)]
+JobsDep = Annotated[TraceJobs, Depends(_jobs)]
 TrainingDep = Annotated[TrainService, Depends(_training)]
 RecurrentDep = Annotated[RecurrentService, Depends(_recurrent)]
 CallerDep = Annotated[Caller, Depends(_caller)]

@@ -1,10 +1,10 @@
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Query, Request
-from fastapi.responses import Response
+from fastapi import APIRouter, Body, HTTPException, Path, Query, Request, status
+from fastapi.responses import JSONResponse, Response
 from pydantic import Discriminator, Tag
 
-from attnviz.api.deps import TracesDep
+from attnviz.api.deps import CallerDep, JobsDep, TracesDep
 from attnviz.api.responses import SlicedResponse
 from attnviz.schemas.trace import (
     TextTraceRequest,
@@ -13,6 +13,8 @@ from attnviz.schemas.trace import (
     TraceQuery,
     TraceResponse,
 )
+from attnviz.services.jobs import JobGone, TraceJob
+from attnviz.services.trace_service import Body as TraceBody
 from attnviz.wire.constants import COMPACT_MEDIA_TYPE
 
 router = APIRouter(prefix="/api", tags=["trace"])
@@ -52,6 +54,11 @@ COMPACT_DOC = (
         413: {"description": "The body is over the server's cap"},
         422: {"description": "A field or parameter breaks a rule; see message"},
         503: {"description": "Busy: come back after `Retry-After` seconds"},
+        202: {
+            "description": "With `Prefer: respond-async`, a text trace expected to take longer "
+            "than ATTNVIZ_TRACE_JOB_AFTER_S: a job, its state as GET /api/trace/jobs/{id} "
+            "answers it (`Location` too); its `result` is this request's answer once done"
+        },
     },
     description="Run the toy transformer on a table, or a pretrained model on a text, and return "
     "every layer's attention, scores, queries, keys, values and hidden states. The query "
@@ -64,12 +71,44 @@ async def trace(
     query: Annotated[TraceQuery, Query()],
     request: Request,
     traces: TracesDep,
+    jobs: JobsDep,
+    caller: CallerDep,
 ) -> Response:
     compact = COMPACT_MEDIA_TYPE in request.headers.get("accept", "")
     client = request.client.host if request.client else ""
-    body = await traces.respond(
-        req, query, compact, request.headers.get("accept-encoding", ""), client
-    )
+    encodings = request.headers.get("accept-encoding", "")
+    units = None
+    asks = "respond-async" in request.headers.get("prefer", "")
+    if isinstance(req, TextTraceRequest) and asks:
+        running = jobs.active(caller, traces.key(req))
+        if running is not None:  # asked again while it computes: the same job
+            return _accepted(running, caller.token)
+        done = jobs.answered(caller, traces.key(req), jobs.asked_for(query, compact, encodings))
+        if done is not None and traces.registry.get(req.model) is not None:
+            # asked again once done (the page loaded again): its answer
+            return _answer(done)
+    if isinstance(req, TextTraceRequest) and not traces.cache.holds(traces.key(req)):
+        # A trace to compute: the caller's job on another text stops; a long one may be a job.
+        units = jobs.units(req, query)
+        jobs.supersede(caller, traces.key(req))
+        if units is not None and asks and jobs.expected_s(units) > jobs.after_s:
+            job = jobs.start(req, query, compact, encodings, client, caller, units)
+            return _accepted(job, caller.token)
+    body = await traces.respond(req, query, compact, encodings, client)
+    if units is not None:
+        jobs.measured(units, body.compute_ms / 1000)
+    return _answer(body)
+
+
+def _accepted(job: TraceJob, token: str) -> JSONResponse:
+    """202 with the job; ``token``: the caller as a bearer token (a client that keeps no
+    cookie follows its job with it)."""
+    headers = {"Location": job.as_json()["url"], "Preference-Applied": "respond-async"}
+    content = {**job.as_json(), "token": token}
+    return JSONResponse(content, status_code=status.HTTP_202_ACCEPTED, headers=headers)
+
+
+def _answer(body: TraceBody) -> Response:
     headers = {
         "Vary": "Accept, Accept-Encoding",
         # Where the time went, for the browser's developer tools and `attnviz bench`.
@@ -78,3 +117,73 @@ async def trace(
     if body.encoding:
         headers["Content-Encoding"] = body.encoding
     return SlicedResponse(body.content, media_type=body.media_type, headers=headers)
+
+
+# -- trace jobs ---------------------------------------------------------------------------------
+
+JobId = Annotated[str, Path(max_length=64, description="The id POST /api/trace answered (202)")]
+JOB_GONE: dict[int | str, dict[str, Any]] = {
+    404: {
+        "description": "No such job here (ended a while ago, replaced by a newer one), or not "
+        "the caller's (the same answer, so that its existence is not revealed)"
+    }
+}
+JOB_DOC = (
+    "`state` (`queued`, `running`, `done`, `cancelled`, `failed`), `stage` (`waiting`, "
+    "`forward`, `thumbnails`, `encoding`, then the state), `layers_done` of `layers` (the "
+    "forward's), `done` of `total` (every layer pass: the forward's, then the thumbnails'), "
+    "`elapsed_s`, `left_s` (at the pace of the layers done so far; the estimate before the "
+    "first), `estimate_s`, `limit_s`, `message` (why it was cancelled or failed) and `status` "
+    "(what `result` then answers)."
+)
+
+
+def _job(job_id: str, jobs: Any, caller: Any) -> TraceJob:
+    try:
+        return jobs.get(job_id, caller)
+    except JobGone as exc:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from None
+
+
+@router.get(
+    "/trace/jobs/{job_id}", responses=JOB_GONE, description="A trace job's state: " + JOB_DOC
+)
+def job_state(job_id: JobId, jobs: JobsDep, caller: CallerDep) -> dict[str, Any]:
+    return _job(job_id, jobs, caller).as_json()
+
+
+@router.delete(
+    "/trace/jobs/{job_id}",
+    responses=JOB_GONE,
+    description="Cancel a trace job: it stops at its next layer (at once while it waits for its "
+    "turn); answers its state. Its visitor's, or the operator's.",
+)
+def job_cancel(job_id: JobId, jobs: JobsDep, caller: CallerDep) -> dict[str, Any]:
+    try:
+        job = jobs.cancel(job_id, caller)
+    except JobGone as exc:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from None
+    return job.as_json()
+
+
+@router.get(
+    "/trace/jobs/{job_id}/result",
+    response_class=Response,
+    responses={
+        **JOB_GONE,
+        200: {"description": "The answer POST /api/trace would have given, in its form"},
+        409: {"description": "Not done yet (its state says how far it is), or cancelled"},
+    },
+    description="A done job's answer: the part of the trace its request asked for, JSON or "
+    "compact as it asked; a failed one's error, with the status it would have had.",
+)
+def job_result(job_id: JobId, jobs: JobsDep, caller: CallerDep) -> Response:
+    job = _job(job_id, jobs, caller)
+    if job.body is not None:
+        return _answer(job.body)
+    if job.state in ("queued", "running"):
+        done = f"{job.done} of {job.total} layer passes done"
+        raise HTTPException(status.HTTP_409_CONFLICT, f"job_id: still computing ({done})")
+    return JSONResponse(
+        {"message": job.message or job.state, "detail": []}, status_code=job.status or 409
+    )

@@ -256,6 +256,9 @@ class ShapeRow:
     page_parts_ms: dict[str, float] = field(default_factory=dict)
     # The server's peak resident memory after those parts too (VmHWM), when they were asked
     parts_peak_rss_bytes: int = 0
+    # The first request as a job (the server made it one): its estimate, what it told as it
+    # went ({t_s, done, total, left_s} each time the page would read it) and how it ended
+    job: dict[str, Any] | None = None
 
 
 @dataclass
@@ -376,10 +379,11 @@ def shape_row(
             note = f"transformers' forward needs {need / 1e9:.1f} GB of attentions"
     body = {"model": model, "text": text}
     error = None
+    job: dict[str, Any] | None = None
     with HealthProbe(port) as probe:
         t0 = time.perf_counter()
         try:
-            status, wire, raw = request(port, "POST", "/api/trace", body, FIRST, compact=True)
+            status, wire, raw, job = first_request(port, body)
         except OSError as exc:
             status, wire, raw = 0, 0, str(exc).encode()
         ms = 1000 * (time.perf_counter() - t0)
@@ -412,7 +416,60 @@ def shape_row(
         error=error,
         note=note,
         page_parts_ms=parts,
+        job=job,
     )
+
+
+def first_request(port: int, body: dict) -> tuple[int, int, bytes, dict[str, Any] | None]:
+    """The page's first request as the page sends it (``Prefer: respond-async``): the answer,
+    or, when the server makes it a job, the job followed as the page does (its state every
+    0.5 s, with the visitor's cookie) to its result: (status, bytes on the wire, body, what
+    the job told: None when there was none)."""
+    import gzip
+    import http.client
+
+    from attnviz.wire.constants import COMPACT_MEDIA_TYPE
+
+    query = "?" + "&".join(f"{k}={v}" for k, v in FIRST.items())
+    headers = {
+        "Accept-Encoding": "gzip",
+        "Accept": COMPACT_MEDIA_TYPE,
+        "Content-Type": "application/json",
+        "Prefer": "respond-async",
+    }
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
+    t0 = time.perf_counter()
+
+    def ask(method: str, path: str, data: bytes | None = None) -> tuple[int, bytes, Any]:
+        conn.request(method, path, body=data, headers=headers)
+        response = conn.getresponse()
+        return response.status, response.read(), response
+
+    try:
+        status, raw, response = ask("POST", "/api/trace" + query, json.dumps(body).encode())
+        job = None
+        if status == 202:
+            cookie = (response.getheader("Set-Cookie") or "").split(";")[0]
+            headers["Cookie"] = cookie
+            state = json.loads(raw)
+            told: list[dict[str, Any]] = []
+            job = {"estimate_s": state["estimate_s"], "layers": state["layers"], "told": told}
+            while state["state"] in ("queued", "running"):
+                time.sleep(0.5)
+                status, raw, _ = ask("GET", state["url"])
+                if status != 200:
+                    break
+                state = json.loads(raw)
+                told.append({"t_s": round(time.perf_counter() - t0, 2), "done": state["done"],
+                             "total": state["total"], "left_s": state["left_s"]})  # fmt: skip
+            job.update(state=state["state"], message=state["message"], total=state["total"])
+            status, raw, response = ask("GET", state["result"])
+        wire = len(raw)
+        if response.getheader("Content-Encoding") == "gzip":
+            raw = gzip.decompress(raw)
+        return status, wire, raw, job
+    finally:
+        conn.close()
 
 
 def run(
@@ -543,6 +600,18 @@ def table(report: ShapeReport) -> str:
             f"{r.peak_rss_bytes / gb:.2f} GB | {health} |"
         )
         notes += [f"{r.tokens:,} tokens: {x}" for x in (r.note, r.error) if x]
+        if r.job:
+            j, told = r.job, r.job["told"]
+            seen = sorted({t["done"] for t in told})
+            why = f": {j['message']}" if j["message"] else ""
+            notes.append(
+                f"{r.tokens:,} tokens: computed as a job ({j['state']}{why}), "
+                f"estimated {j['estimate_s']:.0f} s "
+                f"before it started; read {len(told)} times, {len(seen)} different counts of "
+                f"{j['total']} layer passes told (the forward's {j['layers']}, then the "
+                f"thumbnails'), the time left first said "
+                f"{next((t['left_s'] for t in told if t['done']), None)} s"
+            )
         if r.page_parts_ms:
             each = ", ".join(f"{k} {v:.0f} ms" for k, v in r.page_parts_ms.items())
             after = (

@@ -12,6 +12,8 @@ alike build on it:
   (``ComputedTrace``);
 - ``lens``: the readouts (a hidden state to scores over the vocabulary), the top-k tokens and
   the logit lens.
+- ``progress``: how far a long computation has got (each layer of the forward, of the
+  thumbnails), told to the listener of the thread computing it (a trace job).
 """
 
 from attnviz.capture.lens import Readout

@@ -213,6 +213,18 @@ class TraceTensors:
 
         return self._memo("entropy", lambda: torch.stack([layer(i) for i in range(self.layers)]))
 
+    def wants_entropy(self) -> bool:
+        """Whether a pass over every layer's recomputed weights (the first response's
+        thumbnails) should take each row's entropy on the way: the forward's weights are not
+        held (a long text) and it is not taken yet. Asked later it would take every layer's
+        weights again: at 3,600 tokens of SmolLM2-135M as long as the thumbnails did."""
+        return self.has_qk and self.forward_pattern is None and "entropy" not in self._derived
+
+    def keep_entropy(self, rows: torch.Tensor) -> None:
+        """(L, nh, T) each row's entropy, taken from the weights ``entropy`` reads (the same
+        ``head_chunks``), kept as if it had been asked."""
+        self._memo("entropy", lambda: rows)
+
     def projection(self) -> PCA:
         """One PCA of every layer's hidden states together, so that frames are comparable."""
         return self._memo("projection", lambda: trajectory_pca(self.states))

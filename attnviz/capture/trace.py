@@ -12,6 +12,7 @@ import torch
 
 # The module itself: ``KEEP_FORWARD_BYTES`` is read from it at each capture, where it is set.
 import attnviz.capture.tensors as store
+from attnviz.capture.progress import listener
 from attnviz.capture.tensors import QKV, TraceTensors
 from attnviz.engine import Transformer, TransformerConfig, act_name, capture
 from attnviz.engine.model import Block
@@ -77,6 +78,14 @@ def capture_trace(
     # overflow anywhere reaches the states, which are checked below.
     points = [b.attn.hook_pattern for b in model.blocks if isinstance(b, Block)]
     handles = [p.register_forward_hook(look) for p in points] if keep_pattern else []
+    listen = listener()
+    if listen is not None:  # a job follows it: each block done is told (and may stop it)
+        for i, block in enumerate(model.blocks):
+
+            def told(*_: object, done: int = i + 1) -> None:
+                listen("forward", done, L)
+
+            handles.append(block.register_forward_hook(told))
     # Only the points read here: each captured activation is kept alive, and costs a hook.
     try:
         with torch.inference_mode(), capture(model, wanted) as cache:

@@ -14,6 +14,12 @@ not banked; when nobody waits, every debt is forgiven (and forgotten: memory sta
 Requests whose trace is already cached are cheap (one head recomputed, an encoding): they go
 before every miss, and are never refused for a long queue of misses.
 
+A trace job (``jobs.py``: a long text, followed by the page) is admitted as a miss that is
+``patient``: it waits for its turn however long, and while it computes it says how long it has
+left (``left``), which is what a request behind it is told to wait (every one of them is refused
+at once with that ``Retry-After`` when it would not start in time); its time does not enter the
+running estimate of a miss.
+
 Everything here runs on the event loop's thread; only ``fn`` runs on the compute thread.
 """
 
@@ -60,6 +66,7 @@ class _Job(Generic[R]):
     cheap: bool
     arrived: float
     done: asyncio.Future[R]
+    left: Callable[[], float] | None = None  # a job's seconds to go, while it computes
     started: bool = False
     seconds: float = 0.0  # on the compute thread
 
@@ -92,6 +99,7 @@ class Admission:
         self.stats = AdmissionStats()
         self._clients: dict[str, _Client] = {}
         self._running = 0
+        self._jobs: set[_Job[Any]] = set()  # running, with a ``left``
         self._waiting_misses = 0
         self._waiting_cheap = 0
         self._miss_s = first_guess_s  # running estimate of one miss's compute time
@@ -113,9 +121,33 @@ class Admission:
         return self._miss_s
 
     def expected_wait_s(self) -> float:
-        """How long a new miss would wait to start, by the running estimate."""
-        ahead = self._waiting_misses + self._running
-        return ahead * self._miss_s / self.workers
+        """How long a new miss would wait to start, by the running estimate (and the time the
+        jobs computing say they have left)."""
+        ahead = self._waiting_misses + self._running - len(self._jobs)
+        return (ahead * self._miss_s + self._jobs_left_s()) / self.workers
+
+    def _jobs_left_s(self) -> float:
+        """The running jobs' time to go, together; when they hold every worker, at least the
+        shortest of them (nothing starts before one of them ends)."""
+        lefts = [max(0.0, job.left()) for job in self._jobs if job.left is not None]
+        if not lefts:
+            return 0.0
+        if len(lefts) >= self.workers:
+            return max(sum(lefts), min(lefts) * self.workers)
+        return sum(lefts)
+
+    def check(self, cheap: bool = False) -> None:
+        """:class:`Busy` now if a request would be refused at once (``run``'s first test)."""
+        if not cheap:
+            if self._waiting_misses >= self.max_queue:
+                self._refuse(f"{self._waiting_misses} requests are waiting")
+            if self._running >= self.workers and self.expected_wait_s() > self.max_wait_s:
+                self._refuse(f"the expected wait is {self.expected_wait_s():.1f} s")
+        elif self._jobs and self._running >= self.workers:
+            # Every worker computing, jobs among them: a cached part waits for one to end.
+            wait = self._jobs_left_s() / self.workers if len(self._jobs) >= self.workers else 0
+            if wait > self.max_wait_s:
+                self._refuse(f"a long trace is computing, {wait:.0f} s to go")
 
     def retry_after(self) -> int:
         """Whole seconds after which the work in the queue now is expected to be done."""
@@ -123,22 +155,34 @@ class Admission:
 
     # -- the one entry point ------------------------------------------------------------------
 
-    async def run(self, client: str, fn: Callable[[], R], *, cheap: bool = False) -> R:
+    async def run(
+        self,
+        client: str,
+        fn: Callable[[], R],
+        *,
+        cheap: bool = False,
+        left: Callable[[], float] | None = None,
+    ) -> R:
         """``fn()`` on the compute thread, when this client's turn comes; :class:`Busy` when it
-        would not start within ``max_wait_s``."""
-        if not cheap:
-            if self._waiting_misses >= self.max_queue:
-                self._refuse(f"{self._waiting_misses} requests are waiting")
-            if self._running >= self.workers and self.expected_wait_s() > self.max_wait_s:
-                self._refuse(f"the expected wait is {self.expected_wait_s():.1f} s")
+        would not start within ``max_wait_s``. With ``left`` (a job's seconds to go), it waits
+        for its turn however long (``check`` first for a refusal at once)."""
+        if left is None:
+            self.check(cheap)
         loop = asyncio.get_running_loop()
-        job: _Job[R] = _Job(client, fn, cheap, time.monotonic(), loop.create_future())
+        job: _Job[R] = _Job(client, fn, cheap, time.monotonic(), loop.create_future(), left)
         # A client that went away leaves its result unread: read it so nothing is logged.
         job.done.add_done_callback(lambda f: f.cancelled() or f.exception())
         self._enqueue(job)
         self._dispatch()
         if cheap:
             return await job.done
+        if left is not None:
+            try:
+                return await job.done
+            except asyncio.CancelledError:
+                if not job.started:
+                    self._remove(job)
+                raise
         try:
             return await asyncio.wait_for(asyncio.shield(job.done), self.max_wait_s)
         except TimeoutError:
@@ -227,13 +271,17 @@ class Admission:
             self._running += 1
             state = self._clients[job.client]
             state.running += 1
+            if job.left is not None:
+                self._jobs.add(job)
             self._vtime = max(self._vtime, state.used)
             future = compute.submit(self._timed(job))
             future.add_done_callback(functools.partial(self._done, loop, job))
 
     def _done(self, loop: asyncio.AbstractEventLoop, job: _Job[Any], future: Future) -> None:
-        """On the compute thread: hand the finished job back to the event loop."""
-        loop.call_soon_threadsafe(self._finish, job, future)
+        """On the compute thread: hand the finished job back to the event loop (unless it has
+        closed meanwhile: a server stopped while a trace job computed)."""
+        if not loop.is_closed():
+            loop.call_soon_threadsafe(self._finish, job, future)
 
     @staticmethod
     def _timed(job: _Job[R]) -> Callable[[], R]:
@@ -249,10 +297,11 @@ class Admission:
     def _finish(self, job: _Job[Any], future: Any) -> None:
         seconds = job.seconds
         self._running -= 1
+        self._jobs.discard(job)
         state = self._clients[job.client]
         state.running -= 1
         state.used += seconds
-        if not job.cheap:
+        if not job.cheap and job.left is None:  # a job's minutes are not a miss's pace
             self._miss_s += _EWMA * (seconds - self._miss_s)
         if not job.done.done():
             exc = future.exception()

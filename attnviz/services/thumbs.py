@@ -11,6 +11,8 @@ import math
 import torch
 
 from attnviz.capture import TraceTensors
+from attnviz.capture.progress import report
+from attnviz.engine.analysis import attention_entropy
 from attnviz.services.tokenview import TokenView
 
 
@@ -56,10 +58,17 @@ def thumbnails(
     m = len(tv.groups)
     pool = 1 if size == 0 or m <= size else math.ceil(m / size)
     values, scales = [], []
-    for layer in layers:
-        parts, part_scales = [], []
+    # A long text's weights are recomputed here from q and k, every layer: each row's entropy
+    # (the page's last part) is taken from them on the way rather than by a second pass.
+    take = not value and layers == list(range(tensors.layers)) and tensors.wants_entropy()
+    entropy: list[torch.Tensor] = []
+    for i, layer in enumerate(layers):
+        report("thumbnails", i, len(layers))  # a job's (it may stop here)
+        parts, part_scales, rows = [], [], []
         chunks = tensors.value_chunks(layer) if value else tensors.head_chunks(layer)
         for _, p in chunks:  # a few heads at a time on a long text
+            if take:
+                rows.append(attention_entropy(p))  # (h, T)
             x = tv.apply(p, renormalise=not value)  # (h, m, m)
             if pool > 1:
                 x = max_pool(x, pool)  # (h, s, s)
@@ -68,6 +77,11 @@ def thumbnails(
             part_scales.append(scale)
         values.append(torch.cat(parts))  # (H, s, s)
         scales.append(torch.cat(part_scales))
+        if take:
+            entropy.append(torch.cat(rows))
+    if take:
+        tensors.keep_entropy(torch.stack(entropy))
+    report("thumbnails", len(layers), len(layers))
     return {
         "pool": pool,
         "size": values[0].shape[-1],

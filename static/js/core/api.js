@@ -215,6 +215,47 @@ function traceHeaders(body, accept) {
   return headers;
 }
 
+// -- Trace jobs ---------------------------------------------------------------------------------
+// A text whose trace will take long (a long text on a large model) is answered 202 with a job
+// when the request says it can wait (Prefer: respond-async): its state is read every
+// JOB_POLL_MS, told to `onJob`, and once done its result is the answer. Aborting the request
+// cancels the job (DELETE); a newer request of the page cancels it on the server anyway.
+
+const JOB_POLL_MS = 500;
+
+/** @typedef {import("./types.js").TraceJob} TraceJob */
+
+/** DELETE /api/trace/jobs/{id}: stop a trace job at its next layer. @param {string} url */
+export function cancelTraceJob(url) {
+  return fetch(url, { method: "DELETE" }).catch(() => null); // gone already: nothing to stop
+}
+
+/**
+ * Follow a trace job until it ends: its states to `onJob`, then its result's response (or the
+ * job's error). Aborted: the job is cancelled.
+ * @param {TraceJob} job @param {AbortSignal | undefined} signal
+ * @param {((job: TraceJob) => void) | undefined} onJob
+ * @returns {Promise<Response>}
+ */
+async function followJob(job, signal, onJob) {
+  const stop = () => cancelTraceJob(job.url);
+  signal?.addEventListener("abort", stop, { once: true });
+  try {
+    for (;;) {
+      onJob?.(job);
+      if (job.state === "done") return await fetch(job.result, { signal });
+      if (job.state === "cancelled" || job.state === "failed")
+        throw new ApiError(job.message || `The trace was ${job.state}.`, job.status || 409);
+      await sleep(JOB_POLL_MS, signal);
+      const response = await fetch(job.url, { headers: { Accept: "application/json" }, signal });
+      if (!response.ok) throw await failure(response);
+      job = await response.json();
+    }
+  } finally {
+    signal?.removeEventListener("abort", stop);
+  }
+}
+
 // -- Learn ---------------------------------------------------------------------------------------
 
 /** GET /api/learn -> {steps}: the Learn mode's path. */
@@ -376,20 +417,23 @@ export function query(params) {
 }
 
 /**
- * POST /api/trace: a part of the trace of `body`, in the compact form.
+ * POST /api/trace: a part of the trace of `body`, in the compact form. A long one comes as a
+ * job the server computes (202): followed here, each state told to `onJob`, until its result.
  * @param {object} body
  * @param {Params} [params]
  * @param {AbortSignal} [signal]
+ * @param {(job: TraceJob) => void} [onJob]
  * @returns {Promise<Compact>}
  */
-export function fetchTrace(body, params = {}, signal) {
+export function fetchTrace(body, params = {}, signal, onJob) {
   return onceMoreIfCut(async () => {
-    const response = await fetchPatiently(`/api/trace${query(params)}`, {
+    let response = await fetchPatiently(`/api/trace${query(params)}`, {
       method: "POST",
-      headers: traceHeaders(body, COMPACT_MEDIA_TYPE),
+      headers: { ...traceHeaders(body, COMPACT_MEDIA_TYPE), Prefer: "respond-async" },
       body: JSON.stringify(body),
       signal,
     });
+    if (response.status === 202) response = await followJob(await response.json(), signal, onJob);
     if (!response.ok) throw await failure(response);
     return decodeCompact(await response.arrayBuffer());
   }, signal);
@@ -461,14 +505,19 @@ export class TraceClient {
   /**
    * @param {{delay?: number, onPending: (p: boolean) => void,
    *   onResult: (c: Compact, r: {body: object, params: Params}) => void,
-   *   onError: (message: string, status?: number) => void}} options onError: the message, and
-   *   the server's status code when it answered (404: no model of that name)
+   *   onError: (message: string, status?: number) => void,
+   *   onJob?: (job: TraceJob | null) => void}} options onError: the message, and
+   *   the server's status code when it answered (404: no model of that name); onJob: the
+   *   state of the job computing a long trace, each time it is read, then null once it ends
    */
-  constructor({ delay = 150, onPending, onResult, onError }) {
+  constructor({ delay = 150, onPending, onResult, onError, onJob = () => {} }) {
     this.delay = delay;
     this.onPending = onPending;
     this.onResult = onResult;
     this.onError = onError;
+    this.onJob = onJob;
+    /** Whether the request in flight is a job (the server computes it, followed). */
+    this.following = false;
     /** @type {ReturnType<typeof setTimeout> | undefined} */
     this.timer = undefined;
     /** @type {AbortController | null} */
@@ -489,12 +538,16 @@ export class TraceClient {
     this.timer = setTimeout(() => this.send({ body, params }, seq), delay);
   }
 
-  /** Forget any scheduled or running request. */
+  /** Forget any scheduled or running request (a job it follows is cancelled). */
   cancel() {
     clearTimeout(this.timer);
     this.timer = undefined;
     if (this.controller) this.controller.abort();
     this.controller = null;
+    if (this.following) {
+      this.following = false;
+      this.onJob(null);
+    }
   }
 
   /** Drop pending work and report that nothing is pending (e.g. the input is invalid). */
@@ -508,15 +561,29 @@ export class TraceClient {
   async send(request, seq) {
     const controller = new AbortController();
     this.controller = controller;
+    /** @param {TraceJob} job */
+    const told = (job) => {
+      if (seq !== this.seq) return;
+      this.following = true;
+      this.onJob(job);
+    };
     try {
-      const result = await fetchTrace(request.body, request.params, controller.signal);
+      const result = await fetchTrace(request.body, request.params, controller.signal, told);
       if (seq !== this.seq) return;
       this.controller = null;
+      if (this.following) {
+        this.following = false;
+        this.onJob(null);
+      }
       this.onResult(result, request);
     } catch (err) {
       const e = /** @type {Error} */ (err);
       if (seq !== this.seq || e.name === "AbortError") return;
       this.controller = null;
+      if (this.following) {
+        this.following = false;
+        this.onJob(null);
+      }
       if (e instanceof ApiError) this.onError(e.message, e.status);
       else this.onError(`Could not reach the server (${e.message}).`);
     } finally {

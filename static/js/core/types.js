@@ -448,4 +448,24 @@
  * @typedef {{step: string, tasks: {id: string, done: boolean, says: string}[]}} LearnAnswer
  */
 
+/**
+ * A trace job: a long trace the server computes, its state as core/api.js reads it.
+ * @typedef {object} TraceJob
+ * @property {string} id
+ * @property {"queued" | "running" | "done" | "cancelled" | "failed"} state
+ * @property {string} stage "waiting", "forward", "thumbnails", "encoding", then the state
+ * @property {number} layers the model's
+ * @property {number} layers_done the forward's
+ * @property {number} done layer passes done (the forward's, then the thumbnails')
+ * @property {number} total
+ * @property {number} elapsed_s
+ * @property {number | null} left_s
+ * @property {number} estimate_s
+ * @property {number} limit_s
+ * @property {string | null} message why it was cancelled or failed
+ * @property {number | null} status
+ * @property {string} url
+ * @property {string} result
+ */
+
 export {};

@@ -19,6 +19,7 @@ import { createAtlasCard } from "./cards/atlas.js";
 import { createCorpusCard } from "./cards/corpus.js";
 import { createDrawing } from "./draw.js";
 import { renderSentenceInputs, tokenIndex, wireInputs } from "./inputs.js";
+import { renderJob } from "./job.js";
 import { createParts } from "./parts.js";
 
 /** @typedef {import("../../core/types.js").SentenceState} SentenceState */
@@ -86,9 +87,11 @@ export function createSentence(
     headChanged: () => corpus?.sync(),
   });
 
+  const jobBox = jobContainer();
   const client = new TraceClient({
     delay: 150,
     onPending: (pending) => status.waiting("request", pending),
+    onJob: (job) => renderJob(jobBox, job, { cancel: cancelJob }),
     onResult: (result, request) => show(result, request),
     onError(message, code) {
       if (code === 404 && !fixed) return modelGone(message);
@@ -97,6 +100,13 @@ export function createSentence(
       byId("s-count").textContent = "";
     },
   });
+
+  /** Cancel pressed: the job stops on the server, the views keep the trace they show. */
+  function cancelJob() {
+    client.idle();
+    status.set(app.first ? "cancelled: the views show the last trace" : "cancelled");
+    /** @type {HTMLElement} */ (byId("s-text")).focus(); // the button is gone
+  }
 
   /**
    * A trace refused with 404: when the model asked for is no longer on the server (a trained
@@ -264,6 +274,16 @@ export function createSentence(
     /** The HTML export's body (core/api.js exportHtml) for what is in view (null before the first trace). */
     htmlRequest: () => htmlRequest(app, p, shown),
   };
+}
+
+/** Where a long trace's progress is drawn: under the text's row (made here, hidden). */
+function jobContainer() {
+  const box = document.createElement("div");
+  box.className = "job-progress";
+  box.hidden = true;
+  const row = byId("s-count").parentElement;
+  row?.after(box);
+  return box;
 }
 
 /**

@@ -1,0 +1,395 @@
+"""Trace jobs: a text trace that will take long runs as a job its visitor's page follows.
+
+A request that asks for it (``Prefer: respond-async``, as the page does) and whose trace is
+expected to compute longer than ``trace_job_after_s`` is answered 202 at once with a job: the
+same computation (the trace and the part asked for, encoded) goes on through admission like
+any miss, on the compute thread, off the event loop, and the page reads its progress (each
+layer of the forward, then of the thumbnails, as ``attnviz.capture.progress`` tells it, and the
+time left at the pace measured so far), cancels it, and fetches the answer once it is done (the
+trace is then in the cache, for the page's next parts). The job is bounded by its own limit,
+``trace_job_s`` from when it was asked, never by the request's; it stops at the next layer
+past it, saying so.
+
+The estimate before it starts: the forward's arithmetic (tokens x layers x the model's sizes,
+``work_units``) at this server's pace, which every text trace computed since corrects
+(``measured``).
+
+A job is its visitor's: another visitor (without the operator's token) gets 404 for it, as for
+a job that does not exist. A newer trace request of the same visitor that has to compute
+(another text) supersedes the visitor's job: it is cancelled at its next layer. Ended jobs are
+kept for the trace cache's lifetime, the newest one per visitor (and ``MAX_JOBS`` in all)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from attnviz.capture.progress import reporting
+from attnviz.engine import TransformerConfig
+from attnviz.errors import TraceError
+from attnviz.schemas.trace import TextTraceRequest, TraceQuery
+from attnviz.services.ownership import Caller, new_run_id
+from attnviz.services.text_trace import ModelNotFound, find_model
+from attnviz.services.trace_service import Body, TraceService
+from attnviz.settings import Settings
+
+log = logging.getLogger(__name__)
+
+State = Literal["queued", "running", "done", "cancelled", "failed"]
+ENDED = ("done", "cancelled", "failed")
+MAX_JOBS = 256  # jobs kept at once (running and ended); past it the oldest ended go first
+
+# The pace of the forward's arithmetic before any trace is measured (work units a second): on
+# this project's 2-core machine the SmolLM2-135M shape at 3,600 tokens went at 66e9 on one
+# thread; a GPU is far faster. Measured traces move it (``_EWMA``), from traces worth timing.
+FIRST_PACE = {"cpu": 60e9, "cuda": 2e12}
+# What one element of a head's T x T weights costs beside the matrix products (the scores'
+# scale, mask and softmax, a head at a time on a long text), in multiply-adds: fitted to the
+# SmolLM2-135M shape at 3,600 tokens and to a narrow one at 900 on the 2-core machine.
+SQUARE_COST = 400
+_EWMA = 0.3
+_MIN_UNITS = 2e9  # a trace of less is mostly fixed costs: it says nothing of the pace
+
+
+def work_units(cfg: TransformerConfig, tokens: int, thumbs: bool) -> float:
+    """The forward's arithmetic on ``tokens`` (multiply-adds counted twice, each element of the
+    T x T weights as ``SQUARE_COST``), and, with ``thumbs``, that of every layer's weights again
+    from q and k (the first response's thumbnails)."""
+    d, hs, heads, kv = cfg.d_model, cfg.d_head, cfg.n_heads, cfg.kv_heads
+    ffn = (3 if cfg.gated else 2) * d * cfg.hidden if cfg.ffn else 0
+    per_token = 2 * (2 * d * heads * hs + 2 * d * kv * hs + ffn)
+    square = tokens * tokens * heads
+    attention = 4 * square * hs + SQUARE_COST * square
+    again = 2 * square * hs + SQUARE_COST * square if thumbs else 0
+    return float(cfg.n_layers * (tokens * per_token + attention + again))
+
+
+class JobGone(LookupError):
+    """No such job here, or not the caller's: 404 either way."""
+
+
+class JobStopped(Exception):
+    """Raised at a layer's end to stop a job: cancelled, superseded or over its limit."""
+
+
+@dataclass(eq=False)
+class TraceJob:
+    id: str
+    owner: str
+    key: str
+    asked_for: str  # the part and its form: a same request is answered with ``body``
+    layers: int
+    thumbs: bool  # the part asked for has every layer's thumbnails: a second pass
+    estimate_s: float
+    limit_s: float
+    asked: float = field(default_factory=time.monotonic)
+    state: State = "queued"
+    stage: str = "waiting"  # "waiting", "forward", "thumbnails", "encoding", then as ended
+    forward_done: int = 0
+    thumbs_done: int = 0
+    thumbs_total: int = 0
+    started: float | None = None
+    told_at: float | None = None  # when the last layer pass was told
+    ended: float | None = None
+    message: str | None = None
+    status: int | None = None  # the HTTP status of a failure
+    body: Body | None = None
+    stop: str | None = None  # why it is to stop, read at each layer
+    task: asyncio.Task | None = field(default=None, repr=False)
+
+    # -- progress (told on the compute thread, read on the event loop) -------------------------
+
+    def listen(self, stage: str, done: int, total: int) -> None:
+        """``attnviz.capture.progress``'s listener: note how far it is, or stop it."""
+        if self.stop is not None:
+            raise JobStopped(self.stop)
+        if time.monotonic() - self.asked > self.limit_s:
+            self.stop = self.over_limit()
+            raise JobStopped(self.stop)
+        before = self.done
+        if stage == "forward":
+            self.forward_done = done
+        elif stage == "thumbnails":
+            self.forward_done = self.layers
+            self.thumbs_done, self.thumbs_total = done, total
+        self.stage = stage
+        if self.done != before:
+            self.told_at = time.monotonic()
+
+    def over_limit(self) -> str:
+        return (
+            f"this trace took longer than this server's limit for one job of "
+            f"{self.limit_s:g} s (ATTNVIZ_TRACE_JOB_S); try a shorter text"
+        )
+
+    @property
+    def total(self) -> int:
+        """Layer passes to go through: the forward's, then the thumbnails'."""
+        thumbs = self.thumbs_total or (self.layers if self.thumbs else 0)
+        return self.layers + thumbs
+
+    @property
+    def done(self) -> int:
+        return self.forward_done + self.thumbs_done
+
+    def elapsed_s(self) -> float:
+        end = self.ended if self.ended is not None else time.monotonic()
+        return end - self.asked
+
+    def computing_s(self) -> float:
+        if self.started is None:
+            return 0.0
+        end = self.ended if self.ended is not None else time.monotonic()
+        return end - self.started
+
+    def left_s(self) -> float:
+        """Seconds to go: at the pace of the layers done so far (counting down between them,
+        to a tenth of a layer's time at least), else the estimate's."""
+        if self.state in ENDED:
+            return 0.0
+        done, total = self.done, max(1, self.total)
+        if not done or self.started is None or self.told_at is None:
+            pace = self.estimate_s / total
+            return (
+                pace if self.stop is not None else max(pace, self.estimate_s - self.computing_s())
+            )
+        pace = (self.told_at - self.started) / done
+        if self.stop is not None:
+            return pace  # it stops at the next layer
+        since = time.monotonic() - self.told_at
+        return max(0.1 * pace, pace * max(0, total - done) - since)
+
+    def as_json(self) -> dict[str, Any]:
+        url = f"/api/trace/jobs/{self.id}"
+        left = self.left_s()
+        return {
+            "id": self.id,
+            "state": self.state,
+            "stage": self.stage,
+            "layers": self.layers,
+            "layers_done": self.forward_done,
+            "done": self.done,
+            "total": self.total,
+            "elapsed_s": round(self.elapsed_s(), 2),
+            "left_s": None if self.state in ENDED else round(left, 1),
+            "estimate_s": round(self.estimate_s, 1),
+            "limit_s": self.limit_s,
+            "message": self.message,
+            "status": self.status,
+            "url": url,
+            "result": f"{url}/result",
+        }
+
+
+class TraceJobs:
+    """The jobs of one server, and the pace that tells which traces become one."""
+
+    def __init__(self, traces: TraceService, settings: Settings) -> None:
+        self.traces = traces
+        self.after_s = settings.trace_job_after_s
+        self.limit_s = settings.trace_job_s
+        self.ttl_s = settings.trace_cache_ttl_s
+        self.pace = FIRST_PACE.get(traces.device.type, FIRST_PACE["cpu"])
+        self._jobs: dict[str, TraceJob] = {}
+        self.replica = settings.replica
+
+    # -- the estimate -------------------------------------------------------------------------
+
+    def units(self, req: TextTraceRequest, query: TraceQuery) -> float | None:
+        """The work of ``req``'s trace and part, or None when it cannot be told (an unknown
+        model, a text its tokenizer refuses: the trace itself says why)."""
+        try:
+            model = find_model(self.traces.registry, req.model)
+            tokens = len(model.tokenizer(req.text).ids)
+        except Exception:  # noqa: BLE001 (the tokenizers library raises plain Exceptions)
+            return None
+        tokens += req.generate.steps if req.generate is not None else 0
+        return work_units(model.cfg, tokens, self._thumbs(query))
+
+    @staticmethod
+    def _thumbs(query: TraceQuery) -> bool:
+        return "thumbs" in (query.fields or "") and query.thumb_layer is None
+
+    def expected_s(self, units: float) -> float:
+        return units / self.pace
+
+    def measured(self, units: float, seconds: float) -> None:
+        """A text trace of ``units`` took ``seconds`` to compute and encode: the pace moves."""
+        if units < _MIN_UNITS or seconds <= 0:
+            return
+        pace = units / seconds
+        self.pace = math.exp(math.log(self.pace) + _EWMA * (math.log(pace) - math.log(self.pace)))
+
+    # -- starting ------------------------------------------------------------------------------
+
+    def supersede(self, caller: Caller, key: str) -> None:
+        """The caller asked for another trace to compute: its job on anything else stops."""
+        for job in self._jobs.values():
+            if job.owner == caller.visitor and job.key != key and job.state not in ENDED:
+                self._stop(job, "cancelled: a newer request of this page took its place")
+
+    @staticmethod
+    def asked_for(query: TraceQuery, compact: bool, accept_encoding: str) -> str:
+        return f"{query.model_dump_json()} {compact} {accept_encoding}"
+
+    def answered(self, caller: Caller, key: str, asked_for: str) -> Body | None:
+        """The answer of the caller's done job to this very request, if it has one (a page
+        loaded again: its first part would otherwise take every layer's weights again)."""
+        for job in self._jobs.values():
+            if job.owner == caller.visitor and job.key == key and job.asked_for == asked_for:
+                return job.body
+        return None
+
+    def active(self, caller: Caller, key: str) -> TraceJob | None:
+        """The caller's job computing ``key``, if one is."""
+        for job in self._jobs.values():
+            if job.owner == caller.visitor and job.key == key and job.state not in ENDED:
+                return job
+        return None
+
+    def start(
+        self,
+        req: TextTraceRequest,
+        query: TraceQuery,
+        compact: bool,
+        accept_encoding: str,
+        client: str,
+        caller: Caller,
+        units: float,
+    ) -> TraceJob:
+        """The caller's job computing ``req``'s part (the one already running for it, if any);
+        ``Busy`` when the queue is full."""
+        key = self.traces.key(req)
+        self.supersede(caller, key)
+        running = self.active(caller, key)
+        if running is not None:
+            return running  # the page asked again (reconnected): the same job
+        self.traces.admission.check()
+        cfg = find_model(self.traces.registry, req.model).cfg
+        job = TraceJob(
+            id=new_run_id(self.replica),
+            owner=caller.visitor,
+            key=key,
+            asked_for=self.asked_for(query, compact, accept_encoding),
+            layers=cfg.n_layers,
+            thumbs=self._thumbs(query),
+            estimate_s=self.expected_s(units),
+            limit_s=self.limit_s,
+        )
+        self._forget_old(caller.visitor)
+        self._jobs[job.id] = job
+        job.task = asyncio.create_task(
+            self._run(job, req, query, compact, accept_encoding, client, units)
+        )
+        asyncio.get_running_loop().call_later(self.limit_s, self._expire, job)
+        log.info("trace job %s: %d layers, about %.0f s", job.id, job.layers, job.estimate_s)
+        return job
+
+    async def _run(
+        self,
+        job: TraceJob,
+        req: TextTraceRequest,
+        query: TraceQuery,
+        compact: bool,
+        accept_encoding: str,
+        client: str,
+        units: float,
+    ) -> None:
+        traces = self.traces
+
+        def work() -> Body:
+            if job.stop is not None:  # stopped while it waited: nothing computed
+                raise JobStopped(job.stop)
+            job.started, job.state, job.stage = time.monotonic(), "running", "forward"
+            with reporting(job.listen):
+                body = traces._respond(req, query, compact, accept_encoding)
+            job.stage = "encoding"
+            return body
+
+        try:
+            body = await traces.admission.run(client, work, left=job.left_s)
+        except asyncio.CancelledError:
+            self._end(job, "cancelled" if job.stop and job.stop.startswith("cancel") else "failed",
+                      job.stop or "cancelled")  # fmt: skip
+            return
+        except JobStopped as exc:
+            cancelled = str(exc).startswith("cancel")
+            self._end(job, "cancelled" if cancelled else "failed", str(exc))
+            return
+        except ModelNotFound as exc:
+            self._end(job, "failed", str(exc), 404)
+            return
+        except TraceError as exc:
+            self._end(job, "failed", str(exc), 422)
+            return
+        except Exception:
+            log.exception("trace job %s failed", job.id)
+            self._end(job, "failed", "internal error", 500)
+            return
+        if job.elapsed_s() > job.limit_s:  # no layer told it (a bridged model): said now
+            self._end(job, "failed", job.over_limit())
+            return
+        job.body = body
+        self.measured(units, job.computing_s())
+        self._end(job, "done", None)
+
+    def _end(self, job: TraceJob, state: State, message: str | None, status: int = 0) -> None:
+        job.state, job.stage, job.message = state, state, message
+        job.status = status or (None if state == "done" else 409 if state == "cancelled" else 503)
+        job.ended = time.monotonic()
+        log.info("trace job %s %s in %.1f s%s", job.id, state, job.elapsed_s(),
+                 f": {message}" if message else "")  # fmt: skip
+
+    def _stop(self, job: TraceJob, why: str) -> None:
+        if job.state in ENDED or job.stop is not None:
+            return
+        job.stop = why
+        if job.started is None and job.task is not None:
+            job.task.cancel()  # still waiting for its turn: it leaves the line
+
+    def _expire(self, job: TraceJob) -> None:
+        if job.state not in ENDED:
+            self._stop(job, job.over_limit())
+
+    def _forget_old(self, owner: str) -> None:
+        now = time.monotonic()
+        for job in list(self._jobs.values()):
+            if job.state not in ENDED or job.ended is None:
+                continue
+            if job.owner == owner or now - job.ended > self.ttl_s:
+                del self._jobs[job.id]
+        while len(self._jobs) >= MAX_JOBS:
+            ended = [j for j in self._jobs.values() if j.state in ENDED]
+            if not ended:
+                break
+            del self._jobs[min(ended, key=lambda j: j.ended or 0).id]
+
+    # -- reading, cancelling --------------------------------------------------------------------
+
+    def get(self, job_id: str, caller: Caller) -> TraceJob:
+        job = self._jobs.get(job_id)
+        if job is None or not (caller.operator or (caller.visitor and job.owner == caller.visitor)):
+            raise JobGone(
+                f"job_id: no trace job {job_id!r} here (it ended over "
+                f"{self.ttl_s:g} s ago, a newer one took its place, or it is not yours)"
+            )
+        return job
+
+    def cancel(self, job_id: str, caller: Caller) -> TraceJob:
+        """Stop the job at its next layer (at once when it waits for its turn)."""
+        job = self.get(job_id, caller)
+        self._stop(job, "cancelled by its page")
+        return job
+
+    @property
+    def running(self) -> list[TraceJob]:
+        return [j for j in self._jobs.values() if j.state not in ENDED]
+
+    async def wait(self, job: TraceJob, timeout: float) -> None:
+        """Until the job ends, or ``timeout`` seconds (a test's)."""
+        if job.task is not None:
+            await asyncio.wait({job.task}, timeout=timeout)

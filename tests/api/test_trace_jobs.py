@@ -1,0 +1,314 @@
+"""Trace jobs: a long text trace asked with ``Prefer: respond-async`` runs as a job its
+visitor follows (progress, cancel, supersede, its own limit), and the server answers meanwhile.
+
+The model is the SmolLM2-135M shape (30 layers, 9 heads over 3 key/value heads, RoPE base
+100,000, tied embeddings) at reduced widths, so that 3,600 tokens take seconds on a CPU."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from attnviz.app import create_app
+from attnviz.services.jobs import TraceJob
+from attnviz.settings import Settings
+from attnviz.wire.constants import COMPACT_MEDIA_TYPE
+
+ASYNC = {"Prefer": "respond-async", "Accept": COMPACT_MEDIA_TYPE}
+FIRST = {"fields": "thumbs", "thumb": 97, "hide_special": "false", "merge_words": "false"}
+
+
+def small_smollm(folder: Path, layers: int = 30) -> Path:
+    """SmolLM2-135M's config.json with its widths cut (hidden 576 -> 72, intermediate 1536 ->
+    192, a 512-token vocabulary), random weights as ``attnviz bench --shape`` writes them."""
+    from safetensors.torch import save_file
+
+    from attnviz.bench.shape import checkpoint_tensors, make_tokenizer, shape_config
+
+    hf = shape_config("smollm2-135m", layers)
+    hf.update(hidden_size=72, intermediate_size=192, vocab_size=512)
+    for key in ("bos_token_id", "eos_token_id"):
+        hf.pop(key)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.json").write_text(json.dumps(hf), encoding="utf-8")
+    make_tokenizer(hf["vocab_size"]).save(str(folder / "tokenizer.json"))
+    save_file(checkpoint_tensors(hf), str(folder / "model.safetensors"), metadata={"format": "pt"})
+    return folder
+
+
+@pytest.fixture(scope="module")
+def smol(tmp_path_factory) -> Path:
+    return small_smollm(tmp_path_factory.mktemp("models") / "smol")
+
+
+def text_of(folder: Path, n: int, start: int = 0) -> str:
+    from attnviz.bench.harness import text_of as bench_text
+    from attnviz.pretrained.tokenize import TextTokenizer
+
+    return bench_text(TextTokenizer.from_file(folder / "tokenizer.json"), n, start=start)
+
+
+def client_of(folder: Path, **settings) -> TestClient:
+    s = Settings(device="cpu", builtin_model=False, models=str(folder), **settings)
+    return TestClient(create_app(s))
+
+
+def follow(c: TestClient, job: dict, timeout: float = 120, seen: list | None = None) -> dict:
+    """The job's state, read every 50 ms until it ends; each state read kept in ``seen``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        r = c.get(job["url"])
+        assert r.status_code == 200, r.text
+        state = r.json()
+        if seen is not None:
+            seen.append(state)
+        if state["state"] in ("done", "cancelled", "failed"):
+            return state
+        assert time.monotonic() < deadline, state
+        time.sleep(0.05)
+
+
+@contextmanager
+def another_visitor(c: TestClient) -> Iterator[None]:
+    """The enclosed requests come from a new visitor (no cookie), on the same server."""
+    saved = c.cookies
+    c.cookies = type(saved)()
+    try:
+        yield
+    finally:
+        c.cookies = saved
+
+
+@pytest.fixture
+def slow_layers(monkeypatch):
+    """Each layer of a job takes 0.1 s more, so that a test can act while it runs."""
+    listen = TraceJob.listen
+
+    def slowed(self, stage, done, total):
+        time.sleep(0.1)
+        listen(self, stage, done, total)
+
+    monkeypatch.setattr(TraceJob, "listen", slowed)
+
+
+@pytest.mark.slow
+def test_a_3600_token_text_on_the_smollm2_shape_completes_as_a_job(smol):
+    """Reduced widths, the real layer count, the real length (about 1.5 minutes on one core of
+    the 2-core machine: the T x T weights of 9 heads in 30 layers, twice)."""
+    check_a_long_job(smol, 3600)
+
+
+def test_a_long_text_on_the_smollm2_shape_completes_as_a_job(smol):
+    """The same at 900 tokens, in the fast suite."""
+    check_a_long_job(smol, 900)
+
+
+def check_a_long_job(smol: Path, tokens: int) -> None:
+    """The page's first request answers 202 at once, the job tells each layer of the forward
+    and then of the thumbnails with the time left, /healthz and the job's state answer while it
+    runs, and its result is the trace's first part; the same request asked again (the page
+    loaded again) is answered with it at once, and the page's next parts from the cache."""
+    text = text_of(smol, tokens)
+    with client_of(smol, trace_job_after_s=0.05) as c:
+        body = {"model": "smol", "text": text}
+        t0 = time.perf_counter()
+        r = c.post("/api/trace", params=FIRST, json=body, headers=ASYNC)
+        assert time.perf_counter() - t0 < 5
+        assert r.status_code == 202, r.text
+        job = r.json()
+        assert r.headers["location"] == job["url"]
+        assert r.headers["preference-applied"] == "respond-async"
+        assert job["layers"] == 30 and job["total"] == 60  # forward, then thumbnails
+        assert job["estimate_s"] > 0.05 and job["state"] in ("queued", "running")
+        seen: list[dict] = []
+        health: list[float] = []
+        deadline = time.monotonic() + 300
+        while True:
+            t = time.perf_counter()
+            assert c.get("/healthz").status_code == 200
+            health.append(time.perf_counter() - t)
+            state = c.get(job["url"]).json()
+            seen.append(state)
+            if state["state"] not in ("queued", "running"):
+                break
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert state["state"] == "done", state
+        assert state["layers_done"] == 30 and state["done"] == 60 and state["left_s"] is None
+        running = [s for s in seen if s["state"] == "running" and 0 < s["done"] < 60]
+        assert running, "no progress was seen while it ran"
+        assert all(s["left_s"] is not None and s["left_s"] >= 0 for s in running)
+        dones = [s["done"] for s in seen]
+        assert dones == sorted(dones)  # it only goes forward
+        assert {s["stage"] for s in running} <= {"forward", "thumbnails"}
+        assert max(health) < 1.0, "the health check waited on the job"
+        r = c.get(job["result"])
+        assert r.status_code == 200 and r.headers["content-type"] == COMPACT_MEDIA_TYPE
+        t0 = time.perf_counter()
+        again = c.post("/api/trace", params=FIRST, json=body, headers=ASYNC)
+        assert again.status_code == 200 and time.perf_counter() - t0 < 2
+        assert again.content == r.content
+        part = c.post("/api/trace", params={"fields": "entropy_mean"}, json=body, headers=ASYNC)
+        assert part.status_code == 200 and time.perf_counter() - t0 < 5  # taken on the way
+
+
+def test_a_short_text_is_answered_at_once_even_when_asking_for_a_job(smol):
+    with client_of(smol) as c:  # the default threshold: a few seconds
+        r = c.post("/api/trace", params=FIRST, json={"model": "smol", "text": "def f(x):"},
+                   headers=ASYNC)  # fmt: skip
+        assert r.status_code == 200
+
+
+def test_without_the_preference_a_long_text_is_answered_directly(smol):
+    with client_of(smol, trace_job_after_s=0) as c:
+        body = {"model": "smol", "text": text_of(smol, 300)}
+        r = c.post("/api/trace", params=FIRST, json=body, headers={"Accept": COMPACT_MEDIA_TYPE})
+        assert r.status_code == 200
+
+
+def test_cancel_stops_the_job_at_its_next_layer(smol, slow_layers):
+    with client_of(smol, trace_job_after_s=0) as c:
+        body = {"model": "smol", "text": text_of(smol, 200)}
+        job = c.post("/api/trace", params=FIRST, json=body, headers=ASYNC).json()
+        while c.get(job["url"]).json()["done"] < 2:
+            time.sleep(0.02)
+        r = c.delete(job["url"])
+        assert r.status_code == 200
+        state = follow(c, job)
+        assert state["state"] == "cancelled"
+        assert state["message"] == "cancelled by its page"
+        assert state["done"] < 10
+        r = c.get(job["result"])
+        assert r.status_code == 409 and "cancelled" in r.json()["message"]
+        # The compute thread is free again: a short text is answered.
+        short = c.post("/api/trace", json={"model": "smol", "text": "x = 1"})
+        assert short.status_code == 200
+
+
+def test_a_newer_request_of_the_same_visitor_supersedes_its_job(smol, slow_layers):
+    with client_of(smol, trace_job_after_s=0) as c:
+        first = c.post("/api/trace", params=FIRST, headers=ASYNC,
+                       json={"model": "smol", "text": text_of(smol, 200)}).json()  # fmt: skip
+        while c.get(first["url"]).json()["state"] != "running":
+            time.sleep(0.02)
+        # The same text again: the same job.
+        same = c.post("/api/trace", params=FIRST, headers=ASYNC,
+                      json={"model": "smol", "text": text_of(smol, 200)})  # fmt: skip
+        assert same.status_code == 202 and same.json()["id"] == first["id"]
+        second = c.post("/api/trace", params=FIRST, headers=ASYNC,
+                        json={"model": "smol", "text": text_of(smol, 200, start=5)}).json()  # fmt: skip
+        assert second["id"] != first["id"]
+        ended = follow(c, first)
+        assert ended["state"] == "cancelled"
+        assert "newer request" in ended["message"]
+        assert follow(c, second)["state"] == "done"
+
+
+def test_another_visitor_gets_404_for_the_job(smol, slow_layers):
+    with client_of(smol, trace_job_after_s=0) as c:
+        job = c.post("/api/trace", params=FIRST, headers=ASYNC,
+                     json={"model": "smol", "text": text_of(smol, 100)}).json()  # fmt: skip
+        with another_visitor(c):
+            for method, url in (("GET", job["url"]), ("DELETE", job["url"]),
+                                ("GET", job["result"])):  # fmt: skip
+                r = c.request(method, url)
+                assert r.status_code == 404, (method, url, r.text)
+        assert c.get(job["url"]).status_code == 200
+        assert c.get("/api/trace/jobs/0123456789abcdef0123456789abcdef").status_code == 404
+        assert follow(c, job)["state"] == "done"  # the other's cancel did nothing
+
+
+def test_the_job_limit_ends_it_with_a_clear_message(smol, slow_layers):
+    with client_of(smol, trace_job_after_s=0, trace_job_s=0.5) as c:
+        job = c.post("/api/trace", params=FIRST, headers=ASYNC,
+                     json={"model": "smol", "text": text_of(smol, 200)}).json()  # fmt: skip
+        assert job["limit_s"] == 0.5
+        state = follow(c, job)
+        assert state["state"] == "failed"
+        assert "limit for one job of 0.5 s (ATTNVIZ_TRACE_JOB_S)" in state["message"]
+        r = c.get(job["result"])
+        assert r.status_code == 503 and "ATTNVIZ_TRACE_JOB_S" in r.json()["message"]
+
+
+def test_a_job_runs_past_the_request_limit(smol, slow_layers):
+    """60 layer passes at 0.1 s each: 6 s, past a request limit of 2 s; the job finishes."""
+    with client_of(smol, trace_job_after_s=0, request_timeout_s=2) as c:
+        job = c.post("/api/trace", params=FIRST, headers=ASYNC,
+                     json={"model": "smol", "text": text_of(smol, 100)}).json()  # fmt: skip
+        state = follow(c, job)
+        assert state["state"] == "done" and state["elapsed_s"] > 2
+        assert c.get(job["result"]).status_code == 200
+
+
+def test_while_a_job_runs_a_request_behind_it_is_told_how_long_to_wait(smol, slow_layers):
+    with client_of(smol, trace_job_after_s=0) as c:
+        job = c.post("/api/trace", params=FIRST, headers=ASYNC,
+                     json={"model": "smol", "text": text_of(smol, 200)}).json()  # fmt: skip
+        while c.get(job["url"]).json()["done"] < 3:
+            time.sleep(0.02)
+        with another_visitor(c):  # another visitor's short text
+            t0 = time.perf_counter()
+            r = c.post("/api/trace", json={"model": "smol", "text": "y = 2"})
+            assert time.perf_counter() - t0 < 1
+        assert r.status_code == 503 and int(r.headers["retry-after"]) >= 2
+        assert c.get("/healthz").status_code == 200
+        assert follow(c, job)["state"] == "done"
+
+
+def test_the_shape_bench_follows_a_job_as_the_page_does(smol):
+    """``attnviz bench --shape``'s first request: made a job, followed with the cookie to its
+    result, and said in the table."""
+    from attnviz.bench.shape import ShapeReport, ShapeRow, first_request, table
+    from tests.support.servers import served
+
+    s = Settings(device="cpu", builtin_model=False, models=str(smol), trace_job_after_s=0)
+    with served(create_app(s)) as url:
+        port = int(url.rsplit(":", 1)[1])
+        status, wire, raw, job = first_request(port, {"model": "smol", "text": text_of(smol, 300)})
+    assert status == 200 and wire > 0 and raw[:8]
+    assert job is not None and job["state"] == "done" and job["total"] == 60
+    row = ShapeRow(tokens=300, hf_forward_ms=None, first_request_ms=1.0, ratio=None,
+                   first_paint_bytes=wire, peak_rss_bytes=0, health_worst_ms=1.0,
+                   health_failures=0, job=job)  # fmt: skip
+    report = ShapeReport(shape="smollm2-135m", device="cpu", torch_threads=1, parameters=1,
+                         weights_bytes=1, dtype="float32", loaded_rss_bytes=0,
+                         load_peak_rss_bytes=0, rows=[row], load_average=[1.0])  # fmt: skip
+    assert "300 tokens: computed as a job (done), estimated" in table(report)
+
+
+def test_a_long_texts_thumbnails_take_each_rows_entropy_on_the_way(tmp_path, monkeypatch):
+    """When the forward's weights are not held (a long text), the thumbnails' pass over every
+    layer's recomputed weights keeps each row's entropy: the page's last part is then answered
+    from it, the very numbers a pass of its own gives, instead of taking every layer's weights
+    again (at 3,600 tokens of the 135M shape that took as long as the thumbnails)."""
+    import torch
+
+    import attnviz.capture.tensors as store
+    from attnviz.engine.analysis import attention_entropy
+    from attnviz.pretrained.folder import load_folder
+    from attnviz.pretrained.registry import ModelRegistry
+    from attnviz.schemas.trace import TextTraceRequest, TraceQuery
+    from attnviz.services.trace_service import TraceService
+
+    monkeypatch.setattr(store, "KEEP_FORWARD_BYTES", 0)  # as at 3,600 tokens of 30 layers
+    folder = small_smollm(tmp_path / "smol2", layers=2)
+    m = load_folder(folder, torch.device("cpu"))
+    svc = TraceService(Settings(device="cpu", builtin_model=False), m.device, ModelRegistry([m]))
+    req = TextTraceRequest(model=m.name, text=text_of(folder, 300))
+    svc.part(req, TraceQuery(**FIRST), True)
+    t = svc.computed(req)[0].tensors
+    assert t.forward_pattern is None and not t.wants_entropy()
+    kept = t.entropy()
+    again = torch.stack([torch.cat([attention_entropy(p) for _, p in t.head_chunks(i)])
+                         for i in range(t.layers)])  # fmt: skip
+    assert torch.equal(kept, again)
+    # A part of one layer's thumbnails takes nothing: the entropy then waits to be asked.
+    other = TextTraceRequest(model=m.name, text=text_of(folder, 300, start=3))
+    svc.part(other, TraceQuery(**FIRST, thumb_layer=1), True)
+    assert svc.computed(other)[0].tensors.wants_entropy()
