@@ -24,6 +24,8 @@ from attnviz.errors import TraceError
 from attnviz.python.trace import Trace
 from attnviz.wire.constants import COMPACT_MEDIA_TYPE
 
+JOB_POLL_S = 0.5  # how often a long trace's job is asked how it goes
+
 
 class Client:
     """A server at ``url``, e.g. ``Client("http://127.0.0.1:8000")``. A busy server's 503 is
@@ -51,16 +53,22 @@ class Client:
 
     def _open(self, request: urllib.request.Request, limit: int | None = None) -> bytes:
         """The response's body (at most ``limit`` bytes: past it, refused)."""
+        return self._answer(request, limit)[1]
+
+    def _answer(
+        self, request: urllib.request.Request, limit: int | None = None
+    ) -> tuple[int, bytes]:
+        """The response's status and body (at most ``limit`` bytes: past it, refused)."""
         deadline = time.monotonic() + self.patience
         while True:
             try:
                 with self._opener.open(request, timeout=self.timeout) as response:
                     if limit is None:
-                        return response.read()
+                        return response.status, response.read()
                     body = response.read(limit + 1)
                     if len(body) > limit:
                         raise TraceError(f"response: over {limit:,} bytes, the cap on its size")
-                    return body
+                    return response.status, body
             except urllib.error.HTTPError as exc:
                 body = exc.read()
                 wait = float(exc.headers.get("Retry-After") or 1)
@@ -75,7 +83,9 @@ class Client:
         return list(json.loads(body)["models"])
 
     def part(self, request: Mapping[str, Any], query: Mapping[str, Any]) -> bytes:
-        """The compact form of ``POST /api/trace`` for the body ``request`` and ``query``."""
+        """The compact form of ``POST /api/trace`` for the body ``request`` and ``query``. A
+        long text's trace, which the server runs as a job (``Prefer: respond-async``), is
+        followed to its end (its state read every ``JOB_POLL_S``) and its answer read."""
         params = {k: _param(v) for k, v in query.items() if v is not None}
         qs = f"?{urllib.parse.urlencode(params)}" if params else ""
         data = json.dumps(dict(request)).encode()
@@ -87,9 +97,18 @@ class Client:
                 "Content-Type": "application/json",
                 "Accept": COMPACT_MEDIA_TYPE,
                 "Accept-Encoding": "identity",
+                "Prefer": "respond-async",
             },  # fmt: skip
         )
-        return self._open(req)
+        status, body = self._answer(req)
+        if status != 202:
+            return body
+        job = json.loads(body)
+        while job["state"] in ("queued", "running"):
+            time.sleep(JOB_POLL_S)
+            job = json.loads(self._open(urllib.request.Request(f"{self.url}{job['url']}")))
+        accept = {"Accept": COMPACT_MEDIA_TYPE, "Accept-Encoding": "identity"}
+        return self._open(urllib.request.Request(f"{self.url}{job['result']}", headers=accept))
 
     def trace(
         self,
