@@ -73,7 +73,8 @@ async def trace(
     headers = {
         "Vary": "Accept, Accept-Encoding",
         # Where the time went, for the browser's developer tools and `attnviz bench`.
-        "Server-Timing": f"queue;dur={body.queued_ms:.1f}, compute;dur={body.compute_ms:.1f}",
+        "Server-Timing": f"queue;dur={body.queued_ms:.1f}, compute;dur={body.compute_ms:.1f}"
+        + "".join(f", {name};dur={ms:.1f}" for name, ms in body.phases),
     }
     if body.encoding:
         headers["Content-Encoding"] = body.encoding

@@ -67,6 +67,10 @@ class Body(NamedTuple):
     encoding: str | None = None  # "zstd" or "gzip" when compressed here
     queued_ms: float = 0.0  # waiting for the compute thread
     compute_ms: float = 0.0  # computing and encoding there
+    # Where compute_ms went, in ms: the trace computed (tokenizer, forward and capture; 0 from
+    # the cache), the part chosen from it (the views derived: thumbnails, distances, ...) and
+    # the body written (compact or JSON, compressed).
+    phases: tuple[tuple[str, float], ...] = ()
 
 
 class TraceService:
@@ -115,7 +119,11 @@ class TraceService:
             previous, self._held = self._held, None
         if previous is not None:
             previous.release(derive=False)  # not asked for it: not paid for by the next text
-        return compute()
+        t0 = time.perf_counter()
+        try:
+            return compute()
+        finally:
+            _local.forward_s = getattr(_local, "forward_s", 0.0) + time.perf_counter() - t0
 
     async def respond(
         self,
@@ -155,17 +163,23 @@ class TraceService:
     def _encoded(
         self, req: TraceRequest, query: TraceQuery, compact: bool, accept_encoding: str
     ) -> Body:
+        _local.forward_s = 0.0  # (``_fresh`` adds the forward's time)
+        t0 = time.perf_counter()
         part = self.part(req, query, compact)  # (on this thread already: called directly)
+        t1 = time.perf_counter()
         if not compact:
             # Compressed here, not by the middleware on the event loop: a 100 MB JSON trace
             # would hold every other request (the health check included) for seconds.
-            return self._compressed_pieces(json_pieces(part), "application/json", accept_encoding)
-        body = compact_body(part)
+            out = self._compressed_pieces(json_pieces(part), "application/json", accept_encoding)
         # 8-bit thumbnails are mostly zeros and shrink three- to six-fold; float32 arrays shrink
         # by a few percent for 40 ms a megabyte: only the first are worth compressing.
-        if "thumbs" in part.arrays:
-            return self._compressed(body, COMPACT_MEDIA_TYPE, accept_encoding)
-        return Body(body, COMPACT_MEDIA_TYPE)
+        elif "thumbs" in part.arrays:
+            out = self._compressed(compact_body(part), COMPACT_MEDIA_TYPE, accept_encoding)
+        else:
+            out = Body(compact_body(part), COMPACT_MEDIA_TYPE)
+        forward = 1000 * _local.forward_s
+        times = (forward, 1000 * (t1 - t0) - forward, 1000 * (time.perf_counter() - t1))
+        return out._replace(phases=tuple(zip(("forward", "part", "encode"), times, strict=True)))
 
     @staticmethod
     def _compressed_pieces(pieces: Iterator[bytes], media_type: str, accept_encoding: str) -> Body:
