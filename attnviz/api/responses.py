@@ -14,11 +14,11 @@ more than ``SLICE`` bytes in slices: never joined into one.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import AsyncIterable, AsyncIterator, Iterator, Mapping
 from typing import Any
 
 from starlette.background import BackgroundTask
-from starlette.responses import Response
+from starlette.responses import Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 SLICE = 1 << 20
@@ -69,3 +69,27 @@ class SlicedResponse(Response):
         await send({"type": "http.response.body", "body": b"", "more_body": False})
         if self.background is not None:
             await self.background()
+
+
+async def _sliced(pieces: AsyncIterable[bytes]) -> AsyncIterator[bytes]:
+    async for piece in pieces:
+        if len(piece) <= SLICE:
+            yield piece
+            continue
+        view = memoryview(piece)
+        for start in range(0, len(view), SLICE):
+            yield bytes(view[start : start + SLICE])
+
+
+def sliced_response(
+    content: bytes | bytearray | list[bytes] | AsyncIterable[bytes],
+    media_type: str,
+    headers: Mapping[str, str],
+) -> Response:
+    """A ``SlicedResponse`` of a body that is all there (bytes, or a list of pieces), or, of
+    one that comes as it is written (an async iterable of pieces: a large JSON trace,
+    ``TraceService``'s ``Stream``), a streamed one (chunked: its length is not known when it
+    starts), in slices of at most ``SLICE`` too, each sent once the last drained."""
+    if isinstance(content, bytes | bytearray | list):
+        return SlicedResponse(content, media_type=media_type, headers=headers)
+    return StreamingResponse(_sliced(content), media_type=media_type, headers=headers)

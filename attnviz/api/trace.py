@@ -5,7 +5,7 @@ from fastapi.responses import Response
 from pydantic import Discriminator, Tag
 
 from attnviz.api.deps import TracesDep
-from attnviz.api.responses import SlicedResponse
+from attnviz.api.responses import sliced_response
 from attnviz.schemas.trace import (
     TextTraceRequest,
     TextTraceResponse,
@@ -78,4 +78,4 @@ async def trace(
     }
     if body.encoding:
         headers["Content-Encoding"] = body.encoding
-    return SlicedResponse(body.content, media_type=body.media_type, headers=headers)
+    return sliced_response(body.content, body.media_type, headers)
