@@ -210,7 +210,8 @@ class TraceService:
         if stream is not None:
             job.add_done_callback(lambda f: f.cancelled() or f.exception())  # read if left
             try:
-                await asyncio.wait({job, stream.started}, return_when=asyncio.FIRST_COMPLETED)
+                waits: set[asyncio.Future[object]] = {job, stream.started}  # type: ignore[arg-type]
+                await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
             except asyncio.CancelledError:  # the client went away
                 job.cancel()
                 raise
@@ -301,8 +302,8 @@ class TraceService:
         if stream is not None:
             stream.encoding, emit = encoding, stream.write
         small = bytearray()
-        for piece in itertools.chain(head, pieces, [None]):
-            piece = flush() if piece is None else compress(piece)
+        for given in itertools.chain(head, pieces, [None]):
+            piece = flush() if given is None else compress(given)
             if len(piece) < JOIN_UNDER:
                 small += piece
                 continue
