@@ -4,6 +4,7 @@ part of them in either form."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import threading
 import time
@@ -88,11 +89,16 @@ class Stream:
     def write(self, piece: bytes) -> None:
         self._pieces.append(piece)
         self.written += len(piece)
-        self._loop.call_soon_threadsafe(self._wake)
+        self._tell()
 
     def finish(self, error: BaseException | None = None) -> None:
         self._error, self._finished = error, True
-        self._loop.call_soon_threadsafe(self._wake)
+        self._tell()
+
+    def _tell(self) -> None:
+        # (RuntimeError: the event loop closed, the server stopping: nobody to send to)
+        with contextlib.suppress(RuntimeError):
+            self._loop.call_soon_threadsafe(self._wake)
 
     def _wake(self) -> None:
         self._more.set()
