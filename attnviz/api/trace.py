@@ -5,7 +5,7 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import Discriminator, Tag
 
 from attnviz.api.deps import CallerDep, JobsDep, TracesDep
-from attnviz.api.responses import SlicedResponse
+from attnviz.api.responses import sliced_response
 from attnviz.schemas.trace import (
     TextTraceRequest,
     TextTraceResponse,
@@ -112,11 +112,12 @@ def _answer(body: TraceBody) -> Response:
     headers = {
         "Vary": "Accept, Accept-Encoding",
         # Where the time went, for the browser's developer tools and `attnviz bench`.
-        "Server-Timing": f"queue;dur={body.queued_ms:.1f}, compute;dur={body.compute_ms:.1f}",
+        "Server-Timing": f"queue;dur={body.queued_ms:.1f}, compute;dur={body.compute_ms:.1f}"
+        + "".join(f", {name};dur={ms:.1f}" for name, ms in body.phases),
     }
     if body.encoding:
         headers["Content-Encoding"] = body.encoding
-    return SlicedResponse(body.content, media_type=body.media_type, headers=headers)
+    return sliced_response(body.content, body.media_type, headers)
 
 
 # -- trace jobs ---------------------------------------------------------------------------------

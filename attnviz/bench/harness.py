@@ -85,8 +85,10 @@ def request(
     params: dict | None = None,
     compact: bool = False,
     conn: http.client.HTTPConnection | None = None,
+    headers_out: dict[str, str] | None = None,
 ) -> tuple[int, int, bytes]:
-    """One HTTP request on loopback: (status, bytes on the wire, decoded body)."""
+    """One HTTP request on loopback: (status, bytes on the wire, decoded body); the response's
+    headers put in ``headers_out`` when given."""
     import http.client
 
     from attnviz.wire.constants import COMPACT_MEDIA_TYPE
@@ -102,6 +104,8 @@ def request(
     conn.request(method, path + query, body=data, headers=headers)
     response = conn.getresponse()
     raw = response.read()
+    if headers_out is not None:
+        headers_out.update((k.lower(), v) for k, v in response.getheaders())
     if own:
         conn.close()
     wire = len(raw)

@@ -103,15 +103,70 @@ def lone_ms(port: int, model: str, texts: Texts, repeat: int = 5) -> float:
 ENCODINGS = {"identity": "identity", "zstd": "zstd", "gzip": "gzip"}
 
 
+def _arrays(value):
+    """``value`` (parsed JSON) with every list of numbers (nested; null for a number JSON cannot
+    spell) as the float32 numpy array orjson would write it from (a model's arrays are
+    float32); lists of integers, of strings, and single numbers as they are."""
+    import numpy as np
+
+    if isinstance(value, dict):
+        return {k: _arrays(v) for k, v in value.items()}
+    if not isinstance(value, list) or len(value) < 2:
+        return value
+    try:
+        wide = np.array(value, dtype=np.float64)  # null -> nan, written back as null
+    except (TypeError, ValueError):  # ragged, or not numbers
+        return [_arrays(v) for v in value]
+    kind = np.asarray(value).dtype.kind
+    if kind in "iub" or (kind == "O" and np.array_equal(wide, np.trunc(wide), equal_nan=True)):
+        return value  # integers (and nulls), written as they are
+    return wide.astype(np.float32)
+
+
+def json_floor(raw: bytes, repeat: int = 3) -> dict[str, float | bool]:
+    """The floor of a whole JSON trace beside the forward, from the trace itself: orjson writing
+    the very arrays of ``raw`` (the same shapes, the same numbers, from numpy arrays as the
+    server writes them), the median of ``repeat``; and compressing that text as the server does
+    (zstd -1, gzip -1). ``same``: orjson wrote ``raw`` byte for byte."""
+    import zlib
+
+    import orjson
+    import zstandard
+
+    body = _arrays(orjson.loads(raw))
+    times: dict[str, list[float]] = {"orjson": [], "zstd": [], "gzip": []}
+    text = b""
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        text = orjson.dumps(body, option=orjson.OPT_SERIALIZE_NUMPY)
+        times["orjson"].append(1000 * (time.perf_counter() - t0))
+        t0 = time.perf_counter()
+        zstandard.ZstdCompressor(level=1).compress(text)
+        times["zstd"].append(1000 * (time.perf_counter() - t0))
+        t0 = time.perf_counter()
+        z = zlib.compressobj(1, zlib.DEFLATED, 31)
+        z.compress(text) + z.flush()
+        times["gzip"].append(1000 * (time.perf_counter() - t0))
+    out: dict[str, float | bool] = {f"{k}_ms": statistics.median(v) for k, v in times.items()}
+    out["same"] = text == raw
+    return out
+
+
 def json_trace_ms(
     port: int, model: str, texts: Texts, hf=None, repeat: int = 5
-) -> dict[str, float | None]:
+) -> dict[str, float | bool | None]:
     """The median time of a whole JSON trace of a new 128-token text (a forward, then every
     array as JSON) in each Content-Encoding, and of the Hugging Face forward of the same texts
-    (``hf``: ``harness.HuggingFace``, or None), each taken just before; two rounds warm up."""
+    (``hf``: ``harness.HuggingFace``, or None), each taken just before; two rounds warm up.
+    Beside them, measured in the same rounds, the floor (``json_floor``): the forward plus
+    orjson writing the same arrays (plus compressing that text as the server does, for zstd and
+    gzip), and each figure as a multiple of its floor; the load average meanwhile."""
     times: dict[str, list[float]] = {name: [] for name in ENCODINGS}
     floors: list[float] = []
+    writes: dict[str, list[float]] = {"orjson": [], "zstd": [], "gzip": []}
+    same = True
     size: dict[str, int] = {}
+    load = [os.getloadavg()[0]]
     for i in range(repeat + 2):
         for name, accept in ENCODINGS.items():
             text = texts.next(long=True)
@@ -132,12 +187,28 @@ def json_trace_ms(
                 size[name] = len(raw)
                 if floor is not None:
                     floors.append(floor)
-    out: dict[str, float | None] = {
-        "forward_ms": round(statistics.median(floors), 1) if floors else None
-    }
+                if name == "identity":
+                    written = json_floor(raw)
+                    same = same and bool(written["same"])
+                    for k in writes:
+                        writes[k].append(float(written[f"{k}_ms"]))
+    load.append(os.getloadavg()[0])
+    forward = round(statistics.median(floors), 1) if floors else None
+    out: dict[str, float | bool | None] = {"forward_ms": forward, "same_text": same}
+    out["load_avg"] = [round(x, 2) for x in load]  # type: ignore[assignment]
+    for k, v in writes.items():
+        out[f"{k}_write_ms" if k == "orjson" else f"{k}_compress_ms"] = round(
+            statistics.median(v), 1
+        )
     for name in ENCODINGS:
         out[f"{name}_ms"] = round(statistics.median(times[name]), 1)
         out[f"{name}_mb"] = round(size[name] / 1e6, 1)
+        if forward is not None:
+            floor = forward + statistics.median(writes["orjson"])
+            if name != "identity":
+                floor += statistics.median(writes[name])
+            out[f"{name}_floor_ms"] = round(floor, 1)
+            out[f"{name}_ratio"] = round(statistics.median(times[name]) / floor, 2)
     return out
 
 
@@ -342,6 +413,30 @@ def run(
     return out
 
 
+def json_trace_line(j: dict) -> str:
+    """The whole JSON trace's figures beside their floor, as a sentence."""
+    forward = j["forward_ms"]
+    if forward is None:
+        cells = [f"{enc} {j[f'{enc}_ms']:.0f} ms ({j[f'{enc}_mb']:.1f} MB)" for enc in ENCODINGS]
+        return "A whole JSON trace of a new 128-token text: " + ", ".join(cells) + "."
+    cells = []
+    for enc in ENCODINGS:
+        extra = (
+            "" if enc == "identity" else f" with {enc} -1 of it, {j[f'{enc}_compress_ms']:.0f} ms"
+        )
+        cells.append(
+            f"{enc} {j[f'{enc}_ms']:.0f} ms ({j[f'{enc}_mb']:.1f} MB; floor "
+            f"{j[f'{enc}_floor_ms']:.0f} ms{extra}: {j[f'{enc}_ratio']:.2f}x)"
+        )
+    same = "" if j["same_text"] else " (NOT byte for byte the server's text)"
+    load = " to ".join(f"{x:.1f}" for x in j.get("load_avg", []))
+    return (
+        f"A whole JSON trace of a new 128-token text, beside its floor (the Hugging Face forward "
+        f"{forward:.0f} ms + orjson writing the same arrays from numpy, "
+        f"{j['orjson_write_ms']:.0f} ms{same}; load average {load}): " + ", ".join(cells) + "."
+    )
+
+
 def table(out: dict) -> str:
     crowd: LoadReport = out["crowd"]
     ok = crowd.statuses.get(200, 0)
@@ -363,19 +458,7 @@ def table(out: dict) -> str:
         f"max {crowd.ok_max_ms:.0f} ms. Resident memory {min(crowd.rss_mb, default=0):.0f} to "
         f"{max(crowd.rss_mb, default=0):.0f} MB.",
     ]
-    j = out["json_trace"]
-    floor = j["forward_ms"]
-    cells = []
-    for enc in ENCODINGS:
-        ratio = f", {j[f'{enc}_ms'] / floor:.1f}x the forward" if floor else ""
-        cells.append(f"{enc} {j[f'{enc}_ms']:.0f} ms ({j[f'{enc}_mb']:.1f} MB{ratio})")
-    lines.append(
-        "A whole JSON trace of a new 128-token text"
-        + (f" (Hugging Face forward {floor:.0f} ms)" if floor else "")
-        + ": "
-        + ", ".join(cells)
-        + "."
-    )
+    lines.append(json_trace_line(out["json_trace"]))
     mix: LoadReport = out["json_mix"]
     before = out["json_mix_rss_before_mb"]
     top = max(mix.rss_mb, default=before)

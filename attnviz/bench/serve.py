@@ -48,6 +48,10 @@ class Row:
     # The page's first request again with one head knocked out (``ablate``: a middle layer's
     # first head, zeroed): a new trace, as the Knock-out card asks for (None: a bridged model).
     knockout_ms: float | None = None
+    # Where the first request's time went (medians, ms): the server's Server-Timing phases
+    # (queue, forward, part, encode; ``api/trace.py``) and the rest of the round trip ("http":
+    # the request read and validated, the response sent and read, the event loop's turns).
+    first_phases: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -131,6 +135,7 @@ def measure_row(
         if hf:
             hf.forward_ms(text)
     floors, firsts, parts_ms = [], [], []
+    phases: list[dict[str, float]] = []
     predictions_ms: list[float] = []
     top_k_ms: list[float] = []
     knockout_ms: list[float] = []
@@ -140,11 +145,14 @@ def measure_row(
         if hf:
             floors.append(hf.forward_ms(text))
         body = {"model": model, "text": text}
+        headers: dict[str, str] = {}
         t0 = time.perf_counter()
-        status, wire, raw = request(port, "POST", "/api/trace", body, FIRST, compact=True)
+        status, wire, raw = request(port, "POST", "/api/trace", body, FIRST, compact=True,
+                                    headers_out=headers)  # fmt: skip
         firsts.append(1000 * (time.perf_counter() - t0))
         if status != 200:
             raise RuntimeError(f"/api/trace answered {status}: {raw[:300]!r}")
+        phases.append(server_timing(headers.get("server-timing", ""), firsts[-1]))
         first_bytes = wire
         meta, _ = decode(raw)
         t0 = time.perf_counter()
@@ -184,7 +192,25 @@ def measure_row(
         predictions_ms=round(statistics.median(predictions_ms), 1) if predictions_ms else None,
         top_k_all_ms=round(statistics.median(top_k_ms), 1) if top_k_ms else None,
         knockout_ms=round(statistics.median(knockout_ms), 1) if knockout_ms else None,
+        first_phases={k: round(statistics.median(p[k] for p in phases), 1) for k in phases[0]},
     )
+
+
+PHASES = ("queue", "forward", "part", "encode")
+
+
+def server_timing(header: str, total_ms: float) -> dict[str, float]:
+    """The phases of a Server-Timing header (``queue;dur=0.1, compute;dur=30.2, forward;dur=...``)
+    and "http", the rest of ``total_ms``: what the round trip took beyond the queue and the
+    compute thread's work."""
+    got = {}
+    for item in header.split(","):
+        name, _, dur = item.strip().partition(";dur=")
+        if dur:
+            got[name] = float(dur)
+    out = {name: got.get(name, 0.0) for name in PHASES}
+    out["http"] = total_ms - got.get("queue", 0.0) - got.get("compute", 0.0)
+    return out
 
 
 def throughput(port: int, model: str, clients: int, seconds: float) -> dict[str, float]:
@@ -281,6 +307,7 @@ def table(report: Report) -> str:
             f"{r.first_paint_bytes / 1e6:.2f} MB | {r.bytes_per_value:.2f} | "
             f"{r.parts_ms:.0f} ms, {r.parts_bytes / 1e6:.2f} MB |"
         )
+    lines += ["", first_request_line(report.rows)]
     cost = [
         f"{r.tokens} tokens: the card's {r.predictions_ms:.0f} ms "
         f"({(r.first_request_ms + r.predictions_ms) / r.first_request_ms:.2f}x the first request "
@@ -333,6 +360,29 @@ def table(report: Report) -> str:
         ]
         lines += ["", "Headless Chromium, typing to every view drawn: " + "; ".join(parts) + "."]
     return "\n".join(lines)
+
+
+def first_request_line(rows: list[Row]) -> str:
+    """Where the first request's time went, beside the forward, at each length."""
+    names = {
+        "forward": "our forward and capture",
+        "part": "the thumbnails",
+        "encode": "the compact body and gzip",
+        "queue": "the queue",
+        "http": "the rest (HTTP on loopback, the request read, the event loop)",
+    }
+    cells = []
+    for r in rows:
+        p = r.first_phases
+        if not p:
+            continue
+        hf = f" against the Hugging Face forward's {r.hf_forward_ms:.1f}" if r.hf_forward_ms else ""
+        parts = ", ".join(f"{names[k]} {p[k]:.1f}" for k in names if k in p)
+        over = ""
+        if r.hf_forward_ms:
+            over = f"; past the forward: {r.first_request_ms - r.hf_forward_ms:+.1f}"
+        cells.append(f"{r.tokens} tokens: {r.first_request_ms:.1f}{hf} ({parts}{over})")
+    return "Where the first request's time went (ms, medians): " + "; ".join(cells) + "."
 
 
 def as_json(report: Report) -> str:

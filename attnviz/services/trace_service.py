@@ -3,11 +3,14 @@ part of them in either form."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import itertools
 import threading
 import time
 import zlib
-from collections.abc import Callable, Iterator
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import NamedTuple
 
 import torch
@@ -55,12 +58,82 @@ def gzip_compress(data: bytes, rle: bool) -> bytes:
     return z.compress(data) + z.flush()
 
 
+# A piece of a large body under this many bytes is joined to its neighbours (the separators
+# between a JSON trace's rows, a compressor's small outputs); a larger one is kept as it is.
+JOIN_UNDER = 64 * 1024
+
+
+# A JSON body is sent while it is written once this many bytes of it are written and more are
+# to come (``Stream``): its first megabyte is on the wire while orjson writes the rest.
+STREAM_AFTER = 1 << 20
+
+
+class Stream:
+    """A JSON body sent while the compute thread writes it: the writer (``write``, ``finish``,
+    on the compute thread) appends pieces, the response (``async for``, on the event loop)
+    sends them as they come, so sending a large body (43 MB at 128 tokens: 25 to 50 ms on
+    loopback) overlaps its writing instead of following it. ``started`` is done once
+    ``STREAM_AFTER`` bytes are written. What the response has not sent yet stays here (at
+    most the whole body, as when it was sent after it was written)."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._pieces: deque[bytes] = deque()
+        self._more = asyncio.Event()
+        self._finished = False
+        self._error: BaseException | None = None
+        self.written = 0  # bytes
+        self.encoding: str | None = None  # set before the first write
+        self.started: asyncio.Future[None] = loop.create_future()
+
+    def write(self, piece: bytes) -> None:
+        self._pieces.append(piece)
+        self.written += len(piece)
+        self._tell()
+
+    def finish(self, error: BaseException | None = None) -> None:
+        self._error, self._finished = error, True
+        self._tell()
+
+    def _tell(self) -> None:
+        # (RuntimeError: the event loop closed, the server stopping: nobody to send to)
+        with contextlib.suppress(RuntimeError):
+            self._loop.call_soon_threadsafe(self._wake)
+
+    def _wake(self) -> None:
+        self._more.set()
+        if not self.started.done() and self.written >= STREAM_AFTER:
+            self.started.set_result(None)
+
+    def whole(self) -> list[bytes]:
+        """Every piece, once finished (a body that was written before it was sent)."""
+        assert self._finished and self._error is None
+        return list(self._pieces)
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        while True:
+            self._more.clear()
+            while self._pieces:
+                yield self._pieces.popleft()
+            if self._finished:
+                if self._error is not None:
+                    raise RuntimeError("the body could not be written") from self._error
+                return
+            await self._more.wait()
+
+
 class Body(NamedTuple):
-    content: bytes | bytearray  # a large one is built in place (``_compressed_pieces``)
+    # A large one as the pieces it was made in (``_compressed_pieces``), sent one by one, or
+    # as they are written (``Stream``).
+    content: bytes | list[bytes] | Stream
     media_type: str
     encoding: str | None = None  # "zstd" or "gzip" when compressed here
     queued_ms: float = 0.0  # waiting for the compute thread
     compute_ms: float = 0.0  # computing and encoding there
+    # Where compute_ms went, in ms: the trace computed (tokenizer, forward and capture; 0 from
+    # the cache), the part chosen from it (the views derived: thumbnails, distances, ...) and
+    # the body written (compact or JSON, compressed).
+    phases: tuple[tuple[str, float], ...] = ()
 
 
 class TraceService:
@@ -109,7 +182,11 @@ class TraceService:
             previous, self._held = self._held, None
         if previous is not None:
             previous.release(derive=False)  # not asked for it: not paid for by the next text
-        return compute()
+        t0 = time.perf_counter()
+        try:
+            return compute()
+        finally:
+            _local.forward_s = getattr(_local, "forward_s", 0.0) + time.perf_counter() - t0
 
     async def respond(
         self,
@@ -124,55 +201,98 @@ class TraceService:
         soon)."""
         asked = time.perf_counter()
         started = 0.0
+        stream = None if compact else Stream(asyncio.get_running_loop())
 
         def timed() -> Body:
             nonlocal started
             started = time.perf_counter()
-            return self._respond(req, query, compact, accept_encoding)
+            return self._respond(req, query, compact, accept_encoding, stream)
 
         if isinstance(req, TextTraceRequest):
             # A model can go (a training run evicted): never answer for it from the cache.
             find_model(self.registry, req.model)
         cheap = self.cache.holds(self.key(req))
-        body = await self.admission.run(client, timed, cheap=cheap)
+        job = asyncio.ensure_future(self.admission.run(client, timed, cheap=cheap))
+        if stream is not None:
+            job.add_done_callback(lambda f: f.cancelled() or f.exception())  # read if left
+            try:
+                waits: set[asyncio.Future[object]] = {job, stream.started}  # type: ignore[arg-type]
+                await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+            except asyncio.CancelledError:  # the client went away
+                job.cancel()
+                raise
+            if not job.done():  # a large JSON body, still being written: sent as it comes
+                ms = 1000 * (time.perf_counter() - started)  # until it starts (no phases)
+                media = "application/json"
+                return Body(stream, media, stream.encoding, 1000 * (started - asked), ms)
+        body = await job
         done = time.perf_counter()
+        if body.content is stream:
+            body = body._replace(content=stream.whole())
         return body._replace(queued_ms=1000 * (started - asked), compute_ms=1000 * (done - started))
 
     def _respond(
-        self, req: TraceRequest, query: TraceQuery, compact: bool, accept_encoding: str
+        self,
+        req: TraceRequest,
+        query: TraceQuery,
+        compact: bool,
+        accept_encoding: str,
+        stream: Stream | None = None,
     ) -> Body:
         try:
-            return self._encoded(req, query, compact, accept_encoding)
+            return self._encoded(req, query, compact, accept_encoding, stream)
+        except BaseException as exc:
+            if stream is not None:
+                stream.finish(exc)
+            raise
         finally:
             heap.trim(every_s=TRIM_EVERY_S)  # the holes evicted traces left, returned
 
     def _encoded(
-        self, req: TraceRequest, query: TraceQuery, compact: bool, accept_encoding: str
+        self,
+        req: TraceRequest,
+        query: TraceQuery,
+        compact: bool,
+        accept_encoding: str,
+        stream: Stream | None = None,
     ) -> Body:
+        _local.forward_s = 0.0  # (``_fresh`` adds the forward's time)
+        t0 = time.perf_counter()
         part = self.part(req, query, compact)  # (on this thread already: called directly)
+        t1 = time.perf_counter()
         if not compact:
             # Compressed here, not by the middleware on the event loop: a 100 MB JSON trace
             # would hold every other request (the health check included) for seconds.
-            return self._compressed_pieces(json_pieces(part), "application/json", accept_encoding)
-        body = compact_body(part)
+            media = "application/json"
+            out = self._compressed_pieces(json_pieces(part), media, accept_encoding, stream)
         # 8-bit thumbnails are mostly zeros and shrink three- to six-fold; float32 arrays shrink
         # by a few percent for 40 ms a megabyte: only the first are worth compressing.
-        if "thumbs" in part.arrays:
-            return self._compressed(body, COMPACT_MEDIA_TYPE, accept_encoding)
-        return Body(body, COMPACT_MEDIA_TYPE)
+        elif "thumbs" in part.arrays:
+            out = self._compressed(compact_body(part), COMPACT_MEDIA_TYPE, accept_encoding)
+        else:
+            out = Body(compact_body(part), COMPACT_MEDIA_TYPE)
+        forward = 1000 * _local.forward_s
+        times = (forward, 1000 * (t1 - t0) - forward, 1000 * (time.perf_counter() - t1))
+        return out._replace(phases=tuple(zip(("forward", "part", "encode"), times, strict=True)))
 
     @staticmethod
-    def _compressed_pieces(pieces: Iterator[bytes], media_type: str, accept_encoding: str) -> Body:
+    def _compressed_pieces(
+        pieces: Iterator[bytes], media_type: str, accept_encoding: str, stream: Stream | None = None
+    ) -> Body:
         """As ``_compressed``, of a body made piece by piece: each piece is compressed as it
-        comes and then dropped, and what comes out is added to one buffer, so the whole text of
-        a JSON trace (43 MB at 128 tokens) is never held, and what is sent (17 MB) is held once,
-        never also as a list of pieces to join."""
+        comes and then dropped, and the body is what comes out, kept as those pieces (the small
+        ones joined, ``JOIN_UNDER``) and sent one by one: the whole text of a JSON trace (43 MB
+        at 128 tokens) is never held beside what is sent (17 MB with zstd), nor is what is sent
+        copied into one buffer (uncompressed, that copy and its fresh pages were 20 ms). With
+        ``stream``, each piece goes to it as it comes (the response may be sending them)."""
         head: list[bytes] = []
         for piece in pieces:  # the first kilobyte decides, as in _compressed
             head.append(piece)
             if sum(map(len, head)) > 1024:
                 break
         else:
+            if stream is not None:
+                stream.finish()
             return Body(b"".join(head), media_type)
         compress: Callable[[bytes], bytes] = lambda piece: piece  # noqa: E731 (identity)
         flush: Callable[[], bytes] = bytes  # b""
@@ -183,10 +303,25 @@ class TraceService:
         elif "gzip" in accept_encoding:
             g = zlib.compressobj(1, zlib.DEFLATED, 31)  # gzip -1, as gzip_compress
             compress, flush, encoding = g.compress, g.flush, "gzip"
-        out = bytearray()
-        for piece in itertools.chain(head, pieces):
-            out += compress(piece)
-        out += flush()
+        out: list[bytes] = []
+        emit = out.append
+        if stream is not None:
+            stream.encoding, emit = encoding, stream.write
+        small = bytearray()
+        for given in itertools.chain(head, pieces, [None]):
+            piece = flush() if given is None else compress(given)
+            if len(piece) < JOIN_UNDER:
+                small += piece
+                continue
+            if small:
+                emit(bytes(small))
+                small.clear()
+            emit(piece)
+        if small:
+            emit(bytes(small))
+        if stream is not None:
+            stream.finish()
+            return Body(stream, media_type, encoding)
         return Body(out, media_type, encoding)
 
     @staticmethod

@@ -54,3 +54,19 @@ def test_over_http_it_arrives_whole():
     response = TestClient(app).get("/big")
     assert response.headers["content-length"] == str(len(BIG))
     assert response.content == BIG
+
+
+def test_a_body_of_pieces_goes_piece_by_piece_none_over_a_slice():
+    pieces = [b"{", BIG, b",", BIG[:100], bytes(SLICE), b"}"]
+    whole = b"".join(pieces)
+    sent = _messages(pieces)  # type: ignore[arg-type]
+    start, *bodies = sent
+    assert dict(start["headers"])[b"content-length"] == str(len(whole)).encode()
+    assert all(len(m["body"]) <= SLICE for m in bodies)
+    assert b"".join(m["body"] for m in bodies) == whole
+    assert [m.get("more_body", False) for m in bodies][-1] is False
+    # a piece within a slice is sent as it is, not copied
+    assert any(m["body"] is pieces[3] for m in bodies)
+    response = TestClient(Starlette(routes=[Route("/p", lambda _r: SlicedResponse(pieces))]))
+    got = response.get("/p")
+    assert got.headers["content-length"] == str(len(whole)) and got.content == whole

@@ -7,6 +7,7 @@ import json
 import math
 from concurrent.futures import ThreadPoolExecutor
 
+import httpx
 import pytest
 import torch
 import zstandard
@@ -192,3 +193,37 @@ def test_a_json_trace_compressed_as_it_is_written_reads_back_as_the_plain_one(cl
         assert gzip.decompress(wire) == plain.content
     trace = json.loads(plain.content)
     assert trace["n"] == len(trace["tokens"]) and len(trace["attentions"]) == trace["layers"]
+
+
+@pytest.mark.parametrize("encoding", ["identity", "zstd", "gzip"])
+def test_a_large_json_trace_is_sent_while_it_is_written(client, monkeypatch, encoding):
+    """Past STREAM_AFTER bytes written (1 MiB; lowered here) the JSON trace is sent as it is
+    written (chunked: its length is not known when it starts), byte for byte the body that is
+    sent whole once written, in each encoding."""
+    import attnviz.services.trace_service as service
+
+    body = {"model": BUILTIN_NAME, "text": f"Sent while it is written ({encoding})"}
+
+    def ask() -> tuple[httpx.Response, bytes]:
+        raw = client.build_request("POST", "/api/trace", json=body,
+                                   headers={"accept-encoding": encoding})  # fmt: skip
+        response = client.send(raw, stream=True)
+        assert response.status_code == 200
+        return response, b"".join(response.iter_raw())  # as sent, not decoded
+
+    monkeypatch.setattr(service, "STREAM_AFTER", 1 << 40)
+    whole, sent_whole = ask()
+    monkeypatch.setattr(service, "STREAM_AFTER", 4096)
+    streamed, sent_streamed = ask()  # (the trace from the cache: only its writing)
+    assert whole.headers["content-length"] == str(len(sent_whole))
+    assert "content-length" not in streamed.headers
+    assert streamed.headers.get("content-encoding") == whole.headers.get("content-encoding")
+    timing = dict(t.split(";dur=") for t in streamed.headers["server-timing"].split(", "))
+    assert set(timing) == {"queue", "compute"}  # until it started: no phases
+    assert sent_streamed == sent_whole  # the same compressor, the same pieces: the same bytes
+    text = sent_whole
+    if encoding == "zstd":
+        text = zstandard.ZstdDecompressor().decompressobj().decompress(sent_whole)
+    elif encoding == "gzip":
+        text = gzip.decompress(sent_whole)
+    assert len(text) > 40 * 4096 and json.loads(text)["text"] == body["text"]

@@ -69,3 +69,17 @@ def test_pca_of_a_collapsed_stack_is_all_zero_not_nan():
         pca.coords, torch.zeros(3, 4, 3, dtype=torch.float64)
     )
     assert torch.equal(pca.explained_variance_ratio, torch.zeros(3, dtype=torch.float64))
+
+
+@pytest.mark.parametrize("shape", [(1, 1, 1), (2, 3, 2), (7, 40, 384), (3, 300, 64), (2, 9, 5000)])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_distances_each_pair_once_are_those_of_every_pair(shape, dtype):
+    """Each pair computed once and mirrored (in blocks of a few rows): the very numbers of all
+    T x T differences summed, bit for bit, equal vectors exactly 0 apart."""
+    states = torch.randn(*shape, generator=G, dtype=dtype) * 3
+    states[:, -1] = states[:, 0]
+    every = ((states[:, :, None, :] - states[:, None, :, :]) ** 2).sum(-1).sqrt()
+    dist = pairwise_distances(states)
+    assert torch.equal(dist, every)
+    assert torch.equal(dist, dist.transpose(1, 2))
+    assert (dist[:, -1, 0] == 0).all()
