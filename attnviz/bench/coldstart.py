@@ -5,9 +5,11 @@ Two instruments, on a server already running (``serve.run`` starts it):
 - ``playwright(port, chromium)``: headless Chromium through Playwright, in fresh browser
   contexts (a cold cache each) and then once more in the same context (a warm cache: every
   static file is kept by its hashed URL): first contentful paint, largest contentful paint, the
-  first trace drawn (the page's ``attnviz:first-trace`` mark, set when every view of its first
-  trace is drawn), the requests and bytes until then, and whether the full Plotly bundle was
-  among them; for the toy lab (``/``) and for sentence mode (a link that opens it).
+  first plot drawn and the first trace drawn (the page's marks ``attnviz:first-plot`` and
+  ``attnviz:first-trace``, the latter set when every view of its first trace is drawn), how long
+  the first 3-D plot took within it (``attnviz:first-3d-plot``: its bundle loaded and its WebGL
+  scene made), the requests and bytes until then, and whether a full Plotly bundle was among
+  them; for the toy lab (``/``) and for sentence mode (a link that opens it).
 - ``lighthouse(port, chromium)``: Lighthouse (the npm package, a development dependency:
   ``npm ci``) against the same Chromium (``CHROME_PATH``), on loopback only, no throttling
   (this machine as it is), desktop screen: first contentful paint, largest contentful paint,
@@ -42,6 +44,7 @@ LIGHTHOUSE_VERSION = "12.2.3"  # 13.x needs Node 22
 INSTALL = f"npm i -E lighthouse@{LIGHTHOUSE_VERSION} (in the repository's folder; npm ci does it)"
 NAMES = ("toy", "sentence")
 MARK = "attnviz:first-trace"
+PLOT = "attnviz:first-plot"
 
 # In the page before its own scripts: the largest contentful paint as it grows (the browser
 # reports it only to an observer).
@@ -58,10 +61,14 @@ READ = """(mark) => {
   const nav = performance.getEntriesByType("navigation")[0];
   const res = performance.getEntriesByType("resource")
     .filter((r) => r.startTime <= drawn.startTime);
+  const plot = performance.getEntriesByName("attnviz:first-plot")[0];
+  const three = performance.getEntriesByName("attnviz:first-3d-plot")[0];
   return {
     fcp: paint ? paint.startTime : null,
     lcp: window.__lcp || null,
+    plot: plot ? plot.startTime : null,
     drawn: drawn.startTime,
+    three: three && three.startTime + three.duration <= drawn.startTime ? three.duration : null,
     dcl: nav.domContentLoadedEventEnd,
     requests: 1 + res.length,
     bytes: nav.transferSize + res.reduce((a, r) => a + r.transferSize, 0),
@@ -115,7 +122,7 @@ def playwright(port: int, chromium: str, runs: int = 3) -> dict[str, Any]:
                 context.close()
             for cache, visits in seen.items():
                 key = f"{name}_{cache}"
-                for figure in ("fcp", "lcp", "drawn", "dcl", "requests", "bytes"):
+                for figure in ("fcp", "lcp", "plot", "drawn", "three", "dcl", "requests", "bytes"):
                     values = [v[figure] for v in visits if v[figure] is not None]
                     out[f"{key}_{figure}"] = round(statistics.median(values)) if values else None
                 out[f"{key}_full_plotly"] = any(_full_plotly(v["urls"]) for v in visits)
@@ -149,6 +156,7 @@ def _audit(report: dict[str, Any]) -> dict[str, Any]:
         "fcp": round(audits["first-contentful-paint"]["numericValue"]),
         "lcp": round(audits["largest-contentful-paint"]["numericValue"]),
         "tbt": round(audits["total-blocking-time"]["numericValue"]),
+        "plot": round(marks[PLOT]) if PLOT in marks else None,
         "drawn": round(marks[MARK]) if MARK in marks else None,
     }
 
@@ -213,9 +221,10 @@ def table(figures: dict[str, Any]) -> str:
         "Cold start, headless Chromium (Playwright; median of "
         f"{pw.get('runs', '-')} fresh contexts; warm: the same context again):",
         "",
-        "| page | cache | first contentful paint | largest contentful paint | first trace drawn "
-        "| DOMContentLoaded | requests | bytes | full Plotly bundle |",
-        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+        "| page | cache | first contentful paint | largest contentful paint | first plot drawn "
+        "| first trace drawn | of which the 3-D plot | DOMContentLoaded | requests | bytes "
+        "| full Plotly bundle |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
     ]
     for name in NAMES:
         for cache in ("cold", "warm"):
@@ -224,7 +233,8 @@ def table(figures: dict[str, Any]) -> str:
                 continue
             lines.append(
                 f"| {name} | {cache} | {_s(pw[f'{k}_fcp'])} | {_s(pw[f'{k}_lcp'])} | "
-                f"{_s(pw[f'{k}_drawn'])} | {_s(pw[f'{k}_dcl'])} | {pw[f'{k}_requests']} | "
+                f"{_s(pw[f'{k}_plot'])} | {_s(pw[f'{k}_drawn'])} | {_s(pw[f'{k}_three'])} | "
+                f"{_s(pw[f'{k}_dcl'])} | {pw[f'{k}_requests']} | "
                 f"{pw[f'{k}_bytes'] / 1e6:.2f} MB | {'yes' if pw[f'{k}_full_plotly'] else 'no'} |"
             )
     if isinstance(lh, str):
@@ -236,8 +246,8 @@ def table(figures: dict[str, Any]) -> str:
             "storage kept from the cold run):",
             "",
             "| page | cache | first contentful paint | largest contentful paint "
-            "| total blocking time | first trace drawn |",
-            "| --- | --- | ---: | ---: | ---: | ---: |",
+            "| total blocking time | first plot drawn | first trace drawn |",
+            "| --- | --- | ---: | ---: | ---: | ---: | ---: |",
         ]
         for name in NAMES:
             for cache in ("cold", "warm"):
@@ -245,7 +255,7 @@ def table(figures: dict[str, Any]) -> str:
                 if f"{k}_fcp" in lh:
                     lines.append(
                         f"| {name} | {cache} | {_s(lh[f'{k}_fcp'])} | {_s(lh[f'{k}_lcp'])} | "
-                        f"{lh[f'{k}_tbt']} ms | {_s(lh[f'{k}_drawn'])} |"
+                        f"{lh[f'{k}_tbt']} ms | {_s(lh[f'{k}_plot'])} | {_s(lh[f'{k}_drawn'])} |"
                     )
     return "\n".join(lines)
 

@@ -1,4 +1,4 @@
-// attnviz: static/js/main.js and every module it imports, in one file made by esbuild (make bundle); sources 8d42a896c863684a
+// attnviz: static/js/main.js and every module it imports, in one file made by esbuild (make bundle); sources 6faf213d61be6dd7
 var __defProp = Object.defineProperty;
 var __export = (target, all) => {
   for (var name in all)
@@ -441,6 +441,14 @@ var gl3d = null;
 var drawnBy = /* @__PURE__ */ new WeakMap();
 var pending = /* @__PURE__ */ new WeakMap();
 var listeners = /* @__PURE__ */ new WeakMap();
+var plotted = false;
+var plotted3d = false;
+function marked(asked2, three) {
+  if (!plotted) performance.mark("attnviz:first-plot");
+  plotted = true;
+  if (three && !plotted3d) performance.measure("attnviz:first-3d-plot", { start: asked2 });
+  plotted3d ||= three;
+}
 var hasPlotly = () => Boolean(flat());
 var needs3d = (data) => data.some((t) => THREE_D.has(t?.type));
 function load3d() {
@@ -481,9 +489,13 @@ function onPlot(el2, name, fn) {
 function withPlotly(el2, data, paint2) {
   const three = needs3d(data);
   const before = pending.get(el2);
+  const asked2 = performance.now();
   if (!before && !three && plotlyOf(el2) === flat()) {
     drawnBy.set(el2, flat());
-    return paint2(flat());
+    return paint2(flat()).then((out) => {
+      marked(asked2, false);
+      return out;
+    });
   }
   const run = (before ?? Promise.resolve()).catch(() => void 0).then(async () => {
     const lib = three ? await load3d() : flat();
@@ -492,6 +504,7 @@ function withPlotly(el2, data, paint2) {
     if (moved) old.purge(el2);
     drawnBy.set(el2, lib);
     const out = await paint2(lib);
+    marked(asked2, three);
     if (moved) for (const [name, fn] of listeners.get(el2) ?? []) el2.on(name, fn);
     return out;
   });
@@ -4367,7 +4380,7 @@ function render9(container, data, selection, callbacks = {}) {
     }
   );
   const text = describe(grid, { summary, table });
-  let marked = null;
+  let marked2 = null;
   keyCursor(grid, text.live, {
     rows: lens.rows,
     cols: shown.length,
@@ -4375,12 +4388,12 @@ function render9(container, data, selection, callbacks = {}) {
     describedBy: text.summary.id,
     text: (r, c) => cellText(data, r, shown[c]),
     show: (r, c) => {
-      marked?.classList.remove("cursor");
-      marked = cells[r][c];
-      marked.classList.add("cursor");
+      marked2?.classList.remove("cursor");
+      marked2 = cells[r][c];
+      marked2.classList.add("cursor");
       hover2.textContent = cellText(data, r, shown[c]);
     },
-    hide: () => marked?.classList.remove("cursor"),
+    hide: () => marked2?.classList.remove("cursor"),
     pick: (_r, c) => callbacks.onPick?.(shown[c])
   });
 }

@@ -22,6 +22,17 @@ const drawnBy = new WeakMap();
 const pending = new WeakMap();
 /** @type {WeakMap<HTMLElement, [string, (ev: any) => void][]>} the listeners a plot keeps across libraries */
 const listeners = new WeakMap();
+// The page's timeline (`attnviz bench --browser` reads it): the first plot drawn, and how long
+// the first 3-D plot took from being asked (its bundle loaded, its scene made).
+let plotted = false;
+let plotted3d = false;
+/** @param {number} asked @param {boolean} three */
+function marked(asked, three) {
+  if (!plotted) performance.mark("attnviz:first-plot");
+  plotted = true;
+  if (three && !plotted3d) performance.measure("attnviz:first-3d-plot", { start: asked });
+  plotted3d ||= three;
+}
 
 /** Whether the page has its Plotly (main.js says so when the bundle did not load). */
 export const hasPlotly = () => Boolean(flat());
@@ -85,9 +96,13 @@ export function onPlot(el, name, fn) {
 export function withPlotly(el, data, paint) {
   const three = needs3d(data);
   const before = pending.get(el);
+  const asked = performance.now();
   if (!before && !three && plotlyOf(el) === flat()) {
     drawnBy.set(el, flat());
-    return paint(flat());
+    return paint(flat()).then((out) => {
+      marked(asked, false);
+      return out;
+    });
   }
   const run = (before ?? Promise.resolve())
     .catch(() => undefined)
@@ -98,6 +113,7 @@ export function withPlotly(el, data, paint) {
       if (moved) old.purge(el);
       drawnBy.set(el, lib);
       const out = await paint(lib);
+      marked(asked, three);
       if (moved) for (const [name, fn] of listeners.get(el) ?? []) /** @type {any} */ (el).on(name, fn);
       return out;
     });
