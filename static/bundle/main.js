@@ -1,4 +1,4 @@
-// attnviz: static/js/main.js and every module it imports, in one file made by esbuild (make bundle); sources 6faf213d61be6dd7
+// attnviz: static/js/main.js and every module it imports, in one file made by esbuild (make bundle); sources 07cce56ec14da34c
 var __defProp = Object.defineProperty;
 var __export = (target, all) => {
   for (var name in all)
@@ -8286,6 +8286,7 @@ function createToy(hooks, { openParts = (body) => new TraceParts(body), fixed: f
     hooks.changed();
     if (fixed2) return lock();
     if (!app2.active) return;
+    const first = !app2.started;
     app2.started = true;
     const bad = problem(s, limits);
     if (bad) {
@@ -8295,7 +8296,7 @@ function createToy(hooks, { openParts = (body) => new TraceParts(body), fixed: f
       return;
     }
     const { layer, head } = s.view;
-    client.request(toRequest(s, defaults), { fields: FIRST, layer, head });
+    client.request(toRequest(s, defaults), { fields: FIRST, layer, head }, first ? 0 : void 0);
   }
   function lock() {
     const panel = (
@@ -8317,6 +8318,7 @@ function createToy(hooks, { openParts = (body) => new TraceParts(body), fixed: f
   }
   function load(state) {
     app2.state = normalize(state, limits);
+    if (!flat2 && dims(app2.state) >= 3) load3d().catch(() => void 0);
     app2.touched = false;
     app2.layers = app2.state.config.layers;
     edited({ structural: true });
