@@ -1,4 +1,4 @@
-// attnviz: static/js/main.js and every module it imports, in one file made by esbuild (make bundle); sources 07cce56ec14da34c
+// attnviz: static/js/main.js and every module it imports, in one file made by esbuild (make bundle); sources 970eae5bbd607c3e
 var __defProp = Object.defineProperty;
 var __export = (target, all) => {
   for (var name in all)

@@ -288,8 +288,8 @@ export function createToy(hooks, { openParts = (body) => new TraceParts(body), f
   /** Show a whole new state (a preset or a link). @param {ToyState} state */
   function load(state) {
     app.state = normalize(state, limits);
-    // From three dimensions the token vectors are a 3-D plot: its bundle loads (and compiles,
-    // off the main thread) while the trace is asked, not after it.
+    // From three dimensions the token vectors are a 3-D plot: its bundle loads while the trace
+    // is asked, not after it.
     if (!flat && dims(app.state) >= 3) load3d().catch(() => undefined);
     app.touched = false;
     app.layers = app.state.config.layers;
