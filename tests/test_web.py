@@ -181,3 +181,18 @@ def test_a_stale_bundle_gives_way_to_the_modules(tmp_path, caplog):
     loader = tmp_path / "static" / "js" / "offline" / "loader.js"
     loader.write_text(loader.read_text() + "\n// edited\n")
     assert hasher.entry_url().startswith("/static/bundle/main.js?v=")
+
+
+def test_only_core_plotly_js_reaches_the_global_plotly():
+    """The page has two Plotly libraries (the cartesian bundle in window.Plotly, the gl3d one in
+    core/plotly.js only): a view that called window.Plotly on a 3-D plot would ask the wrong
+    one. So every module goes through core/plotly.js (plotlyOf, onPlot, draw's withPlotly);
+    the offline loader, which sets window.Plotly in a saved file, is the one other."""
+    uses = re.compile(r"\bwindow\b[\s)]*\.\s*Plotly\b")  # also (window).Plotly
+    found = sorted(
+        p.relative_to(ROOT).as_posix()
+        for p in (ROOT / "static" / "js").rglob("*.js")
+        if any(uses.search(line) and not line.lstrip().startswith(("//", "*", "/*"))
+               for line in p.read_text(encoding="utf-8").splitlines())
+    )  # fmt: skip
+    assert found == ["static/js/core/plotly.js", "static/js/offline/loader.js"], found
