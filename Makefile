@@ -21,7 +21,7 @@ CHROMIUM ?= /usr/bin/chromium
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check
 
-.PHONY: serve test test-fast bench docs image-test install install-dev system-packages lint clean
+.PHONY: serve test test-fast bench bundle docs image-test install install-dev system-packages lint clean
 
 serve: install
 	$(VENV)/bin/attnviz serve --host $(HOST) --port $(PORT)
@@ -48,6 +48,12 @@ test-fast: install-dev
 
 bench: install-dev
 	$(VENV)/bin/attnviz bench
+
+# The page's one script, static/bundle/main.js: esbuild (from npm) bundles static/js/main.js
+# and its imports; commit the file (serving needs no Node.js; tests/test_web.py fails while it
+# is older than its modules, and the page then loads them one by one).
+bundle: install-dev
+	$(PY) -m attnviz.web
 
 # The documentation site: docs/*.md into site/ with MkDocs, offline; --strict fails on a broken
 # link or anchor, or a page missing from mkdocs.yml's nav.

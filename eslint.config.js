@@ -5,7 +5,7 @@ import js from "@eslint/js";
 import globals from "globals";
 
 export default [
-  { ignores: ["static/vendor/", "node_modules/", "test-artifacts/"] },
+  { ignores: ["static/vendor/", "static/bundle/", "node_modules/", "test-artifacts/"] },
   js.configs.recommended,
   {
     rules: {

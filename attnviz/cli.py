@@ -154,7 +154,8 @@ def _bench_parser(sub: Any) -> None:
         "--browser",
         action="store_true",
         dest="use_browser",
-        help="also time typing to every view drawn in Chromium",
+        help="also time the page's cold start (Playwright, Lighthouse) and typing to every view "
+        "drawn, in Chromium",
     )
     bench.add_argument(
         "--browser-tokens", default="8,128,512", help="lengths for --browser (default 8,128,512)"

@@ -73,7 +73,7 @@ class Visitors:
         keep = (
             not new
             or headers.get("sec-fetch-site") == "cross-site"
-            or scope.get("path", "").startswith(("/static/", "/vendor/"))
+            or scope.get("path", "").startswith("/static/")
         )
         if keep:
             await self.app(scope, receive, send)

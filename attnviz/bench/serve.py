@@ -5,7 +5,8 @@ run: the Hugging Face forward with attentions and hidden states (the floor; when
 dependency ``transformers`` is installed), the page's first request (every head's thumbnail, in
 the compact form, gzip on the wire), every part the page asks for next, the bytes per attention
 value, throughput with concurrent clients (a repeated input is a cache hit, a new one a
-forward), and optionally, in headless Chromium, typing to all views drawn. Figures only: the
+forward), and optionally, in headless Chromium, the page's cold start (bench/coldstart.py:
+Playwright's figures and Lighthouse's) and typing to all views drawn. Figures only: the
 targets are read from the table, never asserted here.
 """
 
@@ -23,6 +24,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from attnviz.bench import coldstart
 from attnviz.bench.harness import FIRST, HuggingFace, Server, browser, request, text_of
 
 log = logging.getLogger(__name__)
@@ -64,6 +66,7 @@ class Report:
     toy: dict[str, float] = field(default_factory=dict)
     throughput: dict[str, float] = field(default_factory=dict)
     browser: dict[str, float] = field(default_factory=dict)
+    coldstart: dict[str, Any] = field(default_factory=dict)  # bench/coldstart.py's figures
 
 
 # The toy lab at its caps: 64 tokens x 64 dimensions, 12 layers x 16 heads, everything on.
@@ -281,6 +284,7 @@ def run(
         if clients > 0:
             report.throughput = throughput(server.port, name, clients, seconds)
         if use_browser:
+            report.coldstart = coldstart.run(server.port, chromium)
             pairs = {
                 n: [text_of(tokenizer, n, start=2), text_of(tokenizer, n, start=3)]
                 for n in browser_tokens
@@ -359,6 +363,8 @@ def table(report: Report) -> str:
             for n in sizes
         ]
         lines += ["", "Headless Chromium, typing to every view drawn: " + "; ".join(parts) + "."]
+    if report.coldstart:
+        lines.append(coldstart.table(report.coldstart))
     return "\n".join(lines)
 
 

@@ -1,5 +1,6 @@
 // Globals of the page, for `tsc --checkJs` only (nothing here is served): Plotly.js is a
-// classic script from the plotly package, loaded before the modules.
+// classic script (plotly.js's cartesian bundle, static/vendor), loaded before the modules; only
+// core/plotly.js reads it (and sets it back when the gl3d bundle has run).
 interface Window {
   Plotly: any;
 }

@@ -9,6 +9,7 @@
 import { busy, exportHtml, fetchPresets } from "./core/api.js";
 import { byId, download } from "./core/dom.js";
 import { copyText, downloadPng } from "./core/export.js";
+import { hasPlotly } from "./core/plotly.js";
 import { createLearn } from "./modes/learn/index.js";
 import { decodeLearnHash, encodeLearnHash, LEARN_HASH } from "./modes/learn/progress.js";
 import { createSentence } from "./modes/sentence/index.js";
@@ -99,9 +100,11 @@ const messages = (mode) => ({
 });
 
 /** data-traces counts traces whose views have all finished drawing (the tests wait on it);
- * data-views counts redraws after a view choice (layer, head, token...). */
+ * data-views counts redraws after a view choice (layer, head, token...). The first is marked on
+ * the page's timeline (`attnviz bench --browser` reads the mark, as Lighthouse's user timings). */
 const traceDrawn = () => {
   root.dataset.traces = String(++app.drawn);
+  if (app.drawn === 1) performance.mark("attnviz:first-trace", { detail: inView() });
   showMessages();
 };
 const viewsDrawn = () => {
@@ -315,7 +318,7 @@ function wire() {
 async function init() {
   root.dataset.pending = "1";
   watchBusy();
-  if (!window.Plotly) {
+  if (!hasPlotly()) {
     messages("toy").setError("Plotly.js did not load; the plots cannot be drawn.");
     return;
   }

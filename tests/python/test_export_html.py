@@ -129,25 +129,35 @@ def test_a_selection_out_of_range_is_refused_by_name():
 
 
 def test_the_vendored_plotly_is_the_plotly_wheels_version():
-    """The file's Plotly (the npm partial bundle) and the page's (the plotly wheel's) are one
-    plotly.js version: the views are drawn by the same code."""
-    from attnviz.web import find_dir, plotly_js
+    """Every vendored bundle (the npm partial bundles: the files' basic and cartesian ones, the
+    page's cartesian and gl3d ones) and the plotly wheel's own are one plotly.js version: the
+    views are drawn by the same code. Each bundle has its licence beside it."""
+    import plotly
+
+    from attnviz.python.page import PLOTLY
+    from attnviz.web import PLOTLY_2D, PLOTLY_3D, find_dir
 
     def version(text: str) -> str:
-        found = re.search(r"plotly\.js (?:\((?:basic|cartesian) - minified\) )?v(\d+\.\d+\.\d+)",
+        found = re.search(r"plotly\.js (?:\((?:basic|cartesian|gl3d) - minified\) )?v(\d+\.\d+\.\d+)",
                           text[:400])  # fmt: skip
         assert found, text[:200]
         return found.group(1)
 
-    _, wheel = plotly_js()
-    wheel_text = wheel.read_text() if isinstance(wheel, Path) else wheel.decode()
-    from attnviz.python.page import PLOTLY
-
-    for name, path in PLOTLY.items():
-        bundle = (find_dir("static") / path).read_text()
+    wheel = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+    wheel_text = wheel.read_text()
+    static = find_dir("static")
+    bundles = {**PLOTLY, "cartesian": PLOTLY_2D, "gl3d": PLOTLY_3D}
+    assert PLOTLY["cartesian"] == PLOTLY_2D  # the page and the files share one cartesian bundle
+    assert sorted(p.name for p in (static / "vendor").glob("*.min.js")) == sorted(
+        Path(path).name for path in bundles.values()
+    )
+    for name, path in bundles.items():
+        bundle = (static / path).read_text()
         assert f"({name} - minified)" in bundle[:400]
         assert "Licensed under the MIT license" in bundle[:400]
         assert version(bundle) == version(wheel_text)
+        licence = (static / path).with_name(f"plotly-{name}.LICENSE").read_text()
+        assert "MIT License" in licence or "Permission is hereby granted" in licence
 
 
 CUT = """

@@ -1,16 +1,20 @@
 // Getting things out: any Plotly plot as PNG, the link to this exact view on the clipboard.
 
+import { plotlyOf } from "./plotly.js";
+
 /** Save a drawn Plotly plot as a PNG at twice its on-screen size. */
 export function downloadPng(plotEl, filename) {
   if (!plotEl || !plotEl.data) return Promise.resolve(false);
   const { width, height } = plotEl.getBoundingClientRect();
-  return window.Plotly.downloadImage(plotEl, {
-    format: "png",
-    filename,
-    width: Math.round(width),
-    height: Math.round(height),
-    scale: 2,
-  }).then(() => true);
+  return plotlyOf(plotEl)
+    .downloadImage(plotEl, {
+      format: "png",
+      filename,
+      width: Math.round(width),
+      height: Math.round(height),
+      scale: 2,
+    })
+    .then(() => true);
 }
 
 /** Put `url` on the clipboard; false when the browser does not allow it. */

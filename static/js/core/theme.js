@@ -1,6 +1,8 @@
 // The look of every view in one place: colours, colour scales and their lookup table, fonts,
 // and the shared Plotly layout and config.
 
+import { withPlotly } from "./plotly.js";
+
 export const FONT = 'system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif';
 export const TEXT = "#1d2330";
 export const TEXT_DIM = "#5b6475";
@@ -168,17 +170,20 @@ export function tokenAxis(tokens, extra = {}) {
 }
 
 /**
- * Draw or update a Plotly plot in place (Plotly.react reuses the existing one).
+ * Draw or update a Plotly plot in place (Plotly.react reuses the existing one), with the
+ * library its traces need (core/plotly.js: a 3-D trace waits for the gl3d bundle).
  * @param {HTMLElement} el
  * @param {object[]} data
  * @param {object} layout
  * @param {string} filename
  */
-export async function draw(el, data, layout, filename) {
-  await window.Plotly.react(el, data, layout, plotConfig(filename));
-  // react keeps the old size when only the element (not the window) was resized.
-  const full = /** @type {any} */ (el)._fullLayout;
-  if (full && (Math.abs(full.width - el.clientWidth) > 1 || Math.abs(full.height - el.clientHeight) > 1)) {
-    await window.Plotly.Plots.resize(el);
-  }
+export function draw(el, data, layout, filename) {
+  return withPlotly(el, data, async (Plotly) => {
+    await Plotly.react(el, data, layout, plotConfig(filename));
+    // react keeps the old size when only the element (not the window) was resized.
+    const full = /** @type {any} */ (el)._fullLayout;
+    if (full && (Math.abs(full.width - el.clientWidth) > 1 || Math.abs(full.height - el.clientHeight) > 1)) {
+      await Plotly.Plots.resize(el);
+    }
+  });
 }

@@ -4,6 +4,7 @@
 
 import { fillOptions, el } from "../core/dom.js";
 import { exact, fmt } from "../core/numbers.js";
+import { plotlyOf } from "../core/plotly.js";
 import { SELECTED, baseLayout, draw, plotText } from "../core/theme.js";
 import { describe, keyCursor } from "./access.js";
 
@@ -61,8 +62,8 @@ export function render(card, data, sel, callbacks) {
     describedBy: readout.id || undefined,
     label: `Distance between ${tokens[a]} and ${tokens[b]} at each layer: line plot. Arrow keys step through the layers.`,
     text: (_, l) => `${tokens[a]} ↔ ${tokens[b]}, layer ${l}: ${exact(series[l], dtype)}`,
-    show: (_, l) => window.Plotly.Fx.hover(plot, [{ curveNumber: 0, pointNumber: l }]),
-    hide: () => window.Plotly.Fx.unhover(plot),
+    show: (_, l) => plotlyOf(plot).Fx.hover(plot, [{ curveNumber: 0, pointNumber: l }]),
+    hide: () => plotlyOf(plot).Fx.unhover(plot),
   });
   return draw(
     plot,

@@ -7,6 +7,7 @@
 import { fillIndexSelect } from "../core/dom.js";
 import { exact, fmt } from "../core/numbers.js";
 import { nested } from "../core/compact.js";
+import { plotlyOf } from "../core/plotly.js";
 import {
   MASKED_GREY,
   SCORE_LUT,
@@ -258,7 +259,7 @@ function readable(plot, tokens, z, kind, dtype, what, summary) {
     text: (i, j) =>
       `${tokens[i]} → ${tokens[j]}: ` +
       (z[i][j] === null ? "masked (−∞ before the softmax)" : `${kind} ${exact(z[i][j], dtype)}`),
-    show: (i, j) => window.Plotly.Fx.hover(plot, { xval: j, yval: i }),
-    hide: () => window.Plotly.Fx.unhover(plot),
+    show: (i, j) => plotlyOf(plot).Fx.hover(plot, { xval: j, yval: i }),
+    hide: () => plotlyOf(plot).Fx.unhover(plot),
   });
 }

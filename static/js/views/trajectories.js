@@ -10,6 +10,7 @@
 
 import { el } from "../core/dom.js";
 import { exact, fmt } from "../core/numbers.js";
+import { onPlot, plotlyOf } from "../core/plotly.js";
 import { PALETTE_SIZE, baseLayout, draw, plotText, tokenColor } from "../core/theme.js";
 import { describe, keyCursor } from "./access.js";
 import { farthest } from "./describe.js";
@@ -371,7 +372,7 @@ export function render(container, data, sel, callbacks = {}) {
     if (plot._trajBound) return;
     plot._trajBound = true;
     // Clicking a path makes its token the query of the other views (when the page asks).
-    plot.on("plotly_click", (/** @type {any} */ ev) => {
+    onPlot(plot, "plotly_click", (/** @type {any} */ ev) => {
       const point = ev?.points?.[0];
       const m = /^traj-(\d+)$/.exec(point?.data?.uid || "");
       const i = m ? Number(m[1]) : Number(point?.customdata?.[1]);
@@ -422,7 +423,8 @@ function readable(plot, data, picked, k, ax, nm, grouped) {
       `${k === 3 ? "3-D" : "2-D"} plot. Left and right arrows move along a path's layers, up and down between the paths.`,
     text: (r, l) =>
       `${nm.get(picked[r])} · layer ${l}: ` + paths[r][l].map((v, c) => `${ax[c]} = ${exact(v, dtype)}`).join(", "),
-    show: k === 3 || grouped ? undefined : (r, l) => window.Plotly.Fx.hover(plot, [{ curveNumber: r, pointNumber: l }]),
-    hide: () => window.Plotly.Fx.unhover(plot),
+    show:
+      k === 3 || grouped ? undefined : (r, l) => plotlyOf(plot).Fx.hover(plot, [{ curveNumber: r, pointNumber: l }]),
+    hide: () => plotlyOf(plot).Fx.unhover(plot),
   });
 }

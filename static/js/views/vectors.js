@@ -8,6 +8,7 @@
 
 import { nested, sub } from "../core/compact.js";
 import { exact, fmt } from "../core/numbers.js";
+import { plotlyOf } from "../core/plotly.js";
 import { baseLayout, draw, plotText, tokenColor } from "../core/theme.js";
 import { describe, keyCursor } from "./access.js";
 import { farthest } from "./describe.js";
@@ -439,8 +440,8 @@ function readable(plot, trace, f, l) {
         : (r, i) => {
             const data = /** @type {any} */ (plot).data ?? [];
             const curve = data.findIndex((/** @type {any} */ t) => t.uid === (r === 0 ? "before" : "after"));
-            if (curve >= 0) window.Plotly.Fx.hover(plot, [{ curveNumber: curve, pointNumber: i }]);
+            if (curve >= 0) plotlyOf(plot).Fx.hover(plot, [{ curveNumber: curve, pointNumber: i }]);
           },
-    hide: () => window.Plotly.Fx.unhover(plot),
+    hide: () => plotlyOf(plot).Fx.unhover(plot),
   });
 }

@@ -11,6 +11,7 @@ import { sub } from "../../core/compact.js";
 import { createStatus, drawViews } from "../../core/controller.js";
 import { csvByteCap, CSV_TYPE, tableCsv } from "../../core/csv.js";
 import { byId, download } from "../../core/dom.js";
+import { load3d } from "../../core/plotly.js";
 import { TOY_FEEDS, viewsFed } from "../../core/feeds.js";
 import * as attention from "../../views/heatmaps.js";
 import * as beforeAfter from "../../views/beforeafter.js";
@@ -255,6 +256,7 @@ export function createToy(hooks, { openParts = (body) => new TraceParts(body), f
     hooks.changed();
     if (fixed) return lock(); // a record: nothing to ask for, the page shows its trace
     if (!app.active) return; // asked for when the toy lab is shown
+    const first = !app.started; // the lab's first trace is asked at once, not after the typing debounce
     app.started = true;
     const bad = problem(s, limits);
     if (bad) {
@@ -264,7 +266,7 @@ export function createToy(hooks, { openParts = (body) => new TraceParts(body), f
       return;
     }
     const { layer, head } = s.view;
-    client.request(toRequest(s, defaults), { fields: FIRST, layer, head });
+    client.request(toRequest(s, defaults), { fields: FIRST, layer, head }, first ? 0 : undefined);
   }
 
   /** The inputs of a record, read only, and seen to be: the table's cells and the model form
@@ -299,6 +301,9 @@ export function createToy(hooks, { openParts = (body) => new TraceParts(body), f
   /** Show a whole new state (a preset or a link). @param {ToyState} state */
   function load(state) {
     app.state = normalize(state, limits);
+    // From three dimensions the token vectors are a 3-D plot: its bundle loads while the trace
+    // is asked, not after it.
+    if (!flat && dims(app.state) >= 3) load3d().catch(() => undefined);
     app.touched = false;
     app.layers = app.state.config.layers;
     edited({ structural: true });

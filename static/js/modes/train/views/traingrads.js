@@ -9,6 +9,7 @@ import { fillOptions } from "../../../core/dom.js";
 import { baseLayout, draw, headColor } from "../../../core/theme.js";
 import { EVERY } from "../../../core/trainrun.js";
 import { fmt } from "../../../core/numbers.js";
+import { plotlyOf } from "../../../core/plotly.js";
 import { describe, keyCursor } from "../../../views/access.js";
 
 /** @typedef {import("../../../core/types.js").TrainRun} TrainRun */
@@ -70,8 +71,8 @@ export function render(card, data, sel, callbacks) {
       "Gradient norm per layer and step, line plot (log scale). Left and right arrows move " +
       "along the steps, up and down between the layers.",
     text: (l, j) => `${traces[l].name}, step ${x[j]}: ${Number(traces[l].y[j]).toPrecision(4)}`,
-    show: (l, j) => window.Plotly.Fx.hover(plot, [{ curveNumber: l, pointNumber: j }]),
-    hide: () => window.Plotly.Fx.unhover(plot),
+    show: (l, j) => plotlyOf(plot).Fx.hover(plot, [{ curveNumber: l, pointNumber: j }]),
+    hide: () => plotlyOf(plot).Fx.unhover(plot),
   });
   return draw(
     plot,

@@ -6,6 +6,7 @@
 // held-out losses at the checkpoints in a table.
 
 import { fmt } from "../../../core/numbers.js";
+import { plotlyOf } from "../../../core/plotly.js";
 import { EVERY } from "../../../core/trainrun.js";
 import { baseLayout, draw, headColor, plotText } from "../../../core/theme.js";
 import { describe, keyCursor } from "../../../views/access.js";
@@ -156,8 +157,8 @@ function readable(plot, run) {
     },
     show: (i, j) => {
       const n = drawn[i].x.length;
-      if (n) window.Plotly.Fx.hover(plot, [{ curveNumber: 2 * i, pointNumber: Math.min(j, n - 1) }]);
+      if (n) plotlyOf(plot).Fx.hover(plot, [{ curveNumber: 2 * i, pointNumber: Math.min(j, n - 1) }]);
     },
-    hide: () => window.Plotly.Fx.unhover(plot),
+    hide: () => plotlyOf(plot).Fx.unhover(plot),
   });
 }

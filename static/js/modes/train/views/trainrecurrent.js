@@ -7,6 +7,7 @@
 
 import { el, fillOptions } from "../../../core/dom.js";
 import { fmt } from "../../../core/numbers.js";
+import { plotlyOf } from "../../../core/plotly.js";
 import { baseLayout, draw, headColor, plotText } from "../../../core/theme.js";
 import { describe, keyCursor } from "../../../views/access.js";
 
@@ -286,8 +287,8 @@ function readable(plot, models, spec) {
     },
     show: (i, j) => {
       const n = spec.ys(models[i]).length;
-      if (n) window.Plotly.Fx.hover(plot, [{ curveNumber: i, pointNumber: Math.min(j, n - 1) }]);
+      if (n) plotlyOf(plot).Fx.hover(plot, [{ curveNumber: i, pointNumber: Math.min(j, n - 1) }]);
     },
-    hide: () => window.Plotly.Fx.unhover(plot),
+    hide: () => plotlyOf(plot).Fx.unhover(plot),
   });
 }

@@ -1,0 +1,129 @@
+// Plotly.js for every view, from two of plotly.js's own partial bundles (static/vendor, the
+// plotly wheel's version): the cartesian one (heatmap, scatter: every 2-D plot), which the page
+// loads as a classic script before its modules, and the gl3d one (scatter3d, cone: the 3-D
+// plots), loaded the first time a plot has a 3-D trace (the page names its URL in
+// <meta name="attnviz-plotly-3d">). Each bundle's script sets window.Plotly: the cartesian one
+// is put back there at once, and the gl3d one is kept here only. So a view reaches Plotly
+// through this module alone: draw() (core/theme.js) paints with withPlotly(), and a plot's hover,
+// PNG and listeners go to the library that drew it (plotlyOf, onPlot). An offline file carries
+// one 2-D bundle (its loader sets window.Plotly) and draws no 3-D trace.
+
+/** Trace types of the gl3d bundle: a plot with one of them is drawn by it. */
+const THREE_D = new Set(["scatter3d", "cone", "surface", "mesh3d", "isosurface", "volume", "streamtube"]);
+
+/** The page's own Plotly (the cartesian bundle, or an offline file's). @returns {any} */
+const flat = () => window.Plotly;
+
+/** @type {Promise<any> | null} */
+let gl3d = null;
+/** @type {WeakMap<HTMLElement, any>} the library that drew each plot */
+const drawnBy = new WeakMap();
+/** @type {WeakMap<HTMLElement, Promise<void>>} a plot's last draw still running, when it waits for a bundle */
+const pending = new WeakMap();
+/** @type {WeakMap<HTMLElement, [string, (ev: any) => void][]>} the listeners a plot keeps across libraries */
+const listeners = new WeakMap();
+// The page's timeline (`attnviz bench --browser` reads it): the first plot drawn, and how long
+// the first 3-D plot took from being asked (its bundle loaded, its scene made).
+let plotted = false;
+let plotted3d = false;
+/** @param {number} asked @param {boolean} three */
+function marked(asked, three) {
+  if (!plotted) performance.mark("attnviz:first-plot");
+  plotted = true;
+  if (three && !plotted3d) performance.measure("attnviz:first-3d-plot", { start: asked });
+  plotted3d ||= three;
+}
+
+/** Whether the page has its Plotly (main.js says so when the bundle did not load). */
+export const hasPlotly = () => Boolean(flat());
+
+/** Whether drawing `data` needs the 3-D bundle. @param {any[]} data */
+export const needs3d = (data) => data.some((t) => THREE_D.has(t?.type));
+
+/** The gl3d bundle, loaded once (a classic script; window.Plotly is put back as it was). */
+export function load3d() {
+  if (gl3d) return gl3d;
+  gl3d = new Promise((resolve, reject) => {
+    const meta = /** @type {HTMLMetaElement | null} */ (document.querySelector('meta[name="attnviz-plotly-3d"]'));
+    if (!meta) {
+      reject(new Error("3-D plots need Plotly's gl3d bundle, which this page does not carry"));
+      return;
+    }
+    const own = window.Plotly;
+    const script = document.createElement("script");
+    script.src = meta.content;
+    // The load event comes right after the script ran, in the same task: no other code sees
+    // window.Plotly set to the gl3d bundle.
+    script.onload = () => {
+      const lib = window.Plotly;
+      window.Plotly = own;
+      if (lib && lib !== own) resolve(lib);
+      else reject(new Error("Plotly's 3-D bundle did not run"));
+    };
+    script.onerror = () => reject(new Error("Plotly's 3-D bundle did not load"));
+    document.head.append(script);
+  });
+  gl3d.catch(() => {
+    gl3d = null; // a later 3-D plot tries again
+  });
+  return gl3d;
+}
+
+/** The library that drew `el` (the page's own before any draw). @param {HTMLElement} el @returns {any} */
+export const plotlyOf = (el) => drawnBy.get(el) ?? flat();
+
+/**
+ * Listen to a plot's Plotly event (`plotly_click`...) for as long as the element lives, even when
+ * it is drawn again by the other library (which starts with no listeners).
+ * @param {HTMLElement} el @param {string} name @param {(ev: any) => void} fn
+ */
+export function onPlot(el, name, fn) {
+  const kept = listeners.get(el) ?? [];
+  kept.push([name, fn]);
+  listeners.set(el, kept);
+  /** @type {any} */ (el).on?.(name, fn);
+}
+
+/**
+ * Run `paint(Plotly)` for `el` with the library its traces need. A 2-D plot with nothing queued
+ * is painted at once, as Plotly.react always was; a plot that waits for the 3-D bundle, and any
+ * draw of it asked meanwhile, run in the order asked. A plot that changes library is purged
+ * by the one that drew it and keeps its listeners.
+ * @template T
+ * @param {HTMLElement} el @param {any[]} data @param {(Plotly: any) => Promise<T>} paint
+ * @returns {Promise<T>}
+ */
+export function withPlotly(el, data, paint) {
+  const three = needs3d(data);
+  const before = pending.get(el);
+  const asked = performance.now();
+  if (!before && !three && plotlyOf(el) === flat()) {
+    drawnBy.set(el, flat());
+    return paint(flat()).then((out) => {
+      marked(asked, false);
+      return out;
+    });
+  }
+  const run = (before ?? Promise.resolve())
+    .catch(() => undefined)
+    .then(async () => {
+      const lib = three ? await load3d() : flat();
+      const old = drawnBy.get(el);
+      const moved = old !== undefined && old !== lib;
+      if (moved) old.purge(el);
+      drawnBy.set(el, lib);
+      const out = await paint(lib);
+      marked(asked, three);
+      if (moved) for (const [name, fn] of listeners.get(el) ?? []) /** @type {any} */ (el).on(name, fn);
+      return out;
+    });
+  const done = run.then(
+    () => undefined,
+    () => undefined,
+  );
+  pending.set(el, done);
+  done.then(() => {
+    if (pending.get(el) === done) pending.delete(el);
+  });
+  return run;
+}
