@@ -1,4 +1,4 @@
-// attnviz: static/js/main.js and every module it imports, in one file made by esbuild (make bundle); sources 970eae5bbd607c3e
+// attnviz: static/js/main.js and every module it imports, in one file made by esbuild (make bundle); sources 39fd332fefb2cb11
 var __defProp = Object.defineProperty;
 var __export = (target, all) => {
   for (var name in all)
@@ -187,6 +187,28 @@ function traceHeaders(body, accept) {
   if (run) headers["X-Attnviz-Run"] = run;
   return headers;
 }
+var JOB_POLL_MS = 500;
+function cancelTraceJob(url) {
+  return fetch(url, { method: "DELETE" }).catch(() => null);
+}
+async function followJob(job, signal, onJob) {
+  const stop = () => cancelTraceJob(job.url);
+  signal?.addEventListener("abort", stop, { once: true });
+  try {
+    for (; ; ) {
+      onJob?.(job);
+      if (job.state === "done") return await fetch(job.result, { signal });
+      if (job.state === "cancelled" || job.state === "failed")
+        throw new ApiError(job.message || `The trace was ${job.state}.`, job.status || 409);
+      await sleep(JOB_POLL_MS, signal);
+      const response = await fetch(job.url, { headers: { Accept: "application/json" }, signal });
+      if (!response.ok) throw await failure(response);
+      job = await response.json();
+    }
+  } finally {
+    signal?.removeEventListener("abort", stop);
+  }
+}
 var fetchLearn = () => getJson("/api/learn");
 function checkLearn(id, body, signal) {
   const { run, recurrent } = (
@@ -221,6 +243,12 @@ async function decodeRun(id, body) {
 var runEvents = (id) => new EventSource(`/api/train/${encodeURIComponent(id)}/events`);
 var modelFolderUrl = (id, variant) => `/api/train/${encodeURIComponent(id)}/model.zip?variant=${variant}`;
 var runHtmlUrl = (id) => `/api/train/${encodeURIComponent(id)}/export`;
+async function exportRunHtml(id) {
+  const response = await fetch(runHtmlUrl(id));
+  if (!response.ok) throw await failure(response);
+  const name = /filename="([^"]+)"/.exec(response.headers.get("Content-Disposition") || "")?.[1] ?? `attnviz-run-${id}.html`;
+  return { blob: await response.blob(), name };
+}
 function exportHtml(body) {
   return onceMoreIfCut(async () => {
     const response = await fetchPatiently("/api/export", {
@@ -257,14 +285,15 @@ function query(params) {
   const s = q.toString();
   return s ? `?${s}` : "";
 }
-function fetchTrace(body, params = {}, signal) {
+function fetchTrace(body, params = {}, signal, onJob) {
   return onceMoreIfCut(async () => {
-    const response = await fetchPatiently(`/api/trace${query(params)}`, {
+    let response = await fetchPatiently(`/api/trace${query(params)}`, {
       method: "POST",
-      headers: traceHeaders(body, COMPACT_MEDIA_TYPE),
+      headers: { ...traceHeaders(body, COMPACT_MEDIA_TYPE), Prefer: "respond-async" },
       body: JSON.stringify(body),
       signal
     });
+    if (response.status === 202) response = await followJob(await response.json(), signal, onJob);
     if (!response.ok) throw await failure(response);
     return decodeCompact(await response.arrayBuffer());
   }, signal);
@@ -319,14 +348,19 @@ var TraceClient = class {
   /**
    * @param {{delay?: number, onPending: (p: boolean) => void,
    *   onResult: (c: Compact, r: {body: object, params: Params}) => void,
-   *   onError: (message: string, status?: number) => void}} options onError: the message, and
-   *   the server's status code when it answered (404: no model of that name)
+   *   onError: (message: string, status?: number) => void,
+   *   onJob?: (job: TraceJob | null) => void}} options onError: the message, and
+   *   the server's status code when it answered (404: no model of that name); onJob: the
+   *   state of the job computing a long trace, each time it is read, then null once it ends
    */
-  constructor({ delay = 150, onPending, onResult, onError }) {
+  constructor({ delay = 150, onPending, onResult, onError, onJob = () => {
+  } }) {
     this.delay = delay;
     this.onPending = onPending;
     this.onResult = onResult;
     this.onError = onError;
+    this.onJob = onJob;
+    this.following = false;
     this.timer = void 0;
     this.controller = null;
     this.seq = 0;
@@ -343,12 +377,16 @@ var TraceClient = class {
     this.onPending(true);
     this.timer = setTimeout(() => this.send({ body, params }, seq), delay);
   }
-  /** Forget any scheduled or running request. */
+  /** Forget any scheduled or running request (a job it follows is cancelled). */
   cancel() {
     clearTimeout(this.timer);
     this.timer = void 0;
     if (this.controller) this.controller.abort();
     this.controller = null;
+    if (this.following) {
+      this.following = false;
+      this.onJob(null);
+    }
   }
   /** Drop pending work and report that nothing is pending (e.g. the input is invalid). */
   idle() {
@@ -360,10 +398,19 @@ var TraceClient = class {
   async send(request, seq) {
     const controller = new AbortController();
     this.controller = controller;
+    const told = (job) => {
+      if (seq !== this.seq) return;
+      this.following = true;
+      this.onJob(job);
+    };
     try {
-      const result = await fetchTrace(request.body, request.params, controller.signal);
+      const result = await fetchTrace(request.body, request.params, controller.signal, told);
       if (seq !== this.seq) return;
       this.controller = null;
+      if (this.following) {
+        this.following = false;
+        this.onJob(null);
+      }
       this.onResult(result, request);
     } catch (err) {
       const e = (
@@ -372,6 +419,10 @@ var TraceClient = class {
       );
       if (seq !== this.seq || e.name === "AbortError") return;
       this.controller = null;
+      if (this.following) {
+        this.following = false;
+        this.onJob(null);
+      }
       if (e instanceof ApiError) this.onError(e.message, e.status);
       else this.onError(`Could not reach the server (${e.message}).`);
     } finally {
@@ -1901,20 +1952,49 @@ function draw(el2, data, layout, filename) {
 }
 
 // static/js/views/describe.js
-function strongest(matrix) {
+function strongest(matrix, skip = {}) {
   const C = matrix.shape[1] ?? matrix.shape[0];
+  const from = (skip.fromRow ?? 0) * C;
   let best = null;
-  for (let p = 0; p < matrix.data.length; p++) {
+  for (let p = from; p < matrix.data.length; p++) {
     const v = matrix.data[p];
-    if (v === null || !Number.isFinite(v)) continue;
+    if (v === null || !Number.isFinite(v) || p % C === skip.col) continue;
     if (best === null || v > best.v) best = { i: Math.floor(p / C), j: p % C, v };
   }
   return best;
 }
+var SINK_SHARE = 0.5;
+function firstTokenSink(matrix) {
+  const n = matrix.shape[0];
+  if (n < 2 || (matrix.shape[1] ?? n) !== n) return null;
+  let share2 = 0;
+  for (let i = 1; i < n; i++) {
+    let sum = 0;
+    for (let j = 0; j < n; j++) {
+      const v = Number(matrix.data[i * n + j]) || 0;
+      if (v < 0 || v > 1.05) return null;
+      sum += v;
+    }
+    if (Math.abs(sum - 1) > 0.05) return null;
+    share2 += Number(matrix.data[i * n]) || 0;
+  }
+  share2 /= n - 1;
+  return share2 >= SINK_SHARE ? share2 : null;
+}
 function strongestText(rowLabels, colLabels, matrix, opts = {}) {
-  const s = strongest(matrix);
-  if (!s) return "every cell is masked";
-  return `${opts.word ?? "strongest"}: ${rowLabels[s.i]} → ${colLabels[s.j]} ${opts.approx ? "≈ " : ""}` + fmt(s.v, opts.digits ?? 2);
+  const word = opts.word ?? "strongest";
+  const value = (v) => `${opts.approx ? "≈ " : ""}${fmt(v, opts.digits ?? 2)}`;
+  const causal = opts.causal && matrix.shape[0] > 1 && (matrix.shape[1] ?? matrix.shape[0]) === matrix.shape[0];
+  if (!causal) {
+    const s2 = strongest(matrix);
+    if (!s2) return "every cell is masked";
+    return `${word}: ${rowLabels[s2.i]} → ${colLabels[s2.j]} ${value(s2.v)}`;
+  }
+  const sink = firstTokenSink(matrix);
+  const s = strongest(matrix, { fromRow: 1, col: sink === null ? void 0 : 0 });
+  const cell = s ? `${rowLabels[s.i]} → ${colLabels[s.j]} ${value(s.v)}` : "none";
+  if (sink === null) return `${word} past the first query (which sees only itself): ${cell}`;
+  return `an attention sink: each later query gives on average ${Math.round(100 * sink)}% of its weight to the first token, “${colLabels[0]}”; ${word} elsewhere: ${cell}`;
 }
 function curveText(what, steps, values) {
   if (!values.length) return `${what}: no steps yet`;
@@ -3729,7 +3809,7 @@ function render6(container, data, sel = {}, callbacks = {}) {
     /** @type {HTMLElement} */
     root2.querySelector(".hc-body"),
     {
-      summary: `${R} × ${C} ${unit}s, ${strongestText(rowLabels, labels, matrix, { approx: data.approx })}`,
+      summary: `${R} × ${C} ${unit}s, ${strongestText(rowLabels, labels, matrix, { approx: data.approx, causal: data.causal })}`,
       table: R * C <= TABLE_MAX ? matrixTable(
         `${title}: the ${unit}s, ${rowAxis} rows by ${colAxis} columns`,
         rowAxis,
@@ -4850,7 +4930,8 @@ async function draw5(ctx) {
       labels: hv.labels,
       matrix,
       title: `Layer ${app2.s.layer + 1}, ${what}`,
-      unit: norms ? "value-weighted norm" : "weight"
+      unit: norms ? "value-weighted norm" : "weight",
+      causal: Boolean(meta.causal)
     },
     { query: p.queryRow(hv.groups), peak: app2.s.peak || agg === "head_max" || norms },
     { onPick: (row) => pickQuery(hv.groups[row][0]) }
@@ -6681,6 +6762,59 @@ function wireInputs(ctx) {
   option("s-merge-words", "mergeWords");
 }
 
+// static/js/modes/sentence/job.js
+function aboutSeconds(s) {
+  const whole = Math.max(1, Math.round(s));
+  if (whole < 60) return `about ${whole} s`;
+  const min = Math.floor(whole / 60);
+  const sec = whole % 60;
+  return `about ${min} min${sec ? ` ${sec} s` : ""}`;
+}
+function jobText(job) {
+  const left = job.left_s === null ? "" : ` · ${aboutSeconds(job.left_s)} left`;
+  if (job.state === "queued") return `Waiting for the server's turn${left}`;
+  if (job.stage === "thumbnails") {
+    const done = Math.max(0, job.done - job.layers);
+    return `A long text: every head's thumbnail, layer ${done} of ${job.total - job.layers}${left}`;
+  }
+  if (job.stage === "encoding") return "A long text: sending the trace…";
+  return `A long text: running the model, layer ${job.layers_done} of ${job.layers}${left}`;
+}
+function renderJob(container, job, { cancel: cancel2 }) {
+  if (!job) {
+    container.hidden = true;
+    container.replaceChildren();
+    return;
+  }
+  let line = (
+    /** @type {HTMLElement | null} */
+    container.querySelector(".job-line")
+  );
+  let bar = (
+    /** @type {HTMLProgressElement | null} */
+    container.querySelector("progress")
+  );
+  if (!line || !bar) {
+    line = document.createElement("span");
+    line.className = "job-line";
+    line.setAttribute("role", "status");
+    bar = document.createElement("progress");
+    bar.setAttribute("aria-label", "Progress of the trace");
+    const button = document.createElement("button");
+    button.type = "button";
+    button.className = "job-cancel";
+    button.textContent = "Cancel";
+    button.title = "Stop computing this text's trace; the views keep the last one";
+    button.addEventListener("click", () => cancel2());
+    container.replaceChildren(line, bar, button);
+  }
+  container.hidden = false;
+  const text = jobText(job);
+  if (line.textContent !== text) line.textContent = text;
+  bar.max = Math.max(1, job.total);
+  bar.value = Math.min(job.done, job.total);
+}
+
 // static/js/modes/sentence/index.js
 var PART_FIELDS = "attentions,scores,queries,keys,values";
 function createSentence(hooks, { openParts = (body) => new TraceParts(body), models = null, views = void 0 } = {}) {
@@ -6718,9 +6852,11 @@ function createSentence(hooks, { openParts = (body) => new TraceParts(body), mod
     edited,
     headChanged: () => corpus?.sync()
   });
+  const jobBox = jobContainer();
   const client = new TraceClient({
     delay: 150,
     onPending: (pending2) => status.waiting("request", pending2),
+    onJob: (job) => renderJob(jobBox, job, { cancel: cancelJob }),
     onResult: (result, request) => show2(result, request),
     onError(message, code) {
       if (code === 404 && !fixed2) return modelGone(message);
@@ -6729,6 +6865,11 @@ function createSentence(hooks, { openParts = (body) => new TraceParts(body), mod
       byId("s-count").textContent = "";
     }
   });
+  function cancelJob() {
+    client.idle();
+    status.set(app2.first ? "cancelled: the views show the last trace" : "cancelled");
+    byId("s-text").focus();
+  }
   async function modelGone(message) {
     const gone = app2.s.model;
     let list = null;
@@ -6859,6 +7000,14 @@ function createSentence(hooks, { openParts = (body) => new TraceParts(body), mod
     /** The HTML export's body (core/api.js exportHtml) for what is in view (null before the first trace). */
     htmlRequest: () => htmlRequest(app2, p, shown)
   };
+}
+function jobContainer() {
+  const box = document.createElement("div");
+  box.className = "job-progress";
+  box.hidden = true;
+  const row = byId("s-count").parentElement;
+  row?.after(box);
+  return box;
 }
 function viewsShown(views) {
   const shown = views ?? Object.keys(SENTENCE_FEEDS);
@@ -7129,6 +7278,7 @@ function render13(card, data, sel, callbacks) {
     )
   ]);
   const labels = tokens.map(String);
+  const causal = meta.config?.mask === "causal";
   readable2(
     scoresEl,
     labels,
@@ -7136,7 +7286,7 @@ function render13(card, data, sel, callbacks) {
     "score",
     data.scores.dtype,
     `Scores, ${where}`,
-    strongestText(labels, labels, { shape: [n, n], data: scores.flat() }, { word: "largest" })
+    strongestText(labels, labels, { shape: [n, n], data: scores.flat() }, { word: "largest", causal })
   );
   readable2(
     weightsEl,
@@ -7145,7 +7295,7 @@ function render13(card, data, sel, callbacks) {
     kind,
     (vw ?? data.weights).dtype,
     `${name}, ${where}`,
-    vw ? strongestText(labels, labels, vw) : `mean entropy ${fmt(data.entropy, 2)} nats, ` + strongestText(labels, labels, data.weights)
+    vw ? strongestText(labels, labels, vw, { causal }) : `mean entropy ${fmt(data.entropy, 2)} nats, ` + strongestText(labels, labels, data.weights, { causal })
   );
   return drawn;
 }
@@ -7260,8 +7410,67 @@ function parseBlock(text) {
 
 // static/js/modes/toy/table.js
 var cellText2 = (v) => typeof v === "number" ? String(v) : String(v ?? "");
+function gridCells(table) {
+  return [...table.rows].map(
+    (row) => [...row.cells].map((c) => {
+      const e = (
+        /** @type {HTMLInputElement | HTMLButtonElement | null} */
+        c.querySelector("input, button")
+      );
+      return e && !e.disabled && !e.hidden ? e : null;
+    })
+  );
+}
+function gridMove(cells, r, c, key, ctrl) {
+  const all = cells.flat().filter(Boolean);
+  if (key === "Home" && ctrl) return all[0] ?? null;
+  if (key === "End" && ctrl) return all[all.length - 1] ?? null;
+  if (key === "Home") return cells[r].find(Boolean) ?? null;
+  if (key === "End") return [...cells[r]].reverse().find(Boolean) ?? null;
+  const step = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] }[key];
+  if (!step) return null;
+  for (let i = r + step[0], j = c + step[1]; i >= 0 && i < cells.length && j >= 0; i += step[0], j += step[1]) {
+    if (step[1] && j >= cells[i].length) break;
+    const e = cells[i][j];
+    if (e) return e;
+  }
+  return null;
+}
 function createTable(table, { getState, getLimits, onEdit, onNotice }) {
+  table.setAttribute("role", "grid");
+  let readOnly = false;
+  let stop = { r: 0, c: 1 };
+  let editing = false;
+  function where(e) {
+    const cell = (
+      /** @type {HTMLTableCellElement | null} */
+      e.closest("td, th")
+    );
+    const row = (
+      /** @type {HTMLTableRowElement | null} */
+      cell?.parentElement ?? null
+    );
+    return cell && row ? { r: row.rowIndex, c: cell.cellIndex } : null;
+  }
+  function rove(e) {
+    for (
+      const x of
+      /** @type {NodeListOf<HTMLElement>} */
+      table.querySelectorAll("input, button")
+    ) x.tabIndex = -1;
+    e.tabIndex = 0;
+    stop = where(e) ?? stop;
+  }
+  function restoreStop() {
+    const cells = gridCells(table);
+    const r = Math.min(stop.r, cells.length - 1);
+    const row = cells[r] ?? [];
+    const e = row[Math.min(stop.c, row.length - 1)] ?? row.slice(0, stop.c).reverse().find(Boolean) ?? cells.flat().find(Boolean);
+    if (e) rove(e);
+    return e ?? null;
+  }
   function render26() {
+    const focused = table.contains(document.activeElement);
     const { tokens, axes, embeddings } = getState();
     const d = dims(getState());
     const limits = getLimits();
@@ -7341,6 +7550,30 @@ function createTable(table, { getState, getLimits, onEdit, onNotice }) {
       body.append(row);
     });
     table.replaceChildren(head, body);
+    if (readOnly) lockCells();
+    const e = restoreStop();
+    if (focused && e && !table.contains(document.activeElement)) e.focus();
+  }
+  function lockCells() {
+    table.setAttribute("aria-readonly", "true");
+    for (
+      const e of
+      /** @type {NodeListOf<HTMLInputElement>} */
+      table.querySelectorAll("input")
+    ) e.readOnly = true;
+    for (
+      const b of
+      /** @type {NodeListOf<HTMLButtonElement>} */
+      table.querySelectorAll("button.remove")
+    ) {
+      b.disabled = true;
+      b.hidden = true;
+    }
+  }
+  function lock() {
+    readOnly = true;
+    lockCells();
+    restoreStop();
   }
   function addToken() {
     const s = getState();
@@ -7394,14 +7627,79 @@ function createTable(table, { getState, getLimits, onEdit, onNotice }) {
       onEdit({ structural: true });
     }
   });
+  function go(e) {
+    editing = false;
+    rove(e);
+    e.focus();
+    if (e instanceof HTMLInputElement) e.select();
+  }
+  function edit(t) {
+    if (readOnly) return;
+    editing = true;
+    t.setSelectionRange(t.value.length, t.value.length);
+  }
+  table.addEventListener("focusin", (event) => {
+    const t = (
+      /** @type {HTMLElement} */
+      event.target
+    );
+    if (t.matches("input, button")) rove(t);
+  });
+  table.addEventListener("focusout", (event) => {
+    if (!table.contains(
+      /** @type {Node | null} */
+      event.relatedTarget
+    )) editing = false;
+  });
+  table.addEventListener("pointerdown", (event) => {
+    if (
+      /** @type {HTMLElement} */
+      event.target.matches("input")
+    ) editing = !readOnly;
+  });
   table.addEventListener("keydown", (event) => {
-    const t = event.target;
-    if (event.key !== "Enter" || !t.dataset.kind) return;
-    event.preventDefault();
-    const { kind, r, c } = t.dataset;
-    const next = kind === "axis" ? `[data-kind="value"][data-r="0"][data-c="${c}"]` : `[data-kind="${kind}"][data-r="${+r + 1}"]` + (kind === "value" ? `[data-c="${c}"]` : "");
-    const target = table.querySelector(next);
-    if (target) target.focus();
+    const t = (
+      /** @type {HTMLElement} */
+      event.target
+    );
+    if (!t.matches("input, button")) return;
+    const input = t instanceof HTMLInputElement ? t : null;
+    const { key } = event;
+    if (editing && input) {
+      if (key === "Escape" || key === "F2") {
+        event.preventDefault();
+        editing = false;
+        input.select();
+      } else if (key === "Enter") {
+        event.preventDefault();
+        const { kind, r, c } = input.dataset;
+        const next2 = kind === "axis" ? `[data-kind="value"][data-r="0"][data-c="${c}"]` : `[data-kind="${kind}"][data-r="${Number(r) + 1}"]` + (kind === "value" ? `[data-c="${c}"]` : "");
+        const target = (
+          /** @type {HTMLElement | null} */
+          table.querySelector(next2)
+        );
+        if (target) go(target);
+        else {
+          editing = false;
+          input.select();
+        }
+      }
+      return;
+    }
+    const at = where(t);
+    const next = at && gridMove(gridCells(table), at.r, at.c, key, event.ctrlKey || event.metaKey);
+    if (next || ["ArrowUp", "ArrowDown", "ArrowLeft", "ArrowRight", "Home", "End"].includes(key)) {
+      event.preventDefault();
+      if (next) go(next);
+      return;
+    }
+    if (!input) return;
+    if (key === "Enter" || key === "F2") {
+      event.preventDefault();
+      edit(input);
+    } else if (!readOnly && !event.ctrlKey && !event.metaKey && !event.altKey && (key.length === 1 || key === "Backspace" || key === "Delete")) {
+      editing = true;
+    }
   });
   table.addEventListener("paste", (event) => {
     const t = event.target;
@@ -7461,7 +7759,7 @@ function createTable(table, { getState, getLimits, onEdit, onNotice }) {
     onNotice(said);
     onEdit({ structural: true });
   }
-  return { render: render26, addToken, addDim, pasteBlock };
+  return { render: render26, addToken, addDim, pasteBlock, lock };
 }
 
 // static/js/modes/toy/controls.js
@@ -8299,10 +8597,12 @@ function createToy(hooks, { openParts = (body) => new TraceParts(body), fixed: f
     client.request(toRequest(s, defaults), { fields: FIRST, layer, head }, first ? 0 : void 0);
   }
   function lock() {
+    table.lock();
     const panel = (
       /** @type {HTMLElement} */
       byId("toy-mode").querySelector(".panel")
     );
+    panel.classList.add("read-only");
     for (
       const e of
       /** @type {NodeListOf<HTMLInputElement>} */
@@ -8315,6 +8615,16 @@ function createToy(hooks, { openParts = (body) => new TraceParts(body), fixed: f
     for (const id of ["add-token", "add-dim", "preset-reset"]) byId(id).hidden = true;
     const importLabel = byId("import-csv").closest("label");
     if (importLabel) importLabel.hidden = true;
+    const keys = byId("table-keys");
+    if (keys.previousElementSibling) keys.previousElementSibling.hidden = true;
+    keys.textContent = "Tab reaches the table once; the arrow keys move between its cells, which are read only here.";
+    for (const card of [byId("embeddings").closest(".card"), byId("config").closest(".card")]) {
+      if (!card || card.querySelector(".read-only-note")) continue;
+      const note = document.createElement("p");
+      note.className = "read-only-note";
+      note.textContent = "Read-only copy: open attnviz to edit.";
+      (card.querySelector(":scope > .card-head") ?? card.querySelector("h2"))?.after(note);
+    }
   }
   function load(state) {
     app2.state = normalize(state, limits);
@@ -8398,14 +8708,14 @@ var ATTENTION = (
 );
 function attentionAxes(on, kind) {
   if (!on.source || kind === "self") {
-    return { labels: on.tokens, rowLabels: on.tokens, axes: ["query", "key"] };
+    return { labels: on.tokens, rowLabels: on.tokens, axes: ["query", "key"], causal: true };
   }
   const axes = (
     /** @type {[string, string]} */
     [...ATTENTION[kind].axes]
   );
-  if (kind === "encoder") return { labels: on.source, rowLabels: on.source, axes };
-  return { labels: on.source, rowLabels: on.writes ?? on.tokens, axes };
+  if (kind === "encoder") return { labels: on.source, rowLabels: on.source, axes, causal: false };
+  return { labels: on.source, rowLabels: on.writes ?? on.tokens, axes, causal: false };
 }
 function shownSteps(run) {
   const have = run.variants.flatMap((v) => v.checkpoints.map((c) => c.step));
@@ -9035,7 +9345,7 @@ function render22(card, data, sel, callbacks) {
         ]);
       }
       const open = el("button", { type: "button", textContent: "Open in sentence mode", disabled: !v.model });
-      open.addEventListener("click", () => v.model && callbacks.onOpen(v.model, r.probe.text));
+      open.addEventListener("click", () => v.model && callbacks.onOpen(v.model, r.probe.text, r.probe.query));
       const save = el("a", {
         className: "button",
         textContent: "Download folder",
@@ -9081,21 +9391,12 @@ function render23(card, data) {
     /** @type {HTMLElement | null} */
     card.querySelector("[data-role=owner]")
   );
-  if (data.exportUrl) {
+  if (data.live) {
     cancel2.hidden = !r.can_cancel;
     if (owner) {
       owner.hidden = !!r.can_cancel;
       owner.textContent = r.can_cancel ? "" : r.shared ? "Shared by the operator: you can read it, not cancel it" : "Opened by its link: you can read it, not cancel it";
     }
-  }
-  const link = (
-    /** @type {HTMLAnchorElement | null} */
-    card.querySelector("[data-role=export]")
-  );
-  if (link) {
-    link.hidden = !data.exportUrl || r.state === "running" || r.state === "queued";
-    if (data.exportUrl) link.href = data.exportUrl;
-    link.setAttribute("aria-label", `Export HTML: run ${r.id} as one file that opens offline`);
   }
 }
 function ended(state, reason) {
@@ -9125,7 +9426,7 @@ function createDrawing2({ app: app2, hooks, status, live }) {
   const VIEWS = {
     progress() {
       const r = run();
-      render23(byId("t-run-card"), { run: r, exportUrl: live ? runHtmlUrl(r.id) : null });
+      render23(byId("t-run-card"), { run: r, live });
       status.set(
         r.state === "running" ? `training ${r.id}` : r.state === "queued" ? `run ${r.id}: waiting for a training slot` : `run ${r.id}: ${r.state}`
       );
@@ -10042,6 +10343,10 @@ function createTrain(hooks, { run: saved = null } = {}) {
       if (!app2.form) return app2.link ? encodeTrainLink(app2.link) : TRAIN_HASH;
       return encodeTrainLink({ run: app2.t.run?.id ?? null, settings: app2.form.settings() });
     },
+    /** The run open has ended (done, cancelled, failed): the header's Export HTML can save it. */
+    hasEnded: () => Boolean(app2.t.run) && app2.t.run?.state !== "running" && app2.t.run?.state !== "queued",
+    /** The run open as one HTML file that opens offline (the header's Export HTML), or null. */
+    exportHtml: () => app2.t.run ? exportRunHtml(app2.t.run.id) : null,
     /** The run as fetchRun gives it (the server's copy, not the page's). */
     async exportJson() {
       if (!app2.t.run) return null;
@@ -10103,8 +10408,15 @@ function showMessages() {
     /** @type {HTMLButtonElement} */
     byId("export-html")
   );
-  html.hidden = lab === "train";
-  html.disabled = !ready || lab === "train" || exporting;
+  html.disabled = !(lab === "train" ? app.train?.hasEnded() : ready) || exporting;
+  for (
+    const a of
+    /** @type {NodeListOf<HTMLAnchorElement>} */
+    document.querySelectorAll(".skip-links a")
+  ) {
+    a.hidden = a.dataset.skip === "table" ? lab !== "toy" : a.dataset.skip === "views" ? !lab : false;
+  }
+  html.title = lab === "train" ? "The run as one HTML file, its views with the checkpoints to scrub, to open offline (once it has ended)" : "One HTML file of the views in view, to open anywhere, offline";
 }
 var messages = (mode) => ({
   /** @param {string | null} message */
@@ -10245,7 +10557,34 @@ function watchBusy() {
     showMessages();
   });
 }
+function skipTarget(which) {
+  const lab = inView();
+  if (which === "lab") return byId(`${app.mode}-mode`);
+  if (!lab) return null;
+  const panel = byId(`${lab}-mode`);
+  if (which === "table") return lab === "toy" ? byId("embeddings").querySelector('[tabindex="0"]') : null;
+  if (lab === "sentence") {
+    return [
+      .../** @type {NodeListOf<HTMLElement>} */
+      panel.querySelectorAll(":scope > section.card:not(.sentence-input)")
+    ].find((c) => !c.hidden) ?? null;
+  }
+  return panel.querySelector("main.plots");
+}
 function wire6() {
+  for (
+    const a of
+    /** @type {NodeListOf<HTMLAnchorElement>} */
+    document.querySelectorAll(".skip-links a")
+  ) {
+    a.addEventListener("click", (event) => {
+      event.preventDefault();
+      const target = skipTarget(a.dataset.skip);
+      if (!target) return;
+      if (target.tabIndex < 0 && !target.hasAttribute("tabindex")) target.tabIndex = -1;
+      target.focus();
+    });
+  }
   byId("export-json").addEventListener("click", async () => {
     const mode = inView();
     if (!mode) return;
@@ -10262,14 +10601,15 @@ function wire6() {
   });
   byId("export-html").addEventListener("click", async () => {
     const mode = inView();
-    if (mode !== "toy" && mode !== "sentence") return;
+    if (!mode) return;
     const say = messages(mode);
-    const body = mode === "toy" ? app.toy?.htmlRequest() : app.sentence?.htmlRequest();
-    if (!body) return;
+    const body = mode === "toy" ? app.toy?.htmlRequest() : mode === "sentence" ? app.sentence?.htmlRequest() : null;
+    const made = mode === "train" ? app.train?.exportHtml() : body ? exportHtml(body) : null;
+    if (!made) return;
     exporting = true;
     say.setStatus("making the HTML file…");
     try {
-      const { blob, name } = await exportHtml(body);
+      const { blob, name } = await made;
       download(blob, name);
       say.setStatus(`saved ${name}: it opens offline, with no server`);
     } catch (err) {
@@ -10348,9 +10688,9 @@ async function init() {
     linked() {
       if (app.mode === "train") writeUrl();
     },
-    openModel(name, text) {
+    openModel(name, text, query2) {
       app.sentence.forgetModels();
-      setMode("sentence", defaultSentence(name, text));
+      setMode("sentence", { ...defaultSentence(name, text), query: query2 });
     }
   });
   const train = app.train;
