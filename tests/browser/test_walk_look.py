@@ -1,0 +1,212 @@
+"""What a newcomer tripped on (issue 28, item 5, points 9-12), each in Chromium: the layout (a
+note that scrolls with the cards, cell numbers that fit their cells, titles that fit their plots,
+a note said once, a header that keeps its height), byte tokens drawn visibly, step 1's answer in
+one line, and the article's tables recomputed from the learner's table. Each test leaves
+screenshots at 1280 and 480 px in test-artifacts/ (look-<point>-<width>.png)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.browser.helpers import (
+    ARTIFACTS,
+    AXE,
+    VIEWPORT,
+    axe_serious,
+    open_sentence,
+    traces_drawn,
+    views_drawn,
+    wait_for_trace,
+    wait_for_views,
+)
+
+SHOWCASE = "The animal didn't cross the street because it was too tired"
+
+LEARN_READY = """([id, checks]) => {
+  const root = document.documentElement, guide = document.getElementById('learn-guide');
+  return guide.dataset.ready === '1' && guide.dataset.step === id && root.dataset.pending === '0'
+    && +(root.dataset.checks || 0) > checks;
+}"""
+
+
+def checks(page) -> int:
+    return int(page.evaluate("+(document.documentElement.dataset.checks || 0)"))
+
+
+def learn_open(page, step_id: str, go) -> None:
+    before = [step_id, checks(page)]
+    go()
+    page.wait_for_function(LEARN_READY, arg=before)
+
+
+def answered(page, action) -> None:
+    """Do something in the lab and wait until the step's tasks are answered again."""
+    before = checks(page)
+    action()
+    page.wait_for_function(
+        "n => +(document.documentElement.dataset.checks || 0) > n"
+        " && document.documentElement.dataset.pending === '0'",
+        arg=before,
+    )
+
+
+def act(page, action) -> None:
+    before = views_drawn(page)
+    action()
+    wait_for_views(page, before)
+
+
+def shoot(page, name: str, selector: str | None = None) -> list[str]:
+    """Screenshots at 1280 and 480 px (of `selector`'s element, "top": the window at the top,
+    else the whole page), back at 1280."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    paths = []
+    for width in (1280, 480):
+        page.set_viewport_size({"width": width, "height": VIEWPORT["height"]})
+        page.wait_for_timeout(700)  # the views redraw to the new width (after 200 ms)
+        path = ARTIFACTS / f"look-{name}-{width}.png"
+        if selector == "top":
+            page.evaluate("() => window.scrollTo(0, 0)")
+            page.screenshot(path=str(path))
+        elif selector:
+            page.locator(selector).first.scroll_into_view_if_needed()
+            page.locator(selector).first.screenshot(path=str(path))
+        else:
+            page.screenshot(path=str(path), full_page=True)
+        paths.append(str(path))
+    page.set_viewport_size(VIEWPORT)
+    page.wait_for_timeout(700)
+    return paths
+
+
+# ---- 9. layout -----------------------------------------------------------------------------
+
+
+def test_the_token_note_scrolls_away_and_never_covers_a_cards_controls(page, live_server):
+    open_sentence(page, live_server + "/", SHOWCASE)
+    act(page, lambda: page.check("#s-hide-special"))
+    assert page.locator("#s-note").is_visible()
+    # Scroll until the model view's pickers are at the top of the window: what is drawn there
+    # is the picker itself, not the note over it.
+    for width in (1280, 480):
+        page.set_viewport_size({"width": width, "height": VIEWPORT["height"]})
+        page.wait_for_timeout(500)
+        on_top = page.evaluate(
+            """() => {
+              const picker = document.querySelector('#model-view-card .pickers label');
+              const r = picker.getBoundingClientRect();
+              window.scrollBy(0, r.top - 4);
+              const s = picker.getBoundingClientRect();
+              const hit = document.elementFromPoint(s.left + s.width / 2, s.top + s.height / 2);
+              return picker.contains(hit) ? 'picker' : hit.id || hit.className;
+            }"""
+        )
+        assert on_top == "picker", width
+    page.set_viewport_size(VIEWPORT)
+    shoot(page, "9a-note-scrolls", "#model-view-card")
+
+
+# Each written cell text of a Plotly heatmap, its box and the box of its cell (from the axes).
+CELL_TEXTS = """id => {
+  const el = document.getElementById(id), size = el._fullLayout._size;
+  const n = el.data[0].z.length, w = size.w / n, h = size.h / n;
+  const box = el.querySelector('.nsewdrag').getBoundingClientRect();
+  return {cell: {w, h}, font: el.dataset.cellFont, texts: [...el.querySelectorAll('.annotation-text')]
+    .map((t) => { const r = t.getBoundingClientRect();
+      return {text: t.textContent, left: r.left, right: r.right, top: r.top, bottom: r.bottom,
+              col: Math.floor((r.left + r.width / 2 - box.left) / w),
+              row: Math.floor((r.top + r.height / 2 - box.top) / h)}; })};
+}"""
+
+
+def assert_cells_fit(page, plot: str) -> dict:
+    """No cell's number runs into its neighbour's: each written text lies inside its cell."""
+    found = page.evaluate(CELL_TEXTS, plot)
+    w = found["cell"]["w"]
+    for t in found["texts"]:
+        assert t["right"] - t["left"] <= w, (plot, t, w)
+    by_row: dict[int, list[dict]] = {}
+    for t in found["texts"]:
+        by_row.setdefault(t["row"], []).append(t)
+    for row in by_row.values():
+        row.sort(key=lambda t: t["left"])
+        for a, b in zip(row, row[1:], strict=False):
+            assert a["right"] <= b["left"], (plot, a, b)
+    return found
+
+
+def test_step_3s_small_heatmaps_fit_their_numbers_and_titles(page, live_server):
+    page.add_init_script(path=str(AXE))
+    steps = page.request.get(live_server + "/api/learn").json()["steps"]
+    step = next(s for s in steps if s["n"] == 3)
+    learn_open(page, step["id"], lambda: page.goto(f"{live_server}/#learn/3"))
+    for width in (1280, 480):
+        page.set_viewport_size({"width": width, "height": VIEWPORT["height"]})
+        page.wait_for_timeout(1200)  # the plots redraw to the new width, and fit again
+        for plot in ("scores-plot", "weights-plot"):
+            found = assert_cells_fit(page, plot)
+            n = 6
+            assert found["font"] == "0" and found["texts"] == [] or len(found["texts"]) == n * n
+            # The title is whole inside its plot ("... mean entropy 1.62 nats", not "1.62 n").
+            title = page.locator(f"#{plot} .gtitle")
+            box, plot_box = title.bounding_box(), page.locator(f"#{plot}").bounding_box()
+            assert box["x"] + box["width"] <= plot_box["x"] + plot_box["width"], (plot, width)
+        assert "nats" in page.locator("#weights-plot .gtitle").text_content()
+        # Every value is still on the keyboard (the live region reads the cell) and in the table.
+        page.focus("#weights-plot")
+        page.keyboard.press("ArrowRight")
+        said = page.evaluate(
+            "() => document.querySelector('#weights-plot + .plot-text .plot-live').textContent"
+        )
+        assert "weight 0." in said, said
+    page.set_viewport_size(VIEWPORT)
+    assert axe_serious(page) == []
+    shoot(page, "9b-small-heatmaps", "#attention-card")
+
+
+def test_the_value_weighted_note_is_said_once(page, live_server):
+    open_sentence(page, live_server + "/", SHOWCASE)
+    act(page, lambda: page.check('input[name="mv-measure"][value="value_weighted"]'))
+    notes = page.locator("#model-view-card figure p:visible").all_text_contents()
+    said = [t for t in notes if "Kobayashi" in t]
+    assert len(said) == 1, notes
+    shoot(page, "9d-value-weighted-once", "#model-view-card")
+
+
+@pytest.mark.parametrize("width", [1280, 480])
+def test_the_header_keeps_its_height_whatever_the_status_says(page, live_server, width):
+    page.set_viewport_size({"width": width, "height": VIEWPORT["height"]})
+    page.goto(live_server + "/")
+    wait_for_trace(page, 0)
+    lines = [
+        "",
+        "computing…",
+        "n = 5, d = 3, 1 layer, 1 head",
+        "saved attnviz-toy-2026-12-01T15-04-05.html: it opens offline, with no server",
+        "busy, retrying in 12 s",
+    ]
+    seen = set()
+    for text in lines:
+        got = page.evaluate(
+            """text => { document.getElementById('status').textContent = text;
+              const h = document.querySelector('.app-header').getBoundingClientRect();
+              const t = document.getElementById('mode-sentence').getBoundingClientRect();
+              return [Math.round(h.height), Math.round(t.left), Math.round(t.top)]; }""",
+            text,
+        )
+        seen.add(tuple(got))
+    assert len(seen) == 1, seen
+    # Moving between the modes (each with its own status) moves nothing either.
+    before = traces_drawn(page)
+    page.click("#mode-sentence")
+    wait_for_trace(page, before)
+    got = page.evaluate(
+        """() => { const h = document.querySelector('.app-header').getBoundingClientRect();
+          const t = document.getElementById('mode-sentence').getBoundingClientRect();
+          return [Math.round(h.height), Math.round(t.left), Math.round(t.top)]; }"""
+    )
+    assert tuple(got) in seen
+    assert page.locator("#status").get_attribute("title") == page.locator("#status").text_content()
+    page.evaluate("() => window.scrollTo(0, 0)")
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"look-9e-header-{width}.png"))
