@@ -210,3 +210,35 @@ def test_the_header_keeps_its_height_whatever_the_status_says(page, live_server,
     page.evaluate("() => window.scrollTo(0, 0)")
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"look-9e-header-{width}.png"))
+
+
+# ---- 11. step 1's answer in one line, the claims listed once ---------------------------------
+
+
+def test_step_1s_answer_is_one_line_and_the_claims_are_listed_once(page, live_server, api):
+    page.add_init_script(path=str(AXE))
+    learn_open(page, "rnn", lambda: page.goto(f"{live_server}/#learn/1"))
+    answered(page, lambda: page.click("#rc-start"))
+    page.wait_for_function(
+        """() => document.getElementById('recurrent-card').dataset.state === 'done'
+          && document.querySelector('#learn-guide .learn-task').dataset.state === 'done'""",
+        timeout=300_000,
+    )
+    run_id = page.locator("#recurrent-card [data-role=id]").inner_text()
+    run = api.get(f"/api/recurrent/{run_id}").json()
+    assert all(c["holds"] for c in run["claims"])
+    says = page.locator("#learn-guide .learn-task [data-role=says]").inner_text()
+    assert len(says.split()) <= 25, says
+    assert "Why not an RNN?" in says and "measured" not in says
+    # Each claim is on the page once: an item of the card's list.
+    text = page.locator("body").inner_text()
+    items = page.locator("#recurrent-card [data-role=claims] li").all_inner_texts()
+    assert len(items) == len(run["claims"])
+    for c in run["claims"]:
+        assert text.count(c["claim"]) == 1, c["claim"]
+        assert any(i.startswith(f"✓ {c['claim']}") or c["claim"] in i for i in items)
+    # What it showed is said once too.
+    assert text.count(run["shows"][:60]) == 1
+    assert axe_serious(page) == []
+    shoot(page, "11-step1-answer", "top")
+    shoot(page, "11-step1-card", "#recurrent-card")
