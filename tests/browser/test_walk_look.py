@@ -6,8 +6,10 @@ screenshots at 1280 and 480 px in test-artifacts/ (look-<point>-<width>.png)."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
+from attnviz.presets import APPLE_X
 from tests.browser.helpers import (
     ARTIFACTS,
     AXE,
@@ -242,3 +244,63 @@ def test_step_1s_answer_is_one_line_and_the_claims_are_listed_once(page, live_se
     assert axe_serious(page) == []
     shoot(page, "11-step1-answer", "top")
     shoot(page, "11-step1-card", "#recurrent-card")
+
+
+# ---- 12. the article's tables follow the learner's table ------------------------------------
+
+ARTICLE = """() => [...document.querySelectorAll('#learn-guide figure.learn-table')].map((f) => ({
+  source: f.dataset.source, note: f.querySelector('figcaption').textContent,
+  heads: [...f.querySelectorAll('tr.engine-row th.source')].map((t) => t.textContent),
+  engine: [...f.querySelectorAll('tr.engine-row')].map((r) =>
+    [...r.querySelectorAll('td')].map((d) => d.firstChild.textContent)),
+}))"""
+
+
+def test_the_articles_tables_are_recomputed_from_the_learners_table(page, live_server, api):
+    page.add_init_script(path=str(AXE))
+    steps = api.get("/api/learn").json()["steps"]
+    step = next(s for s in steps if s["id"] == "worked-example")
+    learn_open(page, step["id"], lambda: page.goto(f"{live_server}/#learn/{step['n']}"))
+    tables = page.evaluate(ARTICLE)
+    assert len(tables) == 3
+    # Edit apple's fruit: every engine row is now the learner's table's, by hand.
+    x = np.array(APPLE_X)
+    x[1, 1] = 0.2
+    answered(
+        page,
+        lambda: page.locator('#embeddings input[data-kind="value"][data-r="1"][data-c="1"]').fill(
+            "0.2"
+        ),
+    )
+    page.wait_for_function(
+        "() => document.querySelector('#learn-guide figure.learn-table').dataset.source === 'live'"
+    )
+    weights_t, before_after, gap = page.evaluate(ARTICLE)
+    assert all(
+        t["heads"] == ["your table"] * len(t["heads"]) for t in (weights_t, before_after, gap)
+    )
+    scores = x @ x.T / np.sqrt(3)
+    e = np.exp(scores - scores.max(axis=1, keepdims=True))
+    w = e / e.sum(axis=1, keepdims=True)
+    after = w @ x
+    assert weights_t["engine"][0] == [f"{v:.2f}" for v in w[1]]
+    assert before_after["engine"][1] == [f"{v:.2f}" for v in after[1]]
+    assert gap["engine"][0] == [
+        f"{np.linalg.norm(x[1] - x[4]):.3f}",
+        f"{np.linalg.norm(after[1] - after[4]):.3f}",
+    ]
+    assert "recomputed" in weights_t["note"]
+    assert page.locator("#learn-guide figure.learn-table td.differs").count() > 0  # changed
+    assert axe_serious(page) == []
+    shoot(page, "12-article-live", "#learn-guide [data-role=article]")
+    # A token renamed: the table is no longer the article's case, and the tables say so.
+    answered(
+        page, lambda: page.locator('#embeddings input[data-kind="label"][data-r="1"]').fill("pear")
+    )
+    page.wait_for_function(
+        "() => document.querySelector('#learn-guide figure.learn-table').dataset.source === 'kept'"
+    )
+    kept = page.evaluate(ARTICLE)
+    assert all("the article's case" in t["note"] for t in kept)
+    assert [t["engine"] for t in kept] == [t["engine"] for t in tables]  # the step's own again
+    shoot(page, "12-article-kept", "#learn-guide [data-role=article]")
