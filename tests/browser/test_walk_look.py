@@ -304,3 +304,64 @@ def test_the_articles_tables_are_recomputed_from_the_learners_table(page, live_s
     assert all("the article's case" in t["note"] for t in kept)
     assert [t["engine"] for t in kept] == [t["engine"] for t in tables]  # the step's own again
     shoot(page, "12-article-kept", "#learn-guide [data-role=article]")
+
+
+# ---- 10. byte tokens drawn visibly, the same in every view -----------------------------------
+
+BYTES = "I  sat\non\x06 the bank"
+GPT2 = "tiny-gpt2"
+
+
+def test_spaces_newlines_and_bytes_are_drawn_visibly_in_every_view(page, live_server, api):
+    page.add_init_script(path=str(AXE))
+    open_sentence(page, live_server + "/")
+    before = traces_drawn(page)
+    page.select_option("#s-model", GPT2)
+    wait_for_trace(page, before)
+    before = traces_drawn(page)
+    page.fill("#s-text", BYTES)
+    wait_for_trace(page, before)
+    tokens = api.post("/api/trace", json={"model": GPT2, "text": BYTES}).json()["tokens"]
+    assert " " in tokens and "\n" in tokens and any("\x06" in t for t in tokens), tokens
+    space, newline = tokens.index(" "), tokens.index("\n")
+
+    # The logit lens: no column is headed by a blank, and the space's column reads "␣".
+    act(page, lambda: page.select_option("#qk-query", str(space)))
+    heads = page.locator("#lens-view .lens-col").all_text_contents()
+    assert all(h.split(". ", 1)[1].strip() for h in heads), heads
+    assert f"{space + 1}. ␣" in heads
+    # "The text continues with ..." names the token after the query, never a blank “ ”.
+    act(page, lambda: page.select_option("#qk-query", str(space - 1)))
+    said = page.locator("#lens-view .lens-next").text_content()
+    assert "“ ”" not in said and "“␣” (space)" in said, said
+    top = page.locator("#lens-view .lens-top-token").all_text_contents()
+    assert all(t.strip("“”").strip() for t in top), top
+
+    # The model view's large heatmap draws and reads them; the query picker lists them.
+    drawn = page.evaluate("() => document.querySelector('#mv-large .hc').__heat.drawn.labels")
+    assert "␣" in drawn and "⏎" in drawn and any("<0x06>" in t for t in drawn), drawn
+    assert not any(ch in t for t in drawn for ch in " \n\x06"), drawn
+    options = page.locator("#qk-query option").all_text_contents()
+    assert f"{space + 1}. ␣" in options and f"{newline + 1}. ⏎" in options, options
+    # The head view's tokens, and their names for a screen reader.
+    hv = page.locator("#head-view .hv-left .hv-token").all_text_contents()
+    assert "␣" in hv and "⏎" in hv, hv
+    names = page.locator("#head-view .hv-left .hv-token").evaluate_all(
+        "ts => ts.map((t) => t.getAttribute('aria-label'))"
+    )
+    assert any(n.startswith("query space") for n in names), names
+    assert any(n.startswith("query newline") for n in names), names
+    # The large heatmap's keyboard cursor says "space", not a blank.
+    page.focus("#mv-large canvas")
+    for _ in range(space):
+        page.keyboard.press("ArrowDown")
+    live = page.evaluate("() => document.querySelector('#mv-large .plot-live').textContent")
+    assert live.startswith("space →"), live
+    # Nothing in the page's text is a control character (a tofu box).
+    text = page.locator("#sentence-mode").inner_text()
+    assert "\x06" not in text
+    assert axe_serious(page) == []
+    shoot(page, "10-lens-bytes", "#lens-card")
+    shoot(page, "10-model-bytes", "#model-view-card")
+    shoot(page, "10-head-bytes", "#head-view-card")
+    shoot(page, "10-qk-bytes", "#qk-card")

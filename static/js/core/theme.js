@@ -1,6 +1,8 @@
 // The look of every view in one place: colours, colour scales and their lookup table, fonts,
 // and the shared Plotly layout and config.
 
+import { shownToken } from "./tokens.js";
+
 export const FONT = 'system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif';
 export const TEXT = "#1d2330";
 export const TEXT_DIM = "#5b6475";
@@ -149,6 +151,12 @@ export function plotText(s) {
 }
 
 /**
+ * A token's label for a Plotly label: drawn as every view draws it (core/tokens.js), escaped.
+ * @param {unknown} t
+ */
+export const plotToken = (t) => plotText(shownToken(t));
+
+/**
  * Tick labels for token indices, smaller when there are many.
  * @param {string[]} tokens
  * @param {Record<string, any>} [extra]
@@ -159,7 +167,7 @@ export function tokenAxis(tokens, extra = {}) {
   return {
     tickmode: "array",
     tickvals: tokens.map((_, i) => i),
-    ticktext: tokens.map(plotText),
+    ticktext: tokens.map(plotToken),
     tickfont: { size },
     showgrid: false,
     zeroline: false,

@@ -15,9 +15,10 @@ import {
   WEIGHT_SCALE,
   baseLayout,
   draw,
-  plotText,
+  plotToken,
   tokenAxis,
 } from "../core/theme.js";
+import { shownToken, spokenToken } from "../core/tokens.js";
 import { describe, keyCursor, matrixTable } from "./access.js";
 import { inkOn, strongestText } from "./describe.js";
 
@@ -120,8 +121,8 @@ async function drawFitted(el, traces, tokens, title, cells, filename) {
 function heatmap(tokens, z, kind, dtype, colorbar, extra) {
   const customdata = z.map((row, i) =>
     row.map((v, j) => [
-      plotText(tokens[i]),
-      plotText(tokens[j]),
+      plotToken(tokens[i]),
+      plotToken(tokens[j]),
       v === null ? "masked (−∞ before the softmax)" : `${kind} ${exact(v, dtype)}`,
     ]),
   );
@@ -293,10 +294,10 @@ export function render(card, data, sel, callbacks) {
       "attnviz-weights",
     ),
   ]);
-  const labels = tokens.map(String);
+  const labels = tokens.map(shownToken); // the summary's and the table's; read aloud, named
   readable(
     scoresEl,
-    labels,
+    tokens,
     scores,
     "score",
     data.scores.dtype,
@@ -305,7 +306,7 @@ export function render(card, data, sel, callbacks) {
   );
   readable(
     weightsEl,
-    labels,
+    tokens,
     weights,
     kind,
     (vw ?? data.weights).dtype,
@@ -325,11 +326,13 @@ export function render(card, data, sel, callbacks) {
  */
 function readable(plot, tokens, z, kind, dtype, what, summary) {
   const n = tokens.length;
+  const shown = tokens.map(shownToken);
+  const spoken = tokens.map(spokenToken);
   const text = describe(plot, {
     summary: `${what}: ${summary}`,
     table:
       n <= TABLE_MAX
-        ? matrixTable(`${what}: query rows by key columns`, "query", tokens, tokens, (i, j) =>
+        ? matrixTable(`${what}: query rows by key columns`, "query", shown, shown, (i, j) =>
             z[i][j] === null ? "masked" : fmt(z[i][j], 3),
           )
         : null,
@@ -340,7 +343,7 @@ function readable(plot, tokens, z, kind, dtype, what, summary) {
     describedBy: text.summary.id,
     label: `${what}: heatmap of ${n} × ${n} ${kind}s, query rows by key columns. Arrow keys move between cells.`,
     text: (i, j) =>
-      `${tokens[i]} → ${tokens[j]}: ` +
+      `${spoken[i]} → ${spoken[j]}: ` +
       (z[i][j] === null ? "masked (−∞ before the softmax)" : `${kind} ${exact(z[i][j], dtype)}`),
     show: (i, j) => window.Plotly.Fx.hover(plot, { xval: j, yval: i }),
     hide: () => window.Plotly.Fx.unhover(plot),
