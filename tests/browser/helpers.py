@@ -359,8 +359,18 @@ def _mark(ch: str, spoken: bool) -> str | None:
     return None
 
 
+def _chars(label: str) -> list[tuple[str, bool]]:
+    """Each character, and whether it is drawn as a mark: a space only at the start or end."""
+    body = label.strip(" ")
+    lead = len(label) - len(label.lstrip(" ")) if body else len(label)
+    end = lead + len(body)
+    return [(c, c != " " or i < lead or i >= end) for i, c in enumerate(label)]
+
+
 def shown_token(label: str) -> str:
-    return "".join(_mark(c, False) or c for c in label) if label else "∅"
+    if not label:
+        return "∅"
+    return "".join((m and _mark(c, False)) or c for c, m in _chars(label))
 
 
 def spoken_token(label: str) -> str:
@@ -370,8 +380,8 @@ def spoken_token(label: str) -> str:
         return "empty token"
     words: list[str] = []
     text, run, count = "", None, 0
-    for ch in label:
-        name = _mark(ch, True)
+    for ch, marked in _chars(label):
+        name = _mark(ch, True) if marked else None
         if name is None:
             if run is not None:
                 words.append(f"{count} {run}s" if count > 1 else run)

@@ -185,7 +185,7 @@ def test_token_text_is_never_html(page, live_server, api):
     evil = '<img src=x onerror="window.__xss=1">'
     tokens = [*trace["tokens"][:3], evil, *trace["tokens"][4:]]
     draw(page, request, 0, 0, 3, tokens=tokens)
-    # The text as text (its spaces drawn ␣ as every token's are: issue 28, 5.10), never markup.
+    # The text as text, drawn as every token is (issue 28, 5.10: core/tokens.js), never markup.
     assert page.locator("#qk-host .qk-token").text_content() == shown_token(evil)
     assert hover_cell(page, "k", 3, 0).startswith(f"key {shown_token(evil)} (token 4)")
     assert page.locator("#qk-host img").count() == 0

@@ -125,6 +125,6 @@ def test_token_text_is_never_html(page, live_server, api):
         drawn = draw(page, {"tokens": [3], "dims": dims}, tokens)
         assert drawn["data"][0]["name"].startswith("&lt;img")
         assert page.locator("#traj-host img").count() == 0
-        # the text as text, its spaces drawn ␣ as every token's are (issue 28, 5.10)
+        # the text as text, drawn as every token is (issue 28, 5.10: core/tokens.js)
         assert page.locator("#traj-host .legendtext").first.text_content() == shown_token(evil)
     assert page.evaluate("() => window.__xss") is None

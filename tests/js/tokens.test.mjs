@@ -22,6 +22,15 @@ test("spaces, newlines, tabs and bytes are drawn visibly", () => {
   assert.equal(shownToken(""), "∅");
 });
 
+test("a space between two visible characters is a space: only the ends' are marked", () => {
+  assert.equal(shownToken("river bank"), "river bank");
+  assert.equal(shownToken(" river bank "), "␣river bank␣");
+  assert.equal(shownToken("<b>cherry</b> & %{x}"), "<b>cherry</b> & %{x}");
+  assert.equal(shownToken("a\nb"), "a⏎b");
+  assert.equal(spokenToken("river bank"), "river bank");
+  assert.equal(spokenToken("  river bank"), "2 spaces river bank");
+});
+
 test("a visible label is drawn as it is, and drawing is idempotent", () => {
   for (const t of ["the", "didn't", "[CLS]", "<0xE2>", "##ing", "é", "日本", "🙂", "<|endoftext|>"]) {
     assert.equal(shownToken(t), t);

@@ -1,8 +1,9 @@
 // How a token's label is drawn and read, the same in every view. A label is the text the token
-// stands for (" the", " ", "\n", a byte "<0xE2>"), kept as it is in the data (CSV, exports);
-// drawn, a space is "␣", a newline "⏎", a tab "⇥", a control byte "<0x06>" and another
-// invisible character "<U+200B>", so that no token is a blank or a tofu box; read aloud (aria
-// labels, live regions), they are named: "space", "newline", "byte 0x06".
+// stands for (" the", " ", "\n", a byte "<0xE2>"), kept as it is in the data (CSV, exports).
+// Drawn, a space where it would not be seen (at the label's start or end) is "␣", a newline
+// "⏎", a tab "⇥", a control byte "<0x06>" and another invisible character "<U+200B>", so that
+// no token is a blank or a tofu box; read aloud (aria labels, live regions), they are named:
+// "space", "newline", "byte 0x06".
 
 /** @type {Record<string, [string, string]>} a character: [its mark, its name] */
 const MARKS = {
@@ -17,6 +18,21 @@ const CONTROL = /\p{Cc}/u;
 // Characters that draw nothing, or a blank: other spaces, format characters (zero-width joiners,
 // the byte-order mark), line and paragraph separators, variation selectors.
 const INVISIBLE = /[\p{Zs}\p{Cf}\p{Zl}\p{Zp}\u034f\ufe00-\ufe0f\u115f\u1160\u3164]/u;
+
+/**
+ * The characters of a label, each with whether it is drawn as a mark: a space only where it
+ * would not be seen, at the label's start or end (between two visible characters it is one).
+ * @param {string} s
+ * @returns {[string, boolean][]}
+ */
+function chars(s) {
+  const all = [...s];
+  const lead = all.findIndex((ch) => ch !== " ");
+  const from = lead < 0 ? all.length : lead;
+  let to = all.length;
+  while (to > from && all[to - 1] === " ") to--;
+  return all.map((ch, i) => [ch, ch !== " " || i < from || i >= to]);
+}
 
 /** @param {string} ch @param {"shown" | "spoken"} how */
 function mark(ch, how) {
@@ -39,7 +55,7 @@ export function shownToken(label) {
   const s = String(label);
   if (s === "") return "∅";
   let out = "";
-  for (const ch of s) out += mark(ch, "shown") ?? ch;
+  for (const [ch, marked] of chars(s)) out += (marked && mark(ch, "shown")) || ch;
   return out;
 }
 
@@ -62,8 +78,8 @@ export function spokenToken(label) {
     run = null;
     count = 0;
   };
-  for (const ch of s) {
-    const name = mark(ch, "spoken");
+  for (const [ch, marked] of chars(s)) {
+    const name = marked ? mark(ch, "spoken") : null;
     if (name === null) {
       flush();
       text += ch;
