@@ -8,12 +8,14 @@ import threading
 
 import torch
 
+from attnviz.capture import TraceTensors
 from attnviz.learn.path import LearnRefused, Result, Step, ToyStart
 from attnviz.learn.reading import ToyReading, TrainReading
 from attnviz.learn.steps import STEPS
 from attnviz.presets import presets
 from attnviz.schemas.common import ToyConfig
 from attnviz.schemas.learn import (
+    ArticleTable,
     LearnCheck,
     LearnCheckRequest,
     LearnStep,
@@ -104,14 +106,35 @@ def learn_steps(device: torch.device) -> LearnSteps:
         return _built.setdefault(key, built)
 
 
-def _answer(step: Step, results: list[Result]) -> LearnCheck:
+def _answer(
+    step: Step, results: list[Result], article: list[ArticleTable] | None = None
+) -> LearnCheck:
     return LearnCheck(
         step=step.id,
         tasks=[
             LearnTaskResult(id=t.id, done=r.done, says=r.says)
             for t, r in zip(step.tasks, results, strict=True)
         ],
+        article=article,
     )
+
+
+def live_article(
+    step: Step, req: ToyTraceRequest, tensors: TraceTensors
+) -> list[ArticleTable] | None:
+    """The step's article tables, their engine numbers read from the learner's trace: as the
+    learner edits the table, they follow it. None when the table is not the article's case any
+    more (other tokens or axes, or fewer layers than a table reads): its rows name the
+    article's tokens, which are then not the table's."""
+    if not step.article:
+        return []
+    start = toy_request(step.toy) if step.toy is not None else None
+    if start is None or req.tokens != start.tokens or req.axis_names() != start.axis_names():
+        return None
+    try:
+        return [t.computed(tensors) for t in step.article]
+    except (IndexError, ValueError):  # a layer the learner's config no longer has
+        return None
 
 
 def _expects(n: int, step: Step) -> tuple[str, str]:
@@ -142,10 +165,10 @@ async def check(
     if body.toy is not None:
         req = body.toy
         cheap = traces.cache.holds(traces.key(req))
-        results = await traces.admission.run(
+        results, article = await traces.admission.run(
             client, lambda: _toy(step, req, view, traces), cheap=cheap
         )
-        return _answer(step, results)
+        return _answer(step, results, article)
     if body.recurrent is not None:
         if recurrent is None:
             raise LearnRefused("recurrent", "this server runs no recurrent comparisons")
@@ -163,13 +186,15 @@ async def check(
     return _answer(step, results)
 
 
-def _toy(step: Step, req: ToyTraceRequest, view: LearnView, traces: TraceService) -> list[Result]:
+def _toy(
+    step: Step, req: ToyTraceRequest, view: LearnView, traces: TraceService
+) -> tuple[list[Result], list[ArticleTable] | None]:
     """On the compute thread: the learner's trace (from the cache when the page has just drawn
-    it) read by every task of the step."""
+    it) read by every task of the step, and the step's article tables read from it."""
     trace, cached = traces.computed(req)
     try:
         reading = ToyReading(req, view, trace.tensors, traces.device)
-        return [t.check(reading) for t in step.tasks]
+        return [t.check(reading) for t in step.tasks], live_article(step, req, trace.tensors)
     finally:
         if not cached:  # keep only what the cache counts: q, k, v and the states
             trace.tensors.release(derive=False)

@@ -152,3 +152,10 @@ class LearnTaskResult(BaseModel):
 class LearnCheck(BaseModel):
     step: str
     tasks: list[LearnTaskResult]
+    article: list[ArticleTable] | None = Field(
+        None,
+        description="A toy step's article tables with the engine's numbers read from the trace "
+        "of the learner's table as sent (empty: the step has none); null for a table whose "
+        "tokens or axes are no longer the article's (its numbers are then the step's, from "
+        "the article's table), and for the other steps",
+    )

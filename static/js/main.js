@@ -60,7 +60,9 @@ function showMessages() {
   line.textContent = error || "";
   line.hidden = !error;
   const wait = busy.retryAt ? Math.max(1, Math.ceil((busy.retryAt - Date.now()) / 1000)) : 0;
-  byId("status").textContent = wait ? `busy, retrying in ${wait} s` : lab ? app.status[lab] : app.status[app.mode];
+  const said = wait ? `busy, retrying in ${wait} s` : lab ? app.status[lab] : app.status[app.mode];
+  byId("status").textContent = said;
+  byId("status").title = said ?? ""; // the whole line, where its box cuts it
   root.dataset.busy = wait ? "1" : "0";
   root.dataset.pending = Object.values(app.pending).some(Boolean) ? "1" : "0";
   const ready =

@@ -332,3 +332,82 @@ def train_from_form(page, steps: str, after: str = "", lr: str | None = None) ->
         page.fill("#t-lr", lr)
     page.click("#t-start")
     page.wait_for_function(NEW_RUN_DONE, arg=after)
+
+
+# How the page draws and reads a token's label (static/js/core/tokens.js), written again here
+# as the tests' oracle: spaces, newlines, tabs and bytes visible, and named aloud.
+_MARKS = {
+    " ": ("␣", "space"),
+    "\n": ("⏎", "newline"),
+    "\t": ("⇥", "tab"),
+    "\r": ("␍", "carriage return"),
+}
+_INVISIBLE = {"Zs", "Cf", "Zl", "Zp"}
+_ALSO_INVISIBLE = {0x034F, 0x115F, 0x1160, 0x3164, *range(0xFE00, 0xFE10)}
+
+
+def _mark(ch: str, spoken: bool) -> str | None:
+    import unicodedata
+
+    if ch in _MARKS:
+        return _MARKS[ch][spoken]
+    code, cat = ord(ch), unicodedata.category(ch)
+    if cat == "Cc":
+        return f"byte 0x{code:02X}" if spoken else f"<0x{code:02X}>"
+    if cat in _INVISIBLE or code in _ALSO_INVISIBLE:
+        return f"character U+{code:04X}" if spoken else f"<U+{code:04X}>"
+    return None
+
+
+def _chars(label: str) -> list[tuple[str, bool]]:
+    """Each character, and whether it is drawn as a mark: a space only at the start or end."""
+    body = label.strip(" ")
+    lead = len(label) - len(label.lstrip(" ")) if body else len(label)
+    end = lead + len(body)
+    return [(c, c != " " or i < lead or i >= end) for i, c in enumerate(label)]
+
+
+def shown_token(label: str) -> str:
+    if not label:
+        return "∅"
+    return "".join((m and _mark(c, False)) or c for c, m in _chars(label))
+
+
+def spoken_token(label: str) -> str:
+    import re
+
+    if not label:
+        return "empty token"
+    words: list[str] = []
+    text, run, count = "", None, 0
+    for ch, marked in _chars(label):
+        name = _mark(ch, True) if marked else None
+        if name is None:
+            if run is not None:
+                words.append(f"{count} {run}s" if count > 1 else run)
+                run, count = None, 0
+            text += ch
+            continue
+        if text:
+            words.append(text)
+            text = ""
+        if name == run and name in {m[1] for m in _MARKS.values()}:
+            count += 1
+        else:
+            if run is not None:
+                words.append(f"{count} {run}s" if count > 1 else run)
+            run, count = name, 1
+    if run is not None:
+        words.append(f"{count} {run}s" if count > 1 else run)
+    if text:
+        words.append(text)
+    return re.sub(r"<0x([0-9A-F]{2})>", r"byte 0x\1", " ".join(words))
+
+
+def quoted_token(label: str) -> str:
+    import re
+
+    blank = all(_mark(c, False) is not None for c in label) or re.fullmatch(
+        r"(<0x[0-9A-F]{2}>)+", label
+    )
+    return f"“{shown_token(label)}”" + (f" ({spoken_token(label)})" if blank else "")

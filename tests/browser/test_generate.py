@@ -8,6 +8,7 @@ from tests.browser.helpers import (
     assert_close,
     f32,
     open_sentence,
+    quoted_token,
     screenshot,
     slide,
     traces_drawn,
@@ -55,7 +56,9 @@ def test_generate_then_scrub_the_steps(page, live_server, api):
         assert_close(drawn["z"], f32(trace["attentions"][0][0][row][: row + 1]), tol=0)
         wrote = trace["tokens"][g["start"] + step - 1]
         assert drawn["title"].startswith(
-            f"Step {step}: reading up to “{trace['tokens'][row]}”, the model wrote “{wrote}”"
+            # tokens quoted as the page draws them (issue 28, 5.10: spaces and bytes visible)
+            f"Step {step}: reading up to {quoted_token(trace['tokens'][row])}, "
+            f"the model wrote {quoted_token(wrote)}"
         )
         assert page.locator("#gen-view .gen-text span.new").inner_text() == wrote
     # Play runs to the last step.

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from tests.browser.helpers import ARTIFACTS, assert_close, f32, mount_view
+from tests.browser.helpers import ARTIFACTS, assert_close, f32, mount_view, shown_token
 
 MODEL = "all-MiniLM-L6-v2"
 TEXT = "The animal didn't cross the street because it was too tired"
@@ -64,15 +64,15 @@ def check_breakdown(trace: dict, drawn: dict, layer: int, head: int, i: int) -> 
         product = [a * b for a, b in zip(q, keys[j], strict=True)]
         assert_close(d["products"][r], product, 1e-12)
         assert tips["k"][r] == [
-            f"key {trace['tokens'][j]} (token {j + 1}) · dim {c}",
+            f"key {shown_token(trace['tokens'][j])} (token {j + 1}) · dim {c}",
             f"k = {trace['keys'][layer][head][j][c]!r}",
         ]
         row = tips["row"][r]
-        assert row[0] == f"key {trace['tokens'][j]} (token {j + 1})"
+        assert row[0] == f"key {shown_token(trace['tokens'][j])} (token {j + 1})"
         if scores[j] is None:  # masked: never drawn as a number, never as 0
             assert d["masked"][r] and d["scores"][r] is None
             assert tips["p"][r] == [
-                f"key {trace['tokens'][j]} (token {j + 1}): masked (after the query)"
+                f"key {shown_token(trace['tokens'][j])} (token {j + 1}): masked (after the query)"
             ]
             assert row[3:] == ["score (model) = masked", "weight = masked"]
             continue
@@ -185,7 +185,8 @@ def test_token_text_is_never_html(page, live_server, api):
     evil = '<img src=x onerror="window.__xss=1">'
     tokens = [*trace["tokens"][:3], evil, *trace["tokens"][4:]]
     draw(page, request, 0, 0, 3, tokens=tokens)
-    assert page.locator("#qk-host .qk-token").text_content() == evil
-    assert hover_cell(page, "k", 3, 0).startswith(f"key {evil} (token 4)")
+    # The text as text, drawn as every token is (issue 28, 5.10: core/tokens.js), never markup.
+    assert page.locator("#qk-host .qk-token").text_content() == shown_token(evil)
+    assert hover_cell(page, "k", 3, 0).startswith(f"key {shown_token(evil)} (token 4)")
     assert page.locator("#qk-host img").count() == 0
     assert page.evaluate("() => window.__xss") is None

@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
+import { spokenToken } from "../../static/js/core/tokens.js";
 import { cellText, columnsFor, firstKnown, percent, rowName, windowOf } from "../../static/js/views/lens.js";
 
 test("percentages: one decimal, two below 1%, a floor below 0.01%", () => {
@@ -48,18 +49,20 @@ const data = {
   },
 };
 
+// A space is drawn "␣" (issue 28, 5.10: a token's spaces were blanks): these expectations
+// changed on purpose with the one token helper, core/tokens.js.
 test("a cell's words: its row's top token, and the rank of the token that comes next", () => {
   assert.equal(
     cellText(/** @type {any} */ (data), 0, 5),
-    "embeddings, after “ cat” (token 6): top “ the” 12.5%; the next token “ sat” is rank 7, 0.10%",
+    "embeddings, after “␣cat” (token 6): top “␣the” 12.5%; the next token “␣sat” is rank 7, 0.10%",
   );
   assert.equal(
     cellText(/** @type {any} */ (data), 1, 5),
-    "layer 1 (output), after “ cat” (token 6): top “ sat” 50.0%; the next token “ sat” is rank 1, 50.0%",
+    "layer 1 (output), after “␣cat” (token 6): top “␣sat” 50.0%; the next token “␣sat” is rank 1, 50.0%",
   );
   assert.equal(
     cellText(/** @type {any} */ (data), 1, 6),
-    "layer 1 (output), after “ sat” (token 7): top “!” 25.0%; the text ends here",
+    "layer 1 (output), after “␣sat” (token 7): top “!” 25.0%; the text ends here",
   );
   assert.equal(firstKnown(/** @type {any} */ (data), 5), 1);
   assert.equal(firstKnown(/** @type {any} */ (data), 6), -1);
@@ -73,10 +76,18 @@ test("an encoder's head: each position's own token, and a mask the text does not
   });
   assert.equal(
     cellText(masked, 0, 5),
-    "embeddings, at “ cat” (token 6): top “ the” 12.5%; the text's token “ the” is rank 7, 0.10%",
+    "embeddings, at “␣cat” (token 6): top “␣the” 12.5%; the text's token “␣the” is rank 7, 0.10%",
   );
   assert.equal(
     cellText(masked, 1, 6),
-    "layer 1 (output), at “ sat” (token 7): top “!” 25.0%; a mask: the text does not say",
+    "layer 1 (output), at “␣sat” (token 7): top “!” 25.0%; a mask: the text does not say",
+  );
+});
+
+test("the live region names what the page draws as marks", () => {
+  const spoken = (/** @type {string} */ t) => `“${spokenToken(t)}”`;
+  assert.equal(
+    cellText(/** @type {any} */ (data), 0, 5, spoken),
+    "embeddings, after “space cat” (token 6): top “space the” 12.5%; the next token “space sat” is rank 7, 0.10%",
   );
 });

@@ -3,6 +3,8 @@ engine's are the closed form of raw self-attention on the article's table."""
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pytest
 from fastapi.testclient import TestClient
@@ -82,3 +84,69 @@ def test_the_tables_label_rows_and_columns_by_the_tables_own_names(steps):
     for step in RESTATED:
         for table in steps[step]["article"]:
             assert table["caption"] and table["decimals"] in (2, 3)
+
+
+# ---- the tables follow the learner's table (issue 28, item 5.12) -----------------------------
+
+
+def live(client: TestClient, steps: dict, step: str, edit) -> list[dict] | None:
+    """The article tables a check of ``step`` answers for its starting table after ``edit``."""
+    toy = copy.deepcopy(steps[step]["toy"])
+    state = {k: toy[k] for k in ("tokens", "axes", "embeddings", "config")}
+    edit(state)
+    r = client.post(f"/api/learn/{step}/check", json={"toy": state})
+    assert r.status_code == 200, r.text
+    return r.json()["article"]
+
+
+@pytest.fixture(scope="module")
+def client() -> TestClient:
+    return TestClient(create_app(Settings(device="cpu", builtin_model=False)))
+
+
+def test_an_edited_table_gets_its_own_numbers_in_the_articles_tables(client, steps):
+    # As the step starts: the very numbers the step carries.
+    assert (
+        live(client, steps, "worked-example", lambda s: None) == steps["worked-example"]["article"]
+    )
+    # apple's row edited: every table is raw self-attention on the edited table, by hand.
+    x = np.array(APPLE_X)
+    x[1] = [0.1, 0.9, 0.2]
+
+    def edit(s: dict) -> None:
+        s["embeddings"][1] = [0.1, 0.9, 0.2]
+
+    row_weights, before_after, gap = live(client, steps, "worked-example", edit)
+    _, weights, after = attend(x)
+    assert np.allclose(row_weights["rows"][0]["engine"], weights[1], atol=1e-12)
+    want = [x[1], after[1], x[4], after[4], x[0], after[0]]
+    assert np.allclose([r["engine"] for r in before_after["rows"]], want, atol=1e-12)
+    assert np.allclose(
+        gap["rows"][0]["engine"],
+        [np.linalg.norm(x[1] - x[4]), np.linalg.norm(after[1] - after[4])],
+        atol=1e-12,
+    )
+    # The article's own numbers stay as it prints them.
+    assert [r["article"] for r in before_after["rows"]] == [
+        r["article"] for r in steps["worked-example"]["article"][1]["rows"]
+    ]
+    (scores,) = live(client, steps, "dot-products", edit)
+    assert np.allclose([r["engine"] for r in scores["rows"]], attend(x)[0], atol=1e-12)
+
+
+def test_a_table_that_is_no_longer_the_articles_case_gets_none(client, steps):
+    def rename(s: dict) -> None:
+        s["tokens"][1] = "pear"
+
+    def fewer_layers(s: dict) -> None:
+        s["config"]["layers"] = 2
+
+    def more_tokens(s: dict) -> None:
+        s["tokens"].append("cherry")
+        s["embeddings"].append([0.1, 0.2, 0.3])
+
+    assert live(client, steps, "worked-example", rename) is None
+    assert live(client, steps, "worked-example", more_tokens) is None
+    assert live(client, steps, "collapse", fewer_layers) is None  # layer 5 is gone
+    # A step without article tables answers none; a train step's check says nothing of them.
+    assert live(client, steps, "scaling", lambda s: None) == []

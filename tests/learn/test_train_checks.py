@@ -176,8 +176,20 @@ def test_step_1_reads_the_recurrent_comparisons_claims(app, client, monkeypatch)
         **base, state="done", claims=[holds], shows="The LSTM forgot at distance 8."
     )
     t = check(client, "rnn", recurrent="c1")["run-comparison"]
-    assert t["done"] and t["says"].startswith("The LSTM forgot at distance 8. Every claim holds")
-    assert "measured 0.310 (holds)" in t["says"]
+    # Issue 28, 5.11: done is said in one line; the claims, each with its number, and what the
+    # run showed are listed once, in the card (this test's premise changed on purpose: the
+    # answer no longer repeats them).
+    assert t["done"]
+    assert t["says"] == (
+        "The claim holds on your run: the card Why not an RNN? below lists each with its number."
+    )
+    assert "forgot" not in t["says"] and "measured" not in t["says"]
+    comparisons.runs["c1"] = RecurrentRun(
+        **base, state="done", claims=[holds] * 9, shows="The LSTM forgot at distance 8."
+    )
+    t = check(client, "rnn", recurrent="c1")["run-comparison"]
+    assert t["done"] and t["says"].startswith("All 9 claims hold on your run")
+    assert len(t["says"].split()) <= 20 and "\n" not in t["says"]
     comparisons.runs["c1"] = RecurrentRun(
         **base, state="done", claims=[holds.model_copy(update={"holds": False})]
     )

@@ -1,6 +1,8 @@
 // Small DOM helpers shared by every module: no view looks anything up by global id; the
 // controllers (main.js, modes/*/) find their elements with `byId` once.
 
+import { shownToken } from "./tokens.js";
+
 /**
  * The element with this id; throws when the page has none (a template and a controller
  * disagree), rather than failing later on null.
@@ -61,7 +63,7 @@ export function fillOptions(select, items, value = null) {
  */
 export function fillIndexSelect(select, count, label, value, tokens = null) {
   const items = /** @type {[number, string][]} */ (
-    Array.from({ length: count }, (_, i) => [i, tokens ? `${i + 1}. ${tokens[i]}` : `${label} ${i + 1}`])
+    Array.from({ length: count }, (_, i) => [i, tokens ? `${i + 1}. ${shownToken(tokens[i])}` : `${label} ${i + 1}`])
   );
   fillOptions(select, items, value);
 }

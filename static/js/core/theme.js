@@ -2,6 +2,7 @@
 // and the shared Plotly layout and config.
 
 import { withPlotly } from "./plotly.js";
+import { shownToken } from "./tokens.js";
 
 export const FONT = 'system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif';
 export const TEXT = "#1d2330";
@@ -151,6 +152,12 @@ export function plotText(s) {
 }
 
 /**
+ * A token's label for a Plotly label: drawn as every view draws it (core/tokens.js), escaped.
+ * @param {unknown} t
+ */
+export const plotToken = (t) => plotText(shownToken(t));
+
+/**
  * Tick labels for token indices, smaller when there are many.
  * @param {string[]} tokens
  * @param {Record<string, any>} [extra]
@@ -161,7 +168,7 @@ export function tokenAxis(tokens, extra = {}) {
   return {
     tickmode: "array",
     tickvals: tokens.map((_, i) => i),
-    ticktext: tokens.map(plotText),
+    ticktext: tokens.map(plotToken),
     tickfont: { size },
     showgrid: false,
     zeroline: false,

@@ -444,8 +444,11 @@
  */
 
 /**
- * A step's check (api.js checkLearn): each task done or not, and why, in words.
- * @typedef {{step: string, tasks: {id: string, done: boolean, says: string}[]}} LearnAnswer
+ * A step's check (api.js checkLearn): each task done or not, and why, in words; a toy step's
+ * article tables with the engine's numbers from the learner's table (null: the table is no
+ * longer the article's case).
+ * @typedef {{step: string, tasks: {id: string, done: boolean, says: string}[],
+ *   article?: ArticleTable[] | null}} LearnAnswer
  */
 
 /**

@@ -3,6 +3,7 @@
 import { sub } from "../core/compact.js";
 import { el } from "../core/dom.js";
 import { exact, fmt } from "../core/numbers.js";
+import { shownToken } from "../core/tokens.js";
 
 /** @typedef {import("../core/types.js").NDArray} NDArray */
 
@@ -40,7 +41,7 @@ export function render(card, data, sel) {
     {},
     data.tokens.map((token, i) =>
       el("tr", { dataset: { token: String(i) } }, [
-        el("td", { className: "token", textContent: token }),
+        el("td", { className: "token", textContent: shownToken(token) }),
         vectorCell(sub(data.hidden, 0, i)),
         vectorCell(sub(data.hidden, l, i)),
       ]),

@@ -13,6 +13,7 @@
 import { el, sizeCanvas } from "../core/dom.js";
 import { fmt } from "../core/numbers.js";
 import { FONT, GRID, TEXT, TEXT_DIM } from "../core/theme.js";
+import { quotedToken, shownToken } from "../core/tokens.js";
 import { describe } from "./access.js";
 
 /** @typedef {import("../core/types.js").Corpus} Corpus */
@@ -93,7 +94,7 @@ export function frame(p, width, height, pad = 0.04) {
 export function contextText(tokens, pos, around = CONTEXT) {
   const a = Math.max(0, pos - around);
   const b = Math.min(tokens.length, pos + around + 1);
-  const words = tokens.slice(a, b).map((t, i) => (a + i === pos ? `[${t}]` : t));
+  const words = tokens.slice(a, b).map((t, i) => (a + i === pos ? `[${shownToken(t)}]` : shownToken(t)));
   return `${a > 0 ? "… " : ""}${words.join(" ")}${b < tokens.length ? " …" : ""}`;
 }
 
@@ -170,7 +171,10 @@ export function corpusSummary(data) {
   const p = data.points;
   const words = pairs
     .slice(0, NAMED)
-    .map(({ i, key }) => `${tokenOf(data, i)} → “${tokenOf(data, key)}” (${textName(data, p.text[key])})`);
+    .map(
+      ({ i, key }) =>
+        `${shownToken(tokenOf(data, i))} → ${quotedToken(tokenOf(data, key))} (${textName(data, p.text[key])})`,
+    );
   const more = pairs.length > NAMED ? `, and ${pairs.length - NAMED} more` : "";
   return `${head}; your ${pairs.length} token${pairs.length === 1 ? "'s query sits" : "s' queries sit"} nearest keys of ${words.join(", ")}${more}.`;
 }
@@ -203,9 +207,11 @@ export function pointWords(data, i, kind) {
   const t = p.text[i];
   const [x, y] = kind === "q" ? [p.qx[i], p.qy[i]] : [p.kx[i], p.ky[i]];
   const [xs, ys] = kind === "q" ? [p.kx, p.ky] : [p.qx, p.qy];
-  const near = nearest(xs, ys, x, y, NEAREST).map((j) => `“${tokenOf(data, j)}” (${textName(data, p.text[j])})`);
+  const near = nearest(xs, ys, x, y, NEAREST).map(
+    (j) => `${quotedToken(tokenOf(data, j))} (${textName(data, p.text[j])})`,
+  );
   return (
-    `“${tokenOf(data, i)}” ${kind === "q" ? "query" : "key"}, ${textName(data, t)}, token ${p.pos[i] + 1}: ` +
+    `${quotedToken(tokenOf(data, i))} ${kind === "q" ? "query" : "key"}, ${textName(data, t)}, token ${p.pos[i] + 1}: ` +
     `x ${x}, y ${y}. Nearest ${kind === "q" ? "keys" : "queries"}: ${near.join(", ")}. ` +
     `In context: ${contextText(data.texts[t].tokens, p.pos[i])}`
   );
@@ -426,7 +432,7 @@ export function render(container, data, selection, callbacks = {}) {
     [p.kx, p.ky],
   ]) {
     for (const i of mine) {
-      const label = tokenOf(data, i);
+      const label = shownToken(tokenOf(data, i));
       const w = ctx.measureText(label).width;
       const x = px(xs[i]);
       const y = py(ys[i]) - 5;
@@ -520,7 +526,7 @@ export function render(container, data, selection, callbacks = {}) {
           caption: `Your sentence's tokens in the map of layer ${data.layer + 1} head ${data.head + 1}`,
           head: ["token", "query x", "query y", "key x", "key y"],
           rows: mine.map((i) => [
-            `${p.pos[i] + 1}. ${tokenOf(data, i)}`,
+            `${p.pos[i] + 1}. ${shownToken(tokenOf(data, i))}`,
             String(p.qx[i]),
             String(p.qy[i]),
             String(p.kx[i]),

@@ -5,7 +5,8 @@
 import { fillOptions, el } from "../core/dom.js";
 import { exact, fmt } from "../core/numbers.js";
 import { plotlyOf } from "../core/plotly.js";
-import { SELECTED, baseLayout, draw, plotText } from "../core/theme.js";
+import { SELECTED, baseLayout, draw, plotToken } from "../core/theme.js";
+import { spokenToken } from "../core/tokens.js";
 import { describe, keyCursor } from "./access.js";
 
 /** @typedef {import("../core/types.js").NDArray} NDArray */
@@ -53,15 +54,15 @@ export function render(card, data, sel, callbacks) {
   readout.replaceChildren(...parts);
 
   const layers = series.map((_, l) => l);
-  const pair = `${plotText(tokens[a])} ↔ ${plotText(tokens[b])}`;
+  const pair = `${plotToken(tokens[a])} ↔ ${plotToken(tokens[b])}`;
   const plot = /** @type {HTMLElement} */ (card.querySelector("[data-role=plot]"));
   const { live } = describe(plot, { summary: "" }); // the readout above says it all
   keyCursor(plot, live, {
     rows: 1,
     cols: L1,
     describedBy: readout.id || undefined,
-    label: `Distance between ${tokens[a]} and ${tokens[b]} at each layer: line plot. Arrow keys step through the layers.`,
-    text: (_, l) => `${tokens[a]} ↔ ${tokens[b]}, layer ${l}: ${exact(series[l], dtype)}`,
+    label: `Distance between ${spokenToken(tokens[a])} and ${spokenToken(tokens[b])} at each layer: line plot. Arrow keys step through the layers.`,
+    text: (_, l) => `${spokenToken(tokens[a])} ↔ ${spokenToken(tokens[b])}, layer ${l}: ${exact(series[l], dtype)}`,
     show: (_, l) => plotlyOf(plot).Fx.hover(plot, [{ curveNumber: 0, pointNumber: l }]),
     hide: () => plotlyOf(plot).Fx.unhover(plot),
   });

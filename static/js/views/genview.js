@@ -3,6 +3,7 @@
 // whose output chose the new token), exact. render(container, data, sel).
 
 import { el } from "../core/dom.js";
+import { quotedToken } from "../core/tokens.js";
 import * as heatcanvas from "./heatcanvas.js";
 
 /** @typedef {import("../core/types.js").NDArray} NDArray */
@@ -23,7 +24,7 @@ export function render(container, data, sel) {
   /** @type {HTMLElement} */ (container.querySelector(".gen-text")).replaceChildren(
     ...tokens.map((tok, i) =>
       el("span", {
-        textContent: tok,
+        textContent: tok, // the text itself, as written (pre-wrap: its spaces and line breaks)
         className: [
           i >= start ? "written" : "",
           i === read ? "read" : "",
@@ -44,7 +45,7 @@ export function render(container, data, sel) {
       matrix,
       axes: ["read", "key"],
       title:
-        `Step ${sel.step}: reading up to “${tokens[read]}”, the model wrote “${tokens[written]}” · ` +
+        `Step ${sel.step}: reading up to ${quotedToken(tokens[read])}, the model wrote ${quotedToken(tokens[written])} · ` +
         `layer ${sel.layer + 1}, head ${sel.head + 1}`,
     },
     { peak: true },

@@ -10,6 +10,7 @@
 import { el } from "../core/dom.js";
 import { headColor } from "../core/theme.js";
 import { fmt } from "../core/numbers.js";
+import { shownToken, spokenToken } from "../core/tokens.js";
 import { describe } from "./access.js";
 
 /** @typedef {import("../core/types.js").NDArray} NDArray */
@@ -73,7 +74,9 @@ const textWidth = (s, size) => [...s].length * size * 0.6;
  *   the layer and draw again)
  */
 export function render(container, data, sel, callbacks) {
-  const { labels, values, scale, rows } = data;
+  const { values, scale, rows } = data;
+  const labels = data.labels.map(shownToken); // as drawn: spaces, newlines and bytes visible
+  const spoken = data.labels.map(spokenToken); // as read: named
   const n = labels.length;
   /** @type {(h: number, i: number, j: number) => number} the weight of head h, query i, key j */
   let weightOf;
@@ -190,7 +193,7 @@ export function render(container, data, sel, callbacks) {
       if (name === "left") {
         t.setAttribute("tabindex", "0");
         t.setAttribute("role", "button");
-        t.setAttribute("aria-label", `query ${label}`);
+        t.setAttribute("aria-label", `query ${spoken[i]}`);
       }
       g.append(t);
     });
@@ -310,7 +313,7 @@ export function render(container, data, sel, callbacks) {
     const [h, j, w] = values || i === rows?.query ? best(i) : [-1, -1, -1];
     t.setAttribute(
       "aria-label",
-      h < 0 ? `query ${labels[i]}` : `query ${labels[i]}: strongest key ${labels[j]}, ${fmt(w, 2)} (head ${h + 1})`,
+      h < 0 ? `query ${spoken[i]}` : `query ${spoken[i]}: strongest key ${spoken[j]}, ${fmt(w, 2)} (head ${h + 1})`,
     );
   }
   const heads = sel.heads.map((h) => {

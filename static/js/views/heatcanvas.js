@@ -8,6 +8,7 @@
 import { el, sizeCanvas } from "../core/dom.js";
 import { exact, fmt } from "../core/numbers.js";
 import { FONT, GRID, TEXT, TEXT_DIM, WEIGHT_LUT } from "../core/theme.js";
+import { shownToken, spokenToken } from "../core/tokens.js";
 import { describe, keyCursor, matrixTable } from "./access.js";
 import { strongestText } from "./describe.js";
 
@@ -73,8 +74,12 @@ export function render(container, data, sel = {}, callbacks = {}) {
     ]);
     container.replaceChildren(root);
   }
-  const { labels, matrix, title } = data;
-  const rowLabels = data.rowLabels ?? labels;
+  const { matrix, title } = data;
+  // Tokens as drawn (spaces, newlines and bytes visible) and as read aloud (named).
+  const labels = data.labels.map(shownToken);
+  const rowLabels = (data.rowLabels ?? data.labels).map(shownToken);
+  const spokenCols = data.labels.map(spokenToken);
+  const spokenRows = (data.rowLabels ?? data.labels).map(spokenToken);
   const [rowAxis, colAxis] = data.axes ?? ["query", "key"];
   const R = matrix.shape[0];
   const C = matrix.shape[1] ?? R;
@@ -244,14 +249,21 @@ export function render(container, data, sel = {}, callbacks = {}) {
       `${title}: heatmap of ${R} × ${C} ${unit === "weight" ? "attention weight" : unit}s, ${rowAxis} rows by ${colAxis} columns. ` +
       `Arrow keys move between cells${callbacks.onPick ? `; Enter makes the row's token the ${rowAxis}` : ""}.`,
     text: (i, j) =>
-      `${rowLabels[i]} → ${labels[j]}: ${value(matrix.data[i * C + j])} ` +
+      `${spokenRows[i]} → ${spokenCols[j]}: ${value(matrix.data[i * C + j])} ` +
       `(${rowAxis} ${i + 1}, ${colAxis} ${j + 1})`,
     show,
     hide,
     pick: callbacks.onPick ? (i) => callbacks.onPick?.(i) : undefined,
   });
   // What is drawn, for tests and exports: the labels and the very numbers.
-  root.__heat = { labels, rowLabels, matrix, vmax, geometry: { left, top, side, tall, cell } };
+  root.__heat = {
+    labels: data.labels,
+    rowLabels: data.rowLabels ?? data.labels,
+    drawn: { labels, rowLabels },
+    matrix,
+    vmax,
+    geometry: { left, top, side, tall, cell },
+  };
 }
 
 /**

@@ -16,9 +16,10 @@ import {
   WEIGHT_SCALE,
   baseLayout,
   draw,
-  plotText,
+  plotToken,
   tokenAxis,
 } from "../core/theme.js";
+import { shownToken, spokenToken } from "../core/tokens.js";
 import { describe, keyCursor, matrixTable } from "./access.js";
 import { inkOn, strongestText } from "./describe.js";
 
@@ -46,6 +47,7 @@ function cellDigits(z) {
  * @param {Uint8ClampedArray} lut @param {number} size
  */
 function cellTexts(z, lutIndex, lut, size) {
+  if (!size) return [];
   const digits = cellDigits(z);
   return z.flatMap((row, i) =>
     row.flatMap((v, j) => {
@@ -65,6 +67,54 @@ function cellTexts(z, lutIndex, lut, size) {
   );
 }
 
+/** The widest cell text's length in characters. @param {(number | null)[][]} z */
+function widestText(z) {
+  const digits = cellDigits(z);
+  let chars = 0;
+  for (const row of z) for (const v of row) if (v !== null) chars = Math.max(chars, fmt(v, digits).length);
+  return chars;
+}
+
+/**
+ * Draw a heatmap whose title fits the plot and whose cells are written only in a font whose
+ * text fits the cell (the plot's size as drawn decides: drawn again when the guess before the
+ * first draw was wrong).
+ * @param {HTMLElement} el @param {object[]} traces @param {string[]} tokens @param {string} title
+ * @param {{z: (number | null)[][], lutIndex: (v: number) => number, lut: Uint8ClampedArray,
+ *   largest: number} | null} cells the values to write (null: none)
+ * @param {string} filename
+ */
+async function drawFitted(el, traces, tokens, title, cells, filename) {
+  const fitted = /** @type {HTMLElement & {__fit?: () => Promise<void>}} */ (el);
+  // A plot resized (the window, the panels stacking) is fitted again, with its latest data.
+  if (!fitted.__fit && typeof ResizeObserver === "function") {
+    /** @type {ReturnType<typeof setTimeout> | undefined} */
+    let timer;
+    let width = el.clientWidth;
+    new ResizeObserver(() => {
+      if (Math.abs(el.clientWidth - width) < 1) return;
+      width = el.clientWidth;
+      clearTimeout(timer);
+      timer = setTimeout(() => fitted.__fit?.(), 250);
+    }).observe(el);
+  }
+  fitted.__fit = () => drawFitted(el, traces, tokens, title, cells, filename);
+  const n = tokens.length;
+  const head = fitTitle(title, el.clientWidth);
+  const chars = cells ? widestText(cells.z) : 0;
+  const font = () => {
+    if (!cells) return 0;
+    const c = cellSize(el, n);
+    return cellFont(c.w, c.h, chars, cells.largest);
+  };
+  const texts = (/** @type {number} */ size) => (cells ? cellTexts(cells.z, cells.lutIndex, cells.lut, size) : []);
+  const guess = font();
+  await draw(el, traces, layoutFor(tokens, head, texts(guess)), filename);
+  const size = font();
+  if (size !== guess) await draw(el, traces, layoutFor(tokens, head, texts(size)), filename);
+  el.dataset.cellFont = String(size); // the size the cells are written in, 0: not written
+}
+
 /**
  * @param {string[]} tokens @param {(number | null)[][]} z @param {string} kind
  * @param {string} dtype @param {string} colorbar @param {object} extra
@@ -72,8 +122,8 @@ function cellTexts(z, lutIndex, lut, size) {
 function heatmap(tokens, z, kind, dtype, colorbar, extra) {
   const customdata = z.map((row, i) =>
     row.map((v, j) => [
-      plotText(tokens[i]),
-      plotText(tokens[j]),
+      plotToken(tokens[i]),
+      plotToken(tokens[j]),
       v === null ? "masked (−∞ before the softmax)" : `${kind} ${exact(v, dtype)}`,
     ]),
   );
@@ -91,13 +141,54 @@ function heatmap(tokens, z, kind, dtype, colorbar, extra) {
   };
 }
 
-/** @param {string[]} tokens @param {string} title @param {object[]} annotations */
+const TITLE_PX = 14;
+const CELL_FONTS = [13, 11, 9]; // px: a cell's text is written at the largest that fits
+const EM = 0.62; // a digit's width (and a point's, a sign's, at most), in em of the font
+
+/**
+ * A title that fits `width` pixels: on one line, or broken into two at its last " · ".
+ * @param {string} title @param {number} width
+ * @returns {{text: string, lines: number}}
+ */
+export function fitTitle(title, width) {
+  const plain = title.replace(/<[^>]+>/g, "");
+  const at = title.lastIndexOf(" · ");
+  if (plain.length * TITLE_PX * 0.56 <= width - 16 || at < 0) return { text: title, lines: 1 };
+  return { text: `${title.slice(0, at)}<br>${title.slice(at + 3)}`, lines: 2 };
+}
+
+/**
+ * The font size at which the widest of a cell's texts fits inside its cell, from CELL_FONTS
+ * (none larger than `largest`), or 0: none does, and the cells are left unwritten (each
+ * value is still in the hover label, the keyboard cursor and the table).
+ * @param {number} cellW @param {number} cellH px @param {number} chars the widest text's
+ * @param {number} largest
+ */
+export function cellFont(cellW, cellH, chars, largest) {
+  for (const size of CELL_FONTS) {
+    if (size <= largest && chars * size * EM + 4 <= cellW && size * 1.3 <= cellH) return size;
+  }
+  return 0;
+}
+
+/**
+ * One cell's size in pixels on `el` as drawn (Plotly's plot area), or as it will be drawn
+ * (the element's size less the margins and the colour bar) before the first draw.
+ * @param {HTMLElement} el @param {number} n tokens
+ */
+function cellSize(el, n) {
+  const area = /** @type {any} */ (el)._fullLayout?._size;
+  if (area && area.w > 0) return { w: area.w / n, h: area.h / n };
+  return { w: Math.max(0, el.clientWidth - 190) / n, h: Math.max(0, el.clientHeight - 130) / n };
+}
+
+/** @param {string[]} tokens @param {{text: string, lines: number}} title @param {object[]} annotations */
 function layoutFor(tokens, title, annotations) {
   return baseLayout({
     annotations,
-    title: { text: title, font: { size: 14 }, x: 0.02, xanchor: "left" },
+    title: { text: title.text, font: { size: TITLE_PX }, x: 0.02, xanchor: "left" },
     plot_bgcolor: MASKED_GREY, // masked cells are gaps: they show this grey
-    margin: { l: 80, r: 10, t: 40, b: 70 },
+    margin: { l: 80, r: 10, t: title.lines > 1 ? 58 : 40, b: 70 },
     xaxis: tokenAxis(tokens, { title: { text: "key" }, automargin: true, tickangle: tokens.length > 12 ? -60 : 0 }),
     yaxis: tokenAxis(tokens, { title: { text: "query" }, autorange: "reversed", automargin: true }),
   });
@@ -168,10 +259,10 @@ export function render(card, data, sel, callbacks) {
   }
   const kind = vw ? "value-weighted norm" : "weight";
   const name = vw ? "Value-weighted ‖a v W_O‖" : "Weights";
-  const size = n <= 6 ? 13 : 11;
+  const largest = n <= 6 ? 13 : 11;
   const written = n <= ANNOTATE_MAX;
   const drawn = Promise.all([
-    draw(
+    drawFitted(
       scoresEl,
       [
         heatmap(tokens, scores, "score", data.scores.dtype, scoreTitle, {
@@ -181,14 +272,12 @@ export function render(card, data, sel, callbacks) {
           uid: "scores",
         }),
       ],
-      layoutFor(
-        tokens,
-        `Scores · ${where}${masked}`,
-        written ? cellTexts(scores, (v) => Math.round((v / m + 1) * 127.5), SCORE_LUT, size) : [],
-      ),
+      tokens,
+      `Scores · ${where}${masked}`,
+      written ? { z: scores, lutIndex: (v) => Math.round((v / m + 1) * 127.5), lut: SCORE_LUT, largest } : null,
       "attnviz-scores",
     ),
-    draw(
+    drawFitted(
       weightsEl,
       [
         heatmap(
@@ -200,20 +289,18 @@ export function render(card, data, sel, callbacks) {
           { colorscale: WEIGHT_SCALE, zmin: 0, zmax: top, uid: "weights" },
         ),
       ],
-      layoutFor(
-        tokens,
-        `${name} · ${where}${vw ? "" : ` · mean entropy ${fmt(data.entropy, 2)} nats`}`,
-        written ? cellTexts(weights, (v) => Math.round((v / top) * 255), WEIGHT_LUT, size) : [],
-      ),
+      tokens,
+      `${name} · ${where}${vw ? "" : ` · mean entropy ${fmt(data.entropy, 2)} nats`}`,
+      written ? { z: weights, lutIndex: (v) => Math.round((v / top) * 255), lut: WEIGHT_LUT, largest } : null,
       "attnviz-weights",
     ),
   ]);
-  const labels = tokens.map(String);
+  const labels = tokens.map(shownToken); // the summary's and the table's; read aloud, named
   // Under a causal mask the first query sees only itself: the summaries leave it out.
   const causal = meta.config?.mask === "causal";
   readable(
     scoresEl,
-    labels,
+    tokens,
     scores,
     "score",
     data.scores.dtype,
@@ -222,7 +309,7 @@ export function render(card, data, sel, callbacks) {
   );
   readable(
     weightsEl,
-    labels,
+    tokens,
     weights,
     kind,
     (vw ?? data.weights).dtype,
@@ -242,11 +329,13 @@ export function render(card, data, sel, callbacks) {
  */
 function readable(plot, tokens, z, kind, dtype, what, summary) {
   const n = tokens.length;
+  const shown = tokens.map(shownToken);
+  const spoken = tokens.map(spokenToken);
   const text = describe(plot, {
     summary: `${what}: ${summary}`,
     table:
       n <= TABLE_MAX
-        ? matrixTable(`${what}: query rows by key columns`, "query", tokens, tokens, (i, j) =>
+        ? matrixTable(`${what}: query rows by key columns`, "query", shown, shown, (i, j) =>
             z[i][j] === null ? "masked" : fmt(z[i][j], 3),
           )
         : null,
@@ -257,7 +346,7 @@ function readable(plot, tokens, z, kind, dtype, what, summary) {
     describedBy: text.summary.id,
     label: `${what}: heatmap of ${n} × ${n} ${kind}s, query rows by key columns. Arrow keys move between cells.`,
     text: (i, j) =>
-      `${tokens[i]} → ${tokens[j]}: ` +
+      `${spoken[i]} → ${spoken[j]}: ` +
       (z[i][j] === null ? "masked (−∞ before the softmax)" : `${kind} ${exact(z[i][j], dtype)}`),
     show: (i, j) => plotlyOf(plot).Fx.hover(plot, { xval: j, yval: i }),
     hide: () => plotlyOf(plot).Fx.unhover(plot),

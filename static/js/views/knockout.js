@@ -9,6 +9,7 @@
 import { el, sizeCanvas } from "../core/dom.js";
 import { fmt } from "../core/numbers.js";
 import { FONT, GRID, SCORE_LUT, TEXT, TEXT_DIM } from "../core/theme.js";
+import { quotedToken, shownToken, spokenToken } from "../core/tokens.js";
 import { describe, keyCursor, matrixTable } from "./access.js";
 
 /** @typedef {import("../core/types.js").NDArray} NDArray */
@@ -120,7 +121,7 @@ export function changeText(data) {
   const big = largestChange(clean, knocked);
   return big.value === 0
     ? `Layer ${layer + 1} head ${head + 1}'s attention did not change.`
-    : `Largest change: layer ${layer + 1} head ${head + 1}, “${data.tokens[big.i]}” → “${data.tokens[big.j]}” ${signed(big.value, 2)}.`;
+    : `Largest change: layer ${layer + 1} head ${head + 1}, ${quotedToken(data.tokens[big.i])} → ${quotedToken(data.tokens[big.j])} ${signed(big.value, 2)}.`;
 }
 
 /**
@@ -164,25 +165,25 @@ function lossTable(data) {
             const changed = r.topClean.id !== r.topKnocked.id;
             return el("tr", { dataset: { pos: String(r.i) } }, [
               el("th", { scope: "row", textContent: String(r.i + 1) }),
-              el("td", { textContent: r.token }),
-              el("td", { textContent: r.next }),
+              el("td", { textContent: shownToken(r.token) }),
+              el("td", { textContent: shownToken(r.next) }),
               el("td", { className: "num ko-loss-clean", textContent: fmt(r.clean, 3) }),
               el("td", { className: "num ko-loss-knocked", textContent: fmt(r.knocked, 3) }),
               el("td", {
                 className: `num ko-change ${r.change > 0 ? "worse" : r.change < 0 ? "better" : ""}`,
                 textContent: signed(r.change),
               }),
-              el("td", { textContent: `${r.topClean.label} ${fmt(r.topClean.prob, 2)}` }),
+              el("td", { textContent: `${shownToken(r.topClean.label)} ${fmt(r.topClean.prob, 2)}` }),
               el(
                 "td",
                 { className: changed ? "ko-changed" : "" },
                 changed
                   ? [
                       el("span", { "aria-hidden": "true", textContent: "▲ " }),
-                      `${r.topKnocked.label} ${fmt(r.topKnocked.prob, 2)}`,
+                      `${shownToken(r.topKnocked.label)} ${fmt(r.topKnocked.prob, 2)}`,
                       el("span", { className: "sr-only", textContent: " (changed)" }),
                     ]
-                  : [`${r.topKnocked.label} ${fmt(r.topKnocked.prob, 2)}`],
+                  : [`${shownToken(r.topKnocked.label)} ${fmt(r.topKnocked.prob, 2)}`],
               ),
             ]);
           }),
@@ -236,12 +237,12 @@ function diffMap(fig, data) {
   if (n <= 40) {
     ctx.textAlign = "right";
     ctx.textBaseline = "middle";
-    data.tokens.forEach((t, i) => ctx.fillText(t, labelW - 4, 4 + (i + 0.5) * cell, labelW - 8));
+    data.tokens.forEach((t, i) => ctx.fillText(shownToken(t), labelW - 4, 4 + (i + 0.5) * cell, labelW - 8));
     data.tokens.forEach((t, j) => {
       ctx.save();
       ctx.translate(labelW + (j + 0.5) * cell, side + 10);
       ctx.rotate((-50 * Math.PI) / 180);
-      ctx.fillText(t, 0, 0, below);
+      ctx.fillText(shownToken(t), 0, 0, below);
       ctx.restore();
     });
   }
@@ -256,10 +257,11 @@ function diffMap(fig, data) {
   ctx.textBaseline = "middle";
   for (const t of [1, 0, -1]) ctx.fillText(t === 0 ? "0" : signed(t * top, 2), bx + 16, 4 + ((1 - t) / 2) * side);
 
-  const labels = data.tokens;
+  const labels = data.tokens.map(shownToken);
+  const spoken = data.tokens.map(spokenToken);
   /** @param {number} i @param {number} j */
   const cellText = (i, j) =>
-    `${labels[i]} → ${labels[j]}: ${signed(d[i * n + j], 4)} ` +
+    `${spoken[i]} → ${spoken[j]}: ${signed(d[i * n + j], 4)} ` +
     `(clean ${fmt(clean.data[i * n + j], 4)}, knocked out ${fmt(knocked.data[i * n + j], 4)}; query ${i + 1}, key ${j + 1})`;
   const text = describe(body, {
     summary: `${n} × ${n} changes of attention weight (knocked out − clean), at most ${fmt(m, 3)} either way. ${changeText(data)}`,

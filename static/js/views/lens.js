@@ -7,6 +7,7 @@
 
 import { el } from "../core/dom.js";
 import { WEIGHT_LUT } from "../core/theme.js";
+import { quotedToken, shownToken, spokenToken } from "../core/tokens.js";
 import { describe, keyCursor, matrixTable } from "./access.js";
 import { inkOn } from "./describe.js";
 
@@ -37,8 +38,10 @@ export function percent(p) {
   return p >= 0.0001 ? `${(p * 100).toFixed(2)}%` : "<0.01%";
 }
 
-/** A token's label as the page quotes it (spaces shown). @param {string} s */
-export const quoted = (s) => `“${s.replace(/\n/g, "\\n")}”`;
+/** A token's label as the page quotes it (spaces, newlines and bytes shown). */
+export const quoted = quotedToken;
+/** A token's label as the live region reads it. @param {string} s */
+const spoken = (s) => `“${spokenToken(s)}”`;
 
 /** A row of the lens in words: "embeddings", "layer 3", the last "layer 12 (output)".
  * @param {number} row @param {number} rows */
@@ -50,9 +53,10 @@ export function rowName(row, rows) {
 /**
  * What one cell of the lens says (the live region's words, and the hover line's).
  * @param {LensData} data @param {number} row @param {number} pos
+ * @param {(s: string) => string} [quote] how a token is written (the live region: named)
  * @returns {string}
  */
-export function cellText(data, row, pos) {
+export function cellText(data, row, pos, quote = quoted) {
   const { lens, tokens } = data;
   const m = lens.targets.data.length;
   const j = pos - data.start;
@@ -60,14 +64,14 @@ export function cellText(data, row, pos) {
   const top = lens.vocab[String(lens.ids.data[at])] ?? "?";
   const where = data.predicts === "masked" ? "at" : "after";
   const head =
-    `${rowName(row, lens.rows)}, ${where} ${quoted(tokens[pos])} (token ${pos + 1}): ` +
-    `top ${quoted(top)} ${percent(lens.probs.data[at])}`;
+    `${rowName(row, lens.rows)}, ${where} ${quote(tokens[pos])} (token ${pos + 1}): ` +
+    `top ${quote(top)} ${percent(lens.probs.data[at])}`;
   const target = lens.targets.data[j];
   const masked = data.predicts === "masked";
   if (target < 0) return masked ? `${head}; a mask: the text does not say` : `${head}; the text ends here`;
   const next = lens.vocab[String(target)] ?? "?";
   return (
-    `${head}; ${masked ? "the text's token" : "the next token"} ${quoted(next)} is rank ` +
+    `${head}; ${masked ? "the text's token" : "the next token"} ${quote(next)} is rank ` +
     `${lens.target_ranks.data[at]}, ${percent(lens.target_probs.data[at])}`
   );
 }
@@ -152,8 +156,8 @@ export function render(container, data, selection, callbacks = {}) {
     grid.append(
       el("span", {
         className: pos === q ? "lens-col query" : "lens-col",
-        title: `token ${pos + 1}: ${tokens[pos]}`,
-        textContent: `${pos + 1}. ${tokens[pos]}`,
+        title: `token ${pos + 1}: ${spokenToken(tokens[pos])}`,
+        textContent: `${pos + 1}. ${shownToken(tokens[pos])}`,
       }),
     );
   }
@@ -181,7 +185,7 @@ export function render(container, data, selection, callbacks = {}) {
         className: `lens-cell${hit ? " hit" : ""}${pos === q ? " query" : ""}`,
         dataset: { row: String(r), pos: String(pos) },
         style: `background: rgb(${rgb.join(",")}); color: ${inkOn(rgb)}`,
-        textContent: lens.vocab[String(lens.ids.data[at])] ?? "?",
+        textContent: shownToken(lens.vocab[String(lens.ids.data[at])] ?? "?"),
       });
       line.push(cell);
       grid.append(cell);
@@ -225,7 +229,7 @@ export function render(container, data, selection, callbacks = {}) {
         `${masked ? "at" : "after"} ${quoted(tokens[q])} ${masked ? "the text's token" : "the next token"} ${said} is ` +
         (known < 0 ? "never the top prediction." : `the top prediction from ${rowName(known, lens.rows)} on.`);
   const rowLabels = Array.from({ length: lens.rows }, (_, r) => rowName(r, lens.rows));
-  const colLabels = shown.map((pos) => `${pos + 1}. ${tokens[pos]}`);
+  const colLabels = shown.map((pos) => `${pos + 1}. ${shownToken(tokens[pos])}`);
   const table = matrixTable(
     `Logit lens: each row's top token and probability; ${masked ? "the text's token's" : "the next token's"} rank`,
     "layer",
@@ -234,7 +238,7 @@ export function render(container, data, selection, callbacks = {}) {
     (r, c) => {
       const at = r * m + c;
       const rank = lens.targets.data[c] < 0 ? "" : `; ${masked ? "text's" : "next"} rank ${lens.target_ranks.data[at]}`;
-      return `${lens.vocab[String(lens.ids.data[at])] ?? "?"} ${percent(lens.probs.data[at])}${rank}`;
+      return `${shownToken(lens.vocab[String(lens.ids.data[at])] ?? "?")} ${percent(lens.probs.data[at])}${rank}`;
     },
   );
   const text = describe(grid, { summary, table });
@@ -245,7 +249,7 @@ export function render(container, data, selection, callbacks = {}) {
     cols: shown.length,
     label: "Logit lens: arrow keys move over layers and tokens; Enter makes the token the query",
     describedBy: text.summary.id,
-    text: (r, c) => cellText(data, r, shown[c]),
+    text: (r, c) => cellText(data, r, shown[c], spoken),
     show: (r, c) => {
       marked?.classList.remove("cursor");
       marked = cells[r][c];

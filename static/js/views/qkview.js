@@ -11,6 +11,7 @@ import { sub } from "../core/compact.js";
 import { el } from "../core/dom.js";
 import { exact, fmt } from "../core/numbers.js";
 import { FONT, GRID, MASKED_GREY, SCORE_LUT, SELECTED, TEXT, TEXT_DIM, lutColor } from "../core/theme.js";
+import { shownToken, spokenToken } from "../core/tokens.js";
 import { describe, keyCursor } from "./access.js";
 
 /** @typedef {import("../core/types.js").NDArray} NDArray */
@@ -135,6 +136,9 @@ const diverging = (v, m) => lutColor(SCORE_LUT, Math.round((Math.max(-1, Math.mi
  * @param {{onPick?: (j: number) => void, onAllKeys?: (all: boolean) => void}} [callbacks]
  */
 export function render(container, data, sel, callbacks = {}) {
+  // Tokens as drawn (spaces, newlines and bytes visible) and as the live region reads them.
+  const spoken = data.tokens.map(spokenToken);
+  data = { ...data, tokens: data.tokens.map(shownToken) };
   const n = data.shown ? data.shown.length : data.tokens.length;
   const i = data.query;
   const rows = keyRows(data, Boolean(sel.allKeys));
@@ -322,9 +326,10 @@ export function render(container, data, sel, callbacks = {}) {
     }
     return null;
   };
-  /** The tooltip's lines for what is under the pointer. @param {{block: string, r: number, c: number}} h */
-  const lines = (h) => {
-    const who = (/** @type {number} */ j) => `${data.tokens[j]} (token ${j + 1})`;
+  /** The tooltip's lines for what is under the pointer (`said`: the tokens as read aloud).
+   * @param {{block: string, r: number, c: number}} h @param {string[]} [said] */
+  const lines = (h, said = data.tokens) => {
+    const who = (/** @type {number} */ j) => `${said[j]} (token ${j + 1})`;
     const ex = (/** @type {number | null} */ v) => exact(v, d.dtype);
     if (h.block === "q") return [`query ${who(i)} · dim ${h.c}`, `q = ${ex(d.q[h.c])}`];
     const j = rows[h.r];
@@ -403,10 +408,10 @@ export function render(container, data, sel, callbacks = {}) {
     cols: d.hd + 1,
     describedBy: text.summary.id,
     label:
-      `Query ${data.tokens[i]}: q, every key, q ⊙ k, the scores and the weights. Arrow keys move ` +
+      `Query ${spoken[i]}: q, every key, q ⊙ k, the scores and the weights. Arrow keys move ` +
       "over the keys (up, down) and the dimensions of their products (left, right), End to a key's " +
       `score and weight${callbacks.onPick ? "; Enter makes the key the query" : ""}.`,
-    text: (r, c) => lines(c < d.hd ? { block: "p", r, c } : { block: "row", r, c: -1 }).join(", "),
+    text: (r, c) => lines(c < d.hd ? { block: "p", r, c } : { block: "row", r, c: -1 }, spoken).join(", "),
     show: (r, c) => {
       tip.hidden = false;
       tip.textContent = lines(c < d.hd ? { block: "p", r, c } : { block: "row", r, c: -1 }).join("\n");

@@ -11,7 +11,8 @@
 import { el } from "../core/dom.js";
 import { exact, fmt } from "../core/numbers.js";
 import { onPlot, plotlyOf } from "../core/plotly.js";
-import { PALETTE_SIZE, baseLayout, draw, plotText, tokenColor } from "../core/theme.js";
+import { PALETTE_SIZE, baseLayout, draw, plotText, plotToken, tokenColor } from "../core/theme.js";
+import { shownToken, spokenToken } from "../core/tokens.js";
 import { describe, keyCursor } from "./access.js";
 import { farthest } from "./describe.js";
 
@@ -108,7 +109,7 @@ function names(trace, picked) {
   return new Map(
     picked.map((i) => {
       const t = trace.tokens[i];
-      return [i, count.get(t) > 1 ? `${t} (token ${pos[i] + 1})` : t];
+      return [i, count.get(t) > 1 ? `${shownToken(t)} (token ${pos[i] + 1})` : shownToken(t)];
     }),
   );
 }
@@ -146,7 +147,7 @@ function path(trace, i, k, name, ax, color) {
       line: { color, width: 1.5 },
     },
     // The label sits at the end of the path (the last layer).
-    text: layers.map((l) => (l === L ? plotText(trace.tokens[i]) : "")),
+    text: layers.map((l) => (l === L ? plotToken(trace.tokens[i]) : "")),
     textposition: "top right",
     textfont: { color, size: 13 },
     customdata: layers.map((l) => [
@@ -191,7 +192,7 @@ function groupedPaths(trace, picked, k, ax) {
       pointsOf(coords, i).forEach((p, l) => {
         AXES.slice(0, k).forEach((a, d) => xyz[a].push(p[d]));
         custom.push([
-          plotText(trace.tokens[i]),
+          plotToken(trace.tokens[i]),
           `${i}`,
           l === 0 ? "0 (embeddings)" : String(l),
           ...p.slice(0, k).map((v, d) => `${ax[d]} = ${exact(v, dtype)}`),
@@ -256,7 +257,7 @@ function layout3d(trace, picked, ax, empty, colour) {
     x: pointsOf(coords, i)[L][0],
     y: pointsOf(coords, i)[L][1],
     z: pointsOf(coords, i)[L][2],
-    text: plotText(trace.tokens[i]),
+    text: plotToken(trace.tokens[i]),
     showarrow: false,
     yshift: 11,
     font: { size: 12, color: colour.get(i) },
@@ -422,7 +423,8 @@ function readable(plot, data, picked, k, ax, nm, grouped) {
       `Trajectories of ${picked.length} token${picked.length === 1 ? "" : "s"} through the layers, ` +
       `${k === 3 ? "3-D" : "2-D"} plot. Left and right arrows move along a path's layers, up and down between the paths.`,
     text: (r, l) =>
-      `${nm.get(picked[r])} · layer ${l}: ` + paths[r][l].map((v, c) => `${ax[c]} = ${exact(v, dtype)}`).join(", "),
+      `${spokenToken(data.tokens[picked[r]])} · layer ${l}: ` +
+      paths[r][l].map((v, c) => `${ax[c]} = ${exact(v, dtype)}`).join(", "),
     show:
       k === 3 || grouped ? undefined : (r, l) => plotlyOf(plot).Fx.hover(plot, [{ curveNumber: r, pointNumber: l }]),
     hide: () => plotlyOf(plot).Fx.unhover(plot),

@@ -9,7 +9,8 @@
 import { nested, sub } from "../core/compact.js";
 import { exact, fmt } from "../core/numbers.js";
 import { plotlyOf } from "../core/plotly.js";
-import { baseLayout, draw, plotText, tokenColor } from "../core/theme.js";
+import { baseLayout, draw, plotText, plotToken, tokenColor } from "../core/theme.js";
+import { shownToken, spokenToken } from "../core/tokens.js";
 import { describe, keyCursor } from "./access.js";
 import { farthest } from "./describe.js";
 
@@ -113,14 +114,14 @@ function hover(trace, f, l) {
     .at(l)
     .map(
       (p, i) =>
-        `<b>${plotText(trace.tokens[i])}</b> · layer ${l}<br>` +
+        `<b>${plotToken(trace.tokens[i])}</b> · layer ${l}<br>` +
         p.map((v, j) => `${plotText(f.titles[j])} = ${exact(v, f.dtype)}`).join("<br>"),
     );
 }
 
 /** One label per point; tokens on the same 2-D point share it ("An, a"). */
 function tipLabels(trace, pts, k) {
-  const labels = trace.tokens.map(plotText);
+  const labels = trace.tokens.map(plotToken);
   if (k !== 2) return labels;
   for (const [, members] of labelGroups(pts)) {
     if (members.length < 2) continue;
@@ -241,7 +242,7 @@ function draw3d(el, trace, f, l, view) {
     x: p[0],
     y: p[1],
     z: p[2],
-    text: members.map((i) => plotText(trace.tokens[i])).join(", "),
+    text: members.map((i) => plotToken(trace.tokens[i])).join(", "),
     showarrow: false,
     yshift: 12,
     font: { size: 13, color: tokenColor(members[0]) },
@@ -342,7 +343,7 @@ function draw2d(el, trace, f, l, view) {
       : {
           tickmode: "array",
           tickvals: trace.tokens.map((_, i) => i),
-          ticktext: trace.tokens.map(plotText),
+          ticktext: trace.tokens.map(plotToken),
           autorange: "reversed",
           showgrid: false,
           zeroline: false,
@@ -409,13 +410,13 @@ function readable(plot, trace, f, l) {
       l === 0 || !far
         ? `${trace.n} token vectors at the input, in ${where}.`
         : `${trace.n} token vectors after layer ${l}, in ${where}: farthest from its start, ` +
-          `${trace.tokens[far.i]} (${fmt(far.d, 2)}).`,
+          `${shownToken(trace.tokens[far.i])} (${fmt(far.d, 2)}).`,
     table:
       trace.n <= TABLE_MAX
         ? {
             caption: `Each token's coordinates in ${where}, at the start and after layer ${l}`,
             head: ["token", "start (layer 0)", `after layer ${l}`],
-            rows: trace.tokens.map((t, i) => [t, coords(f.at(0)[i]), coords(f.at(l)[i])]),
+            rows: trace.tokens.map((t, i) => [shownToken(t), coords(f.at(0)[i]), coords(f.at(l)[i])]),
           }
         : null,
   });
@@ -430,7 +431,7 @@ function readable(plot, trace, f, l) {
     text: (r, i) => {
       const point = f.at(layers[r])[i];
       return (
-        `${trace.tokens[i]} · layer ${layers[r]}: ` +
+        `${spokenToken(trace.tokens[i])} · layer ${layers[r]}: ` +
         point.map((v, j) => `${f.titles[j]} = ${exact(v, f.dtype)}`).join(", ")
       );
     },

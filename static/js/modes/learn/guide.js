@@ -25,10 +25,41 @@ import { articleRows, encodeLearnHash, stepDone, stepLabel, stepsDone, taskLines
 const part = (container, role) => /** @type {HTMLElement} */ (container.querySelector(`[data-role="${role}"]`));
 
 /**
- * An article table: the article's numbers beside the engine's, at the article's rounding.
- * @param {import("../../core/types.js").ArticleTable} table
+ * Where an article table's engine numbers come from: the step's start (before the first
+ * check), the learner's table as it is now (live), or the article's table because the
+ * learner's no longer is its case (kept).
+ * @typedef {"start" | "live" | "kept"} ArticleSource
  */
-function articleTable(table) {
+
+/** The engine rows' header, by source. @type {Record<ArticleSource, string>} */
+const ENGINE_ROW = { start: "engine", live: "your table", kept: "engine" };
+
+/**
+ * What an article table's caption says under it, by source and whether every number agrees.
+ * @param {ArticleSource} source @param {boolean} agree @param {number} decimals
+ */
+export function articleNote(source, agree, decimals) {
+  if (source === "kept") {
+    return (
+      "These are the article's case: the engine's numbers for the article's table as the step " +
+      "starts. Your table's tokens, dimensions or layers are no longer the article's, so they " +
+      "are not recomputed from it."
+    );
+  }
+  const whose =
+    source === "live" ? "Your table's numbers (recomputed from its trace as you edit it)" : "The engine's numbers";
+  return agree
+    ? `${whose}, rounded to ${decimals} decimals as the article prints them, are the article's.`
+    : source === "live"
+      ? "Where a number is marked, your table's (recomputed from its trace as you edit it) differs from the article's at its rounding."
+      : "Where a number is marked, the engine's differs from the article's at its rounding.";
+}
+
+/**
+ * An article table: the article's numbers beside the engine's, at the article's rounding.
+ * @param {import("../../core/types.js").ArticleTable} table @param {ArticleSource} source
+ */
+function articleTable(table, source) {
   const rows = articleRows(table);
   const head = el("tr", {}, [
     el("th", { scope: "col" }, [""]),
@@ -44,7 +75,7 @@ function articleTable(table) {
         ...r.cells.map((c) => el("td", {}, [c.article])),
       ]),
       el("tr", { className: differs ? "engine-row differs" : "engine-row" }, [
-        el("th", { scope: "row", className: "source" }, ["engine"]),
+        el("th", { scope: "row", className: "source" }, [ENGINE_ROW[source]]),
         ...r.cells.map((c) =>
           el("td", { className: c.agrees ? "" : "differs" }, [
             c.engine,
@@ -55,20 +86,33 @@ function articleTable(table) {
     ];
   });
   const agree = rows.every((r) => r.cells.every((c) => c.agrees));
-  return el("figure", { className: "learn-table" }, [
-    el("div", { className: "table-scroll", tabIndex: 0, role: "region", "aria-label": table.caption }, [
+  const caption = source === "live" ? table.caption.replace(/the engine's$/, "your table's") : table.caption;
+  return el("figure", { className: "learn-table", dataset: { source } }, [
+    el("div", { className: "table-scroll", tabIndex: 0, role: "region", "aria-label": caption }, [
       el("table", { className: "data-table" }, [
-        el("caption", {}, [table.caption]),
+        el("caption", {}, [caption]),
         el("thead", {}, [head]),
         el("tbody", {}, body),
       ]),
     ]),
-    el("figcaption", { className: "hint" }, [
-      agree
-        ? `The engine's numbers, rounded to ${table.decimals} decimals as the article prints them, are the article's.`
-        : "Where a number is marked, the engine's differs from the article's at its rounding.",
-    ]),
+    el("figcaption", { className: "hint" }, [articleNote(source, agree, table.decimals)]),
   ]);
+}
+
+/**
+ * The step's article tables: the answer's (read from the learner's table) once a check of this
+ * step has come back, else the step's own; drawn again only when what they show changes.
+ * @param {HTMLElement} box @param {LearnStep} step @param {LearnAnswer | null} answer
+ */
+function drawArticle(box, step, answer) {
+  const mine = answer && answer.step === step.id && answer.article !== undefined ? answer : null;
+  /** @type {ArticleSource} */
+  const source = !mine ? "start" : mine.article ? "live" : "kept";
+  const tables = mine?.article ?? step.article;
+  const key = JSON.stringify([step.id, source, tables]);
+  if (box.dataset.drawn === key) return;
+  box.dataset.drawn = key;
+  box.replaceChildren(...tables.map((t) => articleTable(t, source)));
 }
 
 /**
@@ -90,6 +134,7 @@ export function render(container, data, selection, callbacks) {
   }
   drawLooks(part(container, "look"), data.looks, callbacks);
   drawTasks(part(container, "tasks"), step, data.answer, progress);
+  drawArticle(part(container, "article"), step, data.answer);
   const problem = part(container, "problem");
   if (problem.textContent !== (data.problem ?? "")) problem.textContent = data.problem ?? "";
   problem.hidden = !data.problem;
@@ -157,7 +202,6 @@ function drawStep(
   }
   box.hidden = !step.formula && !step.formula_text;
   fitFormula(box);
-  part(container, "article").replaceChildren(...step.article.map(articleTable));
   const prev = /** @type {HTMLAnchorElement} */ (part(container, "prev"));
   const next = /** @type {HTMLAnchorElement} */ (part(container, "next"));
   prev.hidden = step.n <= 1;

@@ -95,7 +95,10 @@ export async function draw(ctx) {
       ? `The chosen head: hover a cell for its exact ${cell}; click a row to make its token the query.`
       : `The chosen layer's heads together: hover a cell for its exact ${cell}; click a row to make its token the query.`;
   const rule = byId("mv-rule");
-  const ruleText = head.meta.rules?.[agg === "head" ? "value_weighted" : agg] ?? "";
+  // The chosen head's value-weighted rule is the measure's note above it, said once.
+  const ruleKey = agg === "head" ? "value_weighted" : agg;
+  const said = ruleKey === "value_weighted" && !byId("mv-measure-note").hidden;
+  const ruleText = said ? "" : (head.meta.rules?.[ruleKey] ?? "");
   rule.hidden = !ruleText;
   rule.textContent = ruleText;
   const sink = modelview.sinkNote(

@@ -3,6 +3,7 @@
 
 import { sub } from "../../../core/compact.js";
 import { byId, fillIndexSelect, fillOptions } from "../../../core/dom.js";
+import { shownToken } from "../../../core/tokens.js";
 import * as qkview from "../../../views/qkview.js";
 
 /** @typedef {import("../cards.js").CardContext} CardContext */
@@ -19,7 +20,7 @@ export async function draw({ app, p, ticket, pickQuery, viewChanged }) {
   const keys = meta.tokens.map((_, i) => i).filter((i) => !(hide && meta.special?.[i]));
   fillOptions(
     /** @type {HTMLSelectElement} */ (byId("qk-query")),
-    keys.map((i) => [i, `${i + 1}. ${meta.tokens[i]}`]),
+    keys.map((i) => [i, `${i + 1}. ${shownToken(meta.tokens[i])}`]),
     p.queryIndex(),
   );
   if (meta.unavailable?.queries) return qkview.renderUnavailable(byId("qk-view"), meta);

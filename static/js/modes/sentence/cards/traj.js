@@ -2,6 +2,7 @@
 // or 3-D (views/trajectories.js), with its token chips and dimension switch.
 
 import { byId, el } from "../../../core/dom.js";
+import { shownToken, spokenToken } from "../../../core/tokens.js";
 import * as trajectories from "../../../views/trajectories.js";
 
 /** @typedef {import("../cards.js").CardContext} CardContext */
@@ -23,7 +24,8 @@ function fillTokenChips(box, tokens, shown, picked, onChange) {
           type: "button",
           className: "token-chip",
           dataset: { index: String(i) },
-          textContent: tokens[i],
+          textContent: shownToken(tokens[i]),
+          "aria-label": spokenToken(tokens[i]),
         }),
       ),
     );
