@@ -1,4 +1,4 @@
-// attnviz: static/js/main.js and every module it imports, in one file made by esbuild (make bundle); sources 39fd332fefb2cb11
+// attnviz: static/js/main.js and every module it imports, in one file made by esbuild (make bundle); sources 45bd25ba38c34ae4
 var __defProp = Object.defineProperty;
 var __export = (target, all) => {
   for (var name in all)
@@ -431,6 +431,84 @@ var TraceClient = class {
   }
 };
 
+// static/js/core/tokens.js
+var MARKS = {
+  " ": ["␣", "space"],
+  "\n": ["⏎", "newline"],
+  "	": ["⇥", "tab"],
+  "\r": ["␍", "carriage return"]
+};
+var CONTROL = /\p{Cc}/u;
+var INVISIBLE = /[\p{Zs}\p{Cf}\p{Zl}\p{Zp}\u034f\ufe00-\ufe0f\u115f\u1160\u3164]/u;
+function chars(s) {
+  const all = [...s];
+  const lead = all.findIndex((ch) => ch !== " ");
+  const from = lead < 0 ? all.length : lead;
+  let to = all.length;
+  while (to > from && all[to - 1] === " ") to--;
+  return all.map((ch, i) => [ch, ch !== " " || i < from || i >= to]);
+}
+function mark(ch, how) {
+  const m = MARKS[ch];
+  if (m) return how === "shown" ? m[0] : m[1];
+  const code = (
+    /** @type {number} */
+    ch.codePointAt(0)
+  );
+  const hex2 = code.toString(16).toUpperCase().padStart(2, "0");
+  if (CONTROL.test(ch)) return how === "shown" ? `<0x${hex2}>` : `byte 0x${hex2}`;
+  if (INVISIBLE.test(ch)) {
+    return how === "shown" ? `<U+${hex2.padStart(4, "0")}>` : `character U+${hex2.padStart(4, "0")}`;
+  }
+  return null;
+}
+function shownToken(label) {
+  const s = String(label);
+  if (s === "") return "∅";
+  let out = "";
+  for (const [ch, marked2] of chars(s)) out += marked2 && mark(ch, "shown") || ch;
+  return out;
+}
+function spokenToken(label) {
+  const s = String(label);
+  if (s === "") return "empty token";
+  const words = [];
+  let text = "";
+  let run = null;
+  let count = 0;
+  const flush = () => {
+    if (run !== null) words.push(count > 1 ? `${count} ${run}s` : run);
+    run = null;
+    count = 0;
+  };
+  for (const [ch, marked2] of chars(s)) {
+    const name = marked2 ? mark(ch, "spoken") : null;
+    if (name === null) {
+      flush();
+      text += ch;
+      continue;
+    }
+    if (text) {
+      words.push(text);
+      text = "";
+    }
+    if (name === run && Object.values(MARKS).some((m) => m[1] === name)) count++;
+    else {
+      flush();
+      run = name;
+      count = 1;
+    }
+  }
+  flush();
+  if (text) words.push(text);
+  return words.join(" ").replace(/<0x([0-9A-F]{2})>/g, "byte 0x$1");
+}
+function quotedToken(label) {
+  const s = String(label);
+  const blank = [...s].every((ch) => mark(ch, "shown") !== null) || /^(<0x[0-9A-F]{2}>)+$/.test(s);
+  return `“${shownToken(s)}”${blank ? ` (${spokenToken(s)})` : ""}`;
+}
+
 // static/js/core/dom.js
 function byId(id) {
   const found = document.getElementById(id);
@@ -458,7 +536,7 @@ function fillOptions(select2, items, value = null) {
 function fillIndexSelect(select2, count, label, value, tokens = null) {
   const items = (
     /** @type {[number, string][]} */
-    Array.from({ length: count }, (_, i) => [i, tokens ? `${i + 1}. ${tokens[i]}` : `${label} ${i + 1}`])
+    Array.from({ length: count }, (_, i) => [i, tokens ? `${i + 1}. ${shownToken(tokens[i])}` : `${label} ${i + 1}`])
   );
   fillOptions(select2, items, value);
 }
@@ -1243,7 +1321,15 @@ var part = (container, role) => (
   /** @type {HTMLElement} */
   container.querySelector(`[data-role="${role}"]`)
 );
-function articleTable(table) {
+var ENGINE_ROW = { start: "engine", live: "your table", kept: "engine" };
+function articleNote(source, agree, decimals) {
+  if (source === "kept") {
+    return "These are the article's case: the engine's numbers for the article's table as the step starts. Your table's tokens, dimensions or layers are no longer the article's, so they are not recomputed from it.";
+  }
+  const whose = source === "live" ? "Your table's numbers (recomputed from its trace as you edit it)" : "The engine's numbers";
+  return agree ? `${whose}, rounded to ${decimals} decimals as the article prints them, are the article's.` : source === "live" ? "Where a number is marked, your table's (recomputed from its trace as you edit it) differs from the article's at its rounding." : "Where a number is marked, the engine's differs from the article's at its rounding.";
+}
+function articleTable(table, source) {
   const rows = articleRows(table);
   const head = el("tr", {}, [
     el("th", { scope: "col" }, [""]),
@@ -1259,7 +1345,7 @@ function articleTable(table) {
         ...r.cells.map((c) => el("td", {}, [c.article]))
       ]),
       el("tr", { className: differs ? "engine-row differs" : "engine-row" }, [
-        el("th", { scope: "row", className: "source" }, ["engine"]),
+        el("th", { scope: "row", className: "source" }, [ENGINE_ROW[source]]),
         ...r.cells.map(
           (c) => el("td", { className: c.agrees ? "" : "differs" }, [
             c.engine,
@@ -1270,18 +1356,26 @@ function articleTable(table) {
     ];
   });
   const agree = rows.every((r) => r.cells.every((c) => c.agrees));
-  return el("figure", { className: "learn-table" }, [
-    el("div", { className: "table-scroll", tabIndex: 0, role: "region", "aria-label": table.caption }, [
+  const caption = source === "live" ? table.caption.replace(/the engine's$/, "your table's") : table.caption;
+  return el("figure", { className: "learn-table", dataset: { source } }, [
+    el("div", { className: "table-scroll", tabIndex: 0, role: "region", "aria-label": caption }, [
       el("table", { className: "data-table" }, [
-        el("caption", {}, [table.caption]),
+        el("caption", {}, [caption]),
         el("thead", {}, [head]),
         el("tbody", {}, body)
       ])
     ]),
-    el("figcaption", { className: "hint" }, [
-      agree ? `The engine's numbers, rounded to ${table.decimals} decimals as the article prints them, are the article's.` : "Where a number is marked, the engine's differs from the article's at its rounding."
-    ])
+    el("figcaption", { className: "hint" }, [articleNote(source, agree, table.decimals)])
   ]);
+}
+function drawArticle(box, step, answer) {
+  const mine = answer && answer.step === step.id && answer.article !== void 0 ? answer : null;
+  const source = !mine ? "start" : mine.article ? "live" : "kept";
+  const tables = mine?.article ?? step.article;
+  const key = JSON.stringify([step.id, source, tables]);
+  if (box.dataset.drawn === key) return;
+  box.dataset.drawn = key;
+  box.replaceChildren(...tables.map((t) => articleTable(t, source)));
 }
 function render(container, data, selection, callbacks) {
   const { steps, progress } = data;
@@ -1295,6 +1389,7 @@ function render(container, data, selection, callbacks) {
   }
   drawLooks(part(container, "look"), data.looks, callbacks);
   drawTasks(part(container, "tasks"), step, data.answer, progress);
+  drawArticle(part(container, "article"), step, data.answer);
   const problem2 = part(container, "problem");
   if (problem2.textContent !== (data.problem ?? "")) problem2.textContent = data.problem ?? "";
   problem2.hidden = !data.problem;
@@ -1349,7 +1444,6 @@ function drawStep(container, step, count, callbacks) {
   }
   box.hidden = !step.formula && !step.formula_text;
   fitFormula(box);
-  part(container, "article").replaceChildren(...step.article.map(articleTable));
   const prev = (
     /** @type {HTMLAnchorElement} */
     part(container, "prev")
@@ -1925,13 +2019,14 @@ function plotConfig(filename) {
 function plotText(s) {
   return String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 }
+var plotToken = (t) => plotText(shownToken(t));
 function tokenAxis(tokens, extra = {}) {
   const n = tokens.length;
   const size = n <= 12 ? 13 : n <= 24 ? 11 : n <= 40 ? 9 : 7;
   return {
     tickmode: "array",
     tickvals: tokens.map((_, i) => i),
-    ticktext: tokens.map(plotText),
+    ticktext: tokens.map(plotToken),
     tickfont: { size },
     showgrid: false,
     zeroline: false,
@@ -2418,7 +2513,7 @@ function frame(p, width, height, pad = 0.04) {
 function contextText(tokens, pos, around = CONTEXT) {
   const a = Math.max(0, pos - around);
   const b = Math.min(tokens.length, pos + around + 1);
-  const words = tokens.slice(a, b).map((t, i) => a + i === pos ? `[${t}]` : t);
+  const words = tokens.slice(a, b).map((t, i) => a + i === pos ? `[${shownToken(t)}]` : shownToken(t));
   return `${a > 0 ? "… " : ""}${words.join(" ")}${b < tokens.length ? " …" : ""}`;
 }
 function nearest(xs, ys, x, y, count, skip = () => false) {
@@ -2473,7 +2568,9 @@ function corpusSummary(data) {
   const pairs = userNearest(data);
   if (!pairs.length) return `${head}.`;
   const p = data.points;
-  const words = pairs.slice(0, NAMED).map(({ i, key }) => `${tokenOf(data, i)} → “${tokenOf(data, key)}” (${textName(data, p.text[key])})`);
+  const words = pairs.slice(0, NAMED).map(
+    ({ i, key }) => `${shownToken(tokenOf(data, i))} → ${quotedToken(tokenOf(data, key))} (${textName(data, p.text[key])})`
+  );
   const more = pairs.length > NAMED ? `, and ${pairs.length - NAMED} more` : "";
   return `${head}; your ${pairs.length} token${pairs.length === 1 ? "'s query sits" : "s' queries sit"} nearest keys of ${words.join(", ")}${more}.`;
 }
@@ -2495,8 +2592,10 @@ function pointWords(data, i, kind) {
   const t = p.text[i];
   const [x, y] = kind === "q" ? [p.qx[i], p.qy[i]] : [p.kx[i], p.ky[i]];
   const [xs, ys] = kind === "q" ? [p.kx, p.ky] : [p.qx, p.qy];
-  const near = nearest(xs, ys, x, y, NEAREST).map((j) => `“${tokenOf(data, j)}” (${textName(data, p.text[j])})`);
-  return `“${tokenOf(data, i)}” ${kind === "q" ? "query" : "key"}, ${textName(data, t)}, token ${p.pos[i] + 1}: x ${x}, y ${y}. Nearest ${kind === "q" ? "keys" : "queries"}: ${near.join(", ")}. In context: ${contextText(data.texts[t].tokens, p.pos[i])}`;
+  const near = nearest(xs, ys, x, y, NEAREST).map(
+    (j) => `${quotedToken(tokenOf(data, j))} (${textName(data, p.text[j])})`
+  );
+  return `${quotedToken(tokenOf(data, i))} ${kind === "q" ? "query" : "key"}, ${textName(data, t)}, token ${p.pos[i] + 1}: x ${x}, y ${y}. Nearest ${kind === "q" ? "keys" : "queries"}: ${near.join(", ")}. In context: ${contextText(data.texts[t].tokens, p.pos[i])}`;
 }
 function moveCorpusCursor(key, i, kind, texts, mine) {
   const n = texts.length;
@@ -2698,7 +2797,7 @@ function render3(container, data, selection, callbacks = {}) {
     [p.kx, p.ky]
   ]) {
     for (const i of mine) {
-      const label = tokenOf(data, i);
+      const label = shownToken(tokenOf(data, i));
       const w = ctx.measureText(label).width;
       const x = px(xs[i]);
       const y = py(ys[i]) - 5;
@@ -2782,7 +2881,7 @@ function render3(container, data, selection, callbacks = {}) {
       caption: `Your sentence's tokens in the map of layer ${data.layer + 1} head ${data.head + 1}`,
       head: ["token", "query x", "query y", "key x", "key y"],
       rows: mine.map((i) => [
-        `${p.pos[i] + 1}. ${tokenOf(data, i)}`,
+        `${p.pos[i] + 1}. ${shownToken(tokenOf(data, i))}`,
         String(p.qx[i]),
         String(p.qy[i]),
         String(p.kx[i]),
@@ -3599,7 +3698,7 @@ function sinkNote(matrix, labels, rowsSumToOne, groups = null, special = null) {
   const tokens = groups ? groups[best] : [best];
   const [first, last] = [tokens[0], tokens[tokens.length - 1]];
   const where = first === 0 ? "the first token" : tokens.length > 1 ? `tokens ${first + 1}–${last + 1}` : `token ${first + 1}`;
-  const share2 = `on average ${Math.round(100 * top)}% of each other row's weight goes to ${where}, “${labels[best]}”.`;
+  const share2 = `on average ${Math.round(100 * top)}% of each other row's weight goes to ${where}, ${quotedToken(labels[best])}.`;
   const punctuation = /^[\s\p{P}\p{S}]+$/u.test(labels[best]);
   if (first !== 0 && !punctuation && !tokens.some((t) => special?.[t])) {
     return `One token draws this head: ${share2} It is a word of the text, so the head reads it for what it says; it is not an attention sink, a token (the first, [CLS], [SEP], punctuation) that draws weight whatever the text.`;
@@ -3659,8 +3758,11 @@ function render6(container, data, sel = {}, callbacks = {}) {
     ]);
     container.replaceChildren(root2);
   }
-  const { labels, matrix, title } = data;
-  const rowLabels = data.rowLabels ?? labels;
+  const { matrix, title } = data;
+  const labels = data.labels.map(shownToken);
+  const rowLabels = (data.rowLabels ?? data.labels).map(shownToken);
+  const spokenCols = data.labels.map(spokenToken);
+  const spokenRows = (data.rowLabels ?? data.labels).map(spokenToken);
   const [rowAxis, colAxis] = data.axes ?? ["query", "key"];
   const R = matrix.shape[0];
   const C = matrix.shape[1] ?? R;
@@ -3824,12 +3926,19 @@ function render6(container, data, sel = {}, callbacks = {}) {
     cols: C,
     describedBy: text.summary.id,
     label: `${title}: heatmap of ${R} × ${C} ${unit === "weight" ? "attention weight" : unit}s, ${rowAxis} rows by ${colAxis} columns. Arrow keys move between cells${callbacks.onPick ? `; Enter makes the row's token the ${rowAxis}` : ""}.`,
-    text: (i, j) => `${rowLabels[i]} → ${labels[j]}: ${value(matrix.data[i * C + j])} (${rowAxis} ${i + 1}, ${colAxis} ${j + 1})`,
+    text: (i, j) => `${spokenRows[i]} → ${spokenCols[j]}: ${value(matrix.data[i * C + j])} (${rowAxis} ${i + 1}, ${colAxis} ${j + 1})`,
     show: show2,
     hide,
     pick: callbacks.onPick ? (i) => callbacks.onPick?.(i) : void 0
   });
-  root2.__heat = { labels, rowLabels, matrix, vmax, geometry: { left, top, side, tall, cell } };
+  root2.__heat = {
+    labels: data.labels,
+    rowLabels: data.rowLabels ?? data.labels,
+    drawn: { labels, rowLabels },
+    matrix,
+    vmax,
+    geometry: { left, top, side, tall, cell }
+  };
 }
 function heatPng(container) {
   const canvas = (
@@ -3851,6 +3960,7 @@ function render7(container, data, sel) {
     ...tokens.map(
       (tok, i) => el("span", {
         textContent: tok,
+        // the text itself, as written (pre-wrap: its spaces and line breaks)
         className: [
           i >= start2 ? "written" : "",
           i === read ? "read" : "",
@@ -3869,7 +3979,7 @@ function render7(container, data, sel) {
       rowLabels: [tokens[read]],
       matrix,
       axes: ["read", "key"],
-      title: `Step ${sel.step}: reading up to “${tokens[read]}”, the model wrote “${tokens[written]}” · layer ${sel.layer + 1}, head ${sel.head + 1}`
+      title: `Step ${sel.step}: reading up to ${quotedToken(tokens[read])}, the model wrote ${quotedToken(tokens[written])} · layer ${sel.layer + 1}, head ${sel.head + 1}`
     },
     { peak: true }
   );
@@ -4012,7 +4122,9 @@ function renderHeadChips(box, heads, chosen, onChange) {
 }
 var textWidth = (s, size) => [...s].length * size * 0.6;
 function render8(container, data, sel, callbacks) {
-  const { labels, values, scale, rows } = data;
+  const { values, scale, rows } = data;
+  const labels = data.labels.map(shownToken);
+  const spoken2 = data.labels.map(spokenToken);
   const n = labels.length;
   let weightOf;
   if (values && scale) weightOf = (h, i, j) => values.data[(h * n + i) * n + j] * scale.data[h] / 255;
@@ -4122,7 +4234,7 @@ function render8(container, data, sel, callbacks) {
       if (name === "left") {
         t.setAttribute("tabindex", "0");
         t.setAttribute("role", "button");
-        t.setAttribute("aria-label", `query ${label}`);
+        t.setAttribute("aria-label", `query ${spoken2[i]}`);
       }
       g.append(t);
     });
@@ -4142,7 +4254,7 @@ function render8(container, data, sel, callbacks) {
   const chosen = root2.querySelector(`.hv-left .hv-token[data-index="${sel.query}"]`);
   if (chosen) {
     chosen.classList.add("chosen");
-    const mark = svg("rect", {
+    const mark2 = svg("rect", {
       class: "hv-chosen",
       x: 2,
       y: y(sel.query) - row / 2 + 1,
@@ -4150,7 +4262,7 @@ function render8(container, data, sel, callbacks) {
       height: row - 2,
       rx: 3
     });
-    root2.querySelector(".hv-left")?.prepend(mark);
+    root2.querySelector(".hv-left")?.prepend(mark2);
   }
   const highlight = (t) => {
     for (const hl2 of root2.querySelectorAll(".hv-hl")) hl2.setAttribute("visibility", "hidden");
@@ -4258,7 +4370,7 @@ function render8(container, data, sel, callbacks) {
     const [h, j, w] = values || i === rows?.query ? best(i) : [-1, -1, -1];
     t.setAttribute(
       "aria-label",
-      h < 0 ? `query ${labels[i]}` : `query ${labels[i]}: strongest key ${labels[j]}, ${fmt(w, 2)} (head ${h + 1})`
+      h < 0 ? `query ${spoken2[i]}` : `query ${spoken2[i]}: strongest key ${spoken2[j]}, ${fmt(w, 2)} (head ${h + 1})`
     );
   }
   const heads = sel.heads.map((h) => {
@@ -4301,24 +4413,25 @@ function percent(p) {
   if (p >= 0.01) return `${(p * 100).toFixed(1)}%`;
   return p >= 1e-4 ? `${(p * 100).toFixed(2)}%` : "<0.01%";
 }
-var quoted = (s) => `“${s.replace(/\n/g, "\\n")}”`;
+var quoted = quotedToken;
+var spoken = (s) => `“${spokenToken(s)}”`;
 function rowName(row, rows) {
   if (row === 0) return "embeddings";
   return row === rows - 1 ? `layer ${row} (output)` : `layer ${row}`;
 }
-function cellText(data, row, pos) {
+function cellText(data, row, pos, quote2 = quoted) {
   const { lens, tokens } = data;
   const m = lens.targets.data.length;
   const j = pos - data.start;
   const at = row * m + j;
   const top = lens.vocab[String(lens.ids.data[at])] ?? "?";
   const where = data.predicts === "masked" ? "at" : "after";
-  const head = `${rowName(row, lens.rows)}, ${where} ${quoted(tokens[pos])} (token ${pos + 1}): top ${quoted(top)} ${percent(lens.probs.data[at])}`;
+  const head = `${rowName(row, lens.rows)}, ${where} ${quote2(tokens[pos])} (token ${pos + 1}): top ${quote2(top)} ${percent(lens.probs.data[at])}`;
   const target = lens.targets.data[j];
   const masked = data.predicts === "masked";
   if (target < 0) return masked ? `${head}; a mask: the text does not say` : `${head}; the text ends here`;
   const next = lens.vocab[String(target)] ?? "?";
-  return `${head}; ${masked ? "the text's token" : "the next token"} ${quoted(next)} is rank ${lens.target_ranks.data[at]}, ${percent(lens.target_probs.data[at])}`;
+  return `${head}; ${masked ? "the text's token" : "the next token"} ${quote2(next)} is rank ${lens.target_ranks.data[at]}, ${percent(lens.target_probs.data[at])}`;
 }
 function windowOf(n, query2, cols) {
   const count = Math.min(n, cols);
@@ -4376,8 +4489,8 @@ function render9(container, data, selection, callbacks = {}) {
     grid.append(
       el("span", {
         className: pos === q ? "lens-col query" : "lens-col",
-        title: `token ${pos + 1}: ${tokens[pos]}`,
-        textContent: `${pos + 1}. ${tokens[pos]}`
+        title: `token ${pos + 1}: ${spokenToken(tokens[pos])}`,
+        textContent: `${pos + 1}. ${shownToken(tokens[pos])}`
       })
     );
   }
@@ -4407,7 +4520,7 @@ function render9(container, data, selection, callbacks = {}) {
         className: `lens-cell${hit ? " hit" : ""}${pos === q ? " query" : ""}`,
         dataset: { row: String(r), pos: String(pos) },
         style: `background: rgb(${rgb.join(",")}); color: ${inkOn(rgb)}`,
-        textContent: lens.vocab[String(lens.ids.data[at])] ?? "?"
+        textContent: shownToken(lens.vocab[String(lens.ids.data[at])] ?? "?")
       });
       line.push(cell);
       grid.append(cell);
@@ -4447,7 +4560,7 @@ function render9(container, data, selection, callbacks = {}) {
   const known = firstKnown(data, q);
   const summary = target < 0 ? `Logit lens of ${lens.rows} rows (the embeddings and ${lens.rows - 1} layers) over tokens ${shown[0] + 1}–${shown[shown.length - 1] + 1}; ${masked ? "the query is a mask" : "the text ends at the query"}.` : `Logit lens of ${lens.rows} rows (the embeddings and ${lens.rows - 1} layers): ${masked ? "at" : "after"} ${quoted(tokens[q])} ${masked ? "the text's token" : "the next token"} ${said} is ` + (known < 0 ? "never the top prediction." : `the top prediction from ${rowName(known, lens.rows)} on.`);
   const rowLabels = Array.from({ length: lens.rows }, (_, r) => rowName(r, lens.rows));
-  const colLabels = shown.map((pos) => `${pos + 1}. ${tokens[pos]}`);
+  const colLabels = shown.map((pos) => `${pos + 1}. ${shownToken(tokens[pos])}`);
   const table = matrixTable(
     `Logit lens: each row's top token and probability; ${masked ? "the text's token's" : "the next token's"} rank`,
     "layer",
@@ -4456,7 +4569,7 @@ function render9(container, data, selection, callbacks = {}) {
     (r, c) => {
       const at = r * m + c;
       const rank = lens.targets.data[c] < 0 ? "" : `; ${masked ? "text's" : "next"} rank ${lens.target_ranks.data[at]}`;
-      return `${lens.vocab[String(lens.ids.data[at])] ?? "?"} ${percent(lens.probs.data[at])}${rank}`;
+      return `${shownToken(lens.vocab[String(lens.ids.data[at])] ?? "?")} ${percent(lens.probs.data[at])}${rank}`;
     }
   );
   const text = describe(grid, { summary, table });
@@ -4466,7 +4579,7 @@ function render9(container, data, selection, callbacks = {}) {
     cols: shown.length,
     label: "Logit lens: arrow keys move over layers and tokens; Enter makes the token the query",
     describedBy: text.summary.id,
-    text: (r, c) => cellText(data, r, shown[c]),
+    text: (r, c) => cellText(data, r, shown[c], spoken),
     show: (r, c) => {
       marked2?.classList.remove("cursor");
       marked2 = cells[r][c];
@@ -4939,7 +5052,9 @@ async function draw5(ctx) {
   const cell = norms ? "value-weighted norm (what the key adds to the query's output)" : agg === "head" ? "weight" : "value";
   byId("mv-caption").textContent = agg === "head" ? `The chosen head: hover a cell for its exact ${cell}; click a row to make its token the query.` : `The chosen layer's heads together: hover a cell for its exact ${cell}; click a row to make its token the query.`;
   const rule = byId("mv-rule");
-  const ruleText = head.meta.rules?.[agg === "head" ? "value_weighted" : agg] ?? "";
+  const ruleKey = agg === "head" ? "value_weighted" : agg;
+  const said = ruleKey === "value_weighted" && !byId("mv-measure-note").hidden;
+  const ruleText = said ? "" : head.meta.rules?.[ruleKey] ?? "";
   rule.hidden = !ruleText;
   rule.textContent = ruleText;
   const sink = sinkNote(
@@ -5084,6 +5199,8 @@ function geometry(rows, hd, width, labelW) {
 }
 var diverging = (v, m) => lutColor(SCORE_LUT, Math.round((Math.max(-1, Math.min(1, v / m)) + 1) * 127.5));
 function render10(container, data, sel, callbacks = {}) {
+  const spoken2 = data.tokens.map(spokenToken);
+  data = { ...data, tokens: data.tokens.map(shownToken) };
   const n = data.shown ? data.shown.length : data.tokens.length;
   const i = data.query;
   const rows = keyRows(data, Boolean(sel.allKeys));
@@ -5269,8 +5386,8 @@ function render10(container, data, sel, callbacks = {}) {
     }
     return null;
   };
-  const lines = (h) => {
-    const who = (j2) => `${data.tokens[j2]} (token ${j2 + 1})`;
+  const lines = (h, said = data.tokens) => {
+    const who = (j2) => `${said[j2]} (token ${j2 + 1})`;
     const ex = (v) => exact(v, d.dtype);
     if (h.block === "q") return [`query ${who(i)} · dim ${h.c}`, `q = ${ex(d.q[h.c])}`];
     const j = rows[h.r];
@@ -5348,8 +5465,8 @@ function render10(container, data, sel, callbacks = {}) {
     rows: rows.length,
     cols: d.hd + 1,
     describedBy: text.summary.id,
-    label: `Query ${data.tokens[i]}: q, every key, q ⊙ k, the scores and the weights. Arrow keys move over the keys (up, down) and the dimensions of their products (left, right), End to a key's score and weight${callbacks.onPick ? "; Enter makes the key the query" : ""}.`,
-    text: (r, c) => lines(c < d.hd ? { block: "p", r, c } : { block: "row", r, c: -1 }).join(", "),
+    label: `Query ${spoken2[i]}: q, every key, q ⊙ k, the scores and the weights. Arrow keys move over the keys (up, down) and the dimensions of their products (left, right), End to a key's score and weight${callbacks.onPick ? "; Enter makes the key the query" : ""}.`,
+    text: (r, c) => lines(c < d.hd ? { block: "p", r, c } : { block: "row", r, c: -1 }, spoken2).join(", "),
     show: (r, c) => {
       tip.hidden = false;
       tip.textContent = lines(c < d.hd ? { block: "p", r, c } : { block: "row", r, c: -1 }).join("\n");
@@ -5484,7 +5601,7 @@ async function draw6({ app: app2, p, ticket, pickQuery, viewChanged }) {
   fillOptions(
     /** @type {HTMLSelectElement} */
     byId("qk-query"),
-    keys.map((i) => [i, `${i + 1}. ${meta.tokens[i]}`]),
+    keys.map((i) => [i, `${i + 1}. ${shownToken(meta.tokens[i])}`]),
     p.queryIndex()
   );
   if (meta.unavailable?.queries) return renderUnavailable2(byId("qk-view"), meta);
@@ -5606,7 +5723,7 @@ function names(trace, picked) {
   return new Map(
     picked.map((i) => {
       const t = trace.tokens[i];
-      return [i, count.get(t) > 1 ? `${t} (token ${pos[i] + 1})` : t];
+      return [i, count.get(t) > 1 ? `${shownToken(t)} (token ${pos[i] + 1})` : shownToken(t)];
     })
   );
 }
@@ -5636,7 +5753,7 @@ function path(trace, i, k, name, ax, color) {
       line: { color, width: 1.5 }
     },
     // The label sits at the end of the path (the last layer).
-    text: layers.map((l) => l === L ? plotText(trace.tokens[i]) : ""),
+    text: layers.map((l) => l === L ? plotToken(trace.tokens[i]) : ""),
     textposition: "top right",
     textfont: { color, size: 13 },
     customdata: layers.map((l) => [
@@ -5670,7 +5787,7 @@ function groupedPaths(trace, picked, k, ax) {
       pointsOf(coords, i).forEach((p, l) => {
         AXES.slice(0, k).forEach((a, d) => xyz[a].push(p[d]));
         custom.push([
-          plotText(trace.tokens[i]),
+          plotToken(trace.tokens[i]),
           `${i}`,
           l === 0 ? "0 (embeddings)" : String(l),
           ...p.slice(0, k).map((v, d) => `${ax[d]} = ${exact(v, dtype)}`),
@@ -5726,7 +5843,7 @@ function layout3d(trace, picked, ax, empty, colour) {
     x: pointsOf(coords, i)[L][0],
     y: pointsOf(coords, i)[L][1],
     z: pointsOf(coords, i)[L][2],
-    text: plotText(trace.tokens[i]),
+    text: plotToken(trace.tokens[i]),
     showarrow: false,
     yshift: 11,
     font: { size: 12, color: colour.get(i) },
@@ -5876,7 +5993,7 @@ function readable(plot, data, picked, k, ax, nm, grouped) {
     cols: L + 1,
     describedBy: text.summary.id,
     label: `Trajectories of ${picked.length} token${picked.length === 1 ? "" : "s"} through the layers, ${k === 3 ? "3-D" : "2-D"} plot. Left and right arrows move along a path's layers, up and down between the paths.`,
-    text: (r, l) => `${nm.get(picked[r])} · layer ${l}: ` + paths2[r][l].map((v, c) => `${ax[c]} = ${exact(v, dtype)}`).join(", "),
+    text: (r, l) => `${spokenToken(data.tokens[picked[r]])} · layer ${l}: ` + paths2[r][l].map((v, c) => `${ax[c]} = ${exact(v, dtype)}`).join(", "),
     show: k === 3 || grouped ? void 0 : (r, l) => plotlyOf(plot).Fx.hover(plot, [{ curveNumber: r, pointNumber: l }]),
     hide: () => plotlyOf(plot).Fx.unhover(plot)
   });
@@ -5893,7 +6010,8 @@ function fillTokenChips(box, tokens, shown, picked, onChange) {
           type: "button",
           className: "token-chip",
           dataset: { index: String(i) },
-          textContent: tokens[i]
+          textContent: shownToken(tokens[i]),
+          "aria-label": spokenToken(tokens[i])
         })
       )
     );
@@ -6072,7 +6190,7 @@ function summaryText(data) {
 function changeText(data) {
   const { layer, head, clean, knocked } = data.diff;
   const big = largestChange(clean, knocked);
-  return big.value === 0 ? `Layer ${layer + 1} head ${head + 1}'s attention did not change.` : `Largest change: layer ${layer + 1} head ${head + 1}, “${data.tokens[big.i]}” → “${data.tokens[big.j]}” ${signed(big.value, 2)}.`;
+  return big.value === 0 ? `Layer ${layer + 1} head ${head + 1}'s attention did not change.` : `Largest change: layer ${layer + 1} head ${head + 1}, ${quotedToken(data.tokens[big.i])} → ${quotedToken(data.tokens[big.j])} ${signed(big.value, 2)}.`;
 }
 function lossTable(data) {
   const rows = lossRows(data);
@@ -6110,23 +6228,23 @@ function lossTable(data) {
             const changed = r.topClean.id !== r.topKnocked.id;
             return el("tr", { dataset: { pos: String(r.i) } }, [
               el("th", { scope: "row", textContent: String(r.i + 1) }),
-              el("td", { textContent: r.token }),
-              el("td", { textContent: r.next }),
+              el("td", { textContent: shownToken(r.token) }),
+              el("td", { textContent: shownToken(r.next) }),
               el("td", { className: "num ko-loss-clean", textContent: fmt(r.clean, 3) }),
               el("td", { className: "num ko-loss-knocked", textContent: fmt(r.knocked, 3) }),
               el("td", {
                 className: `num ko-change ${r.change > 0 ? "worse" : r.change < 0 ? "better" : ""}`,
                 textContent: signed(r.change)
               }),
-              el("td", { textContent: `${r.topClean.label} ${fmt(r.topClean.prob, 2)}` }),
+              el("td", { textContent: `${shownToken(r.topClean.label)} ${fmt(r.topClean.prob, 2)}` }),
               el(
                 "td",
                 { className: changed ? "ko-changed" : "" },
                 changed ? [
                   el("span", { "aria-hidden": "true", textContent: "▲ " }),
-                  `${r.topKnocked.label} ${fmt(r.topKnocked.prob, 2)}`,
+                  `${shownToken(r.topKnocked.label)} ${fmt(r.topKnocked.prob, 2)}`,
                   el("span", { className: "sr-only", textContent: " (changed)" })
-                ] : [`${r.topKnocked.label} ${fmt(r.topKnocked.prob, 2)}`]
+                ] : [`${shownToken(r.topKnocked.label)} ${fmt(r.topKnocked.prob, 2)}`]
               )
             ]);
           })
@@ -6181,12 +6299,12 @@ function diffMap(fig, data) {
   if (n <= 40) {
     ctx.textAlign = "right";
     ctx.textBaseline = "middle";
-    data.tokens.forEach((t, i) => ctx.fillText(t, labelW - 4, 4 + (i + 0.5) * cell, labelW - 8));
+    data.tokens.forEach((t, i) => ctx.fillText(shownToken(t), labelW - 4, 4 + (i + 0.5) * cell, labelW - 8));
     data.tokens.forEach((t, j) => {
       ctx.save();
       ctx.translate(labelW + (j + 0.5) * cell, side + 10);
       ctx.rotate(-50 * Math.PI / 180);
-      ctx.fillText(t, 0, 0, below);
+      ctx.fillText(shownToken(t), 0, 0, below);
       ctx.restore();
     });
   }
@@ -6200,8 +6318,9 @@ function diffMap(fig, data) {
   ctx.textAlign = "left";
   ctx.textBaseline = "middle";
   for (const t of [1, 0, -1]) ctx.fillText(t === 0 ? "0" : signed(t * top, 2), bx + 16, 4 + (1 - t) / 2 * side);
-  const labels = data.tokens;
-  const cellText3 = (i, j) => `${labels[i]} → ${labels[j]}: ${signed(d[i * n + j], 4)} (clean ${fmt(clean.data[i * n + j], 4)}, knocked out ${fmt(knocked.data[i * n + j], 4)}; query ${i + 1}, key ${j + 1})`;
+  const labels = data.tokens.map(shownToken);
+  const spoken2 = data.tokens.map(spokenToken);
+  const cellText3 = (i, j) => `${spoken2[i]} → ${spoken2[j]}: ${signed(d[i * n + j], 4)} (clean ${fmt(clean.data[i * n + j], 4)}, knocked out ${fmt(knocked.data[i * n + j], 4)}; query ${i + 1}, key ${j + 1})`;
   const text = describe(body, {
     summary: `${n} × ${n} changes of attention weight (knocked out − clean), at most ${fmt(m, 3)} either way. ${changeText(data)}`,
     table: n * n <= TABLE_MAX3 ? matrixTable(`${title}, query rows by key columns`, "query", labels, labels, (i, j) => signed(d[i * n + j])) : null
@@ -6306,7 +6425,7 @@ function createKnockCard(ctx) {
       fillIndexSelect(diffHead, meta.heads, "head", head);
     }
   }
-  function mark() {
+  function mark2() {
     const out = new Set(blocked(app2) === null ? app2.s.ablate.map(ablateKey) : []);
     for (
       const b of
@@ -6331,7 +6450,7 @@ function createKnockCard(ctx) {
       app2.s.ablate = [...app2.s.ablate, { layer, head }].sort((a, b) => a.layer - b.layer || a.head - b.head);
     }
     sync();
-    mark();
+    mark2();
     edited(0);
   }
   knock.addEventListener("change", () => {
@@ -6415,7 +6534,7 @@ function createKnockCard(ctx) {
       diff: { layer, head, clean: square(ca), knocked: square(ka) }
     });
   }
-  return { draw: draw8, knocking: () => knock.checked, mark, toggle, sync };
+  return { draw: draw8, knocking: () => knock.checked, mark: mark2, toggle, sync };
 }
 function compared(app2) {
   const meta = (
@@ -7125,6 +7244,7 @@ function cellDigits(z) {
   return m >= 100 ? 0 : m >= 10 ? 1 : 2;
 }
 function cellTexts(z, lutIndex, lut, size) {
+  if (!size) return [];
   const digits = cellDigits(z);
   return z.flatMap(
     (row, i) => row.flatMap((v, j) => {
@@ -7143,11 +7263,48 @@ function cellTexts(z, lutIndex, lut, size) {
     })
   );
 }
+function widestText(z) {
+  const digits = cellDigits(z);
+  let chars2 = 0;
+  for (const row of z) for (const v of row) if (v !== null) chars2 = Math.max(chars2, fmt(v, digits).length);
+  return chars2;
+}
+async function drawFitted(el2, traces, tokens, title, cells, filename) {
+  const fitted = (
+    /** @type {HTMLElement & {__fit?: () => Promise<void>}} */
+    el2
+  );
+  if (!fitted.__fit && typeof ResizeObserver === "function") {
+    let timer;
+    let width = el2.clientWidth;
+    new ResizeObserver(() => {
+      if (Math.abs(el2.clientWidth - width) < 1) return;
+      width = el2.clientWidth;
+      clearTimeout(timer);
+      timer = setTimeout(() => fitted.__fit?.(), 250);
+    }).observe(el2);
+  }
+  fitted.__fit = () => drawFitted(el2, traces, tokens, title, cells, filename);
+  const n = tokens.length;
+  const head = fitTitle(title, el2.clientWidth);
+  const chars2 = cells ? widestText(cells.z) : 0;
+  const font = () => {
+    if (!cells) return 0;
+    const c = cellSize(el2, n);
+    return cellFont(c.w, c.h, chars2, cells.largest);
+  };
+  const texts = (size2) => cells ? cellTexts(cells.z, cells.lutIndex, cells.lut, size2) : [];
+  const guess = font();
+  await draw(el2, traces, layoutFor(tokens, head, texts(guess)), filename);
+  const size = font();
+  if (size !== guess) await draw(el2, traces, layoutFor(tokens, head, texts(size)), filename);
+  el2.dataset.cellFont = String(size);
+}
 function heatmap(tokens, z, kind, dtype, colorbar, extra) {
   const customdata = z.map(
     (row, i) => row.map((v, j) => [
-      plotText(tokens[i]),
-      plotText(tokens[j]),
+      plotToken(tokens[i]),
+      plotToken(tokens[j]),
       v === null ? "masked (−∞ before the softmax)" : `${kind} ${exact(v, dtype)}`
     ])
   );
@@ -7163,13 +7320,36 @@ function heatmap(tokens, z, kind, dtype, colorbar, extra) {
     ...extra
   };
 }
+var TITLE_PX = 14;
+var CELL_FONTS = [13, 11, 9];
+var EM = 0.62;
+function fitTitle(title, width) {
+  const plain = title.replace(/<[^>]+>/g, "");
+  const at = title.lastIndexOf(" · ");
+  if (plain.length * TITLE_PX * 0.56 <= width - 16 || at < 0) return { text: title, lines: 1 };
+  return { text: `${title.slice(0, at)}<br>${title.slice(at + 3)}`, lines: 2 };
+}
+function cellFont(cellW, cellH, chars2, largest) {
+  for (const size of CELL_FONTS) {
+    if (size <= largest && chars2 * size * EM + 4 <= cellW && size * 1.3 <= cellH) return size;
+  }
+  return 0;
+}
+function cellSize(el2, n) {
+  const area = (
+    /** @type {any} */
+    el2._fullLayout?._size
+  );
+  if (area && area.w > 0) return { w: area.w / n, h: area.h / n };
+  return { w: Math.max(0, el2.clientWidth - 190) / n, h: Math.max(0, el2.clientHeight - 130) / n };
+}
 function layoutFor(tokens, title, annotations) {
   return baseLayout({
     annotations,
-    title: { text: title, font: { size: 14 }, x: 0.02, xanchor: "left" },
+    title: { text: title.text, font: { size: TITLE_PX }, x: 0.02, xanchor: "left" },
     plot_bgcolor: MASKED_GREY,
     // masked cells are gaps: they show this grey
-    margin: { l: 80, r: 10, t: 40, b: 70 },
+    margin: { l: 80, r: 10, t: title.lines > 1 ? 58 : 40, b: 70 },
     xaxis: tokenAxis(tokens, { title: { text: "key" }, automargin: true, tickangle: tokens.length > 12 ? -60 : 0 }),
     yaxis: tokenAxis(tokens, { title: { text: "query" }, autorange: "reversed", automargin: true })
   });
@@ -7237,10 +7417,10 @@ function render13(card, data, sel, callbacks) {
   }
   const kind = vw ? "value-weighted norm" : "weight";
   const name = vw ? "Value-weighted ‖a v W_O‖" : "Weights";
-  const size = n <= 6 ? 13 : 11;
+  const largest = n <= 6 ? 13 : 11;
   const written = n <= ANNOTATE_MAX;
   const drawn = Promise.all([
-    draw(
+    drawFitted(
       scoresEl,
       [
         heatmap(tokens, scores, "score", data.scores.dtype, scoreTitle, {
@@ -7250,14 +7430,12 @@ function render13(card, data, sel, callbacks) {
           uid: "scores"
         })
       ],
-      layoutFor(
-        tokens,
-        `Scores · ${where}${masked}`,
-        written ? cellTexts(scores, (v) => Math.round((v / m + 1) * 127.5), SCORE_LUT, size) : []
-      ),
+      tokens,
+      `Scores · ${where}${masked}`,
+      written ? { z: scores, lutIndex: (v) => Math.round((v / m + 1) * 127.5), lut: SCORE_LUT, largest } : null,
       "attnviz-scores"
     ),
-    draw(
+    drawFitted(
       weightsEl,
       [
         heatmap(
@@ -7269,19 +7447,17 @@ function render13(card, data, sel, callbacks) {
           { colorscale: WEIGHT_SCALE, zmin: 0, zmax: top, uid: "weights" }
         )
       ],
-      layoutFor(
-        tokens,
-        `${name} · ${where}${vw ? "" : ` · mean entropy ${fmt(data.entropy, 2)} nats`}`,
-        written ? cellTexts(weights, (v) => Math.round(v / top * 255), WEIGHT_LUT, size) : []
-      ),
+      tokens,
+      `${name} · ${where}${vw ? "" : ` · mean entropy ${fmt(data.entropy, 2)} nats`}`,
+      written ? { z: weights, lutIndex: (v) => Math.round(v / top * 255), lut: WEIGHT_LUT, largest } : null,
       "attnviz-weights"
     )
   ]);
-  const labels = tokens.map(String);
+  const labels = tokens.map(shownToken);
   const causal = meta.config?.mask === "causal";
   readable2(
     scoresEl,
-    labels,
+    tokens,
     scores,
     "score",
     data.scores.dtype,
@@ -7290,7 +7466,7 @@ function render13(card, data, sel, callbacks) {
   );
   readable2(
     weightsEl,
-    labels,
+    tokens,
     weights,
     kind,
     (vw ?? data.weights).dtype,
@@ -7301,13 +7477,15 @@ function render13(card, data, sel, callbacks) {
 }
 function readable2(plot, tokens, z, kind, dtype, what, summary) {
   const n = tokens.length;
+  const shown = tokens.map(shownToken);
+  const spoken2 = tokens.map(spokenToken);
   const text = describe(plot, {
     summary: `${what}: ${summary}`,
     table: n <= TABLE_MAX4 ? matrixTable(
       `${what}: query rows by key columns`,
       "query",
-      tokens,
-      tokens,
+      shown,
+      shown,
       (i, j) => z[i][j] === null ? "masked" : fmt(z[i][j], 3)
     ) : null
   });
@@ -7316,7 +7494,7 @@ function readable2(plot, tokens, z, kind, dtype, what, summary) {
     cols: n,
     describedBy: text.summary.id,
     label: `${what}: heatmap of ${n} × ${n} ${kind}s, query rows by key columns. Arrow keys move between cells.`,
-    text: (i, j) => `${tokens[i]} → ${tokens[j]}: ` + (z[i][j] === null ? "masked (−∞ before the softmax)" : `${kind} ${exact(z[i][j], dtype)}`),
+    text: (i, j) => `${spoken2[i]} → ${spoken2[j]}: ` + (z[i][j] === null ? "masked (−∞ before the softmax)" : `${kind} ${exact(z[i][j], dtype)}`),
     show: (i, j) => plotlyOf(plot).Fx.hover(plot, { xval: j, yval: i }),
     hide: () => plotlyOf(plot).Fx.unhover(plot)
   });
@@ -7351,7 +7529,7 @@ function render14(card, data, sel) {
     {},
     data.tokens.map(
       (token, i) => el("tr", { dataset: { token: String(i) } }, [
-        el("td", { className: "token", textContent: token }),
+        el("td", { className: "token", textContent: shownToken(token) }),
         vectorCell(sub(data.hidden, 0, i)),
         vectorCell(sub(data.hidden, l, i))
       ])
@@ -7956,7 +8134,7 @@ function render15(card, data, sel, callbacks) {
   );
   readout.replaceChildren(...parts);
   const layers = series.map((_, l) => l);
-  const pair = `${plotText(tokens[a])} ↔ ${plotText(tokens[b])}`;
+  const pair = `${plotToken(tokens[a])} ↔ ${plotToken(tokens[b])}`;
   const plot = (
     /** @type {HTMLElement} */
     card.querySelector("[data-role=plot]")
@@ -7966,8 +8144,8 @@ function render15(card, data, sel, callbacks) {
     rows: 1,
     cols: L1,
     describedBy: readout.id || void 0,
-    label: `Distance between ${tokens[a]} and ${tokens[b]} at each layer: line plot. Arrow keys step through the layers.`,
-    text: (_, l) => `${tokens[a]} ↔ ${tokens[b]}, layer ${l}: ${exact(series[l], dtype)}`,
+    label: `Distance between ${spokenToken(tokens[a])} and ${spokenToken(tokens[b])} at each layer: line plot. Arrow keys step through the layers.`,
+    text: (_, l) => `${spokenToken(tokens[a])} ↔ ${spokenToken(tokens[b])}, layer ${l}: ${exact(series[l], dtype)}`,
     show: (_, l) => plotlyOf(plot).Fx.hover(plot, [{ curveNumber: 0, pointNumber: l }]),
     hide: () => plotlyOf(plot).Fx.unhover(plot)
   });
@@ -8090,11 +8268,11 @@ function paths(f, layers, k) {
 }
 function hover(trace, f, l) {
   return f.at(l).map(
-    (p, i) => `<b>${plotText(trace.tokens[i])}</b> · layer ${l}<br>` + p.map((v, j) => `${plotText(f.titles[j])} = ${exact(v, f.dtype)}`).join("<br>")
+    (p, i) => `<b>${plotToken(trace.tokens[i])}</b> · layer ${l}<br>` + p.map((v, j) => `${plotText(f.titles[j])} = ${exact(v, f.dtype)}`).join("<br>")
   );
 }
 function tipLabels(trace, pts, k) {
-  const labels = trace.tokens.map(plotText);
+  const labels = trace.tokens.map(plotToken);
   if (k !== 2) return labels;
   for (const [, members2] of labelGroups(pts)) {
     if (members2.length < 2) continue;
@@ -8207,7 +8385,7 @@ function draw3d(el2, trace, f, l, view) {
     x: p[0],
     y: p[1],
     z: p[2],
-    text: members2.map((i) => plotText(trace.tokens[i])).join(", "),
+    text: members2.map((i) => plotToken(trace.tokens[i])).join(", "),
     showarrow: false,
     yshift: 12,
     font: { size: 13, color: tokenColor(members2[0]) },
@@ -8303,7 +8481,7 @@ function draw2d(el2, trace, f, l, view) {
   const yaxis = k === 2 ? { title: { text: plotText(f.titles[1]) }, range, scaleanchor: "x", zerolinecolor: "#8a93a3" } : {
     tickmode: "array",
     tickvals: trace.tokens.map((_, i) => i),
-    ticktext: trace.tokens.map(plotText),
+    ticktext: trace.tokens.map(plotToken),
     autorange: "reversed",
     showgrid: false,
     zeroline: false
@@ -8355,11 +8533,11 @@ function readable3(plot, trace, f, l) {
   const far = farthest(f.at(0), f.at(l));
   const coords = (p) => `(${p.map((v) => fmt(v, 2)).join(", ")})`;
   const text = describe(plot, {
-    summary: l === 0 || !far ? `${trace.n} token vectors at the input, in ${where}.` : `${trace.n} token vectors after layer ${l}, in ${where}: farthest from its start, ${trace.tokens[far.i]} (${fmt(far.d, 2)}).`,
+    summary: l === 0 || !far ? `${trace.n} token vectors at the input, in ${where}.` : `${trace.n} token vectors after layer ${l}, in ${where}: farthest from its start, ${shownToken(trace.tokens[far.i])} (${fmt(far.d, 2)}).`,
     table: trace.n <= TABLE_MAX5 ? {
       caption: `Each token's coordinates in ${where}, at the start and after layer ${l}`,
       head: ["token", "start (layer 0)", `after layer ${l}`],
-      rows: trace.tokens.map((t, i) => [t, coords(f.at(0)[i]), coords(f.at(l)[i])])
+      rows: trace.tokens.map((t, i) => [shownToken(t), coords(f.at(0)[i]), coords(f.at(l)[i])])
     } : null
   });
   const layers = [0, l];
@@ -8370,7 +8548,7 @@ function readable3(plot, trace, f, l) {
     label: `Token vectors ${f.k === 3 ? "in 3-D" : "in 2-D"}: each token at the start and after layer ${l}. Left and right arrows move between tokens, up and down between the start and the layer.`,
     text: (r, i) => {
       const point = f.at(layers[r])[i];
-      return `${trace.tokens[i]} · layer ${layers[r]}: ` + point.map((v, j) => `${f.titles[j]} = ${exact(v, f.dtype)}`).join(", ");
+      return `${spokenToken(trace.tokens[i])} · layer ${layers[r]}: ` + point.map((v, j) => `${f.titles[j]} = ${exact(v, f.dtype)}`).join(", ");
     },
     show: f.k === 3 ? void 0 : (r, i) => {
       const data = (
@@ -10399,7 +10577,9 @@ function showMessages() {
   line.textContent = error || "";
   line.hidden = !error;
   const wait = busy.retryAt ? Math.max(1, Math.ceil((busy.retryAt - Date.now()) / 1e3)) : 0;
-  byId("status").textContent = wait ? `busy, retrying in ${wait} s` : lab ? app.status[lab] : app.status[app.mode];
+  const said = wait ? `busy, retrying in ${wait} s` : lab ? app.status[lab] : app.status[app.mode];
+  byId("status").textContent = said;
+  byId("status").title = said ?? "";
   root.dataset.busy = wait ? "1" : "0";
   root.dataset.pending = Object.values(app.pending).some(Boolean) ? "1" : "0";
   const ready = lab && { toy: app.toy?.hasTrace(), sentence: app.sentence?.hasTrace(), train: app.train?.hasRun() }[lab];
