@@ -235,7 +235,7 @@ def build_bundle(root: Path | None = None) -> Path:
     )
     out = static / BUNDLE
     subprocess.run(
-        [str(esbuild), f"static/{ENTRY}", "--bundle", "--format=esm", "--charset=utf8",
+        [str(esbuild), f"static/{ENTRY}", "--bundle", "--format=esm", "--charset=utf8", "--minify",
          f"--banner:js={banner}", f"--outfile=static/{BUNDLE}", "--log-level=warning"],
         cwd=root, check=True,
     )  # fmt: skip

@@ -75,20 +75,43 @@ def wait_for_trace(page: Page, after: int) -> None:
 
 
 def open_app(page: Page, url: str) -> None:
+    """The toy lab opened and its first trace drawn: every plot, but a 3-D one out of view,
+    which waits to come near it (``drawn``)."""
     page.goto(url)
     wait_for_trace(page, 0)
     for plot in ("scores-plot", "weights-plot", "vectors-plot", "distances-plot"):
-        page.wait_for_selector(f"#{plot}.js-plotly-plot .main-svg")
+        page.wait_for_function(
+            "id => { const el = document.getElementById(id);"
+            " return el.dataset.deferred || el.querySelector('.main-svg') }",
+            arg=plot,
+        )
+
+
+def drawn(page: Page, selector: str) -> None:
+    """The plot at ``selector`` drawn: a 3-D plot out of view (``data-deferred``,
+    core/plotly.js) is brought into view, and its scene waited for."""
+    page.wait_for_selector(selector, state="attached")
+    page.evaluate(
+        "s => { const el = document.querySelector(s);"
+        " if (el.dataset.deferred) el.scrollIntoView({ block: 'center' }) }",
+        selector,
+    )
+    page.wait_for_function(
+        "s => { const el = document.querySelector(s); return !el.dataset.deferred && el.data }",
+        arg=selector,
+    )
 
 
 def plot_data(page: Page, plot_id: str) -> list[dict]:
-    """The `.data` Plotly keeps on a plot element (typed arrays become lists)."""
+    """The `.data` Plotly keeps on a plot element (typed arrays become lists), once drawn."""
+    drawn(page, f"#{plot_id}")
     return page.evaluate(
         "id => JSON.parse(JSON.stringify(document.getElementById(id).data))", plot_id
     )
 
 
 def plot_layout(page: Page, plot_id: str) -> dict:
+    drawn(page, f"#{plot_id}")
     return page.evaluate(
         "id => JSON.parse(JSON.stringify(document.getElementById(id).layout))", plot_id
     )

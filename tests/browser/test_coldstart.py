@@ -98,3 +98,48 @@ def test_the_3d_view_loads_its_bundle_when_first_opened_and_still_draws(page, li
     types = page.evaluate(f"() => document.querySelector({TRAJ!r}).data.map((t) => t.type)")
     assert set(types) == {"scatter"}
     assert paths_of(requests).count(GL3D) == 1  # loaded once
+
+
+def test_a_3d_plot_out_of_view_is_drawn_when_it_comes_near(page, live_server):
+    """At 480 px the toy lab's token vectors lie screens below the first one: their 3-D scene
+    (a second or more in software WebGL, blocking the page) waits until it comes near the view,
+    so the first trace is drawn without it and the gl3d bundle is not asked; scrolled to, it
+    loads and draws. Sentence mode's trajectories, linked in 3-D and out of view, draw the
+    same way and take the click listener their view set before they were drawn."""
+    page.set_viewport_size({"width": 480, "height": 800})
+    requests: list[str] = []
+    page.on("request", lambda r: requests.append(r.url))
+    open_app(page, live_server)
+    vectors = "#vectors-plot"
+    assert page.get_attribute(vectors, "data-deferred") == "3d"
+    assert page.evaluate(f"() => document.querySelector({vectors!r}).data") is None
+    assert GL3D not in paths_of(requests)
+    # Its caption (what the scene shows, in words) is there before the scene.
+    caption = page.locator("#vectors-plot").locator("xpath=..").locator("[data-role=caption]")
+    assert "token" in (caption.first.text_content() or "")
+    page.locator(vectors).scroll_into_view_if_needed()
+    page.wait_for_function(f"() => !document.querySelector({vectors!r}).dataset.deferred")
+    page.wait_for_selector(f"{vectors} .gl-container canvas")
+    types = page.evaluate(f"() => document.querySelector({vectors!r}).data.map((t) => t.type)")
+    assert "scatter3d" in types and paths_of(requests).count(GL3D) == 1
+
+    page.goto(
+        live_server
+        + "/"
+        + share_hash({"mode": "sentence", "sentence": {"model": MODEL, "text": TEXT, "dims": 3}})
+    )
+    wait_for_trace(page, 0)
+    plot = page.locator("#traj-view .traj-plot")
+    assert plot.get_attribute("data-deferred") == "3d"
+    assert page.locator(TRAJ).count() == 0  # no Plotly plot made yet
+    plot.scroll_into_view_if_needed()
+    page.wait_for_selector(f"{TRAJ} .gl-container canvas")
+    types = page.evaluate(f"() => document.querySelector({TRAJ!r}).data.map((t) => t.type)")
+    assert set(types) == {"scatter3d"}
+    before = views_drawn(page)
+    page.evaluate(
+        f"""() => document.querySelector({TRAJ!r}).emit("plotly_click",
+            {{ points: [{{ data: {{ uid: "traj-2" }} }}] }})"""
+    )
+    wait_for_views(page, before)
+    assert linked_query(page) == 2

@@ -13,6 +13,7 @@ from tests.browser.helpers import (
     MODEL,
     assert_close,
     assert_head_lines_match,
+    drawn,
     edit_cell,
     f32,
     fresh_page,
@@ -251,7 +252,7 @@ def test_a_sentence_link_restores_the_same_view(page, browser, live_server):
     with fresh_page(browser) as (fresh, errors):
         fresh.goto(url)
         wait_for_trace(fresh, 0)
-        fresh.wait_for_selector("#traj-view .js-plotly-plot .main-svg")
+        drawn(fresh, "#traj-view .traj-plot")  # in 3-D, out of view: drawn once brought near
         there = snapshot(fresh)
         assert fresh.evaluate("location.href") == url
     assert errors == []

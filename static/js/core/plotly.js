@@ -22,6 +22,12 @@ const drawnBy = new WeakMap();
 const pending = new WeakMap();
 /** @type {WeakMap<HTMLElement, [string, (ev: any) => void][]>} the listeners a plot keeps across libraries */
 const listeners = new WeakMap();
+/** @type {WeakMap<HTMLElement, () => void>} a 3-D plot out of view: its latest draw, run once it comes near */
+const deferred = new WeakMap();
+/** @type {IntersectionObserver | null} */
+let watcher = null;
+/** How near the view (px) a 3-D plot is drawn: a scroll's worth ahead of it. */
+const NEAR = 400;
 // The page's timeline (`attnviz bench --browser` reads it): the first plot drawn, and how long
 // the first 3-D plot took from being asked (its bundle loaded, its scene made).
 let plotted = false;
@@ -84,8 +90,52 @@ export function onPlot(el, name, fn) {
   /** @type {any} */ (el).on?.(name, fn);
 }
 
+/** Whether `el` is shown and within NEAR of the view. @param {HTMLElement} el */
+function nearView(el) {
+  const r = el.getBoundingClientRect();
+  const shown = r.width > 0 || r.height > 0;
+  return shown && r.bottom > -NEAR && r.top < window.innerHeight + NEAR;
+}
+
+/** Run `go` once `el` comes near the view (its newer draw replaces it). @param {HTMLElement} el @param {() => void} go */
+function whenNear(el, go) {
+  deferred.set(el, go);
+  el.dataset.deferred = "3d";
+  watcher ??= new IntersectionObserver(
+    (entries) => {
+      for (const entry of entries) {
+        const target = /** @type {HTMLElement} */ (entry.target);
+        const later = deferred.get(target);
+        if (!entry.isIntersecting || !later) continue;
+        watcher?.unobserve(target);
+        deferred.delete(target);
+        delete target.dataset.deferred;
+        later();
+      }
+    },
+    { rootMargin: `${NEAR}px 0px` },
+  );
+  watcher.observe(el);
+}
+
+/** The gl3d bundle asked ahead (while a trace is asked) for a plot at `el` that will be 3-D:
+ * only when it is near the view, since out of view it waits to be drawn. @param {HTMLElement} el */
+export function prefetch3d(el) {
+  if (nearView(el)) load3d().catch(() => undefined);
+}
+
+/** A waiting 3-D draw of `el` dropped (a newer draw of it comes). @param {HTMLElement} el */
+function undefer(el) {
+  if (!deferred.delete(el)) return;
+  watcher?.unobserve(el);
+  delete el.dataset.deferred;
+}
+
 /**
- * Run `paint(Plotly)` for `el` with the library its traces need. A 2-D plot with nothing queued
+ * Run `paint(Plotly)` for `el` with the library its traces need. A 3-D plot out of view (a
+ * WebGL scene: on a machine without a GPU it takes a second or more to draw, and blocks the
+ * page meanwhile) is drawn when it comes near the view: until then the promise resolves at
+ * once, its element says `data-deferred="3d"`, and its text alternative is there as always. A 2-D plot with nothing queued
  * is painted at once, as Plotly.react always was; a plot that waits for the 3-D bundle, and any
  * draw of it asked meanwhile, run in the order asked. A plot that changes library is purged
  * by the one that drew it and keeps its listeners.
@@ -95,6 +145,11 @@ export function onPlot(el, name, fn) {
  */
 export function withPlotly(el, data, paint) {
   const three = needs3d(data);
+  undefer(el);
+  if (three && !nearView(el)) {
+    whenNear(el, () => void withPlotly(el, data, paint).catch(() => undefined));
+    return Promise.resolve(/** @type {T} */ (/** @type {unknown} */ (undefined)));
+  }
   const before = pending.get(el);
   const asked = performance.now();
   if (!before && !three && plotlyOf(el) === flat()) {
@@ -114,7 +169,10 @@ export function withPlotly(el, data, paint) {
       drawnBy.set(el, lib);
       const out = await paint(lib);
       marked(asked, three);
-      if (moved) for (const [name, fn] of listeners.get(el) ?? []) /** @type {any} */ (el).on(name, fn);
+      // A plot drawn by another library, or for the first time after its listeners were asked
+      // (a 3-D plot drawn once it came into view), takes them now.
+      const fresh = old === undefined;
+      if (moved || fresh) for (const [name, fn] of listeners.get(el) ?? []) /** @type {any} */ (el).on(name, fn);
       return out;
     });
   const done = run.then(

@@ -11,7 +11,7 @@ import { sub } from "../../core/compact.js";
 import { createStatus, drawViews } from "../../core/controller.js";
 import { csvByteCap, CSV_TYPE, tableCsv } from "../../core/csv.js";
 import { byId, download } from "../../core/dom.js";
-import { load3d } from "../../core/plotly.js";
+import { prefetch3d } from "../../core/plotly.js";
 import { TOY_FEEDS, viewsFed } from "../../core/feeds.js";
 import * as attention from "../../views/heatmaps.js";
 import * as beforeAfter from "../../views/beforeafter.js";
@@ -302,8 +302,8 @@ export function createToy(hooks, { openParts = (body) => new TraceParts(body), f
   function load(state) {
     app.state = normalize(state, limits);
     // From three dimensions the token vectors are a 3-D plot: its bundle loads while the trace
-    // is asked, not after it.
-    if (!flat && dims(app.state) >= 3) load3d().catch(() => undefined);
+    // is asked, not after it (when the plot is near the view: else it waits to be drawn).
+    if (!flat && dims(app.state) >= 3) prefetch3d(byId("vectors-plot"));
     app.touched = false;
     app.layers = app.state.config.layers;
     edited({ structural: true });
