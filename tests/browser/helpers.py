@@ -434,3 +434,63 @@ def quoted_token(label: str) -> str:
         r"(<0x[0-9A-F]{2}>)+", label
     )
     return f"“{shown_token(label)}”" + (f" ({spoken_token(label)})" if blank else "")
+
+
+def act(page: Page, action) -> None:
+    """Do something that redraws views of the trace in view, and wait for them."""
+    before = views_drawn(page)
+    action()
+    wait_for_views(page, before)
+
+
+def shoot(page: Page, name: str, selector: str | None = None) -> list[str]:
+    """Screenshots ``<name>-1280.png`` and ``<name>-480.png`` in ARTIFACTS (of `selector`'s
+    element, "top": the window at the top, else the whole page), back at 1280."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    paths = []
+    for width in (1280, 480):
+        page.set_viewport_size({"width": width, "height": VIEWPORT["height"]})
+        page.wait_for_timeout(700)  # the views redraw to the new width (after 200 ms)
+        path = ARTIFACTS / f"{name}-{width}.png"
+        if selector == "top":
+            page.evaluate("() => window.scrollTo(0, 0)")
+            page.screenshot(path=str(path))
+        elif selector:
+            page.locator(selector).first.scroll_into_view_if_needed()
+            page.locator(selector).first.screenshot(path=str(path))
+        else:
+            page.screenshot(path=str(path), full_page=True)
+        paths.append(str(path))
+    page.set_viewport_size(VIEWPORT)
+    page.wait_for_timeout(700)
+    return paths
+
+
+def checks(page: Page) -> int:
+    """How many times the Learn step's tasks were answered (``data-checks``)."""
+    return int(page.evaluate("+(document.documentElement.dataset.checks || 0)"))
+
+
+def answered(page: Page, action) -> None:
+    """Do something in the lab and wait until the step's tasks are answered again."""
+    before = checks(page)
+    action()
+    page.wait_for_function(
+        "n => +(document.documentElement.dataset.checks || 0) > n"
+        " && document.documentElement.dataset.pending === '0'",
+        arg=before,
+    )
+
+
+LEARN_READY = """([id, checks]) => {
+  const root = document.documentElement, guide = document.getElementById('learn-guide');
+  return guide.dataset.ready === '1' && guide.dataset.step === id && root.dataset.pending === '0'
+    && +(root.dataset.checks || 0) > checks;
+}"""
+
+
+def learn_open(page: Page, step_id: str, go) -> None:
+    """Open the Learn step ``step_id`` by ``go()`` and wait until its tasks are answered."""
+    before = [step_id, checks(page)]
+    go()
+    page.wait_for_function(LEARN_READY, arg=before)

@@ -15,8 +15,10 @@ from playwright.sync_api import Page
 
 from tests.browser.helpers import (
     AXE,
+    answered,
     axe_serious,
     cell,
+    checks,
     table_values,
     traces_drawn,
     train_from_form,
@@ -39,27 +41,12 @@ def steps(api) -> list[dict]:
     return r.json()["steps"]
 
 
-def checks(page: Page) -> int:
-    return int(page.evaluate("+(document.documentElement.dataset.checks || 0)"))
-
-
 def open_step(page: Page, step: dict, go, fresh: bool = True) -> None:
     """Open `step` by `go()` (a click on its link, a URL) and wait until its lab is drawn (a new
     trace for a toy step whose lab is loaded anew) and its tasks are answered."""
     before = (step["id"], traces_drawn(page), checks(page), step["lab"] == "toy" and fresh)
     go()
     page.wait_for_function(READY, arg=before)
-
-
-def answered(page: Page, action) -> None:
-    """Do something in the lab and wait until the step's tasks are answered again."""
-    before = checks(page)
-    action()
-    page.wait_for_function(
-        "n => +(document.documentElement.dataset.checks || 0) > n"
-        " && document.documentElement.dataset.pending === '0'",
-        arg=before,
-    )
 
 
 def task_states(page: Page) -> dict[str, str]:

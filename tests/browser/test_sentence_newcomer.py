@@ -9,13 +9,12 @@ import pytest
 
 from tests.browser.helpers import (
     MODEL,
+    act,
     assert_close,
     f32,
     large_heatmap,
     open_sentence,
-    views_drawn,
     wait_for_trace,
-    wait_for_views,
 )
 from tests.browser.test_long import LONG
 
@@ -52,12 +51,6 @@ def traj_plot(page) -> list[dict]:
     return page.evaluate(
         "() => JSON.parse(JSON.stringify(document.querySelector('#traj-view .js-plotly-plot').data))"
     )
-
-
-def act(page, action) -> None:
-    before = views_drawn(page)
-    action()
-    wait_for_views(page, before)
 
 
 def test_token_options_reach_the_query_key_view_trajectories_and_count(page, live_server, api):

@@ -7,12 +7,16 @@ leaves screenshots at 1280 and 480 px in test-artifacts/ (walk-<point>-<width>.p
 from __future__ import annotations
 
 from tests.browser.helpers import (
-    ARTIFACTS,
-    VIEWPORT,
+    act,
+    checks,
+    learn_open,
     open_sentence,
     train_from_form,
     views_drawn,
     wait_for_views,
+)
+from tests.browser.helpers import (
+    shoot as shoot_at,
 )
 
 TEXT = "I sat on the river bank"
@@ -35,33 +39,9 @@ FRAMED_ROWS = """() => {
 }"""
 
 
-def act(page, action) -> None:
-    before = views_drawn(page)
-    action()
-    wait_for_views(page, before)
-
-
 def shoot(page, name: str, selector: str | None = None) -> list[str]:
-    """Screenshots at 1280 and 480 px (of `selector`'s element, "top": the window at the top,
-    else the whole page), back at 1280."""
-    ARTIFACTS.mkdir(exist_ok=True)
-    paths = []
-    for width in (1280, 480):
-        page.set_viewport_size({"width": width, "height": VIEWPORT["height"]})
-        page.wait_for_timeout(700)  # the views redraw to the new width (after 200 ms)
-        path = ARTIFACTS / f"walk-{name}-{width}.png"
-        if selector == "top":  # the window at the top of the page
-            page.evaluate("() => window.scrollTo(0, 0)")
-            page.screenshot(path=str(path))
-        elif selector:
-            page.locator(selector).first.scroll_into_view_if_needed()
-            page.locator(selector).first.screenshot(path=str(path))
-        else:
-            page.screenshot(path=str(path), full_page=True)
-        paths.append(str(path))
-    page.set_viewport_size(VIEWPORT)
-    page.wait_for_timeout(700)
-    return paths
+    """Screenshots walk-<name>-1280.png and -480.png (``helpers.shoot``)."""
+    return shoot_at(page, f"walk-{name}", selector)
 
 
 # ---- 1. the large heatmap frames the query shown ---------------------------------------------
@@ -85,22 +65,6 @@ def test_the_large_heatmap_frames_the_query_the_query_key_view_shows(page, live_
 
 
 # ---- 2. the Learn steps speak of the run in view ---------------------------------------------
-
-LEARN_READY = """([id, checks]) => {
-  const root = document.documentElement, guide = document.getElementById('learn-guide');
-  return guide.dataset.ready === '1' && guide.dataset.step === id && root.dataset.pending === '0'
-    && +(root.dataset.checks || 0) > checks;
-}"""
-
-
-def checks(page) -> int:
-    return int(page.evaluate("+(document.documentElement.dataset.checks || 0)"))
-
-
-def learn_open(page, step_id: str, go) -> None:
-    before = [step_id, checks(page)]
-    go()
-    page.wait_for_function(LEARN_READY, arg=before)
 
 
 def train_in_page(page, steps: str, after: str = "") -> str:

@@ -14,74 +14,26 @@ from tests.browser.helpers import (
     ARTIFACTS,
     AXE,
     VIEWPORT,
+    act,
+    answered,
     axe_serious,
+    learn_open,
     open_sentence,
     traces_drawn,
-    views_drawn,
     wait_for_trace,
-    wait_for_views,
+)
+from tests.browser.helpers import (
+    shoot as shoot_at,
 )
 
 SHOWCASE = "The animal didn't cross the street because it was too tired"
 
-LEARN_READY = """([id, checks]) => {
-  const root = document.documentElement, guide = document.getElementById('learn-guide');
-  return guide.dataset.ready === '1' && guide.dataset.step === id && root.dataset.pending === '0'
-    && +(root.dataset.checks || 0) > checks;
-}"""
-
-
-def checks(page) -> int:
-    return int(page.evaluate("+(document.documentElement.dataset.checks || 0)"))
-
-
-def learn_open(page, step_id: str, go) -> None:
-    before = [step_id, checks(page)]
-    go()
-    page.wait_for_function(LEARN_READY, arg=before)
-
-
-def answered(page, action) -> None:
-    """Do something in the lab and wait until the step's tasks are answered again."""
-    before = checks(page)
-    action()
-    page.wait_for_function(
-        "n => +(document.documentElement.dataset.checks || 0) > n"
-        " && document.documentElement.dataset.pending === '0'",
-        arg=before,
-    )
-
-
-def act(page, action) -> None:
-    before = views_drawn(page)
-    action()
-    wait_for_views(page, before)
+# ---- 9. layout -----------------------------------------------------------------------------
 
 
 def shoot(page, name: str, selector: str | None = None) -> list[str]:
-    """Screenshots at 1280 and 480 px (of `selector`'s element, "top": the window at the top,
-    else the whole page), back at 1280."""
-    ARTIFACTS.mkdir(exist_ok=True)
-    paths = []
-    for width in (1280, 480):
-        page.set_viewport_size({"width": width, "height": VIEWPORT["height"]})
-        page.wait_for_timeout(700)  # the views redraw to the new width (after 200 ms)
-        path = ARTIFACTS / f"look-{name}-{width}.png"
-        if selector == "top":
-            page.evaluate("() => window.scrollTo(0, 0)")
-            page.screenshot(path=str(path))
-        elif selector:
-            page.locator(selector).first.scroll_into_view_if_needed()
-            page.locator(selector).first.screenshot(path=str(path))
-        else:
-            page.screenshot(path=str(path), full_page=True)
-        paths.append(str(path))
-    page.set_viewport_size(VIEWPORT)
-    page.wait_for_timeout(700)
-    return paths
-
-
-# ---- 9. layout -----------------------------------------------------------------------------
+    """Screenshots look-<name>-1280.png and -480.png (``helpers.shoot``)."""
+    return shoot_at(page, f"look-{name}", selector)
 
 
 def test_the_token_note_scrolls_away_and_never_covers_a_cards_controls(page, live_server):
