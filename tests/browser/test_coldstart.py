@@ -35,6 +35,18 @@ def linked_query(page) -> int | None:
     )
 
 
+def click_path(page, i: int) -> int | None:
+    """Click the trajectories' path of token ``i`` (as Plotly tells a click) and wait for the
+    views it redraws: the query the share link then holds."""
+    before = views_drawn(page)
+    page.evaluate(
+        f"""() => document.querySelector({TRAJ!r}).emit("plotly_click",
+            {{ points: [{{ data: {{ uid: "traj-{i}" }} }}] }})"""
+    )
+    wait_for_views(page, before)
+    return linked_query(page)
+
+
 def paths_of(requests: list[str]) -> list[str]:
     return [urlsplit(u).path for u in requests]
 
@@ -83,13 +95,7 @@ def test_the_3d_view_loads_its_bundle_when_first_opened_and_still_draws(page, li
     assert page.evaluate("() => 'heatmap' in window.Plotly.PlotSchema.get().traces")
     # A click on a path picks its token as the query of the other views: the listener the view
     # set on the 2-D plot survives the change of library.
-    before = views_drawn(page)
-    page.evaluate(
-        f"""() => document.querySelector({TRAJ!r}).emit("plotly_click",
-            {{ points: [{{ data: {{ uid: "traj-2" }} }}] }})"""
-    )
-    wait_for_views(page, before)
-    assert linked_query(page) == 2
+    assert click_path(page, 2) == 2
 
     before = views_drawn(page)
     page.check("#traj-2d")
@@ -136,10 +142,4 @@ def test_a_3d_plot_out_of_view_is_drawn_when_it_comes_near(page, live_server):
     page.wait_for_selector(f"{TRAJ} .gl-container canvas")
     types = page.evaluate(f"() => document.querySelector({TRAJ!r}).data.map((t) => t.type)")
     assert set(types) == {"scatter3d"}
-    before = views_drawn(page)
-    page.evaluate(
-        f"""() => document.querySelector({TRAJ!r}).emit("plotly_click",
-            {{ points: [{{ data: {{ uid: "traj-2" }} }}] }})"""
-    )
-    wait_for_views(page, before)
-    assert linked_query(page) == 2
+    assert click_path(page, 2) == 2
