@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import math
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
@@ -214,7 +215,23 @@ def test_a_large_json_trace_is_sent_while_it_is_written(client, monkeypatch, enc
     monkeypatch.setattr(service, "STREAM_AFTER", 1 << 40)
     whole, sent_whole = ask()
     monkeypatch.setattr(service, "STREAM_AFTER", 4096)
-    streamed, sent_streamed = ask()  # (the trace from the cache: only its writing)
+    # The writer (on the compute thread) waits past the first 4096 bytes until the response
+    # has its headers: a body written whole before the event loop looks is sent whole (with
+    # its length), and from the cache that can happen before it looks.
+    answered, write = threading.Event(), service.Stream.write
+
+    def held(stream, piece):
+        write(stream, piece)
+        if stream.written >= service.STREAM_AFTER:
+            answered.wait(timeout=10)
+
+    monkeypatch.setattr(service.Stream, "write", held)
+    raw = client.build_request("POST", "/api/trace", json=body,
+                               headers={"accept-encoding": encoding})  # fmt: skip
+    streamed = client.send(raw, stream=True)  # (the trace from the cache: only its writing)
+    answered.set()
+    assert streamed.status_code == 200
+    sent_streamed = b"".join(streamed.iter_raw())
     assert whole.headers["content-length"] == str(len(sent_whole))
     assert "content-length" not in streamed.headers
     assert streamed.headers.get("content-encoding") == whole.headers.get("content-encoding")

@@ -384,6 +384,30 @@ def test_a_running_row_at_start_is_interrupted_at_its_last_checkpoint(tmp_path):
     assert [r["state"] for r in again.get("/api/train").json()["runs"]] == ["interrupted"]
 
 
+def test_a_stop_between_run_json_and_its_row_says_where_run_json_stopped(tmp_path, monkeypatch):
+    """A checkpoint writes run.json, then the run's row: a server stopped between the two
+    leaves the row a checkpoint (or more) behind. The run comes back interrupted where its
+    run.json says, the step its checkpoints and losses end at."""
+    real = RunStore.put
+    monkeypatch.setattr(RunStore, "put",  # every row after the first checkpoint's: lost
+                        lambda self, *a, **kw: kw.get("step") or real(self, *a, **kw))  # fmt: skip
+    client = TestClient(make_app(tmp_path))
+    run_id = train(client, arch=TINY, opt={"steps": 5000}, checkpoints=50)
+    deadline = time.monotonic() + 60
+    while len(client.get(f"/api/train/{run_id}").json()["variants"][0]["checkpoints"]) < 3:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    try:
+        assert RunStore(tmp_path).row(run_id).step == 0  # (the row, behind)
+        again = TestClient(make_app(tmp_path), cookies=client.cookies)
+        back = again.get(f"/api/train/{run_id}").json()
+    finally:
+        client.delete(f"/api/train/{run_id}")
+    step = back["variants"][0]["checkpoints"][-1]["step"]
+    assert step > 0 and back["reason"].startswith(f"interrupted at step {step}:")
+    assert back["variants"][0]["history"]["step"][-1] == step
+
+
 def test_two_replicas_list_each_others_finished_runs_to_whom_they_are_listed(tmp_path):
     """Both replicas started before the runs existed: b's runs list and model list show a's
     finished runs to their owner, to a visitor who opened one by its link (on a), and, once

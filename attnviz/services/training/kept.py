@@ -215,7 +215,9 @@ def load(store: RunStore, row: Row, plan_for: Callable[[TrainRequest], Plan],
                     v.model, v.weights = model_name(run, v), s["weights"]
                     weighed.append(v.weights["step"])  # type: ignore[index]
         if state == "interrupted":
-            reason = interrupted(row.step, weighed, len(run.variants))
+            # Where run.json says it stopped: the row is written after it, so a stop between
+            # the two leaves the row a checkpoint behind.
+            reason = interrupted(last_step(run), weighed, len(run.variants))
     except StoreError:
         raise
     except Exception as exc:  # a folder that does not read as a run: skipped by the caller
