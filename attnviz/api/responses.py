@@ -71,14 +71,14 @@ class SlicedResponse(Response):
             await self.background()
 
 
-async def _sliced(pieces: AsyncIterable[bytes]) -> AsyncIterator[bytes]:
+async def _sliced(pieces: AsyncIterable[bytes]) -> AsyncIterator[bytes | memoryview]:
     async for piece in pieces:
         if len(piece) <= SLICE:
             yield piece
             continue
-        view = memoryview(piece)
+        view = memoryview(piece)  # sliced, not copied: the piece is held until sent anyway
         for start in range(0, len(view), SLICE):
-            yield bytes(view[start : start + SLICE])
+            yield view[start : start + SLICE]
 
 
 def sliced_response(

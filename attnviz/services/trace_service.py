@@ -85,11 +85,19 @@ class Stream:
         self.written = 0  # bytes
         self.encoding: str | None = None  # set before the first write
         self.started: asyncio.Future[None] = loop.create_future()
+        # The response waits for a piece (``_more``): only then is the event loop woken by a
+        # write. A wake per piece while it sends would take the GIL from the writer each time.
+        self._waiting = False
+        self._told_start = False
 
     def write(self, piece: bytes) -> None:
         self._pieces.append(piece)
         self.written += len(piece)
-        self._tell()
+        start = not self._told_start and self.written >= STREAM_AFTER
+        if self._waiting or start:
+            self._waiting = False
+            self._told_start = self._told_start or start
+            self._tell()
 
     def finish(self, error: BaseException | None = None) -> None:
         self._error, self._finished = error, True
@@ -119,6 +127,10 @@ class Stream:
                 if self._error is not None:
                     raise RuntimeError("the body could not be written") from self._error
                 return
+            self._waiting = True
+            if self._pieces or self._finished:  # written since it looked: no wake will come
+                self._waiting = False
+                continue
             await self._more.wait()
 
 
