@@ -75,8 +75,8 @@ def wait_for_trace(page: Page, after: int) -> None:
 
 
 def open_app(page: Page, url: str) -> None:
-    """The toy lab opened and its first trace drawn: every plot, but a 3-D one out of view,
-    which waits to come near it (``drawn``)."""
+    """The toy lab opened and its first trace drawn: every plot (its token vectors in 3-D as
+    the still picture, ``rotate`` for the live scene)."""
     page.goto(url)
     wait_for_trace(page, 0)
     for plot in ("scores-plot", "weights-plot", "vectors-plot", "distances-plot"):
@@ -140,6 +140,34 @@ def choose(page: Page, selector: str, value: str) -> None:
 def trace_by_uid(page: Page, plot_id: str, uid: str) -> dict:
     (found,) = [t for t in plot_data(page, plot_id) if t.get("uid") == uid]
     return found
+
+
+def vector_points(page: Page, uid: str = "after") -> list[list[float]]:
+    """The toy lab's token vectors as drawn by the trace ``uid`` (``before``: layer 0,
+    ``after``: the slider's layer), as the view was given them: a live 3-D scene's x, y, z; the
+    still picture's ``customdata`` (its x and y are the projection); a 2-D plot's x, y."""
+    t = trace_by_uid(page, "vectors-plot", uid)
+    if t.get("z") is not None:
+        return [list(p) for p in zip(t["x"], t["y"], t["z"], strict=True)]
+    if t.get("customdata") is not None:
+        return t["customdata"]
+    return [list(p) for p in zip(t["x"], t["y"], strict=True)]
+
+
+def vector_range(page: Page) -> list[float]:
+    """The one range of every axis of the token vectors (a live scene's, or the still's)."""
+    layout = plot_layout(page, "vectors-plot")
+    return layout["scene"]["xaxis"]["range"] if "scene" in layout else layout["meta"]["range"]
+
+
+def rotate(page: Page) -> None:
+    """Turn the toy lab's token vectors from their still picture into the live 3-D scene (its
+    Rotate in 3-D button) and wait for the scene."""
+    button = page.locator("#vec-rotate")
+    assert button.get_attribute("aria-pressed") == "false"
+    button.click()
+    page.wait_for_selector("#vectors-plot .gl-container canvas")
+    page.wait_for_function("() => document.getElementById('vectors-plot').layout?.scene")
 
 
 def cell(page: Page, row: int, col: int):

@@ -144,6 +144,10 @@ def test_toy_lab_heatmaps_by_keyboard_and_in_words(page, live_server, api, prese
         "apple · layer 1: "
         + ", ".join(f"{a} = {v!r}" for a, v in zip(trace["axes"], after, strict=True))
     )
+    # (on the still picture, the hover label marks the cursor too)
+    page.wait_for_function(
+        "() => document.querySelector('#vectors-plot .hoverlayer').textContent.includes('apple')"
+    )
     assert axe_serious(page) == []
 
     # After an edit: the summary follows the data, and axe still finds nothing serious.

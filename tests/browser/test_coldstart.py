@@ -1,7 +1,7 @@
 """The page's cold start (issue 28): a first visit gets plotly.js's cartesian bundle, never a full
-Plotly bundle, and the page's modules as one file, in few requests; the 3-D views load the gl3d
-bundle the first time one is drawn, and draw with it, while every 2-D plot keeps the cartesian
-one (core/plotly.js)."""
+Plotly bundle, and the page's modules as one file, in few requests; the toy lab's token vectors
+open as a still picture; the 3-D views load the gl3d bundle the first time one is drawn, and
+draw with it, while every 2-D plot keeps the cartesian one (core/plotly.js)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from tests.browser.helpers import (
     MODEL,
     open_app,
     share_hash,
+    view_change,
     views_drawn,
     wait_for_trace,
     wait_for_views,
@@ -21,6 +22,7 @@ FULL_PLOTLY = re.compile(r"/plotly(-\d[^/]*)?\.min\.js$")  # the wheel's /vendor
 CARTESIAN = "/static/vendor/plotly-cartesian.min.js"
 GL3D = "/static/vendor/plotly-gl3d.min.js"
 TRAJ = "#traj-view .js-plotly-plot"
+VECTORS = "#vectors-plot"
 TEXT = "I sat on the river bank"
 
 
@@ -53,21 +55,44 @@ def paths_of(requests: list[str]) -> list[str]:
 
 def test_a_first_visit_asks_few_requests_and_no_full_plotly(page, live_server):
     """The toy lab's first screen, cold: the page, two style sheets, the cartesian bundle, the
-    page's bundle, the favicon, the presets and the trace; its first preset has 3 dimensions,
-    so the token vectors' 3-D plot adds the gl3d bundle. No module comes on its own."""
+    page's bundle, the favicon, the presets and the trace. Its first preset has 3 dimensions:
+    the token vectors open as their still picture (2-D Plotly), so no gl3d bundle and no WebGL
+    until Rotate in 3-D, which loads it once and draws the scene with cones; pressed again, the
+    still picture is back. No module comes on its own."""
     requests: list[str] = []
     page.on("request", lambda r: requests.append(r.url))
     open_app(page, live_server)
     paths = paths_of(requests)
     assert not [p for p in paths if FULL_PLOTLY.search(p)], paths
-    assert paths.count(CARTESIAN) == 1 and paths.count(GL3D) == 1
     scripts = sorted(p for p in paths if p.endswith(".js"))
-    assert scripts == ["/static/bundle/main.js", CARTESIAN, GL3D], scripts
+    assert scripts == ["/static/bundle/main.js", CARTESIAN], scripts
     assert len(requests) <= 12, paths  # 66 before (76 modules since)
-    vectors = page.evaluate("() => document.getElementById('vectors-plot').data.map((t) => t.type)")
-    assert "scatter3d" in vectors and "cone" in vectors
+    kinds = f"() => document.querySelector({VECTORS!r}).data.map((t) => t.type)"
+    assert set(page.evaluate(kinds)) == {"scatter"}
+    assert page.locator(f"{VECTORS} canvas").count() == 0  # (Plotly's 2-D is SVG)
+    rotate = page.locator("#vec-rotate")
+    assert rotate.is_visible() and rotate.get_attribute("aria-pressed") == "false"
+
+    rotate.click()  # (the view alone draws again)
+    page.wait_for_selector(f"{VECTORS} .gl-container canvas")
+    assert "scatter3d" in page.evaluate(kinds) and "cone" in page.evaluate(kinds)
+    assert paths_of(requests).count(GL3D) == 1 and rotate.get_attribute("aria-pressed") == "true"
     # The page's Plotly is still the cartesian bundle (the heatmaps' library), not the gl3d one.
     assert page.evaluate("() => 'heatmap' in window.Plotly.PlotSchema.get().traces")
+    # An edit redraws the live scene; pressed again, the still picture.
+    view_change(page, lambda: page.locator("#vec-layer").fill("0"))
+    assert "scatter3d" in page.evaluate(kinds)
+    rotate.click()
+    page.wait_for_selector(f"{VECTORS} .main-svg .scatterlayer")
+    assert set(page.evaluate(kinds)) == {"scatter"} and paths_of(requests).count(GL3D) == 1
+
+
+def test_a_press_on_the_still_picture_makes_it_the_live_scene(page, live_server):
+    """Turning the picture by hand starts with a press on it: the live scene comes."""
+    open_app(page, live_server)
+    page.locator(VECTORS).click(position={"x": 200, "y": 200})
+    page.wait_for_selector(f"{VECTORS} .gl-container canvas")
+    assert page.get_attribute("#vec-rotate", "aria-pressed") == "true"
 
 
 def test_the_3d_view_loads_its_bundle_when_first_opened_and_still_draws(page, live_server):
@@ -107,28 +132,14 @@ def test_the_3d_view_loads_its_bundle_when_first_opened_and_still_draws(page, li
 
 
 def test_a_3d_plot_out_of_view_is_drawn_when_it_comes_near(page, live_server):
-    """At 480 px the toy lab's token vectors lie screens below the first one: their 3-D scene
-    (a second or more in software WebGL, blocking the page) waits until it comes near the view,
-    so the first trace is drawn without it and the gl3d bundle is not asked; scrolled to, it
-    loads and draws. Sentence mode's trajectories, linked in 3-D and out of view, draw the
-    same way and take the click listener their view set before they were drawn."""
+    """At 480 px sentence mode's trajectories, linked in 3-D, lie screens below the first one:
+    their scene (a second or more in software WebGL, blocking the page) waits until it comes
+    near the view, so the first trace is drawn without it and the gl3d bundle is not asked;
+    scrolled to, they load it, draw, and take the click listener their view set before they
+    were drawn."""
     page.set_viewport_size({"width": 480, "height": 800})
     requests: list[str] = []
     page.on("request", lambda r: requests.append(r.url))
-    open_app(page, live_server)
-    vectors = "#vectors-plot"
-    assert page.get_attribute(vectors, "data-deferred") == "3d"
-    assert page.evaluate(f"() => document.querySelector({vectors!r}).data") is None
-    assert GL3D not in paths_of(requests)
-    # Its caption (what the scene shows, in words) is there before the scene.
-    caption = page.locator("#vectors-plot").locator("xpath=..").locator("[data-role=caption]")
-    assert "token" in (caption.first.text_content() or "")
-    page.locator(vectors).scroll_into_view_if_needed()
-    page.wait_for_function(f"() => !document.querySelector({vectors!r}).dataset.deferred")
-    page.wait_for_selector(f"{vectors} .gl-container canvas")
-    types = page.evaluate(f"() => document.querySelector({vectors!r}).data.map((t) => t.type)")
-    assert "scatter3d" in types and paths_of(requests).count(GL3D) == 1
-
     page.goto(
         live_server
         + "/"
@@ -138,8 +149,9 @@ def test_a_3d_plot_out_of_view_is_drawn_when_it_comes_near(page, live_server):
     plot = page.locator("#traj-view .traj-plot")
     assert plot.get_attribute("data-deferred") == "3d"
     assert page.locator(TRAJ).count() == 0  # no Plotly plot made yet
+    assert GL3D not in paths_of(requests)
     plot.scroll_into_view_if_needed()
     page.wait_for_selector(f"{TRAJ} .gl-container canvas")
     types = page.evaluate(f"() => document.querySelector({TRAJ!r}).data.map((t) => t.type)")
-    assert set(types) == {"scatter3d"}
+    assert set(types) == {"scatter3d"} and paths_of(requests).count(GL3D) == 1
     assert click_path(page, 2) == 2

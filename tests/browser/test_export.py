@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser.helpers import open_app, open_sentence
+from tests.browser.helpers import open_app, open_sentence, rotate
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -24,9 +24,13 @@ def test_json_export_is_the_api_trace(page, live_server, api, presets):
     assert saved["distances"][1][1][4] == pytest.approx(0.0587, abs=1e-4)
 
 
-@pytest.mark.parametrize("plot", ["weights-plot", "vectors-plot"])
+@pytest.mark.parametrize("plot", ["weights-plot", "vectors-plot", "vectors-plot live"])
 def test_png_export_downloads_a_png(page, live_server, plot):
+    """A 2-D plot, the token vectors' still picture and their live 3-D scene (WebGL)."""
     open_app(page, live_server + "/")
+    if plot.endswith(" live"):
+        rotate(page)
+        plot = plot.removesuffix(" live")
     with page.expect_download() as download:
         page.click(f'button.png[data-plot="{plot}"]')
     assert download.value.suggested_filename == f"attnviz-{plot}.png"

@@ -9,11 +9,14 @@ from tests.browser.helpers import (
     open_app,
     plot_layout,
     raw_attention,
+    rotate,
     screenshot,
     select_and_wait,
     table_values,
     trace_by_uid,
     traces_drawn,
+    vector_points,
+    vector_range,
     view_change,
     wait_for_trace,
 )
@@ -26,9 +29,7 @@ def column(rows, c):
 def assert_vectors_show(page, before, after):
     """The vector plot's start points and arrow tips are exactly these [n][3] vectors."""
     for uid, rows in (("before", before), ("after", after)):
-        t = trace_by_uid(page, "vectors-plot", uid)
-        for axis, c in (("x", 0), ("y", 1), ("z", 2)):
-            assert_close(t[axis], column(rows, c))
+        assert_close(vector_points(page, uid), rows)
 
 
 def test_default_preset_is_drawn_and_a_cell_edit_redraws(page, live_server, presets):
@@ -71,7 +72,17 @@ def test_default_preset_is_drawn_and_a_cell_edit_redraws(page, live_server, pres
     # Hover shows the full value, as the API sent it.
     assert weights["customdata"][1][4][2] == f"weight {weights['z'][1][4]!r}"
 
-    # Vectors: d = 3, the named axes, dashed ghosts at X, solid arrows at the output.
+    # Vectors: d = 3, the named axes, dashed ghosts at X, solid arrows at the output: first as
+    # the still picture (2-D, no WebGL), then as the live scene, the same marks.
+    layout = plot_layout(page, "vectors-plot")
+    assert layout["meta"]["still"] and layout["meta"]["axes"] == ["tech", "fruit", "grammar"]
+    assert trace_by_uid(page, "vectors-plot", "axis-titles")["text"] == layout["meta"]["axes"]
+    assert trace_by_uid(page, "vectors-plot", "ghosts-1")["line"]["dash"] == "dash"
+    assert trace_by_uid(page, "vectors-plot", "arrows-1")["line"]["dash"] == "solid"
+    assert_vectors_show(page, x, expected["out"])
+    labels = sorted(a["text"] for a in layout["annotations"] if a["text"])
+    assert labels == ["An, a", "and", "apple", "banana"]  # An and a land on the same point
+    rotate(page)
     layout = plot_layout(page, "vectors-plot")
     titles = [layout["scene"][a]["title"]["text"] for a in ("xaxis", "yaxis", "zaxis")]
     assert titles == ["tech", "fruit", "grammar"]
@@ -79,7 +90,7 @@ def test_default_preset_is_drawn_and_a_cell_edit_redraws(page, live_server, pres
     assert trace_by_uid(page, "vectors-plot", "arrows")["line"]["dash"] == "solid"
     assert_vectors_show(page, x, expected["out"])
     labels = sorted(a["text"] for a in layout["scene"]["annotations"])
-    assert labels == ["An, a", "and", "apple", "banana"]  # An and a land on the same point
+    assert labels == ["An, a", "and", "apple", "banana"]
 
     # Edit apple's tech 0.7 -> 0.0: every view follows, without a reload.
     page.evaluate("window.__marker = 'same page'")
@@ -157,14 +168,13 @@ def test_layers_heads_and_layer_pickers(page, live_server, api, presets):
     assert "layer 2, head 3" in plot_layout(page, "weights-plot")["title"]["text"]
 
     view_change(page, lambda: page.locator("#vec-layer").fill("2"))
-    after = trace_by_uid(page, "vectors-plot", "after")
-    assert_close(after["x"], column(trace["hidden_states"][2], 0), tol=0)
+    assert_close(vector_points(page), trace["hidden_states"][2], tol=0)
     assert page.locator("#before-after thead th").nth(2).text_content() == "after layer 2"
     # The axes keep one range for every layer, so the picture does not jump.
-    ranges = plot_layout(page, "vectors-plot")["scene"]["xaxis"]["range"]
+    ranges = vector_range(page)
     view_change(page, lambda: page.locator("#vec-layer").fill("0"))
-    assert plot_layout(page, "vectors-plot")["scene"]["xaxis"]["range"] == ranges
-    assert_close(trace_by_uid(page, "vectors-plot", "after")["x"], column(body["embeddings"], 0))
+    assert vector_range(page) == ranges
+    assert_close(vector_points(page), body["embeddings"])
 
 
 def test_causal_preset_greys_and_labels_masked_cells(page, live_server):
@@ -207,12 +217,13 @@ def test_more_than_three_dimensions_use_the_pca_projection(page, live_server, ap
     assert trace["d"] == 64 and trace["projection"]["components"] == 3
     coords = trace["projection"]["coords"]
     for uid, layer in (("before", 0), ("after", 1)):
-        t = trace_by_uid(page, "vectors-plot", uid)
-        for axis, c in (("x", 0), ("y", 1), ("z", 2)):
-            assert_close(t[axis], column(coords[layer], c), tol=0)
-    scene = plot_layout(page, "vectors-plot")["scene"]
+        assert_close(vector_points(page, uid), coords[layer], tol=0)
     ratio = trace["projection"]["explained_variance_ratio"][0]
-    assert scene["xaxis"]["title"]["text"] == f"PC1 ({round(100 * ratio)}% var)"
+    pc1 = f"PC1 ({round(100 * ratio)}% var)"
+    assert plot_layout(page, "vectors-plot")["meta"]["axes"][0] == pc1
+    rotate(page)
+    assert plot_layout(page, "vectors-plot")["scene"]["xaxis"]["title"]["text"] == pc1
+    assert_close(vector_points(page), coords[1], tol=0)
     assert "PCA" in page.locator("#vectors-caption").text_content()
     screenshot(page, "pca-d64.png")
 

@@ -16,6 +16,7 @@ from tests.browser.helpers import (
     table_values,
     trace_by_uid,
     traces_drawn,
+    vector_points,
     wait_for_trace,
 )
 
@@ -114,8 +115,7 @@ def test_add_remove_and_rename_rows_and_columns(page, live_server):
     before = traces_drawn(page)
     page.locator('#embeddings input[data-kind="axis"][data-c="1"]').fill("food")
     wait_for_trace(page, before)
-    scene = plot_layout(page, "vectors-plot")["scene"]
-    assert scene["yaxis"]["title"]["text"] == "food"
+    assert plot_layout(page, "vectors-plot")["meta"]["axes"][1] == "food"
 
     # Three heads need d divisible by 3; going to d = 4 drops them to the largest divisor.
     select_and_wait(page, "#cfg-heads", "3")
@@ -137,9 +137,7 @@ def test_add_remove_and_rename_rows_and_columns(page, live_server):
     assert page.locator("#cfg-heads").input_value() == "1"
     x = numbers(table)
     assert_close(trace_by_uid(page, "weights-plot", "weights")["z"], raw_attention(x)["weights"])
-    assert_close(
-        trace_by_uid(page, "vectors-plot", "after")["x"], [r[0] for r in raw_attention(x)["out"]]
-    )
+    assert_close(vector_points(page), raw_attention(x)["out"])
 
 
 def test_a_value_that_is_not_a_number_is_caught_in_the_page(page, live_server):

@@ -72,7 +72,8 @@ def test_the_toy_file_draws_every_view_offline_with_exact_hover(browser, tmp_pat
         page.wait_for_function(f"document.documentElement.dataset.views !== '{before}'")
         np.testing.assert_array_equal(numbers(heat_hover(page, "weights-plot")),
                                       trace["attentions"][0, 0])  # fmt: skip
-        # The vectors: 2-D (no 3-D trace in the cartesian bundle), every PCA coordinate in the hover.
+        # The vectors: the still picture in 2-D (no 3-D trace in the cartesian bundle, no rotate
+        # button), every PCA coordinate in the hover and in the points' data.
         kinds = page.evaluate(
             "() => document.getElementById('vectors-plot').data.map((t) => t.type)"
         )
@@ -84,6 +85,12 @@ def test_the_toy_file_draws_every_view_offline_with_exact_hover(browser, tmp_pat
         for i, tip in enumerate(after):
             got = [float(v) for v in re.findall(r"= (\S+?)(?:<br>|$)", tip)]
             assert got == coords[i].tolist()
+        points = page.evaluate(
+            "() => document.getElementById('vectors-plot').data.find((t) => t.uid === 'after')"
+            ".customdata"
+        )
+        assert points == coords.tolist()
+        assert page.locator("#vec-rotate").is_hidden()
         # The distances and before/after drawn; the table read only, its CSV still offered.
         assert page.locator(
             "#distances-plot .js-plotly-plot, #distances-plot.js-plotly-plot"
@@ -92,7 +99,7 @@ def test_the_toy_file_draws_every_view_offline_with_exact_hover(browser, tmp_pat
         assert page.locator("#embeddings input.value").first.evaluate("e => e.readOnly")
         assert page.locator("#cfg-layers").is_disabled()
         assert page.locator("#export-csv").is_enabled()
-        assert "2-D" in page.locator("#offline-note").inner_text()
+        assert "still picture" in page.locator("#offline-note").inner_text()
         assert axe_serious(page) == []
         assert page.evaluate(DANGLING) == []
         assert errors == []

@@ -2,10 +2,9 @@
 // imports it): the toy lab's own controller and views, fed from the parts in the file
 // (source.js: the first screen's arrays and every head's scores and weights, all exact) instead
 // of a server. The table and the model are a record of what was traced, read only (changing
-// them takes the live page, which computes the trace). The token vectors are drawn in two
-// dimensions (the first two axes, or the first two principal components): the file carries
-// Plotly's cartesian bundle, which has no 3-D scatter or cones; each point's hover names every
-// coordinate.
+// them takes the live page, which computes the trace). The token vectors in three dimensions
+// are the still picture (views/vectors.js): the file carries Plotly's cartesian bundle, which
+// has no 3-D scene to turn; each point's hover names every coordinate.
 
 import { byId } from "../core/dom.js";
 import { fileHooks, plainPanel } from "./file.js";
@@ -40,7 +39,7 @@ export async function start(config, block) {
       defaults,
       presets: config.presets,
     },
-    { openParts: () => parts, fixed: true, flat: true },
+    { openParts: () => parts, fixed: true, still: true },
   );
   plainPanel("toy-mode");
   const { tokens, axes, embeddings, config: cfg } = config.request;
@@ -56,8 +55,8 @@ export async function start(config, block) {
   byId("offline-note").textContent =
     `A saved toy trace: its first screen and the exact scores and weights of ` +
     `${heads === 1 ? "its one head" : `all ${heads} heads`} are in this file. Pick layers, heads and tokens; the table ` +
-    "and the model are what was traced (editing them takes the live page). The token vectors are drawn " +
-    "in 2-D here (the live page draws three dimensions).";
+    "and the model are what was traced (editing them takes the live page). The token vectors are a " +
+    "still picture here (the live page can turn them in 3-D).";
   await drawn;
   root.dataset.traces = "1"; // every view is drawn (the tests wait for it)
 }

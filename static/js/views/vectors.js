@@ -8,7 +8,8 @@
 
 import { nested, sub } from "../core/compact.js";
 import { exact, fmt } from "../core/numbers.js";
-import { plotlyOf } from "../core/plotly.js";
+import { plotlyOf, prefetch3d } from "../core/plotly.js";
+import { camera, frame } from "../core/still3d.js";
 import { baseLayout, draw, plotText, plotToken, tokenColor } from "../core/theme.js";
 import { shownToken, spokenToken } from "../core/tokens.js";
 import { describe, keyCursor } from "./access.js";
@@ -19,8 +20,8 @@ import { farthest } from "./describe.js";
 /**
  * @typedef {{meta: TraceMeta, hidden: NDArray,
  *   projection: {components: number, ratio: number[], coords: NDArray} | null,
- *   flat?: boolean}} VectorData flat: at most two coordinates drawn (a page without Plotly's 3-D
- *   traces); the hover still names every one
+ *   still?: boolean}} VectorData still: three coordinates drawn as a still picture only (a page
+ *   without Plotly's 3-D bundle: no rotate button)
  * @typedef {{k: number, arrows: boolean, titles: string[], dtype: string,
  *   at: (l: number) => number[][]}} Frames
  */
@@ -40,9 +41,8 @@ function frames(data) {
     return /** @type {number[][]} */ (memo.get(l));
   };
   const p = data.projection;
-  const most = data.flat ? 2 : 3;
   if (d <= 3 || !p) {
-    const k = Math.min(d, most);
+    const k = Math.min(d, 3);
     return {
       k,
       arrows: true,
@@ -52,7 +52,7 @@ function frames(data) {
     };
   }
   const titles = p.ratio.map((r, i) => `PC${i + 1} (${fmt(100 * r, 0)}% var)`);
-  return { k: Math.min(p.components, most), arrows: false, titles, dtype: p.coords.dtype, at: layerOf(p.coords) };
+  return { k: Math.min(p.components, 3), arrows: false, titles, dtype: p.coords.dtype, at: layerOf(p.coords) };
 }
 
 /** One [lo, hi] for every axis over all layers (and the origin), so nothing jumps. */
@@ -280,6 +280,127 @@ function draw3d(el, trace, f, l, view) {
   );
 }
 
+/** The camera of the 3-D scene (draw3d) and of its still picture (drawStill). */
+const EYE = /** @type {[number, number, number]} */ ([1.45, -1.5, 0.75]);
+
+/**
+ * The 3-D scene as a still picture (core/still3d.js): the same camera, marks and hover (each
+ * point's exact coordinates) in the page's 2-D Plotly, drawn at once. The live scene, which a
+ * machine without a GPU takes a second or more to make, comes when asked (the rotate button,
+ * or a press on the picture). Each token's lines are a trace of their own (2-D lines take one
+ * colour), under legend-only twins as in draw3d.
+ */
+function drawStill(el, trace, f, l, view) {
+  const range = sharedRange(f, trace.layers);
+  const cam = camera(/** @type {[number, number]} */ (range), EYE);
+  const data = frame(cam, f.titles.map(plotText));
+  const origin = cam.at([0, 0, 0]);
+  /** @param {number[][]} rows @param {string} dash @param {number} width @param {string} name @param {string} uid @param {(i: number) => number[][]} points */
+  const lines = (rows, dash, width, name, uid, points) => {
+    rows.forEach((_, i) => {
+      const xy = points(i).map(cam.at);
+      data.push({
+        type: "scatter",
+        mode: "lines",
+        uid: `${uid}-${i}`,
+        x: xy.map((p) => p[0]),
+        y: xy.map((p) => p[1]),
+        line: { color: tokenColor(i), width, dash },
+        hoverinfo: "skip",
+        showlegend: false,
+        legendgroup: uid,
+      });
+    });
+    data.push({
+      type: "scatter",
+      mode: "lines",
+      name,
+      uid: `${uid}-legend`,
+      x: [null],
+      y: [null],
+      line: { color: "#7b8494", width: Math.min(width, 3), dash },
+      hoverinfo: "skip",
+      legendgroup: uid,
+    });
+  };
+  const start = f.at(0);
+  if (view.trails && trace.layers >= 1) {
+    const path = (/** @type {number} */ i) => Array.from({ length: trace.layers + 1 }, (_, k) => f.at(k)[i]);
+    lines(start, "dot", 2, "trajectory", "trails", path);
+  }
+  if (f.arrows && l > 0) lines(start, "dash", 2, "start (dashed)", "ghosts", (i) => [[0, 0, 0], start[i]]);
+  const after = f.at(l);
+  if (f.arrows) lines(after, "solid", 3, `after layer ${l}`, "arrows", (i) => [[0, 0, 0], after[i]]);
+  for (const role of ["before", "after"]) {
+    const pts = f.at(role === "after" ? l : 0);
+    const tip = tips(trace, f, role === "after" ? l : 0, 3, role);
+    const xy = pts.map(cam.at);
+    data.push({
+      ...tip,
+      type: "scatter",
+      x: xy.map((p) => p[0]),
+      y: xy.map((p) => p[1]),
+      z: undefined,
+      customdata: pts, // the coordinates themselves (the hover text writes them)
+      showlegend: false,
+    });
+  }
+  /** @type {any[]} */
+  const annotations = [];
+  if (f.arrows)
+    after.forEach((p, i) => {
+      if (Math.hypot(...p) < 1e-9) return;
+      const [x, y] = cam.at(p);
+      annotations.push({
+        x,
+        y,
+        ax: origin[0],
+        ay: origin[1],
+        xref: "x",
+        yref: "y",
+        axref: "x",
+        ayref: "y",
+        showarrow: true,
+        arrowhead: 2,
+        arrowsize: 1.1,
+        arrowwidth: 3,
+        arrowcolor: tokenColor(i),
+        text: "",
+      });
+    });
+  for (const [p, members] of labelGroups(after)) {
+    const [x, y] = cam.at(p);
+    annotations.push({
+      x,
+      y,
+      xref: "x",
+      yref: "y",
+      text: members.map((i) => plotToken(trace.tokens[i])).join(", "),
+      showarrow: false,
+      yshift: 12,
+      font: { size: 13, color: tokenColor(members[0]) },
+      bgcolor: "rgba(255,255,255,0.6)",
+    });
+  }
+  const hidden = { visible: false, fixedrange: true };
+  return draw(
+    el,
+    data,
+    baseLayout({
+      margin: { l: 0, r: 0, t: 10, b: 0 },
+      showlegend: true,
+      legend: { x: 0.01, y: 0.99, bgcolor: "rgba(255,255,255,0.8)" },
+      dragmode: false,
+      hovermode: "closest",
+      annotations,
+      xaxis: { ...hidden, range: [-2.3, 1.8] }, // (room on the left for the vertical axis's title)
+      yaxis: { ...hidden, range: [-1.8, 1.8], scaleanchor: "x" },
+      meta: { still: true, axes: f.titles, range },
+    }),
+    "attnviz-vectors",
+  );
+}
+
 function draw2d(el, trace, f, l, view) {
   const { k } = f;
   const data = [];
@@ -388,20 +509,51 @@ export function render(card, data, sel, callbacks) {
     : `d = ${trace.d}, shown by PCA fitted once on every layer's vectors ` +
       `(${f.titles.join(", ")}). Open circles: layer 0. Filled: after layer ${l}.`;
   /** @type {HTMLElement} */ (card.querySelector("[data-role=caption]")).textContent = caption;
-  const drawn = f.k === 3 ? draw3d(plot, trace, f, l, sel) : draw2d(plot, trace, f, l, sel);
-  readable(plot, trace, f, l);
+  const rotate = /** @type {HTMLButtonElement | null} */ (card.querySelector("[data-role=rotate]"));
+  const live = f.k === 3 && !data.still && spun.has(plot);
+  if (rotate) {
+    rotate.hidden = f.k !== 3 || Boolean(data.still);
+    rotate.setAttribute("aria-pressed", String(live));
+    const redraw = () => void render(card, data, sel, callbacks);
+    rotate.onclick = () => {
+      if (spun.has(plot)) spun.delete(plot);
+      else spun.add(plot);
+      redraw();
+    };
+    rotate.onpointerenter = rotate.onfocus = () => prefetch3d(plot);
+    // A press on the still picture (to turn it) makes it the live scene.
+    plot.onpointerdown =
+      live || rotate.hidden
+        ? null
+        : (ev) => {
+            if (ev.button !== 0) return;
+            spun.add(plot);
+            redraw();
+          };
+  }
+  const drawn =
+    f.k !== 3
+      ? draw2d(plot, trace, f, l, sel)
+      : live
+        ? draw3d(plot, trace, f, l, sel)
+        : drawStill(plot, trace, f, l, sel);
+  readable(plot, trace, f, l, live);
   return drawn;
 }
+
+/** @type {WeakSet<HTMLElement>} the plots turned into their live 3-D scene (the rotate button) */
+const spun = new WeakSet();
 
 export const TABLE_MAX = 32; // tokens: more get the summary line only
 
 /**
  * The plot's text alternative and keyboard cursor: row 0 the start (layer 0), row 1 after
- * layer l; a column per token. The hover label marks the cursor on a 2-D plot (Plotly has
- * none to show on a 3-D scene).
+ * layer l; a column per token. The hover label marks the cursor on a 2-D plot or the still
+ * picture (Plotly has none to show on a live 3-D scene).
  * @param {HTMLElement} plot @param {TraceMeta} trace @param {Frames} f @param {number} l
+ * @param {boolean} live
  */
-function readable(plot, trace, f, l) {
+function readable(plot, trace, f, l, live) {
   const where = f.arrows ? `(${f.titles.join(", ")})` : `the PCA coordinates (${f.titles.join(", ")})`;
   const far = farthest(f.at(0), f.at(l));
   const coords = (/** @type {number[]} */ p) => `(${p.map((v) => fmt(v, 2)).join(", ")})`;
@@ -435,14 +587,13 @@ function readable(plot, trace, f, l) {
         point.map((v, j) => `${f.titles[j]} = ${exact(v, f.dtype)}`).join(", ")
       );
     },
-    show:
-      f.k === 3
-        ? undefined
-        : (r, i) => {
-            const data = /** @type {any} */ (plot).data ?? [];
-            const curve = data.findIndex((/** @type {any} */ t) => t.uid === (r === 0 ? "before" : "after"));
-            if (curve >= 0) plotlyOf(plot).Fx.hover(plot, [{ curveNumber: curve, pointNumber: i }]);
-          },
+    show: live
+      ? undefined
+      : (r, i) => {
+          const data = /** @type {any} */ (plot).data ?? [];
+          const curve = data.findIndex((/** @type {any} */ t) => t.uid === (r === 0 ? "before" : "after"));
+          if (curve >= 0) plotlyOf(plot).Fx.hover(plot, [{ curveNumber: curve, pointNumber: i }]);
+        },
     hide: () => plotlyOf(plot).Fx.unhover(plot),
   });
 }

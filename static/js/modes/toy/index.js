@@ -11,7 +11,6 @@ import { sub } from "../../core/compact.js";
 import { createStatus, drawViews } from "../../core/controller.js";
 import { csvByteCap, CSV_TYPE, tableCsv } from "../../core/csv.js";
 import { byId, download } from "../../core/dom.js";
-import { prefetch3d } from "../../core/plotly.js";
 import { TOY_FEEDS, viewsFed } from "../../core/feeds.js";
 import * as attention from "../../views/heatmaps.js";
 import * as beforeAfter from "../../views/beforeafter.js";
@@ -36,12 +35,12 @@ const HEAD = "attentions,scores";
  *   limits: import("../../core/types.js").Limits, defaults: import("../../core/types.js").ToyConfig,
  *   presets: any[]}} hooks
  * @param {{openParts?: (body: object) => import("../sentence/parts.js").Parts, fixed?: boolean,
- *   flat?: boolean}} [sources] openParts: the parts of the trace of a request body (the
+ *   still?: boolean}} [sources] openParts: the parts of the trace of a request body (the
  *   server's, by default); fixed: the inputs are a record of what was traced (no request is
- *   sent, nothing edits them: the page calls show()); flat: the token vectors in at most two
- *   dimensions (a page without Plotly's 3-D traces)
+ *   sent, nothing edits them: the page calls show()); still: the token vectors in 3-D as a
+ *   still picture only (a page without Plotly's 3-D bundle)
  */
-export function createToy(hooks, { openParts = (body) => new TraceParts(body), fixed = false, flat = false } = {}) {
+export function createToy(hooks, { openParts = (body) => new TraceParts(body), fixed = false, still = false } = {}) {
   const { limits, defaults, presets } = hooks;
   const app = {
     /** @type {ToyState} */ state: /** @type {any} */ (null),
@@ -84,7 +83,7 @@ export function createToy(hooks, { openParts = (body) => new TraceParts(body), f
       projection: p,
       entropyMean: arrays.entropy_mean,
       scoreMax,
-      flat,
+      still,
     };
     app.body = request.body;
     app.parts = openParts(request.body);
@@ -301,9 +300,6 @@ export function createToy(hooks, { openParts = (body) => new TraceParts(body), f
   /** Show a whole new state (a preset or a link). @param {ToyState} state */
   function load(state) {
     app.state = normalize(state, limits);
-    // From three dimensions the token vectors are a 3-D plot: its bundle loads while the trace
-    // is asked, not after it (when the plot is near the view: else it waits to be drawn).
-    if (!flat && dims(app.state) >= 3) prefetch3d(byId("vectors-plot"));
     app.touched = false;
     app.layers = app.state.config.layers;
     edited({ structural: true });
