@@ -200,6 +200,47 @@ function cones(points) {
   });
 }
 
+/** The layout both pictures of the 3-D scene share: no margin, the legend at the top left. */
+const SCENE_FRAME = {
+  margin: { l: 0, r: 0, t: 10, b: 0 },
+  showlegend: true,
+  legend: { x: 0.01, y: 0.99, bgcolor: "rgba(255,255,255,0.8)" },
+};
+
+/** A 2-D arrow (an annotation in data coordinates) from `tail` to `tip`. */
+function arrow(tip, tail, color, width) {
+  const [x, y] = tip;
+  const [ax, ay] = tail;
+  return {
+    x,
+    y,
+    ax,
+    ay,
+    xref: "x",
+    yref: "y",
+    axref: "x",
+    ayref: "y",
+    showarrow: true,
+    arrowhead: 2,
+    arrowsize: 1.15,
+    arrowwidth: width,
+    arrowcolor: color,
+    text: "",
+  };
+}
+
+/** The label of the tokens `members` (that share a point) above it, at `where`. */
+function tokenLabel(trace, members, where) {
+  return {
+    ...where,
+    text: members.map((i) => plotToken(trace.tokens[i])).join(", "),
+    showarrow: false,
+    yshift: 12,
+    font: { size: 13, color: tokenColor(members[0]) },
+    bgcolor: "rgba(255,255,255,0.6)",
+  };
+}
+
 function draw3d(el, trace, f, l, view) {
   const data = [];
   // Lines coloured per token; Plotly cannot draw a legend swatch from a colour array, so each
@@ -238,16 +279,9 @@ function draw3d(el, trace, f, l, view) {
   if (f.arrows && trace.n <= 24) data.push(...cones(f.at(l)));
   data.push(tips(trace, f, 0, 3, "before"), tips(trace, f, l, 3, "after"));
   // Labels as scene annotations: drawn in SVG at a steady size (WebGL text is not).
-  const annotations = labelGroups(f.at(l)).map(([p, members]) => ({
-    x: p[0],
-    y: p[1],
-    z: p[2],
-    text: members.map((i) => plotToken(trace.tokens[i])).join(", "),
-    showarrow: false,
-    yshift: 12,
-    font: { size: 13, color: tokenColor(members[0]) },
-    bgcolor: "rgba(255,255,255,0.6)",
-  }));
+  const annotations = labelGroups(f.at(l)).map(([p, members]) =>
+    tokenLabel(trace, members, { x: p[0], y: p[1], z: p[2] }),
+  );
   const range = sharedRange(f, trace.layers);
   const axis = (i) => ({
     title: { text: plotText(f.titles[i]) },
@@ -262,9 +296,7 @@ function draw3d(el, trace, f, l, view) {
     el,
     data,
     baseLayout({
-      margin: { l: 0, r: 0, t: 10, b: 0 },
-      showlegend: true,
-      legend: { x: 0.01, y: 0.99, bgcolor: "rgba(255,255,255,0.8)" },
+      ...SCENE_FRAME,
       uirevision: `3d-${trace.d}`,
       scene: {
         xaxis: axis(0),
@@ -350,46 +382,18 @@ function drawStill(el, trace, f, l, view) {
   if (f.arrows)
     after.forEach((p, i) => {
       if (Math.hypot(...p) < 1e-9) return;
-      const [x, y] = cam.at(p);
-      annotations.push({
-        x,
-        y,
-        ax: origin[0],
-        ay: origin[1],
-        xref: "x",
-        yref: "y",
-        axref: "x",
-        ayref: "y",
-        showarrow: true,
-        arrowhead: 2,
-        arrowsize: 1.1,
-        arrowwidth: 3,
-        arrowcolor: tokenColor(i),
-        text: "",
-      });
+      annotations.push(arrow(cam.at(p), origin, tokenColor(i), 3));
     });
   for (const [p, members] of labelGroups(after)) {
     const [x, y] = cam.at(p);
-    annotations.push({
-      x,
-      y,
-      xref: "x",
-      yref: "y",
-      text: members.map((i) => plotToken(trace.tokens[i])).join(", "),
-      showarrow: false,
-      yshift: 12,
-      font: { size: 13, color: tokenColor(members[0]) },
-      bgcolor: "rgba(255,255,255,0.6)",
-    });
+    annotations.push(tokenLabel(trace, members, { x, y, xref: "x", yref: "y" }));
   }
   const hidden = { visible: false, fixedrange: true };
   return draw(
     el,
     data,
     baseLayout({
-      margin: { l: 0, r: 0, t: 10, b: 0 },
-      showlegend: true,
-      legend: { x: 0.01, y: 0.99, bgcolor: "rgba(255,255,255,0.8)" },
+      ...SCENE_FRAME,
       dragmode: false,
       hovermode: "closest",
       annotations,
@@ -437,24 +441,7 @@ function draw2d(el, trace, f, l, view) {
     });
   }
   if (f.arrows) {
-    f.at(l).forEach((p, i) =>
-      annotations.push({
-        x: p[0],
-        y: yOf(p, i),
-        ax: 0,
-        ay: k === 2 ? 0 : i,
-        xref: "x",
-        yref: "y",
-        axref: "x",
-        ayref: "y",
-        showarrow: true,
-        arrowhead: 2,
-        arrowsize: 1.2,
-        arrowwidth: 2.5,
-        arrowcolor: tokenColor(i),
-        text: "",
-      }),
-    );
+    f.at(l).forEach((p, i) => annotations.push(arrow([p[0], yOf(p, i)], [0, k === 2 ? 0 : i], tokenColor(i), 2.5)));
   }
   data.push(tips(trace, f, 0, k, "before"), tips(trace, f, l, k, "after"));
   const range = sharedRange(f, trace.layers);
