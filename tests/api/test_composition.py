@@ -5,7 +5,6 @@ model object; 404 naming the model; a model run through transformers is a 422 sa
 
 from __future__ import annotations
 
-import pytest
 import torch
 from fastapi.testclient import TestClient
 
