@@ -59,18 +59,6 @@ KINDS = ("q", "k", "v")
 
 
 @dataclass(frozen=True)
-class HeadWeights:
-    """Every head's processed weights, stacked: W_Q, W_K, W_V (L, H, d, hs) with K and V
-    expanded to the query heads, W_O (L, H, hs, d); float32."""
-
-    W_Q: torch.Tensor
-    W_K: torch.Tensor
-    W_V: torch.Tensor
-    W_O: torch.Tensor
-    processing: str
-
-
-@dataclass(frozen=True)
 class Composition:
     """``scores``: kind ("q", "k", "v") -> (L, H, L, H) float32, [la, ha, lb, hb] the score of
     earlier head (la, ha) into later head (lb, hb), NaN where la >= lb. ``names``: "L{l}.H{h}",
@@ -101,7 +89,7 @@ def _scale(norm: LayerNorm | None) -> torch.Tensor | None:
 
 
 def describe(cfg: TransformerConfig) -> str:
-    """The weight processing ``head_weights`` applies to a model of ``cfg``, in words."""
+    """The weight processing ``layer_weights`` applies to a model of ``cfg``, in words."""
     unfolded = []
     if cfg.out_norm:
         unfolded.append("the norms on each sublayer's output")
@@ -133,39 +121,28 @@ def describe(cfg: TransformerConfig) -> str:
     return "No norm before the attention's projections: the raw weights." + tail
 
 
-def head_weights(model: Transformer) -> HeadWeights:
-    """Every head's W_Q, W_K, W_V and W_O after the weight processing the module's docstring
-    states (``describe``), float32 copies."""
-    cfg = model.cfg
-    if cfg.encoder_layers:
-        raise ValueError(
-            "composition scores live in one residual stream; an encoder-decoder has two"
-        )
-    L, H, hs, d = cfg.n_layers, cfg.n_heads, cfg.d_head, cfg.d_model
-    centre_in = cfg.norm == "pre" and cfg.norm_type == "layer"
-    centre_out = cfg.norm in ("pre", "post") and cfg.norm_type == "layer"
-    qs, ks, vs, os_ = [], [], [], []
-    for block in model.blocks:
-        assert isinstance(block, Block)
-        attn = block.attn
-        W_Q, W_K, W_V = (w.detach().float() for w in (attn.W_Q, attn.W_K, attn.W_V))
-        W_O = attn.W_O.detach().float()  # (H hs, d)
-        scale = _scale(block.ln1) if cfg.norm == "pre" else None
-        if scale is not None:  # LN(x) @ W = (x_hat * s) @ W = x_hat @ (s[:, None] * W)
-            W_Q, W_K, W_V = (scale[:, None] * w for w in (W_Q, W_K, W_V))
-        if centre_in:
-            W_Q, W_K, W_V = (w - w.mean(0, keepdim=True) for w in (W_Q, W_K, W_V))
-        if centre_out:
-            W_O = W_O - W_O.mean(1, keepdim=True)
-        qs.append(W_Q.reshape(d, H, hs).transpose(0, 1))  # (H, d, hs)
-        n_kv = W_K.shape[1] // hs
-        ks.append(W_K.reshape(d, n_kv, hs).transpose(0, 1).repeat_interleave(H // n_kv, 0))
-        vs.append(W_V.reshape(d, n_kv, hs).transpose(0, 1).repeat_interleave(H // n_kv, 0))
-        os_.append(W_O.reshape(H, hs, d))  # (H, hs, d)
-    assert len(qs) == L
-    return HeadWeights(
-        torch.stack(qs), torch.stack(ks), torch.stack(vs), torch.stack(os_), describe(cfg)
-    )
+def layer_weights(
+    block: Block, cfg: TransformerConfig
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """One layer's W_Q, W_K, W_V (H, d, hs), K and V expanded to the query heads, and W_O
+    (H, hs, d), after the weight processing the module's docstring states (``describe``):
+    float32 copies."""
+    H, hs, d = cfg.n_heads, cfg.d_head, cfg.d_model
+    attn = block.attn
+    W_Q, W_K, W_V = (w.detach().float() for w in (attn.W_Q, attn.W_K, attn.W_V))
+    W_O = attn.W_O.detach().float()  # (H hs, d)
+    scale = _scale(block.ln1) if cfg.norm == "pre" else None
+    if scale is not None:  # LN(x) @ W = (x_hat * s) @ W = x_hat @ (s[:, None] * W)
+        W_Q, W_K, W_V = (scale[:, None] * w for w in (W_Q, W_K, W_V))
+    if cfg.norm == "pre" and cfg.norm_type == "layer":
+        W_Q, W_K, W_V = (w - w.mean(0, keepdim=True) for w in (W_Q, W_K, W_V))
+    if cfg.norm in ("pre", "post") and cfg.norm_type == "layer":
+        W_O = W_O - W_O.mean(1, keepdim=True)
+    n_kv = W_K.shape[1] // hs
+    W_Q = W_Q.reshape(d, H, hs).transpose(0, 1)  # (H, d, hs)
+    W_K = W_K.reshape(d, n_kv, hs).transpose(0, 1).repeat_interleave(H // n_kv, 0)  # (H, d, hs)
+    W_V = W_V.reshape(d, n_kv, hs).transpose(0, 1).repeat_interleave(H // n_kv, 0)  # (H, d, hs)
+    return W_Q, W_K, W_V, W_O.reshape(H, hs, d)
 
 
 def _r(y: torch.Tensor) -> torch.Tensor:
@@ -173,31 +150,53 @@ def _r(y: torch.Tensor) -> torch.Tensor:
     return torch.linalg.qr(y, mode="r").R
 
 
-def factors(w: HeadWeights) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-    """Head A's left factor F = R_V W_O (L, H, k, d) and, per kind, head B's right factor
-    G = X R_Y^T (L, H, d, k): ||W_OV^A M^B||_F = ||F^A G^B||_F for M^B the kind's matrix."""
-    left = _r(w.W_V) @ w.W_O  # (L, H, k, d)
+def factors(
+    W_Q: torch.Tensor, W_K: torch.Tensor, W_V: torch.Tensor, W_O: torch.Tensor
+) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    """A layer's left factors F = R_V W_O (H, k, d) and, per kind, its right factors
+    G = X R_Y^T (H, d, k): ||W_OV^A M^B||_F = ||F^A G^B||_F for M^B the kind's matrix."""
+    left = _r(W_V) @ W_O  # (H, k, d)
     right = {
-        "q": w.W_Q @ _r(w.W_K).transpose(-2, -1),  # (L, H, d, k)
-        "k": w.W_K @ _r(w.W_Q).transpose(-2, -1),
-        "v": w.W_V @ _r(w.W_O.transpose(-2, -1)).transpose(-2, -1),
+        "q": W_Q @ _r(W_K).transpose(-2, -1),  # (H, d, k)
+        "k": W_K @ _r(W_Q).transpose(-2, -1),
+        "v": W_V @ _r(W_O.transpose(-2, -1)).transpose(-2, -1),
     }
     return left, right
+
+
+def flop(cfg: TransformerConfig) -> float:
+    """The floating-point operations of the scores' products: per kind, for each earlier layer,
+    (H hs, d) x (d, later heads x hs)."""
+    hk = cfg.n_heads * min(cfg.d_head, cfg.d_model)
+    pairs = cfg.n_layers * (cfg.n_layers - 1) / 2  # (la, lb) with la < lb
+    return 3 * 2 * hk * cfg.d_model * hk * pairs
 
 
 def composition_scores(model: Transformer) -> Composition:
     """Q-, K- and V-composition scores between every earlier and later head of ``model`` (see
     the module's docstring for the definition and the weight processing)."""
     began = time.perf_counter()
-    w = head_weights(model)
-    L, H = w.W_Q.shape[:2]
+    cfg = model.cfg
+    if cfg.encoder_layers:
+        raise ValueError(
+            "composition scores live in one residual stream; an encoder-decoder has two"
+        )
+    L, H = cfg.n_layers, cfg.n_heads
+    lefts: list[torch.Tensor] = []
+    rights: dict[str, list[torch.Tensor]] = {kind: [] for kind in KINDS}
     with torch.no_grad():
-        left, right = factors(w)
+        for block in model.blocks:  # one layer's float32 copies at a time
+            assert isinstance(block, Block)
+            f, gs = factors(*layer_weights(block, cfg))
+            lefts.append(f)
+            for kind in KINDS:
+                rights[kind].append(gs[kind])
+        left = torch.stack(lefts)  # (L, H, k, d)
         k = left.shape[-2]
         left_norm = left.flatten(-2).norm(dim=-1)  # (L, H) ||W_OV^A||_F
         scores: dict[str, torch.Tensor] = {}
         for kind in KINDS:
-            g = right[kind]  # (L, H, d, k)
+            g = torch.stack(rights[kind])  # (L, H, d, k)
             right_norm = g.flatten(-2).norm(dim=-1)  # (L, H)
             out = torch.full((L, H, L, H), float("nan"), dtype=torch.float32, device=g.device)
             for la in range(L - 1):
@@ -209,5 +208,6 @@ def composition_scores(model: Transformer) -> Composition:
                 denom = left_norm[la][:, None, None] * right_norm[la + 1 :][None]  # (H, n, H)
                 out[la, :, la + 1 :] = norms / denom
             scores[kind] = out.cpu()
+            del g
     names = [f"L{layer}.H{head}" for layer in range(L) for head in range(H)]
-    return Composition(scores, names, w.processing, time.perf_counter() - began)
+    return Composition(scores, names, describe(cfg), time.perf_counter() - began)

@@ -5,7 +5,9 @@ very model object (a trained run's model that replaces another of its name is co
 a model that goes away from the registry is never answered again, its entry left to age out).
 
 Native models only: the scores read the engine's own W_Q, W_K, W_V and W_O, which a model run
-through transformers (the bridge) does not have in one form; it is refused with the reason.
+through transformers (the bridge) does not have in one form; it is refused with the reason. So
+is a model whose scores would hold the compute thread too long (``MAX_GFLOP``: the work grows as
+(layers x heads x head size)^2 x d_model).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import threading
 import weakref
 from collections import OrderedDict
 
-from attnviz.engine.composition import KINDS, Composition, composition_scores
+from attnviz.engine.composition import KINDS, Composition, composition_scores, flop
 from attnviz.errors import TraceError
 from attnviz.pretrained.folder import PretrainedModel
 from attnviz.pretrained.registry import ServedModel
@@ -23,6 +25,9 @@ from attnviz.schemas.composition import CompositionKinds, CompositionResponse, G
 
 CACHE_MODELS = 16
 DIGITS = 6
+# The most arithmetic one answer may take on the compute thread (GFLOP): on a CPU about 15 to 40
+# s (GPT-2's 12 x 12 heads take 180 GFLOP, 1.4 s), on an accelerator a 7B model's 2e5.
+MAX_GFLOP = {"cpu": 2_000.0, "other": 400_000.0}
 
 
 def _grid(c: Composition, kind: str) -> Grid:
@@ -59,6 +64,14 @@ def compute(m: ServedModel) -> Composition:
         raise TraceError(
             f"model: {m.name} is an encoder-decoder; composition scores live in one residual "
             "stream and it has two"
+        )
+    work = flop(m.cfg) / 1e9
+    cap = MAX_GFLOP["cpu" if m.device.type == "cpu" else "other"]
+    if work > cap:
+        raise TraceError(
+            f"model: {m.name}'s composition scores ({m.cfg.n_layers} x {m.cfg.n_heads} heads) "
+            f"take about {work:,.0f} GFLOP, past the {cap:,.0f} this server computes on its "
+            f"{m.device.type}"
         )
     with m.lock:
         return composition_scores(m.model)

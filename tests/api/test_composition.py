@@ -77,3 +77,17 @@ def test_kept_for_the_very_model_object(tiny_gpt2_dir):
     assert second.name == first.name and cache.get(second) is None
     assert cache.answer(second) is not got
     assert cache.get(first) is None  # one kept: the newer
+
+
+def test_a_model_past_the_arithmetic_cap_is_refused_saying_how_much(tiny_gpt2_dir, monkeypatch):
+    """A server of its own: its model object is not one the cache keeps."""
+    from attnviz.services import composition
+
+    monkeypatch.setitem(composition.MAX_GFLOP, "cpu", 1e-6)
+    app = create_app(Settings(device="cpu", builtin_model=False, models=str(tiny_gpt2_dir)))
+    with TestClient(app) as c:
+        r = c.get(f"/api/models/{TINY_GPT2}/composition")
+    assert r.status_code == 422
+    message = r.json()["message"]
+    assert message.startswith(f"model: {TINY_GPT2}'s composition scores (2 x 4 heads) take about")
+    assert message.endswith("GFLOP, past the 0 this server computes on its cpu")
