@@ -91,3 +91,15 @@ def test_a_model_past_the_arithmetic_cap_is_refused_saying_how_much(tiny_gpt2_di
     message = r.json()["message"]
     assert message.startswith(f"model: {TINY_GPT2}'s composition scores (2 x 4 heads) take about")
     assert message.endswith("GFLOP, past the 0 this server computes on its cpu")
+
+
+def test_a_head_whose_matrix_is_zero_is_null_and_one_layer_has_no_pairs():
+    from attnviz.engine import Transformer, TransformerConfig
+    from attnviz.services.composition import response
+
+    zeros = Transformer(TransformerConfig(d_model=8, n_layers=3, n_heads=2))  # weights all 0
+    a = response("zeros", composition_scores(zeros)).model_dump()
+    assert a["kinds"]["q"][2] == [[None] * 4, [None] * 4]
+    one = Transformer(TransformerConfig(d_model=8, n_layers=1, n_heads=2))
+    a = response("one", composition_scores(one)).model_dump()
+    assert a["kinds"] == {kind: [[[], []]] for kind in KINDS} and a["layers"] == 1
