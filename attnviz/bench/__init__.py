@@ -111,6 +111,13 @@ BENCHES: tuple[Bench, ...] = (
         ("device",),
     ),
     Bench(
+        "composition",
+        "--composition",
+        "instead: the composition scores' time (every head pair, Q, K and V, from the weights) "
+        "on a random model of GPT-2's shape (12 x 12 heads) and on the default model",
+        ("device",),
+    ),
+    Bench(
         "corpus",
         "--corpus",
         "instead: the corpus view's time for one head over 5,000 tokens (first request, "

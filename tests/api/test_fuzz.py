@@ -55,6 +55,7 @@ OPERATIONS = [
     "GET /api/presets",
     "GET /api/models",
     "GET /api/models/{name}/atlas",
+    "GET /api/models/{name}/composition",
     "POST /api/models/{name}/corpus",
     "POST /api/trace",
     "GET /api/trace/jobs/{job_id}",
