@@ -20,38 +20,16 @@ from attnviz.engine import Transformer, TransformerConfig
 from attnviz.engine.composition import KINDS, composition_scores
 from attnviz.pretrained.registry import load_model
 from tests.support.checkpoints import (
+    make_tiny_bert_mlm,
     make_tiny_encoder,
     make_tiny_gpt2,
     make_tiny_llama,
-    make_wordpiece_tokenizer,
 )
 from tests.support.checkpoints_decoders import make_decoder
 from tests.support.checkpoints_gemma import make_tiny_gemma, make_tiny_neox
 
 CPU = torch.device("cpu")
 TOL = 1e-6
-
-
-def make_tiny_bert(folder: Path, seed: int = 0) -> Path:
-    """A small random BERT with its masked-LM head (3 layers x 4 heads, d_model 32), every
-    parameter perturbed: TransformerLens's BERT adapter reads BertForMaskedLM."""
-    from transformers import BertConfig, BertForMaskedLM
-
-    folder.mkdir(parents=True, exist_ok=True)
-    tok = make_wordpiece_tokenizer()
-    tok.save(str(folder / "tokenizer.json"))
-    config = BertConfig(
-        vocab_size=tok.get_vocab_size(), hidden_size=32, num_hidden_layers=3,
-        num_attention_heads=4, intermediate_size=64, max_position_embeddings=128,
-    )  # fmt: skip
-    torch.manual_seed(seed)
-    model = BertForMaskedLM(config)
-    g = torch.Generator().manual_seed(seed + 1)
-    with torch.no_grad():
-        for p in model.parameters():
-            p.add_(0.05 * torch.randn(p.shape, generator=g))
-    model.save_pretrained(folder)
-    return folder
 
 
 # Each family's tiny checkpoint, and the norm it brings.
@@ -63,7 +41,7 @@ MAKERS = {
     "qwen3": lambda f: make_decoder(f, "qwen3", seed=9),  # q/k norms per head
     "olmo2": lambda f: make_decoder(f, "olmo2", seed=10),  # no norm before the attention
     "phi3": lambda f: make_decoder(f, "phi3-4k", seed=11),
-    "bert": lambda f: make_tiny_bert(f, seed=12),  # post-norm: W_O centred only
+    "bert": lambda f: make_tiny_bert_mlm(f, seed=12),  # post-norm: W_O centred only
 }
 
 

@@ -144,6 +144,23 @@ def _perturbed_save(model, folder: Path, seed: int) -> Path:
     return folder
 
 
+def make_tiny_bert_mlm(folder: Path, seed: int = 0) -> Path:
+    """A small random BERT with its masked-LM head (3 layers x 4 heads, d_model 32), every
+    parameter perturbed: TransformerLens's BERT adapter reads BertForMaskedLM."""
+    import torch
+    from transformers import BertConfig, BertForMaskedLM
+
+    folder.mkdir(parents=True, exist_ok=True)
+    tok = make_wordpiece_tokenizer()
+    tok.save(str(folder / "tokenizer.json"))
+    config = BertConfig(
+        vocab_size=tok.get_vocab_size(), hidden_size=32, num_hidden_layers=3,
+        num_attention_heads=4, intermediate_size=64, max_position_embeddings=128,
+    )  # fmt: skip
+    torch.manual_seed(seed)
+    return _perturbed_save(BertForMaskedLM(config), folder, seed)
+
+
 # Llama-style configurations the tests cover: grouped-query attention with 2 key/value heads,
 # tied embeddings, a non-default rope_theta, Qwen2's biases, Mistral's window.
 LLAMA_STYLES: dict[str, dict] = {
