@@ -66,15 +66,19 @@ def measure(m: ServedModel) -> AtlasRow:
     return AtlasRow(m.name, L, H, len(atlas.probe.ids[0]), first, 1000 * again)
 
 
+def builtin(device: torch.device) -> list[ServedModel]:
+    """The built-in model (MiniLM) as the server names it, when its wheel is installed."""
+    folder = builtin_dir()
+    if folder is None:
+        return []
+    minilm = load_model(folder, device)
+    minilm.name = BUILTIN_NAME  # (the folder is "model")
+    return [minilm]
+
+
 def run(device: str = "cpu") -> list[AtlasRow]:
     where = torch.device(device)
-    rows = [measure(gpt2_shape(where))]
-    folder = builtin_dir()
-    if folder is not None:
-        minilm = load_model(folder, where)
-        minilm.name = BUILTIN_NAME  # as the server names it (the folder is "model")
-        rows.append(measure(minilm))
-    return rows
+    return [measure(m) for m in [gpt2_shape(where), *builtin(where)]]
 
 
 def table(rows: list[AtlasRow]) -> str:

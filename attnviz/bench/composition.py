@@ -12,10 +12,10 @@ from dataclasses import asdict, dataclass
 
 import torch
 
-from attnviz.bench.atlas import gpt2_shape
+from attnviz.bench.atlas import builtin, gpt2_shape
 from attnviz.engine.model import Block
 from attnviz.pretrained.folder import PretrainedModel
-from attnviz.pretrained.registry import BUILTIN_NAME, ServedModel, builtin_dir, load_model
+from attnviz.pretrained.registry import ServedModel
 from attnviz.services.composition import CompositionCache, compute, response
 
 TARGET_S = 5.0  # issue 29: 12 x 12 heads within 5 s
@@ -67,13 +67,7 @@ def run(device: str = "cpu") -> list[CompositionRow]:
     shape = gpt2_shape(torch.device("cpu"))
     assert isinstance(shape, PretrainedModel)
     randomised(shape).model.to(where)
-    rows = [measure(shape)]
-    folder = builtin_dir()
-    if folder is not None:
-        minilm = load_model(folder, where)
-        minilm.name = BUILTIN_NAME  # as the server names it (the folder is "model")
-        rows.append(measure(minilm))
-    return rows
+    return [measure(m) for m in [shape, *builtin(where)]]
 
 
 def table(rows: list[CompositionRow]) -> str:

@@ -14,9 +14,9 @@ from dataclasses import asdict, dataclass
 
 import torch
 
-from attnviz.bench.atlas import gpt2_shape
+from attnviz.bench.atlas import builtin, gpt2_shape
 from attnviz.limits import LIMITS
-from attnviz.pretrained.registry import BUILTIN_NAME, ServedModel, builtin_dir, load_model
+from attnviz.pretrained.registry import ServedModel
 from attnviz.schemas.corpus import CorpusRequest, CorpusResponse
 from attnviz.services.corpus import CorpusCache
 
@@ -59,13 +59,7 @@ def measure(m: ServedModel, tokens: int = LIMITS.default_corpus_tokens) -> Corpu
 
 def run(device: str = "cpu") -> list[CorpusRow]:
     where = torch.device(device)
-    rows = [measure(gpt2_shape(where))]
-    folder = builtin_dir()
-    if folder is not None:
-        minilm = load_model(folder, where)
-        minilm.name = BUILTIN_NAME
-        rows.append(measure(minilm))
-    return rows
+    return [measure(m) for m in [gpt2_shape(where), *builtin(where)]]
 
 
 def table(rows: list[CorpusRow]) -> str:
