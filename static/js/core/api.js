@@ -161,6 +161,24 @@ export async function fetchModels(open = null) {
 }
 
 /**
+ * GET /api/models/{name}/composition -> the Q-, K- and V-composition scores of every pair of
+ * heads in different layers, from the weights (waiting out a busy server; a trained run's model
+ * names its run).
+ * @param {string} model @returns {Promise<import("./types.js").Composition>}
+ */
+export function fetchComposition(model) {
+  const run = runs.get(model);
+  /** @type {Record<string, string>} */
+  const headers = { Accept: "application/json" };
+  if (run) headers["X-Attnviz-Run"] = run;
+  return onceMoreIfCut(async () => {
+    const response = await fetchPatiently(`/api/models/${encodeURIComponent(model)}/composition`, { headers });
+    if (!response.ok) throw await failure(response);
+    return response.json();
+  });
+}
+
+/**
  * GET /api/models/{name}/atlas -> every head of the model scored on the atlas's probe (waiting
  * out a busy server; a trained run's model names its run, as a trace does).
  * @param {string} model @returns {Promise<import("./types.js").Atlas>}

@@ -234,6 +234,14 @@
  */
 
 /**
+ * How heads compose (core/api.js fetchComposition): per kind, [lb][hb][la * heads + ha] the
+ * score of head (la, ha) into the later head (lb, hb), 0 to 1; null where a head's matrix is zero.
+ * @typedef {"q" | "k" | "v"} CompositionKind
+ * @typedef {{model: string, layers: number, heads: number, names: string[],
+ *   kinds: Record<CompositionKind, (number | null)[][][]>, processing: string, seconds: number}} Composition
+ */
+
+/**
  * Many texts at once (core/api.js fetchCorpus, the model's corpus endpoint): one head's
  * queries and keys of every token of a set of texts, projected together into 2-D, and every
  * head clustered by the similarity of its patterns on the set.

@@ -2,8 +2,9 @@
 // pickers, captions and notes) and the view module that draws into it, from the parts the view
 // asks for (parts.js), and the card's own controls (pickers, play, PNG, SVG and CSV downloads).
 // Every card module exports draw(ctx), the view's draw (it settles when its view is drawn), and
-// may export wire(ctx), its controls, wired once. The Knock-out, Head atlas and Many texts cards
-// are their own controllers (cards/knockout.js, cards/atlas.js, cards/corpus.js).
+// may export wire(ctx), its controls, wired once. The Knock-out, Head atlas, How heads compose
+// and Many texts cards are their own controllers (cards/knockout.js, cards/atlas.js,
+// cards/composition.js, cards/corpus.js).
 
 import * as gen from "./cards/gen.js";
 import * as head from "./cards/head.js";

@@ -16,6 +16,7 @@ import { byId } from "../../core/dom.js";
 import { SENTENCE_FEEDS } from "../../core/feeds.js";
 import { ablateBody, clampSentence, defaultSentence } from "../../core/state.js";
 import { createAtlasCard } from "./cards/atlas.js";
+import { createCompositionCard } from "./cards/composition.js";
 import { createCorpusCard } from "./cards/corpus.js";
 import { createDrawing } from "./draw.js";
 import { renderSentenceInputs, tokenIndex, wireInputs } from "./inputs.js";
@@ -162,7 +163,24 @@ export function createSentence(
     renderInputs();
     edited(0);
   }
-  const atlas = fixed ? null : createAtlasCard({ model: () => app.s.model, openHead, setError: hooks.setError });
+  /** @type {ReturnType<typeof createCompositionCard> | null} */
+  let composition = null;
+  const atlas = fixed
+    ? null
+    : createAtlasCard({
+        model: () => app.s.model,
+        openHead,
+        setError: hooks.setError,
+        onShown: () => composition?.redraw(),
+      });
+  composition = fixed
+    ? null
+    : createCompositionCard({
+        model: () => app.s.model,
+        atlas: () => atlas?.current() ?? null,
+        openHead: (layer, head) => openHead(app.s.text, layer, head),
+        setError: hooks.setError,
+      });
   corpus = fixed ? null : createCorpus(app, modelInfo, openHead, hooks.setError);
   if (fixed) serverless();
 
@@ -182,6 +200,7 @@ export function createSentence(
     );
     hideOthers();
     atlas?.sync();
+    composition?.sync();
     corpus?.sync();
     knockCard?.sync();
   }
@@ -331,10 +350,11 @@ function createCorpus(app, modelInfo, openHead, setError) {
   });
 }
 
-/** A page without a server (a one-file export): no atlas or many texts to ask for (their cards
- * go), no server to rerun the model with heads knocked out. */
+/** A page without a server (a one-file export): no atlas, composition or many texts to ask for
+ * (their cards go), no server to rerun the model with heads knocked out. */
 function serverless() {
   byId("atlas-card").remove();
+  byId("comp-card").remove();
   byId("corpus-card").remove();
   byId("mv-knock-label").hidden = true;
 }

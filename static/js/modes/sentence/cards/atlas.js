@@ -13,9 +13,11 @@ import * as atlasview from "../../../views/atlas.js";
 /**
  * Wire the card (once).
  * @param {{model: () => string | null, openHead: (text: string, layer: number, head: number) => void,
- *   setError: (message: string | null) => void}} ctx model: the model chosen now; openHead: put
- *   the text into the input card and open that head in the views
- * @returns {{sync: () => void}} sync: after the model may have changed
+ *   setError: (message: string | null) => void, onShown?: () => void}} ctx model: the model chosen
+ *   now; openHead: put the text into the input card and open that head in the views; onShown: a
+ *   model's atlas came (the composition card labels its heads' roles with it)
+ * @returns {{sync: () => void, current: () => Atlas | null}} sync: after the model may have
+ *   changed; current: the atlas shown, if any
  */
 export function createAtlasCard(ctx) {
   const go = /** @type {HTMLButtonElement} */ (byId("atlas-go"));
@@ -91,6 +93,7 @@ export function createAtlasCard(ctx) {
         `The probe: ${p.strings} strings of ${p.half} random tokens, each repeated ` +
         `(seed ${p.seed}); the first is “${p.text.trim()}”.`;
       draw();
+      ctx.onShown?.();
     } catch (err) {
       if (mine !== asked) return;
       pending = null;
@@ -107,5 +110,6 @@ export function createAtlasCard(ctx) {
       const of = shown?.model ?? pending;
       if (of !== null && of !== ctx.model()) reset();
     },
+    current: () => shown?.atlas ?? null,
   };
 }

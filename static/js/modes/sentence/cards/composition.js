@@ -1,0 +1,121 @@
+// The "How heads compose" card of sentence mode, beside the head atlas: nothing is asked of the
+// server until the reader presses "Compose every head" (once per model, from its weights: a
+// second or so for GPT-2's 144 heads); then the model's composition scores (core/api.js
+// fetchComposition) are drawn by views/composition.js, one kind and the strongest few at a
+// time, the heads labelled with the atlas's roles once the atlas is scored. An edge picked
+// there opens its later head in the views, on the text. A new model puts the button back.
+
+import { fetchComposition } from "../../../core/api.js";
+import { byId, fillOptions } from "../../../core/dom.js";
+import * as view from "../../../views/composition.js";
+
+/** @typedef {import("../../../core/types.js").Composition} Composition */
+/** @typedef {import("../../../core/types.js").CompositionKind} CompositionKind */
+/** @typedef {import("../../../core/types.js").Atlas} Atlas */
+
+/**
+ * Wire the card (once).
+ * @param {{model: () => string | null, atlas: () => Atlas | null,
+ *   openHead: (layer: number, head: number) => void, setError: (message: string | null) => void}} ctx
+ *   model: the model chosen now; atlas: its atlas when the atlas card has scored it; openHead:
+ *   open that head in the views, on the text
+ * @returns {{sync: () => void, redraw: () => void}} sync: after the model may have changed;
+ *   redraw: the atlas came (the heads' roles)
+ */
+export function createCompositionCard(ctx) {
+  const go = /** @type {HTMLButtonElement} */ (byId("comp-go"));
+  const kind = /** @type {HTMLSelectElement} */ (byId("comp-kind"));
+  const count = /** @type {HTMLSelectElement} */ (byId("comp-count"));
+  const status = byId("comp-status");
+  const processing = byId("comp-processing");
+  const box = byId("comp-view");
+  fillOptions(
+    kind,
+    Object.entries(view.KIND_WORDS).map(([k, words]) => [k, words]),
+    "k",
+  );
+  fillOptions(
+    count,
+    view.EDGE_COUNTS.map((n) => [n, `${n} strongest`]),
+    view.EDGE_COUNTS[1],
+  );
+  /** @type {{model: string, comp: Composition} | null} */
+  let shown = null;
+  /** @type {{layer: number, head: number} | null} */
+  let opened = null;
+  let asked = 0;
+  /** @type {string | null} */
+  let pending = null;
+
+  function draw() {
+    if (!shown) return;
+    const atlas = ctx.atlas();
+    const data = {
+      comp: shown.comp,
+      kind: /** @type {CompositionKind} */ (kind.value),
+      count: Number(count.value),
+      atlas: atlas && atlas.model === shown.model ? atlas : null,
+    };
+    view.render(box, data, opened, {
+      onPick(layer, head) {
+        opened = { layer, head };
+        draw();
+        ctx.openHead(layer, head);
+      },
+    });
+  }
+
+  function reset() {
+    shown = null;
+    opened = null;
+    pending = null;
+    asked++;
+    go.hidden = false;
+    go.disabled = false;
+    kind.disabled = true;
+    count.disabled = true;
+    status.textContent = "";
+    processing.textContent = "";
+    box.replaceChildren();
+  }
+
+  go.addEventListener("click", async () => {
+    const model = ctx.model();
+    if (!model) return;
+    const mine = ++asked;
+    pending = model;
+    go.disabled = true;
+    status.textContent = `Composing every pair of ${model}'s heads from its weights…`;
+    try {
+      const comp = await fetchComposition(model);
+      if (mine !== asked) return;
+      pending = null;
+      shown = { model, comp };
+      go.hidden = true;
+      kind.disabled = false;
+      count.disabled = false;
+      status.textContent =
+        `${comp.layers} layers × ${comp.heads} heads, composed in ${comp.seconds.toFixed(2)} s ` +
+        "(kept for this model).";
+      processing.textContent = `Weights as TransformerLens processes them: ${comp.processing}`;
+      draw();
+    } catch (err) {
+      if (mine !== asked) return;
+      pending = null;
+      go.disabled = false;
+      status.textContent = "";
+      ctx.setError(`composition: ${/** @type {Error} */ (err).message}`);
+    }
+  });
+  kind.addEventListener("change", draw);
+  count.addEventListener("change", draw);
+  reset();
+
+  return {
+    sync() {
+      const of = shown?.model ?? pending;
+      if (of !== null && of !== ctx.model()) reset();
+    },
+    redraw: draw,
+  };
+}
