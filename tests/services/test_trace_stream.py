@@ -14,6 +14,17 @@ import pytest
 import attnviz.services.trace_service as service
 
 
+def run(coroutine):
+    """``asyncio.run`` on a thread of its own: the process may hold a running loop already (the
+    browser tests' Playwright, in the serial suite)."""
+    out: list = []
+    thread = threading.Thread(target=lambda: out.append(asyncio.run(coroutine)))
+    thread.start()
+    thread.join(timeout=60)
+    assert out, "the stream's coroutine did not end"
+    return out[0]
+
+
 async def _received(pieces: list[bytes], pause: float, seed: int) -> list[bytes]:
     stream = service.Stream(asyncio.get_running_loop())
     rng = random.Random(seed)
@@ -40,7 +51,7 @@ async def _received(pieces: list[bytes], pause: float, seed: int) -> list[bytes]
 def test_every_piece_arrives_in_order_however_writer_and_reader_interleave(pause):
     pieces = [bytes([i % 256]) * (1 + i % 7) for i in range(200)]
     for seed in range(5):
-        got = asyncio.run(asyncio.wait_for(_received(pieces, pause, seed), timeout=20))
+        got = run(asyncio.wait_for(_received(pieces, pause, seed), timeout=20))
         assert got == pieces, f"seed {seed}"
 
 
@@ -56,4 +67,4 @@ def test_started_is_done_once_stream_after_bytes_are_written(monkeypatch):
         await asyncio.wait_for(stream.started, timeout=10)
         return before, stream.started.done()
 
-    assert asyncio.run(main()) == (False, True)
+    assert run(main()) == (False, True)
