@@ -1,0 +1,282 @@
+"""The residual stream of one clean run as a sum of components, every norm frozen.
+
+A clean run (``clean_run``) is one forward of the native engine that keeps what the
+decomposition needs and no trace keeps: each layer's per-head outputs before the output
+projection (``hook_z``), each feed-forward's output, and every norm's per-token scale (1/sigma of
+its input: the root mean square for an RMSNorm, the standard deviation for a LayerNorm), read from
+the norm's own input.
+
+With the scales frozen every norm is affine per token: y = P(x) * s_t * w + b, where P centres
+a LayerNorm's input (x - mean(x), linear: the mean of a sum is the sum of the means) and is the
+identity for an RMSNorm. So the stream at any point is a sum of components, each transformed by
+the norms it has passed through, and their sum is the clean run's stream (``Stream``):
+
+- ``embed``: the token vectors (W_E[ids], times ``embed_scale``);
+- ``pos``: the absolute position table (learned or sinusoidal), for a model that adds one;
+- ``type``: BERT's token-type vector (segment A, W_type[0], added to every token): its own
+  component, not folded into ``pos``;
+- ``L{l}.H{h}``: head h of layer l, z_h @ W_O[h] (through layer l's norm of the attention's
+  output, ``out_norm``, when the model has one: Gemma 2/3, OLMo 2);
+- ``L{l}.attn_bias``: layer l's b_O (through that norm too), for a model with biases;
+- ``L{l}.mlp``: layer l's feed-forward output as the residual adds it (its biases inside);
+- ``bias``: every norm's shift (and, read by an attention, the q/k projection's bias), carried
+  through the norms after it.
+
+A post-norm block (BERT) and the embedding norm transform every component already in the
+stream; a component added later is untouched by the norms before it. A component is kept lazily
+(``Group``): alpha_t * (V @ M), with V (n, T, d) what the run recorded, M (n, d, C) the weights
+that write it (None: V is already in the stream's basis) and alpha (T,) the product of the frozen
+scales it has passed through, so that a norm costs the size of M, not of (n, T, C).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+
+from attnviz.engine import Transformer, act_name, capture
+from attnviz.engine.model import Block, LayerNorm
+from attnviz.errors import TraceError
+
+
+@dataclass(frozen=True)
+class Component:
+    """One part of the residual stream: ``name`` (``embed``, ``L3.H5``, ...), ``kind`` (embed,
+    pos, type, head, attn_bias, mlp, bias; ``rest`` for what ``top`` folds together), and the
+    layer and head it comes from (None where it has none)."""
+
+    name: str
+    kind: str
+    layer: int | None = None
+    head: int | None = None
+
+    def as_dict(self) -> dict:
+        return {"name": self.name, "kind": self.kind, "layer": self.layer, "head": self.head}
+
+
+@dataclass
+class CleanRun:
+    """What one forward of ``model`` on one sequence recorded for the decomposition."""
+
+    model: Transformer
+    embed: torch.Tensor  # (T, C) the token vectors, after embed_scale
+    pos: torch.Tensor | None  # (T, C) the positional table added, if any
+    type_vector: torch.Tensor | None  # (C,) the token-type vector added to every token, if any
+    z: list[torch.Tensor]  # L x (nh, T, hs) each head's pattern @ v
+    mlp: list[torch.Tensor | None]  # L x (T, C) the feed-forward's output (after its out_norm)
+    scales: dict[str, torch.Tensor]  # a norm's module name -> (..., T) its frozen 1/sigma
+    logits: torch.Tensor | None = field(default=None, repr=False)  # (T, V) before the cap
+
+    @property
+    def n(self) -> int:
+        return self.embed.shape[0]
+
+
+def _scale_of(norm: LayerNorm, x: torch.Tensor) -> torch.Tensor:
+    """(...,) the frozen 1/sigma of the norm's input ``x`` (..., n), in float64."""
+    x = x.double()
+    if norm.rms:
+        return torch.rsqrt(x.pow(2).mean(-1) + norm.eps)
+    return torch.rsqrt(x.var(-1, unbiased=False) + norm.eps)
+
+
+def clean_run(model: Transformer, x: torch.Tensor) -> CleanRun:
+    """One forward of ``model`` on ``x`` ((1, T) ids or (1, T, C) vectors), recording every
+    norm's scale, each head's z and each feed-forward's output. A TraceError for a model the
+    decomposition does not read (an encoder-decoder's cross-attention)."""
+    cfg = model.cfg
+    if cfg.encoder_layers:
+        raise TraceError("fields: attributions read one stream; this model has a cross-attention")
+    scales: dict[str, torch.Tensor] = {}
+    handles = []
+    for name, module in model.named_modules():
+        if isinstance(module, LayerNorm):
+
+            def keep(m: torch.nn.Module, inp: tuple, _out: object, name: str = name) -> None:
+                assert isinstance(m, LayerNorm)
+                scales[name] = _scale_of(m, inp[0].detach()[0])  # batch of one dropped
+
+            handles.append(module.register_forward_hook(keep))
+    wanted = [act_name("embed")] + [act_name("z", i) for i in range(cfg.n_layers)]
+    wanted += [act_name("mlp_out", i) for i in range(cfg.n_layers)] if cfg.ffn else []
+    wanted += [act_name("pos_embed")] if cfg.positional in ("sinusoidal", "learned") else []
+    wanted += [act_name("type_embed")] if cfg.type_vocab_size else []
+    try:
+        with torch.inference_mode(), capture(model, wanted) as cache:
+            out = model(x)
+            logits = None
+            if cfg.unembed:
+                logits = (out @ model.W_U)[0]  # (T, V) before any soft-cap
+    finally:
+        for h in handles:
+            h.remove()
+    T = x.shape[1]
+    pos = cache.get(act_name("pos_embed"))
+    return CleanRun(
+        model=model,
+        embed=cache[act_name("embed")][0],
+        pos=pos[:T] if pos is not None else None,
+        type_vector=cache.get(act_name("type_embed")),
+        z=[cache[act_name("z", i)][0] for i in range(cfg.n_layers)],
+        mlp=[cache[act_name("mlp_out", i)][0] if cfg.ffn else None for i in range(cfg.n_layers)],
+        scales=scales,
+        logits=logits,
+    )
+
+
+@dataclass
+class Group:
+    """Components kept lazily: component c at position t is alpha[t] * (v[c, t] @ m[c])."""
+
+    components: list[Component]
+    v: torch.Tensor  # (n, T, d)
+    m: torch.Tensor | None  # (n, d, C); None: d is C and v is in the stream's basis
+    alpha: torch.Tensor  # (T,)
+
+    def project(self, w: torch.Tensor) -> torch.Tensor:
+        """(n, T, k): each component's vectors times ``w`` (C, k)."""
+        if self.m is None:
+            out = self.v @ w  # (n, T, k)
+        else:
+            out = self.v @ (self.m @ w)  # (n, T, d) @ (n, d, k)
+        return out * self.alpha[None, :, None]
+
+
+@dataclass
+class Stream:
+    """The residual stream at one point: its components (``groups``) and the biases carried
+    (``bias``, (T, C)); ``biased`` says whether any bias has entered."""
+
+    groups: list[Group]
+    bias: torch.Tensor
+    biased: bool = False
+
+    @property
+    def components(self) -> list[Component]:
+        out = [c for g in self.groups for c in g.components]
+        return out + ([Component("bias", "bias")] if self.biased else [])
+
+    def project(self, w: torch.Tensor, b: torch.Tensor | None = None) -> torch.Tensor:
+        """(N, T, k): every component times ``w`` (C, k), the bias row last (with ``b`` (k,)
+        added) when the stream or ``b`` has one."""
+        rows = [g.project(w) for g in self.groups]
+        if self.biased or b is not None:
+            bias = self.bias @ w
+            rows.append((bias if b is None else bias + b)[None])  # (1, T, k)
+        return torch.cat(rows)
+
+    def total(self) -> torch.Tensor:
+        """(T, C) the sum of the components: the clean run's stream at this point."""
+        eye = torch.eye(self.bias.shape[-1], dtype=self.bias.dtype, device=self.bias.device)
+        return self.project(eye).sum(0) if self.groups else self.bias
+
+
+def affine(norm: LayerNorm, dtype: torch.dtype) -> tuple[bool, torch.Tensor | None, ...]:
+    """(whether it centres, its scale (offset + w) or None, its shift or None), in ``dtype``."""
+    w = norm.w
+    if w is not None:
+        w = (norm.offset + w.to(dtype)) if norm.offset else w.to(dtype)
+    b = norm.b.to(dtype) if norm.b is not None else None
+    return not norm.rms, w, b
+
+
+def _centre(x: torch.Tensor) -> torch.Tensor:
+    return x - x.mean(-1, keepdim=True)
+
+
+def through(stream: Stream, norm: LayerNorm, s: torch.Tensor) -> Stream:
+    """The stream after ``norm`` with its scale frozen at ``s`` (T,): each component centred (a
+    LayerNorm), scaled and weighted; the norm's shift joins ``bias``."""
+    centre, w, b = affine(norm, stream.bias.dtype)
+    groups = []
+    for g in stream.groups:
+        if g.m is None:
+            v = _centre(g.v) if centre else g.v
+            groups.append(Group(g.components, v if w is None else v * w, None, g.alpha * s))
+        else:
+            m = _centre(g.m) if centre else g.m
+            groups.append(Group(g.components, g.v, m if w is None else m * w, g.alpha * s))
+    bias = (_centre(stream.bias) if centre else stream.bias) * s[:, None]
+    bias = bias if w is None else bias * w
+    if b is not None:
+        bias = bias + b
+    return Stream(groups, bias, stream.biased or b is not None)
+
+
+def dtype_for(device: torch.device) -> torch.dtype:
+    """float64 where the device has it (not Apple's MPS)."""
+    return torch.float32 if device.type == "mps" else torch.float64
+
+
+def _attention_written(run: CleanRun, layer: int, dtype: torch.dtype) -> Stream:
+    """What layer ``layer``'s attention adds to the stream: each head and b_O (through its
+    out_norm)."""
+    model, cfg = run.model, run.model.cfg
+    block = model.blocks[layer]
+    assert isinstance(block, Block)
+    T, nh, hs = run.n, cfg.n_heads, cfg.d_head
+    z = run.z[layer].to(dtype)  # (nh, T, hs)
+    w_o = block.attn.W_O.to(dtype).view(nh, hs, -1)  # (nh, hs, C)
+    ones = torch.ones(T, dtype=dtype, device=z.device)
+    heads = [Component(f"L{layer}.H{h}", "head", layer, h) for h in range(nh)]
+    groups = [Group(heads, z, w_o, ones)]
+    b_o = block.attn.b_O
+    if b_o is not None:
+        bias_part = Component(f"L{layer}.attn_bias", "attn_bias", layer)
+        v = torch.ones(1, T, 1, dtype=dtype, device=z.device)
+        groups.append(Group([bias_part], v, b_o.to(dtype).view(1, 1, -1), ones))
+    written = Stream(groups, torch.zeros(T, cfg.d_model, dtype=dtype, device=z.device))
+    if block.ln1_out is not None:
+        written = through(written, block.ln1_out, run.scales[f"blocks.{layer}.ln1_out"])
+    return written
+
+
+def _mlp_written(run: CleanRun, layer: int, dtype: torch.dtype) -> Group:
+    out = run.mlp[layer]
+    assert out is not None
+    ones = torch.ones(run.n, dtype=dtype, device=out.device)
+    return Group([Component(f"L{layer}.mlp", "mlp", layer)], out.to(dtype)[None], None, ones)
+
+
+def _add(stream: Stream, written: Stream | Group, residual: bool) -> Stream:
+    if isinstance(written, Group):
+        written = Stream([written], torch.zeros_like(stream.bias))
+    if not residual:  # the sublayer's output replaces the stream
+        return written
+    return Stream(stream.groups + written.groups, stream.bias + written.bias,
+                  stream.biased or written.biased)  # fmt: skip
+
+
+def stream_at(run: CleanRun, layer: int, dtype: torch.dtype | None = None) -> Stream:
+    """The stream block ``layer`` reads (its hidden state; ``layer`` = n_layers: the last block's
+    output, before the final norm), decomposed."""
+    model, cfg = run.model, run.model.cfg
+    dtype = dtype or dtype_for(run.embed.device)
+    T, device = run.n, run.embed.device
+    ones = torch.ones(T, dtype=dtype, device=device)
+    groups = [Group([Component("embed", "embed")], run.embed.to(dtype)[None], None, ones)]
+    if run.type_vector is not None:
+        v = run.type_vector.to(dtype).expand(T, -1)[None]  # (1, T, C)
+        groups.append(Group([Component("type", "type")], v, None, ones))
+    if run.pos is not None:
+        groups.append(Group([Component("pos", "pos")], run.pos.to(dtype)[None], None, ones))
+    stream = Stream(groups, torch.zeros(T, cfg.d_model, dtype=dtype, device=device))
+    if model.ln_embed is not None:
+        stream = through(stream, model.ln_embed, run.scales["ln_embed"])
+    post = cfg.norm == "post"
+    for i in range(layer):
+        block = model.blocks[i]
+        assert isinstance(block, Block)
+        attn = _attention_written(run, i, dtype)
+        if cfg.parallel:  # both read the block's input; the residual adds both
+            stream = _add(_add(stream, attn, True), _mlp_written(run, i, dtype), True)
+            continue
+        stream = _add(stream, attn, cfg.residual)
+        if post and block.ln1 is not None:
+            stream = through(stream, block.ln1, run.scales[f"blocks.{i}.ln1"])
+        if cfg.ffn:
+            stream = _add(stream, _mlp_written(run, i, dtype), cfg.residual)
+            if post and block.ln2 is not None:
+                stream = through(stream, block.ln2, run.scales[f"blocks.{i}.ln2"])
+    return stream
