@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import torch
 
 from attnviz.capture.decompose import CleanRun, Component, Stream, affine, stream_at, through
-from attnviz.engine.model import Block, hidden_keys
+from attnviz.engine.model import Block, LayerNorm, hidden_keys
 from attnviz.errors import TraceError
 
 REST = Component("rest", "rest")
@@ -48,11 +48,13 @@ def _side(run: CleanRun, stream: Stream, layer: int, head: int, side: str, biase
         b = torch.zeros(hs, dtype=w.dtype, device=w.device)
     out = stream.project(w, b)  # (N, T, hs)
     norm = getattr(attn, f"{side}_norm", None)
-    if cfg.qk_norm == "proj":  # over the projection: the head's slice of its weight
+    if norm is not None:
+        assert isinstance(norm, LayerNorm)
+    if norm is not None and cfg.qk_norm == "proj":  # over the projection: the head's slice
         _, nw, _ = affine(norm, w.dtype)
         s = run.scales[f"blocks.{layer}.attn.{side}_norm"]  # (T,)
         out = out * s[None, :, None] * (nw[cols] if nw is not None else 1)
-    elif cfg.qk_norm == "head":  # per head, after the key heads are repeated
+    elif norm is not None and cfg.qk_norm == "head":  # per head, after the key heads are repeated
         _, nw, _ = affine(norm, w.dtype)
         s = run.scales[f"blocks.{layer}.attn.{side}_norm"][head]  # (nh, T) -> (T,)
         out = out * s[None, :, None] * (nw if nw is not None else 1)

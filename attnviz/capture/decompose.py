@@ -136,10 +136,8 @@ class Group:
 
     def project(self, w: torch.Tensor) -> torch.Tensor:
         """(n, T, k): each component's vectors times ``w`` (C, k)."""
-        if self.m is None:
-            out = self.v @ w  # (n, T, k)
-        else:
-            out = self.v @ (self.m @ w)  # (n, T, d) @ (n, d, k)
+        # (n, T, d) @ (n, d, k) when the weights write it
+        out = self.v @ w if self.m is None else self.v @ (self.m @ w)  # (n, T, k)
         return out * self.alpha[None, :, None]
 
 
@@ -172,11 +170,13 @@ class Stream:
         return self.project(eye).sum(0) if self.groups else self.bias
 
 
-def affine(norm: LayerNorm, dtype: torch.dtype) -> tuple[bool, torch.Tensor | None, ...]:
+def affine(
+    norm: LayerNorm, dtype: torch.dtype
+) -> tuple[bool, torch.Tensor | None, torch.Tensor | None]:
     """(whether it centres, its scale (offset + w) or None, its shift or None), in ``dtype``."""
-    w = norm.w
-    if w is not None:
-        w = (norm.offset + w.to(dtype)) if norm.offset else w.to(dtype)
+    w: torch.Tensor | None = None
+    if norm.w is not None:
+        w = (norm.offset + norm.w.to(dtype)) if norm.offset else norm.w.to(dtype)
     b = norm.b.to(dtype) if norm.b is not None else None
     return not norm.rms, w, b
 
