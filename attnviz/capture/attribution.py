@@ -41,7 +41,8 @@ def _side(run: CleanRun, stream: Stream, layer: int, head: int, side: str, biase
     attn, hs = block.attn, cfg.d_head
     at = head if side == "q" else cfg.kv_head_of(head)
     cols = slice(at * hs, (at + 1) * hs)
-    w = (attn.W_Q if side == "q" else attn.W_K)[:, cols].to(stream.bias.dtype)  # (C, hs)
+    name = "W_Q" if side == "q" else "W_K"
+    w = run.weight(f"{layer}.{name}", getattr(attn, name))[:, cols]  # (C, hs)
     b_full = attn.b_Q if side == "q" else attn.b_K
     b = b_full[cols].to(w.dtype) if b_full is not None else None
     if biased and b is None:
@@ -154,8 +155,8 @@ def qk_attribution(
     matrix = (q @ k[:, key].T) * scale  # (N, N) [q][k]
     keys = (~hidden).nonzero()[:, 0].tolist()
     kk = k[:, keys]  # (N, K, hs)
-    by_key = torch.einsum("d,nkd->kn", q.sum(0), kk) * scale  # (K, N)
-    by_query = torch.einsum("nd,kd->kn", q, kk.sum(0)) * scale  # (K, N)
+    by_key = (kk @ q.sum(0)).T * scale  # (N, K, hs) @ (hs,) -> (K, N)
+    by_query = (kk.sum(0) @ q.T) * scale  # (K, hs) @ (hs, N) -> (K, N)
     keep = _keep(matrix.abs().sum(1) + matrix.abs().sum(0), top)
     if keep is not None:
         components = [components[i] for i in keep] + [REST]
@@ -197,7 +198,7 @@ def logit_attribution(
     """Direct logit attribution at ``position`` of ``token`` (None: the top prediction there),
     or of logit[token] - logit[versus]. A TraceError for a model without an unembedding."""
     model, cfg = run.model, run.model.cfg
-    if not cfg.unembed or run.logits is None:
+    if not cfg.unembed:
         raise TraceError(
             "fields: logit_attribution needs the model's unembedding, and this model has none "
             "(an encoder predicts no next token)"
@@ -205,18 +206,18 @@ def logit_attribution(
     assert cfg.vocab_size is not None
     _check(run, "position", position, run.n)
     if token is None:
-        token = int(run.logits[position].argmax())
+        token = int(run.logits(position).argmax())
     _check(run, "token", token, cfg.vocab_size)
     if versus is not None:
         _check(run, "versus", versus, cfg.vocab_size)
-    stream = stream_at(run, cfg.n_layers)
+    one = run.at([position])  # a norm and a head's output at one token need no other
+    stream = stream_at(one, cfg.n_layers)
     if model.ln_final is not None:
-        stream = through(stream, model.ln_final, run.scales["ln_final"])
-    dtype = stream.bias.dtype
-    u = model.W_U[:, token].to(dtype)
+        stream = through(stream, model.ln_final, one.scales["ln_final"])
+    u = model.W_U[:, token].to(run.dtype)
     if versus is not None:
-        u = u - model.W_U[:, versus].to(dtype)
-    values = stream.project(u[:, None])[:, position, 0]  # (N,)
+        u = u - model.W_U[:, versus].to(run.dtype)
+    values = stream.project(u[:, None])[:, 0, 0]  # (N, 1, 1) -> (N,)
     return LogitAttribution(
         position=position,
         token=token,

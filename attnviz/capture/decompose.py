@@ -57,7 +57,8 @@ class Component:
 
 @dataclass
 class CleanRun:
-    """What one forward of ``model`` on one sequence recorded for the decomposition."""
+    """What one forward of ``model`` on one sequence recorded for the decomposition, in
+    ``dtype`` (float64 where the device has it)."""
 
     model: Transformer
     embed: torch.Tensor  # (T, C) the token vectors, after embed_scale
@@ -66,16 +67,48 @@ class CleanRun:
     z: list[torch.Tensor]  # L x (nh, T, hs) each head's pattern @ v
     mlp: list[torch.Tensor | None]  # L x (T, C) the feed-forward's output (after its out_norm)
     scales: dict[str, torch.Tensor]  # a norm's module name -> (..., T) its frozen 1/sigma
-    logits: torch.Tensor | None = field(default=None, repr=False)  # (T, V) before the cap
+    output: torch.Tensor | None = field(default=None, repr=False)  # (T, C) after the final norm
+    _weights: dict[str, torch.Tensor] = field(default_factory=dict, repr=False)
 
     @property
     def n(self) -> int:
         return self.embed.shape[0]
 
+    def logits(self, position: int) -> torch.Tensor:
+        """(V,) the logits at ``position`` before any soft-cap (a model with an unembedding)."""
+        assert self.output is not None
+        return self.output[position] @ self.model.W_U
+
+    @property
+    def dtype(self) -> torch.dtype:
+        return self.embed.dtype
+
+    def weight(self, name: str, w: torch.Tensor) -> torch.Tensor:
+        """``w`` (a weight of the model called ``name``) in the run's dtype, cast once."""
+        if name not in self._weights:
+            self._weights[name] = w.detach().to(self.dtype)
+        return self._weights[name]
+
+    def at(self, positions: list[int]) -> CleanRun:
+        """The run at ``positions`` alone: what a norm, a head's output or a feed-forward is at
+        one token does not depend on the others (a head's z already holds what it read)."""
+        pick = torch.tensor(positions, device=self.embed.device)
+        return CleanRun(
+            model=self.model,
+            embed=self.embed[pick],
+            pos=self.pos[pick] if self.pos is not None else None,
+            type_vector=self.type_vector,
+            z=[z[:, pick] for z in self.z],
+            mlp=[m[pick] if m is not None else None for m in self.mlp],
+            scales={k: v[..., pick] for k, v in self.scales.items()},
+            output=self.output[pick] if self.output is not None else None,
+            _weights=self._weights,
+        )
+
 
 def _scale_of(norm: LayerNorm, x: torch.Tensor) -> torch.Tensor:
     """(...,) the frozen 1/sigma of the norm's input ``x`` (..., n), in float64."""
-    x = x.double()
+    x = x.to(dtype_for(x.device))
     if norm.rms:
         return torch.rsqrt(x.pow(2).mean(-1) + norm.eps)
     return torch.rsqrt(x.var(-1, unbiased=False) + norm.eps)
@@ -104,24 +137,24 @@ def clean_run(model: Transformer, x: torch.Tensor) -> CleanRun:
     wanted += [act_name("type_embed")] if cfg.type_vocab_size else []
     try:
         with torch.inference_mode(), capture(model, wanted) as cache:
-            out = model(x)
-            logits = None
-            if cfg.unembed:
-                logits = (out @ model.W_U)[0]  # (T, V) before any soft-cap
+            out = model(x)[0]  # (T, C) what the unembedding reads
     finally:
         for h in handles:
             h.remove()
-    T = x.shape[1]
-    pos = cache.get(act_name("pos_embed"))
+    T, dtype = x.shape[1], dtype_for(x.device)
+    pos, kind = cache.get(act_name("pos_embed")), cache.get(act_name("type_embed"))
+    z = [cache[act_name("z", i)][0].to(dtype) for i in range(cfg.n_layers)]
+    mlp = [cache[act_name("mlp_out", i)][0].to(dtype) if cfg.ffn else None
+           for i in range(cfg.n_layers)]  # fmt: skip
     return CleanRun(
         model=model,
-        embed=cache[act_name("embed")][0],
-        pos=pos[:T] if pos is not None else None,
-        type_vector=cache.get(act_name("type_embed")),
-        z=[cache[act_name("z", i)][0] for i in range(cfg.n_layers)],
-        mlp=[cache[act_name("mlp_out", i)][0] if cfg.ffn else None for i in range(cfg.n_layers)],
-        scales=scales,
-        logits=logits,
+        embed=cache[act_name("embed")][0].to(dtype),
+        pos=pos[:T].to(dtype) if pos is not None else None,
+        type_vector=kind.to(dtype) if kind is not None else None,
+        z=z,
+        mlp=mlp,
+        scales={k: v.to(dtype) for k, v in scales.items()},
+        output=out,
     )
 
 
@@ -144,11 +177,14 @@ class Group:
 @dataclass
 class Stream:
     """The residual stream at one point: its components (``groups``) and the biases carried
-    (``bias``, (T, C)); ``biased`` says whether any bias has entered."""
+    (``bias``, (T, C); None while no bias has entered)."""
 
     groups: list[Group]
-    bias: torch.Tensor
-    biased: bool = False
+    bias: torch.Tensor | None = None
+
+    @property
+    def biased(self) -> bool:
+        return self.bias is not None
 
     @property
     def components(self) -> list[Component]:
@@ -159,15 +195,11 @@ class Stream:
         """(N, T, k): every component times ``w`` (C, k), the bias row last (with ``b`` (k,)
         added) when the stream or ``b`` has one."""
         rows = [g.project(w) for g in self.groups]
-        if self.biased or b is not None:
-            bias = self.bias @ w
+        if self.bias is not None or b is not None:
+            T = self.groups[0].alpha.shape[0]
+            bias = self.bias @ w if self.bias is not None else w.new_zeros(T, w.shape[1])
             rows.append((bias if b is None else bias + b)[None])  # (1, T, k)
         return torch.cat(rows)
-
-    def total(self) -> torch.Tensor:
-        """(T, C) the sum of the components: the clean run's stream at this point."""
-        eye = torch.eye(self.bias.shape[-1], dtype=self.bias.dtype, device=self.bias.device)
-        return self.project(eye).sum(0) if self.groups else self.bias
 
 
 def affine(
@@ -188,7 +220,8 @@ def _centre(x: torch.Tensor) -> torch.Tensor:
 def through(stream: Stream, norm: LayerNorm, s: torch.Tensor) -> Stream:
     """The stream after ``norm`` with its scale frozen at ``s`` (T,): each component centred (a
     LayerNorm), scaled and weighted; the norm's shift joins ``bias``."""
-    centre, w, b = affine(norm, stream.bias.dtype)
+    dtype = s.dtype
+    centre, w, b = affine(norm, dtype)
     groups = []
     for g in stream.groups:
         if g.m is None:
@@ -197,11 +230,13 @@ def through(stream: Stream, norm: LayerNorm, s: torch.Tensor) -> Stream:
         else:
             m = _centre(g.m) if centre else g.m
             groups.append(Group(g.components, g.v, m if w is None else m * w, g.alpha * s))
-    bias = (_centre(stream.bias) if centre else stream.bias) * s[:, None]
-    bias = bias if w is None else bias * w
+    bias = stream.bias
+    if bias is not None:
+        bias = (_centre(bias) if centre else bias) * s[:, None]
+        bias = bias if w is None else bias * w
     if b is not None:
-        bias = bias + b
-    return Stream(groups, bias, stream.biased or b is not None)
+        bias = b.expand(s.shape[0], -1) if bias is None else bias + b
+    return Stream(groups, bias)
 
 
 def dtype_for(device: torch.device) -> torch.dtype:
@@ -209,15 +244,15 @@ def dtype_for(device: torch.device) -> torch.dtype:
     return torch.float32 if device.type == "mps" else torch.float64
 
 
-def _attention_written(run: CleanRun, layer: int, dtype: torch.dtype) -> Stream:
+def _attention_written(run: CleanRun, layer: int) -> Stream:
     """What layer ``layer``'s attention adds to the stream: each head and b_O (through its
     out_norm)."""
     model, cfg = run.model, run.model.cfg
     block = model.blocks[layer]
     assert isinstance(block, Block)
-    T, nh, hs = run.n, cfg.n_heads, cfg.d_head
-    z = run.z[layer].to(dtype)  # (nh, T, hs)
-    w_o = block.attn.W_O.to(dtype).view(nh, hs, -1)  # (nh, hs, C)
+    T, nh, hs, dtype = run.n, cfg.n_heads, cfg.d_head, run.dtype
+    z = run.z[layer]  # (nh, T, hs)
+    w_o = run.weight(f"{layer}.W_O", block.attn.W_O).view(nh, hs, -1)  # (nh, hs, C)
     ones = torch.ones(T, dtype=dtype, device=z.device)
     heads = [Component(f"L{layer}.H{h}", "head", layer, h) for h in range(nh)]
     groups = [Group(heads, z, w_o, ones)]
@@ -225,58 +260,60 @@ def _attention_written(run: CleanRun, layer: int, dtype: torch.dtype) -> Stream:
     if b_o is not None:
         bias_part = Component(f"L{layer}.attn_bias", "attn_bias", layer)
         v = torch.ones(1, T, 1, dtype=dtype, device=z.device)
-        groups.append(Group([bias_part], v, b_o.to(dtype).view(1, 1, -1), ones))
-    written = Stream(groups, torch.zeros(T, cfg.d_model, dtype=dtype, device=z.device))
+        groups.append(Group([bias_part], v, run.weight(f"{layer}.b_O", b_o).view(1, 1, -1), ones))
+    written = Stream(groups)
     if block.ln1_out is not None:
         written = through(written, block.ln1_out, run.scales[f"blocks.{layer}.ln1_out"])
     return written
 
 
-def _mlp_written(run: CleanRun, layer: int, dtype: torch.dtype) -> Group:
+def _mlp_written(run: CleanRun, layer: int) -> Group:
     out = run.mlp[layer]
     assert out is not None
-    ones = torch.ones(run.n, dtype=dtype, device=out.device)
-    return Group([Component(f"L{layer}.mlp", "mlp", layer)], out.to(dtype)[None], None, ones)
+    ones = torch.ones(run.n, dtype=out.dtype, device=out.device)
+    return Group([Component(f"L{layer}.mlp", "mlp", layer)], out[None], None, ones)
 
 
 def _add(stream: Stream, written: Stream | Group, residual: bool) -> Stream:
     if isinstance(written, Group):
-        written = Stream([written], torch.zeros_like(stream.bias))
+        written = Stream([written])
     if not residual:  # the sublayer's output replaces the stream
         return written
-    return Stream(stream.groups + written.groups, stream.bias + written.bias,
-                  stream.biased or written.biased)  # fmt: skip
+    if stream.bias is None or written.bias is None:
+        bias = stream.bias if written.bias is None else written.bias
+    else:
+        bias = stream.bias + written.bias
+    return Stream(stream.groups + written.groups, bias)
 
 
-def stream_at(run: CleanRun, layer: int, dtype: torch.dtype | None = None) -> Stream:
+def stream_at(run: CleanRun, layer: int) -> Stream:
     """The stream block ``layer`` reads (its hidden state; ``layer`` = n_layers: the last block's
     output, before the final norm), decomposed."""
     model, cfg = run.model, run.model.cfg
-    dtype = dtype or dtype_for(run.embed.device)
-    T, device = run.n, run.embed.device
+    T, device, dtype = run.n, run.embed.device, run.dtype
     ones = torch.ones(T, dtype=dtype, device=device)
-    groups = [Group([Component("embed", "embed")], run.embed.to(dtype)[None], None, ones)]
+    groups = [Group([Component("embed", "embed")], run.embed[None], None, ones)]
     if run.type_vector is not None:
-        v = run.type_vector.to(dtype).expand(T, -1)[None]  # (1, T, C)
+        v = run.type_vector.expand(T, -1)[None]  # (1, T, C)
         groups.append(Group([Component("type", "type")], v, None, ones))
     if run.pos is not None:
-        groups.append(Group([Component("pos", "pos")], run.pos.to(dtype)[None], None, ones))
-    stream = Stream(groups, torch.zeros(T, cfg.d_model, dtype=dtype, device=device))
+        groups.append(Group([Component("pos", "pos")], run.pos[None], None, ones))
+    stream = Stream(groups)
     if model.ln_embed is not None:
         stream = through(stream, model.ln_embed, run.scales["ln_embed"])
     post = cfg.norm == "post"
     for i in range(layer):
         block = model.blocks[i]
         assert isinstance(block, Block)
-        attn = _attention_written(run, i, dtype)
+        attn = _attention_written(run, i)
         if cfg.parallel:  # both read the block's input; the residual adds both
-            stream = _add(_add(stream, attn, True), _mlp_written(run, i, dtype), True)
+            stream = _add(_add(stream, attn, True), _mlp_written(run, i), True)
             continue
         stream = _add(stream, attn, cfg.residual)
         if post and block.ln1 is not None:
             stream = through(stream, block.ln1, run.scales[f"blocks.{i}.ln1"])
         if cfg.ffn:
-            stream = _add(stream, _mlp_written(run, i, dtype), cfg.residual)
+            stream = _add(stream, _mlp_written(run, i), cfg.residual)
             if post and block.ln2 is not None:
                 stream = through(stream, block.ln2, run.scales[f"blocks.{i}.ln2"])
     return stream
