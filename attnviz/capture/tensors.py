@@ -18,6 +18,7 @@ from typing import TypeVar
 
 import torch
 
+from attnviz.capture.decompose import CleanRun
 from attnviz.capture.lens import Readout, at
 from attnviz.capture.rules import AttentionRule, EngineRule
 from attnviz.engine import TransformerConfig
@@ -77,6 +78,10 @@ class TraceTensors:
     # The heads knocked out in this run (engine/ablate.py): their outputs are not their weights
     # times their values, so what each key adds through them is read as ``_written`` says.
     ablations: Sequence[HeadAblation] = ()
+    # The clean run the attributions read (``decompose.clean_run``: one more forward of the
+    # native engine, run when a part first asks for one and then kept); None: a model whose
+    # internals are not the engine's (a bridged one) has no attributions.
+    attribution: Callable[[], CleanRun] | None = field(default=None, repr=False)
     _derived: dict[str, object] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -195,6 +200,17 @@ class TraceTensors:
             for p, got in zip(missing, at(self.states, self.readout, kind, missing), strict=True):
                 kept[p] = got
         return [kept[p] for p in want]
+
+    def clean_run(self) -> CleanRun:
+        """The clean run of this trace's model on its tokens, for the attributions (kept)."""
+        if self.attribution is None:
+            raise TraceError("fields: this trace's model has no clean run to attribute")
+        if self.ablations:
+            raise TraceError(
+                "fields: attributions decompose the clean run, and this trace knocks heads out "
+                "(ablate): ask for them on the text without ablate"
+            )
+        return self._memo("clean_run", self.attribution)
 
     def distances(self) -> torch.Tensor:
         """(L+1, T, T) Euclidean distance between tokens at each layer."""

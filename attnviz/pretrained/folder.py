@@ -10,6 +10,7 @@ changes. No model library is involved.
 from __future__ import annotations
 
 import bisect
+import functools
 import json
 import logging
 import threading
@@ -22,6 +23,7 @@ import torch
 from safetensors import SafetensorError, safe_open
 
 from attnviz.capture import TraceTensors, capture_trace
+from attnviz.capture.decompose import CleanRun, clean_run
 from attnviz.engine import Transformer, TransformerConfig
 from attnviz.engine.ablate import EngineKnockouts
 from attnviz.engine.device import DTYPES, dtype_name, memory_refusal, resolve_dtype
@@ -84,7 +86,15 @@ class PretrainedModel:
         """The engine's captures of one sequence (``capture_trace``): q, k and v kept when they
         take at most ``keep_qkv_bytes`` (always when negative), else recomputed per layer."""
         x = torch.tensor([ids], dtype=torch.long, device=self.device)  # (1, T)
-        return capture_trace(self.model, x, field="text", keep_qkv_bytes=keep_qkv_bytes)
+        tensors = capture_trace(self.model, x, field="text", keep_qkv_bytes=keep_qkv_bytes)
+        tensors.attribution = functools.partial(self._clean_run, x)
+        return tensors
+
+    def _clean_run(self, x: torch.Tensor) -> CleanRun:
+        """The attributions' clean run of ``x`` (capture/decompose.py), its hooks on the
+        shared module one forward at a time."""
+        with self.lock:
+            return clean_run(self.model, x)
 
     def continue_ids(
         self, ids: list[int], n: int, temperature: float = 0.0, seed: int = 0,
