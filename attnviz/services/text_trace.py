@@ -116,8 +116,8 @@ def no_attributions(m: ServedModel, tensors: TraceTensors) -> dict[str, str]:
     """``unavailable`` entries for the attributions when the model cannot give them, with why."""
     if tensors.attribution is None:
         why = (
-            f"model {m.name} ({m.family}) runs through {m.backend}, whose norms and heads are "
-            "the model's own modules: the attributions decompose the native engine's"
+            f"a model served through {m.backend} ({m.family}) keeps its norms and heads in "
+            "its own modules: the attributions decompose the native engine's stream"
         )
         return {name: f"{name}: {why}" for name in ATTRIBUTION_FIELDS}
     if not m.cfg.unembed:
