@@ -12,6 +12,7 @@ and kept.
 from __future__ import annotations
 
 import threading
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -41,6 +42,13 @@ KEEP_FORWARD_BYTES = 512 * 2**20
 # layer) out of the cache. 2,048 tokens of a 24-layer model: 0.4 GB of distances, 0.8 GB of
 # rollout.
 KEEP_SQUARE_BYTES = 64 * 2**20
+
+
+# The clean run of one trace (``TraceTensors.clean_run``), the last asked: one at a time, outside
+# the trace cache's count (it is as large as the trace's q, k and v again, in float64), held
+# only while its trace lives.
+_CLEAN_LOCK = threading.Lock()
+_CLEAN: tuple[weakref.ref[TraceTensors], CleanRun] | None = None
 
 
 @dataclass
@@ -79,7 +87,7 @@ class TraceTensors:
     # times their values, so what each key adds through them is read as ``_written`` says.
     ablations: Sequence[HeadAblation] = ()
     # The clean run the attributions read (``decompose.clean_run``: one more forward of the
-    # native engine, run when a part first asks for one and then kept); None: a model whose
+    # native engine, run when a part first asks for one, ``clean_run``); None: a model whose
     # internals are not the engine's (a bridged one) has no attributions.
     attribution: Callable[[], CleanRun] | None = field(default=None, repr=False)
     _derived: dict[str, object] = field(default_factory=dict, repr=False)
@@ -202,7 +210,9 @@ class TraceTensors:
         return [kept[p] for p in want]
 
     def clean_run(self) -> CleanRun:
-        """The clean run of this trace's model on its tokens, for the attributions (kept)."""
+        """The clean run of this trace's model on its tokens, for the attributions: kept for
+        the trace asked last (``_CLEAN``), so that clicking one trace's cells runs it once."""
+        global _CLEAN
         if self.attribution is None:
             raise TraceError("fields: this trace's model has no clean run to attribute")
         if self.ablations:
@@ -210,7 +220,13 @@ class TraceTensors:
                 "fields: attributions decompose the clean run, and this trace knocks heads out "
                 "(ablate): ask for them on the text without ablate"
             )
-        return self._memo("clean_run", self.attribution)
+        with _CLEAN_LOCK:
+            if _CLEAN is not None and _CLEAN[0]() is self:
+                return _CLEAN[1]
+        run = self.attribution()
+        with _CLEAN_LOCK:
+            _CLEAN = (weakref.ref(self), run)
+        return run
 
     def distances(self) -> torch.Tensor:
         """(L+1, T, T) Euclidean distance between tokens at each layer."""

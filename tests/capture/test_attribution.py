@@ -19,6 +19,7 @@ from attnviz.capture import capture_trace
 from attnviz.capture.attribution import logit_attribution, qk_attribution
 from attnviz.capture.decompose import clean_run
 from attnviz.engine import Transformer, TransformerConfig
+from attnviz.engine.ablate import HeadAblation
 from attnviz.engine.model import hidden_keys
 from attnviz.errors import TraceError
 from attnviz.pretrained.registry import ModelRegistry, load_model
@@ -256,3 +257,27 @@ def test_engine_configurations_sum_too(name):
     logits = (tensors.states[-1] @ model.W_U).double()
     d = logit_attribution(run, T - 1, 3, versus=4)
     assert abs(d.logit - float(logits[T - 1, 3] - logits[T - 1, 4])) < TOL, name
+
+
+def test_the_clean_run_of_the_trace_asked_last_is_kept_alone():
+    """A trace runs its clean run once for any number of attributions; another trace's replaces
+    it (one at a time, outside the trace cache's count); a knocked-out trace refuses."""
+    cfg = TransformerConfig(d_model=8, n_layers=1, n_heads=2, causal=True, vocab_size=20,
+                            unembed=True)  # fmt: skip
+    model = Transformer(cfg).eval()
+    ids = torch.tensor([[1, 2, 3, 4]])
+    runs: list[object] = []
+
+    def counted():
+        runs.append(clean_run(model, ids))
+        return runs[-1]
+
+    a, b = capture_trace(model, ids), capture_trace(model, ids)
+    a.attribution = b.attribution = counted
+    assert a.clean_run() is a.clean_run() and len(runs) == 1
+    assert b.clean_run() is runs[1] and a.clean_run() is runs[2] and len(runs) == 3
+    with pytest.raises(TraceError, match="no clean run"):
+        capture_trace(model, ids).clean_run()
+    a.ablations = [HeadAblation(0, 1, "zero")]
+    with pytest.raises(TraceError, match="knocks heads out"):
+        a.clean_run()
