@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 import torch
 
-from attnviz.capture import capture_trace
+from attnviz.capture import capture_trace, qk_names
 from attnviz.capture.attribution import logit_attribution, qk_attribution
-from attnviz.capture.decompose import clean_run
-from attnviz.engine import Transformer, TransformerConfig
+from attnviz.capture.decompose import Component, clean_run
+from attnviz.engine import Transformer, TransformerConfig, act_name, capture, hook_points
 from attnviz.engine.ablate import HeadAblation
-from attnviz.engine.model import hidden_keys
+from attnviz.engine.model import LayerNorm, hidden_keys
 from attnviz.errors import TraceError
 from attnviz.pretrained.registry import ModelRegistry, load_model
 from attnviz.schemas.trace import TextTraceRequest
@@ -53,7 +53,7 @@ LINEAR = ("gpt2", "llama-gqa", "qwen3", "llama-bias", "pythia", "phi3")
 
 @pytest.fixture(scope="module", params=list(MAKERS))
 def family(request, tmp_path_factory, minilm_dir):
-    """(style, model, the trace of TEXT, its clean run)."""
+    """(style, model, the trace of TEXT, its clean run, its token ids)."""
     style = request.param
     maker = MAKERS[style]
     folder = minilm_dir if maker is None else maker(tmp_path_factory.mktemp(style))
@@ -63,7 +63,7 @@ def family(request, tmp_path_factory, minilm_dir):
     trace = run_text_trace(TextTraceRequest(model=m.name, text=text), ModelRegistry([m]), None)
     ids = trace.meta["token_ids"]
     assert len(ids) > 16 and len(ids) > 2 * (m.cfg.sliding_window or 0)
-    return style, m.model, trace.tensors, clean_run(m.model, torch.tensor([ids]))
+    return style, m.model, trace.tensors, clean_run(m.model, torch.tensor([ids])), ids
 
 
 def _pairs(cfg: TransformerConfig, layer: int, T: int) -> list[tuple[int, int]]:
@@ -76,7 +76,7 @@ def _pairs(cfg: TransformerConfig, layer: int, T: int) -> list[tuple[int, int]]:
 
 
 def test_the_qk_matrix_sums_to_the_trace_score(family):
-    style, model, tensors, run = family
+    style, model, tensors, run, _ = family
     cfg, T = model.cfg, tensors.n
     worst = 0.0
     for layer in range(cfg.n_layers):
@@ -106,7 +106,7 @@ def test_the_qk_matrix_sums_to_the_trace_score(family):
 
 
 def test_top_keeps_the_sum_and_folds_the_rest(family):
-    _, model, tensors, run = family
+    _, model, tensors, run, _ = family
     layer, T = model.cfg.n_layers - 1, tensors.n
     full = qk_attribution(run, layer, 0, T - 1, T - 2)
     a = qk_attribution(run, layer, 0, T - 1, T - 2, top=3)
@@ -125,7 +125,7 @@ def test_top_keeps_the_sum_and_folds_the_rest(family):
 
 
 def test_a_hidden_key_is_refused(family):
-    _, model, tensors, run = family
+    _, model, tensors, run, _ = family
     if not model.cfg.causal:
         pytest.skip("an encoder's query sees every key")
     T = tensors.n
@@ -145,7 +145,8 @@ def _frozen(norm, clean: torch.Tensor):
         x = x.double()
         y = (x if norm.rms else x - x.mean(-1, keepdim=True)) * s[..., None]
         y = y if w is None else y * w
-        return (y if norm.b is None else y + norm.b.double()).to(clean.dtype)
+        y = (y if norm.b is None else y + norm.b.double()).to(clean.dtype)
+        return norm.hook_normalized(y)
 
     return apply
 
@@ -153,7 +154,7 @@ def _frozen(norm, clean: torch.Tensor):
 def test_zeroing_a_query_component_changes_the_score_by_its_row(family, monkeypatch):
     """Linearity, against a forward of the engine's own projections and rotation: the layer's
     input with one component taken away, every norm frozen at the clean run's scale."""
-    style, model, tensors, run = family
+    style, model, tensors, run, _ = family
     if style not in LINEAR:
         pytest.skip("a head's part of the stream is z @ W_O only in a pre-norm block")
     cfg, T = model.cfg, tensors.n
@@ -193,8 +194,90 @@ def test_zeroing_a_query_component_changes_the_score_by_its_row(family, monkeypa
         assert abs(float(a.matrix[index].sum())) > 1e-3  # the test moves the score
 
 
+def _frozen_forward(model, ids: list[int], layer: int, drop: Component) -> torch.Tensor:
+    """(nh, T, hs) the queries of ``layer`` as the scores meet them, in a forward of the engine
+    whose every norm is frozen at the clean run's scale (``_frozen``), every head's output and
+    MLP's output patched to the clean run's (the attributions' components are these), and
+    ``drop`` taken away where it enters the stream. Read through hooks set here, apart from
+    the decomposition's."""
+    cfg, x = model.cfg, torch.tensor([ids])
+    norms = {n: m for n, m in model.named_modules() if isinstance(m, LayerNorm)}
+    inputs: dict[str, torch.Tensor] = {}
+    handles = [m.register_forward_hook(lambda m, i, o, n=n: inputs.__setitem__(n, i[0]))
+               for n, m in norms.items()]  # fmt: skip
+    outs = [act_name("z", i) for i in range(cfg.n_layers)]
+    outs += [act_name("mlp_out", i) for i in range(cfg.n_layers)] if cfg.ffn else []
+    with torch.inference_mode(), capture(model, outs) as clean:
+        model(x)
+    for h in handles:
+        h.remove()
+    zero = {"embed": "embed", "pos": "pos_embed", "type": "type_embed"}
+    dropped = act_name(zero[drop.kind]) if drop.kind in zero else None
+    if drop.kind == "mlp":
+        dropped = act_name("mlp_out", drop.layer)
+
+    def patch(name: str, head: int | None = None):
+        def hook(_m, _i, out):
+            if name in clean:
+                out = clean[name].clone()
+            if name == dropped:
+                return torch.zeros_like(out)
+            if head is not None:
+                out[:, head] = 0
+            return out
+
+        return hook
+
+    points = hook_points(model)
+    handles = [points[n].register_forward_hook(patch(n)) for n in outs]
+    for kind, name in zero.items():
+        if kind == drop.kind:
+            handles.append(points[act_name(name)].register_forward_hook(patch(act_name(name))))
+    if drop.kind == "head":
+        name = act_name("z", drop.layer)
+        handles[drop.layer].remove()  # that layer's z, with the head zeroed
+        handles.append(points[name].register_forward_hook(patch(name, drop.head)))
+    saved = {n: m.forward for n, m in norms.items()}
+    for n, m in norms.items():
+        m.forward = _frozen(m, inputs[n])  # the instance's own forward, put back below
+    try:
+        want = qk_names(cfg, layer)[0]
+        with torch.inference_mode(), capture(model, [want]) as got:
+            model(x)
+    finally:
+        for n, m in norms.items():
+            m.forward = saved[n]
+        for h in handles:
+            h.remove()
+    return got[want][0]
+
+
+def test_a_frozen_forward_without_one_component_moves_the_score_by_its_row(family):
+    """Linearity on every family: the token vectors, the positions, the token type, the
+    strongest earlier head and the last earlier MLP, each taken away in a forward with every
+    norm frozen (and every head's and MLP's output the clean run's), change the query's score
+    of the clean key by exactly that component's row."""
+    style, model, tensors, run, ids = family
+    cfg, T = model.cfg, tensors.n
+    layer, head, query, key = cfg.n_layers - 1, cfg.n_heads - 1, T - 1, T - 3
+    a = qk_attribution(run, layer, head, query, key)
+    k = tensors.qkv(layer)[1][head, key].double()  # (hs,) the clean key
+    scale = cfg.attn_scale or (1 / math.sqrt(cfg.d_head) if cfg.scale else 1.0)
+    heads = [c for c in a.components if c.kind == "head"]
+    rows = {c.name: float(a.matrix[i].sum()) for i, c in enumerate(a.components)}
+    strongest = max(heads, key=lambda c: abs(rows[c.name]))
+    picks = [c for c in a.components if c.kind in ("embed", "pos", "type")] + [strongest]
+    picks += [c for c in a.components if c.name == f"L{layer - 1}.mlp"]
+    assert len(picks) >= 3 and max(abs(rows[c.name]) for c in picks) > 1e-3  # they matter
+    for drop in picks:
+        q = _frozen_forward(model, ids, layer, drop)[head, query].double()
+        changed = float(q @ k) * scale
+        want = a.score - rows[drop.name]
+        assert abs(changed - want) < TOL, (style, drop.name, changed, want)
+
+
 def test_logit_attribution_sums_to_the_logit(family):
-    style, model, tensors, run = family
+    style, model, tensors, run, _ = family
     cfg, T = model.cfg, tensors.n
     if not cfg.unembed:
         with pytest.raises(TraceError, match="unembedding"):
