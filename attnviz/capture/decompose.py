@@ -31,11 +31,13 @@ scales it has passed through, so that a norm costs the size of M, not of (n, T, 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import torch
 
-from attnviz.engine import Transformer, act_name, capture
+from attnviz.engine import Transformer, TransformerConfig, act_name, capture
 from attnviz.engine.model import Block, LayerNorm
 from attnviz.errors import TraceError
 
@@ -114,10 +116,52 @@ def _scale_of(norm: LayerNorm, x: torch.Tensor) -> torch.Tensor:
     return torch.rsqrt(x.var(-1, unbiased=False) + norm.eps)
 
 
-def clean_run(model: Transformer, x: torch.Tensor) -> CleanRun:
-    """One forward of ``model`` on ``x`` ((1, T) ids or (1, T, C) vectors), recording every
-    norm's scale, each head's z and each feed-forward's output. A TraceError for a model the
-    decomposition does not read (an encoder-decoder's cross-attention)."""
+@dataclass
+class Recording:
+    """What a forward of ``model`` recorded for a clean run (``recording``): each norm's scale,
+    and the hook points' outputs (``cache``: the token vectors, each head's z, each MLP's
+    output), in the model's dtype until ``run`` builds the clean run from them."""
+
+    model: Transformer
+    cache: dict[str, torch.Tensor]
+    scales: dict[str, torch.Tensor]
+
+    def nbytes(self) -> int:
+        kept = [*self.cache.values(), *self.scales.values()]
+        return sum(t.numel() * t.element_size() for t in kept)
+
+    def run(self, output: torch.Tensor) -> CleanRun:
+        """The clean run, ``output`` (T, C) being the forward's (what the unembedding reads)."""
+        cfg, cache, T = self.model.cfg, self.cache, output.shape[0]
+        dtype = dtype_for(output.device)
+        pos, kind = cache.get(act_name("pos_embed")), cache.get(act_name("type_embed"))
+        z = [cache[act_name("z", i)][0].to(dtype) for i in range(cfg.n_layers)]
+        mlp = [cache[act_name("mlp_out", i)][0].to(dtype) if cfg.ffn else None
+               for i in range(cfg.n_layers)]  # fmt: skip
+        return CleanRun(
+            model=self.model,
+            embed=cache[act_name("embed")][0].to(dtype),
+            pos=pos[:T].to(dtype) if pos is not None else None,
+            type_vector=kind.to(dtype) if kind is not None else None,
+            z=z,
+            mlp=mlp,
+            scales={k: v.to(dtype) for k, v in self.scales.items()},
+            output=output,
+        )
+
+
+def recording_bytes(cfg: TransformerConfig, T: int, itemsize: int) -> int:
+    """About what ``recording`` keeps of a T-token forward: each head's z and each MLP's
+    output, the token vectors and positions."""
+    return (cfg.n_layers * (cfg.d_attn + cfg.d_model) + 2 * cfg.d_model) * T * itemsize
+
+
+@contextmanager
+def recording(model: Transformer) -> Iterator[Recording]:
+    """Record what a clean run needs during the forwards run inside: every norm's scale (1/sigma
+    of its own input, float64), each head's z, each MLP's output and the token vectors. A
+    TraceError for a model the decomposition does not read (an encoder-decoder's
+    cross-attention)."""
     cfg = model.cfg
     if cfg.encoder_layers:
         raise TraceError("fields: attributions read one stream; this model has a cross-attention")
@@ -136,26 +180,19 @@ def clean_run(model: Transformer, x: torch.Tensor) -> CleanRun:
     wanted += [act_name("pos_embed")] if cfg.positional in ("sinusoidal", "learned") else []
     wanted += [act_name("type_embed")] if cfg.type_vocab_size else []
     try:
-        with torch.inference_mode(), capture(model, wanted) as cache:
-            out = model(x)[0]  # (T, C) what the unembedding reads
+        with capture(model, wanted) as cache:
+            yield Recording(model, cache, scales)
     finally:
         for h in handles:
             h.remove()
-    T, dtype = x.shape[1], dtype_for(x.device)
-    pos, kind = cache.get(act_name("pos_embed")), cache.get(act_name("type_embed"))
-    z = [cache[act_name("z", i)][0].to(dtype) for i in range(cfg.n_layers)]
-    mlp = [cache[act_name("mlp_out", i)][0].to(dtype) if cfg.ffn else None
-           for i in range(cfg.n_layers)]  # fmt: skip
-    return CleanRun(
-        model=model,
-        embed=cache[act_name("embed")][0].to(dtype),
-        pos=pos[:T].to(dtype) if pos is not None else None,
-        type_vector=kind.to(dtype) if kind is not None else None,
-        z=z,
-        mlp=mlp,
-        scales={k: v.to(dtype) for k, v in scales.items()},
-        output=out,
-    )
+
+
+def clean_run(model: Transformer, x: torch.Tensor) -> CleanRun:
+    """One forward of ``model`` on ``x`` ((1, T) ids or (1, T, C) vectors) that records what
+    the decomposition needs (``recording``), and the clean run built from it."""
+    with torch.inference_mode(), recording(model) as rec:
+        out = model(x)[0]  # (T, C) what the unembedding reads
+    return rec.run(out)
 
 
 @dataclass

@@ -86,10 +86,11 @@ class TraceTensors:
     # The heads knocked out in this run (engine/ablate.py): their outputs are not their weights
     # times their values, so what each key adds through them is read as ``_written`` says.
     ablations: Sequence[HeadAblation] = ()
-    # The clean run the attributions read (``decompose.clean_run``: one more forward of the
-    # native engine, run when a part first asks for one, ``clean_run``); None: a model whose
-    # internals are not the engine's (a bridged one) has no attributions.
+    # The clean run the attributions read (``decompose``: built from what the trace's forward
+    # recorded, or from a forward of its own, when a part first asks, ``clean_run``); None: a
+    # model whose internals are not the engine's (a bridged one) has no attributions.
     attribution: Callable[[], CleanRun] | None = field(default=None, repr=False)
+    attribution_bytes: int = 0  # what ``attribution`` holds (a forward's recording), if any
     _derived: dict[str, object] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -153,7 +154,7 @@ class TraceTensors:
         # distances, the rollout of the weights and of the value-weighted norms
         for square in (L1 * T * T * size, self.layers * T * T * 8, self.layers * T * T * 8):
             derived += square if square <= KEEP_SQUARE_BYTES else 0
-        return base + derived
+        return base + derived + self.attribution_bytes
 
     def _memo_square(self, name: str, nbytes: int, compute: Callable[[], R]) -> R:
         """``_memo`` for a tensor of T x T per layer: kept up to KEEP_SQUARE_BYTES, else

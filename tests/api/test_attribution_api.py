@@ -101,6 +101,20 @@ def test_a_bad_request_is_a_422_naming_the_parameter(client, params, start):
     assert start in message, message
 
 
+def test_a_long_text_runs_its_clean_run_when_first_asked(client, monkeypatch):
+    """Past RECORD_BYTES the trace's forward records nothing: the first attribution runs a
+    forward of its own, with the same numbers."""
+    from attnviz.pretrained import folder
+
+    monkeypatch.setattr(folder, "RECORD_BYTES", 0)
+    body = {"model": TINY_GPT2, "text": SENTENCES[3]}  # a text no other test traces
+    params = {"fields": "scores,qk_attribution", "layer": 1, "head": 1, "query": 7, "key": 4}
+    r = client.post("/api/trace", json=body, params=params)
+    assert r.status_code == 200, r.text
+    got = r.json()
+    assert abs(got["qk_attribution"]["score"] - got["scores"][0][0][0][4]) < TOL  # query 7's row
+
+
 @pytest.fixture(scope="module")
 def bridged(tiny_gpt2_dir):
     settings = Settings(device="cpu", builtin_model=False, models=str(tiny_gpt2_dir),

@@ -364,3 +364,18 @@ def test_the_clean_run_of_the_trace_asked_last_is_kept_alone():
     a.ablations = [HeadAblation(0, 1, "zero")]
     with pytest.raises(TraceError, match="knocks heads out"):
         a.clean_run()
+
+
+def test_the_served_trace_records_the_same_clean_run(family):
+    """The served trace's clean run, recorded during its own forward, gives the attributions of
+    a fresh clean run (tests/api/test_attribution_api.py: past RECORD_BYTES, by a forward of
+    its own)."""
+    style, model, tensors, run, _ = family
+    assert tensors.attribution_bytes > 0  # a short text: recorded on the trace's way
+    layer, T = model.cfg.n_layers - 1, tensors.n
+    want = qk_attribution(run, layer, 0, T - 1, T - 2).matrix
+    got = qk_attribution(tensors.clean_run(), layer, 0, T - 1, T - 2).matrix
+    assert (got - want).abs().max() < 1e-6, style
+    if model.cfg.unembed:
+        d, e = logit_attribution(run, T - 1), logit_attribution(tensors.clean_run(), T - 1)
+        assert d.token == e.token and (d.values - e.values).abs().max() < 1e-6
