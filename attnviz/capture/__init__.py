@@ -12,6 +12,10 @@ alike build on it:
   (``ComputedTrace``);
 - ``lens``: the readouts (a hidden state to scores over the vocabulary), the top-k tokens and
   the logit lens.
+- ``decompose``: a clean run (every norm's scale, each head's output) and the residual stream
+  as a sum of components, every norm frozen;
+- ``attribution``: exact attributions from it: a score by the query's and the key's components
+  (``qk_attribution``), a logit by each component (``logit_attribution``);
 - ``progress``: how far a long computation has got (each layer of the forward, of the
   thumbnails), told to the listener of the thread computing it (a trace job).
 """

@@ -12,12 +12,14 @@ and kept.
 from __future__ import annotations
 
 import threading
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
 import torch
 
+from attnviz.capture.decompose import CleanRun
 from attnviz.capture.lens import Readout, at
 from attnviz.capture.rules import AttentionRule, EngineRule
 from attnviz.engine import TransformerConfig
@@ -40,6 +42,13 @@ KEEP_FORWARD_BYTES = 512 * 2**20
 # layer) out of the cache. 2,048 tokens of a 24-layer model: 0.4 GB of distances, 0.8 GB of
 # rollout.
 KEEP_SQUARE_BYTES = 64 * 2**20
+
+
+# The clean run of one trace (``TraceTensors.clean_run``), the last asked: one at a time, outside
+# the trace cache's count (it is as large as the trace's q, k and v again, in float64), held
+# only while its trace lives.
+_CLEAN_LOCK = threading.Lock()
+_CLEAN: tuple[weakref.ref[TraceTensors], CleanRun] | None = None
 
 
 @dataclass
@@ -77,6 +86,11 @@ class TraceTensors:
     # The heads knocked out in this run (engine/ablate.py): their outputs are not their weights
     # times their values, so what each key adds through them is read as ``_written`` says.
     ablations: Sequence[HeadAblation] = ()
+    # The clean run the attributions read (``decompose``: built from what the trace's forward
+    # recorded, or from a forward of its own, when a part first asks, ``clean_run``); None: a
+    # model whose internals are not the engine's (a bridged one) has no attributions.
+    attribution: Callable[[], CleanRun] | None = field(default=None, repr=False)
+    attribution_bytes: int = 0  # what ``attribution`` holds (a forward's recording), if any
     _derived: dict[str, object] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -140,7 +154,7 @@ class TraceTensors:
         # distances, the rollout of the weights and of the value-weighted norms
         for square in (L1 * T * T * size, self.layers * T * T * 8, self.layers * T * T * 8):
             derived += square if square <= KEEP_SQUARE_BYTES else 0
-        return base + derived
+        return base + derived + self.attribution_bytes
 
     def _memo_square(self, name: str, nbytes: int, compute: Callable[[], R]) -> R:
         """``_memo`` for a tensor of T x T per layer: kept up to KEEP_SQUARE_BYTES, else
@@ -195,6 +209,25 @@ class TraceTensors:
             for p, got in zip(missing, at(self.states, self.readout, kind, missing), strict=True):
                 kept[p] = got
         return [kept[p] for p in want]
+
+    def clean_run(self) -> CleanRun:
+        """The clean run of this trace's model on its tokens, for the attributions: kept for
+        the trace asked last (``_CLEAN``), so that clicking one trace's cells runs it once."""
+        global _CLEAN
+        if self.attribution is None:
+            raise TraceError("fields: this trace's model has no clean run to attribute")
+        if self.ablations:
+            raise TraceError(
+                "fields: attributions decompose the clean run, and this trace knocks heads out "
+                "(ablate): ask for them on the text without ablate"
+            )
+        with _CLEAN_LOCK:
+            if _CLEAN is not None and _CLEAN[0]() is self:
+                return _CLEAN[1]
+        run = self.attribution()
+        with _CLEAN_LOCK:
+            _CLEAN = (weakref.ref(self), run)
+        return run
 
     def distances(self) -> torch.Tensor:
         """(L+1, T, T) Euclidean distance between tokens at each layer."""

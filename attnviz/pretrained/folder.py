@@ -10,6 +10,7 @@ changes. No model library is involved.
 from __future__ import annotations
 
 import bisect
+import functools
 import json
 import logging
 import threading
@@ -22,6 +23,7 @@ import torch
 from safetensors import SafetensorError, safe_open
 
 from attnviz.capture import TraceTensors, capture_trace
+from attnviz.capture.decompose import CleanRun, clean_run, recording, recording_bytes
 from attnviz.engine import Transformer, TransformerConfig
 from attnviz.engine.ablate import EngineKnockouts
 from attnviz.engine.device import DTYPES, dtype_name, memory_refusal, resolve_dtype
@@ -84,7 +86,24 @@ class PretrainedModel:
         """The engine's captures of one sequence (``capture_trace``): q, k and v kept when they
         take at most ``keep_qkv_bytes`` (always when negative), else recomputed per layer."""
         x = torch.tensor([ids], dtype=torch.long, device=self.device)  # (1, T)
-        return capture_trace(self.model, x, field="text", keep_qkv_bytes=keep_qkv_bytes)
+        itemsize = self.model.param_dtype.itemsize
+        if recording_bytes(self.cfg, len(ids), itemsize) > RECORD_BYTES:
+            tensors = capture_trace(self.model, x, field="text", keep_qkv_bytes=keep_qkv_bytes)
+            tensors.attribution = functools.partial(self._clean_run, x)  # another forward
+            return tensors
+        # A short text's forward records the attributions' clean run on its way (kept with
+        # the trace, and counted in its size): the first attribution then runs no forward.
+        with recording(self.model) as rec:
+            tensors = capture_trace(self.model, x, field="text", keep_qkv_bytes=keep_qkv_bytes)
+        tensors.attribution = functools.partial(rec.run, tensors.states[-1])
+        tensors.attribution_bytes = rec.nbytes()
+        return tensors
+
+    def _clean_run(self, x: torch.Tensor) -> CleanRun:
+        """The attributions' clean run of ``x`` (capture/decompose.py), its hooks on the
+        shared module one forward at a time."""
+        with self.lock:
+            return clean_run(self.model, x)
 
     def continue_ids(
         self, ids: list[int], n: int, temperature: float = 0.0, seed: int = 0,
@@ -94,6 +113,12 @@ class PretrainedModel:
         from attnviz.engine.generate import continue_ids
 
         return continue_ids(self.model, ids, n, temperature, seed, stop=stop)
+
+
+# A trace's forward records the clean run of its attributions (``decompose.recording``) when
+# that takes at most this many bytes (GPT-2 at 512 tokens: 38 MB); a longer text's first
+# attribution runs a forward of its own.
+RECORD_BYTES = 64 * 2**20
 
 
 def _read_config(folder: Path) -> dict:

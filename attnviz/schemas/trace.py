@@ -373,6 +373,20 @@ class TraceQuery(Strict):
     pos_count: int | None = Field(
         None, ge=1, description="top_k and lens: only this many positions (default: to the end)."
     )
+    key: int | None = Field(None, ge=0, description="qk_attribution: the key (with layer, "
+                            "head and query).")  # fmt: skip
+    top: int | None = Field(
+        None, ge=1, description="qk_attribution: keep this many components, the rest summed."
+    )
+    position: int | None = Field(
+        None, ge=0, description="logit_attribution: the position (default: the last)."
+    )
+    token: int | None = Field(
+        None, ge=0, description="logit_attribution: the token id (default: the top prediction)."
+    )
+    versus: int | None = Field(
+        None, ge=0, description="logit_attribution: a second token: the logit difference."
+    )
     measure: Measure = Field(
         "weights",
         description="What view, thumbs and the head aggregates (head_mean, head_max, rollout) "

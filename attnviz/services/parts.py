@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import torch
 
 from attnviz.capture import ComputedTrace, TraceTensors, lens
+from attnviz.capture.attribution import logit_attribution, qk_attribution
 from attnviz.errors import TraceError
 from attnviz.limits import LIMITS
 from attnviz.schemas.trace import TraceQuery
@@ -19,6 +20,7 @@ from attnviz.services.tokenview import TokenView, token_view
 from attnviz.wire import compact
 from attnviz.wire.constants import (
     AGGREGATE_RULES,
+    ATTRIBUTION_FIELDS,
     PER_HEAD_FIELDS,
     PREDICTION_FIELDS,
     VALUE_WEIGHTED_AGGREGATES,
@@ -155,6 +157,8 @@ def select(trace: ComputedTrace, query: TraceQuery, annotate: bool = True) -> Pa
             arrays[name] = t.score_range()
         elif name in PREDICTION_FIELDS:
             arrays[name] = _predictions(t, name, query)
+        elif name in ATTRIBUTION_FIELDS:
+            arrays[name] = _attribution(t, name, query)
         elif name in AGGREGATE_RULES and tv is not None:
             if name == "rollout":
                 _check_rollout(t, max(layers) + 1)
@@ -206,6 +210,30 @@ def _predictions(t: TraceTensors, name: str, query: TraceQuery) -> dict:
             f"{LIMITS.max_unembed_flops:.0e}; ask for fewer positions (pos_start, pos_count)"
         )
     return lens.part(name, t.predictions(name, start, count), t.readout, start, query.k)
+
+
+def _attribution(t: TraceTensors, name: str, query: TraceQuery) -> dict:
+    """``qk_attribution`` or ``logit_attribution`` (``attnviz.capture.attribution``) as the
+    wire sends them (``ATTRIBUTION_FIELDS``)."""
+    if name == "qk_attribution":
+        missing = [p for p in ("layer", "head", "query", "key") if getattr(query, p) is None]
+        if missing:
+            raise TraceError(f"{missing[0]}: qk_attribution needs layer, head, query and key")
+        assert query.layer is not None and query.head is not None
+        assert query.query is not None and query.key is not None
+        a = qk_attribution(t.clean_run(), query.layer, query.head, query.query, query.key,
+                           query.top)  # fmt: skip
+        return {
+            "layer": a.layer, "head": a.head, "query": a.query, "key": a.key,
+            "components": [c.as_dict() for c in a.components], "matrix": a.matrix,
+            "score": a.score, "keys": torch.tensor(a.keys, dtype=torch.int32),
+            "key_scores": a.key_scores, "by_key": a.by_key, "by_query": a.by_query,
+        }  # fmt: skip
+    position = t.n - 1 if query.position is None else query.position
+    d = logit_attribution(t.clean_run(), position, query.token, query.versus)
+    return {"position": d.position, "token": d.token, "versus": d.versus,
+            "components": [c.as_dict() for c in d.components], "values": d.values,
+            "logit": d.logit}  # fmt: skip
 
 
 def _check_rollout(t: TraceTensors, layers: int) -> None:
@@ -308,6 +336,10 @@ def json_numbers(trace: ComputedTrace, query: TraceQuery) -> int:
     m = len(trace_view(trace, query).groups) if options else T  # rows under the options
     thumb_layers = 1 if query.thumb_layer is not None else L
     P = max(0, min(query.pos_count or T, T - query.pos_start))  # top_k's and lens's positions
+    # The attributions' components: token vectors, positions and type; each head, b_O and MLP;
+    # the biases (at most); qk_attribution's ``top`` of them and the rest.
+    parts = 3 + L * (H + 2) + 1
+    N = parts if query.top is None else min(parts, query.top + 1)
     size = {
         "attentions": Ls * Hs * Qs * T,
         "scores": Ls * Hs * Qs * T,
@@ -329,6 +361,8 @@ def json_numbers(trace: ComputedTrace, query: TraceQuery) -> int:
         "thumbs": thumb_layers * H * (min(m, query.thumb or m) ** 2 + 1),
         "top_k": 2 * P * query.k + P,
         "lens": 4 * (L + 1) * P + P,
+        "qk_attribution": N * N + 2 * T * N + 2 * T,  # the matrix, the key view, its keys
+        "logit_attribution": parts,
     }
     lacking = trace.meta.get("unavailable") or {}
     return sum(size[name] for name in query.names() if name not in lacking)

@@ -6,7 +6,7 @@ from contextlib import nullcontext
 
 import torch
 
-from attnviz.capture import ComputedTrace, attention_meta
+from attnviz.capture import ComputedTrace, TraceTensors, attention_meta
 from attnviz.capture.lens import Readout, bridged_readout, mlm_readout, native_readout
 from attnviz.engine import Transformer
 from attnviz.engine.ablate import HeadAblation
@@ -17,7 +17,7 @@ from attnviz.pretrained.registry import Knockouts, ModelRegistry, ServedModel
 from attnviz.schemas.models import ModelInfo
 from attnviz.schemas.trace import TextTraceRequest
 from attnviz.services import heap
-from attnviz.wire.constants import PREDICTION_FIELDS
+from attnviz.wire.constants import ATTRIBUTION_FIELDS, PREDICTION_FIELDS
 
 EXAMPLES = [
     "I sat on the river bank",
@@ -110,6 +110,20 @@ def no_predictions(m: ServedModel, readout: Readout | None) -> dict[str, str]:
     else:
         why = f"model {m.name} ({m.family}) has no unembedding or final norm attnviz can read"
     return {name: f"{name}: {why}" for name in PREDICTION_FIELDS}
+
+
+def no_attributions(m: ServedModel, tensors: TraceTensors) -> dict[str, str]:
+    """``unavailable`` entries for the attributions when the model cannot give them, with why."""
+    if tensors.attribution is None:
+        why = (
+            f"a model served through {m.backend} ({m.family}) keeps its norms and heads in "
+            "its own modules: the attributions decompose the native engine's stream"
+        )
+        return {name: f"{name}: {why}" for name in ATTRIBUTION_FIELDS}
+    if not m.cfg.unembed:
+        why = f"model {m.name} ({m.family}) has no unembedding: it predicts no next token"
+        return {"logit_attribution": f"logit_attribution: {why}"}
+    return {}
 
 
 def _ids(m: ServedModel, text: str, field: str, cap: int) -> list[int]:
@@ -248,7 +262,11 @@ def run_text_trace(
         "family": m.family,
         # What ran it, and the arrays it cannot give with the reason (the page says so).
         "backend": m.backend,
-        "unavailable": {**m.unavailable, **no_predictions(m, tensors.readout)},
+        "unavailable": {
+            **m.unavailable,
+            **no_predictions(m, tensors.readout),
+            **no_attributions(m, tensors),
+        },  # fmt: skip
         "causal": cfg.causal,
         "kv_heads": cfg.kv_heads,
         **attention_meta(cfg),  # rope and attention: how q and k make the weights

@@ -82,5 +82,21 @@ PREDICTION_FIELDS = {
     "head (predicts: masked) predicts the token at each position instead: targets[i] is the "
     "text's own token, -1 at a mask ([MASK], <mask>).",
 }
+# Exact attributions of the clean run (capture/attribution.py), every norm's scale frozen.
+ATTRIBUTION_FIELDS = {
+    "qk_attribution": "{layer, head, query, key, components: [{name, kind, layer, head}], "
+    "matrix: [q][k], score, keys: [K], key_scores: [K], by_key: [K][components], by_query: "
+    "[K][components]}: head's score of key at query split by the query side's components "
+    "(rows) and the key side's (columns): the token vectors (embed), the position table (pos), "
+    "the token type (type), each earlier head (L{l}.H{h}), b_O (L{l}.attn_bias) and MLP "
+    "(L{l}.mlp), and the norms' and projections' biases (bias); the matrix sums to the "
+    "trace's score before any soft-cap. keys: the keys the query sees, each score split by "
+    "the key's components (by_key) and by the query's (by_query). top keeps that many "
+    "components, the rest summed as rest.",
+    "logit_attribution": "{position, token, versus, components, values: [components], logit}: "
+    "each component's direct contribution to token's logit at position (default: the top "
+    "prediction), minus versus's when given, through the final norm (its scale frozen) and "
+    "the unembedding; values sum to logit, before any final soft-cap.",
+}
 FIELDS = (*TRACE_FIELDS, "view", "thumbs", "score_range", *AGGREGATE_RULES,
-          *VALUE_WEIGHTED_RULES, *PREDICTION_FIELDS)  # fmt: skip
+          *VALUE_WEIGHTED_RULES, *PREDICTION_FIELDS, *ATTRIBUTION_FIELDS)  # fmt: skip
