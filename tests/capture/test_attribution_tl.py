@@ -13,7 +13,6 @@ which has no biases, is compared on a logit difference with every default."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -30,8 +29,6 @@ CPU = torch.device("cpu")
 
 def _bridge(folder: Path, tmp: Path, **processing):
     """TransformerLens's bridge over transformers' model of ``folder``, no download."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    pytest.importorskip("transformer_lens", reason="TransformerLens is the oracle (dev extra)")
     from transformer_lens.model_bridge import TransformerBridge
     from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedTokenizerFast
 
