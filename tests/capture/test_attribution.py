@@ -51,10 +51,11 @@ MAKERS = {
 LINEAR = ("gpt2", "llama-gqa", "qwen3", "llama-bias", "pythia", "phi3")
 
 
-@pytest.fixture(scope="module", params=list(MAKERS))
-def family(request, tmp_path_factory, minilm_dir):
+ENCODERS = ("roberta", "distilbert", "bert")  # a query sees every key
+
+
+def _family(style: str, tmp_path_factory, minilm_dir):
     """(style, model, the trace of TEXT, its clean run, its token ids)."""
-    style = request.param
     maker = MAKERS[style]
     folder = minilm_dir if maker is None else maker(tmp_path_factory.mktemp(style))
     m = load_model(Path(folder), CPU)
@@ -64,6 +65,23 @@ def family(request, tmp_path_factory, minilm_dir):
     ids = trace.meta["token_ids"]
     assert len(ids) > 16 and len(ids) > 2 * (m.cfg.sliding_window or 0)
     return style, m.model, trace.tensors, clean_run(m.model, torch.tensor([ids])), ids
+
+
+@pytest.fixture(scope="module", params=list(MAKERS))
+def family(request, tmp_path_factory, minilm_dir):
+    return _family(request.param, tmp_path_factory, minilm_dir)
+
+
+@pytest.fixture(scope="module", params=[s for s in MAKERS if s not in ENCODERS])
+def causal_family(request, tmp_path_factory, minilm_dir):
+    """``family``, of the causal models (a query that cannot see every key)."""
+    return _family(request.param, tmp_path_factory, minilm_dir)
+
+
+@pytest.fixture(scope="module", params=LINEAR)
+def linear_family(request, tmp_path_factory, minilm_dir):
+    """``family``, of the pre-norm blocks without out_norm (``LINEAR``)."""
+    return _family(request.param, tmp_path_factory, minilm_dir)
 
 
 def _pairs(cfg: TransformerConfig, layer: int, T: int) -> list[tuple[int, int]]:
@@ -124,10 +142,9 @@ def test_top_keeps_the_sum_and_folds_the_rest(family):
         qk_attribution(run, layer, 0, T - 1, T - 2, top=0)
 
 
-def test_a_hidden_key_is_refused(family):
-    _, model, tensors, run, _ = family
-    if not model.cfg.causal:
-        pytest.skip("an encoder's query sees every key")
+def test_a_hidden_key_is_refused(causal_family):
+    _, model, tensors, run, _ = causal_family
+    assert model.cfg.causal
     T = tensors.n
     with pytest.raises(TraceError, match="does not see key"):
         qk_attribution(run, 0, 0, 3, T - 1)
@@ -151,12 +168,10 @@ def _frozen(norm, clean: torch.Tensor):
     return apply
 
 
-def test_zeroing_a_query_component_changes_the_score_by_its_row(family, monkeypatch):
+def test_zeroing_a_query_component_changes_the_score_by_its_row(linear_family, monkeypatch):
     """Linearity, against a forward of the engine's own projections and rotation: the layer's
     input with one component taken away, every norm frozen at the clean run's scale."""
-    style, model, tensors, run, _ = family
-    if style not in LINEAR:
-        pytest.skip("a head's part of the stream is z @ W_O only in a pre-norm block")
+    style, model, tensors, run, _ = linear_family
     cfg, T = model.cfg, tensors.n
     layer, head, query, key = cfg.n_layers - 1, 1, T - 1, T - 3
     block = model.blocks[layer]
