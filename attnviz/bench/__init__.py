@@ -118,6 +118,13 @@ BENCHES: tuple[Bench, ...] = (
         ("device",),
     ),
     Bench(
+        "attribution",
+        "--attribution",
+        "instead: one QK and one direct logit attribution's time after a trace (--tokens, "
+        "default 512) on a random model of GPT-2's shape and on the default model",
+        ("tokens", "device"),
+    ),
+    Bench(
         "corpus",
         "--corpus",
         "instead: the corpus view's time for one head over 5,000 tokens (first request, "

@@ -68,6 +68,24 @@ def test_a_part_is_the_apis_part(client):
     assert merged["view"].shape[-1] < len(trace.tokens)  # words, without [CLS] and [SEP]
 
 
+def test_a_parts_attributions_are_the_apis_and_sum_to_the_trace(client):
+    """``trace.part`` asks for the attributions as the page does (issue 29): the QK matrix sums
+    to the trace's score at that cell, the logit attribution's values to its logit (an encoder
+    has none: the reason is said), and both are the API's numbers."""
+    trace = attnviz.trace(model="all-MiniLM-L6-v2", text=TEXT)
+    ask = {"fields": "qk_attribution", "layer": 2, "head": 3, "query": 5, "key": 2}
+    part = trace.part(**ask)
+    matrix, qk = part["qk_attribution.matrix"], part.meta["qk_attribution"]
+    assert matrix.shape == (len(qk["components"]),) * 2
+    assert abs(float(matrix.sum()) - float(trace["scores"][2, 3, 5, 2])) < 1e-4
+    assert abs(float(matrix.sum()) - qk["score"]) < 1e-9
+    query = "&".join(f"{k}={v}" for k, v in ask.items())
+    body = client.post(f"/api/trace?{query}", json={"model": "all-MiniLM-L6-v2", "text": TEXT})
+    assert_json_equals(part, body.json())
+    with pytest.raises(attnviz.TraceError, match="logit_attribution"):
+        trace.part(fields="logit_attribution")
+
+
 def test_the_client_of_a_live_server_gives_the_same_trace(live):
     c = attnviz.Client(live)
     assert "all-MiniLM-L6-v2" in [m["name"] for m in c.models()]
