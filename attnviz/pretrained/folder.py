@@ -116,9 +116,9 @@ class PretrainedModel:
 
 
 # A trace's forward records the clean run of its attributions (``decompose.recording``) when
-# that takes at most this many bytes (GPT-2 at 512 tokens: 38 MB); a longer text's first
-# attribution runs a forward of its own.
-RECORD_BYTES = 64 * 2**20
+# that takes at most this many bytes (GPT-2 at 512 tokens: 77 MB, its norms' inputs half of
+# it; MiniLM at 512: 21 MB); a longer text's first attribution runs a forward of its own.
+RECORD_BYTES = 96 * 2**20
 
 
 def _read_config(folder: Path) -> dict:
