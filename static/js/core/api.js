@@ -167,15 +167,7 @@ export async function fetchModels(open = null) {
  * @param {string} model @returns {Promise<import("./types.js").Composition>}
  */
 export function fetchComposition(model) {
-  const run = runs.get(model);
-  /** @type {Record<string, string>} */
-  const headers = { Accept: "application/json" };
-  if (run) headers["X-Attnviz-Run"] = run;
-  return onceMoreIfCut(async () => {
-    const response = await fetchPatiently(`/api/models/${encodeURIComponent(model)}/composition`, { headers });
-    if (!response.ok) throw await failure(response);
-    return response.json();
-  });
+  return modelJson(model, "composition");
 }
 
 /**
@@ -184,12 +176,21 @@ export function fetchComposition(model) {
  * @param {string} model @returns {Promise<import("./types.js").Atlas>}
  */
 export function fetchAtlas(model) {
+  return modelJson(model, "atlas");
+}
+
+/**
+ * GET /api/models/{name}/{what} as JSON, waiting out a busy server, once more if the answer was
+ * cut; a trained run's model names its run, as a trace does.
+ * @param {string} model @param {string} what @returns {Promise<any>}
+ */
+function modelJson(model, what) {
   const run = runs.get(model);
   /** @type {Record<string, string>} */
   const headers = { Accept: "application/json" };
   if (run) headers["X-Attnviz-Run"] = run;
   return onceMoreIfCut(async () => {
-    const response = await fetchPatiently(`/api/models/${encodeURIComponent(model)}/atlas`, { headers });
+    const response = await fetchPatiently(`/api/models/${encodeURIComponent(model)}/${what}`, { headers });
     if (!response.ok) throw await failure(response);
     return response.json();
   });

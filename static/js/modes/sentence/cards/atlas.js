@@ -1,12 +1,12 @@
 // The head atlas card of sentence mode: nothing is asked of the server until the reader presses
-// "Score every head" (the atlas takes seconds the first time for a model, and traces should not
-// wait behind it); then the model's atlas (core/api.js fetchAtlas) is drawn by views/atlas.js,
+// "Score every head" (asked.js); then the model's atlas (core/api.js fetchAtlas) is drawn by views/atlas.js,
 // one score at a time, and a head picked there opens in the model and head views on the probe's
 // text. A new model puts the button back.
 
 import { fetchAtlas } from "../../../core/api.js";
 import { byId, fillOptions } from "../../../core/dom.js";
 import * as atlasview from "../../../views/atlas.js";
+import { askedOnce } from "./asked.js";
 
 /** @typedef {import("../../../core/types.js").Atlas} Atlas */
 
@@ -26,17 +26,12 @@ export function createAtlasCard(ctx) {
   const definition = byId("atlas-definition");
   const view = byId("atlas-view");
   const probe = byId("atlas-probe");
-  /** @type {{model: string, atlas: Atlas} | null} */
-  let shown = null;
   /** @type {{layer: number, head: number} | null} */
   let opened = null;
-  let asked = 0; // the newest request: an older answer is dropped
-  /** @type {string | null} */
-  let pending = null; // the model asked for, until its answer
 
   function draw() {
-    if (!shown) return;
-    const { atlas } = shown;
+    const atlas = asked.shown()?.answer;
+    if (!atlas) return;
     const score = atlas.scores.find((s) => s.name === pick.value) ?? atlas.scores[0];
     definition.textContent = score.definition;
     atlasview.render(view, { layers: atlas.layers, heads: atlas.heads, score }, opened, {
@@ -48,34 +43,15 @@ export function createAtlasCard(ctx) {
     });
   }
 
-  function reset() {
-    shown = null;
-    opened = null;
-    pending = null;
-    asked++;
-    go.hidden = false;
-    go.disabled = false;
-    pick.disabled = true;
-    status.textContent = "";
-    definition.textContent = "";
-    probe.textContent = "";
-    probe.hidden = true;
-    view.replaceChildren();
-  }
-
-  go.addEventListener("click", async () => {
-    const model = ctx.model();
-    if (!model) return;
-    const mine = ++asked;
-    pending = model;
-    go.disabled = true;
-    status.textContent = `Scoring every head of ${model} on the probe…`;
-    try {
-      const atlas = await fetchAtlas(model);
-      if (mine !== asked) return;
-      pending = null;
-      shown = { model, atlas };
-      go.hidden = true;
+  const asked = askedOnce({
+    go,
+    status,
+    what: "atlas",
+    model: ctx.model,
+    setError: ctx.setError,
+    asking: (model) => `Scoring every head of ${model} on the probe…`,
+    fetch: fetchAtlas,
+    show(_model, atlas) {
       pick.disabled = false;
       // Opened on the score that varies most over this model's heads (a score nearly the same
       // on every head, induction on an encoder, is a blank grid).
@@ -94,22 +70,17 @@ export function createAtlasCard(ctx) {
         `(seed ${p.seed}); the first is “${p.text.trim()}”.`;
       draw();
       ctx.onShown?.();
-    } catch (err) {
-      if (mine !== asked) return;
-      pending = null;
-      go.disabled = false;
-      status.textContent = "";
-      ctx.setError(`atlas: ${/** @type {Error} */ (err).message}`);
-    }
+    },
+    clear() {
+      opened = null;
+      pick.disabled = true;
+      definition.textContent = "";
+      probe.textContent = "";
+      probe.hidden = true;
+      view.replaceChildren();
+    },
   });
   pick.addEventListener("change", draw);
-  reset();
 
-  return {
-    sync() {
-      const of = shown?.model ?? pending;
-      if (of !== null && of !== ctx.model()) reset();
-    },
-    current: () => shown?.atlas ?? null,
-  };
+  return { sync: asked.sync, current: () => asked.shown()?.answer ?? null };
 }

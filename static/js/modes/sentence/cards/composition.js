@@ -1,6 +1,6 @@
 // The "How heads compose" card of sentence mode, beside the head atlas: nothing is asked of the
-// server until the reader presses "Compose every head" (once per model, from its weights: a
-// second or so for GPT-2's 144 heads); then the model's composition scores (core/api.js
+// server until the reader presses "Compose every head" (asked.js; once per model, from its
+// weights: a second or so for GPT-2's 144 heads); then the model's composition scores (core/api.js
 // fetchComposition) are drawn by views/composition.js, one kind and the strongest few at a
 // time, the heads labelled with the atlas's roles once the atlas is scored. An edge picked
 // there opens its later head in the views, on the text. A new model puts the button back.
@@ -8,6 +8,7 @@
 import { fetchComposition } from "../../../core/api.js";
 import { byId, fillOptions } from "../../../core/dom.js";
 import * as view from "../../../views/composition.js";
+import { askedOnce } from "./asked.js";
 
 /** @typedef {import("../../../core/types.js").Composition} Composition */
 /** @typedef {import("../../../core/types.js").CompositionKind} CompositionKind */
@@ -39,22 +40,18 @@ export function createCompositionCard(ctx) {
     view.EDGE_COUNTS.map((n) => [n, `${n} strongest`]),
     view.EDGE_COUNTS[1],
   );
-  /** @type {{model: string, comp: Composition} | null} */
-  let shown = null;
   /** @type {{layer: number, head: number} | null} */
   let opened = null;
-  let asked = 0;
-  /** @type {string | null} */
-  let pending = null;
 
   function draw() {
-    if (!shown) return;
+    const now = asked.shown();
+    if (!now) return;
     const atlas = ctx.atlas();
     const data = {
-      comp: shown.comp,
+      comp: now.answer,
       kind: /** @type {CompositionKind} */ (kind.value),
       count: Number(count.value),
-      atlas: atlas && atlas.model === shown.model ? atlas : null,
+      atlas: atlas && atlas.model === now.model ? atlas : null,
     };
     view.render(box, data, opened, {
       onPick(layer, head) {
@@ -65,33 +62,15 @@ export function createCompositionCard(ctx) {
     });
   }
 
-  function reset() {
-    shown = null;
-    opened = null;
-    pending = null;
-    asked++;
-    go.hidden = false;
-    go.disabled = false;
-    kind.disabled = true;
-    count.disabled = true;
-    status.textContent = "";
-    processing.textContent = "";
-    box.replaceChildren();
-  }
-
-  go.addEventListener("click", async () => {
-    const model = ctx.model();
-    if (!model) return;
-    const mine = ++asked;
-    pending = model;
-    go.disabled = true;
-    status.textContent = `Composing every pair of ${model}'s heads from its weights…`;
-    try {
-      const comp = await fetchComposition(model);
-      if (mine !== asked) return;
-      pending = null;
-      shown = { model, comp };
-      go.hidden = true;
+  const asked = askedOnce({
+    go,
+    status,
+    what: "composition",
+    model: ctx.model,
+    setError: ctx.setError,
+    asking: (model) => `Composing every pair of ${model}'s heads from its weights…`,
+    fetch: fetchComposition,
+    show(_model, comp) {
       kind.disabled = false;
       count.disabled = false;
       status.textContent =
@@ -99,23 +78,17 @@ export function createCompositionCard(ctx) {
         "(kept for this model).";
       processing.textContent = `Weights as TransformerLens processes them: ${comp.processing}`;
       draw();
-    } catch (err) {
-      if (mine !== asked) return;
-      pending = null;
-      go.disabled = false;
-      status.textContent = "";
-      ctx.setError(`composition: ${/** @type {Error} */ (err).message}`);
-    }
+    },
+    clear() {
+      opened = null;
+      kind.disabled = true;
+      count.disabled = true;
+      processing.textContent = "";
+      box.replaceChildren();
+    },
   });
   kind.addEventListener("change", draw);
   count.addEventListener("change", draw);
-  reset();
 
-  return {
-    sync() {
-      const of = shown?.model ?? pending;
-      if (of !== null && of !== ctx.model()) reset();
-    },
-    redraw: draw,
-  };
+  return { sync: asked.sync, redraw: draw };
 }
