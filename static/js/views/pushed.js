@@ -127,11 +127,13 @@ export function groupsOf(a) {
   return { lead, layers, heads };
 }
 
-/** A value signed as the page writes it: "+3.20", "−1.50" (a true minus). @param {number} v */
-export function signed(v, digits = 2) {
-  const s = fmt(Math.abs(v), digits);
-  return v < 0 && Number(s) !== 0 ? `−${s}` : `+${s}`;
-}
+/** A value signed as the page writes it (as the Knock-out card does): "+3.20", "−1.50" (a
+ * true minus), "0.00". @param {number} v @param {number} [digits] */
+export const signed = (v, digits = 2) => `${v > 0 ? "+" : v < 0 ? "−" : ""}${fmt(Math.abs(v), digits)}`;
+
+/** signed(), with two significant digits below 0.01 ("−0.0031", not "−0.00"). @param {number} v */
+export const signedShort = (v) =>
+  Math.abs(v) >= 0.01 || v === 0 ? signed(v) : `${v > 0 ? "+" : "−"}${Number(Math.abs(v).toPrecision(2))}`;
 
 /**
  * The choice the panel can draw: `next` needs a next token; `diff` a next token that is not
@@ -179,7 +181,7 @@ export function whatText(choices, choice, quote = quotedToken) {
 export function pushWords(a, count = 3, difference = a.versus !== null) {
   const order = a.values.map((v, i) => i);
   /** @param {number[]} ids */
-  const said = (ids) => ids.map((i) => `${componentName(a.components[i])} ${signed(a.values[i])}`).join(", ");
+  const said = (ids) => ids.map((i) => `${componentName(a.components[i])} ${signedShort(a.values[i])}`).join(", ");
   const up = order.filter((i) => a.values[i] > 0).sort((i, j) => a.values[j] - a.values[i]);
   const down = order.filter((i) => a.values[i] < 0).sort((i, j) => a.values[i] - a.values[j]);
   const parts = [
@@ -199,10 +201,11 @@ function svgEl(name, attrs, text) {
   return node;
 }
 
+const COL_MAX = 56; // the widest column
 const LABEL_W = 44; // the layer labels' column
-const ROW_H = 34; // a layer's row; its zero line in the middle
-const HEAD_H = 16; // the column labels
-const LEAD_EXTRA = 14; // the first row's names under its bars
+const ROW_H = 38; // a layer's row; its zero line in the middle
+const HEAD_H = 16; // the layers' column labels
+const LEAD_TOP = 14; // the first row's names over its bars
 
 /**
  * Draw the panel: the choice of token, then (once the attribution has come) the bars, the
@@ -235,7 +238,10 @@ export function render(container, data, selection, callbacks = {}) {
   const options = [];
   if (choices.next) options.push(radio("next", `${nextWord} ${quotedToken(choices.next.label)}`));
   options.push(radio("top", `the top prediction ${quotedToken(choices.top.label)}`));
-  if (choices.next && choices.next.id !== choices.top.id) options.push(radio("diff", "the difference"));
+  if (choices.next && choices.next.id !== choices.top.id) {
+    const diff = `the difference ${quotedToken(choices.next.label)} − ${quotedToken(choices.top.label)}`;
+    options.push(radio("diff", diff));
+  }
   const radios = el("div", { className: "pushed-choices", role: "radiogroup", "aria-label": "What pushed" }, options);
   radios.onchange = (e) => {
     const v = /** @type {HTMLInputElement} */ (e.target).value;
@@ -259,7 +265,7 @@ export function render(container, data, selection, callbacks = {}) {
       className: "hint pushed-about",
       textContent:
         `Each bar is one part of the model's direct contribution to ${whatText(choices, choice)} ${where}: ` +
-        "up raises it, down lowers it; together they sum to it.",
+        "up (blue) raises it, down (red) lowers it; together they sum to it.",
     }),
     radios,
     ...notes.map((t) => el("p", { className: "hint pushed-note", textContent: t })),
@@ -272,53 +278,52 @@ export function render(container, data, selection, callbacks = {}) {
 
   const { lead, layers, heads } = groupsOf(a);
   const cols = Math.max(heads + 2, lead.length, 1);
-  const width = Math.max(280, container.clientWidth || 640);
-  const colW = (width - LABEL_W - 4) / cols;
+  const room = Math.max(280, container.clientWidth || 640);
+  const colW = Math.min(COL_MAX, (room - LABEL_W - 4) / cols); // a few heads: narrow bars still
+  const width = LABEL_W + 4 + cols * colW;
   const span = Math.max(1, Math.min(3, Math.floor(cols / Math.max(1, lead.length))));
-  const height = HEAD_H + ROW_H + LEAD_EXTRA + layers.length * ROW_H + 4;
+  // Top to bottom: the lead row's names and its bars, the column labels, a row per layer.
+  const layerZero = (/** @type {number} */ k) => LEAD_TOP + ROW_H + HEAD_H + k * ROW_H + ROW_H / 2;
+  const height = LEAD_TOP + ROW_H + HEAD_H + layers.length * ROW_H + 4;
   const biggest = Math.max(1e-12, ...a.values.map(Math.abs));
   const half = ROW_H / 2 - 3;
   const svg = svgEl("svg", {
     class: "pushed-svg",
     viewBox: `0 0 ${width} ${height}`,
-    width: "100%",
+    width: Math.round(width),
     "aria-hidden": "true",
   });
+  /** Where component i's bar sits: its x centre, width and zero line. */
+  /** @type {{x: number, w: number, zero: number}[]} */
+  const place = [];
+  const w = Math.max(2, colW - 4);
+  const leadZero = LEAD_TOP + ROW_H / 2;
+  lead.forEach((i, k) => {
+    const x = LABEL_W + (k * span + span / 2) * colW;
+    place[i] = { x, w, zero: leadZero };
+    const name = LEAD_SHORT[a.components[i].kind] ?? a.components[i].name;
+    svg.append(svgEl("text", { x, y: LEAD_TOP - 3, "text-anchor": "middle", class: "pushed-axis" }, name));
+  });
+  svg.append(svgEl("text", { x: 2, y: leadZero + 4, class: "pushed-axis" }, "input"));
+  const leadEnd = LABEL_W + lead.length * span * colW;
+  svg.append(svgEl("line", { x1: LABEL_W, x2: leadEnd, y1: leadZero, y2: leadZero, class: "pushed-zero" }));
   const every = Math.max(1, Math.ceil(22 / colW)); // label every nth column where they are narrow
   for (let j = 0; j < heads + 2; j++) {
     if (j < heads && j % every !== 0) continue;
     const label = j < heads ? `H${j + 1}` : j === heads ? "bias" : "MLP";
     const x = LABEL_W + (j + 0.5) * colW;
-    svg.append(svgEl("text", { x, y: HEAD_H - 4, "text-anchor": "middle", class: "pushed-axis" }, label));
+    const y = LEAD_TOP + ROW_H + HEAD_H - 4;
+    svg.append(svgEl("text", { x, y, "text-anchor": "middle", class: "pushed-axis" }, label));
   }
-  /** Where component i's bar sits: its row (0: the lead row), column, x centre and width. */
-  /** @type {{row: number, col: number, x: number, w: number, zero: number}[]} */
-  const place = [];
-  const leadZero = HEAD_H + ROW_H / 2;
-  lead.forEach((i, k) => {
-    const x = LABEL_W + (k * span + span / 2) * colW;
-    place[i] = { row: 0, col: k, x, w: Math.max(2, colW - 4), zero: leadZero };
-    svg.append(
-      svgEl(
-        "text",
-        { x, y: HEAD_H + ROW_H + LEAD_EXTRA - 4, "text-anchor": "middle", class: "pushed-axis" },
-        LEAD_SHORT[a.components[i].kind] ?? a.components[i].name,
-      ),
-    );
-  });
-  svg.append(svgEl("text", { x: 2, y: leadZero + 4, class: "pushed-axis" }, "input"));
   layers.forEach((r, k) => {
-    const zero = HEAD_H + ROW_H + LEAD_EXTRA + k * ROW_H + ROW_H / 2;
+    const zero = layerZero(k);
     svg.append(svgEl("text", { x: 2, y: zero + 4, class: "pushed-axis" }, `L${r.layer + 1}`));
+    svg.append(svgEl("line", { x1: LABEL_W, x2: width - 2, y1: zero, y2: zero, class: "pushed-zero" }));
     [...r.heads, r.attnBias, r.mlp].forEach((i, j) => {
-      if (i < 0) return;
-      place[i] = { row: k + 1, col: j, x: LABEL_W + (j + 0.5) * colW, w: Math.max(2, colW - 4), zero };
+      if (i >= 0) place[i] = { x: LABEL_W + (j + 0.5) * colW, w, zero };
     });
   });
-  // The zero lines, then the bars (data-value: the server's number exactly).
-  for (const zero of [leadZero, ...layers.map((_, k) => HEAD_H + ROW_H + LEAD_EXTRA + k * ROW_H + ROW_H / 2)]) {
-    svg.append(svgEl("line", { x1: LABEL_W, x2: width - 2, y1: zero, y2: zero, class: "pushed-zero" }));
-  }
+  // The bars (data-value: the server's number exactly).
   a.values.forEach((v, i) => {
     const p = place[i];
     if (!p) return;
@@ -372,7 +377,7 @@ export function render(container, data, selection, callbacks = {}) {
 
   // Text alternative: the words, and every component's value in the table (a row per layer;
   // the lead components each a row of their own).
-  const summary = `${a.values.length} components ${where} sum to ${what}, ${fmt(a.logit, 2)}. ${words}`;
+  const summary = `${a.values.length} components ${where} sum to ${whatText(choices, choice)}, ${fmt(a.logit, 2)}. ${words}`;
   const rowNames = [...lead.map((i) => componentName(a.components[i])), ...layers.map((r) => `L${r.layer + 1}`)];
   const colNames = [...Array.from({ length: heads }, (_, h) => `H${h + 1}`), "attn bias", "MLP"];
   const table = matrixTable(
