@@ -11,10 +11,15 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import pytest
+
+from attnviz.app import create_app
+from attnviz.settings import Settings
 from tests.browser.helpers import (
     AXE,
     axe_serious,
     f32,
+    mount_view,
     open_sentence,
     quoted_token,
     select_and_wait,
@@ -22,6 +27,8 @@ from tests.browser.helpers import (
     view_change,
     wait_for_trace,
 )
+from tests.support.checkpoints import make_tiny_bert_mlm
+from tests.support.servers import served
 
 TEXT = "The animal didn't cross the street because it was too tired."
 MODEL = "tiny-gpt2"
@@ -167,3 +174,63 @@ def test_a_knocked_out_trace_says_why(page, live_server):
     note.wait_for()
     assert "knocks heads out" in note.text_content()
     assert page.locator("#lens-view .lens-grid").count() == 1  # the rest of the card is drawn
+
+
+@pytest.fixture(scope="module")
+def mlm_server(tmp_path_factory):
+    folder = make_tiny_bert_mlm(tmp_path_factory.mktemp("m") / "tiny-bert-mlm")
+    settings = Settings(device="cpu", builtin_model=False, models=str(folder))
+    with served(create_app(settings)) as url:
+        yield url
+
+
+def test_a_masked_lm_encoder_predicts_but_says_why_nothing_is_attributed(page, mlm_server):
+    """An encoder with its masked-LM head: the card draws its predictions (the token at each
+    position), and the panel the server's reason for no logit attribution."""
+    open_sentence(page, mlm_server + "/", "the cat sat on the mat")
+    page.locator("#lens-view .lens-grid").wait_for()
+    note = page.locator("#pushed-view .pushed-unavailable")
+    note.wait_for()
+    assert note.text_content().startswith("Nothing to attribute here: model tiny-bert-mlm (bert)")
+    assert page.locator("#pushed-view .pushed-chart").count() == 0
+
+
+# GPT-2's shape: 12 layers x 12 heads, 3 + 12 x 14 = 171 components; drawn from a part in the
+# compact form as TraceParts gives it, timed in the page.
+GPT2_RENDER = """() => {
+  const L = 12, H = 12, components = [{name: "embed", kind: "embed", layer: null, head: null},
+    {name: "pos", kind: "pos", layer: null, head: null}];
+  for (let l = 0; l < L; l++) {
+    for (let h = 0; h < H; h++) components.push({name: `L${l}.H${h}`, kind: "head", layer: l, head: h});
+    components.push({name: `L${l}.attn_bias`, kind: "attn_bias", layer: l, head: null});
+    components.push({name: `L${l}.mlp`, kind: "mlp", layer: l, head: null});
+  }
+  components.push({name: "bias", kind: "bias", layer: null, head: null});
+  const values = Float64Array.from(components, (_, i) => Math.sin(i * 1.7) * (1 + (i % 7)));
+  const logit = values.reduce((s, v) => s + v, 0);
+  const part = {meta: {logit_attribution: {position: 3, token: 11, versus: null, components, logit}},
+    arrays: {"logit_attribution.values": {dtype: "F64", shape: [values.length], data: values}}};
+  const m = window.__module, host = document.getElementById("pushed-host");
+  const choices = {next: {id: 12, label: " b"}, top: {id: 11, label: " a"}};
+  const t0 = performance.now();
+  m.render(host, {tokens: ["a", "b", "c", "d", "e"], choices, attribution: m.attributionOf(part)},
+    {query: 3, choice: "top"});
+  const ms = performance.now() - t0;
+  const drawn = [...host.querySelectorAll("rect.pushed-bar")].map((r) => +r.dataset.value);
+  return {ms, drawn, values: [...values], rows: host.querySelectorAll("tbody tr").length};
+}"""
+
+
+def test_gpt2s_shape_draws_fast(page, live_server):
+    mount_view(page, live_server + "/", "pushed-host", "/static/js/views/pushed.js", 1200)
+    got = page.evaluate(GPT2_RENDER)
+    assert got["drawn"] == got["values"] and len(got["drawn"]) == 171
+    assert got["rows"] == 3 + 12  # embed, pos and the biases; then a row per layer
+    assert got["ms"] < 1000, got["ms"]
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    host = page.locator("#pushed-host")
+    host.screenshot(path=str(SHOTS / "pushed-gpt2-shape-1280.png"))
+    host.evaluate("h => { h.style.width = '440px'; }")
+    page.evaluate(GPT2_RENDER)
+    host.screenshot(path=str(SHOTS / "pushed-gpt2-shape-480.png"))
+    print(f"GPT-2's shape drawn in {got['ms']:.1f} ms")
