@@ -38,13 +38,17 @@ export async function drawPushed({ app, p, viewChanged }, current, at) {
       viewChanged(["pushed"]);
     },
   };
-  pushedview.render(box, data, selection, callbacks);
+  // While it is asked for, bars already drawn stay (dimmed) rather than the card jumping.
+  if (box.querySelector(".pushed-chart")) box.classList.add("stale");
+  else pushedview.render(box, data, selection, callbacks);
   let part;
   try {
     part = await p.attributionPart(at.q, pushedview.targetOf(app.s.pushed, choices));
   } catch (err) {
     if (current()) pushedview.renderUnavailable(box, /** @type {Error} */ (err).message);
     return;
+  } finally {
+    if (current()) box.classList.remove("stale");
   }
   if (!current()) return;
   pushedview.render(box, { ...data, attribution: pushedview.attributionOf(part) }, selection, callbacks);
