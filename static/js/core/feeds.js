@@ -18,7 +18,7 @@ export const SENTENCE_FEEDS = {
   head: ["layer", "heads", "query", "hideSpecial", "mergeWords", "measure"],
   qk: ["layer", "head", "query", "allKeys", "hideSpecial", "mergeWords"],
   traj: ["picked", "dims", "hideSpecial", "mergeWords", "query"], // a long text starts at the query
-  lens: ["query"], // the predictions after the query, and the logit lens around it
+  lens: ["query", "pushed"], // the predictions after the query, the logit lens around it, what pushed one
   knock: ["diffLayer", "diffHead"], // ablate, ablateMode, ablateSource: a new trace
 };
 

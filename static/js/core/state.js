@@ -315,6 +315,8 @@ function toyFromRaw(raw, limits, defaults) {
 //   ablateMode: "zero" | "mean" | "patch", how each is knocked out, ablateSource: patch's text,
 //   diffLayer, diffHead: the head whose attention the Knock-out card compares (null: the
 //     default, the chosen head's index in the layer after the first knocked out),
+//   pushed: "top" | "next" | "diff", the token the Predictions card's "What pushed this"
+//     attributes (the top prediction, the true next token, the difference),
 // }
 
 /**
@@ -344,6 +346,7 @@ export function defaultSentence(model = null, text = "") {
     ablateSource: "",
     diffLayer: /** @type {number | null} */ (null),
     diffHead: /** @type {number | null} */ (null),
+    pushed: /** @type {import("./types.js").Pushed} */ ("top"),
   };
 }
 
@@ -374,6 +377,9 @@ export const AGGREGATES = ["head", "head_mean", "head_max", "rollout", "value_we
 /** What the model and head views show (the trace's ``measure``; the page's switch offers the
  * same, a test checks). */
 export const MEASURES = ["weights", "value_weighted"];
+
+/** What "What pushed this" can attribute (its radio group offers the same, a test checks). */
+export const PUSHED = ["top", "next", "diff"];
 
 /** @param {unknown} v @returns {v is number} */
 const isIndex = (v) => isInt(v) && v >= 0;
@@ -423,6 +429,7 @@ export function sentenceFromRaw(raw) {
   if (ABLATE_MODES.includes(raw.ablateMode)) s.ablateMode = raw.ablateMode;
   if (typeof raw.ablateSource === "string") s.ablateSource = raw.ablateSource;
   for (const key of ["diffLayer", "diffHead"]) if (isIndex(raw[key])) s[key] = raw[key];
+  if (PUSHED.includes(raw.pushed)) s.pushed = raw.pushed;
   return s;
 }
 

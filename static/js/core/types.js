@@ -146,6 +146,13 @@
  * @property {string} ablateSource patch: the text whose head outputs are copied in
  * @property {number | null} diffLayer the head the Knock-out card compares (null: the default)
  * @property {number | null} diffHead
+ * @property {Pushed} pushed the token the Predictions card's "What pushed this" attributes
+ */
+
+/**
+ * What "What pushed this" attributes at the query: the top prediction's logit, the true next
+ * token's (the text's token, for an encoder), or the difference, next minus top.
+ * @typedef {"top" | "next" | "diff"} Pushed
  */
 
 /**

@@ -176,6 +176,9 @@ export function createParts(app, modelInfo) {
       return parts().get({ fields: "top_k,lens", pos_start: start, pos_count: count });
     },
     lensWindow,
+    /** Each component's direct contribution to `token`'s logit at `position` (minus
+     * `versus`'s): What pushed this. @param {number} position @param {{token: number, versus?: number}} target */
+    attributionPart: (position, target) => parts().get({ fields: "logit_attribution", position, ...target }),
     /** Each head's mean entropy. */
     entropyPart: () => parts().get({ fields: "entropy_mean" }),
   };

@@ -3,18 +3,23 @@
 
 import { byId } from "../../../core/dom.js";
 import * as lensview from "../../../views/lens.js";
+import { drawNone, drawPushed } from "./pushed.js";
 
 /** @typedef {import("../cards.js").CardContext} CardContext */
 /** @typedef {import("../../../core/types.js").Compact} Compact */
 /** @typedef {import("../../../core/types.js").LensPartMeta} LensPartMeta */
 
 /** Draw the card. @param {CardContext} ctx */
-export async function draw({ app, p, ticket, pickQuery }) {
+export async function draw(ctx) {
+  const { app, p, ticket, pickQuery } = ctx;
   const current = ticket("lens");
   const meta = /** @type {Compact} */ (app.first).meta;
   const box = byId("lens-view");
   const lacking = meta.unavailable?.lens;
-  if (lacking) return lensview.renderUnavailable(box, lacking);
+  if (lacking) {
+    lensview.renderUnavailable(box, lacking);
+    return drawNone(ctx);
+  }
   const part = await p.lensPart();
   if (!current()) return;
   const m = /** @type {LensPartMeta} */ (part.meta);
@@ -39,4 +44,17 @@ export async function draw({ app, p, ticket, pickQuery }) {
     { query: p.queryIndex() },
     { onPick: pickQuery },
   );
+  // What pushed this, at the query: asked for now that the rest of the card is drawn.
+  const q = p.queryIndex();
+  const j = Math.max(0, Math.min(q - m.lens.start, a["lens.targets"].data.length - 1));
+  const top = a["top_k.ids"].data[j * m.top_k.k];
+  const target = a["lens.targets"].data[j];
+  /** @param {number} id */
+  const choice = (id) => ({ id, label: m.top_k.vocab[String(id)] ?? m.lens.vocab[String(id)] ?? "?" });
+  await drawPushed(ctx, current, {
+    q,
+    predicts: m.lens.predicts ?? "next",
+    top: choice(top),
+    next: target < 0 ? null : choice(target),
+  });
 }
