@@ -82,7 +82,7 @@ test("a Learn link is #learn or #learn/N; anything else is another mode's", () =
 
 test("the step to open: the link's, else the last one open, else the first; out of range is said", () => {
   const p = { ...emptyProgress(), last: 5 };
-  assert.deepEqual(stepToOpen({ n: 3 }, p, 16), { n: 3, said: null });
+  assert.deepEqual(stepToOpen({ n: 3 }, p, 17), { n: 3, said: null });
   assert.deepEqual(stepToOpen({ n: null }, p, 16), { n: 5, said: null });
   assert.deepEqual(stepToOpen({ n: null }, emptyProgress(), 16), { n: 1, said: null });
   assert.deepEqual(stepToOpen({ n: null }, { ...p, last: 40 }, 16), { n: 1, said: null });
