@@ -127,3 +127,39 @@ test("a cell's text is dark or white, whichever reads better on its colour", () 
   assert.equal(inkOn([33, 102, 172]), "#ffffff");
   assert.equal(inkOn([178, 24, 43]), "#ffffff");
 });
+
+test("the atlas's roles by the heads' component names, in words", async () => {
+  const { headRoles } = await import("../../static/js/views/composition.js");
+  const grid = (v) => [
+    [0, v],
+    [0, 0],
+  ];
+  const atlas = {
+    model: "m",
+    layers: 2,
+    heads: 2,
+    scores: [
+      { name: "previous_token", grid: grid(0.9) },
+      {
+        name: "induction",
+        grid: [
+          [0, 0],
+          [0.8, 0],
+        ],
+      },
+      {
+        name: "first_token",
+        grid: [
+          [0, 0],
+          [0, 0.5],
+        ],
+      },
+    ],
+  };
+  assert.deepEqual(headRoles(atlas), {
+    "L0.H1": "a previous-token head",
+    "L1.H0": "an induction head",
+    "L1.H1": "an attention sink",
+  });
+  assert.deepEqual(headRoles(null), {});
+});

@@ -239,7 +239,9 @@ export function inkOn(rgb) {
  * Draw the panel.
  * @param {HTMLElement} container the view's box
  * @param {WhyData} data
- * @param {{limit?: number} | null} [selection] limit: the keys the key view draws at most
+ * @param {{limit?: number, focus?: "keys" | null} | null} [selection] limit: the keys the key
+ *   view draws at most; focus: focus the key view, its cursor on the panel's key (a key just
+ *   picked there by keyboard: the redraw keeps the reader's place)
  * @param {WhyCallbacks} [callbacks]
  */
 export function render(container, data, selection = null, callbacks = {}) {
@@ -435,6 +437,15 @@ export function render(container, data, selection = null, callbacks = {}) {
     keyEls.forEach((e) => e.classList.remove("cursor"));
     keyEls[r]?.classList.add("cursor");
   };
+  if (selection?.focus === "keys") {
+    /** @type {any} */ (keyList).__cursor = {
+      i: Math.max(
+        0,
+        rows.findIndex((r) => r.key === att.key),
+      ),
+      j: 0,
+    };
+  }
   keyCursor(keyList, keysText.live, {
     rows: rows.length,
     cols: N,
@@ -446,6 +457,7 @@ export function render(container, data, selection = null, callbacks = {}) {
     hide: () => keyEls.forEach((e) => e.classList.remove("cursor")),
     pick: callbacks.onPickKey ? (r) => callbacks.onPickKey?.(rows[r].key) : undefined,
   });
+  if (selection?.focus === "keys") keyList.focus();
   // What is drawn, for tests: the very numbers.
   /** @type {any} */ (container).__why = { attribution: att, rows, pairs };
 }
