@@ -41,7 +41,7 @@ WHY = """() => { const box = document.querySelector('#why-view'), w = box.__why;
     keyScores: Object.fromEntries(Array.from(a.keys.data, (k, r) => [k, a.key_scores.data[r]])),
     byKey: Array.from(a.keys.data, (k, r) => Array.from(a.by_key.data.subarray(r * N, (r + 1) * N))),
     text: box.querySelector('.why-score').textContent,
-    pairs: [...box.querySelectorAll('.why-pairs li')].map((li) => li.textContent)}; }"""
+    pairs: [...box.querySelectorAll('.why-pairs li')].map((li) => li.textContent), digits: w.digits}; }"""
 
 
 def why(page) -> dict | None:
@@ -53,7 +53,9 @@ def why_drawn(page) -> int:
 
 
 def wait_why(page, after: int) -> dict:
-    page.wait_for_function("n => +(document.querySelector('#why-view').dataset.drawn || 0) > n", arg=after)
+    page.wait_for_function(
+        "n => +(document.querySelector('#why-view').dataset.drawn || 0) > n", arg=after
+    )
     return why(page)
 
 
@@ -91,9 +93,12 @@ def assert_sums_to_trace(api, got: dict) -> None:
     total = sum(sum(row) for row in got["matrix"])
     assert abs(total - score) < 1e-4, (total, score)
     assert abs(got["score"] - score) < 1e-4
-    # The cells show the part's very numbers (2 decimals), and every key's bar its by_key row.
+    # The cells show the part's very numbers (2 decimals, more for small scores), and every
+    # key's bar its by_key row.
     flat = [v for row in got["matrix"] for v in row]
-    assert got["cells"] == [f"{v:.2f}".replace("-0.00", "0.00") for v in flat]
+    d = got["digits"]
+    zero = f"{0:.{d}f}"
+    assert got["cells"] == [f"{v:.{d}f}".replace("-" + zero, zero) for v in flat]
     for row in got["keys"]:
         assert row["score"] == got["keyScores"][str(row["key"])]
         assert abs(sum(row["parts"]) - row["score"]) < 1e-6
@@ -139,7 +144,9 @@ def test_a_cell_of_the_heatmap_explains_its_score(page, live_server, api):
 
     # Enter on a cell through the heatmap's keyboard path: the cursor starts at (0, 0).
     canvas = page.locator("#mv-large canvas")
-    assert "Enter makes the row's token the query and the column's the key" in canvas.get_attribute("aria-label")
+    assert "Enter makes the row's token the query and the column's the key" in canvas.get_attribute(
+        "aria-label"
+    )
     canvas.focus()
     for _ in range(4):
         page.keyboard.press("ArrowDown")

@@ -8,6 +8,7 @@ import { test } from "node:test";
 import {
   attributionOf,
   componentWords,
+  digitsFor,
   inkOn,
   keyRows,
   pairWords,
@@ -81,6 +82,14 @@ test("components and pairs in words, heads 1-based with their atlas role", () =>
     `query from layer 1 head 4 (a previous-token head) × key from the embedding of “Mr”: +0.20 of ${score.toFixed(2)}`,
   );
   assert.equal(signed(-0.313), "−0.31");
+  // small scores get more decimals, so that no cell reads 0.00 that is not
+  assert.equal(digitsFor(att), 2);
+  const small = { ...att, matrix: { ...att.matrix, data: att.matrix.data.map((v) => v / 100) } };
+  assert.equal(digitsFor(small), 3);
+  assert.equal(
+    pairWords(small, tokens, { i: 0, j: 2, v: 0.021 }),
+    `query from the embedding of “␣D” × key from layer 1 head 4: +0.021 of ${att.score.toFixed(3)}`,
+  );
   assert.equal(signed(-0.001), "0.00");
 });
 

@@ -159,6 +159,17 @@ export function signed(v, digits = 2) {
 }
 
 /**
+ * The decimals the panel writes its numbers with: 2, or more where its largest cell is small
+ * (a model with small scores), so that no cell reads 0.00 that is not.
+ * @param {Attribution} att
+ */
+export function digitsFor(att) {
+  let m = 0;
+  for (const v of att.matrix.data) m = Math.max(m, Math.abs(v));
+  return !(m > 0) || m >= 0.1 ? 2 : m >= 0.01 ? 3 : 4;
+}
+
+/**
  * The matrix's cells, largest magnitude first (ties: row, then column).
  * @param {Attribution} att @param {number} [count]
  * @returns {{i: number, j: number, v: number}[]}
@@ -175,12 +186,12 @@ export function topPairs(att, count = Infinity) {
  * One pair in words: "query from layer 1 head 4 (a previous-token head) × key from the
  * embedding of “␣Mr”: +2.10 of 4.61".
  * @param {Attribution} att @param {string[]} tokens @param {{i: number, j: number, v: number}} p
- * @param {Record<string, string>} [roles]
+ * @param {Record<string, string>} [roles] @param {number} [digits] digitsFor(att) by default
  */
-export function pairWords(att, tokens, p, roles) {
+export function pairWords(att, tokens, p, roles, digits = digitsFor(att)) {
   const q = componentWords(att.components[p.i], tokens, att.query, roles);
   const k = componentWords(att.components[p.j], tokens, att.key, roles);
-  return `query from ${q} × key from ${k}: ${signed(p.v)} of ${fmt(att.score)}`;
+  return `query from ${q} × key from ${k}: ${signed(p.v, digits)} of ${fmt(att.score, digits)}`;
 }
 
 /**
@@ -250,6 +261,7 @@ export function render(container, data, selection = null, callbacks = {}) {
   const roles = data.roles ?? {};
   const N = att.components.length;
   const names = att.components.map(shortName);
+  const d = digitsFor(att);
   const where = `${headWords(att.layer, att.head)}, query ${quotedToken(tokens[att.query] ?? "")} (${att.query + 1}) → key ${quotedToken(tokens[att.key] ?? "")} (${att.key + 1})`;
 
   // The top pairs in words.
@@ -262,7 +274,7 @@ export function render(container, data, selection = null, callbacks = {}) {
   const said = el(
     "ol",
     { className: "why-pairs" },
-    pairs.map((p) => el("li", { textContent: pairWords(att, tokens, p, roles) })),
+    pairs.map((p) => el("li", { textContent: pairWords(att, tokens, p, roles, d) })),
   );
 
   // The matrix: rows the query side's components, columns the key side's.
@@ -289,7 +301,7 @@ export function render(container, data, selection = null, callbacks = {}) {
       const rgb = divergingRgb(v, m);
       const cell = el("span", {
         className: "why-cell",
-        textContent: fmt(v),
+        textContent: fmt(v, d),
         title: cellText(i, j),
         dataset: { i: String(i), j: String(j) },
       });
@@ -298,11 +310,11 @@ export function render(container, data, selection = null, callbacks = {}) {
       cells.push(cell);
       grid.append(cell);
     }
-    grid.append(el("span", { className: "why-sum", textContent: fmt(rowSum) }));
+    grid.append(el("span", { className: "why-sum", textContent: fmt(rowSum, d) }));
   }
   grid.append(el("span", { className: "why-row why-total", textContent: "column sum" }));
-  for (const v of colSums) grid.append(el("span", { className: "why-sum", textContent: fmt(v) }));
-  grid.append(el("span", { className: "why-sum why-all", textContent: fmt(att.score) }));
+  for (const v of colSums) grid.append(el("span", { className: "why-sum", textContent: fmt(v, d) }));
+  grid.append(el("span", { className: "why-sum why-all", textContent: fmt(att.score, d) }));
   const matrixBox = el("div", { className: "why-matrix-box" }, [grid]);
 
   // The key view: each key's score split by the key side's components.
@@ -339,7 +351,7 @@ export function render(container, data, selection = null, callbacks = {}) {
       const w = (Math.abs(v) / reach) * span;
       const seg = el("span", {
         className: "why-seg",
-        title: `${names[c]}: ${signed(v)}`,
+        title: `${names[c]}: ${signed(v, d)}`,
       });
       seg.style.background = componentColor(att.components[c], c);
       seg.style.width = `${w}%`;
@@ -359,7 +371,7 @@ export function render(container, data, selection = null, callbacks = {}) {
       [
         el("span", { className: "why-key-label", textContent: keyLabel(row.key) }),
         bar,
-        el("span", { className: "why-key-score", textContent: fmt(row.score) }),
+        el("span", { className: "why-key-score", textContent: fmt(row.score, d) }),
       ],
     );
     line.addEventListener("click", () => callbacks.onPickKey?.(row.key));
@@ -394,7 +406,7 @@ export function render(container, data, selection = null, callbacks = {}) {
 
   // Text alternatives and keyboard paths.
   const matrixText = describe(matrixBox, {
-    summary: `${where}: score ${fmt(att.score)}, largest part ${pairs.length ? pairWords(att, tokens, pairs[0], roles) : "none"}.`,
+    summary: `${where}: score ${fmt(att.score, d)}, largest part ${pairs.length ? pairWords(att, tokens, pairs[0], roles, d) : "none"}.`,
     table: matrixTable(
       `${where}: the score by query-side components (rows) and key-side components (columns)`,
       "query side \\ key side",
@@ -420,7 +432,7 @@ export function render(container, data, selection = null, callbacks = {}) {
   const keysText = describe(keyList, {
     summary:
       winner >= 0
-        ? `The winning key is ${quotedToken(tokens[winner] ?? "")} (${winner + 1}), score ${fmt(rows[0].score)}; the panel's key is ${quotedToken(tokens[att.key] ?? "")} (${att.key + 1}), score ${fmt(att.score)}.`
+        ? `The winning key is ${quotedToken(tokens[winner] ?? "")} (${winner + 1}), score ${fmt(rows[0].score, d)}; the panel's key is ${quotedToken(tokens[att.key] ?? "")} (${att.key + 1}), score ${fmt(att.score, d)}.`
         : "",
     table: {
       caption: "Each key's score by the key side's components",
@@ -459,5 +471,5 @@ export function render(container, data, selection = null, callbacks = {}) {
   });
   if (selection?.focus === "keys") keyList.focus();
   // What is drawn, for tests: the very numbers.
-  /** @type {any} */ (container).__why = { attribution: att, rows, pairs };
+  /** @type {any} */ (container).__why = { attribution: att, rows, pairs, digits: d };
 }
