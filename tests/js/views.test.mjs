@@ -26,10 +26,12 @@ test("every piece of view state feeds a view, and only views that exist", () => 
   const sentenceKeys = Object.keys(defaultSentence()).filter((k) => !traced.includes(k));
   assert.deepEqual([...fed(SENTENCE_FEEDS)].sort(), sentenceKeys.sort());
   assert.deepEqual(Object.keys(TOY_FEEDS), ["attention", "vectors", "beforeAfter", "distances"]);
-  assert.deepEqual(Object.keys(SENTENCE_FEEDS), ["model", "gen", "head", "qk", "traj", "lens", "knock"]);
+  assert.deepEqual(Object.keys(SENTENCE_FEEDS), ["model", "why", "gen", "head", "qk", "traj", "lens", "knock"]);
   // a long text's paths start at the query; the predictions are the query's; the model view's
   // large heatmap frames the query's row (issue 28: it kept framing an old one)
-  assert.deepEqual(viewsFed(SENTENCE_FEEDS, ["query"]), ["model", "head", "qk", "traj", "lens"]);
+  assert.deepEqual(viewsFed(SENTENCE_FEEDS, ["query"]), ["model", "why", "head", "qk", "traj", "lens"]);
+  // Why this score (issue 29): a key picked there, or in the heatmap, redraws it alone
+  assert.deepEqual(viewsFed(SENTENCE_FEEDS, ["key"]), ["why"]);
   assert.deepEqual(viewsFed(SENTENCE_FEEDS, ["mergeWords"]), ["model", "head", "qk", "traj"]); // options reach every view
   assert.deepEqual(viewsFed(TOY_FEEDS, ["vlayer"]), ["vectors", "beforeAfter", "distances"]);
   assert.deepEqual(viewsFed(TOY_FEEDS, ["nothing"]), []);

@@ -129,6 +129,8 @@
  * @property {number} head
  * @property {number[]} heads heads drawn in the head view
  * @property {number | null} query original token index (null: the first ordinary token)
+ * @property {number | null} key original token index of the key Why this score explains at
+ *   the query (null: the query's winning key, its largest weight)
  * @property {boolean} hideSpecial
  * @property {boolean} mergeWords
  * @property {number[] | "all" | null} picked tokens in the trajectories (original indices; null:
