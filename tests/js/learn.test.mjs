@@ -243,6 +243,19 @@ test("a train step's check: the run and the head in view; asked again only when 
   assert.notEqual(trainCheckKey({ ...run, claims: [{ claim: "x", value: 1, holds: true }] }, view), key);
 });
 
+test("a train step's check sends the cell whose Why this score is open, if a query sees it", () => {
+  const run = { id: "r1", state: "done", claims: null, variants: [] };
+  const view = { variant: 0, layer: 1, head: 2, checkpoint: 1, attention: "self", query: null, key: null };
+  assert.deepEqual(trainCheckBody(run, view).view, { variant: 0, layer: 1, head: 2 });
+  const open = { ...view, query: 13, key: 2 };
+  assert.deepEqual(trainCheckBody(run, open).view, { variant: 0, layer: 1, head: 2, query: 13, key: 2 });
+  assert.deepEqual(trainCheckBody(run, { ...view, query: 13, key: 0 }).view.key, 0, "key 0 is a key");
+  // A key after the query (no causal query sees it) is no cell: none is sent.
+  assert.deepEqual(trainCheckBody(run, { ...view, query: 2, key: 13 }).view, { variant: 0, layer: 1, head: 2 });
+  assert.notEqual(trainCheckKey(run, open), trainCheckKey(run, view));
+  assert.notEqual(trainCheckKey(run, open), trainCheckKey(run, { ...open, key: 3 }));
+});
+
 // ---- the article's numbers -------------------------------------------------------------------
 
 test("the engine's numbers at the article's rounding, beside the article's", () => {

@@ -37,8 +37,9 @@ test("every piece of view state feeds a view, and only views that exist", () => 
   assert.deepEqual(viewsFed(TOY_FEEDS, ["nothing"]), []);
   // Train mode: every view choice feeds a view; the run's own events feed the rest.
   assert.deepEqual([...fed(TRAIN_FEEDS)].sort(), Object.keys(defaultTrainView()).sort());
-  assert.deepEqual(Object.keys(TRAIN_FEEDS), ["progress", "loss", "grads", "heads", "models", "decoded"]);
-  assert.deepEqual(viewsFed(TRAIN_FEEDS, ["checkpoint"]), ["heads"]);
+  assert.deepEqual(Object.keys(TRAIN_FEEDS), ["progress", "loss", "grads", "heads", "why", "models", "decoded"]);
+  assert.deepEqual(viewsFed(TRAIN_FEEDS, ["checkpoint"]), ["heads", "why"]);
+  assert.deepEqual(viewsFed(TRAIN_FEEDS, ["key"]), ["why"]); // the Why panel's key alone
 });
 
 test("numbers: short without -0.00, exact as the JSON trace spells them", () => {

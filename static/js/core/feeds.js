@@ -39,7 +39,8 @@ export const TRAIN_FEEDS = {
   progress: [],
   loss: ["variant"],
   grads: ["variant"],
-  heads: ["variant", "layer", "head", "checkpoint", "attention"],
+  heads: ["variant", "layer", "head", "checkpoint", "attention", "query"],
+  why: ["variant", "layer", "head", "checkpoint", "query", "key"],
   models: [],
   decoded: ["layer", "head", "attention"],
 };

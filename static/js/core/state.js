@@ -547,4 +547,6 @@ export const defaultTrainView = () => ({
   head: 0,
   checkpoint: 0,
   attention: /** @type {import("./types.js").AttentionKind} */ ("self"),
+  query: /** @type {number | null} */ (null),
+  key: /** @type {number | null} */ (null),
 });
