@@ -3,8 +3,8 @@ induction run trained in the page: step 12's run stays in view when step 13 open
 it); a click on the induction head's repeat cell in the heads card's large heatmap opens Why
 this score under it, whose numbers sum to the trace's score there (read through the API), and
 the step's task is done with the API's own answer; at an earlier checkpoint the panel says its
-numbers are the trained model's; Enter on a cell through the keyboard path opens another.
-Screenshots at 1280 and 480 px (test-artifacts/circuit-*.png, or $CIRCUIT_SHOTS)."""
+numbers are the trained model's; Enter on a cell through the keyboard path opens another; axe
+finds nothing serious with the panel open. Screenshots at 1280 and 480 px (test-artifacts/circuit-*.png, or $CIRCUIT_SHOTS)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,14 @@ from pathlib import Path
 
 import torch
 
-from tests.browser.helpers import ARTIFACTS, VIEWPORT, learn_open, train_from_form
+from tests.browser.helpers import (
+    ARTIFACTS,
+    AXE,
+    VIEWPORT,
+    axe_serious,
+    learn_open,
+    train_from_form,
+)
 
 SHOTS = Path(os.environ.get("CIRCUIT_SHOTS", ARTIFACTS))
 STEPS = "600"  # the circuit has formed by then (tests/learn/test_circuit.py), at seed 0
@@ -71,6 +78,7 @@ def test_step_13_reads_the_induction_heads_key_side_on_the_learners_run(page, li
     ind, circuit = by_id["induction"], by_id["induction-circuit"]
     assert circuit["n"] == ind["n"] + 1 and circuit["continues"] == "induction"
     task = circuit["tasks"][0]["id"]
+    page.add_init_script(path=str(AXE))
 
     # Step 12: train the induction run in the page (600 steps, seed 0).
     learn_open(page, ind["id"], lambda: page.goto(f"{live_server}/#learn/{ind['n']}"))
@@ -126,6 +134,7 @@ def test_step_13_reads_the_induction_heads_key_side_on_the_learners_run(page, li
     assert "the most of any part: it is a previous-token head" in theirs["says"]
     note = page.locator("#t-why-note").text_content()
     assert note.startswith("The trained model's numbers, at step 600")
+    assert axe_serious(page) == []
     shots(page)
 
     # At an earlier checkpoint the heatmap is that step's; the panel says its numbers are the
