@@ -191,7 +191,7 @@ export function topPairs(att, count = Infinity) {
 export function pairWords(att, tokens, p, roles, digits = digitsFor(att)) {
   const q = componentWords(att.components[p.i], tokens, att.query, roles);
   const k = componentWords(att.components[p.j], tokens, att.key, roles);
-  return `query from ${q} × key from ${k}: ${signed(p.v, digits)} of ${fmt(att.score, digits)}`;
+  return `query from ${q} × key from ${k}: ${signed(p.v, digits)} of ${fmt(att.score, digits).replace(/^-/, "−")}`;
 }
 
 /**
@@ -406,7 +406,9 @@ export function render(container, data, selection = null, callbacks = {}) {
 
   // Text alternatives and keyboard paths.
   const matrixText = describe(matrixBox, {
-    summary: `${where}: score ${fmt(att.score, d)}, largest part ${pairs.length ? pairWords(att, tokens, pairs[0], roles, d) : "none"}.`,
+    summary: pairs.length
+      ? `${N} × ${N} cells summing to the score, ${fmt(att.score, d)}; the largest: query-side ${names[pairs[0].i]} × key-side ${names[pairs[0].j]}, ${signed(pairs[0].v, d)}.`
+      : "",
     table: matrixTable(
       `${where}: the score by query-side components (rows) and key-side components (columns)`,
       "query side \\ key side",
