@@ -286,7 +286,7 @@ export function render(container, data, selection = null, callbacks = {}) {
   /** @type {HTMLElement[]} */
   const cells = [];
   const grid = el("div", { className: "why-matrix" });
-  grid.style.gridTemplateColumns = `auto repeat(${N}, minmax(3.2em, 1fr)) auto`;
+  grid.style.gridTemplateColumns = `auto repeat(${N}, minmax(min-content, 1fr)) auto`;
   grid.append(el("span", { className: "why-corner", textContent: "query ↓ key →" }));
   for (const name of names) grid.append(el("span", { className: "why-col", textContent: name }));
   grid.append(el("span", { className: "why-col why-total", textContent: "row sum" }));
