@@ -4,7 +4,7 @@ splits that score into its query-side by key-side components, whose cells sum to
 `scores` value at that cell (read here through the API); Enter on a cell through the keyboard
 path does the same; a key picked in the card's key view becomes the key; the link keeps it
 after a reload; a refused key is said and the winning key shown; a model run through
-transformers says why it cannot."""
+transformers, or a trace with heads knocked out, says why it cannot."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from tests.browser.helpers import (
     ARTIFACTS,
     open_sentence,
     select_and_wait,
+    share_hash,
     type_sentence,
     views_drawn,
     wait_for_views,
@@ -198,6 +199,16 @@ def test_a_key_after_the_query_is_said_and_the_winning_key_shown(page, live_serv
     note = page.locator("#why-note").text_content()
     assert "(6) comes after query" in note and "sees no later key" in note and "winning key" in note
     assert got["query"] == 1 and got["key"] in (0, 1)
+
+    # A link with a head knocked out: the split is of the clean run, and the card says so
+    # without asking (the server would refuse it).
+    state = {"model": MODEL, "text": TEXT, "layer": LAYER, "head": HEAD, "heads": [HEAD]}
+    state |= {"query": 6, "key": 2, "ablate": [{"layer": 0, "head": 1}]}
+    page.goto("about:blank")
+    page.goto(live_server + "/" + share_hash({"v": 3, "mode": "sentence", "sentence": state}))
+    page.wait_for_function("() => +(document.querySelector('#why-view').dataset.drawn || 0) > 0")
+    assert page.locator("#why-note").text_content().startswith("A head is knocked out: the split")
+    assert page.locator("#why-view .why-matrix").count() == 0
 
 
 @pytest.fixture(scope="module")

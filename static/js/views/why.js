@@ -191,7 +191,7 @@ export function topPairs(att, count = Infinity) {
 export function pairWords(att, tokens, p, roles, digits = digitsFor(att)) {
   const q = componentWords(att.components[p.i], tokens, att.query, roles);
   const k = componentWords(att.components[p.j], tokens, att.key, roles);
-  return `query from ${q} × key from ${k}: ${signed(p.v, digits)} of ${fmt(att.score, digits)}`;
+  return `query from ${q} × key from ${k}: ${signed(p.v, digits)} of ${fmt(att.score, digits).replace(/^-/, "−")}`;
 }
 
 /**
@@ -286,7 +286,7 @@ export function render(container, data, selection = null, callbacks = {}) {
   /** @type {HTMLElement[]} */
   const cells = [];
   const grid = el("div", { className: "why-matrix" });
-  grid.style.gridTemplateColumns = `auto repeat(${N}, minmax(3.2em, 1fr)) auto`;
+  grid.style.gridTemplateColumns = `auto repeat(${N}, minmax(min-content, 1fr)) auto`;
   grid.append(el("span", { className: "why-corner", textContent: "query ↓ key →" }));
   for (const name of names) grid.append(el("span", { className: "why-col", textContent: name }));
   grid.append(el("span", { className: "why-col why-total", textContent: "row sum" }));
@@ -406,7 +406,9 @@ export function render(container, data, selection = null, callbacks = {}) {
 
   // Text alternatives and keyboard paths.
   const matrixText = describe(matrixBox, {
-    summary: `${where}: score ${fmt(att.score, d)}, largest part ${pairs.length ? pairWords(att, tokens, pairs[0], roles, d) : "none"}.`,
+    summary: pairs.length
+      ? `${N} × ${N} cells summing to the score, ${fmt(att.score, d)}; the largest: query-side ${names[pairs[0].i]} × key-side ${names[pairs[0].j]}, ${signed(pairs[0].v, d)}.`
+      : "",
     table: matrixTable(
       `${where}: the score by query-side components (rows) and key-side components (columns)`,
       "query side \\ key side",

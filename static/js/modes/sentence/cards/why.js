@@ -75,10 +75,14 @@ async function explain(ctx, current) {
     app.s.aggregate === "head"
       ? "Click a cell of the heatmap above, or press Enter on it, to explain that query's score of that key."
       : "Show “the chosen head” large in the model view, then click a cell of its heatmap to explain it here.";
-  const lacking = meta.unavailable?.qk_attribution;
-  if (lacking) {
+  const lacking = meta.unavailable?.qk_attribution?.replace(/^qk_attribution: /, "");
+  const knocked = meta.ablated?.length ?? 0;
+  if (lacking || knocked) {
     box.replaceChildren();
-    note.textContent = `This model's scores cannot be split here: ${lacking}`;
+    note.textContent = lacking
+      ? `This model's scores cannot be split here: ${lacking}.`
+      : `${knocked === 1 ? "A head is" : `${knocked} heads are`} knocked out: the split is of the clean run's ` +
+        "scores, so put them back (Knock-out card) to see it.";
     return;
   }
   // The views above first: their parts are asked for (prefetch) before this one.
