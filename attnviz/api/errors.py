@@ -42,7 +42,9 @@ def _strip_tag(loc: tuple | list, union: bool) -> list:
 
 
 def _field(loc: tuple | list) -> str:
-    parts = [str(p) for p in loc if p not in ("body", "query")]
+    # Where it was sent (the body, the query string) is no part of the field's name; a field
+    # itself named "query" (a Learn view's) is.
+    parts = [str(p) for p in (loc[1:] if loc and loc[0] in ("body", "query") else loc)]
     out = ""
     for p in parts:
         out += f"[{p}]" if p.isdigit() else (f".{p}" if out else p)

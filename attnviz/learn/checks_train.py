@@ -3,7 +3,9 @@ its preset's claims) or step 1's recurrent comparison, and says what is true now
 
 The scores are those a finished run reports (``attnviz.training.measures``): the cross-attention
 alignment of an encoder-decoder, each head's induction score; the previous-token score is measured
-here on the run's model, by the same function the ablation presets use.
+here on the run's model, by the same function the ablation presets use. Step 13 reads the QK
+attribution (``attnviz.capture.attribution``) of the run's model on the heads card's probe, at
+the cell the learner opened.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from collections.abc import Callable
 
 import torch
 
+from attnviz.capture.attribution import qk_attribution
+from attnviz.capture.decompose import Component, clean_run
 from attnviz.learn.path import Result
 from attnviz.learn.reading import TrainReading
 from attnviz.schemas.recurrent import RecurrentRun
@@ -22,6 +26,7 @@ from attnviz.training.tasks import Induction
 ALIGNED = 0.5  # step 11: a cross-attention head's weight on one (anti-)diagonal
 PREVIOUS = 0.3  # step 12: a head's mean weight on the previous token
 INDUCTIVE = 0.4  # step 12: a head's induction score
+OWN = 0.5  # step 13: a head's mean weight on the token itself, to say it carries that token
 
 TASKS = {"reverse", "copy"}  # step 11's tasks: an encoder-decoder
 
@@ -157,7 +162,140 @@ def induction_head(r: TrainReading) -> Result:
     )
 
 
-# -- steps 13 to 16 -------------------------------------------------------------------------------
+# -- step 13 --------------------------------------------------------------------------------------
+
+
+def _part(c: Component) -> str:
+    """A component of the residual stream in words, layers and heads from 1 as on the page."""
+    at = "" if c.layer is None else f"layer {c.layer + 1}"
+    return {
+        "embed": "the token embedding",
+        "pos": "the position embedding",
+        "type": "the token type",
+        "head": f"{at}, head {(c.head or 0) + 1}",
+        "attn_bias": f"{at}'s attention bias",
+        "mlp": f"{at}'s feed-forward",
+        "bias": "the norms' biases",
+    }.get(c.kind, c.name)
+
+
+def _cell_hint(r: TrainReading, n: int) -> str:
+    q = r.probe.query
+    return (
+        f"click its heatmap's cell from a letter of the repeat (tokens {n + 1} to {2 * n - 1}) "
+        f"to the letter after that letter's first occurrence, {n - 1} tokens left of the "
+        f"diagonal: for example from {_token(r, q)} to {_token(r, q - n + 1)}"
+    )
+
+
+def _token(r: TrainReading, i: int) -> str:
+    return f"'{r.probe.labels[i]}' (token {i + 1})"
+
+
+def induction_circuit(r: TrainReading) -> Result:
+    """Done once the learner has opened Why this score on an induction head (its score at least
+    INDUCTIVE) at a letter of the repeat and the key it attends to; the answer splits that score
+    by the key side's parts, and says whether the largest is a previous-token head."""
+    if (wait := _induction_run(r)) is not None:
+        return wait
+    result, task, v = r.variant.result, r.run.plan.task, r.view
+    assert result is not None and isinstance(task, Induction)
+    n = (len(r.probe.ids) + 1) // 2  # the probe: n letters, then the same again but the last
+    ind = torch.tensor(r.variant.induction or [[0.0]], dtype=torch.float64)
+    il, ih, best = _best(ind)
+    got = float(ind[v.layer, v.head])
+    if best < INDUCTIVE:
+        return Result(
+            False,
+            f"No head is an induction head yet: the best, {_head(il, ih)}, scores {best:.2f} "
+            f"({INDUCTIVE} is the mark). Train step 12's run longer (800 steps, the default).",
+        )
+    if got < INDUCTIVE:
+        return Result(
+            False,
+            f"{r.where()} scores {got:.2f} as an induction head ({INDUCTIVE} is the mark): "
+            f"choose {_head(il, ih)} ({best:.2f}) in the heads card, then open Why this score: "
+            f"{_cell_hint(r, n)}.",
+        )
+    if v.query is None or v.key is None:
+        return Result(False, f"Open Why this score on {r.where()}: {_cell_hint(r, n)}.")
+    q, k = v.query, v.key
+    if not n <= q <= 2 * n - 2:
+        return Result(
+            False,
+            f"The cell open is from {_token(r, q)}, in the first copy: no earlier occurrence "
+            f"says what follows it. Open Why this score on the repeat instead: "
+            f"{_cell_hint(r, n)}.",
+        )
+    match = q - n + 1  # the letter after the query's letter in the first copy
+    if k != match:
+        return Result(
+            False,
+            f"The cell open is from {_token(r, q)} to {_token(r, k)}. The induction head "
+            f"attends from {_token(r, q)} to {_token(r, match)}, the letter after its first "
+            f"occurrence, token {q - n + 1}: open Why this score on that cell.",
+        )
+    model = result.model
+    a = qk_attribution(clean_run(model, torch.tensor([r.probe.ids], device=model.param_device)),
+                       v.layer, v.head, q, k)  # fmt: skip
+    keyside, queryside = a.matrix.sum(0), a.matrix.sum(1)  # (N,) each: columns', rows' sums
+    top, tq = int(keyside.argmax()), int(queryside.argmax())
+    m = min(measures.INDUCTION_LETTERS, task.max_len)  # step 12's strings
+    strings = measures.repeats(m, task.vocab.size, model.param_device)[:, :-1]  # (B, 2m - 1)
+    pats = measures.patterns(model, strings)
+    prev = torch.stack([measures.previous_token(p) for p in pats]).double()  # (L, nh)
+    own = torch.stack([measures.at_offset(p, 0) for p in pats]).double()  # on the token itself
+    says = (
+        f"Of the score {a.score:.2f} of {r.where()} from {_token(r, q)} to {_token(r, k)}, the "
+        f"key side's {_part(a.components[top])} gives {float(keyside[top]):+.2f}, the most of "
+        "any part"
+    )
+    c = a.components[top]
+    if v.layer > 0:
+        pl, ph, pbest = _best(prev[: v.layer])  # the previous-token head of an earlier layer
+        at = next(j for j, p in enumerate(a.components) if (p.kind, p.layer, p.head) == (
+            "head", pl, ph))  # fmt: skip
+        theirs = (
+            f"{_head(pl, ph)} ({pbest:.2f} on the token before), gives {float(keyside[at]):+.2f}"
+        )
+        earlier = c.kind == "head" and c.layer is not None and c.layer < v.layer
+        mine = float(prev[c.layer, c.head or 0]) if earlier and c.layer is not None else 0.0
+        if mine >= PREVIOUS:
+            says += (
+                f": it is a previous-token head (a mean weight of {mine:.2f} on the token "
+                f'before), so at {_token(r, k)} it wrote "the letter before me was '
+                f"'{r.probe.labels[k - 1]}'\""
+            )
+            says += "." if at == top else f"; the strongest one, {theirs} here."
+        elif earlier:
+            says += (
+                f": no previous-token head ({mine:.2f} on the token before); the "
+                f"previous-token head, {theirs} here."
+            )
+        else:
+            says += f". The previous-token head, {theirs} here."
+    else:
+        says += "."
+    cq = a.components[tq]
+    says += f" On the query side, {_part(cq)} gives {float(queryside[tq]):+.2f}"
+    if cq.kind == "head" and cq.layer is not None and cq.head is not None:
+        weight = float(own[cq.layer, cq.head])
+        if weight >= OWN:
+            says += (
+                f": it attends to the letter itself ({weight:.2f} of its weight), so it carries "
+                f"'{r.probe.labels[q]}'"
+            )
+    i, j = divmod(int(a.matrix.argmax()), a.matrix.shape[1])
+    N = len(a.components)
+    says += (
+        f". The largest pair is the query side's {_part(a.components[i])} with the key side's "
+        f"{_part(a.components[j])}: {float(a.matrix[i, j]):+.2f}. The {N} × {N} pairs sum to "
+        "the score."
+    )
+    return Result(True, says)
+
+
+# -- steps 14 to 17 -------------------------------------------------------------------------------
 
 
 def _claims(claims: list[TrainClaim]) -> str:

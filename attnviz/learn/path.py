@@ -68,4 +68,7 @@ class Step:
     focus: tuple[str, ...]
     toy: ToyStart | None = None
     train: dict[str, str] | None = None  # the Train tab's form settings by name
+    # A train step that goes on with an earlier train step's run (its id): it opens in that
+    # step's lab as the learner left it, and its check reads the run trained there.
+    continues: str | None = None
     article: tuple[Table, ...] = ()

@@ -17,6 +17,7 @@ from attnviz.schemas.trace import ToyTraceRequest
 from attnviz.schemas.train import TrainClaim
 from attnviz.services.toy_trace import run_toy_trace
 from attnviz.services.training.runs import LiveRun, Variant
+from attnviz.training.tasks import Probe
 
 
 def vec(values: torch.Tensor | list[float], digits: int = 2) -> str:
@@ -168,10 +169,34 @@ class TrainReading:
             raise LearnRefused(
                 "view.head", f"{v.head} is past this model's heads (0 to {arch.heads - 1})"
             )
+        if v.query is not None and v.key is not None:
+            if self.run.plan.task.encoder_decoder:
+                raise LearnRefused(
+                    "view.query",
+                    "this run's model is an encoder-decoder: its heads card opens no Why this "
+                    "score (a cell is a decoder-only model's)",
+                )
+            n = len(self.probe.ids)
+            for name, i in (("query", v.query), ("key", v.key)):
+                if i >= n:
+                    raise LearnRefused(
+                        f"view.{name}", f"{i} is past the probe's last token ({n - 1})"
+                    )
+            if v.key > v.query:
+                raise LearnRefused(
+                    "view.key",
+                    f"{v.key} is after the query ({v.query}): this model is causal, and a "
+                    "query does not see a later key",
+                )
 
     @property
     def variant(self) -> Variant:
         return self.run.variants[self.view.variant or 0]
+
+    @property
+    def probe(self) -> Probe:
+        """The text the heads card shows (its cells are the view's query and key)."""
+        return self.run.plan.task.probe()
 
     @property
     def task(self) -> str:

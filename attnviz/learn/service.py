@@ -81,6 +81,7 @@ def _step(n: int, step: Step, device: torch.device) -> LearnStep:
         formula_text=step.formula_text,
         toy=toy,
         train=LearnTrain(settings=dict(step.train)) if step.train is not None else None,
+        continues=step.continues,
         focus=list(step.focus),
         tasks=[
             LearnTask(id=t.id, prompt=t.prompt, hint=t.hint, finding=t.finding) for t in step.tasks
@@ -179,7 +180,8 @@ async def check(
         return _answer(step, [t.check(comparison) for t in step.tasks])
     assert body.run is not None
     reading = TrainReading(training.get(body.run), view)
-    measures = step.id == "induction"  # the previous-token score runs the model
+    # The previous-token score (and step 13's attribution) runs the model.
+    measures = step.id in ("induction", "induction-circuit")
     results = await traces.admission.run(
         client, lambda: [t.check(reading) for t in step.tasks], cheap=not measures
     )

@@ -1,4 +1,4 @@
-"""The path: the sixteen steps in order. Their ids are fixed (the page links to ``#learn/n``, and
+"""The path: the seventeen steps in order. Their ids are fixed (the page links to ``#learn/n``, and
 keeps the learner's progress by id)."""
 
 from __future__ import annotations
@@ -11,3 +11,8 @@ STEPS: tuple[Step, ...] = (RNN, *TOY_STEPS, *TRAIN_STEPS)
 BY_ID: dict[str, Step] = {s.id: s for s in STEPS}
 
 assert len(BY_ID) == len(STEPS), "two steps share an id"
+assert all(
+    s.lab == "train" and BY_ID[s.continues].lab == "train"
+    and STEPS.index(BY_ID[s.continues]) < STEPS.index(s)
+    for s in STEPS if s.continues is not None
+), "a step continues an earlier train step"  # fmt: skip

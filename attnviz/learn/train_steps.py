@@ -1,10 +1,25 @@
-"""Step 1 (why not a recurrent network) and steps 11 to 16: the training lab, from the
-encoder-decoder to a model trained by the learner and the ablations checked on their runs."""
+"""Step 1 (why not a recurrent network) and steps 11 to 17: the training lab, from the
+encoder-decoder to a model trained by the learner, the circuit read from its scores, and the
+ablations checked on their runs."""
 
 from __future__ import annotations
 
 from attnviz.learn import checks_train as c
-from attnviz.learn.mathml import call, frac, gap, math, mi, mn, mo, row, sqrt, sub, sup, words
+from attnviz.learn.mathml import (
+    call,
+    frac,
+    gap,
+    math,
+    mi,
+    mn,
+    mo,
+    row,
+    sqrt,
+    sub,
+    subsup,
+    sup,
+    words,
+)
 from attnviz.learn.path import Step, Task
 from attnviz.training.ablations import PRESETS
 
@@ -184,6 +199,64 @@ INDUCTION = Step(
     ),
 )
 
+_i, _j = mi("i"), mi("j")
+
+INDUCTION_CIRCUIT = Step(
+    id="induction-circuit",
+    title="Why the induction head looks there",
+    lab="train",
+    text=(
+        "Step 12 found the two heads by where they look. Now ask why the induction head looks "
+        "there. Its score for a key is q · k / √d, and the query and the key are both read from "
+        "the residual stream, a sum of parts: the token embedding, what each head of layer 1 "
+        "wrote, the norms' biases. With each norm's scale frozen at its value on this text, "
+        "every part has its own query and key, and the score splits exactly into a table: the "
+        "query side's parts by the key side's.",
+        "From a letter of the repeat, say d, the induction head attends to the letter after "
+        "d's first occurrence. The largest part of that key's side of the score is what the "
+        'previous-token head wrote there: "the letter before me was d". The query side '
+        "carries the current letter, d itself (through its embedding, or a layer 1 head that "
+        "looks at the letter itself). The two match, and the score is high: that is the "
+        "circuit.",
+        "Open Why this score on the induction head at such a cell: the panel under the heatmap "
+        "lists the largest pairs of parts, and the check names, with its number, the key "
+        "side's largest part on your own run.",
+    ),
+    formula=math(
+        sub(mi("s"), row(_i, _j)),
+        mo("="),
+        frac(row(sub(mi("q"), _i), mo("·"), sub(mi("k"), _j)), sqrt(mi("d"))),
+        mo("="),
+        sub(mo("∑"), mi("a")),
+        sub(mo("∑"), mi("b")),
+        frac(
+            row(subsup(mi("q"), _i, mi("a")), mo("·"), subsup(mi("k"), _j, mi("b"))), sqrt(mi("d"))
+        ),  # fmt: skip
+        mo(","),
+        gap(),
+        sub(_x, mi("t")),
+        mo("="),
+        sub(mo("∑"), mi("a")),
+        subsup(_x, mi("t"), mi("a")),
+    ),
+    formula_text="s_ij = q_i · k_j / √d = Σ_a Σ_b q_iᵃ · k_jᵇ / √d, where the stream "
+    "x_t = Σ_a x_tᵃ is a sum of parts a (the embedding, each earlier head, the biases), each "
+    "with its own query and key",
+    train={"task": "induction"},
+    continues="induction",
+    focus=("t-run-card", "t-heads-card"),
+    tasks=(
+        Task(
+            "key-side",
+            "Open Why this score on an induction head, from a letter of the repeat to the key it "
+            "attends to: done when the check has read that score's parts on your run.",
+            "Choose step 12's induction head in the heads card, then click (or press Enter on) "
+            "a cell of its stripe in the lower half, 11 tokens left of the diagonal.",
+            c.induction_circuit,
+        ),
+    ),
+)
+
 
 def _ablation(step_id: str, preset: str, title: str, text: tuple[str, ...], formula: str,
               formula_text: str, focus: tuple[str, ...]) -> Step:  # fmt: skip
@@ -330,5 +403,5 @@ ABLATE_POSITIONS = _ablation(
     ("t-run-card", "t-heads-card"),
 )
 
-TRAIN_STEPS = (ENCODER_DECODER, INDUCTION, ABLATE_NORM, ABLATE_RESIDUAL, ABLATE_SCALE,
-               ABLATE_POSITIONS)  # fmt: skip
+TRAIN_STEPS = (ENCODER_DECODER, INDUCTION, INDUCTION_CIRCUIT, ABLATE_NORM, ABLATE_RESIDUAL,
+               ABLATE_SCALE, ABLATE_POSITIONS)  # fmt: skip

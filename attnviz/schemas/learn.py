@@ -78,6 +78,11 @@ class LearnStep(BaseModel):
     formula_text: str = Field(description="The formula in plain text (its text alternative)")
     toy: LearnToyState | None = Field(description="A toy step's starting state")
     train: LearnTrain | None = Field(description="A train step's starting form")
+    continues: str | None = Field(
+        None,
+        description="A train step that goes on with an earlier step's run: that step's id (the "
+        "page keeps the run trained there in view, and this step's check reads it)",
+    )
     focus: list[str] = Field(description="Ids of the page's elements the step is about")
     tasks: list[LearnTask]
     article: list[ArticleTable] = Field(description="The article's numbers beside the engine's")
@@ -89,8 +94,9 @@ class LearnSteps(BaseModel):
 
 class LearnView(Strict):
     """What the learner looks at. A toy step: the heatmaps' layer and head, the vectors' layer,
-    the distance pair (``trails`` is accepted and not read). A train step: the run's variant and
-    the head in view."""
+    the distance pair (``trails`` is accepted and not read). A train step: the run's variant,
+    the head in view and the cell of its heatmap whose *Why this score* is open (``query`` and
+    ``key``, together)."""
 
     layer: int = Field(0, ge=0, le=LIMITS.max_layers - 1, description="0-based")
     head: int = Field(0, ge=0, le=LIMITS.max_heads - 1, description="0-based")
@@ -101,9 +107,30 @@ class LearnView(Strict):
     variant: int | None = Field(
         None, ge=0, le=TRAIN_SHAPE.max_variants - 1, description="train steps (0-based)"
     )
+    query: int | None = Field(
+        None,
+        ge=0,
+        le=LIMITS.max_tokens - 1,
+        description="train steps: the row (0-based token of the probe) of the cell whose Why "
+        "this score is open, with key",
+    )
+    key: int | None = Field(
+        None,
+        ge=0,
+        le=LIMITS.max_tokens - 1,
+        description="train steps: that cell's column (a key the query sees)",
+    )
+
+    @model_validator(mode="after")
+    def _cell(self) -> LearnView:
+        if (self.query is None) != (self.key is None):
+            sent, other = ("query", "key") if self.key is None else ("key", "query")
+            raise ValueError(f"view.{other}: send it with view.{sent} (a cell is both)")
+        return self
 
 
 _TOY_VIEW = ("vlayer", "a", "b", "trails")
+_TRAIN_VIEW = ("variant", "query", "key")
 
 
 class LearnCheckRequest(Strict):
@@ -112,7 +139,7 @@ class LearnCheckRequest(Strict):
 
     toy: ToyTraceRequest | None = Field(None, description="toy steps: the table and its config")
     run: str | None = Field(
-        None, min_length=1, max_length=64, description="train steps 11-16: the run's id"
+        None, min_length=1, max_length=64, description="train steps 11-17: the run's id"
     )
     recurrent: str | None = Field(
         None, min_length=1, max_length=64, description="step 1: the comparison's id"
@@ -134,8 +161,10 @@ class LearnCheckRequest(Strict):
             return self
         if self.recurrent is not None:
             raise ValueError("view: step 1's check reads no view; send recurrent alone")
-        if self.toy is not None and v.variant is not None:
-            raise ValueError("view.variant: only a train step's view has a variant")
+        if self.toy is not None:
+            for name in _TRAIN_VIEW:
+                if getattr(v, name) is not None:
+                    raise ValueError(f"view.{name}: only a train step's view has it")
         if self.run is not None:
             for name in _TOY_VIEW:
                 if getattr(v, name) is not None:

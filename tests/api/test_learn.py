@@ -30,8 +30,8 @@ def test_the_steps_are_served_with_their_shape(client):
     assert r.status_code == 200 and r.headers["content-type"] == "application/json"
     steps = r.json()["steps"]
     assert set(steps[1]) == {
-        "n", "id", "title", "lab", "text", "formula", "formula_text", "toy", "train", "focus",
-        "tasks", "article",
+        "n", "id", "title", "lab", "text", "formula", "formula_text", "toy", "train",
+        "continues", "focus", "tasks", "article",
     }  # fmt: skip
     assert steps[1]["toy"]["view"] == {
         "layer": 0, "head": 0, "vlayer": 1, "a": 1, "b": 4, "trails": True,
@@ -70,6 +70,11 @@ def test_an_unknown_step_is_404_naming_it(client):
         ("dot-products", {"toy": APPLE, "run": "abc"}, "run", "send one of"),
         ("dot-products", {"toy": APPLE, "view": {"variant": 0}}, "view.variant", "train step"),
         ("induction", {"run": "abc", "view": {"vlayer": 0}}, "view.vlayer", "toy step"),
+        ("dot-products", {"toy": APPLE, "view": {"query": 1, "key": 0}}, "view.query",
+         "train step"),
+        ("induction-circuit", {"run": "abc", "view": {"query": 1}}, "view.key", "with view.query"),
+        ("induction-circuit", {"run": "abc", "view": {"query": -1, "key": 0}}, "view.query",
+         "greater than"),
         ("rnn", {"recurrent": "abc", "view": {}}, "view", "reads no view"),
         ("dot-products", {"toy": APPLE, "view": {"layer": 1}}, "view.layer", "past this model"),
         ("dot-products", {"toy": APPLE, "view": {"head": 1}}, "view.head", "past this model"),

@@ -196,9 +196,23 @@ def test_sentence_mode_every_view_by_keyboard_and_in_words(page, live_server, ap
     assert live(page, "#mv-large .hc-body").startswith(f"{tokens[2]} → {tokens[-1]}: {m[2][-1]!r}")
     # The visible tooltip shows the same number at the cursor.
     assert page.locator("#mv-large .hc-tip").inner_text().split("\n")[-1] == f"weight {m[2][-1]!r}"
-    # Enter makes the cursor's row the query of the other views.
+    # Enter makes the cursor's row the query of the other views, and its column the key that
+    # Why this score explains (issue 29): its matrix and its key view by keyboard, exactly.
     view_change(page, lambda: page.keyboard.press("Enter"))
     assert page.locator("#qk-query").input_value() == "2"
+    last = len(tokens) - 1
+    page.wait_for_function(
+        "k => { const w = document.querySelector('#why-view').__why;"
+        " return w && w.attribution.query === 2 && w.attribution.key === k; }",
+        arg=last,
+    )
+    page.focus("#why-view .why-matrix")
+    press(page, "ArrowRight")
+    said = live(page, "#why-view .why-matrix-box")
+    assert said.startswith("query from the embedding of ") and " × key from " in said
+    page.focus("#why-view .why-keys")
+    press(page, "ArrowDown")
+    assert live(page, "#why-view .why-keys").startswith("key ")
 
     cells = [(w, i, j) for i, row in enumerate(m) for j, w in enumerate(row)]
     w, i, j = max(cells, key=lambda c: (c[0], -c[1], -c[2]))

@@ -79,7 +79,17 @@ def test_rope_says_it_does_nothing_on_heads_of_one_dimension(page, live_server, 
 # Every view's "How to read" by mode; each mode's cards must have one.
 HOWTO = {
     "toy": ["table-h", "attention-h", "vectors-h", "ba-h", "dist-h"],
-    "sentence": ["lens-h", "mv-h", "hv-h", "qk-h", "traj-h", "atlas-h", "comp-h", "corpus-h"],
+    "sentence": [
+        "lens-h",
+        "mv-h",
+        "why-h",
+        "hv-h",
+        "qk-h",
+        "traj-h",
+        "atlas-h",
+        "comp-h",
+        "corpus-h",
+    ],
     "train": ["t-run-h", "t-loss-h", "t-grads-h", "t-heads-h", "t-models-h"],
 }
 

@@ -82,7 +82,7 @@ test("a Learn link is #learn or #learn/N; anything else is another mode's", () =
 
 test("the step to open: the link's, else the last one open, else the first; out of range is said", () => {
   const p = { ...emptyProgress(), last: 5 };
-  assert.deepEqual(stepToOpen({ n: 3 }, p, 16), { n: 3, said: null });
+  assert.deepEqual(stepToOpen({ n: 3 }, p, 17), { n: 3, said: null });
   assert.deepEqual(stepToOpen({ n: null }, p, 16), { n: 5, said: null });
   assert.deepEqual(stepToOpen({ n: null }, emptyProgress(), 16), { n: 1, said: null });
   assert.deepEqual(stepToOpen({ n: null }, { ...p, last: 40 }, 16), { n: 1, said: null });
@@ -241,6 +241,19 @@ test("a train step's check: the run and the head in view; asked again only when 
   assert.notEqual(trainCheckKey({ ...run, variants: [variant("running", [0, 50, 100])] }, view), key);
   assert.notEqual(trainCheckKey({ ...run, state: "done", variants: [variant("done", [0, 50])] }, view), key);
   assert.notEqual(trainCheckKey({ ...run, claims: [{ claim: "x", value: 1, holds: true }] }, view), key);
+});
+
+test("a train step's check sends the cell whose Why this score is open, if a query sees it", () => {
+  const run = { id: "r1", state: "done", claims: null, variants: [] };
+  const view = { variant: 0, layer: 1, head: 2, checkpoint: 1, attention: "self", query: null, key: null };
+  assert.deepEqual(trainCheckBody(run, view).view, { variant: 0, layer: 1, head: 2 });
+  const open = { ...view, query: 13, key: 2 };
+  assert.deepEqual(trainCheckBody(run, open).view, { variant: 0, layer: 1, head: 2, query: 13, key: 2 });
+  assert.deepEqual(trainCheckBody(run, { ...view, query: 13, key: 0 }).view.key, 0, "key 0 is a key");
+  // A key after the query (no causal query sees it) is no cell: none is sent.
+  assert.deepEqual(trainCheckBody(run, { ...view, query: 2, key: 13 }).view, { variant: 0, layer: 1, head: 2 });
+  assert.notEqual(trainCheckKey(run, open), trainCheckKey(run, view));
+  assert.notEqual(trainCheckKey(run, open), trainCheckKey(run, { ...open, key: 3 }));
 });
 
 // ---- the article's numbers -------------------------------------------------------------------

@@ -26,17 +26,20 @@ test("every piece of view state feeds a view, and only views that exist", () => 
   const sentenceKeys = Object.keys(defaultSentence()).filter((k) => !traced.includes(k));
   assert.deepEqual([...fed(SENTENCE_FEEDS)].sort(), sentenceKeys.sort());
   assert.deepEqual(Object.keys(TOY_FEEDS), ["attention", "vectors", "beforeAfter", "distances"]);
-  assert.deepEqual(Object.keys(SENTENCE_FEEDS), ["model", "gen", "head", "qk", "traj", "lens", "knock"]);
+  assert.deepEqual(Object.keys(SENTENCE_FEEDS), ["model", "why", "gen", "head", "qk", "traj", "lens", "knock"]);
   // a long text's paths start at the query; the predictions are the query's; the model view's
   // large heatmap frames the query's row (issue 28: it kept framing an old one)
-  assert.deepEqual(viewsFed(SENTENCE_FEEDS, ["query"]), ["model", "head", "qk", "traj", "lens"]);
+  assert.deepEqual(viewsFed(SENTENCE_FEEDS, ["query"]), ["model", "why", "head", "qk", "traj", "lens"]);
+  // Why this score (issue 29): a key picked there, or in the heatmap, redraws it alone
+  assert.deepEqual(viewsFed(SENTENCE_FEEDS, ["key"]), ["why"]);
   assert.deepEqual(viewsFed(SENTENCE_FEEDS, ["mergeWords"]), ["model", "head", "qk", "traj"]); // options reach every view
   assert.deepEqual(viewsFed(TOY_FEEDS, ["vlayer"]), ["vectors", "beforeAfter", "distances"]);
   assert.deepEqual(viewsFed(TOY_FEEDS, ["nothing"]), []);
   // Train mode: every view choice feeds a view; the run's own events feed the rest.
   assert.deepEqual([...fed(TRAIN_FEEDS)].sort(), Object.keys(defaultTrainView()).sort());
-  assert.deepEqual(Object.keys(TRAIN_FEEDS), ["progress", "loss", "grads", "heads", "models", "decoded"]);
-  assert.deepEqual(viewsFed(TRAIN_FEEDS, ["checkpoint"]), ["heads"]);
+  assert.deepEqual(Object.keys(TRAIN_FEEDS), ["progress", "loss", "grads", "heads", "why", "models", "decoded"]);
+  assert.deepEqual(viewsFed(TRAIN_FEEDS, ["checkpoint"]), ["heads", "why"]);
+  assert.deepEqual(viewsFed(TRAIN_FEEDS, ["key"]), ["why"]); // the Why panel's key alone
 });
 
 test("numbers: short without -0.00, exact as the JSON trace spells them", () => {

@@ -31,12 +31,15 @@ IDS = [
     "ffn-block",
     "encoder-decoder",
     "induction",
+    "induction-circuit",
     "ablate-norm",
     "ablate-residual",
     "ablate-scale",
     "ablate-positions",
 ]
-TRAIN = {"rnn", "encoder-decoder", "induction"} | {i for i in IDS if i.startswith("ablate-")}
+TRAIN = {"rnn", "encoder-decoder", "induction", "induction-circuit"} | {
+    i for i in IDS if i.startswith("ablate-")
+}
 
 # MathML Core's presentation elements (no <semantics>, <annotation>, <maction>: nothing that
 # carries another markup or an action).
@@ -58,8 +61,9 @@ def steps() -> list[dict]:
     return r.json()["steps"]
 
 
-def test_sixteen_steps_in_the_order_of_the_path(steps):
-    assert 12 <= len(steps) <= 16
+def test_seventeen_steps_in_the_order_of_the_path(steps):
+    # Issue 29 added step 13, induction-circuit, after step 12 (the path had 16 steps).
+    assert len(steps) == 17
     assert [s["id"] for s in steps] == IDS
     assert [s["n"] for s in steps] == list(range(1, len(IDS) + 1))
     assert {s["id"] for s in steps if s["lab"] == "train"} == TRAIN
@@ -131,6 +135,11 @@ def test_a_train_step_names_the_train_tabs_settings(steps):
         if s["id"].startswith("ablate-"):
             preset = PRESETS[settings["preset"]]
             assert preset.task.name == settings["task"]
+        # Step 13 goes on with step 12's run: the same settings, its run kept in view.
+        if s["id"] == "induction-circuit":
+            assert s["continues"] == "induction" and settings == {"task": "induction"}
+        else:
+            assert s["continues"] is None
     presets = [s["train"]["settings"]["preset"] for s in steps if s["id"].startswith("ablate-")]
     assert presets == ["norm-at-depth", "residual-at-depth", "scale-large-heads", "positions"]
 

@@ -14,6 +14,7 @@ export const TOY_FEEDS = {
  * model and the text feed every view through a new trace. */
 export const SENTENCE_FEEDS = {
   model: ["layer", "head", "query", "hideSpecial", "mergeWords", "peak", "aggregate", "measure"], // the large heatmap frames the query's row
+  why: ["layer", "head", "query", "key"], // Why this score: the head's score of the key at the query
   gen: ["layer", "head", "step"],
   head: ["layer", "heads", "query", "hideSpecial", "mergeWords", "measure"],
   qk: ["layer", "head", "query", "allKeys", "hideSpecial", "mergeWords"],
@@ -38,7 +39,8 @@ export const TRAIN_FEEDS = {
   progress: [],
   loss: ["variant"],
   grads: ["variant"],
-  heads: ["variant", "layer", "head", "checkpoint", "attention"],
+  heads: ["variant", "layer", "head", "checkpoint", "attention", "query"],
+  why: ["variant", "layer", "head", "checkpoint", "query", "key"],
   models: [],
   decoded: ["layer", "head", "attention"],
 };

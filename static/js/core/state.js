@@ -303,6 +303,8 @@ function toyFromRaw(raw, limits, defaults) {
 //   layer, head: the chosen head (0-based; model view, query-key view),
 //   heads: [head indices] drawn in the head view (at its layer, `layer`),
 //   query: original token index for the query-key view (null: the first ordinary token),
+//   key: original token index of the key Why this score explains at the query (null: the
+//     query's winning key, its largest weight),
 //   hideSpecial, mergeWords: the token options,
 //   picked: [original token indices] shown in the trajectories ("all"; null: the default, every
 //     token of a short text, a few from the query on of a long one), dims: 2 | 3,
@@ -331,6 +333,7 @@ export function defaultSentence(model = null, text = "") {
     head: 0,
     heads: [0],
     query: null,
+    key: /** @type {number | null} */ (null),
     hideSpecial: false,
     mergeWords: false,
     picked: null,
@@ -396,6 +399,7 @@ export function sentenceFromRaw(raw) {
   for (const key of ["layer", "head"]) if (isIndex(raw[key])) s[key] = raw[key];
   if (Array.isArray(raw.heads) && raw.heads.every(isIndex)) s.heads = [...new Set(raw.heads)].sort((a, b) => a - b);
   if (isIndex(raw.query)) s.query = raw.query;
+  if (isIndex(raw.key)) s.key = raw.key;
   s.hideSpecial = raw.hideSpecial === true;
   s.mergeWords = raw.mergeWords === true;
   if (Array.isArray(raw.picked) && raw.picked.every(isIndex)) s.picked = [...new Set(raw.picked)].sort((a, b) => a - b);
@@ -447,6 +451,7 @@ export function clampSentence(s, layers, heads, n) {
   if (s.diffHead !== null) s.diffHead = clamp(s.diffHead, 0, heads - 1);
   if (n !== undefined) {
     if (s.query !== null && s.query >= n) s.query = null;
+    if (s.key !== null && s.key >= n) s.key = null;
     if (Array.isArray(s.picked)) s.picked = s.picked.filter((i) => i < n);
   }
   return s;
@@ -549,4 +554,6 @@ export const defaultTrainView = () => ({
   head: 0,
   checkpoint: 0,
   attention: /** @type {import("./types.js").AttentionKind} */ ("self"),
+  query: /** @type {number | null} */ (null),
+  key: /** @type {number | null} */ (null),
 });

@@ -129,6 +129,8 @@
  * @property {number} head
  * @property {number[]} heads heads drawn in the head view
  * @property {number | null} query original token index (null: the first ordinary token)
+ * @property {number | null} key original token index of the key Why this score explains at
+ *   the query (null: the query's winning key, its largest weight)
  * @property {boolean} hideSpecial
  * @property {boolean} mergeWords
  * @property {number[] | "all" | null} picked tokens in the trajectories (original indices; null:
@@ -283,6 +285,9 @@
  * @property {number} head
  * @property {number} checkpoint index into the checkpoint steps shown (trainrun.js shownSteps)
  * @property {AttentionKind} attention which attention of an encoder-decoder ("self" otherwise)
+ * @property {number | null} query the row (a probe token, 0-based) of the large heatmap's cell
+ *   whose Why this score is open, with key; null: none open
+ * @property {number | null} key that cell's column
  */
 
 /**
@@ -453,6 +458,8 @@
  * @property {{preset: string | null, tokens: string[], axes: string[], embeddings: number[][],
  *   config: ToyConfig, view: Partial<ToyView>} | null} toy a toy step's starting state
  * @property {{settings: Record<string, string>} | null} train a train step's form settings
+ * @property {string | null} [continues] the id of the earlier train step whose run this one
+ *   goes on with (its lab is that step's: the run trained there stays in view and is checked)
  * @property {string[]} focus ids of the cards the step is about
  * @property {{id: string, prompt: string, hint: string, finding: boolean}[]} tasks
  * @property {ArticleTable[]} article

@@ -67,6 +67,31 @@ export function headName(atlas, l, h) {
   return `layer ${l + 1} head ${h + 1}${role ? ` (${role.name})` : ""}`;
 }
 
+/** Each role as a sentence names a head that has it. */
+const ROLE_WORDS = /** @type {Record<string, string>} */ ({
+  induction: "an induction head",
+  "previous token": "a previous-token head",
+  sink: "an attention sink",
+});
+
+/**
+ * Every head the atlas gives a role, by its component name ("L0.H3", 0-based, as the trace's
+ * attributions name heads), to the role in words ("a previous-token head"); none without an
+ * atlas. What views/why.js takes as its roles.
+ * @param {Atlas | null} atlas @returns {Record<string, string>}
+ */
+export function headRoles(atlas) {
+  /** @type {Record<string, string>} */
+  const out = {};
+  if (!atlas) return out;
+  for (let l = 0; l < atlas.layers; l++)
+    for (let h = 0; h < atlas.heads; h++) {
+      const role = roleOf(atlas, l, h);
+      if (role) out[`L${l}.H${h}`] = ROLE_WORDS[role.name] ?? role.name;
+    }
+  return out;
+}
+
 /** One edge in words: "layer 1 head 3 (previous token) → layer 2 head 5: 0.268".
  * @param {Edge} e @param {Atlas | null} atlas */
 export function edgeWords(e, atlas) {

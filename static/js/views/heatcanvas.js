@@ -59,7 +59,10 @@ function image(matrix, top) {
  *   first-token sink apart (describe.js strongestText)
  * @param {{query?: number, peak?: boolean}} [sel] query: a row to mark (the chosen query), -1 or
  *   absent for none; peak: colour from 0 to the largest weight (else to 1)
- * @param {{onPick?: (row: number) => void}} [callbacks] a click on a row
+ * @param {{onPick?: (row: number) => void, onPickCell?: (row: number, col: number) => void,
+ *   pickCell?: string}} [callbacks] onPick: a click on a row (or Enter); onPickCell, instead: a
+ *   click on a cell (or Enter on it), and pickCell what that does, in words ("explains the
+ *   cell's score in Why this score, below"), for the keyboard label and the live region
  */
 export function render(container, data, sel = {}, callbacks = {}) {
   let root = /** @type {HTMLElement & {__heat?: any}} */ (container.querySelector(":scope > .hc"));
@@ -215,16 +218,19 @@ export function render(container, data, sel = {}, callbacks = {}) {
   hide(); // a tooltip left from the matrix drawn before would say its number, not this one's
   canvas.onmousemove = (e) => {
     const ij = at(e);
-    canvas.style.cursor = ij && callbacks.onPick ? "pointer" : "";
+    canvas.style.cursor = ij && picks ? "pointer" : "";
     if (ij) show(ij[0], ij[1]);
     else hide();
   };
   canvas.onmouseleave = () => {
     if (document.activeElement !== canvas) hide();
   };
+  const picks = Boolean(callbacks.onPick || callbacks.onPickCell);
+  /** @param {number} i @param {number} j */
+  const pick = (i, j) => (callbacks.onPickCell ? callbacks.onPickCell(i, j) : callbacks.onPick?.(i));
   canvas.onclick = (e) => {
     const ij = at(e);
-    if (ij && callbacks.onPick) callbacks.onPick(ij[0]);
+    if (ij) pick(ij[0], ij[1]);
   };
 
   // The text alternative and the keyboard's path.
@@ -247,13 +253,25 @@ export function render(container, data, sel = {}, callbacks = {}) {
     describedBy: text.summary.id,
     label:
       `${title}: heatmap of ${R} × ${C} ${unit === "weight" ? "attention weight" : unit}s, ${rowAxis} rows by ${colAxis} columns. ` +
-      `Arrow keys move between cells${callbacks.onPick ? `; Enter makes the row's token the ${rowAxis}` : ""}.`,
+      `Arrow keys move between cells${
+        callbacks.onPickCell
+          ? `; Enter ${callbacks.pickCell ?? `makes the row's token the ${rowAxis}`}`
+          : callbacks.onPick
+            ? `; Enter makes the row's token the ${rowAxis}`
+            : ""
+      }.`,
     text: (i, j) =>
       `${spokenRows[i]} → ${spokenCols[j]}: ${value(matrix.data[i * C + j])} ` +
       `(${rowAxis} ${i + 1}, ${colAxis} ${j + 1})`,
     show,
     hide,
-    pick: callbacks.onPick ? (i) => callbacks.onPick?.(i) : undefined,
+    pick: picks
+      ? (i, j) => {
+          pick(i, j);
+          if (callbacks.onPickCell)
+            text.live.textContent = `${spokenRows[i]} → ${spokenCols[j]}: ${callbacks.pickCell ?? "picked"}`;
+        }
+      : undefined,
   });
   // What is drawn, for tests and exports: the labels and the very numbers.
   root.__heat = {

@@ -1,6 +1,7 @@
 // The Learn mode: the derivation as a path of steps (fetchLearn), each a live state of the
 // toy lab or the Train tab shown beneath the guide. Opening a step loads its starting state
-// into its lab (unless the lab still holds that step, as the learner left it); the page then
+// into its lab (unless the lab still holds that step, as the learner left it; a step that
+// continues an earlier one shares that step's lab and run: step 13 reads step 12's); the page then
 // asks the server whether the step's tasks are done after every change of the lab (debounced;
 // an answer to an older question is dropped) and keeps the tasks done in localStorage.
 // main.js owns the labs: this controller asks it to show one (hooks.openLab) and reads the
@@ -71,6 +72,8 @@ export function createLearn(hooks) {
   };
   const container = byId("learn-guide");
   const step = () => /** @type {LearnStep[]} */ (app.steps)[app.n - 1];
+  /** The step whose lab (and run) step `s` uses: the one it continues, else its own. @param {LearnStep} s */
+  const labOf = (s) => (s.continues ? (app.steps?.find((t) => t.id === s.continues)?.n ?? s.n) : s.n);
 
   function loadProgress() {
     try {
@@ -151,7 +154,7 @@ export function createLearn(hooks) {
     const changed = n !== app.n;
     const before = hooks.trainRun();
     // The run in view was trained in the step open until now (0: before any step was opened).
-    if (before && !app.runSteps.has(before.id)) app.runSteps.set(before.id, app.opened ? app.n : 0);
+    if (before && !app.runSteps.has(before.id)) app.runSteps.set(before.id, app.opened ? labOf(step()) : 0);
     app.n = n;
     const s = step();
     app.opened = true;
@@ -165,8 +168,8 @@ export function createLearn(hooks) {
     app.progress = setLast(app.progress, n);
     saveProgress();
     hooks.linked();
-    if (fresh || app.loaded[s.lab] !== n) {
-      app.loaded[s.lab] = n;
+    if (fresh || app.loaded[s.lab] !== labOf(s)) {
+      app.loaded[s.lab] = labOf(s);
       if (s.lab === "toy" && s.toy) hooks.openLab("toy", stepToyState(s.toy, hooks.defaults));
       else hooks.openLab(s.lab, s.lab === "train" ? { run: null, settings: { ...(s.train?.settings ?? {}) } } : null);
     } else {
@@ -219,9 +222,10 @@ export function createLearn(hooks) {
     const run = hooks.trainRun();
     if (!run)
       return { wait: "Press Train in the Run card below; the page checks the run as it trains and when it ends." };
-    if (!app.runSteps.has(run.id)) app.runSteps.set(run.id, app.n); // trained (or opened) in this step
+    const mine = labOf(s); // a step that continues another checks that step's run
+    if (!app.runSteps.has(run.id)) app.runSteps.set(run.id, mine); // trained (or opened) in this step
     const of = /** @type {number} */ (app.runSteps.get(run.id));
-    if (of !== app.n)
+    if (of !== mine)
       return {
         wait:
           `The run in view, ${run.id}, ${of ? `is step ${of}'s` : "was trained before this step opened"}. ` +

@@ -153,17 +153,24 @@ export function toyCheckBody(state, defaults) {
 }
 
 /**
- * The body of a train step's check: the run open, and the head in view.
+ * The body of a train step's check: the run open, the head in view, and the cell of its
+ * heatmap whose Why this score is open (query and key; none when none is, or a key after the
+ * query, which no causal query sees).
  * @param {TrainRun} run @param {TrainView} view
  */
 export function trainCheckBody(run, view) {
-  return { run: run.id, view: { variant: view.variant, layer: view.layer, head: view.head } };
+  const { query, key } = view;
+  const cell = query !== null && query !== undefined && key !== null && key !== undefined && key <= query;
+  return {
+    run: run.id,
+    view: { variant: view.variant, layer: view.layer, head: view.head, ...(cell ? { query, key } : {}) },
+  };
 }
 
 /**
  * What a train step's check depends on (the same key: no new check): the run, its state and
  * claims, its variants' states and measured scores, and the head in view. Not its steps or
- * checkpoints as they stream in, except its last checkpoint's step.
+ * checkpoints as they stream in, except its last checkpoint's step; the cell open.
  * @param {TrainRun} run @param {TrainView} view
  */
 export function trainCheckKey(run, view) {
@@ -173,7 +180,8 @@ export function trainCheckKey(run, view) {
     Boolean(v.induction),
     Boolean(v.alignment),
   ]);
-  return JSON.stringify([run.id, run.state, run.claims?.length ?? null, variants, view.variant, view.layer, view.head]);
+  const { variant, layer, head, query, key } = view;
+  return JSON.stringify([run.id, run.state, run.claims?.length ?? null, variants, variant, layer, head, query, key]);
 }
 
 /**

@@ -12,18 +12,22 @@ import * as lens from "./cards/lens.js";
 import * as model from "./cards/model.js";
 import * as qk from "./cards/qk.js";
 import * as traj from "./cards/traj.js";
+import * as why from "./cards/why.js";
 
 /**
  * What a card is given.
  * @typedef {{app: import("./parts.js").SentenceApp, p: ReturnType<typeof import("./parts.js").createParts>,
  *   ticket: (name: string) => () => boolean, chooseHead: (layer: number, head: number) => void,
  *   pickCell?: (layer: number, head: number) => void,
- *   pickQuery: (index: number) => void, viewChanged: (keys: string[]) => void,
+ *   pickQuery: (index: number) => void, pickPair?: (query: number, key: number) => void,
+ *   atlas?: () => import("../../core/types.js").Atlas | null, viewChanged: (keys: string[]) => void,
  *   showCount: (n: number, tv?: import("../../core/types.js").TokenViewMeta) => void,
  *   setError: (message: string | null) => void}} CardContext
  *   ticket(name)(): the draw begun is still the newest of its view and trace; pickCell: a model
- *   view cell clicked (chooseHead by default; the knock-out switch's toggle); setError: the
- *   error line (a download that failed says why there)
+ *   view cell clicked (chooseHead by default; the knock-out switch's toggle); pickPair: a cell
+ *   of the chosen head's large heatmap picked, its query and key (Why this score explains it;
+ *   absent where that card is not drawn); atlas: the head atlas when scored (the heads' roles);
+ *   setError: the error line (a download that failed says why there)
  */
 
 /**
@@ -32,7 +36,7 @@ import * as traj from "./cards/traj.js";
  */
 
 /** The cards by their view's name (SENTENCE_FEEDS'), in the order they are drawn. */
-const CARDS = /** @type {const} */ ({ lens, model, gen, head, qk, traj });
+const CARDS = /** @type {const} */ ({ lens, model, why, gen, head, qk, traj });
 
 /**
  * The views' draws by name (each settles when its view is drawn), and the cards' controls.

@@ -20,6 +20,7 @@ import { createKnockCard } from "./cards/knockout.js";
 /** Each view's card, by the view's name. */
 const CARDS = /** @type {Record<string, string>} */ ({
   model: "model-view-card",
+  why: "why-card",
   gen: "gen-card",
   head: "head-view-card",
   qk: "qk-card",
@@ -35,9 +36,11 @@ const CARDS = /** @type {Record<string, string>} */ ({
  *   changed: () => void}, status: ReturnType<typeof import("../../core/controller.js").createStatus>,
  *   shown: string[], fixed: boolean, openParts: (body: object) => Parts,
  *   modelInfo: () => import("../../core/types.js").ModelInfo | null,
- *   edited: (delay?: number | "link") => void, headChanged: () => void}} ctx shown: the views
+ *   edited: (delay?: number | "link") => void, headChanged: () => void,
+ *   atlas: () => import("../../core/types.js").Atlas | null}} ctx shown: the views
  *   drawn; fixed: no server (no Knock-out card); edited: an input changed (a new trace);
- *   headChanged: the chosen head changed (the Many texts card follows it)
+ *   headChanged: the chosen head changed (the Many texts card follows it); atlas: the head
+ *   atlas when scored (Why this score names the heads' roles)
  */
 export function createDrawing(ctx) {
   const { app, p, hooks, status, shown, fixed, openParts, modelInfo, edited } = ctx;
@@ -89,6 +92,14 @@ export function createDrawing(ctx) {
     viewChanged(["query"]);
   }
 
+  /** A cell of the chosen head's large heatmap picked: its query and its key, which Why this
+   * score explains. @param {number} query @param {number} key original token indices */
+  function pickPair(query, key) {
+    app.s.query = query;
+    app.s.key = key;
+    viewChanged(["query", "key"]);
+  }
+
   /** @type {Record<string, number>} */
   const tickets = {};
   /** A view's draw is current while no newer draw of it (or newer trace) has started. @param {string} name */
@@ -120,6 +131,8 @@ export function createDrawing(ctx) {
     chooseHead,
     pickCell,
     pickQuery,
+    pickPair: shown.includes("why") ? pickPair : undefined,
+    atlas: ctx.atlas,
     viewChanged,
     showCount,
     setError: hooks.setError,

@@ -86,6 +86,7 @@ export function createSentence(
     modelInfo,
     edited,
     headChanged: () => corpus?.sync(),
+    atlas: () => atlas?.current() ?? null,
   });
 
   const jobBox = jobContainer();
@@ -171,7 +172,10 @@ export function createSentence(
         model: () => app.s.model,
         openHead,
         setError: hooks.setError,
-        onShown: () => composition?.redraw(),
+        onShown: () => {
+          composition?.redraw();
+          drawAll(["why"]); // the heads' roles
+        },
       });
   composition = fixed
     ? null
@@ -451,7 +455,7 @@ function htmlRequest(app, p, shown) {
       query: p.queryIndex(),
       hide_special: s.hideSpecial,
       merge_words: s.mergeWords,
-      views: shown.filter((v) => v !== "lens" && v !== "knock"),
+      views: shown.filter((v) => v !== "lens" && v !== "knock" && v !== "why"),
     },
-  }; // the one-file export holds no predictions, no clean run
+  }; // the one-file export holds no predictions, no clean run, no attribution
 }

@@ -32,6 +32,8 @@ import { columnsFor, windowOf } from "../../views/lens.js";
  */
 
 const QK_FIELDS = "queries,keys,scores,attentions";
+/** The components Why this score keeps on each side (the rest summed into `rest`). */
+export const WHY_TOP = 6;
 
 /** A part's thumbnails as the model view draws them. @param {Compact} part */
 export const thumbsOf = (part) => ({
@@ -167,6 +169,21 @@ export function createParts(app, modelInfo) {
         layer: app.s.layer,
         query: queryIndex(),
       }),
+    /** Why this score: the chosen head's score of `key` at the chosen query, split into its
+     * top query-side by key-side components (the rest summed), with every key the query sees.
+     * @param {number} key an original token index */
+    whyPart: (key) =>
+      parts().get({
+        fields: "qk_attribution",
+        layer: app.s.layer,
+        head: app.s.head,
+        query: queryIndex(),
+        key,
+        top: WHY_TOP,
+      }),
+    /** The chosen head's row of weights at the chosen query: [1][1][1][n] (its winning key). */
+    weightRowPart: () =>
+      parts().get({ fields: "attentions", layer: app.s.layer, head: app.s.head, query: queryIndex() }),
     /** The hidden states' projection, under the token options. */
     projectionPart: () => parts().get({ fields: "projection", ...options() }),
     /** What the model predicts (a causal model) at the positions the Predictions card draws

@@ -14,6 +14,7 @@ import * as trainheads from "./views/trainheads.js";
 import * as trainloss from "./views/trainloss.js";
 import * as trainmodels from "./views/trainmodels.js";
 import * as trainprogress from "./views/trainprogress.js";
+import { createWhy, whyModel } from "./why.js";
 
 /** @typedef {import("./app.js").TrainBase} TrainBase */
 /** @typedef {import("../../core/types.js").TrainRun} TrainRun */
@@ -30,13 +31,14 @@ const PLAY_MS = 450; // one checkpoint per this many milliseconds while playing
  */
 export function createDrawing({ app, hooks, status, live }) {
   const run = () => /** @type {TrainRun} */ (app.t.run);
+  const why = createWhy({ onPickKey: (key) => choose({ key }) });
 
   /** What changed -> the views to draw, at most once per animation frame. @param {string[]} what */
   function changed(what) {
     const views = what.some((w) => ["run", "end", "variant"].includes(w))
       ? Object.keys(VIEWS)
       : what.includes("checkpoint")
-        ? ["loss", "heads", "progress"]
+        ? ["loss", "heads", "why", "progress"]
         : what.includes("steps")
           ? ["loss", "grads", "progress"]
           : what.includes("decoded")
@@ -72,13 +74,20 @@ export function createDrawing({ app, hooks, status, live }) {
     loss: () => trainloss.render(byId("t-loss"), { run: run() }, app.t.view),
     grads: () => traingrads.render(byId("t-grads-card"), { run: run() }, app.t.view, { onSelect: choose }),
     heads: () =>
-      trainheads.render(byId("t-heads-card"), { run: run(), live }, app.t.view, {
-        onSelect: choose,
-        onCheckpoint(index) {
-          app.t = { ...app.t, follow: index >= shownSteps(run()).length - 1 };
-          choose({ checkpoint: index });
+      trainheads.render(
+        byId("t-heads-card"),
+        { run: run(), live, why: whyModel(run(), app.t.view, live).model !== null },
+        app.t.view,
+        {
+          onSelect: choose,
+          onCheckpoint(index) {
+            app.t = { ...app.t, follow: index >= shownSteps(run()).length - 1 };
+            choose({ checkpoint: index });
+          },
+          onPickCell: (query, key) => choose({ query, key }),
         },
-      }),
+      ),
+    why: () => why.draw(run(), app.t.view, live),
     models() {
       const r = run();
       trainmodels.render(

@@ -18,7 +18,7 @@ import { showMeasure, wireMeasure } from "./measure.js";
 
 /** Draw the card. @param {CardContext} ctx */
 export async function draw(ctx) {
-  const { app, p, ticket, chooseHead, pickQuery, showCount } = ctx;
+  const { app, p, ticket, chooseHead, pickQuery, pickPair, showCount } = ctx;
   const current = ticket("model");
   const meta = /** @type {Compact} */ (app.first).meta;
   const thumbs = await p.thumbsPart();
@@ -59,6 +59,8 @@ export async function draw(ctx) {
   byId("mv-legend-max").textContent = app.s.peak ? "peak" : value ? fmt(top, 3) : "1";
   byId("mv-legend-unit").textContent = value ? "value-weighted norm ‖a v W_O‖" : "attention weight";
   const agg = app.s.aggregate;
+  // The chosen head's cells explain themselves (Why this score) where that card is drawn.
+  const whyCells = agg === "head" && pickPair !== undefined;
   const head = await p.headPart();
   if (!current()) return;
   const hv = tokenView(head.meta);
@@ -83,8 +85,17 @@ export async function draw(ctx) {
       causal: Boolean(meta.causal),
     },
     { query: p.queryRow(hv.groups), peak: app.s.peak || agg === "head_max" || norms },
-    { onPick: (row) => pickQuery(hv.groups[row][0]) },
+    whyCells
+      ? {
+          onPickCell: (row, col) => pickPair(hv.groups[row][0], hv.groups[col][0]),
+          pickCell:
+            "makes the row's token the query and the column's the key, whose score Why this score, below, explains",
+        }
+      : { onPick: (row) => pickQuery(hv.groups[row][0]) },
   );
+  const clickWords = whyCells
+    ? "click a cell to see why the head gives its key that score (Why this score, below)."
+    : "click a row to make its token the query.";
   const cell = norms
     ? "value-weighted norm (what the key adds to the query's output)"
     : agg === "head"
@@ -92,8 +103,9 @@ export async function draw(ctx) {
       : "value";
   byId("mv-caption").textContent =
     agg === "head"
-      ? `The chosen head: hover a cell for its exact ${cell}; click a row to make its token the query.`
-      : `The chosen layer's heads together: hover a cell for its exact ${cell}; click a row to make its token the query.`;
+      ? `The chosen head: hover a cell for its exact ${cell}; ${clickWords}`
+      : `The chosen layer's heads together: hover a cell for its exact ${cell}; ${clickWords}`;
+  byId("mv-why").hidden = !whyCells;
   const rule = byId("mv-rule");
   // The chosen head's value-weighted rule is the measure's note above it, said once.
   const ruleKey = agg === "head" ? "value_weighted" : agg;
@@ -134,6 +146,10 @@ export function wire(ctx) {
       modelview.gridPng({ layers: meta.layers, heads: meta.heads, thumbs }, app.s.peak, top),
       "attnviz-model-view.png",
     );
+  });
+  byId("mv-why").addEventListener("click", () => {
+    byId("why-card").scrollIntoView({ block: "start" });
+    /** @type {HTMLElement | null} */ (byId("why-view").querySelector(".why-matrix"))?.focus();
   });
   byId("mv-large-png").addEventListener("click", () => {
     const png = heatcanvas.heatPng(byId("mv-large"));

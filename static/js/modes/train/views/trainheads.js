@@ -1,7 +1,9 @@
 // The Train tab's "attention as it trains": every variant's heads at the checkpoint the slider
 // picks (a grid per variant, from the run's 8-bit snapshots, drawn as the model view draws a
 // trace's thumbnails), the chosen head large, the checkpoint's sample, and the card's chrome
-// (the slider, the attention picker of an encoder-decoder, the probe's description).
+// (the slider, the attention picker of an encoder-decoder, the probe's description). A cell of
+// the large heatmap opens Why this score (modes/train/why.js) where the variant's trained model
+// can be asked.
 // render(card, data, sel, callbacks): the card's parts are marked by data-role.
 
 import { el, fillOptions } from "../../../core/dom.js";
@@ -21,10 +23,12 @@ const part = (card, role) => /** @type {HTMLElement} */ (card.querySelector(`[da
  * The card: the slider over the checkpoint steps (sel.checkpoint indexes them), the chosen
  * attention, every variant's grid at that step, the chosen head large and the step's sample.
  * @param {HTMLElement} card
- * @param {{run: TrainRun, live?: boolean}} data live: false in a saved file (no model to ask)
+ * @param {{run: TrainRun, live?: boolean, why?: boolean}} data live: false in a saved file (no
+ *   model to ask); why: a cell of the large heatmap opens Why this score (a trained model)
  * @param {TrainView} sel
- * @param {{onSelect: (change: Partial<TrainView>) => void, onCheckpoint: (index: number) => void}} callbacks
- *   onCheckpoint: the reader moved the slider
+ * @param {{onSelect: (change: Partial<TrainView>) => void, onCheckpoint: (index: number) => void,
+ *   onPickCell?: (query: number, key: number) => void}} callbacks onCheckpoint: the reader moved
+ *   the slider; onPickCell: a cell of the large heatmap clicked (or Enter on it)
  */
 export function render(card, data, sel, callbacks) {
   const r = data.run;
@@ -95,12 +99,18 @@ export function render(card, data, sel, callbacks) {
   }
   const { layer, head, attention } = sel;
   const what = r.probe.source ? `${ATTENTION[attention].name}, ` : "";
-  heatcanvas.render(large, {
-    ...attentionAxes(r.probe, attention),
-    matrix: headMatrix(cp, layer, head, attention),
-    approx: true,
-    title: `${v.label ? `${v.label}, ` : ""}${what}layer ${layer + 1}, head ${head + 1} at step ${step}`,
-  });
+  const pick = data.why && callbacks.onPickCell;
+  heatcanvas.render(
+    large,
+    {
+      ...attentionAxes(r.probe, attention),
+      matrix: headMatrix(cp, layer, head, attention),
+      approx: true,
+      title: `${v.label ? `${v.label}, ` : ""}${what}layer ${layer + 1}, head ${head + 1} at step ${step}`,
+    },
+    { query: sel.query ?? -1 },
+    pick ? { onPickCell: pick, pickCell: "opens Why this score for that cell, below" } : {},
+  );
 }
 
 /**

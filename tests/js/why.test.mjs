@@ -1,0 +1,174 @@
+// views/why.js's pure parts: a compact part's qk_attribution as the view takes it, the
+// components and pairs in words, the pairs largest first, the keys the key view draws (the
+// strongest and the panel's key, each split by the part's by_key row), and a `rest` fold whose
+// cells still sum to the score.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import {
+  attributionOf,
+  componentWords,
+  digitsFor,
+  inkOn,
+  keyRows,
+  pairWords,
+  shortName,
+  signed,
+  topPairs,
+} from "../../static/js/views/why.js";
+
+const tokens = ["<|endoftext|>", "Mr", " and", " Mrs", " D", "urs", "ley"];
+const components = [
+  { name: "embed", kind: "embed", layer: null, head: null },
+  { name: "pos", kind: "pos", layer: null, head: null },
+  { name: "L0.H3", kind: "head", layer: 0, head: 3 },
+  { name: "L0.mlp", kind: "mlp", layer: 0, head: null },
+  { name: "rest", kind: "rest", layer: null, head: null },
+];
+const N = components.length;
+// [q][k], as the server folds the smallest components into `rest` (their rows and columns summed).
+const full = [
+  [0.5, -0.1, 2.1, 0.0, 0.2],
+  [0.1, 0.3, -0.4, 0.05, 0.0],
+  [0.2, 0.1, 0.9, -0.2, 0.1],
+  [0.0, 0.0, 0.3, 0.4, -0.05],
+  [0.02, 0.01, 0.0, 0.1, 0.1],
+];
+const score = full.flat().reduce((a, b) => a + b, 0);
+const keys = [0, 1, 2, 3, 4]; // query 4 sees keys 0..4
+const keyScores = [5.0, score, 0.5, -1.2, 0.7];
+// by_key: each key's score split by the key side's components, rows summing to its score
+const byKey = keyScores.map((s, r) => {
+  const row = r === 1 ? components.map((_, j) => full.reduce((a, q) => a + q[j], 0)) : [s / 2, s / 4, s / 8, s / 16, 0];
+  if (r !== 1) row[4] = s - row.slice(0, 4).reduce((a, b) => a + b, 0);
+  return row;
+});
+const f64 = (rows) => ({ dtype: "F64", shape: [rows.length, rows[0].length], data: Float64Array.from(rows.flat()) });
+const part = {
+  meta: { tokens, qk_attribution: { layer: 1, head: 2, query: 4, key: 1, components, score } },
+  arrays: {
+    "qk_attribution.matrix": f64(full),
+    "qk_attribution.keys": { dtype: "I32", shape: [5], data: Int32Array.from(keys) },
+    "qk_attribution.key_scores": { dtype: "F64", shape: [5], data: Float64Array.from(keyScores) },
+    "qk_attribution.by_key": f64(byKey),
+    "qk_attribution.by_query": f64(byKey),
+  },
+};
+
+test("attributionOf takes the part's meta and arrays as they are", () => {
+  const att = attributionOf(part);
+  assert.deepEqual([att.layer, att.head, att.query, att.key, att.score], [1, 2, 4, 1, score]);
+  assert.equal(att.components, components);
+  assert.equal(att.matrix, part.arrays["qk_attribution.matrix"]);
+  assert.equal(att.by_key, part.arrays["qk_attribution.by_key"]);
+  assert.equal(att.by_query, part.arrays["qk_attribution.by_query"]);
+  assert.deepEqual(Array.from(att.keys.data), keys);
+  assert.throws(() => attributionOf({ meta: { tokens }, arrays: {} }), /qk_attribution/);
+});
+
+test("components and pairs in words, heads 1-based with their atlas role", () => {
+  const roles = { "L0.H3": "a previous-token head" };
+  assert.equal(componentWords(components[2], tokens, 4, roles), "layer 1 head 4 (a previous-token head)");
+  assert.equal(componentWords(components[2], tokens, 4), "layer 1 head 4");
+  assert.equal(componentWords(components[0], tokens, 1), "the embedding of “Mr”");
+  assert.equal(componentWords(components[1], tokens, 2), "the position embedding of “␣and” (position 3)");
+  assert.equal(componentWords(components[3], tokens, 1), "layer 1's MLP");
+  assert.deepEqual(components.map(shortName), ["embedding", "position", "L1 H4", "L1 MLP", "the rest"]);
+  const att = attributionOf(part);
+  const [first] = topPairs(att, 1);
+  assert.deepEqual(first, { i: 0, j: 2, v: 2.1 });
+  assert.equal(
+    pairWords(att, tokens, { i: 2, j: 0, v: full[2][0] }, roles),
+    `query from layer 1 head 4 (a previous-token head) × key from the embedding of “Mr”: +0.20 of ${score.toFixed(2)}`,
+  );
+  assert.equal(signed(-0.313), "−0.31");
+  // small scores get more decimals, so that no cell reads 0.00 that is not
+  assert.equal(digitsFor(att), 2);
+  const small = { ...att, matrix: { ...att.matrix, data: att.matrix.data.map((v) => v / 100) } };
+  assert.equal(digitsFor(small), 3);
+  assert.equal(
+    pairWords(small, tokens, { i: 0, j: 2, v: 0.021 }),
+    `query from the embedding of “␣D” × key from layer 1 head 4: +0.021 of ${att.score.toFixed(3)}`,
+  );
+  assert.equal(signed(-0.001), "0.00");
+});
+
+test("the pairs come largest magnitude first, every cell once, the cells summing to the score", () => {
+  const att = attributionOf(part);
+  const pairs = topPairs(att);
+  assert.equal(pairs.length, N * N);
+  for (let p = 1; p < pairs.length; p++) assert.ok(Math.abs(pairs[p - 1].v) >= Math.abs(pairs[p].v));
+  for (const p of pairs) assert.equal(p.v, full[p.i][p.j]);
+  // the rest fold keeps the sum: every cell, `rest`'s row and column included, adds to the score
+  const sum = pairs.reduce((a, p) => a + p.v, 0);
+  assert.ok(Math.abs(sum - att.score) < 1e-12);
+  assert.ok(pairs.some((p) => p.i === N - 1 || p.j === N - 1));
+});
+
+test("the key view draws the strongest keys and the panel's, each split as by_key says", () => {
+  const att = attributionOf(part);
+  const all = keyRows(att);
+  assert.equal(all.left, 0);
+  assert.equal(all.winner, 0); // score 5.0 against 4.73
+  assert.deepEqual(
+    all.rows.map((r) => r.key),
+    [0, 1, 4, 2, 3],
+  );
+  for (const r of all.rows) {
+    assert.equal(r.score, keyScores[r.index]);
+    assert.deepEqual(r.parts, byKey[r.index]);
+    assert.ok(Math.abs(r.parts.reduce((a, b) => a + b, 0) - r.score) < 1e-12);
+  }
+  // the picked key's parts are its matrix's columns summed over the query side
+  const picked = all.rows.find((r) => r.key === att.key);
+  for (let j = 0; j < N; j++) assert.ok(Math.abs(picked.parts[j] - full.reduce((a, q) => a + q[j], 0)) < 1e-12);
+  // a long text: the strongest `limit`, the panel's key besides, the rest counted
+  const few = keyRows({ ...att, key: 3 }, 2);
+  assert.deepEqual(
+    few.rows.map((r) => r.key),
+    [0, 1, 3],
+  );
+  assert.equal(few.left, 2);
+});
+
+test("a cell's text is dark or white, whichever reads better on its colour", () => {
+  assert.equal(inkOn([247, 247, 247]), "#1d2330");
+  assert.equal(inkOn([33, 102, 172]), "#ffffff");
+  assert.equal(inkOn([178, 24, 43]), "#ffffff");
+});
+
+test("the atlas's roles by the heads' component names, in words", async () => {
+  const { headRoles } = await import("../../static/js/views/composition.js");
+  const grid = (v) => [
+    [0, v],
+    [0, 0],
+  ];
+  const atlas = {
+    model: "m",
+    layers: 2,
+    heads: 2,
+    scores: [
+      { name: "previous_token", grid: grid(0.9) },
+      {
+        name: "induction",
+        grid: [
+          [0, 0],
+          [0.8, 0],
+        ],
+      },
+      {
+        name: "first_token",
+        grid: [
+          [0, 0],
+          [0, 0.5],
+        ],
+      },
+    ],
+  };
+  assert.deepEqual(headRoles(atlas), {
+    "L0.H1": "a previous-token head",
+    "L1.H0": "an induction head",
+    "L1.H1": "an attention sink",
+  });
+  assert.deepEqual(headRoles(null), {});
+});
