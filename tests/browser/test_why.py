@@ -129,6 +129,10 @@ def test_a_cell_of_the_heatmap_explains_its_score(page, live_server, api):
     got = wait_why(page, before)
     took = time.perf_counter() - start
     assert (got["layer"], got["head"], got["query"], got["key"]) == (LAYER, HEAD, i, j)
+    page.wait_for_function(
+        "c => JSON.stringify(document.querySelector('#mv-large .hc').__heat.marked) === c",
+        arg=f"[{i},{j}]",
+    )  # the heatmap marks the cell explained
     assert took < 5  # the tiny model on a shared CPU; the target (1 s at 512 tokens) is benched
     assert_sums_to_trace(api, got)
     assert got["names"][-1] == "rest" and len(got["names"]) == 7  # top=6, the rest summed

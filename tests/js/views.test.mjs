@@ -30,8 +30,9 @@ test("every piece of view state feeds a view, and only views that exist", () => 
   // a long text's paths start at the query; the predictions are the query's; the model view's
   // large heatmap frames the query's row (issue 28: it kept framing an old one)
   assert.deepEqual(viewsFed(SENTENCE_FEEDS, ["query"]), ["model", "why", "head", "qk", "traj", "lens"]);
-  // Why this score (issue 29): a key picked there, or in the heatmap, redraws it alone
-  assert.deepEqual(viewsFed(SENTENCE_FEEDS, ["key"]), ["why"]);
+  // Why this score (issue 29): a key picked there, or in the heatmap, redraws it and the
+  // heatmap that marks its cell
+  assert.deepEqual(viewsFed(SENTENCE_FEEDS, ["key"]), ["model", "why"]);
   assert.deepEqual(viewsFed(SENTENCE_FEEDS, ["mergeWords"]), ["model", "head", "qk", "traj"]); // options reach every view
   assert.deepEqual(viewsFed(TOY_FEEDS, ["vlayer"]), ["vectors", "beforeAfter", "distances"]);
   assert.deepEqual(viewsFed(TOY_FEEDS, ["nothing"]), []);

@@ -57,8 +57,9 @@ function image(matrix, top) {
  *   default ("value-weighted norm": ||a v W_O||, not a weight); causal: a causal
  *   self-attention, whose summary leaves out the first query (it sees only itself) and names a
  *   first-token sink apart (describe.js strongestText)
- * @param {{query?: number, peak?: boolean}} [sel] query: a row to mark (the chosen query), -1 or
- *   absent for none; peak: colour from 0 to the largest weight (else to 1)
+ * @param {{query?: number, cell?: [number, number] | null, peak?: boolean}} [sel] query: a row
+ *   to mark (the chosen query), -1 or absent for none; cell: a cell to mark (the one Why this
+ *   score explains); peak: colour from 0 to the largest weight (else to 1)
  * @param {{onPick?: (row: number) => void, onPickCell?: (row: number, col: number) => void,
  *   pickCell?: string}} [callbacks] onPick: a click on a row (or Enter); onPickCell, instead: a
  *   click on a cell (or Enter on it), and pickCell what that does, in words ("explains the
@@ -162,6 +163,21 @@ export function render(container, data, sel = {}, callbacks = {}) {
     ctx.strokeStyle = TEXT;
     ctx.lineWidth = 1;
     ctx.strokeRect(left + 0.5, top + q * cell + 0.5, side - 1, Math.max(1, cell - 1));
+  }
+
+  const mark = sel.cell;
+  if (mark && mark[0] >= 0 && mark[0] < R && mark[1] >= 0 && mark[1] < C) {
+    // the picked cell: a dark ring inside a white one, seen on every colour
+    const [ci, cj] = mark;
+    const w = Math.max(3, cell);
+    const cx = left + cj * cell + cell / 2 - w / 2;
+    const cy = top + ci * cell + cell / 2 - w / 2;
+    ctx.lineWidth = 2;
+    ctx.strokeStyle = "#ffffff";
+    ctx.strokeRect(cx - 1, cy - 1, w + 2, w + 2);
+    ctx.strokeStyle = TEXT;
+    ctx.strokeRect(cx + 1, cy + 1, w - 2, w - 2);
+    ctx.lineWidth = 1;
   }
 
   // Colour bar: 0 at the bottom, vmax at the top.
@@ -280,6 +296,7 @@ export function render(container, data, sel = {}, callbacks = {}) {
     drawn: { labels, rowLabels },
     matrix,
     vmax,
+    marked: mark ?? null,
     geometry: { left, top, side, tall, cell },
   };
 }

@@ -84,7 +84,11 @@ export async function draw(ctx) {
       unit: norms ? "value-weighted norm" : "weight",
       causal: Boolean(meta.causal),
     },
-    { query: p.queryRow(hv.groups), peak: app.s.peak || agg === "head_max" || norms },
+    {
+      query: p.queryRow(hv.groups),
+      cell: whyCells && app.s.key !== null ? [p.queryRow(hv.groups), keyRow(hv.groups, app.s.key)] : null,
+      peak: app.s.peak || agg === "head_max" || norms,
+    },
     whyCells
       ? {
           onPickCell: (row, col) => pickPair(hv.groups[row][0], hv.groups[col][0]),
@@ -123,6 +127,10 @@ export async function draw(ctx) {
   byId("mv-sink").hidden = !sink;
   byId("mv-sink").textContent = sink;
 }
+
+/** The row (or column) of an original token under the token options, -1 when hidden.
+ * @param {number[][]} groups @param {number} index */
+const keyRow = (groups, index) => groups.findIndex((g) => g.includes(index));
 
 /** The card's controls, wired once. @param {CardContext} ctx */
 export function wire(ctx) {
