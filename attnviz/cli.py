@@ -248,6 +248,9 @@ def _export_parser(sub: Any) -> None:
     export.add_argument(
         "--query", type=int, help="the query token shown first (1-based; default the first word)"
     )
+    export.add_argument(
+        "--key", type=int, help="Why this score's key (1-based; default the query's winning key)"
+    )
     export.add_argument("--hide-special", action="store_true", help="hide the special tokens")
     export.add_argument("--merge-words", action="store_true", help="merge word pieces")
     export.add_argument(
@@ -277,7 +280,7 @@ def _export(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         from attnviz.python.local import configure
 
         configure(device=args.device)  # the trace service's device, over ATTNVIZ_DEVICE
-    for flag in ("layer", "head", "query"):
+    for flag in ("layer", "head", "query", "key"):
         value = getattr(args, flag)
         if value is not None and value < 1:
             parser.error(f"--{flag}: counts from 1")
@@ -290,7 +293,8 @@ def _export(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         trace = attnviz.trace(model=args.model, text=args.text, fields="thumbs", thumb=1)
     except attnviz.TraceError as exc:
         parser.error(str(exc))
-    counts = {"layer": trace.layers, "head": trace.heads, "query": len(trace.tokens)}
+    counts = {"layer": trace.layers, "head": trace.heads, "query": len(trace.tokens),
+              "key": len(trace.tokens)}  # fmt: skip
     for flag, count in counts.items():
         value = getattr(args, flag)
         if value is not None and value > count:
@@ -301,6 +305,7 @@ def _export(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             layer=args.layer - 1,
             head=args.head - 1,
             query=None if args.query is None else args.query - 1,
+            key=None if args.key is None else args.key - 1,
             hide_special=args.hide_special,
             merge_words=args.merge_words,
             budget=args.budget,
@@ -317,7 +322,7 @@ def _export_link(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
     here and written as one HTML file with the link's selection."""
     from pathlib import Path
 
-    for flag in ("text", "run", "server", "model", "query"):
+    for flag in ("text", "run", "server", "model", "query", "key"):
         if getattr(args, flag) is not None:
             parser.error(f"--{flag}: a link holds what to trace; give --link alone")
     if args.device:
@@ -340,9 +345,17 @@ def _export_link(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
         else:
             s = link.sentence or {}
             trace = attnviz.trace(model=s["model"], text=s["text"], fields="thumbs", thumb=1)
-            path = trace.save_html(Path(args.output), layer=s["layer"], head=s["head"],
-                                   query=s["query"], hide_special=s["hide_special"],
-                                   merge_words=s["merge_words"], budget=args.budget)  # fmt: skip
+            chosen = {"layer": s["layer"], "head": s["head"], "query": s["query"],
+                      "hide_special": s["hide_special"], "merge_words": s["merge_words"],
+                      "budget": args.budget}  # fmt: skip
+            try:
+                path = trace.save_html(Path(args.output), key=s["key"], **chosen)
+            except ExportError as exc:
+                if not str(exc).startswith("key:"):
+                    raise
+                # A key the link's query cannot see (picked before the query moved): the page
+                # shows the query's winning key then, and so does the file.
+                path = trace.save_html(Path(args.output), **chosen)
             what = f"{len(trace.tokens)} tokens, {trace.meta.get('model')}"
     except LinkError as exc:
         parser.error(f"--link: {exc}")

@@ -33,6 +33,9 @@ class Limits(BaseModel):
     max_unembed_flops: float = 2e11
     # Heads one trace may knock out (``ablate``): each patch runs its source text once more.
     max_ablate: int = 16
+    # Why this score (qk_attribution's ``top``): the components the page keeps on each side, the
+    # rest summed into one; the page and a saved file's parts ask for this many.
+    attribution_top: int = 6
     # The corpus view (POST /api/models/{name}/corpus): the set's tokens (each runs through the
     # model once: about 5 s for 5,000 of GPT-2's on two CPU cores), the default, an upload's
     # characters (100,000 of any script, 3 bytes each in UTF-8, fit the server's 512 KiB body

@@ -41,9 +41,10 @@ def build(traces: Any, body: ExportRequest) -> str:
                 raise ExportError("view: a text's file has none (the toy lab's view)")
             trace = Trace.from_compact(source({"fields": "thumbs", "thumb": 1}), source)
             return standalone_html(trace, layer=sel.layer, head=sel.head, query=sel.query,
-                                   hide_special=sel.hide_special, merge_words=sel.merge_words,
-                                   views=sel.views, budget=DEFAULT_BUDGET)  # fmt: skip
-        for name in ("query", "views"):
+                                   key=sel.key, hide_special=sel.hide_special,
+                                   merge_words=sel.merge_words, views=sel.views,
+                                   budget=DEFAULT_BUDGET)  # fmt: skip
+        for name in ("query", "key", "views"):
             if getattr(sel, name) is not None:
                 raise ExportError(f"{name}: a toy table's file has none (its view: layer, head, "
                                   "view)")  # fmt: skip

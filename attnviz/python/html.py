@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from attnviz.errors import TraceError
+from attnviz.limits import LIMITS
 from attnviz.python.page import ENTRY, Page, gz64, page_html
 from attnviz.wire.compact import decode, layout
 
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
     from attnviz.python.data import Source, TraceData
 
 # The sentence mode's views, by the names its controller gives them.
-VIEWS = ("model", "head", "qk", "traj", "gen")
+VIEWS = ("model", "head", "qk", "traj", "gen", "why")
 DEFAULT_BUDGET = 1_500_000
 # The thumbnails' side in the file: about what the page asks for at its usual width (the grid's
 # width over 12.6 heads); a longer text is max-pooled to it, as on the page.
@@ -46,6 +47,7 @@ THUMB_PX = 80
 ROWS_FIRST = 256
 QK_FIELDS = "queries,keys,scores,attentions"
 AGGREGATES = ("head_mean", "head_max", "rollout")
+WHY_KEYS = 12  # Why this score: the keys its key view draws, each worth a part while they fit
 Params = dict[str, Any]
 
 
@@ -108,9 +110,11 @@ def plan(
     hide_special: bool,
     merge_words: bool,
     views: Sequence[str],
+    keys: Sequence[int] = (),
 ) -> tuple[list[Params], list[Params]]:
     """The parts the views draw first (always in the file), and the ones worth adding while the
-    budget allows, most useful first. ``first``: the thumbnails' fields."""
+    budget allows, most useful first. ``first``: the thumbnails' fields; ``keys``: Why this
+    score's key, then the other keys its key view offers (the largest weights first)."""
     L, H, n = int(first["layers"]), int(first["heads"]), int(first["n"])
     opts = _options(hide_special, merge_words)
     pooled = int(first["thumbs"]["pool"]) > 1
@@ -135,6 +139,9 @@ def plan(
         more.append(qk)  # every query's row: any token can be picked
     if "traj" in views:
         need.append({"fields": "projection", **opts})
+    why = [_why(layer, head, query, k) for k in keys] if "why" in views else []
+    if why:
+        need += [{"fields": "attentions", "layer": layer, "head": head, "query": query}, why[0]]
     generated = first.get("generated")
     if "gen" in views and generated:
         need.append({"fields": "attentions", "layer": layer, "head": head})
@@ -146,7 +153,38 @@ def plan(
             if "head" in views and pooled and not rows_first:
                 more.append(layer8[k])
             more += [{"fields": "view", "layer": k, "head": h, **opts} for h in range(H)]
-    return need, more
+    return need, more + why[1:]  # the other keys of Why this score's key view, last
+
+
+def _why(layer: int, head: int, query: int, key: int) -> Params:
+    """The part Why this score asks for (modes/sentence/parts.js whyPart)."""
+    return {"fields": "qk_attribution", "layer": layer, "head": head, "query": query, "key": key,
+            "top": LIMITS.attribution_top}  # fmt: skip
+
+
+def why_keys(
+    first: Mapping[str, Any], source: Source, layer: int, head: int, query: int, key: int | None
+) -> list[int]:
+    """Why this score's keys in a file: ``key`` (by default the query's winning key, its largest
+    weight, as the page picks it), then the other keys the query sees, the largest weights
+    first (WHY_KEYS in all); none for a trace that cannot split its scores (said in its
+    ``unavailable``; heads knocked out)."""
+    if "qk_attribution" in (first.get("unavailable") or {}) or first.get("ablated"):
+        if key is not None:
+            raise ExportError("key: this trace's scores cannot be split (Why this score)")
+        return []
+    row = decode(
+        source({"fields": "attentions", "layer": layer, "head": head, "query": query}), to="numpy"
+    )[1]["attentions"].reshape(-1)  # fmt: skip  [1][1][1][n] -> [n]
+    n = len(row)
+    if key is not None and not 0 <= key < n:
+        raise ExportError(f"key: {key} is out of range (0 to {n - 1})")
+    if key is not None and first.get("causal") and key > query:
+        raise ExportError(f"key: {key} is after the query {query}: a causal model's query sees "
+                          "no later key")  # fmt: skip
+    order = [int(j) for j in np.argsort(-row, kind="stable") if row[j] > 0]
+    first_key = int(np.argmax(row)) if key is None else key
+    return [first_key, *[j for j in order if j != first_key][: WHY_KEYS - 1]]
 
 
 def collect(
@@ -155,6 +193,7 @@ def collect(
     layer: int = 0,
     head: int = 0,
     query: int | None = None,
+    key: int | None = None,
     hide_special: bool = False,
     merge_words: bool = False,
     views: Sequence[str] | None = None,
@@ -181,11 +220,15 @@ def collect(
                           "hide_special": hide_special, "merge_words": merge_words}  # fmt: skip
     # The controller draws only the views shown (createSentence's views): their first parts
     # are in the file, then the optional ones, then the model card's CSV downloads' parts.
-    need, more = plan(first, **kw, views=views)
+    keys = why_keys(first, source, layer, head, query, key) if "why" in views else []
+    if key is not None and "why" not in views:
+        raise ExportError("key: only Why this score has a key (views: add why)")
+    need, more = plan(first, **kw, views=views, keys=keys)
     csv = csv_parts(layer=layer, head=head, views=views, lacking=first.get("unavailable") or {})
     more = _unique(more + csv, need)
-    selection = {"layer": layer, "head": head, "query": query, "hide_special": hide_special,
-                 "merge_words": merge_words, "views": list(views)}  # fmt: skip
+    selection = {"layer": layer, "head": head, "query": query, "key": keys[0] if keys else None,
+                 "hide_special": hide_special, "merge_words": merge_words,
+                 "views": list(views)}  # fmt: skip
     return selection, [Part(p, source(p)) for p in need], more
 
 
@@ -272,7 +315,8 @@ def _models(meta: Mapping[str, Any]) -> dict:
         "backend": meta.get("backend", "native"),
     }
     return {"models": [info], "default": info["name"], "examples": [], "max_text_chars": None,
-            "max_json_values": 0, "max_generate": 0, "install": None}  # fmt: skip
+            "max_json_values": 0, "max_generate": 0, "install": None,
+            "attribution_top": LIMITS.attribution_top}  # fmt: skip
 
 
 # The text trace's file: sentence mode's markup, its input card read only.
@@ -311,6 +355,7 @@ def standalone_html(
     layer: int = 0,
     head: int = 0,
     query: int | None = None,
+    key: int | None = None,
     hide_special: bool = False,
     merge_words: bool = False,
     views: Sequence[str] | None = None,
@@ -318,11 +363,12 @@ def standalone_html(
 ) -> str:
     """One HTML file of ``trace`` that draws the sentence mode's views offline (see the module's
     docstring). ``layer``, ``head`` (0-based), ``query`` (a token index; the first ordinary
-    token by default) and the token options are the views' first selection; ``views``: some
-    of ``model, head, qk, traj, gen`` (all by default); ``budget``: bytes the file may grow to
+    token by default), ``key`` (Why this score's: the query's winning key by default) and the
+    token options are the views' first selection; ``views``: some of ``model, head, qk, traj,
+    gen, why`` (all by default); ``budget``: bytes the file may grow to
     with the optional parts (what the views draw first is always in it)."""
     if trace.meta.get("mode") == "toy":
-        given = {"query": query, "hide_special": hide_special or None,
+        given = {"query": query, "key": key, "hide_special": hide_special or None,
                  "merge_words": merge_words or None, "views": views}  # fmt: skip
         for name, value in given.items():
             if value is not None:
@@ -331,7 +377,7 @@ def standalone_html(
         return toy_html(trace, layer=layer, head=head)
     if trace.meta.get("mode") != "text":
         raise ExportError("trace: only a text or toy trace exports to HTML")
-    selection, need, more = collect(trace, layer=layer, head=head, query=query,
+    selection, need, more = collect(trace, layer=layer, head=head, query=query, key=key,
                                     hide_special=hide_special, merge_words=merge_words,
                                     views=views)  # fmt: skip
     fixed = len(render(trace.meta, selection, "").encode())

@@ -31,7 +31,8 @@ class Link:
     """What a link holds for the mode in view: ``toy`` (``tokens``, ``axes``, ``embeddings``,
     ``config``: a toy trace request), ``view`` (the toy lab's: ``layer``, ``head``, ``vlayer``,
     ``a``, ``b``, ``trails``) and ``preset`` (the id it names), or ``sentence`` (``model`` (None:
-    the default), ``text``, ``layer``, ``head``, ``query``, ``hide_special``, ``merge_words``)."""
+    the default), ``text``, ``layer``, ``head``, ``query``, ``key``, ``hide_special``,
+    ``merge_words``)."""
 
     mode: str
     toy: dict | None = None
@@ -152,7 +153,8 @@ def _sentence(s: Any) -> dict:
     out: dict[str, Any] = {"model": model, "text": text}
     for key in ("layer", "head"):
         out[key] = s[key] if _int(s.get(key)) and s[key] >= 0 else 0
-    out["query"] = s["query"] if _int(s.get("query")) and s["query"] >= 0 else None
+    for key in ("query", "key"):
+        out[key] = s[key] if _int(s.get(key)) and s[key] >= 0 else None
     out["hide_special"] = s.get("hideSpecial") is True
     out["merge_words"] = s.get("mergeWords") is True
     return out

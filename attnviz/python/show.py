@@ -66,7 +66,7 @@ def attention_trace(
     cfg = TransformerConfig(d_model=heads, n_layers=L, n_heads=heads, n_ctx=max(n, 1))
     reason = ATTENTION_ONLY.format(name=name)
     lacking = ("queries", "keys", "values", "scores", "hidden_states", "embeddings",
-               "distances", "score_range")  # fmt: skip
+               "distances", "score_range", "qk_attribution", "logit_attribution")  # fmt: skip
     tensors = TraceTensors(
         cfg=cfg,
         q=None,
@@ -124,9 +124,10 @@ def show(
     (``show(outputs.attentions, tokens)``, as BertViz takes them); or of a transformers model
     object traced here (``show(model=m, tokenizer=tok, text=...)``, as ``attnviz.trace`` traces
     it; a model's name or folder too: ``show(model="all-MiniLM-L6-v2", text=...)``). ``views``:
-    some of model, head, qk, traj, gen; ``selection``: layer, head, query, hide_special,
-    merge_words, budget. Under IPython it is displayed at once (and None returned, so it is not
-    shown twice); elsewhere the display is returned (its ``_repr_html_`` is the iframe)."""
+    some of model, head, qk, traj, gen, why; ``selection``: layer, head, query, key (Why this
+    score's), hide_special, merge_words, budget. Under IPython it is displayed at once (and None
+    returned, so it is not shown twice); elsewhere the display is returned (its ``_repr_html_``
+    is the iframe)."""
     if model is not None or tokenizer is not None or text is not None:
         if trace is not None or tokens is not None:
             raise TraceError(

@@ -10,7 +10,7 @@ from pydantic import Discriminator, Field, Tag
 from attnviz.schemas.common import Strict
 from attnviz.schemas.trace import TextTraceRequest, ToyTraceRequest
 
-ExportView = Literal["model", "head", "qk", "traj", "gen"]
+ExportView = Literal["model", "head", "qk", "traj", "gen", "why"]
 
 
 class ToyExportView(Strict):
@@ -30,10 +30,13 @@ class ExportSelection(Strict):
     layer: int = Field(0, ge=0)
     head: int = Field(0, ge=0)
     query: int | None = Field(None, ge=0, description="A text's query (default: the first word)")
+    key: int | None = Field(
+        None, ge=0, description="Why this score's key (default: the query's winning key)"
+    )
     hide_special: bool = False
     merge_words: bool = False
     views: list[ExportView] | None = Field(
-        None, min_length=1, max_length=5, description="A text's views (all by default)"
+        None, min_length=1, max_length=6, description="A text's views (all by default)"
     )
     view: ToyExportView | None = Field(None, description="The toy lab's view")
 

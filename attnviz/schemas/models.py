@@ -91,6 +91,10 @@ class ModelList(BaseModel):
     max_ablate: int = Field(
         LIMITS.max_ablate, description="Heads one trace may knock out (the trace's ablate)"
     )
+    attribution_top: int = Field(
+        LIMITS.attribution_top,
+        description="The components Why this score keeps on each side (qk_attribution's top)",
+    )
     max_json_values: int = Field(
         description="The most numbers one JSON trace may carry; ask for parts, or the compact "
         "form, beyond"

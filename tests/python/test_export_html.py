@@ -14,6 +14,7 @@ import pytest
 
 import attnviz
 from attnviz.cli import main
+from attnviz.limits import LIMITS
 from attnviz.python.html import ExportError, standalone_html
 from tests.browser.helpers import AXE, axe_serious, hover_large
 from tests.python.offline import DANGLING, drawn, opened, parts_of, wait_drawn
@@ -93,12 +94,15 @@ def test_a_part_the_file_lacks_is_refused_in_words(browser, tmp_path):
 def test_attnviz_export_writes_the_file(tmp_path, capsys):
     out = tmp_path / "cli.html"
     assert main(["export", "--text", "The animal didn't cross the street", "-o", str(out),
-                 "--layer", "3", "--head", "4", "--query", "3", "--hide-special"]) == 0  # fmt: skip
+                 "--layer", "3", "--head", "4", "--query", "3", "--key", "2",
+                 "--hide-special"]) == 0  # fmt: skip
     assert f"{out}:" in capsys.readouterr().out
     html = out.read_text()
     config = json.loads(re.search(r'id="attnviz-config">([^<]*)<', html).group(1))
     assert config["selection"] | {"views": None} == {"layer": 2, "head": 3, "query": 2,
-        "hide_special": True, "merge_words": False, "views": None}  # fmt: skip
+        "key": 1, "hide_special": True, "merge_words": False, "views": None}  # fmt: skip
+    assert {"fields": "qk_attribution", "layer": 2, "head": 3, "query": 2, "key": 1,
+            "top": LIMITS.attribution_top} in parts_of(html)  # fmt: skip
     assert {"fields": "view", "layer": 2, "head": 3, "hide_special": True,
             "merge_words": False} in parts_of(html)  # fmt: skip
 
@@ -206,3 +210,53 @@ def test_a_row_cut_in_the_file_is_the_servers_row(tmp_path, params, query):
         cwd=repo, capture_output=True, text=True, check=True,
     )  # fmt: skip
     assert out.stdout == "true", out.stderr
+
+
+WHY = """() => { const box = document.querySelector('#why-view'), w = box && box.__why;
+  if (!w) return null;
+  const a = w.attribution, N = a.components.length;
+  return {query: a.query, key: a.key, score: a.score, sum: Array.from(a.matrix.data).reduce(
+    (s, v) => s + v, 0), n: N, keys: w.rows.map((r) => r.key),
+    hidden: document.querySelector('#why-card').hidden}; }"""
+
+
+def test_why_this_score_draws_in_the_file_from_the_parts_it_holds(browser, tmp_path):
+    """A file (the notebook's display is one) shows Why this score at its selection: the query's
+    winning key by default, or the key given; its matrix sums to the trace's score there, and
+    the other keys its key view offers are in the file while they fit."""
+    trace = attnviz.trace(model=MODEL, text=text_of(24), fields="thumbs", thumb=1)
+    layer, head, query = 2, 5, 7
+    scores = trace.part(fields="scores", layer=layer, head=head)["scores"][0, 0]
+    weights = trace.part(fields="attentions", layer=layer, head=head)["attentions"][0, 0]
+    winner = int(np.argmax(weights[query]))
+    path = trace.save_html(tmp_path / "why.html", layer=layer, head=head, query=query)
+    config = json.loads(re.search(r'id="attnviz-config">([^<]*)<', path.read_text()).group(1))
+    assert config["selection"]["key"] == winner and "why" in config["selection"]["views"]
+    held = [p["key"] for p in parts_of(path.read_text()) if p["fields"] == "qk_attribution"]
+    assert held[0] == winner and len(held) == 12  # the key view's keys, largest weights first
+    with opened(browser, path) as (page, errors):
+        wait_drawn(page)
+        page.locator("#why-card").scroll_into_view_if_needed()
+        page.wait_for_function(f"({WHY})() !== null")
+        got = page.evaluate(f"({WHY})()")
+        assert not got["hidden"] and (got["query"], got["key"]) == (query, winner)
+        assert abs(got["sum"] - float(scores[query, winner])) < 1e-4
+        assert abs(got["score"] - float(scores[query, winner])) < 1e-4
+        assert errors == []
+    other = int(np.argsort(-weights[query], kind="stable")[3])
+    path = trace.save_html(tmp_path / "key.html", layer=layer, head=head, query=query, key=other)
+    with opened(browser, path) as (page, errors):
+        wait_drawn(page)
+        page.locator("#why-card").scroll_into_view_if_needed()
+        page.wait_for_function(f"({WHY})() !== null")
+        got = page.evaluate(f"({WHY})()")
+        assert got["key"] == other and abs(got["sum"] - float(scores[query, other])) < 1e-4
+        assert errors == []
+
+
+def test_a_why_key_the_trace_cannot_show_is_refused_by_name(tmp_path):
+    trace = attnviz.trace(model=MODEL, text="a short text", fields="thumbs", thumb=1)
+    with pytest.raises(ExportError, match="key: 9 is out of range"):
+        standalone_html(trace, key=9)
+    with pytest.raises(ExportError, match="key: only Why this score has a key"):
+        standalone_html(trace, key=1, views=["model"])

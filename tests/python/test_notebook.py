@@ -61,6 +61,11 @@ def test_a_notebook_shows_three_displays_and_a_tuple_offline(browser, tmp_path):
             )  # fmt: skip
             for i in range(4)
         ]
+        # The full display's Why this score (its own part in the file), drawn once in view.
+        page.wait_for_function(
+            "() => Boolean(document.querySelector('iframe').contentDocument"
+            ".querySelector('#why-view .why-cell'))"
+        )
         heights = page.evaluate(
             "[...document.querySelectorAll('iframe')].map((f) => f.getBoundingClientRect().height)"
         )
@@ -72,9 +77,10 @@ def test_a_notebook_shows_three_displays_and_a_tuple_offline(browser, tmp_path):
     assert two["cells"] == 72 and two["large"] and two["qk"] > 0
     # views=['model', 'qk'] (a file never holds the predictions or the knock-out card: it has
     # no model to ask)
-    assert two["hidden"] == ["gen-card", "head-view-card", "knock-card", "lens-card", "traj-card"]
+    assert two["hidden"] == ["gen-card", "head-view-card", "knock-card", "lens-card", "traj-card",
+                             "why-card"]  # fmt: skip
     assert bertviz["cells"] == 72 and bertviz["large"] and bertviz["headLines"] > 0
     assert bertviz["qkUnavailable"]  # weights alone: no queries or keys
-    assert bertviz["hidden"] == ["gen-card", "knock-card", "lens-card", "traj-card"]
+    assert bertviz["hidden"] == ["gen-card", "knock-card", "lens-card", "traj-card", "why-card"]
     assert all(s["error"] == "" for s in seen)
     assert all(h > 1000 for h in heights)  # each frame grew to its page

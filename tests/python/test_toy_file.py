@@ -203,13 +203,13 @@ def test_a_link_of_an_edited_table_and_a_v1_link():
 
 def test_a_sentence_link():
     sentence = {"model": "m", "text": "The cat sat", "layer": 1, "head": 2, "heads": [2],
-                "query": 1, "hideSpecial": False, "mergeWords": False, "picked": None,
+                "query": 1, "key": 0, "hideSpecial": False, "mergeWords": False, "picked": None,
                 "dims": 2, "allKeys": False, "peak": False, "aggregate": "head",
                 "generate": None, "step": None}  # fmt: skip
     got = read_link(page_link("sentence", None, sentence))
     assert got.mode == "sentence"
     assert got.sentence == {"model": "m", "text": "The cat sat", "layer": 1, "head": 2, "query": 1,
-                            "hide_special": False, "merge_words": False}  # fmt: skip
+                            "key": 0, "hide_special": False, "merge_words": False}  # fmt: skip
 
 
 @pytest.mark.parametrize(

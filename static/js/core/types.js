@@ -225,6 +225,7 @@
  * @property {number} max_text_chars
  * @property {number} max_generate
  * @property {number} max_ablate
+ * @property {number} attribution_top the components Why this score keeps on each side
  * @property {number} max_json_values
  * @property {string} install
  * @property {ExampleHead[]} example_heads

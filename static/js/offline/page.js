@@ -12,8 +12,8 @@ import { openEmbedded, unpack } from "./source.js";
 
 /** @typedef {import("../core/api.js").Params} Params */
 /**
- * @typedef {{selection: {layer: number, head: number, query: number, hide_special: boolean,
- *   merge_words: boolean, views: string[]}, models: any, request: {model: string, text: string},
+ * @typedef {{selection: {layer: number, head: number, query: number, key?: number | null,
+ *   hide_special: boolean, merge_words: boolean, views: string[]}, models: any, request: {model: string, text: string},
  *   entry: string}} OfflineConfig
  */
 
@@ -37,6 +37,7 @@ export async function start(config, block) {
     head: sel.head,
     heads: [sel.head],
     query: sel.query,
+    key: sel.key ?? null,
     hideSpecial: sel.hide_special,
     mergeWords: sel.merge_words,
     dims: 2,

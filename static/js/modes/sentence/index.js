@@ -447,15 +447,22 @@ async function traceJson(app) {
 function htmlRequest(app, p, shown) {
   if (!app.first || !app.parts) return null;
   const s = app.s;
+  const query = p.queryIndex();
+  // Why this score's key as its card shows it: the one picked, unless a causal model's query
+  // cannot see it (the card then shows the winning key, as the file does by default), and none
+  // while heads are knocked out (no split to show).
+  const meta = app.first.meta;
+  const key = s.key !== null && !meta.ablated?.length && !(meta.causal && s.key > query) ? s.key : null;
   return {
     trace: app.parts.body,
     selection: {
       layer: s.layer,
       head: s.head,
-      query: p.queryIndex(),
+      query,
+      ...(key !== null ? { key } : {}),
       hide_special: s.hideSpecial,
       merge_words: s.mergeWords,
-      views: shown.filter((v) => v !== "lens" && v !== "knock" && v !== "why"),
+      views: shown.filter((v) => v !== "lens" && v !== "knock"),
     },
-  }; // the one-file export holds no predictions, no clean run, no attribution
+  }; // the one-file export holds no predictions, no clean run
 }

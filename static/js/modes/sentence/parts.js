@@ -32,8 +32,6 @@ import { columnsFor, windowOf } from "../../views/lens.js";
  */
 
 const QK_FIELDS = "queries,keys,scores,attentions";
-/** The components Why this score keeps on each side (the rest summed into `rest`). */
-export const WHY_TOP = 6;
 
 /** A part's thumbnails as the model view draws them. @param {Compact} part */
 export const thumbsOf = (part) => ({
@@ -179,7 +177,7 @@ export function createParts(app, modelInfo) {
         head: app.s.head,
         query: queryIndex(),
         key,
-        top: WHY_TOP,
+        top: /** @type {import("../../core/types.js").ModelList} */ (app.models).attribution_top,
       }),
     /** The chosen head's row of weights at the chosen query: [1][1][1][n] (its winning key). */
     weightRowPart: () =>

@@ -5,7 +5,7 @@
 // The heatmap shows a checkpoint; the attribution is always of the trained model, and at an
 // earlier checkpoint a note says so. The pure parts (whyModel, modelStep, cellOf) run in Node.
 
-import { fetchAtlas, fetchTrace } from "../../core/api.js";
+import { fetchAtlas, fetchModels, fetchTrace } from "../../core/api.js";
 import { byId } from "../../core/dom.js";
 import { quotedToken } from "../../core/tokens.js";
 import { shownSteps } from "../../core/trainrun.js";
@@ -16,8 +16,6 @@ import * as view from "../../views/why.js";
 /** @typedef {import("../../core/types.js").TrainView} TrainView */
 /** @typedef {import("../../core/types.js").Compact} Compact */
 
-/** The components kept on each side (the rest summed into "rest"), as sentence mode keeps. */
-export const WHY_TOP = 6;
 /** Attributions and atlases remembered (a few cells and heads clicked back and forth). */
 const KEEP = 24;
 
@@ -87,6 +85,15 @@ export function createWhy(callbacks) {
     return got;
   }
 
+  /** The components kept on each side (the rest summed into "rest"): the server's
+   * attribution_top, as sentence mode keeps. @type {Promise<number> | null} */
+  let top = null;
+  const topOf = () => {
+    top ??= fetchModels().then((list) => list.attribution_top);
+    top.catch(() => (top = null));
+    return top;
+  };
+
   /** The atlas's roles of the model's heads; none where it cannot be had. @param {string} model */
   const rolesOf = (model) =>
     kept(roles, model, () =>
@@ -131,18 +138,18 @@ export function createWhy(callbacks) {
           : "";
       return;
     }
-    const params = {
-      fields: "qk_attribution",
-      layer: sel.layer,
-      head: sel.head,
-      query: cell.query,
-      key: cell.key,
-      top: WHY_TOP,
-    };
     const body = { model, text: run.probe.text };
     note.textContent = "Splitting the score…";
     let part, named;
     try {
+      const params = {
+        fields: "qk_attribution",
+        layer: sel.layer,
+        head: sel.head,
+        query: cell.query,
+        key: cell.key,
+        top: await topOf(),
+      };
       [part, named] = await Promise.all([
         kept(parts, JSON.stringify([model, params]), () => fetchTrace(body, params)),
         rolesOf(model),
