@@ -121,8 +121,9 @@ BENCHES: tuple[Bench, ...] = (
         "attribution",
         "--attribution",
         "instead: one QK and one direct logit attribution's time after a trace (--tokens, "
-        "default 512) on a random model of GPT-2's shape and on the default model",
-        ("tokens", "device"),
+        "default 512) on a random model of GPT-2's shape and on the default model; with "
+        "--browser, each panel's time from a click to drawn in Chromium",
+        ("tokens", "device", "use_browser", "chromium"),
     ),
     Bench(
         "corpus",
