@@ -7,7 +7,6 @@ import { test } from "node:test";
 import {
   PUSHED_CHOICES,
   attributionOf,
-  componentName,
   groupsOf,
   pushWords,
   resolveChoice,
@@ -16,6 +15,7 @@ import {
   targetOf,
   whatText,
 } from "../../static/js/views/pushed.js";
+import { shortName as componentName } from "../../static/js/views/why.js";
 import { PUSHED, defaultSentence, encodeShare, sentenceFromRaw } from "../../static/js/core/state.js";
 
 /** The components of a 2-layer, 3-head GPT-2-style model, in the server's order. */
@@ -107,7 +107,7 @@ test("components are named 1-based, as the page names heads", () => {
     "biases",
   ]);
   assert.equal(componentName({ name: "type", kind: "type", layer: null, head: null }), "token type");
-  assert.equal(componentName({ name: "rest", kind: "rest", layer: null, head: null }), "rest");
+  assert.equal(componentName({ name: "rest", kind: "rest", layer: null, head: null }), "the rest");
 });
 
 test("the top components for and against, in words, of the logit they sum to", () => {

@@ -12,13 +12,14 @@ import { el } from "../core/dom.js";
 import { exact, fmt } from "../core/numbers.js";
 import { quotedToken, spokenToken } from "../core/tokens.js";
 import { describe, keyCursor, matrixTable } from "./access.js";
+import { shortName } from "./why.js";
 
 /** @typedef {import("../core/types.js").Compact} Compact */
 /** @typedef {import("../core/types.js").Pushed} Pushed */
 
 /**
  * One component of the residual stream, as the wire names it (0-based layer and head).
- * @typedef {{name: string, kind: string, layer: number | null, head: number | null}} Component
+ * @typedef {import("./why.js").Component} Component
  */
 
 /**
@@ -66,33 +67,6 @@ export function attributionOf(part) {
     values: Array.from(values.data, Number),
     logit: m.logit,
   };
-}
-
-/**
- * A component's name in words, 1-based as the page names heads: "L3 H5", "L3 attn bias",
- * "L3 MLP", "embedding", "position", "token type", "biases", "the rest".
- * @param {Component} c
- */
-export function componentName(c) {
-  const l = (c.layer ?? 0) + 1;
-  switch (c.kind) {
-    case "head":
-      return `L${l} H${(c.head ?? 0) + 1}`;
-    case "attn_bias":
-      return `L${l} attn bias`;
-    case "mlp":
-      return `L${l} MLP`;
-    case "embed":
-      return "embedding";
-    case "pos":
-      return "position";
-    case "type":
-      return "token type";
-    case "bias":
-      return "biases";
-    default:
-      return c.name;
-  }
 }
 
 /**
@@ -181,7 +155,7 @@ export function whatText(choices, choice, quote = quotedToken) {
 export function pushWords(a, count = 3, difference = a.versus !== null) {
   const order = a.values.map((v, i) => i);
   /** @param {number[]} ids */
-  const said = (ids) => ids.map((i) => `${componentName(a.components[i])} ${signedShort(a.values[i])}`).join(", ");
+  const said = (ids) => ids.map((i) => `${shortName(a.components[i])} ${signedShort(a.values[i])}`).join(", ");
   const up = order.filter((i) => a.values[i] > 0).sort((i, j) => a.values[j] - a.values[i]);
   const down = order.filter((i) => a.values[i] < 0).sort((i, j) => a.values[i] - a.values[j]);
   const parts = [
@@ -357,7 +331,7 @@ export function render(container, data, selection, callbacks = {}) {
   const barText = (i, quote) =>
     i < 0
       ? "no component here"
-      : `${componentName(a.components[i])}: ${exact(a.values[i])} of ${
+      : `${shortName(a.components[i])}: ${exact(a.values[i])} of ${
           quote ? whatText(choices, choice, quote) : what
         }, ${fmt(a.logit, 4)}`;
   const hover = el("p", { className: "hint pushed-hover", dataset: { role: "pushed-hover" } });
@@ -378,7 +352,7 @@ export function render(container, data, selection, callbacks = {}) {
   // Text alternative: the words, and every component's value in the table (a row per layer;
   // the lead components each a row of their own).
   const summary = `${a.values.length} components ${where} sum to ${whatText(choices, choice)}, ${fmt(a.logit, 2)}. ${words}`;
-  const rowNames = [...lead.map((i) => componentName(a.components[i])), ...layers.map((r) => `L${r.layer + 1}`)];
+  const rowNames = [...lead.map((i) => shortName(a.components[i])), ...layers.map((r) => `L${r.layer + 1}`)];
   const colNames = [...Array.from({ length: heads }, (_, h) => `H${h + 1}`), "attn bias", "MLP"];
   const table = matrixTable(
     `What pushed ${whatText(choices, choice)} ${where}: each component's direct contribution`,
