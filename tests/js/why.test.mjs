@@ -9,7 +9,6 @@ import {
   attributionOf,
   componentWords,
   digitsFor,
-  inkOn,
   keyRows,
   pairWords,
   shortName,
@@ -131,10 +130,15 @@ test("the key view draws the strongest keys and the panel's, each split as by_ke
   assert.equal(few.left, 2);
 });
 
-test("a cell's text is dark or white, whichever reads better on its colour", () => {
-  assert.equal(inkOn([247, 247, 247]), "#1d2330");
-  assert.equal(inkOn([33, 102, 172]), "#ffffff");
-  assert.equal(inkOn([178, 24, 43]), "#ffffff");
+test("every cell's text reaches 4.5:1 on its colour, the score scale end to end", async () => {
+  const { inkOn, luminance } = await import("../../static/js/views/describe.js");
+  const { SCORE_LUT } = await import("../../static/js/core/theme.js");
+  for (let i = 0; i < 256; i++) {
+    const rgb = [SCORE_LUT[i * 3], SCORE_LUT[i * 3 + 1], SCORE_LUT[i * 3 + 2]];
+    const ink = inkOn(rgb) === "#000000" ? [0, 0, 0] : [255, 255, 255];
+    const [a, b] = [luminance(rgb), luminance(ink)];
+    assert.ok((Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05) >= 4.5, `rgb(${rgb})`);
+  }
 });
 
 test("the atlas's roles by the heads' component names, in words", async () => {

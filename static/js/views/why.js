@@ -15,6 +15,7 @@ import { exact, fmt } from "../core/numbers.js";
 import { AXIS, SCORE_LUT, tokenColor } from "../core/theme.js";
 import { quotedToken, shownToken, spokenToken } from "../core/tokens.js";
 import { describe, keyCursor, matrixTable } from "./access.js";
+import { inkOn } from "./describe.js";
 
 /** @typedef {import("../core/types.js").NDArray} NDArray */
 /** @typedef {import("../core/types.js").Compact} Compact */
@@ -227,23 +228,6 @@ export const componentColor = (c, n) => (c.kind === "rest" ? REST_COLOR : tokenC
 function divergingRgb(v, m) {
   const i = Math.round((Math.max(-1, Math.min(1, m > 0 ? v / m : 0)) + 1) * 127.5);
   return [SCORE_LUT[i * 3], SCORE_LUT[i * 3 + 1], SCORE_LUT[i * 3 + 2]];
-}
-
-/** @param {number[]} rgb */
-function luminance(rgb) {
-  const [r, g, b] = rgb.map((c) => {
-    const s = c / 255;
-    return s <= 0.03928 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4;
-  });
-  return 0.2126 * r + 0.7152 * g + 0.0722 * b;
-}
-
-/** The text colour (dark or white) with the more contrast on `rgb`. @param {number[]} rgb */
-export function inkOn(rgb) {
-  const L = luminance(rgb);
-  const dark = (L + 0.05) / (luminance([29, 35, 48]) + 0.05);
-  const white = 1.05 / (L + 0.05);
-  return dark >= white ? "#1d2330" : "#ffffff";
 }
 
 /**
