@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from attnviz.python.data import Source, TraceData
 
 # The sentence mode's views, by the names its controller gives them.
-VIEWS = ("model", "head", "qk", "traj", "gen", "why")
+VIEWS = ("model", "head", "qk", "traj", "gen", "why", "lens")
 DEFAULT_BUDGET = 1_500_000
 # The thumbnails' side in the file: about what the page asks for at its usual width (the grid's
 # width over 12.6 heads); a longer text is max-pooled to it, as on the page.
@@ -48,6 +48,7 @@ ROWS_FIRST = 256
 QK_FIELDS = "queries,keys,scores,attentions"
 AGGREGATES = ("head_mean", "head_max", "rollout")
 WHY_KEYS = 12  # Why this score: the keys its key view draws, each worth a part while they fit
+LENS_COLUMNS = 16  # the Predictions card's widest window (views/lens.js columnsFor): the file's
 Params = dict[str, Any]
 
 
@@ -139,6 +140,8 @@ def plan(
         more.append(qk)  # every query's row: any token can be picked
     if "traj" in views:
         need.append({"fields": "projection", **opts})
+    if "lens" in views and "lens" not in lacking:
+        need.append(lens_window(n, query))
     why = [_why(layer, head, query, k) for k in keys] if "why" in views else []
     if why:
         need += [{"fields": "attentions", "layer": layer, "head": head, "query": query}, why[0]]
@@ -154,6 +157,36 @@ def plan(
                 more.append(layer8[k])
             more += [{"fields": "view", "layer": k, "head": h, **opts} for h in range(H)]
     return need, more + why[1:]  # the other keys of Why this score's key view, last
+
+
+def lens_window(n: int, query: int) -> Params:
+    """The Predictions card's part at its widest: LENS_COLUMNS positions around the query, as
+    views/lens.js windowOf places them; any narrower window the card asks for is cut from it
+    (static/js/offline/source.js cutWindow)."""
+    count = min(n, LENS_COLUMNS)
+    start = max(0, min(n - count, query - count // 2))
+    return {"fields": "top_k,lens", "pos_start": start, "pos_count": count}
+
+
+def pushed_parts(first: Mapping[str, Any], source: Source, query: int) -> list[Params]:
+    """What pushed this at the query (modes/sentence/parts.js attributionPart): the top
+    prediction's logit split, the next token's and their difference (views/pushed.js targetOf);
+    none where the trace has no predictions or no attribution, or heads are knocked out."""
+    lacking = first.get("unavailable") or {}
+    if "lens" in lacking or "logit_attribution" in lacking or first.get("ablated"):
+        return []
+    window = lens_window(int(first["n"]), query)
+    meta, arrays = decode(source(window), to="numpy")
+    at = query - int(window["pos_start"])
+    top = int(arrays["top_k.ids"][at, 0])
+    nxt = int(arrays["lens.targets"][at])  # -1: the text ends at the query
+    ask = {"fields": "logit_attribution", "position": query}
+    out = [{**ask, "token": top}]
+    if nxt >= 0:
+        out.append({**ask, "token": nxt})
+        if nxt != top:
+            out.append({**ask, "token": nxt, "versus": top})
+    return out
 
 
 def _why(layer: int, head: int, query: int, key: int) -> Params:
@@ -224,6 +257,8 @@ def collect(
     if key is not None and "why" not in views:
         raise ExportError("key: only Why this score has a key (views: add why)")
     need, more = plan(first, **kw, views=views, keys=keys)
+    if "lens" in views:
+        need += pushed_parts(first, source, query)
     csv = csv_parts(layer=layer, head=head, views=views, lacking=first.get("unavailable") or {})
     more = _unique(more + csv, need)
     selection = {"layer": layer, "head": head, "query": query, "key": keys[0] if keys else None,
@@ -365,7 +400,7 @@ def standalone_html(
     docstring). ``layer``, ``head`` (0-based), ``query`` (a token index; the first ordinary
     token by default), ``key`` (Why this score's: the query's winning key by default) and the
     token options are the views' first selection; ``views``: some of ``model, head, qk, traj,
-    gen, why`` (all by default); ``budget``: bytes the file may grow to
+    gen, why, lens`` (all by default); ``budget``: bytes the file may grow to
     with the optional parts (what the views draw first is always in it)."""
     if trace.meta.get("mode") == "toy":
         given = {"query": query, "key": key, "hide_special": hide_special or None,

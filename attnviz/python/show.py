@@ -124,7 +124,7 @@ def show(
     (``show(outputs.attentions, tokens)``, as BertViz takes them); or of a transformers model
     object traced here (``show(model=m, tokenizer=tok, text=...)``, as ``attnviz.trace`` traces
     it; a model's name or folder too: ``show(model="all-MiniLM-L6-v2", text=...)``). ``views``:
-    some of model, head, qk, traj, gen, why; ``selection``: layer, head, query, key (Why this
+    some of model, head, qk, traj, gen, why, lens; ``selection``: layer, head, query, key (Why this
     score's), hide_special, merge_words, budget. Under IPython it is displayed at once (and None
     returned, so it is not shown twice); elsewhere the display is returned (its ``_repr_html_``
     is the iframe)."""

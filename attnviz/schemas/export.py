@@ -10,7 +10,7 @@ from pydantic import Discriminator, Field, Tag
 from attnviz.schemas.common import Strict
 from attnviz.schemas.trace import TextTraceRequest, ToyTraceRequest
 
-ExportView = Literal["model", "head", "qk", "traj", "gen", "why"]
+ExportView = Literal["model", "head", "qk", "traj", "gen", "why", "lens"]
 
 
 class ToyExportView(Strict):
@@ -36,7 +36,7 @@ class ExportSelection(Strict):
     hide_special: bool = False
     merge_words: bool = False
     views: list[ExportView] | None = Field(
-        None, min_length=1, max_length=6, description="A text's views (all by default)"
+        None, min_length=1, max_length=7, description="A text's views (all by default)"
     )
     view: ToyExportView | None = Field(None, description="The toy lab's view")
 

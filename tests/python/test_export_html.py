@@ -260,3 +260,81 @@ def test_a_why_key_the_trace_cannot_show_is_refused_by_name(tmp_path):
         standalone_html(trace, key=9)
     with pytest.raises(ExportError, match="key: only Why this score has a key"):
         standalone_html(trace, key=1, views=["model"])
+
+
+WINDOW = """
+import { readFileSync } from "node:fs";
+import { decodeCompact } from "./static/js/core/compact.js";
+import { cutWindow } from "./static/js/offline/source.js";
+const read = (p) => { const b = readFileSync(p); return decodeCompact(b.buffer.slice(b.byteOffset, b.byteOffset + b.length)); };
+const [whole, part, start, count] = process.argv.slice(1);
+const cut = cutWindow(read(whole), Number(start), Number(count)), want = read(part);
+const plain = (c) => { const meta = { ...c.meta, top_k: { ...c.meta.top_k, vocab: null },
+    lens: { ...c.meta.lens, vocab: null } };
+  return JSON.stringify({ meta, arrays: Object.fromEntries(Object.entries(c.arrays)
+    .map(([k, a]) => [k, { dtype: a.dtype, shape: a.shape, data: Array.from(a.data) }])) }); };
+const named = (c) => Object.entries({ ...c.meta.top_k.vocab, ...c.meta.lens.vocab });
+const labels = Object.fromEntries(named(cut));
+const same = plain(cut) === plain(want) && named(want).every(([id, s]) => labels[id] === s);
+process.stdout.write(String(same));
+"""
+
+
+@pytest.mark.parametrize(("start", "count"), [(0, 3), (4, 9), (13, 3)])
+def test_a_predictions_window_cut_in_the_file_is_the_servers(tmp_path, tiny_gpt2_dir, start, count):
+    """source.js's cutWindow on the file's widest Predictions window equals the part the server
+    gives for a narrower one inside it (every array, shape and number; each token's label)."""
+    import subprocess
+
+    from attnviz.python.html import lens_window
+
+    trace = attnviz.trace(model=str(tiny_gpt2_dir), text=text_of(18), fields="entropy_mean")
+    wide = lens_window(len(trace.tokens), 8)
+    assert wide["pos_count"] == 16 and wide["pos_start"] <= start
+    (tmp_path / "whole").write_bytes(trace.source(wide))
+    narrow = {"fields": "top_k,lens", "pos_start": start, "pos_count": count}
+    (tmp_path / "part").write_bytes(trace.source(narrow))
+    repo = Path(__file__).resolve().parents[2]
+    out = subprocess.run(
+        ["node", "--input-type=module", "-e", WINDOW, str(tmp_path / "whole"),
+         str(tmp_path / "part"), str(start), str(count)],
+        cwd=repo, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert out.stdout == "true", out.stderr
+
+
+PUSHED = """() => { const c = document.querySelector('#pushed-view .pushed-chart');
+  if (!c) return null;
+  return {logit: +c.dataset.logit, token: +c.dataset.token, versus: c.dataset.versus,
+    sum: [...document.querySelectorAll('#pushed-view rect.pushed-bar')]
+      .reduce((s, r) => s + +r.dataset.value, 0),
+    lens: document.querySelectorAll('#lens-view .lens-cell').length}; }"""
+
+
+def test_the_predictions_and_what_pushed_this_draw_in_the_file(browser, tmp_path, tiny_gpt2_dir):
+    """A causal model's file (the notebook's display is one) draws the Predictions card and What
+    pushed this at its query from the parts it holds: the bars sum to the logit the trace's own
+    logit attribution gives, for the top prediction and for the next token."""
+    trace = attnviz.trace(model=str(tiny_gpt2_dir), text=text_of(18), fields="thumbs", thumb=1)
+    query = 6
+    path = trace.save_html(tmp_path / "lens.html", layer=1, head=2, query=query)
+    held = [p for p in parts_of(path.read_text()) if p["fields"] == "logit_attribution"]
+    assert len(held) >= 2 and all(p["position"] == query for p in held)
+    want = {p["token"] for p in held if "versus" not in p}  # the top prediction, the next token
+    with opened(browser, path) as (page, errors):
+        wait_drawn(page)
+        page.locator("#lens-card").scroll_into_view_if_needed()
+        page.wait_for_function(f"({PUSHED})() !== null")
+        for choice in ("top", "next"):
+            radio = page.locator(f'#pushed-view input[value="{choice}"]')
+            if radio.count() and not radio.is_checked():
+                radio.check()
+                page.wait_for_function(
+                    "() => !document.querySelector('#pushed-view').classList.contains('stale')"
+                )
+            got = page.evaluate(f"({PUSHED})()")
+            part = trace.part(fields="logit_attribution", position=query, token=got["token"])
+            logit = part.meta["logit_attribution"]["logit"]
+            assert got["token"] in want and got["lens"] > 0
+            assert abs(got["logit"] - logit) < 1e-9 and abs(got["sum"] - logit) < 1e-6
+        assert errors == []

@@ -2,8 +2,9 @@
 // views as the server would serve them: `openEmbedded(entries)` has TraceParts' shape ({body,
 // get, seed}). A part is found by its query parameters (in any order; the token options' false
 // is their default); any thumbnails asked for are the file's thumbnails (whatever their side);
-// a part of one query row is cut from the file's part of every row, as the server cuts it; any
-// other part is refused, naming what the file holds. Pure: no DOM, runs in Node for the tests.
+// a part of one query row is cut from the file's part of every row, as the server cuts it, and
+// the Predictions card's window of positions from the file's wider one; any other part is
+// refused, naming what the file holds. Pure: no DOM, runs in Node for the tests.
 
 import { decodeCompact } from "../core/compact.js";
 
@@ -110,6 +111,51 @@ export function cutRow(whole, query) {
   return { meta, arrays };
 }
 
+/** The Predictions card's arrays: along which axis each holds positions ([m][k] top-k, [m]
+ * targets, [rows][m] the lens). */
+const WINDOW_AXES = /** @type {Record<string, number>} */ ({
+  "top_k.ids": 0,
+  "top_k.probs": 0,
+  "top_k.target_probs": 0,
+  "lens.ids": 1,
+  "lens.probs": 1,
+  "lens.targets": 0,
+  "lens.target_ranks": 1,
+  "lens.target_probs": 1,
+});
+
+/**
+ * The Predictions card's part of positions start .. start + count - 1, cut from the file's part
+ * of a window around them (html.py lens_window: the card's widest), as the server answers it.
+ * @param {Compact} whole @param {number} start @param {number} count
+ * @returns {Compact}
+ */
+export function cutWindow(whole, start, count) {
+  const meta = /** @type {any} */ ({ ...whole.meta });
+  const from = start - Number(meta.lens.start);
+  for (const name of ["top_k", "lens"]) meta[name] = { ...meta[name], start };
+  /** @type {Record<string, NDArray>} */
+  const arrays = {};
+  for (const [name, arr] of Object.entries(whole.arrays)) {
+    const axis = WINDOW_AXES[name];
+    if (axis === undefined) {
+      arrays[name] = arr;
+      continue;
+    }
+    const rows = axis === 0 ? 1 : arr.shape[0]; // the lens's rows
+    const m = arr.shape[axis];
+    const inner = axis === 0 ? arr.data.length / m : 1; // top-k's k
+    const Type = /** @type {any} */ (arr.data).constructor;
+    const data = new Type(rows * count * inner);
+    for (let r = 0; r < rows; r++)
+      data.set(arr.data.subarray((r * m + from) * inner, (r * m + from + count) * inner), r * count * inner);
+    const shape = [...arr.shape];
+    shape[axis] = count;
+    arrays[name] = { dtype: arr.dtype, shape, data };
+  }
+  return { meta, arrays };
+}
+
 /** "1–3, 5" of 0-based indices, 1-based. @param {number[]} xs */
 function spans(xs) {
   const s = [...new Set(xs)].sort((a, b) => a - b);
@@ -190,6 +236,14 @@ export function openEmbedded(entries, body = {}) {
           keyOf({ ...e.params, thumb: "" }) === keyOf({ ...rest, thumb: "" }),
       );
       if (thumbs) return open(thumbs);
+    }
+    if (p.pos_start !== undefined && p.pos_count !== undefined) {
+      const { pos_start: start, pos_count: count, ...rest } = p;
+      const [s0, n0] = [Number(start), Number(count)];
+      const around = all.find(({ params: { pos_start: a, pos_count: c, ...other } }) => {
+        return a !== undefined && keyOf(other) === keyOf(rest) && +a <= s0 && s0 + n0 <= +a + Number(c);
+      });
+      if (around) return cutWindow(open(around), s0, n0);
     }
     if (p.query !== undefined) {
       const { query, ...rest } = p;

@@ -462,7 +462,7 @@ function htmlRequest(app, p, shown) {
       ...(key !== null ? { key } : {}),
       hide_special: s.hideSpecial,
       merge_words: s.mergeWords,
-      views: shown.filter((v) => v !== "lens" && v !== "knock"),
+      views: shown.filter((v) => v !== "knock"),
     },
-  }; // the one-file export holds no predictions, no clean run
+  }; // the one-file export has no model to rerun with heads knocked out
 }
