@@ -106,29 +106,16 @@ def panels(port: int, model: str, text: str, chromium: str) -> tuple[int, float,
 
     from playwright.sync_api import sync_playwright
 
-    from attnviz.bench.harness import BROWSER_ARGS
+    from attnviz.bench.harness import BROWSER_ARGS, TRACES_DRAWN, open_sentence, traces_drawn
 
-    drawn = (
-        "n => +(document.documentElement.dataset.traces || 0) > n"
-        " && document.documentElement.dataset.pending === '0'"
-    )
     with sync_playwright() as pw:
         b = pw.chromium.launch(executable_path=chromium, headless=True, args=BROWSER_ARGS)
         page = b.new_page(viewport={"width": 1280, "height": 800})
         page.set_default_timeout(300_000)
-        page.goto(f"http://127.0.0.1:{port}/")
-        page.wait_for_function(drawn, arg=0)
-        count = lambda: int(page.evaluate("+(document.documentElement.dataset.traces || 0)"))  # noqa: E731
-        before = count()
-        page.click("#mode-sentence")
-        page.wait_for_function(drawn, arg=before)
-        if page.locator("#s-model").input_value() != model:
-            before = count()
-            page.select_option("#s-model", model)
-            page.wait_for_function(drawn, arg=before)
-        before = count()
+        open_sentence(page, port, model)
+        before = traces_drawn(page)
         page.fill("#s-text", text)
-        page.wait_for_function(drawn, arg=before)
+        page.wait_for_function(TRACES_DRAWN, arg=before)
         n = int(page.evaluate("document.querySelector('#mv-large .hc').__heat.labels.length"))
         why = []
         for i, j in ((n - 1, n // 2), (n - 2, n // 3), (n - 3, 1)):

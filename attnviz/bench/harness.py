@@ -204,6 +204,31 @@ WATCH_DRAWN = """(n) => {
 }"""
 
 
+TRACES_DRAWN = (
+    "n => +(document.documentElement.dataset.traces || 0) > n"
+    " && document.documentElement.dataset.pending === '0'"
+)
+
+
+def traces_drawn(page) -> int:
+    """How many traces the page has drawn in every view."""
+    return int(page.evaluate("+(document.documentElement.dataset.traces || 0)"))
+
+
+def open_sentence(page, port: int, model: str | None = None) -> None:
+    """The page of the server at ``port`` in sentence mode, on ``model`` (else the page's
+    default), its first trace drawn."""
+    page.goto(f"http://127.0.0.1:{port}/")
+    page.wait_for_function(TRACES_DRAWN, arg=0)
+    before = traces_drawn(page)
+    page.click("#mode-sentence")
+    page.wait_for_function(TRACES_DRAWN, arg=before)
+    if model is not None and page.locator("#s-model").input_value() != model:
+        before = traces_drawn(page)
+        page.select_option("#s-model", model)
+        page.wait_for_function(TRACES_DRAWN, arg=before)
+
+
 def browser(
     port: int, texts: dict[int, list[str]], chromium: str, model: str | None = None
 ) -> dict[str, float]:
@@ -223,16 +248,8 @@ def browser(
         b = pw.chromium.launch(executable_path=chromium, headless=True, args=BROWSER_ARGS)
         page = b.new_page(viewport={"width": 1280, "height": 800})
         page.set_default_timeout(120_000)
-        page.goto(f"http://127.0.0.1:{port}/")
-        page.wait_for_function(drawn.format("traces"), arg=0)
+        open_sentence(page, port, model)
         count = lambda key: int(page.evaluate(f"+(document.documentElement.dataset.{key} || 0)"))  # noqa: E731
-        before = count("traces")
-        page.click("#mode-sentence")
-        page.wait_for_function(drawn.format("traces"), arg=before)
-        if model is not None and page.locator("#s-model").input_value() != model:
-            before = count("traces")
-            page.select_option("#s-model", model)
-            page.wait_for_function(drawn.format("traces"), arg=before)
         layers = int(
             page.evaluate("document.getElementById('mv-grid').querySelectorAll('.mv-row').length")
         )
