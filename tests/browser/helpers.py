@@ -74,6 +74,18 @@ def wait_for_trace(page: Page, after: int) -> None:
     )
 
 
+def why_drawn(page: Page) -> int:
+    """How many times the Why this score card has been drawn (it asks for its part after the
+    views are drawn, so it may change the page's height later than they do)."""
+    return int(page.evaluate("+(document.querySelector('#why-view').dataset.drawn || 0)"))
+
+
+def wait_why_drawn(page: Page, after: int) -> None:
+    page.wait_for_function(
+        "n => +(document.querySelector('#why-view').dataset.drawn || 0) > n", arg=after
+    )
+
+
 def open_app(page: Page, url: str) -> None:
     """The toy lab opened and its first trace drawn: every plot (its token vectors in 3-D as
     the still picture, ``rotate`` for the live scene)."""

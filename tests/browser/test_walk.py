@@ -287,7 +287,13 @@ def spread(score: dict) -> float:
 
 
 def test_the_atlas_opens_on_the_score_that_varies_most_and_stays_in_view(page, live_server, api):
-    from tests.browser.helpers import MODEL, traces_drawn, wait_for_trace
+    from tests.browser.helpers import (
+        MODEL,
+        traces_drawn,
+        wait_for_trace,
+        wait_why_drawn,
+        why_drawn,
+    )
 
     atlas = api.get(f"/api/models/{MODEL}/atlas").json()
     varied = max(atlas["scores"], key=spread)  # the first on a tie, as max keeps it
@@ -305,9 +311,10 @@ def test_the_atlas_opens_on_the_score_that_varies_most_and_stays_in_view(page, l
     cell = page.locator('#atlas-view button.atlas-cell[data-layer="1"][data-head="2"]')
     cell.scroll_into_view_if_needed()
     top = cell.evaluate("c => c.getBoundingClientRect().top")
-    before = traces_drawn(page)
+    before, why_before = traces_drawn(page), why_drawn(page)
     cell.click()
     wait_for_trace(page, before)
+    wait_why_drawn(page, why_before)  # the Why card above draws last, its own part fetched
     assert page.locator("#s-text").input_value() == atlas["probe"]["text"]
     title = page.evaluate("() => document.querySelector('#mv-large .hc-title').textContent")
     assert title == "Layer 2, head 3"

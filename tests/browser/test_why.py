@@ -22,6 +22,8 @@ from tests.browser.helpers import (
     type_sentence,
     views_drawn,
     wait_for_views,
+    wait_why_drawn,
+    why_drawn,
 )
 from tests.support.checkpoints import SENTENCES
 from tests.support.checkpoints_bridge import make_tiny_starcoder2
@@ -49,14 +51,8 @@ def why(page) -> dict | None:
     return page.evaluate(WHY)
 
 
-def why_drawn(page) -> int:
-    return int(page.evaluate("+(document.querySelector('#why-view').dataset.drawn || 0)"))
-
-
 def wait_why(page, after: int) -> dict:
-    page.wait_for_function(
-        "n => +(document.querySelector('#why-view').dataset.drawn || 0) > n", arg=after
-    )
+    wait_why_drawn(page, after)
     return why(page)
 
 

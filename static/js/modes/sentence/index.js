@@ -11,6 +11,7 @@
 // response.
 
 import { TraceClient, TraceParts, fetchModels, fetchTraceJson } from "../../core/api.js";
+import { holdInView } from "../../core/anchor.js";
 import { createStatus } from "../../core/controller.js";
 import { byId } from "../../core/dom.js";
 import { SENTENCE_FEEDS } from "../../core/feeds.js";
@@ -57,14 +58,11 @@ export function createSentence(
   /** The "Many texts" card (made with the atlas's, below): its head follows the views' until the
    * reader picks its own. @type {{sync: () => void} | null} */
   let corpus = null;
-  /** Where the element the reader acted on was in the window, kept there once the views are
-   * drawn (a head opened from the atlas: the views above it grow, the atlas stays under the
-   * pointer). @type {{el: Element, top: number} | null} */
+  /** The element the reader acted on, kept where it was in the window while the views and
+   * cards above it are drawn (a head opened from the atlas: the views above it grow, the atlas
+   * stays under the pointer; core/anchor.js). @type {(() => void) | null} */
   let anchor = null;
-  const settle = () => {
-    if (anchor?.el.isConnected) window.scrollBy(0, anchor.el.getBoundingClientRect().top - anchor.top);
-    anchor = null;
-  };
+  const settle = () => anchor?.();
   const { show, chooseHead, viewChanged, drawAll, hideOthers, knockCard } = createDrawing({
     app,
     p,
@@ -155,7 +153,7 @@ export function createSentence(
    * @param {string} text @param {number} layer @param {number} head */
   function openHead(text, layer, head) {
     const at = document.activeElement;
-    anchor = at && at !== document.body ? { el: at, top: at.getBoundingClientRect().top } : null;
+    anchor = at && at !== document.body ? holdInView(at) : null;
     const traced = app.first?.meta;
     if (traced && traced.text === text && !traced.generated && app.s.text === text)
       return chooseHead(layer, head, [], { focus: false });
