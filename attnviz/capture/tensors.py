@@ -91,6 +91,10 @@ class TraceTensors:
     # model whose internals are not the engine's (a bridged one) has no attributions.
     attribution: Callable[[], CleanRun] | None = field(default=None, repr=False)
     attribution_bytes: int = 0  # what ``attribution`` holds (a forward's recording), if any
+    # A vision-language model's vision tower, when the text had images: its attention weights,
+    # Lv x calls x (B, H, P, P) (each layer's calls in order, B images or tiles per call, P
+    # patches each); None for a text alone.
+    vision: list[list[torch.Tensor]] | None = field(default=None, repr=False)
     _derived: dict[str, object] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -146,6 +150,8 @@ class TraceTensors:
         own += [self.positional] if self.positional is not None else []
         if not self.has_qk and self.forward_pattern is not None:
             own += self.forward_pattern
+        for calls in self.vision or []:
+            own += calls
         base = sum(t.numel() * t.element_size() for t in own)
         L1, T, _ = self.states.shape
         size = self.states.element_size()

@@ -18,6 +18,7 @@ from safetensors import SafetensorError, safe_open
 from attnviz.engine import TransformerConfig
 from attnviz.engine.device import DTYPES, dtype_name, memory_refusal, resolve_dtype
 from attnviz.pretrained.bridge.model import BridgedModel
+from attnviz.pretrained.bridge.multimodal import load_processor, mark_towers, reads_images
 from attnviz.pretrained.bridge.record import NAME, Recording, recording, register
 from attnviz.pretrained.bridge.rule import RecordedRule
 from attnviz.pretrained.folder import ModelFolderError, no_safetensors
@@ -103,13 +104,16 @@ def _weight_bytes(files: list[Path]) -> tuple[dict[str, int], torch.dtype | None
 
 
 def _model_class(config: Any) -> Any:
-    """AutoModelForCausalLM for a causal language model, else AutoModel (an encoder's body)."""
-    from transformers import AutoModel, AutoModelForCausalLM
+    """AutoModelForImageTextToText for a vision-language model, AutoModelForCausalLM for a
+    causal language model, else AutoModel (an encoder's body)."""
+    from transformers import AutoModel, AutoModelForCausalLM, AutoModelForImageTextToText
     from transformers.models.auto.modeling_auto import (
         MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
         MODEL_FOR_MASKED_LM_MAPPING_NAMES,
     )
 
+    if reads_images(config):
+        return AutoModelForImageTextToText
     archs = getattr(config, "architectures", None) or []
     if archs:
         causal = any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in archs)
@@ -173,6 +177,7 @@ def _describe(
 ) -> TransformerConfig:
     """The TransformerConfig that describes the model (never built): shapes from the probe,
     ``width`` its hidden states' (the residual stream's)."""
+    config = config.get_text_config()  # a vision-language model's: its language model's
     L, H, C = len(attentions), attentions[0].shape[0], width
     if records:
         head_dim, kv = records[0].q.shape[-1], records[0].k.shape[0]
@@ -289,6 +294,17 @@ def load_bridged(
             f"{type(hf).__name__} needs (e.g. {sorted(lacking)[0]!r}); they would be random"
         )
     hf = hf.to(device).eval()
+    processor = None
+    if reads_images(config):
+        try:
+            processor = load_processor(folder)
+        except (ValueError, KeyError, OSError, TypeError, ImportError) as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise ModelFolderError(
+                f"{folder}: a vision-language model, but its processor (the image processor and "
+                f"tokenizer, read from the folder) could not be loaded ({first})"
+            ) from exc
+        mark_towers(hf)
     model = BridgedModel(
         name=label,
         family=str(model_type or config.model_type),
@@ -299,6 +315,7 @@ def load_bridged(
         tokenizer=tokenizer,
         device=device,
         eos_ids=_eos_ids(hf_json),
+        processor=processor,
     )
     _probe(model, config)
     if model.cfg.vocab_size is not None and tokenizer.vocab_size > model.cfg.vocab_size:
@@ -328,12 +345,18 @@ def _probe(model: BridgedModel, config: Any) -> None:
     """Run the model once on random ids past any sliding window: which layers' attention the
     interface records, whether the recorded rule gives the forward's weights back, and the
     shapes that describe it (``model.cfg``, ``model.no_qk``)."""
-    window = getattr(config, "sliding_window", None)
-    context = _context(config) or DEFAULT_CONTEXT
+    text_config = config.get_text_config()  # a vision-language model's: its language model's
+    window = getattr(text_config, "sliding_window", None)
+    context = _context(text_config) or DEFAULT_CONTEXT
     length = min(context, max(24, 2 * window + 4 if isinstance(window, int) else 0))
-    vocab = getattr(config, "vocab_size", None) or model.tokenizer.vocab_size
+    vocab = getattr(text_config, "vocab_size", None) or model.tokenizer.vocab_size
     g = torch.Generator().manual_seed(0)
-    ids = torch.randint(0, vocab, (1, length), generator=g).to(model.device)  # (1, T)
+    ids = torch.randint(0, vocab, (1, length), generator=g)  # (1, T)
+    if model.processor is not None:  # text only: no id an image's features would replace
+        special = model.tokenizer.special_ids
+        ordinary = torch.tensor([i for i in range(vocab) if i not in special])
+        ids = ordinary[ids % len(ordinary)]  # (1, T)
+    ids = ids.to(model.device)
     # The probe asks for the weights either way: the rule is checked against them.
     with torch.inference_mode(), recording() as records:
         out = model.hf(

@@ -11,7 +11,7 @@ implementation are put back as they were.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -120,9 +120,12 @@ class MemoryModel(BridgedModel):
 
     attn: str = NAME
 
-    def forward(self, ids: torch.Tensor, keep_weights: bool = True) -> tuple[Any, Recording]:
+    def forward(
+        self, ids: torch.Tensor, keep_weights: bool = True,
+        inputs: Mapping[str, torch.Tensor] | None = None,
+    ) -> tuple[Any, Recording]:  # fmt: skip
         with bridged(self.hf, self.attn):
-            return super().forward(ids, keep_weights)
+            return super().forward(ids, keep_weights, inputs)
 
     def continue_ids(
         self, ids: list[int], n: int, temperature: float = 0.0, seed: int = 0,

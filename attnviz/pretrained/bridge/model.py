@@ -28,7 +28,8 @@ from attnviz.capture import KEEP_FORWARD_BYTES, TraceTensors
 from attnviz.engine import TransformerConfig
 from attnviz.engine.ablate import HeadAblation
 from attnviz.errors import TraceError
-from attnviz.pretrained.bridge.record import Recording, intervening, recording
+from attnviz.pretrained.bridge.multimodal import Encoded, to_device
+from attnviz.pretrained.bridge.record import Recording, intervening, recording, vision_layers
 from attnviz.pretrained.bridge.record import ablating as planned
 from attnviz.pretrained.bridge.rule import RecordedRule
 from attnviz.pretrained.folder import Backend
@@ -59,7 +60,13 @@ class BridgedModel:
     run: str | None = None
     examples: list[str] | None = None
     eos_ids: tuple[int, ...] = ()
+    # A vision-language model's processor (its image processor and tokenizer), else None.
+    processor: Any = field(default=None, repr=False)
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def reads_images(self) -> bool:
+        return self.processor is not None
 
     @property
     def backend(self) -> Backend:
@@ -99,16 +106,22 @@ class BridgedModel:
 
     # -- running it --------------------------------------------------------------------------
 
-    def forward(self, ids: torch.Tensor, keep_weights: bool = True) -> tuple[Any, Recording]:
-        """transformers' forward on ``ids`` (1, T), every hidden state asked for (and the
-        weights, when the attention is not recorded), with the attention's records; inside
-        ``ablating``, with the heads knocked out."""
+    def forward(
+        self, ids: torch.Tensor, keep_weights: bool = True,
+        inputs: Mapping[str, torch.Tensor] | None = None,
+    ) -> tuple[Any, Recording]:  # fmt: skip
+        """transformers' forward on ``ids`` (1, T) (and a vision-language model's ``inputs``:
+        the processor's pixels and grids), every hidden state asked for (and the weights, when
+        the attention is not recorded), with the attention's records; inside ``ablating``,
+        with the heads knocked out."""
+        extra = to_device(inputs, self.device, self.hf.dtype) if inputs else {}
         with torch.inference_mode(), recording(keep_weights) as records, intervening() as edit:
             out = self.hf(
                 input_ids=ids,
                 output_hidden_states=True,
                 output_attentions=self.no_qk is not None,
                 use_cache=False,
+                **extra,
             )
         if edit is not None and (edit.error is not None or edit.missed()):
             why = edit.error or (
@@ -132,12 +145,16 @@ class BridgedModel:
             self.forward(x, keep_weights=False)
         return dict(outputs)
 
-    def trace(self, ids: list[int], keep_qkv_bytes: int = -1) -> TraceTensors:
-        """Every layer's q, k, v (or, without them, its weights) and hidden states on ``ids``."""
+    def trace(
+        self, ids: list[int], keep_qkv_bytes: int = -1, images: Encoded | None = None
+    ) -> TraceTensors:
+        """Every layer's q, k, v (or, without them, its weights) and hidden states on ``ids``;
+        with ``images`` (a vision-language model's text and images, ``ids`` its ids), the
+        vision tower's weights too."""
         x = torch.tensor([ids], dtype=torch.long, device=self.device)  # (1, T)
         L, H, T = self.cfg.n_layers, self.cfg.n_heads, len(ids)
         keep = L * H * T * T * 4 <= KEEP_FORWARD_BYTES or self.no_qk is not None
-        out, records = self.forward(x, keep_weights=keep)
+        out, records = self.forward(x, keep_weights=keep, inputs=images.inputs if images else None)
         states = torch.stack([h[0] for h in out.hidden_states])  # (L+1, T, C)
         if len(out.hidden_states) != L + 1:
             raise TraceError(
@@ -148,6 +165,11 @@ class BridgedModel:
             raise TraceError("text: the computation overflowed (values too large for this model)")
         with torch.inference_mode():
             embeddings = self.hf.get_input_embeddings()(x)[0]  # (T, C) the token table's rows
+        if images is not None and images.image_token is not None:
+            # An image's positions read its features (the projector's), not a table row.
+            at = x[0] == images.image_token  # (T,)
+            embeddings = torch.where(at[:, None], states[0], embeddings)  # (T, C)
+        vision = vision_layers(records)
         if self.no_qk is not None:
             return TraceTensors(
                 cfg=self.cfg,
@@ -159,6 +181,7 @@ class BridgedModel:
                 positional=None,
                 forward_pattern=[a[0] for a in out.attentions],  # L x (nh, T, T)
                 no_qk_reason=self._no_qk_reason(),
+                vision=vision,
             )
         if len(records) != L:
             raise TraceError(
@@ -177,6 +200,7 @@ class BridgedModel:
             positional=None,
             forward_pattern=[r.weights for r in records if r.weights is not None] or None,
             rule=RecordedRule.of(records),
+            vision=vision,
         )
 
     def _no_qk_reason(self) -> str:

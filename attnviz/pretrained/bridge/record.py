@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import contextvars
 import sys
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -140,15 +140,43 @@ class LayerRecord:
     weights: torch.Tensor | None  # None when the recording keeps no weights
 
 
+@dataclass
+class VisionCall:
+    """One call of a vision tower's attention: ``weights`` (B, H, P, P) of the B images (or
+    tiles) it attended over at once, P patches each; ``layer`` the tower's layer, counted in the
+    order the forward first calls each attention module."""
+
+    layer: int
+    weights: torch.Tensor
+
+
+# The attribute a vision tower's modules carry (set by ``mark_vision``): their attention calls
+# are the tower's, recorded apart from the language model's layers and never knocked out.
+VISION_MARK = "attnviz_vision"
+
+
+def mark_vision(modules: Iterable[Any]) -> None:
+    """Mark ``modules`` (a vision tower's, and its projector's) as not the language model's."""
+    for module in modules:
+        setattr(module, VISION_MARK, True)
+
+
 class Recording(list[LayerRecord]):
-    """The layers' records of one forward, in call order; masks shared by layers made once."""
+    """The language model's layers' records of one forward, in call order; masks shared by
+    layers made once; a vision tower's calls apart, in ``vision``."""
 
     def __init__(self, keep_weights: bool = True) -> None:
         super().__init__()
         self.keep_weights = keep_weights
+        self.vision: list[VisionCall] = []
+        self._vision_layers: dict[int, int] = {}  # id(module) -> its layer, in call order
         # The model's mask tensors (kept, so that no other takes an id while this lives) and
         # what each says.
         self.masks: dict[int, tuple[torch.Tensor, Mask]] = {}
+
+    def add_vision(self, module: Any, weights: torch.Tensor) -> None:
+        layer = self._vision_layers.setdefault(id(module), len(self._vision_layers))
+        self.vision.append(VisionCall(layer, weights.detach().float()))
 
     def mask(self, attention_mask: torch.Tensor | None) -> Mask:
         if attention_mask is None:
@@ -157,6 +185,18 @@ class Recording(list[LayerRecord]):
         if key not in self.masks:
             self.masks[key] = (attention_mask, as_mask(attention_mask))
         return self.masks[key][1]
+
+
+def vision_layers(records: Recording) -> list[list[torch.Tensor]] | None:
+    """A forward's vision-tower calls by layer: Lv x calls x (B, H, P, P), each layer's calls in
+    the order made (a tower that attends over each image apart calls once per image); None
+    when no vision tower ran."""
+    if not records.vision:
+        return None
+    layers: list[list[torch.Tensor]] = [[] for _ in range(1 + max(c.layer for c in records.vision))]
+    for call in records.vision:
+        layers[call.layer].append(call.weights)
+    return layers
 
 
 _active: contextvars.ContextVar[Recording | None] = contextvars.ContextVar(
@@ -295,10 +335,14 @@ def attention(
     """The ``"attnviz"`` attention function: the model's eager attention, recorded (and its
     heads' outputs knocked out, while ``ablating()``)."""
     out, weights = _eager_of(module)(module, query, key, value, attention_mask, *args, **kwargs)
+    records = _active.get()
+    if getattr(module, VISION_MARK, False):  # a vision tower's layer: kept apart, never edited
+        if records is not None and weights is not None:
+            records.add_vision(module, weights)
+        return out, weights
     edit = _intervention.get()
     if edit is not None:
         out = edit.apply(query, out)
-    records = _active.get()
     if records is not None and weights is not None:
         scaling = kwargs.get("scaling", args[0] if args else None)
         softcap = kwargs.get("softcap")

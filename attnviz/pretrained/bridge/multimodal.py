@@ -1,0 +1,161 @@
+"""A vision-language model folder through transformers: which folders are one, their processor
+(read from the folder, never the network), and a text with images made into what the model
+reads (the ids with each image's tokens, the pixels the processor made, where each image's
+tokens sit).
+
+Nothing here names a family: a folder is a vision-language model when its config has a vision
+tower's config and transformers maps its type to ``AutoModelForImageTextToText``; what the
+processor expects (its image placeholder, its nesting of images per text) is read from the
+processor itself.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from attnviz.errors import TraceError
+from attnviz.pretrained.bridge.record import mark_vision
+from attnviz.pretrained.tokenize import TextTokenizer, Tokens
+
+log = logging.getLogger(__name__)
+
+# What a person may write where an image goes, whatever the model's own placeholder is.
+PLACEHOLDER = "<image>"
+
+
+def reads_images(config: Any) -> bool:
+    """Whether ``config`` (a transformers config) is a vision-language model's: a vision tower's
+    config beside the text model's, a type transformers loads as image-text-to-text."""
+    from transformers.models.auto.modeling_auto import MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES
+
+    return (
+        getattr(config, "vision_config", None) is not None
+        and config.model_type in MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES
+    )
+
+
+def load_processor(folder: Path) -> Any:
+    """The folder's own processor (its tokenizer and image processor), offline. Without
+    torchvision transformers falls back to an image processor written with Pillow (the slow
+    one), which gives the same patches; the log says so."""
+    from transformers import AutoProcessor
+
+    processor = AutoProcessor.from_pretrained(
+        folder, local_files_only=True, trust_remote_code=False
+    )
+    if getattr(processor, "image_processor", None) is None:
+        raise ValueError("its processor has no image processor")
+    if importlib.util.find_spec("torchvision") is None:
+        log.info(
+            "%s: torchvision is not installed, so images are prepared by %s (Pillow's)",
+            folder.name,
+            type(processor.image_processor).__name__,
+        )
+    return processor
+
+
+def mark_towers(hf: Any) -> None:
+    """Mark every module of ``hf`` outside its language model (the vision tower, the projector)
+    so that the attention function records their calls apart (``record.VISION_MARK``)."""
+    text = {id(m) for m in hf.get_decoder().modules()}
+    mark_vision(m for m in hf.modules() if id(m) not in text)
+
+
+@dataclass
+class Encoded:
+    """A text with its images, as the model reads them: ``tokens`` of the whole sequence (an
+    image's tokens special, with no offset or word), ``inputs`` what the forward takes besides
+    ``input_ids`` (the pixels, the processor's grids and masks), ``image_token`` the id the
+    image features replace."""
+
+    tokens: Tokens
+    inputs: dict[str, torch.Tensor] = field(default_factory=dict)
+    image_token: int | None = None
+
+    @property
+    def ids(self) -> list[int]:
+        return self.tokens.ids
+
+
+def placed(text: str, placeholder: str, n_images: int) -> str:
+    """``text`` with the model's own ``placeholder`` where each image goes: a ``<image>`` the
+    person wrote is the model's placeholder; with none, the images go before the text."""
+    if placeholder != PLACEHOLDER:
+        text = text.replace(PLACEHOLDER, placeholder)
+    found = text.count(placeholder)
+    if found == 0:
+        return placeholder * n_images + text
+    if found != n_images:
+        raise TraceError(
+            f"images: the text has {found} image placeholders ({PLACEHOLDER}) for "
+            f"{n_images} image{'s' if n_images != 1 else ''}; give one per image, or none "
+            "(the images then go before the text)"
+        )
+    return text
+
+
+def aligned(ids: Sequence[int], own: Tokens, labels_of_ids: Sequence[str]) -> Tokens:
+    """The processor's ``ids`` labelled from ``own``, the folder tokenizer's reading of the same
+    text (placeholders once each): each id that is the next of ``own`` takes its label, offsets
+    and word; the rest (an image's tokens, what the processor put around them) are special,
+    labelled as ``labels_of_ids`` says."""
+    labels, offsets, special, words = [], [], [], []
+    at = 0
+    for i, label in zip(ids, labels_of_ids, strict=True):
+        if at < len(own.ids) and own.ids[at] == i:
+            labels.append(own.labels[at])
+            offsets.append(own.offsets[at])
+            special.append(own.special[at])
+            words.append(own.words[at])
+            at += 1
+        else:
+            labels.append(label)
+            offsets.append((0, 0))
+            special.append(True)
+            words.append(None)
+    return Tokens(list(ids), labels, offsets, special, words)
+
+
+def encode(
+    processor: Any, tokenizer: TextTokenizer, text: str, images: Sequence[Any]
+) -> tuple[Encoded, str]:
+    """``text`` and its ``images`` (PIL images, in order) through the model's processor: the
+    sequence the model reads, and the text as placed (the model's placeholders in it)."""
+    text = placed(text, processor.image_token, len(images))
+    try:
+        batch = processor(text=[text], images=[list(images)], return_tensors="pt")
+    except (ValueError, TypeError, KeyError, IndexError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise TraceError(f"images: the model's processor could not read them ({first})") from exc
+    ids = [int(i) for i in batch["input_ids"][0]]
+    tokens = aligned(ids, tokenizer(text), tokenizer.label_ids(ids)[0])
+    inputs = {
+        k: v
+        for k, v in batch.items()
+        if k not in ("input_ids", "attention_mask") and isinstance(v, torch.Tensor)
+    }
+    return Encoded(tokens, inputs, image_token_id(processor)), text
+
+
+def image_token_id(processor: Any) -> int | None:
+    """The id of the tokens an image's features replace, as the processor names it."""
+    tid = getattr(processor, "image_token_id", None)
+    return int(tid) if isinstance(tid, int) else None
+
+
+def to_device(
+    inputs: Mapping[str, torch.Tensor], device: torch.device, dtype: torch.dtype
+) -> dict[str, torch.Tensor]:
+    """The processor's tensors on the model's device, its floating ones (the pixels) in the
+    model's dtype."""
+    return {
+        k: v.to(device=device, dtype=dtype) if v.is_floating_point() else v.to(device)
+        for k, v in inputs.items()
+    }
