@@ -19,6 +19,7 @@ idefics3 with Idefics3Processor, which the Idefics3 maker covers.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from tests.support.checkpoints import SENTENCES, _perturbed_save
@@ -120,3 +121,139 @@ def make_tiny_llava(folder: Path, seed: int = 0) -> Path:
     )  # fmt: skip
     torch.manual_seed(seed)
     return _save(LlavaForConditionalGeneration(config), processor, folder, seed)
+
+
+_QWEN_SPECIALS = [
+    "<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|vision_end|>", "<|image_pad|>",
+    "<|video_pad|>",
+]  # fmt: skip
+
+
+def _qwen_text(tokenizer, **extra) -> dict:
+    """A 2-layer Qwen text config, d_model 64, 4 heads of 16 (8 rotary frequencies, split 2 / 3 /
+    3 over time, height and width: M-RoPE's sections), 2 key/value heads."""
+    return {
+        "vocab_size": len(tokenizer), "hidden_size": 64, "intermediate_size": 96,
+        "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+        "max_position_embeddings": 1024, "bos_token_id": tokenizer.bos_token_id,
+        "eos_token_id": tokenizer.eos_token_id, "pad_token_id": tokenizer.pad_token_id,
+        "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [2, 3, 3]},
+        **extra,
+    }  # fmt: skip
+
+
+def _qwen_ids(tokenizer) -> dict:
+    ids = tokenizer.convert_tokens_to_ids
+    return {
+        "image_token_id": ids("<|image_pad|>"), "video_token_id": ids("<|video_pad|>"),
+        "vision_start_token_id": ids("<|vision_start|>"), "vision_end_token_id": ids("<|vision_end|>"),
+    }  # fmt: skip
+
+
+def _save_qwen(model, tokenizer, images, folder: Path, seed: int, processor_class: str) -> Path:
+    """Qwen's folders: the tokenizer's files and a processor_config.json naming
+    ``processor_class`` with the image processor's settings, written here because the Qwen
+    processors cannot be built on this machine: they require a video processor, and
+    transformers' video processors need torchvision (VideoProcessorMixin is a dummy without it).
+    So ``AutoProcessor.from_pretrained`` fails on these folders here, while
+    ``AutoImageProcessor`` and ``AutoTokenizer`` load them."""
+    folder.mkdir(parents=True, exist_ok=True)
+    tokenizer.save_pretrained(folder)
+    settings = {**images.to_dict(), "image_processor_type": "Qwen2VLImageProcessor"}
+    config = {"processor_class": processor_class, "image_processor": settings}
+    (folder / "processor_config.json").write_text(json.dumps(config, indent=2) + "\n")
+    return _perturbed_save(model, folder, seed)
+
+
+def _qwen_images(patch: int):
+    """Qwen's image processor: the picture resized (aspect kept) to multiples of 2 x ``patch``,
+    between 32 x 32 and 128 x 128 pixels in area."""
+    from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import Qwen2VLImageProcessorPil
+
+    return Qwen2VLImageProcessorPil(
+        size={"shortest_edge": 32 * 32, "longest_edge": 128 * 128}, patch_size=patch,
+        temporal_patch_size=2, merge_size=2,
+    )  # fmt: skip
+
+
+def make_tiny_qwen2_vl(folder: Path, seed: int = 0) -> Path:
+    """Qwen2-VL in small: a ViT over 8 px patches (2D rotary, 2 frames a patch), 2 x 2 patches
+    merged into one token; text with M-RoPE. Write the image as
+    ``<|vision_start|><|image_pad|><|vision_end|>``; the processor repeats <|image_pad|>."""
+    import torch
+    from transformers import Qwen2VLConfig, Qwen2VLForConditionalGeneration
+
+    tok = make_vlm_tokenizer(_QWEN_SPECIALS, bos="<|endoftext|>", eos="<|im_end|>")
+    vision = {
+        "depth": 2, "embed_dim": 32, "hidden_size": 64, "num_heads": 4, "mlp_ratio": 2,
+        "patch_size": 8, "spatial_merge_size": 2, "temporal_patch_size": 2,
+    }  # fmt: skip
+    config = Qwen2VLConfig(vision_config=vision, text_config=_qwen_text(tok), **_qwen_ids(tok))
+    torch.manual_seed(seed)
+    model = Qwen2VLForConditionalGeneration(config)
+    return _save_qwen(model, tok, _qwen_images(8), folder, seed, "Qwen2VLProcessor")
+
+
+def make_tiny_qwen2_5_vl(folder: Path, seed: int = 0) -> Path:
+    """Qwen2.5-VL in small: as Qwen2-VL, with a SwiGLU vision MLP, RMSNorm and window attention
+    (windows of 32 px, 2 x 2 merged tokens) in the first vision layer, full in the second."""
+    import torch
+    from transformers import (
+        Qwen2_5_VLConfig,
+        Qwen2_5_VLForConditionalGeneration,
+    )
+
+    tok = make_vlm_tokenizer(_QWEN_SPECIALS, bos="<|endoftext|>", eos="<|im_end|>")
+    vision = {
+        "depth": 2, "hidden_size": 32, "intermediate_size": 64, "num_heads": 4,
+        "out_hidden_size": 64, "patch_size": 8, "spatial_merge_size": 2,
+        "temporal_patch_size": 2, "window_size": 32, "fullatt_block_indexes": [1],
+    }  # fmt: skip
+    config = Qwen2_5_VLConfig(vision_config=vision, text_config=_qwen_text(tok), **_qwen_ids(tok))
+    torch.manual_seed(seed)
+    model = Qwen2_5_VLForConditionalGeneration(config)
+    return _save_qwen(model, tok, _qwen_images(8), folder, seed, "Qwen2_5_VLProcessor")
+
+
+def make_tiny_qwen3_vl(folder: Path, seed: int = 0) -> Path:
+    """Qwen3-VL in small: a ViT over 8 px patches with learned positions (an 8 x 8 table,
+    interpolated) and 2D rotary, deepstack features from its first layer added to the text's
+    first layers; text with q/k norms and interleaved M-RoPE."""
+    import torch
+    from transformers import Qwen3VLConfig, Qwen3VLForConditionalGeneration
+
+    tok = make_vlm_tokenizer(_QWEN_SPECIALS, bos="<|endoftext|>", eos="<|im_end|>")
+    vision = {
+        "depth": 2, "hidden_size": 32, "intermediate_size": 64, "num_heads": 4,
+        "out_hidden_size": 64, "patch_size": 8, "spatial_merge_size": 2,
+        "temporal_patch_size": 2, "num_position_embeddings": 64,
+        "deepstack_visual_indexes": [0],
+    }  # fmt: skip
+    text = _qwen_text(tok, head_dim=16)
+    text["rope_parameters"] = {**text["rope_parameters"], "mrope_interleaved": True}
+    config = Qwen3VLConfig(vision_config=vision, text_config=text, **_qwen_ids(tok))
+    torch.manual_seed(seed)
+    model = Qwen3VLForConditionalGeneration(config)
+    return _save_qwen(model, tok, _qwen_images(8), folder, seed, "Qwen3VLProcessor")
+
+
+def qwen_inputs(folder: Path, text: str, images: list) -> dict:
+    """What Qwen's processor would return for ``text`` and ``images`` (its <|image_pad|> repeated
+    once per merged token: image_grid_thw's product / merge_size², and mm_token_type_ids), made from the folder's image
+    processor and tokenizer, since the processor itself cannot be built here (no torchvision)."""
+    from transformers import AutoImageProcessor, AutoTokenizer
+
+    pixels = AutoImageProcessor.from_pretrained(folder, local_files_only=True)
+    tok = AutoTokenizer.from_pretrained(folder, local_files_only=True)
+    out = pixels(images=images, return_tensors="pt")
+    counts = (out["image_grid_thw"].prod(-1) // pixels.merge_size**2).tolist()
+    pieces = text.split("<|image_pad|>")
+    assert len(pieces) == len(counts) + 1, "one <|image_pad|> per image"
+    expanded = pieces[0] + "".join(
+        "<|image_pad|>" * n + piece for n, piece in zip(counts, pieces[1:], strict=True)
+    )
+    text_out = tok(expanded, return_tensors="pt")
+    image = tok.convert_tokens_to_ids("<|image_pad|>")
+    # The processor's modality of each token (0 text, 1 image): M-RoPE's index needs it.
+    kinds = (text_out["input_ids"] == image).long()
+    return {**text_out, "mm_token_type_ids": kinds, **out}
