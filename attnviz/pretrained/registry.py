@@ -130,13 +130,18 @@ class ModelRegistry:
         self.models = {k: m for k, m in self.models.items() if k not in names}
 
 
-def _model_type(folder: Path) -> str | None:
-    """config.json's model_type, or None when it cannot be read (the loader then says why)."""
+def _config(folder: Path) -> dict:
+    """config.json, or {} when it cannot be read (the loader then says why)."""
     try:
         hf = json.loads((Path(folder).expanduser() / "config.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return None
-    model_type = hf.get("model_type") if isinstance(hf, dict) else None
+        return {}
+    return hf if isinstance(hf, dict) else {}
+
+
+def _model_type(folder: Path) -> str | None:
+    """config.json's model_type, or None when it cannot be read (the loader then says why)."""
+    model_type = _config(folder).get("model_type")
     return model_type if isinstance(model_type, str) else None
 
 
@@ -145,11 +150,22 @@ def load_model(
 ) -> ServedModel:
     """The model in ``folder``, run by ``backend``: with "auto", the native engine when it has a
     conversion for the folder's model_type, else transformers when it is installed and can load
-    it; else a ModelFolderError that names both backends."""
+    it; else a ModelFolderError that names both backends. A vision-language folder (a vision
+    tower's config beside the text model's, and an image processor's) goes to transformers
+    with "auto" when it is installed, so that its images are read: the native engine reads
+    its text model alone."""
     if backend == "transformers":
         return load_bridged(folder, device, dtype=dtype)
     model_type = _model_type(folder)
-    if model_type is None or model_type in FAMILIES:
+    vision = (
+        "vision_config" in _config(folder)
+        and any(
+            (Path(folder).expanduser() / f).is_file()
+            for f in ("processor_config.json", "preprocessor_config.json")
+        )
+        and transformers_missing() is None
+    )
+    if model_type is None or (model_type in FAMILIES and not (vision and backend == "auto")):
         return load_folder(folder, device, dtype=dtype)
     native = (
         f"config.json model_type {model_type!r} is not supported by attnviz's own engine (no "

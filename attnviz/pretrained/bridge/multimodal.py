@@ -12,6 +12,7 @@ processor itself.
 from __future__ import annotations
 
 import importlib.util
+import json
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -44,21 +45,55 @@ def reads_images(config: Any) -> bool:
 def load_processor(folder: Path) -> Any:
     """The folder's own processor (its tokenizer and image processor), offline. Without
     torchvision transformers falls back to an image processor written with Pillow (the slow
-    one), which gives the same patches; the log says so."""
+    one), which gives the same patches, and has no video processor at all: a processor that
+    needs one is made without it (``_images_only``). The log says so."""
     from transformers import AutoProcessor
 
-    processor = AutoProcessor.from_pretrained(
-        folder, local_files_only=True, trust_remote_code=False
-    )
+    vision = importlib.util.find_spec("torchvision") is not None
+    try:
+        processor = AutoProcessor.from_pretrained(
+            folder, local_files_only=True, trust_remote_code=False
+        )
+    except OSError as exc:
+        if vision or "video processor" not in str(exc):
+            raise
+        processor = _images_only(folder)
     if getattr(processor, "image_processor", None) is None:
         raise ValueError("its processor has no image processor")
-    if importlib.util.find_spec("torchvision") is None:
+    if not vision:
         log.info(
             "%s: torchvision is not installed, so images are prepared by %s (Pillow's)",
             folder.name,
             type(processor.image_processor).__name__,
         )
     return processor
+
+
+def _images_only(folder: Path) -> Any:
+    """The folder's processor class made with its image processor and tokenizer and no video
+    processor (transformers' video processors need torchvision): it reads images and text."""
+    import transformers
+    from transformers import AutoImageProcessor, AutoTokenizer
+
+    name = json.loads((folder / "processor_config.json").read_text(encoding="utf-8")).get(
+        "processor_class"
+    )
+    cls = getattr(transformers, str(name), None)
+    if cls is None:
+        raise ValueError(f"processor_config.json names no processor transformers has ({name!r})")
+    proper = cls.check_argument_for_proper_class
+
+    def check(self: Any, argument: str, value: Any) -> Any:
+        return None if value is None else proper(self, argument, value)
+
+    images_only = type(cls.__name__, (cls,), {"check_argument_for_proper_class": check})
+    parts = {
+        "image_processor": AutoImageProcessor.from_pretrained(folder, local_files_only=True),
+        "tokenizer": AutoTokenizer.from_pretrained(folder, local_files_only=True),
+    }
+    rest = {a: None for a in cls.get_attributes() if a not in parts}
+    log.info("%s: no video processor without torchvision; %s reads images only", folder.name, name)
+    return images_only(**parts, **rest)
 
 
 def mark_towers(hf: Any) -> None:

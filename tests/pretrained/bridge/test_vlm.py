@@ -1,0 +1,154 @@
+"""Vision-language folders through the transformers bridge against transformers itself (eager
+attention, the oracle), on tiny random checkpoints with processors written locally
+(tests/support/checkpoints_vlm.py): a text with an image, placed where the text's placeholder
+stands or before the text, gives the language model's weights and hidden states and the vision
+tower's weights of transformers' own forward; a text alone runs as a language model's."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from PIL import Image
+
+from attnviz.errors import TraceError
+from attnviz.pretrained.bridge import BridgedModel
+from attnviz.pretrained.bridge.multimodal import PLACEHOLDER, encode
+from attnviz.pretrained.registry import load_model
+from tests.support import checkpoints_vlm
+
+CPU = torch.device("cpu")
+TOL = 1e-4
+FAMILIES = sorted(
+    n.removeprefix("make_tiny_") for n in dir(checkpoints_vlm) if n.startswith("make_tiny_")
+)
+TEXT = "the cat sat on the mat and looked at the dog"
+
+
+def picture(width: int = 40, height: int = 30) -> Image.Image:
+    """A picture with something in it: a gradient, a bright square."""
+    img = Image.new("RGB", (width, height))
+    img.putdata(
+        [(x * 6 % 256, y * 8 % 256, (x * y) % 256) for y in range(height) for x in range(width)]
+    )
+    return img
+
+
+class Made:
+    """Each family's folder and served model, made when a test first asks (one family that
+    fails does not take the others with it)."""
+
+    def __init__(self, root) -> None:
+        self.root = root
+        self.folders: dict = {}
+        self.models: dict[str, BridgedModel] = {}
+
+    def folder(self, name: str):
+        if name not in self.folders:
+            self.folders[name] = getattr(checkpoints_vlm, f"make_tiny_{name}")(self.root / name)
+        return self.folders[name]
+
+    def model(self, name: str) -> BridgedModel:
+        if name not in self.models:
+            model = load_model(self.folder(name), CPU)  # "auto": a vision folder: the bridge
+            assert isinstance(model, BridgedModel) and model.reads_images
+            self.models[name] = model
+        return self.models[name]
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory) -> Made:
+    return Made(tmp_path_factory.mktemp("vlm"))
+
+
+def oracle(folder, inputs: dict):
+    """transformers' own model of ``folder`` (eager attention) on the processor's ``inputs``:
+    its output, and the weights each vision-tower attention call of its eager attention gave,
+    in call order, with the module that made it (every modeling file's own
+    ``eager_attention_forward``, wrapped for the forward: some vision towers return no weights)."""
+    import sys
+
+    from transformers import AutoModelForImageTextToText
+
+    hf = AutoModelForImageTextToText.from_pretrained(folder, attn_implementation="eager").eval()
+    text = {id(m) for m in hf.get_decoder().modules()}
+    calls: list[tuple[int, torch.Tensor]] = []
+    files = {sys.modules[type(m).__module__] for m in hf.modules()}
+    files = {f for f in files if hasattr(f, "eager_attention_forward")}
+    saved = {f: f.eager_attention_forward for f in files}
+
+    def wrap(eager):
+        def recorded(module, *args, **kwargs):
+            out, weights = eager(module, *args, **kwargs)
+            if id(module) not in text:
+                calls.append((id(module), weights.detach()))
+            return out, weights
+
+        return recorded
+
+    for f in files:
+        f.eager_attention_forward = wrap(saved[f])
+    try:
+        with torch.no_grad():
+            out = hf(**inputs, output_attentions=True, output_hidden_states=True, use_cache=False)
+    finally:
+        for f, eager in saved.items():
+            f.eager_attention_forward = eager
+    return out, calls
+
+
+@pytest.mark.parametrize("name", FAMILIES)
+def test_both_towers_are_transformers_own(made, name):
+    m = made.model(name)
+    enc, placed = encode(m.processor, m.tokenizer, f"look: {PLACEHOLDER} {TEXT}", [picture()])
+    assert placed.count(m.processor.image_token) == 1
+    t = m.trace(enc.ids, images=enc)
+    inputs = {"input_ids": torch.tensor([enc.ids]), **enc.inputs}
+    out, calls = oracle(made.folder(name), inputs)
+    # The language model: every layer's weights (recomputed from the recorded q and k, once
+    # the forward's are dropped) and every hidden state.
+    t.release()
+    assert t.layers == len(out.attentions)
+    for layer, want in enumerate(out.attentions):
+        assert (t.pattern(layer) - want[0]).abs().max() < TOL
+    want_states = torch.stack([h[0] for h in out.hidden_states])  # (L+1, T, C)
+    assert t.states.shape == want_states.shape
+    assert (t.states - want_states).abs().max() < TOL
+    # The vision tower: each layer's calls, in order, transformers' weights.
+    assert t.vision is not None and calls
+    ours = [w for layer_calls in t.vision for w in layer_calls]
+    layers = list(dict.fromkeys(mid for mid, _ in calls))
+    by_layer = [[w for mid, w in calls if mid == layer] for layer in layers]
+    assert [len(c) for c in t.vision] == [len(c) for c in by_layer]
+    assert len(ours) == len(calls)
+    for got_calls, want_calls in zip(t.vision, by_layer, strict=True):
+        for got, want in zip(got_calls, want_calls, strict=True):
+            assert got.shape == want.shape
+            assert (got - want).abs().max() < TOL
+    # The image's tokens are in the sequence: special, no offset, no word.
+    image = [i for i, tid in enumerate(enc.ids) if tid == enc.image_token]
+    assert image, "no image token in the sequence"
+    assert all(enc.tokens.special[i] and enc.tokens.words[i] is None for i in image)
+    # The text's own tokens keep their offsets into the placed text.
+    for i, (a, b) in enumerate(enc.tokens.offsets):
+        if b > a:
+            assert placed[a:b].strip() == enc.tokens.labels[i].strip() or enc.tokens.labels[i]
+
+
+@pytest.mark.parametrize("name", FAMILIES)
+def test_no_placeholder_puts_the_image_first_and_a_text_alone_is_a_language_model(made, name):
+    m = made.model(name)
+    before, placed = encode(m.processor, m.tokenizer, TEXT, [picture()])
+    assert placed.startswith(m.processor.image_token) and placed.endswith(TEXT)
+    first_text = min(i for i, w in enumerate(before.tokens.words) if w is not None)
+    image = [i for i, tid in enumerate(before.ids) if tid == before.image_token]
+    assert max(image) < first_text
+    # A text alone: no vision tower, the language model's trace.
+    ids = m.tokenizer(TEXT).ids
+    t = m.trace(ids)
+    assert t.vision is None and t.states.shape[1] == len(ids)
+
+
+def test_placeholders_must_match_the_images(made):
+    m = made.model("llava")
+    with pytest.raises(TraceError, match=r"images: the text has 2 image placeholders"):
+        encode(m.processor, m.tokenizer, f"{PLACEHOLDER} and {PLACEHOLDER}", [picture()])
