@@ -10,7 +10,11 @@ preprocessor_config.json). torchvision does not import here, so every processor 
 
 - Idefics3 (SmolVLM-256M's model_type): SigLIP-like vision, Llama text, pixel shuffle by 2,
   images split into 64 px tiles plus a global view;
-- LLaVA: CLIP vision (a class token the projector drops), Llama text, a 64 px centre crop.
+- LLaVA: CLIP vision (a class token the projector drops), Llama text, a 64 px centre crop;
+- Qwen2-VL, Qwen2.5-VL, Qwen3-VL: 2 x 2 patches merged per token, M-RoPE (folders written by
+  hand: their processors cannot be built without torchvision, see ``_save_qwen``);
+- Gemma 3 (the 4B-style multimodal model): SigLIP, 8 x 8 patches pooled to 4 x 4 tokens;
+- PaliGemma 2: SigLIP, Gemma 2 text, the image and prompt a bidirectional prefix.
 
 SmolVLM's own processor (model_type smolvlm, SmolVLM2) needs the num2words package, which is not
 installed, and a video processor that needs torchvision; SmolVLM-256M's folder is model_type
@@ -28,9 +32,13 @@ from tests.support.checkpoints import SENTENCES, _perturbed_save
 _TILE_TAGS = [f"<row_{r + 1}_col_{c + 1}>" for r in range(6) for c in range(6)]
 
 
-def make_vlm_tokenizer(specials: list[str], bos: str = "<s>", eos: str = "</s>"):
+def make_vlm_tokenizer(
+    specials: list[str], bos: str = "<s>", eos: str = "</s>", named: dict[str, str] | None = None
+):
     """A byte-level BPE (newlines survive it) trained on a few sentences, with <pad>, ``bos``,
-    ``eos`` and ``specials`` as special tokens, as transformers' fast tokenizer."""
+    ``eos``, ``specials`` and ``named``'s values as special tokens, as transformers' fast
+    tokenizer; ``named`` ({"image_token": "<image_soft_token>"}) become its attributes
+    (tokenizer.image_token, tokenizer.image_token_id), saved in tokenizer_config.json."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
@@ -38,13 +46,13 @@ def make_vlm_tokenizer(specials: list[str], bos: str = "<s>", eos: str = "</s>")
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
-        vocab_size=400, special_tokens=["<pad>", bos, eos, *specials],
+        vocab_size=400, special_tokens=["<pad>", bos, eos, *specials, *(named or {}).values()],
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False,
     )  # fmt: skip
     tok.train_from_iterator(SENTENCES * 4, trainer)
     return PreTrainedTokenizerFast(
         tokenizer_object=tok, bos_token=bos, eos_token=eos, pad_token="<pad>",
-        extra_special_tokens=specials,
+        extra_special_tokens=named or specials,
     )  # fmt: skip
 
 
@@ -257,3 +265,72 @@ def qwen_inputs(folder: Path, text: str, images: list) -> dict:
     # The processor's modality of each token (0 text, 1 image): M-RoPE's index needs it.
     kinds = (text_out["input_ids"] == image).long()
     return {**text_out, "mm_token_type_ids": kinds, **out}
+
+
+def make_tiny_gemma3(folder: Path, seed: int = 0) -> Path:
+    """Gemma 3 shaped as its 4B and larger models are (the multimodal Gemma3ForConditionalGeneration):
+    a SigLIP tower over the picture stretched to 64 x 64 in 8 px patches, its 8 x 8 patches
+    average-pooled 2 x 2 into 4 x 4 = 16 tokens (mm_tokens_per_image); Gemma 3 text with a
+    sliding layer (window 8) and a full one. Write the image as <start_of_image>; the processor
+    writes "\\n\\n<start_of_image>" + 16 x <image_soft_token> + "<end_of_image>\\n\\n"."""
+    import torch
+    from transformers import Gemma3Config, Gemma3ForConditionalGeneration, Gemma3Processor
+    from transformers.models.gemma3.image_processing_pil_gemma3 import Gemma3ImageProcessorPil
+
+    names = {
+        "boi_token": "<start_of_image>", "eoi_token": "<end_of_image>",
+        "image_token": "<image_soft_token>",
+    }  # fmt: skip
+    tok = make_vlm_tokenizer([], bos="<bos>", eos="<eos>", named=names)
+    images = Gemma3ImageProcessorPil(
+        size={"height": 64, "width": 64}, image_mean=[0.5] * 3, image_std=[0.5] * 3
+    )
+    processor = Gemma3Processor(images, tok, image_seq_length=16)
+    ids = tok.convert_tokens_to_ids
+    text = {
+        "vocab_size": len(tok), "hidden_size": 32, "intermediate_size": 64,
+        "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+        "head_dim": 16, "sliding_window": 8, "layer_types": ["sliding_attention", "full_attention"],
+        "query_pre_attn_scalar": 16, "max_position_embeddings": 1024,
+        "bos_token_id": tok.bos_token_id, "eos_token_id": tok.eos_token_id,
+        "pad_token_id": tok.pad_token_id,
+    }  # fmt: skip
+    config = Gemma3Config(
+        vision_config=_vision(model_type="siglip_vision_model", vision_use_head=False),
+        text_config=text, mm_tokens_per_image=16, boi_token_index=ids("<start_of_image>"),
+        eoi_token_index=ids("<end_of_image>"), image_token_index=ids("<image_soft_token>"),
+    )  # fmt: skip
+    torch.manual_seed(seed)
+    return _save(Gemma3ForConditionalGeneration(config), processor, folder, seed)
+
+
+def make_tiny_paligemma2(folder: Path, seed: int = 0) -> Path:
+    """PaliGemma 2 in small: a SigLIP tower over the picture stretched to 64 x 64 in 8 px patches,
+    8 x 8 = 64 image tokens before <bos> and the prompt (the prefix, attended both ways:
+    use_bidirectional_attention); Gemma 2 text. The processor puts the image tokens first and
+    returns token_type_ids (0 prefix, 1 suffix)."""
+    import torch
+    from transformers import PaliGemmaConfig, PaliGemmaForConditionalGeneration, PaliGemmaProcessor
+    from transformers.models.siglip.image_processing_pil_siglip import SiglipImageProcessorPil
+
+    tok = make_vlm_tokenizer([], bos="<bos>", eos="<eos>")
+    images = SiglipImageProcessorPil(
+        size={"height": 64, "width": 64}, image_mean=[0.5] * 3, image_std=[0.5] * 3
+    )
+    images.image_seq_length = 64
+    processor = PaliGemmaProcessor(images, tok)  # adds <image> and 1,152 <locNNNN>/<segNNN>
+    text = {
+        "model_type": "gemma2", "vocab_size": len(tok), "hidden_size": 32,
+        "intermediate_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+        "num_key_value_heads": 2, "head_dim": 16, "sliding_window": 8,
+        "query_pre_attn_scalar": 16, "max_position_embeddings": 1024,
+        "bos_token_id": tok.bos_token_id, "eos_token_id": tok.eos_token_id,
+        "pad_token_id": tok.pad_token_id,
+    }  # fmt: skip
+    config = PaliGemmaConfig(
+        vision_config=_vision(model_type="siglip_vision_model", vision_use_head=False),
+        text_config=text, projection_dim=32, hidden_size=32, vocab_size=len(tok),
+        image_token_index=tok.convert_tokens_to_ids("<image>"),
+    )  # fmt: skip
+    torch.manual_seed(seed)
+    return _save(PaliGemmaForConditionalGeneration(config), processor, folder, seed)
