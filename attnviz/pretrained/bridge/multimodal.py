@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import logging
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -119,21 +120,56 @@ class Encoded:
         return self.tokens.ids
 
 
-def placed(text: str, placeholder: str, n_images: int) -> str:
+@dataclass(frozen=True)
+class Placed:
+    """A text with the model's placeholder where each image goes, and how its characters map
+    back to the text as written: ``pieces`` (start in ``text``, start in the original, length),
+    the original's spans of text between placeholders, and ``holes`` the placeholders' spans
+    (here, in the original: (0, 0) where the images went before the text)."""
+
+    text: str
+    pieces: tuple[tuple[int, int, int], ...]
+    holes: tuple[tuple[int, int, int, int], ...]
+
+    def original(self, start: int, end: int) -> tuple[int, int]:
+        """The span of the original that [start, end) of ``text`` is, (0, 0) for none."""
+        for at, orig, n in self.pieces:
+            if at <= start < at + n:
+                return orig + start - at, orig + min(end, at + n) - at
+        for a, b, oa, ob in self.holes:
+            if a <= start < b:
+                return oa, ob
+        return 0, 0
+
+
+def placed(text: str, placeholder: str, n_images: int) -> Placed:
     """``text`` with the model's own ``placeholder`` where each image goes: a ``<image>`` the
-    person wrote is the model's placeholder; with none, the images go before the text."""
-    if placeholder != PLACEHOLDER:
-        text = text.replace(PLACEHOLDER, placeholder)
-    found = text.count(placeholder)
-    if found == 0:
-        return placeholder * n_images + text
-    if found != n_images:
+    person wrote, or the model's own placeholder, stands for the next image; with none, the
+    images go before the text."""
+    marks = sorted({PLACEHOLDER, placeholder}, key=len, reverse=True)
+    found = [m for m in re.finditer("|".join(map(re.escape, marks)), text)]
+    if not found:
+        head = placeholder * n_images
+        holes = tuple(
+            (k * len(placeholder), (k + 1) * len(placeholder), 0, 0) for k in range(n_images)
+        )
+        return Placed(head + text, ((len(head), 0, len(text)),), holes)
+    if len(found) != n_images:
         raise TraceError(
-            f"images: the text has {found} image placeholders ({PLACEHOLDER}) for "
+            f"images: the text has {len(found)} image placeholders ({PLACEHOLDER}) for "
             f"{n_images} image{'s' if n_images != 1 else ''}; give one per image, or none "
             "(the images then go before the text)"
         )
-    return text
+    out, pieces, holes, last = "", [], [], 0
+    for match in found:
+        pieces.append((len(out), last, match.start() - last))
+        out += text[last : match.start()]
+        holes.append((len(out), len(out) + len(placeholder), match.start(), match.end()))
+        out += placeholder
+        last = match.end()
+    pieces.append((len(out), last, len(text) - last))
+    out += text[last:]
+    return Placed(out, tuple(p for p in pieces if p[2] > 0), tuple(holes))
 
 
 def aligned(ids: Sequence[int], own: Tokens, labels_of_ids: Sequence[str]) -> Tokens:
@@ -163,20 +199,23 @@ def encode(
 ) -> tuple[Encoded, str]:
     """``text`` and its ``images`` (PIL images, in order) through the model's processor: the
     sequence the model reads, and the text as placed (the model's placeholders in it)."""
-    text = placed(text, processor.image_token, len(images))
+    where = placed(text, processor.image_token, len(images))
     try:
-        batch = processor(text=[text], images=[list(images)], return_tensors="pt")
+        batch = processor(text=[where.text], images=[list(images)], return_tensors="pt")
     except (ValueError, TypeError, KeyError, IndexError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise TraceError(f"images: the model's processor could not read them ({first})") from exc
     ids = [int(i) for i in batch["input_ids"][0]]
-    tokens = aligned(ids, tokenizer(text), tokenizer.label_ids(ids)[0])
+    tokens = aligned(ids, tokenizer(where.text), tokenizer.label_ids(ids)[0])
+    # Offsets into the text as written (the person's), not the placed one.
+    spans = [where.original(a, b) if b > a else (a, b) for a, b in tokens.offsets]
+    tokens = Tokens(tokens.ids, tokens.labels, spans, tokens.special, tokens.words)
     inputs = {
         k: v
         for k, v in batch.items()
         if k not in ("input_ids", "attention_mask") and isinstance(v, torch.Tensor)
     }
-    return Encoded(tokens, inputs, image_token_id(processor)), text
+    return Encoded(tokens, inputs, image_token_id(processor)), where.text
 
 
 def image_token_id(processor: Any) -> int | None:
