@@ -147,20 +147,22 @@ def placed(text: str, placeholder: str, n_images: int) -> Placed:
     person wrote, or the model's own placeholder, stands for the next image; with none, the
     images go before the text."""
     marks = sorted({PLACEHOLDER, placeholder}, key=len, reverse=True)
-    found = [m for m in re.finditer("|".join(map(re.escape, marks)), text)]
+    found = list(re.finditer("|".join(map(re.escape, marks)), text))
     if not found:
         head = placeholder * n_images
-        holes = tuple(
+        before = tuple(
             (k * len(placeholder), (k + 1) * len(placeholder), 0, 0) for k in range(n_images)
         )
-        return Placed(head + text, ((len(head), 0, len(text)),), holes)
+        return Placed(head + text, ((len(head), 0, len(text)),), before)
     if len(found) != n_images:
         raise TraceError(
             f"images: the text has {len(found)} image placeholders ({PLACEHOLDER}) for "
             f"{n_images} image{'s' if n_images != 1 else ''}; give one per image, or none "
             "(the images then go before the text)"
         )
-    out, pieces, holes, last = "", [], [], 0
+    out, last = "", 0
+    pieces: list[tuple[int, int, int]] = []
+    holes: list[tuple[int, int, int, int]] = []
     for match in found:
         pieces.append((len(out), last, match.start() - last))
         out += text[last : match.start()]
