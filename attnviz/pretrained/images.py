@@ -15,6 +15,7 @@ import base64
 import binascii
 import io
 import re
+import struct
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -201,6 +202,8 @@ def decode_bytes(
     if kind is None:
         raise ImageError(f"{field}: not a PNG, JPEG or WebP image ({looks_like(data)})")
     name = NAMES[kind]
+    if kind == "webp" and (size := webp_size(data)) is not None:
+        check_pixels(size, field)  # Pillow's WebP reader checks its own cap as it opens
     try:
         im = OPENERS[kind](io.BytesIO(data))  # the header only: no pixel decoded yet
     except Exception as exc:  # Pillow raises SyntaxError, OSError, struct.error, ...
@@ -244,6 +247,20 @@ def sniff(data: bytes) -> ImageType | None:
         return "jpeg"
     if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
         return "webp"
+    return None
+
+
+def webp_size(data: bytes) -> tuple[int, int] | None:
+    """(width, height) from a WebP's first chunk (VP8X, VP8 or VP8L), or None if cut short."""
+    chunk = data[12:16]
+    if chunk == b"VP8X" and len(data) >= 30:  # the canvas: 24-bit width - 1, height - 1
+        return 1 + int.from_bytes(data[24:27], "little"), 1 + int.from_bytes(data[27:30], "little")
+    if chunk == b"VP8 " and len(data) >= 30 and data[23:26] == b"\x9d\x01\x2a":  # a key frame
+        w, h = struct.unpack("<HH", data[26:30])
+        return w & 0x3FFF, h & 0x3FFF
+    if chunk == b"VP8L" and len(data) >= 25 and data[20] == 0x2F:  # 14-bit width - 1, height - 1
+        bits = int.from_bytes(data[21:25], "little")
+        return 1 + (bits & 0x3FFF), 1 + ((bits >> 14) & 0x3FFF)
     return None
 
 

@@ -21,8 +21,9 @@ from attnviz.pretrained.images import (
     load_image,
     read_image_file,
     sniff,
+    webp_size,
 )
-from tests.support.images import SVG, data_url, encoded, noise, png_claiming
+from tests.support.images import SVG, data_url, encoded, noise, png_claiming, webp_claiming
 
 F = "images[0]"
 
@@ -78,6 +79,20 @@ def test_a_30000_square_png_is_refused_from_its_header_before_any_pixel():
         f"{LIMITS.max_image_pixels:,} pixels"
     )
     assert peak < 10 * 2**20  # no image buffer was allocated
+
+
+def test_a_webp_past_the_cap_is_refused_from_its_header():
+    assert refused(webp_claiming(16_384, 16_384)) == (
+        f"{F}: 16,384 × 16,384 pixels is past this server's cap of "
+        f"{LIMITS.max_image_pixels:,} pixels"
+    )
+
+
+def test_the_webp_size_read_from_each_kind_of_header():
+    for im, kw in ((noise(30, 20), {"lossless": True}), (noise(30, 20), {"quality": 50})):
+        assert webp_size(encoded(im, "WEBP", **kw)) == (30, 20)
+    assert webp_size(webp_claiming(300, 200)) == (300, 200)
+    assert webp_size(b"RIFF\x00\x00\x00\x00WEBP") is None
 
 
 def test_an_image_just_past_the_pixel_cap_is_refused_and_one_within_is_not_checked_late():

@@ -43,3 +43,12 @@ def png_claiming(width: int, height: int) -> bytes:
 
 def data_url(data: bytes, media: str = "image/png") -> str:
     return f"data:{media};base64,{base64.b64encode(data).decode()}"
+
+
+def webp_claiming(width: int, height: int) -> bytes:
+    """A WebP whose VP8X header says ``width`` x ``height`` (at most 16,384 each), no image."""
+    vp8x = (
+        b"\x00\x00\x00\x00" + (width - 1).to_bytes(3, "little") + (height - 1).to_bytes(3, "little")
+    )
+    body = b"WEBP" + b"VP8X" + struct.pack("<I", len(vp8x)) + vp8x
+    return b"RIFF" + struct.pack("<I", len(body)) + body
