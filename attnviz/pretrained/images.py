@@ -84,6 +84,13 @@ class DecodedImage:
             text += f" (turned upright by its EXIF orientation: {_dims(self.size)})"
         return text
 
+    def to_data_url(self) -> str:
+        """The decoded image as a PNG data URL (lossless, upright, RGB): what a trace's request
+        carries, and what a one-file export embeds so that it still draws offline."""
+        buf = io.BytesIO()
+        self.image.save(buf, "PNG")
+        return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode()
+
     def as_json(self) -> dict[str, object]:
         """The same as JSON: type, width, height (as decoded), stored size, description."""
         return {

@@ -250,3 +250,12 @@ def test_the_declared_type_does_not_decide():
     assert d.type == "jpeg"
     assert data_url_payload("data:image/webp;base64,QUJD") == "QUJD"
     assert sniff(base64.b64decode(data_url_payload(data_url(encoded(noise(4, 4)))))) == "png"
+
+
+def test_a_decoded_image_as_a_data_url_decodes_to_the_same_pixels():
+    exif = Image.Exif()
+    exif[0x0112] = 6
+    d = decode_bytes(encoded(noise(12, 6), "JPEG", exif=exif), F)
+    again = decode_data_url(d.to_data_url(), F)
+    assert (again.type, again.size, again.rotated) == ("png", (6, 12), False)
+    assert again.image.tobytes() == d.image.tobytes()
