@@ -65,6 +65,7 @@ class DecodedImage:
     type: str  # "png", "jpeg", "webp", or "pil" (given as a PIL image)
     original_size: tuple[int, int]  # (width, height) as stored, before orientation
     nbytes: int  # the encoded file's bytes (0 for a PIL image)
+    orientation: int = 1  # its EXIF orientation (1: as stored; 2 to 8 turned or flipped)
 
     @property
     def size(self) -> tuple[int, int]:
@@ -73,8 +74,8 @@ class DecodedImage:
 
     @property
     def rotated(self) -> bool:
-        """EXIF orientation turned it a quarter (width and height swapped)."""
-        return self.size != self.original_size
+        """Its EXIF orientation turned or flipped it (a quarter turn swaps width and height)."""
+        return self.orientation in range(2, 9)
 
     def describe(self) -> str:
         """A few words for the page: ``JPEG, 4,032 × 3,024 pixels (turned upright: 3,024 ×
@@ -220,7 +221,7 @@ def decode_bytes(
     check_pixels(im.size, field)
     try:
         im.load()
-        return DecodedImage(upright_rgb(im), kind, im.size, len(data))
+        return DecodedImage(upright_rgb(im), kind, im.size, len(data), orientation(im))
     except ImageError:
         raise
     except Image.DecompressionBombError as exc:  # a frame past Pillow's own cap
@@ -236,7 +237,7 @@ def decode_pil(im: Image.Image, field: str = "image") -> DecodedImage:
     """A PIL image as given: the same cap, orientation and conversion as a file's."""
     check_pixels(im.size, field)
     try:
-        return DecodedImage(upright_rgb(im), "pil", im.size, 0)
+        return DecodedImage(upright_rgb(im), "pil", im.size, 0, orientation(im))
     except ImageError:
         raise
     except Exception as exc:
@@ -297,6 +298,12 @@ def check_pixels(size: tuple[int, int], field: str) -> None:
         raise ImageError(f"{field}: {_dims(size)} pixels: the image has no pixels")
     if w * h > LIMITS.max_image_pixels:
         raise ImageError(_too_many_pixels(field, size))
+
+
+def orientation(im: Image.Image) -> int:
+    """The image's EXIF orientation tag (1 when it has none)."""
+    value = im.getexif().get(0x0112, 1)
+    return value if isinstance(value, int) else 1
 
 
 def upright_rgb(im: Image.Image) -> Image.Image:

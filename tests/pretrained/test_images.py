@@ -153,6 +153,17 @@ def test_a_jpeg_with_exif_orientation_6_comes_out_turned_upright():
     )
 
 
+def test_a_jpeg_turned_half_round_says_so_with_its_size_unchanged():
+    im = Image.new("RGB", (40, 20), (0, 0, 255))
+    im.paste((255, 0, 0), (0, 0, 20, 20))
+    exif = Image.Exif()
+    exif[0x0112] = 3  # 180 degrees
+    d = decode_bytes(encoded(im, "JPEG", quality=95, exif=exif), F)
+    assert (d.size, d.rotated, d.orientation) == ((40, 20), True, 3)
+    assert d.image.getpixel((35, 10))[0] > 200  # red now on the right
+    assert d.describe() == "JPEG, 40 × 20 pixels (turned upright by its EXIF orientation: 40 × 20)"
+
+
 def test_a_webp_decodes():
     d = decode_bytes(encoded(noise(30, 20), "WEBP", lossless=True), F)
     assert (d.type, d.size, d.image.mode) == ("webp", (30, 20), "RGB")
