@@ -15,6 +15,7 @@ from attnviz.api.errors import install_error_handlers
 from attnviz.api.middleware import BodyLimit, HeadAsGet, SecurityHeaders, TimeLimit
 from attnviz.api.visitor import Visitors
 from attnviz.engine.device import resolve_device
+from attnviz.limits import LIMITS, data_url_chars
 from attnviz.pretrained import load_registry
 from attnviz.services import compute
 from attnviz.services.datadir import server_secret
@@ -71,7 +72,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         exclude_content_types=(*DEFAULT_EXCLUDED_CONTENT_TYPES, COMPACT_MEDIA_TYPE),
     )
     app.add_middleware(HeadAsGet)
-    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(
+        BodyLimit,
+        max_bytes=settings.max_body_bytes,
+        # A trace's images as data URLs: they may take a body past max_body_bytes by this.
+        image_bytes=LIMITS.max_images * data_url_chars(settings.max_image_bytes),
+    )
     app.add_middleware(TimeLimit, seconds=settings.request_timeout_s)
     admin = settings.admin_token.get_secret_value() if settings.admin_token else None
     app.add_middleware(Visitors, secret=server_secret(settings), admin_token=admin)

@@ -46,6 +46,26 @@ class Limits(BaseModel):
     max_corpus_chars: int = 100_000
     max_corpus_text_tokens: int = 128
     max_clusters: int = 32
+    # Images with a text (a vision-language model's trace): the most one request carries, and
+    # the most pixels one may have once its header is read, before any pixel is decoded (a
+    # decompression bomb is a few KB of PNG that claims 30,000 x 30,000). 50 MP takes in the
+    # largest photos phones and cameras write by default (8,160 x 6,120 is 49.9 MP) and costs at
+    # most 150 MB decoded as RGB, a few times that while it is turned and converted; a model's
+    # processor shrinks it to about a megapixel or less anyway.
+    max_images: int = 4
+    max_image_pixels: int = 50_000_000
+    # The most a host may raise one image's byte cap to (Settings.max_image_bytes, 10 MiB by
+    # default): the schema's bound on a data URL's length, before the server's own cap is known.
+    image_bytes_ceiling: int = 32 * 2**20
+
+
+def data_url_chars(n_bytes: int) -> int:
+    """The longest data URL (``data:image/<type>;base64,<data>``) of an image of ``n_bytes``:
+    its base64 (4 characters per 3 bytes, padded) and a prefix of at most 64 characters."""
+    return 4 * -(-n_bytes // 3) + DATA_URL_PREFIX
+
+
+DATA_URL_PREFIX = 64  # "data:image/" and a media type's subtype, ";base64,"
 
 
 LIMITS = Limits()

@@ -10,6 +10,8 @@ from typing import Literal
 from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from attnviz.limits import LIMITS
+
 # The parameters' dtype: "auto" is the checkpoint's (bfloat16 or float16) on a GPU and float32
 # on a CPU; the others force it. One definition: the CLI's --dtype offers these.
 DType = Literal["auto", "float32", "bfloat16", "float16"]
@@ -69,6 +71,10 @@ class Settings(BaseSettings):
     # Request bodies larger than this get 413 before they are read. The largest valid toy
     # request (64 x 64 table and four custom 64 x 64 matrices at full precision) is ~0.5 MB.
     max_body_bytes: int = Field(512 * 1024, ge=1024, le=64 * 2**20)
+    # One image's bytes (a trace's images, each a data URL; a file or bytes in Python): 422
+    # naming it past this. A body that carries images may be larger than max_body_bytes by
+    # their data URLs (max_images of them, each at most this in base64), and no more.
+    max_image_bytes: int = Field(10 * 2**20, ge=1024, le=LIMITS.image_bytes_ceiling)
     # Who may embed the page in a frame: the CSP frame-ancestors sources ('none', 'self' or
     # origins such as https://example.org, separated by spaces).
     frame_ancestors: str = "'none'"

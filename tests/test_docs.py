@@ -104,6 +104,8 @@ def test_the_caps_in_the_docs_are_the_limits():
         f"to {lim.max_corpus_tokens:,} (default {lim.default_corpus_tokens:,};",
         f"an upload at most {lim.max_corpus_chars:,} characters, 1 to {lim.max_clusters} `clusters`",
         f"cut into windows of {lim.max_corpus_text_tokens} tokens",
+        f"at most {lim.max_images} (`LIMITS.max_images`)",
+        f"{lim.max_image_pixels:,} pixels (`LIMITS.max_image_pixels`",
     ]
     for sentence in stated:
         assert sentence in api, sentence

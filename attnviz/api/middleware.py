@@ -37,19 +37,30 @@ async def send_error(
 class BodyLimit:
     """413 for a body over ``max_bytes``: at once when its Content-Length says so, else as soon
     as that many bytes have arrived. The body is read here, at most ``max_bytes`` of it, and
-    handed on."""
+    handed on.
 
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+    A body may carry images as data URLs (a trace's ``images``): those may add up to
+    ``image_bytes`` more (the server's ``max_images`` data URLs of ATTNVIZ_MAX_IMAGE_BYTES
+    each), while the rest of it still keeps to ``max_bytes``. Such a body is read up to the
+    larger cap; once read, its data URLs are measured (``image_chars``), and a body whose rest
+    is over ``max_bytes`` (a large text with no image) gets the same 413 as before."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int, image_bytes: int = 0) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.image_bytes = image_bytes
 
-    def _too_large(self) -> str:
-        return f"body: larger than this server's cap of {self.max_bytes:,} bytes"
+    def _too_large(self, whole: bool = False) -> str:
+        text = f"body: larger than this server's cap of {self.max_bytes:,} bytes"
+        if whole and self.image_bytes:
+            text += f" ({self.max_bytes + self.image_bytes:,} with images as data URLs)"
+        return text
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] in ("GET", "HEAD", "OPTIONS"):
             await self.app(scope, receive, send)
             return
+        cap = self.max_bytes + self.image_bytes
         length = dict(scope["headers"]).get(b"content-length")
         if length is not None:
             try:
@@ -57,8 +68,8 @@ class BodyLimit:
             except ValueError:
                 await send_error(send, 400, "Content-Length: not a number")
                 return
-            if declared > self.max_bytes:
-                await send_error(send, 413, self._too_large(), {"Connection": "close"})
+            if declared > cap:
+                await send_error(send, 413, self._too_large(True), {"Connection": "close"})
                 return
         chunks: list[bytes] = []
         size = 0
@@ -68,13 +79,16 @@ class BodyLimit:
                 return
             chunk = message.get("body", b"")
             size += len(chunk)
-            if size > self.max_bytes:
-                await send_error(send, 413, self._too_large(), {"Connection": "close"})
+            if size > cap:
+                await send_error(send, 413, self._too_large(True), {"Connection": "close"})
                 return
             chunks.append(chunk)
             if not message.get("more_body", False):
                 break
         body = b"".join(chunks)
+        if size > self.max_bytes and size - image_chars(body) > self.max_bytes:
+            await send_error(send, 413, self._too_large(), {"Connection": "close"})
+            return
         sent = False
 
         async def replay() -> Message:
@@ -85,6 +99,15 @@ class BodyLimit:
             return await receive()
 
         await self.app(scope, replay, send)
+
+
+# An image's data URL as a JSON string: what may take a body past max_bytes (BodyLimit).
+_DATA_URL = re.compile(rb'"data:image/[A-Za-z0-9.+-]{1,40};base64,[A-Za-z0-9+/]*={0,2}"')
+
+
+def image_chars(body: bytes) -> int:
+    """The bytes of ``body`` that are images' data URLs (each a whole JSON string)."""
+    return sum(m.end() - m.start() for m in _DATA_URL.finditer(body))
 
 
 class TimeLimit:

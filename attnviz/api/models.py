@@ -6,7 +6,7 @@ from attnviz.api.deps import CallerDep, RegistryDep, SettingsDep, TrainingDep
 from attnviz.limits import LIMITS
 from attnviz.presets import example_heads
 from attnviz.pretrained.registry import BUILTIN_INSTALL
-from attnviz.schemas.models import CorpusLimits, ModelList
+from attnviz.schemas.models import CorpusLimits, ImageLimits, ModelList
 from attnviz.services.corpus import projections
 from attnviz.services.text_trace import EXAMPLES, model_info
 
@@ -53,4 +53,5 @@ def models(
             max_chars=LIMITS.max_corpus_chars,
             projections=projections(),
         ),
+        images=ImageLimits(max_bytes=settings.max_image_bytes),
     )

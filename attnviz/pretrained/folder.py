@@ -78,6 +78,10 @@ class PretrainedModel:
         return {}  # the engine records every array
 
     @property
+    def reads_images(self) -> bool:
+        return False  # the engine's families read text only
+
+    @property
     def knockouts(self) -> EngineKnockouts:
         """The engine's hooks on ``hook_z`` knock any head out."""
         return EngineKnockouts(self.model, self.device)

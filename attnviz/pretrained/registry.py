@@ -59,6 +59,12 @@ class ServedModel(Protocol):
         """What knocks the model's heads out (``Knockouts``), or why nothing can."""
         ...
 
+    @property
+    def reads_images(self) -> bool:
+        """The model reads images with its text (a vision-language model): a trace may carry
+        images (``attnviz.pretrained.images``); else one with images is refused."""
+        ...
+
     def trace(self, ids: list[int], keep_qkv_bytes: int = -1) -> TraceTensors:
         """q, k, v (or the weights), hidden states and token vectors of one sequence."""
         ...

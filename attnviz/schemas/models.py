@@ -51,6 +51,11 @@ class ModelInfo(BaseModel):
         "conversion for: pip install 'attnviz[transformers]'; a model whose attention does not "
         "go through transformers' AttentionInterface has no queries, keys, values or scores)",
     )
+    reads_images: bool = Field(
+        False,
+        description="The model reads images with its text (a vision-language model): a trace "
+        "may carry images; a text-only model's trace with images is refused (422)",
+    )
     ablate_refused: str | None = Field(
         None,
         description="Why this model's heads cannot be knocked out (a trace's ablate is refused "
@@ -82,6 +87,20 @@ class CorpusLimits(BaseModel):
     projections: list[str] = Field(description="The projections this server can do: pca, umap")
 
 
+class ImageLimits(BaseModel):
+    """What a trace's images (for a model that reads them: ModelInfo.reads_images) may be."""
+
+    max_images: int = Field(LIMITS.max_images, description="The most images one trace carries")
+    max_bytes: int = Field(description="The most bytes of one image (ATTNVIZ_MAX_IMAGE_BYTES)")
+    max_pixels: int = Field(
+        LIMITS.max_image_pixels, description="The most pixels of one image, width x height"
+    )
+    types: list[str] = Field(
+        default_factory=lambda: ["image/png", "image/jpeg", "image/webp"],
+        description="The types read (from the bytes, whatever the data URL says)",
+    )
+
+
 class ModelList(BaseModel):
     models: list[ModelInfo]
     default: str | None = Field(description="The model the page starts with; null when none")
@@ -104,3 +123,4 @@ class ModelList(BaseModel):
         default_factory=list, description="Heads worth a look for the example texts"
     )
     corpus: CorpusLimits = Field(description="The corpus view's limits and projections")
+    images: ImageLimits = Field(description="What a trace's images may be")

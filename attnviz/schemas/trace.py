@@ -4,12 +4,13 @@ ask for a part of the trace, and the traces sent back (the arrays' names and rul
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
 
-from attnviz.limits import LIMITS
+from attnviz.limits import LIMITS, data_url_chars
 from attnviz.pretrained.folder import Backend
+from attnviz.pretrained.images import DATA_URL_RULE, ImageError, data_url_start
 from attnviz.schemas.common import AxisName, Strict, Token, ToyConfig, Value
 from attnviz.wire.constants import FIELDS, TRACE_FIELDS, Measure
 
@@ -249,6 +250,16 @@ class Generate(Strict):
 
 AblateMode = Literal["zero", "mean", "patch"]
 
+# One image of a trace: its shape checked here, its bytes against the server's cap
+# (ATTNVIZ_MAX_IMAGE_BYTES) and its pixels where it is decoded (services/images.py).
+DataUrl = Annotated[
+    str,
+    Field(
+        max_length=data_url_chars(LIMITS.image_bytes_ceiling),
+        json_schema_extra={"pattern": DATA_URL_RULE},
+    ),
+]
+
 
 class Ablate(Strict):
     """One head knocked out (engine/ablate.py): its output before the output projection
@@ -298,6 +309,26 @@ class TextTraceRequest(Strict):
         "transformers whose attention bypasses its AttentionInterface (BLOOM's ALiBi) is refused "
         "(GET /api/models' ablate_refused says why).",
     )
+
+    images: list[DataUrl] = Field(
+        default_factory=list,
+        max_length=LIMITS.max_images,
+        description="Images with the text, each a data URL (data:image/png;base64,...): PNG, "
+        "JPEG or WebP, the type read from the bytes. Each goes where the text's image "
+        "placeholder stands, else before the text. Only for a model that reads images (GET "
+        "/api/models' reads_images); each at most ATTNVIZ_MAX_IMAGE_BYTES and "
+        f"{LIMITS.max_image_pixels:,} pixels, else a 422 naming it (images[0]: ...).",
+    )
+
+    @field_validator("images")
+    @classmethod
+    def _data_urls(cls, images: list[str]) -> list[str]:
+        for i, url in enumerate(images):
+            try:
+                data_url_start(url, f"images[{i}]")
+            except ImageError as exc:
+                raise ValueError(str(exc)) from None
+        return images
 
     @model_validator(mode="after")
     def _ablate_once(self) -> TextTraceRequest:

@@ -12,11 +12,13 @@ from attnviz.engine import Transformer
 from attnviz.engine.ablate import HeadAblation
 from attnviz.errors import TraceError
 from attnviz.presets import SHOWCASE
+from attnviz.pretrained.images import DEFAULT_MAX_BYTES
 from attnviz.pretrained.native import quoted_each, unknown_characters
 from attnviz.pretrained.registry import Knockouts, ModelRegistry, ServedModel
 from attnviz.schemas.models import ModelInfo
 from attnviz.schemas.trace import TextTraceRequest
 from attnviz.services import heap
+from attnviz.services.images import request_images
 from attnviz.wire.constants import ATTRIBUTION_FIELDS, PREDICTION_FIELDS
 
 EXAMPLES = [
@@ -54,6 +56,7 @@ def model_info(model: ServedModel, server_cap: int | None) -> ModelInfo:
         run=model.run,
         examples=model.examples,
         backend=model.backend,
+        reads_images=model.reads_images,
         ablate_refused=ablate_refused(model),
     )
 
@@ -180,11 +183,14 @@ def run_text_trace(
     registry: ModelRegistry,
     server_cap: int | None,
     keep_qkv_bytes: int = -1,
+    max_image_bytes: int = DEFAULT_MAX_BYTES,
 ) -> ComputedTrace:
     """Every layer's attention, scores, q/k/v and hidden states of the model on the text; q, k
     and v kept when they take at most ``keep_qkv_bytes`` (always when negative), else
-    recomputed a layer at a time when asked for."""
+    recomputed a layer at a time when asked for. The request's images are decoded (each at
+    most ``max_image_bytes``) and refused for a model that reads text only."""
     m = find_model(registry, req.model)
+    request_images(req, m, max_image_bytes)
     try:
         toks = m.tokenizer(req.text)
     except Exception as exc:  # the tokenizers library raises plain Exceptions

@@ -181,7 +181,13 @@ class TraceService:
             return self.cache.get_or_compute(
                 key,
                 lambda: self._fresh(
-                    lambda: run_text_trace(text, self.registry, self.settings.max_text_tokens, keep)
+                    lambda: run_text_trace(
+                        text,
+                        self.registry,
+                        self.settings.max_text_tokens,
+                        keep,
+                        max_image_bytes=self.settings.max_image_bytes,
+                    )
                 ),
             )
         return self.cache.get_or_compute(

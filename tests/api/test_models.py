@@ -25,6 +25,7 @@ def test_models_lists_the_default_and_the_added_folder(client, minilm_dir, tiny_
         "examples": None,  # the list's own examples
         "run": None,  # not trained here
         "backend": "native",  # attnviz's own engine, not transformers
+        "reads_images": False,  # a text model: a trace with images is refused
         "ablate_refused": None,  # its heads can be knocked out
     }
     tiny = by_name["tiny-gpt2"]

@@ -92,6 +92,11 @@ class BridgedModel:
         }
 
     @property
+    def reads_images(self) -> bool:
+        """A model that reads images with its text (registry.ServedModel): none yet."""
+        return False
+
+    @property
     def knockouts(self) -> BridgedModel | str:
         """What knocks this model's heads out (itself: ``head_outputs`` and ``ablating``), or
         why nothing can (its attention does not go through the attention function)."""
