@@ -66,6 +66,7 @@ class BridgedModel:
 
     @property
     def reads_images(self) -> bool:
+        """A vision-language model (registry.ServedModel): it has a processor of images."""
         return self.processor is not None
 
     @property
@@ -90,11 +91,6 @@ class BridgedModel:
             f"records no queries or keys: {self.no_qk}"
             for name in QK_FIELDS
         }
-
-    @property
-    def reads_images(self) -> bool:
-        """A model that reads images with its text (registry.ServedModel): none yet."""
-        return False
 
     @property
     def knockouts(self) -> BridgedModel | str:
