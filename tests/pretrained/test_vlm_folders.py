@@ -198,3 +198,20 @@ def test_image_token_ids_come_from_the_config(folders):
     assert tokens.image == tok.convert_tokens_to_ids("<image_soft_token>")
     assert tok.convert_tokens_to_ids("<start_of_image>") in tokens.around
     assert processor.image_token_id != tokens.image
+
+
+@pytest.mark.parametrize("family", ["qwen2_vl", "qwen2_5_vl", "qwen3_vl"])
+def test_mrope_positions_follow_the_grid(folders, family):
+    """The model's own M-RoPE index (get_rope_index: (3, batch, seq), time / height / width)
+    gives image token (row, col) of vision.py's grid the positions (t0, t0 + row, t0 + col)."""
+    folder = folders[family]
+    model, _, _ = _loaded(folder)
+    inputs = _inputs(folder, picture())
+    (block,) = _blocks(folder, inputs)
+    keys = ("input_ids", "mm_token_type_ids", "image_grid_thw", "attention_mask")
+    positions = model.model.get_rope_index(**{k: inputs[k] for k in keys})[0][:, 0]  # (3, S)
+    tile = block.tiles[0]
+    t0 = int(positions[0, tile.start])
+    for p in range(tile.start, tile.stop):
+        _, row, col = block.cell(p)
+        assert positions[:, p].tolist() == [t0, t0 + row, t0 + col]
