@@ -11,7 +11,7 @@ import threading
 from collections.abc import Collection, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import torch
 
@@ -25,8 +25,21 @@ from attnviz.settings import BackendChoice
 if TYPE_CHECKING:
     from attnviz.capture import TraceTensors
     from attnviz.engine.ablate import HeadAblation
+    from attnviz.pretrained.bridge.multimodal import Encoded
 
 log = logging.getLogger(__name__)
+
+
+@runtime_checkable
+class ImageReader(Protocol):
+    """A served model that reads images with its text (``reads_images``: a vision-language
+    model through transformers): a text and its images made into its sequence, and traced."""
+
+    def encode(self, text: str, images: Sequence[Any]) -> tuple[Encoded, str]: ...
+
+    def trace(
+        self, ids: list[int], keep_qkv_bytes: int = -1, images: Encoded | None = None
+    ) -> TraceTensors: ...
 
 
 class ServedModel(Protocol):

@@ -12,9 +12,10 @@ from attnviz.engine import Transformer
 from attnviz.engine.ablate import HeadAblation
 from attnviz.errors import TraceError
 from attnviz.presets import SHOWCASE
+from attnviz.pretrained.bridge.multimodal import Encoded, block_json
 from attnviz.pretrained.images import DEFAULT_MAX_BYTES
 from attnviz.pretrained.native import quoted_each, unknown_characters
-from attnviz.pretrained.registry import Knockouts, ModelRegistry, ServedModel
+from attnviz.pretrained.registry import ImageReader, Knockouts, ModelRegistry, ServedModel
 from attnviz.schemas.models import ModelInfo
 from attnviz.schemas.trace import TextTraceRequest
 from attnviz.services import heap
@@ -190,9 +191,16 @@ def run_text_trace(
     recomputed a layer at a time when asked for. The request's images are decoded (each at
     most ``max_image_bytes``) and refused for a model that reads text only."""
     m = find_model(registry, req.model)
-    request_images(req, m, max_image_bytes)
+    pictures = request_images(req, m, max_image_bytes)
+    images: Encoded | None = None
     try:
-        toks = m.tokenizer(req.text)
+        if pictures and isinstance(m, ImageReader):
+            images, _ = m.encode(req.text, [p.image for p in pictures])
+            toks = images.tokens
+        else:
+            toks = m.tokenizer(req.text)
+    except TraceError:
+        raise
     except Exception as exc:  # the tokenizers library raises plain Exceptions
         unknown = unknown_characters(m.tokenizer.tok, req.text)
         if unknown:
@@ -206,9 +214,12 @@ def run_text_trace(
         raise TraceError("text: the tokenizer made no tokens of it")
     if n > cap:
         server = "" if server_cap is None else f", this server {server_cap}"
+        field, what = "text", f"{n} tokens"
+        if images is not None:
+            own = sum(b.stop - b.start for b in images.blocks)
+            field, what = "images", f"the text and its images make {n} tokens ({own} the images')"
         raise TraceError(
-            f"text: {n} tokens exceed the cap of {cap} (model {m.name} allows "
-            f"{m.cfg.n_ctx}{server})"
+            f"{field}: {what} exceed the cap of {cap} (model {m.name} allows {m.cfg.n_ctx}{server})"
         )
     cfg = m.cfg
     all_ids, labels, special = list(toks.ids), list(toks.labels), list(toks.special)
@@ -222,6 +233,10 @@ def run_text_trace(
     # One forward at a time on the shared model; with malloc's heaps reused from layer to layer
     # when its blocks are large and the text not long (heap.py).
     with m.lock, heap.roomy(total, largest):
+        if req.generate is not None and images is not None:
+            raise TraceError(
+                "generate: not with images (a trace of a text and its images is of them as given)"
+            )
         if req.generate is not None:
             g = req.generate
             if not (cfg.causal and cfg.unembed):
@@ -251,7 +266,10 @@ def run_text_trace(
             }
         ablations, knock = head_ablations(req, m, cap)
         with knock.ablating(ablations) if knock is not None else nullcontext():
-            tensors = m.trace(all_ids, keep_qkv_bytes)
+            if images is not None and isinstance(m, ImageReader):
+                tensors = m.trace(all_ids, keep_qkv_bytes, images=images)
+            else:
+                tensors = m.trace(all_ids, keep_qkv_bytes)
         tensors.ablations = ablations  # what each key adds through a knocked-out head
     tensors.readout = readout_of(m, all_ids)
     meta = {
@@ -293,6 +311,11 @@ def run_text_trace(
             for a, r in zip(ablations, req.ablate, strict=True)
         ],  # fmt: skip
     }
+    if images is not None:
+        # Each image: where its tokens are and the grid they form, and the picture as decoded.
+        meta["images"] = [
+            {**block_json(b), **p.as_json()} for b, p in zip(images.blocks, pictures, strict=True)
+        ]
     if m.backend != "native":
         # transformers rotated q and k inside the model, by the model's own convention: they are
         # shown as its attention received them, and the page says so (meta["backend"]).

@@ -28,7 +28,7 @@ from attnviz.capture import KEEP_FORWARD_BYTES, TraceTensors
 from attnviz.engine import TransformerConfig
 from attnviz.engine.ablate import HeadAblation
 from attnviz.errors import TraceError
-from attnviz.pretrained.bridge.multimodal import Encoded, to_device
+from attnviz.pretrained.bridge.multimodal import Encoded, encode, to_device
 from attnviz.pretrained.bridge.record import Recording, intervening, recording, vision_layers
 from attnviz.pretrained.bridge.record import ablating as planned
 from attnviz.pretrained.bridge.rule import RecordedRule
@@ -63,6 +63,13 @@ class BridgedModel:
     # A vision-language model's processor (its image processor and tokenizer), else None.
     processor: Any = field(default=None, repr=False)
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def encode(self, text: str, images: Sequence[Any]) -> tuple[Encoded, str]:
+        """A text and its images (PIL, in order) as this vision-language model reads them
+        (``multimodal.encode``), and the text with the model's placeholders."""
+        if self.processor is None:
+            raise TraceError(f"images: model {self.name!r} reads text only")
+        return encode(self.processor, self.tokenizer, self.hf.config, text, images)
 
     @property
     def reads_images(self) -> bool:

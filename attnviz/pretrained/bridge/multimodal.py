@@ -24,6 +24,7 @@ import torch
 
 from attnviz.errors import TraceError
 from attnviz.pretrained.bridge.record import mark_vision
+from attnviz.pretrained.bridge.vision import ImageBlock, image_blocks, image_token_ids
 from attnviz.pretrained.tokenize import TextTokenizer, Tokens
 
 log = logging.getLogger(__name__)
@@ -114,6 +115,7 @@ class Encoded:
     tokens: Tokens
     inputs: dict[str, torch.Tensor] = field(default_factory=dict)
     image_token: int | None = None
+    blocks: list[ImageBlock] = field(default_factory=list)  # where each image's tokens are
 
     @property
     def ids(self) -> list[int]:
@@ -197,10 +199,11 @@ def aligned(ids: Sequence[int], own: Tokens, labels_of_ids: Sequence[str]) -> To
 
 
 def encode(
-    processor: Any, tokenizer: TextTokenizer, text: str, images: Sequence[Any]
+    processor: Any, tokenizer: TextTokenizer, config: Any, text: str, images: Sequence[Any]
 ) -> tuple[Encoded, str]:
     """``text`` and its ``images`` (PIL images, in order) through the model's processor: the
-    sequence the model reads, and the text as placed (the model's placeholders in it)."""
+    sequence the model reads (with each image's block: ``vision.image_blocks``, from the
+    model's ``config``), and the text as placed (the model's placeholders in it)."""
     where = placed(text, processor.image_token, len(images))
     try:
         batch = processor(text=[where.text], images=[list(images)], return_tensors="pt")
@@ -217,13 +220,39 @@ def encode(
         for k, v in batch.items()
         if k not in ("input_ids", "attention_mask") and isinstance(v, torch.Tensor)
     }
-    return Encoded(tokens, inputs, image_token_id(processor)), where.text
+    sizes = [(im.height, im.width) for im in images]
+    try:
+        blocks = image_blocks(ids, batch, config, processor.image_processor, sizes, processor)
+    except ValueError as exc:
+        raise TraceError(f"images: their tokens could not be placed on a grid ({exc})") from exc
+    image = image_token_ids(config, processor).image
+    return Encoded(tokens, inputs, image, blocks), where.text
 
 
-def image_token_id(processor: Any) -> int | None:
-    """The id of the tokens an image's features replace, as the processor names it."""
-    tid = getattr(processor, "image_token_id", None)
-    return int(tid) if isinstance(tid, int) else None
+def block_json(block: ImageBlock) -> dict[str, Any]:
+    """An image's block as the trace's meta says it: its tokens' span, its grid (the whole
+    picture's: the only tile, or the global view), each tile's grid and its box in the
+    original picture's pixels (top, left, bottom, right)."""
+    return {
+        "image": block.image,
+        "start": block.start,
+        "stop": block.stop,
+        "rows": block.rows,
+        "cols": block.cols,
+        "height": block.size[0],
+        "width": block.size[1],
+        "tiles": [
+            {
+                "start": t.start,
+                "rows": t.rows,
+                "cols": t.cols,
+                "box": [round(v, 3) for v in t.box],
+                "merge": t.merge,
+                "label": t.label,
+            }
+            for t in block.tiles
+        ],
+    }
 
 
 def to_device(

@@ -12,7 +12,7 @@ from PIL import Image
 
 from attnviz.errors import TraceError
 from attnviz.pretrained.bridge import BridgedModel
-from attnviz.pretrained.bridge.multimodal import PLACEHOLDER, encode
+from attnviz.pretrained.bridge.multimodal import PLACEHOLDER
 from attnviz.pretrained.registry import load_model
 from tests.support import checkpoints_vlm
 
@@ -100,7 +100,7 @@ def oracle(folder, inputs: dict):
 def test_both_towers_are_transformers_own(made, name):
     m = made.model(name)
     written = f"look: {PLACEHOLDER} {TEXT}"
-    enc, placed = encode(m.processor, m.tokenizer, written, [picture()])
+    enc, placed = m.encode(written, [picture()])
     assert placed.count(m.processor.image_token) == 1
     t = m.trace(enc.ids, images=enc)
     inputs = {"input_ids": torch.tensor([enc.ids]), **enc.inputs}
@@ -128,6 +128,10 @@ def test_both_towers_are_transformers_own(made, name):
     # The image's tokens are in the sequence: special, no offset, no word.
     image = [i for i, tid in enumerate(enc.ids) if tid == enc.image_token]
     assert image, "no image token in the sequence"
+    # Its block's grids hold every one of them, each once.
+    [block] = enc.blocks
+    cells = [p for t in block.tiles for p in range(t.start, t.stop)]
+    assert sorted(cells) == image
     assert all(enc.tokens.special[i] and enc.tokens.words[i] is None for i in image)
     # The text's own tokens keep their offsets into the text as written: all of it, in order.
     spans = [written[a:b].strip() for a, b in enc.tokens.offsets if b > a]
@@ -139,7 +143,7 @@ def test_both_towers_are_transformers_own(made, name):
 @pytest.mark.parametrize("name", FAMILIES)
 def test_no_placeholder_puts_the_image_first_and_a_text_alone_is_a_language_model(made, name):
     m = made.model(name)
-    before, placed = encode(m.processor, m.tokenizer, TEXT, [picture()])
+    before, placed = m.encode(TEXT, [picture()])
     assert placed.startswith(m.processor.image_token) and placed.endswith(TEXT)
     first_text = min(i for i, w in enumerate(before.tokens.words) if w is not None)
     image = [i for i, tid in enumerate(before.ids) if tid == before.image_token]
@@ -153,4 +157,4 @@ def test_no_placeholder_puts_the_image_first_and_a_text_alone_is_a_language_mode
 def test_placeholders_must_match_the_images(made):
     m = made.model("llava")
     with pytest.raises(TraceError, match=r"images: the text has 2 image placeholders"):
-        encode(m.processor, m.tokenizer, f"{PLACEHOLDER} and {PLACEHOLDER}", [picture()])
+        m.encode(f"{PLACEHOLDER} and {PLACEHOLDER}", [picture()])
