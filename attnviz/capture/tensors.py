@@ -22,6 +22,7 @@ import torch
 from attnviz.capture.decompose import CleanRun
 from attnviz.capture.lens import Readout, at
 from attnviz.capture.rules import AttentionRule, EngineRule
+from attnviz.capture.vision import TowerLayout
 from attnviz.engine import TransformerConfig
 from attnviz.engine.ablate import HeadAblation
 from attnviz.engine.analysis import PCA, attention_entropy, pairwise_distances, trajectory_pca
@@ -95,6 +96,9 @@ class TraceTensors:
     # Lv x calls x (B, H, P, P) (each layer's calls in order, B images or tiles per call, P
     # patches each); None for a text alone.
     vision: list[list[torch.Tensor]] | None = field(default=None, repr=False)
+    # Where ``vision``'s patches lie on the images' tiles (``capture.vision``), or why they
+    # cannot be put on them; None for a text alone.
+    tower: TowerLayout | str | None = field(default=None, repr=False)
     _derived: dict[str, object] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 

@@ -42,6 +42,14 @@ class ImageReader(Protocol):
     ) -> TraceTensors: ...
 
 
+@runtime_checkable
+class RotaryIndexer(Protocol):
+    """A served model with multimodal rotary (M-RoPE): the (temporal, height, width) index of
+    each position of a sequence (``meta.mrope``), or None when its rotary is not multimodal."""
+
+    def mrope(self, ids: list[int], images: Encoded | None = None) -> dict | None: ...
+
+
 class ServedModel(Protocol):
     """What the server reads of a model, whichever backend runs it: the native engine
     (``ServedModel``) or transformers (``BridgedModel``). The trace service asks it for a

@@ -418,6 +418,12 @@ class TraceQuery(Strict):
     versus: int | None = Field(
         None, ge=0, description="logit_attribution: a second token: the logit difference."
     )
+    image: int = Field(0, ge=0, description="vision: the image (0: the first).")
+    tile: int = Field(
+        0,
+        ge=0,
+        description="vision: the image's tile (0: the first; a split image's global view last).",
+    )
     measure: Measure = Field(
         "weights",
         description="What view, thumbs and the head aggregates (head_mean, head_max, rollout) "

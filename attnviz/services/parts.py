@@ -12,6 +12,7 @@ import torch
 
 from attnviz.capture import ComputedTrace, TraceTensors, lens
 from attnviz.capture.attribution import logit_attribution, qk_attribution
+from attnviz.capture.vision import TowerLayout, tile_weights
 from attnviz.errors import TraceError
 from attnviz.limits import LIMITS
 from attnviz.schemas.trace import TraceQuery
@@ -25,6 +26,7 @@ from attnviz.wire.constants import (
     PREDICTION_FIELDS,
     VALUE_WEIGHTED_AGGREGATES,
     VALUE_WEIGHTED_RULES,
+    VISION_FIELDS,
 )
 from attnviz.wire.jsonarrays import dumps, pieces
 
@@ -102,11 +104,13 @@ def select(trace: ComputedTrace, query: TraceQuery, annotate: bool = True) -> Pa
     """The arrays ``query`` names, for its layer and head; a TraceError names a parameter out
     of range. ``annotate``: say in the fields what was picked (the full JSON trace does not)."""
     t = trace.tensors
-    layers = _index(query.layer, t.layers, "layer", "layers")
-    heads = _index(query.head, t.heads, "head", "heads")
+    names = query.names()
+    # ``layer`` and ``head`` of the vision tower are its own: checked by ``_vision``.
+    own = any(n not in VISION_FIELDS for n in names)
+    layers = _index(query.layer, t.layers, "layer", "layers") if own else []
+    heads = _index(query.head, t.heads, "head", "heads") if own else []
     if query.query is not None:
         _index(query.query, t.n, "query", "tokens")
-    names = query.names()
     # Arrays the model cannot give (a bridged model without q and k): a 4xx when asked for by
     # name, null in the whole trace.
     lacking = trace.meta.get("unavailable") or {}
@@ -166,6 +170,8 @@ def select(trace: ComputedTrace, query: TraceQuery, annotate: bool = True) -> Pa
                     _check_value_sum(t, max(layers) + 1)
             rows = [_aggregate(t, name, layer, tv, value) for layer in layers]
             arrays[name] = torch.stack(rows)
+        elif name in VISION_FIELDS:
+            arrays[name] = _vision(t, query)
         elif name == "value_weighted_sum" and tv is not None:
             _check_value_sum(t, len(layers))
             sums = [tv.apply(t.value_weighted_sum(layer), renormalise=False) for layer in layers]
@@ -186,6 +192,32 @@ def select(trace: ComputedTrace, query: TraceQuery, annotate: bool = True) -> Pa
             meta["rules"] = rules
         meta["measure"] = query.measure
     return Part(meta, arrays)
+
+
+def _tower(t: TraceTensors) -> TowerLayout:
+    """The trace's vision tower's layout, or a TraceError saying why it has none."""
+    if t.vision is None:
+        raise TraceError(
+            "fields: vision: this trace has no images, so no vision tower ran (a text with "
+            "images, on a model that reads them, has one)"
+        )
+    if not isinstance(t.tower, TowerLayout):
+        raise TraceError(
+            "fields: vision: the vision tower's weights could not be put on the images' tiles "
+            f"({t.tower or 'no layout'})"
+        )
+    return t.tower
+
+
+def _vision(t: TraceTensors, query: TraceQuery) -> torch.Tensor:
+    """(Lv', Hv', P, P): the vision tower's weights over tile ``query.tile`` of image
+    ``query.image``, of the tower's ``layer`` and ``head`` (all by default)."""
+    tower = _tower(t)
+    assert t.vision is not None
+    index = tower.index(query.image, query.tile)
+    layers = _index(query.layer, len(t.vision), "layer", "vision tower's layers")
+    heads = _index(query.head, int(t.vision[0][0].shape[1]), "head", "vision tower's heads")
+    return torch.stack([tile_weights(t.vision[i], tower, index, i)[heads] for i in layers])
 
 
 def _positions(t: TraceTensors, query: TraceQuery) -> tuple[int, int]:
@@ -363,6 +395,17 @@ def json_numbers(trace: ComputedTrace, query: TraceQuery) -> int:
         "lens": 4 * (L + 1) * P + P,
         "qk_attribution": N * N + 2 * T * N + 2 * T,  # the matrix, the key view, its keys
         "logit_attribution": parts,
+        "vision": _vision_numbers(t, query),
     }
     lacking = trace.meta.get("unavailable") or {}
     return sum(size[name] for name in query.names() if name not in lacking)
+
+
+def _vision_numbers(t: TraceTensors, query: TraceQuery) -> int:
+    """How many numbers ``vision`` would hold (0 when it is refused)."""
+    if t.vision is None or not isinstance(t.tower, TowerLayout):
+        return 0
+    P = max(tile.patches for tile in t.tower.tiles)
+    Lv = len(t.vision) if query.layer is None else 1
+    Hv = int(t.vision[0][0].shape[1]) if query.head is None else 1
+    return Lv * Hv * P * P

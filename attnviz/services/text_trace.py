@@ -8,6 +8,7 @@ import torch
 
 from attnviz.capture import ComputedTrace, TraceTensors, attention_meta
 from attnviz.capture.lens import Readout, bridged_readout, mlm_readout, native_readout
+from attnviz.capture.vision import vision_meta
 from attnviz.engine import Transformer
 from attnviz.engine.ablate import HeadAblation
 from attnviz.errors import TraceError
@@ -15,7 +16,13 @@ from attnviz.presets import SHOWCASE
 from attnviz.pretrained.bridge.multimodal import Encoded, block_json
 from attnviz.pretrained.images import DEFAULT_MAX_BYTES
 from attnviz.pretrained.native import quoted_each, unknown_characters
-from attnviz.pretrained.registry import ImageReader, Knockouts, ModelRegistry, ServedModel
+from attnviz.pretrained.registry import (
+    ImageReader,
+    Knockouts,
+    ModelRegistry,
+    RotaryIndexer,
+    ServedModel,
+)
 from attnviz.schemas.models import ModelInfo
 from attnviz.schemas.trace import TextTraceRequest
 from attnviz.services import heap
@@ -316,6 +323,12 @@ def run_text_trace(
         meta["images"] = [
             {**block_json(b), **p.as_json()} for b, p in zip(images.blocks, pictures, strict=True)
         ]
+        if tensors.vision is not None:
+            # The vision tower's layers and heads, each tile's patch grid (the ``vision`` field).
+            meta["vision"] = vision_meta(tensors.vision, tensors.tower or "no tiles were read")
+    mrope = m.mrope(all_ids, images) if isinstance(m, RotaryIndexer) else None
+    if mrope is not None:
+        meta["mrope"] = mrope  # each position's temporal, height and width index
     if m.backend != "native":
         # transformers rotated q and k inside the model, by the model's own convention: they are
         # shown as its attention received them, and the page says so (meta["backend"]).

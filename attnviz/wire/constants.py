@@ -98,5 +98,13 @@ ATTRIBUTION_FIELDS = {
     "prediction), minus versus's when given, through the final norm (its scale frozen) and "
     "the unembedding; values sum to logit, before any final soft-cap.",
 }
+# A vision-language model's vision tower (capture/vision.py): ``image`` and ``tile`` pick the
+# tile, ``layer`` and ``head`` the tower's layer and head (its own, not the language model's).
+VISION_FIELDS = {
+    "vision": "[layers][heads][P][P]: the vision tower's attention weights over one tile's "
+    "patches (image, tile), P = rows x cols of its patch grid, row-major; the class token, if "
+    "any, dropped (meta.vision says so); 0 between the windows of a windowed layer.",
+}
 FIELDS = (*TRACE_FIELDS, "view", "thumbs", "score_range", *AGGREGATE_RULES,
-          *VALUE_WEIGHTED_RULES, *PREDICTION_FIELDS, *ATTRIBUTION_FIELDS)  # fmt: skip
+          *VALUE_WEIGHTED_RULES, *PREDICTION_FIELDS, *ATTRIBUTION_FIELDS,
+          *VISION_FIELDS)  # fmt: skip

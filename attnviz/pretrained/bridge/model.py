@@ -32,6 +32,7 @@ from attnviz.pretrained.bridge.multimodal import Encoded, encode, to_device
 from attnviz.pretrained.bridge.record import Recording, intervening, recording, vision_layers
 from attnviz.pretrained.bridge.record import ablating as planned
 from attnviz.pretrained.bridge.rule import RecordedRule
+from attnviz.pretrained.bridge.towers import mrope_positions, tower_layout
 from attnviz.pretrained.folder import Backend
 from attnviz.pretrained.tokenize import TextTokenizer
 from attnviz.wire.constants import VALUE_WEIGHTED_RULES
@@ -70,6 +71,11 @@ class BridgedModel:
         if self.processor is None:
             raise TraceError(f"images: model {self.name!r} reads text only")
         return encode(self.processor, self.tokenizer, self.hf.config, text, images)
+
+    def mrope(self, ids: list[int], images: Encoded | None = None) -> dict | None:
+        """``meta.mrope`` of ``ids`` (with ``images``' inputs), from the model's own
+        ``get_rope_index``: None when its rotary is not multimodal (``towers.py``)."""
+        return mrope_positions(self.hf, ids, images.inputs if images is not None else None)
 
     @property
     def reads_images(self) -> bool:
@@ -178,6 +184,9 @@ class BridgedModel:
             at = x[0] == images.image_token  # (T,)
             embeddings = torch.where(at[:, None], states[0], embeddings)  # (T, C)
         vision = vision_layers(records)
+        tower = None
+        if vision is not None and images is not None:
+            tower = tower_layout(self.hf, images.blocks, images.inputs, vision[0])
         if self.no_qk is not None:
             return TraceTensors(
                 cfg=self.cfg,
@@ -190,6 +199,7 @@ class BridgedModel:
                 forward_pattern=[a[0] for a in out.attentions],  # L x (nh, T, T)
                 no_qk_reason=self._no_qk_reason(),
                 vision=vision,
+                tower=tower,
             )
         if len(records) != L:
             raise TraceError(
@@ -209,6 +219,7 @@ class BridgedModel:
             forward_pattern=[r.weights for r in records if r.weights is not None] or None,
             rule=RecordedRule.of(records),
             vision=vision,
+            tower=tower,
         )
 
     def _no_qk_reason(self) -> str:

@@ -1,0 +1,147 @@
+"""A vision tower's attention, one image tile at a time, over the tile's patch grid row by row.
+
+A tower attends in its own order: several tiles at once (a batch: SigLIP, CLIP, Idefics3), each
+image apart (Qwen2-VL), or window by window over patches reordered into windows (Qwen2.5-VL);
+some (CLIP) put a class token before the patches. ``TowerLayout`` says where each position of
+the tower's sequence (every piece of every call of a layer, one after another) lies: which tile,
+which cell of its patch grid (row-major). ``tile_weights`` puts a layer's pieces back into one
+tile's P x P matrix: zeros between windows (what the windowed attention's mask gives), the class
+token dropped from rows and columns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+
+from attnviz.errors import TraceError
+
+
+@dataclass(frozen=True)
+class TowerTile:
+    """One tile of one image as the tower saw it: ``rows`` x ``cols`` patches."""
+
+    image: int
+    tile: int
+    rows: int
+    cols: int
+
+    @property
+    def patches(self) -> int:
+        return self.rows * self.cols
+
+
+@dataclass(frozen=True)
+class TowerLayout:
+    """Where the tower's sequence lies on the tiles: position j (of every tile's patches, in
+    the order the tower read them) is cell ``cell_of[j]`` (row * cols + col) of tile
+    ``tile_of[j]`` (an index into ``tiles``). ``class_token``: each tile's piece starts with a
+    class token (dropped); ``reordered``: the tower read the patches in another order than the
+    processor gave them (windows), said in ``note``."""
+
+    tiles: tuple[TowerTile, ...]
+    tile_of: torch.Tensor  # (N,) long
+    cell_of: torch.Tensor  # (N,) long
+    class_token: bool = False
+    note: str = ""
+
+    def index(self, image: int, tile: int) -> int:
+        """The position in ``tiles`` of ``image``'s ``tile``; a TraceError naming the parameter
+        out of range."""
+        images = 1 + max(t.image for t in self.tiles)
+        if image >= images:
+            raise TraceError(f"image: {image} is out of range ({images} images: 0 to {images - 1})")
+        mine = [i for i, t in enumerate(self.tiles) if t.image == image]
+        if tile >= len(mine):
+            raise TraceError(
+                f"tile: {tile} is out of range (image {image} has {len(mine)} tile"
+                f"{'s' if len(mine) != 1 else ''}: 0 to {len(mine) - 1})"
+            )
+        return mine[tile]
+
+
+def pieces(calls: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+    """A layer's calls (B, H, P, P) as its pieces, each (H, P, P), in the tower's order."""
+    return [c[b] for c in calls for b in range(c.shape[0])]
+
+
+def tile_weights(calls: Sequence[torch.Tensor], layout: TowerLayout, index: int,
+                 layer: int) -> torch.Tensor:  # fmt: skip
+    """(H, P, P) float32: layer ``layer``'s weights (its ``calls``) over tile ``index``'s P
+    patches, row-major on its patch grid, zero where the layer's attention did not reach (the
+    key in another window)."""
+    found = pieces(calls)
+    if layout.class_token:
+        found = [p[:, 1:, 1:] for p in found]  # (H, P, P): the class token's row and column out
+    total = sum(p.shape[-1] for p in found)
+    if total != layout.tile_of.numel():
+        raise TraceError(
+            f"fields: vision: layer {layer} of the vision tower attended over {total} patches, "
+            f"not the {layout.tile_of.numel()} of the images' tiles"
+        )
+    tile = layout.tiles[index]
+    heads = found[0].shape[0]
+    out = torch.zeros(heads, tile.patches, tile.patches, dtype=torch.float32)
+    at = 0
+    for p in found:
+        n = p.shape[-1]
+        mine = layout.tile_of[at : at + n] == index  # (n,)
+        if bool(mine.any()):
+            if not bool(mine.all()):
+                raise TraceError(
+                    f"fields: vision: layer {layer} of the vision tower attended over patches "
+                    "of two tiles at once"
+                )
+            cells = layout.cell_of[at : at + n]  # (n,) row-major cells of the tile
+            out[:, cells[:, None], cells[None, :]] = p.float().cpu()
+        at += n
+    return out
+
+
+def windowed_layers(vision: Sequence[Sequence[torch.Tensor]], layout: TowerLayout) -> list[int]:
+    """The layers whose attention was over parts of tiles (windows), not whole tiles."""
+    whole = {t.patches + layout.class_token for t in layout.tiles}
+    return [
+        layer
+        for layer, calls in enumerate(vision)
+        if any(p.shape[-1] not in whole for p in pieces(calls))
+        or len(pieces(calls)) > len(layout.tiles)
+    ]
+
+
+def vision_meta(vision: Sequence[Sequence[torch.Tensor]], layout: TowerLayout | str) -> dict:
+    """``meta.vision``: the tower's layers and heads, each tile's patch grid, and a note of how
+    its weights were put on the grids (or, when they could not be, why: ``tiles`` is then
+    empty)."""
+    heads = int(vision[0][0].shape[1]) if vision and vision[0] else 0
+    if isinstance(layout, str):
+        return {"layers": len(vision), "heads": heads, "tiles": [], "note": layout}
+    notes = [layout.note] if layout.note else []
+    if layout.class_token:
+        notes.append(
+            "the tower's class token is dropped from rows and columns: each row sums to 1 "
+            "minus the class token's share"
+        )
+    windowed = windowed_layers(vision, layout)
+    if windowed:
+        notes.append(
+            f"layers {', '.join(map(str, windowed))} attend within windows: a patch's weights "
+            "on patches outside its window are 0"
+        )
+    return {
+        "layers": len(vision),
+        "heads": heads,
+        "tiles": [
+            {
+                "image": t.image,
+                "tile": t.tile,
+                "rows": t.rows,
+                "cols": t.cols,
+                "class_token": layout.class_token,
+            }
+            for t in layout.tiles
+        ],  # fmt: skip
+        "note": "; ".join(notes) + "." if notes else "",
+    }
