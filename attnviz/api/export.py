@@ -25,6 +25,7 @@ def build(traces: Any, body: ExportRequest) -> str:
     POST /api/trace asks them; a selection the trace lacks raises TraceError naming
     ``selection.<field>``."""
     from attnviz.python.html import DEFAULT_BUDGET, ExportError, standalone_html, toy_html
+    from attnviz.python.pictures import previews_of
     from attnviz.python.trace import Trace
     from attnviz.services.parts import compact_body
 
@@ -39,7 +40,8 @@ def build(traces: Any, body: ExportRequest) -> str:
         if isinstance(req, TextTraceRequest):
             if sel.view is not None:
                 raise ExportError("view: a text's file has none (the toy lab's view)")
-            trace = Trace.from_compact(source({"fields": "thumbs", "thumb": 1}), source)
+            pictures = previews_of(req.images)  # each drawn offline from the file
+            trace = Trace.from_compact(source({"fields": "thumbs", "thumb": 1}), source, pictures)
             return standalone_html(trace, layer=sel.layer, head=sel.head, query=sel.query,
                                    key=sel.key, hide_special=sel.hide_special,
                                    merge_words=sel.merge_words, views=sel.views,

@@ -115,6 +115,7 @@ class Client:
         model: str | None = None,
         text: str | None = None,
         *,
+        image: Any = None,
         generate: Mapping[str, Any] | None = None,
         tokens: Sequence[str] | None = None,
         embeddings: Sequence[Sequence[float]] | None = None,
@@ -122,9 +123,13 @@ class Client:
         **query: Any,
     ) -> Trace:
         """The server's trace, as ``attnviz.trace`` computes it here (same arguments; ``model``
-        names one of ``models()``)."""
+        names one of ``models()``; ``image``'s files are read here and sent as data URLs)."""
+        from attnviz.python.pictures import request_images
+
+        urls, pictures = request_images(image)
         body = {"model": model, "text": text, "generate": generate, "tokens": tokens,
-                "embeddings": embeddings, "config": config}  # fmt: skip
+                "embeddings": embeddings, "config": config,
+                "images": urls or None}  # fmt: skip
         request = {k: v for k, v in body.items() if v is not None}
         if "text" in request and "model" not in request:
             request["model"] = self.models()[0]["name"]
@@ -132,7 +137,7 @@ class Client:
         def source(params: Mapping[str, Any]) -> bytes:
             return self.part(request, params)
 
-        return Trace.from_compact(source(query), source)
+        return Trace.from_compact(source(query), source, pictures)
 
     def run_json(self, run_id: str) -> bytes:
         """``GET /api/train/{id}``: a training run's state (``TrainRun``), as the server's JSON."""

@@ -10,7 +10,7 @@ JSON trace writes, array for array (tested).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -35,11 +35,16 @@ class TraceData:
     meta: dict
     arrays: dict[str, np.ndarray]
     _source: Source | None = field(default=None, repr=False, compare=False)
+    # The trace's images as a one-file export embeds them (PNG data URLs, at most 512 px on
+    # their long side: ``attnviz.python.pictures``), in order; none for a text alone.
+    pictures: tuple[str, ...] = field(default=(), repr=False, compare=False)
 
     @classmethod
-    def from_compact(cls: type[T], body: bytes, source: Source | None = None) -> T:
+    def from_compact(
+        cls: type[T], body: bytes, source: Source | None = None, pictures: Sequence[str] = ()
+    ) -> T:
         meta, arrays = decode(body, to="numpy")
-        return cls(meta, arrays, source)
+        return cls(meta, arrays, source, tuple(pictures))
 
     def __getitem__(self, name: str) -> Any:
         """An array by its name (``"attentions"``, ``"projection.coords"``), else a field."""
@@ -80,7 +85,7 @@ class TraceData:
         (``fields``, ``layer``, ``head``, ``query``, ``hide_special``, ``merge_words``, ``thumb``
         ...): ``trace.part(layer=3, head=5)``, ``trace.part(fields="view", merge_words=True)``."""
         params = {k: v for k, v in query.items() if v is not None}
-        return type(self).from_compact(self.source(params), self.source)
+        return type(self).from_compact(self.source(params), self.source, self.pictures)
 
     def __repr__(self) -> str:
         what = self.meta.get("model") or self.meta.get("mode", "trace")

@@ -31,6 +31,7 @@ import numpy as np
 from attnviz.errors import TraceError
 from attnviz.limits import LIMITS
 from attnviz.python.page import ENTRY, Page, gz64, page_html
+from attnviz.python.pictures import with_pictures
 from attnviz.wire.compact import decode, layout
 
 if TYPE_CHECKING:
@@ -415,6 +416,8 @@ def standalone_html(
     selection, need, more = collect(trace, layer=layer, head=head, query=query, key=key,
                                     hide_special=hide_special, merge_words=merge_words,
                                     views=views)  # fmt: skip
+    if trace.pictures:  # the pictures, in the first part's meta: the file draws them offline
+        need[0] = Part(need[0].params, with_pictures(need[0].body, trace.pictures))
     fixed = len(render(trace.meta, selection, "").encode())
     parts = choose(need, more, trace.source, budget - fixed)
     html = render(trace.meta, selection, base64.b64encode(pack(parts)).decode())

@@ -150,8 +150,9 @@ def _memory_model(service: Any, model: Any, tokenizer: Any) -> Any:
 
 
 def _memory_trace(
-    service: Any, model: Any, tokenizer: Any, kw: Mapping[str, Any], query: Mapping[str, Any]
-) -> Trace:
+    service: Any, model: Any, tokenizer: Any, kw: Mapping[str, Any], query: Mapping[str, Any],
+    pictures: Sequence[str] = (),
+) -> Trace:  # fmt: skip
     """A trace of a transformers model object: computed now, its parts cut from it as the
     service cuts a part of a trace it computed (the first from the forward's weights, the
     rest from q and k by the recorded rule, as from the service's cache)."""
@@ -174,7 +175,8 @@ def _memory_trace(
     except ModelObjectError as exc:
         raise TraceError(str(exc)) from exc
     try:
-        req = TextTraceRequest(model=served.name, text=kw["text"], generate=kw.get("generate"))
+        req = TextTraceRequest(model=served.name, text=kw["text"], generate=kw.get("generate"),
+                               images=kw.get("images") or [])  # fmt: skip
     except ValidationError as exc:
         raise TraceError(_first_error(exc)) from exc
     try:
@@ -186,7 +188,7 @@ def _memory_trace(
     def source(params: Mapping[str, Any]) -> bytes:
         return compute.run(_memory_part, computed, params, first)
 
-    return Trace.from_compact(source(query), source)
+    return Trace.from_compact(source(query), source, pictures)
 
 
 def _compute_memory(req: Any, served: Any, cap: int | None) -> Any:
@@ -227,6 +229,7 @@ def trace(
     text: str | None = None,
     *,
     tokenizer: Any = None,
+    image: Any = None,
     generate: Mapping[str, Any] | None = None,
     tokens: Sequence[str] | None = None,
     embeddings: Sequence[Sequence[float]] | None = None,
@@ -236,7 +239,9 @@ def trace(
 ) -> Trace:
     """A trace computed here, as ``POST /api/trace`` computes it: a pretrained model on a text
     (``model``: a name the server would list, by default all-MiniLM-L6-v2, or a model folder's
-    path; ``generate``: ``{"steps": 8}`` to let a causal model write first), or the toy model on
+    path; ``image``: one image or a list, each a path, a PIL image, bytes or a data URL, for a
+    model that reads images, placed where the text's ``<image>`` stands, else before it;
+    ``generate``: ``{"steps": 8}`` to let a causal model write first), or the toy model on
     a table (``tokens``, ``embeddings``, ``axes``: a name per dimension, ``config`` as the toy
     lab's). ``model`` may also be a
     transformers model object in memory, with its ``tokenizer``: traced through the bridge as a
@@ -250,13 +255,18 @@ def trace(
     >>> toy = attnviz.trace(tokens=["a", "b"], embeddings=[[1, 0], [0, 1]], config={"heads": 1})
     >>> hf, tok = AutoModelForCausalLM.from_pretrained(d), AutoTokenizer.from_pretrained(d)
     >>> t = attnviz.trace(model=hf, tokenizer=tok, text="The animal didn't cross the street")
+    >>> t = attnviz.trace(model="models/SmolVLM-256M", text="<image> a dog", image="dog.jpg")
     """
+    from attnviz.python.pictures import request_images
+
     service = trace_service()
+    urls, pictures = request_images(image)
     kw = {"model": model, "text": text, "generate": generate, "tokens": tokens,
-          "embeddings": embeddings, "axes": axes, "config": config}  # fmt: skip
+          "embeddings": embeddings, "axes": axes, "config": config,
+          "images": urls or None}  # fmt: skip
     query = {k: v for k, v in query.items() if v is not None}
     if model is not None and not isinstance(model, (str, os.PathLike)):
-        return _memory_trace(service, model, tokenizer, kw, query)
+        return _memory_trace(service, model, tokenizer, kw, query, pictures)
     if tokenizer is not None:
         if model is None:
             raise TraceError(
@@ -273,4 +283,4 @@ def trace(
     def source(params: Mapping[str, Any]) -> bytes:
         return _part(service, req, params)
 
-    return Trace.from_compact(source(query), source)
+    return Trace.from_compact(source(query), source, pictures)

@@ -118,17 +118,19 @@ def show(
     model: Any = None,
     tokenizer: Any = None,
     text: str | None = None,
+    image: Any = None,
     **selection: Any,
 ) -> Display | None:
     """Show the views in the notebook: of a ``Trace``; of attention weights and their tokens
     (``show(outputs.attentions, tokens)``, as BertViz takes them); or of a transformers model
     object traced here (``show(model=m, tokenizer=tok, text=...)``, as ``attnviz.trace`` traces
-    it; a model's name or folder too: ``show(model="all-MiniLM-L6-v2", text=...)``). ``views``:
+    it; a model's name or folder too: ``show(model="all-MiniLM-L6-v2", text=...)``, with
+    ``image=`` for a model that reads images). ``views``:
     some of model, head, qk, traj, gen, why, lens; ``selection``: layer, head, query, key (Why this
     score's), hide_special, merge_words, budget. Under IPython it is displayed at once (and None
     returned, so it is not shown twice); elsewhere the display is returned (its ``_repr_html_``
     is the iframe)."""
-    if model is not None or tokenizer is not None or text is not None:
+    if model is not None or tokenizer is not None or text is not None or image is not None:
         if trace is not None or tokens is not None:
             raise TraceError(
                 "trace: give a Trace (or attention weights and their tokens), or model=, "
@@ -136,7 +138,7 @@ def show(
             )
         from attnviz.python.local import trace as traced
 
-        trace = traced(model=model, tokenizer=tokenizer, text=text)
+        trace = traced(model=model, tokenizer=tokenizer, text=text, image=image)
     elif tokens is not None:
         trace = attention_trace(trace, tokens)
         if views is None:
