@@ -215,8 +215,8 @@ def _vision(t: TraceTensors, query: TraceQuery) -> torch.Tensor:
     tower = _tower(t)
     assert t.vision is not None
     index = tower.index(query.image, query.tile)
-    layers = _index(query.layer, len(t.vision), "layer", "vision tower's layers")
-    heads = _index(query.head, int(t.vision[0][0].shape[1]), "head", "vision tower's heads")
+    layers = _index(query.layer, len(t.vision), "layer", "layers of the vision tower")
+    heads = _index(query.head, int(t.vision[0][0].shape[1]), "head", "heads of the vision tower")
     return torch.stack([tile_weights(t.vision[i], tower, index, i)[heads] for i in layers])
 
 

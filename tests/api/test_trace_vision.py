@@ -191,8 +191,8 @@ def test_the_compact_form_and_layer_head_pick_one(served):
     [
         ({"image": 2}, "image", "2 is out of range (2 images: 0 to 1)"),
         ({"tile": 1}, "tile", "1 is out of range (image 0 has 1 tile: 0 to 0)"),
-        ({"layer": 9}, "layer", "9 is out of range (2 vision tower's layers: 0 to 1)"),
-        ({"head": 4}, "head", "4 is out of range (4 vision tower's heads: 0 to 3)"),
+        ({"layer": 9}, "layer", "9 is out of range (2 layers of the vision tower: 0 to 1)"),
+        ({"head": 4}, "head", "4 is out of range (4 heads of the vision tower: 0 to 3)"),
     ],
 )
 def test_out_of_range_is_a_422_naming_the_parameter(served, params, field, says):
