@@ -126,10 +126,9 @@ def vision_meta(vision: Sequence[Sequence[torch.Tensor]], layout: TowerLayout | 
         )
     windowed = windowed_layers(vision, layout)
     if windowed:
-        notes.append(
-            f"layers {', '.join(map(str, windowed))} attend within windows: a patch's weights "
-            "on patches outside its window are 0"
-        )
+        which = ", ".join(map(str, windowed))
+        which = f"layers {which} attend" if len(windowed) > 1 else f"layer {which} attends"
+        notes.append(f"{which} within windows: a patch's weights outside its window are 0")
     return {
         "layers": len(vision),
         "heads": heads,

@@ -23,7 +23,7 @@ from tests.support import checkpoints_vlm
 from tests.support.images import data_url, encoded
 
 TOL = 1e-5
-FAMILIES = ["llava", "idefics3", "qwen2_vl", "qwen2_5_vl", "gemma3", "paligemma2"]
+FAMILIES = ["llava", "idefics3", "qwen2_vl", "qwen2_5_vl", "qwen3_vl", "gemma3", "paligemma2"]
 # Two pictures of different shapes: Qwen's grids differ (the second one's 4 x 8 patches span two
 # of Qwen2.5-VL's windows); Idefics3 splits the first into 2 x 2 tiles, the second into 1 x 2.
 PICTURES = [picture(40, 30), picture(50, 20)]
@@ -248,3 +248,11 @@ def test_mrope_is_the_models_own_rope_index(served):
     # A model without multimodal rotary has none.
     llava_text, _ = text_for(folders["llava"])
     assert "mrope" not in post(client, "llava", llava_text, fields="entropy_mean").json()
+
+
+def test_interleaved_mrope_says_so(served):
+    client, folders = served
+    text, inputs = text_for(folders["qwen3_vl"])
+    mrope = post(client, "qwen3_vl", text, fields="entropy_mean").json()["mrope"]
+    assert mrope["interleaved"] is True and len(mrope["positions"]) == 3
+    assert len(mrope["positions"][0]) == inputs["input_ids"].shape[1]
