@@ -22,7 +22,7 @@ import torch
 from attnviz.capture.decompose import CleanRun
 from attnviz.capture.lens import Readout, at
 from attnviz.capture.rules import AttentionRule, EngineRule
-from attnviz.capture.vision import TowerLayout
+from attnviz.capture.vision import TowerCall, TowerLayout
 from attnviz.engine import TransformerConfig
 from attnviz.engine.ablate import HeadAblation
 from attnviz.engine.analysis import PCA, attention_entropy, pairwise_distances, trajectory_pca
@@ -92,10 +92,10 @@ class TraceTensors:
     # model whose internals are not the engine's (a bridged one) has no attributions.
     attribution: Callable[[], CleanRun] | None = field(default=None, repr=False)
     attribution_bytes: int = 0  # what ``attribution`` holds (a forward's recording), if any
-    # A vision-language model's vision tower, when the text had images: its attention weights,
-    # Lv x calls x (B, H, P, P) (each layer's calls in order, B images or tiles per call, P
-    # patches each); None for a text alone.
-    vision: list[list[torch.Tensor]] | None = field(default=None, repr=False)
+    # A vision-language model's vision tower, when the text had images: its attention, Lv x
+    # calls (each layer's calls in order, each over B images, tiles or windows of P patches:
+    # ``TowerCall.weights()`` (B, H, P, P)); None for a text alone.
+    vision: list[list[TowerCall]] | None = field(default=None, repr=False)
     # Where ``vision``'s patches lie on the images' tiles (``capture.vision``), or why they
     # cannot be put on them; None for a text alone.
     tower: TowerLayout | str | None = field(default=None, repr=False)
@@ -154,8 +154,11 @@ class TraceTensors:
         own += [self.positional] if self.positional is not None else []
         if not self.has_qk and self.forward_pattern is not None:
             own += self.forward_pattern
+        shared: dict[int, torch.Tensor] = {}  # a mask the tower's layers share, counted once
         for calls in self.vision or []:
-            own += calls
+            for call in calls:
+                shared |= {id(t): t for t in call.tensors()}
+        own += shared.values()
         base = sum(t.numel() * t.element_size() for t in own)
         L1, T, _ = self.states.shape
         size = self.states.element_size()

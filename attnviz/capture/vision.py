@@ -19,6 +19,59 @@ import torch
 from attnviz.errors import TraceError
 
 
+@dataclass
+class TowerCall:
+    """One call of a vision tower's attention over B pieces (images, tiles or windows) of P
+    patches each. Kept as its queries and keys, from which its weights are made again as eager
+    attention made them (the scaled product plus the call's mask, softmax in float32, in the
+    model's dtype): a layer's weights take B x H x P x P numbers, its q and k 2 x B x H x P x hs
+    (a real Gemma 3 tower: 29 GB against 1 GB). Where q and k do not give the weights back
+    (checked as the call is recorded), the weights themselves are kept (``kept``)."""
+
+    shape: tuple[int, int, int, int]  # (B, H, P, P)
+    q: torch.Tensor | None = None  # (B, H, P, hs)
+    k: torch.Tensor | None = None  # (B, H_kv, P, hs)
+    scaling: float = 1.0
+    mask: torch.Tensor | None = None  # added to the scores, broadcast to (B, H, P, P)
+    kept: torch.Tensor | None = None  # (B, H, P, P) float32, when q and k do not give them
+
+    @classmethod
+    def of(cls, query: torch.Tensor, key: torch.Tensor, mask: torch.Tensor | None,
+           scaling: float, weights: torch.Tensor) -> TowerCall:  # fmt: skip
+        """The call as recorded: q and k when they give ``weights`` back, else the weights."""
+        if mask is not None and mask.dtype == torch.bool:
+            mask = torch.zeros((), dtype=query.dtype, device=query.device).masked_fill(
+                ~mask, torch.finfo(query.dtype).min
+            )  # True where a key is seen -> an additive mask, as eager reads it
+        if mask is not None:
+            mask = mask[..., : key.shape[-2]]  # eager's slice to the keys
+        call = cls(tuple(weights.shape), query.detach(), key.detach(), float(scaling),  # type: ignore[arg-type]
+                   None if mask is None else mask.detach())  # fmt: skip
+        if (call.weights() - weights.float()).abs().max() > GIVE_BACK:
+            return cls(tuple(weights.shape), kept=weights.detach().float())  # type: ignore[arg-type]
+        return call
+
+    def weights(self) -> torch.Tensor:
+        """(B, H, P, P) float32, the call's weights."""
+        if self.kept is not None:
+            return self.kept
+        assert self.q is not None and self.k is not None
+        k = self.k.repeat_interleave(self.q.shape[1] // self.k.shape[1], dim=1)  # (B, H, P, hs)
+        scores = torch.matmul(self.q, k.transpose(2, 3)) * self.scaling  # (B, H, P, P)
+        if self.mask is not None:
+            scores = scores + self.mask
+        return torch.softmax(scores, dim=-1, dtype=torch.float32).to(self.q.dtype).float()
+
+    def tensors(self) -> list[torch.Tensor]:
+        """What the call keeps (for the trace's bytes)."""
+        kept = [self.kept] if self.kept is not None else [self.q, self.k, self.mask]
+        return [t for t in kept if t is not None]
+
+
+# How far weights made again from q and k may be from the forward's (float32) to keep q and k.
+GIVE_BACK = 1e-6
+
+
 @dataclass(frozen=True)
 class TowerTile:
     """One tile of one image as the tower saw it: ``rows`` x ``cols`` patches."""
@@ -62,12 +115,17 @@ class TowerLayout:
         return mine[tile]
 
 
-def pieces(calls: Sequence[torch.Tensor]) -> list[torch.Tensor]:
-    """A layer's calls (B, H, P, P) as its pieces, each (H, P, P), in the tower's order."""
-    return [c[b] for c in calls for b in range(c.shape[0])]
+def pieces(calls: Sequence[TowerCall]) -> list[torch.Tensor]:
+    """A layer's calls as its pieces' weights, each (H, P, P), in the tower's order."""
+    return [w[b] for w in (c.weights() for c in calls) for b in range(w.shape[0])]
 
 
-def tile_weights(calls: Sequence[torch.Tensor], layout: TowerLayout, index: int,
+def piece_sizes(calls: Sequence[TowerCall]) -> list[int]:
+    """How many patches each piece of a layer's calls attends over, in the tower's order."""
+    return [c.shape[-1] for c in calls for _ in range(c.shape[0])]
+
+
+def tile_weights(calls: Sequence[TowerCall], layout: TowerLayout, index: int,
                  layer: int) -> torch.Tensor:  # fmt: skip
     """(H, P, P) float32: layer ``layer``'s weights (its ``calls``) over tile ``index``'s P
     patches, row-major on its patch grid, zero where the layer's attention did not reach (the
@@ -100,22 +158,22 @@ def tile_weights(calls: Sequence[torch.Tensor], layout: TowerLayout, index: int,
     return out
 
 
-def windowed_layers(vision: Sequence[Sequence[torch.Tensor]], layout: TowerLayout) -> list[int]:
+def windowed_layers(vision: Sequence[Sequence[TowerCall]], layout: TowerLayout) -> list[int]:
     """The layers whose attention was over parts of tiles (windows), not whole tiles."""
     whole = {t.patches + layout.class_token for t in layout.tiles}
     return [
         layer
         for layer, calls in enumerate(vision)
-        if any(p.shape[-1] not in whole for p in pieces(calls))
-        or len(pieces(calls)) > len(layout.tiles)
+        if any(n not in whole for n in piece_sizes(calls))
+        or len(piece_sizes(calls)) > len(layout.tiles)
     ]
 
 
-def vision_meta(vision: Sequence[Sequence[torch.Tensor]], layout: TowerLayout | str) -> dict:
+def vision_meta(vision: Sequence[Sequence[TowerCall]], layout: TowerLayout | str) -> dict:
     """``meta.vision``: the tower's layers and heads, each tile's patch grid, and a note of how
     its weights were put on the grids (or, when they could not be, why: ``tiles`` is then
     empty)."""
-    heads = int(vision[0][0].shape[1]) if vision and vision[0] else 0
+    heads = vision[0][0].shape[1] if vision and vision[0] else 0
     if isinstance(layout, str):
         return {"layers": len(vision), "heads": heads, "tiles": [], "note": layout}
     notes = [layout.note] if layout.note else []

@@ -26,6 +26,7 @@ from typing import Any
 
 import torch
 
+from attnviz.capture.vision import TowerCall
 from attnviz.engine.ablate import HeadAblation, replace_head
 
 NAME = "attnviz"
@@ -142,12 +143,12 @@ class LayerRecord:
 
 @dataclass
 class VisionCall:
-    """One call of a vision tower's attention: ``weights`` (B, H, P, P) of the B images (or
-    tiles) it attended over at once, P patches each; ``layer`` the tower's layer, counted in the
-    order the forward first calls each attention module."""
+    """One call of a vision tower's attention (``capture.vision.TowerCall``: its q and k, or its
+    weights); ``layer`` the tower's layer, counted in the order the forward first calls each
+    attention module."""
 
     layer: int
-    weights: torch.Tensor
+    call: TowerCall
 
 
 # The attribute a vision tower's modules carry (set by ``mark_vision``): their attention calls
@@ -174,9 +175,12 @@ class Recording(list[LayerRecord]):
         # what each says.
         self.masks: dict[int, tuple[torch.Tensor, Mask]] = {}
 
-    def add_vision(self, module: Any, weights: torch.Tensor) -> None:
+    def add_vision(
+        self, module: Any, query: torch.Tensor, key: torch.Tensor,
+        mask: torch.Tensor | None, scaling: float, weights: torch.Tensor,
+    ) -> None:  # fmt: skip
         layer = self._vision_layers.setdefault(id(module), len(self._vision_layers))
-        self.vision.append(VisionCall(layer, weights.detach().float()))
+        self.vision.append(VisionCall(layer, TowerCall.of(query, key, mask, scaling, weights)))
 
     def mask(self, attention_mask: torch.Tensor | None) -> Mask:
         if attention_mask is None:
@@ -187,15 +191,14 @@ class Recording(list[LayerRecord]):
         return self.masks[key][1]
 
 
-def vision_layers(records: Recording) -> list[list[torch.Tensor]] | None:
-    """A forward's vision-tower calls by layer: Lv x calls x (B, H, P, P), each layer's calls in
-    the order made (a tower that attends over each image apart calls once per image); None
-    when no vision tower ran."""
+def vision_layers(records: Recording) -> list[list[TowerCall]] | None:
+    """A forward's vision-tower calls by layer, each layer's calls in the order made (a tower
+    that attends over each image apart calls once per image); None when no vision tower ran."""
     if not records.vision:
         return None
-    layers: list[list[torch.Tensor]] = [[] for _ in range(1 + max(c.layer for c in records.vision))]
-    for call in records.vision:
-        layers[call.layer].append(call.weights)
+    layers: list[list[TowerCall]] = [[] for _ in range(1 + max(c.layer for c in records.vision))]
+    for made in records.vision:
+        layers[made.layer].append(made.call)
     return layers
 
 
@@ -338,7 +341,9 @@ def attention(
     records = _active.get()
     if getattr(module, VISION_MARK, False):  # a vision tower's layer: kept apart, never edited
         if records is not None and weights is not None:
-            records.add_vision(module, weights)
+            scaling = kwargs.get("scaling", args[0] if args else None)
+            scale = float(scaling) if scaling is not None else query.shape[-1] ** -0.5
+            records.add_vision(module, query, key, attention_mask, scale, weights)
         return out, weights
     edit = _intervention.get()
     if edit is not None:

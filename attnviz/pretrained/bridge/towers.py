@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from attnviz.capture.vision import TowerLayout, TowerTile, pieces
+from attnviz.capture.vision import TowerCall, TowerLayout, TowerTile, piece_sizes
 from attnviz.pretrained.bridge.record import VISION_MARK
 from attnviz.pretrained.bridge.vision import ImageBlock
 
@@ -62,7 +62,7 @@ def _unit(hf: Any) -> int:
 
 
 def tower_layout(hf: Any, blocks: Sequence[ImageBlock], inputs: Mapping[str, torch.Tensor],
-                 first: Sequence[torch.Tensor]) -> TowerLayout | str:  # fmt: skip
+                 first: Sequence[TowerCall]) -> TowerLayout | str:  # fmt: skip
     """Where the tower's sequence lies on the ``blocks``' tiles, for a forward on the
     processor's ``inputs`` whose tower's first layer made the calls ``first``; or why its
     weights cannot be put on them."""
@@ -80,7 +80,7 @@ def tower_layout(hf: Any, blocks: Sequence[ImageBlock], inputs: Mapping[str, tor
             )
         order = [order[w * unit + k] for w in index for k in range(unit)]
         note = "the tower reads the patches window by window; they are put back row by row"
-    found = [p.shape[-1] for p in pieces(first)]
+    found = piece_sizes(first)
     sizes = [t.patches for t, _ in tiles]
     class_token = found == [n + 1 for n in sizes]
     if sum(found) - class_token * len(found) != len(order):
