@@ -90,6 +90,15 @@ BENCHES: tuple[Bench, ...] = (
         extra=(("--generate", {"type": int, "default": 256, "help": GENERATE}),),
     ),
     Bench(
+        "vlm",
+        "--vlm",
+        "instead: a random model of SmolVLM-256M's shape, served, on a 384 x 384 picture and "
+        "--tokens text tokens (default 32): the first request with the picture beside "
+        "transformers' eager forward, and the server's peak memory; with --browser, the "
+        "picture chosen in Chromium until its overlay is drawn",
+        ("tokens", "device", "use_browser", "chromium"),
+    ),
+    Bench(
         "export",
         "--export",
         "instead: the one-file export of a text (--tokens, default 128,512): its size, and "

@@ -41,6 +41,11 @@ class ImageReader(Protocol):
         self, ids: list[int], keep_qkv_bytes: int = -1, images: Encoded | None = None
     ) -> TraceTensors: ...
 
+    def continue_ids(
+        self, ids: list[int], n: int, temperature: float = 0.0, seed: int = 0,
+        stop: Collection[int] = (), images: Encoded | None = None,
+    ) -> list[int]: ...  # fmt: skip
+
 
 @runtime_checkable
 class RotaryIndexer(Protocol):

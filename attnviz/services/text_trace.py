@@ -240,10 +240,6 @@ def run_text_trace(
     # One forward at a time on the shared model; with malloc's heaps reused from layer to layer
     # when its blocks are large and the text not long (heap.py).
     with m.lock, heap.roomy(total, largest):
-        if req.generate is not None and images is not None:
-            raise TraceError(
-                "generate: not with images (a trace of a text and its images is of them as given)"
-            )
         if req.generate is not None:
             g = req.generate
             if not (cfg.causal and cfg.unembed):
@@ -255,7 +251,13 @@ def run_text_trace(
                 raise TraceError(
                     f"generate.steps: {n} tokens and {g.steps} more exceed the cap of {cap}"
                 )
-            new = m.continue_ids(all_ids, g.steps, g.temperature, g.seed, stop=m.eos_ids)
+            if images is not None and isinstance(m, ImageReader):
+                # The first step reads the images; the trace is of them, the text and the new.
+                new = m.continue_ids(
+                    all_ids, g.steps, g.temperature, g.seed, stop=m.eos_ids, images=images
+                )
+            else:
+                new = m.continue_ids(all_ids, g.steps, g.temperature, g.seed, stop=m.eos_ids)
             new_labels, new_special = m.tokenizer.label_ids(new)
             all_ids += new
             labels += new_labels

@@ -1,7 +1,7 @@
 """A vision-language folder served over HTTP: GET /api/models says it reads images; a trace
 of a text and an image (a data URL) has each image's block in meta (its tokens' span, its
 grid, the picture's size) and its weights are transformers' own; a text past the cap with
-its image is refused naming the images; generation with images is refused."""
+its image is refused naming the images; generation with an image traces what it wrote."""
 
 from __future__ import annotations
 
@@ -77,7 +77,32 @@ def test_the_cap_counts_the_images_tokens(tmp_path):
     assert "the images')" in message and "exceed the cap of 40" in message
 
 
-def test_generation_with_images_is_refused(client):
-    r = trace(client, "tiny-llava", [data_url(encoded(noise(16, 16)))], generate={"steps": 2})
-    assert r.status_code == 422, r.text
-    assert r.json()["message"].startswith("generate: not with images")
+def test_generation_with_an_image_traces_what_it_wrote(client):
+    """Generation with images was refused until the bridge could continue a text and its
+    images (issue 30): now the trace is of the text, the image and what the model wrote, its
+    hidden states transformers' forward on the whole sequence with the image."""
+    from transformers import AutoModelForImageTextToText, AutoProcessor
+
+    picture = noise(16, 16)
+    r = trace(client, "tiny-llava", [data_url(encoded(picture))], generate={"steps": 5})
+    assert r.status_code == 200, r.text
+    t = r.json()
+    g = t["generated"]
+    n = g["start"]
+    assert g["steps"] == 5 and g["asked"] == 5 and t["n"] == n + 5
+    [image] = t["images"]
+    assert image["stop"] <= n  # the image's tokens are all before what was written
+    folder = client.app.state.registry.get("tiny-llava").source
+    processor = AutoProcessor.from_pretrained(folder, local_files_only=True)
+    batch = processor(text=[TEXT], images=[[picture]], return_tensors="pt")
+    assert batch["input_ids"][0].tolist() == t["token_ids"][:n]
+    hf = AutoModelForImageTextToText.from_pretrained(folder, attn_implementation="eager").eval()
+    with torch.no_grad():
+        out = hf(
+            input_ids=torch.tensor([t["token_ids"]]), pixel_values=batch["pixel_values"],
+            output_hidden_states=True,
+        )  # fmt: skip
+    states = torch.tensor(t["hidden_states"])  # (L+1, T, C)
+    assert (states - torch.stack([h[0] for h in out.hidden_states])).abs().max() < 1e-4
+    # Greedy: each written token is the forward's first choice after what comes before it.
+    assert out.logits[0, n - 1 : -1].argmax(-1).tolist() == t["token_ids"][n:]

@@ -22,6 +22,7 @@ import torch
 from attnviz.engine import TransformerConfig
 from attnviz.pretrained.bridge.load import BRIDGE_INSTALL, _eos_ids, _probe, transformers_missing
 from attnviz.pretrained.bridge.model import BridgedModel
+from attnviz.pretrained.bridge.multimodal import Encoded
 from attnviz.pretrained.bridge.record import NAME, Recording, register
 from attnviz.pretrained.folder import ModelFolderError
 from attnviz.pretrained.tokenize import TextTokenizer
@@ -129,10 +130,10 @@ class MemoryModel(BridgedModel):
 
     def continue_ids(
         self, ids: list[int], n: int, temperature: float = 0.0, seed: int = 0,
-        stop: Collection[int] = (),
+        stop: Collection[int] = (), images: Encoded | None = None,
     ) -> list[int]:  # fmt: skip
         with bridged(self.hf, self.attn):
-            return super().continue_ids(ids, n, temperature, seed, stop)
+            return super().continue_ids(ids, n, temperature, seed, stop, images)
 
     def with_tokenizer(self, tokenizer: TextTokenizer) -> MemoryModel:
         """This model read with ``tokenizer`` (the same model, probe and lock)."""

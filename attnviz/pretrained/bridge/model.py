@@ -163,12 +163,12 @@ class BridgedModel:
         self, ids: list[int], keep_qkv_bytes: int = -1, images: Encoded | None = None
     ) -> TraceTensors:
         """Every layer's q, k, v (or, without them, its weights) and hidden states on ``ids``;
-        with ``images`` (a vision-language model's text and images, ``ids`` its ids), the
-        vision tower's weights too."""
+        with ``images`` (a vision-language model's text and images, ``ids`` its ids and perhaps
+        what the model wrote after them: ``continue_ids``), the vision tower's weights too."""
         x = torch.tensor([ids], dtype=torch.long, device=self.device)  # (1, T)
         L, H, T = self.cfg.n_layers, self.cfg.n_heads, len(ids)
         keep = L * H * T * T * 4 <= KEEP_FORWARD_BYTES or self.no_qk is not None
-        out, records = self.forward(x, keep_weights=keep, inputs=images.inputs if images else None)
+        out, records = self.forward(x, keep_weights=keep, inputs=self._inputs(ids, images))
         states = torch.stack([h[0] for h in out.hidden_states])  # (L+1, T, C)
         if len(out.hidden_states) != L + 1:
             raise TraceError(
@@ -231,12 +231,15 @@ class BridgedModel:
 
     def continue_ids(
         self, ids: list[int], n: int, temperature: float = 0.0, seed: int = 0,
-        stop: Collection[int] = (),
+        stop: Collection[int] = (), images: Encoded | None = None,
     ) -> list[int]:  # fmt: skip
         """The ``n`` ids the model writes after ``ids``, or fewer (it stops after one of
         ``stop``), with transformers' cache of keys and values: greedy at temperature 0 (the
         first of equal logits), else drawn from softmax(logits / T) by a CPU generator seeded
-        with ``seed``, as the native engine writes (``engine.generate``)."""
+        with ``seed``, as the native engine writes (``engine.generate``). With ``images`` (a
+        vision-language model's text and images, ``ids`` its ids) the first forward reads them
+        (the pixels, grids, masks and token types), the later ones the cache alone, as
+        transformers' ``generate`` runs them; it never writes the image token."""
         if not (self.cfg.causal and self.cfg.unembed):
             raise ValueError("model: only a causal model with an unembedding writes tokens")
         if not ids:
@@ -248,14 +251,20 @@ class BridgedModel:
         last = {"logits_to_keep": 1} if "logits_to_keep" in params else {}
         g = torch.Generator().manual_seed(seed)
         x = torch.tensor([ids], dtype=torch.long, device=self.device)  # (1, T)
+        extra = self._inputs(ids, images)
+        self._forget_positions()
         cache: Any = None
         out_ids: list[int] = []
         with torch.inference_mode():
             for _ in range(n):
-                kwargs = {cache_arg: cache} if cache is not None else {}
+                kwargs = {cache_arg: cache} if cache is not None else extra
                 out = self.hf(input_ids=x, use_cache=True, **last, **kwargs)
                 cache = getattr(out, "cache", None) or getattr(out, "past_key_values", None)
                 logits = out.logits[0, -1].float().cpu()  # (V,)
+                if images is not None and images.image_token is not None:
+                    # An image token written would stand for no image: the forward of the
+                    # whole sequence (the trace) would have more of them than features.
+                    logits[images.image_token] = -torch.inf
                 if temperature == 0:
                     nxt = int(logits.argmax())
                 else:
@@ -268,4 +277,30 @@ class BridgedModel:
                 x = torch.tensor([[nxt]], dtype=torch.long, device=self.device)  # (1, 1)
                 if cache is None:  # a model that keeps no cache reads everything again
                     x = torch.tensor([ids + out_ids], dtype=torch.long, device=self.device)
+                    extra = self._inputs(ids + out_ids, images)
         return out_ids
+
+    def _inputs(self, ids: list[int], images: Encoded | None) -> dict[str, torch.Tensor]:
+        """What the forward on ``ids`` reads besides them: ``images``' inputs on the model's
+        device, their per-token ones (token types) grown by the tokens ``ids`` has past
+        ``images``' own, as transformers' ``generate`` grows them for the tokens it writes
+        (the model's ``_update_model_kwargs_for_generation``: PaliGemma's written tokens are
+        its causal suffix, Qwen's text)."""
+        if images is None or not images.inputs:
+            return {}
+        grown = len(ids) - len(images.ids)
+        if grown < 0 or ids[: len(images.ids)] != images.ids:
+            raise ValueError("ids: a text with images is continued from its own ids")
+        inputs = to_device(images.inputs, self.device, self.hf.dtype)
+        if grown == 0:
+            return inputs
+        kept = self.hf._update_model_kwargs_for_generation({}, dict(inputs), num_new_tokens=grown)
+        return {k: kept[k] for k in inputs}
+
+    def _forget_positions(self) -> None:
+        """Drop what a model keeps of its last generation's positions (Qwen-VL's M-RoPE keeps
+        ``rope_deltas``, the image's shift of the text's positions, for the cached steps), as
+        ``generate`` resets it: the first forward sets it again from its own images."""
+        for module in self.hf.modules():
+            if getattr(module, "rope_deltas", None) is not None:
+                module.rope_deltas = None

@@ -218,7 +218,8 @@ def encode(
     inputs = {
         k: v
         for k, v in batch.items()
-        if k not in ("input_ids", "attention_mask") and isinstance(v, torch.Tensor)
+        # labels: what a processor makes for training (PaliGemma's), never a forward's input.
+        if k not in ("input_ids", "attention_mask", "labels") and isinstance(v, torch.Tensor)
     }
     sizes = [(im.height, im.width) for im in images]
     try:
