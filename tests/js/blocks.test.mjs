@@ -13,6 +13,7 @@ import {
   collapsedNote,
   imageBlocks,
   imageProblem,
+  patchLabels,
   sizeText,
 } from "../../static/js/modes/sentence/blocks.js";
 
@@ -111,4 +112,24 @@ test("a file is checked against the server's caps, each rule named", () => {
   assert.equal(sizeText(10 * 1024 * 1024), "10 MB");
   assert.equal(sizeText(48 * 1024 + 300), "48 KB");
   assert.equal(sizeText(1536), "1.5 KB");
+});
+
+test("each patch is named by its place in its grid, its tile's in a split picture", () => {
+  const labels = ["a", "<image>", "<image>", "<image>", "<image>", "b"];
+  const groups = labels.map((_, i) => [i]);
+  assert.deepEqual(patchLabels([image(0, 1, 5, [tile(1, 2, 2)])], groups, labels), [
+    "a",
+    "image 1 · 1,1",
+    "image 1 · 1,2",
+    "image 1 · 2,1",
+    "image 1 · 2,2",
+    "b",
+  ]);
+  const split = [image(0, 0, 6, [tile(1, 1, 2), tile(4, 1, 1, "global")])];
+  assert.deepEqual(patchLabels(split, groups, labels).slice(1, 5), [
+    "image 1 · tile 1 · 1,1",
+    "image 1 · tile 1 · 1,2",
+    "<image>",
+    "image 1 · global · 1,1",
+  ]);
 });

@@ -321,7 +321,7 @@ function toyFromRaw(raw, limits, defaults) {
 //     attributes (the top prediction, the true next token, the difference),
 //   images: [{name, type, size, url}] the images with the text (data: URLs; a new trace),
 //     NEVER written into a link (too large for one: the page says so),
-//   collapseImages: each image one row and column (null: the default, by its size),
+//   foldImages: each image one row and column (null: the default, by its size),
 // }
 
 /**
@@ -354,7 +354,7 @@ export function defaultSentence(model = null, text = "") {
     diffHead: /** @type {number | null} */ (null),
     pushed: /** @type {import("./types.js").Pushed} */ ("top"),
     images: /** @type {import("./types.js").SentenceImage[]} */ ([]),
-    collapseImages: /** @type {boolean | null} */ (null),
+    foldImages: /** @type {boolean | null} */ (null),
   };
 }
 
@@ -442,7 +442,7 @@ export function sentenceFromRaw(raw) {
   if (typeof raw.ablateSource === "string") s.ablateSource = raw.ablateSource;
   for (const key of ["diffLayer", "diffHead"]) if (isIndex(raw[key])) s[key] = raw[key];
   if (PUSHED.includes(raw.pushed)) s.pushed = raw.pushed;
-  if (typeof raw.collapseImages === "boolean") s.collapseImages = raw.collapseImages;
+  if (typeof raw.foldImages === "boolean") s.foldImages = raw.foldImages;
   return s;
 }
 

@@ -159,7 +159,7 @@
  * @property {number | null} diffHead
  * @property {Pushed} pushed the token the Predictions card's "What pushed this" attributes
  * @property {SentenceImage[]} images the images with the text (a new trace; never in the link)
- * @property {boolean | null} collapseImages each image one row and column (null: the default,
+ * @property {boolean | null} foldImages each image one row and column (null: the default,
  *   collapsed when an image has many tokens)
  */
 

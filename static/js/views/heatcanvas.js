@@ -180,6 +180,16 @@ export function render(container, data, sel = {}, callbacks = {}) {
     ctx.strokeRect(left + 0.5, y0 + 0.5, side - 1, Math.max(1, span - 1));
     ctx.strokeRect(x0 + 0.5, top + 0.5, Math.max(1, span - 1), tall - 1);
     ctx.setLineDash([]);
+    if (span >= 16) {
+      // the label, on a white ground, in the corner of the block's own square
+      ctx.font = `11px ${FONT}`;
+      const w = Math.min(ctx.measureText(b.label).width + 8, left + side - x0 - 6);
+      ctx.fillStyle = "#ffffff";
+      ctx.fillRect(x0 + 3, y0 + 3, w, 15);
+      ctx.fillStyle = TEXT;
+      ctx.textAlign = "left";
+      ctx.fillText(b.label, x0 + 7, y0 + 11, w - 8);
+    }
   }
 
   const mark = sel.cell;
@@ -269,7 +279,12 @@ export function render(container, data, sel = {}, callbacks = {}) {
   };
 
   // The text alternative and the keyboard's path.
-  const blocksSaid = (data.blocks ?? []).map((b) => `${b.label}, ${rowAxis}s ${b.from + 1} to ${b.to}`).join("; ");
+  const blocksSaid = (data.blocks ?? [])
+    .map(
+      (b) =>
+        `${b.label}, ${b.to - b.from === 1 ? `row and column ${b.to}` : `rows and columns ${b.from + 1} to ${b.to}`}`,
+    )
+    .join("; ");
   const text = describe(/** @type {HTMLElement} */ (root.querySelector(".hc-body")), {
     summary:
       `${R} × ${C} ${unit}s, ${strongestText(rowLabels, labels, matrix, { approx: data.approx, causal: data.causal })}` +

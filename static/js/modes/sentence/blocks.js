@@ -51,6 +51,27 @@ export function imageBlocks(images, groups) {
     .filter((b) => b.rows.length > 0);
 }
 
+/**
+ * The shown rows' labels with each image patch named by its place: "image 1 · 3,4" (row 3,
+ * column 4 of its grid, 1-based), "image 1 · tile 2 · 3,4" in a split picture ("global" for
+ * its global view); the processor's tags around the tiles keep their token.
+ * @param {ImageMeta[] | undefined} images @param {number[][]} groups @param {string[]} labels
+ */
+export function patchLabels(images, groups, labels) {
+  /** @type {Map<number, string>} */
+  const named = new Map();
+  for (const image of images ?? []) {
+    const tiles = image.tiles ?? [];
+    tiles.forEach((t, k) => {
+      const tile = tiles.length > 1 ? (t.label === "global" ? " · global" : ` · tile ${k + 1}`) : "";
+      for (let q = 0; q < t.rows * t.cols; q++) {
+        named.set(t.start + q, `image ${image.image + 1}${tile} · ${Math.floor(q / t.cols) + 1},${(q % t.cols) + 1}`);
+      }
+    });
+  }
+  return labels.map((label, r) => (groups[r].length === 1 ? (named.get(groups[r][0]) ?? label) : label));
+}
+
 /** True when the images start collapsed: one has at least COLLAPSE_FROM tokens. @param {ImageMeta[] | undefined} images */
 export const collapsedByDefault = (images) => (images ?? []).some((i) => i.stop - i.start >= COLLAPSE_FROM);
 
@@ -159,7 +180,7 @@ export function collapsedNote(plan, row, col) {
 
 /**
  * Why a file cannot be sent as an image (null when it can): its type, its size, how many the
- * text already has, each against the server's caps (GET /api/models' ``images``).
+ * text already has, each against the server's caps (the model list's ``images``).
  * @param {{name: string, type: string, size: number}} file
  * @param {{max_images: number, max_bytes: number, types: string[]}} caps
  * @param {number} count the images already added

@@ -1,13 +1,21 @@
-// The input card's images, for a model that reads them (GET /api/models: reads_images): the
+// The input card's images, for a model that reads them (the model list's reads_images): the
 // "Add an image" button (a file picker), an image pasted into the text or the card, or dropped
 // on the card; each one a thumbnail with its name, size and a Remove button. Every file is
-// checked here against the server's caps (its ``images`` block: how many, how large, which
+// checked here against the server's caps (the model list's ``images``: how many, how large, which
 // types) before it is read into a data: URL; the server checks again (a 422 is shown as any
 // other error). The images live in the sentence state (state.images), never in a share link:
 // the card says so while there are any.
 
 import { byId, el } from "../../core/dom.js";
-import { COLLAPSE_RULE, collapsePlan, collapsedByDefault, imageBlocks, imageProblem, sizeText } from "./blocks.js";
+import {
+  COLLAPSE_RULE,
+  collapsePlan,
+  collapsedByDefault,
+  imageBlocks,
+  imageProblem,
+  patchLabels,
+  sizeText,
+} from "./blocks.js";
 
 /** @typedef {import("../../core/types.js").SentenceState} SentenceState */
 /** @typedef {import("../../core/types.js").ModelList} ModelList */
@@ -154,7 +162,7 @@ export function removeImage(ctx, index) {
 /** True when the views draw each image as one row and column: the reader's choice, else the
  * default (collapsed when an image has many tokens). @param {import("./parts.js").SentenceApp} app */
 export function imagesCollapsed(app) {
-  return app.s.collapseImages ?? collapsedByDefault(app.first?.meta.images);
+  return app.s.foldImages ?? collapsedByDefault(app.first?.meta.images);
 }
 
 /**
@@ -167,7 +175,7 @@ export function imagesCollapsed(app) {
 export function imagePlan(app, tv) {
   const blocks = imageBlocks(app.first?.meta.images, tv.groups);
   const collapsed = imagesCollapsed(app);
-  const plan = collapsePlan(tv.labels, blocks, collapsed);
+  const plan = collapsePlan(patchLabels(app.first?.meta.images, tv.groups, tv.labels), blocks, collapsed);
   const box = byId("s-collapse-box");
   box.hidden = !app.first?.meta.images?.length;
   for (const radio of /** @type {NodeListOf<HTMLInputElement>} */ (box.querySelectorAll("input"))) {
@@ -196,7 +204,7 @@ export function imagePlan(app, tv) {
  */
 export function wireCollapse(app, viewChanged) {
   byId("s-collapse-box").addEventListener("change", (e) => {
-    app.s.collapseImages = /** @type {HTMLInputElement} */ (e.target).value === "collapsed";
-    viewChanged(["collapseImages"]);
+    app.s.foldImages = /** @type {HTMLInputElement} */ (e.target).value === "collapsed";
+    viewChanged(["foldImages"]);
   });
 }
