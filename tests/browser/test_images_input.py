@@ -190,6 +190,8 @@ def test_an_image_by_picker_is_traced_and_its_block_collapses(page, llava_server
 
     choose_collapse(page, "collapsed")
     assert "image 1" in page.locator("#head-view").text_content()
+    page.locator("#head-view").scroll_into_view_if_needed()
+    shot(page, "headview-collapsed-1280.png", "#head-view")
     # The share link has no image in it, and still opens the text.
     assert "data:image" not in page.url and "base64" not in page.url
     page.locator("#s-input-h").scroll_into_view_if_needed()
