@@ -20,9 +20,9 @@ test("every piece of view state feeds a view, and only views that exist", () => 
   ).view;
   const fed = (feeds) => new Set(Object.values(feeds).flat());
   assert.deepEqual([...fed(TOY_FEEDS)].sort(), Object.keys(toyView).sort());
-  // Sentence state: model, text, generate and the knock-out make a new trace (every view); the
-  // rest feed views.
-  const traced = ["model", "text", "generate", "ablate", "ablateMode", "ablateSource"];
+  // Sentence state: model, text, its images, generate and the knock-out make a new trace (every
+  // view); the rest feed views.
+  const traced = ["model", "text", "images", "generate", "ablate", "ablateMode", "ablateSource"];
   const sentenceKeys = Object.keys(defaultSentence()).filter((k) => !traced.includes(k));
   assert.deepEqual([...fed(SENTENCE_FEEDS)].sort(), sentenceKeys.sort());
   assert.deepEqual(Object.keys(TOY_FEEDS), ["attention", "vectors", "beforeAfter", "distances"]);

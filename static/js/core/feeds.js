@@ -13,10 +13,11 @@ export const TOY_FEEDS = {
 /** Sentence mode: keys of the sentence state (SentenceState) -> views of modes/sentence/ (cards.js, cards/). The
  * model and the text feed every view through a new trace. */
 export const SENTENCE_FEEDS = {
-  model: ["layer", "head", "query", "key", "hideSpecial", "mergeWords", "peak", "aggregate", "measure"], // the large heatmap frames the query's row and marks the key's cell
+  // the large heatmap frames the query's row and marks the key's cell
+  model: ["layer", "head", "query", "key", "hideSpecial", "mergeWords", "peak", "aggregate", "measure", "foldImages"],
   why: ["layer", "head", "query", "key"], // Why this score: the head's score of the key at the query
   gen: ["layer", "head", "step"],
-  head: ["layer", "heads", "query", "hideSpecial", "mergeWords", "measure"],
+  head: ["layer", "heads", "query", "hideSpecial", "mergeWords", "measure", "foldImages"],
   qk: ["layer", "head", "query", "allKeys", "hideSpecial", "mergeWords"],
   traj: ["picked", "dims", "hideSpecial", "mergeWords", "query"], // a long text starts at the query
   lens: ["query", "pushed"], // the predictions after the query, the logit lens around it, what pushed one

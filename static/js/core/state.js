@@ -319,6 +319,9 @@ function toyFromRaw(raw, limits, defaults) {
 //     default, the chosen head's index in the layer after the first knocked out),
 //   pushed: "top" | "next" | "diff", the token the Predictions card's "What pushed this"
 //     attributes (the top prediction, the true next token, the difference),
+//   images: [{name, type, size, url}] the images with the text (data: URLs; a new trace),
+//     NEVER written into a link (too large for one: the page says so),
+//   foldImages: each image one row and column (null: the default, by its size),
 // }
 
 /**
@@ -350,8 +353,13 @@ export function defaultSentence(model = null, text = "") {
     diffLayer: /** @type {number | null} */ (null),
     diffHead: /** @type {number | null} */ (null),
     pushed: /** @type {import("./types.js").Pushed} */ ("top"),
+    images: /** @type {import("./types.js").SentenceImage[]} */ ([]),
+    foldImages: /** @type {boolean | null} */ (null),
   };
 }
+
+/** Sentence keys a link never carries: the images (data: URLs, megabytes). */
+const UNSHARED = ["images"];
 
 /** How a head is knocked out (the trace's ``ablate[i].mode``; the card's select offers the same). */
 export const ABLATE_MODES = ["zero", "mean", "patch"];
@@ -434,6 +442,7 @@ export function sentenceFromRaw(raw) {
   if (typeof raw.ablateSource === "string") s.ablateSource = raw.ablateSource;
   for (const key of ["diffLayer", "diffHead"]) if (isIndex(raw[key])) s[key] = raw[key];
   if (PUSHED.includes(raw.pushed)) s.pushed = raw.pushed;
+  if (typeof raw.foldImages === "boolean") s.foldImages = raw.foldImages;
   return s;
 }
 
@@ -494,7 +503,9 @@ function toyPart(toy, ctx) {
  */
 function sentencePart(sentence) {
   const base = /** @type {Record<string, unknown>} */ (defaultSentence());
-  const out = Object.fromEntries(Object.entries(sentence).filter(([key, value]) => !same(value, base[key])));
+  const out = Object.fromEntries(
+    Object.entries(sentence).filter(([key, value]) => !UNSHARED.includes(key) && !same(value, base[key])),
+  );
   return Object.keys(out).length ? out : null;
 }
 

@@ -52,6 +52,15 @@
  * @property {number} [json_numbers] how many numbers the full JSON trace holds
  * @property {Ablated[]} [ablated] text: the heads knocked out, and how
  * @property {{k: number, vocab: Record<string, string>}} [top_k] a part with top_k: each id's label
+ * @property {ImageMeta[]} [images] text with images: each image's positions and grid
+ */
+
+/**
+ * One image of a trace (meta.images[i]): its positions start..stop, its token grid, its tiles
+ * (a split picture: several, then a "global" view), each a grid of tokens from `start`.
+ * @typedef {{image: number, start: number, stop: number, rows: number, cols: number,
+ *   height: number, width: number, tiles: {start: number, rows: number, cols: number,
+ *   box: number[], merge: number, label: string}[], type: string, description?: string}} ImageMeta
  */
 
 /**
@@ -149,6 +158,15 @@
  * @property {number | null} diffLayer the head the Knock-out card compares (null: the default)
  * @property {number | null} diffHead
  * @property {Pushed} pushed the token the Predictions card's "What pushed this" attributes
+ * @property {SentenceImage[]} images the images with the text (a new trace; never in the link)
+ * @property {boolean | null} foldImages each image one row and column (null: the default,
+ *   collapsed when an image has many tokens)
+ */
+
+/**
+ * An image added to the text: its file's name, type and size, and its data: URL (what the
+ * trace request carries).
+ * @typedef {{name: string, type: string, size: number, url: string}} SentenceImage
  */
 
 /**
@@ -214,6 +232,7 @@
  * @property {string | null} [run] the training run it comes from
  * @property {"native" | "transformers"} [backend]
  * @property {string | null} [ablate_refused] why its heads cannot be knocked out, or null
+ * @property {boolean} [reads_images] a vision-language model: the text may carry images
  */
 
 /**
@@ -230,6 +249,8 @@
  * @property {string} install
  * @property {ExampleHead[]} example_heads
  * @property {CorpusLimits} corpus
+ * @property {{max_images: number, max_bytes: number, max_pixels: number, types: string[]}} [images]
+ *   the caps on the images a trace may carry
  */
 
 /**

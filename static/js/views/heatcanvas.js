@@ -50,13 +50,18 @@ function image(matrix, top) {
  * Draw `data.matrix` (rows x columns weights; rows are queries) into `container`.
  * @param {HTMLElement} container
  * @param {{labels: string[], matrix: NDArray, title: string, caption?: string, approx?: boolean,
- *   rowLabels?: string[], axes?: [string, string], unit?: string, causal?: boolean}} data
+ *   rowLabels?: string[], axes?: [string, string], unit?: string, causal?: boolean,
+ *   blocks?: {from: number, to: number, label: string}[], cellNote?: (row: number, col: number) => string,
+ *   rule?: string}} data
  *   labels: the columns' (keys'); rowLabels: the rows' when they differ (a cross-attention's
  *   queries); axes: what rows and columns are, ["query", "key"] by default; approx: the weights
  *   are 8-bit snapshots, read "≈ 0.42" rather than exactly; unit: what a cell is, "weight" by
  *   default ("value-weighted norm": ||a v W_O||, not a weight); causal: a causal
  *   self-attention, whose summary leaves out the first query (it sees only itself) and names a
- *   first-token sink apart (describe.js strongestText)
+ *   first-token sink apart (describe.js strongestText); blocks: labelled runs of rows (and the
+ *   same columns) framed on the plot (an image's patches: from..to-1); cellNote: a line the
+ *   hover text and the keyboard's live text add for a cell ("exact: the sum over the image's
+ *   64 keys"); rule: how some cells were made, said with the numbers table
  * @param {{query?: number, cell?: [number, number] | null, peak?: boolean}} [sel] query: a row
  *   to mark (the chosen query), -1 or absent for none; cell: a cell to mark (the one Why this
  *   score explains); peak: colour from 0 to the largest weight (else to 1)
@@ -165,6 +170,28 @@ export function render(container, data, sel = {}, callbacks = {}) {
     ctx.strokeRect(left + 0.5, top + q * cell + 0.5, side - 1, Math.max(1, cell - 1));
   }
 
+  // Blocks (an image's patches): a frame around their rows and their columns, and the label.
+  for (const b of data.blocks ?? []) {
+    const y0 = top + b.from * cell;
+    const x0 = left + b.from * cell;
+    const span = (b.to - b.from) * cell;
+    ctx.strokeStyle = TEXT;
+    ctx.setLineDash([4, 3]);
+    ctx.strokeRect(left + 0.5, y0 + 0.5, side - 1, Math.max(1, span - 1));
+    ctx.strokeRect(x0 + 0.5, top + 0.5, Math.max(1, span - 1), tall - 1);
+    ctx.setLineDash([]);
+    if (span >= 16) {
+      // the label, on a white ground, in the corner of the block's own square
+      ctx.font = `11px ${FONT}`;
+      const w = Math.min(ctx.measureText(b.label).width + 8, left + side - x0 - 6);
+      ctx.fillStyle = "#ffffff";
+      ctx.fillRect(x0 + 3, y0 + 3, w, 15);
+      ctx.fillStyle = TEXT;
+      ctx.textAlign = "left";
+      ctx.fillText(b.label, x0 + 7, y0 + 11, w - 8);
+    }
+  }
+
   const mark = sel.cell;
   if (mark && mark[0] >= 0 && mark[0] < R && mark[1] >= 0 && mark[1] < C) {
     // the picked cell: a dark ring inside a white one, seen on every colour
@@ -217,6 +244,8 @@ export function render(container, data, sel = {}, callbacks = {}) {
       el("br"),
       el("span", { className: "hc-value", textContent: `${unit} ${value(v)}` }),
     );
+    const note = data.cellNote?.(i, j);
+    if (note) tip.append(el("br"), el("span", { className: "hc-note", textContent: note }));
     const x = left + (j + 1) * cell + 10;
     tip.style.left = `${Math.min(x, left + side - 150)}px`;
     tip.style.top = `${top + (i + 1) * cell + 8}px`;
@@ -250,12 +279,21 @@ export function render(container, data, sel = {}, callbacks = {}) {
   };
 
   // The text alternative and the keyboard's path.
+  const blocksSaid = (data.blocks ?? [])
+    .map(
+      (b) =>
+        `${b.label}, ${b.to - b.from === 1 ? `row and column ${b.to}` : `rows and columns ${b.from + 1} to ${b.to}`}`,
+    )
+    .join("; ");
   const text = describe(/** @type {HTMLElement} */ (root.querySelector(".hc-body")), {
-    summary: `${R} × ${C} ${unit}s, ${strongestText(rowLabels, labels, matrix, { approx: data.approx, causal: data.causal })}`,
+    summary:
+      `${R} × ${C} ${unit}s, ${strongestText(rowLabels, labels, matrix, { approx: data.approx, causal: data.causal })}` +
+      (blocksSaid ? `. Blocks: ${blocksSaid}.` : "") +
+      (data.rule ? ` ${data.rule}` : ""),
     table:
       R * C <= TABLE_MAX
         ? matrixTable(
-            `${title}: the ${unit}s, ${rowAxis} rows by ${colAxis} columns`,
+            `${title}: the ${unit}s, ${rowAxis} rows by ${colAxis} columns${data.rule ? `. ${data.rule}` : ""}`,
             rowAxis,
             rowLabels,
             labels,
@@ -278,7 +316,8 @@ export function render(container, data, sel = {}, callbacks = {}) {
       }.`,
     text: (i, j) =>
       `${spokenRows[i]} → ${spokenCols[j]}: ${value(matrix.data[i * C + j])} ` +
-      `(${rowAxis} ${i + 1}, ${colAxis} ${j + 1})`,
+      `(${rowAxis} ${i + 1}, ${colAxis} ${j + 1})` +
+      (data.cellNote?.(i, j) ? `; ${data.cellNote(i, j)}` : ""),
     show,
     hide,
     pick: picks
@@ -296,6 +335,7 @@ export function render(container, data, sel = {}, callbacks = {}) {
     drawn: { labels, rowLabels },
     matrix,
     vmax,
+    blocks: data.blocks ?? [],
     marked: mark ?? null,
     geometry: { left, top, side, tall, cell },
   };

@@ -20,6 +20,7 @@ import { createAtlasCard } from "./cards/atlas.js";
 import { createCompositionCard } from "./cards/composition.js";
 import { createCorpusCard } from "./cards/corpus.js";
 import { createDrawing } from "./draw.js";
+import { readsImages, removeImage, renderImages, wireImages, wireCollapse } from "./imageinput.js";
 import { renderSentenceInputs, tokenIndex, wireInputs } from "./inputs.js";
 import { renderJob } from "./job.js";
 import { createParts } from "./parts.js";
@@ -200,6 +201,8 @@ export function createSentence(
       },
       showExampleHead,
     );
+    const images = { app, renderInputs, edited };
+    renderImages(/** @type {ModelList} */ (app.models), app.s, modelInfo(), (i) => removeImage(images, i));
     hideOthers();
     atlas?.sync();
     composition?.sync();
@@ -237,6 +240,8 @@ export function createSentence(
   }
 
   wireInputs({ app, modelInfo, renderInputs, edited, viewChanged, setError: hooks.setError });
+  wireImages({ app, modelInfo, renderInputs, edited, setError: hooks.setError });
+  wireCollapse(app, viewChanged);
   /** @type {ReturnType<typeof setTimeout> | undefined} */
   let resizeTimer;
   window.addEventListener("resize", () => {
@@ -381,7 +386,8 @@ async function loadModels(status, setError, open) {
 }
 
 /**
- * The trace request's body for the state: the text, what to generate, the heads knocked out.
+ * The trace request's body for the state: the text, its images (a model that reads them), what
+ * to generate, the heads knocked out.
  * @param {SentenceState} s @param {import("../../core/types.js").ModelInfo | null} info the model's entry
  */
 function traceBody(s, info) {
@@ -390,6 +396,7 @@ function traceBody(s, info) {
   return {
     model: s.model,
     text: s.text,
+    ...(readsImages(info) && s.images.length ? { images: s.images.map((i) => i.url) } : {}),
     ...(s.generate ? { generate: s.generate } : {}),
     ...(ablate.length ? { ablate } : {}),
   };

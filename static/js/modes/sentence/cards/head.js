@@ -5,6 +5,8 @@
 import { sub } from "../../../core/compact.js";
 import { byId, download, fillIndexSelect } from "../../../core/dom.js";
 import * as headview from "../../../views/headview.js";
+import { collapseLayer } from "../blocks.js";
+import { imagePlan } from "../imageinput.js";
 import { tokenView } from "../parts.js";
 import { showMeasure, wireMeasure } from "./measure.js";
 
@@ -27,12 +29,15 @@ export async function draw({ app, p, ticket, pickQuery, viewChanged }) {
   const unit = value ? "value-weighted norm" : undefined;
   /** @param {import("../../../core/types.js").TraceMeta} partMeta @param {import("../../../views/headview.js").HeadViewData} data */
   const draw = (partMeta, data) => {
-    const tv = tokenView(partMeta);
+    // Each image collapsed to one token (its weights summed over its keys, averaged over its
+    // queries) when the switch says so.
+    const iv = imagePlan(app, tokenView(partMeta));
+    const layer = data.values && data.scale ? collapseLayer(data.values, data.scale, iv.plan.groups) : {};
     headview.render(
       box,
-      data,
-      { layer: app.s.layer, heads: app.s.heads, query: p.queryRow(tv.groups), unit },
-      { onPick: (row) => pickQuery(tv.groups[row][0]) },
+      { ...data, ...layer, labels: iv.plan.labels },
+      { layer: app.s.layer, heads: app.s.heads, query: iv.row(p.queryIndex()), unit },
+      { onPick: (row) => pickQuery(iv.token(row)) },
     );
   };
   if (!p.readsRows()) {

@@ -9,6 +9,8 @@ import { fmt } from "../../../core/numbers.js";
 import { WEIGHT_GRADIENT } from "../../../core/theme.js";
 import * as heatcanvas from "../../../views/heatcanvas.js";
 import * as modelview from "../../../views/modelview.js";
+import { COLLAPSE_RULE, collapseMatrix, collapsedNote } from "../blocks.js";
+import { imagePlan } from "../imageinput.js";
 import { thumbsOf, tokenView } from "../parts.js";
 import { showMeasure, wireMeasure } from "./measure.js";
 
@@ -64,7 +66,16 @@ export async function draw(ctx) {
   const head = await p.headPart();
   if (!current()) return;
   const hv = tokenView(head.meta);
-  const matrix = agg === "head" ? sub(head.arrays.view, 0, 0) : sub(head.arrays[agg], 0);
+  // Each image a labelled block of rows and columns; collapsed, one row (the mean of its rows)
+  // and one column (the sum over its columns) of the part's own numbers.
+  const iv = imagePlan(app, hv);
+  const shownMatrix = agg === "head" ? sub(head.arrays.view, 0, 0) : sub(head.arrays[agg], 0);
+  const matrix = collapseMatrix(shownMatrix, iv.plan.groups);
+  const groups = iv.plan.groups.map((g) => g.flatMap((r) => hv.groups[r])); // drawn row -> original tokens
+  const blocks = iv.blocks.map((b) => {
+    const from = iv.row(hv.groups[b.rows[0]][0]);
+    return { from, to: iv.collapsed ? from + 1 : from + b.rows.length, label: b.label };
+  });
   // What the large heatmap's cells are: weights (rollout's rows always sum to 1), or norms.
   const norms = agg === "value_weighted_sum" || (head.meta.measure === "value_weighted" && agg !== "rollout");
   const vw = head.meta.measure === "value_weighted" ? ", value-weighted" : "";
@@ -78,24 +89,31 @@ export async function draw(ctx) {
   heatcanvas.render(
     byId("mv-large"),
     {
-      labels: hv.labels,
+      labels: iv.plan.labels,
       matrix,
       title: `Layer ${app.s.layer + 1}, ${what}`,
       unit: norms ? "value-weighted norm" : "weight",
       causal: Boolean(meta.causal),
+      ...(blocks.length ? { blocks } : {}),
+      ...(iv.collapsed && blocks.length
+        ? {
+            cellNote: (/** @type {number} */ i, /** @type {number} */ j) => collapsedNote(iv.plan, i, j),
+            rule: COLLAPSE_RULE,
+          }
+        : {}),
     },
     {
-      query: p.queryRow(hv.groups),
-      cell: whyCells && app.s.key !== null ? [p.queryRow(hv.groups), keyRow(hv.groups, app.s.key)] : null,
+      query: iv.row(p.queryIndex()),
+      cell: whyCells && app.s.key !== null ? [iv.row(p.queryIndex()), iv.row(app.s.key)] : null,
       peak: app.s.peak || agg === "head_max" || norms,
     },
     whyCells
       ? {
-          onPickCell: (row, col) => pickPair(hv.groups[row][0], hv.groups[col][0]),
+          onPickCell: (row, col) => pickPair(iv.token(row), iv.token(col)),
           pickCell:
             "makes the row's token the query and the column's the key, whose score Why this score, below, explains",
         }
-      : { onPick: (row) => pickQuery(hv.groups[row][0]) },
+      : { onPick: (row) => pickQuery(iv.token(row)) },
   );
   const clickWords = whyCells
     ? "click a cell to see why the head gives its key that score (Why this score, below)."
@@ -119,18 +137,14 @@ export async function draw(ctx) {
   rule.textContent = ruleText;
   const sink = modelview.sinkNote(
     matrix,
-    hv.labels,
+    iv.plan.labels,
     !norms && (agg === "head" || agg === "head_mean"),
-    hv.groups,
+    groups,
     meta.special ?? null,
   );
   byId("mv-sink").hidden = !sink;
   byId("mv-sink").textContent = sink;
 }
-
-/** The row (or column) of an original token under the token options, -1 when hidden.
- * @param {number[][]} groups @param {number} index */
-const keyRow = (groups, index) => groups.findIndex((g) => g.includes(index));
 
 /** The card's controls, wired once. @param {CardContext} ctx */
 export function wire(ctx) {
