@@ -144,17 +144,18 @@ class Placed:
         return 0, 0
 
 
-def placed(text: str, placeholder: str, n_images: int) -> Placed:
+def placed(text: str, placeholder: str, n_images: int, wrapped: str | None = None) -> Placed:
     """``text`` with the model's own ``placeholder`` where each image goes: a ``<image>`` the
     person wrote, or the model's own placeholder, stands for the next image; with none, the
-    images go before the text."""
+    images go before the text. What attnviz puts in (for a ``<image>``, or before the text) is
+    ``wrapped``: the placeholder between the tokens the model expects around an image
+    (``vision_start`` / ``vision_end``), when it names any."""
+    put = wrapped or placeholder
     marks = sorted({PLACEHOLDER, placeholder}, key=len, reverse=True)
     found = list(re.finditer("|".join(map(re.escape, marks)), text))
     if not found:
-        head = placeholder * n_images
-        before = tuple(
-            (k * len(placeholder), (k + 1) * len(placeholder), 0, 0) for k in range(n_images)
-        )
+        head = put * n_images
+        before = tuple((k * len(put), (k + 1) * len(put), 0, 0) for k in range(n_images))
         return Placed(head + text, ((len(head), 0, len(text)),), before)
     if len(found) != n_images:
         raise TraceError(
@@ -168,12 +169,26 @@ def placed(text: str, placeholder: str, n_images: int) -> Placed:
     for match in found:
         pieces.append((len(out), last, match.start() - last))
         out += text[last : match.start()]
-        holes.append((len(out), len(out) + len(placeholder), match.start(), match.end()))
-        out += placeholder
+        mark = put if match.group() == PLACEHOLDER else placeholder
+        holes.append((len(out), len(out) + len(mark), match.start(), match.end()))
+        out += mark
         last = match.end()
     pieces.append((len(out), last, len(text) - last))
     out += text[last:]
     return Placed(out, tuple(p for p in pieces if p[2] > 0), tuple(holes))
+
+
+def wrapped_placeholder(processor: Any, tokenizer: TextTokenizer, config: Any) -> str | None:
+    """The image placeholder between the tokens the model's config names around an image
+    (``vision_start_token_id``, ``vision_end_token_id``: Qwen's), or None when it names none:
+    without them the model's own positions (its M-RoPE index) would run two images together."""
+    ids = [getattr(config, n, None) for n in ("vision_start_token_id", "vision_end_token_id")]
+    if not (isinstance(ids[0], int) and isinstance(ids[1], int)):
+        return None
+    start, end = tokenizer.tok.id_to_token(ids[0]), tokenizer.tok.id_to_token(ids[1])
+    if start is None or end is None:
+        return None
+    return start + processor.image_token + end
 
 
 def aligned(ids: Sequence[int], own: Tokens, labels_of_ids: Sequence[str]) -> Tokens:
@@ -204,7 +219,9 @@ def encode(
     """``text`` and its ``images`` (PIL images, in order) through the model's processor: the
     sequence the model reads (with each image's block: ``vision.image_blocks``, from the
     model's ``config``), and the text as placed (the model's placeholders in it)."""
-    where = placed(text, processor.image_token, len(images))
+    where = placed(
+        text, processor.image_token, len(images), wrapped_placeholder(processor, tokenizer, config)
+    )
     try:
         batch = processor(text=[where.text], images=[list(images)], return_tensors="pt")
     except (ValueError, TypeError, KeyError, IndexError) as exc:

@@ -144,6 +144,23 @@ def _runs(ids: Sequence[int], token: int) -> list[tuple[int, int]]:
     return runs
 
 
+def _split(runs: list[tuple[int, int]], counts: Sequence[int]) -> list[tuple[int, int]]:
+    """``runs`` cut into one run per image of ``counts`` tokens each, where images placed side by
+    side (no text between their placeholders) made one run of their tokens; ``runs`` as they
+    are when their tokens are not those counts."""
+    if len(runs) >= len(counts) or sum(b - a for a, b in runs) != sum(counts):
+        return runs
+    out, queue = [], list(runs)
+    for n in counts:
+        start, stop = queue.pop(0)
+        if stop - start < n:
+            return runs
+        out.append((start, start + n))
+        if stop > start + n:
+            queue.insert(0, (start + n, stop))
+    return out
+
+
 def _shape(value: Any) -> tuple[int, ...]:
     return tuple(int(n) for n in value.shape)
 
@@ -234,6 +251,7 @@ def image_blocks(input_ids: Sequence[int], outputs: Mapping[str, Any], config: A
     if outputs.get("image_grid_thw") is not None:
         grid = [list(map(int, row)) for row in outputs["image_grid_thw"]]
         merge = int(_get(vision, "spatial_merge_size") or _get(image_processor, "merge_size") or 1)
+        runs = _split(runs, [t * h * w // (merge * merge) for t, h, w in grid])
         if len(grid) != len(runs) or len(sizes) != len(runs):
             raise ValueError(f"{len(runs)} runs of image tokens for {len(grid)} images")
         return [
@@ -242,6 +260,10 @@ def image_blocks(input_ids: Sequence[int], outputs: Mapping[str, Any], config: A
         ]
     px = _shape(outputs["pixel_values"])
     tile_px = (px[-2], px[-1])  # a tile's height and width in pixels
+    if len(runs) < len(sizes):  # images side by side, each of the same size once prepared
+        total = sum(b - a for a, b in runs)
+        if total % len(sizes) == 0:
+            runs = _split(runs, [total // len(sizes)] * len(sizes))
     if len(runs) == len(sizes):  # one grid per image
         blocks = []
         for i, ((start, stop), size) in enumerate(zip(runs, sizes, strict=True)):

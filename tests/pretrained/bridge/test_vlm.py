@@ -146,7 +146,9 @@ def test_both_towers_are_transformers_own(made, name):
 def test_no_placeholder_puts_the_image_first_and_a_text_alone_is_a_language_model(made, name):
     m = made.model(name)
     before, placed = m.encode(TEXT, [picture()])
-    assert placed.startswith(m.processor.image_token) and placed.endswith(TEXT)
+    # The image first (between the tokens the model names around one, Qwen's vision start and
+    # end), then the text as written.
+    assert placed.endswith(TEXT) and m.processor.image_token in placed.removesuffix(TEXT)
     first_text = min(i for i, w in enumerate(before.tokens.words) if w is not None)
     image = [i for i, tid in enumerate(before.ids) if tid == before.image_token]
     assert max(image) < first_text
@@ -160,3 +162,19 @@ def test_placeholders_must_match_the_images(made):
     m = made.model("llava")
     with pytest.raises(TraceError, match=r"images: the text has 2 image placeholders"):
         m.encode(f"{PLACEHOLDER} and {PLACEHOLDER}", [picture()])
+
+
+@pytest.mark.parametrize("name", ["llava", "qwen2_vl", "gemma3", "idefics3"])
+def test_two_images_side_by_side_are_two_blocks(made, name):
+    """Two images before the text (no placeholder): their tokens touch, and each is its own
+    block of its own grid."""
+    m = made.model(name)
+    enc, _ = m.encode(TEXT, [picture(), picture(30, 40)])
+    assert [b.image for b in enc.blocks] == [0, 1]
+    first, second = enc.blocks
+    assert first.stop <= second.start
+    image = [i for i, tid in enumerate(enc.ids) if tid == enc.image_token]
+    cells = [p for b in enc.blocks for t in b.tiles for p in range(t.start, t.stop)]
+    assert sorted(cells) == image
+    t = m.trace(enc.ids, images=enc)
+    assert t.tower is not None and not isinstance(t.tower, str)
