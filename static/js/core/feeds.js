@@ -14,6 +14,7 @@ export const TOY_FEEDS = {
  * model and the text feed every view through a new trace. */
 export const SENTENCE_FEEDS = {
   model: ["layer", "head", "query", "key", "hideSpecial", "mergeWords", "peak", "aggregate", "measure"], // the large heatmap frames the query's row and marks the key's cell
+  picture: ["layer", "head", "query"], // Attention on the picture: the query's row over an image's tokens
   why: ["layer", "head", "query", "key"], // Why this score: the head's score of the key at the query
   gen: ["layer", "head", "step"],
   head: ["layer", "heads", "query", "hideSpecial", "mergeWords", "measure"],

@@ -15,6 +15,7 @@ import { holdInView } from "../../core/anchor.js";
 import { createStatus } from "../../core/controller.js";
 import { byId } from "../../core/dom.js";
 import { SENTENCE_FEEDS } from "../../core/feeds.js";
+import { pictures, wirePictureFile } from "../../core/images.js";
 import { ablateBody, clampSentence, defaultSentence } from "../../core/state.js";
 import { createAtlasCard } from "./cards/atlas.js";
 import { createCompositionCard } from "./cards/composition.js";
@@ -237,6 +238,7 @@ export function createSentence(
   }
 
   wireInputs({ app, modelInfo, renderInputs, edited, viewChanged, setError: hooks.setError });
+  wirePictureFile(/** @type {HTMLInputElement} */ (byId("s-image-file")), () => edited(0));
   /** @type {ReturnType<typeof setTimeout> | undefined} */
   let resizeTimer;
   window.addEventListener("resize", () => {
@@ -392,6 +394,7 @@ function traceBody(s, info) {
     text: s.text,
     ...(s.generate ? { generate: s.generate } : {}),
     ...(ablate.length ? { ablate } : {}),
+    ...(info?.reads_images && pictures().length ? { images: pictures().map((p) => p.dataUrl) } : {}),
   };
 }
 
@@ -460,7 +463,7 @@ function htmlRequest(app, p, shown) {
       ...(key !== null ? { key } : {}),
       hide_special: s.hideSpecial,
       merge_words: s.mergeWords,
-      views: shown.filter((v) => v !== "knock"),
+      views: shown.filter((v) => v !== "knock" && v !== "picture"),
     },
-  }; // the one-file export has no model to rerun with heads knocked out
+  }; // the one-file export has no model to rerun with heads knocked out (nor, yet, a picture card)
 }
