@@ -15,7 +15,7 @@ import { cellAt, cellRect, patchText, shortWeight, strongestCell, strongestText 
 
 const SVG = "http://www.w3.org/2000/svg";
 export const HEAT = "#ff3d00"; // the cells' colour, more opaque the more weight
-const MOST = 0.85; // the opacity of the largest weight shown
+const MOST = 0.75; // the opacity of the largest weight shown
 
 /**
  * @typedef {object} PictureData
@@ -209,7 +209,7 @@ function outsideBox(W, H, box) {
     d: `M0 0H${W}V${H}H0Z M${left} ${top}V${bottom}H${right}V${top}Z`,
     "fill-rule": "evenodd",
     fill: "#000000",
-    "fill-opacity": "0.6",
+    "fill-opacity": "0.45",
     "data-role": "outside",
   });
 }

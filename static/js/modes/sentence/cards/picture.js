@@ -172,8 +172,14 @@ async function attention(ctx, current) {
     },
   );
   const rule = part.meta.rules?.[how];
+  const where =
+    block.tiles.length === 1
+      ? "the picture"
+      : tile.label === "global"
+        ? "the whole picture"
+        : tileName(tile, choice.tile);
   const said = [
-    `${tile.rows} × ${tile.cols} tokens over ${tile.label === "global" ? "the whole picture" : tileName(tile, choice.tile)}` +
+    `${tile.rows} × ${tile.cols} tokens over ${where}` +
       (tile.merge > 1 ? ` (each ${tile.merge} × ${tile.merge} patches merged)` : "") +
       ".",
   ];
