@@ -50,7 +50,7 @@ function svg(tag, attrs = {}) {
   return node;
 }
 
-/** A doubled outline (white over black) of a rectangle. @param {string} role @param {{x: number, y: number, w: number, h: number}} r */
+/** A doubled outline (white over black) of a rectangle; the query's dashed. @param {string} role @param {{x: number, y: number, w: number, h: number}} r */
 function outline(role, r) {
   const g = svg("g", { "data-role": role, "pointer-events": "none" });
   for (const [stroke, width] of [
@@ -67,6 +67,7 @@ function outline(role, r) {
         stroke,
         "stroke-width": width,
         "vector-effect": "non-scaling-stroke",
+        ...(role === "marked" && stroke === "#ffffff" ? { "stroke-dasharray": "4 3" } : {}),
       }),
     );
   }

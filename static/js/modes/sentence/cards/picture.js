@@ -276,8 +276,9 @@ async function vision(ctx, current) {
     },
   );
   const note = [`${rows} × ${cols} patches of the vision tower.`];
-  if (grid?.class_token) note.push("Its class token is left out, so a row sums to 1 less the class token's share.");
-  if (meta.vision?.note) note.push(meta.vision.note);
+  const told = meta.vision?.note;
+  if (told) note.push(told.charAt(0).toUpperCase() + told.slice(1));
+  else if (grid?.class_token) note.push("Its class token is left out: a row sums to 1 less the class token's share.");
   byId("vt-note").textContent = note.join(" ");
 }
 
