@@ -27,7 +27,7 @@ from tests.browser.helpers import (
     view_change,
     wait_for_trace,
 )
-from tests.support.checkpoints_vlm import make_tiny_llava
+from tests.support.checkpoints_vlm import make_tiny_idefics3, make_tiny_llava
 from tests.support.images import data_url, encoded
 from tests.support.servers import served
 
@@ -62,8 +62,8 @@ def _vision_refused(console):
 @pytest.fixture(scope="module")
 def llava(tmp_path_factory):
     root = tmp_path_factory.mktemp("vlm-page")
-    folder = make_tiny_llava(root / MODEL)
-    settings = Settings(device="cpu", builtin_model=False, models=str(folder))
+    folders = [make_tiny_llava(root / MODEL), make_tiny_idefics3(root / "tiny-idefics3")]
+    settings = Settings(device="cpu", builtin_model=False, models=":".join(map(str, folders)))
     with served(create_app(settings)) as url:
         yield url
 
@@ -75,8 +75,8 @@ def png(tmp_path_factory):
     return path
 
 
-def api_part(url: str, png, **params) -> dict:
-    body = {"model": MODEL, "text": TEXT, "images": [data_url(png.read_bytes())]}
+def api_part(url: str, png, model: str = MODEL, **params) -> dict:
+    body = {"model": model, "text": TEXT, "images": [data_url(png.read_bytes())]}
     r = httpx.post(f"{url}/api/trace", json=body, params=params, timeout=60)
     assert r.status_code == 200, r.text
     return r.json()
@@ -248,6 +248,37 @@ def test_a_patch_as_the_query_shows_its_row_and_the_texts_share(page, llava, png
     redraw(page, lambda: page.keyboard.press("Enter"))
     assert page.locator("#qk-query").input_value() == str(start + 2 * 8 + 7)
     assert page.evaluate("() => document.activeElement.classList.contains('pic-frame')")
+
+
+def test_a_split_picture_shows_its_global_view_or_a_tile(page, llava, png):
+    open_sentence(page, llava + "/", TEXT)
+    add_picture(page, png)
+    before, seen = traces_drawn(page), drawn(page, "#picture-view")
+    page.select_option("#s-model", "tiny-idefics3")
+    wait_for_trace(page, before)
+    wait_drawn(page, "#picture-view", seen)
+    meta = api_part(llava, png, "tiny-idefics3", fields="entropy_mean")
+    tiles = meta["images"][0]["tiles"]
+    names = page.locator("#pic-tile option").all_text_contents()
+    assert names == [t["label"] for t in tiles[:-1]] + ["the whole picture (global view)"]
+    assert page.locator("#pic-tile").input_value() == str(len(tiles) - 1)  # the global view first
+    n = meta["n"]
+    redraw(page, lambda: choose(page, "#qk-query", str(n - 1)))
+    row = api_part(llava, png, "tiny-idefics3", fields="attentions", layer=0, head=0, query=n - 1)
+    row = row["attentions"][0][0][0]
+    for t in (len(tiles) - 1, 1):
+        if t != len(tiles) - 1:
+            redraw(page, lambda t=t: page.select_option("#pic-tile", str(t)))
+        tile, shown = tiles[t], cells(page)
+        k = tile["rows"] * tile["cols"]
+        got = as_f32(shown[(c // tile["cols"], c % tile["cols"])] for c in range(k))
+        assert torch.equal(got, torch.tensor(row[tile["start"] : tile["start"] + k])), t
+    # The second tile's cells cover its box: the picture's top right quarter.
+    box = page.locator("#picture-view img.pic-img").bounding_box()
+    first = page.locator(
+        '#picture-view [data-role=cells] rect[data-row="0"][data-col="0"]'
+    ).bounding_box()
+    assert first["x"] == pytest.approx(box["x"] + box["width"] * tiles[1]["box"][1] / W, abs=0.5)
 
 
 @pytest.mark.skipif(not HAS_VISION, reason="the trace has no vision field on this branch yet")
