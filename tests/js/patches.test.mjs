@@ -9,6 +9,7 @@ import {
   cellRect,
   defaultTile,
   inImage,
+  largest,
   outsideImages,
   patchText,
   shortWeight,
@@ -70,4 +71,13 @@ test("the strongest patch and one patch in words", () => {
   assert.equal(shortWeight(0.0123), "0.012");
   assert.equal(shortWeight(0.456), "0.46");
   assert.equal(shortWeight(0), "0.00");
+});
+
+test("the largest few of many, in position order", () => {
+  const items = [0.1, 0.5, 0.2, 0.5, 0.05].map((v, index) => ({ index, v }));
+  assert.deepEqual(
+    largest(items, 3).map((x) => x.index),
+    [1, 2, 3],
+  );
+  assert.equal(largest(items, 9), items);
 });

@@ -109,3 +109,19 @@ export function outsideImages(row, blocks) {
   for (let k = 0; k < row.length; k++) if (!inImage(blocks, k)) out.push({ index: k, v: row[k] });
   return out;
 }
+
+/**
+ * At most `k` of them: the largest weights (the first of equal ones), kept in position order.
+ * @param {{index: number, v: number}[]} items @param {number} k
+ */
+export function largest(items, k) {
+  if (items.length <= k) return items;
+  const keep = new Set(
+    items
+      .map((item, at) => ({ at, v: item.v }))
+      .sort((a, b) => b.v - a.v || a.at - b.at)
+      .slice(0, k)
+      .map((x) => x.at),
+  );
+  return items.filter((_, at) => keep.has(at));
+}

@@ -13,13 +13,15 @@ import { sub } from "../../../core/compact.js";
 import { byId, fillOptions } from "../../../core/dom.js";
 import { pictures } from "../../../core/images.js";
 import { quotedToken } from "../../../core/tokens.js";
-import { cellOf, defaultTile, outsideImages, tileName, tileValues } from "../../../views/patches.js";
+import { cellOf, defaultTile, largest, outsideImages, tileName, tileValues } from "../../../views/patches.js";
 import * as view from "../../../views/picture.js";
 
 /** @typedef {import("../cards.js").CardContext} CardContext */
 /** @typedef {import("../../../core/types.js").Compact} Compact */
 /** @typedef {import("../../../core/types.js").ImageBlock} ImageBlock */
 /** @typedef {"head" | "head_mean" | "rollout"} How */
+
+const OTHERS = 32; // the text's tokens drawn as bars beside a patch's row: its largest weights
 
 /** The card's own choices (not in the link): kept while the trace stays, reset by a new one. */
 const choice = {
@@ -160,7 +162,9 @@ async function attention(ctx, current) {
       what: `${name}'s attention (${whose})`,
       unit: "patch",
       marked: at && at.image === choice.image && at.tile === choice.tile ? { i: at.i, j: at.j } : null,
-      others: at ? outsideImages(row.data, blocks).map(({ index, v }) => ({ label: meta.tokens[index], v })) : [],
+      others: at
+        ? largest(outsideImages(row.data, blocks), OTHERS).map(({ index, v }) => ({ label: meta.tokens[index], v }))
+        : [],
       pickHow: "makes that patch the query",
     },
     { focus },
@@ -183,7 +187,14 @@ async function attention(ctx, current) {
       (tile.merge > 1 ? ` (each ${tile.merge} × ${tile.merge} patches merged)` : "") +
       ".",
   ];
-  if (at) said.push("The query is a patch: the bars under the picture are the text's tokens' weights.");
+  if (at) {
+    const outside = outsideImages(row.data, blocks).length;
+    said.push(
+      outside > OTHERS
+        ? `The query is a patch: the bars under the picture are the weights of the ${OTHERS} text tokens it attends to most (of ${outside}).`
+        : "The query is a patch: the bars under the picture are the text's tokens' weights.",
+    );
+  }
   if (meta.causal && !at && query < block.start)
     said.push(`A causal model's query sees no later token: ${quotedToken(meta.tokens[query])} comes before the image.`);
   if (rule) said.push(rule);
