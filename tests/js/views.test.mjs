@@ -26,10 +26,22 @@ test("every piece of view state feeds a view, and only views that exist", () => 
   const sentenceKeys = Object.keys(defaultSentence()).filter((k) => !traced.includes(k));
   assert.deepEqual([...fed(SENTENCE_FEEDS)].sort(), sentenceKeys.sort());
   assert.deepEqual(Object.keys(TOY_FEEDS), ["attention", "vectors", "beforeAfter", "distances"]);
-  assert.deepEqual(Object.keys(SENTENCE_FEEDS), ["model", "why", "gen", "head", "qk", "traj", "lens", "knock"]);
+  // issue 30: Attention on the picture, after the model view
+  assert.deepEqual(Object.keys(SENTENCE_FEEDS), [
+    "model",
+    "picture",
+    "why",
+    "gen",
+    "head",
+    "qk",
+    "traj",
+    "lens",
+    "knock",
+  ]);
   // a long text's paths start at the query; the predictions are the query's; the model view's
   // large heatmap frames the query's row (issue 28: it kept framing an old one)
-  assert.deepEqual(viewsFed(SENTENCE_FEEDS, ["query"]), ["model", "why", "head", "qk", "traj", "lens"]);
+  // (and, issue 30, the picture card draws the query's row over the image)
+  assert.deepEqual(viewsFed(SENTENCE_FEEDS, ["query"]), ["model", "picture", "why", "head", "qk", "traj", "lens"]);
   // Why this score (issue 29): a key picked there, or in the heatmap, redraws it and the
   // heatmap that marks its cell
   assert.deepEqual(viewsFed(SENTENCE_FEEDS, ["key"]), ["model", "why"]);

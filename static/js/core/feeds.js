@@ -15,6 +15,7 @@ export const TOY_FEEDS = {
 export const SENTENCE_FEEDS = {
   // the large heatmap frames the query's row and marks the key's cell
   model: ["layer", "head", "query", "key", "hideSpecial", "mergeWords", "peak", "aggregate", "measure", "foldImages"],
+  picture: ["layer", "head", "query"], // Attention on the picture: the query's row over an image's tokens
   why: ["layer", "head", "query", "key"], // Why this score: the head's score of the key at the query
   gen: ["layer", "head", "step"],
   head: ["layer", "heads", "query", "hideSpecial", "mergeWords", "measure", "foldImages"],

@@ -52,16 +52,27 @@
  * @property {number} [json_numbers] how many numbers the full JSON trace holds
  * @property {Ablated[]} [ablated] text: the heads knocked out, and how
  * @property {{k: number, vocab: Record<string, string>}} [top_k] a part with top_k: each id's label
- * @property {ImageMeta[]} [images] text with images: each image's positions and grid
+ * @property {ImageBlock[]} [images] text: each image's tokens and grids (a vision-language model)
+ * @property {VisionMeta} [vision] text with images: the vision tower's layers, heads and patch grids
  */
 
 /**
- * One image of a trace (meta.images[i]): its positions start..stop, its token grid, its tiles
- * (a split picture: several, then a "global" view), each a grid of tokens from `start`.
+ * One image of a trace (meta.images[i]): its tokens' span, its grid (the global view's, or the
+ * only tile's), the picture's size as decoded, and its tiles, row-major, then a global view.
  * @typedef {{image: number, start: number, stop: number, rows: number, cols: number,
- *   height: number, width: number, tiles: {start: number, rows: number, cols: number,
- *   box: number[], merge: number, label: string}[], type: string, description?: string}} ImageMeta
+ *   height: number, width: number, tiles: ImageTile[], type?: string, description?: string}} ImageBlock
+ * A tile's token grid: cell (row, col) is position start + row * cols + col, covering box
+ * ([top, left, bottom, right] in the picture's pixels) cut into rows x cols; merge: patches
+ * per token along a side.
+ * @typedef {{start: number, rows: number, cols: number, box: [number, number, number, number],
+ *   merge: number, label: string}} ImageTile
+ * The vision tower's attention (the trace field `vision`): its layers, heads, and each tile's
+ * patch grid (rows x cols patches; the class token, if any, dropped).
+ * @typedef {{layers: number, heads: number, tiles: {image: number, tile: number, rows: number,
+ *   cols: number, class_token: boolean}[], note?: string}} VisionMeta
  */
+
+/** The image blocks as sentence mode's image input and views name them. @typedef {ImageBlock} ImageMeta */
 
 /**
  * A head knocked out in a trace (its meta.ablated): patched is how many positions took the

@@ -10,6 +10,7 @@ import * as gen from "./cards/gen.js";
 import * as head from "./cards/head.js";
 import * as lens from "./cards/lens.js";
 import * as model from "./cards/model.js";
+import * as picture from "./cards/picture.js";
 import * as qk from "./cards/qk.js";
 import * as traj from "./cards/traj.js";
 import * as why from "./cards/why.js";
@@ -36,7 +37,7 @@ import * as why from "./cards/why.js";
  */
 
 /** The cards by their view's name (SENTENCE_FEEDS'), in the order they are drawn. */
-const CARDS = /** @type {const} */ ({ lens, model, why, gen, head, qk, traj });
+const CARDS = /** @type {const} */ ({ lens, model, picture, why, gen, head, qk, traj });
 
 /**
  * The views' draws by name (each settles when its view is drawn), and the cards' controls.

@@ -20,6 +20,7 @@ import { createKnockCard } from "./cards/knockout.js";
 /** Each view's card, by the view's name. */
 const CARDS = /** @type {Record<string, string>} */ ({
   model: "model-view-card",
+  picture: "picture-card",
   why: "why-card",
   gen: "gen-card",
   head: "head-view-card",

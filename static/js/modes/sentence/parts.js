@@ -182,6 +182,18 @@ export function createParts(app, modelInfo) {
     /** The chosen head's row of weights at the chosen query: [1][1][1][n] (its winning key). */
     weightRowPart: () =>
       parts().get({ fields: "attentions", layer: app.s.layer, head: app.s.head, query: queryIndex() }),
+    /** Attention on the picture: the chosen query's row over every position (the image's
+     * tokens among them), as the chosen head's weights ([1][1][1][n]), or the layer's mean or
+     * rollout ([1][n][n], no token option: positions as the model has them, images included).
+     * @param {"head" | "head_mean" | "rollout"} how */
+    pictureRowPart: (how) =>
+      how === "head"
+        ? parts().get({ fields: "attentions", layer: app.s.layer, head: app.s.head, query: queryIndex() })
+        : parts().get({ fields: how, layer: app.s.layer, hide_special: false, merge_words: false }),
+    /** The vision tower's weights of one layer and head over one tile's patches, patch to
+     * patch ([1][1][P][P]; the trace field `vision`). @param {number} image @param {number} tile
+     * @param {number} layer @param {number} head */
+    visionPart: (image, tile, layer, head) => parts().get({ fields: "vision", image, tile, layer, head }),
     /** The hidden states' projection, under the token options. */
     projectionPart: () => parts().get({ fields: "projection", ...options() }),
     /** What the model predicts (a causal model) at the positions the Predictions card draws
