@@ -387,6 +387,9 @@ NEW_RUN_DONE = (
 )
 
 
+RUN_TIMEOUT_MS = 180_000  # the longest wait for a training run to end
+
+
 def train_from_form(page, steps: str, after: str = "", lr: str | None = None) -> None:
     """Train from the Train tab's form for ``steps`` steps (at ``lr``), until the new run (not
     ``after``, the id shown before) has ended done."""
@@ -394,7 +397,9 @@ def train_from_form(page, steps: str, after: str = "", lr: str | None = None) ->
     if lr:
         page.fill("#t-lr", lr)
     page.click("#t-start")
-    page.wait_for_function(NEW_RUN_DONE, arg=after)
+    # A run trains for seconds to a minute (a loaded machine): the wait guards against a hang,
+    # as the Train tab's tests wait on theirs, and times nothing.
+    page.wait_for_function(NEW_RUN_DONE, arg=after, timeout=RUN_TIMEOUT_MS)
 
 
 # How the page draws and reads a token's label (static/js/core/tokens.js), written again here
