@@ -55,7 +55,9 @@ class VlmReport:
     loaded_rss_bytes: int  # the server's resident memory once loaded
     warm_peak_rss_bytes: int  # its peak (VmHWM) after the warm-up request
     peak_rss_bytes: int  # its peak (VmHWM) after the first request
-    vision_bytes: int  # one trace's vision-tower weights: layers x heads x patches² x 4 B
+    vision_bytes: (
+        int  # what one trace keeps of its vision tower: q and k, layers x 2 x patches x C x 4 B
+    )
     memory_target_bytes: int  # weights x 1.3 + 1 GB
     error: str | None = None
     job: dict[str, Any] | None = None
@@ -233,7 +235,7 @@ def measure(
         image_tokens=ids.count(image_id), hf_forward_ms=[], first_request_ms=None, ratio=None,
         loaded_rss_bytes=0, warm_peak_rss_bytes=0, peak_rss_bytes=0,
         vision_bytes=ids.count(image_id) // shape.image_seq_len * shape.vision_layers
-        * shape.vision_heads * (shape.image // shape.patch) ** 4 * 4,
+        * 2 * (shape.image // shape.patch) ** 2 * shape.vision_hidden * 4,
         memory_target_bytes=int(nbytes * 1.3 + GB),
         load_average=[os.getloadavg()[0]],
     )  # fmt: skip
@@ -305,7 +307,8 @@ def table(report: VlmReport) -> str:
         )
     notes = [x for x in (r.error, r.browser.get("error")) if x]
     notes.append(
-        f"A trace keeps its vision tower's weights: {r.vision_bytes / GB:.2f} GB of float32 here."
+        f"A trace keeps its vision tower's queries and keys ({r.vision_bytes / GB:.2f} GB of "
+        "float32 here), and makes a layer's weights again when a part asks for them."
     )
     if r.job:
         notes.append(
