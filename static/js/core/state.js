@@ -302,7 +302,8 @@ function toyFromRaw(raw, limits, defaults) {
 //   text: the sentence,
 //   layer, head: the chosen head (0-based; model view, query-key view),
 //   heads: [head indices] drawn in the head view (at its layer, `layer`),
-//   query: original token index for the query-key view (null: the first ordinary token),
+//   query: original token index for the query-key view (null: the first ordinary token; with
+//     images in a causal model, the first after the first image),
 //   key: original token index of the key Why this score explains at the query (null: the
 //     query's winning key, its largest weight),
 //   hideSpecial, mergeWords: the token options,

@@ -81,8 +81,13 @@ export function createParts(app, modelInfo) {
     const meta = first().meta;
     const q = app.s.query;
     if (q !== null && q < meta.n && !(app.s.hideSpecial && meta.special?.[q])) return q;
-    const ordinary = (meta.special || []).findIndex((x) => !x);
-    return ordinary >= 0 ? ordinary : 0;
+    // None chosen: the first ordinary token, after the first image in a causal model (one
+    // before it sees none of the picture).
+    const after = meta.causal && meta.images?.length ? meta.images[0].stop : 0;
+    const special = meta.special || [];
+    const ordinary = special.findIndex((x, i) => !x && i >= after);
+    const any = special.findIndex((x) => !x);
+    return ordinary >= 0 ? ordinary : any >= 0 ? any : 0;
   }
 
   /** The generation step shown (1-based), and the row that wrote its token: the last one read. */
