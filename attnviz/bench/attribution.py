@@ -106,16 +106,11 @@ def panels(port: int, model: str, text: str, chromium: str) -> tuple[int, float,
 
     from playwright.sync_api import sync_playwright
 
-    from attnviz.bench.harness import BROWSER_ARGS, TRACES_DRAWN, open_sentence, traces_drawn
+    from attnviz.bench.harness import BROWSER_ARGS, typed_sentence
 
     with sync_playwright() as pw:
         b = pw.chromium.launch(executable_path=chromium, headless=True, args=BROWSER_ARGS)
-        page = b.new_page(viewport={"width": 1280, "height": 800})
-        page.set_default_timeout(300_000)
-        open_sentence(page, port, model)
-        before = traces_drawn(page)
-        page.fill("#s-text", text)
-        page.wait_for_function(TRACES_DRAWN, arg=before)
+        page = typed_sentence(b, port, model, text)
         n = int(page.evaluate("document.querySelector('#mv-large .hc').__heat.labels.length"))
         why = []
         for i, j in ((n - 1, n // 2), (n - 2, n // 3), (n - 3, 1)):

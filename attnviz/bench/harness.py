@@ -229,6 +229,18 @@ def open_sentence(page, port: int, model: str | None = None) -> None:
         page.wait_for_function(TRACES_DRAWN, arg=before)
 
 
+def typed_sentence(b, port: int, model: str, text: str):
+    """A new 1280 x 800 page of browser ``b`` in sentence mode on ``model``, ``text`` typed and
+    its trace drawn (a bench's waits are long: five minutes)."""
+    page = b.new_page(viewport={"width": 1280, "height": 800})
+    page.set_default_timeout(300_000)
+    open_sentence(page, port, model)
+    before = traces_drawn(page)
+    page.fill("#s-text", text)
+    page.wait_for_function(TRACES_DRAWN, arg=before)
+    return page
+
+
 def browser(
     port: int, texts: dict[int, list[str]], chromium: str, model: str | None = None
 ) -> dict[str, float]:

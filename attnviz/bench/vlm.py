@@ -152,18 +152,13 @@ def overlay_drawn(port: int, model: str, text: str, png: Path, chromium: str) ->
     chosen in the page's file input; the seconds until ``#picture-view`` counts a draw."""
     from playwright.sync_api import sync_playwright
 
-    from attnviz.bench.harness import BROWSER_ARGS, TRACES_DRAWN, open_sentence, traces_drawn
+    from attnviz.bench.harness import BROWSER_ARGS, typed_sentence
 
     drawn = "n => +(document.querySelector('#picture-view')?.dataset.drawn || 0) > n"
     with sync_playwright() as pw:
         b = pw.chromium.launch(executable_path=chromium, headless=True, args=BROWSER_ARGS)
         try:
-            page = b.new_page(viewport={"width": 1280, "height": 800})
-            page.set_default_timeout(300_000)
-            open_sentence(page, port, model)
-            before = traces_drawn(page)
-            page.fill("#s-text", text)
-            page.wait_for_function(TRACES_DRAWN, arg=before)
+            page = typed_sentence(b, port, model, text)
             if (
                 page.locator("#picture-view").count() == 0
                 or page.locator("#s-image-file").count() == 0

@@ -1,6 +1,6 @@
 """The vision tower's attention over HTTP (``fields=vision``): for each family, each tile's
-weights equal transformers' own (eager attention, the oracle of tests/pretrained/bridge/
-test_vlm.py), put on the tile's patch grid row by row here, independently of attnviz: a batch
+weights equal transformers' own (eager attention: tests/support/checkpoints_vlm.py's
+eager_with_towers), put on the tile's patch grid row by row here, independently of attnviz: a batch
 entry per tile (SigLIP, CLIP, Idefics3), a call per image over Qwen's merge windows, or
 Qwen2.5-VL's windows over its window-reordered patches (transformers' own window index, the
 layer's calls laid on one block-diagonal matrix, then permuted). The class token of LLaVA's
@@ -18,15 +18,15 @@ from attnviz.pretrained.bridge.multimodal import load_processor
 from attnviz.settings import Settings
 from attnviz.wire.compact import decode
 from attnviz.wire.constants import COMPACT_MEDIA_TYPE
-from tests.pretrained.bridge.test_vlm import oracle, picture
 from tests.support import checkpoints_vlm
-from tests.support.images import data_url, encoded
+from tests.support.checkpoints_vlm import eager_with_towers
+from tests.support.images import data_url, encoded, gradient
 
 TOL = 1e-5
 FAMILIES = ["llava", "idefics3", "qwen2_vl", "qwen2_5_vl", "qwen3_vl", "gemma3", "paligemma2"]
 # Two pictures of different shapes: Qwen's grids differ (the second one's 4 x 8 patches span two
 # of Qwen2.5-VL's windows); Idefics3 splits the first into 2 x 2 tiles, the second into 1 x 2.
-PICTURES = [picture(40, 30), picture(50, 20)]
+PICTURES = [gradient(40, 30), gradient(50, 20)]
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +72,7 @@ def _layers(calls) -> list[list[torch.Tensor]]:
 def expected(name: str, folder, inputs: dict) -> list[list[torch.Tensor]]:
     """Per tile (images in order, each's tiles in order): Lv x (H, P, P), row-major on the
     tile's patch grid, from transformers' own forward."""
-    out, calls = oracle(folder, inputs)
+    out, calls = eager_with_towers(folder, inputs)
     layers = _layers(calls)
     if name.startswith("qwen"):
         return _qwen_tiles(name, folder, inputs, layers)

@@ -334,3 +334,79 @@ def make_tiny_paligemma2(folder: Path, seed: int = 0) -> Path:
     )  # fmt: skip
     torch.manual_seed(seed)
     return _save(PaliGemmaForConditionalGeneration(config), processor, folder, seed)
+
+
+class TinyVlms:
+    """Each family's tiny folder under ``root`` and the model attnviz serves of it (``auto``: a
+    vision-language folder goes to the bridge), made when a test first asks, so that one family
+    that fails does not take the others with it; ``oracle`` is transformers' own (eager)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.folders: dict[str, Path] = {}
+        self.models: dict = {}
+        self.oracles: dict = {}
+
+    def folder(self, name: str) -> Path:
+        if name not in self.folders:
+            self.folders[name] = globals()[f"make_tiny_{name}"](self.root / name)
+        return self.folders[name]
+
+    def model(self, name: str):
+        import torch
+
+        from attnviz.pretrained.bridge import BridgedModel
+        from attnviz.pretrained.registry import load_model
+
+        if name not in self.models:
+            model = load_model(self.folder(name), torch.device("cpu"))
+            assert isinstance(model, BridgedModel) and model.reads_images
+            self.models[name] = model
+        return self.models[name]
+
+    def oracle(self, name: str):
+        from transformers import AutoModelForImageTextToText
+
+        if name not in self.oracles:
+            hf = AutoModelForImageTextToText.from_pretrained(
+                self.folder(name), attn_implementation="eager"
+            )
+            self.oracles[name] = hf.eval()
+        return self.oracles[name]
+
+
+def eager_with_towers(folder: Path, inputs: dict):
+    """transformers' own model of ``folder`` (eager attention) on the processor's ``inputs``:
+    its output, and the weights each vision-tower attention call of its eager attention gave,
+    in call order, with the module that made it (every modeling file's own
+    ``eager_attention_forward``, wrapped for the forward: some vision towers return no weights)."""
+    import sys
+
+    import torch
+    from transformers import AutoModelForImageTextToText
+
+    hf = AutoModelForImageTextToText.from_pretrained(folder, attn_implementation="eager").eval()
+    text = {id(m) for m in hf.get_decoder().modules()}
+    calls: list[tuple[int, torch.Tensor]] = []
+    files = {sys.modules[type(m).__module__] for m in hf.modules()}
+    files = {f for f in files if hasattr(f, "eager_attention_forward")}
+    saved = {f: f.eager_attention_forward for f in files}
+
+    def wrap(eager):
+        def recorded(module, *args, **kwargs):
+            out, weights = eager(module, *args, **kwargs)
+            if id(module) not in text:
+                calls.append((id(module), weights.detach()))
+            return out, weights
+
+        return recorded
+
+    for f in files:
+        f.eager_attention_forward = wrap(saved[f])
+    try:
+        with torch.no_grad():
+            out = hf(**inputs, output_attentions=True, output_hidden_states=True, use_cache=False)
+    finally:
+        for f, eager in saved.items():
+            f.eager_attention_forward = eager
+    return out, calls

@@ -52,3 +52,12 @@ def webp_claiming(width: int, height: int) -> bytes:
     )
     body = b"WEBP" + b"VP8X" + struct.pack("<I", len(vp8x)) + vp8x
     return b"RIFF" + struct.pack("<I", len(body)) + body
+
+
+def gradient(width: int = 40, height: int = 30) -> Image.Image:
+    """A picture with something in it everywhere: three gradients, one a product of both axes."""
+    img = Image.new("RGB", (width, height))
+    img.putdata(
+        [(x * 6 % 256, y * 8 % 256, (x * y) % 256) for y in range(height) for x in range(width)]
+    )
+    return img

@@ -102,3 +102,32 @@ export function sizeCanvas(canvas, ctx, width, height) {
   ctx.fillStyle = "#fff";
   ctx.fillRect(0, 0, width, height);
 }
+
+/** @type {WeakMap<Element, Promise<void>>} */
+const near = new WeakMap();
+
+/**
+ * Settles once `element` has come within 200 px of the window (a card below the first screen
+ * asks the server for its part then: a reader who never scrolls to it costs the server
+ * nothing); the same promise for the same element, once it has.
+ * @param {Element} element
+ * @returns {Promise<void>}
+ */
+export function whenNear(element) {
+  let seen = near.get(element);
+  if (!seen) {
+    seen = new Promise((resolve) => {
+      const watch = new IntersectionObserver(
+        (entries) => {
+          if (!entries.some((e) => e.isIntersecting)) return;
+          watch.disconnect();
+          resolve();
+        },
+        { rootMargin: "200px" },
+      );
+      watch.observe(element);
+    });
+    near.set(element, seen);
+  }
+  return seen;
+}

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import pytest
 import torch
-from PIL import Image
 
 from attnviz.errors import TraceError
-from attnviz.pretrained.bridge import BridgedModel
 from attnviz.pretrained.bridge.multimodal import PLACEHOLDER
-from attnviz.pretrained.registry import load_model
 from tests.support import checkpoints_vlm
+from tests.support.checkpoints_vlm import TinyVlms, eager_with_towers
+from tests.support.images import gradient
 
 CPU = torch.device("cpu")
 TOL = 1e-4
@@ -24,87 +23,20 @@ FAMILIES = sorted(
 TEXT = "the cat sat on the mat and looked at the dog"
 
 
-def picture(width: int = 40, height: int = 30) -> Image.Image:
-    """A picture with something in it: a gradient, a bright square."""
-    img = Image.new("RGB", (width, height))
-    img.putdata(
-        [(x * 6 % 256, y * 8 % 256, (x * y) % 256) for y in range(height) for x in range(width)]
-    )
-    return img
-
-
-class Made:
-    """Each family's folder and served model, made when a test first asks (one family that
-    fails does not take the others with it)."""
-
-    def __init__(self, root) -> None:
-        self.root = root
-        self.folders: dict = {}
-        self.models: dict[str, BridgedModel] = {}
-
-    def folder(self, name: str):
-        if name not in self.folders:
-            self.folders[name] = getattr(checkpoints_vlm, f"make_tiny_{name}")(self.root / name)
-        return self.folders[name]
-
-    def model(self, name: str) -> BridgedModel:
-        if name not in self.models:
-            model = load_model(self.folder(name), CPU)  # "auto": a vision folder: the bridge
-            assert isinstance(model, BridgedModel) and model.reads_images
-            self.models[name] = model
-        return self.models[name]
-
-
 @pytest.fixture(scope="module")
-def made(tmp_path_factory) -> Made:
-    return Made(tmp_path_factory.mktemp("vlm"))
-
-
-def oracle(folder, inputs: dict):
-    """transformers' own model of ``folder`` (eager attention) on the processor's ``inputs``:
-    its output, and the weights each vision-tower attention call of its eager attention gave,
-    in call order, with the module that made it (every modeling file's own
-    ``eager_attention_forward``, wrapped for the forward: some vision towers return no weights)."""
-    import sys
-
-    from transformers import AutoModelForImageTextToText
-
-    hf = AutoModelForImageTextToText.from_pretrained(folder, attn_implementation="eager").eval()
-    text = {id(m) for m in hf.get_decoder().modules()}
-    calls: list[tuple[int, torch.Tensor]] = []
-    files = {sys.modules[type(m).__module__] for m in hf.modules()}
-    files = {f for f in files if hasattr(f, "eager_attention_forward")}
-    saved = {f: f.eager_attention_forward for f in files}
-
-    def wrap(eager):
-        def recorded(module, *args, **kwargs):
-            out, weights = eager(module, *args, **kwargs)
-            if id(module) not in text:
-                calls.append((id(module), weights.detach()))
-            return out, weights
-
-        return recorded
-
-    for f in files:
-        f.eager_attention_forward = wrap(saved[f])
-    try:
-        with torch.no_grad():
-            out = hf(**inputs, output_attentions=True, output_hidden_states=True, use_cache=False)
-    finally:
-        for f, eager in saved.items():
-            f.eager_attention_forward = eager
-    return out, calls
+def made(tmp_path_factory) -> TinyVlms:
+    return TinyVlms(tmp_path_factory.mktemp("vlm"))
 
 
 @pytest.mark.parametrize("name", FAMILIES)
 def test_both_towers_are_transformers_own(made, name):
     m = made.model(name)
     written = f"look: {PLACEHOLDER} {TEXT}"
-    enc, placed = m.encode(written, [picture()])
+    enc, placed = m.encode(written, [gradient()])
     assert placed.count(m.processor.image_token) == 1
     t = m.trace(enc.ids, images=enc)
     inputs = {"input_ids": torch.tensor([enc.ids]), **enc.inputs}
-    out, calls = oracle(made.folder(name), inputs)
+    out, calls = eager_with_towers(made.folder(name), inputs)
     # The language model: every layer's weights (recomputed from the recorded q and k, once
     # the forward's are dropped) and every hidden state.
     t.release()
@@ -145,7 +77,7 @@ def test_both_towers_are_transformers_own(made, name):
 @pytest.mark.parametrize("name", FAMILIES)
 def test_no_placeholder_puts_the_image_first_and_a_text_alone_is_a_language_model(made, name):
     m = made.model(name)
-    before, placed = m.encode(TEXT, [picture()])
+    before, placed = m.encode(TEXT, [gradient()])
     # The image first (between the tokens the model names around one, Qwen's vision start and
     # end), then the text as written.
     assert placed.endswith(TEXT) and m.processor.image_token in placed.removesuffix(TEXT)
@@ -161,7 +93,7 @@ def test_no_placeholder_puts_the_image_first_and_a_text_alone_is_a_language_mode
 def test_placeholders_must_match_the_images(made):
     m = made.model("llava")
     with pytest.raises(TraceError, match=r"images: the text has 2 image placeholders"):
-        m.encode(f"{PLACEHOLDER} and {PLACEHOLDER}", [picture()])
+        m.encode(f"{PLACEHOLDER} and {PLACEHOLDER}", [gradient()])
 
 
 @pytest.mark.parametrize("name", ["llava", "qwen2_vl", "gemma3", "idefics3"])
@@ -169,7 +101,7 @@ def test_two_images_side_by_side_are_two_blocks(made, name):
     """Two images before the text (no placeholder): their tokens touch, and each is its own
     block of its own grid."""
     m = made.model(name)
-    enc, _ = m.encode(TEXT, [picture(), picture(30, 40)])
+    enc, _ = m.encode(TEXT, [gradient(), gradient(30, 40)])
     assert [b.image for b in enc.blocks] == [0, 1]
     first, second = enc.blocks
     assert first.stop <= second.start

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import pytest
 import torch
-from PIL import Image
 
-from attnviz.pretrained.bridge import BridgedModel
 from attnviz.pretrained.bridge.multimodal import Encoded
 from attnviz.pretrained.registry import load_model
-from tests.support import checkpoints_vlm
+from tests.support.checkpoints_vlm import TinyVlms
+from tests.support.images import gradient  # a wide one: Qwen's M-RoPE shifts the text after it
 
 CPU = torch.device("cpu")
 TOL = 1e-4
@@ -24,50 +23,9 @@ FAMILIES = ["llava", "idefics3", "qwen2_vl", "gemma3", "paligemma2"]
 TEXT = "look: <image> the cat sat on the mat"
 
 
-def picture(width: int = 90, height: int = 40) -> Image.Image:
-    """A wide gradient (a wide picture: Qwen's M-RoPE shifts the text after it)."""
-    img = Image.new("RGB", (width, height))
-    img.putdata(
-        [(x * 6 % 256, y * 8 % 256, (x * y) % 256) for y in range(height) for x in range(width)]
-    )
-    return img
-
-
-class Made:
-    """Each family's folder, served model and transformers' own model (eager), made when a test
-    first asks."""
-
-    def __init__(self, root) -> None:
-        self.root = root
-        self.folders: dict = {}
-        self.models: dict[str, BridgedModel] = {}
-        self.oracles: dict = {}
-
-    def folder(self, name: str):
-        if name not in self.folders:
-            self.folders[name] = getattr(checkpoints_vlm, f"make_tiny_{name}")(self.root / name)
-        return self.folders[name]
-
-    def model(self, name: str) -> BridgedModel:
-        if name not in self.models:
-            model = load_model(self.folder(name), CPU)
-            assert isinstance(model, BridgedModel) and model.reads_images
-            self.models[name] = model
-        return self.models[name]
-
-    def oracle(self, name: str):
-        from transformers import AutoModelForImageTextToText
-
-        if name not in self.oracles:
-            folder = self.folder(name)
-            hf = AutoModelForImageTextToText.from_pretrained(folder, attn_implementation="eager")
-            self.oracles[name] = hf.eval()
-        return self.oracles[name]
-
-
 @pytest.fixture(scope="module")
-def made(tmp_path_factory) -> Made:
-    return Made(tmp_path_factory.mktemp("vlm-generate"))
+def made(tmp_path_factory) -> TinyVlms:
+    return TinyVlms(tmp_path_factory.mktemp("vlm-generate"))
 
 
 def eos(hf) -> set[int]:
@@ -103,7 +61,7 @@ def whole(enc: Encoded, new: list[int], name: str) -> dict:
 @pytest.mark.parametrize("name", FAMILIES)
 def test_greedy_with_an_image_is_transformers_generate(made, name):
     m, hf = made.model(name), made.oracle(name)
-    enc, _ = m.encode(TEXT, [picture()])
+    enc, _ = m.encode(TEXT, [gradient(90, 40)])
     want = generated(hf, enc)
     got = m.continue_ids(enc.ids, STEPS, stop=eos(hf), images=enc)
     assert got == want
@@ -113,7 +71,7 @@ def test_greedy_with_an_image_is_transformers_generate(made, name):
 @pytest.mark.parametrize("name", FAMILIES)
 def test_the_trace_of_what_it_wrote_is_transformers_forward_on_the_whole(made, name):
     m, hf = made.model(name), made.oracle(name)
-    enc, _ = m.encode(TEXT, [picture()])
+    enc, _ = m.encode(TEXT, [gradient(90, 40)])
     new = m.continue_ids(enc.ids, STEPS, images=enc)
     n = len(enc.ids)
     t = m.trace(enc.ids + new, images=enc)
@@ -134,7 +92,7 @@ def test_a_text_after_a_picture_forgets_its_positions(made):
     steps: a text alone, written after a text with a picture, is still transformers' generate
     of the text alone."""
     m, hf = made.model("qwen2_vl"), made.oracle("qwen2_vl")
-    enc, _ = m.encode(TEXT, [picture()])
+    enc, _ = m.encode(TEXT, [gradient(90, 40)])
     m.continue_ids(enc.ids, 4, images=enc)
     ids = m.tokenizer("the cat sat on the mat").ids
     with torch.no_grad():
@@ -144,7 +102,7 @@ def test_a_text_after_a_picture_forgets_its_positions(made):
 
 def test_sampling_with_an_image_is_seeded(made):
     m = made.model("llava")
-    enc, _ = m.encode(TEXT, [picture()])
+    enc, _ = m.encode(TEXT, [gradient(90, 40)])
     a = m.continue_ids(enc.ids, STEPS, temperature=1.5, seed=3, images=enc)
     assert a == m.continue_ids(enc.ids, STEPS, temperature=1.5, seed=3, images=enc)
     assert a != m.continue_ids(enc.ids, STEPS, temperature=1.5, seed=4, images=enc)
@@ -152,7 +110,7 @@ def test_sampling_with_an_image_is_seeded(made):
 
 def test_ids_that_are_not_the_images_own_are_refused(made):
     m = made.model("llava")
-    enc, _ = m.encode(TEXT, [picture()])
+    enc, _ = m.encode(TEXT, [gradient(90, 40)])
     with pytest.raises(ValueError, match="continued from its own ids"):
         m.continue_ids(enc.ids[1:], 2, images=enc)
 
@@ -161,7 +119,7 @@ def test_it_never_writes_the_image_token(made):
     """An image token written would stand for no image (the trace's forward would have more of
     them than features): the model writes its next choice instead."""
     m = load_model(made.folder("llava"), CPU)
-    enc, _ = m.encode(TEXT, [picture()])
+    enc, _ = m.encode(TEXT, [gradient(90, 40)])
     image = enc.image_token
     assert image is not None
 

@@ -10,7 +10,7 @@
 // itself in its view box's data-drawn (#picture-view, #vision-view).
 
 import { sub } from "../../../core/compact.js";
-import { byId, fillOptions } from "../../../core/dom.js";
+import { byId, fillOptions, whenNear } from "../../../core/dom.js";
 import { quotedToken } from "../../../core/tokens.js";
 import { cellOf, defaultTile, largest, outsideImages, tileName, tileValues } from "../../../views/patches.js";
 import * as view from "../../../views/picture.js";
@@ -200,25 +200,6 @@ async function attention(ctx, current) {
   byId("pic-note").textContent = said.join(" ");
 }
 
-/** @type {Promise<void> | null} */
-let seen = null;
-/** Settles once the vision panel has come near the window (its weights cost the server a
- * patches-by-patches matrix: a reader who never scrolls to it asks for none). @param {HTMLElement} panel */
-function inView(panel) {
-  seen ??= new Promise((resolve) => {
-    const watch = new IntersectionObserver(
-      (entries) => {
-        if (!entries.some((e) => e.isIntersecting)) return;
-        watch.disconnect();
-        resolve();
-      },
-      { rootMargin: "200px" },
-    );
-    watch.observe(panel);
-  });
-  return seen;
-}
-
 /** @param {CardContext} ctx */
 function drawVision(ctx) {
   const current = ctx.ticket("picture-vision");
@@ -239,7 +220,7 @@ function drawVision(ctx) {
 async function vision(ctx, current) {
   const { app, p } = ctx;
   const box = byId("vision-view");
-  await inView(box);
+  await whenNear(box);
   await Promise.allSettled([p.thumbsPart(), p.pictureRowPart(choice.how)]); // the picture's attention first
   if (!current()) return;
   const meta = /** @type {Compact} */ (app.first).meta;

@@ -8,7 +8,7 @@
 // run through transformers, heads knocked out) says why in the card, and so does a refused
 // pair (a key after the query), the card then showing the winning key.
 
-import { byId } from "../../../core/dom.js";
+import { byId, whenNear } from "../../../core/dom.js";
 import { quotedToken } from "../../../core/tokens.js";
 import { headRoles } from "../../../views/composition.js";
 import * as view from "../../../views/why.js";
@@ -25,25 +25,6 @@ function winner(part) {
   let best = 0;
   for (let j = 1; j < row.length; j++) if (row[j] > row[best]) best = j;
   return best;
-}
-
-/** @type {Promise<void> | null} */
-let seen = null;
-/** Settles once the card has come near the window (it is below the model view: a reader who
- * never scrolls to it costs the server nothing). @param {HTMLElement} card */
-function inView(card) {
-  seen ??= new Promise((resolve) => {
-    const watch = new IntersectionObserver(
-      (entries) => {
-        if (!entries.some((e) => e.isIntersecting)) return;
-        watch.disconnect();
-        resolve();
-      },
-      { rootMargin: "200px" },
-    );
-    watch.observe(card);
-  });
-  return seen;
 }
 
 /** Draw the card: at once what needs no request; the attribution in the background (the
@@ -86,7 +67,7 @@ async function explain(ctx, current) {
     return;
   }
   // The views above first: their parts are asked for (prefetch) before this one.
-  if (app.s.key === null) await inView(byId("why-card"));
+  if (app.s.key === null) await whenNear(byId("why-card"));
   await Promise.allSettled([p.thumbsPart(), p.headPart()]);
   if (!current()) return;
   const focus = refocus;
