@@ -76,11 +76,12 @@ def test_a_notebook_shows_three_displays_and_a_tuple_offline(browser, tmp_path):
         assert s["qk"] > 0 and not s["qkUnavailable"]
     assert two["cells"] == 72 and two["large"] and two["qk"] > 0
     # views=['model', 'qk'] (a file never holds the predictions or the knock-out card: it has
-    # no model to ask)
-    assert two["hidden"] == ["gen-card", "head-view-card", "knock-card", "lens-card", "traj-card",
-                             "why-card"]  # fmt: skip
+    # no model to ask; nor the picture card without a picture)
+    assert two["hidden"] == ["gen-card", "head-view-card", "knock-card", "lens-card",
+                             "picture-card", "traj-card", "why-card"]  # fmt: skip
     assert bertviz["cells"] == 72 and bertviz["large"] and bertviz["headLines"] > 0
     assert bertviz["qkUnavailable"]  # weights alone: no queries or keys
-    assert bertviz["hidden"] == ["gen-card", "knock-card", "lens-card", "traj-card", "why-card"]
+    assert bertviz["hidden"] == ["gen-card", "knock-card", "lens-card", "picture-card",
+                                 "traj-card", "why-card"]  # fmt: skip
     assert all(s["error"] == "" for s in seen)
     assert all(h > 1000 for h in heights)  # each frame grew to its page
