@@ -11,7 +11,7 @@ token dropped from rows and columns.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -39,19 +39,31 @@ class TowerCall:
     def of(cls, query: torch.Tensor, key: torch.Tensor, mask: torch.Tensor | None,
            scaling: float, weights: torch.Tensor) -> TowerCall:  # fmt: skip
         """The call as recorded: q and k when they give ``weights`` back, else the weights."""
+        # Checked on the first and last head of the first and last piece (the rule is the same
+        # for every head: a whole check would cost as much as the tower's attention again).
+        B, H = weights.shape[:2]
+        checks = {(b, h): weights[b, h] for b, h in {(0, 0), (B - 1, H - 1)}}
+        call = cls.checked(query, key, mask, scaling, tuple(weights.shape), checks)
+        return call if call.kept is None else cls(call.shape, kept=weights.detach().float())
+
+    @classmethod
+    def checked(cls, query: torch.Tensor, key: torch.Tensor, mask: torch.Tensor | None,
+                scaling: float, shape: tuple[int, ...],
+                checks: Mapping[tuple[int, int], torch.Tensor]) -> TowerCall:  # fmt: skip
+        """The call of ``shape`` (B, H, P, P) kept as q and k when they give back the weights
+        ``checks`` holds of some (piece, head) pairs (each (P, P), as the forward made them);
+        else a call marked ``kept`` with no weights yet (the caller keeps the forward's)."""
         if mask is not None and mask.dtype == torch.bool:
             mask = torch.zeros((), dtype=query.dtype, device=query.device).masked_fill(
                 ~mask, torch.finfo(query.dtype).min
             )  # True where a key is seen -> an additive mask, as eager reads it
         if mask is not None:
             mask = mask[..., : key.shape[-2]]  # eager's slice to the keys
-        call = cls(tuple(weights.shape), query.detach(), key.detach(), float(scaling),  # type: ignore[arg-type]
+        call = cls(tuple(shape), query.detach(), key.detach(), float(scaling),  # type: ignore[arg-type]
                    None if mask is None else mask.detach())  # fmt: skip
-        # Checked on the first and last head of the first and last piece (the rule is the same
-        # for every head: a whole check would cost as much as the tower's attention again).
-        for b, h in {(0, 0), (weights.shape[0] - 1, weights.shape[1] - 1)}:
-            if (call.head(b, h) - weights[b, h].float()).abs().max() > GIVE_BACK:
-                return cls(tuple(weights.shape), kept=weights.detach().float())  # type: ignore[arg-type]
+        for (b, h), want in checks.items():
+            if (call.head(b, h) - want.float()).abs().max() > GIVE_BACK:
+                return cls(tuple(shape), kept=torch.empty(0))  # type: ignore[arg-type]
         return call
 
     def head(self, b: int, h: int) -> torch.Tensor:

@@ -236,7 +236,13 @@ def run_text_trace(
     total = n + (req.generate.steps if req.generate is not None else 0)
     # The forward's largest block: a layer's scores of every head, or its feed-forward's
     # hidden layer, or its q, k and v.
-    largest = 4 * total * max(cfg.n_heads * total, cfg.hidden, 3 * cfg.d_model)
+    # With images, the vision tower's blocks (a tile's patches, hundreds to thousands) dwarf a
+    # short text's and their size is not the text model's: unknown, so roomy (its heaps reused
+    # from one tower layer to the next instead of a fresh mapping each, page-faulted anew).
+    largest = (
+        None if images is not None
+        else 4 * total * max(cfg.n_heads * total, cfg.hidden, 3 * cfg.d_model)
+    )  # fmt: skip
     # One forward at a time on the shared model; with malloc's heaps reused from layer to layer
     # when its blocks are large and the text not long (heap.py).
     with m.lock, heap.roomy(total, largest):

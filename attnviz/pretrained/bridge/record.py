@@ -28,6 +28,7 @@ import torch
 
 from attnviz.capture.vision import TowerCall
 from attnviz.engine.ablate import HeadAblation, replace_head
+from attnviz.pretrained.bridge.tower_attention import fused, plain
 
 NAME = "attnviz"
 
@@ -179,8 +180,11 @@ class Recording(list[LayerRecord]):
         self, module: Any, query: torch.Tensor, key: torch.Tensor,
         mask: torch.Tensor | None, scaling: float, weights: torch.Tensor,
     ) -> None:  # fmt: skip
+        self.add_tower_call(module, TowerCall.of(query, key, mask, scaling, weights))
+
+    def add_tower_call(self, module: Any, call: TowerCall) -> None:
         layer = self._vision_layers.setdefault(id(module), len(self._vision_layers))
-        self.vision.append(VisionCall(layer, TowerCall.of(query, key, mask, scaling, weights)))
+        self.vision.append(VisionCall(layer, call))
 
     def mask(self, attention_mask: torch.Tensor | None) -> Mask:
         if attention_mask is None:
@@ -337,9 +341,23 @@ def attention(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """The ``"attnviz"`` attention function: the model's eager attention, recorded (and its
     heads' outputs knocked out, while ``ablating()``)."""
-    out, weights = _eager_of(module)(module, query, key, value, attention_mask, *args, **kwargs)
     records = _active.get()
-    if getattr(module, VISION_MARK, False):  # a vision tower's layer: kept apart, never edited
+    vision = getattr(module, VISION_MARK, False)
+    if (
+        vision
+        and records is not None
+        and not args
+        and plain(module, query, key, attention_mask, kwargs, _INERT)
+    ):
+        # A traced tower call: its weights made again from q and k when asked, never here.
+        scaling = kwargs.get("scaling")
+        scale = float(scaling) if scaling is not None else query.shape[-1] ** -0.5
+        out, call = fused(module, _eager_of(module), query, key, value, attention_mask, scale,
+                          kwargs)  # fmt: skip
+        records.add_tower_call(module, call)
+        return out, None  # type: ignore[return-value]
+    out, weights = _eager_of(module)(module, query, key, value, attention_mask, *args, **kwargs)
+    if vision:  # a vision tower's layer: kept apart, never edited
         if records is not None and weights is not None:
             scaling = kwargs.get("scaling", args[0] if args else None)
             scale = float(scaling) if scaling is not None else query.shape[-1] ** -0.5
