@@ -157,6 +157,52 @@ def test_a_cached_step_at_explicit_positions_equals_transformers_cache(qwen):
     assert (step[0, 0] - whole[0, -1]).abs().max() < TOL
 
 
+@pytest.mark.parametrize("kind", ["qwen2_5_vl", "qwen3_vl"])
+def test_the_positions_of_get_rope_index_and_its_deltas(kind):
+    """The multimodal model's own get_rope_index (a 1 x 4 x 6 picture grid, merged 2 x 2 into
+    6 tokens) places the text model's tokens; ours equal its language model at them (the
+    Qwen3-VL text config as the multimodal config writes it, with no mrope_interleaved), and a
+    written token continues at index + rope delta, as transformers' generation puts it."""
+    from transformers import Qwen2_5_VLConfig, Qwen2_5_VLModel
+    from transformers.models.qwen3_vl.configuration_qwen3_vl import Qwen3VLConfig
+    from transformers.models.qwen3_vl.modeling_qwen3_vl import Qwen3VLModel
+
+    from attnviz.engine.layout import continued
+
+    config_class, model_class = {
+        "qwen2_5_vl": (Qwen2_5_VLConfig, Qwen2_5_VLModel),
+        "qwen3_vl": (Qwen3VLConfig, Qwen3VLModel),
+    }[kind]
+    text = qwen_text(kind).config.to_dict()
+    vision = {
+        "depth": 1, "hidden_size": 32, "intermediate_size": 64, "num_heads": 4,
+        "out_hidden_size": 64, "patch_size": 8, "spatial_merge_size": 2,
+        "temporal_patch_size": 2,
+    }  # fmt: skip
+    config = config_class(
+        text_config={k: v for k, v in text.items() if k != "model_type"}, vision_config=vision,
+        image_token_id=55, video_token_id=56, vision_start_token_id=54, vision_end_token_id=57,
+        attn_implementation="eager",
+    )  # fmt: skip
+    torch.manual_seed(0)
+    hf = _perturb(model_class(config), 5)
+    ids = _ids() % 50
+    ids[0, 3], ids[0, 4:10], ids[0, 10] = 54, 55, 57  # <vision_start> 6 x <image> <vision_end>
+    types = (ids == 55).int()
+    pos, delta = hf.get_rope_index(ids, types, image_grid_thw=torch.tensor([[1, 4, 6]]))
+    assert pos[:, 0, 4:10].tolist() == [[4] * 6, [4, 4, 4, 5, 5, 5], [4, 5, 6, 4, 5, 6]]
+    ours = native(config.text_config, dict(hf.language_model.state_dict()))
+    assert ours.cfg.rope_interleaved == (kind == "qwen3_vl")
+    layout = Layout(positions=pos[:, 0])
+    with torch.no_grad():
+        theirs = hf.language_model(input_ids=ids, position_ids=pos, output_attentions=True,
+                                   output_hidden_states=True)  # fmt: skip
+    assert_equal_runs(ours_on(ours, ids, layout), theirs)
+    later = continued(layout, T, T, 2)
+    assert later is not None and later.positions is not None
+    assert torch.equal(later.positions, (torch.arange(T, T + 2) + delta[0]).expand(3, 2))
+
+
 def test_the_config_readers_refuse_what_transformers_does_not_mean():
     hf = qwen_text("qwen2_5_vl").config.to_dict()
     family = FAMILIES["qwen2_5_vl_text"]
