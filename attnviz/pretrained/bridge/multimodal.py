@@ -296,12 +296,16 @@ def resized_text(r: Resize, size: tuple[int, int]) -> str:
     """``r`` in one line: "resized from 1024 x 768 to 512 x 384 (no crop); 4 tiles of 512 x
     512 and a global view, 64 tokens each (256 patches merged)"."""
     (h, w), (rh, rw), (vh, vw) = size, r.resized, r.view
-    said = f"resized from {w} x {h} to {rw} x {rh}" if (rh, rw) != (h, w) else f"kept at {w} x {h}"
+    said = (
+        f"resized from {w} x {h} to {rw} x {rh}"
+        if (rh, rw) != (h, w)
+        else f"not resized ({w} x {h})"
+    )
     if r.crop is None:
         said += " (no crop)"
     else:
         top, left, bottom, right = r.crop
-        said += f", its centre {right - left} x {bottom - top} kept"
+        said += f", cropped to its centre {right - left} x {bottom - top}"
     merged = r.patches != r.tokens
     if r.tiles:
         said += f"; {r.tiles} tiles of {vw} x {vh}"
