@@ -54,6 +54,8 @@
  * @property {{k: number, vocab: Record<string, string>}} [top_k] a part with top_k: each id's label
  * @property {ImageBlock[]} [images] text: each image's tokens and grids (a vision-language model)
  * @property {VisionMeta} [vision] text with images: the vision tower's layers, heads and patch grids
+ * @property {{sections: number[], positions: number[][], interleaved?: boolean}} [mrope] multimodal
+ *   rotary: the pairs of each section (temporal, height, width) and each position's three indices
  */
 
 /**
