@@ -45,7 +45,10 @@ test("the sentence names the query, the key, their indices and the turns", () =>
     said.includes("the key “<|image_pad|>” (token 5, the query's largest weight) at (temporal 2, height 3, width 2)."),
     said,
   );
-  assert.ok(said.endsWith("temporal: 16 pairs turn by Δ2; height: 24 pairs by Δ1; width: 24 pairs by Δ2."), said);
+  assert.ok(
+    said.endsWith("Query less key — temporal: 16 pairs turn by Δ2; height: 24 pairs by Δ1; width: 24 pairs by Δ2."),
+    said,
+  );
   const interleaved = mropeSentence({ ...MROPE, interleaved: true }, 6, 4, TOKENS);
   assert.ok(interleaved.includes("its rotary pairs are dealt in turn to three sections"), interleaved);
   assert.ok(interleaved.includes("(token 5) at"), interleaved);

@@ -52,7 +52,7 @@ export function mropeSentence(mrope, q, k, tokens, which = "") {
     `M-RoPE: each position has three indices, and ${how}, each turned by its own index. ` +
     `The query ${quotedToken(tokens[q])} (token ${q + 1}) is at ${at(q)}; the key ` +
     `${quotedToken(tokens[k])} (token ${k + 1}${which ? `, ${which}` : ""}) at ${at(k)}. ` +
-    `${sectionTurns(mrope, q, k)}.`
+    `Query less key — ${sectionTurns(mrope, q, k)}.`
   );
 }
 
