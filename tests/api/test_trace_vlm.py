@@ -128,7 +128,20 @@ def test_each_image_says_how_the_processor_resized_it(client, model):
         assert (crop["left"], crop["top"]) == ((rw - shape[-1]) // 2, (rh - shape[-2]) // 2)
     if model == "tiny-gemma3":  # stretched to the tower's square
         assert _hw(got["to"]) == shape[-2:] and got["crop"] is None
-    assert image["resized"].startswith(f"resized from 100 x 60 to {got['to']['width']} x ")
+    to, view = got["to"], got["view"]
+    said = f"resized from 100 x 60 to {to['width']} x {to['height']}"
+    if got["crop"]:
+        said += f", cropped to its centre {view['width']} x {view['height']}"
+    else:
+        said += " (no crop)"
+    if got["tiles"]:
+        said += (f"; {got['tiles']} tiles of {view['width']} x {view['height']} and a global "
+                 f"view, {got['tokens']} tokens each ({got['patches']} patches merged)")  # fmt: skip
+    elif got["patches"] != got["tokens"]:
+        said += f"; {got['patches']} patches merged to {got['tokens']} tokens"
+    else:
+        said += f"; {got['patches']} patches, {got['tokens']} tokens (one a patch)"
+    assert image["resized"] == said
 
 
 def test_the_cap_counts_the_images_tokens(tmp_path):
