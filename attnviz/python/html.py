@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from attnviz.python.data import Source, TraceData
 
 # The sentence mode's views, by the names its controller gives them.
-VIEWS = ("model", "head", "qk", "traj", "gen", "why", "lens")
+VIEWS = ("model", "head", "qk", "traj", "gen", "why", "lens", "picture")
 DEFAULT_BUDGET = 1_500_000
 # The thumbnails' side in the file: about what the page asks for at its usual width (the grid's
 # width over 12.6 heads); a longer text is max-pooled to it, as on the page.
@@ -146,6 +146,13 @@ def plan(
     why = [_why(layer, head, query, k) for k in keys] if "why" in views else []
     if why:
         need += [{"fields": "attentions", "layer": layer, "head": head, "query": query}, why[0]]
+    images = first.get("images") or []
+    if "picture" in views and images:  # Attention on the picture (its card's parts.js parts)
+        need.append({"fields": "attentions", "layer": layer, "head": head, "query": query})
+        more += [{"fields": a, "layer": layer, **_options(False, False)}
+                 for a in ("head_mean", "rollout")]  # fmt: skip
+        if first.get("vision") and "vision" not in lacking:
+            more.append(vision_part(images[0]))
     generated = first.get("generated")
     if "gen" in views and generated:
         need.append({"fields": "attentions", "layer": layer, "head": head})
@@ -157,7 +164,15 @@ def plan(
             if "head" in views and pooled and not rows_first:
                 more.append(layer8[k])
             more += [{"fields": "view", "layer": k, "head": h, **opts} for h in range(H)]
-    return need, more + why[1:]  # the other keys of Why this score's key view, last
+    return _unique(need), more + why[1:]  # the other keys of Why this score's key view, last
+
+
+def vision_part(block: Mapping[str, Any]) -> Params:
+    """The vision tower's part the picture card draws first: its first layer and head over the
+    picture's global view (the only tile of an unsplit one), as views/patches.js defaultTile."""
+    labels = [t.get("label") for t in block["tiles"]]
+    tile = labels.index("global") if "global" in labels else 0
+    return {"fields": "vision", "image": int(block["image"]), "tile": tile, "layer": 0, "head": 0}
 
 
 def lens_window(n: int, query: int) -> Params:
@@ -401,8 +416,9 @@ def standalone_html(
     docstring). ``layer``, ``head`` (0-based), ``query`` (a token index; the first ordinary
     token by default), ``key`` (Why this score's: the query's winning key by default) and the
     token options are the views' first selection; ``views``: some of ``model, head, qk, traj,
-    gen, why, lens`` (all by default); ``budget``: bytes the file may grow to
-    with the optional parts (what the views draw first is always in it)."""
+    gen, why, lens, picture`` (all by default; the picture card only for a trace with images);
+    ``budget``: bytes the file may grow to with the optional parts (what the views draw first
+    is always in it)."""
     if trace.meta.get("mode") == "toy":
         given = {"query": query, "key": key, "hide_special": hide_special or None,
                  "merge_words": merge_words or None, "views": views}  # fmt: skip

@@ -125,10 +125,10 @@ def show(
     (``show(outputs.attentions, tokens)``, as BertViz takes them); or of a transformers model
     object traced here (``show(model=m, tokenizer=tok, text=...)``, as ``attnviz.trace`` traces
     it; a model's name or folder too: ``show(model="all-MiniLM-L6-v2", text=...)``, with
-    ``image=`` for a model that reads images). ``views``:
-    some of model, head, qk, traj, gen, why, lens; ``selection``: layer, head, query, key (Why this
-    score's), hide_special, merge_words, budget. Under IPython it is displayed at once (and None
-    returned, so it is not shown twice); elsewhere the display is returned (its ``_repr_html_``
+    ``image=`` for a model that reads images). ``views``: some of model, head, qk, traj, gen,
+    why, lens, picture; ``selection``: layer, head, query, key (Why this score's), hide_special,
+    merge_words, budget. Under IPython it is displayed at once (and None returned, so it is not
+    shown twice); elsewhere the display is returned (its ``_repr_html_``
     is the iframe)."""
     if model is not None or tokenizer is not None or text is not None or image is not None:
         if trace is not None or tokens is not None:

@@ -10,7 +10,7 @@ from pydantic import Discriminator, Field, Tag
 from attnviz.schemas.common import Strict
 from attnviz.schemas.trace import TextTraceRequest, ToyTraceRequest
 
-ExportView = Literal["model", "head", "qk", "traj", "gen", "why", "lens"]
+ExportView = Literal["model", "head", "qk", "traj", "gen", "why", "lens", "picture"]
 
 
 class ToyExportView(Strict):

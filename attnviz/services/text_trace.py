@@ -223,8 +223,16 @@ def run_text_trace(
         server = "" if server_cap is None else f", this server {server_cap}"
         field, what = "text", f"{n} tokens"
         if images is not None:
-            own = sum(b.stop - b.start for b in images.blocks)
-            field, what = "images", f"the text and its images make {n} tokens ({own} the images')"
+            each = [b.stop - b.start for b in images.blocks]
+            own, k = sum(each), len(each)
+            split = f" ({' + '.join(map(str, each))})" if k > 1 else ""
+            field, what = (
+                "images",
+                (
+                    f"the text and its images make {n} tokens ({own} image tokens{split} for "
+                    f"{k} image{'s' if k != 1 else ''} and {n - own} of the text)"
+                ),
+            )
         raise TraceError(
             f"{field}: {what} exceed the cap of {cap} (model {m.name} allows {m.cfg.n_ctx}{server})"
         )

@@ -26,12 +26,17 @@ from tests.browser.helpers import (
     view_change,
     wait_for_trace,
 )
-from tests.support.checkpoints_vlm import make_tiny_idefics3, make_tiny_llava
+from tests.support.checkpoints_vlm import (
+    make_tiny_idefics3,
+    make_tiny_llava,
+    make_tiny_qwen2_5_vl,
+)
 from tests.support.images import data_url, encoded
 from tests.support.servers import served
 
 TEXT = "a dog <image> runs in the park"
 MODEL = "tiny-llava"
+QWEN = "tiny-qwen2_5_vl"
 W, H = 192, 128  # the picture; LLaVA's processor keeps its centre 128 x 128 (a 64 px crop)
 
 
@@ -53,7 +58,8 @@ def picture() -> Image.Image:
 @pytest.fixture(scope="module")
 def llava(tmp_path_factory):
     root = tmp_path_factory.mktemp("vlm-page")
-    folders = [make_tiny_llava(root / MODEL), make_tiny_idefics3(root / "tiny-idefics3")]
+    folders = [make_tiny_llava(root / MODEL), make_tiny_idefics3(root / "tiny-idefics3"),
+               make_tiny_qwen2_5_vl(root / QWEN)]  # fmt: skip
     settings = Settings(device="cpu", builtin_model=False, models=":".join(map(str, folders)))
     with served(create_app(settings)) as url:
         yield url
@@ -124,6 +130,18 @@ def test_the_querys_attention_is_drawn_over_the_picture(page, llava, png):
     assert (tile["rows"], tile["cols"]) == (8, 8)
     assert tile["box"] == [0.0, 32.0, 128.0, 160.0]  # the centre crop, in the picture's pixels
     n, start = meta["n"], tile["start"]
+    # How the processor resized it, beside the picture's name and in the picture's alt text.
+    assert (
+        block["resized"]
+        == "resized from 192 x 128 to 96 x 64, cropped to its centre 64 x 64; 64 patches, 64 tokens (one a patch)"
+    )
+    said = page.locator("#pic-resized").text_content()
+    assert said == f"scene.png, {W} × {H} pixels: {block['resized']}."
+    assert (
+        page.locator("#picture-view img.pic-img")
+        .get_attribute("alt")
+        .endswith(f"; {block['resized']}")
+    )
 
     # The overlay lies over the picture itself: the picture as sent, the cells' layer on it,
     # the cells over the crop, the rest greyed.
@@ -295,6 +313,48 @@ def test_the_vision_towers_heads_over_the_picture(page, llava, png):
     )
     assert page.locator("#vision-view [data-role=marked]").count() == 1
     assert axe_serious(page) == []
+
+
+def test_qwen_says_its_resize_and_each_positions_three_indices(page, llava, png):
+    """Qwen2.5-VL: the picture card says the stretch image_grid_thw reports; the query-key card
+    says the (temporal, height, width) indices of the query and of its largest weight's key, and
+    each M-RoPE section's pairs turned by the difference, all meta.mrope's."""
+    open_sentence(page, llava + "/", TEXT)
+    add_picture(page, png)
+    before, seen = traces_drawn(page), drawn(page, "#picture-view")
+    page.select_option("#s-model", QWEN)
+    wait_for_trace(page, before)
+    wait_drawn(page, "#picture-view", seen)
+    meta = api_part(llava, png, QWEN, fields="entropy_mean")
+    [block] = meta["images"]
+    resize = block["resize"]
+    [tile] = block["tiles"]
+    assert (resize["to"]["height"], resize["to"]["width"]) == (tile["rows"] * 16, tile["cols"] * 16)
+    said = page.locator("#pic-resized").text_content()
+    assert said == f"scene.png, {W} × {H} pixels: {block['resized']}."
+    n = meta["n"]
+    view_change(page, lambda: page.select_option("#qk-query", str(n - 1)))
+    row = torch.tensor(
+        api_part(llava, png, QWEN, fields="attentions", layer=0, head=0, query=n - 1)["attentions"][
+            0
+        ][0][0]
+    )
+    key = int(row.argmax())
+    mrope = meta["mrope"]
+    t, h, w = (mrope["positions"][a][key] for a in range(3))
+    tq, hq, wq = (mrope["positions"][a][n - 1] for a in range(3))
+    st, sh, sw = mrope["sections"]
+    about = page.locator("#qk-view .qk-about").all_text_contents()
+    [note] = [a for a in about if a.startswith("M-RoPE: ")]
+    assert f"(token {n}) is at (temporal {tq}, height {hq}, width {wq});" in note
+    assert (
+        f"(token {key + 1}, the query's largest weight) at (temporal {t}, height {h}, width {w})."
+        in note
+    )
+    assert note.endswith(
+        f"temporal: {st} pairs turn by Δ{tq - t}; height: {sh} pairs by Δ{hq - h}; "
+        f"width: {sw} pairs by Δ{wq - w}."
+    )
 
 
 @pytest.mark.parametrize("width", [1280, 480])

@@ -111,12 +111,50 @@ def test_the_client_sends_the_images_and_export_embeds_them(folder, tmp_path):
 
 @pytest.mark.browser
 def test_the_file_with_a_picture_opens_offline(browser, folder, tmp_path):
+    """The file draws Attention on the picture from file:// with no request outside it: the
+    picture is the file's own preview (meta.images[0].data_url), the cells are the chosen
+    query's row at the image's tokens, and the text alternative names the picture, how the
+    processor resized it, and the strongest patch."""
     from tests.python.offline import opened, wait_drawn
 
     t = attnviz.trace(model=str(folder), text=TEXT, image=noise(96, 64), fields="thumbs",
                       thumb=1)  # fmt: skip
-    path = t.save_html(tmp_path / "trace.html", views=["model", "head"])
+    n = len(t.tokens)
+    path = t.save_html(tmp_path / "trace.html", views=["model", "head", "picture"], layer=1,
+                       head=2, query=n - 1)  # fmt: skip
+    [block] = first_part_meta(path.read_text())["images"]
+    [tile] = block["tiles"]
+    row = t.part(fields="attentions", layer=1, head=2, query=n - 1)["attentions"].reshape(-1)
     with opened(browser, path) as (page, errors):
         wait_drawn(page)
+        page.wait_for_function("+(document.querySelector('#picture-view').dataset.drawn||0) > 0")
         assert page.evaluate("document.getElementById('error').hidden")
+        assert page.locator("#picture-card").is_visible()
+        img = page.locator("#picture-view img.pic-img")
+        assert img.get_attribute("src") == block["data_url"]
+        assert page.evaluate("document.querySelector('#picture-view img').naturalWidth") == 96
+        got = page.evaluate(
+            """() => [...document.querySelectorAll('#picture-view [data-role=cells] rect')]
+              .map((r) => [+r.dataset.row, +r.dataset.col, r.dataset.value])"""
+        )
+        k = tile["rows"] * tile["cols"]
+        assert len(got) == k
+        shown = {(i, j): float(v) for i, j, v in got}
+        values = [shown[(c // tile["cols"], c % tile["cols"])] for c in range(k)]
+        expected = row[tile["start"] : tile["start"] + k]
+        assert values == pytest.approx(expected.tolist(), rel=1e-6, abs=1e-12)
+        opacity = page.evaluate(
+            "Math.max(...[...document.querySelectorAll('#picture-view [data-role=cells] rect')]"
+            ".map((r) => +r.getAttribute('fill-opacity')))"
+        )
+        assert opacity == pytest.approx(0.75)  # the heat map: the largest weight's cell
+        summary = page.locator("#picture-view .plot-summary").text_content()
+        assert summary.startswith("strongest patch: row ")
+        assert "(layer 2, head 3)" in summary
+        assert page.locator("#picture-view table").count() == 1  # the weights as a table
+        alt = f"image 1: {block['description']}; {block['resized']}"
+        assert img.get_attribute("alt") == alt
+        assert page.locator("#pic-resized").text_content() == (
+            f"image 1, 96 × 64 pixels: {block['resized']}."
+        )
     assert errors == []

@@ -24,7 +24,7 @@ import torch
 
 from attnviz.errors import TraceError
 from attnviz.pretrained.bridge.record import mark_vision
-from attnviz.pretrained.bridge.vision import ImageBlock, image_blocks, image_token_ids
+from attnviz.pretrained.bridge.vision import ImageBlock, Resize, image_blocks, image_token_ids
 from attnviz.pretrained.tokenize import TextTokenizer, Tokens
 
 log = logging.getLogger(__name__)
@@ -250,8 +250,9 @@ def encode(
 def block_json(block: ImageBlock) -> dict[str, Any]:
     """An image's block as the trace's meta says it: its tokens' span, its grid (the whole
     picture's: the only tile, or the global view), each tile's grid and its box in the
-    original picture's pixels (top, left, bottom, right)."""
-    return {
+    original picture's pixels (top, left, bottom, right), and what the processor did to the
+    picture (``resize``, and in words ``resized``)."""
+    out: dict[str, Any] = {
         "image": block.image,
         "start": block.start,
         "stop": block.stop,
@@ -271,6 +272,52 @@ def block_json(block: ImageBlock) -> dict[str, Any]:
             for t in block.tiles
         ],
     }
+    if block.resize is not None:
+        out["resize"] = resize_json(block.resize, block.size)
+        out["resized"] = resized_text(block.resize, block.size)
+    return out
+
+
+def _wh(size: tuple[int, int]) -> dict[str, int]:
+    return {"width": size[1], "height": size[0]}
+
+
+def resize_json(r: Resize, size: tuple[int, int]) -> dict[str, Any]:
+    """``r`` as meta.images[i].resize says it: sizes as {width, height}, the crop's box in the
+    resized picture's pixels (or null)."""
+    sides = ("top", "left", "bottom", "right")
+    crop = None if r.crop is None else dict(zip(sides, r.crop, strict=True))
+    return {"from": _wh(size), "to": _wh(r.resized), "crop": crop, "view": _wh(r.view),
+            "tiles": r.tiles, "global": r.global_view, "patches": r.patches,
+            "tokens": r.tokens}  # fmt: skip
+
+
+def resized_text(r: Resize, size: tuple[int, int]) -> str:
+    """``r`` in one line: "resized from 1024 x 768 to 512 x 384 (no crop); 4 tiles of 512 x
+    512 and a global view, 64 tokens each (256 patches merged)"."""
+    (h, w), (rh, rw), (vh, vw) = size, r.resized, r.view
+    said = (
+        f"resized from {w} x {h} to {rw} x {rh}"
+        if (rh, rw) != (h, w)
+        else f"not resized ({w} x {h})"
+    )
+    if r.crop is None:
+        said += " (no crop)"
+    else:
+        top, left, bottom, right = r.crop
+        said += f", cropped to its centre {right - left} x {bottom - top}"
+    merged = r.patches != r.tokens
+    if r.tiles:
+        said += f"; {r.tiles} tiles of {vw} x {vh}"
+        said += " and a global view" if r.global_view else ""
+        said += f", {r.tokens} tokens each" + (f" ({r.patches} patches merged)" if merged else "")
+    else:
+        said += f"; {r.patches} patches" + (
+            f" merged to {r.tokens} tokens" if merged else f", {r.tokens} tokens (one a patch)"
+        )
+        if (vh, vw) != (rh, rw) and r.crop is None:
+            said += f" of a {vw} x {vh} view"
+    return said
 
 
 def to_device(

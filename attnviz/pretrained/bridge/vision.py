@@ -72,6 +72,25 @@ class Tile:
 
 
 @dataclass(frozen=True)
+class Resize:
+    """What the image processor did to one picture, read from its outputs: ``resized`` the
+    (height, width) it stretched the whole picture to before any crop or split, ``crop`` the
+    part of that it kept (top, left, bottom, right in the resized pixels; None: no crop),
+    ``view`` each tile's (or the one view's) pixels as the vision tower reads them
+    (pixel_values' height and width, or image_grid_thw's times the patch), ``tiles`` the split
+    tiles (0: not split) and ``global_view`` whether the whole picture comes too, ``patches``
+    and ``tokens`` one view's vision patches and its tokens after merging."""
+
+    resized: tuple[int, int]
+    view: tuple[int, int]
+    crop: tuple[int, int, int, int] | None = None
+    tiles: int = 0
+    global_view: bool = False
+    patches: int = 0
+    tokens: int = 0
+
+
+@dataclass(frozen=True)
 class ImageBlock:
     """Image ``image``'s tokens: positions ``start`` to ``stop`` (one past the last image
     token; a split image's tile tags and separators lie inside), its grids in ``tiles`` (one
@@ -85,6 +104,7 @@ class ImageBlock:
     cols: int
     tiles: tuple[Tile, ...]
     size: tuple[int, int]
+    resize: Resize | None = None  # what the processor did to the picture
 
     def cell(self, position: int) -> tuple[Tile, int, int] | None:
         """The tile, row and column of sequence position ``position``, or None off the grids."""
@@ -177,33 +197,57 @@ def _pooled(n: int, prows: int, pcols: int) -> int:
     raise ValueError(f"{n} image tokens do not tile a {prows} x {pcols} patch grid")
 
 
-def _crop_box(size: tuple[int, int], images: Any) -> Box:
-    """The part of the original a resize then centre crop keeps (the whole picture if the
-    processor stretches it instead)."""
+def _crop(size: tuple[int, int], images: Any) -> tuple[tuple[int, int], Box] | None:
+    """A resize then centre crop: the (height, width) the picture is resized to and the part
+    of that the crop keeps (top, left, bottom, right); None when the processor stretches the
+    picture instead."""
     h, w = size
-    whole = (0.0, 0.0, float(h), float(w))
     crop, resize = _get(images, "crop_size"), _get(images, "size")
     if not _get(images, "do_center_crop") or crop is None:
-        return whole
+        return None
     short = _get(resize, "shortest_edge") if resize is not None else None
     rh, rw = (h, w)
     if short:  # the shorter side to ``short``, the longer in proportion (rounded down)
         rh, rw = (short, int(short * w / h)) if h <= w else (int(short * h / w), short)
     ch, cw = int(_get(crop, "height")), int(_get(crop, "width"))
     top, left = max((rh - ch) // 2, 0), max((rw - cw) // 2, 0)
+    return (rh, rw), (float(top), float(left), float(min(top + ch, rh)), float(min(left + cw, rw)))
+
+
+def _crop_box(size: tuple[int, int], images: Any) -> Box:
+    """The part of the original a resize then centre crop keeps (the whole picture if the
+    processor stretches it instead)."""
+    h, w = size
+    found = _crop(size, images)
+    if found is None:
+        return (0.0, 0.0, float(h), float(w))
+    (rh, rw), (top, left, bottom, right) = found
     sy, sx = h / rh, w / rw
-    return (top * sy, left * sx, min(top + ch, rh) * sy, min(left + cw, rw) * sx)
+    return (top * sy, left * sx, bottom * sy, right * sx)
+
+
+def _one_view(size: tuple[int, int], view: tuple[int, int], images: Any, tile: Tile) -> Resize:
+    """An unsplit picture's resize: stretched to the view, or resized then centre cropped."""
+    found = _crop(size, images)
+    patches, tokens = tile.rows * tile.cols * tile.merge * tile.merge, tile.rows * tile.cols
+    if found is None:
+        return Resize(view, view, patches=patches, tokens=tokens)
+    (rh, rw), (top, left, bottom, right) = found
+    crop = (int(top), int(left), int(bottom), int(right))
+    return Resize((rh, rw), view, crop, patches=patches, tokens=tokens)
 
 
 def _qwen_block(index: int, run: tuple[int, int], thw: Sequence[int], merge: int,
-                size: tuple[int, int]) -> ImageBlock:  # fmt: skip
+                size: tuple[int, int], patch: int) -> ImageBlock:  # fmt: skip
     t, gh, gw = (int(n) for n in thw)
     rows, cols = gh // merge, gw // merge
     if run[1] - run[0] != t * rows * cols:
         raise ValueError(f"image {index + 1}: {run[1] - run[0]} tokens, grid {t}x{gh}x{gw}")
     box = (0.0, 0.0, float(size[0]), float(size[1]))
     tile = Tile(run[0], rows, cols, box, merge=merge, blocked=True)
-    return ImageBlock(index, run[0], run[1], rows, cols, (tile,), size)
+    px = (gh * patch, gw * patch)  # the picture as stretched: the grid's patches' pixels
+    resize = Resize(px, px, patches=t * gh * gw, tokens=t * rows * cols)
+    return ImageBlock(index, run[0], run[1], rows, cols, (tile,), size, resize)
 
 
 def _split_tiles(runs: list[tuple[int, int]], grid: tuple[int, int], size: tuple[int, int],
@@ -255,7 +299,7 @@ def image_blocks(input_ids: Sequence[int], outputs: Mapping[str, Any], config: A
         if len(grid) != len(runs) or len(sizes) != len(runs):
             raise ValueError(f"{len(runs)} runs of image tokens for {len(grid)} images")
         return [
-            _qwen_block(i, r, g, merge, s)
+            _qwen_block(i, r, g, merge, s, patch)
             for i, (r, g, s) in enumerate(zip(runs, grid, sizes, strict=True))
         ]
     px = _shape(outputs["pixel_values"])
@@ -270,7 +314,8 @@ def image_blocks(input_ids: Sequence[int], outputs: Mapping[str, Any], config: A
             ph, pw = tile_px[0] // patch, tile_px[1] // patch
             k = _pooled(stop - start, ph, pw)
             tile = Tile(start, ph // k, pw // k, _crop_box(size, image_processor), merge=k)
-            blocks.append(ImageBlock(i, start, stop, tile.rows, tile.cols, (tile,), size))
+            resize = _one_view(size, tile_px, image_processor, tile)
+            blocks.append(ImageBlock(i, start, stop, tile.rows, tile.cols, (tile,), size, resize))
         return blocks
     count = _get(image_processor, "get_number_of_image_patches")
     if count is None:
@@ -285,5 +330,10 @@ def image_blocks(input_ids: Sequence[int], outputs: Mapping[str, Any], config: A
             raise ValueError(f"image {i + 1}: {len(mine)} runs of image tokens, {n} expected")
         tiles = _split_tiles(mine, (rows, cols), size, tile_px, patch)
         g = tiles[-1]
-        blocks.append(ImageBlock(i, mine[0][0], mine[-1][1], g.rows, g.cols, tiles, size))
+        # Split: the picture stretched to rows x cols tiles, then the whole squeezed to one;
+        # unsplit: the whole stretched to the one view.
+        resized = (rows * tile_px[0], cols * tile_px[1]) if rows else tile_px
+        patches = g.rows * g.cols * g.merge * g.merge
+        resize = Resize(resized, tile_px, None, rows * cols, bool(rows), patches, g.rows * g.cols)
+        blocks.append(ImageBlock(i, mine[0][0], mine[-1][1], g.rows, g.cols, tiles, size, resize))
     return blocks

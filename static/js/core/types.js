@@ -54,13 +54,23 @@
  * @property {{k: number, vocab: Record<string, string>}} [top_k] a part with top_k: each id's label
  * @property {ImageBlock[]} [images] text: each image's tokens and grids (a vision-language model)
  * @property {VisionMeta} [vision] text with images: the vision tower's layers, heads and patch grids
+ * @property {{sections: number[], positions: number[][], interleaved?: boolean}} [mrope] multimodal
+ *   rotary: the pairs of each section (temporal, height, width) and each position's three indices
  */
 
 /**
  * One image of a trace (meta.images[i]): its tokens' span, its grid (the global view's, or the
- * only tile's), the picture's size as decoded, and its tiles, row-major, then a global view.
+ * only tile's), the picture's size as decoded, and its tiles, row-major, then a global view;
+ * what the processor did to it (resize, and in words resized); a saved file's preview (data_url).
  * @typedef {{image: number, start: number, stop: number, rows: number, cols: number,
- *   height: number, width: number, tiles: ImageTile[], type?: string, description?: string}} ImageBlock
+ *   height: number, width: number, tiles: ImageTile[], type?: string, description?: string,
+ *   resize?: ImageResize, resized?: string, data_url?: string}} ImageBlock
+ * How the processor resized a picture: from the original's size to `to` (before a crop or a
+ * split), the crop kept (in `to`'s pixels), each view's pixels, the split tiles (0: none), a
+ * global view besides them, one view's patches and its tokens after merging.
+ * @typedef {{width: number, height: number}} Size
+ * @typedef {{from: Size, to: Size, crop: {top: number, left: number, bottom: number, right: number} | null,
+ *   view: Size, tiles: number, global: boolean, patches: number, tokens: number}} ImageResize
  * A tile's token grid: cell (row, col) is position start + row * cols + col, covering box
  * ([top, left, bottom, right] in the picture's pixels) cut into rows x cols; merge: patches
  * per token along a side.

@@ -467,7 +467,7 @@ function htmlRequest(app, p, shown) {
       ...(key !== null ? { key } : {}),
       hide_special: s.hideSpecial,
       merge_words: s.mergeWords,
-      views: shown.filter((v) => v !== "knock" && v !== "picture"),
+      views: shown.filter((v) => v !== "knock"),
     },
-  }; // the one-file export has no model to rerun with heads knocked out (nor, yet, a picture card)
+  }; // the one-file export has no model to rerun with heads knocked out
 }

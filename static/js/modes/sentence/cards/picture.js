@@ -5,8 +5,10 @@
 // tile or its global view. A patch as the query (picked here, or in any view) shows its row
 // over the picture and the text's tokens' weights as bars. Below, the vision tower's chosen
 // layer and head, patch to patch (the trace field `vision`, asked for once the panel comes near
-// the window): a patch picked shows its row over the picture. The picture is the one the trace
-// request carried (its body's images), named as the input card lists them (state.images). Each draw counts
+// the window): a patch picked shows its row over the picture. The picture is the trace's own
+// copy where it carries one (meta.images[i].data_url: a saved file's preview), else the one the
+// trace request carried (its body's images), named as the input card lists them (state.images);
+// beside it, how the model's processor resized it (meta.images[i].resized). Each draw counts
 // itself in its view box's data-drawn (#picture-view, #vision-view).
 
 import { sub } from "../../../core/compact.js";
@@ -39,12 +41,20 @@ const choice = {
 /** @param {CardContext} ctx */
 const blocksOf = (ctx) => /** @type {Compact} */ (ctx.app.first).meta.images ?? [];
 
-/** The picture the trace request carried for image `i`, and its name. @param {CardContext} ctx @param {number} i */
+/**
+ * Image `i`'s picture: the trace's own copy (meta.images[i].data_url, a saved file's), else the
+ * one the trace request carried; its name, and how the processor resized it, in words.
+ * @param {CardContext} ctx @param {number} i
+ */
 function pictureOf(ctx, i) {
   const sent = /** @type {{images?: string[]} | undefined} */ (ctx.app.parts?.body)?.images ?? [];
-  const src = sent[i] ?? "";
-  const named = ctx.app.s.images.find((image) => image.url === src);
-  return { src, name: named?.name || `image ${i + 1}` };
+  const block = blocksOf(ctx)[i];
+  const named = ctx.app.s.images.find((image) => image.url === sent[i]);
+  return {
+    src: block?.data_url || sent[i] || "",
+    name: named?.name || `image ${i + 1}`,
+    resized: block?.resized ?? "",
+  };
 }
 
 /** Count a draw in the view box's data-drawn. @param {HTMLElement} box */
@@ -67,6 +77,11 @@ function pickers(ctx) {
     blocks.map((_, i) => [i, pictureOf(ctx, i).name]),
     choice.image,
   );
+  const picture = pictureOf(ctx, choice.image);
+  byId("pic-resized").textContent = picture.resized
+    ? `${picture.name}, ${block.width} × ${block.height} pixels: ${picture.resized}.`
+    : "";
+  byId("pic-resized").hidden = !picture.resized;
   byId("pic-tile-label").hidden = block.tiles.length < 2;
   fillOptions(
     /** @type {HTMLSelectElement} */ (byId("pic-tile")),
@@ -150,7 +165,9 @@ async function attention(ctx, current) {
     byId("picture-view"),
     {
       src: picture.src,
-      alt: `${picture.name}: ${block.description ?? `${block.width} × ${block.height} pixels`}`,
+      alt:
+        `${picture.name}: ${block.description ?? `${block.width} × ${block.height} pixels`}` +
+        (picture.resized ? `; ${picture.resized}` : ""),
       width: block.width,
       height: block.height,
       box: tile.box,

@@ -1,9 +1,13 @@
 // The query-key card: one head's query and key vectors and the scores between them
 // (views/qkview.js), with its layer, head and query pickers. None for a model without q and k.
+// For a model with multimodal rotary (meta.mrope) it says the three position indices of the
+// query and of a key (Why this score's, else the query's largest weight) and how each rotary
+// section turns between them (views/mrope.js).
 
 import { sub } from "../../../core/compact.js";
 import { byId, fillIndexSelect, fillOptions } from "../../../core/dom.js";
 import { shownToken } from "../../../core/tokens.js";
+import { chosenKey, mropeSentence } from "../../../views/mrope.js";
 import * as qkview from "../../../views/qkview.js";
 
 /** @typedef {import("../cards.js").CardContext} CardContext */
@@ -39,6 +43,11 @@ export async function draw({ app, p, ticket, pickQuery, viewChanged }) {
       weights[j] = row.data[r];
     });
     Object.assign(input, { shown: keys, weights: { dtype: row.dtype, shape: [meta.n], data: weights } });
+  }
+  if (meta.mrope) {
+    const q = p.queryIndex();
+    const { key, which } = chosenKey(input.weights.data, app.s.key, Boolean(meta.causal), q);
+    input.about.push(mropeSentence(meta.mrope, q, key, meta.tokens, which));
   }
   return qkview.render(
     byId("qk-view"),
