@@ -20,6 +20,7 @@ from attnviz.pretrained.families import (
     olmo2,
     phi3,
     qwen3,
+    qwen_vl,
     roberta,
 )
 
@@ -45,6 +46,7 @@ FAMILIES: dict[str, Family] = _table(
     qwen3.FAMILY,
     olmo2.FAMILY,
     phi3.FAMILY,
+    *qwen_vl.FAMILIES,
 )
 
 __all__ = ["FAMILIES", "ConversionError", "Family"]

@@ -1,0 +1,92 @@
+"""Where a vision-language model's tokens sit (the engine's ``Layout``), from the model's own
+rules in transformers, never its name: the multimodal rotary's position indices from its
+``get_rope_index`` (Qwen's M-RoPE: temporal, height, width; ``bridge.towers.rope_index``), and
+the spans its mask makes bidirectional from the mask transformers' own
+``create_masks_for_generate`` builds of the processor's token types (Gemma 3: each image's
+tokens see each other; PaliGemma: the image and prompt, its prefix).
+
+A mask that is not the causal rule with such spans (and a sliding window on the layers that
+have one) is refused, naming what differs: the engine would not compute it.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import torch
+
+from attnviz.engine.layout import Layout
+from attnviz.pretrained.bridge.towers import rope_index
+
+
+def spans_of(seen: torch.Tensor) -> tuple[tuple[int, int], ...]:
+    """The [start, stop) spans whose tokens see each other both ways in ``seen`` (T, T) (True
+    where query i sees key j), read from the keys after each query it sees; a ValueError when
+    ``seen`` is not the causal rule with those spans unmasked."""
+    T = seen.shape[0]
+    later = torch.triu(seen, diagonal=1)  # (T, T) keys after the query it sees
+    spans: list[tuple[int, int]] = []
+    i = 0
+    while i < T:
+        found = later[i].nonzero()
+        if found.numel() == 0:
+            i += 1
+            continue
+        stop = int(found.max()) + 1
+        spans.append((i, stop))
+        i = stop
+    rule = torch.ones(T, T, dtype=torch.bool).tril()  # (T, T) causal
+    for a, b in spans:
+        rule[a:b, a:b] = True
+    if not torch.equal(rule, seen):
+        i, j = (rule != seen).nonzero()[0].tolist()
+        raise ValueError(
+            f"its mask is not causal with bidirectional spans (query {i}, key {j}: "
+            f"{'seen' if bool(seen[i, j]) else 'hidden'})"
+        )
+    return tuple(spans)
+
+
+def _seen(mask: Any) -> torch.Tensor | None:
+    """(T, T) True where a query sees a key, of the full-attention layers' mask (a layer-type
+    mapping's or the one mask); None when the model made none (nothing hidden)."""
+    if isinstance(mask, Mapping):
+        mask = mask.get("full_attention", next(iter(mask.values()), None))
+    if mask is None:
+        return None
+    m = mask[0, 0]  # (T, T): one sequence, every head
+    if m.dtype == torch.bool:
+        return m.cpu()
+    return (m > torch.finfo(m.dtype).min / 2).cpu()  # eager's "minus infinity" hidden
+
+
+def mask_spans(hf: Any, inputs: Mapping[str, torch.Tensor], T: int) -> tuple[tuple[int, int], ...]:
+    """The bidirectional spans of a sequence of ``T`` tokens whose processor's ``inputs`` carry
+    token types (``token_type_ids``), from the mask the model's ``create_masks_for_generate``
+    makes of them; () for a model that makes none of token types."""
+    make = getattr(type(hf), "create_masks_for_generate", None)
+    types = inputs.get("token_type_ids")
+    if make is None or types is None:
+        return ()
+    if "token_type_ids" not in inspect.signature(make).parameters:
+        return ()
+    embeds = torch.zeros(1, T, 1)  # (1, T, 1): the mask reads the shape and dtype alone
+    with torch.inference_mode():
+        masks = make(
+            config=hf.config,
+            inputs_embeds=embeds,
+            attention_mask=torch.ones(1, T, dtype=torch.long),
+            cache=None,
+            position_ids=torch.arange(T)[None],  # (1, T)
+            token_type_ids=types.cpu(),
+        )
+    seen = _seen(masks)
+    return () if seen is None else spans_of(seen)
+
+
+def vlm_layout(hf: Any, ids: Sequence[int], inputs: Mapping[str, torch.Tensor]) -> Layout:
+    """The Layout of ``ids`` with the processor's ``inputs`` (grown to ``ids``: ``grown_inputs``)
+    as the model's own rules place them."""
+    return Layout(positions=rope_index(hf, ids, inputs), spans=mask_spans(hf, inputs, len(ids)))

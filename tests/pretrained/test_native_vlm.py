@@ -1,0 +1,115 @@
+"""Vision-language folders whose language model is a native family (Gemma 3's text model,
+Qwen2-VL's and Qwen2.5-VL's Qwen2), served natively: the language model in attnviz's engine,
+the vision tower and projector through transformers. Against transformers itself (eager
+attention, the oracle) on tiny random checkpoints (tests/support/checkpoints_vlm.py): a text
+with images gives every layer's weights (the forward's and those recomputed from q and k) and
+hidden states of transformers' forward, and the vision tower's weights; the image rows of the
+token vectors are the projector's features. ``--backend auto`` serves these folders natively and
+loads none of the language model's weights into transformers."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from attnviz.pretrained.bridge import BridgedModel
+from attnviz.pretrained.bridge.multimodal import PLACEHOLDER
+from attnviz.pretrained.native_vlm import NativeVlm
+from attnviz.pretrained.registry import load_model
+from tests.support.checkpoints_vlm import TinyVlms, eager_with_towers
+from tests.support.images import gradient
+
+CPU = torch.device("cpu")
+TOL = 1e-4
+NATIVE = ["gemma3", "qwen2_5_vl", "qwen2_vl"]
+TEXT = "the cat sat on the mat and looked at the dog"
+# One picture, or two of different shapes (Qwen: two grids; Gemma 3: two bidirectional blocks).
+PICTURES = {"one": [gradient(90, 40)], "two": [gradient(40, 30), gradient(50, 20)]}
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory) -> TinyVlms:
+    return TinyVlms(tmp_path_factory.mktemp("native-vlm"))
+
+
+def _written(n: int) -> str:
+    return " and ".join([f"look: {PLACEHOLDER}"] * n) + f" {TEXT}"
+
+
+@pytest.mark.parametrize("pictures", list(PICTURES))
+@pytest.mark.parametrize("name", NATIVE)
+def test_language_model_and_tower_are_transformers_own(made, name, pictures):
+    m = made.native(name)
+    images = PICTURES[pictures]
+    enc, _ = m.encode(_written(len(images)), images)
+    t = m.trace(enc.ids, images=enc)
+    inputs = {"input_ids": torch.tensor([enc.ids]), **enc.inputs}
+    out, calls = eager_with_towers(made.folder(name), inputs)
+    assert t.layers == len(out.attentions)
+    # The forward's own weights, then those recomputed from q and k (with the Layout).
+    assert t.forward_pattern is not None
+    for layer, want in enumerate(out.attentions):
+        assert (t.forward_pattern[layer] - want[0]).abs().max() < TOL
+    t.release()
+    for layer, want in enumerate(out.attentions):
+        assert (t.pattern(layer) - want[0]).abs().max() < TOL
+    want_states = torch.stack([h[0] for h in out.hidden_states])  # (L+1, T, C)
+    assert t.states.shape == want_states.shape
+    assert (t.states - want_states).abs().max() < TOL
+    # The image tokens' rows of the token vectors are the features, unscaled: hidden state 0.
+    at = torch.tensor(enc.ids) == enc.image_token  # (T,)
+    assert int(at.sum()) == sum(b.stop - b.start for b in enc.blocks) > 0
+    assert (t.embeddings[at] - want_states[0][at]).abs().max() < TOL
+    # The vision tower: each layer's calls, in order, transformers' weights.
+    assert t.vision is not None and t.tower is not None and not isinstance(t.tower, str)
+    layers = list(dict.fromkeys(mid for mid, _ in calls))
+    by_layer = [[w for mid, w in calls if mid == layer] for layer in layers]
+    assert [len(c) for c in t.vision] == [len(c) for c in by_layer]
+    for got_calls, want_calls in zip(t.vision, by_layer, strict=True):
+        for got, want in zip(got_calls, want_calls, strict=True):
+            assert got.shape == tuple(want.shape)
+            assert (got.weights() - want).abs().max() < TOL
+
+
+@pytest.mark.parametrize("name", NATIVE)
+def test_the_native_trace_is_the_bridges(made, name):
+    """The same folder through the bridge: the same sequence, blocks, weights and tower."""
+    m, b = made.native(name), made.model(name)
+    enc, placed = m.encode(_written(1), PICTURES["one"])
+    benc, bplaced = b.encode(_written(1), PICTURES["one"])
+    assert (enc.ids, placed, enc.blocks) == (benc.ids, bplaced, benc.blocks)
+    t, bt = m.trace(enc.ids, images=enc), b.trace(benc.ids, images=benc)
+    t.release()
+    bt.release()
+    for layer in range(t.layers):
+        assert (t.pattern(layer) - bt.pattern(layer)).abs().max() < TOL
+    assert m.mrope(enc.ids, enc) == b.mrope(benc.ids, benc)
+    assert m.backend == "native" and b.backend == "transformers"
+
+
+@pytest.mark.parametrize("name", NATIVE)
+def test_a_text_alone_is_the_language_models(made, name):
+    m, hf = made.native(name), made.oracle(name)
+    ids = m.tokenizer(TEXT).ids
+    t = m.trace(ids)
+    assert t.vision is None
+    with torch.no_grad():
+        out = hf(input_ids=torch.tensor([ids]), output_hidden_states=True)
+    want = torch.stack([h[0] for h in out.hidden_states])  # (L+1, T, C)
+    assert (t.states - want).abs().max() < TOL
+
+
+def test_auto_serves_them_natively_without_the_language_models_weights(made):
+    for name in NATIVE:
+        m = made.native(name)
+        assert m.family == name  # config.json's model_type, a native family
+        assert m.backend == "native" and m.reads_images
+        assert isinstance(load_model(made.folder(name), CPU, backend="native"), NativeVlm)
+        # transformers' model holds the tower and projector; its language model is shapes only.
+        hf = m.vision.hf
+        assert all(p.is_meta for p in hf.get_decoder().parameters())
+        assert all(p.is_meta for p in hf.get_output_embeddings().parameters())
+        towers = [p for part in m.vision.parts.values() for p in part.parameters()]
+        assert towers and not any(p.is_meta for p in towers)
+    # PaliGemma's model_type is no native family's: the bridge serves it whole.
+    assert isinstance(load_model(made.folder("paligemma2"), CPU), BridgedModel)
