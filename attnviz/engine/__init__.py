@@ -2,6 +2,15 @@
 
 from attnviz.engine.config import TransformerConfig
 from attnviz.engine.hooks import HookPoint, act_name, capture, hook_points
+from attnviz.engine.layout import Layout
 from attnviz.engine.model import Transformer
 
-__all__ = ["HookPoint", "Transformer", "TransformerConfig", "act_name", "capture", "hook_points"]
+__all__ = [
+    "HookPoint",
+    "Layout",
+    "Transformer",
+    "TransformerConfig",
+    "act_name",
+    "capture",
+    "hook_points",
+]

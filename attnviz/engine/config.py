@@ -72,6 +72,13 @@ class TransformerConfig:
     # The base of the layers of type "sliding_attention", which then rotate with no scaling
     # (Gemma 3's rope_local_base_freq); None: every layer uses rope_base and rope_scaling.
     rope_local_base: float | None = None
+    # Multimodal rotary (M-RoPE, Qwen2-VL's mrope_section): the rotated frequencies, in pairs,
+    # split into sections (temporal, height, width) that each turn by their own position
+    # (``Layout.positions`` (sections, T)); they sum to rotary_dim / 2. None: one position.
+    rope_sections: tuple[int, ...] | None = None
+    # The sections' frequencies interleaved (Qwen3-VL: f reads section f mod n) rather than
+    # in consecutive chunks (Qwen2-VL, Qwen2.5-VL).
+    rope_interleaved: bool = False
     # An RMSNorm of queries and keys before RoPE: "head", one weight (d_head,) for every head
     # (Qwen3, Gemma 3); "proj", over the whole projection before it is split into heads (OLMo 2).
     qk_norm: QKNorm = "none"
@@ -92,6 +99,10 @@ class TransformerConfig:
     # Each layer's attention, "full_attention" or "sliding_attention" (transformers' names);
     # None: every layer slides when sliding_window is set (Mistral), else none does.
     layer_types: tuple[LayerType, ...] | None = None
+    # On a sliding layer, the window still hides a bidirectional span's keys that are as far
+    # back as the window or farther (transformers' Gemma 3: AND(window, OR(causal, span)));
+    # False: a span sees itself whole on every layer (PaliGemma 2: OR(AND(window, causal), span)).
+    window_in_spans: bool = True
 
     def __post_init__(self) -> None:
         if self.d_model < 1 or self.n_layers < 1 or self.n_heads < 1:
@@ -119,6 +130,17 @@ class TransformerConfig:
                 raise ValueError(f"layer_types: {bad[0]!r} is not one of {LAYER_TYPES}")
             if "sliding_attention" in self.layer_types and self.sliding_window is None:
                 raise ValueError("layer_types has sliding layers but no sliding_window")
+        if self.rope_sections is not None:
+            half = (self.rotary_dim or self.d_head) // 2
+            if (
+                self.rope_style != "halves"
+                or sum(self.rope_sections) != half
+                or min(self.rope_sections) < 0
+            ):
+                raise ValueError(
+                    f"rope_sections {self.rope_sections} must be counts of frequency pairs "
+                    f"summing to the {half} pairs RoPE turns, with rope_style 'halves'"
+                )
         for name in ("attn_softcap", "final_softcap"):
             cap = getattr(self, name)
             if cap is not None and not cap > 0:

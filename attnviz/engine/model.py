@@ -8,7 +8,6 @@ state dict that ``load_state_dict`` puts in, so nothing is ever initialised sile
 
 from __future__ import annotations
 
-import functools
 import math
 
 import torch
@@ -17,13 +16,8 @@ from torch import nn
 
 from attnviz.engine.config import TransformerConfig
 from attnviz.engine.hooks import HookPoint
-from attnviz.engine.positional import (
-    apply_rope,
-    rope_cos_sin,
-    rope_frequencies,
-    rotate_halves,
-    sinusoidal_table,
-)
+from attnviz.engine.layout import Layout, hidden_keys, positions_of, rotate, spans_of
+from attnviz.engine.positional import sinusoidal_table
 
 HALF = (torch.float16, torch.bfloat16)
 # A self-attention whose (B, nh, T, S) scores would pass this many bytes, and whose scores and
@@ -84,12 +78,14 @@ def attention_scores(
     layer: int = 0,
     start: int = 0,
     cross: bool = False,
+    spans: tuple[tuple[int, int], ...] = (),
 ) -> torch.Tensor:
     """Logits of queries against keys: q k^T, scaled (1 / sqrt(d_head), or ``cfg.attn_scale``),
     -inf where a key is hidden: after the query when causal (``cfg.causal`` unless ``causal``
-    says otherwise), or out of ``layer``'s sliding window. The queries sit at positions
-    ``start`` .. ``start`` + T - 1 (a generation step's, after S - T cached keys). A
-    cross-attention (``cross``) is never causal and never windowed. Before any soft-cap.
+    says otherwise) and not in one of the ``spans`` with it (``Layout.spans``), or out of
+    ``layer``'s sliding window. The queries sit at positions ``start`` .. ``start`` + T - 1 (a
+    generation step's, after S - T cached keys). A cross-attention (``cross``) is never causal,
+    never windowed. Before any soft-cap.
     (..., T, hs) x (..., S, hs) -> (..., T, S)
 
     Every head is computed alone by the same matrix product, so a trace can recompute one head's
@@ -105,25 +101,10 @@ def attention_scores(
     causal = False if cross else (cfg.causal if causal is None else causal)
     window = None if cross else cfg.window_of(layer)
     if causal or window is not None:
-        scores.masked_fill_(hidden_keys(T, S, start, causal, window, q.device), float("-inf"))
+        spans = () if cross else spans
+        hidden = hidden_keys(T, S, start, causal, window, q.device, spans, cfg.window_in_spans)
+        scores.masked_fill_(hidden, float("-inf"))
     return scores
-
-
-@functools.lru_cache(maxsize=4)
-def hidden_keys(
-    T: int, S: int, start: int, causal: bool, window: int | None, device: torch.device
-) -> torch.Tensor:
-    """(T, S) true where query start + i may not see key j: after it when ``causal``, or
-    ``window`` or more positions before it. Kept for the next heads and layers of a text, and
-    made outside inference mode even when a trace asks first, so that a training step of the
-    same shape may save it for its backward."""
-    with torch.inference_mode(False):
-        i = torch.arange(start, start + T, device=device)[:, None]  # (T, 1) query positions
-        j = torch.arange(S, device=device)[None, :]  # (1, S) key positions
-        hidden = j > i if causal else torch.zeros(T, S, dtype=torch.bool, device=device)
-        if window is not None:
-            hidden = hidden | ((i - j).abs() >= window)  # (T, S)
-    return hidden
 
 
 def attention_pattern(scores: torch.Tensor, cfg: TransformerConfig | None = None) -> torch.Tensor:
@@ -223,26 +204,24 @@ class Attention(nn.Module):
             y = y.repeat_interleave(cfg.n_heads // n, dim=1)  # (B, nh, T, hs)
         return y
 
-    def _rotate(self, x: torch.Tensor, start: int) -> torch.Tensor:
-        """RoPE on (B, nh, T, hs) at positions start .. start + T - 1, with this layer's base."""
-        cfg = self.cfg
-        base, scaling = cfg.rope_of(self.layer)
-        if cfg.rope_style == "pairs":
-            if scaling is not None or cfg.rotary_dim is not None:
-                raise ValueError("RoPE scaling and a rotary_dim rotate halves only")
-            return apply_rope(x, base, "pairs", start)
-        T = x.shape[-2]
-        dim = cfg.rotary_dim or cfg.d_head
-        inv_freq, factor = rope_frequencies(dim, base, scaling, start + T, x.device)
-        cos, sin = rope_cos_sin(inv_freq, factor, start, T, x.dtype)  # (T, dim) each
-        return rotate_halves(x, cos, sin, cfg.rotary_dim)
+    def _rotate(
+        self, x: torch.Tensor, start: int, positions: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        """RoPE on (B, nh, T, hs) at positions start .. start + T - 1, or at ``positions``
+        ((T,), or (sections, T) with ``cfg.rope_sections``: M-RoPE), with this layer's base."""
+        return rotate(x, self.cfg, self.layer, start, positions)
 
     def project(
-        self, x: torch.Tensor, memory: torch.Tensor | None = None, start: int = 0
+        self,
+        x: torch.Tensor,
+        memory: torch.Tensor | None = None,
+        start: int = 0,
+        positions: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """The queries, keys and values that meet in the scores, each (B, nh, T or S, hs):
-        projected, normalised (qk_norm) and rotated (RoPE, at positions start ..), through
-        their hook points. x (B, T, C); a cross-attention's keys and values read ``memory``."""
+        projected, normalised (qk_norm) and rotated (RoPE, at positions start .., or at
+        ``positions``: ``Layout.positions``), through their hook points. x (B, T, C); a
+        cross-attention's keys and values read ``memory``."""
         cfg = self.cfg
         src = x if memory is None else memory  # (B, S, C); S = T for self-attention
         proj = cfg.qk_norm == "proj"
@@ -254,8 +233,8 @@ class Attention(nn.Module):
         if cfg.qk_norm == "head":
             q, k = self.q_norm(q), self.k_norm(k)
         if self.rotary:
-            q = self.hook_rot_q(self._rotate(q, start))
-            k = self.hook_rot_k(self._rotate(k, start))
+            q = self.hook_rot_q(self._rotate(q, start, positions))
+            k = self.hook_rot_k(self._rotate(k, start, positions))
         return q, k, v
 
     def forward(
@@ -263,16 +242,20 @@ class Attention(nn.Module):
         x: torch.Tensor,
         memory: torch.Tensor | None = None,
         cache: KVCache | None = None,
+        layout: Layout | None = None,
     ) -> torch.Tensor:
         """x (B, T, C) -> (B, T, C); a cross-attention takes its keys and values from
         ``memory`` (B, S, C). With ``cache`` (self-attention), x holds the tokens after the
-        cached ones, whose keys and values are read from it and theirs appended."""
+        cached ones, whose keys and values are read from it and theirs appended. ``layout``
+        (self-attention): the tokens' rotary positions and bidirectional spans."""
         if self.cross != (memory is not None):
             raise ValueError("a cross-attention needs a memory; a self-attention takes none")
         B, T, _ = x.shape
         cfg = self.cfg
         start = cache.length if cache is not None and not self.cross else 0
-        q, k, v = self.project(x, memory, start)
+        positions = None if self.cross else positions_of(layout, T)
+        spans = () if self.cross else spans_of(layout)
+        q, k, v = self.project(x, memory, start, positions)
         if cache is not None and not self.cross:
             k, v = cache.extend(self.layer, k, v)  # (B, nh, start + T, hs)
         S = k.shape[-2]
@@ -283,7 +266,7 @@ class Attention(nn.Module):
         for h in range(0, cfg.n_heads, step):  # one pass, unless the heads are chunked
             qh, kh, vh = q[:, h : h + step], k[:, h : h + step], v[:, h : h + step]
             scores = attention_scores(qh, kh, cfg, layer=self.layer, start=start,
-                                      cross=self.cross)  # fmt: skip
+                                      cross=self.cross, spans=spans)  # fmt: skip
             scores = self.hook_scores(scores)  # (B, nh, T, S)
             pattern = self.hook_pattern(attention_pattern(scores, cfg))  # (B, nh, T, S)
             zs.append(pattern.to(vh.dtype) @ vh)  # (B, step, T, hs)
@@ -376,10 +359,10 @@ class Block(nn.Module):
         hook: HookPoint,
         *memory: torch.Tensor,
         ln_out: LayerNorm | None = None,
-        cache: KVCache | None = None,
+        **attend: KVCache | Layout,
     ) -> torch.Tensor:
         xn = ln(x) if ln is not None and self.cfg.norm == "pre" else x
-        y = f(xn, *memory, cache=cache) if cache is not None else f(xn, *memory)
+        y = f(xn, *memory, **attend)
         y = hook(y if ln_out is None else ln_out(y))
         x = x + y if self.cfg.residual else y
         return ln(x) if ln is not None and self.cfg.norm == "post" else x
@@ -389,25 +372,32 @@ class Block(nn.Module):
         x: torch.Tensor,
         memory: torch.Tensor | None = None,
         cache: KVCache | None = None,
+        layout: Layout | None = None,
     ) -> torch.Tensor:
         """x (B, T, C) -> (B, T, C); a decoder's block also reads ``memory`` (B, S, C). With
-        ``cache``, x holds the tokens after the cached ones (see ``KVCache``)."""
+        ``cache``, x holds the tokens after the cached ones (see ``KVCache``); ``layout``,
+        where the tokens sit (``Layout``), reaches the self-attention."""
         if bool(self.cfg.encoder_layers) != (memory is not None):
             raise ValueError("a decoder block needs the encoder's output; other blocks take none")
         cfg = self.cfg
+        attend: dict[str, KVCache | Layout] = {}  # only what is given: hooks see today's calls
+        if cache is not None:
+            attend["cache"] = cache
+        if layout is not None:
+            attend["layout"] = layout
         x = self.hook_resid_pre(x)
         if cfg.parallel:
             if not (cfg.ffn and cfg.residual and cfg.norm == "pre" and memory is None):
                 raise ValueError("a parallel block is pre-norm, residual, with a feed-forward")
             xn = self.ln1(x) if self.ln1 is not None else x
-            a = self.attn(xn, cache=cache) if cache is not None else self.attn(xn)
+            a = self.attn(xn, **attend)
             a = self.hook_attn_out(a if self.ln1_out is None else self.ln1_out(a))
             self.hook_resid_mid(x + a)
             m = self.mlp(self.ln2(x) if self.ln2 is not None else x)
             m = self.hook_mlp_out(m if self.ln2_out is None else self.ln2_out(m))
             return self.hook_resid_post(m + a + x)  # transformers' order of the sum
         x = self._sublayer(x, self.attn, self.ln1, self.hook_attn_out, ln_out=self.ln1_out,
-                           cache=cache)  # fmt: skip
+                           **attend)  # fmt: skip
         x = self.hook_resid_mid(x)
         if memory is not None:
             x = self._sublayer(x, self.cross_attn, self.ln_cross, self.hook_cross_out, memory)
@@ -487,16 +477,22 @@ class Transformer(nn.Module):
         x: torch.Tensor,
         source: torch.Tensor | None = None,
         cache: KVCache | None = None,
+        *,
+        layout: Layout | None = None,
     ) -> torch.Tensor:
         """x: (B, T) ids or (B, T, C) vectors -> (B, T, C). An encoder-decoder also takes
         ``source``, what its encoder reads (B, S), and every decoder block attends to the
         encoder's output (B, S, C). With ``cache`` (a causal model writing), x holds the tokens
-        after the cached ones, at positions ``cache.length`` ..; their keys and values join it."""
+        after the cached ones, at positions ``cache.length`` ..; their keys and values join it.
+        ``layout``: where the tokens sit when not at 0 .. T-1 of one causal line (``Layout``:
+        rotary positions, of the new tokens only with a cache; absolute bidirectional spans)."""
         cfg = self.cfg
         if bool(cfg.encoder_layers) != (source is not None):
             raise ValueError("an encoder-decoder needs a source; other models take none")
         if cache is not None and not cfg.causal:
             raise ValueError("a cache of keys and values is for causal models")
+        if layout is not None and layout.positions is not None and cfg.positional != "rope":
+            raise ValueError("layout positions are rotary positions; this model has no RoPE")
         start = cache.length if cache is not None else 0
         memory = self.encoder(source) if source is not None else None  # (B, S, C)
         if cfg.vocab_size is not None:
@@ -512,7 +508,10 @@ class Transformer(nn.Module):
         if self.ln_embed is not None:
             x = self.ln_embed(x)
         for block in self.blocks:
-            x = block(x, memory, cache) if cache is not None else block(x, memory)
+            if layout is not None:
+                x = block(x, memory, cache, layout)
+            else:
+                x = block(x, memory, cache) if cache is not None else block(x, memory)
         if cache is not None:
             cache.length = start + x.shape[1]
         if self.ln_final is not None:

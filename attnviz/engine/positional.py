@@ -30,16 +30,24 @@ def rope_angles(
     dtype: torch.dtype,
     device: torch.device | None = None,
     start: int = 0,
+    positions: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """theta[pos, i] = pos / base^(2i/d_head) for each pair i of a head, at positions start ..
-    start + n - 1. (n, d_head // 2)"""
-    pos = torch.arange(start, start + n, dtype=dtype, device=device)[:, None]  # (n, 1)
+    start + n - 1 (or ``positions`` (n,)). (n, d_head // 2)"""
+    if positions is None:
+        pos = torch.arange(start, start + n, dtype=dtype, device=device)[:, None]  # (n, 1)
+    else:
+        pos = positions.to(device=device, dtype=dtype)[:, None]  # (n, 1)
     two_i = torch.arange(0, d_head - 1, 2, dtype=dtype, device=device)  # (d_head // 2,)
     return pos / torch.pow(torch.tensor(base, dtype=dtype, device=device), two_i / d_head)
 
 
 def apply_rope(
-    x: torch.Tensor, base: float = 10000.0, style: str = "pairs", start: int = 0
+    x: torch.Tensor,
+    base: float = 10000.0,
+    style: str = "pairs",
+    start: int = 0,
+    positions: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """Rotate pair i of every head's vector by pos * base^(-2i/d_head).
 
@@ -47,16 +55,17 @@ def apply_rope(
     RoFormer (Su et al. 2021); with "halves" pair i is (i, i + hs/2), as Hugging Face's
     Llama-style models rotate (``rotate_half``). With an odd head size the last coordinate has
     no partner and is left as it is ("pairs"; "halves" needs an even size). The T vectors sit
-    at positions ``start`` .. ``start`` + T - 1.
+    at positions ``start`` .. ``start`` + T - 1, or at ``positions`` (T,).
     """
     _, _, t, hs = x.shape
     if style == "halves":
         if hs % 2:
             raise ValueError(f"RoPE on halves needs an even head size (got {hs})")
         inv_freq, factor = rope_frequencies(hs, base, device=x.device)
-        cos, sin = rope_cos_sin(inv_freq, factor, start, t, x.dtype)  # (T, hs) each
+        cos, sin = rope_cos_sin(inv_freq, factor, start, t, x.dtype, positions)  # (T, hs) each
         return rotate_halves(x, cos, sin)
-    theta = rope_angles(t, hs, base, dtype=x.dtype, device=x.device, start=start)  # (T, hs//2)
+    theta = rope_angles(t, hs, base, dtype=x.dtype, device=x.device, start=start,
+                        positions=positions)  # fmt: skip  # (T, hs//2)
     cos, sin = torch.cos(theta), torch.sin(theta)
     if style != "pairs":
         raise ValueError(f"RoPE style {style!r}: one of 'pairs', 'halves'")
@@ -197,12 +206,20 @@ def rope_frequencies(
 
 
 def rope_cos_sin(
-    inv_freq: torch.Tensor, factor: float, start: int, n: int, dtype: torch.dtype
+    inv_freq: torch.Tensor,
+    factor: float,
+    start: int,
+    n: int,
+    dtype: torch.dtype,
+    positions: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """cos and sin (n, 2 * len(inv_freq)) of positions start .. start+n-1, each frequency twice
-    (the halves' layout), times ``factor``, computed in float32 and cast to ``dtype`` as
-    transformers does."""
-    pos = torch.arange(start, start + n, device=inv_freq.device).float()  # (n,)
+    """cos and sin (n, 2 * len(inv_freq)) of positions start .. start+n-1 (or ``positions``
+    (n,)), each frequency twice (the halves' layout), times ``factor``, computed in float32 and
+    cast to ``dtype`` as transformers does."""
+    if positions is None:
+        pos = torch.arange(start, start + n, device=inv_freq.device).float()  # (n,)
+    else:
+        pos = positions.to(inv_freq.device).float()  # (n,)
     freqs = pos[:, None] * inv_freq.float()[None, :]  # (n, dim/2)
     emb = torch.cat([freqs, freqs], dim=-1)  # (n, dim)
     return (emb.cos() * factor).to(dtype), (emb.sin() * factor).to(dtype)

@@ -43,7 +43,7 @@ FAMILIES: dict[str, Family] = _table(
     attnviz_runs.FAMILY,
     *gemma.FAMILIES,
     gpt_neox.FAMILY,
-    qwen3.FAMILY,
+    *qwen3.FAMILIES,
     olmo2.FAMILY,
     phi3.FAMILY,
     *qwen_vl.FAMILIES,

@@ -10,7 +10,10 @@ llama3: ``attnviz.pretrained.rope``); Llama's biases when ``attention_bias`` and
 are both set (then every linear layer has one); Qwen2's biases on the query, key and value;
 Qwen2's sliding window on the layers ``layer_types`` names (transformers derives them from
 ``use_sliding_window`` and ``max_window_layers``); Mistral's sliding window on every layer, the
-context staying max_position_embeddings.
+context staying max_position_embeddings. The text models of Qwen2-VL and Qwen2.5-VL
+(``qwen2_vl_text``, ``qwen2_5_vl_text``) are Qwen2 with multimodal rotary positions (M-RoPE:
+``mrope_section`` of the rotary object, in frequency pairs, read by ``read_mrope``; the run's
+positions then come in a ``Layout``).
 
 Refused, by name and with the reason: an activation other than SiLU; Llama's attention_bias
 without mlp_bias or the reverse (the output projection's bias would go with the query's, not the
@@ -44,6 +47,12 @@ from attnviz.pretrained.checkpoint import (
 from attnviz.pretrained.rope import Rope, read_rope, whole_head
 
 IGNORE = re.compile(r"rotary_emb\.inv_freq$|^lm_head\.")
+# The model_types read as Qwen2 (biases on q, k, v; its sliding window); the VL ones rotate with
+# M-RoPE in consecutive chunks, with transformers' default sections when config.json has none.
+QWEN2 = ("qwen2", "qwen2_vl_text", "qwen2_5_vl_text")
+MROPE_CHUNKED = {"qwen2_vl_text": (16, 24, 24), "qwen2_5_vl_text": (16, 24, 24)}
+# Old Qwen2-VL configs name the plain rotation "mrope"; transformers reads it as the default.
+MROPE_ALIASES = {"mrope": "default"}
 
 
 def read_heads(
@@ -126,6 +135,36 @@ def qwen_windows(hf: Mapping, n_layers: int) -> tuple[int | None, tuple[LayerTyp
     return window, tuple(types)
 
 
+def read_mrope(hf: Mapping, rope: Rope, default: tuple[int, ...] | None, interleaved: bool) -> dict:
+    """The multimodal rotary fields (``rope_sections``, ``rope_interleaved``) of a family whose
+    transformers code rotates with M-RoPE: ``mrope_section`` of the rotary object (rope_scaling
+    or rope_parameters, as ``read_rope`` picks it; ``default`` when absent, as the config
+    class's), frequency pairs summing to the rotated half-head. The layout, chunks or
+    interleaved, is the family's (transformers' code ignores ``mrope_interleaved``): a config
+    that says otherwise is refused."""
+    field = rope.field
+    d = hf.get(field) or {}
+    sections = d.get("mrope_section", default) if isinstance(d, Mapping) else default
+    if (
+        not isinstance(sections, (list, tuple))
+        or not sections
+        or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in sections)
+        or sum(sections) != rope.rotary_dim // 2
+    ):
+        raise ConversionError(
+            f"config.json: {field}.mrope_section = {sections!r} must be counts of frequency "
+            f"pairs summing to {rope.rotary_dim // 2} (half the rotated head)"
+        )
+    said = d.get("mrope_interleaved") if isinstance(d, Mapping) else None
+    if said is not None and said is not interleaved:
+        layout = "interleaved" if interleaved else "in chunks"
+        raise ConversionError(
+            f"config.json: {field}.mrope_interleaved = {said!r}, but this family's sections "
+            f"are {layout} (as transformers rotates them)"
+        )
+    return {"rope_sections": tuple(sections), "rope_interleaved": interleaved}
+
+
 def llama_style(
     hf: Mapping, heads: tuple[int, int, int, int], rope: Rope, **fields
 ) -> TransformerConfig:
@@ -166,7 +205,8 @@ def llama_style(
 
 def llama_config(hf: Mapping) -> TransformerConfig:
     model_type = str(hf.get("model_type"))
-    heads = read_heads(hf, kv_default=32 if model_type == "qwen2" else None)
+    qwen2 = model_type in QWEN2
+    heads = read_heads(hf, kv_default=32 if qwen2 else None)
     bias = False
     if model_type == "llama":
         refuse(hf, "attention_bias", (False, True), False)
@@ -179,10 +219,15 @@ def llama_config(hf: Mapping) -> TransformerConfig:
                 "and value only; Llama's attention_bias also biases the output projection)"
             )
         bias = attn_bias
-    rope = whole_head(read_rope(hf, heads[3]), model_type)
+    rope = whole_head(read_rope(hf, heads[3], aliases=MROPE_ALIASES if qwen2 else None), model_type)
+    mrope = (
+        read_mrope(hf, rope, MROPE_CHUNKED[model_type], False)
+        if model_type in MROPE_CHUNKED
+        else {}
+    )
     window: int | None = None
     layer_types: tuple[LayerType, ...] | None = None
-    if model_type == "qwen2":
+    if qwen2:
         window, layer_types = qwen_windows(hf, need(hf, "num_hidden_layers"))
     elif model_type == "mistral":
         window = read_window(hf, 4096)  # every layer slides (transformers ignores layer_types)
@@ -191,9 +236,10 @@ def llama_config(hf: Mapping) -> TransformerConfig:
         heads,
         rope,
         bias=bias,
-        qkv_bias=model_type == "qwen2",
+        qkv_bias=qwen2,
         sliding_window=window,
         layer_types=layer_types,
+        **mrope,
     )
 
 
@@ -279,6 +325,18 @@ FAMILIES = (
         weights=llama_weights,
         description="Qwen2 / Qwen2.5 decoders: Llama's wiring with biases on the query, key and "
         "value and a sliding window on the layers layer_types names",
+    ),
+    Family(
+        name="qwen2_vl_text",
+        config=llama_config,
+        weights=llama_weights,
+        description="Qwen2-VL's text model: Qwen2 with multimodal rotary positions (M-RoPE)",
+    ),
+    Family(
+        name="qwen2_5_vl_text",
+        config=llama_config,
+        weights=llama_weights,
+        description="Qwen2.5-VL's text model: Qwen2 with multimodal rotary positions (M-RoPE)",
     ),
     Family(
         name="mistral",

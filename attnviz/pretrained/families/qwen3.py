@@ -2,7 +2,9 @@
 query and key head before RoPE, one weight (head_dim,) shared by all heads (engine
 ``qk_norm="head"``), heads of their own size (``head_dim``, 128 when config.json has none, as
 Qwen3Config's default), no biases, and Qwen2's sliding window on the layers ``layer_types`` names
-(from ``use_sliding_window`` and ``max_window_layers``).
+(from ``use_sliding_window`` and ``max_window_layers``). Qwen3-VL's text model
+(``qwen3_vl_text``) is Qwen3 with multimodal rotary positions whose sections interleave
+(M-RoPE: ``mrope_section``, see llama.read_mrope).
 
 Refused, by name: ``attention_bias`` (it biases the output projection too, which the engine
 pairs only with feed-forward biases), an activation other than SiLU, a partial_rotary_factor, a
@@ -25,6 +27,7 @@ from attnviz.pretrained.families.llama import (
     mlp_weights,
     qwen_windows,
     read_heads,
+    read_mrope,
 )
 from attnviz.pretrained.rope import read_rope, whole_head
 
@@ -33,13 +36,18 @@ def qwen3_config(hf: Mapping) -> TransformerConfig:
     refuse(hf, "attention_bias", (False,), False)
     heads = read_heads(hf, kv_default=32, head_dim_default=128)
     window, layer_types = qwen_windows(hf, need(hf, "num_hidden_layers"))
+    rope = whole_head(read_rope(hf, heads[3]), "qwen3")
+    mrope = {}
+    if hf.get("model_type") == "qwen3_vl_text":  # the family table's: interleaved M-RoPE
+        mrope = read_mrope(hf, rope, (24, 20, 20), True)
     return llama_style(
         hf,
         heads,
-        whole_head(read_rope(hf, heads[3]), "qwen3"),
+        rope,
         qk_norm="head",
         sliding_window=window,
         layer_types=layer_types,
+        **mrope,
     )
 
 
@@ -61,10 +69,18 @@ def qwen3_weights(cfg: TransformerConfig, tensors: Tensors) -> dict[str, torch.T
     return sd  # views of the checkpoint's tensors: the loader converts each once, or none
 
 
-FAMILY = Family(
-    name="qwen3",
-    config=qwen3_config,
-    weights=qwen3_weights,
-    description="Qwen3 decoders: Llama's wiring with per-head RMSNorm on queries and keys and "
-    "a sliding window on the layers layer_types names",
+FAMILIES = (
+    Family(
+        name="qwen3",
+        config=qwen3_config,
+        weights=qwen3_weights,
+        description="Qwen3 decoders: Llama's wiring with per-head RMSNorm on queries and keys and "
+        "a sliding window on the layers layer_types names",
+    ),
+    Family(
+        name="qwen3_vl_text",
+        config=qwen3_config,
+        weights=qwen3_weights,
+        description="Qwen3-VL's text model: Qwen3 with interleaved multimodal rotary positions",
+    ),
 )
