@@ -113,3 +113,23 @@ def test_auto_serves_them_natively_without_the_language_models_weights(made):
         assert towers and not any(p.is_meta for p in towers)
     # PaliGemma's model_type is no native family's: the bridge serves it whole.
     assert isinstance(load_model(made.folder("paligemma2"), CPU), BridgedModel)
+
+
+def test_the_hubs_older_qwen_config_reads_as_transformers_5s(made):
+    """The hub's Qwen2.5-VL config.json keeps the text model's keys beside vision_config and
+    names its rotary ``{"type": "mrope", "mrope_section": [...]}``: the same language model."""
+    import json
+
+    from attnviz.pretrained.convert import FAMILIES
+
+    hf = json.loads((made.folder("qwen2_5_vl") / "config.json").read_text())
+    text = dict(hf["text_config"])
+    rope = text.pop("rope_parameters")
+    old = {k: v for k, v in hf.items() if k != "text_config"}
+    old.update({k: v for k, v in text.items() if k != "model_type"})
+    old["rope_scaling"] = {"type": "mrope", "mrope_section": rope["mrope_section"]}
+    old["rope_theta"] = rope["rope_theta"]
+    family = FAMILIES["qwen2_5_vl"]
+    cfg = family.config(hf)
+    assert cfg.rope_sections == tuple(rope["mrope_section"]) and cfg.qkv_bias
+    assert family.config(old) == cfg
