@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import torch
 
 from attnviz.capture.decompose import CleanRun, Component, Stream, affine, stream_at, through
+from attnviz.engine.layout import positions_of, spans_of
 from attnviz.engine.model import Block, LayerNorm, hidden_keys
 from attnviz.errors import TraceError
 
@@ -60,7 +61,8 @@ def _side(run: CleanRun, stream: Stream, layer: int, head: int, side: str, biase
         s = run.scales[f"blocks.{layer}.attn.{side}_norm"][head]  # (nh, T) -> (T,)
         out = out * s[None, :, None] * (nw if nw is not None else 1)
     if attn.rotary:
-        out = attn._rotate(out[None], 0)[0]  # the forward's own rotation, each row a "head"
+        positions = positions_of(run.layout, out.shape[-2])  # the forward's, when it had any
+        out = attn._rotate(out[None], 0, positions)[0]  # its own rotation, each row a "head"
     return out
 
 
@@ -145,7 +147,9 @@ def qk_attribution(
         components = [*components, Component("bias", "bias")]
     q = _side(run, stream, layer, head, "q", biased)[:, query]  # (N, hs)
     k = _side(run, stream, layer, head, "k", biased)  # (N, T, hs)
-    hidden = hidden_keys(T, T, 0, cfg.causal, cfg.window_of(layer), k.device)[query].cpu()
+    spans = spans_of(run.layout)
+    hidden = hidden_keys(T, T, 0, cfg.causal, cfg.window_of(layer), k.device, spans,
+                         cfg.window_in_spans)[query].cpu()  # fmt: skip
     if bool(hidden[key]):
         raise TraceError(
             f"key: query {query} does not see key {key} in layer {layer} (it is after the "

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from attnviz.engine import Transformer, TransformerConfig, act_name, capture
+from attnviz.engine import Layout, Transformer, TransformerConfig, act_name, capture
 from attnviz.engine.model import Block, LayerNorm
 from attnviz.errors import TraceError
 
@@ -70,6 +70,9 @@ class CleanRun:
     mlp: list[torch.Tensor | None]  # L x (T, C) the feed-forward's output (after its out_norm)
     scales: dict[str, torch.Tensor]  # a norm's module name -> (..., T) its frozen 1/sigma
     output: torch.Tensor | None = field(default=None, repr=False)  # (T, C) after the final norm
+    # Where the tokens sat in the forward (rotary positions, bidirectional spans), for the
+    # attributions' rotations and masks; None: 0 .. T-1, causal as the model is.
+    layout: Layout | None = field(default=None, repr=False)
     _weights: dict[str, torch.Tensor] = field(default_factory=dict, repr=False)
 
     @property
@@ -93,7 +96,8 @@ class CleanRun:
 
     def at(self, positions: list[int]) -> CleanRun:
         """The run at ``positions`` alone: what a norm, a head's output or a feed-forward is at
-        one token does not depend on the others (a head's z already holds what it read)."""
+        one token does not depend on the others (a head's z already holds what it read). It has
+        no layout: nothing read of it rotates or masks."""
         pick = torch.tensor(positions, device=self.embed.device)
         return CleanRun(
             model=self.model,
@@ -143,8 +147,9 @@ class Recording:
             out[name] = _scale_of(norm, x)
         return out
 
-    def run(self, output: torch.Tensor) -> CleanRun:
-        """The clean run, ``output`` (T, C) being the forward's (what the unembedding reads)."""
+    def run(self, output: torch.Tensor, layout: Layout | None = None) -> CleanRun:
+        """The clean run, ``output`` (T, C) being the forward's (what the unembedding reads);
+        ``layout``: the forward's (``Layout``), when it had one."""
         cfg, cache, T = self.model.cfg, self.cache, output.shape[0]
         dtype = dtype_for(output.device)
         pos, kind = cache.get(act_name("pos_embed")), cache.get(act_name("type_embed"))
@@ -160,6 +165,7 @@ class Recording:
             mlp=mlp,
             scales={k: v.to(dtype) for k, v in self.scales().items()},
             output=output,
+            layout=layout,
         )
 
 
@@ -206,12 +212,13 @@ def recording(model: Transformer) -> Iterator[Recording]:
             h.remove()
 
 
-def clean_run(model: Transformer, x: torch.Tensor) -> CleanRun:
-    """One forward of ``model`` on ``x`` ((1, T) ids or (1, T, C) vectors) that records what
-    the decomposition needs (``recording``), and the clean run built from it."""
+def clean_run(model: Transformer, x: torch.Tensor, layout: Layout | None = None) -> CleanRun:
+    """One forward of ``model`` on ``x`` ((1, T) ids or (1, T, C) vectors), with ``layout``
+    when given, that records what the decomposition needs (``recording``), and the clean run
+    built from it."""
     with torch.inference_mode(), recording(model) as rec:
-        out = model(x)[0]  # (T, C) what the unembedding reads
-    return rec.run(out)
+        out = (model(x) if layout is None else model(x, layout=layout))[0]  # (T, C)
+    return rec.run(out, layout)
 
 
 @dataclass

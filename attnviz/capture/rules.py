@@ -31,12 +31,14 @@ class AttentionRule(Protocol):
 @dataclass(frozen=True)
 class EngineRule:
     """The native engine's attention: ``attention_scores`` and ``attention_pattern`` with the
-    layer's window, scale and soft-cap (``cfg``)."""
+    layer's window, scale and soft-cap (``cfg``), and the run's bidirectional ``spans``
+    (``Layout.spans``)."""
 
     cfg: TransformerConfig
+    spans: tuple[tuple[int, int], ...] = ()
 
     def scores(self, layer: int, q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
-        return attention_scores(q, k, self.cfg, layer=layer)
+        return attention_scores(q, k, self.cfg, layer=layer, spans=self.spans)
 
     def weights(self, layer: int, scores: torch.Tensor) -> torch.Tensor:
         return attention_pattern(scores, self.cfg)

@@ -23,9 +23,10 @@ from attnviz.capture.decompose import CleanRun
 from attnviz.capture.lens import Readout, at
 from attnviz.capture.rules import AttentionRule, EngineRule
 from attnviz.capture.vision import TowerCall, TowerLayout
-from attnviz.engine import TransformerConfig
+from attnviz.engine import Layout, TransformerConfig
 from attnviz.engine.ablate import HeadAblation
 from attnviz.engine.analysis import PCA, attention_entropy, pairwise_distances, trajectory_pca
+from attnviz.engine.layout import spans_of
 from attnviz.engine.model import CHUNK_BYTES
 from attnviz.errors import TraceError
 
@@ -72,7 +73,7 @@ class TraceTensors:
     # The forward's own weights, L x (nh, T, T), until release(): the first response's thumbnails
     # read them instead of recomputing. Kept for good when there are no q and k.
     forward_pattern: list[torch.Tensor] | None = field(default=None, repr=False)
-    rule: AttentionRule | None = None  # EngineRule(cfg) when None
+    rule: AttentionRule | None = None  # EngineRule(cfg, the layout's spans) when None
     # layer -> (q, k, v) of that layer, each (nh, T, hs), when q, k, v were not kept.
     recompute: Callable[[int], QKV] | None = field(default=None, repr=False)
     # Why a trace has no q and k (said to whoever asks for them), when it has none.
@@ -99,6 +100,9 @@ class TraceTensors:
     # Where ``vision``'s patches lie on the images' tiles (``capture.vision``), or why they
     # cannot be put on them; None for a text alone.
     tower: TowerLayout | str | None = field(default=None, repr=False)
+    # Where the tokens sat in the forward (rotary positions, bidirectional spans): what a
+    # recomputation of q, k and the weights reads too; None: 0 .. T-1, causal as the model is.
+    layout: Layout | None = field(default=None, repr=False)
     _derived: dict[str, object] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -175,7 +179,9 @@ class TraceTensors:
         return self._memo(name, compute) if nbytes <= KEEP_SQUARE_BYTES else compute()
 
     def _rule(self) -> AttentionRule:
-        return self.rule if self.rule is not None else EngineRule(self.cfg)
+        if self.rule is not None:
+            return self.rule
+        return EngineRule(self.cfg, spans_of(self.layout))
 
     def scores(self, layer: int, heads: Sequence[int] | None = None) -> torch.Tensor:
         """(H', T, T) logits after scaling (masked = -inf), before any soft-cap, of ``heads``

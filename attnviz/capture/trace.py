@@ -14,7 +14,8 @@ import torch
 import attnviz.capture.tensors as store
 from attnviz.capture.progress import listener
 from attnviz.capture.tensors import QKV, TraceTensors
-from attnviz.engine import Transformer, TransformerConfig, act_name, capture
+from attnviz.engine import Layout, Transformer, TransformerConfig, act_name, capture
+from attnviz.engine.layout import positions_of
 from attnviz.engine.model import Block
 from attnviz.errors import TraceError
 
@@ -29,29 +30,37 @@ def qk_names(cfg: TransformerConfig, layer: int) -> tuple[str, str]:
     return act_name("q", layer), act_name("k", layer)
 
 
-def layer_qkv(model: Transformer, layer: int, x: torch.Tensor) -> QKV:
+def layer_qkv(model: Transformer, layer: int, x: torch.Tensor, layout: Layout | None = None) -> QKV:
     """q, k, v (nh, T, hs) of block ``layer`` given its input ``x`` (T, C) (hidden state
-    ``layer``): that block's projections alone, the numbers of the whole forward (tested)."""
+    ``layer``): that block's projections alone, the numbers of the whole forward (tested),
+    rotated at ``layout``'s positions when the forward had one."""
     block = model.blocks[layer]
     assert isinstance(block, Block)
+    positions = positions_of(layout, x.shape[0])
     with torch.inference_mode():
         xn = block.ln1(x[None]) if block.ln1 is not None and model.cfg.norm == "pre" else x[None]
-        q, k, v = block.attn.project(xn)  # (1, nh, T, hs) each
+        q, k, v = block.attn.project(xn, positions=positions)  # (1, nh, T, hs) each
     return q[0], k[0], v[0]
 
 
-def _recompute(model: Transformer, states: torch.Tensor, layer: int) -> QKV:
-    return layer_qkv(model, layer, states[layer])
+def _recompute(model: Transformer, states: torch.Tensor, layout: Layout | None, layer: int) -> QKV:
+    return layer_qkv(model, layer, states[layer], layout)
 
 
 def capture_trace(
-    model: Transformer, x: torch.Tensor, field: str = "embeddings", keep_qkv_bytes: int = -1
+    model: Transformer,
+    x: torch.Tensor,
+    field: str = "embeddings",
+    keep_qkv_bytes: int = -1,
+    *,
+    layout: Layout | None = None,
 ) -> TraceTensors:
     """Run ``model`` on one sequence ``x`` ((1, T, C) vectors or (1, T) ids) and keep what every
     trace holds. Overflow is a TraceError naming ``field``. q, k and v are kept when they take
     at most ``keep_qkv_bytes`` (always when negative), else recomputed per layer on demand; the
     forward's weights are kept for the first response up to ``KEEP_FORWARD_BYTES``, a layer's
-    weights being dropped as soon as the next layer runs otherwise."""
+    weights being dropped as soon as the next layer runs otherwise. ``layout``: where the
+    tokens sit (``Layout``), for the forward and every recomputation of q, k and the weights."""
     cfg = model.cfg
     L, T = cfg.n_layers, x.shape[1]
     itemsize = model.param_dtype.itemsize
@@ -89,7 +98,10 @@ def capture_trace(
     # Only the points read here: each captured activation is kept alive, and costs a hook.
     try:
         with torch.inference_mode(), capture(model, wanted) as cache:
-            model(x)
+            if layout is None:
+                model(x)
+            else:
+                model(x, layout=layout)
     finally:
         for h in handles:
             h.remove()
@@ -112,7 +124,7 @@ def capture_trace(
         k = [cache[qk_names(cfg, i)[1]][0] for i in range(L)]
         v = [cache[act_name("v", i)][0] for i in range(L)]
     else:  # block i reads hidden state i
-        recompute = functools.partial(_recompute, model, states)
+        recompute = functools.partial(_recompute, model, states, layout)
 
     pos = cache.get(act_name("pos_embed"))
     w_o = [block_w_o(model, i) for i in range(L)]
@@ -127,6 +139,7 @@ def capture_trace(
         forward_pattern=patterns if keep_pattern else None,
         recompute=recompute,
         w_o=w_o,
+        layout=layout,
     )
 
 

@@ -24,6 +24,7 @@ import torch
 from torch import nn
 
 from attnviz.engine.hooks import act_name, capture, hook_points
+from attnviz.engine.layout import Layout
 
 Mode = Literal["zero", "mean", "patch"]
 
@@ -89,13 +90,17 @@ def ablating(model: nn.Module, ablations: Sequence[HeadAblation]) -> Iterator[No
 
 @torch.inference_mode()
 def head_outputs(
-    model: nn.Module, x: torch.Tensor, layers: Sequence[int]
+    model: nn.Module, x: torch.Tensor, layers: Sequence[int], layout: Layout | None = None
 ) -> dict[int, torch.Tensor]:
     """Every head's output ``z`` (nh, T, hs) at ``layers`` on one sequence ``x`` (1, T) of a
-    clean forward: what ``patch`` copies from its source text."""
+    clean forward (with ``layout``, where its tokens sit): what ``patch`` copies from its
+    source text."""
     names = {layer: act_name("z", layer) for layer in sorted(set(layers))}
     with capture(model, names.values()) as cache:
-        model(x)
+        if layout is None:
+            model(x)
+        else:
+            model(x, layout=layout)
     return {layer: cache[name][0] for layer, name in names.items()}
 
 

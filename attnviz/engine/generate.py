@@ -6,7 +6,9 @@ tokens on any device.
 Each step runs only the new token: the keys and values of the tokens before it are kept in the
 engine's ``KVCache``. A sliding context (``window``) drops the oldest token once it is full, which
 moves every other token's position: from then on a step reads its window afresh, as a trace of
-those tokens would."""
+those tokens would. A ``Layout`` places the prompt's tokens (a picture's rotary positions, its
+bidirectional spans): each written token's positions continue from the prompt's last
+(``layout.continued``), and the cache keeps the prompt's keys as the layout turned them."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from collections.abc import Collection
 
 import torch
 
+from attnviz.engine.layout import Layout, continued
 from attnviz.engine.model import KVCache, Transformer
 
 
@@ -22,17 +25,32 @@ class _Reader:
     ``seq``, which extends the sequence of the previous call by at most one token (the cache
     then runs that token alone) or is read afresh."""
 
-    def __init__(self, model: Transformer, window: int | None, use_cache: bool) -> None:
+    def __init__(
+        self,
+        model: Transformer,
+        window: int | None,
+        use_cache: bool,
+        layout: Layout | None = None,
+        prompt: int = 0,
+    ) -> None:
+        if layout is not None and window is not None:
+            raise ValueError("window: a sliding context moves the positions a layout fixes")
         self.model = model
         self.window = window
         self.use_cache = use_cache
+        self.layout = layout
+        self.prompt = prompt  # the tokens ``layout`` places
         self.device = model.param_device
         self.cache: KVCache | None = None
         self.read_to = 0  # how many tokens of the sequence the cache holds
 
-    def _forward(self, ids: list[int], cache: KVCache | None) -> torch.Tensor:
+    def _forward(self, ids: list[int], cache: KVCache | None, start: int = 0) -> torch.Tensor:
         x = torch.tensor([ids], device=self.device)  # (1, T)
-        h = self.model(x) if cache is None else self.model(x, cache=cache)  # (1, T, C)
+        layout = continued(self.layout, self.prompt, start, len(ids))
+        if layout is not None:
+            h = self.model(x, cache=cache, layout=layout)  # (1, T, C)
+        else:
+            h = self.model(x) if cache is None else self.model(x, cache=cache)  # (1, T, C)
         return self.model.logits(h[:, -1:])[0, -1]  # (V,): only the last position's
 
     def read(self, seq: list[int]) -> torch.Tensor:
@@ -42,7 +60,7 @@ class _Reader:
             return self._forward(context, None)
         whole = window is None or len(seq) <= window  # every token at the position it had
         if self.cache is not None and whole and len(seq) == self.read_to + 1:
-            logits = self._forward(seq[-1:], self.cache)  # the new token alone
+            logits = self._forward(seq[-1:], self.cache, len(seq) - 1)  # the new token alone
         else:  # the first step, or the window moved: every position changed
             self.cache = KVCache()
             logits = self._forward(context, self.cache)
@@ -61,12 +79,14 @@ def continue_ids(
     stop: Collection[int] = (),
     *,
     use_cache: bool = True,
+    layout: Layout | None = None,
 ) -> list[int]:
     """The ``n`` token ids the model writes after ``ids`` (which are not included), or fewer:
     it stops after writing one of ``stop`` (an end-of-text token), which is kept. Each step
     reads the last ``window`` tokens at most (all when None). With ``use_cache`` (the default)
     each step runs only its new token against the keys and values kept from the steps before;
-    without it, each step is the whole forward a trace makes (the same numbers, tested)."""
+    without it, each step is the whole forward a trace makes (the same numbers, tested).
+    ``layout`` places ``ids`` (no ``window`` then); the written tokens continue after it."""
     cfg = model.cfg
     if not cfg.causal or not cfg.unembed:
         raise ValueError("model: only a causal model with an unembedding writes tokens")
@@ -77,7 +97,7 @@ def continue_ids(
     if window is not None and window < 1:
         raise ValueError(f"window: must be at least 1 token (got {window!r})")
     g = torch.Generator().manual_seed(seed)
-    reader = _Reader(model, window, use_cache)
+    reader = _Reader(model, window, use_cache, layout, len(ids))
     seq = list(ids)
     out: list[int] = []
     for _ in range(n):
@@ -102,10 +122,11 @@ def next_logits(
     window: int | None = None,
     *,
     use_cache: bool = True,
+    layout: Layout | None = None,
 ) -> tuple[list[int], torch.Tensor]:
     """Greedy ``continue_ids`` that also returns each step's logits (n, V) float32 on the CPU:
     what a test compares between the cached and the uncached ways."""
-    reader = _Reader(model, window, use_cache)
+    reader = _Reader(model, window, use_cache, layout, len(ids))
     seq = list(ids)
     rows = []
     for _ in range(n):

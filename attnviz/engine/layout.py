@@ -60,6 +60,25 @@ def spans_of(layout: Layout | None) -> tuple[tuple[int, int], ...]:
     return () if layout is None else layout.spans
 
 
+def continued(layout: Layout | None, P: int, start: int, T: int) -> Layout | None:
+    """The layout of tokens start .. start + T - 1 of a sequence whose first P tokens (a
+    prompt) ``layout`` places: a prompt token keeps its positions; the tokens written after it
+    continue from its last position, one more each, every section alike (transformers' rope
+    deltas: position = index + max(prompt positions) + 1 - P). Spans stay (absolute)."""
+    if layout is None:
+        return None
+    p = layout.positions
+    if p is None:
+        return layout
+    if p.shape[-1] != P:
+        raise ValueError(f"layout positions cover {p.shape[-1]} tokens; the prompt has {P}")
+    index = torch.arange(start, start + T, device=p.device)  # (T,) absolute indices
+    after = index + (int(p.max()) + 1 - P if P else 0)  # (T,) past the prompt
+    inside = p[..., index.clamp(max=max(P - 1, 0))]  # (..., T) the prompt's own
+    keep = index < P
+    return Layout(positions=torch.where(keep, inside, after), spans=layout.spans)
+
+
 def section_positions(
     positions: torch.Tensor | None, n: int, start: int, T: int, device: torch.device
 ) -> torch.Tensor:
