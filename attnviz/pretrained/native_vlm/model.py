@@ -133,7 +133,7 @@ class NativeVlm(PretrainedModel):
             else:  # the attributions' clean run recorded on the way (PretrainedModel.trace)
                 with recording(self.model) as rec:
                     tensors = capture()
-                tensors.attribution = functools.partial(rec.run, tensors.states[-1])
+                tensors.attribution = functools.partial(rec.run, tensors.states[-1], layout)
                 tensors.attribution_bytes = rec.nbytes()
         if calls is not None:
             assert self.vision is not None
