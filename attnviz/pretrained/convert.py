@@ -18,6 +18,7 @@ from attnviz.pretrained.families import (
     gpt_neox,
     llama,
     olmo2,
+    paligemma,
     phi3,
     qwen3,
     qwen_vl,
@@ -47,6 +48,7 @@ FAMILIES: dict[str, Family] = _table(
     olmo2.FAMILY,
     phi3.FAMILY,
     *qwen_vl.FAMILIES,
+    paligemma.FAMILY,
 )
 
 __all__ = ["FAMILIES", "ConversionError", "Family"]

@@ -13,11 +13,18 @@ from fastapi.testclient import TestClient
 
 from attnviz.app import create_app
 from attnviz.settings import Settings
-from tests.support.checkpoints_vlm import make_tiny_gemma3, make_tiny_qwen2_5_vl
+from tests.support.checkpoints_vlm import (
+    make_tiny_gemma3,
+    make_tiny_paligemma2,
+    make_tiny_qwen2_5_vl,
+)
 from tests.support.images import data_url, encoded, gradient
 
 TOL = 1e-4
-NAMES = ["gemma3", "qwen2_5_vl"]
+NAMES = ["gemma3", "qwen2_5_vl", "paligemma2"]
+# Whether an image's first token sees its last: Gemma 3's images and PaliGemma's prefix see
+# themselves both ways; Qwen's are causal.
+BOTH_WAYS = {"gemma3": True, "qwen2_5_vl": False, "paligemma2": True}
 TEXT = "<image> a cat and <image> a dog"
 PICTURES = [gradient(40, 30), gradient(50, 20)]
 
@@ -25,7 +32,8 @@ PICTURES = [gradient(40, 30), gradient(50, 20)]
 @pytest.fixture(scope="module")
 def clients(tmp_path_factory):
     root = tmp_path_factory.mktemp("native-vlm-api")
-    folders = [make_tiny_gemma3(root / "gemma3"), make_tiny_qwen2_5_vl(root / "qwen2_5_vl")]
+    folders = [make_tiny_gemma3(root / "gemma3"), make_tiny_qwen2_5_vl(root / "qwen2_5_vl"),
+               make_tiny_paligemma2(root / "paligemma2")]  # fmt: skip
     models = ":".join(map(str, folders))
     native = Settings(device="cpu", builtin_model=False, models=models)
     bridge = Settings(device="cpu", builtin_model=False, models=models, backend="transformers")
@@ -96,7 +104,7 @@ def _scores(client, name: str, layer: int, head: int) -> torch.Tensor:
 def test_attributions_with_images_sum_to_the_score(clients, name):
     """The engine's attributions read the images' layout: a head's score of a key split into
     components sums to the trace's score, an image's first token against its last included
-    where the model's mask lets it see it (Gemma 3's image blocks), and the trace's scores are
+    where the model's mask lets it see it (Gemma 3's image blocks, PaliGemma's prefix), and the trace's scores are
     the bridge's."""
     native, bridge = clients
     scores = _scores(native, name, 1, 0)
@@ -114,7 +122,7 @@ def test_attributions_with_images_sum_to_the_score(clients, name):
         a = r.json()["qk_attribution"]
         assert abs(float(torch.tensor(a["matrix"]).sum()) - float(scores[query, key])) < TOL
     later = bool(seen[image["start"], image["stop"] - 1])
-    assert later == (name == "gemma3")  # Gemma 3's images see themselves both ways; Qwen's not
+    assert later == BOTH_WAYS[name]
 
 
 @pytest.mark.parametrize("name", NAMES)

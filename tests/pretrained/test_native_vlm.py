@@ -1,5 +1,5 @@
 """Vision-language folders whose language model is a native family (Gemma 3's text model,
-Qwen2-VL's and Qwen2.5-VL's Qwen2), served natively: the language model in attnviz's engine,
+Qwen2-VL's and Qwen2.5-VL's Qwen2, PaliGemma 2's Gemma 2), served natively: the language model in attnviz's engine,
 the vision tower and projector through transformers. Against transformers itself (eager
 attention, the oracle) on tiny random checkpoints (tests/support/checkpoints_vlm.py): a text
 with images gives every layer's weights (the forward's and those recomputed from q and k) and
@@ -21,7 +21,7 @@ from tests.support.images import gradient
 
 CPU = torch.device("cpu")
 TOL = 1e-4
-NATIVE = ["gemma3", "qwen2_5_vl", "qwen2_vl"]
+NATIVE = ["gemma3", "qwen2_5_vl", "qwen2_vl", "paligemma2"]
 TEXT = "the cat sat on the mat and looked at the dog"
 # One picture, or two of different shapes (Qwen: two grids; Gemma 3: two bidirectional blocks).
 PICTURES = {"one": [gradient(90, 40)], "two": [gradient(40, 30), gradient(50, 20)]}
@@ -102,7 +102,7 @@ def test_a_text_alone_is_the_language_models(made, name):
 def test_auto_serves_them_natively_without_the_language_models_weights(made):
     for name in NATIVE:
         m = made.native(name)
-        assert m.family == name  # config.json's model_type, a native family
+        assert m.family == name.removesuffix("2")  # config.json's model_type, a native family
         assert m.backend == "native" and m.reads_images
         assert isinstance(load_model(made.folder(name), CPU, backend="native"), NativeVlm)
         # transformers' model holds the tower and projector; its language model is shapes only.
@@ -111,8 +111,8 @@ def test_auto_serves_them_natively_without_the_language_models_weights(made):
         assert all(p.is_meta for p in hf.get_output_embeddings().parameters())
         towers = [p for part in m.vision.parts.values() for p in part.parameters()]
         assert towers and not any(p.is_meta for p in towers)
-    # PaliGemma's model_type is no native family's: the bridge serves it whole.
-    assert isinstance(load_model(made.folder("paligemma2"), CPU), BridgedModel)
+    # LLaVA's model_type is no native family's: the bridge serves it whole.
+    assert isinstance(load_model(made.folder("llava"), CPU), BridgedModel)
 
 
 def test_the_hubs_older_qwen_config_reads_as_transformers_5s(made):
@@ -133,3 +133,20 @@ def test_the_hubs_older_qwen_config_reads_as_transformers_5s(made):
     cfg = family.config(hf)
     assert cfg.rope_sections == tuple(rope["mrope_section"]) and cfg.qkv_bias
     assert family.config(old) == cfg
+
+
+def test_a_mask_the_engine_would_not_compute_is_refused(made):
+    """The Layout is checked against transformers' own masks: PaliGemma's prefix is whole on
+    its sliding layers, so an engine whose window cut it (window_in_spans) is refused, naming
+    the sliding layers."""
+    from dataclasses import replace
+
+    from attnviz.pretrained.bridge.model import grown_inputs
+    from attnviz.pretrained.native_vlm.layout import vlm_layout
+
+    m = made.native("paligemma2")
+    enc, _ = m.encode(_written(1), PICTURES["one"])
+    inputs = grown_inputs(m.vision.hf, enc.ids, enc, CPU, torch.float32)
+    assert vlm_layout(m.vision.hf, enc.ids, inputs, m.cfg).spans == ((0, len(enc.ids)),)
+    with pytest.raises(ValueError, match="its sliding layers' mask is not the engine's window"):
+        vlm_layout(m.vision.hf, enc.ids, inputs, replace(m.cfg, window_in_spans=True))

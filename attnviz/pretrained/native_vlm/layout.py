@@ -5,8 +5,9 @@ the spans its mask makes bidirectional from the mask transformers' own
 ``create_masks_for_generate`` builds of the processor's token types (Gemma 3: each image's
 tokens see each other; PaliGemma: the image and prompt, its prefix).
 
-A mask that is not the causal rule with such spans (and a sliding window on the layers that
-have one) is refused, naming what differs: the engine would not compute it.
+A mask that is not the causal rule with such spans (and, on the sliding layers, the engine's
+rule of the window with them: ``TransformerConfig.window_in_spans``) is refused, naming what
+differs: the engine would not compute it.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from typing import Any
 
 import torch
 
-from attnviz.engine.layout import Layout
+from attnviz.engine.config import TransformerConfig
+from attnviz.engine.layout import Layout, hidden_keys
 from attnviz.pretrained.bridge.towers import rope_index
 
 
@@ -62,10 +64,12 @@ def _seen(mask: Any) -> torch.Tensor | None:
     return (m > torch.finfo(m.dtype).min / 2).cpu()  # eager's "minus infinity" hidden
 
 
-def mask_spans(hf: Any, inputs: Mapping[str, torch.Tensor], T: int) -> tuple[tuple[int, int], ...]:
+def mask_spans(hf: Any, inputs: Mapping[str, torch.Tensor], T: int,
+               cfg: TransformerConfig) -> tuple[tuple[int, int], ...]:  # fmt: skip
     """The bidirectional spans of a sequence of ``T`` tokens whose processor's ``inputs`` carry
-    token types (``token_type_ids``), from the mask the model's ``create_masks_for_generate``
-    makes of them; () for a model that makes none of token types."""
+    token types (``token_type_ids``), from the masks the model's ``create_masks_for_generate``
+    makes of them, checked on the sliding layers against the engine's rule (``cfg``'s window);
+    () for a model that makes none of token types."""
     make = getattr(type(hf), "create_masks_for_generate", None)
     types = inputs.get("token_type_ids")
     if make is None or types is None:
@@ -83,10 +87,26 @@ def mask_spans(hf: Any, inputs: Mapping[str, torch.Tensor], T: int) -> tuple[tup
             token_type_ids=types.cpu(),
         )
     seen = _seen(masks)
-    return () if seen is None else spans_of(seen)
+    if seen is None:
+        return ()
+    spans = spans_of(seen)
+    sliding = masks.get("sliding_attention") if isinstance(masks, Mapping) else None
+    if sliding is not None and cfg.sliding_window is not None:
+        window = hidden_keys(T, T, 0, True, cfg.sliding_window, torch.device("cpu"), spans,
+                             cfg.window_in_spans)  # fmt: skip
+        theirs = _seen(sliding)
+        if theirs is not None and not torch.equal(theirs, ~window):
+            i, j = (theirs == window).nonzero()[0].tolist()
+            raise ValueError(
+                f"its sliding layers' mask is not the engine's window with bidirectional spans "
+                f"(query {i}, key {j}: {'seen' if bool(theirs[i, j]) else 'hidden'})"
+            )
+    return spans
 
 
-def vlm_layout(hf: Any, ids: Sequence[int], inputs: Mapping[str, torch.Tensor]) -> Layout:
+def vlm_layout(hf: Any, ids: Sequence[int], inputs: Mapping[str, torch.Tensor],
+               cfg: TransformerConfig) -> Layout:  # fmt: skip
     """The Layout of ``ids`` with the processor's ``inputs`` (grown to ``ids``: ``grown_inputs``)
-    as the model's own rules place them."""
-    return Layout(positions=rope_index(hf, ids, inputs), spans=mask_spans(hf, inputs, len(ids)))
+    as the model's own rules place them, for the engine's ``cfg``."""
+    spans = mask_spans(hf, inputs, len(ids), cfg)
+    return Layout(positions=rope_index(hf, ids, inputs), spans=spans)

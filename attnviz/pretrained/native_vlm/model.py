@@ -77,7 +77,10 @@ class NativeVlm(PretrainedModel):
         model wrote after them)."""
         vision = self._vision()
         cpu = grown_inputs(vision.hf, ids, images, torch.device("cpu"), torch.float32)
-        layout = vlm_layout(vision.hf, ids, cpu)
+        try:
+            layout = vlm_layout(vision.hf, ids, cpu, self.cfg)
+        except ValueError as exc:
+            raise TraceError(f"images: model {self.name} cannot run them natively: {exc}") from exc
         if layout.positions is not None:
             layout = Layout(positions=layout.positions.to(self.device), spans=layout.spans)
         inputs = grown_inputs(vision.hf, ids, images, self.device, vision.dtype)
