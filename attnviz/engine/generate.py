@@ -35,6 +35,8 @@ class _Reader:
     ) -> None:
         if layout is not None and window is not None:
             raise ValueError("window: a sliding context moves the positions a layout fixes")
+        if layout is not None and any(stop > prompt for _, stop in layout.spans):
+            raise ValueError("layout: a span reaches past the prompt (written tokens are causal)")
         self.model = model
         self.window = window
         self.use_cache = use_cache

@@ -200,12 +200,12 @@ def rotate(
         assert positions is not None
         if positions.dim() != 1:
             raise ValueError("sections of rotary positions need rope_sections")
-        seen = int(positions.max()) + 1 if T else 0
+        seen = int(positions.max()) + 1 if T and scaling is not None else 0
         inv_freq, factor = rope_frequencies(dim, base, scaling, seen, x.device)
         cos, sin = rope_cos_sin(inv_freq, factor, start, T, x.dtype, positions)  # (T, dim)
         return rotate_halves(x, cos, sin, cfg.rotary_dim)
     pos = section_positions(positions, len(sections), start, T, x.device)  # (n, T)
-    seen = int(pos.max()) + 1 if T else 0
+    seen = int(pos.max()) + 1 if T and scaling is not None else 0  # read by scalings alone
     inv_freq, factor = rope_frequencies(dim, base, scaling, seen, x.device)
     cos, sin = mrope_cos_sin(inv_freq, factor, pos, sections, cfg.rope_interleaved, x.dtype)
     return rotate_halves(x, cos, sin, cfg.rotary_dim)  # cos, sin (T, dim) each
