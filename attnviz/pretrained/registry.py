@@ -33,7 +33,8 @@ log = logging.getLogger(__name__)
 @runtime_checkable
 class ImageReader(Protocol):
     """A served model that reads images with its text (``reads_images``: a vision-language
-    model through transformers): a text and its images made into its sequence, and traced."""
+    model, through transformers or natively with transformers' tower): a text and its images
+    made into its sequence, traced, and continued."""
 
     def encode(self, text: str, images: Sequence[Any]) -> tuple[Encoded, str]: ...
 

@@ -150,3 +150,24 @@ def test_a_mask_the_engine_would_not_compute_is_refused(made):
     assert vlm_layout(m.vision.hf, enc.ids, inputs, m.cfg).spans == ((0, len(enc.ids)),)
     with pytest.raises(ValueError, match="its sliding layers' mask is not the engine's window"):
         vlm_layout(m.vision.hf, enc.ids, inputs, replace(m.cfg, window_in_spans=True))
+
+
+def test_auto_falls_back_to_the_bridge_where_the_engine_refuses(made, tmp_path, caplog):
+    """A Gemma 3 folder whose text model sets what the engine refuses (an attention soft-cap,
+    which transformers' Gemma 3 never applies): ``auto`` serves it through transformers and
+    logs why, ``native`` refuses it naming the setting."""
+    import json
+    import logging
+    import shutil
+
+    from attnviz.pretrained.folder import ModelFolderError
+
+    folder = shutil.copytree(made.folder("gemma3"), tmp_path / "capped")
+    hf = json.loads((folder / "config.json").read_text())
+    hf["text_config"]["attn_logit_softcapping"] = 50.0
+    (folder / "config.json").write_text(json.dumps(hf))
+    with caplog.at_level(logging.WARNING, logger="attnviz.pretrained.registry"):
+        assert isinstance(load_model(folder, CPU), BridgedModel)
+    assert "not run natively" in caplog.text and "attn_logit_softcapping" in caplog.text
+    with pytest.raises(ModelFolderError, match="attn_logit_softcapping"):
+        load_model(folder, CPU, backend="native")
