@@ -171,3 +171,28 @@ def test_auto_falls_back_to_the_bridge_where_the_engine_refuses(made, tmp_path, 
     assert "not run natively" in caplog.text and "attn_logit_softcapping" in caplog.text
     with pytest.raises(ModelFolderError, match="attn_logit_softcapping"):
         load_model(folder, CPU, backend="native")
+
+
+def test_the_hubs_tower_names_are_renamed_as_transformers_renames_them(made, tmp_path):
+    """The hub's Gemma 3 files name the tower ``vision_tower.vision_model.*`` (transformers 5
+    renames them on load): the native model reads them so, and its trace is transformers'."""
+    import shutil
+
+    from safetensors.torch import load_file, save_file
+
+    folder = shutil.copytree(made.folder("gemma3"), tmp_path / "hub-names")
+    saved = load_file(folder / "model.safetensors")
+    tower = "vision_tower."
+    renamed = {
+        (f"{tower}vision_model.{k.removeprefix(tower)}" if k.startswith(tower) else k): v
+        for k, v in saved.items()
+    }
+    assert any(k.startswith("vision_tower.vision_model.") for k in renamed)
+    save_file(renamed, folder / "model.safetensors", metadata={"format": "pt"})
+    m = load_model(folder, CPU)
+    assert isinstance(m, NativeVlm)
+    enc, _ = m.encode(_written(1), PICTURES["one"])
+    t = m.trace(enc.ids, images=enc)
+    out, _ = eager_with_towers(folder, {"input_ids": torch.tensor([enc.ids]), **enc.inputs})
+    want = torch.stack([h[0] for h in out.hidden_states])  # (L+1, T, C)
+    assert (t.states - want).abs().max() < TOL
