@@ -20,6 +20,7 @@ from typing import Any
 import torch
 
 from attnviz.capture.vision import TowerCall
+from attnviz.engine.device import DTYPES, memory_refusal
 from attnviz.pretrained.bridge.multimodal import mark_towers
 from attnviz.pretrained.bridge.record import NAME, recording, register, vision_layers
 from attnviz.pretrained.folder import ModelFolderError, _read_tensors
@@ -119,6 +120,13 @@ def load_vision(folder: Path, config: Any, device: torch.device, dtype: torch.dt
         parts = vision_parts(hf)
     except (ValueError, KeyError, TypeError, ImportError, RuntimeError) as exc:
         raise ModelFolderError(f"{folder}: its vision tower could not be built ({exc})") from exc
+    n = sum(p.numel() for part in parts.values() for p in part.parameters())
+    refusal = memory_refusal(
+        f"{folder.name}'s vision tower", {k: n * dt.itemsize for k, dt in DTYPES.items()}, dtype,
+        device,
+    )  # fmt: skip
+    if refusal is not None:
+        raise ModelFolderError(f"{folder}: {refusal}")
     raw = _read_tensors(folder)  # memory-mapped
     names = _renamed(hf, list(raw))
     for prefix, part in parts.items():
