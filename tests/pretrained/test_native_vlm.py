@@ -147,7 +147,14 @@ def test_a_mask_the_engine_would_not_compute_is_refused(made):
     m = made.native("paligemma2")
     enc, _ = m.encode(_written(1), PICTURES["one"])
     inputs = grown_inputs(m.vision.hf, enc.ids, enc, CPU, torch.float32)
-    assert vlm_layout(m.vision.hf, enc.ids, inputs, m.cfg).spans == ((0, len(enc.ids)),)
+    layout = vlm_layout(m.vision.hf, enc.ids, inputs, m.cfg, m.vision.first)
+    assert layout.spans == ((0, len(enc.ids)),)
+    # PaliGemma's forward counts its language model's positions from 1 (read from it), the
+    # others' from 0.
+    assert m.vision.first == 1 and made.native("gemma3").vision.first == 0
+    assert layout.positions is not None and layout.positions.tolist() == list(
+        range(1, len(enc.ids) + 1)
+    )
     with pytest.raises(ValueError, match="its sliding layers' mask is not the engine's window"):
         vlm_layout(m.vision.hf, enc.ids, inputs, replace(m.cfg, window_in_spans=True))
 

@@ -1,6 +1,8 @@
 """Where a vision-language model's tokens sit (the engine's ``Layout``), from the model's own
 rules in transformers, never its name: the multimodal rotary's position indices from its
-``get_rope_index`` (Qwen's M-RoPE: temporal, height, width; ``bridge.towers.rope_index``), and
+``get_rope_index`` (Qwen's M-RoPE: temporal, height, width; ``bridge.towers.rope_index``), the
+index its forward gives its language model's first token (``first_position``: PaliGemma counts
+from 1), and
 the spans its mask makes bidirectional from the mask transformers' own
 ``create_masks_for_generate`` builds of the processor's token types (Gemma 3: each image's
 tokens see each other; PaliGemma: the image and prompt, its prefix).
@@ -104,9 +106,42 @@ def mask_spans(hf: Any, inputs: Mapping[str, torch.Tensor], T: int,
     return spans
 
 
+class _Given(Exception):
+    """What the model's forward gave its language model (``first_position``'s probe)."""
+
+    def __init__(self, positions: torch.Tensor | None) -> None:
+        super().__init__("the language model was reached")
+        self.positions = positions
+
+
+def first_position(hf: Any) -> int:
+    """The rotary index the model's own forward gives a text's first token: its forward run on
+    a few token vectors until it calls its language model (on the meta device, never run),
+    whose ``position_ids`` are read; 0 when it gives none (the language model counts from 0)."""
+    decoder = hf.get_decoder()
+
+    def given(_m: torch.nn.Module, _args: tuple, kwargs: dict) -> None:
+        raise _Given(kwargs.get("position_ids"))
+
+    width = hf.config.get_text_config().hidden_size
+    handle = decoder.register_forward_pre_hook(given, with_kwargs=True)
+    try:
+        with torch.inference_mode():
+            hf(inputs_embeds=torch.zeros(1, 4, width), use_cache=False)  # (1, 4, C)
+    except _Given as seen:
+        return 0 if seen.positions is None else int(seen.positions.reshape(-1)[0])
+    finally:
+        handle.remove()
+    raise ValueError("its forward never called its language model")
+
+
 def vlm_layout(hf: Any, ids: Sequence[int], inputs: Mapping[str, torch.Tensor],
-               cfg: TransformerConfig) -> Layout:  # fmt: skip
+               cfg: TransformerConfig, first: int = 0) -> Layout:  # fmt: skip
     """The Layout of ``ids`` with the processor's ``inputs`` (grown to ``ids``: ``grown_inputs``)
-    as the model's own rules place them, for the engine's ``cfg``."""
+    as the model's own rules place them, for the engine's ``cfg``; ``first`` the index of a
+    text's first token (``first_position``)."""
     spans = mask_spans(hf, inputs, len(ids), cfg)
-    return Layout(positions=rope_index(hf, ids, inputs), spans=spans)
+    positions = rope_index(hf, ids, inputs)
+    if positions is None and first:
+        positions = torch.arange(first, first + len(ids))  # (T,)
+    return Layout(positions=positions, spans=spans)

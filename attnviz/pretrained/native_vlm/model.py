@@ -78,7 +78,7 @@ class NativeVlm(PretrainedModel):
         vision = self._vision()
         cpu = grown_inputs(vision.hf, ids, images, torch.device("cpu"), torch.float32)
         try:
-            layout = vlm_layout(vision.hf, ids, cpu, self.cfg)
+            layout = vlm_layout(vision.hf, ids, cpu, self.cfg, vision.first)
         except ValueError as exc:
             raise TraceError(f"images: model {self.name} cannot run them natively: {exc}") from exc
         if layout.positions is not None:
@@ -173,9 +173,10 @@ class NativeVlm(PretrainedModel):
             raise ValueError(f"temperature: must be 0 (greedy) or more (got {temperature!r})")
         x, layout, features, _ = self._read(ids, images)
         T = len(ids)
-        # The text after the prompt: index t at t + shift (M-RoPE's rope_deltas), every section.
+        # The text after the prompt: index t at t + shift (M-RoPE's rope_deltas, PaliGemma's
+        # count from 1), in every section.
         shift = 0 if layout.positions is None else int(layout.positions.max()) + 1 - T
-        sections = len(cfg.rope_sections) if cfg.rope_sections else None
+        sections = len(cfg.rope_sections) if cfg.rope_sections else 1
         g = torch.Generator().manual_seed(seed)
         cache = KVCache()
         out: list[int] = []
@@ -197,8 +198,9 @@ class NativeVlm(PretrainedModel):
                 step = torch.tensor([[nxt]], dtype=torch.long, device=self.device)  # (1, 1)
                 at = cache.length + shift
                 positions = (
-                    None if sections is None
+                    None if layout.positions is None
                     else torch.full((sections, 1), at, dtype=torch.long, device=self.device)
+                    if cfg.rope_sections else torch.tensor([at], device=self.device)
                 )  # fmt: skip
                 h = self.model(step, cache=cache, layout=Layout(positions=positions))
         return out

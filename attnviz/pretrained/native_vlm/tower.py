@@ -24,6 +24,7 @@ from attnviz.engine.device import DTYPES, memory_refusal
 from attnviz.pretrained.bridge.multimodal import mark_towers
 from attnviz.pretrained.bridge.record import NAME, recording, register, vision_layers
 from attnviz.pretrained.folder import ModelFolderError, _read_tensors
+from attnviz.pretrained.native_vlm.layout import first_position
 
 
 @dataclass
@@ -35,6 +36,7 @@ class VisionPart:
     parts: dict[str, torch.nn.Module] = field(repr=False)
     device: torch.device
     dtype: torch.dtype
+    first: int = 0  # the rotary index the model gives a text's first token (layout.py)
 
     def features(
         self, inputs: Mapping[str, torch.Tensor]
@@ -150,4 +152,10 @@ def load_vision(folder: Path, config: Any, device: torch.device, dtype: torch.dt
             ) from exc
         part.eval()
     mark_towers(hf)
-    return VisionPart(hf=hf, parts=parts, device=device, dtype=dtype)
+    try:
+        start = first_position(hf)
+    except (ValueError, TypeError, RuntimeError) as exc:
+        raise ModelFolderError(
+            f"{folder}: where its forward places a text's tokens could not be read ({exc})"
+        ) from exc
+    return VisionPart(hf=hf, parts=parts, device=device, dtype=dtype, first=start)
