@@ -17,6 +17,7 @@ from attnviz.pretrained.families import (
     gpt2,
     gpt_neox,
     llama,
+    llava,
     olmo2,
     paligemma,
     phi3,
@@ -49,6 +50,7 @@ FAMILIES: dict[str, Family] = _table(
     phi3.FAMILY,
     *qwen_vl.FAMILIES,
     paligemma.FAMILY,
+    *llava.FAMILIES,
 )
 
 __all__ = ["FAMILIES", "ConversionError", "Family"]

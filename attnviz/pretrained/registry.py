@@ -187,11 +187,12 @@ def load_model(
 
     A vision-language folder (a vision tower's config beside the text model's, and an image
     processor's) whose model_type the family table names (its text model a native family:
-    Gemma 3, Qwen2-VL, Qwen2.5-VL, PaliGemma) runs natively with its images, with "auto" and
-    "native", when transformers is installed: the language model in the engine, the vision
-    tower and projector through transformers (``native_vlm``). With "auto", one the engine
-    cannot read goes to transformers whole (the log says why), as does a vision-language folder
-    of any other type; without transformers, "native" reads its text model alone."""
+    Gemma 3, Qwen2-VL, Qwen2.5-VL, PaliGemma, LLaVA, Idefics3) runs natively with its images,
+    with "auto" and "native", when transformers is installed: the language model in the
+    engine, the vision tower and projector through transformers (``native_vlm``). With "auto",
+    one the engine cannot read goes to transformers whole (the log says why), as does a
+    vision-language folder of any other type; without transformers, "native" reads its text
+    model alone."""
     if backend == "transformers":
         return load_bridged(folder, device, dtype=dtype)
     model_type = _model_type(folder)

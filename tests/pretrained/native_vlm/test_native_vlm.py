@@ -1,5 +1,6 @@
 """Vision-language folders whose language model is a native family (Gemma 3's text model,
-Qwen2-VL's and Qwen2.5-VL's Qwen2, PaliGemma 2's Gemma 2), served natively: the language model in attnviz's engine,
+Qwen2-VL's and Qwen2.5-VL's Qwen2, PaliGemma 2's Gemma 2, LLaVA's and Idefics3's Llama), served
+natively: the language model in attnviz's engine,
 the vision tower and projector through transformers. Against transformers itself (eager
 attention, the oracle) on tiny random checkpoints (tests/support/checkpoints_vlm.py): a text
 with images gives every layer's weights (the forward's and those recomputed from q and k) and
@@ -21,7 +22,7 @@ from tests.support.images import gradient
 
 CPU = torch.device("cpu")
 TOL = 1e-4
-NATIVE = ["gemma3", "qwen2_5_vl", "qwen2_vl", "paligemma2"]
+NATIVE = ["gemma3", "qwen2_5_vl", "qwen2_vl", "paligemma2", "llava", "idefics3"]
 TEXT = "the cat sat on the mat and looked at the dog"
 # One picture, or two of different shapes (Qwen: two grids; Gemma 3: two bidirectional blocks).
 PICTURES = {"one": [gradient(90, 40)], "two": [gradient(40, 30), gradient(50, 20)]}
@@ -58,7 +59,7 @@ def test_language_model_and_tower_are_transformers_own(made, name, pictures):
     assert (t.states - want_states).abs().max() < TOL
     # The image tokens' rows of the token vectors are the features, unscaled: hidden state 0.
     at = torch.tensor(enc.ids) == enc.image_token  # (T,)
-    assert int(at.sum()) == sum(b.stop - b.start for b in enc.blocks) > 0
+    assert int(at.sum()) == sum(t.rows * t.cols for b in enc.blocks for t in b.tiles) > 0
     assert (t.embeddings[at] - want_states[0][at]).abs().max() < TOL
     # The vision tower: each layer's calls, in order, transformers' weights.
     assert t.vision is not None and t.tower is not None and not isinstance(t.tower, str)
@@ -111,8 +112,9 @@ def test_auto_serves_them_natively_without_the_language_models_weights(made):
         assert all(p.is_meta for p in hf.get_output_embeddings().parameters())
         towers = [p for part in m.vision.parts.values() for p in part.parameters()]
         assert towers and not any(p.is_meta for p in towers)
-    # LLaVA's model_type is no native family's: the bridge serves it whole.
-    assert isinstance(load_model(made.folder("llava"), CPU), BridgedModel)
+    # Qwen3-VL's model_type is no native family's (its tower's features also enter the text's
+    # first layers: deepstack): the bridge serves it whole.
+    assert isinstance(load_model(made.folder("qwen3_vl"), CPU), BridgedModel)
 
 
 def test_the_hubs_older_qwen_config_reads_as_transformers_5s(made):

@@ -15,7 +15,7 @@ from tests.support.images import gradient
 
 TOL = 1e-4
 STEPS = 12
-NATIVE = ["gemma3", "qwen2_5_vl", "qwen2_vl", "paligemma2"]
+NATIVE = ["gemma3", "qwen2_5_vl", "qwen2_vl", "paligemma2", "llava", "idefics3"]
 TEXT = "look: <image> the cat sat on the mat"
 
 
