@@ -7,7 +7,7 @@ Each step runs only the new token: the keys and values of the tokens before it a
 engine's ``KVCache``. A sliding context (``window``) drops the oldest token once it is full, which
 moves every other token's position: from then on a step reads its window afresh, as a trace of
 those tokens would. A ``Layout`` places the prompt's tokens (a picture's rotary positions, its
-bidirectional spans): each written token's positions continue from the prompt's last
+bidirectional spans): each written token's positions continue from the prompt's largest
 (``layout.continued``), and the cache keeps the prompt's keys as the layout turned them."""
 
 from __future__ import annotations

@@ -63,7 +63,7 @@ def spans_of(layout: Layout | None) -> tuple[tuple[int, int], ...]:
 def continued(layout: Layout | None, P: int, start: int, T: int) -> Layout | None:
     """The layout of tokens start .. start + T - 1 of a sequence whose first P tokens (a
     prompt) ``layout`` places: a prompt token keeps its positions; the tokens written after it
-    continue from its last position, one more each, every section alike (transformers' rope
+    continue from its largest position + 1, one more each, every section alike (transformers' rope
     deltas: position = index + max(prompt positions) + 1 - P). Spans stay (absolute)."""
     if layout is None:
         return None
