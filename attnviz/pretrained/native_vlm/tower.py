@@ -109,6 +109,30 @@ def _renamed(hf: Any, keys: list[str]) -> dict[str, str]:
     return out
 
 
+def _init_buffers(part: torch.nn.Module, owner: Any, where: str) -> None:
+    """The buffers of ``part`` the checkpoint does not hold (rotary frequencies, position ids),
+    made by the model's own ``_init_weights`` as transformers makes them when it loads; a
+    ModelFolderError naming one it leaves unset (each starts as a marker it would overwrite)."""
+    unset: list[tuple[str, torch.Tensor]] = []
+    for name, module in part.named_modules():
+        if not module._non_persistent_buffers_set:
+            continue
+        for key in module._non_persistent_buffers_set:
+            b = module._buffers.get(key)
+            if b is not None:
+                b.fill_(torch.nan if b.is_floating_point() else torch.iinfo(b.dtype).min)
+                unset.append((f"{name}.{key}" if name else key, b))
+        owner._init_weights(module)
+    for name, b in unset:
+        marker = torch.isnan(b) if b.is_floating_point() else b == torch.iinfo(b.dtype).min
+        if bool(marker.any()):
+            raise ModelFolderError(
+                f"{where}.{name}: transformers' initialisation leaves this buffer unset, so "
+                "the tower cannot be made without its language model (--backend transformers "
+                "serves it)"
+            )
+
+
 def load_vision(folder: Path, config: Any, device: torch.device, dtype: torch.dtype) -> VisionPart:
     """The vision tower and projector of ``folder`` (transformers' ``config`` of it) on
     ``device`` in ``dtype``, its attention recorded; a ModelFolderError naming the folder when
@@ -136,9 +160,7 @@ def load_vision(folder: Path, config: Any, device: torch.device, dtype: torch.dt
                 if n.startswith(f"{prefix}.")}  # fmt: skip
         part.to_empty(device=device)
         owner = part if isinstance(part, PreTrainedModel) else hf
-        for module in part.modules():  # buffers the checkpoint does not hold (rotary, ids)
-            if module._non_persistent_buffers_set:
-                owner._init_weights(module)
+        _init_buffers(part, owner, f"{folder}: {prefix}")
         state = {k: v.to(device=device, dtype=dtype) if v.is_floating_point() else v.to(device)
                  for k, v in mine.items()}  # fmt: skip
         try:  # the parameters become the converted tensors; the buffers made above stay

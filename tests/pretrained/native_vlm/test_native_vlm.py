@@ -205,3 +205,29 @@ def test_the_hubs_tower_names_are_renamed_as_transformers_renames_them(made, tmp
     out, _ = eager_with_towers(folder, {"input_ids": torch.tensor([enc.ids]), **enc.inputs})
     want = torch.stack([h[0] for h in out.hidden_states])  # (L+1, T, C)
     assert (t.states - want).abs().max() < TOL
+
+
+def test_a_buffer_transformers_leaves_unset_is_refused():
+    """The tower's buffers that no checkpoint holds are made by the model's own _init_weights;
+    one it leaves as it was (uninitialised memory after to_empty) is refused, by name."""
+    from attnviz.pretrained.folder import ModelFolderError
+    from attnviz.pretrained.native_vlm.tower import _init_buffers
+
+    class Rotary(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.register_buffer("inv_freq", torch.ones(4), persistent=False)
+
+    class Owner:
+        def __init__(self, fills: bool) -> None:
+            self.fills = fills
+
+        def _init_weights(self, module: torch.nn.Module) -> None:
+            if self.fills:
+                module.inv_freq.copy_(torch.arange(4.0))
+
+    part = torch.nn.Sequential(Rotary())
+    _init_buffers(part, Owner(True), "folder: tower")
+    assert part[0].inv_freq.tolist() == [0.0, 1.0, 2.0, 3.0]
+    with pytest.raises(ModelFolderError, match=r"^folder: tower\.0\.inv_freq: transformers'"):
+        _init_buffers(part, Owner(False), "folder: tower")
