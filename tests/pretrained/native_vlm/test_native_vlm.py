@@ -231,3 +231,13 @@ def test_a_buffer_transformers_leaves_unset_is_refused():
     assert part[0].inv_freq.tolist() == [0.0, 1.0, 2.0, 3.0]
     with pytest.raises(ModelFolderError, match=r"^folder: tower\.0\.inv_freq: transformers'"):
         _init_buffers(part, Owner(False), "folder: tower")
+
+
+def test_without_transformers_native_reads_the_text_model_alone(made, monkeypatch):
+    from attnviz.pretrained import registry
+    from attnviz.pretrained.folder import PretrainedModel
+
+    monkeypatch.setattr(registry, "transformers_missing", lambda: "no module named transformers")
+    m = load_model(made.folder("qwen2_5_vl"), CPU, backend="native")
+    assert type(m) is PretrainedModel and not m.reads_images
+    assert m.cfg == made.native("qwen2_5_vl").cfg
