@@ -17,9 +17,12 @@ from attnviz.pretrained.families import (
     gpt2,
     gpt_neox,
     llama,
+    llava,
     olmo2,
+    paligemma,
     phi3,
     qwen3,
+    qwen_vl,
     roberta,
 )
 
@@ -45,6 +48,9 @@ FAMILIES: dict[str, Family] = _table(
     *qwen3.FAMILIES,
     olmo2.FAMILY,
     phi3.FAMILY,
+    *qwen_vl.FAMILIES,
+    paligemma.FAMILY,
+    *llava.FAMILIES,
 )
 
 __all__ = ["FAMILIES", "ConversionError", "Family"]

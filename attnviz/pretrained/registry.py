@@ -33,7 +33,8 @@ log = logging.getLogger(__name__)
 @runtime_checkable
 class ImageReader(Protocol):
     """A served model that reads images with its text (``reads_images``: a vision-language
-    model through transformers): a text and its images made into its sequence, and traced."""
+    model, through transformers or natively with transformers' tower): a text and its images
+    made into its sequence, traced, and continued."""
 
     def encode(self, text: str, images: Sequence[Any]) -> tuple[Encoded, str]: ...
 
@@ -182,10 +183,16 @@ def load_model(
 ) -> ServedModel:
     """The model in ``folder``, run by ``backend``: with "auto", the native engine when it has a
     conversion for the folder's model_type, else transformers when it is installed and can load
-    it; else a ModelFolderError that names both backends. A vision-language folder (a vision
-    tower's config beside the text model's, and an image processor's) goes to transformers
-    with "auto" when it is installed, so that its images are read: the native engine reads
-    its text model alone."""
+    it; else a ModelFolderError that names both backends.
+
+    A vision-language folder (a vision tower's config beside the text model's, and an image
+    processor's) whose model_type the family table names (its text model a native family:
+    Gemma 3, Qwen2-VL, Qwen2.5-VL, PaliGemma, LLaVA, Idefics3) runs natively with its images,
+    with "auto" and "native", when transformers is installed: the language model in the
+    engine, the vision tower and projector through transformers (``native_vlm``). With "auto",
+    one the engine cannot read goes to transformers whole (the log says why), as does a
+    vision-language folder of any other type; without transformers, "native" reads its text
+    model alone."""
     if backend == "transformers":
         return load_bridged(folder, device, dtype=dtype)
     model_type = _model_type(folder)
@@ -197,7 +204,17 @@ def load_model(
         )
         and transformers_missing() is None
     )
-    if model_type is None or (model_type in FAMILIES and not (vision and backend == "auto")):
+    if model_type in FAMILIES and vision:
+        from attnviz.pretrained.native_vlm import load_native_vlm
+
+        try:
+            return load_native_vlm(folder, device, dtype=dtype)
+        except ModelFolderError as exc:
+            if backend == "native":
+                raise
+            log.warning("%s: not run natively (%s); through transformers", Path(folder).name, exc)
+            return load_bridged(folder, device, dtype=dtype)
+    if model_type is None or model_type in FAMILIES:
         return load_folder(folder, device, dtype=dtype)
     native = (
         f"config.json model_type {model_type!r} is not supported by attnviz's own engine (no "

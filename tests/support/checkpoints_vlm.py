@@ -337,14 +337,17 @@ def make_tiny_paligemma2(folder: Path, seed: int = 0) -> Path:
 
 
 class TinyVlms:
-    """Each family's tiny folder under ``root`` and the model attnviz serves of it (``auto``: a
-    vision-language folder goes to the bridge), made when a test first asks, so that one family
-    that fails does not take the others with it; ``oracle`` is transformers' own (eager)."""
+    """Each family's tiny folder under ``root`` and the models attnviz serves of it (``model``:
+    through the transformers bridge; ``native``: the native engine's language model with
+    transformers' vision tower, what ``--backend auto`` serves of a folder whose text model is
+    a native family), made when a test first asks, so that one family that fails does not take
+    the others with it; ``oracle`` is transformers' own (eager)."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
         self.folders: dict[str, Path] = {}
         self.models: dict = {}
+        self.natives: dict = {}
         self.oracles: dict = {}
 
     def folder(self, name: str) -> Path:
@@ -359,10 +362,22 @@ class TinyVlms:
         from attnviz.pretrained.registry import load_model
 
         if name not in self.models:
-            model = load_model(self.folder(name), torch.device("cpu"))
+            model = load_model(self.folder(name), torch.device("cpu"), backend="transformers")
             assert isinstance(model, BridgedModel) and model.reads_images
             self.models[name] = model
         return self.models[name]
+
+    def native(self, name: str):
+        import torch
+
+        from attnviz.pretrained.native_vlm import NativeVlm
+        from attnviz.pretrained.registry import load_model
+
+        if name not in self.natives:
+            model = load_model(self.folder(name), torch.device("cpu"))
+            assert isinstance(model, NativeVlm) and model.reads_images
+            self.natives[name] = model
+        return self.natives[name]
 
     def oracle(self, name: str):
         from transformers import AutoModelForImageTextToText

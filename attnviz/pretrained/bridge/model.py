@@ -73,9 +73,11 @@ class BridgedModel:
         return encode(self.processor, self.tokenizer, self.hf.config, text, images)
 
     def mrope(self, ids: list[int], images: Encoded | None = None) -> dict | None:
-        """``meta.mrope`` of ``ids`` (with ``images``' inputs), from the model's own
-        ``get_rope_index``: None when its rotary is not multimodal (``towers.py``)."""
-        return mrope_positions(self.hf, ids, images.inputs if images is not None else None)
+        """``meta.mrope`` of ``ids`` (with ``images``' inputs, grown to ``ids`` past them: what
+        the model wrote), from the model's own ``get_rope_index``: None when its rotary is not
+        multimodal (``towers.py``)."""
+        inputs = grown_inputs(self.hf, ids, images, torch.device("cpu"), torch.float32)
+        return mrope_positions(self.hf, ids, inputs or None)
 
     @property
     def reads_images(self) -> bool:
@@ -281,21 +283,8 @@ class BridgedModel:
         return out_ids
 
     def _inputs(self, ids: list[int], images: Encoded | None) -> dict[str, torch.Tensor]:
-        """What the forward on ``ids`` reads besides them: ``images``' inputs on the model's
-        device, their per-token ones (token types) grown by the tokens ``ids`` has past
-        ``images``' own, as transformers' ``generate`` grows them for the tokens it writes
-        (the model's ``_update_model_kwargs_for_generation``: PaliGemma's written tokens are
-        its causal suffix, Qwen's text)."""
-        if images is None or not images.inputs:
-            return {}
-        grown = len(ids) - len(images.ids)
-        if grown < 0 or ids[: len(images.ids)] != images.ids:
-            raise ValueError("ids: a text with images is continued from its own ids")
-        inputs = to_device(images.inputs, self.device, self.hf.dtype)
-        if grown == 0:
-            return inputs
-        kept = self.hf._update_model_kwargs_for_generation({}, dict(inputs), num_new_tokens=grown)
-        return {k: kept[k] for k in inputs}
+        """``images``' inputs for a forward on ``ids`` (``grown_inputs``)."""
+        return grown_inputs(self.hf, ids, images, self.device, self.hf.dtype)
 
     def _forget_positions(self) -> None:
         """Drop what a model keeps of its last generation's positions (Qwen-VL's M-RoPE keeps
@@ -304,3 +293,23 @@ class BridgedModel:
         for module in self.hf.modules():
             if getattr(module, "rope_deltas", None) is not None:
                 module.rope_deltas = None
+
+
+def grown_inputs(
+    hf: Any, ids: list[int], images: Encoded | None, device: torch.device, dtype: torch.dtype
+) -> dict[str, torch.Tensor]:
+    """What the forward on ``ids`` reads besides them: ``images``' inputs on ``device`` (the
+    pixels in ``dtype``), their per-token ones (token types) grown by the tokens ``ids`` has
+    past ``images``' own, as transformers' ``generate`` grows them for the tokens it writes
+    (the model's ``_update_model_kwargs_for_generation``, on ``hf``: PaliGemma's written tokens
+    are its causal suffix, Qwen's text)."""
+    if images is None or not images.inputs:
+        return {}
+    grown = len(ids) - len(images.ids)
+    if grown < 0 or ids[: len(images.ids)] != images.ids:
+        raise ValueError("ids: a text with images is continued from its own ids")
+    inputs = to_device(images.inputs, device, dtype)
+    if grown == 0:
+        return inputs
+    kept = hf._update_model_kwargs_for_generation({}, dict(inputs), num_new_tokens=grown)
+    return {k: kept[k] for k in inputs}

@@ -108,15 +108,14 @@ def mrope_sections(config: Any) -> tuple[list[int], bool] | None:
     return None
 
 
-def mrope_positions(hf: Any, ids: Sequence[int],
-                    inputs: Mapping[str, torch.Tensor] | None) -> dict | None:  # fmt: skip
-    """``meta.mrope`` of a sequence: the sections and the (temporal, height, width) index of
-    every position, from the model's own ``get_rope_index`` on the processor's ``inputs`` (a
-    text alone: every token text); None for a model without multimodal rotary."""
-    sections = mrope_sections(hf.config)
+def rope_index(hf: Any, ids: Sequence[int],
+               inputs: Mapping[str, torch.Tensor] | None) -> torch.Tensor | None:  # fmt: skip
+    """(3, T) long: the (temporal, height, width) index of every position of a sequence, from
+    the model's own ``get_rope_index`` on the processor's ``inputs`` (a text alone: every token
+    text), on the CPU; None for a model without multimodal rotary."""
     found = (m for m in (hf, getattr(hf, "model", None)) if hasattr(m, "get_rope_index"))
     owner = next(found, None)
-    if sections is None or owner is None:
+    if mrope_sections(hf.config) is None or owner is None:
         return None
     x = torch.tensor([list(ids)], dtype=torch.long)  # (1, T)
     given = dict(inputs or {})
@@ -125,7 +124,18 @@ def mrope_positions(hf: Any, ids: Sequence[int],
     kwargs = {k: v.cpu() for k, v in given.items() if k in params and k != "input_ids"}
     with torch.inference_mode():
         positions, _ = owner.get_rope_index(x, **kwargs)  # (3, 1, T)
-    out = {"sections": sections[0], "positions": positions[:, 0].tolist()}
+    return positions[:, 0]  # (3, T)
+
+
+def mrope_positions(hf: Any, ids: Sequence[int],
+                    inputs: Mapping[str, torch.Tensor] | None) -> dict | None:  # fmt: skip
+    """``meta.mrope`` of a sequence: the sections and the (temporal, height, width) index of
+    every position (``rope_index``); None for a model without multimodal rotary."""
+    sections = mrope_sections(hf.config)
+    positions = rope_index(hf, ids, inputs)
+    if sections is None or positions is None:
+        return None
+    out: dict[str, Any] = {"sections": sections[0], "positions": positions.tolist()}
     if sections[1]:
         out["interleaved"] = True
     return out

@@ -353,7 +353,7 @@ _DESCRIPTIONS = {
     "sliding and full layers alternating",
     "gemma3_text": "Gemma 3 (text): Gemma 2 with q/k norms, a local rotary base on the sliding "
     "layers (5 to each full one), scaled rotation on the full layers",
-    "gemma3": "Gemma 3 with a vision tower: its text model (the images are not read)",
+    "gemma3": "Gemma 3 with a vision tower: its text model (images through transformers' tower)",
 }
 FAMILIES: tuple[Family, ...] = tuple(
     Family(name, gemma_config, gemma_weights, description)

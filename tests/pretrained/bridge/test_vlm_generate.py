@@ -118,7 +118,7 @@ def test_ids_that_are_not_the_images_own_are_refused(made):
 def test_it_never_writes_the_image_token(made):
     """An image token written would stand for no image (the trace's forward would have more of
     them than features): the model writes its next choice instead."""
-    m = load_model(made.folder("llava"), CPU)
+    m = load_model(made.folder("llava"), CPU, backend="transformers")
     enc, _ = m.encode(TEXT, [gradient(90, 40)])
     image = enc.image_token
     assert image is not None
