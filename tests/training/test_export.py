@@ -218,6 +218,9 @@ NEW_FIELDS = {
     "final_softcap": 30.0,
     "sliding_window": 8,
     "layer_types": ("sliding_attention", "full_attention"),
+    "rope_sections": (2, 1, 1),  # of rotary_dim / 2 = 4 pairs
+    "rope_interleaved": True,
+    "window_in_spans": False,
 }
 
 

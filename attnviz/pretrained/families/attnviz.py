@@ -58,6 +58,9 @@ _SINCE = {
     "final_softcap": None,
     "sliding_window": None,
     "layer_types": None,
+    "rope_sections": None,
+    "rope_interleaved": False,
+    "window_in_spans": True,
 }
 
 

@@ -11,6 +11,7 @@ import { clampSentence } from "../../core/state.js";
 import * as modelview from "../../views/modelview.js";
 import { createCards } from "./cards.js";
 import { createKnockCard } from "./cards/knockout.js";
+import * as picture from "./cards/picture.js";
 
 /** @typedef {import("../../core/types.js").Compact} Compact */
 /** @typedef {import("../../core/api.js").Params} Params */
@@ -197,7 +198,8 @@ export function createDrawing(ctx) {
 }
 
 /** The parts the views `which` will ask for, asked for now, in the order the server should
- * serve them (it serves them in turn): the head view's (a long text's chosen query rows, else
+ * serve them (it serves them in turn): a text with pictures, the picture's overlay (what its
+ * reader came for); the head view's (a long text's chosen query rows, else
  * its layer: the slowest first), the chosen head, its query, the trajectories. The grid's
  * titles (each head's entropy) come after every view is drawn; a long text's whole layer
  * (every token's lines) when the pointer comes to the head view.
@@ -205,6 +207,7 @@ export function createDrawing(ctx) {
  * @param {string[]} shown the views drawn @param {string[]} [which] */
 function prefetch(app, p, shown, which = shown) {
   const asks = {
+    picture: app.first?.meta.images?.length ? [() => picture.asked(p)] : [], // a picture: its overlay first
     head: [p.readsRows() ? p.rowsPart : p.layerPart],
     model: [p.headPart],
     traj: [p.projectionPart],
@@ -212,7 +215,7 @@ function prefetch(app, p, shown, which = shown) {
     gen: app.first?.meta.generated ? [p.genPart] : [],
     lens: app.first?.meta.unavailable?.lens ? [] : [p.lensPart], // none for an encoder
   };
-  for (const name of ["head", "model", "gen", "qk", "traj", "lens"]) {
+  for (const name of ["picture", "head", "model", "gen", "qk", "traj", "lens"]) {
     if (!which.includes(name) || !shown.includes(name)) continue;
     for (const ask of asks[/** @type {keyof asks} */ (name)]) {
       /** @type {() => Promise<unknown>} */ (ask)().catch(() => {}); // a failure is reported by the view that draws the part

@@ -57,6 +57,10 @@ function pictureOf(ctx, i) {
   };
 }
 
+/** The part the overlay draws first, as the card's choices ask it (draw.js asks it ahead).
+ * @param {CardContext["p"]} p */
+export const asked = (p) => p.pictureRowPart(choice.how);
+
 /** Count a draw in the view box's data-drawn. @param {HTMLElement} box */
 const counted = (box) => (box.dataset.drawn = String(Number(box.dataset.drawn ?? 0) + 1));
 
