@@ -52,6 +52,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         builtin=settings.builtin_model,
         dtype=settings.dtype,
         backend=settings.backend,
+        device_map=settings.device_map,
+        max_memory=settings.memory_bytes,
+        offload_folder=settings.offload_folder,
     )
     app.state.traces = TraceService(settings, app.state.device, app.state.registry)
     app.state.trace_jobs = TraceJobs(app.state.traces, settings)

@@ -10,7 +10,7 @@ import os
 from typing import Any, get_args
 
 from attnviz import __version__
-from attnviz.settings import BackendChoice, DType
+from attnviz.settings import MAX_MEMORY_RULE, BackendChoice, DeviceMap, DType
 
 
 def _malloc_settings() -> None:
@@ -70,6 +70,25 @@ def _serve_parser(sub: Any) -> None:
         "transformers (default auto, ATTNVIZ_BACKEND)",
     )
     serve.add_argument(
+        "--device-map",
+        choices=get_args(DeviceMap),
+        help="spread the transformers backend's models over the devices (accelerate): none (the "
+        "whole model on --device), auto or balanced (over the GPUs evenly, then the CPU, then "
+        "the disk), sequential (each GPU filled in turn) (default none, ATTNVIZ_DEVICE_MAP)",
+    )
+    serve.add_argument(
+        "--max-memory",
+        metavar="PAIRS",
+        help=f"with --device-map, each device's memory for the layers: {MAX_MEMORY_RULE} "
+        "(default: the free memory of every GPU and of the CPU, ATTNVIZ_MAX_MEMORY)",
+    )
+    serve.add_argument(
+        "--offload-folder",
+        metavar="FOLDER",
+        help="with --device-map, where the layers that fit on no device are kept (default: none "
+        "go to disk, ATTNVIZ_OFFLOAD_FOLDER)",
+    )
+    serve.add_argument(
         "--model",
         action="append",
         metavar="FOLDER",
@@ -79,11 +98,15 @@ def _serve_parser(sub: Any) -> None:
     serve.set_defaults(handler=_serve)
 
 
+# The settings ``attnviz serve``'s flags of the same names give.
+SERVE_FLAGS = ("host", "port", "device", "dtype", "backend", "device_map", "max_memory",
+               "offload_folder")  # fmt: skip
+
+
 def _serve_overrides(args: argparse.Namespace) -> dict[str, Any]:
     """The settings the flags give: they win over the environment's (``Settings(**these)``);
     ``--model`` folders join those of ATTNVIZ_MODELS."""
-    flags = ("host", "port", "device", "dtype", "backend")
-    overrides = {f: getattr(args, f) for f in flags if getattr(args, f) is not None}
+    overrides = {f: getattr(args, f) for f in SERVE_FLAGS if getattr(args, f) is not None}
     if args.model:
         earlier = [p for p in os.environ.get("ATTNVIZ_MODELS", "").split(os.pathsep) if p]
         overrides["models"] = os.pathsep.join(earlier + args.model)
@@ -102,7 +125,7 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     try:
         settings = Settings(**overrides)
     except ValidationError as exc:
-        parser.error("; ".join(_setting_error(e) for e in exc.errors()))
+        parser.error("; ".join(_setting_error(e, overrides) for e in exc.errors()))
     logging.basicConfig(
         level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s"
     )
@@ -122,10 +145,13 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return 0
 
 
-def _setting_error(err) -> str:
-    """``ATTNVIZ_WORKERS: Input should be ...`` for a setting's validation error."""
+def _setting_error(err, flags: dict[str, Any] | None = None) -> str:
+    """``ATTNVIZ_WORKERS: Input should be ...`` for a setting's validation error; ``--port: ...``
+    for one a flag gave (in ``flags``)."""
     name = str(err["loc"][0]) if err.get("loc") else "settings"
-    if not name.isupper():
+    if name in (flags or {}) and name in SERVE_FLAGS:
+        name = f"--{name.replace('_', '-')}"
+    elif not name.isupper():
         name = f"ATTNVIZ_{name.upper()}"
     msg = str(err["msg"]).removeprefix("Value error, ").removeprefix(f"{name} ")
     return f"{name}: {msg}"

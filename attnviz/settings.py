@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
+import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import AliasChoices, Field, SecretStr, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import AliasChoices, Field, SecretStr, ValidationInfo, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from attnviz.limits import LIMITS
 
@@ -19,6 +20,38 @@ DType = Literal["auto", "float32", "bfloat16", "float16"]
 # folder's model_type, else Hugging Face transformers; or one of them for every folder. One
 # definition: the CLI's --backend offers these.
 BackendChoice = Literal["auto", "native", "transformers"]
+# How a model's layers are spread over the devices (accelerate's device_map): "none" puts the
+# whole model on ``device``; the others are accelerate's plans over the GPUs, then the CPU, then
+# the disk. One definition: the CLI's --device-map offers these.
+DeviceMap = Literal["none", "auto", "balanced", "sequential"]
+# One device's memory in --max-memory, as accelerate reads it: bytes, or a number and a unit.
+SIZE_UNITS = {"gib": 2**30, "mib": 2**20, "kib": 2**10, "gb": 10**9, "mb": 10**6, "kb": 10**3}
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(gib|mib|kib|gb|mb|kb)?\s*$", re.IGNORECASE)
+MAX_MEMORY_RULE = (
+    "DEVICE=SIZE pairs separated by commas, DEVICE a GPU's index, cpu or disk, SIZE bytes or a "
+    "number with GiB, MiB, KiB, GB, MB or KB (e.g. 0=20GiB,1=20GiB,cpu=64GiB)"
+)
+
+NEEDS_A_MAP = "applies to a device map: set --device-map auto, balanced or sequential"
+
+
+def size_bytes(text: str) -> int:
+    """``"20GiB"``, ``"1.5GB"`` or ``"1024"`` in bytes (a ValueError otherwise)."""
+    match = _SIZE.match(text)
+    if match is None:
+        raise ValueError(f"{text!r} is not a size")
+    unit = (match.group(2) or "").lower()
+    return int(float(match.group(1)) * SIZE_UNITS.get(unit, 1))
+
+
+def memory_key(device: str) -> int | str:
+    """A --max-memory device as accelerate's max_memory names it: a GPU's index, cpu, disk."""
+    key = device.strip().lower()
+    if key.isdigit():
+        return int(key)
+    if key in ("cpu", "disk"):
+        return key
+    raise ValueError(f"{device!r} is not a GPU's index, cpu or disk")
 
 
 class Settings(BaseSettings):
@@ -35,6 +68,16 @@ class Settings(BaseSettings):
     # What runs the model folders (ATTNVIZ_BACKEND, --backend): see BackendChoice; transformers
     # is the optional extra attnviz[transformers].
     backend: BackendChoice = "auto"
+    # How a model's layers are spread over the devices (ATTNVIZ_DEVICE_MAP, --device-map): see
+    # DeviceMap; the transformers backend passes it to from_pretrained (accelerate places them).
+    device_map: DeviceMap = "none"
+    # Each device's memory for the layers (ATTNVIZ_MAX_MEMORY, --max-memory
+    # "0=20GiB,cpu=64GiB"): accelerate's max_memory; unset, the free memory of every GPU torch
+    # sees and of the CPU. Only with a device map.
+    max_memory: Annotated[dict[str, str] | None, NoDecode] = None
+    # Where layers that fit on no device are kept on disk (ATTNVIZ_OFFLOAD_FOLDER,
+    # --offload-folder); unset, nothing goes to disk. Only with a device map.
+    offload_folder: Path | None = None
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     # Model folders (Hugging Face layout) to offer besides the default, separated by ":".
     models: str = ""
@@ -129,6 +172,51 @@ class Settings(BaseSettings):
                 "ATTNVIZ_PORT to a number"
             )
         return value
+
+    @field_validator("max_memory", mode="before")
+    @classmethod
+    def _memory_pairs(cls, value: object) -> object:
+        """``"0=20GiB,cpu=64GiB"`` (the flag's and the variable's form) as a dict."""
+        if not isinstance(value, str):
+            return value
+        if not value.strip():
+            return None
+        pairs = {}
+        for item in value.split(","):
+            device, eq, size = item.partition("=")
+            if not eq:
+                raise ValueError(f"{item.strip()!r} is not DEVICE=SIZE: {MAX_MEMORY_RULE}")
+            pairs[device.strip()] = size.strip()
+        return pairs
+
+    @field_validator("max_memory")
+    @classmethod
+    def _memory_rule(cls, value: dict[str, str] | None, info: ValidationInfo) -> object:
+        if value is None:
+            return None
+        for device, size in value.items():
+            try:
+                memory_key(device)
+                size_bytes(size)
+            except ValueError as exc:
+                raise ValueError(f"{device}={size}: {exc}; {MAX_MEMORY_RULE}") from exc
+        if info.data.get("device_map", "none") == "none":
+            raise ValueError(NEEDS_A_MAP)
+        return value
+
+    @field_validator("offload_folder")
+    @classmethod
+    def _offload_rule(cls, value: Path | None, info: ValidationInfo) -> Path | None:
+        if value is not None and info.data.get("device_map", "none") == "none":
+            raise ValueError(NEEDS_A_MAP)
+        return value
+
+    @property
+    def memory_bytes(self) -> dict[int | str, int] | None:
+        """``max_memory`` as accelerate's max_memory takes it: GPU indices as ints, bytes."""
+        if self.max_memory is None:
+            return None
+        return {memory_key(k): size_bytes(v) for k, v in self.max_memory.items()}
 
     @property
     def data_path(self) -> Path:

@@ -1,18 +1,23 @@
 from fastapi import APIRouter
 
 from attnviz import __version__
-from attnviz.api.deps import DeviceDep, RecurrentDep, TracesDep, TrainingDep
+from attnviz.api.deps import DeviceDep, RecurrentDep, RegistryDep, TracesDep, TrainingDep
 from attnviz.schemas.health import Health, Load
+from attnviz.services.text_trace import placement
 
 router = APIRouter(tags=["health"])
 
 
 @router.get("/healthz")
 async def healthz(
-    device: DeviceDep, traces: TracesDep, training: TrainingDep, recurrent: RecurrentDep
+    device: DeviceDep,
+    traces: TracesDep,
+    training: TrainingDep,
+    recurrent: RecurrentDep,
+    registry: RegistryDep,
 ) -> Health:
     """Liveness and readiness: the server answers (at once, never queued behind traces), knows
-    its device, and says how busy it is."""
+    its device and where each loaded model lives, and says how busy it is."""
     admission, cache = traces.admission, traces.cache
     load = Load(
         running=admission.running,
@@ -25,4 +30,6 @@ async def healthz(
         queued=training.queued,
         comparing=recurrent.running,
     )
-    return Health(version=__version__, device=str(device), load=load)
+    # Trained runs' models are left out: their names are their runs' ids, capabilities.
+    placed = {n: placement(m) for n, m in registry.models.items() if m.run is None}
+    return Health(version=__version__, device=str(device), load=load, placement=placed)

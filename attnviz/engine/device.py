@@ -113,13 +113,21 @@ def gb(n: float) -> str:
 
 
 def memory_refusal(
-    name: str, weights: dict[str, int], dtype: torch.dtype, device: torch.device
+    name: str,
+    weights: dict[str, int],
+    dtype: torch.dtype,
+    device: torch.device,
+    room: dict[str, int] | None = None,
 ) -> str | None:
     """Why a model of ``weights`` bytes per dtype name (its parameters in each dtype it could be
     loaded in) cannot be loaded in ``dtype`` on ``device``, or None when it fits: the weights
-    plus ``ACTIVATION_MARGIN_BYTES`` against ``free_bytes``. The message says how to get under
+    plus ``ACTIVATION_MARGIN_BYTES`` against ``free_bytes``, or against the sum of ``room``
+    (each device's bytes a device map may fill) when given. The message says how to get under
     the figure: a smaller dtype that would fit, else a smaller model."""
-    free = free_bytes(device)
+    free = free_bytes(device) if room is None else sum(room.values())
+    where = str(device)
+    if room is not None:
+        where = f"the devices it may use ({', '.join(f'{k} {gb(v)}' for k, v in room.items())})"
     chosen = dtype_name(dtype)
     need = weights[chosen] + ACTIVATION_MARGIN_BYTES
     if free is None or need <= free:
@@ -136,5 +144,5 @@ def memory_refusal(
         way = "a smaller model"
     return (
         f"model {name} needs {gb(need)} ({gb(weights[chosen])} of {chosen} weights and "
-        f"{gb(ACTIVATION_MARGIN_BYTES)} for activations), {gb(free)} free on {device}: {way}"
+        f"{gb(ACTIVATION_MARGIN_BYTES)} for activations), {gb(free)} free on {where}: {way}"
     )

@@ -4,6 +4,7 @@ transformers (``transformers``, the bridge, for families the engine has no conve
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 import logging
@@ -20,7 +21,7 @@ from attnviz.pretrained.bridge import BRIDGE_INSTALL, load_bridged, transformers
 from attnviz.pretrained.convert import FAMILIES
 from attnviz.pretrained.folder import Backend, ModelFolderError, load_folder
 from attnviz.pretrained.tokenize import TextTokenizer
-from attnviz.settings import BackendChoice
+from attnviz.settings import BackendChoice, DeviceMap
 
 if TYPE_CHECKING:
     from attnviz.capture import TraceTensors
@@ -179,7 +180,13 @@ def _model_type(folder: Path) -> str | None:
 
 
 def load_model(
-    folder: Path, device: torch.device, dtype: str = "auto", backend: BackendChoice = "auto"
+    folder: Path,
+    device: torch.device,
+    dtype: str = "auto",
+    backend: BackendChoice = "auto",
+    device_map: DeviceMap = "none",
+    max_memory: Mapping[int | str, int] | None = None,
+    offload_folder: Path | None = None,
 ) -> ServedModel:
     """The model in ``folder``, run by ``backend``: with "auto", the native engine when it has a
     conversion for the folder's model_type, else transformers when it is installed and can load
@@ -192,9 +199,15 @@ def load_model(
     engine, the vision tower and projector through transformers (``native_vlm``). With "auto",
     one the engine cannot read goes to transformers whole (the log says why), as does a
     vision-language folder of any other type; without transformers, "native" reads its text
-    model alone."""
+    model alone.
+
+    ``device_map``, ``max_memory`` (each device's bytes, GPU indices as ints) and
+    ``offload_folder`` spread a bridged model's layers (``bridge.place``)."""
+    bridged = functools.partial(
+        load_bridged, device_map=device_map, max_memory=max_memory, offload_folder=offload_folder
+    )
     if backend == "transformers":
-        return load_bridged(folder, device, dtype=dtype)
+        return bridged(folder, device, dtype=dtype)
     model_type = _model_type(folder)
     vision = (
         "vision_config" in _config(folder)
@@ -213,7 +226,7 @@ def load_model(
             if backend == "native":
                 raise
             log.warning("%s: not run natively (%s); through transformers", Path(folder).name, exc)
-            return load_bridged(folder, device, dtype=dtype)
+            return bridged(folder, device, dtype=dtype)
     if model_type is None or model_type in FAMILIES:
         return load_folder(folder, device, dtype=dtype)
     native = (
@@ -233,7 +246,7 @@ def load_model(
             f"{BRIDGE_INSTALL}"
         )
     try:
-        return load_bridged(folder, device, dtype=dtype)
+        return bridged(folder, device, dtype=dtype)
     except ModelFolderError as exc:
         where = Path(folder).expanduser().resolve()
         why = str(exc).removeprefix(f"{where}: ")
@@ -246,9 +259,13 @@ def load_registry(
     builtin: bool = True,
     dtype: str = "auto",
     backend: BackendChoice = "auto",
+    device_map: DeviceMap = "none",
+    max_memory: Mapping[int | str, int] | None = None,
+    offload_folder: Path | None = None,
 ) -> ModelRegistry:
     """Load the default model (when installed and ``builtin``; always native) and every folder,
-    in order, with parameters in ``dtype``, each run by ``backend`` (``load_model``).
+    in order, with parameters in ``dtype``, each run by ``backend`` (``load_model``, with the
+    device map).
 
     A folder that cannot be loaded is an error at start (ModelFolderError): a server that
     silently lacks a model someone asked for is worse than one that does not start.
@@ -265,7 +282,7 @@ def load_registry(
             origin = f"package {BUILTIN_INSTALL.split()[-1]}"
             models.append(load_folder(folder, device, BUILTIN_NAME, origin, dtype))
     for folder in folders:
-        model = load_model(folder, device, dtype, backend)
+        model = load_model(folder, device, dtype, backend, device_map, max_memory, offload_folder)
         if any(m.name == model.name for m in models):
             raise ModelFolderError(
                 f"{model.source}: a model named {model.name!r} is already loaded "

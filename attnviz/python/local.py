@@ -55,7 +55,9 @@ def trace_service() -> Any:
     compute.configure(settings.workers)
     registry = compute.run(load_registry, settings.model_folders, device,
                            builtin=settings.builtin_model, dtype=settings.dtype,
-                           backend=settings.backend)  # fmt: skip
+                           backend=settings.backend, device_map=settings.device_map,
+                           max_memory=settings.memory_bytes,
+                           offload_folder=settings.offload_folder)  # fmt: skip
     return TraceService(settings, device, registry)
 
 

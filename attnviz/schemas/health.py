@@ -6,6 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from attnviz.schemas.models import Placement
+
 
 class Load(BaseModel):
     """What the server is doing, for a host's monitoring (and ``attnviz bench``)."""
@@ -28,3 +30,8 @@ class Health(BaseModel):
     version: str
     device: str
     load: Load
+    placement: dict[str, Placement] = Field(
+        default_factory=dict,
+        description="Where each loaded model's embedding, layers and head live, by its name "
+        "(a trained run's model is on the device)",
+    )

@@ -10,6 +10,17 @@ from attnviz.pretrained.convert import FAMILIES
 from attnviz.pretrained.folder import Backend
 
 
+class Placement(BaseModel):
+    """Where a model lives: its token embedding's device, each layer's (0 first) and its head's
+    (the unembedding; an encoder's body: its last layer's). One device for all, unless a device
+    map (--device-map) spread the layers over the GPUs, the CPU and the disk; a layer whose parts
+    accelerate put on several devices names each ("cpu+disk")."""
+
+    embed: str = Field(examples=["cuda:0"])
+    layers: list[str] = Field(examples=[["cuda:0", "cuda:0", "cuda:1", "cpu", "disk"]])
+    head: str = Field(examples=["cuda:1"])
+
+
 class ModelInfo(BaseModel):
     name: str
     family: str = Field(
@@ -31,7 +42,8 @@ class ModelInfo(BaseModel):
         "model's position table and the server's cap"
     )
     model_max_tokens: int
-    device: str
+    device: str = Field(description="Where its inputs go (with a device map, its embedding's)")
+    placement: Placement = Field(description="Where its embedding, each layer and its head live")
     source: str = Field(
         description="Where the weights came from: the package or the folder's name (never a "
         "path on the server), or the training run"

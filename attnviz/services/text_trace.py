@@ -14,6 +14,7 @@ from attnviz.engine.ablate import HeadAblation
 from attnviz.errors import TraceError
 from attnviz.presets import SHOWCASE
 from attnviz.pretrained.bridge.multimodal import Encoded, block_json
+from attnviz.pretrained.bridge.place import whole
 from attnviz.pretrained.images import DEFAULT_MAX_BYTES
 from attnviz.pretrained.native import quoted_each, unknown_characters
 from attnviz.pretrained.registry import (
@@ -23,7 +24,7 @@ from attnviz.pretrained.registry import (
     RotaryIndexer,
     ServedModel,
 )
-from attnviz.schemas.models import ModelInfo
+from attnviz.schemas.models import ModelInfo, Placement
 from attnviz.schemas.trace import TextTraceRequest
 from attnviz.services import heap
 from attnviz.services.images import request_images
@@ -60,6 +61,7 @@ def model_info(model: ServedModel, server_cap: int | None) -> ModelInfo:
         max_tokens=token_cap(model, server_cap),
         model_max_tokens=cfg.n_ctx,
         device=str(model.device),
+        placement=placement(model),
         source=model.origin,
         run=model.run,
         examples=model.examples,
@@ -67,6 +69,15 @@ def model_info(model: ServedModel, server_cap: int | None) -> ModelInfo:
         reads_images=model.reads_images,
         ablate_refused=ablate_refused(model),
     )
+
+
+def placement(m: ServedModel) -> Placement:
+    """Where ``m``'s embedding, layers and head live: its own ``placement`` (a device map's),
+    else all on its device."""
+    placed = getattr(m, "placement", None)
+    if placed is None:
+        placed = whole(m.device, m.cfg.n_layers)
+    return Placement.model_validate(placed)
 
 
 def ablate_refused(m: ServedModel) -> str | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -19,10 +20,12 @@ from attnviz.engine import TransformerConfig
 from attnviz.engine.device import DTYPES, dtype_name, memory_refusal, resolve_dtype
 from attnviz.pretrained.bridge.model import BridgedModel
 from attnviz.pretrained.bridge.multimodal import load_processor, mark_towers, reads_images
+from attnviz.pretrained.bridge.place import capacities, input_device, load_kwargs, placement_of
 from attnviz.pretrained.bridge.record import NAME, Recording, recording, register
 from attnviz.pretrained.bridge.rule import RecordedRule
 from attnviz.pretrained.folder import ModelFolderError, no_safetensors
 from attnviz.pretrained.tokenize import TextTokenizer
+from attnviz.settings import DeviceMap
 
 log = logging.getLogger(__name__)
 
@@ -225,10 +228,17 @@ def load_bridged(
     name: str | None = None,
     origin: str | None = None,
     dtype: str = "auto",
+    device_map: DeviceMap = "none",
+    max_memory: Mapping[int | str, int] | None = None,
+    offload_folder: Path | None = None,
 ) -> BridgedModel:
     """Load ``folder`` with transformers (eager attention, recorded), check what its attention
     records on a probe, and describe it. A folder transformers cannot load is a
-    ModelFolderError naming the folder and the reason."""
+    ModelFolderError naming the folder and the reason.
+
+    With a ``device_map`` other than "none", accelerate places the layers (``max_memory``:
+    each device's bytes, GPU indices as ints; ``offload_folder``: the disk), and the memory
+    check counts the room of those devices together (``place.capacities``)."""
     folder = Path(folder).expanduser().resolve()
     if not folder.is_dir():
         raise ModelFolderError(f"{folder}: not a folder")
@@ -250,8 +260,11 @@ def load_bridged(
     weights, checkpoint = _weight_bytes(_weight_files(folder))
     label = name or folder.name
     chosen = resolve_dtype(dtype, device, checkpoint)
-    refusal = memory_refusal(label, weights, chosen, device)
+    room = None if device_map == "none" else capacities(max_memory, offload_folder)
+    refusal = memory_refusal(label, weights, chosen, device, room)
     if refusal is not None:
+        if room is not None and "disk" not in room:
+            refusal += "; or --offload-folder FOLDER keeps on disk the layers that fit nowhere"
         raise ModelFolderError(f"{folder}: {refusal}")
     missing = transformers_missing()
     if missing is not None:
@@ -279,6 +292,7 @@ def load_bridged(
             attn_implementation=attn,
             dtype=chosen,
             output_loading_info=True,
+            **load_kwargs(device_map, max_memory, offload_folder),
         )
     except (ValueError, KeyError, OSError, TypeError, ImportError, RuntimeError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
@@ -293,7 +307,13 @@ def load_bridged(
             f"{folder}: the checkpoint lacks {len(lacking)} of the weights transformers' "
             f"{type(hf).__name__} needs (e.g. {sorted(lacking)[0]!r}); they would be random"
         )
-    hf = hf.to(device).eval()
+    if device_map != "none":
+        # Where the inputs go. All on one device, transformers keeps no hf_device_map.
+        first = next((p.device for p in hf.parameters() if p.device.type != "meta"), device)
+        device = input_device(placement_of(hf, 0, first))
+        hf.eval()
+    else:
+        hf = hf.to(device).eval()
     processor = None
     if reads_images(config):
         try:
@@ -324,6 +344,8 @@ def load_bridged(
             f"embedding table only {model.cfg.vocab_size} rows"
         )
     cfg = model.cfg
+    model.placed = placement_of(hf, cfg.n_layers, device)
+    spread = sorted(set(model.placed["layers"]))
     log.info(
         "loaded %s (%s through transformers %s, %d layers x %d heads, d_model %d, %s%s) from %s "
         "on %s",
@@ -336,7 +358,7 @@ def load_bridged(
         dtype_name(chosen),
         "" if model.no_qk is None else f"; no queries or keys: {model.no_qk}",
         folder,
-        device,
+        device if spread == [str(device)] else f"{', '.join(spread)} (layers; inputs on {device})",
     )
     return model
 
@@ -358,7 +380,7 @@ def _probe(model: BridgedModel, config: Any) -> None:
         ids = ordinary[ids % len(ordinary)]  # (1, T)
     ids = ids.to(model.device)
     # The probe asks for the weights either way: the rule is checked against them.
-    with torch.inference_mode(), recording() as records:
+    with torch.inference_mode(), recording(device=model.device) as records:
         out = model.hf(
             input_ids=ids, output_hidden_states=True, output_attentions=True, use_cache=False
         )
@@ -373,6 +395,7 @@ def _probe(model: BridgedModel, config: Any) -> None:
             f"{model.source}: transformers gives {len(out.hidden_states)} hidden states for "
             f"{len(attentions)} layers (expected one per layer and the embeddings)"
         )
+    attentions = [a.to(model.device) for a in attentions]  # one device (a device map's first)
     reason = _verify(records, attentions, len(attentions))
     if not records:
         reason = _own_attention(model.family, config)

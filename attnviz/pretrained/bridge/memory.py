@@ -23,6 +23,7 @@ from attnviz.engine import TransformerConfig
 from attnviz.pretrained.bridge.load import BRIDGE_INSTALL, _eos_ids, _probe, transformers_missing
 from attnviz.pretrained.bridge.model import BridgedModel
 from attnviz.pretrained.bridge.multimodal import Encoded
+from attnviz.pretrained.bridge.place import input_device, placement_of
 from attnviz.pretrained.bridge.record import NAME, Recording, register
 from attnviz.pretrained.folder import ModelFolderError
 from attnviz.pretrained.tokenize import TextTokenizer
@@ -188,7 +189,10 @@ def bridge_model(hf: Any, tokenizer: Any, name: str | None = None) -> MemoryMode
         cfg=TransformerConfig(d_model=1),  # replaced by the probe
         hf=hf,
         tokenizer=text,
-        device=first.device,
+        # A model spread by a device map (accelerate's hf_device_map): its inputs' device.
+        device=input_device(placement_of(hf, 0, first.device))
+        if getattr(hf, "hf_device_map", None)
+        else first.device,
         eos_ids=_eos_ids(config.to_dict()),
         attn=attn,
     )
@@ -203,4 +207,6 @@ def bridge_model(hf: Any, tokenizer: Any, name: str | None = None) -> MemoryMode
             f"interface ({exc})"
         ) from exc
     check_vocab(model.cfg, text)
+    if getattr(hf, "hf_device_map", None):
+        model.placed = placement_of(hf, model.cfg.n_layers, model.device)
     return model

@@ -29,6 +29,7 @@ from attnviz.engine import TransformerConfig
 from attnviz.engine.ablate import HeadAblation
 from attnviz.errors import TraceError
 from attnviz.pretrained.bridge.multimodal import Encoded, encode, to_device
+from attnviz.pretrained.bridge.place import Placement, whole
 from attnviz.pretrained.bridge.record import Recording, intervening, recording, vision_layers
 from attnviz.pretrained.bridge.record import ablating as planned
 from attnviz.pretrained.bridge.rule import RecordedRule
@@ -63,6 +64,9 @@ class BridgedModel:
     eos_ids: tuple[int, ...] = ()
     # A vision-language model's processor (its image processor and tokenizer), else None.
     processor: Any = field(default=None, repr=False)
+    # Where the embedding, each layer and the head live (``place.placement_of``), when a device
+    # map spread them; None: all on ``device``.
+    placed: Placement | None = None
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def encode(self, text: str, images: Sequence[Any]) -> tuple[Encoded, str]:
@@ -78,6 +82,12 @@ class BridgedModel:
         multimodal (``towers.py``)."""
         inputs = grown_inputs(self.hf, ids, images, torch.device("cpu"), torch.float32)
         return mrope_positions(self.hf, ids, inputs or None)
+
+    @property
+    def placement(self) -> Placement:
+        """The embedding's, each layer's and the head's device: ``{"embed": "cuda:0", "layers":
+        ["cuda:0", ..., "cpu", "disk"], "head": "cpu"}``."""
+        return self.placed or whole(self.device, self.cfg.n_layers)
 
     @property
     def reads_images(self) -> bool:
@@ -131,7 +141,11 @@ class BridgedModel:
         the attention is not recorded), with the attention's records; inside ``ablating``,
         with the heads knocked out."""
         extra = to_device(inputs, self.device, self.hf.dtype) if inputs else {}
-        with torch.inference_mode(), recording(keep_weights) as records, intervening() as edit:
+        with (
+            torch.inference_mode(),
+            recording(keep_weights, self.device) as records,
+            intervening() as edit,
+        ):
             out = self.hf(
                 input_ids=ids,
                 output_hidden_states=True,
@@ -171,7 +185,8 @@ class BridgedModel:
         L, H, T = self.cfg.n_layers, self.cfg.n_heads, len(ids)
         keep = L * H * T * T * 4 <= KEEP_FORWARD_BYTES or self.no_qk is not None
         out, records = self.forward(x, keep_weights=keep, inputs=self._inputs(ids, images))
-        states = torch.stack([h[0] for h in out.hidden_states])  # (L+1, T, C)
+        # On the inputs' device (a device map spreads the layers' over several).
+        states = torch.stack([h[0].to(self.device) for h in out.hidden_states])  # (L+1, T, C)
         if len(out.hidden_states) != L + 1:
             raise TraceError(
                 f"text: model {self.name} gave {len(out.hidden_states)} hidden states, not "
@@ -198,7 +213,7 @@ class BridgedModel:
                 states=states,
                 embeddings=embeddings,
                 positional=None,
-                forward_pattern=[a[0] for a in out.attentions],  # L x (nh, T, T)
+                forward_pattern=[a[0].to(self.device) for a in out.attentions],  # L x (nh, T, T)
                 no_qk_reason=self._no_qk_reason(),
                 vision=vision,
                 tower=tower,

@@ -167,9 +167,11 @@ class Recording(list[LayerRecord]):
     """The language model's layers' records of one forward, in call order; masks shared by
     layers made once; a vision tower's calls apart, in ``vision``."""
 
-    def __init__(self, keep_weights: bool = True) -> None:
+    def __init__(self, keep_weights: bool = True, device: torch.device | None = None) -> None:
         super().__init__()
         self.keep_weights = keep_weights
+        # Where what is kept goes (a model spread over devices: its first), else where computed.
+        self.device = device
         self.vision: list[VisionCall] = []
         self._vision_layers: dict[int, int] = {}  # id(module) -> its layer, in call order
         # The model's mask tensors (kept, so that no other takes an id while this lives) and
@@ -191,7 +193,8 @@ class Recording(list[LayerRecord]):
             return Mask()
         key = id(attention_mask)
         if key not in self.masks:
-            self.masks[key] = (attention_mask, as_mask(attention_mask))
+            here = attention_mask if self.device is None else attention_mask.to(self.device)
+            self.masks[key] = (attention_mask, as_mask(here))
         return self.masks[key][1]
 
 
@@ -212,10 +215,11 @@ _active: contextvars.ContextVar[Recording | None] = contextvars.ContextVar(
 
 
 @contextmanager
-def recording(keep_weights: bool = True) -> Iterator[Recording]:
+def recording(keep_weights: bool = True, device: torch.device | None = None) -> Iterator[Recording]:
     """Keep every attention call of the forwards run inside, in call order (layer order), with
-    the weights eager attention returned when ``keep_weights``."""
-    records = Recording(keep_weights)
+    the weights eager attention returned when ``keep_weights``; on ``device`` when given (a
+    model whose layers a device map spread)."""
+    records = Recording(keep_weights, device)
     token = _active.set(records)
     try:
         yield records
@@ -377,17 +381,18 @@ def attention(
                 if v is not None and k not in _INERT | {"scaling", "softcap"}
             )
         )
+        to = records.device or query.device
         records.append(
             LayerRecord(
-                q=query[0].detach(),
-                k=key[0].detach(),
-                v=value[0].detach(),
+                q=query[0].detach().to(to),
+                k=key[0].detach().to(to),
+                v=value[0].detach().to(to),
                 mask=records.mask(attention_mask),
                 scaling=float(scaling) if scaling is not None else query.shape[-1] ** -0.5,
                 softcap=float(softcap) if softcap else None,
                 window=int(window) if isinstance(window, int) and window > 0 else None,
                 extras=extras,
-                weights=weights[0].detach() if records.keep_weights else None,
+                weights=weights[0].detach().to(to) if records.keep_weights else None,
             )
         )
     return out, weights

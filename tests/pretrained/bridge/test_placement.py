@@ -1,0 +1,121 @@
+"""A bridged model spread by a device map (``--device-map``): the placement it reports is
+accelerate's own plan for the same capacities (``infer_auto_device_map`` on the model built on
+the meta device), its traces with layers offloaded to disk equal those of the model in memory,
+and one that fits on none of the devices it may use is refused with the figures."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from attnviz.pretrained import ModelFolderError
+from attnviz.pretrained.bridge import load_bridged
+from attnviz.pretrained.bridge.place import input_device
+from tests.support.checkpoints import SENTENCES
+from tests.support.checkpoints_bridge import (
+    make_tiny_bloom,
+    make_tiny_electra,
+    make_tiny_starcoder2,
+)
+
+CPU = torch.device("cpu")
+# How each tiny family names its blocks (for the oracle's map; attnviz reads no names).
+BLOCKS = {"starcoder2": "model.layers.{}", "electra": "encoder.layer.{}"}
+EMBED = {"starcoder2": "model.embed_tokens", "electra": "embeddings.word_embeddings"}
+
+
+@pytest.fixture(scope="module")
+def folders(tmp_path_factory) -> dict:
+    root = tmp_path_factory.mktemp("placed")
+    return {
+        "starcoder2": make_tiny_starcoder2(root / "tiny-starcoder2"),
+        "electra": make_tiny_electra(root / "tiny-electra"),
+        "bloom": make_tiny_bloom(root / "tiny-bloom"),
+    }
+
+
+def accelerate_plan(folder, cpu_bytes: int) -> dict:
+    """accelerate's device map for the folder's model with ``cpu_bytes`` of CPU (and the disk):
+    the model built on the meta device, its weights tied, its no-split blocks kept whole."""
+    from accelerate import infer_auto_device_map, init_empty_weights
+    from transformers import AutoConfig, AutoModel, AutoModelForCausalLM
+
+    config = AutoConfig.from_pretrained(folder)
+    auto = AutoModel if config.model_type == "electra" else AutoModelForCausalLM
+    with init_empty_weights():
+        meta = auto.from_config(config)
+    meta.tie_weights()
+    return dict(
+        infer_auto_device_map(
+            meta, max_memory={"cpu": cpu_bytes}, no_split_module_classes=meta._no_split_modules
+        )
+    )
+
+
+def devices_of(plan: dict, name: str) -> set[str]:
+    """The devices ``plan`` puts module ``name`` on: its nearest named ancestor's, else those of
+    its parts."""
+    above = [k for k in plan if k == "" or name == k or name.startswith(k + ".")]
+    if above:
+        return {str(plan[max(above, key=len)])}
+    return {str(v) for k, v in plan.items() if k.startswith(name + ".")}
+
+
+# Budgets that put: everything on disk; the embedding on the CPU and the blocks on disk; a
+# block split between the CPU and the disk; everything on the CPU.
+@pytest.mark.parametrize(
+    ("family", "cpu_bytes"),
+    [("starcoder2", 60_000), ("starcoder2", 90_000), ("electra", 60_000), ("electra", 90_000),
+     ("electra", 120_000)],
+)  # fmt: skip
+def test_placement_is_accelerates_plan(folders, tmp_path, family, cpu_bytes):
+    folder = folders[family]
+    m = load_bridged(folder, CPU, device_map="auto", max_memory={"cpu": cpu_bytes},
+                     offload_folder=tmp_path / "offload")  # fmt: skip
+    plan = accelerate_plan(folder, cpu_bytes)
+    placed = m.placement
+    assert len(placed["layers"]) == m.cfg.n_layers == 2
+    for i, where in enumerate(placed["layers"]):
+        assert set(where.split("+")) == devices_of(plan, BLOCKS[family].format(i)), (i, plan)
+    assert set(placed["embed"].split("+")) == devices_of(plan, EMBED[family])
+    if family == "starcoder2":
+        assert set(placed["head"].split("+")) == devices_of(plan, "lm_head")
+    assert m.device == input_device(placed) == CPU  # an offloaded module computes on the CPU
+    if cpu_bytes == 120_000:
+        assert placed == {"embed": "cpu", "layers": ["cpu", "cpu"], "head": "cpu"}
+
+
+@pytest.mark.parametrize("family", ["starcoder2", "electra", "bloom"])
+def test_a_trace_with_layers_on_disk_is_the_one_in_memory(folders, tmp_path, family):
+    folder = folders[family]
+    whole = load_bridged(folder, CPU)
+    spread = load_bridged(folder, CPU, device_map="sequential", max_memory={"cpu": 60_000},
+                          offload_folder=tmp_path / "offload")  # fmt: skip
+    assert "disk" in "+".join(spread.placement["layers"])
+    assert whole.placement == {"embed": "cpu", "layers": ["cpu", "cpu"], "head": "cpu"}
+    ids = whole.tokenizer(" ".join(SENTENCES[:2])).ids
+    a, b = whole.trace(ids), spread.trace(ids)
+    assert (a.states - b.states).abs().max() <= 1e-6
+    assert (a.embeddings - b.embeddings).abs().max() <= 1e-6
+    if family == "bloom":  # no queries or keys: the forward's weights
+        pairs = list(zip(a.forward_pattern, b.forward_pattern, strict=True))
+    else:
+        pairs = list(zip(a.q + a.k + a.v, b.q + b.k + b.v, strict=True))
+        pairs += [(a.pattern(layer), b.pattern(layer)) for layer in range(a.layers)]
+    assert pairs and max(float((x - y).abs().max()) for x, y in pairs) <= 1e-6
+    assert all(y.device == CPU for _, y in pairs)
+
+
+def test_a_model_that_fits_on_no_device_is_refused_with_the_figures(folders):
+    with pytest.raises(ModelFolderError) as err:
+        load_bridged(folders["starcoder2"], CPU, device_map="auto", max_memory={"cpu": 60_000})
+    message = str(err.value)
+    assert "needs 1.1 GB" in message and "0.0 GB free on the devices it may use (cpu 0.0 GB)" in message
+    assert "--offload-folder" in message
+
+
+def test_a_gpu_torch_does_not_see_is_refused(folders, tmp_path):
+    gpus = torch.cuda.device_count()
+    with pytest.raises(ValueError, match=f"max_memory: GPU {gpus} was named, but torch sees"):
+        load_bridged(folders["starcoder2"], CPU, device_map="auto",
+                     max_memory={gpus: 10**9, "cpu": 10**9})  # fmt: skip
