@@ -6,7 +6,9 @@ def test_healthz(client):
     assert r.status_code == 200
     body = r.json()
     load = body.pop("load")
+    placement = body.pop("placement")
     assert body == {"status": "ok", "version": __version__, "device": "cpu"}
+    assert placement["tiny-gpt2"] == {"embed": "cpu", "layers": ["cpu"] * 2, "head": "cpu"}
     assert load["running"] == 0 and load["waiting"] == 0
     assert load["cache_max_mb"] == client.app.state.settings.trace_cache_mb
     assert load["cache_mb"] == round(client.app.state.traces.cache.bytes / 2**20, 1)

@@ -309,8 +309,8 @@ def load_bridged(
         )
     if device_map != "none":
         # Where the inputs go. All on one device, transformers keeps no hf_device_map.
-        first = next((p.device for p in hf.parameters() if p.device.type != "meta"), device)
-        device = input_device(placement_of(hf, 0, first))
+        held = next((p.device for p in hf.parameters() if p.device.type != "meta"), device)
+        device = input_device(placement_of(hf, 0, held))
         hf.eval()
     else:
         hf = hf.to(device).eval()

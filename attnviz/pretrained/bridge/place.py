@@ -52,8 +52,8 @@ def capacities(
         for key, size in max_memory.items():
             if isinstance(key, int) and key >= gpus:
                 raise ValueError(
-                    f"max_memory: GPU {key} was named, but torch sees {gpus} GPU"
-                    f"{'' if gpus == 1 else 's'}"
+                    f"--max-memory (ATTNVIZ_MAX_MEMORY): GPU {key} was named, but torch "
+                    f"sees {gpus} GPU{'' if gpus == 1 else 's'}"
                 )
             if key != "disk" or offload_folder is not None:
                 out[device_name(key)] = size

@@ -110,12 +110,18 @@ def test_a_model_that_fits_on_no_device_is_refused_with_the_figures(folders):
     with pytest.raises(ModelFolderError) as err:
         load_bridged(folders["starcoder2"], CPU, device_map="auto", max_memory={"cpu": 60_000})
     message = str(err.value)
-    assert "needs 1.1 GB" in message and "0.0 GB free on the devices it may use (cpu 0.0 GB)" in message
+    assert (
+        "needs 1.1 GB" in message
+        and "0.0 GB free on the devices it may use (cpu 0.0 GB)" in message
+    )
     assert "--offload-folder" in message
 
 
 def test_a_gpu_torch_does_not_see_is_refused(folders, tmp_path):
     gpus = torch.cuda.device_count()
-    with pytest.raises(ValueError, match=f"max_memory: GPU {gpus} was named, but torch sees"):
+    with pytest.raises(
+        ValueError,
+        match=rf"--max-memory \(ATTNVIZ_MAX_MEMORY\): GPU {gpus} was named, but torch sees",
+    ):
         load_bridged(folders["starcoder2"], CPU, device_map="auto",
                      max_memory={gpus: 10**9, "cpu": 10**9})  # fmt: skip
