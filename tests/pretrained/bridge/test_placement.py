@@ -125,3 +125,43 @@ def test_a_gpu_torch_does_not_see_is_refused(folders, tmp_path):
     ):
         load_bridged(folders["starcoder2"], CPU, device_map="auto",
                      max_memory={gpus: 10**9, "cpu": 10**9})  # fmt: skip
+
+
+def test_generation_and_knock_outs_with_layers_on_disk_are_the_ones_in_memory(folders, tmp_path):
+    from attnviz.engine.ablate import HeadAblation
+
+    folder = folders["starcoder2"]
+    whole = load_bridged(folder, CPU)
+    spread = load_bridged(folder, CPU, device_map="auto", max_memory={"cpu": 90_000},
+                          offload_folder=tmp_path / "offload")  # fmt: skip
+    assert spread.placement["layers"] == ["disk", "disk"] and spread.placement["embed"] == "cpu"
+    ids = whole.tokenizer(SENTENCES[0]).ids
+    assert spread.continue_ids(ids, 6) == whole.continue_ids(ids, 6)
+    knocked = [HeadAblation(layer=1, head=2, mode="zero")]
+    with whole.ablating(knocked), spread.ablating(knocked):
+        a, b = whole.trace(ids), spread.trace(ids)
+    assert (a.states - b.states).abs().max() <= 1e-6
+    assert (a.states[-1] - whole.trace(ids).states[-1]).abs().max() > 1e-4  # it knocked one out
+
+
+def test_a_device_map_with_room_on_the_cpu_keeps_the_model_there(folders):
+    m = load_bridged(folders["electra"], CPU, device_map="auto", max_memory={"cpu": 4 * 2**30})
+    assert m.device == CPU
+    assert m.placement == {"embed": "cpu", "layers": ["cpu", "cpu"], "head": "cpu"}
+
+
+def test_a_model_object_spread_by_its_caller_reports_its_placement(folders, tmp_path):
+    from tokenizers import Tokenizer
+    from transformers import AutoModel
+
+    from attnviz.pretrained.bridge.memory import bridge_model
+
+    folder = folders["electra"]
+    hf = AutoModel.from_pretrained(folder, device_map="auto", max_memory={"cpu": 60_000},
+                                   offload_folder=str(tmp_path / "offload"))  # fmt: skip
+    m = bridge_model(hf, Tokenizer.from_file(str(folder / "tokenizer.json")))
+    assert m.device == CPU
+    assert m.placement == {"embed": "cpu", "layers": ["cpu+disk", "disk"], "head": "disk"}
+    want = load_bridged(folder, CPU)
+    ids = want.tokenizer(SENTENCES[0]).ids
+    assert (m.trace(ids).states - want.trace(ids).states).abs().max() <= 1e-6
