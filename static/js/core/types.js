@@ -254,6 +254,16 @@
  * @property {"native" | "transformers"} [backend]
  * @property {string | null} [ablate_refused] why its heads cannot be knocked out, or null
  * @property {boolean} [reads_images] a vision-language model: the text may carry images
+ * @property {Placement} [placement] where its embedding, layers and head live
+ */
+
+/**
+ * Where a model lives (Placement on the server): a device per layer ("cuda:0", "cpu", "disk",
+ * or "cpu+disk" for one accelerate split), and the embedding's and the head's.
+ * @typedef {object} Placement
+ * @property {string} embed
+ * @property {string[]} layers
+ * @property {string} head
  */
 
 /**
