@@ -5,6 +5,8 @@ and one that fits on none of the devices it may use is refused with the figures.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -165,3 +167,37 @@ def test_a_model_object_spread_by_its_caller_reports_its_placement(folders, tmp_
     want = load_bridged(folder, CPU)
     ids = want.tokenizer(SENTENCES[0]).ids
     assert (m.trace(ids).states - want.trace(ids).states).abs().max() <= 1e-6
+
+
+def test_the_placement_of_accelerates_plan_over_two_gpus(folders, monkeypatch):
+    """Fake capacities of two GPUs and the CPU (none needed here): the placement read from the
+    device map accelerate plans for them, balanced as transformers asks (``get_balanced_memory``)."""
+    from accelerate import infer_auto_device_map, init_empty_weights
+    from accelerate.utils import get_balanced_memory
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    from attnviz.pretrained.bridge.place import capacities, placement_of
+
+    config = AutoConfig.from_pretrained(folders["starcoder2"])
+    with init_empty_weights():
+        meta = AutoModelForCausalLM.from_config(config)
+    meta.tie_weights()
+    given = {0: 80_000, 1: 40_000, "cpu": 60_000}
+    no_split = meta._no_split_modules
+    budget = get_balanced_memory(meta, max_memory=dict(given), no_split_module_classes=no_split)
+    plan = dict(infer_auto_device_map(meta, max_memory=budget, no_split_module_classes=no_split))
+    meta.hf_device_map = plan
+    placed = placement_of(meta, 2, CPU)
+    named = {0: "cuda:0", 1: "cuda:1"}
+    for i, where in enumerate(placed["layers"]):
+        want = {named.get(int(d), d) if d.isdigit() else d
+                for d in devices_of(plan, f"model.layers.{i}")}  # fmt: skip
+        assert set(where.split("+")) == want
+    assert placed["embed"] == "cuda:0" and input_device(placed) == torch.device("cuda:0")
+    assert len({*placed["layers"], placed["head"]}) > 1, plan  # spread, not all on one
+    # The memory check counts the same devices: the given figures, the disk with a folder.
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    assert capacities(given, None) == {"cuda:0": 80_000, "cuda:1": 40_000, "cpu": 60_000}
+    assert capacities({**given, "disk": 5}, None) == capacities(given, None)  # no folder
+    assert capacities({**given, "disk": 5}, Path("/nowhere/yet"))["disk"] == 5
