@@ -200,14 +200,14 @@ class Settings(BaseSettings):
                 size_bytes(size)
             except ValueError as exc:
                 raise ValueError(f"{device}={size}: {exc}; {MAX_MEMORY_RULE}") from exc
-        if info.data.get("device_map", "none") == "none":
+        if info.data.get("device_map") == "none":
             raise ValueError(NEEDS_A_MAP)
         return value
 
     @field_validator("offload_folder")
     @classmethod
     def _offload_rule(cls, value: Path | None, info: ValidationInfo) -> Path | None:
-        if value is not None and info.data.get("device_map", "none") == "none":
+        if value is not None and info.data.get("device_map") == "none":
             raise ValueError(NEEDS_A_MAP)
         return value
 
