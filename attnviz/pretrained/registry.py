@@ -179,7 +179,14 @@ def _model_type(folder: Path) -> str | None:
 
 
 def load_model(
-    folder: Path, device: torch.device, dtype: str = "auto", backend: BackendChoice = "auto"
+    folder: Path,
+    device: torch.device,
+    dtype: str = "auto",
+    backend: BackendChoice = "auto",
+    *,
+    device_map: str = "none",
+    max_memory: Mapping[str, str | int] | None = None,
+    offload_folder: Path | None = None,
 ) -> ServedModel:
     """The model in ``folder``, run by ``backend``: with "auto", the native engine when it has a
     conversion for the folder's model_type, else transformers when it is installed and can load
@@ -215,7 +222,8 @@ def load_model(
             log.warning("%s: not run natively (%s); through transformers", Path(folder).name, exc)
             return load_bridged(folder, device, dtype=dtype)
     if model_type is None or model_type in FAMILIES:
-        return load_folder(folder, device, dtype=dtype)
+        return load_folder(folder, device, dtype=dtype, device_map=device_map,
+                           max_memory=max_memory, offload_folder=offload_folder)  # fmt: skip
     native = (
         f"config.json model_type {model_type!r} is not supported by attnviz's own engine (no "
         f"conversion; native families: {', '.join(sorted(FAMILIES))})"
@@ -246,6 +254,10 @@ def load_registry(
     builtin: bool = True,
     dtype: str = "auto",
     backend: BackendChoice = "auto",
+    *,
+    device_map: str = "none",
+    max_memory: Mapping[str, str | int] | None = None,
+    offload_folder: Path | None = None,
 ) -> ModelRegistry:
     """Load the default model (when installed and ``builtin``; always native) and every folder,
     in order, with parameters in ``dtype``, each run by ``backend`` (``load_model``).
@@ -265,7 +277,8 @@ def load_registry(
             origin = f"package {BUILTIN_INSTALL.split()[-1]}"
             models.append(load_folder(folder, device, BUILTIN_NAME, origin, dtype))
     for folder in folders:
-        model = load_model(folder, device, dtype, backend)
+        model = load_model(folder, device, dtype, backend, device_map=device_map,
+                           max_memory=max_memory, offload_folder=offload_folder)  # fmt: skip
         if any(m.name == model.name for m in models):
             raise ModelFolderError(
                 f"{model.source}: a model named {model.name!r} is already loaded "
