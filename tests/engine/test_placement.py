@@ -181,8 +181,12 @@ def test_a_placed_model_traces_as_the_unplaced_one(folder):
             assert torch.equal(x, y)
         assert torch.equal(a.pattern(layer), b.pattern(layer))
     a.release(), b.release()
-    assert torch.equal(a.entropy(), b.entropy())
-    assert torch.equal(a.value_norms(), b.value_norms())
+    for name in ("entropy", "value_norms", "score_range"):
+        assert torch.equal(getattr(a, name)(), getattr(b, name)()), name
+    for x, y in zip(a.rollout(), b.rollout(), strict=True):
+        assert torch.equal(x, y)
+    assert torch.equal(a.clean_run().output, b.clean_run().output)
+    assert placed.continue_ids(ids, 6) == plain.continue_ids(ids, 6)  # through the cache
 
 
 def test_the_loader_refuses_a_plan_that_fits_nowhere(folder):
