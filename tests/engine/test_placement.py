@@ -175,10 +175,11 @@ def test_a_placed_model_traces_as_the_unplaced_one(folder):
     assert placed.placement == plain.placement and placed.model.placement is not None
     ids = plain.tokenizer("the river bank and the water").ids
     a, b = plain.trace(ids), placed.trace(ids)
+    again = placed.trace(ids, keep_qkv_bytes=0)  # q, k, v recomputed from a layer's input
     assert torch.equal(a.states, b.states)
     for layer in range(a.layers):
-        for x, y in zip(a.qkv(layer), b.qkv(layer), strict=True):
-            assert torch.equal(x, y)
+        for x, y, z in zip(a.qkv(layer), b.qkv(layer), again.qkv(layer), strict=True):
+            assert torch.equal(x, y) and torch.equal(x, z)
         assert torch.equal(a.pattern(layer), b.pattern(layer))
     a.release(), b.release()
     for name in ("entropy", "value_norms", "score_range"):
