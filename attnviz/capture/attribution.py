@@ -45,7 +45,7 @@ def _side(run: CleanRun, stream: Stream, layer: int, head: int, side: str, biase
     name = "W_Q" if side == "q" else "W_K"
     w = run.weight(f"{layer}.{name}", getattr(attn, name))[:, cols]  # (C, hs)
     b_full = attn.b_Q if side == "q" else attn.b_K
-    b = b_full[cols].to(w.dtype) if b_full is not None else None
+    b = b_full[cols].to(w.device, w.dtype) if b_full is not None else None
     if biased and b is None:
         b = torch.zeros(hs, dtype=w.dtype, device=w.device)
     out = stream.project(w, b)  # (N, T, hs)
@@ -53,11 +53,11 @@ def _side(run: CleanRun, stream: Stream, layer: int, head: int, side: str, biase
     if norm is not None:
         assert isinstance(norm, LayerNorm)
     if norm is not None and cfg.qk_norm == "proj":  # over the projection: the head's slice
-        _, nw, _ = affine(norm, w.dtype)
+        _, nw, _ = affine(norm, w.dtype, w.device)
         s = run.scales[f"blocks.{layer}.attn.{side}_norm"]  # (T,)
         out = out * s[None, :, None] * (nw[cols] if nw is not None else 1)
     elif norm is not None and cfg.qk_norm == "head":  # per head, after the key heads are repeated
-        _, nw, _ = affine(norm, w.dtype)
+        _, nw, _ = affine(norm, w.dtype, w.device)
         s = run.scales[f"blocks.{layer}.attn.{side}_norm"][head]  # (nh, T) -> (T,)
         out = out * s[None, :, None] * (nw if nw is not None else 1)
     if attn.rotary:
@@ -218,9 +218,9 @@ def logit_attribution(
     stream = stream_at(one, cfg.n_layers)
     if model.ln_final is not None:
         stream = through(stream, model.ln_final, one.scales["ln_final"])
-    u = model.W_U[:, token].to(run.dtype)
+    u = model.W_U[:, token].to(run.embed.device, run.dtype)
     if versus is not None:
-        u = u - model.W_U[:, versus].to(run.dtype)
+        u = u - model.W_U[:, versus].to(run.embed.device, run.dtype)
     values = stream.project(u[:, None])[:, 0, 0]  # (N, 1, 1) -> (N,)
     return LogitAttribution(
         position=position,

@@ -91,7 +91,8 @@ class CleanRun:
     def weight(self, name: str, w: torch.Tensor) -> torch.Tensor:
         """``w`` (a weight of the model called ``name``) in the run's dtype, cast once."""
         if name not in self._weights:
-            self._weights[name] = w.detach().to(self.dtype)
+            # on the run's device: a placed model's layers meet where its output is
+            self._weights[name] = w.detach().to(self.embed.device, self.dtype)
         return self._weights[name]
 
     def at(self, positions: list[int]) -> CleanRun:
@@ -151,19 +152,21 @@ class Recording:
         """The clean run, ``output`` (T, C) being the forward's (what the unembedding reads);
         ``layout``: the forward's (``Layout``), when it had one."""
         cfg, cache, T = self.model.cfg, self.cache, output.shape[0]
-        dtype = dtype_for(output.device)
+        # Everything on the output's device (a placed model's layers recorded on theirs): the
+        # decomposition sums what every layer wrote, (T, C) and (nh, T, hs) pieces.
+        home, dtype = output.device, dtype_for(output.device)
         pos, kind = cache.get(act_name("pos_embed")), cache.get(act_name("type_embed"))
-        z = [cache[act_name("z", i)][0].to(dtype) for i in range(cfg.n_layers)]
-        mlp = [cache[act_name("mlp_out", i)][0].to(dtype) if cfg.ffn else None
+        z = [cache[act_name("z", i)][0].to(home, dtype) for i in range(cfg.n_layers)]
+        mlp = [cache[act_name("mlp_out", i)][0].to(home, dtype) if cfg.ffn else None
                for i in range(cfg.n_layers)]  # fmt: skip
         return CleanRun(
             model=self.model,
-            embed=cache[act_name("embed")][0].to(dtype),
-            pos=pos[:T].to(dtype) if pos is not None else None,
-            type_vector=kind.to(dtype) if kind is not None else None,
+            embed=cache[act_name("embed")][0].to(home, dtype),
+            pos=pos[:T].to(home, dtype) if pos is not None else None,
+            type_vector=kind.to(home, dtype) if kind is not None else None,
             z=z,
             mlp=mlp,
-            scales={k: v.to(dtype) for k, v in self.scales().items()},
+            scales={k: v.to(home, dtype) for k, v in self.scales().items()},
             output=output,
             layout=layout,
         )
@@ -266,13 +269,15 @@ class Stream:
 
 
 def affine(
-    norm: LayerNorm, dtype: torch.dtype
+    norm: LayerNorm, dtype: torch.dtype, device: torch.device | None = None
 ) -> tuple[bool, torch.Tensor | None, torch.Tensor | None]:
-    """(whether it centres, its scale (offset + w) or None, its shift or None), in ``dtype``."""
+    """(whether it centres, its scale (offset + w) or None, its shift or None), in ``dtype``
+    on ``device`` (the norm's own by default)."""
     w: torch.Tensor | None = None
     if norm.w is not None:
-        w = (norm.offset + norm.w.to(dtype)) if norm.offset else norm.w.to(dtype)
-    b = norm.b.to(dtype) if norm.b is not None else None
+        nw = norm.w.to(device, dtype)
+        w = (norm.offset + nw) if norm.offset else nw
+    b = norm.b.to(device, dtype) if norm.b is not None else None
     return not norm.rms, w, b
 
 
@@ -284,7 +289,7 @@ def through(stream: Stream, norm: LayerNorm, s: torch.Tensor) -> Stream:
     """The stream after ``norm`` with its scale frozen at ``s`` (T,): each component centred (a
     LayerNorm), scaled and weighted; the norm's shift joins ``bias``."""
     dtype = s.dtype
-    centre, w, b = affine(norm, dtype)
+    centre, w, b = affine(norm, dtype, s.device)
     groups = []
     for g in stream.groups:
         if g.m is None:

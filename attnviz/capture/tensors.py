@@ -28,6 +28,7 @@ from attnviz.engine.ablate import HeadAblation
 from attnviz.engine.analysis import PCA, attention_entropy, pairwise_distances, trajectory_pca
 from attnviz.engine.layout import spans_of
 from attnviz.engine.model import CHUNK_BYTES
+from attnviz.engine.placement import gather
 from attnviz.errors import TraceError
 
 R = TypeVar("R")
@@ -142,10 +143,14 @@ class TraceTensors:
         # recompute, bit for bit (tested), so the entropy is the one they would give.
         fits = self.rule is None and len(forward) == self.layers
         if derive and fits and "entropy" not in self._derived:
-            terms = torch.empty_like(forward[0])  # one buffer for every layer's p log p
+            # one buffer for every layer's p log p (one per device of a placed model's layers)
+            terms: dict[torch.device, torch.Tensor] = {}
+            for p in forward:
+                if p.device not in terms:
+                    terms[p.device] = torch.empty_like(p)
 
             def entropy() -> torch.Tensor:
-                return torch.stack([attention_entropy(p, out=terms) for p in forward])
+                return gather([attention_entropy(p, out=terms[p.device]) for p in forward])
 
             self._memo("entropy", entropy)
         self.forward_pattern = None
@@ -263,7 +268,7 @@ class TraceTensors:
         def layer(i: int) -> torch.Tensor:
             return torch.cat([attention_entropy(p) for _, p in self.head_chunks(i)])  # (nh, T)
 
-        return self._memo("entropy", lambda: torch.stack([layer(i) for i in range(self.layers)]))
+        return self._memo("entropy", lambda: gather([layer(i) for i in range(self.layers)]))
 
     def wants_entropy(self) -> bool:
         """Whether a pass over every layer's recomputed weights (the first response's
@@ -291,6 +296,7 @@ class TraceTensors:
             for layer in range(self.layers):
                 a = sum(p.double().sum(0) for _, p in self.head_chunks(layer)) / self.heads
                 assert isinstance(a, torch.Tensor)  # (T, T) the mean over heads
+                a = a.to(eye.device)  # a placed model's layer meets the product here
                 if self.cfg.residual:
                     a = (a + eye) / 2
                 out.append(a if not out else a @ out[-1])
@@ -320,7 +326,7 @@ class TraceTensors:
             for layer in range(self.layers):
                 v = self.qkv(layer)[2]  # (nh, T, hs)
                 rows.append(torch.linalg.vector_norm(v @ w_o[layer].to(v.dtype), dim=-1))
-            return torch.stack(rows)
+            return gather(rows)
 
         return self._memo("value_norms", compute)
 
@@ -353,14 +359,14 @@ class TraceTensors:
             norms = norms[list(heads)]
         chosen = list(range(self.heads)) if heads is None else list(heads)
         p = self._written(layer, chosen, self.pattern(layer, heads))
-        return p * norms.to(p.dtype)[:, None, :]
+        return p * norms.to(p.device, p.dtype)[:, None, :]
 
     def value_chunks(self, layer: int) -> Iterator[tuple[list[int], torch.Tensor]]:
         """``head_chunks`` of the value-weighted norms."""
         norms = self.value_norms()[layer]
         for heads, p in self.head_chunks(layer):
             p = self._written(layer, heads, p)
-            yield heads, p * norms[heads].to(p.dtype)[:, None, :]
+            yield heads, p * norms[heads].to(p.device, p.dtype)[:, None, :]
 
     def value_weighted_sum(self, layer: int) -> torch.Tensor:
         """(T, T) float64 ||sum_h a^h_ij v^h_j W_O^h||: the norm of what key j adds to query i's
@@ -399,7 +405,7 @@ class TraceTensors:
             out: list[torch.Tensor] = []
             eye = torch.eye(self.n, dtype=torch.float64, device=self.states.device)
             for layer in range(self.layers):
-                a = self.value_weighted_sum(layer)
+                a = self.value_weighted_sum(layer).to(eye.device)
                 total = a.sum(-1, keepdim=True)
                 a = torch.where(total > 0, a / total.clamp_min(torch.finfo(a.dtype).tiny), a)
                 if self.cfg.residual:
@@ -422,6 +428,6 @@ class TraceTensors:
                     s = self.scores(i, None if len(heads) == self.heads else heads)
                     row.append(s.masked_fill_(torch.isneginf(s), 0).abs_().amax(dim=(-2, -1)))
                 rows.append(torch.cat(row))
-            return torch.stack(rows)
+            return gather(rows)
 
         return self._memo("score_range", compute)

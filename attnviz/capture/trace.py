@@ -37,6 +37,7 @@ def layer_qkv(model: Transformer, layer: int, x: torch.Tensor, layout: Layout | 
     block = model.blocks[layer]
     assert isinstance(block, Block)
     positions = positions_of(layout, x.shape[0])
+    x = x.to(block.attn.W_Q.device)  # the block's own device when the model is placed
     with torch.inference_mode():
         xn = block.ln1(x[None]) if block.ln1 is not None and model.cfg.norm == "pre" else x[None]
         q, k, v = block.attn.project(xn, positions=positions)  # (1, nh, T, hs) each
@@ -109,7 +110,10 @@ def capture_trace(
     outputs = [cache[act_name("resid_post", i)][0] for i in range(L)]
     if cfg.final_norm:  # the model's output is the last block's after the final norm
         outputs[-1] = cache[act_name("ln_final")][0]
-    states = torch.stack([cache[act_name("resid_pre", 0)][0], *outputs])  # (L+1, T, C)
+    # (L+1, T, C), on the output's device (the head's, where the readout unembeds them): a
+    # placed model's states come from several devices, T x C each, never T x T.
+    home = outputs[-1].device
+    states = torch.stack([t.to(home) for t in (cache[act_name("resid_pre", 0)][0], *outputs)])
     if not (finite[0] and torch.isfinite(states.sum())):
         raise TraceError(
             f"{field}: the computation overflowed (values too large for this configuration)"

@@ -42,7 +42,7 @@ class _Reader:
         self.use_cache = use_cache
         self.layout = layout
         self.prompt = prompt  # the tokens ``layout`` places
-        self.device = model.param_device
+        self.device = model.embed_device  # where the token ids go (a placed model's table)
         self.cache: KVCache | None = None
         self.read_to = 0  # how many tokens of the sequence the cache holds
 

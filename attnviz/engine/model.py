@@ -9,6 +9,7 @@ state dict that ``load_state_dict`` puts in, so nothing is ever initialised sile
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import torch
 import torch.nn.functional as F
@@ -18,6 +19,9 @@ from attnviz.engine.config import TransformerConfig
 from attnviz.engine.hooks import HookPoint
 from attnviz.engine.layout import Layout, hidden_keys, positions_of, rotate, spans_of
 from attnviz.engine.positional import sinusoidal_table
+
+if TYPE_CHECKING:
+    from attnviz.engine.placement import Placement
 
 HALF = (torch.float16, torch.bfloat16)
 # A self-attention whose (B, nh, T, S) scores would pass this many bytes, and whose scores and
@@ -443,13 +447,15 @@ class Transformer(nn.Module):
             assert cfg.vocab_size is not None
             self.W_U = _param(cfg.d_model, cfg.vocab_size)
             self.hook_logits = HookPoint("B T V")
+        # Where the parts are when spread over devices (``engine.placement.place_model``).
+        self.placement: Placement | None = None
 
     def positional_table(self, T: int, start: int = 0) -> torch.Tensor | None:
         """The (T, C) table added to X at positions start .. start + T - 1; None when positions
         enter elsewhere (RoPE) or nowhere."""
         if self.cfg.positional == "sinusoidal":
             table = sinusoidal_table(
-                start + T, self.cfg.d_model, dtype=self.param_dtype, device=self.param_device
+                start + T, self.cfg.d_model, dtype=self.param_dtype, device=self.embed_device
             )
             return table[start:]
         if self.cfg.positional == "learned":
@@ -465,6 +471,11 @@ class Transformer(nn.Module):
     @property
     def param_device(self) -> torch.device:
         return self._first_weight.device
+
+    @property
+    def embed_device(self) -> torch.device:
+        """Where the token table is (the blocks' device unless the model is placed)."""
+        return self.W_E.device if self.cfg.vocab_size is not None else self.param_device
 
     @property
     def _first_weight(self) -> torch.Tensor:
@@ -496,7 +507,7 @@ class Transformer(nn.Module):
         start = cache.length if cache is not None else 0
         memory = self.encoder(source) if source is not None else None  # (B, S, C)
         if cfg.vocab_size is not None:
-            x = self.W_E[x]  # (B, T) ids -> (B, T, C)
+            x = self.W_E[x.to(self.W_E.device)]  # (B, T) ids -> (B, T, C)
             if cfg.embed_scale != 1.0:  # the factor in the table's dtype, as Gemma's
                 x = x * torch.tensor(cfg.embed_scale, dtype=x.dtype)
         x = self.hook_embed(x)  # (B, T, C)
@@ -521,7 +532,7 @@ class Transformer(nn.Module):
     def logits(self, x: torch.Tensor) -> torch.Tensor:
         """The model's output (B, T, C) -> scores over the vocabulary (B, T, V), soft-capped
         by ``final_softcap`` when set: c * tanh(logits / c)."""
-        logits = x @ self.W_U  # (B, T, V)
+        logits = x.to(self.W_U.device) @ self.W_U  # (B, T, V)
         cap = self.cfg.final_softcap
         if cap is not None:
             logits = torch.tanh(logits / cap) * cap

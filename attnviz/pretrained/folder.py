@@ -27,6 +27,16 @@ from attnviz.capture.decompose import CleanRun, clean_run, recording, recording_
 from attnviz.engine import Transformer, TransformerConfig
 from attnviz.engine.ablate import EngineKnockouts
 from attnviz.engine.device import DTYPES, dtype_name, memory_refusal, resolve_dtype
+from attnviz.engine.placement import (
+    Placement,
+    PlacementError,
+    capacities_of,
+    free_capacities,
+    part_bytes,
+    place_model,
+    placement_of,
+    plan_layers,
+)
 from attnviz.pretrained.convert import FAMILIES, ConversionError
 from attnviz.pretrained.mlm import MlmHead, read_mlm_head
 from attnviz.pretrained.pages import FilePages
@@ -76,6 +86,12 @@ class PretrainedModel:
     @property
     def unavailable(self) -> Mapping[str, str]:
         return {}  # the engine records every array
+
+    @property
+    def placement(self) -> dict:
+        """Where its parts live: {"embed": device, "layers": [device per layer], "head":
+        device}; one device for all unless loaded with a device_map (``engine.placement``)."""
+        return placement_of(self.model, self.device).as_dict()
 
     @property
     def reads_images(self) -> bool:
@@ -263,8 +279,14 @@ def load_folder(
     name: str | None = None,
     origin: str | None = None,
     dtype: str = "auto",
+    device_map: str = "none",
+    max_memory: Mapping[int | str, str | int] | None = None,
+    offload_folder: Path | None = None,
 ) -> PretrainedModel:
-    """Read, convert and place on ``device`` the model in ``folder``. ``dtype`` (``DType``):
+    """Read, convert and place on ``device`` the model in ``folder``. With ``device_map``
+    ("auto", "balanced", "sequential"; "none": all on ``device``) its blocks are spread over the
+    devices ``max_memory`` gives (device -> size; default: each GPU's and the CPU's free memory)
+    by bytes (``engine.placement``), and ``device`` becomes the embedding's. ``dtype`` (``DType``):
     the parameters', ``auto`` the checkpoint's half precision on a GPU, float32 on a CPU. The
     weights are memory-mapped and each converted once; a float32 checkpoint loaded in float32 on
     the CPU computes from the file's pages where the family keeps a tensor's layout. A model
@@ -297,7 +319,10 @@ def load_folder(
     chosen = resolve_dtype(dtype, device, _checkpoint_dtype(raw))
     with torch.device("meta"):  # shapes only: the converted tensors become the parameters
         model = Transformer(cfg)
-    refusal = memory_refusal(label, _weight_bytes(model), chosen, device)
+    plan = _plan(folder, model, chosen, device_map, max_memory, offload_folder)
+    if plan is not None:
+        device = torch.device("cpu")  # converted here, then each part moved to its device
+    refusal = memory_refusal(label, _weight_bytes(model), chosen, device) if plan is None else None
     if refusal is not None:
         raise ModelFolderError(f"{folder}: {refusal}")
     try:
@@ -315,11 +340,18 @@ def load_folder(
     if left:
         raise RuntimeError(f"the engine's {left[0]} was not loaded from the state dict")
     model.eval()
+    if plan is not None:
+        place_model(model, plan)
+        device = torch.device(plan.embed)
     params = list(model.parameters())
     total = sum(p.nbytes for p in {p.data_ptr(): p for p in params}.values())
     mapped = _mapped_bytes(params, raw)
     # An encoder's masked-language-model head, when the checkpoint carries one (predictions).
-    mlm = read_mlm_head(family.name, hf, raw, model.W_E, chosen, device) if not cfg.causal else None
+    # On the head's device, where the states it reads are (a tied decoder: W_E there, a copy
+    # when the model is placed with its table elsewhere).
+    head = torch.device(plan.head) if plan is not None else device
+    mlm = (read_mlm_head(family.name, hf, raw, model.W_E.to(head), chosen, head)
+           if not cfg.causal else None)  # fmt: skip
     del raw
     log.info(
         "loaded %s (%s, %d layers x %d heads, d_model %d) from %s on %s: weights %s as %s, "
@@ -348,6 +380,31 @@ def load_folder(
         eos_ids=_eos_ids(hf),
         mlm=mlm,
     )
+
+
+def _plan(
+    folder: Path,
+    skeleton: Transformer,
+    dtype: torch.dtype,
+    device_map: str,
+    max_memory: Mapping[int | str, str | int] | None,
+    offload_folder: Path | None,
+) -> Placement | None:
+    """Where ``skeleton``'s parts go under ``device_map`` (None: "none", all on one device); a
+    model that fits on none of the devices is refused with the figures."""
+    if device_map == "none":
+        return None
+    try:
+        if offload_folder is not None:
+            raise PlacementError(
+                "offload_folder: the native engine computes from memory and offloads nothing to "
+                "disk (the transformers backend does: --backend transformers)"
+            )
+        capacities = capacities_of(max_memory) if max_memory else free_capacities()
+        blocks, embed, head = part_bytes(skeleton, dtype.itemsize)
+        return plan_layers(blocks, embed, head, capacities, device_map)  # type: ignore[arg-type]
+    except ValueError as exc:  # PlacementError too
+        raise ModelFolderError(f"{folder}: {exc}") from exc
 
 
 def _eos_ids(hf: dict) -> tuple[int, ...]:

@@ -228,7 +228,8 @@ def load_model(
             log.warning("%s: not run natively (%s); through transformers", Path(folder).name, exc)
             return bridged(folder, device, dtype=dtype)
     if model_type is None or model_type in FAMILIES:
-        return load_folder(folder, device, dtype=dtype)
+        return load_folder(folder, device, dtype=dtype, device_map=device_map,
+                           max_memory=max_memory, offload_folder=offload_folder)  # fmt: skip
     native = (
         f"config.json model_type {model_type!r} is not supported by attnviz's own engine (no "
         f"conversion; native families: {', '.join(sorted(FAMILIES))})"

@@ -13,6 +13,7 @@ import torch
 from attnviz.capture import ComputedTrace, TraceTensors, lens
 from attnviz.capture.attribution import logit_attribution, qk_attribution
 from attnviz.capture.vision import TowerLayout, tile_weights
+from attnviz.engine.placement import gather
 from attnviz.errors import TraceError
 from attnviz.limits import LIMITS
 from attnviz.schemas.trace import TraceQuery
@@ -97,7 +98,7 @@ def _per_head(
         else:
             t = tensors.qkv(layer)[("queries", "keys", "values").index(name)]  # (nh, T, hs)
             rows.append(t if len(heads) == t.shape[0] else t[heads])
-    return torch.stack(rows)
+    return gather(rows)  # the chosen heads of each layer; several devices meet on the CPU
 
 
 def select(trace: ComputedTrace, query: TraceQuery, annotate: bool = True) -> Part:
@@ -169,13 +170,13 @@ def select(trace: ComputedTrace, query: TraceQuery, annotate: bool = True) -> Pa
                 if value:
                     _check_value_sum(t, max(layers) + 1)
             rows = [_aggregate(t, name, layer, tv, value) for layer in layers]
-            arrays[name] = torch.stack(rows)
+            arrays[name] = gather(rows)
         elif name in VISION_FIELDS:
             arrays[name] = _vision(t, query)
         elif name == "value_weighted_sum" and tv is not None:
             _check_value_sum(t, len(layers))
             sums = [tv.apply(t.value_weighted_sum(layer), renormalise=False) for layer in layers]
-            arrays[name] = torch.stack(sums)
+            arrays[name] = gather(sums)
     meta = dict(trace.meta)
     if annotate:
         meta["fields"] = names

@@ -13,6 +13,7 @@ import torch
 from attnviz.capture import TraceTensors
 from attnviz.capture.progress import report
 from attnviz.engine.analysis import attention_entropy
+from attnviz.engine.placement import gather
 from attnviz.services.tokenview import TokenView
 
 
@@ -82,12 +83,12 @@ def thumbnails(
         if take:
             entropy.append(torch.cat(rows))
     if take:
-        tensors.keep_entropy(torch.stack(entropy))
+        tensors.keep_entropy(gather(entropy))
     report("thumbnails", len(layers), len(layers))
     return {
         "pool": pool,
         "size": values[0].shape[-1],
         "layers": layers,
-        "values": torch.stack(values),
-        "scale": torch.stack(scales),
+        "values": gather(values),  # a placed model's layers meet on the CPU, 8-bit and pooled
+        "scale": gather(scales),
     }
