@@ -45,3 +45,25 @@ def test_a_model_without_a_device_map_is_all_on_its_device(client):
     for m in models:
         every = {"embed": "cpu", "layers": ["cpu"] * m["layers"], "head": "cpu"}
         assert m["placement"] == health[m["name"]] == every
+
+
+def test_a_native_model_is_placed_by_the_engine_and_refused_with_figures(tmp_path):
+    from tests.support.checkpoints import make_tiny_gpt2
+
+    folder = make_tiny_gpt2(tmp_path / "tiny-gpt2")
+    settings = Settings(device="cpu", builtin_model=False, models=str(folder), backend="native",
+                        device_map="balanced", max_memory="cpu=1GiB")  # fmt: skip
+    with TestClient(create_app(settings)) as c:
+        (model,) = c.get("/api/models").json()["models"]
+        assert model["backend"] == "native"
+        placed = {"embed": "cpu", "layers": ["cpu"] * model["layers"], "head": "cpu"}
+        assert model["placement"] == placed == c.get("/healthz").json()["placement"]["tiny-gpt2"]
+        r = c.post("/api/trace", json={"model": "tiny-gpt2", "text": "a bank by a river"})
+        assert r.status_code == 200, r.text
+    # Too little room for the weights: refused at start, with the figures.
+    tight = Settings(device="cpu", builtin_model=False, models=str(folder), backend="native",
+                     device_map="balanced", max_memory="cpu=1000")  # fmt: skip
+    with pytest.raises(Exception, match=r"needs [0-9.]+ [KMG]?B") as err:
+        with TestClient(create_app(tight)):
+            pass
+    assert "cpu" in str(err.value)
