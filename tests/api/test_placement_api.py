@@ -63,7 +63,9 @@ def test_a_native_model_is_placed_by_the_engine_and_refused_with_figures(tmp_pat
     # Too little room for the weights: refused at start, with the figures.
     tight = Settings(device="cpu", builtin_model=False, models=str(folder), backend="native",
                      device_map="balanced", max_memory="cpu=1000")  # fmt: skip
-    with pytest.raises(Exception, match=r"needs [0-9.]+ [KMG]?B") as err:
-        with TestClient(create_app(tight)):
-            pass
+    with (
+        pytest.raises(Exception, match=r"needs [0-9.]+ [KMG]?B") as err,
+        TestClient(create_app(tight)),
+    ):
+        pass
     assert "cpu" in str(err.value)
