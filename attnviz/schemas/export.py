@@ -3,7 +3,7 @@ the exported file opens on."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 from pydantic import Discriminator, Field, Tag
 
@@ -36,7 +36,10 @@ class ExportSelection(Strict):
     hide_special: bool = False
     merge_words: bool = False
     views: list[ExportView] | None = Field(
-        None, min_length=1, max_length=7, description="A text's views (all by default)"
+        None,
+        min_length=1,
+        max_length=len(get_args(ExportView)),
+        description="A text's views (all by default)",
     )
     view: ToyExportView | None = Field(None, description="The toy lab's view")
 
