@@ -65,6 +65,7 @@ def attention_meta(cfg: TransformerConfig) -> dict:
             "scaling": cfg.rope_scaling.kind if cfg.rope_scaling is not None else None,
             "rotary_dim": cfg.rotary_dim,
             "local_base": cfg.rope_local_base,
+            "sections": list(cfg.rope_sections) if cfg.rope_sections else None,
         }
     return {
         "rope": rope,

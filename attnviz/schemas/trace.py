@@ -204,6 +204,11 @@ class Rope(BaseModel):
     local_base: float | None = Field(
         None, description="The base of the sliding-window layers, which rotate unscaled"
     )
+    sections: list[int] | None = Field(
+        None,
+        description="Multimodal rotary (M-RoPE): how many rotary pairs each position index "
+        "turns (temporal, height, width; meta.mrope gives each token's three)",
+    )
 
 
 class AttentionRule(BaseModel):

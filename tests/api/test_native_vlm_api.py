@@ -66,6 +66,9 @@ def test_a_trace_with_images_is_the_bridges(clients, name):
     assert ours["images"] == theirs["images"]
     assert ours["token_ids"] == theirs["token_ids"] and ours["special"] == theirs["special"]
     assert ours.get("mrope") == theirs.get("mrope")
+    # Natively, q and k are shown after the engine's rotation, M-RoPE's sections said with it.
+    assert theirs["rope"] is None and ours["rope"] is not None
+    assert ours["rope"]["sections"] == (ours["mrope"]["sections"] if "mrope" in ours else None)
     for key in ("attentions", "hidden_states"):
         a, b = torch.tensor(ours[key]), torch.tensor(theirs[key])
         assert a.shape == b.shape and (a - b).abs().max() < TOL, key

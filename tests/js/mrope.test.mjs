@@ -61,3 +61,16 @@ test("the key: the one picked when the query sees it, else the largest weight", 
   assert.deepEqual(chosenKey(weights, 4, false, 3), { key: 4, which: "the key chosen" });
   assert.deepEqual(chosenKey(weights, null, true, 3), { key: 2, which: "the query's largest weight" });
 });
+
+test("the query-key card's rotary note names M-RoPE's sections, else the one position", async () => {
+  const { headNotes } = await import("../../static/js/views/qkview.js");
+  const base = { heads: 4, kv_heads: 4, attention: { windows: [null], qk_norm: "none" } };
+  const rope = { base: 1000000, style: "halves", scaling: null, rotary_dim: null, local_base: null };
+  const [multi] = headNotes({ ...base, rope: { ...rope, sections: [16, 24, 24] } }, 0);
+  assert.match(multi, /multimodal RoPE rotation \(M-RoPE\)/);
+  assert.match(multi, /one of the token's 3 position indices × 1,000,000\^\(−2i\/d\)/);
+  assert.match(multi, /sections of 16, 24, 24 \(temporal, height, width\)/);
+  const [plain] = headNotes({ ...base, rope: { ...rope, sections: null } }, 0);
+  assert.match(plain, /turned by position × 1,000,000\^\(−2i\/d\)/);
+  assert.doesNotMatch(plain, /M-RoPE/);
+});

@@ -33,7 +33,7 @@
  *   seed: number, text: string} | null} [generated]
  *   text: where the tokens the model wrote start, and how it wrote them
  * @property {{base: number, style: "pairs" | "halves", scaling?: string | null,
- *   rotary_dim?: number | null, local_base?: number | null} | null} [rope] text: the RoPE
+ *   rotary_dim?: number | null, local_base?: number | null, sections?: number[] | null} | null} [rope] text: the RoPE
  *   rotation that queries and keys are shown after, when the model has one
  * @property {{scale: number, divide_by: number | null, scale_label: string,
  *   softcap: number | null, windows: (number | null)[], qk_norm: string} | null} [attention]

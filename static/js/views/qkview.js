@@ -437,7 +437,8 @@ export function render(container, data, sel, callbacks = {}) {
  * What a head's queries and keys are, in words, from the trace's meta: after which norm and
  * rotation, which key/value head it shares, and which keys its layer's window hides.
  * @param {{heads: number, kv_heads?: number, rope?: {base: number, style: string,
- *   scaling?: string | null, rotary_dim?: number | null, local_base?: number | null} | null,
+ *   scaling?: string | null, rotary_dim?: number | null, local_base?: number | null,
+ *   sections?: number[] | null} | null,
  *   attention?: {windows: (number | null)[], qk_norm: string} | null}} meta
  * @param {number} head
  * @param {number} [layer]
@@ -467,10 +468,17 @@ export function headNotes(meta, head, layer = 0) {
       meta.rope.scaling && !local
         ? ` The frequencies are stretched by the checkpoint's "${meta.rope.scaling}" RoPE scaling.`
         : "";
+    const sections = meta.rope.sections;
     notes.push(
-      `q and k are shown after the RoPE rotation: pair i (${pairs}) turned by ` +
-        `position × ${base.toLocaleString("en")}^(−2i/d)${local ? " (this sliding layer's own base)" : ""}. The score of a query and a key ` +
-        `then depends on how far apart the two tokens are.${part}${scaling}`,
+      sections?.length
+        ? `q and k are shown after the multimodal RoPE rotation (M-RoPE): pair i (${pairs}) turned by ` +
+            `one of the token's ${sections.length} position indices × ${base.toLocaleString("en")}^(−2i/d), ` +
+            `the pairs cut into sections of ${sections.join(", ")} (temporal, height, width): a picture's patches ` +
+            `carry their row and column, so the score of a query and a key depends on how far apart they are ` +
+            `in each.${part}${scaling}`
+        : `q and k are shown after the RoPE rotation: pair i (${pairs}) turned by ` +
+            `position × ${base.toLocaleString("en")}^(−2i/d)${local ? " (this sliding layer's own base)" : ""}. The score of a query and a key ` +
+            `then depends on how far apart the two tokens are.${part}${scaling}`,
     );
   }
   if (window !== null) {
