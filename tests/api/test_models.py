@@ -99,6 +99,7 @@ def test_a_llama_style_folder_is_served_and_traced_with_its_rotation_and_groups(
         "scaling": None,
         "rotary_dim": None,
         "local_base": None,
+        "sections": None,
     }
     assert meta["kv_heads"] == 2
     assert meta["tokens"][0] == "<s>" and meta["special"][0] is True

@@ -159,14 +159,17 @@ export function createDrawing(ctx) {
   /** Each head's mean entropy into the grid's tooltips. */
   function entropyTitles() {
     const generation = app.generation;
-    p.entropyPart().then(
-      (part) => {
-        if (generation !== app.generation) return;
-        app.entropy = part.arrays.entropy_mean;
-        modelview.titles(byId("mv-grid"), app.entropy);
-      },
-      () => {},
-    );
+    status.waiting("entropy", true); // the page is busy until its titles are in
+    p.entropyPart()
+      .finally(() => status.waiting("entropy", false))
+      .then(
+        (part) => {
+          if (generation !== app.generation) return;
+          app.entropy = part.arrays.entropy_mean;
+          modelview.titles(byId("mv-grid"), app.entropy);
+        },
+        () => {},
+      );
   }
 
   /**
