@@ -78,6 +78,12 @@ class ServedModel(Protocol):
     def backend(self) -> Backend: ...
 
     @property
+    def placement(self) -> dict:
+        """Where its parts live: {"embed": device, "layers": [device per layer], "head":
+        device}."""
+        ...
+
+    @property
     def unavailable(self) -> Mapping[str, str]:
         """The trace's arrays this model cannot give, each with the reason."""
         ...

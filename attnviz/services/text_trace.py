@@ -14,7 +14,6 @@ from attnviz.engine.ablate import HeadAblation
 from attnviz.errors import TraceError
 from attnviz.presets import SHOWCASE
 from attnviz.pretrained.bridge.multimodal import Encoded, block_json
-from attnviz.pretrained.bridge.place import whole
 from attnviz.pretrained.images import DEFAULT_MAX_BYTES
 from attnviz.pretrained.native import quoted_each, unknown_characters
 from attnviz.pretrained.registry import (
@@ -72,12 +71,9 @@ def model_info(model: ServedModel, server_cap: int | None) -> ModelInfo:
 
 
 def placement(m: ServedModel) -> Placement:
-    """Where ``m``'s embedding, layers and head live: its own ``placement`` (a device map's),
-    else all on its device."""
-    placed = getattr(m, "placement", None)
-    if placed is None:
-        placed = whole(m.device, m.cfg.n_layers)
-    return Placement.model_validate(placed)
+    """Where ``m``'s embedding, layers and head live (all on its device without a device
+    map)."""
+    return Placement.model_validate(m.placement)
 
 
 def ablate_refused(m: ServedModel) -> str | None:

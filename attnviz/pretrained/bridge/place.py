@@ -14,6 +14,8 @@ from typing import Any
 import torch
 
 from attnviz.engine.device import free_bytes
+from attnviz.engine.placement import Placement as EnginePlacement
+from attnviz.engine.placement import device_name
 from attnviz.settings import DeviceMap
 
 # What a served model reports of where it lives: {"embed": ..., "layers": [...], "head": ...}.
@@ -22,15 +24,7 @@ Placement = dict[str, Any]
 
 def whole(device: torch.device | str, n_layers: int) -> Placement:
     """The placement of a model all on ``device``."""
-    name = str(device)
-    return {"embed": name, "layers": [name] * n_layers, "head": name}
-
-
-def device_name(where: int | str | torch.device) -> str:
-    """A device map's value (a GPU's index, "cpu", "disk", a torch.device) as a device name."""
-    if isinstance(where, int) and not isinstance(where, bool):
-        return f"cuda:{where}"
-    return str(where)
+    return EnginePlacement.single(device, n_layers).as_dict()
 
 
 def _order(name: str) -> tuple[int, int, str]:
