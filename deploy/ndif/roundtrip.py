@@ -52,8 +52,12 @@ def main() -> int:
 
     def note(self, response):
         seen.append((round(time.time() - started, 3), response.status.value, response.description))
-        emit(status=response.status.value, description=response.description[:400],
-             meta=response.meta, t=seen[-1][0])
+        emit(
+            status=response.status.value,
+            description=response.description[:400],
+            meta=response.meta,
+            t=seen[-1][0],
+        )
         return original_note(self, response)
 
     RemoteBackend.note = note
@@ -96,14 +100,24 @@ def main() -> int:
             with model.trace("hello world", remote=True):
                 remote = model.model.layers[0].output.save()
         except BaseException as error:  # noqa: BLE001 - reporting what the client sees
-            emit(case=args.case, exception=f"{type(error).__module__}.{type(error).__qualname__}",
-                 message=str(error)[:2000], seconds=round(time.time() - started, 2))
+            emit(
+                case=args.case,
+                exception=f"{type(error).__module__}.{type(error).__qualname__}",
+                message=str(error)[:2000],
+                seconds=round(time.time() - started, 2),
+            )
             return 0 if args.case != "ok" else 1
         remote = remote[0] if isinstance(remote, tuple) else remote
         equal = torch.equal(local, remote)
-        emit(case=args.case, attempt=attempt + 1, seconds=round(time.time() - started, 2),
-             shape=list(remote.shape), dtype=str(remote.dtype), equal=equal,
-             max_abs_diff=float((local - remote).abs().max()))
+        emit(
+            case=args.case,
+            attempt=attempt + 1,
+            seconds=round(time.time() - started, 2),
+            shape=list(remote.shape),
+            dtype=str(remote.dtype),
+            equal=equal,
+            max_abs_diff=float((local - remote).abs().max()),
+        )
         if not equal:
             return 1
     return 0

@@ -34,7 +34,8 @@ install_shim() {
 
 want=$(cat "$HERE/requirements.txt" "$HERE/constraints.txt" | sha256sum | cut -d' ' -f1)
 if [ "${ATTNVIZ_NDIF_FORCE:-0}" != 1 ] && [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ] \
-    && "$VENV/bin/python" -c 'import ndif, nnsight' 2>/dev/null; then
+    && "$VENV/bin/python" -c 'from importlib.metadata import version as v; v("ndif"); v("nnsight")' \
+        2>/dev/null; then
     install_shim
     echo "setup.sh: $VENV is up to date ($(( $(date +%s) - started ))s)" >&2
     exit 0

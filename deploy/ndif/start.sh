@@ -79,12 +79,15 @@ wait_for() { # wait_for SECONDS DESCRIPTION COMMAND...
 tcp_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 # 1. redis (Debian's redis-server), no persistence
-redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no \
+# Each long-running service gets its own session (setsid), so stop.sh can end it with
+# everything it spawned (gunicorn's master spawns the queue dispatcher, which outlives a
+# TERM to the master) by signalling the process group.
+setsid redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no \
     --dir "$RUN" --daemonize no >"$RUN/redis.log" 2>&1 &
 echo $! >"$RUN/redis.pid"
 
 # 2. object store: moto's S3 server (NDIF itself ships rustfs)
-moto_server -H 127.0.0.1 -p "$S3_PORT" >"$RUN/moto.log" 2>&1 &
+setsid moto_server -H 127.0.0.1 -p "$S3_PORT" >"$RUN/moto.log" 2>&1 &
 echo $! >"$RUN/moto.pid"
 wait_for 30 redis tcp_open "$REDIS_PORT"
 wait_for 60 moto tcp_open "$S3_PORT"
@@ -105,7 +108,7 @@ RAY_ADDRESS="127.0.0.1:$RAY_PORT" "$PY" -m ndif.services.ray.deployments.control
     >"$RUN/controller.log" 2>&1
 
 # 5. NDIF API (gunicorn + uvicorn workers; its master runs the queue dispatcher)
-gunicorn --config python:ndif.services.api.gunicorn_conf ndif.services.api.app:app \
+setsid gunicorn --config python:ndif.services.api.gunicorn_conf ndif.services.api.app:app \
     >"$RUN/api.log" 2>&1 &
 echo $! >"$RUN/api.pid"
 

@@ -7,14 +7,17 @@ HOME_DIR="${ATTNVIZ_NDIF_HOME:-$HOME/.cache/attnviz/ndif}"
 VENV="$HOME_DIR/venv"
 RUN="${ATTNVIZ_NDIF_RUN:-$HOME_DIR/run}"
 
-stop_pid() { # stop_pid NAME: TERM, wait up to 15 s, then KILL
+stop_pid() { # stop_pid NAME: TERM its process group (start.sh setsid's each service),
+    # wait up to 15 s, then KILL what is left of the group
     local file="$RUN/$1.pid" pid
     [ -f "$file" ] || return 0
     pid=$(cat "$file")
-    if kill -0 "$pid" 2>/dev/null; then
-        kill -TERM "$pid" 2>/dev/null
-        for _ in $(seq 30); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
-        kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
+    local target="-$pid"                          # the group, when it leads one
+    kill -0 -- "$target" 2>/dev/null || target="$pid"
+    if kill -0 -- "$target" 2>/dev/null; then
+        kill -TERM -- "$target" 2>/dev/null
+        for _ in $(seq 30); do kill -0 -- "$target" 2>/dev/null || break; sleep 0.5; done
+        kill -KILL -- "$target" 2>/dev/null
     fi
     rm -f "$file"
 }
