@@ -24,6 +24,8 @@ import threading
 import time
 import weakref
 from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -206,6 +208,21 @@ def check(m: ServedModel, req: CorpusRequest) -> None:
         )
 
 
+@contextmanager
+def torch_threads_kept() -> Iterator[None]:
+    """Around umap-learn's calls: torch's intra-op thread count as it was before. The first
+    numba parallel call launches numba's OpenMP pool, which sets libgomp's thread count to
+    NUMBA_NUM_THREADS (every core) in the libgomp torch loaded globally, so that torch's later
+    runs (the user's text) would take more threads, and their float sums another order, than the
+    same request's first run: points 1 ulp apart, which UMAP's ``transform`` amplifies."""
+    n = torch.get_num_threads()
+    try:
+        yield
+    finally:
+        if torch.get_num_threads() != n:
+            torch.set_num_threads(n)
+
+
 def fit_umap(qn: torch.Tensor, kn: torch.Tensor, seed: int) -> tuple[object, np.ndarray]:
     """UMAP of the normalised points (2N, hs), fitted with ``random_state=seed`` on all of them
     or a seeded sample of UMAP_FIT_POINTS (the rest placed by ``transform``): the reducer and
@@ -214,12 +231,13 @@ def fit_umap(qn: torch.Tensor, kn: torch.Tensor, seed: int) -> tuple[object, np.
 
     x = torch.cat([qn, kn]).numpy().astype(np.float32)
     reducer = umap.UMAP(n_components=2, random_state=seed, n_jobs=1)  # seeded: one thread
-    if len(x) <= UMAP_FIT_POINTS:
-        return reducer, np.asarray(reducer.fit_transform(x), dtype=np.float64)
-    g = torch.Generator().manual_seed(seed)
-    pick = torch.randperm(len(x), generator=g)[:UMAP_FIT_POINTS].sort().values.numpy()
-    reducer.fit(x[pick])
-    return reducer, np.asarray(reducer.transform(x), dtype=np.float64)
+    with torch_threads_kept():
+        if len(x) <= UMAP_FIT_POINTS:
+            return reducer, np.asarray(reducer.fit_transform(x), dtype=np.float64)
+        g = torch.Generator().manual_seed(seed)
+        pick = torch.randperm(len(x), generator=g)[:UMAP_FIT_POINTS].sort().values.numpy()
+        reducer.fit(x[pick])
+        return reducer, np.asarray(reducer.transform(x), dtype=np.float64)
 
 
 def layer_qk(m: ServedModel, kept: KeptSet, layer: int) -> QK:
@@ -340,7 +358,8 @@ def project(
         set_xy = (coords[:n], coords[n:])
         if user is not None:
             un = torch.cat(fit.normalise(*user)).numpy().astype(np.float32)
-            placed = np.asarray(reducer.transform(un), dtype=np.float64)  # type: ignore[attr-defined]
+            with torch_threads_kept():
+                placed = np.asarray(reducer.transform(un), dtype=np.float64)  # type: ignore[attr-defined]
             user_xy = (placed[: len(un) // 2], placed[len(un) // 2 :])
     return fit, set_xy, user_xy
 
