@@ -19,6 +19,7 @@ import torch
 
 from attnviz.engine import Transformer
 from attnviz.engine.model import CHUNK_BYTES
+from attnviz.engine.reduce import read_rows
 from attnviz.limits import LIMITS
 
 Rows = Callable[[torch.Tensor], torch.Tensor]
@@ -98,23 +99,9 @@ def _read(
     readout: Readout, x: torch.Tensor, targets: torch.Tensor, k: int
 ) -> tuple[torch.Tensor, ...]:
     """Rows of hidden states after the final norm (n, C) -> the top ``k`` ids (n, k) and
-    probabilities (n, k) float32, and the target's probability (n,) and rank (n,) (1: the top
-    token; 0 where there is no target, ``targets`` -1)."""
-    ids, probs, tprob, trank = [], [], [], []
-    step = _chunk_rows(readout.vocab)
-    for a in range(0, x.shape[0], step):
-        rows = x[a : a + step]
-        logits = readout.unembed(rows).float()  # (r, V)
-        lse = torch.logsumexp(logits, dim=-1, keepdim=True)  # (r, 1)
-        top, at = logits.topk(min(k, logits.shape[-1]), dim=-1)
-        ids.append(at.to(torch.int32))
-        probs.append((top - lse).exp_())
-        t = targets[a : a + rows.shape[0]].to(logits.device)
-        tl = logits.gather(1, t.clamp(min=0)[:, None])  # (r, 1) the target's logit
-        has = t >= 0
-        tprob.append(torch.where(has, (tl - lse).exp()[:, 0], 0.0))
-        trank.append(torch.where(has, (logits > tl).sum(-1) + 1, 0).to(torch.int32))
-    return torch.cat(ids), torch.cat(probs), torch.cat(tprob), torch.cat(trank)
+    probabilities (n, k) float32, and the target's probability (n,) and rank (n,)
+    (``reduce.read_rows``), a few rows of vocabulary logits at a time."""
+    return read_rows(readout.unembed, x, targets, k, _chunk_rows(readout.vocab))
 
 
 def at(states: torch.Tensor, readout: Readout, kind: str, positions: list[int]) -> list[dict]:

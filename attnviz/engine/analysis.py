@@ -6,6 +6,9 @@ from dataclasses import dataclass
 
 import torch
 
+# Each query row's entropy: one function wherever the weights are (a remote trace's too).
+from attnviz.engine.reduce import entropy as attention_entropy  # noqa: F401
+
 # Differences of at most this many values at once, in one buffer reused block to block: 512 KB
 # of float32, well within a core's L2, so that each block's differences are summed while
 # still in cache and no block is a fresh mapping of zeroed pages (``attnviz serve`` maps every
@@ -38,15 +41,6 @@ def pairwise_distances(states: torch.Tensor) -> torch.Tensor:
         out[:, i:, i : i + rows] = block.transpose(1, 2)
         i += rows
     return out.sqrt_()
-
-
-def attention_entropy(pattern: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
-    """Entropy in nats of each query's attention row, 0 log 0 = 0. (..., T, T) -> (..., T)
-
-    ``out``: a tensor of the pattern's shape and dtype to hold the terms (reused over layers
-    instead of a new one each: the same numbers)."""
-    terms = torch.special.entr(pattern) if out is None else torch.special.entr(pattern, out=out)
-    return terms.sum(-1)
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 import torch
 
+from attnviz.engine.reduce import regroup
+
 HIDE_NOTE = "Special tokens hidden; each row renormalised to sum to 1."
 MERGE_NOTE = (
     "Word pieces merged: attention to a word is summed over its pieces, attention from a word "
@@ -63,21 +65,7 @@ class TokenView:
         the rows kept as they are (value-weighted norms, which no row sum bounds)."""
         if self.identity:
             return pattern
-        kept = [i for g in self.groups for i in g]  # the rows and columns that stay, in order
-        idx = torch.tensor(kept, device=pattern.device)
-        x = pattern.index_select(-2, idx).index_select(-1, idx).double()  # (..., k, k)
-        if self.hide_special and renormalise:
-            total = x.sum(-1, keepdim=True)
-            x = torch.where(total > 0, x / total.clamp_min(torch.finfo(x.dtype).tiny), x)
-        if self.merge_words:
-            member = torch.zeros(len(self.groups), len(kept), dtype=x.dtype, device=x.device)
-            at = 0
-            for g, members in enumerate(self.groups):  # kept positions at..at+len(members)
-                member[g, at : at + len(members)] = 1.0
-                at += len(members)
-            sizes = member.sum(-1)  # (m,) pieces per word
-            x = (member @ x @ member.T) / sizes[:, None]  # rows averaged, columns summed
-        return x
+        return regroup(pattern, self.groups, self.hide_special, self.merge_words, renormalise)
 
     def row(self, index: int) -> int:
         """The row that shows original token ``index``; ValueError when it is hidden."""

@@ -1,0 +1,109 @@
+"""The reductions of attention that run where the weights are: max-pooled 8-bit thumbnails, the
+rows and columns shown under the token options, each row's entropy, and the top tokens of rows
+of hidden states. Plain torch, importing nothing of attnviz: the local server calls these
+functions, and a remote trace (``attnviz.pretrained.ndif``) ships their source to run on the
+deployment, so both compute the very same numbers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import torch
+
+
+def _pool(x: torch.Tensor, pool: int, dim: int) -> torch.Tensor:
+    """The largest value of each run of ``pool`` along ``dim`` (m -> ceil(m / pool)), the last
+    run holding what is left. No padded copy: the whole runs are one view, the rest one slice
+    (a padded copy of a 512-token layer's weights cost more than the max)."""
+    m = x.shape[dim]
+    whole = m // pool * pool
+    parts = []
+    if whole:
+        runs = x.narrow(dim, 0, whole).unflatten(dim, (m // pool, pool))
+        parts.append(runs.amax(dim=dim + 1 if dim >= 0 else dim))
+    if whole < m:
+        parts.append(x.narrow(dim, whole, m - whole).amax(dim=dim, keepdim=True))
+    return parts[0] if len(parts) == 1 else torch.cat(parts, dim=dim)
+
+
+def max_pool(x: torch.Tensor, pool: int) -> torch.Tensor:
+    """(H, m, m) -> (H, s, s), s = ceil(m / pool): the largest value of each pool x pool block
+    (the last blocks hold what is left)."""
+    # The rows first: the max of ``pool`` whole rows runs along their contiguous length, in
+    # vector steps (3x faster at 512 tokens than the columns first, whose runs of a few
+    # numbers each are not; max_pool2d is slower still), then the columns of a pool-th of
+    # the numbers. The same maxima either way.
+    return _pool(_pool(x, pool, -2), pool, -1)  # (H, s, m), then (H, s, s)
+
+
+def quantize(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Weights (..., m, m) as 8-bit values and one scale per matrix, its peak: weight ~ values *
+    scale / 255. -> (..., m, m) uint8 and (...) float32"""
+    scale = x.amax(dim=(-2, -1))
+    scale = torch.where(scale > 0, scale, torch.ones_like(scale))
+    q = x * (255 / scale)[..., None, None]  # one new tensor, rounded in place: 3M values at 512
+    return q.round_().to(torch.uint8), scale.float()
+
+
+def regroup(
+    pattern: torch.Tensor,
+    groups: Sequence[Sequence[int]],
+    hide_special: bool,
+    merge_words: bool,
+    renormalise: bool = True,
+) -> torch.Tensor:
+    """(..., T, T) attention -> (..., m, m), the rows and columns of ``groups`` (each a run of
+    token indices shown as one row: ``TokenView``), in float64: with ``hide_special`` each row
+    divided by its sum (unless not ``renormalise``: value-weighted norms, which no row sum
+    bounds); with ``merge_words`` a group's rows averaged and its columns summed."""
+    kept = [i for g in groups for i in g]  # the rows and columns that stay, in order
+    idx = torch.tensor(kept, device=pattern.device)
+    x = pattern.index_select(-2, idx).index_select(-1, idx).double()  # (..., k, k)
+    if hide_special and renormalise:
+        total = x.sum(-1, keepdim=True)
+        x = torch.where(total > 0, x / total.clamp_min(torch.finfo(x.dtype).tiny), x)
+    if merge_words:
+        member = torch.zeros(len(groups), len(kept), dtype=x.dtype, device=x.device)
+        at = 0
+        for g, members in enumerate(groups):  # kept positions at..at+len(members)
+            member[g, at : at + len(members)] = 1.0
+            at += len(members)
+        sizes = member.sum(-1)  # (m,) pieces per word
+        x = (member @ x @ member.T) / sizes[:, None]  # rows averaged, columns summed
+    return x
+
+
+def entropy(pattern: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
+    """Entropy in nats of each query's attention row, 0 log 0 = 0. (..., T, T) -> (..., T)
+
+    ``out``: a tensor of the pattern's shape and dtype to hold the terms (reused over layers
+    instead of a new one each: the same numbers)."""
+    terms = torch.special.entr(pattern) if out is None else torch.special.entr(pattern, out=out)
+    return terms.sum(-1)
+
+
+def read_rows(
+    unembed: Callable[[torch.Tensor], torch.Tensor],
+    x: torch.Tensor,
+    targets: torch.Tensor,
+    k: int,
+    step: int,
+) -> tuple[torch.Tensor, ...]:
+    """Rows of hidden states after the final norm (n, C), ``step`` rows unembedded at once, ->
+    the top ``k`` ids (n, k) and probabilities (n, k) float32, and the target's probability
+    (n,) and rank (n,) (1: the top token; 0 where there is no target, ``targets`` -1)."""
+    ids, probs, tprob, trank = [], [], [], []
+    for a in range(0, x.shape[0], step):
+        rows = x[a : a + step]
+        logits = unembed(rows).float()  # (r, V)
+        lse = torch.logsumexp(logits, dim=-1, keepdim=True)  # (r, 1)
+        top, at = logits.topk(min(k, logits.shape[-1]), dim=-1)
+        ids.append(at.to(torch.int32))
+        probs.append((top - lse).exp_())
+        t = targets[a : a + rows.shape[0]].to(logits.device)
+        tl = logits.gather(1, t.clamp(min=0)[:, None])  # (r, 1) the target's logit
+        has = t >= 0
+        tprob.append(torch.where(has, (tl - lse).exp()[:, 0], 0.0))
+        trank.append(torch.where(has, (logits > tl).sum(-1) + 1, 0).to(torch.int32))
+    return torch.cat(ids), torch.cat(probs), torch.cat(tprob), torch.cat(trank)
