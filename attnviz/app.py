@@ -55,6 +55,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         device_map=settings.device_map,
         max_memory=settings.memory_bytes,
         offload_folder=settings.offload_folder,
+        ndif=settings.ndif,
     )
     app.state.traces = TraceService(settings, app.state.device, app.state.registry)
     app.state.trace_jobs = TraceJobs(app.state.traces, settings)

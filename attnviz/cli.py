@@ -66,8 +66,10 @@ def _serve_parser(sub: Any) -> None:
         "--backend",
         choices=get_args(BackendChoice),
         help="what runs the model folders: auto (attnviz's engine for the families it converts, "
-        "transformers for the rest: pip install 'attnviz[transformers]'), native or "
-        "transformers (default auto, ATTNVIZ_BACKEND)",
+        "transformers for the rest: pip install 'attnviz[transformers]'), native, "
+        "transformers, or ndif (every --model a repo id the NDIF deployment at NDIF_HOST runs, "
+        "its key NDIF_API_KEY: pip install 'attnviz[ndif]'; a model named ndif:<repo id> goes "
+        "there whatever the backend) (default auto, ATTNVIZ_BACKEND)",
     )
     serve.add_argument(
         "--device-map",
@@ -92,8 +94,8 @@ def _serve_parser(sub: Any) -> None:
         "--model",
         action="append",
         metavar="FOLDER",
-        help="also offer the BERT or GPT-2 model in this Hugging Face folder (repeatable; "
-        "added to ATTNVIZ_MODELS)",
+        help="also offer the model in this Hugging Face folder, or ndif:<repo id> for one on "
+        "NDIF (repeatable; added to ATTNVIZ_MODELS)",
     )
     serve.set_defaults(handler=_serve)
 

@@ -19,7 +19,8 @@ DType = Literal["auto", "float32", "bfloat16", "float16"]
 # What runs the model folders: "auto", attnviz's own engine when it has a conversion for the
 # folder's model_type, else Hugging Face transformers; or one of them for every folder. One
 # definition: the CLI's --backend offers these.
-BackendChoice = Literal["auto", "native", "transformers"]
+# "ndif": every model is a repo id (or a folder) served by the NDIF deployment at NDIF_HOST.
+BackendChoice = Literal["auto", "native", "transformers", "ndif"]
 # How a model's layers are spread over the devices (accelerate's device_map): "none" puts the
 # whole model on ``device``; the others are accelerate's plans over the GPUs, then the CPU, then
 # the disk. One definition: the CLI's --device-map offers these.
@@ -78,6 +79,14 @@ class Settings(BaseSettings):
     # Where layers that fit on no device are kept on disk (ATTNVIZ_OFFLOAD_FOLDER,
     # --offload-folder); unset, nothing goes to disk. Only with a device map.
     offload_folder: Path | None = None
+    # The NDIF deployment that runs --backend ndif's models and those named ndif:<repo id>
+    # (NDIF_HOST, an http(s) URL; its key NDIF_API_KEY, none for a self-hosted one without keys).
+    ndif_host: str | None = Field(
+        None, validation_alias=AliasChoices("ATTNVIZ_NDIF_HOST", "NDIF_HOST", "ndif_host")
+    )
+    ndif_api_key: SecretStr | None = Field(
+        None, validation_alias=AliasChoices("ATTNVIZ_NDIF_API_KEY", "NDIF_API_KEY", "ndif_api_key")
+    )
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     # Model folders (Hugging Face layout) to offer besides the default, separated by ":".
     models: str = ""
@@ -228,8 +237,23 @@ class Settings(BaseSettings):
         return Path(user_data_dir("attnviz"))
 
     @property
+    def ndif(self) -> tuple[str | None, str]:
+        """The NDIF deployment's host and key (``pretrained.ndif.open_ndif``)."""
+        key = self.ndif_api_key.get_secret_value() if self.ndif_api_key is not None else ""
+        return self.ndif_host, key
+
+    @property
     def model_folders(self) -> list[Path]:
-        return [Path(p) for p in self.models.split(os.pathsep) if p.strip()]
+        """The models to offer: folders, and ``ndif:<repo id>`` names (whose colon is also the
+        separator: joined again here)."""
+        parts = [p for p in self.models.split(os.pathsep) if p.strip()]
+        out: list[str] = []
+        for p in parts:
+            if out and out[-1] == "ndif":
+                out[-1] = f"ndif:{p}"
+            else:
+                out.append(p)
+        return [Path(p) for p in out]
 
 
 @lru_cache

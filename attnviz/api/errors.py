@@ -18,7 +18,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
-from attnviz.errors import TraceError
+from attnviz.errors import RemoteError, TraceError
 from attnviz.schemas.trace import TraceQuery
 from attnviz.services.admission import Busy
 from attnviz.services.text_trace import ModelNotFound
@@ -119,6 +119,15 @@ async def _busy(_request: Request, exc: Busy) -> JSONResponse:
     )
 
 
+async def _remote(_request: Request, exc: RemoteError) -> JSONResponse:
+    """A remote deployment's failure (NDIF), in its plain words: 502, or 503 with Retry-After."""
+    headers = {"Retry-After": str(exc.retry_after)} if exc.retry_after is not None else None
+    detail = [{"loc": ["body", "model"], "msg": str(exc), "type": "remote"}]
+    return JSONResponse(
+        status_code=exc.status, content={"message": str(exc), "detail": detail}, headers=headers
+    )
+
+
 async def _http_error(_request: Request, exc: HTTPException) -> JSONResponse:
     """400, 404, 405 and the like, in the same shape as every other error."""
     message = str(exc.detail)
@@ -148,6 +157,7 @@ def install_error_handlers(app: FastAPI) -> None:
         (TrainRefused, _train_refused),
         (TooManyRuns, _too_many),
         (Busy, _busy),
+        (RemoteError, _remote),
         (HTTPException, _http_error),
         (Exception, _unexpected),
     ]

@@ -134,8 +134,8 @@ JOB_DOC = (
     "`forward`, `thumbnails`, `encoding`, then the state), `layers_done` of `layers` (the "
     "forward's), `done` of `total` (every layer pass: the forward's, then the thumbnails'), "
     "`elapsed_s`, `left_s` (at the pace of the layers done so far; the estimate before the "
-    "first), `estimate_s`, `limit_s`, `message` (why it was cancelled or failed) and `status` "
-    "(what `result` then answers)."
+    "first), `estimate_s`, `limit_s`, `message` (why it was cancelled or failed), `remote` (a "
+    "model on NDIF: what the deployment last said) and `status` (what `result` then answers)."
 )
 
 

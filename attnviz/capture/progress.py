@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 Listener = Callable[[str, int, int], None]  # (stage, done, total)
+Sayer = Callable[[str], None]  # a remote deployment's status, in words
 
 _local = threading.local()
 
@@ -27,14 +28,23 @@ def listener() -> Listener | None:
 
 
 @contextmanager
-def reporting(listen: Listener) -> Iterator[None]:
-    """``listen`` hears this thread's progress for the block's length."""
-    before = listener()
-    _local.listener = listen
+def reporting(listen: Listener, hear: Sayer | None = None) -> Iterator[None]:
+    """``listen`` hears this thread's progress for the block's length, and ``hear`` what a
+    remote deployment says of it (``say``)."""
+    before, said = listener(), getattr(_local, "hear", None)
+    _local.listener, _local.hear = listen, hear
     try:
         yield
     finally:
-        _local.listener = before
+        _local.listener, _local.hear = before, said
+
+
+def say(words: str) -> None:
+    """Tell this thread's listener, if any, where a remote deployment has got (NDIF's queue,
+    loading the model, running it), in words the page shows."""
+    hear = getattr(_local, "hear", None)
+    if hear is not None:
+        hear(words)
 
 
 def report(stage: str, done: int, total: int) -> None:

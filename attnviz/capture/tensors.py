@@ -15,7 +15,7 @@ import threading
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import torch
 
@@ -104,6 +104,9 @@ class TraceTensors:
     # Where the tokens sat in the forward (rotary positions, bidirectional spans): what a
     # recomputation of q, k and the weights reads too; None: 0 .. T-1, causal as the model is.
     layout: Layout | None = field(default=None, repr=False)
+    # The trace's arrays its model keeps elsewhere (a remote deployment's hidden states, too
+    # large to send), each with why: the trace's ``unavailable`` says so.
+    lacking: dict[str, str] = field(default_factory=dict)
     _derived: dict[str, object] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -130,6 +133,19 @@ class TraceTensors:
         if self.recompute is None:
             raise TraceError(self.no_qk_reason or "fields: this trace has no queries or keys")
         return self.recompute(layer)
+
+    def hidden_states(self) -> torch.Tensor:
+        """(L+1, T, C) the hidden states (a remote trace's: fetched when first asked)."""
+        return self.states
+
+    def token_vectors(self) -> torch.Tensor:
+        """(T, C) the token vectors before positions (a remote trace's: as the states)."""
+        return self.embeddings
+
+    def reduced_thumbnails(self, tv: Any, size: int, layers: list[int]) -> dict | None:
+        """Every head's thumbnail as ``services.thumbs`` makes them, made where the weights are
+        when that is not here (a remote trace's, on its deployment); None: made here."""
+        return None
 
     def release(self, derive: bool = True) -> None:
         """Drop the forward's weights (what the cache keeps is q, k, v and the states); with

@@ -47,7 +47,7 @@ log = logging.getLogger(__name__)
 # What runs a served model: attnviz's own engine (native, this loader's models) or Hugging Face
 # transformers (the bridge, pretrained/bridge). One definition: the schemas' backend fields and
 # every served model's ``backend`` read it.
-Backend = Literal["native", "transformers"]
+Backend = Literal["native", "transformers", "ndif"]
 
 
 class ModelFolderError(ValueError):

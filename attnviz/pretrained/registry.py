@@ -193,6 +193,7 @@ def load_model(
     device_map: DeviceMap = "none",
     max_memory: Mapping[int | str, int] | None = None,
     offload_folder: Path | None = None,
+    ndif: tuple[str | None, str] = (None, ""),
 ) -> ServedModel:
     """The model in ``folder``, run by ``backend``: with "auto", the native engine when it has a
     conversion for the folder's model_type, else transformers when it is installed and can load
@@ -209,6 +210,10 @@ def load_model(
 
     ``device_map``, ``max_memory`` (each device's bytes, GPU indices as ints) and
     ``offload_folder`` spread a bridged model's layers (``bridge.place``)."""
+    if backend == "ndif" or str(folder).startswith("ndif:"):
+        from attnviz.pretrained.ndif import open_ndif
+
+        return open_ndif(str(folder), *ndif)  # ``ndif``: the deployment's host and key
     bridged = functools.partial(
         load_bridged, device_map=device_map, max_memory=max_memory, offload_folder=offload_folder
     )
@@ -269,6 +274,7 @@ def load_registry(
     device_map: DeviceMap = "none",
     max_memory: Mapping[int | str, int] | None = None,
     offload_folder: Path | None = None,
+    ndif: tuple[str | None, str] = (None, ""),
 ) -> ModelRegistry:
     """Load the default model (when installed and ``builtin``; always native) and every folder,
     in order, with parameters in ``dtype``, each run by ``backend`` (``load_model``, with the
@@ -289,7 +295,9 @@ def load_registry(
             origin = f"package {BUILTIN_INSTALL.split()[-1]}"
             models.append(load_folder(folder, device, BUILTIN_NAME, origin, dtype))
     for folder in folders:
-        model = load_model(folder, device, dtype, backend, device_map, max_memory, offload_folder)
+        model = load_model(
+            folder, device, dtype, backend, device_map, max_memory, offload_folder, ndif
+        )
         if any(m.name == model.name for m in models):
             raise ModelFolderError(
                 f"{model.source}: a model named {model.name!r} is already loaded "

@@ -61,7 +61,9 @@ class ModelInfo(BaseModel):
         description="What runs the model: attnviz's own engine (native: every internal a named "
         "hook) or Hugging Face transformers (the bridge, for families the engine has no "
         "conversion for: pip install 'attnviz[transformers]'; a model whose attention does not "
-        "go through transformers' AttentionInterface has no queries, keys, values or scores)",
+        "go through transformers' AttentionInterface has no queries, keys, values or scores), or "
+        "an NDIF deployment (ndif: the model runs there, nnsight sends it one trace at a time: pip "
+        "install 'attnviz[ndif]')",
     )
     reads_images: bool = Field(
         False,

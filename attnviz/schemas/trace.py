@@ -177,7 +177,8 @@ class TextTraceResponse(TraceBase):
         description="With generate: where the tokens the model wrote start, and how it wrote"
     )
     backend: Backend = Field(
-        "native", description="What ran the model: attnviz's engine or transformers (ModelInfo)"
+        "native",
+        description="What ran the model: attnviz's engine, transformers or NDIF (ModelInfo)",
     )
     ablated: list[Ablated] = Field(
         default_factory=list,

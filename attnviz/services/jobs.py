@@ -30,7 +30,7 @@ from typing import Any, Literal
 
 from attnviz.capture.progress import reporting
 from attnviz.engine import TransformerConfig
-from attnviz.errors import TraceError
+from attnviz.errors import RemoteError, TraceError
 from attnviz.schemas.trace import TextTraceRequest, TraceQuery
 from attnviz.services.ownership import Caller, new_run_id
 from attnviz.services.text_trace import ModelNotFound, find_model
@@ -97,6 +97,7 @@ class TraceJob:
     ended: float | None = None
     message: str | None = None
     status: int | None = None  # the HTTP status of a failure
+    remote: str | None = None  # a remote deployment's last word (NDIF: "Waiting in its queue")
     body: Body | None = None
     stop: str | None = None  # why it is to stop, read at each layer
     task: asyncio.Task | None = field(default=None, repr=False)
@@ -119,6 +120,10 @@ class TraceJob:
         self.stage = stage
         if self.done != before:
             self.told_at = time.monotonic()
+
+    def hear(self, words: str) -> None:
+        """``attnviz.capture.progress.say``'s listener: a remote deployment's status."""
+        self.remote = words
 
     def over_limit(self) -> str:
         return (
@@ -180,6 +185,7 @@ class TraceJob:
             "limit_s": self.limit_s,
             "message": self.message,
             "status": self.status,
+            "remote": self.remote,
             "url": url,
             "result": f"{url}/result",
         }
@@ -305,7 +311,7 @@ class TraceJobs:
             if job.stop is not None:  # stopped while it waited: nothing computed
                 raise JobStopped(job.stop)
             job.started, job.state, job.stage = time.monotonic(), "running", "forward"
-            with reporting(job.listen):
+            with reporting(job.listen, job.hear):
                 body = traces._respond(req, query, compact, accept_encoding)
             job.stage = "encoding"
             return body
@@ -325,6 +331,9 @@ class TraceJobs:
             return
         except TraceError as exc:
             self._end(job, "failed", str(exc), 422)
+            return
+        except RemoteError as exc:  # NDIF's failure, in its words (502 or 503)
+            self._end(job, "failed", str(exc), exc.status)
             return
         except Exception:
             log.exception("trace job %s failed", job.id)

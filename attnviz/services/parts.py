@@ -142,11 +142,11 @@ def select(trace: ComputedTrace, query: TraceQuery, annotate: bool = True) -> Pa
         elif name in PER_HEAD_FIELDS:
             arrays[name] = _per_head(t, name, layers, heads, tv, query.query, value)
         elif name == "embeddings":
-            arrays[name] = t.embeddings
+            arrays[name] = t.token_vectors()
         elif name == "positional":
             arrays[name] = t.positional
         elif name == "hidden_states":
-            arrays[name] = t.states
+            arrays[name] = t.hidden_states()
         elif name == "distances":
             arrays[name] = t.distances()
         elif name == "entropy":

@@ -301,7 +301,8 @@ def run_text_trace(
             else:
                 tensors = m.trace(all_ids, keep_qkv_bytes)
         tensors.ablations = ablations  # what each key adds through a knocked-out head
-    tensors.readout = readout_of(m, all_ids)
+    if tensors.readout is None:  # (a remote model's trace reads out on its deployment)
+        tensors.readout = readout_of(m, all_ids)
     meta = {
         "mode": "text",
         "tokens": labels,
@@ -317,9 +318,10 @@ def run_text_trace(
         # What ran it, and the arrays it cannot give with the reason (the page says so).
         "backend": m.backend,
         "unavailable": {
-            **m.unavailable,
             **no_predictions(m, tensors.readout),
             **no_attributions(m, tensors),
+            **m.unavailable,  # the model's own reasons first
+            **tensors.lacking,
         },  # fmt: skip
         "causal": cfg.causal,
         "kv_heads": cfg.kv_heads,

@@ -36,6 +36,11 @@ test("the line says the layers done of the total and the time left", () => {
     jobText(job({ state: "queued", stage: "waiting", left_s: 50 })),
     "Waiting for the server's turn · about 50 s left",
   );
+  // A model on NDIF: what the deployment said, and how long it has waited.
+  assert.equal(
+    jobText(job({ remote: "Waiting in NDIF's queue: Moved to position 2 in Queue.", elapsed_s: 75 })),
+    "Waiting in NDIF's queue: Moved to position 2 in Queue. · about 1 min 15 s so far",
+  );
   assert.equal(aboutSeconds(0.2), "about 1 s");
   assert.equal(aboutSeconds(120), "about 2 min");
 });

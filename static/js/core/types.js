@@ -21,7 +21,7 @@
  * @property {ToyConfig} [config] toy: the config it was computed with
  * @property {string} [model] text: the model's name
  * @property {string} [family]
- * @property {"native" | "transformers"} [backend] text: what ran the model
+ * @property {"native" | "transformers" | "ndif"} [backend] text: what ran the model
  * @property {Record<string, string>} [unavailable] text: arrays the model cannot give, each with
  *   why (a model served through transformers whose attention is its own: no q, k, v, scores)
  * @property {boolean} [causal]
@@ -251,7 +251,7 @@
  * @property {string} source where the weights came from
  * @property {string[] | null} [examples] texts this model reads (a trained run's), else null
  * @property {string | null} [run] the training run it comes from
- * @property {"native" | "transformers"} [backend]
+ * @property {"native" | "transformers" | "ndif"} [backend]
  * @property {string | null} [ablate_refused] why its heads cannot be knocked out, or null
  * @property {boolean} [reads_images] a vision-language model: the text may carry images
  * @property {Placement} [placement] where its embedding, layers and head live
@@ -542,6 +542,7 @@
  * @property {number} limit_s
  * @property {string | null} message why it was cancelled or failed
  * @property {number | null} status
+ * @property {string | null} [remote] a remote deployment's last word (NDIF's queue, its loading)
  * @property {string} url
  * @property {string} result
  */

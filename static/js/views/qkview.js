@@ -503,6 +503,13 @@ export function headNotes(meta, head, layer = 0) {
         "(after any rotary embedding and q/k norm it applies), recorded through transformers' AttentionInterface.",
     );
   }
+  if (/** @type {{backend?: string}} */ (meta).backend === "ndif") {
+    notes.push(
+      "Run on an NDIF deployment: q and k are what the model's own code handed its attention function " +
+        "there (after any rotary embedding and q/k norm it applies), read through nnsight; the weights " +
+        "are recomputed here from them by the rule checked against the model's own output.",
+    );
+  }
   return notes;
 }
 

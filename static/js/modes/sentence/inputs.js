@@ -25,11 +25,13 @@ export function renderSentenceInputs(models, s, info, onExample, onPointer) {
     models.models.map((m) => [m.name, m.name]),
     s.model ?? "",
   );
-  const bridged = info?.backend === "transformers" ? " · through transformers" : "";
+  const through = { transformers: " · through transformers", ndif: " · on NDIF" };
+  const bridged = (info?.backend && through[/** @type {"transformers" | "ndif"} */ (info.backend)]) || "";
   const family = info?.run ? `trained here (run ${info.run})` : `${info?.family.toUpperCase()}${bridged}`;
   byId("s-model-info").textContent = info
     ? `${family} · ${info.layers} layers × ` +
-      `${info.heads} heads · d_model ${info.d_model} · up to ${info.max_tokens} tokens · ${info.device}`
+      `${info.heads} heads · d_model ${info.d_model} · up to ${info.max_tokens} tokens · ` +
+      `${info.backend === "ndif" && info.placement ? info.placement.embed : info.device}`
     : "";
   const text = /** @type {HTMLTextAreaElement} */ (byId("s-text"));
   if (text.value !== s.text) text.value = s.text;

@@ -23,6 +23,7 @@ export function aboutSeconds(s) {
 export function jobText(job) {
   const left = job.left_s === null ? "" : ` · ${aboutSeconds(job.left_s)} left`;
   if (job.state === "queued") return `Waiting for the server's turn${left}`;
+  if (job.remote) return `${job.remote} · ${aboutSeconds(job.elapsed_s)} so far`;
   if (job.stage === "thumbnails") {
     const done = Math.max(0, job.done - job.layers);
     return `A long text: every head's thumbnail, layer ${done} of ${job.total - job.layers}${left}`;

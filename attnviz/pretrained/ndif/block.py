@@ -1,0 +1,280 @@
+"""The one trace attnviz sends to an NDIF deployment, and what it computes there.
+
+``run_plan`` is the body of the trace; it reads the model and never writes to it, and it keeps
+only what its plan (``Plan``, plain data) asks for, reduced before it is saved: every head's
+8-bit thumbnail, each row's entropy, each head's largest score, the rule each layer's attention
+used, one layer's q, k and v, the top tokens of the positions asked for. A 126-layer x 128-head
+model at 512 tokens sends back tens of MB, not the 8 GB of its weights (``plan_bytes``).
+
+Plain torch and ``attnviz.engine.reduce`` (itself plain torch): nnsight ships these functions'
+source with the request (``client.register``), so the deployment needs nothing of attnviz. The
+attention of a layer is read where transformers' attention modules call their attention
+function (nnsight's ``.source``: the last ``attention_interface_*`` call of the module): its
+queries and keys after the rotary embedding and any q/k norm, its values, its mask, its scaling
+and soft-cap. Where the call returned weights (eager attention), they are the model's own; else
+softmax(q k^T * scaling) under the mask, checked against the call's output (``check``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+
+from attnviz.engine.reduce import entropy, max_pool, quantize, read_rows, regroup
+
+# Keyword arguments of an attention call that change its numbers in ways the rule here does not
+# model: the trace is refused (the client names them) rather than wrong.
+UNMODELLED = ("s_aux", "sinks", "attention_sinks", "alibi", "position_bias")
+# Vocabulary logits made at once when unembedding rows (float32, a few MB).
+UNEMBED_BYTES = 32 * 2**20
+
+
+def envoy_at(model: Any, path: str) -> Any:
+    """The module at ``path`` ("model.layers.3.self_attn") of an nnsight model."""
+    e = model
+    for part in path.split("."):
+        e = e[int(part)] if part.isdigit() else getattr(e, part)
+    return e
+
+
+def attention_op(attn: Any) -> Any:
+    """The attention call of an attention module (its forward's last ``attention_interface``
+    operation, as nnsight's ``.source`` names them)."""
+    names = [n for n in attn.source.names if n.startswith("attention_interface_")]
+    return getattr(attn.source, names[-1])
+
+
+def hidden_of(
+    mask: torch.Tensor | None, T: int, S: int, causal: bool, window: int | None, device: Any
+) -> tuple[torch.Tensor | None, torch.Tensor | None]:
+    """The keys hidden from each query, (T, S) booleans, and a bias added to the logits (T, S)
+    when the mask is one: from the mask as the attention call received it ((B, 1, T, S): True
+    where seen, or 0 and the dtype's minimum), else from the call's causal rule and window."""
+    if mask is not None:
+        m = mask[0, 0, :, -S:] if mask.dim() == 4 else mask
+        if m.dtype == torch.bool:
+            return ~m, None
+        hidden = m <= torch.finfo(m.dtype).min / 2
+        if bool(((m == 0) | hidden).all()):
+            return hidden, None
+        return hidden, m.float().masked_fill(hidden, 0.0)
+    if not causal and window is None:
+        return None, None
+    i = torch.arange(S - T, S, device=device)[:, None]  # (T, 1) query positions
+    j = torch.arange(S, device=device)[None, :]  # (1, S) key positions
+    hidden = j > i if causal else torch.zeros(T, S, dtype=torch.bool, device=device)
+    if window is not None:
+        hidden = hidden | ((i - j) >= window)
+    return hidden, None
+
+
+def _causal(hidden: torch.Tensor) -> bool:
+    """Whether ``hidden`` (T, S) hides exactly the keys after each query (the last T of S)."""
+    if hidden.is_meta:
+        return True
+    T, S = hidden.shape
+    return bool(torch.equal(hidden, torch.ones(T, S, dtype=torch.bool).triu(S - T + 1)))
+
+
+def layer_scores(
+    q: torch.Tensor, k: torch.Tensor, scaling: float, hidden: torch.Tensor | None,
+    bias: torch.Tensor | None,
+) -> torch.Tensor:  # fmt: skip
+    """(H, T, hs) x (H, S, hs) -> (H, T, S) float32 logits, -inf where hidden."""
+    s = torch.matmul(q.float(), k.float().transpose(-2, -1)) * scaling
+    if bias is not None:
+        s = s + bias
+    return s if hidden is None else s.masked_fill(hidden, float("-inf"))
+
+
+def layer_weights(scores: torch.Tensor, softcap: float | None) -> torch.Tensor:
+    """The softmax of the soft-capped scores (H, T, S), in float32."""
+    if softcap is not None:
+        capped = torch.tanh(scores / softcap) * softcap
+        scores = capped.masked_fill(torch.isneginf(scores), float("-inf"))
+    return torch.softmax(scores, dim=-1, dtype=torch.float32)
+
+
+def read_call(attn: Any, op: Any, causal_default: bool) -> dict:
+    """What one attention call was given: q (H, T, hs), k and v (H_kv, S, hs), the mask, the
+    scaling, soft-cap and window, and the names of what it took that the rule does not model."""
+    args, kwargs = op.inputs
+    q, k, v = args[1][0], args[2][0], args[3][0]
+    mask = args[4] if len(args) > 4 else kwargs.get("attention_mask")
+    scaling = kwargs.get("scaling")
+    if scaling is None:
+        scaling = 1.0 / math.sqrt(q.shape[-1])
+    window = kwargs.get("sliding_window") or getattr(attn, "sliding_window", None)
+    return {
+        "q": q, "k": k, "v": v, "mask": mask, "scaling": float(scaling),
+        "softcap": kwargs.get("softcap"), "window": window if mask is None else None,
+        "causal": bool(getattr(attn, "is_causal", causal_default)),
+        "unmodelled": [n for n in UNMODELLED if kwargs.get(n) is not None],
+    }  # fmt: skip
+
+
+def _sent(t: torch.Tensor) -> torch.Tensor:
+    """A tensor as the answer holds it: on the CPU (a meta one as it is: the bytes test)."""
+    return t.detach() if t.is_meta else t.detach().cpu()
+
+
+def reduce_layer(plan: dict, layer: int, call: dict, output: Any) -> dict:
+    """One layer's part of the answer: its rule, and what the plan asks of its weights. (No
+    decorator on a function the trace calls: nnsight would send the decorator's source.)"""
+    with torch.no_grad():
+        return _reduce_layer(plan, layer, call, output)
+
+
+def _reduce_layer(plan: dict, layer: int, call: dict, output: Any) -> dict:
+    q, k, v = call["q"], call["k"], call["v"]
+    H, T, S = q.shape[0], q.shape[1], k.shape[1]
+    group = H // k.shape[0]  # query heads per key/value head
+    kk = k.repeat_interleave(group, dim=0)  # (H, S, hs)
+    hidden, bias = hidden_of(call["mask"], T, S, call["causal"], call["window"], q.device)
+    got: dict = {
+        "scaling": call["scaling"],
+        "softcap": call["softcap"],
+        "unmodelled": call["unmodelled"],
+        # The mask as a rule when one describes it (None: what ``hidden`` is, ``mask`` else).
+        # The keys hidden from each query: the causal triangle said in one word, else sent.
+        "triangle": hidden is not None and bias is None and _causal(hidden),
+        "hidden": None if hidden is None or _causal(hidden) else _sent(hidden),
+        "bias": None if bias is None else _sent(bias),
+    }
+    forward = output[1] if isinstance(output, tuple) and len(output) > 1 else None
+    thumbs, want_entropy = plan.get("thumbs"), plan.get("base", False)
+    step = max(1, UNEMBED_BYTES // max(1, T * S * 4))  # heads at once
+    values, scales, rows, ranges = [], [], [], []
+    err = torch.zeros((), device=q.device)
+    attn_out = output[0] if isinstance(output, tuple) else output  # (1, T, H, hs)
+    for h in range(0, H, step):
+        hs = slice(h, min(h + step, H))
+        s = layer_scores(q[hs], kk[hs], call["scaling"], hidden, bias)  # (h, T, S)
+        w = layer_weights(s, call["softcap"])
+        if forward is not None:
+            w = forward[0, hs].float()  # the model's own weights (eager attention)
+        if want_entropy:
+            rows.append(_sent(entropy(w)))
+            ranges.append(_sent(s.masked_fill(torch.isneginf(s), 0).abs().amax(dim=(-2, -1))))
+            vv = v.repeat_interleave(group, dim=0)[hs].float()  # (h, S, hs)
+            mine = torch.matmul(w, vv)  # (h, T, hs) what the rule's weights give
+            theirs = attn_out[0, :, hs].float().transpose(0, 1)  # (h, T, hs)
+            err = torch.maximum(err, (mine - theirs).abs().max())
+        if thumbs is not None:
+            x = w[..., -T:]
+            if thumbs["regroup"]:
+                x = regroup(x, thumbs["groups"], thumbs["hide"], thumbs["merge"])
+            if thumbs["pool"] > 1:
+                x = max_pool(x, thumbs["pool"])
+            qv, sc = quantize(x)
+            values.append(_sent(qv))
+            scales.append(_sent(sc))
+    if want_entropy:
+        got["entropy"] = torch.cat(rows)  # (H, T)
+        got["score_range"] = torch.cat(ranges)  # (H,)
+        got["check"] = _sent(err)  # the largest difference from the call's own output
+        got["eager"] = forward is not None
+    if thumbs is not None:
+        got["thumbs"] = torch.cat(values)  # (H, s, s) uint8
+        got["thumb_scale"] = torch.cat(scales)  # (H,)
+    if layer in plan.get("qkv", ()):
+        got["q"], got["k"], got["v"] = _sent(q.float()), _sent(k.float()), _sent(v.float())
+    return got
+
+
+def predictions(plan: dict, rows: dict, norm: Any, head: Any, softcap: float | None) -> dict:
+    """The top tokens of the rows of hidden states the plan asks for (``rows``: state index ->
+    (P, C), the last already normed), with the targets' probabilities and ranks."""
+    with torch.no_grad():
+        return _predictions(plan, rows, norm, head, softcap)
+
+
+def _predictions(plan: dict, rows: dict, norm: Any, head: Any, softcap: float | None) -> dict:
+    ask = plan["predict"]
+    targets = torch.tensor(ask["targets"])
+    last = max(rows)
+    step = max(1, UNEMBED_BYTES // (8 * ask["vocab"]))
+
+    def unembed(x: torch.Tensor) -> torch.Tensor:
+        logits = head(x)
+        return torch.tanh(logits / softcap) * softcap if softcap else logits
+
+    top = ask["kind"] == "top_k"
+    k = ask["k"] if top else 1
+    out = {}
+    for i, x in sorted(rows.items()):
+        if top and i != last:
+            continue  # the output's top tokens: the last state alone
+        x = x if i == last else norm(x)
+        ids, probs, tprob, trank = read_rows(unembed, x, targets, k, step)
+        out[i] = {"ids": _sent(ids), "probs": _sent(probs), "target_probs": _sent(tprob),
+                  "target_ranks": _sent(trank)}  # fmt: skip
+    return out
+
+
+def plan_bytes(plan: dict, layers: int, heads: int, kv_heads: int, n: int, d: int, hs: int) -> int:
+    """The bytes of the answer to ``plan`` for a model of that shape on ``n`` tokens (float32,
+    8-bit thumbnails), from the shapes alone."""
+    total = layers * (4 * 2 + 16)  # scaling, soft-cap and check of each layer
+    if plan.get("base"):
+        total += layers * heads * (n + 1) * 4  # entropy rows and score ranges
+    thumbs = plan.get("thumbs")
+    if thumbs is not None:
+        s = thumbs["side"]
+        total += layers * heads * (s * s + 4)
+    total += len(plan.get("qkv", ())) * (heads + 2 * kv_heads) * n * hs * 4
+    if plan.get("states"):
+        total += (layers + 2) * n * d * 4  # the hidden states and the token vectors
+    ask = plan.get("predict")
+    if ask is not None:
+        rows = 1 if ask["kind"] == "top_k" else layers + 1
+        k = ask["k"] if ask["kind"] == "top_k" else 1
+        total += rows * len(ask["positions"]) * (8 * k + 8)
+    return total
+
+
+def _hidden(output: Any) -> torch.Tensor:
+    """A decoder layer's hidden states (1, T, C), whether it returns them alone or first."""
+    return output[0] if isinstance(output, tuple) else output
+
+
+def run_plan(model: Any, plan: dict) -> dict:
+    """The trace's body: one forward of ``model`` (an nnsight model, inside its trace), every
+    layer read in the order it runs, and only what ``plan`` asks for kept."""
+    paths = plan["paths"]
+    keep_states = bool(plan.get("states"))
+    predict = plan.get("predict")
+    positions = None if predict is None else torch.tensor(predict["positions"])
+    got: dict = {"layers": []}
+    states: list[torch.Tensor] = []
+    rows: dict[int, torch.Tensor] = {}
+
+    def keep(i: int, h: torch.Tensor) -> None:
+        if keep_states:
+            states.append(_sent(h[0].float()))
+        if positions is not None:
+            rows[i] = h[0, positions.to(h.device)].detach()
+
+    if keep_states:
+        got["embeddings"] = _sent(envoy_at(model, paths["embed"]).output[0].float())
+    n = len(paths["attention"])
+    for i in range(n):
+        if i == 0:
+            args, kwargs = envoy_at(model, paths["layers"][0]).inputs
+            keep(0, args[0] if args else kwargs["hidden_states"])
+        attn = envoy_at(model, paths["attention"][i])
+        op = attention_op(attn)
+        call = read_call(attn, op, True)
+        got["layers"].append(reduce_layer(plan, i, call, op.output))
+        if i < n - 1 and (keep_states or positions is not None):
+            keep(i + 1, _hidden(envoy_at(model, paths["layers"][i]).output))
+    if keep_states or positions is not None:
+        keep(n, _hidden(envoy_at(model, paths["norm"]).output))  # the last, already normed
+    if keep_states:
+        got["states"] = torch.stack(states)  # (L+1, T, C)
+    if predict is not None:
+        norm, head = envoy_at(model, paths["norm"]), envoy_at(model, paths["head"])
+        got["predict"] = predictions(plan, rows, norm, head, predict.get("softcap"))
+    return got

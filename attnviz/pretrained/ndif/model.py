@@ -1,0 +1,278 @@
+"""A model served by an NDIF deployment (``--backend ndif`` or a model named ``ndif:<repo id>``):
+its config and tokenizer read here, its weights never; every trace runs there (``block``).
+
+The model is described from its config (the layers, heads and widths the page draws), and
+nnsight builds it on the meta device to find, once, where its parts are: each decoder layer,
+the attention module inside it (the one whose forward calls transformers' attention function),
+the token embedding, the final norm and the unembedding. Those paths travel with each trace.
+"""
+
+from __future__ import annotations
+
+import inspect
+import threading
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from attnviz.capture import TraceTensors
+from attnviz.capture.lens import Readout
+from attnviz.engine import TransformerConfig
+from attnviz.engine.ablate import HeadAblation
+from attnviz.errors import TraceError
+from attnviz.pretrained.folder import Backend, ModelFolderError
+from attnviz.pretrained.ndif.client import Deployment, model_key, nnsight_module, run_remote
+from attnviz.pretrained.ndif.tensors import remote_tensors
+from attnviz.pretrained.tokenize import TextTokenizer
+from attnviz.wire.constants import ATTRIBUTION_FIELDS, VALUE_WEIGHTED_RULES
+
+PREFIX = "ndif:"
+_NORMS = ("norm", "ln_f", "final_layer_norm", "final_layernorm", "final_norm")
+
+
+@dataclass(frozen=True)
+class Paths:
+    """Where an nnsight model's parts are (dotted module paths)."""
+
+    layers: tuple[str, ...]
+    attention: tuple[str, ...]
+    embed: str
+    norm: str
+    head: str
+
+    def as_plan(self) -> dict:
+        return {"layers": list(self.layers), "attention": list(self.attention),
+                "embed": self.embed, "norm": self.norm, "head": self.head}  # fmt: skip
+
+
+def find_paths(hf: Any, n_layers: int) -> Paths | str:
+    """The parts of a transformers model (on any device, the meta one included), or why they
+    cannot be found."""
+    names = {id(m): n for n, m in hf.named_modules()}
+    attention: list[str] = []
+    for name, module in hf.named_modules():
+        forward = inspect.unwrap(type(module).forward)  # past decorators (deprecate_kwarg)
+        code = getattr(forward, "__code__", None)
+        if code is not None and "ALL_ATTENTION_FUNCTIONS" in code.co_names:
+            attention.append(name)
+    if len(attention) != n_layers:
+        return (
+            f"{len(attention)} of its modules call transformers' attention function, not one per "
+            f"layer ({n_layers})"
+        )
+    layers = tuple(a.rsplit(".", 1)[0] for a in attention)
+    head = hf.get_output_embeddings()
+    base = getattr(hf, "base_model", hf)
+    norm = next((getattr(base, n) for n in _NORMS if getattr(base, n, None) is not None), None)
+    if head is None or norm is None or id(head) not in names or id(norm) not in names:
+        return "it has no final norm and unembedding attnviz can find"
+    embed = hf.get_input_embeddings()
+    return Paths(layers, tuple(attention), names[id(embed)], names[id(norm)], names[id(head)])
+
+
+@dataclass
+class NdifModel:
+    """A causal language model on an NDIF deployment, as the trace service reads any model
+    (``ServedModel``)."""
+
+    name: str
+    family: str
+    source: Path
+    origin: str
+    cfg: TransformerConfig
+    tokenizer: TextTokenizer = field(repr=False)
+    lm: Any = field(repr=False)  # the nnsight model (meta weights; real ones when run here)
+    paths: Paths
+    key: str  # the model's key on the deployment (its repo id, or a folder there)
+    where: Deployment | None  # None: nnsight runs it in this process (the tests)
+    remote_key: str = ""  # nnsight's key of it (``client.model_key``), read once at start
+    logit_softcap: float | None = None
+    device: torch.device = torch.device("cpu")  # where its arrays land here
+    run: str | None = None
+    examples: list[str] | None = None
+    eos_ids: tuple[int, ...] = ()
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def backend(self) -> Backend:
+        return "ndif"
+
+    @property
+    def placement(self) -> dict:
+        at = "ndif" if self.where is None else f"ndif ({self.where.host})"
+        return {"embed": at, "layers": [at] * self.cfg.n_layers, "head": at}
+
+    @property
+    def reads_images(self) -> bool:
+        return False
+
+    @property
+    def unavailable(self) -> Mapping[str, str]:
+        why = (
+            f"a model served through NDIF ({self.family}) runs on the deployment, where attnviz "
+            "reads its attention and hidden states but not each head's slice of its output "
+            "projection"
+        )
+        return {name: f"{name}: {why}" for name in (*VALUE_WEIGHTED_RULES, *ATTRIBUTION_FIELDS)}
+
+    @property
+    def knockouts(self) -> str:
+        return (
+            f"model {self.name} runs on an NDIF deployment; attnviz's knock-outs replace a head's "
+            "output on this server, and it does not yet send them with the trace"
+        )
+
+    def _run(self, ids: Sequence[int], plan: dict) -> dict:
+        nnsight = nnsight_module()
+        x = torch.tensor([list(ids)])  # (1, T)
+        from attnviz.pretrained.ndif.block import run_plan
+
+        lm = self.lm
+
+        def trace(backend: Any) -> dict:
+            with lm.trace(x, backend=backend) if backend is not None else lm.trace(x):
+                got = run_plan(lm, plan)
+                got = nnsight.save(got)
+            return got
+
+        return run_remote(trace, self.where, self.key, self.remote_key)
+
+    def trace(self, ids: list[int], keep_qkv_bytes: int = -1) -> TraceTensors:
+        base = {"paths": self.paths.as_plan(), "logit_softcap": self.logit_softcap}
+        t = remote_tensors(
+            self.cfg, ids, lambda plan: self._run(ids, plan), base, self.name, self.cfg.d_model
+        )
+        assert self.cfg.vocab_size is not None
+
+        def there(rows: torch.Tensor) -> torch.Tensor:  # never called: read out on NDIF
+            raise TraceError("fields: this model's predictions are made on its deployment")
+
+        def label(token_ids: list[int]) -> list[str]:
+            return self.tokenizer.label_ids(token_ids)[0]
+
+        t.readout = Readout(None, there, self.cfg.vocab_size, list(ids), label)
+        return t
+
+    def continue_ids(
+        self, ids: list[int], n: int, temperature: float = 0.0, seed: int = 0,
+        stop: Collection[int] = (),
+    ) -> list[int]:  # fmt: skip
+        """The ``n`` ids the model writes greedily after ``ids`` (fewer: it stopped after one
+        of ``stop``), by nnsight's generate on the deployment."""
+        if temperature != 0:
+            raise TraceError(
+                "generate.temperature: a model served through NDIF writes greedily here "
+                "(temperature 0): its sampling would not be this server's seeded draws"
+            )
+        nnsight = nnsight_module()
+        x = torch.tensor([list(ids)])  # (1, T)
+        lm = self.lm
+
+        def trace(backend: Any) -> dict:
+            kw = {"backend": backend} if backend is not None else {}
+            with lm.generate(x, max_new_tokens=n, do_sample=False, **kw) as tracer:
+                out = nnsight.save(tracer.result)
+            return {"out": out}
+
+        got = run_remote(trace, self.where, self.key, self.remote_key)
+        new = [int(t) for t in got["out"][0, len(ids) :].tolist()]
+        for i, t in enumerate(new):
+            if t in stop:
+                return new[: i + 1]
+        return new
+
+    def head_outputs(self, ids: list[int], layers: Sequence[int]) -> dict[int, torch.Tensor]:
+        raise TraceError(f"ablate: {self.knockouts}")
+
+    @contextmanager
+    def ablating(self, ablations: Sequence[HeadAblation]) -> Iterator[None]:
+        raise TraceError(f"ablate: {self.knockouts}")
+        yield  # pragma: no cover
+
+
+def describe(config: Any) -> TransformerConfig:
+    """The TransformerConfig that describes a causal language model's config (never built)."""
+    c = config.get_text_config()
+    H = c.num_attention_heads
+    C = c.hidden_size
+    context = getattr(c, "max_position_embeddings", None) or 4096
+    rope = getattr(c, "rope_parameters", None) or getattr(c, "rope_theta", None)
+    return TransformerConfig(
+        d_model=C,
+        n_layers=c.num_hidden_layers,
+        n_heads=H,
+        head_dim=getattr(c, "head_dim", None) or C // H,
+        n_kv_heads=getattr(c, "num_key_value_heads", None) or H,
+        causal=True,
+        n_ctx=context,
+        positional="rope" if rope else "none",  # type: ignore[arg-type]
+        residual=True,
+        vocab_size=c.vocab_size,
+        unembed=True,
+    )
+
+
+def tokenizer_file(key: str) -> Path:
+    """The model's tokenizer.json: a folder's, else the Hugging Face cache's (fetched into it
+    when missing, unless HF_HUB_OFFLINE)."""
+    folder = Path(key).expanduser()
+    if folder.is_dir():
+        path = folder / "tokenizer.json"
+        if not path.is_file():
+            raise ModelFolderError(f"{key}: no tokenizer.json (the tokenizers library needs one)")
+        return path
+    from huggingface_hub import hf_hub_download
+
+    try:
+        return Path(hf_hub_download(key, "tokenizer.json"))
+    except Exception as exc:  # the hub's errors: not found, gated, offline
+        raise ModelFolderError(f"{key}: its tokenizer.json could not be had ({exc})") from exc
+
+
+def load_ndif(key: str, where: Deployment | None, name: str | None = None) -> NdifModel:
+    """The model ``key`` (a repo id, or a folder the deployment and this server both read) on
+    ``where``: its config and tokenizer here (a folder's, or the Hugging Face cache's), its
+    parts found on the meta device. ``where`` None: nnsight runs it here (the tests)."""
+    nnsight_module()
+    from nnsight.modeling.transformers import TransformersModel
+    from transformers import AutoTokenizer
+
+    try:
+        # Its tokenizer given: nnsight 0.8.1 cannot tell transformers 5's text-generation
+        # pipeline's tokenizer class, so it would load none.
+        lm = TransformersModel(
+            key,
+            task="text-generation",
+            tokenizer=AutoTokenizer.from_pretrained(key),
+            dispatch=where is None,
+        )
+    except Exception as exc:  # transformers' and the hub's errors are many
+        raise ModelFolderError(f"{key}: nnsight could not read its config ({exc})") from exc
+    hf = lm._module
+    cfg = describe(hf.config)
+    paths = find_paths(hf, cfg.n_layers)
+    if isinstance(paths, str):
+        raise ModelFolderError(f"{key}: attnviz cannot read this model through NDIF: {paths}")
+    tokenizer = TextTokenizer.from_file(tokenizer_file(key))
+    eos = hf.config.get_text_config().eos_token_id
+    eos_ids = tuple(eos if isinstance(eos, list) else [] if eos is None else [eos])
+    host = "this process" if where is None else where.host
+    return NdifModel(
+        name=name or f"{PREFIX}{key}",
+        family=hf.config.model_type,
+        source=Path(key),
+        origin=f"NDIF at {host}: {key}",
+        cfg=cfg,
+        tokenizer=tokenizer,
+        lm=lm,
+        paths=paths,
+        key=key,
+        where=where,
+        remote_key="" if where is None else model_key(lm, key),
+        logit_softcap=getattr(hf.config.get_text_config(), "final_logit_softcapping", None),
+        eos_ids=eos_ids,
+    )

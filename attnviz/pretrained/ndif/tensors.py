@@ -1,0 +1,252 @@
+"""A trace whose model runs on an NDIF deployment: the ``TraceTensors`` the parts read, each of
+its arrays fetched by a remote trace (``block.run_plan``) when a part first needs it and kept.
+
+The first trace reads every layer's rule (scaling, soft-cap, mask: checked against the model's
+own attention output there), each row's entropy and each head's largest score, and whatever
+the part that asked needs (every head's thumbnail, say); later parts ask for one layer's q, k
+and v (every head's exact weights and scores are then computed here from them, by that rule:
+the bridge's ``RecordedRule``), or the predictions of the positions shown. The hidden states
+come back with the first trace when they are small (``STATES_BYTES``); a larger model keeps
+them on the deployment and its trace says so (``lacking``).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from attnviz.capture import TraceTensors
+from attnviz.capture.tensors import QKV
+from attnviz.engine.analysis import PCA
+from attnviz.errors import TraceError
+from attnviz.limits import LIMITS
+from attnviz.pretrained.bridge.record import Mask
+from attnviz.pretrained.bridge.rule import LayerRule, RecordedRule
+
+if TYPE_CHECKING:
+    from attnviz.services.tokenview import TokenView
+
+# The hidden states and token vectors come back with the first trace up to this many bytes
+# (float32): a 1B model's at 512 tokens (71 MB) just over; an 8B's stay there.
+STATES_BYTES = 96 * 2**20
+# Layers whose q, k and v are kept here at once (the page reads one layer at a time).
+KEPT_LAYERS = 4
+# An attention whose rule here reproduces the model's output within this is the model's.
+RULE_TOLERANCE = 1e-3
+
+Run = Callable[[dict], dict]  # a plan -> what the deployment sent back
+
+
+def _mask(layer: dict, causal: bool) -> Mask:
+    """The mask a layer's attention used, as the deployment described it: the causal triangle,
+    none, a rule (a sliding window) when one describes the keys it hid, else those keys, or its
+    bias."""
+    hidden, bias = layer.get("hidden"), layer.get("bias")
+    if bias is not None:
+        return Mask(bias=bias.masked_fill(hidden, float("-inf")))
+    if layer.get("triangle"):
+        return Mask(causal=True)
+    if hidden is None:
+        return Mask()
+    T, S = hidden.shape
+    for rule in (Mask(causal=True), Mask(causal=causal, window=int((~hidden[-1]).sum()))):
+        if torch.equal(rule.rule_hidden(T, S, hidden.device), hidden):
+            return rule
+    return Mask(hidden=hidden)
+
+
+@dataclass
+class RemoteTensors(TraceTensors):
+    """``TraceTensors`` of a remote model: ``run`` sends a plan and answers what came back."""
+
+    run: Run | None = field(default=None, repr=False)
+    plan_base: dict = field(default_factory=dict, repr=False)
+    model_name: str = ""
+    _based: bool = field(default=False, repr=False)
+    _layers_qkv: OrderedDict[int, QKV] = field(default_factory=OrderedDict, repr=False)
+    _thumbs: dict[tuple, dict] = field(default_factory=dict, repr=False)
+    _ask: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def __post_init__(self) -> None:
+        self.recompute = self._qkv
+
+    # -- asking the deployment -----------------------------------------------------------------
+
+    def _send(self, plan: dict) -> dict:
+        assert self.run is not None
+        with self._ask:
+            return self.run({**self.plan_base, **plan})
+
+    def _base(self, extra: dict | None = None) -> dict | None:
+        """The first trace (every layer's rule, entropy and score range, the small states),
+        with ``extra`` asked in the same trace; what came back, or None when it came already."""
+        if self._based:
+            return None
+        got = self._send(
+            {"base": True, "states": self.plan_base.get("small", False), **(extra or {})}
+        )
+        layers = got["layers"]
+        bad = [(i, r["unmodelled"]) for i, r in enumerate(layers) if r["unmodelled"]]
+        if bad:
+            i, names = bad[0]
+            raise TraceError(
+                f"model: {self.model_name}'s attention (layer {i}) also takes "
+                f"{', '.join(names)}, which attnviz's rule (softmax of scaled q k^T under the "
+                "mask) does not model"
+            )
+        for i, r in enumerate(layers):
+            if not r["eager"] and float(r["check"]) > RULE_TOLERANCE:
+                raise TraceError(
+                    f"model: {self.model_name}'s attention (layer {i}) is not softmax(q k^T x "
+                    f"{r['scaling']:.4g}) under its mask: recomputed, its output differs by "
+                    f"{float(r['check']):.2e} (over {RULE_TOLERANCE:g})"
+                )
+        causal = self.cfg.causal
+        self.rule = RecordedRule(
+            tuple(LayerRule(r["scaling"], r["softcap"], _mask(r, causal)) for r in layers)
+        )
+        self._memo("entropy", lambda: torch.stack([r["entropy"] for r in layers]))
+        self._memo("score_range", lambda: torch.stack([r["score_range"] for r in layers]))
+        if "states" in got:
+            self.states, self.embeddings = got["states"], got["embeddings"]
+        self._based = True
+        return got
+
+    def _rule(self) -> Any:
+        self._base()
+        return super()._rule()
+
+    def _qkv(self, layer: int) -> QKV:
+        """q, k and v of ``layer`` (nh, T, hs): the deployment's, each key/value head repeated
+        for the query heads that read it; the last few layers kept."""
+        kept = self._layers_qkv.get(layer)
+        if kept is not None:
+            self._layers_qkv.move_to_end(layer)
+            return kept
+        got = self._base({"qkv": [layer]}) or self._send({"qkv": [layer]})
+        r = got["layers"][layer]
+        group = r["q"].shape[0] // r["k"].shape[0]
+        qkv = (r["q"], r["k"].repeat_interleave(group, 0), r["v"].repeat_interleave(group, 0))
+        self._layers_qkv[layer] = qkv
+        while len(self._layers_qkv) > KEPT_LAYERS:
+            self._layers_qkv.popitem(last=False)
+        return qkv
+
+    # -- what the parts read -------------------------------------------------------------------
+
+    def entropy(self) -> torch.Tensor:
+        self._base()
+        return super().entropy()
+
+    def score_range(self) -> torch.Tensor:
+        self._base()
+        return super().score_range()
+
+    def reduced_thumbnails(self, tv: TokenView, size: int, layers: list[int]) -> dict:
+        """Every head's thumbnail of ``layers`` under the token options, reduced on the
+        deployment (``services.thumbs``'s rule: max-pooled, 8-bit, one scale per head)."""
+        m = len(tv.groups)
+        pool = 1 if size == 0 or m <= size else -(-m // size)
+        key = (tuple(map(tuple, tv.groups)), tv.hide_special, tv.merge_words, pool)
+        if key not in self._thumbs:
+            ask = {
+                "groups": tv.groups, "hide": tv.hide_special, "merge": tv.merge_words,
+                "regroup": not tv.identity, "pool": pool, "side": -(-m // pool),
+            }  # fmt: skip
+            got = self._base({"thumbs": ask}) or self._send({"thumbs": ask})
+            self._thumbs[key] = {
+                "values": torch.stack([r["thumbs"] for r in got["layers"]]),
+                "scale": torch.stack([r["thumb_scale"] for r in got["layers"]]),
+            }
+        t = self._thumbs[key]
+        pick = torch.tensor(layers)
+        values = t["values"].index_select(0, pick)
+        return {"pool": pool, "size": values.shape[-1], "layers": layers, "values": values,
+                "scale": t["scale"].index_select(0, pick)}  # fmt: skip
+
+    def hidden_states(self) -> torch.Tensor:
+        self._base()
+        self._refuse("hidden_states")
+        return self.states
+
+    def token_vectors(self) -> torch.Tensor:
+        self._base()
+        self._refuse("embeddings")
+        return self.embeddings
+
+    def _refuse(self, name: str) -> None:
+        if name in self.lacking:
+            raise TraceError(f"fields: {self.lacking[name]}")
+
+    def distances(self) -> torch.Tensor:
+        self.hidden_states()
+        return super().distances()
+
+    def projection(self) -> PCA:
+        self._base()
+        self._refuse("projection")
+        return super().projection()
+
+    def predictions(self, kind: str, start: int, count: int) -> list[dict]:
+        """The positions' predictions, the ones not yet kept computed on the deployment (its
+        final norm and unembedding: the vocabulary's logits never leave it)."""
+        if self.readout is None:
+            raise TraceError("fields: this trace's model predicts no tokens")
+        kept: dict[int, dict] = self._memo(f"{kind}.positions", dict)
+        want = list(range(start, start + count))
+        missing = [p for p in want if p not in kept]
+        if missing:
+            ids = self.readout.ids
+            targets = [ids[p + 1] if p + 1 < len(ids) else -1 for p in missing]
+            ask = {
+                "kind": kind, "positions": missing, "k": LIMITS.max_top_k,
+                "targets": targets,
+                "vocab": self.readout.vocab, "softcap": self.plan_base.get("logit_softcap"),
+            }  # fmt: skip
+            got = self._base({"predict": ask}) or self._send({"predict": ask})
+            rows = got["predict"]
+            last = max(rows)
+            for j, p in enumerate(missing):
+                if kind == "top_k":
+                    r = rows[last]
+                    kept[p] = {"ids": r["ids"][j], "probs": r["probs"][j],
+                               "target_probs": r["target_probs"][j]}  # fmt: skip
+                else:
+                    stack = [rows[i] for i in sorted(rows)]
+                    kept[p] = {
+                        "targets": torch.tensor(targets[j], dtype=torch.int32),
+                        **{key: torch.stack([r[key][j, 0] if key in ("ids", "probs") else
+                                             r[key][j] for r in stack])
+                           for key in ("ids", "probs", "target_probs", "target_ranks")},
+                    }  # fmt: skip
+        return [kept[p] for p in want]
+
+
+def remote_tensors(
+    cfg: Any, ids: Sequence[int], run: Run, base: dict, name: str, d_model: int
+) -> RemoteTensors:
+    """The remote trace of ``ids``: nothing asked yet (the first part asks); the hidden states
+    come with the first trace when small, else they stay on the deployment (``lacking``)."""
+    T, L = len(ids), cfg.n_layers
+    nbytes = (L + 1) * T * d_model * 4
+    small = nbytes <= STATES_BYTES
+    lacking = {}
+    if not small:
+        why = (
+            f"the hidden states of {name} ({L + 1} x {T:,} x {d_model:,} numbers, "
+            f"{nbytes / 2**20:,.0f} MiB) stay on the NDIF deployment (this server takes at most "
+            f"{STATES_BYTES / 2**20:.0f} MiB of them)"
+        )
+        lacking = {n: f"{n}: {why}" for n in ("hidden_states", "embeddings", "distances",
+                                             "projection")}  # fmt: skip
+    states = torch.empty((L + 1, T, d_model), device="meta")
+    embeddings = torch.empty((T, d_model), device="meta")
+    return RemoteTensors(
+        cfg=cfg, q=None, k=None, v=None, states=states, embeddings=embeddings, positional=None,
+        run=run, plan_base={**base, "small": small}, model_name=name, lacking=lacking,
+    )  # fmt: skip

@@ -1,0 +1,116 @@
+"""A model on NDIF through the HTTP API (``ndif:<folder>`` in ATTNVIZ_MODELS, NDIF_HOST=local:
+nnsight runs the very trace in this process): /api/models says where it runs, the page's parts
+come back (thumbnails, a head, the predictions), what the model cannot give is a 422 that says
+why, a trace job reports NDIF's status, and a deployment that is down is a 503 with
+Retry-After in plain words, never a 500."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+import torch
+from fastapi.testclient import TestClient
+
+from attnviz.app import create_app
+from attnviz.errors import RemoteError
+from attnviz.pretrained.ndif import open_ndif
+from attnviz.pretrained.ndif.client import Deployment, plain_words
+from attnviz.services.jobs import TraceJob
+from attnviz.settings import Settings
+from tests.support.checkpoints import make_tiny_llama
+
+pytest.importorskip("nnsight")
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    return make_tiny_llama(tmp_path_factory.mktemp("ndif-api") / "tiny-llama")
+
+
+@pytest.fixture(scope="module")
+def ndif_client(folder):
+    settings = Settings(device="cpu", builtin_model=False, models=f"ndif:{folder}",
+                        ndif_host="local")  # fmt: skip
+    with TestClient(create_app(settings)) as c:
+        yield c
+
+
+def test_the_model_list_says_it_runs_on_ndif(ndif_client, folder):
+    (model,) = ndif_client.get("/api/models").json()["models"]
+    assert model["name"] == f"ndif:{folder}" and model["backend"] == "ndif"
+    assert model["placement"] == {"embed": "ndif", "layers": ["ndif", "ndif"], "head": "ndif"}
+    assert model["ablate_refused"] and "NDIF" in model["ablate_refused"]
+
+
+def test_the_pages_parts_come_back(ndif_client, folder):
+    body = {"model": f"ndif:{folder}", "text": "the cat sat on the mat"}
+    r = ndif_client.post("/api/trace", params={"fields": "thumbs", "thumb": 4}, json=body)
+    assert r.status_code == 200, r.text
+    got = r.json()
+    assert got["backend"] == "ndif" and len(got["thumbs"]["values"]) == 2  # both layers
+    r = ndif_client.post("/api/trace", params={"fields": "view", "layer": 1, "head": 3}, json=body)
+    view = torch.tensor(r.json()["view"])  # (1, 1, T, T) rows of weights
+    assert torch.allclose(view.sum(-1), torch.ones(view.shape[:-1]), atol=1e-5)
+    r = ndif_client.post("/api/trace", params={"fields": "top_k", "pos_count": 2}, json=body)
+    assert r.status_code == 200 and len(r.json()["top_k"]["ids"]) == 2
+    r = ndif_client.post("/api/trace", params={"fields": "value_weighted"}, json=body)
+    assert r.status_code == 422 and "NDIF" in r.json()["message"]
+    r = ndif_client.post("/api/trace", json={**body, "ablate": [{"layer": 0, "head": 0}]})
+    assert r.status_code == 422 and r.json()["message"].startswith("ablate:")
+
+
+def test_a_job_tells_ndifs_status(ndif_client):
+    job = TraceJob.__new__(TraceJob)  # the listener alone: what NDIF said, as the page reads it
+    job.remote = None
+    job.hear("Waiting in NDIF's queue: Moved to position 2 in Queue.")
+    assert job.remote == "Waiting in NDIF's queue: Moved to position 2 in Queue."
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_a_deployment_that_is_down_is_a_503_in_plain_words(folder):
+    host = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    settings = Settings(device="cpu", builtin_model=False, models=f"ndif:{folder}",
+                        ndif_host=host)  # fmt: skip
+    with TestClient(create_app(settings)) as c:
+        r = c.post("/api/trace", json={"model": f"ndif:{folder}", "text": "the cat"})
+    assert r.status_code == 503 and r.headers["Retry-After"] == "30"
+    assert r.json()["message"].startswith(f"model: the NDIF deployment at {host} is down")
+
+
+# What NDIF 0.1.2 and nnsight 0.8.1 say (deploy/ndif/README.md records each), in plain words.
+SAID = [
+    ("Failed to send request: Missing or invalid API key. Please visit https://login.ndif.us/",
+     502, "refused the key"),
+    ("Failed to send request: Invalid API key.", 502, "refused the key"),
+    ("Failed to send request: Auth backend unavailable.", 503, "is down or unreachable"),
+    ("Could not deploy this model. Repo id must be in the form 'repo_name'\nTraceback (most "
+     "recent call last):\n  File ...", 502, "does not host"),
+    ("Could not deploy this model. CANT_ACCOMMODATE: placed 0 of 1 new replicas", 502,
+     "does not host"),
+    ("connection failed: [Errno 111] Connection refused", 503, "is down or unreachable"),
+    ("Failed to send request: 429 Too Many Requests", 503, "queue is full"),
+    ("RuntimeError: shapes cannot be multiplied", 502, "failed the trace"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("said", "status", "words"), SAID)
+def test_each_failure_has_its_own_words(said, status, words):
+    err = plain_words(said, Deployment("https://ndif.example"), "meta-llama/Llama-3.1-405B")
+    assert isinstance(err, RemoteError) and err.status == status and words in str(err)
+    assert "Traceback" not in str(err)
+    assert (err.retry_after is not None) == (status == 503)
+
+
+def test_no_host_is_refused_at_start_naming_ndif_host(folder):
+    from attnviz.pretrained import ModelFolderError
+
+    with pytest.raises(ModelFolderError, match="NDIF_HOST"):
+        open_ndif(str(folder), None)
+    with pytest.raises(ModelFolderError, match="not an http"):
+        open_ndif(str(folder), "ndif.example")

@@ -1,0 +1,195 @@
+"""The NDIF backend's trace, executed by nnsight in this process (NDIF_HOST=local: the very
+trace a deployment runs, ``block.run_plan``), equals attnviz's own engine on the same
+checkpoint and the transformers bridge: attentions, hidden states, top-k and the lens, every
+head's thumbnail, entropy, score ranges, queries and keys, the view under the token options.
+Its answer's bytes are what ``plan_bytes`` says, and bounded for a 405B shape (meta device)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from attnviz.errors import TraceError
+from attnviz.pretrained.bridge import load_bridged
+from attnviz.pretrained.folder import load_folder
+from attnviz.pretrained.ndif import open_ndif
+from attnviz.pretrained.ndif.block import plan_bytes, read_call, reduce_layer
+from attnviz.pretrained.registry import ModelRegistry
+from attnviz.schemas.trace import TextTraceRequest, TraceQuery
+from attnviz.services.parts import select
+from attnviz.services.text_trace import run_text_trace
+from tests.support.checkpoints import make_tiny_llama
+from tests.support.checkpoints_bridge import make_tiny_gemma2
+
+pytest.importorskip("nnsight")  # the extra attnviz[ndif]; in the dev install
+
+CPU = torch.device("cpu")
+TEXT = "the cat sat on the mat, and then the dog sat on the cat"
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory) -> ModelRegistry:
+    root = tmp_path_factory.mktemp("ndif")
+    llama = make_tiny_llama(root / "tiny-llama")
+    gemma2 = make_tiny_gemma2(root / "tiny-gemma2")
+    return ModelRegistry([
+        open_ndif(str(llama), "local"),
+        load_folder(llama, CPU, name="native"),
+        load_bridged(llama, CPU, name="bridged"),
+        open_ndif(str(gemma2), "local"),
+        load_bridged(gemma2, CPU, name="bridged-gemma2"),
+    ])  # fmt: skip
+
+
+def trace(models: ModelRegistry, name: str, text: str = TEXT):
+    return run_text_trace(TextTraceRequest(model=name, text=text), models, None)
+
+
+def arrays(t, **query) -> dict:
+    return select(t, TraceQuery(**query)).arrays
+
+
+def ndif_name(models: ModelRegistry, family: str) -> str:
+    return next(n for n, m in models.models.items() if m.backend == "ndif" and m.family == family)
+
+
+@pytest.mark.parametrize("oracle", ["native", "bridged"])
+def test_the_ndif_trace_equals_the_engine_and_the_bridge(models, oracle):
+    remote, local = trace(models, ndif_name(models, "llama")), trace(models, oracle)
+    assert remote.meta["backend"] == "ndif" and remote.meta["tokens"] == local.meta["tokens"]
+    for fields in ("attentions", "scores", "hidden_states", "entropy", "score_range", "embeddings"):
+        a, b = arrays(remote, fields=fields)[fields], arrays(local, fields=fields)[fields]
+        assert a.shape == b.shape, fields
+        assert torch.allclose(a.double(), b.double(), atol=1e-4, rtol=0), fields
+    qk = ("queries", "keys", "values")
+    a, b = arrays(remote, fields=",".join(qk), layer=1), arrays(local, fields=",".join(qk), layer=1)
+    for name in qk:
+        assert torch.allclose(a[name], b[name].float(), atol=1e-4), name
+    n = remote.tensors.n
+    a = arrays(remote, fields="top_k,lens", pos_start=0, pos_count=n)
+    b = arrays(local, fields="top_k,lens", pos_start=0, pos_count=n)
+    for part in ("top_k", "lens"):
+        for key, value in a[part].items():
+            if isinstance(value, torch.Tensor) and value.is_floating_point():
+                assert torch.allclose(value, b[part][key], atol=1e-4), (part, key)
+            elif isinstance(value, torch.Tensor):  # ids and ranks: the very tokens
+                assert torch.equal(value, b[part][key]), (part, key)
+            else:
+                assert value == b[part][key], (part, key)
+
+
+@pytest.mark.parametrize("options", [{}, {"hide_special": True}, {"merge_words": True}])
+def test_thumbnails_made_on_the_deployment_are_this_servers(models, options):
+    """Made there (max-pooled, 8-bit) from the same weights: the very values of the bridge's,
+    and within one step of 8 bits of the engine's (its float32 differs in the last digits)."""
+    remote, bridged, native = (trace(models, n) for n in
+                               (ndif_name(models, "llama"), "bridged", "native"))  # fmt: skip
+    for size in (0, 4):
+        a = arrays(remote, fields="thumbs", thumb=size, **options)["thumbs"]
+        b = arrays(bridged, fields="thumbs", thumb=size, **options)["thumbs"]
+        c = arrays(native, fields="thumbs", thumb=size, **options)["thumbs"]
+        assert a["pool"] == b["pool"] and a["values"].dtype == torch.uint8
+        assert torch.equal(a["values"], b["values"])
+        assert (a["values"].int() - c["values"].int()).abs().max() <= 1
+        assert torch.allclose(a["scale"], c["scale"], atol=1e-5)
+        view_a = arrays(remote, fields="view", layer=1, head=2, **options)["view"]
+        view_c = arrays(native, fields="view", layer=1, head=2, **options)["view"]
+        assert torch.allclose(view_a.double(), view_c.double(), atol=1e-5)
+
+
+def test_a_soft_capped_windowed_model_reads_its_own_rule(models):
+    """Gemma 2: soft-capped scores and a sliding window on every other layer, read from what
+    each attention call was given; a text past the window shows it."""
+    text = " ".join(["the cat sat on the mat"] * 6)
+    remote = trace(models, ndif_name(models, "gemma2"), text)
+    local = trace(models, "bridged-gemma2", text)
+    rule = remote.tensors._rule()  # the first trace's
+    assert rule is not None and rule.softcap() is not None
+    assert any(r.mask.window is not None for r in rule.layers)
+    for fields in ("attentions", "hidden_states", "score_range"):
+        a, b = arrays(remote, fields=fields)[fields], arrays(local, fields=fields)[fields]
+        assert torch.allclose(a.double(), b.double(), atol=1e-4), fields
+
+
+def test_what_the_deployment_sends_is_what_plan_bytes_says(models):
+    """The answers' tensors, counted, against ``plan_bytes`` of the same plans."""
+    m = models.get(ndif_name(models, "llama"))
+    assert m is not None
+    ids = list(m.tokenizer(TEXT).ids)
+    base = {"paths": m.paths.as_plan()}
+    T, cfg = len(ids), m.cfg
+    plans = [
+        {"base": True},
+        {"base": True, "states": True, "thumbs": {"groups": [[i] for i in range(T)], "hide": False,
+                                                 "merge": False, "regroup": False, "pool": 4,
+                                                 "side": math.ceil(T / 4)}},
+        {"qkv": [1]},
+        {"predict": {"kind": "lens", "positions": [0, 3], "k": 5, "targets": [1, 2],
+                     "vocab": cfg.vocab_size}},
+    ]  # fmt: skip
+    for plan in plans:
+        got = m._run(ids, {**base, **plan})
+        sent = sum(t.numel() * t.element_size() for t in tensors_of(got))
+        want = plan_bytes(plan, cfg.n_layers, cfg.n_heads, cfg.kv_heads, T, cfg.d_model,
+                          cfg.d_head)  # fmt: skip
+        assert sent <= want <= sent + 32 * cfg.n_layers + 64, plan
+
+
+def tensors_of(x):
+    if isinstance(x, torch.Tensor):
+        yield x
+    elif isinstance(x, dict):
+        for v in x.values():
+            yield from tensors_of(v)
+    elif isinstance(x, list | tuple):
+        for v in x:
+            yield from tensors_of(v)
+
+
+def test_a_405b_shapes_first_trace_is_tens_of_megabytes_on_the_meta_device():
+    """126 layers x 128 heads (8 key/value heads of 128), 512 tokens, the page's 16-pixel
+    thumbnails: one layer reduced by the very function the deployment runs, on meta tensors
+    (shapes, no numbers), times the layers; against the 8 GB of its float16 weights."""
+    L, H, KV, T, hs = 126, 128, 8, 512, 128
+    meta = torch.device("meta")
+    q = torch.empty(1, H, T, hs, device=meta, dtype=torch.bfloat16)
+    k = torch.empty(1, KV, T, hs, device=meta, dtype=torch.bfloat16)
+    out = (torch.empty(1, T, H, hs, device=meta, dtype=torch.bfloat16), None)
+
+    class Op:
+        inputs = ((None, q, k, k, None), {"scaling": hs**-0.5})
+
+    class Attn:
+        is_causal = True
+
+    pool = math.ceil(T / 16)
+    plan = {"base": True, "thumbs": {"groups": [[i] for i in range(T)], "hide": False,
+                                     "merge": False, "regroup": False, "pool": pool,
+                                     "side": math.ceil(T / pool)}}  # fmt: skip
+    got = reduce_layer(plan, 0, read_call(Attn(), Op(), True), out)
+    one = sum(t.numel() * t.element_size() for t in tensors_of(got))
+    assert got["thumbs"].shape == (H, 16, 16) and got["thumbs"].dtype == torch.uint8
+    total = L * one
+    assert total <= plan_bytes(plan, L, H, KV, T, 16384, hs) <= total + 64 * L
+    weights_fp16 = L * H * T * T * 2  # every head's weights, as float16
+    assert weights_fp16 > 8e9 and total < 40 * 2**20 and total * 200 < weights_fp16
+
+
+def test_greedy_generation_writes_the_engines_tokens(models):
+    remote, native = models.get(ndif_name(models, "llama")), models.get("native")
+    assert remote is not None and native is not None
+    ids = list(native.tokenizer("the cat sat").ids)
+    assert remote.continue_ids(ids, 6) == native.continue_ids(ids, 6)
+    with pytest.raises(TraceError, match=r"^generate\.temperature"):
+        remote.continue_ids(ids, 2, temperature=0.7)
+
+
+def test_nnsight_leaves_every_other_object_as_it_was(models):
+    """nnsight mounts ``save`` on every object when imported; the backend takes it off (a class
+    defined later that checks its attributes, as anyio's do, would fail)."""
+    from attnviz.pretrained.ndif.client import nnsight_module
+
+    nnsight_module()
+    assert not hasattr(object(), "save") and not hasattr(3, "save")
