@@ -14,6 +14,7 @@ from attnviz.presets import APPLE_AXES, APPLE_TOKENS, APPLE_X
 from attnviz.pretrained.registry import BUILTIN_INSTALL, builtin_dir
 from attnviz.settings import Settings
 from tests.support.checkpoints import make_tiny_gpt2
+from tests.support.ndif import NdifServer
 
 TINY_GPT2 = "tiny-gpt2"
 
@@ -33,6 +34,36 @@ def _own_data_dir(tmp_path_factory, monkeypatch) -> None:
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     shutil.rmtree(TEST_DATA_DIR, ignore_errors=True)
+    if _NDIF is not None:
+        _NDIF.stop()
+
+
+# The self-hosted NDIF of the tests marked ``ndif`` (tests/support/ndif.py): started as soon as
+# they are collected, so that its build and start overlap the rest of the suite.
+_NDIF: NdifServer | None = None
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    global _NDIF
+    wanted = any(item.get_closest_marker("ndif") for item in session.items)
+    if wanted and not os.environ.get("ATTNVIZ_NDIF_TEST_HOST") and _NDIF is None:
+        _NDIF = NdifServer()
+
+
+@pytest.fixture(scope="session")
+def ndif_server() -> NdifServer | None:
+    """The suite's self-hosted NDIF (None when ATTNVIZ_NDIF_TEST_HOST names one instead)."""
+    return _NDIF
+
+
+@pytest.fixture(scope="session")
+def ndif_host(ndif_server) -> str:
+    """The URL of the NDIF deployment the round trip runs against."""
+    given = os.environ.get("ATTNVIZ_NDIF_TEST_HOST")
+    if given:
+        return given
+    assert ndif_server is not None, "no test marked ndif was collected"
+    return ndif_server.host()
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,114 @@
+"""The round trip to a real NDIF: the self-hosted deployment of ``deploy/ndif`` (NDIF 0.1.2's
+own API, queue, Ray controller and model actor, on the CPU) runs attnviz's trace of a tiny
+random checkpoint, and what comes back equals attnviz's own engine on the same checkpoint
+within 1e-4: attentions, hidden states, top-k, the lens, every head's thumbnail; greedy
+generation writes the same tokens; the page hears NDIF's statuses; and each failure has its
+words: a model the deployment cannot load, a key it refuses, a deployment that is down."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+import torch
+
+from attnviz.capture.progress import reporting
+from attnviz.errors import RemoteError
+from attnviz.pretrained.folder import load_folder
+from attnviz.pretrained.ndif import open_ndif
+from attnviz.pretrained.registry import ModelRegistry
+from attnviz.schemas.trace import TextTraceRequest, TraceQuery
+from attnviz.services.parts import select
+from attnviz.services.text_trace import run_text_trace
+from tests.support.checkpoints import make_tiny_llama
+from tests.support.ndif import free_port, keyed_api
+
+pytestmark = [pytest.mark.slow, pytest.mark.ndif]
+pytest.importorskip("nnsight")
+
+CPU = torch.device("cpu")
+TEXT = "the cat sat on the mat, and then the dog sat on the cat"
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    return make_tiny_llama(tmp_path_factory.mktemp("ndif-remote") / "tiny-llama")
+
+
+@pytest.fixture(scope="module")
+def models(folder, ndif_host) -> ModelRegistry:
+    return ModelRegistry([open_ndif(str(folder), ndif_host), load_folder(folder, CPU, "native")])
+
+
+def remote_name(models: ModelRegistry) -> str:
+    return next(n for n, m in models.models.items() if m.backend == "ndif")
+
+
+def test_the_deployments_trace_equals_the_engines(models):
+    said: list[str] = []
+    with reporting(lambda *_: None, said.append):
+        remote = run_text_trace(TextTraceRequest(model=remote_name(models), text=TEXT), models,
+                                None)  # fmt: skip
+        thumbs = select(remote, TraceQuery(fields="thumbs", thumb=4)).arrays["thumbs"]
+    local = run_text_trace(TextTraceRequest(model="native", text=TEXT), models, None)
+    # What the page's progress line said while NDIF worked, in order.
+    assert said[0] == "NDIF received the request" and "NDIF is running the model" in said
+    assert said[-1] == "NDIF is sending the result"
+    mine = select(local, TraceQuery(fields="thumbs", thumb=4)).arrays["thumbs"]
+    assert (thumbs["values"].int() - mine["values"].int()).abs().max() <= 1
+    for fields in ("attentions", "hidden_states", "entropy", "score_range"):
+        a = select(remote, TraceQuery(fields=fields)).arrays[fields]
+        b = select(local, TraceQuery(fields=fields)).arrays[fields]
+        assert torch.allclose(a.double(), b.double(), atol=1e-4, rtol=0), fields
+    n = remote.tensors.n
+    a = select(remote, TraceQuery(fields="top_k,lens", pos_count=n)).arrays
+    b = select(local, TraceQuery(fields="top_k,lens", pos_count=n)).arrays
+    for part in ("top_k", "lens"):
+        assert torch.equal(a[part]["ids"], b[part]["ids"]), part
+        assert torch.allclose(a[part]["probs"], b[part]["probs"], atol=1e-4), part
+
+
+def test_greedy_generation_on_the_deployment(models):
+    native = models.get("native")
+    remote = models.get(remote_name(models))
+    assert native is not None and remote is not None
+    ids = list(native.tokenizer("the cat sat").ids)
+    assert remote.continue_ids(ids, 5) == native.continue_ids(ids, 5)
+
+
+def test_a_model_the_deployment_cannot_load(tmp_path, ndif_host):
+    folder = make_tiny_llama(tmp_path / "gone-llama", seed=3)
+    model = open_ndif(str(folder), ndif_host)  # its config and tokenizer read here
+    shutil.rmtree(folder)  # then gone: the deployment has nothing to load
+    t = model.trace(list(model.tokenizer("the cat").ids))
+    with pytest.raises(RemoteError) as caught:
+        t.entropy()
+    assert caught.value.status == 502
+    assert f"does not host {str(folder)!r}" in str(caught.value)
+    assert "Traceback" not in str(caught.value)
+
+
+def test_a_deployment_that_is_down(folder):
+    host = f"http://127.0.0.1:{free_port()}"
+    model = open_ndif(str(folder), host)
+    with pytest.raises(RemoteError) as caught:
+        model.trace(list(model.tokenizer("the cat").ids)).entropy()
+    assert caught.value.status == 503 and caught.value.retry_after == 30
+    assert f"the NDIF deployment at {host} is down or unreachable" in str(caught.value)
+
+
+def test_a_key_the_deployment_refuses(folder, ndif_server, ndif_host):
+    """A deployment that wants keys (NDIF's API with its key database configured) refuses a
+    malformed key and a missing one; each is said as a refused key, NDIF's words kept."""
+    if ndif_server is None:  # only when a developer names their own (ATTNVIZ_NDIF_TEST_HOST)
+        pytest.skip("a key refused needs the suite's own NDIF: ATTNVIZ_NDIF_TEST_HOST is set")
+    with keyed_api(ndif_server) as url:
+        for key, words in (("not-a-key", "Invalid API key format"),
+                           ("", "Missing or invalid API key")):  # fmt: skip
+            model = open_ndif(str(folder), url, key)
+            with pytest.raises(RemoteError) as caught:
+                model.trace(list(model.tokenizer("the cat").ids)).entropy()
+            assert caught.value.status == 502
+            assert "refused the key (NDIF_API_KEY)" in str(caught.value) and words in str(
+                caught.value
+            )
