@@ -9,7 +9,7 @@ router = APIRouter(prefix="/api", tags=["models"])
 
 
 @router.get(
-    "/models/{name}/atlas",
+    "/models/{name:path}/atlas",
     responses={
         404: {"description": "No model of that name"},
         422: {"description": "The model cannot be probed (too few positions or tokens)"},

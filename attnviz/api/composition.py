@@ -9,7 +9,7 @@ router = APIRouter(prefix="/api", tags=["models"])
 
 
 @router.get(
-    "/models/{name}/composition",
+    "/models/{name:path}/composition",
     responses={
         404: {"description": "No model of that name"},
         422: {"description": "A model run through transformers, or an encoder-decoder"},

@@ -9,7 +9,7 @@ router = APIRouter(prefix="/api", tags=["models"])
 
 
 @router.post(
-    "/models/{name}/corpus",
+    "/models/{name:path}/corpus",
     responses={
         400: {"description": "The body could not be read as JSON (UTF-8 text)"},
         404: {"description": "No model of that name"},

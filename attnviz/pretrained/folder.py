@@ -48,6 +48,12 @@ log = logging.getLogger(__name__)
 # transformers (the bridge, pretrained/bridge). One definition: the schemas' backend fields and
 # every served model's ``backend`` read it.
 Backend = Literal["native", "transformers", "ndif"]
+# Each backend in words, as a sentence names what runs a model ("runs through ...").
+BACKEND_WORDS: dict[Backend, str] = {
+    "native": "attnviz's engine",
+    "transformers": "transformers",
+    "ndif": "an NDIF deployment",
+}
 
 
 class ModelFolderError(ValueError):

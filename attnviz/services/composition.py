@@ -19,7 +19,7 @@ from collections import OrderedDict
 
 from attnviz.engine.composition import KINDS, Composition, composition_scores, flop
 from attnviz.errors import TraceError
-from attnviz.pretrained.folder import PretrainedModel
+from attnviz.pretrained.folder import BACKEND_WORDS, PretrainedModel
 from attnviz.pretrained.registry import ServedModel
 from attnviz.schemas.composition import CompositionKinds, CompositionResponse, Grid
 
@@ -56,9 +56,9 @@ def compute(m: ServedModel) -> Composition:
     """The model's composition scores (raises TraceError for one the engine does not run)."""
     if not isinstance(m, PretrainedModel):
         raise TraceError(
-            f"model: {m.name} runs through transformers ({m.family}), whose attention weights "
-            "are not the engine's W_Q, W_K, W_V and W_O: composition scores are for models "
-            "the native engine runs"
+            f"model: {m.name} runs through {BACKEND_WORDS[m.backend]} ({m.family}), whose "
+            "attention weights are not the engine's W_Q, W_K, W_V and W_O: composition scores "
+            "are for models the native engine runs"
         )
     if m.cfg.encoder_layers:
         raise TraceError(

@@ -213,6 +213,10 @@ class TraceJobs:
             tokens = len(model.tokenizer(req.text).ids)
         except Exception:  # noqa: BLE001 (the tokenizers library raises plain Exceptions)
             return None
+        if model.backend == "ndif":
+            # Its time is the deployment's (its queue, a model to load): unknown here, and
+            # never this server's pace. Always a job, when asked: the page shows what NDIF says.
+            return math.inf
         tokens += req.generate.steps if req.generate is not None else 0
         return work_units(model.cfg, tokens, self._thumbs(query))
 
@@ -224,8 +228,9 @@ class TraceJobs:
         return units / self.pace
 
     def measured(self, units: float, seconds: float) -> None:
-        """A text trace of ``units`` took ``seconds`` to compute and encode: the pace moves."""
-        if units < _MIN_UNITS or seconds <= 0:
+        """A text trace of ``units`` took ``seconds`` to compute and encode: the pace moves
+        (not for a remote model's, whose units are unknown)."""
+        if units < _MIN_UNITS or seconds <= 0 or not math.isfinite(units):
             return
         pace = units / seconds
         self.pace = math.exp(math.log(self.pace) + _EWMA * (math.log(pace) - math.log(self.pace)))
@@ -283,7 +288,7 @@ class TraceJobs:
             asked_for=self.asked_for(query, compact, accept_encoding),
             layers=cfg.n_layers,
             thumbs=self._thumbs(query),
-            estimate_s=self.expected_s(units),
+            estimate_s=min(self.expected_s(units), self.limit_s),  # a remote one's: its limit
             limit_s=self.limit_s,
         )
         self._forget_old(caller.visitor)

@@ -38,13 +38,15 @@ def ndif_client(folder):
 
 def test_the_model_list_says_it_runs_on_ndif(ndif_client, folder):
     (model,) = ndif_client.get("/api/models").json()["models"]
-    assert model["name"] == f"ndif:{folder}" and model["backend"] == "ndif"
+    # Named by the folder's name, as a model folder is (its path not told to clients).
+    assert model["name"] == "ndif:tiny-llama" and model["backend"] == "ndif"
+    assert model["source"] == "NDIF at this process: tiny-llama"
     assert model["placement"] == {"embed": "ndif", "layers": ["ndif", "ndif"], "head": "ndif"}
     assert model["ablate_refused"] and "NDIF" in model["ablate_refused"]
 
 
 def test_the_pages_parts_come_back(ndif_client, folder):
-    body = {"model": f"ndif:{folder}", "text": "the cat sat on the mat"}
+    body = {"model": "ndif:tiny-llama", "text": "the cat sat on the mat"}
     r = ndif_client.post("/api/trace", params={"fields": "thumbs", "thumb": 4}, json=body)
     assert r.status_code == 200, r.text
     got = r.json()
@@ -78,7 +80,7 @@ def test_a_deployment_that_is_down_is_a_503_in_plain_words(folder):
     settings = Settings(device="cpu", builtin_model=False, models=f"ndif:{folder}",
                         ndif_host=host)  # fmt: skip
     with TestClient(create_app(settings)) as c:
-        r = c.post("/api/trace", json={"model": f"ndif:{folder}", "text": "the cat"})
+        r = c.post("/api/trace", json={"model": "ndif:tiny-llama", "text": "the cat"})
     assert r.status_code == 503 and r.headers["Retry-After"] == "30"
     assert r.json()["message"].startswith(f"model: the NDIF deployment at {host} is down")
 
@@ -114,3 +116,45 @@ def test_no_host_is_refused_at_start_naming_ndif_host(folder):
         open_ndif(str(folder), None)
     with pytest.raises(ModelFolderError, match="not an http"):
         open_ndif(str(folder), "ndif.example")
+
+
+def test_every_backend_has_its_words():
+    from typing import get_args
+
+    from attnviz.pretrained.folder import BACKEND_WORDS, Backend
+
+    assert set(BACKEND_WORDS) == set(get_args(Backend))
+
+
+def test_the_models_other_views_answer_or_say_why(ndif_client):
+    """The head atlas and the many-texts view read a model on NDIF as any other; composition
+    scores, which read the engine's weights, are refused naming the deployment."""
+    name = "ndif%3Atiny-llama"
+    r = ndif_client.get(f"/api/models/{name}/atlas")
+    assert r.status_code == 200 and r.json()["layers"] == 2
+    r = ndif_client.post(f"/api/models/{name}/corpus", json={"source": "examples"})
+    assert r.status_code == 200, r.text
+    r = ndif_client.get(f"/api/models/{name}/composition")
+    assert r.status_code == 422 and "runs through an NDIF deployment" in r.json()["message"]
+    r = ndif_client.post("/api/trace", params={"fields": "rollout"},
+                         json={"model": "ndif:tiny-llama", "text": "the cat sat"})  # fmt: skip
+    assert r.status_code == 200 and len(r.json()["rollout"]) == 2
+
+
+def test_a_trace_on_ndif_is_a_job_the_page_follows(ndif_client):
+    """Its time is the deployment's, unknown here: asked for one, it is always a job."""
+    import time
+
+    body = {"model": "ndif:tiny-llama", "text": "a job on the deployment"}
+    r = ndif_client.post("/api/trace", params={"fields": "thumbs", "thumb": 4}, json=body,
+                         headers={"Prefer": "respond-async"})  # fmt: skip
+    assert r.status_code == 202, r.text
+    job = r.json()
+    assert job["estimate_s"] <= job["limit_s"]
+    deadline = time.monotonic() + 60
+    while job["state"] not in ("done", "failed", "cancelled") and time.monotonic() < deadline:
+        time.sleep(0.1)
+        job = ndif_client.get(job["url"]).json()
+    assert job["state"] == "done", job
+    r = ndif_client.get(job["result"])
+    assert r.status_code == 200 and len(r.json()["thumbs"]["values"]) == 2

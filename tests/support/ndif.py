@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import socket
 import subprocess
 import tempfile
@@ -63,6 +64,7 @@ class NdifServer:
         env = {**os.environ, "ATTNVIZ_NDIF_RUN": str(self.run)}
         subprocess.run(["bash", str(DEPLOY / "stop.sh")], env=env, capture_output=True,
                        timeout=120, check=False)  # fmt: skip
+        shutil.rmtree(self.run, ignore_errors=True)
 
 
 def free_port() -> int:

@@ -27,8 +27,8 @@ from attnviz.engine.reduce import entropy, max_pool, quantize, read_rows, regrou
 # Keyword arguments of an attention call that change its numbers in ways the rule here does not
 # model: the trace is refused (the client names them) rather than wrong.
 UNMODELLED = ("s_aux", "sinks", "attention_sinks", "alibi", "position_bias")
-# Vocabulary logits made at once when unembedding rows (float32, a few MB).
-UNEMBED_BYTES = 32 * 2**20
+# Scores of a few heads, or vocabulary logits of a few rows, made at once (float32).
+CHUNK_BYTES = 32 * 2**20
 
 
 def envoy_at(model: Any, path: str) -> Any:
@@ -137,7 +137,6 @@ def _reduce_layer(plan: dict, layer: int, call: dict, output: Any) -> dict:
         "scaling": call["scaling"],
         "softcap": call["softcap"],
         "unmodelled": call["unmodelled"],
-        # The mask as a rule when one describes it (None: what ``hidden`` is, ``mask`` else).
         # The keys hidden from each query: the causal triangle said in one word, else sent.
         "triangle": hidden is not None and bias is None and _causal(hidden),
         "hidden": None if hidden is None or _causal(hidden) else _sent(hidden),
@@ -145,11 +144,13 @@ def _reduce_layer(plan: dict, layer: int, call: dict, output: Any) -> dict:
     }
     forward = output[1] if isinstance(output, tuple) and len(output) > 1 else None
     thumbs, want_entropy = plan.get("thumbs"), plan.get("base", False)
-    step = max(1, UNEMBED_BYTES // max(1, T * S * 4))  # heads at once
+    step = max(1, CHUNK_BYTES // max(1, T * S * 4))  # heads at once
     values, scales, rows, ranges = [], [], [], []
     err = torch.zeros((), device=q.device)
+    if not want_entropy and thumbs is None:
+        step = H  # nothing asked of the weights: the loop below is skipped
     attn_out = output[0] if isinstance(output, tuple) else output  # (1, T, H, hs)
-    for h in range(0, H, step):
+    for h in range(0, H if want_entropy or thumbs is not None else 0, step):
         hs = slice(h, min(h + step, H))
         s = layer_scores(q[hs], kk[hs], call["scaling"], hidden, bias)  # (h, T, S)
         w = layer_weights(s, call["softcap"])
@@ -195,7 +196,7 @@ def _predictions(plan: dict, rows: dict, norm: Any, head: Any, softcap: float | 
     ask = plan["predict"]
     targets = torch.tensor(ask["targets"])
     last = max(rows)
-    step = max(1, UNEMBED_BYTES // (8 * ask["vocab"]))
+    step = max(1, CHUNK_BYTES // (8 * ask["vocab"]))
 
     def unembed(x: torch.Tensor) -> torch.Tensor:
         logits = head(x)

@@ -261,11 +261,14 @@ def load_ndif(key: str, where: Deployment | None, name: str | None = None) -> Nd
     eos = hf.config.get_text_config().eos_token_id
     eos_ids = tuple(eos if isinstance(eos, list) else [] if eos is None else [eos])
     host = "this process" if where is None else where.host
+    # A repo id names itself; a folder (a self-hosted deployment's) by its name, as a model
+    # folder is, its path not told to clients.
+    shown = Path(key).name if Path(key).expanduser().is_dir() else key
     return NdifModel(
-        name=name or f"{PREFIX}{key}",
+        name=name or f"{PREFIX}{shown}",
         family=hf.config.model_type,
         source=Path(key),
-        origin=f"NDIF at {host}: {key}",
+        origin=f"NDIF at {host}: {shown}",
         cfg=cfg,
         tokenizer=tokenizer,
         lm=lm,

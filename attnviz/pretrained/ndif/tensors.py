@@ -110,8 +110,10 @@ class RemoteTensors(TraceTensors):
         self.rule = RecordedRule(
             tuple(LayerRule(r["scaling"], r["softcap"], _mask(r, causal)) for r in layers)
         )
-        self._memo("entropy", lambda: torch.stack([r["entropy"] for r in layers]))
-        self._memo("score_range", lambda: torch.stack([r["score_range"] for r in layers]))
+        # Kept as if computed here (not through ``_memo``: a part computing a derived array
+        # under its lock, the rollout say, may be what asked for this first trace).
+        self._derived.setdefault("entropy", torch.stack([r["entropy"] for r in layers]))
+        self._derived.setdefault("score_range", torch.stack([r["score_range"] for r in layers]))
         if "states" in got:
             self.states, self.embeddings = got["states"], got["embeddings"]
         self._based = True
@@ -168,6 +170,25 @@ class RemoteTensors(TraceTensors):
         values = t["values"].index_select(0, pick)
         return {"pool": pool, "size": values.shape[-1], "layers": layers, "values": values,
                 "scale": t["scale"].index_select(0, pick)}  # fmt: skip
+
+    def rollout(self) -> list[torch.Tensor]:
+        self._refuse_every_layer("rollout")
+        return super().rollout()
+
+    def value_rollout(self) -> list[torch.Tensor]:
+        self._refuse_every_layer("rollout")
+        return super().value_rollout()
+
+    def _refuse_every_layer(self, name: str) -> None:
+        """What needs every layer's weights here (the rollout): the hidden states' device to
+        compute on, and each layer's q and k sent; refused when the states stay there."""
+        self._base()
+        if self.states.is_meta:
+            raise TraceError(
+                f"fields: {name} multiplies every layer's weights here, which for "
+                f"{self.model_name} would bring every layer's queries and keys from the NDIF "
+                "deployment; ask for one layer's head mean or head max"
+            )
 
     def hidden_states(self) -> torch.Tensor:
         self._base()

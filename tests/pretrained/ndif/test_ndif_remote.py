@@ -68,6 +68,31 @@ def test_the_deployments_trace_equals_the_engines(models):
         assert torch.allclose(a[part]["probs"], b[part]["probs"], atol=1e-4), part
 
 
+def test_the_pages_job_says_what_ndif_said(folder, ndif_host):
+    """Through the HTTP API, as the page asks (Prefer: respond-async): a job, whose ``remote``
+    is NDIF's last word, and whose result is the part."""
+    import time
+
+    from fastapi.testclient import TestClient
+
+    from attnviz.app import create_app
+    from attnviz.settings import Settings
+
+    settings = Settings(device="cpu", builtin_model=False, models=f"ndif:{folder}",
+                        ndif_host=ndif_host)  # fmt: skip
+    with TestClient(create_app(settings)) as c:
+        r = c.post("/api/trace", params={"fields": "thumbs", "thumb": 4},
+                   json={"model": "ndif:tiny-llama", "text": TEXT},
+                   headers={"Prefer": "respond-async"})  # fmt: skip
+        assert r.status_code == 202, r.text
+        job, deadline = r.json(), time.monotonic() + 300
+        while job["state"] not in ("done", "failed", "cancelled") and time.monotonic() < deadline:
+            time.sleep(0.2)
+            job = c.get(job["url"]).json()
+        assert job["state"] == "done" and job["remote"] == "NDIF is sending the result", job
+        assert len(c.get(job["result"]).json()["thumbs"]["values"]) == 2
+
+
 def test_greedy_generation_on_the_deployment(models):
     native = models.get("native")
     remote = models.get(remote_name(models))

@@ -59,7 +59,8 @@ def ndif_name(models: ModelRegistry, family: str) -> str:
 def test_the_ndif_trace_equals_the_engine_and_the_bridge(models, oracle):
     remote, local = trace(models, ndif_name(models, "llama")), trace(models, oracle)
     assert remote.meta["backend"] == "ndif" and remote.meta["tokens"] == local.meta["tokens"]
-    for fields in ("attentions", "scores", "hidden_states", "entropy", "score_range", "embeddings"):
+    for fields in ("attentions", "scores", "hidden_states", "entropy", "score_range", "embeddings",
+                   "rollout", "head_mean", "head_max", "distances"):  # fmt: skip
         a, b = arrays(remote, fields=fields)[fields], arrays(local, fields=fields)[fields]
         assert a.shape == b.shape, fields
         assert torch.allclose(a.double(), b.double(), atol=1e-4, rtol=0), fields
