@@ -98,6 +98,7 @@ class TraceJob:
     message: str | None = None
     status: int | None = None  # the HTTP status of a failure
     remote: str | None = None  # a remote deployment's last word (NDIF: "Waiting in its queue")
+    unknown: bool = False  # its time cannot be told here (a remote model's)
     body: Body | None = None
     stop: str | None = None  # why it is to stop, read at each layer
     task: asyncio.Task | None = field(default=None, repr=False)
@@ -122,8 +123,11 @@ class TraceJob:
             self.told_at = time.monotonic()
 
     def hear(self, words: str) -> None:
-        """``attnviz.capture.progress.say``'s listener: a remote deployment's status."""
+        """``attnviz.capture.progress.say``'s listener: a remote deployment's status; a job
+        cancelled meanwhile stops here (its wait for the deployment ends)."""
         self.remote = words
+        if self.stop is not None:
+            raise JobStopped(self.stop)
 
     def over_limit(self) -> str:
         return (
@@ -180,7 +184,8 @@ class TraceJob:
             "done": self.done,
             "total": self.total,
             "elapsed_s": round(self.elapsed_s(), 2),
-            "left_s": None if self.state in ENDED else round(left, 1),
+            # Unknown for a remote model's (its deployment's queue and loading): none said.
+            "left_s": None if self.state in ENDED or self.unknown else round(left, 1),
             "estimate_s": round(self.estimate_s, 1),
             "limit_s": self.limit_s,
             "message": self.message,
@@ -289,6 +294,7 @@ class TraceJobs:
             layers=cfg.n_layers,
             thumbs=self._thumbs(query),
             estimate_s=min(self.expected_s(units), self.limit_s),  # a remote one's: its limit
+            unknown=not math.isfinite(units),
             limit_s=self.limit_s,
         )
         self._forget_old(caller.visitor)

@@ -62,11 +62,16 @@ def test_the_pages_parts_come_back(ndif_client, folder):
     assert r.status_code == 422 and r.json()["message"].startswith("ablate:")
 
 
-def test_a_job_tells_ndifs_status(ndif_client):
+def test_a_job_tells_ndifs_status_and_stops_there_once_cancelled(ndif_client):
+    from attnviz.services.jobs import JobStopped
+
     job = TraceJob.__new__(TraceJob)  # the listener alone: what NDIF said, as the page reads it
-    job.remote = None
+    job.remote, job.stop = None, None
     job.hear("Waiting in NDIF's queue: Moved to position 2 in Queue.")
     assert job.remote == "Waiting in NDIF's queue: Moved to position 2 in Queue."
+    job.stop = "cancelled by its visitor"
+    with pytest.raises(JobStopped):
+        job.hear("NDIF is loading the model")
 
 
 def free_port() -> int:
@@ -150,7 +155,7 @@ def test_a_trace_on_ndif_is_a_job_the_page_follows(ndif_client):
                          headers={"Prefer": "respond-async"})  # fmt: skip
     assert r.status_code == 202, r.text
     job = r.json()
-    assert job["estimate_s"] <= job["limit_s"]
+    assert job["estimate_s"] <= job["limit_s"] and job["left_s"] is None  # unknown here
     deadline = time.monotonic() + 60
     while job["state"] not in ("done", "failed", "cancelled") and time.monotonic() < deadline:
         time.sleep(0.1)

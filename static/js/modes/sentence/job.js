@@ -65,5 +65,7 @@ export function renderJob(container, job, { cancel }) {
   const text = jobText(job);
   if (line.textContent !== text) line.textContent = text;
   bar.max = Math.max(1, job.total);
-  bar.value = Math.min(job.done, job.total);
+  if (job.remote)
+    bar.removeAttribute("value"); // a remote deployment's: how far, unknown here
+  else bar.value = Math.min(job.done, job.total);
 }
