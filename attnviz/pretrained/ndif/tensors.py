@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from attnviz.capture import TraceTensors
-from attnviz.capture.tensors import QKV
+from attnviz.capture.tensors import KEEP_SQUARE_BYTES, QKV
 from attnviz.engine.analysis import PCA
 from attnviz.errors import TraceError
 from attnviz.limits import LIMITS
@@ -125,19 +125,33 @@ class RemoteTensors(TraceTensors):
 
     def _qkv(self, layer: int) -> QKV:
         """q, k and v of ``layer`` (nh, T, hs): the deployment's, each key/value head repeated
-        for the query heads that read it; the last few layers kept."""
+        for the query heads that read it; the last few layers kept (as sent: k and v of the
+        key/value heads alone)."""
         kept = self._layers_qkv.get(layer)
-        if kept is not None:
-            self._layers_qkv.move_to_end(layer)
-            return kept
-        got = self._base({"qkv": [layer]}) or self._send({"qkv": [layer]})
-        r = got["layers"][layer]
-        group = r["q"].shape[0] // r["k"].shape[0]
-        qkv = (r["q"], r["k"].repeat_interleave(group, 0), r["v"].repeat_interleave(group, 0))
-        self._layers_qkv[layer] = qkv
-        while len(self._layers_qkv) > KEPT_LAYERS:
-            self._layers_qkv.popitem(last=False)
-        return qkv
+        if kept is None:
+            got = self._base({"qkv": [layer]}) or self._send({"qkv": [layer]})
+            r = got["layers"][layer]
+            kept = self._layers_qkv[layer] = (r["q"], r["k"], r["v"])
+            while len(self._layers_qkv) > KEPT_LAYERS:
+                self._layers_qkv.popitem(last=False)
+        self._layers_qkv.move_to_end(layer)
+        q, k, v = kept
+        group = q.shape[0] // k.shape[0]
+        return q, k.repeat_interleave(group, 0), v.repeat_interleave(group, 0)
+
+    def nbytes(self) -> int:
+        """What this trace will hold here at most (the cache counts it when it is made, before
+        anything is fetched): the states when they come, ``KEPT_LAYERS`` layers' q, k and v,
+        every head's entropy row and score range, a thumbnail of every head, and the distances
+        when they are kept (``KEEP_SQUARE_BYTES``); never the deployment's share."""
+        L, H, T, C = self.layers, self.heads, self.n, self.states.shape[-1]
+        total = 0 if not self.plan_base.get("small") else (L + 2) * T * C * 4
+        total += min(KEPT_LAYERS, L) * (H + 2 * self.cfg.kv_heads) * T * self.cfg.d_head * 4
+        total += L * H * (T + 1) * 4 + L * H * (16 * 16 + 4)
+        square = (L + 1) * T * T * 4
+        return total + (
+            square if self.plan_base.get("small") and square <= KEEP_SQUARE_BYTES else 0
+        )
 
     # -- what the parts read -------------------------------------------------------------------
 

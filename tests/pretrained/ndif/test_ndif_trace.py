@@ -194,3 +194,21 @@ def test_nnsight_leaves_every_other_object_as_it_was(models):
 
     nnsight_module()
     assert not hasattr(object(), "save") and not hasattr(3, "save")
+
+
+def test_the_trace_cache_counts_what_it_will_hold_here_not_the_deployments(models):
+    """A 405B shape's remote trace: its hidden states (4.2 GB at 512 tokens) stay there, so
+    the cache counts the few layers' q, k, v, the entropy rows and thumbnails it keeps."""
+    from attnviz.engine import TransformerConfig
+    from attnviz.pretrained.ndif.tensors import remote_tensors
+
+    cfg = TransformerConfig(d_model=16384, n_layers=126, n_heads=128, head_dim=128,
+                            n_kv_heads=8, causal=True, n_ctx=4096, vocab_size=128256)  # fmt: skip
+    t = remote_tensors(cfg, list(range(512)), lambda plan: {}, {}, "ndif:405b", 16384)
+    assert t.states.is_meta and "hidden_states" in t.lacking
+    assert 100 * 2**20 < t.nbytes() < 256 * 2**20  # against 4.2 GB of states
+    small = models.get(ndif_name(models, "llama"))
+    assert small is not None
+    ids = list(small.tokenizer(TEXT).ids)
+    held = small.trace(ids)
+    assert not held.lacking and held.nbytes() < 2**20
