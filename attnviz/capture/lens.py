@@ -67,6 +67,13 @@ def mlm_readout(
 _FINAL_NORMS = ("norm", "ln_f", "final_layer_norm", "final_layernorm", "final_norm")
 
 
+def final_norm(hf: Any) -> Any:
+    """A transformers model's final norm, found by its usual names on the base model; None."""
+    base = getattr(hf, "base_model", hf)
+    return next((getattr(base, n) for n in _FINAL_NORMS if getattr(base, n, None) is not None),
+                None)  # fmt: skip
+
+
 def bridged_readout(hf: Any, causal: bool, ids: list[int], label: Callable) -> Readout | None:
     """transformers' final norm (found by its usual names on the base model) and output
     embedding (``lm_head``, with its bias when it has one), soft-capped as the model caps its
@@ -74,9 +81,7 @@ def bridged_readout(hf: Any, causal: bool, ids: list[int], label: Callable) -> R
     head = hf.get_output_embeddings() if causal else None
     if not isinstance(head, torch.nn.Linear):
         return None
-    base = getattr(hf, "base_model", hf)
-    norm = next((getattr(base, n) for n in _FINAL_NORMS if getattr(base, n, None) is not None),
-                None)  # fmt: skip
+    norm = final_norm(hf)
     if norm is None:
         return None
     cap = getattr(hf.config, "final_logit_softcapping", None)

@@ -20,10 +20,11 @@ from typing import Any
 import torch
 
 from attnviz.capture import TraceTensors
-from attnviz.capture.lens import Readout
+from attnviz.capture.lens import Readout, final_norm
 from attnviz.engine import TransformerConfig
 from attnviz.engine.ablate import HeadAblation
 from attnviz.errors import TraceError
+from attnviz.pretrained.bridge.load import _ROPE_KEYS, DEFAULT_CONTEXT, _context, _eos_ids
 from attnviz.pretrained.folder import Backend, ModelFolderError
 from attnviz.pretrained.ndif.client import Deployment, model_key, nnsight_module, run_remote
 from attnviz.pretrained.ndif.tensors import remote_tensors
@@ -31,7 +32,6 @@ from attnviz.pretrained.tokenize import TextTokenizer
 from attnviz.wire.constants import ATTRIBUTION_FIELDS, VALUE_WEIGHTED_RULES
 
 PREFIX = "ndif:"
-_NORMS = ("norm", "ln_f", "final_layer_norm", "final_layernorm", "final_norm")
 
 
 @dataclass(frozen=True)
@@ -66,8 +66,7 @@ def find_paths(hf: Any, n_layers: int) -> Paths | str:
         )
     layers = tuple(a.rsplit(".", 1)[0] for a in attention)
     head = hf.get_output_embeddings()
-    base = getattr(hf, "base_model", hf)
-    norm = next((getattr(base, n) for n in _NORMS if getattr(base, n, None) is not None), None)
+    norm = final_norm(hf)
     if head is None or norm is None or id(head) not in names or id(norm) not in names:
         return "it has no final norm and unembedding attnviz can find"
     embed = hf.get_input_embeddings()
@@ -199,8 +198,7 @@ def describe(config: Any) -> TransformerConfig:
     c = config.get_text_config()
     H = c.num_attention_heads
     C = c.hidden_size
-    context = getattr(c, "max_position_embeddings", None) or 4096
-    rope = getattr(c, "rope_parameters", None) or getattr(c, "rope_theta", None)
+    rope = any(getattr(c, k, None) for k in _ROPE_KEYS)
     return TransformerConfig(
         d_model=C,
         n_layers=c.num_hidden_layers,
@@ -208,7 +206,7 @@ def describe(config: Any) -> TransformerConfig:
         head_dim=getattr(c, "head_dim", None) or C // H,
         n_kv_heads=getattr(c, "num_key_value_heads", None) or H,
         causal=True,
-        n_ctx=context,
+        n_ctx=_context(c) or DEFAULT_CONTEXT,
         positional="rope" if rope else "none",  # type: ignore[arg-type]
         residual=True,
         vocab_size=c.vocab_size,
@@ -258,8 +256,6 @@ def load_ndif(key: str, where: Deployment | None, name: str | None = None) -> Nd
     if isinstance(paths, str):
         raise ModelFolderError(f"{key}: attnviz cannot read this model through NDIF: {paths}")
     tokenizer = TextTokenizer.from_file(tokenizer_file(key))
-    eos = hf.config.get_text_config().eos_token_id
-    eos_ids = tuple(eos if isinstance(eos, list) else [] if eos is None else [eos])
     host = "this process" if where is None else where.host
     # A repo id names itself; a folder (a self-hosted deployment's) by its name, as a model
     # folder is, its path not told to clients.
@@ -277,5 +273,5 @@ def load_ndif(key: str, where: Deployment | None, name: str | None = None) -> Nd
         where=where,
         remote_key="" if where is None else model_key(lm, key),
         logit_softcap=getattr(hf.config.get_text_config(), "final_logit_softcapping", None),
-        eos_ids=eos_ids,
+        eos_ids=_eos_ids(hf.config.get_text_config().to_dict()),
     )

@@ -25,7 +25,7 @@ from attnviz.capture.tensors import KEEP_SQUARE_BYTES, QKV
 from attnviz.engine.analysis import PCA
 from attnviz.errors import TraceError
 from attnviz.limits import LIMITS
-from attnviz.pretrained.bridge.record import Mask
+from attnviz.pretrained.bridge.record import Mask, as_mask
 from attnviz.pretrained.bridge.rule import LayerRule, RecordedRule
 
 if TYPE_CHECKING:
@@ -42,22 +42,15 @@ RULE_TOLERANCE = 1e-3
 Run = Callable[[dict], dict]  # a plan -> what the deployment sent back
 
 
-def _mask(layer: dict, causal: bool) -> Mask:
+def _mask(layer: dict) -> Mask:
     """The mask a layer's attention used, as the deployment described it: the causal triangle,
-    none, a rule (a sliding window) when one describes the keys it hid, else those keys, or its
-    bias."""
+    none, or the keys it hid (as a rule when one describes them: ``as_mask``), or its bias."""
     hidden, bias = layer.get("hidden"), layer.get("bias")
     if bias is not None:
         return Mask(bias=bias.masked_fill(hidden, float("-inf")))
     if layer.get("triangle"):
         return Mask(causal=True)
-    if hidden is None:
-        return Mask()
-    T, S = hidden.shape
-    for rule in (Mask(causal=True), Mask(causal=causal, window=int((~hidden[-1]).sum()))):
-        if torch.equal(rule.rule_hidden(T, S, hidden.device), hidden):
-            return rule
-    return Mask(hidden=hidden)
+    return Mask() if hidden is None else as_mask((~hidden)[None, None])  # True: seen
 
 
 @dataclass
@@ -106,9 +99,8 @@ class RemoteTensors(TraceTensors):
                     f"{r['scaling']:.4g}) under its mask: recomputed, its output differs by "
                     f"{float(r['check']):.2e} (over {RULE_TOLERANCE:g})"
                 )
-        causal = self.cfg.causal
         self.rule = RecordedRule(
-            tuple(LayerRule(r["scaling"], r["softcap"], _mask(r, causal)) for r in layers)
+            tuple(LayerRule(r["scaling"], r["softcap"], _mask(r)) for r in layers)
         )
         # Kept as if computed here (not through ``_memo``: a part computing a derived array
         # under its lock, the rollout say, may be what asked for this first trace).
