@@ -42,7 +42,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.settings = settings
     app.state.device = resolve_device(settings.device)
-    compute.configure(settings.workers)
+    compute.configure(settings.workers, settings.remote_workers)
     log.info("attnviz %s computing on %s", __version__, app.state.device)
     # Models are loaded on the compute thread, where their tensors will be used.
     app.state.registry = compute.run(

@@ -13,6 +13,8 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from attnviz.limits import LIMITS
 
+REMOTE_WORKERS = 8  # remote models' computations at once, by default (``remote_workers``)
+
 # The parameters' dtype: "auto" is the checkpoint's (bfloat16 or float16) on a GPU and float32
 # on a CPU; the others force it. One definition: the CLI's --dtype offers these.
 DType = Literal["auto", "float32", "bfloat16", "float16"]
@@ -105,6 +107,9 @@ class Settings(BaseSettings):
     # Computations at once. One uses every core already (torch spreads each operation); more
     # only helps on a GPU host, where encoding on the CPU can overlap the GPU's work.
     workers: int = Field(1, ge=1, le=64)
+    # Remote models' computations at once (NDIF's), beside those: each mostly waits for its
+    # deployment (its queue, the model loading there), never holding a worker above.
+    remote_workers: int = Field(REMOTE_WORKERS, ge=1, le=256)
     # A request that cannot start computing within this many seconds gets 503 with Retry-After;
     # one whose expected wait is longer gets it at once. Cache hits skip the queue of misses.
     max_wait_s: float = Field(2.0, gt=0, le=600)

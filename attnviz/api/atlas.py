@@ -27,5 +27,5 @@ async def atlas(
     cap = token_cap(m, settings.max_text_tokens)
     client = request.client.host if request.client else ""
     cheap = ATLASES.get(m, cap) is not None
-    got = await traces.admission.run(client, lambda: ATLASES.atlas(m, cap), cheap=cheap)
+    got = await traces.admission_for(name).run(client, lambda: ATLASES.atlas(m, cap), cheap=cheap)
     return got.response()

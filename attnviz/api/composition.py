@@ -27,4 +27,6 @@ async def composition(
     m = find_model(registry, name)
     client = request.client.host if request.client else ""
     cheap = COMPOSITIONS.get(m) is not None
-    return await traces.admission.run(client, lambda: COMPOSITIONS.answer(m), cheap=cheap)
+    return await traces.admission_for(m.name).run(
+        client, lambda: COMPOSITIONS.answer(m), cheap=cheap
+    )

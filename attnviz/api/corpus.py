@@ -36,4 +36,6 @@ async def corpus(
     cap = token_cap(m, settings.max_text_tokens)
     client = request.client.host if request.client else ""
     cheap = CORPORA.cheap(m, body, cap)
-    return await traces.admission.run(client, lambda: CORPORA.corpus(m, body, cap), cheap=cheap)
+    return await traces.admission_for(m.name).run(
+        client, lambda: CORPORA.corpus(m, body, cap), cheap=cheap
+    )

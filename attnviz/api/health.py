@@ -18,11 +18,12 @@ async def healthz(
 ) -> Health:
     """Liveness and readiness: the server answers (at once, never queued behind traces), knows
     its device and where each loaded model lives, and says how busy it is."""
-    admission, cache = traces.admission, traces.cache
+    cache = traces.cache
+    both = (traces.admission, traces.remote_admission)  # local models' and remote ones'
     load = Load(
-        running=admission.running,
-        waiting=admission.waiting,
-        refused=admission.stats.refused + admission.stats.expired,
+        running=sum(a.running for a in both),
+        waiting=sum(a.waiting for a in both),
+        refused=sum(a.stats.refused + a.stats.expired for a in both),
         cache_mb=round(cache.bytes / 2**20, 1),
         cache_max_mb=round(cache.max_bytes / 2**20, 1),
         cache_entries=len(cache),

@@ -1,3 +1,4 @@
+import math
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, HTTPException, Path, Query, Request, status
@@ -80,13 +81,20 @@ async def trace(
     units = None
     asks = "respond-async" in request.headers.get("prefer", "")
     if isinstance(req, TextTraceRequest) and asks:
-        running = jobs.active(caller, traces.key(req))
+        asked_for = jobs.asked_for(query, compact, encodings)
+        running = jobs.active(caller, traces.key(req), asked_for)
         if running is not None:  # asked again while it computes: the same job
             return _accepted(running, caller.token)
-        done = jobs.answered(caller, traces.key(req), jobs.asked_for(query, compact, encodings))
+        done = jobs.answered(caller, traces.key(req), asked_for)
         if done is not None and traces.registry.get(req.model) is not None:
             # asked again once done (the page loaded again): its answer
             return _answer(done)
+        if traces.remote(req.model) and traces.cache.holds(traces.key(req)):
+            # A part of a remote model's kept trace may need a trip to its deployment (a
+            # layer's q and k, predictions): a job, answered here when it is done in time.
+            job = jobs.start(req, query, compact, encodings, client, caller, math.inf)
+            await jobs.wait(job, jobs.after_s)
+            return _settled(job, caller.token)
     if isinstance(req, TextTraceRequest) and not traces.cache.holds(traces.key(req)):
         # A trace to compute: the caller's job on another text stops; a long one may be a job.
         units = jobs.units(req, query)
@@ -98,6 +106,27 @@ async def trace(
     if units is not None:
         jobs.measured(units, body.compute_ms / 1000)
     return _answer(body)
+
+
+def _settled(job: TraceJob, token: str) -> Response:
+    """A job's answer when it has ended (its error as ``job_result`` says it), else 202."""
+    if job.state == "done" and job.body is not None:
+        job.read = True
+        return _answer(job.body)
+    if job.state in ("cancelled", "failed"):
+        job.read = True
+        return _failed(job)
+    return _accepted(job, token)
+
+
+def _failed(job: TraceJob) -> JSONResponse:
+    """An ended job's error, with the status it would have had."""
+    headers = {"Retry-After": str(job.retry_after)} if job.retry_after is not None else None
+    return JSONResponse(
+        {"message": job.message or job.state, "detail": []},
+        status_code=job.status or 409,
+        headers=headers,
+    )
 
 
 def _accepted(job: TraceJob, token: str) -> JSONResponse:
@@ -180,11 +209,8 @@ def job_cancel(job_id: JobId, jobs: JobsDep, caller: CallerDep) -> dict[str, Any
 )
 def job_result(job_id: JobId, jobs: JobsDep, caller: CallerDep) -> Response:
     job = _job(job_id, jobs, caller)
-    if job.body is not None:
-        return _answer(job.body)
     if job.state in ("queued", "running"):
         done = f"{job.done} of {job.total} layer passes done"
         raise HTTPException(status.HTTP_409_CONFLICT, f"job_id: still computing ({done})")
-    return JSONResponse(
-        {"message": job.message or job.state, "detail": []}, status_code=job.status or 409
-    )
+    job.read = True
+    return _answer(job.body) if job.body is not None else _failed(job)

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 import torch
 
+from attnviz.engine.reduce import PCA_AXES, principal_axes
+
 # Each query row's entropy: one function wherever the weights are (a remote trace's too).
 from attnviz.engine.reduce import entropy as attention_entropy  # noqa: F401
 
@@ -51,32 +53,18 @@ class PCA:
     coords: torch.Tensor  # (L+1, T, k)
 
 
-def trajectory_pca(states: torch.Tensor, k: int = 3) -> PCA:
+def trajectory_pca(states: torch.Tensor, k: int = PCA_AXES) -> PCA:
     """One PCA fitted on the hidden states of all layers together, so frames are comparable.
 
     states: (L+1, T, C). k = min(k, C). The directions are the top eigenvectors of the
-    covariance (C x C, in float64: a 512-token trace's 3,584 points in 384 dimensions take 20 ms,
-    a third of an SVD of the points). Signs are fixed (largest loading of each axis positive) so
-    the same input always gives the same picture.
+    covariance (``reduce.principal_axes``, which a remote trace runs on its deployment too).
+    Signs are fixed (largest loading of each axis positive) so the same input always gives the
+    same picture.
     """
-    L1, T, C = states.shape
-    k = min(k, C)
-    flat = states.reshape(L1 * T, C)  # (L+1)*T points in C dims
-    mean = flat.mean(0)
-    centred = flat - mean
-    c64 = centred.double()
-    var, vecs = torch.linalg.eigh(c64.T @ c64)  # ascending; (C,), (C, C) columns
-    var = var.flip(0).clamp_min(0)  # descending, rounding below 0 is 0
-    axes = vecs.flip(1)[:, :k].T  # (k, C) unit rows
-    idx = axes.abs().argmax(dim=1)
-    signs = torch.sign(axes[torch.arange(k), idx])
-    axes = axes * torch.where(signs == 0, torch.ones_like(signs), signs)[:, None]
-    total = var.sum()
-    ratio = var[:k] / total if total > 0 else torch.zeros_like(var[:k])
-    coords = (c64 @ axes.T).reshape(L1, T, k)  # (L+1, T, k)
+    mean, axes, ratio, coords = principal_axes(list(states), k)  # coords: (L+1, T, k)
     dtype = states.dtype
     return PCA(
-        mean=mean,
+        mean=mean.to(dtype),
         axes=axes.to(dtype),
         explained_variance_ratio=ratio.to(dtype),
         coords=coords.to(dtype),

@@ -54,6 +54,9 @@ BACKEND_WORDS: dict[Backend, str] = {
     "transformers": "transformers",
     "ndif": "an NDIF deployment",
 }
+# The backends whose models run elsewhere: their computations here mostly wait for the
+# deployment, on threads of their own (services/compute.py's remote ones).
+REMOTE_BACKENDS: frozenset[Backend] = frozenset({"ndif"})
 
 
 class ModelFolderError(ValueError):

@@ -20,6 +20,9 @@ left (``left``), which is what a request behind it is told to wait (every one of
 at once with that ``Retry-After`` when it would not start in time); its time does not enter the
 running estimate of a miss.
 
+Remote models (NDIF's) have an admission of their own, on threads of their own
+(``compute.submit_remote``): their waits for the deployment never hold the compute thread.
+
 Everything here runs on the event loop's thread; only ``fn`` runs on the compute thread.
 """
 
@@ -91,9 +94,15 @@ class Admission:
     and at most ``max_queue`` misses wait at once."""
 
     def __init__(
-        self, workers: int, max_wait_s: float, max_queue: int, first_guess_s: float = _FIRST_GUESS_S
+        self,
+        workers: int,
+        max_wait_s: float,
+        max_queue: int,
+        first_guess_s: float = _FIRST_GUESS_S,
+        submit: Callable[[Callable[[], Any]], Future] = compute.submit,
     ) -> None:
         self.workers = workers
+        self.submit = submit  # where a computation runs (the compute thread, or a remote one's)
         self.max_wait_s = max_wait_s
         self.max_queue = max_queue
         self.stats = AdmissionStats()
@@ -274,7 +283,7 @@ class Admission:
             if job.left is not None:
                 self._jobs.add(job)
             self._vtime = max(self._vtime, state.used)
-            future = compute.submit(self._timed(job))
+            future = self.submit(self._timed(job))
             future.add_done_callback(functools.partial(self._done, loop, job))
 
     def _done(self, loop: asyncio.AbstractEventLoop, job: _Job[Any], future: Future) -> None:

@@ -16,6 +16,13 @@ computation here sets the compute thread's own before it starts.)
 
 A host with a GPU (or many cores) may run more at once: ``configure(workers)`` before the first
 use (the setting ``ATTNVIZ_WORKERS``). Which request runs when is decided by ``admission.py``.
+
+A remote model's computation (NDIF's: ``pretrained/ndif``) mostly waits: for the deployment's
+queue, for the model to load there, for the answer to come back, seconds to minutes, and a
+local trace behind it would wait as long. So it runs on threads of its own (``submit_remote``,
+``ATTNVIZ_REMOTE_WORKERS`` of them), each with one torch thread for the little arithmetic it
+does here (a head's weights from the q and k NDIF sent, the encoding): they never hold the
+compute thread, and never spread an OpenMP pool over its cores.
 """
 
 from __future__ import annotations
@@ -28,10 +35,13 @@ from typing import ParamSpec, TypeVar
 
 import torch
 
+from attnviz.settings import REMOTE_WORKERS
+
 P = ParamSpec("P")
 R = TypeVar("R")
 
-_PREFIX = "attnviz-compute"
+_PREFIX = "attnviz-compute"  # every computing thread's name starts so: ``run`` runs inline
+_REMOTE_PREFIX = f"{_PREFIX}-remote"
 _threads = torch.get_num_threads()  # a compute thread's own count (torch's default: the cores)
 _beside = 0  # threads computing beside the compute threads, each on a core (training runs)
 _beside_lock = threading.Lock()
@@ -61,23 +71,46 @@ def _sized(fn: Callable[[], R]) -> Callable[[], R]:
     return call
 
 
+def _one_thread(fn: Callable[[], R]) -> Callable[[], R]:
+    def call() -> R:
+        if torch.get_num_threads() != 1:
+            torch.set_num_threads(1)
+        return fn()
+
+    return call
+
+
 _executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=_PREFIX)
 _workers = 1
+_remote = ThreadPoolExecutor(max_workers=REMOTE_WORKERS, thread_name_prefix=_REMOTE_PREFIX)
+_remote_workers = REMOTE_WORKERS
 
 
-def configure(workers: int) -> None:
-    """Run up to ``workers`` computations at once from now on."""
-    global _executor, _workers
+def configure(workers: int, remote_workers: int = REMOTE_WORKERS) -> None:
+    """Run up to ``workers`` computations at once from now on, and up to ``remote_workers``
+    remote models' computations beside them."""
+    global _executor, _workers, _remote, _remote_workers
     if workers != _workers:
         old = _executor
         _executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix=_PREFIX)
         _workers = workers
+        old.shutdown(wait=False)
+    if remote_workers != _remote_workers:
+        old = _remote
+        _remote = ThreadPoolExecutor(max_workers=remote_workers, thread_name_prefix=_REMOTE_PREFIX)
+        _remote_workers = remote_workers
         old.shutdown(wait=False)
 
 
 def submit(fn: Callable[[], R]) -> Future[R]:
     """Start ``fn()`` on a compute thread."""
     return _executor.submit(_sized(fn))
+
+
+def submit_remote(fn: Callable[[], R]) -> Future[R]:
+    """Start ``fn()`` (a remote model's computation, which mostly waits for its deployment) on
+    a thread of the remote ones, with one torch thread."""
+    return _remote.submit(_one_thread(fn))
 
 
 def run(fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:

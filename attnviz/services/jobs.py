@@ -17,7 +17,12 @@ The estimate before it starts: the forward's arithmetic (tokens x layers x the m
 A job is its visitor's: another visitor (without the operator's token) gets 404 for it, as for
 a job that does not exist. A newer trace request of the same visitor that has to compute
 (another text) supersedes the visitor's job: it is cancelled at its next layer. Ended jobs are
-kept for the trace cache's lifetime, the newest one per visitor (and ``MAX_JOBS`` in all)."""
+kept for the trace cache's lifetime: per visitor the newest one whose answer was read, and
+those not yet read (``UNREAD_PER_VISITOR`` at most; ``MAX_JOBS`` in all).
+
+A remote model's part (NDIF's) may need a trip to its deployment even when its trace is kept
+here (a layer's q and k, predictions): it is always a job when asked, answered at once when it
+is done within ``trace_job_after_s``, else 202 and followed like any other."""
 
 from __future__ import annotations
 
@@ -31,6 +36,7 @@ from typing import Any, Literal
 from attnviz.capture.progress import reporting
 from attnviz.engine import TransformerConfig
 from attnviz.errors import RemoteError, TraceError
+from attnviz.pretrained.folder import REMOTE_BACKENDS
 from attnviz.schemas.trace import TextTraceRequest, TraceQuery
 from attnviz.services.ownership import Caller, new_run_id
 from attnviz.services.text_trace import ModelNotFound, find_model
@@ -42,6 +48,7 @@ log = logging.getLogger(__name__)
 State = Literal["queued", "running", "done", "cancelled", "failed"]
 ENDED = ("done", "cancelled", "failed")
 MAX_JOBS = 256  # jobs kept at once (running and ended); past it the oldest ended go first
+UNREAD_PER_VISITOR = 16  # ended jobs of a visitor kept until their answers are read, at most
 
 # The pace of the forward's arithmetic before any trace is measured (work units a second): on
 # this project's 2-core machine the SmolLM2-135M shape at 3,600 tokens went at 66e9 on one
@@ -97,9 +104,11 @@ class TraceJob:
     ended: float | None = None
     message: str | None = None
     status: int | None = None  # the HTTP status of a failure
+    retry_after: int | None = None  # a 503's seconds to wait (a remote deployment's failure)
     remote: str | None = None  # a remote deployment's last word (NDIF: "Waiting in its queue")
     unknown: bool = False  # its time cannot be told here (a remote model's)
     body: Body | None = None
+    read: bool = False  # its answer was sent (a page that loads again may ask for it again)
     stop: str | None = None  # why it is to stop, read at each layer
     task: asyncio.Task | None = field(default=None, repr=False)
 
@@ -218,7 +227,7 @@ class TraceJobs:
             tokens = len(model.tokenizer(req.text).ids)
         except Exception:  # noqa: BLE001 (the tokenizers library raises plain Exceptions)
             return None
-        if model.backend == "ndif":
+        if model.backend in REMOTE_BACKENDS:
             # Its time is the deployment's (its queue, a model to load): unknown here, and
             # never this server's pace. Always a job, when asked: the page shows what NDIF says.
             return math.inf
@@ -260,10 +269,15 @@ class TraceJobs:
                 return job.body
         return None
 
-    def active(self, caller: Caller, key: str) -> TraceJob | None:
-        """The caller's job computing ``key``, if one is."""
+    def active(self, caller: Caller, key: str, asked_for: str) -> TraceJob | None:
+        """The caller's job computing this very request (``key``'s part ``asked_for``), if one
+        is."""
         for job in self._jobs.values():
-            if job.owner == caller.visitor and job.key == key and job.state not in ENDED:
+            if (
+                job.owner == caller.visitor
+                and (job.key, job.asked_for) == (key, asked_for)
+                and job.state not in ENDED
+            ):
                 return job
         return None
 
@@ -280,17 +294,18 @@ class TraceJobs:
         """The caller's job computing ``req``'s part (the one already running for it, if any);
         ``Busy`` when the queue is full."""
         key = self.traces.key(req)
+        asked_for = self.asked_for(query, compact, accept_encoding)
         self.supersede(caller, key)
-        running = self.active(caller, key)
+        running = self.active(caller, key, asked_for)
         if running is not None:
             return running  # the page asked again (reconnected): the same job
-        self.traces.admission.check()
+        self.traces.admission_for(req).check()
         cfg = find_model(self.traces.registry, req.model).cfg
         job = TraceJob(
             id=new_run_id(self.replica),
             owner=caller.visitor,
             key=key,
-            asked_for=self.asked_for(query, compact, accept_encoding),
+            asked_for=asked_for,
             layers=cfg.n_layers,
             thumbs=self._thumbs(query),
             estimate_s=min(self.expected_s(units), self.limit_s),  # a remote one's: its limit
@@ -328,7 +343,7 @@ class TraceJobs:
             return body
 
         try:
-            body = await traces.admission.run(client, work, left=job.left_s)
+            body = await traces.admission_for(req).run(client, work, left=job.left_s)
         except asyncio.CancelledError:
             self._end(job, "cancelled" if job.stop and job.stop.startswith("cancel") else "failed",
                       job.stop or "cancelled")  # fmt: skip
@@ -344,6 +359,7 @@ class TraceJobs:
             self._end(job, "failed", str(exc), 422)
             return
         except RemoteError as exc:  # NDIF's failure, in its words (502 or 503)
+            job.retry_after = exc.retry_after
             self._end(job, "failed", str(exc), exc.status)
             return
         except Exception:
@@ -376,12 +392,27 @@ class TraceJobs:
             self._stop(job, job.over_limit())
 
     def _forget_old(self, owner: str) -> None:
+        """Ended jobs past the cache's lifetime go; of ``owner``'s, those whose answers were read
+        but the newest, and past ``UNREAD_PER_VISITOR`` the oldest unread."""
         now = time.monotonic()
-        for job in list(self._jobs.values()):
-            if job.state not in ENDED or job.ended is None:
-                continue
-            if job.owner == owner or now - job.ended > self.ttl_s:
+        ended = sorted(
+            (j for j in self._jobs.values() if j.state in ENDED and j.ended is not None),
+            key=lambda j: j.ended or 0.0,
+            reverse=True,
+        )
+        newest_read, unread = True, 0
+        for job in ended:
+            assert job.ended is not None
+            if now - job.ended > self.ttl_s:
                 del self._jobs[job.id]
+            elif job.owner == owner:
+                keep = newest_read if job.read else unread < UNREAD_PER_VISITOR
+                if job.read:
+                    newest_read = False
+                else:
+                    unread += 1
+                if not keep:
+                    del self._jobs[job.id]
         while len(self._jobs) >= MAX_JOBS:
             ended = [j for j in self._jobs.values() if j.state in ENDED]
             if not ended:
@@ -410,6 +441,6 @@ class TraceJobs:
         return [j for j in self._jobs.values() if j.state not in ENDED]
 
     async def wait(self, job: TraceJob, timeout: float) -> None:
-        """Until the job ends, or ``timeout`` seconds (a test's)."""
+        """Until the job ends, or ``timeout`` seconds."""
         if job.task is not None:
             await asyncio.wait({job.task}, timeout=timeout)

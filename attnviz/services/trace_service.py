@@ -19,6 +19,7 @@ import zstandard
 from attnviz.capture import ComputedTrace, TraceTensors
 from attnviz.errors import TraceError
 from attnviz.pretrained import ModelRegistry
+from attnviz.pretrained.folder import REMOTE_BACKENDS
 from attnviz.schemas.trace import TextTraceRequest, ToyTraceRequest, TraceQuery
 from attnviz.services import compute, heap
 from attnviz.services.admission import Admission
@@ -161,8 +162,28 @@ class TraceService:
             size_of=ComputedTrace.nbytes,
         )
         self.admission = Admission(settings.workers, settings.max_wait_s, settings.max_queue)
+        # Remote models' (NDIF's): their waits for the deployment on threads of their own.
+        self.remote_admission = Admission(
+            settings.remote_workers,
+            settings.max_wait_s,
+            settings.max_queue,
+            submit=compute.submit_remote,
+        )
         self._held: TraceTensors | None = None  # the trace that keeps its forward's weights
         self._held_lock = threading.Lock()
+
+    def remote(self, model: str) -> bool:
+        """Whether the served model of that name runs on a remote deployment (NDIF)."""
+        served = self.registry.get(model)
+        return served is not None and served.backend in REMOTE_BACKENDS
+
+    def admission_for(self, req: TraceRequest | str) -> Admission:
+        """The admission a request's computation goes through: a remote model's own, or the
+        compute thread's (a toy's, a local model's); ``req``: a request, or a model's name."""
+        model = req if isinstance(req, str) else getattr(req, "model", None)
+        if isinstance(model, str) and self.remote(model):
+            return self.remote_admission
+        return self.admission
 
     def key(self, req: TraceRequest) -> str:
         kind = "text" if isinstance(req, TextTraceRequest) else "toy"
@@ -230,7 +251,8 @@ class TraceService:
             # A model can go (a training run evicted): never answer for it from the cache.
             find_model(self.registry, req.model)
         cheap = self.cache.holds(self.key(req))
-        job = asyncio.ensure_future(self.admission.run(client, timed, cheap=cheap))
+        admission = self.admission_for(req)
+        job = asyncio.ensure_future(admission.run(client, timed, cheap=cheap))
         if stream is not None:
             job.add_done_callback(lambda f: f.cancelled() or f.exception())  # read if left
             try:

@@ -163,3 +163,78 @@ def test_a_trace_on_ndif_is_a_job_the_page_follows(ndif_client):
     assert job["state"] == "done", job
     r = ndif_client.get(job["result"])
     assert r.status_code == 200 and len(r.json()["thumbs"]["values"]) == 2
+
+
+@pytest.fixture
+def gated(folder):
+    """A server with the NDIF model whose trips to the deployment wait for ``gate`` (set: they
+    go), each trip's thread's name noted; a job after 0.3 s."""
+    import threading
+
+    settings = Settings(device="cpu", builtin_model=False, models=f"ndif:{folder}",
+                        ndif_host="local", trace_job_after_s=0.3)  # fmt: skip
+    gate, threads = threading.Event(), []
+    with TestClient(create_app(settings)) as c:
+        model = c.app.state.registry.get("ndif:tiny-llama")
+        remote = model._remote
+
+        def slow(trace):
+            threads.append(threading.current_thread().name)
+            assert gate.wait(60)
+            return remote(trace)
+
+        model._remote = slow
+        try:
+            yield c, gate, threads
+        finally:
+            gate.set()
+
+
+def test_a_wait_for_ndif_never_holds_the_compute_thread(gated):
+    """While a trace waits for its deployment, a toy's (the compute thread's) is answered."""
+    import threading
+
+    c, gate, threads = gated
+    body = {"model": "ndif:tiny-llama", "text": "the cat sat on the mat"}
+    got: list = []
+    waiting = threading.Thread(target=lambda: got.append(c.post("/api/trace", json=body)))
+    waiting.start()
+    try:
+        toy = c.post("/api/trace", json={"tokens": ["a", "b"], "embeddings": [[1, 0], [0, 1]]})
+        assert toy.status_code == 200, toy.text
+        assert not got and threads and threads[0].startswith("attnviz-compute-remote")
+    finally:
+        gate.set()
+        waiting.join(60)
+    assert got and got[0].status_code == 200, got[0].text
+
+
+def test_a_part_that_goes_to_ndif_is_a_job_the_page_follows(gated):
+    """A kept trace's part that needs a trip (a layer's q, k and v) is a job when it takes
+    longer than ATTNVIZ_TRACE_JOB_AFTER_S; one that needs none is answered at once."""
+    import time
+
+    c, gate, _threads = gated
+    body = {"model": "ndif:tiny-llama", "text": "the cat sat on the mat"}
+    async_ = {"Prefer": "respond-async"}
+    gate.set()
+    r = c.post("/api/trace", params={"fields": "entropy"}, json=body)  # the first trace, kept
+    assert r.status_code == 200, r.text
+    gate.clear()
+    part = {"fields": "view", "layer": 1, "head": 3}
+    r = c.post("/api/trace", params=part, json=body, headers=async_)
+    assert r.status_code == 202, r.text  # waiting for layer 1's q, k and v
+    job = r.json()
+    assert job["state"] in ("queued", "running") and job["left_s"] is None
+    gate.set()
+    deadline = time.monotonic() + 60
+    while job["state"] not in ("done", "failed", "cancelled") and time.monotonic() < deadline:
+        time.sleep(0.05)
+        job = c.get(job["url"]).json()
+    assert job["state"] == "done", job
+    view = torch.tensor(c.get(job["result"]).json()["view"])
+    assert torch.allclose(view.sum(-1), torch.ones(view.shape[:-1]), atol=1e-5)
+    gate.clear()  # layer 1 is kept: another of its heads needs no trip
+    r = c.post("/api/trace", params={**part, "head": 0}, json=body, headers=async_)
+    assert r.status_code == 200, r.text
+    assert torch.tensor(r.json()["view"]).shape == view.shape

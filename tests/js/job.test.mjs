@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { ApiError, fetchTrace } from "../../static/js/core/api.js";
+import { ApiError, TraceParts, fetchTrace } from "../../static/js/core/api.js";
 import { aboutSeconds, jobText } from "../../static/js/modes/sentence/job.js";
 
 const job = (over) => ({
@@ -41,6 +41,8 @@ test("the line says the layers done of the total and the time left", () => {
     jobText(job({ remote: "Waiting in NDIF's queue: Moved to position 2 in Queue.", elapsed_s: 75 })),
     "Waiting in NDIF's queue: Moved to position 2 in Queue. · about 1 min 15 s so far",
   );
+  // A part of a remote model's trace before the deployment said anything: how long it waited.
+  assert.equal(jobText(job({ left_s: null, elapsed_s: 3 })), "Asking the model's deployment · about 3 s so far");
   assert.equal(aboutSeconds(0.2), "about 1 s");
   assert.equal(aboutSeconds(120), "about 2 min");
 });
@@ -100,4 +102,27 @@ test("aborting the request cancels the job on the server", async () => {
   controller.abort();
   await assert.rejects(asked, { name: "AbortError" });
   assert.ok(calls.some((c) => c.url === "/api/trace/jobs/j1" && c.method === "DELETE"));
+});
+
+test("the parts' jobs are told while any is followed, then null once none is left", async () => {
+  const answers = { a: 0, b: 0 };
+  scripted((url) => {
+    const which = url.includes("layer=0") ? "a" : url.includes("layer=1") ? "b" : url.includes("/jobs/a") ? "a" : "b";
+    if (isPost(url))
+      return json(202, job({ id: which, url: `/api/trace/jobs/${which}`, result: `/api/trace/jobs/${which}/result` }));
+    if (url.endsWith("/result")) return new Response(new ArrayBuffer(0), { status: 500 });
+    const polls = ++answers[which];
+    const done = which === "a" ? polls >= 1 : polls >= 3; // b outlasts a
+    const urls = { url: `/api/trace/jobs/${which}`, result: `/api/trace/jobs/${which}/result` };
+    return json(200, job({ id: which, ...urls, state: done ? "done" : "running" }));
+  });
+  const told = [];
+  const parts = new TraceParts({ model: "m", text: "t" }, 8, (j) => told.push(j ? j.id : null));
+  const a = parts.get({ layer: 0 }).catch(() => "a ended");
+  const b = parts.get({ layer: 1 }).catch(() => "b ended");
+  assert.equal(await a, "a ended");
+  assert.equal(told.at(-1), "b"); // a ended: b is still followed, and shown
+  assert.equal(await b, "b ended");
+  assert.equal(told.at(-1), null);
+  assert.ok(told.includes("a") && told.filter((t) => t === null).length === 1);
 });

@@ -33,3 +33,30 @@ def test_its_exceptions_are_raised_to_the_caller():
 
     with pytest.raises(ValueError, match="no"):
         compute.run(fail)
+
+
+def test_a_remote_models_computation_runs_beside_the_compute_thread():
+    """A remote model's (NDIF's) waits run on threads of their own, with one torch thread each:
+    one computes (waits) while the compute thread is held, and a ``run`` inside it stays on its
+    own thread instead of queueing for the compute thread."""
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        held.set()
+        release.wait(30)
+
+    busy = compute.submit(hold)  # the compute thread, taken
+    assert held.wait(30)
+    try:
+        seen = compute.submit_remote(
+            lambda: (
+                threading.current_thread().name,
+                torch.get_num_threads(),
+                compute.run(lambda: threading.current_thread().name),
+            )
+        ).result(timeout=30)
+    finally:
+        release.set()
+    busy.result(timeout=30)
+    name, threads, inner = seen
+    assert name.startswith("attnviz-compute-remote") and inner == name and threads == 1

@@ -3,8 +3,10 @@
 ``run_plan`` is the body of the trace; it reads the model and never writes to it, and it keeps
 only what its plan (``Plan``, plain data) asks for, reduced before it is saved: every head's
 8-bit thumbnail, each row's entropy, each head's largest score, the rule each layer's attention
-used, one layer's q, k and v, the top tokens of the positions asked for. A 126-layer x 128-head
-model at 512 tokens sends back tens of MB, not the 8 GB of its weights (``plan_bytes``).
+used, one layer's q, k and v, the top tokens of the positions asked for, the trajectories'
+principal axes and every token's coordinates on them (the hidden states themselves stay there).
+A 126-layer x 128-head model at 512 tokens sends back tens of MB, not the 8 GB of its weights
+(``plan_bytes``).
 
 Plain torch and ``attnviz.engine.reduce`` (itself plain torch): nnsight ships these functions'
 source with the request (``client.register``), so the deployment needs nothing of attnviz. The
@@ -22,7 +24,15 @@ from typing import Any
 
 import torch
 
-from attnviz.engine.reduce import entropy, max_pool, quantize, read_rows, regroup
+from attnviz.engine.reduce import (
+    PCA_AXES,
+    entropy,
+    max_pool,
+    principal_axes,
+    quantize,
+    read_rows,
+    regroup,
+)
 
 # Keyword arguments of an attention call that change its numbers in ways the rule here does not
 # model: the trace is refused (the client names them) rather than wrong.
@@ -228,6 +238,9 @@ def plan_bytes(plan: dict, layers: int, heads: int, kv_heads: int, n: int, d: in
     total += len(plan.get("qkv", ())) * (heads + 2 * kv_heads) * n * hs * 4
     if plan.get("states"):
         total += (layers + 2) * n * d * 4  # the hidden states and the token vectors
+    if plan.get("pca"):
+        k = min(PCA_AXES, d)
+        total += (1 + k) * d * 8 + k * 8 + (layers + 1) * n * k * 8  # mean, axes, ratio, coords
     ask = plan.get("predict")
     if ask is not None:
         rows = 1 if ask["kind"] == "top_k" else layers + 1
@@ -246,15 +259,19 @@ def run_plan(model: Any, plan: dict) -> dict:
     layer read in the order it runs, and only what ``plan`` asks for kept."""
     paths = plan["paths"]
     keep_states = bool(plan.get("states"))
+    pca = bool(plan.get("pca"))
     predict = plan.get("predict")
     positions = None if predict is None else torch.tensor(predict["positions"])
     got: dict = {"layers": []}
     states: list[torch.Tensor] = []
+    spread: list[torch.Tensor] = []  # for the PCA: each state where its layer ran
     rows: dict[int, torch.Tensor] = {}
 
     def keep(i: int, h: torch.Tensor) -> None:
         if keep_states:
             states.append(_sent(h[0].float()))
+        if pca:
+            spread.append(h[0].detach().clone())
         if positions is not None:
             rows[i] = h[0, positions.to(h.device)].detach()
 
@@ -269,12 +286,17 @@ def run_plan(model: Any, plan: dict) -> dict:
         op = attention_op(attn)
         call = read_call(attn, op, True)
         got["layers"].append(reduce_layer(plan, i, call, op.output))
-        if i < n - 1 and (keep_states or positions is not None):
+        if i < n - 1 and (keep_states or pca or positions is not None):
             keep(i + 1, _hidden(envoy_at(model, paths["layers"][i]).output))
-    if keep_states or positions is not None:
+    if keep_states or pca or positions is not None:
         keep(n, _hidden(envoy_at(model, paths["norm"]).output))  # the last, already normed
     if keep_states:
         got["states"] = torch.stack(states)  # (L+1, T, C)
+    if pca:
+        mean, axes, ratio, coords = principal_axes(spread, PCA_AXES)
+        spread.clear()
+        got["pca"] = {"mean": _sent(mean), "axes": _sent(axes), "ratio": _sent(ratio),
+                      "coords": _sent(coords)}  # fmt: skip
     if predict is not None:
         norm, head = envoy_at(model, paths["norm"]), envoy_at(model, paths["head"])
         got["predict"] = predictions(plan, rows, norm, head, predict.get("softcap"))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import inspect
 import threading
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -138,7 +138,15 @@ class NdifModel:
                 got = nnsight.save(got)
             return got
 
-        return run_remote(trace, self.where, self.key, self.remote_key)
+        return self._remote(trace)
+
+    def _remote(self, trace: Callable[[Any], dict]) -> dict:
+        """``run_remote``: on the deployment, several at once (each request's own thread and
+        trace); in this process (no deployment: nnsight runs the model here), one at a time."""
+        if self.where is not None:
+            return run_remote(trace, self.where, self.key, self.remote_key)
+        with self.lock:
+            return run_remote(trace, self.where, self.key, self.remote_key)
 
     def trace(self, ids: list[int], keep_qkv_bytes: int = -1) -> TraceTensors:
         base = {"paths": self.paths.as_plan(), "logit_softcap": self.logit_softcap}
@@ -177,7 +185,7 @@ class NdifModel:
                 out = nnsight.save(tracer.result)
             return {"out": out}
 
-        got = run_remote(trace, self.where, self.key, self.remote_key)
+        got = self._remote(trace)
         new = [int(t) for t in got["out"][0, len(ids) :].tolist()]
         for i, t in enumerate(new):
             if t in stop:

@@ -23,6 +23,7 @@ import torch
 from attnviz.capture import TraceTensors
 from attnviz.capture.tensors import KEEP_SQUARE_BYTES, QKV
 from attnviz.engine.analysis import PCA
+from attnviz.engine.reduce import PCA_AXES
 from attnviz.errors import TraceError
 from attnviz.limits import LIMITS
 from attnviz.pretrained.bridge.record import Mask, as_mask
@@ -63,7 +64,9 @@ class RemoteTensors(TraceTensors):
     _based: bool = field(default=False, repr=False)
     _layers_qkv: OrderedDict[int, QKV] = field(default_factory=OrderedDict, repr=False)
     _thumbs: dict[tuple, dict] = field(default_factory=dict, repr=False)
-    _ask: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    # The first trace is sent once (parts asked at once wait for it); later trips go at once.
+    _first: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _keep: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def __post_init__(self) -> None:
         self.recompute = self._qkv
@@ -72,14 +75,17 @@ class RemoteTensors(TraceTensors):
 
     def _send(self, plan: dict) -> dict:
         assert self.run is not None
-        with self._ask:
-            return self.run({**self.plan_base, **plan})
+        return self.run({**self.plan_base, **plan})
 
     def _base(self, extra: dict | None = None) -> dict | None:
         """The first trace (every layer's rule, entropy and score range, the small states),
         with ``extra`` asked in the same trace; what came back, or None when it came already."""
         if self._based:
             return None
+        with self._first:
+            return None if self._based else self._first_trace(extra)
+
+    def _first_trace(self, extra: dict | None) -> dict:
         got = self._send(
             {"base": True, "states": self.plan_base.get("small", False), **(extra or {})}
         )
@@ -119,14 +125,17 @@ class RemoteTensors(TraceTensors):
         """q, k and v of ``layer`` (nh, T, hs): the deployment's, each key/value head repeated
         for the query heads that read it; the last few layers kept (as sent: k and v of the
         key/value heads alone)."""
-        kept = self._layers_qkv.get(layer)
+        with self._keep:
+            kept = self._layers_qkv.get(layer)
         if kept is None:
             got = self._base({"qkv": [layer]}) or self._send({"qkv": [layer]})
             r = got["layers"][layer]
-            kept = self._layers_qkv[layer] = (r["q"], r["k"], r["v"])
+            kept = (r["q"], r["k"], r["v"])
+        with self._keep:
+            self._layers_qkv[layer] = kept
+            self._layers_qkv.move_to_end(layer)
             while len(self._layers_qkv) > KEPT_LAYERS:
                 self._layers_qkv.popitem(last=False)
-        self._layers_qkv.move_to_end(layer)
         q, k, v = kept
         group = q.shape[0] // k.shape[0]
         return q, k.repeat_interleave(group, 0), v.repeat_interleave(group, 0)
@@ -135,9 +144,12 @@ class RemoteTensors(TraceTensors):
         """What this trace will hold here at most (the cache counts it when it is made, before
         anything is fetched): the states when they come, ``KEPT_LAYERS`` layers' q, k and v,
         every head's entropy row and score range, a thumbnail of every head, and the distances
-        when they are kept (``KEEP_SQUARE_BYTES``); never the deployment's share."""
+        when they are kept (``KEEP_SQUARE_BYTES``), or else the trajectories' PCA; never the
+        deployment's share."""
         L, H, T, C = self.layers, self.heads, self.n, self.states.shape[-1]
-        total = 0 if not self.plan_base.get("small") else (L + 2) * T * C * 4
+        k = min(PCA_AXES, C)
+        small = self.plan_base.get("small")
+        total = (L + 2) * T * C * 4 if small else (1 + k) * C * 4 + (L + 1) * T * k * 4 + k * 4
         total += min(KEPT_LAYERS, L) * (H + 2 * self.cfg.kv_heads) * T * self.cfg.d_head * 4
         total += L * H * (T + 1) * 4 + L * H * (16 * 16 + 4)
         square = (L + 1) * T * T * 4
@@ -215,9 +227,24 @@ class RemoteTensors(TraceTensors):
         return super().distances()
 
     def projection(self) -> PCA:
+        """The trajectories' PCA: computed here from the hidden states when they came with the
+        first trace, else on the deployment (``reduce.principal_axes``, the same numbers), the
+        states staying there."""
         self._base()
-        self._refuse("projection")
-        return super().projection()
+        if "hidden_states" not in self.lacking:
+            return super().projection()
+
+        def there() -> PCA:
+            got = self._base({"pca": True}) or self._send({"pca": True})
+            r, dtype = got["pca"], torch.float32  # as the states here would be
+            return PCA(
+                mean=r["mean"].to(dtype),
+                axes=r["axes"].to(dtype),
+                explained_variance_ratio=r["ratio"].to(dtype),
+                coords=r["coords"].to(dtype),
+            )
+
+        return self._memo("projection", there)
 
     def predictions(self, kind: str, start: int, count: int) -> list[dict]:
         """The positions' predictions, the ones not yet kept computed on the deployment (its
@@ -269,8 +296,7 @@ def remote_tensors(
             f"{nbytes / 2**20:,.0f} MiB) stay on the NDIF deployment (this server takes at most "
             f"{STATES_BYTES / 2**20:.0f} MiB of them)"
         )
-        lacking = {n: f"{n}: {why}" for n in ("hidden_states", "embeddings", "distances",
-                                             "projection")}  # fmt: skip
+        lacking = {n: f"{n}: {why}" for n in ("hidden_states", "embeddings", "distances")}
     states = torch.empty((L + 1, T, d_model), device="meta")
     embeddings = torch.empty((T, d_model), device="meta")
     return RemoteTensors(

@@ -480,12 +480,42 @@ export function fetchTraceJson(body, params = {}) {
  * the first request and keeps it, so later parts are quick; if it forgot, it recomputes.
  */
 export class TraceParts {
-  /** @param {object} body the trace request @param {number} [keep] parts remembered */
-  constructor(body, keep = 48) {
+  /**
+   * @param {object} body the trace request @param {number} [keep] parts remembered
+   * @param {(job: TraceJob | null) => void} [onJob] a part the server computes as a job (a
+   *   remote model's, waiting for its deployment): its states, each time read, then null once
+   *   no part's job is left
+   */
+  constructor(body, keep = 48, onJob = undefined) {
     this.body = body;
     this.keep = keep;
+    this.onJob = onJob;
     /** @type {Map<string, Promise<Compact>>} */
     this.parts = new Map();
+    /** The parts' jobs still followed, by id, each's last state. @type {Map<string, TraceJob>} */
+    this.jobs = new Map();
+  }
+
+  /** @param {Params} params */
+  fetch(params) {
+    const onJob = this.onJob;
+    if (!onJob) return fetchTrace(this.body, params);
+    /** @type {string | null} */
+    let id = null;
+    /** @param {TraceJob} job */
+    const told = (job) => {
+      id = job.id;
+      this.jobs.set(job.id, job);
+      onJob(job);
+    };
+    const ended = () => {
+      if (id === null || !this.jobs.delete(id)) return;
+      const left = [...this.jobs.values()];
+      onJob(left.length ? left[left.length - 1] : null);
+    };
+    const part = fetchTrace(this.body, params, undefined, told);
+    part.then(ended, ended);
+    return part;
   }
 
   /**
@@ -506,7 +536,7 @@ export class TraceParts {
     if (part) {
       this.parts.delete(key); // most recent last
     } else {
-      part = fetchTrace(this.body, params);
+      part = this.fetch(params);
       part.catch(() => this.parts.delete(key)); // ask again next time
     }
     this.parts.set(key, part);

@@ -69,6 +69,39 @@ def test_the_deployments_trace_equals_the_engines(models):
         assert torch.allclose(a[part]["probs"], b[part]["probs"], atol=1e-4), part
 
 
+def test_two_traces_go_at_once_and_a_big_ones_pca_is_made_there(models, monkeypatch):
+    """Two threads' traces on the deployment at once (as two visitors' on the remote threads),
+    one with its states over ``STATES_BYTES``: its trajectories' PCA made there equals the
+    engine's, and the other's entropy equals the engine's."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from attnviz.pretrained.ndif import tensors
+
+    monkeypatch.setattr(tensors, "STATES_BYTES", 0)
+    other = "a second visitor's text, sent at the same time"
+    name = remote_name(models)
+
+    def projection() -> dict:
+        t = run_text_trace(TextTraceRequest(model=name, text=TEXT), models, None)
+        assert t.tensors.states.is_meta
+        return select(t, TraceQuery(fields="projection")).arrays["projection"]
+
+    def entropy() -> torch.Tensor:
+        t = run_text_trace(TextTraceRequest(model=name, text=other), models, None)
+        return select(t, TraceQuery(fields="entropy")).arrays["entropy"]
+
+    with ThreadPoolExecutor(2) as pool:
+        pca, ent = pool.submit(projection), pool.submit(entropy)
+        pca_got, ent_got = pca.result(timeout=300), ent.result(timeout=300)
+    local = run_text_trace(TextTraceRequest(model="native", text=TEXT), models, None)
+    want = select(local, TraceQuery(fields="projection")).arrays["projection"]
+    for key in ("mean", "axes", "explained_variance_ratio", "coords"):
+        assert torch.allclose(pca_got[key].double(), want[key].double(), atol=1e-4), key
+    local = run_text_trace(TextTraceRequest(model="native", text=other), models, None)
+    mine = select(local, TraceQuery(fields="entropy")).arrays["entropy"]
+    assert torch.allclose(ent_got.double(), mine.double(), atol=1e-4, rtol=0)
+
+
 def test_the_pages_job_says_what_ndif_said(folder, ndif_host):
     """Through the HTTP API, as the page asks (Prefer: respond-async): a job, whose ``remote``
     is NDIF's last word, and whose result is the part."""

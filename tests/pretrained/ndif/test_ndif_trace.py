@@ -127,6 +127,7 @@ def test_what_the_deployment_sends_is_what_plan_bytes_says(models):
                                                  "merge": False, "regroup": False, "pool": 4,
                                                  "side": math.ceil(T / 4)}},
         {"qkv": [1]},
+        {"pca": True},
         {"predict": {"kind": "lens", "positions": [0, 3], "k": 5, "targets": [1, 2],
                      "vocab": cfg.vocab_size}},
     ]  # fmt: skip
@@ -176,6 +177,9 @@ def test_a_405b_shapes_first_trace_is_tens_of_megabytes_on_the_meta_device():
     assert total <= plan_bytes(plan, L, H, KV, T, 16384, hs) <= total + 64 * L
     weights_fp16 = L * H * T * T * 2  # every head's weights, as float16
     assert weights_fp16 > 8e9 and total < 40 * 2**20 and total * 200 < weights_fp16
+    # The trajectories' PCA made there: its coordinates, not the 4.2 GB of states.
+    states = (L + 1) * T * 16384 * 4
+    assert states > 4e9 and plan_bytes({"pca": True}, L, H, KV, T, 16384, hs) < 2 * 2**20
 
 
 def test_greedy_generation_writes_the_engines_tokens(models):
@@ -212,3 +216,26 @@ def test_the_trace_cache_counts_what_it_will_hold_here_not_the_deployments(model
     ids = list(small.tokenizer(TEXT).ids)
     held = small.trace(ids)
     assert not held.lacking and held.nbytes() < 2**20
+
+
+def test_a_big_models_trajectories_come_from_a_pca_made_on_the_deployment(models, monkeypatch):
+    """States over ``STATES_BYTES`` stay on the deployment: the hidden states are refused saying
+    so, and the trajectories' PCA, computed there by the very function this server runs, equals
+    the engine's."""
+    from attnviz.pretrained.ndif import tensors
+
+    monkeypatch.setattr(tensors, "STATES_BYTES", 0)
+    remote, local = trace(models, ndif_name(models, "llama")), trace(models, "native")
+    assert remote.tensors.states.is_meta
+    with pytest.raises(TraceError, match="stay on the NDIF deployment"):
+        arrays(remote, fields="hidden_states")
+    assert "hidden_states" in remote.meta["unavailable"]
+    assert "projection" not in remote.meta["unavailable"]
+    for options in ({}, {"merge_words": True}):
+        a = arrays(remote, fields="projection", **options)["projection"]
+        b = arrays(local, fields="projection", **options)["projection"]
+        assert a["components"] == b["components"] == 3 and a.keys() == b.keys()
+        for key in ("mean", "axes", "explained_variance_ratio", "coords"):
+            got, want = a[key], b[key]
+            assert got.shape == want.shape and got.dtype == want.dtype, key
+            assert torch.allclose(got.double(), want.double(), atol=1e-4, rtol=0), key

@@ -10,7 +10,7 @@
 // without a server draws the same views from parts it holds: it calls show() with its first
 // response.
 
-import { TraceClient, TraceParts, fetchModels, fetchTraceJson } from "../../core/api.js";
+import { TraceClient, TraceParts, cancelTraceJob, fetchModels, fetchTraceJson } from "../../core/api.js";
 import { holdInView } from "../../core/anchor.js";
 import { createStatus } from "../../core/controller.js";
 import { byId } from "../../core/dom.js";
@@ -46,10 +46,7 @@ const PART_FIELDS = "attentions,scores,queries,keys,values"; // a head's JSON ex
  *   views: the names of the views drawn (SENTENCE_FEEDS'; all by default): the others' cards
  *   stay hidden and are never drawn
  */
-export function createSentence(
-  hooks,
-  { openParts = (body) => new TraceParts(body), models = null, views = undefined } = {},
-) {
+export function createSentence(hooks, { openParts = undefined, models = null, views = undefined } = {}) {
   const fixed = models !== null; // no server: the trace shown is the page's
   const shown = viewsShown(views);
   const app = createApp();
@@ -64,6 +61,10 @@ export function createSentence(
    * stays under the pointer; core/anchor.js). @type {(() => void) | null} */
   let anchor = null;
   const settle = () => anchor?.();
+  const jobBox = jobContainer();
+  /** A part's job (a remote model's trip to its deployment): shown as a trace's, Cancel stops it.
+   * @param {import("../../core/types.js").TraceJob | null} job */
+  const partJob = (job) => renderJob(jobBox, job, { cancel: () => job && cancelTraceJob(job.url) });
   const { show, chooseHead, viewChanged, drawAll, hideOthers, knockCard } = createDrawing({
     app,
     p,
@@ -81,14 +82,13 @@ export function createSentence(
     status,
     shown,
     fixed,
-    openParts,
+    openParts: openParts ?? ((body) => new TraceParts(body, undefined, partJob)),
     modelInfo,
     edited,
     headChanged: () => corpus?.sync(),
     atlas: () => atlas?.current() ?? null,
   });
 
-  const jobBox = jobContainer();
   const client = new TraceClient({
     delay: 150,
     onPending: (pending) => status.waiting("request", pending),

@@ -24,6 +24,7 @@ export function jobText(job) {
   const left = job.left_s === null ? "" : ` · ${aboutSeconds(job.left_s)} left`;
   if (job.state === "queued") return `Waiting for the server's turn${left}`;
   if (job.remote) return `${job.remote} · ${aboutSeconds(job.elapsed_s)} so far`;
+  if (job.left_s === null) return `Asking the model's deployment · ${aboutSeconds(job.elapsed_s)} so far`;
   if (job.stage === "thumbnails") {
     const done = Math.max(0, job.done - job.layers);
     return `A long text: every head's thumbnail, layer ${done} of ${job.total - job.layers}${left}`;
@@ -58,14 +59,15 @@ export function renderJob(container, job, { cancel }) {
     button.className = "job-cancel";
     button.textContent = "Cancel";
     button.title = "Stop computing this text's trace; the views keep the last one";
-    button.addEventListener("click", () => cancel());
     container.replaceChildren(line, bar, button);
   }
+  const button = /** @type {HTMLButtonElement} */ (container.querySelector(".job-cancel"));
+  button.onclick = () => cancel(); // this job's: the box shows one job at a time
   container.hidden = false;
   const text = jobText(job);
   if (line.textContent !== text) line.textContent = text;
   bar.max = Math.max(1, job.total);
-  if (job.remote)
+  if (job.remote || job.left_s === null)
     bar.removeAttribute("value"); // a remote deployment's: how far, unknown here
   else bar.value = Math.min(job.done, job.total);
 }
