@@ -286,6 +286,10 @@ class TraceTensors:
 
         return self._memo("entropy", lambda: gather([layer(i) for i in range(self.layers)]))
 
+    def entropy_mean(self) -> torch.Tensor:
+        """(L, nh) each head's mean entropy over its rows (the model view's titles)."""
+        return self.entropy().mean(-1)
+
     def wants_entropy(self) -> bool:
         """Whether a pass over every layer's recomputed weights (the first response's
         thumbnails) should take each row's entropy on the way: the forward's weights are not

@@ -152,7 +152,7 @@ def select(trace: ComputedTrace, query: TraceQuery, annotate: bool = True) -> Pa
         elif name == "entropy":
             arrays[name] = t.entropy()
         elif name == "entropy_mean":
-            arrays[name] = t.entropy().mean(-1)
+            arrays[name] = t.entropy_mean()
         elif name == "projection":
             arrays[name] = _projection(t, tv)
         elif name == "thumbs" and tv is not None:

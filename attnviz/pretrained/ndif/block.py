@@ -2,11 +2,11 @@
 
 ``run_plan`` is the body of the trace; it reads the model and never writes to it, and it keeps
 only what its plan (``Plan``, plain data) asks for, reduced before it is saved: every head's
-8-bit thumbnail, each row's entropy, each head's largest score, the rule each layer's attention
-used, one layer's q, k and v, the top tokens of the positions asked for, the trajectories'
-principal axes and every token's coordinates on them (the hidden states themselves stay there).
-A 126-layer x 128-head model at 512 tokens sends back tens of MB, not the 8 GB of its weights
-(``plan_bytes``).
+8-bit thumbnail, its mean entropy (each row's when asked), its largest score, the rule each
+layer's attention used, one layer's q, k and v, the top tokens of the positions asked for, the
+trajectories' principal axes and every token's coordinates on them (the hidden states themselves
+stay there). A 126-layer x 128-head model at 512 tokens sends back tens of MB, not the 8 GB of
+its weights (``plan_bytes``).
 
 Plain torch and ``attnviz.engine.reduce`` (itself plain torch): nnsight ships these functions'
 source with the request (``client.register``), so the deployment needs nothing of attnviz. The
@@ -154,8 +154,9 @@ def _reduce_layer(plan: dict, layer: int, call: dict, output: Any) -> dict:
     }
     forward = output[1] if isinstance(output, tuple) and len(output) > 1 else None
     thumbs, want_entropy = plan.get("thumbs"), plan.get("base", False)
+    want_rows = want_entropy and plan.get("rows", False)  # each row's, not only each head's mean
     step = max(1, CHUNK_BYTES // max(1, T * S * 4))  # heads at once
-    values, scales, rows, ranges = [], [], [], []
+    values, scales, rows, means, ranges = [], [], [], [], []
     err = torch.zeros((), device=q.device)
     if not want_entropy and thumbs is None:
         step = H  # nothing asked of the weights: the loop below is skipped
@@ -167,7 +168,10 @@ def _reduce_layer(plan: dict, layer: int, call: dict, output: Any) -> dict:
         if forward is not None:
             w = forward[0, hs].float()  # the model's own weights (eager attention)
         if want_entropy:
-            rows.append(_sent(entropy(w)))
+            e = entropy(w)  # (h, T)
+            means.append(_sent(e.mean(-1)))
+            if want_rows:
+                rows.append(_sent(e))
             ranges.append(_sent(s.masked_fill(torch.isneginf(s), 0).abs().amax(dim=(-2, -1))))
             vv = v.repeat_interleave(group, dim=0)[hs].float()  # (h, S, hs)
             mine = torch.matmul(w, vv)  # (h, T, hs) what the rule's weights give
@@ -183,7 +187,9 @@ def _reduce_layer(plan: dict, layer: int, call: dict, output: Any) -> dict:
             values.append(_sent(qv))
             scales.append(_sent(sc))
     if want_entropy:
-        got["entropy"] = torch.cat(rows)  # (H, T)
+        got["entropy_mean"] = torch.cat(means)  # (H,)
+        if want_rows:
+            got["entropy"] = torch.cat(rows)  # (H, T)
         got["score_range"] = torch.cat(ranges)  # (H,)
         got["check"] = _sent(err)  # the largest difference from the call's own output
         got["eager"] = forward is not None
@@ -230,7 +236,9 @@ def plan_bytes(plan: dict, layers: int, heads: int, kv_heads: int, n: int, d: in
     8-bit thumbnails), from the shapes alone."""
     total = layers * (4 * 2 + 16)  # scaling, soft-cap and check of each layer
     if plan.get("base"):
-        total += layers * heads * (n + 1) * 4  # entropy rows and score ranges
+        total += layers * heads * 2 * 4  # each head's mean entropy and score range
+        if plan.get("rows"):
+            total += layers * heads * n * 4  # each row's entropy
     thumbs = plan.get("thumbs")
     if thumbs is not None:
         s = thumbs["side"]

@@ -2,12 +2,12 @@
 its arrays fetched by a remote trace (``block.run_plan``) when a part first needs it and kept.
 
 The first trace reads every layer's rule (scaling, soft-cap, mask: checked against the model's
-own attention output there), each row's entropy and each head's largest score, and whatever
-the part that asked needs (every head's thumbnail, say); later parts ask for one layer's q, k
-and v (every head's exact weights and scores are then computed here from them, by that rule:
-the bridge's ``RecordedRule``), or the predictions of the positions shown. The hidden states
-come back with the first trace when they are small (``STATES_BYTES``); a larger model keeps
-them on the deployment and its trace says so (``lacking``).
+own attention output there), each head's mean entropy (each row's too, when small) and its
+largest score, and whatever the part that asked needs (every head's thumbnail, say); later parts
+ask for one layer's q, k and v (every head's exact weights and scores are then computed here
+from them, by that rule: the bridge's ``RecordedRule``), or the predictions of the positions
+shown. The hidden states come back with the first trace when they are small (``STATES_BYTES``);
+a larger model keeps them on the deployment and its trace says so (``lacking``).
 """
 
 from __future__ import annotations
@@ -35,6 +35,10 @@ if TYPE_CHECKING:
 # The hidden states and token vectors come back with the first trace up to this many bytes
 # (float32): a 1B model's at 512 tokens (71 MB) just over; an 8B's stay there.
 STATES_BYTES = 96 * 2**20
+# Each row's entropy comes with the first trace up to this many bytes (float32): else each head's
+# mean alone (what the page shows), the rows on a trip of their own when asked. A 405B model's
+# rows at 4,096 tokens are 264 MB, its means 64 KB.
+ROWS_BYTES = 16 * 2**20
 # Layers whose q, k and v are kept here at once (the page reads one layer at a time).
 KEPT_LAYERS = 4
 # An attention whose rule here reproduces the model's output within this is the model's.
@@ -110,12 +114,22 @@ class RemoteTensors(TraceTensors):
         )
         # Kept as if computed here (not through ``_memo``: a part computing a derived array
         # under its lock, the rollout say, may be what asked for this first trace).
-        self._derived.setdefault("entropy", torch.stack([r["entropy"] for r in layers]))
+        self._derived.setdefault("entropy_mean", torch.stack([r["entropy_mean"] for r in layers]))
+        if "entropy" in layers[0]:
+            self._derived.setdefault("entropy", torch.stack([r["entropy"] for r in layers]))
         self._derived.setdefault("score_range", torch.stack([r["score_range"] for r in layers]))
         if "states" in got:
             self.states, self.embeddings = got["states"], got["embeddings"]
         self._based = True
         return got
+
+    def _fetched(self, name: str, fetch: Callable[[], Any]) -> Any:
+        """``_memo`` for what a trip brings: fetched without the trace's lock (other parts of
+        this trace go on meanwhile), kept once it came."""
+        if name not in self._derived:
+            got = fetch()
+            self._derived.setdefault(name, got)
+        return self._derived[name]
 
     def _rule(self) -> Any:
         self._base()
@@ -160,8 +174,21 @@ class RemoteTensors(TraceTensors):
     # -- what the parts read -------------------------------------------------------------------
 
     def entropy(self) -> torch.Tensor:
+        """(L, nh, T) each row's entropy: with the first trace when small (``ROWS_BYTES``),
+        else computed there on a trip of its own."""
         self._base()
-        return super().entropy()
+
+        def there() -> torch.Tensor:
+            got = self._send({"base": True, "rows": True})
+            return torch.stack([r["entropy"] for r in got["layers"]])
+
+        return self._fetched("entropy", there)
+
+    def entropy_mean(self) -> torch.Tensor:
+        self._base()
+        mean = self._derived["entropy_mean"]
+        assert isinstance(mean, torch.Tensor)  # (L, nh), from the first trace
+        return mean
 
     def score_range(self) -> torch.Tensor:
         self._base()
@@ -244,7 +271,7 @@ class RemoteTensors(TraceTensors):
                 coords=r["coords"].to(dtype),
             )
 
-        return self._memo("projection", there)
+        return self._fetched("projection", there)
 
     def predictions(self, kind: str, start: int, count: int) -> list[dict]:
         """The positions' predictions, the ones not yet kept computed on the deployment (its
@@ -301,5 +328,6 @@ def remote_tensors(
     embeddings = torch.empty((T, d_model), device="meta")
     return RemoteTensors(
         cfg=cfg, q=None, k=None, v=None, states=states, embeddings=embeddings, positional=None,
-        run=run, plan_base={**base, "small": small}, model_name=name, lacking=lacking,
+        run=run, plan_base={**base, "small": small, "rows": L * cfg.n_heads * T * 4 <= ROWS_BYTES},
+        model_name=name, lacking=lacking,
     )  # fmt: skip

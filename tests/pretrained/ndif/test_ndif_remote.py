@@ -57,7 +57,7 @@ def test_the_deployments_trace_equals_the_engines(models):
     assert said[-1] == "NDIF is sending the result"
     mine = select(local, TraceQuery(fields="thumbs", thumb=4)).arrays["thumbs"]
     assert (thumbs["values"].int() - mine["values"].int()).abs().max() <= 1
-    for fields in ("attentions", "hidden_states", "entropy", "score_range"):
+    for fields in ("attentions", "hidden_states", "entropy", "entropy_mean", "score_range"):
         a = select(remote, TraceQuery(fields=fields)).arrays[fields]
         b = select(local, TraceQuery(fields=fields)).arrays[fields]
         assert torch.allclose(a.double(), b.double(), atol=1e-4, rtol=0), fields

@@ -59,8 +59,9 @@ def ndif_name(models: ModelRegistry, family: str) -> str:
 def test_the_ndif_trace_equals_the_engine_and_the_bridge(models, oracle):
     remote, local = trace(models, ndif_name(models, "llama")), trace(models, oracle)
     assert remote.meta["backend"] == "ndif" and remote.meta["tokens"] == local.meta["tokens"]
-    for fields in ("attentions", "scores", "hidden_states", "entropy", "score_range", "embeddings",
-                   "rollout", "head_mean", "head_max", "distances"):  # fmt: skip
+    for fields in ("attentions", "scores", "hidden_states", "entropy", "entropy_mean",
+                   "score_range", "embeddings", "rollout", "head_mean", "head_max",
+                   "distances"):  # fmt: skip
         a, b = arrays(remote, fields=fields)[fields], arrays(local, fields=fields)[fields]
         assert a.shape == b.shape, fields
         assert torch.allclose(a.double(), b.double(), atol=1e-4, rtol=0), fields
@@ -123,6 +124,7 @@ def test_what_the_deployment_sends_is_what_plan_bytes_says(models):
     T, cfg = len(ids), m.cfg
     plans = [
         {"base": True},
+        {"base": True, "rows": True},
         {"base": True, "states": True, "thumbs": {"groups": [[i] for i in range(T)], "hide": False,
                                                  "merge": False, "regroup": False, "pool": 4,
                                                  "side": math.ceil(T / 4)}},
@@ -150,11 +152,13 @@ def tensors_of(x):
             yield from tensors_of(v)
 
 
-def test_a_405b_shapes_first_trace_is_tens_of_megabytes_on_the_meta_device():
-    """126 layers x 128 heads (8 key/value heads of 128), 512 tokens, the page's 16-pixel
-    thumbnails: one layer reduced by the very function the deployment runs, on meta tensors
-    (shapes, no numbers), times the layers; against the 8 GB of its float16 weights."""
-    L, H, KV, T, hs = 126, 128, 8, 512, 128
+@pytest.mark.parametrize("T", [512, 4096])
+def test_a_405b_shapes_first_trace_is_a_few_megabytes_on_the_meta_device(T):
+    """126 layers x 128 heads (8 key/value heads of 128), 512 and 4,096 tokens, the page's
+    16-pixel thumbnails: one layer reduced by the very function the deployment runs, on meta
+    tensors (shapes, no numbers), times the layers; against the 8 GB (541 GB) of its float16
+    weights. Each head's mean entropy comes, not each row's (264 MB at 4,096 tokens)."""
+    L, H, KV, hs = 126, 128, 8, 128
     meta = torch.device("meta")
     q = torch.empty(1, H, T, hs, device=meta, dtype=torch.bfloat16)
     k = torch.empty(1, KV, T, hs, device=meta, dtype=torch.bfloat16)
@@ -173,13 +177,16 @@ def test_a_405b_shapes_first_trace_is_tens_of_megabytes_on_the_meta_device():
     got = reduce_layer(plan, 0, read_call(Attn(), Op(), True), out)
     one = sum(t.numel() * t.element_size() for t in tensors_of(got))
     assert got["thumbs"].shape == (H, 16, 16) and got["thumbs"].dtype == torch.uint8
+    assert got["entropy_mean"].shape == (H,) and "entropy" not in got
     total = L * one
     assert total <= plan_bytes(plan, L, H, KV, T, 16384, hs) <= total + 64 * L
     weights_fp16 = L * H * T * T * 2  # every head's weights, as float16
-    assert weights_fp16 > 8e9 and total < 40 * 2**20 and total * 200 < weights_fp16
-    # The trajectories' PCA made there: its coordinates, not the 4.2 GB of states.
+    assert weights_fp16 > 8e9 and total < 5 * 2**20 and total * 1000 < weights_fp16
+    rows = plan_bytes({**plan, "rows": True}, L, H, KV, T, 16384, hs) - total
+    assert abs(rows - L * H * T * 4) <= 64 * L  # each row's entropy, on a trip of its own
+    # The trajectories' PCA made there: its coordinates, not the 4.2 GB (34 GB) of states.
     states = (L + 1) * T * 16384 * 4
-    assert states > 4e9 and plan_bytes({"pca": True}, L, H, KV, T, 16384, hs) < 2 * 2**20
+    assert states > 4e9 and plan_bytes({"pca": True}, L, H, KV, T, 16384, hs) < 16 * 2**20
 
 
 def test_greedy_generation_writes_the_engines_tokens(models):
@@ -239,3 +246,24 @@ def test_a_big_models_trajectories_come_from_a_pca_made_on_the_deployment(models
             got, want = a[key], b[key]
             assert got.shape == want.shape and got.dtype == want.dtype, key
             assert torch.allclose(got.double(), want.double(), atol=1e-4, rtol=0), key
+
+
+def test_a_big_traces_entropy_rows_come_on_a_trip_of_their_own(models, monkeypatch):
+    """Rows over ``ROWS_BYTES``: the first trace brings each head's mean entropy alone (what the
+    page's grid shows), and each row's comes when asked; both equal the engine's."""
+    from attnviz.pretrained.ndif import tensors
+
+    monkeypatch.setattr(tensors, "ROWS_BYTES", 0)
+    remote, local = trace(models, ndif_name(models, "llama")), trace(models, "native")
+    sent: list[dict] = []
+    run = remote.tensors.run
+    remote.tensors.run = lambda plan: sent.append(plan) or run(plan)
+    a, b = (
+        arrays(remote, fields="entropy_mean")["entropy_mean"],
+        arrays(local, fields="entropy_mean"),
+    )
+    assert torch.allclose(a, b["entropy_mean"], atol=1e-5, rtol=0)
+    assert len(sent) == 1 and not sent[0]["rows"] and "entropy" not in remote.tensors._derived
+    rows = arrays(remote, fields="entropy")["entropy"]
+    assert len(sent) == 2 and sent[1]["rows"]
+    assert torch.allclose(rows, arrays(local, fields="entropy")["entropy"], atol=1e-5, rtol=0)
