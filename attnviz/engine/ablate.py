@@ -23,6 +23,7 @@ from typing import Literal
 import torch
 from torch import nn
 
+from attnviz.engine import reduce
 from attnviz.engine.hooks import act_name, capture, hook_points
 from attnviz.engine.layout import Layout
 
@@ -45,20 +46,9 @@ class HeadAblation:
 
 
 def replace_head(z: torch.Tensor, ablation: HeadAblation) -> torch.Tensor:
-    """``z`` (B, nh, T, hs) with the ablated head's slice replaced (a new tensor)."""
-    z = z.clone()
-    h = ablation.head
-    if ablation.mode == "zero":
-        z[:, h] = 0
-    elif ablation.mode == "mean":
-        z[:, h] = z[:, h].mean(dim=1, keepdim=True)  # (B, 1, hs) over the positions
-    else:
-        src = ablation.source
-        if src is None:
-            raise ValueError("a patch needs the head's output on a source text")
-        n = ablation.patched(z.shape[2])
-        z[:, h, :n] = src[:n].to(z.dtype)
-    return z
+    """``z`` (B, nh, T, hs) with the ablated head's slice replaced (a new tensor; the rule is
+    ``reduce.replace_head``, which a remote trace runs on its deployment too)."""
+    return reduce.replace_head(z, ablation.head, ablation.mode, ablation.source)
 
 
 @contextmanager

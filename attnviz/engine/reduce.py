@@ -1,6 +1,7 @@
 """The reductions of attention that run where the weights are: max-pooled 8-bit thumbnails, the
 rows and columns shown under the token options, each row's entropy, the top tokens of rows
-of hidden states, and the principal axes of every layer's hidden states (the trajectories).
+of hidden states, the principal axes of every layer's hidden states (the trajectories), and a
+knocked-out head's output.
 Plain torch, importing nothing of attnviz: the local server calls these functions, and a
 remote trace (``attnviz.pretrained.ndif``) ships their source to run on the deployment, so both
 compute the very same numbers.
@@ -144,3 +145,23 @@ def principal_axes(
     ratio = var[:k] / total if total > 0 else torch.zeros_like(var[:k])
     coords = torch.stack([(s.to(home, torch.float64) - mean) @ axes.T for s in states])
     return mean, axes, ratio, coords  # coords: (L+1, T, k)
+
+
+def replace_head(
+    z: torch.Tensor, head: int, mode: str, source: torch.Tensor | None = None
+) -> torch.Tensor:
+    """``z`` (B, nh, T, hs), the heads' outputs before the output projection, with ``head``'s
+    slice replaced (a new tensor): ``zero``, nothing; ``mean``, its output averaged over the
+    positions; ``patch``, ``source``'s (T_src, hs) position by position from the start, the
+    positions past its end keeping their own (``engine.ablate`` says why)."""
+    z = z.clone()
+    if mode == "zero":
+        z[:, head] = 0
+    elif mode == "mean":
+        z[:, head] = z[:, head].mean(dim=1, keepdim=True)  # (B, 1, hs) over the positions
+    else:
+        if source is None:
+            raise ValueError("a patch needs the head's output on a source text")
+        n = min(z.shape[2], source.shape[0])
+        z[:, head, :n] = source[:n].to(z.device, z.dtype)
+    return z

@@ -8,7 +8,6 @@ import functools
 import importlib.util
 import json
 import logging
-import threading
 from collections.abc import Collection, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -72,7 +71,12 @@ class ServedModel(Protocol):
     run: str | None
     examples: list[str] | None
     eos_ids: tuple[int, ...]
-    lock: threading.Lock  # one forward at a time
+
+    @property
+    def lock(self) -> AbstractContextManager[Any]:
+        """Held for one forward at a time here (a remote model's: never held, its forwards
+        run on its deployment, which queues them)."""
+        ...
 
     @property
     def backend(self) -> Backend: ...

@@ -292,10 +292,11 @@ class TraceJobs:
         units: float,
     ) -> TraceJob:
         """The caller's job computing ``req``'s part (the one already running for it, if any);
-        ``Busy`` when the queue is full."""
+        ``Busy`` when the queue is full. (A trace to compute supersedes the caller's jobs on
+        other texts first: ``supersede``; a kept trace's part does not, the page asks parts of
+        two traces at once, a knocked-out one and its clean run.)"""
         key = self.traces.key(req)
         asked_for = self.asked_for(query, compact, accept_encoding)
-        self.supersede(caller, key)
         running = self.active(caller, key, asked_for)
         if running is not None:
             return running  # the page asked again (reconnected): the same job

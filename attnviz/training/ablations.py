@@ -332,8 +332,8 @@ SCALE_LARGE_HEADS = Preset(
     shows=(
         "Two layers of one head each, 64 dimensions a head. Unscaled, a query-key product of 64 "
         "unit-variance terms spreads about 8 instead of 1, so the softmax saturates before any "
-        "training: each query's largest weight is about 0.8 (about 0.2 scaled), and training "
-        "only sharpens it (about 0.95 after 300 steps). Attending to one letter at a time, the "
+        "training: each query's largest weight is about 0.75 (about 0.2 scaled), and training "
+        "only sharpens it (past 0.8 after 300 steps). Attending to one letter at a time, the "
         "model cannot even learn which letters the string holds: its loss stays near chance "
         "(3.26 nats) for all 300 steps, while the scaled model falls within 100 steps to about "
         "2.6 and is near 2.5 by step 300, the plateau of a model that knows which letters were "
@@ -342,7 +342,9 @@ SCALE_LARGE_HEADS = Preset(
     claims=(
         Claim("scaled: largest weight per query at step 0", _sharpness(0, 0), "<=", 0.35),
         Claim("unscaled: largest weight per query at step 0", _sharpness(1, 0), ">=", 0.6),
-        Claim("unscaled: largest weight per query after 300 steps", _sharpness(1, -1), ">=", 0.85),
+        # 0.845 on one of the project's machines (AVX2), over 0.85 on another: the same seed, other
+        # rounding; 0.8 holds on both.
+        Claim("unscaled: largest weight per query after 300 steps", _sharpness(1, -1), ">=", 0.8),
         Claim("scaled: mean training loss, steps 281-300", _last_steps(0, 281, 300), "<=", 2.75),
         Claim("unscaled: mean training loss, steps 281-300", _last_steps(1, 281, 300), ">=", 3.1),
     ),

@@ -2,7 +2,7 @@
 very trace in this process). A head of a layer whose queries and keys are not here yet is a trip
 to the deployment: the page shows that it waits for it, with the time so far, a bar and Cancel,
 keeps every other view usable, then draws the head. Each trip here waits for the test's gate,
-so that there is time to look."""
+so that there is time to look. A head knocked out there is read in the Knock-out card."""
 
 from __future__ import annotations
 
@@ -18,7 +18,9 @@ from tests.browser.helpers import (
     head_lines,
     open_sentence,
     screenshot,
+    traces_drawn,
     views_drawn,
+    wait_for_trace,
     wait_for_views,
 )
 from tests.support.checkpoints import make_tiny_llama
@@ -76,3 +78,22 @@ def test_a_head_that_needs_a_trip_to_ndif_shows_the_wait_then_draws(page, gated_
     lines = head_lines(page)
     assert lines and {line["head"] for line in lines} == {3}
     screenshot(page, "ndif-part-drawn.png")
+
+
+def test_a_head_knocked_out_on_ndif_is_read_in_the_card(page, gated_server):
+    """The switch on, a click knocks a head out: the knocked trace and the clean run's parts
+    (two kept traces of the visitor, each part perhaps a job) both come, neither cancelling
+    the other, and the card compares them."""
+    url, _gate = gated_server
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    open_sentence(page, url)
+    page.check("#mv-knock")
+    before = traces_drawn(page)
+    page.click('#mv-grid button.mv-cell[data-layer="0"][data-head="1"]')
+    wait_for_trace(page, before)
+    page.locator("#ko-view .ko-table").wait_for()
+    summary = page.locator("#ko-view .ko-summary").inner_text()
+    assert summary.startswith("Knocked out layer 1 head 2 (zero). Mean loss ")
+    assert not errors, errors
+    screenshot(page, "ndif-knocked.png")

@@ -1,12 +1,13 @@
 """The one trace attnviz sends to an NDIF deployment, and what it computes there.
 
-``run_plan`` is the body of the trace; it reads the model and never writes to it, and it keeps
-only what its plan (``Plan``, plain data) asks for, reduced before it is saved: every head's
-8-bit thumbnail, its mean entropy (each row's when asked), its largest score, the rule each
-layer's attention used, one layer's q, k and v, the top tokens of the positions asked for, the
+``run_plan`` is the body of the trace; it never changes the model's weights, and it keeps only
+what its plan (``Plan``, plain data) asks for, reduced before it is saved: every head's 8-bit
+thumbnail, its mean entropy (each row's when asked), its largest score, the rule each layer's
+attention used, one layer's q, k and v, the top tokens of the positions asked for, the
 trajectories' principal axes and every token's coordinates on them (the hidden states themselves
-stay there). A 126-layer x 128-head model at 512 tokens sends back tens of MB, not the 8 GB of
-its weights (``plan_bytes``).
+stay there), every head's output of the layers a patch reads. Heads the plan knocks out are
+replaced in their layer's attention output, after its rule is read. A 126-layer x 128-head model
+at 512 tokens sends back tens of MB, not the 8 GB of its weights (``plan_bytes``).
 
 Plain torch and ``attnviz.engine.reduce`` (itself plain torch): nnsight ships these functions'
 source with the request (``client.register``), so the deployment needs nothing of attnviz. The
@@ -32,6 +33,7 @@ from attnviz.engine.reduce import (
     quantize,
     read_rows,
     regroup,
+    replace_head,
 )
 
 # Keyword arguments of an attention call that change its numbers in ways the rule here does not
@@ -257,6 +259,19 @@ def plan_bytes(plan: dict, layers: int, heads: int, kv_heads: int, n: int, d: in
     return total
 
 
+def knocked(output: Any, ablations: list) -> Any:
+    """An attention call's output (the heads' outputs side by side, (1, T, H, hs), alone or
+    first of a tuple) with the plan's heads of its layer knocked out (``reduce.replace_head``,
+    the engine's rule)."""
+    with torch.no_grad():
+        out = output[0] if isinstance(output, tuple) else output
+        z = out.transpose(1, 2)  # (1, H, T, hs): the engine's hook_z
+        for a in ablations:
+            z = replace_head(z, a["head"], a["mode"], a["source"])
+        new = z.transpose(1, 2).contiguous()  # (1, T, H, hs)
+    return (new, *output[1:]) if isinstance(output, tuple) else new
+
+
 def _hidden(output: Any) -> torch.Tensor:
     """A decoder layer's hidden states (1, T, C), whether it returns them alone or first."""
     return output[0] if isinstance(output, tuple) else output
@@ -294,6 +309,12 @@ def run_plan(model: Any, plan: dict) -> dict:
         op = attention_op(attn)
         call = read_call(attn, op, True)
         got["layers"].append(reduce_layer(plan, i, call, op.output))
+        if i in plan.get("heads_out", ()):  # a clean forward's, for a patch: (H, T, hs)
+            out = op.output[0] if isinstance(op.output, tuple) else op.output
+            got.setdefault("heads_out", {})[i] = _sent(out[0].transpose(0, 1).float())
+        knock = [a for a in plan.get("ablate", ()) if a["layer"] == i]
+        if knock:  # after this layer's rule is read and checked: the model's own output
+            op.output = knocked(op.output, knock)
         if i < n - 1 and (keep_states or pca or positions is not None):
             keep(i + 1, _hidden(envoy_at(model, paths["layers"][i]).output))
     if keep_states or pca or positions is not None:

@@ -9,10 +9,11 @@ the token embedding, the final norm and the unembedding. Those paths travel with
 
 from __future__ import annotations
 
+import contextvars
 import inspect
 import threading
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -73,6 +74,12 @@ def find_paths(hf: Any, n_layers: int) -> Paths | str:
     return Paths(layers, tuple(attention), names[id(embed)], names[id(norm)], names[id(head)])
 
 
+# The knock-outs of the traces made now (``NdifModel.ablating``).
+_knocked: contextvars.ContextVar[tuple[HeadAblation, ...]] = contextvars.ContextVar(
+    "attnviz_ndif_knocked", default=()
+)
+
+
 @dataclass
 class NdifModel:
     """A causal language model on an NDIF deployment, as the trace service reads any model
@@ -94,7 +101,11 @@ class NdifModel:
     run: str | None = None
     examples: list[str] | None = None
     eos_ids: tuple[int, ...] = ()
-    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    # Its forwards run on the deployment, which queues them: nothing here to keep apart, so
+    # a wait for NDIF never holds back another visitor's trace. Run here (``where`` None),
+    # nnsight runs them one at a time (``_here``).
+    lock: AbstractContextManager[Any] = field(default_factory=nullcontext, repr=False)
+    _here: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
     def backend(self) -> Backend:
@@ -119,11 +130,10 @@ class NdifModel:
         return {name: f"{name}: {why}" for name in (*VALUE_WEIGHTED_RULES, *ATTRIBUTION_FIELDS)}
 
     @property
-    def knockouts(self) -> str:
-        return (
-            f"model {self.name} runs on an NDIF deployment; attnviz's knock-outs replace a head's "
-            "output on this server, and it does not yet send them with the trace"
-        )
+    def knockouts(self) -> NdifModel:
+        """Itself: each trace sends its knock-outs, replaced on the deployment in their layer's
+        attention output (``block.knocked``), as the engine replaces ``hook_z``."""
+        return self
 
     def _run(self, ids: Sequence[int], plan: dict) -> dict:
         nnsight = nnsight_module()
@@ -145,11 +155,19 @@ class NdifModel:
         trace); in this process (no deployment: nnsight runs the model here), one at a time."""
         if self.where is not None:
             return run_remote(trace, self.where, self.key, self.remote_key)
-        with self.lock:
+        with self._here:
             return run_remote(trace, self.where, self.key, self.remote_key)
 
     def trace(self, ids: list[int], keep_qkv_bytes: int = -1) -> TraceTensors:
-        base = {"paths": self.paths.as_plan(), "logit_softcap": self.logit_softcap}
+        knocked = [
+            {"layer": a.layer, "head": a.head, "mode": a.mode, "source": a.source}
+            for a in _knocked.get()
+        ]  # every trip of this trace runs with them (its later parts too)
+        base = {
+            "paths": self.paths.as_plan(),
+            "logit_softcap": self.logit_softcap,
+            "ablate": knocked,
+        }
         t = remote_tensors(
             self.cfg, ids, lambda plan: self._run(ids, plan), base, self.name, self.cfg.d_model
         )
@@ -193,12 +211,19 @@ class NdifModel:
         return new
 
     def head_outputs(self, ids: list[int], layers: Sequence[int]) -> dict[int, torch.Tensor]:
-        raise TraceError(f"ablate: {self.knockouts}")
+        """Every head's output (nh, T, hs) at ``layers`` on ``ids`` of a clean forward on the
+        deployment: what ``patch`` copies from its source text."""
+        plan = {"paths": self.paths.as_plan(), "heads_out": sorted(set(layers))}
+        return dict(self._run(ids, plan)["heads_out"])
 
     @contextmanager
     def ablating(self, ablations: Sequence[HeadAblation]) -> Iterator[None]:
-        raise TraceError(f"ablate: {self.knockouts}")
-        yield  # pragma: no cover
+        """The traces made in the block carry ``ablations`` to the deployment."""
+        token = _knocked.set(tuple(ablations))
+        try:
+            yield
+        finally:
+            _knocked.reset(token)
 
 
 def describe(config: Any) -> TransformerConfig:

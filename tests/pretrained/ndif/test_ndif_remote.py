@@ -127,6 +127,22 @@ def test_the_pages_job_says_what_ndif_said(folder, ndif_host):
         assert len(c.get(job["result"]).json()["thumbs"]["values"]) == 2
 
 
+def test_a_knock_out_and_a_patch_made_on_the_deployment(models):
+    """A head zeroed and another patched from a source text (whose heads' outputs a clean
+    trace there read first): the knocked trace equals the engine's."""
+    ablate = [{"layer": 0, "head": 1, "mode": "zero"},
+              {"layer": 1, "head": 2, "mode": "patch", "source": "a dog ran"}]  # fmt: skip
+    remote = run_text_trace(
+        TextTraceRequest(model=remote_name(models), text=TEXT, ablate=ablate), models, None
+    )
+    local = run_text_trace(TextTraceRequest(model="native", text=TEXT, ablate=ablate), models, None)
+    assert remote.meta["ablated"] == local.meta["ablated"]
+    for fields in ("attentions", "hidden_states"):
+        a = select(remote, TraceQuery(fields=fields)).arrays[fields]
+        b = select(local, TraceQuery(fields=fields)).arrays[fields]
+        assert torch.allclose(a.double(), b.double(), atol=1e-4, rtol=0), fields
+
+
 def test_greedy_generation_on_the_deployment(models):
     native = models.get("native")
     remote = models.get(remote_name(models))

@@ -267,3 +267,45 @@ def test_a_big_traces_entropy_rows_come_on_a_trip_of_their_own(models, monkeypat
     rows = arrays(remote, fields="entropy")["entropy"]
     assert len(sent) == 2 and sent[1]["rows"]
     assert torch.allclose(rows, arrays(local, fields="entropy")["entropy"], atol=1e-5, rtol=0)
+
+
+@pytest.mark.parametrize(
+    "ablate",
+    [
+        [{"layer": 0, "head": 1, "mode": "zero"}, {"layer": 1, "head": 3, "mode": "zero"}],
+        [{"layer": 0, "head": 2, "mode": "mean"}],
+        [
+            {"layer": 0, "head": 0, "mode": "patch", "source": "a dog ran"},
+            {
+                "layer": 1,
+                "head": 2,
+                "mode": "patch",
+                "source": "the bird sang in the tree all day long",
+            },
+        ],
+    ],
+    ids=["zero", "mean", "patch"],
+)
+def test_knock_outs_made_on_the_deployment_equal_the_engines(models, ablate):
+    """Each knocked head replaced in its layer's attention output there (the engine's rule,
+    ``reduce.replace_head``): attentions, hidden states, top-k and a later part's q, k, v equal
+    the engine's knocked trace; the trace's ``ablated`` says the same."""
+    name = ndif_name(models, "llama")
+    assert models.get(name).knockouts is models.get(name)  # no refusal: it knocks heads out
+    req = {"text": TEXT, "ablate": ablate}
+    remote = run_text_trace(TextTraceRequest(model=name, **req), models, None)
+    local = run_text_trace(TextTraceRequest(model="native", **req), models, None)
+    clean = trace(models, "native")
+    assert remote.meta["ablated"] == local.meta["ablated"]
+    for fields in ("attentions", "hidden_states", "entropy_mean"):
+        a, b = arrays(remote, fields=fields)[fields], arrays(local, fields=fields)[fields]
+        assert torch.allclose(a.double(), b.double(), atol=1e-4, rtol=0), fields
+    moved = arrays(clean, fields="hidden_states")["hidden_states"]
+    assert not torch.allclose(moved, arrays(local, fields="hidden_states")["hidden_states"])
+    a = arrays(remote, fields="queries,keys", layer=1)
+    b = arrays(local, fields="queries,keys", layer=1)
+    assert torch.allclose(a["queries"], b["queries"].float(), atol=1e-4)
+    n = remote.tensors.n
+    a = arrays(remote, fields="top_k", pos_start=0, pos_count=n)["top_k"]
+    b = arrays(local, fields="top_k", pos_start=0, pos_count=n)["top_k"]
+    assert torch.equal(a["ids"], b["ids"]) and torch.allclose(a["probs"], b["probs"], atol=1e-4)
