@@ -28,11 +28,13 @@ BackendChoice = Literal["auto", "native", "transformers", "ndif"]
 # the disk. One definition: the CLI's --device-map offers these.
 DeviceMap = Literal["none", "auto", "balanced", "sequential"]
 # One device's memory in --max-memory, as accelerate reads it: bytes, or a number and a unit.
-SIZE_UNITS = {"gib": 2**30, "mib": 2**20, "kib": 2**10, "gb": 10**9, "mb": 10**6, "kb": 10**3}
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(gib|mib|kib|gb|mb|kb)?\s*$", re.IGNORECASE)
+# One definition: the native engine's placement reads its capacities with ``size_bytes`` too.
+SIZE_UNITS = {"tib": 2**40, "gib": 2**30, "mib": 2**20, "kib": 2**10,
+              "tb": 10**12, "gb": 10**9, "mb": 10**6, "kb": 10**3, "b": 1}  # fmt: skip
+_SIZE = re.compile(r"^\s*(\d*\.?\d+)\s*(tib|gib|mib|kib|tb|gb|mb|kb|b)?\s*$", re.IGNORECASE)
 MAX_MEMORY_RULE = (
     "DEVICE=SIZE pairs separated by commas, DEVICE a GPU's index, cpu or disk, SIZE bytes or a "
-    "number with GiB, MiB, KiB, GB, MB or KB (e.g. 0=20GiB,1=20GiB,cpu=64GiB)"
+    "number with TiB, GiB, MiB, KiB, TB, GB, MB, KB or B (e.g. 0=20GiB,1=20GiB,cpu=64GiB)"
 )
 
 NEEDS_A_MAP = "applies to a device map: set --device-map auto, balanced or sequential"

@@ -80,3 +80,19 @@ def test_a_bad_variable_is_refused_naming_it(served, monkeypatch, capsys):
     with pytest.raises(SystemExit):
         main(["serve"])
     assert f"ATTNVIZ_MAX_MEMORY: 7=1XB: '1XB' is not a size; {RULE}" in capsys.readouterr().err
+
+
+def test_one_reading_of_sizes_for_the_flag_and_the_engines_capacities():
+    """--max-memory's sizes (settings) and the native engine's capacities (placement) are read
+    by the same function: the same bytes, the same refusals."""
+    from attnviz.engine.placement import parse_bytes
+    from attnviz.settings import size_bytes
+
+    for text, want in (("20GiB", 20 * 2**30), ("3.5GB", 3_500_000_000), ("500mb", 500 * 10**6),
+                       ("1.5TiB", int(1.5 * 2**40)), ("64B", 64), ("1024", 1024), (".5KiB", 512)):  # fmt: skip
+        assert size_bytes(text) == parse_bytes(text) == want, text
+    for bad in ("20 GiBs", "-1GB", "GB", ""):
+        with pytest.raises(ValueError, match="is not a size"):
+            size_bytes(bad)
+        with pytest.raises(ValueError, match=r"^max_memory: .* is not a size"):
+            parse_bytes(bad)

@@ -11,7 +11,6 @@ the activations' margin); "disk" is the transformers backend's (the engine compu
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
@@ -21,13 +20,12 @@ from torch import nn
 
 from attnviz.engine.device import ACTIVATION_MARGIN_BYTES, free_bytes, gb
 from attnviz.errors import TraceError
+from attnviz.settings import size_bytes
 
 if TYPE_CHECKING:
     from attnviz.engine.model import Transformer
 
 PlacementMode = Literal["auto", "balanced", "sequential"]
-UNITS = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
-         "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40}  # fmt: skip
 
 
 class PlacementError(TraceError):
@@ -61,14 +59,14 @@ def device_name(key: str | int) -> str:
 
 
 def parse_bytes(value: str | int | float, what: str = "max_memory") -> int:
-    """``"20GiB"``, ``"3.5GB"``, ``"500MB"`` or a number of bytes -> bytes."""
+    """``"20GiB"``, ``"3.5GB"``, ``"500MB"`` or a number of bytes -> bytes (``size_bytes``,
+    the settings' own reading of --max-memory)."""
     if isinstance(value, int | float) and not isinstance(value, bool):
         return int(value)
-    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([A-Za-z]*)\s*", str(value))
-    unit = m.group(2).upper() if m else ""
-    if m is None or unit not in UNITS:
-        raise ValueError(f"{what}: {value!r} is not a size (e.g. 20GiB, 3.5GB, 500MB)")
-    return int(float(m.group(1)) * UNITS[unit])
+    try:
+        return size_bytes(str(value))
+    except ValueError:
+        raise ValueError(f"{what}: {value!r} is not a size (e.g. 20GiB, 3.5GB, 500MB)") from None
 
 
 def capacities_of(max_memory: Mapping[int | str, str | int]) -> dict[str, int]:
