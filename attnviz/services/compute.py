@@ -61,20 +61,13 @@ def beside() -> Iterator[None]:
             _beside -= 1
 
 
-def _sized(fn: Callable[[], R]) -> Callable[[], R]:
+def _sized(fn: Callable[[], R], one: bool = False) -> Callable[[], R]:
+    """``fn`` on the calling thread's torch threads: its share of the cores, or ``one``."""
+
     def call() -> R:
-        want = max(1, _threads - _beside)
+        want = 1 if one else max(1, _threads - _beside)
         if torch.get_num_threads() != want:
             torch.set_num_threads(want)
-        return fn()
-
-    return call
-
-
-def _one_thread(fn: Callable[[], R]) -> Callable[[], R]:
-    def call() -> R:
-        if torch.get_num_threads() != 1:
-            torch.set_num_threads(1)
         return fn()
 
     return call
@@ -110,7 +103,7 @@ def submit(fn: Callable[[], R]) -> Future[R]:
 def submit_remote(fn: Callable[[], R]) -> Future[R]:
     """Start ``fn()`` (a remote model's computation, which mostly waits for its deployment) on
     a thread of the remote ones, with one torch thread."""
-    return _remote.submit(_one_thread(fn))
+    return _remote.submit(_sized(fn, one=True))
 
 
 def run(fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:

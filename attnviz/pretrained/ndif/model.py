@@ -153,9 +153,7 @@ class NdifModel:
     def _remote(self, trace: Callable[[Any], dict]) -> dict:
         """``run_remote``: on the deployment, several at once (each request's own thread and
         trace); in this process (no deployment: nnsight runs the model here), one at a time."""
-        if self.where is not None:
-            return run_remote(trace, self.where, self.key, self.remote_key)
-        with self._here:
+        with self._here if self.where is None else nullcontext():
             return run_remote(trace, self.where, self.key, self.remote_key)
 
     def trace(self, ids: list[int], keep_qkv_bytes: int = -1) -> TraceTensors:
