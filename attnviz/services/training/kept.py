@@ -30,6 +30,8 @@ log = logging.getLogger(__name__)
 KIND = "run"
 FORMAT = 1  # run.json's layout
 WAITING = ("queued", "running")  # the states of a run not ended (its row's too)
+# Checkpoints written to the store ahead of their event, by variant (``save``'s ``ahead``).
+Ahead = dict[int, list[TrainCheckpoint]]
 # A run put back in line after a restart starts its event log past this many ids more than
 # the last (a log held at most this many before: years of a waiting run's ``queue`` events).
 LOG_GAP = 1_000_000
@@ -47,7 +49,9 @@ def last_step(run: LiveRun) -> int:
     return 0
 
 
-def _record(run: LiveRun, state: str, reason: str | None) -> dict:
+def _record(run: LiveRun, state: str, reason: str | None,
+            ahead: Ahead | None = None) -> dict:  # fmt: skip
+    ahead = ahead or {}
     with run.lock:
         variants = [
             {
@@ -55,7 +59,8 @@ def _record(run: LiveRun, state: str, reason: str | None) -> dict:
                 else "cancelled",
                 "model": v.model,
                 "history": columns(v.history),
-                "checkpoints": [c.model_dump(mode="json") for c in v.checkpoints],
+                "checkpoints": [c.model_dump(mode="json")
+                                for c in [*v.checkpoints, *ahead.get(i, [])]],  # fmt: skip
                 "induction": v.induction,
                 "alignment": v.alignment,
                 "folder": variant_folder(i) if v.result is not None else None,
@@ -72,8 +77,9 @@ def _record(run: LiveRun, state: str, reason: str | None) -> dict:
             "baseline": run.baseline,
             "step_time": run.step_time,
             "claims": None if run.claims is None else [c.model_dump() for c in run.claims],
-            # its events, its end included (written just before it is told)
-            "seq": run.seq + (state not in WAITING),
+            # its events, its end included (written just before it is told), and the events
+            # of the checkpoints written ahead of being told
+            "seq": run.seq + (state not in WAITING) + sum(len(c) for c in ahead.values()),
             "base": run.base,
             "operator": run.exempt,
             "variants": variants,
@@ -125,11 +131,12 @@ def save_weights(store: RunStore, run: LiveRun, i: int, so_far: Run) -> None:
 
 
 def save(store: RunStore, run: LiveRun, replica: str, *, state: str | None = None,
-         reason: str | None = None) -> bool:  # fmt: skip
+         reason: str | None = None, ahead: Ahead | None = None) -> bool:  # fmt: skip
     """The run as it is now into its folder, then its row: ``state`` (its end, with ``reason``)
     writes its models too and marks it finished; ``queued``: it waits in line (accepted, not
-    started); without, it is running (a checkpoint). A write that fails is logged: the run goes
-    on, kept in memory only. Whether it was written."""
+    started); without, it is running (a checkpoint), with ``ahead`` the checkpoints of each
+    variant not yet told (stored before anyone hears of them). A write that fails is logged:
+    the run goes on, kept in memory only. Whether it was written."""
     ended = state is not None and state not in WAITING
     try:
         folder = store.folder(run.id)
@@ -140,7 +147,7 @@ def save(store: RunStore, run: LiveRun, replica: str, *, state: str | None = Non
                 if v.result is not None and not (folder / variant_folder(i)).is_dir():
                     store.write_folder(run.id, variant_folder(i),
                                        _writer(v.result, run))  # fmt: skip
-        store.write_json(run.id, "run.json", _record(run, state or "running", reason))
+        store.write_json(run.id, "run.json", _record(run, state or "running", reason, ahead))
         with run.lock:
             access = dataclasses.replace(run.access, viewers=dict(run.access.viewers))
         store.write_json(run.id, "access.json", access_record(access))

@@ -238,7 +238,9 @@ class TrainService:
             device=self.device,
             registry=self.registry,
             done=self._ended,
-            keep=lambda st, why: self._keep(run, st, why, evict=st is not None),
+            keep=lambda st, why, ahead=None: self._keep(
+                run, st, why, evict=st is not None, ahead=ahead
+            ),
             keep_weights=lambda i, so_far: self._keep_weights(run, i, so_far),
         )
         threading.Thread(target=worker, name=f"train-{run.id}", daemon=True).start()
@@ -409,12 +411,14 @@ class TrainService:
     # -- the store ------------------------------------------------------------------------------
 
     def _keep(self, run: LiveRun, state: str | None, reason: str | None, *,
-              evict: bool = False) -> None:  # fmt: skip
-        """``run`` written to the store; with ``evict`` (just before its end is told), the
-        runs past the bounds then go, ``run`` counted among the ended: a reader who sees it
-        ended never reads one it pushed past them."""
+              evict: bool = False, ahead: kept.Ahead | None = None) -> None:  # fmt: skip
+        """``run`` written to the store (with ``ahead``, checkpoints not yet told); with
+        ``evict`` (just before its end is told), the runs past the bounds then go, ``run``
+        counted among the ended: a reader who sees it ended never reads one it pushed past
+        them."""
         if self.store is not None:
-            kept.save(self.store, run, self.settings.replica, state=state, reason=reason)
+            kept.save(self.store, run, self.settings.replica, state=state, reason=reason,
+                      ahead=ahead)  # fmt: skip
         if evict:
             self._evict(ending=run)
 

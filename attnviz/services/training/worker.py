@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Protocol
 
 import torch
 
@@ -28,6 +29,15 @@ from attnviz.training.trainer import Checkpoint, Run, Step, train
 
 log = logging.getLogger(__name__)
 
+
+class Keep(Protocol):
+    """Writes the run to the store: ``state`` and ``reason`` at its end, None while it trains;
+    ``ahead``: the checkpoints of each variant written before they are told."""
+
+    def __call__(self, state: str | None, reason: str | None,
+                 ahead: dict[int, list[TrainCheckpoint]] | None = None) -> None: ...  # fmt: skip
+
+
 FLUSH_S = 0.1  # steps are sent in batches, at most this often
 # A model's weights are stored at a checkpoint at most this often, and at its last one (a
 # 36k-parameter model's folder takes about 12 ms to write: 0.6% of a run at this rate).
@@ -41,16 +51,17 @@ class Worker:
 
     def __init__(self, run: LiveRun, *, settings: Settings, device: torch.device,
                  registry: ModelRegistry, done: Callable[[], None],
-                 keep: Callable[[str | None, str | None], None] | None = None,
+                 keep: Keep | None = None,
                  keep_weights: Callable[[int, Run], None] | None = None) -> None:  # fmt: skip
         self.run = run
         self.settings = settings
         self.device = device
         self.registry = registry
         self.done = done
-        # ``keep(None, None)`` at each checkpoint, ``keep(state, reason)`` just before its end
-        # is told: the run written to the store (services.training.kept)
-        self.keep = keep or (lambda state, reason: None)
+        # ``keep(None, None, ahead)`` at each checkpoint before it is told, ``keep(state,
+        # reason)`` just before its end is told: the run written to the store
+        # (services.training.kept), so that what a page was told survives a stop
+        self.keep: Keep = keep or (lambda state, reason, ahead=None: None)
         # ``keep_weights(variant, run so far)`` at a checkpoint, every WEIGHTS_EVERY_S at most,
         # and at the variant's last: its model so far, which a run interrupted then keeps
         self.keep_weights = keep_weights or (lambda i, so_far: None)
@@ -125,9 +136,9 @@ class Worker:
                 encoder=None if point.encoder is None else thumbs(point.encoder),
                 sample=point.sample,
             )
+            self.keep(None, None, {i: [cp]})  # stored before it is told
             run.emit("checkpoint", {"variant": i, "checkpoint": cp.model_dump()},
                      apply=lambda: variant.checkpoints.append(cp))  # fmt: skip
-            self.keep(None, None)
 
         weighed = -math.inf
 
