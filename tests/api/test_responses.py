@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 
 import pytest
@@ -12,6 +11,7 @@ from starlette.applications import Starlette
 from starlette.routing import Route
 
 from attnviz.api.responses import SLICE, SlicedResponse
+from tests.support.aio import run
 
 BIG = os.urandom(3 * SLICE + 12345)
 
@@ -26,7 +26,7 @@ def _messages(content: bytes | bytearray) -> list[dict]:
         return {"type": "http.request", "body": b"", "more_body": False}
 
     response = SlicedResponse(content, media_type="application/octet-stream")
-    asyncio.run(response(  # type: ignore[arg-type]
+    run(response(  # type: ignore[arg-type]
         {"type": "http", "method": "GET"}, receive, send))  # fmt: skip
     return sent
 

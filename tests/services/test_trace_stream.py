@@ -12,17 +12,7 @@ import time
 import pytest
 
 import attnviz.services.trace_service as service
-
-
-def run(coroutine):
-    """``asyncio.run`` on a thread of its own: the process may hold a running loop already (the
-    browser tests' Playwright, in the serial suite)."""
-    out: list = []
-    thread = threading.Thread(target=lambda: out.append(asyncio.run(coroutine)))
-    thread.start()
-    thread.join(timeout=60)
-    assert out, "the stream's coroutine did not end"
-    return out[0]
+from tests.support.aio import run
 
 
 async def _received(pieces: list[bytes], pause: float, seed: int) -> list[bytes]:
@@ -47,6 +37,7 @@ async def _received(pieces: list[bytes], pause: float, seed: int) -> list[bytes]
     return got
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pause", [0.0, 0.3, 1.0])
 def test_every_piece_arrives_in_order_however_writer_and_reader_interleave(pause):
     pieces = [bytes([i % 256]) * (1 + i % 7) for i in range(200)]
