@@ -220,15 +220,17 @@ def server_load(port: int) -> dict:
     return json.loads(raw)["load"]
 
 
-def warm_up(port: int, model: str, texts: Texts, clients: int, most_s: float) -> float:
+def warm_up(
+    port: int, model: str, texts: Texts, clients: int, most_s: float, round_s: float = 5.0
+) -> float:
     """Load until the trace cache is 90% full (its bound reached: what comes after is steady
-    state), ``most_s`` seconds at most; returns the seconds it took."""
+    state), in rounds of ``round_s``, ``most_s`` seconds at most; returns the seconds it took."""
     t0 = time.monotonic()
     while time.monotonic() - t0 < most_s:
         state = server_load(port)
         if state["cache_mb"] >= 0.9 * state["cache_max_mb"]:
             break
-        load(port, model, texts, clients, 5.0)
+        load(port, model, texts, clients, round_s)
     return time.monotonic() - t0
 
 

@@ -57,13 +57,14 @@ def run(
     opens: int = 2,
     comparisons: bool = True,
     browser: Browser | None = None,
+    first: int | None = None,
 ) -> LearnFigures:
-    """Serve the app, walk the path in ``browser`` (or a Chromium of its own), then run each
-    task's comparison."""
+    """Serve the app, walk the path (its ``first`` steps, or all) in ``browser`` (or a
+    Chromium of its own), then run each task's comparison."""
     with Server([]) as server:
         base = f"http://127.0.0.1:{server.port}"
         _, _, raw = request(server.port, "GET", "/api/learn")
-        steps = json.loads(raw)["steps"]
+        steps = json.loads(raw)["steps"][:first]
         rows = [StepRow(s["n"], s["id"], s["lab"]) for s in steps]
         if browser is not None:
             _walk(browser, base, steps, rows, opens)

@@ -4,6 +4,7 @@ work answered with 503 and Retry-After, a time limit, security headers, HEAD, no
 from __future__ import annotations
 
 import json
+import re
 import socket
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -59,9 +60,9 @@ def test_a_declared_large_body_gets_413_before_it_is_sent(capped):
         b"POST /api/trace HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
         b"Content-Length: 100000000\r\n\r\n"
     )
-    t0 = time.perf_counter()
-    reply = raw_http(capped, head)
-    assert time.perf_counter() - t0 < 4  # answered without waiting for the 100 MB
+    reply = raw_http(capped, head)  # no byte of the body is ever sent
+    # Answered without waiting for the 100 MB: the whole answer came, ended by the server.
+    assert reply.endswith(b"}"), reply
     status, _, rest = reply.partition(b"\r\n")
     assert status == b"HTTP/1.1 413 Request Entity Too Large"
     body = json.loads(rest.split(b"\r\n\r\n", 1)[1])
@@ -111,30 +112,36 @@ def test_the_largest_valid_toy_request_fits_the_default_cap():
     ToyTraceRequest.model_validate_json(raw)
 
 
+@pytest.mark.slow
 def test_a_crowd_gets_503_with_retry_after_at_once(capped):
     """One computing, one waiting, the rest refused at once, each with a message."""
 
-    def ask(i: int) -> tuple[int, str | None, dict, float]:
-        t0 = time.perf_counter()
+    def ask(i: int) -> tuple[int, str | None, dict]:
         r = httpx.post(
             f"{capped}/api/trace?fields=entropy_mean",
             json={"model": BUILTIN_NAME, "text": long_text(500, i)},
             timeout=60,
         )
-        return r.status_code, r.headers.get("retry-after"), r.json(), time.perf_counter() - t0
+        return r.status_code, r.headers.get("retry-after"), r.json()
 
     with ThreadPoolExecutor(8) as pool:
         results = list(pool.map(ask, range(8)))
     statuses = sorted(s for s, *_ in results)
     assert statuses.count(200) >= 1 and statuses.count(503) >= 1, statuses
     assert set(statuses) <= {200, 503}
-    for status, retry, body, took in results:
+    for status, retry, body in results:
         if status == 503:
             assert retry is not None and int(retry) >= 1
-            assert body["message"].startswith("busy: ")
-            assert took < 5
+            # Refused at once (past the one waiting place, or an expected wait past the bound),
+            # or after its 0.3 s turn: never after waiting for the computations ahead of it.
+            assert re.match(
+                r"busy: (\d+ requests are waiting|the expected wait is [\d.]+ s"
+                r"|waited 0\.3 s for a turn); try again in \d+ s$",
+                body["message"],
+            ), body["message"]
 
 
+@pytest.mark.slow
 def test_a_cached_trace_is_served_while_misses_are_refused(capped):
     cached = {"model": BUILTIN_NAME, "text": long_text(500, 1000)}
     assert httpx.post(f"{capped}/api/trace?fields=entropy_mean", json=cached).status_code == 200

@@ -85,55 +85,83 @@ def another_visitor(c: TestClient) -> Iterator[None]:
         c.cookies = saved
 
 
-@pytest.fixture
-def slow_layers(monkeypatch):
-    """Each layer of a job takes 0.1 s more, so that a test can act while it runs."""
+def pace(monkeypatch, seconds: float) -> None:
+    """Each layer of a job takes ``seconds`` more, so that a test can act while it runs."""
     listen = TraceJob.listen
 
     def slowed(self, stage, done, total):
-        time.sleep(0.1)
+        time.sleep(seconds)
         listen(self, stage, done, total)
 
     monkeypatch.setattr(TraceJob, "listen", slowed)
 
 
+@pytest.fixture
+def slow_layers(monkeypatch):
+    """Each layer of a job takes 0.05 s more: its 60 passes (forward, then thumbnails) at least
+    3 s."""
+    pace(monkeypatch, 0.05)
+
+
+@pytest.fixture
+def forwards(monkeypatch) -> list[str]:
+    """The texts the server ran a forward on, in order (every trace it computed)."""
+    from attnviz.services import trace_service
+
+    ran: list[str] = []
+    real = trace_service.run_text_trace
+
+    def counted(req, *args, **kwargs):
+        ran.append(req.text)
+        return real(req, *args, **kwargs)
+
+    monkeypatch.setattr(trace_service, "run_text_trace", counted)
+    return ran
+
+
 @pytest.mark.slow
-def test_a_3600_token_text_on_the_smollm2_shape_completes_as_a_job(smol):
-    """Reduced widths, the real layer count, the real length (about 1.5 minutes on one core of
-    the 2-core machine: the T x T weights of 9 heads in 30 layers, twice)."""
-    check_a_long_job(smol, 3600)
+def test_a_long_text_on_the_smollm2_shape_completes_as_a_job(smol, forwards, monkeypatch):
+    """Reduced widths and the real layer count, at 300 tokens: the forward keeps its weights for
+    the thumbnails. The rule is the same at any length; the real length (3,600 tokens, about a
+    minute on the 2-core machine) is ``attnviz bench --shape``'s."""
+    pace(monkeypatch, 0.04)  # its 60 layer passes seen going by, however fast the machine
+    check_a_long_job(smol, 300, forwards)
 
 
-def test_a_long_text_on_the_smollm2_shape_completes_as_a_job(smol):
-    """The same at 900 tokens, in the fast suite."""
-    check_a_long_job(smol, 900)
+@pytest.mark.slow
+def test_a_text_too_long_to_keep_its_weights_completes_as_a_job(smol, forwards, monkeypatch):
+    """As from about 800 tokens of this shape (30 layers x 9 heads x T x T past
+    ``KEEP_FORWARD_BYTES``): the forward keeps no weights, and the thumbnails recompute each
+    layer's from its queries and keys."""
+    import attnviz.capture.tensors as store
+
+    monkeypatch.setattr(store, "KEEP_FORWARD_BYTES", 0)
+    pace(monkeypatch, 0.04)
+    check_a_long_job(smol, 300, forwards)
 
 
-def check_a_long_job(smol: Path, tokens: int) -> None:
-    """The page's first request answers 202 at once, the job tells each layer of the forward
-    and then of the thumbnails with the time left, /healthz and the job's state answer while it
-    runs, and its result is the trace's first part; the same request asked again (the page
-    loaded again) is answered with it at once, and the page's next parts from the cache."""
+def check_a_long_job(smol: Path, tokens: int, forwards: list[str]) -> None:
+    """The page's first request answers 202 before the job ends, the job tells each layer of the
+    forward and then of the thumbnails with the time left, /healthz and the job's state answer
+    while it runs, and its result is the trace's first part; the same request asked again (the
+    page loaded again) is answered with it at once, and the page's next parts from the cache,
+    with no forward run again."""
     text = text_of(smol, tokens)
     with client_of(smol, trace_job_after_s=0.05) as c:
         body = {"model": "smol", "text": text}
-        t0 = time.perf_counter()
         r = c.post("/api/trace", params=FIRST, json=body, headers=ASYNC)
-        assert time.perf_counter() - t0 < 5
         assert r.status_code == 202, r.text
         job = r.json()
         assert r.headers["location"] == job["url"]
         assert r.headers["preference-applied"] == "respond-async"
         assert job["layers"] == 30 and job["total"] == 60  # forward, then thumbnails
+        # Answered before the job ended: the answer says it is still to run or running.
         assert job["estimate_s"] > 0.05 and job["state"] in ("queued", "running")
         seen: list[dict] = []
-        health: list[float] = []
         deadline = time.monotonic() + 300
         while True:
-            t = time.perf_counter()
             assert c.get("/healthz").status_code == 200
-            health.append(time.perf_counter() - t)
-            state = c.get(job["url"]).json()
+            state = c.get(job["url"]).json()  # read after the health check was answered
             seen.append(state)
             if state["state"] not in ("queued", "running"):
                 break
@@ -147,15 +175,16 @@ def check_a_long_job(smol: Path, tokens: int) -> None:
         dones = [s["done"] for s in seen]
         assert dones == sorted(dones)  # it only goes forward
         assert {s["stage"] for s in running} <= {"forward", "thumbnails"}
-        assert max(health) < 1.0, "the health check waited on the job"
+        # The health check did not wait on the job: the job was still running after it answered.
+        assert any(0 < s["done"] < 60 for s in seen[:-1]), "the health check waited on the job"
         r = c.get(job["result"])
         assert r.status_code == 200 and r.headers["content-type"] == COMPACT_MEDIA_TYPE
-        t0 = time.perf_counter()
         again = c.post("/api/trace", params=FIRST, json=body, headers=ASYNC)
-        assert again.status_code == 200 and time.perf_counter() - t0 < 2
+        assert again.status_code == 200  # at once, not a job: from the cache
         assert again.content == r.content
         part = c.post("/api/trace", params={"fields": "entropy_mean"}, json=body, headers=ASYNC)
-        assert part.status_code == 200 and time.perf_counter() - t0 < 5  # taken on the way
+        assert part.status_code == 200  # taken on the way
+        assert forwards == [text], "the same text was run again"
 
 
 def test_a_short_text_is_answered_at_once_even_when_asking_for_a_job(smol):
@@ -180,10 +209,11 @@ def test_cancel_stops_the_job_at_its_next_layer(smol, slow_layers):
             time.sleep(0.02)
         r = c.delete(job["url"])
         assert r.status_code == 200
+        at_cancel = r.json()["done"]
         state = follow(c, job)
         assert state["state"] == "cancelled"
         assert state["message"] == "cancelled by its page"
-        assert state["done"] < 10
+        assert 2 <= state["done"] <= at_cancel + 1  # it stopped at its next layer
         r = c.get(job["result"])
         assert r.status_code == 409 and "cancelled" in r.json()["message"]
         # The compute thread is free again: a short text is answered.
@@ -191,6 +221,7 @@ def test_cancel_stops_the_job_at_its_next_layer(smol, slow_layers):
         assert short.status_code == 200
 
 
+@pytest.mark.slow
 def test_a_newer_request_of_the_same_visitor_supersedes_its_job(smol, slow_layers):
     with client_of(smol, trace_job_after_s=0) as c:
         first = c.post("/api/trace", params=FIRST, headers=ASYNC,
@@ -210,6 +241,7 @@ def test_a_newer_request_of_the_same_visitor_supersedes_its_job(smol, slow_layer
         assert follow(c, second)["state"] == "done"
 
 
+@pytest.mark.slow
 def test_another_visitor_gets_404_for_the_job(smol, slow_layers):
     with client_of(smol, trace_job_after_s=0) as c:
         job = c.post("/api/trace", params=FIRST, headers=ASYNC,
@@ -224,6 +256,7 @@ def test_another_visitor_gets_404_for_the_job(smol, slow_layers):
         assert follow(c, job)["state"] == "done"  # the other's cancel did nothing
 
 
+@pytest.mark.slow
 def test_the_job_limit_ends_it_with_a_clear_message(smol, slow_layers):
     with client_of(smol, trace_job_after_s=0, trace_job_s=0.5) as c:
         job = c.post("/api/trace", params=FIRST, headers=ASYNC,
@@ -236,8 +269,10 @@ def test_the_job_limit_ends_it_with_a_clear_message(smol, slow_layers):
         assert r.status_code == 503 and "ATTNVIZ_TRACE_JOB_S" in r.json()["message"]
 
 
+@pytest.mark.slow
 def test_a_job_runs_past_the_request_limit(smol, slow_layers):
-    """60 layer passes at 0.1 s each: 6 s, past a request limit of 2 s; the job finishes."""
+    """60 layer passes at 0.05 s each: 3 s at least, past a request limit of 2 s; the job
+    finishes."""
     with client_of(smol, trace_job_after_s=0, request_timeout_s=2) as c:
         job = c.post("/api/trace", params=FIRST, headers=ASYNC,
                      json={"model": "smol", "text": text_of(smol, 100)}).json()  # fmt: skip
@@ -246,6 +281,7 @@ def test_a_job_runs_past_the_request_limit(smol, slow_layers):
         assert c.get(job["result"]).status_code == 200
 
 
+@pytest.mark.slow
 def test_while_a_job_runs_a_request_behind_it_is_told_how_long_to_wait(smol, slow_layers):
     with client_of(smol, trace_job_after_s=0) as c:
         job = c.post("/api/trace", params=FIRST, headers=ASYNC,
@@ -253,14 +289,15 @@ def test_while_a_job_runs_a_request_behind_it_is_told_how_long_to_wait(smol, slo
         while c.get(job["url"]).json()["done"] < 3:
             time.sleep(0.02)
         with another_visitor(c):  # another visitor's short text
-            t0 = time.perf_counter()
             r = c.post("/api/trace", json={"model": "smol", "text": "y = 2"})
-            assert time.perf_counter() - t0 < 1
+        # Told while the job still runs, not after it: the job had layers left.
+        assert c.get(job["url"]).json()["state"] == "running"
         assert r.status_code == 503 and int(r.headers["retry-after"]) >= 2
         assert c.get("/healthz").status_code == 200
         assert follow(c, job)["state"] == "done"
 
 
+@pytest.mark.slow
 def test_the_shape_bench_follows_a_job_as_the_page_does(smol):
     """``attnviz bench --shape``'s first request: made a job, followed with the cookie to its
     result, and said in the table."""

@@ -39,6 +39,7 @@ def training(client: httpx.Client, run_id: str) -> None:
         time.sleep(0.02)
 
 
+@pytest.mark.slow
 def test_a_start_past_the_slot_waits_in_line_and_starts_when_the_slot_frees(tmp_path):
     app = make_app(tmp_path, train_queue=4)
     app.state.training.ticker.every = 0.2
@@ -122,10 +123,11 @@ def test_places_in_order_the_bounds_cancel_and_traces_while_runs_train_and_wait(
             assert int(r.headers["retry-after"]) >= 1 and "busy" in r.json()["message"]
 
             # A trace is answered while a run trains and three wait (its own admission).
-            t0 = time.monotonic()
             r = d.post("/api/trace?fields=attentions", json={"model": model, "text": "abcab"})
             assert r.status_code == 200, r.text
-            assert time.monotonic() - t0 < 5
+            # Answered while the run trains, not after it: it is still training, short of its end.
+            now = a.get(f"/api/train/{long}").json()
+            assert now["state"] == "running" and now["variants"][0]["history"]["step"][-1] < 5000
 
             # Another visitor cannot cancel a waiting run; its owner can: those behind move up.
             assert d.delete(f"/api/train/{cq}").status_code == 404
@@ -155,6 +157,7 @@ def test_places_in_order_the_bounds_cancel_and_traces_while_runs_train_and_wait(
                 client.close()
 
 
+@pytest.mark.slow
 def test_with_slots_free_a_visitors_second_run_waits_for_their_first(tmp_path):
     """Two slots: a's second run waits (queued, 1st in line) while a's first trains, though a
     slot is free; b's run takes that slot, ahead of it; when a's first ends, a's second starts.
@@ -185,6 +188,7 @@ def test_with_slots_free_a_visitors_second_run_waits_for_their_first(tmp_path):
         assert (live.get(first).ended or 0) <= live.get(second["id"]).started
 
 
+@pytest.mark.slow
 def test_the_operator_is_not_bound_by_the_visitor_rule(tmp_path):
     token = "an-operators-token-for-this-test"
     app = create_app(Settings(device="cpu", builtin_model=False, data_dir=tmp_path,
@@ -204,6 +208,7 @@ def test_the_operator_is_not_bound_by_the_visitor_rule(tmp_path):
 # -- a restart: the line is kept ------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_waiting_run_is_stored_and_waits_again_after_a_restart_in_order(tmp_path):
     """In one process (the slow test below restarts a real one): the runs waiting when a second
     server starts on the data directory come back in line in their order, with their ids and
@@ -302,7 +307,7 @@ def test_after_a_sigkill_every_accepted_run_is_there_for_its_owner(tmp_path):
             while not a.get(f"/api/train/{long}").json()["variants"][0]["checkpoints"]:
                 assert time.monotonic() < deadline
                 time.sleep(0.05)
-            slower = {**QUICK, "opt": {"steps": 2000}}  # c still waits for it after the restart
+            slower = {**QUICK, "opt": {"steps": 1000}}  # c still waits for it after the restart
             bq, cq = post(b, slower).json()["id"], post(c, QUICK).json()["id"]
             assert [x.get(f"/api/train/{i}").json()["place"] for x, i in ((b, bq), (c, cq))] == [
                 1, 2]  # fmt: skip
@@ -335,6 +340,7 @@ def test_after_a_sigkill_every_accepted_run_is_there_for_its_owner(tmp_path):
             x.close()
 
 
+@pytest.mark.slow
 def test_before_any_run_has_ended_the_estimate_goes_at_the_pace_of_the_one_training(
     tmp_path, monkeypatch
 ):
@@ -375,6 +381,7 @@ def test_before_any_run_has_ended_the_estimate_goes_at_the_pace_of_the_one_train
     assert second["wait_s"] <= 2 * steps * max(paces) * 1.5 + 5, (second["wait_s"], paces)
 
 
+@pytest.mark.slow
 def test_an_ended_runs_pace_for_the_line_counts_its_whole_time(tmp_path):
     """The line's estimates go at the pace of the run that ended last from its start to its end
     (its setup, checkpoints, measures and writes), never below its training steps' own pace."""

@@ -8,8 +8,6 @@ transformers, or a trace with heads knocked out, says why it cannot."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from attnviz.app import create_app
@@ -120,16 +118,13 @@ def test_a_cell_of_the_heatmap_explains_its_score(page, live_server, api):
     i, j = 6, 2
     before = why_drawn(page)
     at = cell_point(page, i, j)
-    start = time.perf_counter()
     page.mouse.click(at["x"], at["y"])
-    got = wait_why(page, before)
-    took = time.perf_counter() - start
+    got = wait_why(page, before)  # its time to answer (1 s at 512 tokens) is benched
     assert (got["layer"], got["head"], got["query"], got["key"]) == (LAYER, HEAD, i, j)
     page.wait_for_function(
         "c => JSON.stringify(document.querySelector('#mv-large .hc').__heat.marked) === c",
         arg=f"[{i},{j}]",
     )  # the heatmap marks the cell explained
-    assert took < 5  # the tiny model on a shared CPU; the target (1 s at 512 tokens) is benched
     assert_sums_to_trace(api, got)
     assert got["names"][-1] == "rest" and len(got["names"]) == 7  # top=6, the rest summed
     assert got["text"].startswith("layer 2 head 3, query ")
