@@ -208,6 +208,7 @@ def test_the_site_builds_strict_with_every_page(tmp_path):
         assert (tmp_path / "site" / page.relative_to(DOCS).with_suffix(".html")).is_file(), page
 
 
+@pytest.mark.slow
 def test_a_broken_link_fails_the_build(tmp_path):
     from mkdocs.exceptions import Abort
 

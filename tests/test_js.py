@@ -11,6 +11,7 @@ import subprocess
 from pathlib import Path
 
 import httpx
+import pytest
 import torch
 
 from attnviz.wire.compact import decode
@@ -26,14 +27,18 @@ def run(*args: str, **kwargs) -> subprocess.CompletedProcess:
     return subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=300, **kwargs)
 
 
+@pytest.mark.slow
 def test_node_unit_tests_pass():
-    done = run(NODE, "--test", "tests/js/")
+    # Four files at once (Node's default is one less than the cores): several wait on timers.
+    done = run(NODE, "--test", "--test-concurrency=4", "tests/js/")
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     assert "# fail 0" in done.stdout and "# pass 0" not in done.stdout
 
 
+@pytest.mark.slow
 def test_the_modules_type_check():
     assert TSC.exists(), "TypeScript is missing: run `make install-dev` (npm ci)"
+    # Incremental: what it learnt of the unchanged modules is kept in node_modules/.cache.
     done = run(str(TSC), "-p", "tsconfig.json")
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
 
@@ -110,6 +115,7 @@ def stream(
     return out
 
 
+@pytest.mark.slow
 def test_the_train_reducer_keeps_the_copy_the_server_keeps(tmp_path):
     """A real run's events, every one through modes/train/reducer.js in Node, add up to the
     run the server sends whole: a compared switch trained to its end (state, variant, steps,

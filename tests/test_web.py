@@ -9,6 +9,7 @@ import tempfile
 from pathlib import Path
 
 import plotly
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -34,6 +35,7 @@ def test_page_loads_nothing_from_another_host(client):
         assert client.get(u).status_code == 200, u
 
 
+@pytest.mark.slow
 def test_static_urls_carry_the_content_hash_and_are_immutable(client):
     html = page(client)
     for url in re.findall(r'"(/static/[^"?]+\?v=[0-9a-f]{12})"', html):

@@ -17,6 +17,7 @@ from tests.conftest import TINY_GPT2
 from tests.support.servers import served
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model", [BUILTIN_NAME, TINY_GPT2])
 def test_every_head_of_a_model_scored_with_its_probe(client, model):
     r = client.get(f"/api/models/{model}/atlas")
@@ -71,6 +72,7 @@ def capped(minilm_dir):
         yield url
 
 
+@pytest.mark.slow
 def test_a_crowd_asking_for_a_new_atlas_gets_503_with_retry_after(capped):
     def ask(_i: int) -> tuple[int, str | None]:
         r = httpx.get(f"{capped}/api/models/{BUILTIN_NAME}/atlas", timeout=120)

@@ -45,6 +45,7 @@ def full(client) -> dict:
     return r.json()
 
 
+@pytest.mark.slow
 def test_json_is_the_default_for_any_accept(client, full):
     for accept in ("*/*", "application/json", "text/html,*/*;q=0.8"):
         r = client.post("/api/trace", json=BODY, headers={"accept": accept})
@@ -137,6 +138,7 @@ def test_view_and_thumbs_follow_the_token_options(client, full, hide, merge):
         assert values[layer, head].max().item() == 255
 
 
+@pytest.mark.slow
 def test_thumbs_of_a_long_text_are_max_pooled_keeping_peaks(client):
     text = " ".join(["the river bank and the investment bank"] * 60)  # ~ 420 tokens
     body = {"model": BUILTIN_NAME, "text": text}
@@ -167,6 +169,7 @@ def test_thumbs_of_a_long_text_are_max_pooled_keeping_peaks(client):
     assert (got - a.double()).abs().max().item() <= 1 / 510 + 1e-6
 
 
+@pytest.mark.slow
 def test_the_json_form_is_capped_in_numbers_and_says_what_to_ask_for(client):
     text = " ".join(["the river bank and the investment bank"] * 60)
     r = client.post("/api/trace", json={"model": BUILTIN_NAME, "text": text})

@@ -9,6 +9,7 @@ import re
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
+import pytest
 
 from attnviz.pretrained.registry import BUILTIN_NAME
 from tests.api.test_hosting import capped, long_text  # noqa: F401  (the capped server)
@@ -78,6 +79,7 @@ def test_bad_input_is_422_naming_the_field(client, apple_request):
     assert r.status_code == 404
 
 
+@pytest.mark.slow
 def test_a_crowd_of_exports_gets_503_with_retry_after(capped):  # noqa: F811
     """The export waits its turn as a trace does: past the queue, 503 with Retry-After."""
 

@@ -131,6 +131,7 @@ def test_a_body_not_json_and_a_step_id_over_its_cap_are_422(client):
     assert r.status_code == 422 and r.json()["message"].startswith("path.step_id: ")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["positive", "negative"])
 def test_generated_bodies_get_a_documented_answer_never_a_5xx(mode):
     """schemathesis's bodies from the schema (valid ones, and ones that break it), sent to real

@@ -48,6 +48,7 @@ def trace(client, model: str, **extra) -> dict:
     return r.json()
 
 
+@pytest.mark.slow
 def test_models_say_native_and_images(clients):
     native, bridge = clients
     ours = {m["name"]: m for m in native.get("/api/models").json()["models"]}
@@ -58,6 +59,7 @@ def test_models_say_native_and_images(clients):
         assert ours[name]["ablate_refused"] is None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_a_trace_with_images_is_the_bridges(clients, name):
     native, bridge = clients

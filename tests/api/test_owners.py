@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import httpx
+import pytest
 from fastapi.testclient import TestClient
 
 from attnviz.api.visitor import COOKIE
@@ -97,6 +98,7 @@ def ended(client: httpx.Client, path: str) -> dict:
     return state
 
 
+@pytest.mark.slow
 def test_b_cannot_cancel_or_list_as_run_but_opens_it_and_the_operator_shares_it(tmp_path):
     with visitors(make_app(tmp_path)) as (_, (a, b, c), op):
         r = a.post("/api/train", json={"arch": TINY, "opt": {"steps": 5000}, "checkpoints": 2})
@@ -165,6 +167,7 @@ def test_b_cannot_cancel_or_list_as_run_but_opens_it_and_the_operator_shares_it(
         assert a.get(f"/api/train/{run}").status_code == 404 and models(c) == []
 
 
+@pytest.mark.slow
 def test_the_operator_cancels_a_running_run_and_its_token_is_compared_whole(tmp_path):
     with visitors(make_app(tmp_path), n=1) as (url, (a,), op):
         run = a.post("/api/train", json={"arch": TINY, "opt": {"steps": 5000}}).json()["id"]
@@ -176,6 +179,7 @@ def test_the_operator_cancels_a_running_run_and_its_token_is_compared_whole(tmp_
         assert ended(a, f"/api/train/{run}")["reason"] == "cancelled"
 
 
+@pytest.mark.slow
 def test_without_an_admin_token_there_is_no_operator(tmp_path):
     app = create_app(Settings(device="cpu", builtin_model=False, data_dir=tmp_path))
     with served(app) as url, httpx.Client(base_url=url, timeout=60) as a:
@@ -187,6 +191,7 @@ def test_without_an_admin_token_there_is_no_operator(tmp_path):
         assert a.delete(f"/api/train/{run}").status_code == 200
 
 
+@pytest.mark.slow
 def test_the_bearer_token_a_start_answers_is_its_visitor(tmp_path):
     with visitors(make_app(tmp_path), n=1) as (url, (a,), _):
         r = a.post("/api/train", json={"arch": TINY, "opt": {"steps": 5000}})
@@ -207,6 +212,7 @@ def test_the_bearer_token_a_start_answers_is_its_visitor(tmp_path):
         assert ended(a, f"/api/train/{run}")["state"] == "cancelled"
 
 
+@pytest.mark.slow
 def test_a_forged_or_tampered_cookie_is_a_new_visitor_not_an_error(tmp_path):
     with visitors(make_app(tmp_path), n=1) as (url, (a,), _):
         run = a.post("/api/train", json={"arch": TINY, "opt": {"steps": 3}}).json()["id"]
@@ -232,6 +238,7 @@ def test_a_forged_or_tampered_cookie_is_a_new_visitor_not_an_error(tmp_path):
         assert set_cookie(r) is None and [x["id"] for x in r.json()["runs"]] == [run]
 
 
+@pytest.mark.slow
 def test_the_cookie_is_httponly_samesite_strict_and_secure_only_over_https(tmp_path):
     app = make_app(tmp_path)
     with served(app) as url:
@@ -277,6 +284,7 @@ def test_the_secret_is_generated_once_kept_0600_and_read_by_the_next_server(tmp_
         assert set_cookie(c.get("/api/train", headers={"Cookie": f"{COOKIE}={cookie}"}))
 
 
+@pytest.mark.slow
 def test_a_comparison_is_its_starters_to_cancel_and_anyones_to_read(tmp_path):
     with visitors(make_app(tmp_path)) as (url, (a, b, _), op):
         r = a.post("/api/recurrent", json={"task": "copy"})

@@ -47,6 +47,7 @@ def test_a_model_without_a_device_map_is_all_on_its_device(client):
         assert m["placement"] == health[m["name"]] == every
 
 
+@pytest.mark.slow
 def test_a_native_model_is_placed_by_the_engine_and_refused_with_figures(tmp_path):
     from tests.support.checkpoints import make_tiny_gpt2
 

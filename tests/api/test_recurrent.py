@@ -59,6 +59,7 @@ def wait(client: httpx.Client, run_id: str, seen: list[dict] | None = None) -> d
         time.sleep(0.05)
 
 
+@pytest.mark.slow
 def test_a_comparison_runs_to_its_claims_and_gives_the_numbers_compare_gives():
     setups = small()
     with served(make_app(setups)) as url, httpx.Client(base_url=url, timeout=60) as client:
@@ -103,6 +104,7 @@ def test_the_options_name_the_tasks_and_the_servers_slots():
         assert t["steps"] == 10 and len(t["distances"]) == 5 and len(t["about"]) > 100
 
 
+@pytest.mark.slow
 def test_a_busy_server_answers_503_and_a_comparison_stops_at_the_time_limit():
     setups = {**small(), "copy": replace(small()["copy"], opt=Optimiser(steps=5000))}
     app = make_app(setups, train_slots=1, train_max_seconds=1.5)
@@ -140,6 +142,7 @@ def test_a_request_over_a_bound_is_refused_naming_the_field(settings, body, fiel
         assert httpx.get(f"{url}/healthz").status_code == 200
 
 
+@pytest.mark.slow
 def test_a_comparison_that_is_gone_is_a_404_and_never_another_one():
     with served(make_app(train_keep_runs=1)) as url, httpx.Client(base_url=url) as client:
         first = start(client, task="copy")["id"]

@@ -65,6 +65,7 @@ def test_minilm_trace_shapes_and_token_fields(client):
     assert torch.allclose(rows, torch.ones_like(rows), atol=1e-5)
 
 
+@pytest.mark.slow
 def test_trace_numbers_are_the_engines(client, app):
     """What the API sends is what the engine's forward computed, on the first request (the
     forward's own weights) and from the cache (weights recomputed from q and k): float32 values,
@@ -158,6 +159,7 @@ def test_the_model_limit_applies_when_below_the_server_cap(tiny_gpt2_dir):
         assert r.json()["message"].endswith("(model tiny-gpt2 allows 256, this server 1000)")
 
 
+@pytest.mark.slow
 def test_concurrent_requests_on_one_model_do_not_mix(client):
     """capture() hooks the shared module; the per-model lock keeps requests apart."""
     texts = ["I sat on the river bank", "I went to the investment bank", TEXT, "a b c"] * 3

@@ -119,6 +119,7 @@ def test_projection_when_d_is_not_three(client):
     assert sum(p["explained_variance_ratio"]) == pytest.approx(1.0)
 
 
+@pytest.mark.slow
 def test_the_largest_request_is_served(client):
     g = torch.Generator().manual_seed(0)
     body = {

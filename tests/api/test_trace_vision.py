@@ -133,6 +133,7 @@ def _qwen_tiles(name, folder, inputs, layers) -> list[list[torch.Tensor]]:
     return tiles
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", FAMILIES)
 def test_each_tiles_vision_weights_are_transformers_own(served, name):
     client, folders = served

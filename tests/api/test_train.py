@@ -65,6 +65,7 @@ def test_options_offer_every_task_and_switch_with_the_servers_bounds():
         assert len(t["about"]) > 80 and t["arch"]["layers"] >= 1
 
 
+@pytest.mark.slow
 def test_a_run_streams_its_steps_and_checkpoints_and_ends_as_a_model():
     app = make_app()
     with served(app) as url, httpx.Client(base_url=url, timeout=60) as client:
@@ -123,6 +124,7 @@ def test_a_run_streams_its_steps_and_checkpoints_and_ends_as_a_model():
         assert (snap - exact).abs().max() <= scale.max() / 255 / 2 + 1e-6
 
 
+@pytest.mark.slow
 def test_the_same_seed_gives_the_same_run_and_compare_trains_every_value():
     client = TestClient(make_app())
     runs = []
@@ -175,6 +177,7 @@ def test_a_run_over_a_bound_is_refused_naming_the_field(body, field, rule):
     assert client.get("/api/models").json()["models"] == []  # nothing started
 
 
+@pytest.mark.slow
 def test_a_full_trainer_queues_then_answers_503_and_a_cancelled_run_keeps_its_model():
     """(Issue 27: a start past the slots used to get 503; it now waits in line, and 503 comes
     past ATTNVIZ_TRAIN_QUEUE, here 0: no line at all.)"""
@@ -214,6 +217,7 @@ def test_a_run_stops_at_the_time_limit_and_says_so():
     assert 0 < len(state["variants"][0]["history"]["step"]) < 5000
 
 
+@pytest.mark.slow
 def test_a_run_that_is_gone_answers_404_everywhere_and_never_another_run():
     app = make_app(train_keep_runs=1)
     training = app.state.training
@@ -262,6 +266,7 @@ def test_the_request_schema_names_the_tasks_the_catalog_has():
     assert TrainRequest().task in TASKS
 
 
+@pytest.mark.slow
 def test_a_charlm_run_on_a_pasted_text_writes_samples_and_saves_as_a_folder(tmp_path):
     import io
     import zipfile
@@ -336,6 +341,7 @@ def test_a_state_read_while_it_trains_and_the_events_after_it_add_up_exactly():
             assert cps == [c["step"] for c in final["checkpoints"]]
 
 
+@pytest.mark.slow
 def test_an_encoder_decoder_run_shows_its_three_attentions_and_answers_when_asked():
     """A short reverse run: its checkpoints carry the cross-attention and the encoder's
     attention; it is not a sentence-mode model; asked to reverse a string, it answers with the
@@ -419,6 +425,7 @@ def test_a_refused_text_lists_each_character_the_model_has_no_token_for():
     assert message.endswith("it reads only 'abcdefghijklmnopqrstuvwxyz'"), message
 
 
+@pytest.mark.slow
 def test_the_runs_are_listed_newest_first_and_a_finished_runs_stream_ends():
     """GET /api/train lists what the server keeps (a reloaded page finds its runs there); the
     events of a run that has ended stop, whether asked from the start or after its end."""

@@ -39,6 +39,7 @@ def test_the_flags_are_unique_and_only_the_default_has_none():
     assert len(set(names)) == len(names)
 
 
+@pytest.mark.slow
 def test_no_module_below_the_cli_imports_the_benches():
     for path in PACKAGE.rglob("*.py"):
         rel = path.relative_to(PACKAGE)

@@ -54,6 +54,7 @@ def smol_dir(tmp_path_factory):
     return write_folder("smollm2-135m", tmp_path_factory.mktemp("shape") / "smol", layers=2)
 
 
+@pytest.mark.slow
 def test_a_real_width_model_loads_from_safetensors_and_traces_like_transformers(smol_dir):
     from transformers import AutoModelForCausalLM
 

@@ -65,6 +65,7 @@ CASES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", list(CASES))
 def test_logit_attribution_equals_transformer_lens(kind, tmp_path):
     make, processing, versus_only = CASES[kind]

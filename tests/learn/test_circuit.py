@@ -161,6 +161,7 @@ def test_the_step_is_done_on_the_induction_heads_repeat_cell_and_says_its_number
     )
 
 
+@pytest.mark.slow
 def test_a_bad_cell_is_a_422_naming_the_field(client):
     run = start(client, task="induction", arch={"layers": 2, "heads": 2, "d_model": 16},
                 opt={"steps": 5, "seed": 1}, checkpoints=1)  # fmt: skip

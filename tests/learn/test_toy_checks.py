@@ -269,6 +269,7 @@ def tables(draw: st.DrawFn) -> dict:
     return {"toy": toy, "view": view}
 
 
+@pytest.mark.slow
 def test_any_table_gets_an_answer_from_every_toy_step(client):
     """A table far from the step's (other tokens, sizes, wiring) is answered, never refused
     or failed: each task is done or not, and says why."""

@@ -54,6 +54,7 @@ def check(client: httpx.Client, step: str, **body) -> dict[str, dict]:
     return {t["id"]: t for t in r.json()["tasks"]}
 
 
+@pytest.mark.slow
 def test_step_11_is_done_when_the_learners_reverse_run_aligns(client):
     # The task's model at a larger step: it aligns in 200 steps (the default, 600 at 0.004).
     run = start(client, task="reverse", opt={"steps": 200, "lr": 0.01, "seed": 0}, checkpoints=1)
@@ -82,6 +83,7 @@ def test_step_11_is_done_when_the_learners_reverse_run_aligns(client):
     assert all("This run trains reverse" in t["says"] for t in tasks.values())
 
 
+@pytest.mark.slow
 def test_step_12_reads_the_heads_of_a_finished_induction_run(client):
     tiny = {"layers": 2, "heads": 2, "d_model": 16}
     run = start(client, task="induction", arch=tiny, opt={"steps": 10, "seed": 1}, checkpoints=1)

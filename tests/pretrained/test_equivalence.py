@@ -58,6 +58,7 @@ def test_minilm_equals_transformers(minilm, hf_bert, minilm_dir, text):
     _compare(_ours(minilm, toks.ids), _theirs(hf_bert, toks.ids))
 
 
+@pytest.mark.slow
 def test_minilm_equals_transformers_at_512_tokens(minilm, hf_bert):
     ids = minilm.tokenizer(LONG).ids
     assert len(ids) == 512 == minilm.cfg.n_ctx

@@ -4,6 +4,7 @@ gives is the one the server computes at once for a request that is no job."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import attnviz
 from attnviz.app import create_app
@@ -12,6 +13,7 @@ from tests.api.test_trace_jobs import small_smollm, text_of
 from tests.support.servers import served
 
 
+@pytest.mark.slow
 def test_the_client_follows_a_job_to_the_same_trace(tmp_path, monkeypatch):
     folder = small_smollm(tmp_path / "smol", layers=4)
     text = text_of(folder, 300)

@@ -90,6 +90,7 @@ def test_a_bad_image_names_its_argument(folder):
         attnviz.trace(model=str(folder), text=f"{TEXT} <image>", image=[noise(), b"<svg/>"])
 
 
+@pytest.mark.slow
 def test_the_client_sends_the_images_and_export_embeds_them(folder, tmp_path):
     settings = Settings(device="cpu", builtin_model=False, models=str(folder))
     app = create_app(settings)

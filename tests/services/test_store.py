@@ -187,6 +187,7 @@ def test_a_run_killed_mid_training_comes_back_interrupted_at_its_last_checkpoint
 # -- in one process ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_corrupt_or_missing_run_folder_is_skipped_with_a_log_line(tmp_path, caplog):
     client = TestClient(make_app(tmp_path))
     ids = [train(client, arch=TINY, opt={"steps": 3}, checkpoints=1) for _ in range(1)]
@@ -313,6 +314,7 @@ def comparisons_app(data_dir: Path, **settings):
     return app
 
 
+@pytest.mark.slow
 def test_a_comparison_is_kept_across_a_restart_and_one_going_then_is_interrupted(tmp_path):
     client = TestClient(comparisons_app(tmp_path))
     r = client.post("/api/recurrent", json={"task": "copy", "seed": 1})
@@ -408,6 +410,7 @@ def test_a_stop_between_run_json_and_its_row_says_where_run_json_stopped(tmp_pat
     assert back["variants"][0]["history"]["step"][-1] == step
 
 
+@pytest.mark.slow
 def test_two_replicas_list_each_others_finished_runs_to_whom_they_are_listed(tmp_path):
     """Both replicas started before the runs existed: b's runs list and model list show a's
     finished runs to their owner, to a visitor who opened one by its link (on a), and, once
@@ -481,6 +484,7 @@ def test_a_stored_run_that_cannot_be_read_is_tried_once_by_the_lists(tmp_path, c
     assert sum("skipped" in r.getMessage() for r in caplog.records) == 1
 
 
+@pytest.mark.slow
 def test_a_run_keeps_its_model_at_checkpoints_as_it_trains_and_drops_them_at_its_end(tmp_path):
     client = TestClient(make_app(tmp_path))
     run_id = train(client, arch=TINY, opt={"steps": 40}, checkpoints=4)

@@ -117,6 +117,7 @@ def test_the_default_baseline(task):
     assert base < bigram_heldout_loss(task, k=1.0)
 
 
+@pytest.mark.slow
 def test_a_short_run_lowers_the_heldout_loss(task):
     run = train(task, TINY, Optimiser(steps=40, lr=1e-2), checkpoints=2)
     first, last = run.checkpoints[0].heldout, run.checkpoints[-1].heldout

@@ -77,6 +77,7 @@ def test_config_json_names_every_field_the_task_and_the_vocabulary(trained, fold
     assert FAMILIES["attnviz"].config(hf) == run.cfg
 
 
+@pytest.mark.slow
 def test_the_registry_serves_a_saved_run(folder):
     reg = load_registry([folder], CPU, builtin=False)
     assert list(reg.models) == ["charlm-run"] and reg.get("charlm-run").family == "attnviz"

@@ -80,6 +80,7 @@ def test_a_seed_alone_fixes_the_starting_weights_and_torchs_own_generator_is_lef
         a(torch.zeros(1, 3, dtype=torch.long))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["lstm", "gru"])
 @pytest.mark.parametrize(
     "task", [Reverse(copy=True, min_len=3, max_len=5), Induction(min_len=3, max_len=5)], ids=lambda t: t.name
@@ -192,6 +193,7 @@ def test_the_claims_and_the_words_follow_the_numbers():
         R.Claim("x", lambda c: 0.0, "<", 1.0)
 
 
+@pytest.mark.slow
 def test_a_comparison_reports_its_progress_and_stops_when_told():
     setup = replace(R.SETUPS["induction"], opt=Optimiser(steps=6, seed=0), lengths=(4, 8, 16, 32))
     heard: list[R.Progress] = []

@@ -33,6 +33,7 @@ def test_the_same_seed_gives_the_same_numbers_and_another_seed_others():
         assert torch.equal(w, runs[1].model.state_dict()[name]), name
 
 
+@pytest.mark.slow
 def test_it_learns():
     run = train(Induction(), TINY, Optimiser(steps=150, lr=1e-2))
     first = sum(s.loss for s in run.history[:10]) / 10
@@ -89,6 +90,7 @@ def test_the_default_run_forms_an_induction_head():
     assert first.max() < 0.2, first  # the first layer alone cannot do it
 
 
+@pytest.mark.slow
 def test_checkpoints_hold_the_heldout_loss_and_every_heads_pattern_on_the_probe():
     task = Induction()
     seen = []

@@ -7,6 +7,7 @@ import json
 import struct
 
 import numpy as np
+import pytest
 import torch
 
 from attnviz.wire.jsonarrays import dumps, pieces
@@ -17,6 +18,7 @@ def _f32(x: float) -> float:
     return struct.unpack("<f", struct.pack("<f", x))[0]
 
 
+@pytest.mark.slow
 def test_float32_round_trips_exactly_through_json_text():
     g = torch.Generator().manual_seed(0)
     magnitudes = 10.0 ** torch.randint(-44, 38, (20000,), generator=g)

@@ -240,6 +240,7 @@ def test_native_only_refuses_a_family_it_has_no_conversion_for(folders):
         load_registry([folders["bloom"]], CPU, builtin=False, backend="native")
 
 
+@pytest.mark.slow
 def test_attnviz_imports_and_serves_without_transformers(tiny_gpt2_dir):
     """transformers is imported by the bridge alone, when a folder goes through it: with its
     import failing, the app starts and serves a native model."""

@@ -105,6 +105,7 @@ def made(tmp_path_factory) -> TinyVlms:
     return TinyVlms(tmp_path_factory.mktemp("vlm-fused"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", FAMILIES)
 def test_every_familys_traced_tower_takes_the_fused_path(made, name, monkeypatch):
     calls = []

@@ -181,6 +181,7 @@ def test_average_linkage_is_scipys(n):
         assert same == {(a, b) for a in range(n) for b in range(n) if want[a] == want[b]}
 
 
+@pytest.mark.slow
 def test_the_batched_run_gives_the_traces_numbers(gpt2, minilm):
     """The engine's batches (padded on the right; an encoder's pads hidden as keys) against one
     trace per text: the same queries, keys and Gram matrix, a causal model's and an encoder's."""
@@ -227,6 +228,7 @@ def test_an_upload_is_one_text_a_line_long_lines_windowed_and_the_budget_adds_up
         assert got.texts[-1].labels[-1] == "[SEP]"
 
 
+@pytest.mark.slow
 def test_docs_are_sentences_in_a_seeded_order(gpt2):
     pool = doc_sentences()
     assert len(pool) > 1000 and all(s.isascii() and 5 <= len(s.split()) <= 60 for s in pool)
