@@ -34,8 +34,9 @@ serve: install
 # environment says not to (PYTHONDONTWRITEBYTECODE): pytest otherwise rewrites every test module
 # again in every worker, each run (8 s of collection against 3).
 WORKERS ?= 2
+# --durations prints the slowest tests (figures for docs/contributing.md's table, never a limit).
 PARALLEL = OMP_NUM_THREADS=1 PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -n $(WORKERS) \
-	--dist loadgroup --no-loadscope-reorder
+	--dist loadgroup --no-loadscope-reorder --durations=25
 
 test: install-dev system-packages
 	$(VENV)/bin/ruff check .
