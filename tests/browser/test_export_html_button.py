@@ -1,6 +1,7 @@
 """The header's Export HTML button: in the toy lab and in sentence mode it downloads one file of
 what is in view (POST /api/export), which then opens from file:// with every request outside
-it refused, draws its views with no console error, and hovers the trace's numbers."""
+it refused, draws its views with no console error, and hovers the trace's numbers (to 3
+significant digits, as the page does)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ import numpy as np
 
 from tests.browser.helpers import hover_large, open_app, open_sentence, text_trace
 from tests.python.offline import drawn, opened, wait_drawn
-from tests.python.test_export_html import json_number
-from tests.python.test_toy_file import heat_hover, numbers
+from tests.python.test_toy_file import heat_hover
+from tests.support.oracles import readable
 
 
 def download_html(page, tmp_path, name: str):
@@ -27,11 +28,15 @@ def test_the_toy_labs_export_html_opens_offline(page, live_server, api, browser,
     path, suggested = download_html(page, tmp_path, "toy.html")
     assert suggested.startswith("attnviz-toy-") and suggested.endswith(".html")
     live = heat_hover(page, "weights-plot")
+    z = "() => document.getElementById('weights-plot').data[0].z"
+    exact = page.evaluate(z)
     with opened(browser, path) as (offline, errors):
         wait_drawn(offline)
-        # The file's first head is the page's: the same exact numbers in the same cells.
+        # The file's first head is the page's: the same exact numbers in the same cells, and
+        # the same hover texts.
+        assert offline.evaluate(z) == exact
         assert heat_hover(offline, "weights-plot") == live
-        assert numbers(live).shape[0] == offline.locator("#before-after tbody tr").count()
+        assert len(live) == offline.locator("#before-after tbody tr").count()
         assert errors == []
 
 
@@ -48,6 +53,7 @@ def test_sentence_modes_export_html_opens_offline(page, live_server, api, browse
         assert seen["cells"] > 0 and seen["large"] and seen["traj"] > 0 and seen["error"] == ""
         i = 3
         j = int(np.argmax(exact[i]))
-        assert f"weight {json_number(exact[i, j])}" in hover_large(offline, i, j).split("\n")
+        tip = hover_large(offline, i, j).split("\n")
+        assert f"weight {readable(float(exact[i, j]), 'F32')}" in tip
         assert offline.locator("#s-text").input_value() == text
         assert errors == []

@@ -1,6 +1,7 @@
 """A paragraph of ~500 tokens in sentence mode: every view draws, from the parts of the trace
 the page asks for, with the JSON trace's numbers (thumbnails within half a quantisation step,
-max-pooled to 128 pixels; hover values exact)."""
+max-pooled to 128 pixels; the large heatmap's weights exact, its hover's to 3 significant
+digits)."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from tests.browser.helpers import (
     views_drawn,
     wait_for_views,
 )
+from tests.support.oracles import readable
 
 SENTENCES = [
     "Attention lets every token look at every other token and decide how much of each to take.",
@@ -139,13 +141,14 @@ def test_a_long_paragraph_in_every_view(page, live_server, api, n):
     covered = {r for y in range(out) for r in span(y)}
     assert covered == set(range(size))
 
-    # The chosen head large: every token, the exact float32 weights, exact on hover.
+    # The chosen head large: every token, the exact float32 weights; on hover, to 3 significant
+    # digits.
     part = layer_head(api, 0, 0)
     large = large_heatmap(page)
     assert len(large["labels"]) == n and large["dtype"] == "F32"
     assert_close(large["z"], f32(part["attentions"][0][0]), tol=0)
     tip = hover_large(page, 300, 17)
-    assert tip.split("\n")[2] == f"weight {part['attentions'][0][0][300][17]!r}"
+    assert tip.split("\n")[2] == f"weight {readable(part['attentions'][0][0][300][17])}"
 
     # Head view: one token's lines at a time, the chosen query's first.
     assert "only one token's lines are drawn" in page.locator("#head-view .hv-note").text_content()

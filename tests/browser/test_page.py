@@ -20,6 +20,7 @@ from tests.browser.helpers import (
     view_change,
     wait_for_trace,
 )
+from tests.support.oracles import readable
 
 
 def column(rows, c):
@@ -69,8 +70,8 @@ def test_default_preset_is_drawn_and_a_cell_edit_redraws(page, live_server, pres
     assert weights["colorbar"]["title"]["text"] == "attention weight (softmax), rows sum to 1"
     scores = trace_by_uid(page, "scores-plot", "scores")
     assert scores["colorbar"]["title"]["text"].startswith("score = q·k / √d")
-    # Hover shows the full value, as the API sent it.
-    assert weights["customdata"][1][4][2] == f"weight {weights['z'][1][4]!r}"
+    # Hover shows the API's value (the heatmap's z) as a person reads it: 3 significant digits.
+    assert weights["customdata"][1][4][2] == f"weight {readable(weights['z'][1][4])}"
 
     # Vectors: d = 3, the named axes, dashed ghosts at X, solid arrows at the output: first as
     # the still picture (2-D, no WebGL), then as the live scene, the same marks.
@@ -121,14 +122,14 @@ def test_before_after_table_and_distance_readout(page, live_server, api, presets
     first = presets["presets"][0]
     trace = api.post("/api/trace", json={k: first[k] for k in ("tokens", "axes", "embeddings")})
     trace = trace.json()
-    # The full value is in the cell's title, exactly as the API sent it.
+    # The whole vector is in the cell's title, each of the API's numbers to 3 significant digits.
     title = rows.nth(1).locator("td").nth(2).get_attribute("title")
-    assert [float(v) for v in title.strip("[]").split(", ")] == trace["hidden_states"][1][1]
+    assert title == f"[{', '.join(readable(v) for v in trace['hidden_states'][1][1])}]"
 
     readout = page.locator("#dist-readout")
     assert readout.text_content() == "apple ↔ banana: 0.700 → 0.059"
     assert readout.locator(".value").nth(1).get_attribute("title") == (
-        f"layer 1: {trace['distances'][1][1][4]!r}"
+        f"layer 1: {readable(trace['distances'][1][1][4])}"
     )
     line = trace_by_uid(page, "distances-plot", "distance")
     assert_close(line["y"], [d[1][4] for d in trace["distances"]], tol=0)

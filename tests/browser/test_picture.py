@@ -3,7 +3,7 @@ HTTP: a picture with one bright region (a sun over hills and a house) added thro
 image file input; the overlay is drawn over the picture itself, over the part the processor's
 centre crop keeps; its cells are the server's attention row of the query, cut to the image's
 tokens, for the chosen head, the layer's mean and rollout; hover and the keyboard's cursor read
-a patch's exact weight; a patch as the query shows the text's tokens' weights beside it; the
+a patch's weight to 3 significant digits (its numbers table: exactly); a patch as the query shows the text's tokens' weights beside it; the
 vision tower's panel draws the `vision` field's row of the patch picked (or says the server's
 refusal where the server has no such field); axe-core finds nothing serious."""
 
@@ -32,6 +32,7 @@ from tests.support.checkpoints_vlm import (
     make_tiny_qwen2_5_vl,
 )
 from tests.support.images import data_url, encoded
+from tests.support.oracles import readable
 from tests.support.servers import served
 
 TEXT = "a dog <image> runs in the park"
@@ -185,11 +186,11 @@ def test_the_querys_attention_is_drawn_over_the_picture(page, llava, png):
         in page.locator("#picture-view .plot-summary").text_content()
     )
 
-    # Hover: the patch's exact weight, as sent.
+    # Hover: the patch's weight as sent, to 3 significant digits.
     page.hover('#picture-view [data-role=cells] rect[data-row="2"][data-col="5"]')
     tip = page.locator("#picture-view .pic-tip")
     assert tip.is_visible()
-    assert tip.text_content() == f"row 3, column 6: {shown[(2, 5)]}"
+    assert tip.text_content() == f"row 3, column 6: {readable(row[start + 2 * 8 + 5])}"
     assert float(shown[(2, 5)]) == pytest.approx(row[start + 2 * 8 + 5], rel=1e-6)
 
     # The keyboard: the cursor moves, the live region reads the patch and its weight.
@@ -198,8 +199,13 @@ def test_the_querys_attention_is_drawn_over_the_picture(page, llava, png):
     for key in ("ArrowRight", "ArrowRight", "ArrowDown"):
         page.keyboard.press(key)
     live = page.locator("#picture-card .plot-live").first.text_content()
-    assert live.startswith(f"row 2, column 3: {shown[(1, 2)]} of ")
-    assert tip.text_content() == f"row 2, column 3: {shown[(1, 2)]}"
+    said = readable(row[start + 1 * 8 + 2])
+    assert live.startswith(f"row 2, column 3: {said} of ")
+    assert tip.text_content() == f"row 2, column 3: {said}"
+    # "Show the numbers" keeps the exact weight, as the cell's data-value spells it.
+    numbers = page.locator("#picture-card .plot-numbers").first.locator("tbody tr").nth(1)
+    numbers = numbers.locator("td")
+    assert numbers.nth(2).text_content() == shown[(1, 2)]
 
     # The layer's mean over heads, and rollout: the server's aggregate rows, cut the same way.
     for how in ("head_mean", "rollout"):

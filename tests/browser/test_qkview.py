@@ -1,12 +1,13 @@
 """The query-key view (static/js/views/qkview.js) against real traces: what it draws is the trace's
-q, k, q ⊙ k, scores and softmax weights, its tooltips give them exactly, masked keys read as
-masked, token text stays text."""
+q, k, q ⊙ k, scores and softmax weights, exactly; its tooltips give them to 3 significant digits
+(as a person reads them), masked keys read as masked, token text stays text."""
 
 from __future__ import annotations
 
 import math
 
 from tests.browser.helpers import ARTIFACTS, assert_close, f32, mount_view, shown_token
+from tests.support.oracles import readable
 
 MODEL = "all-MiniLM-L6-v2"
 TEXT = "The animal didn't cross the street because it was too tired"
@@ -47,7 +48,8 @@ def draw(page, request, layer, head, query, **extra) -> dict:
 
 def check_breakdown(trace: dict, drawn: dict, layer: int, head: int, i: int) -> None:
     """Everything drawn is the trace's numbers for (layer, head, query i): the very float32
-    values of a model (float64 of the toy), and the tooltips spell them as the JSON trace does."""
+    values of a model (float64 of the toy), and the tooltips write the JSON trace's numbers to 3
+    significant digits."""
     exact = (lambda x: x) if trace["mode"] == "toy" else f32
     d, tips = drawn["data"], drawn["tips"]
     rows = d["rows"]
@@ -59,13 +61,13 @@ def check_breakdown(trace: dict, drawn: dict, layer: int, head: int, i: int) -> 
     weights = trace["attentions"][layer][head][i]
     assert_close(d["q"], q, tol=0)
     assert_close(d["keys"], [keys[j] for j in rows], tol=0)
-    assert tips["q"][1] == f"q = {trace['queries'][layer][head][i][c]!r}"
+    assert tips["q"][1] == f"q = {readable(trace['queries'][layer][head][i][c])}"
     for r, j in enumerate(rows):
         product = [a * b for a, b in zip(q, keys[j], strict=True)]
         assert_close(d["products"][r], product, 1e-12)
         assert tips["k"][r] == [
             f"key {shown_token(trace['tokens'][j])} (token {j + 1}) · dim {c}",
-            f"k = {trace['keys'][layer][head][j][c]!r}",
+            f"k = {readable(trace['keys'][layer][head][j][c])}",
         ]
         row = tips["row"][r]
         assert row[0] == f"key {shown_token(trace['tokens'][j])} (token {j + 1})"
@@ -78,11 +80,12 @@ def check_breakdown(trace: dict, drawn: dict, layer: int, head: int, i: int) -> 
             continue
         assert not d["masked"][r]
         # The score on screen is the model's own, and Σ(q ⊙ k) / √d_head reproduces it.
-        assert row[3] == f"score (model) = {scores[j]!r}" and row[4] == f"weight = {weights[j]!r}"
+        assert row[3] == f"score (model) = {readable(scores[j])}"
+        assert row[4] == f"weight = {readable(weights[j])}"
         assert d["scores"][r] == exact(scores[j]) and d["weights"][r] == exact(weights[j])
         assert math.isclose(d["sums"][r], sum(product), rel_tol=1e-12, abs_tol=1e-12)
         assert abs(d["sums"][r] / math.sqrt(hd) - scores[j]) < 1e-4
-        assert float(row[1].removeprefix("Σ q⊙k = ")) == d["sums"][r]
+        assert row[1] == f"Σ q⊙k = {readable(d['sums'][r])}"
 
 
 def hover_cell(page, block: str, r: int, c: int) -> str:
@@ -112,7 +115,7 @@ def test_query_key_view_shows_the_trace(page, live_server, api):
     assert "score = Σ qₖ·kₖ ÷ √32" in drawn["text"]
     assert page.locator("#qk-host .qk-token").text_content() == "it"
     assert f"layer {layer + 1}, head {head + 1}" in drawn["text"]
-    # Nothing sticks out of the card; the exact value is under the pointer.
+    # Nothing sticks out of the card; the value is under the pointer.
     assert page.evaluate(
         "() => { const h = document.getElementById('qk-host');"
         " return h.scrollWidth <= h.clientWidth; }"
@@ -122,9 +125,10 @@ def test_query_key_view_shows_the_trace(page, live_server, api):
     animal = trace["tokens"].index("animal")
     tip = hover_cell(page, "k", animal, 7)
     k = trace["keys"][layer][head][animal][7]
-    assert tip == f"key animal (token {animal + 1}) · dim 7\nk = {k!r}"
+    assert tip == f"key animal (token {animal + 1}) · dim 7\nk = {readable(k)}"
     tip = hover_cell(page, "row", animal, -1)
-    assert tip.splitlines()[3] == f"score (model) = {trace['scores'][layer][head][i][animal]!r}"
+    score = trace["scores"][layer][head][i][animal]
+    assert tip.splitlines()[3] == f"score (model) = {readable(score)}"
 
 
 def test_clicking_a_key_row_picks_it_as_the_query(page, live_server, api):

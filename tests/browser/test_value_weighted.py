@@ -22,10 +22,12 @@ from tests.browser.helpers import (
     open_app,
     open_sentence,
     raw_attention,
+    trace_by_uid,
     view_change,
     wait_for_trace,
 )
 from tests.browser.test_a11y import live, press
+from tests.support.oracles import readable
 
 SHOTS = Path("/tmp/shots-vw")
 TEXT = "I sat on the river bank"
@@ -67,16 +69,17 @@ def test_the_switch_shows_value_weighted_attention_and_a_link_keeps_it(
     assert "||a_ij v_j W_O^h||" in page.locator("#mv-measure-note").inner_text()
     assert page.locator("#mv-rule").is_hidden()
     assert "value-weighted norm" in page.locator("#mv-caption").inner_text()
-    # The keyboard's cursor reads the API's number in the live region, and names what it is.
+    # The keyboard's cursor reads the API's number in the live region (3 significant digits),
+    # and names what it is.
     page.focus("#mv-large .hc-canvas")
     press(page, "ArrowDown", "ArrowDown", "ArrowRight")
     tokens = part["tokens"]
     assert (
         live(page, "#mv-large .hc-body")
-        == f"{tokens[2]} → {tokens[1]}: {vw[2][1]!r} (query 3, key 2)"
+        == f"{tokens[2]} → {tokens[1]}: {readable(vw[2][1])} (query 3, key 2)"
     )
     assert page.locator("#mv-large .hc-tip").inner_text().split("\n")[-1] == (
-        f"value-weighted norm {vw[2][1]!r}"
+        f"value-weighted norm {readable(vw[2][1])}"
     )
     label = page.locator("#mv-large .hc-canvas").get_attribute("aria-label") or ""
     assert "value-weighted norms" in label
@@ -143,7 +146,10 @@ def test_the_toy_lab_shows_value_weighted_attention_of_its_closed_form(
     text = live(page, "#weights-plot")
     head, number = text.rsplit(" ", 1)
     assert head == f"{tokens[1]} → {tokens[n - 1]}: value-weighted norm"
-    assert float(number) == pytest.approx(weights[1][n - 1] * norms[n - 1], rel=1e-12)
+    # The heatmap draws the API's norm exactly; the live region reads it to 3 significant digits.
+    norm = trace_by_uid(page, "weights-plot", "weights")["z"][1][n - 1]
+    assert norm == pytest.approx(weights[1][n - 1] * norms[n - 1], rel=1e-12)
+    assert number == readable(norm)
     assert (
         page.locator("#attention-card [data-role=weights-caption]")
         .inner_text()

@@ -25,6 +25,7 @@ from tests.browser.helpers import (
 )
 from tests.support.checkpoints import SENTENCES
 from tests.support.checkpoints_bridge import make_tiny_starcoder2
+from tests.support.oracles import js_number, readable
 from tests.support.servers import served
 
 MODEL = "tiny-gpt2"
@@ -63,6 +64,28 @@ def scores_row(api, text: str, layer: int, head: int, query: int) -> list[float 
     )
     assert r.status_code == 200, r.text
     return r.json()["scores"][0][0][0]
+
+
+def attribution(api, got: dict) -> dict:
+    """The API's qk_attribution of the pair the card shows, as the page asks for it (the
+    components the models list names kept, the rest summed)."""
+    top = api.get("/api/models").json()["attribution_top"]
+    r = api.post(
+        "/api/trace",
+        params={
+            "fields": "qk_attribution",
+            "layer": got["layer"],
+            "head": got["head"],
+            "query": got["query"],
+            "key": got["key"],
+            "top": top,
+        },  # fmt: skip
+        json={"model": MODEL, "text": TEXT},
+    )
+    assert r.status_code == 200, r.text
+    a = r.json()["qk_attribution"]
+    assert [c["name"] for c in a["components"]] == got["names"]
+    return a
 
 
 def cell_point(page, i: int, j: int) -> dict:
@@ -174,11 +197,28 @@ def test_a_cell_of_the_heatmap_explains_its_score(page, live_server, api):
     assert got["key"] == target
     assert page.evaluate("document.activeElement === document.querySelector('#why-view .why-keys')")
 
-    # The matrix's keyboard path reads a cell in words, exactly.
+    # The matrix's keyboard path reads a cell in words, its number as a person reads it: the
+    # API's, to 3 significant digits (issue 41), as the cell's tooltip and the score above say it.
+    a = attribution(api, got)
+    assert f": score {readable(a['score'])}, the sum of the " in why(page)["text"]
     page.locator("#why-view .why-matrix").focus()
     page.keyboard.press("ArrowRight")
     live = page.locator("#why-view .why-matrix-box + .plot-text .plot-live").text_content()
     assert live.startswith("query from ") and " × key from " in live
+    assert live.endswith(f": {readable(a['matrix'][0][1])}"), live
+    assert page.locator("#why-view .why-cell").nth(1).get_attribute("title") == live
+    # The key view's cursor (on the panel's key, where Enter left it) reads its score and part.
+    r = a["keys"].index(got["key"])
+    page.locator("#why-view .why-keys").focus()
+    live = page.locator("#why-view .why-keys + .plot-text .plot-live").text_content()
+    assert f": score {readable(a['key_scores'][r])}; from the key's " in live, live
+    assert live.endswith(f": {readable(a['by_key'][r][0])}"), live
+    # "Show the numbers" keeps the exact values: the matrix's cells and each key's score.
+    cells = page.locator("#why-view .why-matrix-box + .plot-text tbody tr").first.locator("td")
+    assert cells.all_text_contents() == [js_number(v) for v in a["matrix"][0]]
+    key_rows = page.locator("#why-view .why-keys + .plot-text tbody tr")
+    said = {key_rows.nth(k).locator("td").first.text_content() for k in range(key_rows.count())}
+    assert js_number(a["key_scores"][r]) in said
 
 
 def test_a_key_after_the_query_is_said_and_the_winning_key_shown(page, live_server):

@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import { SENTENCE_FEEDS, TOY_FEEDS, TRAIN_FEEDS, viewsFed } from "../../static/js/core/feeds.js";
-import { exact, fmt } from "../../static/js/core/numbers.js";
+import { exact, fmt, readable } from "../../static/js/core/numbers.js";
 import { sinkNote } from "../../static/js/views/modelview.js";
 import { KEYS_MAX, TOP_KEYS, keyRows } from "../../static/js/views/qkview.js";
 import { logTicks } from "../../static/js/modes/train/views/traingrads.js";
@@ -81,6 +81,45 @@ test("numbers: short without -0.00, exact as the JSON trace spells them", () => 
   assert.equal(exact(-Infinity, "F32"), "masked");
   assert.equal(exact(null), "masked");
   assert.equal(exact(0, "F32"), "0");
+});
+
+test("numbers: readable to 3 significant digits, whole from 1000, masked as exact says it", () => {
+  assert.equal(readable(14.620398596252752), "14.6");
+  assert.equal(readable(0.6524058041842772), "0.652");
+  assert.equal(readable(0.36950417228136057), "0.37"); // 0.370: no trailing zero
+  assert.equal(readable(0.000123456), "0.000123");
+  assert.equal(readable(-0.00001234), "-0.0000123");
+  assert.equal(readable(1.2345e-7), "1.23e-7"); // under 0.000001: JavaScript's exponent form
+  assert.equal(readable(999.4), "999");
+  assert.equal(readable(999.7), "1000");
+  assert.equal(readable(1234.5), "1235"); // 1000 and more: a whole number, halves away from 0
+  assert.equal(readable(-1234.5), "-1235");
+  assert.equal(readable(123456.789), "123457");
+  assert.equal(readable(0.125), "0.125");
+  assert.equal(readable(0.0625), "0.0625");
+  assert.equal(readable(2.675), "2.67"); // the float's own value, 2.67499999...
+  assert.equal(readable(0), "0");
+  assert.equal(readable(-0), "0");
+  assert.equal(readable(-0.0000001), "-1e-7");
+  assert.equal(readable(-0.1234), "-0.123");
+  for (const v of [null, undefined, -Infinity]) assert.equal(readable(v), "masked");
+  assert.equal(readable(-Infinity, "F32"), exact(-Infinity, "F32"));
+  // A float32 is read as the JSON trace spells it, then rounded: the API's number, rounded.
+  const f32 = Math.fround(0.1235); // 0.12349999696...; the trace spells it 0.1235
+  assert.equal(exact(f32, "F32"), "0.1235");
+  assert.equal(readable(f32, "F32"), readable(0.1235));
+  assert.equal(readable(Math.fround(14.620398596252752), "F32"), "14.6");
+  // Never more than 3 significant digits below 1000, nor a "-0", over many values.
+  for (let i = 1; i < 2000; i++) {
+    const x = Math.sin(i) * 10 ** ((i % 11) - 5);
+    const s = readable(x);
+    assert.notEqual(s, "-0", String(x));
+    if (Math.abs(x) < 999.5) {
+      const digits = s.replace(/e.*$/, "").replace(/[-.]/g, "").replace(/^0+/, "").length;
+      assert.ok(digits <= 3, `${x} -> ${s}`);
+      assert.ok(Math.abs(Number(s) - x) <= Math.abs(x) * 5e-3, `${x} -> ${s}`);
+    } else assert.equal(s, String(Math.sign(x) * Math.round(Math.abs(x))));
+  }
 });
 
 test("the query-key view shows every key, or the strongest in text order past KEYS_MAX", () => {

@@ -1,6 +1,7 @@
 """One offline HTML file of a trace (``attnviz export``, ``Trace.save_html``): opened from
 file:// in Chromium with every other request refused, every view draws with no console error,
-hover values are the trace's float32 numbers, and the sizes meet the targets (printed)."""
+hover values are the trace's float32 numbers to 3 significant digits (numbers.js readable; the
+file's parts keep them exact), and the sizes meet the targets (printed)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ import re
 from pathlib import Path
 
 import numpy as np
-import orjson
 import pytest
 
 import attnviz
@@ -18,6 +18,7 @@ from attnviz.limits import LIMITS
 from attnviz.python.html import ExportError, standalone_html
 from tests.browser.helpers import AXE, axe_serious, hover_large
 from tests.python.offline import DANGLING, drawn, opened, parts_of, wait_drawn
+from tests.support.oracles import readable
 
 MODEL = "all-MiniLM-L6-v2"
 WORDS = (
@@ -32,13 +33,8 @@ def text_of(n: int) -> str:
     return " ".join(WORDS[i % len(WORDS)] for i in range(n - 2))
 
 
-def json_number(value: np.float32) -> str:
-    """How the JSON trace (and so the page's exact()) spells a float32."""
-    return repr(float(orjson.dumps(value, option=orjson.OPT_SERIALIZE_NUMPY)))
-
-
 @pytest.mark.parametrize(("tokens", "cap"), [(128, 1.5 * MB), (512, 3 * MB)])
-def test_the_file_draws_every_view_offline_with_exact_hover(browser, tmp_path, tokens, cap):
+def test_the_file_draws_every_view_offline_with_readable_hover(browser, tmp_path, tokens, cap):
     trace = attnviz.trace(model=MODEL, text=text_of(tokens), fields="thumbs", thumb=1)
     assert len(trace.tokens) == tokens
     layer, head = 2, 5
@@ -67,7 +63,7 @@ def test_the_file_draws_every_view_offline_with_exact_hover(browser, tmp_path, t
         i = 7
         j = int(np.argmax(exact[i]))
         tip = hover_large(page, i, j)
-        assert f"weight {json_number(exact[i, j])}" in tip.split("\n")
+        assert f"weight {readable(float(exact[i, j]), 'F32')}" in tip.split("\n")
         # 3-D needs Plotly's full bundle: the file offers 2-D only, and says so.
         assert page.locator("#traj-3d").is_disabled()
         assert page.locator("#s-text").evaluate("t => t.readOnly")

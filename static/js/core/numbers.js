@@ -1,4 +1,5 @@
-// Numbers as a person reads them: short (fmt) or exact (exact), never "-0.00". Pure, no DOM.
+// Numbers as a person reads them: short (fmt), to 3 significant digits (readable: text, tooltips,
+// live regions) or exact (exact: the numbers tables, CSV, exports), never "-0.00". Pure, no DOM.
 
 /**
  * A short display of a number (2 decimals by default), never "-0.00"; "–" for none.
@@ -30,4 +31,23 @@ export function exact(v, dtype = "F64") {
     return String(Number(v.toPrecision(9)));
   }
   return String(v);
+}
+
+/**
+ * A number as a person reads it, in text, a tooltip, a live region or alt text: 3 significant
+ * digits (14.620398596252752 reads "14.6", 0.6524058041842772 "0.652", 0.000123456 "0.000123"),
+ * a number of 1000 or more rounded to a whole one (1234.5 reads "1235"), never "-0"; under
+ * 0.000001, JavaScript's own exponent form ("1.23e-7"). Halves round away from zero. A float32
+ * ("F32") is first read as the JSON trace spells it (exact()), so the page rounds the very number
+ * the API sent. Masked scores (-Infinity, or null in JSON) read "masked", as exact() says them.
+ * The exact value stays in the numbers tables, CSV and exports (exact()).
+ * @param {number | null | undefined} v
+ * @param {string} [dtype] "F32" for float32 values, anything else for float64
+ */
+export function readable(v, dtype = "F64") {
+  if (v === null || v === undefined || v === -Infinity) return "masked";
+  if (!Number.isFinite(v)) return String(v);
+  const x = dtype === "F32" ? Number(exact(v, "F32")) : Number(v);
+  if (Math.abs(x) >= 1000) return String(Math.sign(x) * Math.round(Math.abs(x)));
+  return String(Number(x.toPrecision(3))); // String(-0) is "0"
 }

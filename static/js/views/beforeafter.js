@@ -2,12 +2,12 @@
 
 import { sub } from "../core/compact.js";
 import { el } from "../core/dom.js";
-import { exact, fmt } from "../core/numbers.js";
+import { fmt, readable } from "../core/numbers.js";
 import { shownToken } from "../core/tokens.js";
 
 /** @typedef {import("../core/types.js").NDArray} NDArray */
 
-const SHOWN = 3; // values written out per vector; the cell's title has all of them
+const SHOWN = 3; // values written out per vector; the cell's title has all of them (3 significant digits)
 
 /** @param {NDArray} vector */
 function vectorCell(vector) {
@@ -16,7 +16,7 @@ function vectorCell(vector) {
   if (values.length > SHOWN) shown.push("…");
   return el("td", {
     textContent: `[${shown.join(", ")}]`,
-    title: `[${values.map((v) => exact(v, vector.dtype)).join(", ")}]`,
+    title: `[${values.map((v) => readable(v, vector.dtype)).join(", ")}]`,
   });
 }
 

@@ -3,7 +3,7 @@
 // live region reads each distance as the hover writes it (toy lab).
 
 import { fillOptions, el } from "../core/dom.js";
-import { exact, fmt } from "../core/numbers.js";
+import { fmt, readable } from "../core/numbers.js";
 import { plotlyOf } from "../core/plotly.js";
 import { SELECTED, baseLayout, draw, plotToken } from "../core/theme.js";
 import { spokenToken } from "../core/tokens.js";
@@ -46,7 +46,7 @@ export function render(card, data, sel, callbacks) {
       el("span", {
         className: l === current ? "value current" : "value",
         textContent: fmt(v, 3),
-        title: `layer ${l}: ${exact(v, dtype)}`,
+        title: `layer ${l}: ${readable(v, dtype)}`,
       }),
     );
   });
@@ -62,7 +62,7 @@ export function render(card, data, sel, callbacks) {
     cols: L1,
     describedBy: readout.id || undefined,
     label: `Distance between ${spokenToken(tokens[a])} and ${spokenToken(tokens[b])} at each layer: line plot. Arrow keys step through the layers.`,
-    text: (_, l) => `${spokenToken(tokens[a])} ↔ ${spokenToken(tokens[b])}, layer ${l}: ${exact(series[l], dtype)}`,
+    text: (_, l) => `${spokenToken(tokens[a])} ↔ ${spokenToken(tokens[b])}, layer ${l}: ${readable(series[l], dtype)}`,
     show: (_, l) => plotlyOf(plot).Fx.hover(plot, [{ curveNumber: 0, pointNumber: l }]),
     hide: () => plotlyOf(plot).Fx.unhover(plot),
   });
@@ -77,7 +77,7 @@ export function render(card, data, sel, callbacks) {
         x: layers,
         y: series,
         // User text goes through customdata: a template would read "%{...}" in a token label.
-        customdata: series.map((v) => [pair, exact(v, dtype)]),
+        customdata: series.map((v) => [pair, readable(v, dtype)]),
         hovertemplate: "%{customdata[0]}<br>layer %{x}: %{customdata[1]}<extra></extra>",
         line: { color: SELECTED, width: 2.5 },
         marker: { size: 7 },

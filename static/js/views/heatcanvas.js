@@ -1,12 +1,12 @@
 // A large heatmap of attention weights on one <canvas>, through the weight colour table: one
 // image of rows x columns pixels scaled up, so 512 x 512 draws as fast as 8 x 8. Token labels where they
-// fit (every k-th when they do not), a colour bar, and the exact weight of the cell under the
-// pointer, or under the keyboard's cursor (the canvas takes focus; the arrow keys move it and a
-// live region reads the cell), a summary line ("strongest: apple → banana 0.30") and, up to
-// TABLE_MAX cells, the numbers in a table. render(container, data, sel, callbacks).
+// fit (every k-th when they do not), a colour bar, and the weight of the cell under the pointer,
+// or under the keyboard's cursor, to 3 significant digits (the canvas takes focus; the arrow keys
+// move it and a live region reads the cell), a summary line ("strongest: apple → banana 0.30")
+// and, up to TABLE_MAX cells, the numbers in a table. render(container, data, sel, callbacks).
 
 import { el, sizeCanvas } from "../core/dom.js";
-import { exact, fmt } from "../core/numbers.js";
+import { fmt, readable } from "../core/numbers.js";
 import { FONT, GRID, TEXT, TEXT_DIM, WEIGHT_LUT } from "../core/theme.js";
 import { shownToken, spokenToken } from "../core/tokens.js";
 import { describe, keyCursor, matrixTable } from "./access.js";
@@ -219,7 +219,7 @@ export function render(container, data, sel = {}, callbacks = {}) {
   ctx.textAlign = "left";
   for (const t of [0, 0.5, 1]) ctx.fillText(vmax === 1 ? String(t) : fmt(t * vmax, 3), bx + 16, top + (1 - t) * barH);
 
-  // The exact weight under the pointer, or under the keyboard's cursor.
+  // The weight under the pointer, or under the keyboard's cursor (3 significant digits).
   const tip = /** @type {HTMLElement} */ (root.querySelector(".hc-tip"));
   const cursor = /** @type {HTMLElement} */ (root.querySelector(".hc-cursor"));
   /** @param {MouseEvent} e @returns {[number, number] | null} */
@@ -232,7 +232,7 @@ export function render(container, data, sel = {}, callbacks = {}) {
   };
   const unit = data.unit ?? "weight";
   /** The weight as the tooltip and the live region write it. @param {number} v */
-  const value = (v) => (data.approx ? `≈ ${fmt(v, 2)} (8-bit)` : exact(v, matrix.dtype));
+  const value = (v) => (data.approx ? `≈ ${fmt(v, 2)} (8-bit)` : readable(v, matrix.dtype));
   /** @param {number} i @param {number} j */
   const show = (i, j) => {
     tip.hidden = cursor.hidden = false;

@@ -5,7 +5,7 @@
 // writes it; under each, a summary line and, up to TABLE_MAX tokens, the numbers in a table.
 
 import { fillIndexSelect } from "../core/dom.js";
-import { exact, fmt } from "../core/numbers.js";
+import { fmt, readable } from "../core/numbers.js";
 import { nested } from "../core/compact.js";
 import { plotlyOf } from "../core/plotly.js";
 import {
@@ -124,7 +124,7 @@ function heatmap(tokens, z, kind, dtype, colorbar, extra) {
     row.map((v, j) => [
       plotToken(tokens[i]),
       plotToken(tokens[j]),
-      v === null ? "masked (−∞ before the softmax)" : `${kind} ${exact(v, dtype)}`,
+      v === null ? "masked (−∞ before the softmax)" : `${kind} ${readable(v, dtype)}`,
     ]),
   );
   return {
@@ -298,7 +298,7 @@ export function render(card, data, sel, callbacks) {
   const labels = tokens.map(shownToken); // the summary's and the table's; read aloud, named
   // Under a causal mask the first query sees only itself: the summaries leave it out.
   const causal = meta.config?.mask === "causal";
-  readable(
+  accessible(
     scoresEl,
     tokens,
     scores,
@@ -307,7 +307,7 @@ export function render(card, data, sel, callbacks) {
     `Scores, ${where}`,
     strongestText(labels, labels, { shape: [n, n], data: scores.flat() }, { word: "largest", causal }),
   );
-  readable(
+  accessible(
     weightsEl,
     tokens,
     weights,
@@ -327,7 +327,7 @@ export function render(card, data, sel, callbacks) {
  * @param {HTMLElement} plot @param {string[]} tokens @param {(number | null)[][]} z
  * @param {string} kind @param {string} dtype @param {string} what @param {string} summary
  */
-function readable(plot, tokens, z, kind, dtype, what, summary) {
+function accessible(plot, tokens, z, kind, dtype, what, summary) {
   const n = tokens.length;
   const shown = tokens.map(shownToken);
   const spoken = tokens.map(spokenToken);
@@ -347,7 +347,7 @@ function readable(plot, tokens, z, kind, dtype, what, summary) {
     label: `${what}: heatmap of ${n} × ${n} ${kind}s, query rows by key columns. Arrow keys move between cells.`,
     text: (i, j) =>
       `${spoken[i]} → ${spoken[j]}: ` +
-      (z[i][j] === null ? "masked (−∞ before the softmax)" : `${kind} ${exact(z[i][j], dtype)}`),
+      (z[i][j] === null ? "masked (−∞ before the softmax)" : `${kind} ${readable(z[i][j], dtype)}`),
     show: (i, j) => plotlyOf(plot).Fx.hover(plot, { xval: j, yval: i }),
     hide: () => plotlyOf(plot).Fx.unhover(plot),
   });

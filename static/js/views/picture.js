@@ -2,13 +2,14 @@
 // per token (or patch) of a grid, each cell the rectangle of the picture it stands for, its
 // opacity its weight over the largest one shown. The part of the picture the grid does not
 // cover (a processor's centre crop) is greyed. Hover, or the keyboard's cursor, shows a cell's
-// exact weight as the server sent it; a click or Enter picks the cell. No text is drawn on the
-// picture (the legend and the hover label sit on plain backgrounds), and every outline is
-// doubled, white over black, to be seen on any picture. The cell values are given, never
-// made here (patches.js cuts them from the server's rows).
+// weight to 3 significant digits (its numbers table: exactly as the server sent it); a click or
+// Enter picks the cell. No text is drawn on the picture (the legend and the hover label sit on
+// plain backgrounds), and every outline is doubled, white over black, to be seen on any
+// picture. The cell values are given, never made here (patches.js cuts them from the server's
+// rows).
 
 import { el } from "../core/dom.js";
-import { exact, fmt } from "../core/numbers.js";
+import { exact, fmt, readable } from "../core/numbers.js";
 import { quotedToken } from "../core/tokens.js";
 import { describe, keyCursor, matrixTable } from "./access.js";
 import { cellAt, cellRect, patchText, shortWeight, strongestCell, strongestText } from "./patches.js";
@@ -104,7 +105,8 @@ export function render(container, data, selection = {}, callbacks = {}) {
   const layer = /** @type {SVGSVGElement} */ (frame.querySelector(".pic-cells"));
   layer.setAttribute("viewBox", `0 0 ${W} ${H}`);
   const top = Math.max(0, ...values.filter((v) => Number.isFinite(v)));
-  const value = (/** @type {number} */ v) => exact(v, data.dtype);
+  const value = (/** @type {number} */ v) => exact(v, data.dtype); // the table's and data-value's
+  const said = (/** @type {number} */ v) => readable(v, data.dtype); // the hover's and the live region's
   const cells = svg("g", { "data-role": "cells" });
   for (let i = 0; i < rows; i++) {
     for (let j = 0; j < cols; j++) {
@@ -136,7 +138,7 @@ export function render(container, data, selection = {}, callbacks = {}) {
   layer.replaceChildren(...parts.filter((x) => x !== null));
 
   const tip = /** @type {HTMLElement} */ (frame.querySelector(".pic-tip"));
-  /** Show cell (i, j): the cursor's outline and the hover label with its exact weight. @param {number} i @param {number} j */
+  /** Show cell (i, j): the cursor's outline and the hover label with its weight. @param {number} i @param {number} j */
   const show = (i, j) => {
     const r = cellRect(box, rows, cols, i, j);
     for (const rect of cursor.children) {
@@ -146,7 +148,7 @@ export function render(container, data, selection = {}, callbacks = {}) {
       rect.setAttribute("height", String(r.h));
     }
     cursor.setAttribute("visibility", "visible");
-    tip.textContent = `row ${i + 1}, column ${j + 1}: ${value(values[i * cols + j])}`;
+    tip.textContent = `row ${i + 1}, column ${j + 1}: ${said(values[i * cols + j])}`;
     tip.hidden = false;
     const below = (r.y + r.h) / H < 0.8;
     tip.style.left = `${Math.min(70, ((r.x + r.w / 2) / W) * 100)}%`;
@@ -194,7 +196,7 @@ export function render(container, data, selection = {}, callbacks = {}) {
       `${data.what} over the picture, ${rows} × ${cols} ${plural(data.unit)}: the arrow keys move between them` +
       (callbacks.onPick ? `; Enter ${data.pickHow ?? "picks one"}` : ""),
     describedBy: text.summary.id,
-    text: (i, j) => patchText(i, j, value(values[i * cols + j]), data.what),
+    text: (i, j) => patchText(i, j, said(values[i * cols + j]), data.what),
     show,
     hide,
     pick: callbacks.onPick,

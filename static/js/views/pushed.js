@@ -9,7 +9,7 @@
 // them. render(container, data, selection, callbacks).
 
 import { el } from "../core/dom.js";
-import { exact, fmt } from "../core/numbers.js";
+import { fmt, readable } from "../core/numbers.js";
 import { quotedToken, spokenToken } from "../core/tokens.js";
 import { describe, keyCursor, matrixTable } from "./access.js";
 import { shortName } from "./why.js";
@@ -331,7 +331,7 @@ export function render(container, data, selection, callbacks = {}) {
   const barText = (i, quote) =>
     i < 0
       ? "no component here"
-      : `${shortName(a.components[i])}: ${exact(a.values[i])} of ${
+      : `${shortName(a.components[i])}: ${readable(a.values[i])} of ${
           quote ? whatText(choices, choice, quote) : what
         }, ${fmt(a.logit, 4)}`;
   const hover = el("p", { className: "hint pushed-hover", dataset: { role: "pushed-hover" } });

@@ -1,6 +1,6 @@
 // How one query's scores are built in one head: q, every key k_j, their elementwise products
 // q ⊙ k_j as aligned heatmaps, and per key Σ(q ⊙ k_j), the score and the softmax weight, drawn
-// on one <canvas> with the exact value of whatever is under the pointer. Past KEYS_MAX tokens it
+// on one <canvas> with the value (3 significant digits) of whatever is under the pointer. Past KEYS_MAX tokens it
 // shows the TOP_KEYS keys with the largest weights (in text order) unless the reader asks for
 // all. The canvas takes focus: the arrow keys move over the products (a row per key, a column
 // per dimension, then the row's sum, score and weight), a live region reading what the tooltip
@@ -9,7 +9,7 @@
 
 import { sub } from "../core/compact.js";
 import { el } from "../core/dom.js";
-import { exact, fmt } from "../core/numbers.js";
+import { fmt, readable } from "../core/numbers.js";
 import { FONT, GRID, MASKED_GREY, SCORE_LUT, SELECTED, TEXT, TEXT_DIM, lutColor } from "../core/theme.js";
 import { shownToken, spokenToken } from "../core/tokens.js";
 import { describe, keyCursor } from "./access.js";
@@ -188,7 +188,7 @@ export function render(container, data, sel, callbacks = {}) {
       ? ` Note: the model's scores differ from Σ ${d.rule.scale_label} by up to ${fmt(d.mismatch, 4)}.`
       : "";
   /** @type {HTMLElement} */ (root.querySelector(".qk-note")).textContent =
-    `${picks}Hover any cell or number for its exact value. Colours: blue negative, red positive.${off}`;
+    `${picks}Hover any cell or number for its value. Colours: blue negative, red positive.${off}`;
 
   const plot = /** @type {HTMLElement} */ (root.querySelector(".qk-plot"));
   const canvas = /** @type {HTMLCanvasElement} */ (plot.querySelector("canvas"));
@@ -330,7 +330,7 @@ export function render(container, data, sel, callbacks = {}) {
    * @param {{block: string, r: number, c: number}} h @param {string[]} [said] */
   const lines = (h, said = data.tokens) => {
     const who = (/** @type {number} */ j) => `${said[j]} (token ${j + 1})`;
-    const ex = (/** @type {number | null} */ v) => exact(v, d.dtype);
+    const ex = (/** @type {number | null} */ v) => readable(v, d.dtype);
     if (h.block === "q") return [`query ${who(i)} · dim ${h.c}`, `q = ${ex(d.q[h.c])}`];
     const j = rows[h.r];
     if (h.block === "k") return [`key ${who(j)} · dim ${h.c}`, `k = ${ex(d.keys[h.r][h.c])}`];
@@ -343,20 +343,20 @@ export function render(container, data, sel, callbacks = {}) {
       return [
         `key ${who(j)} · dim ${h.c}`,
         `q·k = ${ex(d.q[h.c])} × ${ex(d.keys[h.r][h.c])}`,
-        `= ${exact(d.products[h.r][h.c])}`,
+        `= ${readable(d.products[h.r][h.c])}`,
       ];
     }
     const cap = d.rule.softcap;
     const capped =
       cap && !d.masked[h.r]
         ? [
-            `capped: ${cap} · tanh(score / ${cap}) = ${exact(cap * Math.tanh(/** @type {number} */ (d.scores[h.r]) / cap))}`,
+            `capped: ${cap} · tanh(score / ${cap}) = ${readable(cap * Math.tanh(/** @type {number} */ (d.scores[h.r]) / cap))}`,
           ]
         : [];
     return [
       `key ${who(j)}`,
-      `Σ q⊙k = ${exact(d.sums[h.r])}`,
-      `${d.rule.scale_label} = ${exact(d.masked[h.r] ? null : d.scaled(d.sums[h.r]))}`,
+      `Σ q⊙k = ${readable(d.sums[h.r])}`,
+      `${d.rule.scale_label} = ${readable(d.masked[h.r] ? null : d.scaled(d.sums[h.r]))}`,
       `score (model) = ${ex(d.scores[h.r])}`,
       ...capped,
       `weight = ${d.masked[h.r] ? "masked" : ex(d.weights[h.r])}`,

@@ -9,7 +9,7 @@
 // TABLE_MAX paths, each path's coordinates in a table. render(container, data, sel, callbacks).
 
 import { el } from "../core/dom.js";
-import { exact, fmt } from "../core/numbers.js";
+import { fmt, readable } from "../core/numbers.js";
 import { onPlot, plotlyOf } from "../core/plotly.js";
 import { PALETTE_SIZE, baseLayout, draw, plotText, plotToken, tokenColor } from "../core/theme.js";
 import { shownToken, spokenToken } from "../core/tokens.js";
@@ -153,7 +153,7 @@ function path(trace, i, k, name, ax, color) {
     customdata: layers.map((l) => [
       plotText(name),
       l === 0 ? "0 (embeddings)" : String(l),
-      ...pts[l].slice(0, k).map((v, c) => `${ax[c]} = ${exact(v, dtype)}`),
+      ...pts[l].slice(0, k).map((v, c) => `${ax[c]} = ${readable(v, dtype)}`),
     ]),
     hovertemplate:
       "<b>%{customdata[0]}</b> · layer %{customdata[1]}<br>" +
@@ -195,7 +195,7 @@ function groupedPaths(trace, picked, k, ax) {
           plotToken(trace.tokens[i]),
           `${i}`,
           l === 0 ? "0 (embeddings)" : String(l),
-          ...p.slice(0, k).map((v, d) => `${ax[d]} = ${exact(v, dtype)}`),
+          ...p.slice(0, k).map((v, d) => `${ax[d]} = ${readable(v, dtype)}`),
           `${pos[i] + 1}`,
         ]);
       });
@@ -368,7 +368,7 @@ export function render(container, data, sel, callbacks = {}) {
   const layout = /** @type {any} */ (k === 3 ? layout3d(data, picked, ax, empty, colour) : layout2d(ax, empty));
   layout.showlegend = picked.length > 0 && !grouped; // also for a single token
   plot._trajPick = callbacks.onPick || null;
-  readable(plot, data, picked, k, ax, nm, grouped);
+  accessible(plot, data, picked, k, ax, nm, grouped);
   return draw(plot, traces, layout, "attnviz-trajectories").then(() => {
     if (plot._trajBound) return;
     plot._trajBound = true;
@@ -388,7 +388,7 @@ export function render(container, data, sel, callbacks = {}) {
  * @param {HTMLElement} plot @param {TrajData} data @param {number[]} picked @param {number} k
  * @param {string[]} ax @param {Map<number, string>} nm @param {boolean} grouped
  */
-function readable(plot, data, picked, k, ax, nm, grouped) {
+function accessible(plot, data, picked, k, ax, nm, grouped) {
   const coords = /** @type {NonNullable<TrajData["projection"]>} */ (data.projection).coords;
   const L = coords.shape[0] - 1;
   const paths = picked.map((i) => pointsOf(coords, i).map((p) => p.slice(0, k)));
@@ -424,7 +424,7 @@ function readable(plot, data, picked, k, ax, nm, grouped) {
       `${k === 3 ? "3-D" : "2-D"} plot. Left and right arrows move along a path's layers, up and down between the paths.`,
     text: (r, l) =>
       `${spokenToken(data.tokens[picked[r]])} · layer ${l}: ` +
-      paths[r][l].map((v, c) => `${ax[c]} = ${exact(v, dtype)}`).join(", "),
+      paths[r][l].map((v, c) => `${ax[c]} = ${readable(v, dtype)}`).join(", "),
     show:
       k === 3 || grouped ? undefined : (r, l) => plotlyOf(plot).Fx.hover(plot, [{ curveNumber: r, pointNumber: l }]),
     hide: () => plotlyOf(plot).Fx.unhover(plot),

@@ -7,7 +7,7 @@
 // (which token moved farthest) and the coordinates in a table.
 
 import { nested, sub } from "../core/compact.js";
-import { exact, fmt } from "../core/numbers.js";
+import { fmt, readable } from "../core/numbers.js";
 import { plotlyOf, prefetch3d } from "../core/plotly.js";
 import { camera, frame } from "../core/still3d.js";
 import { baseLayout, draw, plotText, plotToken, tokenColor } from "../core/theme.js";
@@ -115,7 +115,7 @@ function hover(trace, f, l) {
     .map(
       (p, i) =>
         `<b>${plotToken(trace.tokens[i])}</b> · layer ${l}<br>` +
-        p.map((v, j) => `${plotText(f.titles[j])} = ${exact(v, f.dtype)}`).join("<br>"),
+        p.map((v, j) => `${plotText(f.titles[j])} = ${readable(v, f.dtype)}`).join("<br>"),
     );
 }
 
@@ -317,7 +317,7 @@ const EYE = /** @type {[number, number, number]} */ ([1.45, -1.5, 0.75]);
 
 /**
  * The 3-D scene as a still picture (core/still3d.js): the same camera, marks and hover (each
- * point's exact coordinates) in the page's 2-D Plotly, drawn at once. The live scene, which a
+ * point's coordinates) in the page's 2-D Plotly, drawn at once. The live scene, which a
  * machine without a GPU takes a second or more to make, comes when asked (the rotate button,
  * or a press on the picture). Each token's lines are a trace of their own (2-D lines take one
  * colour), under legend-only twins as in draw3d.
@@ -524,7 +524,7 @@ export function render(card, data, sel, callbacks) {
       : live
         ? draw3d(plot, trace, f, l, sel)
         : drawStill(plot, trace, f, l, sel);
-  readable(plot, trace, f, l, live);
+  accessible(plot, trace, f, l, live);
   return drawn;
 }
 
@@ -540,7 +540,7 @@ export const TABLE_MAX = 32; // tokens: more get the summary line only
  * @param {HTMLElement} plot @param {TraceMeta} trace @param {Frames} f @param {number} l
  * @param {boolean} live
  */
-function readable(plot, trace, f, l, live) {
+function accessible(plot, trace, f, l, live) {
   const where = f.arrows ? `(${f.titles.join(", ")})` : `the PCA coordinates (${f.titles.join(", ")})`;
   const far = farthest(f.at(0), f.at(l));
   const coords = (/** @type {number[]} */ p) => `(${p.map((v) => fmt(v, 2)).join(", ")})`;
@@ -571,7 +571,7 @@ function readable(plot, trace, f, l, live) {
       const point = f.at(layers[r])[i];
       return (
         `${spokenToken(trace.tokens[i])} · layer ${layers[r]}: ` +
-        point.map((v, j) => `${f.titles[j]} = ${exact(v, f.dtype)}`).join(", ")
+        point.map((v, j) => `${f.titles[j]} = ${readable(v, f.dtype)}`).join(", ")
       );
     },
     show: live

@@ -4,14 +4,15 @@
 // biases; the smallest summed into "rest"), so the cells sum to the score. Drawn as the top
 // pairs in words ("query from layer 1 head 4 (a previous-token head) × key from the embedding
 // of “␣Mr”: +2.10 of 4.61"), the small matrix of components (a diverging colour per cell, its
-// value written in it and exact on hover or under the keyboard's cursor) and the key-position
-// view: every key the query sees (the strongest few, and the picked one, on a long text), its
-// score as a bar split by the key side's components; picking a key there makes it the panel's.
+// value written in it, to 3 significant digits on hover or under the keyboard's cursor, exact in
+// its numbers table) and the key-position view: every key the query sees (the strongest few, and
+// the picked one, on a long text), its score as a bar split by the key side's components;
+// picking a key there makes it the panel's.
 // render(container, data, selection, callbacks). Pure helpers (attributionOf, componentWords,
 // pairWords, topPairs, keyRows) run in Node for the tests; nothing here reads the page's state.
 
 import { el } from "../core/dom.js";
-import { exact, fmt } from "../core/numbers.js";
+import { exact, fmt, readable } from "../core/numbers.js";
 import { AXIS, SCORE_LUT, tokenColor } from "../core/theme.js";
 import { quotedToken, shownToken, spokenToken } from "../core/tokens.js";
 import { describe, keyCursor, matrixTable } from "./access.js";
@@ -252,7 +253,7 @@ export function render(container, data, selection = null, callbacks = {}) {
   const pairs = topPairs(att, PAIRS_SAID);
   const head = el("p", { className: "why-score" }, [
     `${where}: score `,
-    el("b", { textContent: exact(att.score) }),
+    el("b", { textContent: readable(att.score) }),
     `, the sum of the ${N} × ${N} components below.`,
   ]);
   const said = el(
@@ -266,7 +267,7 @@ export function render(container, data, selection = null, callbacks = {}) {
   for (const v of att.matrix.data) m = Math.max(m, Math.abs(v));
   const cellText = (/** @type {number} */ i, /** @type {number} */ j) =>
     `query from ${componentWords(att.components[i], tokens, att.query, roles)} × key from ` +
-    `${componentWords(att.components[j], tokens, att.key, roles)}: ${exact(att.matrix.data[i * N + j], att.matrix.dtype)}`;
+    `${componentWords(att.components[j], tokens, att.key, roles)}: ${readable(att.matrix.data[i * N + j], att.matrix.dtype)}`;
   /** @type {HTMLElement[]} */
   const cells = [];
   const grid = el("div", { className: "why-matrix" });
@@ -321,8 +322,8 @@ export function render(container, data, selection = null, callbacks = {}) {
     const row = rows[r];
     const tag = row.key === att.key ? ", the panel's key" : row.key === winner ? ", the winning key" : "";
     return (
-      `key ${spokenToken(tokens[row.key] ?? "")} (position ${row.key + 1}${tag}): score ${exact(row.score, att.key_scores.dtype)}; ` +
-      `from the key's ${names[c]}: ${exact(row.parts[c], att.by_key.dtype)}`
+      `key ${spokenToken(tokens[row.key] ?? "")} (position ${row.key + 1}${tag}): score ${readable(row.score, att.key_scores.dtype)}; ` +
+      `from the key's ${names[c]}: ${readable(row.parts[c], att.by_key.dtype)}`
     );
   };
   /** @type {HTMLElement[]} */

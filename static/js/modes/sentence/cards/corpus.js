@@ -11,6 +11,7 @@
 import { fetchCorpus } from "../../../core/api.js";
 import { byId, fillIndexSelect, fillOptions } from "../../../core/dom.js";
 import { CORPUS_FEEDS, viewsFed } from "../../../core/feeds.js";
+import { readable } from "../../../core/numbers.js";
 import * as corpusview from "../../../views/corpus.js";
 import * as clusterview from "../../../views/headclusters.js";
 
@@ -207,7 +208,7 @@ export function createCorpusCard(ctx) {
       status.textContent = said(answer);
       const tr = answer.transform;
       note.textContent = tr
-        ? `How the keys were moved before projecting: ${tr.note} Here the shift's norm is ${tr.key_shift}, s = ${tr.scale}.`
+        ? `How the keys were moved before projecting: ${tr.note} Here the shift's norm is ${readable(tr.key_shift)}, s = ${readable(tr.scale)}.`
         : "";
       draw(keys);
       card.dataset.answers = String(++answers);

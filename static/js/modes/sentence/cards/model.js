@@ -125,8 +125,8 @@ export async function draw(ctx) {
       : "value";
   byId("mv-caption").textContent =
     agg === "head"
-      ? `The chosen head: hover a cell for its exact ${cell}; ${clickWords}`
-      : `The chosen layer's heads together: hover a cell for its exact ${cell}; ${clickWords}`;
+      ? `The chosen head: hover a cell for its ${cell}; ${clickWords}`
+      : `The chosen layer's heads together: hover a cell for its ${cell}; ${clickWords}`;
   byId("mv-why").hidden = !whyCells;
   const rule = byId("mv-rule");
   // The chosen head's value-weighted rule is the measure's note above it, said once.
