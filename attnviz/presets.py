@@ -9,7 +9,6 @@ import math
 from functools import lru_cache
 
 from attnviz.schemas.common import CustomWeights, ToyConfig
-from attnviz.schemas.models import ExampleHead
 from attnviz.schemas.presets import Preset
 
 # The articles attnviz grew out of (the project's seeds), by their titles: the original post (its
@@ -189,9 +188,9 @@ def presets() -> list[Preset]:
         Preset(
             id="large-d",
             name="Why divide by sqrt(d)",
-            about="Six related tokens in 64 dimensions with the scaling off: dot products are "
-            "in the tens, so the softmax is nearly one-hot. Tick 'scale' to divide by sqrt(64) "
-            "and the weights spread out again.",
+            about="Six related tokens in 64 dimensions. With the scaling off, their dot products "
+            "are in the tens and the softmax is nearly one-hot; with it on, each score is "
+            "divided by sqrt(64) = 8 and the weights spread over several tokens again.",
             source=f"The softmax and sqrt(d) section of {ARTICLE}; the table is attnviz's own.",
             tokens=["t1", "t2", "t3", "t4", "t5", "t6"],
             axes=[f"x{i + 1}" for i in range(64)],
@@ -216,31 +215,4 @@ def presets() -> list[Preset]:
             ],
             config=ToyConfig(mask="causal"),
         ),
-    ]
-
-
-# The head of the default model where "it" attends to "animal" most in the articles' sentence, found
-# by ranking all 72 heads by that weight (tests/api/test_example_heads.py checks every number here
-# against the engine). Layers and heads count from 0 here, from 1 on the page.
-_IT_ANIMAL = {"layer": 5, "head": 11, "weight": 0.65}
-_IT_ANIMAL_NEXT = {"layer": 3, "head": 1, "weight": 0.64}
-IT_ANIMAL_OTHERS_BELOW = 0.25  # every other head gives "animal" less than this
-
-
-def example_heads() -> list[ExampleHead]:
-    best, nxt = _IT_ANIMAL, _IT_ANIMAL_NEXT
-    return [
-        ExampleHead(
-            model="all-MiniLM-L6-v2",
-            text=SHOWCASE,
-            query="it",
-            key="animal",
-            layer=best["layer"],
-            head=best["head"],
-            weight=best["weight"],
-            note=f'Look at layer {best["layer"] + 1}, head {best["head"] + 1}: there "it" gives '
-            f'{best["weight"]:.2f} of its attention to "animal", the most of MiniLM\'s 72 heads '
-            f"(layer {nxt['layer'] + 1}, head {nxt['head'] + 1} gives {nxt['weight']:.2f}; every "
-            f'other head less than {IT_ANIMAL_OTHERS_BELOW}). Read the row of "it".',
-        )
     ]

@@ -4,10 +4,10 @@ from fastapi import APIRouter, Query
 
 from attnviz.api.deps import CallerDep, RegistryDep, SettingsDep, TrainingDep
 from attnviz.limits import LIMITS
-from attnviz.presets import example_heads
 from attnviz.pretrained.registry import BUILTIN_INSTALL
 from attnviz.schemas.models import CorpusLimits, ImageLimits, ModelList
 from attnviz.services.corpus import projections
+from attnviz.services.pointers import example_heads
 from attnviz.services.text_trace import EXAMPLES, model_info
 
 router = APIRouter(prefix="/api", tags=["models"])
@@ -46,7 +46,7 @@ def models(
         max_ablate=LIMITS.max_ablate,
         max_json_values=settings.max_json_values,
         install=BUILTIN_INSTALL,
-        example_heads=[e for e in example_heads() if e.model in registry.models],
+        example_heads=example_heads(registry),
         corpus=CorpusLimits(
             max_tokens=LIMITS.max_corpus_tokens,
             default_tokens=LIMITS.default_corpus_tokens,

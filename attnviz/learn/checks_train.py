@@ -111,6 +111,13 @@ def _pick(
 ) -> Result:
     layer, head, best = _best(scores)
     got = float(scores[r.view.layer, r.view.head])
+    if r.view.chosen is False:
+        # The view's first head, shown before the learner chose any: a finding is theirs to make.
+        return Result(
+            False,
+            f"Choose a head in the card Attention as it trains (click its thumbnail, or focus "
+            f"it and press Enter): the page then says whether it is {what}.",
+        )
     if got >= bound:
         return Result(True, f"{r.where()} {does} {got:.2f}. {hint}")
     if best >= bound:
@@ -214,8 +221,8 @@ def induction_circuit(r: TrainReading) -> Result:
         return Result(
             False,
             f"{r.where()} scores {got:.2f} as an induction head ({INDUCTIVE} is the mark): "
-            f"choose {_head(il, ih)} ({best:.2f}) in the heads card, then open Why this score: "
-            f"{_cell_hint(r, n)}.",
+            f"choose {_head(il, ih)} ({best:.2f}) in the card Attention as it trains, then open "
+            f"Why this score: {_cell_hint(r, n)}.",
         )
     if v.query is None or v.key is None:
         return Result(False, f"Open Why this score on {r.where()}: {_cell_hint(r, n)}.")
@@ -299,10 +306,9 @@ def induction_circuit(r: TrainReading) -> Result:
 
 
 def _claims(claims: list[TrainClaim]) -> str:
-    return "; ".join(
-        f"{c.claim}: measured {c.value:.3f} ({'holds' if c.holds else 'does not hold'})"
-        for c in claims
-    )
+    """Claims as a learner reads them: each its sentence, rounded (a run kept before claims had
+    sentences: the claim in short and its value, to 3 significant digits)."""
+    return " ".join(c.says or f"{c.claim}: measured {c.value:.3g}." for c in claims)
 
 
 def claims_hold(preset: str, title: str) -> Callable[[TrainReading], Result]:
@@ -337,11 +343,15 @@ def claims_hold(preset: str, title: str) -> Callable[[TrainReading], Result]:
                 "claims are measured only on a finished run. Train it again.",
             )
         if all(c.holds for c in claims):
-            return Result(True, f"Every claim holds on your run: {_claims(claims)}.")
+            return Result(
+                True,
+                f"All {len(claims)} claims hold on your run: the card Trained models lists each "
+                "with its number.",
+            )
         failed = [c for c in claims if not c.holds]
         return Result(
             False,
-            f"{len(failed)} of {len(claims)} claims do not hold on this run: {_claims(failed)}. "
+            f"{len(failed)} of {len(claims)} claims do not hold on this run. {_claims(failed)} "
             "They held on seeds 0 to 4 when the preset was made; a run on other hardware can "
             "differ in the last digits, and at the edge of training that can change the "
             "outcome. Train it again.",
@@ -361,10 +371,11 @@ def recurrent_claims(r: RecurrentRun) -> Result:
             f"The comparison is still running{now}: its claims are measured once the "
             "transformer, the LSTM and the GRU have all been trained and timed.",
         )
-    claims = r.claims
-    if r.state != "done" or claims is None:
+    if r.state != "done" or r.claims is None:
         reason = r.reason or "no reason given"
         return Result(False, f"The comparison {r.state} before the end ({reason}): run it again.")
+    # A time is an observation: how busy the machine is never decides the verdict.
+    claims = [c for c in r.claims if c.checked]
     if all(c.holds for c in claims):
         # One line: the claims, each with its number, and what the run showed are the card's,
         # listed there once (a wall of them here said it all twice).
@@ -376,6 +387,6 @@ def recurrent_claims(r: RecurrentRun) -> Result:
     failed = [c for c in claims if not c.holds]
     return Result(
         False,
-        f"{len(failed)} of {len(claims)} claims do not hold on this run: {_claims(failed)}. "
+        f"{len(failed)} of {len(claims)} claims do not hold on this run. {_claims(failed)} "
         "Run it again, or with another seed.",
     )

@@ -42,6 +42,9 @@ class Task:
     # A finding (a head of the run found and shown): done once, it stays done while the learner
     # shows another head; a state's task (a table's weights) reads "done before, not now".
     finding: bool = False
+    # The lab's button the task needs, by id, shown in the task as a button of the same name
+    # that presses it: the task's one action in view beside its question.
+    action: str | None = None
 
 
 @dataclass(frozen=True)
@@ -72,3 +75,6 @@ class Step:
     # step's lab as the learner left it, and its check reads the run trained there.
     continues: str | None = None
     article: tuple[Table, ...] = ()
+    # The lab's cards the step shows, by id (empty: the whole lab): a step whose task needs one
+    # card opens on it alone, the rest of the lab one click away (Explore freely).
+    only: tuple[str, ...] = ()

@@ -173,8 +173,8 @@ class TrainReading:
             if self.run.plan.task.encoder_decoder:
                 raise LearnRefused(
                     "view.query",
-                    "this run's model is an encoder-decoder: its heads card opens no Why this "
-                    "score (a cell is a decoder-only model's)",
+                    "this run's model is an encoder-decoder: its card Attention as it trains "
+                    "opens no Why this score (a cell is a decoder-only model's)",
                 )
             n = len(self.probe.ids)
             for name, i in (("query", v.query), ("key", v.key)):

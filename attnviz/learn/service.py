@@ -83,8 +83,10 @@ def _step(n: int, step: Step, device: torch.device) -> LearnStep:
         train=LearnTrain(settings=dict(step.train)) if step.train is not None else None,
         continues=step.continues,
         focus=list(step.focus),
+        only=list(step.only),
         tasks=[
-            LearnTask(id=t.id, prompt=t.prompt, hint=t.hint, finding=t.finding) for t in step.tasks
+            LearnTask(id=t.id, prompt=t.prompt, hint=t.hint, finding=t.finding, action=t.action)
+            for t in step.tasks
         ],
         article=article,
     )

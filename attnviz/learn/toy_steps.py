@@ -84,13 +84,17 @@ SCALING = Step(
     lab="toy",
     text=(
         "A dot product of two vectors of d numbers is a sum of d products. With random numbers "
-        "it grows with d, about √d times the size of one product. Give the softmax scores in "
-        "the tens and it puts nearly all the weight on the largest: a one-hot row.",
+        "it grows with d, about √d times the size of one product. Give the softmax scores that "
+        "differ by tens and it puts nearly all the weight on the largest: a one-hot row.",
         "A one-hot row is bad for learning: the other weights are almost exactly zero, and so "
         "are their gradients, so the model learns nothing about whether another token would "
-        "have served better. Dividing every score by √d keeps the scores near 1 whatever d is.",
-        "Here are six related tokens in 64 dimensions, with the scaling on: each row of weights "
-        "is spread over several tokens.",
+        "have served better. Dividing every score by √d undoes the growth: for random numbers "
+        "of size about 1, the scaled scores stay about 1 in size whatever d is.",
+        "Here are six related tokens in 64 dimensions, with the scaling on. Their vectors are "
+        "not random: they share directions, so even scaled their scores are all large (the "
+        "scores heatmap shows them). But they are close to one another, and the softmax reads "
+        "only how far apart a row's scores are: each row of weights is spread over several "
+        "tokens. Turn the scaling off and the same gaps grow 8 times.",
     ),
     formula=math(
         mi("x"),

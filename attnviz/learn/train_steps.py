@@ -46,16 +46,16 @@ RNN = Step(
         "each step to the next. Whatever the first token said must survive every update on the "
         "way to the last, and step 50 cannot start before step 49 has finished. The LSTM and "
         "the GRU add gates that help the vector remember, but they still go one step at a time.",
-        "The card below trains an LSTM, a GRU and a small transformer on the same tasks and "
-        "data, and plots how well each remembers as the distance grows, and how long a training "
-        "step takes as the sequence grows.",
-        "What it showed on a 2-core machine (seeds 0 to 4; the tests check it on "
-        "several seeds): copying strings of 4 to 12 letters, the transformer still wrote 96 to "
-        "98% of the letters right at 12, the LSTM 51 to 64% and the GRU 43 to 48%. On one CPU "
-        "thread, though, the LSTM's training step was the cheaper at every length: its time grew "
-        "about in proportion to the length, the transformer's about with its square (27 to 82 ms "
-        "against 355 to 520 ms at 256 tokens). Attention's comparisons do not wait for one "
-        "another, and a GPU makes them all at once; one CPU thread makes them one after another.",
+        "The card below, Why not an RNN?, trains an LSTM, a GRU and a small transformer on "
+        "the same task and data, then plots how well each remembers as the distance grows, and "
+        "how long a training step takes as the sequence grows.",
+        "When the project ran it (seeds 0 to 4, copying strings of 4 to 12 letters), the "
+        "transformer still wrote 96 to 98% of the letters right at 12, the LSTM 51 to 64% and the "
+        "GRU 43 to 48%. On one CPU thread, though, the LSTM's training step was the cheaper at "
+        "every length: its time grew about in proportion to the length, the transformer's about "
+        "with its square. Attention's comparisons do not wait for one another, and a GPU makes "
+        "them all at once; one CPU thread makes them one after another. Times depend on the "
+        "machine and how busy it is, so the page shows them and does not check them.",
     ),
     formula=math(
         sub(mi("h"), mi("t")),
@@ -76,13 +76,17 @@ RNN = Step(
     formula_text="hₜ = tanh(W_h hₜ₋₁ + W_x xₜ + b): each step needs the one before it",
     train={},
     focus=("recurrent-card",),
+    only=("recurrent-card",),
     tasks=(
         Task(
             "run-comparison",
-            "Run the comparison and let it finish: done when its claims hold on your run.",
-            "Press Start in the recurrent comparison card; it trains the three models one after "
-            "another, in about a minute, and measures its claims at the end.",
+            "Run the comparison and let it finish: done when its claims about memory hold on "
+            "your run.",
+            "Press Run comparison, here or in the card Why not an RNN? below. It trains the "
+            "three models one after another, in about a minute, then measures what each "
+            "remembers.",
             c.recurrent_claims,
+            action="rc-start",
         ),
     ),
 )
@@ -103,7 +107,7 @@ ENCODER_DECODER = Step(
         "source it needs.",
         "Train the task Reverse: the encoder reads a string of letters, the decoder writes it "
         "backwards. Once it has learned, a cross-attention head walks the source from its end "
-        "to its start: an anti-diagonal in the heads card.",
+        "to its start: an anti-diagonal in the card Attention as it trains.",
     ),
     formula=math(
         mi("cross"),
@@ -133,8 +137,8 @@ ENCODER_DECODER = Step(
             f"Train it: done when a cross-attention head puts at least {c.ALIGNED} of its weight "
             "on one "
             "anti-diagonal.",
-            "Press Train (600 steps, a few seconds), then choose cross-attention in the heads "
-            "card and scrub the checkpoints.",
+            "Press Train (600 steps, a few seconds), then choose cross-attention in the card "
+            "Attention as it trains and scrub the checkpoints.",
             c.cross_aligned,
         ),
     ),
@@ -153,7 +157,7 @@ INDUCTION = Step(
         "each position also holds the letter before it. A head in layer 2, an induction head, "
         "then finds the position whose previous letter is the current one, and copies its "
         "letter.",
-        "Watch the heads card as it trains: the loss drops suddenly when the circuit forms. "
+        "Watch the card Attention as it trains: the loss drops suddenly when the circuit forms. "
         "Then find the two heads.",
     ),
     formula=math(
@@ -182,7 +186,7 @@ INDUCTION = Step(
         Task(
             "previous-token-head",
             "Find a previous-token head (a mean weight of at least "
-            f"{c.PREVIOUS} on the token before) and show it in the heads card.",
+            f"{c.PREVIOUS} on the token before) and show it in the card Attention as it trains.",
             "Look in layer 1 for a stripe just left of the diagonal.",
             c.previous_token_head,
             finding=True,
@@ -190,7 +194,7 @@ INDUCTION = Step(
         Task(
             "induction-head",
             f"Find an induction head (an induction score of at least {c.INDUCTIVE}) and show it "
-            "in the heads card.",
+            "in the card Attention as it trains.",
             "Look in layer 2: on the repeat, a stripe 11 tokens left of the diagonal (the probe "
             "is 12 letters, then the same again).",
             c.induction_head,
@@ -250,8 +254,9 @@ INDUCTION_CIRCUIT = Step(
             "key-side",
             "Open Why this score on an induction head, from a letter of the repeat to the key it "
             "attends to: done when the check has read that score's parts on your run.",
-            "Choose step 12's induction head in the heads card, then click (or press Enter on) "
-            "a cell of its stripe in the lower half, 11 tokens left of the diagonal.",
+            "Choose step 12's induction head in the card Attention as it trains, then click (or "
+            "press Enter on) a cell of its stripe in the lower half, 11 tokens left of the "
+            "diagonal.",
             c.induction_circuit,
         ),
     ),

@@ -51,6 +51,11 @@ class LearnTask(BaseModel):
         description="A finding (a head found in the learner's run): once done it stays done "
         "while the learner looks elsewhere (step 12's two heads are never in view at once)",
     )
+    action: str | None = Field(
+        None,
+        description="The id of the lab's button the task needs: the page shows a button of the "
+        "same name in the task, which presses it",
+    )
 
 
 class ArticleRow(BaseModel):
@@ -84,6 +89,10 @@ class LearnStep(BaseModel):
         "page keeps the run trained there in view, and this step's check reads it)",
     )
     focus: list[str] = Field(description="Ids of the page's elements the step is about")
+    only: list[str] = Field(
+        default_factory=list,
+        description="Ids of the lab's cards the step shows (empty: the whole lab)",
+    )
     tasks: list[LearnTask]
     article: list[ArticleTable] = Field(description="The article's numbers beside the engine's")
 
@@ -121,6 +130,12 @@ class LearnView(Strict):
         description="train steps: that cell's column (a key the query sees)",
     )
 
+    chosen: bool | None = Field(
+        None,
+        description="train steps: whether the learner chose this head (the page sends false "
+        "for the first head it shows; none: chosen): a head is found only when chosen",
+    )
+
     @model_validator(mode="after")
     def _cell(self) -> LearnView:
         if (self.query is None) != (self.key is None):
@@ -130,7 +145,7 @@ class LearnView(Strict):
 
 
 _TOY_VIEW = ("vlayer", "a", "b", "trails")
-_TRAIN_VIEW = ("variant", "query", "key")
+_TRAIN_VIEW = ("variant", "query", "key", "chosen")
 
 
 class LearnCheckRequest(Strict):

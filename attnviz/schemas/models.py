@@ -79,7 +79,8 @@ class ModelInfo(BaseModel):
 
 
 class ExampleHead(BaseModel):
-    """A head worth a look for an example text: measured on the model, checked by a test."""
+    """A head worth a look for an example text, measured on the model when asked
+    (``services.pointers``): the one that singles the key out for the query most."""
 
     model: str
     text: str = Field(description="The example text it is about")
@@ -88,6 +89,13 @@ class ExampleHead(BaseModel):
     layer: int = Field(description="0-based, as in a trace")
     head: int = Field(description="0-based, as in a trace")
     weight: float = Field(description="The weight from query to key in that head, rounded")
+    column: float = Field(
+        description="What the key gets from the other tokens in that head, on average, rounded"
+    )
+    singles_out: bool = Field(
+        description="Whether the weight exceeds the column's mean by services.pointers' margin: "
+        "false when no head of the model singles the key out (the note then says so)"
+    )
     note: str = Field(description="What the page says about it")
 
 

@@ -208,9 +208,15 @@ class TrainProbe(BaseModel):
 
 
 class TrainClaim(BaseModel):
-    claim: str = Field(description="A measure of the trained models and its bound")
+    claim: str = Field(description="A measure of the trained models and its bound, in short")
     value: float
     holds: bool
+    says: str = Field(
+        "", description="The claim and its measured value as a sentence (rounded to read)"
+    )
+    checked: bool = Field(
+        True, description="False: an observation (a time), shown and never part of a verdict"
+    )
 
 
 class TrainAsk(BaseModel):

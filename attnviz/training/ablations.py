@@ -245,6 +245,12 @@ def _grads(i: int, first: int = 11, last: int = 100) -> Measure:
 
 DEEP = Architecture(layers=8, heads=2, d_model=32, norm="pre", residual=True)
 DEEP_OPT = Optimiser(steps=300, lr=7e-3, batch=32, seed=0)  # a large step, and no warm-up
+# The sentences of claims several presets make ("{}" the value).
+_GRADS = (
+    "with {}, the first layer's gradient was {{}} the last layer's (the median over steps 11 "
+    "to 100)"
+)
+
 DEEP_TASK = Induction()
 
 NORM_AT_DEPTH = Preset(
@@ -268,10 +274,38 @@ NORM_AT_DEPTH = Preset(
         "pre-norm buys here is tolerance of a larger step."
     ),
     claims=(
-        Claim("pre-norm: held-out loss after 300 steps", _heldout(0), "<=", 2.9),
-        Claim("post-norm: held-out loss after 300 steps", _heldout(1), ">=", 3.0),
-        Claim("pre-norm: first/last layer grad, median of steps 11-100", _grads(0), ">=", 2.0),
-        Claim("post-norm: first/last layer grad, median of steps 11-100", _grads(1), "<=", 0.6),
+        Claim(
+            "pre-norm: held-out loss after 300 steps",
+            _heldout(0),
+            "<=",
+            2.9,
+            "the pre-norm model's held-out loss after 300 steps was {}",
+            "nats",
+        ),
+        Claim(
+            "post-norm: held-out loss after 300 steps",
+            _heldout(1),
+            ">=",
+            3.0,
+            "the post-norm model's held-out loss after 300 steps was {}",
+            "nats",
+        ),
+        Claim(
+            "pre-norm: first/last layer grad, median of steps 11-100",
+            _grads(0),
+            ">=",
+            2.0,
+            _GRADS.format("pre-norm"),
+            "times",
+        ),
+        Claim(
+            "post-norm: first/last layer grad, median of steps 11-100",
+            _grads(1),
+            "<=",
+            0.6,
+            _GRADS.format("post-norm"),
+            "times",
+        ),
     ),
 )
 
@@ -295,10 +329,38 @@ RESIDUAL_AT_DEPTH = Preset(
         "rates 0.003 and 0.01.)"
     ),
     claims=(
-        Claim("residual: held-out loss after 300 steps", _heldout(0), "<=", 2.9),
-        Claim("no residual: held-out loss after 300 steps", _heldout(1), ">=", 3.15),
-        Claim("residual: first/last layer grad, median of steps 11-100", _grads(0), ">=", 2.0),
-        Claim("no residual: lowest 20-step mean training loss", _lowest(1), ">=", 3.2),
+        Claim(
+            "residual: held-out loss after 300 steps",
+            _heldout(0),
+            "<=",
+            2.9,
+            "with the residual, the held-out loss after 300 steps was {}",
+            "nats",
+        ),
+        Claim(
+            "no residual: held-out loss after 300 steps",
+            _heldout(1),
+            ">=",
+            3.15,
+            "without it, the held-out loss after 300 steps was {}",
+            "nats",
+        ),
+        Claim(
+            "residual: first/last layer grad, median of steps 11-100",
+            _grads(0),
+            ">=",
+            2.0,
+            _GRADS.format("the residual"),
+            "times",
+        ),
+        Claim(
+            "no residual: lowest 20-step mean training loss",
+            _lowest(1),
+            ">=",
+            3.2,
+            "without it, the training loss averaged over 20 steps never went below {}",
+            "nats",
+        ),
     ),
 )
 
@@ -314,6 +376,11 @@ def _sharpness(i: int, checkpoint: int) -> Measure:
 def _last_steps(i: int, first: int, last: int) -> Measure:
     return _of(i, lambda task, run: mean_loss(run, first, last))
 
+
+_SHARP = (
+    "{}, {}, a query gave on average {{}} of its attention to the one token it attended to most"
+)
+_LAST = "{}, the training loss averaged {{}} over steps 281 to 300"
 
 SCALE_LARGE_HEADS = Preset(
     name="scale-large-heads",
@@ -340,13 +407,48 @@ SCALE_LARGE_HEADS = Preset(
         "in the string but not yet their order."
     ),
     claims=(
-        Claim("scaled: largest weight per query at step 0", _sharpness(0, 0), "<=", 0.35),
-        Claim("unscaled: largest weight per query at step 0", _sharpness(1, 0), ">=", 0.6),
+        Claim(
+            "scaled: largest weight per query at step 0",
+            _sharpness(0, 0),
+            "<=",
+            0.35,
+            _SHARP.format("with the scaling", "before training"),
+            "share",
+        ),
+        Claim(
+            "unscaled: largest weight per query at step 0",
+            _sharpness(1, 0),
+            ">=",
+            0.6,
+            _SHARP.format("without the scaling", "before training"),
+            "share",
+        ),
         # 0.845 on one of the project's machines (AVX2), over 0.85 on another: the same seed, other
         # rounding; 0.8 holds on both.
-        Claim("unscaled: largest weight per query after 300 steps", _sharpness(1, -1), ">=", 0.8),
-        Claim("scaled: mean training loss, steps 281-300", _last_steps(0, 281, 300), "<=", 2.75),
-        Claim("unscaled: mean training loss, steps 281-300", _last_steps(1, 281, 300), ">=", 3.1),
+        Claim(
+            "unscaled: largest weight per query after 300 steps",
+            _sharpness(1, -1),
+            ">=",
+            0.8,
+            _SHARP.format("without the scaling", "after 300 steps"),
+            "share",
+        ),
+        Claim(
+            "scaled: mean training loss, steps 281-300",
+            _last_steps(0, 281, 300),
+            "<=",
+            2.75,
+            _LAST.format("with the scaling"),
+            "nats",
+        ),
+        Claim(
+            "unscaled: mean training loss, steps 281-300",
+            _last_steps(1, 281, 300),
+            ">=",
+            3.1,
+            _LAST.format("without the scaling"),
+            "nats",
+        ),
     ),
 )
 
@@ -370,6 +472,47 @@ def _previous(i: int, n: int, layer: int) -> Measure:
 
 def _accuracy_drop(i: int, short: int, long: int) -> Measure:
     return _of(i, lambda task, run: accuracy(run, short) - accuracy(run, long))
+
+
+Bound = tuple[str, float]  # an op ("<=" or ">=") and its bound
+
+
+def _positions(
+    label: str,
+    i: int,
+    loss: list[Bound],
+    induction: Bound | None = None,
+    previous: Bound | None = None,
+    drop: float | None = None,
+) -> list[Claim[Measure]]:
+    """The positions preset's claims on variant ``i`` (``label``), in their order: its
+    held-out loss within ``loss``'s bounds, its induction and previous-token scores (strings of
+    12 letters), and the share of the repeat it gets right at 8 letters less at 16."""
+    who = "with no positions" if label == "no positions" else f"with {label} positions"
+    out = [
+        Claim(f"{label}: held-out loss after 600 steps", _heldout(i), op, bound,
+              f"{who}, the held-out loss after 600 steps was {{}}", "nats")
+        for op, bound in loss
+    ]  # fmt: skip
+    if induction:
+        out.append(
+            Claim(f"{label}: layer-2 induction score, 12 letters", _induction(i, 12, 1), *induction,
+                  f"{who}, the best layer-2 head put {{}} of its weight on the letter after the "
+                  "earlier occurrence (its induction score, on strings of 12 letters)", "share")
+        )  # fmt: skip
+    if previous:
+        out.append(
+            Claim(f"{label}: layer-1 previous-token score, 12 letters", _previous(i, 12, 0),
+                  *previous, f"{who}, the best layer-1 head put {{}} of its weight on the "
+                  "previous letter (on strings of 12 letters)", "share")
+        )  # fmt: skip
+    if drop is not None:
+        out.append(
+            Claim(f"{label}: accuracy at 8 letters minus at 16", _accuracy_drop(i, 8, 16), ">=",
+                  drop, f"{who}, the share of the repeat's letters right fell by {{}} from "
+                  "strings of 8 letters to 16", "points")
+        )  # fmt: skip
+    return out
 
 
 POSITIONS = Preset(
@@ -402,22 +545,12 @@ POSITIONS = Preset(
         "letters occurred."
     ),
     claims=(
-        Claim("RoPE: held-out loss after 600 steps", _heldout(0), "<=", 0.6),
-        Claim("RoPE: layer-2 induction score, 12 letters", _induction(0, 12, 1), ">=", 0.25),
-        Claim("RoPE: layer-1 previous-token score, 12 letters", _previous(0, 12, 0), ">=", 0.25),
-        Claim("learned: held-out loss after 600 steps", _heldout(1), "<=", 1.9),
-        Claim("learned: held-out loss after 600 steps", _heldout(1), ">=", 0.8),
-        Claim("learned: layer-2 induction score, 12 letters", _induction(1, 12, 1), "<=", 0.15),
-        Claim("learned: layer-1 previous-token score, 12 letters", _previous(1, 12, 0), "<=", 0.2),
-        Claim("learned: accuracy at 8 letters minus at 16", _accuracy_drop(1, 8, 16), ">=", 0.2),
-        Claim("sinusoidal: held-out loss after 600 steps", _heldout(2), "<=", 1.9),
-        Claim("sinusoidal: held-out loss after 600 steps", _heldout(2), ">=", 0.8),
-        Claim("sinusoidal: layer-2 induction score, 12 letters", _induction(2, 12, 1), "<=", 0.15),
-        Claim(
-            "sinusoidal: layer-1 previous-token score, 12 letters", _previous(2, 12, 0), "<=", 0.2
+        *_positions("RoPE", 0, [("<=", 0.6)], induction=(">=", 0.25), previous=(">=", 0.25)),
+        *_positions("learned", 1, [("<=", 1.9), (">=", 0.8)], ("<=", 0.15), ("<=", 0.2), drop=0.2),
+        *_positions(
+            "sinusoidal", 2, [("<=", 1.9), (">=", 0.8)], ("<=", 0.15), ("<=", 0.2), drop=0.2
         ),
-        Claim("sinusoidal: accuracy at 8 letters minus at 16", _accuracy_drop(2, 8, 16), ">=", 0.2),
-        Claim("no positions: held-out loss after 600 steps", _heldout(3), ">=", 2.1),
+        *_positions("no positions", 3, [(">=", 2.1)]),
     ),
 )
 

@@ -1,34 +1,71 @@
 """A claim: a number measured on what was trained, and the bound it must meet. The ablation
 presets measure theirs on a preset's runs (``ablations``), the recurrent comparison on a
 comparison (``recurrent``); both state them the same way, and the services send them as
-``TrainClaim``s."""
+``TrainClaim``s: the claim in short (``str``, for tables and exports) and as a sentence a
+learner reads (``Claim.sentence``), its numbers rounded to what a person reads.
+
+A claim about time (how a training step's time grows) is an observation, not a check: it is
+measured and shown, but a run's verdict never depends on it, since a busy machine can make any
+timing come out otherwise."""
 
 from __future__ import annotations
 
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 M = TypeVar("M", bound=Callable[..., float])
+
+# What a claim's number is, for its sentence: a share (0.97 -> "97%"), a difference of shares
+# ("47 points"), a loss in nats, a ratio ("3.1 times"), or a plain number (3 significant digits).
+Unit = Literal["share", "points", "nats", "times", "number"]
+
+
+def readable(x: float, unit: Unit = "number") -> str:
+    """``x`` as a person reads it: 3 significant digits (a share as a whole percentage)."""
+    if unit == "share":
+        return f"{100 * x:.0f}%"
+    if unit == "points":
+        n = round(100 * x)
+        return f"{n} point{'' if abs(n) == 1 else 's'}"
+    said = f"{x:.3g}"
+    return {"nats": f"{said} nats", "times": f"{said} times"}.get(unit, said)
 
 
 @dataclass(frozen=True)
 class Claim(Generic[M]):
-    """One checkable statement: ``measure`` (whatever it is measured on) compared with
-    ``bound``."""
+    """One statement about a measure (whatever it is measured on) and ``bound``: checked, or,
+    when ``checked`` is false, an observation shown beside the checks and never counted."""
 
-    text: str  # what is measured, for a learner: "post-norm: held-out loss after 400 steps"
+    text: str  # what is measured, in short: "post-norm: held-out loss after 300 steps"
     measure: M
     op: str  # "<=" or ">="
     bound: float
+    # The same as a learner reads it, "{}" where the measured value goes: "The post-norm
+    # model's held-out loss after 300 steps was {}".
+    says: str
+    unit: Unit = "number"
+    checked: bool = True
 
     def __post_init__(self) -> None:
         if self.op not in ("<=", ">="):
             raise ValueError(f"op: '<=' or '>=', not {self.op!r}")
+        if self.says.count("{}") != 1:
+            raise ValueError(f"says: one '{{}}' for the value, in {self.says!r}")
 
     def holds_for(self, value: float) -> bool:
         return (operator.le if self.op == "<=" else operator.ge)(value, self.bound)
+
+    def sentence(self, value: float) -> str:
+        """The claim measured, as a sentence: "The post-norm model's held-out loss after 300
+        steps was 3.24 nats (the claim: at least 3 nats)."."""
+        bound = f"{'at least' if self.op == '>=' else 'at most'} {readable(self.bound, self.unit)}"
+        said = self.says.format(readable(value, self.unit))
+        said = said[0].upper() + said[1:]
+        if self.checked:
+            return f"{said} (the claim: {bound})."
+        return f"{said} (on an idle machine, {bound}; a time, shown and not checked)."
 
     def __str__(self) -> str:
         return f"{self.text} {self.op} {self.bound:g}"
@@ -39,6 +76,11 @@ class Outcome:
     claim: Claim[Any]
     value: float
     holds: bool
+
+    @property
+    def counts(self) -> bool:
+        """Whether the outcome is a check's (an observation's never decides a verdict)."""
+        return self.claim.checked
 
     def __str__(self) -> str:
         return f"{self.claim}: measured {self.value:.3f} ({'holds' if self.holds else 'FAILS'})"

@@ -1,53 +1,115 @@
-"""The page's pointer for the articles' sentence ("it" -> "animal") is measured, not told: these
-tests trace the sentence through the API, rank every head of the default model by the weight
-from "it" to "animal", and check the pointer's head, weights and bound against that ranking."""
+"""The page's pointers ("look at layer 4, head 2") are measured, not told: these tests trace
+each example through the API, rank every head of the default model by how much the query's
+weight on the key exceeds what the key gets from the other tokens (its column's mean), and
+check each pointer's head, numbers and words against that ranking; and a sentence of the
+test's own, where the rule's verdict is read from the same numbers."""
+
+import numpy as np
+import pytest
 
 from attnviz import presets as p
+from attnviz.services import pointers as P
 from attnviz.services.text_trace import EXAMPLES
 
 MODEL = "all-MiniLM-L6-v2"
 
 
-def ranked_heads(client, text: str, query: str, key: str) -> list[tuple[float, int, int]]:
-    """(weight from `query` to `key`, layer, head) for every head, largest first."""
+def attentions(client, text: str) -> tuple[list[str], np.ndarray]:
     r = client.post("/api/trace?fields=attentions", json={"model": MODEL, "text": text})
     assert r.status_code == 200, r.text
     trace = r.json()
-    tokens = trace["tokens"]
+    return trace["tokens"], np.array(trace["attentions"])  # (L, nh, T, T)
+
+
+def ranked(tokens: list[str], a: np.ndarray, query: str, key: str) -> list[tuple]:
+    """(margin, weight, column mean, layer, head) for every head, largest margin first."""
     assert tokens.count(query) == 1 and tokens.count(key) == 1, tokens
     i, j = tokens.index(query), tokens.index(key)
-    a = trace["attentions"]
-    return sorted(
-        (
-            (a[layer][head][i][j], layer, head)
-            for layer in range(len(a))
-            for head in range(len(a[0]))
-        ),
-        reverse=True,
+    others = [t for t in range(len(tokens)) if t != i]
+    w, col = a[:, :, i, j], a[:, :, others, j].mean(axis=-1)  # (L, nh) each
+    layers, heads = w.shape
+    rows = [
+        (w[la, h] - col[la, h], w[la, h], col[la, h], la, h)
+        for la in range(layers)
+        for h in range(heads)
+    ]
+    return sorted(rows, reverse=True)
+
+
+def test_every_pointer_is_the_head_that_singles_its_key_out(client):
+    models = client.get("/api/models").json()
+    heads = [e for e in models["example_heads"] if e["model"] == MODEL]
+    assert [(e["text"], e["query"], e["key"]) for e in heads] == list(P.POINTED)
+    # The river bank's pointer is a previous-token head (checked below): at least one is.
+    assert any("previous-token head" in e["note"] for e in heads)
+    assert {e["text"] for e in heads} <= set(models["examples"]) and models["examples"] == EXAMPLES
+    for e in heads:
+        tokens, a = attentions(client, e["text"])
+        rows = ranked(tokens, a, e["query"], e["key"])
+        assert len(rows) == 72  # MiniLM: 6 layers x 12 heads, every one ranked
+        margin, w, col, layer, head = rows[0]
+        assert (e["layer"], e["head"]) == (layer, head)
+        assert (e["weight"], e["column"]) == (round(w, 2), round(col, 2))
+        assert e["singles_out"] == (margin >= P.SINGLES_OUT)
+        q, k = f'"{e["query"]}"', f'"{e["key"]}"'
+        if e["singles_out"]:
+            assert e["note"].startswith(f"Look at layer {layer + 1}, head {head + 1}: ")
+            assert f"{q} gives {w:.2f} of its attention to {k}" in e["note"]
+            assert f"give {k} {col:.2f} on average" in e["note"]
+        else:
+            assert e["note"].startswith(f"No head of {MODEL} singles out {k} for {q} here.")
+        # What the head does: a key just before its query, in a head that reads one token back
+        # everywhere, is linked by position, and the note says so.
+        i, j = tokens.index(e["query"]), tokens.index(e["key"])
+        back = np.diagonal(a[layer, head], offset=-1).mean()
+        named = "It is a previous-token head: each token gives the one before it"
+        assert (named in e["note"]) == (
+            j == i - 1 and back >= P.PREVIOUS_TOKEN and e["singles_out"]
+        )
+        if named in e["note"]:
+            assert f"the one before it {back:.2f} of its attention" in e["note"]
+
+
+def test_it_animal_points_at_the_link_and_names_the_column(client):
+    """The articles' sentence: the head where "it" gives "animal" the most weight is one in
+    which every token looks at "animal" (a column); the page points at the head that links
+    "it" to "animal", and names the column head for what it is."""
+    (e,) = [e for e in P.example_heads(client.app.state.registry) if e.query == "it"]
+    assert e.text == p.SHOWCASE and e.singles_out
+    tokens, a = attentions(client, e.text)
+    rows = ranked(tokens, a, "it", "animal")
+    most = max(rows, key=lambda r: r[1])
+    assert most[3:] != rows[0][3:] and most[2] > 0.3  # the heaviest head is a column
+    assert (
+        f'(Layer {most[3] + 1}, head {most[4] + 1} gives "animal" more, {most[1]:.2f}, but it '
+        f'gives "animal" {most[2]:.2f} from every token on average: a column, not a link from '
+        '"it".)' in e.note
     )
 
 
-def test_the_it_animal_pointer_is_the_models_own_ranking(client):
-    models = client.get("/api/models").json()
-    (pointer,) = [e for e in models["example_heads"] if e["model"] == MODEL]
-    assert pointer["text"] == p.SHOWCASE and p.SHOWCASE in models["examples"] == EXAMPLES
-    assert (pointer["query"], pointer["key"]) == ("it", "animal")
+@pytest.mark.parametrize(
+    ("text", "query", "key"),
+    [
+        ("The trophy did not fit in the suitcase because it was too big", "it", "trophy"),
+        ("She poured water from the jug into the cup", "water", "jug"),
+    ],
+)
+def test_a_sentence_of_the_tests_own_is_pointed_by_the_same_rule(client, text, query, key):
+    e = P.point(client.app.state.registry, MODEL, text, query, key)
+    rows = ranked(*attentions(client, text), query, key)
+    margin, w, col, layer, head = rows[0]
+    assert (e.layer, e.head, e.weight, e.column) == (layer, head, round(w, 2), round(col, 2))
+    assert e.singles_out == (margin >= P.SINGLES_OUT)
+    said = "Look at layer" if e.singles_out else "No head of"
+    assert e.note.startswith(said), e.note
 
-    ranking = ranked_heads(client, pointer["text"], "it", "animal")
-    assert len(ranking) == 72  # MiniLM: 6 layers x 12 heads, every one ranked
-    (w1, l1, h1), (w2, l2, h2) = ranking[:2]
-    assert (pointer["layer"], pointer["head"]) == (l1, h1)
-    assert round(w1, 2) == pointer["weight"]
-    nxt = p._IT_ANIMAL_NEXT
-    assert (nxt["layer"], nxt["head"], nxt["weight"]) == (l2, h2, round(w2, 2))
-    assert all(w < p.IT_ANIMAL_OTHERS_BELOW for w, _, _ in ranking[2:])
-    assert ranking[2][0] > p.IT_ANIMAL_OTHERS_BELOW - 0.05  # the bound is tight, not loose
 
-    # The page's words carry exactly these numbers (1-based, as the page counts).
-    note = pointer["note"]
-    assert f"layer {l1 + 1}, head {h1 + 1}" in note and f"{w1:.2f}" in note
-    assert f"layer {l2 + 1}, head {h2 + 1} gives {w2:.2f}" in note
-    assert "72 heads" in note
+def test_a_word_that_is_not_one_token_is_refused_by_name(client):
+    registry = client.app.state.registry
+    with pytest.raises(P.NoSuchToken, match="^key: 'zebra' is not one of the text's tokens"):
+        P.point(registry, MODEL, p.SHOWCASE, "it", "zebra")
+    with pytest.raises(P.NoSuchToken, match="^query: 'the' is 2 of the text's tokens"):
+        P.point(registry, MODEL, p.SHOWCASE, "the", "animal")
 
 
 def test_every_preset_names_the_article_its_example_comes_from(client):

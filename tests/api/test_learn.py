@@ -31,8 +31,9 @@ def test_the_steps_are_served_with_their_shape(client):
     steps = r.json()["steps"]
     assert set(steps[1]) == {
         "n", "id", "title", "lab", "text", "formula", "formula_text", "toy", "train",
-        "continues", "focus", "tasks", "article",
+        "continues", "focus", "only", "tasks", "article",
     }  # fmt: skip
+    assert set(steps[1]["tasks"][0]) == {"id", "prompt", "hint", "finding", "action"}
     assert steps[1]["toy"]["view"] == {
         "layer": 0, "head": 0, "vlayer": 1, "a": 1, "b": 4, "trails": True,
     }  # fmt: skip

@@ -181,10 +181,14 @@ SHOWCASE = "The animal didn't cross the street because it was too tired"
 
 def test_the_showcase_sentence_points_to_a_head_where_it_attends_to_animal(page, live_server, api):
     models = api.get("/api/models").json()
-    (pointer,) = [e for e in models["example_heads"] if e["model"] == MODEL]
+    pointers = {e["text"]: e for e in models["example_heads"] if e["model"] == MODEL}
+    pointer = pointers[SHOWCASE]
     open_sentence(page, live_server + "/")
     box = page.locator("#s-pointer")
-    assert box.is_hidden()  # the first example is another sentence
+    # The first example has a pointer of its own (measured: services.pointers), shown with it.
+    first = page.locator("#s-text").input_value()
+    assert box.is_visible() and first in pointers and first != SHOWCASE
+    assert page.locator("#s-pointer-text").text_content() == pointers[first]["note"]
     before = traces_drawn(page)
     page.get_by_role("button", name=SHOWCASE).click()
     wait_for_trace(page, before)
@@ -215,9 +219,13 @@ def test_the_showcase_sentence_points_to_a_head_where_it_attends_to_animal(page,
     shot(page, "pointer-480.png", ".sentence-input")
     page.set_viewport_size({"width": 1280, "height": 800})
 
-    # Another text: no pointer.
+    # Another text, its own pointer; a text the page has none for: none.
     before = traces_drawn(page)
-    page.fill("#s-text", "I sat on the river bank")
+    page.fill("#s-text", first)
+    wait_for_trace(page, before)
+    assert page.locator("#s-pointer-text").text_content() == pointers[first]["note"]
+    before = traces_drawn(page)
+    page.fill("#s-text", "I sat on the bank of the river")
     wait_for_trace(page, before)
     assert box.is_hidden()
 

@@ -232,3 +232,66 @@ def test_knock_a_head_out_of_a_model_served_through_transformers(page, bridge_se
     select_and_wait(page, "#s-model", "tiny-bloom")
     assert page.locator("#mv-knock").is_disabled()
     assert page.locator("#ko-note").text_content() == f"No knock-out here: {why['tiny-bloom']}."
+
+
+def traced(page, action) -> None:
+    """Do something that asks for a new trace, and wait until it is drawn."""
+    before = int(page.evaluate("document.documentElement.dataset.traces || '0'"))
+    action()
+    wait_for_trace(page, before)
+
+
+def test_a_knock_out_compares_only_what_can_change(page, live_server, api):
+    """Issue 41, 3: a head's attention is computed from what comes into its layer, so only the
+    layers after the first one knocked out are offered for the difference map; a head of the
+    last layer changes no attention map, and the card says so and shows what it does change,
+    each token's output (its last hidden state), from the API's numbers of both runs."""
+    model = "all-MiniLM-L6-v2"  # the default model: an encoder with no predictions, 6 layers
+    open_sentence(page, live_server + "/", TEXT)
+    select_and_wait(page, "#s-model", model)
+    page.check("#mv-knock")
+    traced(page, lambda: cell(page, 0, 0).click())
+    page.locator("#ko-view .ko-summary").wait_for()
+    options = page.locator("#ko-diff-layer option").all_text_contents()
+    assert options == [f"layer {n}" for n in range(2, 7)]  # not layer 1: it cannot change
+    # Layer 1's head back, layer 6's out: no later layer, so no map and no layer to pick.
+    traced(page, lambda: cell(page, 5, 11).click())
+    traced(page, lambda: page.locator('#ko-heads button.ko-chip[data-layer="0"]').click())
+    page.wait_for_function("() => document.querySelector('#ko-view .ko-no-diff') !== null")
+    assert page.locator("#ko-diff-layer-box").is_hidden()
+    assert page.locator("#ko-view canvas.ko-canvas").count() == 0
+    assert (
+        page.locator("#ko-view .ko-no-diff")
+        .text_content()
+        .startswith(
+            "Layer 6 is the model's last: a head's attention is computed from what comes into its "
+            "layer, so knocking out a head there changes no attention map"
+        )
+    )
+    # What it changes: each token's output, |h' - h| / |h| of the last hidden states.
+    body = {"model": model, "text": TEXT}
+    ablate = [{"layer": 5, "head": 11, "mode": "zero"}]
+    hs = {}
+    for name, extra in (("clean", {}), ("knocked", {"ablate": ablate})):
+        r = api.post("/api/trace", params={"fields": "hidden_states"}, json={**body, **extra})
+        assert r.status_code == 200, r.text
+        hs[name] = [[f32(x) for x in row] for row in r.json()["hidden_states"][-1]]
+    want = []
+    for c, k in zip(hs["clean"], hs["knocked"], strict=True):
+        diff = math.sqrt(sum((b - a) ** 2 for a, b in zip(c, k, strict=True)))
+        want.append(diff / math.sqrt(sum(a * a for a in c)))
+    page.locator("#ko-view .ko-moved > summary").click()
+    cells = page.locator("#ko-view .ko-moved tbody td.num")
+    got = cells.evaluate_all("cs => cs.map((c) => +c.dataset.value)")
+    assert got == pytest.approx(want, rel=1e-6, abs=1e-9)
+    assert cells.all_text_contents() == [f"{100 * v:.1f}%" for v in got]
+    assert max(want) > 0
+    at = want.index(max(want))
+    tokens = api.post("/api/trace", params={"fields": "attentions", "layer": 0, "head": 0},
+                      json=body).json()["tokens"]  # fmt: skip
+    summary = page.locator("#ko-view .ko-summary").text_content()
+    assert f"The output moved most at “{tokens[at]}”: by {100 * max(want):.0f}% of its length." in (
+        summary
+    )
+    SHOTS.mkdir(exist_ok=True)
+    page.locator("#knock-card").screenshot(path=str(SHOTS / "knock-last-layer-1280.png"))

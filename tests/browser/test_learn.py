@@ -62,6 +62,12 @@ def says(page: Page, task: str) -> str:
     ).text_content()
 
 
+def badge(page: Page, task: str) -> str:
+    return page.locator(
+        f'#learn-guide .learn-task[data-task="{task}"] [data-role="badge"]'
+    ).text_content()
+
+
 def shot(page: Page, name: str) -> None:
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.evaluate("() => window.scrollTo(0, 0)")
@@ -249,7 +255,11 @@ def test_each_toy_task_flips_from_not_done_to_done_in_the_browser(page, live_ser
         states = task_states(page)
         assert set(states.values()) == {"todo"}, (step["id"], states)
         for t in step["tasks"]:
-            assert says(page, t["id"]).strip(), (step["id"], t["id"])
+            # Before the learner tries anything, the question alone (issue 41): no "Not yet"
+            # and no reason, which would give the answer away; the hint behind its button.
+            assert not says(page, t["id"]).strip(), (step["id"], t["id"])
+            assert badge(page, t["id"]) == "", (step["id"], t["id"])
+        assert page.locator("#learn-guide details.learn-hint[open]").count() == 0
         config = step["toy"]["config"]
         if step["id"] == "collapse":
             walk(page, "#att-layer", config.get("layers", 1), step["tasks"][0]["id"])
@@ -348,7 +358,9 @@ def test_a_train_step_is_checked_on_a_run_trained_in_the_page(page, live_server,
     task = step["tasks"][0]["id"]
     open_step(page, step, lambda: page.goto(f"{live_server}/#learn/{step['n']}"))
     assert task_states(page) == {t["id"]: "unchecked" for t in step["tasks"]}
-    assert "Press Train" in page.locator("#learn-guide [data-role=problem]").text_content()
+    # Nothing trained yet: the task's question, and what to press is its hint's to say.
+    assert page.locator("#learn-guide [data-role=problem]").is_hidden()
+    assert "Press Train" in step["tasks"][0]["hint"]
 
     def train(steps: str, lr: str | None = None, after: str = "") -> str:
         """Train from the form; wait until the run has ended and its answer is in."""

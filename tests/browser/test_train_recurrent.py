@@ -27,7 +27,7 @@ def test_a_comparison_runs_in_the_page_with_its_plots_their_text_and_its_claims(
 
     page.click("#rc-start")
     page.wait_for_function(DONE, timeout=300_000)
-    run_id = card.locator("[data-role=id]").inner_text()
+    run_id = card.get_attribute("data-run")
     run = api.get(f"/api/recurrent/{run_id}").json()
     assert run["state"] == "done" and run["task"] == "copy" and run["seed"] == 0
     page.wait_for_selector("#rc-time.js-plotly-plot .main-svg")
@@ -77,10 +77,18 @@ def test_a_comparison_runs_in_the_page_with_its_plots_their_text_and_its_claims(
     )
 
     # The claims as measured, every one holding; what it showed, in words.
+    # The checks, then the times: observed, not checked (issue 41), each claim as a sentence.
     claims = card.locator("[data-role=claims] li")
     assert claims.count() == len(run["claims"]) == 9
-    assert claims.evaluate_all("ls => ls.map((l) => l.className)") == ["holds"] * 9
-    assert claims.first.inner_text().startswith("✓ transformer: accuracy at 12 >= 0.9:")
+    assert [c["checked"] for c in run["claims"]] == [True] * 6 + [False] * 3
+    assert (
+        claims.evaluate_all("ls => ls.map((l) => l.className)") == ["holds"] * 6 + ["observed"] * 3
+    )
+    for li, c in zip(claims.all_inner_texts(), run["claims"], strict=True):
+        assert li == (f"✓ {c['says']}" if c["checked"] else c["says"]), li
+    assert run["claims"][0]["says"].startswith(
+        "The transformer's share of letters right at 12 letters in the string was "
+    )
     assert card.locator("[data-role=shows]").inner_text() == run["shows"]
     assert run["shows"].startswith("Copy, seed 0, 600 training steps each")
 

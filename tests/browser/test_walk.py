@@ -96,7 +96,7 @@ def test_a_learn_step_never_judges_the_previous_steps_run(page, live_server, api
     learn_open(page, ind["id"], lambda: page.click("#learn-guide [data-role=next]"))
     assert page.locator("#t-task").input_value() == "induction"
     problem = page.locator("#learn-guide [data-role=problem]").text_content()
-    assert f"The run in view, {reverse}, is step {enc['n']}'s" in problem
+    assert f"The run in view was trained in step {enc['n']}" in problem
     assert "press Train" in problem
     says = page.locator("#learn-guide .learn-task [data-role=says]").all_text_contents()
     assert not any("choose the task Induction" in s for s in says), says
@@ -121,7 +121,7 @@ def test_a_steps_start_is_not_called_edited(page, live_server, api, presets):
     step = steps[2]
     assert step["toy"]["preset"] == "large-d" and step["toy"]["config"]["scale"] is True
     about = next(p for p in presets["presets"] if p["id"] == "large-d")["about"]
-    assert "with the scaling off" in about
+    assert "With the scaling off" in about and "Tick" not in about
     note = page.locator("#preset-about")
     learn_open(page, step["id"], lambda: page.goto(f"{live_server}/#learn/3"))
     # The step starts from the preset with scale on: the note says so, and not that the learner

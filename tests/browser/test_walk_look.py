@@ -6,6 +6,9 @@ screenshots at 1280 and 480 px in test-artifacts/ (look-<point>-<width>.png)."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -169,33 +172,71 @@ def test_the_header_keeps_its_height_whatever_the_status_says(page, live_server,
 # ---- 11. step 1's answer in one line, the claims listed once ---------------------------------
 
 
-def test_step_1s_answer_is_one_line_and_the_claims_are_listed_once(page, live_server, api):
+@pytest.fixture
+def busy():
+    """Two processes that keep a core busy each, for as long as the test runs."""
+    loops = [
+        subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)
+    ]  # fmt: skip
+    yield
+    for p in loops:
+        p.kill()
+        p.wait()
+
+
+def test_step_1_opens_on_the_comparison_alone_and_passes_on_a_busy_machine(
+    page, live_server, api, busy
+):
+    """Issue 41, 1: step 1 shows the comparison's card alone (no Train form, no Train button),
+    its one button in the first screen and named by the hint; run with its default seed while
+    two processes keep both cores busy, its verdict is done (a time is observed, never checked)
+    and said in one line; each claim is on the page once, as a sentence."""
     page.add_init_script(path=str(AXE))
     learn_open(page, "rnn", lambda: page.goto(f"{live_server}/#learn/1"))
-    answered(page, lambda: page.click("#rc-start"))
+    for away in ("#t-run-card", "#t-start", "#t-form", "#t-heads-card", "#t-models-card"):
+        assert page.locator(away).is_hidden(), away
+    assert page.locator("#rc-start").is_visible()
+    assert page.locator("#rc-start").inner_text() == "Run comparison"
+    # The task's one action, in the first screen beside its question: the same button's name,
+    # and it presses the card's.
+    start = page.locator("#learn-guide .learn-task .learn-do")
+    assert start.count() == 1 and start.inner_text() == "Run comparison"
+    box = start.bounding_box()
+    assert box and box["y"] + box["height"] <= VIEWPORT["height"], box
+    hint = page.locator("#learn-guide .learn-hint p").first.text_content()
+    assert "Run comparison" in hint and "Start" not in hint
+    # Before a run: the question only.
+    assert page.locator("#learn-guide .learn-task [data-role=badge]").inner_text() == ""
+    shoot(page, "41-1-step1-first-screen", "top")
+    assert page.locator("#rc-seed").input_value() == "0"
+    answered(page, lambda: start.click())
     page.wait_for_function(
         """() => document.getElementById('recurrent-card').dataset.state === 'done'
           && document.querySelector('#learn-guide .learn-task').dataset.state === 'done'""",
         timeout=300_000,
     )
-    run_id = page.locator("#recurrent-card [data-role=id]").inner_text()
+    run_id = page.locator("#recurrent-card").get_attribute("data-run")
     run = api.get(f"/api/recurrent/{run_id}").json()
-    assert all(c["holds"] for c in run["claims"])
+    checked = [c for c in run["claims"] if c["checked"]]
+    assert len(checked) == 6 and all(c["holds"] for c in checked), checked
     says = page.locator("#learn-guide .learn-task [data-role=says]").inner_text()
     assert len(says.split()) <= 25, says
     assert "Why not an RNN?" in says and "measured" not in says
-    # Each claim is on the page once: an item of the card's list.
+    # Each claim is on the page once, as its sentence: the checks marked, the times apart.
     text = page.locator("body").inner_text()
-    items = page.locator("#recurrent-card [data-role=claims] li").all_inner_texts()
-    assert len(items) == len(run["claims"])
+    checks_ = page.locator("#recurrent-card [data-role=checks] li").all_inner_texts()
+    seen = page.locator("#recurrent-card [data-role=observed] li").all_inner_texts()
+    assert len(checks_) == 6 and len(seen) == 3
     for c in run["claims"]:
-        assert text.count(c["claim"]) == 1, c["claim"]
-        assert any(i.startswith(f"✓ {c['claim']}") or c["claim"] in i for i in items)
+        assert text.count(c["says"]) == 1, c["says"]
+        assert c["claim"] not in text, c["claim"]
+    assert all(i.startswith("✓") for i in checks_)
+    assert all("not checked" in i for i in seen)
     # What it showed is said once too.
     assert text.count(run["shows"][:60]) == 1
     assert axe_serious(page) == []
-    shoot(page, "11-step1-answer", "top")
-    shoot(page, "11-step1-card", "#recurrent-card")
+    shoot(page, "41-1-step1-done", "top")
+    shoot(page, "41-1-step1-card", "#recurrent-card")
 
 
 # ---- 12. the article's tables follow the learner's table ------------------------------------

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { changeText, largestChange, lossOf, lossRows, summaryText } from "../../static/js/views/knockout.js";
+import { changeText, largestChange, lossOf, lossRows, movedText, summaryText } from "../../static/js/views/knockout.js";
 
 const arr = (shape, values) => ({ dtype: "F32", shape, data: Float32Array.from(values) });
 const pred = (target, ids, probs) => ({
@@ -57,4 +57,13 @@ test("the largest change and the summary name the cell and the head", () => {
   );
   const same = { ...DATA, diff: { ...DATA.diff, knocked: DATA.diff.clean } };
   assert.equal(changeText(same), "Layer 2 head 1's attention did not change.");
+});
+
+test("with no later layer there is no map; the output's move is named where it is largest", () => {
+  const last = { ...DATA, diff: null, noDiff: "Layer 2 is the model's last.", moved: [0.01, 0.125, 0] };
+  assert.equal(changeText(last), "");
+  assert.equal(movedText(last), "The output moved most at “cat”: by 13% of its length.");
+  const text = summaryText(last);
+  assert.ok(text.endsWith("changed. The output moved most at “cat”: by 13% of its length."), text);
+  assert.equal(movedText({ ...last, moved: [0, 0, 0] }), "No token's output changed.");
 });

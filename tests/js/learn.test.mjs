@@ -234,8 +234,11 @@ test("a train step's check: the run and the head in view; asked again only when 
   });
   const run = { id: "r1", state: "running", claims: null, variants: [variant("running", [0, 50])] };
   const view = { variant: 0, layer: 1, head: 0, checkpoint: 1, attention: "self" };
-  assert.deepEqual(trainCheckBody(run, view), { run: "r1", view: { variant: 0, layer: 1, head: 0 } });
+  // The head shown first, not chosen by the learner: sent as not chosen (issue 41).
+  assert.deepEqual(trainCheckBody(run, view), { run: "r1", view: { variant: 0, layer: 1, head: 0, chosen: false } });
+  assert.equal(trainCheckBody(run, { ...view, picked: true }).view.chosen, true);
   const key = trainCheckKey(run, view);
+  assert.notEqual(trainCheckKey(run, { ...view, picked: true }), key, "the same head, chosen: asked again");
   assert.equal(trainCheckKey({ ...run }, { ...view, checkpoint: 0 }), key, "the checkpoint scrubbed: same question");
   assert.notEqual(trainCheckKey(run, { ...view, head: 1 }), key);
   assert.notEqual(trainCheckKey({ ...run, variants: [variant("running", [0, 50, 100])] }, view), key);
@@ -246,12 +249,13 @@ test("a train step's check: the run and the head in view; asked again only when 
 test("a train step's check sends the cell whose Why this score is open, if a query sees it", () => {
   const run = { id: "r1", state: "done", claims: null, variants: [] };
   const view = { variant: 0, layer: 1, head: 2, checkpoint: 1, attention: "self", query: null, key: null };
-  assert.deepEqual(trainCheckBody(run, view).view, { variant: 0, layer: 1, head: 2 });
+  const chosen = false;
+  assert.deepEqual(trainCheckBody(run, view).view, { variant: 0, layer: 1, head: 2, chosen });
   const open = { ...view, query: 13, key: 2 };
-  assert.deepEqual(trainCheckBody(run, open).view, { variant: 0, layer: 1, head: 2, query: 13, key: 2 });
+  assert.deepEqual(trainCheckBody(run, open).view, { variant: 0, layer: 1, head: 2, chosen, query: 13, key: 2 });
   assert.deepEqual(trainCheckBody(run, { ...view, query: 13, key: 0 }).view.key, 0, "key 0 is a key");
   // A key after the query (no causal query sees it) is no cell: none is sent.
-  assert.deepEqual(trainCheckBody(run, { ...view, query: 2, key: 13 }).view, { variant: 0, layer: 1, head: 2 });
+  assert.deepEqual(trainCheckBody(run, { ...view, query: 2, key: 13 }).view, { variant: 0, layer: 1, head: 2, chosen });
   assert.notEqual(trainCheckKey(run, open), trainCheckKey(run, view));
   assert.notEqual(trainCheckKey(run, open), trainCheckKey(run, { ...open, key: 3 }));
 });

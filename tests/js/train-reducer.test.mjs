@@ -77,7 +77,7 @@ const steps = (v, from, to) => {
 test("the events a run sends are the reducer's, state first and end last", () => {
   // (issue 27: `queue` added, a waiting run's place and estimate, sent before it starts.)
   assert.deepEqual(EVENTS, ["state", "queue", "steps", "checkpoint", "variant", "claims", "end"]);
-  assert.deepEqual(initialState(), { run: null, view: defaultTrainView(), follow: true });
+  assert.deepEqual(initialState(), { run: null, view: defaultTrainView(), follow: true, picked: false });
 });
 
 test("state: a run opens at its newest checkpoint, of the last variant that has one", () => {

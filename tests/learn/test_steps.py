@@ -150,3 +150,27 @@ def test_every_focus_names_an_element_of_the_page(steps):
         assert s["focus"], s["id"]
         for id_ in s["focus"]:
             assert f'id="{id_}"' in markup, f"{s['id']}: no element with id {id_!r}"
+
+
+def test_every_card_a_step_names_is_named_as_the_page_titles_it(steps):
+    """A step says "the card Attention as it trains", with the card's own heading (issue 41: a
+    newcomer looked for a "heads card" the page never titles so); its action names the button
+    it presses as the page does; its only-cards are cards of its lab."""
+    markup = "".join(p.read_text() for p in TEMPLATES.rglob("*.html"))
+    titles = set(re.findall(r'<section class="card[^"]*"[^>]*>\s*<div class="card-head">\s*'
+                            r"<h2[^>]*>([^<]+?)\s*(?:<|$)", markup))  # fmt: skip
+    assert {"Attention as it trains", "Why not an RNN?", "Trained models"} <= titles, titles
+    said = [(s["id"], t) for s in steps for t in [*s["text"]]]
+    said += [(s["id"], x) for s in steps for t in s["tasks"] for x in (t["prompt"], t["hint"])]
+    for step, text in said:
+        assert "heads card" not in text, (step, text)
+        for name in re.findall(r"\bcard ([A-Z][\w ,?']*)", text):
+            assert any(name.startswith(t) for t in titles), (step, name)
+    for s in steps:
+        for t in s["tasks"]:
+            if t["action"]:
+                button = re.search(rf'<button[^>]*id="{t["action"]}"[^>]*>([^<]+)<', markup)
+                assert button, (s["id"], t["action"])
+                assert button.group(1) in t["hint"], (s["id"], t["hint"])
+        for id_ in s["only"]:
+            assert re.search(rf'<section class="card[^"]*" id="{id_}"', markup), (s["id"], id_)

@@ -36,7 +36,14 @@ POLL_S = 0.1  # how often a stream looks for new events
 def claims(outcomes: Iterable[Outcome]) -> list[TrainClaim]:
     """Measured claims (a preset's on a run, a comparison's) as clients get them."""
     return [
-        TrainClaim(claim=str(o.claim), value=round(o.value, 4), holds=o.holds) for o in outcomes
+        TrainClaim(
+            claim=str(o.claim),
+            value=round(o.value, 4),
+            holds=o.holds,
+            says=o.claim.sentence(o.value),
+            checked=o.claim.checked,
+        )
+        for o in outcomes
     ]
 
 

@@ -341,6 +341,8 @@
  * @property {number | null} query the row (a probe token, 0-based) of the large heatmap's cell
  *   whose Why this score is open, with key; null: none open
  * @property {number | null} key that cell's column
+ * @property {boolean} [picked] the learner has chosen a head of the run open (a Learn step's
+ *   finding is theirs only then, not the view's first head)
  */
 
 /**
@@ -425,12 +427,19 @@
  *   token whose row shows what the task teaches (sentence mode opens the model on it); source,
  *   writes: an encoder-decoder's source tokens, and what each decoder token is trained to write
  * @property {number | null} baseline
- * @property {{claim: string, value: number, holds: boolean}[] | null} [claims] a preset's, once measured
+ * @property {TrainClaim[] | null} [claims] a preset's, once measured
  * @property {{label: string, arch: any, params: number, state: string, model: string | null,
  *   model_step?: number | null, induction: number[][] | null, alignment?: number[][] | null, checkpoints: TrainCheckpoint[],
  *   history: {step: number[], loss: number[], grad_norms: number[][], seconds: number[]}}[]} variants
  * @property {{alphabet: string, max_len: number, min_len: number} | null} [ask] an
  *   encoder-decoder's: the letters it reads, and how many it is asked (it trained on min_len to max_len)
+ */
+
+/**
+ * A claim measured on a run: in short (claim, for tables), its value and verdict, and as a
+ * sentence with its numbers rounded (says; "" in a run kept before sentences were). checked
+ * false: an observation (a time), shown and never part of a verdict.
+ * @typedef {{claim: string, value: number, holds: boolean, says?: string, checked?: boolean}} TrainClaim
  */
 
 /**
@@ -455,7 +464,7 @@
  * @property {string} distance what a distance counts
  * @property {number[]} lengths the sequence lengths a step is timed at
  * @property {RecurrentModel[]} models
- * @property {{claim: string, value: number, holds: boolean}[] | null} claims once done
+ * @property {TrainClaim[] | null} claims once done
  * @property {string} shows what it showed, in words, once done
  * @property {number} progress 0 to 1
  * @property {string} doing
@@ -514,7 +523,9 @@
  * @property {string | null} [continues] the id of the earlier train step whose run this one
  *   goes on with (its lab is that step's: the run trained there stays in view and is checked)
  * @property {string[]} focus ids of the cards the step is about
- * @property {{id: string, prompt: string, hint: string, finding: boolean}[]} tasks
+ * @property {string[]} [only] ids of the lab's cards the step shows (none: the whole lab)
+ * @property {{id: string, prompt: string, hint: string, finding: boolean, action?: string | null}[]} tasks
+ *   action: the id of the lab's button the task needs (the guide shows one of the same name)
  * @property {ArticleTable[]} article
  */
 

@@ -33,8 +33,12 @@ const BAR = 70;
  * @property {{clean: Predictions, knocked: Predictions} | null} predictions null: the model
  *   predicts no next token
  * @property {string} [noPredictions] why there are none
- * @property {{layer: number, head: number, clean: NDArray, knocked: NDArray}} diff one head's
- *   attention [n][n] in each run (0-based layer and head)
+ * @property {{layer: number, head: number, clean: NDArray, knocked: NDArray} | null} diff one
+ *   later head's attention [n][n] in each run (0-based layer and head); null when no layer
+ *   comes after the first one knocked out
+ * @property {string | null} [noDiff] why there is no attention to compare (diff null)
+ * @property {number[]} [moved] how far each token's output (last hidden state) moved, as a
+ *   share of its clean length
  */
 
 /** -ln p, the loss of a position whose next token has probability p. @param {number} p */
@@ -108,8 +112,62 @@ export function summaryText(data) {
         `${changed} of ${rows.length} top predictions changed.`,
     );
   }
-  parts.push(changeText(data));
+  if (data.diff) parts.push(changeText(data));
+  if (data.moved?.length) parts.push(movedText(data));
   return parts.join(" ");
+}
+
+/**
+ * Where the output moved most, in words.
+ * @param {KnockData} data
+ */
+export function movedText(data) {
+  const m = /** @type {number[]} */ (data.moved);
+  const at = m.indexOf(Math.max(...m));
+  return m[at] === 0
+    ? "No token's output changed."
+    : `The output moved most at ${quotedToken(data.tokens[at])}: by ${fmt(100 * m[at], 0)}% of its length.`;
+}
+
+/**
+ * How far each token's output moved: a table of the exact shares.
+ * @param {KnockData} data
+ */
+function movedTable(data) {
+  const m = /** @type {number[]} */ (data.moved);
+  return el("details", { className: "ko-moved" }, [
+    el("summary", {}, ["How far each token's output moved"]),
+    el(
+      "div",
+      { className: "table-scroll", tabIndex: 0, role: "region", "aria-label": "How far each token's output moved" },
+      [
+        el("table", { className: "data-table" }, [
+          el("caption", {
+            className: "sr-only",
+            textContent: "Each token's output (its last hidden state): |knocked out − clean| as a share of |clean|",
+          }),
+          el("thead", {}, [
+            el("tr", {}, [
+              el("th", { scope: "col", textContent: "#" }),
+              el("th", { scope: "col", textContent: "token" }),
+              el("th", { scope: "col", textContent: "moved (% of its length)" }),
+            ]),
+          ]),
+          el(
+            "tbody",
+            {},
+            m.map((v, i) =>
+              el("tr", {}, [
+                el("th", { scope: "row", textContent: String(i + 1) }),
+                el("td", { textContent: shownToken(data.tokens[i]) }),
+                el("td", { className: "num", textContent: `${fmt(100 * v, 1)}%`, dataset: { value: String(v) } }),
+              ]),
+            ),
+          ),
+        ]),
+      ],
+    ),
+  ]);
 }
 
 /**
@@ -117,6 +175,7 @@ export function summaryText(data) {
  * @param {KnockData} data
  */
 export function changeText(data) {
+  if (!data.diff) return "";
   const { layer, head, clean, knocked } = data.diff;
   const big = largestChange(clean, knocked);
   return big.value === 0
@@ -198,7 +257,7 @@ function lossTable(data) {
  * @param {HTMLElement} fig @param {KnockData} data
  */
 function diffMap(fig, data) {
-  const { layer, head, clean, knocked } = data.diff;
+  const { layer, head, clean, knocked } = /** @type {NonNullable<KnockData["diff"]>} */ (data.diff);
   const n = clean.shape[0];
   const d = new Float64Array(n * n);
   let m = 0;
@@ -314,8 +373,10 @@ export function render(container, data, _selection = {}, _callbacks = {}) {
         className: "hint",
         textContent: `No losses here: ${data.noPredictions ?? "the model predicts no next token"}.`,
       });
-  container.replaceChildren(summary, el("div", { className: "ko-cols" }, [table, fig]));
-  const diff = diffMap(fig, data);
+  const side = data.moved?.length ? el("div", {}, [table, movedTable(data)]) : table;
+  container.replaceChildren(summary, el("div", { className: "ko-cols" }, [side, fig]));
+  const diff = data.diff ? diffMap(fig, data) : null;
+  if (!data.diff) fig.append(el("p", { className: "hint ko-no-diff", textContent: data.noDiff ?? "" }));
   // What is drawn, for tests: the rows and the very differences.
   /** @type {any} */ (container).__ko = { rows: lossRows(data), diff, summary: summary.textContent };
 }

@@ -19,6 +19,8 @@ import { articleRows, encodeLearnHash, stepDone, stepLabel, stepsDone, taskLines
  * @property {LearnAnswer | null} answer the latest check of the step open (null: none yet)
  * @property {string | null} problem why there is no answer (no run yet, a table to fix, an error)
  * @property {{id: string, name: string}[]} looks the cards the step is about, to go to
+ * @property {boolean} tried the learner has changed the lab since the step opened: until then
+ *   a task shows its question only (no "Not yet", whose reason would give the answer away)
  */
 
 /** @param {HTMLElement} container @param {string} role */
@@ -133,7 +135,8 @@ export function render(container, data, selection, callbacks) {
     drawStep(container, step, steps.length, callbacks);
   }
   drawLooks(part(container, "look"), data.looks, callbacks);
-  drawTasks(part(container, "tasks"), step, data.answer, progress);
+  const lines = drawTasks(part(container, "tasks"), step, data.answer, progress, data.tried);
+  drawVerdict(container, lines, data.tried);
   drawArticle(part(container, "article"), step, data.answer);
   const problem = part(container, "problem");
   if (problem.textContent !== (data.problem ?? "")) problem.textContent = data.problem ?? "";
@@ -267,12 +270,28 @@ function drawLooks(
   );
 }
 
-/** The tasks: prompt, hint, and the check's answer (its text replaced only when it changed). */
+/**
+ * A task's badge: done now, found earlier, done before; else "Not yet" once the learner has
+ * tried (before, the question only).
+ * @param {ReturnType<typeof taskLines>[number]} t @param {boolean} answered @param {boolean} tried
+ */
+function badgeOf(t, answered, tried) {
+  if (t.done) return "Done";
+  if (t.found) return "Done: found earlier";
+  if (t.before) return "Done before, not now";
+  return answered && tried ? "Not yet" : "";
+}
+
+/**
+ * The tasks: prompt, hint, and the check's answer (its text replaced only when it changed).
+ * Returns the tasks' lines, each with the badge drawn.
+ */
 function drawTasks(
   /** @type {HTMLElement} */ list,
   /** @type {LearnStep} */ step,
   /** @type {LearnAnswer | null} */ answer,
   /** @type {Progress} */ progress,
+  /** @type {boolean} */ tried,
 ) {
   const lines = taskLines(step, answer, progress);
   if (list.dataset.step !== step.id) {
@@ -281,6 +300,7 @@ function drawTasks(
       ...lines.map((t) =>
         el("li", { className: "learn-task", dataset: { task: t.id, state: "unchecked" } }, [
           el("p", { className: "learn-prompt" }, [t.prompt]),
+          ...(t.action ? [actionButton(t.action)] : []),
           ...(t.hint
             ? [el("details", { className: "learn-hint" }, [el("summary", {}, ["Hint"]), el("p", {}, [t.hint])])]
             : []),
@@ -292,25 +312,102 @@ function drawTasks(
       ),
     );
   }
+  const drawn = [];
   for (const [i, t] of lines.entries()) {
     const li = /** @type {HTMLElement} */ (list.children[i]);
     const state = !answer ? "unchecked" : t.done || t.found ? "done" : "todo";
     li.dataset.state = state;
     li.dataset.before = String(t.before);
-    const badge = t.done
-      ? "Done"
-      : t.found
-        ? "Done: found earlier"
-        : t.before
-          ? "Done before, not now"
-          : answer
-            ? "Not yet"
-            : "";
-    const says = t.says ? ` ${t.says}` : "";
+    const badge = badgeOf(t, Boolean(answer), tried);
+    // Not yet tried: the question alone (what is true of the starting state would tell).
+    const says = t.says && (tried || t.done) ? ` ${t.says}` : "";
     const b = part(li, "badge");
     const s = part(li, "says");
     if (b.textContent !== badge) b.textContent = badge;
     b.hidden = !badge;
     if (s.textContent !== says) s.textContent = says;
+    drawn.push({ n: i + 1, done: t.done || t.found, badge, says: says.trim() });
   }
+  return drawn;
+}
+
+/** What mirrors the lab's button the task's action presses (one at a time). @type {MutationObserver | null} */
+let watching = null;
+
+/**
+ * The task's action: a button named as the lab's button `id` that presses it, enabled while
+ * that one is (the task's one action in view beside its question, however far below the lab is).
+ * @param {string} id
+ */
+function actionButton(id) {
+  const target = /** @type {HTMLButtonElement | null} */ (document.getElementById(id));
+  const name = (target?.textContent ?? "").trim();
+  const b = /** @type {HTMLButtonElement} */ (
+    el("button", { type: "button", className: "primary learn-do", dataset: { target: id } }, [name])
+  );
+  b.hidden = !target;
+  const mirror = () => {
+    b.disabled = !target || target.disabled;
+  };
+  mirror();
+  watching?.disconnect(); // the step's previous action button is gone
+  watching = target ? new MutationObserver(mirror) : null;
+  watching?.observe(/** @type {HTMLButtonElement} */ (target), { attributes: true, attributeFilter: ["disabled"] });
+  b.addEventListener("click", () => target?.click());
+  return b;
+}
+
+/** The verdict note's state: whether the tasks are in view, and the text last dismissed. */
+const verdict = { tasksInView: true, dismissed: "", text: "", watching: false };
+
+/**
+ * The verdict note: once the learner has tried, the first task not done (or that all are),
+ * at the bottom of the window while the tasks are scrolled out of view, until dismissed (a new
+ * answer shows it again). Not a live region: the task's own answer is announced, once.
+ * @param {HTMLElement} container @param {{n: number, done: boolean, badge: string, says: string}[]} lines
+ * @param {boolean} tried
+ */
+function drawVerdict(container, lines, tried) {
+  const note = /** @type {HTMLElement | null} */ (
+    container.parentElement?.querySelector("[data-role=verdict]") ?? null
+  );
+  if (!note) return;
+  const tasks = /** @type {HTMLElement} */ (part(container, "tasks").closest("section"));
+  if (!verdict.watching && typeof IntersectionObserver !== "undefined") {
+    verdict.watching = true;
+    new IntersectionObserver((seen) => {
+      verdict.tasksInView = seen.some((e) => e.isIntersecting);
+      showVerdict(note);
+    }).observe(tasks);
+    part(note, "verdict-close").addEventListener("click", () => {
+      verdict.dismissed = verdict.text;
+      showVerdict(note);
+    });
+    part(note, "verdict-go").addEventListener("click", () => {
+      tasks.scrollIntoView({ block: "center" });
+      const h = /** @type {HTMLElement} */ (tasks.querySelector("h3"));
+      if (!h.hasAttribute("tabindex")) h.tabIndex = -1;
+      h.focus({ preventScroll: true });
+    });
+  }
+  const open = lines.find((l) => !l.done);
+  const all = lines.length > 0 && !open;
+  const badge = all ? "Done" : (open?.badge ?? "");
+  const says = all
+    ? lines.length === 1
+      ? "The task is done: on to the next step when you are ready."
+      : `All ${lines.length} tasks are done: on to the next step when you are ready.`
+    : open && open.badge
+      ? `Task ${open.n}${lines.length > 1 ? ` of ${lines.length}` : ""}: ${open.says}`
+      : "";
+  verdict.text = tried && badge ? `${badge} ${says}` : "";
+  note.dataset.state = all ? "done" : "todo";
+  part(note, "verdict-badge").textContent = badge;
+  part(note, "verdict-says").textContent = says;
+  showVerdict(note);
+}
+
+/** @param {HTMLElement} note */
+function showVerdict(note) {
+  note.hidden = !verdict.text || verdict.tasksInView || verdict.dismissed === verdict.text;
 }

@@ -65,6 +65,12 @@ export function createLearn(hooks) {
     /** @type {ReturnType<typeof setTimeout> | undefined} */ timer: undefined,
     /** @type {ReturnType<typeof setInterval> | undefined} */ poll: undefined,
     /** @type {Element[]} */ outlined: [],
+    /** @type {Element[]} */ away: [], // the lab's cards set aside by the step open (only)
+    /** The first question asked of each step since its lab was loaded ("": there was nothing
+     * to ask yet, no run) and the steps the learner has tried since (asked another question):
+     * until then a task shows its question only. @type {Map<number, string>} */
+    startKey: new Map(),
+    /** @type {Set<number>} */ tried: new Set(),
     /** The step each run in the Train lab was first seen in (run id -> step n): a run is checked
      * only by the step it was trained (or opened) in, never by the next step it is left in view
      * for. @type {Map<string, number>} */
@@ -111,7 +117,14 @@ export function createLearn(hooks) {
     if (!app.steps) return;
     guide.render(
       container,
-      { steps: app.steps, progress: app.progress, answer: app.answer, problem: app.problem, looks: looks() },
+      {
+        steps: app.steps,
+        progress: app.progress,
+        answer: app.answer,
+        problem: app.problem,
+        looks: looks(),
+        tried: app.tried.has(app.n),
+      },
       { n: app.n },
       {
         onReset: () => open(app.n, { fresh: true }),
@@ -141,6 +154,27 @@ export function createLearn(hooks) {
           })
         : [];
     for (const e of app.outlined) e.classList.add("learn-focus");
+    narrow();
+  }
+
+  /** A step that shows only some of its lab's cards (its `only`): the lab's other cards and
+   * panels set aside while the guide is open, the lab one column wide. */
+  function narrow() {
+    for (const e of app.away) e.classList.remove("learn-away");
+    for (const e of document.querySelectorAll(".layout.learn-narrow")) e.classList.remove("learn-narrow");
+    const only = app.active && app.steps ? (step().only ?? []) : [];
+    const lab = only.length ? document.getElementById(`${step().lab}-mode`) : null;
+    const kept = only.flatMap((id) => {
+      const e = document.getElementById(id);
+      return e ? [e] : [];
+    });
+    app.away = lab
+      ? [...lab.querySelectorAll("section.card, aside.panel, .split, .card-row")].filter(
+          (e) => !kept.some((k) => e.contains(k) || k.contains(e)),
+        )
+      : [];
+    for (const e of app.away) e.classList.add("learn-away");
+    if (lab && !kept.some((k) => k.closest("aside.panel"))) lab.classList.add("learn-narrow");
   }
 
   // ---- Steps ---------------------------------------------------------------------------------
@@ -170,6 +204,8 @@ export function createLearn(hooks) {
     hooks.linked();
     if (fresh || app.loaded[s.lab] !== labOf(s)) {
       app.loaded[s.lab] = labOf(s);
+      app.startKey.delete(n);
+      app.tried.delete(n);
       if (s.lab === "toy" && s.toy) hooks.openLab("toy", stepToyState(s.toy, hooks.defaults));
       else hooks.openLab(s.lab, s.lab === "train" ? { run: null, settings: { ...(s.train?.settings ?? {}) } } : null);
     } else {
@@ -201,8 +237,9 @@ export function createLearn(hooks) {
 
   /**
    * The question to ask for the step open, as the lab is now: a key (the same key: the answer
-   * shown stands) and a body; or, when there is nothing to ask yet, why.
-   * @returns {{key: string, body: object} | {wait: string}}
+   * shown stands) and a body; or, when there is nothing to ask yet, why (start: the learner
+   * has not started anything, and the task's hint says what to do).
+   * @returns {{key: string, body: object} | {wait: string, start?: boolean}}
    */
   function question() {
     const s = step();
@@ -216,19 +253,18 @@ export function createLearn(hooks) {
     }
     if (s.id === "rnn" || s.train?.settings?.recurrent !== undefined) {
       const id = hooks.recurrentId();
-      if (!id) return { wait: "Start the comparison in its card below; the page checks it as it runs." };
+      if (!id) return { wait: "", start: true };
       return { key: `recurrent:${id}:${Date.now() - (Date.now() % POLL_MS)}`, body: { recurrent: id } };
     }
     const run = hooks.trainRun();
-    if (!run)
-      return { wait: "Press Train in the Run card below; the page checks the run as it trains and when it ends." };
+    if (!run) return { wait: "", start: true };
     const mine = labOf(s); // a step that continues another checks that step's run
     if (!app.runSteps.has(run.id)) app.runSteps.set(run.id, mine); // trained (or opened) in this step
     const of = /** @type {number} */ (app.runSteps.get(run.id));
     if (of !== mine)
       return {
         wait:
-          `The run in view, ${run.id}, ${of ? `is step ${of}'s` : "was trained before this step opened"}. ` +
+          `The run in view ${of ? `was trained in step ${of}` : "was trained before this step opened"}. ` +
           "The form below now holds this step's settings: " +
           "press Train in the Run card, and the page checks that run as it trains and when it ends.",
       };
@@ -244,6 +280,12 @@ export function createLearn(hooks) {
   function labChanged(delay = CHECK_DELAY) {
     if (!app.active || !app.steps) return;
     const q = question();
+    const n = app.n;
+    const first = app.startKey.get(n);
+    if ("key" in q) {
+      if (first === undefined) app.startKey.set(n, q.key);
+      else if (first !== q.key) app.tried.add(n);
+    } else if (q.start && first === undefined) app.startKey.set(n, "");
     if ("wait" in q) {
       clearTimeout(app.timer);
       app.seq++; // an answer in flight is now stale

@@ -163,7 +163,13 @@ export function trainCheckBody(run, view) {
   const cell = query !== null && query !== undefined && key !== null && key !== undefined && key <= query;
   return {
     run: run.id,
-    view: { variant: view.variant, layer: view.layer, head: view.head, ...(cell ? { query, key } : {}) },
+    view: {
+      variant: view.variant,
+      layer: view.layer,
+      head: view.head,
+      chosen: Boolean(view.picked),
+      ...(cell ? { query, key } : {}),
+    },
   };
 }
 
@@ -181,7 +187,18 @@ export function trainCheckKey(run, view) {
     Boolean(v.alignment),
   ]);
   const { variant, layer, head, query, key } = view;
-  return JSON.stringify([run.id, run.state, run.claims?.length ?? null, variants, variant, layer, head, query, key]);
+  return JSON.stringify([
+    run.id,
+    run.state,
+    run.claims?.length ?? null,
+    variants,
+    variant,
+    layer,
+    head,
+    query,
+    key,
+    Boolean(view.picked),
+  ]);
 }
 
 /**
@@ -230,7 +247,7 @@ export const stepsDone = (steps, p) => steps.filter((s) => stepDone(p, s)).lengt
  * @param {LearnStep} step @param {LearnAnswer | null} answer @param {Progress} p
  * A finding done before stays done (``found``): its check still says what is true of the head in
  * view now.
- * @returns {{id: string, prompt: string, hint: string, done: boolean, before: boolean,
+ * @returns {{id: string, prompt: string, hint: string, action: string | null, done: boolean, before: boolean,
  *   found: boolean, says: string}[]}
  */
 export function taskLines(step, answer, p) {
@@ -241,6 +258,7 @@ export function taskLines(step, answer, p) {
       id: t.id,
       prompt: t.prompt,
       hint: t.hint,
+      action: t.action ?? null,
       done: Boolean(got?.done),
       before: before && !t.finding,
       found: before && t.finding,

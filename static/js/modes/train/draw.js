@@ -104,7 +104,8 @@ export function createDrawing({ app, hooks, status, live }) {
 
   /** @param {Partial<TrainView>} change */
   function choose(change) {
-    app.t = { ...app.t, view: { ...app.t.view, ...change } };
+    const picked = app.t.picked || "layer" in change || "head" in change;
+    app.t = { ...app.t, picked, view: { ...app.t.view, ...change } };
     changed(Object.keys(change));
   }
 

@@ -100,7 +100,8 @@ export function createTrain(hooks, { run: saved = null } = {}) {
     /** The run open (the page's copy, kept up to date by its events), or null. */
     currentRun: () => app.t.run,
     /** What the views show of it: the variant, the head, the checkpoint. */
-    view: () => app.t.view,
+    /** The views' choices, and whether the learner has chosen a head of the run (a Learn step's finding is theirs only then). */
+    view: () => ({ ...app.t.view, picked: app.t.picked }),
     /** The tab's link: the run open, and the form's settings. */
     link() {
       if (!app.form) return app.link ? encodeTrainLink(app.link) : TRAIN_HASH;

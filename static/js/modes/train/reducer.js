@@ -19,6 +19,7 @@ import { shownSteps } from "../../core/trainrun.js";
  * @property {TrainRun | null} run the run as its events have told it, null before the first
  * @property {TrainView} view the views' choices
  * @property {boolean} follow the checkpoint shown keeps to the newest until the reader moves it
+ * @property {boolean} picked the reader has chosen a head of this run (not the first one shown)
  */
 
 /**
@@ -36,7 +37,7 @@ import { shownSteps } from "../../core/trainrun.js";
 export const EVENTS = /** @type {const} */ (["state", "queue", "steps", "checkpoint", "variant", "claims", "end"]);
 
 /** Nothing open yet: the views' defaults, following. @returns {TrainState} */
-export const initialState = () => ({ run: null, view: defaultTrainView(), follow: true });
+export const initialState = () => ({ run: null, view: defaultTrainView(), follow: true, picked: false });
 
 /**
  * A run opened whole (its `state` event, or as fetchRun gives it): shown at its newest
@@ -56,7 +57,7 @@ export function opened(run) {
     view.variant = newest;
     view.checkpoint = shownSteps(run).indexOf(v.checkpoints[v.checkpoints.length - 1].step);
   }
-  return { run, view, follow: true };
+  return { run, view, follow: true, picked: false };
 }
 
 /**

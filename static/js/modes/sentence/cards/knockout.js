@@ -6,7 +6,7 @@
 // ``ablate``, whose parts it asks for itself (the server keeps both, keyed on ``ablate``).
 
 import { TraceParts } from "../../../core/api.js";
-import { byId, el, fillIndexSelect } from "../../../core/dom.js";
+import { byId, el, fillIndexSelect, fillOptions } from "../../../core/dom.js";
 import { ABLATE_MODES, ablateKey } from "../../../core/state.js";
 import * as knockview from "../../../views/knockout.js";
 
@@ -63,10 +63,17 @@ export function createKnockCard(ctx) {
     heads.replaceChildren(...app.s.ablate.map(headChip));
     byId("ko-clear").hidden = !app.s.ablate.length;
     const meta = app.first?.meta;
-    if (meta) {
-      const { layer, head } = compared(app);
-      fillIndexSelect(diffLayer, meta.layers, "layer", layer);
-      fillIndexSelect(diffHead, meta.heads, "head", head);
+    const c = meta ? compared(app) : null;
+    // Only a later layer's attention can change: the layers after the first knocked out.
+    byId("ko-diff-layer-box").hidden = byId("ko-diff-head-box").hidden = !c;
+    if (meta && c) {
+      const later = Array.from({ length: meta.layers - c.after - 1 }, (_, i) => c.after + 1 + i);
+      fillOptions(
+        diffLayer,
+        later.map((l) => /** @type {[number, string]} */ ([l, `layer ${l + 1}`])),
+        c.layer,
+      );
+      fillIndexSelect(diffHead, meta.heads, "head", c.head);
     }
   }
 
@@ -151,19 +158,24 @@ export function createKnockCard(ctx) {
       view.replaceChildren();
       return;
     }
-    const { layer, head } = compared(app);
+    const c = compared(app);
     const cleanRun = cleanParts();
     const knockedRun = /** @type {import("../parts.js").Parts} */ (app.parts);
-    const att = { fields: "attentions", layer, head };
+    const att = c ? { fields: "attentions", layer: c.layer, head: c.head } : null;
     const predicts = !meta.unavailable?.top_k;
     const top = { fields: "top_k", k: 1, pos_start: 0, pos_count: meta.n };
-    const [ca, ka, cp, kp] = await Promise.all([
-      cleanRun.get(att),
-      knockedRun.get(att),
+    // The output (the last hidden states): what a knock-out in any layer can change.
+    const out = { fields: "hidden_states" };
+    const [ca, ka, cp, kp, co, ko] = await Promise.all([
+      att ? cleanRun.get(att) : null,
+      att ? knockedRun.get(att) : null,
       predicts ? cleanRun.get(top) : null,
       predicts ? knockedRun.get(top) : null,
+      cleanRun.get(out),
+      knockedRun.get(out),
     ]);
     if (!current()) return;
+    const last = Math.max(...ablated.map((a) => a.layer));
     knockview.render(view, {
       tokens: meta.tokens,
       what:
@@ -171,19 +183,52 @@ export function createKnockCard(ctx) {
         ` (${ablated[0].mode}${ablated[0].mode === "patch" ? ` from “${ablated[0].source}”` : ""})`,
       predictions: cp && kp ? { clean: predictions(cp), knocked: predictions(kp) } : null,
       noPredictions: meta.unavailable?.top_k?.replace(/^top_k: /, ""),
-      diff: { layer, head, clean: square(ca), knocked: square(ka) },
+      diff: c && ca && ka ? { layer: c.layer, head: c.head, clean: square(ca), knocked: square(ka) } : null,
+      noDiff: c
+        ? null
+        : `Layer ${last + 1} is the model's last: a head's attention is computed from what comes into its ` +
+          "layer, so knocking out a head there changes no attention map; it changes only the output.",
+      moved: moved(co, ko),
     });
   }
 
   return { draw, knocking: () => knock.checked, mark, toggle, sync };
 }
 
-/** The head compared: the chosen one, or the chosen head's index in the layer after the
- * first one knocked out (the last layer when that is the last). @param {SentenceApp} app */
+/**
+ * The head compared, in a layer whose attention the knock-out can change (after the first
+ * layer knocked out, `after`): the chosen one, else the chosen head's index in the next layer;
+ * null when the first layer knocked out is the last (no attention comes after it).
+ * @param {SentenceApp} app
+ */
 function compared(app) {
   const meta = /** @type {Compact} */ (app.first).meta;
-  const first = Math.min(...app.s.ablate.map((a) => a.layer), meta.layers - 1);
-  return { layer: app.s.diffLayer ?? Math.min(meta.layers - 1, first + 1), head: app.s.diffHead ?? app.s.head };
+  const after = Math.min(...app.s.ablate.map((a) => a.layer), meta.layers - 1);
+  if (after >= meta.layers - 1) return null;
+  const layer = Math.min(meta.layers - 1, Math.max(after + 1, app.s.diffLayer ?? after + 1));
+  return { after, layer, head: app.s.diffHead ?? app.s.head };
+}
+
+/**
+ * How far each token's output (its last hidden state) moved with the heads knocked out, as a
+ * share of its clean length: |h' - h| / |h|.
+ * @param {Compact} clean @param {Compact} knocked
+ */
+function moved(clean, knocked) {
+  const a = clean.arrays.hidden_states;
+  const b = knocked.arrays.hidden_states;
+  const [layers, n, d] = a.shape;
+  const base = (layers - 1) * n * d; // the last layer's rows
+  return Array.from({ length: n }, (_, t) => {
+    let diff = 0;
+    let norm = 0;
+    for (let x = 0; x < d; x++) {
+      const c = a.data[base + t * d + x];
+      diff += (b.data[base + t * d + x] - c) ** 2;
+      norm += c ** 2;
+    }
+    return norm > 0 ? Math.sqrt(diff / norm) : 0;
+  });
 }
 
 /** Why heads cannot be knocked out now (null: they can): the server's reason for the model

@@ -6,6 +6,7 @@
 
 import { el } from "../../../core/dom.js";
 import { fmt } from "../../../core/numbers.js";
+import { claimList } from "../claims.js";
 import { variantFigures } from "../../../core/trainrun.js";
 
 /** @typedef {import("../../../core/types.js").TrainRun} TrainRun */
@@ -25,22 +26,7 @@ export function render(card, data, sel, callbacks) {
   claims.hidden = !r.claims;
   claims.replaceChildren(
     ...(r.claims
-      ? [
-          el("p", {
-            className: "hint",
-            textContent: "The preset's claims, measured on these models (the tests check them on seeds 0 to 4):",
-          }),
-          el(
-            "ul",
-            {},
-            r.claims.map((c) =>
-              el("li", {
-                className: c.holds ? "holds" : "fails",
-                textContent: `${c.holds ? "✓" : "✗"} ${c.claim}: ${fmt(c.value, 3)}`,
-              }),
-            ),
-          ),
-        ]
+      ? claimList("The preset's claims, measured on these models (each found to hold on seeds 0 to 4):", r.claims)
       : []),
   );
   const seq2seq = Boolean(r.probe.source);

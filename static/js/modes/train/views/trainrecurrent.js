@@ -5,8 +5,9 @@
 // over its points, a live region reading each one) and has a summary and its numbers in a table.
 // render(card, data, sel, callbacks): the card's parts are marked by data-role.
 
-import { el, fillOptions } from "../../../core/dom.js";
+import { fillOptions } from "../../../core/dom.js";
 import { fmt } from "../../../core/numbers.js";
+import { claimList } from "../claims.js";
 import { plotlyOf } from "../../../core/plotly.js";
 import { baseLayout, draw, headColor, plotText } from "../../../core/theme.js";
 import { describe, keyCursor } from "../../../views/access.js";
@@ -52,7 +53,9 @@ export function render(card, data, sel, callbacks) {
   start.onclick = () => callbacks.onStart();
   const info = options.tasks.find((t) => t.name === sel.task);
   part("about").textContent = info ? `${info.about} Each model trains ${info.steps} steps on the same batches.` : "";
-  part("id").textContent = run ? run.id : "";
+  // The comparison is named by what it is (its task and seed, in the line under the bar); its
+  // id, never shown, is the card's data (what tests read).
+  card.dataset.run = run ? run.id : "";
   card.dataset.state = run ? run.state : ""; // "running", "done"...: what tests wait for
 
   const progress = /** @type {HTMLProgressElement} */ (part("progress"));
@@ -76,22 +79,7 @@ export function render(card, data, sel, callbacks) {
   claims.hidden = !run?.claims;
   claims.replaceChildren(
     ...(run?.claims
-      ? [
-          el("p", {
-            className: "hint",
-            textContent: "What it showed, as claims measured on this run (the tests check them on several seeds):",
-          }),
-          el(
-            "ul",
-            {},
-            run.claims.map((c) =>
-              el("li", {
-                className: c.holds ? "holds" : "fails",
-                textContent: `${c.holds ? "✓" : "✗"} ${c.claim}: ${fmt(c.value, 3)}`,
-              }),
-            ),
-          ),
-        ]
+      ? claimList("What it showed, as claims measured on this run (each found to hold on seeds 0 to 4):", run?.claims)
       : []),
   );
   const shows = part("shows");

@@ -1,0 +1,60 @@
+"""What a learner meets in the first hour (issue 41), each in Chromium at 1280 and 480 px: a
+task's verdict is in view wherever the learner edits, and dismissible; before the first try a
+task shows its question only. Screenshots in test-artifacts/ (hour-<name>-<width>.png)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.browser.helpers import ARTIFACTS, AXE, answered, axe_serious, cell, learn_open
+
+VERDICT = "#learn-mode [data-role=verdict]"
+
+IN_VIEW = """(sel) => { const r = document.querySelector(sel).getBoundingClientRect();
+  return r.width > 0 && r.top >= 0 && r.bottom <= innerHeight && r.right <= innerWidth; }"""
+
+
+@pytest.mark.parametrize("width", [1280, 480])
+def test_the_verdict_is_in_view_where_the_learner_edits(page, live_server, width):
+    page.set_viewport_size({"width": width, "height": 800})
+    page.add_init_script(path=str(AXE))
+    learn_open(page, "worked-example", lambda: page.goto(f"{live_server}/#learn/4"))
+    task = page.locator("#learn-guide .learn-task").first
+    # Before any try: the question alone, and no note.
+    assert task.locator("[data-role=badge]").inner_text() == ""
+    assert task.locator("[data-role=says]").inner_text() == ""
+    assert page.locator(VERDICT).is_hidden()
+
+    # An edit far below the task (banana's fruit, not yet enough): the answer is at the bottom
+    # of the window, beside the edited cell, without a scroll.
+    fruit = cell(page, 4, 1)
+    fruit.scroll_into_view_if_needed()
+    assert not page.evaluate(IN_VIEW, "#learn-guide .learn-tasks")
+    answered(page, lambda: fruit.fill("0.9"))
+    assert task.get_attribute("data-state") == "todo"
+    assert page.evaluate(IN_VIEW, VERDICT) and page.evaluate(IN_VIEW, "#embeddings")
+    note = page.locator(VERDICT)
+    assert note.locator("[data-role=verdict-badge]").inner_text() == "Not yet"
+    says = task.locator("[data-role=says]").inner_text().strip()
+    assert says and note.locator("[data-role=verdict-says]").inner_text() == f"Task 1: {says}"
+    # Not a second live region: the task's answer is the one announced.
+    assert note.get_attribute("aria-live") is None
+    assert task.locator(".learn-answer").get_attribute("aria-live") == "polite"
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"hour-verdict-not-yet-{width}.png"))
+
+    # Dismissed, it stays away until the answer changes; then it is back, saying so.
+    note.locator("[data-role=verdict-close]").click()
+    assert note.is_hidden()
+    answered(page, lambda: fruit.fill("2"))
+    assert page.evaluate(IN_VIEW, VERDICT)
+    assert task.get_attribute("data-state") == "done"
+    assert note.get_attribute("data-state") == "done"
+    assert note.locator("[data-role=verdict-badge]").inner_text() == "Done"
+    # The keyboard: the note's button goes back to the tasks, which then hide the note.
+    page.screenshot(path=str(ARTIFACTS / f"hour-verdict-done-{width}.png"))
+    note.locator("[data-role=verdict-go]").focus()
+    page.keyboard.press("Enter")
+    page.wait_for_function(f"() => document.querySelector('{VERDICT}').hidden")
+    assert page.evaluate(IN_VIEW, "#learn-guide .learn-tasks h3")
+    assert axe_serious(page) == []
