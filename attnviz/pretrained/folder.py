@@ -74,8 +74,11 @@ class PretrainedModel:
     model: Transformer = field(repr=False)
     tokenizer: TextTokenizer = field(repr=False)
     device: torch.device
-    # The training run it comes from (attnviz's own runs), else None.
+    # The training run it comes from (attnviz's own runs), else None; what it is, in words
+    # ("induction, 2 layers"), and when the run started (epoch seconds), for its name on a page.
     run: str | None = None
+    title: str | None = None
+    created: float | None = None
     # Texts it reads, where the server's examples would not do (a character model's alphabet).
     examples: list[str] | None = None
     # Its end-of-text tokens (config.json's eos_token_id): generation stops after writing one.

@@ -69,6 +69,8 @@ class ServedModel(Protocol):
     tokenizer: TextTokenizer
     device: torch.device
     run: str | None
+    title: str | None  # a trained run's model: what it is ("induction, 2 layers")
+    created: float | None  # and when its run started (epoch seconds)
     examples: list[str] | None
     eos_ids: tuple[int, ...]
 

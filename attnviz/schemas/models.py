@@ -56,6 +56,12 @@ class ModelInfo(BaseModel):
         description="The training run this model comes from (null for a loaded model). Behind "
         "a proxy with several replicas, send it as X-Attnviz-Run with a trace of the model.",
     )
+    title: str | None = Field(
+        None,
+        description='A trained run\'s model: what it is, in words ("induction, 2 layers"); the '
+        "page names it by this and the run's start, never by its id",
+    )
+    created: float | None = Field(None, description="When its run started (epoch seconds)")
     backend: Backend = Field(
         "native",
         description="What runs the model: attnviz's own engine (native: every internal a named "

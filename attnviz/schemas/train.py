@@ -234,6 +234,11 @@ class SharedOwned(Owned):
 
 
 class TrainRun(SharedOwned):
+    title: str = Field(
+        description="What it trains, in words: the page names it by this and "
+        "its start, never by its id"
+    )
+    created: float = Field(description="When it started (epoch seconds)")
     state: TrainState
     reason: str | None = Field(None, description="Why it stopped, when not done")
     place: int | None = Field(
@@ -272,6 +277,8 @@ class TrainRunVariantSummary(BaseModel):
 class TrainRunSummary(SharedOwned):
     """One run in the caller's list of this server's runs (GET /api/train)."""
 
+    title: str = Field(description="What it trains, in words (as TrainRun's)")
+    created: float = Field(description="When it started (epoch seconds)")
     state: TrainState
     reason: str | None = None
     place: int | None = Field(None, description="While queued: its place in line (1 is next)")

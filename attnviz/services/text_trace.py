@@ -63,6 +63,8 @@ def model_info(model: ServedModel, server_cap: int | None) -> ModelInfo:
         placement=placement(model),
         source=model.origin,
         run=model.run,
+        title=model.title,
+        created=model.created,
         examples=model.examples,
         backend=model.backend,
         reads_images=model.reads_images,

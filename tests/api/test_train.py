@@ -100,6 +100,13 @@ def test_a_run_streams_its_steps_and_checkpoints_and_ends_as_a_model():
         listed = {m["name"]: m for m in client.get("/api/models").json()["models"]}
         assert listed[run_id]["run"] == run_id and listed[run_id]["family"] == "attnviz"
         assert listed[run_id]["source"] == f"run {run_id}"
+        # Named for a person by what it is and when it started (issue 41), in the run, its
+        # summary and its model alike: never its id.
+        assert state["title"] == listed[run_id]["title"] == "induction, 2 layers"
+        assert state["created"] == listed[run_id]["created"]
+        assert 0 < time.time() - state["created"] < 120
+        (summary,) = [r for r in client.get("/api/train").json()["runs"] if r["id"] == run_id]
+        assert (summary["title"], summary["created"]) == (state["title"], state["created"])
         text = state["probe"]["text"]
         # The token the page opens it on (issue 28, 5.13): the repeat's first letter.
         assert state["probe"]["query"] == (len(state["probe"]["tokens"]) + 1) // 2
@@ -133,6 +140,7 @@ def test_the_same_seed_gives_the_same_run_and_compare_trains_every_value():
         run_id = start(client, arch=TINY, checkpoints=2, **body)
         runs.append(wait(client, run_id))
     one, two = runs
+    assert two["title"] == "induction, scale compared (2 models)"
     assert [v["label"] for v in two["variants"]] == ["1/√d scaling", "no scaling"]
     assert [v["model"] for v in two["variants"]] == [
         f"{two['id']}-1-d-scaling", f"{two['id']}-no-scaling"]  # fmt: skip

@@ -383,7 +383,7 @@ def axe_serious(page) -> list[str]:
 # A Train tab's run other than ``old`` (the id shown before) has ended done.
 NEW_RUN_DONE = (
     "old => document.getElementById('train-mode').dataset.run === 'done'"
-    " && document.querySelector('#t-run-card [data-role=id]').textContent !== old"
+    " && document.getElementById('t-run-card').dataset.run !== old"
 )
 
 

@@ -90,13 +90,13 @@ def test_step_13_reads_the_induction_heads_key_side_on_the_learners_run(page, li
     # Step 12: train the induction run in the page (600 steps, seed 0).
     learn_open(page, ind["id"], lambda: page.goto(f"{live_server}/#learn/{ind['n']}"))
     train_from_form(page, STEPS)
-    run_id = page.locator("#t-run-card [data-role=id]").text_content()
+    run_id = page.locator("#t-run-card").get_attribute("data-run")
     run = api.get(f"/api/train/{run_id}").json()
     assert run["state"] == "done"
 
     # Step 13 keeps that run in view and checks it (it continues step 12): no "press Train".
     learn_open(page, circuit["id"], lambda: page.click("#learn-guide [data-role=next]"))
-    assert page.locator("#t-run-card [data-role=id]").text_content() == run_id
+    assert page.locator("#t-run-card").get_attribute("data-run") == run_id
     assert page.locator("#learn-guide [data-role=problem]").is_hidden()
     page.wait_for_function(
         "t => document.querySelector(`#learn-guide .learn-task[data-task='${t}']`).dataset.state"

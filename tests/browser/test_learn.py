@@ -372,9 +372,7 @@ def test_a_train_step_is_checked_on_a_run_trained_in_the_page(page, live_server,
                 && document.documentElement.dataset.pending === '0'; }""",
             arg=task,
         )
-        return page.evaluate(
-            "() => document.querySelector('#t-run-card [data-role=id]').textContent"
-        )
+        return page.evaluate("() => document.getElementById('t-run-card').dataset.run")
 
     def api_answer(run: str) -> dict:
         view = {"variant": 0, "layer": 0, "head": 0}

@@ -164,8 +164,13 @@ def test_an_encoder_says_why_it_cannot_generate_and_which_models_can(page, live_
     assert note.is_visible()
     text = note.text_content()
     assert "Generate needs a causal model" in text and f"{MODEL} is an encoder" in text
-    assert f"Causal models on this server: {', '.join(causal)}" in text
+    # The causal models are a chooser, not a list of names (issue 41); choosing one switches.
+    chooser = page.locator("#s-gen-causal")
+    assert chooser.is_visible()
+    offered = chooser.locator("option").evaluate_all("os => os.map((o) => o.value)")
+    assert offered == ["", *causal]
     before = int(page.evaluate("+document.documentElement.dataset.traces"))
-    page.select_option("#s-model", causal[0])
+    page.select_option("#s-gen-causal", causal[0])
     wait_for_trace(page, before)
+    assert page.locator("#s-model").input_value() == causal[0]
     assert note.is_hidden() and page.locator("#s-gen-go").is_visible()

@@ -4,6 +4,7 @@ before the induction head formed, play, and open the trained model in sentence m
 from __future__ import annotations
 
 import base64
+import re
 
 import torch
 
@@ -26,7 +27,7 @@ def open_train(page, url: str) -> None:
 
 
 def run_of(api, page) -> dict:
-    run_id = page.locator("#t-run-id").inner_text()
+    run_id = page.locator("#t-run-card").get_attribute("data-run")
     r = api.get(f"/api/train/{run_id}")
     assert r.status_code == 200
     return r.json()
@@ -163,9 +164,16 @@ def test_an_ablation_preset_trains_its_variants_side_by_side(page, live_server, 
     # Each model is listed, to open or download.
     models = page.locator("#t-models .t-model")
     assert models.count() == 2
-    assert [models.nth(i).locator(".t-model-name").inner_text() for i in range(2)] == [
+    names = models.locator(".t-model-name")
+    assert names.evaluate_all("ns => ns.map((n) => n.dataset.model)") == [
         v["model"] for v in run["variants"]
     ]
+    # Each named by what it is, never by an id (issue 41).
+    assert run["title"] == "induction, preset scale-large-heads (2 models)"
+    for i, v in enumerate(run["variants"]):
+        assert names.nth(i).inner_text().startswith(f"{run['title']}, ")
+        assert names.nth(i).inner_text().endswith(f", {v['label']}")
+        assert run["id"] not in names.nth(i).inner_text()
     # The preset's claims, measured on these very models, are listed with what they measured.
     claims = page.locator("#t-claims li")
     assert claims.count() == len(preset["claims"]) == len(run["claims"])
@@ -260,7 +268,7 @@ def test_a_cancelled_run_shows_the_checkpoints_it_has_and_the_slider_spans_those
     small_form(page, 5000)
     page.click("#t-start")
     page.wait_for_function("() => document.getElementById('train-mode').dataset.run === 'running'")
-    run_id = page.locator("#t-run-id").inner_text()
+    run_id = page.locator("#t-run-card").get_attribute("data-run")
     # A few checkpoints in (0, 12, 50: square-spaced over 5,000 steps), then Cancel.
     deadline = 0
     while len(api.get(f"/api/train/{run_id}").json()["variants"][0]["checkpoints"]) < 3:
@@ -330,12 +338,14 @@ def test_runs_are_listed_after_a_reload_and_a_copied_link_opens_the_run(
         in item.inner_text()
     )
     assert page.locator("#t-models .t-model").count() == 0  # nothing open yet
-    item.get_by_role("button", name=f"Open: run {run['id']}").click()
+    assert item.locator(".t-model-name").inner_text().startswith(f"{run['title']}, ")
+    item.get_by_role("button", name=re.compile(rf"^Open: {re.escape(run['title'])}, ")).click()
     page.wait_for_function(
-        "id => document.getElementById('t-run-id').textContent === id", arg=run["id"]
+        "id => document.getElementById('t-run-card').dataset.run === id", arg=run["id"]
     )
     page.wait_for_function(RUN_OVER)
-    assert page.locator("#t-models .t-model-name").inner_text() == run["id"]
+    assert page.locator("#t-run-id").inner_text().startswith(f"{run['title']}, ")
+    assert page.locator("#t-models .t-model-name").get_attribute("data-model") == run["id"]
     assert page.locator("#t-steps").input_value() == "24"  # the run's settings, in the form
 
     # Copy link: the run and the form's settings.
@@ -351,7 +361,7 @@ def test_runs_are_listed_after_a_reload_and_a_copied_link_opens_the_run(
     with fresh_page(browser) as (other, errors):
         other.goto(link)
         other.wait_for_function(
-            "id => document.getElementById('t-run-id').textContent === id"
+            "id => document.getElementById('t-run-card').dataset.run === id"
             " && document.getElementById('train-mode').dataset.run === 'done'"
             " && document.documentElement.dataset.pending === '0'",
             arg=run["id"],
@@ -369,7 +379,8 @@ def test_runs_are_listed_after_a_reload_and_a_copied_link_opens_the_run(
     page.goto(f"{live_server}/#train/gone0000?task=reverse&layers=1&steps=77&lr=0.01")
     page.wait_for_function("() => !document.getElementById('error').hidden")
     message = page.locator("#error").inner_text()
-    assert "This link's run gone0000 is no longer on this server" in message, message
+    assert "This link's run is no longer on this server" in message, message
+    assert "gone0000" not in message  # never an id (issue 41)
     assert "press Train to train it again" in message
     assert page.locator("#t-task").input_value() == "reverse"
     assert page.locator("#t-steps").input_value() == "77"

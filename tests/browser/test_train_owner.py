@@ -8,7 +8,7 @@ from tests.browser.helpers import ARTIFACTS, fresh_page, screenshot
 from tests.browser.test_train import RUN_OVER, open_train
 
 RUNNING = (
-    "id => document.getElementById('t-run-id').textContent === id"
+    "id => document.getElementById('t-run-card').dataset.run === id"
     " && document.getElementById('train-mode').dataset.run === 'running'"
 )
 
@@ -17,7 +17,7 @@ def test_b_opens_as_run_by_its_link_and_is_offered_no_cancel(page, browser, live
     open_train(page, live_server)
     page.click("#t-start")
     page.wait_for_function("() => document.getElementById('train-mode').dataset.run === 'running'")
-    run_id = page.locator("#t-run-id").inner_text()
+    run_id = page.locator("#t-run-card").get_attribute("data-run")
     assert len(run_id) == 32
     cancel = page.locator("#t-cancel")
     assert cancel.is_visible() and cancel.is_enabled()

@@ -50,7 +50,7 @@ def test_a_waiting_run_shows_its_place_then_its_progress(browser, tmp_path):
             assert cancel.is_visible() and cancel.is_enabled()  # a waiting run is B's to cancel
             assert b.locator("#export-html").is_disabled()  # nothing to save until it ends
             assert "Waiting for a training slot" in b.locator("#t-large").inner_text()
-            run_id = b.locator("#t-run-id").inner_text()
+            run_id = b.locator("#t-run-card").get_attribute("data-run")
             assert a.get(f"/api/train/{run_id}").json()["place"] == 1
             item = b.locator(f'#t-runs li[data-run="{run_id}"]')
             item.wait_for()

@@ -76,7 +76,7 @@ def train_in_page(page, steps: str, after: str = "") -> str:
           return tasks.every((e) => e.dataset.state !== 'unchecked' && !/Still training/.test(e.textContent))
             && document.documentElement.dataset.pending === '0'; }"""
     )
-    return page.evaluate("() => document.querySelector('#t-run-card [data-role=id]').textContent")
+    return page.evaluate("() => document.getElementById('t-run-card').dataset.run")
 
 
 def look_chips(page) -> list[str]:
@@ -204,7 +204,7 @@ def test_a_model_the_server_no_longer_has_leaves_the_picker(page, live_server, c
     page.goto(live_server + "/")
     run = page.evaluate(TRAIN_TINY)  # a run of this visitor's (its cookie)
     models = page.evaluate("async () => (await (await fetch('/api/models')).json()).models")
-    (name,) = [m["name"] for m in models if m.get("run") == run]
+    ((name, title),) = [(m["name"], m["title"]) for m in models if m.get("run") == run]
     open_sentence(page, live_server + "/", TEXT)
     options = lambda: page.locator("#s-model option").evaluate_all("os => os.map((o) => o.value)")  # noqa: E731
     assert name in options() and page.locator("#s-model").input_value() == MODEL
@@ -227,7 +227,9 @@ def test_a_model_the_server_no_longer_has_leaves_the_picker(page, live_server, c
     assert page.locator("#s-model").input_value() == MODEL
     assert name not in options()
     error = page.locator("#error").text_content()
-    assert f"The model '{name}' is no longer on this server" in error
+    # Named as the picker named it, by what it is (issue 41), never by its id.
+    assert f"The model '{title}, " in error and "is no longer on this server" in error
+    assert name not in error
     assert error.endswith(f"showing {MODEL}.")
     assert page.locator("#s-model-info").text_content().startswith("BERT")
     assert traces_drawn(page) > before  # MiniLM's views drawn again, for the picker's model

@@ -63,7 +63,7 @@ def test_13_14_a_trained_run_opens_on_the_repeat_and_its_heads_say_something(
     page.goto(live_server + "/#train")
     page.wait_for_function("() => document.getElementById('t-task').options.length > 0")
     train_from_form(page, "30")
-    run_id = page.locator("#t-run-card [data-role=id]").text_content()
+    run_id = page.locator("#t-run-card").get_attribute("data-run")
     run = api.get(f"/api/train/{run_id}").json()
     probe = run["probe"]
     n = (len(probe["tokens"]) + 1) // 2
@@ -136,7 +136,7 @@ def test_16_every_mode_exports_from_the_header_with_the_same_labels(page, live_s
     assert page.evaluate(HEADER_EXPORTS) == ["Export JSON", "Export HTML"]
     assert page.locator("#export-html").is_disabled()  # no run yet
     train_from_form(page, "12")
-    run_id = page.locator("#t-run-card [data-role=id]").text_content()
+    run_id = page.locator("#t-run-card").get_attribute("data-run")
     assert page.evaluate(HEADER_EXPORTS) == ["Export JSON", "Export HTML"]
     assert page.locator("#t-run-card :is(a, button)", has_text="Export").count() == 0
     page.wait_for_function("() => !document.getElementById('export-html').disabled")

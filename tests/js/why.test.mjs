@@ -80,6 +80,15 @@ test("components and pairs in words, heads 1-based with their atlas role", () =>
     pairWords(att, tokens, { i: 2, j: 0, v: full[2][0] }, roles),
     `query from layer 1 head 4 (a previous-token head) × key from the embedding of “Mr”: +0.20 of ${score.toFixed(2)}`,
   );
+  // Biases with biases: the part no word changes, said as what it is (issue 41).
+  const bias = { kind: "bias", name: "bias" };
+  const biased = { ...att, components: [bias, ...att.components.slice(1)] };
+  assert.equal(
+    pairWords(biased, tokens, { i: 0, j: 0, v: 0.32 }),
+    "the biases on both sides, fixed offsets the norms and projections add to every token: a part of the " +
+      `score no word changes, +0.32 of ${score.toFixed(2)}`,
+  );
+  assert.match(componentWords(bias, tokens, 1), /^the biases \(fixed offsets/);
   assert.equal(signed(-0.313), "−0.31");
   // small scores get more decimals, so that no cell reads 0.00 that is not
   assert.equal(digitsFor(att), 2);

@@ -172,9 +172,9 @@ def test_the_page_offers_export_html_for_an_ended_run(server, browser):
         context.add_cookies([{"name": COOKIE, "value": http.cookies[COOKIE], "url": url}])
         page = context.new_page()
         page.goto(f"{url}/#train")
-        page.locator("#t-runs li", has_text=run_id).get_by_role("button").click()
+        page.locator(f'#t-runs li[data-run="{run_id}"]').get_by_role("button").click()
         page.wait_for_function(
-            "id => document.querySelector('#t-run-card [data-role=id]').textContent === id",
+            "id => document.getElementById('t-run-card').dataset.run === id",
             arg=run_id,
         )
         button = page.locator("header").get_by_role("button", name="Export HTML", exact=True)

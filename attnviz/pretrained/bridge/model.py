@@ -60,6 +60,8 @@ class BridgedModel:
     # (the trace then has no queries or keys).
     no_qk: str | None = None
     run: str | None = None
+    title: str | None = None  # a trained run's model: what it is, in words
+    created: float | None = None  # and when its run started (epoch seconds)
     examples: list[str] | None = None
     eos_ids: tuple[int, ...] = ()
     # A vision-language model's processor (its image processor and tokenizer), else None.

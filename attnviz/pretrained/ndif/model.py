@@ -99,6 +99,8 @@ class NdifModel:
     logit_softcap: float | None = None
     device: torch.device = torch.device("cpu")  # where its arrays land here
     run: str | None = None
+    title: str | None = None  # a trained run's model: what it is, in words
+    created: float | None = None  # and when its run started (epoch seconds)
     examples: list[str] | None = None
     eos_ids: tuple[int, ...] = ()
     # Its forwards run on the deployment, which queues them: nothing here to keep apart, so

@@ -120,6 +120,8 @@ def run_state(run: LiveRun, caller: Caller = NOBODY) -> TrainRun:
     return TrainRun(
         id=run.id,
         **told,
+        title=run.title,
+        created=run.created,
         state=state,  # type: ignore[arg-type]
         reason=reason,
         place=place,
@@ -170,6 +172,8 @@ def summaries(runs: Iterable[LiveRun], caller: Caller = NOBODY) -> TrainRuns:
             TrainRunSummary(
                 id=run.id,
                 **told,
+                title=run.title,
+                created=run.created,
                 state=state,  # type: ignore[arg-type]
                 reason=reason,
                 place=place,

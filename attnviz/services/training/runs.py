@@ -129,6 +129,17 @@ class LiveRun:
     def finished(self) -> bool:
         return self.state not in ("queued", "running")
 
+    @property
+    def title(self) -> str:
+        """What the run trains, in words, for its name on a page with its start's time:
+        "induction, 2 layers", "induction, preset positions (4 models)"."""
+        plan = self.plan
+        if plan.preset or plan.compare:
+            what = f"preset {plan.preset}" if plan.preset else f"{plan.compare} compared"
+            return f"{self.task_name}, {what} ({len(plan.variants)} models)"
+        layers = plan.variants[0][1].layers
+        return f"{self.task_name}, {layers} layer{'' if layers == 1 else 's'}"
+
     def emit(self, name: str, data: dict, apply: Callable[[], None] | None = None) -> None:
         """Log an event; ``apply`` makes the change it reports, at the same moment, so that a
         state read between the two can never hold the change without the event counted in

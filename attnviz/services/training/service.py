@@ -439,7 +439,7 @@ class TrainService:
             named = v.model and v.model not in self.registry.models
             if named and v.result is not None and not run.plan.task.encoder_decoder:
                 assert v.model is not None
-                self.registry.add(served_model(run, v.model, v.result.model, self.device))
+                self.registry.add(served_model(run, v.model, v.result.model, self.device, v.label))
         return run
 
     def _replan(self, req: TrainRequest) -> Plan:

@@ -173,7 +173,7 @@ class Worker:
             variant.alignment = measures.rounded(measures.alignment_by_head(result.model, task, n))
         name = model_name(run, variant)  # None: an encoder-decoder, decoded by the Train tab
         if name is not None:
-            self.registry.add(served_model(run, name, result.model, self.device))
+            self.registry.add(served_model(run, name, result.model, self.device, variant.label))
         variant.result = result
 
         def finished() -> None:
@@ -203,9 +203,10 @@ class Worker:
                  apply=lambda: setattr(run, "claims", outcomes))  # fmt: skip
 
 
-def served_model(run: LiveRun, name: str, model: Transformer,
-                 device: torch.device) -> PretrainedModel:  # fmt: skip
-    """A run's trained model (reading one text) as a sentence-mode model named ``name``."""
+def served_model(run: LiveRun, name: str, model: Transformer, device: torch.device,
+                 label: str = "") -> PretrainedModel:  # fmt: skip
+    """A run's trained model (reading one text) as a sentence-mode model named ``name``
+    (``label``: its variant's, in a run of several)."""
     from attnviz.pretrained.tokenize import TextTokenizer
     from attnviz.training.export import char_tokenizer
 
@@ -220,6 +221,8 @@ def served_model(run: LiveRun, name: str, model: Transformer,
         tokenizer=TextTokenizer(char_tokenizer(task.vocab)),
         device=device,
         run=run.id,
+        title=run.title + (f", {label}" if len(run.variants) > 1 else ""),
+        created=run.created,
         examples=[task.vocab.decode(task.probe().ids)],
     )
 

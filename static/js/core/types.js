@@ -251,6 +251,8 @@
  * @property {string} source where the weights came from
  * @property {string[] | null} [examples] texts this model reads (a trained run's), else null
  * @property {string | null} [run] the training run it comes from
+ * @property {string | null} [title] a trained run's model: what it is, in words (core/runname.js)
+ * @property {number | null} [created] when its run started (epoch seconds)
  * @property {"native" | "transformers" | "ndif"} [backend]
  * @property {string | null} [ablate_refused] why its heads cannot be knocked out, or null
  * @property {boolean} [reads_images] a vision-language model: the text may carry images
@@ -406,6 +408,8 @@
  * by its events.
  * @typedef {object} TrainRun
  * @property {string} id
+ * @property {string} [title] what it trains, in words (absent in a file saved before issue 41)
+ * @property {number} [created] when it started (epoch seconds)
  * @property {boolean} [yours] the caller started it
  * @property {boolean} [can_cancel] the caller may cancel it (its owner, or the operator); a run
  *   opened by its link is read, not controlled (absent in a file saved before issue 27)
@@ -481,6 +485,8 @@
  * One run in fetchRuns' list.
  * @typedef {object} TrainRunSummary
  * @property {string} id
+ * @property {string} title what it trains, in words
+ * @property {number} created when it started (epoch seconds)
  * @property {boolean} yours the caller started it
  * @property {boolean} can_cancel the caller may cancel it
  * @property {boolean} shared the operator shared it with every visitor

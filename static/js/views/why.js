@@ -145,9 +145,9 @@ export function componentWords(c, tokens, position, roles = {}) {
     case "mlp":
       return `layer ${l}'s MLP`;
     case "bias":
-      return "the norms' and projections' biases";
+      return "the biases (fixed offsets the norms and projections add, the same for every token)";
     case "rest":
-      return "the other components";
+      return "the other components (the smaller parts, summed)";
     default:
       return c.name;
   }
@@ -191,9 +191,16 @@ export function topPairs(att, count = Infinity) {
  * @param {Record<string, string>} [roles] @param {number} [digits] digitsFor(att) by default
  */
 export function pairWords(att, tokens, p, roles, digits = digitsFor(att)) {
+  const of = `${signed(p.v, digits)} of ${fmt(att.score, digits).replace(/^-/, "−")}`;
+  if (att.components[p.i].kind === "bias" && att.components[p.j].kind === "bias")
+    // The pair no word changes: said once, as what it is.
+    return (
+      "the biases on both sides, fixed offsets the norms and projections add to every token: a part of " +
+      `the score no word changes, ${of}`
+    );
   const q = componentWords(att.components[p.i], tokens, att.query, roles);
   const k = componentWords(att.components[p.j], tokens, att.key, roles);
-  return `query from ${q} × key from ${k}: ${signed(p.v, digits)} of ${fmt(att.score, digits).replace(/^-/, "−")}`;
+  return `query from ${q} × key from ${k}: ${of}`;
 }
 
 /**

@@ -10,6 +10,7 @@
 // without a server draws the same views from parts it holds: it calls show() with its first
 // response.
 
+import { runName } from "../../core/runname.js";
 import { TraceClient, TraceParts, cancelTraceJob, fetchModels, fetchTraceJson } from "../../core/api.js";
 import { holdInView } from "../../core/anchor.js";
 import { createStatus } from "../../core/controller.js";
@@ -118,6 +119,9 @@ export function createSentence(hooks, { openParts = undefined, models = null, vi
    */
   async function modelGone(message) {
     const gone = app.s.model;
+    // Its name as the picker gave it (a trained run's by what it is, never its id).
+    const was = app.models?.models.find((m) => m.name === gone);
+    const goneName = was?.run ? runName(was.title, was.created) : gone;
     /** @type {ModelList | null} */
     let list = null;
     try {
@@ -141,7 +145,7 @@ export function createSentence(hooks, { openParts = undefined, models = null, vi
     renderInputs();
     edited("link"); // keeps the problem said until the next edit
     app.problem =
-      `The model '${gone}' is no longer on this server (a trained run is removed when its owner ` +
+      `The model '${goneName}' is no longer on this server (a trained run is removed when its owner ` +
       `forgets it, or when the server keeps too many), so it has left the model list` +
       (back ? `; showing ${back}.` : ".");
     hooks.setError(app.problem);

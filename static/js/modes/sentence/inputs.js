@@ -2,6 +2,7 @@
 // examples, the token options and generation; put from the state (renderSentenceInputs), and
 // their events wired once (wireInputs).
 
+import { runName } from "../../core/runname.js";
 import { byId, el, fillOptions } from "../../core/dom.js";
 import { clampSentence } from "../../core/state.js";
 
@@ -20,14 +21,16 @@ import { clampSentence } from "../../core/state.js";
  */
 export function renderSentenceInputs(models, s, info, onExample, onPointer) {
   const select = /** @type {HTMLSelectElement} */ (byId("s-model"));
+  // A trained run's model by what it is and when its run started, never its id.
+  const named = (/** @type {ModelInfo} */ m) => (m.run ? runName(m.title, m.created) : m.name);
   fillOptions(
     select,
-    models.models.map((m) => [m.name, m.name]),
+    models.models.map((m) => [m.name, named(m)]),
     s.model ?? "",
   );
   const through = { transformers: " · through transformers", ndif: " · on NDIF" };
   const bridged = (info?.backend && through[/** @type {"transformers" | "ndif"} */ (info.backend)]) || "";
-  const family = info?.run ? `trained here (run ${info.run})` : `${info?.family.toUpperCase()}${bridged}`;
+  const family = info?.run ? `trained here (${named(info)})` : `${info?.family.toUpperCase()}${bridged}`;
   byId("s-model-info").textContent = info
     ? `${family} · ${info.layers} layers × ` +
       `${info.heads} heads · d_model ${info.d_model} · up to ${info.max_tokens} tokens · ` +
@@ -42,18 +45,23 @@ export function renderSentenceInputs(models, s, info, onExample, onPointer) {
   /** @type {HTMLSelectElement} */ (byId("mv-aggregate")).value = s.aggregate;
   // Generation: for causal models, with the server's cap on the steps.
   byId("s-gen-row").hidden = !info?.causal;
-  // An encoder does not write: say so, and which of the server's models do.
-  const causal = models.models.filter((m) => m.causal).map((m) => m.name);
-  const genNote = byId("s-gen-note");
-  genNote.hidden = !info || info.causal;
-  genNote.textContent =
+  // An encoder does not write: say so, and offer the server's models that do, to choose from.
+  const causal = models.models.filter((m) => m.causal);
+  byId("s-gen-note-box").hidden = !info || info.causal;
+  byId("s-gen-note").textContent =
     !info || info.causal
       ? ""
       : `Generate needs a causal model, one that predicts each ` +
-        `next token from the tokens before it; ${info.name} is an encoder, which reads the whole text at once. ` +
+        `next token from the tokens before it; ${named(info)} is an encoder, which reads the whole text at once. ` +
         (causal.length
-          ? `Causal models on this server: ${causal.join(", ")}; pick one above.`
+          ? "Choose one to generate with:"
           : "This server has no causal model: add a GPT-2-style folder (attnviz serve --model FOLDER) or train one in the Train tab.");
+  byId("s-gen-causal-box").hidden = !causal.length;
+  fillOptions(
+    /** @type {HTMLSelectElement} */ (byId("s-gen-causal")),
+    [["", "choose…"], ...causal.map((m) => /** @type {[string, string]} */ ([m.name, named(m)]))],
+    "",
+  );
   const steps = /** @type {HTMLInputElement} */ (byId("s-gen-steps"));
   steps.max = String(models.max_generate);
   if (s.generate) {
@@ -177,6 +185,14 @@ export function wireInputs(ctx) {
   byId("s-text").addEventListener("input", (e) => {
     app.s.text = /** @type {HTMLTextAreaElement} */ (e.target).value;
     edited();
+  });
+  // A causal model chosen under Generate: the model picker's choice, as if made there.
+  byId("s-gen-causal").addEventListener("change", (e) => {
+    const name = /** @type {HTMLSelectElement} */ (e.target).value;
+    if (!name) return;
+    const picker = /** @type {HTMLSelectElement} */ (byId("s-model"));
+    picker.value = name;
+    picker.dispatchEvent(new Event("change"));
   });
   byId("s-model").addEventListener("change", (e) => {
     app.s.model = /** @type {HTMLSelectElement} */ (e.target).value;

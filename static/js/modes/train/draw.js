@@ -2,6 +2,7 @@
 // draw, at most once per animation frame; the views' choices (variant, head, checkpoint) and
 // playing the checkpoints.
 
+import { runName } from "../../core/runname.js";
 import { modelFolderUrl } from "../../core/api.js";
 import { drawViews } from "../../core/controller.js";
 import { byId } from "../../core/dom.js";
@@ -63,10 +64,10 @@ export function createDrawing({ app, hooks, status, live }) {
       trainprogress.render(byId("t-run-card"), { run: r, live });
       status.set(
         r.state === "running"
-          ? `training ${r.id}`
+          ? `training ${runName(r.title, r.created)}`
           : r.state === "queued"
-            ? `run ${r.id}: waiting for a training slot`
-            : `run ${r.id}: ${r.state}`,
+            ? `${runName(r.title, r.created)}: waiting for a training slot`
+            : `${runName(r.title, r.created)}: ${r.state}`,
       );
       hooks.changed();
       byId("train-mode").dataset.run = r.state;

@@ -125,7 +125,7 @@ async function openListed(ctx, id) {
   const { app, hooks } = ctx;
   const r = await openRun(ctx, id);
   if (r instanceof Error) {
-    hooks.setError(`Could not open run ${id}: ${r.message}`);
+    hooks.setError(`Could not open that run: ${r.message}`);
     refreshRuns(ctx);
     return;
   }
@@ -156,10 +156,10 @@ export async function openLink(ctx, link) {
   const gone = /** @type {Error & {status?: number}} */ (err).status === 404;
   hooks.setError(
     gone
-      ? `This link's run ${link.run} is no longer on this server: runs live in the server's memory, ` +
-          `it keeps only the last few, and a restart forgets them. The form holds the link's settings: ` +
+      ? "This link's run is no longer on this server: its owner forgot it, or the server keeps " +
+          `only so many runs and made room for newer ones. The form holds the link's settings: ` +
           `press Train to train it again.${kept}`
-      : `Could not open this link's run ${link.run}: ${err.message}${kept}`,
+      : `Could not open this link's run: ${err.message}${kept}`,
   );
 }
 

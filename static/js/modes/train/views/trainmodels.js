@@ -4,6 +4,7 @@
 // in a saved file (no folder URL) a line says these need the live page.
 // render(card, data, sel, callbacks): the card holds [data-role=claims] and [data-role=models].
 
+import { runName } from "../../../core/runname.js";
 import { el } from "../../../core/dom.js";
 import { fmt } from "../../../core/numbers.js";
 import { claimList } from "../claims.js";
@@ -43,9 +44,13 @@ export function render(card, data, sel, callbacks) {
               const k = scores.flat().indexOf(best);
               return ` · best ${kind} L${Math.floor(k / v.arch.heads) + 1} H${(k % v.arch.heads) + 1}: ${fmt(best, 2)}`;
             })();
+      // Named by what it is (the run's words, its variant's label) and when its run started;
+      // its name in sentence mode (an id), never shown, is the row's data.
+      const named = runName(r.title, r.created);
       const name = el("span", {
         className: "t-model-name",
-        textContent: v.model || (seq2seq ? `${r.id}${v.label ? ` ${v.label}` : ""}` : v.label || "model"),
+        dataset: { model: v.model ?? "" },
+        textContent: v.label ? `${named}, ${v.label}` : named,
       });
       const figures = el("span", {
         className: "dim",

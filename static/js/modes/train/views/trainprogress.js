@@ -5,6 +5,7 @@
 // its owner). A run that has ended is saved as one offline file by the header's Export HTML,
 // as every mode's views are. render(card, data): parts marked by data-role.
 
+import { runName } from "../../../core/runname.js";
 import { fmt } from "../../../core/numbers.js";
 import { inLine, variantFigures } from "../../../core/trainrun.js";
 
@@ -40,7 +41,9 @@ export function render(card, data) {
         ? `${who}step ${n} / ${r.steps} · ${fmt(rate, 0)} steps/s · batch loss ${fmt(h.loss[n - 1], 3)}` +
           (last ? ` · held-out ${fmt(last.heldout, 3)}` : "")
         : `${ended(r.state, r.reason)} · ${each}`;
-  part("id").textContent = r.id;
+  // Named by what it is and when it started; its id, never shown, is the card's data.
+  part("id").textContent = runName(r.title, r.created);
+  card.dataset.run = r.id;
   const cancel = /** @type {HTMLButtonElement} */ (part("cancel"));
   cancel.disabled = r.state !== "running" && r.state !== "queued";
   const owner = /** @type {HTMLElement | null} */ (card.querySelector("[data-role=owner]"));

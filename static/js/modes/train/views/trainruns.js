@@ -2,6 +2,7 @@
 // shared), listed under the Train tab's trained models, each with a button that opens it.
 // render(container, data, sel, callbacks).
 
+import { runName } from "../../../core/runname.js";
 import { el } from "../../../core/dom.js";
 import { fmt } from "../../../core/numbers.js";
 import { inLine } from "../../../core/trainrun.js";
@@ -31,10 +32,10 @@ export function render(container, data, sel, callbacks) {
     const open = r.id === sel.open;
     const button = open
       ? el("span", { className: "dim", textContent: "shown above" })
-      : el("button", { type: "button", textContent: "Open", "aria-label": `Open: run ${r.id}` });
+      : el("button", { type: "button", textContent: "Open", "aria-label": `Open: ${runName(r.title, r.created)}` });
     if (!open) button.addEventListener("click", () => callbacks.onOpen(r.id));
     return el("li", { className: `t-run-item${open ? " open" : ""}`, dataset: { run: r.id, state: r.state } }, [
-      el("span", { className: "t-model-name", textContent: r.id }),
+      el("span", { className: "t-model-name", textContent: runName(r.title, r.created) }),
       el("span", {
         className: "dim",
         textContent:
