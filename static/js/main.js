@@ -134,7 +134,7 @@ function writeUrl() {
   // Learn's link is the step open, while the learner works in its lab.
   if (app.mode === "learn") {
     const n = app.learn?.current();
-    if (n) history.replaceState(null, "", encodeLearnHash(n));
+    if (n) history.replaceState(null, "", encodeLearnHash(n, learnLab()));
     else if (!decodeLearnHash(location.hash)) history.replaceState(null, "", LEARN_HASH); // a link's step, still loading
     return;
   }
@@ -144,6 +144,21 @@ function writeUrl() {
   const toy = share.pending.toy ?? app.toy?.getState() ?? null;
   const sentence = share.pending.sentence ?? app.sentence?.getState() ?? null;
   if (toy || sentence) history.replaceState(null, "", encodeShare(app.mode, toy, sentence, share.context ?? undefined));
+}
+
+/**
+ * The lab's state a Learn link carries once the learner has changed it (a step's start needs
+ * none): the toy table as the toy lab's own link holds it, or the Train link (run, settings,
+ * the head chosen).
+ * @returns {import("./modes/learn/progress.js").LearnLab | null}
+ */
+function learnLab() {
+  if (!app.learn?.tried()) return null;
+  const lab = app.learn.lab();
+  const toy = lab === "toy" ? app.toy?.getState() : null;
+  if (toy) return { toy: encodeShare("toy", toy, null, share.context ?? undefined).slice("#s=".length) };
+  if (lab === "train" && app.train) return { train: app.train.link() };
+  return null;
 }
 
 /**
@@ -382,6 +397,24 @@ async function init() {
     trainRun: () => train.currentRun(),
     trainView: () => train.view(),
     recurrentId: () => train.recurrentId(), // the comparison shown in its card (step 1)
+    labOfLink(lab, link) {
+      // A Learn link's lab state, read as the lab's own links are (and checked as they are).
+      try {
+        if (lab === "toy" && "toy" in link) {
+          const read = decodeShare(`#s=${link.toy}`, limits, defaults, presets.presets);
+          if (read?.toy) return { state: read.toy };
+        }
+        if (lab === "train" && "train" in link) {
+          const read = decodeTrainLink(link.train);
+          if (read) return { state: read };
+        }
+        return { problem: "This link's lab is not this step's: the step opens as it starts." };
+      } catch (err) {
+        return {
+          problem: `This link's lab could not be read (${/** @type {Error} */ (err).message}); the step opens as it starts.`,
+        };
+      }
+    },
   });
   wire();
   /** @type {any} */

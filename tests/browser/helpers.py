@@ -61,6 +61,20 @@ def fresh_page(browser: Browser) -> Iterator[tuple[Page, list[str]]]:
         context.close()
 
 
+# A tiny induction run, trained through the page's own fetch (the page's visitor owns it): its
+# id once it is done.
+TRAIN_TINY = """async () => {
+  const r = await fetch('/api/train', {method: 'POST', headers: {'content-type': 'application/json'},
+    body: JSON.stringify({task: 'induction', arch: {layers: 2, heads: 2, d_model: 16}, opt: {steps: 20}})});
+  const id = (await r.json()).id;
+  for (;;) {
+    const run = await (await fetch(`/api/train/${id}`)).json();
+    if (run.state === 'done') return id;
+    await new Promise((ok) => setTimeout(ok, 200));
+  }
+}"""
+
+
 def traces_drawn(page: Page) -> int:
     return int(page.evaluate("document.documentElement.dataset.traces || '0'"))
 

@@ -184,20 +184,9 @@ def test_show_this_head_opens_the_head_on_the_row_its_note_names(page, live_serv
 
 # ---- 5. a model the server no longer has leaves the page ---------------------------------------
 
-TRAIN_TINY = """async () => {
-  const r = await fetch('/api/train', {method: 'POST', headers: {'content-type': 'application/json'},
-    body: JSON.stringify({arch: {layers: 2, heads: 2, d_model: 16}, opt: {steps: 20}})});
-  const id = (await r.json()).id;
-  for (;;) {
-    const run = await (await fetch(`/api/train/${id}`)).json();
-    if (run.state === 'done') return id;
-    await new Promise((ok) => setTimeout(ok, 200));
-  }
-}"""
-
 
 def test_a_model_the_server_no_longer_has_leaves_the_picker(page, live_server, console):
-    from tests.browser.helpers import MODEL, traces_drawn
+    from tests.browser.helpers import MODEL, TRAIN_TINY, traces_drawn
 
     console.allow(r"status of 404 .*/api/trace")  # the trace of the model gone
 

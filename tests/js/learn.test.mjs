@@ -80,6 +80,18 @@ test("a Learn link is #learn or #learn/N; anything else is another mode's", () =
   for (let n = 1; n <= 16; n++) assert.deepEqual(decodeLearnHash(encodeLearnHash(n)), { n });
 });
 
+test("a Learn link carries the lab's state as the learner left it (issue 41)", () => {
+  const toy = { toy: "eyJ2IjozLCJtb2RlIjoidG95In0" };
+  assert.equal(encodeLearnHash(4, toy), "#learn/4?toy=eyJ2IjozLCJtb2RlIjoidG95In0");
+  assert.deepEqual(decodeLearnHash(encodeLearnHash(4, toy)), { n: 4, lab: toy });
+  const train = { train: "#train/abc?task=induction&at=0.1.3" };
+  const hash = encodeLearnHash(12, train);
+  assert.ok(!hash.slice(1).includes("#"), hash); // one fragment: the Train link's own # escaped
+  assert.deepEqual(decodeLearnHash(hash), { n: 12, lab: train });
+  assert.deepEqual(decodeLearnHash("#learn/4?other=1"), { n: 4 });
+  assert.deepEqual(decodeLearnHash("#learn?toy=x"), { n: null, lab: { toy: "x" } });
+});
+
 test("the step to open: the link's, else the last one open, else the first; out of range is said", () => {
   const p = { ...emptyProgress(), last: 5 };
   assert.deepEqual(stepToOpen({ n: 3 }, p, 17), { n: 3, said: null });

@@ -44,9 +44,12 @@ const POLL_MS = 2000;
  *   explore: (lab: "toy" | "train") => void,
  *   limits: import("../../core/types.js").Limits, defaults: import("../../core/types.js").ToyConfig,
  *   toyState: () => ToyState | null, trainRun: () => TrainRun | null, trainView: () => TrainView,
- *   recurrentId: () => string | null}} hooks checked: an answer is shown (data-checks);
+ *   recurrentId: () => string | null,
+ *   labOfLink: (lab: "toy" | "train", link: import("./progress.js").LearnLab) =>
+ *     {state: ToyState | TrainLink} | {problem: string}}} hooks checked: an answer is shown (data-checks);
  *   linked: the step open changed (the address bar); openLab: show a lab beneath the guide with
- *   this state (null: as it is); explore: leave the guide for the lab
+ *   this state (null: as it is); explore: leave the guide for the lab; labOfLink: a Learn link's
+ *   lab state read for the step's lab, or why it cannot be
  */
 export function createLearn(hooks) {
   const app = {
@@ -182,9 +185,11 @@ export function createLearn(hooks) {
   /**
    * Open step n: its lab beneath the guide, loaded with the step's starting state unless the
    * lab still holds this step (fresh: load it again all the same).
-   * @param {number} n @param {{fresh?: boolean, focus?: boolean}} [how]
+   * @param {number} n
+   * @param {{fresh?: boolean, focus?: boolean, given?: ToyState | TrainLink | null}} [how] given:
+   *   a link's lab state, as a learner left it (loaded instead of the step's start, and tried)
    */
-  function open(n, { fresh = false, focus = false } = {}) {
+  function open(n, { fresh = false, focus = false, given = null } = {}) {
     const changed = n !== app.n;
     const before = hooks.trainRun();
     // The run in view was trained in the step open until now (0: before any step was opened).
@@ -202,7 +207,13 @@ export function createLearn(hooks) {
     app.progress = setLast(app.progress, n);
     saveProgress();
     hooks.linked();
-    if (fresh || app.loaded[s.lab] !== labOf(s)) {
+    if (given) {
+      // A link's state: the learner's lab as they left it, their answers shown at once.
+      app.loaded[s.lab] = labOf(s);
+      app.startKey.set(n, "");
+      app.tried.add(n);
+      hooks.openLab(s.lab, given);
+    } else if (fresh || app.loaded[s.lab] !== labOf(s)) {
       app.loaded[s.lab] = labOf(s);
       app.startKey.delete(n);
       app.tried.delete(n);
@@ -351,8 +362,9 @@ export function createLearn(hooks) {
 
   return {
     /**
-     * Show the guide: a link's step (`{n}`; null: the learner's last step, or the first).
-     * @param {{n: number | null, bad?: string} | null} [link]
+     * Show the guide: a link's step (`{n}`; null: the learner's last step, or the first), with
+     * its lab's state when the link carries one.
+     * @param {{n: number | null, bad?: string, lab?: import("./progress.js").LearnLab} | null} [link]
      */
     async activate(link = null) {
       app.active = true;
@@ -361,8 +373,12 @@ export function createLearn(hooks) {
       if (!app.active) return;
       const steps = /** @type {LearnStep[]} */ (app.steps);
       const { n, said } = stepToOpen(link ?? { n: null }, app.progress, steps.length);
-      hooks.setError(said);
-      open(n, { focus: link !== null && link.n !== null && document.activeElement?.closest("#learn-mode") !== null });
+      const lab = link?.lab && link.n === n ? hooks.labOfLink(steps[n - 1].lab, link.lab) : null;
+      hooks.setError(lab && "problem" in lab ? lab.problem : said);
+      open(n, {
+        focus: link !== null && link.n !== null && document.activeElement?.closest("#learn-mode") !== null,
+        given: lab && "state" in lab ? lab.state : null,
+      });
       container.dataset.ready = "1";
     },
     deactivate() {
@@ -380,6 +396,9 @@ export function createLearn(hooks) {
     current: () => (app.opened ? app.n : null),
     /** The lab open changed: ask again (debounced). */
     labChanged: () => labChanged(),
+    /** Whether the learner has changed the lab since the step open opened (its link then
+     * carries the lab's state). */
+    tried: () => app.opened && app.tried.has(app.n),
   };
 }
 

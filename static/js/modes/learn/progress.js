@@ -16,20 +16,38 @@ export const LEARN_HASH = "#learn";
 export const STORAGE_KEY = "attnviz.learn";
 
 /**
- * A location hash as a Learn link: `{n}` (1-based; null: the learner's last step), or null when
- * it is not one. A step that is not a whole number from 1 is `{n: null, bad}`.
+ * The lab's state a Learn link carries, as the learner left it: a toy table (the payload of the
+ * toy lab's own link, `#s=...`) or a Train link (`#train/<run>?...`, with the head in view).
+ * @typedef {{toy: string} | {train: string}} LearnLab
+ */
+
+/**
+ * A location hash as a Learn link: `{n}` (1-based; null: the learner's last step), with the
+ * lab's state when it carries one (`?toy=` or `?train=`), or null when it is not one. A step
+ * that is not a whole number from 1 is `{n: null, bad}`.
  * @param {string} hash
- * @returns {{n: number | null, bad?: string} | null}
+ * @returns {{n: number | null, bad?: string, lab?: LearnLab} | null}
  */
 export function decodeLearnHash(hash) {
-  const m = /^#learn(?:\/([^?#]*))?$/.exec(hash || "");
+  const m = /^#learn(?:\/([^?#]*))?(?:\?(.*))?$/.exec(hash || "");
   if (!m) return null;
-  if (m[1] === undefined || m[1] === "") return { n: null };
-  return /^[1-9][0-9]{0,3}$/.test(m[1]) ? { n: Number(m[1]) } : { n: null, bad: m[1] };
+  const query = new URLSearchParams(m[2] ?? "");
+  const toy = query.get("toy");
+  const train = query.get("train");
+  /** @type {{lab?: LearnLab}} */
+  const lab = toy ? { lab: { toy } } : train ? { lab: { train } } : {};
+  if (m[1] === undefined || m[1] === "") return { n: null, ...lab };
+  return /^[1-9][0-9]{0,3}$/.test(m[1]) ? { n: Number(m[1]), ...lab } : { n: null, bad: m[1] };
 }
 
-/** The link of step n (1-based). @param {number} n */
-export const encodeLearnHash = (n) => `${LEARN_HASH}/${n}`;
+/**
+ * The link of step n (1-based), with the lab's state when given.
+ * @param {number} n @param {LearnLab | null} [lab]
+ */
+export function encodeLearnHash(n, lab = null) {
+  const query = !lab ? "" : `?${new URLSearchParams("toy" in lab ? { toy: lab.toy } : { train: lab.train })}`;
+  return `${LEARN_HASH}/${n}${query}`;
+}
 
 /**
  * The learner's progress: the last step open, and each step's tasks done (by id; kept once

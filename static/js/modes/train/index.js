@@ -105,7 +105,9 @@ export function createTrain(hooks, { run: saved = null } = {}) {
     /** The tab's link: the run open, and the form's settings. */
     link() {
       if (!app.form) return app.link ? encodeTrainLink(app.link) : TRAIN_HASH;
-      return encodeTrainLink({ run: app.t.run?.id ?? null, settings: app.form.settings() });
+      const { variant, layer, head } = app.t.view;
+      const view = app.t.picked ? { variant, layer, head } : null; // the head the reader chose
+      return encodeTrainLink({ run: app.t.run?.id ?? null, settings: app.form.settings(), view });
     },
     /** The run open has ended (done, cancelled, failed): the header's Export HTML can save it. */
     hasEnded: () => Boolean(app.t.run) && app.t.run?.state !== "running" && app.t.run?.state !== "queued",

@@ -120,6 +120,19 @@ async function openRun(ctx, id) {
   }
 }
 
+/**
+ * A link's head, chosen in the run it opened (one that has it: a head past the run's is left
+ * as the view's first).
+ * @param {TrainContext} ctx @param {TrainRun} run
+ * @param {{variant: number, layer: number, head: number} | null} view
+ */
+function choose(ctx, run, view) {
+  const v = view && run.variants[view.variant];
+  if (!view || !v || view.layer >= v.arch.layers || view.head >= v.arch.heads) return;
+  ctx.app.t = { ...ctx.app.t, picked: true, view: { ...ctx.app.t.view, ...view } };
+  ctx.changed(["variant", "layer", "head"]);
+}
+
 /** Open a run from the list, its settings in the form. @param {TrainContext} ctx @param {string} id */
 async function openListed(ctx, id) {
   const { app, hooks } = ctx;
@@ -150,6 +163,7 @@ export async function openLink(ctx, link) {
   const err = await openRun(ctx, link.run);
   if (!(err instanceof Error)) {
     if (kept) hooks.setError(kept.trim());
+    choose(ctx, err, link.view ?? null);
     refreshRuns(ctx); // opened by its link, the run is now in this visitor's list
     return;
   }
