@@ -82,8 +82,12 @@ def test_a_part_the_file_lacks_is_refused_in_words(browser, tmp_path):
         page.locator('#mv-grid button.mv-cell[data-layer="4"][data-head="3"]').click()
         page.wait_for_function("!document.getElementById('error').hidden")
         message = page.locator("#error").inner_text()
-        assert "this file holds the exact weights of layer 2 head 1" in message
-        assert "--budget" in message
+        # In plain words, counting from 1 as the page does (issue 41): no command, no params.
+        assert message.startswith(
+            "The model view could not be drawn: layer 5, head 4 is not in this file, which holds "
+            "the exact weights of layer 2 head 1. The live page has every head"
+        ), message
+        assert "--budget" not in message and "fields=" not in message
         assert all("holds" in e or "view failed" in e for e in errors), errors
 
 

@@ -58,7 +58,7 @@ export async function drawViews(views, which, setError) {
         .then(() => views[name]())
         .catch((err) => {
           console.error(`attnviz: the ${name} view failed`, err);
-          setError(`The ${name} view could not be drawn (${err.message}).`);
+          setError(`The ${name} view could not be drawn: ${err.message.replace(/\.$/, "")}.`);
         }),
     ),
   );

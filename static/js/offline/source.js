@@ -171,10 +171,30 @@ function spans(xs) {
 }
 
 /**
- * What a file holds, in words (for a refusal).
+ * What was asked of a file, in words as the page counts (from 1): "layer 4, head 2".
+ * @param {Record<string, string>} p
+ */
+export function asked(p) {
+  const layer = p.layer !== undefined ? `layer ${Number(p.layer) + 1}` : "";
+  const head = p.head !== undefined ? `head ${Number(p.head) + 1}` : "";
+  const where = [layer, head].filter(Boolean).join(", ");
+  return where ? `${where} is` : "what you chose is";
+}
+
+/**
+ * What a file holds, in words (for a refusal); what a file can be saved with instead is the
+ * docs' to say (docs/python.md), not a learner's page's.
  * @param {Record<string, string>[]} params
  */
 export function holds(params) {
+  return `this file holds ${holding(params)}`;
+}
+
+/**
+ * What a file's parts are, in words: "the exact weights of layer 2 head 1, head mean of layer 2".
+ * @param {Record<string, string>[]} params
+ */
+function holding(params) {
   /** @type {Map<number, number[]>} */
   const exact = new Map();
   /** @type {string[]} */
@@ -193,10 +213,7 @@ export function holds(params) {
     .sort((a, b) => a[0] - b[0])
     .map(([layer, hs]) => `layer ${layer + 1} ${hs.length > 1 ? "heads" : "head"} ${spans(hs)}`);
   const what = [heads.length ? `the exact weights of ${heads.join("; ")}` : "no head's exact weights", ...other];
-  return (
-    `this file holds ${what.join(", ")}; \`attnviz export --budget BYTES\` (or trace.save_html(path, ` +
-    "layer=..., head=..., budget=...)) keeps more, or exports the head you want"
-  );
+  return what.join(", ");
 }
 
 /**
@@ -250,7 +267,11 @@ export function openEmbedded(entries, body = {}) {
       const whole = find(rest);
       if (whole) return cutRow(open(whole), Number(query));
     }
-    throw new Error(`${holds(all.map((e) => e.params))}. (asked: ${keyOf(p)})`);
+    // In one plain sentence, as the page counts (the views keep what they drew, under its own title).
+    throw new Error(
+      `${asked(p)} not in this file, which holds ${holding(all.map((e) => e.params))}. The live page has every head; ` +
+        "whoever saved the file can save it again with more.",
+    );
   }
 
   return {
