@@ -44,6 +44,13 @@ def test_generate_then_scrub_the_steps(page, live_server, api):
     assert g["steps"] == 6 and trace["n"] == g["start"] + 6
     assert page.locator("#gen-step-out").inner_text() == "step 6 / 6"
     assert page.locator("#gen-view .gen-text span.written").count() == 6
+    # What it wrote is said under the text, where Generate was pressed (issue 41), and the card
+    # is one button away.
+    wrote_line = page.locator("#s-gen-wrote")
+    assert wrote_line.is_visible()
+    assert page.locator("#s-gen-wrote-text").inner_text() == f"The model wrote: “{g['text']}”."
+    page.click("#s-gen-wrote-go")
+    assert page.evaluate("() => document.activeElement === document.querySelector('#gen-card h2')")
     screenshot(page, "generation.png")
 
     for step in (6, 1, 3):
@@ -72,4 +79,4 @@ def test_generate_then_scrub_the_steps(page, live_server, api):
     before = traces_drawn(page)
     page.click("#s-gen-clear")
     wait_for_trace(page, before)
-    assert page.locator("#gen-card").is_hidden()
+    assert page.locator("#gen-card").is_hidden() and wrote_line.is_hidden()

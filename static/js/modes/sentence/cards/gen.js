@@ -15,6 +15,11 @@ export async function draw({ app, p, ticket }) {
   const g = meta.generated;
   const card = byId("gen-card");
   card.hidden = !g;
+  // What it wrote, under the text where the learner pressed Generate; the card, one click away.
+  byId("s-gen-wrote").hidden = !g;
+  byId("s-gen-wrote-text").textContent = g
+    ? `The model wrote: “${g.text}”${g.stopped ? " (then its end-of-text token)" : ""}.`
+    : "";
   if (!g) return;
   fillIndexSelect(/** @type {HTMLSelectElement} */ (byId("gen-layer")), meta.layers, "layer", app.s.layer);
   fillIndexSelect(/** @type {HTMLSelectElement} */ (byId("gen-head")), meta.heads, "head", app.s.head);
@@ -36,6 +41,13 @@ export async function draw({ app, p, ticket }) {
 
 /** The card's controls, wired once. @param {CardContext} ctx */
 export function wire({ app, p, viewChanged }) {
+  byId("s-gen-wrote-go").addEventListener("click", () => {
+    const card = byId("gen-card");
+    card.scrollIntoView({ block: "start" });
+    const h = /** @type {HTMLElement} */ (card.querySelector("h2"));
+    if (!h.hasAttribute("tabindex")) h.tabIndex = -1;
+    h.focus({ preventScroll: true });
+  });
   byId("gen-step").addEventListener("input", (e) => {
     app.s.step = Number(/** @type {HTMLInputElement} */ (e.target).value);
     viewChanged(["step"]);
