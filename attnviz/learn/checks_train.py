@@ -224,8 +224,11 @@ def induction_circuit(r: TrainReading) -> Result:
             f"choose {_head(il, ih)} ({best:.2f}) in the card Attention as it trains, then open "
             f"Why this score: {_cell_hint(r, n)}.",
         )
+    example = (r.probe.query, r.probe.query - n + 1)  # the hint's cell, marked on the heatmap
     if v.query is None or v.key is None:
-        return Result(False, f"Open Why this score on {r.where()}: {_cell_hint(r, n)}.")
+        return Result(
+            False, f"Open Why this score on {r.where()}: {_cell_hint(r, n)}.", cell=example
+        )
     q, k = v.query, v.key
     if not n <= q <= 2 * n - 2:
         return Result(
@@ -233,6 +236,7 @@ def induction_circuit(r: TrainReading) -> Result:
             f"The cell open is from {_token(r, q)}, in the first copy: no earlier occurrence "
             f"says what follows it. Open Why this score on the repeat instead: "
             f"{_cell_hint(r, n)}.",
+            cell=example,
         )
     match = q - n + 1  # the letter after the query's letter in the first copy
     if k != match:
@@ -240,7 +244,8 @@ def induction_circuit(r: TrainReading) -> Result:
             False,
             f"The cell open is from {_token(r, q)} to {_token(r, k)}. The induction head "
             f"attends from {_token(r, q)} to {_token(r, match)}, the letter after its first "
-            f"occurrence, token {q - n + 1}: open Why this score on that cell.",
+            "occurrence: open Why this score on that cell (marked on the heatmap).",
+            cell=(q, match),
         )
     model = result.model
     a = qk_attribution(clean_run(model, torch.tensor([r.probe.ids], device=model.param_device)),

@@ -30,6 +30,9 @@ class Result:
 
     done: bool
     says: str
+    # A cell of the heatmap in view the answer points at (query, key; 0-based tokens), which
+    # the page marks: step 13's cell to open.
+    cell: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)

@@ -115,7 +115,9 @@ def _answer(
     return LearnCheck(
         step=step.id,
         tasks=[
-            LearnTaskResult(id=t.id, done=r.done, says=r.says)
+            LearnTaskResult(
+                id=t.id, done=r.done, says=r.says, cell=list(r.cell) if r.cell else None
+            )
             for t, r in zip(step.tasks, results, strict=True)
         ],
         article=article,

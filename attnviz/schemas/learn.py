@@ -191,6 +191,11 @@ class LearnTaskResult(BaseModel):
     id: str
     done: bool
     says: str = Field(description="What is true now, with the numbers, and why")
+    cell: list[int] | None = Field(
+        None,
+        description="A cell the answer points at, [query, key] (0-based tokens of the heatmap "
+        "in view), which the page marks",
+    )
 
 
 class LearnCheck(BaseModel):

@@ -397,6 +397,7 @@ async function init() {
     trainRun: () => train.currentRun(),
     trainView: () => train.view(),
     recurrentId: () => train.recurrentId(), // the comparison shown in its card (step 1)
+    markCell: (cell) => train.target(cell), // a cell an answer points at (step 13's)
     labOfLink(lab, link) {
       // A Learn link's lab state, read as the lab's own links are (and checked as they are).
       try {

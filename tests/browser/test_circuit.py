@@ -122,6 +122,13 @@ def test_step_13_reads_the_induction_heads_key_side_on_the_learners_run(page, li
     probe = run["probe"]
     n = (len(probe["tokens"]) + 1) // 2
     q, k = probe["query"], probe["query"] - n + 1
+    # The cell the answer names is marked on the large heatmap (issue 41: most of its tokens
+    # are unlabelled at this size).
+    page.wait_for_function(
+        "c => JSON.stringify(document.querySelector('#t-large .hc').__heat.target) === c",
+        arg=f"[{q},{k}]",
+    )
+    page.locator("#t-heads-card").screenshot(path=str(ARTIFACTS / "circuit-target-1280.png"))
     before, old = drawn(page), says(page, task)
     click_cell(page, q, k)
     page.wait_for_function("n => +(document.querySelector('#t-why-view').dataset.drawn || 0) > n",

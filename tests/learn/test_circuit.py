@@ -149,6 +149,8 @@ def test_the_step_is_done_on_the_induction_heads_repeat_cell_and_says_its_number
     t = task(layer=il, head=ih)
     assert not t["done"] and t["says"].startswith(f"Open Why this score on layer {il + 1}")
     assert f"from '{tokens[q]}' (token {q + 1}) to '{tokens[k]}' (token {k + 1})" in t["says"]
+    # The page marks that cell on the heatmap (issue 41: most tokens are unlabelled there).
+    assert t["cell"] == [q, k]
     # A cell of the first copy, and a repeat cell on another key: not done, and why.
     t = task(layer=il, head=ih, query=5, key=2)
     assert not t["done"] and "in the first copy" in t["says"]
@@ -156,9 +158,11 @@ def test_the_step_is_done_on_the_induction_heads_repeat_cell_and_says_its_number
     assert not t["done"]
     assert t["says"].startswith(f"The cell open is from '{tokens[q]}' (token {q + 1}) to ")
     assert (
-        f"attends from '{tokens[q]}' (token {q + 1}) to '{tokens[k]}' (token {k + 1})"
-        in (t["says"])
-    )
+        f"attends from '{tokens[q]}' (token {q + 1}) to '{tokens[k]}' (token {k + 1}), the "
+        "letter after its first occurrence: open Why this score on that cell (marked on the "
+        "heatmap)."
+    ) in t["says"]
+    assert t["cell"] == [q, k]
 
 
 @pytest.mark.slow

@@ -538,8 +538,9 @@
 /**
  * A step's check (api.js checkLearn): each task done or not, and why, in words; a toy step's
  * article tables with the engine's numbers from the learner's table (null: the table is no
- * longer the article's case).
- * @typedef {{step: string, tasks: {id: string, done: boolean, says: string}[],
+ * longer the article's case); a task's cell, one it points at ([query, key], marked on the lab's
+ * large heatmap).
+ * @typedef {{step: string, tasks: {id: string, done: boolean, says: string, cell?: number[] | null}[],
  *   article?: ArticleTable[] | null}} LearnAnswer
  */
 

@@ -12,6 +12,9 @@ import { shownToken, spokenToken } from "../core/tokens.js";
 import { describe, keyCursor, matrixTable } from "./access.js";
 import { strongestText } from "./describe.js";
 
+/** A cell a Learn task points at: an orange ring, apart from the weights' blues. */
+const TARGET = "#c2410c";
+
 /** @typedef {import("../core/types.js").NDArray} NDArray */
 
 const LABEL_PX = 11; // the least room a label gets; closer rows label every k-th token
@@ -62,9 +65,10 @@ function image(matrix, top) {
  *   same columns) framed on the plot (an image's patches: from..to-1); cellNote: a line the
  *   hover text and the keyboard's live text add for a cell ("exact: the sum over the image's
  *   64 keys"); rule: how some cells were made, said with the numbers table
- * @param {{query?: number, cell?: [number, number] | null, peak?: boolean}} [sel] query: a row
- *   to mark (the chosen query), -1 or absent for none; cell: a cell to mark (the one Why this
- *   score explains); peak: colour from 0 to the largest weight (else to 1)
+ * @param {{query?: number, cell?: [number, number] | null, target?: number[] | null, peak?: boolean}} [sel]
+ *   query: a row to mark (the chosen query), -1 or absent for none; cell: a cell to mark (the
+ *   one Why this score explains); target: a cell a Learn task points at (a dashed ring in the
+ *   orange); peak: colour from 0 to the largest weight (else to 1)
  * @param {{onPick?: (row: number) => void, onPickCell?: (row: number, col: number) => void,
  *   pickCell?: string}} [callbacks] onPick: a click on a row (or Enter); onPickCell, instead: a
  *   click on a cell (or Enter on it), and pickCell what that does, in words ("explains the
@@ -190,6 +194,23 @@ export function render(container, data, sel = {}, callbacks = {}) {
       ctx.textAlign = "left";
       ctx.fillText(b.label, x0 + 7, y0 + 11, w - 8);
     }
+  }
+
+  const target = sel.target;
+  if (target && target[0] >= 0 && target[0] < R && target[1] >= 0 && target[1] < C) {
+    // the cell a task points at: a dashed ring around it, in the accent colour, on every colour
+    const [ti, tj] = target;
+    const w = Math.max(6, cell + 4);
+    const tx = left + tj * cell + cell / 2 - w / 2;
+    const ty = top + ti * cell + cell / 2 - w / 2;
+    ctx.lineWidth = 2;
+    ctx.setLineDash([3, 2]);
+    ctx.strokeStyle = "#ffffff";
+    ctx.strokeRect(tx - 2, ty - 2, w + 4, w + 4);
+    ctx.strokeStyle = TARGET;
+    ctx.strokeRect(tx, ty, w, w);
+    ctx.setLineDash([]);
+    ctx.lineWidth = 1;
   }
 
   const mark = sel.cell;
@@ -337,6 +358,7 @@ export function render(container, data, sel = {}, callbacks = {}) {
     vmax,
     blocks: data.blocks ?? [],
     marked: mark ?? null,
+    target: target ?? null,
     geometry: { left, top, side, tall, cell },
   };
 }

@@ -44,12 +44,13 @@ const POLL_MS = 2000;
  *   explore: (lab: "toy" | "train") => void,
  *   limits: import("../../core/types.js").Limits, defaults: import("../../core/types.js").ToyConfig,
  *   toyState: () => ToyState | null, trainRun: () => TrainRun | null, trainView: () => TrainView,
- *   recurrentId: () => string | null,
+ *   recurrentId: () => string | null, markCell: (cell: number[] | null) => void,
  *   labOfLink: (lab: "toy" | "train", link: import("./progress.js").LearnLab) =>
  *     {state: ToyState | TrainLink} | {problem: string}}} hooks checked: an answer is shown (data-checks);
  *   linked: the step open changed (the address bar); openLab: show a lab beneath the guide with
  *   this state (null: as it is); explore: leave the guide for the lab; labOfLink: a Learn link's
- *   lab state read for the step's lab, or why it cannot be
+ *   lab state read for the step's lab, or why it cannot be; markCell: mark the cell of the lab's
+ *   large heatmap an answer points at (null: none)
  */
 export function createLearn(hooks) {
   const app = {
@@ -335,6 +336,7 @@ export function createLearn(hooks) {
       app.problem = null;
       app.progress = recordTasks(app.progress, s.id, answer.tasks);
       saveProgress();
+      hooks.markCell(answer.tasks.find((t) => t.cell)?.cell ?? null);
     } catch (err) {
       if (seq !== app.seq) return;
       app.answer = null;
@@ -383,6 +385,7 @@ export function createLearn(hooks) {
     },
     deactivate() {
       app.active = false;
+      hooks.markCell(null);
       clearTimeout(app.timer);
       app.seq++;
       app.waiting = null;

@@ -24,6 +24,7 @@ export function createApp() {
     /** The run, the views' choices, following: what the run's events change (reducer.js). */
     t: initialState(),
     /** @type {TrainDecoded | null} */ decoded: null, // what an encoder-decoder last wrote when asked
+    /** @type {number[] | null} */ target: null, // a cell a Learn task points at (query, key)
     /** @type {string | null} */ refused: null, // why the model could not write what was asked
     /** @type {TrainRunSummary[] | null} */ runs: null, // the server's runs (fetchRuns)
     /** @type {TrainLink | null} */ link: null, // a link's, until the options are in to apply it

@@ -44,7 +44,9 @@ export function createDrawing({ app, hooks, status, live }) {
           ? ["loss", "grads", "progress"]
           : what.includes("decoded")
             ? ["decoded"]
-            : viewsFed(TRAIN_FEEDS, what);
+            : what.includes("target") // a cell a Learn task points at: the large heatmap's mark
+              ? ["heads"]
+              : viewsFed(TRAIN_FEEDS, what);
     for (const v of views) app.dirty.add(v);
     if (!app.frame && app.active) app.frame = requestAnimationFrame(flush);
   }
@@ -77,7 +79,7 @@ export function createDrawing({ app, hooks, status, live }) {
     heads: () =>
       trainheads.render(
         byId("t-heads-card"),
-        { run: run(), live, why: whyModel(run(), app.t.view, live).model !== null },
+        { run: run(), live, why: whyModel(run(), app.t.view, live).model !== null, target: app.target },
         app.t.view,
         {
           onSelect: choose,

@@ -100,6 +100,15 @@ export function createTrain(hooks, { run: saved = null } = {}) {
     /** The run open (the page's copy, kept up to date by its events), or null. */
     currentRun: () => app.t.run,
     /** What the views show of it: the variant, the head, the checkpoint. */
+    /**
+     * Mark a cell of the large heatmap a Learn task points at (null: none).
+     * @param {number[] | null} cell [query, key]
+     */
+    target(cell) {
+      if (JSON.stringify(cell) === JSON.stringify(app.target)) return;
+      app.target = cell;
+      if (app.t.run) changed(["target"]);
+    },
     /** The views' choices, and whether the learner has chosen a head of the run (a Learn step's finding is theirs only then). */
     view: () => ({ ...app.t.view, picked: app.t.picked }),
     /** The tab's link: the run open, and the form's settings. */

@@ -23,8 +23,9 @@ const part = (card, role) => /** @type {HTMLElement} */ (card.querySelector(`[da
  * The card: the slider over the checkpoint steps (sel.checkpoint indexes them), the chosen
  * attention, every variant's grid at that step, the chosen head large and the step's sample.
  * @param {HTMLElement} card
- * @param {{run: TrainRun, live?: boolean, why?: boolean}} data live: false in a saved file (no
- *   model to ask); why: a cell of the large heatmap opens Why this score (a trained model)
+ * @param {{run: TrainRun, live?: boolean, why?: boolean, target?: number[] | null}} data live:
+ *   false in a saved file (no model to ask); why: a cell of the large heatmap opens Why this
+ *   score (a trained model); target: a cell a Learn task points at, marked on the large heatmap
  * @param {TrainView} sel
  * @param {{onSelect: (change: Partial<TrainView>) => void, onCheckpoint: (index: number) => void,
  *   onPickCell?: (query: number, key: number) => void}} callbacks onCheckpoint: the reader moved
@@ -108,7 +109,7 @@ export function render(card, data, sel, callbacks) {
       approx: true,
       title: `${v.label ? `${v.label}, ` : ""}${what}layer ${layer + 1}, head ${head + 1} at step ${step}`,
     },
-    { query: sel.query ?? -1 },
+    { query: sel.query ?? -1, target: data.target ?? null },
     pick ? { onPickCell: pick, pickCell: "opens Why this score for that cell, below" } : {},
   );
 }
