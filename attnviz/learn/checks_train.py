@@ -63,7 +63,7 @@ def cross_aligned(r: TrainReading) -> Result:
         return Result(
             False,
             f"This run trains {r.task}, with no decoder and so no cross-attention: choose the "
-            "task Reverse (encoder-decoder) and press Train.",
+            "task Reverse (encoder-decoder) and press Start training.",
         )
     if (wait := _unfinished(r, "its cross-attention is measured")) is not None:
         return wait
@@ -100,8 +100,8 @@ def _induction_run(r: TrainReading) -> Result | None:
     if r.task != "induction":
         return Result(
             False,
-            f"This run trains {r.task}: choose the task Induction and press Train (two layers, "
-            "the default, are what the circuit needs).",
+            f"This run trains {r.task}: choose the task Induction and press Start training (two "
+            "layers, the default, are what the circuit needs).",
         )
     return _unfinished(r, "its heads are measured")
 
@@ -326,7 +326,7 @@ def claims_hold(preset: str, title: str) -> Callable[[TrainReading], Result]:
             return Result(
                 False,
                 f"This run trains {now}. This step's question is the preset {title!r}: choose "
-                "it under Ablation and press Train.",
+                "it under Ablation and press Start training.",
             )
         if r.state == "running":
             return Result(

@@ -137,8 +137,8 @@ ENCODER_DECODER = Step(
             f"Train it: done when a cross-attention head puts at least {c.ALIGNED} of its weight "
             "on one "
             "anti-diagonal.",
-            "Press Train (600 steps, a few seconds), then choose cross-attention in the card "
-            "Attention as it trains and scrub the checkpoints.",
+            "Press Start training (600 steps, a few seconds), then choose cross-attention in "
+            "the card Attention as it trains and scrub the checkpoints.",
             c.cross_aligned,
         ),
     ),
@@ -280,7 +280,7 @@ def _ablation(step_id: str, preset: str, title: str, text: tuple[str, ...], form
                 "claims-hold",
                 f"Train the preset \u201c{p.title}\u201d and let every variant finish: done when "
                 "its claims hold on your run.",
-                f"Press Train with the preset chosen: {len(p.variants)} variants of "
+                f"Press Start training with the preset chosen: {len(p.variants)} variants of "
                 f"{p.opt.steps} steps each. The claims are measured at the end.",
                 c.claims_hold(preset, p.title),
             ),

@@ -360,7 +360,7 @@ def test_a_train_step_is_checked_on_a_run_trained_in_the_page(page, live_server,
     assert task_states(page) == {t["id"]: "unchecked" for t in step["tasks"]}
     # Nothing trained yet: the task's question, and what to press is its hint's to say.
     assert page.locator("#learn-guide [data-role=problem]").is_hidden()
-    assert "Press Train" in step["tasks"][0]["hint"]
+    assert "Press Start training" in step["tasks"][0]["hint"]
 
     def train(steps: str, lr: str | None = None, after: str = "") -> str:
         """Train from the form; wait until the run has ended and its answer is in."""

@@ -381,7 +381,7 @@ def test_runs_are_listed_after_a_reload_and_a_copied_link_opens_the_run(
     message = page.locator("#error").inner_text()
     assert "This link's run is no longer on this server" in message, message
     assert "gone0000" not in message  # never an id (issue 41)
-    assert "press Train to train it again" in message
+    assert "press Start training to train it again" in message
     assert page.locator("#t-task").input_value() == "reverse"
     assert page.locator("#t-steps").input_value() == "77"
     assert page.locator("#t-lr").input_value() == "0.01"

@@ -97,7 +97,7 @@ def test_a_learn_step_never_judges_the_previous_steps_run(page, live_server, api
     assert page.locator("#t-task").input_value() == "induction"
     problem = page.locator("#learn-guide [data-role=problem]").text_content()
     assert f"The run in view was trained in step {enc['n']}" in problem
-    assert "press Train" in problem
+    assert "press Start training" in problem
     says = page.locator("#learn-guide .learn-task [data-role=says]").all_text_contents()
     assert not any("choose the task Induction" in s for s in says), says
     # The chips name the cards, never a run (the header names the one in view).

@@ -278,7 +278,7 @@ export function createLearn(hooks) {
         wait:
           `The run in view ${of ? `was trained in step ${of}` : "was trained before this step opened"}. ` +
           "The form below now holds this step's settings: " +
-          "press Train in the Run card, and the page checks that run as it trains and when it ends.",
+          "press Start training in the Run card, and the page checks that run as it trains and when it ends.",
       };
     const view = hooks.trainView();
     return { key: trainCheckKey(run, view), body: trainCheckBody(run, view) };

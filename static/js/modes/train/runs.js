@@ -172,7 +172,7 @@ export async function openLink(ctx, link) {
     gone
       ? "This link's run is no longer on this server: its owner forgot it, or the server keeps " +
           `only so many runs and made room for newer ones. The form holds the link's settings: ` +
-          `press Train to train it again.${kept}`
+          `press Start training to train it again.${kept}`
       : `Could not open this link's run: ${err.message}${kept}`,
   );
 }

@@ -161,15 +161,12 @@ export function createCorpusCard(ctx) {
     ready();
   }
 
-  /** Whether the button can ask now, and why not. */
+  /** Whether the button can ask now, and why not (nothing said before the server's limits are
+   * in: every server places texts, within them). */
   function ready() {
     const lim = limits();
-    const why = !lim
-      ? "This server does not place texts."
-      : s.source === "upload" && s.upload === null
-        ? "Pick a file first: one text per line."
-        : "";
-    go.disabled = Boolean(why) || !ctx.model();
+    const why = lim && s.source === "upload" && s.upload === null ? "Pick a file first: one text per line." : "";
+    go.disabled = Boolean(why) || !lim || !ctx.model();
     if (!shown) status.textContent = why;
   }
 
