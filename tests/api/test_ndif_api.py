@@ -171,18 +171,24 @@ def test_a_trace_on_ndif_is_a_job_the_page_follows(ndif_client):
 @pytest.fixture
 def gated(folder):
     """A server with the NDIF model whose trips to the deployment wait for ``gate`` (set: they
-    go), each trip's thread's name noted; a job after 0.3 s."""
+    go), each trip's thread's name noted (``threads``, a list with an ``arrived`` event: set
+    once a trip waits at the gate); a job after 0.3 s."""
     import threading
 
     settings = Settings(device="cpu", builtin_model=False, models=f"ndif:{folder}",
                         ndif_host="local", trace_job_after_s=0.3)  # fmt: skip
-    gate, threads = threading.Event(), []
+
+    class Trips(list):
+        arrived = threading.Event()
+
+    gate, threads = threading.Event(), Trips()
     with TestClient(create_app(settings)) as c:
         model = c.app.state.registry.get("ndif:tiny-llama")
         remote = model._remote
 
         def slow(trace):
             threads.append(threading.current_thread().name)
+            threads.arrived.set()
             assert gate.wait(60)
             return remote(trace)
 
@@ -203,6 +209,9 @@ def test_a_wait_for_ndif_never_holds_the_compute_thread(gated):
     waiting = threading.Thread(target=lambda: got.append(c.post("/api/trace", json=body)))
     waiting.start()
     try:
+        # The text's trace is waiting on its deployment (not still on its way there, as it was
+        # once on a busy machine: the toy's answer then proved nothing, and the test failed).
+        assert threads.arrived.wait(60)
         toy = c.post("/api/trace", json={"tokens": ["a", "b"], "embeddings": [[1, 0], [0, 1]]})
         assert toy.status_code == 200, toy.text
         assert not got and threads and threads[0].startswith("attnviz-compute-remote")
