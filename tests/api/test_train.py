@@ -450,6 +450,7 @@ def test_the_runs_are_listed_newest_first_and_a_finished_runs_stream_ends():
         # in line once started (issue 27).
         assert runs[0] == {
             "id": second, "yours": True, "can_cancel": True, "shared": False,
+            "title": "induction, residual compared (2 models)", "created": done["created"],
             "state": "done", "reason": None, "place": None, "task": "induction",
             "preset": None, "compare": "residual", "steps": 6,
             "variants": [{"label": v["label"], "state": "done", "model": v["model"], "steps": 6,
