@@ -385,7 +385,11 @@ async function init() {
   const train = app.train;
   app.learn = createLearn({
     ...messages("learn"),
-    checked,
+    checked() {
+      // The address bar follows the step's lab as answered (its link carries the lab once tried).
+      if (app.mode === "learn") writeUrl();
+      checked();
+    },
     limits,
     defaults,
     openLab,

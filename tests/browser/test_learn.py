@@ -74,6 +74,11 @@ def shot(page: Page, name: str) -> None:
     page.screenshot(path=str(SHOTS / name))
 
 
+def at_step(page: Page, n: int) -> bool:
+    """The address bar is step n's link (with the lab's state, once the learner changed it)."""
+    return page.url.split("#", 1)[1].split("?")[0] == f"learn/{n}"
+
+
 def link(page: Page, n: int):
     return page.locator(f'#learn-guide .learn-steps a[data-n="{n}"]')
 
@@ -95,7 +100,7 @@ def test_every_step_opens_from_its_link_draws_and_reads_in_order(page, live_serv
         n = step["n"]
         if n > 1:
             open_step(page, step, lambda n=n: link(page, n).click())
-        assert page.url.endswith(f"#learn/{n}")
+        assert at_step(page, n)
         guide = page.locator("#learn-guide")
         assert guide.locator("[data-role=title]").text_content() == step["title"]
         assert link(page, n).get_attribute("aria-current") == "step"
@@ -288,10 +293,11 @@ def test_progress_links_and_leaving_keep_the_learner_where_they_were(page, live_
     open_step(page, step, lambda: page.goto(f"{live_server}/#learn/{n}"))
     answered(page, lambda: cell(page, 4, 1).fill("2"))
     assert set(task_states(page).values()) == {"done"}
-    # The URL stays the step's while the learner works in its lab.
-    assert page.url.endswith(f"#learn/{n}")
+    # The URL stays the step's while the learner works in its lab, carrying the lab's state
+    # once changed (issue 41: a teacher opens what the learner sees).
+    assert page.url.split("?")[0].endswith(f"#learn/{n}") and "?toy=" in page.url
     answered(page, lambda: cell(page, 4, 0).fill("0.5"))
-    assert page.url.endswith(f"#learn/{n}")
+    assert page.url.split("?")[0].endswith(f"#learn/{n}") and "?toy=" in page.url
 
     # Explore freely: the guide closes, the lab stays exactly as it is.
     page.locator("#learn-guide [data-role=explore]").click()
@@ -309,7 +315,7 @@ def test_progress_links_and_leaving_keep_the_learner_where_they_were(page, live_
         " && document.documentElement.dataset.pending === '0'",
         arg=before,
     )
-    assert page.url.endswith(f"#learn/{n}")
+    assert at_step(page, n)
     assert table_values(page)["values"][4][:2] == ["0.5", "2"]
     # Start this step again: the step's own table.
     before_traces = traces_drawn(page)
@@ -329,7 +335,7 @@ def test_progress_links_and_leaving_keep_the_learner_where_they_were(page, live_
     page.goto("about:blank")
     page.goto(live_server + "/#learn")
     page.wait_for_function("() => document.getElementById('learn-guide').dataset.ready === '1'")
-    assert page.url.endswith(f"#learn/{later['n']}")
+    assert at_step(page, later["n"])
     assert link(page, n).get_attribute("data-done") == "true"
     assert (
         page.locator("#learn-guide [data-role=count]").text_content() == f"(1 of {len(steps)} done)"
@@ -337,7 +343,7 @@ def test_progress_links_and_leaving_keep_the_learner_where_they_were(page, live_
     # A link that names no step says so, and opens the last one.
     page.goto(live_server + "/#learn/99")
     page.wait_for_function("() => document.getElementById('learn-guide').dataset.ready === '1'")
-    assert page.url.endswith(f"#learn/{len(steps)}")
+    assert at_step(page, len(steps))
     assert "no step 99" in page.locator("#error").text_content()
 
     # The toy lab's first view points a newcomer here.
@@ -387,7 +393,7 @@ def test_a_train_step_is_checked_on_a_run_trained_in_the_page(page, live_server,
     assert theirs["done"] is False
     assert task_states(page)[task] == "todo"
     assert says(page, task).strip() == theirs["says"]
-    assert page.url.endswith(f"#learn/{step['n']}")
+    assert at_step(page, step["n"])
     shot(page, f"task-{step['n']:02d}-short-run-1280.png")
     # 200 steps at a higher learning rate (a few seconds): it aligns, and the step is done.
     long = train("200", "0.01", after=short)
