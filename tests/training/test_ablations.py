@@ -123,7 +123,7 @@ def test_a_preset_whose_variants_differ_in_two_switches_is_refused():
     with pytest.raises(ValueError, match="not an Architecture field"):
         replace(p, switch="lr")
     with pytest.raises(ValueError, match="op"):
-        Claim("x", lambda task, runs: 0.0, "<", 1.0)
+        Claim("x", lambda task, runs: 0.0, "<", 1.0, "x was {}")
 
 
 def test_the_measures_on_runs_made_by_hand():
