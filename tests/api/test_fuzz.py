@@ -91,7 +91,12 @@ TAKES_INPUT = [
     "POST /api/learn/{step_id}/check",
     "POST /api/recurrent",
 ]
-RUNS = [(op, POSITIVE) for op in OPERATIONS] + [(op, NEGATIVE) for op in TAKES_INPUT]
+# Drawing and exporting a trace take a second or more per run of examples: `make test` only.
+SLOW = {"POST /api/trace", "POST /api/export"}
+RUNS = [
+    pytest.param(op, mode, marks=[pytest.mark.slow] if op in SLOW else [])
+    for op, mode in [(op, POSITIVE) for op in OPERATIONS] + [(op, NEGATIVE) for op in TAKES_INPUT]
+]
 
 
 @pytest.mark.parametrize(("operation", "mode"), RUNS)
