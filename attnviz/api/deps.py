@@ -7,6 +7,7 @@ from typing import Annotated
 import torch
 from fastapi import Depends, Request
 
+from attnviz.learn.classroom import Classroom
 from attnviz.pretrained import ModelRegistry
 from attnviz.services.jobs import TraceJobs
 from attnviz.services.ownership import Caller
@@ -44,6 +45,10 @@ async def _recurrent(request: Request) -> RecurrentService:
     return request.app.state.recurrent
 
 
+async def _classroom(request: Request) -> Classroom:
+    return request.app.state.classroom
+
+
 async def _caller(request: Request) -> Caller:
     """Who is asking (``api.visitor.Visitors`` read it from the cookie or the bearer token)."""
     return request.scope["state"]["caller"]
@@ -57,3 +62,4 @@ JobsDep = Annotated[TraceJobs, Depends(_jobs)]
 TrainingDep = Annotated[TrainService, Depends(_training)]
 RecurrentDep = Annotated[RecurrentService, Depends(_recurrent)]
 CallerDep = Annotated[Caller, Depends(_caller)]
+ClassroomDep = Annotated[Classroom, Depends(_classroom)]

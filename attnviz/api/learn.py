@@ -1,17 +1,35 @@
-"""The Learn mode: the steps of the path, and a step's check of the learner's trace or run."""
+"""The Learn mode: the steps of the path, a step's check of the learner's trace or run (the
+server's answer recorded in the learner's progress), the progress the server keeps of the
+caller, their nickname, and the operator's class view."""
 
 from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, HTTPException, Path, Request, status
+from fastapi import APIRouter, HTTPException, Path, Request, Response, status
 from fastapi.exceptions import RequestValidationError
 
-from attnviz.api.deps import DeviceDep, RecurrentDep, TracesDep, TrainingDep
+from attnviz.api.deps import (
+    CallerDep,
+    ClassroomDep,
+    DeviceDep,
+    RecurrentDep,
+    TracesDep,
+    TrainingDep,
+)
 from attnviz.learn import service
+from attnviz.learn.classroom import NotOperator
 from attnviz.learn.path import LearnRefused
 from attnviz.learn.steps import BY_ID
-from attnviz.schemas.learn import LearnCheck, LearnCheckRequest, LearnSteps
+from attnviz.schemas.learn import (
+    LearnCheck,
+    LearnCheckRequest,
+    LearnClass,
+    LearnNickname,
+    LearnProgress,
+    LearnSteps,
+)
+from attnviz.services.progress_store import ProgressUnavailable
 
 router = APIRouter(prefix="/api/learn", tags=["learn"])
 
@@ -43,10 +61,13 @@ async def check(
     traces: TracesDep,
     training: TrainingDep,
     recurrent: RecurrentDep,
+    caller: CallerDep,
+    classroom: ClassroomDep,
 ) -> LearnCheck:
     """Check the step's tasks on what the learner has now: a toy step's table (validated as
     POST /api/trace validates it) and view, a train step's run and view, or step 1's recurrent
-    comparison. Each task answers whether it is done and says why, with the numbers."""
+    comparison. Each task answers whether it is done and says why, with the numbers. The
+    answer is recorded in the caller's progress (GET /api/learn/progress)."""
     step = BY_ID.get(step_id)
     if step is None:
         raise HTTPException(
@@ -54,7 +75,7 @@ async def check(
             f"step_id: no step {step_id!r} (one of {', '.join(BY_ID)})",
         )
     try:
-        return await service.check(
+        answer = await service.check(
             step,
             body,
             traces=traces,
@@ -67,3 +88,47 @@ async def check(
         raise RequestValidationError(
             [{"loc": loc, "msg": str(exc), "type": "value_error"}]
         ) from None
+    await classroom.checked(caller, step, answer, tried=service.changed(step, body))
+    return answer
+
+
+@router.get("/progress")
+async def progress(caller: CallerDep, classroom: ClassroomDep, response: Response) -> LearnProgress:
+    """The caller's progress as the server keeps it: each step's tasks its checks found done
+    and those tried, the step of the latest check, the nickname; whether an operator sees it."""
+    response.headers["Cache-Control"] = "no-store"
+    return await classroom.progress(caller)
+
+
+@router.put(
+    "/progress/nickname",
+    responses={
+        400: {"description": "The body could not be read as JSON (UTF-8 text)"},
+        413: {"description": "The body is over the server's cap"},
+        503: {"description": "The progress cannot be kept on this server now"},
+    },
+)
+async def nickname(
+    body: LearnNickname, caller: CallerDep, classroom: ClassroomDep, response: Response
+) -> LearnProgress:
+    """Give the name the operator's class view shows for the caller (null: none)."""
+    response.headers["Cache-Control"] = "no-store"
+    try:
+        return await classroom.rename(caller, body.nickname)
+    except ProgressUnavailable as exc:
+        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, str(exc)) from None
+
+
+@router.get(
+    "/class",
+    responses={403: {"description": "Not the operator (Authorization: Bearer <admin token>)"}},
+)
+async def class_view(caller: CallerDep, classroom: ClassroomDep, response: Response) -> LearnClass:
+    """The operator's class view: every learner kept (their nickname, else Learner n; never an
+    id), the steps each has done, where each is stuck (tasks tried and not done), when each
+    was last seen. 403 for anyone else."""
+    response.headers["Cache-Control"] = "no-store"
+    try:
+        return await classroom.class_view(caller)
+    except NotOperator as exc:
+        raise HTTPException(status.HTTP_403_FORBIDDEN, str(exc)) from None

@@ -66,7 +66,7 @@ class Visitors:
         if visitor is None:
             visitor = secrets.token_urlsafe(16)  # 128 bits
         token = self.sign(visitor)
-        scope.setdefault("state", {})[STATE_KEY] = Caller(visitor, operator, token)
+        scope.setdefault("state", {})[STATE_KEY] = Caller(visitor, operator, token, new)
         # A cross-site navigation comes without its SameSite=Strict cookie: the visitor may well
         # have one, so none is set over it (the page's own requests, same-site, then carry it).
         # Nor on the static files (public, immutable), which caches may keep and hand on.

@@ -142,6 +142,20 @@ def live_article(
         return None
 
 
+def changed(step: Step, body: LearnCheckRequest) -> bool:
+    """Whether a check is of a lab the learner changed (their try, in the progress kept): a
+    run, a comparison, or a toy table or view other than the step's start (which the page
+    checks as the step opens, before the learner has done anything)."""
+    if body.toy is None or step.toy is None:
+        return True
+    if body.toy.model_dump() != toy_request(step.toy).model_dump():
+        return True
+    v, start = body.view or LearnView(), toy_state(step.toy).view
+    return (v.layer, v.head, v.vlayer, v.a, v.b) != (
+        start.layer, start.head, start.vlayer, start.a, start.b
+    )  # fmt: skip
+
+
 def _expects(n: int, step: Step) -> tuple[str, str]:
     """The body field a step's check needs, and what to send in it."""
     if step.lab == "toy":

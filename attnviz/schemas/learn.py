@@ -3,9 +3,11 @@ tasks checked on the learner's state)."""
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from typing import Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 from attnviz.limits import LIMITS
 from attnviz.schemas.common import Strict, ToyConfig
@@ -208,3 +210,112 @@ class LearnCheck(BaseModel):
         "tokens or axes are no longer the article's (its numbers are then the step's, from "
         "the article's table), and for the other steps",
     )
+
+
+# -- The progress the server keeps (GET /api/learn/progress) and the class view -------------------
+
+_NICKNAME_CAP = LIMITS.max_nickname_chars
+
+
+class LearnNickname(Strict):
+    """The name the operator's class view shows for the caller (null or blank: none, and the
+    class view says ``Learner <n>``)."""
+
+    nickname: str | None = Field(
+        None,
+        json_schema_extra={"maxLength": _NICKNAME_CAP},
+        description=f"One line of visible text, at most {_NICKNAME_CAP} characters "
+        "(LIMITS.max_nickname_chars), spaces at either end dropped; null or blank: none",
+    )
+
+    @field_validator("nickname", mode="before")
+    @classmethod
+    def _capped(cls, value: object) -> object:
+        if isinstance(value, str) and len(value) > _NICKNAME_CAP:
+            raise ValueError(
+                f"{len(value)} characters is over the cap of {_NICKNAME_CAP} "
+                "(LIMITS.max_nickname_chars)"
+            )
+        return value
+
+    @field_validator("nickname")
+    @classmethod
+    def _visible(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        for ch in value:
+            if unicodedata.category(ch) in _INVISIBLE:
+                raise ValueError(
+                    f"U+{ord(ch):04X} is a control or format character: a nickname is one line "
+                    "of visible text"
+                )
+        value = " ".join(value.split())
+        if _ANONYMOUS.fullmatch(value):
+            raise ValueError(
+                f"{value!r} is how the class view names a learner who gave no nickname: "
+                "choose another"
+            )
+        return value or None
+
+
+# Control, format (invisible, or turning text around), surrogate and private-use characters,
+# and the line and paragraph separators.
+_INVISIBLE = {"Cc", "Cf", "Cs", "Co", "Zl", "Zp"}
+_ANONYMOUS = re.compile(r"learner\s*\d+", re.IGNORECASE)
+
+
+class LearnStepProgress(BaseModel):
+    done: list[str] = Field(description="The step's tasks the server's checks found done")
+    tried: list[str] = Field(
+        description="Its tasks checked on a lab the learner had changed (done or not)"
+    )
+
+
+class LearnProgress(BaseModel):
+    """The caller's Learn progress as the server keeps it (their browser keeps its own)."""
+
+    kept: bool = Field(description="Whether the server holds a record of the caller")
+    nickname: str | None = Field(description="The name the class view shows, or null")
+    last: str | None = Field(description="The step of the caller's latest check (its id)")
+    steps: dict[str, LearnStepProgress] = Field(description="By step id")
+    watched: bool = Field(
+        description="Whether this server has an operator (ATTNVIZ_ADMIN_TOKEN), who sees every "
+        "learner's progress in the class view"
+    )
+    note: str | None = Field(
+        None, description="Why the server keeps no progress now (its file cannot be used)"
+    )
+
+
+class ClassStep(BaseModel):
+    n: int = Field(description="1-based")
+    id: str
+    title: str
+
+
+class ClassStuck(ClassStep):
+    tasks: list[str] = Field(description="The prompts of the step's tasks tried and not done")
+
+
+class ClassLearner(BaseModel):
+    label: str = Field(description="The learner's nickname, else 'Learner <n>'")
+    named: bool = Field(description="Whether the label is a nickname the learner gave")
+    on: ClassStep | None = Field(description="The step of their latest check")
+    done: list[int] = Field(description="The steps whose every task is done (1-based)")
+    stuck: list[ClassStuck] = Field(description="The steps with tasks tried and not done")
+    last_seen: float = Field(description="Unix seconds")
+    seen_s: float = Field(description="Seconds between last_seen and now")
+
+
+class LearnClass(BaseModel):
+    """Every learner's progress, for the operator: never a visitor's id or cookie."""
+
+    learners: list[ClassLearner] = Field(description="The learner seen most recently first")
+    steps: int = Field(description="The path's steps")
+    now: float = Field(description="The server's clock, Unix seconds")
+    poll_s: float = Field(description="The class view asks again this often")
+    max_learners: int = Field(description="Learners kept (ATTNVIZ_LEARN_MAX_LEARNERS)")
+    keep_days: float | None = Field(
+        description="A learner unseen this long is forgotten (ATTNVIZ_LEARN_KEEP_DAYS)"
+    )
+    note: str | None = Field(None, description="Why no progress can be read now")

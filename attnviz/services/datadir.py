@@ -10,7 +10,10 @@ from __future__ import annotations
 import logging
 import os
 import secrets
+import sqlite3
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from attnviz.settings import Settings
@@ -43,6 +46,19 @@ def write_atomic(path: Path, data: bytes, *, mode: int = 0o600, replace: bool = 
         return True
     finally:
         Path(tmp).unlink(missing_ok=True)
+
+
+@contextmanager
+def immediate(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """One write transaction of an index in the data directory (BEGIN IMMEDIATE: a writer of
+    another replica waits for it), rolled back on any exception."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
 
 
 def server_secret(settings: Settings) -> bytes:

@@ -21,11 +21,14 @@ MAX_VIEWERS = 1024  # visitors remembered per run as having opened it; the oldes
 class Caller:
     """Who is asking: a visitor's id (from its signed cookie or bearer token), whether it holds
     the operator's token, and ``token``: what identifies it to the server again (its signed
-    value, which an API client sends as a bearer token)."""
+    value, which an API client sends as a bearer token). ``new``: its id was made for this
+    request (it came with no cookie or token the server signed): a client that keeps none is
+    a new visitor at every request."""
 
     visitor: str
     operator: bool = False
     token: str = ""
+    new: bool = False
 
 
 NOBODY = Caller(visitor="")  # an internal reader (a Learn check): reads, never remembered

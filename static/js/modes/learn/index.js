@@ -5,11 +5,15 @@
 // asks the server whether the step's tasks are done after every change of the lab (debounced;
 // an answer to an older question is dropped) and keeps the tasks done in localStorage.
 // main.js owns the labs: this controller asks it to show one (hooks.openLab) and reads the
-// labs' state through the hooks.
+// labs' state through the hooks. The server keeps the progress too (its own answers): what it
+// found done is merged in when the path first opens. `#learn/class` opens the operator's class
+// view (classview.js) in the guide's place, with no lab beneath.
 
-import { checkLearn, fetchLearn } from "../../core/api.js";
+import { checkLearn, fetchLearn, fetchLearnProgress } from "../../core/api.js";
 import { byId } from "../../core/dom.js";
 import { problem as toyProblem } from "../../core/state.js";
+import { mergeKept } from "./classroom.js";
+import { createClassView, createNickname, heldToken } from "./classview.js";
 import * as guide from "./guide.js";
 import {
   emptyProgress,
@@ -79,8 +83,15 @@ export function createLearn(hooks) {
      * only by the step it was trained (or opened) in, never by the next step it is left in view
      * for. @type {Map<string, number>} */
     runSteps: new Map(),
+    kept: false, // the server's record of the learner has been read (once a page)
   };
   const container = byId("learn-guide");
+  const section = byId("learn-mode");
+  const classView = createClassView(byId("learn-class"));
+  const nickname = createNickname(
+    /** @type {HTMLFormElement} */ (container.querySelector("[data-role=name-form]")),
+    hooks.limits.max_nickname_chars,
+  );
   const step = () => /** @type {LearnStep[]} */ (app.steps)[app.n - 1];
   /** The step whose lab (and run) step `s` uses: the one it continues, else its own. @param {LearnStep} s */
   const labOf = (s) => (s.continues ? (app.steps?.find((t) => t.id === s.continues)?.n ?? s.n) : s.n);
@@ -99,6 +110,33 @@ export function createLearn(hooks) {
     } catch {
       // not kept beyond this page; nothing else to do
     }
+  }
+
+  /** The server's record of the learner: its nickname in the form, and the tasks it found
+   * done added to the browser's (a browser whose storage was cleared gets them back). */
+  async function loadKept() {
+    if (app.kept) return;
+    app.kept = true;
+    try {
+      const kept = await fetchLearnProgress();
+      nickname.load(kept);
+      const merged = mergeKept(app.progress, kept);
+      if (merged !== app.progress) {
+        app.progress = merged;
+        saveProgress();
+        draw();
+      }
+    } catch {
+      app.kept = false; // asked again when the path opens again; the browser's progress stands
+    }
+  }
+
+  /** The guide or the class view in the Learn tab (the guide's link to it, for the operator). @param {boolean} on */
+  function showClass(on) {
+    if (on) section.dataset.view = "class";
+    else delete section.dataset.view;
+    const link = /** @type {HTMLElement} */ (container.querySelector("[data-role=class-link]"));
+    link.hidden = !heldToken();
   }
 
   // ---- Drawing -------------------------------------------------------------------------------
@@ -362,17 +400,42 @@ export function createLearn(hooks) {
     }
   }
 
+  /** The guide closes (another tab, or the class view): no check asked, no cell marked. */
+  function leaveGuide() {
+    app.active = false;
+    hooks.markCell(null);
+    clearTimeout(app.timer);
+    app.seq++;
+    app.waiting = null;
+    hooks.setPending(false);
+    outline();
+    keepPolling();
+  }
+
   return {
     /**
      * Show the guide: a link's step (`{n}`; null: the learner's last step, or the first), with
      * its lab's state when the link carries one.
-     * @param {{n: number | null, bad?: string, lab?: import("./progress.js").LearnLab} | null} [link]
+     * @param {{n: number | null, bad?: string, lab?: import("./progress.js").LearnLab, class?: boolean} | null} [link]
      */
     async activate(link = null) {
+      if (link?.class) {
+        // The class view: no step open, no lab beneath, no check (open first: the address
+        // bar is then the class view's, not the step's).
+        classView.show(document.activeElement?.closest("#learn-mode") !== null);
+        showClass(true);
+        leaveGuide();
+        hooks.setError(null);
+        hooks.linked();
+        return;
+      }
+      classView.hide();
+      showClass(false);
       app.active = true;
       container.dataset.ready = "0";
       if (!app.steps && !(await loadSteps())) return;
       if (!app.active) return;
+      loadKept();
       const steps = /** @type {LearnStep[]} */ (app.steps);
       const { n, said } = stepToOpen(link ?? { n: null }, app.progress, steps.length);
       const lab = link?.lab && link.n === n ? hooks.labOfLink(steps[n - 1].lab, link.lab) : null;
@@ -384,19 +447,15 @@ export function createLearn(hooks) {
       container.dataset.ready = "1";
     },
     deactivate() {
-      app.active = false;
-      hooks.markCell(null);
-      clearTimeout(app.timer);
-      app.seq++;
-      app.waiting = null;
-      hooks.setPending(false);
-      outline();
-      keepPolling();
+      classView.hide();
+      leaveGuide();
     },
-    /** The lab beneath the guide (null until the path is loaded). @returns {"toy" | "train" | null} */
-    lab: () => (app.steps ? step().lab : null),
-    /** The step open (1-based), null before the first opens. */
-    current: () => (app.opened ? app.n : null),
+    /** The lab beneath the guide (null until the path is loaded, and in the class view). @returns {"toy" | "train" | null} */
+    lab: () => (app.steps && !classView.open() ? step().lab : null),
+    /** Whether the class view is open (in the guide's place). */
+    classOpen: () => classView.open(),
+    /** The step open (1-based), null before the first opens and in the class view. */
+    current: () => (app.opened && !classView.open() ? app.n : null),
     /** The lab open changed: ask again (debounced). */
     labChanged: () => labChanged(),
     /** Whether the learner has changed the lab since the step open opened (its link then

@@ -24,13 +24,15 @@ export const STORAGE_KEY = "attnviz.learn";
 /**
  * A location hash as a Learn link: `{n}` (1-based; null: the learner's last step), with the
  * lab's state when it carries one (`?toy=` or `?train=`), or null when it is not one. A step
- * that is not a whole number from 1 is `{n: null, bad}`.
+ * that is not a whole number from 1 is `{n: null, bad}`; `#learn/class`, the operator's class
+ * view, is `{n: null, class: true}`.
  * @param {string} hash
- * @returns {{n: number | null, bad?: string, lab?: LearnLab} | null}
+ * @returns {{n: number | null, bad?: string, lab?: LearnLab, class?: boolean} | null}
  */
 export function decodeLearnHash(hash) {
   const m = /^#learn(?:\/([^?#]*))?(?:\?(.*))?$/.exec(hash || "");
   if (!m) return null;
+  if (m[1] === "class") return { n: null, class: true };
   const query = new URLSearchParams(m[2] ?? "");
   const toy = query.get("toy");
   const train = query.get("train");

@@ -1,0 +1,218 @@
+"""What the server keeps of each visitor's Learn path, and the operator's class view of it.
+
+A learner's progress is recorded from the server's own answers to their checks (``checked``,
+after ``POST /api/learn/{id}/check`` is answered): the tasks found done, and the tasks tried (a
+check of a lab the learner had changed: a toy step's table or view other than the step's
+start, a run, a comparison). A browser cannot claim a task it never passed. The learner may
+give a nickname; the operator (``ATTNVIZ_ADMIN_TOKEN``) sees everyone's in the class view, each
+by their nickname or as ``Learner <n>``, never by an id. Kept in the data directory by
+``services.progress_store``, its SQLite work on a worker thread, off the event loop. Where the
+file cannot be used, a check is answered all the same (logged) and nothing is kept."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+import anyio.to_thread
+
+from attnviz.learn.path import Step
+from attnviz.learn.steps import BY_ID, STEPS
+from attnviz.limits import LIMITS
+from attnviz.schemas.learn import (
+    ClassLearner,
+    ClassStep,
+    ClassStuck,
+    LearnCheck,
+    LearnClass,
+    LearnProgress,
+    LearnStepProgress,
+)
+from attnviz.services.ownership import Caller
+from attnviz.services.progress_store import (
+    Learner,
+    ProgressStore,
+    ProgressUnavailable,
+    TooLarge,
+)
+from attnviz.settings import Settings
+
+log = logging.getLogger(__name__)
+
+POLL_S = 2.0  # the class view asks again this often (the page reads it from the answer)
+T = TypeVar("T")
+
+
+class NotOperator(Exception):
+    """The class view was asked for by someone other than the operator (403)."""
+
+
+def _numbers() -> dict[str, int]:
+    return {s.id: n for n, s in enumerate(STEPS, start=1)}
+
+
+N_OF = _numbers()
+
+
+def merged(progress: dict, step: Step, answer: LearnCheck, *, tried: bool) -> dict:
+    """``progress`` with a check's answer added: its done tasks to the step's done, and, when
+    the learner had changed the lab (``tried``), every task it answered to the step's tried.
+    Only the step's own task ids are kept (a task once done stays done)."""
+    known = [t.id for t in step.tasks]
+    steps = {k: v for k, v in dict(progress.get("steps") or {}).items() if k in BY_ID}
+    was = steps.get(step.id) or {}
+    done = [t for t in known if t in (was.get("done") or []) or _done(answer, t)]
+    had = was.get("tried") or []
+    got = [t for t in known if t in had or (tried and any(r.id == t for r in answer.tasks))]
+    steps[step.id] = {"done": done, "tried": got}
+    return {"last": step.id, "steps": steps}
+
+
+def _done(answer: LearnCheck, task: str) -> bool:
+    return any(r.id == task and r.done for r in answer.tasks)
+
+
+def step_done(step: Step, record: dict) -> bool:
+    return bool(step.tasks) and all(t.id in (record.get("done") or []) for t in step.tasks)
+
+
+def unrecorded(caller: Caller) -> str | None:
+    """Why nothing is kept for ``caller``, or None: a visitor the server knew (a cookie or a
+    token it signed came with the request) is recorded; a client that keeps neither is a new
+    visitor at every request, and the operator's token names no learner."""
+    if caller.operator:
+        return "The operator's token names no learner: nothing is kept for it."
+    if caller.new or not caller.visitor:
+        return (
+            "This request came without the cookie (or token) the server gave you, so nothing "
+            "can be kept for you: a browser keeps it by itself; a client sends it back."
+        )
+    return None
+
+
+def label(learner: Learner) -> str:
+    return learner.nickname or f"Learner {learner.n}"
+
+
+def class_row(learner: Learner, now: float) -> ClassLearner:
+    """One learner as the class view shows them: no id, no cookie."""
+    steps = learner.progress.get("steps") or {}
+    done, stuck = [], []
+    for n, step in enumerate(STEPS, start=1):
+        record = steps.get(step.id) or {}
+        if step_done(step, record):
+            done.append(n)
+            continue
+        tried, did = record.get("tried") or [], record.get("done") or []
+        left = [t.prompt for t in step.tasks if t.id in tried and t.id not in did]
+        if left:
+            stuck.append(ClassStuck(n=n, id=step.id, title=step.title, tasks=left))
+    last = BY_ID.get(str(learner.progress.get("last")))
+    on = None if last is None else ClassStep(n=N_OF[last.id], id=last.id, title=last.title)
+    return ClassLearner(label=label(learner), named=learner.nickname is not None, on=on,
+                        done=done, stuck=stuck, last_seen=learner.last_seen,
+                        seen_s=max(0.0, now - learner.last_seen))  # fmt: skip
+
+
+class Classroom:
+    """The learners' progress, kept under the settings' data directory."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.store = ProgressStore(
+            settings.data_path,
+            max_learners=settings.learn_max_learners,
+            keep_days=settings.learn_keep_days,
+            max_bytes=LIMITS.max_learner_bytes,
+        )
+        token = settings.admin_token.get_secret_value() if settings.admin_token else ""
+        self.watched = bool(token)
+
+    async def _off_loop(self, work: Callable[[], T]) -> T:
+        return await anyio.to_thread.run_sync(work)
+
+    async def checked(self, caller: Caller, step: Step, answer: LearnCheck, *, tried: bool) -> None:
+        """Record a check the server answered for ``caller``: a visitor it knew (a cookie or a
+        token it signed came with the request; not the operator's token). Never raises: a
+        store that cannot be used is logged, and the check's answer stands."""
+        if unrecorded(caller):
+            return
+
+        def edit(was: Learner | None) -> tuple[str | None, dict]:
+            progress = merged(was.progress if was else {}, step, answer, tried=tried)
+            return (was.nickname if was else None), progress
+
+        try:
+            await self._off_loop(lambda: self.store.change(caller.visitor, edit))
+        except ProgressUnavailable as exc:
+            log.debug("Learn progress not kept: %s", exc)  # the store said why, once
+        except TooLarge as exc:
+            log.warning("Learn progress of a learner not kept: %s", exc)
+
+    async def progress(self, caller: Caller) -> LearnProgress:
+        """The caller's progress as kept (seen now, when kept)."""
+        try:
+            learner = await self._off_loop(
+                lambda: self.store.change(caller.visitor, lambda was: None, create=False)
+            )
+        except (ProgressUnavailable, TooLarge) as exc:
+            return self._answer(None, note=f"Progress is not kept on this server now: {exc}.")
+        return self._answer(learner)
+
+    async def rename(self, caller: Caller, nickname: str | None) -> LearnProgress:
+        """Give the caller's nickname (None: none), recording them if not yet (not a caller
+        the server cannot know again: answered with why, nothing kept)."""
+        why = unrecorded(caller)
+        if why:
+            return self._answer(None, note=why)
+
+        def edit(was: Learner | None) -> tuple[str | None, dict]:
+            return nickname, (was.progress if was else {})
+
+        try:
+            learner = await self._off_loop(lambda: self.store.change(caller.visitor, edit))
+        except (ProgressUnavailable, TooLarge) as exc:
+            raise ProgressUnavailable(f"nickname: not kept on this server now: {exc}") from exc
+        return self._answer(learner)
+
+    def _answer(self, learner: Learner | None, note: str | None = None) -> LearnProgress:
+        steps = (learner.progress.get("steps") or {}) if learner else {}
+        return LearnProgress(
+            kept=learner is not None,
+            nickname=learner.nickname if learner else None,
+            last=(str(learner.progress.get("last") or "") or None) if learner else None,
+            steps={
+                k: LearnStepProgress(
+                    done=list(v.get("done") or []), tried=list(v.get("tried") or [])
+                )
+                for k, v in steps.items()
+                if k in BY_ID
+            },  # fmt: skip
+            watched=self.watched,
+            note=note,
+        )
+
+    async def class_view(self, caller: Caller) -> LearnClass:
+        """Every learner kept, the one seen most recently first: for the operator alone."""
+        if not caller.operator:
+            why = "" if self.watched else " (this server has none: ATTNVIZ_ADMIN_TOKEN is unset)"
+            raise NotOperator(
+                "class: only the operator, with Authorization: Bearer <ATTNVIZ_ADMIN_TOKEN>, "
+                f"sees the class{why}; a learner's own progress is at GET /api/learn/progress"
+            )
+        now = time.time()
+        note = None
+        try:
+            learners = await self._off_loop(lambda: self.store.learners(now))
+        except ProgressUnavailable as exc:
+            learners, note = [], f"The learners' progress cannot be read now: {exc}."
+        return LearnClass(
+            learners=[class_row(x, now) for x in learners],
+            steps=len(STEPS),
+            now=now,
+            poll_s=POLL_S,
+            max_learners=self.store.max_learners,
+            keep_days=self.store.keep_days,
+            note=note,
+        )

@@ -1,0 +1,273 @@
+"""The Learn progress the server keeps, over HTTP (each TestClient a visitor with its own cookie
+jar): a check's answer recorded as the server gave it (a task done only when the server found
+it done; tried only once the learner changed the lab), the nickname and its rules (a 422 naming
+the field and the rule), the caps (learners kept, the bytes of one), the operator-only class
+view (403 for anyone else, never an id), a restart over the same data directory, and the
+file's schema version (a file of no version migrated, a newer one left as it is)."""
+
+from __future__ import annotations
+
+import copy
+import sqlite3
+
+import pytest
+from fastapi.testclient import TestClient
+
+from attnviz.api.visitor import COOKIE
+from attnviz.app import create_app
+from attnviz.learn.steps import STEPS
+from attnviz.limits import LIMITS
+from attnviz.services.progress_store import FILE, VERSION, record_bytes
+from attnviz.settings import Settings
+
+OPERATOR = "the-operators-token-for-the-class"
+AS_OPERATOR = {"Authorization": f"Bearer {OPERATOR}"}
+
+
+def make_app(data_dir, **settings):
+    s = Settings(device="cpu", builtin_model=False, data_dir=data_dir, **settings)
+    return create_app(s)
+
+
+@pytest.fixture
+def app(tmp_path):
+    return make_app(tmp_path, admin_token=OPERATOR)
+
+
+def visitor(app) -> TestClient:
+    """A browser: its first request gets the cookie it keeps."""
+    c = TestClient(app)
+    assert c.get("/healthz").status_code == 200 and COOKIE in c.cookies
+    return c
+
+
+def start(app, step_id: str) -> dict:
+    """A toy step's check as the page sends it when the step opens (its starting table and
+    view, from GET /api/learn)."""
+    step = next(s for s in TestClient(app).get("/api/learn").json()["steps"] if s["id"] == step_id)
+    toy = step["toy"]
+    view = {k: toy["view"][k] for k in ("layer", "head", "vlayer", "a", "b")}
+    table = {k: toy[k] for k in ("tokens", "axes", "embeddings", "config")}
+    return {"toy": table, "view": view}
+
+
+def edited(body: dict, row: int, col: int, value: float) -> dict:
+    out = copy.deepcopy(body)
+    out["toy"]["embeddings"][row][col] = value
+    return out
+
+
+def check(client: TestClient, step_id: str, body: dict) -> dict:
+    r = client.post(f"/api/learn/{step_id}/check", json=body)
+    assert r.status_code == 200, r.text
+    return {t["id"]: t["done"] for t in r.json()["tasks"]}
+
+
+def the_class(app) -> dict:
+    r = TestClient(app).get("/api/learn/class", headers=AS_OPERATOR)
+    assert r.status_code == 200, r.text
+    assert r.headers["cache-control"] == "no-store"
+    return r.json()
+
+
+def test_a_check_is_recorded_as_the_server_answered_it(app):
+    a = visitor(app)
+    assert a.get("/api/learn/progress").json() == {
+        "kept": False, "nickname": None, "last": None, "steps": {}, "watched": True,
+        "note": None,
+    }  # fmt: skip
+    body = start(app, "dot-products")
+    # The step opens: its starting state is checked, and is no try of the learner's.
+    assert check(a, "dot-products", body) == {"apple-to-banana": False}
+    got = a.get("/api/learn/progress").json()
+    assert got["kept"] and got["last"] == "dot-products"
+    assert got["steps"] == {"dot-products": {"done": [], "tried": []}}
+    # A change that does not do it: tried, not done, so stuck there.
+    assert check(a, "dot-products", edited(body, 4, 0, 0.5)) == {"apple-to-banana": False}
+    assert a.get("/api/learn/progress").json()["steps"]["dot-products"] == {
+        "done": [], "tried": ["apple-to-banana"],
+    }  # fmt: skip
+    row = the_class(app)["learners"][0]
+    assert row["label"] == "Learner 1" and not row["named"]
+    assert row["on"] == {"n": 2, "id": "dot-products", "title": STEPS[1].title}
+    assert row["done"] == []
+    assert row["stuck"] == [{"n": 2, "id": "dot-products", "title": STEPS[1].title,
+                             "tasks": [STEPS[1].tasks[0].prompt]}]  # fmt: skip
+    # The change that does it (banana's fruit up to 2): done, no longer stuck.
+    assert check(a, "dot-products", edited(body, 4, 1, 2.0)) == {"apple-to-banana": True}
+    row = the_class(app)["learners"][0]
+    assert row["done"] == [2] and row["stuck"] == []
+    # Done stays done when the table goes back (as in the browser).
+    assert check(a, "dot-products", body) == {"apple-to-banana": False}
+    assert the_class(app)["learners"][0]["done"] == [2]
+    # A view other than the start is a try too (step 7: a head chosen).
+    heads = start(app, "heads")
+    check(a, "heads", {**heads, "view": {**heads["view"], "head": 1}})
+    assert a.get("/api/learn/progress").json()["steps"]["heads"]["tried"] == ["street-head"]
+
+
+def test_what_is_not_the_servers_answer_is_not_recorded(app):
+    a = visitor(app)
+    body = start(app, "dot-products")
+    # A refused check records nothing; nor does a route take a claim of progress.
+    r = a.post("/api/learn/dot-products/check", json={"run": "abc"})
+    assert r.status_code == 422
+    assert a.get("/api/learn/progress").json()["kept"] is False
+    r = a.put("/api/learn/progress/nickname", json={"nickname": "Ada", "steps": {"rnn": {}}})
+    assert r.status_code == 422 and r.json()["message"].startswith("steps: Extra inputs")
+    # A client that keeps no cookie is a new visitor at every request: nothing kept.
+    a.cookies.clear()
+    check(a, "dot-products", edited(body, 4, 1, 2.0))
+    # Nor for the operator's token, which names no learner.
+    check(TestClient(app, headers=AS_OPERATOR), "dot-products", edited(body, 4, 1, 2.0))
+    assert the_class(app)["learners"] == []
+    r = TestClient(app).put("/api/learn/progress/nickname", json={"nickname": "Ada"})
+    assert r.status_code == 200 and r.json()["kept"] is False
+    assert "without the cookie" in r.json()["note"]
+    assert the_class(app)["learners"] == []
+
+
+@pytest.mark.parametrize(
+    ("nickname", "rule"),
+    [
+        ("x" * (LIMITS.max_nickname_chars + 1),
+         f"nickname: {LIMITS.max_nickname_chars + 1} characters is over the cap of "
+         f"{LIMITS.max_nickname_chars} (LIMITS.max_nickname_chars)"),
+        ("Ada\u0007", "nickname: U+0007 is a control or format character"),
+        ("Ada\nLovelace", "nickname: U+000A is a control or format character"),
+        ("\u202eadA", "nickname: U+202E is a control or format character"),
+        ("learner  3", "nickname: 'learner 3' is how the class view names a learner"),
+        (7, "nickname: Input should be a valid string"),
+    ],
+)  # fmt: skip
+def test_a_nickname_breaking_a_rule_is_a_422_naming_it(app, nickname, rule):
+    r = visitor(app).put("/api/learn/progress/nickname", json={"nickname": nickname})
+    assert r.status_code == 422, r.text
+    assert r.json()["message"].startswith(rule), r.json()
+    assert r.json()["detail"][0]["loc"] == ["body", "nickname"]
+
+
+def test_a_nickname_is_trimmed_kept_shown_and_cleared(app):
+    a = visitor(app)
+    longest = "É" * LIMITS.max_nickname_chars
+    r = a.put("/api/learn/progress/nickname", json={"nickname": longest})
+    assert r.status_code == 200 and r.json()["nickname"] == longest
+    r = a.put("/api/learn/progress/nickname", json={"nickname": "  Ada   Lovelace "})
+    assert r.json()["nickname"] == "Ada Lovelace" and r.json()["kept"]
+    row = the_class(app)["learners"][0]
+    assert row["label"] == "Ada Lovelace" and row["named"] and row["on"] is None
+    for blank in ("   ", None):
+        r = a.put("/api/learn/progress/nickname", json={"nickname": blank})
+        assert r.status_code == 200 and r.json()["nickname"] is None
+    assert the_class(app)["learners"][0]["label"] == "Learner 1"
+
+
+def test_the_class_is_the_operators_alone(app, tmp_path):
+    a = visitor(app)
+    check(a, "dot-products", edited(start(app, "dot-products"), 4, 0, 0.5))
+    token = a.cookies[COOKIE]  # the signed value: as a bearer token, the same visitor
+    cases = {
+        "a learner": a,
+        "a learner's own token": TestClient(app, headers={"Authorization": f"Bearer {token}"}),
+        "a wrong token": TestClient(app, headers={"Authorization": "Bearer not-the-token"}),
+        "no one": TestClient(app),
+    }
+    for who, client in cases.items():
+        r = client.get("/api/learn/class")
+        assert r.status_code == 403, who
+        assert r.json()["message"].startswith(
+            "class: only the operator, with Authorization: Bearer <ATTNVIZ_ADMIN_TOKEN>, sees "
+            "the class; a learner's own progress is at GET /api/learn/progress"
+        ), who
+        assert "Learner" not in r.text
+    # The operator's: no visitor's id, no cookie, no token anywhere in it.
+    r = TestClient(app).get("/api/learn/class", headers=AS_OPERATOR)
+    assert r.status_code == 200 and len(r.json()["learners"]) == 1
+    visitor_id = token.rsplit(".", 1)[0]
+    for secret in (token, visitor_id):
+        assert secret not in r.text
+    # A server with no operator: no one sees it, and it says why.
+    lone = make_app(tmp_path / "lone")
+    r = visitor(lone).get("/api/learn/class")
+    assert r.status_code == 403 and "ATTNVIZ_ADMIN_TOKEN is unset" in r.json()["message"]
+    assert visitor(lone).get("/api/learn/progress").json()["watched"] is False
+
+
+def test_learners_past_the_cap_are_forgotten_least_recently_seen_first(tmp_path):
+    app = make_app(tmp_path, admin_token=OPERATOR, learn_max_learners=3)
+    body = edited(start(app, "dot-products"), 4, 0, 0.5)
+    clients = [visitor(app) for _ in range(4)]
+    for i, c in enumerate(clients[:3]):
+        c.put("/api/learn/progress/nickname", json={"nickname": f"Pupil {i}"})
+    check(clients[0], "dot-products", body)  # Pupil 0 is seen again: Pupil 1 is the oldest
+    check(clients[3], "dot-products", body)
+    labels = [r["label"] for r in the_class(app)["learners"]]
+    assert labels == ["Learner 4", "Pupil 0", "Pupil 2"]
+    assert the_class(app)["max_learners"] == 3
+    assert clients[1].get("/api/learn/progress").json()["kept"] is False
+
+
+def test_one_learners_record_is_within_its_cap_with_every_task_and_the_longest_name():
+    every = {"last": STEPS[-1].id, "steps": {
+        s.id: {"done": [t.id for t in s.tasks], "tried": [t.id for t in s.tasks]} for s in STEPS
+    }}  # fmt: skip
+    widest = "\U0001f600" * LIMITS.max_nickname_chars  # 4 bytes each in UTF-8
+    assert record_bytes(widest, every) < LIMITS.max_learner_bytes / 4
+
+
+def test_the_progress_survives_a_restart(tmp_path):
+    first = make_app(tmp_path, admin_token=OPERATOR)
+    a = visitor(first)
+    a.put("/api/learn/progress/nickname", json={"nickname": "Ada"})
+    check(a, "dot-products", edited(start(first, "dot-products"), 4, 1, 2.0))
+    before = a.get("/api/learn/progress").json()
+    seen = the_class(first)["learners"]
+    # A new app over the same data directory (its secret kept there: the cookie still holds).
+    again = make_app(tmp_path, admin_token=OPERATOR)
+    b = TestClient(again, cookies={COOKIE: a.cookies[COOKIE]})
+    assert b.get("/api/learn/progress").json() == before
+    after = the_class(again)["learners"]
+    assert [(r["label"], r["done"], r["on"]) for r in after] == [
+        (r["label"], r["done"], r["on"]) for r in seen
+    ]
+    assert after[0]["label"] == "Ada" and after[0]["done"] == [2]
+
+
+def user_version(path) -> int:
+    with sqlite3.connect(path) as conn:
+        return conn.execute("PRAGMA user_version").fetchone()[0]
+
+
+def test_a_file_of_no_version_is_migrated_and_a_newer_one_left_as_it_is(tmp_path):
+    # Version 0: a file that has no table yet (another process made it and stopped).
+    (tmp_path / "old").mkdir()
+    with sqlite3.connect(tmp_path / "old" / FILE) as conn:
+        conn.execute("CREATE TABLE notes (note TEXT)")
+    conn.close()
+    assert user_version(tmp_path / "old" / FILE) == 0
+    app = make_app(tmp_path / "old", admin_token=OPERATOR)
+    a = visitor(app)
+    check(a, "dot-products", edited(start(app, "dot-products"), 4, 1, 2.0))
+    assert user_version(tmp_path / "old" / FILE) == VERSION
+    assert the_class(app)["learners"][0]["done"] == [2]
+    # A newer attnviz's file: left exactly as it is; checks answered; nothing kept, and said.
+    newer = tmp_path / "newer"
+    newer.mkdir()
+    with sqlite3.connect(newer / FILE) as conn:
+        conn.execute("CREATE TABLE learners (who TEXT, what TEXT)")
+        conn.execute("INSERT INTO learners VALUES ('someone', 'something')")
+        conn.execute(f"PRAGMA user_version = {VERSION + 1}")
+    conn.close()
+    was = (newer / FILE).read_bytes()
+    app = make_app(newer, admin_token=OPERATOR)
+    a = visitor(app)
+    assert check(a, "dot-products", edited(start(app, "dot-products"), 4, 1, 2.0))
+    got = a.get("/api/learn/progress").json()
+    assert got["kept"] is False and "written by a newer attnviz" in got["note"]
+    shown = the_class(app)
+    assert shown["learners"] == [] and "written by a newer attnviz" in shown["note"]
+    assert str(newer) not in shown["note"]
+    r = a.put("/api/learn/progress/nickname", json={"nickname": "Ada"})
+    assert r.status_code == 503 and r.json()["message"].startswith("nickname: not kept")
+    assert (newer / FILE).read_bytes() == was
+    assert user_version(newer / FILE) == VERSION + 1

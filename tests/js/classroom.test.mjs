@@ -1,0 +1,105 @@
+// The class view's and the nickname's pure parts (static/js/modes/learn/classroom.js): last seen
+// in words, a learner's row as text, the class in one sentence, the server's record merged into
+// the browser's progress, and the class view's link.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import {
+  classSummary,
+  doneText,
+  mergeKept,
+  onText,
+  rowText,
+  seenAgo,
+  stuckLines,
+} from "../../static/js/modes/learn/classroom.js";
+import { decodeLearnHash, emptyProgress } from "../../static/js/modes/learn/progress.js";
+
+/** @param {object} [over] */
+const learner = (over = {}) => ({
+  label: "Learner 3",
+  named: false,
+  on: { n: 4, id: "worked-example", title: "An apple and a banana, by hand" },
+  done: [2, 3],
+  stuck: [{ n: 4, id: "worked-example", title: "An apple and a banana, by hand", tasks: ["Edit only banana's row."] }],
+  last_seen: 1000,
+  seen_s: 130,
+  ...over,
+});
+
+test("last seen reads in whole units, rounded down", () => {
+  const cases = [
+    [0, "just now"],
+    [9.99, "just now"],
+    [-5, "just now"],
+    [10, "10 seconds ago"],
+    [59.9, "59 seconds ago"],
+    [60, "1 minute ago"],
+    [130, "2 minutes ago"],
+    [3599, "59 minutes ago"],
+    [3600, "1 hour ago"],
+    [7 * 3600 + 59, "7 hours ago"],
+    [86400, "1 day ago"],
+    [86400 * 45, "45 days ago"],
+    [Number.NaN, "just now"],
+  ];
+  for (const [s, words] of cases) assert.equal(seenAgo(/** @type {number} */ (s)), words, String(s));
+});
+
+test("a learner's row says the steps done, where stuck and the step they are on", () => {
+  const l = learner();
+  assert.equal(doneText(l, 17), "2 of 17: 2, 3");
+  assert.equal(doneText(learner({ done: [] }), 17), "none yet");
+  assert.equal(onText(l), "on step 4, An apple and a banana, by hand");
+  assert.equal(onText(learner({ on: null })), "no step checked yet");
+  assert.deepEqual(stuckLines(l), [{ step: "4. An apple and a banana, by hand", tasks: ["Edit only banana's row."] }]);
+  assert.deepEqual(rowText(l, 17), {
+    label: "Learner 3",
+    on: "on step 4, An apple and a banana, by hand",
+    done: "2 of 17: 2, 3",
+    stuck: "4. An apple and a banana, by hand: Edit only banana's row.",
+    seen: "2 minutes ago",
+  });
+  assert.equal(rowText(learner({ stuck: [] }), 17).stuck, "nowhere");
+});
+
+test("the class in one sentence", () => {
+  const data = { learners: [], steps: 17, now: 0, poll_s: 2, max_learners: 500, keep_days: 90 };
+  assert.equal(classSummary(data), "No learner has checked a task on this server yet.");
+  const all = Array.from({ length: 17 }, (_, i) => i + 1);
+  data.learners = [learner(), learner({ label: "Ada", stuck: [] }), learner({ done: all, stuck: [] })];
+  assert.equal(classSummary(data), "3 learners; 1 stuck on a task (tried, not done); 1 with every step done.");
+  data.learners = [learner({ stuck: [] })];
+  assert.equal(classSummary(data), "1 learner; none stuck on a task.");
+});
+
+test("the server's record adds the tasks it found done, and takes nothing away", () => {
+  const mine = { v: /** @type {1} */ (1), last: 3, done: { "dot-products": ["apple-to-banana"] } };
+  const kept = {
+    kept: true,
+    nickname: null,
+    last: "qkv",
+    watched: true,
+    steps: {
+      qkv: { done: ["quiet-values"], tried: ["quiet-values", "determiner-finds-a"] },
+      scaling: { done: [], tried: ["unscaled-one-hot"] },
+      "dot-products": { done: [], tried: [] },
+    },
+  };
+  assert.deepEqual(mergeKept(mine, kept), {
+    v: 1,
+    last: 3,
+    done: { "dot-products": ["apple-to-banana"], qkv: ["quiet-values"] },
+  });
+  // Nothing new: the same object (nothing to save or redraw).
+  assert.equal(mergeKept(mine, { ...kept, steps: {} }), mine);
+  assert.equal(mergeKept(mine, null), mine);
+  // Whatever cannot be a task id is left out.
+  const odd = { ...kept, steps: { qkv: { done: ["Quiet values!", 7], tried: [] } } };
+  assert.deepEqual(mergeKept(emptyProgress(), /** @type {any} */ (odd)), emptyProgress());
+});
+
+test("#learn/class is the class view's link, not a step", () => {
+  assert.deepEqual(decodeLearnHash("#learn/class"), { n: null, class: true });
+  assert.deepEqual(decodeLearnHash("#learn/classes"), { n: null, bad: "classes" });
+});
