@@ -1,9 +1,9 @@
-"""Training runs: start one, read its state, follow its events, cancel it, download a model,
-export an ended run as one HTML file, share it (the operator).
+"""Training runs: start one, read its state, follow its events, rename it, cancel it, download
+a model, export an ended run as one HTML file, share it (the operator).
 
 Whoever holds a run's id may read it (and is remembered as having opened it); only its owner or
-the operator may cancel it, and only the operator share it: to anyone else those answer 404, as
-for a run that does not exist (``services.ownership``)."""
+the operator may rename or cancel it, and only the operator share it: to anyone else those
+answer 404, as for a run that does not exist (``services.ownership``)."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from attnviz.schemas.train import (
     TrainDecoded,
     TrainDecodeRequest,
     TrainOptions,
+    TrainRename,
     TrainRequest,
     TrainRun,
     TrainRuns,
@@ -226,6 +227,28 @@ def decode(run: RunDep, training: TrainingDep, req: TrainDecodeRequest) -> Train
     a string of lowercase letters (greedy), with every head's attention, exact: the encoder's,
     the decoder's own and its cross-attention to the source."""
     return training.decode(run, req)
+
+
+@router.patch(
+    "/{run_id}",
+    responses={
+        **not_yours("run", "rename"),
+        400: {"description": "The body could not be read as JSON (UTF-8 text)"},
+        413: {"description": "The body is over the server's cap"},
+        422: {
+            "description": "`title` empty once trimmed, over max_title_chars, or holding a "
+            "control character; see message"
+        },
+    },
+)
+def rename(run_id: RunId, req: TrainRename, training: TrainingDep, caller: CallerDep) -> TrainRun:
+    """Name the run (`{"title": "my induction model"}`; `null` gives it back the name of what
+    it trains), whatever its state: the run's owner (its cookie, or the bearer token its start
+    answered) or the operator; 404 for anyone else. The name is trimmed of spaces, 1 to
+    `max_title_chars` characters (/api/train/options), with no control characters; the run
+    and its models are listed under it from then on (`named` true), across restarts."""
+    run = training.rename(run_id, req.title, caller)
+    return training.state(run, caller)
 
 
 @router.delete("/{run_id}", responses=NOT_YOURS)

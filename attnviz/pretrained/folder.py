@@ -79,6 +79,7 @@ class PretrainedModel:
     run: str | None = None
     title: str | None = None
     created: float | None = None
+    named: bool = False  # the run's owner named it: ``title`` is that name (and the label)
     # Texts it reads, where the server's examples would not do (a character model's alphabet).
     examples: list[str] | None = None
     # Its end-of-text tokens (config.json's eos_token_id): generation stops after writing one.

@@ -3,11 +3,13 @@ encoder-decoder model asked to decode) and the claims a run is measured against.
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from attnviz.engine.config import Norm, Positional
+from attnviz.limits import LIMITS
 from attnviz.schemas.common import Owned, RunState, Strict
 
 # A run's state: ``queued`` while it waits for a training slot, then one of a comparison's
@@ -29,6 +31,11 @@ class TrainLimits(BaseModel):
     max_seconds: float = Field(description="ATTNVIZ_TRAIN_MAX_SECONDS: a run stops there")
     max_params: int = Field(description="ATTNVIZ_TRAIN_MAX_PARAMS, per variant")
     max_text_chars: int = Field(description="ATTNVIZ_TRAIN_MAX_TEXT_CHARS")
+    max_title_chars: int = Field(
+        LIMITS.max_run_title_chars,
+        description="The longest name a run may be given (PATCH /api/train/{id}), in "
+        "characters once its spaces are trimmed",
+    )
 
 
 TRAIN_SHAPE = TrainLimits(max_steps=0, max_seconds=0, max_params=0, max_text_chars=0)
@@ -228,16 +235,29 @@ class TrainAsk(BaseModel):
 
 
 class SharedOwned(Owned):
-    """A training run's ``Owned``, and whether the operator shared it."""
+    """A training run's ``Owned``, whether the operator shared it, and whether the caller may
+    rename it."""
 
     shared: bool = Field(False, description="The operator shared it with every visitor")
+    can_rename: bool = Field(
+        False,
+        description="The caller may rename it (PATCH): its owner or the operator; to anyone "
+        "else PATCH answers 404",
+    )
+
+
+TITLE_ABOUT = (
+    "Its name: the one its owner gave it (`named`), else what it trains, in words; the page "
+    "names it by this (and, when not `named`, its start), never by its id"
+)
+NAMED_ABOUT = (
+    "Its owner named it (PATCH): the page shows `title` as it is, without the start's time"
+)
 
 
 class TrainRun(SharedOwned):
-    title: str = Field(
-        description="What it trains, in words: the page names it by this and "
-        "its start, never by its id"
-    )
+    title: str = Field(description=TITLE_ABOUT)
+    named: bool = Field(False, description=NAMED_ABOUT)
     created: float = Field(description="When it started (epoch seconds)")
     state: TrainState
     reason: str | None = Field(None, description="Why it stopped, when not done")
@@ -277,7 +297,8 @@ class TrainRunVariantSummary(BaseModel):
 class TrainRunSummary(SharedOwned):
     """One run in the caller's list of this server's runs (GET /api/train)."""
 
-    title: str = Field(description="What it trains, in words (as TrainRun's)")
+    title: str = Field(description=TITLE_ABOUT)
+    named: bool = Field(False, description=NAMED_ABOUT)
     created: float = Field(description="When it started (epoch seconds)")
     state: TrainState
     reason: str | None = None
@@ -294,6 +315,54 @@ class TrainRuns(BaseModel):
         description="The caller's runs this server keeps (its own, those it opened by their "
         "link, the shared ones; every one for the operator), newest first"
     )
+
+
+# Characters a run's name may not hold: controls (a line break, a tab, DEL), line and
+# paragraph separators, the explicit direction marks that reorder the text around them, and
+# lone surrogates (no character at all).
+_NOT_IN_A_NAME = {"Cc", "Zl", "Zp", "Cs"}
+_DIRECTION_MARKS = {"LRE", "RLE", "PDF", "LRO", "RLO", "LRI", "RLI", "FSI", "PDI"}
+
+
+def title_refused(title: str) -> str | None:
+    """Why ``title`` (trimmed) cannot be a run's name, naming the field and the rule; None when
+    it can."""
+    cap = LIMITS.max_run_title_chars
+    if not title:
+        return "title: a run's name needs at least one character that is not a space"
+    if len(title) > cap:
+        return f"title: {len(title):,} characters; a run's name has at most {cap}"
+    for c in title:
+        if unicodedata.category(c) in _NOT_IN_A_NAME or (
+            unicodedata.bidirectional(c) in _DIRECTION_MARKS
+        ):
+            return (
+                f"title: a run's name cannot hold a control character (a line break, a tab, a "
+                f"direction mark); it has U+{ord(c):04X}"
+            )
+    return None
+
+
+class TrainRename(Strict):
+    """A run's new name (PATCH /api/train/{id}): its owner's or the operator's."""
+
+    title: str | None = Field(
+        json_schema_extra={"maxLength": LIMITS.max_run_title_chars},
+        description="The name, trimmed of spaces at either end: 1 to max_title_chars "
+        "characters (/api/train/options), no control characters; null gives it back the name "
+        "of what it trains",
+    )
+
+    @field_validator("title", mode="after")
+    @classmethod
+    def _a_name(cls, title: str | None) -> str | None:
+        if title is None:
+            return None
+        title = title.strip()
+        refused = title_refused(title)
+        if refused is not None:
+            raise ValueError(refused)
+        return title
 
 
 class TrainDecodeRequest(Strict):

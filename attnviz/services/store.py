@@ -8,8 +8,10 @@ their links.
   it: config.json, model.safetensors, tokenizer.json).
 - ``<data_dir>/runs.sqlite3``: the index (SQLite in WAL mode, so that replicas sharing the
   directory read and write it at once): id, kind, replica, owner, shared, openers, state, step,
-  created and finished times, bytes on disk, and when and why a run was removed (its row stays
-  as a tombstone, so that its link can say so).
+  created and finished times, bytes on disk, when and why a run was removed (its row stays
+  as a tombstone, so that its link can say so), and the name its owner gave it. Its layout's
+  version is SQLite's ``user_version`` (``SCHEMA_VERSION``); an index of an older layout is
+  brought up to date in place when it is first opened (``MIGRATIONS``).
 
 Every file is written whole (``datadir.write_atomic``: a temporary file in the same folder,
 fsync, rename); a model folder is written beside its place and renamed into it; a run's folder
@@ -30,7 +32,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from attnviz.services.datadir import write_atomic
+from attnviz.services.datadir import immediate, write_atomic
 from attnviz.services.ownership import Ownership
 
 log = logging.getLogger(__name__)
@@ -53,9 +55,52 @@ CREATE TABLE IF NOT EXISTS runs (
     finished REAL,
     bytes INTEGER NOT NULL DEFAULT 0,
     removed REAL,                   -- a tombstone: when it was evicted
-    removed_why TEXT
+    removed_why TEXT,
+    title TEXT                      -- the name its owner gave it; NULL: what it trains
 )
 """
+# The index's layout (PRAGMA user_version): 0, the first (no title); 1, the owner's ``title``.
+SCHEMA_VERSION = 1
+
+
+def _add_title(conn: sqlite3.Connection) -> None:
+    columns = {r[1] for r in conn.execute("PRAGMA table_info(runs)")}
+    if "title" not in columns:
+        conn.execute("ALTER TABLE runs ADD COLUMN title TEXT")
+
+
+# What brings an index of version ``v - 1`` to ``v``, in one transaction with the version.
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _add_title}
+
+
+def migrate(conn: sqlite3.Connection) -> int:
+    """The index made (a new one at ``SCHEMA_VERSION``) or brought up to it in place, in one
+    transaction: a replica opening it at the same moment waits, then finds it done. One of a
+    later version (a newer attnviz's) is left as it is: its changes only add. Returns the
+    version it was at."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        was = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        made = conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'runs'"
+        ).fetchone()
+        if made is None:
+            conn.execute(SCHEMA)
+        else:
+            for version in range(was + 1, SCHEMA_VERSION + 1):
+                MIGRATIONS[version](conn)
+        if was < SCHEMA_VERSION:
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+    if made is not None and was < SCHEMA_VERSION:
+        log.info("the run index went from version %d to %d", was, SCHEMA_VERSION)
+    elif was > SCHEMA_VERSION:
+        log.warning("the run index is of version %d, newer than this server's %d: read as "
+                    "far as this one knows", was, SCHEMA_VERSION)  # fmt: skip
+    return was
 
 
 class StoreError(Exception):
@@ -77,6 +122,7 @@ class Row:
     bytes: int
     removed: float | None
     removed_why: str | None
+    title: str | None = None  # the name its owner gave it; None: what it trains
 
     def access(self) -> Ownership:
         return Ownership(owner=self.owner, shared=self.shared,
@@ -124,20 +170,14 @@ class RunStore:
             conn.execute(f"PRAGMA busy_timeout={BUSY_MS}")
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.row_factory = sqlite3.Row
-            conn.execute(SCHEMA)
+            migrate(conn)
             self._local.conn = conn
         return conn
 
     @contextmanager
     def _db(self) -> Iterator[sqlite3.Connection]:
-        conn = self._conn()
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with immediate(self._conn()) as conn:
             yield conn
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
 
     @staticmethod
     def _row(r: sqlite3.Row) -> Row:
@@ -148,7 +188,8 @@ class RunStore:
         return Row(id=r["id"], kind=r["kind"], replica=r["replica"], owner=r["owner"],
                    shared=bool(r["shared"]), openers=[str(o) for o in openers], state=r["state"],
                    step=r["step"], created=r["created"], finished=r["finished"], bytes=r["bytes"],
-                   removed=r["removed"], removed_why=r["removed_why"])  # fmt: skip
+                   removed=r["removed"], removed_why=r["removed_why"],
+                   title=r["title"])  # fmt: skip
 
     def row(self, run_id: str) -> Row | None:
         if not self.exists:
@@ -200,19 +241,28 @@ class RunStore:
         return [self._row(r) for r in got.fetchall()]
 
     def put(self, run_id: str, kind: str, *, replica: str, access: Ownership, state: str,
-            step: int, created: float, finished: float | None = None) -> None:  # fmt: skip
-        """The run's row, as it is now (its bytes on disk counted when it is finished)."""
+            step: int, created: float, finished: float | None = None,
+            title: str | None = None) -> None:  # fmt: skip
+        """The run's row, as it is now (its bytes on disk counted when it is finished);
+        ``title``, its owner's name for it, only where the row is new (``put_title`` renames)."""
         size = folder_bytes(self.folder(run_id)) if finished is not None else 0
         with self._db() as db:
             db.execute(
                 "INSERT INTO runs (id, kind, replica, owner, shared, openers, state, step, "
-                "created, finished, bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "created, finished, bytes, title) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT(id) DO UPDATE SET owner = excluded.owner, shared = excluded.shared, "
                 "openers = excluded.openers, state = excluded.state, step = excluded.step, "
                 "finished = excluded.finished, bytes = excluded.bytes",
                 (run_id, kind, replica, access.owner, int(access.shared),
-                 json.dumps(list(access.viewers)), state, step, created, finished, size),
+                 json.dumps(list(access.viewers)), state, step, created, finished, size, title),
             )  # fmt: skip
+
+    def put_title(self, run_id: str, title: str | None) -> bool:
+        """The name its owner gave the run (None: back to what it trains). Whether it has a
+        row to keep it in."""
+        with self._db() as db:
+            got = db.execute("UPDATE runs SET title = ? WHERE id = ?", (title, run_id))
+            return got.rowcount > 0
 
     def put_access(self, run_id: str, access: Ownership) -> None:
         """Who may read it changed (opened by a link, shared): its row and its record, with

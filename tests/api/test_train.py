@@ -449,8 +449,9 @@ def test_the_runs_are_listed_newest_first_and_a_finished_runs_stream_ends():
         # The runs are this client's own (one cookie jar): its to cancel, not shared; no place
         # in line once started (issue 27).
         assert runs[0] == {
-            "id": second, "yours": True, "can_cancel": True, "shared": False,
-            "title": "induction, residual compared (2 models)", "created": done["created"],
+            "id": second, "yours": True, "can_cancel": True, "shared": False, "can_rename": True,
+            "title": "induction, residual compared (2 models)", "named": False,
+            "created": done["created"],
             "state": "done", "reason": None, "place": None, "task": "induction",
             "preset": None, "compare": "residual", "steps": 6,
             "variants": [{"label": v["label"], "state": "done", "model": v["model"], "steps": 6,

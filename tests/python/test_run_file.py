@@ -59,8 +59,8 @@ def ended(http: httpx.Client, run_id: str) -> dict:
 
 def anyones(state: dict) -> dict:
     """A run's state as anyone but its owner reads it (issue 27: the owner's reads say that it
-    is theirs to cancel), which is what a file holds: no one's to cancel."""
-    return {**state, "yours": False, "can_cancel": False}
+    is theirs to cancel and rename), which is what a file holds: no one's to cancel."""
+    return {**state, "yours": False, "can_cancel": False, "can_rename": False}
 
 
 def data_of(html: str) -> dict:

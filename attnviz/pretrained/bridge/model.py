@@ -62,6 +62,7 @@ class BridgedModel:
     run: str | None = None
     title: str | None = None  # a trained run's model: what it is, in words
     created: float | None = None  # and when its run started (epoch seconds)
+    named: bool = False  # its run's owner named it: ``title`` is that name
     examples: list[str] | None = None
     eos_ids: tuple[int, ...] = ()
     # A vision-language model's processor (its image processor and tokenizer), else None.

@@ -101,6 +101,7 @@ class NdifModel:
     run: str | None = None
     title: str | None = None  # a trained run's model: what it is, in words
     created: float | None = None  # and when its run started (epoch seconds)
+    named: bool = False  # its run's owner named it: ``title`` is that name
     examples: list[str] | None = None
     eos_ids: tuple[int, ...] = ()
     # Its forwards run on the deployment, which queues them: nothing here to keep apart, so

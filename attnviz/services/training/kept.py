@@ -153,7 +153,7 @@ def save(store: RunStore, run: LiveRun, replica: str, *, state: str | None = Non
         store.write_json(run.id, "access.json", access_record(access))
         store.put(run.id, KIND, replica=replica, access=access, state=state or "running",
                   step=last_step(run), created=run.created,
-                  finished=time.time() if ended else None)  # fmt: skip
+                  finished=time.time() if ended else None, title=run.name)  # fmt: skip
         if ended:  # its models are whole in its variants' folders: the checkpoints' go
             for old in folder.glob("checkpoint-*"):
                 shutil.rmtree(old, ignore_errors=True)
@@ -189,6 +189,7 @@ def load(store: RunStore, row: Row, plan_for: Callable[[TrainRequest], Plan],
         data = store.read_json(row.id, "run.json")
         plan = plan_for(req)
         run = LiveRun(row.id, req, plan, row.access())
+        run.name = row.title  # its owner's name for it, kept in its row
         stored = data["variants"]
         if len(stored) != len(run.variants):
             raise ValueError(f"{len(stored)} variants stored, {len(run.variants)} planned")
@@ -284,4 +285,5 @@ def requeue(store: RunStore, row: Row, plan_for: Callable[[TrainRequest], Plan])
         raise StoreError(f"{store.folder(row.id)}: {type(exc).__name__}: {exc}") from exc
     run = LiveRun(row.id, req, plan_for(req), row.access())
     run.created, run.base, run.exempt, run.state = created, base, exempt, "queued"
+    run.name = row.title
     return run

@@ -117,10 +117,13 @@ def run_state(run: LiveRun, caller: Caller = NOBODY) -> TrainRun:
         state, reason, claims = run.state, run.reason, run.claims
         place, wait_s = run.place, run.wait_s
         told = run.access.told(caller, shared=True)
+        title, named = run.title, run.named
     return TrainRun(
         id=run.id,
         **told,
-        title=run.title,
+        can_rename=told["can_cancel"],  # its owner or the operator, as for cancel
+        title=title,
+        named=named,
         created=run.created,
         state=state,  # type: ignore[arg-type]
         reason=reason,
@@ -168,11 +171,14 @@ def summaries(runs: Iterable[LiveRun], caller: Caller = NOBODY) -> TrainRuns:
             ]
             state, reason, place = run.state, run.reason, run.place
             told = run.access.told(caller, shared=True)
+            title, named = run.title, run.named
         out.append(
             TrainRunSummary(
                 id=run.id,
                 **told,
-                title=run.title,
+                can_rename=told["can_cancel"],  # its owner or the operator, as for cancel
+                title=title,
+                named=named,
                 created=run.created,
                 state=state,  # type: ignore[arg-type]
                 reason=reason,

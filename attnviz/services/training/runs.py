@@ -102,6 +102,7 @@ class LiveRun:
         self.place: int | None = None  # while queued: its place in line (1 is next)
         self.wait_s: int | None = None  # while queued: the estimate of its wait
         self.exempt = False  # started by the operator: not bound by the per-visitor rule
+        self.name: str | None = None  # the name its owner gave it (PATCH), kept in its row
         self.stored = False  # its end is in the store (its row says finished)
         pairs = zip(plan.variants, plan.params, strict=True)
         self.variants = [Variant(label, arch, n) for (label, arch), n in pairs]
@@ -131,6 +132,16 @@ class LiveRun:
 
     @property
     def title(self) -> str:
+        """The run's name: the one its owner gave it, else what it trains (``described``)."""
+        return self.name if self.name is not None else self.described
+
+    @property
+    def named(self) -> bool:
+        """Its owner named it: a page shows ``title`` as it is, without the start's time."""
+        return self.name is not None
+
+    @property
+    def described(self) -> str:
         """What the run trains, in words, for its name on a page with its start's time:
         "induction, 2 layers", "induction, preset positions (4 models)"."""
         plan = self.plan
@@ -179,6 +190,12 @@ class LiveRun:
             if v.state == "running" and v.history:
                 return v.history[-1].seconds / len(v.history)
         return self.step_time
+
+
+def model_title(run: LiveRun, label: str) -> str:
+    """A variant's model's name on a page: the run's, with the variant's label where the run
+    has several."""
+    return run.title + (f", {label}" if len(run.variants) > 1 else "")
 
 
 def model_name(run: LiveRun, variant: Variant) -> str | None:

@@ -52,6 +52,7 @@ from attnviz.services.training.runs import (
     RunGone,
     TrainRefused,
     Variant,
+    model_title,
     param_count,
 )
 from attnviz.services.training.worker import Worker, served_model
@@ -359,6 +360,29 @@ class TrainService:
             self._put_access(run.id, access)
         return run
 
+    def rename(self, run_id: str, title: str | None, caller: Caller) -> LiveRun:
+        """Name the run ``title`` (checked: ``schemas.train.TrainRename``; None gives it back
+        the name of what it trains), at any state: its owner or the operator, ``RunGone`` for
+        anyone else. Its models are named after it, and its row keeps the name (every replica
+        reads it there)."""
+        run = self.control(run_id, caller)
+        if self.store is not None:  # the row first: a list read meanwhile takes the name from it
+            try:
+                self.store.put_title(run.id, title)
+            except (sqlite3.Error, OSError, StoreError) as exc:
+                log.warning("run %s: its name not stored (%s)", run.id, exc)
+        self._retitle(run, title)
+        return run
+
+    def _retitle(self, run: LiveRun, title: str | None) -> None:
+        """The run and its models (those served) named ``title`` (None: what it trains)."""
+        with run.lock:
+            run.name = title
+        for v in run.variants:
+            model = self.registry.get(v.model) if v.model else None
+            if model is not None and model.run == run.id:
+                model.title, model.named = model_title(run, v.label), run.named
+
     def lists(self, run_id: str, caller: Caller) -> bool:
         """Whether the run (and its models) is in ``caller``'s lists."""
         run = self.runs.get(run_id)
@@ -562,6 +586,8 @@ class TrainService:
             elif run.finished:
                 with run.lock:
                     run.access.merge(row.access())
+                if run.name != row.title:  # another replica renamed it
+                    self._retitle(run, row.title)
         gone = [r for r in held.values() if r.finished and r.stored and r.id not in live
                 and self._removed(r.id)]  # fmt: skip
         if gone:

@@ -20,7 +20,14 @@ from attnviz.pretrained import ModelRegistry, PretrainedModel
 from attnviz.schemas.train import TrainCheckpoint
 from attnviz.services import compute, heap
 from attnviz.services.training.report import claims, columns, thumbs
-from attnviz.services.training.runs import LiveRun, Plan, Variant, model_name, over_time
+from attnviz.services.training.runs import (
+    LiveRun,
+    Plan,
+    Variant,
+    model_name,
+    model_title,
+    over_time,
+)
 from attnviz.settings import Settings
 from attnviz.training import measures
 from attnviz.training.sample import generate
@@ -221,8 +228,9 @@ def served_model(run: LiveRun, name: str, model: Transformer, device: torch.devi
         tokenizer=TextTokenizer(char_tokenizer(task.vocab)),
         device=device,
         run=run.id,
-        title=run.title + (f", {label}" if len(run.variants) > 1 else ""),
+        title=model_title(run, label),
         created=run.created,
+        named=run.named,
         examples=[task.vocab.decode(task.probe().ids)],
     )
 

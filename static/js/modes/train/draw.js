@@ -66,10 +66,10 @@ export function createDrawing({ app, hooks, status, live }) {
       trainprogress.render(byId("t-run-card"), { run: r, live });
       status.set(
         r.state === "running"
-          ? `training ${runName(r.title, r.created)}`
+          ? `training ${runName(r.title, r.created, r.named)}`
           : r.state === "queued"
-            ? `${runName(r.title, r.created)}: waiting for a training slot`
-            : `${runName(r.title, r.created)}: ${r.state}`,
+            ? `${runName(r.title, r.created, r.named)}: waiting for a training slot`
+            : `${runName(r.title, r.created, r.named)}: ${r.state}`,
       );
       hooks.changed();
       byId("train-mode").dataset.run = r.state;

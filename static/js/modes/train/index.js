@@ -16,6 +16,7 @@ import { createDrawing } from "./draw.js";
 import { createForm } from "./form.js";
 import { encodeTrainLink, TRAIN_HASH } from "./link.js";
 import { createRecurrent } from "./recurrent.js";
+import { wireRename } from "./rename.js";
 import { ask, cancel, openLink, refreshRuns, show, start } from "./runs.js";
 
 /** @typedef {import("../../core/types.js").TrainRun} TrainRun */
@@ -46,6 +47,7 @@ export function createTrain(hooks, { run: saved = null } = {}) {
       e.preventDefault();
       ask(ctx);
     });
+    wireRename(ctx);
   }
 
   /**
@@ -84,7 +86,7 @@ export function createTrain(hooks, { run: saved = null } = {}) {
     app.link = null;
     if (pending) await openLink(ctx, pending);
     if (app.t.run) changed(["run"]);
-    else status.set("choose a task and train");
+    else status.set("nothing trained yet");
     refreshRuns(ctx);
   }
 

@@ -46,7 +46,7 @@ export function render(card, data, sel, callbacks) {
             })();
       // Named by what it is (the run's words, its variant's label) and when its run started;
       // its name in sentence mode (an id), never shown, is the row's data.
-      const named = runName(r.title, r.created);
+      const named = runName(r.title, r.created, r.named);
       const name = el("span", {
         className: "t-model-name",
         dataset: { model: v.model ?? "" },

@@ -1,8 +1,8 @@
 // The Train tab's run card: the progress bar over every variant's steps, the line under it
 // (a waiting run's place in line and estimate; the running variant's step, speed and losses;
 // once ended, each variant's figures), the
-// run's id, whether Cancel applies (and is offered at all: only to whoever may cancel the run,
-// its owner). A run that has ended is saved as one offline file by the header's Export HTML,
+// run's name, whether Cancel applies (and is offered at all: only to whoever may cancel the run,
+// its owner), and whether Rename is offered (the same people; rename.js does the renaming). A run that has ended is saved as one offline file by the header's Export HTML,
 // as every mode's views are. render(card, data): parts marked by data-role.
 
 import { runName } from "../../../core/runname.js";
@@ -42,10 +42,22 @@ export function render(card, data) {
           (last ? ` · held-out ${fmt(last.heldout, 3)}` : "")
         : `${ended(r.state, r.reason)} · ${each}`;
   // Named by what it is and when it started; its id, never shown, is the card's data.
-  part("id").textContent = runName(r.title, r.created);
+  part("id").textContent = runName(r.title, r.created, r.named);
   card.dataset.run = r.id;
   const cancel = /** @type {HTMLButtonElement} */ (part("cancel"));
   cancel.disabled = r.state !== "running" && r.state !== "queued";
+  // Rename: on the live page, to whoever may (its owner, the operator); the field, open for
+  // another run or for one no longer the caller's to rename, closes.
+  const rename = /** @type {HTMLButtonElement | null} */ (card.querySelector("[data-role=rename]"));
+  const form = /** @type {HTMLFormElement | null} */ (card.querySelector("[data-role=rename-form]"));
+  if (rename && form) {
+    const may = Boolean(data.live && r.can_rename);
+    rename.hidden = !may;
+    if (!form.hidden && (!may || form.dataset.run !== r.id)) {
+      form.hidden = true;
+      rename.setAttribute("aria-expanded", "false");
+    }
+  }
   const owner = /** @type {HTMLElement | null} */ (card.querySelector("[data-role=owner]"));
   if (data.live) {
     // The live page: Cancel only where the caller may (a saved file hides it for good). A run
@@ -57,8 +69,8 @@ export function render(card, data) {
       owner.textContent = r.can_cancel
         ? ""
         : r.shared
-          ? "Shared by the operator: you can read it, not cancel it"
-          : "Opened by its link: you can read it, not cancel it";
+          ? "Shared by the operator: you can read it, not cancel or rename it"
+          : "Opened by its link: you can read it, not cancel or rename it";
     }
   }
 }

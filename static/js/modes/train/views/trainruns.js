@@ -32,10 +32,14 @@ export function render(container, data, sel, callbacks) {
     const open = r.id === sel.open;
     const button = open
       ? el("span", { className: "dim", textContent: "shown above" })
-      : el("button", { type: "button", textContent: "Open", "aria-label": `Open: ${runName(r.title, r.created)}` });
+      : el("button", {
+          type: "button",
+          textContent: "Open",
+          "aria-label": `Open: ${runName(r.title, r.created, r.named)}`,
+        });
     if (!open) button.addEventListener("click", () => callbacks.onOpen(r.id));
     return el("li", { className: `t-run-item${open ? " open" : ""}`, dataset: { run: r.id, state: r.state } }, [
-      el("span", { className: "t-model-name", textContent: runName(r.title, r.created) }),
+      el("span", { className: "t-model-name", textContent: runName(r.title, r.created, r.named) }),
       el("span", {
         className: "dim",
         textContent:

@@ -1,0 +1,141 @@
+"""The run index's layout has a version (SQLite's user_version) and an index of an older one is
+brought up to date in place: a data directory written before runs had names (version 0, no
+``title`` column) opens with every run and tombstone as it was, takes a rename, and keeps it
+across a restart; an index of a newer attnviz is read as far as this one knows."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from attnviz.app import create_app
+from attnviz.services.store import INDEX, SCHEMA_VERSION, RunStore, migrate
+from attnviz.settings import Settings
+
+TINY = {"layers": 2, "heads": 2, "d_model": 16}
+
+# The index as attnviz made it before its version was kept (version 0): no ``title``.
+FIRST_LAYOUT = """
+CREATE TABLE IF NOT EXISTS runs (
+    id TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    replica TEXT NOT NULL DEFAULT '',
+    owner TEXT NOT NULL DEFAULT '',
+    shared INTEGER NOT NULL DEFAULT 0,
+    openers TEXT NOT NULL DEFAULT '[]',
+    state TEXT NOT NULL,
+    step INTEGER NOT NULL DEFAULT 0,
+    created REAL NOT NULL,
+    finished REAL,
+    bytes INTEGER NOT NULL DEFAULT 0,
+    removed REAL,
+    removed_why TEXT
+)
+"""
+FIRST_COLUMNS = ("id, kind, replica, owner, shared, openers, state, step, created, finished, "
+                 "bytes, removed, removed_why")  # fmt: skip
+
+
+def first_layout(path: Path, rows: list[tuple]) -> None:
+    """An index of the first layout at ``path`` holding ``rows`` (its columns, in order)."""
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute(FIRST_LAYOUT)
+    conn.executemany(f"INSERT INTO runs ({FIRST_COLUMNS}) VALUES ({', '.join('?' * 13)})", rows)
+    conn.commit()
+    conn.close()
+
+
+def layout(path: Path) -> tuple[int, list[str]]:
+    """The index's version and its columns."""
+    conn = sqlite3.connect(path)
+    try:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        return version, [r[1] for r in conn.execute("PRAGMA table_info(runs)")]
+    finally:
+        conn.close()
+
+
+def make_app(data_dir: Path):
+    return create_app(Settings(device="cpu", builtin_model=False, data_dir=data_dir))
+
+
+@pytest.mark.slow
+def test_a_data_directory_of_the_first_layout_opens_whole_and_keeps_a_rename(tmp_path):
+    data = tmp_path / "data"
+    client = TestClient(make_app(data))
+    r = client.post("/api/train", json={"arch": TINY, "opt": {"steps": 5}, "checkpoints": 1})
+    run_id = r.json()["id"]
+    while client.get(f"/api/train/{run_id}").json()["state"] in ("queued", "running"):
+        time.sleep(0.05)
+    before = client.get(f"/api/train/{run_id}").json()
+    # The same rows, in an index of the first layout (as a server before names wrote it), with
+    # a tombstone beside them.
+    conn = sqlite3.connect(data / INDEX)
+    rows = conn.execute(f"SELECT {FIRST_COLUMNS} FROM runs").fetchall()
+    conn.close()
+    gone = ("e" * 32, "run", "", "someone", 0, "[]", "done", 5, 1.0, 2.0, 0, 3.0, "to keep ...")
+    old = tmp_path / "old.sqlite3"
+    first_layout(old, [*rows, gone])
+    for suffix in ("", "-wal", "-shm"):
+        (data / f"{INDEX}{suffix}").unlink(missing_ok=True)
+    os.replace(old, data / INDEX)
+    assert layout(data / INDEX) == (0, FIRST_COLUMNS.split(", "))
+
+    again = TestClient(make_app(data), cookies=client.cookies)
+    state = again.get(f"/api/train/{run_id}").json()
+    assert layout(data / INDEX) == (SCHEMA_VERSION, [*FIRST_COLUMNS.split(", "), "title"])
+    assert (state["title"], state["named"], state["yours"]) == (before["title"], False, True)
+    assert state["variants"] == before["variants"]
+    tomb = again.get(f"/api/train/{'e' * 32}")
+    assert tomb.status_code == 404 and "was removed on" in tomb.json()["message"]
+    assert again.patch(f"/api/train/{run_id}", json={"title": "kept"}).status_code == 200
+
+    third = TestClient(make_app(data), cookies=client.cookies)
+    state = third.get(f"/api/train/{run_id}").json()
+    assert (state["title"], state["named"]) == ("kept", True)
+    assert [r["title"] for r in third.get("/api/train").json()["runs"]] == ["kept"]
+
+
+def test_migrate_brings_an_old_index_up_once_and_leaves_a_newer_one(tmp_path, caplog):
+    path = tmp_path / INDEX
+    rows = [("a" * 32, "run", "r1", "v", 1, '["w"]', "done", 7, 10.0, 11.0, 2048, None, None),
+            ("b" * 32, "comparison", "", "v", 0, "[]", "interrupted", 0, 12.0, 13.0, 0, 14.0,
+             "after 30 days")]  # fmt: skip
+    first_layout(path, rows)
+    store = RunStore(tmp_path)
+    got = {r.id: r for r in store.rows_all()}  # its first read migrates it
+    assert layout(path) == (SCHEMA_VERSION, [*FIRST_COLUMNS.split(", "), "title"])
+    a = got["a" * 32]
+    assert (a.replica, a.owner, a.shared, a.openers, a.step, a.bytes, a.title) == (
+        "r1", "v", True, ["w"], 7, 2048, None)  # fmt: skip
+    assert got["b" * 32].removed_why == "after 30 days"
+    assert store.put_title("a" * 32, "named") and RunStore(tmp_path).row("a" * 32).title == "named"
+    conn = sqlite3.connect(path)
+    assert migrate(conn) == SCHEMA_VERSION  # again: nothing to do
+    conn.close()
+    assert layout(path)[0] == SCHEMA_VERSION
+
+    # A newer attnviz's index (a later version, a column more) is left as it is, and read.
+    conn = sqlite3.connect(path)
+    conn.execute("ALTER TABLE runs ADD COLUMN colour TEXT")
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    conn.commit()
+    conn.close()
+    with caplog.at_level(logging.WARNING, logger="attnviz.services.store"):
+        assert RunStore(tmp_path).row("a" * 32).title == "named"
+    assert layout(path)[0] == SCHEMA_VERSION + 1
+    assert f"version {SCHEMA_VERSION + 1}, newer than this server's" in caplog.text
+
+
+def test_a_new_index_is_made_at_the_current_version(tmp_path):
+    store = RunStore(tmp_path)
+    assert store.rows_all() == [] and not store.exists  # nothing written until a run is
+    assert not store.put_title("c" * 32, "no such row")
+    assert layout(tmp_path / INDEX) == (SCHEMA_VERSION, [*FIRST_COLUMNS.split(", "), "title"])
