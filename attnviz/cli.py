@@ -1,5 +1,6 @@
 """Command line: ``attnviz serve [--host H] [--port P] [--device D]``, ``attnviz bench``,
-``attnviz export --text T -o trace.html``, ``attnviz export --server URL --run ID -o run.html``."""
+``attnviz export --text T -o trace.html``, ``attnviz export --server URL --run ID -o run.html``,
+``attnviz build-model FOLDER`` (the shipped character model, rebuilt from its recipe)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import os
 from typing import Any, get_args
 
 from attnviz import __version__
+from attnviz.limits import EXPORT_BUDGET
 from attnviz.settings import MAX_MEMORY_RULE, BackendChoice, DeviceMap, DType
 
 
@@ -42,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="attnviz", description="Attention visualizer.")
     parser.add_argument("--version", action="version", version=f"attnviz {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    for build in (_serve_parser, _bench_parser, _export_parser):
+    for build in (_serve_parser, _bench_parser, _export_parser, _build_model_parser):
         build(sub)
     args = parser.parse_args(argv)
     return args.handler(args, parser)
@@ -284,10 +286,10 @@ def _export_parser(sub: Any) -> None:
     export.add_argument(
         "--budget",
         type=int,
-        default=1_500_000,
+        default=EXPORT_BUDGET,
         metavar="BYTES",
         help="the file's size the optional parts (more heads exact, the layer aggregates) may "
-        "fill (default 1500000); what the views draw first is always in it",
+        f"fill (default {EXPORT_BUDGET}); what the views draw first is always in it",
     )
     export.add_argument("--device", help="auto, cpu, cuda or cuda:N (default auto, ATTNVIZ_DEVICE)")
     export.set_defaults(handler=_export)
@@ -413,4 +415,50 @@ def _export_run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> in
     except OSError as exc:  # the server could not be reached
         parser.error(f"--server: {args.server}: {exc}")
     print(f"{path}: {path.stat().st_size:,} bytes, run {args.run}")
+    return 0
+
+
+# -- attnviz build-model ----------------------------------------------------------------------
+
+
+def _build_model_parser(sub: Any) -> None:
+    build = sub.add_parser(
+        "build-model",
+        help="rebuild the character model that ships with attnviz from its recipe "
+        "(attnviz/training/shipped.py): train it on one CPU thread and write its folder",
+    )
+    build.add_argument(
+        "folder",
+        metavar="FOLDER",
+        help="where to write config.json, model.safetensors, tokenizer.json and recipe.json "
+        "(attnviz/models/charlm-pydoc replaces the shipped one)",
+    )
+    build.set_defaults(handler=_build_model)
+
+
+def _build_model(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """``attnviz build-model FOLDER``: the shipped model trained from its recipe, with its
+    progress every 100 steps, then its held-out loss beside the bigram model's."""
+    from pathlib import Path
+
+    from attnviz.training.shipped import RECIPE, build
+
+    folder = Path(args.folder)
+    if folder.exists() and not folder.is_dir():
+        parser.error(f"FOLDER: {folder} is a file, not a folder")
+    steps = RECIPE.opt.steps
+
+    def progress(step: Any) -> None:
+        if step.step % 100 == 0 or step.step == steps:
+            print(
+                f"step {step.step}/{steps}: loss {step.loss:.3f}, {step.seconds:.0f} s", flush=True
+            )
+
+    facts = build(folder, RECIPE, progress)
+    size = sum(f.stat().st_size for f in folder.iterdir() if f.is_file())
+    print(
+        f"{folder}: {size:,} bytes, {facts['parameters']:,} parameters, held-out loss "
+        f"{facts['heldout_loss']:.4f} nats a character (a bigram model's: "
+        f"{facts['bigram_loss']:.4f}), trained in {facts['build_seconds']:.0f} s"
+    )
     return 0

@@ -89,7 +89,11 @@ def test_unknown_device_is_refused_at_start():
 
 def test_model_flag_adds_a_folder_and_text_traces_answer(served):
     models = httpx.get(f"{served}/api/models").json()
-    assert [m["name"] for m in models["models"]] == ["all-MiniLM-L6-v2", "tiny-gpt2"]
+    assert [m["name"] for m in models["models"]] == [
+        "all-MiniLM-L6-v2",
+        "charlm-pydoc",
+        "tiny-gpt2",
+    ]
     t = httpx.post(f"{served}/api/trace", json={"model": "tiny-gpt2", "text": "a bank"}).json()
     assert t["mode"] == "text" and "".join(t["tokens"]) == "a bank"
     t = httpx.post(
@@ -174,3 +178,17 @@ def test_a_bad_setting_is_refused_at_start_by_name(env, message):
     code, out, answered = serve_with(env)
     assert not answered and code == 2
     assert message in out and "Traceback" not in out
+
+
+def test_build_model_is_a_command_and_refuses_a_file_for_its_folder(tmp_path):
+    """``attnviz build-model FOLDER`` rebuilds the shipped model (tests/training/test_shipped.py
+    checks its recipe); a FOLDER that is a file is refused before any training."""
+    listed = subprocess.run([sys.executable, "-m", "attnviz", "--help"], capture_output=True,
+                            text=True, timeout=60)  # fmt: skip
+    assert "build-model" in listed.stdout
+    file = tmp_path / "not-a-folder"
+    file.write_text("x")
+    out = subprocess.run([sys.executable, "-m", "attnviz", "build-model", str(file)],
+                         capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert out.returncode == 2
+    assert f"FOLDER: {file} is a file, not a folder" in out.stderr and "Traceback" not in out.stderr

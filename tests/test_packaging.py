@@ -40,6 +40,18 @@ def test_wheel_carries_static_files_and_templates(wheel):
                 assert f"attnviz/{f.relative_to(ROOT).as_posix()}" in names
 
 
+def test_wheel_carries_the_shipped_character_model(wheel):
+    """The model folder in the package (attnviz/models/charlm-pydoc), byte for byte."""
+    from attnviz.training.shipped import shipped_dir
+
+    archive = zipfile.ZipFile(wheel)
+    files = sorted(p for p in shipped_dir().iterdir() if p.is_file())
+    assert [p.name for p in files] == ["config.json", "model.safetensors", "recipe.json",
+                                       "text.txt.gz", "tokenizer.json"]  # fmt: skip
+    for f in files:
+        assert archive.read(f"attnviz/models/charlm-pydoc/{f.name}") == f.read_bytes()
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -114,6 +126,10 @@ def test_the_wheel_in_a_fresh_venv_outside_the_checkout_serves_the_page(wheel, t
             rel = url.split("?")[0].removeprefix("/static/")
             assert status == 200, url
             assert body == (package / "static" / rel).read_bytes()
+        # The character model in the installed package is served beside the default model.
+        status, body = _get(f"{base}/api/models")
+        names = [m["name"] for m in json.loads(body)["models"]]
+        assert status == 200 and names == ["all-MiniLM-L6-v2", "charlm-pydoc"]
     finally:
         server.terminate()
         server.wait(timeout=30)

@@ -8,7 +8,7 @@ from attnviz.pretrained.registry import BUILTIN_INSTALL
 from attnviz.schemas.models import CorpusLimits, ImageLimits, ModelList
 from attnviz.services.corpus import projections
 from attnviz.services.pointers import example_heads
-from attnviz.services.text_trace import EXAMPLES, model_info
+from attnviz.services.text_trace import EXAMPLES, model_info, predicting
 
 router = APIRouter(prefix="/api", tags=["models"])
 
@@ -40,6 +40,7 @@ def models(
     return ModelList(
         models=[model_info(m, settings.max_text_tokens) for m in listed],
         default=registry.default,
+        predicting=predicting(listed),
         examples=EXAMPLES,
         max_text_chars=LIMITS.max_text_chars,
         max_generate=LIMITS.max_generate,

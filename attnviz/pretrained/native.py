@@ -1,5 +1,5 @@
 """Helpers for attnviz's own character-level models (the folders ``save_run`` writes): naming
-the characters a text has that such a model's tokenizer cannot read.
+the characters a text has that such a model's tokenizer cannot read, and what it reads.
 
 Reading those folders is a model family like the others: ``attnviz.pretrained.families.attnviz``.
 """
@@ -22,3 +22,53 @@ def unknown_characters(tokenizer: Tokenizer, text: str) -> str:
     if not vocab or any(len(t) != 1 for t in vocab):
         return ""
     return "".join(sorted(set(text) - set(vocab)))
+
+
+# The most tokens a character tokenizer is taken to have (attnviz's read printable ASCII and the
+# line break: 96 at most).
+_MOST_CHARACTERS = 4096
+
+
+def characters_of(tokenizer: Tokenizer) -> str | None:
+    """A character tokenizer's characters in id order (its whole vocabulary); None for any
+    other tokenizer (a large one is told from its size, without reading its vocabulary)."""
+    if tokenizer.get_vocab_size(with_added_tokens=False) > _MOST_CHARACTERS:
+        return None
+    vocab = tokenizer.get_vocab(with_added_tokens=False)
+    if not vocab or any(len(t) != 1 for t in vocab):
+        return None
+    return "".join(sorted(vocab, key=vocab.__getitem__))
+
+
+# Printable ASCII, the space to the tilde: what a character model reads, in words, when it
+# reads nearly all of it (``alphabet``).
+_PRINTABLE = frozenset(chr(i) for i in range(32, 127))
+# A vocabulary of at most this many characters is quoted whole.
+_QUOTED_WHOLE = 40
+
+
+def named_each(chars: str) -> str:
+    """Characters quoted one by one, a character outside ASCII with its Unicode name, as a
+    reader tells ’ from ': ``' ', '’' (right single quotation mark)``."""
+    import unicodedata
+
+    def one(c: str) -> str:
+        name = unicodedata.name(c, "") if not c.isascii() else ""
+        return f"{c!r} ({name.lower()})" if name else repr(c)
+
+    return ", ".join(one(c) for c in chars)
+
+
+def alphabet(chars: str) -> str:
+    """What a character model reads, as the end of a sentence says it: its characters quoted
+    whole when they are few (``'abcdefghijklmnopqrstuvwxyz'``), else, when they are printable
+    ASCII (and the line break), the characters it lacks of those."""
+    have = set(chars)
+    if len(chars) <= _QUOTED_WHOLE or not have <= _PRINTABLE | {"\n"}:
+        return repr("".join(sorted(chars)))
+    lacks = "".join(sorted(_PRINTABLE - have))
+    words = (
+        "punctuation, the space and the line break" if "\n" in have else "punctuation and the space"
+    )
+    but = f", except {quoted_each(lacks)}" if lacks else ""
+    return f"plain ASCII (English letters, digits, {words}){but}"

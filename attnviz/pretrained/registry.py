@@ -1,6 +1,7 @@
-"""The pretrained models this server offers: the default MiniLM, plus any local folders, each
-run by a backend: attnviz's own engine (``native``, a conversion per family) or Hugging Face
-transformers (``transformers``, the bridge, for families the engine has no conversion for)."""
+"""The pretrained models this server offers: the default MiniLM and the character model that
+ships with attnviz (the built-in models), plus any local folders, each run by a backend:
+attnviz's own engine (``native``, a conversion per family) or Hugging Face transformers
+(``transformers``, the bridge, for families the engine has no conversion for)."""
 
 from __future__ import annotations
 
@@ -18,9 +19,10 @@ import torch
 from attnviz.engine import TransformerConfig
 from attnviz.pretrained.bridge import BRIDGE_INSTALL, load_bridged, transformers_missing
 from attnviz.pretrained.convert import FAMILIES
-from attnviz.pretrained.folder import Backend, ModelFolderError, load_folder
+from attnviz.pretrained.folder import Backend, ModelFolderError, PretrainedModel, load_folder
 from attnviz.pretrained.tokenize import TextTokenizer
 from attnviz.settings import BackendChoice, DeviceMap
+from attnviz.training.shipped import SHIPPED_NAME, SHIPPED_TITLE, shipped_dir
 
 if TYPE_CHECKING:
     from attnviz.capture import TraceTensors
@@ -71,6 +73,7 @@ class ServedModel(Protocol):
     run: str | None
     title: str | None  # a trained run's model: what it is ("induction, 2 layers")
     created: float | None  # and when its run started (epoch seconds)
+    named: bool  # its run's owner named it (``title`` is that name, with the variant's label)
     examples: list[str] | None
     eos_ids: tuple[int, ...]
 
@@ -271,6 +274,21 @@ def load_model(
         raise ModelFolderError(f"{where}: {native}; and through transformers: {why}") from exc
 
 
+def load_shipped(device: torch.device, dtype: str = "auto") -> PretrainedModel | None:
+    """The character model that ships in the package (``attnviz.training.shipped``: a causal
+    model, so sentence mode has predictions without a download or a training run), titled for
+    the page; None, with a warning, when its folder is missing (a source tree whose model was
+    never built)."""
+    folder = shipped_dir()
+    if not (folder / "config.json").is_file():
+        log.warning("the shipped character model is missing (%s); attnviz build-model makes it",
+                    folder)  # fmt: skip
+        return None
+    model = load_folder(folder, device, SHIPPED_NAME, "package attnviz", dtype)
+    model.title = SHIPPED_TITLE
+    return model
+
+
 def load_registry(
     folders: list[Path],
     device: torch.device,
@@ -282,7 +300,8 @@ def load_registry(
     offload_folder: Path | None = None,
     ndif: tuple[str | None, str] = (None, ""),
 ) -> ModelRegistry:
-    """Load the default model (when installed and ``builtin``; always native) and every folder,
+    """Load the default model (when installed and ``builtin``; always native), then with it the
+    character model that ships with attnviz (``load_shipped``), and every folder,
     in order, with parameters in ``dtype``, each run by ``backend`` (``load_model``, with the
     device map).
 
@@ -300,6 +319,9 @@ def load_registry(
         else:
             origin = f"package {BUILTIN_INSTALL.split()[-1]}"
             models.append(load_folder(folder, device, BUILTIN_NAME, origin, dtype))
+        shipped = load_shipped(device, dtype)
+        if shipped is not None:
+            models.append(shipped)
     for folder in folders:
         model = load_model(
             folder, device, dtype, backend, device_map, max_memory, offload_folder, ndif

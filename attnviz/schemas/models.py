@@ -58,10 +58,23 @@ class ModelInfo(BaseModel):
     )
     title: str | None = Field(
         None,
-        description='A trained run\'s model: what it is, in words ("induction, 2 layers"); the '
-        "page names it by this and the run's start, never by its id",
+        description='A trained run\'s model: what it is, in words ("induction, 2 layers"), or '
+        "the name its run's owner gave it (`named`); the page names it by this (and, when not "
+        "`named`, the run's start), never by its id; or the character model that ships with "
+        "attnviz's (run null), which the page names by this too; null for a folder's model",
+    )
+    characters: str | None = Field(
+        None,
+        description="A character-level model's characters (its whole vocabulary, one token "
+        "each): a text with any other is refused, naming them; null for any other tokenizer",
     )
     created: float | None = Field(None, description="When its run started (epoch seconds)")
+    named: bool = Field(
+        False,
+        description="A trained run's model whose run its owner named (PATCH /api/train/{id}): "
+        "`title` is that name (with the variant's label), shown as it is, without the start's "
+        "time",
+    )
     backend: Backend = Field(
         "native",
         description="What runs the model: attnviz's own engine (native: every internal a named "
@@ -132,6 +145,12 @@ class ImageLimits(BaseModel):
 class ModelList(BaseModel):
     models: list[ModelInfo]
     default: str | None = Field(description="The model the page starts with; null when none")
+    predicting: str | None = Field(
+        None,
+        description="The model the page offers, in one click, where the chosen one gives no "
+        "predictions (an encoder): the character model that ships with attnviz when it is "
+        "loaded, else the first causal model listed; null when none is",
+    )
     examples: list[str]
     max_text_chars: int
     max_generate: int = Field(description="Tokens a causal model may write after a text")

@@ -15,7 +15,7 @@ from attnviz.errors import TraceError
 from attnviz.presets import SHOWCASE
 from attnviz.pretrained.bridge.multimodal import Encoded, block_json
 from attnviz.pretrained.images import DEFAULT_MAX_BYTES
-from attnviz.pretrained.native import quoted_each, unknown_characters
+from attnviz.pretrained.native import alphabet, characters_of, named_each, unknown_characters
 from attnviz.pretrained.registry import (
     ImageReader,
     Knockouts,
@@ -27,6 +27,7 @@ from attnviz.schemas.models import ModelInfo, Placement
 from attnviz.schemas.trace import TextTraceRequest
 from attnviz.services import heap
 from attnviz.services.images import request_images
+from attnviz.training.shipped import SHIPPED_NAME
 from attnviz.wire.constants import ATTRIBUTION_FIELDS, PREDICTION_FIELDS
 
 EXAMPLES = [
@@ -64,12 +65,23 @@ def model_info(model: ServedModel, server_cap: int | None) -> ModelInfo:
         source=model.origin,
         run=model.run,
         title=model.title,
+        characters=characters_of(model.tokenizer.tok),
         created=model.created,
+        named=model.named,
         examples=model.examples,
         backend=model.backend,
         reads_images=model.reads_images,
         ablate_refused=ablate_refused(model),
     )
+
+
+def predicting(models: list[ServedModel]) -> str | None:
+    """The model a page offers where the chosen one gives no predictions: the character model
+    that ships with attnviz, else the first causal one of ``models``; None when none is."""
+    causal = [m for m in models if m.cfg.causal]
+    shipped = [m for m in causal if m.name == SHIPPED_NAME and m.run is None]
+    first = next(iter(shipped or causal), None)
+    return None if first is None else first.name
 
 
 def placement(m: ServedModel) -> Placement:
@@ -220,9 +232,11 @@ def run_text_trace(
     except Exception as exc:  # the tokenizers library raises plain Exceptions
         unknown = unknown_characters(m.tokenizer.tok, req.text)
         if unknown:
+            # The shipped model by its title (a run's keeps its name: its title is not unique).
+            shown = m.title if m.title and m.run is None else m.name
             raise TraceError(
-                f"text: the model {m.name} has no token for {quoted_each(unknown)}; it reads only "
-                f"{''.join(sorted(m.tokenizer.tok.get_vocab()))!r}"
+                f"text: the model {shown} has no token for {named_each(unknown)}; it reads only "
+                f"{alphabet(''.join(m.tokenizer.tok.get_vocab()))}"
             ) from exc
         raise TraceError(f"text: the tokenizer could not read it ({exc})") from exc
     n, cap = len(toks.ids), token_cap(m, server_cap)

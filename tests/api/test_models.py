@@ -2,13 +2,14 @@ from __future__ import annotations
 
 from attnviz.limits import LIMITS
 from attnviz.pretrained.registry import BUILTIN_NAME
+from attnviz.training.shipped import SHIPPED_NAME
 
 
 def test_models_lists_the_default_and_the_added_folder(client, minilm_dir, tiny_gpt2_dir):
     body = client.get("/api/models").json()
     assert body["default"] == BUILTIN_NAME
     by_name = {m["name"]: m for m in body["models"]}
-    assert list(by_name) == [BUILTIN_NAME, "tiny-gpt2"]
+    assert list(by_name) == [BUILTIN_NAME, SHIPPED_NAME, "tiny-gpt2"]
     assert by_name[BUILTIN_NAME] == {
         "name": BUILTIN_NAME,
         "family": "bert",
@@ -26,7 +27,9 @@ def test_models_lists_the_default_and_the_added_folder(client, minilm_dir, tiny_
         "examples": None,  # the list's own examples
         "run": None,  # not trained here
         "title": None,  # nor named as a run is
+        "characters": None,  # word pieces, not a character model's
         "created": None,
+        "named": False,  # nor named by a run's owner
         "backend": "native",  # attnviz's own engine, not transformers
         "reads_images": False,  # a text model: a trace with images is refused
         "ablate_refused": None,  # its heads can be knocked out
@@ -50,8 +53,9 @@ def test_a_server_cap_below_the_model_lowers_max_tokens(minilm_dir):
     from attnviz.settings import Settings
 
     with TestClient(create_app(Settings(device="cpu", max_text_tokens=100))) as c:
-        (info,) = c.get("/api/models").json()["models"]
-        assert (info["max_tokens"], info["model_max_tokens"]) == (100, 512)
+        minilm, shipped = c.get("/api/models").json()["models"]
+        assert (minilm["max_tokens"], minilm["model_max_tokens"]) == (100, 512)
+        assert (shipped["max_tokens"], shipped["model_max_tokens"]) == (100, 128)
         r = c.post("/api/trace", json={"model": BUILTIN_NAME, "text": "word " * 120})
         assert r.status_code == 422
         assert r.json()["message"] == (

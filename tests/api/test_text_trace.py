@@ -124,7 +124,7 @@ def test_causal_model_sends_masked_scores_as_null(client):
         (
             {"model": "gpt-17", "text": "hello"},
             404,
-            "model: no model named 'gpt-17' (available: all-MiniLM-L6-v2, tiny-gpt2)",
+            "model: no model named 'gpt-17' (available: all-MiniLM-L6-v2, charlm-pydoc, tiny-gpt2)",
         ),
         (
             {"model": BUILTIN_NAME, "text": "word " * 600},

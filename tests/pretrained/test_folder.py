@@ -11,6 +11,7 @@ from safetensors.torch import load_file, save_file
 
 from attnviz.pretrained import FAMILIES, ModelFolderError, load_folder, load_registry
 from attnviz.pretrained.registry import BUILTIN_NAME, builtin_dir
+from attnviz.training.shipped import SHIPPED_NAME
 
 CPU = torch.device("cpu")
 
@@ -34,7 +35,7 @@ def test_builtin_model_is_found_without_importing_its_package(minilm_dir):
 
 def test_registry_has_the_default_first_then_folders(tiny_gpt2_dir):
     reg = load_registry([tiny_gpt2_dir], CPU)
-    assert list(reg.models) == [BUILTIN_NAME, "tiny-gpt2"]
+    assert list(reg.models) == [BUILTIN_NAME, SHIPPED_NAME, "tiny-gpt2"]
     assert reg.default == BUILTIN_NAME
     assert reg.get("tiny-gpt2").family == "gpt2"
     assert reg.get("nope") is None

@@ -370,7 +370,7 @@ export function render(container, data, _selection = {}, _callbacks = {}) {
   const table = data.predictions
     ? lossTable(data)
     : el("p", {
-        className: "hint",
+        className: "hint ko-no-losses",
         textContent: `No losses here: ${data.noPredictions ?? "the model predicts no next token"}.`,
       });
   const side = data.moved?.length ? el("div", {}, [table, movedTable(data)]) : table;

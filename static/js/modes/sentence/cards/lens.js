@@ -1,8 +1,10 @@
 // The Predictions card: the top-k after the query and the logit lens around it (views/lens.js).
-// None for an encoder, whose trace says why.
+// None for an encoder, whose trace says why, with a button to the model that predicts
+// (showwith.js).
 
 import { byId } from "../../../core/dom.js";
 import * as lensview from "../../../views/lens.js";
+import { showWith } from "../showwith.js";
 import { drawNone, drawPushed } from "./pushed.js";
 
 /** @typedef {import("../cards.js").CardContext} CardContext */
@@ -18,6 +20,8 @@ export async function draw(ctx) {
   const lacking = meta.unavailable?.lens;
   if (lacking) {
     lensview.renderUnavailable(box, lacking);
+    const offer = showWith(app.models, app.s.model, app.s.text, "lens-h");
+    if (offer) box.append(offer); // one click to a model that predicts, the text kept
     return drawNone(ctx);
   }
   const part = await p.lensPart();

@@ -6,6 +6,7 @@
 
 import { byId } from "../../../core/dom.js";
 import * as pushedview from "../../../views/pushed.js";
+import { showWith } from "../showwith.js";
 
 /** @typedef {import("../cards.js").CardContext} CardContext */
 /** @typedef {import("../../../core/types.js").Compact} Compact */
@@ -21,7 +22,13 @@ export async function drawPushed({ app, p, viewChanged }, current, at) {
   const meta = /** @type {Compact} */ (app.first).meta;
   const box = byId("pushed-view");
   const lacking = meta.unavailable?.logit_attribution;
-  if (lacking) return pushedview.renderUnavailable(box, lacking);
+  if (lacking) {
+    pushedview.renderUnavailable(box, lacking);
+    // The model cannot (one served through transformers): one click to one that can.
+    const offer = showWith(app.models, app.s.model, app.s.text, "lens-h");
+    if (offer) box.append(offer);
+    return;
+  }
   if (meta.ablated?.length) {
     return pushedview.renderUnavailable(
       box,
