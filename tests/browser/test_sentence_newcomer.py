@@ -93,7 +93,11 @@ def test_token_options_reach_the_query_key_view_trajectories_and_count(page, liv
     paths = [t for t in traj_plot(page) if str(t.get("uid", "")).startswith("traj-")]
     assert len(paths) == 11
     didnt = paths[2]
-    assert didnt["text"][-1] == "didn't"
+    labels = page.evaluate(
+        "() => document.querySelector('#traj-view .js-plotly-plot').layout.annotations"
+        ".filter((a) => a.name === 'token-label').map((a) => [a.text, a.x, a.y])"
+    )
+    assert labels[2] == ["didn't", didnt["x"][-1], didnt["y"][-1]]  # at its path's end
     for c, axis in enumerate("xy"):
         want = [sum(f32(layer[i][c]) for i in (3, 4, 5)) / 3 for layer in proj]
         assert_close(didnt[axis], want, tol=1e-9)

@@ -34,8 +34,10 @@ def draw(page, sel: dict, tokens=None, request=REQUEST) -> dict:
     return page.evaluate(RENDER, {"request": request, "sel": sel, "tokens": tokens})
 
 
-def check_paths(trace: dict, data: list[dict], picked: list[int], dims: int) -> None:
-    """One path per picked token (and no other), through projection.coords at every layer."""
+def check_paths(trace: dict, drawn: dict, picked: list[int], dims: int) -> None:
+    """One path per picked token (and no other), through projection.coords at every layer; in
+    2-D its token's label at its end (core/labels.js keeps the labels apart)."""
+    data = drawn["data"]
     coords = trace["projection"]["coords"]
     assert len(coords) == trace["layers"] + 1
     paths = [t for t in data if str(t.get("uid", "")).startswith("traj-")]
@@ -46,9 +48,15 @@ def check_paths(trace: dict, data: list[dict], picked: list[int], dims: int) -> 
             assert_close(t[axis], f32([layer[i][c] for layer in coords]), 0)
         if dims == 2:
             assert "z" not in t
+    labels = [a for a in drawn["layout"]["annotations"] if a.get("name") == "token-label"]
+    if dims == 2:
         # The token's label at the end of its path, nowhere else.
-        if dims == 2:
-            assert t["text"][-1] == trace["tokens"][i] and not any(t["text"][:-1])
+        ends = [
+            (trace["tokens"][i], t["x"][-1], t["y"][-1]) for t, i in zip(paths, picked, strict=True)
+        ]
+        assert [(a["text"], a["x"], a["y"]) for a in labels] == ends
+    else:
+        assert labels == []
 
 
 def axis_titles(trace: dict, dims: int) -> list[str]:
@@ -61,7 +69,7 @@ def test_2d_paths_of_the_picked_tokens(page, live_server, api):
     toks = trace["tokens"]
     picked = [toks.index("animal"), toks.index("street"), toks.index("it")]
     drawn = draw(page, {"tokens": [picked[2], picked[0], picked[1]], "dims": 2})
-    check_paths(trace, drawn["data"], picked, 2)
+    check_paths(trace, drawn, picked, 2)
     assert [t["name"] for t in drawn["data"]] == ["animal", "street", "it"]
     layout = drawn["layout"]
     titles = axis_titles(trace, 2)
@@ -91,7 +99,7 @@ def test_3d_paths_of_every_token(page, live_server, api):
     trace = mount(page, live_server, api)
     drawn = draw(page, {"tokens": None, "dims": 3})
     n = len(trace["tokens"])
-    check_paths(trace, drawn["data"], list(range(n)), 3)
+    check_paths(trace, drawn, list(range(n)), 3)
     scene = drawn["layout"]["scene"]
     titles = [scene[f"{a}axis"]["title"]["text"] for a in "xyz"]
     assert titles == axis_titles(trace, 3)
@@ -108,13 +116,13 @@ def test_switching_dims_and_picking_none(page, live_server, api):
     draw(page, {"tokens": [1, 2], "dims": 3})
     plot = page.evaluate_handle("() => document.querySelector('#traj-host .traj-plot')")
     drawn = draw(page, {"tokens": [2, 99, 2, -1], "dims": 2})
-    check_paths(trace, drawn["data"], [2], 2)
+    check_paths(trace, drawn, [2], 2)
     assert page.evaluate("p => p === document.querySelector('#traj-host .traj-plot')", plot)
     drawn = draw(page, {"tokens": [], "dims": 2})
-    check_paths(trace, drawn["data"], [], 2)
+    check_paths(trace, drawn, [], 2)
     assert [a["text"] for a in drawn["layout"]["annotations"]] == ["No tokens picked"]
     drawn = draw(page, {"tokens": [], "dims": 3})
-    check_paths(trace, drawn["data"], [], 3)
+    check_paths(trace, drawn, [], 3)
 
 
 def test_token_text_is_never_html(page, live_server, api):

@@ -6,10 +6,12 @@
 // tokens draw as fast as eight. A long text starts with a few (defaultRows). The plot takes
 // focus: the arrow keys move along a path's layers (left, right) and between the paths (up,
 // down), a live region reading each point as the hover writes it; under it a summary and, up to
-// TABLE_MAX paths, each path's coordinates in a table. render(container, data, sel, callbacks).
+// TABLE_MAX paths, each path's coordinates in a table. In 2-D each path's label is at its end,
+// kept apart from the others by core/labels.js. render(container, data, sel, callbacks).
 
 import { el } from "../core/dom.js";
 import { fmt, readable } from "../core/numbers.js";
+import { labelAnnotations, labelPlot } from "../core/labels.js";
 import { onPlot, plotlyOf } from "../core/plotly.js";
 import { PALETTE_SIZE, baseLayout, draw, plotText, plotToken, tokenColor } from "../core/theme.js";
 import { shownToken, spokenToken } from "../core/tokens.js";
@@ -139,17 +141,13 @@ function path(trace, i, k, name, ax, color) {
     uid: `traj-${i}`,
     name: plotText(name),
     legendgroup: `traj-${i}`,
-    mode: k === 3 ? "lines+markers" : "lines+markers+text",
+    mode: "lines+markers",
     line: { color, width: k === 3 ? 5 : 2.5 },
     marker: {
       color: layers.map((l) => (l === 0 ? "#ffffff" : color)),
       size: layers.map((l) => (k === 3 ? 3 + l * (4 / L) : 5 + l * (5 / L))),
       line: { color, width: 1.5 },
     },
-    // The label sits at the end of the path (the last layer).
-    text: layers.map((l) => (l === L ? plotToken(trace.tokens[i]) : "")),
-    textposition: "top right",
-    textfont: { color, size: 13 },
     customdata: layers.map((l) => [
       plotText(name),
       l === 0 ? "0 (embeddings)" : String(l),
@@ -166,7 +164,6 @@ function path(trace, i, k, name, ax, color) {
   AXES.slice(0, k).forEach((a, c) => {
     /** @type {any} */ (t)[a] = layers.map((l) => pts[l][c]);
   });
-  if (k === 2) /** @type {any} */ (t).cliponaxis = false; // the end label may sit past the axis range
   return t;
 }
 
@@ -224,6 +221,30 @@ function groupedPaths(trace, picked, k, ax) {
     });
     return t;
   });
+}
+
+/**
+ * The 2-D paths' labels, each at its path's end (the last layer), kept apart by core/labels.js;
+ * and every point of the paths, which they keep off.
+ * @param {TrajData} trace @param {number[]} picked @param {Map<number, string>} nm
+ * @param {Map<number, string>} colour
+ * @returns {{labels: import("../core/labels.js").LabelSpec[], marks: number[][]}}
+ */
+function endLabels(trace, picked, nm, colour) {
+  const coords = /** @type {NonNullable<TrajData["projection"]>} */ (trace.projection).coords;
+  const paths = picked.map((i) => pointsOf(coords, i));
+  const labels = picked.map((i, r) => {
+    const end = paths[r][paths[r].length - 1];
+    return {
+      x: end[0],
+      y: end[1],
+      text: plotToken(trace.tokens[i]),
+      shown: shownToken(trace.tokens[i]),
+      names: [/** @type {string} */ (nm.get(i))],
+      color: /** @type {string} */ (colour.get(i)),
+    };
+  });
+  return { labels, marks: paths.flat() };
 }
 
 /** @param {string[]} ax @param {object[]} empty */
@@ -366,11 +387,15 @@ export function render(container, data, sel, callbacks = {}) {
       ];
   if (k === 2 && !picked.length) traces.push({ type: "scatter", x: [], y: [], showlegend: false });
   const layout = /** @type {any} */ (k === 3 ? layout3d(data, picked, ax, empty, colour) : layout2d(ax, empty));
+  // In 2-D each path (up to LEGEND_MAX) is labelled at its end; a scene keeps its own labels.
+  const ends = k === 2 && !grouped ? endLabels(data, picked, nm, colour) : { labels: [], marks: [] };
+  layout.annotations = [...layout.annotations, ...labelAnnotations(plot, ends.labels, ends.marks)];
   layout.showlegend = picked.length > 0 && !grouped; // also for a single token
   plot._trajPick = callbacks.onPick || null;
   accessible(plot, data, picked, k, ax, nm, grouped);
   return draw(plot, traces, layout, "attnviz-trajectories").then(() => {
-    if (plot._trajBound) return;
+    const placed = labelPlot(plot, ends.labels, ends.marks);
+    if (plot._trajBound) return placed;
     plot._trajBound = true;
     // Clicking a path makes its token the query of the other views (when the page asks).
     onPlot(plot, "plotly_click", (/** @type {any} */ ev) => {
@@ -379,6 +404,7 @@ export function render(container, data, sel, callbacks = {}) {
       const i = m ? Number(m[1]) : Number(point?.customdata?.[1]);
       if (Number.isInteger(i) && plot._trajPick) plot._trajPick(i);
     });
+    return placed;
   });
 }
 

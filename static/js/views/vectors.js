@@ -4,12 +4,14 @@
 // [data-role=layer-out], the [data-role=trails] box, the [data-role=plot] and its caption. The
 // plot takes focus: the arrow keys move over the tokens (left, right) at the start and after
 // the layer (up, down), a live region reading each as the hover writes it; under it a summary
-// (which token moved farthest) and the coordinates in a table.
+// (which token moved farthest) and the coordinates in a table. In 2-D and the still picture the
+// token labels are kept apart by core/labels.js (the live scene turns its own).
 
 import { nested, sub } from "../core/compact.js";
 import { fmt, readable } from "../core/numbers.js";
 import { plotlyOf, prefetch3d } from "../core/plotly.js";
 import { camera, frame } from "../core/still3d.js";
+import { labelAnnotations, labelPlot } from "../core/labels.js";
 import { baseLayout, draw, plotText, plotToken, tokenColor } from "../core/theme.js";
 import { shownToken, spokenToken } from "../core/tokens.js";
 import { describe, keyCursor } from "./access.js";
@@ -119,31 +121,16 @@ function hover(trace, f, l) {
     );
 }
 
-/** One label per point; tokens on the same 2-D point share it ("An, a"). */
-function tipLabels(trace, pts, k) {
-  const labels = trace.tokens.map(plotToken);
-  if (k !== 2) return labels;
-  for (const [, members] of labelGroups(pts)) {
-    if (members.length < 2) continue;
-    labels[members[0]] = members.map((i) => labels[i]).join(", ");
-    for (const i of members.slice(1)) labels[i] = "";
-  }
-  return labels;
-}
-
 function tips(trace, f, l, k, role) {
   const pts = f.at(l);
   const after = role === "after";
   const t = {
     type: k === 3 ? "scatter3d" : "scatter",
-    mode: after && k < 3 ? "markers+text" : "markers",
+    mode: "markers",
     name: after ? `after layer ${l}` : "start (layer 0)",
     uid: role,
     x: column(pts, 0),
     y: k >= 2 ? column(pts, 1) : pts.map((_, i) => i),
-    text: tipLabels(trace, pts, k),
-    textposition: "top center",
-    textfont: { size: 13, color: trace.tokens.map((_, i) => tokenColor(i)) },
     hovertext: hover(trace, f, l),
     hoverinfo: "text",
     showlegend: !(f.arrows && k === 3) && (after || !f.arrows),
@@ -158,7 +145,8 @@ function tips(trace, f, l, k, role) {
   return t;
 }
 
-/** Tokens that land on the same point share one label ("An, a") instead of overprinting. */
+/** Tokens that land on the same point share one label ("An, a") instead of overprinting.
+ * @param {number[][]} points @returns {[number[], number[]][]} each point and its tokens */
 function labelGroups(points) {
   const groups = new Map();
   points.forEach((p, i) => {
@@ -241,6 +229,29 @@ function tokenLabel(trace, members, where) {
   };
 }
 
+/**
+ * The 2-D plot's token labels (core/labels.js keeps them apart): one per drawn point `xy`,
+ * tokens drawn on the same point sharing it ("An, a").
+ * @param {TraceMeta} trace @param {number[][]} xy
+ * @returns {import("../core/labels.js").LabelSpec[]}
+ */
+function labelSpecs(trace, xy) {
+  const count = new Map();
+  for (const t of trace.tokens) count.set(t, (count.get(t) || 0) + 1);
+  const name = (/** @type {number} */ i) => {
+    const t = trace.tokens[i];
+    return count.get(t) > 1 ? `${shownToken(t)} (token ${i + 1})` : shownToken(t);
+  };
+  return labelGroups(xy).map(([p, members]) => ({
+    x: p[0],
+    y: p[1],
+    text: members.map((i) => plotToken(trace.tokens[i])).join(", "),
+    shown: members.map((i) => shownToken(trace.tokens[i])).join(", "),
+    names: members.map(name),
+    color: tokenColor(members[0]),
+  }));
+}
+
 function draw3d(el, trace, f, l, view) {
   const data = [];
   // Lines coloured per token; Plotly cannot draw a legend swatch from a colour array, so each
@@ -292,7 +303,7 @@ function draw3d(el, trace, f, l, view) {
     gridcolor: "#e3e6eb",
     backgroundcolor: "#fbfcfd",
   });
-  return draw(
+  const drawn = draw(
     el,
     data,
     baseLayout({
@@ -310,6 +321,7 @@ function draw3d(el, trace, f, l, view) {
     }),
     "attnviz-vectors",
   );
+  return drawn.then(() => labelPlot(el, [])); // the scene's own labels turn with it
 }
 
 /** The camera of the 3-D scene (draw3d) and of its still picture (drawStill). */
@@ -384,12 +396,11 @@ function drawStill(el, trace, f, l, view) {
       if (Math.hypot(...p) < 1e-9) return;
       annotations.push(arrow(cam.at(p), origin, tokenColor(i), 3));
     });
-  for (const [p, members] of labelGroups(after)) {
-    const [x, y] = cam.at(p);
-    annotations.push(tokenLabel(trace, members, { x, y, xref: "x", yref: "y" }));
-  }
+  const labels = labelSpecs(trace, after.map(cam.at));
+  const marks = [...start, ...after].map(cam.at);
+  annotations.push(...labelAnnotations(el, labels, marks));
   const hidden = { visible: false, fixedrange: true };
-  return draw(
+  const drawn = draw(
     el,
     data,
     baseLayout({
@@ -403,6 +414,7 @@ function drawStill(el, trace, f, l, view) {
     }),
     "attnviz-vectors",
   );
+  return drawn.then(() => labelPlot(el, labels, marks));
 }
 
 function draw2d(el, trace, f, l, view) {
@@ -444,6 +456,12 @@ function draw2d(el, trace, f, l, view) {
     f.at(l).forEach((p, i) => annotations.push(arrow([p[0], yOf(p, i)], [0, k === 2 ? 0 : i], tokenColor(i), 2.5)));
   }
   data.push(tips(trace, f, 0, k, "before"), tips(trace, f, l, k, "after"));
+  const labels = labelSpecs(
+    trace,
+    f.at(l).map((p, i) => [p[0], yOf(p, i)]),
+  );
+  const marks = [0, l].flatMap((layer) => f.at(layer).map((p, i) => [p[0], yOf(p, i)]));
+  annotations.push(...labelAnnotations(el, labels, marks));
   const range = sharedRange(f, trace.layers);
   const yaxis =
     k === 2
@@ -456,7 +474,7 @@ function draw2d(el, trace, f, l, view) {
           showgrid: false,
           zeroline: false,
         };
-  return draw(
+  const drawn = draw(
     el,
     data,
     baseLayout({
@@ -468,6 +486,7 @@ function draw2d(el, trace, f, l, view) {
     }),
     "attnviz-vectors",
   );
+  return drawn.then(() => labelPlot(el, labels, marks));
 }
 
 /**
