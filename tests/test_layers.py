@@ -19,6 +19,7 @@ LAYERS: list[tuple[str, ...]] = [
         "attnviz.version",
         "attnviz.settings",
         "attnviz.limits",
+        "attnviz.glossary",
         "attnviz.errors",
         "attnviz.wire",
     ),

@@ -118,10 +118,19 @@ def packed_modules(entry: str) -> str:
 MODE = re.compile(r"^[a-z][a-z0-9_-]*$")
 
 
+def glossary() -> list[dict[str, Any]]:
+    """The terms a file's markup and views mark (attnviz/glossary.py), as the live page gets
+    them from /api/presets: every file carries them (about 10 KB), so its terms open offline."""
+    from attnviz.glossary import GLOSSARY
+
+    return [t.model_dump(exclude={"see"}) for t in GLOSSARY]
+
+
 def page_html(page: Page, config: Mapping[str, Any], data: str) -> str:
     """One self-contained file: templates/standalone.html around templates/modes/<mode>.html,
     the CSS, the loader, the modules ``page.entry`` imports, Plotly's bundle, ``config``
-    (JSON; ``entry`` added) and ``data`` (base64 of gzip, see ``gz64``), all inline."""
+    (JSON; ``glossary`` and ``entry`` added) and ``data`` (base64 of gzip, see ``gz64``), all
+    inline."""
     from jinja2 import Environment, FileSystemLoader, select_autoescape
 
     from attnviz.version import __version__
@@ -142,5 +151,5 @@ def page_html(page: Page, config: Mapping[str, Any], data: str) -> str:
         modules_gz=packed_modules(page.entry),
         plotly_gz=a.plotly[page.plotly],
         data_gz=data,
-        config_json=_script_json({**config, "entry": page.entry}),
+        config_json=_script_json({**config, "glossary": glossary(), "entry": page.entry}),
     )

@@ -1,9 +1,11 @@
-"""``GET /api/presets``: the toy lab's example tables, the caps and the config defaults."""
+"""``GET /api/presets``: the toy lab's example tables, the caps, the config defaults and the
+glossary (the page's bootstrap)."""
 
 from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from attnviz.glossary import Term
 from attnviz.limits import Limits
 from attnviz.schemas.common import ToyConfig
 
@@ -26,3 +28,6 @@ class PresetList(BaseModel):
     presets: list[Preset]
     limits: Limits
     config_defaults: ToyConfig = Field(description="The config a table gets when it names none")
+    glossary: list[Term] = Field(
+        description="Every term the page marks, with its explanation (attnviz/glossary.py)"
+    )

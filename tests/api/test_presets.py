@@ -1,9 +1,11 @@
-"""Each preset runs, and shows what its description says it shows."""
+"""Each preset runs, and shows what its description says it shows; the page's bootstrap carries
+the glossary as attnviz/glossary.py defines it."""
 
 import math
 
 import pytest
 
+from attnviz.glossary import GLOSSARY
 from attnviz.presets import presets
 
 
@@ -24,6 +26,14 @@ def run(client, preset: dict, **config) -> dict:
     r = client.post("/api/trace", json=body)
     assert r.status_code == 200, r.text
     return r.json()
+
+
+def test_the_glossary_comes_with_the_presets_as_defined(client):
+    glossary = client.get("/api/presets").json()["glossary"]
+    assert glossary == [t.model_dump() for t in GLOSSARY]
+    assert {"sink", "probe", "k-composition", "rollout", "logit-lens", "pca"} <= {
+        t["id"] for t in glossary
+    }
 
 
 def test_apple_banana_comes_first_with_the_articles_axes(client):

@@ -5,6 +5,7 @@
 // carries Plotly's basic bundle, which has no 3-D scatter (a third of the size of the whole).
 
 import { byId } from "../core/dom.js";
+import { installGlossary } from "../core/glossary.js";
 import { fileHooks, plainPanel } from "./file.js";
 import { defaultSentence } from "../core/state.js";
 import { createSentence } from "../modes/sentence/index.js";
@@ -14,7 +15,7 @@ import { openEmbedded, unpack } from "./source.js";
 /**
  * @typedef {{selection: {layer: number, head: number, query: number, key?: number | null,
  *   hide_special: boolean, merge_words: boolean, views: string[]}, models: any, request: {model: string, text: string},
- *   entry: string}} OfflineConfig
+ *   glossary?: import("../core/glossary.js").Term[], entry: string}} OfflineConfig
  */
 
 /**
@@ -28,6 +29,7 @@ export async function start(config, block) {
   const parts = openEmbedded(entries, config.request);
   const { hooks, drawn } = fileHooks("traceDrawn");
   const sel = config.selection;
+  installGlossary(config.glossary); // the terms the markup and the views mark open offline too
   const sentence = createSentence(hooks, { openParts: () => parts, models: config.models, views: sel.views });
   plainPanel("sentence-mode");
   // With its models given the controller asks for no trace: the file's first part is shown

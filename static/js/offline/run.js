@@ -5,11 +5,12 @@
 // runs, and asking, opening or downloading a model (the views say so where it would be).
 
 import { byId } from "../core/dom.js";
+import { installGlossary } from "../core/glossary.js";
 import { fileHooks, plainPanel } from "./file.js";
 import { createTrain } from "../modes/train/index.js";
 
 /** @typedef {import("../core/types.js").TrainRun} TrainRun */
-/** @typedef {{entry: string, saved?: string}} RunConfig */
+/** @typedef {{entry: string, saved?: string, glossary?: import("../core/glossary.js").Term[]}} RunConfig */
 
 /** The parts of Train mode that start, cancel, list or export runs: hidden in the file. */
 const LIVE_ONLY = ["t-start", "t-cancel", "t-runs", "t-try-card"];
@@ -22,6 +23,7 @@ export async function start(config, data) {
   const root = document.documentElement;
   /** @type {TrainRun} */
   const run = JSON.parse(new TextDecoder().decode(data));
+  installGlossary(config.glossary); // the terms the markup and the views mark open offline too
   const panel = plainPanel("train-mode");
   const form = panel.querySelector("aside.panel");
   if (form) /** @type {HTMLElement} */ (form).hidden = true;

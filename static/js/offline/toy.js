@@ -7,6 +7,7 @@
 // has no 3-D scene to turn; each point's hover names every coordinate.
 
 import { byId } from "../core/dom.js";
+import { installGlossary } from "../core/glossary.js";
 import { fileHooks, plainPanel } from "./file.js";
 import { normalize } from "../core/state.js";
 import { createToy } from "../modes/toy/index.js";
@@ -16,7 +17,7 @@ import { openEmbedded, unpack } from "./source.js";
  * @typedef {{request: {tokens: string[], axes: string[], embeddings: number[][], config: any},
  *   view: import("../core/types.js").ToyView, preset: string | null, presets: any[],
  *   limits: import("../core/types.js").Limits, defaults: import("../core/types.js").ToyConfig,
- *   entry: string}} ToyFileConfig
+ *   glossary?: import("../core/glossary.js").Term[], entry: string}} ToyFileConfig
  */
 
 /**
@@ -30,6 +31,7 @@ export async function start(config, block) {
   // The toy lab's markup has an error line of its own (the live page moves one between the
   // modes): here the file's one line serves.
   for (const line of document.querySelectorAll("#toy-mode #error")) line.remove();
+  installGlossary(config.glossary); // the terms the markup and the views mark open offline too
   const { hooks, drawn } = fileHooks("traceDrawn");
   const { limits, defaults } = config;
   const toy = createToy(

@@ -9,10 +9,11 @@
 // them. render(container, data, selection, callbacks).
 
 import { el } from "../core/dom.js";
+import { termText } from "../core/glossary.js";
 import { fmt, readable } from "../core/numbers.js";
 import { quotedToken, spokenToken } from "../core/tokens.js";
 import { describe, keyCursor, matrixTable } from "./access.js";
-import { shortName } from "./why.js";
+import { labelKeyNodes, shortName } from "./why.js";
 
 /** @typedef {import("../core/types.js").Compact} Compact */
 /** @typedef {import("../core/types.js").Pushed} Pushed */
@@ -235,12 +236,15 @@ export function render(container, data, selection, callbacks = {}) {
   const where = `${masked ? "at" : "after"} ${quotedToken(tokens[q])} (token ${q + 1})`;
   const head = [
     el("h3", { className: "lens-sub", textContent: "What pushed this" }),
-    el("p", {
-      className: "hint pushed-about",
-      textContent:
+    el(
+      "p",
+      { className: "hint pushed-about" },
+      termText(
         `Each bar is one part of the model's direct contribution to ${whatText(choices, choice)} ${where}: ` +
-        "up (blue) raises it, down (red) lowers it; together they sum to it.",
-    }),
+          "up (blue) raises it, down (red) lowers it; together they sum to it.",
+        ["attribution", "logit"],
+      ),
+    ),
     radios,
     ...notes.map((t) => el("p", { className: "hint pushed-note", textContent: t })),
   ];
@@ -347,7 +351,8 @@ export function render(container, data, selection, callbacks = {}) {
   });
 
   const words = pushWords(a, 3, choice === "diff");
-  container.replaceChildren(...head, el("div", { className: "pushed-scroll" }, [chart]), hover);
+  const labels = el("p", { className: "hint pushed-labels" }, labelKeyNodes(a.components));
+  container.replaceChildren(...head, labels, el("div", { className: "pushed-scroll" }, [chart]), hover);
 
   // Text alternative: the words, and every component's value in the table (a row per layer;
   // the lead components each a row of their own).

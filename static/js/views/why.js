@@ -12,6 +12,7 @@
 // pairWords, topPairs, keyRows) run in Node for the tests; nothing here reads the page's state.
 
 import { el } from "../core/dom.js";
+import { term } from "../core/glossary.js";
 import { exact, fmt, readable } from "../core/numbers.js";
 import { AXIS, SCORE_LUT, tokenColor } from "../core/theme.js";
 import { quotedToken, shownToken, spokenToken } from "../core/tokens.js";
@@ -119,6 +120,45 @@ export function shortName(c) {
       return c.name;
   }
 }
+
+/**
+ * How to read the components' labels, as pieces of a sentence, each [text, glossary term id]
+ * ("" for plain text): "Labels: L1 H4 is layer 1’s head 4; L5 MLP is layer 5’s MLP; the rest
+ * sums the smaller components." The first head, MLP and "rest" of `components` (as
+ * shortName() labels them) each said once; [] when there is none.
+ * @param {Component[]} components @returns {[string, string][]}
+ */
+export function labelKey(components) {
+  const head = components.find((c) => c.kind === "head");
+  const mlp = components.find((c) => c.kind === "mlp");
+  const rest = components.find((c) => c.kind === "rest");
+  /** @type {[string, string][][]} */
+  const said = [];
+  if (head)
+    said.push([
+      [shortName(head), "head"],
+      [` is layer ${(head.layer ?? 0) + 1}’s head ${(head.head ?? 0) + 1}`, ""],
+    ]);
+  if (mlp)
+    said.push([
+      [shortName(mlp), "mlp"],
+      [` is layer ${(mlp.layer ?? 0) + 1}’s MLP`, ""],
+    ]);
+  if (rest)
+    said.push([
+      [shortName(rest), "rest"],
+      [" sums the smaller components", ""],
+    ]);
+  if (!said.length) return [];
+  return [
+    ["Labels: ", ""],
+    ...said.flatMap((s, i) => (i ? [/** @type {[string, string]} */ (["; ", ""]), ...s] : s)),
+    [".", ""],
+  ];
+}
+
+/** labelKey() as children for el(): its terms marked. @param {Component[]} components @returns {(Node | string)[]} */
+export const labelKeyNodes = (components) => labelKey(components).map(([t, id]) => (id ? term(id, t) : t));
 
 /**
  * A component in words, on the side of the token at `position`: "the embedding of “␣Mr”",
@@ -388,6 +428,9 @@ export function render(container, data, selection = null, callbacks = {}) {
       head,
       said,
       el("h3", { className: "why-sub", textContent: "Query side × key side" }),
+      ...(labelKey(att.components).length
+        ? [el("p", { className: "hint why-labels" }, labelKeyNodes(att.components))]
+        : []), // the first layer's components need no reading
       matrixBox,
       el("h3", { className: "why-sub", textContent: "Each key's score, by the key's components" }),
       el("p", { className: "hint", textContent: keyNote }),

@@ -5,6 +5,7 @@
 import { sub } from "../../../core/compact.js";
 import { CSV_TYPE, partCsv } from "../../../core/csv.js";
 import { byId, download } from "../../../core/dom.js";
+import { setTermText } from "../../../core/glossary.js";
 import { fmt } from "../../../core/numbers.js";
 import { WEIGHT_GRADIENT } from "../../../core/theme.js";
 import * as heatcanvas from "../../../views/heatcanvas.js";
@@ -143,7 +144,7 @@ export async function draw(ctx) {
     meta.special ?? null,
   );
   byId("mv-sink").hidden = !sink;
-  byId("mv-sink").textContent = sink;
+  setTermText(byId("mv-sink"), sink, ["sink"]);
 }
 
 /** The card's controls, wired once. @param {CardContext} ctx */

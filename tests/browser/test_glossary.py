@@ -1,0 +1,256 @@
+"""The glossary in the page (issue 41, item 4): in sentence mode each term a newcomer met
+unexplained (sink, probe, K-composition, rollout, logit lens, unembedding, PCA, L5 MLP, the
+rest) is marked where it appears, each at most once per card; the keyboard alone opens its
+explanation (Tab to it, or Enter on it), reads attnviz/glossary.py's words there, and Escape
+closes it; a click elsewhere closes it too; opening it moves nothing on the page; the header's
+Glossary lists every term in a dialog; axe-core finds nothing serious either way; and the
+popover stays inside a 480 px window."""
+
+from __future__ import annotations
+
+import re
+import string
+
+import attnviz
+from attnviz.glossary import BY_ID
+from tests.browser.helpers import (
+    ARTIFACTS,
+    AXE,
+    act,
+    axe_serious,
+    open_sentence,
+    select_and_wait,
+    text_trace,
+)
+from tests.python.offline import opened, wait_drawn
+
+TEXT = "I sat on the river bank"
+CAUSAL = "tiny-gpt2"
+
+POPOVER = """() => { const p = document.getElementById('term-pop'), a = document.activeElement;
+  return {open: p.matches(':popover-open'), name: p.querySelector('.term-pop-name').textContent,
+    text: p.querySelector('.term-pop-text').textContent, focused: a.dataset.term || null,
+    expanded: a.getAttribute('aria-expanded'), controls: a.getAttribute('aria-controls'),
+    described: document.getElementById(a.getAttribute('aria-describedby') || '')?.textContent || null}; }"""
+
+# Focus the element the keyboard reaches just before `el` (document order, what Tab stops at:
+# visible, enabled, not tabindex -1; of a radio group only its checked one), so that one Tab
+# reaches `el` as a reader's would.
+FOCUS_BEFORE = """(el) => {
+  const all = [...document.querySelectorAll(
+    'a[href], button, input, select, textarea, summary, [tabindex]')].filter((e) =>
+    e.tabIndex >= 0 && !e.disabled && e.checkVisibility() &&
+    !(e.type === 'radio' && !e.checked && document.querySelector(
+      `input[type=radio][name="${e.name}"]:checked`)));
+  const i = all.indexOf(el);
+  if (i < 1) return false;
+  all[i - 1].focus();
+  return true;
+}"""
+
+BOXES = """() => [...document.querySelectorAll([
+  '#sentence-mode > section.card:not([hidden])', '.app-header', '#sentence-mode p',
+  '#sentence-mode button.term'].join(', '))].map((e) => {
+  const r = e.getBoundingClientRect(); return [r.x, r.y, r.width, r.height]; })"""
+
+
+def sink_head(trace: dict) -> tuple[int, int]:
+    """The first head (layer, head; 0-based) whose rows give, on average, at least 60% of their
+    weight to one token a head parks weight on whatever the text (the first, a special token,
+    punctuation): the note the model view writes then calls it an attention sink."""
+    tokens, special = trace["tokens"], trace["special"]
+    for layer, heads in enumerate(trace["attentions"]):
+        for head, rows in enumerate(heads):
+            n = len(rows)
+            for j in range(n):
+                mean = sum(rows[i][j] for i in range(n) if i != j) / (n - 1)
+                parks = j == 0 or special[j] or all(c in string.punctuation for c in tokens[j])
+                if mean >= 0.6 and parks:
+                    return layer, head
+    raise AssertionError("no head of the model parks its weight on a sink token")
+
+
+def open_card(page, card: str) -> None:
+    """A card behind More views opened by its button (as a reader does), when it is closed."""
+    if page.locator(f"#{card}").is_hidden():
+        page.locator(f'#more-list button[aria-controls="{card}"]').click()
+    page.locator(f"#{card}").wait_for(state="visible")
+
+
+def read_by_keyboard(page, term, glossary: dict) -> str:
+    """Reach ``term`` (a locator) with Tab, its "How to read" opened with Enter first where it is
+    in one; its popover opens with the glossary's words, Escape closes it. Returns its id."""
+    howto = term.locator("xpath=ancestor::details[contains(@class, 'howto')]")
+    if howto.count() and not howto.evaluate("d => d.open"):
+        howto.locator("summary").focus()
+        page.keyboard.press("Enter")
+        assert howto.evaluate("d => d.open")
+    term.scroll_into_view_if_needed()
+    assert term.evaluate(FOCUS_BEFORE)
+    page.keyboard.press("Tab")
+    got = page.evaluate(POPOVER)
+    tid = term.get_attribute("data-term")
+    want = glossary[tid]
+    assert got["focused"] == tid and got["open"], got
+    assert (got["name"], got["text"]) == (want["name"], want["text"])
+    assert got["expanded"] == "true" and got["controls"] == "term-pop"
+    assert got["described"] == f"{want['name']}: {want['text']}"  # what a screen reader reads
+    page.keyboard.press("Escape")
+    got = page.evaluate(POPOVER)
+    assert not got["open"] and got["focused"] == tid and got["expanded"] == "false", got
+    if howto.count():  # closed again, as the reader found it
+        howto.locator("summary").focus()
+        page.keyboard.press("Enter")
+    return tid
+
+
+def the_term(page, scope: str, tid: str):
+    """The one term ``tid`` marked in the card (or view) ``scope``."""
+    found = page.locator(f"{scope} button.term[data-term='{tid}']")
+    assert found.count() == 1, (scope, tid, found.count())
+    return found
+
+
+def test_sentence_modes_terms_are_marked_and_read_by_keyboard(page, live_server, api, presets):
+    glossary = {t["id"]: t for t in presets["glossary"]}
+    page.add_init_script(path=str(AXE))
+    open_sentence(page, live_server + "/", TEXT)
+    # Every mark is live (a button), defined, and marked at most once in its card.
+    marks = page.evaluate(
+        """() => [...document.querySelectorAll('#sentence-mode [data-term]')].map((e) =>
+          [e.tagName, e.dataset.term, e.closest('section')?.id ?? ''])"""
+    )
+    assert marks and all(tag == "BUTTON" and tid in glossary for tag, tid, _ in marks), marks
+    assert len(marks) == len({(tid, card) for _, tid, card in marks})
+
+    # The sink: a head that parks its weight on a sink token, found in the API's weights.
+    layer, head = sink_head(text_trace(api, TEXT))
+    act(
+        page,
+        lambda: page.click(f'#mv-grid button.mv-cell[data-layer="{layer}"][data-head="{head}"]'),
+    )
+    read = [read_by_keyboard(page, the_term(page, "#mv-sink", "sink"), glossary)]
+    assert page.locator("#mv-sink").text_content().startswith("An attention sink: ")
+
+    # In the cards' own words: the model view's and the predictions' "How to read", the cards
+    # behind More views.
+    for card in ("atlas-card", "comp-card", "traj-card"):
+        open_card(page, card)
+    for scope, tid in [
+        ("#model-view-card", "rollout"),
+        ("#lens-card", "logit-lens"),
+        ("#lens-card", "unembedding"),
+        ("#atlas-card", "probe"),
+        ("#comp-card", "k-composition"),
+        ("#traj-card", "pca"),
+    ]:
+        read.append(read_by_keyboard(page, the_term(page, scope, tid), glossary))
+
+    # Written by the views of a causal model: What pushed this names L1 MLP, Why this score
+    # "the rest".
+    select_and_wait(page, "#s-model", CAUSAL)
+    page.locator("#pushed-view button.term[data-term='mlp']").wait_for()  # once attributed
+    mlp = the_term(page, "#pushed-view", "mlp")
+    assert re.fullmatch(r"L\d+ MLP", mlp.text_content())
+    read.append(read_by_keyboard(page, mlp, glossary))
+    page.locator("#why-card").scroll_into_view_if_needed()  # drawn once in view
+    page.locator("#why-view .why-labels button.term[data-term='rest']").wait_for()
+    rest = the_term(page, "#why-view .why-labels", "rest")
+    assert rest.text_content() == "the rest"
+    read.append(read_by_keyboard(page, rest, glossary))
+    assert read == ["sink", "rollout", "logit-lens", "unembedding", "probe", "k-composition",
+                    "pca", "mlp", "rest"]  # fmt: skip
+    assert axe_serious(page) == []
+
+
+def test_a_term_opens_on_enter_and_click_moves_nothing_and_fits_480(page, live_server, presets):
+    glossary = {t["id"]: t for t in presets["glossary"]}
+    page.add_init_script(path=str(AXE))
+    open_sentence(page, live_server + "/", TEXT)
+    open_card(page, "atlas-card")
+    probe = the_term(page, "#atlas-card", "probe")
+    probe.scroll_into_view_if_needed()
+    boxes = page.evaluate(BOXES)
+    # Enter and Space on the focused term open and close it (a button's own keys).
+    probe.focus()
+    state = page.evaluate(POPOVER)
+    if state["open"]:  # focused as the keyboard would: already open
+        page.keyboard.press("Escape")
+    for key in ("Enter", " "):
+        page.keyboard.press(key)
+        assert page.evaluate(POPOVER)["open"] and probe.get_attribute("aria-expanded") == "true"
+        assert page.evaluate(POPOVER)["text"] == glossary["probe"]["text"]
+        assert page.evaluate(BOXES) == boxes  # the popover covers, it does not push
+        assert axe_serious(page) == []
+        if key == "Enter":
+            page.keyboard.press(key)
+            assert not page.evaluate(POPOVER)["open"]
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "glossary-term-1280.png"))
+    # A click elsewhere closes it; a click on the term opens it again.
+    page.locator("#atlas-h").click()
+    assert not page.evaluate(POPOVER)["open"] and probe.get_attribute("aria-expanded") == "false"
+    probe.click()
+    assert page.evaluate(POPOVER)["open"]
+    # At 480 px the popover stays inside the window, and nothing scrolls sideways.
+    page.set_viewport_size({"width": 480, "height": 900})
+    probe.scroll_into_view_if_needed()
+    page.keyboard.press("Escape")
+    probe.click()
+    box = page.locator("#term-pop").bounding_box()
+    assert box and box["x"] >= 0 and box["x"] + box["width"] <= 480, box
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= 480
+    page.screenshot(path=str(ARTIFACTS / "glossary-term-480.png"))
+    assert axe_serious(page) == []
+
+
+def test_the_header_lists_every_term_in_a_dialog(page, live_server, presets):
+    page.add_init_script(path=str(AXE))
+    open_sentence(page, live_server + "/", TEXT)
+    opener = page.locator("#glossary-open")
+    opener.focus()
+    page.keyboard.press("Enter")
+    dialog = page.locator("#glossary-dialog")
+    assert dialog.evaluate("d => d.open && d.matches(':modal')")
+    assert page.evaluate("() => document.activeElement.closest('dialog')?.id") == "glossary-dialog"
+    names = dialog.locator("dt").all_text_contents()
+    texts = dialog.locator("dd").all_text_contents()
+    assert names == [t["name"] for t in presets["glossary"]]
+    assert texts == [t["text"] for t in presets["glossary"]]
+    assert axe_serious(page) == []
+    page.screenshot(path=str(ARTIFACTS / "glossary-dialog-1280.png"))
+    page.set_viewport_size({"width": 480, "height": 900})
+    assert dialog.bounding_box()["width"] <= 480
+    page.screenshot(path=str(ARTIFACTS / "glossary-dialog-480.png"))
+    page.keyboard.press("Escape")
+    assert not dialog.evaluate("d => d.open")
+    assert page.evaluate("() => document.activeElement.id") == "glossary-open"
+
+
+def test_a_toy_lab_term_reads_by_keyboard(page, live_server, presets):
+    """The toy lab marks its own: the Model card's switches, the attention's How to read."""
+    glossary = {t["id"]: t for t in presets["glossary"]}
+    page.goto(live_server + "/")
+    page.wait_for_function("() => +(document.documentElement.dataset.traces || 0) > 0")
+    for tid in ("layernorm", "softmax"):
+        read_by_keyboard(page, the_term(page, "#toy-mode", tid), glossary)
+
+
+def test_a_saved_files_terms_open_offline(browser, tmp_path):
+    """A one-file export carries the glossary: its marks open with the same words, with no
+    server, and its header lists every term."""
+    path = attnviz.trace(model="all-MiniLM-L6-v2", text=TEXT).save_html(tmp_path / "t.html")
+    glossary = {i: t.model_dump() for i, t in BY_ID.items()}
+    with opened(browser, path, scripts=[AXE]) as (page, errors):
+        wait_drawn(page)
+        marks = page.evaluate(
+            "() => [...document.querySelectorAll('[data-term]')].map((e) => e.tagName)"
+        )
+        assert marks and set(marks) == {"BUTTON"}
+        for scope, tid in [("#model-view-card", "layer"), ("#model-view-card", "rollout")]:
+            read_by_keyboard(page, the_term(page, scope, tid), glossary)
+        page.locator("#glossary-open").click()
+        assert page.locator("#glossary-dialog dt").count() == len(glossary)
+        assert axe_serious(page) == []
+        page.keyboard.press("Escape")
+        assert errors == []

@@ -1,0 +1,70 @@
+// core/glossary.js: where a sentence a view writes names a glossary term (findTerms, pure), and
+// views/why.js's labelKey, the line that reads the components' labels with their terms.
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { test } from "node:test";
+
+import { findTerms } from "../../static/js/core/glossary.js";
+import { labelKey } from "../../static/js/views/why.js";
+
+// A few entries standing for the glossary the server sends (attnviz/glossary.py), their words
+// as written there (the last test checks).
+const TABLE = new Map(
+  [
+    { id: "causal", words: ["causal model", "causal attention", "causal mask", "causal"] },
+    { id: "encoder", words: ["encoder", "bidirectional"] },
+    { id: "sink", words: ["attention sink", "sink"] },
+    { id: "logit", words: ["logits", "logit"] },
+    { id: "attribution", words: ["direct contribution", "attribution"] },
+  ].map((t) => [t.id, { ...t, name: t.id, text: "" }]),
+);
+
+/** The marked words of `text`. @param {string} text @param {string[]} ids */
+const marked = (text, ids) => findTerms(text, ids, TABLE).map(([s, e, id]) => [text.slice(s, e), id]);
+
+test("each term is marked once, at its first occurrence, by its longest words there", () => {
+  const note = "Generate needs a causal model; MiniLM is an encoder. This server has no causal model.";
+  assert.deepEqual(marked(note, ["causal", "encoder"]), [
+    ["causal model", "causal"],
+    ["encoder", "encoder"],
+  ]);
+  assert.deepEqual(findTerms(note, ["causal"], TABLE), [[17, 29, "causal"]]);
+});
+
+test("a word matches whole: not inside a longer word, and its case as written", () => {
+  assert.deepEqual(marked("sinks and a sinkhole", ["sink"]), []);
+  assert.deepEqual(marked("An attention sink: …", ["sink"]), [["attention sink", "sink"]]);
+  assert.deepEqual(marked("Causal attention", ["causal"]), []);
+  assert.deepEqual(marked("an encoder-decoder", ["encoder"]), [["encoder", "encoder"]]);
+});
+
+test("terms come in the text's order, never overlapping; an unknown id marks nothing", () => {
+  const about = "Each bar is one part of the model's direct contribution to the logit of “ the”.";
+  assert.deepEqual(marked(about, ["logit", "attribution", "nope"]), [
+    ["direct contribution", "attribution"],
+    ["logit", "logit"],
+  ]);
+});
+
+test("the components' labels are read once each, with their terms", () => {
+  const c = (kind, layer = null, head = null) => ({ kind, layer, head, name: kind });
+  const pieces = labelKey([c("embed"), c("head", 0, 3), c("head", 2, 1), c("mlp", 4), c("mlp", 5), c("rest")]);
+  assert.equal(
+    pieces.map(([t]) => t).join(""),
+    "Labels: L1 H4 is layer 1’s head 4; L5 MLP is layer 5’s MLP; the rest sums the smaller components.",
+  );
+  assert.deepEqual(
+    pieces.filter(([, id]) => id),
+    [
+      ["L1 H4", "head"],
+      ["L5 MLP", "mlp"],
+      ["the rest", "rest"],
+    ],
+  );
+  assert.deepEqual(labelKey([c("embed"), c("pos"), c("bias")]), []);
+});
+
+test("the words stand for attnviz/glossary.py's", () => {
+  const py = readFileSync(new URL("../../attnviz/glossary.py", import.meta.url), "utf8");
+  for (const t of TABLE.values()) assert.ok(py.includes(`"${t.words.join("|")}"`), t.id);
+});
