@@ -15,6 +15,7 @@ from attnviz.api.errors import install_error_handlers
 from attnviz.api.middleware import BodyLimit, HeadAsGet, SecurityHeaders, TimeLimit
 from attnviz.api.visitor import Visitors
 from attnviz.engine.device import resolve_device
+from attnviz.learn.classroom import Classroom
 from attnviz.limits import LIMITS, data_url_chars
 from attnviz.pretrained import load_registry
 from attnviz.services import compute
@@ -61,6 +62,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.trace_jobs = TraceJobs(app.state.traces, settings)
     app.state.training = TrainService(settings, app.state.device, app.state.registry)
     app.state.recurrent = RecurrentService(settings)
+    app.state.classroom = Classroom(settings)
     install_error_handlers(app)
     # GZip for the page, its scripts and the small JSON answers. Traces are compressed by the
     # trace service, on the compute thread (a large JSON trace would hold the event loop): the

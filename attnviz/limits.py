@@ -57,6 +57,15 @@ class Limits(BaseModel):
     # The most a host may raise one image's byte cap to (Settings.max_image_bytes, 10 MiB by
     # default): the schema's bound on a data URL's length, before the server's own cap is known.
     image_bytes_ceiling: int = 32 * 2**20
+    # The Learn path's progress the server keeps per visitor (learn/classroom.py): the longest
+    # nickname a learner may give themselves, and the most bytes one learner's record (their
+    # steps' tasks done and tried, their nickname) may take; the whole path, every task tried
+    # and done, with the longest nickname, takes under 1.5 KB.
+    max_nickname_chars: int = 32
+    max_learner_bytes: int = 16_384
+    # A training run's name, as its owner gives it (PATCH /api/train/{id}): characters once its
+    # spaces are trimmed; longer than a line of the runs list, short enough to read as a name.
+    max_run_title_chars: int = 80
 
 
 def data_url_chars(n_bytes: int) -> int:
@@ -69,3 +78,7 @@ DATA_URL_PREFIX = 64  # "data:image/" and a media type's subtype, ";base64,"
 
 
 LIMITS = Limits()
+
+# The size a one-file export may grow to with its optional parts (more heads exact, the layer's
+# aggregates): `attnviz export --budget`'s and ``save_html``'s default, the HTTP export's budget.
+EXPORT_BUDGET = 1_600_000

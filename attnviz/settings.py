@@ -94,7 +94,8 @@ class Settings(BaseSettings):
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     # Model folders (Hugging Face layout) to offer besides the default, separated by ":".
     models: str = ""
-    # Load the default model (all-MiniLM-L6-v2) when its package is installed.
+    # Load the built-in models: the default model (all-MiniLM-L6-v2) when its package is
+    # installed, and the character model that ships in the package (training/shipped.py).
     builtin_model: bool = True
     # The most tokens one text trace may have; by default each model's own maximum (512 for
     # MiniLM, 1,024 for GPT-2). A host may set less.
@@ -166,6 +167,11 @@ class Settings(BaseSettings):
     # This replica's name, the prefix of its run ids, so that a proxy sends every request about
     # a run to the replica that trains it (deploy/nginx). Lowercase letters and digits.
     replica: str = Field("", pattern=r"^[a-z0-9]{0,16}$")
+    # Learners whose Learn progress the server keeps (learn.sqlite3 in the data directory):
+    # past it the one seen least recently is forgotten first.
+    learn_max_learners: int = Field(500, ge=1, le=100_000)
+    # A learner not seen for this many days is forgotten. Unset: kept until the bound above.
+    learn_keep_days: float | None = Field(90.0, gt=0)
 
     # -- visitors and the operator --------------------------------------------------------------
     # What the server keeps between restarts (the generated secret). Unset: the user's data

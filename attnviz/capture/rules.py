@@ -50,8 +50,9 @@ def attention_meta(cfg: TransformerConfig) -> dict:
     if cfg.attn_scale is not None:
         inverse_square = 1 / cfg.attn_scale**2
         whole = round(inverse_square)
+        # read by people (3 significant digits); `scale` keeps the exact value
         label = (f"÷ √{whole}" if abs(inverse_square - whole) < 1e-9 * max(1, whole)
-                 else f"× {cfg.attn_scale!r}")  # fmt: skip
+                 else f"× {cfg.attn_scale:.3g}")  # fmt: skip
         scale, divide_by = cfg.attn_scale, None
     elif cfg.scale:
         scale, divide_by, label = cfg.d_head**-0.5, math.sqrt(cfg.d_head), f"÷ √{cfg.d_head}"

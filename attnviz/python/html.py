@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from attnviz.errors import TraceError
-from attnviz.limits import LIMITS
+from attnviz.limits import EXPORT_BUDGET, LIMITS
 from attnviz.python.page import ENTRY, Page, gz64, page_html
 from attnviz.python.pictures import with_pictures
 from attnviz.wire.compact import decode, layout
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
 # The sentence mode's views, by the names its controller gives them.
 VIEWS = ("model", "head", "qk", "traj", "gen", "why", "lens", "picture")
-DEFAULT_BUDGET = 1_500_000
+DEFAULT_BUDGET = EXPORT_BUDGET
 # The thumbnails' side in the file: about what the page asks for at its usual width (the grid's
 # width over 12.6 heads); a longer text is max-pooled to it, as on the page.
 THUMB_PX = 80
@@ -493,7 +493,7 @@ def run_html(state: Mapping[str, Any] | str | bytes, *, saved: str | None = None
     page = Page(
         mode="train",
         entry=RUN_ENTRY,
-        title=f"attnviz · run {run['id']}",
+        title=f"attnviz · {run.get('title') or f'a training run ({what})'}",  # never its id
         tagline=f"A training run ({what}, {run['state']}): its loss, gradients and every head at "
         "each checkpoint, drawn by the page's own views, offline.",
         footer="a saved run: every number shown is in this file",

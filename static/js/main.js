@@ -8,8 +8,10 @@
 
 import { busy, exportHtml, fetchPresets } from "./core/api.js";
 import { byId, download } from "./core/dom.js";
+import { installGlossary } from "./core/glossary.js";
 import { copyText, downloadPng } from "./core/export.js";
 import { hasPlotly } from "./core/plotly.js";
+import { CLASS_HASH } from "./modes/learn/classroom.js";
 import { createLearn } from "./modes/learn/index.js";
 import { decodeLearnHash, encodeLearnHash, LEARN_HASH } from "./modes/learn/progress.js";
 import { createSentence } from "./modes/sentence/index.js";
@@ -134,7 +136,9 @@ function writeUrl() {
   // Learn's link is the step open, while the learner works in its lab.
   if (app.mode === "learn") {
     const n = app.learn?.current();
-    if (n) history.replaceState(null, "", encodeLearnHash(n, learnLab()));
+    if (app.learn?.classOpen())
+      history.replaceState(null, "", CLASS_HASH); // the operator's class view
+    else if (n) history.replaceState(null, "", encodeLearnHash(n, learnLab()));
     else if (!decodeLearnHash(location.hash)) history.replaceState(null, "", LEARN_HASH); // a link's step, still loading
     return;
   }
@@ -348,6 +352,7 @@ async function init() {
     return;
   }
   const { limits, config_defaults: defaults } = presets;
+  installGlossary(presets.glossary); // every mode's terms, before any view writes one
   if (!presets.presets.length) {
     messages("toy").setError("The server has no presets.");
     root.dataset.pending = "0";
@@ -375,6 +380,10 @@ async function init() {
     changed: showMessages,
     linked() {
       if (app.mode === "train") writeUrl();
+    },
+    renamed() {
+      // Its models' names changed: sentence mode's pickers read the list again when shown.
+      /** @type {ReturnType<typeof createSentence>} */ (app.sentence).forgetModels();
     },
     openModel(name, text, query) {
       /** @type {ReturnType<typeof createSentence>} */ (app.sentence).forgetModels();

@@ -15,7 +15,7 @@ import pytest
 from playwright.sync_api import Page
 
 from attnviz.app import create_app
-from tests.browser.helpers import TIMEOUT_MS, VIEWPORT
+from tests.browser.helpers import OPEN_MORE, TIMEOUT_MS, VIEWPORT
 from tests.support.servers import served
 
 CHROMIUM = "/usr/bin/chromium"
@@ -71,6 +71,7 @@ def console() -> Console:
 def page(browser, console) -> Iterator[Page]:
     context = browser.new_context(viewport=VIEWPORT, accept_downloads=True)
     context.set_default_timeout(TIMEOUT_MS)
+    context.add_init_script(OPEN_MORE)  # every card of sentence mode, as a returning reader
 
     # Offline by design: any request that leaves this machine is refused and fails the test.
     def outside(route) -> None:

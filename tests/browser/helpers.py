@@ -15,6 +15,14 @@ from playwright.sync_api import Browser, Page
 from tests.support.oracles import f32  # noqa: F401  (re-exported for the browser tests)
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+# Sentence mode's cards behind "More views" (core/feeds.js SENTENCE_MORE; test_more_views checks
+# the page has these). The `page` fixture opens them all, as a reader who had opened them, so
+# that a test of a card finds it; a newcomer's first screen is test_more_views's.
+MORE_VIEWS = ["qk", "knock", "traj", "atlas", "comp", "corpus"]
+OPEN_MORE = (
+    "try { if (localStorage.getItem('attnviz.sentence.more') === null) "
+    f"localStorage.setItem('attnviz.sentence.more', '{json.dumps(MORE_VIEWS)}'); }} catch (e) {{}}"
+)
 VIEWPORT = {"width": 1280, "height": 800}
 TIMEOUT_MS = 30_000
 

@@ -102,6 +102,7 @@ def test_the_sentence_downloads_are_to_csvs(page, live_server, tmp_path, layer, 
     cell = page.locator(f'#mv-grid button.mv-cell[data-layer="{layer}"][data-head="{head}"]')
     view_change(page, cell.click)  # the chosen head, as a person picks it
     trace = attnviz.Client(live_server).trace(model=MODEL, text=SENTENCE)
+    page.click("#mv-downloads > summary")  # the downloads, behind one summary
     name, text = download(page, "#mv-csv-head", tmp_path)
     assert text == to_csv(trace, "attention", layer=layer, head=head)
     assert f"layer{layer + 1}" in name and f"head{head + 1}" in name

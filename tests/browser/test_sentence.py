@@ -67,9 +67,10 @@ def test_type_a_sentence_and_follow_one_head_through_every_view(page, live_serve
     page.click("#mode-sentence")
     wait_for_trace(page, before)
     assert page.locator("#toy-mode").is_hidden() and page.locator("#sentence-mode").is_visible()
-    # The model picker lists the server's models and describes the chosen one.
+    # The model picker lists the server's models (the shipped one by its title) and describes
+    # the chosen one.
     names = page.locator("#s-model option").all_text_contents()
-    assert names == [m["name"] for m in models["models"]]
+    assert names == [m["title"] or m["name"] for m in models["models"]]
     assert page.locator("#s-model").input_value() == MODEL
     assert page.locator("#s-model-info").text_content() == (
         "BERT · 6 layers × 12 heads · d_model 384 · up to 512 tokens · cpu"
@@ -391,6 +392,7 @@ def test_exports_and_markup_in_the_text_stays_text(page, live_server, api):
     svg = Path(download.value.path()).read_text(encoding="utf-8")
     assert svg.startswith("<svg") and "&lt;" in svg and "<b>" not in svg
     with page.expect_download() as download:
+        page.click("#mv-downloads > summary")
         page.click("#mv-large-png")
     assert download.value.suggested_filename == "attnviz-layer1-head1.png"
     assert Path(download.value.path()).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -414,7 +416,9 @@ def test_another_model_reshapes_the_views(page, live_server, api, models):
     layers, heads = trace["layers"], trace["heads"]
     assert page.locator("#mv-grid button.mv-cell").count() == layers * heads
     assert page.locator("#hv-heads input").count() == heads
-    assert page.locator("#s-model-info").text_content().startswith(other["family"].upper())
+    # The model that ships with attnviz is described as such, any other by its family.
+    described = "shipped with attnviz" if other["title"] else other["family"].upper()
+    assert page.locator("#s-model-info").text_content().startswith(described)
     # The chosen head stays inside the smaller model.
     large = assert_large_shows(page, trace["attentions"][min(5, layers - 1)][min(11, heads - 1)])
     if trace["causal"]:  # nothing attends to a later token

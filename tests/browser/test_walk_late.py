@@ -145,7 +145,11 @@ def test_16_every_mode_exports_from_the_header_with_the_same_labels(page, live_s
     assert info.value.suggested_filename == f"attnviz-run-{run_id}.html"
     path = tmp_path / "run.html"
     info.value.save_as(path)
-    assert f"attnviz · run {run_id}" in path.read_text()
+    # The file's title names the run as the page does (what it trains), never by its id.
+    title = page.evaluate(
+        "async (id) => (await (await fetch('/api/train/' + id)).json()).title", run_id
+    )
+    assert f"<title>attnviz · {title}</title>" in path.read_text()
     page.wait_for_function(
         "() => document.getElementById('status').textContent.startsWith('saved attnviz-run-')"
     )

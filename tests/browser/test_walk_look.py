@@ -203,6 +203,11 @@ def test_step_1_opens_on_the_comparison_alone_and_passes_on_a_busy_machine(
     assert start.count() == 1 and start.inner_text() == "Run comparison"
     box = start.bounding_box()
     assert box and box["y"] + box["height"] <= VIEWPORT["height"], box
+    # On a phone's width too: the tasks come before the step's text there.
+    page.set_viewport_size({"width": 480, "height": VIEWPORT["height"]})
+    box = start.bounding_box()
+    assert box and box["y"] + box["height"] <= VIEWPORT["height"], box
+    page.set_viewport_size(VIEWPORT)
     hint = page.locator("#learn-guide .learn-hint p").first.text_content()
     assert "Run comparison" in hint and "Start" not in hint
     # Before a run: the question only.

@@ -337,3 +337,12 @@ test("trajectories' picks: 'all' and [] ('none') survive a link; clampSentence k
   const s = { ...defaultSentence("m", "x"), picked: "all" };
   assert.equal(clampSentence(s, 2, 2, 3).picked, "all");
 });
+
+test("the cards open under More views: a link's known names in the page's order, else the browser's", () => {
+  assert.deepEqual(sentenceFromRaw({ more: ["traj", "nothing", "qk"] }).more, ["qk", "traj"]);
+  assert.equal(sentenceFromRaw({}).more, null); // no word from the link: this browser's
+  assert.equal(sentenceFromRaw({ more: "qk" }).more, null);
+  const hash = encodeShare("sentence", null, { ...defaultSentence("m", "x"), more: ["knock"] });
+  const back = decodeShare(hash, LIMITS, { layers: 1, heads: 1, projections: "identity", weights: null });
+  assert.deepEqual(back?.sentence?.more, ["knock"]);
+});

@@ -22,7 +22,8 @@ test("every piece of view state feeds a view, and only views that exist", () => 
   assert.deepEqual([...fed(TOY_FEEDS)].sort(), Object.keys(toyView).sort());
   // Sentence state: model, text, its images, generate and the knock-out make a new trace (every
   // view); the rest feed views.
-  const traced = ["model", "text", "images", "generate", "ablate", "ablateMode", "ablateSource"];
+  // `more` opens cards (More views), drawn as they open.
+  const traced = ["model", "text", "images", "generate", "ablate", "ablateMode", "ablateSource", "more"];
   const sentenceKeys = Object.keys(defaultSentence()).filter((k) => !traced.includes(k));
   assert.deepEqual([...fed(SENTENCE_FEEDS)].sort(), sentenceKeys.sort());
   assert.deepEqual(Object.keys(TOY_FEEDS), ["attention", "vectors", "beforeAfter", "distances"]);
@@ -49,7 +50,11 @@ test("every piece of view state feeds a view, and only views that exist", () => 
   assert.deepEqual(viewsFed(TOY_FEEDS, ["vlayer"]), ["vectors", "beforeAfter", "distances"]);
   assert.deepEqual(viewsFed(TOY_FEEDS, ["nothing"]), []);
   // Train mode: every view choice feeds a view; the run's own events feed the rest.
-  assert.deepEqual([...fed(TRAIN_FEEDS)].sort(), Object.keys(defaultTrainView()).sort());
+  // (and a run renamed by its owner, "title", the views that name it)
+  const runKeys = ["title"];
+  const trainFed = [...fed(TRAIN_FEEDS)].filter((k) => !runKeys.includes(k));
+  assert.deepEqual(trainFed.sort(), Object.keys(defaultTrainView()).sort());
+  assert.deepEqual(viewsFed(TRAIN_FEEDS, ["title"]), ["progress", "models"]);
   assert.deepEqual(Object.keys(TRAIN_FEEDS), ["progress", "loss", "grads", "heads", "why", "models", "decoded"]);
   assert.deepEqual(viewsFed(TRAIN_FEEDS, ["checkpoint"]), ["heads", "why"]);
   assert.deepEqual(viewsFed(TRAIN_FEEDS, ["key"]), ["why"]); // the Why panel's key alone

@@ -33,7 +33,7 @@ def text_of(n: int) -> str:
     return " ".join(WORDS[i % len(WORDS)] for i in range(n - 2))
 
 
-@pytest.mark.parametrize(("tokens", "cap"), [(128, 1.5 * MB), (512, 3 * MB)])
+@pytest.mark.parametrize(("tokens", "cap"), [(128, 1.6 * MB), (512, 3 * MB)])
 def test_the_file_draws_every_view_offline_with_readable_hover(browser, tmp_path, tokens, cap):
     trace = attnviz.trace(model=MODEL, text=text_of(tokens), fields="thumbs", thumb=1)
     assert len(trace.tokens) == tokens

@@ -256,6 +256,7 @@ def test_a_csv_the_text_file_lacks_says_so_in_the_error_line(browser, tmp_path):
     with opened(browser, lean) as (page, errors):
         wait_drawn(page)
         assert page.locator("#traj-card").is_hidden() and page.locator("#qk-card").is_hidden()
+        page.click("#mv-downloads > summary")
         page.click("#mv-csv-states")
         page.wait_for_function("!document.getElementById('error').hidden")
         assert (

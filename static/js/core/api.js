@@ -293,6 +293,44 @@ export function checkLearn(id, body, signal) {
   return postPatiently(`/api/learn/${encodeURIComponent(id)}/check`, body, run ?? recurrent ?? null, signal);
 }
 
+/**
+ * GET /api/learn/progress: the caller's Learn progress as the server keeps it (its checks'
+ * answers), the nickname, and whether this server's operator sees the class.
+ * @returns {Promise<import("./types.js").LearnKept>}
+ */
+export const fetchLearnProgress = () => getJson("/api/learn/progress");
+
+/**
+ * PUT /api/learn/progress/nickname: the name the operator's class view shows (null: none). A
+ * broken rule is an ApiError naming it; asked once (a refusal is the learner's to read).
+ * @param {string | null} nickname @returns {Promise<import("./types.js").LearnKept>}
+ */
+export async function setNickname(nickname) {
+  const response = await fetch("/api/learn/progress/nickname", {
+    method: "PUT",
+    headers: { "Content-Type": "application/json", Accept: "application/json" },
+    body: JSON.stringify({ nickname }),
+  });
+  if (!response.ok) throw await failure(response);
+  return response.json();
+}
+
+/**
+ * GET /api/learn/class: every learner's progress, for the operator, whose token goes as the
+ * bearer of this request alone (an ApiError with status 403 for anyone else).
+ * @param {string} token @param {AbortSignal} [signal]
+ * @returns {Promise<import("./types.js").LearnClass>}
+ */
+export async function fetchClass(token, signal) {
+  const response = await fetch("/api/learn/class", {
+    headers: { Accept: "application/json", Authorization: `Bearer ${token}` },
+    cache: "no-store",
+    signal,
+  });
+  if (!response.ok) throw await failure(response);
+  return response.json();
+}
+
 // -- Training -----------------------------------------------------------------------------------
 
 /** GET /api/train/options -> {tasks, presets, switches, limits, slots}
@@ -416,6 +454,22 @@ export function startRecurrent(body) {
  * @returns {Promise<import("./types.js").RecurrentRun>}
  */
 export const fetchRecurrent = (id) => getJson(`/api/recurrent/${encodeURIComponent(id)}`);
+
+/**
+ * PATCH /api/train/{id}: name a run (its owner, or the operator); null gives it back the name
+ * of what it trains. -> the run's state (its title and named)
+ * @param {string} id @param {string | null} title
+ * @returns {Promise<import("./types.js").TrainRun>}
+ */
+export async function renameRun(id, title) {
+  const response = await fetch(`/api/train/${encodeURIComponent(id)}`, {
+    method: "PATCH",
+    headers: { "Content-Type": "application/json", Accept: "application/json" },
+    body: JSON.stringify({ title }),
+  });
+  if (!response.ok) throw await failure(response);
+  return response.json();
+}
 
 /** DELETE /api/train/{id}: cancel a running run. @param {string} id */
 export async function cancelRun(id) {

@@ -25,6 +25,19 @@ export const SENTENCE_FEEDS = {
   knock: ["diffLayer", "diffHead"], // ablate, ablateMode, ablateSource: a new trace
 };
 
+/** Sentence mode's cards behind "More views" (the others are where a newcomer starts), in the
+ * order the page shows them: a view's name (SENTENCE_FEEDS') or a card that is its own
+ * controller, and its card's id. Links and this browser remember which are open
+ * (SentenceState.more). */
+export const SENTENCE_MORE = /** @type {const} */ ([
+  ["qk", "qk-card"],
+  ["knock", "knock-card"],
+  ["traj", "traj-card"],
+  ["atlas", "atlas-card"],
+  ["comp", "comp-card"],
+  ["corpus", "corpus-card"],
+]);
+
 /** Sentence mode's "Many texts" card: keys of its state (modes/sentence/cards/corpus.js
  * defaultCorpusState) -> its views, the 2-D map of one head's queries and keys (views/corpus.js)
  * and the heads' clusters (views/headclusters.js). A change of head, layer, projection or
@@ -35,15 +48,16 @@ export const CORPUS_FEEDS = {
   headclusters: ["source", "upload", "max_tokens", "seed", "layer", "head", "clusters"], // the head shown is marked
 };
 
-/** Train mode: keys of the view state (TrainView) -> views of modes/train/index.js. A run's events (its
- * steps, checkpoints, end) redraw the views they change. */
+/** Train mode: keys of the view state (TrainView) -> views of modes/train/index.js, and "title"
+ * (the run renamed: the views that name it). A run's events (its steps, checkpoints, end) redraw
+ * the views they change. */
 export const TRAIN_FEEDS = {
-  progress: [],
+  progress: ["title"],
   loss: ["variant"],
   grads: ["variant"],
   heads: ["variant", "layer", "head", "checkpoint", "attention", "query"],
   why: ["variant", "layer", "head", "checkpoint", "query", "key"],
-  models: [],
+  models: ["title"],
   decoded: ["layer", "head", "attention"],
 };
 

@@ -7,6 +7,7 @@
 /** @typedef {import("./types.js").ToyView} ToyView */
 /** @typedef {import("./types.js").SentenceState} SentenceState */
 /** @typedef {import("./types.js").Limits} Limits */
+import { SENTENCE_MORE } from "./feeds.js";
 
 const MATRICES = ["q", "k", "v", "o"];
 
@@ -323,6 +324,8 @@ function toyFromRaw(raw, limits, defaults) {
 //   images: [{name, type, size, url}] the images with the text (data: URLs; a new trace),
 //     NEVER written into a link (too large for one: the page says so),
 //   foldImages: each image one row and column (null: the default, by its size),
+//   more: [names] the cards open under "More views" (SENTENCE_MORE's; null: as this browser
+//     remembers them),
 // }
 
 /**
@@ -356,7 +359,20 @@ export function defaultSentence(model = null, text = "") {
     pushed: /** @type {import("./types.js").Pushed} */ ("top"),
     images: /** @type {import("./types.js").SentenceImage[]} */ ([]),
     foldImages: /** @type {boolean | null} */ (null),
+    more: /** @type {string[] | null} */ (null),
   };
+}
+
+/** The names of the cards behind "More views". */
+export const MORE_VIEWS = /** @type {string[]} */ (SENTENCE_MORE.map(([name]) => name));
+
+/**
+ * The known names of `raw` (an untrusted list: a link's, or this browser's), in the page's
+ * order; null when it is not a list. @param {unknown} raw @returns {string[] | null}
+ */
+export function moreViews(raw) {
+  if (!Array.isArray(raw)) return null;
+  return MORE_VIEWS.filter((name) => raw.includes(name));
 }
 
 /** Sentence keys a link never carries: the images (data: URLs, megabytes). */
@@ -444,6 +460,7 @@ export function sentenceFromRaw(raw) {
   for (const key of ["diffLayer", "diffHead"]) if (isIndex(raw[key])) s[key] = raw[key];
   if (PUSHED.includes(raw.pushed)) s.pushed = raw.pushed;
   if (typeof raw.foldImages === "boolean") s.foldImages = raw.foldImages;
+  s.more = moreViews(raw.more);
   return s;
 }
 

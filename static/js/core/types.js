@@ -182,6 +182,8 @@
  * @property {SentenceImage[]} images the images with the text (a new trace; never in the link)
  * @property {boolean | null} foldImages each image one row and column (null: the default,
  *   collapsed when an image has many tokens)
+ * @property {string[] | null} more the cards open under "More views" (null: as this browser
+ *   remembers them)
  */
 
 /**
@@ -226,6 +228,7 @@
  * @property {number} max_token_chars
  * @property {number} max_abs_value
  * @property {number} max_text_chars
+ * @property {number} max_nickname_chars the longest nickname a learner may give (Learn)
  */
 
 /**
@@ -251,8 +254,11 @@
  * @property {string} source where the weights came from
  * @property {string[] | null} [examples] texts this model reads (a trained run's), else null
  * @property {string | null} [run] the training run it comes from
- * @property {string | null} [title] a trained run's model: what it is, in words (core/runname.js)
+ * @property {string | null} [title] a trained run's model: what it is, in words, or the name its
+ *   run's owner gave it (named) (core/runname.js); the shipped model's name on the page
+ * @property {string | null} [characters] a character model's characters (its whole vocabulary)
  * @property {number | null} [created] when its run started (epoch seconds)
+ * @property {boolean} [named] its run's owner named it: title is shown as it is
  * @property {"native" | "transformers" | "ndif"} [backend]
  * @property {string | null} [ablate_refused] why its heads cannot be knocked out, or null
  * @property {boolean} [reads_images] a vision-language model: the text may carry images
@@ -273,6 +279,8 @@
  * @typedef {object} ModelList
  * @property {ModelInfo[]} models
  * @property {string | null} default the model the page starts with
+ * @property {string | null} [predicting] the model offered where the chosen one predicts nothing
+ *   (the shipped character model; modes/sentence/showwith.js)
  * @property {string[]} examples
  * @property {number} max_text_chars
  * @property {number} max_generate
@@ -362,7 +370,8 @@
  *   task: string, switch: string, variants: {label: string, arch: TrainArch}[], opt: TrainOpt}} TrainPresetInfo
  * @typedef {{max_layers: number, max_heads: number, max_d_model: number, max_batch: number,
  *   max_variants: number, max_steps: number, max_seconds: number, max_params: number,
- *   max_text_chars: number}} TrainLimits
+ *   max_text_chars: number, max_title_chars: number}} TrainLimits max_title_chars: the longest
+ *   name a run may be given
  * @typedef {{tasks: TrainTaskInfo[], presets: TrainPresetInfo[],
  *   switches: Record<string, (string | boolean)[]> & {positional: string[], norm: string[]},
  *   limits: TrainLimits, slots: number}} TrainOptions
@@ -408,8 +417,11 @@
  * by its events.
  * @typedef {object} TrainRun
  * @property {string} id
- * @property {string} [title] what it trains, in words (absent in a file saved before issue 41)
+ * @property {string} [title] what it trains, in words, or the name its owner gave it (named)
+ *   (absent in a file saved before issue 41)
  * @property {number} [created] when it started (epoch seconds)
+ * @property {boolean} [named] its owner named it (PATCH): title is shown as it is
+ * @property {boolean} [can_rename] the caller may rename it (its owner, or the operator)
  * @property {boolean} [yours] the caller started it
  * @property {boolean} [can_cancel] the caller may cancel it (its owner, or the operator); a run
  *   opened by its link is read, not controlled (absent in a file saved before issue 27)
@@ -485,8 +497,10 @@
  * One run in fetchRuns' list.
  * @typedef {object} TrainRunSummary
  * @property {string} id
- * @property {string} title what it trains, in words
+ * @property {string} title what it trains, in words, or the name its owner gave it (named)
  * @property {number} created when it started (epoch seconds)
+ * @property {boolean} [named] its owner named it: title is shown as it is
+ * @property {boolean} [can_rename] the caller may rename it
  * @property {boolean} yours the caller started it
  * @property {boolean} can_cancel the caller may cancel it
  * @property {boolean} shared the operator shared it with every visitor
@@ -542,6 +556,24 @@
  * large heatmap).
  * @typedef {{step: string, tasks: {id: string, done: boolean, says: string, cell?: number[] | null}[],
  *   article?: ArticleTable[] | null}} LearnAnswer
+ */
+
+/**
+ * The caller's Learn progress as the server keeps it (core/api.js fetchLearnProgress): each
+ * step's tasks its checks found done and those tried; whether an operator sees the class.
+ * @typedef {{kept: boolean, nickname: string | null, last: string | null,
+ *   steps: Record<string, {done: string[], tried: string[]}>, watched: boolean,
+ *   note?: string | null}} LearnKept
+ */
+
+/**
+ * The operator's class view (core/api.js fetchClass): every learner kept, the one seen most
+ * recently first, each by nickname or "Learner n", never by an id.
+ * @typedef {{n: number, id: string, title: string}} ClassStep
+ * @typedef {{label: string, named: boolean, on: ClassStep | null, done: number[],
+ *   stuck: (ClassStep & {tasks: string[]})[], last_seen: number, seen_s: number}} ClassLearner
+ * @typedef {{learners: ClassLearner[], steps: number, now: number, poll_s: number,
+ *   max_learners: number, keep_days: number | null, note?: string | null}} LearnClass
  */
 
 /**

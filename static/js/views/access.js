@@ -138,7 +138,8 @@ export function keyCursor(target, live, spec) {
 
 /**
  * A layers x heads grid of buttons (`selector`, each with data-layer and data-head, from 0):
- * the arrow keys move the focus to the neighbouring head (Enter or Space, a button's own keys,
+ * one stop of the Tab key (the cell focused last, else the selected one: see `gridStop`), the
+ * arrow keys move the focus to the neighbouring head (Enter or Space, a button's own keys,
  * then open it). The model view's and the head atlas's grids.
  * @param {HTMLElement} grid @param {string} selector @param {number} layers @param {number} heads
  */
@@ -154,4 +155,57 @@ export function gridArrows(grid, selector, layers, heads) {
     /** @type {HTMLElement | null} */ (grid.querySelector(`${selector}[data-layer="${l}"][data-head="${h}"]`))?.focus();
     e.preventDefault();
   };
+  if (!grid.dataset.roving) {
+    grid.dataset.roving = "1"; // (once: the grid is drawn again and again)
+    grid.addEventListener("focusin", (e) => {
+      const b = /** @type {HTMLElement | null} */ (/** @type {HTMLElement} */ (e.target).closest(selector));
+      if (b) gridStop(grid, selector, b);
+    });
+  }
+  gridStop(grid, selector);
+}
+
+/**
+ * The grid's one Tab stop (a roving tabindex): `cell`, else the focused cell, else the
+ * selected one, else the first; every other cell is reached with the arrow keys.
+ * @param {HTMLElement} grid @param {string} selector @param {HTMLElement | null} [cell]
+ */
+export function gridStop(grid, selector, cell = null) {
+  const cells = /** @type {NodeListOf<HTMLElement>} */ (grid.querySelectorAll(selector));
+  const focused = /** @type {HTMLElement | null} */ (document.activeElement)?.closest?.(selector);
+  const stop =
+    cell ??
+    (focused && grid.contains(focused) ? /** @type {HTMLElement} */ (focused) : null) ??
+    /** @type {HTMLElement | null} */ (grid.querySelector(`${selector}.selected`)) ??
+    cells[0];
+  for (const c of cells) c.tabIndex = c === stop ? 0 : -1;
+}
+
+/**
+ * A row of controls (`selector` in `box`: the head view's head checkboxes) as one Tab stop:
+ * the control focused last (the first at first) takes the Tab key, Left and Right (Home, End)
+ * move along the row, and each keeps its own keys (Space toggles a checkbox).
+ * @param {HTMLElement} box @param {string} selector
+ */
+export function rovingRow(box, selector) {
+  const items = () => /** @type {HTMLElement[]} */ ([...box.querySelectorAll(selector)]);
+  const stop = (/** @type {HTMLElement} */ at) => {
+    for (const c of items()) c.tabIndex = c === at ? 0 : -1;
+  };
+  if (!items().some((c) => c.getAttribute("tabindex") === "0")) stop(items()[0]); // (made anew)
+  if (box.dataset.roving) return;
+  box.dataset.roving = "1"; // (once: the row is made again for another model)
+  box.addEventListener("focusin", (e) => {
+    const at = /** @type {HTMLElement} */ (e.target).closest(selector);
+    if (at) stop(/** @type {HTMLElement} */ (at));
+  });
+  box.addEventListener("keydown", (e) => {
+    const all = items();
+    const i = all.indexOf(/** @type {HTMLElement} */ (/** @type {HTMLElement} */ (e.target).closest(selector)));
+    /** @type {Record<string, number>} */
+    const to = { ArrowLeft: i - 1, ArrowRight: i + 1, Home: 0, End: all.length - 1 };
+    if (i < 0 || !(e.key in to)) return;
+    e.preventDefault();
+    all[Math.max(0, Math.min(all.length - 1, to[e.key]))].focus();
+  });
 }

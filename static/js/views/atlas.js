@@ -139,7 +139,7 @@ export function render(container, data, selection, callbacks) {
     const b = /** @type {HTMLElement | null} */ (/** @type {HTMLElement} */ (e.target).closest("button.atlas-cell"));
     if (b) callbacks.onPick(Number(b.dataset.layer), Number(b.dataset.head));
   };
-  gridArrows(grid, "button.atlas-cell", layers, heads);
+  gridArrows(grid, "button.atlas-cell", layers, heads); // after the selection: its Tab stop
   const scroll = /** @type {HTMLElement} */ (grid.parentElement);
   describe(scroll, {
     summary: `Strongest heads, ${strongest(score)}.`,

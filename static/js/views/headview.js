@@ -11,7 +11,7 @@ import { el } from "../core/dom.js";
 import { headColor } from "../core/theme.js";
 import { fmt } from "../core/numbers.js";
 import { shownToken, spokenToken } from "../core/tokens.js";
-import { describe } from "./access.js";
+import { describe, rovingRow } from "./access.js";
 
 /** @typedef {import("../core/types.js").NDArray} NDArray */
 
@@ -44,6 +44,7 @@ export function renderHeadChips(box, heads, chosen, onChange) {
       }),
     );
   }
+  rovingRow(box, "input"); // one Tab stop, the arrows along the heads
   box.onchange = () =>
     onChange([...box.querySelectorAll("input:checked")].map((i) => Number(/** @type {HTMLInputElement} */ (i).value)));
   for (const input of /** @type {NodeListOf<HTMLInputElement>} */ (box.querySelectorAll("input"))) {
@@ -220,6 +221,9 @@ export function render(container, data, sel, callbacks) {
     });
     root.querySelector(".hv-left")?.prepend(mark);
   }
+  // The query tokens are one Tab stop (the chosen query's); the arrow keys move between them.
+  const stop = chosen ?? root.querySelector(".hv-left .hv-token");
+  for (const t of root.querySelectorAll(".hv-left .hv-token")) t.setAttribute("tabindex", t === stop ? "0" : "-1");
 
   /** @param {Element | null} t the token to highlight, or none */
   const highlight = (t) => {
@@ -277,6 +281,17 @@ export function render(container, data, sel, callbacks) {
       e.preventDefault();
       pick(e);
     }
+    const t = /** @type {Element} */ (e.target).closest(".hv-left .hv-token");
+    const step = { ArrowUp: -1, ArrowDown: 1 }[e.key];
+    if (!t || !step) return;
+    const next = root.querySelector(
+      `.hv-left .hv-token[data-index="${Number(/** @type {HTMLElement} */ (t).dataset.index) + step}"]`,
+    );
+    if (!next) return;
+    e.preventDefault();
+    t.setAttribute("tabindex", "-1");
+    next.setAttribute("tabindex", "0");
+    /** @type {HTMLElement} */ (next).focus();
   };
   listen(root, {
     mouseover: enter,

@@ -6,7 +6,7 @@ import { el } from "../core/dom.js";
 import { fmt } from "../core/numbers.js";
 import { TEXT_DIM, WEIGHT_LUT } from "../core/theme.js";
 import { quotedToken } from "../core/tokens.js";
-import { gridArrows } from "./access.js";
+import { gridArrows, gridStop } from "./access.js";
 
 /** @typedef {import("../core/types.js").NDArray} NDArray */
 
@@ -162,6 +162,7 @@ export function render(grid, data, sel, callbacks) {
     b.setAttribute("aria-pressed", on ? "true" : "false");
     b.title = `layer ${l + 1}, head ${h + 1}`;
   }
+  gridStop(grid, "button.mv-cell");
   if (entropy) titles(grid, entropy);
 }
 

@@ -39,8 +39,9 @@ const CARDS = /** @type {Record<string, string>} */ ({
  *   shown: string[], fixed: boolean, openParts: (body: object) => Parts,
  *   modelInfo: () => import("../../core/types.js").ModelInfo | null,
  *   edited: (delay?: number | "link") => void, headChanged: () => void,
- *   atlas: () => import("../../core/types.js").Atlas | null}} ctx shown: the views
- *   drawn; fixed: no server (no Knock-out card); edited: an input changed (a new trace);
+ *   atlas: () => import("../../core/types.js").Atlas | null, isOpen: (name: string) => boolean}} ctx
+ *   shown: the views this page draws; isOpen: a view's card is open (More views); fixed: no
+ *   server (no Knock-out card); edited: an input changed (a new trace);
  *   headChanged: the chosen head changed (the Many texts card follows it); atlas: the head
  *   atlas when scored (Why this score names the heads' roles)
  */
@@ -66,7 +67,7 @@ export function createDrawing(ctx) {
     byId("s-special-names").textContent = specials.length ? `(${specials.join(", ")})` : "(none in this text)";
     status.set(`${meta.n} tokens · ${meta.layers} layers × ${meta.heads} heads`);
     hooks.changed();
-    prefetch(app, p, shown);
+    prefetch(app, p, shown.filter(ctx.isOpen));
     status.drawing(drawAll(), () => {
       hooks.traceDrawn();
       entropyTitles(); // last: the grid's tooltips wait for every view
@@ -133,7 +134,7 @@ export function createDrawing(ctx) {
     chooseHead,
     pickCell,
     pickQuery,
-    pickPair: shown.includes("why") ? pickPair : undefined,
+    pickPair: shown.includes("why") ? pickPair : undefined, // (a card the page always opens)
     atlas: ctx.atlas,
     viewChanged,
     showCount,
@@ -155,6 +156,8 @@ export function createDrawing(ctx) {
   function hideOthers() {
     for (const [name, id] of Object.entries(CARDS)) if (!shown.includes(name)) byId(id).hidden = true;
   }
+  /** A view is drawn when this page draws it and its card is open (More views, more.js). */
+  const drawable = (/** @type {string} */ name) => name in VIEWS && ctx.isOpen(name);
 
   /** Each head's mean entropy into the grid's tooltips. */
   function entropyTitles() {
@@ -178,11 +181,7 @@ export function createDrawing(ctx) {
    */
   function drawAll(which = Object.keys(VIEWS)) {
     if (!app.first || !app.active) return Promise.resolve();
-    return drawViews(
-      VIEWS,
-      which.filter((name) => name in VIEWS),
-      hooks.setError,
-    );
+    return drawViews(VIEWS, which.filter(drawable), hooks.setError);
   }
 
   /**
@@ -193,11 +192,18 @@ export function createDrawing(ctx) {
     hooks.changed();
     const which = viewsFed(SENTENCE_FEEDS, keys);
     if (keys.includes("layer") || keys.includes("head")) ctx.headChanged();
-    if (app.first) prefetch(app, p, shown, which);
+    if (app.first) prefetch(app, p, shown.filter(ctx.isOpen), which);
     status.drawing(drawAll(which), hooks.viewsDrawn);
   }
 
-  return { show, chooseHead, viewChanged, drawAll, hideOthers, knockCard };
+  /** A card opened under More views: its parts asked for, then drawn. @param {string} name */
+  function opened(name) {
+    if (!app.first || !(name in VIEWS)) return;
+    prefetch(app, p, [name]);
+    status.drawing(drawAll([name]), hooks.viewsDrawn);
+  }
+
+  return { show, chooseHead, viewChanged, drawAll, hideOthers, knockCard, opened };
 }
 
 /** The parts the views `which` will ask for, asked for now, in the order the server should

@@ -24,6 +24,7 @@ import { createDrawing } from "./draw.js";
 import { readsImages, removeImage, renderImages, wireImages, wireCollapse } from "./imageinput.js";
 import { renderSentenceInputs, tokenIndex, wireInputs } from "./inputs.js";
 import { renderJob } from "./job.js";
+import { createMore } from "./more.js";
 import { createParts } from "./parts.js";
 
 /** @typedef {import("../../core/types.js").SentenceState} SentenceState */
@@ -66,7 +67,9 @@ export function createSentence(hooks, { openParts = undefined, models = null, vi
   /** A part's job (a remote model's trip to its deployment): shown as a trace's, Cancel stops it.
    * @param {import("../../core/types.js").TraceJob | null} job */
   const partJob = (job) => renderJob(jobBox, job, { cancel: () => job && cancelTraceJob(job.url) });
-  const { show, chooseHead, viewChanged, drawAll, hideOthers, knockCard } = createDrawing({
+  /** @type {ReturnType<typeof createMore> | null} */
+  let more = null; // made below, with the card draws it opens
+  const { show, chooseHead, viewChanged, drawAll, hideOthers, knockCard, opened } = createDrawing({
     app,
     p,
     hooks: {
@@ -88,6 +91,15 @@ export function createSentence(hooks, { openParts = undefined, models = null, vi
     edited,
     headChanged: () => corpus?.sync(),
     atlas: () => atlas?.current() ?? null,
+    isOpen: (name) => more?.isOpen(name) ?? true,
+  });
+  more = createMore({
+    app,
+    fixed,
+    shown,
+    changed: hooks.changed,
+    opened,
+    closed: (name) => (name === "knock" ? knockCard?.close() : undefined),
   });
 
   const client = new TraceClient({
@@ -121,7 +133,7 @@ export function createSentence(hooks, { openParts = undefined, models = null, vi
     const gone = app.s.model;
     // Its name as the picker gave it (a trained run's by what it is, never its id).
     const was = app.models?.models.find((m) => m.name === gone);
-    const goneName = was?.run ? runName(was.title, was.created) : gone;
+    const goneName = was?.run ? runName(was.title, was.created, was.named) : gone;
     /** @type {ModelList | null} */
     let list = null;
     try {
@@ -208,6 +220,8 @@ export function createSentence(hooks, { openParts = undefined, models = null, vi
     const images = { app, renderInputs, edited };
     renderImages(/** @type {ModelList} */ (app.models), app.s, modelInfo(), (i) => removeImage(images, i));
     hideOthers();
+    more?.resolve();
+    more?.apply();
     atlas?.sync();
     composition?.sync();
     corpus?.sync();

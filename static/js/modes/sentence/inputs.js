@@ -2,9 +2,10 @@
 // examples, the token options and generation; put from the state (renderSentenceInputs), and
 // their events wired once (wireInputs).
 
-import { runName } from "../../core/runname.js";
 import { byId, el, fillOptions } from "../../core/dom.js";
+import { setTermText } from "../../core/glossary.js";
 import { clampSentence } from "../../core/state.js";
+import { modelName, showWith } from "./showwith.js";
 
 /** @typedef {import("../../core/types.js").SentenceState} SentenceState */
 /** @typedef {import("../../core/types.js").ModelList} ModelList */
@@ -22,7 +23,8 @@ import { clampSentence } from "../../core/state.js";
 export function renderSentenceInputs(models, s, info, onExample, onPointer) {
   const select = /** @type {HTMLSelectElement} */ (byId("s-model"));
   // A trained run's model by what it is and when its run started, never its id.
-  const named = (/** @type {ModelInfo} */ m) => (m.run ? runName(m.title, m.created) : m.name);
+  // The shipped model by its title (showwith.js modelName).
+  const named = modelName;
   fillOptions(
     select,
     models.models.map((m) => [m.name, named(m)]),
@@ -30,7 +32,11 @@ export function renderSentenceInputs(models, s, info, onExample, onPointer) {
   );
   const through = { transformers: " · through transformers", ndif: " · on NDIF" };
   const bridged = (info?.backend && through[/** @type {"transformers" | "ndif"} */ (info.backend)]) || "";
-  const family = info?.run ? `trained here (${named(info)})` : `${info?.family.toUpperCase()}${bridged}`;
+  const family = info?.run
+    ? `trained here (${named(info)})`
+    : info?.title
+      ? `shipped with attnviz${info.characters ? " · one token per character" : ""}`
+      : `${info?.family.toUpperCase()}${bridged}`;
   byId("s-model-info").textContent = info
     ? `${family} · ${info.layers} layers × ` +
       `${info.heads} heads · d_model ${info.d_model} · up to ${info.max_tokens} tokens · ` +
@@ -48,15 +54,19 @@ export function renderSentenceInputs(models, s, info, onExample, onPointer) {
   // An encoder does not write: say so, and offer the server's models that do, to choose from.
   const causal = models.models.filter((m) => m.causal);
   byId("s-gen-note-box").hidden = !info || info.causal;
-  byId("s-gen-note").textContent =
+  setTermText(
+    byId("s-gen-note"),
     !info || info.causal
       ? ""
       : `Generate needs a causal model, one that predicts each ` +
-        `next token from the tokens before it; ${named(info)} is an encoder, which reads the whole text at once. ` +
-        (causal.length
-          ? "Choose one to generate with:"
-          : "This server has no causal model: add a GPT-2-style folder (attnviz serve --model FOLDER) or train one in the Train tab.");
+          `next token from the tokens before it; ${named(info)} is an encoder, which reads the whole text at once. ` +
+          (causal.length
+            ? "Choose one to generate with:"
+            : "This server has no causal model: add a GPT-2-style folder (attnviz serve --model FOLDER) or train one in the Train tab."),
+    ["causal", "encoder"],
+  );
   byId("s-gen-causal-box").hidden = !causal.length;
+  genOffer(models, s.model, info, s.text);
   fillOptions(
     /** @type {HTMLSelectElement} */ (byId("s-gen-causal")),
     [["", "choose…"], ...causal.map((m) => /** @type {[string, string]} */ ([m.name, named(m)]))],
@@ -102,8 +112,26 @@ export function renderSentenceInputs(models, s, info, onExample, onPointer) {
       }),
     );
   }
-  text.oninput = () => showPointer(models, s.model, text.value, onPointer);
+  text.oninput = () => {
+    showPointer(models, s.model, text.value, onPointer);
+    genOffer(models, s.model, info, text.value);
+  };
   showPointer(models, s.model, s.text, onPointer);
+}
+
+/**
+ * Under Generate's note, for an encoder: the button to the model that predicts and writes
+ * (showwith.js), the text kept; said again as the text changes (the characters it cannot read).
+ * @param {ModelList} models @param {string | null} model the chosen one @param {ModelInfo | null} info its entry
+ * @param {string} text
+ */
+function genOffer(models, model, info, text) {
+  const box = byId("s-gen-note-box");
+  box.parentElement?.querySelector(":scope > .gen-offer")?.remove();
+  const offer = info && !info.causal ? showWith(models, model, text, "s-gen-note") : null;
+  if (!offer) return;
+  offer.classList.add("gen-offer");
+  box.after(offer);
 }
 
 /**
@@ -116,7 +144,7 @@ function showPointer(models, model, text, onPointer) {
   /** @type {import("../../core/types.js").ExampleHead | undefined} */
   const p = (models.example_heads || []).find((e) => e.model === model && e.text === text);
   byId("s-pointer").hidden = !p;
-  byId("s-pointer-text").textContent = p ? p.note : "";
+  setTermText(byId("s-pointer-text"), p ? p.note : "", ["previous-token-head"]);
   byId("s-pointer-go").onclick = () => {
     if (p) onPointer(p);
   };

@@ -9,6 +9,7 @@ import { TraceParts } from "../../../core/api.js";
 import { byId, el, fillIndexSelect, fillOptions } from "../../../core/dom.js";
 import { ABLATE_MODES, ablateKey } from "../../../core/state.js";
 import * as knockview from "../../../views/knockout.js";
+import { showWith } from "../showwith.js";
 
 /** @typedef {import("../../../core/types.js").Compact} Compact */
 /** @typedef {import("../../../core/types.js").NDArray} NDArray */
@@ -21,7 +22,8 @@ import * as knockview from "../../../views/knockout.js";
  *   setError: (message: string | null) => void}} ctx edited: the state changed in a way that
  *   needs a new trace
  * @returns {{draw: () => Promise<void>, knocking: () => boolean, mark: () => void,
- *   toggle: (layer: number, head: number) => void, sync: () => void}}
+ *   toggle: (layer: number, head: number) => void, sync: () => void, close: () => void}} close:
+ *   the card was closed (More views): the switch goes off and every head back
  */
 export function createKnockCard(ctx) {
   const { app, ticket, edited, viewChanged, setError } = ctx;
@@ -131,6 +133,17 @@ export function createKnockCard(ctx) {
     sync();
     edited(0);
   });
+  /** The card closed: no head stays knocked out where nothing says so. */
+  function close() {
+    if (knock.checked) {
+      knock.checked = false;
+      knock.dispatchEvent(new Event("change"));
+    }
+    if (!app.s.ablate.length) return;
+    app.s.ablate = [];
+    sync();
+    edited(0);
+  }
   diffLayer.addEventListener("change", () => {
     app.s.diffLayer = Number(diffLayer.value);
     viewChanged(["diffLayer"]);
@@ -190,9 +203,12 @@ export function createKnockCard(ctx) {
           "layer, so knocking out a head there changes no attention map; it changes only the output.",
       moved: moved(co, ko),
     });
+    // No losses (an encoder): one click to a model that predicts, the text kept.
+    const offer = predicts ? null : showWith(app.models, app.s.model, app.s.text, "ko-h");
+    if (offer) view.querySelector(".ko-no-losses")?.after(offer);
   }
 
-  return { draw, knocking: () => knock.checked, mark, toggle, sync };
+  return { draw, knocking: () => knock.checked, mark, toggle, sync, close };
 }
 
 /**
