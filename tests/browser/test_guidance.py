@@ -149,6 +149,8 @@ def test_every_view_says_how_to_read_it_by_keyboard(page, live_server):
         title = card.locator("h2").first.get_attribute("id")
         if title in ("preset-h", "config-h", "s-input-h", "t-task-h", "t-plan-h", "t-arch-h"):
             continue  # inputs, not views
+        if title == "more-h":
+            continue  # More views: the buttons that open views, each named as its card
         assert card.locator(":scope > .card-head > details.howto").count() == 1, title
 
 

@@ -186,7 +186,11 @@ def test_the_page_offers_export_html_for_an_ended_run(server, browser):
             page.keyboard.press("Enter")
         assert download.value.suggested_filename == f"attnviz-run-{run_id}.html"
         saved = Path(download.value.path()).read_text()
-        assert saved.startswith("<!doctype html>") and run_id in saved
+        # The file is the run's, named as the page names it (what it trains), never by its id.
+        title = page.evaluate(
+            "async (id) => (await (await fetch('/api/train/' + id)).json()).title", run_id
+        )
+        assert saved.startswith("<!doctype html>") and f"<title>attnviz · {title}</title>" in saved
     finally:
         context.close()
 
@@ -277,7 +281,7 @@ def test_a_page_names_a_mode_and_keeps_its_style_inside_its_element():
         page_html(Page(**{**page.__dict__, "style": "</style><script>"}), {}, "")
     html = page_html(page, {"x": "</script>"}, "")
     assert '<html lang="en" data-offline="1" data-mode="train">' in html
-    assert '"x": "<\\/script>", "entry": "offline/run.js"' in html
+    assert '"x": "<\\/script>"' in html and '"entry": "offline/run.js"' in html
     assert html.count("<main") == 1  # modes/train.html's own: the file adds none
     sentence = page_html(Page(mode="sentence", entry="offline/page.js", title="t", tagline="t",
                               footer="f"), {}, "")  # fmt: skip

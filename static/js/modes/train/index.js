@@ -64,7 +64,11 @@ export function createTrain(hooks, { run: saved = null } = {}) {
       return;
     }
     if (link) app.link = link;
-    recurrent?.activate();
+    if (recurrent) {
+      // The page is busy until the comparison's card is shown (its options read).
+      status.waiting("comparison", true);
+      recurrent.activate().finally(() => status.waiting("comparison", false));
+    }
     if (!app.options) {
       status.waiting("options", true);
       let options;
