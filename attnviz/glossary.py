@@ -347,6 +347,65 @@ GLOSSARY: tuple[Term, ...] = (
         "How large a step training wants to take on a layer’s weights: the length of their "
         "gradient. A layer whose norm stays tiny is barely learning.",
     ),
+    # The Learn path's own words (its steps' texts mark them where they first appear).
+    _t(
+        "rnn",
+        "Recurrent network (RNN)",
+        "recurrent network|RNN",
+        "A network that reads tokens one at a time, carrying one hidden vector from each step to "
+        "the next, so step 50 waits for step 49 and early tokens must survive every update.",
+    ),
+    _t(
+        "lstm",
+        "LSTM and GRU",
+        "LSTM|GRU",
+        "Recurrent networks with gates: learned switches that decide what the hidden vector keeps "
+        "and what it forgets at each step. They remember longer than a plain RNN, still one step "
+        "at a time.",
+    ),
+    _t(
+        "one-hot",
+        "One-hot",
+        "one-hot",
+        "A vector of zeros with a single 1, at the position of its token in the vocabulary: "
+        "every token equally far from every other until the model learns embeddings.",
+    ),
+    _t(
+        "pre-norm",
+        "Pre-norm and post-norm",
+        "pre-norm|post-norm|Pre-norm|Post-norm",
+        "Where a block normalises its vectors: pre-norm before attention and the MLP (inside the "
+        "residual branch), post-norm after adding the branch back. Pre-norm trains deep stacks "
+        "more steadily.",
+    ),
+    _t(
+        "cross-attention",
+        "Cross-attention",
+        "cross-attention",
+        "Attention whose queries come from one sequence and whose keys and values from another, "
+        "as a decoder reads its encoder’s text: rows are the output’s tokens, columns the input’s.",
+    ),
+    _t(
+        "held-out",
+        "Held-out data",
+        "held-out",
+        "Examples kept apart and never trained on. The loss on them says whether the model "
+        "learned the rule or only memorised its training examples.",
+    ),
+    _t(
+        "nats",
+        "Nats",
+        "nats|nat",
+        "The unit of a loss measured with the natural logarithm: −ln p of the right answer. A "
+        "loss of 0.69 nats means the right answer got probability one half.",
+    ),
+    _t(
+        "seed",
+        "Seed",
+        "seeds|seed",
+        "The number that fixes a run’s random choices (its first weights, its batches). The "
+        "same seed gives the same run; another seed shows whether a result is luck.",
+    ),
 )
 
 BY_ID: dict[str, Term] = {t.id: t for t in GLOSSARY}

@@ -18,6 +18,7 @@ from tests.browser.helpers import (
     AXE,
     act,
     axe_serious,
+    learn_open,
     open_sentence,
     select_and_wait,
     text_trace,
@@ -254,3 +255,17 @@ def test_a_saved_files_terms_open_offline(browser, tmp_path):
         assert axe_serious(page) == []
         page.keyboard.press("Escape")
         assert errors == []
+
+
+def test_a_learn_steps_text_marks_its_terms_once_but_the_articles_own(page, live_server, presets):
+    """The Learn path's step texts mark each glossary term where the step first writes it (step
+    1: the recurrent network, the LSTM and GRU), once per step, and leave the article's own
+    words (query, key, softmax...) plain; a term reads by keyboard there too."""
+    glossary = {t["id"]: t for t in presets["glossary"]}
+    learn_open(page, "rnn", lambda: page.goto(f"{live_server}/#learn/1"))
+    text = page.locator("#learn-guide [data-role=text]")
+    marked = text.locator("button.term").evaluate_all("bs => bs.map((b) => b.dataset.term)")
+    assert {"rnn", "lstm"} <= set(marked), marked
+    assert len(marked) == len(set(marked))  # each once in the step
+    assert not {"query", "key", "value", "softmax", "token", "weight", "head"} & set(marked)
+    read_by_keyboard(page, the_term(page, "#learn-guide [data-role=text]", "rnn"), glossary)

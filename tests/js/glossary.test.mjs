@@ -16,6 +16,7 @@ const TABLE = new Map(
     { id: "sink", words: ["attention sink", "sink"] },
     { id: "logit", words: ["logits", "logit"] },
     { id: "attribution", words: ["direct contribution", "attribution"] },
+    { id: "layernorm", words: ["final norm", "LayerNorm", "layer norm", "norm"] },
   ].map((t) => [t.id, { ...t, name: t.id, text: "" }]),
 );
 
@@ -36,6 +37,7 @@ test("a word matches whole: not inside a longer word, and its case as written", 
   assert.deepEqual(marked("An attention sink: …", ["sink"]), [["attention sink", "sink"]]);
   assert.deepEqual(marked("Causal attention", ["causal"]), []);
   assert.deepEqual(marked("an encoder-decoder", ["encoder"]), [["encoder", "encoder"]]);
+  assert.deepEqual(marked("Post-norm, the original", ["layernorm"]), []); // not the end of a longer word
 });
 
 test("terms come in the text's order, never overlapping; an unknown id marks nothing", () => {

@@ -81,7 +81,8 @@ export function term(id, text) {
 /**
  * Where each term of `ids` first occurs in `text`, by its words (`table`'s): [start, end, id],
  * in order, none overlapping, each term at most once. A word matches whole (no letter or digit
- * either side), its case as written. Pure: the tests run it in Node.
+ * either side, nor a hyphen before it: "norm" is not in "pre-norm", "encoder" is in
+ * "encoder-decoder"), its case as written. Pure: the tests run it in Node.
  * @param {string} text @param {string[]} ids @param {Map<string, Term>} [table]
  * @returns {[number, number, string][]}
  */
@@ -93,7 +94,7 @@ export function findTerms(text, ids, table = TERMS) {
     /** @type {[number, number] | null} */
     let best = null;
     for (const w of words) {
-      const re = new RegExp(`(?<![\\p{L}\\p{N}])${w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}(?![\\p{L}\\p{N}])`, "u");
+      const re = new RegExp(`(?<![\\p{L}\\p{N}-])${w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}(?![\\p{L}\\p{N}])`, "u");
       const m = re.exec(text);
       if (m && (!best || m.index < best[0] || (m.index === best[0] && w.length > best[1] - best[0])))
         best = [m.index, m.index + w.length];

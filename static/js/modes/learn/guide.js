@@ -5,6 +5,7 @@
 // hears what changed, not the whole list again).
 
 import { el } from "../../core/dom.js";
+import { findTerms, termText, terms } from "../../core/glossary.js";
 import { importMath } from "./mathml.js";
 import { articleRows, encodeLearnHash, stepDone, stepLabel, stepsDone, taskLines } from "./progress.js";
 
@@ -189,7 +190,7 @@ function drawStep(
   const lab = step.lab === "toy" ? "the toy lab" : "the Train tab";
   part(container, "where").textContent = `Step ${step.n} of ${count} · in ${lab}, below`;
   part(container, "title").textContent = step.title;
-  part(container, "text").replaceChildren(...step.text.map((t) => el("p", {}, [t])));
+  part(container, "text").replaceChildren(...stepParagraphs(step.text));
   const box = part(container, "formula-box");
   const math = part(container, "formula");
   part(container, "formula-text").textContent = step.formula_text;
@@ -410,4 +411,25 @@ function drawVerdict(container, lines, tried) {
 /** @param {HTMLElement} note */
 function showVerdict(note) {
   note.hidden = !verdict.text || verdict.tasksInView || verdict.dismissed === verdict.text;
+}
+
+/** The article's own words (it derives them): the step's reader knows them, left unmarked. */
+const KNOWN = new Set(["token", "embedding", "query", "key", "value", "score", "softmax", "weight", "layer", "head"]);
+
+/**
+ * A step's paragraphs, each glossary term (but the article's own words) marked where the step
+ * first writes it: a button that explains it (core/glossary.js).
+ * @param {string[]} texts @returns {HTMLElement[]}
+ */
+function stepParagraphs(texts) {
+  const left = new Set(
+    terms()
+      .map((t) => t.id)
+      .filter((id) => !KNOWN.has(id)),
+  );
+  return texts.map((text) => {
+    const ids = findTerms(text, [...left]).map(([, , id]) => id);
+    for (const id of ids) left.delete(id);
+    return el("p", {}, termText(text, ids));
+  });
 }
