@@ -31,6 +31,9 @@ const trainLink = (hash) => {
   const train = decodeTrainLink(hash);
   return train && { mode: "train", train };
 };
+/** A mode's plain address (`#toy`, `#sentence`): the mode as it opens. @param {string} hash */
+const modeLink = (hash) =>
+  hash === "#sentence" || hash === "#toy" ? { mode: hash.slice(1), toy: null, sentence: null } : null;
 /** A Learn link (`#learn`, `#learn/4`) as follow() takes it, or null. @param {string} hash */
 const learnLink = (hash) => {
   const learn = decodeLearnHash(hash);
@@ -208,6 +211,7 @@ function setMode(mode, state = null) {
 /**
  * Show a Learn step's lab beneath the guide, with the step's state (null: as the lab is).
  * @param {Lab} lab @param {any} state a toy state, or a Train link (its form's settings)
+ * @returns {Promise<void> | void} the Train tab's: settled once its link's run is open
  */
 function openLab(lab, state) {
   if (app.mode !== "learn") return;
@@ -220,7 +224,9 @@ function openLab(lab, state) {
     toy.activate(state ?? share.pending.toy);
   } else {
     toy.deactivate();
-    train.activate(state);
+    const opened = train.activate(state);
+    showMessages();
+    return opened;
   }
   showMessages();
 }
@@ -437,6 +443,7 @@ async function init() {
     link =
       learnLink(location.hash) ??
       trainLink(location.hash) ??
+      modeLink(location.hash) ??
       decodeShare(location.hash, limits, defaults, presets.presets);
   } catch (err) {
     app.toy.setLinkProblem(
@@ -448,6 +455,7 @@ async function init() {
       const next =
         learnLink(location.hash) ??
         trainLink(location.hash) ??
+        modeLink(location.hash) ??
         decodeShare(location.hash, limits, defaults, presets.presets);
       if (next) follow(next);
     } catch (err) {

@@ -162,3 +162,16 @@ def test_heads_knocked_out_open_the_knock_out_card_and_closing_it_puts_them_back
     assert page.locator("#mv-grid button.mv-cell.knocked").count() == 0
     assert not page.is_checked("#mv-knock")
     page.context.close()
+
+
+def test_a_modes_plain_address_opens_it(browser, live_server):
+    """`/#sentence` opens sentence mode (and `/#toy` the toy lab), as `/#learn` and `/#train` do."""
+    page = newcomer(browser)
+    page.goto(live_server + "/#sentence")
+    wait_for_trace(page, 0)
+    assert page.locator("#sentence-mode").is_visible() and page.locator("#toy-mode").is_hidden()
+    assert page.locator("#mode-sentence").get_attribute("aria-selected") == "true"
+    page.goto(live_server + "/#toy")
+    page.wait_for_function("() => document.documentElement.dataset.mode === 'toy'")
+    assert page.locator("#toy-mode").is_visible()
+    page.context.close()
