@@ -212,3 +212,15 @@ test("the gradient norms' log axis is labelled within one decade, in full", () =
   assert.deepEqual(logTicks(0.001, 3), { dtick: 1 }, "a tick a decade over two or more");
   assert.deepEqual(logTicks(Infinity, -Infinity), { dtick: 1 }, "no values");
 });
+
+test("a label in its token's colour reads on white at AA: darkened, its hue kept", async () => {
+  const { contrastOnWhite, readableOnWhite, tokenColor, PALETTE_SIZE } = await import("../../static/js/core/theme.js");
+  for (let i = 0; i < PALETTE_SIZE; i++) {
+    const c = tokenColor(i);
+    const text = readableOnWhite(c);
+    assert.ok(contrastOnWhite(text) >= 4.5, `${c} -> ${text}`);
+    if (contrastOnWhite(c) >= 4.5) assert.equal(text, c); // dark enough already: unchanged
+  }
+  assert.equal(readableOnWhite("#edc948") === "#edc948", false); // the yellow is too light as text
+  assert.ok(Math.abs(contrastOnWhite("#000000") - 21) < 1e-9 && Math.abs(contrastOnWhite("#ffffff") - 1) < 1e-9);
+});

@@ -12,6 +12,7 @@
 
 import { el } from "./dom.js";
 import { onPlot, plotlyOf } from "./plotly.js";
+import { readableOnWhite } from "./theme.js";
 
 /**
  * @typedef {{left: number, top: number, right: number, bottom: number}} Box pixels, y down
@@ -131,7 +132,7 @@ export function labelAnnotation(spec, at) {
     text: spec.text,
     xanchor: "center",
     yanchor: "middle",
-    font: { size, color: spec.color },
+    font: { size, color: readableOnWhite(spec.color) }, // text in its point's colour, AA on white
     bgcolor: "rgba(255,255,255,0.7)",
   };
   if (!at) return { ...base, showarrow: false, yshift: Math.round(size * 0.65) + PAD + 5 };

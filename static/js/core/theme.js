@@ -27,6 +27,30 @@ export const PALETTE_SIZE = PALETTE.length;
 /** @param {number} i */
 export const tokenColor = (i) => PALETTE[i % PALETTE.length];
 
+/** WCAG's contrast of a "#rrggbb" colour with white. @param {string} hex */
+export function contrastOnWhite(hex) {
+  const lin = (/** @type {number} */ v) => (v <= 0.04045 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4);
+  const [r, g, b] = [1, 3, 5].map((o) => lin(parseInt(hex.slice(o, o + 2), 16) / 255));
+  return 1.05 / (0.2126 * r + 0.7152 * g + 0.0722 * b + 0.05);
+}
+
+/**
+ * A label's text in its point's colour, darkened (its channels scaled down together, the hue
+ * kept) until it reads on white at WCAG AA, 4.5:1: the yellow, pink and grey of the palette
+ * are too light for text. Not a "#rrggbb" colour: as it is.
+ * @param {string} hex @returns {string}
+ */
+export function readableOnWhite(hex) {
+  if (!/^#[0-9a-f]{6}$/i.test(hex)) return hex;
+  let [r, g, b] = [1, 3, 5].map((o) => parseInt(hex.slice(o, o + 2), 16));
+  let out = hex;
+  while (contrastOnWhite(out) < 4.5) {
+    [r, g, b] = [r, g, b].map((v) => Math.floor(v * 0.92));
+    out = "#" + [r, g, b].map((v) => v.toString(16).padStart(2, "0")).join("");
+  }
+  return out;
+}
+
 // 12 distinct colours, one per head (Tableau 10 and two more); more heads wrap around.
 const HEAD_COLORS = [
   "#4e79a7",

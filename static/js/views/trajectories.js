@@ -13,7 +13,7 @@ import { el } from "../core/dom.js";
 import { fmt, readable } from "../core/numbers.js";
 import { labelAnnotations, labelPlot } from "../core/labels.js";
 import { onPlot, plotlyOf } from "../core/plotly.js";
-import { PALETTE_SIZE, baseLayout, draw, plotText, plotToken, tokenColor } from "../core/theme.js";
+import { PALETTE_SIZE, baseLayout, draw, plotText, plotToken, readableOnWhite, tokenColor } from "../core/theme.js";
 import { shownToken, spokenToken } from "../core/tokens.js";
 import { describe, keyCursor } from "./access.js";
 import { farthest } from "./describe.js";
@@ -281,7 +281,7 @@ function layout3d(trace, picked, ax, empty, colour) {
     text: plotToken(trace.tokens[i]),
     showarrow: false,
     yshift: 11,
-    font: { size: 12, color: colour.get(i) },
+    font: { size: 12, color: readableOnWhite(/** @type {string} */ (colour.get(i))) },
     bgcolor: "rgba(255,255,255,0.65)",
   }));
   return baseLayout({

@@ -12,7 +12,7 @@ import { fmt, readable } from "../core/numbers.js";
 import { plotlyOf, prefetch3d } from "../core/plotly.js";
 import { camera, frame } from "../core/still3d.js";
 import { labelAnnotations, labelPlot } from "../core/labels.js";
-import { baseLayout, draw, plotText, plotToken, tokenColor } from "../core/theme.js";
+import { baseLayout, draw, plotText, plotToken, readableOnWhite, tokenColor } from "../core/theme.js";
 import { shownToken, spokenToken } from "../core/tokens.js";
 import { describe, keyCursor } from "./access.js";
 import { farthest } from "./describe.js";
@@ -224,7 +224,7 @@ function tokenLabel(trace, members, where) {
     text: members.map((i) => plotToken(trace.tokens[i])).join(", "),
     showarrow: false,
     yshift: 12,
-    font: { size: 13, color: tokenColor(members[0]) },
+    font: { size: 13, color: readableOnWhite(tokenColor(members[0])) },
     bgcolor: "rgba(255,255,255,0.6)",
   };
 }
