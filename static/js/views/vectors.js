@@ -478,8 +478,9 @@ function draw2d(el, trace, f, l, view) {
     el,
     data,
     baseLayout({
-      margin: { l: 70, r: 20, t: 20, b: 50 },
-      legend: { orientation: "h", y: -0.15 },
+      // The legend above the plot: under it, it met the x axis's title on a narrow screen.
+      margin: { l: 70, r: 20, t: 44, b: 50 },
+      legend: { orientation: "h", x: 0, y: 1.02, yanchor: "bottom" },
       annotations,
       xaxis: { title: { text: plotText(f.titles[0]) }, range, zerolinecolor: "#8a93a3" },
       yaxis,
