@@ -47,25 +47,50 @@ _PRINTABLE = frozenset(chr(i) for i in range(32, 127))
 _QUOTED_WHOLE = 40
 
 
-def named_each(chars: str) -> str:
-    """Characters quoted one by one, a character outside ASCII with its Unicode name, as a
-    reader tells ’ from ': ``' ', '’' (right single quotation mark)``."""
+# Characters a reader does not see when quoted, said in words.
+_SAID = {" ": "the space", "\n": "the line break", "\t": "the tab"}
+
+
+def _named(c: str) -> str:
     import unicodedata
 
-    def one(c: str) -> str:
-        name = unicodedata.name(c, "") if not c.isascii() else ""
-        return f"{c!r} ({name.lower()})" if name else repr(c)
+    if c in _SAID:
+        return _SAID[c]
+    name = unicodedata.name(c, "") if not c.isascii() else ""
+    return f"{c!r} ({name.lower()})" if name else repr(c)
 
-    return ", ".join(one(c) for c in chars)
+
+def named_each(chars: str) -> str:
+    """Characters one by one as a reader tells them apart: quoted, a character outside ASCII
+    with its Unicode name (’ from '), the space and the line break in words: ``the space, 'I',
+    '’' (right single quotation mark)``."""
+    return ", ".join(_named(c) for c in chars)
+
+
+# Runs of characters a few words name: (first, last, what they are).
+_RANGES = (("a", "z", "lowercase letters"), ("A", "Z", "capital letters"), ("0", "9", "digits"))
+
+
+def _in_words(chars: str) -> str:
+    """A few characters in plain words: a whole run of letters or digits by its ends (``the
+    lowercase letters a to z``), the space and the line break by name, any other quoted."""
+    have, parts = set(chars), []
+    for lo, hi, what in _RANGES:
+        run = sorted(c for c in have if lo <= c <= hi)
+        if len(run) > 2 and ord(run[-1]) - ord(run[0]) + 1 == len(run):
+            parts.append(f"the {what} {run[0]} to {run[-1]}")
+            have -= set(run)
+    parts += [_named(c) for c in sorted(have)]
+    return parts[0] if len(parts) < 2 else f"{', '.join(parts[:-1])} and {parts[-1]}"
 
 
 def alphabet(chars: str) -> str:
-    """What a character model reads, as the end of a sentence says it: its characters quoted
-    whole when they are few (``'abcdefghijklmnopqrstuvwxyz'``), else, when they are printable
+    """What a character model reads, as the end of a sentence says it: its characters in plain
+    words when they are few (``the lowercase letters a to z``), else, when they are printable
     ASCII (and the line break), the characters it lacks of those."""
     have = set(chars)
     if len(chars) <= _QUOTED_WHOLE or not have <= _PRINTABLE | {"\n"}:
-        return repr("".join(sorted(chars)))
+        return _in_words(chars)
     lacks = "".join(sorted(_PRINTABLE - have))
     words = (
         "punctuation, the space and the line break" if "\n" in have else "punctuation and the space"

@@ -98,6 +98,15 @@ def ablate_refused(m: ServedModel) -> str | None:
     return knock if isinstance(knock, str) else None
 
 
+def spoken(m: ServedModel) -> str:
+    """A model as a sentence names it, as the page does: a trained run's by its title, what it
+    is ("induction, 2 layers") or the name its owner gave it, in quotes (never its id); the
+    shipped model by its title; any other by its name."""
+    if m.run is not None:
+        return f"\u201c{m.title or 'a trained model'}\u201d"
+    return m.title or m.name
+
+
 def find_model(registry: ModelRegistry, name: str) -> ServedModel:
     model = registry.get(name)
     if model is None:
@@ -232,11 +241,9 @@ def run_text_trace(
     except Exception as exc:  # the tokenizers library raises plain Exceptions
         unknown = unknown_characters(m.tokenizer.tok, req.text)
         if unknown:
-            # The shipped model by its title (a run's keeps its name: its title is not unique).
-            shown = m.title if m.title and m.run is None else m.name
             raise TraceError(
-                f"text: the model {shown} has no token for {named_each(unknown)}; it reads only "
-                f"{alphabet(''.join(m.tokenizer.tok.get_vocab()))}"
+                f"text: the model {spoken(m)} has no token for {named_each(unknown)}; it reads "
+                f"only {alphabet(''.join(m.tokenizer.tok.get_vocab()))}"
             ) from exc
         raise TraceError(f"text: the tokenizer could not read it ({exc})") from exc
     n, cap = len(toks.ids), token_cap(m, server_cap)
@@ -257,7 +264,8 @@ def run_text_trace(
                 ),
             )
         raise TraceError(
-            f"{field}: {what} exceed the cap of {cap} (model {m.name} allows {m.cfg.n_ctx}{server})"
+            f"{field}: {what} exceed the cap of {cap} "
+            f"(model {spoken(m)} allows {m.cfg.n_ctx}{server})"
         )
     cfg = m.cfg
     all_ids, labels, special = list(toks.ids), list(toks.labels), list(toks.special)

@@ -422,15 +422,25 @@ def test_an_encoder_decoder_run_shows_its_three_attentions_and_answers_when_aske
 
 
 def test_a_refused_text_lists_each_character_the_model_has_no_token_for():
-    """A space among the characters reads as one: ' ', 'H', 'W', not ' HW'."""
+    """A space among the characters reads as one, in words: the space, 'H', 'W', not ' HW'.
+    The model is named as the page names it, by its title, never its id (issue 41), and what
+    it reads is said in plain words."""
     client = TestClient(make_app())
     run_id = start(client, arch=TINY, opt={"steps": 2}, checkpoints=1)
     assert wait(client, run_id)["state"] == "done"
-    r = client.post("/api/trace", json={"model": run_id, "text": "Hello World"})
+    served = next(m for m in client.get("/api/models").json()["models"] if m["run"] == run_id)
+    assert served["title"] and served["characters"] == "abcdefghijklmnopqrstuvwxyz"
+    r = client.post("/api/trace", json={"model": served["name"], "text": "Hello World"})
     assert r.status_code == 422, r.text
     message = r.json()["message"]
-    assert message.startswith(f"text: the model {run_id} has no token for ' ', 'H', 'W'; "), message
-    assert message.endswith("it reads only 'abcdefghijklmnopqrstuvwxyz'"), message
+    assert message == (
+        f"text: the model \u201c{served['title']}\u201d has no token for the space, 'H', 'W'; "
+        "it reads only the lowercase letters a to z"
+    ), message
+    assert run_id not in message and served["name"] not in message
+    # What it reads it traces.
+    r = client.post("/api/trace", json={"model": served["name"], "text": "hello"})
+    assert r.status_code == 200, r.text
 
 
 @pytest.mark.slow

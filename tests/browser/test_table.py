@@ -226,3 +226,40 @@ def test_typing_is_debounced_and_a_stale_answer_never_wins(page, live_server):
     x[1][0] = 0.2
     assert_close(trace_by_uid(page, "weights-plot", "weights")["z"], raw_attention(x)["weights"])
     page.unroute("**/api/trace?*")
+
+
+def test_a_click_into_a_cell_selects_it_so_typing_replaces_it(page, live_server, api):
+    """Issue 41: clicking the middle of a cell holding 0 and typing 1 gave 10 (the caret landed
+    before the right-aligned digit). A click that enters a cell selects its text, as the
+    keyboard does; a second click edits it where it lands."""
+    for width in (1280, 480):
+        page.set_viewport_size({"width": width, "height": 800})
+        open_app(page, live_server + "/")
+        values = numbers(table_values(page))
+        r, c = next((r, c) for r, row in enumerate(values) for c, v in enumerate(row) if v == 0)
+        target = cell(page, r, c)
+        target.scroll_into_view_if_needed()
+        before = traces_drawn(page)
+        target.click()  # the middle of the cell
+        assert target.evaluate("e => [e.selectionStart, e.selectionEnd]") == [0, len("0")]
+        page.keyboard.type("1")
+        wait_for_trace(page, before)
+        assert target.input_value() == "1"
+        values[r][c] = 1.0
+        assert numbers(table_values(page)) == values
+        # The trace drawn is the API's for the table with that 1.
+        table = table_values(page)
+        body = {"tokens": table["tokens"], "axes": table["axes"], "embeddings": values}
+        trace = api.post("/api/trace", json=body).json()
+        assert_close(
+            trace_by_uid(page, "weights-plot", "weights")["z"], trace["attentions"][0][0], tol=0
+        )
+        screenshot(page, f"table-click-types-{width}.png")
+        # A second click, on the cell in focus, puts the caret where it lands: typing inserts.
+        box = target.bounding_box()
+        before = traces_drawn(page)
+        page.mouse.click(box["x"] + box["width"] - 3, box["y"] + box["height"] / 2)
+        assert target.evaluate("e => e.selectionStart === e.selectionEnd")
+        page.keyboard.type("5")
+        wait_for_trace(page, before)
+        assert target.input_value() == "15"

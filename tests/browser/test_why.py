@@ -201,6 +201,11 @@ def test_a_cell_of_the_heatmap_explains_its_score(page, live_server, api):
     # API's, to 3 significant digits (issue 41), as the cell's tooltip and the score above say it.
     a = attribution(api, got)
     assert f": score {readable(a['score'])}, the sum of the " in why(page)["text"]
+    # The pairs below say the same score at the same precision (issue 41: "score 18.2" above
+    # "+4.78 of 18.18").
+    minus = "\u2212"
+    of = " of " + readable(a["score"]).replace("-", minus)
+    assert why(page)["pairs"] and all(p.endswith(of) for p in why(page)["pairs"]), why(page)
     page.locator("#why-view .why-matrix").focus()
     page.keyboard.press("ArrowRight")
     live = page.locator("#why-view .why-matrix-box + .plot-text .plot-live").text_content()

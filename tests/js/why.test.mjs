@@ -13,8 +13,10 @@ import {
   pairWords,
   shortName,
   signed,
+  signedReadable,
   topPairs,
 } from "../../static/js/views/why.js";
+import { readable } from "../../static/js/core/numbers.js";
 
 const tokens = ["<|endoftext|>", "Mr", " and", " Mrs", " D", "urs", "ley"];
 const components = [
@@ -78,7 +80,7 @@ test("components and pairs in words, heads 1-based with their atlas role", () =>
   assert.deepEqual(first, { i: 0, j: 2, v: 2.1 });
   assert.equal(
     pairWords(att, tokens, { i: 2, j: 0, v: full[2][0] }, roles),
-    `query from layer 1 head 4 (a previous-token head) × key from the embedding of “Mr”: +0.20 of ${score.toFixed(2)}`,
+    `query from layer 1 head 4 (a previous-token head) × key from the embedding of “Mr”: +0.2 of ${readable(score)}`,
   );
   // Biases with biases: the part no word changes, said as what it is (issue 41).
   const bias = { kind: "bias", name: "bias" };
@@ -86,7 +88,7 @@ test("components and pairs in words, heads 1-based with their atlas role", () =>
   assert.equal(
     pairWords(biased, tokens, { i: 0, j: 0, v: 0.32 }),
     "the biases on both sides, fixed offsets the norms and projections add to every token: a part of the " +
-      `score no word changes, +0.32 of ${score.toFixed(2)}`,
+      `score no word changes, +0.32 of ${readable(score)}`,
   );
   assert.match(componentWords(bias, tokens, 1), /^the biases \(fixed offsets/);
   assert.equal(signed(-0.313), "−0.31");
@@ -96,8 +98,16 @@ test("components and pairs in words, heads 1-based with their atlas role", () =>
   assert.equal(digitsFor(small), 3);
   assert.equal(
     pairWords(small, tokens, { i: 0, j: 2, v: 0.021 }),
-    `query from the embedding of “␣D” × key from layer 1 head 4: +0.021 of ${att.score.toFixed(3)}`,
+    `query from the embedding of “␣D” × key from layer 1 head 4: +0.021 of ${readable(att.score)}`,
   );
+  // One precision for the score in one card (issue 41: "score 18.2" above "+4.78 of 18.18").
+  const big = { ...att, score: 18.1843 };
+  assert.equal(
+    pairWords(big, tokens, { i: 0, j: 2, v: 4.7812 }),
+    "query from the embedding of “␣D” × key from layer 1 head 4: +4.78 of 18.2",
+  );
+  assert.equal(signedReadable(-0.31349), "−0.313");
+  assert.equal(signedReadable(0), "0");
   assert.equal(signed(-0.001), "0.00");
 });
 

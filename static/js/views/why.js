@@ -201,6 +201,16 @@ export function signed(v, digits = 2) {
 }
 
 /**
+ * A signed value as the panel's sentences and tooltips write it, to 3 significant digits as the
+ * score above them (readable()): "+4.78", "−0.313", "0".
+ * @param {number} v
+ */
+export function signedReadable(v) {
+  const s = readable(Math.abs(v));
+  return s === "0" ? s : `${v < 0 ? "−" : "+"}${s}`;
+}
+
+/**
  * The decimals the panel writes its numbers with: 2, or more where its largest cell is small
  * (a model with small scores), so that no cell reads 0.00 that is not.
  * @param {Attribution} att
@@ -226,12 +236,13 @@ export function topPairs(att, count = Infinity) {
 
 /**
  * One pair in words: "query from layer 1 head 4 (a previous-token head) × key from the
- * embedding of “␣Mr”: +2.10 of 4.61".
+ * embedding of “␣Mr”: +2.1 of 4.61", each number to 3 significant digits (readable()).
  * @param {Attribution} att @param {string[]} tokens @param {{i: number, j: number, v: number}} p
- * @param {Record<string, string>} [roles] @param {number} [digits] digitsFor(att) by default
+ * @param {Record<string, string>} [roles]
  */
-export function pairWords(att, tokens, p, roles, digits = digitsFor(att)) {
-  const of = `${signed(p.v, digits)} of ${fmt(att.score, digits).replace(/^-/, "−")}`;
+export function pairWords(att, tokens, p, roles) {
+  // One precision for the score in one card: 3 significant digits, as the sentence above says it.
+  const of = `${signedReadable(p.v)} of ${readable(att.score).replace(/^-/, "−")}`;
   if (att.components[p.i].kind === "bias" && att.components[p.j].kind === "bias")
     // The pair no word changes: said once, as what it is.
     return (
@@ -306,7 +317,7 @@ export function render(container, data, selection = null, callbacks = {}) {
   const said = el(
     "ol",
     { className: "why-pairs" },
-    pairs.map((p) => el("li", { textContent: pairWords(att, tokens, p, roles, d) })),
+    pairs.map((p) => el("li", { textContent: pairWords(att, tokens, p, roles) })),
   );
 
   // The matrix: rows the query side's components, columns the key side's.
@@ -383,7 +394,7 @@ export function render(container, data, selection = null, callbacks = {}) {
       const w = (Math.abs(v) / reach) * span;
       const seg = el("span", {
         className: "why-seg",
-        title: `${names[c]}: ${signed(v, d)}`,
+        title: `${names[c]}: ${signedReadable(v)}`,
       });
       seg.style.background = componentColor(att.components[c], c);
       seg.style.width = `${w}%`;
@@ -442,7 +453,7 @@ export function render(container, data, selection = null, callbacks = {}) {
   // Text alternatives and keyboard paths.
   const matrixText = describe(matrixBox, {
     summary: pairs.length
-      ? `${N} × ${N} cells summing to the score, ${fmt(att.score, d)}; the largest: query-side ${names[pairs[0].i]} × key-side ${names[pairs[0].j]}, ${signed(pairs[0].v, d)}.`
+      ? `${N} × ${N} cells summing to the score, ${readable(att.score)}; the largest: query-side ${names[pairs[0].i]} × key-side ${names[pairs[0].j]}, ${signedReadable(pairs[0].v)}.`
       : "",
     table: matrixTable(
       `${where}: the score by query-side components (rows) and key-side components (columns)`,
@@ -469,7 +480,7 @@ export function render(container, data, selection = null, callbacks = {}) {
   const keysText = describe(keyList, {
     summary:
       winner >= 0
-        ? `The winning key is ${quotedToken(tokens[winner] ?? "")} (${winner + 1}), score ${fmt(rows[0].score, d)}; the panel's key is ${quotedToken(tokens[att.key] ?? "")} (${att.key + 1}), score ${fmt(att.score, d)}.`
+        ? `The winning key is ${quotedToken(tokens[winner] ?? "")} (${winner + 1}), score ${readable(rows[0].score)}; the panel's key is ${quotedToken(tokens[att.key] ?? "")} (${att.key + 1}), score ${readable(att.score)}.`
         : "",
     table: {
       caption: "Each key's score by the key side's components",

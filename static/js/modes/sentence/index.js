@@ -26,6 +26,7 @@ import { renderSentenceInputs, tokenIndex, wireInputs } from "./inputs.js";
 import { renderJob } from "./job.js";
 import { createMore } from "./more.js";
 import { createParts } from "./parts.js";
+import { sayUnreadable } from "./unreadable.js";
 
 /** @typedef {import("../../core/types.js").SentenceState} SentenceState */
 /** @typedef {import("../../core/types.js").Compact} Compact */
@@ -252,6 +253,21 @@ export function createSentence(hooks, { openParts = undefined, models = null, vi
     if (!app.s.text.trim()) {
       client.idle();
       hooks.setError("text: must not be empty");
+      return;
+    }
+    // A model that cannot read the text: said by the text box, no trace asked for (a 422).
+    const shownModel = /** @type {{model?: string} | undefined} */ (app.parts?.body)?.model ?? null;
+    const useText = (/** @type {string} */ text) => {
+      app.s.text = text;
+      /** @type {HTMLTextAreaElement} */ (byId("s-text")).value = text;
+      renderInputs();
+      edited(0);
+    };
+    const models = /** @type {ModelList} */ (app.models);
+    if (sayUnreadable({ models, info: modelInfo(), text: app.s.text, shown: shownModel, useText })) {
+      client.idle();
+      hooks.setError(app.problem);
+      status.set("waiting for a text the model can read");
       return;
     }
     client.request(traceBody(app.s, modelInfo()), p.thumbParams(), delay);

@@ -5,7 +5,7 @@
 import { byId, el, fillOptions } from "../../core/dom.js";
 import { setTermText } from "../../core/glossary.js";
 import { clampSentence } from "../../core/state.js";
-import { modelName, showWith } from "./showwith.js";
+import { modelName } from "./showwith.js";
 
 /** @typedef {import("../../core/types.js").SentenceState} SentenceState */
 /** @typedef {import("../../core/types.js").ModelList} ModelList */
@@ -66,7 +66,6 @@ export function renderSentenceInputs(models, s, info, onExample, onPointer) {
     ["causal", "encoder"],
   );
   byId("s-gen-causal-box").hidden = !causal.length;
-  genOffer(models, s.model, info, s.text);
   fillOptions(
     /** @type {HTMLSelectElement} */ (byId("s-gen-causal")),
     [["", "choose…"], ...causal.map((m) => /** @type {[string, string]} */ ([m.name, named(m)]))],
@@ -114,24 +113,8 @@ export function renderSentenceInputs(models, s, info, onExample, onPointer) {
   }
   text.oninput = () => {
     showPointer(models, s.model, text.value, onPointer);
-    genOffer(models, s.model, info, text.value);
   };
   showPointer(models, s.model, s.text, onPointer);
-}
-
-/**
- * Under Generate's note, for an encoder: the button to the model that predicts and writes
- * (showwith.js), the text kept; said again as the text changes (the characters it cannot read).
- * @param {ModelList} models @param {string | null} model the chosen one @param {ModelInfo | null} info its entry
- * @param {string} text
- */
-function genOffer(models, model, info, text) {
-  const box = byId("s-gen-note-box");
-  box.parentElement?.querySelector(":scope > .gen-offer")?.remove();
-  const offer = info && !info.causal ? showWith(models, model, text, "s-gen-note") : null;
-  if (!offer) return;
-  offer.classList.add("gen-offer");
-  box.after(offer);
 }
 
 /**

@@ -1,8 +1,9 @@
 // Where the chosen model gives no predictions (an encoder, which predicts no next token): one
 // button that shows the same text with the model the server offers for them (ModelList's
 // predicting: the character model that ships with attnviz), and, when the text has characters
-// that model cannot read, which ones, in words. The Predictions card, What pushed this, the
-// Knock-out's losses and Generate offer it.
+// that model cannot read, which ones, in words. The Predictions card, What pushed this and the
+// Knock-out's losses offer it (Generate has its own chooser of the causal models, inputs.js: one
+// button on the first screen, where the reader asks for predictions).
 
 import { byId, el } from "../../core/dom.js";
 import { runName } from "../../core/runname.js";

@@ -5,7 +5,8 @@
 // stop). Inside it the arrow keys move between cells, Home and End to a row's ends (with Ctrl
 // the grid's first and last cell); a cell reached by them has its text selected, so typing
 // replaces it, as in a spreadsheet. Enter or F2 edits the cell (the arrows then move the caret),
-// Escape or F2 leaves editing, and Enter while editing moves down a row. A click edits at once.
+// Escape or F2 leaves editing, and Enter while editing moves down a row. A click that enters a
+// cell selects its text as the keyboard does; a second click edits it at the caret.
 // With `readOnly` (a saved file's record of what was traced) the cells are read, never edited.
 
 import { el } from "../../core/dom.js";
@@ -273,9 +274,22 @@ export function createTable(table, { getState, getLimits, onEdit, onNotice }) {
   table.addEventListener("focusout", (event) => {
     if (!table.contains(/** @type {Node | null} */ (event.relatedTarget))) editing = false;
   });
-  // A click edits at once (the caret where it landed), as in any text box.
+  // A click that enters a cell selects its text, as the keyboard does, so typing replaces it (a
+  // click lands the caret before a right-aligned "0", and typing 1 gave "10"); a click on the
+  // cell already in focus edits it, the caret where it landed, as in any text box.
+  /** @type {HTMLInputElement | null} */
+  let entered = null;
   table.addEventListener("pointerdown", (event) => {
-    if (/** @type {HTMLElement} */ (event.target).matches("input")) editing = !readOnly;
+    const t = /** @type {HTMLElement} */ (event.target);
+    if (!(t instanceof HTMLInputElement)) return;
+    entered = t === document.activeElement ? null : t;
+    editing = !entered && !readOnly;
+  });
+  table.addEventListener("click", (event) => {
+    const t = event.target;
+    if (t !== entered || !(t instanceof HTMLInputElement)) return;
+    entered = null;
+    t.select(); // after the browser put the caret where the pointer went up
   });
 
   table.addEventListener("keydown", (event) => {
