@@ -137,9 +137,11 @@ ENCODER_DECODER = Step(
             f"Train it: done when a cross-attention head puts at least {c.ALIGNED} of its weight "
             "on one "
             "anti-diagonal.",
-            "Press Start training (600 steps, a few seconds), then choose cross-attention in "
-            "the card Attention as it trains and scrub the checkpoints.",
+            "Press Start training, here or in the card Run below (600 steps, a few seconds), "
+            "then choose cross-attention in the card Attention as it trains and scrub the "
+            "checkpoints.",
             c.cross_aligned,
+            action="t-start",
         ),
     ),
 )
@@ -187,9 +189,11 @@ INDUCTION = Step(
             "previous-token-head",
             "Find a previous-token head (a mean weight of at least "
             f"{c.PREVIOUS} on the token before) and show it in the card Attention as it trains.",
-            "Look in layer 1 for a stripe just left of the diagonal.",
+            "Press Start training, here or in the card Run below, if no run is open; then look "
+            "in layer 1 for a stripe just left of the diagonal.",
             c.previous_token_head,
             finding=True,
+            action="t-start",
         ),
         Task(
             "induction-head",
@@ -280,9 +284,11 @@ def _ablation(step_id: str, preset: str, title: str, text: tuple[str, ...], form
                 "claims-hold",
                 f"Train the preset \u201c{p.title}\u201d and let every variant finish: done when "
                 "its claims hold on your run.",
-                f"Press Start training with the preset chosen: {len(p.variants)} variants of "
-                f"{p.opt.steps} steps each. The claims are measured at the end.",
+                f"Press Start training, here or in the card Run below, with the preset chosen: "
+                f"{len(p.variants)} variants of {p.opt.steps} steps each. The claims are "
+                "measured at the end.",
                 c.claims_hold(preset, p.title),
+                action="t-start",
             ),
         ),
     )

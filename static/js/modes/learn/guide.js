@@ -320,16 +320,29 @@ function drawTasks(
     li.dataset.state = state;
     li.dataset.before = String(t.before);
     const badge = badgeOf(t, Boolean(answer), tried);
-    // Not yet tried: the question alone (what is true of the starting state would tell).
-    const says = t.says && (tried || t.done) ? ` ${t.says}` : "";
+    const says = answerText(t, tried);
     const b = part(li, "badge");
     const s = part(li, "says");
     if (b.textContent !== badge) b.textContent = badge;
     b.hidden = !badge;
     if (s.textContent !== says) s.textContent = says;
-    drawn.push({ n: i + 1, done: t.done || t.found, badge, says: says.trim() });
+    drawn.push({ n: i + 1, id: t.id, done: t.done || t.found, badge, says: says.trim() });
   }
   return drawn;
+}
+
+/**
+ * What a task's answer says after its badge: the check's words once the learner has tried (or
+ * it is done); before, the question alone (what is true of the starting state would tell). A
+ * task done earlier and not now says so first, in words, the lab's answer after it.
+ * @param {ReturnType<typeof taskLines>[number]} t @param {boolean} tried
+ */
+export function answerText(t, tried) {
+  const now = t.says && (tried || t.done) ? t.says : "";
+  if (t.found && !t.done)
+    return ` You found one earlier, so this task stays done.${now ? ` About the lab now: ${now}` : ""}`;
+  if (t.before) return ` You did this task before; what the lab shows now does not pass it${now ? `: ${now}` : "."}`;
+  return now ? ` ${now}` : "";
 }
 
 /** What mirrors the lab's button the task's action presses (one at a time). @type {MutationObserver | null} */
@@ -358,14 +371,62 @@ function actionButton(id) {
   return b;
 }
 
-/** The verdict note's state: whether the tasks are in view, and the text last dismissed. */
-const verdict = { tasksInView: true, dismissed: "", text: "", watching: false };
+/**
+ * The verdict note's state: the task it speaks of (the one the learner's latest change answered)
+ * and that task's answer element, each task's answer as last drawn (to see which changed),
+ * whether each answer is in the window, and the text last dismissed.
+ */
+const verdict = {
+  /** @type {IntersectionObserver | null} */ observer: null,
+  /** @type {WeakMap<Element, boolean>} */ visible: new WeakMap(),
+  /** @type {Map<string, {done: boolean, text: string}>} */ seen: new Map(),
+  step: "",
+  /** @type {string | null} */ task: null,
+  /** @type {Element | null} */ answer: null,
+  dismissed: "",
+  text: "",
+};
 
 /**
- * The verdict note: once the learner has tried, the first task not done (or that all are),
- * at the bottom of the window while the tasks are scrolled out of view, until dismissed (a new
- * answer shows it again). Not a live region: the task's own answer is announced, once.
- * @param {HTMLElement} container @param {{n: number, done: boolean, badge: string, says: string}[]} lines
+ * The task a new answer is about: one whose verdict changed (done now, or no longer), else one
+ * whose words changed (the first not done), else the one the note spoke of.
+ * @template {{id: string, done: boolean, badge: string, says: string}} L
+ * @param {L[]} lines @returns {L | null}
+ */
+function answeredTask(lines) {
+  const said = (/** @type {typeof lines[number]} */ l) => `${l.badge} ${l.says}`;
+  const changed = lines.filter((l) => l.badge && verdict.seen.get(l.id)?.text !== said(l));
+  const flipped = changed.filter((l) => verdict.seen.has(l.id) && verdict.seen.get(l.id)?.done !== l.done);
+  const pick = flipped[0] ?? changed.find((l) => !l.done) ?? changed[0];
+  verdict.seen = new Map(lines.map((l) => [l.id, { done: l.done, text: said(l) }]));
+  if (pick) verdict.task = pick.id;
+  return lines.find((l) => l.id === verdict.task) ?? null;
+}
+
+/**
+ * What the note says of the task `line`: its number, its answer's words, and where the step
+ * stands (all done; or the tasks still to do when this one is done).
+ * @param {{n: number, done: boolean, says: string}} line @param {{n: number, done: boolean}[]} lines
+ */
+export function verdictWords(line, lines) {
+  const which = `Task ${line.n}${lines.length > 1 ? ` of ${lines.length}` : ""}: `;
+  const open = lines.filter((l) => !l.done);
+  const then = !open.length
+    ? lines.length === 1
+      ? " The task is done: on to the next step when you are ready."
+      : ` All ${lines.length} tasks are done: on to the next step when you are ready.`
+    : line.done
+      ? ` Task ${open.map((l) => l.n).join(" and ")} ${open.length > 1 ? "are" : "is"} not done yet.`
+      : "";
+  return `${which}${line.says}${then}`.trim();
+}
+
+/**
+ * The verdict note: once the learner has tried, the answer to the task their latest change
+ * answered (with where the step stands), at the bottom of the window while that answer is out
+ * of it, until dismissed (a new answer shows it again). Not a live region: the task's own
+ * answer is announced, once.
+ * @param {HTMLElement} container @param {{n: number, id: string, done: boolean, badge: string, says: string}[]} lines
  * @param {boolean} tried
  */
 function drawVerdict(container, lines, tried) {
@@ -373,36 +434,41 @@ function drawVerdict(container, lines, tried) {
     container.parentElement?.querySelector("[data-role=verdict]") ?? null
   );
   if (!note) return;
-  const tasks = /** @type {HTMLElement} */ (part(container, "tasks").closest("section"));
-  if (!verdict.watching && typeof IntersectionObserver !== "undefined") {
-    verdict.watching = true;
-    new IntersectionObserver((seen) => {
-      verdict.tasksInView = seen.some((e) => e.isIntersecting);
-      showVerdict(note);
-    }).observe(tasks);
+  const list = part(container, "tasks");
+  const tasks = /** @type {HTMLElement} */ (list.closest("section"));
+  if (!verdict.observer && typeof IntersectionObserver !== "undefined") {
+    verdict.observer = new IntersectionObserver(
+      (seen) => {
+        for (const e of seen) verdict.visible.set(e.target, e.isIntersecting && e.intersectionRatio > 0.99);
+        showVerdict(note);
+      },
+      { threshold: [0, 1] },
+    );
     part(note, "verdict-close").addEventListener("click", () => {
       verdict.dismissed = verdict.text;
       showVerdict(note);
     });
     part(note, "verdict-go").addEventListener("click", () => {
-      tasks.scrollIntoView({ block: "center" });
+      (verdict.answer?.closest("li") ?? tasks).scrollIntoView({ block: "center" });
       const h = /** @type {HTMLElement} */ (tasks.querySelector("h3"));
       if (!h.hasAttribute("tabindex")) h.tabIndex = -1;
       h.focus({ preventScroll: true });
     });
   }
-  const open = lines.find((l) => !l.done);
-  const all = lines.length > 0 && !open;
-  const badge = all ? "Done" : (open?.badge ?? "");
-  const says = all
-    ? lines.length === 1
-      ? "The task is done: on to the next step when you are ready."
-      : `All ${lines.length} tasks are done: on to the next step when you are ready.`
-    : open && open.badge
-      ? `Task ${open.n}${lines.length > 1 ? ` of ${lines.length}` : ""}: ${open.says}`
-      : "";
+  if (verdict.step !== list.dataset.step) {
+    // Another step: its tasks' answers watched, none answered yet.
+    verdict.step = list.dataset.step ?? "";
+    verdict.seen = new Map();
+    verdict.task = null;
+    verdict.observer?.disconnect();
+    for (const a of list.querySelectorAll(".learn-answer")) verdict.observer?.observe(a);
+  }
+  const line = answeredTask(lines);
+  verdict.answer = line ? list.querySelector(`[data-task="${line.id}"] .learn-answer`) : null;
+  const badge = line?.badge ?? "";
+  const says = line && badge ? verdictWords(line, lines) : "";
   verdict.text = tried && badge ? `${badge} ${says}` : "";
-  note.dataset.state = all ? "done" : "todo";
+  note.dataset.state = line?.done ? "done" : "todo";
   part(note, "verdict-badge").textContent = badge;
   part(note, "verdict-says").textContent = says;
   showVerdict(note);
@@ -410,7 +476,8 @@ function drawVerdict(container, lines, tried) {
 
 /** @param {HTMLElement} note */
 function showVerdict(note) {
-  note.hidden = !verdict.text || verdict.tasksInView || verdict.dismissed === verdict.text;
+  const inView = verdict.answer ? (verdict.visible.get(verdict.answer) ?? true) : true;
+  note.hidden = !verdict.text || inView || verdict.dismissed === verdict.text;
 }
 
 /** The article's own words (it derives them): the step's reader knows them, left unmarked. */

@@ -9,7 +9,7 @@
 // found done is merged in when the path first opens. `#learn/class` opens the operator's class
 // view (classview.js) in the guide's place, with no lab beneath.
 
-import { checkLearn, fetchLearn, fetchLearnProgress } from "../../core/api.js";
+import { checkLearn, fetchLearn, fetchLearnProgress, fetchRuns } from "../../core/api.js";
 import { byId } from "../../core/dom.js";
 import { problem as toyProblem } from "../../core/state.js";
 import { mergeKept } from "./classroom.js";
@@ -44,7 +44,7 @@ const POLL_MS = 2000;
 /**
  * @param {{setError: (m: string | null) => void, setPending: (p: boolean) => void,
  *   checked: () => void, linked: () => void,
- *   openLab: (lab: "toy" | "train", state: ToyState | TrainLink | null) => void,
+ *   openLab: (lab: "toy" | "train", state: ToyState | TrainLink | null) => Promise<void> | void,
  *   explore: (lab: "toy" | "train") => void,
  *   limits: import("../../core/types.js").Limits, defaults: import("../../core/types.js").ToyConfig,
  *   toyState: () => ToyState | null, trainRun: () => TrainRun | null, trainView: () => TrainView,
@@ -84,6 +84,9 @@ export function createLearn(hooks) {
      * for. @type {Map<string, number>} */
     runSteps: new Map(),
     kept: false, // the server's record of the learner has been read (once a page)
+    /** The step whose learner's run is being looked for (a step that continues another, opened
+     * anew: in a new tab, or started again); no check is asked meanwhile. @type {number | null} */
+    seeking: null,
   };
   const container = byId("learn-guide");
   const section = byId("learn-mode");
@@ -257,14 +260,74 @@ export function createLearn(hooks) {
       app.startKey.delete(n);
       app.tried.delete(n);
       if (s.lab === "toy" && s.toy) hooks.openLab("toy", stepToyState(s.toy, hooks.defaults));
-      else hooks.openLab(s.lab, s.lab === "train" ? { run: null, settings: { ...(s.train?.settings ?? {}) } } : null);
+      else {
+        const shown = hooks.openLab(
+          s.lab,
+          s.lab === "train" ? { run: null, settings: { ...(s.train?.settings ?? {}) } } : null,
+        );
+        if (s.continues) seekRun(s, shown);
+      }
     } else {
       hooks.openLab(s.lab, null);
     }
     draw();
     outline();
-    if (focus) /** @type {HTMLElement} */ (container.querySelector("#learn-title")).focus({ preventScroll: true });
+    if (focus) showTitle();
     labChanged(0); // the lab's new state: asked at once, beside its trace
+  }
+
+  /** The step's title focused (a step opened from the guide: its list, Previous, Next) and,
+   * when it is out of the window, scrolled to its top with the line above it. */
+  function showTitle() {
+    const title = /** @type {HTMLElement} */ (container.querySelector("#learn-title"));
+    title.focus({ preventScroll: true });
+    const top = /** @type {HTMLElement} */ (title.previousElementSibling ?? title);
+    if (top.getBoundingClientRect().top < 0 || title.getBoundingClientRect().bottom > window.innerHeight)
+      top.scrollIntoView({ block: "start" });
+  }
+
+  /**
+   * A step that reads an earlier step's run (step 13 reads step 12's), opened with its lab anew
+   * (a new tab, Start this step again): the newest run this visitor trained with that step's
+   * settings opens in the lab, as it stays open when the learner comes by Next. None: the step's
+   * answer says to train it there first. The run in view stays when it is that step's already.
+   * @param {LearnStep} s @param {Promise<void> | void} shown the lab shown with the step's
+   *   settings (settled: the Train tab is set up, and a run can be opened in it)
+   */
+  async function seekRun(s, shown) {
+    const of = labOf(s);
+    const inView = hooks.trainRun();
+    if (inView && app.runSteps.get(inView.id) === of) return;
+    const settings = { ...(s.train?.settings ?? {}) };
+    app.seeking = s.n;
+    hooks.setPending(true);
+    /** @type {import("../../core/types.js").TrainRunSummary | undefined} */
+    let found;
+    try {
+      const [listed] = await Promise.all([fetchRuns(), shown]);
+      const { runs } = /** @type {{runs: import("../../core/types.js").TrainRunSummary[]}} */ (listed);
+      found = runs
+        .filter(
+          (r) =>
+            r.yours &&
+            r.task === settings.task &&
+            (r.preset ?? null) === (settings.preset ?? null) &&
+            (r.compare ?? null) === (settings.compare ?? null) &&
+            ["done", "running", "queued"].includes(r.state),
+        )
+        .sort((a, b) => b.created - a.created)[0];
+    } catch {
+      found = undefined; // not listed: the step says to train the run first, as with none
+    }
+    const still = app.seeking === s.n && app.n === s.n && app.loaded.train === of;
+    if (still && found) {
+      app.runSteps.set(found.id, of);
+      await hooks.openLab("train", { run: found.id, settings });
+    }
+    if (app.seeking !== s.n) return;
+    app.seeking = null;
+    hooks.setPending(false);
+    labChanged(0);
   }
 
   async function loadSteps() {
@@ -307,8 +370,14 @@ export function createLearn(hooks) {
       return { key: `recurrent:${id}:${Date.now() - (Date.now() % POLL_MS)}`, body: { recurrent: id } };
     }
     const run = hooks.trainRun();
-    if (!run) return { wait: "", start: true };
     const mine = labOf(s); // a step that continues another checks that step's run
+    if (!run && s.continues)
+      return {
+        wait:
+          `Train the run of step ${mine} first: this step reads the run you trained there, and ` +
+          `you have none yet. Open step ${mine}, press Start training, then come back: the run opens here by itself.`,
+      };
+    if (!run) return { wait: "", start: true };
     if (!app.runSteps.has(run.id)) app.runSteps.set(run.id, mine); // trained (or opened) in this step
     const of = /** @type {number} */ (app.runSteps.get(run.id));
     if (of !== mine)
@@ -329,6 +398,7 @@ export function createLearn(hooks) {
    */
   function labChanged(delay = CHECK_DELAY) {
     if (!app.active || !app.steps) return;
+    if (app.seeking === app.n) return; // the learner's run opens first (seekRun asks then)
     const q = question();
     const n = app.n;
     const first = app.startKey.get(n);
