@@ -7,7 +7,8 @@ import { dirname, join, relative, resolve } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 
-import { cutRow, holds, normal, openEmbedded, unshuffle } from "../../static/js/offline/source.js";
+import { Refusal } from "../../static/js/core/controller.js";
+import { cutRow, normal, openEmbedded, refusal, unshuffle } from "../../static/js/offline/source.js";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../../static/js");
 const LOADER = readFileSync(join(ROOT, "offline/loader.js"), "utf8");
@@ -122,8 +123,14 @@ test("the token options' false is their default; any thumbnails answer any side"
   const thumbs = plain({ v: { shape: [1], data: [1] } }, { which: "thumbs" });
   const parts = openEmbedded([{ params: { fields: "thumbs", thumb: 80, hide_special: false }, body: thumbs }]);
   assert.equal((await parts.get({ fields: "thumbs", thumb: 123, merge_words: false })).meta.which, "thumbs");
-  await assert.rejects(parts.get({ fields: "thumbs", thumb: 123, merge_words: true }), /holds/);
-  await assert.rejects(parts.get({ fields: "thumbs", thumb: 0, thumb_layer: 1 }), /holds/);
+  await assert.rejects(
+    parts.get({ fields: "thumbs", thumb: 123, merge_words: true }),
+    /This file has no thumbnails with words merged; it holds the thumbnails of the tokens as the model reads them\.$/,
+  );
+  await assert.rejects(
+    parts.get({ fields: "thumbs", thumb: 0, thumb_layer: 1 }),
+    /This file has no 8-bit weights for layer 2; it holds no 8-bit weights at all\./,
+  );
 });
 
 test("a query's row is cut from the part of every row; a hidden row is refused", async () => {
@@ -151,24 +158,46 @@ test("a query's row is cut from the part of every row; a hidden row is refused",
   assert.throws(() => cutRow({ meta: {}, arrays: { attentions: row.arrays.attentions } }, 1), /out of range/);
 });
 
-test("a part the file lacks is refused, naming what the file holds", async () => {
+test("a part the file lacks is refused in one true sentence: what it has of that head, where it holds that kind", async () => {
   const b = plain({ v: { shape: [1], data: [1] } }, {});
   const parts = openEmbedded([
+    { params: { fields: "thumbs", thumb: 80 }, body: b },
     { params: { fields: "view", layer: 1, head: 0 }, body: b },
     { params: { fields: "view", layer: 1, head: 1 }, body: b },
     { params: { fields: "view", layer: 1, head: 2 }, body: b },
     { params: { fields: "view", layer: 0, head: 4 }, body: b },
+    { params: { fields: "queries,keys,scores,attentions", layer: 0, head: 4 }, body: b },
     { params: { fields: "head_mean", layer: 1 }, body: b },
   ]);
-  await assert.rejects(
-    parts.get({ fields: "view", layer: 3, head: 0 }),
-    /layer 4, head 1 is not in this file, which holds the exact weights of layer 1 head 5; layer 2 heads 1–3, head mean of layer 2\. The live page has every head/,
+  const said = async (/** @type {any} */ params) =>
+    parts.get(params).then(
+      () => assert.fail("answered"),
+      (err) => {
+        assert.ok(err instanceof Refusal);
+        return err.message;
+      },
+    );
+  assert.equal(
+    await said({ fields: "view", layer: 3, head: 0 }),
+    "This file has no exact weights for layer 4, head 1, only its small 8-bit thumbnail in the model " +
+      "view's grid; it holds layer 1 head 5 and layer 2 heads 1–3 exactly.",
+  );
+  // The head's exact weights are here, its queries and keys are not: the sentence says both.
+  assert.equal(
+    await said({ fields: "queries,keys,scores,attentions", layer: 1, head: 0, query: 3 }),
+    "This file has no queries and keys for layer 2, head 1, only its exact weights and its small " +
+      "8-bit thumbnail in the model view's grid; it holds the queries and keys of layer 1 head 5.",
+  );
+  assert.equal(
+    await said({ fields: "head_max", layer: 1 }),
+    "This file has no head max for layer 2; it holds no head max at all.",
   );
   // Never a developer's command or the request's parameters (issue 41).
-  await parts.get({ fields: "view", layer: 3, head: 0 }).catch((err) => {
-    assert.doesNotMatch(err.message, /attnviz export|--budget|fields=|asked:/);
-  });
-  assert.match(holds([]), /no head's exact weights/);
+  assert.doesNotMatch(await said({ fields: "view", layer: 3, head: 0 }), /attnviz export|--budget|fields=|asked:/);
+  assert.match(refusal({ fields: "view", layer: "0", head: "0" }, []), /it holds no exact weights at all/);
+  // A long list is capped, the rest counted.
+  const many = Array.from({ length: 20 }, (_, k) => ({ fields: "view", layer: String(k), head: "0" }));
+  assert.match(refusal({ fields: "view", layer: "30", head: "0" }, many), /layer 8 head 1 and 12 more exactly\.$/);
   parts.seed({ fields: "view", layer: 3, head: 0 }, { meta: { seeded: true }, arrays: {} });
   assert.equal((await parts.get({ layer: 3, head: 0, fields: "view" })).meta.seeded, true);
 });

@@ -16,7 +16,7 @@ import attnviz
 from attnviz.cli import main
 from attnviz.limits import LIMITS
 from attnviz.python.html import ExportError, standalone_html
-from tests.browser.helpers import AXE, axe_serious, hover_large
+from tests.browser.helpers import AXE, axe_serious, hover_large, screenshot
 from tests.python.offline import DANGLING, drawn, opened, parts_of, wait_drawn
 from tests.support.oracles import readable
 
@@ -73,22 +73,68 @@ def test_the_file_draws_every_view_offline_with_readable_hover(browser, tmp_path
         assert errors == []
 
 
+NOTE = "#{card} .view-refusal"
+
+
 def test_a_part_the_file_lacks_is_refused_in_words(browser, tmp_path):
-    """A head whose exact weights did not fit: the large view says what the file holds."""
+    """A head whose exact weights did not fit: the model view's own card says what the file has
+    of it and which heads it holds exactly; the error line stays empty."""
     trace = attnviz.trace(model=MODEL, text=text_of(40), fields="thumbs", thumb=1)
     path = trace.save_html(tmp_path / "t.html", layer=1, head=0, budget=0)
     with opened(browser, path) as (page, errors):
         wait_drawn(page)
         page.locator('#mv-grid button.mv-cell[data-layer="4"][data-head="3"]').click()
-        page.wait_for_function("!document.getElementById('error').hidden")
-        message = page.locator("#error").inner_text()
+        note = page.locator(NOTE.format(card="model-view-card"))
+        note.filter(has_text="Still showing").wait_for()
         # In plain words, counting from 1 as the page does (issue 41): no command, no params.
-        assert message.startswith(
-            "The model view could not be drawn: layer 5, head 4 is not in this file, which holds "
-            "the exact weights of layer 2 head 1. The live page has every head"
-        ), message
-        assert "--budget" not in message and "fields=" not in message
-        assert all("holds" in e or "view failed" in e for e in errors), errors
+        assert note.inner_text() == (
+            "This file has no exact weights for layer 5, head 4, only its small 8-bit thumbnail in "
+            "the model view's grid; it holds layer 2 head 1 exactly. Still showing layer 2, head 1, "
+            "drawn before."
+        )
+        assert drawn(page)["error"] == ""
+        assert errors == []
+
+
+def test_a_head_the_file_lacks_is_said_in_its_card_by_keyboard(browser, tmp_path):
+    """Issue 41's walk: in the query-key card, a head chosen by keyboard whose queries and keys
+    the file lacks (its exact weights it has). The card says so in one true sentence, naming the
+    head chosen and the one its drawing still shows, in a polite live region; not in the error
+    line over the controls. axe-core finds nothing serious; screenshots at 1280 and 480 px."""
+    trace = attnviz.trace(model=MODEL, text=text_of(40), fields="thumbs", thumb=1)
+    path = trace.save_html(tmp_path / "t.html", layer=5, head=11)
+    held = parts_of(path.read_text())
+    assert {"fields": "view", "layer": 5, "head": 10, "hide_special": False,
+            "merge_words": False} in held  # fmt: skip
+    assert not any(p["fields"].startswith("queries") and p["head"] == 10 for p in held)
+    with opened(browser, path, scripts=[AXE]) as (page, errors):
+        wait_drawn(page)
+        page.focus("#qk-head")
+        page.keyboard.press("ArrowUp")  # head 12 -> head 11
+        assert page.locator("#qk-head").input_value() == "10"
+        note = page.locator(NOTE.format(card="qk-card"))
+        note.filter(has_text="Still showing").wait_for()
+        text = note.inner_text()
+        assert text.startswith(
+            "This file has no queries and keys for layer 6, head 11, only its exact weights and its "
+            "small 8-bit thumbnail in the model view's grid; it holds the queries and keys of layer "
+            "6 head 12. Still showing layer 6, head 12, token "
+        ), text
+        assert "Still showing layer 6, head 12, token" in text and text.endswith("drawn before.")
+        assert note.get_attribute("role") == "status"
+        assert page.locator("#qk-card").get_attribute("data-refused") is not None
+        assert drawn(page)["error"] == "" and page.locator("#error").is_hidden()
+        assert "queries and keys" not in page.locator("#error").inner_text()
+        assert drawn(page)["qk"] > 0  # the drawing is kept
+        # The model view has this head exactly: it draws it, with no note.
+        assert page.locator(NOTE.format(card="model-view-card")).inner_text() == ""
+        assert axe_serious(page) == []
+        note.scroll_into_view_if_needed()
+        screenshot(page, "export-refused-head-1280.png")
+        page.set_viewport_size({"width": 480, "height": 900})
+        note.scroll_into_view_if_needed()
+        screenshot(page, "export-refused-head-480.png")
+        assert errors == []
 
 
 def test_attnviz_export_writes_the_file(tmp_path, capsys):

@@ -262,9 +262,7 @@ def test_a_csv_the_text_file_lacks_says_so_in_the_error_line(browser, tmp_path):
         assert (
             page.locator("#error")
             .inner_text()
-            .startswith(
-                "The CSV could not be made: what you chose is not in this file, which holds"
-            )
+            .startswith("The CSV could not be made: This file has no ")
         )
         assert errors == []
     roomy = trace.to_html(views=["model"], budget=3_000_000)

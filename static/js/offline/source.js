@@ -4,9 +4,10 @@
 // is their default); any thumbnails asked for are the file's thumbnails (whatever their side);
 // a part of one query row is cut from the file's part of every row, as the server cuts it, and
 // the Predictions card's window of positions from the file's wider one; any other part is
-// refused, naming what the file holds. Pure: no DOM, runs in Node for the tests.
+// refused (a Refusal), saying what the file holds. Pure: no DOM, runs in Node for the tests.
 
 import { decodeCompact } from "../core/compact.js";
+import { Refusal } from "../core/controller.js";
 
 /** @typedef {import("../core/types.js").Compact} Compact */
 /** @typedef {import("../core/types.js").NDArray} NDArray */
@@ -170,50 +171,115 @@ function spans(xs) {
   return out.join(", ");
 }
 
+/** Each part's kind of numbers in a reader's words, by its fields (any other: its own name). */
+const KINDS = /** @type {Record<string, string>} */ ({
+  view: "exact weights",
+  attentions: "per-query weights",
+  value_weighted: "per-query value-weighted norms",
+  qk_attribution: "score breakdown",
+  head_mean: "head mean",
+  head_max: "head max",
+  rollout: "rollout",
+  value_weighted_sum: "value-weighted sum",
+  projection: "trajectories",
+  "top_k,lens": "predictions",
+  logit_attribution: "logit split",
+  vision: "vision tower's weights",
+  entropy_mean: "head entropies",
+});
+/** The most groups a refusal lists (the rest counted). */
+const LISTED = 8;
+
+/** A part's kind of numbers. @param {Record<string, string>} p */
+function kindOf(p) {
+  const f = p.fields || "";
+  if (f.startsWith("queries")) return "queries and keys";
+  if (f === "thumbs") return p.thumb_layer === undefined ? "thumbnails" : "8-bit weights";
+  const kind = KINDS[f] ?? f.replace(/[_,]/g, " ");
+  return p.measure === "value_weighted" && f === "view" ? "value-weighted exact norms" : kind;
+}
+
+/** "a, b and c". @param {string[]} xs */
+const listed = (xs) => (xs.length < 2 ? xs.join("") : `${xs.slice(0, -1).join(", ")} and ${xs[xs.length - 1]}`);
+
 /**
- * What was asked of a file, in words as the page counts (from 1): "layer 4, head 2".
- * @param {Record<string, string>} p
+ * Where a part is, as the page counts (from 1): "layer 4 heads 1–3 at token 5". `heads`: the
+ * heads of a group (default: its own); `sep` between layer and head.
+ * @param {Record<string, string>} p @param {number[]} [heads] @param {string} [sep]
  */
-export function asked(p) {
-  const layer = p.layer !== undefined ? `layer ${Number(p.layer) + 1}` : "";
-  const head = p.head !== undefined ? `head ${Number(p.head) + 1}` : "";
-  const where = [layer, head].filter(Boolean).join(", ");
-  return where ? `${where} is` : "what you chose is";
+function place(p, heads = p.head === undefined ? [] : [Number(p.head)], sep = " ") {
+  const layer = p.layer ?? p.thumb_layer;
+  const bits = [
+    [
+      layer !== undefined ? `layer ${Number(layer) + 1}` : "",
+      heads.length ? `${heads.length > 1 ? "heads" : "head"} ${spans(heads)}` : "",
+    ]
+      .filter(Boolean)
+      .join(sep),
+    p.image !== undefined ? `picture ${Number(p.image) + 1}` : "",
+    p.query !== undefined ? `at token ${Number(p.query) + 1}` : "",
+    p.position !== undefined ? `at token ${Number(p.position) + 1}` : "",
+    p.pos_start !== undefined ? `at tokens ${+p.pos_start + 1}–${+p.pos_start + +p.pos_count}` : "",
+    p.hide_special === "true" ? "with special tokens hidden" : "",
+    p.merge_words === "true" ? "with words merged" : "",
+  ];
+  return bits.filter(Boolean).join(" ");
 }
 
 /**
- * What a file holds, in words (for a refusal); what a file can be saved with instead is the
- * docs' to say (docs/python.md), not a learner's page's.
+ * The parts of one kind in a file, grouped by all but their head: "layer 6 head 12 and layer 3
+ * heads 1–12" (at most LISTED groups, the rest counted).
  * @param {Record<string, string>[]} params
  */
-export function holds(params) {
-  return `this file holds ${holding(params)}`;
-}
-
-/**
- * What a file's parts are, in words: "the exact weights of layer 2 head 1, head mean of layer 2".
- * @param {Record<string, string>[]} params
- */
-function holding(params) {
-  /** @type {Map<number, number[]>} */
-  const exact = new Map();
-  /** @type {string[]} */
-  const other = [];
+function groups(params) {
+  /** @type {Map<string, {p: Record<string, string>, heads: number[]}>} */
+  const by = new Map();
+  const whole = new Set(params.filter((p) => p.query === undefined).map(keyOf));
   for (const p of params) {
-    const layer = Number(p.layer);
-    if (p.fields === "view" && p.head !== undefined) {
-      exact.set(layer, [...(exact.get(layer) || []), Number(p.head)]);
-    } else if (/^(head_mean|head_max|rollout)$/.test(p.fields)) {
-      other.push(`${p.fields.replace("_", " ")} of layer ${layer + 1}`);
-    } else if (p.fields.startsWith("queries") && p.query === undefined) {
-      other.push(`the queries and keys of layer ${layer + 1} head ${Number(p.head) + 1}`);
-    }
+    const { head, query, ...rest } = p;
+    if (query !== undefined && whole.has(keyOf({ ...rest, ...(head === undefined ? {} : { head }) }))) continue; // every query's
+    if (query !== undefined) rest.query = query;
+    const key = keyOf(rest);
+    const group = by.get(key) ?? { p: rest, heads: [] };
+    if (head !== undefined) group.heads.push(Number(head));
+    by.set(key, group);
   }
-  const heads = [...exact.entries()]
-    .sort((a, b) => a[0] - b[0])
-    .map(([layer, hs]) => `layer ${layer + 1} ${hs.length > 1 ? "heads" : "head"} ${spans(hs)}`);
-  const what = [heads.length ? `the exact weights of ${heads.join("; ")}` : "no head's exact weights", ...other];
-  return what.join(", ");
+  const all = [...by.values()]
+    .sort((a, b) => Number(a.p.layer ?? -1) - Number(b.p.layer ?? -1))
+    .map((g) => place(g.p, g.heads) || "the tokens as the model reads them");
+  const more = all.length - LISTED;
+  return listed(more > 0 ? [...all.slice(0, LISTED), `${more} more`] : all);
+}
+
+/** What a file has of one head (other than `kind`): "its exact weights and its small 8-bit
+ * thumbnail in the model view's grid". @param {Record<string, string>[]} held
+ * @param {string} layer @param {string} head @param {string} kind */
+function hasOfHead(held, layer, head, kind) {
+  const own = held.filter((e) => e.layer === layer && e.head === head && e.query === undefined);
+  const kinds = [...new Set(own.map(kindOf))].filter((k) => k !== kind).map((k) => `its ${k}`);
+  if (held.some((e) => e.fields === "thumbs" && e.thumb_layer === undefined))
+    kinds.push("its small 8-bit thumbnail in the model view's grid");
+  if (held.some((e) => e.fields === "thumbs" && e.thumb_layer === layer)) kinds.push("its layer's 8-bit weights");
+  return kinds;
+}
+
+/**
+ * Why a file cannot answer `p`, in one plain sentence as the page counts (from 1): which kind of
+ * numbers the file has for what was asked, and where it holds that kind. What a file can be
+ * saved with instead is the docs' to say (docs/python.md), not a learner's page's.
+ * @param {Record<string, string>} p what was asked (normal) @param {Record<string, string>[]} held the file's parts
+ */
+export function refusal(p, held) {
+  const kind = kindOf(p);
+  const same = held.filter((e) => kindOf(e) === kind);
+  // The query matters only where the file has this kind of this head at some query.
+  const { query, ...head } = p;
+  const where = place(same.some((e) => e.layer === p.layer && e.head === p.head) ? p : head, undefined, ", ");
+  const has = p.head !== undefined ? hasOfHead(held, p.layer, p.head, kind) : [];
+  const missing = `This file has no ${kind}${where ? `${/^(at|with) /.test(where) ? "" : " for"} ${where}` : ""}${has.length ? `, only ${listed(has)}` : ""}`;
+  if (!same.length) return `${missing}; it holds no ${kind} at all.`;
+  if (kind === "exact weights") return `${missing}; it holds ${groups(same)} exactly.`;
+  return `${missing}; it holds the ${kind} of ${groups(same)}.`;
 }
 
 /**
@@ -267,10 +333,13 @@ export function openEmbedded(entries, body = {}) {
       const whole = find(rest);
       if (whole) return cutRow(open(whole), Number(query));
     }
-    // In one plain sentence, as the page counts (the views keep what they drew, under its own title).
-    throw new Error(
-      `${asked(p)} not in this file, which holds ${holding(all.map((e) => e.params))}. The live page has every head; ` +
-        "whoever saved the file can save it again with more.",
+    // In one plain sentence, as the page counts; the controller says it in the view's card
+    // (core/controller.js viewNotes), which keeps what it drew.
+    throw new Refusal(
+      refusal(
+        p,
+        all.map((e) => e.params),
+      ),
     );
   }
 

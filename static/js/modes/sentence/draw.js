@@ -4,7 +4,7 @@
 // views will ask for asked for first (prefetch). The cards are cards.js's and the Knock-out
 // card's (cards/knockout.js).
 
-import { drawViews } from "../../core/controller.js";
+import { drawViews, viewNotes } from "../../core/controller.js";
 import { byId } from "../../core/dom.js";
 import { SENTENCE_FEEDS, viewsFed } from "../../core/feeds.js";
 import { clampSentence } from "../../core/state.js";
@@ -156,6 +156,18 @@ export function createDrawing(ctx) {
   function hideOthers() {
     for (const [name, id] of Object.entries(CARDS)) if (!shown.includes(name)) byId(id).hidden = true;
   }
+  /** What a view draws now, in words (a refused part's note says it still shows it). @param {string} name */
+  function showing(name) {
+    const { layer, head, aggregate, query } = app.s;
+    if (name === "traj") return "the trajectories";
+    if (name === "lens") return `the predictions around token ${p.queryIndex() + 1}`;
+    const what =
+      name === "model" && aggregate !== "head"
+        ? `the ${aggregate.replace(/_/g, " ")} of layer ${layer + 1}`
+        : `layer ${layer + 1}, head ${head + 1}`;
+    return ["qk", "why"].includes(name) && query !== null ? `${what}, token ${p.queryIndex() + 1}` : what;
+  }
+  const notes = viewNotes((name) => (CARDS[name] ? byId(CARDS[name]) : null), showing);
   /** A view is drawn when this page draws it and its card is open (More views, more.js). */
   const drawable = (/** @type {string} */ name) => name in VIEWS && ctx.isOpen(name);
 
@@ -181,7 +193,7 @@ export function createDrawing(ctx) {
    */
   function drawAll(which = Object.keys(VIEWS)) {
     if (!app.first || !app.active) return Promise.resolve();
-    return drawViews(VIEWS, which.filter(drawable), hooks.setError);
+    return drawViews(VIEWS, which.filter(drawable), hooks.setError, notes);
   }
 
   /**
