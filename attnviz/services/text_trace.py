@@ -145,11 +145,11 @@ def no_predictions(m: ServedModel, readout: Readout | None) -> dict[str, str]:
     if not m.cfg.causal:
         how = "its checkpoint has no" if m.backend == "native" else "attnviz reads no"
         why = (
-            f"model {m.name} is an encoder ({m.family}): it predicts no next token, and {how} "
+            f"model {spoken(m)} is an encoder ({m.family}): it predicts no next token, and {how} "
             "masked-language-model head"
         )
     else:
-        why = f"model {m.name} ({m.family}) has no unembedding or final norm attnviz can read"
+        why = f"model {spoken(m)} ({m.family}) has no unembedding or final norm attnviz can read"
     return {name: f"{name}: {why}" for name in PREDICTION_FIELDS}
 
 
@@ -162,7 +162,7 @@ def no_attributions(m: ServedModel, tensors: TraceTensors) -> dict[str, str]:
         )
         return {name: f"{name}: {why}" for name in ATTRIBUTION_FIELDS}
     if not m.cfg.unembed:
-        why = f"model {m.name} ({m.family}) has no unembedding: it predicts no next token"
+        why = f"model {spoken(m)} ({m.family}) has no unembedding: it predicts no next token"
         return {"logit_attribution": f"logit_attribution: {why}"}
     return {}
 
@@ -195,12 +195,12 @@ def head_ablations(
     for i, a in enumerate(req.ablate):
         if a.layer >= cfg.n_layers:
             raise TraceError(
-                f"ablate[{i}].layer: {a.layer} is past model {m.name}'s {cfg.n_layers} layers "
+                f"ablate[{i}].layer: {a.layer} is past model {spoken(m)}'s {cfg.n_layers} layers "
                 f"(0 to {cfg.n_layers - 1})"
             )
         if a.head >= cfg.n_heads:
             raise TraceError(
-                f"ablate[{i}].head: {a.head} is past model {m.name}'s {cfg.n_heads} heads "
+                f"ablate[{i}].head: {a.head} is past model {spoken(m)}'s {cfg.n_heads} heads "
                 f"(0 to {cfg.n_heads - 1})"
             )
     sources: dict[str, dict[int, torch.Tensor]] = {}
@@ -289,7 +289,7 @@ def run_text_trace(
             g = req.generate
             if not (cfg.causal and cfg.unembed):
                 raise TraceError(
-                    f"generate: model {m.name} does not write text (it is an encoder, not a "
+                    f"generate: model {spoken(m)} does not write text (it is an encoder, not a "
                     "causal model with an unembedding)"
                 )
             if n + g.steps > cap:

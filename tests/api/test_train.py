@@ -441,6 +441,14 @@ def test_a_refused_text_lists_each_character_the_model_has_no_token_for():
     # What it reads it traces.
     r = client.post("/api/trace", json={"model": served["name"], "text": "hello"})
     assert r.status_code == 200, r.text
+    # Every refusal about it names it so: a head past its layers, too.
+    layers = r.json()["layers"]
+    body = {"model": served["name"], "text": "hello", "ablate": [{"layer": layers, "head": 0}]}
+    r = client.post("/api/trace", json=body)
+    assert r.status_code == 422, r.text
+    message = r.json()["message"]
+    assert f"past model \u201c{served['title']}\u201d's {layers} layers" in message, message
+    assert run_id not in message and served["name"] not in message
 
 
 @pytest.mark.slow
