@@ -148,12 +148,22 @@ def changed(step: Step, body: LearnCheckRequest) -> bool:
     checks as the step opens, before the learner has done anything)."""
     if body.toy is None or step.toy is None:
         return True
-    if body.toy.model_dump() != toy_request(step.toy).model_dump():
+    if _canonical(body.toy.model_dump()) != _canonical(toy_request(step.toy).model_dump()):
         return True
     v, start = body.view or LearnView(), toy_state(step.toy).view
     return (v.layer, v.head, v.vlayer, v.a, v.b) != (
         start.layer, start.head, start.vlayer, start.a, start.b
     )  # fmt: skip
+
+
+def _canonical(toy: dict) -> dict:
+    """A toy request as the engine reads it: custom weights without ``o`` have the identity
+    there (what the page sends in full), so the two spellings of one start are one."""
+    weights = (toy.get("config") or {}).get("weights")
+    if weights and weights.get("o") is None:
+        d = len(weights["q"])
+        weights["o"] = [[float(i == j) for j in range(d)] for i in range(d)]
+    return toy
 
 
 def _expects(n: int, step: Step) -> tuple[str, str]:

@@ -192,3 +192,24 @@ def test_the_operator_sees_three_learners_live(browser, class_server):
         for errors in (bo_errors, cy_errors, op_errors):
             assert errors == []
         assert [e for e in ada_errors if "403" not in e] == []  # her fetch of the class
+
+
+def test_opening_a_toy_step_is_seen_not_tried(browser, class_server):
+    """Each toy step's first check, of the lab as the step opens it (the page sends the whole
+    table: the identity where the step leaves W_O out), is of the untouched start: the server
+    counts it as seen, never as a try, so a learner who only opened a step is not "stuck"."""
+    from attnviz.learn import service
+    from attnviz.learn.steps import STEPS
+    from attnviz.schemas.learn import LearnCheckRequest
+
+    with fresh_page(browser) as (page, errors):
+        for n, step in enumerate(STEPS, start=1):
+            if step.lab != "toy":
+                continue
+            with page.expect_request(
+                lambda r, path=f"/api/learn/{step.id}/check": r.url.endswith(path)
+            ) as req:
+                page.goto(f"{class_server}/#learn/{n}")
+            body = LearnCheckRequest.model_validate_json(req.value.post_data or "")
+            assert not service.changed(step, body), step.id
+        assert errors == []
