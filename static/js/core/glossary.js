@@ -192,11 +192,16 @@ function place(button, pop) {
 const termOf = (e) => /** @type {HTMLElement | null} */ (/** @type {Element} */ (e.target)?.closest?.("button.term"));
 
 function wire() {
+  // Opened by the keyboard's focus, a term's first Enter or Space keeps it open (the reader
+  // asked to open it, as the docs say); later ones, and a click, toggle it.
+  let byFocus = false;
   document.addEventListener("click", (e) => {
     const b = termOf(e);
     if (!b) return;
-    if (openFor === b) close();
+    const keyed = /** @type {MouseEvent} */ (e).detail === 0;
+    if (openFor === b && !(keyed && byFocus)) close();
     else open(b);
+    byFocus = false;
   });
   // A press anywhere but on the popover or its term closes it (its term's own click toggles);
   // a press on the popover (to select its words) keeps it, though the term loses the focus.
@@ -216,7 +221,10 @@ function wire() {
   // The keyboard reaching a term opens it (a click's focus does not: the click does).
   document.addEventListener("focusin", (e) => {
     const b = termOf(e);
-    if (b && b.matches(":focus-visible")) open(b);
+    if (b && b.matches(":focus-visible")) {
+      open(b);
+      byFocus = true;
+    }
   });
   document.addEventListener("focusout", (e) => {
     if (openFor && e.target === openFor && !onPopover) close();
