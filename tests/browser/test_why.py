@@ -43,7 +43,7 @@ WHY = """() => { const box = document.querySelector('#why-view'), w = box.__why;
     keyScores: Object.fromEntries(Array.from(a.keys.data, (k, r) => [k, a.key_scores.data[r]])),
     byKey: Array.from(a.keys.data, (k, r) => Array.from(a.by_key.data.subarray(r * N, (r + 1) * N))),
     text: box.querySelector('.why-score').textContent,
-    pairs: [...box.querySelectorAll('.why-pairs li')].map((li) => li.textContent), digits: w.digits}; }"""
+    pairs: [...box.querySelectorAll('.why-pairs li')].map((li) => li.textContent)}; }"""
 
 
 def why(page) -> dict | None:
@@ -111,12 +111,10 @@ def assert_sums_to_trace(api, got: dict) -> None:
     total = sum(sum(row) for row in got["matrix"])
     assert abs(total - score) < 1e-4, (total, score)
     assert abs(got["score"] - score) < 1e-4
-    # The cells show the part's very numbers (2 decimals, more for small scores), and every
-    # key's bar its by_key row.
+    # The cells show the part's very numbers to 3 significant digits (as the card's sentences
+    # and the score above say them, a minus as "−"), and every key's bar its by_key row.
     flat = [v for row in got["matrix"] for v in row]
-    d = got["digits"]
-    zero = f"{0:.{d}f}"
-    assert got["cells"] == [f"{v:.{d}f}".replace("-" + zero, zero) for v in flat]
+    assert got["cells"] == [readable(v, "F32").replace("-", "\u2212") for v in flat]
     for row in got["keys"]:
         assert row["score"] == got["keyScores"][str(row["key"])]
         assert abs(sum(row["parts"]) - row["score"]) < 1e-6

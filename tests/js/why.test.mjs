@@ -8,7 +8,6 @@ import { test } from "node:test";
 import {
   attributionOf,
   componentWords,
-  digitsFor,
   keyRows,
   pairWords,
   shortName,
@@ -92,10 +91,8 @@ test("components and pairs in words, heads 1-based with their atlas role", () =>
   );
   assert.match(componentWords(bias, tokens, 1), /^the biases \(fixed offsets/);
   assert.equal(signed(-0.313), "−0.31");
-  // small scores get more decimals, so that no cell reads 0.00 that is not
-  assert.equal(digitsFor(att), 2);
+  // small scores keep their 3 significant digits, so that no part reads 0.00 that is not
   const small = { ...att, matrix: { ...att.matrix, data: att.matrix.data.map((v) => v / 100) } };
-  assert.equal(digitsFor(small), 3);
   assert.equal(
     pairWords(small, tokens, { i: 0, j: 2, v: 0.021 }),
     `query from the embedding of “␣D” × key from layer 1 head 4: +0.021 of ${readable(att.score)}`,

@@ -185,7 +185,7 @@ export function render(container, data, sel, callbacks = {}) {
   const picks = callbacks.onPick ? "Click a key row to make that token the query. " : "";
   const off =
     d.mismatch > 1e-3 * Math.max(1, ...d.sums.map(Math.abs))
-      ? ` Note: the model's scores differ from Σ ${d.rule.scale_label} by up to ${fmt(d.mismatch, 4)}.`
+      ? ` Note: the model's scores differ from Σ ${d.rule.scale_label} by up to ${readable(d.mismatch)}.`
       : "";
   /** @type {HTMLElement} */ (root.querySelector(".qk-note")).textContent =
     `${picks}Hover any cell or number for its value. Colours: blue negative, red positive.${off}`;
@@ -391,7 +391,7 @@ export function render(container, data, sel, callbacks = {}) {
       top < 0
         ? `Query ${data.tokens[i]}: every key is masked.`
         : `Query ${data.tokens[i]} (token ${i + 1}): the largest weight goes to ${data.tokens[rows[top]]} ` +
-          `(token ${rows[top] + 1}), ${fmt(d.weights[top], 3)}, score ${fmt(d.scores[top], 3)}.`,
+          `(token ${rows[top] + 1}), ${readable(d.weights[top])}, score ${readable(d.scores[top])}.`,
     table: {
       caption: `Query ${data.tokens[i]}: each key's sum, score and weight`,
       head: ["key", "Σ q⊙k", d.rule.scale === 1 ? "score" : `score (${d.rule.scale_label})`, "weight"],

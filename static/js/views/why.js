@@ -193,6 +193,10 @@ export function componentWords(c, tokens, position, roles = {}) {
   }
 }
 
+/** A value of the card's grid and key list as its sentences write it, to 3 significant digits
+ * (readable()), a minus as "−": "4.78", "−0.647". @param {number} v @param {string} [dtype] */
+const shown = (v, dtype = "F64") => readable(v, dtype).replace("-", "−");
+
 /** A signed value as the panel writes it: "+2.10", "−0.31". @param {number} v @param {number} [digits] */
 export function signed(v, digits = 2) {
   const s = fmt(Math.abs(v), digits);
@@ -208,17 +212,6 @@ export function signed(v, digits = 2) {
 export function signedReadable(v) {
   const s = readable(Math.abs(v));
   return s === "0" ? s : `${v < 0 ? "−" : "+"}${s}`;
-}
-
-/**
- * The decimals the panel writes its numbers with: 2, or more where its largest cell is small
- * (a model with small scores), so that no cell reads 0.00 that is not.
- * @param {Attribution} att
- */
-export function digitsFor(att) {
-  let m = 0;
-  for (const v of att.matrix.data) m = Math.max(m, Math.abs(v));
-  return !(m > 0) || m >= 0.1 ? 2 : m >= 0.01 ? 3 : 4;
 }
 
 /**
@@ -304,7 +297,6 @@ export function render(container, data, selection = null, callbacks = {}) {
   const roles = data.roles ?? {};
   const N = att.components.length;
   const names = att.components.map(shortName);
-  const d = digitsFor(att);
   const where = `${headWords(att.layer, att.head)}, query ${quotedToken(tokens[att.query] ?? "")} (${att.query + 1}) → key ${quotedToken(tokens[att.key] ?? "")} (${att.key + 1})`;
 
   // The top pairs in words.
@@ -344,7 +336,7 @@ export function render(container, data, selection = null, callbacks = {}) {
       const rgb = divergingRgb(v, m);
       const cell = el("span", {
         className: "why-cell",
-        textContent: fmt(v, d),
+        textContent: shown(v, att.matrix.dtype),
         title: cellText(i, j),
         dataset: { i: String(i), j: String(j) },
       });
@@ -353,11 +345,11 @@ export function render(container, data, selection = null, callbacks = {}) {
       cells.push(cell);
       grid.append(cell);
     }
-    grid.append(el("span", { className: "why-sum", textContent: fmt(rowSum, d) }));
+    grid.append(el("span", { className: "why-sum", textContent: shown(rowSum) }));
   }
   grid.append(el("span", { className: "why-row why-total", textContent: "column sum" }));
-  for (const v of colSums) grid.append(el("span", { className: "why-sum", textContent: fmt(v, d) }));
-  grid.append(el("span", { className: "why-sum why-all", textContent: fmt(att.score, d) }));
+  for (const v of colSums) grid.append(el("span", { className: "why-sum", textContent: shown(v) }));
+  grid.append(el("span", { className: "why-sum why-all", textContent: shown(att.score) }));
   const matrixBox = el("div", { className: "why-matrix-box" }, [grid]);
 
   // The key view: each key's score split by the key side's components.
@@ -414,7 +406,7 @@ export function render(container, data, selection = null, callbacks = {}) {
       [
         el("span", { className: "why-key-label", textContent: keyLabel(row.key) }),
         bar,
-        el("span", { className: "why-key-score", textContent: fmt(row.score, d) }),
+        el("span", { className: "why-key-score", textContent: shown(row.score, att.key_scores.dtype) }),
       ],
     );
     line.addEventListener("click", () => callbacks.onPickKey?.(row.key));
@@ -519,5 +511,5 @@ export function render(container, data, selection = null, callbacks = {}) {
   });
   if (selection?.focus === "keys") keyList.focus();
   // What is drawn, for tests: the very numbers.
-  /** @type {any} */ (container).__why = { attribution: att, rows, pairs, digits: d };
+  /** @type {any} */ (container).__why = { attribution: att, rows, pairs };
 }
