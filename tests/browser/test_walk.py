@@ -196,8 +196,11 @@ def test_a_model_the_server_no_longer_has_leaves_the_picker(page, live_server, c
     page.goto(live_server + "/")
     run = page.evaluate(TRAIN_TINY)  # a run of this visitor's (its cookie)
     models = page.evaluate("async () => (await (await fetch('/api/models')).json()).models")
-    ((name, title),) = [(m["name"], m["title"]) for m in models if m.get("run") == run]
-    open_sentence(page, live_server + "/", TEXT)
+    ((name, title, chars),) = [
+        (m["name"], m["title"], m["characters"]) for m in models if m.get("run") == run
+    ]
+    # A text the run can read (else the page says so by the box and asks nothing of the server).
+    open_sentence(page, live_server + "/", (chars * 4)[:12])
     options = lambda: page.locator("#s-model option").evaluate_all("os => os.map((o) => o.value)")  # noqa: E731
     assert name in options() and page.locator("#s-model").input_value() == MODEL
     # The run is removed while the page stays open (its owner forgets it, or it is evicted).

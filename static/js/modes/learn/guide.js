@@ -5,7 +5,7 @@
 // hears what changed, not the whole list again).
 
 import { el } from "../../core/dom.js";
-import { findTerms, termText, terms } from "../../core/glossary.js";
+import { findTerms, term, terms } from "../../core/glossary.js";
 import { importMath } from "./mathml.js";
 import { articleRows, encodeLearnHash, stepDone, stepLabel, stepsDone, taskLines } from "./progress.js";
 
@@ -494,9 +494,17 @@ function stepParagraphs(texts) {
       .map((t) => t.id)
       .filter((id) => !KNOWN.has(id)),
   );
+  // (The ids are the installed glossary's own: each is defined by construction.)
   return texts.map((text) => {
-    const ids = findTerms(text, [...left]).map(([, , id]) => id);
-    for (const id of ids) left.delete(id);
-    return el("p", {}, termText(text, ids));
+    /** @type {(Node | string)[]} */
+    const parts = [];
+    let at = 0;
+    for (const [start, end, id] of findTerms(text, [...left])) {
+      left.delete(id);
+      parts.push(text.slice(at, start), term(id, text.slice(start, end)));
+      at = end;
+    }
+    parts.push(text.slice(at));
+    return el("p", {}, parts);
   });
 }
