@@ -21,7 +21,9 @@ import { chooseModel, listed, modelName, unreadable } from "./showwith.js";
 export function sayUnreadable({ models, info, text, shown, useText }) {
   const box = byId("s-unreadable");
   const lacking = info ? unreadable(info, text) : [];
-  /** @type {HTMLButtonElement} */ (byId("s-gen-go")).disabled = lacking.length > 0;
+  const generate = /** @type {HTMLButtonElement} */ (byId("s-gen-go"));
+  generate.disabled = lacking.length > 0;
+  generate.title = lacking.length ? "The chosen model cannot read this text: see the line under it" : "";
   if (!info || !lacking.length) {
     box.hidden = true;
     box.replaceChildren();
