@@ -6,7 +6,6 @@ shares the data directory; null gives back the name of what it trains."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 
 import httpx
@@ -16,6 +15,7 @@ from fastapi.testclient import TestClient
 from attnviz.app import create_app
 from attnviz.limits import LIMITS
 from attnviz.settings import Settings
+from tests.api.test_train import wait
 from tests.support.servers import served
 
 TINY = {"layers": 2, "heads": 2, "d_model": 16}
@@ -36,11 +36,7 @@ def train(client, **opt) -> str:
 
 
 def ended(client, run_id: str) -> dict:
-    deadline = time.monotonic() + 60
-    while (state := client.get(f"/api/train/{run_id}").json())["state"] in ("queued", "running"):
-        assert time.monotonic() < deadline, "it did not end"
-        time.sleep(0.05)
-    return state
+    return wait(client, run_id)  # the run's end, as tests/api/test_train.py waits for it
 
 
 def rename(client, run_id: str, title: object, **headers: str) -> httpx.Response:

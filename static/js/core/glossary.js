@@ -82,7 +82,7 @@ export function term(id, text) {
  * Where each term of `ids` first occurs in `text`, by its words (`table`'s): [start, end, id],
  * in order, none overlapping, each term at most once. A word matches whole (no letter or digit
  * either side, nor a hyphen before it: "norm" is not in "pre-norm", "encoder" is in
- * "encoder-decoder"), its case as written. Pure: the tests run it in Node.
+ * "encoder-decoder"), its case as written. Pure (no DOM).
  * @param {string} text @param {string[]} ids @param {Map<string, Term>} [table]
  * @returns {[number, number, string][]}
  */
