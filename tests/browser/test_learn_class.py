@@ -180,12 +180,13 @@ def test_the_operator_sees_three_learners_live(browser, class_server):
         assert status == 403
 
         # The operator's tab now offers the class from the path.
-        op.goto(f"{url}/#learn/2")
+        # The operator's own browser opens step 2 and its check is answered for its cookie
+        # (before the link is followed: a check still on its way when the step closes may
+        # never be sent), so it is a learner too, the fourth.
+        open_step(op, url, 2, "dot-products")
         link = op.locator("#learn-guide [data-role=class-link]")
         link.wait_for()
         link.click()
-        # The operator's own browser opened step 2 (its check answered for its cookie): a
-        # learner too, the fourth.
         op.wait_for_function(f"() => document.querySelectorAll('{ROWS}').length === 4")
         assert op.url.endswith("#learn/class")
         assert rows(op)["Learner 4"]["who"] == "Learner 4 on step 2, Everyone looks at everyone"
