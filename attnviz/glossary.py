@@ -197,6 +197,23 @@ GLOSSARY: tuple[Term, ...] = (
         "do: it reads a whole text at once, but does not predict a next token, so it cannot write.",
     ),
     _t(
+        "bert",
+        "BERT",
+        "BERT",
+        "A well-known encoder from Google (2018), trained by hiding some words of a text and "
+        "guessing them from the words on both sides. MiniLM, the default model here, has BERT’s "
+        "design at a smaller size.",
+    ),
+    _t(
+        "mlm-head",
+        "Masked-language-model head",
+        "masked-language-model head|masked-language-model|masked-LM head|masked language model",
+        "The part on top of an encoder such as BERT that guesses hidden words: training replaces "
+        "some tokens by [MASK], and this head turns each final vector into a score for every "
+        "token of the vocabulary. A checkpoint saved without it still shows its attention, but "
+        "predicts nothing.",
+    ),
+    _t(
         "unembedding",
         "Unembedding",
         "unembedding",
@@ -347,6 +364,22 @@ GLOSSARY: tuple[Term, ...] = (
         "How large a step training wants to take on a layer’s weights: the length of their "
         "gradient. A layer whose norm stays tiny is barely learning.",
     ),
+    _t(
+        "adamw",
+        "AdamW",
+        "AdamW",
+        "The rule that turns gradients into steps on the weights: Adam gives every weight a step "
+        "size of its own, from how large and how steady its recent gradients were. Its W stands "
+        "for weight decay applied to the weights directly, not through the gradients.",
+    ),
+    _t(
+        "weight-decay",
+        "Weight decay",
+        "weight decay",
+        "Shrinking every weight a little towards 0 at each training step, so that only the "
+        "weights the data keep asking for stay large. attnviz’s runs use none: the loss alone "
+        "shapes the weights.",
+    ),
     # The Learn path's own words (its steps' texts mark them where they first appear).
     _t(
         "rnn",
@@ -405,6 +438,31 @@ GLOSSARY: tuple[Term, ...] = (
         "seeds|seed",
         "The number that fixes a run’s random choices (its first weights, its batches). The "
         "same seed gives the same run; another seed shows whether a result is luck.",
+    ),
+    _t(
+        "gelu",
+        "GELU",
+        "GELU",
+        "The bend a feed-forward sublayer puts between its two matrices: it passes large positive "
+        "numbers almost unchanged, squeezes negative ones towards 0 and curves smoothly between. "
+        "Without a bend, the two matrices would multiply into one, and the sublayer could do no "
+        "more than a single matrix.",
+    ),
+    _t(
+        "warm-up",
+        "Warm-up",
+        "warm-up|warmup|warm up",
+        "Starting training with a small learning rate (the size of each step on the weights) and "
+        "raising it over the first steps, so that a fresh model’s large early gradients do not "
+        "throw it off. A deep post-norm stack often trains only with one; attnviz’s runs use none.",
+    ),
+    _t(
+        "variance",
+        "Variance, Var(q · k)",
+        "Var(q · k)|Var(q·k)|variance",
+        "How widely a number spreads around its average: the mean of its squared distance from "
+        "it. A query-key dot product sums d_k products (d_k: the head’s size), so for random "
+        "entries of variance 1, Var(q · k) = d_k: a spread of √d_k, which dividing by √d_k undoes.",
     ),
 )
 

@@ -140,7 +140,7 @@ def test_sentence_modes_terms_are_marked_and_read_by_keyboard(page, live_server,
     for scope, tid in [
         ("#model-view-card", "rollout"),
         ("#lens-card", "logit-lens"),
-        ("#lens-card", "unembedding"),
+        ("#lens-card .howto", "unembedding"),  # What pushed this marks its own
         ("#atlas-card", "probe"),
         ("#comp-card", "k-composition"),
         ("#traj-card", "pca"),
@@ -279,3 +279,141 @@ def test_a_learn_steps_text_marks_its_terms_once_but_the_articles_own(page, live
     assert len(marked) == len(set(marked))  # each once in the step
     assert not {"query", "key", "value", "softmax", "token", "weight", "head"} & set(marked)
     read_by_keyboard(page, the_term(page, "#learn-guide [data-role=text]", "rnn"), glossary)
+
+
+def open_by_keyboard(page, term) -> None:
+    """Reach ``term`` with Tab (its popover opens), as read_by_keyboard does, and leave it open."""
+    term.scroll_into_view_if_needed()
+    assert term.evaluate(FOCUS_BEFORE)
+    page.keyboard.press("Tab")
+    got = page.evaluate(POPOVER)
+    assert got["open"] and got["focused"] == term.get_attribute("data-term"), got
+
+
+def popover_fits(page, width: int) -> None:
+    """The open popover lies inside the window, and nothing scrolls sideways."""
+    box = page.locator("#term-pop").bounding_box()
+    assert box and box["x"] >= 0 and box["x"] + box["width"] <= width, box
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= width
+
+
+def test_sentence_first_screen_marks_the_walk_s_words(page, live_server, presets):
+    """Issue 41's newcomer walk, sentence mode's first screen (MiniLM, an encoder): the input
+    card's model line (BERT, d_model) and token options (special tokens, word pieces), the
+    Predictions' reason (masked-language-model head) and What pushed this's (unembedding) mark
+    their terms, each read by keyboard; the boxes keep their names and their labels' clicks,
+    and a click on a term opens it without ticking its box."""
+    glossary = {t["id"]: t for t in presets["glossary"]}
+    page.add_init_script(path=str(AXE))
+    open_sentence(page, live_server + "/", TEXT)
+    card = ".sentence-input"
+    info = page.locator("#s-model-info")
+    assert info.text_content().startswith("BERT · 6 layers × 12 heads · d_model 384 · ")
+    marked = {
+        (scope, tid): the_term(page, scope, tid)
+        for scope, tid in [
+            (card, "bert"),
+            (card, "d-model"),
+            (card, "special-token"),
+            (card, "word-piece"),
+            ("#lens-view", "mlm-head"),
+            ("#pushed-view", "unembedding"),
+        ]
+    }
+    words = {tid: term.text_content() for (_, tid), term in marked.items()}
+    assert words == {
+        "bert": "BERT",
+        "d-model": "d_model",
+        "special-token": "special tokens",
+        "word-piece": "word pieces",
+        "mlm-head": "masked-language-model head",
+        "unembedding": "unembedding",
+    }
+    assert the_term(page, card, "bert").locator("xpath=..").get_attribute("id") == "s-model-info"
+    read = [read_by_keyboard(page, term, glossary) for term in marked.values()]
+    assert read == list(words)
+
+    # The token options: each box named by its words, the term's button among them; a click
+    # on the words ticks the box, a click on the term opens its explanation and ticks nothing.
+    hide = page.get_by_role(
+        "checkbox", name=re.compile(r"^hide special tokens \(\[CLS\], \[SEP\]\)$")
+    )
+    merge = page.get_by_role("checkbox", name="merge word pieces into words", exact=True)
+    assert hide.count() == 1 and merge.count() == 1
+    assert not hide.is_checked() and not merge.is_checked()
+    special = marked[(card, "special-token")]
+    special.click()
+    assert (
+        page.evaluate(POPOVER)["open"]
+        and page.evaluate(POPOVER)["text"] == (glossary["special-token"]["text"])
+    )
+    assert not hide.is_checked()
+    page.keyboard.press("Escape")
+    act(page, lambda: page.locator("label[for=s-merge-words]").first.click())
+    assert merge.is_checked()
+    act(page, lambda: page.locator("label[for=s-merge-words]").first.click())
+    assert not merge.is_checked()
+    assert axe_serious(page) == []
+
+    # A popover at 1280 and 480 px (d_model), inside the window.
+    d_model = marked[(card, "d-model")]
+    open_by_keyboard(page, d_model)
+    popover_fits(page, 1280)
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "glossary-walk-d-model-1280.png"))
+    page.keyboard.press("Escape")
+    page.set_viewport_size({"width": 480, "height": 900})
+    open_by_keyboard(page, d_model)
+    popover_fits(page, 480)
+    page.screenshot(path=str(ARTIFACTS / "glossary-walk-d-model-480.png"))
+    assert axe_serious(page) == []
+
+
+def test_the_learn_path_marks_the_walk_s_words(page, live_server, presets):
+    """Issue 41's newcomer walk on the Learn path: GELU in step 10's text, the Train form's
+    AdamW and weight decay beneath steps 11 to 17 (step 11, the first), warm-up in step 14's
+    text and Var(q · k) in step 16's formula (its plain text: MathML holds no button), each
+    read by keyboard; a popover at 1280 and 480 px."""
+    glossary = {t["id"]: t for t in presets["glossary"]}
+    page.add_init_script(path=str(AXE))
+    text = "#learn-guide [data-role=text]"
+
+    def step(n: int, step_id: str) -> None:
+        learn_open(page, step_id, lambda: page.goto(f"{live_server}/#learn/{n}"))
+
+    step(10, "ffn-block")
+    gelu = the_term(page, text, "gelu")
+    assert gelu.text_content() == "GELU"
+    read_by_keyboard(page, gelu, glossary)
+
+    step(11, "encoder-decoder")
+    assert page.locator("#train-mode").is_visible()
+    form = "#train-mode section[aria-labelledby=t-arch-h]"
+    for tid, words in (("adamw", "AdamW"), ("weight-decay", "weight decay")):
+        term = the_term(page, form, tid)
+        assert term.is_visible() and term.text_content() == words
+        read_by_keyboard(page, term, glossary)
+
+    step(14, "ablate-norm")
+    warm = the_term(page, text, "warm-up")
+    assert warm.text_content() == "warm-up"
+    read_by_keyboard(page, warm, glossary)
+
+    step(16, "ablate-scale")
+    caption = page.locator("#learn-guide [data-role=formula-text]")
+    assert caption.text_content().endswith("Var(q · k) = d_k")
+    var = the_term(page, "#learn-guide [data-role=formula-text]", "variance")
+    assert var.text_content() == "Var(q · k)"
+    assert page.locator("#learn-guide button.term[data-term=variance]").count() == 1  # once
+    read_by_keyboard(page, var, glossary)
+    open_by_keyboard(page, var)
+    popover_fits(page, 1280)
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "glossary-walk-variance-1280.png"))
+    assert axe_serious(page) == []
+    page.keyboard.press("Escape")
+    page.set_viewport_size({"width": 480, "height": 900})
+    open_by_keyboard(page, var)
+    popover_fits(page, 480)
+    page.screenshot(path=str(ARTIFACTS / "glossary-walk-variance-480.png"))
+    assert axe_serious(page) == []

@@ -17,6 +17,8 @@ const TABLE = new Map(
     { id: "logit", words: ["logits", "logit"] },
     { id: "attribution", words: ["direct contribution", "attribution"] },
     { id: "layernorm", words: ["final norm", "LayerNorm", "layer norm", "norm"] },
+    { id: "variance", words: ["Var(q · k)", "Var(q·k)", "variance"] },
+    { id: "warm-up", words: ["warm-up", "warmup", "warm up"] },
   ].map((t) => [t.id, { ...t, name: t.id, text: "" }]),
 );
 
@@ -46,6 +48,16 @@ test("terms come in the text's order, never overlapping; an unknown id marks not
     ["direct contribution", "attribution"],
     ["logit", "logit"],
   ]);
+});
+
+test("words with brackets, dots and hyphens match as written (Var(q · k), warm-up)", () => {
+  const caption = "scaled: softmax(q · k / √d_k),  unscaled: softmax(q · k),  Var(q · k) = d_k";
+  assert.deepEqual(marked(caption, ["variance"]), [["Var(q · k)", "variance"]]);
+  assert.deepEqual(marked("so Var(q·k)=64", ["variance"]), [["Var(q·k)", "variance"]]);
+  assert.deepEqual(marked("the variance, Var(q · k)", ["variance"]), [["variance", "variance"]]);
+  assert.deepEqual(marked("Var(q · k)2 and CoVar(q · k)", ["variance"]), []); // whole, as written
+  assert.deepEqual(marked("Var(q · v)", ["variance"]), []); // its brackets are not a pattern
+  assert.deepEqual(marked("a large learning rate and no warm-up.", ["warm-up"]), [["warm-up", "warm-up"]]);
 });
 
 test("the components' labels are read once each, with their terms", () => {

@@ -6,6 +6,7 @@
 // draws a window of positions around the query. Selecting a cell makes its position the query.
 
 import { el } from "../core/dom.js";
+import { termText } from "../core/glossary.js";
 import { WEIGHT_LUT } from "../core/theme.js";
 import { quotedToken, shownToken, spokenToken } from "../core/tokens.js";
 import { describe, keyCursor, matrixTable } from "./access.js";
@@ -267,13 +268,15 @@ export function render(container, data, selection, callbacks = {}) {
  */
 export function renderUnavailable(container, reason) {
   container.replaceChildren(
-    el("p", {
-      className: "hint lens-unavailable",
-      role: "note",
-      textContent:
+    el(
+      "p",
+      { className: "hint lens-unavailable", role: "note" },
+      termText(
         `No predictions here: ${reason.replace(/^(top_k|lens): /, "")}. ` +
-        "A causal model (GPT-2, a Llama-style folder, a trained run) shows them, and an encoder " +
-        "saved with its masked-language-model head.",
-    }),
+          "A causal model (GPT-2, a Llama-style folder, a trained run) shows them, and an encoder " +
+          "saved with its masked-language-model head.",
+        ["mlm-head"],
+      ),
+    ),
   );
 }

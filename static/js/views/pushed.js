@@ -421,10 +421,13 @@ const LEAD_SHORT = /** @type {Record<string, string>} */ ({
 export function renderUnavailable(container, reason) {
   container.replaceChildren(
     el("h3", { className: "lens-sub", textContent: "What pushed this" }),
-    el("p", {
-      className: "hint pushed-unavailable",
-      role: "note",
-      textContent: `Nothing to attribute here: ${reason.replace(/^(fields: )?(logit_attribution: )?/, "").replace(/\.$/, "")}.`,
-    }),
+    el(
+      "p",
+      { className: "hint pushed-unavailable", role: "note" },
+      termText(
+        `Nothing to attribute here: ${reason.replace(/^(fields: )?(logit_attribution: )?/, "").replace(/\.$/, "")}.`,
+        ["unembedding"],
+      ),
+    ),
   );
 }

@@ -190,10 +190,12 @@ function drawStep(
   const lab = step.lab === "toy" ? "the toy lab" : "the Train tab";
   part(container, "where").textContent = `Step ${step.n} of ${count} · in ${lab}, below`;
   part(container, "title").textContent = step.title;
-  part(container, "text").replaceChildren(...stepParagraphs(step.text));
+  const mark = stepMarker();
+  part(container, "text").replaceChildren(...step.text.map((text) => el("p", {}, mark(text))));
   const box = part(container, "formula-box");
   const math = part(container, "formula");
-  part(container, "formula-text").textContent = step.formula_text;
+  // The formula's plain text too (step 16's Var(q · k)): MathML holds no button, its caption can.
+  part(container, "formula-text").replaceChildren(...mark(step.formula_text));
   try {
     math.replaceChildren(importMath(step.formula));
     math.hidden = false;
@@ -484,18 +486,19 @@ function showVerdict(note) {
 const KNOWN = new Set(["token", "embedding", "query", "key", "value", "score", "softmax", "weight", "layer", "head"]);
 
 /**
- * A step's paragraphs, each glossary term (but the article's own words) marked where the step
- * first writes it: a button that explains it (core/glossary.js).
- * @param {string[]} texts @returns {HTMLElement[]}
+ * A step's marker: each call gives a text of the step (a paragraph, the formula's plain text,
+ * in reading order) as children for el(), each glossary term (but the article's own words)
+ * marked where the step first writes it: a button that explains it (core/glossary.js).
+ * @returns {(text: string) => (Node | string)[]}
  */
-function stepParagraphs(texts) {
+function stepMarker() {
   const left = new Set(
     terms()
       .map((t) => t.id)
       .filter((id) => !KNOWN.has(id)),
   );
   // (The ids are the installed glossary's own: each is defined by construction.)
-  return texts.map((text) => {
+  return (text) => {
     /** @type {(Node | string)[]} */
     const parts = [];
     let at = 0;
@@ -505,6 +508,6 @@ function stepParagraphs(texts) {
       at = end;
     }
     parts.push(text.slice(at));
-    return el("p", {}, parts);
-  });
+    return parts;
+  };
 }

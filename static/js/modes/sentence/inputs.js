@@ -37,11 +37,15 @@ export function renderSentenceInputs(models, s, info, onExample, onPointer) {
     : info?.title
       ? `shipped with attnviz${info.characters ? " · one token per character" : ""}`
       : `${info?.family.toUpperCase()}${bridged}`;
-  byId("s-model-info").textContent = info
-    ? `${family} · ${info.layers} layers × ` +
-      `${info.heads} heads · d_model ${info.d_model} · up to ${info.max_tokens} tokens · ` +
-      `${info.backend === "ndif" && info.placement ? info.placement.embed : info.device}`
-    : "";
+  setTermText(
+    byId("s-model-info"),
+    info
+      ? `${family} · ${info.layers} layers × ` +
+          `${info.heads} heads · d_model ${info.d_model} · up to ${info.max_tokens} tokens · ` +
+          `${info.backend === "ndif" && info.placement ? info.placement.embed : info.device}`
+      : "",
+    ["bert", "d-model"],
+  );
   const text = /** @type {HTMLTextAreaElement} */ (byId("s-text"));
   if (text.value !== s.text) text.value = s.text;
   text.maxLength = models.max_text_chars;
