@@ -295,11 +295,43 @@ def _export_parser(sub: Any) -> None:
     export.set_defaults(handler=_export)
 
 
-def _export(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    """``attnviz export``: the trace computed here (or a server's run), written as one HTML
-    file."""
+def _output_file(value: str) -> str | None:
+    """Why ``-o`` cannot be written, before anything is computed (None: it can). A folder that
+    does not exist, a path that is a folder or under a file, a place this process may not
+    write are each refused in one line naming the option and the rule; the file is tried as it
+    will be (opened to append, so nothing in it is lost; removed again when it was not there)."""
     from pathlib import Path
 
+    path = Path(value).expanduser()
+    where = path.parent
+    if path.is_dir():
+        return f"{value} is a folder; give the HTML file's own path (e.g. {path / 'trace.html'})"
+    if not where.exists():
+        return (
+            f"the folder {where} does not exist; create it first, or name a file in one that does"
+        )
+    if not where.is_dir():
+        return f"{where} is a file, not a folder; the HTML file goes in a folder"
+    existed = path.exists()
+    try:
+        with path.open("ab"):
+            pass
+    except OSError as exc:
+        return f"{value} cannot be written here ({exc.strerror or exc})"
+    if not existed:
+        path.unlink(missing_ok=True)
+    return None
+
+
+def _export(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """``attnviz export``: the trace computed here (or a server's run), written as one HTML
+    file. The output file is checked first: a place it cannot be written is refused before any
+    trace is computed."""
+    from pathlib import Path
+
+    refusal = _output_file(args.output)
+    if refusal is not None:  # one line, exit code 2, as argparse's own refusals
+        parser.exit(2, f"attnviz export: error: -o/--output: {refusal}\n")
     if args.link is not None:
         return _export_link(args, parser)
     if args.run is not None or args.server is not None:
@@ -342,6 +374,9 @@ def _export(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         )
     except ExportError as exc:
         parser.error(str(exc))
+    except OSError as exc:  # the place changed while the trace was computed (or the disk filled)
+        parser.exit(2, f"attnviz export: error: -o/--output: {args.output} could not be "
+                    f"written ({exc.strerror or exc})\n")  # fmt: skip
     size = path.stat().st_size
     print(f"{path}: {size:,} bytes, {len(trace.tokens)} tokens, {trace.meta.get('model')}")
     return 0

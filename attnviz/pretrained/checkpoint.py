@@ -5,10 +5,12 @@ A family module (``attnviz.pretrained.families.*``) imports from here, never fro
 ``convert.py``: the table imports the families, not the other way round.
 
 Reading ``config.json``: ``need`` (a positive integer), ``positive_float``, ``optional_int``,
-``refuse`` (a setting the engine does not reproduce). Reading tensors: ``strip`` (the body's
-keys, a common prefix and the heads removed) and ``Taker`` (each tensor by name and shape, once;
-``check_all_used`` then refuses any tensor left over). Every refusal is a ``ConversionError``
-whose message names the field or tensor and the rule.
+``refuse`` (a setting the engine does not reproduce), ``ties`` (whether the unembedding is the
+token table). Reading tensors: ``strip`` (the body's keys, a common prefix and the heads
+removed), ``Taker`` (each tensor by name and shape, once; ``check_all_used`` then refuses any
+tensor left over) and ``unembedding`` (the output head: the checkpoint's own, or the token table
+where config.json ties them, never the table in place of a head the checkpoint lacks). Every
+refusal is a ``ConversionError`` whose message names the field or tensor and the rule.
 """
 
 from __future__ import annotations
@@ -28,7 +30,9 @@ class ConversionError(ValueError):
 
 Tensors = Mapping[str, torch.Tensor]
 ConfigReader = Callable[[Mapping], TransformerConfig]
-WeightConverter = Callable[[TransformerConfig, Tensors], dict[str, torch.Tensor]]
+# (the engine's configuration, the checkpoint's tensors, config.json) -> the engine's state dict;
+# config.json says what the tensors alone cannot: whether the unembedding is the token table.
+WeightConverter = Callable[[TransformerConfig, Tensors, Mapping], dict[str, torch.Tensor]]
 
 
 @dataclass(frozen=True)
@@ -37,8 +41,10 @@ class Family:
 
     ``config`` reads a ``config.json`` dict into a ``TransformerConfig``, refusing (with a
     ``ConversionError``) settings the engine does not reproduce; ``weights`` turns the
-    checkpoint's tensors into the engine's state dict, every tensor checked and used once, no
-    value changed (only layouts). ``description`` is one line for docs and error messages.
+    checkpoint's tensors into the engine's state dict (with config.json, for what the tensors
+    alone do not say), every tensor checked and used once, no value changed (only layouts), a
+    tensor config.json needs and the checkpoint lacks refused by name. ``description`` is one
+    line for docs and error messages.
     """
 
     name: str  # the config.json model_type this reads
@@ -87,6 +93,17 @@ def refuse(hf: Mapping, key: str, allowed: tuple, default=None) -> None:
         )
 
 
+def ties(hf: Mapping, default: bool) -> bool:
+    """config.json's ``tie_word_embeddings`` (``default``, the config class's, when absent):
+    whether the unembedding is the token table rather than a weight of its own."""
+    value = hf.get("tie_word_embeddings", default)
+    if not isinstance(value, bool):
+        raise ConversionError(
+            f"config.json: tie_word_embeddings must be true or false (got {value!r})"
+        )
+    return value
+
+
 # ---------------------------------------------------------------------------------------------
 # Tensors
 
@@ -127,3 +144,26 @@ class Taker:
             more = f" and {len(unused) - 3} more" if len(unused) > 3 else ""
             raise ConversionError(f"unexpected tensors {', '.join(unused[:3])}{more}")
         assert len(self.used) == expected, f"used {len(self.used)} tensors, expected {expected}"
+
+
+def unembedding(
+    head: torch.Tensor | None, name: str, table: torch.Tensor, tied: bool
+) -> torch.Tensor:
+    """The unembedding W_U (d, V) from the checkpoint's output head ``head`` (V, d), tensor
+    ``name``, or from the token table ``table`` (V, d) when the checkpoint has no head and
+    config.json ties them (``tied``, from ``ties``). A head config.json says is its own (not
+    tied) that the checkpoint lacks is refused by name: the token table never stands in for it
+    silently (the predictions, the logit lens and generation all read it)."""
+    if head is None:
+        if not tied:
+            raise ConversionError(
+                f"the checkpoint has no tensor {name!r}, the output head: config.json does not "
+                "tie it to the token table (tie_word_embeddings is false, or absent and false "
+                "by default for this model_type), and the token table does not stand in for it"
+            )
+        return table.T  # tied: the unembedding is the token table
+    if tuple(head.shape) != tuple(table.shape):
+        raise ConversionError(
+            f"{name}: expected shape {tuple(table.shape)}, got {tuple(head.shape)}"
+        )
+    return head.T

@@ -207,10 +207,38 @@ def no_safetensors(folder: Path) -> ModelFolderError:
     if (folder / "pytorch_model.bin").is_file():
         return ModelFolderError(
             f"{folder}: has pytorch_model.bin but no model.safetensors; only safetensors "
-            "weights are loaded (convert with transformers: "
-            "AutoModel.from_pretrained(folder).save_pretrained(folder))"
+            "weights are loaded (convert with transformers, by the class that keeps every "
+            f"weight, the output head too: {_saving_class(folder)}"
+            ".from_pretrained(folder).save_pretrained(folder))"
         )
     return ModelFolderError(f"{folder}: no model.safetensors")
+
+
+def _saving_class(folder: Path) -> str:
+    """The transformers class that reads and writes every weight of ``folder``'s checkpoint:
+    the one config.json's ``architectures`` names (it saved them), else the Auto class of the
+    model's kind. Never ``AutoModel``, which drops a causal model's LM head; and not an Auto
+    class with a head where the checkpoint may lack it (it would write a random one)."""
+    try:
+        hf = _read_config(folder)
+    except ModelFolderError:
+        hf = {}
+    names = hf.get("architectures")
+    if isinstance(names, list) and names and isinstance(names[0], str) and names[0].isidentifier():
+        return f"transformers.{names[0]}"
+    if "vision_config" in hf:
+        return "AutoModelForImageTextToText"
+    model_type = hf.get("model_type")
+    family = FAMILIES.get(model_type) if isinstance(model_type, str) else None
+    try:
+        causal = family.config(hf).causal if family is not None else None
+    except ConversionError:
+        causal = None
+    if causal is True:
+        return "AutoModelForCausalLM"
+    if causal is False:
+        return "AutoModelForMaskedLM (AutoModel for an encoder saved without its head)"
+    return "AutoModelForCausalLM (a causal model) or AutoModelForMaskedLM (a masked one)"
 
 
 def _checkpoint_dtype(tensors: dict[str, torch.Tensor]) -> torch.dtype | None:
@@ -339,7 +367,7 @@ def load_folder(
     if refusal is not None:
         raise ModelFolderError(f"{folder}: {refusal}")
     try:
-        state = family.weights(cfg, raw)
+        state = family.weights(cfg, raw, hf)
     except ConversionError as exc:
         raise ModelFolderError(f"{folder}: {exc}") from exc
     if cfg.vocab_size is not None and tokenizer.vocab_size > cfg.vocab_size:
@@ -363,8 +391,11 @@ def load_folder(
     # On the head's device, where the states it reads are (a tied decoder: W_E there, a copy
     # when the model is placed with its table elsewhere).
     head = torch.device(plan.head) if plan is not None else device
-    mlm = (read_mlm_head(family.name, hf, raw, model.W_E.to(head), chosen, head)
-           if not cfg.causal else None)  # fmt: skip
+    try:
+        mlm = (read_mlm_head(family.name, hf, raw, model.W_E.to(head), chosen, head)
+               if not cfg.causal else None)  # fmt: skip
+    except ConversionError as exc:
+        raise ModelFolderError(f"{folder}: {exc}") from exc
     del raw
     log.info(
         "loaded %s (%s, %d layers x %d heads, d_model %d) from %s on %s: weights %s as %s, "

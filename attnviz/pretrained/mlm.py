@@ -3,7 +3,9 @@
 / ``vocab_projector``. Each is the same computation: a dense layer, its activation, a LayerNorm,
 then the token table (tied to the input embeddings unless the checkpoint has its own) and a
 bias: hidden state (..., d) -> scores over the vocabulary (..., V). A checkpoint saved without
-its head (sentence-transformers' MiniLM) has none, and its traces say so."""
+its head (sentence-transformers' MiniLM) has none, and its traces say so; one whose head lacks
+its decoder where config.json does not tie it to the token table (``tie_word_embeddings``
+false) is refused by name (the token table does not stand in for it)."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import torch
 import torch.nn.functional as F
 
 from attnviz.engine.model import activate
+from attnviz.pretrained.checkpoint import ties, unembedding
 
 # Each family's names: (dense, LayerNorm, decoder, bias) prefixes, and where its activation is
 # in config.json (None: always GELU, as RoBERTa's head).
@@ -62,7 +65,9 @@ def read_mlm_head(
 ) -> MlmHead | None:
     """The head of a ``family`` checkpoint (``raw``, its tensors by name, with or without the
     model's prefix), on ``device`` in ``dtype``; its decoder is ``embeddings`` (the engine's
-    token table, (V, d)) when the checkpoint ties it. None when the checkpoint has no head."""
+    token table, (V, d)) when the checkpoint has none and config.json ties them (true when
+    absent, as the encoders' config classes say); a ``ConversionError`` naming the decoder when
+    it is untied and missing. None when the checkpoint has no head."""
     if family not in _NAMES:
         return None
     dense, norm, decoder, biases, act_key = _NAMES[family]
@@ -77,8 +82,8 @@ def read_mlm_head(
     if any(t is None for t in parts) or bias is None:
         return None
     w, b, ln_w, ln_b = (t for t in parts if t is not None)
-    own = get(f"{decoder}.weight")
-    table = own if own is not None else embeddings.detach()
+    own, name = get(f"{decoder}.weight"), f"{decoder}.weight"
+    table = unembedding(own, name, embeddings.detach(), ties(hf, True)).T  # (V, d)
     act = str(hf.get(act_key, "gelu")) if act_key else "gelu"
     eps = 1e-12 if family == "distilbert" else float(hf.get("layer_norm_eps", 1e-12))
     if act not in _ACTIVATIONS or table.shape[0] != bias.shape[0]:

@@ -43,9 +43,18 @@ def modules(static: Path, entry: str = ENTRY) -> dict[str, str]:
     return out
 
 
+# Characters written as JSON's \uXXXX escapes inside a <script> element: with no ``<`` the HTML
+# parser meets no ``</script>``, ``<!--`` or ``<script>`` (which would end the element or put it
+# in its escaped states), and with no ``>`` or ``&`` nothing else reads as markup. Each escape is
+# valid JSON (JSON.parse gives the character back) and valid JavaScript alike; a backslash before
+# another character (``<\!--``) is neither.
+_SCRIPT_ESCAPES = {ord(c): f"\\u{ord(c):04x}" for c in "<>&"}
+
+
 def _script_json(value: Any) -> str:
-    """JSON safe inside a <script> element: no ``</`` (so no ``</script>``) and no ``<!--``."""
-    return json.dumps(value, ensure_ascii=False).replace("</", "<\\/").replace("<!--", "<\\!--")
+    """JSON safe inside a <script> element: ``<``, ``>`` and ``&`` as \\u escapes (so no
+    ``</script>``, ``<!--`` or ``<script>``); JSON.parse reads every string back as it was."""
+    return json.dumps(value, ensure_ascii=False).translate(_SCRIPT_ESCAPES)
 
 
 def gz64(raw: bytes) -> str:

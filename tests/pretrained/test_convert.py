@@ -56,7 +56,7 @@ def _bert_tensors(cfg: dict, prefix: str = "") -> dict[str, torch.Tensor]:
 def test_bert_linear_weights_are_transposed_to_x_at_w():
     cfg = bert_config(BERT_CFG)
     t = _bert_tensors(BERT_CFG)
-    sd = bert_weights(cfg, t)
+    sd = bert_weights(cfg, t, BERT_CFG)
     assert len(sd) == 5 + 16 * 2
     q = t["encoder.layer.1.attention.self.query.weight"]
     assert torch.equal(sd["blocks.1.attn.W_Q"], q.T)  # nn.Linear is (out, in)
@@ -74,7 +74,7 @@ def test_bert_prefix_heads_and_buffers_are_accepted():
     t["bert.embeddings.position_ids"] = torch.arange(12)[None]
     t["bert.pooler.dense.weight"] = torch.zeros(8, 8)
     t["cls.predictions.bias"] = torch.zeros(20)
-    sd = bert_weights(bert_config(BERT_CFG), t)
+    sd = bert_weights(bert_config(BERT_CFG), t, BERT_CFG)
     assert torch.equal(sd["W_E"], t["bert.embeddings.word_embeddings.weight"])
 
 
@@ -86,21 +86,21 @@ def test_a_wrong_shape_names_the_tensor_and_both_shapes():
         match=r"layer\.1\.attention\.self\.key\.weight: "
         r"expected shape \(8, 8\), got \(8, 7\)",
     ):
-        bert_weights(bert_config(BERT_CFG), t)
+        bert_weights(bert_config(BERT_CFG), t, BERT_CFG)
 
 
 def test_a_missing_tensor_is_named():
     t = _bert_tensors(BERT_CFG)
     del t["encoder.layer.0.output.LayerNorm.bias"]
     with pytest.raises(ConversionError, match="no tensor 'encoder.layer.0.output.LayerNorm.bias'"):
-        bert_weights(bert_config(BERT_CFG), t)
+        bert_weights(bert_config(BERT_CFG), t, BERT_CFG)
 
 
 def test_an_unexpected_tensor_is_refused_not_ignored():
     t = _bert_tensors(BERT_CFG)
     t["encoder.layer.2.attention.self.query.weight"] = torch.zeros(8, 8)  # a third layer
     with pytest.raises(ConversionError, match="unexpected tensors encoder.layer.2"):
-        bert_weights(bert_config(BERT_CFG), t)
+        bert_weights(bert_config(BERT_CFG), t, BERT_CFG)
 
 
 @pytest.mark.parametrize(
@@ -141,7 +141,7 @@ def test_gpt2_fused_qkv_is_split_by_columns(tiny_gpt2_dir):
         "gelu_tanh",
     )
     t = load_file(tiny_gpt2_dir / "model.safetensors")
-    sd = gpt2_weights(cfg, t)
+    sd = gpt2_weights(cfg, t, hf)
     assert len(sd) == 5 + 16 * cfg.n_layers  # 12 tensors a layer; c_attn's 2 become 6; W_U tied
     assert torch.equal(sd["W_U"], sd["W_E"].T)
     w = t["transformer.h.1.attn.c_attn.weight"]  # (d, 3d): x @ w = [q | k | v]
@@ -155,17 +155,18 @@ def test_gpt2_fused_qkv_is_split_by_columns(tiny_gpt2_dir):
     assert torch.equal(torch.cat([sd[f"blocks.1.attn.b_{n}"] for n in "QKV"]), b)
 
 
-def test_gpt2_lm_head_is_ignored_but_other_extras_are_not(tiny_gpt2_dir):
+def test_gpt2_reads_its_lm_head_but_refuses_other_extras(tiny_gpt2_dir):
     import json
 
-    cfg = gpt2_config(json.loads((tiny_gpt2_dir / "config.json").read_text()))
+    hf = json.loads((tiny_gpt2_dir / "config.json").read_text())
+    cfg = gpt2_config(hf)
     t = dict(load_file(tiny_gpt2_dir / "model.safetensors"))
-    t["lm_head.weight"] = t["transformer.wte.weight"]
+    t["lm_head.weight"] = t["transformer.wte.weight"] * 2  # a head of its own (as saved untied)
     t["transformer.h.0.attn.bias"] = torch.ones(1, 1, 4, 4)  # an old checkpoint's mask buffer
-    gpt2_weights(cfg, t)
+    assert torch.equal(gpt2_weights(cfg, t, hf)["W_U"], t["lm_head.weight"].T)
     t["transformer.h.0.attn.rotary.weight"] = torch.zeros(2)
     with pytest.raises(ConversionError, match="unexpected tensors h.0.attn.rotary.weight"):
-        gpt2_weights(cfg, t)
+        gpt2_weights(cfg, t, hf)
 
 
 @pytest.mark.parametrize(

@@ -34,12 +34,13 @@ def _perturb(model: torch.nn.Module, seed: int) -> torch.nn.Module:
 
 def native(text_config, state: dict) -> Transformer:
     """The engine's model of a transformers text model: its family's readers, as a folder's
-    loader calls them (config.json's dict, the checkpoint's tensors)."""
+    loader calls them (config.json's dict, the checkpoint's tensors). A bare text model has no
+    LM head: it is read tied (these runs compare attentions and hidden states, not logits)."""
     hf = text_config.to_dict()
     family = FAMILIES[hf["model_type"]]
     cfg = family.config(hf)
     model = Transformer(cfg)
-    model.load_state_dict(family.weights(cfg, state))
+    model.load_state_dict(family.weights(cfg, state, {**hf, "tie_word_embeddings": True}))
     return model.eval()
 
 
@@ -315,7 +316,7 @@ def test_a_paligemma_prefix_equals_transformers():
     family = FAMILIES[text["model_type"]]
     cfg = replace(family.config(text), window_in_spans=False)
     ours = Transformer(cfg)
-    ours.load_state_dict(family.weights(cfg, dict(hf.language_model.state_dict())))
+    ours.load_state_dict(family.weights(cfg, dict(hf.language_model.state_dict()), text))
     layout = Layout(positions=torch.arange(1, T + 1), spans=_spans(types, 0))
     with torch.no_grad():
         theirs = hf(input_ids=ids, token_type_ids=types, output_attentions=True,

@@ -6,7 +6,10 @@ file's parts keep them exact), and the sizes meet the targets (printed)."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +19,7 @@ import attnviz
 from attnviz.cli import main
 from attnviz.limits import LIMITS
 from attnviz.python.html import ExportError, standalone_html
-from tests.browser.helpers import AXE, axe_serious, hover_large, screenshot
+from tests.browser.helpers import ARTIFACTS, AXE, axe_serious, hover_large, screenshot
 from tests.python.offline import DANGLING, drawn, opened, parts_of, wait_drawn
 from tests.support.oracles import readable
 
@@ -137,6 +140,46 @@ def test_a_head_the_file_lacks_is_said_in_its_card_by_keyboard(browser, tmp_path
         assert errors == []
 
 
+MARKUP = 'an <!-- aside --> then </script><script>alert("x")</script> & <b>bold</b> done'
+INTACT = """() => {
+  const config = document.getElementById('attnviz-config');
+  return {
+    text: JSON.parse(config.textContent).request.text,
+    next: config.nextElementSibling.id,
+    spilled: [...document.scripts].filter((s) => s !== config && s.textContent.includes('alert(')).length,
+  };
+}"""
+
+
+def test_a_text_of_markup_round_trips_through_the_file(browser, tmp_path):
+    """A text holding ``<!--``, ``</script>``, ``<script>`` and ``&`` (issue 42): the file's
+    config block is still JSON (the text escaped as \\u003c, never ``<\\!--``), the page draws
+    every view with no error, its text box holds the text exactly, and the tokens read as the
+    text's own. Screenshots of the input card at 1280 and 480 px."""
+    trace = attnviz.trace(model=MODEL, text=MARKUP, fields="thumbs", thumb=1)
+    path = trace.save_html(tmp_path / "markup.html", layer=1, head=2)
+    html = path.read_text()
+    block = re.search(r'id="attnviz-config">([^<]*)</script>', html)
+    assert block is not None  # the block holds no "<": nothing in it ends the element early
+    assert json.loads(block.group(1))["request"]["text"] == MARKUP
+    assert "<\\!--" not in html
+    with opened(browser, path, scripts=[AXE]) as (page, errors):
+        wait_drawn(page)
+        seen = drawn(page)
+        assert seen["cells"] == 6 * 12 and seen["large"] and seen["traj"] > 0
+        assert seen["error"] == ""
+        assert page.locator("#s-text").input_value() == MARKUP
+        # The config element ends where the file ends it, and no script holds the text's own.
+        assert page.evaluate(INTACT) == {"text": MARKUP, "next": "attnviz-modules", "spilled": 0}
+        assert axe_serious(page) == []
+        card = page.locator("section.sentence-input")
+        ARTIFACTS.mkdir(exist_ok=True)
+        card.screenshot(path=str(ARTIFACTS / "export-markup-text-1280.png"))
+        page.set_viewport_size({"width": 480, "height": 900})
+        card.screenshot(path=str(ARTIFACTS / "export-markup-text-480.png"))
+        assert errors == []
+
+
 def test_attnviz_export_writes_the_file(tmp_path, capsys):
     out = tmp_path / "cli.html"
     assert main(["export", "--text", "The animal didn't cross the street", "-o", str(out),
@@ -166,6 +209,78 @@ def test_attnviz_export_refuses_a_selection_the_trace_lacks(tmp_path, capsys, ar
         main(["export", "--text", "a short text", "-o", str(tmp_path / "x.html"), *args])
     assert exc.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def _unwritable(tmp_path: Path) -> Path:
+    """A folder this process may not write in: a read-only one of its own, or for root (whom
+    no mode stops) /sys, where sysfs makes no file."""
+    if os.geteuid() == 0:
+        return Path("/sys")
+    folder = tmp_path / "read-only"
+    folder.mkdir()
+    folder.chmod(0o500)
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("output", "rule"),
+    [
+        (lambda t: t / "missing" / "x.html", "the folder {t}/missing does not exist"),
+        (lambda t: t, "{t} is a folder; give the HTML file's own path"),
+        (lambda t: t / "a-file" / "x.html", "{t}/a-file is a file, not a folder"),
+        (lambda t: _unwritable(t) / "x.html", "x.html cannot be written here"),
+    ],
+    ids=["missing-folder", "a-folder", "under-a-file", "unwritable"],
+)
+def test_attnviz_export_refuses_an_output_it_cannot_write_before_tracing(
+    tmp_path, capsys, output, rule
+):
+    """Issue 42: -o is checked before the trace is computed (the model named does not exist:
+    had the trace run first, its refusal would be the model's), in one line naming the option
+    and the rule, exit code 2, no traceback; nothing is left behind."""
+    (tmp_path / "a-file").write_text("not a folder")
+    target = output(tmp_path)
+    before = sorted(tmp_path.rglob("*"))
+    with pytest.raises(SystemExit) as exc:
+        main(["export", "--model", "no-such-model", "--text", "a text", "-o", str(target)])
+    assert exc.value.code == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    lines = captured.err.splitlines()
+    assert len(lines) == 1, captured.err
+    assert lines[0].startswith("attnviz export: error: -o/--output: "), lines[0]
+    assert rule.format(t=tmp_path) in lines[0]
+    assert "no-such-model" not in captured.err and "Traceback" not in captured.err
+    assert sorted(tmp_path.rglob("*")) == before
+
+
+def test_an_output_that_exists_is_kept_until_the_file_is_written(tmp_path, capsys):
+    """Checking -o opens nothing for writing that it would cut: a file already there keeps its
+    bytes when the trace is refused, and is replaced by the export when it succeeds."""
+    out = tmp_path / "old.html"
+    out.write_text("old")
+    with pytest.raises(SystemExit) as exc:
+        main(["export", "--model", "no-such-model", "--text", "a text", "-o", str(out)])
+    assert exc.value.code == 2 and out.read_text() == "old"
+    assert "no-such-model" in capsys.readouterr().err
+    assert main(["export", "--text", "a text", "-o", str(out)]) == 0
+    assert out.read_text().startswith("<!doctype html>")
+
+
+@pytest.mark.slow
+def test_the_command_refuses_a_missing_folder_in_one_line(tmp_path):
+    """The console command itself (a process of its own): one line on stderr, exit code 2."""
+    out = subprocess.run(
+        [sys.executable, "-m", "attnviz", "export", "--text", "a text", "-o",
+         str(tmp_path / "missing" / "x.html")],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert out.returncode == 2
+    assert out.stdout == ""
+    assert out.stderr == (
+        f"attnviz export: error: -o/--output: the folder {tmp_path / 'missing'} does not exist; "
+        "create it first, or name a file in one that does\n"
+    )
 
 
 def test_a_selection_out_of_range_is_refused_by_name():

@@ -281,7 +281,7 @@ def test_a_page_names_a_mode_and_keeps_its_style_inside_its_element():
         page_html(Page(**{**page.__dict__, "style": "</style><script>"}), {}, "")
     html = page_html(page, {"x": "</script>"}, "")
     assert '<html lang="en" data-offline="1" data-mode="train">' in html
-    assert '"x": "<\\/script>"' in html and '"entry": "offline/run.js"' in html
+    assert '"x": "\\u003c/script\\u003e"' in html and '"entry": "offline/run.js"' in html
     assert html.count("<main") == 1  # modes/train.html's own: the file adds none
     sentence = page_html(Page(mode="sentence", entry="offline/page.js", title="t", tagline="t",
                               footer="f"), {}, "")  # fmt: skip

@@ -34,16 +34,17 @@ def make_tokenizer(vocab_size: int = 400):
     return tok
 
 
-def make_tiny_gpt2(folder: Path, seed: int = 0) -> Path:
+def make_tiny_gpt2(folder: Path, seed: int = 0, **config) -> Path:
     """A small randomly initialised GPT-2 (2 layers x 4 heads, d_model 32), every parameter
-    perturbed so that no LayerNorm is the identity and no bias is zero."""
+    perturbed so that no LayerNorm is the identity and no bias is zero; ``config``: more
+    GPT2Config settings (``tie_word_embeddings=False``: an LM head of its own)."""
     import torch
     from transformers import GPT2Config, GPT2LMHeadModel
 
     folder.mkdir(parents=True, exist_ok=True)
     tok = make_tokenizer()
     tok.save(str(folder / "tokenizer.json"))
-    config = GPT2Config(
+    gpt2 = GPT2Config(
         vocab_size=tok.get_vocab_size(),
         n_positions=256,
         n_embd=32,
@@ -52,9 +53,10 @@ def make_tiny_gpt2(folder: Path, seed: int = 0) -> Path:
         activation_function="gelu_new",
         bos_token_id=0,
         eos_token_id=0,
+        **config,
     )
     torch.manual_seed(seed)
-    model = GPT2LMHeadModel(config)
+    model = GPT2LMHeadModel(gpt2)
     with torch.no_grad():
         for p in model.parameters():
             p.add_(0.05 * torch.randn_like(p))
@@ -144,9 +146,10 @@ def _perturbed_save(model, folder: Path, seed: int) -> Path:
     return folder
 
 
-def make_tiny_bert_mlm(folder: Path, seed: int = 0) -> Path:
+def make_tiny_bert_mlm(folder: Path, seed: int = 0, **more) -> Path:
     """A small random BERT with its masked-LM head (3 layers x 4 heads, d_model 32), every
-    parameter perturbed: TransformerLens's BERT adapter reads BertForMaskedLM."""
+    parameter perturbed: TransformerLens's BERT adapter reads BertForMaskedLM; ``more``: more
+    BertConfig settings."""
     import torch
     from transformers import BertConfig, BertForMaskedLM
 
@@ -155,7 +158,7 @@ def make_tiny_bert_mlm(folder: Path, seed: int = 0) -> Path:
     tok.save(str(folder / "tokenizer.json"))
     config = BertConfig(
         vocab_size=tok.get_vocab_size(), hidden_size=32, num_hidden_layers=3,
-        num_attention_heads=4, intermediate_size=64, max_position_embeddings=128,
+        num_attention_heads=4, intermediate_size=64, max_position_embeddings=128, **more,
     )  # fmt: skip
     torch.manual_seed(seed)
     return _perturbed_save(BertForMaskedLM(config), folder, seed)
@@ -209,11 +212,14 @@ def make_tiny_llama(
     return _perturbed_save(AutoModelForCausalLM.from_config(config), folder, seed)
 
 
-def make_tiny_encoder(folder: Path, model_type: str, seed: int = 0) -> Path:
+def make_tiny_encoder(
+    folder: Path, model_type: str, seed: int = 0, masked_lm: bool = False, **more
+) -> Path:
     """A small random RoBERTa or DistilBERT (2 layers x 4 heads, d_model 32) with its kind of
-    tokenizer, every parameter perturbed."""
+    tokenizer, every parameter perturbed: the bare encoder, or with ``masked_lm`` its
+    masked-language-model head too; ``more``: more config settings."""
     import torch
-    from transformers import AutoConfig, AutoModel
+    from transformers import AutoConfig, AutoModel, AutoModelForMaskedLM
 
     folder.mkdir(parents=True, exist_ok=True)
     if model_type == "roberta":
@@ -221,14 +227,15 @@ def make_tiny_encoder(folder: Path, model_type: str, seed: int = 0) -> Path:
         config = AutoConfig.for_model(
             "roberta", vocab_size=tok.get_vocab_size(), hidden_size=32, num_hidden_layers=2,
             num_attention_heads=4, intermediate_size=64, max_position_embeddings=130,
-            type_vocab_size=1, pad_token_id=1, bos_token_id=0, eos_token_id=2,
+            type_vocab_size=1, pad_token_id=1, bos_token_id=0, eos_token_id=2, **more,
         )  # fmt: skip
     else:
         tok = make_wordpiece_tokenizer()
         config = AutoConfig.for_model(
             "distilbert", vocab_size=tok.get_vocab_size(), dim=32, n_layers=2, n_heads=4,
-            hidden_dim=64, max_position_embeddings=128, pad_token_id=0,
+            hidden_dim=64, max_position_embeddings=128, pad_token_id=0, **more,
         )  # fmt: skip
     tok.save(str(folder / "tokenizer.json"))
     torch.manual_seed(seed)
-    return _perturbed_save(AutoModel.from_config(config), folder, seed)
+    auto = AutoModelForMaskedLM if masked_lm else AutoModel
+    return _perturbed_save(auto.from_config(config), folder, seed)

@@ -209,9 +209,12 @@ def native_config(hf: Mapping) -> TransformerConfig:
         raise ConversionError(f"config.json: {exc}") from exc
 
 
-def native_weights(cfg: TransformerConfig, tensors: Tensors) -> dict[str, torch.Tensor]:
-    """The engine's state dict, as saved: every parameter of ``Transformer(cfg)`` once, of its
-    shape and a floating-point type, and nothing else."""
+def native_weights(
+    cfg: TransformerConfig, tensors: Tensors, hf: Mapping
+) -> dict[str, torch.Tensor]:
+    """The engine's state dict, as saved: every parameter of ``Transformer(cfg)`` once (its
+    unembedding ``W_U`` too: never filled in from the token table), of its shape and a
+    floating-point type, and nothing else; config.json (``hf``) adds nothing to the tensors."""
     with torch.device("meta"):  # the names and shapes only; nothing is allocated
         expected = {k: tuple(v.shape) for k, v in Transformer(cfg).state_dict().items()}
     take = Taker(dict(tensors))

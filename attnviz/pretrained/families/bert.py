@@ -42,8 +42,10 @@ def bert_config(hf: Mapping) -> TransformerConfig:
     )
 
 
-def bert_weights(cfg: TransformerConfig, tensors: Tensors) -> dict[str, torch.Tensor]:
-    """Engine state dict from a BertModel checkpoint (``bert.`` prefix and heads allowed)."""
+def bert_weights(cfg: TransformerConfig, tensors: Tensors, hf: Mapping) -> dict[str, torch.Tensor]:
+    """Engine state dict from a BertModel checkpoint (``bert.`` prefix and heads allowed; the
+    masked-language-model head, with its tie to the token table, is read by
+    ``attnviz.pretrained.mlm``)."""
     take = Taker(strip(tensors, "bert.", _IGNORE))
     d, H, V = cfg.d_model, cfg.hidden, cfg.vocab_size
     assert V is not None
@@ -55,20 +57,20 @@ def bert_weights(cfg: TransformerConfig, tensors: Tensors) -> dict[str, torch.Te
         "ln_embed.b": take("embeddings.LayerNorm.bias", d),
     }
     for i in range(cfg.n_layers):
-        hf, p = f"encoder.layer.{i}.", f"blocks.{i}."
+        h, p = f"encoder.layer.{i}.", f"blocks.{i}."
         for ours, theirs in (("Q", "query"), ("K", "key"), ("V", "value")):
-            sd[f"{p}attn.W_{ours}"] = take(f"{hf}attention.self.{theirs}.weight", d, d).T
-            sd[f"{p}attn.b_{ours}"] = take(f"{hf}attention.self.{theirs}.bias", d)
-        sd[f"{p}attn.W_O"] = take(f"{hf}attention.output.dense.weight", d, d).T
-        sd[f"{p}attn.b_O"] = take(f"{hf}attention.output.dense.bias", d)
-        sd[f"{p}ln1.w"] = take(f"{hf}attention.output.LayerNorm.weight", d)
-        sd[f"{p}ln1.b"] = take(f"{hf}attention.output.LayerNorm.bias", d)
-        sd[f"{p}mlp.W_in"] = take(f"{hf}intermediate.dense.weight", H, d).T
-        sd[f"{p}mlp.b_in"] = take(f"{hf}intermediate.dense.bias", H)
-        sd[f"{p}mlp.W_out"] = take(f"{hf}output.dense.weight", d, H).T
-        sd[f"{p}mlp.b_out"] = take(f"{hf}output.dense.bias", d)
-        sd[f"{p}ln2.w"] = take(f"{hf}output.LayerNorm.weight", d)
-        sd[f"{p}ln2.b"] = take(f"{hf}output.LayerNorm.bias", d)
+            sd[f"{p}attn.W_{ours}"] = take(f"{h}attention.self.{theirs}.weight", d, d).T
+            sd[f"{p}attn.b_{ours}"] = take(f"{h}attention.self.{theirs}.bias", d)
+        sd[f"{p}attn.W_O"] = take(f"{h}attention.output.dense.weight", d, d).T
+        sd[f"{p}attn.b_O"] = take(f"{h}attention.output.dense.bias", d)
+        sd[f"{p}ln1.w"] = take(f"{h}attention.output.LayerNorm.weight", d)
+        sd[f"{p}ln1.b"] = take(f"{h}attention.output.LayerNorm.bias", d)
+        sd[f"{p}mlp.W_in"] = take(f"{h}intermediate.dense.weight", H, d).T
+        sd[f"{p}mlp.b_in"] = take(f"{h}intermediate.dense.bias", H)
+        sd[f"{p}mlp.W_out"] = take(f"{h}output.dense.weight", d, H).T
+        sd[f"{p}mlp.b_out"] = take(f"{h}output.dense.bias", d)
+        sd[f"{p}ln2.w"] = take(f"{h}output.LayerNorm.weight", d)
+        sd[f"{p}ln2.b"] = take(f"{h}output.LayerNorm.bias", d)
     take.check_all_used(5 + 16 * cfg.n_layers)
     return sd  # views of the checkpoint's tensors: the loader converts each once, or none
 

@@ -38,9 +38,11 @@ def distilbert_config(hf: Mapping) -> TransformerConfig:
     )
 
 
-def distilbert_weights(cfg: TransformerConfig, tensors: Tensors) -> dict[str, torch.Tensor]:
+def distilbert_weights(
+    cfg: TransformerConfig, tensors: Tensors, hf: Mapping
+) -> dict[str, torch.Tensor]:
     """Engine state dict from a DistilBertModel checkpoint (``distilbert.`` prefix and heads
-    allowed)."""
+    allowed; the masked-language-model head is ``attnviz.pretrained.mlm``'s)."""
     take = Taker(strip(tensors, "distilbert.", _IGNORE))
     d, H, V = cfg.d_model, cfg.hidden, cfg.vocab_size
     assert V is not None
@@ -51,18 +53,18 @@ def distilbert_weights(cfg: TransformerConfig, tensors: Tensors) -> dict[str, to
         "ln_embed.b": take("embeddings.LayerNorm.bias", d),
     }
     for i in range(cfg.n_layers):
-        hf, p = f"transformer.layer.{i}.", f"blocks.{i}."
+        h, p = f"transformer.layer.{i}.", f"blocks.{i}."
         for ours, theirs in (("Q", "q_lin"), ("K", "k_lin"), ("V", "v_lin"), ("O", "out_lin")):
-            sd[f"{p}attn.W_{ours}"] = take(f"{hf}attention.{theirs}.weight", d, d).T
-            sd[f"{p}attn.b_{ours}"] = take(f"{hf}attention.{theirs}.bias", d)
-        sd[f"{p}ln1.w"] = take(f"{hf}sa_layer_norm.weight", d)
-        sd[f"{p}ln1.b"] = take(f"{hf}sa_layer_norm.bias", d)
-        sd[f"{p}mlp.W_in"] = take(f"{hf}ffn.lin1.weight", H, d).T
-        sd[f"{p}mlp.b_in"] = take(f"{hf}ffn.lin1.bias", H)
-        sd[f"{p}mlp.W_out"] = take(f"{hf}ffn.lin2.weight", d, H).T
-        sd[f"{p}mlp.b_out"] = take(f"{hf}ffn.lin2.bias", d)
-        sd[f"{p}ln2.w"] = take(f"{hf}output_layer_norm.weight", d)
-        sd[f"{p}ln2.b"] = take(f"{hf}output_layer_norm.bias", d)
+            sd[f"{p}attn.W_{ours}"] = take(f"{h}attention.{theirs}.weight", d, d).T
+            sd[f"{p}attn.b_{ours}"] = take(f"{h}attention.{theirs}.bias", d)
+        sd[f"{p}ln1.w"] = take(f"{h}sa_layer_norm.weight", d)
+        sd[f"{p}ln1.b"] = take(f"{h}sa_layer_norm.bias", d)
+        sd[f"{p}mlp.W_in"] = take(f"{h}ffn.lin1.weight", H, d).T
+        sd[f"{p}mlp.b_in"] = take(f"{h}ffn.lin1.bias", H)
+        sd[f"{p}mlp.W_out"] = take(f"{h}ffn.lin2.weight", d, H).T
+        sd[f"{p}mlp.b_out"] = take(f"{h}ffn.lin2.bias", d)
+        sd[f"{p}ln2.w"] = take(f"{h}output_layer_norm.weight", d)
+        sd[f"{p}ln2.b"] = take(f"{h}output_layer_norm.bias", d)
     take.check_all_used(4 + 16 * cfg.n_layers)
     return sd  # views of the checkpoint's tensors: the loader converts each once, or none
 

@@ -20,7 +20,8 @@ Refused, by name: bidirectional attention (``use_bidirectional_attention``), bia
 (``attention_bias``), Gemma 3 attention soft-capping (transformers' Gemma 3 does not apply it) and
 a multimodal Gemma 3's logit soft-capping (its Gemma3ForConditionalGeneration does not), a
 rope type the engine does not compute, a rotation other than the default on Gemma 3's sliding
-layers, an activation the engine does not have.
+layers, an activation the engine does not have, an unembedding of its own
+(``tie_word_embeddings`` false) that the checkpoint lacks.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from attnviz.pretrained.checkpoint import (
     need,
     positive_float,
     refuse,
+    ties,
 )
 from attnviz.pretrained.families.llama import ends
 from attnviz.pretrained.rope import Rope, read_rope, whole_head
@@ -302,17 +304,20 @@ def _body(tensors: Tensors) -> dict[str, torch.Tensor]:
     return body
 
 
-def gemma_weights(cfg: TransformerConfig, tensors: Tensors) -> dict[str, torch.Tensor]:
+def gemma_weights(cfg: TransformerConfig, tensors: Tensors, hf: Mapping) -> dict[str, torch.Tensor]:
     """Engine state dict from a Gemma / Gemma 2 / Gemma 3 checkpoint (ForCausalLM, the bare
-    model, or a multimodal Gemma 3's language model). ``nn.Linear``'s (out, in) weights are
-    transposed to the engine's (in, out); norm weights are kept as they are (the engine scales
-    by 1 + w); a missing LM head means the unembedding is the token table (tied)."""
+    model, or a multimodal Gemma 3's or PaliGemma's language model). ``nn.Linear``'s (out, in)
+    weights are transposed to the engine's (in, out); norm weights are kept as they are (the
+    engine scales by 1 + w); a missing LM head means the unembedding is the token table, as
+    config.json's ``tie_word_embeddings`` says (true when absent, as every Gemma config class's
+    default, the multimodal ones' read at the top as transformers reads it); an untied head the
+    checkpoint lacks is refused by name."""
     lm_head = tensors.get("lm_head.weight", tensors.get("language_model.lm_head.weight"))
     take = Taker(_body(tensors))
     d, H, V, hs = cfg.d_model, cfg.hidden, cfg.vocab_size, cfg.d_head
     assert V is not None
     d_q, d_kv = cfg.n_heads * hs, cfg.kv_heads * hs
-    sd = ends(take, cfg, lm_head)  # the token table, the final norm, the unembedding
+    sd = ends(take, cfg, lm_head, ties(hf, True))  # the token table, the final norm, W_U
     # Gemma 1: input_layernorm before the attention, post_attention_layernorm before the MLP.
     # Gemma 2 / 3: post_attention_layernorm on the attention's output, the MLP between
     # pre_feedforward_layernorm and post_feedforward_layernorm.
@@ -329,19 +334,19 @@ def gemma_weights(cfg: TransformerConfig, tensors: Tensors) -> dict[str, torch.T
         ),
     }
     for i in range(cfg.n_layers):
-        hf, p = f"layers.{i}.", f"blocks.{i}."
-        sd[f"{p}attn.W_Q"] = take(f"{hf}self_attn.q_proj.weight", d_q, d).T
-        sd[f"{p}attn.W_K"] = take(f"{hf}self_attn.k_proj.weight", d_kv, d).T
-        sd[f"{p}attn.W_V"] = take(f"{hf}self_attn.v_proj.weight", d_kv, d).T
-        sd[f"{p}attn.W_O"] = take(f"{hf}self_attn.o_proj.weight", d, d_q).T
+        h, p = f"layers.{i}.", f"blocks.{i}."
+        sd[f"{p}attn.W_Q"] = take(f"{h}self_attn.q_proj.weight", d_q, d).T
+        sd[f"{p}attn.W_K"] = take(f"{h}self_attn.k_proj.weight", d_kv, d).T
+        sd[f"{p}attn.W_V"] = take(f"{h}self_attn.v_proj.weight", d_kv, d).T
+        sd[f"{p}attn.W_O"] = take(f"{h}self_attn.o_proj.weight", d, d_q).T
         if cfg.qk_norm == "head":
-            sd[f"{p}attn.q_norm.w"] = take(f"{hf}self_attn.q_norm.weight", hs)
-            sd[f"{p}attn.k_norm.w"] = take(f"{hf}self_attn.k_norm.weight", hs)
+            sd[f"{p}attn.q_norm.w"] = take(f"{h}self_attn.q_norm.weight", hs)
+            sd[f"{p}attn.k_norm.w"] = take(f"{h}self_attn.k_norm.weight", hs)
         for ours, theirs in norms.items():
-            sd[f"{p}{ours}.w"] = take(f"{hf}{theirs}.weight", d)
-        sd[f"{p}mlp.W_gate"] = take(f"{hf}mlp.gate_proj.weight", H, d).T
-        sd[f"{p}mlp.W_in"] = take(f"{hf}mlp.up_proj.weight", H, d).T
-        sd[f"{p}mlp.W_out"] = take(f"{hf}mlp.down_proj.weight", d, H).T
+            sd[f"{p}{ours}.w"] = take(f"{h}{theirs}.weight", d)
+        sd[f"{p}mlp.W_gate"] = take(f"{h}mlp.gate_proj.weight", H, d).T
+        sd[f"{p}mlp.W_in"] = take(f"{h}mlp.up_proj.weight", H, d).T
+        sd[f"{p}mlp.W_out"] = take(f"{h}mlp.down_proj.weight", d, H).T
     per_layer = 7 + len(norms) + (2 if cfg.qk_norm == "head" else 0)
     take.check_all_used(2 + per_layer * cfg.n_layers)
     return sd  # views of the checkpoint's tensors: the loader converts each once, or none

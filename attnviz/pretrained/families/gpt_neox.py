@@ -10,7 +10,9 @@ head h's query, key and value are its rows h*3*hs .. (h+1)*3*hs, in that order.
 
 Refused, by name: attention without biases (``attention_bias`` false: the engine's biases go on
 every linear layer or on q/k/v only), a rotated part that is not an even number of coordinates
-(``rotary_pct``), a rope type the engine does not compute, an activation it does not have.
+(``rotary_pct``), a rope type the engine does not compute, an activation it does not have, a
+checkpoint without ``embed_out`` unless config.json ties the unembedding to the token table
+(``tie_word_embeddings``, false by default).
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ from attnviz.pretrained.checkpoint import (
     positive_float,
     refuse,
     strip,
+    ties,
+    unembedding,
 )
 from attnviz.pretrained.rope import Rope, read_rope
 
@@ -120,13 +124,16 @@ def gpt_neox_config(hf: Mapping) -> TransformerConfig:
     )
 
 
-def gpt_neox_weights(cfg: TransformerConfig, tensors: Tensors) -> dict[str, torch.Tensor]:
+def gpt_neox_weights(
+    cfg: TransformerConfig, tensors: Tensors, hf: Mapping
+) -> dict[str, torch.Tensor]:
     """Engine state dict from a GPTNeoXModel / GPTNeoXForCausalLM checkpoint.
 
     ``nn.Linear``'s (out, in) weights are transposed to the engine's (in, out). The fused
     ``query_key_value`` (3d, d) is, per head, [q; k; v]: viewed as (heads, 3, hs, d), its [:, j]
     slice is the query (j = 0), key (1) or value (2) projection of every head, head-major as the
-    engine's columns are. A missing ``embed_out`` means the unembedding is the token table."""
+    engine's columns are. A missing ``embed_out`` means the unembedding is the token table when
+    config.json ties them (``tie_word_embeddings``, false when absent); else it is refused."""
     head = tensors.get("embed_out.weight", tensors.get("lm_head.weight"))
     take = Taker(strip(tensors, "gpt_neox.", _IGNORE))
     d, H, V, nh, hs = cfg.d_model, cfg.hidden, cfg.vocab_size, cfg.n_heads, cfg.d_head
@@ -136,29 +143,25 @@ def gpt_neox_weights(cfg: TransformerConfig, tensors: Tensors) -> dict[str, torc
         "ln_final.w": take("final_layer_norm.weight", d),
         "ln_final.b": take("final_layer_norm.bias", d),
     }
-    if head is None:
-        sd["W_U"] = sd["W_E"].T  # tied: the unembedding is the token table
-    elif tuple(head.shape) != (V, d):
-        raise ConversionError(f"embed_out.weight: expected shape {(V, d)}, got {tuple(head.shape)}")
-    else:
-        sd["W_U"] = head.T
+    tied = ties(hf, False)  # GPTNeoXConfig's default (DEFAULTS)
+    sd["W_U"] = unembedding(head, "embed_out.weight", sd["W_E"], tied)
     for i in range(cfg.n_layers):
-        hf, p = f"layers.{i}.", f"blocks.{i}."
-        w = take(f"{hf}attention.query_key_value.weight", 3 * d, d).view(nh, 3, hs, d)
-        b = take(f"{hf}attention.query_key_value.bias", 3 * d).view(nh, 3, hs)
+        h, p = f"layers.{i}.", f"blocks.{i}."
+        w = take(f"{h}attention.query_key_value.weight", 3 * d, d).view(nh, 3, hs, d)
+        b = take(f"{h}attention.query_key_value.bias", 3 * d).view(nh, 3, hs)
         for j, n in enumerate("QKV"):
             sd[f"{p}attn.W_{n}"] = w[:, j].reshape(d, d).T  # (nh*hs, d) head-major -> (d, d)
             sd[f"{p}attn.b_{n}"] = b[:, j].reshape(d)  # (nh*hs,)
-        sd[f"{p}attn.W_O"] = take(f"{hf}attention.dense.weight", d, d).T
-        sd[f"{p}attn.b_O"] = take(f"{hf}attention.dense.bias", d)
-        sd[f"{p}ln1.w"] = take(f"{hf}input_layernorm.weight", d)
-        sd[f"{p}ln1.b"] = take(f"{hf}input_layernorm.bias", d)
-        sd[f"{p}ln2.w"] = take(f"{hf}post_attention_layernorm.weight", d)
-        sd[f"{p}ln2.b"] = take(f"{hf}post_attention_layernorm.bias", d)
-        sd[f"{p}mlp.W_in"] = take(f"{hf}mlp.dense_h_to_4h.weight", H, d).T
-        sd[f"{p}mlp.b_in"] = take(f"{hf}mlp.dense_h_to_4h.bias", H)
-        sd[f"{p}mlp.W_out"] = take(f"{hf}mlp.dense_4h_to_h.weight", d, H).T
-        sd[f"{p}mlp.b_out"] = take(f"{hf}mlp.dense_4h_to_h.bias", d)
+        sd[f"{p}attn.W_O"] = take(f"{h}attention.dense.weight", d, d).T
+        sd[f"{p}attn.b_O"] = take(f"{h}attention.dense.bias", d)
+        sd[f"{p}ln1.w"] = take(f"{h}input_layernorm.weight", d)
+        sd[f"{p}ln1.b"] = take(f"{h}input_layernorm.bias", d)
+        sd[f"{p}ln2.w"] = take(f"{h}post_attention_layernorm.weight", d)
+        sd[f"{p}ln2.b"] = take(f"{h}post_attention_layernorm.bias", d)
+        sd[f"{p}mlp.W_in"] = take(f"{h}mlp.dense_h_to_4h.weight", H, d).T
+        sd[f"{p}mlp.b_in"] = take(f"{h}mlp.dense_h_to_4h.bias", H)
+        sd[f"{p}mlp.W_out"] = take(f"{h}mlp.dense_4h_to_h.weight", d, H).T
+        sd[f"{p}mlp.b_out"] = take(f"{h}mlp.dense_4h_to_h.bias", d)
     take.check_all_used(3 + 12 * cfg.n_layers)
     return sd  # views of the checkpoint's tensors: the loader converts each once, or none
 

@@ -20,9 +20,12 @@ without mlp_bias or the reverse (the output projection's bias would go with the 
 feed-forward's); a partial_rotary_factor (these families turn the whole head); a scaling kind the
 engine does not compute; rotary parameters that differ between layer types.
 
+An unembedding of its own (``tie_word_embeddings`` false, or absent: the default of these
+families) that the checkpoint lacks is refused by name, never replaced by the token table.
+
 The pieces (``read_heads``, ``read_window``, ``qwen_windows``, ``llama_style``,
-``attention_weights``, ``mlp_weights``, ``ends``) are shared with the modules that build on this
-layout (qwen3.py, olmo2.py, phi3.py).
+``attention_weights``, ``mlp_weights``, ``ends``, ``read_llama``) are shared with the modules
+that build on this layout (qwen3.py, olmo2.py, phi3.py, and llava.py, qwen_vl.py).
 """
 
 from __future__ import annotations
@@ -43,6 +46,8 @@ from attnviz.pretrained.checkpoint import (
     positive_float,
     refuse,
     strip,
+    ties,
+    unembedding,
 )
 from attnviz.pretrained.rope import Rope, read_rope, whole_head
 
@@ -276,30 +281,31 @@ def mlp_weights(take: Taker, cfg: TransformerConfig, hf: str, p: str) -> dict:
     return sd
 
 
-def ends(take: Taker, cfg: TransformerConfig, lm_head: torch.Tensor | None) -> dict:
+def ends(take: Taker, cfg: TransformerConfig, lm_head: torch.Tensor | None, tied: bool) -> dict:
     """The token table, the final norm and the unembedding: ``lm_head`` (the checkpoint's
-    ``lm_head.weight``), or the token table itself when the checkpoint has none (tied)."""
+    ``lm_head.weight``), or the token table itself when the checkpoint has none and config.json
+    ties them (``tied``); an untied head the checkpoint lacks is refused by name."""
     d, V = cfg.d_model, cfg.vocab_size
     assert V is not None
     sd = {"W_E": take("embed_tokens.weight", V, d), "ln_final.w": take("norm.weight", d)}
-    if lm_head is None:
-        sd["W_U"] = sd["W_E"].T  # tied: the unembedding is the token table
-    elif tuple(lm_head.shape) != (V, d):
-        raise ConversionError(
-            f"lm_head.weight: expected shape {(V, d)}, got {tuple(lm_head.shape)}"
-        )
-    else:
-        sd["W_U"] = lm_head.T
+    sd["W_U"] = unembedding(lm_head, "lm_head.weight", sd["W_E"], tied)
     return sd
 
 
-def llama_weights(cfg: TransformerConfig, tensors: Tensors) -> dict[str, torch.Tensor]:
-    """Engine state dict from a LlamaModel / LlamaForCausalLM (Qwen2, Mistral) checkpoint.
-    ``nn.Linear``'s (out, in) weights are transposed to the engine's (in, out); a missing
-    ``lm_head.weight`` means the unembedding is the token table (tied)."""
+def llama_weights(cfg: TransformerConfig, tensors: Tensors, hf: Mapping) -> dict[str, torch.Tensor]:
+    """Engine state dict from a LlamaForCausalLM (Qwen2, Mistral) checkpoint: ``read_llama``,
+    the unembedding tied to the token table as config.json's ``tie_word_embeddings`` says
+    (false when absent, as LlamaConfig's, Qwen2Config's and MistralConfig's default)."""
+    return read_llama(cfg, tensors, ties(hf, False))
+
+
+def read_llama(cfg: TransformerConfig, tensors: Tensors, tied: bool) -> dict[str, torch.Tensor]:
+    """Engine state dict from a Llama-style checkpoint's tensors. ``nn.Linear``'s (out, in)
+    weights are transposed to the engine's (in, out); the unembedding is ``lm_head.weight``, or
+    the token table when the checkpoint has none and ``tied``."""
     take = Taker(strip(tensors, "model.", IGNORE))
     d = cfg.d_model
-    sd = ends(take, cfg, tensors.get("lm_head.weight"))
+    sd = ends(take, cfg, tensors.get("lm_head.weight"), tied)
     for i in range(cfg.n_layers):
         hf, p = f"layers.{i}.", f"blocks.{i}."
         sd.update(attention_weights(take, cfg, hf, p))

@@ -5,7 +5,10 @@ or mistral). Its tensors are those under the language model's prefix as saved
 names them (``model.language_model.``), and the LM head; the vision tower and projector (or
 connector) are not read here: a folder with images runs them through transformers
 (``attnviz.pretrained.native_vlm``). A text model whose config lists too few keys (the hub's
-LLaVA-1.5 leaves its sizes to LlamaConfig's defaults) is refused by name.
+LLaVA-1.5 leaves its sizes to LlamaConfig's defaults) is refused by name, and so is a checkpoint
+without its LM head unless config.json ties it to the token table: ``tie_word_embeddings`` at
+the top (false when absent), or, for LLaVA, in ``text_config`` (where older files wrote it), as
+transformers reads them.
 """
 
 from __future__ import annotations
@@ -15,8 +18,8 @@ from collections.abc import Mapping
 import torch
 
 from attnviz.engine.config import TransformerConfig
-from attnviz.pretrained.checkpoint import ConversionError, Family, Tensors
-from attnviz.pretrained.families.llama import llama_config, llama_weights
+from attnviz.pretrained.checkpoint import ConversionError, Family, Tensors, ties
+from attnviz.pretrained.families.llama import llama_config, read_llama
 
 # The language model's prefixes, and its LM head's names.
 _TEXT = ("language_model.model.", "model.language_model.", "model.text_model.")
@@ -40,9 +43,14 @@ def vlm_llama_config(hf: Mapping) -> TransformerConfig:
     return llama_config(text_config(hf))
 
 
-def vlm_llama_weights(cfg: TransformerConfig, tensors: Tensors) -> dict[str, torch.Tensor]:
+def vlm_llama_weights(
+    cfg: TransformerConfig, tensors: Tensors, hf: Mapping
+) -> dict[str, torch.Tensor]:
     """Engine state dict of the language model (llama.py's reading of a ForCausalLM's
     tensors), every other tensor left to the vision tower's loader."""
+    tied = ties(hf, False)
+    if hf.get("model_type") == "llava":  # LlavaConfig takes text_config's too (older files)
+        tied = tied or ties(text_config(hf), False)
     text: dict[str, torch.Tensor] = {}
     for key, t in tensors.items():
         prefix = next((p for p in _TEXT if key.startswith(p)), None)
@@ -50,7 +58,7 @@ def vlm_llama_weights(cfg: TransformerConfig, tensors: Tensors) -> dict[str, tor
             text["model." + key.removeprefix(prefix)] = t
         elif key in _HEAD:
             text["lm_head.weight"] = t
-    return llama_weights(cfg, text)
+    return read_llama(cfg, text, tied)
 
 
 FAMILIES = tuple(

@@ -17,7 +17,15 @@ from collections.abc import Mapping
 import torch
 
 from attnviz.engine.config import TransformerConfig
-from attnviz.pretrained.checkpoint import Family, Taker, Tensors, positive_float, refuse, strip
+from attnviz.pretrained.checkpoint import (
+    Family,
+    Taker,
+    Tensors,
+    positive_float,
+    refuse,
+    strip,
+    ties,
+)
 from attnviz.pretrained.families.llama import (
     IGNORE,
     attention_weights,
@@ -43,21 +51,21 @@ def olmo2_config(hf: Mapping) -> TransformerConfig:
     )
 
 
-def olmo2_weights(cfg: TransformerConfig, tensors: Tensors) -> dict[str, torch.Tensor]:
+def olmo2_weights(cfg: TransformerConfig, tensors: Tensors, hf: Mapping) -> dict[str, torch.Tensor]:
     """Engine state dict from an Olmo2Model / Olmo2ForCausalLM checkpoint: Llama's attention and
     feed-forward, ``self_attn.q_norm`` / ``k_norm`` over the whole projections, and the norms of
     the sublayers' outputs as ``ln1_out`` / ``ln2_out``."""
     take = Taker(strip(tensors, "model.", IGNORE))
     d, d_q, d_kv = cfg.d_model, cfg.d_attn, cfg.kv_heads * cfg.d_head
-    sd = ends(take, cfg, tensors.get("lm_head.weight"))
+    sd = ends(take, cfg, tensors.get("lm_head.weight"), ties(hf, False))
     for i in range(cfg.n_layers):
-        hf, p = f"layers.{i}.", f"blocks.{i}."
-        sd.update(attention_weights(take, cfg, hf, p))
-        sd[f"{p}attn.q_norm.w"] = take(f"{hf}self_attn.q_norm.weight", d_q)
-        sd[f"{p}attn.k_norm.w"] = take(f"{hf}self_attn.k_norm.weight", d_kv)
-        sd[f"{p}ln1_out.w"] = take(f"{hf}post_attention_layernorm.weight", d)
-        sd[f"{p}ln2_out.w"] = take(f"{hf}post_feedforward_layernorm.weight", d)
-        sd.update(mlp_weights(take, cfg, hf, p))
+        h, p = f"layers.{i}.", f"blocks.{i}."
+        sd.update(attention_weights(take, cfg, h, p))
+        sd[f"{p}attn.q_norm.w"] = take(f"{h}self_attn.q_norm.weight", d_q)
+        sd[f"{p}attn.k_norm.w"] = take(f"{h}self_attn.k_norm.weight", d_kv)
+        sd[f"{p}ln1_out.w"] = take(f"{h}post_attention_layernorm.weight", d)
+        sd[f"{p}ln2_out.w"] = take(f"{h}post_feedforward_layernorm.weight", d)
+        sd.update(mlp_weights(take, cfg, h, p))
     take.check_all_used(2 + 11 * cfg.n_layers)
     return sd  # views of the checkpoint's tensors: the loader converts each once, or none
 

@@ -26,6 +26,7 @@ from attnviz.pretrained.checkpoint import (
     Tensors,
     positive_float,
     strip,
+    ties,
 )
 from attnviz.pretrained.families.llama import ends, llama_style, read_heads, read_window
 from attnviz.pretrained.rope import read_rope
@@ -57,26 +58,26 @@ def phi3_config(hf: Mapping) -> TransformerConfig:
     )
 
 
-def phi3_weights(cfg: TransformerConfig, tensors: Tensors) -> dict[str, torch.Tensor]:
+def phi3_weights(cfg: TransformerConfig, tensors: Tensors, hf: Mapping) -> dict[str, torch.Tensor]:
     """Engine state dict from a Phi3Model / Phi3ForCausalLM checkpoint: the fused projections
     split by rows (``nn.Linear``'s output axis), each part then transposed to (in, out)."""
     take = Taker(strip(tensors, "model.", _IGNORE))
     d, H = cfg.d_model, cfg.hidden
     d_q, d_kv = cfg.d_attn, cfg.kv_heads * cfg.d_head
-    sd = ends(take, cfg, tensors.get("lm_head.weight"))
+    sd = ends(take, cfg, tensors.get("lm_head.weight"), ties(hf, False))
     for i in range(cfg.n_layers):
-        hf, p = f"layers.{i}.", f"blocks.{i}."
-        qkv = take(f"{hf}self_attn.qkv_proj.weight", d_q + 2 * d_kv, d)
+        h, p = f"layers.{i}.", f"blocks.{i}."
+        qkv = take(f"{h}self_attn.qkv_proj.weight", d_q + 2 * d_kv, d)
         sd[f"{p}attn.W_Q"] = qkv[:d_q].T  # rows [0, d_q): (d_q, d) -> (d, d_q)
         sd[f"{p}attn.W_K"] = qkv[d_q : d_q + d_kv].T  # (d_kv, d) -> (d, d_kv)
         sd[f"{p}attn.W_V"] = qkv[d_q + d_kv :].T  # (d_kv, d) -> (d, d_kv)
-        sd[f"{p}attn.W_O"] = take(f"{hf}self_attn.o_proj.weight", d, d_q).T
-        sd[f"{p}ln1.w"] = take(f"{hf}input_layernorm.weight", d)
-        sd[f"{p}ln2.w"] = take(f"{hf}post_attention_layernorm.weight", d)
-        gate_up = take(f"{hf}mlp.gate_up_proj.weight", 2 * H, d)
+        sd[f"{p}attn.W_O"] = take(f"{h}self_attn.o_proj.weight", d, d_q).T
+        sd[f"{p}ln1.w"] = take(f"{h}input_layernorm.weight", d)
+        sd[f"{p}ln2.w"] = take(f"{h}post_attention_layernorm.weight", d)
+        gate_up = take(f"{h}mlp.gate_up_proj.weight", 2 * H, d)
         sd[f"{p}mlp.W_gate"] = gate_up[:H].T  # the gate first: (H, d) -> (d, H)
         sd[f"{p}mlp.W_in"] = gate_up[H:].T  # then the up projection: (H, d) -> (d, H)
-        sd[f"{p}mlp.W_out"] = take(f"{hf}mlp.down_proj.weight", d, H).T
+        sd[f"{p}mlp.W_out"] = take(f"{h}mlp.down_proj.weight", d, H).T
     take.check_all_used(2 + 6 * cfg.n_layers)
     return sd  # views of the checkpoint's tensors: the loader converts each once, or none
 

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 import torch
 
 from attnviz.engine.config import TransformerConfig
-from attnviz.pretrained.checkpoint import Family, Taker, Tensors, need, refuse, strip
+from attnviz.pretrained.checkpoint import Family, Taker, Tensors, need, refuse, strip, ties
 from attnviz.pretrained.families.llama import (
     IGNORE,
     attention_weights,
@@ -51,20 +51,20 @@ def qwen3_config(hf: Mapping) -> TransformerConfig:
     )
 
 
-def qwen3_weights(cfg: TransformerConfig, tensors: Tensors) -> dict[str, torch.Tensor]:
+def qwen3_weights(cfg: TransformerConfig, tensors: Tensors, hf: Mapping) -> dict[str, torch.Tensor]:
     """Engine state dict from a Qwen3Model / Qwen3ForCausalLM checkpoint: Llama's tensors plus
     ``self_attn.q_norm`` and ``self_attn.k_norm``, each (head_dim,)."""
     take = Taker(strip(tensors, "model.", IGNORE))
     d, hs = cfg.d_model, cfg.d_head
-    sd = ends(take, cfg, tensors.get("lm_head.weight"))
+    sd = ends(take, cfg, tensors.get("lm_head.weight"), ties(hf, False))
     for i in range(cfg.n_layers):
-        hf, p = f"layers.{i}.", f"blocks.{i}."
-        sd.update(attention_weights(take, cfg, hf, p))
-        sd[f"{p}attn.q_norm.w"] = take(f"{hf}self_attn.q_norm.weight", hs)
-        sd[f"{p}attn.k_norm.w"] = take(f"{hf}self_attn.k_norm.weight", hs)
-        sd[f"{p}ln1.w"] = take(f"{hf}input_layernorm.weight", d)
-        sd[f"{p}ln2.w"] = take(f"{hf}post_attention_layernorm.weight", d)
-        sd.update(mlp_weights(take, cfg, hf, p))
+        h, p = f"layers.{i}.", f"blocks.{i}."
+        sd.update(attention_weights(take, cfg, h, p))
+        sd[f"{p}attn.q_norm.w"] = take(f"{h}self_attn.q_norm.weight", hs)
+        sd[f"{p}attn.k_norm.w"] = take(f"{h}self_attn.k_norm.weight", hs)
+        sd[f"{p}ln1.w"] = take(f"{h}input_layernorm.weight", d)
+        sd[f"{p}ln2.w"] = take(f"{h}post_attention_layernorm.weight", d)
+        sd.update(mlp_weights(take, cfg, h, p))
     take.check_all_used(2 + 11 * cfg.n_layers)
     return sd  # views of the checkpoint's tensors: the loader converts each once, or none
 

@@ -6,7 +6,10 @@ are not read here: a folder with images runs its tower through transformers
 
 The text model's config is ``text_config`` (transformers 5's files), or, in the hub's older
 files, the keys beside ``vision_config``, whose text model type is then the folder's with
-``_text`` (transformers' name of the sub-config).
+``_text`` (transformers' name of the sub-config). Its LM head is its own unless
+``tie_word_embeddings`` (at the top, or in ``text_config`` where older files wrote it, as
+Qwen2VLConfig reads them) ties it to the token table; a checkpoint without the head it needs is
+refused by name.
 """
 
 from __future__ import annotations
@@ -17,8 +20,8 @@ from collections.abc import Mapping
 import torch
 
 from attnviz.engine.config import TransformerConfig
-from attnviz.pretrained.checkpoint import ConversionError, Family, Tensors
-from attnviz.pretrained.families.llama import llama_config, llama_weights
+from attnviz.pretrained.checkpoint import ConversionError, Family, Tensors, ties
+from attnviz.pretrained.families.llama import llama_config, read_llama
 
 # The vision tower's and merger's tensors, as saved (``visual.``) or as transformers 5 names them.
 _VISION = re.compile(r"^(model\.)?visual\.")
@@ -40,7 +43,9 @@ def qwen_vl_config(hf: Mapping) -> TransformerConfig:
     return llama_config(text_config(hf))
 
 
-def qwen_vl_weights(cfg: TransformerConfig, tensors: Tensors) -> dict[str, torch.Tensor]:
+def qwen_vl_weights(
+    cfg: TransformerConfig, tensors: Tensors, hf: Mapping
+) -> dict[str, torch.Tensor]:
     """Engine state dict of the language model (llama.py's reading), the vision tower's and
     merger's tensors left out."""
     text = {
@@ -48,7 +53,7 @@ def qwen_vl_weights(cfg: TransformerConfig, tensors: Tensors) -> dict[str, torch
         for k, v in tensors.items()
         if not _VISION.search(k)
     }
-    return llama_weights(cfg, text)
+    return read_llama(cfg, text, ties(hf, False) or ties(text_config(hf), False))
 
 
 FAMILIES = tuple(

@@ -36,7 +36,9 @@ def roberta_config(hf: Mapping) -> TransformerConfig:
     return replace(cfg, n_ctx=table - _offset(hf))
 
 
-def roberta_weights(cfg: TransformerConfig, tensors: Tensors) -> dict[str, torch.Tensor]:
+def roberta_weights(
+    cfg: TransformerConfig, tensors: Tensors, hf: Mapping
+) -> dict[str, torch.Tensor]:
     body = strip(tensors, "roberta.", _IGNORE)
     key = "embeddings.position_embeddings.weight"
     table = body.get(key)
@@ -47,7 +49,7 @@ def roberta_weights(cfg: TransformerConfig, tensors: Tensors) -> dict[str, torch
         raise ConversionError(
             f"{key}: expected {cfg.n_ctx} rows and more, got {tuple(table.shape)}"
         )
-    return bert_weights(cfg, {**body, key: table[offset:]})
+    return bert_weights(cfg, {**body, key: table[offset:]}, hf)
 
 
 FAMILY = Family(
