@@ -1,8 +1,10 @@
 """Every number a person reads is rounded to what a person reads (issue 41, item 5): in the toy
 lab and in sentence mode with the default model, after keyboard moves on a heatmap, on the
-distance and vector plots, on Why this score and the query-key view, no visible text, `title`,
+distance and vector plots, on Why this score and the query-key view, and in the Train tab with
+a trained run (its run card, the runs list, the trained models), no visible text, `title`,
 aria-label, alt text or live region holds a number of more than 6 significant digits
-("score 14.620398596252752" reads "score 14.6"), and no visible text holds a hex id of 8 or
+("score 14.620398596252752" reads "score 14.6") nor a count of 10,000 or more to more than 3
+("54,976 parameters" reads "55,000 parameters"), and no visible text holds a hex id of 8 or
 more hex digits. The exact values stay in the numbers tables (closed, not read here), the CSV
 and the exports."""
 
@@ -10,7 +12,9 @@ from __future__ import annotations
 
 import re
 
-from tests.browser.helpers import MODEL, open_app, open_sentence, view_change
+from tests.browser.helpers import MODEL, open_app, open_sentence, shoot, view_change
+from tests.browser.test_train import open_train, small_form, train_and_wait
+from tests.support.oracles import readable_count
 
 # Everything the page gives a reader now: each visible text node (a closed "Show the numbers"
 # is not visible), every title, aria-label and alt, and every live region's text.
@@ -38,6 +42,9 @@ HEX = re.compile(
     r"(?<![0-9A-Za-z])(?=[0-9a-fA-F]*[0-9])(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{8,}(?![0-9A-Za-z])"
 )
 MOST = 6  # significant digits
+# A count as toLocaleString writes it, its thousands grouped: "54,976", "1,234,567".
+COUNT = re.compile(r"(?<![\w.,])[-−]?(\d{1,3}(?:,\d{3})+)(?![\w]|[.,]\d)")
+COUNT_MOST = 3  # significant digits of a count of 10,000 or more
 
 
 def significant(whole: str, fraction: str) -> int:
@@ -49,7 +56,26 @@ def too_precise(s: str) -> list[str]:
     return [m.group(0) for m in DECIMAL.finditer(s) if significant(m[1], m[2]) > MOST]
 
 
+def too_long_counts(s: str) -> list[str]:
+    """The counts of 10,000 or more in `s` written to more than COUNT_MOST significant digits."""
+    out = []
+    for m in COUNT.finditer(s):
+        digits = m[1].replace(",", "")
+        if int(digits) >= 10_000 and len(digits.rstrip("0")) > COUNT_MOST:
+            out.append(m.group(0))
+    return out
+
+
 def test_the_rules_count_what_they_should():
+    assert too_long_counts("54,976 parameters · 36,480 and 38,464.") == [
+        "54,976",
+        "36,480",
+        "38,464",
+    ]
+    assert too_long_counts("55,000 parameters; 9,999 tokens; 1,234 steps; 1.23 million") == []
+    assert too_long_counts("of 1,234,567 bytes, 12,300 and 100,000 (200,000 / 512)") == [
+        "1,234,567"
+    ]
     assert too_precise("apple → apple: score 0.6524058041842772") == ["0.6524058041842772"]
     assert too_precise("score 14.620398596252752, the sum") == ["14.620398596252752"]
     assert too_precise("1.234567e-7 and 0.0000001234 and 3.14159") == ["1.234567e-7"]
@@ -84,11 +110,23 @@ class Reader:
                 for n in too_precise(s)
             }  # fmt: skip
         )
+        counts = sorted(
+            {
+                (kind, step, s, n)
+                for kind, items in self.seen.items()
+                for step, s in items
+                for n in too_long_counts(s)
+            }  # fmt: skip
+        )
         ids = sorted({(step, s) for step, s in self.seen["text"] if HEX.search(s)})
         said = "\n".join(
             f"{kind} after {step}: {n!r} in {s[:160]!r}" for kind, step, s, n in numbers
         )
         assert not numbers, f"numbers of more than {MOST} significant digits:\n{said}"
+        long = "\n".join(
+            f"{kind} after {step}: {n!r} in {s[:160]!r}" for kind, step, s, n in counts
+        )
+        assert not counts, f"counts of more than {COUNT_MOST} significant digits:\n{long}"
         assert not ids, "hex ids in visible text:\n" + "\n".join(f"{st}: {s!r}" for st, s in ids)
         assert self.seen["live"], "no live region was read"
 
@@ -134,3 +172,29 @@ def test_sentence_mode_reads_rounded_numbers(page, live_server, api):
     page.hover(canvas)
     reader.read("hover on the large heatmap")
     reader.check()
+
+
+def test_train_mode_reads_rounded_counts(page, live_server, api):
+    """A run whose model has 5 significant digits of parameters: the trained models card says
+    them to 3, as readableCount rounds the API's count; nothing on the tab (the form, the run
+    card, the runs list) says a longer count or number."""
+    open_train(page, live_server)
+    reader = Reader(page)
+    reader.read("opened")
+    small_form(page, 12, **{"#t-layers": "2", "#t-d-model": "32"})
+    run = train_and_wait(page, api)
+    assert run["state"] == "done"
+    params = run["variants"][0]["params"]
+    # The model's count has more digits than a sentence should say: the test reads a rounding.
+    assert params >= 10_000 and len(str(params).rstrip("0")) > COUNT_MOST, params
+    page.wait_for_function(
+        "id => [...document.querySelectorAll('#t-runs .t-run-item')]"
+        ".some((li) => li.dataset.run === id)",
+        arg=run["id"],
+    )
+    figures = page.locator("#t-models .t-model .dim").first.text_content()
+    assert f" · {readable_count(params)} parameters" in figures, figures
+    assert f"{params:,}" not in figures
+    reader.read("trained")
+    reader.check()
+    shoot(page, "train-counts", "#t-models-card")

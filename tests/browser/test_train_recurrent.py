@@ -6,6 +6,7 @@ and what it showed; axe finds nothing serious; screenshots at 1280 and 480 px wi
 from __future__ import annotations
 
 from tests.browser.helpers import ARTIFACTS, AXE, axe_serious, plot_data
+from tests.support.oracles import readable_count
 
 DONE = "() => document.getElementById('recurrent-card').dataset.state === 'done'"
 
@@ -31,6 +32,13 @@ def test_a_comparison_runs_in_the_page_with_its_plots_their_text_and_its_claims(
     run = api.get(f"/api/recurrent/{run_id}").json()
     assert run["state"] == "done" and run["task"] == "copy" and run["seed"] == 0
     page.wait_for_selector("#rc-time.js-plotly-plot .main-svg")
+
+    # The line under the bar: each model's parameters as a sentence says a count (3 significant
+    # digits from 10,000: 36,480 reads "36,500"); the API keeps the exact count.
+    doing = card.locator("[data-role=doing]").inner_text()
+    for m in run["models"]:
+        assert f"{readable_count(m['params'])} parameters" in doing, doing
+        assert m["params"] < 10_000 or f"{m['params']:,}" not in doing, doing
 
     # The plots: a line per model, the server's numbers (accuracy; time in ms).
     acc, time = plot_data(page, "rc-accuracy"), plot_data(page, "rc-time")

@@ -3,7 +3,10 @@ trace's single PCA, from layer 0 to the last layer, in 2-D or 3-D."""
 
 from __future__ import annotations
 
+import re
+
 from tests.browser.helpers import ARTIFACTS, assert_close, f32, mount_view, shown_token
+from tests.support.oracles import scene_groups
 
 MODEL = "all-MiniLM-L6-v2"
 TEXT = "The animal didn't cross the street because it was too tired"
@@ -106,8 +109,20 @@ def test_3d_paths_of_every_token(page, live_server, api):
     # "the" occurs twice: the legend tells them apart by token number, from 1 as everywhere.
     names = [t["name"] for t in drawn["data"]]
     assert names[1] == "the (token 2)" and names[7] == "the (token 8)" and names[2] == "animal"
-    labels = [a["text"] for a in scene["annotations"]]
-    assert labels == trace["tokens"]
+    # Each path's label at its end; paths that end close together share one, each name in its
+    # colour (core/labels.js sceneGroups: within a tenth of each axis's span), so a turn of the
+    # scene never pulls them over one another.
+    coords = trace["projection"]["coords"]
+    every = [f32(layer[i][:3]) for layer in coords for i in range(n)]
+    spans = [max(p[a] for p in every) - min(p[a] for p in every) for a in range(3)]
+    groups = scene_groups([f32(coords[-1][i][:3]) for i in range(n)], spans)
+    assert any(len(g) > 1 for g in groups) and sorted(sum(groups, [])) == list(range(n))
+    labels = [re.sub(r"<[^>]+>", "", a["text"]) for a in scene["annotations"]]
+    assert labels == [
+        ", ".join(shown_token(trace["tokens"][i]) for i in g[:4])
+        + (f" +{len(g) - 4} more" if len(g) > 4 else "")
+        for g in groups
+    ]
     page.locator("#traj-host").screenshot(path=str(ARTIFACTS / "trajectories-3d.png"))
 
 

@@ -4,7 +4,15 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { DIRECTIONS, labelAnnotation, overlaps, placeLabels } from "../../static/js/core/labels.js";
+import {
+  DIRECTIONS,
+  SCENE_NAMES,
+  labelAnnotation,
+  overlaps,
+  placeLabels,
+  sceneGroups,
+  sceneLabel,
+} from "../../static/js/core/labels.js";
 
 const AREA = { left: 0, top: 0, right: 400, bottom: 300 };
 
@@ -104,4 +112,81 @@ test("the annotation of each placement: shifted, on a leader line, or hidden", (
   assert.deepEqual([far.showarrow, far.ax, far.ay, far.arrowhead], [true, -30, 25, 0]);
   assert.equal(labelAnnotation(spec, { dx: 0, dy: 0, state: "crowded" }).visible, false);
   assert.equal(labelAnnotation(spec, null).text, "a&amp;b");
+});
+
+test("a live 3-D scene: tokens within a tenth of the span share one label, the same at any order", () => {
+  // The apple/banana example after layer 1 (An and a on one point, and near them; apple near
+  // banana), on axes spanning 1.16.
+  const points = [
+    [0.1, 0.23, 0.61],
+    [0.21, 0.42, 0.39],
+    [0.12, 0.27, 0.56],
+    [0.1, 0.23, 0.61],
+    [0.17, 0.39, 0.42],
+  ];
+  const groups = sceneGroups(points, [1.16, 1.16, 1.16]);
+  assert.deepEqual(
+    groups.map((g) => g.members),
+    [
+      [0, 2, 3],
+      [1, 4],
+    ],
+  );
+  groups[1].at.forEach((v, a) => assert.ok(Math.abs(v - (points[1][a] + points[4][a]) / 2) < 1e-12));
+  // Each axis scaled by its own span: 0.05 apart on an axis spanning 0.2 is a quarter of it.
+  assert.equal(
+    sceneGroups(
+      [
+        [0, 0, 0],
+        [0.05, 0, 0],
+      ],
+      [0.2, 10, 10],
+    ).length,
+    2,
+  );
+  assert.equal(
+    sceneGroups(
+      [
+        [0, 0, 0],
+        [0.05, 0, 0],
+      ],
+      [1, 10, 10],
+    ).length,
+    1,
+  );
+  // A chain of close points does not make one long group: each joins a group by its first point.
+  const chain = Array.from({ length: 10 }, (_, i) => [i * 0.06, 0, 0]);
+  for (const g of sceneGroups(chain, [1, 1, 1])) {
+    const xs = g.members.map((i) => chain[i][0]);
+    assert.ok(Math.max(...xs) - Math.min(...xs) < 0.2, String(xs));
+  }
+});
+
+test("a live 3-D scene's label names its tokens in their colours, then how many more", () => {
+  const tokens = ["the", "cat", "sat", "on", "the", "mat"].map((t, i) => ({
+    text: t,
+    shown: t,
+    name: `${t} (${i + 1})`,
+    color: i % 2 ? "#edc948" : "#4e79a7",
+  }));
+  const two = sceneLabel([1, 2, 3], tokens.slice(0, 2));
+  assert.equal(two.shown, "the, cat");
+  assert.deepEqual([two.x, two.y, two.z], [1, 2, 3]);
+  assert.deepEqual(two.more, []);
+  assert.match(
+    two.text,
+    /^<span style="color:#[0-9a-f]{6}">the<\/span>, <span style="color:#[0-9a-f]{6}">cat<\/span>$/,
+  );
+  assert.ok(!two.text.includes("#edc948")); // the yellow darkened to read on white
+  const six = sceneLabel([0, 0, 0], tokens);
+  assert.equal(six.shown, `the, cat, sat, on +${6 - SCENE_NAMES} more`);
+  assert.deepEqual(
+    six.names,
+    tokens.map((t) => t.name),
+  );
+  assert.deepEqual(six.more, ["the (5)", "mat (6)"]);
+  // As a scene annotation: its point's z, none of a 2-D plot's axis references.
+  const ann = labelAnnotation(six, null);
+  assert.equal(ann.z, 0);
+  assert.equal("xref" in ann, false);
 });

@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import { SENTENCE_FEEDS, TOY_FEEDS, TRAIN_FEEDS, viewsFed } from "../../static/js/core/feeds.js";
-import { exact, fmt, readable } from "../../static/js/core/numbers.js";
+import { exact, fmt, readable, readableCount } from "../../static/js/core/numbers.js";
 import { sinkNote } from "../../static/js/views/modelview.js";
 import { KEYS_MAX, TOP_KEYS, keyRows } from "../../static/js/views/qkview.js";
 import { logTicks } from "../../static/js/modes/train/views/traingrads.js";
@@ -124,6 +124,39 @@ test("numbers: readable to 3 significant digits, whole from 1000, masked as exac
       assert.ok(digits <= 3, `${x} -> ${s}`);
       assert.ok(Math.abs(Number(s) - x) <= Math.abs(x) * 5e-3, `${x} -> ${s}`);
     } else assert.equal(s, String(Math.sign(x) * Math.round(Math.abs(x))));
+  }
+});
+
+test("numbers: a count in a sentence whole to 9,999, then to 3 significant digits", () => {
+  // The issue's counts: a trained model's and the recurrent comparison's parameters.
+  assert.equal(readableCount(54976), "55,000");
+  assert.equal(readableCount(36480), "36,500");
+  assert.equal(readableCount(38464), "38,500");
+  assert.equal(readableCount(0), "0");
+  assert.equal(readableCount(-0), "0");
+  assert.equal(readableCount(24), "24");
+  assert.equal(readableCount(9999), "9,999"); // small counts stay exact
+  assert.equal(readableCount(10050), "10,100"); // halves away from zero
+  assert.equal(readableCount(-10050), "-10,100");
+  assert.equal(readableCount(99949), "99,900");
+  assert.equal(readableCount(351168), "351,000");
+  assert.equal(readableCount(999500), "1 million");
+  assert.equal(readableCount(1234567), "1.23 million");
+  assert.equal(readableCount(6313472), "6.31 million");
+  assert.equal(readableCount(2.5e9), "2.5 billion");
+  // Never more than 3 significant digits from 10,000, and within half a unit of the third.
+  for (let i = 1; i < 2000; i++) {
+    const n = Math.round(Math.abs(Math.sin(i)) * 10 ** (4 + (i % 6)));
+    const s = readableCount(n);
+    if (n < 10000) {
+      assert.equal(s, n.toLocaleString("en-US"));
+      continue;
+    }
+    const words = /^([\d.]+) (million|billion)$/.exec(s);
+    const shown = words ? words[1].replace(".", "").replace(/^0+/, "") : s.replace(/,/g, "").replace(/0+$/, "");
+    assert.ok(shown.length <= 3, `${n} -> ${s}`);
+    const value = words ? Number(words[1]) * (words[2] === "million" ? 1e6 : 1e9) : Number(s.replace(/,/g, ""));
+    assert.ok(Math.abs(value - n) <= n * 5e-3, `${n} -> ${s}`);
   }
 });
 

@@ -61,6 +61,35 @@ def readable(v, dtype: str = "F64") -> str:
         return js_number(float(d.quantize(step, rounding=ROUND_HALF_UP)))
 
 
+def scene_groups(points: list[list[float]], spans: list[float], near: float = 0.1):
+    """core/labels.js sceneGroups: the tokens that share a live 3-D scene's label. Each point, in
+    order, joins the first group whose first point is within `near` of it (each axis divided by
+    its span; Euclidean), else starts one. Returns each group's token indices, in order."""
+    groups: list[tuple[list[float], list[int]]] = []
+    for i, p in enumerate(points):
+        q = [v / (s or 1) for v, s in zip(p, spans, strict=True)]
+        home = next((g for g in groups if math.dist(g[0], q) < near), None)
+        if home:
+            home[1].append(i)
+        else:
+            groups.append((q, [i]))
+    return [members for _, members in groups]
+
+
+def readable_count(n: int) -> str:
+    """numbers.js readableCount(n): a count as a sentence says it, whole with thousands
+    separators up to 9,999, else to 3 significant digits, halves away from zero ("55,000"),
+    from a million in words ("1.23 million", "2.5 billion")."""
+    if abs(n) < 10_000:
+        return f"{n:,}"
+    step = Decimal(1).scaleb(len(str(abs(n))) - 3)
+    r = int(Decimal(n).quantize(step, rounding=ROUND_HALF_UP))
+    for size, word in ((10**9, "billion"), (10**6, "million")):
+        if abs(r) >= size:
+            return f"{(Decimal(r) / size).normalize():f} {word}"
+    return f"{r:,}"
+
+
 def token_groups(trace: dict, hide_special: bool, merge_words: bool) -> list[list[int]]:
     """The rows and columns shown: special tokens dropped, adjacent pieces of a word joined."""
     groups: list[list[int]] = []

@@ -8,7 +8,9 @@
 // (its token is still on hover, the keyboard cursor and the numbers table). A view draws its
 // labels with labelAnnotations (placed for the axes as they are, when the plot is drawn
 // already), then hands them to labelPlot, which places them again for the axes as drawn, and
-// after every resize, zoom or pan.
+// after every resize, zoom or pan. A live 3-D scene's labels are its scene annotations, placed
+// the same way where its camera draws their points (sceneAnnotations, labelScene), again after
+// each turn; tokens close in 3-D share one label (sceneGroups), which no turn pulls apart.
 
 import { el } from "./dom.js";
 import { onPlot, plotlyOf } from "./plotly.js";
@@ -97,9 +99,11 @@ export function placeLabels(labels, area, options = {}) {
 }
 
 /**
- * @typedef {{x: number, y: number, text: string, shown: string, names: string[], color: string,
- *   size?: number}} LabelSpec a label at data point (x, y) of a 2-D plot: text as Plotly takes it
- *   (escaped), shown as it reads (to measure it), names: the tokens it names, for the text box
+ * @typedef {{x: number, y: number, z?: number, text: string, shown: string, names: string[],
+ *   more?: string[], color: string, size?: number}} LabelSpec a label at data point (x, y) of a
+ *   2-D plot, or (x, y, z) of a 3-D scene: text as Plotly takes it (escaped), shown as it reads
+ *   (to measure it), names: the tokens it names, for the text box; more: those of its point it
+ *   leaves unnamed (the text box names them too)
  */
 
 export const LABEL_NAME = "token-label"; // each label annotation's `name`
@@ -127,8 +131,7 @@ export function labelAnnotation(spec, at) {
     name: LABEL_NAME,
     x: spec.x,
     y: spec.y,
-    xref: "x",
-    yref: "y",
+    ...(spec.z === undefined ? { xref: "x", yref: "y" } : { z: spec.z }), // a scene's: its own axes
     text: spec.text,
     xanchor: "center",
     yanchor: "middle",
@@ -153,7 +156,8 @@ export function labelAnnotation(spec, at) {
   return { ...base, showarrow: false, visible: false };
 }
 
-/** @type {WeakMap<HTMLElement, {labels: LabelSpec[], marks: number[][]}>} each plot's labels */
+/** @type {WeakMap<HTMLElement, {labels: LabelSpec[], marks: number[][], scene?: boolean}>} each
+ * plot's labels, and whether they are its 3-D scene's */
 const kept = new WeakMap();
 /** @type {WeakSet<HTMLElement>} plots whose relayout is listened to */
 const bound = new WeakSet();
@@ -204,21 +208,26 @@ export function labelAnnotations(plot, labels, marks = []) {
  */
 function place(plot) {
   const mine = kept.get(plot);
-  const where = mine && placeOn(plot, mine.labels, mine.marks);
+  const where = mine && (mine.scene ? placeInScene : placeOn)(plot, mine.labels, mine.marks);
   if (!mine || !where) return Promise.resolve();
   const full = /** @type {any} */ (plot)._fullLayout;
   plot.dataset.labelsAt = `${full.width}x${full.height}`; // the size they were placed for
-  unlabelledNote(
-    plot,
-    mine.labels.filter((_, i) => where[i].state === "crowded").flatMap((l) => l.names),
-  );
-  const current = /** @type {any} */ (plot).layout?.annotations ?? [];
+  unlabelledNote(plot, [
+    ...mine.labels.filter((_, i) => where[i].state === "crowded").flatMap((l) => l.names),
+    ...mine.labels.flatMap((l) => l.more ?? []),
+  ]);
+  const layout = /** @type {any} */ (plot).layout;
+  const current = (mine.scene ? layout?.scene?.annotations : layout?.annotations) ?? [];
   const next = [
     ...current.filter((/** @type {any} */ a) => a?.name !== LABEL_NAME),
     ...mine.labels.map((l, i) => labelAnnotation(l, where[i])),
   ];
-  if (JSON.stringify(next) === JSON.stringify(current)) return Promise.resolve();
-  return plotlyOf(plot).relayout(plot, { annotations: next });
+  const done = () => {
+    plot.dataset.labelsPlaced = String(Number(plot.dataset.labelsPlaced ?? 0) + 1); // tests wait on it
+  };
+  if (JSON.stringify(next) === JSON.stringify(current)) return Promise.resolve().then(done);
+  const update = mine.scene ? { "scene.annotations": next } : { annotations: next };
+  return plotlyOf(plot).relayout(plot, update).then(done);
 }
 
 /** Most tokens the note names one by one. */
@@ -252,19 +261,172 @@ function unlabelledNote(plot, names) {
  * @returns {Promise<void>}
  */
 export function labelPlot(plot, labels, marks = []) {
+  return keep(plot, labels, marks, false);
+}
+
+/**
+ * Keep `labels` of `plot` (its scene's, when `scene`) and place them now, then after each
+ * relayout that is not their own (a resize, a zoom, a turn of the scene).
+ * @param {HTMLElement} plot @param {LabelSpec[]} labels @param {number[][]} marks
+ * @param {boolean} scene @returns {Promise<void>}
+ */
+function keep(plot, labels, marks, scene) {
   if (!labels.length) {
     kept.delete(plot);
     unlabelledNote(plot, []);
     return Promise.resolve();
   }
-  kept.set(plot, { labels, marks });
+  kept.set(plot, { labels, marks, scene });
   if (!bound.has(plot)) {
     bound.add(plot);
     // A relayout of the labels alone (place's own) is not a new layout of the axes.
     onPlot(plot, "plotly_relayout", (/** @type {Record<string, unknown>} */ ev) => {
-      if (Object.keys(ev ?? {}).every((k) => k.startsWith("annotations"))) return;
-      void place(plot).catch(() => undefined);
+      const own = (/** @type {string} */ k) => k.startsWith("annotations") || k.startsWith("scene.annotations");
+      if (Object.keys(ev ?? {}).every(own)) return;
+      // A turn of a scene is drawn on the next frame: its camera is read after it.
+      const again = () => void place(plot).catch(() => undefined);
+      if (kept.get(plot)?.scene) requestAnimationFrame(again);
+      else again();
     });
   }
   return place(plot);
+}
+
+// ---- A live 3-D scene ---------------------------------------------------------------------
+
+/** Tokens closer than this share a live 3-D scene's label: a share of each axis's span. */
+export const SCENE_NEAR = 0.1;
+/** Most tokens one scene label names (then "+2 more"; all of them on hover and in the table). */
+export const SCENE_NAMES = 4;
+
+/**
+ * Which tokens share a label in a live 3-D scene. Its labels are placed apart for the camera at
+ * rest (labelScene), and move with their points while it turns; tokens whose points are close
+ * in 3-D are close on screen from every side, where their labels overprinted ("An, a" over
+ * "and", "apple" over "banana") or were pushed far out on lines. So each point, in order, joins
+ * the first group whose first point lies within `near` of it (each axis scaled by its span),
+ * else starts a group of its own: a group is at most 2 × near across, whatever the order, and
+ * the same points always group the same way. Pure.
+ * @param {number[][]} points @param {number[]} spans each axis's span (hi − lo)
+ * @param {number} [near]
+ * @returns {{at: number[], members: number[]}[]} at: the group's mean point; members: its token
+ *   indices, in order; the groups in the order of their first token
+ */
+export function sceneGroups(points, spans, near = SCENE_NEAR) {
+  /** @type {{first: number[], members: number[]}[]} */
+  const groups = [];
+  points.forEach((p, i) => {
+    const q = p.map((v, a) => v / (spans[a] || 1));
+    const home = groups.find((g) => Math.hypot(...g.first.map((v, a) => v - q[a])) < near);
+    if (home) home.members.push(i);
+    else groups.push({ first: q, members: [i] });
+  });
+  return groups.map(({ members }) => ({
+    at: points[members[0]].map((_, a) => members.reduce((s, i) => s + points[i][a], 0) / members.length),
+    members,
+  }));
+}
+
+/**
+ * The label of one group of a live 3-D scene (sceneGroups), at its point `at`: each token's name
+ * in its colour darkened to AA on white, up to SCENE_NAMES of them, then how many more.
+ * @param {number[]} at @param {{text: string, shown: string, name: string, color: string}[]} tokens
+ *   each token's name as Plotly takes it (escaped), as it reads, as the text box names it, and
+ *   its colour
+ * @param {number} [size]
+ * @returns {LabelSpec}
+ */
+export function sceneLabel(at, tokens, size = SIZE) {
+  const named = tokens.slice(0, SCENE_NAMES);
+  const left = tokens.length - named.length;
+  const more = left ? ` +${left} more` : "";
+  return {
+    x: at[0],
+    y: at[1],
+    z: at[2],
+    text:
+      named.map((t) => `<span style="color:${readableOnWhite(t.color)}">${t.text}</span>`).join(", ") +
+      (more ? `<span style="color:${MUTED}">${more}</span>` : ""),
+    shown: named.map((t) => t.shown).join(", ") + more,
+    names: tokens.map((t) => t.name),
+    more: tokens.slice(SCENE_NAMES).map((t) => t.name),
+    color: tokens[0].color,
+    size,
+  };
+}
+const MUTED = "#5b6475"; // the page's muted text, AA on white
+
+/** A 4-vector through a 4 × 4 matrix in WebGL's (column-major) order.
+ * @param {ArrayLike<number>} m @param {number[]} v */
+const transform = (m, v) => [0, 1, 2, 3].map((j) => v.reduce((sum, x, i) => sum + m[4 * i + j] * x, 0));
+
+/**
+ * Where the live 3-D scene of `plot` draws a point now, in the plot's pixels (y down), as Plotly
+ * places a scene annotation (plots/gl3d/project.js: its camera's model, view and projection; the
+ * scene's domain), and the scene's box; null before the scene is drawn.
+ * @param {HTMLElement} plot
+ */
+function scenePixels(plot) {
+  const full = /** @type {any} */ (plot)._fullLayout;
+  const layout = full?.scene;
+  const cam = layout?._scene?.glplot?.cameraParams;
+  const scale = layout?._scene?.dataScale;
+  const size = full?._size;
+  if (!cam?.projection || !scale || !size || !layout.domain) return null;
+  const { x: dx, y: dy } = layout.domain;
+  const left = size.l + dx[0] * size.w;
+  const top = size.t + (1 - dy[1]) * size.h;
+  const width = (dx[1] - dx[0]) * size.w;
+  const height = (dy[1] - dy[0]) * size.h;
+  return {
+    /** @type {Box} */ area: { left, top, right: left + width, bottom: top + height },
+    /** @param {number[]} p @returns {{x: number, y: number}} */
+    at: (p) => {
+      const v = [cam.model, cam.view, cam.projection].reduce(
+        (u, m) => transform(m, u),
+        [p[0] * scale[0], p[1] * scale[1], p[2] * scale[2], 1],
+      );
+      return { x: left + 0.5 * (1 + v[0] / v[3]) * width, y: top + 0.5 * (1 - v[1] / v[3]) * height };
+    },
+  };
+}
+
+/**
+ * Where `labels` go in the live 3-D scene of `plot`, for its camera now; null before it is drawn.
+ * @param {HTMLElement} plot @param {LabelSpec[]} labels @param {number[][]} marks 3-D points
+ * @returns {Placement[] | null}
+ */
+function placeInScene(plot, labels, marks) {
+  const px = scenePixels(plot);
+  if (!px) return null;
+  const font = /** @type {any} */ (plot)._fullLayout.font?.family ?? "sans-serif";
+  const sized = labels.map((l) => ({
+    ...px.at([l.x, l.y, l.z ?? 0]),
+    ...measure(l.shown, l.size ?? SIZE, font),
+  }));
+  return placeLabels(sized, px.area, { marks: marks.map(px.at), blocks: legendBoxes(plot) });
+}
+
+/**
+ * The scene annotations of `labels` for a draw of the live 3-D scene of `plot` about to be made:
+ * placed for its camera as it is (a redraw keeps the camera), or just above their points
+ * before the scene is first drawn. labelScene places them again once it is drawn.
+ * @param {HTMLElement} plot @param {LabelSpec[]} labels @param {number[][]} [marks]
+ */
+export function sceneAnnotations(plot, labels, marks = []) {
+  const where = placeInScene(plot, labels, marks);
+  return labels.map((l, i) => labelAnnotation(l, where ? where[i] : null));
+}
+
+/**
+ * Keep `labels` of the live 3-D scene of `plot` apart as labelPlot keeps a 2-D plot's: placed
+ * where its camera draws their points now (after a draw), and again after each turn of the
+ * scene or resize; one with no room is left off, and the text box names it (and the tokens a
+ * shared label leaves unnamed). `marks`: the scene's points [x, y, z] the labels should not
+ * cover. Empty `labels` stop it.
+ * @param {HTMLElement} plot @param {LabelSpec[]} labels @param {number[][]} [marks]
+ * @returns {Promise<void>}
+ */
+export function labelScene(plot, labels, marks = []) {
+  return keep(plot, labels, marks, true);
 }

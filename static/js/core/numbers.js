@@ -1,5 +1,6 @@
 // Numbers as a person reads them: short (fmt), to 3 significant digits (readable: text, tooltips,
-// live regions) or exact (exact: the numbers tables, CSV, exports), never "-0.00". Pure, no DOM.
+// live regions; readableCount: a count in a sentence) or exact (exact: the numbers tables, CSV,
+// exports), never "-0.00". Pure, no DOM.
 
 /**
  * A short display of a number (2 decimals by default), never "-0.00"; "–" for none.
@@ -50,4 +51,25 @@ export function readable(v, dtype = "F64") {
   const x = dtype === "F32" ? Number(exact(v, "F32")) : Number(v);
   if (Math.abs(x) >= 1000) return String(Math.sign(x) * Math.round(Math.abs(x)));
   return String(Number(x.toPrecision(3))); // String(-0) is "0"
+}
+
+/**
+ * A count as a person reads it in a sentence ("55,000 parameters"): whole, with thousands
+ * separators, up to 9,999 ("1,234 tokens"); from 10,000 to 3 significant digits, as readable()
+ * rounds ("54,976" reads "55,000", "36,480" "36,500", 999,999 "1 million"); from a million in
+ * words ("1.23 million", "2.5 billion"). Halves round away from zero. A cap, a counter beside
+ * an input ("59 / 128 tokens"), a step of a run and a refusal's figures stay exact, as do the
+ * numbers tables, CSV, exports and the API.
+ * @param {number} n
+ */
+export function readableCount(n) {
+  if (!Number.isFinite(n)) return String(n);
+  const whole = Math.sign(n) * Math.round(Math.abs(n)) || 0; // never "-0"
+  if (Math.abs(whole) < 10000) return whole.toLocaleString("en-US");
+  // toPrecision rounds a half away from zero (the sign is set aside first).
+  const r = Number(whole.toPrecision(3));
+  const a = Math.abs(r);
+  if (a >= 1e9) return `${Number((r / 1e9).toPrecision(3))} billion`;
+  if (a >= 1e6) return `${Number((r / 1e6).toPrecision(3))} million`;
+  return r.toLocaleString("en-US");
 }

@@ -11,7 +11,7 @@
 // nearest keys in the map. render(container, data, selection, callbacks).
 
 import { el, sizeCanvas } from "../core/dom.js";
-import { fmt } from "../core/numbers.js";
+import { fmt, readableCount } from "../core/numbers.js";
 import { FONT, GRID, TEXT, TEXT_DIM } from "../core/theme.js";
 import { quotedToken, shownToken } from "../core/tokens.js";
 import { describe } from "./access.js";
@@ -161,10 +161,10 @@ export function userNearest(data) {
  * @param {Corpus} data
  */
 export function corpusSummary(data) {
-  const n = data.tokens.toLocaleString("en-US");
+  const n = readableCount(data.tokens);
   const head =
-    `${n} tokens from ${data.texts.length.toLocaleString("en-US")} text${data.texts.length === 1 ? "" : "s"}` +
-    (data.dropped ? ` (${data.dropped.toLocaleString("en-US")} more left out by the budget)` : "");
+    `${n} tokens from ${readableCount(data.texts.length)} text${data.texts.length === 1 ? "" : "s"}` +
+    (data.dropped ? ` (${readableCount(data.dropped)} more left out by the budget)` : "");
   if (!data.points) return `${head}; no queries and keys: ${data.unavailable ?? "the model gives none"}`;
   const pairs = userNearest(data);
   if (!pairs.length) return `${head}.`;
@@ -192,7 +192,7 @@ export function axisTitle(data, axis) {
 export function mapTitle(data) {
   return (
     `Queries and keys of layer ${data.layer + 1} head ${data.head + 1}: ` +
-    `${data.tokens.toLocaleString("en-US")} tokens from ${data.texts.length.toLocaleString("en-US")} texts, ${data.projection.toUpperCase()}`
+    `${readableCount(data.tokens)} tokens from ${readableCount(data.texts.length)} texts, ${data.projection.toUpperCase()}`
   );
 }
 

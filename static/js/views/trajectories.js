@@ -6,14 +6,15 @@
 // tokens draw as fast as eight. A long text starts with a few (defaultRows). The plot takes
 // focus: the arrow keys move along a path's layers (left, right) and between the paths (up,
 // down), a live region reading each point as the hover writes it; under it a summary and, up to
-// TABLE_MAX paths, each path's coordinates in a table. In 2-D each path's label is at its end,
-// kept apart from the others by core/labels.js. render(container, data, sel, callbacks).
+// TABLE_MAX paths, each path's coordinates in a table. Each path's label is at its end, kept
+// apart from the others by core/labels.js (in 3-D for the camera at rest, paths that end close
+// together sharing one: sceneGroups). render(container, data, sel, callbacks).
 
 import { el } from "../core/dom.js";
 import { fmt, readable } from "../core/numbers.js";
-import { labelAnnotations, labelPlot } from "../core/labels.js";
+import { labelAnnotations, labelPlot, labelScene, sceneAnnotations, sceneGroups, sceneLabel } from "../core/labels.js";
 import { onPlot, plotlyOf } from "../core/plotly.js";
-import { PALETTE_SIZE, baseLayout, draw, plotText, plotToken, readableOnWhite, tokenColor } from "../core/theme.js";
+import { PALETTE_SIZE, baseLayout, draw, plotText, plotToken, tokenColor } from "../core/theme.js";
 import { shownToken, spokenToken } from "../core/tokens.js";
 import { describe, keyCursor } from "./access.js";
 import { farthest } from "./describe.js";
@@ -261,11 +262,43 @@ function layout2d(ax, empty) {
   });
 }
 
-/** @param {TrajData} trace @param {number[]} picked @param {string[]} ax @param {object[]} empty
- * @param {Map<number, string>} colour */
-function layout3d(trace, picked, ax, empty, colour) {
+/**
+ * The 3-D paths' labels, each at its path's end, as scene annotations (SVG, at a steady size;
+ * WebGL text is not), placed apart for the camera at rest (core/labels.js labelScene): paths
+ * that end close together share one (sceneGroups). None past LEGEND_MAX paths. And every point
+ * of the paths, which they keep off.
+ * @param {TrajData} trace @param {number[]} picked @param {Map<number, string>} nm
+ * @param {Map<number, string>} colour
+ * @returns {{labels: import("../core/labels.js").LabelSpec[], marks: number[][]}}
+ */
+function sceneLabels(trace, picked, nm, colour) {
+  if (!picked.length || picked.length > LEGEND_MAX) return { labels: [], marks: [] };
   const coords = /** @type {NonNullable<TrajData["projection"]>} */ (trace.projection).coords;
-  const L = coords.shape[0] - 1;
+  const paths = picked.map((i) => pointsOf(coords, i).map((p) => p.slice(0, 3)));
+  const marks = paths.flat();
+  // Each axis's span over every point drawn, as Plotly's autorange takes it.
+  const spans = [0, 1, 2].map((a) => Math.max(...marks.map((p) => p[a])) - Math.min(...marks.map((p) => p[a])));
+  const groups = sceneGroups(
+    paths.map((p) => p[p.length - 1]),
+    spans,
+  );
+  const labels = groups.map(({ at, members }) =>
+    sceneLabel(
+      at,
+      members.map((r) => ({
+        text: plotToken(trace.tokens[picked[r]]),
+        shown: shownToken(trace.tokens[picked[r]]),
+        name: /** @type {string} */ (nm.get(picked[r])),
+        color: /** @type {string} */ (colour.get(picked[r])),
+      })),
+      12,
+    ),
+  );
+  return { labels, marks };
+}
+
+/** @param {string[]} ax @param {object[]} empty @param {object[]} labels the scene's */
+function layout3d(ax, empty, labels) {
   const axis = (c) => ({
     title: { text: ax[c] },
     gridcolor: "#e3e6eb",
@@ -273,17 +306,6 @@ function layout3d(trace, picked, ax, empty, colour) {
     backgroundcolor: "#fbfcfd",
     showbackground: true,
   });
-  // Scene annotations: SVG labels at a steady size (WebGL text is not).
-  const labels = (picked.length > LEGEND_MAX ? [] : picked).map((i) => ({
-    x: pointsOf(coords, i)[L][0],
-    y: pointsOf(coords, i)[L][1],
-    z: pointsOf(coords, i)[L][2],
-    text: plotToken(trace.tokens[i]),
-    showarrow: false,
-    yshift: 11,
-    font: { size: 12, color: readableOnWhite(/** @type {string} */ (colour.get(i))) },
-    bgcolor: "rgba(255,255,255,0.65)",
-  }));
   return baseLayout({
     margin: { l: 0, r: 0, t: 8, b: 0 },
     legend: { title: { text: "token" }, itemclick: false, itemdoubleclick: false },
@@ -386,15 +408,23 @@ export function render(container, data, sel, callbacks = {}) {
         },
       ];
   if (k === 2 && !picked.length) traces.push({ type: "scatter", x: [], y: [], showlegend: false });
-  const layout = /** @type {any} */ (k === 3 ? layout3d(data, picked, ax, empty, colour) : layout2d(ax, empty));
-  // In 2-D each path (up to LEGEND_MAX) is labelled at its end; a scene keeps its own labels.
-  const ends = k === 2 && !grouped ? endLabels(data, picked, nm, colour) : { labels: [], marks: [] };
-  layout.annotations = [...layout.annotations, ...labelAnnotations(plot, ends.labels, ends.marks)];
+  // Each path (up to LEGEND_MAX) is labelled at its end: in 2-D a layout annotation, in 3-D
+  // a scene annotation.
+  const ends =
+    k === 3
+      ? sceneLabels(data, picked, nm, colour)
+      : grouped
+        ? { labels: [], marks: [] }
+        : endLabels(data, picked, nm, colour);
+  const layout = /** @type {any} */ (
+    k === 3 ? layout3d(ax, empty, sceneAnnotations(plot, ends.labels, ends.marks)) : layout2d(ax, empty)
+  );
+  if (k === 2) layout.annotations = [...layout.annotations, ...labelAnnotations(plot, ends.labels, ends.marks)];
   layout.showlegend = picked.length > 0 && !grouped; // also for a single token
   plot._trajPick = callbacks.onPick || null;
   accessible(plot, data, picked, k, ax, nm, grouped);
   return draw(plot, traces, layout, "attnviz-trajectories").then(() => {
-    const placed = labelPlot(plot, ends.labels, ends.marks);
+    const placed = (k === 3 ? labelScene : labelPlot)(plot, ends.labels, ends.marks);
     if (plot._trajBound) return placed;
     plot._trajBound = true;
     // Clicking a path makes its token the query of the other views (when the page asks).

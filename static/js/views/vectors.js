@@ -5,14 +5,15 @@
 // plot takes focus: the arrow keys move over the tokens (left, right) at the start and after
 // the layer (up, down), a live region reading each as the hover writes it; under it a summary
 // (which token moved farthest) and the coordinates in a table. In 2-D and the still picture the
-// token labels are kept apart by core/labels.js (the live scene turns its own).
+// token labels are kept apart by core/labels.js, in the live scene for its camera at rest, where
+// tokens close in 3-D share one label (sceneGroups).
 
 import { nested, sub } from "../core/compact.js";
 import { fmt, readable } from "../core/numbers.js";
 import { plotlyOf, prefetch3d } from "../core/plotly.js";
 import { camera, frame } from "../core/still3d.js";
-import { labelAnnotations, labelPlot } from "../core/labels.js";
-import { baseLayout, draw, plotText, plotToken, readableOnWhite, tokenColor } from "../core/theme.js";
+import { labelAnnotations, labelPlot, labelScene, sceneAnnotations, sceneGroups, sceneLabel } from "../core/labels.js";
+import { baseLayout, draw, plotText, plotToken, tokenColor } from "../core/theme.js";
 import { shownToken, spokenToken } from "../core/tokens.js";
 import { describe, keyCursor } from "./access.js";
 import { farthest } from "./describe.js";
@@ -217,18 +218,6 @@ function arrow(tip, tail, color, width) {
   };
 }
 
-/** The label of the tokens `members` (that share a point) above it, at `where`. */
-function tokenLabel(trace, members, where) {
-  return {
-    ...where,
-    text: members.map((i) => plotToken(trace.tokens[i])).join(", "),
-    showarrow: false,
-    yshift: 12,
-    font: { size: 13, color: readableOnWhite(tokenColor(members[0])) },
-    bgcolor: "rgba(255,255,255,0.6)",
-  };
-}
-
 /**
  * The 2-D plot's token labels (core/labels.js keeps them apart): one per drawn point `xy`,
  * tokens drawn on the same point sharing it ("An, a").
@@ -236,12 +225,7 @@ function tokenLabel(trace, members, where) {
  * @returns {import("../core/labels.js").LabelSpec[]}
  */
 function labelSpecs(trace, xy) {
-  const count = new Map();
-  for (const t of trace.tokens) count.set(t, (count.get(t) || 0) + 1);
-  const name = (/** @type {number} */ i) => {
-    const t = trace.tokens[i];
-    return count.get(t) > 1 ? `${shownToken(t)} (token ${i + 1})` : shownToken(t);
-  };
+  const name = namer(trace);
   return labelGroups(xy).map(([p, members]) => ({
     x: p[0],
     y: p[1],
@@ -250,6 +234,17 @@ function labelSpecs(trace, xy) {
     names: members.map(name),
     color: tokenColor(members[0]),
   }));
+}
+
+/** How the text box names token i: as it reads, with its number when the text repeats it.
+ * @param {TraceMeta} trace */
+function namer(trace) {
+  const count = new Map();
+  for (const t of trace.tokens) count.set(t, (count.get(t) || 0) + 1);
+  return (/** @type {number} */ i) => {
+    const t = trace.tokens[i];
+    return count.get(t) > 1 ? `${shownToken(t)} (token ${i + 1})` : shownToken(t);
+  };
 }
 
 function draw3d(el, trace, f, l, view) {
@@ -289,11 +284,23 @@ function draw3d(el, trace, f, l, view) {
   if (f.arrows) data.push(...line(segments(f.at(l), 3), "solid", 7, `after layer ${l}`, "arrows"));
   if (f.arrows && trace.n <= 24) data.push(...cones(f.at(l)));
   data.push(tips(trace, f, 0, 3, "before"), tips(trace, f, l, 3, "after"));
-  // Labels as scene annotations: drawn in SVG at a steady size (WebGL text is not).
-  const annotations = labelGroups(f.at(l)).map(([p, members]) =>
-    tokenLabel(trace, members, { x: p[0], y: p[1], z: p[2] }),
-  );
+  // Labels as scene annotations: drawn in SVG at a steady size (WebGL text is not), placed
+  // apart for the camera at rest (core/labels.js labelScene); tokens close in 3-D share one.
   const range = sharedRange(f, trace.layers);
+  const span = range[1] - range[0];
+  const name = namer(trace);
+  const labels = sceneGroups(f.at(l), [span, span, span]).map(({ at, members }) =>
+    sceneLabel(
+      at,
+      members.map((i) => ({
+        text: plotToken(trace.tokens[i]),
+        shown: shownToken(trace.tokens[i]),
+        name: name(i),
+        color: tokenColor(i),
+      })),
+    ),
+  );
+  const marks = [...f.at(0), ...f.at(l)];
   const axis = (i) => ({
     title: { text: plotText(f.titles[i]) },
     range,
@@ -314,14 +321,14 @@ function draw3d(el, trace, f, l, view) {
         yaxis: axis(1),
         zaxis: axis(2),
         aspectmode: "cube",
-        annotations,
+        annotations: sceneAnnotations(el, labels, marks),
         camera: { eye: { x: 1.45, y: -1.5, z: 0.75 } },
         uirevision: `3d-${trace.d}`,
       },
     }),
     "attnviz-vectors",
   );
-  return drawn.then(() => labelPlot(el, [])); // the scene's own labels turn with it
+  return drawn.then(() => labelScene(el, labels, marks));
 }
 
 /** The camera of the 3-D scene (draw3d) and of its still picture (drawStill). */

@@ -116,7 +116,11 @@ export function createDrawing(ctx) {
    * views show when the token options change them.
    * @param {number} n @param {import("../../core/types.js").TokenViewMeta} [tv] */
   function showCount(n, tv) {
-    const cap = `${n} / ${modelInfo()?.max_tokens ?? "?"} tokens`;
+    // Over the cap of the model whose trace the views show (the picker may hold another, one
+    // that cannot read the text: unreadable.js).
+    const drawn = /** @type {{model?: string} | undefined} */ (app.parts?.body)?.model;
+    const info = app.models?.models.find((m) => m.name === drawn) ?? modelInfo();
+    const cap = `${n} / ${info?.max_tokens ?? "?"} tokens`;
     const rows = tv?.labels.length ?? n;
     const what = app.s.mergeWords ? "words" : "tokens";
     byId("s-count").textContent = rows === n && !app.s.mergeWords ? cap : `${rows} ${what} shown · ${cap}`;

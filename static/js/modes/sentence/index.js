@@ -267,7 +267,9 @@ export function createSentence(hooks, { openParts = undefined, models = null, vi
     if (sayUnreadable({ models, info: modelInfo(), text: app.s.text, shown: shownModel, useText })) {
       client.idle();
       hooks.setError(app.problem);
-      status.set("waiting for a text the model can read");
+      // As the note by the text box says it: the views (if any) are the last trace's, not this
+      // text's (short enough for the header's two lines).
+      status.set(`${app.first ? "not updated" : "no trace"}: the model can't read it`);
       return;
     }
     client.request(traceBody(app.s, modelInfo()), p.thumbParams(), delay);

@@ -11,7 +11,7 @@
 import { fetchCorpus } from "../../../core/api.js";
 import { byId, fillIndexSelect, fillOptions } from "../../../core/dom.js";
 import { CORPUS_FEEDS, viewsFed } from "../../../core/feeds.js";
-import { readable } from "../../../core/numbers.js";
+import { readable, readableCount } from "../../../core/numbers.js";
 import * as corpusview from "../../../views/corpus.js";
 import * as clusterview from "../../../views/headclusters.js";
 
@@ -174,7 +174,7 @@ export function createCorpusCard(ctx) {
   function said(a) {
     const t = a.seconds;
     return (
-      `${a.tokens.toLocaleString("en-US")} tokens from ${a.texts.length.toLocaleString("en-US")} texts` +
+      `${readableCount(a.tokens)} tokens from ${readableCount(a.texts.length)} texts` +
       `${a.cut ? " (cut at the budget)" : ""}: run in ${t.run.toFixed(2)} s${a.cached ? " (the set's run was kept)" : ""}, ` +
       `projected in ${t.project.toFixed(2)} s, heads clustered in ${t.cluster.toFixed(2)} s. ` +
       "Hover or focus a point; click one (or press Enter) to open its text above."
@@ -292,7 +292,7 @@ export function createCorpusCard(ctx) {
       s.upload = text;
       const lines = text.split(/\r?\n/).filter((l) => l.trim()).length;
       ready();
-      status.textContent = `${picked.name}: ${lines.toLocaleString("en-US")} text${lines === 1 ? "" : "s"} (one per non-empty line), ${n.toLocaleString("en-US")} characters.`;
+      status.textContent = `${picked.name}: ${readableCount(lines)} text${lines === 1 ? "" : "s"} (one per non-empty line), ${readableCount(n)} characters.`;
     };
     reader.onerror = () => ctx.setError(`upload: could not read ${picked.name}`);
     reader.readAsText(picked);

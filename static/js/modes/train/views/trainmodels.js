@@ -6,7 +6,7 @@
 
 import { runName } from "../../../core/runname.js";
 import { el } from "../../../core/dom.js";
-import { fmt } from "../../../core/numbers.js";
+import { fmt, readableCount } from "../../../core/numbers.js";
 import { claimList } from "../claims.js";
 import { variantFigures } from "../../../core/trainrun.js";
 
@@ -57,7 +57,7 @@ export function render(card, data, sel, callbacks) {
         textContent:
           ` ${v.label ? `${v.label} · ` : ""}` +
           (v.model_step != null ? `interrupted · its model as of step ${v.model_step} · ` : `${v.state} · `) +
-          `${variantFigures(v)} · ${v.params.toLocaleString("en")} parameters${where}`,
+          `${variantFigures(v)} · ${readableCount(v.params)} parameters${where}`,
       });
       if (!folder) {
         return el("div", { className: "t-model" }, [

@@ -6,7 +6,7 @@
 // render(card, data, sel, callbacks): the card's parts are marked by data-role.
 
 import { fillOptions } from "../../../core/dom.js";
-import { fmt } from "../../../core/numbers.js";
+import { fmt, readableCount } from "../../../core/numbers.js";
 import { claimList } from "../claims.js";
 import { plotlyOf } from "../../../core/plotly.js";
 import { baseLayout, draw, headColor, plotText } from "../../../core/theme.js";
@@ -70,7 +70,7 @@ export function render(card, data, sel, callbacks) {
         run.models
           .map(
             (m) =>
-              `${nameOf(m)} ${m.params.toLocaleString("en-US")} parameters` +
+              `${nameOf(m)} ${readableCount(m.params)} parameters` +
               (m.train_seconds !== null ? `, trained in ${fmt(m.train_seconds, 1)} s` : ""),
           )
           .join(" · ");
