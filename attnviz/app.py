@@ -12,14 +12,22 @@ from attnviz import __version__
 from attnviz.api import api_router
 from attnviz.api import export as export_api
 from attnviz.api.errors import install_error_handlers
-from attnviz.api.middleware import BodyLimit, HeadAsGet, SecurityHeaders, TimeLimit
+from attnviz.api.middleware import (
+    BodyLimit,
+    HeadAsGet,
+    Methods,
+    SecurityHeaders,
+    SlashRedirect,
+    TimeLimit,
+    TrustedProxies,
+)
 from attnviz.api.visitor import Visitors
 from attnviz.engine.device import resolve_device
 from attnviz.learn.classroom import Classroom
 from attnviz.limits import LIMITS, data_url_chars
 from attnviz.pretrained import load_registry
 from attnviz.services import compute
-from attnviz.services.datadir import server_secret
+from attnviz.services.datadir import open_data_dir, server_secret
 from attnviz.services.jobs import TraceJobs
 from attnviz.services.recurrent import RecurrentService
 from attnviz.services.trace_service import TraceService
@@ -58,6 +66,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         offload_folder=settings.offload_folder,
         ndif=settings.ndif,
     )
+    open_data_dir(settings.data_path)  # 0700: what is in it is the server's user's alone
     app.state.traces = TraceService(settings, app.state.device, app.state.registry)
     app.state.trace_jobs = TraceJobs(app.state.traces, settings)
     app.state.training = TrainService(settings, app.state.device, app.state.registry)
@@ -67,9 +76,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # GZip for the page, its scripts and the small JSON answers. Traces are compressed by the
     # trace service, on the compute thread (a large JSON trace would hold the event loop): the
     # middleware passes a body that already has a Content-Encoding.
-    # Added innermost first: a request meets Visitors (who is asking; a new visitor's cookie on
-    # every answer, refusals included), TimeLimit, BodyLimit, HeadAsGet, GZip, then the security
-    # headers (which read an HTML page before it is compressed).
+    # Added innermost first: a request meets TrustedProxies (a proxy's X-Forwarded-* from the
+    # allowed proxies only), Visitors (who is asking; a new visitor's cookie on every answer,
+    # refusals included), TimeLimit, BodyLimit, HeadAsGet, GZip, the security headers (which
+    # read an HTML page before it is compressed), then Methods (OPTIONS, a 405's Allow).
+    app.add_middleware(Methods, router=app.router)
     app.add_middleware(SecurityHeaders, settings=settings)
     app.add_middleware(
         GZipMiddleware,
@@ -87,6 +98,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(TimeLimit, seconds=settings.request_timeout_s)
     admin = settings.admin_token.get_secret_value() if settings.admin_token else None
     app.add_middleware(Visitors, secret=server_secret(settings), admin_token=admin)
+    app.add_middleware(TrustedProxies, allowed=settings.forwarded_allow_ips)
+    # A path with or without its trailing slash: redirected by SlashRedirect, relatively.
+    app.router.redirect_slashes = False
+    app.router.default = SlashRedirect(app.router)
     app.include_router(api_router)
     app.include_router(export_api.router)
     install_web(app)

@@ -138,8 +138,9 @@ class Settings(BaseSettings):
     # Who may embed the page in a frame: the CSP frame-ancestors sources ('none', 'self' or
     # origins such as https://example.org, separated by spaces).
     frame_ancestors: str = "'none'"
-    # Proxies whose X-Forwarded-For names the client (for fair turns per client), separated by
-    # commas; "*" trusts any.
+    # Proxies whose X-Forwarded-For names the client (for fair turns per client) and whose
+    # X-Forwarded-Proto the scheme (a Secure cookie), separated by commas (addresses, networks);
+    # "*" trusts any. From any other client both headers are ignored (api.middleware).
     forwarded_allow_ips: str = "127.0.0.1"
 
     # -- training runs (the Train mode) ---------------------------------------------------------

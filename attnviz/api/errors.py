@@ -32,12 +32,15 @@ _UNION_TAGS = ("toy", "text")
 
 
 def _strip_tag(loc: tuple | list, union: bool) -> list:
-    """The location without the tag of /api/trace's union (``union``), and elsewhere without a
-    ``toy`` or ``text`` before a field within it (a Learn check's toy table: its messages are a
-    trace's), but not a field of that name itself (the corpus's ``text``)."""
+    """The location without the tag of /api/trace's union (``union``) or of /api/export's
+    ``trace``, and elsewhere without a ``toy`` or ``text`` before a field within it (a Learn
+    check's toy table: its messages are a trace's), but not a field of that name itself (the
+    corpus's ``text``)."""
     loc = list(loc)
     if (union or len(loc) > 2) and len(loc) > 1 and loc[0] == "body" and loc[1] in _UNION_TAGS:
         del loc[1]
+    elif loc[:2] == ["body", "trace"] and len(loc) > 3 and loc[2] in _UNION_TAGS:
+        del loc[2]  # POST /api/export's trace, the same union
     return loc
 
 
@@ -62,11 +65,28 @@ def _one_line(err: dict) -> str:
     return f"{_field(err.get('loc', ())) or 'body'}: {msg}"
 
 
+def _plainer(err: dict, union: bool) -> dict:
+    """Two refusals said as what to do: a number sent as true or false (``config.seed: Input
+    should be a valid integer, not false``), and a query parameter of POST /api/trace sent in
+    its body (``layer: a query parameter, not a body field ...``)."""
+    kind, given, loc = err.get("type"), err.get("input"), err.get("loc", [])
+    if kind in ("int_type", "float_type") and isinstance(given, bool):
+        return {**err, "msg": f"{err.get('msg')}, not {str(given).lower()}"}
+    if kind == "extra_forbidden" and union and len(loc) == 2 and loc[1] in TraceQuery.model_fields:
+        name = loc[1]
+        return {
+            **err,
+            "msg": f"a query parameter, not a body field: send it in the URL "
+            f"(POST /api/trace?{name}=...)",
+        }
+    return err
+
+
 async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
     errors: list[dict[str, Any]] = []
     union = request.url.path.endswith("/api/trace")
     for err in exc.errors():
-        err = {**err, "loc": _strip_tag(err.get("loc", ()), union)}
+        err = _plainer({**err, "loc": _strip_tag(err.get("loc", ()), union)}, union)
         if err.get("type") == "json_invalid":
             where = err.get("loc", ("body", "?"))[-1]
             reason = err.get("ctx", {}).get("error", "")

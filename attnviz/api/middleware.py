@@ -1,5 +1,7 @@
-"""What every request passes through before the routers: a body cap, a time limit, HEAD as GET,
-and the security headers. Plain ASGI middleware, so a body is never read whole to be refused.
+"""What every request passes through before the routers: the proxy headers of trusted proxies
+only, a body cap, a time limit, HEAD as GET, OPTIONS and ``Allow`` as every route of a path
+says, and the security headers; and the router's answer to a path no route takes. Plain ASGI
+middleware, so a body is never read whole to be refused.
 """
 
 from __future__ import annotations
@@ -13,7 +15,12 @@ import math
 import re
 from collections.abc import Sequence
 
+from starlette._utils import get_route_path
+from starlette.datastructures import URL
+from starlette.responses import RedirectResponse
+from starlette.routing import BaseRoute, Match, Mount, Router
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from attnviz.settings import Settings
 
@@ -258,3 +265,117 @@ class SecurityHeaders:
         names = {k.lower() for k, _ in headers}
         headers.extend((k, v) for k, v in self.fixed if k not in names)
         return {**message, "headers": headers}
+
+
+class TrustedProxies(ProxyHeadersMiddleware):
+    """``X-Forwarded-For`` and ``X-Forwarded-Proto`` read only from a client in ``allowed``
+    (``ATTNVIZ_FORWARDED_ALLOW_IPS``: addresses and networks separated by commas, ``*`` for
+    any): the client is then the address the proxy names (turns are per client) and the scheme
+    the proxy's (a visitor's cookie is ``Secure`` behind an HTTPS proxy). From anyone else both
+    headers are ignored. Uvicorn's own middleware, applied by the app itself, so that the rule
+    holds however the app is served."""
+
+    def __init__(self, app: ASGIApp, allowed: str) -> None:
+        # uvicorn types an ASGI app its own way (its scopes' TypedDicts): the same callable.
+        super().__init__(app, trusted_hosts=allowed)  # type: ignore[arg-type]
+
+
+# The methods a route may take besides HEAD (answered wherever GET is: HeadAsGet) and OPTIONS
+# (answered for every path a route takes: Methods), in the order Allow lists them.
+_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
+
+
+def _probe(scope: Scope, path: str, method: str) -> Scope:
+    """A scope of its own for asking the routes whether they take ``method`` at ``path``
+    (matching writes into the scope it is given)."""
+    return {
+        "type": "http",
+        "method": method,
+        "path": path,
+        "root_path": scope.get("root_path", ""),
+        "headers": list(scope.get("headers", [])),
+        "query_string": b"",
+        "path_params": {},
+    }
+
+
+def allowed_methods(routes: Sequence[BaseRoute], scope: Scope) -> list[str]:
+    """Every method some route takes at the request's path, as ``Allow`` lists them (HEAD with
+    GET, OPTIONS with any); empty where no route takes the path. A mount (the static files)
+    takes GET."""
+    taken: set[str] = set()
+    for method in _METHODS:
+        probe = _probe(scope, scope["path"], method)
+        for route in routes:
+            match, _ = route.matches(dict(probe))
+            if match is Match.FULL and (method == "GET" or not isinstance(route, Mount)):
+                taken.add(method)
+                break
+    if not taken:
+        return []
+    if "GET" in taken:
+        taken.add("HEAD")
+    order = ("GET", "HEAD", *_METHODS[1:], "OPTIONS")
+    return [m for m in order if m in taken or m == "OPTIONS"]
+
+
+class Methods:
+    """``OPTIONS`` answered with every method the path takes (204, ``Allow: GET, HEAD, POST,
+    OPTIONS``), and a 405's ``Allow`` made as truthful: the router's names the methods of the
+    first route it met at that path, not those of the others beside it (``/api/train`` takes
+    GET and POST, ``/api/train/{id}`` GET, PATCH and DELETE, from several routes each). A path
+    no route takes goes on to its 404."""
+
+    def __init__(self, app: ASGIApp, router: Router) -> None:
+        self.app = app
+        self.router = router
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if scope["method"] == "OPTIONS":
+            allow = allowed_methods(self.router.routes, scope)
+            if allow:
+                headers = [(b"allow", ", ".join(allow).encode())]
+                await send({"type": "http.response.start", "status": 204, "headers": headers})
+                await send({"type": "http.response.body", "body": b""})
+                return
+
+        asked = dict(scope)  # its path as asked: a mount's routing changes the scope's
+
+        async def truthful(message: Message) -> None:
+            refused = message["type"] == "http.response.start" and message["status"] == 405
+            allow = allowed_methods(self.router.routes, asked) if refused else []
+            if allow:
+                headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"allow"]
+                message = {**message, "headers": [*headers, (b"allow", ", ".join(allow).encode())]}
+            await send(message)
+
+        await self.app(scope, receive, truthful)
+
+
+class SlashRedirect:
+    """The router's answer to a path no route takes (its ``default``): where a route takes the
+    same path with its trailing slash, or without it, a 307 to that path, else the router's
+    404. The redirect is relative (``Location: /api/train``): Starlette's own is absolute, its
+    host the request's ``Host`` header, whatever a client put there. A path that would begin
+    with ``//`` (another host, to a browser) is written ``/%2F...``."""
+
+    def __init__(self, router: Router) -> None:
+        self.router = router
+        self.not_found = router.default
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        route_path = get_route_path(scope)
+        if scope["type"] == "http" and route_path != "/":
+            path = scope["path"]
+            other = path.rstrip("/") if route_path.endswith("/") else path + "/"
+            probe = _probe(scope, other, scope["method"])
+            routes = self.router.routes
+            if other and any(r.matches(dict(probe))[0] is not Match.NONE for r in routes):
+                # No host and no server: URL writes the path alone, escaped.
+                where = {**probe, "headers": [], "query_string": scope.get("query_string", b"")}
+                await RedirectResponse(str(URL(scope=where)))(scope, receive, send)
+                return
+        await self.not_found(scope, receive, send)

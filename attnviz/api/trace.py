@@ -3,15 +3,14 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, HTTPException, Path, Query, Request, status
 from fastapi.responses import JSONResponse, Response
-from pydantic import Discriminator, Tag
 
 from attnviz.api.deps import CallerDep, JobsDep, TracesDep
 from attnviz.api.responses import sliced_response
 from attnviz.schemas.trace import (
     TextTraceRequest,
     TextTraceResponse,
-    ToyTraceRequest,
     TraceQuery,
+    TraceRequest,
     TraceResponse,
 )
 from attnviz.services.jobs import JobGone, TraceJob
@@ -21,18 +20,7 @@ from attnviz.wire.constants import COMPACT_MEDIA_TYPE
 router = APIRouter(prefix="/api", tags=["trace"])
 
 
-def _kind(body: Any) -> str:
-    """A body with "text" or "model" asks for a pretrained model; anything else is a toy table."""
-    if isinstance(body, dict):
-        return "text" if "text" in body or "model" in body else "toy"
-    return "text" if isinstance(body, TextTraceRequest) else "toy"
-
-
-TraceRequest = Annotated[
-    Annotated[ToyTraceRequest, Tag("toy")] | Annotated[TextTraceRequest, Tag("text")],
-    Discriminator(_kind),
-    Body(),
-]
+TraceBodyParam = Annotated[TraceRequest, Body()]
 
 COMPACT_DOC = (
     f"With `Accept: {COMPACT_MEDIA_TYPE}`: the same arrays as one safetensors file (an 8-byte "
@@ -68,7 +56,7 @@ COMPACT_DOC = (
     "(`thumbs`). A JSON trace is capped in numbers (see /api/models). " + COMPACT_DOC,
 )
 async def trace(
-    req: TraceRequest,
+    req: TraceBodyParam,
     query: Annotated[TraceQuery, Query()],
     request: Request,
     traces: TracesDep,

@@ -1,6 +1,7 @@
 """Each visitor's identity, without accounts: a random id (128 bits) signed with the server's
 secret (itsdangerous), kept in a cookie that is HttpOnly, SameSite=Strict, and Secure when the
-request came over HTTPS (its scheme, or ``X-Forwarded-Proto: https`` from the proxy).
+request came over HTTPS (its scheme: ``X-Forwarded-Proto: https`` counts from an allowed proxy
+only, which ``middleware.TrustedProxies`` has read into it).
 
 The same signed value, sent as ``Authorization: Bearer <it>``, is that visitor too (an API
 client that keeps no cookie; ``POST /api/train`` answers it as ``token``). The operator's token
@@ -78,9 +79,7 @@ class Visitors:
         if keep:
             await self.app(scope, receive, send)
             return
-        secure = scope.get("scheme") == "https" or (
-            headers.get("x-forwarded-proto", "").split(",")[0].strip().lower() == "https"
-        )
+        secure = scope.get("scheme") == "https"
         attributes = f"{COOKIE}={token}; Path=/; Max-Age={MAX_AGE_S}; HttpOnly; SameSite=Strict"
         if secure:
             attributes += "; Secure"

@@ -29,7 +29,9 @@ JOB_POLL_S = 0.5  # how often a long trace's job is asked how it goes
 
 class Client:
     """A server at ``url``, e.g. ``Client("http://127.0.0.1:8000")``. A busy server's 503 is
-    waited out (its ``Retry-After``) up to ``patience`` seconds.
+    waited out (its ``Retry-After``) up to ``patience`` seconds; a refusal raises
+    ``TraceError`` with the server's message, and no answer at all (nothing listening there, a
+    name that does not resolve, ``timeout`` seconds passed) ``ConnectionError`` naming the URL.
 
     >>> c = attnviz.Client("http://127.0.0.1:8000")
     >>> [m["name"] for m in c.models()]
@@ -76,6 +78,20 @@ class Client:
                     time.sleep(wait)
                     continue
                 raise TraceError(_detail(exc.code, body)) from None
+            except urllib.error.URLError as exc:
+                raise ConnectionError(self._unanswered(exc.reason)) from None
+            except (TimeoutError, ConnectionError) as exc:  # after it was reached
+                raise ConnectionError(self._unanswered(exc)) from None
+
+    def _unanswered(self, reason: object) -> str:
+        """Why a request had no answer, naming the server's URL."""
+        if isinstance(reason, TimeoutError):
+            return f"{self.url}: no answer within {self.timeout:g} s (the timeout)"
+        why = getattr(reason, "strerror", None) or str(reason)
+        return (
+            f"{self.url}: nothing answers there ({why}); is an attnviz server running at "
+            "that address (attnviz serve)?"
+        )
 
     def models(self) -> list[dict]:
         """``GET /api/models``: the models the server offers, each as a dict of ``ModelInfo``."""

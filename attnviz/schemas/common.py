@@ -10,12 +10,40 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, FiniteFloat, StringConstraints, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    FiniteFloat,
+    StringConstraints,
+    model_validator,
+)
+from pydantic import Strict as StrictMode
+from pydantic_core import PydanticCustomError
 
 from attnviz.engine.config import Norm, Positional
 from attnviz.limits import LIMITS
 
-Value = Annotated[FiniteFloat, Field(ge=-LIMITS.max_abs_value, le=LIMITS.max_abs_value)]
+
+def _no_boolean(value: object) -> object:
+    """What lax int takes (a whole float, numpy's integers) less what is no number: true and
+    false, which Python counts as 1 and 0, and text."""
+    if isinstance(value, (bool, str, bytes)):
+        raise PydanticCustomError("int_type", "Input should be a valid integer")
+    return value
+
+
+# A number in a request's body: a JSON number and nothing else. Pydantic's lax mode would take
+# true and false for 1 and 0 (and "3" for 3); these refuse them with a 422 naming the field
+# (``config.seed: Input should be a valid integer, not false``). Every int and float of a body
+# is one of them (tests/schemas/test_numbers.py); query parameters, which come as text, are not.
+# A float is pydantic's strict one (an integer is a float too, numpy's included).
+Int = Annotated[int, BeforeValidator(_no_boolean)]
+Float = Annotated[float, StrictMode()]
+Value = Annotated[
+    FiniteFloat, StrictMode(), Field(ge=-LIMITS.max_abs_value, le=LIMITS.max_abs_value)
+]
 Matrix = list[list[Value]]
 Token = Annotated[str, StringConstraints(max_length=LIMITS.max_token_chars)]
 AxisName = Annotated[str, StringConstraints(max_length=LIMITS.max_token_chars)]
@@ -61,8 +89,8 @@ class CustomWeights(Strict):
 class ToyConfig(Strict):
     """How the toy transformer is wired. The defaults are the article's raw self-attention."""
 
-    layers: int = Field(1, ge=1, le=LIMITS.max_layers)
-    heads: int = Field(1, ge=1, le=LIMITS.max_heads, description="Must divide d.")
+    layers: Int = Field(1, ge=1, le=LIMITS.max_layers)
+    heads: Int = Field(1, ge=1, le=LIMITS.max_heads, description="Must divide d.")
     projections: Projections = "identity"
     weights: CustomWeights | None = Field(None, description='Only with projections "custom".')
     scale: bool = Field(True, description="Divide the logits by sqrt(d / heads).")
@@ -71,7 +99,7 @@ class ToyConfig(Strict):
     residual: bool = False
     norm: Norm = "none"
     ffn: bool = False
-    seed: int = Field(0, ge=0, le=2**31 - 1)
+    seed: Int = Field(0, ge=0, le=2**31 - 1)
 
     @model_validator(mode="after")
     def _weights_match_projections(self) -> ToyConfig:

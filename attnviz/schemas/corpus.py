@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from attnviz.limits import LIMITS
-from attnviz.schemas.common import Strict
+from attnviz.schemas.common import Int, Strict
 
 CorpusSource = Literal["examples", "docs", "upload"]
 CorpusProjection = Literal["pca", "umap"]
@@ -35,20 +35,20 @@ class CorpusRequest(Strict):
         description="The user's own sentence: run on its own and placed into the set's map "
         "(blank: none)",
     )
-    layer: int = Field(0, ge=0)
-    head: int = Field(0, ge=0)
+    layer: Int = Field(0, ge=0)
+    head: Int = Field(0, ge=0)
     projection: CorpusProjection = Field(
         "pca", description="pca, or umap when the optional package is installed"
     )
-    seed: int = Field(0, ge=0, lt=2**31, description="The docs' order and UMAP's seed")
-    max_tokens: int = Field(
+    seed: Int = Field(0, ge=0, lt=2**31, description="The docs' order and UMAP's seed")
+    max_tokens: Int = Field(
         LIMITS.default_corpus_tokens,
         ge=16,
         le=LIMITS.max_corpus_tokens,
         description="The set's token budget (the user's text is not counted: it is not part "
         "of the set)",
     )
-    clusters: int = Field(6, ge=1, le=LIMITS.max_clusters, description="Clusters of heads")
+    clusters: Int = Field(6, ge=1, le=LIMITS.max_clusters, description="Clusters of heads")
 
     @field_validator("text")
     @classmethod

@@ -3,12 +3,12 @@ the exported file opens on."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, get_args
+from typing import Literal, get_args
 
-from pydantic import Discriminator, Field, Tag
+from pydantic import Field
 
-from attnviz.schemas.common import Strict
-from attnviz.schemas.trace import TextTraceRequest, ToyTraceRequest
+from attnviz.schemas.common import Int, Strict
+from attnviz.schemas.trace import TraceRequest
 
 ExportView = Literal["model", "head", "qk", "traj", "gen", "why", "lens", "picture"]
 
@@ -17,9 +17,9 @@ class ToyExportView(Strict):
     """The toy lab's view besides the heatmaps' head: the vectors' layer, the distance pair and
     the trajectories (core/state.js ToyView)."""
 
-    vlayer: int | None = Field(None, ge=0, description="The vectors' layer (0: the input)")
-    a: int | None = Field(None, ge=0, description="The distance's first token")
-    b: int | None = Field(None, ge=0, description="The distance's second token")
+    vlayer: Int | None = Field(None, ge=0, description="The vectors' layer (0: the input)")
+    a: Int | None = Field(None, ge=0, description="The distance's first token")
+    b: Int | None = Field(None, ge=0, description="The distance's second token")
     trails: bool = True
 
 
@@ -27,10 +27,10 @@ class ExportSelection(Strict):
     """What the file shows first: the layer and head (0-based), and for a text the query token,
     the token options and the views; for the toy lab its view."""
 
-    layer: int = Field(0, ge=0)
-    head: int = Field(0, ge=0)
-    query: int | None = Field(None, ge=0, description="A text's query (default: the first word)")
-    key: int | None = Field(
+    layer: Int = Field(0, ge=0)
+    head: Int = Field(0, ge=0)
+    query: Int | None = Field(None, ge=0, description="A text's query (default: the first word)")
+    key: Int | None = Field(
         None, ge=0, description="Why this score's key (default: the query's winning key)"
     )
     hide_special: bool = False
@@ -44,19 +44,9 @@ class ExportSelection(Strict):
     view: ToyExportView | None = Field(None, description="The toy lab's view")
 
 
-def _export_kind(body: object) -> str:
-    """As POST /api/trace tells them: a body with "text" or "model" is a text's."""
-    if isinstance(body, dict):
-        return "text" if "text" in body or "model" in body else "toy"
-    return "text" if isinstance(body, TextTraceRequest) else "toy"
-
-
 class ExportRequest(Strict):
     """POST /api/export: the trace request (a toy table or a model on a text, as POST
     /api/trace takes it) and the selection the file opens on."""
 
-    trace: Annotated[
-        Annotated[ToyTraceRequest, Tag("toy")] | Annotated[TextTraceRequest, Tag("text")],
-        Discriminator(_export_kind),
-    ]
+    trace: TraceRequest
     selection: ExportSelection = Field(default_factory=ExportSelection)

@@ -6,12 +6,20 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    Discriminator,
+    Field,
+    Tag,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from attnviz.limits import LIMITS, data_url_chars
 from attnviz.pretrained.folder import Backend
 from attnviz.pretrained.images import DATA_URL_RULE, ImageError, data_url_start
-from attnviz.schemas.common import AxisName, Strict, Token, ToyConfig, Value
+from attnviz.schemas.common import AxisName, Float, Int, Strict, Token, ToyConfig, Value
 from attnviz.wire.constants import FIELDS, TRACE_FIELDS, Measure
 
 
@@ -247,11 +255,11 @@ class Generated(BaseModel):
 class Generate(Strict):
     """Let a causal model write after the text, one token at a time, and trace it all."""
 
-    steps: int = Field(ge=1, le=LIMITS.max_generate, description="Tokens to write")
-    temperature: float = Field(
+    steps: Int = Field(ge=1, le=LIMITS.max_generate, description="Tokens to write")
+    temperature: Float = Field(
         0.0, ge=0, le=2, description="0: greedy (the most likely token); else sampled"
     )
-    seed: int = Field(0, ge=0, le=2**31 - 1, description="Fixes the samples when sampling")
+    seed: Int = Field(0, ge=0, le=2**31 - 1, description="Fixes the samples when sampling")
 
 
 AblateMode = Literal["zero", "mean", "patch"]
@@ -273,8 +281,8 @@ class Ablate(Strict):
     output on another text, position by position from the start (patch, ``source``; positions
     past the source's tokens keep their own output)."""
 
-    layer: int = Field(ge=0, description="0-based, as in a trace")
-    head: int = Field(ge=0, description="0-based, as in a trace")
+    layer: Int = Field(ge=0, description="0-based, as in a trace")
+    head: Int = Field(ge=0, description="0-based, as in a trace")
     mode: AblateMode = "zero"
     source: str | None = Field(
         None,
@@ -353,6 +361,31 @@ class TextTraceRequest(Strict):
         if not text.strip():
             raise ValueError("text: must not be empty")
         return text
+
+
+# The refusal of a body that is neither kind, at its place (``body: ...``, ``trace: ...``).
+NEITHER_KIND = (
+    'one of "model" or "tokens" is needed: "model" (with "text") for a pretrained model, '
+    '"tokens" (with "embeddings") for a toy table'
+)
+
+
+def trace_kind(body: object) -> str | None:
+    """Which request a body is: one with "text" or "model" asks for a pretrained model, one
+    with "tokens" or "embeddings" for a toy table; one with none of them is neither (None:
+    refused with ``NEITHER_KIND``, not with one kind's missing fields)."""
+    if isinstance(body, dict):
+        if "text" in body or "model" in body:
+            return "text"
+        return "toy" if "tokens" in body or "embeddings" in body else None
+    return "text" if isinstance(body, TextTraceRequest) else "toy"
+
+
+# A trace request, as POST /api/trace and POST /api/export take it.
+TraceRequest = Annotated[
+    Annotated[ToyTraceRequest, Tag("toy")] | Annotated[TextTraceRequest, Tag("text")],
+    Discriminator(trace_kind, custom_error_type="trace_kind", custom_error_message=NEITHER_KIND),
+]
 
 
 # ---------------------------------------------------------------------------------------------

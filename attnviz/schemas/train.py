@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from attnviz.engine.config import Norm, Positional
 from attnviz.limits import LIMITS
-from attnviz.schemas.common import Owned, RunState, Strict
+from attnviz.schemas.common import Float, Int, Owned, RunState, Strict
 
 # A run's state: ``queued`` while it waits for a training slot, then one of a comparison's
 # (``common.RunState``: running, an end, or interrupted by a restart). A comparison never waits.
@@ -44,9 +44,9 @@ TRAIN_SHAPE = TrainLimits(max_steps=0, max_seconds=0, max_params=0, max_text_cha
 class TrainArchitecture(Strict):
     """The toy lab's switches, for a model trained to predict the next token (causal)."""
 
-    layers: int = Field(2, ge=1, le=TRAIN_SHAPE.max_layers)
-    heads: int = Field(4, ge=1, le=TRAIN_SHAPE.max_heads)
-    d_model: int = Field(64, ge=2, le=TRAIN_SHAPE.max_d_model)
+    layers: Int = Field(2, ge=1, le=TRAIN_SHAPE.max_layers)
+    heads: Int = Field(4, ge=1, le=TRAIN_SHAPE.max_heads)
+    d_model: Int = Field(64, ge=2, le=TRAIN_SHAPE.max_d_model)
     ffn: bool = Field(False, description="A feed-forward sublayer in each block")
     positional: Positional = "rope"
     norm: Norm = "pre"
@@ -63,10 +63,10 @@ class TrainArchitecture(Strict):
 class TrainOptimiser(Strict):
     """AdamW without weight decay; the seed fixes the starting weights and the data order."""
 
-    steps: int = Field(800, ge=1, description="Updates; at most the server's max_steps")
-    lr: float = Field(3e-3, gt=0, le=1)
-    batch: int = Field(32, ge=1, le=TRAIN_SHAPE.max_batch)
-    seed: int = Field(0, ge=0, le=2**31 - 1)
+    steps: Int = Field(800, ge=1, description="Updates; at most the server's max_steps")
+    lr: Float = Field(3e-3, gt=0, le=1)
+    batch: Int = Field(32, ge=1, le=TRAIN_SHAPE.max_batch)
+    seed: Int = Field(0, ge=0, le=2**31 - 1)
 
 
 class TrainRequest(Strict):
@@ -85,7 +85,7 @@ class TrainRequest(Strict):
         None, description="Train one variant per value of this switch, same seed and data"
     )
     preset: str | None = Field(None, description="An ablation preset's id (/api/train/options)")
-    checkpoints: int = Field(20, ge=1, le=50, description="Attention snapshots after step 0")
+    checkpoints: Int = Field(20, ge=1, le=50, description="Attention snapshots after step 0")
 
     @model_validator(mode="after")
     def _one_plan(self) -> TrainRequest:
@@ -369,7 +369,7 @@ class TrainDecodeRequest(Strict):
     """A string for an encoder-decoder run's model to reverse (or copy)."""
 
     source: str = Field(min_length=1, description="Lowercase letters, at most the task's length")
-    variant: int = Field(0, ge=0, le=TRAIN_SHAPE.max_variants - 1)
+    variant: Int = Field(0, ge=0, le=TRAIN_SHAPE.max_variants - 1)
 
 
 class TrainDecoded(BaseModel):

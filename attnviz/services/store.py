@@ -15,8 +15,10 @@ their links.
 
 Every file is written whole (``datadir.write_atomic``: a temporary file in the same folder,
 fsync, rename); a model folder is written beside its place and renamed into it; a run's folder
-is complete before its row says it is finished. A folder that cannot be read is skipped with a
-log line by whoever reads it (``read_json`` raises ``StoreError``)."""
+is complete before its row says it is finished. Every file is 0600 and every folder 0700 (the
+data directory's rule, ``datadir``), a model folder's files too; an older store's are made so
+when this one first opens it. A folder that cannot be read is skipped with a log line by
+whoever reads it (``read_json`` raises ``StoreError``)."""
 
 from __future__ import annotations
 
@@ -32,7 +34,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from attnviz.services.datadir import immediate, write_atomic
+from attnviz.services.datadir import connect, immediate, keep_private, private_dir, write_atomic
 from attnviz.services.ownership import Ownership
 
 log = logging.getLogger(__name__)
@@ -154,6 +156,7 @@ class RunStore:
         self.runs = self.root / RUNS
         self.path = self.root / INDEX
         self._local = threading.local()
+        self._kept_private = False  # the runs of an older store made 0600 and 0700, once
 
     # -- the index ------------------------------------------------------------------------------
 
@@ -164,8 +167,11 @@ class RunStore:
     def _conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            self.runs.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(self.path, timeout=BUSY_MS / 1000, isolation_level=None)
+            private_dir(self.runs)
+            if not self._kept_private:
+                keep_private(self.runs)
+                self._kept_private = True
+            conn = connect(self.path, timeout=BUSY_MS / 1000)
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute(f"PRAGMA busy_timeout={BUSY_MS}")
             conn.execute("PRAGMA synchronous=NORMAL")
@@ -317,7 +323,7 @@ class RunStore:
 
     def write_json(self, run_id: str, name: str, data: object) -> None:
         text = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
-        write_atomic(self.folder(run_id) / name, text.encode(), mode=0o644)
+        write_atomic(self.folder(run_id) / name, text.encode())
 
     def read_json(self, run_id: str, name: str) -> dict:
         path = self.folder(run_id) / name
@@ -335,9 +341,10 @@ class RunStore:
         final = self.folder(run_id) / name
         tmp = final.with_name(f".{name}.tmp")
         shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir(parents=True)
+        private_dir(tmp)
         try:
             write(tmp)
+            keep_private(tmp)  # what ``write`` wrote (safetensors, a tokenizer) is 0644
             shutil.rmtree(final, ignore_errors=True)
             os.replace(tmp, final)
         finally:

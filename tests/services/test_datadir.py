@@ -4,10 +4,21 @@ once, kept, and a key for the process alone where the folder cannot be written."
 
 from __future__ import annotations
 
+import os
 import stat
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
+import httpx
+
+from attnviz.app import create_app
 from attnviz.services.datadir import SECRET_FILE, server_secret, write_atomic
 from attnviz.settings import Settings
+from tests.support.servers import served
+
+TINY = {"layers": 2, "heads": 2, "d_model": 16}
 
 
 def test_a_file_is_written_whole_with_its_mode_and_no_temp_left(tmp_path):
@@ -43,3 +54,81 @@ def test_a_folder_that_cannot_be_written_gives_a_key_for_this_process(tmp_path, 
 def test_a_short_secret_file_is_not_used(tmp_path):
     (tmp_path / SECRET_FILE).write_bytes(b"short")
     assert server_secret(Settings(data_dir=tmp_path)) != b"short"
+
+
+# -- every file the server's user's alone ---------------------------------------------------------
+
+
+@contextmanager
+def umask(mask: int) -> Iterator[None]:
+    """A usual umask (022: files 0644, folders 0755) while the server writes, whatever the
+    test process had."""
+    was = os.umask(mask)
+    try:
+        yield
+    finally:
+        os.umask(was)
+
+
+def modes(root: Path) -> dict[str, int]:
+    """Every path under ``root`` (``.`` itself) and its permission bits."""
+    out = {".": stat.S_IMODE(root.stat().st_mode)}
+    for path in root.rglob("*"):
+        out[str(path.relative_to(root))] = stat.S_IMODE(path.lstat().st_mode)
+    return out
+
+
+def not_private(root: Path) -> dict[str, str]:
+    """What under ``root`` is not 0700 (a folder) or 0600 (a file)."""
+    wrong = {}
+    for name, mode in modes(root).items():
+        want = 0o700 if (root / name).is_dir() else 0o600
+        if mode != want:
+            wrong[name] = oct(mode)
+    return wrong
+
+
+def train_one(base: str) -> str:
+    """A tiny run over HTTP, to its end: its id."""
+    r = httpx.post(f"{base}/api/train", json={"arch": TINY, "opt": {"steps": 4}, "checkpoints": 2})
+    assert r.status_code == 202, r.text
+    run_id, cookies = r.json()["id"], r.cookies
+    deadline = time.monotonic() + 120
+    state = httpx.get(f"{base}/api/train/{run_id}", cookies=cookies).json()
+    while state["state"] in ("queued", "running"):
+        assert time.monotonic() < deadline, state
+        time.sleep(0.05)
+        state = httpx.get(f"{base}/api/train/{run_id}", cookies=cookies).json()
+    assert state["state"] == "done", state
+    return run_id
+
+
+def test_what_the_server_writes_is_its_users_alone(tmp_path):
+    data = tmp_path / "data"
+    with umask(0o022), served(create_app(Settings(device="cpu", builtin_model=False,
+                                                  data_dir=data))) as base:  # fmt: skip
+        run_id = train_one(base)
+        written = modes(data)
+    # The secret, the index with SQLite's own files, the run's JSON, its model folder.
+    assert {SECRET_FILE, "runs", "runs.sqlite3", f"runs/{run_id}/run.json",
+            f"runs/{run_id}/access.json", f"runs/{run_id}/variant-0/model.safetensors",
+            f"runs/{run_id}/variant-0/config.json"} <= set(written)  # fmt: skip
+    assert any(name.startswith("runs.sqlite3-") for name in written)  # -wal, -shm
+    assert not_private(data) == {}
+
+
+def test_an_older_servers_files_are_made_private_when_opened(tmp_path):
+    data = tmp_path / "data"
+    with umask(0o022):
+        with served(create_app(Settings(device="cpu", builtin_model=False, data_dir=data))) as b:
+            run_id = train_one(b)
+        # As an older attnviz left them: folders 0755, files 0644.
+        for path in [data, *data.rglob("*")]:
+            os.chmod(path, 0o755 if path.is_dir() else 0o644)
+        assert not_private(data) != {}
+        with served(create_app(Settings(device="cpu", builtin_model=False, data_dir=data))) as b:
+            assert stat.S_IMODE(data.stat().st_mode) == 0o700  # at start
+            runs = httpx.get(f"{b}/api/train").json()["runs"]  # the store opened
+            assert run_id not in [r["id"] for r in runs]  # another visitor's: not listed
+            assert httpx.get(f"{b}/api/train/{run_id}").json()["state"] == "done"
+    assert not_private(data) == {}

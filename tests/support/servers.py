@@ -20,7 +20,11 @@ def served(app: FastAPI) -> Iterator[str]:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
+    # The app reads a proxy's X-Forwarded-* itself, from ATTNVIZ_FORWARDED_ALLOW_IPS alone
+    # (api.middleware.TrustedProxies): uvicorn's own reading, which trusts 127.0.0.1, is off.
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=port, log_level="warning", proxy_headers=False
+    )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
