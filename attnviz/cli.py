@@ -142,9 +142,9 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         host=settings.host,
         port=settings.port,
         log_level=settings.log_level,
-        # Behind a proxy, the client is the address X-Forwarded-For names (turns are per client).
-        proxy_headers=True,
-        forwarded_allow_ips=settings.forwarded_allow_ips,
+        # Forwarded headers are the app's to read, from its allowed proxies only (TrustedProxies
+        # in api/middleware.py): read once, never again by uvicorn.
+        proxy_headers=False,
     )
     return 0
 

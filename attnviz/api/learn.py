@@ -67,7 +67,8 @@ async def check(
     """Check the step's tasks on what the learner has now: a toy step's table (validated as
     POST /api/trace validates it) and view, a train step's run and view, or step 1's recurrent
     comparison. Each task answers whether it is done and says why, with the numbers. The
-    answer is recorded in the caller's progress (GET /api/learn/progress)."""
+    answer is recorded in the caller's progress (GET /api/learn/progress), credited when it is
+    of the caller's own work (not from_link, not another visitor's run or comparison)."""
     step = BY_ID.get(step_id)
     if step is None:
         raise HTTPException(
@@ -88,8 +89,9 @@ async def check(
         raise RequestValidationError(
             [{"loc": loc, "msg": str(exc), "type": "value_error"}]
         ) from None
-    await classroom.checked(caller, step, answer, tried=service.changed(step, body))
-    return answer
+    own = service.own(step, body, caller, training=training, recurrent=recurrent)
+    await classroom.checked(caller, step, answer, own=own, state=service.fingerprint(body))
+    return answer.model_copy(update={"credited": own})
 
 
 @router.get("/progress")
@@ -125,8 +127,9 @@ async def nickname(
 )
 async def class_view(caller: CallerDep, classroom: ClassroomDep, response: Response) -> LearnClass:
     """The operator's class view: every learner kept (their nickname, else Learner n; never an
-    id), the steps each has done, where each is stuck (tasks tried and not done), when each
-    was last seen. 403 for anyone else."""
+    id), the steps each has done, where each is stuck (a task tried on stuck_tries different
+    states of the lab or more, over stuck_s seconds or more, and not done), when each was last
+    seen; not the operator's own browser. 403 for anyone else."""
     response.headers["Cache-Control"] = "no-store"
     try:
         return await classroom.class_view(caller)

@@ -12,7 +12,12 @@ from fastapi import APIRouter, Path, Response, status
 
 from attnviz.api.deps import CallerDep, RecurrentDep
 from attnviz.api.train import A_START, gone, not_yours
-from attnviz.schemas.recurrent import RecurrentOptions, RecurrentRequest, RecurrentRun
+from attnviz.schemas.recurrent import (
+    RecurrentOptions,
+    RecurrentRequest,
+    RecurrentRun,
+    RecurrentRuns,
+)
 
 router = APIRouter(prefix="/api/recurrent", tags=["recurrent"])
 
@@ -27,6 +32,14 @@ def options(recurrent: RecurrentDep) -> RecurrentOptions:
     """The tasks a comparison runs on (with their steps and the distances measured), the
     default one, the lengths a step is timed at, and the seeds allowed."""
     return recurrent.options()
+
+
+@router.get("")
+def comparisons(recurrent: RecurrentDep, caller: CallerDep) -> RecurrentRuns:
+    """The caller's comparisons this server keeps (those it started, those it opened by their
+    id; every one for the operator), newest first: each one's state, task, seed, progress and
+    whether it is the caller's. The Learn path's step 1 reopens the learner's newest from it."""
+    return recurrent.summaries(caller)
 
 
 @router.post(

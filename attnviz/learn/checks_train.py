@@ -106,9 +106,16 @@ def _induction_run(r: TrainReading) -> Result | None:
     return _unfinished(r, "its heads are measured")
 
 
+# What a step-12 task measures: the heads' scores, the mark, and the head's kind in words.
+Measured = tuple[torch.Tensor, float, str]
+
+
 def _pick(
-    r: TrainReading, scores: torch.Tensor, bound: float, what: str, does: str, hint: str
+    r: TrainReading, mine: Measured, does: str, hint: str, other: Measured | None = None
 ) -> Result:
+    """A task that finds a head of one kind (``mine``) in view; ``other``: the kind the step's
+    other task finds, which the head in view may be (that task then needs it shown)."""
+    scores, bound, what = mine
     layer, head, best = _best(scores)
     got = float(scores[r.view.layer, r.view.head])
     if r.view.chosen is False:
@@ -120,6 +127,16 @@ def _pick(
         )
     if got >= bound:
         return Result(True, f"{r.where()} {does} {got:.2f}. {hint}")
+    if other is not None and (theirs := _theirs(r, other)) is not None:
+        # The head in view is the other task's: this task's head is named, never "look away".
+        now = (
+            f"{_head(layer, head)} scores {best:.2f}: show it for this task. Each task is done "
+            "once its head has been shown, one at a time."
+            if best >= bound
+            else f"no head does it yet: the best, {_head(layer, head)}, scores {best:.2f}. "
+            "Train longer, or with RoPE positions and two layers."
+        )
+        return Result(False, f"{theirs} As {what} it scores {got:.2f} ({bound} is the mark); {now}")
     if best >= bound:
         return Result(
             False,
@@ -133,39 +150,64 @@ def _pick(
     )
 
 
-def previous_token_head(r: TrainReading) -> Result:
-    if (wait := _induction_run(r)) is not None:
-        return wait
-    result = r.variant.result
-    task = r.run.plan.task
+def _theirs(r: TrainReading, other: Measured) -> str | None:
+    """What the head in view is when it passes the other task's mark, else None."""
+    scores, bound, what = other
+    got = float(scores[r.view.layer, r.view.head])
+    if got < bound:
+        return None
+    return (
+        f"{r.where()} is {what} ({got:.2f}; {bound} is the mark), the head the step's other "
+        "task asks for: keep it shown for that task."
+    )
+
+
+def _previous_scores(r: TrainReading) -> Measured:
+    """Each head's mean weight on the token before, measured on the run's trained model."""
+    result, task = r.variant.result, r.run.plan.task
     assert result is not None and isinstance(task, Induction)
     n = min(measures.INDUCTION_LETTERS, task.max_len)
     scores = measures.previous_token_by_head(result.model, n, task.vocab.size).double()
+    return scores, PREVIOUS, "a previous-token head"
+
+
+def _induction_scores(r: TrainReading) -> Measured:
+    """Each head's induction score, as the finished run reports it."""
+    scores = torch.tensor(r.variant.induction or [[0.0]], dtype=torch.float64)
+    return scores, INDUCTIVE, "an induction head"
+
+
+def previous_token_head(r: TrainReading) -> Result:
+    if (wait := _induction_run(r)) is not None:
+        return wait
+    task = r.run.plan.task
+    assert isinstance(task, Induction)
+    n = min(measures.INDUCTION_LETTERS, task.max_len)
     return _pick(
         r,
-        scores,
-        PREVIOUS,
-        "a previous-token head",
+        _previous_scores(r),
         f"attends to the previous token: on fresh strings of {n} letters, repeated, each token "
         "puts on the one before it a mean weight of",
         "It copies each letter's predecessor into it, so a later head can look for \"the "
         'letter that came after this one".',
+        _induction_scores(r),
     )
 
 
 def induction_head(r: TrainReading) -> Result:
     if (wait := _induction_run(r)) is not None:
         return wait
-    scores = torch.tensor(r.variant.induction or [[0.0]], dtype=torch.float64)
+    mine = _induction_scores(r)
+    # The previous-token scores run the model: only when the head in view is not this task's.
+    passes = float(mine[0][r.view.layer, r.view.head]) >= INDUCTIVE or r.view.chosen is False
     return _pick(
         r,
-        scores,
-        INDUCTIVE,
-        "an induction head",
+        mine,
         "is an induction head: from each letter of the repeat it attends to the letter after "
         "that letter's earlier occurrence, with a mean weight of",
         "It reads what the previous-token head wrote there, finds its match and copies the "
         "letter that followed: that predicts the repeat.",
+        None if passes else _previous_scores(r),
     )
 
 

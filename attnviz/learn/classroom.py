@@ -1,13 +1,18 @@
 """What the server keeps of each visitor's Learn path, and the operator's class view of it.
 
 A learner's progress is recorded from the server's own answers to their checks (``checked``,
-after ``POST /api/learn/{id}/check`` is answered): the tasks found done, and the tasks tried (a
-check of a lab the learner had changed: a toy step's table or view other than the step's
-start, a run, a comparison). A browser cannot claim a task it never passed. The learner may
-give a nickname; the operator (``ATTNVIZ_ADMIN_TOKEN``) sees everyone's in the class view, each
-by their nickname or as ``Learner <n>``, never by an id. Kept in the data directory by
-``services.progress_store``, its SQLite work on a worker thread, off the event loop. Where the
-file cannot be used, a check is answered all the same (logged) and nothing is kept."""
+after ``POST /api/learn/{id}/check`` is answered), when the check is of the learner's own work
+(``service.own``): the tasks found done, the tasks tried, and how many different states of the
+lab each task was tried on, the first and the latest (``tries``). Any other check (the step's
+untouched start, the state a Learn link carried, another visitor's run) is seen: it moves the
+learner to its step, and credits nothing. A browser cannot claim a task it never passed. A
+learner is *stuck* on a task tried ``STUCK_TRIES`` times or more, over ``STUCK_S`` seconds or
+more, and not done. The learner may give a nickname; the operator (``ATTNVIZ_ADMIN_TOKEN``)
+sees everyone's in the class view, each by their nickname or as ``Learner <n>``, never by an
+id (nor the operator's own browser, whose checks, made with the token, are not recorded). Kept
+in the data directory by ``services.progress_store``, its SQLite work on a worker thread, off
+the event loop. Where the file cannot be used, a check is answered all the same (logged) and
+nothing is kept."""
 
 from __future__ import annotations
 
@@ -25,6 +30,7 @@ from attnviz.schemas.learn import (
     ClassLearner,
     ClassStep,
     ClassStuck,
+    ClassStuckTask,
     LearnCheck,
     LearnClass,
     LearnProgress,
@@ -36,12 +42,19 @@ from attnviz.services.progress_store import (
     ProgressStore,
     ProgressUnavailable,
     TooLarge,
+    Tries,
 )
 from attnviz.settings import Settings
 
 log = logging.getLogger(__name__)
 
 POLL_S = 2.0  # the class view asks again this often (the page reads it from the answer)
+# A learner is stuck on a task tried on at least STUCK_TRIES different states of the lab, the
+# first and the latest at least STUCK_S seconds apart, and not done: working at it a while
+# without getting there, which a teacher can help with (one wrong try is no more than a try).
+# The class view says the rule (LearnClass.stuck_tries, stuck_s).
+STUCK_TRIES = 3
+STUCK_S = 120.0
 T = TypeVar("T")
 
 
@@ -56,18 +69,24 @@ def _numbers() -> dict[str, int]:
 N_OF = _numbers()
 
 
-def merged(progress: dict, step: Step, answer: LearnCheck, *, tried: bool) -> dict:
-    """``progress`` with a check's answer added: its done tasks to the step's done, and, when
-    the learner had changed the lab (``tried``), every task it answered to the step's tried.
-    Only the step's own task ids are kept (a task once done stays done)."""
+def merged(progress: dict, step: Step, answer: LearnCheck, *, own: bool) -> dict:
+    """``progress`` with a check's answer added: the step is the learner's latest and, when the
+    check is of their own work (``own``), its done tasks go to the step's done and every task
+    it answered to the step's tried (otherwise it is seen: nothing credited). Only the step's
+    own task ids are kept (a task once done stays done)."""
     known = [t.id for t in step.tasks]
     steps = {k: v for k, v in dict(progress.get("steps") or {}).items() if k in BY_ID}
     was = steps.get(step.id) or {}
-    done = [t for t in known if t in (was.get("done") or []) or _done(answer, t)]
+    done = [t for t in known if t in (was.get("done") or []) or (own and _done(answer, t))]
     had = was.get("tried") or []
-    got = [t for t in known if t in had or (tried and any(r.id == t for r in answer.tasks))]
+    got = [t for t in known if t in had or (own and any(r.id == t for r in answer.tasks))]
     steps[step.id] = {"done": done, "tried": got}
     return {"last": step.id, "steps": steps}
+
+
+def stuck_on(tries: Tries) -> bool:
+    """Whether tries at a task not done make the learner stuck on it (STUCK_TRIES, STUCK_S)."""
+    return tries.count >= STUCK_TRIES and tries.last - tries.first >= STUCK_S
 
 
 def _done(answer: LearnCheck, task: str) -> bool:
@@ -101,12 +120,18 @@ def class_row(learner: Learner, now: float) -> ClassLearner:
     steps = learner.progress.get("steps") or {}
     done, stuck = [], []
     for n, step in enumerate(STEPS, start=1):
-        record = steps.get(step.id) or {}
+        record = steps.get(step.id) if isinstance(steps, dict) else None
+        record = record if isinstance(record, dict) else {}  # a file edited by hand
         if step_done(step, record):
             done.append(n)
             continue
-        tried, did = record.get("tried") or [], record.get("done") or []
-        left = [t.prompt for t in step.tasks if t.id in tried and t.id not in did]
+        did = record.get("done") or []
+        left = []
+        for t in step.tasks:
+            at = learner.tries.get((step.id, t.id))
+            if t.id not in did and at is not None and stuck_on(at):
+                left.append(ClassStuckTask(prompt=t.prompt, tries=at.count, first_try=at.first,
+                                           last_try=at.last))  # fmt: skip
         if left:
             stuck.append(ClassStuck(n=n, id=step.id, title=step.title, tasks=left))
     last = BY_ID.get(str(learner.progress.get("last")))
@@ -128,23 +153,32 @@ class Classroom:
         )
         token = settings.admin_token.get_secret_value() if settings.admin_token else ""
         self.watched = bool(token)
+        self.clock: Callable[[], float] = time.time  # when a check or a look happens
 
     async def _off_loop(self, work: Callable[[], T]) -> T:
         return await anyio.to_thread.run_sync(work)
 
-    async def checked(self, caller: Caller, step: Step, answer: LearnCheck, *, tried: bool) -> None:
+    async def checked(
+        self, caller: Caller, step: Step, answer: LearnCheck, *, own: bool, state: str
+    ) -> None:
         """Record a check the server answered for ``caller``: a visitor it knew (a cookie or a
-        token it signed came with the request; not the operator's token). Never raises: a
-        store that cannot be used is logged, and the check's answer stands."""
+        token it signed came with the request; not the operator's token). ``own``: of the
+        learner's own work (credited), else seen; ``state``: a digest of the state checked (a
+        try is another state than the task's latest). Never raises: a store that cannot be
+        used is logged, and the check's answer stands."""
         if unrecorded(caller):
             return
 
         def edit(was: Learner | None) -> tuple[str | None, dict]:
-            progress = merged(was.progress if was else {}, step, answer, tried=tried)
+            progress = merged(was.progress if was else {}, step, answer, own=own)
             return (was.nickname if was else None), progress
 
+        tried = [(step.id, r.id, state) for r in answer.tasks if own and not r.done]
+        now = self.clock()
         try:
-            await self._off_loop(lambda: self.store.change(caller.visitor, edit))
+            await self._off_loop(
+                lambda: self.store.change(caller.visitor, edit, now=now, tried=tried)
+            )
         except ProgressUnavailable as exc:
             log.debug("Learn progress not kept: %s", exc)  # the store said why, once
         except TooLarge as exc:
@@ -152,9 +186,10 @@ class Classroom:
 
     async def progress(self, caller: Caller) -> LearnProgress:
         """The caller's progress as kept (seen now, when kept)."""
+        now = self.clock()
         try:
             learner = await self._off_loop(
-                lambda: self.store.change(caller.visitor, lambda was: None, create=False)
+                lambda: self.store.change(caller.visitor, lambda was: None, create=False, now=now)
             )
         except (ProgressUnavailable, TooLarge) as exc:
             return self._answer(None, note=f"Progress is not kept on this server now: {exc}.")
@@ -170,8 +205,9 @@ class Classroom:
         def edit(was: Learner | None) -> tuple[str | None, dict]:
             return nickname, (was.progress if was else {})
 
+        now = self.clock()
         try:
-            learner = await self._off_loop(lambda: self.store.change(caller.visitor, edit))
+            learner = await self._off_loop(lambda: self.store.change(caller.visitor, edit, now=now))
         except (ProgressUnavailable, TooLarge) as exc:
             raise ProgressUnavailable(f"nickname: not kept on this server now: {exc}") from exc
         return self._answer(learner)
@@ -194,24 +230,28 @@ class Classroom:
         )
 
     async def class_view(self, caller: Caller) -> LearnClass:
-        """Every learner kept, the one seen most recently first: for the operator alone."""
+        """Every learner kept, the one seen most recently first: for the operator alone, whose
+        own browser (the visitor of the cookie that came with the token) is no learner of the
+        class, even for what it did before it held the token."""
         if not caller.operator:
             why = "" if self.watched else " (this server has none: ATTNVIZ_ADMIN_TOKEN is unset)"
             raise NotOperator(
                 "class: only the operator, with Authorization: Bearer <ATTNVIZ_ADMIN_TOKEN>, "
                 f"sees the class{why}; a learner's own progress is at GET /api/learn/progress"
             )
-        now = time.time()
+        now = self.clock()
         note = None
         try:
             learners = await self._off_loop(lambda: self.store.learners(now))
         except ProgressUnavailable as exc:
             learners, note = [], f"The learners' progress cannot be read now: {exc}."
         return LearnClass(
-            learners=[class_row(x, now) for x in learners],
+            learners=[class_row(x, now) for x in learners if x.visitor != caller.visitor],
             steps=len(STEPS),
             now=now,
             poll_s=POLL_S,
+            stuck_tries=STUCK_TRIES,
+            stuck_s=STUCK_S,
             max_learners=self.store.max_learners,
             keep_days=self.store.keep_days,
             note=note,

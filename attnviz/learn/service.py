@@ -4,6 +4,8 @@ recurrent comparison, on the compute thread like any trace."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import threading
 
 import torch
@@ -29,6 +31,7 @@ from attnviz.schemas.learn import (
 )
 from attnviz.schemas.trace import ToyTraceRequest
 from attnviz.services import compute
+from attnviz.services.ownership import Caller
 from attnviz.services.recurrent import RecurrentService
 from attnviz.services.toy_trace import run_toy_trace
 from attnviz.services.trace_service import TraceService
@@ -154,6 +157,40 @@ def changed(step: Step, body: LearnCheckRequest) -> bool:
     return (v.layer, v.head, v.vlayer, v.a, v.b) != (
         start.layer, start.head, start.vlayer, start.a, start.b
     )  # fmt: skip
+
+
+def own(
+    step: Step,
+    body: LearnCheckRequest,
+    caller: Caller,
+    *,
+    training: TrainService,
+    recurrent: RecurrentService | None,
+) -> bool:
+    """Whether a check is of the caller's own work, which their progress credits (tasks done
+    and tried): a lab they changed (``changed``), not the state a Learn link carried, unchanged
+    (``from_link``: the page says so, and a flag can only withhold credit), and not a run or a
+    comparison another visitor started (whose owner the server knows). Anything else is seen."""
+    if body.from_link or not changed(step, body):
+        return False
+    try:
+        if body.run is not None:
+            return training.get(body.run).access.yours(caller)
+        if body.recurrent is not None and recurrent is not None:
+            return recurrent.find(body.recurrent).access.yours(caller)
+    except RunGone:
+        return False
+    return True
+
+
+def fingerprint(body: LearnCheckRequest) -> str:
+    """A short digest of the state a check reads (the toy table as the engine reads it and its
+    view; the run or the comparison and its view): a try is a state other than the latest."""
+    data = body.model_dump(exclude={"from_link"})
+    if data.get("toy") is not None:
+        data["toy"] = _canonical(data["toy"])
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def _canonical(toy: dict) -> dict:

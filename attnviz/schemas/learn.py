@@ -10,7 +10,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from attnviz.limits import LIMITS
-from attnviz.schemas.common import Strict, ToyConfig
+from attnviz.schemas.common import Int, Strict, ToyConfig
 from attnviz.schemas.trace import ToyTraceRequest
 from attnviz.schemas.train import TRAIN_SHAPE
 
@@ -18,11 +18,11 @@ from attnviz.schemas.train import TRAIN_SHAPE
 class LearnToyView(Strict):
     """A toy step's view as the page holds it (core/types.js ToyView)."""
 
-    layer: int = Field(ge=0, description="The heatmaps' layer (0-based)")
-    head: int = Field(ge=0, description="The heatmaps' head (0-based)")
-    vlayer: int = Field(ge=0, description="The vectors' layer (0: the input)")
-    a: int = Field(ge=0, description="The distance's first token")
-    b: int = Field(ge=0, description="The distance's second token")
+    layer: Int = Field(ge=0, description="The heatmaps' layer (0-based)")
+    head: Int = Field(ge=0, description="The heatmaps' head (0-based)")
+    vlayer: Int = Field(ge=0, description="The vectors' layer (0: the input)")
+    a: Int = Field(ge=0, description="The distance's first token")
+    b: Int = Field(ge=0, description="The distance's second token")
     trails: bool = True
 
 
@@ -109,23 +109,23 @@ class LearnView(Strict):
     the head in view and the cell of its heatmap whose *Why this score* is open (``query`` and
     ``key``, together)."""
 
-    layer: int = Field(0, ge=0, le=LIMITS.max_layers - 1, description="0-based")
-    head: int = Field(0, ge=0, le=LIMITS.max_heads - 1, description="0-based")
-    vlayer: int | None = Field(None, ge=0, le=LIMITS.max_layers, description="toy steps")
-    a: int | None = Field(None, ge=0, le=LIMITS.max_tokens - 1, description="toy steps")
-    b: int | None = Field(None, ge=0, le=LIMITS.max_tokens - 1, description="toy steps")
+    layer: Int = Field(0, ge=0, le=LIMITS.max_layers - 1, description="0-based")
+    head: Int = Field(0, ge=0, le=LIMITS.max_heads - 1, description="0-based")
+    vlayer: Int | None = Field(None, ge=0, le=LIMITS.max_layers, description="toy steps")
+    a: Int | None = Field(None, ge=0, le=LIMITS.max_tokens - 1, description="toy steps")
+    b: Int | None = Field(None, ge=0, le=LIMITS.max_tokens - 1, description="toy steps")
     trails: bool | None = Field(None, description="toy steps")
-    variant: int | None = Field(
+    variant: Int | None = Field(
         None, ge=0, le=TRAIN_SHAPE.max_variants - 1, description="train steps (0-based)"
     )
-    query: int | None = Field(
+    query: Int | None = Field(
         None,
         ge=0,
         le=LIMITS.max_tokens - 1,
         description="train steps: the row (0-based token of the probe) of the cell whose Why "
         "this score is open, with key",
     )
-    key: int | None = Field(
+    key: Int | None = Field(
         None,
         ge=0,
         le=LIMITS.max_tokens - 1,
@@ -162,6 +162,12 @@ class LearnCheckRequest(Strict):
         None, min_length=1, max_length=64, description="step 1: the comparison's id"
     )
     view: LearnView | None = None
+    from_link: bool = Field(
+        False,
+        description="True when the lab's state is exactly what the Learn link it was opened "
+        "from carried (another learner's lab, unchanged): the check is answered as any, and "
+        "the caller's progress counts it as seen, never as a task done or tried",
+    )
 
     @model_validator(mode="after")
     def _one_kind(self) -> LearnCheckRequest:
@@ -203,6 +209,12 @@ class LearnTaskResult(BaseModel):
 class LearnCheck(BaseModel):
     step: str
     tasks: list[LearnTaskResult]
+    credited: bool = Field(
+        False,
+        description="Whether the caller's progress counts this answer: the lab is the caller's "
+        "own work (changed from the step's start, not a Learn link's state unchanged, not "
+        "another visitor's run or comparison); the page keeps only such answers too",
+    )
     article: list[ArticleTable] | None = Field(
         None,
         description="A toy step's article tables with the engine's numbers read from the trace "
@@ -293,8 +305,18 @@ class ClassStep(BaseModel):
     title: str
 
 
+class ClassStuckTask(BaseModel):
+    prompt: str = Field(description="The task, as the step asks it")
+    tries: int = Field(description="Different states of the lab it was checked on, not done")
+    first_try: float = Field(description="Unix seconds")
+    last_try: float = Field(description="Unix seconds")
+
+
 class ClassStuck(ClassStep):
-    tasks: list[str] = Field(description="The prompts of the step's tasks tried and not done")
+    tasks: list[ClassStuckTask] = Field(
+        description="The step's tasks the learner is stuck on (tried at least stuck_tries "
+        "times, over at least stuck_s seconds, and not done)"
+    )
 
 
 class ClassLearner(BaseModel):
@@ -302,7 +324,7 @@ class ClassLearner(BaseModel):
     named: bool = Field(description="Whether the label is a nickname the learner gave")
     on: ClassStep | None = Field(description="The step of their latest check")
     done: list[int] = Field(description="The steps whose every task is done (1-based)")
-    stuck: list[ClassStuck] = Field(description="The steps with tasks tried and not done")
+    stuck: list[ClassStuck] = Field(description="The steps with tasks the learner is stuck on")
     last_seen: float = Field(description="Unix seconds")
     seen_s: float = Field(description="Seconds between last_seen and now")
 
@@ -314,6 +336,14 @@ class LearnClass(BaseModel):
     steps: int = Field(description="The path's steps")
     now: float = Field(description="The server's clock, Unix seconds")
     poll_s: float = Field(description="The class view asks again this often")
+    stuck_tries: int = Field(
+        description="The rule for stuck: a task not done, tried on at least this many "
+        "different states of the lab (learn.classroom.STUCK_TRIES)"
+    )
+    stuck_s: float = Field(
+        description="The rule for stuck: its first and latest tries at least this many seconds "
+        "apart (learn.classroom.STUCK_S)"
+    )
     max_learners: int = Field(description="Learners kept (ATTNVIZ_LEARN_MAX_LEARNERS)")
     keep_days: float | None = Field(
         description="A learner unseen this long is forgotten (ATTNVIZ_LEARN_KEEP_DAYS)"

@@ -1,5 +1,5 @@
-"""Why not an RNN: ``POST /api/recurrent``, ``GET /api/recurrent/{id}``: the training lab's
-transformer against an LSTM and a GRU on one task."""
+"""Why not an RNN: ``POST /api/recurrent``, ``GET /api/recurrent/{id}``, ``GET /api/recurrent``:
+the training lab's transformer against an LSTM and a GRU on one task."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from attnviz.schemas.common import Owned, RunState, Strict
+from attnviz.schemas.common import Int, Owned, RunState, Strict
 from attnviz.schemas.train import TrainClaim
 
 RecurrentTask = Literal["copy", "reverse", "induction"]
@@ -19,7 +19,7 @@ class RecurrentRequest(Strict):
     """A comparison of the training lab's transformer with an LSTM and a GRU on one task."""
 
     task: RecurrentTask = "copy"
-    seed: int = Field(0, ge=0, le=RECURRENT_MAX_SEED, description="Starting weights and data order")
+    seed: Int = Field(0, ge=0, le=RECURRENT_MAX_SEED, description="Starting weights and data order")
 
 
 class RecurrentTaskInfo(BaseModel):
@@ -67,3 +67,20 @@ class RecurrentRun(Owned):
     shows: str = Field("", description="What it showed, in words, once it is done")
     progress: float = Field(0.0, description="The share of the work done, 0 to 1")
     doing: str = Field("", description="What it is doing now")
+
+
+class RecurrentSummary(Owned):
+    """One comparison in the caller's list (GET /api/recurrent)."""
+
+    created: float = Field(description="When it started (epoch seconds)")
+    state: RunState
+    task: RecurrentTask
+    seed: int
+    progress: float = Field(0.0, description="The share of the work done, 0 to 1")
+
+
+class RecurrentRuns(BaseModel):
+    comparisons: list[RecurrentSummary] = Field(
+        description="The caller's comparisons this server keeps (those it started, those it "
+        "opened by their id; every one for the operator), newest first"
+    )

@@ -6,7 +6,10 @@ One row per learner: the visitor's id (never shown: the class view names a learn
 nickname they gave, else ``Learner <n>``), ``n`` (numbered in the order first seen, never
 reused), the nickname, when first and last seen (Unix seconds), and the progress as JSON
 (``{"last": <step id>, "steps": {<step id>: {"done": [<task id>...], "tried": [...]}}}``: what
-the server's own answers to the learner's checks said, never what a browser claims).
+the server's own answers to the learner's checks said, never what a browser claims). Beside it,
+since schema version 2, the learner's tries at each task (``tries``: how many different states
+of their lab were checked with the task not done, the first and the latest, Unix seconds), from
+which the class view says who is stuck.
 
 The file has a schema version (``PRAGMA user_version``): ``MIGRATIONS[i]`` brings a file at
 version ``i`` to ``i + 1``, run with the version's bump in one transaction, so that a file is at
@@ -16,7 +19,8 @@ never check a task leaves the directory as it was.
 
 Bounded: at most ``max_learners`` rows (past it the one seen least recently goes), none unseen
 for ``keep_days`` (not read, and deleted when the next learner comes), at most ``max_bytes`` per
-learner (a change that would take a record past it is not written)."""
+learner (a change that would take a record past it is not written); a learner's tries are one
+row per task of the path at most (the caller counts only the steps' own task ids)."""
 
 from __future__ import annotations
 
@@ -30,7 +34,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from attnviz.services.datadir import immediate
+from attnviz.services.datadir import connect, immediate
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +54,30 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         )""",
         "CREATE INDEX learners_last_seen ON learners (last_seen)",
     ),
+    (
+        """CREATE TABLE tries (
+            learner INTEGER NOT NULL REFERENCES learners (n) ON DELETE CASCADE,
+            step TEXT NOT NULL,
+            task TEXT NOT NULL,
+            tries INTEGER NOT NULL,               -- different states checked, the task not done
+            first_try REAL NOT NULL,              -- Unix seconds
+            last_try REAL NOT NULL,
+            state TEXT NOT NULL DEFAULT '',       -- a digest of the latest state tried
+            PRIMARY KEY (learner, step, task)
+        )""",
+        # What a version 1 file knew: each task tried and not done, at least once, by the time
+        # the learner was last seen.
+        """INSERT INTO tries (learner, step, task, tries, first_try, last_try)
+        SELECT l.n, s.key, t.value, 1, l.last_seen, l.last_seen
+        FROM learners AS l,
+            json_each(CASE WHEN json_valid(l.progress) THEN l.progress ELSE '{}' END,
+                      '$.steps') AS s,
+            json_each(CASE WHEN s.type = 'object' THEN s.value ELSE '{}' END, '$.tried') AS t
+        WHERE t.type = 'text' AND NOT EXISTS (
+            SELECT 1 FROM json_each(CASE WHEN s.type = 'object' THEN s.value ELSE '{}' END,
+                                    '$.done') AS d
+            WHERE d.value = t.value)""",
+    ),
 )
 VERSION = len(MIGRATIONS)
 
@@ -64,6 +92,16 @@ class TooLarge(Exception):
 
 
 @dataclass(frozen=True)
+class Tries:
+    """A learner's tries at one task: ``count`` different states of their lab checked with the
+    task not done, the first and the latest of them (Unix seconds)."""
+
+    count: int
+    first: float
+    last: float
+
+
+@dataclass(frozen=True)
 class Learner:
     n: int
     visitor: str
@@ -71,6 +109,7 @@ class Learner:
     first_seen: float
     last_seen: float
     progress: dict = field(default_factory=dict)
+    tries: dict[tuple[str, str], Tries] = field(default_factory=dict)  # (step, task): tries
 
 
 def migrate(conn: sqlite3.Connection, migrations: Sequence[Sequence[str]] = MIGRATIONS) -> int:
@@ -141,8 +180,7 @@ class ProgressStore:
         if self._broken is not None:
             raise ProgressUnavailable(self._broken)
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(self.path, timeout=BUSY_MS / 1000, isolation_level=None)
+            conn = connect(self.path, BUSY_MS / 1000)  # 0600 in a 0700 folder
         except (sqlite3.Error, OSError) as exc:
             raise ProgressUnavailable(f"its file cannot be opened ({type(exc).__name__})") from exc
         try:
@@ -150,6 +188,7 @@ class ProgressStore:
             too_new(conn, len(self.migrations))  # before WAL, which marks the file's header
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA foreign_keys=ON")  # a learner forgotten takes their tries
             conn.row_factory = sqlite3.Row
             was = migrate(conn, self.migrations)
         except (sqlite3.Error, ProgressUnavailable) as exc:
@@ -180,14 +219,36 @@ class ProgressStore:
         return now - self.keep_days * 86_400 if self.keep_days is not None else float("-inf")
 
     @staticmethod
-    def _learner(r: sqlite3.Row) -> Learner:
+    def _learner(r: sqlite3.Row, tries: dict[tuple[str, str], Tries] | None = None) -> Learner:
         try:
             progress = json.loads(r["progress"])
         except ValueError:
             progress = {}
         return Learner(n=r["n"], visitor=r["visitor"], nickname=r["nickname"],
                        first_seen=r["first_seen"], last_seen=r["last_seen"],
-                       progress=progress if isinstance(progress, dict) else {})  # fmt: skip
+                       progress=progress if isinstance(progress, dict) else {},
+                       tries=tries or {})  # fmt: skip
+
+    @staticmethod
+    def _tries(db: sqlite3.Connection, ns: list[int]) -> dict[int, dict[tuple[str, str], Tries]]:
+        """The tries of the learners numbered ``ns``, by learner."""
+        out: dict[int, dict[tuple[str, str], Tries]] = {n: {} for n in ns}
+        for i in range(0, len(ns), 500):  # well under SQLite's cap on a statement's variables
+            chunk = ns[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            for r in db.execute(
+                "SELECT learner, step, task, tries, first_try, last_try FROM tries "
+                f"WHERE learner IN ({marks})",
+                chunk,
+            ):
+                out[r["learner"]][(r["step"], r["task"])] = Tries(
+                    r["tries"], r["first_try"], r["last_try"]
+                )
+        return out
+
+    def _rows(self, db: sqlite3.Connection, rows: list[sqlite3.Row]) -> list[Learner]:
+        tries = self._tries(db, [r["n"] for r in rows])
+        return [self._learner(r, tries[r["n"]]) for r in rows]
 
     # -- reading --------------------------------------------------------------------------------
 
@@ -197,17 +258,14 @@ class ProgressStore:
             return None
         now = time.time() if now is None else now
         try:
-            r = (
-                self._conn()
-                .execute(
-                    "SELECT * FROM learners WHERE visitor = ? AND last_seen >= ?",
-                    (visitor, self._since(now)),
-                )
-                .fetchone()
-            )
+            db = self._conn()
+            r = db.execute(
+                "SELECT * FROM learners WHERE visitor = ? AND last_seen >= ?",
+                (visitor, self._since(now)),
+            ).fetchone()
+            return None if r is None else self._rows(db, [r])[0]
         except sqlite3.Error as exc:
             raise ProgressUnavailable(f"its file cannot be read ({type(exc).__name__})") from exc
-        return None if r is None else self._learner(r)
 
     def learners(self, now: float | None = None) -> list[Learner]:
         """Every learner kept, the one seen most recently first."""
@@ -215,18 +273,15 @@ class ProgressStore:
             return []
         now = time.time() if now is None else now
         try:
-            rows = (
-                self._conn()
-                .execute(
-                    "SELECT * FROM learners WHERE last_seen >= ? ORDER BY last_seen DESC, n DESC "
-                    "LIMIT ?",
-                    (self._since(now), self.max_learners),
-                )
-                .fetchall()
-            )
+            db = self._conn()
+            rows = db.execute(
+                "SELECT * FROM learners WHERE last_seen >= ? ORDER BY last_seen DESC, n DESC "
+                "LIMIT ?",
+                (self._since(now), self.max_learners),
+            ).fetchall()
+            return self._rows(db, rows)
         except sqlite3.Error as exc:
             raise ProgressUnavailable(f"its file cannot be read ({type(exc).__name__})") from exc
-        return [self._learner(r) for r in rows]
 
     # -- writing --------------------------------------------------------------------------------
 
@@ -237,6 +292,7 @@ class ProgressStore:
         *,
         create: bool = True,
         now: float | None = None,
+        tried: Sequence[tuple[str, str, str]] = (),
     ) -> Learner | None:
         """Apply ``edit`` to the learner ``visitor`` is (None: not recorded yet) in one
         transaction: it returns their nickname and progress as they are to be (None: leave the
@@ -244,7 +300,9 @@ class ProgressStore:
         yet is recorded only with ``create`` (else None, nothing written); recording one may
         forget the one seen least recently (``max_learners``) and those unseen for
         ``keep_days``. ``TooLarge`` when the record would take more than ``max_bytes``: nothing
-        is written."""
+        is written. ``tried``: (step, task, state) of each task tried now and not done, where
+        ``state`` is a digest of the lab's state checked: a try is counted when it is another
+        state than the task's latest try (the same state checked again is no new try)."""
         now = time.time() if now is None else now
         if not visitor or (not create and not self.exists):
             return None
@@ -253,7 +311,7 @@ class ProgressStore:
                 "SELECT * FROM learners WHERE visitor = ? AND last_seen >= ?",
                 (visitor, self._since(now)),
             ).fetchone()
-            was = None if r is None else self._learner(r)
+            was = None if r is None else self._rows(db, [r])[0]
             if was is None and not create:
                 return None
             got = edit(was)
@@ -281,7 +339,18 @@ class ProgressStore:
                     (nickname, max(now, was.last_seen), text, visitor),
                 )
             r = db.execute("SELECT * FROM learners WHERE visitor = ?", (visitor,)).fetchone()
-        return None if r is None else self._learner(r)
+            if r is None:
+                return None
+            for step, task, state in tried:
+                db.execute(
+                    "INSERT INTO tries (learner, step, task, tries, first_try, last_try, state) "
+                    "VALUES (?, ?, ?, 1, ?, ?, ?) ON CONFLICT (learner, step, task) DO UPDATE SET "
+                    "tries = tries + (excluded.state != state), "
+                    "last_try = CASE WHEN excluded.state != state THEN excluded.last_try "
+                    "ELSE last_try END, state = excluded.state",
+                    (r["n"], step, task, now, now, state),
+                )
+            return self._rows(db, [r])[0]
 
     def _evict(self, db: sqlite3.Connection, now: float) -> None:
         """Forget those unseen for ``keep_days``, then the least recently seen past

@@ -28,6 +28,8 @@ from attnviz.schemas.recurrent import (
     RecurrentOptions,
     RecurrentRequest,
     RecurrentRun,
+    RecurrentRuns,
+    RecurrentSummary,
     RecurrentTaskInfo,
 )
 from attnviz.schemas.train import TrainClaim
@@ -260,6 +262,38 @@ class RecurrentService:
             except (sqlite3.Error, OSError, StoreError) as exc:
                 log.warning("comparison %s: who may read it not stored (%s)", live.id, exc)
         return live.state_now(caller)
+
+    def summaries(self, caller: Caller) -> RecurrentRuns:
+        """The comparisons in ``caller``'s list (those it started, those it opened by their id;
+        every one for the operator), newest first, in brief: those this process holds and the
+        ended ones in the store that it does not (another replica's)."""
+        if self.store is not None:
+            try:
+                rows = self.store.finished_rows(KIND)
+            except (sqlite3.Error, OSError) as exc:
+                log.warning("the run index cannot be read (%s): comparisons listed as held", exc)
+                rows = []
+            for row in rows:
+                if row.id not in self.runs and row.access().listed_for(caller):
+                    self._reread(row.id)
+        with self.lock:
+            listed = [r for r in self.runs.values() if r.access.listed_for(caller)]
+        out = []
+        for live in sorted(listed, key=lambda r: r.created, reverse=True):
+            with live.lock:
+                told = live.access.told(caller)
+            out.append(
+                RecurrentSummary(
+                    id=live.id,
+                    **told,
+                    created=live.created,
+                    state=live.state,  # type: ignore[arg-type]
+                    task=live.task,  # type: ignore[arg-type]
+                    seed=live.seed,
+                    progress=round(live.share_done(), 4),
+                )
+            )
+        return RecurrentRuns(comparisons=out)
 
     def cancel(self, run_id: str, caller: Caller) -> RecurrentRun:
         """Stop a running comparison (what it measured so far stays); forget an ended one. Only

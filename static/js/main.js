@@ -154,13 +154,13 @@ function writeUrl() {
 }
 
 /**
- * The lab's state a Learn link carries once the learner has changed it (a step's start needs
- * none): the toy table as the toy lab's own link holds it, or the Train link (run, settings,
- * the head chosen).
+ * The lab's state a Learn link carries once the learner has changed it, or once it holds their
+ * work of the step (a step's start needs none): the toy table as the toy lab's own link holds
+ * it, or the Train link (run, settings, the head and cell chosen, the comparison shown).
  * @returns {import("./modes/learn/progress.js").LearnLab | null}
  */
 function learnLab() {
-  if (!app.learn?.tried()) return null;
+  if (!app.learn?.carries()) return null;
   const lab = app.learn.lab();
   const toy = lab === "toy" ? app.toy?.getState() : null;
   if (toy) return { toy: encodeShare("toy", toy, null, share.context ?? undefined).slice("#s=".length) };
@@ -387,6 +387,12 @@ async function init() {
     linked() {
       if (app.mode === "train") writeUrl();
     },
+    compared() {
+      // The comparison in its card (started, opened, ended): the Train tab's link carries it,
+      // and Learn's step 1 is checked on it at once.
+      if (app.mode === "train") writeUrl();
+      if (app.mode === "learn" && app.learn?.lab() === "train") app.learn.labChanged();
+    },
     renamed() {
       // Its models' names changed: sentence mode's pickers read the list again when shown.
       /** @type {ReturnType<typeof createSentence>} */ (app.sentence).forgetModels();
@@ -416,6 +422,7 @@ async function init() {
     trainRun: () => train.currentRun(),
     trainView: () => train.view(),
     recurrentId: () => train.recurrentId(), // the comparison shown in its card (step 1)
+    openComparison: (id) => train.openComparison(id), // the learner's last (step 1, opened anew)
     markCell: (cell) => train.target(cell), // a cell an answer points at (step 13's)
     labOfLink(lab, link) {
       // A Learn link's lab state, read as the lab's own links are (and checked as they are).

@@ -79,6 +79,7 @@ OPERATIONS = [
     "PUT /api/learn/progress/nickname",
     "GET /api/learn/class",
     "GET /api/recurrent/options",
+    "GET /api/recurrent",
     "POST /api/recurrent",
     "GET /api/recurrent/{run_id}",
     "DELETE /api/recurrent/{run_id}",

@@ -1,24 +1,33 @@
 """The Learn progress the server keeps, over HTTP (each TestClient a visitor with its own cookie
 jar): a check's answer recorded as the server gave it (a task done only when the server found
-it done; tried only once the learner changed the lab), the nickname and its rules (a 422 naming
-the field and the rule), the caps (learners kept, the bytes of one), the operator-only class
-view (403 for anyone else, never an id), a restart over the same data directory, and the
-file's schema version (a file of no version migrated, a newer one left as it is)."""
+it done; tried only once the learner changed the lab), never crediting what is not the
+learner's own (the state a Learn link carried, another visitor's run), "stuck" as the class
+view's rule says it (tries at a task, over time, not done), the nickname and its rules (a 422
+naming the field and the rule), the caps (learners kept, the bytes of one), the operator-only
+class view (403 for anyone else, never an id; the operator's own browser no learner), a restart
+over the same data directory, and the file's schema version (a file of no version or of
+version 1 migrated, a newer one left as it is)."""
 
 from __future__ import annotations
 
 import copy
+import json
 import sqlite3
+import time
 
+import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from attnviz.api.visitor import COOKIE
+from attnviz.api.visitor import COOKIE, Visitors
 from attnviz.app import create_app
-from attnviz.learn.steps import STEPS
+from attnviz.learn.classroom import STUCK_S, STUCK_TRIES
+from attnviz.learn.steps import BY_ID, STEPS
 from attnviz.limits import LIMITS
-from attnviz.services.progress_store import FILE, VERSION, record_bytes
+from attnviz.services.datadir import server_secret
+from attnviz.services.progress_store import FILE, MIGRATIONS, VERSION, migrate, record_bytes
 from attnviz.settings import Settings
+from tests.support.servers import served
 
 OPERATOR = "the-operators-token-for-the-class"
 AS_OPERATOR = {"Authorization": f"Bearer {OPERATOR}"}
@@ -82,7 +91,7 @@ def test_a_check_is_recorded_as_the_server_answered_it(app):
     got = a.get("/api/learn/progress").json()
     assert got["kept"] and got["last"] == "dot-products"
     assert got["steps"] == {"dot-products": {"done": [], "tried": []}}
-    # A change that does not do it: tried, not done, so stuck there.
+    # A change that does not do it: tried, not done; one try is not stuck.
     assert check(a, "dot-products", edited(body, 4, 0, 0.5)) == {"apple-to-banana": False}
     assert a.get("/api/learn/progress").json()["steps"]["dot-products"] == {
         "done": [], "tried": ["apple-to-banana"],
@@ -90,10 +99,8 @@ def test_a_check_is_recorded_as_the_server_answered_it(app):
     row = the_class(app)["learners"][0]
     assert row["label"] == "Learner 1" and not row["named"]
     assert row["on"] == {"n": 2, "id": "dot-products", "title": STEPS[1].title}
-    assert row["done"] == []
-    assert row["stuck"] == [{"n": 2, "id": "dot-products", "title": STEPS[1].title,
-                             "tasks": [STEPS[1].tasks[0].prompt]}]  # fmt: skip
-    # The change that does it (banana's fruit up to 2): done, no longer stuck.
+    assert row["done"] == [] and row["stuck"] == []
+    # The change that does it (banana's fruit up to 2): done.
     assert check(a, "dot-products", edited(body, 4, 1, 2.0)) == {"apple-to-banana": True}
     row = the_class(app)["learners"][0]
     assert row["done"] == [2] and row["stuck"] == []
@@ -125,6 +132,148 @@ def test_what_is_not_the_servers_answer_is_not_recorded(app):
     assert r.status_code == 200 and r.json()["kept"] is False
     assert "without the cookie" in r.json()["note"]
     assert the_class(app)["learners"] == []
+
+
+class Clock:
+    """The class's clock (``Classroom.clock``), moved by the test: each check, look and try
+    happens at the time it says, as the server records it."""
+
+    def __init__(self, app, t: float | None = None) -> None:
+        self.t = time.time() if t is None else t
+        app.state.classroom.clock = self
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def stuck_of(app) -> dict[str, list[dict]]:
+    return {r["label"]: r["stuck"] for r in the_class(app)["learners"]}
+
+
+def test_stuck_is_tries_at_a_task_over_minutes_not_one_wrong_try(app):
+    clock = Clock(app)
+    t0 = clock.t
+    body = start(app, "dot-products")
+    # Different states of the lab that do not do the task (banana less fruity each time).
+    states = [edited(body, 4, 0, 0.5 - 0.04 * i) for i in range(STUCK_TRIES + 2)]
+    ada, bo = visitor(app), visitor(app)
+
+    def at(t: float, who: TestClient, state: dict) -> None:
+        clock.t = t0 + t
+        assert check(who, "dot-products", state) == {"apple-to-banana": False}
+
+    # Ada: one try short of the rule, over minutes; the same state again is no new try, nor is
+    # the step's start.
+    for k in range(STUCK_TRIES - 1):
+        at(k, ada, states[k])
+    # Bo: more tries than the rule asks, within seconds.
+    for k in range(STUCK_TRIES + 1):
+        at(10 + k, bo, states[k])
+    at(STUCK_S + 4, ada, body)
+    at(STUCK_S + 5, ada, states[STUCK_TRIES - 2])
+    assert stuck_of(app) == {"Learner 1": [], "Learner 2": []}
+    shown = the_class(app)
+    assert (shown["stuck_tries"], shown["stuck_s"]) == (STUCK_TRIES, STUCK_S)
+    # Ada's next different state, STUCK_S after her first: stuck, her tries said.
+    at(STUCK_S + 6, ada, states[STUCK_TRIES - 1])
+    task = {"prompt": STEPS[1].tasks[0].prompt, "tries": STUCK_TRIES, "first_try": t0,
+            "last_try": t0 + STUCK_S + 6}  # fmt: skip
+    assert stuck_of(app) == {
+        "Learner 1": [{"n": 2, "id": "dot-products", "title": STEPS[1].title, "tasks": [task]}],
+        "Learner 2": [],
+    }
+    # Bo, long after his quick tries: not stuck until he tries again, STUCK_S after his first.
+    clock.t = t0 + 10 * STUCK_S
+    assert stuck_of(app)["Learner 2"] == []
+    at(10 + STUCK_S, bo, states[STUCK_TRIES + 1])
+    [row] = stuck_of(app)["Learner 2"]
+    assert [(t["tries"], t["first_try"]) for t in row["tasks"]] == [(STUCK_TRIES + 2, t0 + 10)]
+    # Done: no longer stuck, whatever the tries.
+    clock.t = t0 + 11 * STUCK_S
+    assert check(ada, "dot-products", edited(body, 4, 1, 2.0)) == {"apple-to-banana": True}
+    rows = {r["label"]: r for r in the_class(app)["learners"]}
+    assert (rows["Learner 1"]["stuck"], rows["Learner 1"]["done"]) == ([], [2])
+
+
+def test_a_links_state_is_seen_and_only_the_learners_own_change_is_credited(app):
+    clock = Clock(app)
+    body = start(app, "dot-products")
+    solved = edited(body, 4, 1, 2.0)  # Ada's lab, as the link she shared carries it
+    bo = visitor(app)
+    # Bo opens it: the check is answered as any (done), and credits him nothing.
+    assert check(bo, "dot-products", {**solved, "from_link": True}) == {"apple-to-banana": True}
+    got = bo.get("/api/learn/progress").json()
+    assert got["kept"] and got["last"] == "dot-products"
+    assert got["steps"] == {"dot-products": {"done": [], "tried": []}}
+    # Links of states not done, checked over minutes: no try, so never stuck.
+    for k in range(STUCK_TRIES + 1):
+        clock.t += STUCK_S
+        unsolved = {**edited(body, 4, 0, 0.5 - 0.04 * k), "from_link": True}
+        assert check(bo, "dot-products", unsolved) == {"apple-to-banana": False}
+    row = the_class(app)["learners"][0]
+    assert (row["done"], row["stuck"]) == ([], [])
+    assert row["on"] == {"n": 2, "id": "dot-products", "title": STEPS[1].title}
+    # His own change to the link's state (more fruit still) is his: credited.
+    assert check(bo, "dot-products", edited(solved, 4, 1, 3.0)) == {"apple-to-banana": True}
+    assert bo.get("/api/learn/progress").json()["steps"]["dot-products"] == {
+        "done": ["apple-to-banana"], "tried": ["apple-to-banana"],
+    }  # fmt: skip
+    assert the_class(app)["learners"][0]["done"] == [2]
+
+
+def test_a_run_counts_for_the_visitor_who_started_it(tmp_path):
+    """Another learner's run (a Learn link to it) is seen; its owner's check of it credited."""
+    app = make_app(tmp_path, admin_token=OPERATOR)
+    step = BY_ID["induction"]
+    with (
+        served(app) as url,
+        httpx.Client(base_url=url, timeout=60) as ada,
+        httpx.Client(base_url=url, timeout=60) as bo,
+    ):
+        for c in (ada, bo):
+            assert c.get("/healthz").status_code == 200 and COOKIE in c.cookies
+        r = ada.post("/api/train", json={"task": "induction", "opt": {"steps": 20},
+                                         "arch": {"layers": 2, "heads": 2, "d_model": 16}})  # fmt: skip
+        assert r.status_code == 202, r.text
+        run = r.json()["id"]
+        while ada.get(f"/api/train/{run}").json()["state"] in ("queued", "running"):
+            time.sleep(0.05)
+        body = {"run": run, "view": {"variant": 0, "layer": 0, "head": 1}}
+        answers = {}
+        for who, c in (("bo", bo), ("ada", ada)):
+            r = c.post(f"/api/learn/{step.id}/check", json=body)
+            assert r.status_code == 200, r.text
+            answers[who] = r.json()
+        # The same answer for both, credited to the run's owner only.
+        assert answers["bo"].pop("credited") is False and answers["ada"].pop("credited") is True
+        assert answers["bo"] == answers["ada"]
+        done = [t["id"] for t in answers["ada"]["tasks"] if t["done"]]
+        assert bo.get("/api/learn/progress").json()["steps"] == {step.id: {"done": [], "tried": []}}
+        assert ada.get("/api/learn/progress").json()["steps"] == {
+            step.id: {"done": done, "tried": [t.id for t in step.tasks]}
+        }
+
+
+def test_the_operators_own_browser_is_no_learner_of_the_class(app):
+    browser = visitor(app)
+    body = start(app, "dot-products")
+    # Before it holds the token, a browser like any other: a learner.
+    check(browser, "dot-products", edited(body, 4, 0, 0.5))
+    # The tab that opened the class sends the token with its checks: nothing kept for them.
+    scaling = start(app, "scaling")
+    r = browser.post("/api/learn/scaling/check", headers=AS_OPERATOR,
+                     json={**scaling, "toy": {**scaling["toy"], "config": {
+                         **scaling["toy"]["config"], "scale": False}}})  # fmt: skip
+    assert r.status_code == 200 and all(t["done"] for t in r.json()["tasks"]), r.text
+    other = visitor(app)
+    check(other, "dot-products", edited(body, 4, 1, 2.0))
+    # Its own class view leaves it out, even for what it did before; another's shows it as
+    # it was before the token.
+    r = browser.get("/api/learn/class", headers=AS_OPERATOR)
+    assert r.status_code == 200 and [x["label"] for x in r.json()["learners"]] == ["Learner 2"]
+    rows = {x["label"]: x for x in the_class(app)["learners"]}
+    assert rows["Learner 1"]["on"]["id"] == "dot-products" and rows["Learner 1"]["done"] == []
+    assert rows["Learner 2"]["done"] == [2]
 
 
 @pytest.mark.parametrize(
@@ -271,3 +420,54 @@ def test_a_file_of_no_version_is_migrated_and_a_newer_one_left_as_it_is(tmp_path
     assert r.status_code == 503 and r.json()["message"].startswith("nickname: not kept")
     assert (newer / FILE).read_bytes() == was
     assert user_version(newer / FILE) == VERSION + 1
+
+
+def test_a_version_1_file_is_migrated_each_task_tried_and_not_done_one_try(tmp_path):
+    settings = Settings(device="cpu", builtin_model=False, data_dir=tmp_path,
+                        admin_token=OPERATOR)  # fmt: skip
+    seen = time.time() - 3600
+    conn = sqlite3.connect(tmp_path / FILE, isolation_level=None)
+    migrate(conn, MIGRATIONS[:1])  # the file as version 1 wrote it
+    ada = {"last": "qkv", "steps": {
+        "qkv": {"done": ["quiet-values"], "tried": ["quiet-values", "determiner-finds-a"]},
+        "dot-products": {"done": [], "tried": ["apple-to-banana"]},
+        "scaling": {"done": [], "tried": []},
+    }}  # fmt: skip
+    odd = {"steps": {"qkv": "x", "scaling": {"tried": [7, "unscaled-one-hot"], "done": "y"}}}
+    for visitor_id, progress in (("ada", json.dumps(ada)), ("odd", json.dumps(odd)),
+                                 ("broken", "{not json")):  # fmt: skip
+        conn.execute(
+            "INSERT INTO learners (visitor, nickname, first_seen, last_seen, progress) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (visitor_id, "Ada" if visitor_id == "ada" else None, seen - 60, seen, progress),
+        )
+    conn.close()
+    assert user_version(tmp_path / FILE) == 1
+    app = create_app(settings)
+    clock = Clock(app, seen)
+    rows = {r["label"]: r for r in the_class(app)["learners"]}
+    assert user_version(tmp_path / FILE) == VERSION
+    assert rows["Ada"]["on"]["id"] == "qkv" and rows["Ada"]["done"] == []
+    assert all(r["stuck"] == [] for r in rows.values())  # one try each, as far as v1 knew
+    with sqlite3.connect(tmp_path / FILE) as conn:
+        tries = conn.execute(
+            "SELECT l.visitor, t.step, t.task, t.tries, t.first_try, t.last_try "
+            "FROM tries AS t JOIN learners AS l ON l.n = t.learner ORDER BY 1, 2, 3"
+        ).fetchall()
+    conn.close()
+    assert tries == [
+        ("ada", "dot-products", "apple-to-banana", 1, seen, seen),
+        ("ada", "qkv", "determiner-finds-a", 1, seen, seen),
+        ("odd", "scaling", "unscaled-one-hot", 1, seen, seen),
+    ]
+    # Ada comes back (the same cookie): her tries go on from the one v1 knew.
+    cookie = Visitors(app, server_secret(settings)).sign("ada")
+    back = TestClient(app, cookies={COOKIE: cookie})
+    body = start(app, "dot-products")
+    for k in range(1, STUCK_TRIES):
+        clock.t = seen + STUCK_S * k
+        assert check(back, "dot-products", edited(body, 4, 0, 0.5 - 0.04 * k)) == {
+            "apple-to-banana": False
+        }
+    [stuck] = {r["label"]: r for r in the_class(app)["learners"]}["Ada"]["stuck"]
+    assert [(t["tries"], t["first_try"]) for t in stuck["tasks"]] == [(STUCK_TRIES, seen)]

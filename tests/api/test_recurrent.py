@@ -155,3 +155,38 @@ def test_a_comparison_that_is_gone_is_a_404_and_never_another_one():
             assert r.json()["detail"][0]["loc"] == ["path", "run_id"]
         # Ids are 128-bit now (issue 27: "r16chars-" and 32 hex digits fit in 64).
         assert client.get(f"/api/recurrent/{'x' * 65}").status_code == 422
+
+
+def test_the_list_holds_the_callers_comparisons_newest_first_and_those_it_opened():
+    """GET /api/recurrent: a visitor's comparisons, newest first, each marked theirs; another
+    visitor's appear once opened by their id (not theirs), never before; the Learn path's
+    step 1 reopens the newest one that is the learner's."""
+    with (
+        served(make_app(small(steps=2))) as url,
+        httpx.Client(base_url=url, timeout=60) as learner,
+        httpx.Client(base_url=url, timeout=60) as teacher,
+    ):
+        older = start(learner, task="copy", seed=1)["id"]
+        wait(learner, older)
+        newer = start(learner, task="reverse", seed=2)["id"]
+        done = wait(learner, newer)
+        listed = learner.get("/api/recurrent")
+        assert listed.status_code == 200, listed.text
+        got = listed.json()["comparisons"]
+        assert [c["id"] for c in got] == [newer, older]
+        assert [(c["task"], c["seed"], c["yours"], c["can_cancel"]) for c in got] == [
+            ("reverse", 2, True, True),
+            ("copy", 1, True, True),
+        ]
+        assert got[0]["state"] == done["state"] and got[0]["created"] >= got[1]["created"]
+        assert got[0]["progress"] == done["progress"]
+
+        # Another visitor lists none of them until it opens one by its id.
+        assert teacher.get("/api/recurrent").json() == {"comparisons": []}
+        assert teacher.get(f"/api/recurrent/{older}").status_code == 200
+        seen = teacher.get("/api/recurrent").json()["comparisons"]
+        assert [(c["id"], c["yours"], c["can_cancel"]) for c in seen] == [(older, False, False)]
+        # A comparison forgotten by its owner leaves both lists.
+        assert learner.delete(f"/api/recurrent/{older}").status_code == 200
+        assert [c["id"] for c in learner.get("/api/recurrent").json()["comparisons"]] == [newer]
+        assert teacher.get("/api/recurrent").json() == {"comparisons": []}

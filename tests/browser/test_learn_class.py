@@ -2,19 +2,27 @@
 browser context of their own (their own cookie), work on different steps of the Learn path
 while the operator, in a fourth, opens `#learn/class` with the operator's token (typed, by the
 keyboard alone) and sees all three, each by nickname or as a numbered learner, with the steps
-done and where each is stuck; as the learners go on, the table follows without a reload. A
-learner sees no class: the form asks for the token, and the server answers 403. The view passes
-axe at 1280 and 480 px, with nothing scrolling sideways; screenshots of both."""
+done and where each is stuck (the server's rule, said in the caption: tries over minutes, the
+server's clock moved by the test); as the learners go on, the table follows without a reload.
+The operator's own tab, browsing a step, is no learner. A learner sees no class: the form asks
+for the token (never naming a developer's variable), and the server answers 403. A classmate's
+Learn link opens her lab, answered, and credits the one who opens it nothing until they change
+it. The view passes axe at 1280 and 480 px, with nothing scrolling sideways; screenshots of
+both."""
 
 from __future__ import annotations
 
+import json
 import re
+import time
 from collections.abc import Iterator
 
+import httpx
 import pytest
 from playwright.sync_api import Page
 
 from attnviz.app import create_app
+from attnviz.learn.classroom import STUCK_S, STUCK_TRIES
 from attnviz.settings import Settings
 from tests.browser.helpers import AXE, answered, axe_serious, cell, fresh_page, shoot
 from tests.browser.test_learn import READY, task_states
@@ -22,15 +30,42 @@ from tests.support.servers import served
 
 OPERATOR = "a-teachers-token-for-the-browser-test"
 ROWS = "#learn-class tbody tr"
+STORAGE = "attnviz.learn"  # where the page keeps a browser's progress (progress.js)
+# STUCK_S in words, as the page says a span under an hour: whole minutes.
+STUCK_WORDS = f"{int(STUCK_S // 60)} minute{'' if STUCK_S // 60 == 1 else 's'}"
+assert 60 <= STUCK_S < 3600
+
+
+class Clock:
+    """The server's clock for the learners' progress (``Classroom.clock``), moved by the test:
+    tries minutes apart without waiting minutes."""
+
+    def __init__(self) -> None:
+        self.t = time.time()
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def operator_server(tmp_path_factory, name: str) -> Iterator[tuple[str, Clock]]:
+    """A server with an operator, a data directory of its own, and its class's clock."""
+    settings = Settings(device="cpu", builtin_model=False, admin_token=OPERATOR,
+                        data_dir=tmp_path_factory.mktemp(name))  # fmt: skip
+    app = create_app(settings)
+    clock = app.state.classroom.clock = Clock()
+    with served(app) as url:
+        yield url, clock
 
 
 @pytest.fixture(scope="module")
-def class_server(tmp_path_factory) -> Iterator[str]:
-    """A server with an operator, and a data directory of its own."""
-    settings = Settings(device="cpu", builtin_model=False, admin_token=OPERATOR,
-                        data_dir=tmp_path_factory.mktemp("class-data"))  # fmt: skip
-    with served(create_app(settings)) as url:
-        yield url
+def class_server(tmp_path_factory) -> Iterator[tuple[str, Clock]]:
+    yield from operator_server(tmp_path_factory, "class-data")
+
+
+@pytest.fixture
+def own_server(tmp_path_factory) -> Iterator[tuple[str, Clock]]:
+    """A server of the test's own: its learners are the test's alone."""
+    yield from operator_server(tmp_path_factory, "own-data")
 
 
 def open_step(page: Page, url: str, n: int, step_id: str) -> None:
@@ -82,7 +117,7 @@ def wait_row(page: Page, label: str, col: str, text: str) -> None:
 
 
 def test_the_operator_sees_three_learners_live(browser, class_server):
-    url = class_server
+    url, clock = class_server
     with (
         fresh_page(browser) as (ada, ada_errors),
         fresh_page(browser) as (bo, bo_errors),
@@ -97,11 +132,15 @@ def test_the_operator_sees_three_learners_live(browser, class_server):
         name_myself(ada, "Ada")
         assert axe_serious(ada) == []
         shoot(ada, "learn-nickname", "#learn-guide .learn-progress")
-        # Bo opens step 2 and leaves it untouched (no try), then tries step 4 and is stuck.
+        # Bo opens step 2 and leaves it untouched (no try), then tries step 4 again and again,
+        # over minutes, and is stuck.
         open_step(bo, url, 2, "dot-products")
         open_step(bo, url, 4, "worked-example")
-        answered(bo, lambda: cell(bo, 4, 0).fill("0.5"))
-        assert set(task_states(bo).values()) == {"todo"}
+        for k in range(STUCK_TRIES):
+            if k == STUCK_TRIES - 1:
+                clock.t += STUCK_S  # the last try, STUCK_S after the first
+            answered(bo, lambda k=k: cell(bo, 4, 0).fill(f"{0.5 - 0.1 * k:.1f}"))
+            assert set(task_states(bo).values()) == {"todo"}
         # Cy does step 3.
         open_step(cy, url, 3, "scaling")
         answered(cy, lambda: cy.locator("#cfg-scale").uncheck())
@@ -118,6 +157,12 @@ def test_the_operator_sees_three_learners_live(browser, class_server):
         op.locator("#learn-class-h").focus()
         op.keyboard.press("Tab")
         assert op.evaluate("() => document.activeElement.id") == "learn-class-token"
+        op.keyboard.press("Enter")  # nothing typed yet: what to type, in a learner's words
+        said = op.locator("#learn-class [data-role=class-said]")
+        said.filter(has_text="Enter the token this server's operator set").wait_for()
+        assert "ATTNVIZ" not in op.locator("#learn-class").inner_text()
+        shoot(op, "learn-class-token", "#learn-class")
+        op.locator("#learn-class-token").focus()
         op.keyboard.type(OPERATOR)
         op.keyboard.press("Enter")
         op.wait_for_function(f"() => document.querySelectorAll('{ROWS}').length === 3")
@@ -128,14 +173,19 @@ def test_the_operator_sees_three_learners_live(browser, class_server):
         assert seen["Ada"]["who"] == "Ada on step 2, Everyone looks at everyone"
         assert seen[bo_label]["done"] == "none yet"
         assert seen[bo_label]["stuck"].startswith("4. An apple and a banana, by hand Edit only")
+        assert seen[bo_label]["stuck"].endswith(f"({STUCK_TRIES} tries over {STUCK_WORDS})")
         assert "2." not in seen[bo_label]["stuck"]  # opened, not tried
-        assert seen["Learner 3"]["done"] == "1 of 17: 3"
+        assert seen["Learner 3"]["done"] == "1 of 17: 3" and seen["Learner 3"]["stuck"] == "nowhere"
         for row in seen.values():
             assert re.fullmatch(r"just now|\d+ (second|minute|hour)s? ago", row["seen"]), row
         summary = op.locator("#learn-class [data-role=class-summary]").inner_text()
-        assert summary == "3 learners; 1 stuck on a task (tried, not done)."
+        assert summary == "3 learners; 1 stuck on a task."
         caption = op.locator("#learn-class caption").inner_text()
-        assert caption == "Learners on this server, the one seen most recently first"
+        assert caption == (
+            "Learners on this server, the one seen most recently first. Stuck: at least "
+            f"{STUCK_TRIES} tries at a task (each a different state of the lab) over at least "
+            f"{STUCK_WORDS}, and not done."
+        )
         # Nothing of a visitor's id or cookie in the view.
         for page in (ada, bo, cy):
             cookie = next(
@@ -179,23 +229,28 @@ def test_the_operator_sees_three_learners_live(browser, class_server):
         status = ada.evaluate("() => fetch('/api/learn/class').then((r) => r.status)")
         assert status == 403
 
-        # The operator's tab now offers the class from the path.
-        # The operator's own browser opens step 2 and its check is answered for its cookie
-        # (before the link is followed: a check still on its way when the step closes may
-        # never be sent), so it is a learner too, the fourth.
-        open_step(op, url, 2, "dot-products")
+        # The operator's tab now offers the class from the path, and no nickname: it is no
+        # learner. Its own check of step 2 is answered (before the link is followed: a check
+        # still on its way when the step closes may never be sent) and kept for no one: the
+        # class asked for after it still has its three learners.
+        with op.expect_response(lambda r: r.url.endswith("/api/learn/progress")):
+            open_step(op, url, 2, "dot-products")
         link = op.locator("#learn-guide [data-role=class-link]")
         link.wait_for()
+        assert op.locator("#learn-nickname").is_hidden()
+        polls = int(op.evaluate("+document.getElementById('learn-class').dataset.polls"))
         link.click()
-        op.wait_for_function(f"() => document.querySelectorAll('{ROWS}').length === 4")
+        op.wait_for_function(
+            "n => +document.getElementById('learn-class').dataset.polls > n", arg=polls
+        )
         assert op.url.endswith("#learn/class")
-        assert rows(op)["Learner 4"]["who"] == "Learner 4 on step 2, Everyone looks at everyone"
+        assert set(rows(op)) == {"Ada", bo_label, "Cy"}
         for errors in (bo_errors, cy_errors, op_errors):
             assert errors == []
         assert [e for e in ada_errors if "403" not in e] == []  # her fetch of the class
 
 
-def test_opening_a_toy_step_is_seen_not_tried(browser, class_server):
+def test_opening_a_toy_step_is_seen_not_tried(browser, own_server):
     """Each toy step's first check, of the lab as the step opens it (the page sends the whole
     table: the identity where the step leaves W_O out), is of the untouched start: the server
     counts it as seen, never as a try, so a learner who only opened a step is not "stuck"."""
@@ -210,7 +265,52 @@ def test_opening_a_toy_step_is_seen_not_tried(browser, class_server):
             with page.expect_request(
                 lambda r, path=f"/api/learn/{step.id}/check": r.url.endswith(path)
             ) as req:
-                page.goto(f"{class_server}/#learn/{n}")
+                page.goto(f"{own_server[0]}/#learn/{n}")
             body = LearnCheckRequest.model_validate_json(req.value.post_data or "")
             assert not service.changed(step, body), step.id
         assert errors == []
+
+
+def test_a_classmates_link_is_seen_and_only_the_openers_change_credited(browser, own_server):
+    """Ada's step 2, done, shared by its link: Dee opens it and sees it answered (done), and the
+    server credits her nothing (the page says the check is of the link's state); her own change
+    after it is hers."""
+    url, _ = own_server
+    operator = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {OPERATOR}"})
+
+    def the_class() -> dict[str, dict]:
+        return {r["label"]: r for r in operator.get("/api/learn/class").json()["learners"]}
+
+    def kept(page: Page) -> str | None:
+        """The progress her browser keeps (localStorage), as stored."""
+        return page.evaluate(f"() => localStorage.getItem({json.dumps(STORAGE)})")
+
+    def progress(page: Page) -> dict:
+        return page.evaluate("() => fetch('/api/learn/progress').then((r) => r.json())")
+
+    with fresh_page(browser) as (ada, ada_errors), fresh_page(browser) as (dee, dee_errors):
+        open_step(ada, url, 2, "dot-products")
+        answered(ada, lambda: cell(ada, 4, 1).fill("2"))
+        assert set(task_states(ada).values()) == {"done"}
+        ada.wait_for_function("() => location.hash.includes('?toy=')")  # the link carries it
+        shared = ada.url
+        # Dee opens Ada's link: her lab, answered at once (done), and the check says so.
+        before = ["dot-products", 0, 0, True]
+        with dee.expect_request(lambda r: r.url.endswith("/api/learn/dot-products/check")) as req:
+            dee.goto(shared)
+        dee.wait_for_function(READY, arg=before)
+        assert json.loads(req.value.post_data or "{}").get("from_link") is True
+        assert set(task_states(dee).values()) == {"done"}
+        assert progress(dee)["steps"] == {"dot-products": {"done": [], "tried": []}}
+        assert "apple-to-banana" not in (kept(dee) or "")  # nor does her browser keep it
+        assert the_class()["Learner 2"]["done"] == [] and the_class()["Learner 1"]["done"] == [2]
+        # Her own change (banana's fruit up to 3): hers, credited.
+        with dee.expect_request(lambda r: r.url.endswith("/api/learn/dot-products/check")) as req:
+            answered(dee, lambda: cell(dee, 4, 1).fill("3"))
+        assert "from_link" not in json.loads(req.value.post_data or "{}")
+        assert set(task_states(dee).values()) == {"done"}
+        assert progress(dee)["steps"]["dot-products"]["done"] == ["apple-to-banana"]
+        assert "apple-to-banana" in (kept(dee) or "")
+        assert the_class()["Learner 2"]["done"] == [2]
+        assert ada_errors == [] and dee_errors == []
+    operator.close()

@@ -1,16 +1,19 @@
 // The class view's and the nickname's pure parts (static/js/modes/learn/classroom.js): last seen
-// in words, a learner's row as text, the class in one sentence, the server's record merged into
-// the browser's progress, and the class view's link.
+// and a span in words, a learner's row as text (where stuck, with the tries), the class in one
+// sentence, the caption with the server's rule for "stuck", the server's record merged into the
+// browser's progress, and the class view's link.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import {
+  classCaption,
   classSummary,
   doneText,
   mergeKept,
   onText,
   rowText,
   seenAgo,
+  spanWords,
   stuckLines,
 } from "../../static/js/modes/learn/classroom.js";
 import { decodeLearnHash, emptyProgress } from "../../static/js/modes/learn/progress.js";
@@ -21,7 +24,14 @@ const learner = (over = {}) => ({
   named: false,
   on: { n: 4, id: "worked-example", title: "An apple and a banana, by hand" },
   done: [2, 3],
-  stuck: [{ n: 4, id: "worked-example", title: "An apple and a banana, by hand", tasks: ["Edit only banana's row."] }],
+  stuck: [
+    {
+      n: 4,
+      id: "worked-example",
+      title: "An apple and a banana, by hand",
+      tasks: [{ prompt: "Edit only banana's row.", tries: 4, first_try: 700, last_try: 890.5 }],
+    },
+  ],
   last_seen: 1000,
   seen_s: 130,
   ...over,
@@ -44,6 +54,11 @@ test("last seen reads in whole units, rounded down", () => {
     [Number.NaN, "just now"],
   ];
   for (const [s, words] of cases) assert.equal(seenAgo(/** @type {number} */ (s)), words, String(s));
+  assert.equal(spanWords(0), "0 seconds");
+  assert.equal(spanWords(1), "1 second");
+  assert.equal(spanWords(120), "2 minutes");
+  assert.equal(spanWords(190.5), "3 minutes");
+  assert.equal(spanWords(-3), "0 seconds");
 });
 
 test("a learner's row says the steps done, where stuck and the step they are on", () => {
@@ -52,25 +67,45 @@ test("a learner's row says the steps done, where stuck and the step they are on"
   assert.equal(doneText(learner({ done: [] }), 17), "none yet");
   assert.equal(onText(l), "on step 4, An apple and a banana, by hand");
   assert.equal(onText(learner({ on: null })), "no step checked yet");
-  assert.deepEqual(stuckLines(l), [{ step: "4. An apple and a banana, by hand", tasks: ["Edit only banana's row."] }]);
+  assert.deepEqual(stuckLines(l), [
+    {
+      step: "4. An apple and a banana, by hand",
+      tasks: [{ prompt: "Edit only banana's row.", tries: "4 tries over 3 minutes" }],
+    },
+  ]);
   assert.deepEqual(rowText(l, 17), {
     label: "Learner 3",
     on: "on step 4, An apple and a banana, by hand",
     done: "2 of 17: 2, 3",
-    stuck: "4. An apple and a banana, by hand: Edit only banana's row.",
+    stuck: "4. An apple and a banana, by hand: Edit only banana's row. (4 tries over 3 minutes)",
     seen: "2 minutes ago",
   });
   assert.equal(rowText(learner({ stuck: [] }), 17).stuck, "nowhere");
 });
 
-test("the class in one sentence", () => {
-  const data = { learners: [], steps: 17, now: 0, poll_s: 2, max_learners: 500, keep_days: 90 };
+test("the class in one sentence, and its caption with the server's rule for stuck", () => {
+  const data = {
+    learners: [],
+    steps: 17,
+    now: 0,
+    poll_s: 2,
+    stuck_tries: 3,
+    stuck_s: 120,
+    max_learners: 500,
+    keep_days: 90,
+  };
   assert.equal(classSummary(data), "No learner has checked a task on this server yet.");
   const all = Array.from({ length: 17 }, (_, i) => i + 1);
   data.learners = [learner(), learner({ label: "Ada", stuck: [] }), learner({ done: all, stuck: [] })];
-  assert.equal(classSummary(data), "3 learners; 1 stuck on a task (tried, not done); 1 with every step done.");
+  assert.equal(classSummary(data), "3 learners; 1 stuck on a task; 1 with every step done.");
   data.learners = [learner({ stuck: [] })];
   assert.equal(classSummary(data), "1 learner; none stuck on a task.");
+  assert.equal(
+    classCaption(data),
+    "Learners on this server, the one seen most recently first. Stuck: at least 3 tries at a task " +
+      "(each a different state of the lab) over at least 2 minutes, and not done.",
+  );
+  assert.match(classCaption({ ...data, stuck_tries: 5, stuck_s: 3600 }), /at least 5 tries .* at least 1 hour,/);
 });
 
 test("the server's record adds the tasks it found done, and takes nothing away", () => {

@@ -31,3 +31,26 @@ test("an id with odd characters is escaped, and another mode's link is not a Tra
   assert.equal(decodeTrainLink("#train/%E0%A4%A")?.run, "%E0%A4%A"); // kept as it came
   for (const other of ["", "#", "#s=abc", "#trainer", "#toy"]) assert.equal(decodeTrainLink(other), null, other);
 });
+
+test("the cell open and the comparison in view travel too, and read back the same", () => {
+  // Issue 41: a teacher opens step 13's cell and step 1's comparison as the learner left them.
+  const link = {
+    run: "0a1b",
+    settings: { task: "induction" },
+    view: { variant: 0, layer: 1, head: 2, query: 13, key: 2 },
+  };
+  const hash = encodeTrainLink(link);
+  assert.equal(hash, "#train/0a1b?task=induction&at=0.1.2&cell=13.2");
+  assert.deepEqual(decodeTrainLink(hash), link);
+  // A cell without a head is none; a malformed cell leaves the head.
+  assert.deepEqual(decodeTrainLink("#train/0a1b?task=induction&cell=13.2"), { ...link, view: null });
+  assert.deepEqual(decodeTrainLink("#train/0a1b?task=induction&at=0.1.2&cell=13"), {
+    ...link,
+    view: { variant: 0, layer: 1, head: 2 },
+  });
+  const compared = { run: null, settings: { task: "copy" }, view: null, comparison: "r1-ff00" };
+  assert.equal(encodeTrainLink(compared), "#train?task=copy&comparison=r1-ff00");
+  assert.deepEqual(decodeTrainLink(encodeTrainLink(compared)), compared);
+  // None of the link's own names is taken for a setting of the form.
+  assert.deepEqual(decodeTrainLink("#train?comparison=&at=&cell=").settings, {});
+});

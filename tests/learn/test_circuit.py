@@ -166,6 +166,44 @@ def test_the_step_is_done_on_the_induction_heads_repeat_cell_and_says_its_number
 
 
 @pytest.mark.slow
+def test_step_12s_words_on_the_other_tasks_head_keep_it_shown_and_name_this_ones(client, trained):
+    """Issue 41, 5: step 12's two tasks each need their head shown. On the induction head, the
+    previous-token task says the head is the other task's (to keep shown), with its score, and
+    names the previous-token head with the number its own answer gives; on the previous-token
+    head, the induction task does the same the other way; never "look at the other heads"."""
+    run, state, (pl, ph) = (trained[k] for k in ("run", "state", "prev"))
+    induction = state["variants"][0]["induction"]  # the run's own scores, as the check reads
+    scores = torch.tensor(induction)
+    il, ih = divmod(int(scores.argmax()), scores.shape[1])
+
+    def tasks(layer: int, head: int) -> dict[str, dict]:
+        return check(
+            client, "induction", run=run, view={"variant": 0, "layer": layer, "head": head}
+        )
+
+    on_prev, on_ind = tasks(pl, ph), tasks(il, ih)
+    weight = on_prev["previous-token-head"]["says"].split("a mean weight of ")[1][:4]
+    said = on_ind["previous-token-head"]["says"]
+    assert on_ind["induction-head"]["done"] and not on_ind["previous-token-head"]["done"]
+    assert said.startswith(
+        f"layer {il + 1}, head {ih + 1} is an induction head ({induction[il][ih]:.2f}; 0.4 is "
+        "the mark), the head the step's other task asks for: keep it shown for that task. As a "
+        "previous-token head it scores "
+    ), said
+    assert f"; layer {pl + 1}, head {ph + 1} scores {weight}: show it for this task." in said
+    said = on_prev["induction-head"]["says"]
+    assert on_prev["previous-token-head"]["done"] and not on_prev["induction-head"]["done"]
+    assert said.startswith(
+        f"layer {pl + 1}, head {ph + 1} is a previous-token head ({weight}; 0.3 is the mark), "
+        "the head the step's other task asks for: keep it shown for that task. As an induction "
+        f"head it scores {induction[pl][ph]:.2f} (0.4 is the mark); layer {il + 1}, head "
+        f"{ih + 1} scores {induction[il][ih]:.2f}: show it for this task."
+    ), said
+    for t in (*on_prev.values(), *on_ind.values()):
+        assert "Look at the other heads" not in t["says"]
+
+
+@pytest.mark.slow
 def test_a_bad_cell_is_a_422_naming_the_field(client):
     run = start(client, task="induction", arch={"layers": 2, "heads": 2, "d_model": 16},
                 opt={"steps": 5, "seed": 1}, checkpoints=1)  # fmt: skip

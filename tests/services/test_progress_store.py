@@ -1,8 +1,9 @@
 """The Learn progress file (services/progress_store.py) on its own: a migration runs once, with
 its version's bump, and keeps the rows; a migration that fails leaves the file as it was; a
-learner unseen for keep_days is not read and is deleted when the next one comes; a record past
-its byte cap is not written; a file that is not SQLite keeps nothing and says so; two stores
-over one file (two replicas) see each other's learners."""
+learner unseen for keep_days is not read and is deleted when the next one comes, their tries
+with them; a try is counted for a state other than the latest; a record past its byte cap is
+not written; a file that is not SQLite keeps nothing and says so; two stores over one file (two
+replicas) see each other's learners."""
 
 from __future__ import annotations
 
@@ -37,12 +38,12 @@ def version(root) -> int:
 
 def test_a_later_migration_runs_once_keeps_the_rows_and_bumps_the_version(tmp_path):
     put(store(tmp_path), "v1", {"last": "rnn"}, now=1000.0, nickname="Ada")
-    assert version(tmp_path) == len(MIGRATIONS) == 1
+    assert version(tmp_path) == len(MIGRATIONS)
     later = (*MIGRATIONS, ("ALTER TABLE learners ADD COLUMN colour TEXT DEFAULT 'blue'",))
     s = store(tmp_path, migrations=later)
     got = s.get("v1", now=1001.0)
     assert got is not None and got.nickname == "Ada" and got.progress == {"last": "rnn"}
-    assert version(tmp_path) == 2
+    assert version(tmp_path) == len(MIGRATIONS) + 1
     with sqlite3.connect(tmp_path / FILE) as conn:
         assert conn.execute("SELECT colour FROM learners").fetchall() == [("blue",)]
     # Opened again (another thread, another replica): nothing to run twice.
@@ -54,7 +55,7 @@ def test_a_migration_that_fails_leaves_the_file_as_it_was(tmp_path):
     broken = (*MIGRATIONS, ("ALTER TABLE learners ADD COLUMN a TEXT", "NOT SQL AT ALL"))
     with pytest.raises(ProgressUnavailable, match="cannot be opened"):
         store(tmp_path, migrations=broken).get("v1", now=1001.0)
-    assert version(tmp_path) == 1
+    assert version(tmp_path) == len(MIGRATIONS)
     with sqlite3.connect(tmp_path / FILE) as conn:
         columns = [r[1] for r in conn.execute("PRAGMA table_info(learners)")]
     assert "a" not in columns
@@ -63,7 +64,8 @@ def test_a_migration_that_fails_leaves_the_file_as_it_was(tmp_path):
 
 def test_a_learner_unseen_for_keep_days_is_forgotten(tmp_path):
     s = store(tmp_path, keep_days=2.0)
-    first = put(s, "old", {}, now=0.0)
+    first = s.change("old", lambda was: (None, {}), now=0.0, tried=[("qkv", "quiet-values", "a")])
+    assert first is not None and set(first.tries) == {("qkv", "quiet-values")}
     put(s, "recent", {}, now=1.5 * DAY)
     assert [x.visitor for x in s.learners(now=1.9 * DAY)] == ["recent", "old"]
     # Past two days: not read, nor counted; the next learner's coming deletes the row.
@@ -72,9 +74,22 @@ def test_a_learner_unseen_for_keep_days_is_forgotten(tmp_path):
     put(s, "new", {}, now=2.1 * DAY)
     with sqlite3.connect(tmp_path / FILE) as conn:
         assert {r[0] for r in conn.execute("SELECT visitor FROM learners")} == {"recent", "new"}
-    # Coming back later, "old" is a new learner, with a new number.
+        assert conn.execute("SELECT count(*) FROM tries").fetchone() == (0,)  # gone with "old"
+    # Coming back later, "old" is a new learner, with a new number, and no tries.
     again = put(s, "old", {}, now=2.2 * DAY)
-    assert first is not None and again is not None and again.n > first.n
+    assert again is not None and again.n > first.n and again.tries == {}
+
+
+def test_a_try_is_a_state_other_than_the_latest(tmp_path):
+    s = store(tmp_path)
+    task = ("dot-products", "apple-to-banana")
+    for now, state in ((10.0, "a"), (20.0, "a"), (30.0, "b"), (40.0, "b"), (50.0, "a")):
+        got = s.change("v1", lambda was: None if was else (None, {}), now=now,
+                       tried=[(*task, state)])  # fmt: skip
+    assert got is not None
+    t = got.tries[task]
+    assert (t.count, t.first, t.last) == (3, 10.0, 50.0)  # a, b, a: the repeats are no tries
+    assert s.learners(now=60.0)[0].tries == {task: t} and s.get("v1", now=60.0) == got
 
 
 def test_a_record_past_its_byte_cap_is_not_written(tmp_path):

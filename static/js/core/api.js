@@ -210,14 +210,16 @@ export function fetchCorpus(model, body, signal) {
 /**
  * POST `body` as JSON to `url` and read the JSON answer, waiting out a busy server and asking
  * once more if the answer was cut; `run` (a training run's id) goes as X-Attnviz-Run, which a
- * proxy in front of replicas sends to the one that has it (deploy/nginx).
+ * proxy in front of replicas sends to the one that has it (deploy/nginx); `token`, when given,
+ * as the bearer.
  * @param {string} url @param {object} body @param {string | null | undefined} run
- * @param {AbortSignal} [signal] @returns {Promise<any>}
+ * @param {AbortSignal} [signal] @param {string | null} [token] @returns {Promise<any>}
  */
-function postPatiently(url, body, run, signal) {
+function postPatiently(url, body, run, signal, token = null) {
   /** @type {Record<string, string>} */
   const headers = { "Content-Type": "application/json", Accept: "application/json" };
   if (run) headers["X-Attnviz-Run"] = run;
+  if (token) headers.Authorization = `Bearer ${token}`;
   return onceMoreIfCut(async () => {
     const response = await fetchPatiently(url, { method: "POST", headers, body: JSON.stringify(body), signal });
     if (!response.ok) throw await failure(response);
@@ -283,14 +285,17 @@ export const fetchLearn = () => getJson("/api/learn");
 /**
  * POST /api/learn/{id}/check: whether a step's tasks are done in the lab's state (a toy
  * table and view, a run and its view, or a recurrent comparison), and why (waiting out a busy
- * server).
+ * server). A tab that holds the operator's token sends it as the bearer: the operator's checks
+ * are answered, and kept for no learner.
  * @param {string} id the step's id @param {object} body @param {AbortSignal} [signal]
+ * @param {string | null} [token] the operator's token this tab holds
  * @returns {Promise<import("./types.js").LearnAnswer>}
  */
-export function checkLearn(id, body, signal) {
+export function checkLearn(id, body, signal, token = null) {
   // A check of a run or a comparison carries its id, for the replica that has it.
   const { run, recurrent } = /** @type {{run?: string | null, recurrent?: string | null}} */ (body);
-  return postPatiently(`/api/learn/${encodeURIComponent(id)}/check`, body, run ?? recurrent ?? null, signal);
+  const url = `/api/learn/${encodeURIComponent(id)}/check`;
+  return postPatiently(url, body, run ?? recurrent ?? null, signal, token);
 }
 
 /**
@@ -447,6 +452,12 @@ export function startRecurrent(body) {
     return response.json();
   });
 }
+
+/**
+ * GET /api/recurrent: the caller's comparisons the server keeps, newest first.
+ * @returns {Promise<{comparisons: import("./types.js").RecurrentSummary[]}>}
+ */
+export const fetchComparisons = () => getJson("/api/recurrent");
 
 /**
  * GET /api/recurrent/{id}: the comparison as it stands.

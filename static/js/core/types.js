@@ -487,6 +487,12 @@
  */
 
 /**
+ * One comparison in fetchComparisons' list.
+ * @typedef {{id: string, yours: boolean, can_cancel: boolean, created: number,
+ *   state: RecurrentRun["state"], task: string, seed: number, progress: number}} RecurrentSummary
+ */
+
+/**
  * What a comparison can be asked for (fetchRecurrentOptions).
  * @typedef {{tasks: {name: string, title: string, about: string, steps: number,
  *   distances: number[], distance: string}[], default: string, lengths: number[],
@@ -555,7 +561,7 @@
  * longer the article's case); a task's cell, one it points at ([query, key], marked on the lab's
  * large heatmap).
  * @typedef {{step: string, tasks: {id: string, done: boolean, says: string, cell?: number[] | null}[],
- *   article?: ArticleTable[] | null}} LearnAnswer
+ *   credited?: boolean, article?: ArticleTable[] | null}} LearnAnswer
  */
 
 /**
@@ -570,10 +576,12 @@
  * The operator's class view (core/api.js fetchClass): every learner kept, the one seen most
  * recently first, each by nickname or "Learner n", never by an id.
  * @typedef {{n: number, id: string, title: string}} ClassStep
+ * @typedef {{prompt: string, tries: number, first_try: number, last_try: number}} ClassStuckTask
  * @typedef {{label: string, named: boolean, on: ClassStep | null, done: number[],
- *   stuck: (ClassStep & {tasks: string[]})[], last_seen: number, seen_s: number}} ClassLearner
+ *   stuck: (ClassStep & {tasks: ClassStuckTask[]})[], last_seen: number, seen_s: number}} ClassLearner
  * @typedef {{learners: ClassLearner[], steps: number, now: number, poll_s: number,
- *   max_learners: number, keep_days: number | null, note?: string | null}} LearnClass
+ *   stuck_tries: number, stuck_s: number, max_learners: number, keep_days: number | null,
+ *   note?: string | null}} LearnClass
  */
 
 /**

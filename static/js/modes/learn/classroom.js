@@ -1,6 +1,7 @@
 // The Learn mode's class view and nickname, their pure parts: when a learner was last seen in
-// words, a learner's row as text, the class's summary, and the progress the server keeps merged
-// into the browser's. No DOM: runs in Node for the tests.
+// words, a learner's row as text, the class's summary and caption (with the server's rule for
+// "stuck"), and the progress the server keeps merged into the browser's. No DOM: runs in Node
+// for the tests.
 
 import { readable } from "../../core/numbers.js";
 import { recordTasks } from "./progress.js";
@@ -24,16 +25,25 @@ const UNITS = [
 ];
 
 /**
+ * A span of time in words, in its largest whole unit, rounded down: "0 seconds", "45 seconds",
+ * "1 minute", "2 minutes", "3 hours", "2 days".
+ * @param {number} seconds
+ */
+export function spanWords(seconds) {
+  const s = Math.max(0, Math.floor(Number.isFinite(seconds) ? seconds : 0));
+  const [size, unit] = UNITS.find(([size]) => s >= size) ?? [1, "second"];
+  const n = Math.floor(s / size);
+  return `${readable(n)} ${unit}${n === 1 ? "" : "s"}`;
+}
+
+/**
  * How long ago, in words: "just now" (under 10 s), "45 seconds ago", "1 minute ago",
  * "2 minutes ago", "3 hours ago", "2 days ago" (whole units, rounded down).
  * @param {number} seconds
  */
 export function seenAgo(seconds) {
   const s = Math.max(0, Math.floor(Number.isFinite(seconds) ? seconds : 0));
-  if (s < 10) return "just now";
-  const [size, unit] = /** @type {[number, string]} */ (UNITS.find(([size]) => s >= size));
-  const n = Math.floor(s / size);
-  return `${readable(n)} ${unit}${n === 1 ? "" : "s"} ago`;
+  return s < 10 ? "just now" : `${spanWords(s)} ago`;
 }
 
 /**
@@ -54,13 +64,23 @@ export function onText(learner) {
 }
 
 /**
- * Where a learner is stuck: each step with tasks tried and not done, "4. Title", and those
- * tasks' prompts.
+ * A learner's tries at a task they are stuck on, in words: "4 tries over 3 minutes".
+ * @param {import("../../core/types.js").ClassStuckTask} task
+ */
+export const triesText = (task) =>
+  `${readable(task.tries)} ${task.tries === 1 ? "try" : "tries"} over ${spanWords(task.last_try - task.first_try)}`;
+
+/**
+ * Where a learner is stuck: each step with tasks they are stuck on, "4. Title", and those
+ * tasks' prompts with their tries in words.
  * @param {ClassLearner} learner
- * @returns {{step: string, tasks: string[]}[]}
+ * @returns {{step: string, tasks: {prompt: string, tries: string}[]}[]}
  */
 export const stuckLines = (learner) =>
-  learner.stuck.map((s) => ({ step: `${readable(s.n)}. ${s.title}`, tasks: [...s.tasks] }));
+  learner.stuck.map((s) => ({
+    step: `${readable(s.n)}. ${s.title}`,
+    tasks: s.tasks.map((t) => ({ prompt: t.prompt, tries: triesText(t) })),
+  }));
 
 /**
  * A learner's row as text, in the table's order: the learner (and the step they are on), the
@@ -73,7 +93,9 @@ export function rowText(learner, steps) {
     label: learner.label,
     on: onText(learner),
     done: doneText(learner, steps),
-    stuck: stuck.length ? stuck.map((s) => `${s.step}: ${s.tasks.join(" ")}`).join("; ") : "nowhere",
+    stuck: stuck.length
+      ? stuck.map((s) => `${s.step}: ${s.tasks.map((t) => `${t.prompt} (${t.tries})`).join(" ")}`).join("; ")
+      : "nowhere",
     seen: seenAgo(learner.seen_s),
   };
 }
@@ -89,10 +111,28 @@ export function classSummary(data) {
   const stuck = data.learners.filter((l) => l.stuck.length).length;
   const all = data.learners.filter((l) => l.done.length === data.steps).length;
   const learners = `${readable(n)} ${n === 1 ? "learner" : "learners"}`;
-  const parts = [stuck ? `${readable(stuck)} stuck on a task (tried, not done)` : "none stuck on a task"];
+  const parts = [stuck ? `${readable(stuck)} stuck on a task` : "none stuck on a task"];
   if (all) parts.push(`${readable(all)} with every step done`);
   return `${learners}; ${parts.join("; ")}.`;
 }
+
+/**
+ * What "stuck" means, as the server counts it: "at least 3 tries at a task over at least
+ * 2 minutes, and not done" (a try: a different state of the lab checked).
+ * @param {LearnClass} data
+ */
+export const stuckRule = (data) =>
+  `at least ${readable(data.stuck_tries)} tries at a task (each a different state of the lab) over at least ` +
+  `${spanWords(data.stuck_s)}, and not done`;
+
+/** The class table's order, the first sentence of its caption. */
+export const CLASS_ORDER = "Learners on this server, the one seen most recently first.";
+
+/**
+ * The class table's caption: its order, and the rule for "stuck".
+ * @param {LearnClass} data
+ */
+export const classCaption = (data) => `${CLASS_ORDER} Stuck: ${stuckRule(data)}.`;
 
 /**
  * The browser's progress with the tasks the server found done added (the server's record is

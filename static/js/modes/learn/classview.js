@@ -1,12 +1,25 @@
 // The class view (`#learn/class`, templates/modes/learn.html's #learn-class): the operator's
 // table of every learner on this server, asked for again every poll_s seconds (the server
 // says how often) while it is open; and the learner's nickname, a small form under the path's
-// steps, shown where the server has an operator. The operator's token is asked for once, kept
-// by this tab (sessionStorage) and sent as the bearer of the class's request alone.
+// steps, shown where the server has an operator (and this tab is not the operator's). The
+// operator's token is asked for once, kept by this tab (sessionStorage) and sent as the bearer
+// of the class's requests and of this tab's checks (index.js), which the server then keeps for
+// no learner: the teacher browsing the steps is not one of the class.
 
 import { ApiError, fetchClass, setNickname } from "../../core/api.js";
 import { el } from "../../core/dom.js";
-import { classSummary, doneText, onText, rowText, seenAgo, stuckLines, TOKEN_KEY } from "./classroom.js";
+import {
+  CLASS_ORDER,
+  classCaption,
+  classSummary,
+  doneText,
+  onText,
+  rowText,
+  seenAgo,
+  stuckLines,
+  stuckRule,
+  TOKEN_KEY,
+} from "./classroom.js";
 
 /** @typedef {import("../../core/types.js").LearnClass} LearnClass */
 /** @typedef {import("../../core/types.js").LearnKept} LearnKept */
@@ -35,7 +48,7 @@ const part = (root, role) => /** @type {HTMLElement} */ (root.querySelector(`[da
 
 /**
  * A learner's row: the learner (a row header) and the step they are on, the steps done, where
- * stuck (each step and its tasks), when last seen.
+ * stuck (each step and its tasks, with their tries), when last seen.
  * @param {import("../../core/types.js").ClassLearner} learner @param {number} steps
  */
 function row(learner, steps) {
@@ -57,7 +70,13 @@ function row(learner, steps) {
               stuck.map((s) =>
                 el("li", {}, [
                   el("strong", {}, [s.step]),
-                  ...s.tasks.map((t) => el("span", { className: "class-task" }, [t])),
+                  ...s.tasks.map((t) =>
+                    el("span", { className: "class-task" }, [
+                      t.prompt,
+                      " ",
+                      el("span", { className: "class-tries" }, [`(${t.tries})`]),
+                    ]),
+                  ),
                 ]),
               ),
             ),
@@ -78,6 +97,7 @@ export function createClassView(section) {
   const summary = part(section, "class-summary");
   const tbody = part(section, "class-rows");
   const table = /** @type {HTMLElement} */ (tbody.closest("table"));
+  const caption = /** @type {HTMLElement} */ (table.querySelector("caption"));
   const empty = part(section, "class-empty");
   const forget = part(section, "class-forget");
   const state = {
@@ -103,6 +123,12 @@ export function createClassView(section) {
     empty.hidden = data.learners.length > 0;
     const text = classSummary(data);
     if (summary.textContent !== text) summary.textContent = text;
+    if (caption.textContent !== classCaption(data))
+      caption.replaceChildren(
+        CLASS_ORDER,
+        " ",
+        el("span", { className: "class-rule" }, [`Stuck: ${stuckRule(data)}.`]),
+      );
     say(data.note ?? "");
     section.dataset.learners = String(data.learners.length);
     section.dataset.polls = String(+(section.dataset.polls || 0) + 1);
@@ -153,7 +179,7 @@ export function createClassView(section) {
     event.preventDefault();
     const token = input.value.trim();
     if (!token) {
-      say("Enter the operator's token (ATTNVIZ_ADMIN_TOKEN) to see the class.");
+      say("Enter the token this server's operator set, to see the class.");
       input.focus();
       return;
     }
@@ -226,9 +252,10 @@ export function createNickname(form, cap) {
     }
   });
   return {
-    /** What the server keeps of the learner. @param {LearnKept} kept */
+    /** What the server keeps of the learner (a tab that holds the operator's token is no
+     * learner: no name to give). @param {LearnKept} kept */
     load(kept) {
-      form.hidden = !kept.watched;
+      form.hidden = !kept.watched || heldToken() !== null;
       if (document.activeElement !== input) input.value = kept.nickname ?? "";
     },
   };

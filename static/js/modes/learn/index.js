@@ -6,10 +6,11 @@
 // an answer to an older question is dropped) and keeps the tasks done in localStorage.
 // main.js owns the labs: this controller asks it to show one (hooks.openLab) and reads the
 // labs' state through the hooks. The server keeps the progress too (its own answers): what it
-// found done is merged in when the path first opens. `#learn/class` opens the operator's class
+// found done is merged in when the path first opens. Step 1 opened anew reopens the learner's
+// newest comparison, as step 13 reopens step 12's run. `#learn/class` opens the operator's class
 // view (classview.js) in the guide's place, with no lab beneath.
 
-import { checkLearn, fetchLearn, fetchLearnProgress, fetchRuns } from "../../core/api.js";
+import { checkLearn, fetchComparisons, fetchLearn, fetchLearnProgress, fetchRuns } from "../../core/api.js";
 import { byId } from "../../core/dom.js";
 import { problem as toyProblem } from "../../core/state.js";
 import { mergeKept } from "./classroom.js";
@@ -21,6 +22,7 @@ import {
   recordTasks,
   setLast,
   STORAGE_KEY,
+  stepDone,
   stepToOpen,
   stepToyState,
   toyCheckBody,
@@ -48,13 +50,15 @@ const POLL_MS = 2000;
  *   explore: (lab: "toy" | "train") => void,
  *   limits: import("../../core/types.js").Limits, defaults: import("../../core/types.js").ToyConfig,
  *   toyState: () => ToyState | null, trainRun: () => TrainRun | null, trainView: () => TrainView,
- *   recurrentId: () => string | null, markCell: (cell: number[] | null) => void,
+ *   recurrentId: () => string | null, openComparison: (id: string) => Promise<boolean>,
+ *   markCell: (cell: number[] | null) => void,
  *   labOfLink: (lab: "toy" | "train", link: import("./progress.js").LearnLab) =>
  *     {state: ToyState | TrainLink} | {problem: string}}} hooks checked: an answer is shown (data-checks);
  *   linked: the step open changed (the address bar); openLab: show a lab beneath the guide with
  *   this state (null: as it is); explore: leave the guide for the lab; labOfLink: a Learn link's
  *   lab state read for the step's lab, or why it cannot be; markCell: mark the cell of the lab's
- *   large heatmap an answer points at (null: none)
+ *   large heatmap an answer points at (null: none); openComparison: show a comparison the server
+ *   keeps in its card (step 1's)
  */
 export function createLearn(hooks) {
   const app = {
@@ -79,6 +83,10 @@ export function createLearn(hooks) {
      * until then a task shows its question only. @type {Map<number, string>} */
     startKey: new Map(),
     /** @type {Set<number>} */ tried: new Set(),
+    /** A toy step opened from a Learn link (someone's lab): the key of the check of the
+     * link's state, unchanged (null: not asked yet). That check is sent `from_link`, and the
+     * server credits it to no one; the learner's own change is theirs. @type {Map<number, string | null>} */
+    linked: new Map(),
     /** The step each run in the Train lab was first seen in (run id -> step n): a run is checked
      * only by the step it was trained (or opened) in, never by the next step it is left in view
      * for. @type {Map<string, number>} */
@@ -98,6 +106,8 @@ export function createLearn(hooks) {
   const step = () => /** @type {LearnStep[]} */ (app.steps)[app.n - 1];
   /** The step whose lab (and run) step `s` uses: the one it continues, else its own. @param {LearnStep} s */
   const labOf = (s) => (s.continues ? (app.steps?.find((t) => t.id === s.continues)?.n ?? s.n) : s.n);
+  /** A step checked on the recurrent comparison in its card (step 1). @param {LearnStep} s */
+  const compares = (s) => s.id === "rnn" || s.train?.settings?.recurrent !== undefined;
 
   function loadProgress() {
     try {
@@ -254,11 +264,13 @@ export function createLearn(hooks) {
       app.loaded[s.lab] = labOf(s);
       app.startKey.set(n, "");
       app.tried.add(n);
+      if (s.lab === "toy") app.linked.set(n, null);
       hooks.openLab(s.lab, given);
     } else if (fresh || app.loaded[s.lab] !== labOf(s)) {
       app.loaded[s.lab] = labOf(s);
       app.startKey.delete(n);
       app.tried.delete(n);
+      app.linked.delete(n);
       if (s.lab === "toy" && s.toy) hooks.openLab("toy", stepToyState(s.toy, hooks.defaults));
       else {
         const shown = hooks.openLab(
@@ -266,6 +278,7 @@ export function createLearn(hooks) {
           s.lab === "train" ? { run: null, settings: { ...(s.train?.settings ?? {}) } } : null,
         );
         if (s.continues) seekRun(s, shown);
+        else if (compares(s)) seekComparison(s);
       }
     } else {
       hooks.openLab(s.lab, null);
@@ -330,6 +343,42 @@ export function createLearn(hooks) {
     labChanged(0);
   }
 
+  /**
+   * Step 1 opened with its lab anew (a new tab, a link without a comparison) and no comparison
+   * in its card: the newest this visitor ran that is done or running (yours in
+   * fetchComparisons) opens there, and the step is answered on it. None: the step says what to
+   * press. No check is asked meanwhile.
+   * @param {LearnStep} s
+   */
+  async function seekComparison(s) {
+    if (hooks.recurrentId()) return;
+    app.seeking = s.n;
+    hooks.setPending(true);
+    /** @type {import("../../core/types.js").RecurrentSummary | undefined} */
+    let found;
+    try {
+      const { comparisons } = await fetchComparisons(); // newest first
+      found = comparisons.find((c) => c.yours && (c.state === "done" || c.state === "running"));
+    } catch {
+      found = undefined; // not listed: the step says to run it, as with none
+    }
+    if (
+      found &&
+      app.seeking === s.n &&
+      app.n === s.n &&
+      !hooks.recurrentId() &&
+      (await hooks.openComparison(found.id))
+    ) {
+      // The learner's own run of the task, as a link's state is: its answer in full at once.
+      app.startKey.set(s.n, "");
+      app.tried.add(s.n);
+    }
+    if (app.seeking !== s.n) return;
+    app.seeking = null;
+    hooks.setPending(false);
+    labChanged(0);
+  }
+
   async function loadSteps() {
     hooks.setPending(true);
     try {
@@ -364,8 +413,15 @@ export function createLearn(hooks) {
       const body = toyCheckBody(state, hooks.defaults);
       return { key: JSON.stringify(body), body };
     }
-    if (s.id === "rnn" || s.train?.settings?.recurrent !== undefined) {
+    if (compares(s)) {
       const id = hooks.recurrentId();
+      // Done before, and no comparison of the learner's in the card: what to press.
+      if (!id && stepDone(app.progress, s))
+        return {
+          wait:
+            "Your comparison from before is not open here: this server no longer keeps it, or you ran it in " +
+            "another browser. Press Run comparison to run it again: it takes about a minute.",
+        };
       if (!id) return { wait: "", start: true };
       return { key: `recurrent:${id}:${Date.now() - (Date.now() % POLL_MS)}`, body: { recurrent: id } };
     }
@@ -391,6 +447,16 @@ export function createLearn(hooks) {
     return { key: trainCheckKey(run, view), body: trainCheckBody(run, view) };
   }
 
+  /** Whether the lab holds the learner's work of the step open: the comparison in its card
+   * (step 1), or a run trained (or reopened) for the step. */
+  function holdsWork() {
+    const s = step();
+    if (s.lab !== "train") return false;
+    if (compares(s)) return Boolean(hooks.recurrentId());
+    const run = hooks.trainRun();
+    return Boolean(run && app.runSteps.get(run.id) === labOf(s));
+  }
+
   /**
    * After any change of the lab open (a trace drawn, a view chosen, a run's news): ask again,
    * after `delay` ms without another change.
@@ -403,6 +469,7 @@ export function createLearn(hooks) {
     const n = app.n;
     const first = app.startKey.get(n);
     if ("key" in q) {
+      if (app.linked.get(n) === null) app.linked.set(n, q.key); // the link's state, as loaded
       if (first === undefined) app.startKey.set(n, q.key);
       else if (first !== q.key) app.tried.add(n);
     } else if (q.start && first === undefined) app.startKey.set(n, "");
@@ -437,19 +504,30 @@ export function createLearn(hooks) {
   async function ask(key, body, seq) {
     const s = step();
     try {
-      const answer = await checkLearn(s.id, body);
+      // The link's state unchanged is no work of this learner's; the operator's tab is no learner.
+      const sent = app.linked.get(app.n) === key ? { ...body, from_link: true } : body;
+      const answer = await checkLearn(s.id, sent, undefined, heldToken());
       if (seq !== app.seq) return;
       app.answer = answer;
       app.shown = key;
       app.problem = null;
-      app.progress = recordTasks(app.progress, s.id, answer.tasks);
-      saveProgress();
+      // Only the learner's own work is kept (not a link's lab, not a classmate's run).
+      if (answer.credited) {
+        app.progress = recordTasks(app.progress, s.id, answer.tasks);
+        saveProgress();
+      }
       hooks.markCell(answer.tasks.find((t) => t.cell)?.cell ?? null);
     } catch (err) {
       if (seq !== app.seq) return;
       app.answer = null;
       app.shown = null; // asked again on the next change
-      app.problem = `The page could not check this step: ${/** @type {Error} */ (err).message}`;
+      const e = /** @type {Error & {status?: number}} */ (err);
+      // A run or comparison gone is said without its id (the server's words name it).
+      app.problem =
+        e.status === 404
+          ? `The page could not check this step: the ${compares(s) ? "comparison" : "run"} it reads is no longer on ` +
+            "this server (its owner forgot it, or the server made room for newer ones). Run it again."
+          : `The page could not check this step: ${e.message}`;
     }
     app.waiting = null;
     hooks.setPending(false);
@@ -528,9 +606,10 @@ export function createLearn(hooks) {
     current: () => (app.opened && !classView.open() ? app.n : null),
     /** The lab open changed: ask again (debounced). */
     labChanged: () => labChanged(),
-    /** Whether the learner has changed the lab since the step open opened (its link then
-     * carries the lab's state). */
-    tried: () => app.opened && app.tried.has(app.n),
+    /** Whether the step's link carries the lab's state: the learner has changed the lab since
+     * the step opened, or the lab holds their work of this step (step 1's comparison, the run
+     * trained or reopened for the step), which a teacher opening the link should see. */
+    carries: () => app.opened && (app.tried.has(app.n) || holdsWork()),
   };
 }
 

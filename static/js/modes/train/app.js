@@ -11,11 +11,12 @@ import { initialState } from "./reducer.js";
  * The tab's hooks (main.js's): openModel: show a trained model in sentence mode on a text,
  * with the query on a token (the probe's own, the server's); changed: a run started or ended
  * (the header's Export JSON and Export HTML); linked: another run is open (the address bar's link);
- * renamed: a run was renamed (sentence mode reads its model list again, names and all).
+ * renamed: a run was renamed (sentence mode reads its model list again, names and all);
+ * compared: the comparison shown in the card Why not an RNN? changed (started, opened, ended).
  * @typedef {{setError: (m: string | null) => void, setStatus: (t: string) => void,
  *   setPending: (p: boolean) => void, viewsDrawn: () => void, changed: () => void,
  *   linked: () => void, openModel: (name: string, text: string, query: number) => void,
- *   renamed?: () => void}} TrainHooks
+ *   renamed?: () => void, compared?: () => void}} TrainHooks
  */
 
 /** The tab's state, before anything is shown. */

@@ -3,8 +3,9 @@
 // a pure reducer (reducer.js; runs.js follows them), and the views (views/, its own; draw.js
 // draws them) show the run, the loss, the gradient norms, every head at the chosen checkpoint
 // and the trained models. A finished model opens in sentence mode; an encoder-decoder is asked
-// here. Lists the runs the server keeps, to open again, and makes the tab's link: the run open
-// and the form's settings (link.js). The tab's state and what its parts share: app.js.
+// here. Lists the runs the server keeps, to open again, and makes the tab's link: the run open,
+// the form's settings, the head and cell chosen, the comparison in its card (link.js). The tab's
+// state and what its parts share: app.js.
 // Given a run's state (createTrain(hooks, { run }): a saved file, offline/run.js), it shows that
 // run with the same views and asks no server for anything: no form, no runs, no model to ask.
 
@@ -17,6 +18,7 @@ import { createForm } from "./form.js";
 import { encodeTrainLink, TRAIN_HASH } from "./link.js";
 import { createRecurrent } from "./recurrent.js";
 import { wireRename } from "./rename.js";
+import { cellOf } from "./why.js";
 import { ask, cancel, openLink, refreshRuns, show, start } from "./runs.js";
 
 /** @typedef {import("../../core/types.js").TrainRun} TrainRun */
@@ -65,9 +67,11 @@ export function createTrain(hooks, { run: saved = null } = {}) {
     }
     if (link) app.link = link;
     if (recurrent) {
-      // The page is busy until the comparison's card is shown (its options read).
+      // The page is busy until the comparison's card is shown (its options read), and a
+      // link's comparison in it.
       status.waiting("comparison", true);
-      recurrent.activate().finally(() => status.waiting("comparison", false));
+      const shown = link?.comparison ? recurrent.open(link.comparison) : null;
+      Promise.all([recurrent.activate(), shown]).finally(() => status.waiting("comparison", false));
     }
     if (!app.options) {
       status.waiting("options", true);
@@ -103,6 +107,11 @@ export function createTrain(hooks, { run: saved = null } = {}) {
     hasRun: () => Boolean(app.t.run),
     /** The id of the recurrent comparison shown ("Why not an RNN?"), or null. */
     recurrentId: () => recurrent?.id() ?? null,
+    /**
+     * Show a comparison the server keeps in its card, by its id (the Learn path's step 1
+     * reopens the learner's last). @param {string} id @returns {Promise<boolean>} whether shown
+     */
+    openComparison: (id) => recurrent?.open(id) ?? Promise.resolve(false),
     /** The run open (the page's copy, kept up to date by its events), or null. */
     currentRun: () => app.t.run,
     /** What the views show of it: the variant, the head, the checkpoint. */
@@ -117,12 +126,16 @@ export function createTrain(hooks, { run: saved = null } = {}) {
     },
     /** The views' choices, and whether the learner has chosen a head of the run (a Learn step's finding is theirs only then). */
     view: () => ({ ...app.t.view, picked: app.t.picked }),
-    /** The tab's link: the run open, and the form's settings. */
+    /** The tab's link: the run open, the form's settings, the head and the cell of its
+     * heatmap the reader chose, and the comparison shown in its card. */
     link() {
       if (!app.form) return app.link ? encodeTrainLink(app.link) : TRAIN_HASH;
       const { variant, layer, head } = app.t.view;
-      const view = app.t.picked ? { variant, layer, head } : null; // the head the reader chose
-      return encodeTrainLink({ run: app.t.run?.id ?? null, settings: app.form.settings(), view });
+      const cell = cellOf(app.t.view);
+      // The head the reader chose, and the cell whose Why this score is open in it.
+      const view = app.t.picked ? { variant, layer, head, ...(cell ?? {}) } : null;
+      const comparison = recurrent?.id() ?? null;
+      return encodeTrainLink({ run: app.t.run?.id ?? null, settings: app.form.settings(), view, comparison });
     },
     /** The run open has ended (done, cancelled, failed): the header's Export HTML can save it. */
     hasEnded: () => Boolean(app.t.run) && app.t.run?.state !== "running" && app.t.run?.state !== "queued",

@@ -1,8 +1,10 @@
 // The Train tab's "Why not an RNN?" card: starts a comparison of the transformer with an LSTM
 // and a GRU on the server (startRecurrent), reads it again every POLL_MS while it runs, and
 // draws it (views/trainrecurrent.js). Its task and seed come from the card's form, their choices
-// and defaults from the server (fetchRecurrentOptions). The Learn mode asks it which comparison
-// is shown (`id()`).
+// and defaults from the server (fetchRecurrentOptions). A comparison the server keeps opens by
+// its id (a link's, the learner's last: `open(id)`), its task and seed then in the form. The
+// Learn mode asks it which comparison is shown (`id()`); the page hears when that changes
+// (hooks.compared). The id is never shown: it is the card's data and the link's.
 
 import { fetchRecurrent, fetchRecurrentOptions, startRecurrent } from "../../core/api.js";
 import * as trainrecurrent from "./views/trainrecurrent.js";
@@ -14,7 +16,8 @@ const POLL_MS = 500; // how often a running comparison is read again
 
 /**
  * @param {HTMLElement} card the card (#recurrent-card), hidden until the tab first shows it
- * @param {{setError: (m: string | null) => void}} hooks
+ * @param {{setError: (m: string | null) => void, compared?: () => void}} hooks compared: the
+ *   comparison shown changed (started, opened, or its state: it ended)
  */
 export function createRecurrent(card, hooks) {
   const app = {
@@ -24,7 +27,9 @@ export function createRecurrent(card, hooks) {
     starting: false,
     active: false,
     /** @type {ReturnType<typeof setTimeout> | undefined} */ timer: undefined,
+    /** @type {Promise<void> | null} */ ready: null, // the options read (once)
   };
+  const compared = () => hooks.compared?.();
 
   function draw() {
     if (!app.active || !app.options) return;
@@ -51,6 +56,7 @@ export function createRecurrent(card, hooks) {
     try {
       app.run = await startRecurrent({ task, seed });
       poll(app.run.id);
+      compared();
     } catch (err) {
       hooks.setError(`The comparison could not start: ${/** @type {Error} */ (err).message}`);
     } finally {
@@ -67,28 +73,67 @@ export function createRecurrent(card, hooks) {
       try {
         const r = await fetchRecurrent(id);
         if (app.run?.id !== id) return;
+        const ended = r.state !== app.run.state;
         app.run = r;
         draw();
         if (r.state === "running") poll(id);
+        if (ended) compared();
       } catch (err) {
-        hooks.setError(`Lost the comparison ${id}: ${/** @type {Error} */ (err).message}`);
+        // Said by its task and seed, never its id (a learner never reads one).
+        const was = app.run ? ` (${app.run.task}, seed ${app.run.seed})` : "";
+        hooks.setError(`Lost the comparison${was}: ${unreachable(err)}`);
       }
     }, POLL_MS);
+  }
+
+  /** The options, read once (a failure is said, and read again at the next call). */
+  function loadOptions() {
+    app.ready ??= fetchRecurrentOptions().then(
+      (options) => {
+        app.options = options;
+        app.sel = { task: options.default, seed: 0 };
+      },
+      (err) => {
+        app.ready = null;
+        throw err;
+      },
+    );
+    return app.ready;
+  }
+
+  /**
+   * Show a comparison the server keeps, by its id: its task and seed in the form, read again
+   * while it runs. One that is gone (or cannot be read) is said, without its id; the card then
+   * shows what it showed before.
+   * @param {string} id
+   * @returns {Promise<boolean>} whether it is shown
+   */
+  async function open(id) {
+    if (app.run?.id === id) return true;
+    try {
+      const [r] = await Promise.all([fetchRecurrent(id), loadOptions()]);
+      app.run = r;
+      app.sel = { task: r.task, seed: r.seed };
+    } catch (err) {
+      hooks.setError(`This link's comparison could not be opened: ${unreachable(err)}`);
+      return false;
+    }
+    hooks.setError(null);
+    draw();
+    if (app.run.state === "running") poll(id);
+    compared();
+    return true;
   }
 
   return {
     /** Show the card; its options the first time. */
     async activate() {
       app.active = true;
-      if (!app.options) {
-        try {
-          app.options = await fetchRecurrentOptions();
-        } catch (err) {
-          hooks.setError(`Could not load the comparison's options: ${/** @type {Error} */ (err).message}`);
-          return;
-        }
-        const options = /** @type {RecurrentOptions} */ (app.options);
-        app.sel = { task: options.default, seed: 0 };
+      try {
+        await loadOptions();
+      } catch (err) {
+        hooks.setError(`Could not load the comparison's options: ${/** @type {Error} */ (err).message}`);
+        return;
       }
       card.hidden = false;
       draw();
@@ -96,7 +141,20 @@ export function createRecurrent(card, hooks) {
     deactivate() {
       app.active = false;
     },
+    open,
     /** The id of the comparison shown, or null. */
     id: () => app.run?.id ?? null,
   };
+}
+
+/**
+ * Why a comparison could not be read, in words without its id, and what to press.
+ * @param {unknown} err
+ */
+function unreachable(err) {
+  const e = /** @type {Error & {status?: number}} */ (err);
+  return e.status === 404
+    ? "it is no longer on this server (its owner forgot it, or the server keeps only so many and made room for " +
+        "newer ones). Press Run comparison to run one again."
+    : `the server did not answer (${e.status ? `status ${e.status}` : "no connection"}). Press Run comparison to run one.`;
 }

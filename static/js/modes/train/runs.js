@@ -122,15 +122,20 @@ async function openRun(ctx, id) {
 
 /**
  * A link's head, chosen in the run it opened (one that has it: a head past the run's is left
- * as the view's first).
+ * as the view's first), and its cell whose Why this score is open (one of the probe's that a
+ * query sees: another is left closed).
  * @param {TrainContext} ctx @param {TrainRun} run
- * @param {{variant: number, layer: number, head: number} | null} view
+ * @param {import("./link.js").TrainLinkView | null} view
  */
 function choose(ctx, run, view) {
   const v = view && run.variants[view.variant];
   if (!view || !v || view.layer >= v.arch.layers || view.head >= v.arch.heads) return;
-  ctx.app.t = { ...ctx.app.t, picked: true, view: { ...ctx.app.t.view, ...view } };
-  ctx.changed(["variant", "layer", "head"]);
+  const { variant, layer, head, query, key } = view;
+  const n = run.probe.tokens.length;
+  const cell =
+    query !== undefined && key !== undefined && query < n && key <= query ? { query, key } : { query: null, key: null };
+  ctx.app.t = { ...ctx.app.t, picked: true, view: { ...ctx.app.t.view, variant, layer, head, ...cell } };
+  ctx.changed(["variant", "layer", "head", "query", "key"]);
 }
 
 /** Open a run from the list, its settings in the form. @param {TrainContext} ctx @param {string} id */
