@@ -6,6 +6,7 @@ learner's run, and step 1 reading a recurrent comparison."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from types import SimpleNamespace
 
 import httpx
 import pytest
@@ -166,7 +167,8 @@ def test_an_ablation_step_reads_its_presets_claims_on_the_learners_run(app, clie
 
 
 class Comparisons:
-    """A recurrent service's interface (``get`` answers a RecurrentRun or raises RunGone)."""
+    """A recurrent service's interface (``get`` answers a RecurrentRun or raises RunGone; ``find``
+    its owner)."""
 
     def __init__(self) -> None:
         self.runs: dict[str, RecurrentRun] = {}
@@ -175,6 +177,11 @@ class Comparisons:
         if run_id not in self.runs:
             raise RunGone(f"run_id: no comparison {run_id!r} on this server")
         return self.runs[run_id]
+
+    def find(self, run_id: str) -> SimpleNamespace:
+        """Whose the comparison is (``access.yours``, as the service's own): the caller's."""
+        self.get(run_id)
+        return SimpleNamespace(access=SimpleNamespace(yours=lambda caller: True))
 
 
 def measured(claim, value: float) -> TrainClaim:
