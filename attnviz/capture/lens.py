@@ -66,6 +66,27 @@ def mlm_readout(
 
 _FINAL_NORMS = ("norm", "ln_f", "final_layer_norm", "final_layernorm", "final_norm")
 
+# The attribute the transformers bridge's probe sets on a model it loaded (``bridge.head``): its
+# HeadPath, found by running it, or why none could be read (a str).
+HEAD_MARK = "attnviz_head"
+
+
+@dataclass(frozen=True)
+class HeadPath:
+    """How a transformers model makes its logits of its last block's output, as a probe of it
+    found by running it: ``final`` the modules it applies first, in order (its final norm,
+    wherever the model keeps it; none for a model without one), then its output embedding,
+    soft-capped (``softcap``) and multiplied by ``scale`` (a logit scale, 1 without one)."""
+
+    final: tuple[Any, ...]
+    softcap: float | None = None
+    scale: float = 1.0
+
+    def norm(self, x: torch.Tensor) -> torch.Tensor:
+        for module in self.final:
+            x = module(x)
+        return x
+
 
 def final_norm(hf: Any) -> Any:
     """A transformers model's final norm, found by its usual names on the base model; None."""
@@ -75,21 +96,29 @@ def final_norm(hf: Any) -> Any:
 
 
 def bridged_readout(hf: Any, causal: bool, ids: list[int], label: Callable) -> Readout | None:
-    """transformers' final norm (found by its usual names on the base model) and output
-    embedding (``lm_head``, with its bias when it has one), soft-capped as the model caps its
-    logits; None for an encoder or a model without them."""
+    """transformers' final norm and output embedding (``lm_head``, with its bias when it has
+    one), soft-capped and scaled as the model makes its logits: as the bridge's probe found
+    them (``HEAD_MARK``), else the final norm by its usual names and the config's soft-cap;
+    None for an encoder or a model without them."""
     head = hf.get_output_embeddings() if causal else None
     if not isinstance(head, torch.nn.Linear):
         return None
-    norm = final_norm(hf)
-    if norm is None:
+    path = getattr(hf, HEAD_MARK, None)
+    if isinstance(path, str):
         return None
-    cap = getattr(hf.config, "final_logit_softcapping", None)
+    if path is None:
+        norm = final_norm(hf)
+        if norm is None:
+            return None
+        path = HeadPath((norm,), getattr(hf.config, "final_logit_softcapping", None))
+    cap, scale = path.softcap, path.scale
 
     def unembed(x: torch.Tensor) -> torch.Tensor:
         logits = head(x)
-        return torch.tanh(logits / cap) * cap if cap else logits
+        logits = torch.tanh(logits / cap) * cap if cap else logits
+        return logits * scale if scale != 1.0 else logits
 
+    norm = path.norm if path.final else None
     return Readout(norm, unembed, head.out_features, ids, label)
 
 

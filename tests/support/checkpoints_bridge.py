@@ -8,7 +8,15 @@ random, never downloaded.
   attention goes through AttentionInterface (q, k, v recorded);
 - ELECTRA: an encoder (``AutoModel``), through AttentionInterface;
 - Gemma 2 (a family the engine has too) to compare through the bridge: soft-capped attention
-  logits, alternate sliding layers.
+  logits, alternate sliding layers;
+- StableLM and Falcon: their classes say they do not support attention backends
+  (``is_backend_compatible``), yet their attention goes through AttentionInterface;
+- OPT: its final norm on ``model.decoder``, not on the base model;
+- Cohere: its logits its head's times a logit scale;
+- GPT-Neo: attention classes of its own, chosen by name (no "attnviz" among them), so it loads
+  with eager attention, which does not go through AttentionInterface;
+- ModernBERT: an encoder whose layers 1 and 2 (of 0, 1, 2) see only keys within a window either
+  side (``local_attention``), layer 0 every key.
 """
 
 from __future__ import annotations
@@ -63,6 +71,74 @@ def make_tiny_gemma2(folder: Path, seed: int = 0) -> Path:
     )  # fmt: skip
 
 
+def make_tiny_stablelm(folder: Path, seed: int = 0) -> Path:
+    """StableLM, 2 layers x 4 heads (2 key/value heads), d_model 32, a quarter of each head
+    rotated (partial_rotary_factor 0.25), LayerNorms with biases."""
+    return _causal(
+        folder, "stablelm", seed, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256,
+    )  # fmt: skip
+
+
+def make_tiny_falcon(folder: Path, seed: int = 0) -> Path:
+    """Falcon (RoPE, one key/value head: multi-query), 2 layers x 4 heads, d_model 32."""
+    return _causal(
+        folder, "falcon", seed, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+        max_position_embeddings=256,
+    )  # fmt: skip
+
+
+def make_tiny_opt(folder: Path, seed: int = 0) -> Path:
+    """OPT (learned positions, a final LayerNorm on ``model.decoder``), 2 layers x 4 heads,
+    d_model 32."""
+    return _causal(
+        folder, "opt", seed, hidden_size=32, ffn_dim=64, num_hidden_layers=2,
+        num_attention_heads=4, word_embed_proj_dim=32, max_position_embeddings=256,
+    )  # fmt: skip
+
+
+def make_tiny_gpt_neo(folder: Path, seed: int = 0) -> Path:
+    """GPT-Neo, 2 layers x 4 heads, d_model 32: a global layer, then a local one (window 8)."""
+    return _causal(
+        folder, "gpt_neo", seed, hidden_size=32, num_layers=2, num_heads=4,
+        attention_types=[[["global", "local"], 1]], window_size=WINDOW,
+        max_position_embeddings=256,
+    )  # fmt: skip
+
+
+def make_tiny_cohere(folder: Path, seed: int = 0) -> Path:
+    """Cohere, 2 layers x 4 heads (2 key/value heads), d_model 32, logits scaled by 1/16."""
+    return _causal(
+        folder, "cohere", seed, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256,
+        logit_scale=0.0625,
+    )  # fmt: skip
+
+
+MODERNBERT_WINDOW = 8  # keys further than this from the query (either side) are hidden
+
+
+def make_tiny_modernbert(folder: Path, seed: int = 0) -> Path:
+    """ModernBERT's body, 3 layers x 4 heads, d_model 32: layer 0 global, layers 1 and 2 local
+    (global_attn_every_n_layers 3), each query seeing the keys at most MODERNBERT_WINDOW
+    positions away (local_attention 2 x 8), with a WordPiece tokenizer."""
+    import torch
+    from transformers import AutoConfig, AutoModel
+
+    folder.mkdir(parents=True, exist_ok=True)
+    tok = make_wordpiece_tokenizer()
+    tok.save(str(folder / "tokenizer.json"))
+    ids = {k: 0 for k in ("pad_token_id", "bos_token_id", "eos_token_id", "cls_token_id",
+                          "sep_token_id")}  # fmt: skip
+    cfg = AutoConfig.for_model(
+        "modernbert", vocab_size=tok.get_vocab_size(), hidden_size=32, intermediate_size=64,
+        num_hidden_layers=3, num_attention_heads=4, global_attn_every_n_layers=3,
+        local_attention=2 * MODERNBERT_WINDOW, max_position_embeddings=128, **ids,
+    )  # fmt: skip
+    torch.manual_seed(seed)
+    return _perturbed_save(AutoModel.from_config(cfg), folder, seed)
+
+
 def make_tiny_electra(folder: Path, seed: int = 0) -> Path:
     """ELECTRA's discriminator body, 2 layers x 4 heads, d_model 32, with a WordPiece
     tokenizer."""
@@ -99,7 +175,8 @@ def hf_model(folder: Path):
     """transformers' own model of ``folder``, eager attention (the oracle), loaded once."""
     from transformers import AutoModel, AutoModelForCausalLM
 
-    cls = AutoModel if "electra" in folder.name else AutoModelForCausalLM
+    encoder = any(name in folder.name for name in ("electra", "modernbert"))
+    cls = AutoModel if encoder else AutoModelForCausalLM
     return cls.from_pretrained(folder, attn_implementation="eager").eval()
 
 

@@ -5,8 +5,9 @@ processor's files, so that ``AutoProcessor.from_pretrained(folder)`` and
 ``AutoModelForImageTextToText.from_pretrained(folder)`` load them offline.
 
 transformers 5 writes the image processor's settings into processor_config.json (no separate
-preprocessor_config.json). torchvision does not import here, so every processor is the PIL
-("slow") one, e.g. Idefics3ImageProcessorPil.
+preprocessor_config.json); ``hub_layout`` rewrites a folder as the hub ships it, the image
+processor's settings in preprocessor_config.json. torchvision does not import here, so every
+processor is the PIL ("slow") one, e.g. Idefics3ImageProcessorPil.
 
 - Idefics3 (SmolVLM-256M's model_type): SigLIP-like vision, Llama text, pixel shuffle by 2,
   images split into 64 px tiles plus a global view;
@@ -164,7 +165,8 @@ def _save_qwen(model, tokenizer, images, folder: Path, seed: int, processor_clas
     processors cannot be built on this machine: they require a video processor, and
     transformers' video processors need torchvision (VideoProcessorMixin is a dummy without it).
     So ``AutoProcessor.from_pretrained`` fails on these folders here, while
-    ``AutoImageProcessor`` and ``AutoTokenizer`` load them."""
+    ``AutoImageProcessor`` and ``AutoTokenizer`` load them (and attnviz's
+    ``bridge.multimodal.load_processor``, which makes the processor without a video one)."""
     folder.mkdir(parents=True, exist_ok=True)
     tokenizer.save_pretrained(folder)
     settings = {**images.to_dict(), "image_processor_type": "Qwen2VLImageProcessor"}
@@ -243,6 +245,39 @@ def make_tiny_qwen3_vl(folder: Path, seed: int = 0) -> Path:
     torch.manual_seed(seed)
     model = Qwen3VLForConditionalGeneration(config)
     return _save_qwen(model, tok, _qwen_images(8), folder, seed, "Qwen3VLProcessor")
+
+
+def hub_layout(folder: Path, target: Path) -> Path:
+    """A copy of ``folder`` (a transformers 5 folder) at ``target`` laid out as the hub ships
+    it, written before transformers had processor_config.json: the image processor's settings
+    in preprocessor_config.json, naming the processor (``processor_class``); processor_config.json
+    kept only for the processor's own settings, where it has any (SmolVLM's image_seq_len,
+    Gemma 3's image_seq_length, LLaVA's patch_size: no file for Qwen's and PaliGemma's). Qwen's
+    image processor names its pixel bounds as the hub's files do (min_pixels, max_pixels) and
+    its config.json keeps the text model's keys beside vision_config, its rotary as
+    ``rope_scaling`` of type "mrope" (Qwen2-VL's and Qwen2.5-VL's files on the hub)."""
+    import shutil
+
+    shutil.copytree(folder, target)
+    processor = json.loads((target / "processor_config.json").read_text())
+    images = processor.pop("image_processor")
+    if images.get("image_processor_type") == "Qwen2VLImageProcessor":
+        size = images.pop("size")
+        images["min_pixels"], images["max_pixels"] = size["shortest_edge"], size["longest_edge"]
+    images["processor_class"] = processor["processor_class"]
+    (target / "preprocessor_config.json").write_text(json.dumps(images, indent=2) + "\n")
+    (target / "processor_config.json").unlink()
+    if set(processor) != {"processor_class"}:
+        (target / "processor_config.json").write_text(json.dumps(processor, indent=2) + "\n")
+    config = json.loads((target / "config.json").read_text())
+    if config["model_type"] in ("qwen2_vl", "qwen2_5_vl"):
+        text = dict(config.pop("text_config"))
+        rope = text.pop("rope_parameters")
+        config.update({k: v for k, v in text.items() if k != "model_type"})
+        config["rope_scaling"] = {"type": "mrope", "mrope_section": rope["mrope_section"]}
+        config["rope_theta"] = rope["rope_theta"]
+        (target / "config.json").write_text(json.dumps(config, indent=2) + "\n")
+    return target
 
 
 def qwen_inputs(folder: Path, text: str, images: list) -> dict:

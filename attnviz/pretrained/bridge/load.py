@@ -18,6 +18,7 @@ from safetensors import SafetensorError, safe_open
 
 from attnviz.engine import TransformerConfig
 from attnviz.engine.device import DTYPES, dtype_name, memory_refusal, resolve_dtype
+from attnviz.pretrained.bridge.head import head_path, mark, watching
 from attnviz.pretrained.bridge.model import BridgedModel
 from attnviz.pretrained.bridge.multimodal import load_processor, mark_towers, reads_images
 from attnviz.pretrained.bridge.place import capacities, input_device, load_kwargs, placement_of
@@ -128,13 +129,31 @@ def _model_class(config: Any) -> Any:
     return AutoModelForCausalLM if causal else AutoModel
 
 
-def _uses_interface(auto: Any, config: Any) -> bool:
-    """Whether the model's class routes its attention through AttentionInterface (as it says)."""
+_LOAD_ERRORS = (ValueError, KeyError, OSError, TypeError, ImportError, RuntimeError)
+
+
+def _from_pretrained(
+    auto: Any, folder: Path, config: Any, dtype: torch.dtype | None, placing: dict[str, Any]
+) -> tuple[Any, dict]:
+    """The folder's model with attnviz's attention function (``record.NAME``): whether its
+    attention goes through it is found by running it (``_probe``), not from what its class
+    says. A model whose code knows only its own implementations (GPT-Neo's table of attention
+    classes) is loaded with eager attention."""
+    kwargs = {
+        "config": config,
+        "local_files_only": True,
+        "trust_remote_code": False,
+        "use_safetensors": True,
+        "dtype": dtype,
+        "output_loading_info": True,
+        **placing,
+    }
     try:
-        cls = auto._model_mapping[type(config)]
-    except (KeyError, AttributeError):
-        return True  # the probe tells
-    return bool(getattr(cls, "is_backend_compatible", lambda: True)())
+        return auto.from_pretrained(folder, attn_implementation=NAME, **kwargs)
+    except _LOAD_ERRORS as exc:
+        why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        log.info("%s: not loaded with attnviz's attention function (%s); eager", folder.name, why)
+    return auto.from_pretrained(folder, attn_implementation="eager", **kwargs)
 
 
 def _context(config: Any) -> int | None:
@@ -281,20 +300,11 @@ def load_bridged(
         )
         if getattr(config, "is_encoder_decoder", False):
             raise ValueError(f"{config.model_type!r} is an encoder-decoder, which reads two texts")
-        auto = _model_class(config)
-        attn = NAME if _uses_interface(auto, config) else "eager"
-        hf, info = auto.from_pretrained(
-            folder,
-            config=config,
-            local_files_only=True,
-            trust_remote_code=False,
-            use_safetensors=True,
-            attn_implementation=attn,
-            dtype=chosen,
-            output_loading_info=True,
-            **load_kwargs(device_map, max_memory, offload_folder),
-        )
-    except (ValueError, KeyError, OSError, TypeError, ImportError, RuntimeError) as exc:
+        hf, info = _from_pretrained(
+            _model_class(config), folder, config, chosen,
+            load_kwargs(device_map, max_memory, offload_folder),
+        )  # fmt: skip
+    except _LOAD_ERRORS as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ModelFolderError(
             f"{folder}: transformers {transformers.__version__} cannot load it ({first})"
@@ -363,10 +373,12 @@ def load_bridged(
     return model
 
 
-def _probe(model: BridgedModel, config: Any) -> None:
+def _probe(model: BridgedModel, config: Any) -> bool:
     """Run the model once on random ids past any sliding window: which layers' attention the
-    interface records, whether the recorded rule gives the forward's weights back, and the
-    shapes that describe it (``model.cfg``, ``model.no_qk``)."""
+    interface records (none: its attention is its own code), whether the recorded rule gives
+    the forward's weights back, the shapes and windows that describe it (``model.cfg``,
+    ``model.no_qk``), and how it makes its logits (``head.head_path``, kept on the model).
+    True when the attention function was called."""
     text_config = config.get_text_config()  # a vision-language model's: its language model's
     window = getattr(text_config, "sliding_window", None)
     context = _context(text_config) or DEFAULT_CONTEXT
@@ -379,8 +391,13 @@ def _probe(model: BridgedModel, config: Any) -> None:
         ordinary = torch.tensor([i for i in range(vocab) if i not in special])
         ids = ordinary[ids % len(ordinary)]  # (1, T)
     ids = ids.to(model.device)
-    # The probe asks for the weights either way: the rule is checked against them.
-    with torch.inference_mode(), recording(device=model.device) as records:
+    # The probe asks for the weights either way: the rule is checked against them. Whether the
+    # attention goes through the interface is whether the attention function recorded calls.
+    with (
+        torch.inference_mode(),
+        recording(device=model.device) as records,
+        watching(model.hf) as watch,
+    ):
         out = model.hf(
             input_ids=ids, output_hidden_states=True, output_attentions=True, use_cache=False
         )
@@ -397,12 +414,16 @@ def _probe(model: BridgedModel, config: Any) -> None:
         )
     attentions = [a.to(model.device) for a in attentions]  # one device (a device map's first)
     reason = _verify(records, attentions, len(attentions))
-    if not records:
+    called = bool(records)
+    if not called:
         reason = _own_attention(model.family, config)
     if reason is not None:
         records.clear()
     model.no_qk = reason
     model.cfg = _describe(model.hf, config, records, attentions, out.hidden_states[0].shape[-1])
+    logits = getattr(out, "logits", None)
+    mark(model.hf, head_path(model.hf, watch, len(attentions), out.hidden_states[-1], logits))
+    return called
 
 
 def _eos_ids(hf: dict) -> tuple[int, ...]:

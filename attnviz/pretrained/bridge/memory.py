@@ -179,7 +179,6 @@ def bridge_model(hf: Any, tokenizer: Any, name: str | None = None) -> MemoryMode
     if first is None:
         raise ModelObjectError(f"model: {type(hf).__name__} has no parameters")
     register()
-    attn = NAME if type(hf).is_backend_compatible() else "eager"
     label = name or model_label(hf)
     model = MemoryModel(
         name=label,
@@ -194,11 +193,13 @@ def bridge_model(hf: Any, tokenizer: Any, name: str | None = None) -> MemoryMode
         if getattr(hf, "hf_device_map", None)
         else first.device,
         eos_ids=_eos_ids(config.to_dict()),
-        attn=attn,
     )
     try:
-        with bridged(hf, attn):
-            _probe(model, config)
+        # Whether its attention goes through the interface is found by running it: a model
+        # whose attention is its own code never calls the function, and then runs eager.
+        with bridged(hf, NAME):
+            if not _probe(model, config):
+                model.attn = "eager"
     except ModelFolderError as exc:
         raise ModelObjectError(f"model: {str(exc).removeprefix(f'{SOURCE}: ')}") from exc
     except (ValueError, TypeError, RuntimeError, IndexError) as exc:

@@ -11,7 +11,6 @@ processor itself.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import logging
 import re
@@ -44,22 +43,31 @@ def reads_images(config: Any) -> bool:
     )
 
 
-def load_processor(folder: Path) -> Any:
-    """The folder's own processor (its tokenizer and image processor), offline. Without
-    torchvision transformers falls back to an image processor written with Pillow (the slow
-    one), which gives the same patches, and has no video processor at all: a processor that
-    needs one is made without it (``_images_only``). The log says so."""
-    from transformers import AutoProcessor
+# Where a folder names its processor's class, in the order transformers' AutoProcessor reads
+# them: transformers 5's processor_config.json, the hub's preprocessor_config.json (the image
+# processor's settings, written before processor_config.json existed), the tokenizer's config.
+_PROCESSOR_FILES = ("processor_config.json", "preprocessor_config.json", "tokenizer_config.json")
 
-    vision = importlib.util.find_spec("torchvision") is not None
-    try:
+
+def load_processor(folder: Path) -> Any:
+    """The folder's own processor (its tokenizer and image processor), offline, in either layout:
+    transformers 5's (processor_config.json with the image processor's settings in it) or the
+    hub's (preprocessor_config.json naming the processor, processor_config.json only for the
+    processor's own settings, if it has any). Without torchvision transformers falls back to an
+    image processor written with Pillow (the slow one), which gives the same patches, and has no
+    video processor at all: a processor whose class takes one is made without it
+    (``_images_only``). The log says so."""
+    from transformers import AutoProcessor
+    from transformers.utils import is_torchvision_available
+
+    vision = is_torchvision_available()
+    cls = None if vision else _processor_class(folder)
+    if cls is not None and any("video" in a for a in cls.get_attributes()):
+        processor = _images_only(folder, cls)
+    else:
         processor = AutoProcessor.from_pretrained(
             folder, local_files_only=True, trust_remote_code=False
         )
-    except OSError as exc:
-        if vision or "video processor" not in str(exc):
-            raise
-        processor = _images_only(folder)
     if getattr(processor, "image_processor", None) is None:
         raise ValueError("its processor has no image processor")
     if not vision:
@@ -71,31 +79,57 @@ def load_processor(folder: Path) -> Any:
     return processor
 
 
-def _images_only(folder: Path) -> Any:
-    """The folder's processor class made with its image processor and tokenizer and no video
-    processor (transformers' video processors need torchvision): it reads images and text."""
+def _json_of(path: Path) -> dict:
+    value = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(value, dict):
+        raise ValueError(f"{path.name} must hold a JSON object")
+    return value
+
+
+def _processor_class(folder: Path) -> Any:
+    """The processor class the folder names (``_PROCESSOR_FILES``' first ``processor_class``),
+    else transformers' processor of its config's model_type; None when transformers has none of
+    that name (AutoProcessor then says why)."""
     import transformers
+    from transformers import ProcessorMixin
+    from transformers.models.auto.processing_auto import PROCESSOR_MAPPING_NAMES
+
+    name = None
+    for file in _PROCESSOR_FILES:
+        if name is None and (folder / file).is_file():
+            name = _json_of(folder / file).get("processor_class")
+    if name is None and (folder / "config.json").is_file():
+        name = PROCESSOR_MAPPING_NAMES.get(str(_json_of(folder / "config.json").get("model_type")))
+    cls = getattr(transformers, name, None) if isinstance(name, str) else None
+    return cls if isinstance(cls, type) and issubclass(cls, ProcessorMixin) else None
+
+
+def _images_only(folder: Path, cls: Any) -> Any:
+    """``cls`` (the folder's processor class) made with the folder's image processor, tokenizer
+    and the processor's own settings (its processor_config.json's, its chat template), and no
+    video processor (transformers' video processors need torchvision): it reads images and
+    text. Either layout: the image processor's settings nested in processor_config.json or in
+    preprocessor_config.json, as ``AutoImageProcessor`` reads them."""
     from transformers import AutoImageProcessor, AutoTokenizer
 
-    name = json.loads((folder / "processor_config.json").read_text(encoding="utf-8")).get(
-        "processor_class"
-    )
-    cls = getattr(transformers, str(name), None)
-    if cls is None:
-        raise ValueError(f"processor_config.json names no processor transformers has ({name!r})")
     proper = cls.check_argument_for_proper_class
 
     def check(self: Any, argument: str, value: Any) -> Any:
         return None if value is None else proper(self, argument, value)
 
-    images_only = type(cls.__name__, (cls,), {"check_argument_for_proper_class": check})
+    images_only: Any = type(cls.__name__, (cls,), {"check_argument_for_proper_class": check})
+    own, _ = cls.get_processor_dict(folder, local_files_only=True)
     parts = {
         "image_processor": AutoImageProcessor.from_pretrained(folder, local_files_only=True),
         "tokenizer": AutoTokenizer.from_pretrained(folder, local_files_only=True),
     }
     rest = {a: None for a in cls.get_attributes() if a not in parts}
-    log.info("%s: no video processor without torchvision; %s reads images only", folder.name, name)
-    return images_only(**parts, **rest)
+    log.info(
+        "%s: no video processor without torchvision; %s reads images only",
+        folder.name,
+        cls.__name__,
+    )
+    return images_only.from_dict({**own, **parts, **rest})
 
 
 def mark_towers(hf: Any) -> None:

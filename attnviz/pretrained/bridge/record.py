@@ -57,9 +57,11 @@ _INERT = {
 @dataclass(frozen=True)
 class Mask:
     """Which keys a layer's queries see, as its attention mask said: causal (key j after query i
-    hidden), a sliding window (seen only when 0 <= i - j < window, transformers' rule), or, when
-    neither rule describes the mask, the mask itself: ``hidden`` (T, S) booleans, or ``bias`` (T,
-    S) added to the logits (-inf where hidden). Queries are the last T of S positions."""
+    hidden), a sliding window (seen only when 0 <= i - j < window, transformers' rule; without
+    the causal rule, a window either side: |i - j| < window, ModernBERT's local layers, as the
+    engine's ``layout.hidden_keys`` reads one), or, when neither rule describes the mask, the
+    mask itself: ``hidden`` (T, S) booleans, or ``bias`` (T, S) added to the logits (-inf where
+    hidden). Queries are the last T of S positions."""
 
     causal: bool = False
     window: int | None = None
@@ -83,7 +85,8 @@ class Mask:
         j = torch.arange(S, device=device)[None, :]  # (1, S) key positions
         hidden = j > i if self.causal else torch.zeros(T, S, dtype=torch.bool, device=device)
         if self.window is not None:
-            hidden = hidden | ((i - j) >= self.window)
+            far = (i - j) if self.causal else (i - j).abs()
+            hidden = hidden | (far >= self.window)
         return hidden
 
     def nbytes(self) -> int:
@@ -96,7 +99,9 @@ class Mask:
         if self.hidden is not None:
             return "a mask of its own"
         if self.window is not None:
-            return f"causal, sliding window {self.window}" if self.causal else "sliding window"
+            if self.causal:
+                return f"causal, sliding window {self.window}"
+            return f"sliding window {self.window} either side"
         return "causal" if self.causal else "none"
 
 
@@ -115,8 +120,10 @@ def as_mask(attention_mask: torch.Tensor | None) -> Mask:
     if not bool(hidden.any()):
         return Mask()
     T, S = hidden.shape
-    seen_last = int((~hidden[-1]).sum())  # the last query sees min(S, window) keys
-    for causal, window in ((True, None), (True, seen_last), (False, None)):
+    # The last query sees min(S, window) keys: those before it (and, without the causal rule,
+    # none after it: it is the last).
+    seen_last = int((~hidden[-1]).sum())
+    for causal, window in ((True, None), (True, seen_last), (False, None), (False, seen_last)):
         if window is not None and window >= S:
             continue
         rule = Mask(causal=causal, window=window)
