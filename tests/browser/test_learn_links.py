@@ -129,6 +129,10 @@ def test_step_1s_link_shows_the_learners_comparison_and_a_new_tab_reopens_it(
         assert teacher.locator("#rc-task").input_value() == run["task"]
         assert f"{run['task']}, seed 3: done" in teacher.locator("#recurrent-card").inner_text()
         assert run_id not in teacher.evaluate(SHOWN)
+        # The header says what is in view (not "nothing trained yet").
+        teacher.wait_for_function(
+            "() => document.getElementById('status').innerText.includes('comparison in view')"
+        )
         assert axe_serious(teacher) == []
         shoot(teacher, "links-1-teacher", "top")
         shoot(teacher, "links-1-teacher-card", "#recurrent-card")

@@ -35,7 +35,16 @@ export function createTrain(hooks, { run: saved = null } = {}) {
   const app = createApp();
   const status = createStatus(hooks);
   const live = !saved;
-  const recurrent = live ? createRecurrent(byId("recurrent-card"), hooks) : null; // "Why not an RNN?"
+  // "Why not an RNN?": the header says so when its comparison is what the tab shows.
+  const recurrent = live
+    ? createRecurrent(byId("recurrent-card"), {
+        ...hooks,
+        compared: () => {
+          hooks.compared?.();
+          idle();
+        },
+      })
+    : null;
   const base = { app, hooks, status, live };
   const { changed, play } = createDrawing(base);
   /** @type {import("./app.js").TrainContext} */
@@ -87,15 +96,21 @@ export function createTrain(hooks, { run: saved = null } = {}) {
       app.options = options;
       app.form = createForm(options);
       wire();
-      if (!options.slots) hooks.setError("This server does not train models (ATTNVIZ_TRAIN_SLOTS=0).");
+      if (!options.slots) hooks.setError("This server does not train models: its operator turned training off.");
       /** @type {HTMLButtonElement} */ (byId("t-start")).disabled = !options.slots;
     }
     const pending = app.link;
     app.link = null;
     if (pending) await openLink(ctx, pending);
     if (app.t.run) changed(["run"]);
-    else status.set("nothing trained yet");
+    else idle();
     refreshRuns(ctx);
+  }
+
+  /** The header's words while no run is open: the comparison in view, or nothing yet. */
+  function idle() {
+    if (!app.active || app.t.run) return;
+    status.set(recurrent?.id() ? "a comparison in view (Why not an RNN?)" : "nothing trained yet");
   }
 
   return {
