@@ -68,6 +68,10 @@ async def trace(
     encodings = request.headers.get("accept-encoding", "")
     units = None
     asks = "respond-async" in request.headers.get("prefer", "")
+    if isinstance(req, TextTraceRequest) and not traces.cache.holds(traces.key(req)):
+        # What a plain request would refuse without computing (an unknown model, a text over
+        # the token cap, a layer out of range) is refused now, never accepted as a job first.
+        units = jobs.admit(req, query)
     if isinstance(req, TextTraceRequest) and asks:
         asked_for = jobs.asked_for(query, compact, encodings)
         running = jobs.active(caller, traces.key(req), asked_for)
@@ -80,20 +84,44 @@ async def trace(
         if traces.remote(req.model) and traces.cache.holds(traces.key(req)):
             # A part of a remote model's kept trace may need a trip to its deployment (a
             # layer's q and k, predictions): a job, answered here when it is done in time.
+            jobs.admit(req, query)
             job = jobs.start(req, query, compact, encodings, client, caller, math.inf)
             await jobs.wait(job, jobs.after_s)
             return _settled(job, caller.token)
-    if isinstance(req, TextTraceRequest) and not traces.cache.holds(traces.key(req)):
-        # A trace to compute: the caller's job on another text stops; a long one may be a job.
-        units = jobs.units(req, query)
+    if units is not None and isinstance(req, TextTraceRequest):
+        # A trace to compute: a plain request that would run past the request limit is refused
+        # before it waits (ask for a job); the caller's job on another text stops; a long one
+        # may be a job.
+        expected = None if asks else jobs.over_request_limit(units)
+        if expected is not None:
+            return _over_limit(expected, jobs.request_s)
         jobs.supersede(caller, traces.key(req))
-        if units is not None and asks and jobs.expected_s(units) > jobs.after_s:
+        if asks and jobs.expected_s(units) > jobs.after_s:
             job = jobs.start(req, query, compact, encodings, client, caller, units)
             return _accepted(job, caller.token)
     body = await traces.respond(req, query, compact, encodings, client)
-    if units is not None:
+    if units is not None and isinstance(req, TextTraceRequest):
         jobs.measured(units, body.compute_ms / 1000)
     return _answer(body)
+
+
+def _over_limit(expected_s: float, limit_s: float) -> JSONResponse:
+    """A plain request whose trace would compute past the request limit: 422, before any work,
+    with the estimate and how to ask for it as a job."""
+    message = (
+        f"text: this trace is expected to take about {expected_s:.0f} s to compute here, over "
+        f"this server's limit of {limit_s:g} s for one request (ATTNVIZ_REQUEST_TIMEOUT_S); "
+        "ask for it as a job with the header Prefer: respond-async (answered 202 at once, "
+        "its progress and its result at the job's URL), or send a shorter text"
+    )
+    detail = [{"loc": ["body", "text"], "msg": message, "type": "request_limit"}]
+    content = {
+        "message": message,
+        "detail": detail,
+        "estimate_s": round(expected_s, 1),
+        "limit_s": limit_s,
+    }
+    return JSONResponse(content, status_code=422, headers={"Vary": "Prefer"})
 
 
 def _settled(job: TraceJob, token: str) -> Response:

@@ -44,7 +44,54 @@ Float = Annotated[float, StrictMode()]
 Value = Annotated[
     FiniteFloat, StrictMode(), Field(ge=-LIMITS.max_abs_value, le=LIMITS.max_abs_value)
 ]
-Matrix = list[list[Value]]
+
+
+def kind_of(value: object) -> str:
+    """What a JSON value is, in words: "a number", "a string", "a list of 3 numbers", ..."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        kinds = {kind_of(v).removeprefix("a ").removeprefix("an ") for v in value}
+        if not value:
+            return "an empty list"
+        what = f"{kinds.pop()}s" if len(kinds) == 1 else "values"
+        return f"a list of {len(value)} {what}"
+    return type(value).__name__
+
+
+def rows_of_numbers(shape: str, row_max: int | None = None) -> BeforeValidator:
+    """A table of numbers' refusal when it is not a list of rows (each of 1 to ``row_max``
+    values): the shape expected (``shape``, e.g. "d rows of d numbers (d x d)") and what came,
+    in one error for the field instead of one "Input should be a valid list" per row."""
+
+    def rows(value: object) -> object:
+        if not isinstance(value, list) or not value:
+            raise PydanticCustomError("list_type", f"{shape}, got {kind_of(value)}")
+        for i, row in enumerate(value):
+            long = isinstance(row, list) and row_max is not None and len(row) > row_max
+            if not isinstance(row, list) or not row or long:
+                most = f", at most {row_max} numbers a row" if long else ""
+                raise PydanticCustomError(
+                    "list_type", f"{shape}{most}, got {kind_of(row)} as row {i}"
+                )
+        return value
+
+    return BeforeValidator(rows)
+
+
+# d x d: d is the toy table's width (its embeddings' values per row).
+Matrix = Annotated[
+    list[list[Value]],
+    rows_of_numbers("d rows of d numbers (d x d, d the embeddings' values per row)"),
+]
 Token = Annotated[str, StringConstraints(max_length=LIMITS.max_token_chars)]
 AxisName = Annotated[str, StringConstraints(max_length=LIMITS.max_token_chars)]
 

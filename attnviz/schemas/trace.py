@@ -19,23 +19,42 @@ from pydantic import (
 from attnviz.limits import LIMITS, data_url_chars
 from attnviz.pretrained.folder import Backend
 from attnviz.pretrained.images import DATA_URL_RULE, ImageError, data_url_start
-from attnviz.schemas.common import AxisName, Float, Int, Strict, Token, ToyConfig, Value
+from attnviz.schemas.common import (
+    AxisName,
+    Float,
+    Int,
+    Strict,
+    Token,
+    ToyConfig,
+    Value,
+    rows_of_numbers,
+)
 from attnviz.wire.constants import FIELDS, TRACE_FIELDS, Measure
+
+
+def _count(k: int, word: str) -> str:
+    return f"{k} {word}{'s' if k != 1 else ''}"
 
 
 def _square(name: str, m: list[list[float]], d: int) -> None:
     if len(m) != d or any(len(row) != d for row in m):
-        rows = len(m)
         cols = sorted({len(row) for row in m}) or [0]
-        shape = f"{rows} x {cols[0]}" if len(cols) == 1 else f"{rows} rows of {cols} values"
-        raise ValueError(f"config.weights.{name}: must be {d} x {d} (d x d), got {shape}")
+        each = " and ".join(map(str, cols))
+        shape = f"{_count(len(m), 'row')} of {each} number{'s' if cols != [1] else ''}"
+        raise ValueError(
+            f"config.weights.{name}: {_count(d, 'row')} of {_count(d, 'number')} (d x d, d = {d}: "
+            f"the embeddings' values per row), got {shape}"
+        )
 
 
 class ToyTraceRequest(Strict):
     """A toy run: token labels, their embedding rows (n x d), optional axis names, a config."""
 
     tokens: list[Token] = Field(min_length=1, max_length=LIMITS.max_tokens)
-    embeddings: list[list[Value]] = Field(min_length=1, max_length=LIMITS.max_tokens)
+    embeddings: Annotated[
+        list[Annotated[list[Value], Field(min_length=1, max_length=LIMITS.max_dim)]],
+        rows_of_numbers("one row per token, each a list of d numbers (n x d)", LIMITS.max_dim),
+    ] = Field(min_length=1, max_length=LIMITS.max_tokens)
     axes: list[AxisName] | None = Field(None, description="One name per dimension.")
     config: ToyConfig = Field(default_factory=ToyConfig)
 
@@ -43,13 +62,11 @@ class ToyTraceRequest(Strict):
     @classmethod
     def _rectangular(cls, rows: list[list[float]]) -> list[list[float]]:
         d = len(rows[0])
-        if d < 1 or d > LIMITS.max_dim:
-            raise ValueError(f"each row needs 1 to {LIMITS.max_dim} values, row 0 has {d}")
         for i, row in enumerate(rows):
             if len(row) != d:
                 raise ValueError(
-                    f"rows must all have the same length: row {i} has {len(row)} values, "
-                    f"row 0 has {d}"
+                    f"one row per token, each a list of d numbers (n x d, d = {d} from row 0), "
+                    f"got {_count(len(row), 'number')} in row {i}"
                 )
         return rows
 
@@ -57,9 +74,10 @@ class ToyTraceRequest(Strict):
     def _consistent(self) -> ToyTraceRequest:
         n, d = len(self.tokens), len(self.embeddings[0])
         if len(self.embeddings) != n:
+            rows = len(self.embeddings)
             raise ValueError(
-                f"embeddings: {len(self.embeddings)} rows for {n} tokens "
-                "(one row per token is required)"
+                f"embeddings: {_count(n, 'row')} of {_count(d, 'number')} (n x d: one row "
+                f"per token), got {_count(rows, 'row')}"
             )
         if self.axes is not None and len(self.axes) != d:
             raise ValueError(f"axes: {len(self.axes)} names for d = {d} dimensions")

@@ -10,6 +10,16 @@ trace is then in the cache, for the page's next parts). The job is bounded by it
 ``trace_job_s`` from when it was asked, never by the request's; it stops at the next layer
 past it, saying so.
 
+Before a job is accepted, and before a plain request waits for its turn, what the trace would
+refuse without computing is checked (``admit``: an unknown model, a text over the token cap, a
+layer or head out of range, ...): refused at once, never accepted as 202 and failed later. A
+plain request whose trace is expected to compute past the request limit
+(``request_timeout_s``) is refused before any work, saying to ask for a job
+(``over_request_limit``).
+
+Jobs are kept in memory only: a job's id begins with this process's epoch, so that an id issued
+before a restart is answered with a 404 that says the server restarted (``gone``).
+
 The estimate before it starts: the forward's arithmetic (tokens x layers x the model's sizes,
 ``work_units``) at this server's pace, which every text trace computed since corrects
 (``measured``).
@@ -29,6 +39,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import re
+import secrets
 import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -38,8 +50,9 @@ from attnviz.engine import TransformerConfig
 from attnviz.errors import RemoteError, TraceError
 from attnviz.pretrained.folder import REMOTE_BACKENDS
 from attnviz.schemas.trace import TextTraceRequest, TraceQuery
-from attnviz.services.ownership import Caller, new_run_id
-from attnviz.services.text_trace import ModelNotFound, find_model
+from attnviz.services.ownership import ID_BYTES, Caller
+from attnviz.services.parts import check_part
+from attnviz.services.text_trace import ModelNotFound, check_text, find_model
 from attnviz.services.trace_service import Body, TraceService
 from attnviz.settings import Settings
 
@@ -49,6 +62,11 @@ State = Literal["queued", "running", "done", "cancelled", "failed"]
 ENDED = ("done", "cancelled", "failed")
 MAX_JOBS = 256  # jobs kept at once (running and ended); past it the oldest ended go first
 UNREAD_PER_VISITOR = 16  # ended jobs of a visitor kept until their answers are read, at most
+# A job's id: ``[<replica>-]<32 hex digits>``, the first ``EPOCH_BYTES`` of them this server
+# process's own (random, drawn when it starts), the rest random for each job. Jobs are kept in
+# memory only: an id of another epoch was issued before a restart, and its 404 says so.
+EPOCH_BYTES = 4
+JOB_ID = re.compile(rf"(?:(?P<replica>[a-z0-9]+)-)?(?P<token>[0-9a-f]{{{2 * ID_BYTES}}})")
 
 # The pace of the forward's arithmetic before any trace is measured (work units a second): on
 # this project's 2-core machine the SmolLM2-135M shape at 3,600 tokens went at 66e9 on one
@@ -216,23 +234,28 @@ class TraceJobs:
         self.pace = FIRST_PACE.get(traces.device.type, FIRST_PACE["cpu"])
         self._jobs: dict[str, TraceJob] = {}
         self.replica = settings.replica
+        # A plain request (no job asked for) is bounded by the request limit: one expected to
+        # compute longer is refused before it starts (``over_request_limit``).
+        self.request_s = settings.request_timeout_s
+        self.server_cap = settings.max_text_tokens
+        self.epoch = secrets.token_hex(EPOCH_BYTES)
 
     # -- the estimate -------------------------------------------------------------------------
 
-    def units(self, req: TextTraceRequest, query: TraceQuery) -> float | None:
-        """The work of ``req``'s trace and part, or None when it cannot be told (an unknown
-        model, a text its tokenizer refuses: the trace itself says why)."""
-        try:
-            model = find_model(self.traces.registry, req.model)
-            tokens = len(model.tokenizer(req.text).ids)
-        except Exception:  # noqa: BLE001 (the tokenizers library raises plain Exceptions)
-            return None
+    def admit(self, req: TextTraceRequest, query: TraceQuery) -> float:
+        """The work of ``req``'s trace and part, once everything a plain request would refuse
+        without computing is checked (before a job is accepted, or a plain request waits for
+        its turn): ``ModelNotFound`` for an unknown model (404), a ``TraceError`` naming the
+        field for a text over the token cap, a layer or head out of range, ... (422)."""
+        model = find_model(self.traces.registry, req.model)
+        tokens = check_text(req, model, self.server_cap)
+        cfg = model.cfg
+        check_part(query, cfg.n_layers, cfg.n_heads, tokens, model.unavailable)
         if model.backend in REMOTE_BACKENDS:
             # Its time is the deployment's (its queue, a model to load): unknown here, and
             # never this server's pace. Always a job, when asked: the page shows what NDIF says.
             return math.inf
-        tokens += req.generate.steps if req.generate is not None else 0
-        return work_units(model.cfg, tokens, self._thumbs(query))
+        return work_units(cfg, tokens, self._thumbs(query))
 
     @staticmethod
     def _thumbs(query: TraceQuery) -> bool:
@@ -240,6 +263,13 @@ class TraceJobs:
 
     def expected_s(self, units: float) -> float:
         return units / self.pace
+
+    def over_request_limit(self, units: float) -> float | None:
+        """The seconds a plain request's trace is expected to compute when that is past the
+        request limit (it would be cut off with nothing to show: refused before it starts,
+        saying to ask for a job), else None (a remote model's time is unknown: never)."""
+        expected = self.expected_s(units)
+        return expected if math.isfinite(expected) and expected > self.request_s else None
 
     def measured(self, units: float, seconds: float) -> None:
         """A text trace of ``units`` took ``seconds`` to compute and encode: the pace moves
@@ -303,7 +333,7 @@ class TraceJobs:
         self.traces.admission_for(req).check()
         cfg = find_model(self.traces.registry, req.model).cfg
         job = TraceJob(
-            id=new_run_id(self.replica),
+            id=self.new_id(),
             owner=caller.visitor,
             key=key,
             asked_for=asked_for,
@@ -422,13 +452,41 @@ class TraceJobs:
 
     # -- reading, cancelling --------------------------------------------------------------------
 
+    def new_id(self) -> str:
+        """A job's id: this process's epoch, then random digits, after the replica's name."""
+        token = self.epoch + secrets.token_hex(ID_BYTES - EPOCH_BYTES)
+        return f"{self.replica}-{token}" if self.replica else token
+
+    def gone(self, job_id: str) -> str:
+        """Why there is no job ``job_id`` here for the caller: issued before this server
+        restarted (another epoch), by another replica, or by this process and since forgotten
+        (or another visitor's: the same words as forgotten, so that its existence is not
+        revealed)."""
+        again = "ask for the trace again"
+        form = JOB_ID.fullmatch(job_id)
+        if form is None:
+            return (
+                f"job_id: no trace job {job_id!r} here: this server restarted since (its jobs are "
+                f"kept in memory only), or the job expired; {again}"
+            )
+        replica = form["replica"] or ""
+        if replica != self.replica:
+            where = f"replica {replica!r}" if replica else "a server without a replica name"
+            return f"job_id: that job was started on {where}, not on this one; {again}"
+        if not form["token"].startswith(self.epoch):
+            return (
+                "job_id: this server restarted since that job was started (its jobs are kept in "
+                f"memory only); {again}"
+            )
+        return (
+            f"job_id: no trace job {job_id!r} here (it ended over {self.ttl_s:g} s ago, a newer "
+            f"one took its place, or it is not yours); {again}"
+        )
+
     def get(self, job_id: str, caller: Caller) -> TraceJob:
         job = self._jobs.get(job_id)
         if job is None or not (caller.operator or (caller.visitor and job.owner == caller.visitor)):
-            raise JobGone(
-                f"job_id: no trace job {job_id!r} here (it ended over "
-                f"{self.ttl_s:g} s ago, a newer one took its place, or it is not yours)"
-            )
+            raise JobGone(self.gone(job_id))
         return job
 
     def cancel(self, job_id: str, caller: Caller) -> TraceJob:

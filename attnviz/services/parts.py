@@ -5,7 +5,7 @@ binary body (``attnviz.wire.compact``). The thumbnails are ``thumbs.py``'s.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 import torch
@@ -99,6 +99,34 @@ def _per_head(
             t = tensors.qkv(layer)[("queries", "keys", "values").index(name)]  # (nh, T, hs)
             rows.append(t if len(heads) == t.shape[0] else t[heads])
     return gather(rows)  # the chosen heads of each layer; several devices meet on the CPU
+
+
+def check_part(
+    query: TraceQuery, layers: int, heads: int, tokens: int, unavailable: Mapping[str, str]
+) -> None:
+    """Before a trace is computed (a job accepted): the refusals ``select`` would give that
+    the model's shape tells already, a TraceError naming the parameter. ``tokens``: the most
+    the trace can have (the text's and any it writes); ``unavailable``: the model's own
+    missing arrays, with why."""
+    names = query.names()
+    if any(n not in VISION_FIELDS for n in names):  # a vision tower's layers are its own
+        _index(query.layer, layers, "layer", "layers")
+        _index(query.head, heads, "head", "heads")
+    if query.query is not None:
+        _index(query.query, tokens, "query", "tokens")
+    if any(n in ATTRIBUTION_FIELDS for n in names):
+        for value, name in ((query.key, "key"), (query.position, "position")):
+            if value is not None and value >= tokens:
+                raise TraceError(f"{name}: {value} is out of range (0 .. {tokens - 1})")
+    if any(n in PREDICTION_FIELDS for n in names):
+        _index(query.pos_start, tokens, "pos_start", "tokens")
+    if "thumbs" in names:
+        _index(query.thumb_layer, layers, "thumb_layer", "layers")
+    for name in names if query.fields is not None else ():
+        if name in unavailable:
+            raise TraceError(f"fields: {unavailable[name]}")
+    if query.measure == "value_weighted" and "value_weighted" in unavailable:
+        raise TraceError(f"measure: {unavailable['value_weighted']}")
 
 
 def select(trace: ComputedTrace, query: TraceQuery, annotate: bool = True) -> Part:

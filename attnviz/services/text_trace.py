@@ -180,14 +180,9 @@ def _ids(m: ServedModel, text: str, field: str, cap: int) -> list[int]:
     return ids
 
 
-def head_ablations(
-    req: TextTraceRequest, m: ServedModel, cap: int
-) -> tuple[list[HeadAblation], Knockouts | None]:
-    """The request's ``ablate``, each head checked against the model, with what knocks them out
-    (None without any); a patch's head outputs read from one clean forward of its source text
-    (under the model's lock)."""
-    if not req.ablate:
-        return [], None
+def _knockouts(req: TextTraceRequest, m: ServedModel) -> Knockouts:
+    """What knocks out the model's heads, once each head ``req.ablate`` names is checked
+    against the model (a TraceError naming it)."""
     knock = m.knockouts
     if isinstance(knock, str):
         raise TraceError(f"ablate: {knock}")
@@ -203,6 +198,73 @@ def head_ablations(
                 f"ablate[{i}].head: {a.head} is past model {spoken(m)}'s {cfg.n_heads} heads "
                 f"(0 to {cfg.n_heads - 1})"
             )
+    return knock
+
+
+def _unreadable(m: ServedModel, text: str, exc: Exception) -> TraceError:
+    """Why the model's tokenizer could not read ``text``: the characters it has no token for,
+    else the tokenizer's own words."""
+    unknown = unknown_characters(m.tokenizer.tok, text)
+    if unknown:
+        return TraceError(
+            f"text: the model {spoken(m)} has no token for {named_each(unknown)}; it reads "
+            f"only {alphabet(''.join(m.tokenizer.tok.get_vocab()))}"
+        )
+    return TraceError(f"text: the tokenizer could not read it ({exc})")
+
+
+def _over_cap(m: ServedModel, server_cap: int | None, what: str) -> str:
+    cap, server = (
+        token_cap(m, server_cap),
+        "" if server_cap is None else f", this server {server_cap}",
+    )
+    return f"{what} exceed the cap of {cap} (model {spoken(m)} allows {m.cfg.n_ctx}{server})"
+
+
+def check_text(req: TextTraceRequest, m: ServedModel, server_cap: int | None) -> int:
+    """Before a trace is computed (a job accepted): the refusals ``run_text_trace`` gives that
+    the text and the model tell without a forward (its tokens over the cap, images for a
+    text-only model, ``generate`` and ``ablate`` the model cannot take), each a TraceError
+    naming the field. Returns the most tokens the trace can have (with images, the text's:
+    their own tokens are known once they are decoded, on the compute thread)."""
+    if req.images and not m.reads_images:
+        raise TraceError(f"images: model {m.name!r} reads text only")
+    try:
+        n = len(m.tokenizer(req.text).ids)
+    except Exception as exc:  # the tokenizers library raises plain Exceptions
+        raise _unreadable(m, req.text, exc) from exc
+    cap = token_cap(m, server_cap)
+    if n == 0 and not req.images:
+        raise TraceError("text: the tokenizer made no tokens of it")
+    if n > cap:
+        raise TraceError(f"text: {_over_cap(m, server_cap, f'{n} tokens')}")
+    steps = 0
+    if req.generate is not None:
+        steps = req.generate.steps
+        if not (m.cfg.causal and m.cfg.unembed):
+            raise TraceError(
+                f"generate: model {spoken(m)} does not write text (it is an encoder, not a "
+                "causal model with an unembedding)"
+            )
+        if n + steps > cap:
+            raise TraceError(f"generate.steps: {n} tokens and {steps} more exceed the cap of {cap}")
+    if req.ablate:
+        _knockouts(req, m)
+        for i, a in enumerate(req.ablate):
+            if a.source is not None:
+                _ids(m, a.source, f"ablate[{i}].source", cap)
+    return n + steps
+
+
+def head_ablations(
+    req: TextTraceRequest, m: ServedModel, cap: int
+) -> tuple[list[HeadAblation], Knockouts | None]:
+    """The request's ``ablate``, each head checked against the model, with what knocks them out
+    (None without any); a patch's head outputs read from one clean forward of its source text
+    (under the model's lock)."""
+    if not req.ablate:
+        return [], None
+    knock = _knockouts(req, m)
     sources: dict[str, dict[int, torch.Tensor]] = {}
     for i, a in enumerate(req.ablate):  # one forward per source text, for all its layers
         if a.source is not None and a.source not in sources:
@@ -239,18 +301,11 @@ def run_text_trace(
     except TraceError:
         raise
     except Exception as exc:  # the tokenizers library raises plain Exceptions
-        unknown = unknown_characters(m.tokenizer.tok, req.text)
-        if unknown:
-            raise TraceError(
-                f"text: the model {spoken(m)} has no token for {named_each(unknown)}; it reads "
-                f"only {alphabet(''.join(m.tokenizer.tok.get_vocab()))}"
-            ) from exc
-        raise TraceError(f"text: the tokenizer could not read it ({exc})") from exc
+        raise _unreadable(m, req.text, exc) from exc
     n, cap = len(toks.ids), token_cap(m, server_cap)
     if n == 0:
         raise TraceError("text: the tokenizer made no tokens of it")
     if n > cap:
-        server = "" if server_cap is None else f", this server {server_cap}"
         field, what = "text", f"{n} tokens"
         if images is not None:
             each = [b.stop - b.start for b in images.blocks]
@@ -263,10 +318,7 @@ def run_text_trace(
                     f"{k} image{'s' if k != 1 else ''} and {n - own} of the text)"
                 ),
             )
-        raise TraceError(
-            f"{field}: {what} exceed the cap of {cap} "
-            f"(model {spoken(m)} allows {m.cfg.n_ctx}{server})"
-        )
+        raise TraceError(f"{field}: {_over_cap(m, server_cap, what)}")
     cfg = m.cfg
     all_ids, labels, special = list(toks.ids), list(toks.labels), list(toks.special)
     words: list[int | None] = list(toks.words)

@@ -68,7 +68,7 @@ def test_bad_input_is_422_naming_the_field(client, apple_request):
         ({"trace": apple_request, "selection": {"query": 1}}, "selection.query: a toy table"),
         ({"trace": apple_request, "selection": {"view": {"vlayer": 5}}},
          "selection.view.vlayer: 5 is out of range"),
-        ({"trace": {**apple_request, "embeddings": [[1]]}}, "embeddings: 1 rows for 5 tokens"),
+        ({"trace": {**apple_request, "embeddings": [[1]]}}, "embeddings: 5 rows of 1 number (n x d: one row per token), got 1 row"),
         ({"trace": {"model": BUILTIN_NAME, "text": "a cat"}, "budget": 10**9}, "budget"),
     ]  # fmt: skip
     for body, field in cases:

@@ -98,7 +98,10 @@ def test_a_wrong_body_is_422_naming_the_field(client, step, body, field, rule):
     ("toy", "rule"),
     [
         ({**APPLE, "config": {"heads": 2}}, "config.heads: 2 does not divide d = 3"),
-        ({**APPLE, "tokens": ["x"]}, "embeddings: 5 rows for 1 tokens"),
+        (
+            {**APPLE, "tokens": ["x"]},
+            "embeddings: 1 row of 3 numbers (n x d: one row per token), got 5 rows",
+        ),
         ({**APPLE, "embeddings": [[1e9, 0, 0]] * 5}, "less than or equal to 1000"),
         ({**APPLE, "colour": "red"}, "colour: Extra inputs are not permitted"),
         ({**APPLE, "config": {"layers": 13}}, "config.layers: Input should be less than or equal"),

@@ -137,10 +137,17 @@ def test_the_largest_request_is_served(client):
 BAD = [
     (
         {"tokens": ["a", "b"], "embeddings": [[1, 2], [3]]},
-        "embeddings: rows must all have the same length",
+        "embeddings: one row per token, each a list of d numbers (n x d, d = 2 from row 0), "
+        "got 1 number in row 1",
     ),
-    ({"tokens": ["a", "b"], "embeddings": [[1, 2]]}, "embeddings: 1 rows for 2 tokens"),
-    ({"tokens": ["a"], "embeddings": [[1, 2], [3, 4]]}, "embeddings: 2 rows for 1 tokens"),
+    (
+        {"tokens": ["a", "b"], "embeddings": [[1, 2]]},
+        "embeddings: 2 rows of 2 numbers (n x d: one row per token), got 1 row",
+    ),
+    (
+        {"tokens": ["a"], "embeddings": [[1, 2], [3, 4]]},
+        "embeddings: 1 row of 2 numbers (n x d: one row per token), got 2 rows",
+    ),
     ({"tokens": [], "embeddings": []}, "tokens: List should have at least 1 item"),
     (
         {"tokens": ["a"] * 65, "embeddings": [[1.0]] * 65},
@@ -148,9 +155,13 @@ BAD = [
     ),
     (
         {"tokens": ["a"], "embeddings": [[0.5] * 65]},
-        "embeddings: each row needs 1 to 64 values, row 0 has 65",
+        "embeddings: one row per token, each a list of d numbers (n x d), at most 64 numbers a "
+        "row, got a list of 65 numbers as row 0",
     ),
-    ({"tokens": ["a"], "embeddings": [[]]}, "each row needs 1 to 64 values, row 0 has 0"),
+    (
+        {"tokens": ["a"], "embeddings": [[]]},
+        "embeddings: one row per token, each a list of d numbers (n x d), got an empty list as row 0",
+    ),
     (
         {"tokens": ["a"], "embeddings": [[1e9]]},
         "embeddings[0][0]: Input should be less than or equal to 1000",
@@ -229,7 +240,8 @@ BAD = [
                 "weights": {"q": [[1]], "k": [[1, 0], [0, 1]], "v": [[1, 0], [0, 1]]},
             },
         },
-        "config.weights.q: must be 2 x 2 (d x d), got 1 x 1",
+        "config.weights.q: 2 rows of 2 numbers (d x d, d = 2: the embeddings' values per row), "
+        "got 1 row of 1 number",
     ),
     (
         {
@@ -245,7 +257,8 @@ BAD = [
                 },
             },
         },
-        "config.weights.o: must be 2 x 2 (d x d), got 2 rows of [1, 2] values",
+        "config.weights.o: 2 rows of 2 numbers (d x d, d = 2: the embeddings' values per row), "
+        "got 2 rows of 1 and 2 numbers",
     ),
     (
         {
