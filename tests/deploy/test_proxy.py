@@ -205,6 +205,8 @@ def replicas(tmp_path) -> Iterator[list[Replica]]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ATTNVIZ_") and k != "PORT"}
     # One torch thread each: two replicas, nginx and the clients share this machine's cores.
     env.update(ATTNVIZ_DEVICE="cpu", ATTNVIZ_LOG_LEVEL="warning", OMP_NUM_THREADS="1")
+    # A trace asked for as a job (Prefer: respond-async) is one at once, whatever its size.
+    env.update(ATTNVIZ_TRACE_JOB_AFTER_S="0")
     # As compose.yaml: one ATTNVIZ_SECRET for both, so a visitor is one visitor on either, and
     # one data directory for both (the named volume), so a finished run is on either.
     env.update(ATTNVIZ_SECRET=secrets.token_urlsafe(32), ATTNVIZ_DATA_DIR=str(tmp_path / "data"))
@@ -434,6 +436,7 @@ def test_every_request_about_a_run_reaches_the_replica_that_trains_it(replicas, 
     proxy = nginx_proxy(a.addr, b.addr)
     replica_addr = {"r1": a.addr, "r2": b.addr}
     runs: dict[str, str] = {}  # run id -> the model's probe text
+    jobs: dict[str, str] = {}  # trace job id -> its run's id
     with httpx.Client(base_url=proxy.base, timeout=60) as http:
         # Starts go round robin (a replica whose one slot is taken answers 503, and nginx passes
         # the POST on); each run is followed to its end, so both replicas get runs.
@@ -453,6 +456,19 @@ def test_every_request_about_a_run_reaches_the_replica_that_trains_it(replicas, 
                 headers={"X-Attnviz-Run": run_id, "X-Test-Tag": f"trace-{i}"},
             )
             assert r.status_code == 200, r.text
+            # Another text of its letters asked for as a job (not a cached trace): the job
+            # lives in the memory of the replica that made it, and its URL goes there.
+            r = http.post(
+                "/api/trace?fields=attentions",
+                json={"model": run_id, "text": runs[run_id][::-1]},
+                headers={"X-Attnviz-Run": run_id, "Prefer": "respond-async"},
+            )
+            assert r.status_code == 202, r.text
+            job = r.json()["id"]
+            for k in range(3):
+                r = http.get(f"/api/trace/jobs/{job}", headers={"X-Test-Tag": f"job-{i}-{k}"})
+                assert r.status_code == 200, r.text
+            jobs[job] = run_id
         assert {rid.split("-")[0] for rid in runs} == {"r1", "r2"}, runs
         # A finished run is in the data directory both replicas share: its link, opened in
         # sentence mode (/api/models?open=, which goes to either replica), lists its model on
@@ -496,6 +512,10 @@ def test_every_request_about_a_run_reaches_the_replica_that_trains_it(replicas, 
                 assert logged[f"{what}-{i}"] == home, (what, run_id, logged)
         for i in range(3):
             assert logged[f"rnn-{i}"] == replica_addr[comparison.split("-")[0]], logged
+        for i, job in enumerate(jobs):
+            assert job.split("-")[0] == jobs[job].split("-")[0]  # made where the run is
+            for k in range(3):
+                assert logged[f"job-{i}-{k}"] == replica_addr[job.split("-")[0]], logged
         for i in range(len(runs)):  # read from both: the one that did not train it too
             assert {logged[f"open-{i}-{k}"] for k in range(4)} == {a.addr, b.addr}, logged
 
