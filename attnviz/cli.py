@@ -76,9 +76,10 @@ def _serve_parser(sub: Any) -> None:
     serve.add_argument(
         "--device-map",
         choices=get_args(DeviceMap),
-        help="spread the transformers backend's models over the devices (accelerate): none (the "
-        "whole model on --device), auto or balanced (over the GPUs evenly, then the CPU, then "
-        "the disk), sequential (each GPU filled in turn) (default none, ATTNVIZ_DEVICE_MAP)",
+        help="spread each model over the devices, a native model by attnviz's engine, one "
+        "served through transformers by accelerate: none (the whole model on --device), auto or "
+        "balanced (over the GPUs evenly, then the CPU, then, through transformers only, the "
+        "disk), sequential (each GPU filled in turn) (default none, ATTNVIZ_DEVICE_MAP)",
     )
     serve.add_argument(
         "--max-memory",
@@ -89,8 +90,9 @@ def _serve_parser(sub: Any) -> None:
     serve.add_argument(
         "--offload-folder",
         metavar="FOLDER",
-        help="with --device-map, where the layers that fit on no device are kept (default: none "
-        "go to disk, ATTNVIZ_OFFLOAD_FOLDER)",
+        help="with --device-map, where the layers that fit on no device are kept, for models "
+        "served through transformers (the native engine computes from memory and refuses it) "
+        "(default: none go to disk, ATTNVIZ_OFFLOAD_FOLDER)",
     )
     serve.add_argument(
         "--model",

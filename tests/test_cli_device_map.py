@@ -96,3 +96,26 @@ def test_one_reading_of_sizes_for_the_flag_and_the_engines_capacities():
             size_bytes(bad)
         with pytest.raises(ValueError, match=r"^max_memory: .* is not a size"):
             parse_bytes(bad)
+
+
+def test_the_help_says_a_device_map_places_native_models_too(capsys):
+    """``--device-map`` places a native model (the engine's plan: tests/engine/test_placement.py
+    loads one balanced over the devices) as well as one served through transformers, and the
+    engine refuses an offload folder (the same file's refusal): the help and the settings'
+    table say so."""
+    import re
+    from pathlib import Path
+
+    with pytest.raises(SystemExit):
+        main(["serve", "--help"])
+    text = re.sub(r"\s+", " ", capsys.readouterr().out)
+    device_map = text.split("--device-map {none,auto,balanced,sequential} ")[-1].split(
+        "--max-memory PAIRS"
+    )[0]
+    assert "native model by attnviz's engine" in device_map and "transformers" in device_map
+    assert "transformers backend's models" not in device_map
+    offload = text.split("--offload-folder FOLDER ")[-1].split("--model FOLDER")[0]
+    assert "native engine computes from memory and refuses it" in offload
+    table = (Path(__file__).resolve().parents[1] / "docs" / "configuration.md").read_text()
+    (row,) = [line for line in table.splitlines() if line.startswith("| `ATTNVIZ_DEVICE_MAP`")]
+    assert "a native model by attnviz's engine" in row

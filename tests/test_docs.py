@@ -218,3 +218,56 @@ def test_a_broken_link_fails_the_build(tmp_path):
         f.write("\n[a page that is not there](missing.md)\n")
     with pytest.raises(Abort, match="strict"):
         build(docs, tmp_path / "site")
+
+
+@pytest.mark.parametrize("path", PAGES, ids=lambda p: p.name)
+def test_every_page_has_one_title(path):
+    """One top-level heading a page: a second ``# `` would be a second title in the site's nav
+    and in the page's outline."""
+    titles = re.findall(r"^# \S", re.sub(r"^```.*?^```", "", read(path), flags=re.M | re.S),
+                        flags=re.M)  # fmt: skip
+    assert len(titles) == 1, f"{path.name}: {len(titles)} top-level headings"
+
+
+# The Makefile's commands as the docs give them, dry-run (make -n: nothing installed, nothing
+# downloaded), for a .venv that does not exist yet.
+
+
+def dry_run(tmp_path: Path, *args: str) -> list[str]:
+    import subprocess
+
+    out = subprocess.run(["make", "-n", "--no-print-directory", f"VENV={tmp_path / 'venv'}",
+                          *args], cwd=ROOT, capture_output=True, text=True, check=True)  # fmt: skip
+    return out.stdout.splitlines()
+
+
+def torch_line(lines: list[str]) -> str:
+    (line,) = [x for x in lines if re.search(r"pip .*install .*\"torch", x)]
+    return line
+
+
+@pytest.mark.parametrize(
+    ("args", "index", "requirement"),
+    [
+        ((), None, "torch==2.13.0"),  # pip's own indexes: PyPI's CUDA build, the CPU file here
+        (("TORCH=cpu",), "https://download.pytorch.org/whl/cpu", "torch==2.13.0"),
+        (("TORCH=cu128",), "https://download.pytorch.org/whl/cu128", "torch==2.13.0"),
+        (("TORCH=torch==2.13.0+cpu",), None, "torch==2.13.0+cpu"),
+    ],
+)
+def test_make_serve_installs_the_pytorch_build_the_docs_say(tmp_path, args, index, requirement):
+    line = torch_line(dry_run(tmp_path, "serve", *args))
+    assert line.endswith(f'"{requirement}"')
+    assert ("--index-url" in line) == (index is not None)
+    if index:
+        assert f"--index-url {index} " in line
+    said = flat(read(DOCS / "configuration.md"))
+    for arg in args:
+        assert f"make serve {arg}" in said
+
+
+def test_make_docs_serve_serves_the_built_site_on_this_machine_alone(tmp_path):
+    lines = dry_run(tmp_path, "docs-serve")
+    assert any("mkdocs build --strict" in x for x in lines)
+    assert lines[-1].endswith("-m http.server 8001 --bind 127.0.0.1 --directory site")
+    assert "make docs-serve" in read(DOCS / "contributing.md")

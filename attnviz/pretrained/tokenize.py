@@ -40,6 +40,39 @@ def _byte_level_alphabet() -> dict[str, int]:
 
 
 _BYTE_OF = _byte_level_alphabet()
+# The characters byte-level BPE writes for the bytes it does not print as themselves (Ġ, a
+# space; Ċ, a newline; ĉ, a tab): a token holding one was spelled by such a tokenizer.
+_REMAPPED = frozenset(c for c in _BYTE_OF if ord(c) >= 256)
+
+
+def readable_labels(tokens: list[str]) -> list[str]:
+    """Tokens as a tokenizer spells them (``tokenizer.convert_ids_to_tokens``) labelled as the
+    engine labels a text's tokens: byte-level BPE's (GPT-2's "Ġthe", "Ċ") read as the text they
+    stand for (" the", a newline), a token that is part of a character as its bytes ("<0xE2>");
+    SentencePiece's word-start mark as a space ("▁the" -> " the"). Tokens spelled otherwise
+    (WordPiece's "##ing", or labels already readable) are returned as they are."""
+    chars = {c for t in tokens for c in t}
+    if chars & _REMAPPED and chars <= _BYTE_OF.keys():
+        out = []
+        for t in tokens:
+            raw = bytes(_BYTE_OF[c] for c in t)
+            try:
+                out.append(raw.decode("utf-8"))
+            except UnicodeDecodeError:
+                out.append("".join(f"<0x{b:02X}>" for b in raw))
+        return out
+    if PIECE_MARK in chars:
+        return [t.replace(PIECE_MARK, " ") for t in tokens]
+    return list(tokens)
+
+
+def readable_text(tokens: list[str]) -> str | None:
+    """The text byte-level BPE tokens (as ``readable_labels`` reads them) spell together, a
+    character split over tokens whole again; None for tokens spelled otherwise."""
+    chars = {c for t in tokens for c in t}
+    if not (chars & _REMAPPED and chars <= _BYTE_OF.keys()):
+        return None
+    return bytes(_BYTE_OF[c] for t in tokens for c in t).decode("utf-8", errors="replace")
 
 
 class TextTokenizer:

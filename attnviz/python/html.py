@@ -372,23 +372,41 @@ def _models(meta: Mapping[str, Any]) -> dict:
 
 # The text trace's file: sentence mode's markup, its input card read only.
 TEXT_STYLE = ".sentence-input textarea[readonly] { background: transparent; resize: none; }"
+# The backend of a trace of attention weights the caller gave (attnviz.show(attentions, tokens)):
+# no model ran, so its file says so in its header, and shows no model line (layers, heads,
+# d_model, the device: it knows no d_model).
+GIVEN = "given"
+GIVEN_STYLE = "#s-model-info { display: none; }"
 
 
 def render(
-    meta: Mapping[str, Any], selection: Mapping[str, Any], blob: str, *, title: str | None = None
+    meta: Mapping[str, Any],
+    selection: Mapping[str, Any],
+    blob: str,
+    *,
+    title: str | None = None,
+    shared: bool = False,
 ) -> str:
     """The file of a text trace: sentence mode's markup, offline/page.js, the packed parts."""
+    tagline = (f"{meta.get('model') or 'A model'} on a text: a saved trace, drawn by the page's "
+               "own views, offline.")  # fmt: skip
+    style = TEXT_STYLE
+    if meta.get("backend") == GIVEN:
+        tagline = (f"Attention weights given by the caller ({meta['layers']} layers × "
+                   f"{meta['heads']} heads over {meta['n']} tokens), drawn by the page's own "
+                   "views, offline. No model ran here: there are no queries, keys or hidden "
+                   "states.")  # fmt: skip
+        style += "\n" + GIVEN_STYLE
     page = Page(
         mode="sentence",
         entry=ENTRY,
         title=title or f"attnviz · {meta.get('model') or 'trace'}",
-        tagline=f"{meta.get('model') or 'A model'} on a text: a saved trace, drawn by the "
-        "page's own views, offline.",
+        tagline=tagline,
         footer="a saved trace: every number shown is in this file",
-        style=TEXT_STYLE,
+        style=style,
     )
     config = {"selection": dict(selection), "models": _models(meta), "request": _request(meta)}
-    return page_html(page, config, blob)
+    return page_html(page, config, blob, shared=shared)
 
 
 def _request(meta: Mapping[str, Any]) -> dict:
@@ -411,9 +429,12 @@ def standalone_html(
     merge_words: bool = False,
     views: Sequence[str] | None = None,
     budget: int = DEFAULT_BUDGET,
+    shared: bool = False,
 ) -> str:
     """One HTML file of ``trace`` that draws the sentence mode's views offline (see the module's
-    docstring). ``layer``, ``head`` (0-based), ``query`` (a token index; the first ordinary
+    docstring); ``shared``: a notebook display's page instead, whose code the notebook carries
+    (``attnviz.python.notebook``; ``budget`` then counts the page without that code).
+    ``layer``, ``head`` (0-based), ``query`` (a token index; the first ordinary
     token by default), ``key`` (Why this score's: the query's winning key by default) and the
     token options are the views' first selection; ``views``: some of ``model, head, qk, traj,
     gen, why, lens, picture`` (all by default; the picture card only for a trace with images);
@@ -426,7 +447,7 @@ def standalone_html(
             if value is not None:
                 raise ExportError(f"{name}: a toy trace's file has none (its selection: layer, "
                                   "head, view)")  # fmt: skip
-        return toy_html(trace, layer=layer, head=head)
+        return toy_html(trace, layer=layer, head=head, shared=shared)
     if trace.meta.get("mode") != "text":
         raise ExportError("trace: only a text or toy trace exports to HTML")
     selection, need, more = collect(trace, layer=layer, head=head, query=query, key=key,
@@ -434,12 +455,13 @@ def standalone_html(
                                     views=views)  # fmt: skip
     if trace.pictures:  # the pictures, in the first part's meta: the file draws them offline
         need[0] = Part(need[0].params, with_pictures(need[0].body, trace.pictures))
-    fixed = len(render(trace.meta, selection, "").encode())
+    fixed = len(render(trace.meta, selection, "", shared=shared).encode())
     parts = choose(need, more, trace.source, budget - fixed)
-    html = render(trace.meta, selection, base64.b64encode(pack(parts)).decode())
+    html = render(trace.meta, selection, base64.b64encode(pack(parts)).decode(), shared=shared)
     while len(html.encode()) > budget and len(parts) > len(need):
         parts.pop()  # the estimate (each part gzipped alone) was short
-        html = render(trace.meta, selection, base64.b64encode(pack(parts)).decode())
+        html = render(trace.meta, selection, base64.b64encode(pack(parts)).decode(),
+                      shared=shared)  # fmt: skip
     return html
 
 
@@ -559,6 +581,7 @@ def toy_html(
     head: int = 0,
     view: Mapping[str, Any] | None = None,
     title: str | None = None,
+    shared: bool = False,
 ) -> str:
     """One HTML file of a toy trace (``attnviz.trace(tokens=..., embeddings=..., config=...)``)
     that draws the toy lab's views offline with the toy lab's own controller: the attention
@@ -613,7 +636,7 @@ def toy_html(
     config = {"request": request, "view": selection, "preset": preset and preset["id"],
               "presets": [preset] if preset else [], "limits": LIMITS.model_dump(),
               "defaults": ToyConfig().model_dump()}  # fmt: skip
-    return page_html(page, config, base64.b64encode(pack(parts)).decode())
+    return page_html(page, config, base64.b64encode(pack(parts)).decode(), shared=shared)
 
 
 # ---- In a notebook --------------------------------------------------------------------------
@@ -621,24 +644,37 @@ def toy_html(
 # The notebook cell: its height before the page inside says how tall it is.
 HEIGHT = 1200
 NOTEBOOK_BUDGET = 1_400_000  # the file, so that the cell (escaped into srcdoc) stays under 2 MB
+# A display whose notebook carries the code (attnviz.python.notebook): its own page, the code
+# apart (what its views draw first is always in it, 0.5 MB at 128 tokens; then more parts while
+# they fit): four displays of a sentence and the code come to about 1.3 MB.
+DISPLAY_BUDGET = 250_000
 
 
 class Display:
-    """What a notebook shows: the page in an iframe (``_repr_html_``)."""
+    """What a notebook shows: the page in an iframe (``_repr_html_``). ``code``: the pieces
+    (key: text) the page takes from its notebook (``page_html(shared=True)``), which the
+    notebook carries once; none for a whole page."""
 
-    def __init__(self, page: str, height: int = HEIGHT) -> None:
+    def __init__(self, page: str, height: int = HEIGHT, code: Mapping[str, str] | None = None):
         self.page = page
         self.height = height
+        self.code = dict(code or {})
 
     def _repr_html_(self) -> str:
-        # Same-origin srcdoc (no sandbox): the frame may grow to its page's height on load;
-        # where the notebook forbids that, it keeps HEIGHT and scrolls.
+        # Same-origin srcdoc (no sandbox): the frame may grow to its page's height on load, and
+        # a shared page reaches its notebook's code; where the notebook forbids that, it keeps
+        # HEIGHT and scrolls.
         grow = (
             "try{var d=this.contentDocument.documentElement;"
             "var f=this;var fit=function(){f.style.height=(d.scrollHeight+4)+'px'};"
             "fit();new ResizeObserver(fit).observe(d)}catch(e){}"
         )
-        return (
+        carried = ""
+        if self.code:
+            from attnviz.python.notebook import carrier
+
+            carried = carrier(self.code)
+        return carried + (
             f'<iframe class="attnviz-frame" srcdoc="{escape(self.page, quote=True)}" '
             f'title="attnviz views" style="width:100%;height:{self.height}px;border:0" '
             f'onload="{escape(grow, quote=True)}"></iframe>'
@@ -648,7 +684,23 @@ class Display:
         return f"<attnviz display, {len(self.page):,} bytes>"
 
 
+def display(trace: TraceData, **selection: Any) -> Display:
+    """``trace``'s display: in a notebook's kernel, a page whose code the notebook carries once
+    (``budget``: DISPLAY_BUDGET, the page without the code); elsewhere the whole file
+    (NOTEBOOK_BUDGET)."""
+    from attnviz.python.notebook import in_notebook
+    from attnviz.python.page import shared_code
+
+    if not in_notebook():
+        selection.setdefault("budget", NOTEBOOK_BUDGET)
+        return Display(standalone_html(trace, **selection))
+    selection.setdefault("budget", DISPLAY_BUDGET)
+    toy = trace.meta.get("mode") == "toy"  # (a toy file holds every head, whatever the budget)
+    code = shared_code(TOY_ENTRY, "cartesian") if toy else shared_code(ENTRY, "basic")
+    page = standalone_html(trace, shared=True, **selection)
+    return Display(page, code=dict(code.values()))
+
+
 def frame(trace: TraceData, **selection: Any) -> str:
     """The iframe of ``trace``'s page (``Trace._repr_html_``)."""
-    selection.setdefault("budget", NOTEBOOK_BUDGET)
-    return Display(standalone_html(trace, **selection))._repr_html_()
+    return display(trace, **selection)._repr_html_()

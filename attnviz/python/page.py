@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import gzip
+import hashlib
 import json
 import re
 from collections.abc import Mapping
@@ -135,11 +136,37 @@ def glossary() -> list[dict[str, Any]]:
     return [t.model_dump(exclude={"see"}) for t in GLOSSARY]
 
 
-def page_html(page: Page, config: Mapping[str, Any], data: str) -> str:
+# A notebook display's start (a classic script): it takes the code its notebook carries once.
+BOOTSTRAP = "offline/notebook.js"
+
+
+def shared_code(entry: str = ENTRY, plotly: str = "basic") -> dict[str, tuple[str, str]]:
+    """The code a page of ``entry`` and ``plotly`` runs, for a notebook to carry once: by role
+    (css, loader, glossary, modules, plotly), its key (the role, attnviz's version and a hash
+    of the text: one text a key, whatever display or notebook names it) and its text."""
+    from attnviz.version import __version__
+
+    a = assets()
+    texts = {"css": a.css, "loader": a.loader, "glossary": json.dumps(glossary()),
+             "modules": packed_modules(entry), "plotly": a.plotly[plotly]}  # fmt: skip
+    return {role: (f"{role}@{__version__}-{_digest(text)}", text) for role, text in texts.items()}
+
+
+_DIGESTS: dict[str, str] = {}
+
+
+def _digest(text: str) -> str:
+    if text not in _DIGESTS:
+        _DIGESTS[text] = hashlib.sha256(text.encode()).hexdigest()[:16]
+    return _DIGESTS[text]
+
+
+def page_html(page: Page, config: Mapping[str, Any], data: str, *, shared: bool = False) -> str:
     """One self-contained file: templates/standalone.html around templates/modes/<mode>.html,
     the CSS, the loader, the modules ``page.entry`` imports, Plotly's bundle, ``config``
     (JSON; ``glossary`` and ``entry`` added) and ``data`` (base64 of gzip, see ``gz64``), all
-    inline."""
+    inline. ``shared``: a notebook display's page instead, without that code: it names the
+    pieces (``shared_code``) its notebook carries once and takes them from there."""
     from jinja2 import Environment, FileSystemLoader, select_autoescape
 
     from attnviz.version import __version__
@@ -152,13 +179,21 @@ def page_html(page: Page, config: Mapping[str, Any], data: str) -> str:
     env = Environment(loader=FileSystemLoader(find_dir("templates")),
                       autoescape=select_autoescape(default=True))  # fmt: skip
     a = assets()
+    code = {"css": a.css, "loader": a.loader, "modules_gz": packed_modules(page.entry),
+            "plotly_gz": a.plotly[page.plotly]}  # fmt: skip
+    more = {"glossary": glossary()}
+    if shared:
+        keys = {role: key for role, (key, _) in shared_code(page.entry, page.plotly).items()}
+        bootstrap = (find_dir("static") / "js" / BOOTSTRAP).read_text(encoding="utf-8")
+        if "</script" in bootstrap.lower():
+            raise RuntimeError("attnviz: the notebook's start closes its own element")
+        code = {"shared_json": _script_json(keys), "bootstrap": bootstrap}
+        more = {}
     return env.get_template("standalone.html").render(
         page=page,
         version=__version__,
-        css=a.css,
-        loader=a.loader,
-        modules_gz=packed_modules(page.entry),
-        plotly_gz=a.plotly[page.plotly],
+        shared=shared,
         data_gz=data,
-        config_json=_script_json({**config, "glossary": glossary(), "entry": page.entry}),
+        config_json=_script_json({**config, **more, "entry": page.entry}),
+        **code,
     )

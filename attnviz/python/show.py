@@ -1,8 +1,9 @@
 """The views in a notebook (Jupyter, JupyterLab, VS Code): ``attnviz.show``.
 
-Each display (``attnviz.python.html.Display``) is the one-file page in an ``<iframe srcdoc>`` of
-its own: its ids, globals and CSS never meet another display's or the notebook's, it needs no
-require.js, no CDN and no server, and it draws as often as one likes in one notebook.
+Each display (``attnviz.python.html.Display``) is its page in an ``<iframe srcdoc>`` of its own:
+its ids, globals and CSS never meet another display's or the notebook's, it needs no require.js,
+no CDN and no server. In a notebook the page's code is carried once, by the first display of the
+kernel session (``attnviz.python.notebook``); elsewhere a display is the whole one-file page.
 
 >>> attnviz.show(t)                                  # a Trace
 >>> attnviz.show(t, views=["model", "qk"], layer=2, head=3)
@@ -18,7 +19,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from attnviz.errors import TraceError
-from attnviz.python.html import NOTEBOOK_BUDGET, Display, ExportError, standalone_html
+from attnviz.pretrained.tokenize import readable_labels, readable_text
+from attnviz.python.html import GIVEN, Display, ExportError, display
 from attnviz.python.trace import Trace
 
 ATTENTION_ONLY = (
@@ -43,7 +45,8 @@ def attention_trace(
     from attnviz.schemas.trace import TraceQuery
     from attnviz.services.parts import compact_body, select
 
-    tokens = [str(t) for t in tokens]
+    given = [str(t) for t in tokens]
+    tokens = readable_labels(given)  # a tokenizer's own strings ("Ġand") read as text (" and")
     n = len(tokens)
     layers = []
     for i, a in enumerate(attention):
@@ -93,10 +96,10 @@ def attention_trace(
         "device": "cpu",
         "model": name,
         "family": "",
-        "backend": "transformers",
+        "backend": GIVEN,  # no model ran here: the caller gave the weights
         "unavailable": {f: f"{f}: {reason}" for f in lacking},
         "causal": causal,
-        "text": " ".join(tokens),
+        "text": readable_text(given) or ("".join(tokens) if tokens != given else " ".join(tokens)),
         "special": [bool(_SPECIAL.match(t)) for t in tokens],
         "words": None,
         "offsets": None,
@@ -148,14 +151,13 @@ def show(
             f"trace: a Trace, attention weights and their tokens, or model=, tokenizer=, text= "
             f"(not {type(trace).__name__})"
         )
-    selection.setdefault("budget", NOTEBOOK_BUDGET)
-    display = Display(standalone_html(trace, views=views, **selection))
+    shown = display(trace, views=views, **selection)
     try:
         from IPython import get_ipython
         from IPython.display import display as ipy_display
     except ImportError:
-        return display
+        return shown
     if get_ipython() is None:
-        return display
-    ipy_display(display)
+        return shown
+    ipy_display(shown)
     return None
