@@ -150,6 +150,10 @@ class Settings(BaseSettings):
     # Runs waiting for a slot, first come first served (a waiting run holds no thread); a start
     # past them gets 503 with Retry-After. Each visitor may have one run going and one waiting.
     train_queue: int = Field(8, ge=0, le=1000)
+    # Runs going or waiting that one client address may have at once (a classroom behind one
+    # NAT is several visitors at one address: a few times a visitor's two), and comparisons
+    # running; past it 429 with Retry-After. The operator's token is exempt.
+    train_per_address: int = Field(4, ge=2, le=1000)
     # Bounds on one run: a request over a cap gets 422 naming the field; a run stops at the
     # time limit with what it has learned.
     train_max_steps: int = Field(5000, ge=1, le=1_000_000)

@@ -22,7 +22,7 @@ from attnviz.errors import RemoteError, TraceError
 from attnviz.schemas.trace import TraceQuery
 from attnviz.services.admission import Busy
 from attnviz.services.text_trace import ModelNotFound
-from attnviz.services.training import RunGone, TooManyRuns, TrainRefused
+from attnviz.services.training import NoRoom, RunGone, TooManyRuns, TrainRefused
 
 log = logging.getLogger(__name__)
 
@@ -128,7 +128,17 @@ async def _train_refused(_request: Request, exc: TrainRefused) -> JSONResponse:
 
 
 async def _too_many(_request: Request, exc: TooManyRuns) -> JSONResponse:
-    return JSONResponse(status_code=429, content={"message": str(exc), "detail": []})
+    """A visitor's or an address's rule: 429, the rule in the message, and when to try again."""
+    return JSONResponse(
+        status_code=429,
+        content={"message": str(exc), "detail": []},
+        headers={"Retry-After": str(exc.retry_after)},
+    )
+
+
+async def _no_room(_request: Request, exc: NoRoom) -> JSONResponse:
+    """The disk budget for runs taken by runs that may not be removed yet: 507."""
+    return JSONResponse(status_code=507, content={"message": str(exc), "detail": []})
 
 
 async def _busy(_request: Request, exc: Busy) -> JSONResponse:
@@ -176,6 +186,7 @@ def install_error_handlers(app: FastAPI) -> None:
         (RunGone, _run_gone),
         (TrainRefused, _train_refused),
         (TooManyRuns, _too_many),
+        (NoRoom, _no_room),
         (Busy, _busy),
         (RemoteError, _remote),
         (HTTPException, _http_error),

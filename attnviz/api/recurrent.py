@@ -47,6 +47,10 @@ def comparisons(recurrent: RecurrentDep, caller: CallerDep) -> RecurrentRuns:
     status_code=status.HTTP_202_ACCEPTED,
     responses={
         **A_START,
+        429: {
+            "description": "The caller's address has ATTNVIZ_TRAIN_PER_ADDRESS comparisons "
+            "running: come back after `Retry-After`"
+        },
         503: {"description": "Every training slot is taken: come back after `Retry-After`"},
     },
 )

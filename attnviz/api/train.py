@@ -98,7 +98,11 @@ def runs(training: TrainingDep, caller: CallerDep) -> TrainRuns:
     status_code=status.HTTP_202_ACCEPTED,
     responses={
         **A_START,
-        429: {"description": "The caller already has a run training and one waiting"},
+        429: {
+            "description": "The caller already has a run training and one waiting, or its "
+            "address has ATTNVIZ_TRAIN_PER_ADDRESS runs going or waiting: come back after "
+            "`Retry-After`"
+        },
         503: {
             "description": "Every training slot is taken and the line is full "
             "(ATTNVIZ_TRAIN_QUEUE): come back after `Retry-After`"

@@ -67,7 +67,9 @@ class Visitors:
         if visitor is None:
             visitor = secrets.token_urlsafe(16)  # 128 bits
         token = self.sign(visitor)
-        scope.setdefault("state", {})[STATE_KEY] = Caller(visitor, operator, token, new)
+        client = scope.get("client")  # TrustedProxies has put a trusted proxy's client there
+        address = str(client[0]) if client else ""
+        scope.setdefault("state", {})[STATE_KEY] = Caller(visitor, operator, token, new, address)
         # A cross-site navigation comes without its SameSite=Strict cookie: the visitor may well
         # have one, so none is set over it (the page's own requests, same-site, then carry it).
         # Nor on the static files (public, immutable), which caches may keep and hand on.

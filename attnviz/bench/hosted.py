@@ -389,7 +389,10 @@ def run(
     out: dict = {"model": name, "device": device, "settings": settings}
     hf = HuggingFace.load(folder, device)
     data = tempfile.TemporaryDirectory(prefix="attnviz-bench-data-")
-    env = {"ATTNVIZ_DATA_DIR": data.name}
+    # The class's learners all come from this machine, each standing for a machine of its own:
+    # the per-address cap (ATTNVIZ_TRAIN_PER_ADDRESS) would otherwise turn most of them away.
+    per_address = os.environ.get("ATTNVIZ_TRAIN_PER_ADDRESS", "1000")
+    env = {"ATTNVIZ_DATA_DIR": data.name, "ATTNVIZ_TRAIN_PER_ADDRESS": per_address}
     with data, Server(args, env=env) as server:
         pid = server.proc.pid
         out["lone_ms"] = round(lone_ms(server.port, name, texts), 1)

@@ -37,6 +37,10 @@ class RecurrentOptions(BaseModel):
     lengths: list[int] = Field(description="The sequence lengths a training step is timed at")
     max_seed: int
     slots: int = Field(description="Comparisons this server runs at once (503 past it)")
+    per_address: int = Field(
+        description="Comparisons one client address may have running at once "
+        "(ATTNVIZ_TRAIN_PER_ADDRESS; 429 past it)"
+    )
 
 
 class RecurrentModel(BaseModel):

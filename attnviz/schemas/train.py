@@ -127,6 +127,11 @@ class TrainOptions(BaseModel):
     switches: dict[str, list[str | bool]] = Field(description="Each switch's values, in order")
     limits: TrainLimits
     slots: int = Field(description="Runs this server trains at once (503 past it)")
+    per_address: int = Field(
+        description="Runs going or waiting that one client address may have at once "
+        "(ATTNVIZ_TRAIN_PER_ADDRESS; 429 past it). Each visitor may have one training and one "
+        "waiting"
+    )
 
 
 class Thumbs(BaseModel):

@@ -91,7 +91,12 @@ def connect(path: Path, timeout: float) -> sqlite3.Connection:
     transactions): its folder made with ``private_dir``, the file made 0600 before SQLite opens
     it (its -wal and -shm files then get the same mode), and an older one's files made so."""
     private_dir(path.parent)
-    os.close(os.open(path, os.O_RDWR | os.O_CREAT, FILE_MODE))
+    if not path.exists():
+        # Only where it is not there yet: closing a descriptor of a file this process has open
+        # drops every POSIX lock the process holds on it, SQLite's own connections' included
+        # (another process's writes could then go over theirs: a commit lost).
+        with suppress(FileExistsError):
+            os.close(os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, FILE_MODE))
     for file in (path, *(path.with_name(path.name + s) for s in SQLITE_SIDECARS)):
         _keep_to_owner(file)
     return sqlite3.connect(path, timeout=timeout, isolation_level=None)

@@ -23,12 +23,14 @@ class Caller:
     the operator's token, and ``token``: what identifies it to the server again (its signed
     value, which an API client sends as a bearer token). ``new``: its id was made for this
     request (it came with no cookie or token the server signed): a client that keeps none is
-    a new visitor at every request."""
+    a new visitor at every request. ``address``: the client's address (a trusted proxy's
+    ``X-Forwarded-For``, else the peer's), which the per-address caps count by."""
 
     visitor: str
     operator: bool = False
     token: str = ""
     new: bool = False
+    address: str = ""
 
 
 NOBODY = Caller(visitor="")  # an internal reader (a Learn check): reads, never remembered

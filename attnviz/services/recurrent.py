@@ -37,7 +37,7 @@ from attnviz.services import compute
 from attnviz.services.admission import Busy
 from attnviz.services.ownership import NOBODY, Caller, Ownership, new_run_id
 from attnviz.services.store import Row, RunStore, StoreError, access_record
-from attnviz.services.training import RunGone, TrainRefused, report
+from attnviz.services.training import RunGone, TooManyRuns, TrainRefused, report
 from attnviz.services.training.runs import over_time
 from attnviz.settings import Settings
 from attnviz.training import recurrent as R
@@ -63,6 +63,8 @@ class LiveComparison:
         self.task = req.task
         self.seed = req.seed
         self.setup = setup
+        self.address = ""  # the client address that started it (the per-address cap)
+        self.exempt = False  # the operator's: not counted against its address
         self.state = "running"
         self.reason: str | None = None
         self.started = time.monotonic()
@@ -77,6 +79,7 @@ class LiveComparison:
         self.request = req
         # A comparison read back from the store: what it showed, as it was kept.
         self.kept: RecurrentRun | None = None
+        self.seen = False  # its owner was told it ended (its row says so: eviction may take it)
 
     @property
     def finished(self) -> bool:
@@ -186,6 +189,7 @@ class RecurrentService:
             lengths=list(self.setups[R.DEFAULT_TASK].lengths),
             max_seed=RECURRENT_MAX_SEED,
             slots=self.settings.train_slots,
+            per_address=self.settings.train_per_address,
         )
 
     def _setup(self, req: RecurrentRequest) -> R.Setup:
@@ -211,12 +215,23 @@ class RecurrentService:
         return new_run_id(self.settings.replica)
 
     def start(self, req: RecurrentRequest, caller: Caller) -> RecurrentRun:
-        """Start a comparison, ``caller``'s, on a thread of its own; ``Busy`` when every slot
-        is taken. Its answer carries the caller's token (a bearer token for this visitor)."""
+        """Start a comparison, ``caller``'s, on a thread of its own; ``TooManyRuns`` when its
+        address has ``train_per_address`` running (the operator is exempt), ``Busy`` when every
+        slot is taken. Its answer carries the caller's token (a bearer token for this visitor)."""
         setup = self._setup(req)
         limit = self.settings.train_max_seconds
         with self.lock:
             running = [r for r in self.runs.values() if not r.finished]
+            here = [r for r in running if caller.address and r.address == caller.address
+                    and not r.exempt]  # fmt: skip
+            if not caller.operator and len(here) >= self.settings.train_per_address:
+                after = max(1, math.ceil(min(r.remaining_s(r.started + limit) for r in here)))
+                raise TooManyRuns(
+                    f"task: {len(here)} comparisons are running from your network address, as "
+                    "many as this server takes from one address; "
+                    f"try again in {after} s, when one of them should have ended",
+                    after,
+                )
             if len(running) >= self.settings.train_slots:
                 soonest = min(r.remaining_s(r.started + limit) for r in running)
                 retry = max(1, math.ceil(soonest))
@@ -226,6 +241,7 @@ class RecurrentService:
                     retry,
                 )
             live = LiveComparison(self.new_id(), req, setup, Ownership(owner=caller.visitor))
+            live.address, live.exempt = caller.address, caller.operator
             self.runs[live.id] = live
         threading.Thread(target=self._run, args=(live,), name=f"recurrent-{live.id}",
                          daemon=True).start()  # fmt: skip
@@ -261,7 +277,20 @@ class RecurrentService:
                 self.store.put_access(live.id, access)
             except (sqlite3.Error, OSError, StoreError) as exc:
                 log.warning("comparison %s: who may read it not stored (%s)", live.id, exc)
-        return live.state_now(caller)
+        got = live.state_now(caller)
+        if got.state != "running":
+            self._told(live, caller)
+        return got
+
+    def _told(self, live: LiveComparison, caller: Caller) -> None:
+        """``caller`` was just sent the comparison as it ended: when it is its owner, the store
+        marks it ``seen``, and from then on eviction may remove it."""
+        if live.seen or not live.finished or self.store is None or not live.access.yours(caller):
+            return
+        try:
+            live.seen = self.store.mark_seen(live.id)
+        except (sqlite3.Error, OSError, StoreError) as exc:
+            log.warning("comparison %s: its owner's look not stored (%s)", live.id, exc)
 
     def summaries(self, caller: Caller) -> RecurrentRuns:
         """The comparisons in ``caller``'s list (those it started, those it opened by their id;
@@ -282,12 +311,15 @@ class RecurrentService:
         for live in sorted(listed, key=lambda r: r.created, reverse=True):
             with live.lock:
                 told = live.access.told(caller)
+                state = live.state
+            if state != "running":
+                self._told(live, caller)  # its state, as it ended, is in the list
             out.append(
                 RecurrentSummary(
                     id=live.id,
                     **told,
                     created=live.created,
-                    state=live.state,  # type: ignore[arg-type]
+                    state=state,  # type: ignore[arg-type]
                     task=live.task,  # type: ignore[arg-type]
                     seed=live.seed,
                     progress=round(live.share_done(), 4),
@@ -395,6 +427,7 @@ class RecurrentService:
             kept = RecurrentRun.model_validate(data["run"])
             live = LiveComparison(row.id, req, self.setups[req.task], row.access())
             live.created = float(data["created"])
+            live.seen = row.seen is not None
         except (StoreError, KeyError, TypeError, ValueError) as exc:
             log.warning("comparison %s skipped: its folder cannot be read (%s)", row.id, exc)
             return None
@@ -446,7 +479,8 @@ class RecurrentService:
             s = self.settings
             try:
                 gone = self.store.evict(keep=s.train_keep_runs, max_age_days=s.data_max_age_days,
-                                        max_mb=s.data_max_mb)  # fmt: skip
+                                        max_mb=s.data_max_mb,
+                                        spare=(ending.id,) if ending else ())  # fmt: skip
                 ids = {i for i, kind in gone if kind == KIND}
             except (sqlite3.Error, OSError) as exc:
                 log.warning("comparisons not evicted from the store (%s)", exc)

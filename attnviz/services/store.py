@@ -9,9 +9,19 @@ their links.
 - ``<data_dir>/runs.sqlite3``: the index (SQLite in WAL mode, so that replicas sharing the
   directory read and write it at once): id, kind, replica, owner, shared, openers, state, step,
   created and finished times, bytes on disk, when and why a run was removed (its row stays
-  as a tombstone, so that its link can say so), and the name its owner gave it. Its layout's
-  version is SQLite's ``user_version`` (``SCHEMA_VERSION``); an index of an older layout is
-  brought up to date in place when it is first opened (``MIGRATIONS``).
+  as a tombstone, so that its link can say so), the name its owner gave it, when its owner was
+  first told it ended (``seen``: until then the count and the budget never remove it), and
+  which server holds a run not ended (``claimer``, ``lease``: below). Its layout's version is
+  SQLite's ``user_version`` (``SCHEMA_VERSION``); an index of an older layout is brought up to
+  date in place when it is first opened (``MIGRATIONS``).
+
+One writer per run: a row waiting or training names the process that holds it (``claimer``:
+host, pid and a random tag, one per store) and a lease that process renews every ``BEAT_S``
+while it holds any (``LEASE_S``). Only its holder starts a waiting run (``claim``: an UPDATE
+from ``queued`` that names it); another server on the directory takes a run over
+(``take_over``, an UPDATE that names the old holder, which only one process wins) or calls it
+interrupted (``interrupt``) only when its holder is gone: a process of this host that is no
+more, or a lease past its time.
 
 Every file is written whole (``datadir.write_atomic``: a temporary file in the same folder,
 fsync, rename); a model folder is written beside its place and renamed into it; a run's folder
@@ -25,11 +35,13 @@ from __future__ import annotations
 import json
 import logging
 import os
+import secrets
 import shutil
+import socket
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -58,11 +70,19 @@ CREATE TABLE IF NOT EXISTS runs (
     bytes INTEGER NOT NULL DEFAULT 0,
     removed REAL,                   -- a tombstone: when it was evicted
     removed_why TEXT,
-    title TEXT                      -- the name its owner gave it; NULL: what it trains
+    title TEXT,                     -- the name its owner gave it; NULL: what it trains
+    seen REAL,                      -- when its owner was first told it ended; NULL: not yet
+    claimer TEXT,                   -- the process holding it while it waits or trains
+    lease REAL                      -- Unix seconds: its holder's claim holds until then
 )
 """
-# The index's layout (PRAGMA user_version): 0, the first (no title); 1, the owner's ``title``.
-SCHEMA_VERSION = 1
+# The index's layout (PRAGMA user_version): 0, the first (no title); 1, the owner's ``title``;
+# 2, ``seen``: when its owner was first told the run ended (eviction spares it until then).
+# 3, the holder of a run not ended (``claimer``, ``lease``).
+SCHEMA_VERSION = 3
+LEASE_S = 30.0  # a claim holds this long past its holder's last beat
+BEAT_S = 10.0  # how often a process renews the leases of the runs it holds
+HOST = socket.gethostname()
 
 
 def _add_title(conn: sqlite3.Connection) -> None:
@@ -71,8 +91,29 @@ def _add_title(conn: sqlite3.Connection) -> None:
         conn.execute("ALTER TABLE runs ADD COLUMN title TEXT")
 
 
+def _add_seen(conn: sqlite3.Connection) -> None:
+    """``seen``; the runs that had ended count as seen when they ended (their owners were
+    shown them before the index kept this), so that they stay evictable."""
+    columns = {r[1] for r in conn.execute("PRAGMA table_info(runs)")}
+    if "seen" not in columns:
+        conn.execute("ALTER TABLE runs ADD COLUMN seen REAL")
+    conn.execute("UPDATE runs SET seen = finished WHERE finished IS NOT NULL AND seen IS NULL")
+
+
+def _add_claims(conn: sqlite3.Connection) -> None:
+    """``claimer`` and ``lease``: NULL for the rows before (a run going then is no one's)."""
+    columns = {r[1] for r in conn.execute("PRAGMA table_info(runs)")}
+    for name, kind in (("claimer", "TEXT"), ("lease", "REAL")):
+        if name not in columns:
+            conn.execute(f"ALTER TABLE runs ADD COLUMN {name} {kind}")
+
+
 # What brings an index of version ``v - 1`` to ``v``, in one transaction with the version.
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _add_title}
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
+    1: _add_title,
+    2: _add_seen,
+    3: _add_claims,
+}
 
 
 def migrate(conn: sqlite3.Connection) -> int:
@@ -125,6 +166,9 @@ class Row:
     removed: float | None
     removed_why: str | None
     title: str | None = None  # the name its owner gave it; None: what it trains
+    seen: float | None = None  # when its owner was first told it ended; None: not yet
+    claimer: str | None = None  # the process holding it while it waits or trains
+    lease: float | None = None  # until when its holder's claim holds (Unix seconds)
 
     def access(self) -> Ownership:
         return Ownership(owner=self.owner, shared=self.shared,
@@ -138,11 +182,14 @@ class Row:
 
 
 def folder_bytes(folder: Path) -> int:
+    """What ``folder`` takes on disk as ``du -sb`` counts it: the apparent size of every file
+    and folder in it, itself included, links not followed."""
     total = 0
-    for dirpath, _, files in os.walk(folder):
-        for f in files:
+    for dirpath, dirs, files in os.walk(folder):
+        links = [d for d in dirs if (Path(dirpath) / d).is_symlink()]  # never walked
+        for name in [".", *links, *files]:
             with suppress(OSError):
-                total += (Path(dirpath) / f).stat().st_size
+                total += (Path(dirpath) / name).lstat().st_size
     return total
 
 
@@ -157,6 +204,11 @@ class RunStore:
         self.path = self.root / INDEX
         self._local = threading.local()
         self._kept_private = False  # the runs of an older store made 0600 and 0700, once
+        # This store's process, as the rows it holds name it (``claim``), and its beat.
+        self.claimer = f"{HOST}:{os.getpid()}:{secrets.token_hex(4)}"
+        self._beat_lock = threading.Lock()
+        self._beating: threading.Thread | None = None
+        self._woken = False
 
     # -- the index ------------------------------------------------------------------------------
 
@@ -195,7 +247,8 @@ class RunStore:
                    shared=bool(r["shared"]), openers=[str(o) for o in openers], state=r["state"],
                    step=r["step"], created=r["created"], finished=r["finished"], bytes=r["bytes"],
                    removed=r["removed"], removed_why=r["removed_why"],
-                   title=r["title"])  # fmt: skip
+                   title=r["title"], seen=r["seen"], claimer=r["claimer"],
+                   lease=r["lease"])  # fmt: skip
 
     def row(self, run_id: str) -> Row | None:
         if not self.exists:
@@ -250,18 +303,56 @@ class RunStore:
             step: int, created: float, finished: float | None = None,
             title: str | None = None) -> None:  # fmt: skip
         """The run's row, as it is now (its bytes on disk counted when it is finished);
-        ``title``, its owner's name for it, only where the row is new (``put_title`` renames)."""
+        ``title``, its owner's name for it, only where the row is new (``put_title`` renames).
+        A new row is this store's (``claimer``); a row it holds has its lease renewed."""
         size = folder_bytes(self.folder(run_id)) if finished is not None else 0
         with self._db() as db:
             db.execute(
                 "INSERT INTO runs (id, kind, replica, owner, shared, openers, state, step, "
-                "created, finished, bytes, title) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "created, finished, bytes, title, claimer, lease) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT(id) DO UPDATE SET owner = excluded.owner, shared = excluded.shared, "
                 "openers = excluded.openers, state = excluded.state, step = excluded.step, "
-                "finished = excluded.finished, bytes = excluded.bytes",
+                "finished = excluded.finished, bytes = excluded.bytes, lease = CASE WHEN "
+                "runs.claimer = excluded.claimer THEN excluded.lease ELSE runs.lease END",
                 (run_id, kind, replica, access.owner, int(access.shared),
-                 json.dumps(list(access.viewers)), state, step, created, finished, size, title),
+                 json.dumps(list(access.viewers)), state, step, created, finished, size, title,
+                 self.claimer, time.time() + LEASE_S),
             )  # fmt: skip
+        if finished is None:
+            self._beat()
+
+    def measure(self, run_id: str) -> int:
+        """The bytes of the run's folder as it is now (``folder_bytes``) into its row, once its
+        folder is final (a run's checkpoints removed at its end): what the disk budget counts.
+        Returns them."""
+        size = folder_bytes(self.folder(run_id))
+        with self._db() as db:
+            db.execute("UPDATE runs SET bytes = ? WHERE id = ? AND removed IS NULL",
+                       (size, run_id))  # fmt: skip
+        return size
+
+    def mark_seen(self, run_id: str) -> bool:
+        """Its owner was told the run ended (read its final state): from now on eviction may
+        remove it. Whether its row says so (it is kept and ended)."""
+        with self._db() as db:
+            db.execute(
+                "UPDATE runs SET seen = ? WHERE id = ? AND seen IS NULL AND finished IS NOT NULL",
+                (time.time(), run_id),
+            )
+            got = db.execute("SELECT seen FROM runs WHERE id = ?", (run_id,)).fetchone()
+        return got is not None and got["seen"] is not None
+
+    def held_bytes(self) -> int:
+        """The bytes of the ended runs eviction may not remove yet: those whose owners have not
+        been told they ended."""
+        if not self.exists:
+            return 0
+        got = self._conn().execute(
+            "SELECT COALESCE(SUM(bytes), 0) FROM runs WHERE finished IS NOT NULL AND "
+            "removed IS NULL AND seen IS NULL AND owner != ''"
+        )
+        return int(got.fetchone()[0])
 
     def put_title(self, run_id: str, title: str | None) -> bool:
         """The name its owner gave the run (None: back to what it trains). Whether it has a
@@ -286,20 +377,124 @@ class RunStore:
             self.write_json(run_id, "access.json", access_record(access))
 
     def interrupt(self, kind: str, replica: str) -> list[str]:
-        """Every ``running`` row of ``kind`` that ``replica`` (this server) started: its run was
-        going when the server stopped, and is now ``interrupted``. Returns their ids."""
+        """Every ``running`` row of ``kind`` that ``replica`` (this server's name) started and
+        whose holder is gone: its run was going when that server stopped, and is now
+        ``interrupted``. One held by a process still going (another server on this directory
+        under the same name) is left to it, with a warning. Returns the ids interrupted."""
         if not self.exists:
             return []
         with self._db() as db:
-            ids = [r["id"] for r in db.execute(
-                "SELECT id FROM runs WHERE kind = ? AND replica = ? AND state = 'running' "
+            rows = [self._row(r) for r in db.execute(
+                "SELECT * FROM runs WHERE kind = ? AND replica = ? AND state = 'running' "
                 "AND removed IS NULL", (kind, replica))]  # fmt: skip
-            db.execute(
-                "UPDATE runs SET state = 'interrupted', finished = ? WHERE kind = ? AND "
-                "replica = ? AND state = 'running' AND removed IS NULL",
-                (time.time(), kind, replica),
-            )
+            ids = []
+            for row in rows:
+                if row.claimer == self.claimer or self.held_elsewhere(row):
+                    continue  # its own, or another's that is there
+                got = db.execute(
+                    "UPDATE runs SET state = 'interrupted', finished = ? WHERE id = ? AND "
+                    "state = 'running' AND claimer IS ? AND lease IS ?",
+                    (time.time(), row.id, row.claimer, row.lease),
+                )
+                if got.rowcount:
+                    ids.append(row.id)
+        self.warn_shared(rows)
         return ids
+
+    # -- who holds a run ------------------------------------------------------------------------
+
+    def held_elsewhere(self, row: Row) -> bool:
+        """Whether another process that is still going holds ``row``'s run: its lease holds,
+        and, on this host, its process is there (a process gone, or another store of this very
+        process, is no holder: a server started over it)."""
+        if not row.claimer or row.claimer == self.claimer:
+            return False
+        host, _, rest = row.claimer.partition(":")
+        pid_text, _, _ = rest.partition(":")
+        if host == HOST:
+            if not pid_text.isdigit():
+                return False
+            pid = int(pid_text)
+            if pid == os.getpid() or not _process_is_there(pid):
+                return False
+        return row.lease is not None and row.lease > time.time()
+
+    def warn_shared(self, rows: list[Row]) -> None:
+        """A warning for the runs of ``rows`` another server still going holds."""
+        others = sorted({r.claimer or "" for r in rows if self.held_elsewhere(r)})
+        if others:
+            log.warning(
+                "another attnviz server (%s) is using this data directory under the same "
+                "ATTNVIZ_REPLICA: its runs are left to it; give each server its own "
+                "ATTNVIZ_REPLICA (or data directory) so that a proxy can send each run's "
+                "requests to the server that holds it", ", ".join(others))  # fmt: skip
+
+    def take_over(self, row: Row) -> bool:
+        """The waiting run ``row`` names, whose holder is gone (``held_elsewhere`` is False),
+        now this store's: one UPDATE naming the holder ``row`` read, which only one process
+        wins. Whether this one did."""
+        if row.claimer == self.claimer:
+            return True
+        if self.held_elsewhere(row):
+            return False
+        with self._db() as db:
+            got = db.execute(
+                "UPDATE runs SET claimer = ?, lease = ? WHERE id = ? AND state = 'queued' AND "
+                "removed IS NULL AND claimer IS ? AND lease IS ?",
+                (self.claimer, time.time() + LEASE_S, row.id, row.claimer, row.lease),
+            )  # fmt: skip
+            won = got.rowcount > 0
+        if won:
+            self._beat()
+        return won
+
+    def claim(self, run_id: str) -> bool:
+        """The waiting run ``run_id``, which this store holds, starts: its row goes from
+        ``queued`` to ``running`` where it is still this store's. Whether it is this store's
+        to train (False: another server took it over, or it ended meanwhile); a run with no
+        row (its write failed) is only this process's."""
+        with self._db() as db:
+            got = db.execute(
+                "UPDATE runs SET state = 'running', lease = ? WHERE id = ? AND state = 'queued' "
+                "AND removed IS NULL AND claimer = ?",
+                (time.time() + LEASE_S, run_id, self.claimer),
+            )  # fmt: skip
+            if got.rowcount:
+                return True
+            return db.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone() is None
+
+    def beat(self) -> int:
+        """The leases of the runs this store holds, renewed: how many it holds."""
+        with self._db() as db:
+            got = db.execute(
+                "UPDATE runs SET lease = ? WHERE claimer = ? AND state IN ('queued', 'running') "
+                "AND removed IS NULL",
+                (time.time() + LEASE_S, self.claimer),
+            )  # fmt: skip
+            return got.rowcount
+
+    def _beat(self) -> None:
+        """The beat goes on (a thread, while this store holds a run; one at most)."""
+        with self._beat_lock:
+            self._woken = True
+            if self._beating is None:
+                self._beating = threading.Thread(target=self._beats, name="run-claims",
+                                                 daemon=True)  # fmt: skip
+                self._beating.start()
+
+    def _beats(self) -> None:
+        while True:
+            time.sleep(BEAT_S)
+            try:
+                held = self.beat()
+            except (sqlite3.Error, OSError) as exc:
+                log.warning("the leases of this server's runs not renewed (%s)", exc)
+                held = 1
+            with self._beat_lock:
+                if not held and not self._woken:
+                    self._beating = None
+                    return
+                self._woken = False
 
     def remove(self, run_id: str, why: str, *, forget: bool = False) -> None:
         """Delete the run's folder; its row stays as a tombstone saying when and ``why`` (or
@@ -354,31 +549,42 @@ class RunStore:
     # -- eviction -------------------------------------------------------------------------------
 
     def evict(
-        self, *, keep: int, max_age_days: float | None, max_mb: float
+        self, *, keep: int, max_age_days: float | None, max_mb: float, spare: Collection[str] = ()
     ) -> list[tuple[str, str]]:
         """Remove the finished runs past the bounds, oldest unshared first, shared last: those
         older than ``max_age_days``, those past the newest ``keep`` of each kind, then while
-        their folders are over ``max_mb``. Each leaves its row as a tombstone saying when and
-        why. Returns (id, kind) of each removed."""
+        their folders are over ``max_mb``. Never one in ``spare`` (the run that just ended);
+        the count and the budget never remove one its owner has not been told ended (not
+        ``seen``), though it counts. Each leaves its row as a tombstone saying when and why.
+        Returns (id, kind) of each removed."""
         rows = [r for r in self.rows_all() if r.removed is None and r.finished is not None]
         order = sorted(rows, key=lambda r: (r.shared, r.created))
         gone: list[tuple[Row, str]] = []
         if max_age_days is not None:
             limit = time.time() - max_age_days * 86_400
             gone += [(r, f"after {max_age_days:g} days (ATTNVIZ_DATA_MAX_AGE_DAYS)")
-                     for r in order if r.created < limit]  # fmt: skip
+                     for r in order if r.created < limit and r.id not in spare]  # fmt: skip
         aged = {g.id for g, _ in gone}
         left = [r for r in order if r.id not in aged]
+
+        def may_go(r: Row) -> bool:
+            return r.id not in spare and (r.seen is not None or not r.owner)
+
         for kind in sorted({r.kind for r in left}):
             mine = [r for r in left if r.kind == kind]
-            for r in mine[: max(0, len(mine) - keep)]:
+            over = len(mine) - keep
+            for r in [r for r in mine if may_go(r)][: max(0, over)]:
                 gone.append((r, f"to keep this server's last {keep} {plural(kind)} "
                                 "(ATTNVIZ_TRAIN_KEEP_RUNS)"))  # fmt: skip
                 left.remove(r)
         budget = max_mb * 2**20
-        while left and sum(r.bytes for r in left) > budget:
-            gone.append((left.pop(0), f"to keep this server's runs within {max_mb:g} MB "
-                                      "(ATTNVIZ_DATA_MAX_MB)"))  # fmt: skip
+        held = sum(r.bytes for r in left)
+        for r in [r for r in left if may_go(r)]:
+            if held <= budget:
+                break
+            gone.append((r, f"to keep this server's runs within {max_mb:g} MB "
+                            "(ATTNVIZ_DATA_MAX_MB)"))  # fmt: skip
+            held -= r.bytes
         for r, why in gone:
             self.remove(r.id, why)
             log.info("%s %s removed from the store %s", r.kind, r.id, why)
@@ -389,6 +595,21 @@ class RunStore:
             return []
         got = self._conn().execute("SELECT * FROM runs ORDER BY created, id")
         return [self._row(r) for r in got.fetchall()]
+
+
+def _process_is_there(pid: int) -> bool:
+    """Whether process ``pid`` of this host is there and not a zombie (killed, not reaped)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True  # no /proc: there
+    return stat.rpartition(")")[2].split()[:1] != ["Z"]
 
 
 def access_record(access: Ownership) -> dict:

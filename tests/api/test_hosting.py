@@ -161,13 +161,21 @@ def test_a_cached_trace_is_served_while_misses_are_refused(capped):
     assert 503 in codes, codes
 
 
-def test_a_request_over_the_time_limit_gets_503(minilm_dir):
+def test_a_request_over_the_time_limit_is_refused_before_or_gets_503(minilm_dir):
     app = create_app(Settings(device="cpu", request_timeout_s=0.05, trace_cache_mb=0))
+    body = {"model": BUILTIN_NAME, "text": long_text(500, 1)}
     with served(app) as url:
-        r = httpx.post(
-            f"{url}/api/trace", json={"model": BUILTIN_NAME, "text": long_text(500, 1)}, timeout=30
-        )
-        assert r.status_code == 503
+        # Expected past the limit: refused before any work, with the estimate and the header
+        # that asks for a job.
+        r = httpx.post(f"{url}/api/trace", json=body, timeout=30)
+        assert r.status_code == 422, r.text
+        assert "Prefer: respond-async" in r.json()["message"]
+        assert "limit of 0.05 s" in r.json()["message"]
+        # Expected within it (a pace the server believes far faster) but past it as it runs:
+        # cut off with 503 and Retry-After.
+        app.state.trace_jobs.pace = 1e15
+        r = httpx.post(f"{url}/api/trace", json=body, timeout=30)
+        assert r.status_code == 503, r.text
         assert int(r.headers["retry-after"]) >= 1
         assert "limit of 0.05 s" in r.json()["message"]
         assert httpx.get(f"{url}/healthz").status_code == 200  # and the server goes on

@@ -85,7 +85,8 @@ def test_a_start_past_the_slot_waits_in_line_and_starts_when_the_slot_frees(tmp_
 
 @pytest.mark.slow
 def test_places_in_order_the_bounds_cancel_and_traces_while_runs_train_and_wait(tmp_path):
-    app = make_app(tmp_path, train_queue=3)
+    # Four visitors on one machine: the per-address cap (test_address_limits) raised past them.
+    app = make_app(tmp_path, train_queue=3, train_per_address=8)
     with served(app) as url:
         a, b, c, d = (httpx.Client(base_url=url, timeout=60) for _ in range(4))
         try:

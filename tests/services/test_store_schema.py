@@ -52,6 +52,12 @@ def first_layout(path: Path, rows: list[tuple]) -> None:
     conn.close()
 
 
+def current(tmp_path: Path) -> list[str]:
+    """The columns of an index this attnviz makes new."""
+    assert not RunStore(tmp_path / "new").put_title("d" * 32, None)  # made by its first write
+    return layout(tmp_path / "new" / INDEX)[1]
+
+
 def layout(path: Path) -> tuple[int, list[str]]:
     """The index's version and its columns."""
     conn = sqlite3.connect(path)
@@ -90,7 +96,7 @@ def test_a_data_directory_of_the_first_layout_opens_whole_and_keeps_a_rename(tmp
 
     again = TestClient(make_app(data), cookies=client.cookies)
     state = again.get(f"/api/train/{run_id}").json()
-    assert layout(data / INDEX) == (SCHEMA_VERSION, [*FIRST_COLUMNS.split(", "), "title"])
+    assert layout(data / INDEX) == (SCHEMA_VERSION, current(tmp_path))
     assert (state["title"], state["named"], state["yours"]) == (before["title"], False, True)
     assert state["variants"] == before["variants"]
     tomb = again.get(f"/api/train/{'e' * 32}")
@@ -111,7 +117,7 @@ def test_migrate_brings_an_old_index_up_once_and_leaves_a_newer_one(tmp_path, ca
     first_layout(path, rows)
     store = RunStore(tmp_path)
     got = {r.id: r for r in store.rows_all()}  # its first read migrates it
-    assert layout(path) == (SCHEMA_VERSION, [*FIRST_COLUMNS.split(", "), "title"])
+    assert layout(path) == (SCHEMA_VERSION, current(tmp_path))
     a = got["a" * 32]
     assert (a.replica, a.owner, a.shared, a.openers, a.step, a.bytes, a.title) == (
         "r1", "v", True, ["w"], 7, 2048, None)  # fmt: skip
@@ -138,4 +144,30 @@ def test_a_new_index_is_made_at_the_current_version(tmp_path):
     store = RunStore(tmp_path)
     assert store.rows_all() == [] and not store.exists  # nothing written until a run is
     assert not store.put_title("c" * 32, "no such row")
-    assert layout(tmp_path / INDEX) == (SCHEMA_VERSION, [*FIRST_COLUMNS.split(", "), "title"])
+    version, columns = layout(tmp_path / INDEX)
+    first = [*FIRST_COLUMNS.split(", "), "title", "seen"]
+    assert version == SCHEMA_VERSION and columns[: len(first)] == first
+
+
+def test_an_index_of_version_1_counts_its_ended_runs_as_seen_and_its_running_one_not(tmp_path):
+    """Version 2 keeps when a run's owner was first told it ended (``seen``: eviction spares a
+    run until then). The runs an older index holds that had ended count as seen when they
+    ended, so that the budget can still remove them; a run going then is not."""
+    path = tmp_path / INDEX
+    rows = [("a" * 32, "run", "", "v", 0, "[]", "done", 7, 10.0, 11.0, 2048, None, None),
+            ("b" * 32, "comparison", "", "v", 0, "[]", "cancelled", 0, 12.0, 13.0, 99, None,
+             None),
+            ("c" * 32, "run", "", "v", 0, "[]", "running", 3, 14.0, None, 0, None, None)]  # fmt: skip
+    first_layout(path, rows)
+    conn = sqlite3.connect(path)
+    conn.execute("ALTER TABLE runs ADD COLUMN title TEXT")  # version 1: runs have names
+    conn.execute("PRAGMA user_version = 1")
+    conn.commit()
+    conn.close()
+    got = {r.id: r for r in RunStore(tmp_path).rows_all()}
+    assert layout(path) == (SCHEMA_VERSION, current(tmp_path))
+    assert [got[i * 32].seen for i in "abc"] == [11.0, 13.0, None]
+    store = RunStore(tmp_path)
+    assert not store.mark_seen("c" * 32)  # not ended: nothing to be told yet
+    store.interrupt("run", "")
+    assert store.mark_seen("c" * 32) and store.row("c" * 32).seen is not None

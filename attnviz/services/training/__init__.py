@@ -24,7 +24,15 @@ which the ablation presets and ``attnviz bench`` share.
 
 from attnviz.services.training.queue import TooManyRuns
 from attnviz.services.training.report import thumbs
-from attnviz.services.training.runs import LiveRun, RunGone, TrainRefused
+from attnviz.services.training.runs import LiveRun, NoRoom, RunGone, TrainRefused
 from attnviz.services.training.service import TrainService
 
-__all__ = ["LiveRun", "RunGone", "TooManyRuns", "TrainRefused", "TrainService", "thumbs"]
+__all__ = [
+    "LiveRun",
+    "NoRoom",
+    "RunGone",
+    "TooManyRuns",
+    "TrainRefused",
+    "TrainService",
+    "thumbs",
+]

@@ -157,6 +157,7 @@ def save(store: RunStore, run: LiveRun, replica: str, *, state: str | None = Non
         if ended:  # its models are whole in its variants' folders: the checkpoints' go
             for old in folder.glob("checkpoint-*"):
                 shutil.rmtree(old, ignore_errors=True)
+            store.measure(run.id)  # its folder is final: what the disk budget counts
     except Exception:  # the store is a copy: a failure to write it never stops the run
         log.exception("run %s: could not be written to the store in %s", run.id, store.root)
         return False
@@ -190,6 +191,7 @@ def load(store: RunStore, row: Row, plan_for: Callable[[TrainRequest], Plan],
         plan = plan_for(req)
         run = LiveRun(row.id, req, plan, row.access())
         run.name = row.title  # its owner's name for it, kept in its row
+        run.seen = row.seen is not None
         stored = data["variants"]
         if len(stored) != len(run.variants):
             raise ValueError(f"{len(stored)} variants stored, {len(run.variants)} planned")

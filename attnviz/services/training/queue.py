@@ -4,9 +4,11 @@ each waiting run's place (1-based) and an estimate of its wait, and the per-visi
 A run that finds every slot taken waits here in state ``queued``; it holds no slot and no
 compute thread (nothing of it runs until it starts). Each visitor may have one run going and
 one waiting (the operator is exempt): a visitor's second run waits while their first trains,
-even where a slot is free, and more is ``TooManyRuns`` (429). When a slot frees, the first in
-line whose owner has no run training starts. Past the bound a start is ``Busy`` (503 with
-Retry-After).
+even where a slot is free, and more is ``TooManyRuns`` (429 with Retry-After). One client
+address may have ``train_per_address`` runs going or waiting (a client that keeps no cookie is
+a new visitor at every request: the address is what bounds it); more is ``TooManyRuns`` too.
+When a slot frees, the first in line whose owner has no run training starts. Past the bound a
+start is ``Busy`` (503 with Retry-After).
 
 The estimate is what the runs ahead say: a training run's remaining time (its steps left at
 its pace so far, never past its time limit), a waiting one's whole length (its steps at the
@@ -37,7 +39,13 @@ WAITING_CANCELLED = "cancelled while waiting in line"  # the reason a waiting ru
 
 
 class TooManyRuns(Exception):
-    """The caller already has a run going and one waiting: 429, naming the rule."""
+    """The caller (a visitor, or a client address) already has as many runs going as the rule
+    allows: 429, naming the rule, with ``retry_after`` (seconds until one of theirs should
+    end)."""
+
+    def __init__(self, message: str, retry_after: int = 1) -> None:
+        super().__init__(message)
+        self.retry_after = max(1, retry_after)
 
 
 def waits(ahead: Iterable[float], lengths: Iterable[float], slots: int, *,
@@ -130,26 +138,39 @@ class RunQueue:
         return self.waiting.index(run) + 1 if run in self.waiting else None
 
     @staticmethod
-    def refusal(runs: Iterable[LiveRun], caller: Caller) -> TooManyRuns | None:
+    def refusal(runs: Iterable[LiveRun], caller: Caller, *, per_address: int,
+                retry: Callable[[list[LiveRun]], int]) -> TooManyRuns | None:  # fmt: skip
         """Why ``caller`` may not start another run now, or None: each visitor may have one
-        run going and one waiting (a second waits while the first trains, ``must_wait``); the
-        operator is exempt."""
+        run going and one waiting (a second waits while the first trains, ``must_wait``), and
+        each client address ``per_address`` runs going or waiting; the operator is exempt.
+        ``retry``: the seconds until one of the given runs should end (the 429's Retry-After)."""
         if caller.operator or not caller.visitor:
             return None
-        mine = [r for r in runs if bound(r) == caller.visitor and not r.finished]
+        going_now = [r for r in runs if not r.finished and not r.exempt]
+        mine = [r for r in going_now if bound(r) == caller.visitor]
         queued = sum(r.state == "queued" for r in mine)
         going = len(mine) - queued
-        if queued == 0 and going < 2:
+        if queued or going >= 2:
+            if going and queued:
+                what = "a run training and one waiting"
+            elif queued:
+                what = "a run waiting for a slot"
+            else:
+                what = f"{going} runs training"
+            return TooManyRuns(
+                f"train: you already have {what}; wait for one to finish or cancel it (each "
+                "visitor may have one run training and one waiting)",
+                retry(mine),
+            )
+        here = [r for r in going_now if caller.address and r.address == caller.address]
+        if len(here) < per_address:
             return None
-        if going and queued:
-            what = "a run training and one waiting"
-        elif queued:
-            what = "a run waiting for a slot"
-        else:
-            what = f"{going} runs training"
+        after = retry(here)
         return TooManyRuns(
-            f"train: you already have {what}; wait for one to finish or cancel it (each "
-            "visitor may have one run training and one waiting)"
+            f"train: {len(here)} runs are training or waiting from your network address, as "
+            f"many as this server takes from one address; try again "
+            f"in {after} s, when one of them should have ended",
+            after,
         )
 
     @staticmethod

@@ -4,6 +4,7 @@ append-only event log its clients read."""
 from __future__ import annotations
 
 import json
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -16,7 +17,15 @@ from attnviz.schemas.train import TrainCheckpoint, TrainClaim, TrainRequest
 from attnviz.services.ownership import Ownership
 from attnviz.training.catalog import slug
 from attnviz.training.tasks import CharLM, Reverse, Task, bigram_heldout_loss
-from attnviz.training.trainer import HELDOUT_BATCH, Architecture, Optimiser, Run, Step, model_config
+from attnviz.training.trainer import (
+    HELDOUT_BATCH,
+    Architecture,
+    Optimiser,
+    Run,
+    Step,
+    checkpoint_steps,
+    model_config,
+)
 
 SAMPLE_PROMPT = 24  # characters of the probe a char-LM sample continues
 
@@ -27,6 +36,18 @@ class RunGone(LookupError):
 
 class TrainRefused(ValueError):
     """A request over one of the server's bounds; the message names the field: 422."""
+
+
+class NoRoom(Exception):
+    """A run that would fit the disk budget, refused while the budget is taken by runs that
+    may not be removed yet: 507."""
+
+
+def megabytes(n: float) -> str:
+    """Bytes as MB (2**20), to 3 significant digits: "0.0413 MB", "1.27 MB", "1,230 MB"."""
+    mb = float(f"{n / 2**20:.3g}")
+    places = max(0, 2 - math.floor(math.log10(mb))) if mb > 0 else 0
+    return f"{mb:,.{places}f} MB"
 
 
 def over_time(max_seconds: float) -> str:
@@ -42,6 +63,45 @@ def param_count(arch: Architecture, task: Task) -> int:
     return sum(p.numel() for p in model.parameters())
 
 
+# What a finished run keeps besides its models' tensors and its checkpoints' thumbnails, as a
+# filesystem counts it (``du -sb``): a folder's 4096 bytes, request.json and access.json, a
+# model folder's config.json and its tokenizer's fixed part, a checkpoint's numbers and sample.
+FOLDER_BYTES = 4096
+RUN_FILES_BYTES = 2048
+MODEL_FILES_BYTES = 2048
+CHECKPOINT_BYTES = 400
+TENSOR_HEADER_BYTES = 96  # a tensor's entry in a safetensors header
+STEP_BYTES = 24  # a step of the history: its number, loss, seconds; a layer's norm adds 10
+LAYER_STEP_BYTES = 10
+VOCAB_BYTES = 24  # a character of the tokenizer's vocabulary
+
+
+def stored_bytes(plan: Plan, checkpoints: int) -> int:
+    """About what the run keeps on disk once it has ended (``du -sb`` of its folder, which the
+    disk budget counts): each variant's model folder (its weights, from the architecture's
+    tensors, 4 bytes a parameter, and its config and tokenizer) and its part of run.json (every
+    step's loss and gradient norms, and at each of its ``checkpoints`` + 1 the probe's attention
+    as 8-bit thumbnails, base64)."""
+    task = plan.task
+    probe = task.probe()
+    t, src = len(probe.ids), len(probe.source or [])
+    shots = len(checkpoint_steps(plan.opt.steps, checkpoints))
+    total = FOLDER_BYTES + RUN_FILES_BYTES
+    for _, arch in plan.variants:
+        cfg = model_config(arch, task.vocab.size, task.max_tokens, task.encoder_decoder)
+        with torch.device("meta"):
+            state = Transformer(cfg).state_dict()
+        weights = sum(v.numel() * v.element_size() for v in state.values())
+        header = TENSOR_HEADER_BYTES * len(state)
+        model = FOLDER_BYTES + MODEL_FILES_BYTES + VOCAB_BYTES * task.vocab.size + weights + header
+        layers = arch.layers * (2 if task.encoder_decoder else 1)
+        history = plan.opt.steps * (STEP_BYTES + LAYER_STEP_BYTES * layers)
+        cells = t * t + (t * src + src * src if task.encoder_decoder else 0)
+        thumbs = arch.layers * arch.heads * cells * 4 // 3  # 8 bits a weight, base64
+        total += model + history + shots * (thumbs + CHECKPOINT_BYTES)
+    return total
+
+
 @dataclass
 class Plan:
     """What a run trains: the task, its variants (label, architecture) and the optimiser."""
@@ -52,6 +112,7 @@ class Plan:
     preset: str | None = None
     compare: str | None = None
     params: list[int] = field(default_factory=list)  # each variant's, once checked
+    bytes: int = 0  # about what it keeps on disk once it has ended (``stored_bytes``)
 
     @property
     def prompt(self) -> str | None:
@@ -102,8 +163,10 @@ class LiveRun:
         self.place: int | None = None  # while queued: its place in line (1 is next)
         self.wait_s: int | None = None  # while queued: the estimate of its wait
         self.exempt = False  # started by the operator: not bound by the per-visitor rule
+        self.address = ""  # the client address that started it (the per-address cap)
         self.name: str | None = None  # the name its owner gave it (PATCH), kept in its row
         self.stored = False  # its end is in the store (its row says finished)
+        self.seen = False  # its owner was told it ended (its row says so: eviction may take it)
         pairs = zip(plan.variants, plan.params, strict=True)
         self.variants = [Variant(label, arch, n) for (label, arch), n in pairs]
         self.cancel = threading.Event()

@@ -4,6 +4,7 @@ and asking a finished model."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
 import re
@@ -48,12 +49,15 @@ from attnviz.services.training.queue import (
 )
 from attnviz.services.training.runs import (
     LiveRun,
+    NoRoom,
     Plan,
     RunGone,
     TrainRefused,
     Variant,
+    megabytes,
     model_title,
     param_count,
+    stored_bytes,
 )
 from attnviz.services.training.worker import Worker, served_model
 from attnviz.settings import Settings
@@ -137,6 +141,7 @@ class TrainService:
             switches={k: list(v) for k, v in SWITCHES.items()},
             limits=self.limits(),
             slots=self.settings.train_slots,
+            per_address=self.settings.train_per_address,
         )
 
     # -- starting -------------------------------------------------------------------------------
@@ -182,7 +187,52 @@ class TrainService:
                     f"{s.train_max_params:,} (ATTNVIZ_TRAIN_MAX_PARAMS); fewer layers or a "
                     "smaller d_model"
                 )
+        plan.bytes = stored_bytes(plan, req.checkpoints)
+        if bounded:
+            self._fits(plan, req)
         return plan
+
+    def _budget_mb(self) -> str:
+        """This server's disk budget for runs (``ATTNVIZ_DATA_MAX_MB``), as a learner reads it:
+        no setting's name."""
+        return f"this server's disk budget for runs, {self.settings.data_max_mb:g} MB"
+
+    def _fits(self, plan: Plan, req: TrainRequest) -> None:
+        """A run that could never be kept within the disk budget is refused (TrainRefused,
+        naming its estimated size and the budget's figure)."""
+        if plan.bytes <= self.settings.data_max_mb * 2**20:
+            return
+        field = "preset" if req.preset is not None else "arch"
+        fix = (
+            "a smaller preset's task"
+            if req.preset is not None
+            else "fewer layers, a smaller d_model, fewer steps or fewer checkpoints"
+        )
+        raise TrainRefused(
+            f"{field}: this run would keep about {megabytes(plan.bytes)} on disk once it "
+            f"has ended (its models and its checkpoints' attention), more than "
+            f"{self._budget_mb()}; {fix}"
+        )
+
+    def _room(self, plan: Plan) -> None:
+        """``NoRoom`` when the disk budget is taken by runs eviction may not remove yet (ended
+        runs their owners have not been told of, the runs training or waiting here) and this one
+        would not fit beside them."""
+        if self.store is None:
+            return
+        try:
+            held = self.store.held_bytes()
+        except (sqlite3.Error, OSError) as exc:
+            log.warning("the run index cannot be read (%s): the disk budget not checked", exc)
+            return
+        with self.lock:
+            held += sum(r.plan.bytes for r in self.runs.values() if not r.finished)
+        if held + plan.bytes > self.settings.data_max_mb * 2**20:
+            raise NoRoom(
+                f"disk: {self._budget_mb()}, is taken: {megabytes(held)} by runs training, "
+                "waiting, or ended and not yet seen by their owners (kept until they are), "
+                f"and this run would keep about {megabytes(plan.bytes)} more; try again later"
+            )
 
     def new_id(self) -> str:
         return new_run_id(self.settings.replica)
@@ -192,16 +242,19 @@ class TrainService:
         slot is taken it waits in line (``queued``, ``training.queue``); ``Busy`` when the line
         is full too, ``TooManyRuns`` when the caller has a run going and one waiting."""
         plan = self.plan(req)
+        self._room(plan)
         s = self.settings
         with self.lock:
             if s.train_slots == 0:
                 raise TrainRefused("task: this server does not train (ATTNVIZ_TRAIN_SLOTS=0)")
-            refused = self.queue.refusal(self.runs.values(), caller)
+            refused = self.queue.refusal(self.runs.values(), caller,
+                                         per_address=s.train_per_address,
+                                         retry=self._retry_after)  # fmt: skip
             if refused is not None:
                 raise refused
             running = self._running()
             run = LiveRun(self.new_id(), req, plan, Ownership(owner=caller.visitor))
-            run.exempt = caller.operator
+            run.exempt, run.address = caller.operator, caller.address
             if len(running) < s.train_slots and not self.queue.must_wait(running, caller):
                 self.runs[run.id] = run
                 self._running_row(run)
@@ -224,6 +277,14 @@ class TrainService:
             self._tell_queue()
         self.ticker.wake()
         return run
+
+    def _retry_after(self, runs: list[LiveRun]) -> int:
+        """Whole seconds until the first of ``runs`` should end: a training one at its pace
+        so far, a waiting one once it has waited and trained (each within the time limit)."""
+        limit = self.settings.train_max_seconds
+        ends = [r.remaining_s(r.started + limit) if r.state == "running"
+                else (r.wait_s or 0) + limit for r in runs]  # fmt: skip
+        return max(1, math.ceil(min(ends))) if ends else 1
 
     def _running(self) -> list[LiveRun]:
         return [r for r in self.runs.values() if r.state == "running"]
@@ -283,10 +344,27 @@ class TrainService:
             run = self.queue.pop(running)
             if run is None:
                 break
+            if not self._claim(run):
+                self.runs.pop(run.id, None)  # another server trains it: it is not this one's
+                log.warning("run %s left the line: another server on the data directory took "
+                            "it over", run.id)  # fmt: skip
+                continue
             self._running_row(run)
             tell(run, None, None)  # state running: the event says it started
             self._launch(run)
         self._tell_queue()
+
+    def _claim(self, run: LiveRun) -> bool:
+        """Whether the waiting ``run`` is this server's to start: its row goes from queued to
+        running where this server still holds it (``RunStore.claim``: one writer per run). An
+        index that cannot be written leaves it this process's alone."""
+        if self.store is None:
+            return True
+        try:
+            return self.store.claim(run.id)
+        except (sqlite3.Error, OSError) as exc:
+            log.warning("run %s: its start not stored (%s)", run.id, exc)
+            return True
 
     # -- the table ------------------------------------------------------------------------------
 
@@ -473,7 +551,9 @@ class TrainService:
     def _restore(self) -> None:
         """At start: the runs this server was training when it stopped are interrupted, the
         bounds apply, every stored run left is read back (oldest first, as started), and the
-        ones that waited in line here wait again, in their order, and start as slots free."""
+        ones that waited in line here wait again, in their order, and start as slots free. A
+        run another server still going holds (one started on this directory under the same
+        ``ATTNVIZ_REPLICA``) is left to it: never interrupted, never taken (``RunStore``)."""
         if self.store is None or not self.store.exists:
             return
         try:
@@ -485,9 +565,12 @@ class TrainService:
                         self.store.path, exc)  # fmt: skip
             return
         waiting = 0
+        mine = [r for r in rows if r.state == "queued" and r.replica == self.settings.replica]
+        self.store.warn_shared(mine)
         for row in rows:
             if row.state == "queued" and row.replica == self.settings.replica:
-                waiting += self._requeue(row)
+                if self._take_over(row):
+                    waiting += self._requeue(row)
                 continue
             if row.state in kept.WAITING:
                 continue  # another replica's, training or waiting (the proxy routes it there)
@@ -500,6 +583,16 @@ class TrainService:
             with self.lock:
                 self._start_waiting()
             self.ticker.wake()
+
+    def _take_over(self, row: Row) -> bool:
+        """Whether the waiting run ``row`` names is now this server's (its holder gone, and no
+        other server took it first)."""
+        assert self.store is not None
+        try:
+            return self.store.take_over(row)
+        except (sqlite3.Error, OSError) as exc:
+            log.warning("run %s skipped: it could not be taken over (%s)", row.id, exc)
+            return False
 
     def _requeue(self, row: Row) -> bool:
         """A run that waited in line here when the server stopped, back at the end of the
@@ -607,13 +700,13 @@ class TrainService:
             return False  # not known: kept
         return row is None or row.removed is not None
 
-    def _evict_stored(self) -> list[str]:
-        """The stored runs and comparisons past the bounds removed (``RunStore.evict``): the
-        ids of this kind's."""
+    def _evict_stored(self, spare: tuple[str, ...] = ()) -> list[str]:
+        """The stored runs and comparisons past the bounds removed (``RunStore.evict``; never
+        one in ``spare``, nor one its owner was not told ended): the ids of this kind's."""
         assert self.store is not None
         s = self.settings
         gone = self.store.evict(keep=s.train_keep_runs, max_age_days=s.data_max_age_days,
-                                max_mb=s.data_max_mb)  # fmt: skip
+                                max_mb=s.data_max_mb, spare=spare)  # fmt: skip
         return [r for r, kind in gone if kind == kept.KIND]
 
     def _evict(self, ending: LiveRun | None = None) -> None:
@@ -623,7 +716,7 @@ class TrainService:
         gone: list[LiveRun] = []
         if self.store is not None:
             try:
-                ids = set(self._evict_stored())
+                ids = set(self._evict_stored(spare=(ending.id,) if ending else ()))
             except (sqlite3.Error, OSError) as exc:
                 log.warning("runs not evicted from the store (%s)", exc)
                 ids = set()
@@ -640,7 +733,20 @@ class TrainService:
     # -- what clients read ----------------------------------------------------------------------
 
     def state(self, run: LiveRun, caller: Caller = NOBODY) -> TrainRun:
-        return report.run_state(run, caller)
+        got = report.run_state(run, caller)
+        if got.state not in kept.WAITING:
+            self._told(run, caller)
+        return got
+
+    def _told(self, run: LiveRun, caller: Caller) -> None:
+        """``caller`` was just sent the run's state as it ended: when it is the run's owner,
+        the store marks it ``seen``, and from then on eviction may remove it."""
+        if run.seen or not run.finished or self.store is None or not run.access.yours(caller):
+            return
+        try:
+            run.seen = self.store.mark_seen(run.id)
+        except (sqlite3.Error, OSError, StoreError) as exc:
+            log.warning("run %s: its owner's look not stored (%s)", run.id, exc)
 
     def summaries(self, caller: Caller) -> TrainRuns:
         """The runs this server keeps that are in ``caller``'s lists (its own, those it opened
@@ -649,14 +755,29 @@ class TrainService:
         self.refresh(caller)
         with self.lock:
             listed = [r for r in self.runs.values() if r.access.listed_for(caller)]
-        return report.summaries(sorted(listed, key=lambda r: r.created), caller)
+        got = report.summaries(sorted(listed, key=lambda r: r.created), caller)
+        ended = {s.id for s in got.runs if s.state not in kept.WAITING}
+        for run in listed:
+            if run.id in ended:
+                self._told(run, caller)
+        return got
 
     def stream(
         self, run: LiveRun, after: int | None, caller: Caller = NOBODY
     ) -> AsyncIterator[tuple[int, str, str]]:
         """(seq, event, JSON data): the run's state first (unless resuming ``after`` an event
-        already seen), then each event as it comes, until the run's end."""
-        return report.stream(run, after, caller)
+        already seen), then each event as it comes, until the run's end (told to its owner,
+        ``_told``, once sent)."""
+        return self._stream(run, after, caller)
+
+    async def _stream(
+        self, run: LiveRun, after: int | None, caller: Caller
+    ) -> AsyncIterator[tuple[int, str, str]]:
+        ended = run.finished  # its state, sent first, is then its end's
+        async for item in report.stream(run, after, caller):
+            yield item
+            if item[1] == "end" or (item[1] == "state" and ended):
+                await asyncio.to_thread(self._told, run, caller)  # a write to the index
 
     # -- asking a finished model ----------------------------------------------------------------
 
