@@ -238,6 +238,7 @@ class TraceJobs:
         # compute longer is refused before it starts (``over_request_limit``).
         self.request_s = settings.request_timeout_s
         self.server_cap = settings.max_text_tokens
+        self.max_image_bytes = settings.max_image_bytes
         self.epoch = secrets.token_hex(EPOCH_BYTES)
 
     # -- the estimate -------------------------------------------------------------------------
@@ -248,7 +249,7 @@ class TraceJobs:
         its turn): ``ModelNotFound`` for an unknown model (404), a ``TraceError`` naming the
         field for a text over the token cap, a layer or head out of range, ... (422)."""
         model = find_model(self.traces.registry, req.model)
-        tokens = check_text(req, model, self.server_cap)
+        tokens = check_text(req, model, self.server_cap, self.max_image_bytes)
         cfg = model.cfg
         check_part(query, cfg.n_layers, cfg.n_heads, tokens, model.unavailable)
         if model.backend in REMOTE_BACKENDS:

@@ -221,14 +221,18 @@ def _over_cap(m: ServedModel, server_cap: int | None, what: str) -> str:
     return f"{what} exceed the cap of {cap} (model {spoken(m)} allows {m.cfg.n_ctx}{server})"
 
 
-def check_text(req: TextTraceRequest, m: ServedModel, server_cap: int | None) -> int:
+def check_text(
+    req: TextTraceRequest, m: ServedModel, server_cap: int | None, max_image_bytes: int
+) -> int:
     """Before a trace is computed (a job accepted): the refusals ``run_text_trace`` gives that
     the text and the model tell without a forward (its tokens over the cap, images for a
     text-only model, ``generate`` and ``ablate`` the model cannot take), each a TraceError
     naming the field. Returns the most tokens the trace can have (with images, the text's:
     their own tokens are known once they are decoded, on the compute thread)."""
     if req.images and not m.reads_images:
-        raise TraceError(f"images: model {m.name!r} reads text only")
+        # Refused either way: a bad image named first, as the trace names it (the decoding is
+        # bounded by the caps, and only a request refused anyway pays it here).
+        request_images(req, m, max_image_bytes)
     try:
         n = len(m.tokenizer(req.text).ids)
     except Exception as exc:  # the tokenizers library raises plain Exceptions
