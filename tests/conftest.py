@@ -26,6 +26,13 @@ TINY_GPT2 = "tiny-gpt2"
 # generated secret here instead. Set before any test module builds a Settings.
 TEST_DATA_DIR = tempfile.mkdtemp(prefix="attnviz-test-data-")
 os.environ["ATTNVIZ_DATA_DIR"] = TEST_DATA_DIR
+# And where ATTNVIZ_DATA_DIR's default points (platformdirs' user_data_dir reads XDG_DATA_HOME
+# first): a server process started with the ATTNVIZ_* variables left out (as the tests that
+# start `attnviz serve` with a clean environment do) or a tool that sets its own still writes
+# under this session's temporary folder, never into ~/.local/share/attnviz, where a server of
+# the user's (with other code) may keep its runs.
+TEST_XDG_DATA_HOME = os.path.join(TEST_DATA_DIR, "xdg-data")
+os.environ["XDG_DATA_HOME"] = TEST_XDG_DATA_HOME
 
 
 @pytest.fixture(autouse=True)

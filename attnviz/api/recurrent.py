@@ -51,7 +51,10 @@ def comparisons(recurrent: RecurrentDep, caller: CallerDep) -> RecurrentRuns:
             "description": "The caller's address has ATTNVIZ_TRAIN_PER_ADDRESS comparisons "
             "running: come back after `Retry-After`"
         },
-        503: {"description": "Every training slot is taken: come back after `Retry-After`"},
+        503: {
+            "description": "Every training slot is taken, or the server's data directory is "
+            "in use by a newer attnviz (it cannot save runs): come back after `Retry-After`"
+        },
     },
 )
 def start(

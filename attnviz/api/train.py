@@ -105,7 +105,8 @@ def runs(training: TrainingDep, caller: CallerDep) -> TrainRuns:
         },
         503: {
             "description": "Every training slot is taken and the line is full "
-            "(ATTNVIZ_TRAIN_QUEUE): come back after `Retry-After`"
+            "(ATTNVIZ_TRAIN_QUEUE), or the server's data directory is in use by a newer "
+            "attnviz (it cannot save runs): come back after `Retry-After`"
         },
     },
 )

@@ -16,6 +16,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -38,12 +39,19 @@ FIRST = {"fields": "thumbs", "thumb": 97, "hide_special": "false", "merge_words"
 
 
 class Server:
-    """``attnviz serve`` on a free loopback port, for the length of a ``with``."""
+    """``attnviz serve`` on a free loopback port, for the length of a ``with``. Its data
+    directory is the one ``env`` names, else a temporary one of its own, removed at the end:
+    a bench never writes into the user's (a server of theirs may be using it, with other
+    code)."""
 
     def __init__(self, args: list[str], env: dict[str, str] | None = None) -> None:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
+        self.data: tempfile.TemporaryDirectory[str] | None = None
+        if "ATTNVIZ_DATA_DIR" not in (env or {}):
+            self.data = tempfile.TemporaryDirectory(prefix="attnviz-bench-data-")
+            env = {**(env or {}), "ATTNVIZ_DATA_DIR": self.data.name}
         env = {**os.environ, "ATTNVIZ_LOG_LEVEL": "warning", **(env or {})}
         self.env = env  # the server's whole environment
         cmd = [sys.executable, "-m", "attnviz", "serve", "--host", "127.0.0.1"]
@@ -75,6 +83,9 @@ class Server:
             self.proc.wait(timeout=20)
         except subprocess.TimeoutExpired:
             self.proc.kill()
+            self.proc.wait(timeout=20)
+        if self.data is not None:
+            self.data.cleanup()
 
 
 def request(

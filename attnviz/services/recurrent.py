@@ -36,7 +36,14 @@ from attnviz.schemas.train import TrainClaim
 from attnviz.services import compute
 from attnviz.services.admission import Busy
 from attnviz.services.ownership import NOBODY, Caller, Ownership, new_run_id
-from attnviz.services.store import Row, RunStore, StoreError, access_record
+from attnviz.services.store import (
+    NEWER_RETRY_S,
+    NewerIndex,
+    Row,
+    RunStore,
+    StoreError,
+    access_record,
+)
 from attnviz.services.training import RunGone, TooManyRuns, TrainRefused, report
 from attnviz.services.training.runs import over_time
 from attnviz.settings import Settings
@@ -220,6 +227,13 @@ class RecurrentService:
         slot is taken. Its answer carries the caller's token (a bearer token for this visitor)."""
         setup = self._setup(req)
         limit = self.settings.train_max_seconds
+        if self.store is not None:
+            try:
+                self.store.check_writable()
+            except NewerIndex as exc:  # a comparison this server could not keep
+                raise Busy(f"busy: {exc}", NEWER_RETRY_S) from exc
+            except (sqlite3.Error, OSError):
+                pass  # an index that cannot be written: comparisons last in memory
         with self.lock:
             running = [r for r in self.runs.values() if not r.finished]
             here = [r for r in running if caller.address and r.address == caller.address
@@ -287,6 +301,8 @@ class RecurrentService:
         marks it ``seen``, and from then on eviction may remove it."""
         if live.seen or not live.finished or self.store is None or not live.access.yours(caller):
             return
+        if self.store.read_only:
+            return  # a newer attnviz's index: nothing written (the store said so, once)
         try:
             live.seen = self.store.mark_seen(live.id)
         except (sqlite3.Error, OSError, StoreError) as exc:
@@ -405,6 +421,7 @@ class RecurrentService:
         if store is None:
             return
         try:
+            store.check_writable()  # nothing of it written where a newer attnviz has the index
             with live.lock:
                 access = replace(live.access, viewers=dict(live.access.viewers))
             if not (store.folder(live.id) / "request.json").exists():
@@ -416,6 +433,8 @@ class RecurrentService:
             store.put(live.id, KIND, replica=self.settings.replica, access=access,
                       state=now.state, step=0, created=live.created,
                       finished=time.time() if ended else None)  # fmt: skip
+        except NewerIndex:  # a newer attnviz's data directory: logged once by the store
+            return
         except Exception:  # the store is a copy: a failure to write it never stops the run
             log.exception("comparison %s: could not be written to the store", live.id)
 

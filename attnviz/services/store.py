@@ -13,7 +13,9 @@ their links.
   first told it ended (``seen``: until then the count and the budget never remove it), and
   which server holds a run not ended (``claimer``, ``lease``: below). Its layout's version is
   SQLite's ``user_version`` (``SCHEMA_VERSION``); an index of an older layout is brought up to
-  date in place when it is first opened (``MIGRATIONS``).
+  date in place when it is first opened (``MIGRATIONS``); one of a newer layout (another
+  attnviz's, with newer code, found at open or while this server runs) is read and no longer
+  written: the store logs it once and refuses every write (``NewerIndex``).
 
 One writer per run: a row waiting or training names the process that holds it (``claimer``:
 host, pid and a random tag, one per store) and a lease that process renews every ``BEAT_S``
@@ -119,8 +121,8 @@ MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
 def migrate(conn: sqlite3.Connection) -> int:
     """The index made (a new one at ``SCHEMA_VERSION``) or brought up to it in place, in one
     transaction: a replica opening it at the same moment waits, then finds it done. One of a
-    later version (a newer attnviz's) is left as it is: its changes only add. Returns the
-    version it was at."""
+    later version (a newer attnviz's) is left as it is (a ``RunStore`` then only reads it:
+    ``NewerIndex``). Returns the version it was at."""
     conn.execute("BEGIN IMMEDIATE")
     try:
         was = int(conn.execute("PRAGMA user_version").fetchone()[0])
@@ -140,14 +142,30 @@ def migrate(conn: sqlite3.Connection) -> int:
     conn.execute("COMMIT")
     if made is not None and was < SCHEMA_VERSION:
         log.info("the run index went from version %d to %d", was, SCHEMA_VERSION)
-    elif was > SCHEMA_VERSION:
-        log.warning("the run index is of version %d, newer than this server's %d: read as "
-                    "far as this one knows", was, SCHEMA_VERSION)  # fmt: skip
     return was
 
 
 class StoreError(Exception):
     """A run folder (or a file in it) that is missing or cannot be read."""
+
+
+# How long a start refused because the index is a newer attnviz's tells its client to wait:
+# until an operator has given this server a data directory of its own, or upgraded it.
+NEWER_RETRY_S = 600
+_NEWER_TOLD: set[Path] = set()  # the indexes this process has logged as a newer attnviz's
+_NEWER_LOCK = threading.Lock()
+
+
+class NewerIndex(sqlite3.DatabaseError):
+    """The index is of a newer layout than this server's (another attnviz, with newer code,
+    opened the data directory and migrated it): this store no longer writes runs (an
+    ``sqlite3.Error``, so that every caller that goes on without the store goes on)."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "this server cannot save runs right now: its data directory is in use by a newer "
+            "version of attnviz; ask its operator"
+        )
 
 
 @dataclass(frozen=True)
@@ -209,6 +227,9 @@ class RunStore:
         self._beat_lock = threading.Lock()
         self._beating: threading.Thread | None = None
         self._woken = False
+        # The version of a newer attnviz's index, once found (at open or at a write): from
+        # then on this store reads and never writes (``NewerIndex``).
+        self.newer: int | None = None
 
     # -- the index ------------------------------------------------------------------------------
 
@@ -228,14 +249,55 @@ class RunStore:
             conn.execute(f"PRAGMA busy_timeout={BUSY_MS}")
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.row_factory = sqlite3.Row
-            migrate(conn)
             self._local.conn = conn
+            if (was := migrate(conn)) > SCHEMA_VERSION:
+                self._found_newer(was)
         return conn
 
     @contextmanager
     def _db(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction; ``NewerIndex`` (nothing written) where the index is, or has
+        become while this server ran, a newer attnviz's."""
+        if self.newer is not None:
+            raise NewerIndex()
         with immediate(self._conn()) as conn:
+            self._check_version(conn)
             yield conn
+
+    @property
+    def read_only(self) -> bool:
+        """Whether this store stopped writing: the index is a newer attnviz's."""
+        return self.newer is not None
+
+    def check_writable(self) -> None:
+        """``NewerIndex`` where the index is (now) a newer attnviz's: what a run about to be
+        started or written asks first, so that nothing of it is written."""
+        if self.newer is not None:
+            raise NewerIndex()
+        if self.exists:
+            self._check_version(self._conn())
+
+    def _check_version(self, conn: sqlite3.Connection) -> None:
+        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        if version > SCHEMA_VERSION:
+            self._found_newer(version)
+        if self.newer is not None:
+            raise NewerIndex()
+
+    def _found_newer(self, version: int) -> None:
+        """No write from now on, and one error in the log: the first time this process (any of
+        its stores: the training's, the comparisons') finds this index so."""
+        self.newer = version
+        with _NEWER_LOCK:
+            if self.path in _NEWER_TOLD:
+                return
+            _NEWER_TOLD.add(self.path)
+        log.error(
+            "the run index %s is of version %d, newer than this server's %d: another attnviz, "
+            "with newer code, uses this data directory. This server reads it and no longer "
+            "writes to it: its runs go on in memory only and new ones are refused (503) until "
+            "it is restarted with that attnviz or with a data directory of its own "
+            "(ATTNVIZ_DATA_DIR)", self.path, version, SCHEMA_VERSION)  # fmt: skip
 
     @staticmethod
     def _row(r: sqlite3.Row) -> Row:
@@ -487,6 +549,8 @@ class RunStore:
             time.sleep(BEAT_S)
             try:
                 held = self.beat()
+            except NewerIndex:
+                held = 0  # nothing more to renew: the leases are the newer attnviz's to judge
             except (sqlite3.Error, OSError) as exc:
                 log.warning("the leases of this server's runs not renewed (%s)", exc)
                 held = 1
@@ -517,6 +581,8 @@ class RunStore:
         return self.runs / run_id
 
     def write_json(self, run_id: str, name: str, data: object) -> None:
+        if self.newer is not None:
+            raise NewerIndex()
         text = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
         write_atomic(self.folder(run_id) / name, text.encode())
 
@@ -533,6 +599,8 @@ class RunStore:
     def write_folder(self, run_id: str, name: str, write: Callable[[Path], None]) -> Path:
         """A folder in the run's, written whole: ``write`` fills a temporary one beside it,
         which is then renamed into place."""
+        if self.newer is not None:
+            raise NewerIndex()
         final = self.folder(run_id) / name
         tmp = final.with_name(f".{name}.tmp")
         shutil.rmtree(tmp, ignore_errors=True)

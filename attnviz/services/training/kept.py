@@ -19,7 +19,7 @@ from safetensors.torch import load_file, save_file
 
 from attnviz.engine import Transformer, TransformerConfig
 from attnviz.schemas.train import TrainCheckpoint, TrainClaim, TrainRequest
-from attnviz.services.store import Row, RunStore, StoreError, access_record
+from attnviz.services.store import NewerIndex, Row, RunStore, StoreError, access_record
 from attnviz.services.training.report import columns
 from attnviz.services.training.runs import LiveRun, Plan, model_name
 from attnviz.training.export import save_run
@@ -123,6 +123,8 @@ def save_weights(store: RunStore, run: LiveRun, i: int, so_far: Run) -> None:
                 shutil.rmtree(old, ignore_errors=True)
         snapshot = dataclasses.replace(so_far, state="cancelled")  # where it stopped, so far
         store.write_folder(run.id, name, _writer(snapshot, run))
+    except NewerIndex:  # a newer attnviz's data directory: logged once by the store
+        return
     except Exception:  # the store is a copy: a failure to write it never stops the run
         log.exception("run %s: its model at step %d not written to the store", run.id, step)
         return
@@ -139,6 +141,7 @@ def save(store: RunStore, run: LiveRun, replica: str, *, state: str | None = Non
     the run goes on, kept in memory only. Whether it was written."""
     ended = state is not None and state not in WAITING
     try:
+        store.check_writable()  # nothing of it written where a newer attnviz has the index
         folder = store.folder(run.id)
         if not (folder / "request.json").exists():
             store.write_json(run.id, "request.json", run.request.model_dump(mode="json"))
@@ -158,6 +161,8 @@ def save(store: RunStore, run: LiveRun, replica: str, *, state: str | None = Non
             for old in folder.glob("checkpoint-*"):
                 shutil.rmtree(old, ignore_errors=True)
             store.measure(run.id)  # its folder is final: what the disk budget counts
+    except NewerIndex:  # a newer attnviz's data directory: logged once by the store
+        return False
     except Exception:  # the store is a copy: a failure to write it never stops the run
         log.exception("run %s: could not be written to the store in %s", run.id, store.root)
         return False

@@ -38,7 +38,7 @@ from attnviz.schemas.train import (
 )
 from attnviz.services.admission import Busy
 from attnviz.services.ownership import NOBODY, Caller, Ownership, new_run_id
-from attnviz.services.store import Row, RunStore, StoreError
+from attnviz.services.store import NEWER_RETRY_S, NewerIndex, Row, RunStore, StoreError
 from attnviz.services.training.queue import (
     TICK_S,
     WAITING_CANCELLED,
@@ -240,9 +240,11 @@ class TrainService:
     def start(self, req: TrainRequest, caller: Caller) -> LiveRun:
         """Plan the run and start training it on a thread of its own, ``caller``'s; when every
         slot is taken it waits in line (``queued``, ``training.queue``); ``Busy`` when the line
-        is full too, ``TooManyRuns`` when the caller has a run going and one waiting."""
+        is full too, ``TooManyRuns`` when the caller has a run going and one waiting; ``Busy``
+        too where the data directory is a newer attnviz's (no run could be saved)."""
         plan = self.plan(req)
         self._room(plan)
+        self._can_save()
         s = self.settings
         with self.lock:
             if s.train_slots == 0:
@@ -277,6 +279,18 @@ class TrainService:
             self._tell_queue()
         self.ticker.wake()
         return run
+
+    def _can_save(self) -> None:
+        """``Busy`` (503) where the run index is a newer attnviz's: this server would train a
+        run it cannot keep. An index that cannot be written otherwise leaves runs in memory."""
+        if self.store is None:
+            return
+        try:
+            self.store.check_writable()
+        except NewerIndex as exc:
+            raise Busy(f"busy: {exc}", NEWER_RETRY_S) from exc
+        except (sqlite3.Error, OSError):
+            pass
 
     def _retry_after(self, runs: list[LiveRun]) -> int:
         """Whole seconds until the first of ``runs`` should end: a training one at its pace
@@ -495,7 +509,7 @@ class TrainService:
         return run
 
     def _put_access(self, run_id: str, access: Ownership) -> None:
-        if self.store is None:
+        if self.store is None or self.store.read_only:
             return
         try:
             self.store.put_access(run_id, access)
@@ -743,6 +757,8 @@ class TrainService:
         the store marks it ``seen``, and from then on eviction may remove it."""
         if run.seen or not run.finished or self.store is None or not run.access.yours(caller):
             return
+        if self.store.read_only:
+            return  # a newer attnviz's index: nothing written (the store said so, once)
         try:
             run.seen = self.store.mark_seen(run.id)
         except (sqlite3.Error, OSError, StoreError) as exc:
