@@ -374,6 +374,7 @@ async function init() {
     ...messages("toy"),
     traceDrawn: andCheck(traceDrawn, "toy"),
     viewsDrawn: andCheck(viewsDrawn, "toy"),
+    unchecked: andCheck(() => {}, "toy"), // a table that cannot be traced: Learn says so
     changed: changed("toy"),
     limits,
     defaults,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tests.browser.helpers import (
+    ARTIFACTS,
     AXE,
     MODEL,
     axe_serious,
@@ -251,3 +252,58 @@ def test_axe_finds_nothing_serious_with_a_how_to_open(page, live_server, mode):
     summary.click()
     assert page.locator(f"#{HOWTO[mode][1]} ~ details.howto > p").is_visible()
     assert axe_serious(page) == []
+
+
+# The model view's large heatmap (its drawing, whole) and the head's cell (a selector) within
+# the window.
+HEAD_IN_VIEW = """(cell) => {
+  const large = document.querySelector('#mv-large .hc-canvas').getBoundingClientRect();
+  const c = document.querySelector(cell).getBoundingClientRect();
+  return large.top >= 0 && large.bottom <= innerHeight && c.top >= 0 && c.bottom <= innerHeight;
+}"""
+
+
+def test_show_this_head_brings_its_view_into_sight_and_the_focus_to_it(page, live_server, api):
+    """Issue 41: *Show this head* chose the head, but its large heatmap stayed below the fold.
+    Pressed at 1280 x 800 the model view scrolls up (smoothly; at once for a reader who asks for
+    less motion) until the large heatmap's top and the head's cell are in the window, and the
+    focus is on that cell; axe finds nothing serious."""
+    page.add_init_script(path=str(AXE))
+    models = api.get("/api/models").json()
+    pointers = {e["text"]: e for e in models["example_heads"] if e["model"] == MODEL}
+    open_sentence(page, live_server + "/")
+    pointer = pointers[page.locator("#s-text").input_value()]
+    cell = (
+        f'#mv-grid button.mv-cell[data-layer="{pointer["layer"]}"][data-head="{pointer["head"]}"]'
+    )
+    top = "() => document.getElementById('mv-large').getBoundingClientRect().top"
+    assert page.evaluate(top) > 800, "the large heatmap starts below the fold"
+    before = views_drawn(page)
+    page.locator("#s-pointer-go").click()
+    wait_for_views(page, before)
+    page.wait_for_function(HEAD_IN_VIEW, arg=cell)  # the smooth scroll under way, or ended
+    assert page.evaluate("s => document.activeElement === document.querySelector(s)", cell)
+    assert page.locator(cell).get_attribute("aria-pressed") == "true"
+    assert page.locator("#mv-large .hc-title").text_content() == (
+        f"Layer {pointer['layer'] + 1}, head {pointer['head'] + 1}"
+    )
+    assert axe_serious(page) == []
+    page.screenshot(path=str(ARTIFACTS / "show-head-smooth-1280.png"))
+
+    # Less motion asked for: the page is there as the press ends, no scroll to wait for; by
+    # keyboard, the focus lands on the cell.
+    page.emulate_media(reduced_motion="reduce")
+    for width, height in ((1280, 800), (480, 900)):
+        page.set_viewport_size({"width": width, "height": height})
+        # The large heatmap drawn again for the window's width (a debounced resize).
+        page.wait_for_function(
+            "() => document.querySelector('#mv-large .hc-canvas').getBoundingClientRect().right"
+            " <= document.documentElement.clientWidth"
+        )
+        page.evaluate("() => window.scrollTo(0, 0)")
+        assert not page.evaluate(HEAD_IN_VIEW, cell)
+        page.locator("#s-pointer-go").focus()
+        page.keyboard.press("Enter")
+        assert page.evaluate(HEAD_IN_VIEW, cell)
+        assert page.evaluate("s => document.activeElement === document.querySelector(s)", cell)
+        page.screenshot(path=str(ARTIFACTS / f"show-head-{width}.png"))

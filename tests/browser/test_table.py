@@ -5,8 +5,12 @@ from __future__ import annotations
 import contextlib
 
 from tests.browser.helpers import (
+    AXE,
+    answered,
     assert_close,
+    axe_serious,
     cell,
+    checks,
     edit_cell,
     open_app,
     plot_layout,
@@ -19,6 +23,7 @@ from tests.browser.helpers import (
     vector_points,
     wait_for_trace,
 )
+from tests.browser.test_learn import READY
 
 TSV = (
     "token\ttech\tfruit\tgrammar\tcolour\n"
@@ -230,8 +235,9 @@ def test_typing_is_debounced_and_a_stale_answer_never_wins(page, live_server):
 
 def test_a_click_into_a_cell_selects_it_so_typing_replaces_it(page, live_server, api):
     """Issue 41: clicking the middle of a cell holding 0 and typing 1 gave 10 (the caret landed
-    before the right-aligned digit). A click that enters a cell selects its text, as the
-    keyboard does; a second click edits it where it lands."""
+    before the right-aligned digit), and clicking the cell just edited (1.2) and typing 1.5
+    gave "1.51.2". A click on a cell whose text is not all selected selects it, as the keyboard does,
+    so typing replaces it; a click on a cell all selected edits it where the caret lands."""
     for width in (1280, 480):
         page.set_viewport_size({"width": width, "height": 800})
         open_app(page, live_server + "/")
@@ -255,11 +261,94 @@ def test_a_click_into_a_cell_selects_it_so_typing_replaces_it(page, live_server,
             trace_by_uid(page, "weights-plot", "weights")["z"], trace["attentions"][0][0], tol=0
         )
         screenshot(page, f"table-click-types-{width}.png")
-        # A second click, on the cell in focus, puts the caret where it lands: typing inserts.
+        # Clicked again, the cell in focus with the caret after the 1 just typed: all of it
+        # selected again, and what is typed is what the cell holds.
         box = target.bounding_box()
+        end = (box["x"] + box["width"] - 3, box["y"] + box["height"] / 2)
         before = traces_drawn(page)
-        page.mouse.click(box["x"] + box["width"] - 3, box["y"] + box["height"] / 2)
-        assert target.evaluate("e => e.selectionStart === e.selectionEnd")
+        page.mouse.click(*end)
+        assert target.evaluate("e => [e.selectionStart, e.selectionEnd]") == [0, len("1")]
+        page.keyboard.type("1.5")
+        wait_for_trace(page, before)
+        assert target.input_value() == "1.5"
+        # Twice more: the first selects it all, the second (on the cell all selected) puts the
+        # caret where it lands, at the end: typing inserts.
+        page.mouse.click(*end)
+        assert target.evaluate("e => [e.selectionStart, e.selectionEnd]") == [0, len("1.5")]
+        before = traces_drawn(page)
+        page.mouse.click(*end)
+        assert target.evaluate("e => [e.selectionStart, e.selectionEnd]") == [3, 3]
         page.keyboard.type("5")
         wait_for_trace(page, before)
-        assert target.input_value() == "15"
+        assert target.input_value() == "1.55"
+        # Tab into the table (Shift+Tab from the button after it): the cell reached is all
+        # selected, as a cell reached by an arrow key is.
+        page.locator("#add-token").focus()
+        page.keyboard.press("Shift+Tab")
+        assert target.evaluate(
+            "e => document.activeElement === e && e.selectionStart === 0"
+            " && e.selectionEnd === e.value.length"
+        )
+        page.keyboard.press("ArrowLeft")
+        assert page.evaluate(
+            "() => { const e = document.activeElement; return e.dataset.kind !== undefined"
+            " && e.selectionStart === 0 && e.selectionEnd === e.value.length && e.value !== '' }"
+        )
+
+
+def test_a_cell_that_is_not_a_number_is_named_and_learn_waits_for_it(page, live_server, api):
+    """Issue 41: on Learn's step 2 a cell holding 1.51.2 only turned pink, and the tasks went
+    on showing the answer for the last good table as if it were this one's. The cell is marked
+    invalid and described by a note under the table naming it and the rule; the step's tasks
+    say the table has a cell that is not a number, no answer shown; fixed, all is as before."""
+    page.add_init_script(path=str(AXE))
+    step = next(s for s in api.get("/api/learn").json()["steps"] if s["n"] == 2)
+    assert step["lab"] == "toy"
+    page.goto(live_server + "/")
+    wait_for_trace(page, 0)
+    page.goto(f"{live_server}/#learn/2")
+    page.wait_for_function(READY, arg=[step["id"], traces_drawn(page), checks(page), True])
+    target = cell(page, 1, 1)
+    table = table_values(page)
+    name = f"{table['tokens'][1]}, {table['axes'][1]}"
+    task = step["tasks"][0]["id"]
+    says = page.locator(f'#learn-guide .learn-task[data-task="{task}"] [data-role="says"]')
+    problem = page.locator('#learn-guide [data-role="problem"]')
+    note = page.locator("#embeddings-problem")
+    answered(page, lambda: target.fill("1.2"))  # a good table, answered
+    assert says.text_content().strip() and problem.is_hidden() and note.is_hidden()
+    assert target.get_attribute("aria-invalid") is None
+
+    answered(page, lambda: target.fill("1.51.2"))
+    assert note.is_visible()
+    assert note.text_content() == f"{name}: 1.51.2 is not a number"
+    assert target.get_attribute("aria-invalid") == "true"
+    assert target.get_attribute("aria-describedby") == "embeddings-problem"
+    assert problem.is_visible()
+    assert problem.text_content() == (
+        f'The table has a cell that is not a number ({name}: "1.51.2" is not a number): '
+        "fix it to check the tasks again."
+    )
+    assert not says.text_content().strip()  # the last good table's answer is not shown
+    assert page.locator('[data-role="verdict"]').is_hidden()
+    assert axe_serious(page) == []
+    target.scroll_into_view_if_needed()
+    screenshot(page, "table-not-a-number-1280.png")
+    page.set_viewport_size({"width": 480, "height": 900})
+    assert axe_serious(page) == []
+    screenshot(page, "table-not-a-number-480.png")
+    page.set_viewport_size({"width": 1280, "height": 800})
+
+    # Another cell too: the note names the one edited and counts the other.
+    answered(page, lambda: cell(page, 0, 0).fill(""))
+    first = f"{table['tokens'][0]}, {table['axes'][0]}"
+    assert note.text_content() == f"{first}: empty, not a number (and 1 more cell not a number)"
+    answered(page, lambda: cell(page, 0, 0).fill("0"))
+    assert note.text_content() == f"{name}: 1.51.2 is not a number"
+    assert cell(page, 0, 0).get_attribute("aria-invalid") is None
+
+    answered(page, lambda: target.fill("1.5"))
+    assert note.is_hidden() and problem.is_hidden()
+    assert target.get_attribute("aria-invalid") is None
+    assert target.get_attribute("aria-describedby") is None
+    assert says.text_content().strip()  # answered again, for this table

@@ -409,6 +409,10 @@ export function createLearn(hooks) {
       const state = hooks.toyState();
       if (!state) return { wait: "" };
       const bad = toyProblem(state, hooks.limits);
+      // Not this table's answers (the last good table's) but what to fix, checked again then.
+      const cell = bad?.startsWith("embeddings: ") ? bad.slice("embeddings: ".length) : null;
+      if (cell)
+        return { wait: `The table has a cell that is not a number (${cell}): fix it to check the tasks again.` };
       if (bad) return { wait: `The table cannot be checked until it is fixed: ${bad}.` };
       const body = toyCheckBody(state, hooks.defaults);
       return { key: JSON.stringify(body), body };

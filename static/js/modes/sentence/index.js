@@ -238,7 +238,26 @@ export function createSentence(hooks, { openParts = undefined, models = null, vi
     const meta = app.first?.meta;
     const query = meta && meta.text === example.text ? tokenIndex(meta.tokens, example.query) : -1;
     if (query >= 0) app.s.query = query;
-    chooseHead(example.layer, example.head, query >= 0 ? ["query"] : []);
+    chooseHead(example.layer, example.head, query >= 0 ? ["query"] : [], { focus: false });
+    headIntoView(example.layer, example.head);
+  }
+
+  /**
+   * The model view scrolled to the window's top (the head's cell and its large heatmap in sight;
+   * where its grid is taller than the window, the cell to the middle), smoothly unless the reader
+   * asks for less motion, and the focus on the head's cell: a keyboard lands where it looks.
+   * @param {number} layer @param {number} head
+   */
+  function headIntoView(layer, head) {
+    const card = byId("model-view-card");
+    const cell = /** @type {HTMLElement | null} */ (
+      byId("mv-grid").querySelector(`button.mv-cell[data-layer="${layer}"][data-head="${head}"]`)
+    );
+    const behavior = matchMedia("(prefers-reduced-motion: reduce)").matches ? "auto" : "smooth";
+    const fits = !cell || cell.getBoundingClientRect().bottom - card.getBoundingClientRect().top <= innerHeight;
+    (fits ? card : /** @type {HTMLElement} */ (cell)).scrollIntoView({ behavior, block: fits ? "start" : "center" });
+    if (!cell) card.tabIndex = -1; // no grid drawn yet: the card itself
+    (cell ?? card).focus({ preventScroll: true });
   }
 
   /**

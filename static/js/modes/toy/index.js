@@ -31,7 +31,7 @@ const HEAD = "attentions,scores";
 /**
  * @param {{setError: (m: string | null) => void, setStatus: (t: string) => void,
  *   setPending: (p: boolean) => void, traceDrawn: () => void, viewsDrawn: () => void,
- *   changed: () => void,
+ *   changed: () => void, unchecked?: () => void,
  *   limits: import("../../core/types.js").Limits, defaults: import("../../core/types.js").ToyConfig,
  *   presets: any[]}} hooks
  * @param {{openParts?: (body: object) => import("../sentence/parts.js").Parts, fixed?: boolean,
@@ -183,6 +183,7 @@ export function createToy(hooks, { openParts = (body) => new TraceParts(body), f
     onNotice: (text) => {
       app.saying.push(importing ? `${importing}: ${text}` : text);
     },
+    note: byId("embeddings-problem"),
   });
   let importing = ""; // the name of the file being imported, said with what it did
 
@@ -262,6 +263,7 @@ export function createToy(hooks, { openParts = (body) => new TraceParts(body), f
       hooks.setError(bad);
       client.idle();
       setStatus("not updated");
+      hooks.unchecked?.(); // no trace to draw: Learn says the table is to be fixed
       return;
     }
     const { layer, head } = s.view;

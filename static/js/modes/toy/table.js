@@ -5,8 +5,10 @@
 // stop). Inside it the arrow keys move between cells, Home and End to a row's ends (with Ctrl
 // the grid's first and last cell); a cell reached by them has its text selected, so typing
 // replaces it, as in a spreadsheet. Enter or F2 edits the cell (the arrows then move the caret),
-// Escape or F2 leaves editing, and Enter while editing moves down a row. A click that enters a
-// cell selects its text as the keyboard does; a second click edits it at the caret.
+// Escape or F2 leaves editing, and Enter while editing moves down a row. A click on a cell whose
+// text is not all selected selects it all, as the keyboard does; a click on a cell all selected
+// edits it at the caret. A value that is not a number is marked (aria-invalid) and described by
+// the note under the table, which names its cell.
 // With `readOnly` (a saved file's record of what was traced) the cells are read, never edited.
 
 import { el } from "../../core/dom.js";
@@ -52,11 +54,35 @@ export function gridMove(cells, r, c, key, ctrl) {
 }
 
 /**
- * createTable(table, {getState, getLimits, onEdit, onNotice}). onEdit({structural}) is called
- * after the state changed; structural edits (rows or columns added or removed) re-render.
- * lock(): from then on a record, read only (readOnly cells, no remove buttons).
+ * The note on the values that are not numbers: the cell at (r, c) named, its text and the rule,
+ * and how many more there are; null when every value is a number.
+ * @param {{tokens: string[], axes: string[], embeddings: (number | string)[][]}} state
+ * @param {{r: number, c: number} | null} [at] the cell to name first, when it is one of them
  */
-export function createTable(table, { getState, getLimits, onEdit, onNotice }) {
+export function valueProblem({ tokens, axes, embeddings }, at = null) {
+  /** @type {{r: number, c: number}[]} */
+  const bad = [];
+  embeddings.forEach((row, r) => row.forEach((v, c) => typeof v !== "number" && bad.push({ r, c })));
+  if (!bad.length) return null;
+  const { r, c } = (at && bad.find((b) => b.r === at.r && b.c === at.c)) ?? bad[0];
+  const text = String(embeddings[r][c]).trim();
+  const name = `${tokens[r] || `token ${r + 1}`}, ${axes[c] || `dimension ${c + 1}`}`;
+  const more = bad.length - 1;
+  return (
+    `${name}: ${text ? `${text} is not a number` : "empty, not a number"}` +
+    (more ? ` (and ${more} more ${more === 1 ? "cell" : "cells"} not a number)` : "")
+  );
+}
+
+/**
+ * createTable(table, {getState, getLimits, onEdit, onNotice, note}). onEdit({structural}) is
+ * called after the state changed; structural edits (rows or columns added or removed)
+ * re-render. note: where the values that are not numbers are named (valueProblem), hidden while
+ * there are none. lock(): from then on a record, read only (readOnly cells, no remove buttons).
+ * @param {any} table
+ * @param {{getState: any, getLimits: any, onEdit: any, onNotice: any, note?: HTMLElement | null}} options
+ */
+export function createTable(table, { getState, getLimits, onEdit, onNotice, note = null }) {
   table.setAttribute("role", "grid");
   let readOnly = false;
   /** The grid's Tab stop (row, column), kept over a re-render. */
@@ -172,10 +198,32 @@ export function createTable(table, { getState, getLimits, onEdit, onNotice }) {
       body.append(row);
     });
     table.replaceChildren(head, body);
+    showProblem();
     if (readOnly) lockCells();
     const e = restoreStop();
     // A removed row or column took the focus with it: it goes to the cell now in its place.
     if (focused && e && !table.contains(document.activeElement)) e.focus();
+  }
+
+  /**
+   * Mark the values that are not numbers (aria-invalid, described by the note) and say in the
+   * note which (the cell `at` first, when it is one); the note hidden when there are none.
+   * @param {HTMLInputElement | null} [at]
+   */
+  function showProblem(at = null) {
+    const state = getState();
+    for (const e of /** @type {NodeListOf<HTMLInputElement>} */ (table.querySelectorAll('input[data-kind="value"]'))) {
+      const bad = typeof state.embeddings[Number(e.dataset.r)]?.[Number(e.dataset.c)] !== "number";
+      e.classList.toggle("invalid", bad);
+      if (bad) e.setAttribute("aria-invalid", "true");
+      else e.removeAttribute("aria-invalid");
+      if (bad && note?.id) e.setAttribute("aria-describedby", note.id);
+      else e.removeAttribute("aria-describedby");
+    }
+    if (!note) return;
+    const said = valueProblem(state, at ? { r: +(at.dataset.r ?? -1), c: +(at.dataset.c ?? -1) } : null);
+    note.textContent = said ?? "";
+    note.hidden = !said;
   }
 
   /** The cells of a record: read only, no remove buttons. */
@@ -218,7 +266,7 @@ export function createTable(table, { getState, getLimits, onEdit, onNotice }) {
     if (kind === "value") {
       const v = parseNumber(t.value);
       s.embeddings[+t.dataset.r][+t.dataset.c] = v ?? t.value;
-      t.classList.toggle("invalid", v === null);
+      showProblem(t);
     } else if (kind === "label") {
       s.tokens[+t.dataset.r] = t.value;
     } else if (kind === "axis") {
@@ -267,29 +315,37 @@ export function createTable(table, { getState, getLimits, onEdit, onNotice }) {
     t.setSelectionRange(t.value.length, t.value.length);
   }
 
-  table.addEventListener("focusin", (event) => {
-    const t = /** @type {HTMLElement} */ (event.target);
-    if (t.matches("input, button")) rove(t);
-  });
-  table.addEventListener("focusout", (event) => {
-    if (!table.contains(/** @type {Node | null} */ (event.relatedTarget))) editing = false;
-  });
-  // A click that enters a cell selects its text, as the keyboard does, so typing replaces it (a
-  // click lands the caret before a right-aligned "0", and typing 1 gave "10"); a click on the
-  // cell already in focus edits it, the caret where it landed, as in any text box.
-  /** @type {HTMLInputElement | null} */
+  // A click on a cell whose text is not all selected selects it all, as the keyboard does, so
+  // typing replaces it: a click landed the caret before a right-aligned "0" (typing 1 gave "10"),
+  // or after the text just typed in the cell in focus (typing 1.5 gave "1.51.2"). A click on a
+  // cell all selected edits it, the caret where it lands, as in a spreadsheet.
+  /** The cell a click is selecting (its pointer went down on it). @type {HTMLInputElement | null} */
   let entered = null;
+  /** @param {HTMLInputElement} t */
+  const allSelected = (t) =>
+    t === document.activeElement && t.selectionStart === 0 && t.selectionEnd === t.value.length;
   table.addEventListener("pointerdown", (event) => {
     const t = /** @type {HTMLElement} */ (event.target);
     if (!(t instanceof HTMLInputElement)) return;
-    entered = t === document.activeElement ? null : t;
+    entered = allSelected(t) ? null : t;
     editing = !entered && !readOnly;
   });
   table.addEventListener("click", (event) => {
     const t = event.target;
     if (t !== entered || !(t instanceof HTMLInputElement)) return;
     entered = null;
-    t.select(); // after the browser put the caret where the pointer went up
+    // After the browser put the caret where the pointer went up (a drag's selection stays).
+    if (t.selectionStart === t.selectionEnd) t.select();
+  });
+  table.addEventListener("focusin", (event) => {
+    const t = /** @type {HTMLElement} */ (event.target);
+    if (t.matches("input, button")) rove(t);
+    // Focus by Tab (or moved here by the page) selects the text too; a click's is selected above.
+    if (t instanceof HTMLInputElement && t !== entered) t.select();
+  });
+  table.addEventListener("focusout", (event) => {
+    if (event.target === entered) entered = null; // its click never came (dragged away)
+    if (!table.contains(/** @type {Node | null} */ (event.relatedTarget))) editing = false;
   });
 
   table.addEventListener("keydown", (event) => {
