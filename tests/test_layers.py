@@ -21,6 +21,7 @@ LAYERS: list[tuple[str, ...]] = [
         "attnviz.limits",
         "attnviz.glossary",
         "attnviz.errors",
+        "attnviz.numbers",
         "attnviz.wire",
     ),
     ("attnviz.engine",),

@@ -19,15 +19,14 @@ from __future__ import annotations
 
 import csv
 import io
-import math
 from collections.abc import Sequence
-from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from attnviz.errors import TraceError
+from attnviz.numbers import js_number
 
 if TYPE_CHECKING:
     from attnviz.python.data import TraceData
@@ -50,34 +49,6 @@ class _Number:
 
     def __str__(self) -> str:
         return self.text
-
-
-def js_number(shortest: str) -> str:
-    """A number's shortest round-trip digits (``repr`` of a float, ``str`` of a numpy float32)
-    spelled as ECMAScript's ``Number::toString`` spells them: ``1e-07`` -> ``1e-7``, ``1e+16``
-    -> ``10000000000000000``, ``-0.0`` -> ``0``."""
-    value = float(shortest)
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "Infinity" if value > 0 else "-Infinity"
-    if value == 0:
-        return "0"
-    sign, digits, exponent = Decimal(shortest).normalize().as_tuple()
-    assert isinstance(exponent, int)
-    s = "".join(map(str, digits))
-    k = len(s)
-    n = exponent + k  # value = 0.s x 10^n
-    if k <= n <= 21:
-        body = s + "0" * (n - k)
-    elif 0 < n <= 21:
-        body = f"{s[:n]}.{s[n:]}"
-    elif -6 < n <= 0:
-        body = f"0.{'0' * -n}{s}"
-    else:
-        e = n - 1
-        body = (s if k == 1 else f"{s[0]}.{s[1:]}") + f"e{'+' if e >= 0 else '-'}{abs(e)}"
-    return ("-" if sign else "") + body
 
 
 def exact_texts(values: np.ndarray) -> list[str]:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import torch
 
 from attnviz.errors import TraceError
+from attnviz.numbers import readable
 from attnviz.presets import SHOWCASE
 from attnviz.pretrained.folder import REMOTE_BACKENDS
 from attnviz.pretrained.registry import ModelRegistry
@@ -102,26 +103,26 @@ def note(
     if best.margin < SINGLES_OUT:
         return (
             f"No head of {model} singles out {k} for {q} here. The closest, {where}, gives it "
-            f"{best.weight:.2f} of {q}'s attention, and {best.column:.2f} of each other token's "
-            "on average."
+            f"{readable(best.weight)} of {q}'s attention, and {readable(best.column)} of each "
+            "other token's on average."
         )
     said = (
-        f"Look at {where}: there {q} gives {best.weight:.2f} of its attention to {k}, while "
-        f"the other tokens give {k} {best.column:.2f} on average. Of {model}'s {heads} heads, "
-        f"this one singles out {k} for {q} the most. Read the row of {q}."
+        f"Look at {where}: there {q} gives {readable(best.weight)} of its attention to {k}, while "
+        f"the other tokens give {k} {readable(best.column)} on average. Of {model}'s {heads} "
+        f"heads, this one singles out {k} for {q} the most. Read the row of {q}."
     )
     if previous is not None and previous >= PREVIOUS_TOKEN:
         said += (
-            f" It is a previous-token head: each token gives the one before it {previous:.2f} "
-            f"of its attention on average, and {k} is just before {q}. It links them by "
-            "position, whatever the words."
+            " It is a previous-token head: each token gives the one before it "
+            f"{readable(previous)} of its attention on average, and {k} is just before {q}. It "
+            "links them by position, whatever the words."
         )
     most = max(ranked, key=lambda m: m.weight)
     if most != best and most.weight > best.weight:
         said += (
-            f" (Layer {most.layer + 1}, head {most.head + 1} gives {k} more, {most.weight:.2f}, "
-            f"but it gives {k} {most.column:.2f} from every token on average: a column, not a "
-            f"link from {q}.)"
+            f" (Layer {most.layer + 1}, head {most.head + 1} gives {k} more, "
+            f"{readable(most.weight)}, but it gives {k} {readable(most.column)} from every token "
+            f"on average: a column, not a link from {q}.)"
         )
     return said
 

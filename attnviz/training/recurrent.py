@@ -35,6 +35,7 @@ from torch import nn
 
 from attnviz.engine import Transformer
 from attnviz.engine.init import standard_weights, trainable
+from attnviz.numbers import readable
 from attnviz.training import measures
 from attnviz.training.ablations import POS_TASK
 from attnviz.training.claims import Claim, Outcome
@@ -594,7 +595,7 @@ def _versus(x: float) -> str:
 
 
 def _ms(x: float) -> str:
-    return f"{1000 * x:.0f} ms" if x >= 0.01 else f"{1000 * x:.1f} ms"
+    return f"{readable(1000 * x)} ms"
 
 
 def shows(comparison: Comparison) -> str:
@@ -648,10 +649,10 @@ def shows(comparison: Comparison) -> str:
             f"{m.name} {_ms(m.step_seconds[0])} and {_ms(m.step_seconds[-1])}" for m in c.models
         )
         + f". From {Lk} to {Ln} tokens the LSTM's and the GRU's time grew as the length to the "
-        f"power {k['lstm']:.1f} and {k['gru']:.1f}, about in proportion: they take one step "
-        f"per token, each waiting for the one before, on any hardware. The transformer's grew "
-        f"as the power {k['transformer']:.1f}, about with the square: attention compares every "
-        f"pair of tokens. {cost} But those comparisons do not wait for one another: a GPU makes "
-        f"them all at once, where one CPU thread makes them one after another."
+        f"power {readable(k['lstm'])} and {readable(k['gru'])}, about in proportion: they take one "
+        "step per token, each waiting for the one before, on any hardware. The transformer's grew "
+        f"as the power {readable(k['transformer'])}, about with the square: attention compares "
+        f"every pair of tokens. {cost} But those comparisons do not wait for one another: a GPU "
+        "makes them all at once, where one CPU thread makes them one after another."
     )
     return " ".join(said)

@@ -14,7 +14,7 @@ import re
 
 from tests.browser.helpers import MODEL, open_app, open_sentence, shoot, view_change
 from tests.browser.test_train import open_train, small_form, train_and_wait
-from tests.support.oracles import readable_count
+from tests.support.oracles import readable, readable_count
 
 # Everything the page gives a reader now: each visible text node (a closed "Show the numbers"
 # is not visible), every title, aria-label and alt, and every live region's text.
@@ -197,4 +197,18 @@ def test_train_mode_reads_rounded_counts(page, live_server, api):
     assert f"{params:,}" not in figures
     reader.read("trained")
     reader.check()
+    # Issue 41: the gradient norms' caption ("layer 1 1.06 → 1.02") and the trained models'
+    # card ("held-out 2.73", the best head's score) say their numbers to 3 significant digits,
+    # as readable() rounds the API's numbers.
+    grads = page.locator("#t-grads-card .plot-summary").text_content()
+    assert "→" in grads, grads
+    models = page.locator("#t-models-card").text_content()
+    v = run["variants"][0]
+    first, last = v["history"]["grad_norms"][0], v["history"]["grad_norms"][-1]
+    assert f"layer 1 {readable(first[0])} → {readable(last[0])}" in grads, grads
+    assert f"held-out {readable(v['checkpoints'][-1]['heldout'])}" in models, models
+    for text in (grads, models):
+        assert not [n for n in DECIMAL.findall(text) if significant(*n) > 3], text
     shoot(page, "train-counts", "#t-models-card")
+    page.locator("#t-grads-card").scroll_into_view_if_needed()
+    shoot(page, "train-grads", "#t-grads-card")

@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from attnviz.app import create_app
+from attnviz.numbers import readable
 from attnviz.settings import Settings
 
 Edit = Callable[[dict], None]
@@ -71,23 +72,23 @@ def test_apple_to_banana(client, starts):
     w = weights(x)
     t = check(client, starts, "dot-products")["apple-to-banana"]
     assert not t["done"]
-    assert f"{w[APPLE, APPLE]:.3f}" in t["says"] and f"{w[APPLE, BANANA]:.3f}" in t["says"]
+    assert readable(w[APPLE, APPLE]) in t["says"] and readable(w[APPLE, BANANA]) in t["says"]
     x[BANANA] = [0, 1.5, 0]
     w = weights(x)
     t = check(client, starts, "dot-products", row(BANANA, [0, 1.5, 0]))["apple-to-banana"]
     assert t["done"], t["says"]
-    assert f"{w[APPLE, BANANA]:.3f} of its attention to banana" in t["says"]
-    assert f"{w[APPLE, APPLE]:.3f} to itself" in t["says"]
+    assert f"{readable(w[APPLE, BANANA])} of its attention to banana" in t["says"]
+    assert f"{readable(w[APPLE, APPLE])} to itself" in t["says"]
 
 
 def test_unscaled_one_hot(client, starts):
     x = np.array(starts["scaling"]["embeddings"])
     t = check(client, starts, "scaling")["unscaled-one-hot"]
     assert not t["done"] and "Scaling is on" in t["says"]
-    assert f"{weights(x).max():.3f}" in t["says"] and weights(x).max() < 0.5
+    assert readable(weights(x).max()) in t["says"] and weights(x).max() < 0.5
     t = check(client, starts, "scaling", config(scale=False))["unscaled-one-hot"]
     assert t["done"], t["says"]
-    assert f"{weights(x, scale=False).max():.3f} of its attention" in t["says"]
+    assert f"{readable(weights(x, scale=False).max())} of its attention" in t["says"]
     # Unscaled but small: not one-hot, and it says so.
     t = check(client, starts, "scaling", lambda s: (
         s["config"].update(scale=False),
@@ -101,12 +102,12 @@ def test_apple_fruit(client, starts):
     t = check(client, starts, "worked-example")["apple-fruit"]
     assert not t["done"]
     after = weights(x) @ x
-    assert f"fruit {after[APPLE, 1]:.2f}" in t["says"] and "0.42" in t["says"]
+    assert f"fruit {readable(after[APPLE, 1])}" in t["says"] and "0.42" in t["says"]
     x[BANANA] = [0, 1.2, 0]
     after = weights(x) @ x
     t = check(client, starts, "worked-example", row(BANANA, [0, 1.2, 0]))["apple-fruit"]
     assert t["done"], t["says"]
-    assert f"fruit {after[APPLE, 1]:.2f}" in t["says"] and after[APPLE, 1] >= 0.5
+    assert f"fruit {readable(after[APPLE, 1])}" in t["says"] and after[APPLE, 1] >= 0.5
     # Moving apple itself is not the task.
     t = check(client, starts, "worked-example", row(APPLE, [0, 1.5, 0]))["apple-fruit"]
     assert not t["done"] and "put it back" in t["says"]
@@ -122,10 +123,10 @@ def test_first_uniform_layer(client, starts):
     first = next(i for i, d in enumerate(devs) if d <= 0.01)
     assert first == 1  # layer 2: sooner than the article's "about the fifth"
     t = check(client, starts, "collapse")["first-uniform-layer"]
-    assert not t["done"] and f"{devs[0]:.3f} from 0.20" in t["says"]
+    assert not t["done"] and f"{readable(devs[0])} from 0.2" in t["says"]
     t = check(client, starts, "collapse", layer=first)["first-uniform-layer"]
     assert t["done"], t["says"]
-    assert f"layer {first + 1} every weight is within {devs[first]:.4f} of 0.20" in t["says"]
+    assert f"layer {first + 1} every weight is within {readable(devs[first])} of 0.2" in t["says"]
     t = check(client, starts, "collapse", layer=3)["first-uniform-layer"]
     assert not t["done"] and "earlier layer already is" in t["says"]
 
@@ -134,14 +135,14 @@ def test_quiet_values_and_determiner_finds_a(client, starts):
     tasks = check(client, starts, "qkv")
     assert not tasks["quiet-values"]["done"] and not tasks["determiner-finds-a"]["done"]
     assert "grammar 0.21" in tasks["quiet-values"]["says"]
-    assert "An gives 0.20 of its attention to a" in tasks["determiner-finds-a"]["says"]
+    assert "An gives 0.2 of its attention to a" in tasks["determiner-finds-a"]["says"]
 
     def quiet(state: dict) -> None:
         state["config"]["weights"]["v"][2] = [0, 0, 0]  # the grammar row
 
     tasks = check(client, starts, "qkv", quiet)
     assert tasks["quiet-values"]["done"], tasks["quiet-values"]["says"]
-    assert "grammar 0.000 and fruit 0.60" in tasks["quiet-values"]["says"]
+    assert "grammar 0 and fruit 0.596" in tasks["quiet-values"]["says"]
     assert not tasks["determiner-finds-a"]["done"]
 
     def find(state: dict) -> None:
@@ -154,7 +155,7 @@ def test_quiet_values_and_determiner_finds_a(client, starts):
     tasks = check(client, starts, "qkv", find)
     assert tasks["determiner-finds-a"]["done"], tasks["determiner-finds-a"]["says"]
     assert (
-        f"{w[3]:.2f} of its attention to a (score {s[3]:.2f})"
+        f"{readable(w[3])} of its attention to a (score {readable(s[3])})"
         in (tasks["determiner-finds-a"]["says"])
     )
     assert not tasks["quiet-values"]["done"]
@@ -174,7 +175,7 @@ def test_street_head(client, starts):
 
 def test_the_rows_differ(client, starts):
     t = check(client, starts, "positions")["the-rows-differ"]
-    assert not t["done"] and "0.0000 apart" in t["says"]
+    assert not t["done"] and "0 apart" in t["says"]
     t = check(client, starts, "positions", config(positional="rope"))["the-rows-differ"]
     assert not t["done"] and "RoPE rotates only the queries and keys" in t["says"]
     t = check(client, starts, "positions", config(positional="sinusoidal"))["the-rows-differ"]
@@ -193,7 +194,7 @@ def test_the_rows_differ(client, starts):
 
 def test_apart_after_depth(client, starts):
     t = check(client, starts, "residual-norm")["apart-after-depth"]
-    assert not t["done"] and "0.70, 0.06, 0.00, 0.00, 0.00, 0.00" in t["says"]
+    assert not t["done"] and "through layer 5: 0.7, 0.0587, 0.00054, " in t["says"]
     t = check(client, starts, "residual-norm", config(residual=True))["apart-after-depth"]
     assert not t["done"] and "Add a norm" in t["says"]
     t = check(client, starts, "residual-norm", config(norm="pre"))["apart-after-depth"]
@@ -214,7 +215,7 @@ def test_ffn_on(client, starts):
     t = check(client, starts, "ffn-block", config(ffn=True))["ffn-on"]
     assert t["done"], t["says"]
     # An and a enter as one row: the feed-forward, within each position, keeps them one.
-    assert '"An" and "a", the same row going in, still come out 0.000 apart' in t["says"]
+    assert '"An" and "a", the same row going in, still come out 0 apart' in t["says"]
 
 
 def test_a_renamed_token_is_named_in_the_answer(client, starts):

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import math
 import struct
-from decimal import ROUND_HALF_UP, Decimal, localcontext
+from decimal import ROUND_HALF_UP, Decimal
+
+from attnviz import numbers
 
 
 def f32(x):
@@ -16,49 +18,13 @@ def f32(x):
 
 
 def js_number(x: float) -> str:
-    """JavaScript's String(x) of a finite float: the shortest digits that give x back (as
-    Python's repr), laid out as JavaScript does ("1e+21", "1.23e-7", "0.000123", "1235")."""
-    if x == 0:
-        return "0"
-    sign, digits, exp = Decimal(repr(abs(x))).normalize().as_tuple()
-    s = "".join(map(str, digits))
-    n = len(s) + exp  # the decimal point's place: x = 0.s * 10**n
-    if len(s) <= n <= 21:
-        out = s + "0" * (n - len(s))
-    elif 0 < n <= 21:
-        out = f"{s[:n]}.{s[n:]}"
-    elif -6 < n <= 0:
-        out = "0." + "0" * -n + s
-    else:
-        e = n - 1
-        out = (s[0] + ("." + s[1:] if len(s) > 1 else "")) + f"e{'+' if e >= 0 else '-'}{abs(e)}"
-    return ("-" if x < 0 else "") + out
+    """JavaScript's String(x) of a float (attnviz.numbers.js_number of its shortest digits)."""
+    return numbers.js_number(repr(float(x)))
 
 
-def readable(v, dtype: str = "F64") -> str:
-    """numbers.js readable(v, dtype): a number as the page writes it in text, a tooltip or a
-    live region: 3 significant digits, halves away from zero (as toPrecision rounds the
-    number's exact binary value), 1000 and more to a whole number, never "-0"; None (a masked
-    score in JSON) and -inf read "masked". v: the API's JSON number (for "F32", the shortest
-    digits of the float32, as the page first spells it)."""
-    if v is None or v == -math.inf:
-        return "masked"
-    if math.isnan(v):
-        return "NaN"
-    if math.isinf(v):
-        return "Infinity"
-    x = float(v)
-    if dtype == "F32" and x != 0:
-        f = f32(x)
-        x = next(
-            float(f"{f:.{p}g}") for p in range(1, 10) if p == 9 or f32(float(f"{f:.{p}g}")) == f
-        )
-    if x == 0:
-        return "0"
-    d = Decimal(x)  # the float's exact value
-    with localcontext(prec=400):
-        step = Decimal(1) if abs(x) >= 1000 else Decimal(1).scaleb(d.adjusted() - 2)
-        return js_number(float(d.quantize(step, rounding=ROUND_HALF_UP)))
+# numbers.js readable(v, dtype), the package's own twin: what the page writes in text, a tooltip
+# or a live region (tests/test_numbers.py checks it against numbers.js over 200,000 values).
+readable = numbers.readable
 
 
 def scene_groups(points: list[list[float]], spans: list[float], near: float = 0.1):

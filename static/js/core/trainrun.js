@@ -3,7 +3,7 @@
 // snapshots of a checkpoint decoded into the model view's thumbnails (an encoder-decoder's hold
 // three attentions, AttentionKind). Pure (no DOM): the Node tests use it.
 
-import { fmt } from "./numbers.js";
+import { readable } from "./numbers.js";
 
 /** @typedef {import("./types.js").NDArray} NDArray */
 /** @typedef {import("./types.js").TrainRun} TrainRun */
@@ -107,13 +107,13 @@ export function shownSteps(run) {
 }
 
 /**
- * A variant's steps and its held-out loss at its last checkpoint: "300 steps, held-out 2.712".
+ * A variant's steps and its held-out loss at its last checkpoint: "300 steps, held-out 2.71" (readable()).
  * @param {TrainRun["variants"][number]} v
  */
 export function variantFigures(v) {
   const last = v.checkpoints[v.checkpoints.length - 1];
   const n = v.history.step.length;
-  return `${n.toLocaleString("en")} step${n === 1 ? "" : "s"}${last ? `, held-out ${fmt(last.heldout, 3)}` : ""}`;
+  return `${n.toLocaleString("en")} step${n === 1 ? "" : "s"}${last ? `, held-out ${readable(last.heldout)}` : ""}`;
 }
 
 /**

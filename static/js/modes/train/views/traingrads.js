@@ -8,7 +8,7 @@
 import { fillOptions } from "../../../core/dom.js";
 import { baseLayout, draw, headColor } from "../../../core/theme.js";
 import { EVERY } from "../../../core/trainrun.js";
-import { fmt } from "../../../core/numbers.js";
+import { readable } from "../../../core/numbers.js";
 import { plotlyOf } from "../../../core/plotly.js";
 import { describe, keyCursor } from "../../../views/access.js";
 
@@ -47,8 +47,9 @@ export function render(card, data, sel, callbacks) {
     name: name(l),
     x,
     y: h.grad_norms.filter((_, j) => keep(j)).map((g) => g[l]),
+    customdata: h.grad_norms.filter((_, j) => keep(j)).map((g) => readable(g[l])),
     line: { color: headColor(l), width: 1.4, dash: split && l < split ? "dot" : "solid" },
-    hovertemplate: `${name(l)}<br>step %{x}: %{y:.4g}<extra></extra>`,
+    hovertemplate: `${name(l)}<br>step %{x}: %{customdata}<extra></extra>`,
   }));
   const plot = /** @type {HTMLElement} */ (card.querySelector("[data-role=plot]"));
   const ys = traces.flatMap((t) => t.y).filter((y) => y > 0);
@@ -60,7 +61,7 @@ export function render(card, data, sel, callbacks) {
       ? "Gradient norms: no steps yet."
       : `Gradient norm${data.run.variants.length > 1 ? ` of ${v.label || "model"}` : ""}, step ` +
         `${h.step[0]} → ${h.step[h.step.length - 1].toLocaleString("en-US")}: ` +
-        traces.map((t, l) => `${t.name} ${fmt(first[l], 3)} → ${fmt(last[l], 3)}`).join(", ") +
+        traces.map((t, l) => `${t.name} ${readable(first[l])} → ${readable(last[l])}`).join(", ") +
         ".",
   });
   keyCursor(plot, text.live, {
@@ -70,7 +71,7 @@ export function render(card, data, sel, callbacks) {
     label:
       "Gradient norm per layer and step, line plot (log scale). Left and right arrows move " +
       "along the steps, up and down between the layers.",
-    text: (l, j) => `${traces[l].name}, step ${x[j]}: ${Number(traces[l].y[j]).toPrecision(4)}`,
+    text: (l, j) => `${traces[l].name}, step ${x[j]}: ${readable(traces[l].y[j])}`,
     show: (l, j) => plotlyOf(plot).Fx.hover(plot, [{ curveNumber: l, pointNumber: j }]),
     hide: () => plotlyOf(plot).Fx.unhover(plot),
   });
