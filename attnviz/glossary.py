@@ -331,10 +331,11 @@ GLOSSARY: tuple[Term, ...] = (
     ),
     _t(
         "pca",
-        "PCA",
-        "PCA",
-        "Principal component analysis: the few directions along which the vectors differ most, "
-        "so hundreds of dimensions can be drawn flat; PC1 is the direction of most spread.",
+        "PCA (principal components)",
+        "principal components|principal component|PCA",
+        "Principal component analysis: the few directions (principal components) along which the "
+        "vectors differ most, so that many dimensions can be drawn flat. PC1 is the direction of "
+        "most spread; “PC1 (33% var)” means it holds 33% of the vectors’ variance.",
     ),
     _t(
         "umap",
@@ -390,11 +391,19 @@ GLOSSARY: tuple[Term, ...] = (
     ),
     _t(
         "lstm",
-        "LSTM and GRU",
-        "LSTM|GRU",
-        "Recurrent networks with gates: learned switches that decide what the hidden vector keeps "
-        "and what it forgets at each step. They remember longer than a plain RNN, still one step "
-        "at a time.",
+        "LSTM",
+        "LSTM",
+        "A recurrent network with gates (long short-term memory): learned switches that decide "
+        "what its hidden vector keeps and what it forgets at each step. It remembers longer than "
+        "a plain RNN, still one step at a time.",
+    ),
+    _t(
+        "gru",
+        "GRU",
+        "GRU",
+        "A gated recurrent unit: a lighter LSTM, with two gates instead of three, that decides at "
+        "each step how much of its hidden vector to keep and how much to overwrite. It too reads "
+        "one token at a time.",
     ),
     _t(
         "one-hot",
@@ -404,12 +413,35 @@ GLOSSARY: tuple[Term, ...] = (
         "every token equally far from every other until the model learns embeddings.",
     ),
     _t(
+        "sublayer",
+        "Sublayer",
+        "sublayers|sublayer",
+        "One of the two parts of a transformer block: its attention, or its feed-forward MLP. "
+        "Each reads the token’s vector and adds its output back to it, x + F(x).",
+    ),
+    _t(
         "pre-norm",
-        "Pre-norm and post-norm",
-        "pre-norm|post-norm|Pre-norm|Post-norm",
-        "Where a block normalises its vectors: pre-norm before attention and the MLP (inside the "
-        "residual branch), post-norm after adding the branch back. Pre-norm trains deep stacks "
-        "more steadily.",
+        "Pre-norm",
+        "pre-norm|Pre-norm",
+        "A block that normalises what goes into each sublayer, x + F(LN(x)), so the residual path "
+        "itself is never rescaled. It trains deep stacks more steadily, and most current models "
+        "use it.",
+    ),
+    _t(
+        "post-norm",
+        "Post-norm",
+        "post-norm|Post-norm",
+        "A block that normalises after adding a sublayer’s output back, LN(x + F(x)), as the "
+        "original transformer did. Deep post-norm stacks often train only with a small learning "
+        "rate or a warm-up.",
+    ),
+    _t(
+        "decoder",
+        "Decoder",
+        "decoders|decoder",
+        "The part of a transformer that writes: each token sees only the tokens before it, so it "
+        "can predict the next one. In translation it also reads the encoder’s output through "
+        "cross-attention; GPT is a decoder alone.",
     ),
     _t(
         "cross-attention",
@@ -417,6 +449,30 @@ GLOSSARY: tuple[Term, ...] = (
         "cross-attention",
         "Attention whose queries come from one sequence and whose keys and values from another, "
         "as a decoder reads its encoder’s text: rows are the output’s tokens, columns the input’s.",
+    ),
+    _t(
+        "anti-diagonal",
+        "Anti-diagonal",
+        "anti-diagonal",
+        "The line of cells from a square heatmap’s top-right corner to its bottom-left: the first "
+        "query’s weight on the last key, the last query’s on the first. A head that reverses a "
+        "string attends along it.",
+    ),
+    _t(
+        "gpt",
+        "GPT",
+        "GPT-2|GPT",
+        "OpenAI’s causal language models (GPT-2 in 2019, then those behind ChatGPT): a stack of "
+        "decoder blocks, each token seeing only those before it, trained to predict the next "
+        "token.",
+    ),
+    _t(
+        "circuit",
+        "Circuit",
+        "circuits|circuit",
+        "A few heads (or MLPs) in different layers that do one job together, a later one reading "
+        "what an earlier one wrote into the residual stream: a previous-token head and an "
+        "induction head form one.",
     ),
     _t(
         "held-out",
@@ -449,12 +505,34 @@ GLOSSARY: tuple[Term, ...] = (
         "more than a single matrix.",
     ),
     _t(
+        "learning-rate",
+        "Learning rate",
+        "learning rates|learning rate",
+        "How large a step training takes on the weights at each update, as a multiple of what the "
+        "gradients ask for. Too large and the loss jumps about or never falls; too small and the "
+        "model learns slowly.",
+    ),
+    _t(
+        "l2-norm",
+        "L2 norm",
+        "L2 norm",
+        "A vector’s length: the square root of the sum of its squared numbers, as a ruler would "
+        "measure it. The L2 norm of [3, 4] is 5.",
+    ),
+    _t(
         "warm-up",
         "Warm-up",
         "warm-up|warmup|warm up",
         "Starting training with a small learning rate (the size of each step on the weights) and "
         "raising it over the first steps, so that a fresh model’s large early gradients do not "
         "throw it off. A deep post-norm stack often trains only with one; attnviz’s runs use none.",
+    ),
+    _t(
+        "d-k",
+        "d_k",
+        "d_k",
+        "The length of one head’s query and key vectors: d_model divided by the number of heads "
+        "(768 / 12 = 64 in GPT-2). The scores are divided by √d_k.",
     ),
     _t(
         "variance",

@@ -75,6 +75,7 @@ async def check(
             status.HTTP_404_NOT_FOUND,
             f"step_id: no step {step_id!r} (one of {', '.join(BY_ID)})",
         )
+    own = service.own(step, body, caller, training=training, recurrent=recurrent)
     try:
         answer = await service.check(
             step,
@@ -83,13 +84,13 @@ async def check(
             training=training,
             recurrent=recurrent,
             client=request.client.host if request.client else "",
+            yours=own,
         )
     except LearnRefused as exc:
         loc = ("body", *exc.field.split("."))
         raise RequestValidationError(
             [{"loc": loc, "msg": str(exc), "type": "value_error"}]
         ) from None
-    own = service.own(step, body, caller, training=training, recurrent=recurrent)
     await classroom.checked(caller, step, answer, own=own, state=service.fingerprint(body))
     return answer.model_copy(update={"credited": own})
 

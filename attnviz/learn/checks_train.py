@@ -18,14 +18,16 @@ from attnviz.capture.attribution import qk_attribution
 from attnviz.capture.decompose import Component, clean_run
 from attnviz.learn.path import Result
 from attnviz.learn.reading import TrainReading
+from attnviz.numbers import readable, signed
 from attnviz.schemas.recurrent import RecurrentRun
 from attnviz.schemas.train import TrainClaim
-from attnviz.training import measures
+from attnviz.training import marks, measures
+from attnviz.training.ablations import PRESETS
 from attnviz.training.tasks import Induction
 
-ALIGNED = 0.5  # step 11: a cross-attention head's weight on one (anti-)diagonal
-PREVIOUS = 0.3  # step 12: a head's mean weight on the previous token
-INDUCTIVE = 0.4  # step 12: a head's induction score
+ALIGNED = marks.ALIGNED  # step 11: a cross-attention head's weight on one (anti-)diagonal
+PREVIOUS = marks.PREVIOUS  # step 12: a head's mean weight on the previous token
+INDUCTIVE = marks.INDUCTIVE  # step 12: a head's induction score
 OWN = 0.5  # step 13: a head's mean weight on the token itself, to say it carries that token
 
 TASKS = {"reverse", "copy"}  # step 11's tasks: an encoder-decoder
@@ -45,7 +47,7 @@ def _unfinished(r: TrainReading, what: str) -> Result | None:
     if r.variant.result is not None:
         return None
     if r.state == "running":
-        return Result(False, f"Still training ({r.progress()}): {what} once it has finished.")
+        return Result(False, f"Still training: {r.progress()}; {what} once it has finished.")
     if r.state == "queued":
         return Result(False, f"Waiting for a training slot: {what} once it has trained.")
     return Result(
@@ -71,25 +73,35 @@ def cross_aligned(r: TrainReading) -> Result:
     layer, head, best = _best(scores)
     walk = "a diagonal" if r.task == "copy" else "an anti-diagonal"
     shown = float(scores[r.view.layer, r.view.head])
-    view = (
-        ""
-        if (layer, head) == (r.view.layer, r.view.head)
-        else f" (the head in view, {_head(r.view.layer, r.view.head)}, scores {shown:.2f})"
-    )
-    if best >= ALIGNED:
+    if r.view.attention != "cross":
+        # The hint's "choose cross-attention": the heads card shows another kind (or none said).
+        kind = f"its {r.view.attention} attention" if r.view.attention else "no attention kind"
+        return Result(
+            False,
+            f"The card Attention as it trains shows {kind}: choose cross-attention there, the "
+            "decoder's look at the source, then the head whose pattern walks it.",
+        )
+    if shown >= ALIGNED:
         return Result(
             True,
-            f"Cross-attention aligns: {_head(layer, head)} puts {best:.2f} of its weight on "
-            f"{walk} of the source{view}, on 64 fresh strings. Writing each letter, the "
+            f"Cross-attention aligns: {r.where()} puts {readable(shown)} of its weight on {walk} "
+            f"of the source, on {measures.MEASURE_BATCH} fresh strings. Writing each letter, the "
             "decoder looks up the source letter it needs next, walking the source "
-            f"{'forward' if r.task == 'copy' else 'backward'}. Its own self-attention is "
-            "causal: each letter it writes sees only the letters before it.",
+            f"{'forward' if r.task == 'copy' else 'backward'}. Its own self-attention is causal: "
+            "each letter it writes sees only the letters before it.",
+        )
+    if best >= ALIGNED:
+        return Result(
+            False,
+            f"{r.where()} puts {readable(shown)} of its cross-attention weight on {walk} "
+            f"({ALIGNED} would be aligned); {_head(layer, head)} puts {readable(best)}: choose it "
+            "in the card Attention as it trains.",
         )
     return Result(
         False,
-        f"The best cross-attention head, {_head(layer, head)}, puts {best:.2f} of its weight "
-        f"on {walk}{view}; {ALIGNED} would be aligned. Train longer (the task's default is 600 "
-        "steps), or with RoPE positions.",
+        f"The best cross-attention head, {_head(layer, head)}, puts {readable(best)} of its weight "
+        f"on {walk} (the head in view, {r.where()}, {readable(shown)}); {ALIGNED} would be "
+        "aligned. Train longer (the task's default is 600 steps), or with RoPE positions.",
     )
 
 
@@ -126,26 +138,28 @@ def _pick(
             f"it and press Enter): the page then says whether it is {what}.",
         )
     if got >= bound:
-        return Result(True, f"{r.where()} {does} {got:.2f}. {hint}")
+        return Result(True, f"{r.where()} {does} {readable(got)}. {hint}")
     if other is not None and (theirs := _theirs(r, other)) is not None:
-        # The head in view is the other task's: this task's head is named, never "look away".
+        # The head in view is the other task's: this task's head is named, never "look away",
+        # and never asked for: the page may count this task found earlier, and so done.
         now = (
-            f"{_head(layer, head)} scores {best:.2f}: show it for this task. Each task is done "
-            "once its head has been shown, one at a time."
+            f"this task's head is {_head(layer, head)}, which scores {readable(best)}."
             if best >= bound
-            else f"no head does it yet: the best, {_head(layer, head)}, scores {best:.2f}. "
+            else f"no head does it yet: the best, {_head(layer, head)}, scores {readable(best)}. "
             "Train longer, or with RoPE positions and two layers."
         )
-        return Result(False, f"{theirs} As {what} it scores {got:.2f} ({bound} is the mark); {now}")
+        return Result(
+            False, f"{theirs} As {what} it scores {readable(got)} ({bound} is the mark); {now}"
+        )
     if best >= bound:
         return Result(
             False,
-            f"{r.where()} scores {got:.2f} as {what} ({bound} is the mark). Look at the other "
-            f"heads: one in layer {layer + 1} scores {best:.2f}.",
+            f"{r.where()} scores {readable(got)} as {what} ({bound} is the mark). Look at the "
+            f"other heads: one in layer {layer + 1} scores {readable(best)}.",
         )
     return Result(
         False,
-        f"No head does it yet: the best, {_head(layer, head)}, scores {best:.2f} ({bound} is "
+        f"No head does it yet: the best, {_head(layer, head)}, scores {readable(best)} ({bound} is "
         "the mark). Train longer, or with RoPE positions and two layers.",
     )
 
@@ -157,17 +171,37 @@ def _theirs(r: TrainReading, other: Measured) -> str | None:
     if got < bound:
         return None
     return (
-        f"{r.where()} is {what} ({got:.2f}; {bound} is the mark), the head the step's other "
+        f"{r.where()} is {what} ({readable(got)}; {bound} is the mark), the head the step's other "
         "task asks for: keep it shown for that task."
     )
+
+
+def fresh_letters(task: Induction) -> int:
+    """The letters of each fresh string (``measures.MEASURE_BATCH`` of them, then the same
+    again) step 12's scores are measured on: not the heads card's probe."""
+    return min(measures.INDUCTION_LETTERS, task.max_len)
+
+
+def probe_letters(task: Induction) -> int:
+    """The letters of the heads card's probe (``Induction.probe``): then the same again, but
+    the last, so its induction stripe lies this many tokens less one left of the diagonal."""
+    return (len(task.probe().ids) + 1) // 2
+
+
+def measured_on(task: Induction) -> str:
+    """What step 12's scores are measured on, in words, and the card's probe when it differs."""
+    n, p = fresh_letters(task), probe_letters(task)
+    said = f"on {measures.MEASURE_BATCH} fresh strings of {n} letters, repeated"
+    return said if n == p else f"{said} (the card's probe has {p} letters, then the same again)"
 
 
 def _previous_scores(r: TrainReading) -> Measured:
     """Each head's mean weight on the token before, measured on the run's trained model."""
     result, task = r.variant.result, r.run.plan.task
     assert result is not None and isinstance(task, Induction)
-    n = min(measures.INDUCTION_LETTERS, task.max_len)
-    scores = measures.previous_token_by_head(result.model, n, task.vocab.size).double()
+    scores = measures.previous_token_by_head(
+        result.model, fresh_letters(task), task.vocab.size
+    ).double()
     return scores, PREVIOUS, "a previous-token head"
 
 
@@ -182,12 +216,11 @@ def previous_token_head(r: TrainReading) -> Result:
         return wait
     task = r.run.plan.task
     assert isinstance(task, Induction)
-    n = min(measures.INDUCTION_LETTERS, task.max_len)
     return _pick(
         r,
         _previous_scores(r),
-        f"attends to the previous token: on fresh strings of {n} letters, repeated, each token "
-        "puts on the one before it a mean weight of",
+        f"attends to the previous token: {measured_on(task)}, each token puts on the one before "
+        "it a mean weight of",
         "It copies each letter's predecessor into it, so a later head can look for \"the "
         'letter that came after this one".',
         _induction_scores(r),
@@ -197,14 +230,16 @@ def previous_token_head(r: TrainReading) -> Result:
 def induction_head(r: TrainReading) -> Result:
     if (wait := _induction_run(r)) is not None:
         return wait
+    task = r.run.plan.task
+    assert isinstance(task, Induction)
     mine = _induction_scores(r)
     # The previous-token scores run the model: only when the head in view is not this task's.
     passes = float(mine[0][r.view.layer, r.view.head]) >= INDUCTIVE or r.view.chosen is False
     return _pick(
         r,
         mine,
-        "is an induction head: from each letter of the repeat it attends to the letter after "
-        "that letter's earlier occurrence, with a mean weight of",
+        f"is an induction head: {measured_on(task)}, from each letter of the repeat it attends "
+        "to the letter after that letter's earlier occurrence with a mean weight of",
         "It reads what the previous-token head wrote there, finds its match and copies the "
         "letter that followed: that predicts the repeat.",
         None if passes else _previous_scores(r),
@@ -256,15 +291,15 @@ def induction_circuit(r: TrainReading) -> Result:
     if best < INDUCTIVE:
         return Result(
             False,
-            f"No head is an induction head yet: the best, {_head(il, ih)}, scores {best:.2f} "
+            f"No head is an induction head yet: the best, {_head(il, ih)}, scores {readable(best)} "
             f"({INDUCTIVE} is the mark). Train step 12's run longer (800 steps, the default).",
         )
     if got < INDUCTIVE:
         return Result(
             False,
-            f"{r.where()} scores {got:.2f} as an induction head ({INDUCTIVE} is the mark): "
-            f"choose {_head(il, ih)} ({best:.2f}) in the card Attention as it trains, then open "
-            f"Why this score: {_cell_hint(r, n)}.",
+            f"{r.where()} scores {readable(got)} as an induction head ({INDUCTIVE} is the mark): "
+            f"choose {_head(il, ih)} ({readable(best)}) in the card Attention as it trains, then "
+            f"open Why this score: {_cell_hint(r, n)}.",
         )
     example = (r.probe.query, r.probe.query - n + 1)  # the hint's cell, marked on the heatmap
     if v.query is None or v.key is None:
@@ -294,15 +329,15 @@ def induction_circuit(r: TrainReading) -> Result:
                        v.layer, v.head, q, k)  # fmt: skip
     keyside, queryside = a.matrix.sum(0), a.matrix.sum(1)  # (N,) each: columns', rows' sums
     top, tq = int(keyside.argmax()), int(queryside.argmax())
-    m = min(measures.INDUCTION_LETTERS, task.max_len)  # step 12's strings
+    m = fresh_letters(task)  # step 12's strings
     strings = measures.repeats(m, task.vocab.size, model.param_device)[:, :-1]  # (B, 2m - 1)
     pats = measures.patterns(model, strings)
     prev = torch.stack([measures.previous_token(p) for p in pats]).double()  # (L, nh)
     own = torch.stack([measures.at_offset(p, 0) for p in pats]).double()  # on the token itself
     says = (
-        f"Of the score {a.score:.2f} of {r.where()} from {_token(r, q)} to {_token(r, k)}, the "
-        f"key side's {_part(a.components[top])} gives {float(keyside[top]):+.2f}, the most of "
-        "any part"
+        f"Of the score {readable(a.score)} of {r.where()} from {_token(r, q)} to {_token(r, k)}, "
+        f"the key side's {_part(a.components[top])} gives {signed(float(keyside[top]))}, the most "
+        "of any part"
     )
     c = a.components[top]
     if v.layer > 0:
@@ -310,20 +345,21 @@ def induction_circuit(r: TrainReading) -> Result:
         at = next(j for j, p in enumerate(a.components) if (p.kind, p.layer, p.head) == (
             "head", pl, ph))  # fmt: skip
         theirs = (
-            f"{_head(pl, ph)} ({pbest:.2f} on the token before), gives {float(keyside[at]):+.2f}"
+            f"{_head(pl, ph)} ({readable(pbest)} on the token before), gives "
+            f"{signed(float(keyside[at]))}"
         )
         earlier = c.kind == "head" and c.layer is not None and c.layer < v.layer
         mine = float(prev[c.layer, c.head or 0]) if earlier and c.layer is not None else 0.0
         if mine >= PREVIOUS:
             says += (
-                f": it is a previous-token head (a mean weight of {mine:.2f} on the token "
+                f": it is a previous-token head (a mean weight of {readable(mine)} on the token "
                 f'before), so at {_token(r, k)} it wrote "the letter before me was '
                 f"'{r.probe.labels[k - 1]}'\""
             )
             says += "." if at == top else f"; the strongest one, {theirs} here."
         elif earlier:
             says += (
-                f": no previous-token head ({mine:.2f} on the token before); the "
+                f": no previous-token head ({readable(mine)} on the token before); the "
                 f"previous-token head, {theirs} here."
             )
         else:
@@ -331,19 +367,19 @@ def induction_circuit(r: TrainReading) -> Result:
     else:
         says += "."
     cq = a.components[tq]
-    says += f" On the query side, {_part(cq)} gives {float(queryside[tq]):+.2f}"
+    says += f" On the query side, {_part(cq)} gives {signed(float(queryside[tq]))}"
     if cq.kind == "head" and cq.layer is not None and cq.head is not None:
         weight = float(own[cq.layer, cq.head])
         if weight >= OWN:
             says += (
-                f": it attends to the letter itself ({weight:.2f} of its weight), so it carries "
-                f"'{r.probe.labels[q]}'"
+                f": it attends to the letter itself ({readable(weight)} of its weight), so it "
+                f"carries '{r.probe.labels[q]}'"
             )
     i, j = divmod(int(a.matrix.argmax()), a.matrix.shape[1])
     N = len(a.components)
     says += (
         f". The largest pair is the query side's {_part(a.components[i])} with the key side's "
-        f"{_part(a.components[j])}: {float(a.matrix[i, j]):+.2f}. The {N} × {N} pairs sum to "
+        f"{_part(a.components[j])}: {signed(float(a.matrix[i, j]))}. The {N} × {N} pairs sum to "
         "the score."
     )
     return Result(True, says)
@@ -355,7 +391,7 @@ def induction_circuit(r: TrainReading) -> Result:
 def _claims(claims: list[TrainClaim]) -> str:
     """Claims as a learner reads them: each its sentence, rounded (a run kept before claims had
     sentences: the claim in short and its value, to 3 significant digits)."""
-    return " ".join(c.says or f"{c.claim}: measured {c.value:.3g}." for c in claims)
+    return " ".join(c.says or f"{c.claim}: measured {readable(c.value)}." for c in claims)
 
 
 def claims_hold(preset: str, title: str) -> Callable[[TrainReading], Result]:
@@ -364,7 +400,9 @@ def claims_hold(preset: str, title: str) -> Callable[[TrainReading], Result]:
 
     def check(r: TrainReading) -> Result:
         if r.preset != preset:
-            now = f"the preset {r.preset}" if r.preset else f"one model of {r.task}"
+            other = PRESETS.get(r.preset) if r.preset else None  # by its title, never its id
+            now = (f"the preset {other.title!r}" if other else "another preset" if r.preset
+                   else f"one model of {r.task}")  # fmt: skip
             return Result(
                 False,
                 f"This run trains {now}. This step's question is the preset {title!r}: choose "
@@ -373,7 +411,7 @@ def claims_hold(preset: str, title: str) -> Callable[[TrainReading], Result]:
         if r.state == "running":
             return Result(
                 False,
-                f"Still training ({r.progress()}): the claims are measured on the trained "
+                f"Still training: {r.progress()}; the claims are measured on the trained "
                 "models once every variant has finished.",
             )
         if r.state == "queued":
@@ -392,7 +430,7 @@ def claims_hold(preset: str, title: str) -> Callable[[TrainReading], Result]:
         if all(c.holds for c in claims):
             return Result(
                 True,
-                f"All {len(claims)} claims hold on your run: the card Trained models lists each "
+                f"All {len(claims)} claims hold on {r.whose}: the card Trained models lists each "
                 "with its number.",
             )
         failed = [c for c in claims if not c.holds]
@@ -410,7 +448,8 @@ def claims_hold(preset: str, title: str) -> Callable[[TrainReading], Result]:
 # -- step 1 ---------------------------------------------------------------------------------------
 
 
-def recurrent_claims(r: RecurrentRun) -> Result:
+def recurrent_claims(r: RecurrentRun, yours: bool = True) -> Result:
+    """Step 1's check; ``yours``: the comparison is the caller's ("your run", else "this run")."""
     if r.state == "running":
         now = f" (now {r.doing}, {r.progress:.0%} done)" if r.doing else ""
         return Result(
@@ -429,7 +468,8 @@ def recurrent_claims(r: RecurrentRun) -> Result:
         every = "The claim holds" if len(claims) == 1 else f"All {len(claims)} claims hold"
         return Result(
             True,
-            f"{every} on your run: the card Why not an RNN? below lists each with its number.",
+            f"{every} on {'your' if yours else 'this'} run: the card Why not an RNN? below "
+            "lists each with its number.",
         )
     failed = [c for c in claims if not c.holds]
     return Result(

@@ -41,7 +41,7 @@ class Task:
     prompt: str
     hint: str
     # (what the check reads: a ToyReading, a TrainReading or a RecurrentReading) -> Result
-    check: Callable[[Any], Result]
+    check: Callable[..., Result]
     # A finding (a head of the run found and shown): done once, it stays done while the learner
     # shows another head; a state's task (a table's weights) reads "done before, not now".
     finding: bool = False

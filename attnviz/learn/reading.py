@@ -11,6 +11,7 @@ import torch
 
 from attnviz.capture import TraceTensors
 from attnviz.learn.path import LearnRefused, Result
+from attnviz.numbers import readable
 from attnviz.schemas.common import ToyConfig
 from attnviz.schemas.learn import LearnView
 from attnviz.schemas.trace import ToyTraceRequest
@@ -20,9 +21,9 @@ from attnviz.services.training.runs import LiveRun, Variant
 from attnviz.training.tasks import Probe
 
 
-def vec(values: torch.Tensor | list[float], digits: int = 2) -> str:
-    """[0.21, 0.42, 0.39]"""
-    return "[" + ", ".join(f"{float(v):.{digits}f}" for v in values) + "]"
+def vec(values: torch.Tensor | list[float]) -> str:
+    """[0.21, 0.423, 0.39]: each number as the page's readable() writes it."""
+    return "[" + ", ".join(readable(float(v)) for v in values) + "]"
 
 
 def quoted(names: list[str], limit: int = 12) -> str:
@@ -152,6 +153,7 @@ class TrainReading:
 
     run: LiveRun
     view: LearnView
+    yours: bool = True  # the caller's own run (else a link's or another visitor's)
 
     def __post_init__(self) -> None:
         v, variants = self.view, self.run.variants
@@ -216,7 +218,8 @@ class TrainReading:
             return None if self.run.claims is None else list(self.run.claims)
 
     def progress(self) -> str:
-        """Where a running run is: "step 120 of 600" (and which variant, when several)."""
+        """Where a running run is: "step 120 of 600", or with several variants "variant 1 of 2,
+        pre-norm, step 178 of 300" (no parentheses: the answers put it after a colon)."""
         with self.run.lock:
             variants = [(v.label, v.state, len(v.history)) for v in self.run.variants]
         total = self.run.plan.opt.steps
@@ -225,8 +228,13 @@ class TrainReading:
             next((k for k, (_, state, _) in enumerate(variants) if state == "waiting"), 0),
         )
         label, _, done = variants[current]
-        which = f"variant {current + 1} of {len(variants)} ({label}), " if len(variants) > 1 else ""
+        which = f"variant {current + 1} of {len(variants)}, {label}, " if len(variants) > 1 else ""
         return f"{which}step {done} of {total}"
+
+    @property
+    def whose(self) -> str:
+        """The run as its answers name it: "your run" to its owner, else "this run"."""
+        return "your run" if self.yours else "this run"
 
     def where(self) -> str:
         v = self.view

@@ -220,9 +220,12 @@ async def check(
     training: TrainService,
     recurrent: RecurrentService | None,
     client: str,
+    yours: bool = True,
 ) -> LearnCheck:
     """The step's tasks checked on what ``body`` sends; ``LearnRefused`` when it sends the wrong
-    lab's body or a view past the model; ``RunGone`` for a run (or comparison) not kept."""
+    lab's body or a view past the model; ``RunGone`` for a run (or comparison) not kept.
+    ``yours``: the run or comparison is the caller's own work (``own``): the answers then say
+    "your run", else "this run"."""
     n = STEPS.index(step) + 1
     field, need = _expects(n, step)
     if getattr(body, field) is None:
@@ -242,9 +245,9 @@ async def check(
             comparison = recurrent.get(body.recurrent)
         except RunGone as exc:  # its message names the path's run_id: here the body's field
             raise RunGone(f"recurrent: {str(exc).split(': ', 1)[-1]}") from None
-        return _answer(step, [t.check(comparison) for t in step.tasks])
+        return _answer(step, [t.check(comparison, yours=yours) for t in step.tasks])
     assert body.run is not None
-    reading = TrainReading(training.get(body.run), view)
+    reading = TrainReading(training.get(body.run), view, yours=yours)
     # The previous-token score (and step 13's attribution) runs the model.
     measures = step.id in ("induction", "induction-circuit")
     results = await traces.admission.run(

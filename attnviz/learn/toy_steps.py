@@ -218,7 +218,8 @@ QKV = Step(
         "self-attention is the case where all three are the identity.",
         "Here W_Q and W_K read only fruit (times 2) and W_V passes everything. apple now looks "
         "only for fruit; the grammar tokens get an even, small share of its attention, but they "
-        "still hand over their grammar.",
+        "still hand over their grammar. The lab also shows W_O, the output matrix that joins "
+        "several heads' outputs: with one head it is left as the identity, and step 7 uses it.",
     ),
     formula=math(
         mi("Q"),

@@ -22,6 +22,8 @@ from attnviz.learn.mathml import (
 )
 from attnviz.learn.path import Step, Task
 from attnviz.training.ablations import PRESETS
+from attnviz.training.measures import MEASURE_BATCH
+from attnviz.training.tasks import Induction
 
 
 def _softmax(*inner: str) -> str:
@@ -138,13 +140,18 @@ ENCODER_DECODER = Step(
             "on one "
             "anti-diagonal.",
             "Press Start training, here or in the card Run below (600 steps, a few seconds), "
-            "then choose cross-attention in the card Attention as it trains and scrub the "
-            "checkpoints.",
+            "then choose cross-attention in the card Attention as it trains (its first view), "
+            "scrub the checkpoints and choose the head whose pattern is an anti-diagonal.",
             c.cross_aligned,
             action="t-start",
         ),
     ),
 )
+
+# Step 12's run, the task Induction as the step starts it: the heads card's probe, and the
+# fresh strings the check scores the heads on (its hint says both, as the check does).
+_PROBE = c.probe_letters(Induction())
+_FRESH = c.fresh_letters(Induction())
 
 INDUCTION = Step(
     id="induction",
@@ -199,8 +206,10 @@ INDUCTION = Step(
             "induction-head",
             f"Find an induction head (an induction score of at least {c.INDUCTIVE}) and show it "
             "in the card Attention as it trains.",
-            "Look in layer 2: on the repeat, a stripe 11 tokens left of the diagonal (the probe "
-            "is 12 letters, then the same again).",
+            f"Look in layer 2: on the repeat of the card's probe ({_PROBE} letters, then the "
+            f"same again), a stripe {_PROBE - 1} tokens left of the diagonal. The check scores "
+            f"each head on {MEASURE_BATCH} fresh strings of {_FRESH} letters, repeated, not on "
+            "the probe.",
             c.induction_head,
             finding=True,
         ),

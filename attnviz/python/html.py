@@ -509,13 +509,14 @@ def run_html(state: Mapping[str, Any] | str | bytes, *, saved: str | None = None
         doing = "still running" if run["state"] == "running" else "waiting for a training slot"
         raise ExportError(f"run: {run['id']} is {doing}; export it once it has ended "
                           "(done, cancelled or failed)")  # fmt: skip
-    what = (f"preset {run['preset']}" if run.get("preset")
+    # What it is by its title (a preset's by the preset's title, never an id), else its task.
+    what = (run.get("title") or (f"{run.get('task')}, an ablation preset" if run.get("preset")
             else f"{run.get('task')}, compare {run['compare']}" if run.get("compare")
-            else str(run.get("task") or "a"))  # fmt: skip
+            else str(run.get("task") or "a")))  # fmt: skip
     page = Page(
         mode="train",
         entry=RUN_ENTRY,
-        title=f"attnviz · {run.get('title') or f'a training run ({what})'}",  # never its id
+        title=f"attnviz · {what if run.get('title') else f'a training run ({what})'}",  # no id
         tagline=f"A training run ({what}, {run['state']}): its loss, gradients and every head at "
         "each checkpoint, drawn by the page's own views, offline.",
         footer="a saved run: every number shown is in this file",

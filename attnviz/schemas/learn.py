@@ -137,6 +137,11 @@ class LearnView(Strict):
         description="train steps: whether the learner chose this head (the page sends false "
         "for the first head it shows; none: chosen): a head is found only when chosen",
     )
+    attention: Literal["self", "cross", "encoder"] | None = Field(
+        None,
+        description="train steps: the attention the heads card shows (an encoder-decoder's "
+        "self, cross or encoder attention; step 11 reads cross-attention only)",
+    )
 
     @model_validator(mode="after")
     def _cell(self) -> LearnView:
@@ -147,7 +152,7 @@ class LearnView(Strict):
 
 
 _TOY_VIEW = ("vlayer", "a", "b", "trails")
-_TRAIN_VIEW = ("variant", "query", "key", "chosen")
+_TRAIN_VIEW = ("variant", "query", "key", "chosen", "attention")
 
 
 class LearnCheckRequest(Strict):

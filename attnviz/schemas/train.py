@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from attnviz.engine.config import Norm, Positional
 from attnviz.limits import LIMITS
 from attnviz.schemas.common import Float, Int, Owned, RunState, Strict
+from attnviz.training import marks
 
 # A run's state: ``queued`` while it waits for a training slot, then one of a comparison's
 # (``common.RunState``: running, an end, or interrupted by a restart). A comparison never waits.
@@ -260,6 +261,20 @@ NAMED_ABOUT = (
 )
 
 
+class TrainMarks(BaseModel):
+    """The marks a head's score must reach to be named what it is (``attnviz.training.marks``,
+    the same Learn's checks hold a head to): the page names a run's best head by them."""
+
+    induction: float = Field(
+        marks.INDUCTIVE, description="An induction score at least this: an induction head"
+    )
+    alignment: float = Field(
+        marks.ALIGNED,
+        description="A cross-attention head's weight on one (anti-)diagonal at least this: "
+        "an aligned head",
+    )
+
+
 class TrainRun(SharedOwned):
     title: str = Field(description=TITLE_ABOUT)
     named: bool = Field(False, description=NAMED_ABOUT)
@@ -288,6 +303,10 @@ class TrainRun(SharedOwned):
     )
     variants: list[TrainVariant]
     ask: TrainAsk | None = Field(None, description="reverse, copy: what its model can be asked")
+    marks: TrainMarks = Field(
+        default_factory=TrainMarks,
+        description="The marks its heads' scores are named by (induction head, aligned head)",
+    )
     seq: int = Field(description="Events so far; the stream goes on from here")
 
 

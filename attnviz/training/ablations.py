@@ -476,6 +476,12 @@ def _accuracy_drop(i: int, short: int, long: int) -> Measure:
 
 Bound = tuple[str, float]  # an op ("<=" or ">=") and its bound
 
+# A loss bounded on both sides: each bound's claim in short and in its sentence, by its op.
+_BOUNDED = {
+    "<=": (", under the plateau", ", under the plateau of knowing only which letters occurred"),
+    ">=": (", over the circuit's", ", over what the induction circuit reaches"),
+}
+
 
 def _positions(
     label: str,
@@ -489,22 +495,24 @@ def _positions(
     held-out loss within ``loss``'s bounds, its induction and previous-token scores (strings of
     12 letters), and the share of the repeat it gets right at 8 letters less at 16."""
     who = "with no positions" if label == "no positions" else f"with {label} positions"
+    # Two bounds on the loss are two claims, each named for what it says (not one name twice).
+    named = {op: _BOUNDED[op] if len(loss) > 1 else ("", "") for op, _ in loss}
     out = [
-        Claim(f"{label}: held-out loss after 600 steps", _heldout(i), op, bound,
-              f"{who}, the held-out loss after 600 steps was {{}}", "nats")
+        Claim(f"{label}: held-out loss after 600 steps{named[op][0]}", _heldout(i), op, bound,
+              f"{who}, the held-out loss after 600 steps was {{}}{named[op][1]}", "nats")
         for op, bound in loss
     ]  # fmt: skip
     if induction:
         out.append(
             Claim(f"{label}: layer-2 induction score, 12 letters", _induction(i, 12, 1), *induction,
                   f"{who}, the best layer-2 head put {{}} of its weight on the letter after the "
-                  "earlier occurrence (its induction score, on strings of 12 letters)", "share")
+                  "earlier occurrence (its induction score, on strings of 12 letters)", "number")
         )  # fmt: skip
     if previous:
         out.append(
             Claim(f"{label}: layer-1 previous-token score, 12 letters", _previous(i, 12, 0),
                   *previous, f"{who}, the best layer-1 head put {{}} of its weight on the "
-                  "previous letter (on strings of 12 letters)", "share")
+                  "previous letter (on strings of 12 letters)", "number")
         )  # fmt: skip
     if drop is not None:
         out.append(

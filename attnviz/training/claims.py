@@ -15,6 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar
 
+from attnviz.numbers import readable
+
 M = TypeVar("M", bound=Callable[..., float])
 
 # What a claim's number is, for its sentence: a share (0.97 -> "97%"), a difference of shares
@@ -22,15 +24,16 @@ M = TypeVar("M", bound=Callable[..., float])
 Unit = Literal["share", "points", "nats", "times", "number"]
 
 
-def readable(x: float, unit: Unit = "number") -> str:
-    """``x`` as a person reads it: 3 significant digits (a share as a whole percentage)."""
+def said(x: float, unit: Unit = "number") -> str:
+    """``x`` as a person reads it: 3 significant digits, as the page's numbers.js readable()
+    writes them (``attnviz.numbers.readable``); a share as a whole percentage."""
     if unit == "share":
         return f"{100 * x:.0f}%"
     if unit == "points":
         n = round(100 * x)
         return f"{n} point{'' if abs(n) == 1 else 's'}"
-    said = f"{x:.3g}"
-    return {"nats": f"{said} nats", "times": f"{said} times"}.get(unit, said)
+    number = readable(x)
+    return {"nats": f"{number} nats", "times": f"{number} times"}.get(unit, number)
 
 
 @dataclass(frozen=True)
@@ -60,12 +63,12 @@ class Claim(Generic[M]):
     def sentence(self, value: float) -> str:
         """The claim measured, as a sentence: "The post-norm model's held-out loss after 300
         steps was 3.24 nats (the claim: at least 3 nats)."."""
-        bound = f"{'at least' if self.op == '>=' else 'at most'} {readable(self.bound, self.unit)}"
-        said = self.says.format(readable(value, self.unit))
-        said = said[0].upper() + said[1:]
+        bound = f"{'at least' if self.op == '>=' else 'at most'} {said(self.bound, self.unit)}"
+        text = self.says.format(said(value, self.unit))
+        text = text[0].upper() + text[1:]
         if self.checked:
-            return f"{said} (the claim: {bound})."
-        return f"{said} (on an idle machine, {bound}; a time, shown and not checked)."
+            return f"{text} (the claim: {bound})."
+        return f"{text} (on an idle machine, {bound}; a time, shown and not checked)."
 
     def __str__(self) -> str:
         return f"{self.text} {self.op} {self.bound:g}"

@@ -14,6 +14,8 @@ from fastapi.testclient import TestClient
 
 from attnviz.app import create_app
 from attnviz.engine import capture
+from attnviz.learn import checks_train
+from attnviz.learn.steps import BY_ID
 from attnviz.schemas.train import TaskName, TrainRequest
 from attnviz.settings import Settings
 from attnviz.training.catalog import SWITCHES, TASKS
@@ -485,3 +487,16 @@ def test_the_runs_are_listed_newest_first_and_a_finished_runs_stream_ends():
         # A cancelled (forgotten) run leaves the list.
         assert client.delete(f"/api/train/{first}").status_code == 200
         assert [r["id"] for r in client.get("/api/train").json()["runs"]] == [second]
+
+
+def test_a_run_sends_the_marks_learns_checks_name_its_heads_by():
+    """Issue 41: the card Trained models names a run's best head by the marks Learn's checks
+    hold a head to; the run sends them, the same numbers, defined once."""
+    with served(make_app()) as url, httpx.Client(base_url=url, timeout=60) as client:
+        run_id = start(client, task="induction", arch=TINY, opt={"steps": 2, "seed": 0})
+        state = wait(client, run_id)
+    marks = state["marks"]
+    assert marks == {"induction": checks_train.INDUCTIVE, "alignment": checks_train.ALIGNED}
+    # Learn's tasks say the same marks.
+    assert f"at least {marks['induction']})" in BY_ID["induction"].tasks[1].prompt
+    assert f"at least {marks['alignment']} of" in BY_ID["encoder-decoder"].tasks[0].prompt

@@ -417,3 +417,61 @@ def test_the_learn_path_marks_the_walk_s_words(page, live_server, presets):
     popover_fits(page, 480)
     page.screenshot(path=str(ARTIFACTS / "glossary-walk-variance-480.png"))
     assert axe_serious(page) == []
+
+
+def test_the_learn_path_marks_the_d_walk_s_words(page, live_server, presets):
+    """Issue 41's walk (test-artifacts/walk-41d): the words a learner met unexplained are marked
+    where met, each read by keyboard: GRU beside LSTM (step 1), post-norm and sublayer (9),
+    decoder and anti-diagonal (11), GPT and circuit (12), learning rate (14), d_k in step 16's
+    formula; PCA where the toy lab's vectors name their axes "PC1 (..% var)" (step 7, d = 4);
+    held-out and L2 norm in the Train tab's cards. Screenshots at 1280 and 480 px."""
+    glossary = {t["id"]: t for t in presets["glossary"]}
+    page.add_init_script(path=str(AXE))
+    text = "#learn-guide [data-role=text]"
+    formula = "#learn-guide [data-role=formula-text]"
+    walk = [
+        (1, "rnn", [(text, "lstm", "LSTM"), (text, "gru", "GRU")]),
+        (7, "heads", []),
+        (9, "residual-norm", [(text, "post-norm", "post-norm"), (text, "sublayer", "sublayer")]),
+        (11, "encoder-decoder", [(text, "decoder", "decoder"), (text, "anti-diagonal", "anti-diagonal")]),
+        (12, "induction", [(text, "gpt", "GPT"), (text, "circuit", "circuit")]),
+        (14, "ablate-norm", [(text, "learning-rate", "learning rate")]),
+        (16, "ablate-scale", [(formula, "d-k", "d_k")]),
+    ]  # fmt: skip
+    for n, step_id, terms in walk:
+        learn_open(page, step_id, lambda n=n: page.goto(f"{live_server}/#learn/{n}"))
+        for scope, tid, words in terms:
+            term = the_term(page, scope, tid)
+            assert term.text_content() == words, (n, tid)
+            assert read_by_keyboard(page, term, glossary) == tid
+        if n == 7:  # the toy lab, d = 4: the vectors drawn by PCA, its axes named in the caption
+            caption = page.locator("#vectors-caption")
+            assert re.search(r"PC1 \(\d+% var\)", caption.text_content()), caption.text_content()
+            pca = the_term(page, "#vectors-caption", "pca")
+            assert "PC1 (33% var)" in glossary["pca"]["text"]
+            read_by_keyboard(page, pca, glossary)
+            open_by_keyboard(page, pca)
+            popover_fits(page, 1280)
+            pca.screenshot(path=str(ARTIFACTS / "glossary-41d-pca-1280.png"))
+            page.keyboard.press("Escape")
+        if n == 11:  # the Train tab beneath: its cards' own words
+            for tid in ("held-out", "l2-norm"):
+                marks = page.locator(f"#train-mode button.term[data-term='{tid}']")
+                assert marks.count() >= 1, tid
+                read_by_keyboard(page, marks.first, glossary)
+            assert the_term(page, "#t-models-card", "held-out").count() == 1
+            assert the_term(page, "#t-grads-card", "l2-norm").text_content() == "L2 norm"
+            caption = page.locator("#t-large-caption").text_content()
+            assert "8-bit" not in caption and "thumbnails" not in caption
+    learn = page.locator(formula)
+    open_by_keyboard(page, the_term(page, formula, "d-k"))
+    popover_fits(page, 1280)
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "glossary-41d-d-k-1280.png"))
+    page.keyboard.press("Escape")
+    page.set_viewport_size({"width": 480, "height": 900})
+    learn.scroll_into_view_if_needed()
+    open_by_keyboard(page, the_term(page, formula, "d-k"))
+    popover_fits(page, 480)
+    page.screenshot(path=str(ARTIFACTS / "glossary-41d-d-k-480.png"))
+    assert axe_serious(page) == []

@@ -358,8 +358,10 @@ def test_progress_links_and_leaving_keep_the_learner_where_they_were(page, live_
 
 def test_a_train_step_is_checked_on_a_run_trained_in_the_page(page, live_server, steps, api):
     """Step 11 (the encoder-decoder): before a run the answer says to train; each run trained
-    in the page is checked when it ends, with the same answer the API gives: 20 steps are not
-    enough to align, 200 at a higher learning rate are."""
+    in the page is checked when it ends, with the same answer the API gives on the view the page
+    sent (its cross-attention, the card's first view, and the head in view): 20 steps are not
+    enough to align; 200 at a higher learning rate are, once the learner chooses the aligned
+    head, as the hint says."""
     step = next(s for s in steps if s["id"] == "encoder-decoder")
     task = step["tasks"][0]["id"]
     open_step(page, step, lambda: page.goto(f"{live_server}/#learn/{step['n']}"))
@@ -380,9 +382,24 @@ def test_a_train_step_is_checked_on_a_run_trained_in_the_page(page, live_server,
         )
         return page.evaluate("() => document.getElementById('t-run-card').dataset.run")
 
+    sent: list[dict] = []  # the bodies of the page's checks of this step, in order
+    page.on(
+        "request",
+        lambda q: (
+            sent.append(q.post_data_json)
+            if q.method == "POST" and q.url.endswith(f"/api/learn/{step['id']}/check")
+            else None
+        ),
+    )
+
     def api_answer(run: str) -> dict:
-        view = {"variant": 0, "layer": 0, "head": 0}
-        r = api.post(f"/api/learn/{step['id']}/check", json={"run": run, "view": view})
+        """The API's answer on the view the page sent last: the same run, attention, head."""
+        body = sent[-1]
+        assert body["run"] == run
+        # The card shows cross-attention (its first view), and the page says so in the check.
+        assert page.locator("#t-attention").input_value() == "cross"
+        assert body["view"]["attention"] == "cross", body
+        r = api.post(f"/api/learn/{step['id']}/check", json={"run": run, "view": body["view"]})
         assert r.status_code == 200, r.text
         (theirs,) = [t for t in r.json()["tasks"] if t["id"] == task]
         return theirs
@@ -395,9 +412,21 @@ def test_a_train_step_is_checked_on_a_run_trained_in_the_page(page, live_server,
     assert says(page, task).strip() == theirs["says"]
     assert at_step(page, step["n"])
     shot(page, f"task-{step['n']:02d}-short-run-1280.png")
-    # 200 steps at a higher learning rate (a few seconds): it aligns, and the step is done.
+    # 200 steps at a higher learning rate (a few seconds): it aligns; the learner chooses the
+    # head whose pattern walks the source (the run's best aligned), and the step is done.
     long = train("200", "0.01", after=short)
+    alignment = api.get(f"/api/train/{long}").json()["variants"][0]["alignment"]
+    best = max(max(row) for row in alignment)
+    layer, head = next(
+        (i, j) for i, row in enumerate(alignment) for j, x in enumerate(row) if x == best
+    )
+    page.click(f'#t-grids button.mv-cell[data-layer="{layer}"][data-head="{head}"]')
+    page.wait_for_function(
+        f"""() => document.querySelector("#learn-guide .learn-task[data-task='{task}']")
+          .dataset.state === 'done' && document.documentElement.dataset.pending === '0'"""
+    )
     theirs = api_answer(long)
+    assert (sent[-1]["view"]["layer"], sent[-1]["view"]["head"]) == (layer, head)
     assert theirs["done"] is True
     assert task_states(page)[task] == "done"
     assert says(page, task).strip() == theirs["says"]

@@ -24,6 +24,7 @@ import pytest
 import torch
 
 from attnviz.app import create_app
+from attnviz.numbers import readable
 from attnviz.services.recurrent import RecurrentService
 from attnviz.settings import Settings
 from tests.api.test_recurrent import small
@@ -223,11 +224,13 @@ def test_steps_12_and_13_links_open_the_head_the_cell_and_the_answers(
     # 5. Consistent with task 2, which needs this head shown: no "look at the other heads".
     assert "Look at the other heads" not in said
     assert (
-        f"{head} is an induction head ({score:.2f}; 0.4 is the mark), the head the step's "
+        f"{head} is an induction head ({readable(score)}; 0.4 is the mark), the head the step's "
         "other task asks for: keep it shown for that task." in said
     ), said
-    prev = re.search(r"layer 1, head (\d+) scores (\d\.\d\d): show it for this task\.", said)
+    # Found earlier, so done: this task's head is named, never asked for again (issue 41).
+    prev = re.search(r"this task's head is layer 1, head (\d+), which scores (\d[\d.]*)\.$", said)
     assert prev, said
+    assert "show it" not in said
     assert said.startswith("You found one earlier, so this task stays done. About the lab now: ")
     shoot(page, "links-12-found-earlier", ".learn-tasks")
     link12 = copy_link(page)

@@ -28,13 +28,15 @@ from tests.browser.helpers import (
 
 BEFORE = 179  # the controls a Tab reached on sentence mode's page before "More views"
 
-# Every control a Tab reaches (a radio group is one stop: its checked radio) that is shown.
+# Every control a Tab reaches (a radio group is one stop: its checked radio) that is shown; a
+# glossary term's button explains a word and is counted apart (tests/browser/test_glossary.py).
 TAB_STOPS = """(onScreen) => {
   const sel = 'button, input:not([type=hidden]), select, textarea, a[href], summary, [tabindex]';
   return [...document.querySelectorAll(sel)].filter((e) => {
     const r = e.getBoundingClientRect();
     if (!r.width || !r.height || e.closest('[hidden]') || getComputedStyle(e).visibility === 'hidden') return false;
     if (e.tabIndex < 0 || e.disabled || (e.type === 'radio' && !e.checked)) return false;
+    if (e.classList.contains('term')) return false;  // a word's explanation, not a control
     if (e.closest('details:not([open])') && e.tagName !== 'SUMMARY') return false;
     return !onScreen || (r.top < innerHeight && r.bottom > 0);
   }).length;

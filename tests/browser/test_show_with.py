@@ -49,9 +49,11 @@ def test_one_button_shows_the_same_text_with_the_model_that_predicts(page, live_
     page.locator("#lens-card").scroll_into_view_if_needed()
     screenshot(page, "show-with-before-1280.png")
 
-    # From the keyboard: Tab reaches it from the card's "?" (the next thing to focus), Enter
-    # presses it.
+    # From the keyboard: Tab reaches it from the card's "?" past the note's one glossary term
+    # (what a masked-language-model head is), Enter presses it.
     page.locator("#lens-card summary").focus()
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.dataset.term") == "mlm-head"
     page.keyboard.press("Tab")
     assert page.evaluate("document.activeElement.textContent") == f"Show with {TITLE}"
     before = traces_drawn(page)

@@ -169,11 +169,18 @@ def test_an_ablation_preset_trains_its_variants_side_by_side(page, live_server, 
         v["model"] for v in run["variants"]
     ]
     # Each named by what it is, never by an id (issue 41).
-    assert run["title"] == "induction, preset scale-large-heads (2 models)"
+    # A preset by its title, as the presets list gives it, never its id.
+    assert run["title"] == f"{preset['title']} (induction, 2 models)"
+    assert run["preset"] not in run["title"]
     for i, v in enumerate(run["variants"]):
         assert names.nth(i).inner_text().startswith(f"{run['title']}, ")
         assert names.nth(i).inner_text().endswith(f", {v['label']}")
         assert run["id"] not in names.nth(i).inner_text()
+    # The card's list of this server's runs names it so too: the title, no id (issue 41).
+    listed = page.locator(f"#t-runs li[data-run='{run['id']}']")
+    listed.wait_for()
+    assert listed.inner_text().startswith(f"{run['title']}, ")
+    assert run["preset"] not in listed.inner_text() and run["id"] not in listed.inner_text()
     # The preset's claims, measured on these very models, are listed with what they measured.
     claims = page.locator("#t-claims li")
     assert claims.count() == len(preset["claims"]) == len(run["claims"])

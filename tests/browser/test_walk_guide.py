@@ -190,3 +190,25 @@ def test_a_task_done_earlier_says_so_in_words(page, live_server):
     said = task_says(page, "key-side")
     assert said.startswith("You did this task before; what the lab shows now does not pass it")
     shoot(page, "guide-13-done-before", ".learn-tasks")
+
+
+def test_step_6_says_what_w_o_is_and_both_tasks_done_reads_as_words(page, live_server):
+    """Step 6's lab shows W_O: its text says what it is and that step 7 uses it. With both tasks
+    done the note says "Both tasks are done", not "All 2 tasks" (issue 41)."""
+    learn_open(page, "qkv", lambda: page.goto(f"{live_server}/#learn/6"))
+    text = page.locator("#learn-guide [data-role=text]").inner_text()
+    assert page.locator('#custom-weights table[data-matrix="o"]').is_visible()
+    assert "W_O, the output matrix" in text and "step 7 uses it" in text
+    for matrix, value in (("v", "0"), ("q", "2"), ("k", "2")):
+        cell = page.locator(
+            f'#custom-weights table[data-matrix="{matrix}"] input[data-i="2"][data-j="2"]'
+        )
+        cell.scroll_into_view_if_needed()
+        answered(page, lambda cell=cell, value=value: cell.fill(value))
+    assert task_badge(page, "quiet-values") == "Done"
+    assert task_badge(page, "determiner-finds-a") == "Done"
+    page.wait_for_function(f"() => !document.querySelector('{VERDICT}').hidden")
+    _, says = note_text(page)
+    assert says.endswith(" Both tasks are done: on to the next step when you are ready."), says
+    assert "All 2" not in says
+    shoot(page, "guide-6-both-done", "top")

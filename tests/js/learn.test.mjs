@@ -246,8 +246,13 @@ test("a train step's check: the run and the head in view; asked again only when 
   });
   const run = { id: "r1", state: "running", claims: null, variants: [variant("running", [0, 50])] };
   const view = { variant: 0, layer: 1, head: 0, checkpoint: 1, attention: "self" };
-  // The head shown first, not chosen by the learner: sent as not chosen (issue 41).
-  assert.deepEqual(trainCheckBody(run, view), { run: "r1", view: { variant: 0, layer: 1, head: 0, chosen: false } });
+  // The head shown first, not chosen by the learner: sent as not chosen (issue 41); the
+  // attention the card shows with it (step 11 asks for cross-attention).
+  assert.deepEqual(trainCheckBody(run, view), {
+    run: "r1",
+    view: { variant: 0, layer: 1, head: 0, chosen: false, attention: "self" },
+  });
+  assert.notEqual(trainCheckKey(run, { ...view, attention: "cross" }), trainCheckKey(run, view));
   assert.equal(trainCheckBody(run, { ...view, picked: true }).view.chosen, true);
   const key = trainCheckKey(run, view);
   assert.notEqual(trainCheckKey(run, { ...view, picked: true }), key, "the same head, chosen: asked again");
@@ -262,12 +267,27 @@ test("a train step's check sends the cell whose Why this score is open, if a que
   const run = { id: "r1", state: "done", claims: null, variants: [] };
   const view = { variant: 0, layer: 1, head: 2, checkpoint: 1, attention: "self", query: null, key: null };
   const chosen = false;
-  assert.deepEqual(trainCheckBody(run, view).view, { variant: 0, layer: 1, head: 2, chosen });
+  const attention = "self";
+  assert.deepEqual(trainCheckBody(run, view).view, { variant: 0, layer: 1, head: 2, chosen, attention });
   const open = { ...view, query: 13, key: 2 };
-  assert.deepEqual(trainCheckBody(run, open).view, { variant: 0, layer: 1, head: 2, chosen, query: 13, key: 2 });
+  assert.deepEqual(trainCheckBody(run, open).view, {
+    variant: 0,
+    layer: 1,
+    head: 2,
+    chosen,
+    attention,
+    query: 13,
+    key: 2,
+  });
   assert.deepEqual(trainCheckBody(run, { ...view, query: 13, key: 0 }).view.key, 0, "key 0 is a key");
   // A key after the query (no causal query sees it) is no cell: none is sent.
-  assert.deepEqual(trainCheckBody(run, { ...view, query: 2, key: 13 }).view, { variant: 0, layer: 1, head: 2, chosen });
+  assert.deepEqual(trainCheckBody(run, { ...view, query: 2, key: 13 }).view, {
+    variant: 0,
+    layer: 1,
+    head: 2,
+    chosen,
+    attention,
+  });
   assert.notEqual(trainCheckKey(run, open), trainCheckKey(run, view));
   assert.notEqual(trainCheckKey(run, open), trainCheckKey(run, { ...open, key: 3 }));
 });

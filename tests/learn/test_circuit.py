@@ -12,6 +12,7 @@ on one of two shared cores, 20 s in all with the atlas and the checks)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import httpx
@@ -19,8 +20,12 @@ import pytest
 import torch
 
 from attnviz.app import create_app
+from attnviz.learn.checks_train import fresh_letters, probe_letters
 from attnviz.learn.steps import BY_ID
+from attnviz.numbers import readable, signed
 from attnviz.settings import Settings
+from attnviz.training.measures import MEASURE_BATCH
+from attnviz.training.tasks import Induction
 from tests.learn.test_train_checks import check, finished, start
 from tests.support.servers import served
 
@@ -117,11 +122,16 @@ def test_the_step_is_done_on_the_induction_heads_repeat_cell_and_says_its_number
     # The previous-token head's score is step 12's, measured on the same run.
     found = check(client, "induction", run=run, view={"variant": 0, "layer": pl, "head": ph})
     assert found["previous-token-head"]["done"]
-    prev = found["previous-token-head"]["says"].split("a mean weight of ")[1][:4]
+    prev = (
+        found["previous-token-head"]["says"]
+        .split("a mean weight of ")[1]
+        .split(" ")[0]
+        .rstrip(".,")
+    )
     assert t["says"].startswith(
-        f"Of the score {a['score']:.2f} of layer {il + 1}, head {ih + 1} from '{tokens[q]}' "
+        f"Of the score {readable(a['score'])} of layer {il + 1}, head {ih + 1} from '{tokens[q]}' "
         f"(token {q + 1}) to '{tokens[k]}' (token {k + 1}), the key side's layer 1, head "
-        f"{ph + 1} gives {float(keyside.max()):+.2f}, the most of any part: it is a "
+        f"{ph + 1} gives {signed(float(keyside.max()))}, the most of any part: it is a "
         f"previous-token head (a mean weight of {prev} on the token before), so at "
         f"'{tokens[k]}' (token {k + 1}) it wrote \"the letter before me was '{tokens[q]}'\"."
     ), t["says"]
@@ -130,13 +140,13 @@ def test_the_step_is_done_on_the_induction_heads_repeat_cell_and_says_its_number
     matrix = torch.tensor(a["matrix"], dtype=torch.float64)
     tq = int(matrix.sum(1).argmax())
     assert (
-        f"On the query side, {words(a['components'][tq])} gives {float(matrix.sum(1)[tq]):+.2f}"
+        f"On the query side, {words(a['components'][tq])} gives {signed(float(matrix.sum(1)[tq]))}"
         in t["says"]
     )
     i, j = divmod(int(matrix.argmax()), matrix.shape[1])
     assert (
         f"The largest pair is the query side's {words(a['components'][i])} with the key side's "
-        f"{words(a['components'][j])}: {float(matrix[i, j]):+.2f}. The 6 × 6 pairs sum to the "
+        f"{words(a['components'][j])}: {signed(float(matrix[i, j]))}. The 6 × 6 pairs sum to the "
         "score."
     ) in t["says"]
 
@@ -182,23 +192,45 @@ def test_step_12s_words_on_the_other_tasks_head_keep_it_shown_and_name_this_ones
         )
 
     on_prev, on_ind = tasks(pl, ph), tasks(il, ih)
-    weight = on_prev["previous-token-head"]["says"].split("a mean weight of ")[1][:4]
+    weight = re.search(r"a mean weight of (\d+(?:\.\d+)?)", on_prev["previous-token-head"]["says"])[
+        1
+    ]
     said = on_ind["previous-token-head"]["says"]
     assert on_ind["induction-head"]["done"] and not on_ind["previous-token-head"]["done"]
     assert said.startswith(
-        f"layer {il + 1}, head {ih + 1} is an induction head ({induction[il][ih]:.2f}; 0.4 is "
+        f"layer {il + 1}, head {ih + 1} is an induction head ({readable(induction[il][ih])}; 0.4 is "
         "the mark), the head the step's other task asks for: keep it shown for that task. As a "
         "previous-token head it scores "
     ), said
-    assert f"; layer {pl + 1}, head {ph + 1} scores {weight}: show it for this task." in said
+    # This task's head named, never asked for: the page may count it found earlier (issue 41).
+    assert said.endswith(
+        f"; this task's head is layer {pl + 1}, head {ph + 1}, which scores {weight}."
+    )
+    # Where the scores are measured, said by the check as by the hint: fresh strings, not the
+    # card's probe, their lengths computed from the same functions.
+    task = Induction()
+    fresh, probe = fresh_letters(task), probe_letters(task)
+    assert fresh != probe  # the default task: 20 letters against the probe's 12
+    where = (
+        f"on {MEASURE_BATCH} fresh strings of {fresh} letters, repeated (the card's probe has "
+        f"{probe} letters, then the same again)"
+    )
+    assert where in on_prev["previous-token-head"]["says"]
+    assert where in on_ind["induction-head"]["says"]
+    hint = next(t.hint for t in BY_ID["induction"].tasks if t.id == "induction-head")
+    assert f"the card's probe ({probe} letters, then the same again)" in hint
+    assert f"a stripe {probe - 1} tokens left of the diagonal" in hint
+    assert f"{MEASURE_BATCH} fresh strings of {fresh} letters" in hint
+    assert "show it" not in said
     said = on_prev["induction-head"]["says"]
     assert on_prev["previous-token-head"]["done"] and not on_prev["induction-head"]["done"]
     assert said.startswith(
         f"layer {pl + 1}, head {ph + 1} is a previous-token head ({weight}; 0.3 is the mark), "
         "the head the step's other task asks for: keep it shown for that task. As an induction "
-        f"head it scores {induction[pl][ph]:.2f} (0.4 is the mark); layer {il + 1}, head "
-        f"{ih + 1} scores {induction[il][ih]:.2f}: show it for this task."
+        f"head it scores {readable(induction[pl][ph])} (0.4 is the mark); this task's head is "
+        f"layer {il + 1}, head {ih + 1}, which scores {readable(induction[il][ih])}."
     ), said
+    assert "show it" not in said
     for t in (*on_prev.values(), *on_ind.values()):
         assert "Look at the other heads" not in t["says"]
 

@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from attnviz.app import create_app
+from attnviz.numbers import readable
 from attnviz.schemas.recurrent import RecurrentRun
 from attnviz.schemas.train import TrainClaim, TrainRequest
 from attnviz.services.ownership import Ownership
@@ -67,18 +68,36 @@ def test_step_11_is_done_when_the_learners_reverse_run_aligns(client):
     layer, head = next(
         (i, j) for i, r in enumerate(alignment) for j, a in enumerate(r) if a == best
     )
-    t = check(client, "encoder-decoder", run=run, view={"layer": 0, "head": 0})["cross-aligned"]
+    # Issue 41: the task reads the learner's view: cross-attention shown, and the head in view
+    # the aligned one; the words speak of that head.
+    best_view = {"layer": layer, "head": head}
+    t = check(client, "encoder-decoder", run=run, view={**best_view, "attention": "self"})
+    assert not t["cross-aligned"]["done"]
+    assert "choose cross-attention there" in t["cross-aligned"]["says"]
+    t = check(client, "encoder-decoder", run=run, view=best_view)["cross-aligned"]
+    assert not t["done"] and "no attention kind" in t["says"]
+    other = {"layer": 0, "head": (head + 1) % len(alignment[0]), "attention": "cross"}
+    if alignment[0][other["head"]] < 0.5:
+        t = check(client, "encoder-decoder", run=run, view=other)["cross-aligned"]
+        assert not t["done"], t["says"]
+        assert f"layer {layer + 1}, head {head + 1} puts {readable(best)}: choose it" in t["says"]
+    view = {**best_view, "attention": "cross"}
+    t = check(client, "encoder-decoder", run=run, view=view)["cross-aligned"]
     assert best >= 0.5 and t["done"], t["says"]
-    assert f"layer {layer + 1}, head {head + 1} puts {best:.2f} of its weight" in t["says"]
-    assert "causal" in t["says"]
+    assert t["says"].startswith(
+        f"Cross-attention aligns: layer {layer + 1}, head {head + 1} puts {readable(best)} of its weight"
+    )
+    assert "the head in view" not in t["says"] and "causal" in t["says"]
 
     # Five steps learn nothing: not aligned, and it says how far.
     short = start(client, task="reverse", opt={"steps": 5, "seed": 0}, checkpoints=1)
     alignment = finished(client, short)["variants"][0]["alignment"]
     best = max(max(row) for row in alignment)
-    t = check(client, "encoder-decoder", run=short)["cross-aligned"]
+    t = check(client, "encoder-decoder", run=short, view={"attention": "cross"})["cross-aligned"]
     assert best < 0.5 and not t["done"]
-    assert f"puts {best:.2f} of its weight" in t["says"] and "0.5 would be aligned" in t["says"]
+    assert (
+        f"puts {readable(best)} of its weight" in t["says"] and "0.5 would be aligned" in t["says"]
+    )
 
     # The wrong step for this run: step 12 wants an induction run.
     tasks = check(client, "induction", run=run)
@@ -95,7 +114,7 @@ def test_step_12_reads_the_heads_of_a_finished_induction_run(client):
     best = max(max(row) for row in induction)
     tasks = check(client, "induction", run=run, view={"layer": 1, "head": 1, "variant": 0})
     assert not tasks["previous-token-head"]["done"] and not tasks["induction-head"]["done"]
-    assert f"scores {best:.2f} (0.4 is the mark)" in tasks["induction-head"]["says"]
+    assert f"scores {readable(best)} (0.4 is the mark)" in tasks["induction-head"]["says"]
     assert "No head does it yet" in tasks["previous-token-head"]["says"]
     # The head the page shows first, before the learner chose any, is found by no one (issue
     # 41: step 12 was done before the learner acted): the answer asks for a choice, whatever
@@ -115,8 +134,9 @@ def test_a_run_still_training_is_not_done_and_says_where_it_is(client):
     run = start(client, task="reverse", opt={"steps": 5000, "seed": 0}, checkpoints=2)
     try:
         t = check(client, "encoder-decoder", run=run)["cross-aligned"]
-        assert not t["done"] and t["says"].startswith("Still training (step ")
-        assert " of 5000)" in t["says"]
+        assert not t["done"] and t["says"].startswith("Still training: step ")
+        assert " of 5000; its cross-attention is measured once" in t["says"]
+        assert "(" not in t["says"]  # issue 41: no parentheses nested or not
     finally:
         client.delete(f"/api/train/{run}")
     state = finished(client, run)
@@ -127,10 +147,13 @@ def test_an_ablation_step_reads_its_presets_claims_on_the_learners_run(app, clie
     run = start(client, task="induction", preset="norm-at-depth")
     try:
         t = check(client, "ablate-norm", run=run)["claims-hold"]
-        assert not t["done"] and "Still training (variant 1 of 2 (pre-norm), step" in t["says"]
+        assert not t["done"] and "Still training: variant 1 of 2, pre-norm, step" in t["says"]
+        assert "(" not in t["says"].split(";")[0]  # issue 41: no nested parentheses
         # Another step's preset: it says which this run is, and which the step wants.
         t = check(client, "ablate-residual", run=run)["claims-hold"]
-        assert not t["done"] and "the preset norm-at-depth" in t["says"]
+        title = PRESETS["norm-at-depth"].title  # named by its title, never its id
+        assert not t["done"] and f"the preset {title!r}" in t["says"]
+        assert "norm-at-depth" not in t["says"]
         assert "With and without the residual connection at depth" in t["says"]
     finally:
         client.delete(f"/api/train/{run}")
@@ -151,8 +174,9 @@ def test_an_ablation_step_reads_its_presets_claims_on_the_learners_run(app, clie
     training.runs[done.id] = done
     t = check(client, "ablate-norm", run=done.id)["claims-hold"]
     assert t["done"], t["says"]
+    # Issue 41: a run that is not the caller's (this one is no visitor's) is "this run".
     assert t["says"] == (
-        "All 2 claims hold on your run: the card Trained models lists each with its number."
+        "All 2 claims hold on this run: the card Trained models lists each with its number."
     )
     done.claims = [claims[0], measured(preset[1], 2.4)]
     t = check(client, "ablate-norm", run=done.id)["claims-hold"]
@@ -233,6 +257,10 @@ def test_step_1_reads_the_recurrent_comparisons_claims(app, client, monkeypatch)
     comparisons.runs["c1"] = RecurrentRun(**base, state="done", claims=slow)
     t = check(client, "rnn", recurrent="c1")["run-comparison"]
     assert t["done"] and t["says"].startswith("All 6 claims hold on your run"), t["says"]
+    # Issue 41: the same comparison opened from a learner's link is not the caller's work:
+    # "this run", never "your run".
+    t = check(client, "rnn", recurrent="c1", from_link=True)["run-comparison"]
+    assert t["done"] and t["says"].startswith("All 6 claims hold on this run"), t["says"]
     forgot = [
         slow[0],
         measured(copy[1], 0.9),

@@ -15,6 +15,7 @@ import pytest
 import torch
 
 from attnviz.engine.init import standard_weights
+from attnviz.numbers import readable
 from attnviz.training import ablations as A
 from attnviz.training.ablations import PRESETS, Claim, Preset, Variant
 from attnviz.training.tasks import Induction
@@ -61,6 +62,26 @@ def test_presets_are_named_described_and_claimed():
         assert p.claims, name
         assert all(c.op in ("<=", ">=") for c in p.claims)
         assert p.opt.seed == 0  # as shipped
+
+
+@pytest.mark.parametrize("name", sorted(PRESETS))
+def test_no_two_claims_of_a_preset_read_alike(name):
+    """Issue 41: two bounds on one measure (the positions preset's loss, at most 1.9 and at
+    least 0.8) are two claims, each named for what it says, so the card never lists one claim
+    twice."""
+    claims = PRESETS[name].claims
+    assert len({c.text for c in claims}) == len(claims), [c.text for c in claims]
+    assert len({c.says for c in claims}) == len(claims), [c.says for c in claims]
+
+
+def test_a_heads_score_is_claimed_as_a_fraction_as_the_page_shows_the_heads():
+    """Issue 41: the positions preset's head scores read as the card's heads and Learn's checks
+    read them (a fraction of the weight), never as a percentage beside them."""
+    scores = [c for c in PRESETS["positions"].claims if "score" in c.text]
+    assert scores
+    for c in scores:
+        said = c.sentence(0.583)
+        assert f" {readable(0.583)} of its weight" in said and "%" not in said, said
 
 
 @pytest.mark.parametrize("name", sorted(PRESETS))

@@ -206,11 +206,17 @@ class LiveRun:
     @property
     def described(self) -> str:
         """What the run trains, in words, for its name on a page with its start's time:
-        "induction, 2 layers", "induction, preset positions (4 models)"."""
+        "induction, 2 layers", a preset's by its title (never its id): "Position encodings on
+        the induction task (induction, 4 models)"."""
         plan = self.plan
-        if plan.preset or plan.compare:
-            what = f"preset {plan.preset}" if plan.preset else f"{plan.compare} compared"
-            return f"{self.task_name}, {what} ({len(plan.variants)} models)"
+        if plan.preset:
+            from attnviz.training.ablations import PRESETS  # as the service reads them
+
+            preset = PRESETS.get(plan.preset)
+            title = preset.title if preset else "An ablation preset"
+            return f"{title} ({self.task_name}, {len(plan.variants)} models)"
+        if plan.compare:
+            return f"{self.task_name}, {plan.compare} compared ({len(plan.variants)} models)"
         layers = plan.variants[0][1].layers
         return f"{self.task_name}, {layers} layer{'' if layers == 1 else 's'}"
 

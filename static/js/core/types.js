@@ -444,6 +444,8 @@
  *   writes: an encoder-decoder's source tokens, and what each decoder token is trained to write
  * @property {number | null} baseline
  * @property {TrainClaim[] | null} [claims] a preset's, once measured
+ * @property {{induction: number, alignment: number}} [marks] the scores a head must reach to be
+ *   named an induction head, an aligned cross-attention head (absent in a file saved before)
  * @property {{label: string, arch: any, params: number, state: string, model: string | null,
  *   model_step?: number | null, induction: number[][] | null, alignment?: number[][] | null, checkpoints: TrainCheckpoint[],
  *   history: {step: number[], loss: number[], grad_norms: number[][], seconds: number[]}}[]} variants

@@ -253,7 +253,8 @@ export function render(container, data, sel = {}, callbacks = {}) {
   };
   const unit = data.unit ?? "weight";
   /** The weight as the tooltip and the live region write it. @param {number} v */
-  const value = (v) => (data.approx ? `≈ ${fmt(v, 2)} (8-bit)` : readable(v, matrix.dtype));
+  // A snapshot's value is rounded (its caption says so): "≈", never its storage's bit count.
+  const value = (v) => (data.approx ? `≈ ${fmt(v, 2)}` : readable(v, matrix.dtype));
   /** @param {number} i @param {number} j */
   const show = (i, j) => {
     tip.hidden = cursor.hidden = false;

@@ -9,6 +9,7 @@
 // tokens close in 3-D share one label (sceneGroups).
 
 import { nested, sub } from "../core/compact.js";
+import { setTermText } from "../core/glossary.js";
 import { fmt, readable } from "../core/numbers.js";
 import { plotlyOf, prefetch3d } from "../core/plotly.js";
 import { camera, frame } from "../core/still3d.js";
@@ -520,9 +521,11 @@ export function render(card, data, sel, callbacks) {
   const caption = f.arrows
     ? `Arrows from the origin in (${trace.axes.slice(0, f.k).join(", ")}). Dashed: the input (layer 0). ` +
       `Solid: after layer ${l}. Dotted: each token's path over all layers.`
-    : `d = ${trace.d}, shown by PCA fitted once on every layer's vectors ` +
-      `(${f.titles.join(", ")}). Open circles: layer 0. Filled: after layer ${l}.`;
-  /** @type {HTMLElement} */ (card.querySelector("[data-role=caption]")).textContent = caption;
+    : `d = ${trace.d}, shown by PCA fitted once on every layer's vectors. Axes: ` +
+      `${f.titles.join(", ")}, var being each axis's share of the variance. ` +
+      `Open circles: layer 0. Filled: after layer ${l}.`;
+  // PCA marked where its axes are named: "PC1 (33% var)" is explained there (core/glossary.js).
+  setTermText(/** @type {HTMLElement} */ (card.querySelector("[data-role=caption]")), caption, ["pca"]);
   const rotate = /** @type {HTMLButtonElement | null} */ (card.querySelector("[data-role=rotate]"));
   const live = f.k === 3 && !data.still && spun.has(plot);
   if (rotate) {

@@ -416,7 +416,7 @@ export function verdictWords(line, lines) {
   const then = !open.length
     ? lines.length === 1
       ? " The task is done: on to the next step when you are ready."
-      : ` All ${lines.length} tasks are done: on to the next step when you are ready.`
+      : ` ${lines.length === 2 ? "Both tasks are" : `All ${lines.length} tasks are`} done: on to the next step when you are ready.`
     : line.done
       ? ` Task ${open.map((l) => l.n).join(" and ")} ${open.length > 1 ? "are" : "is"} not done yet.`
       : "";

@@ -173,9 +173,9 @@ export function toyCheckBody(state, defaults) {
 }
 
 /**
- * The body of a train step's check: the run open, the head in view, and the cell of its
- * heatmap whose Why this score is open (query and key; none when none is, or a key after the
- * query, which no causal query sees).
+ * The body of a train step's check: the run open, the head in view and the attention the card
+ * shows, and the cell of its heatmap whose Why this score is open (query and key; none when none
+ * is, or a key after the query, which no causal query sees).
  * @param {TrainRun} run @param {TrainView} view
  */
 export function trainCheckBody(run, view) {
@@ -188,6 +188,7 @@ export function trainCheckBody(run, view) {
       layer: view.layer,
       head: view.head,
       chosen: Boolean(view.picked),
+      ...(view.attention ? { attention: view.attention } : {}),
       ...(cell ? { query, key } : {}),
     },
   };
@@ -218,6 +219,7 @@ export function trainCheckKey(run, view) {
     query,
     key,
     Boolean(view.picked),
+    view.attention ?? null,
   ]);
 }
 

@@ -197,7 +197,7 @@ function showRuns(ctx) {
   const { app } = ctx;
   trainruns.render(
     byId("t-runs"),
-    { runs: app.runs },
+    { runs: app.runs, presets: app.options?.presets },
     { open: app.t.run?.id ?? null },
     { onOpen: (id) => openListed(ctx, id) },
   );

@@ -52,7 +52,7 @@ export function render(card, data, sel, callbacks) {
   picker.onchange = () => callbacks.onSelect({ attention: /** @type {AttentionKind} */ (picker.value) });
   part(card, "exact-where").textContent =
     data.live === false
-      ? "This file holds the run's 8-bit snapshots; the live page's model gives exact numbers."
+      ? "This file holds the run's rounded snapshots; the live page's model gives exact numbers."
       : r.probe.source
         ? "Ask the model below for exact numbers on any string."
         : "Open the model in sentence mode for exact numbers.";

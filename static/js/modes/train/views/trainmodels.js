@@ -6,11 +6,31 @@
 
 import { runName } from "../../../core/runname.js";
 import { el } from "../../../core/dom.js";
-import { fmt, readableCount } from "../../../core/numbers.js";
+import { readable, readableCount } from "../../../core/numbers.js";
 import { claimList } from "../claims.js";
 import { variantFigures } from "../../../core/trainrun.js";
 
 /** @typedef {import("../../../core/types.js").TrainRun} TrainRun */
+
+/**
+ * A variant's best head, named by the run's marks (the server's, those Learn's checks use): an
+ * induction (or aligned cross-attention) head when its score reaches the mark, else none, the
+ * best's score and the mark said. A file saved before the marks were sent: the best's score.
+ * @param {TrainRun["variants"][number]} v @param {TrainRun["marks"]} marks
+ */
+export function bestHead(v, marks) {
+  const scores = v.alignment ?? v.induction ?? null;
+  if (!scores) return "";
+  const best = Math.max(...scores.flat());
+  const k = scores.flat().indexOf(best);
+  const head = `L${Math.floor(k / v.arch.heads) + 1} H${(k % v.arch.heads) + 1}`;
+  const kind = v.alignment ? "aligned cross-attention head" : "induction head";
+  const score = v.alignment ? "cross-attention alignment" : "induction score";
+  const mark = marks ? (v.alignment ? marks.alignment : marks.induction) : null;
+  if (mark === null) return ` · highest ${score}: ${head}, ${readable(best)}`;
+  if (best >= mark) return ` · ${kind} ${head}: ${readable(best)}`;
+  return ` · no ${kind}: the best, ${head}, scores ${readable(best)}, under the ${readable(mark)} mark`;
+}
 
 /**
  * @param {HTMLElement} card
@@ -34,16 +54,7 @@ export function render(card, data, sel, callbacks) {
   const folder = data.folder;
   /** @type {HTMLElement} */ (card.querySelector("[data-role=models]")).replaceChildren(
     ...r.variants.map((v, i) => {
-      const scores = v.alignment ?? v.induction ?? null;
-      const kind = v.alignment ? "aligned cross-attention head" : "induction head";
-      const best = scores ? Math.max(...scores.flat()) : null;
-      const where =
-        best === null || !scores
-          ? ""
-          : (() => {
-              const k = scores.flat().indexOf(best);
-              return ` · best ${kind} L${Math.floor(k / v.arch.heads) + 1} H${(k % v.arch.heads) + 1}: ${fmt(best, 2)}`;
-            })();
+      const where = bestHead(v, r.marks);
       // Named by what it is (the run's words, its variant's label) and when its run started;
       // its name in sentence mode (an id), never shown, is the row's data.
       const named = runName(r.title, r.created, r.named);

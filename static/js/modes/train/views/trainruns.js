@@ -9,9 +9,12 @@ import { inLine } from "../../../core/trainrun.js";
 
 /**
  * The runs this server keeps (fetchRuns in core/api.js), newest first: each one's task, state, and its
- * variants' steps and held-out loss, with a button to open it; the run open is marked.
+ * variants' steps and held-out loss, with a button to open it; the run open is marked. A preset is
+ * named by its title (the training options' presets), never by its id.
  * @param {HTMLElement} container
- * @param {{runs: import("../../../core/types.js").TrainRunSummary[] | null}} data null: not read (yet)
+ * @param {{runs: import("../../../core/types.js").TrainRunSummary[] | null,
+ *   presets?: {id: string, title: string}[]}} data runs null: not read (yet); presets: the
+ *   training options' (none yet: a preset is "an ablation preset")
  * @param {{open: string | null}} sel the id of the run open
  * @param {{onOpen: (id: string) => void}} callbacks
  */
@@ -22,7 +25,15 @@ export function render(container, data, sel, callbacks) {
     return;
   }
   const item = (/** @type {import("../../../core/types.js").TrainRunSummary} */ r) => {
-    const what = r.preset ? `preset ${r.preset}` : r.compare ? `${r.task}, compare ${r.compare}` : r.task;
+    // A preset's run is named by its title already (the server's); renamed, the title is said here.
+    const preset = r.preset ? (data.presets ?? []).find((p) => p.id === r.preset) : undefined;
+    const what = r.preset
+      ? r.named && preset
+        ? `ablation “${preset.title}”`
+        : "ablation"
+      : r.compare
+        ? `${r.task}, compare ${r.compare}`
+        : r.task;
     const figures = r.variants.map(
       (v) =>
         `${v.label ? `${v.label}: ` : ""}${v.steps.toLocaleString("en")} / ` +
