@@ -301,12 +301,7 @@ class RecurrentService:
         marks it ``seen``, and from then on eviction may remove it."""
         if live.seen or not live.finished or self.store is None or not live.access.yours(caller):
             return
-        if self.store.read_only:
-            return  # a newer attnviz's index: nothing written (the store said so, once)
-        try:
-            live.seen = self.store.mark_seen(live.id)
-        except (sqlite3.Error, OSError, StoreError) as exc:
-            log.warning("comparison %s: its owner's look not stored (%s)", live.id, exc)
+        live.seen = self.store.told(live.id, "comparison")
 
     def summaries(self, caller: Caller) -> RecurrentRuns:
         """The comparisons in ``caller``'s list (those it started, those it opened by their id;

@@ -405,6 +405,17 @@ class RunStore:
             got = db.execute("SELECT seen FROM runs WHERE id = ?", (run_id,)).fetchone()
         return got is not None and got["seen"] is not None
 
+    def told(self, run_id: str, kind: str = "run") -> bool:
+        """``mark_seen`` where the index may be written (not a newer attnviz's); where it cannot
+        be, False and one warning line, and the run stays unseen (kept from eviction)."""
+        if self.read_only:
+            return False  # a newer attnviz's index: nothing written (the store said so, once)
+        try:
+            return self.mark_seen(run_id)
+        except (sqlite3.Error, OSError, StoreError) as exc:
+            log.warning("%s %s: its owner's look not stored (%s)", kind, run_id, exc)
+            return False
+
     def held_bytes(self) -> int:
         """The bytes of the ended runs eviction may not remove yet: those whose owners have not
         been told they ended."""

@@ -757,12 +757,7 @@ class TrainService:
         the store marks it ``seen``, and from then on eviction may remove it."""
         if run.seen or not run.finished or self.store is None or not run.access.yours(caller):
             return
-        if self.store.read_only:
-            return  # a newer attnviz's index: nothing written (the store said so, once)
-        try:
-            run.seen = self.store.mark_seen(run.id)
-        except (sqlite3.Error, OSError, StoreError) as exc:
-            log.warning("run %s: its owner's look not stored (%s)", run.id, exc)
+        run.seen = self.store.told(run.id)
 
     def summaries(self, caller: Caller) -> TrainRuns:
         """The runs this server keeps that are in ``caller``'s lists (its own, those it opened
