@@ -141,8 +141,10 @@ function writeUrl() {
     const n = app.learn?.current();
     if (app.learn?.classOpen())
       history.replaceState(null, "", CLASS_HASH); // the operator's class view
-    else if (n) history.replaceState(null, "", encodeLearnHash(n, learnLab()));
-    else if (!decodeLearnHash(location.hash)) history.replaceState(null, "", LEARN_HASH); // a link's step, still loading
+    else if (n) {
+      const lab = learnLab();
+      history.replaceState(null, "", encodeLearnHash(n, lab, lab ? app.learn?.found() : []));
+    } else if (!decodeLearnHash(location.hash)) history.replaceState(null, "", LEARN_HASH); // a link's step, still loading
     return;
   }
   // The Train tab's link: the run open (while its server keeps it) and the form's settings.

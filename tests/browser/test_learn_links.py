@@ -301,3 +301,44 @@ def test_steps_12_and_13_links_open_the_head_the_cell_and_the_answers(
         assert f"a mean weight of {weight}." in task_says(tab, "previous-token-head")
         assert axe_serious(tab) == []
         assert errors == []
+
+    # Each task done with its own head: the learner, back on step 12, does task 1 with the
+    # previous-token head, then task 2 with the induction head; the link carries the head task 1
+    # was done with (`found=`) beside the head in view (`at=`), and the teacher, in a browser of
+    # their own, sees both tasks done, each checked on its own head of the run.
+    learn_open(page, "induction", lambda: page.click("#learn-guide [data-role=prev]"))
+    page.click(f'#t-grids button.mv-cell[data-layer="0"][data-head="{ph}"]')
+    page.wait_for_function(
+        "() => document.querySelector(\"#learn-guide .learn-task[data-task='previous-token-head'] "
+        "[data-role=badge]\").textContent === 'Done' && document.documentElement.dataset.pending === '0'"
+    )
+    said1 = task_says(page, "previous-token-head")
+    page.click(f'#t-grids button.mv-cell[data-layer="{il}"][data-head="{ih}"]')
+    page.wait_for_function(
+        "() => document.querySelector(\"#learn-guide .learn-task[data-task='induction-head']\")"
+        ".dataset.state === 'done' && document.documentElement.dataset.pending === '0'"
+    )
+    said2 = task_says(page, "induction-head")
+    both = copy_link(page)
+    assert train_link(both)["at"] == f"0.{il}.{ih}"
+    assert parse_qs(urlsplit(both).fragment.split("?", 1)[1])["found"] == [
+        f"previous-token-head:0.0.{ph}"
+    ]
+    with fresh_page(browser) as (teacher, errors):
+        teacher.add_init_script(path=str(AXE))
+        learn_open(teacher, "induction", lambda: teacher.goto(both))
+        teacher.wait_for_function(RUN_OPEN, arg=run_id)
+        teacher.wait_for_function(
+            """() => [...document.querySelectorAll('#learn-guide .learn-task [data-role=badge]')]
+              .every((b) => b.textContent === 'Done') && document.documentElement.dataset.pending === '0'"""
+        )
+        assert task_badge(teacher, "previous-token-head") == "Done"
+        assert task_badge(teacher, "induction-head") == "Done"
+        # Each task in the words of its own head's check, as the learner read them there.
+        assert task_says(teacher, "previous-token-head") == said1
+        assert task_says(teacher, "induction-head") == said2
+        assert run_id not in teacher.evaluate(SHOWN)
+        assert axe_serious(teacher) == []
+        shoot(teacher, "links-12-teacher-both", "top")
+        shoot(teacher, "links-12-teacher-both-tasks", ".learn-tasks")
+        assert errors == []

@@ -15,10 +15,13 @@ import {
 } from "../../static/js/modes/learn/mathml.js";
 import {
   articleRows,
+  decodeFound,
   decodeLearnHash,
   emptyProgress,
+  encodeFound,
   encodeLearnHash,
   fixed,
+  MAX_FOUND,
   readProgress,
   recordTasks,
   setLast,
@@ -90,6 +93,37 @@ test("a Learn link carries the lab's state as the learner left it (issue 41)", (
   assert.deepEqual(decodeLearnHash(hash), { n: 12, lab: train });
   assert.deepEqual(decodeLearnHash("#learn/4?other=1"), { n: 4 });
   assert.deepEqual(decodeLearnHash("#learn?toy=x"), { n: null, lab: { toy: "x" } });
+});
+
+test("a train step's link carries the head each task was done with, read back within bounds (issue 41)", () => {
+  const train = { train: "#train/abc?task=induction&at=0.1.3" };
+  const found = [{ task: "previous-token-head", variant: 0, layer: 0, head: 2 }];
+  const hash = encodeLearnHash(12, train, found);
+  assert.equal(new URLSearchParams(hash.split("?")[1]).get("found"), "previous-token-head:0.0.2");
+  assert.deepEqual(decodeLearnHash(hash), { n: 12, lab: train, found });
+  const two = [...found, { task: "induction-head", variant: 1, layer: 1, head: 0 }];
+  assert.deepEqual(decodeLearnHash(encodeLearnHash(12, train, two)), { n: 12, lab: train, found: two });
+  assert.equal(encodeFound(two), "previous-token-head:0.0.2,induction-head:1.1.0");
+  // None: no part; a toy lab carries none; without a train lab the part is not read.
+  assert.equal(encodeLearnHash(12, train, []), encodeLearnHash(12, train));
+  assert.equal(encodeLearnHash(4, { toy: "x" }, found), "#learn/4?toy=x");
+  assert.deepEqual(decodeLearnHash("#learn/12?found=a:0.0.1"), { n: 12 });
+  // Untrusted text: what cannot be read is left out, a task named twice is read once, and at
+  // most MAX_FOUND are kept.
+  assert.deepEqual(decodeFound("A:0.0.1,a:x.0.1,a:0.0,a:0.0.1.2,-a:0.0.1,a:100.0.1,b:0.0.1000,,a"), []);
+  assert.deepEqual(decodeFound("a:0.1.2,a:0.3.4,b:1.0.0"), [
+    { task: "a", variant: 0, layer: 1, head: 2 },
+    { task: "b", variant: 1, layer: 0, head: 0 },
+  ]);
+  assert.deepEqual(decodeFound(null), []);
+  const many = Array.from({ length: 40 }, (_, i) => `t${i}:0.0.${i}`).join(",");
+  assert.equal(decodeFound(many).length, MAX_FOUND);
+  assert.deepEqual(decodeFound(many)[MAX_FOUND - 1], {
+    task: `t${MAX_FOUND - 1}`,
+    variant: 0,
+    layer: 0,
+    head: MAX_FOUND - 1,
+  });
 });
 
 test("the step to open: the link's, else the last one open, else the first; out of range is said", () => {

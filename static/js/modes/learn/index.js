@@ -95,6 +95,14 @@ export function createLearn(hooks) {
     /** The step whose learner's run is being looked for (a step that continues another, opened
      * anew: in a new tab, or started again); no check is asked meanwhile. @type {number | null} */
     seeking: null,
+    /** The head each task of a train step was found done with, for each run ("<step id> <run
+     * id>" -> task id -> head): what the step's link carries beside the head in view.
+     * @type {Map<string, Map<string, {variant: number, layer: number, head: number}>>} */
+    found: new Map(),
+    /** The answers of the checks of the heads a link carried (a task's own, not the head in
+     * view), for the step and run they were asked of: a task done there shows done.
+     * @type {{n: number, run: string, tasks: LearnAnswer["tasks"]} | null} */
+    carried: null,
   };
   const container = byId("learn-guide");
   const section = byId("learn-mode");
@@ -175,7 +183,7 @@ export function createLearn(hooks) {
       {
         steps: app.steps,
         progress: app.progress,
-        answer: app.answer,
+        answer: shownAnswer(),
         problem: app.problem,
         looks: looks(),
         tried: app.tried.has(app.n),
@@ -250,6 +258,7 @@ export function createLearn(hooks) {
     const s = step();
     app.opened = true;
     if (changed || fresh) {
+      app.carried = null;
       app.answer = null;
       app.problem = null;
       app.shown = null;
@@ -515,6 +524,7 @@ export function createLearn(hooks) {
       app.answer = answer;
       app.shown = key;
       app.problem = null;
+      remember(s, /** @type {{run?: string, view?: TrainView}} */ (body), answer.tasks);
       // Only the learner's own work is kept (not a link's lab, not a classmate's run).
       if (answer.credited) {
         app.progress = recordTasks(app.progress, s.id, answer.tasks);
@@ -537,6 +547,55 @@ export function createLearn(hooks) {
     hooks.setPending(false);
     draw();
     keepPolling();
+    hooks.checked();
+  }
+
+  /**
+   * The tasks a train step's check found done, kept with the head it was asked of (for the
+   * step's link).
+   * @param {LearnStep} s @param {{run?: string, view?: {variant: number, layer: number, head: number}}} body
+   * @param {LearnAnswer["tasks"]} tasks
+   */
+  function remember(s, body, tasks) {
+    if (s.lab !== "train" || !body.run || !body.view) return;
+    const key = `${s.id} ${body.run}`;
+    const heads = app.found.get(key) ?? new Map();
+    const { variant, layer, head } = body.view;
+    for (const t of tasks) if (t.done) heads.set(t.id, { variant, layer, head });
+    if (heads.size) app.found.set(key, heads);
+  }
+
+  /** The answer shown: the check's of the head in view, with a task done on the head a link
+   * carried for it (its own check's words) shown done. */
+  function shownAnswer() {
+    const c = app.carried;
+    if (!app.answer || !c || c.n !== app.n || hooks.trainRun()?.id !== c.run) return app.answer;
+    const tasks = app.answer.tasks.map((t) => (t.done ? t : (c.tasks.find((o) => o.id === t.id) ?? t)));
+    return { ...app.answer, tasks };
+  }
+
+  /**
+   * A link's tasks done with a head of their own: each head checked on the link's run (from_link:
+   * the server credits it to no one), and the task's answer taken from its own head's check.
+   * @param {number} n @param {string} run @param {import("./progress.js").LearnFound[]} found
+   */
+  async function checkFound(n, run, found) {
+    const s = step();
+    const answers = await Promise.all(
+      found.map(async ({ task, variant, layer, head }) => {
+        const view = { variant, layer, head, chosen: true };
+        try {
+          const answer = await checkLearn(s.id, { run, view, from_link: true }, undefined, heldToken());
+          remember(s, { run, view }, answer.tasks);
+          return answer.tasks.filter((t) => t.id === task && t.done);
+        } catch {
+          return []; // not checked: the task shows the head in view's answer
+        }
+      }),
+    );
+    if (app.n !== n) return; // another step open: its answers are its own (true of the run all the same)
+    app.carried = { n, run, tasks: answers.flat() };
+    draw();
     hooks.checked();
   }
 
@@ -568,7 +627,8 @@ export function createLearn(hooks) {
     /**
      * Show the guide: a link's step (`{n}`; null: the learner's last step, or the first), with
      * its lab's state when the link carries one.
-     * @param {{n: number | null, bad?: string, lab?: import("./progress.js").LearnLab, class?: boolean} | null} [link]
+     * @param {{n: number | null, bad?: string, lab?: import("./progress.js").LearnLab,
+     *   found?: import("./progress.js").LearnFound[], class?: boolean} | null} [link]
      */
     async activate(link = null) {
       if (link?.class) {
@@ -592,10 +652,13 @@ export function createLearn(hooks) {
       const { n, said } = stepToOpen(link ?? { n: null }, app.progress, steps.length);
       const lab = link?.lab && link.n === n ? hooks.labOfLink(steps[n - 1].lab, link.lab) : null;
       hooks.setError(lab && "problem" in lab ? lab.problem : said);
+      const given = lab && "state" in lab ? lab.state : null;
       open(n, {
         focus: link !== null && link.n !== null && document.activeElement?.closest("#learn-mode") !== null,
-        given: lab && "state" in lab ? lab.state : null,
+        given,
       });
+      const run = given && "run" in given ? given.run : null;
+      if (run && link?.found?.length) checkFound(n, run, link.found);
       container.dataset.ready = "1";
     },
     deactivate() {
@@ -614,6 +677,19 @@ export function createLearn(hooks) {
      * the step opened, or the lab holds their work of this step (step 1's comparison, the run
      * trained or reopened for the step), which a teacher opening the link should see. */
     carries: () => app.opened && (app.tried.has(app.n) || holdsWork()),
+    /** The tasks of the step open done with a head other than the one in view, on the run in
+     * view (a train step of several tasks): what its link carries beside that head.
+     * @returns {import("./progress.js").LearnFound[]} */
+    found() {
+      const run =
+        app.opened && app.steps && step().lab === "train" && step().tasks.length > 1 ? hooks.trainRun() : null;
+      const heads = run ? app.found.get(`${step().id} ${run.id}`) : undefined;
+      if (!heads) return [];
+      const v = hooks.trainView();
+      return [...heads]
+        .filter(([, h]) => h.variant !== v.variant || h.layer !== v.layer || h.head !== v.head)
+        .map(([task, h]) => ({ task, ...h }));
+    },
   };
 }
 

@@ -22,12 +22,48 @@ export const STORAGE_KEY = "attnviz.learn";
  */
 
 /**
+ * A task of a train step done with a head of its own (not the one in view), as a Learn link
+ * carries it: `found=<task>:<variant>.<layer>.<head>,...` (0-based), so that whoever opens the
+ * link checks each task on the view it was done with.
+ * @typedef {{task: string, variant: number, layer: number, head: number}} LearnFound
+ */
+
+/** A link carries at most this many tasks done with their own view. */
+export const MAX_FOUND = 16;
+
+/**
+ * The `found` part of a Learn link read back (untrusted text): what cannot be read is left out,
+ * a task named twice is read once, and at most MAX_FOUND are kept.
+ * @param {string | null | undefined} text
+ * @returns {LearnFound[]}
+ */
+export function decodeFound(text) {
+  /** @type {LearnFound[]} */
+  const out = [];
+  for (const part of (text ?? "").split(",").slice(0, 64)) {
+    const m = /^([a-z0-9][a-z0-9-]{0,63}):(\d{1,2})\.(\d{1,3})\.(\d{1,3})$/.exec(part);
+    if (!m || out.some((f) => f.task === m[1])) continue;
+    out.push({ task: m[1], variant: Number(m[2]), layer: Number(m[3]), head: Number(m[4]) });
+    if (out.length === MAX_FOUND) break;
+  }
+  return out;
+}
+
+/** The `found` part of a Learn link ("" for none). @param {LearnFound[]} found */
+export const encodeFound = (found) =>
+  found
+    .slice(0, MAX_FOUND)
+    .map((f) => `${f.task}:${f.variant}.${f.layer}.${f.head}`)
+    .join(",");
+
+/**
  * A location hash as a Learn link: `{n}` (1-based; null: the learner's last step), with the
- * lab's state when it carries one (`?toy=` or `?train=`), or null when it is not one. A step
- * that is not a whole number from 1 is `{n: null, bad}`; `#learn/class`, the operator's class
- * view, is `{n: null, class: true}`.
+ * lab's state when it carries one (`?toy=` or `?train=`), and with a train lab the tasks done
+ * with their own view (`&found=`), or null when it is not one. A step that is not a whole
+ * number from 1 is `{n: null, bad}`; `#learn/class`, the operator's class view, is
+ * `{n: null, class: true}`.
  * @param {string} hash
- * @returns {{n: number | null, bad?: string, lab?: LearnLab, class?: boolean} | null}
+ * @returns {{n: number | null, bad?: string, lab?: LearnLab, found?: LearnFound[], class?: boolean} | null}
  */
 export function decodeLearnHash(hash) {
   const m = /^#learn(?:\/([^?#]*))?(?:\?(.*))?$/.exec(hash || "");
@@ -36,18 +72,22 @@ export function decodeLearnHash(hash) {
   const query = new URLSearchParams(m[2] ?? "");
   const toy = query.get("toy");
   const train = query.get("train");
-  /** @type {{lab?: LearnLab}} */
-  const lab = toy ? { lab: { toy } } : train ? { lab: { train } } : {};
+  const found = train ? decodeFound(query.get("found")) : [];
+  /** @type {{lab?: LearnLab, found?: LearnFound[]}} */
+  const lab = toy ? { lab: { toy } } : train ? { lab: { train }, ...(found.length ? { found } : {}) } : {};
   if (m[1] === undefined || m[1] === "") return { n: null, ...lab };
   return /^[1-9][0-9]{0,3}$/.test(m[1]) ? { n: Number(m[1]), ...lab } : { n: null, bad: m[1] };
 }
 
 /**
- * The link of step n (1-based), with the lab's state when given.
- * @param {number} n @param {LearnLab | null} [lab]
+ * The link of step n (1-based), with the lab's state when given, and with a train lab the
+ * tasks done with their own view.
+ * @param {number} n @param {LearnLab | null} [lab] @param {LearnFound[]} [found]
  */
-export function encodeLearnHash(n, lab = null) {
-  const query = !lab ? "" : `?${new URLSearchParams("toy" in lab ? { toy: lab.toy } : { train: lab.train })}`;
+export function encodeLearnHash(n, lab = null, found = []) {
+  /** @type {Record<string, string>} */
+  const more = lab && "train" in lab && found.length ? { found: encodeFound(found) } : {};
+  const query = !lab ? "" : `?${new URLSearchParams("toy" in lab ? { toy: lab.toy } : { train: lab.train, ...more })}`;
   return `${LEARN_HASH}/${n}${query}`;
 }
 
