@@ -12,6 +12,7 @@ from tests.browser.helpers import (
     cell,
     checks,
     edit_cell,
+    learn_open,
     open_app,
     plot_layout,
     raw_attention,
@@ -352,3 +353,34 @@ def test_a_cell_that_is_not_a_number_is_named_and_learn_waits_for_it(page, live_
     assert target.get_attribute("aria-invalid") is None
     assert target.get_attribute("aria-describedby") is None
     assert says.text_content().strip()  # answered again, for this table
+
+
+def test_a_click_into_a_weight_selects_it_so_typing_replaces_it(page, live_server):
+    """The walk after issue 41's fix: step 6's W_Q, W_K, W_V and W_O cells still took a click as
+    a caret before the text (typing 0 into a "1" gave "01", 2 into a "0" gave "20"). A click
+    selects the weight whole, as the embeddings table's does, the one just typed in too; Tab
+    selects the next whole."""
+    for width in (1280, 480):
+        page.set_viewport_size({"width": width, "height": 800})
+        learn_open(page, "qkv", lambda: page.goto(f"{live_server}/#learn/6"))
+        weight = page.locator(
+            '#custom-weights table[data-matrix="v"] input[data-i="0"][data-j="0"]'
+        )
+        weight.scroll_into_view_if_needed()
+        weight.click()  # the middle of the cell
+        assert weight.evaluate("e => [e.selectionStart, e.selectionEnd]") == [
+            0,
+            len(weight.input_value()),
+        ]
+        page.keyboard.type("0")
+        assert weight.input_value() == "0"
+        weight.click()  # in focus, its caret after the 0 just typed: all of it selected again
+        page.keyboard.type("2")
+        assert weight.input_value() == "2"
+        page.keyboard.press("Tab")  # the next weight, by the keyboard: selected whole
+        after = page.locator(":focus")
+        assert after.evaluate("e => [e.selectionStart, e.selectionEnd]") == [
+            0,
+            len(after.input_value()),
+        ]
+        screenshot(page, f"weights-click-types-{width}.png")

@@ -131,3 +131,36 @@ export function whenNear(element) {
   }
   return seen;
 }
+
+/**
+ * Text cells in `box` that a click selects whole, as the keyboard does, so typing replaces what
+ * a cell holds (a click landed the caret before a right-aligned "0", or after the text just
+ * typed: typing 1.5 gave "1.51.2"); a click on a cell already all selected edits it where the
+ * caret lands, as in a spreadsheet; a drag's selection stays. (The toy table has its own, with
+ * its roving stop and edit mode: modes/toy/table.js.)
+ * @param {HTMLElement} box
+ */
+export function selectOnEntry(box) {
+  /** The cell a click is selecting (its pointer went down on it). @type {HTMLInputElement | null} */
+  let entered = null;
+  /** @param {EventTarget | null} t @returns {t is HTMLInputElement} */
+  const textCell = (t) => t instanceof HTMLInputElement && t.type === "text";
+  /** @param {HTMLInputElement} t */
+  const allSelected = (t) =>
+    t === document.activeElement && t.selectionStart === 0 && t.selectionEnd === t.value.length;
+  box.addEventListener("pointerdown", (event) => {
+    if (textCell(event.target)) entered = allSelected(event.target) ? null : event.target;
+  });
+  box.addEventListener("click", (event) => {
+    const t = event.target;
+    if (t !== entered || !textCell(t)) return;
+    entered = null;
+    if (t.selectionStart === t.selectionEnd) t.select(); // after the caret landed
+  });
+  box.addEventListener("focusin", (event) => {
+    if (textCell(event.target) && event.target !== entered) event.target.select(); // by Tab
+  });
+  box.addEventListener("focusout", (event) => {
+    if (event.target === entered) entered = null; // its click never came (dragged away)
+  });
+}

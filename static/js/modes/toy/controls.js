@@ -1,6 +1,6 @@
 // The preset picker and the model configuration form (every ToyConfig field).
 
-import { byId, fillOptions } from "../../core/dom.js";
+import { byId, fillOptions, selectOnEntry } from "../../core/dom.js";
 import { parseNumber } from "./paste.js";
 import { dims, headChoices, identity } from "../../core/state.js";
 import { cellText } from "./table.js";
@@ -20,6 +20,7 @@ export function createControls({ getState, getLimits, onEdit, onPreset }) {
   const about = $("preset-about");
   const source = $("preset-source");
   const weightsBox = $("custom-weights");
+  selectOnEntry(weightsBox); // a click into a weight selects it: typing replaces it
   /** @type {any[]} */
   let presets = [];
 
