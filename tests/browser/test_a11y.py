@@ -261,9 +261,9 @@ def test_train_mode_a_finished_run_by_keyboard_and_in_words(page, live_server, a
     # The loss: its summary from the run's numbers; the cursor reads the hover's.
     baseline = run.get("baseline")
     assert summary(page, "#t-loss") == (
-        f"loss {two(loss[0])} → {two(loss[-1])} over 24 steps, held-out {last['heldout']:.3f}"
+        f"loss {two(loss[0])} → {two(loss[-1])} over 24 steps, held-out {readable(last['heldout'])}"
         " at step 24"
-        + (f"; the bigram baseline {baseline:.3f}" if baseline is not None else "")
+        + (f"; the bigram baseline {readable(baseline)}" if baseline is not None else "")
         + "."
     )
     page.focus("#t-loss")
@@ -275,10 +275,10 @@ def test_train_mode_a_finished_run_by_keyboard_and_in_words(page, live_server, a
     page.focus("#t-grads")
     press(page, "End")
     g = v["history"]["grad_norms"][-1][0]
-    assert live(page, "#t-grads") == f"layer 1, step 24: {g:#.4g}"  # the hover's %{y:.4g}
+    assert live(page, "#t-grads") == f"layer 1, step 24: {readable(g)}"
     first = v["history"]["grad_norms"][0][0]
     assert summary(page, "#t-grads").startswith(
-        f"Gradient norm, step {v['history']['step'][0]} → 24: layer 1 {first:.3f} → {g:.3f}"
+        f"Gradient norm, step {v['history']['step'][0]} → 24: layer 1 {readable(first)} → {readable(g)}"
     )
 
     # The chosen head at the last checkpoint: 8-bit, read as the hover writes it.

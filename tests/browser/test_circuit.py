@@ -21,6 +21,7 @@ from tests.browser.helpers import (
     learn_open,
     train_from_form,
 )
+from tests.support.oracles import readable
 
 SHOTS = Path(os.environ.get("CIRCUIT_SHOTS", ARTIFACTS))
 STEPS = "600"  # the circuit has formed by then (tests/learn/test_circuit.py), at seed 0
@@ -149,7 +150,9 @@ def test_step_13_reads_the_induction_heads_key_side_on_the_learners_run(page, li
                     {"variant": 0, "layer": layer, "head": head, "query": q, "key": k})  # fmt: skip
     assert theirs["done"] and state(page, task) == "done"
     assert says(page, task).strip() == theirs["says"]
-    assert theirs["says"].startswith(f"Of the score {got['score']:.2f} of layer 2, head {head + 1}")
+    assert theirs["says"].startswith(
+        f"Of the score {readable(got['score'])} of layer 2, head {head + 1}"
+    )
     assert "the most of any part: it is a previous-token head" in theirs["says"]
     note = page.locator("#t-why-note").text_content()
     assert note.startswith("The trained model's numbers, at step 600")

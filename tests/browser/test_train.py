@@ -9,6 +9,7 @@ import re
 import torch
 
 from tests.browser.helpers import fresh_page, screenshot, slide, traces_drawn, wait_for_trace
+from tests.support.oracles import readable
 
 RUN_OVER = (
     "() => ['done', 'cancelled', 'failed'].includes("
@@ -297,7 +298,7 @@ def test_a_cancelled_run_shows_the_checkpoints_it_has_and_the_slider_spans_those
     slider = page.locator("#t-checkpoint")
     assert slider.get_attribute("max") == str(len(steps) - 1)
     assert slider.input_value() == str(len(steps) - 1)
-    held = f"{v['checkpoints'][-1]['heldout']:.3f}"
+    held = readable(v["checkpoints"][-1]["heldout"])
     assert page.locator("#t-checkpoint-out").inner_text() == f"step {last} · held-out {held}"
     assert page.locator("#t-grids .t-variant-label").inner_text() == (
         f"model · step {last} · held-out {held}"
@@ -341,7 +342,7 @@ def test_runs_are_listed_after_a_reload_and_a_copied_link_opens_the_run(
     page.wait_for_selector(f'#t-runs li[data-run="{run["id"]}"]')
     item = page.locator(f'#t-runs li[data-run="{run["id"]}"]')
     assert (
-        f"induction · done · 24 / 24 steps, held-out {run['variants'][0]['checkpoints'][-1]['heldout']:.3f}"
+        f"induction · done · 24 / 24 steps, held-out {readable(run['variants'][0]['checkpoints'][-1]['heldout'])}"
         in item.inner_text()
     )
     assert page.locator("#t-models .t-model").count() == 0  # nothing open yet
@@ -450,14 +451,14 @@ def test_an_ablation_shows_each_variants_steps_and_loss_side_by_side(page, live_
 
     # Each variant's own steps and held-out loss, not their sum and one variant's loss.
     figures = [
-        f"{v['label']}: 20 steps, held-out {v['checkpoints'][-1]['heldout']:.3f}"
+        f"{v['label']}: 20 steps, held-out {readable(v['checkpoints'][-1]['heldout'])}"
         for v in run["variants"]
     ]
     assert page.locator("#t-rate").inner_text() == "done · " + " · ".join(figures)
     rows = page.locator("#t-models .t-model")
     for i, v in enumerate(run["variants"]):
         text = rows.nth(i).inner_text()
-        assert f"20 steps, held-out {v['checkpoints'][-1]['heldout']:.3f}" in text, text
+        assert f"20 steps, held-out {readable(v['checkpoints'][-1]['heldout'])}" in text, text
 
     # Side by side at 1280 px: the two grids share a row.
     boxes = [page.locator("#t-grids .t-variant").nth(i).bounding_box() for i in range(2)]

@@ -7,7 +7,7 @@
 // render(card, data, sel, callbacks): the card's parts are marked by data-role.
 
 import { el, fillOptions } from "../../../core/dom.js";
-import { fmt } from "../../../core/numbers.js";
+import { readable } from "../../../core/numbers.js";
 import { ATTENTION, attentionAxes, headMatrix, shownSteps, thumbsOf } from "../../../core/trainrun.js";
 import * as heatcanvas from "../../../views/heatcanvas.js";
 import * as modelview from "../../../views/modelview.js";
@@ -64,7 +64,7 @@ export function render(card, data, sel, callbacks) {
   const cp = v.checkpoints.find((c) => c.step === step);
   const out = part(card, "checkpoint-out");
   out.textContent =
-    step === undefined ? "no checkpoints" : `step ${step}` + (cp ? ` · held-out ${fmt(cp.heldout, 3)}` : "");
+    step === undefined ? "no checkpoints" : `step ${step}` + (cp ? ` · held-out ${readable(cp.heldout)}` : "");
   slider.setAttribute("aria-valuetext", out.textContent || "");
   const sample = part(card, "sample");
   sample.hidden = !cp?.sample;
@@ -152,7 +152,7 @@ function grids(container, data, sel, callbacks) {
     const grid = /** @type {HTMLElement} */ (box.querySelector(".mv-grid"));
     const cp = v.checkpoints.find((c) => c.step === step);
     const label = /** @type {HTMLElement} */ (box.querySelector(".t-variant-label"));
-    label.textContent = `${v.label || "model"} · ${cp ? `step ${step} · held-out ${fmt(cp.heldout, 3)}` : missing(v, run)}`;
+    label.textContent = `${v.label || "model"} · ${cp ? `step ${step} · held-out ${readable(cp.heldout)}` : missing(v, run)}`;
     box.classList.toggle("chosen", i === sel.variant);
     grid.hidden = !cp;
     if (!cp) return;

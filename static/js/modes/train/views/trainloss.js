@@ -5,7 +5,7 @@
 // point as the hover writes it; under it a summary ("loss 3.26 → 0.41 over 300 steps") and the
 // held-out losses at the checkpoints in a table.
 
-import { fmt } from "../../../core/numbers.js";
+import { fmt, readable as readableNumber } from "../../../core/numbers.js";
 import { plotlyOf } from "../../../core/plotly.js";
 import { EVERY } from "../../../core/trainrun.js";
 import { baseLayout, draw, headColor, plotText } from "../../../core/theme.js";
@@ -88,7 +88,7 @@ export function render(container, data, sel) {
               y: run.baseline,
               xanchor: "right",
               yanchor: "bottom",
-              text: `bigram ${fmt(run.baseline, 3)}`,
+              text: `bigram ${readableNumber(run.baseline)}`,
               showarrow: false,
               font: { size: 11, color: "#5b6475" },
             },
@@ -113,11 +113,13 @@ function readable(plot, run) {
         const last = v.checkpoints[v.checkpoints.length - 1];
         return (
           `${many ? `${name(v)}: ` : ""}${curveText("loss", v.history.step, v.history.loss)}` +
-          (last ? `, held-out ${fmt(last.heldout, 3)} at step ${last.step.toLocaleString("en-US")}` : "")
+          (last ? `, held-out ${readableNumber(last.heldout)} at step ${last.step.toLocaleString("en-US")}` : "")
         );
       })
       .join("; ") +
-    (run.baseline !== null && run.baseline !== undefined ? `; the bigram baseline ${fmt(run.baseline, 3)}` : "");
+    (run.baseline !== null && run.baseline !== undefined
+      ? `; the bigram baseline ${readableNumber(run.baseline)}`
+      : "");
   const steps = [...new Set(run.variants.flatMap((v) => v.checkpoints.map((c) => c.step)))].sort((a, b) => a - b);
   const text = describe(plot, {
     summary: `${summary}.`,

@@ -4,7 +4,7 @@
 
 import { runName } from "../../../core/runname.js";
 import { el } from "../../../core/dom.js";
-import { fmt } from "../../../core/numbers.js";
+import { readable } from "../../../core/numbers.js";
 import { inLine } from "../../../core/trainrun.js";
 
 /**
@@ -37,7 +37,7 @@ export function render(container, data, sel, callbacks) {
     const figures = r.variants.map(
       (v) =>
         `${v.label ? `${v.label}: ` : ""}${v.steps.toLocaleString("en")} / ` +
-        `${r.steps.toLocaleString("en")} steps${v.heldout === null ? "" : `, held-out ${fmt(v.heldout, 3)}`}`,
+        `${r.steps.toLocaleString("en")} steps${v.heldout === null ? "" : `, held-out ${readable(v.heldout)}`}`,
     );
     const whose = r.yours ? "yours" : r.shared ? "shared" : r.can_cancel ? "" : "opened by link";
     const open = r.id === sel.open;
