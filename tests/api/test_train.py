@@ -20,6 +20,7 @@ from attnviz.schemas.train import TaskName, TrainRequest
 from attnviz.settings import Settings
 from attnviz.training.catalog import SWITCHES, TASKS
 from tests.support.servers import served
+from tests.support.waits import until
 
 TINY = {"layers": 2, "heads": 2, "d_model": 16}
 
@@ -152,14 +153,10 @@ def test_the_same_seed_gives_the_same_run_and_compare_trains_every_value():
     assert two["variants"][1]["history"]["loss"] != one["variants"][0]["history"]["loss"]
 
 
-def wait(client, run_id: str, timeout: float = 60) -> dict:
-    deadline = time.monotonic() + timeout
-    while True:
-        state = client.get(f"/api/train/{run_id}").json()
-        if state["state"] not in ("queued", "running"):
-            return state
-        assert time.monotonic() < deadline, "the run did not end"
-        time.sleep(0.05)
+def wait(client, run_id: str) -> dict:
+    """The run's state once it has ended."""
+    return until(lambda: client.get(f"/api/train/{run_id}").json(),
+                 lambda s: s["state"] not in ("queued", "running"), "the run ending")  # fmt: skip
 
 
 @pytest.mark.parametrize(

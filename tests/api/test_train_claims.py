@@ -6,7 +6,6 @@ runs, each once; the second's finished run is kept once."""
 
 from __future__ import annotations
 
-import time
 from contextlib import ExitStack
 
 import httpx
@@ -16,6 +15,7 @@ from attnviz.services.store import RunStore
 from tests.api.test_train import wait
 from tests.api.test_train_queue import LONG, QUICK, post
 from tests.services.test_store import serving
+from tests.support.waits import until
 
 
 def holder_pid(data, run_id: str) -> int:
@@ -36,10 +36,8 @@ def test_two_servers_on_one_directory_train_each_run_once_across_a_sigkill(tmp_p
             for x in (a, b, c):
                 x.base_url = httpx.URL(url)
             long = post(a, LONG).json()["id"]
-            deadline = time.monotonic() + 60
-            while not a.get(f"/api/train/{long}").json()["variants"][0]["checkpoints"]:
-                assert time.monotonic() < deadline
-                time.sleep(0.05)
+            until(lambda: a.get(f"/api/train/{long}").json()["variants"][0]["checkpoints"],
+                  bool, "the long run's first checkpoint")  # fmt: skip
             bq, cq = post(b, slower).json()["id"], post(c, QUICK).json()["id"]
             assert c.get(f"/api/train/{cq}").json()["place"] == 2
 

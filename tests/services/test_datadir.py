@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import stat
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,6 +16,7 @@ from attnviz.app import create_app
 from attnviz.services.datadir import SECRET_FILE, server_secret, write_atomic
 from attnviz.settings import Settings
 from tests.support.servers import served
+from tests.support.waits import until
 
 TINY = {"layers": 2, "heads": 2, "d_model": 16}
 
@@ -93,12 +93,8 @@ def train_one(base: str) -> str:
     r = httpx.post(f"{base}/api/train", json={"arch": TINY, "opt": {"steps": 4}, "checkpoints": 2})
     assert r.status_code == 202, r.text
     run_id, cookies = r.json()["id"], r.cookies
-    deadline = time.monotonic() + 120
-    state = httpx.get(f"{base}/api/train/{run_id}", cookies=cookies).json()
-    while state["state"] in ("queued", "running"):
-        assert time.monotonic() < deadline, state
-        time.sleep(0.05)
-        state = httpx.get(f"{base}/api/train/{run_id}", cookies=cookies).json()
+    state = until(lambda: httpx.get(f"{base}/api/train/{run_id}", cookies=cookies).json(),
+                  lambda s: s["state"] not in ("queued", "running"), "the run ending")  # fmt: skip
     assert state["state"] == "done", state
     return run_id
 

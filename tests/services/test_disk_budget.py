@@ -21,6 +21,7 @@ from attnviz.settings import Settings
 from tests.api import test_recurrent as rec
 from tests.services.test_store import fake_run
 from tests.support.servers import served
+from tests.support.waits import until
 
 TINY = {"task": "induction", "arch": {"layers": 2, "heads": 2, "d_model": 16},
         "opt": {"steps": 30}, "checkpoints": 5}  # fmt: skip
@@ -44,13 +45,8 @@ def du(folder: Path) -> int:
 def watch(client: httpx.Client, path: str) -> dict:
     """Poll ``path`` until it has ended: ``client`` is not its owner (a teacher holding its
     link), so the owner is not told by it."""
-    deadline = time.monotonic() + 120
-    while True:
-        state = client.get(path).json()
-        if state["state"] not in ("queued", "running"):
-            return state
-        assert time.monotonic() < deadline, f"{path} did not end"
-        time.sleep(0.05)
+    return until(lambda: client.get(path).json(),
+                 lambda s: s["state"] not in ("queued", "running"), f"{path} ending")  # fmt: skip
 
 
 def started(client: httpx.Client, body: dict) -> str:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-import time
 from pathlib import Path
 
 import httpx
@@ -25,6 +24,7 @@ from attnviz.services.store import (
 from attnviz.settings import Settings
 from tests.api.test_train import TINY
 from tests.support.servers import served
+from tests.support.waits import until
 
 LOGGER = "attnviz.services.store"
 LONG = {"arch": TINY, "opt": {"steps": 5000}, "checkpoints": 2}
@@ -91,10 +91,8 @@ def test_a_server_refuses_new_runs_with_503_and_answers_its_unsaved_run(tmp_path
             httpx.Client(base_url=url, timeout=60) as client:  # fmt: skip
         run = client.post("/api/train", json=LONG).json()
         run_id = run["id"]
-        deadline = time.monotonic() + 60
-        while not client.get(f"/api/train/{run_id}").json()["variants"][0]["history"]["step"]:
-            assert time.monotonic() < deadline, "the run did not start training"
-            time.sleep(0.02)
+        until(lambda: client.get(f"/api/train/{run_id}").json()["variants"][0]["history"]["step"],
+              bool, "the run training")  # fmt: skip
         migrated_by_a_newer_attnviz(data)
 
         refused = client.post("/api/train", json=LONG)
@@ -111,10 +109,8 @@ def test_a_server_refuses_new_runs_with_503_and_answers_its_unsaved_run(tmp_path
         # The run it holds ends (its owner stops it): its end cannot be saved, and it is
         # still answered, from memory, with its end.
         assert client.delete(f"/api/train/{run_id}").status_code == 200
-        deadline = time.monotonic() + 60
-        while (state := client.get(f"/api/train/{run_id}").json())["state"] == "running":
-            assert time.monotonic() < deadline, "the run did not stop"
-            time.sleep(0.05)
+        state = until(lambda: client.get(f"/api/train/{run_id}").json(),
+                      lambda s: s["state"] != "running", "the run stopping")  # fmt: skip
         assert state["state"] == "cancelled" and state["variants"][0]["history"]["step"]
         assert client.get(f"/api/train/{run_id}").status_code == 200
         assert run_id in [r["id"] for r in client.get("/api/train").json()["runs"]]
