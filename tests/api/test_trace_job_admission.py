@@ -20,22 +20,6 @@ def smol(tmp_path_factory) -> Path:
     return small_smollm(tmp_path_factory.mktemp("models") / "smol")
 
 
-@pytest.fixture
-def forwards(monkeypatch) -> list[str]:
-    """The texts the server ran a forward on (every trace it computed)."""
-    from attnviz.services import trace_service
-
-    ran: list[str] = []
-    real = trace_service.run_text_trace
-
-    def counted(req, *args, **kwargs):
-        ran.append(req.text)
-        return real(req, *args, **kwargs)
-
-    monkeypatch.setattr(trace_service, "run_text_trace", counted)
-    return ran
-
-
 # (what is asked: body changes, query parameters), the status and what the message says.
 REFUSED = {
     "text over the token cap": ({"long": 80}, {}, 422, "tokens exceed the cap of 50 (model smol allows 8192, this server 50)"),

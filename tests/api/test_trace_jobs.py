@@ -103,22 +103,6 @@ def slow_layers(monkeypatch):
     pace(monkeypatch, 0.05)
 
 
-@pytest.fixture
-def forwards(monkeypatch) -> list[str]:
-    """The texts the server ran a forward on, in order (every trace it computed)."""
-    from attnviz.services import trace_service
-
-    ran: list[str] = []
-    real = trace_service.run_text_trace
-
-    def counted(req, *args, **kwargs):
-        ran.append(req.text)
-        return real(req, *args, **kwargs)
-
-    monkeypatch.setattr(trace_service, "run_text_trace", counted)
-    return ran
-
-
 @pytest.mark.slow
 def test_a_long_text_on_the_smollm2_shape_completes_as_a_job(smol, forwards, monkeypatch):
     """Reduced widths and the real layer count, at 300 tokens: the forward keeps its weights for
