@@ -110,7 +110,7 @@ def test_type_a_sentence_and_follow_one_head_through_every_view(page, live_serve
     assert_head_view_shows(page, trace, 2, [4])
     # Add head 1: two colours, both heads' lines.
     before = views_drawn(page)
-    page.locator('#hv-heads input[value="0"]').check(force=True)
+    page.locator('#hv-heads input[value="0"]').check()
     wait_for_views(page, before)
     assert_head_view_shows(page, trace, 2, [0, 4])
     strokes = page.evaluate(
@@ -231,7 +231,7 @@ def test_a_sentence_link_restores_the_same_view(page, browser, live_server):
     page.wait_for_function("() => !document.getElementById('s-note').hidden")
     click_cell(page, 4, 7)
     before = views_drawn(page)
-    page.locator('#hv-heads input[value="2"]').check(force=True)
+    page.locator('#hv-heads input[value="2"]').check()
     wait_for_views(page, before)
     before = views_drawn(page)
     page.click('#head-view .hv-left .hv-token[data-index="3"]')  # "tokenization"

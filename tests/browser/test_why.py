@@ -106,6 +106,14 @@ def open_head(page) -> None:
     wait_for_views(page, before)
 
 
+def show_why(page) -> dict:
+    """The Why this score card scrolled to and its first part drawn (it asks for it once in
+    view): the query's winning key, before any pick. A later pick's draw is then the pick's own."""
+    before = why_drawn(page)
+    page.locator("#why-card").scroll_into_view_if_needed()
+    return wait_why(page, before)
+
+
 def assert_sums_to_trace(api, got: dict) -> None:
     score = scores_row(api, TEXT, got["layer"], got["head"], got["query"])[got["key"]]
     total = sum(sum(row) for row in got["matrix"])
@@ -127,9 +135,7 @@ def test_a_cell_of_the_heatmap_explains_its_score(page, live_server, api):
     open_head(page)
     # Before any pick, the card (once scrolled to) shows the query's winning key and says how
     # to pick another.
-    before = why_drawn(page)
-    page.locator("#why-card").scroll_into_view_if_needed()
-    first = wait_why(page, before)
+    first = show_why(page)
     assert "Click a cell of the heatmap" in page.locator("#why-hint").text_content()
     assert "winning key" in page.locator("#why-note").text_content()
     winner = max(first["keyScores"].items(), key=lambda kv: kv[1])[0]
@@ -229,6 +235,7 @@ def test_a_key_after_the_query_is_said_and_the_winning_key_shown(page, live_serv
     select_and_wait(page, "#s-model", MODEL)
     type_sentence(page, TEXT)
     open_head(page)
+    show_why(page)
     # Cell (1, 5) lies above the diagonal: the causal model's query 1 does not see key 5.
     before = why_drawn(page)
     at = cell_point(page, 1, 5)
