@@ -65,6 +65,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         max_memory=settings.memory_bytes,
         offload_folder=settings.offload_folder,
         ndif=settings.ndif,
+        probe_bytes=settings.probe_mb * 2**20,
     )
     open_data_dir(settings.data_path)  # 0700: what is in it is the server's user's alone
     app.state.traces = TraceService(settings, app.state.device, app.state.registry)

@@ -44,6 +44,22 @@ class EngineRule:
         return attention_pattern(scores, self.cfg)
 
 
+def window_note(window: int, causal: bool) -> str:
+    """What a sliding window of ``window`` does, in words: a query sees the keys fewer than
+    ``window`` positions away, itself included; in a causal model those before it (the last
+    ``window``), in a bidirectional one those on each side (ModernBERT's local layers)."""
+    if causal:
+        return (
+            f"a query sees only the last {window:,} tokens, itself included; keys further back "
+            "are masked like future ones"
+        )
+    side = window - 1
+    return (
+        f"a query sees only the {side:,} token{'' if side == 1 else 's'} on each side of it, "
+        "and itself; keys further away, before or after it, are masked"
+    )
+
+
 def attention_meta(cfg: TransformerConfig) -> dict:
     """How the model makes scores and weights from q and k (``schemas.AttentionRule``) and the
     rotation q and k are shown after (``schemas.Rope``), for the trace's meta."""
@@ -68,6 +84,7 @@ def attention_meta(cfg: TransformerConfig) -> dict:
             "local_base": cfg.rope_local_base,
             "sections": list(cfg.rope_sections) if cfg.rope_sections else None,
         }
+    windows = [cfg.window_of(i) for i in range(cfg.n_layers)]
     return {
         "rope": rope,
         "attention": {
@@ -75,7 +92,8 @@ def attention_meta(cfg: TransformerConfig) -> dict:
             "divide_by": divide_by,
             "scale_label": label,
             "softcap": cfg.attn_softcap,
-            "windows": [cfg.window_of(i) for i in range(cfg.n_layers)],
+            "windows": windows,
+            "window_notes": [None if w is None else window_note(w, cfg.causal) for w in windows],
             "qk_norm": cfg.qk_norm,
         },
     }

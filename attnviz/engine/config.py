@@ -94,7 +94,8 @@ class TransformerConfig:
     attn_scale: float | None = None
     attn_softcap: float | None = None  # weights = softmax(c * tanh(scores / c)) (Gemma 2)
     final_softcap: float | None = None  # logits = c * tanh(logits / c) (Gemma 2)
-    # A sliding layer's query i sees key j only when 0 <= i - j < sliding_window.
+    # A sliding layer's query i sees key j only when 0 <= i - j < sliding_window (causal), or
+    # |i - j| < sliding_window without the causal rule: sliding_window - 1 keys on each side.
     sliding_window: int | None = None
     # Each layer's attention, "full_attention" or "sliding_attention" (transformers' names);
     # None: every layer slides when sliding_window is set (Mistral), else none does.

@@ -21,7 +21,7 @@ from attnviz.pretrained.bridge import BRIDGE_INSTALL, load_bridged, transformers
 from attnviz.pretrained.convert import FAMILIES
 from attnviz.pretrained.folder import Backend, ModelFolderError, PretrainedModel, load_folder
 from attnviz.pretrained.tokenize import TextTokenizer
-from attnviz.settings import BackendChoice, DeviceMap
+from attnviz.settings import PROBE_MB, BackendChoice, DeviceMap
 from attnviz.training.shipped import SHIPPED_NAME, SHIPPED_TITLE, shipped_dir
 
 if TYPE_CHECKING:
@@ -203,6 +203,7 @@ def load_model(
     max_memory: Mapping[int | str, int] | None = None,
     offload_folder: Path | None = None,
     ndif: tuple[str | None, str] = (None, ""),
+    probe_bytes: int = PROBE_MB * 2**20,
 ) -> ServedModel:
     """The model in ``folder``, run by ``backend``: with "auto", the native engine when it has a
     conversion for the folder's model_type, else transformers when it is installed and can load
@@ -218,14 +219,16 @@ def load_model(
     model alone.
 
     ``device_map``, ``max_memory`` (each device's bytes, GPU indices as ints) and
-    ``offload_folder`` spread a bridged model's layers (``bridge.place``)."""
+    ``offload_folder`` spread a bridged model's layers (``bridge.place``); ``probe_bytes`` caps
+    what a bridged model's load probe builds (``bridge.load._probe``)."""
     if backend == "ndif" or str(folder).startswith("ndif:"):
         from attnviz.pretrained.ndif import open_ndif
 
         return open_ndif(str(folder), *ndif)  # ``ndif``: the deployment's host and key
     bridged = functools.partial(
-        load_bridged, device_map=device_map, max_memory=max_memory, offload_folder=offload_folder
-    )
+        load_bridged, device_map=device_map, max_memory=max_memory, offload_folder=offload_folder,
+        probe_bytes=probe_bytes,
+    )  # fmt: skip
     if backend == "transformers":
         return bridged(folder, device, dtype=dtype)
     model_type = _model_type(folder)
@@ -299,6 +302,7 @@ def load_registry(
     max_memory: Mapping[int | str, int] | None = None,
     offload_folder: Path | None = None,
     ndif: tuple[str | None, str] = (None, ""),
+    probe_bytes: int = PROBE_MB * 2**20,
 ) -> ModelRegistry:
     """Load the default model (when installed and ``builtin``; always native), then with it the
     character model that ships with attnviz (``load_shipped``), and every folder,
@@ -324,8 +328,9 @@ def load_registry(
             models.append(shipped)
     for folder in folders:
         model = load_model(
-            folder, device, dtype, backend, device_map, max_memory, offload_folder, ndif
-        )
+            folder, device, dtype, backend, device_map, max_memory, offload_folder, ndif,
+            probe_bytes,
+        )  # fmt: skip
         if any(m.name == model.name for m in models):
             raise ModelFolderError(
                 f"{model.source}: a model named {model.name!r} is already loaded "

@@ -57,7 +57,8 @@ def trace_service() -> Any:
                            builtin=settings.builtin_model, dtype=settings.dtype,
                            backend=settings.backend, device_map=settings.device_map,
                            max_memory=settings.memory_bytes,
-                           offload_folder=settings.offload_folder)  # fmt: skip
+                           offload_folder=settings.offload_folder,
+                           probe_bytes=settings.probe_mb * 2**20)  # fmt: skip
     return TraceService(settings, device, registry)
 
 
@@ -79,7 +80,8 @@ def _model_name(service: Any, model: str) -> str:
                 return m.name
         s = service.settings
         try:
-            loaded = compute.run(load_model, folder, service.device, s.dtype, s.backend)
+            loaded = compute.run(load_model, folder, service.device, s.dtype, s.backend,
+                                 probe_bytes=s.probe_mb * 2**20)  # fmt: skip
         except ModelFolderError as exc:
             raise TraceError(f"model: {exc}") from exc
         service.registry.add(loaded)

@@ -251,8 +251,15 @@ class AttentionRule(BaseModel):
         description="weight = softmax(c · tanh(score / c)) with c this (Gemma 2); else softmax"
     )
     windows: list[int | None] = Field(
-        description="[layers] a query sees only the last this many keys (itself included); "
-        "null: every key before it (or every key, in an encoder)"
+        description="[layers] a query sees only the keys fewer than this many positions away "
+        "(itself included): in a causal model the last this many, in a bidirectional one "
+        "(ModernBERT's local layers) this many less one on each side; null: every key before "
+        "it (or every key, in an encoder)"
+    )
+    window_notes: list[str | None] = Field(
+        default_factory=list,
+        description="[layers] what the layer's window lets a query see, in words (the page's "
+        "note); null where the layer has no window",
     )
     qk_norm: Literal["none", "head", "proj"] = Field(
         description="q and k are shown after an RMSNorm of each head's vector (head) or of the "

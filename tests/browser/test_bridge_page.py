@@ -3,7 +3,8 @@ attnviz's engine has no conversion for): the model line says what runs them; Sta
 attention through AttentionInterface) is drawn in the model, head, query-key and trajectory
 views from transformers' numbers; BLOOM (ALiBi, its own attention) in the model, head and
 trajectory views, and its query-key view says why it is unavailable instead of drawing
-nothing."""
+nothing; ModernBERT's local layers (an encoder's window, issue 42) say in the query-key view
+that a query sees the keys on each side of it, not "the last" ones."""
 
 from __future__ import annotations
 
@@ -28,7 +29,13 @@ from tests.browser.helpers import (
     wait_for_views,
 )
 from tests.support.checkpoints import SENTENCES
-from tests.support.checkpoints_bridge import WINDOW, make_tiny_bloom, make_tiny_starcoder2
+from tests.support.checkpoints_bridge import (
+    MODERNBERT_WINDOW,
+    WINDOW,
+    make_tiny_bloom,
+    make_tiny_modernbert,
+    make_tiny_starcoder2,
+)
 from tests.support.servers import served
 
 TEXT = " ".join(SENTENCES[:2])
@@ -37,7 +44,8 @@ TEXT = " ".join(SENTENCES[:2])
 @pytest.fixture(scope="module")
 def bridge_server(tmp_path_factory):
     root = tmp_path_factory.mktemp("m")
-    folders = [make_tiny_starcoder2(root / "tiny-starcoder2"), make_tiny_bloom(root / "tiny-bloom")]
+    folders = [make_tiny_starcoder2(root / "tiny-starcoder2"), make_tiny_bloom(root / "tiny-bloom"),
+               make_tiny_modernbert(root / "tiny-modernbert")]  # fmt: skip
     settings = Settings(device="cpu", builtin_model=False, models=":".join(str(f) for f in folders))
     with served(create_app(settings)) as url:
         yield url
@@ -142,4 +150,44 @@ def test_bloom_is_drawn_and_its_query_key_view_says_why_not(page, bridge_server,
     assert page.locator("#traj-tokens button.token-chip").count() == trace["n"]
     page.mouse.move(0, 0)
     screenshot(page, "bridge-bloom-1280.png")
+    assert not console.unexpected()
+
+
+def test_an_encoders_window_reads_on_each_side_of_the_query(page, bridge_server, console):
+    """ModernBERT's local layers keep the keys within 8 positions on each side (a window of 9):
+    the query-key view's note says so in the trace's own words, and a key past it on either
+    side reads masked outside the window (an encoder masks no key for being after the query)."""
+    trace = trace_of(bridge_server, "tiny-modernbert")
+    n, w = trace["n"], MODERNBERT_WINDOW + 1
+    assert trace["attention"]["windows"] == [None, w, w] and not trace["causal"]
+    i = n // 2
+    assert i - w >= 0 and i + w < n  # keys past the window on both sides
+    open_sentence(page, bridge_server + "/", TEXT)
+    select_and_wait(page, "#s-model", "tiny-modernbert")
+    choose(page, "#qk-layer", "1")
+    choose(page, "#qk-query", str(i))
+    notes = page.locator("#qk-view .qk-about").all_text_contents()
+    said = (
+        f"This layer slides a window: a query sees only the {MODERNBERT_WINDOW} tokens on each side"
+    )
+    assert any(note.startswith(said) for note in notes), notes
+    assert trace["attention"]["window_notes"][1] in " ".join(notes)
+    assert not any("the last" in note for note in notes), notes
+    drawn = page.evaluate(
+        """([before, after]) => { const d = document.querySelector('#qk-view .qk').__qk;
+          return {rows: d.rows, masked: d.masked, before: d.tipAt('p', d.rows.indexOf(before), 0),
+                  after: d.tipAt('p', d.rows.indexOf(after), 0)}; }""",
+        [i - w, i + w],
+    )
+    assert drawn["rows"] == list(range(n))
+    assert drawn["masked"] == [abs(i - j) >= w for j in range(n)]
+    assert drawn["before"][0].endswith("masked (outside this layer's window)")
+    assert drawn["after"][0].endswith("masked (outside this layer's window)")
+    card = page.locator("#qk-card")
+    card.scroll_into_view_if_needed()
+    card.screenshot(path=str(ARTIFACTS / "bridge-modernbert-qk-1280.png"))
+    page.set_viewport_size({"width": 480, "height": 900})
+    card.scroll_into_view_if_needed()
+    card.screenshot(path=str(ARTIFACTS / "bridge-modernbert-qk-480.png"))
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= 480
     assert not console.unexpected()

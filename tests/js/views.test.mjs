@@ -6,7 +6,7 @@ import { test } from "node:test";
 import { SENTENCE_FEEDS, TOY_FEEDS, TRAIN_FEEDS, viewsFed } from "../../static/js/core/feeds.js";
 import { exact, fmt, readable, readableCount } from "../../static/js/core/numbers.js";
 import { sinkNote } from "../../static/js/views/modelview.js";
-import { KEYS_MAX, TOP_KEYS, keyRows } from "../../static/js/views/qkview.js";
+import { KEYS_MAX, TOP_KEYS, headNotes, keyRows } from "../../static/js/views/qkview.js";
 import { logTicks } from "../../static/js/modes/train/views/traingrads.js";
 import { defaultSentence, defaultTrainView, fromPreset, normalize } from "../../static/js/core/state.js";
 
@@ -177,6 +177,19 @@ test("the query-key view shows every key, or the strongest in text order past KE
   assert.equal(keyRows(/** @type {any} */ (data), true).length, n);
   const short = { ...data, tokens: Array(KEYS_MAX).fill("t") };
   assert.equal(keyRows(/** @type {any} */ (short), false).length, KEYS_MAX);
+});
+
+test("a sliding layer's note says what the trace says its window does, or words true of any", () => {
+  // The words come from the server (meta.attention.window_notes): a bidirectional window is
+  // never "the last" keys. A trace saved before it sent them reads a rule true of both.
+  const note = "a query sees only the 8 tokens on each side of it, and itself";
+  const meta = { heads: 2, attention: { windows: [null, 9], window_notes: [null, note], qk_norm: "none" } };
+  assert.deepEqual(headNotes(meta, 0, 0), []);
+  assert.deepEqual(headNotes(meta, 0, 1), [`This layer slides a window: ${note}.`]);
+  const older = { heads: 2, attention: { windows: [null, 9], qk_norm: "none" } };
+  assert.deepEqual(headNotes(older, 0, 1), [
+    "This layer slides a window: a query sees only the keys fewer than 9 positions away, itself included.",
+  ]);
 });
 
 test("an attention sink is named when one token takes at least half of every other row", () => {

@@ -7,7 +7,9 @@ the model has layers, and what follows them is what the forward calls after the 
 
 The probe's forward runs inside ``watching``; ``head_path`` then says how the model makes its
 logits (``capture.lens.HeadPath``), or why that could not be read, and ``mark`` keeps it on
-the model for ``capture.lens.bridged_readout``.
+the model for ``capture.lens.bridged_readout``. ``find_after_blocks`` finds the same modules
+(``after_blocks``) with no weights at hand, the forward run on fake tensors: how an NDIF
+model's plan names its final norm.
 """
 
 from __future__ import annotations
@@ -96,6 +98,54 @@ def _outermost(modules: list[Any]) -> tuple[Any, ...]:
     return tuple(out)
 
 
+def after_blocks(hf: Any, watch: Watch, n_layers: int) -> tuple[Any, ...] | str:
+    """The modules a watched forward (``watching``) of ``hf`` called after its last block, in
+    order, without their own parts and up to its output embedding (a model whose decoder is
+    itself calls it there): its final norm wherever the model keeps it (and a projection after
+    it, if any); or why the blocks could not be found. The bridge's probe and the NDIF
+    backend's plan both read a model's final norm here."""
+    if watch.last is None or watch.n != n_layers:
+        return f"its blocks could not be found (no list of its {n_layers} layers' modules)"
+    final = _outermost(watch.after)
+    head = hf.get_output_embeddings()
+    cut = next((i for i, m in enumerate(final) if m is head), len(final))
+    return final[:cut]
+
+
+@contextmanager
+def _experts_batched(hf: Any) -> Iterator[None]:
+    """A mixture of experts' layers run as transformers' "batched_mm" (every expert on every
+    token: no shape that depends on the routing, so they run on fake tensors), then as before."""
+    own: list[Any] = [getattr(m, "config", None) for m in hf.modules()]
+    configs = {id(c): c for c in own if hasattr(c, "_experts_implementation_internal")}
+    before = {i: c._experts_implementation_internal for i, c in configs.items()}
+    try:
+        for c in configs.values():
+            c._experts_implementation_internal = "batched_mm"
+        yield
+    finally:
+        for i, c in configs.items():
+            c._experts_implementation_internal = before[i]
+
+
+def find_after_blocks(hf: Any, n_layers: int) -> tuple[Any, ...] | str:
+    """``after_blocks`` of a forward of ``hf`` on fake tensors (shapes, no numbers: its weights
+    may be on the meta device, as an NDIF model's are here, and nothing is computed); or why it
+    could not be run or read."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    first = next(hf.parameters(), None)
+    device = first.device if first is not None else torch.device("cpu")
+    try:
+        with _experts_batched(hf), FakeTensorMode(allow_non_fake_inputs=True):
+            ids = torch.zeros(1, 4, dtype=torch.long, device=device)  # (1, T)
+            with torch.inference_mode(), watching(hf) as watch:
+                hf(input_ids=ids, use_cache=False)
+    except Exception as exc:  # a model's forward on fake tensors may fail many ways
+        return f"its forward could not be run on fake tensors to find its final norm ({exc})"
+    return after_blocks(hf, watch, n_layers)
+
+
 def _close(got: torch.Tensor, want: torch.Tensor) -> bool:
     if got.shape != want.shape:
         return False
@@ -114,9 +164,10 @@ def head_path(
     head = hf.get_output_embeddings()
     if not isinstance(head, torch.nn.Linear):
         return "it has no output embedding attnviz can read (a linear layer)"
-    if watch.last is None or watch.n != n_layers:
-        return f"its blocks could not be found (no list of its {n_layers} layers' modules)"
-    final = _outermost(watch.after)
+    final = after_blocks(hf, watch, n_layers)
+    if isinstance(final, str):
+        return final
+    assert watch.last is not None
     x = watch.last
     try:
         with torch.inference_mode():

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,15 +19,22 @@ from safetensors import SafetensorError, safe_open
 
 from attnviz.engine import TransformerConfig
 from attnviz.engine.device import DTYPES, dtype_name, memory_refusal, resolve_dtype
-from attnviz.pretrained.bridge.head import head_path, mark, watching
+from attnviz.pretrained.bridge.head import Watch, head_path, mark, watching
 from attnviz.pretrained.bridge.model import BridgedModel
 from attnviz.pretrained.bridge.multimodal import load_processor, mark_towers, reads_images
 from attnviz.pretrained.bridge.place import capacities, input_device, load_kwargs, placement_of
-from attnviz.pretrained.bridge.record import NAME, Recording, recording, register
+from attnviz.pretrained.bridge.record import (
+    NAME,
+    Mask,
+    Recording,
+    mask_of_hidden,
+    recording,
+    register,
+)
 from attnviz.pretrained.bridge.rule import RecordedRule
 from attnviz.pretrained.folder import ModelFolderError, no_safetensors
 from attnviz.pretrained.tokenize import TextTokenizer
-from attnviz.settings import DeviceMap
+from attnviz.settings import PROBE_MB, DeviceMap
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +46,18 @@ DEFAULT_CONTEXT = 2048
 NO_QK_WEIGHT_BYTES = 2**30
 # Recomputed weights must equal the forward's within this (float32) for q and k to be kept.
 RULE_TOLERANCE = 1e-5
+# The load's probe (``_probe``): every layer on this many random tokens; past a window the config
+# names, on this many more than the window, so that the last queries' windows cut.
+PROBE_TOKENS = 24
+PROBE_PAST = 4
+# The config keys that name a window (``named_window``): transformers' sliding_window, GPT-Neo's
+# window_size, ModernBERT's local_attention (both sides together), Longformer's
+# attention_window (one per layer).
+WINDOW_KEYS = ("sliding_window", "window_size", "local_attention", "attention_window")
+# What a probe builds per query-key pair: each layer's weights of each head, as float32; or,
+# reading the masks alone, the model's masks and the temporaries of reading one (``as_mask``).
+WEIGHT_BYTES = 4
+MASK_PAIR_BYTES = 32
 # Why a family's attention does not go through AttentionInterface, where it is known.
 _OWN_ATTENTION = {"bloom": "ALiBi", "mpt": "ALiBi"}
 _ROPE_KEYS = (
@@ -195,10 +215,11 @@ def _verify(records: Recording, attentions: list[torch.Tensor], n_layers: int) -
 
 
 def _describe(
-    hf: Any, config: Any, records: Recording, attentions: list[torch.Tensor], width: int
-) -> TransformerConfig:
+    hf: Any, config: Any, records: Recording, attentions: list[torch.Tensor], width: int,
+    windows: list[int | None],
+) -> TransformerConfig:  # fmt: skip
     """The TransformerConfig that describes the model (never built): shapes from the probe,
-    ``width`` its hidden states' (the residual stream's)."""
+    ``width`` its hidden states' (the residual stream's), ``windows`` each layer's."""
     config = config.get_text_config()  # a vision-language model's: its language model's
     L, H, C = len(attentions), attentions[0].shape[0], width
     if records:
@@ -208,7 +229,6 @@ def _describe(
         kv = H
     # Causal when no query gave any weight to a later key, in any head of any layer.
     causal = all(bool((torch.triu(a, diagonal=1) == 0).all()) for a in attentions)
-    windows = [r.mask.window for r in records]
     sliding = sorted({w for w in windows if w is not None})
     rule = RecordedRule.of(records) if records else None
     vocab = getattr(config, "vocab_size", None)
@@ -250,6 +270,7 @@ def load_bridged(
     device_map: DeviceMap = "none",
     max_memory: Mapping[int | str, int] | None = None,
     offload_folder: Path | None = None,
+    probe_bytes: int = PROBE_MB * 2**20,
 ) -> BridgedModel:
     """Load ``folder`` with transformers (eager attention, recorded), check what its attention
     records on a probe, and describe it. A folder transformers cannot load is a
@@ -257,7 +278,8 @@ def load_bridged(
 
     With a ``device_map`` other than "none", accelerate places the layers (``max_memory``:
     each device's bytes, GPU indices as ints; ``offload_folder``: the disk), and the memory
-    check counts the room of those devices together (``place.capacities``)."""
+    check counts the room of those devices together (``place.capacities``). The probe builds
+    at most ``probe_bytes`` of attention (``_probe``)."""
     folder = Path(folder).expanduser().resolve()
     if not folder.is_dir():
         raise ModelFolderError(f"{folder}: not a folder")
@@ -347,7 +369,7 @@ def load_bridged(
         eos_ids=_eos_ids(hf_json),
         processor=processor,
     )
-    _probe(model, config)
+    _probe(model, config, probe_bytes)
     if model.cfg.vocab_size is not None and tokenizer.vocab_size > model.cfg.vocab_size:
         raise ModelFolderError(
             f"{folder}: the tokenizer has {tokenizer.vocab_size} tokens but the model's "
@@ -373,24 +395,31 @@ def load_bridged(
     return model
 
 
-def _probe(model: BridgedModel, config: Any) -> bool:
-    """Run the model once on random ids past any sliding window: which layers' attention the
-    interface records (none: its attention is its own code), whether the recorded rule gives
-    the forward's weights back, the shapes and windows that describe it (``model.cfg``,
-    ``model.no_qk``), and how it makes its logits (``head.head_path``, kept on the model).
-    True when the attention function was called."""
-    text_config = config.get_text_config()  # a vision-language model's: its language model's
-    window = getattr(text_config, "sliding_window", None)
-    context = _context(text_config) or DEFAULT_CONTEXT
-    length = min(context, max(24, 2 * window + 4 if isinstance(window, int) else 0))
-    vocab = getattr(text_config, "vocab_size", None) or model.tokenizer.vocab_size
+@dataclass
+class ProbeRun:
+    """One forward of the probe: its output, what the attention function recorded, each
+    layer's weights (H, T, S) and what the model did after its last block."""
+
+    out: Any
+    records: Recording
+    attentions: list[torch.Tensor]
+    watch: Watch
+
+
+def _probe_ids(model: BridgedModel, vocab: int, length: int) -> torch.Tensor:
+    """``length`` random ids (seeded), none an image's placeholder: (1, T) on the model's
+    device."""
     g = torch.Generator().manual_seed(0)
     ids = torch.randint(0, vocab, (1, length), generator=g)  # (1, T)
     if model.processor is not None:  # text only: no id an image's features would replace
         special = model.tokenizer.special_ids
         ordinary = torch.tensor([i for i in range(vocab) if i not in special])
         ids = ordinary[ids % len(ordinary)]  # (1, T)
-    ids = ids.to(model.device)
+    return ids.to(model.device)
+
+
+def _run_probe(model: BridgedModel, ids: torch.Tensor) -> ProbeRun:
+    """The model on ``ids`` with every layer's weights and hidden states, recorded."""
     # The probe asks for the weights either way: the rule is checked against them. Whether the
     # attention goes through the interface is whether the attention function recorded calls.
     with (
@@ -413,16 +442,125 @@ def _probe(model: BridgedModel, config: Any) -> bool:
             f"{len(attentions)} layers (expected one per layer and the embeddings)"
         )
     attentions = [a.to(model.device) for a in attentions]  # one device (a device map's first)
-    reason = _verify(records, attentions, len(attentions))
+    return ProbeRun(out, records, attentions, watch)
+
+
+def named_window(config: Any) -> tuple[str, int] | None:
+    """The largest window a (text) config names, and the key that names it (``WINDOW_KEYS``);
+    None when it names none. Only how far the probe must read: which layers slide, and how,
+    is read from the masks the model applies."""
+    found: list[tuple[int, str]] = []
+    for key in WINDOW_KEYS:
+        value = getattr(config, key, None)
+        values = value if isinstance(value, list | tuple) else [value]
+        found += [(v, key) for v in values
+                  if isinstance(v, int) and not isinstance(v, bool) and v > 0]  # fmt: skip
+    if not found:
+        return None
+    size, key = max(found)
+    return key, size
+
+
+def _masks_read(model: BridgedModel, ids: torch.Tensor, n_layers: int) -> list[Mask]:
+    """Each layer's mask on ``ids``, the attention not computed (``Recording.masks_only``): no
+    weights built, whatever the length."""
+    with torch.inference_mode(), recording(device=model.device, masks_only=True) as records:
+        model.hf(input_ids=ids, use_cache=False)
+    if len(records.masks_read) != n_layers:
+        raise ModelFolderError(
+            f"{model.source}: its attention function was called {len(records.masks_read)} "
+            f"times on {ids.shape[1]:,} tokens, not once per layer ({n_layers}), so its "
+            "windows cannot be read from its masks"
+        )
+    return records.masks_read
+
+
+def _weights_masks(attentions: list[torch.Tensor]) -> list[Mask]:
+    """Each layer's mask as its weights say (a model whose masks are its own code's, GPT-Neo's
+    and BLOOM's): the keys every head gives exactly nothing, as a rule where one describes
+    them (``mask_of_hidden``)."""
+    return [mask_of_hidden((a == 0).all(0)) for a in attentions]  # (T, S): hidden from all
+
+
+def _windows(model: BridgedModel, masks: list[Mask]) -> list[int | None]:
+    """Each layer's window of ``masks``; a layer whose mask hides keys no causal rule or window
+    describes (chunked attention) shows none, and the log says so."""
+    for layer, mask in enumerate(masks):
+        if mask.hidden is not None:
+            log.warning("%s: layer %d hides keys no causal rule or window describes; its "
+                        "window is not shown", model.name, layer)  # fmt: skip
+    return [m.window for m in masks]
+
+
+def _over_cap(
+    model: BridgedModel, named: tuple[str, int], need: int, cost: int, cap: int, masks: bool
+) -> ModelFolderError:
+    key, size = named
+    what = (
+        "of masks (its attention not computed)"
+        if masks
+        else "of attention weights (every layer's: its attention does not go through "
+        "transformers' AttentionInterface once per layer, so its masks are not read alone)"
+    )
+    return ModelFolderError(
+        f"{model.source}: its config names a window ({key} {size:,}); which keys it hides is "
+        f"read on a probe of {need:,} tokens, which would build "
+        f"{cost / 2**20:,.0f} MB {what}, over the probe's cap of {cap / 2**20:,.0f} MB "
+        "(ATTNVIZ_PROBE_MB raises it)"
+    )
+
+
+def _probe(model: BridgedModel, config: Any, probe_bytes: int = PROBE_MB * 2**20) -> bool:
+    """Run the model on random ids: which layers' attention the interface records (none: its
+    attention is its own code), whether the recorded rule gives the forward's weights back,
+    the shapes and windows that describe it (``model.cfg``, ``model.no_qk``), and how it makes
+    its logits (``head.head_path``, kept on the model). True when the attention function was
+    called.
+
+    Every layer runs on ``PROBE_TOKENS``; past a window the config names, on ``PROBE_PAST``
+    tokens more than it, so that the windows cut: every layer's weights again where they fit
+    ``probe_bytes``, else the masks alone (no attention computed) for a model whose attention
+    goes through the interface; a window neither fits is refused, saying so."""
+    text_config = config.get_text_config()  # a vision-language model's: its language model's
+    context = _context(text_config) or DEFAULT_CONTEXT
+    vocab = getattr(text_config, "vocab_size", None) or model.tokenizer.vocab_size
+    short = min(context, PROBE_TOKENS)
+    named = named_window(text_config)
+    # A window as long as the context never cuts (no text is longer): nothing to see past it.
+    if named is not None and named[1] >= context:
+        named = None
+    need = short if named is None else min(context, max(short, named[1] + PROBE_PAST))
+    run = _run_probe(model, _probe_ids(model, vocab, short))
+    L, H = len(run.attentions), run.attentions[0].shape[0]
+    windows = None
+    if need > short:
+        assert named is not None
+        every = L * H * need * need * WEIGHT_BYTES  # every layer's weights
+        if every <= probe_bytes:
+            run = _run_probe(model, _probe_ids(model, vocab, need))
+        elif len(run.records) == L:  # one call per layer: its masks tell its windows
+            masks = need * need * MASK_PAIR_BYTES
+            if masks > probe_bytes:
+                raise _over_cap(model, named, need, masks, probe_bytes, masks=True)
+            windows = _windows(model, _masks_read(model, _probe_ids(model, vocab, need), L))
+        else:
+            raise _over_cap(model, named, need, every, probe_bytes, masks=False)
+    records, attentions = run.records, run.attentions
+    if windows is None:  # the masks the layers were given, else what their weights say
+        said = [r.mask for r in records] if len(records) == L else _weights_masks(attentions)
+        windows = _windows(model, said)
+    reason = _verify(records, attentions, L)
     called = bool(records)
     if not called:
         reason = _own_attention(model.family, config)
     if reason is not None:
         records.clear()
     model.no_qk = reason
-    model.cfg = _describe(model.hf, config, records, attentions, out.hidden_states[0].shape[-1])
-    logits = getattr(out, "logits", None)
-    mark(model.hf, head_path(model.hf, watch, len(attentions), out.hidden_states[-1], logits))
+    width = run.out.hidden_states[0].shape[-1]
+    model.cfg = _describe(model.hf, config, records, attentions, width, windows)
+    logits = getattr(run.out, "logits", None)
+    head = head_path(model.hf, run.watch, L, run.out.hidden_states[-1], logits)
+    mark(model.hf, head)
     return called
 
 

@@ -26,6 +26,7 @@ from typing import Any
 
 import torch
 
+from attnviz.capture.rules import window_note
 from attnviz.capture.vision import TowerCall
 from attnviz.engine.ablate import HeadAblation, replace_head
 from attnviz.pretrained.bridge.tower_attention import fused, plain
@@ -94,14 +95,13 @@ class Mask:
         return 0 if t is None else t.numel() * t.element_size()
 
     def describe(self) -> str:
+        """What the mask does, in words (``capture.rules.window_note`` for a window)."""
         if self.bias is not None:
             return "a bias added to the logits"
         if self.hidden is not None:
             return "a mask of its own"
         if self.window is not None:
-            if self.causal:
-                return f"causal, sliding window {self.window}"
-            return f"sliding window {self.window} either side"
+            return window_note(self.window, self.causal)
         return "causal" if self.causal else "none"
 
 
@@ -117,6 +117,12 @@ def as_mask(attention_mask: torch.Tensor | None) -> Mask:
         hidden = m <= torch.finfo(m.dtype).min / 2  # eager's "minus infinity"
         if not bool(((m == 0) | hidden).all()):
             return Mask(bias=m.float().masked_fill(hidden, float("-inf")))
+    return mask_of_hidden(hidden)
+
+
+def mask_of_hidden(hidden: torch.Tensor) -> Mask:
+    """The Mask that hides the keys ``hidden`` (T, S) says (True: hidden; queries the last T of
+    S positions): a rule (causal, a window) when one hides exactly those, else ``hidden``."""
     if not bool(hidden.any()):
         return Mask()
     T, S = hidden.shape
@@ -172,11 +178,20 @@ def mark_vision(modules: Iterable[Any]) -> None:
 
 class Recording(list[LayerRecord]):
     """The language model's layers' records of one forward, in call order; masks shared by
-    layers made once; a vision tower's calls apart, in ``vision``."""
+    layers made once; a vision tower's calls apart, in ``vision``.
 
-    def __init__(self, keep_weights: bool = True, device: torch.device | None = None) -> None:
+    With ``masks_only``, the forward's attention is not computed: each layer's call reads its
+    mask alone (into ``masks_read``, in call order) and returns zeros, so that a forward past a
+    long window builds no attention weights (the load's probe of the windows)."""
+
+    def __init__(
+        self, keep_weights: bool = True, device: torch.device | None = None,
+        masks_only: bool = False,
+    ) -> None:  # fmt: skip
         super().__init__()
         self.keep_weights = keep_weights
+        self.masks_only = masks_only
+        self.masks_read: list[Mask] = []
         # Where what is kept goes (a model spread over devices: its first), else where computed.
         self.device = device
         self.vision: list[VisionCall] = []
@@ -222,11 +237,14 @@ _active: contextvars.ContextVar[Recording | None] = contextvars.ContextVar(
 
 
 @contextmanager
-def recording(keep_weights: bool = True, device: torch.device | None = None) -> Iterator[Recording]:
+def recording(
+    keep_weights: bool = True, device: torch.device | None = None, masks_only: bool = False
+) -> Iterator[Recording]:
     """Keep every attention call of the forwards run inside, in call order (layer order), with
     the weights eager attention returned when ``keep_weights``; on ``device`` when given (a
-    model whose layers a device map spread)."""
-    records = Recording(keep_weights, device)
+    model whose layers a device map spread). ``masks_only``: each call's mask alone, no
+    attention computed (``Recording``)."""
+    records = Recording(keep_weights, device, masks_only)
     token = _active.set(records)
     try:
         yield records
@@ -367,6 +385,11 @@ def attention(
                           kwargs)  # fmt: skip
         records.add_tower_call(module, call)
         return out, None  # type: ignore[return-value]
+    if records is not None and records.masks_only and not vision:
+        # The mask read, the attention not computed: (B, T, H, hs) zeros, as eager's shape.
+        records.masks_read.append(records.mask(attention_mask))
+        B, H, T, _ = query.shape
+        return query.new_zeros(B, T, H, value.shape[-1]), None  # type: ignore[return-value]
     out, weights = _eager_of(module)(module, query, key, value, attention_mask, *args, **kwargs)
     if vision:  # a vision tower's layer: kept apart, never edited
         if records is not None and weights is not None:

@@ -317,8 +317,9 @@ def run_plan(model: Any, plan: dict) -> dict:
             op.output = knocked(op.output, knock)
         if i < n - 1 and (keep_states or pca or positions is not None):
             keep(i + 1, _hidden(envoy_at(model, paths["layers"][i]).output))
-    if keep_states or pca or positions is not None:
-        keep(n, _hidden(envoy_at(model, paths["norm"]).output))  # the last, already normed
+    if keep_states or pca or positions is not None:  # the last, already normed
+        last = paths["final"][-1] if paths["final"] else paths["layers"][-1]
+        keep(n, _hidden(envoy_at(model, last).output))
     if keep_states:
         got["states"] = torch.stack(states)  # (L+1, T, C)
     if pca:
@@ -327,6 +328,13 @@ def run_plan(model: Any, plan: dict) -> dict:
         got["pca"] = {"mean": _sent(mean), "axes": _sent(axes), "ratio": _sent(ratio),
                       "coords": _sent(coords)}  # fmt: skip
     if predict is not None:
-        norm, head = envoy_at(model, paths["norm"]), envoy_at(model, paths["head"])
+        final = [envoy_at(model, path) for path in paths["final"]]
+
+        def norm(x: torch.Tensor) -> torch.Tensor:  # the final norm (and all after the layers)
+            for module in final:
+                x = module(x)
+            return x
+
+        head = envoy_at(model, paths["head"])
         got["predict"] = predictions(plan, rows, norm, head, predict.get("softcap"))
     return got

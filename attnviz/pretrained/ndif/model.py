@@ -21,10 +21,11 @@ from typing import Any
 import torch
 
 from attnviz.capture import TraceTensors
-from attnviz.capture.lens import Readout, final_norm
+from attnviz.capture.lens import Readout
 from attnviz.engine import TransformerConfig
 from attnviz.engine.ablate import HeadAblation
 from attnviz.errors import TraceError
+from attnviz.pretrained.bridge.head import find_after_blocks
 from attnviz.pretrained.bridge.load import _ROPE_KEYS, DEFAULT_CONTEXT, _context, _eos_ids
 from attnviz.pretrained.folder import Backend, ModelFolderError
 from attnviz.pretrained.ndif.client import Deployment, model_key, nnsight_module, run_remote
@@ -37,22 +38,26 @@ PREFIX = "ndif:"
 
 @dataclass(frozen=True)
 class Paths:
-    """Where an nnsight model's parts are (dotted module paths)."""
+    """Where an nnsight model's parts are (dotted module paths): ``final`` the modules it
+    applies to its last layer's output before the unembedding, in order (its final norm,
+    wherever the model keeps it; none for a model without one)."""
 
     layers: tuple[str, ...]
     attention: tuple[str, ...]
     embed: str
-    norm: str
+    final: tuple[str, ...]
     head: str
 
     def as_plan(self) -> dict:
         return {"layers": list(self.layers), "attention": list(self.attention),
-                "embed": self.embed, "norm": self.norm, "head": self.head}  # fmt: skip
+                "embed": self.embed, "final": list(self.final), "head": self.head}  # fmt: skip
 
 
 def find_paths(hf: Any, n_layers: int) -> Paths | str:
     """The parts of a transformers model (on any device, the meta one included), or why they
-    cannot be found."""
+    cannot be found. Its final norm is what its forward calls after its last layer, found as
+    the transformers bridge's probe finds it (``head.find_after_blocks``: the forward run on
+    fake tensors here, the weights never needed), not by its name."""
     names = {id(m): n for n, m in hf.named_modules()}
     attention: list[str] = []
     for name, module in hf.named_modules():
@@ -67,11 +72,16 @@ def find_paths(hf: Any, n_layers: int) -> Paths | str:
         )
     layers = tuple(a.rsplit(".", 1)[0] for a in attention)
     head = hf.get_output_embeddings()
-    norm = final_norm(hf)
-    if head is None or norm is None or id(head) not in names or id(norm) not in names:
-        return "it has no final norm and unembedding attnviz can find"
+    if head is None or id(head) not in names:
+        return "it has no unembedding attnviz can find"
+    final = find_after_blocks(hf, n_layers)
+    if isinstance(final, str):
+        return final
     embed = hf.get_input_embeddings()
-    return Paths(layers, tuple(attention), names[id(embed)], names[id(norm)], names[id(head)])
+    return Paths(
+        layers, tuple(attention), names[id(embed)], tuple(names[id(m)] for m in final),
+        names[id(head)],
+    )  # fmt: skip
 
 
 # The knock-outs of the traces made now (``NdifModel.ablating``).

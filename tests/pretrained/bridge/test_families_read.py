@@ -11,7 +11,9 @@ attention, the oracle):
   and head;
 - the windows said are the ones the model applies: each layer's keys hidden by the engine's
   rule for them are exactly those transformers' weights give nothing (ModernBERT's local
-  layers, either side of the query);
+  layers, either side of the query; GPT-Neo's local layer and BLOOM's none, read from the
+  forward's weights, their masks being their own code's), and the page's words for them say
+  which side they cut;
 - the table in docs/models.md says of each family what its trace holds."""
 
 from __future__ import annotations
@@ -128,13 +130,16 @@ def test_predictions_and_the_lens_are_transformers_head_and_final_norm(served, f
     assert (lens["probs"] - lp.max(-1).values).abs().max() < TOL
 
 
-@pytest.mark.parametrize("family", ["modernbert", "starcoder2", "opt", "electra"])
+@pytest.mark.parametrize("family", ["modernbert", "starcoder2", "opt", "electra", "gpt_neo",
+                                    "bloom"])  # fmt: skip
 def test_the_windows_said_are_the_ones_the_model_applies(served, family):
     """Each layer's keys that the engine's rule hides for the window the trace says are the
-    keys transformers' weights give nothing, in every head."""
+    keys transformers' weights give nothing, in every head; each window's words say what it
+    hides: the last w keys in a decoder, w - 1 on each side in an encoder."""
     folder, m = served(family)
     trace, _ = traced(m, "attentions")
     windows = trace.meta["attention"]["windows"]
+    notes = trace.meta["attention"]["window_notes"]
     ids = trace.meta["token_ids"]
     out = bridge.hf_forward(folder, ids)
     T = len(ids)
@@ -142,19 +147,29 @@ def test_the_windows_said_are_the_ones_the_model_applies(served, family):
         nothing = (weights[0] == 0).all(0)  # (T, T)
         rule = hidden_keys(T, T, 0, m.cfg.causal, windows[layer], CPU)
         assert torch.equal(rule, nothing), (layer, windows[layer])
+        w = windows[layer]
+        if w is None:
+            assert notes[layer] is None
+        elif m.cfg.causal:
+            assert f"only the last {w} tokens, itself included" in notes[layer]
+        else:
+            assert f"only the {w - 1} tokens on each side of it, and itself" in notes[layer]
     if family == "modernbert":  # layer 0 global; 1 and 2 see 8 keys either side, and their own
         assert windows == [None, bridge.MODERNBERT_WINDOW + 1, bridge.MODERNBERT_WINDOW + 1]
+    if family == "gpt_neo":  # a global layer, then a local one: its config's window_size
+        assert windows == [None, bridge.WINDOW]
+    if family == "bloom":  # ALiBi: a bias that fades with distance, no key ever cut
+        assert windows == [None, None]
 
 
-def windows_cell(windows: list[int | None], causal: bool, recorded: bool) -> str:
+def windows_cell(windows: list[int | None], causal: bool) -> str:
     """The windows column of the docs' table: what a trace's ``attention.windows`` says."""
-    if not recorded:
-        return "not read"
     at = [i for i, w in enumerate(windows) if w is not None]
     if not at:
         return "none"
     sizes = ", ".join(str(w) for w in sorted({windows[i] for i in at}))
-    where = "every layer" if len(at) == len(windows) else "layers " + ", ".join(map(str, at))
+    some = ("layer " if len(at) == 1 else "layers ") + ", ".join(map(str, at))
+    where = "every layer" if len(at) == len(windows) else some
     return f"{sizes} ({where}{'' if causal else '; both sides'})"
 
 
@@ -181,7 +196,7 @@ def test_the_docs_table_says_what_a_trace_holds(served, family):
     lacking = trace.meta["unavailable"]
     said = ["no" if f in lacking else "yes" for f in ("attentions", "queries", "top_k", "lens")]
     windows = trace.meta["attention"]["windows"]
-    said.append(windows_cell(windows, m.cfg.causal, "queries" not in lacking))
+    said.append(windows_cell(windows, m.cfg.causal))
     table = docs_table()
     assert sorted(table) == FAMILIES
     assert table[family] == said

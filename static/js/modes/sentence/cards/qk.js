@@ -33,6 +33,7 @@ export async function draw({ app, p, ticket, pickQuery, viewChanged }) {
   const input = {
     ...qkview.headInput(meta.tokens, part.arrays, p.queryIndex(), qkview.scoreRule(meta)),
     about: [...qkview.headNotes(meta, app.s.head, app.s.layer), ...optionNotes(app, p.queryIndex(), meta)],
+    causal: Boolean(meta.causal),
   };
   if (hide) {
     // The server's row of the query without the special tokens: each weight renormalised
