@@ -8,6 +8,7 @@ has a message that names the field, e.g. ``config.heads: 2 does not divide d = 3
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Annotated, Literal
 
 from pydantic import (
@@ -24,6 +25,33 @@ from pydantic_core import PydanticCustomError
 
 from attnviz.engine.config import Norm, Positional
 from attnviz.limits import LIMITS
+
+
+def char_class(chars: Iterable[str]) -> str:
+    """``chars`` (no surrogate among them) as the inside of a class of a JSON Schema pattern, in
+    ranges: a character of the Basic Multilingual Plane as a ``\\uXXXX`` escape, one past it as
+    itself (no escape of it is read alike by JSON Schema's, Python's and Rust's engines, and no
+    such character is special in a class)."""
+
+    def one(p: int) -> str:
+        return f"\\u{p:04X}" if p < 0x10000 else chr(p)
+
+    points = sorted(map(ord, chars))
+    out: list[str] = []
+    start = prev = points[0]
+    for p in [*points[1:], -1]:
+        if p != prev + 1:
+            out.append(one(start) + (f"-{one(prev)}" if prev > start else ""))
+            start = p
+        prev = p
+    return "".join(out)
+
+
+def characters() -> Iterable[str]:
+    """Every character a string field's pattern may be about, in order: all of Unicode but the
+    surrogates, which no pattern can name (JSON Schema's engines read characters, never halves
+    of one)."""
+    return (chr(i) for i in range(0x110000) if not 0xD800 <= i <= 0xDFFF)
 
 
 def _no_boolean(value: object) -> object:

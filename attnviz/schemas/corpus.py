@@ -14,7 +14,17 @@ CorpusSource = Literal["examples", "docs", "upload"]
 CorpusProjection = Literal["pca", "umap"]
 
 
-class CorpusRequest(Strict):
+# The rule between ``source`` and ``upload``, as the schema states it (``_upload_with_its_source``
+# keeps it): ``upload`` a string with source "upload", absent or null with any other source
+# (the default, "docs", too).
+_UPLOAD_WITH_ITS_SOURCE = {
+    "if": {"properties": {"source": {"const": "upload"}}, "required": ["source"]},
+    "then": {"properties": {"upload": {"type": "string"}}, "required": ["upload"]},
+    "else": {"properties": {"upload": {"type": "null"}}},
+}
+
+
+class CorpusRequest(Strict, json_schema_extra=_UPLOAD_WITH_ITS_SOURCE):
     """One head's queries and keys over a set of texts, projected together into 2-D, the
     user's own sentence placed into the set's map; every head clustered on the set."""
 

@@ -2,18 +2,25 @@
 so the one-training-one-waiting rule per visitor cannot bound it; the client's address does
 (``ATTNVIZ_TRAIN_PER_ADDRESS``). Past it: 429 with Retry-After and a message saying the rule,
 while another address (a trusted proxy's ``X-Forwarded-For``) still starts, and the operator
-is exempt. The same for recurrent comparisons."""
+is exempt. The same for recurrent comparisons, and for trace jobs
+(``ATTNVIZ_TRACE_JOBS_PER_ADDRESS``)."""
 
 from __future__ import annotations
+
+import time
+from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
 
 from attnviz.app import create_app
+from attnviz.services.jobs import ENDED, JobStopped, TraceJob
 from attnviz.services.recurrent import RecurrentService
 from attnviz.settings import Settings
 from tests.api.test_recurrent import small
+from tests.api.test_trace_jobs import ASYNC, FIRST, small_smollm, text_of
 from tests.api.test_train import TINY
+from tests.support.waits import until
 
 LONG = {"arch": TINY, "opt": {"steps": 5000}, "checkpoints": 2}
 QUICK = {"arch": TINY, "opt": {"steps": 20}, "checkpoints": 1}
@@ -96,3 +103,71 @@ def test_one_address_without_cookies_cannot_take_every_comparison_slot(tmp_path)
     finally:
         for r in client.get("/api/recurrent", headers=ADMIN).json()["comparisons"]:
             client.delete(f"/api/recurrent/{r['id']}", headers=ADMIN)
+
+
+@pytest.fixture(scope="module")
+def smol(tmp_path_factory) -> Path:
+    return small_smollm(tmp_path_factory.mktemp("models") / "smol")
+
+
+@pytest.fixture
+def held_jobs(monkeypatch):
+    """Every trace job holds at its first layer until it is stopped (cancelled): the jobs an
+    address has going stay going for as long as the test needs, whatever the machine's pace."""
+
+    def held(self, stage, done, total):
+        while self.stop is None:
+            time.sleep(0.01)
+        raise JobStopped(self.stop)
+
+    monkeypatch.setattr(TraceJob, "listen", held)
+
+
+@pytest.mark.slow
+def test_one_address_without_cookies_cannot_fill_the_trace_jobs(tmp_path, smol, held_jobs):
+    """Each cookieless request is a new visitor, whose newer trace would cancel its older job:
+    nothing but the address bounds it. Past ATTNVIZ_TRACE_JOBS_PER_ADDRESS jobs computing or
+    waiting, 429 with Retry-After, before anything of it starts; another address and the
+    operator still get jobs, and a job of that address ended frees its place."""
+    cap = 2
+    s = settings(tmp_path, models=str(smol), trace_job_after_s=0, trace_jobs_per_address=cap,
+                 max_wait_s=600)  # fmt: skip
+    assert Settings().trace_jobs_per_address == 4
+    texts = iter(range(0, 1000, 7))
+
+    def ask(**headers: str):
+        body = {"model": "smol", "text": text_of(smol, 60, start=next(texts))}
+        client.cookies.clear()
+        return client.post("/api/trace", params=FIRST, json=body, headers={**ASYNC, **headers})
+
+    jobs = create_app(s)
+    with TestClient(jobs) as client:
+        try:
+            answers = [ask() for _ in range(cap + 1)]
+            assert [r.status_code for r in answers] == [202] * cap + [429], answers[-1].text
+            refused = answers[cap]
+            assert int(refused.headers["retry-after"]) >= 1
+            message = refused.json()["message"]
+            assert message.startswith(f"trace: {cap} long traces are computing or waiting from "
+                                      "your network address")  # fmt: skip
+            assert "as many as this server takes from one address" in message
+            assert "ATTNVIZ_" not in message  # a learner reads it: no setting's name
+            assert len(jobs.state.trace_jobs.running) == cap  # nothing of the third started
+            assert len({r.json()["token"] for r in answers[:cap]}) == cap  # each a new visitor
+
+            # Another address, and the operator, still get jobs.
+            assert ask(**{"X-Forwarded-For": "10.0.0.2"}).status_code == 202
+            assert ask(**ADMIN).status_code == 202
+
+            # One of that address's jobs cancelled by its visitor: the address may ask again.
+            first = answers[0].json()
+            bearer = {"Authorization": f"Bearer {first['token']}"}
+            assert client.delete(first["url"], headers=bearer).status_code == 200
+            until(lambda: client.get(first["url"], headers=bearer).json()["state"],
+                  lambda state: state in ENDED, "the cancelled job")  # fmt: skip
+            assert ask().status_code == 202
+            assert ask().status_code == 429
+        finally:
+            for job in jobs.state.trace_jobs.running:
+                client.delete(f"/api/trace/jobs/{job.id}", headers=ADMIN)
+            until(lambda: len(jobs.state.trace_jobs.running), lambda n: n == 0, "the jobs' ends")

@@ -1,18 +1,22 @@
 """POST /api/export: the page's views as one HTML file (a toy table's or a text's), answered as
-an attachment; bad input 422 naming the field; through the trace admission (503 with
-Retry-After when busy, over real HTTP)."""
+an attachment; bad input 422 naming the field, refused before any work as POST /api/trace
+refuses it (a body over the cap 413 before it is read, a text over the token cap or a selection
+out of the model's range before the forward, a trace past the request limit before it waits);
+through the trace admission (503 with Retry-After when busy, over real HTTP)."""
 
 from __future__ import annotations
 
 import json
 import re
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import httpx
 import pytest
 
 from attnviz.pretrained.registry import BUILTIN_NAME
-from tests.api.test_hosting import capped, long_text  # noqa: F401  (the capped server)
+from tests.api.test_hosting import capped, long_text, raw_http  # noqa: F401  (the capped server)
+from tests.api.test_trace_jobs import client_of, small_smollm, text_of
 from tests.python.offline import parts_of
 
 
@@ -77,6 +81,83 @@ def test_bad_input_is_422_naming_the_field(client, apple_request):
         assert field in r.json()["message"], (field, r.json()["message"])
     r = client.post("/api/export", json={"trace": {"model": "no-such-model", "text": "a"}})
     assert r.status_code == 404
+
+
+# What is refused before any work (no forward, no turn waited for): the body, the status and
+# what the message says.
+REFUSED_AT_ONCE = {
+    "a text over the token cap": (
+        {"trace": {"model": BUILTIN_NAME, "text": long_text(600, 1)}}, 422,
+        "text: 6", "tokens exceed the cap of 512"),
+    "a layer past the model's": (
+        {"trace": {"model": BUILTIN_NAME, "text": "An export asked past its layers"},
+         "selection": {"layer": 6}}, 422, "selection.layer: 6 is out of range (0 to 5)", ""),
+    "a head past the model's": (
+        {"trace": {"model": BUILTIN_NAME, "text": "An export asked past its heads"},
+         "selection": {"head": 12}}, 422, "selection.head: 12 is out of range (0 to 11)", ""),
+    "a query past the text": (
+        {"trace": {"model": BUILTIN_NAME, "text": "An export asked past its text"},
+         "selection": {"query": 40}}, 422, "selection.query: 40 is out of range", ""),
+    "a key past the text": (
+        {"trace": {"model": BUILTIN_NAME, "text": "An export asked past its keys"},
+         "selection": {"key": 40, "views": ["why"]}}, 422, "selection.key: 40 is out of range", ""),
+    "an unknown model": (
+        {"trace": {"model": "no-such-model", "text": "a"}}, 404, "model: no model named", ""),
+    "a toy layer past its config": (
+        {"trace": "apple", "selection": {"layer": 1}}, 422,
+        "selection.layer: 1 is out of range (0 to 0)", ""),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", list(REFUSED_AT_ONCE))
+def test_what_a_trace_refuses_is_refused_before_the_export_computes(
+    client, apple_request, forwards, case
+):
+    body, status, starts, has = REFUSED_AT_ONCE[case]
+    if body["trace"] == "apple":
+        body = {**body, "trace": apple_request}
+    before = client.app.state.traces.admission.stats.admitted
+    r = client.post("/api/export", json=body)
+    assert r.status_code == status, r.text
+    assert r.json()["message"].startswith(starts) and has in r.json()["message"], r.json()
+    assert forwards == []  # no forward run for it
+    assert client.app.state.traces.admission.stats.admitted == before  # no turn taken
+
+
+@pytest.fixture(scope="module")
+def smol(tmp_path_factory) -> Path:
+    return small_smollm(tmp_path_factory.mktemp("models") / "smol")
+
+
+def test_an_export_past_the_request_limit_is_refused_before_the_work(smol, forwards):
+    """2,000 tokens of the SmolLM2-135M shape are estimated at several seconds before any trace
+    is measured, past a request limit of 2 s: refused at once, as POST /api/trace refuses it,
+    and never cut off by the limit half way."""
+    body = {"trace": {"model": "smol", "text": text_of(smol, 2000)}}
+    with client_of(smol, request_timeout_s=2) as c:
+        r = c.post("/api/export", json=body)
+        assert r.status_code == 422, r.text
+        message = r.json()["message"]
+        assert message.startswith("text: this file's trace is expected to take about")
+        assert "over this server's limit of 2 s for one request" in message
+        assert forwards == []
+
+
+@pytest.mark.parametrize("sent", ["declared", "streamed"])
+def test_a_body_over_the_cap_gets_413_before_it_is_read(capped, sent):  # noqa: F811
+    if sent == "declared":
+        head = (b"POST /api/export HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                b"Content-Length: 100000000\r\n\r\n")  # fmt: skip
+        reply = raw_http(capped, head)  # no byte of the body is ever sent
+        status, _, rest = reply.partition(b"\r\n")
+        assert status == b"HTTP/1.1 413 Request Entity Too Large", reply
+        message = json.loads(rest.split(b"\r\n\r\n", 1)[1])["message"]
+    else:
+        chunks = (b'{"trace": {"text": "' + b"a" * 1000 for _ in range(100))
+        r = httpx.post(f"{capped}/api/export", content=chunks, timeout=10)
+        assert r.status_code == 413
+        message = r.json()["message"]
+    assert message.startswith("body: larger than this server's cap of 4,096 bytes")
 
 
 @pytest.mark.slow

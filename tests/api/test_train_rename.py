@@ -195,3 +195,23 @@ def test_the_cap_reaches_the_page_through_the_options():
     assert client.get("/api/train/options").json()["limits"]["max_title_chars"] == CAP
     schema = client.get("/openapi.json").json()["components"]["schemas"]["TrainRename"]
     assert schema["properties"]["title"]["maxLength"] == CAP
+
+
+@pytest.mark.slow
+def test_the_openapi_schema_states_the_rule_of_a_name(tmp_path):
+    """The schema's pattern for a name (what a client's validator and the fuzzer read) agrees
+    with the server's rule, trim included, on every character, alone and after a letter; lone
+    surrogates, which no pattern can name, are the server's alone to refuse."""
+    import jsonschema_rs
+
+    from attnviz.schemas.train import title_refused
+
+    client = TestClient(make_app(tmp_path))
+    schema = client.get("/openapi.json").json()["components"]["schemas"]["TrainRename"]
+    valid = jsonschema_rs.validator_for(schema["properties"]["title"]).is_valid
+    assert valid("my induction model") and valid(None) and not valid("   ") and not valid("a\nb")
+    for i in range(0x110000):
+        if 0xD800 <= i <= 0xDFFF:
+            continue
+        for name in (chr(i), f"x{chr(i)}"):
+            assert valid(name) == (title_refused(name.strip()) is None), (hex(i), name)

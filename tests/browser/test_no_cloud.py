@@ -12,7 +12,6 @@ names Plotly's cloud, and each modebar still offers the PNG download, which down
 from __future__ import annotations
 
 import re
-import time
 from pathlib import Path
 
 import pytest
@@ -22,6 +21,7 @@ import attnviz
 from tests.browser.helpers import MODEL, open_app, open_sentence, wait_for_views
 from tests.browser.test_train import open_train, small_form, train_and_wait
 from tests.python.offline import opened, wait_drawn
+from tests.support.waits import until
 
 ROOT = Path(__file__).resolve().parents[2]
 PNG = "Download plot as a PNG"
@@ -167,12 +167,9 @@ def small_run(api) -> dict:
     )  # fmt: skip
     assert r.status_code == 202, r.text
     run_id = r.json()["id"]
-    deadline = time.monotonic() + 180
-    while (run := api.get(f"/api/train/{run_id}").json())["state"] not in (
-        "done", "cancelled", "failed"
-    ):  # fmt: skip
-        assert time.monotonic() < deadline, "the run did not end"
-        time.sleep(0.2)
+    run = until(lambda: api.get(f"/api/train/{run_id}").json(),
+                lambda run: run["state"] in ("done", "cancelled", "failed"), "the run's end",
+                every=0.2)  # fmt: skip
     assert run["state"] == "done", run.get("reason")
     return run
 

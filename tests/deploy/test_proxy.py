@@ -37,6 +37,7 @@ import pytest
 
 from attnviz.api.visitor import COOKIE
 from tests.support.servers import wait_healthy
+from tests.support.waits import until
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = ROOT / "deploy" / "nginx" / "templates" / "default.conf.template"
@@ -354,10 +355,8 @@ def test_a_replica_killed_under_load_fails_no_request(replicas, nginx_proxy):
     began = time.monotonic()
     with Load(proxy.base) as load:
         # Both replicas answer, round robin, before one of them goes.
-        deadline = time.monotonic() + 15
-        while min(load.answered_by(proxy)[a.addr], load.answered_by(proxy)[b.addr]) < 25:
-            assert time.monotonic() < deadline, f"not both replicas: {load.answered_by(proxy)}"
-            time.sleep(0.05)
+        until(lambda: load.answered_by(proxy),
+              lambda by: min(by[a.addr], by[b.addr]) >= 25, "both replicas answering")  # fmt: skip
         b.proc.kill()  # SIGKILL: no goodbye, requests in flight on it are cut
         b.proc.wait(timeout=10)
         killed = time.monotonic()

@@ -15,6 +15,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from attnviz.app import create_app
+from attnviz.services.ownership import Ownership
 from attnviz.services.store import INDEX, SCHEMA_VERSION, RunStore, migrate
 from attnviz.settings import Settings
 
@@ -171,3 +172,55 @@ def test_an_index_of_version_1_counts_its_ended_runs_as_seen_and_its_running_one
     assert not store.mark_seen("c" * 32)  # not ended: nothing to be told yet
     store.interrupt("run", "")
     assert store.mark_seen("c" * 32) and store.row("c" * 32).seen is not None
+
+
+def version_3_layout(path: Path, rows: list[tuple]) -> None:
+    """An index as attnviz wrote it at version 3 (names, ``seen``, the holder of a run not
+    ended, no client address) holding ``rows`` (the first layout's columns), each not ended
+    held by a process that is gone."""
+    first_layout(path, rows)
+    conn = sqlite3.connect(path)
+    for column in ("title TEXT", "seen REAL", "claimer TEXT", "lease REAL"):
+        conn.execute(f"ALTER TABLE runs ADD COLUMN {column}")
+    conn.execute("UPDATE runs SET claimer = 'gone-host:1:0', lease = 1.0 WHERE finished IS NULL")
+    conn.execute("UPDATE runs SET seen = finished")
+    conn.execute("PRAGMA user_version = 3")
+    conn.commit()
+    conn.close()
+
+
+def test_an_index_of_version_3_gains_the_address_of_a_run_not_ended(tmp_path):
+    """Version 4 keeps the client address that started a run waiting or training, so that the
+    per-address cap counts a run put back in line after a restart. A version 3 index opens with
+    every row as it was and no address (an older server's waiting run counts against none, as
+    it did); a row written from then on keeps its address until its run ends."""
+    path = tmp_path / INDEX
+    rows = [("a" * 32, "run", "", "v", 0, "[]", "queued", 0, 10.0, None, 0, None, None),
+            ("b" * 32, "run", "", "w", 1, '["v"]', "done", 9, 11.0, 12.0, 4096, None, None)]  # fmt: skip
+    version_3_layout(path, rows)
+    assert layout(path)[0] == 3 and "address" not in layout(path)[1]
+    store = RunStore(tmp_path)
+    got = {r.id: r for r in store.rows_all()}  # its first read migrates it
+    assert SCHEMA_VERSION == 4
+    assert layout(path) == (SCHEMA_VERSION, current(tmp_path))
+    waiting, done = got["a" * 32], got["b" * 32]
+    assert (waiting.state, waiting.owner, waiting.claimer, waiting.address) == (
+        "queued", "v", "gone-host:1:0", "")  # fmt: skip
+    assert (done.state, done.shared, done.openers, done.bytes, done.seen, done.address) == (
+        "done", True, ["v"], 4096, 12.0, "")  # fmt: skip
+    assert store.take_over(waiting)  # its holder is gone: this store's now, as before
+
+    # A run accepted now keeps its address while it waits and trains, none once it has ended.
+    run = "c" * 32
+    for state, finished in (("queued", None), ("running", None)):
+        store.put(run, "run", replica="", access=Ownership(owner="x"), state=state, step=0,
+                  created=20.0, finished=finished, address="10.0.0.9")  # fmt: skip
+        assert RunStore(tmp_path).row(run).address == "10.0.0.9"  # type: ignore[union-attr]
+    store.put(run, "run", replica="", access=Ownership(owner="x"), state="done", step=5,
+              created=20.0, finished=21.0, address="10.0.0.9")  # fmt: skip
+    assert RunStore(tmp_path).row(run).address == ""  # type: ignore[union-attr]
+    # A run interrupted by a restart has ended too: its address goes.
+    store.put("d" * 32, "run", replica="", access=Ownership(owner="x"), state="running", step=1,
+              created=22.0, address="10.0.0.9")  # fmt: skip
+    assert RunStore(tmp_path).interrupt("run", "") == ["d" * 32]
+    assert RunStore(tmp_path).row("d" * 32).address == ""  # type: ignore[union-attr]

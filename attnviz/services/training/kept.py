@@ -156,7 +156,8 @@ def save(store: RunStore, run: LiveRun, replica: str, *, state: str | None = Non
         store.write_json(run.id, "access.json", access_record(access))
         store.put(run.id, KIND, replica=replica, access=access, state=state or "running",
                   step=last_step(run), created=run.created,
-                  finished=time.time() if ended else None, title=run.name)  # fmt: skip
+                  finished=time.time() if ended else None, title=run.name,
+                  address=run.address)  # fmt: skip
         if ended:  # its models are whole in its variants' folders: the checkpoints' go
             for old in folder.glob("checkpoint-*"):
                 shutil.rmtree(old, ignore_errors=True)
@@ -277,9 +278,10 @@ def interrupted(step: int, weighed: list[int], variants: int) -> str:
 
 def requeue(store: RunStore, row: Row, plan_for: Callable[[TrainRequest], Plan]) -> LiveRun:
     """The run ``row`` names, which waited in line when the server stopped, waiting again: its
-    id, owner, request and time of arrival as they were, its event log starting past the old
-    one's ids. ``StoreError`` when its folder cannot be read; ``TrainRefused`` (from
-    ``plan_for``) when its request no longer plans under this server's bounds."""
+    id, owner, client address (the per-address cap counts it), request and time of arrival as
+    they were, its event log starting past the old one's ids. ``StoreError`` when its folder
+    cannot be read; ``TrainRefused`` (from ``plan_for``) when its request no longer plans under
+    this server's bounds."""
     try:
         req = TrainRequest.model_validate(store.read_json(row.id, "request.json"))
         data = store.read_json(row.id, "run.json")
@@ -292,5 +294,5 @@ def requeue(store: RunStore, row: Row, plan_for: Callable[[TrainRequest], Plan])
         raise StoreError(f"{store.folder(row.id)}: {type(exc).__name__}: {exc}") from exc
     run = LiveRun(row.id, req, plan_for(req), row.access())
     run.created, run.base, run.exempt, run.state = created, base, exempt, "queued"
-    run.name = row.title
+    run.name, run.address = row.title, row.address
     return run
