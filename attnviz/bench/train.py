@@ -95,9 +95,7 @@ def induction(device: str, checkpoints: int = 40) -> TaskFigures:
     crossings = _targets(run, "layer-2 induction", score)
     best = max(
         measures.rounded(
-            measures.induction_by_head(
-                run.model, task, min(measures.INDUCTION_LETTERS, task.max_len)
-            )
+            measures.induction_by_head(run.model, task, measures.induction_letters(task))
         )[1]
     )
     return _figures("induction", run, seconds, crossings,

@@ -23,6 +23,13 @@ INDUCTION_LETTERS = 20
 ALIGNMENT_LETTERS = 10
 
 
+def induction_letters(task: Induction) -> int:
+    """The letters of the fresh strings (each then repeated) an induction model's heads are
+    scored on: the scores its run reports, Learn's step-12 checks and the positions preset's
+    claims, so that a head's score reads the same wherever it is shown."""
+    return min(INDUCTION_LETTERS, task.max_len)
+
+
 def repeats(n: int, vocab: int, device: torch.device) -> torch.Tensor:
     """MEASURE_BATCH fresh strings of ``n`` tokens (ids below ``vocab``), each then repeated:
     (B, 2n), on ``device``."""
@@ -82,5 +89,12 @@ def alignment_by_head(model: Transformer, task: Reverse, n: int) -> torch.Tensor
 
 
 def rounded(scores: torch.Tensor, digits: int = 4) -> list[list[float]]:
-    """(L, nh) scores as the API sends them."""
+    """(L, nh) scores rounded, for a table (``attnviz bench``)."""
     return [[round(float(x), digits) for x in row] for row in scores]
+
+
+def as_sent(scores: torch.Tensor) -> list[list[float]]:
+    """(L, nh) scores as the API sends them: each score's own value, unrounded, so that the
+    page's readable() of a head's score says what a claim's sentence, measured on the same
+    strings, says (rounded here first, 0.00259 would read 0.0026 on the page)."""
+    return [[float(x) for x in row] for row in scores]
