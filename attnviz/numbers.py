@@ -1,13 +1,17 @@
 """Numbers as a person reads them in text the server writes (a Learn check's answer, a training
 claim's sentence), by the very rules of the page's ``static/js/core/numbers.js``: ``readable``
-is its ``readable()`` (3 significant digits), ``js_number`` JavaScript's ``String(x)``. The exact
-values stay in the API's numbers, the tables, CSV and exports; a refusal's figures (a cap, a
-size) stay exact too."""
+is its ``readable()`` (3 significant digits), ``js_number`` JavaScript's ``String(x)``, and
+``readable_weight``, ``readable_share``, ``readable_percent``, ``readable_prose``,
+``readable_span`` and ``readable_against`` its ``readableWeight()``..., which keep a sentence true
+where rounding would not (a weight of 0.9996 never reads "1", a range never "from 0.2 to 0.2").
+The exact values stay in the API's numbers, the tables, CSV and exports; a refusal's figures (a
+cap, a size) stay exact too."""
 
 from __future__ import annotations
 
 import math
 import struct
+from collections.abc import Callable
 from decimal import ROUND_HALF_UP, Decimal, localcontext
 from typing import SupportsFloat
 
@@ -103,3 +107,111 @@ def signed(v: SupportsFloat) -> str:
     if size == "0" or not math.isfinite(x):
         return readable(x)
     return ("+" if x > 0 else "\u2212") + size
+
+
+# A number in a learner's sentence never reads as a value it is not (numbers.js says the same,
+# by the same rules; tests/test_numbers.py checks the two agree): a weight or share (0 to 1)
+# within EDGE of 0 or 1, but not on it, reads "under 0.001" or "over 0.999", never "0" or "1"; a
+# number under EDGE in size reads to one significant digit, "about 0.00008", and one that would
+# round under 0.000001 "practically zero" (never JavaScript's "5.33e-10"); two ends of a range
+# that read alike read as one value; a number beside the mark it is checked against never reads
+# as the mark unless it is it ("just under 0.4"). The exact values stay in the API, tables, CSV
+# and exports.
+EDGE = 0.001
+
+
+def readable_weight(v: SupportsFloat | None) -> str:
+    """A weight, or another share of a whole (0 to 1), in a sentence: as ``readable`` says it,
+    but within 0.001 of 0 or 1 and not on it, "under 0.001" or "over 0.999" (0.9996 reads
+    "over 0.999", never "1"; 0.0000759 "under 0.001"). A value outside 0 to 1, as
+    ``readable``."""
+    if v is None:
+        return readable(v)
+    x = float(v)
+    if 1 - EDGE < x < 1:
+        return f"over {readable(1 - EDGE)}"
+    if 0 < x < EDGE:
+        return f"under {readable(EDGE)}"
+    return readable(x)
+
+
+def readable_share(v: SupportsFloat | None) -> str:
+    """A share of a whole as a sentence says it before "of its attention": "all" (exactly 1),
+    "none" (exactly 0), "almost all (over 0.999)", "almost none (under 0.001)", else as
+    ``readable`` says it ("0.652")."""
+    if v is None:
+        return readable(v)
+    x = float(v)
+    if x == 1:
+        return "all"
+    if x == 0:
+        return "none"
+    said = readable_weight(x)
+    if said.startswith("over"):
+        return f"almost all ({said})"
+    if said.startswith("under"):
+        return f"almost none ({said})"
+    return said
+
+
+def _js_round(x: float) -> int:
+    """JavaScript's ``Math.round(x)``: the nearest whole number, a half toward +infinity."""
+    with localcontext(prec=_PRECISION):
+        return math.floor(Decimal(x) + Decimal("0.5"))
+
+
+def readable_percent(v: SupportsFloat) -> str:
+    """A share (0 to 1) as a whole percentage: "47%", "100%" only when it is all of it and "0%"
+    only when none; one that would round to either reads "over 99%" or "under 1%"."""
+    x = float(v)
+    if not math.isfinite(x):
+        return readable(x)
+    n = _js_round(100 * x)
+    if n == 100 and x < 1:
+        return "over 99%"
+    if n == 0 and x > 0:
+        return "under 1%"
+    return f"{n}%"
+
+
+def readable_prose(v: SupportsFloat | None) -> str:
+    """A number in a sentence: as ``readable`` says it (3 significant digits), but under 0.001
+    in size to one significant digit, "about 0.00008" (0.0000759), and what would round under
+    0.000001 "practically zero" (5.33e-10). Exactly 0 reads "0"."""
+    if v is None:
+        return readable(v)
+    x = float(v)
+    if not math.isfinite(x) or x == 0 or abs(x) >= EDGE:
+        return readable(x)
+    r = _to_precision(x, 1)
+    if abs(r) < 1e-6:
+        return "practically zero"
+    return f"about {js_number(repr(r))}"
+
+
+def readable_span(
+    low: SupportsFloat, high: SupportsFloat, say: Callable[[float], str] = readable_prose
+) -> str:
+    """A range in a sentence, each end as ``say`` says it: "from 0.198 to 0.202"; ends that read
+    alike read as one value, "all about 0.2" ("all 0.2" when they are equal; "all under 0.001"
+    when ``say`` already hedges it)."""
+    lo, hi = float(low), float(high)
+    a, b = say(lo), say(hi)
+    if a != b:
+        return f"from {a} to {b}"
+    if lo == hi or not (a[0].isdigit() or a[0] == "-"):
+        return f"all {a}"
+    return f"all about {a}"
+
+
+def readable_against(
+    v: SupportsFloat, mark: SupportsFloat, say: Callable[[float], str] = readable_prose
+) -> str:
+    """A number said beside the mark it is checked against, as ``say`` says it, but never as the
+    mark when it is not the mark: 0.39996 against 0.4 reads "just under 0.4" (a head that
+    "scores 0.4" must pass a mark of 0.4), 0.50002 against 0.5 "just over 0.5"."""
+    x, m = float(v), float(mark)
+    said = say(x)
+    if x == m or said != say(m):
+        return said
+    return f"just {'under' if x < m else 'over'} {said}"

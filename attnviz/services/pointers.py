@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import torch
 
 from attnviz.errors import TraceError
-from attnviz.numbers import readable
+from attnviz.numbers import readable_share, readable_weight
 from attnviz.presets import SHOWCASE
 from attnviz.pretrained.folder import REMOTE_BACKENDS
 from attnviz.pretrained.registry import ModelRegistry
@@ -103,26 +103,26 @@ def note(
     if best.margin < SINGLES_OUT:
         return (
             f"No head of {model} singles out {k} for {q} here. The closest, {where}, gives it "
-            f"{readable(best.weight)} of {q}'s attention, and {readable(best.column)} of each "
-            "other token's on average."
+            f"{readable_share(best.weight)} of {q}'s attention, and "
+            f"{readable_share(best.column)} of each other token's on average."
         )
     said = (
-        f"Look at {where}: there {q} gives {readable(best.weight)} of its attention to {k}, while "
-        f"the other tokens give {k} {readable(best.column)} on average. Of {model}'s {heads} "
-        f"heads, this one singles out {k} for {q} the most. Read the row of {q}."
+        f"Look at {where}: there {q} gives {readable_share(best.weight)} of its attention to {k}, "
+        f"while the other tokens give {k} {readable_weight(best.column)} on average. Of {model}'s "
+        f"{heads} heads, this one singles out {k} for {q} the most. Read the row of {q}."
     )
     if previous is not None and previous >= PREVIOUS_TOKEN:
         said += (
             " It is a previous-token head: each token gives the one before it "
-            f"{readable(previous)} of its attention on average, and {k} is just before {q}. It "
-            "links them by position, whatever the words."
+            f"{readable_share(previous)} of its attention on average, and {k} is just before {q}. "
+            "It links them by position, whatever the words."
         )
     most = max(ranked, key=lambda m: m.weight)
     if most != best and most.weight > best.weight:
         said += (
             f" (Layer {most.layer + 1}, head {most.head + 1} gives {k} more, "
-            f"{readable(most.weight)}, but it gives {k} {readable(most.column)} from every token "
-            f"on average: a column, not a link from {q}.)"
+            f"{readable_weight(most.weight)}, but it gives {k} {readable_weight(most.column)} from "
+            f"every token on average: a column, not a link from {q}.)"
         )
     return said
 

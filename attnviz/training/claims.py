@@ -15,24 +15,30 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar
 
-from attnviz.numbers import readable
+from attnviz.numbers import readable_against, readable_percent, readable_prose, readable_share
 
 M = TypeVar("M", bound=Callable[..., float])
 
 # What a claim's number is, for its sentence: a share (0.97 -> "97%"), a difference of shares
-# ("47 points"), a loss in nats, a ratio ("3.1 times"), or a plain number (3 significant digits).
-Unit = Literal["share", "points", "nats", "times", "number"]
+# ("47 points"), a share of a head's weight said before "of its weight" (0.583 -> "0.583", 0.9996
+# -> "almost all (over 0.999)"), a loss in nats, a ratio ("3.1 times"), or a plain number (3
+# significant digits).
+Unit = Literal["share", "points", "weight", "nats", "times", "number"]
 
 
 def said(x: float, unit: Unit = "number") -> str:
     """``x`` as a person reads it: 3 significant digits, as the page's numbers.js readable()
-    writes them (``attnviz.numbers.readable``); a share as a whole percentage."""
+    writes them, never a value it is not (``attnviz.numbers.readable_prose``: "about 0.00008"); a
+    share as a whole percentage (``readable_percent``: "over 99%", never "100%" short of all of
+    it); a share of a weight as ``readable_share`` says it."""
     if unit == "share":
-        return f"{100 * x:.0f}%"
+        return readable_percent(x)
+    if unit == "weight":
+        return readable_share(x)
     if unit == "points":
         n = round(100 * x)
         return f"{n} point{'' if abs(n) == 1 else 's'}"
-    number = readable(x)
+    number = readable_prose(x)
     return {"nats": f"{number} nats", "times": f"{number} times"}.get(unit, number)
 
 
@@ -62,9 +68,10 @@ class Claim(Generic[M]):
 
     def sentence(self, value: float) -> str:
         """The claim measured, as a sentence: "The post-norm model's held-out loss after 300
-        steps was 3.24 nats (the claim: at least 3 nats)."."""
+        steps was 3.24 nats (the claim: at least 3 nats)."; a value that rounds to its bound
+        but is not it reads "just under" or "just over" it, never as the bound."""
         bound = f"{'at least' if self.op == '>=' else 'at most'} {said(self.bound, self.unit)}"
-        text = self.says.format(said(value, self.unit))
+        text = self.says.format(readable_against(value, self.bound, lambda x: said(x, self.unit)))
         text = text[0].upper() + text[1:]
         if self.checked:
             return f"{text} (the claim: {bound})."

@@ -35,7 +35,7 @@ from torch import nn
 
 from attnviz.engine import Transformer
 from attnviz.engine.init import standard_weights, trainable
-from attnviz.numbers import readable
+from attnviz.numbers import readable, readable_percent
 from attnviz.training import measures
 from attnviz.training.ablations import POS_TASK
 from attnviz.training.claims import Claim, Outcome
@@ -579,7 +579,8 @@ CLAIMS: dict[str, tuple[Claim[Measure], ...]] = {
 
 
 def _pct(x: float) -> str:
-    return f"{100 * x:.0f}%"
+    """A share as a whole percentage: "100%" only when it is all of it ("over 99%")."""
+    return readable_percent(x)
 
 
 def _points(x: float) -> str:

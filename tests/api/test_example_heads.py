@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from attnviz import presets as p
-from attnviz.numbers import readable
+from attnviz.numbers import readable_share, readable_weight
 from attnviz.services import pointers as P
 from attnviz.services.text_trace import EXAMPLES
 
@@ -55,8 +55,8 @@ def test_every_pointer_is_the_head_that_singles_its_key_out(client):
         q, k = f'"{e["query"]}"', f'"{e["key"]}"'
         if e["singles_out"]:
             assert e["note"].startswith(f"Look at layer {layer + 1}, head {head + 1}: ")
-            assert f"{q} gives {readable(w)} of its attention to {k}" in e["note"]
-            assert f"give {k} {readable(col)} on average" in e["note"]
+            assert f"{q} gives {readable_share(w)} of its attention to {k}" in e["note"]
+            assert f"give {k} {readable_weight(col)} on average" in e["note"]
         else:
             assert e["note"].startswith(f"No head of {MODEL} singles out {k} for {q} here.")
         # What the head does: a key just before its query, in a head that reads one token back
@@ -68,7 +68,7 @@ def test_every_pointer_is_the_head_that_singles_its_key_out(client):
             j == i - 1 and back >= P.PREVIOUS_TOKEN and e["singles_out"]
         )
         if named in e["note"]:
-            assert f"the one before it {readable(back)} of its attention" in e["note"]
+            assert f"the one before it {readable_share(back)} of its attention" in e["note"]
 
 
 def test_it_animal_points_at_the_link_and_names_the_column(client):
@@ -82,8 +82,8 @@ def test_it_animal_points_at_the_link_and_names_the_column(client):
     most = max(rows, key=lambda r: r[1])
     assert most[3:] != rows[0][3:] and most[2] > 0.3  # the heaviest head is a column
     assert (
-        f'(Layer {most[3] + 1}, head {most[4] + 1} gives "animal" more, {readable(most[1])}, but it '
-        f'gives "animal" {readable(most[2])} from every token on average: a column, not a link from '
+        f'(Layer {most[3] + 1}, head {most[4] + 1} gives "animal" more, {readable_weight(most[1])}, but it '
+        f'gives "animal" {readable_weight(most[2])} from every token on average: a column, not a link from '
         '"it".)' in e.note
     )
 

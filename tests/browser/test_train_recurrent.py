@@ -5,6 +5,7 @@ and what it showed; axe finds nothing serious; screenshots at 1280 and 480 px wi
 
 from __future__ import annotations
 
+from attnviz.numbers import readable_percent
 from tests.browser.helpers import ARTIFACTS, AXE, axe_serious, plot_data
 from tests.support.oracles import readable_count
 
@@ -52,9 +53,10 @@ def test_a_comparison_runs_in_the_page_with_its_plots_their_text_and_its_claims(
     summaries = card.locator(".plot-summary").all_inner_texts()
     tr, lstm, gru = run["models"]
     assert summaries[0].startswith("Share predicted right at 4 and at 12 letters in the string:")
+    # A share as a whole percentage, "100%" only when it is all of it (readablePercent).
     assert (
-        f"LSTM {round(100 * lstm['accuracy'][0])}% and {round(100 * lstm['accuracy'][-1])}%"
-        in summaries[0]
+        f"LSTM {readable_percent(lstm['accuracy'][0])} and "
+        f"{readable_percent(lstm['accuracy'][-1])}" in summaries[0]
     )
     assert summaries[1].startswith("A training step at 16 and at 256 tokens: transformer")
     tables = card.locator(".plot-numbers table")
@@ -64,7 +66,7 @@ def test_a_comparison_runs_in_the_page_with_its_plots_their_text_and_its_claims(
     assert len(rows) == len(run["distances"])
     assert rows[-1].split("\t") == [
         "12",
-        *(f"{round(100 * m['accuracy'][-1])}%" for m in run["models"]),
+        *(readable_percent(m["accuracy"][-1]) for m in run["models"]),
     ]
     assert tables.nth(1).locator("tbody tr").count() == len(run["lengths"])
     assert tables.nth(1).locator("thead th").all_inner_texts() == [
@@ -81,7 +83,7 @@ def test_a_comparison_runs_in_the_page_with_its_plots_their_text_and_its_claims(
     live = card.locator(".plot-live").nth(0)
     assert (
         live.inner_text()
-        == f"LSTM, 6 letters in the string: {round(100 * lstm['accuracy'][1])}% right"
+        == f"LSTM, 6 letters in the string: {readable_percent(lstm['accuracy'][1])} right"
     )
 
     # The claims as measured, every one holding; what it showed, in words.

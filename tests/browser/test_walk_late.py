@@ -7,6 +7,7 @@ arrow keys inside. Each test leaves screenshots at 1280 and 480 px in test-artif
 
 from __future__ import annotations
 
+from attnviz.numbers import readable_percent
 from tests.browser.helpers import (
     AXE,
     axe_serious,
@@ -39,7 +40,7 @@ def causal_summary(labels: list[str], rows: list[list[float]], approx: bool = Fa
     if not named:
         return f"strongest past the first query (which sees only itself): {cell}"
     return (
-        f"an attention sink: each later query gives on average {round(100 * sink)}% of its "
+        f"an attention sink: each later query gives on average {readable_percent(sink)} of its "
         f"weight to the first token, “{labels[0]}”; strongest elsewhere: {cell}"
     )
 

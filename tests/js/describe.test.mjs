@@ -84,6 +84,16 @@ test("strongestText of a causal head: the first query left out, a first-token si
       "strongest elsewhere: b → b ≈ 0.30",
   );
   assert.equal(firstTokenSink(sink), 0.75);
+  // Nearly every later row's weight on the first token, but not all of it: never "100%".
+  const nearly = m([
+    [1, 0, 0],
+    [0.997, 0.003, 0],
+    [0.998, 0.001, 0.001],
+  ]);
+  assert.match(
+    strongestText(["a", "b", "c"], ["a", "b", "c"], nearly, { causal: true }),
+    /^an attention sink: each later query gives on average over 99% of its weight to the first token/,
+  );
   assert.equal(firstTokenSink(plain), null); // 23% on average
   // Scores (not weights) have no sink; masked scores are skipped.
   const scores = m([

@@ -1,6 +1,7 @@
 // Numbers as a person reads them: short (fmt), to 3 significant digits (readable: text, tooltips,
-// live regions; readableCount: a count in a sentence) or exact (exact: the numbers tables, CSV,
-// exports), never "-0.00". Pure, no DOM.
+// live regions; readableCount: a count in a sentence; readableWeight, readableShare,
+// readablePercent, readableProse, readableSpan, readableAgainst: a sentence rounding must not
+// make false) or exact (exact: the numbers tables, CSV, exports), never "-0.00". Pure, no DOM.
 
 /**
  * A short display of a number (2 decimals by default), never "-0.00"; "–" for none.
@@ -51,6 +52,92 @@ export function readable(v, dtype = "F64") {
   const x = dtype === "F32" ? Number(exact(v, "F32")) : Number(v);
   if (Math.abs(x) >= 1000) return String(Math.sign(x) * Math.round(Math.abs(x)));
   return String(Number(x.toPrecision(3))); // String(-0) is "0"
+}
+
+// A number in a learner's sentence never reads as a value it is not (attnviz/numbers.py says the
+// same, by the same rules; tests/test_numbers.py checks the two agree): a weight or share (0 to 1)
+// within EDGE of 0 or 1, but not on it, reads "under 0.001" or "over 0.999", never "0" or "1"; a
+// number under EDGE in size reads to one significant digit, "about 0.00008", and one that would
+// round under 0.000001 "practically zero" (never "5.33e-10"); two ends of a range that read alike
+// read as one value; a number beside the mark it is checked against never reads as the mark
+// unless it is it ("just under 0.4"). The exact values stay in the numbers tables, CSV and
+// exports (exact()).
+const EDGE = 0.001;
+
+/**
+ * A weight, or another share of a whole (0 to 1), in a sentence: as readable() says it, but
+ * within 0.001 of 0 or 1 and not on it, "under 0.001" or "over 0.999" (0.9996 reads "over 0.999",
+ * never "1"; 0.0000759 "under 0.001"). A value outside 0 to 1, as readable().
+ * @param {number | null | undefined} v
+ */
+export function readableWeight(v) {
+  if (v === null || v === undefined) return readable(v);
+  if (1 - EDGE < v && v < 1) return `over ${readable(1 - EDGE)}`;
+  if (0 < v && v < EDGE) return `under ${readable(EDGE)}`;
+  return readable(v);
+}
+
+/**
+ * A share of a whole as a sentence says it before "of its attention": "all" (exactly 1), "none"
+ * (exactly 0), "almost all (over 0.999)", "almost none (under 0.001)", else as readable() says it.
+ * @param {number | null | undefined} v
+ */
+export function readableShare(v) {
+  if (v === 1) return "all";
+  if (v === 0) return "none";
+  const said = readableWeight(v);
+  if (said.startsWith("over")) return `almost all (${said})`;
+  if (said.startsWith("under")) return `almost none (${said})`;
+  return said;
+}
+
+/**
+ * A share (0 to 1) as a whole percentage: "47%", "100%" only when it is all of it and "0%" only
+ * when none; one that would round to either reads "over 99%" or "under 1%".
+ * @param {number} v
+ */
+export function readablePercent(v) {
+  if (!Number.isFinite(v)) return readable(v);
+  const n = Math.round(100 * v) || 0; // never "-0%"
+  if (n === 100 && v < 1) return "over 99%";
+  if (n === 0 && v > 0) return "under 1%";
+  return `${n}%`;
+}
+
+/**
+ * A number in a sentence: as readable() says it (3 significant digits), but under 0.001 in size
+ * to one significant digit, "about 0.00008" (0.0000759), and what would round under 0.000001
+ * "practically zero" (5.33e-10). Exactly 0 reads "0".
+ * @param {number | null | undefined} v
+ */
+export function readableProse(v) {
+  if (v === null || v === undefined || !Number.isFinite(v) || v === 0 || Math.abs(v) >= EDGE) return readable(v);
+  const r = Number(v.toPrecision(1));
+  return Math.abs(r) < 1e-6 ? "practically zero" : `about ${String(r)}`;
+}
+
+/**
+ * A range in a sentence, each end as `say` says it: "from 0.198 to 0.202"; ends that read alike
+ * read as one value, "all about 0.2" ("all 0.2" when they are equal; "all under 0.001" when `say`
+ * already hedges it).
+ * @param {number} lo @param {number} hi @param {(v: number) => string} [say]
+ */
+export function readableSpan(lo, hi, say = readableProse) {
+  const [a, b] = [say(lo), say(hi)];
+  if (a !== b) return `from ${a} to ${b}`;
+  return lo === hi || !/^[-\d]/.test(a) ? `all ${a}` : `all about ${a}`;
+}
+
+/**
+ * A number said beside the mark it is checked against, as `say` says it, but never as the mark
+ * when it is not the mark: 0.39996 against 0.4 reads "just under 0.4" (a head that "scores 0.4"
+ * must pass a mark of 0.4), 0.50002 against 0.5 "just over 0.5".
+ * @param {number} v @param {number} mark @param {(v: number) => string} [say]
+ */
+export function readableAgainst(v, mark, say = readableProse) {
+  const said = say(v);
+  if (v === mark || said !== say(mark)) return said;
+  return `just ${v < mark ? "under" : "over"} ${said}`;
 }
 
 /**

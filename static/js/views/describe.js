@@ -2,7 +2,7 @@
 // curve from its first value to its last, the ink that a cell's number needs to be read on its
 // colour (WCAG AA), and where the arrow keys move a cell cursor. Pure: no DOM, no Plotly.
 
-import { fmt } from "../core/numbers.js";
+import { fmt, readablePercent } from "../core/numbers.js";
 
 /** @typedef {{shape: number[], data: ArrayLike<number>}} Matrix rows x columns, row-major */
 
@@ -77,7 +77,7 @@ export function strongestText(rowLabels, colLabels, matrix, opts = {}) {
   const cell = s ? `${rowLabels[s.i]} → ${colLabels[s.j]} ${value(s.v)}` : "none";
   if (sink === null) return `${word} past the first query (which sees only itself): ${cell}`;
   return (
-    `an attention sink: each later query gives on average ${Math.round(100 * sink)}% of its weight to ` +
+    `an attention sink: each later query gives on average ${readablePercent(sink)} of its weight to ` +
     `the first token, “${colLabels[0]}”; ${word} elsewhere: ${cell}`
   );
 }

@@ -3,7 +3,7 @@
 // they are drawn at. render(grid, data, sel, callbacks).
 
 import { el } from "../core/dom.js";
-import { fmt } from "../core/numbers.js";
+import { fmt, readablePercent } from "../core/numbers.js";
 import { TEXT_DIM, WEIGHT_LUT } from "../core/theme.js";
 import { quotedToken } from "../core/tokens.js";
 import { gridArrows, gridStop } from "./access.js";
@@ -243,7 +243,7 @@ export function sinkNote(matrix, labels, rowsSumToOne, groups = null, special = 
   const [first, last] = [tokens[0], tokens[tokens.length - 1]];
   const where =
     first === 0 ? "the first token" : tokens.length > 1 ? `tokens ${first + 1}–${last + 1}` : `token ${first + 1}`;
-  const share = `on average ${Math.round(100 * top)}% of each other row's weight goes to ${where}, ${quotedToken(labels[best])}.`;
+  const share = `on average ${readablePercent(top)} of each other row's weight goes to ${where}, ${quotedToken(labels[best])}.`;
   const punctuation = /^[\s\p{P}\p{S}]+$/u.test(labels[best]);
   if (first !== 0 && !punctuation && !tokens.some((t) => special?.[t])) {
     return (

@@ -3,12 +3,12 @@
 // trained models' card (a preset's claims) and the recurrent comparison's card.
 
 import { el } from "../../core/dom.js";
-import { readable } from "../../core/numbers.js";
+import { readableProse } from "../../core/numbers.js";
 
 /** @typedef {import("../../core/types.js").TrainClaim} TrainClaim */
 
 /** A claim's sentence (a run kept before sentences were: its short form and value). @param {TrainClaim} c */
-const said = (c) => c.says || `${c.claim}: ${readable(c.value)}`;
+const said = (c) => c.says || `${c.claim}: ${readableProse(c.value)}`;
 
 /**
  * The claims' parts: an introduction, the checks, and the observations when there are any.

@@ -6,7 +6,7 @@
 // render(card, data, sel, callbacks): the card's parts are marked by data-role.
 
 import { fillOptions } from "../../../core/dom.js";
-import { fmt, readableCount } from "../../../core/numbers.js";
+import { fmt, readableCount, readablePercent } from "../../../core/numbers.js";
 import { claimList } from "../claims.js";
 import { plotlyOf } from "../../../core/plotly.js";
 import { baseLayout, draw, headColor, plotText } from "../../../core/theme.js";
@@ -20,8 +20,8 @@ import { describe, keyCursor } from "../../../views/access.js";
 const NAMES = { transformer: "transformer", lstm: "LSTM", gru: "GRU" };
 /** @param {RecurrentModel} m */
 const nameOf = (m) => NAMES[m.name] ?? m.name;
-/** @param {number} x a share, 0 to 1 */
-const pct = (x) => `${Math.round(100 * x)}%`;
+/** @param {number} x a share, 0 to 1: "100%" only when it is all of it (readablePercent) */
+const pct = (x) => readablePercent(x);
 /** @param {number} s seconds */
 const ms = (s) => `${fmt(1000 * s, s < 0.01 ? 1 : 0)} ms`;
 
