@@ -63,6 +63,11 @@ class Limits(BaseModel):
     # and done, with the longest nickname, takes under 1.5 KB.
     max_nickname_chars: int = 32
     max_learner_bytes: int = 16_384
+    # A toy step's lab as the learner left it, kept in their browser's progress (localStorage)
+    # so that coming back to the step reopens it: its link's `toy=` part, at most this many
+    # characters (a step's own table takes under 1,000; a larger one is not kept, and the step
+    # then reopens the last one that was). Nine toy steps at the cap take under 600 KB.
+    max_learn_lab_chars: int = 65_536
     # A training run's name, as its owner gives it (PATCH /api/train/{id}): characters once its
     # spaces are trimmed; longer than a line of the runs list, short enough to read as a name.
     max_run_title_chars: int = 80

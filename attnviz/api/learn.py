@@ -1,6 +1,6 @@
 """The Learn mode: the steps of the path, a step's check of the learner's trace or run (the
-server's answer recorded in the learner's progress), the progress the server keeps of the
-caller, their nickname, and the operator's class view."""
+server's answer recorded in the learner's progress), the step a learner has open, the progress
+the server keeps of the caller, their nickname, and the operator's class view."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from attnviz.api.deps import (
 )
 from attnviz.learn import service
 from attnviz.learn.classroom import NotOperator
-from attnviz.learn.path import LearnRefused
+from attnviz.learn.path import LearnRefused, Step
 from attnviz.learn.steps import BY_ID
 from attnviz.schemas.learn import (
     LearnCheck,
@@ -34,6 +34,17 @@ from attnviz.services.progress_store import ProgressUnavailable
 router = APIRouter(prefix="/api/learn", tags=["learn"])
 
 StepId = Annotated[str, Path(max_length=40, description="A step's id, from GET /api/learn")]
+
+
+def _step(step_id: str) -> Step:
+    """The step of that id, else 404 naming it."""
+    step = BY_ID.get(step_id)
+    if step is None:
+        raise HTTPException(
+            status.HTTP_404_NOT_FOUND,
+            f"step_id: no step {step_id!r} (one of {', '.join(BY_ID)})",
+        )
+    return step
 
 
 @router.get("")
@@ -69,13 +80,9 @@ async def check(
     comparison. Each task answers whether it is done and says why, with the numbers. The
     answer is recorded in the caller's progress (GET /api/learn/progress), credited when it is
     of the caller's own work (not from_link, not another visitor's run or comparison)."""
-    step = BY_ID.get(step_id)
-    if step is None:
-        raise HTTPException(
-            status.HTTP_404_NOT_FOUND,
-            f"step_id: no step {step_id!r} (one of {', '.join(BY_ID)})",
-        )
+    step = _step(step_id)
     own = service.own(step, body, caller, training=training, recurrent=recurrent)
+    looked = service.anothers(body, caller, training=training, recurrent=recurrent)
     try:
         answer = await service.check(
             step,
@@ -91,8 +98,26 @@ async def check(
         raise RequestValidationError(
             [{"loc": loc, "msg": str(exc), "type": "value_error"}]
         ) from None
-    await classroom.checked(caller, step, answer, own=own, state=service.fingerprint(body))
+    await classroom.checked(
+        caller, step, answer, own=own, looked=looked, state=service.fingerprint(body)
+    )
     return answer.model_copy(update={"credited": own})
+
+
+@router.post(
+    "/{step_id}/open",
+    status_code=status.HTTP_204_NO_CONTENT,
+    response_class=Response,
+    responses={404: {"description": "No step of that id"}},
+)
+async def open_step(step_id: StepId, caller: CallerDep, classroom: ClassroomDep) -> Response:
+    """The caller has this step open in the Learn path: the class view's "on step N" (a step
+    opened is not always checked at once: a train step with no run yet has nothing to check).
+    Credits nothing; kept for no one without the cookie or token the server gave, nor for the
+    operator's token. 204, no body."""
+    step = _step(step_id)
+    await classroom.open(caller, step)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
 @router.get("/progress")

@@ -83,7 +83,7 @@ RNN = Step(
         Task(
             "run-comparison",
             "Run the comparison and let it finish: done when its claims about memory hold on "
-            "your run.",
+            "the comparison in the card.",
             "Press Run comparison, here or in the card Why not an RNN? below. It trains the "
             "three models one after another, in about a minute, then measures what each "
             "remembers.",
@@ -266,7 +266,7 @@ INDUCTION_CIRCUIT = Step(
         Task(
             "key-side",
             "Open Why this score on an induction head, from a letter of the repeat to the key it "
-            "attends to: done when the check has read that score's parts on your run.",
+            "attends to: done when the check has read that score's parts on the run in view.",
             "Choose step 12's induction head in the card Attention as it trains, then click (or "
             "press Enter on) a cell of its stripe in the lower half, 11 tokens left of the "
             "diagonal.",
@@ -292,7 +292,7 @@ def _ablation(step_id: str, preset: str, title: str, text: tuple[str, ...], form
             Task(
                 "claims-hold",
                 f"Train the preset \u201c{p.title}\u201d and let every variant finish: done when "
-                "its claims hold on your run.",
+                "its claims hold on the run in view.",
                 f"Press Start training, here or in the card Run below, with the preset chosen: "
                 f"{len(p.variants)} variants of {p.opt.steps} steps each. The claims are "
                 "measured at the end.",

@@ -6,7 +6,10 @@ One row per learner: the visitor's id (never shown: the class view names a learn
 nickname they gave, else ``Learner <n>``), ``n`` (numbered in the order first seen, never
 reused), the nickname, when first and last seen (Unix seconds), and the progress as JSON
 (``{"last": <step id>, "steps": {<step id>: {"done": [<task id>...], "tried": [...]}}}``: what
-the server's own answers to the learner's checks said, never what a browser claims). Beside it,
+the server's own answers to the learner's checks said, never what a browser claims; with
+``"open": <step id>``, the step their page last said it opened, and ``"looked": true`` once
+they checked someone else's work: keys a record may lack, read as none and false, so a file
+written before them needs no migration). Beside it,
 since schema version 2, the learner's tries at each task (``tries``: how many different states
 of their lab were checked with the task not done, the first and the latest, Unix seconds), from
 which the class view says who is stuck.

@@ -3,6 +3,8 @@ body can be wrong (a 4xx that names the field and the rule, never a 500)."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from fastapi.testclient import TestClient
 
@@ -42,6 +44,22 @@ def test_the_steps_are_served_with_their_shape(client):
     assert set(table["rows"][0]) == {"label", "article", "engine"}
     # The same answer twice (computed once).
     assert client.get("/api/learn").json() == r.json()
+
+
+def test_a_train_steps_task_reads_true_to_whoever_opens_its_link(client):
+    """A train step's task, read by a teacher who opened a learner's link as by the learner,
+    names the run or the comparison in view, never "your" one (issue 41): only a check's answer
+    knows whose it is ("on your run" to its owner, "on this run" to anyone else)."""
+    steps = client.get("/api/learn").json()["steps"]
+    prompts = {s["n"]: [t["prompt"] for t in s["tasks"]] for s in steps if s["lab"] == "train"}
+    assert set(prompts) == {1, *range(11, 18)}
+    for n, texts in prompts.items():
+        for text in texts:
+            assert not re.search(r"\byour (run|comparison)\b", text, re.I), (n, text)
+    assert prompts[1] == [
+        "Run the comparison and let it finish: done when its claims about memory hold on the "
+        "comparison in the card."
+    ]
 
 
 def test_a_toy_check_answers_every_task_of_the_step(client):

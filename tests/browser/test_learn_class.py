@@ -184,7 +184,8 @@ def test_the_operator_sees_three_learners_live(browser, class_server):
         assert caption == (
             "Learners on this server, the one seen most recently first. Stuck: at least "
             f"{STUCK_TRIES} tries at a task (each a different state of the lab) over at least "
-            f"{STUCK_WORDS}, and not done."
+            f"{STUCK_WORDS}, and not done. Tried nothing yet: opened steps or someone's link and "
+            "changed nothing, as a browser of yours without the token does."
         )
         # Nothing of a visitor's id or cookie in the view.
         for page in (ada, bo, cy):
@@ -314,3 +315,78 @@ def test_a_classmates_link_is_seen_and_only_the_openers_change_credited(browser,
         assert the_class()["Learner 2"]["done"] == [2]
         assert ada_errors == [] and dee_errors == []
     operator.close()
+
+
+def test_the_class_sees_the_step_open_and_who_has_tried_nothing(browser, own_server):
+    """Issue 41: the class view's "on step N" is the step the learner has open, also a train
+    step with no run yet, which the page has nothing to check on (the page tells the server as
+    it opens a step); a browser that only opened a learner's link (the teacher's, without the
+    token) is listed as having tried nothing yet, its row marked, never stuck, and counted apart
+    in the sentence above the table. Screenshots at 1280 and 480 px, axe clean."""
+    url, _ = own_server
+    with (
+        fresh_page(browser) as (ada, ada_errors),
+        fresh_page(browser) as (looker, looker_errors),
+        fresh_page(browser) as (op, op_errors),
+    ):
+        open_step(ada, url, 2, "dot-products")
+        answered(ada, lambda: cell(ada, 4, 1).fill("2"))
+        ada.wait_for_function("() => location.hash.includes('?toy=')")
+        shared = ada.url
+        # Step 11: nothing trained, so nothing checked; the step open is told all the same.
+        sent = []
+        ada.on("request", lambda r: sent.append(r.url) if "/api/learn/" in r.url else None)
+        with ada.expect_response(lambda r: r.url.endswith("/api/learn/encoder-decoder/open")):
+            ada.goto(f"{url}/#learn/11")
+        ada.wait_for_function(
+            "() => document.getElementById('learn-guide').dataset.step === 'encoder-decoder'"
+        )
+        assert not any(u.endswith("/encoder-decoder/check") for u in sent)
+        # The teacher's other browser, without the token, opens Ada's link.
+        open_step(looker, url, 2, "dot-products")
+        before = ["dot-products", traces(looker), checks(looker), True]
+        with looker.expect_response(lambda r: r.url.endswith("/api/learn/dot-products/check")):
+            looker.goto(shared)  # answered, and recorded, before the class is asked for
+        looker.wait_for_function(READY, arg=before)
+
+        op.add_init_script(path=str(AXE))
+        op.add_init_script(f"sessionStorage.setItem('attnviz.operator', {json.dumps(OPERATOR)})")
+        op.goto(f"{url}/#learn/class")
+        op.wait_for_function(f"() => document.querySelectorAll('{ROWS}').length === 2")
+        seen = rows(op)
+        assert seen["Learner 1"]["who"] == (
+            "Learner 1 on step 11, Encoder, decoder, cross-attention"
+        )
+        assert seen["Learner 1"]["done"] == "1 of 17: 2"
+        assert seen["Learner 2"]["done"] == "nothing tried yet (only opened someone's link)"
+        assert seen["Learner 2"]["stuck"] == "nowhere"
+        marked = op.evaluate(
+            "() => [...document.querySelectorAll('#learn-class tbody tr.class-idle')]"
+            ".map((r) => r.dataset.label)"
+        )
+        assert marked == ["Learner 2"]
+        summary = op.locator("#learn-class [data-role=class-summary]").inner_text()
+        assert summary == "2 learners; none stuck on a task; 1 has tried nothing yet."
+        assert (
+            "a browser of yours without the token"
+            in op.locator("#learn-class caption").inner_text()
+        )
+        # Ada goes back to step 2: the class follows the step she has open.
+        ada.goto(f"{url}/#learn/2")
+        wait_row_who(op, "Learner 1", "on step 2,")
+        assert axe_serious(op) == []
+        shoot(op, "learn-class-idle", "#learn-class")
+        op.set_viewport_size({"width": 480, "height": 900})
+        assert op.evaluate("() => document.documentElement.scrollWidth <= 480")
+        assert axe_serious(op) == []
+        for errors in (ada_errors, looker_errors, op_errors):
+            assert errors == []
+
+
+def wait_row_who(page: Page, label: str, text: str) -> None:
+    """Until the operator's table shows `text` beside a learner's name."""
+    page.wait_for_function(
+        """([label, text]) => [...document.querySelectorAll('#learn-class tbody tr')]
+          .some((r) => r.dataset.label === label && r.querySelector('th').innerText.includes(text))""",
+        arg=[label, text],
+    )

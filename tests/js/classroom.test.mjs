@@ -32,6 +32,8 @@ const learner = (over = {}) => ({
       tasks: [{ prompt: "Edit only banana's row.", tries: 4, first_try: 700, last_try: 890.5 }],
     },
   ],
+  started: true,
+  looked: false,
   last_seen: 1000,
   seen_s: 130,
   ...over,
@@ -66,7 +68,12 @@ test("a learner's row says the steps done, where stuck and the step they are on"
   assert.equal(doneText(l, 17), "2 of 17: 2, 3");
   assert.equal(doneText(learner({ done: [] }), 17), "none yet");
   assert.equal(onText(l), "on step 4, An apple and a banana, by hand");
-  assert.equal(onText(learner({ on: null })), "no step checked yet");
+  assert.equal(onText(learner({ on: null })), "no step opened yet");
+  // One who has tried nothing of their own (a teacher's browser without the token): said so.
+  const idle = { done: [], stuck: [], started: false };
+  assert.equal(doneText(learner(idle), 17), "nothing tried yet (only opened steps)");
+  assert.equal(doneText(learner({ ...idle, looked: true }), 17), "nothing tried yet (only opened someone's link)");
+  assert.equal(doneText(learner({ done: [], looked: true }), 17), "none yet", "one who tried is a learner at work");
   assert.deepEqual(stuckLines(l), [
     {
       step: "4. An apple and a banana, by hand",
@@ -94,16 +101,23 @@ test("the class in one sentence, and its caption with the server's rule for stuc
     max_learners: 500,
     keep_days: 90,
   };
-  assert.equal(classSummary(data), "No learner has checked a task on this server yet.");
+  assert.equal(classSummary(data), "No learner has opened a step on this server yet.");
   const all = Array.from({ length: 17 }, (_, i) => i + 1);
   data.learners = [learner(), learner({ label: "Ada", stuck: [] }), learner({ done: all, stuck: [] })];
   assert.equal(classSummary(data), "3 learners; 1 stuck on a task; 1 with every step done.");
   data.learners = [learner({ stuck: [] })];
   assert.equal(classSummary(data), "1 learner; none stuck on a task.");
+  // Those who have tried nothing yet are counted apart, never as stuck.
+  const idle = { done: [], stuck: [], started: false };
+  data.learners = [learner(), learner({ ...idle, looked: true }), learner(idle)];
+  assert.equal(classSummary(data), "3 learners; 1 stuck on a task; 2 have tried nothing yet.");
+  data.learners = [learner({ ...idle, looked: true })];
+  assert.equal(classSummary(data), "1 learner; none stuck on a task; 1 has tried nothing yet.");
   assert.equal(
     classCaption(data),
     "Learners on this server, the one seen most recently first. Stuck: at least 3 tries at a task " +
-      "(each a different state of the lab) over at least 2 minutes, and not done.",
+      "(each a different state of the lab) over at least 2 minutes, and not done. Tried nothing yet: " +
+      "opened steps or someone's link and changed nothing, as a browser of yours without the token does.",
   );
   assert.match(classCaption({ ...data, stuck_tries: 5, stuck_s: 3600 }), /at least 5 tries .* at least 1 hour,/);
 });

@@ -299,6 +299,25 @@ export function checkLearn(id, body, signal, token = null) {
 }
 
 /**
+ * POST /api/learn/{id}/open: the step the learner has open, the class view's "on step N" (a
+ * step opened is not always checked at once: a train step with no run has nothing to check).
+ * Credits nothing; the operator's tab sends its token, and is kept for no learner. Never
+ * throws: a record not kept is the class view's loss only.
+ * @param {string} id the step's id @param {string | null} [token] the operator's token this tab holds
+ * @returns {Promise<boolean>} whether the server took it
+ */
+export async function openedLearn(id, token = null) {
+  /** @type {Record<string, string>} */
+  const headers = token ? { Authorization: `Bearer ${token}` } : {};
+  try {
+    const response = await fetch(`/api/learn/${encodeURIComponent(id)}/open`, { method: "POST", headers });
+    return response.ok;
+  } catch {
+    return false;
+  }
+}
+
+/**
  * GET /api/learn/progress: the caller's Learn progress as the server keeps it (its checks'
  * answers), the nickname, and whether this server's operator sees the class.
  * @returns {Promise<import("./types.js").LearnKept>}

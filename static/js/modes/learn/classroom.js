@@ -47,20 +47,25 @@ export function seenAgo(seconds) {
 }
 
 /**
- * The steps a learner has done, as the table says them: "none yet", or "3 of 17: 2, 4, 5".
+ * The steps a learner has done, as the table says them: "none yet", or "3 of 17: 2, 4, 5"; for
+ * one who has tried nothing of their own, what they did instead (a browser of the teacher's
+ * without the token reads so): "nothing tried yet (only opened someone's link)" or "(only
+ * opened steps)".
  * @param {ClassLearner} learner @param {number} steps the path's
  */
 export function doneText(learner, steps) {
+  if (!learner.started)
+    return `nothing tried yet (${learner.looked ? "only opened someone's link" : "only opened steps"})`;
   if (!learner.done.length) return "none yet";
   return `${readable(learner.done.length)} of ${readable(steps)}: ${learner.done.map((n) => readable(n)).join(", ")}`;
 }
 
 /**
- * The step a learner last checked, in words.
+ * The step a learner has open (else the one they last checked), in words.
  * @param {ClassLearner} learner
  */
 export function onText(learner) {
-  return learner.on ? `on step ${readable(learner.on.n)}, ${learner.on.title}` : "no step checked yet";
+  return learner.on ? `on step ${readable(learner.on.n)}, ${learner.on.title}` : "no step opened yet";
 }
 
 /**
@@ -102,17 +107,21 @@ export function rowText(learner, steps) {
 
 /**
  * The class in one sentence (the polite live region says it when it changes): how many
- * learners, how many stuck, how many have done every step.
+ * learners, how many stuck, how many have done every step, and how many have tried nothing of
+ * their own yet (never stuck: only opened steps or someone's link, as a browser of the
+ * teacher's without the token does).
  * @param {LearnClass} data
  */
 export function classSummary(data) {
   const n = data.learners.length;
-  if (!n) return "No learner has checked a task on this server yet.";
+  if (!n) return "No learner has opened a step on this server yet.";
   const stuck = data.learners.filter((l) => l.stuck.length).length;
   const all = data.learners.filter((l) => l.done.length === data.steps).length;
+  const idle = data.learners.filter((l) => !l.started).length;
   const learners = `${readable(n)} ${n === 1 ? "learner" : "learners"}`;
   const parts = [stuck ? `${readable(stuck)} stuck on a task` : "none stuck on a task"];
   if (all) parts.push(`${readable(all)} with every step done`);
+  if (idle) parts.push(`${readable(idle)} ${idle === 1 ? "has" : "have"} tried nothing yet`);
   return `${learners}; ${parts.join("; ")}.`;
 }
 
@@ -128,11 +137,16 @@ export const stuckRule = (data) =>
 /** The class table's order, the first sentence of its caption. */
 export const CLASS_ORDER = "Learners on this server, the one seen most recently first.";
 
+/** Who has tried nothing yet, the last sentence of the caption. */
+export const CLASS_IDLE =
+  "Tried nothing yet: opened steps or someone's link and changed nothing, as a browser of yours " +
+  "without the token does.";
+
 /**
- * The class table's caption: its order, and the rule for "stuck".
+ * The class table's caption: its order, the rule for "stuck", and who has tried nothing yet.
  * @param {LearnClass} data
  */
-export const classCaption = (data) => `${CLASS_ORDER} Stuck: ${stuckRule(data)}.`;
+export const classCaption = (data) => `${CLASS_ORDER} Stuck: ${stuckRule(data)}. ${CLASS_IDLE}`;
 
 /**
  * The browser's progress with the tasks the server found done added (the server's record is

@@ -9,6 +9,7 @@
 import { ApiError, fetchClass, setNickname } from "../../core/api.js";
 import { el } from "../../core/dom.js";
 import {
+  CLASS_IDLE,
   CLASS_ORDER,
   classCaption,
   classSummary,
@@ -47,13 +48,15 @@ function holdToken(token) {
 const part = (root, role) => /** @type {HTMLElement} */ (root.querySelector(`[data-role="${role}"]`));
 
 /**
- * A learner's row: the learner (a row header) and the step they are on, the steps done, where
- * stuck (each step and its tasks, with their tries), when last seen.
+ * A learner's row: the learner (a row header) and the step they are on, the steps done (or that
+ * they have tried nothing yet: such a row is marked, `data-started="false"`), where stuck (each
+ * step and its tasks, with their tries), when last seen.
  * @param {import("../../core/types.js").ClassLearner} learner @param {number} steps
  */
 function row(learner, steps) {
   const stuck = stuckLines(learner);
-  return el("tr", { dataset: { label: learner.label } }, [
+  const tr = { dataset: { label: learner.label, started: String(learner.started) } };
+  return el("tr", learner.started ? tr : { ...tr, className: "class-idle" }, [
     el("th", { scope: "row" }, [
       el("span", { className: learner.named ? "class-name" : "class-name anonymous" }, [learner.label]),
       el("span", { className: "class-on" }, [onText(learner)]),
@@ -127,7 +130,7 @@ export function createClassView(section) {
       caption.replaceChildren(
         CLASS_ORDER,
         " ",
-        el("span", { className: "class-rule" }, [`Stuck: ${stuckRule(data)}.`]),
+        el("span", { className: "class-rule" }, [`Stuck: ${stuckRule(data)}. ${CLASS_IDLE}`]),
       );
     say(data.note ?? "");
     section.dataset.learners = String(data.learners.length);
