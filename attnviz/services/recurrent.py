@@ -45,7 +45,7 @@ from attnviz.services.store import (
     access_record,
 )
 from attnviz.services.training import RunGone, TooManyRuns, TrainRefused, report
-from attnviz.services.training.runs import over_time
+from attnviz.services.training.runs import NOT_TRAINING, over_time
 from attnviz.settings import Settings
 from attnviz.training import recurrent as R
 from attnviz.training.catalog import TASKS
@@ -204,17 +204,21 @@ class RecurrentService:
         s = self.settings
         setup = self.setups[req.task]
         if s.train_slots == 0:
-            raise TrainRefused("task: this server does not train (ATTNVIZ_TRAIN_SLOTS=0)")
+            raise TrainRefused(NOT_TRAINING, "ATTNVIZ_TRAIN_SLOTS")
         if setup.opt.steps > s.train_max_steps:
             raise TrainRefused(
                 f"task: {req.task} trains {setup.opt.steps:,} steps a model, over this server's "
-                f"cap of {s.train_max_steps:,} (ATTNVIZ_TRAIN_MAX_STEPS)"
+                f"cap: it trains at most {s.train_max_steps:,} steps a run; ask its host to "
+                "allow more",
+                "ATTNVIZ_TRAIN_MAX_STEPS",
             )
         biggest = max(R.params(setup).values())
         if biggest > s.train_max_params:
             raise TrainRefused(
                 f"task: {req.task}'s models have up to {biggest:,} parameters, over this "
-                f"server's cap of {s.train_max_params:,} (ATTNVIZ_TRAIN_MAX_PARAMS)"
+                f"server's cap: it trains at most {s.train_max_params:,} parameters a model; "
+                "ask its host to allow more",
+                "ATTNVIZ_TRAIN_MAX_PARAMS",
             )
         return setup
 
@@ -385,6 +389,8 @@ class RecurrentService:
                 state, reason = "cancelled", "cancelled"
             else:
                 state, reason = "cancelled", over_time(self.settings.train_max_seconds)
+                log.info("comparison %s stopped at ATTNVIZ_TRAIN_MAX_SECONDS (%g s)", live.id,
+                         self.settings.train_max_seconds)  # fmt: skip
         except Exception as exc:  # a failure is the comparison's state, not the server's
             log.exception("comparison %s failed", live.id)
             state, reason = "failed", f"the comparison failed: {type(exc).__name__}: {exc}"

@@ -64,7 +64,6 @@ CACHE_SETS = 8
 FITS_KEPT = 32  # maps (layer, head, projection) kept per set
 USERS_KEPT = 8  # users' texts (every layer's q and k) kept per set
 UMAP_FIT_POINTS = 4_000  # UMAP is fitted on at most this many of the set's points (seeded)
-UMAP_INSTALL = "pip install 'attnviz[umap]'"
 MEASURE = (
     "cosine similarity of the heads' attention weights, less their mean over heads (each head's "
     "T x T weights of every text of the set, flattened and concatenated; what every head shares, "
@@ -204,7 +203,7 @@ def check(m: ServedModel, req: CorpusRequest) -> None:
     if req.projection == "umap" and not umap_available():
         raise TraceError(
             "projection: umap needs the optional package umap-learn, which this server lacks "
-            f"({UMAP_INSTALL}); pca works without it"
+            "(its host can install it); pca works without it"
         )
 
 

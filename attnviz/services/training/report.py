@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import base64
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Sequence
+from typing import TYPE_CHECKING
 
 import torch
 
@@ -28,9 +29,44 @@ from attnviz.services.thumbs import quantize
 from attnviz.services.training.runs import LiveRun
 from attnviz.training.claims import Outcome
 from attnviz.training.tasks import Reverse, Task
-from attnviz.training.trainer import Architecture, Optimiser, Step, checkpoint_steps
+from attnviz.training.trainer import Architecture, Optimiser, Run, Step, checkpoint_steps
+
+if TYPE_CHECKING:
+    from attnviz.training.ablations import Preset
 
 POLL_S = 0.1  # how often a stream looks for new events
+
+
+def shorter_claims(preset: Preset, runs: Sequence[Run]) -> list[TrainClaim]:
+    """A preset's claims on its run made shorter than the preset's own steps (a server capped
+    below them), each measured where the run has the steps it reads; one it has not (a
+    mean over steps 281 to 300 of a 40-step run) is not measured, and does not hold (the run's
+    ``preset_steps`` says why: the card and the step's check say it once)."""
+    out: list[TrainClaim] = []
+    for claim in preset.claims:
+        try:
+            value = claim.measure(preset.task, runs)
+        except ValueError as exc:  # the measure's steps are past the run's end
+            out.append(
+                TrainClaim(
+                    claim=str(claim),
+                    value=None,
+                    holds=False,
+                    says=f"Not measured ({claim.text}): {exc}.",
+                    checked=claim.checked,
+                )
+            )
+            continue
+        out += claims([Outcome(claim, value, claim.holds_for(value))])
+    return out
+
+
+def preset_steps(preset: str | None) -> int | None:
+    """The steps of the preset ``preset`` (its id), None for none or one no longer offered."""
+    from attnviz.training.ablations import PRESETS
+
+    found = PRESETS.get(preset) if preset is not None else None
+    return found.opt.steps if found is not None else None
 
 
 def claims(outcomes: Iterable[Outcome]) -> list[TrainClaim]:
@@ -148,6 +184,7 @@ def run_state(run: LiveRun, caller: Caller = NOBODY) -> TrainRun:
         ),  # fmt: skip
         baseline=run.baseline,
         claims=claims,
+        preset_steps=preset_steps(plan.preset),
         variants=variants,
         ask=ask(plan.task),
         seq=seq,

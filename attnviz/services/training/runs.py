@@ -35,7 +35,17 @@ class RunGone(LookupError):
 
 
 class TrainRefused(ValueError):
-    """A request over one of the server's bounds; the message names the field: 422."""
+    """A request over one of the server's bounds; the message names the field and the rule in
+    words a learner reads: 422. ``setting``: the host's setting behind a cap (its name goes to
+    the server's log, never into the message)."""
+
+    def __init__(self, message: str, setting: str | None = None) -> None:
+        super().__init__(message)
+        self.setting = setting
+
+
+# A server with no training slots (``ATTNVIZ_TRAIN_SLOTS=0``), as a learner reads it.
+NOT_TRAINING = "task: this server does not train models: its host has turned training off"
 
 
 class NoRoom(Exception):
@@ -51,8 +61,9 @@ def megabytes(n: float) -> str:
 
 
 def over_time(max_seconds: float) -> str:
-    """Why a run (or a comparison) stopped at the time limit."""
-    return f"stopped at this server's time limit of {max_seconds:g} s (ATTNVIZ_TRAIN_MAX_SECONDS)"
+    """Why a run (or a comparison) stopped at the time limit, as its owner reads it (the setting,
+    ``ATTNVIZ_TRAIN_MAX_SECONDS``, is the host's: the log names it)."""
+    return f"stopped at this server's time limit of {max_seconds:g} s a run"
 
 
 def param_count(arch: Architecture, task: Task) -> int:

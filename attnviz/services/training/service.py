@@ -48,6 +48,7 @@ from attnviz.services.training.queue import (
     tell,
 )
 from attnviz.services.training.runs import (
+    NOT_TRAINING,
     LiveRun,
     NoRoom,
     Plan,
@@ -160,7 +161,15 @@ class TrainService:
                 )
             if preset.task.name != req.task:
                 raise TrainRefused(f"task: preset {preset.name} trains {preset.task.name}")
-            plan = Plan(preset.task, [(v.label, v.arch) for v in preset.variants], preset.opt,
+            opt = preset.opt
+            if req.steps is not None:  # the preset's run made shorter (a lower cap)
+                if req.steps > opt.steps:
+                    raise TrainRefused(
+                        f"steps: {req.steps:,} is more than the preset's own {opt.steps:,}: a "
+                        "preset's run may only be made shorter"
+                    )
+                opt = replace(opt, steps=req.steps)
+            plan = Plan(preset.task, [(v.label, v.arch) for v in preset.variants], opt,
                         preset=preset.name, compare=preset.switch)  # fmt: skip
         else:
             entry = TASKS[req.task]
@@ -173,24 +182,41 @@ class TrainService:
             variants = variants_of(arch, req.compare) if req.compare else [("", arch)]
             plan = Plan(task, variants, opt, compare=req.compare)
         if bounded and plan.opt.steps > s.train_max_steps:
-            raise TrainRefused(
-                f"opt.steps: {plan.opt.steps:,} is over this server's cap of "
-                f"{s.train_max_steps:,} (ATTNVIZ_TRAIN_MAX_STEPS)"
-            )
+            raise TrainRefused(self._too_many_steps(req, plan), "ATTNVIZ_TRAIN_MAX_STEPS")
         for label, arch in plan.variants:
             n = param_count(arch, plan.task)
             plan.params.append(n)
             if bounded and n > s.train_max_params:
                 what = f" ({label})" if label else ""
                 raise TrainRefused(
-                    f"arch: {n:,} parameters{what} are over this server's cap of "
-                    f"{s.train_max_params:,} (ATTNVIZ_TRAIN_MAX_PARAMS); fewer layers or a "
-                    "smaller d_model"
+                    f"arch: {n:,} parameters{what} are over this server's cap: it trains at "
+                    f"most {s.train_max_params:,} parameters a model; fewer layers or a smaller "
+                    "d_model, or ask its host to allow more",
+                    "ATTNVIZ_TRAIN_MAX_PARAMS",
                 )
         plan.bytes = stored_bytes(plan, req.checkpoints)
         if bounded:
             self._fits(plan, req)
         return plan
+
+    def _too_many_steps(self, req: TrainRequest, plan: Plan) -> str:
+        """A run's steps over this server's cap, as a learner reads it: the rule in words, what
+        to send instead (a preset's ``steps``: its run made shorter), never the setting."""
+        from attnviz.training.ablations import PRESETS
+
+        most = self.settings.train_max_steps
+        if req.preset is not None and req.steps is None:
+            return (
+                f"steps: the preset \u201c{PRESETS[req.preset].title}\u201d trains "
+                f"{plan.opt.steps:,} steps, over this server's cap: it trains at most {most:,} "
+                f"steps a run; send steps (at most {most:,}) to train it shorter, or ask its "
+                "host to allow more"
+            )
+        field = "steps" if req.preset is not None else "opt.steps"
+        return (
+            f"{field}: {plan.opt.steps:,} is over this server's cap: it trains at most {most:,} "
+            "steps a run; train fewer steps, or ask its host to allow more"
+        )
 
     def _budget_mb(self) -> str:
         """This server's disk budget for runs (``ATTNVIZ_DATA_MAX_MB``), as a learner reads it:
@@ -248,7 +274,7 @@ class TrainService:
         s = self.settings
         with self.lock:
             if s.train_slots == 0:
-                raise TrainRefused("task: this server does not train (ATTNVIZ_TRAIN_SLOTS=0)")
+                raise TrainRefused(NOT_TRAINING, "ATTNVIZ_TRAIN_SLOTS")
             refused = self.queue.refusal(self.runs.values(), caller,
                                          per_address=s.train_per_address,
                                          retry=self._retry_after)  # fmt: skip
@@ -265,10 +291,12 @@ class TrainService:
             if self.queue.full:
                 soonest = min(r.remaining_s(r.started + s.train_max_seconds) for r in running)
                 retry = max(1, math.ceil(soonest))
+                log.info("a run refused: %d wait in line, ATTNVIZ_TRAIN_QUEUE's %d",
+                         len(self.queue), s.train_queue)  # fmt: skip
                 raise Busy(
                     f"busy: this server trains {len(running)} run(s) at once and "
-                    f"{len(self.queue)} wait in line, as many as it keeps waiting "
-                    f"(ATTNVIZ_TRAIN_QUEUE); try again in {retry} s",
+                    f"{len(self.queue)} wait in line, as many as it keeps waiting; try again "
+                    f"in {retry} s",
                     retry,
                 )
             self.queue.add(run)
@@ -619,17 +647,18 @@ class TrainService:
             log.warning("run %s skipped: its folder cannot be read (%s)", row.id, exc)
             return False
         except TrainRefused as exc:
-            self._refuse_stored(row, str(exc))
+            self._refuse_stored(row, str(exc), exc.setting)
             return False
         if self.settings.train_slots == 0:
-            self._refuse_stored(row, "task: this server does not train (ATTNVIZ_TRAIN_SLOTS=0)")
+            self._refuse_stored(row, NOT_TRAINING, "ATTNVIZ_TRAIN_SLOTS")
             return False
         self.queue.waiting.append(run)  # past the bound too: an accepted run is never lost
         self.runs[run.id] = run
         return True
 
-    def _refuse_stored(self, row: Row, why: str) -> None:
-        """A waiting run the server restarted under bounds it no longer fits: ``failed``."""
+    def _refuse_stored(self, row: Row, why: str, setting: str | None = None) -> None:
+        """A waiting run the server restarted under bounds it no longer fits: ``failed``, its
+        reason in its owner's words; the log names the host's ``setting`` that refused it."""
         assert self.store is not None
         reason = (f"it waited in line when the server restarted, and its settings no longer fit "
                   f"this server's bounds: {why}")  # fmt: skip
@@ -644,7 +673,8 @@ class TrainService:
         self._keep(run, "failed", reason)  # stored before its end is in its log
         run.emit("end", {"state": "failed", "reason": reason})
         self.runs[run.id] = run
-        log.warning("run %s failed at restart: %s", row.id, why)
+        log.warning("run %s failed at restart: %s%s", row.id, why,
+                    f" ({setting})" if setting else "")  # fmt: skip
 
     def _reread(self, run_id: str) -> LiveRun | None:
         """A finished run this process does not hold, from the store (a replica's)."""

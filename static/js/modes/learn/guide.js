@@ -446,6 +446,9 @@ function drawVerdict(container, lines, tried) {
       },
       { threshold: [0, 1] },
     );
+    // Its size followed: new words, a window made narrower (docked) or wider, the Learn mode
+    // left (no box at all): the room kept below the lab follows it.
+    if (typeof ResizeObserver !== "undefined") new ResizeObserver(() => keepRoom(note)).observe(note);
     part(note, "verdict-close").addEventListener("click", () => {
       verdict.dismissed = verdict.text;
       showVerdict(note);
@@ -480,6 +483,25 @@ function drawVerdict(container, lines, tried) {
 function showVerdict(note) {
   const inView = verdict.answer ? (verdict.visible.get(verdict.answer) ?? true) : true;
   note.hidden = !verdict.text || inView || verdict.dismissed === verdict.text;
+  keepRoom(note);
+}
+
+/**
+ * The note docked along the bottom of a narrow window (app.css sets --docked there) covers none
+ * of the lab: the page keeps the note's height of room below it (--verdict-room: the body's
+ * padding, the scroll padding that keeps a control reached by Tab above the note), and the
+ * control in use, when the note would cover it, is scrolled above it.
+ * @param {HTMLElement} note
+ */
+function keepRoom(note) {
+  const height = note.hidden ? 0 : note.getBoundingClientRect().height; // 0: not drawn
+  const docked = height > 0 && getComputedStyle(note).getPropertyValue("--docked").trim() === "1";
+  const room = docked ? Math.ceil(height) : 0;
+  document.documentElement.style.setProperty("--verdict-room", `${room}px`);
+  const at = document.activeElement;
+  if (!docked || !(at instanceof HTMLElement) || at === document.body || note.contains(at)) return;
+  const below = at.getBoundingClientRect().bottom - (innerHeight - room);
+  if (below > 0) scrollBy({ top: below + 8, behavior: "instant" });
 }
 
 /** The article's own words (it derives them): the step's reader knows them, left unmarked. */

@@ -4,6 +4,7 @@
 // a link's settings (link.js), both ways.
 
 import { byId, fillOptions } from "../../core/dom.js";
+import { readableCount } from "../../core/numbers.js";
 
 /** @typedef {import("../../core/types.js").TrainRun} TrainRun */
 /** @typedef {import("../../core/types.js").TrainOptions} TrainOptions */
@@ -79,6 +80,8 @@ function fillForm(options, arch, opt) {
   );
   for (const k of ["scale", "residual", "ffn"]) field(k).checked = Boolean(arch[k]);
   for (const k of ["steps", "lr", "batch", "seed"]) field(k).value = String(opt[k]);
+  // A server capped below these steps trains them at its cap (capped() says so).
+  field("steps").value = String(Math.min(opt.steps, lim.max_steps));
   field("steps").max = String(lim.max_steps);
   field("batch").max = String(lim.max_batch);
 }
@@ -116,6 +119,21 @@ function readForm(options) {
     seed: num("seed", true, 0, 2 ** 31 - 1),
   };
   return { arch, opt };
+}
+
+/**
+ * Where this server's cap on steps (the options' limits.max_steps) is below what the preset
+ * trains, or the task's usual steps: the run is shorter, in words; else "".
+ * @param {TrainOptions} options @param {TrainOpt} wanted @param {boolean} preset
+ */
+export function capped(options, wanted, preset) {
+  const most = options.limits.max_steps;
+  if (wanted.steps <= most) return "";
+  const cap = `This server trains at most ${readableCount(most)} steps a run: the run is shorter`;
+  const want = readableCount(wanted.steps);
+  return preset
+    ? `${cap} than this preset's ${want} steps, and its claims may not hold.`
+    : `${cap} than this task's usual ${want} steps, and may not learn what a full run does.`;
 }
 
 /** The form's settings, as text by the names of the fields of a new run's body (not a pasted text). */
@@ -163,6 +181,9 @@ export function createForm(options) {
       input.disabled = Boolean(preset);
     }
     if (preset) fillForm(options, preset.variants[0].arch, preset.opt);
+    const note = byId("t-capped");
+    note.textContent = capped(options, preset ? preset.opt : task.opt, Boolean(preset));
+    note.hidden = !note.textContent;
   }
 
   /**
@@ -215,7 +236,9 @@ export function createForm(options) {
   function body() {
     const task = taskInfo().name;
     const preset = presetInfo();
-    if (preset) return { task, preset: preset.id };
+    // A preset over this server's cap trains shorter, at the cap (the note says so).
+    const most = options.limits.max_steps;
+    if (preset) return { task, preset: preset.id, ...(preset.opt.steps > most ? { steps: most } : {}) };
     const { arch, opt } = readForm(options);
     const compare = select("t-compare").value || null;
     const text = /** @type {HTMLTextAreaElement} */ (byId("t-text")).value;
