@@ -14,6 +14,9 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from attnviz.limits import LIMITS
 
 REMOTE_WORKERS = 8  # remote models' computations at once, by default (``remote_workers``)
+# The memory a model's load probe may build, by default (``probe_mb``): the transformers
+# bridge's check of what a model's attention records and which keys each layer's window hides.
+PROBE_MB = 2048
 
 # The parameters' dtype: "auto" is the checkpoint's (bfloat16 or float16) on a GPU and float32
 # on a CPU; the others force it. One definition: the CLI's --dtype offers these.
@@ -83,6 +86,11 @@ class Settings(BaseSettings):
     # Where layers that fit on no device are kept on disk (ATTNVIZ_OFFLOAD_FOLDER,
     # --offload-folder); unset, nothing goes to disk. Only with a device map.
     offload_folder: Path | None = None
+    # The attention a model served through transformers may build at load, in MB
+    # (ATTNVIZ_PROBE_MB): its probe runs every layer on a few tokens, and past a window its
+    # config names on enough tokens to see which keys the window hides (every layer's weights
+    # where they fit, else the masks alone); a window no probe within this can read is refused.
+    probe_mb: int = Field(PROBE_MB, ge=16, le=1_048_576)
     # The NDIF deployment that runs --backend ndif's models and those named ndif:<repo id>
     # (NDIF_HOST, an http(s) URL; its key NDIF_API_KEY, none for a self-hosted one without keys).
     ndif_host: str | None = Field(
@@ -128,6 +136,10 @@ class Settings(BaseSettings):
     # The longest one such job may compute, in seconds; past it the job ends as failed, saying
     # so. The request limit above does not bound a job.
     trace_job_s: float = Field(300.0, gt=0, le=86_400)
+    # Such jobs computing or waiting that one client address may have at once (a client that
+    # keeps no cookie is a new visitor at every request; a page asks two at most, a knocked-out
+    # trace and its clean run); past it 429 with Retry-After. The operator's token is exempt.
+    trace_jobs_per_address: int = Field(4, ge=2, le=1000)
     # Request bodies larger than this get 413 before they are read. The largest valid toy
     # request (64 x 64 table and four custom 64 x 64 matrices at full precision) is ~0.5 MB.
     max_body_bytes: int = Field(512 * 1024, ge=1024, le=64 * 2**20)

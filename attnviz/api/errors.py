@@ -21,6 +21,7 @@ from starlette.exceptions import HTTPException
 from attnviz.errors import RemoteError, TraceError
 from attnviz.schemas.trace import TraceQuery
 from attnviz.services.admission import Busy
+from attnviz.services.jobs import TooManyJobs
 from attnviz.services.text_trace import ModelNotFound
 from attnviz.services.training import NoRoom, RunGone, TooManyRuns, TrainRefused
 
@@ -121,14 +122,19 @@ async def _run_gone(_request: Request, exc: RunGone) -> JSONResponse:
     return JSONResponse(status_code=404, content={"message": str(exc), "detail": detail})
 
 
-async def _train_refused(_request: Request, exc: TrainRefused) -> JSONResponse:
+async def _train_refused(request: Request, exc: TrainRefused) -> JSONResponse:
+    """422 in a learner's words; a cap's setting, which the message never names, is the host's:
+    the log names it."""
+    if exc.setting is not None:
+        log.info("%s %s refused by %s: %s", request.method, request.url.path, exc.setting, exc)
     field = str(exc).split(":", 1)[0]
     detail = [{"loc": ["body", *field.split(".")], "msg": str(exc), "type": "value_error"}]
     return JSONResponse(status_code=422, content={"message": str(exc), "detail": detail})
 
 
-async def _too_many(_request: Request, exc: TooManyRuns) -> JSONResponse:
-    """A visitor's or an address's rule: 429, the rule in the message, and when to try again."""
+async def _too_many(_request: Request, exc: TooManyRuns | TooManyJobs) -> JSONResponse:
+    """A visitor's or an address's rule (runs, trace jobs): 429, the rule in the message, and
+    when to try again."""
     return JSONResponse(
         status_code=429,
         content={"message": str(exc), "detail": []},
@@ -186,6 +192,7 @@ def install_error_handlers(app: FastAPI) -> None:
         (RunGone, _run_gone),
         (TrainRefused, _train_refused),
         (TooManyRuns, _too_many),
+        (TooManyJobs, _too_many),
         (NoRoom, _no_room),
         (Busy, _busy),
         (RemoteError, _remote),

@@ -42,6 +42,11 @@ COMPACT_DOC = (
         404: {"description": "No model of that name"},
         413: {"description": "The body is over the server's cap"},
         422: {"description": "A field or parameter breaks a rule; see message"},
+        429: {
+            "description": "A job asked for (`Prefer: respond-async`) while the caller's address "
+            "has ATTNVIZ_TRACE_JOBS_PER_ADDRESS jobs computing or waiting: come back after "
+            "`Retry-After` seconds"
+        },
         503: {"description": "Busy: come back after `Retry-After` seconds"},
         202: {
             "description": "With `Prefer: respond-async`, a text trace expected to take longer "
@@ -110,7 +115,7 @@ def _over_limit(expected_s: float, limit_s: float) -> JSONResponse:
     with the estimate and how to ask for it as a job."""
     message = (
         f"text: this trace is expected to take about {expected_s:.0f} s to compute here, over "
-        f"this server's limit of {limit_s:g} s for one request (ATTNVIZ_REQUEST_TIMEOUT_S); "
+        f"this server's limit of {limit_s:g} s for one request; "
         "ask for it as a job with the header Prefer: respond-async (answered 202 at once, "
         "its progress and its result at the job's URL), or send a shorter text"
     )

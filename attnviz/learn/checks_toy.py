@@ -12,7 +12,13 @@ import torch
 
 from attnviz.learn.path import Result
 from attnviz.learn.reading import ToyReading, quoted, vec
-from attnviz.numbers import readable
+from attnviz.numbers import (
+    readable_against,
+    readable_prose,
+    readable_share,
+    readable_span,
+    readable_weight,
+)
 
 APPLE_ROW = (0.7, 0.8, 0.0)  # the article's apple, which step 4 keeps
 FRUIT_GOAL = 0.5  # step 4: apple's fruit after attention
@@ -44,18 +50,19 @@ def apple_to_banana(r: ToyReading) -> Result:
     if other > own:
         return Result(
             True,
-            f"In {_where(r)} apple now gives {readable(other)} of its attention to banana and "
-            f"{readable(own)} to itself. Its score with banana ({readable(s_other)}) beats its "
-            f"score with itself ({readable(s_own)}), and the softmax turns the larger score into "
-            "the larger weight: the dot product decides who listens to whom.",
+            f"In {_where(r)} apple now gives {readable_share(other)} of its attention to banana "
+            f"and {readable_share(own)} to itself. Its score with banana "
+            f"({readable_prose(s_other)}) beats its score with itself ({readable_prose(s_own)}), "
+            "and the softmax turns the larger score into the larger weight: the dot product "
+            "decides who listens to whom.",
         )
     return Result(
         False,
-        f"In {_where(r)} apple gives {readable(own)} of its attention to itself and "
-        f"{readable(other)} to banana: banana is {readable(own - other)} behind. The weights "
-        f"follow the scores, apple with itself {readable(s_own)} and apple with banana "
-        f"{readable(s_other)}; banana needs the larger dot product with apple. Raise banana's "
-        "fruit (apple has 0.8 of it), or give banana some tech.",
+        f"In {_where(r)} apple gives {readable_share(own)} of its attention to itself and "
+        f"{readable_share(other)} to banana: banana is {readable_prose(own - other)} behind. The "
+        f"weights follow the scores, apple with itself {readable_prose(s_own)} and apple with "
+        f"banana {readable_prose(s_other)}; banana needs the larger dot product with apple. Raise "
+        "banana's fruit (apple has 0.8 of it), or give banana some tech.",
     )
 
 
@@ -67,30 +74,31 @@ def unscaled_one_hot(r: ToyReading) -> Result:
     q, k = divmod(int(torch.argmax(w)), r.n)
     top, score = float(w[q, k]), float(s[q, k])
     d_head = r.d // r.heads
-    who = f'"{r.tokens[q]}" gives {readable(top)} of its attention to "{r.tokens[k]}"'
+    who = f'"{r.tokens[q]}" gives {readable_share(top)} of its attention to "{r.tokens[k]}"'
     if r.config.scale:
         return Result(
             False,
-            f"Scaling is on: every score is divided by √{d_head} = {readable(math.sqrt(d_head))} "
-            f"before the softmax, and the largest weight in {_where(r)} is {readable(top)} "
-            f"({who}, score {readable(score)}). Untick scale: the same dot products then go into "
-            f"the softmax {readable(math.sqrt(d_head))} times larger.",
+            f"Scaling is on: every score is divided by √{d_head} = "
+            f"{readable_prose(math.sqrt(d_head))} before the softmax, and the largest weight in "
+            f"{_where(r)} is {readable_weight(top)} ({who}, score {readable_prose(score)}). "
+            "Untick scale: the same dot products then go into the softmax "
+            f"{readable_prose(math.sqrt(d_head))} times larger.",
         )
     if top > ONE_HOT:
         return Result(
             True,
-            f"Unscaled, the largest score in {_where(r)} is {readable(score)} (divided by "
-            f"√{d_head} it would be {readable(score / math.sqrt(d_head))}), and {who}: the row is "
-            "nearly one-hot. The dot product of two vectors of d numbers grows with d, so at "
-            "large d the softmax saturates: the other weights, and their gradients, are almost "
-            "zero.",
+            f"Unscaled, the largest score in {_where(r)} is {readable_prose(score)} (divided by "
+            f"√{d_head} it would be {readable_prose(score / math.sqrt(d_head))}), and {who}: the "
+            "row is nearly one-hot. The dot product of two vectors of d numbers grows with d, so "
+            "at large d the softmax saturates: the other weights, and their gradients, are "
+            "almost zero.",
         )
     return Result(
         False,
-        f"Scaling is off, but the largest weight in {_where(r)} is only {readable(top)} ({who}): "
-        f"the largest score is {readable(score)}, too small to saturate the softmax. With more "
-        "dimensions, or larger values, the dot products grow; the step's table (64 dimensions) "
-        "shows it.",
+        f"Scaling is off, but the largest weight in {_where(r)} is only "
+        f"{readable_against(top, ONE_HOT, readable_weight)} ({who}): the largest score is "
+        f"{readable_prose(score)}, too small to saturate the softmax. With more dimensions, or "
+        "larger values, the dot products grow; the step's table (64 dimensions) shows it.",
     )
 
 
@@ -117,17 +125,18 @@ def apple_fruit(r: ToyReading) -> Result:
     if f >= FRUIT_GOAL:
         return Result(
             True,
-            f"apple now ends with fruit {readable(f)} {where} (the article's table: 0.42), at "
-            f"{vec(after)}. apple gives banana {readable(w)} of its attention (0.23 before) and "
-            f"banana brings fruit {readable(carried)}: a larger weight on a fruitier vector pulls "
-            "the weighted average toward fruit.",
+            f"apple now ends with fruit {readable_prose(f)} {where} (the article's table: 0.42), "
+            f"at {vec(after)}. apple gives banana {readable_share(w)} of its attention (0.23 "
+            f"before) and banana brings fruit {readable_prose(carried)}: a larger weight on a "
+            "fruitier vector pulls the weighted average toward fruit.",
         )
     return Result(
         False,
-        f"apple ends at {vec(after)} {where}: fruit {readable(f)}, {readable(FRUIT_GOAL - f)} "
-        f"short of {FRUIT_GOAL}. It gives banana {readable(w)} of its attention, and banana "
-        f"carries fruit {readable(carried)}. Raise banana's fruit: banana then gets more of "
-        "apple's attention and brings more fruit with it.",
+        f"apple ends at {vec(after)} {where}: fruit {readable_against(f, FRUIT_GOAL)}, "
+        f"{readable_prose(FRUIT_GOAL - f)} short of {FRUIT_GOAL}. It gives banana "
+        f"{readable_share(w)} of its attention, and banana carries fruit "
+        f"{readable_prose(carried)}. Raise banana's fruit: banana then gets more of apple's "
+        "attention and brings more fruit with it.",
     )
 
 
@@ -140,39 +149,40 @@ def first_uniform_layer(r: ToyReading) -> Result:
     first = next((layer for layer, dev in enumerate(devs) if dev <= UNIFORM), None)
     shown = r.view.layer
     w = r.layer_weights(shown)
-    spread = f"from {readable(float(w.min()))} to {readable(float(w.max()))}"
+    spread = readable_span(float(w.min()), float(w.max()), readable_weight)
     if first is None:
         best = min(range(r.layers), key=lambda layer: devs[layer])
         return Result(
             False,
             f"No layer is uniform yet: the closest, layer {best + 1}, still has a weight "
-            f"{readable(devs[best])} from {readable(even)}. Each layer averages the tokens again: "
-            "add layers (the step starts with 5) and the rows flatten.",
+            f"{readable_against(devs[best], UNIFORM)} from {readable_prose(even)}. Each layer "
+            "averages the tokens again: add layers (the step starts with 5) and the rows flatten.",
         )
     if shown == first:
         a, b = r.index("apple"), r.index("banana")
         gap = ""
         if a is not None and b is not None:
             d = float((r.state(first)[a] - r.state(first)[b]).norm())
-            gap = f" The distance between apple and banana going into it is {readable(d)}."
+            gap = f" The distance between apple and banana going into it is {readable_prose(d)}."
         return Result(
             True,
-            f"In layer {first + 1} every weight is within {readable(devs[first])} of "
-            f"{readable(even)}, {spread}: each token spreads its attention evenly over all {r.n}, "
-            "and an even spread singles out nothing. Each layer replaced every token by an "
-            "average of all of them, so the tokens became alike and their dot products "
+            f"In layer {first + 1} every weight is within {readable_prose(devs[first])} of "
+            f"{readable_prose(even)} ({spread}): each token spreads its attention evenly over all "
+            f"{r.n}, and an even spread singles out nothing. Each layer replaced every token by "
+            "an average of all of them, so the tokens became alike and their dot products "
             f"equal.{gap}",
         )
     if shown > first:
         return Result(
             False,
-            f"Layer {shown + 1} is uniform (its weights run {spread}), but an earlier layer "
+            f"Layer {shown + 1} is uniform (its weights are {spread}), but an earlier layer "
             "already is: go back a layer or more.",
         )
     return Result(
         False,
-        f"In layer {shown + 1} the weights still run {spread}, up to {readable(devs[shown])} from "
-        f"{readable(even)}: not uniform yet. Step through the later layers.",
+        f"In layer {shown + 1} the weights ({spread}) are still up to "
+        f"{readable_against(devs[shown], UNIFORM)} from {readable_prose(even)}: not uniform yet. "
+        "Step through the later layers.",
     )
 
 
@@ -205,23 +215,26 @@ def quiet_values(r: ToyReading) -> Result:
     if g < GRAMMAR_QUIET and f >= FRUIT_KEPT:
         return Result(
             True,
-            f"apple now ends with grammar {readable(g)} and fruit {readable(f)}, at {vec(after)}. "
-            f"It still gives {readable(to_grammar)} of its attention to {names} (the queries and "
-            "keys did not change), but their values no longer carry grammar into it: what a token "
-            "is looked up by (its key) and what it hands over (its value) are now separate.",
+            f"apple now ends with grammar {readable_prose(g)} and fruit {readable_prose(f)}, at "
+            f"{vec(after)}. It still gives {readable_share(to_grammar)} of its attention to "
+            f"{names} (the queries and keys did not change), but their values no longer carry "
+            "grammar into it: what a token is looked up by (its key) and what it hands over (its "
+            "value) are now separate.",
         )
     if f < FRUIT_KEPT:
         return Result(
             False,
-            f"apple ends with fruit {readable(f)} and grammar {readable(g)}: the fruit went too. "
-            "Keep W_V's fruit entry and remove only what carries grammar.",
+            f"apple ends with fruit {readable_against(f, FRUIT_KEPT)} and grammar "
+            f"{readable_prose(g)}: the fruit went too. Keep W_V's fruit entry and remove only "
+            "what carries grammar.",
         )
     return Result(
         False,
-        f"apple ends at {vec(after)}: grammar {readable(g)}, fruit {readable(f)}. The queries and "
-        f"keys read only fruit, so {names} get the softmax's floor, {readable(to_grammar)} of "
-        "apple's attention together, and W_V passes their grammar on. Zero W_V's grammar row (the "
-        "last): values then carry no grammar, while who attends to whom stays the same.",
+        f"apple ends at {vec(after)}: grammar {readable_against(g, GRAMMAR_QUIET)}, fruit "
+        f"{readable_prose(f)}. The queries and keys read only fruit, so {names} get the softmax's "
+        f"floor, {readable_share(to_grammar)} of apple's attention together, and W_V passes their "
+        "grammar on. Zero W_V's grammar row (the last): values then carry no grammar, while who "
+        "attends to whom stays the same.",
     )
 
 
@@ -235,16 +248,17 @@ def determiner_finds_a(r: ToyReading) -> Result:
     if got >= FINDS:
         return Result(
             True,
-            f"In {_where(r)} An now gives {readable(got)} of its attention to a (score "
-            f"{readable(s)}): the query of An and the key of a both read the grammar axis now, so "
-            "they line up. A determiner is easy to find, whatever it carries.",
+            f"In {_where(r)} An now gives {readable_share(got)} of its attention to a (score "
+            f"{readable_prose(s)}): the query of An and the key of a both read the grammar axis "
+            "now, so they line up. A determiner is easy to find, whatever it carries.",
         )
     return Result(
         False,
-        f"In {_where(r)} An gives {readable(got)} of its attention to a (score {readable(s)}; an "
-        f"even share is {readable(even)}). An's query is X W_Q, and W_Q reads only fruit, of which "
-        "An has none: it looks for nothing. Give W_Q and W_K a grammar entry (their bottom-right "
-        "cell) so An's query and a's key meet on grammar.",
+        f"In {_where(r)} An gives {readable_against(got, FINDS, readable_share)} of its attention "
+        f"to a (score {readable_prose(s)}; an even share is {readable_prose(even)}). An's query "
+        "is X W_Q, and W_Q reads only fruit, of which An has none: it looks for nothing. Give "
+        "W_Q and W_K a grammar entry (their bottom-right cell) so An's query and a's key meet on "
+        "grammar.",
     )
 
 
@@ -261,19 +275,20 @@ def street_head(r: ToyReading) -> Result:
     dh = r.d // r.heads
     seen = quoted(r.axes[r.view.head * dh : (r.view.head + 1) * dh])
     animal = r.index("animal")
-    also = f', "animal" {readable(float(row[animal]))}' if animal is not None else ""
+    also = f' ("animal" gets {readable_weight(float(row[animal]))})' if animal is not None else ""
     if top == s:
         return Result(
             True,
-            f'In {_where(r)} "it" gives its largest weight, {readable(float(row[s]))}, to "street"'
+            f'In {_where(r)} "it" gives its largest weight, {readable_weight(float(row[s]))}, to '
+            '"street"'
             f"{also}. This head compares tokens only on {seen}: it asks where, not who. "
             "Another head, on other axes, asks another question of the same sentence.",
         )
     return Result(
         False,
-        f'In {_where(r)} "it" attends most to "{r.tokens[top]}" ({readable(float(row[top]))}); '
-        f'"street" gets {readable(float(row[s]))}. This head compares tokens on {seen}. Pick the '
-        "head that reads the place axis.",
+        f'In {_where(r)} "it" attends most to "{r.tokens[top]}" '
+        f'({readable_weight(float(row[top]))}); "street" gets {readable_weight(float(row[s]))}. '
+        f"This head compares tokens on {seen}. Pick the head that reads the place axis.",
     )
 
 
@@ -304,8 +319,8 @@ def the_rows_differ(r: ToyReading) -> Result:
         return Result(
             False,
             f'With no positions the two "the" (tokens {i + 1} and {j + 1}) come out at '
-            f"{vec(out[i])} and {vec(out[j])}, {readable(d)} apart: attention sees the tokens as a "
-            "set, so the same row gets the same output wherever it stands. Choose a "
+            f"{vec(out[i])} and {vec(out[j])}, {readable_prose(d)} apart: attention sees the "
+            "tokens as a set, so the same row gets the same output wherever it stands. Choose a "
             "positional encoding.",
         )
     if d <= DIFFER:
@@ -317,15 +332,15 @@ def the_rows_differ(r: ToyReading) -> Result:
         )
         return Result(
             False,
-            f'With {pos} positions the two "the" come out only {readable(d)} apart (at least '
-            f"{DIFFER} is the task).{why}",
+            f'With {pos} positions the two "the" come out only {readable_against(d, DIFFER)} '
+            f"apart (at least {DIFFER} is the task).{why}",
         )
     added = " (each got its position's vector added first)" if pos != "rope" else ""
     return Result(
         True,
-        f'With {pos} positions the two "the", the same row going in, come out {readable(d)} apart: '
-        f"{vec(out[i])} at token {i + 1} and {vec(out[j])} at token {j + 1}{added}. Only a "
-        "position encoding lets attention tell the places apart.",
+        f'With {pos} positions the two "the", the same row going in, come out {readable_prose(d)} '
+        f"apart: {vec(out[i])} at token {i + 1} and {vec(out[j])} at token {j + 1}{added}. Only "
+        "a position encoding lets attention tell the places apart.",
     )
 
 
@@ -342,13 +357,11 @@ def apart_after_depth(r: ToyReading) -> Result:
     a, b = r.index("apple"), r.index("banana")
     assert a is not None and b is not None
     gaps = _gap(r, r.tensors.states.double().cpu(), a, b)
-    by_layer = ", ".join(readable(g) for g in gaps)
+    by_layer = ", ".join(readable_prose(g) for g in gaps)
     cfg, end = r.config, gaps[-1]
     lengths = r.last.norm(dim=-1)
     low, high = float(lengths.min()), float(lengths.max())
-    sizes = (
-        f"{readable(low)} to {readable(high)}" if high - low >= 0.05 else f"all {readable(high)}"
-    )
+    sizes = readable_span(low, high)
     story = f"apple to banana, from the input through layer {r.layers}: {by_layer}."
     if r.layers < DEPTH:
         return Result(False, f"{story} Keep at least {DEPTH} layers: the task is to stay apart "
@@ -356,10 +369,10 @@ def apart_after_depth(r: ToyReading) -> Result:
     if cfg.residual and cfg.norm != "none" and end >= APART:
         return Result(
             True,
-            f"{story} With the residual and {cfg.norm}-norm they stay {readable(end)} apart: each "
-            "layer adds its average to the token instead of replacing it, so what made apple "
-            "apple survives, and the norm keeps every layer's input at one scale (the last "
-            f"layer's vectors have lengths {sizes}).",
+            f"{story} With the residual and {cfg.norm}-norm they stay {readable_prose(end)} "
+            "apart: each layer adds its average to the token instead of replacing it, so what "
+            "made apple apple survives, and the norm keeps every layer's input at one scale (the "
+            f"last layer's vectors' lengths are {sizes}).",
         )
     if cfg.residual and cfg.norm == "none":
         return Result(
@@ -377,7 +390,8 @@ def apart_after_depth(r: ToyReading) -> Result:
     if cfg.residual:
         return Result(
             False,
-            f"{story} They end {readable(end)} apart, under {APART}: try the other norm placement.",
+            f"{story} They end {readable_against(end, APART)} apart, under {APART}: try the other "
+            "norm placement.",
         )
     return Result(
         False,
@@ -397,7 +411,7 @@ def ffn_on(r: ToyReading) -> Result:
         )
     without = r.with_config(ffn=False).states[-1].double().cpu()
     moved = (r.last - without).norm(dim=-1)
-    parts = [f"{r.tokens[k]} {readable(float(moved[k]))}" for k in range(r.n)]
+    parts = [f"{r.tokens[k]} {readable_prose(float(moved[k]))}" for k in range(r.n)]
     x = r.inputs()
     twins = [(i, j) for i in range(r.n) for j in range(i + 1, r.n) if torch.equal(x[i], x[j])]
     same = ""
@@ -406,7 +420,7 @@ def ffn_on(r: ToyReading) -> Result:
         d = float((r.last[i] - r.last[j]).norm())
         same = (
             f' "{r.tokens[i]}" and "{r.tokens[j]}", the same row going in, still come out '
-            f"{readable(d)} apart: the feed-forward works on each position alone."
+            f"{readable_prose(d)} apart: the feed-forward works on each position alone."
         )
     return Result(
         True,

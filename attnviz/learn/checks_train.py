@@ -18,7 +18,13 @@ from attnviz.capture.attribution import qk_attribution
 from attnviz.capture.decompose import Component, clean_run
 from attnviz.learn.path import Result
 from attnviz.learn.reading import TrainReading
-from attnviz.numbers import readable, signed
+from attnviz.numbers import (
+    readable_against,
+    readable_prose,
+    readable_share,
+    readable_weight,
+    signed,
+)
 from attnviz.schemas.recurrent import RecurrentRun
 from attnviz.schemas.train import TrainClaim
 from attnviz.training import marks, measures
@@ -28,14 +34,27 @@ from attnviz.training.tasks import Induction
 ALIGNED = marks.ALIGNED  # step 11: a cross-attention head's weight on one (anti-)diagonal
 PREVIOUS = marks.PREVIOUS  # step 12: a head's mean weight on the previous token
 INDUCTIVE = marks.INDUCTIVE  # step 12: a head's induction score
+INDUCTION_FROM = marks.INDUCTION_FROM  # steps 12, 13: the first layer (0-based) of one
 OWN = 0.5  # step 13: a head's mean weight on the token itself, to say it carries that token
 
 TASKS = {"reverse", "copy"}  # step 11's tasks: an encoder-decoder
+LONGER = "Train longer (the task's default is 600 steps), or with RoPE positions."  # step 11
 
 
-def _best(scores: torch.Tensor) -> tuple[int, int, float]:
-    layer, head = divmod(int(torch.argmax(scores)), scores.shape[1])
-    return layer, head, float(scores[layer, head])
+def _best(scores: torch.Tensor, first: int = 0) -> tuple[int, int, float]:
+    """The best head of layers ``first`` (0-based) on: its layer, head and score."""
+    layer, head = divmod(int(torch.argmax(scores[first:])), scores.shape[1])
+    return layer + first, head, float(scores[layer + first, head])
+
+
+def _too_early(first: int) -> str:
+    """Why a head of a layer before ``first`` (0-based) is no induction head, whatever it
+    scores (``marks.INDUCTION_FROM``)."""
+    layers = "layer 1" if first == 1 else f"layers 1 to {first}"
+    return (
+        f"a head of {layers} is none, whatever it scores: an induction head matches the letter "
+        "before each position, which only a head of an earlier layer can have written there"
+    )
 
 
 def _head(layer: int, head: int) -> str:
@@ -55,6 +74,11 @@ def _unfinished(r: TrainReading, what: str) -> Result | None:
         f"This run {r.state} before its model was trained ({r.run.reason or 'no reason given'}): "
         "start it again.",
     )
+
+
+def _score(x: float, mark: float) -> str:
+    """A head's score (a weight) said beside its mark: never the mark when it is not it."""
+    return readable_against(x, mark, readable_weight)
 
 
 # -- step 11 --------------------------------------------------------------------------------------
@@ -84,24 +108,25 @@ def cross_aligned(r: TrainReading) -> Result:
     if shown >= ALIGNED:
         return Result(
             True,
-            f"Cross-attention aligns: {r.where()} puts {readable(shown)} of its weight on {walk} "
-            f"of the source, on {measures.MEASURE_BATCH} fresh strings. Writing each letter, the "
-            "decoder looks up the source letter it needs next, walking the source "
+            f"Cross-attention aligns: {r.where()} puts {readable_share(shown)} of its weight on "
+            f"{walk} of the source, on {measures.MEASURE_BATCH} fresh strings. Writing each "
+            "letter, the decoder looks up the source letter it needs next, walking the source "
             f"{'forward' if r.task == 'copy' else 'backward'}. Its own self-attention is causal: "
             "each letter it writes sees only the letters before it.",
         )
     if best >= ALIGNED:
         return Result(
             False,
-            f"{r.where()} puts {readable(shown)} of its cross-attention weight on {walk} "
-            f"({ALIGNED} would be aligned); {_head(layer, head)} puts {readable(best)}: choose it "
-            "in the card Attention as it trains.",
+            f"{r.where()} puts {readable_against(shown, ALIGNED, readable_share)} of its "
+            f"cross-attention weight on {walk} ({ALIGNED} would be aligned); {_head(layer, head)} "
+            f"puts {readable_weight(best)}: choose it in the card Attention as it trains.",
         )
     return Result(
         False,
-        f"The best cross-attention head, {_head(layer, head)}, puts {readable(best)} of its weight "
-        f"on {walk} (the head in view, {r.where()}, {readable(shown)}); {ALIGNED} would be "
-        "aligned. Train longer (the task's default is 600 steps), or with RoPE positions.",
+        f"The best cross-attention head, {_head(layer, head)}, puts "
+        f"{readable_against(best, ALIGNED, readable_share)} of its weight on {walk} (the head in "
+        f"view, {r.where()}, {readable_weight(shown)}); {ALIGNED} would be aligned. "
+        f"{r.shorter() or LONGER}",
     )
 
 
@@ -118,8 +143,20 @@ def _induction_run(r: TrainReading) -> Result | None:
     return _unfinished(r, "its heads are measured")
 
 
-# What a step-12 task measures: the heads' scores, the mark, and the head's kind in words.
-Measured = tuple[torch.Tensor, float, str]
+# What a step-12 task measures: its id, the heads' scores, the mark, the head's kind in words,
+# and the first layer (0-based) a head of that kind can be in.
+Measured = tuple[str, torch.Tensor, float, str, int]
+
+
+def _named(r: TrainReading, mine: Measured) -> tuple[int, int, float, bool]:
+    """The head a task names as its own: the one it was found done with earlier on this variant
+    (``r.found``, as the page keeps it), while that head still passes, else the best; and
+    whether it is the found one."""
+    task, scores, bound, _, first = mine
+    at = r.found_head(task)
+    if at is not None and at[0] >= first and float(scores[at]) >= bound:
+        return at[0], at[1], float(scores[at]), True
+    return (*_best(scores, first), False)
 
 
 def _pick(
@@ -127,9 +164,16 @@ def _pick(
 ) -> Result:
     """A task that finds a head of one kind (``mine``) in view; ``other``: the kind the step's
     other task finds, which the head in view may be (that task then needs it shown)."""
-    scores, bound, what = mine
-    layer, head, best = _best(scores)
+    _, scores, bound, what, first = mine
+    if scores.shape[0] <= first:
+        return Result(
+            False,
+            f"This model has one layer, and {_too_early(first)}: train it with two layers (the "
+            "default).",
+        )
+    layer, head, best, found = _named(r, mine)
     got = float(scores[r.view.layer, r.view.head])
+    early = r.view.layer < first  # before the kind's first layer: none, whatever it scores
     if r.view.chosen is False:
         # The view's first head, shown before the learner chose any: a finding is theirs to make.
         return Result(
@@ -137,49 +181,67 @@ def _pick(
             f"Choose a head in the card Attention as it trains (click its thumbnail, or focus "
             f"it and press Enter): the page then says whether it is {what}.",
         )
-    if got >= bound:
-        return Result(True, f"{r.where()} {does} {readable(got)}. {hint}")
+    if got >= bound and not early:
+        return Result(True, f"{r.where()} {does} {_score(got, bound)}. {hint}")
     if other is not None and (theirs := _theirs(r, other)) is not None:
         # The head in view is the other task's: this task's head is named, never "look away",
-        # and never asked for: the page may count this task found earlier, and so done.
+        # and never asked for: the page may count this task found earlier, and so done. The
+        # head it was found with, when the page says which, else the strongest.
         now = (
-            f"this task's head is {_head(layer, head)}, which scores {readable(best)}."
+            f"this task's head{', found earlier,' if found else ''} is {_head(layer, head)}, "
+            f"which scores {_score(best, bound)}."
             if best >= bound
-            else f"no head does it yet: the best, {_head(layer, head)}, scores {readable(best)}. "
-            "Train longer, or with RoPE positions and two layers."
+            else f"no head does it yet: the best, {_head(layer, head)}, scores "
+            f"{_score(best, bound)}. " + _longer(r)
         )
         return Result(
-            False, f"{theirs} As {what} it scores {readable(got)} ({bound} is the mark); {now}"
+            False,
+            f"{theirs} As {what} it scores {_score(got, bound)} ({bound} is the mark); {now}",
         )
+    if got >= bound:  # a head of too early a layer
+        said = f"{r.where()} scores {_score(got, bound)} as {what}, but {_too_early(first)}."
+        if best >= bound:
+            return Result(False, f"{said} Look in layer {layer + 1}: {_head(layer, head)} "
+                          f"scores {_score(best, bound)} ({bound} is the mark).")  # fmt: skip
+        return Result(False, f"{said} No head of layer {first + 1} on does it yet: the best, "
+                      f"{_head(layer, head)}, scores {_score(best, bound)} ({bound} is the "
+                      f"mark). {_longer(r)}")  # fmt: skip
     if best >= bound:
         return Result(
             False,
-            f"{r.where()} scores {readable(got)} as {what} ({bound} is the mark). Look at the "
-            f"other heads: one in layer {layer + 1} scores {readable(best)}.",
+            f"{r.where()} scores {_score(got, bound)} as {what} ({bound} is the mark). Look at "
+            f"the other heads: one in layer {layer + 1} scores {_score(best, bound)}.",
         )
     return Result(
         False,
-        f"No head does it yet: the best, {_head(layer, head)}, scores {readable(best)} ({bound} is "
-        "the mark). Train longer, or with RoPE positions and two layers.",
+        f"No head does it yet: the best, {_head(layer, head)}, scores {_score(best, bound)} "
+        f"({bound} is the mark). {_longer(r)}",
     )
+
+
+def _longer(r: TrainReading) -> str:
+    """What to do when no head of step 12's kinds formed: a run shorter than the step expects
+    says so (this server's cap may have made it so), else train longer."""
+    return r.shorter() or "Train longer, or with RoPE positions and two layers."
 
 
 def _theirs(r: TrainReading, other: Measured) -> str | None:
     """What the head in view is when it passes the other task's mark, else None."""
-    scores, bound, what = other
+    _, scores, bound, what, first = other
     got = float(scores[r.view.layer, r.view.head])
-    if got < bound:
+    if got < bound or r.view.layer < first:
         return None
     return (
-        f"{r.where()} is {what} ({readable(got)}; {bound} is the mark), the head the step's other "
-        "task asks for: keep it shown for that task."
+        f"{r.where()} is {what} ({_score(got, bound)}; {bound} is the mark), the head the "
+        "step's other task asks for: keep it shown for that task."
     )
 
 
 def fresh_letters(task: Induction) -> int:
     """The letters of each fresh string (``measures.MEASURE_BATCH`` of them, then the same
-    again) step 12's scores are measured on: not the heads card's probe."""
-    return min(measures.INDUCTION_LETTERS, task.max_len)
+    again) step 12's scores are measured on: not the heads card's probe; those the run reports
+    its scores on (``measures.induction_letters``)."""
+    return measures.induction_letters(task)
 
 
 def probe_letters(task: Induction) -> int:
@@ -202,13 +264,13 @@ def _previous_scores(r: TrainReading) -> Measured:
     scores = measures.previous_token_by_head(
         result.model, fresh_letters(task), task.vocab.size
     ).double()
-    return scores, PREVIOUS, "a previous-token head"
+    return "previous-token-head", scores, PREVIOUS, "a previous-token head", 0
 
 
 def _induction_scores(r: TrainReading) -> Measured:
     """Each head's induction score, as the finished run reports it."""
     scores = torch.tensor(r.variant.induction or [[0.0]], dtype=torch.float64)
-    return scores, INDUCTIVE, "an induction head"
+    return "induction-head", scores, INDUCTIVE, "an induction head", INDUCTION_FROM
 
 
 def previous_token_head(r: TrainReading) -> Result:
@@ -234,7 +296,9 @@ def induction_head(r: TrainReading) -> Result:
     assert isinstance(task, Induction)
     mine = _induction_scores(r)
     # The previous-token scores run the model: only when the head in view is not this task's.
-    passes = float(mine[0][r.view.layer, r.view.head]) >= INDUCTIVE or r.view.chosen is False
+    passes = (
+        float(mine[1][r.view.layer, r.view.head]) >= INDUCTIVE and r.view.layer >= INDUCTION_FROM
+    ) or r.view.chosen is False
     return _pick(
         r,
         mine,
@@ -286,20 +350,28 @@ def induction_circuit(r: TrainReading) -> Result:
     assert result is not None and isinstance(task, Induction)
     n = (len(r.probe.ids) + 1) // 2  # the probe: n letters, then the same again but the last
     ind = torch.tensor(r.variant.induction or [[0.0]], dtype=torch.float64)
-    il, ih, best = _best(ind)
+    if ind.shape[0] <= INDUCTION_FROM:
+        return Result(
+            False,
+            f"This model has one layer, and {_too_early(INDUCTION_FROM)}: train step 12's run "
+            "with two layers (the default).",
+        )
+    il, ih, best = _best(ind, INDUCTION_FROM)
     got = float(ind[v.layer, v.head])
     if best < INDUCTIVE:
         return Result(
             False,
-            f"No head is an induction head yet: the best, {_head(il, ih)}, scores {readable(best)} "
-            f"({INDUCTIVE} is the mark). Train step 12's run longer (800 steps, the default).",
+            f"No head is an induction head yet: the best, {_head(il, ih)}, scores "
+            f"{_score(best, INDUCTIVE)} ({INDUCTIVE} is the mark). "
+            + (r.shorter() or "Train step 12's run longer (800 steps, the default)."),
         )
-    if got < INDUCTIVE:
+    if got < INDUCTIVE or v.layer < INDUCTION_FROM:
+        early = "" if got < INDUCTIVE else f", but {_too_early(INDUCTION_FROM)}. Choose"
         return Result(
             False,
-            f"{r.where()} scores {readable(got)} as an induction head ({INDUCTIVE} is the mark): "
-            f"choose {_head(il, ih)} ({readable(best)}) in the card Attention as it trains, then "
-            f"open Why this score: {_cell_hint(r, n)}.",
+            f"{r.where()} scores {_score(got, INDUCTIVE)} as an induction head ({INDUCTIVE} is the "
+            f"mark){early or ': choose'} {_head(il, ih)} ({_score(best, INDUCTIVE)}) in the card "
+            f"Attention as it trains, then open Why this score: {_cell_hint(r, n)}.",
         )
     example = (r.probe.query, r.probe.query - n + 1)  # the hint's cell, marked on the heatmap
     if v.query is None or v.key is None:
@@ -335,9 +407,9 @@ def induction_circuit(r: TrainReading) -> Result:
     prev = torch.stack([measures.previous_token(p) for p in pats]).double()  # (L, nh)
     own = torch.stack([measures.at_offset(p, 0) for p in pats]).double()  # on the token itself
     says = (
-        f"Of the score {readable(a.score)} of {r.where()} from {_token(r, q)} to {_token(r, k)}, "
-        f"the key side's {_part(a.components[top])} gives {signed(float(keyside[top]))}, the most "
-        "of any part"
+        f"Of the score {readable_prose(a.score)} of {r.where()} from {_token(r, q)} to "
+        f"{_token(r, k)}, the key side's {_part(a.components[top])} gives "
+        f"{signed(float(keyside[top]))}, the most of any part"
     )
     c = a.components[top]
     if v.layer > 0:
@@ -345,21 +417,22 @@ def induction_circuit(r: TrainReading) -> Result:
         at = next(j for j, p in enumerate(a.components) if (p.kind, p.layer, p.head) == (
             "head", pl, ph))  # fmt: skip
         theirs = (
-            f"{_head(pl, ph)} ({readable(pbest)} on the token before), gives "
+            f"{_head(pl, ph)} ({readable_weight(pbest)} on the token before), gives "
             f"{signed(float(keyside[at]))}"
         )
         earlier = c.kind == "head" and c.layer is not None and c.layer < v.layer
         mine = float(prev[c.layer, c.head or 0]) if earlier and c.layer is not None else 0.0
         if mine >= PREVIOUS:
             says += (
-                f": it is a previous-token head (a mean weight of {readable(mine)} on the token "
+                f": it is a previous-token head (a mean weight of {_score(mine, PREVIOUS)} on the "
+                "token "
                 f'before), so at {_token(r, k)} it wrote "the letter before me was '
                 f"'{r.probe.labels[k - 1]}'\""
             )
             says += "." if at == top else f"; the strongest one, {theirs} here."
         elif earlier:
             says += (
-                f": no previous-token head ({readable(mine)} on the token before); the "
+                f": no previous-token head ({_score(mine, PREVIOUS)} on the token before); the "
                 f"previous-token head, {theirs} here."
             )
         else:
@@ -372,8 +445,8 @@ def induction_circuit(r: TrainReading) -> Result:
         weight = float(own[cq.layer, cq.head])
         if weight >= OWN:
             says += (
-                f": it attends to the letter itself ({readable(weight)} of its weight), so it "
-                f"carries '{r.probe.labels[q]}'"
+                f": it attends to the letter itself ({readable_share(weight)} of its weight), so "
+                f"it carries '{r.probe.labels[q]}'"
             )
     i, j = divmod(int(a.matrix.argmax()), a.matrix.shape[1])
     N = len(a.components)
@@ -391,7 +464,7 @@ def induction_circuit(r: TrainReading) -> Result:
 def _claims(claims: list[TrainClaim]) -> str:
     """Claims as a learner reads them: each its sentence, rounded (a run kept before claims had
     sentences: the claim in short and its value, to 3 significant digits)."""
-    return " ".join(c.says or f"{c.claim}: measured {readable(c.value)}." for c in claims)
+    return " ".join(c.says or f"{c.claim}: measured {readable_prose(c.value)}." for c in claims)
 
 
 def claims_hold(preset: str, title: str) -> Callable[[TrainReading], Result]:
@@ -434,12 +507,14 @@ def claims_hold(preset: str, title: str) -> Callable[[TrainReading], Result]:
                 "with its number.",
             )
         failed = [c for c in claims if not c.holds]
+        why = r.shorter() or (
+            "A run on other hardware can differ in the last digits, and at the edge of training "
+            "that can change the outcome. Train it again."
+        )
         return Result(
             False,
             f"{len(failed)} of {len(claims)} claims do not hold on this run. {_claims(failed)} "
-            "They held on seeds 0 to 4 when the preset was made; a run on other hardware can "
-            "differ in the last digits, and at the edge of training that can change the "
-            "outcome. Train it again.",
+            f"They held on seeds 0 to 4 when the preset was made. {why}",
         )
 
     return check

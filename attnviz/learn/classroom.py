@@ -69,11 +69,15 @@ def _numbers() -> dict[str, int]:
 N_OF = _numbers()
 
 
-def merged(progress: dict, step: Step, answer: LearnCheck, *, own: bool) -> dict:
+def merged(
+    progress: dict, step: Step, answer: LearnCheck, *, own: bool, looked: bool = False
+) -> dict:
     """``progress`` with a check's answer added: the step is the learner's latest and, when the
     check is of their own work (``own``), its done tasks go to the step's done and every task
     it answered to the step's tried (otherwise it is seen: nothing credited). Only the step's
-    own task ids are kept (a task once done stays done)."""
+    own task ids are kept (a task once done stays done). ``looked``: the check was of someone
+    else's work (a link's state, another visitor's run), which the record keeps as ``looked``.
+    The step the learner has open (``open``, from ``opened``) is kept as it was."""
     known = [t.id for t in step.tasks]
     steps = {k: v for k, v in dict(progress.get("steps") or {}).items() if k in BY_ID}
     was = steps.get(step.id) or {}
@@ -81,7 +85,25 @@ def merged(progress: dict, step: Step, answer: LearnCheck, *, own: bool) -> dict
     had = was.get("tried") or []
     got = [t for t in known if t in had or (own and any(r.id == t for r in answer.tasks))]
     steps[step.id] = {"done": done, "tried": got}
-    return {"last": step.id, "steps": steps}
+    return {**_kept(progress), "last": step.id, "steps": steps,
+            **({"looked": True} if looked else {})}  # fmt: skip
+
+
+def opened(progress: dict, step: Step) -> dict:
+    """``progress`` with ``step`` the one the learner has open (the page says so as it opens
+    a step, before any check: a train step with no run yet is checked on nothing). Credits
+    nothing."""
+    return {**progress, "open": step.id}
+
+
+def _kept(progress: dict) -> dict:
+    """What a record keeps beside its steps: the step open, whether it looked at others' work."""
+    out: dict = {}
+    if str(progress.get("open")) in BY_ID:
+        out["open"] = progress["open"]
+    if progress.get("looked") is True:
+        out["looked"] = True
+    return out
 
 
 def stuck_on(tries: Tries) -> bool:
@@ -116,12 +138,17 @@ def label(learner: Learner) -> str:
 
 
 def class_row(learner: Learner, now: float) -> ClassLearner:
-    """One learner as the class view shows them: no id, no cookie."""
+    """One learner as the class view shows them: no id, no cookie. ``on``: the step they have
+    open, else that of their latest check; ``started``: any task tried or done on their own
+    work, which a browser that only opened steps or others' links (a teacher's without the
+    token) has not."""
     steps = learner.progress.get("steps") or {}
     done, stuck = [], []
+    started = False
     for n, step in enumerate(STEPS, start=1):
         record = steps.get(step.id) if isinstance(steps, dict) else None
         record = record if isinstance(record, dict) else {}  # a file edited by hand
+        started = started or bool(record.get("done") or record.get("tried"))
         if step_done(step, record):
             done.append(n)
             continue
@@ -134,10 +161,12 @@ def class_row(learner: Learner, now: float) -> ClassLearner:
                                            last_try=at.last))  # fmt: skip
         if left:
             stuck.append(ClassStuck(n=n, id=step.id, title=step.title, tasks=left))
-    last = BY_ID.get(str(learner.progress.get("last")))
+    p = learner.progress
+    last = BY_ID.get(str(p.get("open"))) or BY_ID.get(str(p.get("last")))
     on = None if last is None else ClassStep(n=N_OF[last.id], id=last.id, title=last.title)
     return ClassLearner(label=label(learner), named=learner.nickname is not None, on=on,
-                        done=done, stuck=stuck, last_seen=learner.last_seen,
+                        done=done, stuck=stuck, started=started, looked=p.get("looked") is True,
+                        last_seen=learner.last_seen,
                         seen_s=max(0.0, now - learner.last_seen))  # fmt: skip
 
 
@@ -159,21 +188,49 @@ class Classroom:
         return await anyio.to_thread.run_sync(work)
 
     async def checked(
-        self, caller: Caller, step: Step, answer: LearnCheck, *, own: bool, state: str
+        self,
+        caller: Caller,
+        step: Step,
+        answer: LearnCheck,
+        *,
+        own: bool,
+        state: str,
+        looked: bool = False,
     ) -> None:
         """Record a check the server answered for ``caller``: a visitor it knew (a cookie or a
         token it signed came with the request; not the operator's token). ``own``: of the
-        learner's own work (credited), else seen; ``state``: a digest of the state checked (a
-        try is another state than the task's latest). Never raises: a store that cannot be
-        used is logged, and the check's answer stands."""
+        learner's own work (credited), else seen; ``looked``: of someone else's work (a link's
+        state, another visitor's run); ``state``: a digest of the state checked (a try is
+        another state than the task's latest). Never raises: a store that cannot be used is
+        logged, and the check's answer stands."""
         if unrecorded(caller):
             return
 
         def edit(was: Learner | None) -> tuple[str | None, dict]:
-            progress = merged(was.progress if was else {}, step, answer, own=own)
+            progress = merged(was.progress if was else {}, step, answer, own=own, looked=looked)
             return (was.nickname if was else None), progress
 
         tried = [(step.id, r.id, state) for r in answer.tasks if own and not r.done]
+        await self._record(caller, edit, tried)
+
+    async def open(self, caller: Caller, step: Step) -> None:
+        """Record that ``caller`` has ``step`` open in the Learn path (the class view's "on step
+        N"), seen now; credits nothing. As ``checked``: nothing for a caller the server cannot
+        know again or for the operator's token; never raises."""
+        if unrecorded(caller):
+            return
+
+        def edit(was: Learner | None) -> tuple[str | None, dict]:
+            return (was.nickname if was else None), opened(was.progress if was else {}, step)
+
+        await self._record(caller, edit, [])
+
+    async def _record(
+        self,
+        caller: Caller,
+        edit: Callable[[Learner | None], tuple[str | None, dict]],
+        tried: list[tuple[str, str, str]],
+    ) -> None:
         now = self.clock()
         try:
             await self._off_loop(
@@ -234,9 +291,9 @@ class Classroom:
         own browser (the visitor of the cookie that came with the token) is no learner of the
         class, even for what it did before it held the token."""
         if not caller.operator:
-            why = "" if self.watched else " (this server has none: ATTNVIZ_ADMIN_TOKEN is unset)"
+            why = "" if self.watched else " (this server has none: its host set no token)"
             raise NotOperator(
-                "class: only the operator, with Authorization: Bearer <ATTNVIZ_ADMIN_TOKEN>, "
+                "class: only this server's operator, with their token (Authorization: Bearer), "
                 f"sees the class{why}; a learner's own progress is at GET /api/learn/progress"
             )
         now = self.clock()

@@ -4,31 +4,42 @@ comparison."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
 from attnviz.capture import TraceTensors
 from attnviz.learn.path import LearnRefused, Result
-from attnviz.numbers import readable
+from attnviz.numbers import readable_prose
 from attnviz.schemas.common import ToyConfig
-from attnviz.schemas.learn import LearnView
+from attnviz.schemas.learn import LearnFound, LearnView
 from attnviz.schemas.trace import ToyTraceRequest
 from attnviz.schemas.train import TrainClaim
 from attnviz.services.toy_trace import run_toy_trace
 from attnviz.services.training.runs import LiveRun, Variant
+from attnviz.training.ablations import PRESETS
+from attnviz.training.catalog import TASKS
 from attnviz.training.tasks import Probe
 
 
 def vec(values: torch.Tensor | list[float]) -> str:
-    """[0.21, 0.423, 0.39]: each number as the page's readable() writes it."""
-    return "[" + ", ".join(readable(float(v)) for v in values) + "]"
+    """[0.21, 0.423, 0.39]: each number as the page's readable() writes it (under 0.001, as
+    readableProse(): "about 0.0004", "practically zero")."""
+    return "[" + ", ".join(readable_prose(float(v)) for v in values) + "]"
 
 
-def quoted(names: list[str], limit: int = 12) -> str:
-    shown = ", ".join(f'"{n}"' for n in names[:limit])
-    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+def quoted(names: list[str], limit: int = 12, last: str = "and") -> str:
+    """Names quoted as a sentence lists them: '"place" and "grammar"', '"a", "b" and "c"' (``last``:
+    the word before the last one, "or" where one of them is meant); past ``limit``, '... and 3
+    more'. A comma never stands for "and"."""
+    items = [f'"{n}"' for n in names[:limit]]
+    if len(names) > limit:
+        items.append(f"{len(names) - limit} more")
+        last = "and"
+    if len(items) < 2:
+        return "".join(items)
+    return f"{', '.join(items[:-1])} {last} {items[-1]}"
 
 
 @dataclass
@@ -107,7 +118,7 @@ class ToyReading:
             return None
         return Result(
             False,
-            f"There is no token named {quoted(gone)} in the table now (its tokens are "
+            f"There is no token named {quoted(gone, last='or')} in the table now (its tokens are "
             f"{quoted(self.tokens)}). This task is about {quoted(list(names))}: rename a token "
             "back, or open the step again to start from its table.",
         )
@@ -147,15 +158,32 @@ class ToyReading:
         return run_toy_trace(req, self.device).tensors
 
 
+def steps_expected(train: dict[str, str] | None) -> int | None:
+    """The steps a train step's run takes as the step opens it (``Step.train``: its preset's,
+    else its task's default); None for a step that trains no run of the form (step 1)."""
+    if not train or "task" not in train:
+        return None
+    if train.get("preset"):
+        return PRESETS[train["preset"]].opt.steps
+    return TASKS[train["task"]].opt.steps
+
+
 @dataclass
 class TrainReading:
-    """A training run as it stands and the learner's view of it (a variant, a layer, a head)."""
+    """A training run as it stands and the learner's view of it (a variant, a layer, a head).
+    ``expects``: the steps the step's run takes (``steps_expected``); ``cap``: the most steps
+    this server trains a run (its settings), which may have made the run shorter."""
 
     run: LiveRun
     view: LearnView
     yours: bool = True  # the caller's own run (else a link's or another visitor's)
+    expects: int | None = None
+    cap: int | None = None
+    # The tasks found done earlier on this run, each with its own head (LearnCheckRequest.found).
+    found: list[LearnFound] = field(default_factory=list)
 
     def __post_init__(self) -> None:
+        self._found_fit()
         v, variants = self.view, self.run.variants
         i = v.variant or 0
         if i >= len(variants):
@@ -190,6 +218,32 @@ class TrainReading:
                     f"{v.key} is after the query ({v.query}): this model is causal, and a "
                     "query does not see a later key",
                 )
+
+    def _found_fit(self) -> None:
+        """Each found head within its variant's model, else refused by its field."""
+        variants = self.run.variants
+        for i, f in enumerate(self.found):
+            if f.variant >= len(variants):
+                raise LearnRefused(
+                    f"found.{i}.variant",
+                    f"{f.variant} is past this run's variants (0 to {len(variants) - 1})",
+                )
+            arch = variants[f.variant].arch
+            for name, at, count in (("layer", f.layer, arch.layers), ("head", f.head, arch.heads)):
+                if at >= count:
+                    raise LearnRefused(
+                        f"found.{i}.{name}",
+                        f"{at} is past this model's {name}s (0 to {count - 1})",
+                    )
+
+    def found_head(self, task: str) -> tuple[int, int] | None:
+        """The head (layer, head) ``task`` was found done with earlier on the variant in view,
+        or None."""
+        return next(
+            ((f.layer, f.head) for f in self.found
+             if f.task == task and f.variant == (self.view.variant or 0)),
+            None,
+        )  # fmt: skip
 
     @property
     def variant(self) -> Variant:
@@ -230,6 +284,24 @@ class TrainReading:
         label, _, done = variants[current]
         which = f"variant {current + 1} of {len(variants)}, {label}, " if len(variants) > 1 else ""
         return f"{which}step {done} of {total}"
+
+    def shorter(self) -> str:
+        """When the run trained fewer steps than the step expects, a sentence saying so, and
+        why where this server's cap made it shorter ("" otherwise): a finding that fails may
+        fail only for that."""
+        ran = self.run.plan.opt.steps
+        if self.expects is None or ran >= self.expects:
+            return ""
+        each = " each" if len(self.run.variants) > 1 else ""
+        said = (
+            f"This run trained {ran:,} steps{each}, fewer than the {self.expects:,} this step "
+            "expects"
+        )
+        capped = self.cap is not None and self.cap < self.expects
+        most = f" (this server trains at most {self.cap:,} steps a run)" if capped else ""
+        if capped and ran >= (self.cap or 0):  # none longer here
+            return f"{said}{most}: the shorter run may be why."
+        return f"{said}: train it with {min(self.expects, self.cap or self.expects):,} steps{most}."
 
     @property
     def whose(self) -> str:

@@ -12,7 +12,7 @@ import torch
 
 from attnviz.capture import TraceTensors
 from attnviz.learn.path import LearnRefused, Result, Step, ToyStart
-from attnviz.learn.reading import ToyReading, TrainReading
+from attnviz.learn.reading import ToyReading, TrainReading, steps_expected
 from attnviz.learn.steps import STEPS
 from attnviz.presets import presets
 from attnviz.schemas.common import ToyConfig
@@ -183,10 +183,32 @@ def own(
     return True
 
 
+def anothers(
+    body: LearnCheckRequest,
+    caller: Caller,
+    *,
+    training: TrainService,
+    recurrent: RecurrentService | None,
+) -> bool:
+    """Whether a check is of someone else's work: the state a Learn link carried, unchanged
+    (``from_link``), or a run or a comparison another visitor started. The class view says so of
+    a learner who has tried nothing of their own (a teacher's browser without the token)."""
+    if body.from_link:
+        return True
+    try:
+        if body.run is not None:
+            return not training.get(body.run).access.yours(caller)
+        if body.recurrent is not None and recurrent is not None:
+            return not recurrent.find(body.recurrent).access.yours(caller)
+    except RunGone:
+        return False
+    return False
+
+
 def fingerprint(body: LearnCheckRequest) -> str:
     """A short digest of the state a check reads (the toy table as the engine reads it and its
     view; the run or the comparison and its view): a try is a state other than the latest."""
-    data = body.model_dump(exclude={"from_link"})
+    data = body.model_dump(exclude={"from_link", "found"})  # found: what was, not the lab
     if data.get("toy") is not None:
         data["toy"] = _canonical(data["toy"])
     text = json.dumps(data, sort_keys=True, separators=(",", ":"))
@@ -247,7 +269,15 @@ async def check(
             raise RunGone(f"recurrent: {str(exc).split(': ', 1)[-1]}") from None
         return _answer(step, [t.check(comparison, yours=yours) for t in step.tasks])
     assert body.run is not None
-    reading = TrainReading(training.get(body.run), view, yours=yours)
+    ids = [t.id for t in step.tasks]
+    for i, f in enumerate(body.found):
+        if f.task not in ids:
+            raise LearnRefused(
+                f"found.{i}.task", f"{f.task!r} is not a task of step {n} ({', '.join(ids)})"
+            )
+    reading = TrainReading(training.get(body.run), view, yours=yours,
+                           expects=steps_expected(step.train),
+                           cap=training.settings.train_max_steps, found=body.found)  # fmt: skip
     # The previous-token score (and step 13's attribution) runs the model.
     measures = step.id in ("induction", "induction-circuit")
     results = await traces.admission.run(

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import cache
 from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from attnviz.limits import LIMITS
-from attnviz.schemas.common import Int, Strict, ToyConfig
+from attnviz.schemas.common import Int, Strict, ToyConfig, char_class, characters
 from attnviz.schemas.trace import ToyTraceRequest
 from attnviz.schemas.train import TRAIN_SHAPE
 
@@ -151,6 +152,22 @@ class LearnView(Strict):
         return self
 
 
+class LearnFound(Strict):
+    """A task of a train step found done earlier with a head of its own, not the head in view
+    (kept by the page, as a Learn link's ``found=`` carries it): while that head still passes
+    the task on the run, the check names it as the task's head, not the strongest."""
+
+    task: str = Field(pattern=r"^[a-z0-9][a-z0-9-]{0,63}$", description="The task's id")
+    variant: Int = Field(
+        0, ge=0, le=TRAIN_SHAPE.max_variants - 1, description="The run's variant (0-based)"
+    )
+    layer: Int = Field(ge=0, le=LIMITS.max_layers - 1, description="0-based")
+    head: Int = Field(ge=0, le=LIMITS.max_heads - 1, description="0-based")
+
+
+# A check's found names a head per task of its step (one to three): a bound for any step.
+_FOUND_CAP = 16
+
 _TOY_VIEW = ("vlayer", "a", "b", "trails")
 _TRAIN_VIEW = ("variant", "query", "key", "chosen", "attention")
 
@@ -167,6 +184,13 @@ class LearnCheckRequest(Strict):
         None, min_length=1, max_length=64, description="step 1: the comparison's id"
     )
     view: LearnView | None = None
+    found: list[LearnFound] = Field(
+        default_factory=list,
+        max_length=_FOUND_CAP,
+        description="train steps: the tasks of the step found done earlier on this run, each "
+        "with the head it was found with (not read otherwise): the answers name that head as "
+        "the task's, not the strongest",
+    )
     from_link: bool = Field(
         False,
         description="True when the lab's state is exactly what the Learn link it was opened "
@@ -184,6 +208,8 @@ class LearnCheckRequest(Strict):
             )
         if len(sent) > 1:
             raise ValueError(f"{sent[1]}: send one of toy, run and recurrent, not {sent}")
+        if self.found and self.run is None:
+            raise ValueError("found: only a train step's check has it (send it with run)")
         v = self.view
         if v is None:
             return self
@@ -234,15 +260,40 @@ class LearnCheck(BaseModel):
 _NICKNAME_CAP = LIMITS.max_nickname_chars
 
 
+@cache
+def nickname_pattern() -> str:
+    """``LearnNickname``'s rule as a pattern, for the OpenAPI schema: none of ``_INVISIBLE``
+    anywhere (lone surrogates aside, which no pattern can name: the server alone refuses
+    those), and, spaces collapsed, not ``_ANONYMOUS`` (Python's ``\\s`` and ``\\d`` are
+    every Unicode space and decimal digit, spelled out here). Made when the schema is first
+    asked for, not at import."""
+    bad, space, digit = [], [], []
+    for c in characters():
+        kind = unicodedata.category(c)
+        if kind in _INVISIBLE:
+            bad.append(c)
+        elif kind == "Nd":
+            digit.append(c)
+        elif c.isspace():
+            space.append(c)
+    learner = "".join(f"[{c}{c.upper()}]" for c in "learner")
+    spaces = f"[{char_class(space)}]*"
+    return f"^(?!{spaces}{learner}{spaces}[{char_class(digit)}]+{spaces}$)[^{char_class(bad)}]*$"
+
+
 class LearnNickname(Strict):
     """The name the operator's class view shows for the caller (null or blank: none, and the
     class view says ``Learner <n>``)."""
 
     nickname: str | None = Field(
         None,
-        json_schema_extra={"maxLength": _NICKNAME_CAP},
+        json_schema_extra=lambda schema: schema.update(
+            maxLength=_NICKNAME_CAP, pattern=nickname_pattern()
+        ),
         description=f"One line of visible text, at most {_NICKNAME_CAP} characters "
-        "(LIMITS.max_nickname_chars), spaces at either end dropped; null or blank: none",
+        "(LIMITS.max_nickname_chars), spaces at either end dropped; no control, format or "
+        "private-use character, line or paragraph separator or lone surrogate, and not "
+        "'Learner <n>' (how the class view names a learner without one); null or blank: none",
     )
 
     @field_validator("nickname", mode="before")
@@ -327,9 +378,20 @@ class ClassStuck(ClassStep):
 class ClassLearner(BaseModel):
     label: str = Field(description="The learner's nickname, else 'Learner <n>'")
     named: bool = Field(description="Whether the label is a nickname the learner gave")
-    on: ClassStep | None = Field(description="The step of their latest check")
+    on: ClassStep | None = Field(
+        description="The step the learner has open (the page says so as it opens one: POST "
+        "/api/learn/{id}/open), else the step of their latest check"
+    )
     done: list[int] = Field(description="The steps whose every task is done (1-based)")
     stuck: list[ClassStuck] = Field(description="The steps with tasks the learner is stuck on")
+    started: bool = Field(
+        description="Whether any task was checked on the learner's own work (a lab they "
+        "changed, a run they started): false for one who has only opened steps or others' links"
+    )
+    looked: bool = Field(
+        description="Whether they opened someone else's work: a Learn link's state as it came, "
+        "another visitor's run or comparison (a teacher's browser without the token does)"
+    )
     last_seen: float = Field(description="Unix seconds")
     seen_s: float = Field(description="Seconds between last_seen and now")
 

@@ -4,13 +4,14 @@ encoder-decoder model asked to decode) and the claims a run is measured against.
 from __future__ import annotations
 
 import unicodedata
+from functools import cache
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from attnviz.engine.config import Norm, Positional
 from attnviz.limits import LIMITS
-from attnviz.schemas.common import Float, Int, Owned, RunState, Strict
+from attnviz.schemas.common import Float, Int, Owned, RunState, Strict, char_class
 from attnviz.training import marks
 
 # A run's state: ``queued`` while it waits for a training slot, then one of a comparison's
@@ -86,12 +87,21 @@ class TrainRequest(Strict):
         None, description="Train one variant per value of this switch, same seed and data"
     )
     preset: str | None = Field(None, description="An ablation preset's id (/api/train/options)")
+    steps: Int | None = Field(
+        None,
+        ge=1,
+        description="With a preset only: its run made shorter, at most the preset's own steps "
+        "(a server whose max_steps is below them; the page sends max_steps there). Its claims "
+        "are measured as ever, and may not hold on a shorter run",
+    )
     checkpoints: Int = Field(20, ge=1, le=50, description="Attention snapshots after step 0")
 
     @model_validator(mode="after")
     def _one_plan(self) -> TrainRequest:
         if self.preset is not None and (self.compare or self.arch or self.opt):
             raise ValueError("preset: a preset sets arch, opt and compare itself; send none")
+        if self.steps is not None and self.preset is None:
+            raise ValueError("steps: only with a preset (a run of your own sends opt.steps)")
         if self.text is not None and self.task != "charlm":
             raise ValueError("text: only the charlm task learns a text")
         return self
@@ -222,7 +232,10 @@ class TrainProbe(BaseModel):
 
 class TrainClaim(BaseModel):
     claim: str = Field(description="A measure of the trained models and its bound, in short")
-    value: float
+    value: float | None = Field(
+        description="The measure; null where this run has not the steps it reads (a preset's "
+        "run made shorter than the preset's own: ``says`` says so, and it does not hold)"
+    )
     holds: bool
     says: str = Field(
         "", description="The claim and its measured value as a sentence (rounded to read)"
@@ -273,6 +286,12 @@ class TrainMarks(BaseModel):
         description="A cross-attention head's weight on one (anti-)diagonal at least this: "
         "an aligned head",
     )
+    induction_from: int = Field(
+        marks.INDUCTION_FROM,
+        description="The first layer (0-based) a head can be an induction head in: it matches "
+        "the letter before each position, which only a head of an earlier layer writes there "
+        "(a first-layer head's induction score comes from position alone)",
+    )
 
 
 class TrainRun(SharedOwned):
@@ -300,6 +319,11 @@ class TrainRun(SharedOwned):
     baseline: float | None = Field(None, description="charlm: a bigram model's held-out loss")
     claims: list[TrainClaim] | None = Field(
         None, description="A preset's claims, measured on this run's models once it is done"
+    )
+    preset_steps: int | None = Field(
+        None,
+        description="A preset's run: the preset's own steps, the run's claims made of runs that "
+        "long (more than ``steps`` where the run was made shorter: a server capped below them)",
     )
     variants: list[TrainVariant]
     ask: TrainAsk | None = Field(None, description="reverse, copy: what its model can be asked")
@@ -357,9 +381,7 @@ def title_refused(title: str) -> str | None:
     if len(title) > cap:
         return f"title: {len(title):,} characters; a run's name has at most {cap}"
     for c in title:
-        if unicodedata.category(c) in _NOT_IN_A_NAME or (
-            unicodedata.bidirectional(c) in _DIRECTION_MARKS
-        ):
+        if _not_in_a_name(c):
             return (
                 f"title: a run's name cannot hold a control character (a line break, a tab, a "
                 f"direction mark); it has U+{ord(c):04X}"
@@ -367,14 +389,39 @@ def title_refused(title: str) -> str | None:
     return None
 
 
+def _not_in_a_name(c: str) -> bool:
+    return unicodedata.category(c) in _NOT_IN_A_NAME or (
+        unicodedata.bidirectional(c) in _DIRECTION_MARKS
+    )
+
+
+@cache
+def name_pattern() -> str:
+    """``title_refused``'s rule, after the trim, as a pattern for the OpenAPI schema: spaces
+    ``str.strip`` drops at either end (a tab or a line break among them), and between them a
+    name that begins and ends with a character that is no space and holds none a name cannot
+    hold; lone surrogates aside, which no pattern can name: the server alone refuses those.
+    Every character the rule names (the controls, the separators, the direction marks, the
+    spaces) is in the Basic Multilingual Plane: tests/api/test_train_rename.py checks the
+    pattern against the rule over the whole of Unicode. Made when the schema is first asked
+    for, not at import."""
+    plane = [chr(i) for i in range(0x10000) if not 0xD800 <= i <= 0xDFFF]
+    bad = char_class(c for c in plane if _not_in_a_name(c))
+    space = char_class(c for c in plane if c.isspace())
+    return f"^[{space}]*[^{bad}{space}]([^{bad}]*[^{bad}{space}])?[{space}]*$"
+
+
 class TrainRename(Strict):
     """A run's new name (PATCH /api/train/{id}): its owner's or the operator's."""
 
     title: str | None = Field(
-        json_schema_extra={"maxLength": LIMITS.max_run_title_chars},
+        json_schema_extra=lambda schema: schema.update(
+            maxLength=LIMITS.max_run_title_chars, pattern=name_pattern()
+        ),
         description="The name, trimmed of spaces at either end: 1 to max_title_chars "
-        "characters (/api/train/options), no control characters; null gives it back the name "
-        "of what it trains",
+        "characters (/api/train/options), no control character, line or paragraph separator, "
+        "explicit direction mark or lone surrogate; null gives it back the name of what it "
+        "trains",
     )
 
     @field_validator("title", mode="after")

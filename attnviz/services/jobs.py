@@ -26,9 +26,13 @@ The estimate before it starts: the forward's arithmetic (tokens x layers x the m
 
 A job is its visitor's: another visitor (without the operator's token) gets 404 for it, as for
 a job that does not exist. A newer trace request of the same visitor that has to compute
-(another text) supersedes the visitor's job: it is cancelled at its next layer. Ended jobs are
-kept for the trace cache's lifetime: per visitor the newest one whose answer was read, and
-those not yet read (``UNREAD_PER_VISITOR`` at most; ``MAX_JOBS`` in all).
+(another text) supersedes the visitor's job: it is cancelled at its next layer. A client that
+keeps no cookie is a new visitor at every request, so one client address (a trusted proxy's
+``X-Forwarded-For``, else the peer's) may have ``trace_jobs_per_address`` jobs computing or
+waiting at once; another is ``TooManyJobs`` (429 with Retry-After, naming the rule; the operator
+is exempt). Ended jobs are kept for the trace cache's lifetime: per visitor the newest one
+whose answer was read, and those not yet read (``UNREAD_PER_VISITOR`` at most; ``MAX_JOBS`` in
+all).
 
 A remote model's part (NDIF's) may need a trip to its deployment even when its trace is kept
 here (a layer's q and k, predictions): it is always a job when asked, answered at once when it
@@ -49,6 +53,7 @@ from attnviz.capture.progress import reporting
 from attnviz.engine import TransformerConfig
 from attnviz.errors import RemoteError, TraceError
 from attnviz.pretrained.folder import REMOTE_BACKENDS
+from attnviz.pretrained.registry import ServedModel
 from attnviz.schemas.trace import TextTraceRequest, TraceQuery
 from attnviz.services.ownership import ID_BYTES, Caller
 from attnviz.services.parts import check_part
@@ -97,6 +102,16 @@ class JobGone(LookupError):
     """No such job here, or not the caller's: 404 either way."""
 
 
+class TooManyJobs(Exception):
+    """The caller's address already has as many trace jobs computing or waiting as this server
+    takes from one address: 429, naming the rule, with ``retry_after`` (seconds until one of
+    them should end)."""
+
+    def __init__(self, message: str, retry_after: int = 1) -> None:
+        super().__init__(message)
+        self.retry_after = max(1, retry_after)
+
+
 class JobStopped(Exception):
     """Raised at a layer's end to stop a job: cancelled, superseded or over its limit."""
 
@@ -111,6 +126,7 @@ class TraceJob:
     thumbs: bool  # the part asked for has every layer's thumbnails: a second pass
     estimate_s: float
     limit_s: float
+    address: str = ""  # the client address that asked for it (the per-address cap; "": none)
     asked: float = field(default_factory=time.monotonic)
     state: State = "queued"
     stage: str = "waiting"  # "waiting", "forward", "thumbnails", "encoding", then as ended
@@ -157,9 +173,11 @@ class TraceJob:
             raise JobStopped(self.stop)
 
     def over_limit(self) -> str:
+        """The job's end past its limit, as a learner reads it (the log names the setting,
+        ``ATTNVIZ_TRACE_JOB_S``)."""
         return (
             f"this trace took longer than this server's limit for one job of "
-            f"{self.limit_s:g} s (ATTNVIZ_TRACE_JOB_S); try a shorter text"
+            f"{self.limit_s:g} s; try a shorter text"
         )
 
     @property
@@ -240,6 +258,7 @@ class TraceJobs:
         self.server_cap = settings.max_text_tokens
         self.max_image_bytes = settings.max_image_bytes
         self.epoch = secrets.token_hex(EPOCH_BYTES)
+        self.per_address = settings.trace_jobs_per_address
 
     # -- the estimate -------------------------------------------------------------------------
 
@@ -248,15 +267,26 @@ class TraceJobs:
         without computing is checked (before a job is accepted, or a plain request waits for
         its turn): ``ModelNotFound`` for an unknown model (404), a ``TraceError`` naming the
         field for a text over the token cap, a layer or head out of range, ... (422)."""
-        model = find_model(self.traces.registry, req.model)
-        tokens = check_text(req, model, self.server_cap, self.max_image_bytes)
+        model, tokens = self.checked(req)
         cfg = model.cfg
         check_part(query, cfg.n_layers, cfg.n_heads, tokens, model.unavailable)
+        return self.units(model, tokens, self._thumbs(query))
+
+    def checked(self, req: TextTraceRequest) -> tuple[ServedModel, int]:
+        """The model ``req`` names and the most tokens its trace can have, once its text is
+        checked against the model and the caps (``ModelNotFound``, ``TraceError``)."""
+        model = find_model(self.traces.registry, req.model)
+        return model, check_text(req, model, self.server_cap, self.max_image_bytes)
+
+    @staticmethod
+    def units(model: ServedModel, tokens: int, thumbs: bool) -> float:
+        """The work of a trace of ``tokens`` on ``model`` (``work_units``; with ``thumbs``,
+        every layer's thumbnails too); a remote model's is unknown here: infinite."""
         if model.backend in REMOTE_BACKENDS:
             # Its time is the deployment's (its queue, a model to load): unknown here, and
             # never this server's pace. Always a job, when asked: the page shows what NDIF says.
             return math.inf
-        return work_units(cfg, tokens, self._thumbs(query))
+        return work_units(model.cfg, tokens, thumbs)
 
     @staticmethod
     def _thumbs(query: TraceQuery) -> bool:
@@ -323,7 +353,8 @@ class TraceJobs:
         units: float,
     ) -> TraceJob:
         """The caller's job computing ``req``'s part (the one already running for it, if any);
-        ``Busy`` when the queue is full. (A trace to compute supersedes the caller's jobs on
+        ``TooManyJobs`` when the caller's address has its share going (``refusal``), ``Busy``
+        when the queue is full. (A trace to compute supersedes the caller's jobs on
         other texts first: ``supersede``; a kept trace's part does not, the page asks parts of
         two traces at once, a knocked-out one and its clean run.)"""
         key = self.traces.key(req)
@@ -331,12 +362,16 @@ class TraceJobs:
         running = self.active(caller, key, asked_for)
         if running is not None:
             return running  # the page asked again (reconnected): the same job
+        refused = self.refusal(caller)
+        if refused is not None:
+            raise refused
         self.traces.admission_for(req).check()
         cfg = find_model(self.traces.registry, req.model).cfg
         job = TraceJob(
             id=self.new_id(),
             owner=caller.visitor,
             key=key,
+            address="" if caller.operator else caller.address,  # the operator's: uncounted
             asked_for=asked_for,
             layers=cfg.n_layers,
             thumbs=self._thumbs(query),
@@ -352,6 +387,23 @@ class TraceJobs:
         asyncio.get_running_loop().call_later(self.limit_s, self._expire, job)
         log.info("trace job %s: %d layers, about %.0f s", job.id, job.layers, job.estimate_s)
         return job
+
+    def refusal(self, caller: Caller) -> TooManyJobs | None:
+        """Why ``caller`` may not start another job now, or None: its address has
+        ``per_address`` jobs computing or waiting (the operator is exempt; a caller of no known
+        address is bound by nothing here)."""
+        if caller.operator or not caller.address:
+            return None
+        here = [j for j in self.running if j.address == caller.address]
+        if len(here) < self.per_address:
+            return None
+        after = max(1, math.ceil(min(j.left_s() for j in here)))
+        return TooManyJobs(
+            f"trace: {len(here)} long traces are computing or waiting from your network "
+            "address, as many as this server takes from one address; try again in "
+            f"{after} s, when one of them should have ended",
+            after,
+        )
 
     async def _run(
         self,
@@ -409,8 +461,9 @@ class TraceJobs:
         job.state, job.stage, job.message = state, state, message
         job.status = status or (None if state == "done" else 409 if state == "cancelled" else 503)
         job.ended = time.monotonic()
-        log.info("trace job %s %s in %.1f s%s", job.id, state, job.elapsed_s(),
-                 f": {message}" if message else "")  # fmt: skip
+        setting = " (ATTNVIZ_TRACE_JOB_S)" if message == job.over_limit() else ""
+        log.info("trace job %s %s in %.1f s%s%s", job.id, state, job.elapsed_s(),
+                 f": {message}" if message else "", setting)  # fmt: skip
 
     def _stop(self, job: TraceJob, why: str) -> None:
         if job.state in ENDED or job.stop is not None:

@@ -10,8 +10,10 @@ their links.
   directory read and write it at once): id, kind, replica, owner, shared, openers, state, step,
   created and finished times, bytes on disk, when and why a run was removed (its row stays
   as a tombstone, so that its link can say so), the name its owner gave it, when its owner was
-  first told it ended (``seen``: until then the count and the budget never remove it), and
-  which server holds a run not ended (``claimer``, ``lease``: below). Its layout's version is
+  first told it ended (``seen``: until then the count and the budget never remove it),
+  which server holds a run not ended (``claimer``, ``lease``: below) and the client address
+  that started a run not ended (``address``: the per-address cap counts it after a restart;
+  emptied once the run ends). Its layout's version is
   SQLite's ``user_version`` (``SCHEMA_VERSION``); an index of an older layout is brought up to
   date in place when it is first opened (``MIGRATIONS``); one of a newer layout (another
   attnviz's, with newer code, found at open or while this server runs) is read and no longer
@@ -37,6 +39,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import secrets
 import shutil
 import socket
@@ -75,16 +78,21 @@ CREATE TABLE IF NOT EXISTS runs (
     title TEXT,                     -- the name its owner gave it; NULL: what it trains
     seen REAL,                      -- when its owner was first told it ended; NULL: not yet
     claimer TEXT,                   -- the process holding it while it waits or trains
-    lease REAL                      -- Unix seconds: its holder's claim holds until then
+    lease REAL,                     -- Unix seconds: its holder's claim holds until then
+    address TEXT NOT NULL DEFAULT ''  -- the client address that started it, until it ends
 )
 """
 # The index's layout (PRAGMA user_version): 0, the first (no title); 1, the owner's ``title``;
 # 2, ``seen``: when its owner was first told the run ended (eviction spares it until then).
-# 3, the holder of a run not ended (``claimer``, ``lease``).
-SCHEMA_VERSION = 3
+# 3, the holder of a run not ended (``claimer``, ``lease``). 4, the client address that started
+# a run not ended (``address``: the per-address cap counts a run put back in line by it).
+SCHEMA_VERSION = 4
 LEASE_S = 30.0  # a claim holds this long past its holder's last beat
 BEAT_S = 10.0  # how often a process renews the leases of the runs it holds
 HOST = socket.gethostname()
+# A host's setting named in a removed run's reason, as attnviz stored it before its reasons
+# were said in a learner's words ("after 30 days (ATTNVIZ_DATA_MAX_AGE_DAYS)").
+_SETTING_NAMED = re.compile(r" \(ATTNVIZ_[A-Z_]+\)")
 
 
 def _add_title(conn: sqlite3.Connection) -> None:
@@ -110,11 +118,20 @@ def _add_claims(conn: sqlite3.Connection) -> None:
             conn.execute(f"ALTER TABLE runs ADD COLUMN {name} {kind}")
 
 
+def _add_address(conn: sqlite3.Connection) -> None:
+    """``address``: empty for the rows before (a run an older server left waiting is counted
+    by no address, as it was then)."""
+    columns = {r[1] for r in conn.execute("PRAGMA table_info(runs)")}
+    if "address" not in columns:
+        conn.execute("ALTER TABLE runs ADD COLUMN address TEXT NOT NULL DEFAULT ''")
+
+
 # What brings an index of version ``v - 1`` to ``v``, in one transaction with the version.
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     1: _add_title,
     2: _add_seen,
     3: _add_claims,
+    4: _add_address,
 }
 
 
@@ -187,6 +204,7 @@ class Row:
     seen: float | None = None  # when its owner was first told it ended; None: not yet
     claimer: str | None = None  # the process holding it while it waits or trains
     lease: float | None = None  # until when its holder's claim holds (Unix seconds)
+    address: str = ""  # the client address that started it, while it waits or trains
 
     def access(self) -> Ownership:
         return Ownership(owner=self.owner, shared=self.shared,
@@ -194,9 +212,12 @@ class Row:
 
     @property
     def removed_text(self) -> str:
-        """``run: <id> was removed on <date> UTC to keep ...``'s end: when, and why."""
+        """``run: <id> was removed on <date> UTC to make room ...``'s end: when, and why, in
+        its owner's words (a reason stored by an older attnviz named the host's setting, in
+        parentheses: left out here)."""
         when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(self.removed or 0))
-        return f"was removed on {when} {self.removed_why or ''}".rstrip()
+        why = _SETTING_NAMED.sub("", self.removed_why or "")
+        return f"was removed on {when} {why}".rstrip()
 
 
 def folder_bytes(folder: Path) -> int:
@@ -310,7 +331,7 @@ class RunStore:
                    step=r["step"], created=r["created"], finished=r["finished"], bytes=r["bytes"],
                    removed=r["removed"], removed_why=r["removed_why"],
                    title=r["title"], seen=r["seen"], claimer=r["claimer"],
-                   lease=r["lease"])  # fmt: skip
+                   lease=r["lease"], address=r["address"])  # fmt: skip
 
     def row(self, run_id: str) -> Row | None:
         if not self.exists:
@@ -363,23 +384,26 @@ class RunStore:
 
     def put(self, run_id: str, kind: str, *, replica: str, access: Ownership, state: str,
             step: int, created: float, finished: float | None = None,
-            title: str | None = None) -> None:  # fmt: skip
+            title: str | None = None, address: str = "") -> None:  # fmt: skip
         """The run's row, as it is now (its bytes on disk counted when it is finished);
-        ``title``, its owner's name for it, only where the row is new (``put_title`` renames).
-        A new row is this store's (``claimer``); a row it holds has its lease renewed."""
+        ``title``, its owner's name for it, only where the row is new (``put_title`` renames);
+        ``address``, the client address that started it, kept while it waits or trains (the
+        per-address cap counts it after a restart) and emptied once it has ended. A new row is
+        this store's (``claimer``); a row it holds has its lease renewed."""
         size = folder_bytes(self.folder(run_id)) if finished is not None else 0
         with self._db() as db:
             db.execute(
                 "INSERT INTO runs (id, kind, replica, owner, shared, openers, state, step, "
-                "created, finished, bytes, title, claimer, lease) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "created, finished, bytes, title, claimer, lease, address) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT(id) DO UPDATE SET owner = excluded.owner, shared = excluded.shared, "
                 "openers = excluded.openers, state = excluded.state, step = excluded.step, "
                 "finished = excluded.finished, bytes = excluded.bytes, lease = CASE WHEN "
-                "runs.claimer = excluded.claimer THEN excluded.lease ELSE runs.lease END",
+                "runs.claimer = excluded.claimer THEN excluded.lease ELSE runs.lease END, "
+                "address = CASE WHEN excluded.finished IS NULL THEN runs.address ELSE '' END",
                 (run_id, kind, replica, access.owner, int(access.shared),
                  json.dumps(list(access.viewers)), state, step, created, finished, size, title,
-                 self.claimer, time.time() + LEASE_S),
+                 self.claimer, time.time() + LEASE_S, "" if finished is not None else address),
             )  # fmt: skip
         if finished is None:
             self._beat()
@@ -465,8 +489,8 @@ class RunStore:
                 if row.claimer == self.claimer or self.held_elsewhere(row):
                     continue  # its own, or another's that is there
                 got = db.execute(
-                    "UPDATE runs SET state = 'interrupted', finished = ? WHERE id = ? AND "
-                    "state = 'running' AND claimer IS ? AND lease IS ?",
+                    "UPDATE runs SET state = 'interrupted', finished = ?, address = '' WHERE "
+                    "id = ? AND state = 'running' AND claimer IS ? AND lease IS ?",
                     (time.time(), row.id, row.claimer, row.lease),
                 )
                 if got.rowcount:
@@ -638,12 +662,15 @@ class RunStore:
         Returns (id, kind) of each removed."""
         rows = [r for r in self.rows_all() if r.removed is None and r.finished is not None]
         order = sorted(rows, key=lambda r: (r.shared, r.created))
-        gone: list[tuple[Row, str]] = []
+        # Each removed run, why in its owner's words (its link's 404 says it), and the host's
+        # setting behind it, which only the log names.
+        gone: list[tuple[Row, str, str]] = []
         if max_age_days is not None:
             limit = time.time() - max_age_days * 86_400
-            gone += [(r, f"after {max_age_days:g} days (ATTNVIZ_DATA_MAX_AGE_DAYS)")
+            gone += [(r, f"after {max_age_days:g} days, as long as this server keeps "
+                         f"{plural(r.kind)}", "ATTNVIZ_DATA_MAX_AGE_DAYS")
                      for r in order if r.created < limit and r.id not in spare]  # fmt: skip
-        aged = {g.id for g, _ in gone}
+        aged = {g.id for g, _, _ in gone}
         left = [r for r in order if r.id not in aged]
 
         def may_go(r: Row) -> bool:
@@ -653,21 +680,23 @@ class RunStore:
             mine = [r for r in left if r.kind == kind]
             over = len(mine) - keep
             for r in [r for r in mine if may_go(r)][: max(0, over)]:
-                gone.append((r, f"to keep this server's last {keep} {plural(kind)} "
-                                "(ATTNVIZ_TRAIN_KEEP_RUNS)"))  # fmt: skip
+                gone.append((r, f"to make room for newer {plural(kind)}: this server keeps "
+                                f"its last {keep:,} {plural(kind)}",
+                             "ATTNVIZ_TRAIN_KEEP_RUNS"))  # fmt: skip
                 left.remove(r)
         budget = max_mb * 2**20
         held = sum(r.bytes for r in left)
         for r in [r for r in left if may_go(r)]:
             if held <= budget:
                 break
-            gone.append((r, f"to keep this server's runs within {max_mb:g} MB "
-                            "(ATTNVIZ_DATA_MAX_MB)"))  # fmt: skip
+            gone.append((r, f"to make room for newer {plural(r.kind)}: this server keeps its "
+                            f"runs and comparisons within {max_mb:,g} MB of disk",
+                         "ATTNVIZ_DATA_MAX_MB"))  # fmt: skip
             held -= r.bytes
-        for r, why in gone:
+        for r, why, setting in gone:
             self.remove(r.id, why)
-            log.info("%s %s removed from the store %s", r.kind, r.id, why)
-        return [(r.id, r.kind) for r, _ in gone]
+            log.info("%s %s removed from the store %s (%s)", r.kind, r.id, why, setting)
+        return [(r.id, r.kind) for r, _, _ in gone]
 
     def rows_all(self) -> list[Row]:
         if not self.exists:

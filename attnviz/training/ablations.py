@@ -36,6 +36,12 @@ what the claims check:
   and misses it.
   Sinusoidal positions mostly do the same (seeds 1-4; one also grew a partial induction head).
   RoPE at that size formed its circuit by step 800 on four seeds of five (not on seed 3).
+  As shipped (600 steps, 8 to 16 letters), on the strings its heads' claims are measured on
+  (64 of 16 letters, repeated: those every induction run's heads are scored on), RoPE's best
+  layer-2 head scored 0.31-0.61 as an induction head and its best layer-1 head 0.34-0.49 on the
+  previous letter (seeds 0-4); learned and sinusoidal positions' 0.04 or less and 0.08 or less.
+  Their layer-1 heads score 0.15-0.24 as induction heads there, by position alone: no layer-1
+  head is one (``marks.INDUCTION_FROM``).
 """
 
 from __future__ import annotations
@@ -46,7 +52,7 @@ from dataclasses import dataclass, fields, replace
 
 import torch
 
-from attnviz.training import measures
+from attnviz.training import marks, measures
 from attnviz.training.claims import Claim, Outcome
 from attnviz.training.tasks import Batch, Induction
 from attnviz.training.trainer import (
@@ -492,9 +498,14 @@ def _positions(
     drop: float | None = None,
 ) -> list[Claim[Measure]]:
     """The positions preset's claims on variant ``i`` (``label``), in their order: its
-    held-out loss within ``loss``'s bounds, its induction and previous-token scores (strings of
-    12 letters), and the share of the repeat it gets right at 8 letters less at 16."""
+    held-out loss within ``loss``'s bounds, its induction score (the best head of layer 2, the
+    first an induction head can be in: ``marks.INDUCTION_FROM``) and its layer-1 previous-token
+    score, both on the strings every induction run's heads are scored on
+    (``measures.induction_letters``: the card Trained models shows the same numbers), and the
+    share of the repeat it gets right at 8 letters less at 16."""
     who = "with no positions" if label == "no positions" else f"with {label} positions"
+    n, layer = measures.induction_letters(POS_TASK), marks.INDUCTION_FROM
+    fresh = f"on {measures.MEASURE_BATCH} fresh strings of {n} letters, repeated"
     # Two bounds on the loss are two claims, each named for what it says (not one name twice).
     named = {op: _BOUNDED[op] if len(loss) > 1 else ("", "") for op, _ in loss}
     out = [
@@ -504,15 +515,16 @@ def _positions(
     ]  # fmt: skip
     if induction:
         out.append(
-            Claim(f"{label}: layer-2 induction score, 12 letters", _induction(i, 12, 1), *induction,
-                  f"{who}, the best layer-2 head put {{}} of its weight on the letter after the "
-                  "earlier occurrence (its induction score, on strings of 12 letters)", "number")
+            Claim(f"{label}: layer-{layer + 1} induction score, {n} letters",
+                  _induction(i, n, layer), *induction,
+                  f"{who}, the best layer-{layer + 1} head put {{}} of its weight on the letter "
+                  f"after the earlier occurrence (its induction score, {fresh})", "weight")
         )  # fmt: skip
     if previous:
         out.append(
-            Claim(f"{label}: layer-1 previous-token score, 12 letters", _previous(i, 12, 0),
+            Claim(f"{label}: layer-1 previous-token score, {n} letters", _previous(i, n, 0),
                   *previous, f"{who}, the best layer-1 head put {{}} of its weight on the "
-                  "previous letter (on strings of 12 letters)", "number")
+                  f"previous letter ({fresh})", "weight")
         )  # fmt: skip
     if drop is not None:
         out.append(

@@ -164,10 +164,16 @@ function writeUrl() {
 function learnLab() {
   if (!app.learn?.carries()) return null;
   const lab = app.learn.lab();
-  const toy = lab === "toy" ? app.toy?.getState() : null;
-  if (toy) return { toy: encodeShare("toy", toy, null, share.context ?? undefined).slice("#s=".length) };
+  const toy = lab === "toy" ? toyLink() : null;
+  if (toy) return { toy };
   if (lab === "train" && app.train) return { train: app.train.link() };
   return null;
+}
+
+/** The toy lab's state as a Learn link's `toy=` part carries it (the toy lab's own link's), or null. */
+function toyLink() {
+  const toy = app.toy?.getState();
+  return toy ? encodeShare("toy", toy, null, share.context ?? undefined).slice("#s=".length) : null;
 }
 
 /**
@@ -422,6 +428,7 @@ async function init() {
     },
     explore: (lab) => setMode(lab),
     toyState: () => app.toy?.getState() ?? null,
+    toyLink, // the toy lab as the learner left it, kept for the step (progress.js labs)
     trainRun: () => train.currentRun(),
     trainView: () => train.view(),
     recurrentId: () => train.recurrentId(), // the comparison shown in its card (step 1)
@@ -460,13 +467,13 @@ async function init() {
       `This link could not be read (${/** @type {Error} */ (err).message}); showing the first preset.`,
     );
   }
-  window.addEventListener("hashchange", () => {
+  window.addEventListener("hashchange", (event) => {
+    // The address navigated to, not location.hash: work of the lab before it (a trace drawn, an
+    // answer come) may have rewritten the address bar since, to the link of what was open.
+    const hash = new URL(event.newURL).hash;
     try {
       const next =
-        learnLink(location.hash) ??
-        trainLink(location.hash) ??
-        modeLink(location.hash) ??
-        decodeShare(location.hash, limits, defaults, presets.presets);
+        learnLink(hash) ?? trainLink(hash) ?? modeLink(hash) ?? decodeShare(hash, limits, defaults, presets.presets);
       if (next) follow(next);
     } catch (err) {
       messages(app.mode).setError(`This link could not be read (${/** @type {Error} */ (err).message}).`);

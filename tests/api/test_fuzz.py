@@ -45,20 +45,21 @@ CHECKS = [
 
 # Operations whose valid input (by the schema) may still be refused with a 422, and why: a rule
 # between fields, or against the server's own state or settings, that JSON Schema cannot say.
+# Where it can say one, the schema does, and the operation is held to it: the corpus's upload
+# with its source (if/then/else), a run's name and a nickname (patterns made from the rule
+# itself, checked against it over every character in test_train_rename.py and
+# test_learn_progress.py).
 REJECTS_VALID = {
-    "POST /api/models/{name}/corpus": "upload only with source upload, and the other way round "
-    "(a rule between two fields' values)",
     "POST /api/trace": "a toy table's rows count its tokens, its rows are one length d, heads "
     "divide d, custom weights are d x d; a text's tokens against its model's cap",
-    "POST /api/export": "its trace is POST /api/trace's (the same rules)",
+    "POST /api/export": "its trace is POST /api/trace's (the same rules), its selection within "
+    "that trace's layers, heads and tokens",
     "POST /api/train": "the host's caps on steps and parameters (ATTNVIZ_TRAIN_MAX_*) are under "
     "the schema's ceilings, and the parameters are the architecture's product",
     "POST /api/recurrent": "a task's steps against the host's cap (ATTNVIZ_TRAIN_MAX_STEPS)",
-    "PATCH /api/train/{run_id}": "a name without control or format characters, direction marks "
-    "or lone surrogates, trimmed: Unicode categories JSON Schema's patterns cannot name",
-    "PUT /api/learn/progress/nickname": "the same rule as a run's name",
     "POST /api/learn/{step_id}/check": "one of toy, run and recurrent, each view with its own "
-    "kind, and a toy table's own rules (POST /api/trace's)",
+    "kind, found only with a run (each a task of the step, its head in the run's model), and a "
+    "toy table's own rules (POST /api/trace's)",
 }
 
 
@@ -100,6 +101,7 @@ OPERATIONS = [
     "POST /api/train/{run_id}/share",
     "GET /api/learn",
     "POST /api/learn/{step_id}/check",
+    "POST /api/learn/{step_id}/open",
     "GET /api/learn/progress",
     "PUT /api/learn/progress/nickname",
     "GET /api/learn/class",

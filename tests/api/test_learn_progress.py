@@ -134,6 +134,70 @@ def test_what_is_not_the_servers_answer_is_not_recorded(app):
     assert the_class(app)["learners"] == []
 
 
+def test_the_step_a_learner_has_open_is_the_one_the_class_sees_them_on(app):
+    """Opening a step tells the server (POST /api/learn/{id}/open, 204): the class view's "on
+    step N" is the step open, also one with nothing to check yet (a train step with no run),
+    and a late check of the step left (an answer still on its way) does not move it back. It
+    credits nothing; unknown steps are a 404 naming the field; nothing is kept for a client
+    without the cookie, nor for the operator's token."""
+    a = visitor(app)
+    body = start(app, "dot-products")
+    check(a, "dot-products", body)
+    check(a, "dot-products", edited(body, 4, 0, 0.5))
+    assert the_class(app)["learners"][0]["on"]["n"] == 2
+    r = a.post("/api/learn/encoder-decoder/open")
+    assert r.status_code == 204 and r.content == b""
+    row = the_class(app)["learners"][0]
+    assert row["on"] == {"n": 11, "id": "encoder-decoder", "title": BY_ID["encoder-decoder"].title}
+    # The check of step 2 the page asked before it left: seen, and the learner still on 11.
+    check(a, "dot-products", edited(body, 4, 0, 0.4))
+    assert the_class(app)["learners"][0]["on"]["n"] == 11
+    # Opened: nothing credited (the progress is the checks' alone).
+    got = a.get("/api/learn/progress").json()
+    assert got["steps"] == {"dot-products": {"done": [], "tried": ["apple-to-banana"]}}
+    assert got["last"] == "dot-products"
+    assert a.post("/api/learn/dot-products/open").status_code == 204
+    assert the_class(app)["learners"][0]["on"]["n"] == 2
+    r = a.post("/api/learn/no-such-step/open")
+    assert r.status_code == 404 and r.json()["message"].startswith(
+        "step_id: no step 'no-such-step'"
+    )
+    # A learner who only opened a step is on it, having tried nothing.
+    b = visitor(app)
+    assert b.post("/api/learn/rnn/open").status_code == 204
+    row = next(x for x in the_class(app)["learners"] if x["label"] == "Learner 2")
+    assert row["on"]["n"] == 1 and (row["started"], row["looked"]) == (False, False)
+    assert (row["done"], row["stuck"]) == ([], [])
+    # No cookie, or the operator's token: 204, nothing kept.
+    assert TestClient(app).post("/api/learn/rnn/open").status_code == 204
+    r = TestClient(app, headers=AS_OPERATOR).post("/api/learn/rnn/open")
+    assert r.status_code == 204
+    assert len(the_class(app)["learners"]) == 2
+
+
+def test_a_browser_that_only_opened_someones_link_shows_as_having_tried_nothing(app):
+    """A teacher who opens a learner's link in a browser without the token is a visitor like
+    any: the class view lists it, and says it has tried nothing of its own (``started`` false)
+    and looked at someone else's work (``looked``), never stuck however often it looks."""
+    clock = Clock(app)
+    body = start(app, "dot-products")
+    ada = visitor(app)
+    check(ada, "dot-products", edited(body, 4, 1, 2.0))
+    teacher = visitor(app)
+    teacher.post("/api/learn/dot-products/open")
+    for k in range(STUCK_TRIES + 1):
+        clock.t += STUCK_S
+        check(teacher, "dot-products", {**edited(body, 4, 0, 0.5 - 0.04 * k), "from_link": True})
+    rows = {x["label"]: x for x in the_class(app)["learners"]}
+    assert (rows["Learner 1"]["started"], rows["Learner 1"]["looked"]) == (True, False)
+    assert (rows["Learner 2"]["started"], rows["Learner 2"]["looked"]) == (False, True)
+    assert rows["Learner 2"]["stuck"] == [] and rows["Learner 2"]["done"] == []
+    # Its own change is its own: then it has started.
+    check(teacher, "dot-products", edited(body, 4, 0, 0.3))
+    rows = {x["label"]: x for x in the_class(app)["learners"]}
+    assert (rows["Learner 2"]["started"], rows["Learner 2"]["looked"]) == (True, True)
+
+
 class Clock:
     """The class's clock (``Classroom.clock``), moved by the test: each check, look and try
     happens at the time it says, as the server records it."""
@@ -252,6 +316,11 @@ def test_a_run_counts_for_the_visitor_who_started_it(tmp_path):
         assert ada.get("/api/learn/progress").json()["steps"] == {
             step.id: {"done": done, "tried": [t.id for t in step.tasks]}
         }
+        # The class sees Bo (who checked first: Learner 1) as one who looked at another's run
+        # and tried nothing of his own.
+        rows = {x["label"]: x for x in the_class(app)["learners"]}
+        assert (rows["Learner 1"]["started"], rows["Learner 1"]["looked"]) == (False, True)
+        assert (rows["Learner 2"]["started"], rows["Learner 2"]["looked"]) == (True, False)
 
 
 def test_the_operators_own_browser_is_no_learner_of_the_class(app):
@@ -311,6 +380,41 @@ def test_a_nickname_is_trimmed_kept_shown_and_cleared(app):
     assert the_class(app)["learners"][0]["label"] == "Learner 1"
 
 
+@pytest.mark.slow
+def test_the_openapi_schema_states_the_rule_of_a_nickname(app):
+    """The schema's pattern for a nickname (what a client's validator and the fuzzer read)
+    agrees with the server's rule on every character, alone and after 'Learner ' (where a
+    space or a digit makes the name the class view gives); lone surrogates, which no pattern can name, are the server's alone to
+    refuse."""
+    import re
+
+    import jsonschema_rs
+    from pydantic import ValidationError
+
+    from attnviz.schemas.learn import LearnNickname
+
+    schema = TestClient(app).get("/openapi.json").json()["components"]["schemas"]
+    valid = jsonschema_rs.validator_for(schema["LearnNickname"]["properties"]["nickname"]).is_valid
+
+    def accepted(nickname: str) -> bool:
+        try:
+            LearnNickname(nickname=nickname)
+        except ValidationError:
+            return False
+        return True
+
+    assert valid("Ada Lovelace") and valid(None) and valid("  ") and not valid(" learner 7 ")
+    # The pattern spells "learner" in either case: no other character is one of its letters.
+    letters = [c for i in range(0x110000) if re.fullmatch("[learner]", c := chr(i), re.I)]
+    assert sorted(letters) == sorted(set("learnerLEARNER"))
+    for i in range(0x110000):
+        if 0xD800 <= i <= 0xDFFF:
+            continue
+        c = chr(i)
+        for nickname in (c, f"Learner {c}{c}"):
+            assert valid(nickname) == accepted(nickname), (hex(i), nickname)
+
+
 def test_the_class_is_the_operators_alone(app, tmp_path):
     a = visitor(app)
     check(a, "dot-products", edited(start(app, "dot-products"), 4, 0, 0.5))
@@ -325,9 +429,10 @@ def test_the_class_is_the_operators_alone(app, tmp_path):
         r = client.get("/api/learn/class")
         assert r.status_code == 403, who
         assert r.json()["message"].startswith(
-            "class: only the operator, with Authorization: Bearer <ATTNVIZ_ADMIN_TOKEN>, sees "
-            "the class; a learner's own progress is at GET /api/learn/progress"
+            "class: only this server's operator, with their token (Authorization: Bearer), "
+            "sees the class; a learner's own progress is at GET /api/learn/progress"
         ), who
+        assert "ATTNVIZ_" not in r.json()["message"], who
         assert "Learner" not in r.text
     # The operator's: no visitor's id, no cookie, no token anywhere in it.
     r = TestClient(app).get("/api/learn/class", headers=AS_OPERATOR)
@@ -338,7 +443,8 @@ def test_the_class_is_the_operators_alone(app, tmp_path):
     # A server with no operator: no one sees it, and it says why.
     lone = make_app(tmp_path / "lone")
     r = visitor(lone).get("/api/learn/class")
-    assert r.status_code == 403 and "ATTNVIZ_ADMIN_TOKEN is unset" in r.json()["message"]
+    assert r.status_code == 403 and "its host set no token" in r.json()["message"]
+    assert "ATTNVIZ_" not in r.json()["message"]
     assert visitor(lone).get("/api/learn/progress").json()["watched"] is False
 
 
@@ -357,7 +463,7 @@ def test_learners_past_the_cap_are_forgotten_least_recently_seen_first(tmp_path)
 
 
 def test_one_learners_record_is_within_its_cap_with_every_task_and_the_longest_name():
-    every = {"last": STEPS[-1].id, "steps": {
+    every = {"last": STEPS[-1].id, "open": STEPS[-1].id, "looked": True, "steps": {
         s.id: {"done": [t.id for t in s.tasks], "tried": [t.id for t in s.tasks]} for s in STEPS
     }}  # fmt: skip
     widest = "\U0001f600" * LIMITS.max_nickname_chars  # 4 bytes each in UTF-8

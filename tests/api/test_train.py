@@ -3,8 +3,10 @@ a run's models traced like any other, and runs that are gone."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
+import types
 import typing
 
 import httpx
@@ -162,8 +164,25 @@ def wait(client, run_id: str) -> dict:
 @pytest.mark.parametrize(
     ("body", "field", "rule"),
     [
-        ({"opt": {"steps": 1001}}, "opt.steps", "over this server's cap of 1,000"),
-        ({"arch": {"layers": 8, "heads": 4, "d_model": 256, "ffn": True}}, "arch", "parameters"),
+        (
+            {"opt": {"steps": 1001}},
+            "opt.steps",
+            "1,001 is over this server's cap: it trains at most 1,000 steps a run; train fewer "
+            "steps, or ask its host to allow more",
+        ),
+        (
+            {"arch": {"layers": 8, "heads": 4, "d_model": 256, "ffn": True}},
+            "arch",
+            "parameters are over this server's cap: it trains at most 2,000,000 parameters",
+        ),
+        (
+            {"preset": "positions"},
+            "steps",
+            "the preset \u201cPosition encodings on the induction task\u201d trains 600 steps, "
+            "over this server's cap: it trains at most 500 steps a run",
+        ),
+        ({"preset": "positions", "steps": 601}, "steps", "more than the preset's own 600"),
+        ({"steps": 10}, "steps", "only with a preset"),
         ({"arch": {"heads": 3, "d_model": 64}}, "arch.heads", "does not divide"),
         ({"arch": {"layers": 9}}, "arch.layers", "less than or equal to 8"),
         ({"opt": {"lr": 0}}, "opt.lr", "greater than 0"),
@@ -176,11 +195,13 @@ def wait(client, run_id: str) -> dict:
     ],
 )
 def test_a_run_over_a_bound_is_refused_naming_the_field(body, field, rule):
-    client = TestClient(make_app(train_max_steps=1000))
+    # A preset of 600 steps is over a cap of 500, a run of its own of 1,001 over 1,000.
+    client = TestClient(make_app(train_max_steps=500 if "preset" in body else 1000))
     r = client.post("/api/train", json=body)
     assert r.status_code == 422, r.text
     message = r.json()["message"]
     assert message.startswith(f"{field}: ") and rule in message, message
+    assert "ATTNVIZ_" not in message  # a learner reads it: the rule, never a setting's name
     assert client.get("/api/models").json()["models"] == []  # nothing started
 
 
@@ -196,7 +217,8 @@ def test_a_full_trainer_queues_then_answers_503_and_a_cancelled_run_keeps_its_mo
     busy = client.post("/api/train", json={"arch": TINY, "opt": {"steps": 5}})
     assert busy.status_code == 503, busy.text
     assert int(busy.headers["retry-after"]) >= 1 and "busy" in busy.json()["message"]
-    assert "ATTNVIZ_TRAIN_QUEUE" in busy.json()["message"]
+    assert "as many as it keeps waiting" in busy.json()["message"]
+    assert "ATTNVIZ_" not in busy.json()["message"]
     r = client.delete(f"/api/train/{run_id}")
     assert r.status_code == 200 and r.json()["id"] == run_id
     state = wait(client, run_id)
@@ -217,10 +239,20 @@ def test_a_full_trainer_queues_then_answers_503_and_a_cancelled_run_keeps_its_mo
     assert client.post("/api/train", json={"arch": TINY, "opt": {"steps": 5}}).status_code == 202
 
 
-def test_a_run_stops_at_the_time_limit_and_says_so():
-    client = TestClient(make_app(train_max_seconds=0.3))
+def test_a_run_stops_at_the_time_limit_and_says_so(monkeypatch):
+    """A run past the server's time limit stops, keeps the steps it trained, and says why. The
+    worker's clock is the test's: it passes the limit after the worker's first 40 looks at it
+    (how many steps a machine trains in a given time is no rule)."""
+    from attnviz.services.training import worker
+
+    looks = itertools.count()
+    real = time.monotonic
+    clock = types.SimpleNamespace(monotonic=lambda: real() + (3600 if next(looks) >= 40 else 0))
+    monkeypatch.setattr(worker, "time", clock)
+    client = TestClient(make_app(train_max_seconds=600))
     state = wait(client, start(client, arch=TINY, opt={"steps": 5000}, checkpoints=2))
-    assert state["state"] == "cancelled" and "ATTNVIZ_TRAIN_MAX_SECONDS" in state["reason"]
+    assert state["state"] == "cancelled"
+    assert state["reason"] == "stopped at this server's time limit of 600 s a run", state["reason"]
     assert 0 < len(state["variants"][0]["history"]["step"]) < 5000
 
 
@@ -493,7 +525,11 @@ def test_a_run_sends_the_marks_learns_checks_name_its_heads_by():
         run_id = start(client, task="induction", arch=TINY, opt={"steps": 2, "seed": 0})
         state = wait(client, run_id)
     marks = state["marks"]
-    assert marks == {"induction": checks_train.INDUCTIVE, "alignment": checks_train.ALIGNED}
+    assert marks == {
+        "induction": checks_train.INDUCTIVE,
+        "alignment": checks_train.ALIGNED,
+        "induction_from": checks_train.INDUCTION_FROM,  # the layer the card looks from (0-based)
+    }
     # Learn's tasks say the same marks.
     assert f"at least {marks['induction']})" in BY_ID["induction"].tasks[1].prompt
     assert f"at least {marks['alignment']} of" in BY_ID["encoder-decoder"].tasks[0].prompt

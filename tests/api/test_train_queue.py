@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import signal
-import time
 
 import httpx
 import pytest
@@ -17,6 +16,7 @@ from attnviz.app import create_app
 from attnviz.settings import Settings
 from tests.api.test_train import TINY, events, wait
 from tests.support.servers import served
+from tests.support.waits import until
 
 QUICK = {"arch": TINY, "opt": {"steps": 20}, "checkpoints": 1}
 LONG = {"arch": TINY, "opt": {"steps": 5000}, "checkpoints": 2}
@@ -33,10 +33,8 @@ def post(client: httpx.Client, body: dict) -> httpx.Response:
 
 def training(client: httpx.Client, run_id: str) -> None:
     """Until the run has trained a step (it holds the slot)."""
-    deadline = time.monotonic() + 30
-    while not client.get(f"/api/train/{run_id}").json()["variants"][0]["history"]["step"]:
-        assert time.monotonic() < deadline
-        time.sleep(0.02)
+    until(lambda: client.get(f"/api/train/{run_id}").json()["variants"][0]["history"]["step"],
+          bool, f"run {run_id}'s first step", every=0.02)  # fmt: skip
 
 
 @pytest.mark.slow
@@ -60,10 +58,8 @@ def test_a_start_past_the_slot_waits_in_line_and_starts_when_the_slot_frees(tmp_
         # While it waits its estimate is worked out again as the run ahead goes on (every
         # TICK_S; shorter here), and told in a queue event where it changed.
         live = app.state.training.get(queued["id"])
-        deadline = time.monotonic() + 10
-        while sum(n == "queue" for n, _ in live.events) < 2:
-            assert time.monotonic() < deadline, live.events
-            time.sleep(0.05)
+        until(lambda: [n for n, _ in live.events], lambda names: names.count("queue") >= 2,
+              "a second queue event")  # fmt: skip
         told = [json.loads(d) for n, d in live.events if n == "queue"]
         assert all(t["place"] == 1 and t["wait_s"] >= 0 for t in told), told
         # It cannot be exported while it waits.
@@ -243,7 +239,8 @@ def test_a_waiting_run_is_stored_and_waits_again_after_a_restart_in_order(tmp_pa
         failed = c2.get(f"/api/train/{cq}").json()
         assert failed["state"] == "failed" and failed["yours"], failed
         assert "no longer fit this server's bounds" in failed["reason"]
-        assert "ATTNVIZ_TRAIN_MAX_STEPS" in failed["reason"]
+        assert "it trains at most 25 steps a run" in failed["reason"]
+        assert "ATTNVIZ_" not in failed["reason"]
         assert all(v["state"] == "cancelled" for v in failed["variants"])
         waiting = d2.get(f"/api/train/{dq}").json()
         if waiting["state"] == "queued":  # b's run ahead of it has not ended yet
@@ -262,6 +259,52 @@ def test_a_waiting_run_is_stored_and_waits_again_after_a_restart_in_order(tmp_pa
     finally:
         for client, i in ((a, long), (b, bq), (c, cq), (d, dq)):
             client.delete(f"/api/train/{i}")
+
+
+@pytest.mark.slow
+def test_the_runs_put_back_in_line_after_a_restart_still_count_against_their_address(tmp_path):
+    """Two visitors at one address fill its share of the line (ATTNVIZ_TRAIN_PER_ADDRESS=2);
+    after a restart their runs wait (and train) again under that address, so a third visitor
+    there is still refused, 429, while another address gets a place."""
+    from fastapi.testclient import TestClient
+
+    from attnviz.services.store import RunStore
+
+    token = "an-operators-token-for-this-test"
+    admin = {"Authorization": f"Bearer {token}"}
+    here = {"X-Forwarded-For": "10.0.0.7"}
+    # Every client is trusted to name its address: TestClient's peer stands for a proxy.
+    given = {"train_queue": 4, "train_per_address": 2, "forwarded_allow_ips": "*",
+             "admin_token": token}  # fmt: skip
+    first = make_app(tmp_path, **given)
+    a = TestClient(first, headers={"X-Forwarded-For": "10.0.0.1"})
+    b, c, d = (TestClient(first, headers=here) for _ in range(3))
+    long = a.post("/api/train", json=LONG).json()["id"]
+    second = None
+    try:
+        training(a, long)
+        bq, cq = (x.post("/api/train", json=LONG).json()["id"] for x in (b, c))
+        assert d.post("/api/train", json=QUICK).status_code == 429  # the address's two
+        assert {RunStore(tmp_path).row(i).address for i in (bq, cq)} == {"10.0.0.7"}  # type: ignore[union-attr]
+
+        second = make_app(tmp_path, **given)
+        back = [TestClient(second, cookies=x.cookies).get(f"/api/train/{i}").json()["state"]
+                for x, i in ((b, bq), (c, cq))]  # fmt: skip
+        assert back == ["running", "queued"]  # a's run interrupted: b's took the slot
+        r = TestClient(second, headers=here).post("/api/train", json=QUICK)
+        assert r.status_code == 429, r.text
+        assert r.json()["message"].startswith(
+            "train: 2 runs are training or waiting from your network address"
+        )
+        other = TestClient(second, headers={"X-Forwarded-For": "10.0.0.8"})
+        r = other.post("/api/train", json=QUICK)
+        assert r.status_code == 202 and r.json()["state"] == "queued", r.text
+    finally:
+        for app in (second, first):
+            if app is not None:
+                op = TestClient(app, headers=admin)
+                for run in op.get("/api/train").json()["runs"]:
+                    op.delete(f"/api/train/{run['id']}")
 
 
 def test_cancelling_a_waiting_run_is_stored(tmp_path):
@@ -304,10 +347,8 @@ def test_after_a_sigkill_every_accepted_run_is_there_for_its_owner(tmp_path):
             finished = post(done_client, QUICK).json()["id"]
             before = wait(done_client, finished)
             long = post(a, LONG).json()["id"]
-            deadline = time.monotonic() + 60
-            while not a.get(f"/api/train/{long}").json()["variants"][0]["checkpoints"]:
-                assert time.monotonic() < deadline
-                time.sleep(0.05)
+            until(lambda: a.get(f"/api/train/{long}").json()["variants"][0]["checkpoints"],
+                  bool, "the long run's first checkpoint")  # fmt: skip
             slower = {**QUICK, "opt": {"steps": 1000}}  # c still waits for it after the restart
             bq, cq = post(b, slower).json()["id"], post(c, QUICK).json()["id"]
             assert [x.get(f"/api/train/{i}").json()["place"] for x, i in ((b, bq), (c, cq))] == [
@@ -365,10 +406,8 @@ def test_before_any_run_has_ended_the_estimate_goes_at_the_pace_of_the_one_train
             httpx.Client(base_url=url, timeout=60) as b, \
             httpx.Client(base_url=url, timeout=60) as c:  # fmt: skip
         first = post(a, LONG).json()
-        deadline = time.monotonic() + 30
-        while len(a.get(f"/api/train/{first['id']}").json()["variants"][0]["history"]["step"]) < 50:
-            assert time.monotonic() < deadline
-            time.sleep(0.02)
+        until(lambda: a.get(f"/api/train/{first['id']}").json()["variants"][0]["history"]["step"],
+              lambda steps: len(steps) >= 50, "the first run's 50th step", every=0.02)  # fmt: skip
         paces.append(pace(a, first["id"]))
         waiting = [post(who, LONG).json()["id"] for who in (b, c)]
         second = c.get(f"/api/train/{waiting[1]}").json()

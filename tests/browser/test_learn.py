@@ -1,11 +1,13 @@
 """The Learn mode in the page: every step opens from its link with its lab in the step's state,
 draws, reads in order and passes axe at 1280 and 480 px; Next/Previous and `#learn/N` links;
 each toy step's task done in the browser flips its answer from not done to done (and is not done
-before); a train step's check on a run trained for real; the progress kept over a reload; and
-leaving the guide keeps the lab as it is."""
+before); a train step's check on a run trained for real; the progress kept over a reload;
+leaving the guide keeps the lab as it is; and coming back to a toy step reopens the learner's own
+lab of it (Start this step again: its start), from a progress of any version."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
@@ -19,6 +21,7 @@ from tests.browser.helpers import (
     axe_serious,
     cell,
     checks,
+    shoot,
     table_values,
     traces_drawn,
     train_from_form,
@@ -361,6 +364,76 @@ def test_progress_links_and_leaving_keep_the_learner_where_they_were(page, live_
     assert page.locator(".learn-pointer").is_hidden()
 
 
+def kept_progress(page: Page) -> dict:
+    """The progress this browser keeps (localStorage, progress.js), as stored."""
+    return json.loads(page.evaluate("() => localStorage.getItem('attnviz.learn')") or "{}")
+
+
+def test_coming_back_to_a_toy_step_reopens_the_learners_own_lab(page, live_server, steps):
+    """Issue 41: a learner back at a step they worked in sees their own lab, answered at once
+    (not the step's start, "Done before, not now"): from another step, and in a new tab; Start
+    this step again gives the start, and coming back after it the start too. A version 1
+    progress (before labs were kept) is migrated, nothing done lost."""
+    two = next(s for s in steps if s["id"] == "dot-products")
+    four = next(s for s in steps if s["id"] == "worked-example")
+    task = two["tasks"][0]["id"]
+    start = [[float(v) for v in row] for row in two["toy"]["embeddings"]]
+    page.add_init_script(path=str(AXE))
+    # An older page's progress: version 1, step 3 done (written once the page has saved its own).
+    open_step(page, four, lambda: page.goto(f"{live_server}/#learn/{four['n']}"))
+    page.evaluate(
+        """() => localStorage.setItem('attnviz.learn', JSON.stringify(
+          {v: 1, last: 4, done: {scaling: ['unscaled-one-hot']}}))"""
+    )
+    page.goto("about:blank")
+    open_step(page, two, lambda: page.goto(f"{live_server}/#learn/{two['n']}"))
+    answered(page, lambda: cell(page, 4, 1).fill("2"))
+    assert task_states(page) == {task: "done"}
+    kept = kept_progress(page)
+    assert kept["v"] == 2 and kept["done"]["scaling"] == ["unscaled-one-hot"]
+    assert kept["done"]["dot-products"] == [task]
+    lab = kept["labs"]["dot-products"]
+    assert f"?toy={lab}" in page.url  # what the step's link carries
+    assert link(page, 3).get_attribute("data-done") == "true"
+
+    # Another step, then back: the learner's table, answered at once (no change needed).
+    open_step(page, four, lambda: page.goto(f"{live_server}/#learn/{four['n']}"))
+    assert [[float(v) for v in r] for r in table_values(page)["values"]] == [
+        [float(v) for v in row] for row in four["toy"]["embeddings"]
+    ]
+    open_step(page, two, lambda: page.goto(f"{live_server}/#learn/{two['n']}"))
+    assert table_values(page)["values"][4][1] == "2"
+    assert task_states(page) == {task: "done"} and badge(page, task) == "Done"
+    assert says(page, task).strip()
+    assert f"?toy={lab}" in page.url
+    assert axe_serious(page) == []
+    shoot(page, "learn-returned-2", "top")
+
+    # A new tab (the same browser): the same, from the progress it keeps.
+    tab = page.context.new_page()
+    tab.add_init_script(path=str(AXE))
+    open_step(tab, two, lambda: tab.goto(f"{live_server}/#learn/{two['n']}"))
+    assert table_values(tab)["values"][4][1] == "2"
+    assert task_states(tab) == {task: "done"}
+    # Start this step again: the start, the question alone; and coming back, the start too.
+    before = traces_drawn(tab)
+    tab.locator("#learn-guide [data-role=reset]").click()
+    tab.wait_for_function(
+        "n => +(document.documentElement.dataset.traces || 0) > n"
+        " && document.documentElement.dataset.pending === '0'",
+        arg=before,
+    )
+    assert [[float(v) for v in r] for r in table_values(tab)["values"]] == start
+    assert "dot-products" not in kept_progress(tab)["labs"]
+    open_step(tab, four, lambda: tab.goto(f"{live_server}/#learn/{four['n']}"))
+    open_step(tab, two, lambda: tab.goto(f"{live_server}/#learn/{two['n']}"))
+    assert [[float(v) for v in r] for r in table_values(tab)["values"]] == start
+    # Done stays done, and the start does not pass it: said so.
+    assert task_states(tab) == {task: "todo"} and badge(tab, task) == "Done before, not now"
+    assert kept_progress(tab)["done"]["dot-products"] == [task]
+    tab.close()
+
+
 def test_a_train_step_is_checked_on_a_run_trained_in_the_page(page, live_server, steps, api):
     """Step 11 (the encoder-decoder): before a run the answer says to train; each run trained
     in the page is checked when it ends, with the same answer the API gives on the view the page
@@ -447,3 +520,27 @@ def test_a_train_step_is_checked_on_a_run_trained_in_the_page(page, live_server,
     assert says(page, task).strip() == theirs["says"]
     assert link(page, step["n"]).get_attribute("data-done") == "true"
     shot(page, f"task-{step['n']:02d}-done-1280.png")
+
+
+def test_a_link_followed_as_the_step_before_rewrites_the_address_opens_its_step(
+    page, live_server, steps
+):
+    """The page keeps its address the open step's link (rewritten as the lab's work comes in: a
+    trace drawn, an answer). A link followed just as the step before rewrites it opens the link's
+    step, never the one the address was rewritten to: the navigation's own address is read."""
+    first, second = [s for s in steps if s["lab"] == "toy"][:2]
+    open_step(page, first, lambda: page.goto(f"{live_server}/#learn/{first['n']}"))
+    # The link followed, then the step before's rewrite, before the page hears of the link.
+    follow_then_rewrite = """([to, back]) => {
+      location.hash = to;
+      history.replaceState(null, '', back);
+    }"""
+    open_step(
+        page,
+        second,
+        lambda: page.evaluate(
+            follow_then_rewrite, [f"#learn/{second['n']}", f"#learn/{first['n']}"]
+        ),
+    )
+    assert at_step(page, second["n"])
+    assert page.locator("#learn-guide").get_attribute("data-step") == second["id"]

@@ -24,11 +24,19 @@ import pytest
 import torch
 
 from attnviz.app import create_app
-from attnviz.numbers import readable
+from attnviz.numbers import readable_against, readable_weight
 from attnviz.services.recurrent import RecurrentService
 from attnviz.settings import Settings
 from tests.api.test_recurrent import small
-from tests.browser.helpers import AXE, VIEWPORT, axe_serious, fresh_page, learn_open, shoot
+from tests.browser.helpers import (
+    AXE,
+    TRAIN_TINY,
+    VIEWPORT,
+    axe_serious,
+    fresh_page,
+    learn_open,
+    shoot,
+)
 from tests.browser.test_circuit import WHY, click_cell
 from tests.browser.test_walk_guide import task_badge, task_says
 from tests.support.servers import served
@@ -224,11 +232,13 @@ def test_steps_12_and_13_links_open_the_head_the_cell_and_the_answers(
     # 5. Consistent with task 2, which needs this head shown: no "look at the other heads".
     assert "Look at the other heads" not in said
     assert (
-        f"{head} is an induction head ({readable(score)}; 0.4 is the mark), the head the step's "
+        f"{head} is an induction head ({readable_against(score, 0.4, readable_weight)}; 0.4 is "
+        "the mark), the head the step's "
         "other task asks for: keep it shown for that task." in said
     ), said
     # Found earlier, so done: this task's head is named, never asked for again (issue 41).
-    prev = re.search(r"this task's head is layer 1, head (\d+), which scores (\d[\d.]*)\.$", said)
+    # The score as the answer words it: "0.83", or "over 0.999" (issue 41).
+    prev = re.search(r"this task's head is layer 1, head (\d+), which scores (.+?)\.$", said)
     assert prev, said
     assert "show it" not in said
     assert said.startswith("You found one earlier, so this task stays done. About the lab now: ")
@@ -342,3 +352,100 @@ def test_steps_12_and_13_links_open_the_head_the_cell_and_the_answers(
         shoot(teacher, "links-12-teacher-both", "top")
         shoot(teacher, "links-12-teacher-both-tasks", ".learn-tasks")
         assert errors == []
+
+
+def test_step_12_names_the_head_the_learner_found_not_the_strongest(
+    page, live_server, api, circuit
+):
+    """Issue 41 (walk 41e, step 12): the learner does task 1 with a previous-token head that is
+    not the strongest (the walk's layer 1, head 1, beside head 4), then shows the induction head:
+    task 1, found earlier, names the head they found, with the number its own answer gave, never
+    the strongest (the page tells the check which head each task was found with)."""
+    run_id = circuit["id"]
+    induction = torch.tensor(circuit["variants"][0]["induction"])
+    H = induction.shape[1]
+    il, ih = divmod(int(induction.argmax()), H)
+
+    def tasks(layer: int, head: int) -> dict[str, dict]:
+        view = {"variant": 0, "layer": layer, "head": head}
+        r = api.post("/api/learn/induction/check", json={"run": run_id, "view": view})
+        assert r.status_code == 200, r.text
+        return {t["id"]: t for t in r.json()["tasks"]}
+
+    # The heads of layer 1 that pass task 1, and the one the words name when none is known.
+    passing = [h for h in range(H) if tasks(0, h)["previous-token-head"]["done"]]
+    plain = tasks(il, ih)["previous-token-head"]["says"]
+    strongest = int(re.search(r"this task's head is layer 1, head (\d+),", plain)[1]) - 1
+    mine = next(h for h in passing if h != strongest)
+
+    page.add_init_script(progress(induction=["previous-token-head"]))
+    learn_open(page, "induction",
+               lambda: page.goto(f"{live_server}/#learn/12?train=%23train%2F{run_id}"))  # fmt: skip
+    page.wait_for_function(RUN_OPEN, arg=run_id)
+    page.click(f'#t-grids button.mv-cell[data-layer="0"][data-head="{mine}"]')
+    page.wait_for_function(
+        "() => document.querySelector(\"#learn-guide .learn-task[data-task='previous-token-head'] "
+        "[data-role=badge]\").textContent === 'Done' && document.documentElement.dataset.pending === '0'"
+    )
+    weight = re.search(r"a mean weight of (.+?)\. ", task_says(page, "previous-token-head"))[1]
+    page.click(f'#t-grids button.mv-cell[data-layer="{il}"][data-head="{ih}"]')
+    page.wait_for_function(
+        "() => document.querySelector(\"#learn-guide .learn-task[data-task='induction-head']\")"
+        ".dataset.state === 'done' && document.documentElement.dataset.pending === '0'"
+    )
+    assert task_badge(page, "previous-token-head") == "Done: found earlier"
+    said = task_says(page, "previous-token-head")
+    assert said.startswith("You found one earlier, so this task stays done. About the lab now: ")
+    assert said.endswith(
+        f"; this task's head, found earlier, is layer 1, head {mine + 1}, which scores {weight}."
+    ), said
+    assert f"layer 1, head {strongest + 1}" not in said
+    shoot(page, "links-12-found-head", ".learn-tasks")
+
+
+# ---- coming back to a train step: the run trained for it -------------------------------------
+
+
+def test_coming_back_to_a_train_step_reopens_the_run_trained_for_it(page, live_server):
+    """Issue 41: a learner back at a train step sees the run they trained for it, answered on it
+    (never the run of the step they come from, which stays in the Train tab as they go): from
+    another train step, and in a new tab; its link carries it. Two tiny runs of the learner's
+    own, trained through the page's fetch: one for step 11 (reverse), one for step 12
+    (induction)."""
+    page.add_init_script(path=str(AXE))
+    page.goto(f"{live_server}/")
+    page.wait_for_function("() => +(document.documentElement.dataset.traces || 0) > 0")
+    induction = page.evaluate(TRAIN_TINY)
+    reverse = page.evaluate(TRAIN_TINY.replace("task: 'induction'", "task: 'reverse'"))
+    steps = {
+        s["id"]: s
+        for s in page.evaluate("() => fetch('/api/learn').then((r) => r.json())")["steps"]
+    }
+    t11 = steps["encoder-decoder"]["tasks"][0]["id"]
+    t12 = steps["induction"]["tasks"][0]["id"]
+
+    learn_open(page, "encoder-decoder", lambda: page.goto(f"{live_server}/#learn/11"))
+    page.wait_for_function(RUN_OPEN, arg=reverse)
+    page.wait_for_function(ANSWERED, arg=t11)
+    # Step 12 next: its own run replaces step 11's in the lab, answered on it.
+    learn_open(page, "induction", lambda: page.goto(f"{live_server}/#learn/12"))
+    page.wait_for_function(RUN_OPEN, arg=induction)
+    page.wait_for_function(ANSWERED, arg=t12)
+    assert "was trained in step" not in page.locator("#learn-guide").inner_text()
+    assert train_link(copy_link(page))["run"] == induction
+    # Back to step 11: its run again, not step 12's.
+    learn_open(page, "encoder-decoder", lambda: page.goto(f"{live_server}/#learn/11"))
+    page.wait_for_function(RUN_OPEN, arg=reverse)
+    page.wait_for_function(ANSWERED, arg=t11)
+    assert page.locator("#learn-guide [data-role=problem]").is_hidden()
+    assert train_link(copy_link(page))["run"] == reverse
+    assert reverse not in page.evaluate(SHOWN) and induction not in page.evaluate(SHOWN)
+    assert axe_serious(page) == []
+    shoot(page, "learn-returned-11", "top")
+    # A new tab (nothing in its Train tab): step 12's run.
+    tab = page.context.new_page()
+    tab.set_viewport_size(VIEWPORT)
+    learn_open(tab, "induction", lambda: tab.goto(f"{live_server}/#learn/12"))
+    tab.wait_for_function(RUN_OPEN, arg=induction)
+    tab.wait_for_function(ANSWERED, arg=t12)
+    tab.close()

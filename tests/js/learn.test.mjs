@@ -22,8 +22,10 @@ import {
   encodeLearnHash,
   fixed,
   MAX_FOUND,
+  PROGRESS_VERSION,
   readProgress,
   recordTasks,
+  setLab,
   setLast,
   stepDone,
   stepLabel,
@@ -147,19 +149,60 @@ test("progress round-trips, and what cannot be read is left out without throwing
   p = recordTasks(p, "dot-products", [{ id: "apple-to-banana", done: true }]);
   p = setLast(p, 2);
   assert.deepEqual(readProgress(writeProgress(p)), p);
-  for (const junk of [null, undefined, "", "{", "[]", "42", '"x"', '{"v":2,"last":3}', '{"v":1,"done":[1,2]}']) {
+  for (const junk of [null, undefined, "", "{", "[]", "42", '"x"', '{"v":3,"last":3}', '{"v":1,"done":[1,2]}']) {
     assert.deepEqual(readProgress(junk), emptyProgress(), String(junk));
   }
   const mixed = readProgress(
     JSON.stringify({
-      v: 1,
+      v: 2,
       last: 2.5,
       done: { "ok-step": ["t1", 7, "t1", "<b>"], "BAD STEP": ["t"], other: "nope", empty: [] },
+      labs: { "ok-step": "eyJ2IjozfQ", "BAD STEP": "eyJ2IjozfQ", other: 7, html: "<b>x</b>" },
     }),
+    100,
   );
-  assert.deepEqual(mixed, { v: 1, last: null, done: { "ok-step": ["t1"] } });
+  assert.deepEqual(mixed, { v: 2, last: null, done: { "ok-step": ["t1"] }, labs: { "ok-step": "eyJ2IjozfQ" } });
+  assert.equal(readProgress('{"v":2,"last":0,"done":{},"labs":{}}').last, null);
+  assert.equal(readProgress('{"v":2,"last":7,"done":{},"labs":{}}').last, 7);
+});
+
+test("the kept progress has a version: version 1's (no labs) is migrated, nothing lost", () => {
+  assert.equal(PROGRESS_VERSION, 2);
+  assert.equal(emptyProgress().v, PROGRESS_VERSION);
+  const v1 = JSON.stringify({ v: 1, last: 7, done: { "dot-products": ["apple-to-banana"] } });
+  assert.deepEqual(readProgress(v1, 100), {
+    v: 2,
+    last: 7,
+    done: { "dot-products": ["apple-to-banana"] },
+    labs: {},
+  });
+  // Written back, it is version 2's, and reads the same.
+  assert.deepEqual(readProgress(writeProgress(readProgress(v1, 100)), 100), readProgress(v1, 100));
   assert.equal(readProgress('{"v":1,"last":0}').last, null);
   assert.equal(readProgress('{"v":1,"last":7}').last, 7);
+});
+
+test("a toy step's lab is kept as the learner leaves it, within its cap, and forgotten at its start", () => {
+  const cap = 16;
+  let p = emptyProgress();
+  const kept = setLab(p, "dot-products", "eyJ2IjozfQ", cap);
+  assert.deepEqual(kept.labs, { "dot-products": "eyJ2IjozfQ" });
+  assert.equal(setLab(kept, "dot-products", "eyJ2IjozfQ", cap), kept, "the same lab: nothing to save");
+  p = setLab(kept, "dot-products", "x".repeat(cap + 1), cap);
+  assert.equal(p, kept, "a lab over the cap is not kept: the one before stays");
+  assert.equal(setLab(kept, "dot-products", "not base64!", cap), kept);
+  assert.equal(setLab(kept, "BAD STEP", "eyJ2IjozfQ", cap), kept);
+  p = setLab(kept, "dot-products", null, cap);
+  assert.deepEqual(p.labs, {}, "back at the start: none kept");
+  assert.equal(setLab(p, "dot-products", null, cap), p);
+  // Read back within the cap only (a lab written under a larger cap is dropped, not cut).
+  const text = writeProgress(setLab(emptyProgress(), "scaling", "abcdefghij", cap));
+  assert.deepEqual(readProgress(text, cap).labs, { scaling: "abcdefghij" });
+  assert.deepEqual(readProgress(text, 5).labs, {});
+  assert.deepEqual(readProgress(text).labs, {}, "no cap given: no lab read");
+  // Steps' progress and labs travel together through the other changes.
+  p = setLast(recordTasks(kept, "scaling", [{ id: "t", done: true }]), 3);
+  assert.deepEqual(p.labs, kept.labs);
 });
 
 test("a task once done stays done; a step is done when all its tasks have been", () => {
@@ -295,6 +338,20 @@ test("a train step's check: the run and the head in view; asked again only when 
   assert.notEqual(trainCheckKey({ ...run, variants: [variant("running", [0, 50, 100])] }, view), key);
   assert.notEqual(trainCheckKey({ ...run, state: "done", variants: [variant("done", [0, 50])] }, view), key);
   assert.notEqual(trainCheckKey({ ...run, claims: [{ claim: "x", value: 1, holds: true }] }, view), key);
+});
+
+test("a train step's check sends the heads its tasks were found with, so its answers name them", () => {
+  // Issue 41 (step 12): task 1 found with layer 1, head 1, then the induction head shown: the
+  // check is told which head task 1 was found with, and names that one, not the strongest.
+  const run = { id: "r1", state: "done", claims: null, variants: [] };
+  const view = { variant: 0, layer: 1, head: 2, checkpoint: 1, attention: "self", picked: true };
+  const found = [{ task: "previous-token-head", variant: 0, layer: 0, head: 0 }];
+  const body = trainCheckBody(run, view, found);
+  assert.deepEqual(body.found, found);
+  assert.deepEqual(body.view, trainCheckBody(run, view).view);
+  // None found: no field (the body as before).
+  assert.equal("found" in trainCheckBody(run, view, []), false);
+  assert.equal("found" in trainCheckBody(run, view), false);
 });
 
 test("a train step's check sends the cell whose Why this score is open, if a query sees it", () => {

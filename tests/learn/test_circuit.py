@@ -22,8 +22,9 @@ import torch
 from attnviz.app import create_app
 from attnviz.learn.checks_train import fresh_letters, probe_letters
 from attnviz.learn.steps import BY_ID
-from attnviz.numbers import readable, signed
+from attnviz.numbers import readable_against, readable_prose, readable_weight, signed
 from attnviz.settings import Settings
+from attnviz.training.marks import INDUCTIVE
 from attnviz.training.measures import MEASURE_BATCH
 from attnviz.training.tasks import Induction
 from tests.learn.test_train_checks import check, finished, start
@@ -122,18 +123,15 @@ def test_the_step_is_done_on_the_induction_heads_repeat_cell_and_says_its_number
     # The previous-token head's score is step 12's, measured on the same run.
     found = check(client, "induction", run=run, view={"variant": 0, "layer": pl, "head": ph})
     assert found["previous-token-head"]["done"]
-    prev = (
-        found["previous-token-head"]["says"]
-        .split("a mean weight of ")[1]
-        .split(" ")[0]
-        .rstrip(".,")
-    )
+    # The weight as the answer words it ("0.83", "over 0.999"), up to what it is on.
+    prev = found["previous-token-head"]["says"].split("a mean weight of ")[1].split(" on ")[0]
+    prev = prev.split(". ")[0].rstrip(".,")
     assert t["says"].startswith(
-        f"Of the score {readable(a['score'])} of layer {il + 1}, head {ih + 1} from '{tokens[q]}' "
-        f"(token {q + 1}) to '{tokens[k]}' (token {k + 1}), the key side's layer 1, head "
-        f"{ph + 1} gives {signed(float(keyside.max()))}, the most of any part: it is a "
-        f"previous-token head (a mean weight of {prev} on the token before), so at "
-        f"'{tokens[k]}' (token {k + 1}) it wrote \"the letter before me was '{tokens[q]}'\"."
+        f"Of the score {readable_prose(a['score'])} of layer {il + 1}, head {ih + 1} from "
+        f"'{tokens[q]}' (token {q + 1}) to '{tokens[k]}' (token {k + 1}), the key side's layer 1, "
+        f"head {ph + 1} gives {signed(float(keyside.max()))}, the most of any part: it is a "
+        f"previous-token head (a mean weight of {prev} on the token before), so at '{tokens[k]}' "
+        f"(token {k + 1}) it wrote \"the letter before me was '{tokens[q]}'\"."
     ), t["says"]
     assert tokens[k - 1] == tokens[q]  # the letter before the key is the query's
     # The query side's largest part, and the largest pair, with their numbers.
@@ -192,15 +190,14 @@ def test_step_12s_words_on_the_other_tasks_head_keep_it_shown_and_name_this_ones
         )
 
     on_prev, on_ind = tasks(pl, ph), tasks(il, ih)
-    weight = re.search(r"a mean weight of (\d+(?:\.\d+)?)", on_prev["previous-token-head"]["says"])[
-        1
-    ]
+    weight = re.search(r"a mean weight of (.+?)\. ", on_prev["previous-token-head"]["says"])[1]
     said = on_ind["previous-token-head"]["says"]
     assert on_ind["induction-head"]["done"] and not on_ind["previous-token-head"]["done"]
     assert said.startswith(
-        f"layer {il + 1}, head {ih + 1} is an induction head ({readable(induction[il][ih])}; 0.4 is "
-        "the mark), the head the step's other task asks for: keep it shown for that task. As a "
-        "previous-token head it scores "
+        f"layer {il + 1}, head {ih + 1} is an induction head "
+        f"({readable_against(induction[il][ih], 0.4, readable_weight)}; 0.4 is the mark), the "
+        "head the step's other task asks for: keep it shown for that task. As a previous-token "
+        "head it scores "
     ), said
     # This task's head named, never asked for: the page may count it found earlier (issue 41).
     assert said.endswith(
@@ -225,10 +222,11 @@ def test_step_12s_words_on_the_other_tasks_head_keep_it_shown_and_name_this_ones
     said = on_prev["induction-head"]["says"]
     assert on_prev["previous-token-head"]["done"] and not on_prev["induction-head"]["done"]
     assert said.startswith(
-        f"layer {pl + 1}, head {ph + 1} is a previous-token head ({weight}; 0.3 is the mark), "
-        "the head the step's other task asks for: keep it shown for that task. As an induction "
-        f"head it scores {readable(induction[pl][ph])} (0.4 is the mark); this task's head is "
-        f"layer {il + 1}, head {ih + 1}, which scores {readable(induction[il][ih])}."
+        f"layer {pl + 1}, head {ph + 1} is a previous-token head ({weight}; 0.3 is the mark), the "
+        "head the step's other task asks for: keep it shown for that task. As an induction head "
+        f"it scores {readable_against(induction[pl][ph], 0.4, readable_weight)} (0.4 is the "
+        f"mark); this task's head is layer {il + 1}, head {ih + 1}, which scores "
+        f"{readable_against(induction[il][ih], 0.4, readable_weight)}."
     ), said
     assert "show it" not in said
     for t in (*on_prev.values(), *on_ind.values()):
@@ -262,3 +260,70 @@ def test_a_bad_cell_is_a_422_naming_the_field(client):
     t = check(client, STEP.id, run=run, view={"layer": 1, "head": 0, "query": 13, "key": 2})
     assert not t["key-side"]["done"]
     assert t["key-side"]["says"].startswith("No head is an induction head yet: the best, layer ")
+
+
+@pytest.mark.slow
+def test_step_12_names_the_head_a_task_was_found_with_not_the_strongest(client, trained):
+    """Issue 41 (walk 41e, step 12): task 1 found with a previous-token head that is not the
+    strongest, then the induction head shown: task 1's words name the head it was found with
+    (the page sends it, ``found``), with that head's own number, never the strongest; the same
+    the other way for task 2. A found head that does not pass is not named; one past the model,
+    or a task not of the step, is a 422 naming the field."""
+    run, state = trained["run"], trained["state"]
+    induction = torch.tensor(state["variants"][0]["induction"])
+    H = induction.shape[1]
+    il, ih = divmod(int(induction.argmax()), H)
+    assert il == 1
+
+    def task(name: str, layer: int, head: int, found: list[dict] | None = None) -> dict:
+        body = {"run": run, "view": {"variant": 0, "layer": layer, "head": head}}
+        return check(client, "induction", **body, **({"found": found} if found else {}))[name]
+
+    # Task 1 on each head of layer 1: those that pass it, with the weight each answer gives.
+    weights = {}
+    for h in range(H):
+        t = task("previous-token-head", 0, h)
+        if t["done"]:
+            weights[h] = re.search(r"a mean weight of (.+?)\. ", t["says"])[1]
+    plain = task("previous-token-head", il, ih)["says"]  # nothing found: the strongest named
+    strongest = re.search(r"this task's head is layer 1, head (\d+), which scores (.+)\.$", plain)
+    assert strongest, plain
+    sh = int(strongest[1]) - 1
+    assert weights.get(sh) == strongest[2], (weights, plain)
+    mine = next(h for h in weights if h != sh)  # the walk's case: another previous-token head
+    found = {"task": "previous-token-head", "variant": 0, "layer": 0, "head": mine}
+    said = task("previous-token-head", il, ih, [found])["says"]
+    assert said.endswith(
+        f"; this task's head, found earlier, is layer 1, head {mine + 1}, which scores "
+        f"{weights[mine]}."
+    ), said
+    assert said.split("; this task's head")[0] == plain.split("; this task's head")[0]
+    # A head sent as found that does not pass the task (the induction head): the strongest.
+    assert (
+        task("previous-token-head", il, ih, [{**found, "layer": il, "head": ih}])["says"] == plain
+    )
+
+    # Task 2, the other way: the previous-token head in view, the induction head found earlier
+    # one of layer 2's that is not the strongest.
+    other = next(h for h in range(H) if h != ih and float(induction[1, h]) >= INDUCTIVE)
+    on_prev = task("induction-head", 0, mine)
+    assert not on_prev["done"] and f"is layer 2, head {ih + 1}, which" in on_prev["says"]
+    said = task("induction-head", 0, mine, [{**found, "task": "induction-head", "layer": 1,
+                                             "head": other}])["says"]  # fmt: skip
+    assert f"; this task's head, found earlier, is layer 2, head {other + 1}, which" in said
+
+    def refused(found: list[dict], field: str, rule: str) -> None:
+        r = client.post("/api/learn/induction/check",
+                        json={"run": run, "view": {"variant": 0}, "found": found})  # fmt: skip
+        assert r.status_code == 422, r.text
+        message = r.json()["message"]
+        assert message.startswith(f"{field}: ") and rule in message, message
+
+    refused([{**found, "layer": 2}], "found.0.layer", "2 is past this model's layers (0 to 1)")
+    refused([found, {**found, "head": H}], "found.1.head", f"{H} is past this model's heads")
+    refused([{**found, "variant": 1}], "found.0.variant", "1 is past this run's variants (0 to 0)")
+    refused([{**found, "task": "key-side"}], "found.0.task", "'key-side' is not a task of step 12")
+    refused([found] * 17, "found", "16")
+    r = client.post("/api/learn/dot-products/check", json={"toy": {"tokens": ["a"],
+                    "embeddings": [[1.0]]}, "found": [found]})  # fmt: skip
+    assert r.status_code == 422 and r.json()["message"].startswith("found: only a train step")

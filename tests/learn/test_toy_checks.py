@@ -5,6 +5,7 @@ trace's numbers (computed here by hand where the closed form is short)."""
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Callable
 
 import numpy as np
@@ -14,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from attnviz.app import create_app
-from attnviz.numbers import readable
+from attnviz.numbers import readable, readable_prose, readable_share, readable_span, readable_weight
 from attnviz.settings import Settings
 
 Edit = Callable[[dict], None]
@@ -88,7 +89,10 @@ def test_unscaled_one_hot(client, starts):
     assert readable(weights(x).max()) in t["says"] and weights(x).max() < 0.5
     t = check(client, starts, "scaling", config(scale=False))["unscaled-one-hot"]
     assert t["done"], t["says"]
-    assert f"{readable(weights(x, scale=False).max())} of its attention" in t["says"]
+    top = weights(x, scale=False).max()
+    assert 0.999 < top < 1  # saturated, not one-hot: never "1 of its attention" (issue 41)
+    assert f'gives {readable_share(top)} of its attention to "t3"' in t["says"], t["says"]
+    assert readable_share(top) == "almost all (over 0.999)"
     # Unscaled but small: not one-hot, and it says so.
     t = check(client, starts, "scaling", lambda s: (
         s["config"].update(scale=False),
@@ -131,6 +135,55 @@ def test_first_uniform_layer(client, starts):
     assert not t["done"] and "earlier layer already is" in t["says"]
 
 
+def test_a_range_of_weights_that_round_alike_reads_as_one_value(client, starts):
+    """Issue 41: step 5's layers past the first uniform one have weights from 0.19996 to
+    0.20004, which never read "from 0.2 to 0.2": one value, "all about 0.2"; a layer whose ends
+    read apart reads its range."""
+    x = np.array(starts["collapse"]["embeddings"])
+    ranges = []
+    for _ in range(3):
+        w = weights(x)
+        ranges.append((w.min(), w.max()))
+        x = w @ x
+    (lo1, hi1), (lo2, hi2), (lo3, hi3) = ranges
+    assert readable_weight(lo3) == readable_weight(hi3) and lo3 != hi3  # layer 3: alike
+    t = check(client, starts, "collapse", layer=2)["first-uniform-layer"]
+    assert f"(its weights are {readable_span(lo3, hi3, readable_weight)})" in t["says"], t["says"]
+    assert readable_span(lo3, hi3, readable_weight) == "all about 0.2"
+    t = check(client, starts, "collapse", layer=1)["first-uniform-layer"]
+    assert readable_weight(lo2) != readable_weight(hi2)  # layer 2: its ends read apart
+    assert f"of 0.2 ({readable_span(lo2, hi2, readable_weight)}):" in t["says"], t["says"]
+    assert f"(from {readable_weight(lo2)} to {readable_weight(hi2)})" in t["says"]
+    t = check(client, starts, "collapse", layer=0)["first-uniform-layer"]
+    assert f"the weights ({readable_span(lo1, hi1, readable_weight)}) are still" in t["says"]
+    for layer in range(5):
+        says = check(client, starts, "collapse", layer=layer)["first-uniform-layer"]["says"]
+        assert not re.search(r"from ([\d.]+) to \1\b", says), says
+
+
+def test_a_weight_short_of_a_mark_never_reads_as_the_mark(client, starts):
+    """Issue 41: a value that rounds to the task's mark but misses it says so ("just under")."""
+    # banana's fruit that leaves apple a hair under 0.5 after attention (found by bisection on
+    # the closed form, then checked by the API's own answer)
+    x = np.array(starts["worked-example"]["embeddings"], dtype=float)
+
+    def fruit(b: float) -> float:
+        y = x.copy()
+        y[BANANA] = [0, b, 0]
+        return float((weights(y) @ y)[APPLE, 1])
+
+    lo, hi = 0.8, 2.0
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if fruit(mid) < 0.5 else (lo, mid)
+    b = lo - 1e-4
+    f = fruit(b)
+    assert 0.4999 < f < 0.5 and readable(f) == "0.5"
+    t = check(client, starts, "worked-example", row(BANANA, [0, b, 0]))["apple-fruit"]
+    assert not t["done"], t["says"]
+    assert "fruit just under 0.5, " in t["says"] and "fruit 0.5," not in t["says"], t["says"]
+
+
 def test_quiet_values_and_determiner_finds_a(client, starts):
     tasks = check(client, starts, "qkv")
     assert not tasks["quiet-values"]["done"] and not tasks["determiner-finds-a"]["done"]
@@ -167,10 +220,13 @@ def test_quiet_values_and_determiner_finds_a(client, starts):
 def test_street_head(client, starts):
     t = check(client, starts, "heads")["street-head"]
     assert not t["done"] and 'attends most to "animal"' in t["says"]
-    assert '"animate", "state"' in t["says"]
+    # The head's axes as a sentence lists them: "and", never a comma for it (issue 41).
+    assert 'on "animate" and "state".' in t["says"], t["says"]
     t = check(client, starts, "heads", head=1)["street-head"]
     assert t["done"], t["says"]
-    assert 'to "street"' in t["says"] and '"place", "grammar"' in t["says"]
+    assert 'to "street"' in t["says"] and 'only on "place" and "grammar":' in t["says"]
+    assert '", "' not in t["says"]  # "animal" is said apart: '"street" ("animal" gets 0.04)'
+    assert re.search(r'to "street" \("animal" gets [0-9.]+\)\.', t["says"]), t["says"]
 
 
 def test_the_rows_differ(client, starts):
@@ -194,7 +250,16 @@ def test_the_rows_differ(client, starts):
 
 def test_apart_after_depth(client, starts):
     t = check(client, starts, "residual-norm")["apart-after-depth"]
-    assert not t["done"] and "through layer 5: 0.7, 0.0587, 0.00054, " in t["says"]
+    # Issue 41: a tiny distance reads without an exponent: "about 0.0005", "practically zero".
+    x = np.array(starts["residual-norm"]["embeddings"], dtype=float)
+    gaps = []
+    for _ in range(3):
+        gaps.append(float(np.linalg.norm(x[APPLE] - x[BANANA])))
+        x = weights(x) @ x
+    listed = ", ".join(readable_prose(g) for g in gaps)
+    assert listed == "0.7, 0.0587, about 0.0005"
+    assert not t["done"] and f"through layer 5: {listed}, practically zero, " in t["says"]
+    assert not re.search(r"\de-\d", t["says"]), t["says"]
     t = check(client, starts, "residual-norm", config(residual=True))["apart-after-depth"]
     assert not t["done"] and "Add a norm" in t["says"]
     t = check(client, starts, "residual-norm", config(norm="pre"))["apart-after-depth"]
@@ -224,6 +289,18 @@ def test_a_renamed_token_is_named_in_the_answer(client, starts):
 
     t = check(client, starts, "dot-products", rename)["apple-to-banana"]
     assert not t["done"] and 'no token named "banana"' in t["says"] and '"cherry"' in t["says"]
+    # Every token listed as a sentence lists them: the last after "and", no comma for it.
+    tokens = starts["dot-products"]["tokens"]
+    listed = [f'"{w}"' for w in tokens[:BANANA] + ["cherry"] + tokens[BANANA + 1 :]]
+    assert f"(its tokens are {', '.join(listed[:-1])} and {listed[-1]})" in t["says"], t["says"]
+    assert 'This task is about "apple" and "banana"' in t["says"], t["says"]
+
+    def both(state: dict) -> None:
+        state["tokens"][BANANA] = "cherry"
+        state["tokens"][APPLE] = "pear"
+
+    t = check(client, starts, "dot-products", both)["apple-to-banana"]
+    assert 'no token named "apple" or "banana" in the table' in t["says"], t["says"]
 
 
 WORDS = ["An", "apple", "and", "a", "banana", "the", "it", "street", "animal", "x"]

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from attnviz.app import create_app
-from attnviz.numbers import readable
+from attnviz.numbers import readable_against, readable_share, readable_weight
 from attnviz.schemas.recurrent import RecurrentRun
 from attnviz.schemas.train import TrainClaim, TrainRequest
 from attnviz.services.ownership import Ownership
@@ -20,6 +20,8 @@ from attnviz.services.training import LiveRun, RunGone
 from attnviz.settings import Settings
 from attnviz.training import recurrent as R
 from attnviz.training.ablations import PRESETS
+from attnviz.training.marks import INDUCTION_FROM
+from tests.support.runs import finished, start
 from tests.support.servers import served
 
 
@@ -32,23 +34,6 @@ def app():
 def client(app) -> Iterator[httpx.Client]:
     with served(app) as url, httpx.Client(base_url=url, timeout=120) as c:
         yield c
-
-
-def start(client: httpx.Client, **body) -> str:
-    r = client.post("/api/train", json=body)
-    assert r.status_code == 202, r.text
-    return r.json()["id"]
-
-
-def finished(client: httpx.Client, run_id: str) -> dict:
-    """The run's state once it has ended (its events followed to the end)."""
-    with client.stream("GET", f"/api/train/{run_id}/events") as r:
-        for line in r.iter_lines():
-            if line == "event: end":
-                break
-    state = client.get(f"/api/train/{run_id}").json()
-    assert state["state"] != "running"
-    return state
 
 
 def check(client: httpx.Client, step: str, **body) -> dict[str, dict]:
@@ -80,12 +65,16 @@ def test_step_11_is_done_when_the_learners_reverse_run_aligns(client):
     if alignment[0][other["head"]] < 0.5:
         t = check(client, "encoder-decoder", run=run, view=other)["cross-aligned"]
         assert not t["done"], t["says"]
-        assert f"layer {layer + 1}, head {head + 1} puts {readable(best)}: choose it" in t["says"]
+        assert (
+            f"layer {layer + 1}, head {head + 1} puts {readable_weight(best)}: choose it"
+            in t["says"]
+        )
     view = {**best_view, "attention": "cross"}
     t = check(client, "encoder-decoder", run=run, view=view)["cross-aligned"]
     assert best >= 0.5 and t["done"], t["says"]
     assert t["says"].startswith(
-        f"Cross-attention aligns: layer {layer + 1}, head {head + 1} puts {readable(best)} of its weight"
+        f"Cross-attention aligns: layer {layer + 1}, head {head + 1} puts {readable_share(best)} "
+        "of its weight"
     )
     assert "the head in view" not in t["says"] and "causal" in t["says"]
 
@@ -96,7 +85,8 @@ def test_step_11_is_done_when_the_learners_reverse_run_aligns(client):
     t = check(client, "encoder-decoder", run=short, view={"attention": "cross"})["cross-aligned"]
     assert best < 0.5 and not t["done"]
     assert (
-        f"puts {readable(best)} of its weight" in t["says"] and "0.5 would be aligned" in t["says"]
+        f"puts {readable_against(best, 0.5, readable_share)} of its weight" in t["says"]
+        and "0.5 would be aligned" in t["says"]
     )
 
     # The wrong step for this run: step 12 wants an induction run.
@@ -111,10 +101,13 @@ def test_step_12_reads_the_heads_of_a_finished_induction_run(client):
     run = start(client, task="induction", arch=tiny, opt={"steps": 10, "seed": 1}, checkpoints=1)
     state = finished(client, run)
     induction = state["variants"][0]["induction"]
-    best = max(max(row) for row in induction)
+    best = max(induction[INDUCTION_FROM])  # an induction head is one of layer 2's (issue 41)
     tasks = check(client, "induction", run=run, view={"layer": 1, "head": 1, "variant": 0})
     assert not tasks["previous-token-head"]["done"] and not tasks["induction-head"]["done"]
-    assert f"scores {readable(best)} (0.4 is the mark)" in tasks["induction-head"]["says"]
+    assert (
+        f"scores {readable_against(best, 0.4, readable_weight)} (0.4 is the mark)"
+        in tasks["induction-head"]["says"]
+    )
     assert "No head does it yet" in tasks["previous-token-head"]["says"]
     # The head the page shows first, before the learner chose any, is found by no one (issue
     # 41: step 12 was done before the learner acted): the answer asks for a choice, whatever
@@ -128,6 +121,36 @@ def test_step_12_reads_the_heads_of_a_finished_induction_run(client):
     assert r.status_code == 422 and r.json()["message"].startswith("view.head: 2 is past")
     r = client.post("/api/learn/induction/check", json={"run": run, "view": {"variant": 1}})
     assert r.status_code == 422 and r.json()["message"].startswith("view.variant: 1 is past")
+
+
+@pytest.mark.slow
+def test_step_12_and_13_look_for_an_induction_head_from_layer_2(app, client):
+    """Issue 41 (step 17's card and claim name a layer-2 head): Learn's checks hold a head to the
+    same rule, the marks' (``marks.INDUCTION_FROM``): a layer-1 head is no induction head,
+    whatever it scores, and the answer says why and names the one of layer 2. A real run; its
+    scores then set on the service's run, since no run grows a layer-1 head over the mark."""
+    tiny = {"layers": 2, "heads": 2, "d_model": 16}
+    run = start(client, task="induction", arch=tiny, opt={"steps": 5, "seed": 1}, checkpoints=1)
+    assert finished(client, run)["state"] == "done"
+    variant = app.state.training.runs[run].variants[0]
+    variant.induction = [[0.45, 0.1], [0.41, 0.2]]  # layer 1's head 1 over layer 2's best
+
+    def says(step: str, task: str, layer: int, head: int) -> dict:
+        return check(client, step, run=run, view={"layer": layer, "head": head})[task]
+
+    t = says("induction", "induction-head", 0, 0)
+    assert not t["done"] and t["says"].startswith("layer 1, head 1 scores "), t["says"]
+    assert " as an induction head, but a head of layer 1 is none, whatever it scores: " in t["says"]
+    assert "Look in layer 2: layer 2, head 1 scores " in t["says"]
+    assert says("induction", "induction-head", 1, 0)["done"]
+    t = says("induction-circuit", "key-side", 0, 0)
+    assert not t["done"] and "but a head of layer 1 is none" in t["says"]
+    assert "Choose layer 2, head 1 (" in t["says"], t["says"]
+    variant.induction = [[0.45, 0.1], [0.2, 0.3]]  # none of layer 2 over the mark
+    t = says("induction", "induction-head", 1, 0)
+    assert t["says"].startswith("No head does it yet: the best, layer 2, head 2, scores "), t
+    t = says("induction-circuit", "key-side", 1, 1)
+    assert t["says"].startswith("No head is an induction head yet: the best, layer 2, head 2")
 
 
 def test_a_run_still_training_is_not_done_and_says_where_it_is(client):

@@ -34,6 +34,7 @@ from attnviz.services.store import INDEX, RunStore, StoreError
 from attnviz.services.training import TrainService
 from attnviz.settings import Settings
 from tests.support.servers import wait_healthy
+from tests.support.waits import until
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = {"layers": 2, "heads": 2, "d_model": 16}
@@ -43,13 +44,10 @@ def make_app(data_dir: Path, **settings):
     return create_app(Settings(device="cpu", builtin_model=False, data_dir=data_dir, **settings))
 
 
-def wait(client, run_id: str, timeout: float = 60) -> dict:
-    deadline = time.monotonic() + timeout
-    while True:
-        state = client.get(f"/api/train/{run_id}").json()
-        if state["state"] != "running" or time.monotonic() > deadline:
-            return state
-        time.sleep(0.05)
+def wait(client, run_id: str) -> dict:
+    """The run's state once it is no longer running."""
+    return until(lambda: client.get(f"/api/train/{run_id}").json(),
+                 lambda state: state["state"] != "running", f"run {run_id}")  # fmt: skip
 
 
 def train(client, **body) -> str:
@@ -149,12 +147,9 @@ def test_a_run_killed_mid_training_comes_back_interrupted_at_its_last_checkpoint
     data, log = tmp_path / "data", tmp_path / "serve.log"
     with serving(data, log) as (url, proc), httpx.Client(base_url=url, timeout=30) as http:
         run_id = train(http, arch=TINY, opt={"steps": 5000}, checkpoints=50)
-        deadline = time.monotonic() + 60
-        while True:
-            state = http.get(f"/api/train/{run_id}").json()
-            if len(state["variants"][0]["checkpoints"]) >= 2 or time.monotonic() > deadline:
-                break
-            time.sleep(0.05)
+        state = until(lambda: http.get(f"/api/train/{run_id}").json(),
+                      lambda state: len(state["variants"][0]["checkpoints"]) >= 2,
+                      "its second checkpoint")  # fmt: skip
         assert state["state"] == "running", "the run must still be training when killed"
         cookies = dict(http.cookies)
         proc.send_signal(signal.SIGKILL)
@@ -241,13 +236,14 @@ def test_the_disk_budget_evicts_oldest_unshared_first_and_leaves_a_tombstone(tmp
     assert not (tmp_path / "runs" / "u0").exists() and (tmp_path / "runs" / "s0").exists()
     message = str(service._gone("u0"))
     assert message.startswith("run: no run 'u0' on this server: it was removed on ")
-    assert message.endswith("UTC to keep this server's runs within 0.0286102 MB "
-                            "(ATTNVIZ_DATA_MAX_MB)")  # fmt: skip
-    # The tombstone's 404 over HTTP names when and why.
+    assert message.endswith("UTC to make room for newer runs: this server keeps its runs and "
+                            "comparisons within 0.0286102 MB of disk")  # fmt: skip
+    # The tombstone's 404 over HTTP names when and why, in a learner's words: no setting.
     client = TestClient(make_app(tmp_path, data_max_mb=30_000 / 2**20))
     r = client.get("/api/train/u1")
     assert r.status_code == 404 and "was removed on" in r.json()["message"]
-    assert "ATTNVIZ_DATA_MAX_MB" in r.json()["message"]
+    assert "to make room for newer runs" in r.json()["message"]
+    assert "ATTNVIZ_" not in r.json()["message"]
     # Shared ones go last: with room for one, the shared one is what is left.
     fake_run(store, "u3", created=t + 10, size=10_000)
     TrainService(settings.model_copy(update={"data_max_mb": 15_000 / 2**20}),
@@ -256,7 +252,8 @@ def test_the_disk_budget_evicts_oldest_unshared_first_and_leaves_a_tombstone(tmp
     assert left == ["s0"]
 
 
-def test_age_and_count_evict_too(tmp_path):
+def test_age_and_count_evict_too(tmp_path, caplog):
+    caplog.set_level(logging.INFO, logger="attnviz.services.store")
     store = RunStore(tmp_path)
     now = time.time()
     fake_run(store, "old", created=now - 10 * 86_400, size=10)
@@ -266,8 +263,24 @@ def test_age_and_count_evict_too(tmp_path):
                         data_max_age_days=5, train_keep_runs=2)  # fmt: skip
     service = TrainService(settings, torch.device("cpu"), ModelRegistry([]))
     assert [r.id for r in store.rows("run") if r.removed is None] == ["n1", "n2"]
-    assert "after 5 days (ATTNVIZ_DATA_MAX_AGE_DAYS)" in str(service._gone("old"))
-    assert "(ATTNVIZ_TRAIN_KEEP_RUNS)" in str(service._gone("n0"))
+    old, n0 = str(service._gone("old")), str(service._gone("n0"))
+    assert old.endswith(" after 5 days, as long as this server keeps runs"), old
+    assert n0.endswith(" to make room for newer runs: this server keeps its last 2 runs"), n0
+    assert "ATTNVIZ_" not in old + n0
+    # The host's settings are the log's to name.
+    for setting in ("ATTNVIZ_DATA_MAX_AGE_DAYS", "ATTNVIZ_TRAIN_KEEP_RUNS"):
+        assert f"({setting})" in caplog.text
+
+
+def test_a_reason_an_older_attnviz_stored_reads_without_the_setting(tmp_path):
+    """A tombstone's reason as attnviz wrote it before (the setting named in parentheses) is
+    said without it: a learner reads the 404."""
+    store = RunStore(tmp_path)
+    fake_run(store, "was", created=time.time() - 100, size=10)
+    store.remove("was", "to keep this server's runs within 1024 MB (ATTNVIZ_DATA_MAX_MB)")
+    settings = Settings(device="cpu", builtin_model=False, data_dir=tmp_path)
+    message = str(TrainService(settings, torch.device("cpu"), ModelRegistry([]))._gone("was"))
+    assert message.endswith("UTC to keep this server's runs within 1024 MB"), message
 
 
 def test_a_write_that_fails_midway_leaves_the_old_file_and_no_partial_one(tmp_path, monkeypatch):
@@ -326,10 +339,8 @@ def test_a_comparison_is_kept_across_a_restart_and_one_going_then_is_interrupted
     r = client.post("/api/recurrent", json={"task": "copy", "seed": 1})
     assert r.status_code == 202, r.text
     cid = r.json()["id"]
-    deadline = time.monotonic() + 120
-    while (before := client.get(f"/api/recurrent/{cid}").json())["state"] == "running":
-        assert time.monotonic() < deadline
-        time.sleep(0.1)
+    before = until(lambda: client.get(f"/api/recurrent/{cid}").json(),
+                   lambda state: state["state"] != "running", "the comparison's end")  # fmt: skip
     assert before["state"] == "done" and before["yours"]
     again = TestClient(comparisons_app(tmp_path), cookies=client.cookies)
     assert again.get(f"/api/recurrent/{cid}").json() == before
@@ -373,10 +384,8 @@ def test_a_running_row_at_start_is_interrupted_at_its_last_checkpoint(tmp_path):
     directory while the first trains reads the run as interrupted, as of its last checkpoint."""
     client = TestClient(make_app(tmp_path))
     run_id = train(client, arch=TINY, opt={"steps": 5000}, checkpoints=50)
-    deadline = time.monotonic() + 60
-    while not RunStore(tmp_path).row(run_id) or RunStore(tmp_path).row(run_id).step == 0:
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
+    until(lambda: RunStore(tmp_path).row(run_id), lambda row: row is not None and row.step > 0,
+          "its first checkpoint in its row")  # fmt: skip
     try:
         again = TestClient(make_app(tmp_path), cookies=client.cookies)
         back = again.get(f"/api/train/{run_id}").json()
@@ -401,10 +410,8 @@ def test_a_stop_between_run_json_and_its_row_says_where_run_json_stopped(tmp_pat
                         lambda self, *a, **kw: kw.get("step") or real(self, *a, **kw))  # fmt: skip
     client = TestClient(make_app(tmp_path))
     run_id = train(client, arch=TINY, opt={"steps": 5000}, checkpoints=50)
-    deadline = time.monotonic() + 60
-    while len(client.get(f"/api/train/{run_id}").json()["variants"][0]["checkpoints"]) < 3:
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
+    until(lambda: client.get(f"/api/train/{run_id}").json()["variants"][0]["checkpoints"],
+          lambda checkpoints: len(checkpoints) >= 3, "its third checkpoint")  # fmt: skip
     try:
         assert RunStore(tmp_path).row(run_id).step == 0  # (the row, behind)
         again = TestClient(make_app(tmp_path), cookies=client.cookies)

@@ -19,7 +19,7 @@ from attnviz.engine import Transformer
 from attnviz.pretrained import ModelRegistry, PretrainedModel
 from attnviz.schemas.train import TrainCheckpoint
 from attnviz.services import compute, heap
-from attnviz.services.training.report import claims, columns, thumbs
+from attnviz.services.training.report import claims, columns, shorter_claims, thumbs
 from attnviz.services.training.runs import (
     LiveRun,
     Plan,
@@ -92,6 +92,8 @@ class Worker:
                 state, reason = "cancelled", "cancelled"
             elif time.monotonic() > deadline or any(v.state != "done" for v in run.variants):
                 state, reason = "cancelled", over_time(self.settings.train_max_seconds)
+                log.info("training run %s stopped at ATTNVIZ_TRAIN_MAX_SECONDS (%g s)", run.id,
+                         self.settings.train_max_seconds)  # fmt: skip
         except Exception as exc:  # a failure is the run's state, not the server's
             log.exception("training run %s failed", run.id)
             state, reason = "failed", f"training failed: {type(exc).__name__}: {exc}"
@@ -173,11 +175,11 @@ class Worker:
             run.step_time = result.history[-1].seconds / len(result.history)
         task = plan.task
         if isinstance(task, Induction):
-            n = min(measures.INDUCTION_LETTERS, task.max_len)
-            variant.induction = measures.rounded(measures.induction_by_head(result.model, task, n))
+            n = measures.induction_letters(task)
+            variant.induction = measures.as_sent(measures.induction_by_head(result.model, task, n))
         if isinstance(task, Reverse):
             n = min(measures.ALIGNMENT_LETTERS, task.max_len)
-            variant.alignment = measures.rounded(measures.alignment_by_head(result.model, task, n))
+            variant.alignment = measures.as_sent(measures.alignment_by_head(result.model, task, n))
         name = model_name(run, variant)  # None: an encoder-decoder, decoded by the Train tab
         if name is not None:
             self.registry.add(served_model(run, name, result.model, self.device, variant.label))
@@ -205,7 +207,10 @@ class Worker:
             for r in (v.result for v in run.variants)
             if r is not None
         ]
-        outcomes = claims(preset.outcomes(runs))
+        if run.plan.opt.steps < preset.opt.steps:  # made shorter: what it has the steps for
+            outcomes = shorter_claims(preset, runs)
+        else:
+            outcomes = claims(preset.outcomes(runs))
         run.emit("claims", {"claims": [o.model_dump() for o in outcomes]},
                  apply=lambda: setattr(run, "claims", outcomes))  # fmt: skip
 

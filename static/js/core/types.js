@@ -36,7 +36,8 @@
  *   rotary_dim?: number | null, local_base?: number | null, sections?: number[] | null} | null} [rope] text: the RoPE
  *   rotation that queries and keys are shown after, when the model has one
  * @property {{scale: number, divide_by: number | null, scale_label: string,
- *   softcap: number | null, windows: (number | null)[], qk_norm: string} | null} [attention]
+ *   softcap: number | null, windows: (number | null)[], window_notes?: (string | null)[],
+ *   qk_norm: string} | null} [attention]
  *   text: how each layer makes scores and weights from q and k
  * @property {string} [text]
  * @property {number[]} [token_ids]
@@ -229,6 +230,8 @@
  * @property {number} max_abs_value
  * @property {number} max_text_chars
  * @property {number} max_nickname_chars the longest nickname a learner may give (Learn)
+ * @property {number} max_learn_lab_chars the longest toy lab a Learn step keeps in the browser's
+ *   progress (its link's `toy=` part), reopened when the learner comes back to the step
  */
 
 /**
@@ -444,8 +447,11 @@
  *   writes: an encoder-decoder's source tokens, and what each decoder token is trained to write
  * @property {number | null} baseline
  * @property {TrainClaim[] | null} [claims] a preset's, once measured
- * @property {{induction: number, alignment: number}} [marks] the scores a head must reach to be
- *   named an induction head, an aligned cross-attention head (absent in a file saved before)
+ * @property {number | null} [preset_steps] a preset's run: the preset's own steps, its claims
+ *   made of runs that long (more than steps where a server capped below them made it shorter)
+ * @property {{induction: number, alignment: number, induction_from?: number}} [marks] the scores
+ *   a head must reach to be named an induction head, an aligned cross-attention head, and the
+ *   first layer (0-based) an induction head can be in (absent in a file saved before)
  * @property {{label: string, arch: any, params: number, state: string, model: string | null,
  *   model_step?: number | null, induction: number[][] | null, alignment?: number[][] | null, checkpoints: TrainCheckpoint[],
  *   history: {step: number[], loss: number[], grad_norms: number[][], seconds: number[]}}[]} variants
@@ -456,8 +462,9 @@
 /**
  * A claim measured on a run: in short (claim, for tables), its value and verdict, and as a
  * sentence with its numbers rounded (says; "" in a run kept before sentences were). checked
- * false: an observation (a time), shown and never part of a verdict.
- * @typedef {{claim: string, value: number, holds: boolean, says?: string, checked?: boolean}} TrainClaim
+ * false: an observation (a time), shown and never part of a verdict. value null: not measured
+ * (a run made shorter than its preset has not the steps the claim reads; says says so).
+ * @typedef {{claim: string, value: number | null, holds: boolean, says?: string, checked?: boolean}} TrainClaim
  */
 
 /**
@@ -579,8 +586,11 @@
  * recently first, each by nickname or "Learner n", never by an id.
  * @typedef {{n: number, id: string, title: string}} ClassStep
  * @typedef {{prompt: string, tries: number, first_try: number, last_try: number}} ClassStuckTask
+ * `on`: the step the learner has open (else that of their latest check); `started`: a task tried
+ * on their own work; `looked`: they opened someone else's work (a link, another's run).
  * @typedef {{label: string, named: boolean, on: ClassStep | null, done: number[],
- *   stuck: (ClassStep & {tasks: ClassStuckTask[]})[], last_seen: number, seen_s: number}} ClassLearner
+ *   stuck: (ClassStep & {tasks: ClassStuckTask[]})[], started: boolean, looked: boolean,
+ *   last_seen: number, seen_s: number}} ClassLearner
  * @typedef {{learners: ClassLearner[], steps: number, now: number, poll_s: number,
  *   stuck_tries: number, stuck_s: number, max_learners: number, keep_days: number | null,
  *   note?: string | null}} LearnClass

@@ -9,7 +9,7 @@
 
 import { sub } from "../core/compact.js";
 import { el } from "../core/dom.js";
-import { fmt, readable } from "../core/numbers.js";
+import { fmt, readable, readableWeight } from "../core/numbers.js";
 import { FONT, GRID, MASKED_GREY, SCORE_LUT, SELECTED, TEXT, TEXT_DIM, lutColor } from "../core/theme.js";
 import { shownToken, spokenToken } from "../core/tokens.js";
 import { describe, keyCursor } from "./access.js";
@@ -21,10 +21,12 @@ import { describe, keyCursor } from "./access.js";
  *   a score a weight (softmax, of c · tanh(score / c) with a soft-cap c): the trace's
  *   `attention`
  * @typedef {{tokens: string[], query: number, queries: NDArray, keys: NDArray, scores: NDArray,
- *   weights: NDArray, rule: ScoreRule, about?: string[], shown?: number[]}} QueryKeyInput one
+ *   weights: NDArray, rule: ScoreRule, about?: string[], shown?: number[], causal?: boolean}} QueryKeyInput one
  *   head: queries and keys [n][hs], and the query's scores and weights [n] (masked scores
  *   -Infinity); about: what the numbers are, beyond the formula (headNotes); shown: the keys
- *   to show (original indices; default every one), e.g. without the hidden special tokens
+ *   to show (original indices; default every one), e.g. without the hidden special tokens;
+ *   causal: false for a bidirectional model (a masked key after the query is then outside the
+ *   layer's window, not after it)
  */
 
 /**
@@ -335,8 +337,11 @@ export function render(container, data, sel, callbacks = {}) {
     const j = rows[h.r];
     if (h.block === "k") return [`key ${who(j)} · dim ${h.c}`, `k = ${ex(d.keys[h.r][h.c])}`];
     if (h.block === "p" && d.masked[h.r]) {
+      // A key after the query is masked by the causal rule; in a bidirectional model with a
+      // window (ModernBERT's local layers), only by the window, as every key before it.
       const window = /** @type {{windows?: (number | null)[]}} */ (d.rule).windows?.[sel.layer] ?? null;
-      const why = j > i || window === null ? "after the query" : `outside this layer's window of ${window} tokens`;
+      const after = j > i && data.causal !== false;
+      const why = after || window === null ? "after the query" : "outside this layer's window";
       return [`key ${who(j)}: masked (${why})`];
     }
     if (h.block === "p") {
@@ -391,7 +396,7 @@ export function render(container, data, sel, callbacks = {}) {
       top < 0
         ? `Query ${data.tokens[i]}: every key is masked.`
         : `Query ${data.tokens[i]} (token ${i + 1}): the largest weight goes to ${data.tokens[rows[top]]} ` +
-          `(token ${rows[top] + 1}), ${readable(d.weights[top])}, score ${readable(d.scores[top])}.`,
+          `(token ${rows[top] + 1}), ${readableWeight(d.weights[top])}, score ${readable(d.scores[top])}.`,
     table: {
       caption: `Query ${data.tokens[i]}: each key's sum, score and weight`,
       head: ["key", "Σ q⊙k", d.rule.scale === 1 ? "score" : `score (${d.rule.scale_label})`, "weight"],
@@ -439,7 +444,7 @@ export function render(container, data, sel, callbacks = {}) {
  * @param {{heads: number, kv_heads?: number, rope?: {base: number, style: string,
  *   scaling?: string | null, rotary_dim?: number | null, local_base?: number | null,
  *   sections?: number[] | null} | null,
- *   attention?: {windows: (number | null)[], qk_norm: string} | null}} meta
+ *   attention?: {windows: (number | null)[], window_notes?: (string | null)[], qk_norm: string} | null}} meta
  * @param {number} head
  * @param {number} [layer]
  * @returns {string[]}
@@ -482,9 +487,11 @@ export function headNotes(meta, head, layer = 0) {
     );
   }
   if (window !== null) {
+    // What the mask does, as the server says it (causal: the last tokens; bidirectional: those
+    // on each side); a trace saved before it said so, in words true of both.
+    const said = meta.attention?.window_notes?.[layer];
     notes.push(
-      `This layer slides a window: a query sees only the last ${window.toLocaleString("en")} tokens, itself included; ` +
-        "keys further back are masked like future ones.",
+      `This layer slides a window: ${said ?? `a query sees only the keys fewer than ${window.toLocaleString("en")} positions away, itself included`}.`,
     );
   }
   const kv = meta.kv_heads ?? meta.heads;

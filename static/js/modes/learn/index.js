@@ -1,16 +1,25 @@
 // The Learn mode: the derivation as a path of steps (fetchLearn), each a live state of the
-// toy lab or the Train tab shown beneath the guide. Opening a step loads its starting state
-// into its lab (unless the lab still holds that step, as the learner left it; a step that
-// continues an earlier one shares that step's lab and run: step 13 reads step 12's); the page then
-// asks the server whether the step's tasks are done after every change of the lab (debounced;
-// an answer to an older question is dropped) and keeps the tasks done in localStorage.
+// toy lab or the Train tab shown beneath the guide. Opening a step loads the learner's own work
+// of it into its lab (unless the lab still holds that step, as the learner left it): a toy
+// step's lab as they last left it (kept in their progress), a train step's newest run of theirs
+// with its settings (a step that continues an earlier one shares that step's lab and run: step
+// 13 reads step 12's), step 1's newest comparison; else, and on Start this step again, its
+// starting state. The page tells the server the step open (the class view's "on step N"), then
+// asks it whether the step's tasks are done after every change of the lab (debounced; an answer
+// to an older question is dropped) and keeps the tasks done in localStorage.
 // main.js owns the labs: this controller asks it to show one (hooks.openLab) and reads the
 // labs' state through the hooks. The server keeps the progress too (its own answers): what it
-// found done is merged in when the path first opens. Step 1 opened anew reopens the learner's
-// newest comparison, as step 13 reopens step 12's run. `#learn/class` opens the operator's class
+// found done is merged in when the path first opens. `#learn/class` opens the operator's class
 // view (classview.js) in the guide's place, with no lab beneath.
 
-import { checkLearn, fetchComparisons, fetchLearn, fetchLearnProgress, fetchRuns } from "../../core/api.js";
+import {
+  checkLearn,
+  fetchComparisons,
+  fetchLearn,
+  fetchLearnProgress,
+  fetchRuns,
+  openedLearn,
+} from "../../core/api.js";
 import { byId } from "../../core/dom.js";
 import { problem as toyProblem } from "../../core/state.js";
 import { mergeKept } from "./classroom.js";
@@ -20,6 +29,7 @@ import {
   emptyProgress,
   readProgress,
   recordTasks,
+  setLab,
   setLast,
   STORAGE_KEY,
   stepDone,
@@ -49,14 +59,16 @@ const POLL_MS = 2000;
  *   openLab: (lab: "toy" | "train", state: ToyState | TrainLink | null) => Promise<void> | void,
  *   explore: (lab: "toy" | "train") => void,
  *   limits: import("../../core/types.js").Limits, defaults: import("../../core/types.js").ToyConfig,
- *   toyState: () => ToyState | null, trainRun: () => TrainRun | null, trainView: () => TrainView,
+ *   toyState: () => ToyState | null, toyLink: () => string | null,
+ *   trainRun: () => TrainRun | null, trainView: () => TrainView,
  *   recurrentId: () => string | null, openComparison: (id: string) => Promise<boolean>,
  *   markCell: (cell: number[] | null) => void,
  *   labOfLink: (lab: "toy" | "train", link: import("./progress.js").LearnLab) =>
  *     {state: ToyState | TrainLink} | {problem: string}}} hooks checked: an answer is shown (data-checks);
  *   linked: the step open changed (the address bar); openLab: show a lab beneath the guide with
  *   this state (null: as it is); explore: leave the guide for the lab; labOfLink: a Learn link's
- *   lab state read for the step's lab, or why it cannot be; markCell: mark the cell of the lab's
+ *   lab state read for the step's lab, or why it cannot be; toyLink: the toy lab's state as a
+ *   Learn link's `toy=` part carries it (kept in the progress); markCell: mark the cell of the lab's
  *   large heatmap an answer points at (null: none); openComparison: show a comparison the server
  *   keeps in its card (step 1's)
  */
@@ -119,7 +131,7 @@ export function createLearn(hooks) {
 
   function loadProgress() {
     try {
-      return readProgress(localStorage.getItem(STORAGE_KEY));
+      return readProgress(localStorage.getItem(STORAGE_KEY), hooks.limits.max_learn_lab_chars);
     } catch {
       return emptyProgress(); // storage refused (a private window's policy): progress lives in the page
     }
@@ -266,15 +278,21 @@ export function createLearn(hooks) {
       app.seq++;
     }
     app.progress = setLast(app.progress, n);
+    // Start this step again: the step's start, and no lab of the learner's kept for it.
+    if (fresh) app.progress = setLab(app.progress, s.id, null, hooks.limits.max_learn_lab_chars);
     saveProgress();
+    openedLearn(s.id, heldToken()); // the class view's "on step n" (the operator's tab: no one)
     hooks.linked();
-    if (given) {
-      // A link's state: the learner's lab as they left it, their answers shown at once.
+    const kept = given || fresh || app.loaded[s.lab] === labOf(s) ? null : keptLab(s);
+    if (given || kept) {
+      // A link's state, or the learner's own lab of the step as they left it (their progress
+      // keeps it): their answers shown at once. A link's, unchanged, is credited to no one.
       app.loaded[s.lab] = labOf(s);
       app.startKey.set(n, "");
       app.tried.add(n);
-      if (s.lab === "toy") app.linked.set(n, null);
-      hooks.openLab(s.lab, given);
+      if (given && s.lab === "toy") app.linked.set(n, null);
+      else app.linked.delete(n);
+      hooks.openLab(s.lab, given ?? kept);
     } else if (fresh || app.loaded[s.lab] !== labOf(s)) {
       app.loaded[s.lab] = labOf(s);
       app.startKey.delete(n);
@@ -286,8 +304,10 @@ export function createLearn(hooks) {
           s.lab,
           s.lab === "train" ? { run: null, settings: { ...(s.train?.settings ?? {}) } } : null,
         );
-        if (s.continues) seekRun(s, shown);
-        else if (compares(s)) seekComparison(s);
+        // The learner's run of the step reopens (step 13: step 12's, also when started
+        // again, since that run is its start), and step 1's comparison.
+        if (compares(s)) seekComparison(s);
+        else if (s.lab === "train" && (s.continues || !fresh)) seekRun(s, shown);
       }
     } else {
       hooks.openLab(s.lab, null);
@@ -296,6 +316,40 @@ export function createLearn(hooks) {
     outline();
     if (focus) showTitle();
     labChanged(0); // the lab's new state: asked at once, beside its trace
+  }
+
+  /**
+   * A toy step's lab as the learner last left it (kept in their progress), read as its link's
+   * is; null when none is kept. One that cannot be read any more is forgotten, and said.
+   * @param {LearnStep} s @returns {ToyState | null}
+   */
+  function keptLab(s) {
+    const toy = s.lab === "toy" ? app.progress.labs[s.id] : undefined;
+    if (!toy) return null;
+    const read = hooks.labOfLink("toy", { toy });
+    if ("state" in read && "tokens" in read.state) return read.state;
+    app.progress = setLab(app.progress, s.id, null, hooks.limits.max_learn_lab_chars);
+    saveProgress();
+    hooks.setError("The table you left in this step could not be opened again, so the step opens as it starts.");
+    return null;
+  }
+
+  /**
+   * Keep the toy step's lab in the progress as the learner leaves it, to reopen when they come
+   * back: after each change of theirs (not a link's state as it came), none once the lab is
+   * back at the step's start.
+   * @param {string} key the question's key of the lab now
+   */
+  function keepLab(key) {
+    const s = step();
+    if (s.lab !== "toy" || app.linked.get(app.n) === key) return;
+    const start = app.startKey.get(app.n);
+    const lab = key === start ? null : app.tried.has(app.n) ? hooks.toyLink() : undefined;
+    if (lab === undefined) return;
+    const next = setLab(app.progress, s.id, lab, hooks.limits.max_learn_lab_chars);
+    if (next === app.progress) return;
+    app.progress = next;
+    saveProgress();
   }
 
   /** The step's title focused (a step opened from the guide: its list, Previous, Next) and,
@@ -309,10 +363,11 @@ export function createLearn(hooks) {
   }
 
   /**
-   * A step that reads an earlier step's run (step 13 reads step 12's), opened with its lab anew
-   * (a new tab, Start this step again): the newest run this visitor trained with that step's
-   * settings opens in the lab, as it stays open when the learner comes by Next. None: the step's
-   * answer says to train it there first. The run in view stays when it is that step's already.
+   * A train step opened with its lab anew (a new tab, back from another step), or a step that
+   * reads an earlier step's run (step 13 reads step 12's) also when started again: the newest
+   * run this visitor trained with the step's settings opens in the lab, as it stays open when
+   * the learner comes by Next. None: the step says to train it (step 13: there first). The run
+   * in view stays when it is that step's already.
    * @param {LearnStep} s @param {Promise<void> | void} shown the lab shown with the step's
    *   settings (settled: the Train tab is set up, and a run can be opened in it)
    */
@@ -345,6 +400,12 @@ export function createLearn(hooks) {
     if (still && found) {
       app.runSteps.set(found.id, of);
       await hooks.openLab("train", { run: found.id, settings });
+      // The learner's own run of this step, as a link's state is: its answer in full at once
+      // (step 13 starts from step 12's run: its question alone until the learner works in it).
+      if (!s.continues && app.n === s.n) {
+        app.startKey.set(s.n, "");
+        app.tried.add(s.n);
+      }
     }
     if (app.seeking !== s.n) return;
     app.seeking = null;
@@ -457,7 +518,9 @@ export function createLearn(hooks) {
           "press Start training in the Run card, and the page checks that run as it trains and when it ends.",
       };
     const view = hooks.trainView();
-    return { key: trainCheckKey(run, view), body: trainCheckBody(run, view) };
+    // The tasks found done earlier on this run, with their heads: the answers name those heads.
+    const found = [...(app.found.get(`${s.id} ${run.id}`) ?? [])].map(([task, h]) => ({ task, ...h }));
+    return { key: trainCheckKey(run, view), body: trainCheckBody(run, view, found) };
   }
 
   /** Whether the lab holds the learner's work of the step open: the comparison in its card
@@ -485,6 +548,7 @@ export function createLearn(hooks) {
       if (app.linked.get(n) === null) app.linked.set(n, q.key); // the link's state, as loaded
       if (first === undefined) app.startKey.set(n, q.key);
       else if (first !== q.key) app.tried.add(n);
+      keepLab(q.key);
     } else if (q.start && first === undefined) app.startKey.set(n, "");
     if ("wait" in q) {
       clearTimeout(app.timer);

@@ -92,23 +92,40 @@ export function encodeLearnHash(n, lab = null, found = []) {
 }
 
 /**
- * The learner's progress: the last step open, and each step's tasks done (by id; kept once
- * done, even if the lab is changed back afterwards).
- * @typedef {{v: 1, last: number | null, done: Record<string, string[]>}} Progress
+ * The learner's progress: the last step open, each step's tasks done (by id; kept once done,
+ * even if the lab is changed back afterwards), and each toy step's lab as the learner last left
+ * it (`labs`, by step id: its link's `toy=` part), which reopens when they come back to the step.
+ * @typedef {{v: 2, last: number | null, done: Record<string, string[]>, labs: Record<string, string>}} Progress
  */
+
+/** The version of the progress the browser keeps (`v`). */
+export const PROGRESS_VERSION = 2;
 
 /** @returns {Progress} */
-export const emptyProgress = () => ({ v: 1, last: null, done: {} });
-
-const ID = /^[a-z0-9][a-z0-9-]{0,63}$/;
+export const emptyProgress = () => ({ v: 2, last: null, done: {}, labs: {} });
 
 /**
- * Progress from the text the browser kept (anything: another version's, edited by hand, none).
- * What cannot be read is left out; nothing throws.
+ * Each older version of the kept progress brought to the next (`MIGRATIONS[v]`: from v to
+ * v + 1), so a browser's progress survives a new page: version 1 had no labs.
+ * @type {Record<number, (raw: any) => any>}
+ */
+const MIGRATIONS = {
+  1: (raw) => ({ ...raw, v: 2, labs: {} }),
+};
+
+const ID = /^[a-z0-9][a-z0-9-]{0,63}$/;
+/** A toy lab as a link carries it (base64url, core/state.js encodeShare). */
+const LAB = /^[A-Za-z0-9_-]+$/;
+
+/**
+ * Progress from the text the browser kept (anything: an older version's, migrated; a newer
+ * one's or one edited by hand, read as far as it can be; none). What cannot be read is left
+ * out; nothing throws.
  * @param {string | null | undefined} text
+ * @param {number} [maxLab] the longest lab kept (LIMITS.max_learn_lab_chars); none without it
  * @returns {Progress}
  */
-export function readProgress(text) {
+export function readProgress(text, maxLab = 0) {
   const out = emptyProgress();
   let raw;
   try {
@@ -116,16 +133,40 @@ export function readProgress(text) {
   } catch {
     return out;
   }
-  if (!raw || typeof raw !== "object" || raw.v !== 1) return out;
+  if (!raw || typeof raw !== "object") return out;
+  while (Object.hasOwn(MIGRATIONS, raw.v)) raw = MIGRATIONS[raw.v](raw);
+  if (raw.v !== PROGRESS_VERSION) return out;
   if (Number.isInteger(raw.last) && raw.last >= 1 && raw.last <= 9999) out.last = raw.last;
-  if (raw.done && typeof raw.done === "object" && !Array.isArray(raw.done)) {
-    for (const [step, tasks] of Object.entries(raw.done).slice(0, 64)) {
-      if (!ID.test(step) || !Array.isArray(tasks)) continue;
-      const ids = [...new Set(tasks.filter((t) => typeof t === "string" && ID.test(t)))].slice(0, 16);
-      if (ids.length) out.done[step] = ids;
-    }
+  for (const [step, tasks] of entries(raw.done)) {
+    if (!ID.test(step) || !Array.isArray(tasks)) continue;
+    const ids = [...new Set(tasks.filter((t) => typeof t === "string" && ID.test(t)))].slice(0, 16);
+    if (ids.length) out.done[step] = ids;
   }
+  for (const [step, lab] of entries(raw.labs))
+    if (ID.test(step) && typeof lab === "string" && lab.length <= maxLab && LAB.test(lab)) out.labs[step] = lab;
   return out;
+}
+
+/** An object's first 64 entries ([] for anything else). @param {unknown} x @returns {[string, unknown][]} */
+const entries = (x) => (x && typeof x === "object" && !Array.isArray(x) ? Object.entries(x).slice(0, 64) : []);
+
+/**
+ * The progress with a toy step's lab as the learner left it (its link's `toy=` part), or
+ * without one (null: the learner is back at the step's start). A lab over `maxLab` is not
+ * kept: the one kept before stays. Nothing changed: the same object (nothing to save).
+ * @param {Progress} p @param {string} step the step's id @param {string | null} lab
+ * @param {number} maxLab LIMITS.max_learn_lab_chars
+ * @returns {Progress}
+ */
+export function setLab(p, step, lab, maxLab) {
+  if (lab === null) {
+    if (!Object.hasOwn(p.labs, step)) return p;
+    const labs = { ...p.labs };
+    delete labs[step];
+    return { ...p, labs };
+  }
+  if (lab.length > maxLab || !LAB.test(lab) || !ID.test(step) || p.labs[step] === lab) return p;
+  return { ...p, labs: { ...p.labs, [step]: lab } };
 }
 
 /** @param {Progress} p */
@@ -215,10 +256,12 @@ export function toyCheckBody(state, defaults) {
 /**
  * The body of a train step's check: the run open, the head in view and the attention the card
  * shows, and the cell of its heatmap whose Why this score is open (query and key; none when none
- * is, or a key after the query, which no causal query sees).
- * @param {TrainRun} run @param {TrainView} view
+ * is, or a key after the query, which no causal query sees); with the tasks found done earlier on
+ * the run, each with its head (`found`), so that an answer names the head the learner found for
+ * a task, not the strongest.
+ * @param {TrainRun} run @param {TrainView} view @param {LearnFound[]} [found]
  */
-export function trainCheckBody(run, view) {
+export function trainCheckBody(run, view, found = []) {
   const { query, key } = view;
   const cell = query !== null && query !== undefined && key !== null && key !== undefined && key <= query;
   return {
@@ -231,6 +274,7 @@ export function trainCheckBody(run, view) {
       ...(view.attention ? { attention: view.attention } : {}),
       ...(cell ? { query, key } : {}),
     },
+    ...(found.length ? { found: found.map(({ task, variant, layer, head }) => ({ task, variant, layer, head })) } : {}),
   };
 }
 

@@ -6,7 +6,7 @@
 
 import { runName } from "../../../core/runname.js";
 import { el } from "../../../core/dom.js";
-import { readable, readableCount } from "../../../core/numbers.js";
+import { readable, readableAgainst, readableCount, readableWeight } from "../../../core/numbers.js";
 import { claimList } from "../claims.js";
 import { variantFigures } from "../../../core/trainrun.js";
 
@@ -15,21 +15,44 @@ import { variantFigures } from "../../../core/trainrun.js";
 /**
  * A variant's best head, named by the run's marks (the server's, those Learn's checks use): an
  * induction (or aligned cross-attention) head when its score reaches the mark, else none, the
- * best's score and the mark said. A file saved before the marks were sent: the best's score.
+ * best's score and the mark said. An induction head is looked for from the first layer one can
+ * be in (`marks.induction_from`, the layer the positions preset's claims measure, so the card
+ * and a claim name the same head); an earlier layer's head that scores more is named too, and
+ * why it is none. A file saved before the marks were sent: the best's score.
  * @param {TrainRun["variants"][number]} v @param {TrainRun["marks"]} marks
  */
 export function bestHead(v, marks) {
   const scores = v.alignment ?? v.induction ?? null;
   if (!scores) return "";
-  const best = Math.max(...scores.flat());
-  const k = scores.flat().indexOf(best);
-  const head = `L${Math.floor(k / v.arch.heads) + 1} H${(k % v.arch.heads) + 1}`;
+  const H = v.arch.heads;
+  /** The best head of layers `from` on (0-based): its score and its name. @param {number} from */
+  const top = (from) => {
+    const rest = scores.slice(from).flat();
+    const score = Math.max(...rest);
+    const k = rest.indexOf(score) + from * H;
+    return { score, head: `L${Math.floor(k / H) + 1} H${(k % H) + 1}` };
+  };
   const kind = v.alignment ? "aligned cross-attention head" : "induction head";
   const score = v.alignment ? "cross-attention alignment" : "induction score";
   const mark = marks ? (v.alignment ? marks.alignment : marks.induction) : null;
-  if (mark === null) return ` · highest ${score}: ${head}, ${readable(best)}`;
-  if (best >= mark) return ` · ${kind} ${head}: ${readable(best)}`;
-  return ` · no ${kind}: the best, ${head}, scores ${readable(best)}, under the ${readable(mark)} mark`;
+  const all = top(0);
+  if (mark === null) return ` · highest ${score}: ${all.head}, ${readableWeight(all.score)}`;
+  const from = v.alignment ? 0 : (marks?.induction_from ?? 0);
+  const early = from === 1 ? "layer 1" : `layers 1 to ${from}`;
+  const none = `a head of ${early} is none, whatever it scores: an induction head matches the letter before each position, which only a head of an earlier layer can have written there`;
+  if (from >= scores.length)
+    return ` · no ${kind}: ${none}, and this model has ${scores.length} layer${scores.length > 1 ? "s" : ""}`;
+  const best = top(from);
+  const which =
+    from === 0
+      ? "the best"
+      : `the best ${scores.length === from + 1 ? `layer-${from + 1} head` : `head of layers ${from + 1} to ${scores.length}`}`;
+  const said =
+    best.score >= mark
+      ? ` · ${kind} ${best.head}: ${readableWeight(best.score)}`
+      : ` · no ${kind}: ${which}, ${best.head}, scores ${readableAgainst(best.score, mark, readableWeight)}, under the ${readable(mark)} mark`;
+  if (all.score <= best.score) return said;
+  return `${said}; ${all.head} scores more, ${readableWeight(all.score)}, but ${none}`;
 }
 
 /**
@@ -45,9 +68,18 @@ export function render(card, data, sel, callbacks) {
   const r = data.run;
   const claims = /** @type {HTMLElement} */ (card.querySelector("[data-role=claims]"));
   claims.hidden = !r.claims;
+  // A run made shorter than its preset (a server capped below its steps) says so first.
+  const shorter =
+    r.preset_steps && r.steps < r.preset_steps
+      ? `These models trained ${readableCount(r.steps)} steps each, fewer than the preset's ` +
+        `${readableCount(r.preset_steps)} (this server's cap), and a claim may not hold on a shorter run. `
+      : "";
   claims.replaceChildren(
     ...(r.claims
-      ? claimList("The preset's claims, measured on these models (each found to hold on seeds 0 to 4):", r.claims)
+      ? claimList(
+          `${shorter}The preset's claims, measured on these models (each found to hold on seeds 0 to 4):`,
+          r.claims,
+        )
       : []),
   );
   const seq2seq = Boolean(r.probe.source);
