@@ -55,8 +55,7 @@ test("a score short of 1 never reads 1 (issue 41)", () => {
 // it is none.
 const from = { ...marks, induction_from: 1 };
 const none =
-  "a head of layer 1 is none, whatever it scores: an induction head matches the letter before each position, " +
-  "which only a head of an earlier layer can have written there";
+  "a head of layer 1 cannot be one (it needs an earlier layer's head to mark the letter before each position)";
 
 test("an induction head is looked for from the marks' first layer for one, as the claim measures", () => {
   const v = variant([

@@ -39,7 +39,7 @@ export function bestHead(v, marks) {
   if (mark === null) return ` · highest ${score}: ${all.head}, ${readableWeight(all.score)}`;
   const from = v.alignment ? 0 : (marks?.induction_from ?? 0);
   const early = from === 1 ? "layer 1" : `layers 1 to ${from}`;
-  const none = `a head of ${early} is none, whatever it scores: an induction head matches the letter before each position, which only a head of an earlier layer can have written there`;
+  const none = `a head of ${early} cannot be one (it needs an earlier layer's head to mark the letter before each position)`;
   if (from >= scores.length)
     return ` · no ${kind}: ${none}, and this model has ${scores.length} layer${scores.length > 1 ? "s" : ""}`;
   const best = top(from);
