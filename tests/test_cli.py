@@ -4,12 +4,12 @@ import os
 import socket
 import subprocess
 import sys
-import time
 
 import httpx
 import pytest
 
 from tests.support.servers import wait_healthy
+from tests.support.waits import until
 
 # Each starts a server or a process of its own: the whole suite runs them, `make test-fast` not.
 pytestmark = pytest.mark.slow
@@ -46,7 +46,7 @@ def served(tiny_gpt2_dir):
     )
     base = f"http://127.0.0.1:{port}"
     try:
-        wait_healthy(base, proc, 60, lambda: proc.stdout.read() if proc.poll() is not None else "")
+        wait_healthy(base, proc, lambda: proc.stdout.read() if proc.poll() is not None else "")
     except AssertionError:
         proc.kill()
         raise
@@ -124,7 +124,14 @@ def test_a_folder_that_cannot_be_loaded_is_refused_at_start(tmp_path):
     assert f"{tmp_path}: config.json model_type 't5' is not supported" in out.stderr
 
 
-def serve_with(env: dict[str, str], wait_s: float = 60) -> tuple[int | None, str, bool]:
+def healthy(port: str) -> bool:
+    try:
+        return httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).is_success
+    except httpx.TransportError:
+        return False
+
+
+def serve_with(env: dict[str, str]) -> tuple[int | None, str, bool]:
     """``attnviz serve`` with ``env`` (no flags): (exit code or None while it runs, what it
     printed, whether /healthz answered on the port the environment names)."""
     full = {k: v for k, v in os.environ.items() if not k.startswith("ATTNVIZ_") and k != "PORT"}
@@ -135,14 +142,9 @@ def serve_with(env: dict[str, str], wait_s: float = 60) -> tuple[int | None, str
     port = port if port.isdigit() else "8000"
     proc = subprocess.Popen([sys.executable, "-m", "attnviz", "serve"], env=full, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)  # fmt: skip
-    answered = False
-    deadline = time.monotonic() + wait_s
-    try:
-        while time.monotonic() < deadline and proc.poll() is None and not answered:
-            try:
-                answered = httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).is_success
-            except httpx.TransportError:
-                time.sleep(0.2)
+    try:  # until it answers or exits
+        answered = until(lambda: healthy(port), lambda up: up or proc.poll() is not None,
+                         "attnviz serve's start or exit", every=0.2)  # fmt: skip
     finally:
         if proc.poll() is None:
             proc.terminate()

@@ -59,7 +59,7 @@ def test_a_server_started_with_a_clean_environment_writes_under_the_session(tmp_
             stdout=out, stderr=out, env=env, cwd=ROOT,
         )  # fmt: skip
     try:
-        wait_healthy(f"http://127.0.0.1:{port}", proc, 60, log.read_text)
+        wait_healthy(f"http://127.0.0.1:{port}", proc, log.read_text)
         assert (where / "secret").is_file()
         assert (where / "secret").stat().st_mode & 0o777 == 0o600
     finally:

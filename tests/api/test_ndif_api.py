@@ -19,6 +19,7 @@ from attnviz.pretrained.ndif.client import Deployment, plain_words
 from attnviz.services.jobs import TraceJob
 from attnviz.settings import Settings
 from tests.support.checkpoints import make_tiny_llama
+from tests.support.waits import until
 
 pytest.importorskip("nnsight")
 
@@ -149,20 +150,21 @@ def test_the_models_other_views_answer_or_say_why(ndif_client):
     assert r.status_code == 200 and len(r.json()["rollout"]) == 2
 
 
+def ended(job: dict) -> bool:
+    """The job's state is a last one."""
+    return job["state"] in ("done", "failed", "cancelled")
+
+
 def test_a_trace_on_ndif_is_a_job_the_page_follows(ndif_client):
     """Its time is the deployment's, unknown here: asked for one, it is always a job."""
-    import time
-
     body = {"model": "ndif:tiny-llama", "text": "a job on the deployment"}
     r = ndif_client.post("/api/trace", params={"fields": "thumbs", "thumb": 4}, json=body,
                          headers={"Prefer": "respond-async"})  # fmt: skip
     assert r.status_code == 202, r.text
     job = r.json()
     assert job["estimate_s"] <= job["limit_s"] and job["left_s"] is None  # unknown here
-    deadline = time.monotonic() + 60
-    while job["state"] not in ("done", "failed", "cancelled") and time.monotonic() < deadline:
-        time.sleep(0.1)
-        job = ndif_client.get(job["url"]).json()
+    url = job["url"]
+    job = until(lambda: ndif_client.get(url).json(), ended, "the job's end", every=0.1)
     assert job["state"] == "done", job
     r = ndif_client.get(job["result"])
     assert r.status_code == 200 and len(r.json()["thumbs"]["values"]) == 2
@@ -224,8 +226,6 @@ def test_a_wait_for_ndif_never_holds_the_compute_thread(gated):
 def test_a_part_that_goes_to_ndif_is_a_job_the_page_follows(gated):
     """A kept trace's part that needs a trip (a layer's q, k and v) is a job when it takes
     longer than ATTNVIZ_TRACE_JOB_AFTER_S; one that needs none is answered at once."""
-    import time
-
     c, gate, _threads = gated
     body = {"model": "ndif:tiny-llama", "text": "the cat sat on the mat"}
     async_ = {"Prefer": "respond-async"}
@@ -239,10 +239,8 @@ def test_a_part_that_goes_to_ndif_is_a_job_the_page_follows(gated):
     job = r.json()
     assert job["state"] in ("queued", "running") and job["left_s"] is None
     gate.set()
-    deadline = time.monotonic() + 60
-    while job["state"] not in ("done", "failed", "cancelled") and time.monotonic() < deadline:
-        time.sleep(0.05)
-        job = c.get(job["url"]).json()
+    url = job["url"]
+    job = until(lambda: c.get(url).json(), ended, "the job's end")
     assert job["state"] == "done", job
     view = torch.tensor(c.get(job["result"]).json()["view"])
     assert torch.allclose(view.sum(-1), torch.ones(view.shape[:-1]), atol=1e-5)

@@ -12,7 +12,6 @@ import io
 import json
 import re
 import stat
-import time
 import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -27,6 +26,7 @@ from attnviz.services.datadir import SECRET_FILE
 from attnviz.settings import Settings
 from tests.api.test_recurrent import small
 from tests.support.servers import served
+from tests.support.waits import until
 
 TINY = {"layers": 2, "heads": 2, "d_model": 16}
 OPERATOR = "the-operators-token-for-this-test"
@@ -91,11 +91,7 @@ def first_event(client: httpx.Client, run_id: str) -> tuple[str, str]:
 
 
 def ended(client: httpx.Client, path: str) -> dict:
-    deadline = time.monotonic() + 60
-    while (state := client.get(path).json())["state"] == "running":
-        assert time.monotonic() < deadline, "it did not end"
-        time.sleep(0.05)
-    return state
+    return until(lambda: client.get(path).json(), lambda s: s["state"] != "running", "its end")
 
 
 @pytest.mark.slow
@@ -105,8 +101,8 @@ def test_b_cannot_cancel_or_list_as_run_but_opens_it_and_the_operator_shares_it(
         assert r.status_code == 202, r.text
         run = r.json()["id"]
         assert len(run) == 32 and int(run, 16) >= 0  # 128 bits, hex: unguessable
-        while not a.get(f"/api/train/{run}").json()["variants"][0]["history"]["step"]:
-            time.sleep(0.02)
+        until(lambda: a.get(f"/api/train/{run}").json()["variants"][0]["history"]["step"],
+              bool, "its first step", 0.02)  # fmt: skip
         # B cannot cancel it: the very 404 of a run that does not exist.
         unknown = b.delete(f"/api/train/{UNKNOWN}")
         refused = b.delete(f"/api/train/{run}")

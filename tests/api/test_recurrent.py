@@ -8,7 +8,6 @@ shipped ones, and their claims, are tests/training/test_recurrent.py's."""
 
 from __future__ import annotations
 
-import time
 import typing
 from dataclasses import replace
 
@@ -22,6 +21,7 @@ from attnviz.settings import Settings
 from attnviz.training import recurrent as R
 from attnviz.training.trainer import Optimiser
 from tests.support.servers import served
+from tests.support.waits import until
 
 
 def small(steps: int = 10) -> dict[str, R.Setup]:
@@ -48,15 +48,13 @@ def start(client: httpx.Client, **body) -> dict:
 
 def wait(client: httpx.Client, run_id: str, seen: list[dict] | None = None) -> dict:
     """Poll until the comparison ends (every state read kept in ``seen``)."""
-    deadline = time.monotonic() + 120
-    while True:
-        state = client.get(f"/api/recurrent/{run_id}").json()
-        if seen is not None:
-            seen.append(state)
-        if state["state"] != "running":
-            return state
-        assert time.monotonic() < deadline, "the comparison did not end"
-        time.sleep(0.05)
+    kept = [] if seen is None else seen
+
+    def look() -> dict:
+        kept.append(client.get(f"/api/recurrent/{run_id}").json())
+        return kept[-1]
+
+    return until(look, lambda state: state["state"] != "running", "the comparison's end")
 
 
 @pytest.mark.slow

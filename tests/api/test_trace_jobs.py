@@ -19,6 +19,7 @@ from attnviz.app import create_app
 from attnviz.services.jobs import TraceJob
 from attnviz.settings import Settings
 from attnviz.wire.constants import COMPACT_MEDIA_TYPE
+from tests.support.waits import until
 
 ASYNC = {"Prefer": "respond-async", "Accept": COMPACT_MEDIA_TYPE}
 FIRST = {"fields": "thumbs", "thumb": 97, "hide_special": "false", "merge_words": "false"}
@@ -59,19 +60,19 @@ def client_of(folder: Path, **settings) -> TestClient:
     return TestClient(create_app(s))
 
 
-def follow(c: TestClient, job: dict, timeout: float = 120, seen: list | None = None) -> dict:
+def follow(c: TestClient, job: dict, seen: list | None = None) -> dict:
     """The job's state, read every 50 ms until it ends; each state read kept in ``seen``."""
-    deadline = time.monotonic() + timeout
-    while True:
+    kept = [] if seen is None else seen
+
+    def look() -> dict:
         r = c.get(job["url"])
         assert r.status_code == 200, r.text
-        state = r.json()
-        if seen is not None:
-            seen.append(state)
-        if state["state"] in ("done", "cancelled", "failed"):
-            return state
-        assert time.monotonic() < deadline, state
-        time.sleep(0.05)
+        kept.append(r.json())
+        return kept[-1]
+
+    return until(
+        look, lambda state: state["state"] in ("done", "cancelled", "failed"), "the job's end"
+    )
 
 
 @contextmanager
@@ -142,15 +143,13 @@ def check_a_long_job(smol: Path, tokens: int, forwards: list[str]) -> None:
         # Answered before the job ended: the answer says it is still to run or running.
         assert job["estimate_s"] > 0.05 and job["state"] in ("queued", "running")
         seen: list[dict] = []
-        deadline = time.monotonic() + 300
-        while True:
+
+        def look() -> dict:
             assert c.get("/healthz").status_code == 200
-            state = c.get(job["url"]).json()  # read after the health check was answered
-            seen.append(state)
-            if state["state"] not in ("queued", "running"):
-                break
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
+            seen.append(c.get(job["url"]).json())  # read after the health check was answered
+            return seen[-1]
+
+        state = until(look, lambda s: s["state"] not in ("queued", "running"), "the job's end")
         assert state["state"] == "done", state
         assert state["layers_done"] == 30 and state["done"] == 60 and state["left_s"] is None
         running = [s for s in seen if s["state"] == "running" and 0 < s["done"] < 60]
@@ -189,8 +188,7 @@ def test_cancel_stops_the_job_at_its_next_layer(smol, slow_layers):
     with client_of(smol, trace_job_after_s=0) as c:
         body = {"model": "smol", "text": text_of(smol, 200)}
         job = c.post("/api/trace", params=FIRST, json=body, headers=ASYNC).json()
-        while c.get(job["url"]).json()["done"] < 2:
-            time.sleep(0.02)
+        until(lambda: c.get(job["url"]).json()["done"], lambda n: n >= 2, "2 layers done", 0.02)
         r = c.delete(job["url"])
         assert r.status_code == 200
         at_cancel = r.json()["done"]
@@ -210,8 +208,9 @@ def test_a_newer_request_of_the_same_visitor_supersedes_its_job(smol, slow_layer
     with client_of(smol, trace_job_after_s=0) as c:
         first = c.post("/api/trace", params=FIRST, headers=ASYNC,
                        json={"model": "smol", "text": text_of(smol, 200)}).json()  # fmt: skip
-        while c.get(first["url"]).json()["state"] != "running":
-            time.sleep(0.02)
+        until(
+            lambda: c.get(first["url"]).json()["state"], lambda s: s == "running", "its start", 0.02
+        )
         # The same text again: the same job.
         same = c.post("/api/trace", params=FIRST, headers=ASYNC,
                       json={"model": "smol", "text": text_of(smol, 200)})  # fmt: skip
@@ -271,8 +270,7 @@ def test_while_a_job_runs_a_request_behind_it_is_told_how_long_to_wait(smol, slo
     with client_of(smol, trace_job_after_s=0) as c:
         job = c.post("/api/trace", params=FIRST, headers=ASYNC,
                      json={"model": "smol", "text": text_of(smol, 200)}).json()  # fmt: skip
-        while c.get(job["url"]).json()["done"] < 3:
-            time.sleep(0.02)
+        until(lambda: c.get(job["url"]).json()["done"], lambda n: n >= 3, "3 layers done", 0.02)
         with another_visitor(c):  # another visitor's short text
             r = c.post("/api/trace", json={"model": "smol", "text": "y = 2"})
         # Told while the job still runs, not after it: the job had layers left.

@@ -23,6 +23,7 @@ from tests.browser.helpers import (
     wait_for_trace,
 )
 from tests.support.servers import served
+from tests.support.waits import until
 
 SLOW_S = 0.25
 
@@ -32,7 +33,7 @@ def job_server(monkeypatch):
     listen = TraceJob.listen
 
     def slowed(self, stage, done, total):
-        time.sleep(SLOW_S)
+        time.sleep(SLOW_S)  # pacing, not a wait: each layer is slower, so the page can be seen
         listen(self, stage, done, total)
 
     monkeypatch.setattr(TraceJob, "listen", slowed)
@@ -90,10 +91,8 @@ def test_cancel_stops_the_job_and_keeps_the_views(page, job_server):
     page.wait_for_function("() => /cancelled/.test(document.querySelector('#status').textContent)")
     assert "the views show the last trace" in page.locator("#status").inner_text()
     assert page.evaluate("document.activeElement.id") == "s-text"
-    deadline = time.monotonic() + 10
     newest = list(jobs._jobs.values())[-1]
-    while newest.state != "cancelled" and time.monotonic() < deadline:
-        time.sleep(0.05)
+    until(lambda: newest.state, lambda s: s in ("done", "cancelled", "failed"), "the job's end")
     assert newest.state == "cancelled" and newest.message == "cancelled by its page"
     assert newest.done < newest.total
     assert traces_drawn(page) == drawn  # nothing new drawn, the old trace stays

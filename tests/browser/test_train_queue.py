@@ -5,7 +5,6 @@ live region, offers Cancel, then shows the usual progress once A's run ends and 
 from __future__ import annotations
 
 import re
-import time
 
 import httpx
 
@@ -14,6 +13,7 @@ from attnviz.settings import Settings
 from tests.browser.helpers import ARTIFACTS, fresh_page, screenshot
 from tests.browser.test_train import RUN_OVER, open_train
 from tests.support.servers import served
+from tests.support.waits import until
 
 TINY = {"layers": 2, "heads": 2, "d_model": 16}
 STATE = "() => document.getElementById('train-mode').dataset.run"
@@ -26,10 +26,8 @@ def test_a_waiting_run_shows_its_place_then_its_progress(browser, tmp_path):
         r = a.post("/api/train", json={"arch": TINY, "opt": {"steps": 5000}, "checkpoints": 2})
         assert r.status_code == 202 and r.json()["state"] == "running"
         ahead = r.json()["id"]
-        deadline = time.monotonic() + 30
-        while not a.get(f"/api/train/{ahead}").json()["variants"][0]["history"]["step"]:
-            assert time.monotonic() < deadline
-            time.sleep(0.02)
+        until(lambda: a.get(f"/api/train/{ahead}").json()["variants"][0]["history"]["step"],
+              bool, "A's first step", 0.02)  # fmt: skip
 
         with fresh_page(browser) as (b, errors):
             open_train(b, url)

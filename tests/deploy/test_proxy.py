@@ -78,6 +78,8 @@ def stop(proc: subprocess.Popen, group: bool = False) -> None:
             proc.kill()
             proc.wait(timeout=10)
     if group:  # nginx's workers leave with their master; make sure of it
+        # A grace period, not a wait for a state a test asserts: the group is given 5 s to go
+        # by itself, then killed (a cleanup, as SIGTERM's 10 s above).
         deadline = time.monotonic() + 5
         while time.monotonic() < deadline:
             try:
@@ -90,6 +92,14 @@ def stop(proc: subprocess.Popen, group: bool = False) -> None:
 
 
 # -- nginx ----------------------------------------------------------------------------------------
+
+
+def listening(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return True
+    except OSError:
+        return False
 
 
 def main_conf(folder: Path) -> str:
@@ -167,16 +177,11 @@ def nginx_proxy(tmp_path) -> Iterator[Callable[[str, str], Proxy]]:
         assert checked.returncode == 0, checked.stderr
         with (folder / "nginx.stderr").open("wb") as out:
             procs.append(subprocess.Popen(args, stdout=out, stderr=out, start_new_session=True))
-        base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                    return Proxy(base, folder)
-            except OSError:
-                if time.monotonic() > deadline or procs[-1].poll() is not None:
-                    pytest.fail("nginx did not start\n" + tail(folder / "nginx.stderr"))
-                time.sleep(0.05)
+        up = until(lambda: listening(port), lambda up: up or procs[-1].poll() is not None,
+                   "nginx's start")  # fmt: skip
+        if not up:
+            pytest.fail("nginx did not start\n" + tail(folder / "nginx.stderr"))
+        return Proxy(f"http://127.0.0.1:{port}", folder)
 
     try:
         yield start
@@ -224,7 +229,7 @@ def replicas(tmp_path) -> Iterator[list[Replica]]:
                 )
             started.append(Replica(name, port, proc, log))
         for replica in started:
-            wait_healthy(f"http://{replica.addr}", replica.proc, 45, lambda r=replica: tail(r.log))
+            wait_healthy(f"http://{replica.addr}", replica.proc, lambda r=replica: tail(r.log))
         yield started
     finally:
         for replica in started:

@@ -85,7 +85,7 @@ def serving(data_dir: Path, log: Path) -> Iterator[tuple[str, subprocess.Popen]]
         )  # fmt: skip
     url = f"http://127.0.0.1:{port}"
     try:
-        wait_healthy(url, proc, 60, lambda: log.read_text(errors="replace"))
+        wait_healthy(url, proc, lambda: log.read_text(errors="replace"))
         yield url, proc
     finally:
         if proc.poll() is None:

@@ -5,13 +5,15 @@ from __future__ import annotations
 import socket
 import subprocess
 import threading
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import httpx
+import pytest
 import uvicorn
 from fastapi import FastAPI
+
+from tests.support.waits import until
 
 
 @contextmanager
@@ -28,11 +30,9 @@ def served(app: FastAPI) -> Iterator[str]:
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("uvicorn did not start")
-        time.sleep(0.05)
+    until(lambda: server.started or not thread.is_alive(), bool, "uvicorn's start")
+    if not server.started:
+        raise RuntimeError("uvicorn did not start")
     try:
         yield f"http://127.0.0.1:{port}"
     finally:
@@ -41,20 +41,19 @@ def served(app: FastAPI) -> Iterator[str]:
         sock.close()
 
 
-def wait_healthy(
-    base: str, proc: subprocess.Popen, timeout_s: float, why: Callable[[], str] = lambda: ""
-) -> None:
+def wait_healthy(base: str, proc: subprocess.Popen, why: Callable[[], str] = lambda: "") -> None:
     """Wait until ``base``/healthz answers 200; an AssertionError with ``why()`` appended when
-    ``proc`` exits first or ``timeout_s`` passes."""
-    deadline = time.monotonic() + timeout_s
-    while True:
+    ``proc`` exits first or never answers (a hang: ``until``'s looks all spent)."""
+
+    def answers() -> bool:
         try:
-            if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                return
+            return httpx.get(f"{base}/healthz", timeout=1).status_code == 200
         except httpx.HTTPError:
-            pass
-        if proc.poll() is not None:
-            raise AssertionError(f"{base}: the server exited ({proc.returncode})\n{why()}")
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{base}: no answer from /healthz within {timeout_s:g} s\n{why()}")
-        time.sleep(0.1)
+            return False
+
+    try:
+        up = until(answers, lambda up: up or proc.poll() is not None, f"{base}/healthz", 0.1)
+    except pytest.fail.Exception as hang:
+        raise AssertionError(f"{hang}\n{why()}") from None
+    if not up:
+        raise AssertionError(f"{base}: the server exited ({proc.returncode})\n{why()}")

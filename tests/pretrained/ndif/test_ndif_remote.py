@@ -23,6 +23,7 @@ from attnviz.services.parts import select
 from attnviz.services.text_trace import run_text_trace
 from tests.support.checkpoints import make_tiny_llama
 from tests.support.ndif import free_port, keyed_api
+from tests.support.waits import until
 
 # One worker runs them all, in order: they share the deployment and its model.
 pytestmark = [pytest.mark.slow, pytest.mark.ndif, pytest.mark.xdist_group("ndif")]
@@ -106,8 +107,6 @@ def test_two_traces_go_at_once_and_a_big_ones_pca_is_made_there(models, monkeypa
 def test_the_pages_job_says_what_ndif_said(folder, ndif_host):
     """Through the HTTP API, as the page asks (Prefer: respond-async): a job, whose ``remote``
     is NDIF's last word, and whose result is the part."""
-    import time
-
     from fastapi.testclient import TestClient
 
     from attnviz.app import create_app
@@ -120,10 +119,10 @@ def test_the_pages_job_says_what_ndif_said(folder, ndif_host):
                    json={"model": "ndif:tiny-llama", "text": TEXT},
                    headers={"Prefer": "respond-async"})  # fmt: skip
         assert r.status_code == 202, r.text
-        job, deadline = r.json(), time.monotonic() + 300
-        while job["state"] not in ("done", "failed", "cancelled") and time.monotonic() < deadline:
-            time.sleep(0.2)
-            job = c.get(job["url"]).json()
+        url = r.json()["url"]
+        job = until(lambda: c.get(url).json(),
+                    lambda job: job["state"] in ("done", "failed", "cancelled"), "the job's end",
+                    every=0.2)  # fmt: skip
         assert job["state"] == "done" and job["remote"] == "NDIF is sending the result", job
         assert len(c.get(job["result"]).json()["thumbs"]["values"]) == 2
 
