@@ -26,17 +26,17 @@ def admit(body: ExportRequest, jobs: TraceJobs) -> float:
     """Before the file's trace waits for a turn, as POST /api/trace before its own: what it
     would refuse without computing, a 404 or a TraceError naming the field. A text: an unknown
     model, a text over the token cap, images, ``generate`` or ``ablate`` the model cannot take
-    (``TraceJobs.checked``), and a selection past the model's layers or heads or the text's
-    tokens; a toy table: a selection past its layers, heads or tokens, or one a toy file has
-    none of. Returns the work of a text's trace and thumbnails (``TraceJobs.units``), 0 for a
-    toy table's."""
+    (``TraceJobs.checked``), and a selection past the model's layers or heads or the trace's
+    tokens (with images, the most it can have: ``TraceJobs.token_bound``); a toy table: a
+    selection past its layers, heads or tokens, or one a toy file has none of. Returns the
+    work of a text's trace and thumbnails (``TraceJobs.units``), 0 for a toy table's."""
     req, sel = body.trace, body.selection
     if isinstance(req, TextTraceRequest):
         if sel.view is not None:
             raise TraceError("selection.view: a text's file has none (the toy lab's view)")
         model, tokens = jobs.checked(req)
-        # A picture's tokens are known once it is decoded: a query among them is checked then.
-        _within(sel, model.cfg.n_layers, model.cfg.n_heads, None if req.images else tokens)
+        bound = jobs.token_bound(req, model, tokens)  # with images, the cap: see token_bound
+        _within(sel, model.cfg.n_layers, model.cfg.n_heads, bound)
         return jobs.units(model, tokens, thumbs=True)
     for name in ("query", "key", "views"):
         if getattr(sel, name) is not None:
@@ -55,13 +55,11 @@ def admit(body: ExportRequest, jobs: TraceJobs) -> float:
     return 0.0
 
 
-def _within(sel: ExportSelection, layers: int, heads: int, tokens: int | None) -> None:
+def _within(sel: ExportSelection, layers: int, heads: int, tokens: int) -> None:
     """The selection's layer and head within the model's, its query and key within ``tokens``
-    (None: not known yet)."""
-    bounds: list[tuple[str, int | None, int]] = [("layer", sel.layer, layers),
-                                                 ("head", sel.head, heads)]  # fmt: skip
-    if tokens is not None:
-        bounds += [("query", sel.query, tokens), ("key", sel.key, tokens)]
+    (a text with images: the most its trace can have; the file checks the trace's own)."""
+    bounds = [("layer", sel.layer, layers), ("head", sel.head, heads),
+              ("query", sel.query, tokens), ("key", sel.key, tokens)]  # fmt: skip
     for name, value, count in bounds:
         if value is not None and value >= count:
             raise TraceError(f"selection.{name}: {value} is out of range (0 to {count - 1})")
@@ -130,9 +128,8 @@ async def export(
         # Its trace would be cut off by the request limit with nothing to show: refused now.
         raise TraceError(
             f"text: this file's trace is expected to take about {expected:.0f} s to compute "
-            f"here, over this server's limit of {jobs.request_s:g} s for one request "
-            "(ATTNVIZ_REQUEST_TIMEOUT_S); send a shorter text, or trace it first (a trace this "
-            "server keeps exports at once)"
+            f"here, over this server's limit of {jobs.request_s:g} s for one request; send a "
+            "shorter text, or trace it first (a trace this server keeps exports at once)"
         )
     client = request.client.host if request.client else ""
     html = await traces.admission.run(client, lambda: build(traces, body), cheap=cheap)

@@ -60,9 +60,10 @@ def window_note(window: int, causal: bool) -> str:
     )
 
 
-def attention_meta(cfg: TransformerConfig) -> dict:
+def attention_meta(cfg: TransformerConfig, windows_unread: str | None = None) -> dict:
     """How the model makes scores and weights from q and k (``schemas.AttentionRule``) and the
-    rotation q and k are shown after (``schemas.Rope``), for the trace's meta."""
+    rotation q and k are shown after (``schemas.Rope``), for the trace's meta; with
+    ``windows_unread``, why its windows were not read (they are then all null, unknown)."""
     if cfg.attn_scale is not None:
         inverse_square = 1 / cfg.attn_scale**2
         whole = round(inverse_square)
@@ -94,6 +95,7 @@ def attention_meta(cfg: TransformerConfig) -> dict:
             "softcap": cfg.attn_softcap,
             "windows": windows,
             "window_notes": [None if w is None else window_note(w, cfg.causal) for w in windows],
+            "windows_unread": windows_unread,
             "qk_norm": cfg.qk_norm,
         },
     }

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Any, Literal
 
 from attnviz.engine.positional import RopeScaling
 
@@ -96,7 +97,9 @@ class TransformerConfig:
     final_softcap: float | None = None  # logits = c * tanh(logits / c) (Gemma 2)
     # A sliding layer's query i sees key j only when 0 <= i - j < sliding_window (causal), or
     # |i - j| < sliding_window without the causal rule: sliding_window - 1 keys on each side.
-    sliding_window: int | None = None
+    # A tuple: each layer's own (None: that layer sees every key), where the sizes differ from
+    # layer to layer (NeoMME's short and long windows), with no layer_types (``window_fields``).
+    sliding_window: int | tuple[int | None, ...] | None = None
     # Each layer's attention, "full_attention" or "sliding_attention" (transformers' names);
     # None: every layer slides when sliding_window is set (Mistral), else none does.
     layer_types: tuple[LayerType, ...] | None = None
@@ -118,8 +121,7 @@ class TransformerConfig:
             raise ValueError(
                 f"rotary_dim {self.rotary_dim} must be even and at most the head size {self.d_head}"
             )
-        if self.sliding_window is not None and self.sliding_window < 1:
-            raise ValueError(f"sliding_window must be positive (got {self.sliding_window})")
+        self._check_windows()
         if self.layer_types is not None:
             if len(self.layer_types) != self.n_layers:
                 raise ValueError(
@@ -158,6 +160,21 @@ class TransformerConfig:
                 "attention shares each key/value head among the same number of query heads)"
             )
 
+    def _check_windows(self) -> None:
+        w = self.sliding_window
+        if isinstance(w, tuple):
+            if len(w) != self.n_layers:
+                raise ValueError(
+                    f"sliding_window names {len(w)} layers' windows, the model has {self.n_layers}"
+                )
+            if self.layer_types is not None:
+                raise ValueError(
+                    "sliding_window names each layer's window: layer_types must then be unset"
+                )
+        for size in w if isinstance(w, tuple) else (w,):
+            if size is not None and size < 1:
+                raise ValueError(f"sliding_window must be positive (got {size})")
+
     def encoder(self) -> TransformerConfig:
         """The encoder's configuration: this wiring with ``encoder_layers`` blocks that see the
         whole source (not causal), no cross-attention and no unembedding."""
@@ -179,6 +196,8 @@ class TransformerConfig:
         """The sliding window of ``layer``'s self-attention, or None when it sees every key."""
         if self.sliding_window is None:
             return None
+        if isinstance(self.sliding_window, tuple):
+            return self.sliding_window[layer]
         if self.layer_types is None or self.layer_types[layer] == "sliding_attention":
             return self.sliding_window
         return None
@@ -201,3 +220,16 @@ class TransformerConfig:
     @property
     def hidden(self) -> int:
         return self.d_ffn if self.d_ffn is not None else 4 * self.d_model
+
+
+def window_fields(windows: Sequence[int | None]) -> dict[str, Any]:
+    """The fields (``sliding_window``, ``layer_types``) that give layer i the window
+    ``windows[i]`` (None: it sees every key): one size, with the layers that slide named
+    (Gemma 2's alternation); sizes that differ from layer to layer, each layer's own."""
+    sizes = sorted({w for w in windows if w is not None})
+    if not sizes:
+        return {}
+    if len(sizes) > 1:
+        return {"sliding_window": tuple(windows)}
+    types = tuple("sliding_attention" if w is not None else "full_attention" for w in windows)
+    return {"sliding_window": sizes[0], "layer_types": types}

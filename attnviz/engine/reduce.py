@@ -1,7 +1,7 @@
 """The reductions of attention that run where the weights are: max-pooled 8-bit thumbnails, the
 rows and columns shown under the token options, each row's entropy, the top tokens of rows
-of hidden states, the principal axes of every layer's hidden states (the trajectories), and a
-knocked-out head's output.
+of hidden states (and the logit scale that makes them the model's), the principal axes of
+every layer's hidden states (the trajectories), and a knocked-out head's output.
 Plain torch, importing nothing of attnviz: the local server calls these functions, and a
 remote trace (``attnviz.pretrained.ndif``) ships their source to run on the deployment, so both
 compute the very same numbers.
@@ -111,6 +111,26 @@ def read_rows(
         tprob.append(torch.where(has, (tl - lse).exp()[:, 0], 0.0))
         trank.append(torch.where(has, (logits > tl).sum(-1) + 1, 0).to(torch.int32))
     return torch.cat(ids), torch.cat(probs), torch.cat(tprob), torch.cat(trank)
+
+
+def logit_scale(made: torch.Tensor, want: torch.Tensor, tolerance: float) -> float | None:
+    """The one number s that makes ``made`` (an output embedding's logits of hidden states,
+    soft-capped where the model caps them) the model's own logits ``want`` (the same shape),
+    within ``tolerance`` of ``want``'s largest magnitude (at least 1; at least twice the
+    rounding of ``want``'s dtype): 1 when they already
+    are; else the least-squares s (a logit scale: Cohere's ``logit_scale``, Granite's
+    1 / ``logits_scaling``); None when no one number does."""
+    if made.shape != want.shape:
+        return None
+    # Never finer than the precision the model made its logits in (bfloat16's, on a deployment)
+    tolerance = max(tolerance, 2 * torch.finfo(want.dtype).eps)
+    want = want.float()
+    made = made.float().to(want.device)
+    bound = tolerance * max(1.0, float(want.abs().max()))
+    if float((made - want).abs().max()) <= bound:
+        return 1.0
+    scale = float((made * want).sum() / (made * made).sum().clamp_min(1e-30))
+    return scale if float((made * scale - want).abs().max()) <= bound else None
 
 
 def principal_axes(

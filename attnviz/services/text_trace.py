@@ -227,8 +227,9 @@ def check_text(
     """Before a trace is computed (a job accepted): the refusals ``run_text_trace`` gives that
     the text and the model tell without a forward (its tokens over the cap, images for a
     text-only model, ``generate`` and ``ablate`` the model cannot take), each a TraceError
-    naming the field. Returns the most tokens the trace can have (with images, the text's:
-    their own tokens are known once they are decoded, on the compute thread)."""
+    naming the field. Returns the text's tokens and those it writes: with images, the trace
+    has theirs too, known once they are decoded, on the compute thread (a query among them is
+    bounded by the cap till then: ``TraceJobs.token_bound``)."""
     if req.images and not m.reads_images:
         # Refused either way: a bad image named first, as the trace names it (the decoding is
         # bounded by the caps, and only a request refused anyway pays it here).
@@ -405,7 +406,8 @@ def run_text_trace(
         },  # fmt: skip
         "causal": cfg.causal,
         "kv_heads": cfg.kv_heads,
-        **attention_meta(cfg),  # rope and attention: how q and k make the weights
+        # rope and attention: how q and k make the weights (a remote model's, where unread)
+        **attention_meta(cfg, getattr(m, "windows_unread", None)),
         "text": req.text,
         "token_ids": all_ids,
         "offsets": offsets,

@@ -126,8 +126,8 @@ def held_jobs(monkeypatch):
 @pytest.mark.slow
 def test_one_address_without_cookies_cannot_fill_the_trace_jobs(tmp_path, smol, held_jobs):
     """Each cookieless request is a new visitor, whose newer trace would cancel its older job:
-    nothing but the address bounds it. Past ATTNVIZ_TRACE_JOBS_PER_ADDRESS jobs computing or
-    waiting, 429 with Retry-After, before anything of it starts; another address and the
+    nothing but the address bounds it. Past ATTNVIZ_TRACE_JOBS_PER_ADDRESS visitors with jobs
+    computing or waiting, a new visitor's job gets 429 with Retry-After, before anything of it starts; another address and the
     operator still get jobs, and a job of that address ended frees its place."""
     cap = 2
     s = settings(tmp_path, models=str(smol), trace_job_after_s=0, trace_jobs_per_address=cap,
@@ -148,12 +148,18 @@ def test_one_address_without_cookies_cannot_fill_the_trace_jobs(tmp_path, smol, 
             refused = answers[cap]
             assert int(refused.headers["retry-after"]) >= 1
             message = refused.json()["message"]
-            assert message.startswith(f"trace: {cap} long traces are computing or waiting from "
-                                      "your network address")  # fmt: skip
+            assert message.startswith(f"trace: {cap} visitors from your network address have "
+                                      "long traces computing or waiting")  # fmt: skip
             assert "as many as this server takes from one address" in message
             assert "ATTNVIZ_" not in message  # a learner reads it: no setting's name
             assert len(jobs.state.trace_jobs.running) == cap  # nothing of the third started
             assert len({r.json()["token"] for r in answers[:cap]}) == cap  # each a new visitor
+
+            # A visitor of that address who has a job is never refused by it: a page's own
+            # jobs (a remote model's parts, a newer text that supersedes its older one).
+            mine = {"Authorization": f"Bearer {answers[1].json()['token']}"}
+            assert ask(**mine).status_code == 202
+            assert len({j.owner for j in jobs.state.trace_jobs.running}) == cap
 
             # Another address, and the operator, still get jobs.
             assert ask(**{"X-Forwarded-For": "10.0.0.2"}).status_code == 202

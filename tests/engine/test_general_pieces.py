@@ -12,6 +12,7 @@ import torch
 
 from attnviz.capture import capture_trace
 from attnviz.engine import Transformer, TransformerConfig, capture
+from attnviz.engine.config import window_fields
 from attnviz.engine.model import KVCache, attention_pattern, attention_scores
 from attnviz.engine.positional import RopeScaling, rope_frequencies
 
@@ -88,6 +89,31 @@ def test_a_sliding_window_hides_keys_out_of_it():
     # From a cache: queries at positions 4, 5 against keys 0..5.
     tail = attention_scores(q[:, 4:], k, cfg, layer=0, start=4)
     assert torch.equal(tail, slid[:, 4:])
+
+
+def test_layers_whose_windows_differ_each_hide_by_their_own():
+    """A window per layer (NeoMME's short and long ones, the bridge's description of them):
+    each layer's scores hide what its own window hides; ``window_fields`` says a list of windows
+    so, and one size as transformers does (the sliding layers named)."""
+    cfg = small(n_layers=3, **window_fields([2, None, 4]))
+    assert cfg.sliding_window == (2, None, 4) and cfg.layer_types is None
+    assert [cfg.window_of(layer) for layer in range(3)] == [2, None, 4]
+    q, k = torch.randn(2, 6, 4), torch.randn(2, 6, 4)
+    i, j = torch.meshgrid(torch.arange(6), torch.arange(6), indexing="ij")
+    for layer, w in enumerate([2, None, 4]):
+        hidden = (j > i) | (i - j >= w) if w is not None else j > i
+        assert torch.equal(torch.isneginf(attention_scores(q, k, cfg, layer=layer)[0]), hidden)
+    same = window_fields([3, None])
+    assert same == {"sliding_window": 3, "layer_types": ("sliding_attention", "full_attention")}
+    assert window_fields([None, None]) == {}
+    for bad, said in (
+        ({"sliding_window": (2, None)}, "names 2 layers' windows, the model has 3"),
+        ({"sliding_window": (2, None, 0)}, "must be positive"),
+        ({"sliding_window": (2, None, 4), "layer_types": ("sliding_attention",) * 3},
+         "layer_types must then be unset"),
+    ):  # fmt: skip
+        with pytest.raises(ValueError, match=said):
+            small(n_layers=3, **bad)
 
 
 def test_the_soft_cap_bends_scores_and_keeps_hidden_keys_hidden():

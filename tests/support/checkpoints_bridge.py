@@ -12,11 +12,15 @@ random, never downloaded.
 - StableLM and Falcon: their classes say they do not support attention backends
   (``is_backend_compatible``), yet their attention goes through AttentionInterface;
 - OPT: its final norm on ``model.decoder``, not on the base model;
-- Cohere: its logits its head's times a logit scale;
+- Cohere: its logits its head's times a logit scale; Granite: divided by one
+  (``logits_scaling``);
+- Cohere 2: sliding layers (one window) between full ones, and Cohere's logit scale;
 - GPT-Neo: attention classes of its own, chosen by name (no "attnviz" among them), so it loads
   with eager attention, which does not go through AttentionInterface;
 - ModernBERT: an encoder whose layers 1 and 2 (of 0, 1, 2) see only keys within a window either
-  side (``local_attention``), layer 0 every key.
+  side (``local_attention``), layer 0 every key;
+- NeoMME: an encoder whose layers' windows differ (``per_layer_config``: 3 and 6 keys either
+  side, and a global layer).
 """
 
 from __future__ import annotations
@@ -115,6 +119,60 @@ def make_tiny_cohere(folder: Path, seed: int = 0) -> Path:
     )  # fmt: skip
 
 
+def make_tiny_granite(folder: Path, seed: int = 0) -> Path:
+    """Granite, 2 layers x 4 heads (2 key/value heads), d_model 32, logits divided by 8
+    (``logits_scaling``), with its embedding, attention and residual multipliers."""
+    return _causal(
+        folder, "granite", seed, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256,
+        logits_scaling=8.0, embedding_multiplier=2.0, attention_multiplier=0.3,
+        residual_multiplier=0.5,
+    )  # fmt: skip
+
+
+def make_tiny_cohere2(folder: Path, seed: int = 0) -> Path:
+    """Cohere 2, 4 layers x 4 heads (2 key/value heads), d_model 32: layers 0 and 2 slide
+    (window 8, ``sliding_window_pattern`` 2), logits scaled by 1/16."""
+    return _causal(
+        folder, "cohere2", seed, hidden_size=32, intermediate_size=64, num_hidden_layers=4,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256,
+        sliding_window=WINDOW, sliding_window_pattern=2, logit_scale=0.0625,
+    )  # fmt: skip
+
+
+# NeoMME's windows, layer by layer: the keys at most this far from the query (either side);
+# None: every key (its config's half-widths, ``per_layer_config``).
+NEOMME_HALF_WINDOWS = (3, 6, None, 3)
+
+
+def neomme_config(vocab_size: int):
+    """NeoMME's config, 4 layers x 4 heads (2 key/value heads) of 16, d_model 32, whose layers'
+    windows differ (``NEOMME_HALF_WINDOWS``, transformers' ``per_layer_config``)."""
+    from transformers import AutoConfig
+
+    return AutoConfig.for_model(
+        "neomme", vocab_size=vocab_size, embedding_rank=16, hidden_size=32,
+        intermediate_size=64, num_hidden_layers=4, num_attention_heads=4, num_key_value_heads=2,
+        head_dim=16, max_position_embeddings=128, sliding_window=NEOMME_HALF_WINDOWS[0],
+        layer_types=["full_attention" if w is None else "sliding_attention"
+                     for w in NEOMME_HALF_WINDOWS],
+        per_layer_config={i: {"sliding_window": w} for i, w in enumerate(NEOMME_HALF_WINDOWS)},
+        pad_token_id=0, document_token_id=1, image_token_id=2,
+    )  # fmt: skip
+
+
+def make_tiny_neomme(folder: Path, seed: int = 0) -> Path:
+    """NeoMME's body (``neomme_config``), with a WordPiece tokenizer."""
+    import torch
+    from transformers import AutoModel
+
+    folder.mkdir(parents=True, exist_ok=True)
+    tok = make_wordpiece_tokenizer()
+    tok.save(str(folder / "tokenizer.json"))
+    torch.manual_seed(seed)
+    return _perturbed_save(AutoModel.from_config(neomme_config(tok.get_vocab_size())), folder, seed)
+
+
 MODERNBERT_WINDOW = 8  # keys further than this from the query (either side) are hidden
 
 
@@ -175,7 +233,7 @@ def hf_model(folder: Path):
     """transformers' own model of ``folder``, eager attention (the oracle), loaded once."""
     from transformers import AutoModel, AutoModelForCausalLM
 
-    encoder = any(name in folder.name for name in ("electra", "modernbert"))
+    encoder = any(name in folder.name for name in ("electra", "modernbert", "neomme"))
     cls = AutoModel if encoder else AutoModelForCausalLM
     return cls.from_pretrained(folder, attn_implementation="eager").eval()
 

@@ -301,6 +301,24 @@ def test_a_config_using_every_new_field_round_trips(new_fields_run, tmp_path):
     assert ids.shape[1] > 8 and torch.equal(run.model.logits(a), m.model.logits(b))
 
 
+def test_each_layers_own_window_round_trips(new_fields_run, tmp_path):
+    """Windows whose sizes differ from layer to layer (``sliding_window`` a list, no
+    ``layer_types``): saved as a list, read back as the same tuple, the same model."""
+    task, run = new_fields_run
+    cfg = dataclasses.replace(run.cfg, sliding_window=(3, None), layer_types=None)
+    model = Transformer(cfg).eval()
+    model.load_state_dict(run.model.state_dict())
+    folder = save_run(Run(cfg, model), task, tmp_path, name="own-windows")
+    hf = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    assert hf["sliding_window"] == [3, None] and hf["layer_types"] is None
+    m = load_folder(folder, CPU)
+    assert m.cfg == cfg and [m.cfg.window_of(i) for i in range(2)] == [3, None]
+    ids = torch.tensor([task.vocab.encode("the cat sat on the mat, and then it sat again")])
+    with torch.no_grad():
+        a, b = model(ids), m.model(ids)
+    assert torch.equal(model.logits(a), m.model.logits(b))
+
+
 def test_a_folder_written_before_the_new_fields_reads_them_as_their_defaults(folder, trained):
     _tamper(folder, **dict.fromkeys(NEW_FIELDS, ...))
     assert load_folder(folder, CPU).cfg == trained[1].cfg
@@ -326,7 +344,11 @@ def test_a_folder_written_before_the_new_fields_reads_them_as_their_defaults(fol
         ({"rope_scaling": {"kind": "llama3"}}, r"rope_scaling: rope scaling 'llama3' needs "),
         ({"rope_local_base": 0}, r"rope_local_base must be positive \(got 0.0\)"),
         ({"qk_norm": True}, r"qk_norm must be one of 'none', 'head', 'proj' \(got True\)"),
-        ({"sliding_window": 2.5}, r"sliding_window must be int or null \(got 2.5\)"),
+        (
+            {"sliding_window": 2.5},
+            r"sliding_window must be int or a list of \(int or null\) or null \(got 2.5\)",
+        ),
+        ({"sliding_window": [2, None]}, r"sliding_window names each layer's window: layer_types "),
     ],
 )
 def test_a_tampered_new_field_is_refused_naming_it(new_fields_run, tmp_path, changes, message):

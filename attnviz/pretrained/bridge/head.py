@@ -22,6 +22,7 @@ from typing import Any
 import torch
 
 from attnviz.capture.lens import HEAD_MARK, HeadPath
+from attnviz.engine.reduce import logit_scale
 
 # What is recomputed (the same modules on the same numbers) must equal the forward's within
 # this, relative to the forward's largest magnitude.
@@ -190,11 +191,9 @@ def head_path(
         made = head(last_state).float()
         if cap:
             made = torch.tanh(made / cap) * cap
-        want = logits.float().to(made.device)
-        scale = 1.0
-        if not _close(made, want):  # a logit scale (Cohere's, Granite's): one number for all
-            scale = float((made * want).sum() / (made * made).sum().clamp_min(1e-30))
-    if not _close(made * scale, want):
+        # A logit scale (Cohere's, Granite's): one number for all, as NDIF's trace finds it.
+        scale = logit_scale(made, logits, HEAD_TOLERANCE)
+    if scale is None:
         return "its logits are not its output embedding of its last hidden state"
     return HeadPath(final, float(cap) if cap else None, scale)
 

@@ -18,6 +18,7 @@ import torch
 from safetensors import SafetensorError, safe_open
 
 from attnviz.engine import TransformerConfig
+from attnviz.engine.config import window_fields
 from attnviz.engine.device import DTYPES, dtype_name, memory_refusal, resolve_dtype
 from attnviz.pretrained.bridge.head import Watch, head_path, mark, watching
 from attnviz.pretrained.bridge.model import BridgedModel
@@ -229,7 +230,6 @@ def _describe(
         kv = H
     # Causal when no query gave any weight to a later key, in any head of any layer.
     causal = all(bool((torch.triu(a, diagonal=1) == 0).all()) for a in attentions)
-    sliding = sorted({w for w in windows if w is not None})
     rule = RecordedRule.of(records) if records else None
     vocab = getattr(config, "vocab_size", None)
     n_ctx = _context(config) or DEFAULT_CONTEXT
@@ -252,12 +252,7 @@ def _describe(
         unembed=hf.get_output_embeddings() is not None and isinstance(vocab, int),
         attn_scale=rule.scaling() if rule is not None else None,
         attn_softcap=rule.softcap() if rule is not None else None,
-        sliding_window=sliding[0] if len(sliding) == 1 else None,
-        layer_types=tuple(
-            "sliding_attention" if w is not None else "full_attention" for w in windows
-        )
-        if len(sliding) == 1
-        else None,
+        **window_fields(windows),  # each layer's, whether their sizes agree or not
     )
 
 
@@ -451,14 +446,38 @@ def named_window(config: Any) -> tuple[str, int] | None:
     is read from the masks the model applies."""
     found: list[tuple[int, str]] = []
     for key in WINDOW_KEYS:
-        value = getattr(config, key, None)
-        values = value if isinstance(value, list | tuple) else [value]
+        values: list[Any] = []
+        for value in config_values(config, key):
+            values += value if isinstance(value, list | tuple) else [value]
         found += [(v, key) for v in values
                   if isinstance(v, int) and not isinstance(v, bool) and v > 0]  # fmt: skip
     if not found:
         return None
     size, key = max(found)
     return key, size
+
+
+def config_values(config: Any, key: str) -> list[Any]:
+    """``key`` of a (text) config: its value, or each layer's where the config keeps it per
+    layer (transformers' ``per_layer_config``: NeoMME's short and long windows), where the
+    config refuses to say one value for all."""
+    if getattr(config, "is_heterogeneous", False) and key in (config.per_layer_attributes or ()):
+        return [getattr(layer, key, None) for layer in config.per_layer_config]
+    return [getattr(config, key, None)]
+
+
+def probe_lengths(config: Any) -> tuple[int, int, tuple[str, int] | None]:
+    """How many tokens the load's probe reads of a model of (text) ``config``: every layer on
+    a few, and, past the window its config names (``named_window``, the third), on a few more
+    than it, so that each layer's window cuts; at most its context."""
+    context = _context(config) or DEFAULT_CONTEXT
+    short = min(context, PROBE_TOKENS)
+    named = named_window(config)
+    # A window as long as the context never cuts (no text is longer): nothing to see past it.
+    if named is not None and named[1] >= context:
+        named = None
+    need = short if named is None else min(context, max(short, named[1] + PROBE_PAST))
+    return short, need, named
 
 
 def _masks_read(model: BridgedModel, ids: torch.Tensor, n_layers: int) -> list[Mask]:
@@ -522,14 +541,8 @@ def _probe(model: BridgedModel, config: Any, probe_bytes: int = PROBE_MB * 2**20
     ``probe_bytes``, else the masks alone (no attention computed) for a model whose attention
     goes through the interface; a window neither fits is refused, saying so."""
     text_config = config.get_text_config()  # a vision-language model's: its language model's
-    context = _context(text_config) or DEFAULT_CONTEXT
     vocab = getattr(text_config, "vocab_size", None) or model.tokenizer.vocab_size
-    short = min(context, PROBE_TOKENS)
-    named = named_window(text_config)
-    # A window as long as the context never cuts (no text is longer): nothing to see past it.
-    if named is not None and named[1] >= context:
-        named = None
-    need = short if named is None else min(context, max(short, named[1] + PROBE_PAST))
+    short, need, named = probe_lengths(text_config)
     run = _run_probe(model, _probe_ids(model, vocab, short))
     L, H = len(run.attentions), run.attentions[0].shape[0]
     windows = None

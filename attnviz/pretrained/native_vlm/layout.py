@@ -93,7 +93,7 @@ def mask_spans(hf: Any, inputs: Mapping[str, torch.Tensor], T: int,
         return ()
     spans = spans_of(seen)
     sliding = masks.get("sliding_attention") if isinstance(masks, Mapping) else None
-    if sliding is not None and cfg.sliding_window is not None:
+    if sliding is not None and isinstance(cfg.sliding_window, int):  # one size (Gemma 3's)
         window = hidden_keys(T, T, 0, True, cfg.sliding_window, torch.device("cpu"), spans,
                              cfg.window_in_spans)  # fmt: skip
         theirs = _seen(sliding)

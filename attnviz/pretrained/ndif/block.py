@@ -28,6 +28,7 @@ import torch
 from attnviz.engine.reduce import (
     PCA_AXES,
     entropy,
+    logit_scale,
     max_pool,
     principal_axes,
     quantize,
@@ -203,22 +204,37 @@ def _reduce_layer(plan: dict, layer: int, call: dict, output: Any) -> dict:
     return got
 
 
-def predictions(plan: dict, rows: dict, norm: Any, head: Any, softcap: float | None) -> dict:
+def predictions(
+    plan: dict, rows: dict, norm: Any, head: Any, softcap: float | None, logits: torch.Tensor
+) -> dict:  # fmt: skip
     """The top tokens of the rows of hidden states the plan asks for (``rows``: state index ->
-    (P, C), the last already normed), with the targets' probabilities and ranks."""
+    (P, C), the last already normed), with the targets' probabilities and ranks (``rows``),
+    each row's logits its head's, soft-capped, times the logit scale (``scale``) that makes the
+    first one the model's own ``logits`` of it (V,) (``reduce.logit_scale``, as the bridge's
+    probe finds it: Cohere's, Granite's; None, and no rows, when no one number does)."""
     with torch.no_grad():
-        return _predictions(plan, rows, norm, head, softcap)
+        return _predictions(plan, rows, norm, head, softcap, logits)
 
 
-def _predictions(plan: dict, rows: dict, norm: Any, head: Any, softcap: float | None) -> dict:
+def _predictions(
+    plan: dict, rows: dict, norm: Any, head: Any, softcap: float | None, logits: torch.Tensor
+) -> dict:  # fmt: skip
     ask = plan["predict"]
     targets = torch.tensor(ask["targets"])
     last = max(rows)
     step = max(1, CHUNK_BYTES // (8 * ask["vocab"]))
 
+    def capped(x: torch.Tensor) -> torch.Tensor:
+        made = head(x)
+        return torch.tanh(made / softcap) * softcap if softcap else made
+
+    scale = logit_scale(capped(rows[last][:1])[0], logits, ask["tolerance"])
+    if scale is None:
+        return {"rows": {}, "scale": None}
+
     def unembed(x: torch.Tensor) -> torch.Tensor:
-        logits = head(x)
-        return torch.tanh(logits / softcap) * softcap if softcap else logits
+        made = capped(x)
+        return made * scale if scale != 1.0 else made
 
     top = ask["kind"] == "top_k"
     k = ask["k"] if top else 1
@@ -230,7 +246,7 @@ def _predictions(plan: dict, rows: dict, norm: Any, head: Any, softcap: float | 
         ids, probs, tprob, trank = read_rows(unembed, x, targets, k, step)
         out[i] = {"ids": _sent(ids), "probs": _sent(probs), "target_probs": _sent(tprob),
                   "target_ranks": _sent(trank)}  # fmt: skip
-    return out
+    return {"rows": out, "scale": scale}
 
 
 def plan_bytes(plan: dict, layers: int, heads: int, kv_heads: int, n: int, d: int, hs: int) -> int:
@@ -336,5 +352,9 @@ def run_plan(model: Any, plan: dict) -> dict:
             return x
 
         head = envoy_at(model, paths["head"])
-        got["predict"] = predictions(plan, rows, norm, head, predict.get("softcap"))
+        assert positions is not None
+        out = model.output  # the model's own logits, to find its logit scale
+        logits = out.logits if hasattr(out, "logits") else out[0]  # (1, T, V)
+        first = logits[0, positions[0].to(logits.device)]  # (V,) the first position asked
+        got["predict"] = predictions(plan, rows, norm, head, predict.get("softcap"), first)
     return got

@@ -46,8 +46,14 @@ class Deployment:
         return f"the NDIF deployment at {self.host}"
 
 
+# How a host installs the NDIF client: for the server's log and a host's terminal (load_ndif's
+# ModelFolderError at start), never in an answer a learner or an API client reads.
+NDIF_INSTALL = "pip install 'attnviz[ndif]'"
+
+
 def nnsight_module() -> Any:
-    """nnsight, or a RemoteError saying how to install it. Imported, nnsight mounts a ``save``
+    """nnsight, or a RemoteError (a 503) saying in words that this server lacks it, the command
+    that installs it going to the server's log. Imported, nnsight mounts a ``save``
     method on every Python object; taken off again here (attnviz calls ``nnsight.save``), or
     every class defined after it that checks its attributes breaks (anyio's socket and stream
     attributes, imported lazily by the server's event loop: "Attribute 'save' is missing its
@@ -55,8 +61,12 @@ def nnsight_module() -> Any:
     try:
         import nnsight
     except ImportError as exc:
+        log.warning("the NDIF backend needs nnsight, which is not installed: %s", NDIF_INSTALL)
         raise RemoteError(
-            "backend: the NDIF backend needs nnsight: pip install 'attnviz[ndif]'", status=503
+            "backend: this server cannot reach NDIF: the client NDIF needs is not installed "
+            "here; its host can install it (the documentation's Models page, “Past one "
+            "machine: NDIF”)",
+            status=503,
         ) from exc
     global _UNMOUNTED
     if not _UNMOUNTED:

@@ -14,7 +14,7 @@ import inspect
 import threading
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,13 +24,22 @@ from attnviz.capture import TraceTensors
 from attnviz.capture.lens import Readout
 from attnviz.engine import TransformerConfig
 from attnviz.engine.ablate import HeadAblation
-from attnviz.errors import TraceError
+from attnviz.engine.config import window_fields
+from attnviz.errors import RemoteError, TraceError
 from attnviz.pretrained.bridge.head import find_after_blocks
 from attnviz.pretrained.bridge.load import _ROPE_KEYS, DEFAULT_CONTEXT, _context, _eos_ids
+from attnviz.pretrained.bridge.meta_probe import read_attention
 from attnviz.pretrained.folder import Backend, ModelFolderError
-from attnviz.pretrained.ndif.client import Deployment, model_key, nnsight_module, run_remote
+from attnviz.pretrained.ndif.client import (
+    NDIF_INSTALL,
+    Deployment,
+    model_key,
+    nnsight_module,
+    run_remote,
+)
 from attnviz.pretrained.ndif.tensors import remote_tensors
 from attnviz.pretrained.tokenize import TextTokenizer
+from attnviz.settings import PROBE_MB
 from attnviz.wire.constants import ATTRIBUTION_FIELDS, VALUE_WEIGHTED_RULES
 
 PREFIX = "ndif:"
@@ -107,6 +116,8 @@ class NdifModel:
     where: Deployment | None  # None: nnsight runs it in this process (the tests)
     remote_key: str = ""  # nnsight's key of it (``client.model_key``), read once at start
     logit_softcap: float | None = None
+    # Why its layers' windows are not in ``cfg`` (``meta_probe.read_attention``), if they are not
+    windows_unread: str | None = None
     device: torch.device = torch.device("cpu")  # where its arrays land here
     run: str | None = None
     title: str | None = None  # a trained run's model: what it is, in words
@@ -238,7 +249,8 @@ class NdifModel:
 
 
 def describe(config: Any) -> TransformerConfig:
-    """The TransformerConfig that describes a causal language model's config (never built)."""
+    """The TransformerConfig that describes a causal language model's config (never built),
+    before its attention's rule is read (``read_attention``: its windows, scaling and soft-cap)."""
     c = config.get_text_config()
     H = c.num_attention_heads
     C = c.hidden_size
@@ -275,11 +287,22 @@ def tokenizer_file(key: str) -> Path:
         raise ModelFolderError(f"{key}: its tokenizer.json could not be had ({exc})") from exc
 
 
-def load_ndif(key: str, where: Deployment | None, name: str | None = None) -> NdifModel:
+def load_ndif(
+    key: str, where: Deployment | None, name: str | None = None,
+    probe_bytes: int = PROBE_MB * 2**20,
+) -> NdifModel:  # fmt: skip
     """The model ``key`` (a repo id, or a folder the deployment and this server both read) on
     ``where``: its config and tokenizer here (a folder's, or the Hugging Face cache's), its
-    parts found on the meta device. ``where`` None: nnsight runs it here (the tests)."""
-    nnsight_module()
+    parts found on the meta device, and its attention's windows, scaling and soft-cap read on
+    a probe there of at most ``probe_bytes`` of masks (``meta_probe.read_attention``). ``where``
+    None: nnsight runs it here (the tests). Without nnsight, a ModelFolderError at start that
+    tells the host the command."""
+    try:
+        nnsight_module()
+    except RemoteError as exc:
+        raise ModelFolderError(
+            f"{key}: an NDIF model needs nnsight, which is not installed: {NDIF_INSTALL}"
+        ) from exc
     from nnsight.modeling.transformers import TransformersModel
     from transformers import AutoTokenizer
 
@@ -299,6 +322,14 @@ def load_ndif(key: str, where: Deployment | None, name: str | None = None) -> Nd
     paths = find_paths(hf, cfg.n_layers)
     if isinstance(paths, str):
         raise ModelFolderError(f"{key}: attnviz cannot read this model through NDIF: {paths}")
+    # Each layer's window, scaling and soft-cap, as the bridge's probe reads a local model's:
+    # from what its attention is given on a forward here, its weights never needed.
+    given = read_attention(hf, cfg.n_layers, probe_bytes)
+    why = given if isinstance(given, str) else given.unread
+    unread = None if why is None else f"not read over NDIF: {why}"
+    if not isinstance(given, str):
+        cfg = replace(cfg, attn_scale=given.scaling, attn_softcap=given.softcap,
+                      **window_fields(given.windows or ()))  # fmt: skip
     tokenizer = TextTokenizer.from_file(tokenizer_file(key))
     host = "this process" if where is None else where.host
     # A repo id names itself; a folder (a self-hosted deployment's) by its name, as a model
@@ -317,5 +348,6 @@ def load_ndif(key: str, where: Deployment | None, name: str | None = None) -> Nd
         where=where,
         remote_key="" if where is None else model_key(lm, key),
         logit_softcap=getattr(hf.config.get_text_config(), "final_logit_softcapping", None),
+        windows_unread=unread,
         eos_ids=_eos_ids(hf.config.get_text_config().to_dict()),
     )

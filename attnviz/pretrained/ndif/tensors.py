@@ -26,6 +26,7 @@ from attnviz.engine.analysis import PCA
 from attnviz.engine.reduce import PCA_AXES
 from attnviz.errors import TraceError
 from attnviz.limits import LIMITS
+from attnviz.pretrained.bridge.head import HEAD_TOLERANCE
 from attnviz.pretrained.bridge.record import Mask, as_mask
 from attnviz.pretrained.bridge.rule import LayerRule, RecordedRule
 
@@ -288,9 +289,15 @@ class RemoteTensors(TraceTensors):
                 "kind": kind, "positions": missing, "k": LIMITS.max_top_k,
                 "targets": targets,
                 "vocab": self.readout.vocab, "softcap": self.plan_base.get("logit_softcap"),
+                "tolerance": HEAD_TOLERANCE,  # the bridge's, for the logit scale found there
             }  # fmt: skip
             got = self._base({"predict": ask}) or self._send({"predict": ask})
-            rows = got["predict"]
+            if got["predict"]["scale"] is None:
+                raise TraceError(
+                    f"fields: {self.model_name}'s logits are not its output embedding of its last "
+                    "hidden state times one number, so attnviz reads no predictions of it"
+                )
+            rows = got["predict"]["rows"]
             last = max(rows)
             for j, p in enumerate(missing):
                 if kind == "top_k":

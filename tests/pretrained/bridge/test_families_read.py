@@ -11,9 +11,9 @@ attention, the oracle):
   and head;
 - the windows said are the ones the model applies: each layer's keys hidden by the engine's
   rule for them are exactly those transformers' weights give nothing (ModernBERT's local
-  layers, either side of the query; GPT-Neo's local layer and BLOOM's none, read from the
-  forward's weights, their masks being their own code's), and the page's words for them say
-  which side they cut;
+  layers, either side of the query; NeoMME's, whose sizes differ from layer to layer; GPT-Neo's
+  local layer and BLOOM's none, read from the forward's weights, their masks being their own
+  code's), and the page's words for them say which side they cut;
 - the table in docs/models.md says of each family what its trace holds."""
 
 from __future__ import annotations
@@ -38,8 +38,8 @@ TOL = 1e-4
 TEXT = " ".join(SENTENCES[:2])  # 30-odd tokens: past every window here
 DOCS = Path(__file__).parents[3] / "docs" / "models.md"
 # The families the bridge serves (no native conversion), each made tiny by tests/support.
-FAMILIES = ["bloom", "cohere", "electra", "falcon", "gpt_neo", "modernbert", "opt", "stablelm",
-            "starcoder2"]  # fmt: skip
+FAMILIES = ["bloom", "cohere", "electra", "falcon", "gpt_neo", "modernbert", "neomme", "opt",
+            "stablelm", "starcoder2"]  # fmt: skip
 # The oracle's final norm of each causal family, where transformers keeps it.
 FINAL_NORMS = {
     "bloom": "transformer.ln_f",
@@ -130,8 +130,8 @@ def test_predictions_and_the_lens_are_transformers_head_and_final_norm(served, f
     assert (lens["probs"] - lp.max(-1).values).abs().max() < TOL
 
 
-@pytest.mark.parametrize("family", ["modernbert", "starcoder2", "opt", "electra", "gpt_neo",
-                                    "bloom"])  # fmt: skip
+@pytest.mark.parametrize("family", ["modernbert", "neomme", "starcoder2", "opt", "electra",
+                                    "gpt_neo", "bloom"])  # fmt: skip
 def test_the_windows_said_are_the_ones_the_model_applies(served, family):
     """Each layer's keys that the engine's rule hides for the window the trace says are the
     keys transformers' weights give nothing, in every head; each window's words say what it
@@ -160,6 +160,9 @@ def test_the_windows_said_are_the_ones_the_model_applies(served, family):
         assert windows == [None, bridge.WINDOW]
     if family == "bloom":  # ALiBi: a bias that fades with distance, no key ever cut
         assert windows == [None, None]
+    if family == "neomme":  # 3 and 6 keys either side, a global layer: each layer's own size
+        assert windows == [None if w is None else w + 1 for w in bridge.NEOMME_HALF_WINDOWS]
+        assert windows == [4, 7, None, 4]
 
 
 def windows_cell(windows: list[int | None], causal: bool) -> str:

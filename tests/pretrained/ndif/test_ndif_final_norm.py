@@ -3,8 +3,10 @@ the modules its forward calls after its last layer (``head.find_after_blocks``, 
 on fake tensors, so over the meta device's weights that a deployment's model has here), never
 a guess by name. On tiny random Llama, OPT (its final norm on ``model.decoder``, which no name
 on the base model finds), Gemma 2 and Mixtral (experts), the plan's modules are those the
-bridge's probe found by running the model, and OPT's predictions and logit lens made on the
-deployment (nnsight's local execution) are the bridge's, which are transformers' own."""
+bridge's probe found by running the model. The predictions and logit lens made on the
+deployment (nnsight's local execution) are the bridge's, and top-k transformers' own: OPT's
+(that final norm), Cohere's and Granite's (a logit scale, found there from the model's own
+logits as the bridge's probe finds it, ``reduce.logit_scale``: no name read)."""
 
 from __future__ import annotations
 
@@ -20,7 +22,14 @@ from attnviz.schemas.trace import TextTraceRequest, TraceQuery
 from attnviz.services.parts import select
 from attnviz.services.text_trace import run_text_trace
 from tests.support.checkpoints import make_tiny_llama
-from tests.support.checkpoints_bridge import _causal, make_tiny_gemma2, make_tiny_opt
+from tests.support.checkpoints_bridge import (
+    _causal,
+    hf_forward,
+    make_tiny_cohere,
+    make_tiny_gemma2,
+    make_tiny_granite,
+    make_tiny_opt,
+)
 
 pytest.importorskip("nnsight")  # the extra attnviz[ndif]; in the dev install
 
@@ -65,8 +74,12 @@ def test_the_plans_final_norm_is_the_one_the_bridges_probe_found(tmp_path, famil
         assert paths.final == ("model.decoder.final_layer_norm",)
 
 
-def test_opts_predictions_and_lens_on_the_deployment_are_the_bridges(tmp_path):
-    folder = make_tiny_opt(tmp_path / "tiny-opt")
+READ_OUT = {"opt": make_tiny_opt, "cohere": make_tiny_cohere, "granite": make_tiny_granite}
+
+
+@pytest.mark.parametrize("family", sorted(READ_OUT))
+def test_predictions_and_lens_on_the_deployment_are_the_bridges(tmp_path, family):
+    folder = READ_OUT[family](tmp_path / f"tiny-{family}")
     models = ModelRegistry([open_ndif(str(folder), "local"),
                             load_bridged(folder, CPU, name="bridged")])  # fmt: skip
     remote = next(n for n, m in models.models.items() if m.backend == "ndif")
@@ -85,3 +98,8 @@ def test_opts_predictions_and_lens_on_the_deployment_are_the_bridges(tmp_path):
                 assert torch.equal(value, want[part][key]), (part, key)
             else:
                 assert value == want[part][key], (part, key)
+    # And top-k is the softmax of transformers' own logits (Granite's divided, Cohere's scaled).
+    probs = hf_forward(folder, a.meta["token_ids"]).logits[0].softmax(-1)  # (T, V)
+    top = got["top_k"]
+    assert torch.equal(top["ids"].long(), probs.topk(top["k"]).indices)
+    assert torch.allclose(top["probs"], probs.gather(1, top["ids"].long()), atol=1e-5)

@@ -13,6 +13,7 @@ import torch
 
 from attnviz.errors import TraceError
 from attnviz.pretrained.bridge import load_bridged
+from attnviz.pretrained.bridge.head import HEAD_TOLERANCE
 from attnviz.pretrained.folder import load_folder
 from attnviz.pretrained.ndif import open_ndif
 from attnviz.pretrained.ndif.block import plan_bytes, read_call, reduce_layer
@@ -131,7 +132,7 @@ def test_what_the_deployment_sends_is_what_plan_bytes_says(models):
         {"qkv": [1]},
         {"pca": True},
         {"predict": {"kind": "lens", "positions": [0, 3], "k": 5, "targets": [1, 2],
-                     "vocab": cfg.vocab_size}},
+                     "vocab": cfg.vocab_size, "tolerance": HEAD_TOLERANCE}},
     ]  # fmt: skip
     for plan in plans:
         got = m._run(ids, {**base, **plan})
