@@ -31,8 +31,8 @@ keeps no cookie is a new visitor at every request, so one client address (a trus
 ``X-Forwarded-For``, else the peer's) may have ``trace_jobs_per_address`` visitors with jobs
 computing or waiting at once; another visitor's job is ``TooManyJobs`` (429 with Retry-After,
 naming the rule; the operator is exempt). Ended jobs are kept for the trace cache's lifetime:
-per visitor the newest one whose answer was read, and those not yet read (``UNREAD_PER_VISITOR`` at most; ``MAX_JOBS`` in
-all).
+per visitor the newest one whose answer was read, and those not yet read
+(``UNREAD_PER_VISITOR`` at most; ``MAX_JOBS`` in all).
 
 A remote model's part (NDIF's) may need a trip to its deployment even when its trace is kept
 here (a layer's q and k, predictions): it is always a job when asked, answered at once when it
