@@ -3,7 +3,9 @@ claim's sentence), by the very rules of the page's ``static/js/core/numbers.js``
 is its ``readable()`` (3 significant digits), ``js_number`` JavaScript's ``String(x)``, and
 ``readable_weight``, ``readable_share``, ``readable_percent``, ``readable_prose``,
 ``readable_span`` and ``readable_against`` its ``readableWeight()``..., which keep a sentence true
-where rounding would not (a weight of 0.9996 never reads "1", a range never "from 0.2 to 0.2").
+where rounding would not (a weight of 0.9996 never reads "1", a range never "from 0.2 to 0.2");
+``readable_points`` says a difference of shares in percentage points ("0.4 points", never "0
+points" for a difference that is not none), which the page never says.
 The exact values stay in the API's numbers, the tables, CSV and exports; a refusal's figures (a
 cap, a size) stay exact too."""
 
@@ -100,8 +102,8 @@ def readable(v: SupportsFloat | None, dtype: str = "F64") -> str:
 
 
 def signed(v: SupportsFloat) -> str:
-    """A signed change or contribution as the page writes one: "+10.6", "−0.0523" (a minus
-    sign, U+2212), "0"; the size as ``readable`` says it."""
+    """A signed change or contribution as the page writes one (numbers.js ``readableSigned``):
+    "+10.6", "−0.0523" (a minus sign, U+2212), "0"; the size as ``readable`` says it."""
     x = float(v)
     size = readable(abs(x))
     if size == "0" or not math.isfinite(x):
@@ -172,6 +174,25 @@ def readable_percent(v: SupportsFloat) -> str:
     if n == 0 and x > 0:
         return "under 1%"
     return f"{n}%"
+
+
+def readable_points(v: SupportsFloat) -> str:
+    """A difference of two shares in percentage points, as a sentence says it beside shares
+    said by ``readable_percent``: whole, halves away from zero ("47 points", "1 point", "-3
+    points"); one that whole points would say as a value it is not, "0 points" for a difference
+    under half a point or "100 points" for one short of all of it, as ``readable_prose`` says
+    it (0.004 reads "0.4 points", 0.996 "99.6 points", 1e-9 "practically zero points"). "0
+    points" only when there is no difference. (The page says no difference of shares: this rule
+    has no twin in numbers.js.)"""
+    x = float(v)
+    if not math.isfinite(x):
+        return readable(x)
+    n = _js_round(100 * abs(x))
+    if (n == 0 and x != 0) or (n == 100 and abs(x) < 1):
+        said = readable_prose(100 * x)
+    else:
+        said = str(-n if x < 0 else n)
+    return f"{said} point{'' if said in ('1', '-1') else 's'}"
 
 
 def readable_prose(v: SupportsFloat | None) -> str:

@@ -4,7 +4,8 @@ decimal halves where rounding turns and their neighbouring floats, the edges at 
 float32 values as the API spells them) gives the very strings attnviz.numbers.readable gives; and
 the rules that keep a sentence true (issue 41: readableWeight, readableShare, readablePercent,
 readableProse, readableSpan, readableAgainst) give the strings their Python twins give, at their edges and over
-random values. Their edge values are pinned here too."""
+random values. Their edge values are pinned here too, and readable_points' (a difference of
+shares in points, which only the server says)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from attnviz.numbers import (
     readable,
     readable_against,
     readable_percent,
+    readable_points,
     readable_prose,
     readable_share,
     readable_span,
@@ -255,6 +257,30 @@ def test_a_weight_reads_1_or_0_only_when_it_is(value, weight, share):
 )
 def test_a_percentage_reads_100_or_0_only_when_it_is(value, said):
     assert readable_percent(value) == said
+
+
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [
+        (0.47, "47 points"),
+        (0.01, "1 point"),
+        (-0.01, "-1 point"),
+        (-0.03, "-3 points"),
+        (0.005, "1 point"),  # half a point rounds away from zero (round() made it 0)
+        (0.025, "3 points"),  # not round()'s half to even, 2
+        (0.004, "0.4 points"),  # never "0 points" for a difference that is not none
+        (-0.004, "-0.4 points"),
+        (0.0000759, "0.00759 points"),
+        (1e-12, "practically zero points"),
+        (0.0, "0 points"),
+        (-0.0, "0 points"),
+        (0.996, "99.6 points"),  # never "100 points" short of all of it
+        (1.0, "100 points"),
+        (1.2, "120 points"),
+    ],
+)
+def test_a_difference_of_shares_reads_0_or_100_points_only_when_it_is(value, said):
+    assert readable_points(value) == said
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,7 @@ from fastapi import APIRouter, Query
 
 from attnviz.api.deps import CallerDep, RegistryDep, SettingsDep, TrainingDep
 from attnviz.limits import LIMITS
-from attnviz.pretrained.registry import BUILTIN_INSTALL
+from attnviz.pretrained.registry import BUILTIN_MISSING
 from attnviz.schemas.models import CorpusLimits, ImageLimits, ModelList
 from attnviz.services.corpus import projections
 from attnviz.services.pointers import example_heads
@@ -46,7 +46,7 @@ def models(
         max_generate=LIMITS.max_generate,
         max_ablate=LIMITS.max_ablate,
         max_json_values=settings.max_json_values,
-        install=BUILTIN_INSTALL,
+        install=BUILTIN_MISSING,
         example_heads=example_heads(registry),
         corpus=CorpusLimits(
             max_tokens=LIMITS.max_corpus_tokens,

@@ -104,7 +104,10 @@ class HeadClusters(BaseModel):
     heads: int
     measure: str = Field(description="The similarity, in words")
     order: list[int] = Field(description="Every head as layer * heads + head, in leaf order")
-    similarity: list[list[float]] = Field(description="n x n, rows and columns in ``order``")
+    similarity: list[list[float]] = Field(
+        description="n x n, rows and columns in ``order``; each a float32, unrounded (its "
+        "shortest digits, as a trace's numbers)"
+    )
     labels: list[int] = Field(
         description="The cluster of each head (layer * heads + head), numbered in order of "
         "first appearance along ``order``"

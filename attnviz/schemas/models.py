@@ -165,7 +165,11 @@ class ModelList(BaseModel):
         description="The most numbers one JSON trace may carry; ask for parts, or the compact "
         "form, beyond"
     )
-    install: str = Field(description="How to install the default model, for a server without it")
+    install: str = Field(
+        description="What the page says on a server without a model for sentences, in words: "
+        "its host can install the default model (the command is in the documentation's Models "
+        "page, never sent)"
+    )
     example_heads: list[ExampleHead] = Field(
         default_factory=list, description="Heads worth a look for the example texts"
     )

@@ -15,14 +15,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar
 
-from attnviz.numbers import readable_against, readable_percent, readable_prose, readable_share
+from attnviz.numbers import (
+    readable_against,
+    readable_percent,
+    readable_points,
+    readable_prose,
+    readable_share,
+)
 
 M = TypeVar("M", bound=Callable[..., float])
 
 # What a claim's number is, for its sentence: a share (0.97 -> "97%"), a difference of shares
-# ("47 points"), a share of a head's weight said before "of its weight" (0.583 -> "0.583", 0.9996
-# -> "almost all (over 0.999)"), a loss in nats, a ratio ("3.1 times"), or a plain number (3
-# significant digits).
+# ("47 points", 0.004 -> "0.4 points"), a share of a head's weight said before "of its weight"
+# (0.583 -> "0.583", 0.9996 -> "almost all (over 0.999)"), a loss in nats, a ratio ("3.1
+# times"), or a plain number (3 significant digits).
 Unit = Literal["share", "points", "weight", "nats", "times", "number"]
 
 
@@ -30,14 +36,14 @@ def said(x: float, unit: Unit = "number") -> str:
     """``x`` as a person reads it: 3 significant digits, as the page's numbers.js readable()
     writes them, never a value it is not (``attnviz.numbers.readable_prose``: "about 0.00008"); a
     share as a whole percentage (``readable_percent``: "over 99%", never "100%" short of all of
-    it); a share of a weight as ``readable_share`` says it."""
+    it); a difference of shares in points (``readable_points``: "0.4 points", never "0 points"
+    short of none); a share of a weight as ``readable_share`` says it."""
     if unit == "share":
         return readable_percent(x)
     if unit == "weight":
         return readable_share(x)
     if unit == "points":
-        n = round(100 * x)
-        return f"{n} point{'' if abs(n) == 1 else 's'}"
+        return readable_points(x)
     number = readable_prose(x)
     return {"nats": f"{number} nats", "times": f"{number} times"}.get(unit, number)
 

@@ -35,7 +35,7 @@ from torch import nn
 
 from attnviz.engine import Transformer
 from attnviz.engine.init import standard_weights, trainable
-from attnviz.numbers import readable, readable_percent
+from attnviz.numbers import readable, readable_percent, readable_points
 from attnviz.training import measures
 from attnviz.training.ablations import POS_TASK
 from attnviz.training.claims import Claim, Outcome
@@ -584,13 +584,15 @@ def _pct(x: float) -> str:
 
 
 def _points(x: float) -> str:
-    n = round(100 * x)
-    return f"{n} point{'' if n == 1 else 's'}"
+    """A difference of shares in percentage points: "47 points", "0.4 points", never "0 points"
+    for a difference that is not none (``readable_points``)."""
+    return readable_points(x)
 
 
 def _versus(x: float) -> str:
-    """How far ahead of another a share of ``x`` more is, in words."""
-    if round(100 * x) == 0:
+    """How far ahead of another a share of ``x`` more is, in words: "level with" only when the
+    shares are equal."""
+    if x == 0:
         return "level with"
     return f"{_points(abs(x))} {'ahead of' if x > 0 else 'behind'}"
 

@@ -5,6 +5,7 @@ bridged model) gives no points but its heads clustered; GET /api/models lists th
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
@@ -50,6 +51,10 @@ def test_one_heads_points_line_up_with_the_texts_and_every_head_is_clustered(cli
     assert len(c["similarity"]) == heads and all(
         row[i] == 1 for i, row in enumerate(c["similarity"])
     )
+    # Each a float32, unrounded, as its shortest digits spell it (issue 41: rounded to 3
+    # decimals, 0.9996 came as 1): the page rounds it.
+    assert all(repr(v) == str(np.float32(v)) for row in c["similarity"] for v in row)
+    assert any(round(v, 3) != v for row in c["similarity"] for v in row)
     assert len(c["merges"]) == heads - 1 and c["merges"][-1][3] == heads
     # Another head of the kept set: answered from it, the set's texts the same.
     again = ok(client, model, max_tokens=160, layer=1, head=0, clusters=3)

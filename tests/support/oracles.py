@@ -27,6 +27,19 @@ def js_number(x: float) -> str:
 readable = numbers.readable
 
 
+def cell_value(v: float, dtype: str = "F64") -> str:
+    """views/describe.js cellValue(v, dtype): a cell's value in a plot's summary, as readable()
+    says it, but a weight within 0.001 of 1 or 0 and not on it "over 0.999" / "under 0.001"
+    (a cosine short of -1 "under -0.999"), a small negative score as readable_prose says it."""
+    if 0 < v < 1:
+        hedged = numbers.readable_weight(v)
+        if not (hedged[0].isdigit() or hedged[0] == "-"):
+            return hedged
+    if -1 < v < -0.999:
+        return "under -0.999"
+    return numbers.readable_prose(v) if -0.001 < v < 0 else readable(v, dtype)
+
+
 def scene_groups(points: list[list[float]], spans: list[float], near: float = 0.1):
     """core/labels.js sceneGroups: the tokens that share a live 3-D scene's label. Each point, in
     order, joins the first group whose first point is within `near` of it (each axis divided by

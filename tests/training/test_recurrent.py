@@ -207,6 +207,40 @@ def test_the_claims_and_the_words_follow_the_numbers():
         R.Claim("x", lambda c: 0.0, "<=", 1.0, "x")
 
 
+def test_a_difference_under_a_point_is_said_never_as_0_points():
+    """Issue 41: shares 0.4 points apart read "0.4 points", not "0 points" nor "level with"
+    (Python's round() made 0.4 points "0" and 0.5 "0", half to even); whole points beside the
+    whole percentages otherwise, halves away from zero."""
+    L = R.TIMING_LENGTHS
+    c = made(
+        "copy",
+        {
+            "transformer": [0.973, 0.97, 0.97, 0.97, 0.97],
+            "lstm": [0.968, 0.9, 0.8, 0.6, 0.966],
+            "gru": [0.9, 0.75, 0.6, 0.5, 0.895],
+        },  # fmt: skip
+        {k: [1e-4 * x for x in L] for k in R.KINDS},
+    )
+    said = R.shows(c)
+    # The LSTM lost 0.2 points, the GRU 0.5 (whole: 1 point), the transformer 0.3, and it is
+    # 0.4 points ahead of the LSTM.
+    assert "they lost 0.2 points and 1 point." in said, said
+    assert "the transformer lost 0.3 points, and at 12 it was 0.4 points ahead of the LSTM" in said
+    assert " 0 points" not in said and "level with" not in said
+    out = {o.claim.text: o for o in R.outcomes(c)}
+    drop = out["LSTM: accuracy lost from the shortest distance to 12"]
+    assert drop.claim.sentence(drop.value) == (
+        "From the shortest distance to 12 letters in the string, the LSTM lost 0.2 points (the "
+        "claim: at least 20 points)."
+    )
+    level = made(
+        "copy",
+        {"transformer": [1.0] * 5, "lstm": [1.0] * 4 + [1.0], "gru": [1.0] * 5},
+        {k: [1e-4 * x for x in L] for k in R.KINDS},
+    )
+    assert "it was level with the LSTM" in R.shows(level)
+
+
 @pytest.mark.slow
 def test_a_comparison_reports_its_progress_and_stops_when_told():
     setup = replace(R.SETUPS["induction"], opt=Optimiser(steps=6, seed=0), lengths=(4, 8, 16, 32))

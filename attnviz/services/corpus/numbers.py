@@ -10,9 +10,11 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import orjson
 import torch
 
 from attnviz.engine.analysis import trajectory_pca
+from attnviz.wire.jsonarrays import dumps
 
 NOTE = (
     "Keys are translated by c = mean(queries) - mean(keys) (each query's scores all grow by "
@@ -71,6 +73,14 @@ def significant(x: np.ndarray, digits: int = 4) -> list[float]:
     mag = np.floor(np.log10(np.abs(np.where(x == 0, 1.0, x))))
     factor = 10.0 ** (digits - 1 - mag)
     return (np.round(x * factor) / factor).tolist()
+
+
+def as_float32(x: np.ndarray) -> list:
+    """Each value as the float32 nearest it, unrounded beyond that, in nested lists of floats
+    spelled with the float32's shortest digits (as the trace's JSON spells a float32: 0.9996,
+    not 0.99959999322891235 nor, rounded to 3 decimals, 1.0). The page rounds them as a person
+    reads them."""
+    return orjson.loads(dumps(np.ascontiguousarray(x, dtype=np.float32)))
 
 
 # ---- heads clustered -----------------------------------------------------------------------

@@ -45,6 +45,7 @@ from attnviz.schemas.corpus import (
 from attnviz.services.corpus.numbers import (
     NOTE,
     Fit,
+    as_float32,
     average_linkage,
     centered,
     cosine,
@@ -386,7 +387,7 @@ def head_clusters(kept: KeptSet, k: int) -> HeadClusters:
         heads=kept.heads,
         measure=MEASURE,
         order=c.order,
-        similarity=np.round(sim, 3).tolist(),
+        similarity=as_float32(sim),
         labels=cut(c.merges, n, k, c.order),
         merges=[(int(a), int(b), round(float(d), 6), int(s)) for a, b, d, s in c.merges],
     )

@@ -25,7 +25,7 @@ from attnviz.services.corpus.numbers import (
     fit_pca,
     leaf_order,
 )
-from attnviz.services.corpus.service import CorpusCache, cluster, compute_set
+from attnviz.services.corpus.service import CorpusCache, cluster, compute_set, head_clusters
 from attnviz.services.corpus.sets import build_set, doc_sentences
 
 CPU = torch.device("cpu")
@@ -136,6 +136,22 @@ def test_the_users_points_are_placed_with_the_sets_map(gpt2):
     n = len(ids)
     assert np.allclose(one.points.qx[:n], uq[:, 0].numpy(), rtol=1e-3, atol=1e-6)
     assert np.allclose(one.points.ky[:n], uk[:, 1].numpy(), rtol=1e-3, atol=1e-6)
+
+
+def test_the_heads_similarity_is_sent_unrounded_as_float32(gpt2):
+    """Issue 41: the similarity the page reads is each cosine's float32, not rounded to 3
+    decimals (which made 0.9996 "1"): the page rounds it as a person reads it."""
+    kept = compute_set(gpt2, "docs", None, 0, 200, gpt2.cfg.n_ctx, layer=1)
+    sent = head_clusters(kept, 3)
+    c = kept.clustering
+    want = c.similarity[np.ix_(c.order, c.order)].astype(np.float32)
+    got = np.array(sent.similarity)
+    assert (got.astype(np.float32) == want).all()  # each the float32 of the cosine
+    # Spelled with the float32's shortest digits (as a trace's numbers are), so the JSON says
+    # what the float32 is, and not rounded further: most are no multiple of 0.001.
+    assert all(repr(v) == str(np.float32(v)) for row in sent.similarity for v in row)
+    assert np.mean(np.round(got, 3) != got) > 0.5
+    assert np.diag(got).tolist() == [1.0] * len(got)
 
 
 def test_heads_with_identical_patterns_have_similarity_one_and_share_a_cluster():
