@@ -362,6 +362,9 @@ def test_a_click_into_a_weight_selects_it_so_typing_replaces_it(page, live_serve
     selects the next whole."""
     for width in (1280, 480):
         page.set_viewport_size({"width": width, "height": 800})
+        # A page load each time: the step's link followed on the step already open, its lab as
+        # the learner left it, is answered already and asks nothing again.
+        page.goto("about:blank")
         learn_open(page, "qkv", lambda: page.goto(f"{live_server}/#learn/6"))
         weight = page.locator(
             '#custom-weights table[data-matrix="v"] input[data-i="0"][data-j="0"]'
