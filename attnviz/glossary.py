@@ -75,6 +75,14 @@ GLOSSARY: tuple[Term, ...] = (
         "key by an angle that grows with the position.",
     ),
     _t(
+        "token-type",
+        "Token type embedding",
+        "token type embeddings|token type embedding|token type",
+        "A learned vector that BERT-style models add to each token’s embedding to say which "
+        "segment it is in (the first or the second sentence of a pair). With one sentence every "
+        "token gets the same one.",
+    ),
+    _t(
         "d-model",
         "d_model",
         "d_model",

@@ -128,7 +128,8 @@ def presets() -> list[Preset]:
             id="two-heads",
             name="Two heads, two questions",
             about="Head 1 sees the animate and state axes, head 2 the place and grammar axes. "
-            "In head 1 'it' attends to 'animal', in head 2 to 'street': one head per reading.",
+            "Which does 'it' attend to in each head, 'animal' or 'street'? Switch the head "
+            "and read its row.",
             source=f'The sentence from the section on heads ("One head is one kind of question") '
             f"of {ARTICLE}; the table is attnviz's own.",
             tokens=SHOWCASE.split(),

@@ -99,7 +99,12 @@ async def check(
             [{"loc": loc, "msg": str(exc), "type": "value_error"}]
         ) from None
     await classroom.checked(
-        caller, step, answer, own=own, looked=looked, state=service.fingerprint(body)
+        caller,
+        step,
+        answer,
+        own=own,
+        looked=looked,
+        states=service.task_states(step, body),
     )
     return answer.model_copy(update={"credited": own})
 

@@ -30,6 +30,8 @@ FINDS = 0.35  # step 6: An's weight on a
 APART = 0.35  # step 9: apple-banana distance after the last layer (half the 0.700 they start at)
 DEPTH = 5  # step 9: layers the distance is kept over
 DIFFER = 0.01  # step 8: the two "the" outputs at least this far apart
+# Step 8: a positional setting as a person says it (the others read as they are named).
+POSITIONS_SAID = {"rope": "rotary (RoPE)"}
 
 
 def _where(r: ToyReading) -> str:
@@ -217,7 +219,7 @@ def quiet_values(r: ToyReading) -> Result:
             True,
             f"apple now ends with grammar {readable_prose(g)} and fruit {readable_prose(f)}, at "
             f"{vec(after)}. It still gives {readable_share(to_grammar)} of its attention to "
-            f"{names} (the queries and keys did not change), but their values no longer carry "
+            f"{names} (W_Q and W_K set that, not W_V), but their values no longer carry "
             "grammar into it: what a token is looked up by (its key) and what it hands over (its "
             "value) are now separate.",
         )
@@ -231,11 +233,17 @@ def quiet_values(r: ToyReading) -> Result:
     return Result(
         False,
         f"apple ends at {vec(after)}: grammar {readable_against(g, GRAMMAR_QUIET)}, fruit "
-        f"{readable_prose(f)}. The queries and keys read only fruit, so {names} get the softmax's "
-        f"floor, {readable_share(to_grammar)} of apple's attention together, and W_V passes their "
-        "grammar on. Zero W_V's grammar row (the last): values then carry no grammar, while who "
-        "attends to whom stays the same.",
+        f"{readable_prose(f)}. {names} get {readable_share(to_grammar)} of apple's attention "
+        "together (W_Q and W_K set that), and W_V passes their grammar on. Zero W_V's grammar "
+        "row (the last): values then carry no grammar, while who attends to whom stays the "
+        "same.",
     )
+
+
+def _reads_axes(r: ToyReading, m: list[list[float]]) -> str:
+    """What a projection reads, in words: the input axes whose rows are not zero."""
+    axes = [r.axes[i] for i, row in enumerate(m) if i < len(r.axes) and any(x != 0 for x in row)]
+    return f"reads {quoted(axes)}" if axes else "reads nothing"
 
 
 def determiner_finds_a(r: ToyReading) -> Result:
@@ -245,20 +253,41 @@ def determiner_finds_a(r: ToyReading) -> Result:
     assert i is not None and j is not None
     got, even = float(r.weights()[i, j]), 1.0 / r.n
     s = float(r.scores()[i, j])
+    w = r.config.weights
+    if r.config.projections != "custom" or w is None:
+        return Result(
+            False,
+            f"Projections are {r.config.projections}: this task is about your own W_Q and W_K. "
+            "Set projections to custom (the step's matrices) and edit them.",
+        )
+    x = r.inputs()
+    q = x[i] @ torch.tensor(w.q, dtype=x.dtype)
+    k = x[j] @ torch.tensor(w.k, dtype=x.dtype)
+    said = (
+        f"W_Q {_reads_axes(r, w.q)}, so An's query is {vec(q)}; W_K {_reads_axes(r, w.k)}, so "
+        f"a's key is {vec(k)}"
+    )
     if got >= FINDS:
         return Result(
             True,
             f"In {_where(r)} An now gives {readable_share(got)} of its attention to a (score "
-            f"{readable_prose(s)}): the query of An and the key of a both read the grammar axis "
-            "now, so they line up. A determiner is easy to find, whatever it carries.",
+            f"{readable_prose(s)}): {said}. The query of An and the key of a line up, so a "
+            "determiner is easy to find, whatever it carries.",
+        )
+    if not bool(q.abs().gt(0).any()):
+        why = "An's query is zero: it looks for nothing, and its row of weights is even."
+    elif not bool(k.abs().gt(0).any()):
+        why = "a's key is zero: nothing can find it, however An's query looks."
+    else:
+        why = (
+            "An's query and a's key do not meet strongly enough: their dot product is the score, "
+            "and a larger one gives a more weight."
         )
     return Result(
         False,
         f"In {_where(r)} An gives {readable_against(got, FINDS, readable_share)} of its attention "
-        f"to a (score {readable_prose(s)}; an even share is {readable_prose(even)}). An's query "
-        "is X W_Q, and W_Q reads only fruit, of which An has none: it looks for nothing. Give "
-        "W_Q and W_K a grammar entry (their bottom-right cell) so An's query and a's key meet on "
-        "grammar.",
+        f"to a (score {readable_prose(s)}; an even share is {readable_prose(even)}). {said}: "
+        f"{why}",
     )
 
 
@@ -315,6 +344,7 @@ def the_rows_differ(r: ToyReading) -> Result:
     out = r.last
     d = float((out[i] - out[j]).norm())
     pos = r.config.positional
+    said = POSITIONS_SAID.get(pos, pos)  # the setting as a person says it
     if pos == "none":
         return Result(
             False,
@@ -332,13 +362,13 @@ def the_rows_differ(r: ToyReading) -> Result:
         )
         return Result(
             False,
-            f'With {pos} positions the two "the" come out only {readable_against(d, DIFFER)} '
+            f'With {said} positions the two "the" come out only {readable_against(d, DIFFER)} '
             f"apart (at least {DIFFER} is the task).{why}",
         )
     added = " (each got its position's vector added first)" if pos != "rope" else ""
     return Result(
         True,
-        f'With {pos} positions the two "the", the same row going in, come out {readable_prose(d)} '
+        f'With {said} positions the two "the", the same row going in, come out {readable_prose(d)} '
         f"apart: {vec(out[i])} at token {i + 1} and {vec(out[j])} at token {j + 1}{added}. Only "
         "a position encoding lets attention tell the places apart.",
     )

@@ -327,12 +327,65 @@ def _part(c: Component) -> str:
     }.get(c.kind, c.name)
 
 
-def _cell_hint(r: TrainReading, n: int) -> str:
-    q = r.probe.query
+def _probe_weights(r: TrainReading, layer: int, head: int) -> torch.Tensor:
+    """The head's own attention weights on the heads card's probe (the run's model, exact, not
+    the card's rounded snapshot): (T, T)."""
+    model = r.variant.result.model if r.variant.result is not None else None
+    assert model is not None
+    ids = torch.tensor([r.probe.ids], device=model.param_device)
+    return measures.patterns(model, ids)[layer][0, head].double()
+
+
+def _example(r: TrainReading, w: torch.Tensor, n: int) -> tuple[int, int]:
+    """The cell the hint names and the page marks, chosen from the head's weights ``w`` on the
+    probe: a letter of the repeat whose largest weight is on the letter after that letter's
+    first occurrence (the probe's own query where it is one, else the one with the most weight
+    there); where no letter's is, the letter with the most weight on it."""
+    repeat = range(n, 2 * n - 1)
+    wins = [q for q in repeat if int(w[q, : q + 1].argmax()) == q - n + 1]
+    if r.probe.query in wins:
+        return r.probe.query, r.probe.query - n + 1
+    q = max(wins or repeat, key=lambda q: float(w[q, q - n + 1]))
+    return q, q - n + 1
+
+
+def _cell_hint(r: TrainReading, n: int, cell: tuple[int, int]) -> str:
+    q, k = cell
     return (
         f"click its heatmap's cell from a letter of the repeat (tokens {n + 1} to {2 * n - 1}) "
         f"to the letter after that letter's first occurrence, {n - 1} tokens left of the "
-        f"diagonal: for example from {_token(r, q)} to {_token(r, q - n + 1)}"
+        f"diagonal: for example from {_token(r, q)} to {_token(r, k)}"
+    )
+
+
+def _which(q: int, k: int, n: int) -> str:
+    """What key ``k`` is to a query ``q`` of the repeat, in words."""
+    return {
+        q - n + 1: "the letter after that letter's first occurrence",
+        q - n: "that letter's first occurrence itself",
+        q: "the letter itself",
+        q - 1: "the letter before it",
+    }.get(k, "")
+
+
+def _looks_elsewhere(r: TrainReading, w: torch.Tensor, q: int, n: int, ex: tuple[int, int]) -> str:
+    """Why a repeat's query ``q`` is no example of induction on this head: where its largest
+    weight goes instead, and the cell ``ex`` where the head does what the step says."""
+    top, match = int(w[q, : q + 1].argmax()), q - n + 1
+    which = _which(q, top, n)
+    weight = lambda i, j: readable_weight(float(w[i, j]))  # noqa: E731
+    return (
+        f"From {_token(r, q)}, {r.where()} gives its largest weight, {weight(q, top)}, to "
+        f"{_token(r, top)}{f', {which}' if which else ''}, not to {_token(r, match)}, the "
+        f"letter after that letter's first occurrence ({weight(q, match)}): there it is not "
+        "doing induction. "
+        + (
+            f"From {_token(r, ex[0])} it is ({weight(*ex)} on {_token(r, ex[1])}): open Why this "
+            "score on that cell (marked on the heatmap)."
+            if int(w[ex[0], : ex[0] + 1].argmax()) == ex[1]
+            else "From no letter of the repeat does it give its largest weight to the letter after "
+            "that letter's first occurrence: train longer, or choose another induction head."
+        )
     )
 
 
@@ -342,8 +395,10 @@ def _token(r: TrainReading, i: int) -> str:
 
 def induction_circuit(r: TrainReading) -> Result:
     """Done once the learner has opened Why this score on an induction head (its score at least
-    INDUCTIVE) at a letter of the repeat and the key it attends to; the answer splits that score
-    by the key side's parts, and says whether the largest is a previous-token head."""
+    INDUCTIVE) at a letter of the repeat whose largest weight on the probe (the head's own, from
+    the run's model) is on the letter after that letter's first occurrence, and on that key; the
+    cell it marks is chosen from the same weights. The answer says that the key wins, splits its
+    score by the key side's parts, and says whether the largest is a previous-token head."""
     if (wait := _induction_run(r)) is not None:
         return wait
     result, task, v = r.variant.result, r.run.plan.task, r.view
@@ -367,16 +422,18 @@ def induction_circuit(r: TrainReading) -> Result:
         )
     if got < INDUCTIVE or v.layer < INDUCTION_FROM:
         early = "" if got < INDUCTIVE else f", but {_too_early(INDUCTION_FROM)}. Choose"
+        hint = _cell_hint(r, n, _example(r, _probe_weights(r, il, ih), n))
         return Result(
             False,
             f"{r.where()} scores {_score(got, INDUCTIVE)} as an induction head ({INDUCTIVE} is the "
             f"mark){early or ': choose'} {_head(il, ih)} ({_score(best, INDUCTIVE)}) in the card "
-            f"Attention as it trains, then open Why this score: {_cell_hint(r, n)}.",
+            f"Attention as it trains, then open Why this score: {hint}.",
         )
-    example = (r.probe.query, r.probe.query - n + 1)  # the hint's cell, marked on the heatmap
+    w = _probe_weights(r, v.layer, v.head)  # (T, T): where this head looks on the probe
+    example = _example(r, w, n)  # the hint's cell, marked on the heatmap
     if v.query is None or v.key is None:
         return Result(
-            False, f"Open Why this score on {r.where()}: {_cell_hint(r, n)}.", cell=example
+            False, f"Open Why this score on {r.where()}: {_cell_hint(r, n, example)}.", cell=example
         )
     q, k = v.query, v.key
     if not n <= q <= 2 * n - 2:
@@ -384,10 +441,12 @@ def induction_circuit(r: TrainReading) -> Result:
             False,
             f"The cell open is from {_token(r, q)}, in the first copy: no earlier occurrence "
             f"says what follows it. Open Why this score on the repeat instead: "
-            f"{_cell_hint(r, n)}.",
+            f"{_cell_hint(r, n, example)}.",
             cell=example,
         )
     match = q - n + 1  # the letter after the query's letter in the first copy
+    if int(w[q, : q + 1].argmax()) != match:
+        return Result(False, _looks_elsewhere(r, w, q, n, example), cell=example)
     if k != match:
         return Result(
             False,
@@ -396,6 +455,19 @@ def induction_circuit(r: TrainReading) -> Result:
             "occurrence: open Why this score on that cell (marked on the heatmap).",
             cell=(q, match),
         )
+    wins = (
+        f"From {_token(r, q)}, {r.where()} gives its largest weight on the probe, "
+        f"{readable_weight(float(w[q, k]))}, to {_token(r, k)}, the letter after that letter's "
+        "first occurrence: the winning key. "
+    )
+    return Result(True, wins + _circuit_says(r, q, k))
+
+
+def _circuit_says(r: TrainReading, q: int, k: int) -> str:
+    """Why the score from ``q`` to ``k`` is large: the QK attribution's largest key-side part
+    (a previous-token head, or not), its largest query-side part and its largest pair."""
+    result, task, v = r.variant.result, r.run.plan.task, r.view
+    assert result is not None and isinstance(task, Induction)
     model = result.model
     a = qk_attribution(clean_run(model, torch.tensor([r.probe.ids], device=model.param_device)),
                        v.layer, v.head, q, k)  # fmt: skip
@@ -450,12 +522,11 @@ def induction_circuit(r: TrainReading) -> Result:
             )
     i, j = divmod(int(a.matrix.argmax()), a.matrix.shape[1])
     N = len(a.components)
-    says += (
+    return says + (
         f". The largest pair is the query side's {_part(a.components[i])} with the key side's "
         f"{_part(a.components[j])}: {signed(float(a.matrix[i, j]))}. The {N} × {N} pairs sum to "
         "the score."
     )
-    return Result(True, says)
 
 
 # -- steps 14 to 17 -------------------------------------------------------------------------------

@@ -2,8 +2,9 @@
 
 A learner's progress is recorded from the server's own answers to their checks (``checked``,
 after ``POST /api/learn/{id}/check`` is answered), when the check is of the learner's own work
-(``service.own``): the tasks found done, the tasks tried, and how many different states of the
-lab each task was tried on, the first and the latest (``tries``). Any other check (the step's
+(``service.own``): the tasks found done, the tasks tried (a part of the lab the task
+reads changed: ``Task.reads``), and how many different states of those parts each task was
+tried on, the first and the latest (``tries``). Any other check (the step's
 untouched start, the state a Learn link carried, another visitor's run) is seen: it moves the
 learner to its step, and credits nothing. A browser cannot claim a task it never passed. A
 learner is *stuck* on a task tried ``STUCK_TRIES`` times or more, over ``STUCK_S`` seconds or
@@ -74,7 +75,8 @@ def merged(
 ) -> dict:
     """``progress`` with a check's answer added: the step is the learner's latest and, when the
     check is of their own work (``own``), its done tasks go to the step's done and every task
-    it answered to the step's tried (otherwise it is seen: nothing credited). Only the step's
+    it found tried (a part of the lab the task reads changed, ``LearnTaskResult.tried``) to the
+    step's tried (otherwise it is seen: nothing credited). Only the step's
     own task ids are kept (a task once done stays done). ``looked``: the check was of someone
     else's work (a link's state, another visitor's run), which the record keeps as ``looked``.
     The step the learner has open (``open``, from ``opened``) is kept as it was."""
@@ -83,7 +85,9 @@ def merged(
     was = steps.get(step.id) or {}
     done = [t for t in known if t in (was.get("done") or []) or (own and _done(answer, t))]
     had = was.get("tried") or []
-    got = [t for t in known if t in had or (own and any(r.id == t for r in answer.tasks))]
+    got = [
+        t for t in known if t in had or (own and any(r.id == t and r.tried for r in answer.tasks))
+    ]
     steps[step.id] = {"done": done, "tried": got}
     return {**_kept(progress), "last": step.id, "steps": steps,
             **({"looked": True} if looked else {})}  # fmt: skip
@@ -194,15 +198,17 @@ class Classroom:
         answer: LearnCheck,
         *,
         own: bool,
-        state: str,
+        states: list[str],
         looked: bool = False,
     ) -> None:
         """Record a check the server answered for ``caller``: a visitor it knew (a cookie or a
         token it signed came with the request; not the operator's token). ``own``: of the
         learner's own work (credited), else seen; ``looked``: of someone else's work (a link's
-        state, another visitor's run); ``state``: a digest of the state checked (a try is
-        another state than the task's latest). Never raises: a store that cannot be used is
-        logged, and the check's answer stands."""
+        state, another visitor's run); ``states``: for each task, a digest of the parts of the
+        lab it reads in the state checked (``service.task_states``): a try at a task is a task
+        tried (``LearnTaskResult.tried``) whose digest is another than its latest, so an edit
+        of a part the task does not read is no try at it. Never raises: a store that cannot be
+        used is logged, and the check's answer stands."""
         if unrecorded(caller):
             return
 
@@ -210,7 +216,8 @@ class Classroom:
             progress = merged(was.progress if was else {}, step, answer, own=own, looked=looked)
             return (was.nickname if was else None), progress
 
-        tried = [(step.id, r.id, state) for r in answer.tasks if own and not r.done]
+        tried = [(step.id, r.id, state) for r, state in zip(answer.tasks, states, strict=True)
+                 if own and r.tried and not r.done]  # fmt: skip
         await self._record(caller, edit, tried)
 
     async def open(self, caller: Caller, step: Step) -> None:

@@ -48,6 +48,23 @@ class Task:
     # The lab's button the task needs, by id, shown in the task as a button of the same name
     # that presses it: the task's one action in view beside its question.
     action: str | None = None
+    # The parts of the toy lab the task reads (TOY_PARTS' names; empty: the whole lab): the
+    # learner has tried the task once one of them differs from the step's start, and only then
+    # does its answer say how to solve it; a try at it is a change to one of them.
+    reads: tuple[str, ...] = ()
+
+
+# The parts of a toy lab a task can read, each with how the page names it.
+TOY_PARTS = {
+    "table": "the table",
+    "settings": "the Model card's settings",
+    "W_Q": "W_Q",
+    "W_K": "W_K",
+    "W_V": "W_V",
+    "W_O": "W_O",
+    "layer": "the attention card's layer",
+    "head": "the attention card's head",
+}
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ import threading
 import torch
 
 from attnviz.capture import TraceTensors
-from attnviz.learn.path import LearnRefused, Result, Step, ToyStart
+from attnviz.learn.path import TOY_PARTS, LearnRefused, Result, Step, Task, ToyStart
 from attnviz.learn.reading import ToyReading, TrainReading, steps_expected
 from attnviz.learn.steps import STEPS
 from attnviz.presets import presets
@@ -88,7 +88,14 @@ def _step(n: int, step: Step, device: torch.device) -> LearnStep:
         focus=list(step.focus),
         only=list(step.only),
         tasks=[
-            LearnTask(id=t.id, prompt=t.prompt, hint=t.hint, finding=t.finding, action=t.action)
+            LearnTask(
+                id=t.id,
+                prompt=t.prompt,
+                hint=t.hint,
+                finding=t.finding,
+                action=t.action,
+                reads=[TOY_PARTS[p] for p in _reads(t)] if step.toy else [],
+            )  # fmt: skip
             for t in step.tasks
         ],
         article=article,
@@ -113,18 +120,80 @@ def learn_steps(device: torch.device) -> LearnSteps:
 
 
 def _answer(
-    step: Step, results: list[Result], article: list[ArticleTable] | None = None
+    step: Step,
+    results: list[Result],
+    article: list[ArticleTable] | None = None,
+    tried: list[bool] | None = None,
 ) -> LearnCheck:
+    tried = tried or [True] * len(results)
     return LearnCheck(
         step=step.id,
         tasks=[
             LearnTaskResult(
-                id=t.id, done=r.done, says=r.says, cell=list(r.cell) if r.cell else None
-            )
-            for t, r in zip(step.tasks, results, strict=True)
+                id=t.id, done=r.done, says=r.says, tried=y, cell=list(r.cell) if r.cell else None
+            )  # fmt: skip
+            for t, r, y in zip(step.tasks, results, tried, strict=True)
         ],
         article=article,
     )
+
+
+def toy_parts(req: ToyTraceRequest, view: LearnView | None) -> dict[str, object]:
+    """A toy lab's parts (``path.TOY_PARTS``) as the engine and the check read them: each is
+    compared with the step's start (a task tried) and digested (a try at it)."""
+    data = _canonical(req.model_dump())
+    config = dict(data["config"])
+    weights = config.pop("weights", None) or {}
+    v = view or LearnView()
+    return {
+        "table": [data["tokens"], data["axes"], data["embeddings"]],
+        "settings": config,
+        **{f"W_{m.upper()}": weights.get(m) for m in "qkvo"},
+        "layer": v.layer,
+        "head": v.head,
+    }
+
+
+def _start_parts(step: Step) -> dict[str, object]:
+    assert step.toy is not None
+    start = toy_state(step.toy).view
+    return toy_parts(toy_request(step.toy), LearnView(layer=start.layer, head=start.head))
+
+
+def _reads(task: Task) -> tuple[str, ...]:
+    return task.reads or tuple(TOY_PARTS)
+
+
+def tried_tasks(step: Step, body: LearnCheckRequest) -> list[bool]:
+    """Whether the learner has tried each task of the step: changed a part of the lab the task
+    reads (``Task.reads``) from the step's start. A train step's tasks are tried by any check
+    (a run the learner trained or chose)."""
+    if body.toy is None or step.toy is None:
+        return [True] * len(step.tasks)
+    now, start = toy_parts(body.toy, body.view), _start_parts(step)
+    return [any(now[p] != start[p] for p in _reads(t)) for t in step.tasks]
+
+
+def task_states(step: Step, body: LearnCheckRequest) -> list[str]:
+    """A digest of what each task reads in the state checked (``fingerprint`` for a train
+    step's): a try at a task is a state whose digest differs from its latest, so a change to a
+    part it does not read is no try at it."""
+    if body.toy is None or step.toy is None:
+        return [fingerprint(body)] * len(step.tasks)
+    now = toy_parts(body.toy, body.view)
+    out = []
+    for t in step.tasks:
+        text = json.dumps({p: now[p] for p in _reads(t)}, sort_keys=True, separators=(",", ":"))
+        out.append(hashlib.sha256(text.encode()).hexdigest()[:16])
+    return out
+
+
+def not_tried(task: Task) -> Result:
+    """A task's answer before the learner has tried it: that it is not started, and what a try
+    at it changes, never how to solve it."""
+    names = [TOY_PARTS[p] for p in _reads(task)]
+    parts = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+    return Result(False, f"Not tried yet: this task is answered once you change {parts}.")
 
 
 def live_article(
@@ -259,7 +328,10 @@ async def check(
         results, article = await traces.admission.run(
             client, lambda: _toy(step, req, view, traces), cheap=cheap
         )
-        return _answer(step, results, article)
+        tried = tried_tasks(step, body)
+        results = [r if y else not_tried(t)
+                   for t, r, y in zip(step.tasks, results, tried, strict=True)]  # fmt: skip
+        return _answer(step, results, article, tried)
     if body.recurrent is not None:
         if recurrent is None:
             raise LearnRefused("recurrent", "this server runs no recurrent comparisons")

@@ -73,6 +73,7 @@ DOT_PRODUCTS = Step(
             "banana it is 0.8 × banana's fruit. Raise banana's fruit above 1.42 (1.13 / 0.8), "
             "or give banana some tech.",
             c.apple_to_banana,
+            reads=("table", "settings"),
         ),
     ),
     article=(article.SCORES,),
@@ -119,6 +120,7 @@ SCALING = Step(
             f"Turn the scaling off and make one weight exceed {c.ONE_HOT}.",
             "Untick scale in the Model card: the scores become √64 = 8 times larger.",
             c.unscaled_one_hot,
+            reads=("settings", "table"),
         ),
     ),
 )
@@ -160,6 +162,7 @@ WORKED_EXAMPLE = Step(
             "apple's new vector is a weighted average. Raise banana's fruit: banana then gets "
             "more of apple's weight and brings more fruit. apple's own row stays [0.7, 0.8, 0].",
             c.apple_fruit,
+            reads=("table",),
         ),
     ),
     article=(article.APPLE_WEIGHTS, article.BEFORE_AFTER, article.GAP),
@@ -199,6 +202,7 @@ COLLAPSE = Step(
             "Step the attention card's layer through the five layers. It comes sooner than you "
             "might expect.",
             c.first_uniform_layer,
+            reads=("layer", "table", "settings"),
         ),
     ),
     article=(article.COLLAPSED, article.UNIFORM),
@@ -255,6 +259,7 @@ QKV = Step(
             "A row of W_V is an input axis. Zero its grammar row (the last): values then carry "
             "no grammar, and the weights stay as they are.",
             c.quiet_values,
+            reads=("W_V",),
         ),
         Task(
             "determiner-finds-a",
@@ -262,6 +267,7 @@ QKV = Step(
             "An has no fruit, so its query is zero and its row is even. Put a 2 in the "
             "bottom-right (grammar) cell of both W_Q and W_K.",
             c.determiner_finds_a,
+            reads=("W_Q", "W_K"),
         ),
     ),
 )
@@ -309,6 +315,7 @@ HEADS = Step(
             "card.",
             'Switch the attention card\'s head and read the row of "it".',
             c.street_head,
+            reads=("head", "layer", "table"),
         ),
     ),
 )
@@ -360,6 +367,7 @@ POSITIONS = Step(
             "Choose positional: sinusoidal (or learned) in the Model card, and leave the table "
             "as it is.",
             c.the_rows_differ,
+            reads=("settings", "table"),
         ),
     ),
 )
@@ -408,6 +416,7 @@ RESIDUAL_NORM = Step(
             "In the Model card tick residual and choose a norm, pre or post. The distance card "
             "shows the gap after every layer.",
             c.apart_after_depth,
+            reads=("settings",),
         ),
     ),
 )
@@ -451,6 +460,7 @@ FFN_BLOCK = Step(
             "Turn on the feed-forward sublayer, and compare An and a: the same row going in.",
             "Tick feed-forward in the Model card.",
             c.ffn_on,
+            reads=("settings",),
         ),
     ),
 )

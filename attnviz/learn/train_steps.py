@@ -133,6 +133,8 @@ ENCODER_DECODER = Step(
     "s_ij = −∞ when j > i (causal)",
     train={"task": "reverse"},
     focus=("t-run-card", "t-heads-card"),
+    # The Model card too: its steps and learning rate are what the hint's shorter run changes.
+    only=("t-arch-card", "t-run-card", "t-heads-card", "t-try-card"),
     tasks=(
         Task(
             "cross-aligned",
@@ -191,6 +193,7 @@ INDUCTION = Step(
     "x_j = x_i, j < i",
     train={"task": "induction"},
     focus=("t-run-card", "t-heads-card"),
+    only=("t-arch-card", "t-run-card", "t-heads-card"),
     tasks=(
         Task(
             "previous-token-head",
@@ -262,6 +265,7 @@ INDUCTION_CIRCUIT = Step(
     train={"task": "induction"},
     continues="induction",
     focus=("t-run-card", "t-heads-card"),
+    only=("t-run-card", "t-heads-card"),
     tasks=(
         Task(
             "key-side",
@@ -288,6 +292,9 @@ def _ablation(step_id: str, preset: str, title: str, text: tuple[str, ...], form
         formula_text=formula_text,
         train={"task": p.task.name, "preset": preset},
         focus=focus,
+        # The run, the cards the step reads, the loss the variants are compared on, and the
+        # trained models with the claims the task is checked on.
+        only=(*focus, "t-loss-card", "t-models-card"),
         tasks=(
             Task(
                 "claims-hold",

@@ -59,6 +59,11 @@ class LearnTask(BaseModel):
         description="The id of the lab's button the task needs: the page shows a button of the "
         "same name in the task, which presses it",
     )
+    reads: list[str] = Field(
+        default_factory=list,
+        description="A toy task: the parts of the lab it reads, as the page names them (W_Q, "
+        "the table...): a change to one of them is a try at it (empty: the whole lab)",
+    )
 
 
 class ArticleRow(BaseModel):
@@ -230,6 +235,12 @@ class LearnTaskResult(BaseModel):
     id: str
     done: bool
     says: str = Field(description="What is true now, with the numbers, and why")
+    tried: bool = Field(
+        True,
+        description="The learner has tried the task: changed a part of the lab it reads from "
+        "the step's start (a toy step's; a train step's tasks always). Until then ``says`` "
+        "says only that it is not started, never how to solve it",
+    )
     cell: list[int] | None = Field(
         None,
         description="A cell the answer points at, [query, key] (0-based tokens of the heatmap "

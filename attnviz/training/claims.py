@@ -81,7 +81,10 @@ class Claim(Generic[M]):
         text = text[0].upper() + text[1:]
         if self.checked:
             return f"{text} (the claim: {bound})."
-        return f"{text} (on an idle machine, {bound}; a time, shown and not checked)."
+        return (
+            f"{text}. On an idle machine it is {bound}; a time depends on how busy the machine "
+            "is, so this one is shown here and not checked."
+        )
 
     def __str__(self) -> str:
         return f"{self.text} {self.op} {self.bound:g}"

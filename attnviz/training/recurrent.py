@@ -524,8 +524,8 @@ def _claims(longest: int, distance: str, b: Bounds) -> tuple[Claim[Measure], ...
     span = f"{TIMING_LENGTHS[GROWTH_FROM]} to {TIMING_LENGTHS[-1]} tokens"
     grows = f"exponent of a step's time against the length, {span}"
     power = (
-        f"step time grew as the length to the power {{}} from {span} (1: in proportion, "
-        "2: with its square)"
+        f"step time grew with the length to the power {{}} from {span}: a power of 1 is a time "
+        "in proportion to the length, 2 a time that grows with its square"
     )
     than = "the better recurrent model" if b.gap_to == "best" else "the GRU"
 

@@ -434,6 +434,7 @@ async function init() {
     recurrentId: () => train.recurrentId(), // the comparison shown in its card (step 1)
     openComparison: (id) => train.openComparison(id), // the learner's last (step 1, opened anew)
     markCell: (cell) => train.target(cell), // a cell an answer points at (step 13's)
+    narrowed: () => train.shown(), // a step set cards aside: the Train header names what is in view
     labOfLink(lab, link) {
       // A Learn link's lab state, read as the lab's own links are (and checked as they are).
       try {

@@ -128,7 +128,7 @@ def test_a_bridged_model_says_why_it_has_no_attributions(bridged):
     assert r.status_code == 200 and r.json()["backend"] == "transformers"
     lacking = r.json()["unavailable"]
     for name in ("qk_attribution", "logit_attribution"):
-        assert lacking[name].startswith(f"{name}: a model served through transformers (gpt2)")
+        assert lacking[name].startswith(f"{name}: a model served through transformers keeps")
         params = {"fields": name, "layer": 0, "head": 0, "query": 3, "key": 1}
         refused = bridged.post("/api/trace", json=BODY, params=params)
         assert refused.status_code == 422

@@ -35,7 +35,11 @@ def test_the_steps_are_served_with_their_shape(client):
         "n", "id", "title", "lab", "text", "formula", "formula_text", "toy", "train",
         "continues", "focus", "only", "tasks", "article",
     }  # fmt: skip
-    assert set(steps[1]["tasks"][0]) == {"id", "prompt", "hint", "finding", "action"}
+    assert set(steps[1]["tasks"][0]) == {"id", "prompt", "hint", "finding", "action", "reads"}
+    # Each toy task names the parts of the lab it reads (a change to one is a try at it).
+    qkv = next(s for s in steps if s["id"] == "qkv")
+    assert [t["reads"] for t in qkv["tasks"]] == [["W_V"], ["W_Q", "W_K"]]
+    assert all(t["reads"] for s in steps if s["toy"] for t in s["tasks"])
     assert steps[1]["toy"]["view"] == {
         "layer": 0, "head": 0, "vlayer": 1, "a": 1, "b": 4, "trails": True,
     }  # fmt: skip

@@ -259,6 +259,40 @@ def test_stuck_is_tries_at_a_task_over_minutes_not_one_wrong_try(app):
     assert (rows["Learner 1"]["stuck"], rows["Learner 1"]["done"]) == ([], [2])
 
 
+def test_a_try_at_a_task_is_a_change_to_a_part_it_reads(app):
+    """Issue 41: a learner who edits only W_V over minutes tries step 6's first task, never its
+    second (which reads W_Q and W_K): stuck on the first alone; a W_Q edit is a try at the
+    second, and a W_V edit after it no new one."""
+    clock = Clock(app)
+    t0 = clock.t
+    body = start(app, "qkv")
+    ada = visitor(app)
+
+    def at(t: float, state: dict) -> None:
+        clock.t = t0 + t
+        assert check(ada, "qkv", state) == {"quiet-values": False, "determiner-finds-a": False}
+
+    def w(state: dict, m: str, i: int, j: int, value: float) -> dict:
+        out = copy.deepcopy(state)
+        out["toy"]["config"]["weights"][m][i][j] = value
+        return out
+
+    for k in range(STUCK_TRIES):
+        at(k * STUCK_S, w(body, "v", 0, 0, 0.5 - 0.1 * k))
+    got = ada.get("/api/learn/progress").json()["steps"]["qkv"]
+    assert got == {"done": [], "tried": ["quiet-values"]}
+    [row] = stuck_of(app)["Learner 1"]
+    assert [t["prompt"] for t in row["tasks"]] == [STEPS[5].tasks[0].prompt]
+    # W_Q edited: a try at the second task; W_V edits after it are no more tries at it.
+    q = w(body, "q", 2, 2, 1.0)
+    for k in range(STUCK_TRIES):
+        at((STUCK_TRIES + k) * STUCK_S, w(q, "v", 0, 0, 0.2 - 0.1 * k))
+    got = ada.get("/api/learn/progress").json()["steps"]["qkv"]
+    assert got == {"done": [], "tried": ["quiet-values", "determiner-finds-a"]}
+    [row] = stuck_of(app)["Learner 1"]
+    assert [t["prompt"] for t in row["tasks"]] == [STEPS[5].tasks[0].prompt]
+
+
 def test_a_links_state_is_seen_and_only_the_learners_own_change_is_credited(app):
     clock = Clock(app)
     body = start(app, "dot-products")

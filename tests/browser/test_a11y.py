@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from attnviz.numbers import readable_prose
 from tests.browser.helpers import (
     AXE,
     MODEL,
@@ -16,10 +17,11 @@ from tests.browser.helpers import (
     edit_cell,
     open_app,
     open_sentence,
+    select_and_wait,
     view_change,
 )
 from tests.browser.test_train import open_train, small_form, train_and_wait
-from tests.support.oracles import readable
+from tests.support.oracles import cell_value, readable
 
 SHOTS = Path("/tmp/shots-a11y")
 TEXT = "The cat sat on the mat because it was tired"
@@ -67,10 +69,50 @@ def shots(page, name: str) -> None:
     page.set_viewport_size({"width": 1280, "height": 800})
 
 
-def two(v: float) -> str:
-    """numbers.js fmt(v, 2): two decimals, never -0.00."""
-    s = f"{v:.2f}"
-    return "0.00" if s == "-0.00" else s
+CLIPPED = """() => [...document.querySelectorAll('#embeddings input.axis')]
+  .filter((e) => e.scrollWidth > e.clientWidth).map((e) => e.value)"""
+NAMES = """() => [...document.querySelectorAll('#embeddings input[data-kind=value]')]
+  .map((e) => [+e.dataset.r, +e.dataset.c, e.getAttribute('aria-label')])"""
+
+
+def test_toy_table_cells_are_named_by_their_token_and_dimension_and_no_name_is_cut(
+    page, live_server, presets
+):
+    """Issue 41: a screen reader hears "apple, fruit", not "Token 2, dimension 2" (the token's
+    position too where two tokens share a name); a dimension's name fits its header at 1280 and
+    480 px ("grammar" was cut short in step 7's table)."""
+    page.add_init_script(path=str(AXE))
+    open_app(page, live_server + "/")
+    for preset in (
+        presets["presets"][0],
+        next(p for p in presets["presets"] if p["id"] == "two-heads"),
+    ):
+        if preset is not presets["presets"][0]:
+            select_and_wait(page, "#preset", preset["id"])
+        tokens, axes = preset["tokens"], preset["axes"]
+        names = page.evaluate(NAMES)
+        assert len(names) == len(tokens) * len(axes)
+        for r, c, name in names:
+            token = tokens[r] if tokens.count(tokens[r]) == 1 else f"{tokens[r]} (token {r + 1})"
+            assert name == f"{token}, {axes[c]}", (r, c, name)
+        assert page.evaluate(CLIPPED) == []
+    assert page.evaluate(NAMES)[1] == [0, 1, f"{tokens[0]}, {axes[1]}"]
+    # At 1280 px the panel widens to the names: the whole table in view, no column scrolled off.
+    assert page.evaluate(
+        "() => { const e = document.querySelector('#embeddings').parentElement;"
+        " return e.scrollWidth <= e.clientWidth; }"
+    )
+    page.locator("#toy-mode").screenshot(path=str(SHOTS / "toy-table-two-heads-1280.png"))
+    # Renaming a dimension renames its cells for a screen reader, and widens its header.
+    page.locator('#embeddings input.axis[data-c="1"]').fill("whereabouts")
+    assert page.evaluate(NAMES)[1] == [0, 1, f"{tokens[0]}, whereabouts"]
+    assert page.evaluate(CLIPPED) == []
+    page.locator("#embeddings").screenshot(path=str(SHOTS / "toy-table-names-1280.png"))
+    page.set_viewport_size({"width": 480, "height": 900})
+    assert page.evaluate(CLIPPED) == []
+    page.locator("#embeddings").screenshot(path=str(SHOTS / "toy-table-names-480.png"))
+    assert axe_serious(page) == []
+    page.set_viewport_size({"width": 1280, "height": 800})
 
 
 def test_toy_lab_heatmaps_by_keyboard_and_in_words(page, live_server, api, presets):
@@ -113,11 +155,13 @@ def test_toy_lab_heatmaps_by_keyboard_and_in_words(page, live_server, api, prese
     # The summaries: the strongest weight and the largest score, computed here.
     cells = [(w, i, j) for i, row in enumerate(weights) for j, w in enumerate(row)]
     w, i, j = max(cells, key=lambda c: (c[0], -c[1], -c[2]))
-    assert summary(page, "#weights-plot").endswith(f"strongest: {tokens[i]} → {tokens[j]} {two(w)}")
+    assert summary(page, "#weights-plot").endswith(
+        f"strongest: {tokens[i]} → {tokens[j]} {cell_value(w)}"
+    )
     cells = [(s, i, j) for i, row in enumerate(scores) for j, s in enumerate(row)]
     s, i, j = max(cells, key=lambda c: (c[0], -c[1], -c[2]))
     assert summary(page, "#scores-plot") == (
-        f"Scores, layer 1, head 1: largest: {tokens[i]} → {tokens[j]} {two(s)}"
+        f"Scores, layer 1, head 1: largest: {tokens[i]} → {tokens[j]} {cell_value(s)}"
     )
     # The numbers, behind "Show the numbers": every weight to 3 decimals.
     box = page.locator("#weights-plot + .plot-text")
@@ -169,7 +213,9 @@ def test_toy_lab_heatmaps_by_keyboard_and_in_words(page, live_server, api, prese
     weights = new["attentions"][0][0]
     cells = [(w, i, j) for i, row in enumerate(weights) for j, w in enumerate(row)]
     w, i, j = max(cells, key=lambda c: (c[0], -c[1], -c[2]))
-    assert summary(page, "#weights-plot").endswith(f"strongest: {tokens[i]} → {tokens[j]} {two(w)}")
+    assert summary(page, "#weights-plot").endswith(
+        f"strongest: {tokens[i]} → {tokens[j]} {cell_value(w)}"
+    )
     page.focus("#weights-plot")
     press(page, "Control+Home", "ArrowDown", "ArrowRight")
     assert live(page, "#weights-plot") == f"apple → apple: weight {readable(weights[1][1])}"
@@ -222,7 +268,7 @@ def test_sentence_mode_every_view_by_keyboard_and_in_words(page, live_server, ap
     w, i, j = max(cells, key=lambda c: (c[0], -c[1], -c[2]))
     n = len(tokens)
     assert summary(page, "#mv-large .hc-body") == (
-        f"{n} × {n} weights, strongest: {tokens[i]} → {tokens[j]} {two(w)}"
+        f"{n} × {n} weights, strongest: {tokens[i]} → {tokens[j]} {cell_value(w)}"
     )
     rows = page.locator("#mv-large .plot-numbers tbody tr")
     assert rows.count() == n
@@ -261,24 +307,25 @@ def test_train_mode_a_finished_run_by_keyboard_and_in_words(page, live_server, a
     # The loss: its summary from the run's numbers; the cursor reads the hover's.
     baseline = run.get("baseline")
     assert summary(page, "#t-loss") == (
-        f"loss {two(loss[0])} → {two(loss[-1])} over 24 steps, held-out {readable(last['heldout'])}"
+        f"loss {readable_prose(loss[0])} → {readable_prose(loss[-1])} over 24 steps, held-out {readable(last['heldout'])}"
         " at step 24"
         + (f"; the bigram baseline {readable(baseline)}" if baseline is not None else "")
         + "."
     )
     page.focus("#t-loss")
     press(page, "End")
-    assert live(page, "#t-loss") == f"model, step 24: batch loss {loss[-1]:.4f}"
+    assert live(page, "#t-loss") == f"model, step 24: batch loss {readable(loss[-1])}"
     held = page.locator("#t-loss + .plot-text tbody tr")
     assert held.count() == len(v["checkpoints"])
     # The gradient norms: layer 1's last step.
     page.focus("#t-grads")
     press(page, "End")
     g = v["history"]["grad_norms"][-1][0]
-    assert live(page, "#t-grads") == f"layer 1, step 24: {readable(g)}"
+    assert live(page, "#t-grads") == f"layer 1, step 24: {readable_prose(g)}"
     first = v["history"]["grad_norms"][0][0]
     assert summary(page, "#t-grads").startswith(
-        f"Gradient norm, step {v['history']['step'][0]} → 24: layer 1 {readable(first)} → {readable(g)}"
+        f"Gradient norm, step {v['history']['step'][0]} → 24: layer 1 {readable_prose(first)} → "
+        f"{readable_prose(g)}"
     )
 
     # The chosen head at the last checkpoint: 8-bit, read as the hover writes it.

@@ -5,6 +5,7 @@ view on the probe's text; axe finds nothing serious; screenshots at 1280 and 480
 
 from __future__ import annotations
 
+from attnviz.numbers import readable_weight
 from attnviz.pretrained.registry import BUILTIN_NAME
 from tests.browser.helpers import (
     ARTIFACTS,
@@ -20,10 +21,13 @@ from tests.browser.helpers import (
 )
 
 
-def fmt(v: float) -> str:
-    """numbers.js fmt(v, 2)."""
-    s = f"{v:.2f}"
-    return s[1:] if s in ("-0.00",) else s
+def cell_text(v: float) -> str:
+    """views/atlas.js cellText(), numbers.js readableCell(v, 2): 2 decimals, never "1.00" short
+    of 1 nor "0.00" above 0 (">0.99", "<0.01")."""
+    s = f"{v:.2f}".replace("-0.00", "0.00")
+    if v != 0 and float(s) == 0:
+        return "<0.01" if v > 0 else ">-0.01"
+    return ">0.99" if float(s) == 1 and v < 1 else s
 
 
 def strongest(score: dict, count: int = 5) -> str:
@@ -32,13 +36,14 @@ def strongest(score: dict, count: int = 5) -> str:
     words = []
     for _, i, h in sorted(cells)[:count]:
         off = f" at offset {score['offsets'][i][h]}" if score["offsets"] else ""
-        words.append(f"layer {i + 1} head {h + 1} {fmt(score['grid'][i][h])}{off}")
+        words.append(f"layer {i + 1} head {h + 1} {readable_weight(score['grid'][i][h])}{off}")
     return f"{score['title']}: " + ", ".join(words)
 
 
 def cells_say(page) -> list[list[str]]:
     return page.locator("#atlas-view button.atlas-cell").evaluate_all(
-        "cs => cs.map((c) => [c.dataset.layer, c.dataset.head, c.textContent, c.dataset.value])"
+        "cs => cs.map((c) => [c.dataset.layer, c.dataset.head, c.textContent, c.dataset.value,"
+        " c.getAttribute('aria-label'), c.title])"
     )
 
 
@@ -46,9 +51,15 @@ def assert_grid_is(page, score: dict) -> None:
     heads = len(score["grid"][0])
     got = cells_say(page)
     assert len(got) == len(score["grid"]) * heads
-    for layer, head, text, value in got:
-        v = score["grid"][int(layer)][int(head)]
-        assert text == fmt(v) and float(value) == v, (layer, head, text, v)
+    for layer, head, text, value, label, title in got:
+        li, h = int(layer), int(head)
+        v = score["grid"][li][h]
+        assert text == cell_text(v) and float(value) == v, (layer, head, text, v)
+        # the button's name holds the number it shows; its tooltip, the score in words
+        off = f" at offset {score['offsets'][li][h]}" if score["offsets"] else ""
+        where = f"{score['title']}, layer {li + 1} head {h + 1}"
+        assert label == f"{where} {text}{off}: open it on the probe", label
+        assert title == f"{where} {readable_weight(v)}{off}", title
     summary = page.locator("#atlas-view .plot-summary").text_content()
     assert summary == f"Strongest heads, {strongest(score)}."
 

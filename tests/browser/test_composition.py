@@ -6,6 +6,7 @@ serious; screenshots at 1280 and 480 px."""
 
 from __future__ import annotations
 
+from attnviz.numbers import readable_weight
 from attnviz.pretrained.registry import BUILTIN_NAME
 from tests.browser.helpers import (
     ARTIFACTS,
@@ -49,7 +50,7 @@ def words(edge, atlas: dict | None) -> str:
     v, la, ha, lb, hb = edge
     return (
         f"layer {la + 1} head {ha + 1}{role(atlas, la, ha)} → "
-        f"layer {lb + 1} head {hb + 1}{role(atlas, lb, hb)}: {v:.3f}"
+        f"layer {lb + 1} head {hb + 1}{role(atlas, lb, hb)}: {readable_weight(v)}"
     )
 
 

@@ -11,6 +11,7 @@ import json
 import re
 from pathlib import Path
 
+from attnviz.numbers import readable_percent
 from tests.browser.helpers import (
     ARTIFACTS,
     AXE,
@@ -126,7 +127,8 @@ def test_many_texts_map_draws_the_apis_points_and_follows_a_head(page, live_serv
     title = page.locator("#corpus-view .cm-title").text_content()
     assert title.startswith("Queries and keys of layer 3 head 4: ")
     drawn = page.evaluate("() => document.querySelector('#corpus-view .cm').__corpus.axes")
-    assert drawn == [f"PC{k + 1} ({a['explained'][k] * 100:.1f} %)" for k in (0, 1)]
+    # each axis's share of the variance a whole percentage, as numbers.js readablePercent says it
+    assert drawn == [f"PC{k + 1} ({readable_percent(a['explained'][k])})" for k in (0, 1)]
     summary = page.locator("#corpus-view .plot-summary").text_content()
     assert summary.startswith(f"{a['tokens']:,} tokens from {len(a['texts'])} texts")
     user = [i for i, t in enumerate(p["text"]) if t == 0]

@@ -454,9 +454,9 @@ def test_the_learn_path_marks_the_d_walk_s_words(page, live_server, presets):
             popover_fits(page, 1280)
             pca.screenshot(path=str(ARTIFACTS / "glossary-41d-pca-1280.png"))
             page.keyboard.press("Escape")
-        if n == 11:  # the Train tab beneath: its cards' own words
+        if n == 14:  # the Train tab beneath, its loss, gradients and models shown: their own words
             for tid in ("held-out", "l2-norm"):
-                marks = page.locator(f"#train-mode button.term[data-term='{tid}']")
+                marks = page.locator(f"#train-mode button.term[data-term='{tid}']:visible")
                 assert marks.count() >= 1, tid
                 read_by_keyboard(page, marks.first, glossary)
             assert the_term(page, "#t-models-card", "held-out").count() == 1

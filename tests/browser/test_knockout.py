@@ -16,6 +16,7 @@ import httpx
 import pytest
 
 from attnviz.app import create_app
+from attnviz.numbers import readable_percent, readable_prose, readable_weight
 from attnviz.settings import Settings
 from tests.browser.helpers import (
     AXE,
@@ -36,10 +37,16 @@ SHOTS = Path("/tmp/shots-knock")
 CHIP = "L1 H2 ×: put layer 1 head 2 back"  # the chip's text: seen, and read by a screen reader
 
 
-def signed(v: float, digits: int) -> str:
-    """knockout.js's signed(): a sign (− for minus), then the magnitude to ``digits``."""
-    s = f"{abs(v):.{digits}f}"
-    return ("+" if v > 0 else "−" if v < 0 else "") + s
+def change(v: float) -> str:
+    """knockout.js's change(): a change of weight as a sentence says it (attnviz.numbers, the
+    twin of numbers.js): its size by readable_prose (readable_weight short of 1), a sign (− for
+    minus) before its digits ("+0.0523", "about −0.00008")."""
+    a = abs(v)
+    size = readable_weight(a) if 0.999 < a < 1 else readable_prose(a)
+    at = next((n for n, ch in enumerate(size) if ch.isdigit()), -1)
+    if v == 0 or at < 0 or size == "0" or size.startswith("practically"):
+        return size
+    return size[:at] + ("+" if v > 0 else "−") + size[at:]
 
 
 def api_trace(api, ablate: list | None, **params) -> dict:
@@ -81,12 +88,15 @@ def test_knock_a_head_out_and_read_the_card(page, live_server, api):
     n = knocked["n"]
     rows = page.locator("#ko-view .ko-table tbody tr")
     assert rows.count() == n - 1
+    losses: list[tuple[float, float]] = []
     for i in range(n - 1):
         lc = -math.log(f32(clean["top_k"]["target_probs"][i]))
         lk = -math.log(f32(knocked["top_k"]["target_probs"][i]))
+        losses.append((lc, lk))
         row = rows.nth(i)
-        assert row.locator(".ko-loss-clean").text_content() == f"{lc:.3f}"
-        assert row.locator(".ko-loss-knocked").text_content() == f"{lk:.3f}"
+        # each loss to 3 significant digits, as a sentence says it (readable_prose)
+        assert row.locator(".ko-loss-clean").text_content() == readable_prose(lc)
+        assert row.locator(".ko-loss-knocked").text_content() == readable_prose(lk)
         changed = clean["top_k"]["ids"][i][0] != knocked["top_k"]["ids"][i][0]
         assert (row.locator(".ko-changed").count() == 1) == changed
 
@@ -107,11 +117,16 @@ def test_knock_a_head_out_and_read_the_card(page, live_server, api):
     c, k = f32(a_c[i][j]), f32(a_k[i][j])
     live = page.locator("#ko-view .plot-live").text_content()
     # the tokens named as a screen reader hears them (issue 28, 5.10: " animal" is "space animal")
-    assert live == (f"{spoken_token(tokens[i])} → {spoken_token(tokens[j])}: {signed(k - c, 4)} (clean {c:.4f}, knocked out "
-                    f"{k:.4f}; query {i + 1}, key {j + 1})")  # fmt: skip
+    # the weights as the API spells them, to 3 significant digits, never "1" short of it
+    assert live == (f"{spoken_token(tokens[i])} → {spoken_token(tokens[j])}: {change(k - c)} (clean "
+                    f"{readable_weight(a_c[i][j])}, knocked out {readable_weight(a_k[i][j])}; "
+                    f"query {i + 1}, key {j + 1})")  # fmt: skip
     assert abs(k - c) > 0  # the head read what the knocked-out head no longer wrote
     summary = page.locator("#ko-view .ko-summary").text_content()
-    assert summary.startswith("Knocked out layer 1 head 2 (zero).")
+    assert summary.startswith("Knocked out layer 1 head 2 by zeroing its output.")
+    # the mean losses (summed, then divided, as the page does) as a sentence says them
+    mc, mk = (readable_prose(sum(ls) / len(ls)) for ls in zip(*losses, strict=True))
+    assert f" Mean loss {mc} → {mk} (" in summary, summary
     assert "Largest change: layer 2 head 1, “" in summary
 
     # The keyboard path: Enter on a focused cell knocks a second head out; its chip puts it back.
@@ -120,7 +135,10 @@ def test_knock_a_head_out_and_read_the_card(page, live_server, api):
     page.keyboard.press("Enter")
     wait_for_trace(page, before)
     assert page.locator("#ko-heads button.ko-chip").count() == 2
-    assert "layer 1 head 2, layer 2 head 4 (zero)" in page.locator(".ko-summary").text_content()
+    assert (
+        "layer 1 head 2, layer 2 head 4 by zeroing their outputs"
+        in page.locator(".ko-summary").text_content()
+    )
     before = int(page.evaluate("document.documentElement.dataset.traces || '0'"))
     page.locator('#ko-heads button.ko-chip[data-layer="1"]').click()
     wait_for_trace(page, before)
@@ -160,7 +178,7 @@ def test_mean_and_patch_from_the_card(page, live_server, api):
     cell(page, 1, 0).click()
     wait_for_trace(page, before)
     select_and_wait(page, "#ko-mode", "mean")
-    assert "(mean)" in page.locator(".ko-summary").text_content()
+    assert "with its mean over the text" in page.locator(".ko-summary").text_content()
     # Patch: no trace until a source is typed (the card says so), then the source's outputs.
     page.select_option("#ko-mode", "patch")
     page.locator("#ko-source").wait_for(state="visible")
@@ -178,7 +196,7 @@ def test_mean_and_patch_from_the_card(page, live_server, api):
     assert 0 < patched < got["n"]
     assert f"The source text has {patched} tokens" in page.locator("#ko-note").text_content()
     first = page.locator("#ko-view .ko-loss-knocked").first.text_content()
-    assert first == f"{-math.log(f32(got['top_k']['target_probs'][0])):.3f}"
+    assert first == readable_prose(-math.log(f32(got["top_k"]["target_probs"][0])))
 
 
 # ---- a model served through transformers (the bridge): knocked out as the engine's are, except
@@ -221,8 +239,8 @@ def test_knock_a_head_out_of_a_model_served_through_transformers(page, bridge_se
         lc = -math.log(f32(clean["top_k"]["target_probs"][i]))
         lk = -math.log(f32(knocked["top_k"]["target_probs"][i]))
         moved += lc != lk
-        assert rows.nth(i).locator(".ko-loss-clean").text_content() == f"{lc:.3f}"
-        assert rows.nth(i).locator(".ko-loss-knocked").text_content() == f"{lk:.3f}"
+        assert rows.nth(i).locator(".ko-loss-clean").text_content() == readable_prose(lc)
+        assert rows.nth(i).locator(".ko-loss-knocked").text_content() == readable_prose(lk)
     assert moved  # the knock-out changed the model's predictions
 
     # BLOOM: the switch is off and the card gives the server's reason.
@@ -290,8 +308,7 @@ def test_a_knock_out_compares_only_what_can_change(page, live_server, api):
     tokens = api.post("/api/trace", params={"fields": "attentions", "layer": 0, "head": 0},
                       json=body).json()["tokens"]  # fmt: skip
     summary = page.locator("#ko-view .ko-summary").text_content()
-    assert f"The output moved most at “{tokens[at]}”: by {100 * max(want):.0f}% of its length." in (
-        summary
-    )
+    moved = readable_percent(got[at])  # the API's share, as a whole percentage
+    assert f"The output moved most at “{tokens[at]}”: by {moved} of its length." in summary
     SHOTS.mkdir(exist_ok=True)
     page.locator("#knock-card").screenshot(path=str(SHOTS / "knock-last-layer-1280.png"))

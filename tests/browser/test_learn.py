@@ -254,6 +254,39 @@ def qkv(page: Page, step: dict) -> None:
         put(m, last, last, "2")
 
 
+def test_a_toy_task_is_answered_only_once_tried(page, live_server, steps):
+    """Issue 41: step 6's W_V edit answers its first task; the second (W_Q and W_K) says only
+    that it is not tried yet, no word of its solution, until W_Q changes: then its answer says
+    W_Q and W_K as they are, and the note at the window's bottom speaks of it."""
+    step = next(s for s in steps if s["id"] == "qkv")
+    first, second = (t["id"] for t in step["tasks"])
+    page.goto(live_server + "/")
+    page.wait_for_function("() => +(document.documentElement.dataset.traces || 0) > 0")
+    open_step(page, step, lambda: page.goto(f"{live_server}/#learn/{step['n']}"))
+
+    def weight(matrix: str, i: int, j: int):
+        return page.locator(
+            f'#custom-weights table[data-matrix="{matrix}"] input[data-i="{i}"][data-j="{j}"]'
+        )
+
+    answered(page, lambda: weight("v", 0, 0).fill("0.5"))  # a try at task 1, not done
+    assert badge(page, first) == "Not yet" and "Zero W_V's grammar row" in says(page, first)
+    assert badge(page, second) == ""
+    assert (
+        says(page, second).strip()
+        == "Not tried yet: this task is answered once you change W_Q or W_K."
+    )
+    shoot(page, "qkv-untried", "#learn-guide .learn-task-list")
+    answered(page, lambda: weight("q", 2, 2).fill("2"))  # a try at task 2, W_K still 0
+    assert badge(page, second) == "Not yet"
+    said = says(page, second)
+    assert 'W_Q reads "fruit" and "grammar"' in said and "a's key is zero" in said, said
+    assert "W_Q reads only fruit" not in said
+    note = page.locator('[data-role="verdict-says"]').text_content()
+    assert note.startswith("Task 2 of 2: ") and "a's key is zero" in note, note
+    shoot(page, "qkv-tried", "#learn-guide .learn-task-list")
+
+
 def test_each_toy_task_flips_from_not_done_to_done_in_the_browser(page, live_server, steps):
     page.goto(live_server + "/")
     page.wait_for_function("() => +(document.documentElement.dataset.traces || 0) > 0")
@@ -544,3 +577,45 @@ def test_a_link_followed_as_the_step_before_rewrites_the_address_opens_its_step(
     )
     assert at_step(page, second["n"])
     assert page.locator("#learn-guide").get_attribute("data-step") == second["id"]
+
+
+TICKS = """() => [...document.querySelectorAll('#learn-guide .learn-steps a')].map((a) => {
+  const box = (e) => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+  const tick = a.querySelector('.learn-tick');
+  return {n: +a.dataset.n, done: a.dataset.done === 'true', link: box(a),
+          num: box(a.querySelector('.learn-num')), tick: tick.checkVisibility({visibilityProperty: true})
+            ? box(tick) : null, border: parseFloat(getComputedStyle(a).borderTopWidth)}; })"""
+
+
+def overlap(a: list[float], b: list[float]) -> bool:
+    """Two boxes [left, top, right, bottom] share some area."""
+    return min(a[2], b[2]) > max(a[0], b[0]) and min(a[3], b[3]) > max(a[1], b[1])
+
+
+@pytest.mark.parametrize("width", [1280, 480])
+def test_a_done_steps_tick_sits_inside_its_link_at_any_width(page, live_server, steps, width):
+    """Issue 41: at 480 px the path is a row of numbered buttons, and a done step's tick sat on
+    its button's border and over the row above. Every done step's tick (and only a done
+    step's) is inside its own link, within the border, clear of its number and of every other
+    link, in the column of titles and in the row of numbers alike."""
+    toy = [s for s in steps if s["lab"] == "toy"]
+    done = {s["id"]: [t["id"] for t in s["tasks"]] for s in toy}  # a returning learner's
+    page.add_init_script(
+        f"localStorage.setItem('attnviz.learn', JSON.stringify({{v: 1, last: 1, done: {json.dumps(done)}}}))"
+    )
+    page.set_viewport_size({"width": width, "height": 900})
+    first = toy[0]
+    open_step(page, first, lambda: page.goto(f"{live_server}/#learn/{first['n']}"))
+    links = page.evaluate(TICKS)
+    assert {x["n"] for x in links if x["done"]} == {s["n"] for s in toy}
+    for x in links:
+        assert (x["tick"] is not None) is x["done"], x
+        if not x["done"]:
+            continue
+        (left, top, right, bottom), b = x["link"], x["border"]
+        t = x["tick"]
+        assert left + b <= t[0] and top + b <= t[1] and t[2] <= right - b and t[3] <= bottom - b, x
+        assert not overlap(t, x["num"]), x
+        assert not any(overlap(t, y["link"]) for y in links if y["n"] != x["n"]), x
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.locator("#learn-guide .learn-steps").screenshot(path=str(SHOTS / f"ticks-{width}.png"))

@@ -44,7 +44,7 @@ def test_a_capped_server_runs_step_16_at_its_cap_and_the_step_says_why_it_fails(
     )
     # The form shows the steps the run will train; Start training is described by the note.
     assert page.locator("#t-steps").input_value() == str(CAP)
-    assert page.locator("#t-start").get_attribute("aria-describedby") == "t-capped"
+    assert page.locator("#t-start").get_attribute("aria-describedby") == "t-capped t-start-why"
     assert axe_serious(page) == []
     shoot(page, "capped-step16-start", "#t-run-card")
 

@@ -37,7 +37,7 @@ from tests.browser.helpers import (
     learn_open,
     shoot,
 )
-from tests.browser.test_circuit import WHY, click_cell
+from tests.browser.test_circuit import WHY, click_cell, induction_cell
 from tests.browser.test_walk_guide import task_badge, task_says
 from tests.support.servers import served
 
@@ -207,7 +207,7 @@ def circuit(api) -> dict:
 
 
 def test_steps_12_and_13_links_open_the_head_the_cell_and_the_answers(
-    page, browser, live_server, circuit
+    page, browser, live_server, api, circuit
 ):
     run, run_id = circuit, circuit["id"]
     induction = torch.tensor(run["variants"][0]["induction"])
@@ -252,9 +252,7 @@ def test_steps_12_and_13_links_open_the_head_the_cell_and_the_answers(
     # Step 13 keeps the run; the learner opens Why this score on the induction head's repeat
     # cell, and the task is done.
     learn_open(page, "induction-circuit", lambda: page.click("#learn-guide [data-role=next]"))
-    probe = run["probe"]
-    n = (len(probe["tokens"]) + 1) // 2
-    q, k = probe["query"], probe["query"] - n + 1
+    q, k = induction_cell(api, run, il, ih)
     page.wait_for_function(
         "() => document.querySelector(\"#learn-guide .learn-task[data-task='key-side']\")"
         ".dataset.state === 'todo' && document.documentElement.dataset.pending === '0'"

@@ -100,7 +100,7 @@ def test_a_head_knocked_out_on_ndif_is_read_in_the_card(page, gated_server):
     wait_for_trace(page, before)
     page.locator("#ko-view .ko-table").wait_for()
     summary = page.locator("#ko-view .ko-summary").inner_text()
-    assert summary.startswith("Knocked out layer 1 head 2 (zero). Mean loss ")
+    assert summary.startswith("Knocked out layer 1 head 2 by zeroing its output. Mean loss ")
     assert not errors, errors
     screenshot(page, "ndif-knocked.png")
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from attnviz.numbers import readable_percent
 from tests.browser.helpers import (
     assert_close,
     choose,
@@ -33,6 +34,14 @@ def assert_vectors_show(page, before, after):
     """The vector plot's start points and arrow tips are exactly these [n][3] vectors."""
     for uid, rows in (("before", before), ("after", after)):
         assert_close(vector_points(page, uid), rows)
+
+
+def cell(v: float) -> str:
+    """numbers.js readableCell(v, 2): 2 decimals, never "1.00" short of 1 nor "0.00" above 0."""
+    s = f"{v:.2f}".replace("-0.00", "0.00")
+    if v != 0 and float(s) == 0:
+        return "<0.01" if v > 0 else ">-0.01"
+    return ">0.99" if float(s) == 1 and v < 1 else s
 
 
 def test_default_preset_is_drawn_and_a_cell_edit_redraws(page, live_server, presets):
@@ -66,7 +75,7 @@ def test_default_preset_is_drawn_and_a_cell_edit_redraws(page, live_server, pres
         assert_close(heat["z"], expected[key])
         # Values written in the cells (n = 5), each in the ink its colour needs (views/heatmaps.js)
         texts = [a["text"] for a in layout["annotations"]]
-        assert texts == [f"{v:.2f}".replace("-0.00", "0.00") for row in expected[key] for v in row]
+        assert texts == [cell(v) for row in expected[key] for v in row]
     weights = trace_by_uid(page, "weights-plot", "weights")
     assert (weights["zmin"], weights["zmax"]) == (0, 1)
     assert weights["colorbar"]["title"]["text"] == "attention weight (softmax), rows sum to 1"
@@ -131,7 +140,9 @@ def test_before_after_table_and_distance_readout(page, live_server, api, presets
     assert title == f"[{', '.join(readable(v) for v in trace['hidden_states'][1][1])}]"
 
     readout = page.locator("#dist-readout")
-    assert readout.text_content() == "apple ↔ banana: 0.700 → 0.059"
+    d0, d1 = trace["distances"][0][1][4], trace["distances"][1][1][4]  # the article's 0.7, 0.059
+    assert readout.text_content() == f"apple ↔ banana: {readable(d0)} → {readable(d1)}"
+    assert (readable(d0), readable(d1)) == ("0.7", "0.0587")
     assert readout.locator(".value").nth(1).get_attribute("title") == (
         f"layer 1: {readable(trace['distances'][1][1][4])}"
     )
@@ -144,7 +155,7 @@ def test_before_after_table_and_distance_readout(page, live_server, api, presets
         "() => document.getElementById('dist-readout').textContent.startsWith('An ↔ banana')"
     )
     a, b = trace["distances"][0][0][4], trace["distances"][1][0][4]
-    assert readout.text_content() == f"An ↔ banana: {a:.3f} → {b:.3f}"
+    assert readout.text_content() == f"An ↔ banana: {readable(a)} → {readable(b)}"
     assert_close(trace_by_uid(page, "distances-plot", "distance")["y"], [a, b], tol=0)
 
 
@@ -224,7 +235,7 @@ def test_more_than_three_dimensions_use_the_pca_projection(page, live_server, ap
     for uid, layer in (("before", 0), ("after", 1)):
         assert_close(vector_points(page, uid), coords[layer], tol=0)
     ratio = trace["projection"]["explained_variance_ratio"][0]
-    pc1 = f"PC1 ({round(100 * ratio)}% var)"
+    pc1 = f"PC1 ({readable_percent(ratio)} var)"  # a whole percentage, as numbers.js says it
     assert plot_layout(page, "vectors-plot")["meta"]["axes"][0] == pc1
     rotate(page)
     assert plot_layout(page, "vectors-plot")["scene"]["xaxis"]["title"]["text"] == pc1

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from attnviz.app import create_app
+from attnviz.numbers import readable_prose
 from attnviz.settings import Settings
 from tests.browser.helpers import (
     AXE,
@@ -101,8 +102,9 @@ def test_the_bars_are_the_apis_and_follow_the_choice(page, live_server, api):
     assert a["token"] == top  # the server's own default, the top prediction
     words = page.locator("#pushed-view .pushed-words").text_content()
     best = max(range(len(a["values"])), key=lambda i: a["values"][i])
-    assert f"of a logit of {a['logit']:.2f}" in words
-    assert f"{a['values'][best]:.2f}" in words  # the largest push is named
+    # numbers as a sentence says them (attnviz.numbers, numbers.js's twin): 3 significant digits
+    assert f"of a logit of {readable_prose(a['logit'])}." in words
+    assert f" +{readable_prose(a['values'][best])}" in words  # the largest push is named
     labels = page.locator("#pushed-view .pushed-radio").all_text_contents()
     assert any(quoted_token(t["top_k"]["vocab"][str(top)]) in s for s in labels)
 
@@ -192,7 +194,9 @@ def test_a_masked_lm_encoder_predicts_but_says_why_nothing_is_attributed(page, m
     page.locator("#lens-view .lens-grid").wait_for()
     note = page.locator("#pushed-view .pushed-unavailable")
     note.wait_for()
-    assert note.text_content().startswith("Nothing to attribute here: model tiny-bert-mlm (bert)")
+    assert note.text_content().startswith(
+        "Nothing to attribute here: model tiny-bert-mlm has no unembedding"
+    )
     assert page.locator("#pushed-view .pushed-chart").count() == 0
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 
+from attnviz.numbers import readable_prose
 from tests.browser.helpers import MODEL, open_app, open_sentence, shoot, view_change
 from tests.browser.test_train import open_train, small_form, train_and_wait
 from tests.support.oracles import readable, readable_count
@@ -205,7 +206,7 @@ def test_train_mode_reads_rounded_counts(page, live_server, api):
     models = page.locator("#t-models-card").text_content()
     v = run["variants"][0]
     first, last = v["history"]["grad_norms"][0], v["history"]["grad_norms"][-1]
-    assert f"layer 1 {readable(first[0])} → {readable(last[0])}" in grads, grads
+    assert f"layer 1 {readable_prose(first[0])} → {readable_prose(last[0])}" in grads, grads
     assert f"held-out {readable(v['checkpoints'][-1]['heldout'])}" in models, models
     for text in (grads, models):
         assert not [n for n in DECIMAL.findall(text) if significant(*n) > 3], text

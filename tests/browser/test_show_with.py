@@ -24,10 +24,14 @@ TITLE = "Tiny character model (Python's help text)"
 
 
 def percent(p: float) -> str:
-    """lens.js's percent(): one decimal, two below 1%, "<0.01%" below that."""
+    """lens.js's percent(): one decimal, two below 1%, "<0.01%" below that; "over 99.9%" where
+    one decimal would say all of it short of it, "0%" only for none."""
     if p >= 0.01:
-        return f"{p * 100:.1f}%"
-    return f"{p * 100:.2f}%" if p >= 0.0001 else "<0.01%"
+        s = f"{p * 100:.1f}"
+        return "over 99.9%" if s == "100.0" and p < 1 else f"{s}%"
+    if p >= 0.0001:
+        return f"{p * 100:.2f}%"
+    return "<0.01%" if p > 0 else "0%"
 
 
 def test_one_button_shows_the_same_text_with_the_model_that_predicts(page, live_server, api):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from attnviz.numbers import readable_percent
 from tests.browser.helpers import ARTIFACTS, assert_close, f32, mount_view, shown_token
 from tests.support.oracles import scene_groups
 
@@ -64,7 +65,8 @@ def check_paths(trace: dict, drawn: dict, picked: list[int], dims: int) -> None:
 
 def axis_titles(trace: dict, dims: int) -> list[str]:
     ratios = trace["projection"]["explained_variance_ratio"][:dims]
-    return [f"PC{c + 1} ({100 * r:.1f}%)" for c, r in enumerate(ratios)]
+    # each share a whole percentage, as numbers.js's readablePercent says it
+    return [f"PC{c + 1} ({readable_percent(r)})" for c, r in enumerate(ratios)]
 
 
 def test_2d_paths_of_the_picked_tokens(page, live_server, api):

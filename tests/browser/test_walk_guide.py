@@ -103,7 +103,11 @@ def test_the_note_speaks_of_the_task_the_edit_answered(page, live_server):
     cell.scroll_into_view_if_needed()
     answered(page, lambda: cell.fill("0"))
     assert task_badge(page, "quiet-values") == "Done"
-    assert task_badge(page, "determiner-finds-a") == "Not yet"
+    # Task 2 reads W_Q and W_K, untouched: not tried, so no answer gives its solution away.
+    assert task_badge(page, "determiner-finds-a") == ""
+    assert task_says(page, "determiner-finds-a").startswith("Not tried yet"), task_says(
+        page, "determiner-finds-a"
+    )
     page.wait_for_function(f"() => !document.querySelector('{VERDICT}').hidden")
     badge, says = note_text(page)
     assert badge == "Done"
@@ -134,6 +138,9 @@ def test_step_11_starts_from_its_task_and_its_done_note_says_why(page, live_serv
         f"""() => document.querySelector("{TASK.format("cross-aligned")}").dataset.state === 'done'
           && document.documentElement.dataset.pending === '0'"""
     )
+    # The step shows its cards alone (issue 41), the page shorter: the learner reads on to the
+    # heads card's end, the answer out of the window.
+    page.evaluate("() => window.scrollTo(0, document.body.scrollHeight)")
     assert not page.evaluate(IN_VIEW, f"{TASK.format('cross-aligned')} .learn-answer")
     page.wait_for_function(f"() => !document.querySelector('{VERDICT}').hidden")
     badge, says = note_text(page)

@@ -17,18 +17,21 @@ from tests.browser.helpers import (
     wait_for_trace,
 )
 from tests.browser.test_walk import shoot
+from tests.support.oracles import cell_value
 
 # ---- 13, 14: a trained run in sentence mode ---------------------------------------------------
 
 
-def two(v: float) -> str:
-    s = f"{v:.2f}"
-    return "0.00" if s == "-0.00" else s
-
-
-def causal_summary(labels: list[str], rows: list[list[float]], approx: bool = False) -> str:
+def causal_summary(
+    labels: list[str],
+    rows: list[list[float]],
+    approx: bool = False,
+    dtype: str = "F64",
+    positions: bool = False,
+) -> str:
     """describe.js strongestText with causal: the first query left out, a first-token sink (at
-    least half of each later row, on average) named apart."""
+    least half of each later row, on average) named apart; with ``positions`` (a heatmap that
+    labels only every k-th token), each token named with its position from 1 too."""
     n = len(rows)
     value = ("≈ " if approx else "") + "{}"
     sink = sum(rows[i][0] for i in range(1, n)) / (n - 1)
@@ -36,7 +39,8 @@ def causal_summary(labels: list[str], rows: list[list[float]], approx: bool = Fa
     named = weights and sink >= 0.5
     cells = [(rows[i][j], i, j) for i in range(1, n) for j in range(n) if not (named and j == 0)]
     v, i, j = max(cells, key=lambda c: (c[0], -c[1], -c[2]))
-    cell = f"{labels[i]} → {labels[j]} {value.format(two(v))}"
+    at = (lambda k: f"{labels[k]} ({k + 1})") if positions else (lambda k: labels[k])
+    cell = f"{at(i)} → {at(j)} {value.format(cell_value(v, dtype))}"
     if not named:
         return f"strongest past the first query (which sees only itself): {cell}"
     return (
@@ -47,7 +51,7 @@ def causal_summary(labels: list[str], rows: list[list[float]], approx: bool = Fa
 
 LARGE = """() => { const h = document.querySelector('#mv-large .hc').__heat, m = h.matrix;
   const n = m.shape[0];
-  return {labels: h.labels, rows: Array.from({length: n}, (_, i) =>
+  return {labels: h.labels, dtype: m.dtype, every: h.every, rows: Array.from({length: n}, (_, i) =>
     Array.from(m.data.subarray(i * n, (i + 1) * n))),
     summary: document.querySelector('#mv-large .plot-summary').textContent}; }"""
 
@@ -83,7 +87,9 @@ def test_13_14_a_trained_run_opens_on_the_repeat_and_its_heads_say_something(
     large = page.evaluate(LARGE)
     assert large["labels"] == probe["tokens"]
     assert large["rows"][0][0] == 1.0  # the first query sees only itself
-    expected = causal_summary(large["labels"], large["rows"])
+    expected = causal_summary(
+        large["labels"], large["rows"], dtype=large["dtype"], positions=large["every"] > 1
+    )
     assert large["summary"].endswith(expected), (large["summary"], expected)
     assert "strongest: " not in large["summary"]
     assert axe_serious(page) == []

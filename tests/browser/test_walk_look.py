@@ -242,6 +242,11 @@ def test_step_1_opens_on_the_comparison_alone_and_passes_on_a_busy_machine(
     assert axe_serious(page) == []
     shoot(page, "41-1-step1-done", "top")
     shoot(page, "41-1-step1-card", "#recurrent-card")
+    # Step 11 sets the comparison aside with its card, and the header no longer names it.
+    assert page.locator("#status").inner_text() == "a comparison in view (Why not an RNN?)"
+    learn_open(page, "encoder-decoder", lambda: page.goto(f"{live_server}/#learn/11"))
+    assert page.locator("#recurrent-card").is_hidden()
+    assert page.locator("#status").inner_text() == "nothing trained yet"
 
 
 # ---- 12. the article's tables follow the learner's table ------------------------------------

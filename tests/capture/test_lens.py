@@ -291,7 +291,7 @@ def test_an_encoder_saved_without_its_head_says_so(tmp_path):
     assert m.mlm is None
     trace = run_text_trace(TextTraceRequest(model=m.name, text=TEXT), ModelRegistry([m]), None)
     assert trace.meta["unavailable"]["lens"] == (
-        f"lens: model {m.name} is an encoder (bert): it predicts no next token, and its "
+        f"lens: model {m.name} is an encoder: it predicts no next token, and its "
         "checkpoint has no masked-language-model head"
     )
 

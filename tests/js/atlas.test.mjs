@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { cellColours, headWords, mostVaried, spread, strongest } from "../../static/js/views/atlas.js";
+import { cellColours, cellText, headWords, mostVaried, spread, strongest } from "../../static/js/views/atlas.js";
 
 /** @param {string} css "rgb(r,g,b)" or "#rrggbb" */
 function luminance(css) {
@@ -39,7 +39,7 @@ test("the strongest heads in words, best first, ties in layer and head order", (
       [0.82, 0.3],
     ],
   };
-  assert.equal(strongest(score, 3), "induction: layer 1 head 2 0.82, layer 2 head 1 0.82, layer 2 head 2 0.30");
+  assert.equal(strongest(score, 3), "induction: layer 1 head 2 0.82, layer 2 head 1 0.82, layer 2 head 2 0.3");
   const positional = {
     ...score,
     title: "positional",
@@ -71,4 +71,22 @@ test("the atlas opens on the score that varies most over the heads, the first on
   assert.ok(Math.abs(spread(score("two", [[0, 1]])) - 0.5) < 1e-12);
   assert.equal(mostVaried([flat, sink]).name, "first_token");
   assert.equal(mostVaried([sink, score("again", sink.grid)]).name, "first_token");
+});
+
+test("a score reads by the readable rules: 3 significant digits, never 1 short of it nor 0 above it", () => {
+  const score = {
+    name: "previous_token",
+    title: "previous token",
+    definition: "",
+    offsets: null,
+    grid: [[0.9996, 0.997, 0.00004, 0, 1, 0.123456]],
+  };
+  assert.equal(
+    strongest(score, 6),
+    "previous token: layer 1 head 5 1, layer 1 head 1 over 0.999, layer 1 head 2 0.997, " +
+      "layer 1 head 6 0.123, layer 1 head 3 under 0.001, layer 1 head 4 0",
+  );
+  assert.equal(headWords(score, 0, 0, cellText), "layer 1 head 1 >0.99"); // the button's name
+  // A cell keeps 2 decimals, but never "1.00" short of 1 nor "0.00" above 0 (they read so before).
+  assert.deepEqual(score.grid[0].map(cellText), [">0.99", ">0.99", "<0.01", "0.00", "1.00", "0.12"]);
 });

@@ -81,4 +81,7 @@ test("a head's role: the first of induction, previous token, sink its atlas scor
     edgeWords({ la: 0, ha: 0, lb: 2, hb: 1, v: 0.12345 }, atlas),
     "layer 1 head 1 (induction) → layer 3 head 2: 0.123",
   );
+  // 3 significant digits, never "1" short of it nor "0" above it (was "0.012", "1.000", "0.000").
+  const said = (v) => edgeWords({ la: 0, ha: 1, lb: 1, hb: 0, v }, null).split(": ")[1];
+  assert.deepEqual([0.012345, 0.9996, 0.0004, 0.5].map(said), ["0.0123", "over 0.999", "under 0.001", "0.5"]);
 });

@@ -144,7 +144,9 @@ test("the summary and the live region say the API's numbers as given", () => {
   );
   assert.ok(words.endsWith("In context: the [cat] sat"), words);
   assert.ok(pointWords(a, 8, "k").startsWith("“rained” key, text 3 of 3, token 2: x 3.9, y -0.4. Nearest queries:"));
-  assert.equal(axisTitle(a, 0), "PC1 (23.5 %)");
+  assert.equal(axisTitle(a, 0), "PC1 (23%)"); // a whole percentage, as every share is said
+  assert.equal(axisTitle({ ...a, explained: [0.996, 0.004] }, 0), "PC1 (over 99%)");
+  assert.equal(axisTitle({ ...a, explained: [0.996, 0.004] }, 1), "PC2 (under 1%)");
   assert.equal(axisTitle({ ...a, projection: "umap", explained: null }, 1), "UMAP 2");
   assert.equal(mapTitle(a), "Queries and keys of layer 2 head 3: 9 tokens from 3 texts, PCA");
   const none = { ...a, points: null, unavailable: "an ALiBi model bridged through transformers" };
@@ -195,6 +197,12 @@ test("the clusters: runs along the order, members, the closest pair, the summary
     "6 heads in 3 clusters by cosine similarity; L1 H2, " +
       "shown in the map, is in cluster 1 with L2 H2; the most similar pair: L2 H3 and L1 H3 (0.95).",
   );
+  // The server sends each similarity unrounded (a float32): one short of 1 never reads "1".
+  const near = structuredClone(c);
+  near.similarity[4][5] = near.similarity[5][4] = 0.9996;
+  assert.match(clustersSummary(near, null), /the most similar pair: L2 H3 and L1 H3 \(over 0\.999\)\.$/);
+  near.similarity[4][5] = near.similarity[5][4] = 0.95349;
+  assert.match(clustersSummary(near, null), /\(0\.953\)\.$/);
   assert.deepEqual(similarityColour(2, false), similarityColour(1, false)); // clamped
   assert.notDeepEqual(similarityColour(-0.5, true), similarityColour(0.5, true));
 });

@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import {
+  cellValue,
   contrast,
   curveText,
   farthest,
@@ -42,18 +43,55 @@ test("strongest: the largest finite value, the first of equal ones, none when al
   assert.deepEqual(strongest({ shape: [1, 3], data: new Float32Array([0.2, 0.5, 0.3]) }), { i: 0, j: 1, v: 0.5 });
 });
 
-test("strongestText: the labels and the value to 2 decimals, ≈ for 8-bit snapshots", () => {
+test("strongestText: the labels and the value to 3 significant digits, ≈ for 8-bit snapshots", () => {
   const w = m([
     [0.26, 0.14],
     [0.16, 0.301],
   ]);
-  assert.equal(strongestText(["An", "apple"], ["An", "apple"], w), "strongest: apple → apple 0.30");
+  assert.equal(strongestText(["An", "apple"], ["An", "apple"], w), "strongest: apple → apple 0.301");
   assert.equal(
     strongestText(["q"], ["a", "b"], { shape: [1, 2], data: [0.1, 0.9] }, { approx: true, word: "top" }),
-    "top: q → b ≈ 0.90",
+    "top: q → b ≈ 0.9",
   );
   assert.equal(strongestText(["a"], ["a"], m([[-Infinity]])), "every cell is masked");
-  assert.equal(strongestText(["a"], ["b"], m([[-0.001]])), "strongest: a → b 0.00"); // never -0.00
+  assert.equal(strongestText(["a"], ["b"], m([[-0.001]])), "strongest: a → b -0.001");
+  // A weight that is not 1 never reads 1 (issue 41): 0.997 as it is, 0.9996 "over 0.999".
+  assert.equal(strongestText(["a"], ["a", "b"], m([[0.003, 0.997]])), "strongest: a → b 0.997");
+  assert.equal(strongestText(["a"], ["a", "b"], m([[0.0004, 0.9996]])), "strongest: a → b over 0.999");
+  // A float32 matrix reads as the API spells its numbers (as the cursor's live region does).
+  // Float32Array 0.1015 is 0.1014999970793724: the API writes 0.1015, read "0.102".
+  const f32 = { shape: [1, 2], dtype: "F32", data: new Float32Array([0.1, 0.1015]) };
+  assert.equal(strongestText(["q"], ["a", "b"], f32), "strongest: q → b 0.102");
+  assert.equal(strongestText(["q"], ["a", "b"], { ...f32, dtype: "F64" }), "strongest: q → b 0.101");
+});
+
+test("strongestText with positions: each token named with its position from 1 (issue 41)", () => {
+  // A heatmap that labels every other token: "y → t" names a token with no label; the
+  // positions say which.
+  const w = m([
+    [1, 0, 0],
+    [0.2, 0.8, 0],
+    [0.1, 0.2, 0.7],
+  ]);
+  assert.equal(
+    strongestText(["t", "y", "t"], ["t", "y", "t"], w, { causal: true, positions: true }),
+    "strongest past the first query (which sees only itself): y (2) → y (2) 0.8",
+  );
+  assert.equal(strongestText(["a"], ["a", "b"], m([[0.1, 0.9]]), { positions: true }), "strongest: a (1) → b (2) 0.9");
+});
+
+test("cellValue: readable(), but never 1 or 0 for a value that is not, never an exponent", () => {
+  assert.equal(cellValue(0.30149), "0.301");
+  assert.equal(cellValue(1), "1");
+  assert.equal(cellValue(0), "0");
+  assert.equal(cellValue(0.99951), "over 0.999");
+  assert.equal(cellValue(0.0000759), "under 0.001");
+  assert.equal(cellValue(-0.0000759), "about -0.00008");
+  assert.equal(cellValue(-3e-9), "practically zero");
+  assert.equal(cellValue(-12.3456), "-12.3");
+  assert.equal(cellValue(-0.9996), "under -0.999"); // a cosine short of -1
+  assert.equal(cellValue(-1), "-1");
+  assert.equal(cellValue(1234.5), "1235");
 });
 
 test("strongestText of a causal head: the first query left out, a first-token sink named apart (issue 28, 5.14)", () => {
@@ -65,10 +103,10 @@ test("strongestText of a causal head: the first query left out, a first-token si
     [0.1, 0.7, 0.2, 0],
     [0.2, 0.3, 0.1, 0.4],
   ]);
-  assert.equal(strongestText(labels, labels, plain), "strongest: d → d 1.00"); // what it said before
+  assert.equal(strongestText(labels, labels, plain), "strongest: d → d 1"); // what it said before
   assert.equal(
     strongestText(labels, labels, plain, { causal: true }),
-    "strongest past the first query (which sees only itself): b → a 0.70",
+    "strongest past the first query (which sees only itself): b → a 0.7",
   );
   // Most of each later row on the first token: a sink, named with its share; the strongest
   // among the other keys.
@@ -81,7 +119,7 @@ test("strongestText of a causal head: the first query left out, a first-token si
   assert.equal(
     strongestText(labels, labels, sink, { causal: true, approx: true }),
     "an attention sink: each later query gives on average 75% of its weight to the first token, “d”; " +
-      "strongest elsewhere: b → b ≈ 0.30",
+      "strongest elsewhere: b → b ≈ 0.3",
   );
   assert.equal(firstTokenSink(sink), 0.75);
   // Nearly every later row's weight on the first token, but not all of it: never "100%".
@@ -104,20 +142,21 @@ test("strongestText of a causal head: the first query left out, a first-token si
   assert.equal(firstTokenSink(scores), null);
   assert.equal(
     strongestText(["x", "y", "z"], ["x", "y", "z"], scores, { causal: true, word: "largest" }),
-    "largest past the first query (which sees only itself): z → y 4.00",
+    "largest past the first query (which sees only itself): z → y 4",
   );
   // One token, or a cross-attention (not square): nothing to leave out.
   assert.equal(
     strongestText(["q"], ["a", "b"], { shape: [1, 2], data: [0.1, 0.9] }, { causal: true }),
-    "strongest: q → b 0.90",
+    "strongest: q → b 0.9",
   );
   assert.deepEqual(strongest(plain, { fromRow: 1, col: 0 }), { i: 2, j: 1, v: 0.7 });
 });
 
-test("curveText: first and last value over the last step", () => {
-  assert.equal(curveText("loss", [1, 2, 300], [3.2614, 1.5, 0.4071]), "loss 3.26 → 0.41 over 300 steps");
-  assert.equal(curveText("loss", [1], [2]), "loss 2.00 → 2.00 over 1 step");
-  assert.equal(curveText("loss", [1, 5000], [2, 1]), "loss 2.00 → 1.00 over 5,000 steps");
+test("curveText: first and last value (3 significant digits, no exponent) over the last step", () => {
+  assert.equal(curveText("loss", [1, 2, 300], [3.2614, 1.5, 0.4071]), "loss 3.26 → 0.407 over 300 steps");
+  assert.equal(curveText("loss", [1], [2]), "loss 2 → 2 over 1 step");
+  assert.equal(curveText("loss", [1, 5000], [2, 0.996]), "loss 2 → 0.996 over 5,000 steps"); // never "1.00"
+  assert.equal(curveText("loss", [1, 9], [2, 0.0000004]), "loss 2 → practically zero over 9 steps");
   assert.equal(curveText("loss", [], []), "loss: no steps yet");
 });
 

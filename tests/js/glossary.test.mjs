@@ -76,6 +76,13 @@ test("the components' labels are read once each, with their terms", () => {
     ],
   );
   assert.deepEqual(labelKey([c("embed"), c("pos"), c("bias")]), []);
+  // BERT's token type (issue 41: a large part of the default example's scores) is read and marked.
+  const bert = labelKey([c("embed"), c("type"), c("head", 1, 0)]);
+  assert.equal(
+    bert.map(([t]) => t).join(""),
+    "Labels: token type is the vector added to every token for its segment; L2 H1 is layer 2’s head 1.",
+  );
+  assert.deepEqual(bert[1], ["token type", "token-type"]);
 });
 
 test("the words stand for attnviz/glossary.py's", () => {

@@ -529,3 +529,15 @@ test("the checked tree is built as MathML elements, text as text nodes", () => {
   assert.equal(none.made.length, 0, "nothing is built from a formula that fails the check");
   assert.ok(buildMath({ text: "t" }, doc).text === "t");
 });
+
+test("the answer note's cover: how far a box reaches under it, none beside or above it", async () => {
+  const { underNote } = await import("../../static/js/modes/learn/guide.js");
+  /** @param {number} top @param {number} bottom @param {number} left @param {number} right */
+  const box = (top, bottom, left, right) => /** @type {DOMRect} */ ({ top, bottom, left, right });
+  const note = box(600, 780, 700, 1260);
+  assert.equal(underNote(box(200, 900, 430, 1260), note), 180); // a tall card: the note's height
+  assert.equal(underNote(box(200, 650, 430, 1260), note), 50); // its last 50 px
+  assert.equal(underNote(box(200, 600, 430, 1260), note), 0); // ends where the note begins
+  assert.equal(underNote(box(200, 900, 20, 700), note), 0); // beside it, to its left
+  assert.equal(underNote(box(790, 900, 430, 1260), note), 0); // below it
+});

@@ -12,6 +12,12 @@ test("percentages: one decimal, two below 1%, a floor below 0.01%", () => {
   assert.equal(percent(0.01), "1.0%");
   assert.equal(percent(0.0054), "0.54%");
   assert.equal(percent(0.00005), "<0.01%");
+  // Never a value it is not: "100.0%" only for all of it, "0%" only for none.
+  assert.equal(percent(0.9996), "over 99.9%");
+  assert.equal(percent(0.9994), "99.9%");
+  assert.equal(percent(1), "100.0%");
+  assert.equal(percent(0), "0%");
+  assert.equal(percent(1e-9), "<0.01%");
 });
 
 test("the window: as many positions as fit, around the query, within the text", () => {

@@ -68,9 +68,19 @@ test("the strongest patch and one patch in words", () => {
   );
   assert.equal(strongestText([NaN], 1, 1, "x"), "no patch has a weight in x");
   assert.equal(patchText(3, 6, "0.0213", "“dog”'s attention"), "row 4, column 7: 0.0213 of “dog”'s attention");
-  assert.equal(shortWeight(0.0123), "0.012");
-  assert.equal(shortWeight(0.456), "0.46");
-  assert.equal(shortWeight(0), "0.00");
+  // 3 significant digits, never "1" short of it nor "0" above it (numbers.js readableWeight).
+  assert.equal(shortWeight(0.0123), "0.0123");
+  assert.equal(shortWeight(0.456), "0.456");
+  assert.equal(shortWeight(0.997), "0.997"); // was "1.00"
+  assert.equal(shortWeight(0.9996), "over 0.999");
+  assert.equal(shortWeight(0.00004), "under 0.001");
+  assert.equal(shortWeight(0), "0");
+  assert.equal(shortWeight(1), "1");
+  assert.equal(shortWeight(Math.fround(0.1), "F32"), "0.1");
+  assert.equal(
+    strongestText([0.0001, 0.9996, 0.0003, 0], 2, 2, "“dog”'s attention"),
+    "strongest patch: row 1, column 2, over 0.999 of “dog”'s attention",
+  );
 });
 
 test("the largest few of many, in position order", () => {

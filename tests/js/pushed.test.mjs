@@ -11,10 +11,10 @@ import {
   pushWords,
   resolveChoice,
   signed,
-  signedShort,
   targetOf,
   whatText,
 } from "../../static/js/views/pushed.js";
+import { readableProse as readable } from "../../static/js/core/numbers.js";
 import { shortName as componentName } from "../../static/js/views/why.js";
 import { PUSHED, defaultSentence, encodeShare, sentenceFromRaw } from "../../static/js/core/state.js";
 
@@ -116,16 +116,22 @@ test("the top components for and against, in words, of the logit they sum to", (
   const logit = VALUES.reduce((s, v) => s + v, 0);
   assert.equal(
     words,
-    "Up: L2 H1 +3.20, L1 MLP +2.00, embedding +1.10; down: L1 H2 −1.50, L2 H3 −0.75, " +
-      `position −0.25; of a logit of ${logit.toFixed(2)}.`,
+    "Up: L2 H1 +3.2, L1 MLP +2, embedding +1.1; down: L1 H2 −1.5, L2 H3 −0.75, " +
+      `position −0.25; of a logit of ${readable(logit)}.`,
   );
-  assert.match(pushWords(a, 1, true), /^Up: L2 H1 \+3\.20; down: L1 H2 −1\.50; of a logit difference of /);
+  assert.match(pushWords(a, 1, true), /^Up: L2 H1 \+3\.2; down: L1 H2 −1\.5; of a logit difference of /);
   const none = { ...a, values: a.values.map(Math.abs), logit: a.values.reduce((s, v) => s + Math.abs(v), 0) };
   assert.match(pushWords(none), /; down: nothing; /);
-  assert.equal(signed(0), "0.00");
-  assert.equal(signed(-1.5), "−1.50");
-  assert.equal(signedShort(-0.003), "−0.003");
-  assert.equal(signedShort(0.5), "+0.50");
+  // By numbers.js's rules: 3 significant digits, a true minus, never an exponent nor "−0.00".
+  assert.equal(signed(0), "0");
+  assert.equal(signed(-1.5), "−1.5");
+  assert.equal(signed(-0.003), "−0.003");
+  assert.equal(signed(0.5), "+0.5");
+  assert.equal(signed(14.620398596252752), "+14.6");
+  assert.equal(signed(-0.0000759), "about −0.00008");
+  assert.equal(signed(5.33e-10), "practically zero");
+  const tiny = { ...a, logit: 0.0004, values: a.values.map((v) => v * 1e-4) };
+  assert.match(pushWords(tiny), /^Up: L2 H1 about \+0\.0003, .* of a logit of about 0\.0004\.$/);
 });
 
 test("each choice asks for its token; without a next token, or when it is the top, the top", () => {

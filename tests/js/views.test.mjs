@@ -4,10 +4,27 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import { SENTENCE_FEEDS, TOY_FEEDS, TRAIN_FEEDS, viewsFed } from "../../static/js/core/feeds.js";
-import { exact, fmt, readable, readableCount } from "../../static/js/core/numbers.js";
+import {
+  exact,
+  fmt,
+  readable,
+  readableCell,
+  readableCount,
+  readableProse,
+  readableSigned,
+  readableWeight,
+} from "../../static/js/core/numbers.js";
 import { sinkNote } from "../../static/js/views/modelview.js";
-import { KEYS_MAX, TOP_KEYS, headNotes, keyRows } from "../../static/js/views/qkview.js";
-import { logTicks } from "../../static/js/modes/train/views/traingrads.js";
+import {
+  KEYS_MAX,
+  TOP_KEYS,
+  geometry,
+  headNotes,
+  keyNumbers,
+  keyRows,
+  weightLine,
+} from "../../static/js/views/qkview.js";
+import { gradsSummary, logTicks } from "../../static/js/modes/train/views/traingrads.js";
 import { defaultSentence, defaultTrainView, fromPreset, normalize } from "../../static/js/core/state.js";
 
 test("every piece of view state feeds a view, and only views that exist", () => {
@@ -160,6 +177,26 @@ test("numbers: a count in a sentence whole to 9,999, then to 3 significant digit
   }
 });
 
+test("numbers: a signed change and a small cell never read as a value they are not", () => {
+  // readableSigned: as attnviz.numbers.signed says it by default; a sentence's words keep their place.
+  assert.equal(readableSigned(10.6412), "+10.6");
+  assert.equal(readableSigned(-0.052349), "−0.0523");
+  assert.equal(readableSigned(0), "0");
+  assert.equal(readableSigned(-0), "0");
+  assert.equal(readableSigned(0.3466, readableProse), "+0.347");
+  assert.equal(readableSigned(-0.0000759, readableProse), "about −0.00008");
+  assert.equal(readableSigned(5.33e-10, readableProse), "practically zero");
+  assert.equal(readableSigned(0.9996, readableWeight), "over +0.999");
+  // readableCell: fixed decimals, but 0.997 never "1.00" nor 0.003 "0.00".
+  assert.deepEqual(
+    [0.997, 0.9996, 1, 0.003, -0.003, 0, -0, 0.456, 2.997, 12.5].map((v) => readableCell(v, 2)),
+    [">0.99", ">0.99", "1.00", "<0.01", ">-0.01", "0.00", "0.00", "0.46", "3.00", "12.50"],
+  );
+  assert.equal(readableCell(0.03, 1), "<0.1");
+  assert.equal(readableCell(0.3, 0), "<1");
+  assert.equal(readableCell(null), "–");
+});
+
 test("the query-key view shows every key, or the strongest in text order past KEYS_MAX", () => {
   const n = 200;
   const weights = new Float32Array(n).map((_, j) => (j % 7) / 100);
@@ -179,6 +216,25 @@ test("the query-key view shows every key, or the strongest in text order past KE
   assert.equal(keyRows(/** @type {any} */ (short), false).length, KEYS_MAX);
 });
 
+test("the query-key canvas writes each key's numbers by the readable rules, never 1 short of it", () => {
+  const d = {
+    sums: [14.620398596252752, -0.00123456, 0.5, 2],
+    scores: [2.5844, -0.000218, 0.0883883, null],
+    weights: Float32Array.from([0.9996, 0.000052, 0.997, 0]),
+    masked: [false, false, false, true],
+    dtype: "F32",
+  };
+  assert.deepEqual(keyNumbers(d), [
+    { sum: "14.6", score: "2.58", weight: "over 0.999" }, // was "14.62", "2.584", "1.000"
+    { sum: "-0.00123", score: "-0.000218", weight: "under 0.001" }, // was "-0.00", "-0.000", "0.000"
+    { sum: "0.5", score: "0.0884", weight: "0.997" },
+    { sum: "–", score: "masked", weight: "masked" },
+  ]);
+  assert.equal(weightLine("0.997"), "weight = 0.997");
+  assert.equal(weightLine("over 0.999"), "weight over 0.999");
+  assert.equal(weightLine("masked"), "weight = masked");
+});
+
 test("a sliding layer's note says what the trace says its window does, or words true of any", () => {
   // The words come from the server (meta.attention.window_notes): a bidirectional window is
   // never "the last" keys. A trace saved before it sent them reads a rule true of both.
@@ -190,6 +246,17 @@ test("a sliding layer's note says what the trace says its window does, or words 
   assert.deepEqual(headNotes(older, 0, 1), [
     "This layer slides a window: a query sees only the keys fewer than 9 positions away, itself included.",
   ]);
+});
+
+test("windows a trace could not read are said unknown on every layer, not none", () => {
+  // A model on NDIF whose masks could not be computed here: meta.attention.windows_unread.
+  const unread = "not read over NDIF: its forward could not be run here without its weights to read its masks";
+  const meta = { heads: 2, attention: { windows: [null, null], windows_unread: unread, qk_norm: "none" } };
+  for (const layer of [0, 1]) {
+    assert.deepEqual(headNotes(meta, 0, layer), [`This layer's sliding window, if it has one, was ${unread}.`]);
+  }
+  const read = { heads: 2, attention: { windows: [null, null], windows_unread: null, qk_norm: "none" } };
+  assert.deepEqual(headNotes(read, 0, 1), []);
 });
 
 test("an attention sink is named when one token takes at least half of every other row", () => {
@@ -250,13 +317,89 @@ test("trajectories: a long text starts with a few rows from the query on; 'all' 
   assert.equal(positionColor(1), POSITION_SCALE[POSITION_SCALE.length - 1]);
 });
 
+test("the PCA axes say each component's share of the variance as a whole percentage", async () => {
+  const { pcaTitles } = await import("../../static/js/views/vectors.js");
+  const { titles } = await import("../../static/js/views/trajectories.js");
+  // Was "PC1 (47.1%)", "PC2 (0.0%)": a share that is not none never reads "0%", nor short of all "100%".
+  assert.deepEqual(pcaTitles([0.4712, 0.004, 0.9996]), ["PC1 (47% var)", "PC2 (under 1% var)", "PC3 (over 99% var)"]);
+  assert.deepEqual(titles({ ratio: [0.4712, 0.004] }), ["PC1 (47%)", "PC2 (under 1%)"]);
+});
+
+test("a colour bar's ticks and a time read by the readable rules, never 1 short of it nor 0.0", async () => {
+  const { barTicks } = await import("../../static/js/views/heatcanvas.js");
+  const { ms } = await import("../../static/js/modes/train/views/trainrecurrent.js");
+  assert.deepEqual(barTicks(1), ["0", "0.5", "1"]);
+  assert.deepEqual(barTicks(0.9996, "F32"), ["0", "0.5", "over 0.999"]); // was "1.000"
+  assert.deepEqual(barTicks(0.3127), ["0", "0.156", "0.313"]);
+  assert.equal(ms(0.012345), "12.3 ms");
+  assert.equal(ms(0.00004), "0.04 ms"); // was "0.0 ms"
+  assert.equal(ms(2.5), "2500 ms");
+});
+
 test("the gradient norms' log axis is labelled within one decade, in full", () => {
   assert.deepEqual(logTicks(0.26, 2.9), { tickvals: [0.5, 1, 2], ticktext: ["0.5", "1", "2"] });
   const narrow = logTicks(0.31, 0.58);
   assert.deepEqual(narrow.tickvals, [0.3, 0.4, 0.5, 0.6], "1 to 9 when 1, 2, 5 give fewer than three");
   assert.deepEqual(narrow.ticktext, ["0.3", "0.4", "0.5", "0.6"]);
-  assert.deepEqual(logTicks(0.001, 3), { dtick: 1 }, "a tick a decade over two or more");
+  // Two decades or more: a tick a decade, in full (never Plotly's "1μ" or an exponent).
+  assert.deepEqual(logTicks(0.0012, 3), {
+    tickvals: [0.001, 0.01, 0.1, 1, 10],
+    ticktext: ["0.001", "0.01", "0.1", "1", "10"],
+  });
+  const wide = logTicks(3e-9, 40);
+  assert.deepEqual(wide.ticktext, ["10⁻⁹", "10⁻⁷", "10⁻⁵", "0.001", "0.1", "10"], "every second past 8 decades");
+  assert.deepEqual(wide.tickvals, [1e-9, 1e-7, 1e-5, 1e-3, 0.1, 10]);
+  assert.deepEqual(logTicks(2, 5e7).ticktext, ["1", "100", "10000", "10⁶", "10⁸"]);
+  assert.deepEqual(logTicks(0.00002, 0.03).ticktext, ["10⁻⁵", "0.0001", "0.001", "0.01", "0.1"]);
   assert.deepEqual(logTicks(Infinity, -Infinity), { dtick: 1 }, "no values");
+  assert.deepEqual(logTicks(0, 3), { dtick: 1 }, "no positive values");
+});
+
+test("the query-key view fits its card: side by side where there is room, else the numbers stacked", () => {
+  // A 1280 px page's card: each key's numbers right of its products, on their rows.
+  const wide = geometry(8, 32, 1214, 60);
+  assert.equal(wide.stacked, false);
+  assert.equal(wide.nTop, wide.pTop);
+  assert.ok(wide.xSum > wide.x0 + wide.heatW && wide.width <= 1214);
+  // A 480 px page's card (429 px): the numbers under the heatmaps' axis title, from the labels'
+  // column, and nothing wider than the card (it ran 640 px wide, its right part out of sight).
+  for (const [hd, labelW] of [
+    [32, 60],
+    [64, 60],
+    [128, 60],
+  ]) {
+    const g = geometry(14, hd, 429, labelW);
+    assert.equal(g.stacked, true);
+    assert.ok(g.nTop > g.dimY && g.dimY > g.pTop, JSON.stringify(g));
+    assert.equal(g.xSum, g.left);
+    assert.ok(g.width <= 429, `${hd} dimensions: ${g.width} px`);
+    assert.ok(g.cell >= 2);
+  }
+  // Only a head too wide even so (128 dimensions beside the longest labels) runs past the card,
+  // its cells 2 px each, and scrolls inside it.
+  const widest = geometry(14, 128, 429, 150);
+  assert.ok(widest.stacked && widest.cell === 2 && widest.width > 429);
+});
+
+test("the gradient norms' summary says each layer's first and last norm in words, never an exponent", () => {
+  const layer = (/** @type {number} */ l) => `layer ${l + 1}`;
+  const run = (/** @type {number[][]} */ grad_norms, more = false) =>
+    /** @type {any} */ ({
+      variants: [
+        { label: "small", history: { step: grad_norms.map((_, i) => i + 1), grad_norms } },
+        ...(more ? [{ label: "other", history: { step: [], grad_norms: [] } }] : []),
+      ],
+    });
+  // A vanishing gradient: JavaScript writes 3.2e-9 and 0.0000759 as "3.2e-9" and "0.0000759".
+  assert.equal(
+    gradsSummary(run([[1.0614, 0.0000759], ...Array(9998).fill([1, 1]), [0.98765, 3.2e-9]]), 0, layer),
+    "Gradient norm, step 1 → 10,000: layer 1 1.06 → 0.988, layer 2 about 0.00008 → practically zero.",
+  );
+  assert.equal(
+    gradsSummary(run([[2, 0.5]], true), 0, layer),
+    "Gradient norm of small, step 1 → 1: layer 1 2 → 2, layer 2 0.5 → 0.5.",
+  );
+  assert.equal(gradsSummary(run([], true), 1, layer), "Gradient norms: no steps yet.");
 });
 
 test("a label in its token's colour reads on white at AA: darkened, its hue kept", async () => {

@@ -11,7 +11,6 @@ import {
   keyRows,
   pairWords,
   shortName,
-  signed,
   signedReadable,
   topPairs,
 } from "../../static/js/views/why.js";
@@ -90,7 +89,6 @@ test("components and pairs in words, heads 1-based with their atlas role", () =>
       `score no word changes, +0.32 of ${readable(score)}`,
   );
   assert.match(componentWords(bias, tokens, 1), /^the biases \(fixed offsets/);
-  assert.equal(signed(-0.313), "−0.31");
   // small scores keep their 3 significant digits, so that no part reads 0.00 that is not
   const small = { ...att, matrix: { ...att.matrix, data: att.matrix.data.map((v) => v / 100) } };
   assert.equal(
@@ -105,7 +103,8 @@ test("components and pairs in words, heads 1-based with their atlas role", () =>
   );
   assert.equal(signedReadable(-0.31349), "−0.313");
   assert.equal(signedReadable(0), "0");
-  assert.equal(signed(-0.001), "0.00");
+  assert.equal(signedReadable(-0.001), "−0.001"); // never "0.00" for a part that is not none
+  assert.equal(signedReadable(0.0004567), "+0.000457");
 });
 
 test("the pairs come largest magnitude first, every cell once, the cells summing to the score", () => {

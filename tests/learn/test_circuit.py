@@ -110,13 +110,38 @@ def test_the_step_is_done_on_the_induction_heads_repeat_cell_and_says_its_number
     run, state, (pl, ph), (il, ih) = (trained[k] for k in ("run", "state", "prev", "ind"))
     probe = state["probe"]
     tokens, n = probe["tokens"], (len(probe["tokens"]) + 1) // 2
-    q, k = probe["query"], probe["query"] - n + 1
+    # The head's own weights on the probe (issue 41): the cell the step marks is a letter of the
+    # repeat whose largest weight is on the letter after its first occurrence (the probe's query
+    # where it is one), never one where the head looks elsewhere.
+    w = trace(client, run, probe["text"], fields="attentions", layer=il, head=ih)["attentions"]
+    w = torch.tensor(w[0][0], dtype=torch.float64)
+    wins = [x for x in range(n, 2 * n - 1) if int(w[x, : x + 1].argmax()) == x - n + 1]
+    losers = [x for x in range(n, 2 * n - 1) if x not in wins]
+    assert len(wins) >= (n - 1) // 2, (wins, losers)
+    q = probe["query"] if probe["query"] in wins else max(wins, key=lambda x: w[x, x - n + 1])
+    k = q - n + 1
 
     def task(**view) -> dict:
         return check(client, STEP.id, run=run, view={"variant": 0, **view})["key-side"]
 
     t = task(layer=il, head=ih, query=q, key=k)
     assert t["done"], t["says"]
+    said = t["says"].split("the winning key. ")
+    assert said[0] == (
+        f"From '{tokens[q]}' (token {q + 1}), layer {il + 1}, head {ih + 1} gives its largest "
+        f"weight on the probe, {readable_weight(float(w[q, k]))}, to '{tokens[k]}' (token "
+        f"{k + 1}), the letter after that letter's first occurrence: "
+    ), t["says"]
+    t["says"] = said[1]
+    for x in losers:  # a letter of the repeat where the head looks elsewhere: not done, and why
+        top = int(w[x, : x + 1].argmax())
+        t2 = task(layer=il, head=ih, query=x, key=x - n + 1)
+        assert not t2["done"] and t2["cell"] == [q, k], t2
+        assert t2["says"].startswith(
+            f"From '{tokens[x]}' (token {x + 1}), layer {il + 1}, head {ih + 1} gives its largest "
+            f"weight, {readable_weight(float(w[x, top]))}, to '{tokens[top]}' (token {top + 1})"
+        ), t2["says"]
+        assert f"From '{tokens[q]}' (token {q + 1}) it is (" in t2["says"]
     a = trace(client, run, probe["text"], fields="qk_attribution", layer=il, head=ih, query=q,
               key=k)["qk_attribution"]  # fmt: skip
     keyside = torch.tensor(a["matrix"], dtype=torch.float64).sum(0)

@@ -172,9 +172,10 @@ def test_the_claims_and_the_words_follow_the_numbers():
         "claim: at least 90%)."
     )
     assert out[6].claim.sentence(out[6].value) == (
-        "The LSTM's step time grew as the length to the power 1 from 64 to 256 tokens (1: in "
-        "proportion, 2: with its square) (on an idle machine, at most 1.4; a time, shown and "
-        "not checked)."
+        "The LSTM's step time grew with the length to the power 1 from 64 to 256 tokens: a power "
+        "of 1 is a time in proportion to the length, 2 a time that grows with its square. On an "
+        "idle machine it is at most 1.4; a time depends on how busy the machine is, so this one "
+        "is shown here and not checked."
     )
     assert values["transformer: accuracy at 12"] == 0.97
     assert values["transformer minus the better recurrent model: accuracy at 12"] == pytest.approx(

@@ -1,7 +1,9 @@
 // Numbers as a person reads them: short (fmt), to 3 significant digits (readable: text, tooltips,
 // live regions; readableCount: a count in a sentence; readableWeight, readableShare,
-// readablePercent, readableProse, readableSpan, readableAgainst: a sentence rounding must not
-// make false) or exact (exact: the numbers tables, CSV, exports), never "-0.00". Pure, no DOM.
+// readablePercent, readableProse, readableSpan, readableAgainst, readableSigned: a sentence
+// rounding must not make false; readableCell: a small cell's fixed decimals, never "1.00" short
+// of 1 nor "0.00" above 0) or exact (exact: the numbers tables, CSV, exports), never "-0.00".
+// Pure, no DOM.
 
 /**
  * A short display of a number (2 decimals by default), never "-0.00"; "–" for none.
@@ -67,14 +69,17 @@ const EDGE = 0.001;
 /**
  * A weight, or another share of a whole (0 to 1), in a sentence: as readable() says it, but
  * within 0.001 of 0 or 1 and not on it, "under 0.001" or "over 0.999" (0.9996 reads "over 0.999",
- * never "1"; 0.0000759 "under 0.001"). A value outside 0 to 1, as readable().
+ * never "1"; 0.0000759 "under 0.001"). A value outside 0 to 1, as readable(). A float32
+ * ("F32") is first read as the JSON trace spells it (exact()), as readable() reads it.
  * @param {number | null | undefined} v
+ * @param {string} [dtype] "F32" for float32 values, anything else for float64
  */
-export function readableWeight(v) {
-  if (v === null || v === undefined) return readable(v);
-  if (1 - EDGE < v && v < 1) return `over ${readable(1 - EDGE)}`;
-  if (0 < v && v < EDGE) return `under ${readable(EDGE)}`;
-  return readable(v);
+export function readableWeight(v, dtype = "F64") {
+  if (v === null || v === undefined || !Number.isFinite(v)) return readable(v);
+  const x = dtype === "F32" ? Number(exact(v, "F32")) : v;
+  if (1 - EDGE < x && x < 1) return `over ${readable(1 - EDGE)}`;
+  if (0 < x && x < EDGE) return `under ${readable(EDGE)}`;
+  return readable(x);
 }
 
 /**
@@ -138,6 +143,39 @@ export function readableAgainst(v, mark, say = readableProse) {
   const said = say(v);
   if (v === mark || said !== say(mark)) return said;
   return `just ${v < mark ? "under" : "over"} ${said}`;
+}
+
+/**
+ * A signed change or contribution: "+10.6", "−0.0523" (a minus sign, U+2212), "0" only when it
+ * is none; its size as `say` says it (readable() by default, as attnviz.numbers.signed says it).
+ * In a sentence pass readableProse: a size under 0.001 reads "about +0.00008", one under
+ * 0.000001 "practically zero", never an exponent.
+ * @param {number} v @param {(v: number) => string} [say]
+ */
+export function readableSigned(v, say = readable) {
+  if (!Number.isFinite(v) || v === 0) return readable(v);
+  const size = say(Math.abs(v));
+  const sign = v > 0 ? "+" : "−";
+  const at = size.search(/\d/); // words before the digits ("about ") keep their place
+  if (at < 0 || /^0$|^practically/.test(size)) return size;
+  return `${size.slice(0, at)}${sign}${size.slice(at)}`;
+}
+
+/**
+ * A number written in a small cell (a heatmap's cell, a head atlas's button), to `digits`
+ * decimals as fmt() writes it, but never onto a value it is not: a value that is not 0 never
+ * reads "0.00" but "<0.01" (">-0.01" below 0), and one short of 1 never "1.00" but ">0.99"
+ * (0.997: a weight that is not all of it). The cell's label or tooltip, and the numbers table,
+ * say more.
+ * @param {number | null | undefined} v @param {number} [digits]
+ */
+export function readableCell(v, digits = 2) {
+  const s = fmt(v, digits);
+  if (v === null || v === undefined || !Number.isFinite(v) || v === 0) return s;
+  const step = 10 ** -digits;
+  if (Number(s) === 0) return v > 0 ? `<${fmt(step, digits)}` : `>-${fmt(step, digits)}`;
+  if (digits > 0 && Number(s) === 1 && v < 1) return `>${fmt(1 - step, digits)}`;
+  return s;
 }
 
 /**

@@ -37,7 +37,7 @@
  *   rotation that queries and keys are shown after, when the model has one
  * @property {{scale: number, divide_by: number | null, scale_label: string,
  *   softcap: number | null, windows: (number | null)[], window_notes?: (string | null)[],
- *   qk_norm: string} | null} [attention]
+ *   windows_unread?: string | null, qk_norm: string} | null} [attention]
  *   text: how each layer makes scores and weights from q and k
  * @property {string} [text]
  * @property {number[]} [token_ids]
@@ -290,7 +290,7 @@
  * @property {number} max_ablate
  * @property {number} attribution_top the components Why this score keeps on each side
  * @property {number} max_json_values
- * @property {string} install
+ * @property {string} install what the page says on a server without a model for sentences (words, no command)
  * @property {ExampleHead[]} example_heads
  * @property {CorpusLimits} corpus
  * @property {{max_images: number, max_bytes: number, max_pixels: number, types: string[]}} [images]
@@ -559,7 +559,8 @@
  *   goes on with (its lab is that step's: the run trained there stays in view and is checked)
  * @property {string[]} focus ids of the cards the step is about
  * @property {string[]} [only] ids of the lab's cards the step shows (none: the whole lab)
- * @property {{id: string, prompt: string, hint: string, finding: boolean, action?: string | null}[]} tasks
+ * @property {{id: string, prompt: string, hint: string, finding: boolean, action?: string | null,
+ *   reads?: string[]}[]} tasks reads: a toy task's parts of the lab, named (a change to one is a try)
  *   action: the id of the lab's button the task needs (the guide shows one of the same name)
  * @property {ArticleTable[]} article
  */
@@ -569,7 +570,8 @@
  * article tables with the engine's numbers from the learner's table (null: the table is no
  * longer the article's case); a task's cell, one it points at ([query, key], marked on the lab's
  * large heatmap).
- * @typedef {{step: string, tasks: {id: string, done: boolean, says: string, cell?: number[] | null}[],
+ * A task not tried yet (`tried` false: no part of the lab it reads changed) says only so.
+ * @typedef {{step: string, tasks: {id: string, done: boolean, says: string, tried?: boolean, cell?: number[] | null}[],
  *   credited?: boolean, article?: ArticleTable[] | null}} LearnAnswer
  */
 

@@ -4,7 +4,7 @@
 // the strongest heads in words. render(container, data, selection, callbacks).
 
 import { el } from "../core/dom.js";
-import { fmt } from "../core/numbers.js";
+import { fmt, readableCell, readableWeight } from "../core/numbers.js";
 import { WEIGHT_LUT } from "../core/theme.js";
 import { describe, gridArrows, matrixTable } from "./access.js";
 
@@ -36,13 +36,24 @@ export function cellColours(v) {
 }
 
 /**
- * What one head's score says in words: "layer 2 head 1 0.85" (positional: "at offset 1").
+ * What one head's score says in words: "layer 2 head 1 0.853" (positional: "at offset 1"), the
+ * score by numbers.js's rules (readableWeight: 3 significant digits, "over 0.999" short of 1,
+ * "under 0.001" above 0), or as `say` says it (the cell's button: cellText).
  * @param {AtlasScore} score @param {number} l @param {number} h
+ * @param {(v: number) => string} [say]
  */
-export function headWords(score, l, h) {
+export function headWords(score, l, h, say = readableWeight) {
   const off = score.offsets ? ` at offset ${score.offsets[l][h]}` : "";
-  return `layer ${l + 1} head ${h + 1} ${fmt(score.grid[l][h], 2)}${off}`;
+  return `layer ${l + 1} head ${h + 1} ${say(score.grid[l][h])}${off}`;
 }
+
+/**
+ * A cell's number as its button shows it, to 2 decimals to fit the cell but never "1.00" short
+ * of 1 nor "0.00" above 0 (readableCell: ">0.99", "<0.01"; the button's label says it to 3
+ * significant digits, headWords).
+ * @param {number} v
+ */
+export const cellText = (v) => readableCell(v, 2);
 
 /**
  * The strongest heads of a score, best first, in words: "induction: layer 2 head 1 0.85, ...".
@@ -126,11 +137,12 @@ export function render(container, data, selection, callbacks) {
     const { background, color } = cellColours(v);
     b.style.background = background;
     b.style.color = color;
-    b.textContent = fmt(v, 2);
+    b.textContent = cellText(v);
     b.dataset.value = String(v);
-    const words = `${score.title}, ${headWords(score, l, h)}`;
-    b.setAttribute("aria-label", `${words}: open it on the probe`);
-    b.title = words;
+    // The button's name holds the number it shows (WCAG 2.5.3, label in name); its tooltip the
+    // score to 3 significant digits.
+    b.setAttribute("aria-label", `${score.title}, ${headWords(score, l, h, cellText)}: open it on the probe`);
+    b.title = `${score.title}, ${headWords(score, l, h)}`;
     const on = selection !== null && l === selection.layer && h === selection.head;
     b.classList.toggle("selected", on);
     b.setAttribute("aria-pressed", on ? "true" : "false");

@@ -7,7 +7,7 @@
 // render(container, data, selection, callbacks).
 
 import { el } from "../core/dom.js";
-import { fmt } from "../core/numbers.js";
+import { readableWeight } from "../core/numbers.js";
 import { TEXT_DIM } from "../core/theme.js";
 
 /** @typedef {import("../core/types.js").Composition} Composition */
@@ -92,10 +92,12 @@ export function headRoles(atlas) {
   return out;
 }
 
-/** One edge in words: "layer 1 head 3 (previous token) → layer 2 head 5: 0.268".
+/** One edge in words: "layer 1 head 3 (previous token) → layer 2 head 5: 0.268", the score (0
+ * to 1) by numbers.js's rules (readableWeight: 3 significant digits, never "1" short of it nor
+ * "0" above it: "over 0.999", "under 0.001").
  * @param {Edge} e @param {Atlas | null} atlas */
 export function edgeWords(e, atlas) {
-  return `${headName(atlas, e.la, e.ha)} → ${headName(atlas, e.lb, e.hb)}: ${fmt(e.v, 3)}`;
+  return `${headName(atlas, e.la, e.ha)} → ${headName(atlas, e.lb, e.hb)}: ${readableWeight(e.v)}`;
 }
 
 /** @param {string} name @param {Record<string, string | number>} attrs @param {string} [text] */

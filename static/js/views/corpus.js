@@ -11,7 +11,7 @@
 // nearest keys in the map. render(container, data, selection, callbacks).
 
 import { el, sizeCanvas } from "../core/dom.js";
-import { fmt, readableCount } from "../core/numbers.js";
+import { readableCount, readablePercent } from "../core/numbers.js";
 import { FONT, GRID, TEXT, TEXT_DIM } from "../core/theme.js";
 import { quotedToken, shownToken } from "../core/tokens.js";
 import { describe } from "./access.js";
@@ -179,11 +179,11 @@ export function corpusSummary(data) {
   return `${head}; your ${pairs.length} token${pairs.length === 1 ? "'s query sits" : "s' queries sit"} nearest keys of ${words.join(", ")}${more}.`;
 }
 
-/** An axis's title: "PC1 (23.4 %)", or "UMAP 1". @param {Corpus} data @param {number} axis 0 or 1 */
+/** An axis's title: "PC1 (23%)" (a whole percentage: readablePercent), or "UMAP 1". @param {Corpus} data @param {number} axis 0 or 1 */
 export function axisTitle(data, axis) {
   if (data.projection === "pca") {
     const e = data.explained?.[axis];
-    return `PC${axis + 1}${e === undefined || e === null ? "" : ` (${fmt(e * 100, 1)} %)`}`;
+    return `PC${axis + 1}${e === undefined || e === null ? "" : ` (${readablePercent(e)})`}`;
   }
   return `${data.projection.toUpperCase()} ${axis + 1}`;
 }

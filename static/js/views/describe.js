@@ -2,9 +2,9 @@
 // curve from its first value to its last, the ink that a cell's number needs to be read on its
 // colour (WCAG AA), and where the arrow keys move a cell cursor. Pure: no DOM, no Plotly.
 
-import { fmt, readablePercent } from "../core/numbers.js";
+import { readable, readablePercent, readableProse, readableWeight } from "../core/numbers.js";
 
-/** @typedef {{shape: number[], data: ArrayLike<number>}} Matrix rows x columns, row-major */
+/** @typedef {{shape: number[], data: ArrayLike<number>, dtype?: string}} Matrix rows x columns, row-major ("F32": float32 values) */
 
 /**
  * The largest finite value of a matrix and where it is (the first, in reading order, of equal
@@ -54,27 +54,49 @@ export function firstTokenSink(matrix) {
 }
 
 /**
- * "strongest: apple → banana 0.30": the largest value's row and column labels and the value
- * (2 decimals, "≈" before it for 8-bit snapshots); "every cell is masked" when none is finite.
+ * A cell's value in a summary, by numbers.js's rules for a sentence: as the cursor reads it
+ * (readable(), 3 significant digits, a float32 as the API spells it), but a weight (or a
+ * cosine) that is not 1 never reads "1" nor one that is not 0 "0" (readableWeight: "over
+ * 0.999", "under 0.001"; "under -0.999" short of -1), and a small negative score reads "about
+ * -0.0005" (readableProse), never an exponent.
+ * @param {number} v @param {string} [dtype]
+ */
+export function cellValue(v, dtype) {
+  if (v > 0 && v < 1) {
+    const hedged = readableWeight(v);
+    if (!/^[-\d]/.test(hedged)) return hedged;
+  }
+  if (v > -1 && v < -0.999) return `under ${readable(-0.999)}`;
+  return v < 0 && v > -0.001 ? readableProse(v) : readable(v, dtype);
+}
+
+/**
+ * "strongest: apple → banana 0.301": the largest value's row and column labels and the value
+ * (cellValue: 3 significant digits, never "1" for a weight under 1; "≈" before it for 8-bit
+ * snapshots); "every cell is masked" when none is finite.
  * With `causal` (a causal self-attention, square), the first query is left out: it sees only
  * itself, so its one weight is 1 and says nothing. When the first token takes at least half of
  * each later row (an attention sink, firstTokenSink), it is named apart, with its share, and the
  * strongest is found among the other keys.
+ * With `positions` (a plot that labels only every k-th token), each token is named with its
+ * position from 1 too ("y (5) → t (3)"), so a reader finds a token that has no label.
  * @param {string[]} rowLabels @param {string[]} colLabels @param {Matrix} matrix
- * @param {{word?: string, approx?: boolean, digits?: number, causal?: boolean}} [opts]
+ * @param {{word?: string, approx?: boolean, causal?: boolean, positions?: boolean}} [opts]
  */
 export function strongestText(rowLabels, colLabels, matrix, opts = {}) {
   const word = opts.word ?? "strongest";
-  const value = (/** @type {number} */ v) => `${opts.approx ? "≈ " : ""}${fmt(v, opts.digits ?? 2)}`;
+  const value = (/** @type {number} */ v) => `${opts.approx ? "≈ " : ""}${cellValue(v, matrix.dtype)}`;
+  const at = (/** @type {string[]} */ names, /** @type {number} */ i) =>
+    opts.positions ? `${names[i]} (${i + 1})` : names[i];
   const causal = opts.causal && matrix.shape[0] > 1 && (matrix.shape[1] ?? matrix.shape[0]) === matrix.shape[0];
   if (!causal) {
     const s = strongest(matrix);
     if (!s) return "every cell is masked";
-    return `${word}: ${rowLabels[s.i]} → ${colLabels[s.j]} ${value(s.v)}`;
+    return `${word}: ${at(rowLabels, s.i)} → ${at(colLabels, s.j)} ${value(s.v)}`;
   }
   const sink = firstTokenSink(matrix);
   const s = strongest(matrix, { fromRow: 1, col: sink === null ? undefined : 0 });
-  const cell = s ? `${rowLabels[s.i]} → ${colLabels[s.j]} ${value(s.v)}` : "none";
+  const cell = s ? `${at(rowLabels, s.i)} → ${at(colLabels, s.j)} ${value(s.v)}` : "none";
   if (sink === null) return `${word} past the first query (which sees only itself): ${cell}`;
   return (
     `an attention sink: each later query gives on average ${readablePercent(sink)} of its weight to ` +
@@ -83,15 +105,15 @@ export function strongestText(rowLabels, colLabels, matrix, opts = {}) {
 }
 
 /**
- * "loss 3.26 → 0.41 over 300 steps": a curve's first and last value (2 decimals) and its last
- * step; "no steps yet" before any.
+ * "loss 3.26 → 0.407 over 300 steps": a curve's first and last value (readableProse: 3
+ * significant digits, never an exponent) and its last step; "no steps yet" before any.
  * @param {string} what @param {number[]} steps @param {number[]} values
  */
 export function curveText(what, steps, values) {
   if (!values.length) return `${what}: no steps yet`;
   const last = steps[steps.length - 1];
   return (
-    `${what} ${fmt(values[0], 2)} → ${fmt(values[values.length - 1], 2)} over ${last.toLocaleString("en-US")} ` +
+    `${what} ${readableProse(values[0])} → ${readableProse(values[values.length - 1])} over ${last.toLocaleString("en-US")} ` +
     `step${last === 1 ? "" : "s"}`
   );
 }

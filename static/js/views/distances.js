@@ -3,7 +3,7 @@
 // live region reads each distance as the hover writes it (toy lab).
 
 import { fillOptions, el } from "../core/dom.js";
-import { fmt, readable } from "../core/numbers.js";
+import { exact, readableProse } from "../core/numbers.js";
 import { plotlyOf } from "../core/plotly.js";
 import { SELECTED, baseLayout, draw, plotToken } from "../core/theme.js";
 import { spokenToken } from "../core/tokens.js";
@@ -35,6 +35,10 @@ export function render(card, data, sel, callbacks) {
   const series = Array.from({ length: L1 }, (_, l) => distances.data[(l * n + a) * n + b]);
   const current = Math.min(sel.vlayer, L1 - 1);
   const dtype = distances.dtype;
+  // Each distance as the JSON spells it, to 3 significant digits; one that would round under
+  // 0.000001 "practically zero", never an exponent (the line, its tooltips, the cursor, the hover).
+  /** @param {number} v */
+  const say = (v) => readableProse(dtype === "F32" ? Number(exact(v, "F32")) : v);
 
   const parts = [
     el("span", { className: "pair", textContent: `${tokens[a]} ↔ ${tokens[b]}` }),
@@ -45,8 +49,8 @@ export function render(card, data, sel, callbacks) {
     parts.push(
       el("span", {
         className: l === current ? "value current" : "value",
-        textContent: fmt(v, 3),
-        title: `layer ${l}: ${readable(v, dtype)}`,
+        textContent: say(v), // as the hover and the cursor say it
+        title: `layer ${l}: ${say(v)}`,
       }),
     );
   });
@@ -62,7 +66,7 @@ export function render(card, data, sel, callbacks) {
     cols: L1,
     describedBy: readout.id || undefined,
     label: `Distance between ${spokenToken(tokens[a])} and ${spokenToken(tokens[b])} at each layer: line plot. Arrow keys step through the layers.`,
-    text: (_, l) => `${spokenToken(tokens[a])} ↔ ${spokenToken(tokens[b])}, layer ${l}: ${readable(series[l], dtype)}`,
+    text: (_, l) => `${spokenToken(tokens[a])} ↔ ${spokenToken(tokens[b])}, layer ${l}: ${say(series[l])}`,
     show: (_, l) => plotlyOf(plot).Fx.hover(plot, [{ curveNumber: 0, pointNumber: l }]),
     hide: () => plotlyOf(plot).Fx.unhover(plot),
   });
@@ -77,7 +81,7 @@ export function render(card, data, sel, callbacks) {
         x: layers,
         y: series,
         // User text goes through customdata: a template would read "%{...}" in a token label.
-        customdata: series.map((v) => [pair, readable(v, dtype)]),
+        customdata: series.map((v) => [pair, say(v)]),
         hovertemplate: "%{customdata[0]}<br>layer %{x}: %{customdata[1]}<extra></extra>",
         line: { color: SELECTED, width: 2.5 },
         marker: { size: 7 },

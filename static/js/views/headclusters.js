@@ -6,9 +6,9 @@
 // cell), picks the row's head. render(container, data, selection, callbacks).
 
 import { el, sizeCanvas } from "../core/dom.js";
-import { readable } from "../core/numbers.js";
 import { FONT, GRID, SCORE_LUT, SELECTED, TEXT, TEXT_DIM, WEIGHT_LUT } from "../core/theme.js";
 import { describe, keyCursor } from "./access.js";
+import { cellValue } from "./describe.js";
 
 /** @typedef {import("../core/types.js").HeadClusters} HeadClusters */
 
@@ -92,7 +92,7 @@ export function clustersSummary(c, shown) {
   }
   const pair = closestPair(c);
   if (pair) {
-    line += `; the most similar pair: ${headName(c.order[pair.i], c.heads)} and ${headName(c.order[pair.j], c.heads)} (${readable(pair.v)})`;
+    line += `; the most similar pair: ${headName(c.order[pair.i], c.heads)} and ${headName(c.order[pair.j], c.heads)} (${cellValue(pair.v)})`;
   }
   return `${line}.`;
 }
@@ -252,7 +252,7 @@ export function render(container, data, selection, callbacks = {}) {
   };
   /** @param {number} i @param {number} j */
   const words = (i, j) =>
-    `${names[i]} and ${names[j]}: similarity ${readable(c.similarity[i][j])} ` +
+    `${names[i]} and ${names[j]}: similarity ${cellValue(c.similarity[i][j])} ` +
     `(cluster ${c.labels[c.order[i]] + 1}, cluster ${c.labels[c.order[j]] + 1})`;
   /** @param {number} i @param {number} j */
   const show = (i, j) => {
@@ -260,7 +260,7 @@ export function render(container, data, selection, callbacks = {}) {
     tip.replaceChildren(
       el("span", { textContent: `${names[i]} · ${names[j]}` }),
       el("br"),
-      el("span", { textContent: `similarity ${readable(c.similarity[i][j])}` }),
+      el("span", { textContent: `similarity ${cellValue(c.similarity[i][j])}` }),
       el("br"),
       el("span", { textContent: `clusters ${c.labels[c.order[i]] + 1} and ${c.labels[c.order[j]] + 1}` }),
       ...(callbacks.onPick

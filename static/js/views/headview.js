@@ -9,9 +9,9 @@
 
 import { el } from "../core/dom.js";
 import { headColor } from "../core/theme.js";
-import { fmt } from "../core/numbers.js";
 import { shownToken, spokenToken } from "../core/tokens.js";
 import { describe, rovingRow } from "./access.js";
+import { cellValue } from "./describe.js";
 
 /** @typedef {import("../core/types.js").NDArray} NDArray */
 
@@ -328,7 +328,7 @@ export function render(container, data, sel, callbacks) {
     const [h, j, w] = values || i === rows?.query ? best(i) : [-1, -1, -1];
     t.setAttribute(
       "aria-label",
-      h < 0 ? `query ${spoken[i]}` : `query ${spoken[i]}: strongest key ${spoken[j]}, ${fmt(w, 2)} (head ${h + 1})`,
+      h < 0 ? `query ${spoken[i]}` : `query ${spoken[i]}: strongest key ${spoken[j]}, ${cellValue(w)} (head ${h + 1})`,
     );
   }
   const heads = sel.heads.map((h) => {
@@ -337,7 +337,7 @@ export function render(container, data, sel, callbacks) {
     for (const i of qs) for (let j = 0; j < n; j++) if (weightOf(h, i, j) > top[2]) top = [i, j, weightOf(h, i, j)];
     return top[0] < 0
       ? `head ${h + 1}: no line`
-      : `head ${h + 1} ${labels[top[0]]} → ${labels[top[1]]} ${fmt(top[2], 2)}`;
+      : `head ${h + 1} ${labels[top[0]]} → ${labels[top[1]]} ${cellValue(top[2])}`;
   });
   describe(/** @type {HTMLElement} */ (/** @type {unknown} */ (root)), {
     summary: sel.heads.length

@@ -6,11 +6,11 @@
 // and, up to TABLE_MAX cells, the numbers in a table. render(container, data, sel, callbacks).
 
 import { el, sizeCanvas } from "../core/dom.js";
-import { fmt, readable } from "../core/numbers.js";
+import { fmt, readable, readableWeight } from "../core/numbers.js";
 import { FONT, GRID, TEXT, TEXT_DIM, WEIGHT_LUT } from "../core/theme.js";
 import { shownToken, spokenToken } from "../core/tokens.js";
 import { describe, keyCursor, matrixTable } from "./access.js";
-import { strongestText } from "./describe.js";
+import { cellValue, strongestText } from "./describe.js";
 
 /** A cell a Learn task points at: an orange ring, apart from the weights' blues. */
 const TARGET = "#c2410c";
@@ -21,6 +21,18 @@ const LABEL_PX = 11; // the least room a label gets; closer rows label every k-t
 const BAR = 66; // colour bar and its ticks ("0.000", "3.795"), right of the plot
 const MAX_SIDE = 760;
 export const TABLE_MAX = 400; // cells: more (a long text) get the summary line only
+
+/**
+ * The colour bar's ticks at 0, half and all of `vmax` (the darkest colour's weight): "0", "0.5",
+ * "1" for weights to 1; else by numbers.js's rules (readableWeight: 3 significant digits, a top
+ * short of 1 never "1" but "over 0.999"), the top as the cursor reads that cell.
+ * @param {number} vmax @param {string} [dtype]
+ * @returns {string[]}
+ */
+export function barTicks(vmax, dtype) {
+  if (vmax === 1) return ["0", "0.5", "1"];
+  return ["0", readableWeight(vmax / 2), readableWeight(vmax, dtype)];
+}
 
 /** @param {CanvasRenderingContext2D} ctx @param {string[]} labels @param {number} font */
 function widest(ctx, labels, font) {
@@ -101,11 +113,21 @@ export function render(container, data, sel = {}, callbacks = {}) {
   const canvas = /** @type {HTMLCanvasElement} */ (root.querySelector("canvas"));
   const ctx = /** @type {CanvasRenderingContext2D} */ (canvas.getContext("2d"));
 
-  // Geometry in CSS pixels: labels left and below, the colour bar right. Labels every k-th
-  // token when rows are closer than LABEL_PX (k from the side the widest label leaves).
+  let vmax = 1; // the weight of the darkest colour
+  if (sel.peak) {
+    vmax = 0;
+    for (const v of matrix.data) if (v > vmax) vmax = v;
+    if (!(vmax > 0)) vmax = 1;
+  }
+  const ticks = barTicks(vmax, matrix.dtype);
+
+  // Geometry in CSS pixels: labels left and below, the colour bar right (wider where its top
+  // tick needs words: "over 0.999"). Labels every k-th token when rows are closer than
+  // LABEL_PX (k from the side the widest label leaves).
   const width = Math.max(260, root.clientWidth || container.clientWidth || 600);
   const font = m <= 16 ? 13 : m <= 40 ? 11 : 10;
-  const fit = (/** @type {number} */ w) => Math.max(120, Math.min(MAX_SIDE, width - (w + 18) - BAR - 8));
+  const bar = Math.max(BAR, 28 + Math.ceil(widest(ctx, ticks, 11)) + 4);
+  const fit = (/** @type {number} */ w) => Math.max(120, Math.min(MAX_SIDE, width - (w + 18) - bar - 8));
   const allW = Math.min(160, Math.ceil(widest(ctx, [...labels, ...rowLabels], font)) + 10);
   const every = Math.max(1, Math.ceil(LABEL_PX / (fit(allW) / m)));
   const shown = labels.map((s, i) => (i % every === 0 ? s : ""));
@@ -119,15 +141,9 @@ export function render(container, data, sel = {}, callbacks = {}) {
   const top = 6;
   const barH = Math.max(tall, 64); // the colour bar keeps room for its ticks beside one row
   const height = top + Math.max(tall + bottom, barH + 14);
-  const wide = left + Math.max(side, 120) + BAR;
+  const wide = left + Math.max(side, 120) + bar;
   sizeCanvas(canvas, ctx, wide, height);
 
-  let vmax = 1; // the weight of the darkest colour
-  if (sel.peak) {
-    vmax = 0;
-    for (const v of matrix.data) if (v > vmax) vmax = v;
-    if (!(vmax > 0)) vmax = 1;
-  }
   const src = document.createElement("canvas");
   src.width = C;
   src.height = R;
@@ -238,7 +254,7 @@ export function render(container, data, sel = {}, callbacks = {}) {
   ctx.fillStyle = TEXT_DIM;
   ctx.font = `11px ${FONT}`;
   ctx.textAlign = "left";
-  for (const t of [0, 0.5, 1]) ctx.fillText(vmax === 1 ? String(t) : fmt(t * vmax, 3), bx + 16, top + (1 - t) * barH);
+  [0, 0.5, 1].forEach((t, k) => ctx.fillText(ticks[k], bx + 16, top + (1 - t) * barH));
 
   // The weight under the pointer, or under the keyboard's cursor (3 significant digits).
   const tip = /** @type {HTMLElement} */ (root.querySelector(".hc-tip"));
@@ -254,7 +270,8 @@ export function render(container, data, sel = {}, callbacks = {}) {
   const unit = data.unit ?? "weight";
   /** The weight as the tooltip and the live region write it. @param {number} v */
   // A snapshot's value is rounded (its caption says so): "≈", never its storage's bit count.
-  const value = (v) => (data.approx ? `≈ ${fmt(v, 2)}` : readable(v, matrix.dtype));
+  // Its digits by the summary's rules (cellValue: 3 significant digits, never "1" short of it).
+  const value = (v) => (data.approx ? `≈ ${cellValue(v, matrix.dtype)}` : readable(v, matrix.dtype));
   /** @param {number} i @param {number} j */
   const show = (i, j) => {
     tip.hidden = cursor.hidden = false;
@@ -309,7 +326,11 @@ export function render(container, data, sel = {}, callbacks = {}) {
     .join("; ");
   const text = describe(/** @type {HTMLElement} */ (root.querySelector(".hc-body")), {
     summary:
-      `${R} × ${C} ${unit}s, ${strongestText(rowLabels, labels, matrix, { approx: data.approx, causal: data.causal })}` +
+      `${R} × ${C} ${unit}s, ${strongestText(rowLabels, labels, matrix, {
+        approx: data.approx,
+        causal: data.causal,
+        positions: every > 1,
+      })}` +
       (blocksSaid ? `. Blocks: ${blocksSaid}.` : "") +
       (data.rule ? ` ${data.rule}` : ""),
     table:
@@ -355,6 +376,7 @@ export function render(container, data, sel = {}, callbacks = {}) {
     labels: data.labels,
     rowLabels: data.rowLabels ?? data.labels,
     drawn: { labels, rowLabels },
+    every, // a label every k-th token (k > 1: the summary names each token's position too)
     matrix,
     vmax,
     blocks: data.blocks ?? [],

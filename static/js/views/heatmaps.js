@@ -5,7 +5,7 @@
 // writes it; under each, a summary line and, up to TABLE_MAX tokens, the numbers in a table.
 
 import { fillIndexSelect } from "../core/dom.js";
-import { fmt, readable } from "../core/numbers.js";
+import { fmt, readable, readableCell, readableProse } from "../core/numbers.js";
 import { nested } from "../core/compact.js";
 import { plotlyOf } from "../core/plotly.js";
 import {
@@ -57,7 +57,7 @@ function cellTexts(z, lutIndex, lut, size) {
         {
           x: j,
           y: i,
-          text: fmt(v, digits),
+          text: readableCell(v, digits), // never "1.00" short of 1 nor "0.00" above 0
           showarrow: false,
           captureevents: false,
           font: { size, color: inkOn([lut[c], lut[c + 1], lut[c + 2]]) },
@@ -71,7 +71,7 @@ function cellTexts(z, lutIndex, lut, size) {
 function widestText(z) {
   const digits = cellDigits(z);
   let chars = 0;
-  for (const row of z) for (const v of row) if (v !== null) chars = Math.max(chars, fmt(v, digits).length);
+  for (const row of z) for (const v of row) if (v !== null) chars = Math.max(chars, readableCell(v, digits).length);
   return chars;
 }
 
@@ -98,7 +98,8 @@ async function drawFitted(el, traces, tokens, title, cells, filename) {
       timer = setTimeout(() => fitted.__fit?.(), 250);
     }).observe(el);
   }
-  fitted.__fit = () => drawFitted(el, traces, tokens, title, cells, filename);
+  const fit = () => drawFitted(el, traces, tokens, title, cells, filename);
+  fitted.__fit = fit; // also this draw's mark: a newer draw of el replaces it
   const n = tokens.length;
   const head = fitTitle(title, el.clientWidth);
   const chars = cells ? widestText(cells.z) : 0;
@@ -110,8 +111,12 @@ async function drawFitted(el, traces, tokens, title, cells, filename) {
   const texts = (/** @type {number} */ size) => (cells ? cellTexts(cells.z, cells.lutIndex, cells.lut, size) : []);
   const guess = font();
   await draw(el, traces, layoutFor(tokens, head, texts(guess)), filename);
+  // A newer draw of el started while this one was drawn (a newer trace, a resize): it owns the
+  // plot, and this draw's second pass, with its older data, must not land over it.
+  if (fitted.__fit !== fit) return;
   const size = font();
   if (size !== guess) await draw(el, traces, layoutFor(tokens, head, texts(size)), filename);
+  if (fitted.__fit !== fit) return;
   el.dataset.cellFont = String(size); // the size the cells are written in, 0: not written
 }
 
@@ -290,7 +295,7 @@ export function render(card, data, sel, callbacks) {
         ),
       ],
       tokens,
-      `${name} · ${where}${vw ? "" : ` · mean entropy ${fmt(data.entropy, 2)} nats`}`,
+      `${name} · ${where}${vw ? "" : ` · mean entropy ${readableProse(data.entropy)} nats`}`,
       written ? { z: weights, lutIndex: (v) => Math.round((v / top) * 255), lut: WEIGHT_LUT, largest } : null,
       "attnviz-weights",
     ),
@@ -316,7 +321,7 @@ export function render(card, data, sel, callbacks) {
     `${name}, ${where}`,
     vw
       ? strongestText(labels, labels, vw, { causal })
-      : `mean entropy ${fmt(data.entropy, 2)} nats, ` + strongestText(labels, labels, data.weights, { causal }),
+      : `mean entropy ${readableProse(data.entropy)} nats, ` + strongestText(labels, labels, data.weights, { causal }),
   );
   return drawn;
 }

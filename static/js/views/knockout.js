@@ -7,7 +7,7 @@
 // subtracts. render(container, data, selection, callbacks).
 
 import { el, sizeCanvas } from "../core/dom.js";
-import { fmt } from "../core/numbers.js";
+import { fmt, readablePercent, readableProse, readableSigned, readableWeight } from "../core/numbers.js";
 import { FONT, GRID, SCORE_LUT, TEXT, TEXT_DIM } from "../core/theme.js";
 import { quotedToken, shownToken, spokenToken } from "../core/tokens.js";
 import { describe, keyCursor, matrixTable } from "./access.js";
@@ -57,6 +57,7 @@ export function lossRows(data) {
     id: r.ids.data[i * r.k],
     label: r.vocab[String(r.ids.data[i * r.k])] ?? "?",
     prob: r.probs.data[i * r.k],
+    dtype: r.probs.dtype,
   });
   const rows = [];
   for (let i = 0; i + 1 < n; i++) {
@@ -91,8 +92,45 @@ export function largestChange(clean, knocked) {
   return { i: Math.floor(at / n), j: at % n, value: best };
 }
 
-/** @param {number} v */
+/** A change in the numbers table (3 decimals, as its column's): "+0.347". @param {number} v */
 const signed = (v, digits = 3) => `${v > 0 ? "+" : v < 0 ? "−" : ""}${fmt(Math.abs(v), digits)}`;
+
+/**
+ * The size of a change of attention weight in the view's text (its summary, labels, live region
+ * and tooltip), by numbers.js's rules: 3 significant digits, under 0.001 "about 0.00008", never
+ * "1" short of it ("over 0.999"). @param {number} a
+ */
+const size = (a) => (a > 0.999 && a < 1 ? readableWeight(a) : readableProse(a));
+/** A change of attention weight, signed: "+0.4", "about −0.00008". @param {number} v */
+const change = (v) => readableSigned(v, size);
+
+/**
+ * A probability or weight in the view, never "1" short of it nor "0" above it (readableWeight);
+ * a float32 ("F32") read as the API spells it. @param {number} p @param {string} [dtype]
+ */
+const prob = (p, dtype) => readableWeight(p, dtype);
+
+/**
+ * Which heads are knocked out and how, as a person says it (issue 41: never the setting's
+ * identifier): "layer 1 head 2 by zeroing its output", "layer 1 head 2, layer 2 head 4 by
+ * replacing their outputs with their means over the text".
+ * @param {{layer: number, head: number}[]} heads @param {string} mode "zero", "mean" or "patch"
+ * @param {string | null} [source] patch's other text
+ */
+export function knockedWords(heads, mode, source = "") {
+  const one = heads.length === 1;
+  const its = one ? "its" : "their";
+  const outputs = one ? "output" : "outputs";
+  const how =
+    mode === "zero"
+      ? `by zeroing ${its} ${outputs}`
+      : mode === "mean"
+        ? `by replacing ${its} ${outputs} with ${its} ${one ? "mean" : "means"} over the text`
+        : mode === "patch"
+          ? `by replacing ${its} ${outputs} with ${its} ${outputs} on “${source ?? ""}”`
+          : `(${mode})`;
+  return `${heads.map((a) => `layer ${a.layer + 1} head ${a.head + 1}`).join(", ")} ${how}`;
+}
 
 /**
  * The one-line summary: the mean loss clean -> knocked out, how many top predictions changed,
@@ -108,7 +146,7 @@ export function summaryText(data) {
     const k = mean((r) => r.knocked);
     const changed = rows.filter((r) => r.topClean.id !== r.topKnocked.id).length;
     parts.push(
-      `Mean loss ${fmt(c, 3)} → ${fmt(k, 3)} (${signed(k - c)}) over ${rows.length} positions; ` +
+      `Mean loss ${readableProse(c)} → ${readableProse(k)} (${readableSigned(k - c, readableProse)}) over ${rows.length} positions; ` +
         `${changed} of ${rows.length} top predictions changed.`,
     );
   }
@@ -118,7 +156,8 @@ export function summaryText(data) {
 }
 
 /**
- * Where the output moved most, in words.
+ * Where the output moved most, in words, its share of the output's length as a whole
+ * percentage (readablePercent: "under 1%", never "0%" for a move that is not none).
  * @param {KnockData} data
  */
 export function movedText(data) {
@@ -126,7 +165,7 @@ export function movedText(data) {
   const at = m.indexOf(Math.max(...m));
   return m[at] === 0
     ? "No token's output changed."
-    : `The output moved most at ${quotedToken(data.tokens[at])}: by ${fmt(100 * m[at], 0)}% of its length.`;
+    : `The output moved most at ${quotedToken(data.tokens[at])}: by ${readablePercent(m[at])} of its length.`;
 }
 
 /**
@@ -180,7 +219,7 @@ export function changeText(data) {
   const big = largestChange(clean, knocked);
   return big.value === 0
     ? `Layer ${layer + 1} head ${head + 1}'s attention did not change.`
-    : `Largest change: layer ${layer + 1} head ${head + 1}, ${quotedToken(data.tokens[big.i])} → ${quotedToken(data.tokens[big.j])} ${signed(big.value, 2)}.`;
+    : `Largest change: layer ${layer + 1} head ${head + 1}, ${quotedToken(data.tokens[big.i])} → ${quotedToken(data.tokens[big.j])} ${change(big.value)}.`;
 }
 
 /**
@@ -226,23 +265,23 @@ function lossTable(data) {
               el("th", { scope: "row", textContent: String(r.i + 1) }),
               el("td", { textContent: shownToken(r.token) }),
               el("td", { textContent: shownToken(r.next) }),
-              el("td", { className: "num ko-loss-clean", textContent: fmt(r.clean, 3) }),
-              el("td", { className: "num ko-loss-knocked", textContent: fmt(r.knocked, 3) }),
+              el("td", { className: "num ko-loss-clean", textContent: readableProse(r.clean) }),
+              el("td", { className: "num ko-loss-knocked", textContent: readableProse(r.knocked) }),
               el("td", {
                 className: `num ko-change ${r.change > 0 ? "worse" : r.change < 0 ? "better" : ""}`,
-                textContent: signed(r.change),
+                textContent: readableSigned(r.change, readableProse),
               }),
-              el("td", { textContent: `${shownToken(r.topClean.label)} ${fmt(r.topClean.prob, 2)}` }),
+              el("td", { textContent: `${shownToken(r.topClean.label)} ${prob(r.topClean.prob, r.topClean.dtype)}` }),
               el(
                 "td",
                 { className: changed ? "ko-changed" : "" },
                 changed
                   ? [
                       el("span", { "aria-hidden": "true", textContent: "▲ " }),
-                      `${shownToken(r.topKnocked.label)} ${fmt(r.topKnocked.prob, 2)}`,
+                      `${shownToken(r.topKnocked.label)} ${prob(r.topKnocked.prob, r.topKnocked.dtype)}`,
                       el("span", { className: "sr-only", textContent: " (changed)" }),
                     ]
-                  : [`${shownToken(r.topKnocked.label)} ${fmt(r.topKnocked.prob, 2)}`],
+                  : [`${shownToken(r.topKnocked.label)} ${prob(r.topKnocked.prob, r.topKnocked.dtype)}`],
               ),
             ]);
           }),
@@ -267,17 +306,22 @@ function diffMap(fig, data) {
   }
   const top = m > 0 ? m : 1;
   const title = `Layer ${layer + 1} head ${head + 1}: knocked out − clean attention`;
-  const width = Math.max(220, Math.min(MAX_SIDE + 140 + BAR, fig.clientWidth || 600));
+  const canvas = /** @type {HTMLCanvasElement} */ (el("canvas", { className: "ko-canvas" }));
+  const ctx = /** @type {CanvasRenderingContext2D} */ (canvas.getContext("2d"));
+  // The colour bar's ticks, +top, 0 and -top as the text says a change; the bar's column as
+  // wide as they need ("+0.00925").
+  const ticks = [change(top), "0", change(-top)];
+  ctx.font = `11px ${FONT}`;
+  const bar = Math.max(BAR, 34 + Math.ceil(Math.max(...ticks.map((t) => ctx.measureText(t).width))));
+  const width = Math.max(220, Math.min(MAX_SIDE + 140 + bar, fig.clientWidth || 600));
   const labelW = n <= 40 ? 90 : 24;
-  const cell = Math.max(1, Math.min(28, (width - labelW - BAR - 10) / n));
+  const cell = Math.max(1, Math.min(28, (width - labelW - bar - 10) / n));
   const side = cell * n;
   const below = n <= 40 ? 70 : 16;
-  const canvas = /** @type {HTMLCanvasElement} */ (el("canvas", { className: "ko-canvas" }));
   const body = el("div", { className: "ko-body" }, [canvas]);
   fig.replaceChildren(el("p", { className: "hc-title", textContent: title }), body);
-  const wide = labelW + side + BAR;
+  const wide = labelW + side + bar;
   const tall = side + below + 8;
-  const ctx = /** @type {CanvasRenderingContext2D} */ (canvas.getContext("2d"));
   sizeCanvas(canvas, ctx, wide, tall);
   const img = new ImageData(n, n);
   for (let p = 0; p < n * n; p++) {
@@ -314,16 +358,16 @@ function diffMap(fig, data) {
   ctx.fillStyle = TEXT_DIM;
   ctx.textAlign = "left";
   ctx.textBaseline = "middle";
-  for (const t of [1, 0, -1]) ctx.fillText(t === 0 ? "0" : signed(t * top, 2), bx + 16, 4 + ((1 - t) / 2) * side);
+  [1, 0, -1].forEach((t, k) => ctx.fillText(ticks[k], bx + 16, 4 + ((1 - t) / 2) * side));
 
   const labels = data.tokens.map(shownToken);
   const spoken = data.tokens.map(spokenToken);
   /** @param {number} i @param {number} j */
   const cellText = (i, j) =>
-    `${spoken[i]} → ${spoken[j]}: ${signed(d[i * n + j], 4)} ` +
-    `(clean ${fmt(clean.data[i * n + j], 4)}, knocked out ${fmt(knocked.data[i * n + j], 4)}; query ${i + 1}, key ${j + 1})`;
+    `${spoken[i]} → ${spoken[j]}: ${change(d[i * n + j])} (clean ${prob(clean.data[i * n + j], clean.dtype)}, ` +
+    `knocked out ${prob(knocked.data[i * n + j], knocked.dtype)}; query ${i + 1}, key ${j + 1})`;
   const text = describe(body, {
-    summary: `${n} × ${n} changes of attention weight (knocked out − clean), at most ${fmt(m, 3)} either way. ${changeText(data)}`,
+    summary: `${n} × ${n} changes of attention weight (knocked out − clean), at most ${size(m)} either way. ${changeText(data)}`,
     table:
       n * n <= TABLE_MAX
         ? matrixTable(`${title}, query rows by key columns`, "query", labels, labels, (i, j) => signed(d[i * n + j]))

@@ -33,10 +33,19 @@ import { inkOn } from "./describe.js";
  * @param {number} width */
 export const columnsFor = (width) => Math.max(3, Math.min(16, Math.floor(((width || 800) - 90) / 76)));
 
-/** A probability as a percentage: one decimal, two below 1%, "<0.01%" below that. @param {number} p */
+/**
+ * A probability as a percentage: one decimal, two below 1%, "<0.01%" below that; never a value
+ * it is not (numbers.js's rule for a share): "100.0%" only when it is all of it (0.9996 reads
+ * "over 99.9%"), "0%" only when it is none.
+ * @param {number} p
+ */
 export function percent(p) {
-  if (p >= 0.01) return `${(p * 100).toFixed(1)}%`;
-  return p >= 0.0001 ? `${(p * 100).toFixed(2)}%` : "<0.01%";
+  if (p >= 0.01) {
+    const s = (p * 100).toFixed(1);
+    return s === "100.0" && p < 1 ? "over 99.9%" : `${s}%`;
+  }
+  if (p >= 0.0001) return `${(p * 100).toFixed(2)}%`;
+  return p > 0 ? "<0.01%" : "0%";
 }
 
 /** A token's label as the page quotes it (spaces, newlines and bytes shown). */

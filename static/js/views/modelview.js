@@ -3,7 +3,7 @@
 // they are drawn at. render(grid, data, sel, callbacks).
 
 import { el } from "../core/dom.js";
-import { fmt, readablePercent } from "../core/numbers.js";
+import { readablePercent, readableProse } from "../core/numbers.js";
 import { TEXT_DIM, WEIGHT_LUT } from "../core/theme.js";
 import { quotedToken } from "../core/tokens.js";
 import { gridArrows, gridStop } from "./access.js";
@@ -175,7 +175,7 @@ export function titles(grid, entropy) {
   for (const b of /** @type {NodeListOf<HTMLElement>} */ (grid.querySelectorAll("button.mv-cell"))) {
     const l = Number(b.dataset.layer);
     const h = Number(b.dataset.head);
-    b.title = `layer ${l + 1}, head ${h + 1}: mean entropy ${fmt(entropy.data[l * heads + h], 2)} nats`;
+    b.title = `layer ${l + 1}, head ${h + 1}: mean entropy ${readableProse(entropy.data[l * heads + h])} nats`;
   }
 }
 

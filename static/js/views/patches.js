@@ -4,7 +4,7 @@
 // patch, one patch under the cursor). The grid of a tile is meta.images[i].tiles[t]: cell
 // (row, col) is position start + row * cols + col and covers box cut into rows x cols.
 
-import { fmt } from "../core/numbers.js";
+import { readableWeight } from "../core/numbers.js";
 import { strongest } from "./describe.js";
 
 /** @typedef {import("../core/types.js").ImageBlock} ImageBlock */
@@ -79,8 +79,13 @@ export function cellAt(box, rows, cols, x, y) {
   return [i, j];
 }
 
-/** A weight in running text: 2 decimals from 0.1, else 2 significant digits. @param {number} v */
-export const shortWeight = (v) => (Math.abs(v) >= 0.1 || v === 0 ? fmt(v, 2) : String(Number(v.toPrecision(2))));
+/**
+ * A weight in running text, by numbers.js's rules (readableWeight): 3 significant digits, never
+ * "1" short of it ("over 0.999" for 0.9996; 0.997 reads "0.997") nor "0" above it ("under
+ * 0.001"); a float32 ("F32") as the API spells it.
+ * @param {number} v @param {string} [dtype]
+ */
+export const shortWeight = (v, dtype) => readableWeight(v, dtype);
 
 /** The strongest cell (the first of equal ones), or null. @param {number[]} values @param {number} rows @param {number} cols */
 export const strongestCell = (values, rows, cols) => strongest({ shape: [rows, cols], data: values });

@@ -9,7 +9,7 @@
 // rows).
 
 import { el } from "../core/dom.js";
-import { exact, fmt, readable } from "../core/numbers.js";
+import { exact, readable } from "../core/numbers.js";
 import { quotedToken } from "../core/tokens.js";
 import { describe, keyCursor, matrixTable } from "./access.js";
 import { cellAt, cellRect, patchText, shortWeight, strongestCell, strongestText } from "./patches.js";
@@ -225,7 +225,7 @@ function legend(box, data, top) {
     el("span", { className: "legend" }, [
       el("span", { textContent: "0" }),
       el("span", { className: "legend-bar pic-bar", style: `background: linear-gradient(to right, #ffffff, ${HEAT})` }),
-      el("span", { textContent: fmt(top, 3) }),
+      el("span", { textContent: shortWeight(top, data.dtype) }),
       el("span", { className: "dim", textContent: `${data.unit} weight (to the largest shown)` }),
     ]),
     el("span", { className: "pic-key" }, [
@@ -263,7 +263,7 @@ function others(list, data) {
         el("span", { className: "pic-other-bar", "aria-hidden": "true" }, [
           el("span", { style: `width: ${Math.max(0, Math.min(1, v)) * 100}%` }),
         ]),
-        el("span", { className: "pic-other-value", textContent: shortWeight(v) }),
+        el("span", { className: "pic-other-value", textContent: shortWeight(v, data.dtype) }),
       ]),
     ),
   );

@@ -10,7 +10,7 @@
 
 import { el } from "../core/dom.js";
 import { termText } from "../core/glossary.js";
-import { fmt, readable } from "../core/numbers.js";
+import { fmt, readable, readableProse, readableSigned } from "../core/numbers.js";
 import { quotedToken, spokenToken } from "../core/tokens.js";
 import { describe, keyCursor, matrixTable } from "./access.js";
 import { labelKeyNodes, shortName } from "./why.js";
@@ -102,13 +102,9 @@ export function groupsOf(a) {
   return { lead, layers, heads };
 }
 
-/** A value signed as the page writes it (as the Knock-out card does): "+3.20", "−1.50" (a
- * true minus), "0.00". @param {number} v @param {number} [digits] */
-export const signed = (v, digits = 2) => `${v > 0 ? "+" : v < 0 ? "−" : ""}${fmt(Math.abs(v), digits)}`;
-
-/** signed(), with two significant digits below 0.01 ("−0.0031", not "−0.00"). @param {number} v */
-export const signedShort = (v) =>
-  Math.abs(v) >= 0.01 || v === 0 ? signed(v) : `${v > 0 ? "+" : "−"}${Number(Math.abs(v).toPrecision(2))}`;
+/** A contribution signed as a sentence says it (numbers.js readableSigned with readableProse):
+ * "+3.2", "−1.5" (a true minus), "−0.00312", "about +0.00008", "0". @param {number} v */
+export const signed = (v) => readableSigned(v, readableProse);
 
 /**
  * The choice the panel can draw: `next` needs a next token; `diff` a next token that is not
@@ -148,15 +144,16 @@ export function whatText(choices, choice, quote = quotedToken) {
 }
 
 /**
- * The top few components for and against, in words: "Up: L9 H6 +3.20, L11 MLP +2.00; down:
- * L3 H2 −1.50; of a logit of 14.10."
+ * The top few components for and against, in words, by numbers.js's rules (3 significant
+ * digits, never an exponent): "Up: L9 H6 +3.2, L11 MLP +2; down: L3 H2 −1.5; of a logit of
+ * 14.1."
  * @param {Attribution} a @param {number} [count] how many each way
  * @param {boolean} [difference] the attribution is of a logit difference
  */
 export function pushWords(a, count = 3, difference = a.versus !== null) {
   const order = a.values.map((v, i) => i);
   /** @param {number[]} ids */
-  const said = (ids) => ids.map((i) => `${shortName(a.components[i])} ${signedShort(a.values[i])}`).join(", ");
+  const said = (ids) => ids.map((i) => `${shortName(a.components[i])} ${signed(a.values[i])}`).join(", ");
   const up = order.filter((i) => a.values[i] > 0).sort((i, j) => a.values[j] - a.values[i]);
   const down = order.filter((i) => a.values[i] < 0).sort((i, j) => a.values[i] - a.values[j]);
   const parts = [
@@ -164,7 +161,7 @@ export function pushWords(a, count = 3, difference = a.versus !== null) {
     `down: ${down.length ? said(down.slice(0, count)) : "nothing"}`,
   ];
   const total = difference ? "a logit difference" : "a logit";
-  const line = `${parts.join("; ")}; of ${total} of ${fmt(a.logit, 2)}.`;
+  const line = `${parts.join("; ")}; of ${total} of ${readableProse(a.logit)}.`;
   return line[0].toUpperCase() + line.slice(1);
 }
 
@@ -337,7 +334,7 @@ export function render(container, data, selection, callbacks = {}) {
       ? "no component here"
       : `${shortName(a.components[i])}: ${readable(a.values[i])} of ${
           quote ? whatText(choices, choice, quote) : what
-        }, ${fmt(a.logit, 4)}`;
+        }, ${readable(a.logit)}`;
   const hover = el("p", { className: "hint pushed-hover", dataset: { role: "pushed-hover" } });
   const chart = el("div", {
     className: "pushed-chart",
@@ -356,7 +353,7 @@ export function render(container, data, selection, callbacks = {}) {
 
   // Text alternative: the words, and every component's value in the table (a row per layer;
   // the lead components each a row of their own).
-  const summary = `${a.values.length} components ${where} sum to ${whatText(choices, choice)}, ${fmt(a.logit, 2)}. ${words}`;
+  const summary = `${a.values.length} components ${where} sum to ${whatText(choices, choice)}, ${readableProse(a.logit)}. ${words}`;
   const rowNames = [...lead.map((i) => shortName(a.components[i])), ...layers.map((r) => `L${r.layer + 1}`)];
   const colNames = [...Array.from({ length: heads }, (_, h) => `H${h + 1}`), "attn bias", "MLP"];
   const table = matrixTable(

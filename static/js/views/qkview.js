@@ -76,6 +76,29 @@ export function queryKeyData(data, rows) {
   return { q, keys, hd, rule, scaled, products, sums, scores, weights, masked, mismatch, dtype };
 }
 
+/** The hover's and live region's weight: "weight = 0.997", "weight over 0.999". @param {string} said */
+export const weightLine = (said) => (/^(over|under) /.test(said) ? `weight ${said}` : `weight = ${said}`);
+
+/**
+ * Each shown key's sum, score and weight as the canvas writes them beside its products, by
+ * numbers.js's rules, as the hover reads them: 3 significant digits (readable), a weight short
+ * of 1 never "1" nor one above 0 "0" (readableWeight: "over 0.999", "under 0.001"); a masked
+ * key's "–" and "masked". The numbers table keeps its own digits.
+ * @param {{sums: number[], scores: (number | null)[], weights: number[], masked: boolean[], dtype?: string}} d
+ * @returns {{sum: string, score: string, weight: string}[]}
+ */
+export function keyNumbers(d) {
+  return d.sums.map((sum, r) =>
+    d.masked[r]
+      ? { sum: "–", score: "masked", weight: "masked" }
+      : {
+          sum: readable(sum),
+          score: readable(d.scores[r], d.dtype),
+          weight: readableWeight(d.weights[r], d.dtype),
+        },
+  );
+}
+
 /**
  * The key rows to show: every key, or past KEYS_MAX the TOP_KEYS with the largest weights for
  * the query (and the query itself), in text order.
@@ -96,32 +119,66 @@ const LABEL_MAX = 150; // px for token labels, left
 const SUM_W = 70; // "Σ q⊙k" column
 const SCORE_W = 96; // "score (÷ √d)" column
 const BAR_W = 150; // weight bars and their values
+const BAR_MIN = 100; // the weights' column in a narrow card, its value beside the bar
 const CBAR = 46; // a colour bar and its ticks
 const GAP = 26; // between the blocks
+const CELL_MIN = 6; // px a dimension's cell needs beside the numbers' columns
+const NARROW_CELL = 2; // px a dimension's cell may shrink to in a narrow card
+const WIDTH_MIN = 280; // px the view is drawn for at least
 
 /** Row height and font for n rows. @param {number} n */
 const rowSize = (n) => (n <= 8 ? 24 : n <= 16 ? 20 : n <= 32 ? 16 : n <= 64 ? 12 : 9);
 
 /**
- * Where everything goes, in CSS pixels.
+ * Where everything goes, in CSS pixels, for a card `width` wide. Side by side where the
+ * heatmaps keep CELL_MIN px a dimension: each key's sum, score and weight right of its products
+ * (nTop, the numbers' first row, is pTop). In a narrower card (a phone's 480 px) stacked: the
+ * heatmaps take the card's width (down to NARROW_CELL px a dimension) and the numbers are a
+ * block of their own below them, each key's row labelled again, so the canvas is no wider than
+ * the card. `dimY`: the baseline of the heatmaps' axis title.
  * @param {number} rows @param {number} hd @param {number} width @param {number} labelW
  */
-function geometry(rows, hd, width, labelW) {
+export function geometry(rows, hd, width, labelW) {
   const row = rowSize(rows);
   const left = labelW + 12;
   const right = SUM_W + SCORE_W + BAR_W;
-  const heatW = Math.max(hd * 6, width - left - CBAR - right - 12);
+  const beside = width - left - CBAR - right - 12;
+  const stacked = beside < hd * CELL_MIN;
+  const heatW = stacked ? Math.max(hd * NARROW_CELL, width - left - CBAR - 12) : beside;
   const cell = heatW / hd;
   const qTop = 22;
   const kTop = qTop + row + GAP;
   const pTop = kTop + rows * row + GAP;
-  const height = pTop + rows * row + 34;
+  const dimY = pTop + rows * row + 26;
+  const nTop = stacked ? dimY + 8 + GAP : pTop;
+  const height = stacked ? nTop + rows * row + 12 : pTop + rows * row + 34;
   const x0 = left; // heatmaps
   const xBar = x0 + heatW + 6; // colour bars
-  const xSum = xBar + CBAR;
+  const xSum = stacked ? left : xBar + CBAR;
   const xScore = xSum + SUM_W;
   const xW = xScore + SCORE_W;
-  return { row, left, heatW, cell, qTop, kTop, pTop, height, x0, xBar, xSum, xScore, xW, width: xW + BAR_W };
+  const barW = stacked ? Math.max(BAR_MIN, Math.min(BAR_W, width - xW)) : BAR_W;
+  const wide = Math.max(xW + barW, xBar + CBAR);
+  return {
+    row,
+    left,
+    heatW,
+    cell,
+    qTop,
+    kTop,
+    pTop,
+    nTop,
+    dimY,
+    height,
+    x0,
+    xBar,
+    xSum,
+    xScore,
+    xW,
+    barW,
+    stacked,
+    width: wide,
+  };
 }
 
 /**
@@ -203,7 +260,7 @@ export function render(container, data, sel, callbacks = {}) {
   let labelW = 40;
   for (const s of labels) labelW = Math.max(labelW, ctx.measureText(s).width + 8);
   labelW = Math.min(LABEL_MAX, Math.ceil(labelW));
-  const g = geometry(rows.length, d.hd, Math.max(640, plot.clientWidth || container.clientWidth || 800), labelW);
+  const g = geometry(rows.length, d.hd, Math.max(WIDTH_MIN, plot.clientWidth || container.clientWidth || 800), labelW);
   const dpr = window.devicePixelRatio || 1;
   canvas.width = Math.round(g.width * dpr);
   canvas.height = Math.round(g.height * dpr);
@@ -249,12 +306,13 @@ export function render(container, data, sel, callbacks = {}) {
   );
   ctx.fillText(fit(["q ⊙ k · elementwise products, one row per key", "q ⊙ k · products", "q ⊙ k"]), g.x0, g.pTop - 6);
   ctx.textAlign = "center";
-  ctx.fillText("Σ q⊙k", g.xSum + SUM_W / 2, g.pTop - 6);
-  ctx.fillText(d.rule.scale === 1 ? "score" : `score (${d.rule.scale_label})`, g.xScore + SCORE_W / 2, g.pTop - 6);
+  ctx.fillText("Σ q⊙k", g.xSum + SUM_W / 2, g.nTop - 6);
+  ctx.fillText(d.rule.scale === 1 ? "score" : `score (${d.rule.scale_label})`, g.xScore + SCORE_W / 2, g.nTop - 6);
   ctx.textAlign = "left";
-  ctx.fillText("softmax weight", g.xW, g.pTop - 6);
+  ctx.fillText(fit(["softmax weight", "weight"]), g.xW, g.nTop - 6);
   ctx.textAlign = "center";
-  ctx.fillText(`dimension (0–${d.hd - 1}) of the head`, g.x0 + g.heatW / 2, g.height - 8);
+  const dims = fit([`dimension (0–${d.hd - 1}) of the head`, `dimension (0–${d.hd - 1})`, "dimension"]);
+  ctx.fillText(dims, g.x0 + g.heatW / 2, g.dimY);
 
   // Row labels (the query's own in bold), the numbers, the weight bars.
   ctx.textBaseline = "middle";
@@ -268,22 +326,27 @@ export function render(container, data, sel, callbacks = {}) {
   ctx.fillText("q", g.x0 - 6, g.qTop + g.row / 2);
   rows.forEach((j, r) => {
     ctx.font = `${j === i ? "bold " : ""}${font}px ${FONT}`;
-    for (const top of [g.kTop, g.pTop]) ctx.fillText(labels[r], g.x0 - 6, top + (r + 0.5) * g.row, labelW);
+    for (const top of g.stacked ? [g.kTop, g.pTop, g.nTop] : [g.kTop, g.pTop])
+      ctx.fillText(labels[r], g.x0 - 6, top + (r + 0.5) * g.row, labelW);
   });
   ctx.font = `${font}px ${FONT}`;
+  // The numbers as the hover reads them (3 significant digits; a weight short of 1 never "1":
+  // "over 0.999"); the bars leave room for the widest weight's words.
+  const said = keyNumbers(d);
+  const room = g.barW - Math.max(52, ...said.map((s) => Math.ceil(ctx.measureText(s.weight).width) + 8));
   rows.forEach((j, r) => {
-    const y = g.pTop + (r + 0.5) * g.row;
+    const y = g.nTop + (r + 0.5) * g.row;
     ctx.fillStyle = TEXT;
     ctx.textAlign = "right";
-    ctx.fillText(d.masked[r] ? "–" : fmt(d.sums[r], 2), g.xSum + SUM_W - 8, y);
-    ctx.fillText(d.masked[r] ? "masked" : fmt(d.scores[r], 3), g.xScore + SCORE_W - 8, y);
+    ctx.fillText(said[r].sum, g.xSum + SUM_W - 8, y);
+    ctx.fillText(said[r].score, g.xScore + SCORE_W - 8, y);
     const w = d.masked[r] ? 0 : d.weights[r];
-    const len = (w / wmax) * (BAR_W - 52);
+    const len = (w / wmax) * room;
     ctx.fillStyle = j === i ? SELECTED : "#6baed6";
     ctx.fillRect(g.xW, y - g.row * 0.35, len, g.row * 0.7);
     ctx.fillStyle = TEXT;
     ctx.textAlign = "left";
-    ctx.fillText(d.masked[r] ? "masked" : fmt(w, 3), g.xW + len + 4, y);
+    ctx.fillText(said[r].weight, g.xW + len + 4, y);
   });
 
   // Colour bars: q and k share one range, the products another.
@@ -301,7 +364,7 @@ export function render(container, data, sel, callbacks = {}) {
       [0, top + h / 2],
       [-m, top + h],
     ])
-      ctx.fillText(fmt(t, 1), g.xBar + 13, y);
+      ctx.fillText(readable(t), g.xBar + 13, y);
   };
   colourBar(g.qTop, g.kTop - g.qTop + rows.length * g.row, qk);
   colourBar(g.pTop, rows.length * g.row, pm);
@@ -322,10 +385,11 @@ export function render(container, data, sel, callbacks = {}) {
       ["p", g.pTop],
     ])) {
       const r = Math.floor((y - top) / g.row);
-      if (y < top || r >= rows.length) continue;
-      if (inHeat) return { block, r, c };
-      if (block === "p" && x >= g.xSum) return { block: "row", r, c: -1 };
+      if (y >= top && r < rows.length && inHeat) return { block, r, c };
     }
+    // A key's numbers: right of its products, or in their own block below (stacked).
+    const r = Math.floor((y - g.nTop) / g.row);
+    if (y >= g.nTop && r < rows.length && x >= g.xSum) return { block: "row", r, c: -1 };
     return null;
   };
   /** The tooltip's lines for what is under the pointer (`said`: the tokens as read aloud).
@@ -364,7 +428,7 @@ export function render(container, data, sel, callbacks = {}) {
       `${d.rule.scale_label} = ${readable(d.masked[h.r] ? null : d.scaled(d.sums[h.r]))}`,
       `score (model) = ${ex(d.scores[h.r])}`,
       ...capped,
-      `weight = ${d.masked[h.r] ? "masked" : ex(d.weights[h.r])}`,
+      weightLine(d.masked[h.r] ? "masked" : readableWeight(d.weights[h.r], d.dtype)),
     ];
   };
   canvas.onmousemove = (e) => {
@@ -374,7 +438,7 @@ export function render(container, data, sel, callbacks = {}) {
     if (!h) return;
     tip.textContent = lines(h).join("\n");
     const b = canvas.getBoundingClientRect();
-    tip.style.left = `${Math.min(e.clientX - b.left + 14, g.width - 220)}px`;
+    tip.style.left = `${Math.max(0, Math.min(e.clientX - b.left + 14, g.width - 220))}px`;
     tip.style.top = `${e.clientY - b.top + 14}px`;
   };
   canvas.onmouseleave = () => {
@@ -421,8 +485,8 @@ export function render(container, data, sel, callbacks = {}) {
       tip.hidden = false;
       tip.textContent = lines(c < d.hd ? { block: "p", r, c } : { block: "row", r, c: -1 }).join("\n");
       const x = c < d.hd ? g.x0 + (c + 1) * g.cell + 8 : g.xSum;
-      tip.style.left = `${Math.min(x, g.width - 220)}px`;
-      tip.style.top = `${g.pTop + (r + 1) * g.row + 6}px`;
+      tip.style.left = `${Math.max(0, Math.min(x, g.width - 220))}px`;
+      tip.style.top = `${(c < d.hd ? g.pTop : g.nTop) + (r + 1) * g.row + 6}px`;
     },
     hide: () => {
       tip.hidden = true;
@@ -444,7 +508,8 @@ export function render(container, data, sel, callbacks = {}) {
  * @param {{heads: number, kv_heads?: number, rope?: {base: number, style: string,
  *   scaling?: string | null, rotary_dim?: number | null, local_base?: number | null,
  *   sections?: number[] | null} | null,
- *   attention?: {windows: (number | null)[], window_notes?: (string | null)[], qk_norm: string} | null}} meta
+ *   attention?: {windows: (number | null)[], window_notes?: (string | null)[],
+ *   windows_unread?: string | null, qk_norm: string} | null}} meta
  * @param {number} head
  * @param {number} [layer]
  * @returns {string[]}
@@ -493,6 +558,11 @@ export function headNotes(meta, head, layer = 0) {
     notes.push(
       `This layer slides a window: ${said ?? `a query sees only the keys fewer than ${window.toLocaleString("en")} positions away, itself included`}.`,
     );
+  }
+  const unread = meta.attention?.windows_unread;
+  if (unread) {
+    // A model on NDIF whose masks could not be read here: its windows are unknown, not none.
+    notes.push(`This layer's sliding window, if it has one, was ${unread}.`);
   }
   const kv = meta.kv_heads ?? meta.heads;
   if (kv < meta.heads) {

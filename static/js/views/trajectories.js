@@ -11,7 +11,7 @@
 // together sharing one: sceneGroups). render(container, data, sel, callbacks).
 
 import { el } from "../core/dom.js";
-import { fmt, readable } from "../core/numbers.js";
+import { fmt, readable, readablePercent, readableProse } from "../core/numbers.js";
 import { labelAnnotations, labelPlot, labelScene, sceneAnnotations, sceneGroups, sceneLabel } from "../core/labels.js";
 import { onPlot, plotlyOf } from "../core/plotly.js";
 import { PALETTE_SIZE, baseLayout, draw, plotText, plotToken, tokenColor } from "../core/theme.js";
@@ -101,7 +101,9 @@ export function pickedTokens(trace, tokens) {
   return [...new Set(tokens.map(Number))].filter((i) => Number.isInteger(i) && i >= 0 && i < n).sort((a, b) => a - b);
 }
 
-const titles = (/** @type {{ratio: number[]}} */ p) => p.ratio.map((r, c) => `PC${c + 1} (${fmt(100 * r, 1)}%)`);
+/** The axes' titles, each component's share of the variance a whole percentage ("PC1 (47%)"; readablePercent). */
+export const titles = (/** @type {{ratio: number[]}} */ p) =>
+  p.ratio.map((r, c) => `PC${c + 1} (${readablePercent(r)})`);
 
 /** Legend names: the token's text, with its token number (1-based) when the text occurs more
  * than once. @param {TrajData} trace @param {number[]} picked */
@@ -368,7 +370,7 @@ export function render(container, data, sel, callbacks = {}) {
       : "";
   note.textContent =
     `One PCA fitted on the hidden states of all ${L + 1} layers together ` +
-    `(${ax.slice(0, k).join(", ")}: ${fmt(100 * shown, 1)}% of the variance). Each path runs from ` +
+    `(${ax.slice(0, k).join(", ")}: ${readablePercent(shown)} of the variance). Each path runs from ` +
     `layer 0 (the embeddings${grouped ? "" : ", open marker"}) to layer ${L}` +
     `${grouped ? "; hover a path for its token" : ", the label at its end"}; ` +
     `${picked.length} of ${data.tokens.length} ${unit} shown` +
@@ -459,7 +461,7 @@ function accessible(plot, data, picked, k, ax, nm, grouped) {
       : `${picked.length} path${picked.length === 1 ? "" : "s"} from layer 0 to layer ${L} in ` +
         `${ax.slice(0, k).join(", ")}` +
         (far && picked.length > 1
-          ? `; the farthest from its start: ${nm.get(picked[far.i])} (${fmt(far.d, 2)}).`
+          ? `; the farthest from its start: ${nm.get(picked[far.i])} (${readableProse(far.d)}).`
           : "."),
     table:
       picked.length && picked.length <= TABLE_MAX

@@ -10,7 +10,7 @@
 
 import { nested, sub } from "../core/compact.js";
 import { setTermText } from "../core/glossary.js";
-import { fmt, readable } from "../core/numbers.js";
+import { fmt, readable, readablePercent, readableProse } from "../core/numbers.js";
 import { plotlyOf, prefetch3d } from "../core/plotly.js";
 import { camera, frame } from "../core/still3d.js";
 import { labelAnnotations, labelPlot, labelScene, sceneAnnotations, sceneGroups, sceneLabel } from "../core/labels.js";
@@ -29,6 +29,13 @@ import { farthest } from "./describe.js";
  * @typedef {{k: number, arrows: boolean, titles: string[], dtype: string,
  *   at: (l: number) => number[][]}} Frames
  */
+
+/**
+ * The PCA axes' titles, each component's share of the variance a whole percentage:
+ * "PC1 (47% var)" (readablePercent: "under 1%", never "0%"; "over 99%", never "100%").
+ * @param {number[]} ratio
+ */
+export const pcaTitles = (ratio) => ratio.map((r, i) => `PC${i + 1} (${readablePercent(r)} var)`);
 
 /**
  * What to draw: k coordinates per token per layer, arrows from the origin or points.
@@ -55,7 +62,7 @@ function frames(data) {
       at: layerOf(data.hidden),
     };
   }
-  const titles = p.ratio.map((r, i) => `PC${i + 1} (${fmt(100 * r, 0)}% var)`);
+  const titles = pcaTitles(p.ratio);
   return { k: Math.min(p.components, 3), arrows: false, titles, dtype: p.coords.dtype, at: layerOf(p.coords) };
 }
 
@@ -579,7 +586,7 @@ function accessible(plot, trace, f, l, live) {
       l === 0 || !far
         ? `${trace.n} token vectors at the input, in ${where}.`
         : `${trace.n} token vectors after layer ${l}, in ${where}: farthest from its start, ` +
-          `${shownToken(trace.tokens[far.i])} (${fmt(far.d, 2)}).`,
+          `${shownToken(trace.tokens[far.i])} (${readableProse(far.d)}).`,
     table:
       trace.n <= TABLE_MAX
         ? {

@@ -13,7 +13,7 @@
 
 import { el } from "../core/dom.js";
 import { term } from "../core/glossary.js";
-import { exact, fmt, readable } from "../core/numbers.js";
+import { exact, readable, readableSigned } from "../core/numbers.js";
 import { AXIS, SCORE_LUT, tokenColor } from "../core/theme.js";
 import { quotedToken, shownToken, spokenToken } from "../core/tokens.js";
 import { describe, keyCursor, matrixTable } from "./access.js";
@@ -124,7 +124,7 @@ export function shortName(c) {
 /**
  * How to read the components' labels, as pieces of a sentence, each [text, glossary term id]
  * ("" for plain text): "Labels: L1 H4 is layer 1’s head 4; L5 MLP is layer 5’s MLP; the rest
- * sums the smaller components." The first head, MLP and "rest" of `components` (as
+ * sums the smaller components." The token type, the first head, MLP and "rest" of `components` (as
  * shortName() labels them) each said once; [] when there is none.
  * @param {Component[]} components @returns {[string, string][]}
  */
@@ -132,8 +132,14 @@ export function labelKey(components) {
   const head = components.find((c) => c.kind === "head");
   const mlp = components.find((c) => c.kind === "mlp");
   const rest = components.find((c) => c.kind === "rest");
+  const type = components.find((c) => c.kind === "type");
   /** @type {[string, string][][]} */
   const said = [];
+  if (type)
+    said.push([
+      [shortName(type), "token-type"],
+      [" is the vector added to every token for its segment", ""],
+    ]);
   if (head)
     said.push([
       [shortName(head), "head"],
@@ -197,22 +203,12 @@ export function componentWords(c, tokens, position, roles = {}) {
  * (readable()), a minus as "−": "4.78", "−0.647". @param {number} v @param {string} [dtype] */
 const shown = (v, dtype = "F64") => readable(v, dtype).replace("-", "−");
 
-/** A signed value as the panel writes it: "+2.10", "−0.31". @param {number} v @param {number} [digits] */
-export function signed(v, digits = 2) {
-  const s = fmt(Math.abs(v), digits);
-  if (Number(s) === 0) return fmt(0, digits);
-  return `${v < 0 ? "−" : "+"}${s}`;
-}
-
 /**
  * A signed value as the panel's sentences and tooltips write it, to 3 significant digits as the
- * score above them (readable()): "+4.78", "−0.313", "0".
+ * score above them (numbers.js readableSigned: "+4.78", "−0.313", "0" only for none).
  * @param {number} v
  */
-export function signedReadable(v) {
-  const s = readable(Math.abs(v));
-  return s === "0" ? s : `${v < 0 ? "−" : "+"}${s}`;
-}
+export const signedReadable = (v) => readableSigned(v);
 
 /**
  * The matrix's cells, largest magnitude first (ties: row, then column).

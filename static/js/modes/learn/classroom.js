@@ -114,7 +114,9 @@ export function rowText(learner, steps) {
  */
 export function classSummary(data) {
   const n = data.learners.length;
-  if (!n) return "No learner has opened a step on this server yet.";
+  // An empty class in short: the card's own line under it says what makes a learner appear
+  // (issue 41: not the same sentence twice).
+  if (!n) return "No learners yet.";
   const stuck = data.learners.filter((l) => l.stuck.length).length;
   const all = data.learners.filter((l) => l.done.length === data.steps).length;
   const idle = data.learners.filter((l) => !l.started).length;

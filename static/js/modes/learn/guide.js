@@ -275,14 +275,14 @@ function drawLooks(
 
 /**
  * A task's badge: done now, found earlier, done before; else "Not yet" once the learner has
- * tried (before, the question only).
+ * tried that task (before, none: its answer says it is not tried yet, or the question only).
  * @param {ReturnType<typeof taskLines>[number]} t @param {boolean} answered @param {boolean} tried
  */
 function badgeOf(t, answered, tried) {
   if (t.done) return "Done";
   if (t.found) return "Done: found earlier";
   if (t.before) return "Done before, not now";
-  return answered && tried ? "Not yet" : "";
+  return answered && tried && t.tried ? "Not yet" : "";
 }
 
 /**
@@ -303,7 +303,7 @@ function drawTasks(
       ...lines.map((t) =>
         el("li", { className: "learn-task", dataset: { task: t.id, state: "unchecked" } }, [
           el("p", { className: "learn-prompt" }, [t.prompt]),
-          ...(t.action ? [actionButton(t.action)] : []),
+          ...(t.action ? actionButton(t.action) : []),
           ...(t.hint
             ? [el("details", { className: "learn-hint" }, [el("summary", {}, ["Hint"]), el("p", {}, [t.hint])])]
             : []),
@@ -352,8 +352,9 @@ let watching = null;
 
 /**
  * The task's action: a button named as the lab's button `id` that presses it, enabled while
- * that one is (the task's one action in view beside its question, however far below the lab is).
- * @param {string} id
+ * that one is (the task's one action in view beside its question, however far below the lab is),
+ * and beside it the lab's reason while it is greyed.
+ * @param {string} id @returns {HTMLElement[]}
  */
 function actionButton(id) {
   const target = /** @type {HTMLButtonElement | null} */ (document.getElementById(id));
@@ -362,15 +363,21 @@ function actionButton(id) {
     el("button", { type: "button", className: "primary learn-do", dataset: { target: id } }, [name])
   );
   b.hidden = !target;
+  // Greyed, the lab's reason beside its button (`<id>-why`, as Start training's) is said here too.
+  const why = document.getElementById(`${id}-why`);
+  const note = el("span", { className: "hint learn-do-why", id: `learn-${id}-why` }, [""]);
+  b.setAttribute("aria-describedby", note.id);
   const mirror = () => {
     b.disabled = !target || target.disabled;
+    note.textContent = b.disabled && why ? (why.textContent ?? "") : "";
+    note.hidden = !note.textContent;
   };
   mirror();
   watching?.disconnect(); // the step's previous action button is gone
   watching = target ? new MutationObserver(mirror) : null;
   watching?.observe(/** @type {HTMLButtonElement} */ (target), { attributes: true, attributeFilter: ["disabled"] });
   b.addEventListener("click", () => target?.click());
-  return b;
+  return [b, note];
 }
 
 /**
@@ -482,26 +489,56 @@ function drawVerdict(container, lines, tried) {
 /** @param {HTMLElement} note */
 function showVerdict(note) {
   const inView = verdict.answer ? (verdict.visible.get(verdict.answer) ?? true) : true;
+  const was = !note.hidden;
   note.hidden = !verdict.text || inView || verdict.dismissed === verdict.text;
   keepRoom(note);
+  if (!note.hidden && !was) uncover(note);
 }
 
 /**
- * The note docked along the bottom of a narrow window (app.css sets --docked there) covers none
- * of the lab: the page keeps the note's height of room below it (--verdict-room: the body's
- * padding, the scroll padding that keeps a control reached by Tab above the note), and the
- * control in use, when the note would cover it, is scrolled above it.
+ * How far a box reaches under the note (px, from the note's top; 0: the note covers none of it).
+ * @param {DOMRect} r @param {DOMRect} n the note's
+ */
+export function underNote(r, n) {
+  if (r.right <= n.left || r.left >= n.right || r.bottom <= n.top || r.top >= n.bottom) return 0;
+  return Math.min(r.bottom, n.bottom) - n.top;
+}
+
+/**
+ * The note shown (docked along the bottom of a narrow window, or in its corner) covers none
+ * of the lab: the page keeps room below the lab as tall as the note
+ * reaches up (--verdict-room: the body's padding, the scroll padding that keeps a control
+ * reached by Tab above the note), and the control in use, when the note covers it, is scrolled
+ * above it.
  * @param {HTMLElement} note
  */
 function keepRoom(note) {
-  const height = note.hidden ? 0 : note.getBoundingClientRect().height; // 0: not drawn
-  const docked = height > 0 && getComputedStyle(note).getPropertyValue("--docked").trim() === "1";
-  const room = docked ? Math.ceil(height) : 0;
+  const n = note.hidden ? null : note.getBoundingClientRect();
+  const drawn = n !== null && n.height > 0; // not drawn: no box (the Learn mode left)
+  const room = drawn ? Math.max(0, Math.ceil(innerHeight - n.top)) : 0;
   document.documentElement.style.setProperty("--verdict-room", `${room}px`);
   const at = document.activeElement;
-  if (!docked || !(at instanceof HTMLElement) || at === document.body || note.contains(at)) return;
-  const below = at.getBoundingClientRect().bottom - (innerHeight - room);
+  if (!drawn || !(at instanceof HTMLElement) || at === document.body || note.contains(at)) return;
+  const below = underNote(at.getBoundingClientRect(), n);
   if (below > 0) scrollBy({ top: below + 8, behavior: "instant" });
+}
+
+/**
+ * The note just shown covers none of what the step is about (its outlined cards, learn
+ * outline()) that it can lift: the covered part of each is scrolled above the note (the room
+ * kept below the lab lets it), never taking a card's heading out of the window.
+ * @param {HTMLElement} note
+ */
+function uncover(note) {
+  const n = note.getBoundingClientRect();
+  if (n.height <= 0) return;
+  let by = 0;
+  for (const card of document.querySelectorAll(".learn-focus")) {
+    const r = card.getBoundingClientRect();
+    const over = underNote(r, n);
+    if (over > 0) by = Math.max(by, r.top > 0 ? Math.min(over + 8, r.top - 8) : over + 8);
+  }
+  if (by > 0) scrollBy({ top: by, behavior: "instant" });
 }
 
 /** The article's own words (it derives them): the step's reader knows them, left unmarked. */

@@ -62,7 +62,7 @@ const POLL_MS = 2000;
  *   toyState: () => ToyState | null, toyLink: () => string | null,
  *   trainRun: () => TrainRun | null, trainView: () => TrainView,
  *   recurrentId: () => string | null, openComparison: (id: string) => Promise<boolean>,
- *   markCell: (cell: number[] | null) => void,
+ *   markCell: (cell: number[] | null) => void, narrowed?: () => void,
  *   labOfLink: (lab: "toy" | "train", link: import("./progress.js").LearnLab) =>
  *     {state: ToyState | TrainLink} | {problem: string}}} hooks checked: an answer is shown (data-checks);
  *   linked: the step open changed (the address bar); openLab: show a lab beneath the guide with
@@ -70,7 +70,8 @@ const POLL_MS = 2000;
  *   lab state read for the step's lab, or why it cannot be; toyLink: the toy lab's state as a
  *   Learn link's `toy=` part carries it (kept in the progress); markCell: mark the cell of the lab's
  *   large heatmap an answer points at (null: none); openComparison: show a comparison the server
- *   keeps in its card (step 1's)
+ *   keeps in its card (step 1's); narrowed: the lab's cards shown changed (a step's `only`): the
+ *   header names what is in view
  */
 export function createLearn(hooks) {
   const app = {
@@ -250,6 +251,7 @@ export function createLearn(hooks) {
       : [];
     for (const e of app.away) e.classList.add("learn-away");
     if (lab && !kept.some((k) => k.closest("aside.panel"))) lab.classList.add("learn-narrow");
+    hooks.narrowed?.();
   }
 
   // ---- Steps ---------------------------------------------------------------------------------

@@ -354,7 +354,7 @@ export const stepsDone = (steps, p) => steps.filter((s) => stepDone(p, s)).lengt
  * A finding done before stays done (``found``): its check still says what is true of the head in
  * view now.
  * @returns {{id: string, prompt: string, hint: string, action: string | null, done: boolean, before: boolean,
- *   found: boolean, says: string}[]}
+ *   found: boolean, says: string, tried: boolean}[]}
  */
 export function taskLines(step, answer, p) {
   return step.tasks.map((t) => {
@@ -369,6 +369,9 @@ export function taskLines(step, answer, p) {
       before: before && !t.finding,
       found: before && t.finding,
       says: got ? got.says : "",
+      // Whether the learner has tried this task (changed a part of the lab it reads): until
+      // then its answer says only that it is not started, and it has no "Not yet".
+      tried: got?.tried ?? true,
     };
   });
 }

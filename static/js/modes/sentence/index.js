@@ -301,7 +301,8 @@ export function createSentence(hooks, { openParts = undefined, models = null, vi
   let resizeTimer;
   window.addEventListener("resize", () => {
     clearTimeout(resizeTimer);
-    resizeTimer = setTimeout(() => drawAll(["model", "head", "lens"]), 200); // lens: the columns that fit
+    // lens: the columns that fit; qk: side by side, or stacked in a narrow card
+    resizeTimer = setTimeout(() => drawAll(["model", "head", "lens", "qk"]), 200);
   });
 
   // ---- Mode -------------------------------------------------------------------------------

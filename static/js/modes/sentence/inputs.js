@@ -66,7 +66,7 @@ export function renderSentenceInputs(models, s, info, onExample, onPointer) {
           `next token from the tokens before it; ${named(info)} is an encoder, which reads the whole text at once. ` +
           (causal.length
             ? "Choose one to generate with:"
-            : "This server has no causal model: add a GPT-2-style folder (attnviz serve --model FOLDER) or train one in the Train tab."),
+            : "This server has no causal model: train one in the Train tab, or ask this server's host to add one."),
     ["causal", "encoder"],
   );
   byId("s-gen-causal-box").hidden = !causal.length;
@@ -86,10 +86,8 @@ export function renderSentenceInputs(models, s, info, onExample, onPointer) {
   const none = !models.models.length;
   const install = byId("s-install");
   install.hidden = !none;
-  install.textContent = none
-    ? "No pretrained model is installed on this server. Install " +
-      `the default one (all-MiniLM-L6-v2) with: ${models.install}, then restart the server.`
-    : "";
+  // In words, the server's (a learner never reads the host's command).
+  install.textContent = none ? models.install : "";
   for (const id of ["s-text", "s-model", "s-hide-special", "s-merge-words"]) {
     /** @type {HTMLInputElement} */ (byId(id)).disabled = none;
   }
@@ -211,6 +209,11 @@ export function wireInputs(ctx) {
   });
   byId("s-model").addEventListener("change", (e) => {
     app.s.model = /** @type {HTMLSelectElement} */ (e.target).value;
+    // Token positions belong to the old model's tokens: the new model opens on its own
+    // default query (as a first load does), its winning key and its default trajectories.
+    app.s.query = null;
+    app.s.key = null;
+    app.s.picked = null;
     const info = modelInfo();
     if (info) clampSentence(app.s, info.layers, info.heads);
     if (!info?.causal) app.s.generate = null; // an encoder does not write

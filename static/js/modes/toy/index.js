@@ -49,6 +49,7 @@ export function createToy(hooks, { openParts = (body) => new TraceParts(body), f
     /** @type {object | null} */ body: null,
     layers: 1,
     started: false,
+    attentionAsked: 0, // the attention view's draws asked: only the newest draws
     active: false,
     touched: false, // the reader has edited the inputs since they were loaded (a preset, a link, a step)
     /** @type {string | null} */ linkProblem: null, // shown until the next edit
@@ -116,9 +117,14 @@ export function createToy(hooks, { openParts = (body) => new TraceParts(body), f
       const value = measure === "value_weighted";
       // The first response holds the weights; value-weighted attention is a part of its own.
       const fields = value ? `${HEAD},value_weighted` : HEAD;
+      const data = app.data;
+      const asked = ++app.attentionAsked;
       const part = await /** @type {import("../sentence/parts.js").Parts} */ (app.parts).get({ fields, layer, head });
-      const { meta } = app.data;
-      const entropy = app.data.entropyMean.data[layer * meta.heads + head];
+      // A newer draw was asked while this part came (a newer trace, another head): it shows
+      // its own, and this older part must not land after it.
+      if (asked !== app.attentionAsked) return;
+      const { meta } = data;
+      const entropy = data.entropyMean.data[layer * meta.heads + head];
       return attention.render(
         byId("attention-card"),
         {
@@ -126,7 +132,7 @@ export function createToy(hooks, { openParts = (body) => new TraceParts(body), f
           scores: sub(part.arrays.scores, 0, 0),
           weights: sub(part.arrays.attentions, 0, 0),
           valueWeighted: value ? sub(part.arrays.value_weighted, 0, 0) : undefined,
-          scoreMax: app.data.scoreMax,
+          scoreMax: data.scoreMax,
           entropy,
         },
         { layer, head, measure },

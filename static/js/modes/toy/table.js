@@ -54,6 +54,18 @@ export function gridMove(cells, r, c, key, ctrl) {
 }
 
 /**
+ * A value cell's accessible name, as a learner reads the table: "banana, fruit" (the token's
+ * and the dimension's names; the token's position too where two tokens share a name, "the
+ * (token 5), grammar"; "token 3" or "dimension 2" for a name left empty).
+ * @param {string[]} tokens @param {string[]} axes @param {number} r @param {number} c
+ */
+export function cellName(tokens, axes, r, c) {
+  const token = tokens[r]?.trim() || `token ${r + 1}`;
+  const twice = tokens.filter((t) => t.trim() === tokens[r]?.trim()).length > 1;
+  return `${twice ? `${token} (token ${r + 1})` : token}, ${axes[c]?.trim() || `dimension ${c + 1}`}`;
+}
+
+/**
  * The note on the values that are not numbers: the cell at (r, c) named, its text and the rule,
  * and how many more there are; null when every value is a number.
  * @param {{tokens: string[], axes: string[], embeddings: (number | string)[][]}} state
@@ -177,7 +189,7 @@ export function createTable(table, { getState, getLimits, onEdit, onNotice, note
               className: typeof v === "number" ? "value" : "value invalid",
               value: cellText(v),
               dataset: { kind: "value", r: i, c: j },
-              "aria-label": `Token ${i + 1}, dimension ${j + 1}`,
+              "aria-label": cellName(tokens, axes, i, j),
             }),
           ]),
         );
@@ -198,11 +210,32 @@ export function createTable(table, { getState, getLimits, onEdit, onNotice, note
       body.append(row);
     });
     table.replaceChildren(head, body);
+    fitNames(axes);
     showProblem();
     if (readOnly) lockCells();
     const e = restoreStop();
     // A removed row or column took the focus with it: it goes to the cell now in its place.
     if (focused && e && !table.contains(document.activeElement)) e.focus();
+  }
+
+  /**
+   * Each column as wide as its longest dimension name needs (up to 12 characters; the CSS reads
+   * --axis-ch, set on the toy lab so that its panel widens too), so a name such as "grammar" is
+   * not cut short in its header.
+   * @param {string[]} axes
+   */
+  function fitNames(axes) {
+    const longest = Math.min(12, Math.max(1, ...axes.map((a) => a.length)));
+    /** @type {HTMLElement} */ (table.closest("#toy-mode") ?? table).style.setProperty("--axis-ch", String(longest));
+  }
+
+  /**
+   * The value cells' accessible names again, after a token or a dimension is renamed.
+   * @param {{tokens: string[], axes: string[]}} s
+   */
+  function renameCells(s) {
+    for (const e of /** @type {NodeListOf<HTMLInputElement>} */ (table.querySelectorAll('input[data-kind="value"]')))
+      e.setAttribute("aria-label", cellName(s.tokens, s.axes, +(e.dataset.r ?? 0), +(e.dataset.c ?? 0)));
   }
 
   /**
@@ -269,9 +302,12 @@ export function createTable(table, { getState, getLimits, onEdit, onNotice, note
       showProblem(t);
     } else if (kind === "label") {
       s.tokens[+t.dataset.r] = t.value;
+      renameCells(s);
     } else if (kind === "axis") {
       s.axes[+t.dataset.c] = t.value;
       t.title = t.value; // the whole name, where the column cuts it short
+      fitNames(s.axes);
+      renameCells(s);
     } else {
       return;
     }

@@ -64,15 +64,18 @@ export function createDrawing({ app, hooks, status, live }) {
     progress() {
       const r = run();
       trainprogress.render(byId("t-run-card"), { run: r, live });
-      status.set(
-        r.state === "running"
-          ? `training ${runName(r.title, r.created, r.named)}`
-          : r.state === "queued"
-            ? `${runName(r.title, r.created, r.named)}: waiting for a training slot`
-            : `${runName(r.title, r.created, r.named)}: ${r.state}`,
-      );
+      // The header names the run only while its card is shown (a Learn step may set it aside).
+      if (inView("t-run-card"))
+        status.set(
+          r.state === "running"
+            ? `training ${runName(r.title, r.created, r.named)}`
+            : r.state === "queued"
+              ? `${runName(r.title, r.created, r.named)}: waiting for a training slot`
+              : `${runName(r.title, r.created, r.named)}: ${r.state}`,
+        );
       hooks.changed();
       byId("train-mode").dataset.run = r.state;
+      app.form?.trains(r);
     },
     loss: () => trainloss.render(byId("t-loss"), { run: run() }, app.t.view),
     grads: () => traingrads.render(byId("t-grads-card"), { run: run() }, app.t.view, { onSelect: choose }),
@@ -135,4 +138,14 @@ export function createDrawing({ app, hooks, status, live }) {
   }
 
   return { changed, choose, play };
+}
+
+/**
+ * Whether a card of the tab is shown: not hidden, nor set aside by a Learn step that shows
+ * only some of the lab's cards (true where the browser cannot tell).
+ * @param {string} id
+ */
+export function inView(id) {
+  const card = byId(id);
+  return !card.hidden && (typeof card.checkVisibility !== "function" || card.checkVisibility());
 }

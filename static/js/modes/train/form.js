@@ -266,5 +266,21 @@ export function createForm(options) {
   });
   byId("t-text").addEventListener("input", counted);
 
-  return { body, settings: formSettings, apply: applySettings };
+  /**
+   * Start training greyed while the run in view trains or waits for a slot (a second press
+   * would start another run beside it), the reason said beside it; offered again once it ends.
+   * @param {TrainRun | null} run
+   */
+  function trains(run) {
+    const busy = run?.state === "running" || run?.state === "queued";
+    /** @type {HTMLButtonElement} */ (byId("t-start")).disabled = busy || !options.slots;
+    const why = byId("t-start-why");
+    why.textContent = busy
+      ? `Start training is off while this run ${run?.state === "queued" ? "waits for a slot" : "trains"}: ` +
+        "it comes back when the run ends or is cancelled."
+      : "";
+    why.hidden = !busy;
+  }
+
+  return { body, settings: formSettings, apply: applySettings, trains };
 }

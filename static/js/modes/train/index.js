@@ -12,6 +12,7 @@
 import { exportRunHtml, fetchRun, fetchTrainOptions } from "../../core/api.js";
 import { createStatus } from "../../core/controller.js";
 import { byId } from "../../core/dom.js";
+import { inView } from "./draw.js";
 import { createApp } from "./app.js";
 import { createDrawing } from "./draw.js";
 import { createForm } from "./form.js";
@@ -107,10 +108,13 @@ export function createTrain(hooks, { run: saved = null } = {}) {
     refreshRuns(ctx);
   }
 
-  /** The header's words while no run is open: the comparison in view, or nothing yet. */
+  /** The header's words while no run is in view (none open, or its card set aside by a Learn
+   * step): the comparison in view, or nothing yet. */
   function idle() {
-    if (!app.active || app.t.run) return;
-    status.set(recurrent?.id() ? "a comparison in view (Why not an RNN?)" : "nothing trained yet");
+    if (!app.active || (app.t.run && inView("t-run-card"))) return;
+    status.set(
+      recurrent?.id() && inView("recurrent-card") ? "a comparison in view (Why not an RNN?)" : "nothing trained yet",
+    );
   }
 
   return {
@@ -120,6 +124,12 @@ export function createTrain(hooks, { run: saved = null } = {}) {
       recurrent?.deactivate();
     },
     hasRun: () => Boolean(app.t.run),
+    /** Say again what the tab shows (the header's words), once a Learn step set cards aside. */
+    shown() {
+      if (app.t.run && inView("t-run-card"))
+        changed(["steps"]); // the run card redrawn, its words said
+      else idle();
+    },
     /** The id of the recurrent comparison shown ("Why not an RNN?"), or null. */
     recurrentId: () => recurrent?.id() ?? null,
     /**

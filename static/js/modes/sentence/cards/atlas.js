@@ -5,6 +5,7 @@
 
 import { fetchAtlas } from "../../../core/api.js";
 import { byId, fillOptions } from "../../../core/dom.js";
+import { readableProse } from "../../../core/numbers.js";
 import * as atlasview from "../../../views/atlas.js";
 import { askedOnce } from "./asked.js";
 
@@ -62,7 +63,7 @@ export function createAtlasCard(ctx) {
       );
       const p = atlas.probe;
       status.textContent =
-        `${atlas.layers} layers × ${atlas.heads} heads, scored in ${atlas.seconds.toFixed(1)} s ` +
+        `${atlas.layers} layers × ${atlas.heads} heads, scored in ${readableProse(atlas.seconds)} s ` +
         `(kept for this model). Pick a head to open it on the probe.`;
       probe.hidden = false;
       probe.textContent =

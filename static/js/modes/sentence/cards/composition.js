@@ -7,6 +7,7 @@
 
 import { fetchComposition } from "../../../core/api.js";
 import { byId, fillOptions } from "../../../core/dom.js";
+import { readableProse } from "../../../core/numbers.js";
 import * as view from "../../../views/composition.js";
 import { askedOnce } from "./asked.js";
 
@@ -74,7 +75,7 @@ export function createCompositionCard(ctx) {
       kind.disabled = false;
       count.disabled = false;
       status.textContent =
-        `${comp.layers} layers × ${comp.heads} heads, composed in ${comp.seconds.toFixed(2)} s ` +
+        `${comp.layers} layers × ${comp.heads} heads, composed in ${readableProse(comp.seconds)} s ` +
         "(kept for this model).";
       processing.textContent = `Weights as TransformerLens processes them: ${comp.processing}`;
       draw();

@@ -11,7 +11,7 @@
 import { fetchCorpus } from "../../../core/api.js";
 import { byId, fillIndexSelect, fillOptions } from "../../../core/dom.js";
 import { CORPUS_FEEDS, viewsFed } from "../../../core/feeds.js";
-import { readable, readableCount } from "../../../core/numbers.js";
+import { readable, readableCount, readableProse } from "../../../core/numbers.js";
 import * as corpusview from "../../../views/corpus.js";
 import * as clusterview from "../../../views/headclusters.js";
 
@@ -175,8 +175,8 @@ export function createCorpusCard(ctx) {
     const t = a.seconds;
     return (
       `${readableCount(a.tokens)} tokens from ${readableCount(a.texts.length)} texts` +
-      `${a.cut ? " (cut at the budget)" : ""}: run in ${t.run.toFixed(2)} s${a.cached ? " (the set's run was kept)" : ""}, ` +
-      `projected in ${t.project.toFixed(2)} s, heads clustered in ${t.cluster.toFixed(2)} s. ` +
+      `${a.cut ? " (cut at the budget)" : ""}: run in ${readableProse(t.run)} s${a.cached ? " (the set's run was kept)" : ""}, ` +
+      `projected in ${readableProse(t.project)} s, heads clustered in ${readableProse(t.cluster)} s. ` +
       "Hover or focus a point; click one (or press Enter) to open its text above."
     );
   }

@@ -191,9 +191,7 @@ export function createKnockCard(ctx) {
     const last = Math.max(...ablated.map((a) => a.layer));
     knockview.render(view, {
       tokens: meta.tokens,
-      what:
-        ablated.map((a) => `layer ${a.layer + 1} head ${a.head + 1}`).join(", ") +
-        ` (${ablated[0].mode}${ablated[0].mode === "patch" ? ` from “${ablated[0].source}”` : ""})`,
+      what: knockview.knockedWords(ablated, ablated[0].mode, ablated[0].source),
       predictions: cp && kp ? { clean: predictions(cp), knocked: predictions(kp) } : null,
       noPredictions: meta.unavailable?.top_k?.replace(/^top_k: /, ""),
       diff: c && ca && ka ? { layer: c.layer, head: c.head, clean: square(ca), knocked: square(ka) } : null,

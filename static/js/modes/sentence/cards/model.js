@@ -6,7 +6,7 @@ import { sub } from "../../../core/compact.js";
 import { CSV_TYPE, partCsv } from "../../../core/csv.js";
 import { byId, download } from "../../../core/dom.js";
 import { setTermText } from "../../../core/glossary.js";
-import { fmt } from "../../../core/numbers.js";
+import { readable } from "../../../core/numbers.js";
 import { WEIGHT_GRADIENT } from "../../../core/theme.js";
 import * as heatcanvas from "../../../views/heatcanvas.js";
 import * as modelview from "../../../views/modelview.js";
@@ -59,7 +59,7 @@ export async function draw(ctx) {
       ? ""
       : `${tv.labels.length} tokens in ` +
         `${size} pixels: each thumbnail pixel is the largest ${value ? "value" : "weight"} of a ${pool} × ${pool} block.`;
-  byId("mv-legend-max").textContent = app.s.peak ? "peak" : value ? fmt(top, 3) : "1";
+  byId("mv-legend-max").textContent = app.s.peak ? "peak" : value ? readable(top) : "1";
   byId("mv-legend-unit").textContent = value ? "value-weighted norm ‖a v W_O‖" : "attention weight";
   const agg = app.s.aggregate;
   // The chosen head's cells explain themselves (Why this score) where that card is drawn.

@@ -41,7 +41,9 @@ export function render(container, data, sel) {
       legendgroup: name,
       line: { color, width: i === sel.variant ? 2.2 : 1.2 },
       opacity: 0.85,
-      hovertemplate: `${name}<br>step %{x}: batch loss %{y:.4f}<extra></extra>`,
+      // the hover's number as the cursor reads it: 3 significant digits (numbers.js readable)
+      customdata: y.map((l) => readableNumber(l)),
+      hovertemplate: `${name}<br>step %{x}: batch loss %{customdata}<extra></extra>`,
     });
     traces.push({
       type: "scatter",
@@ -53,7 +55,8 @@ export function render(container, data, sel) {
       x: v.checkpoints.map((c) => c.step),
       y: v.checkpoints.map((c) => c.heldout),
       marker: { color, size: 7, line: { color: "#fff", width: 1 } },
-      hovertemplate: `${name}<br>step %{x}: held-out loss %{y:.4f}<extra></extra>`,
+      customdata: v.checkpoints.map((c) => readableNumber(c.heldout)),
+      hovertemplate: `${name}<br>step %{x}: held-out loss %{customdata}<extra></extra>`,
     });
   });
   readable(container, run);
@@ -155,7 +158,7 @@ function readable(plot, run) {
       const d = drawn[i];
       if (!d.x.length) return `${name(run.variants[i])}: no steps yet`;
       const p = Math.min(j, d.x.length - 1);
-      return `${name(run.variants[i])}, step ${d.x[p]}: batch loss ${d.y[p].toFixed(4)}`;
+      return `${name(run.variants[i])}, step ${d.x[p]}: batch loss ${readableNumber(d.y[p])}`;
     },
     show: (i, j) => {
       const n = drawn[i].x.length;

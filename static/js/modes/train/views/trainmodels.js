@@ -119,7 +119,8 @@ export function render(card, data, sel, callbacks) {
       const save = el("a", {
         className: "button",
         textContent: "Download folder",
-        title: "config.json, model.safetensors and tokenizer.json, zipped: attnviz serve --model FOLDER serves it",
+        title:
+          "config.json, model.safetensors and tokenizer.json, zipped: a model folder attnviz can serve (see the Models page of its documentation)",
         href: folder(i),
         download: "",
       });

@@ -6,7 +6,7 @@
 // as every mode's views are. render(card, data): parts marked by data-role.
 
 import { runName } from "../../../core/runname.js";
-import { fmt, readable } from "../../../core/numbers.js";
+import { readable } from "../../../core/numbers.js";
 import { inLine, variantFigures } from "../../../core/trainrun.js";
 
 /** @typedef {import("../../../core/types.js").TrainRun} TrainRun */
@@ -38,7 +38,7 @@ export function render(card, data) {
     r.state === "queued"
       ? `Waiting for a training slot: ${inLine(r.place, r.wait_s)}. It starts by itself when the runs ahead end.`
       : r.state === "running"
-        ? `${who}step ${n} / ${r.steps} · ${fmt(rate, 0)} steps/s · batch loss ${readable(h.loss[n - 1])}` +
+        ? `${who}step ${n} / ${r.steps} · ${readable(rate)} steps/s · batch loss ${readable(h.loss[n - 1])}` +
           (last ? ` · held-out ${readable(last.heldout)}` : "")
         : `${ended(r.state, r.reason)} · ${each}`;
   // Named by what it is and when it started; its id, never shown, is the card's data.

@@ -6,7 +6,7 @@
 // render(card, data, sel, callbacks): the card's parts are marked by data-role.
 
 import { fillOptions } from "../../../core/dom.js";
-import { fmt, readableCount, readablePercent } from "../../../core/numbers.js";
+import { readableCount, readablePercent, readableProse } from "../../../core/numbers.js";
 import { claimList } from "../claims.js";
 import { plotlyOf } from "../../../core/plotly.js";
 import { baseLayout, draw, headColor, plotText } from "../../../core/theme.js";
@@ -22,8 +22,8 @@ const NAMES = { transformer: "transformer", lstm: "LSTM", gru: "GRU" };
 const nameOf = (m) => NAMES[m.name] ?? m.name;
 /** @param {number} x a share, 0 to 1: "100%" only when it is all of it (readablePercent) */
 const pct = (x) => readablePercent(x);
-/** @param {number} s seconds */
-const ms = (s) => `${fmt(1000 * s, s < 0.01 ? 1 : 0)} ms`;
+/** A time in milliseconds, to 3 significant digits (readableProse: "12.3 ms", never "0.0 ms"). @param {number} s seconds */
+export const ms = (s) => `${readableProse(1000 * s)} ms`;
 
 /**
  * @param {HTMLElement} card
@@ -71,7 +71,7 @@ export function render(card, data, sel, callbacks) {
           .map(
             (m) =>
               `${nameOf(m)} ${readableCount(m.params)} parameters` +
-              (m.train_seconds !== null ? `, trained in ${fmt(m.train_seconds, 1)} s` : ""),
+              (m.train_seconds !== null ? `, trained in ${readableProse(m.train_seconds)} s` : ""),
           )
           .join(" · ");
 
@@ -154,7 +154,8 @@ function timePlot(plot, run) {
     y: m.step_seconds.map((s) => 1000 * s),
     line: { color: headColor(run.models.indexOf(m)), width: 2 },
     marker: { size: 7 },
-    hovertemplate: `${plotText(nameOf(m))}<br>%{x} tokens: %{y:.1f} ms a step<extra></extra>`,
+    customdata: m.step_seconds.map(ms), // the hover says each time as the card's text does
+    hovertemplate: `${plotText(nameOf(m))}<br>%{x} tokens: %{customdata} a step<extra></extra>`,
   }));
   const first = run.lengths[0];
   const whole = models.filter((m) => m.step_seconds.length === run.lengths.length);
