@@ -181,6 +181,10 @@ class Settings(BaseSettings):
     # The data directory's disk budget for runs, in MB: past it the oldest unshared run goes
     # first, the shared ones last.
     data_max_mb: float = Field(1024.0, gt=0)
+    # How long a server's hold on a run it trains or keeps in line lasts past its last renewal
+    # (it renews every third of it), in seconds: past it another server on the data directory
+    # takes the run over (a server killed on another host is known gone only so).
+    data_lease_s: float = Field(30.0, ge=1, le=3600)
     # This replica's name, the prefix of its run ids, so that a proxy sends every request about
     # a run to the replica that trains it (deploy/nginx). Lowercase letters and digits.
     replica: str = Field("", pattern=r"^[a-z0-9]{0,16}$")

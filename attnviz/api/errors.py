@@ -23,7 +23,7 @@ from attnviz.schemas.trace import TraceQuery
 from attnviz.services.admission import Busy
 from attnviz.services.jobs import TooManyJobs
 from attnviz.services.text_trace import ModelNotFound
-from attnviz.services.training import NoRoom, RunGone, TooManyRuns, TrainRefused
+from attnviz.services.training import NoRoom, RunElsewhere, RunGone, TooManyRuns, TrainRefused
 
 log = logging.getLogger(__name__)
 
@@ -122,6 +122,16 @@ async def _run_gone(_request: Request, exc: RunGone) -> JSONResponse:
     return JSONResponse(status_code=404, content={"message": str(exc), "detail": detail})
 
 
+async def _run_elsewhere(_request: Request, exc: RunElsewhere) -> JSONResponse:
+    """A run another server on the data directory holds: 503, in words, and when to ask again."""
+    detail = [{"loc": ["path", "run_id"], "msg": str(exc), "type": "held_elsewhere"}]
+    return JSONResponse(
+        status_code=503,
+        content={"message": str(exc), "detail": detail},
+        headers={"Retry-After": str(exc.retry_after)},
+    )
+
+
 async def _train_refused(request: Request, exc: TrainRefused) -> JSONResponse:
     """422 in a learner's words; a cap's setting, which the message never names, is the host's:
     the log names it."""
@@ -189,6 +199,7 @@ def install_error_handlers(app: FastAPI) -> None:
         (RequestValidationError, _validation_error),
         (TraceError, _trace_error),
         (ModelNotFound, _not_found),
+        (RunElsewhere, _run_elsewhere),
         (RunGone, _run_gone),
         (TrainRefused, _train_refused),
         (TooManyRuns, _too_many),

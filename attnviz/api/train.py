@@ -66,7 +66,13 @@ A_START: Responses = {
     413: {"description": "The body is over the server's cap"},
     422: {"description": "A field breaks a rule or a server bound; see message"},
 }
-GONE = gone("run")
+GONE: Responses = {
+    **gone("run"),
+    503: {
+        "description": "Another server on the data directory trains the run or keeps it in line: "
+        "come back after `Retry-After` seconds"
+    },
+}
 NOT_YOURS = not_yours("run", "change")
 
 

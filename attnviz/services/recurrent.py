@@ -175,7 +175,7 @@ class RecurrentService:
         self.setups = setups or R.SETUPS
         self.runs: dict[str, LiveComparison] = {}
         self.lock = threading.Lock()
-        self.store: RunStore | None = RunStore(settings.data_path)
+        self.store: RunStore | None = RunStore(settings.data_path, settings.data_lease_s)
         self._restore()
 
     def options(self) -> RecurrentOptions:

@@ -21,11 +21,13 @@ their links.
 
 One writer per run: a row waiting or training names the process that holds it (``claimer``:
 host, pid and a random tag, one per store) and a lease that process renews every ``BEAT_S``
-while it holds any (``LEASE_S``). Only its holder starts a waiting run (``claim``: an UPDATE
+while it holds any (``LEASE_S``; the host's ``ATTNVIZ_DATA_LEASE_S``). Only its holder starts
+a waiting run (``claim``: an UPDATE
 from ``queued`` that names it); another server on the directory takes a run over
 (``take_over``, an UPDATE that names the old holder, which only one process wins) or calls it
 interrupted (``interrupt``) only when its holder is gone: a process of this host that is no
-more, or a lease past its time.
+more, or a lease past its time. A server that sees runs of its name held by another
+(``held_by_others``) looks again every beat, and takes them over once their holder is gone.
 
 Every file is written whole (``datadir.write_atomic``: a temporary file in the same folder,
 fsync, rename); a model folder is written beside its place and renamed into it; a run's folder
@@ -235,9 +237,10 @@ def folder_bytes(folder: Path) -> int:
 class RunStore:
     """The run folders and their index under ``root`` (the data directory)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, lease_s: float = LEASE_S) -> None:
         """Nothing is written until a run is: a server that never trains leaves the directory
-        as it was."""
+        as it was. ``lease_s``: how long a claim holds past its holder's last beat (a beat
+        every third of it)."""
         self.root = Path(root)
         self.runs = self.root / RUNS
         self.path = self.root / INDEX
@@ -245,6 +248,8 @@ class RunStore:
         self._kept_private = False  # the runs of an older store made 0600 and 0700, once
         # This store's process, as the rows it holds name it (``claim``), and its beat.
         self.claimer = f"{HOST}:{os.getpid()}:{secrets.token_hex(4)}"
+        self.lease_s = lease_s
+        self.beat_s = lease_s * BEAT_S / LEASE_S
         self._beat_lock = threading.Lock()
         self._beating: threading.Thread | None = None
         self._woken = False
@@ -403,7 +408,7 @@ class RunStore:
                 "address = CASE WHEN excluded.finished IS NULL THEN runs.address ELSE '' END",
                 (run_id, kind, replica, access.owner, int(access.shared),
                  json.dumps(list(access.viewers)), state, step, created, finished, size, title,
-                 self.claimer, time.time() + LEASE_S, "" if finished is not None else address),
+                 self.claimer, time.time() + self.lease_s, "" if finished is not None else address),
             )  # fmt: skip
         if finished is None:
             self._beat()
@@ -473,11 +478,12 @@ class RunStore:
         if self.folder(run_id).is_dir():
             self.write_json(run_id, "access.json", access_record(access))
 
-    def interrupt(self, kind: str, replica: str) -> list[str]:
+    def interrupt(self, kind: str, replica: str, *, warn: bool = True) -> list[str]:
         """Every ``running`` row of ``kind`` that ``replica`` (this server's name) started and
         whose holder is gone: its run was going when that server stopped, and is now
         ``interrupted``. One held by a process still going (another server on this directory
-        under the same name) is left to it, with a warning. Returns the ids interrupted."""
+        under the same name) is left to it, with a warning (with ``warn``). Returns the ids
+        interrupted."""
         if not self.exists:
             return []
         with self._db() as db:
@@ -495,8 +501,19 @@ class RunStore:
                 )
                 if got.rowcount:
                     ids.append(row.id)
-        self.warn_shared(rows)
+        if warn:
+            self.warn_shared(rows)
         return ids
+
+    def held_by_others(self, kind: str, replica: str) -> list[Row]:
+        """The rows of ``kind`` under ``replica`` (this server's name) waiting or training that
+        another process still going holds (``held_elsewhere``)."""
+        if not self.exists:
+            return []
+        got = self._conn().execute(
+            "SELECT * FROM runs WHERE kind = ? AND replica = ? AND state IN ('queued', "
+            "'running') AND removed IS NULL", (kind, replica))  # fmt: skip
+        return [row for row in map(self._row, got.fetchall()) if self.held_elsewhere(row)]
 
     # -- who holds a run ------------------------------------------------------------------------
 
@@ -538,7 +555,7 @@ class RunStore:
             got = db.execute(
                 "UPDATE runs SET claimer = ?, lease = ? WHERE id = ? AND state = 'queued' AND "
                 "removed IS NULL AND claimer IS ? AND lease IS ?",
-                (self.claimer, time.time() + LEASE_S, row.id, row.claimer, row.lease),
+                (self.claimer, time.time() + self.lease_s, row.id, row.claimer, row.lease),
             )  # fmt: skip
             won = got.rowcount > 0
         if won:
@@ -554,7 +571,7 @@ class RunStore:
             got = db.execute(
                 "UPDATE runs SET state = 'running', lease = ? WHERE id = ? AND state = 'queued' "
                 "AND removed IS NULL AND claimer = ?",
-                (time.time() + LEASE_S, run_id, self.claimer),
+                (time.time() + self.lease_s, run_id, self.claimer),
             )  # fmt: skip
             if got.rowcount:
                 return True
@@ -566,7 +583,7 @@ class RunStore:
             got = db.execute(
                 "UPDATE runs SET lease = ? WHERE claimer = ? AND state IN ('queued', 'running') "
                 "AND removed IS NULL",
-                (time.time() + LEASE_S, self.claimer),
+                (time.time() + self.lease_s, self.claimer),
             )  # fmt: skip
             return got.rowcount
 
@@ -581,7 +598,7 @@ class RunStore:
 
     def _beats(self) -> None:
         while True:
-            time.sleep(BEAT_S)
+            time.sleep(self.beat_s)
             try:
                 held = self.beat()
             except NewerIndex:

@@ -141,8 +141,12 @@ def test_a_server_takes_over_the_runs_of_one_whose_lease_lapsed(tmp_path):
             assert done["state"] == "done" and done["yours"]
             row = RunStore(tmp_path).row(waiting)
             assert row is not None and row.claimer and row.claimer.startswith(f"{HOST}:")
-            a.base_url = httpx.URL(url)  # the first's run, which it still trains in memory, ends
+            # The first's runs, which it still holds in memory (it trains on), end there.
+            a.base_url = b.base_url = httpx.URL(url)
+            assert b.delete(f"/api/train/{waiting}").status_code == 200
             assert a.delete(f"/api/train/{long}").status_code == 200
+            until(lambda: first_app.state.training.training, lambda n: n == 0,
+                  "the first's training stopped")  # fmt: skip
     finally:
         a.close()
         b.close()

@@ -335,6 +335,8 @@ def test_after_a_sigkill_every_accepted_run_is_there_for_its_owner(tmp_path):
     a finished run as it was, the one training interrupted at step N, the waiting ones waiting
     again in their order (their places in their streams, a stream resumed across the restart
     told the whole state), then training to the end."""
+    from attnviz.services.store import RunStore
+    from tests.services.test_disk_budget import du
     from tests.services.test_store import serving
 
     data, log = tmp_path / "data", tmp_path / "serve.log"
@@ -346,9 +348,10 @@ def test_after_a_sigkill_every_accepted_run_is_there_for_its_owner(tmp_path):
                 x.base_url = httpx.URL(url)
             finished = post(done_client, QUICK).json()["id"]
             before = wait(done_client, finished)
-            long = post(a, LONG).json()["id"]
-            until(lambda: a.get(f"/api/train/{long}").json()["variants"][0]["checkpoints"],
-                  bool, "the long run's first checkpoint")  # fmt: skip
+            long = post(a, {**LONG, "checkpoints": 50}).json()["id"]  # its weights often
+            folder = data / "runs" / long
+            until(lambda: list(folder.glob("checkpoint-*")), lambda f: len(f) >= 2,
+                  "the long run's weights at two checkpoints")  # fmt: skip
             slower = {**QUICK, "opt": {"steps": 1000}}  # c still waits for it after the restart
             bq, cq = post(b, slower).json()["id"], post(c, QUICK).json()["id"]
             assert [x.get(f"/api/train/{i}").json()["place"] for x, i in ((b, bq), (c, cq))] == [
@@ -363,6 +366,10 @@ def test_after_a_sigkill_every_accepted_run_is_there_for_its_owner(tmp_path):
             back = a.get(f"/api/train/{long}").json()
             assert back["state"] == "interrupted" and back["yours"]
             assert "interrupted at step" in back["reason"]
+            # Its folder is final: the checkpoint run.json names, counted as du counts it.
+            named = json.loads((folder / "run.json").read_text())["variants"][0]["weights"]
+            assert [f.name for f in folder.glob("checkpoint-*")] == [named["folder"]]
+            assert RunStore(data).row(long).bytes == du(folder) > 0  # type: ignore[union-attr]
             # The waiting ones: the first took the slot the interrupted run left; the second
             # waits for it, 1st in line.
             second = c.get(f"/api/train/{cq}").json()

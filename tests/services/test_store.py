@@ -71,12 +71,13 @@ def free_port() -> int:
 
 
 @contextmanager
-def serving(data_dir: Path, log: Path) -> Iterator[tuple[str, subprocess.Popen]]:
-    """``attnviz serve`` on a free loopback port with ``data_dir``: its URL and process, stopped
-    at the end (SIGTERM), unless the test killed it."""
+def serving(data_dir: Path, log: Path, **settings: str) -> Iterator[tuple[str, subprocess.Popen]]:
+    """``attnviz serve`` on a free loopback port with ``data_dir`` (and ``settings``, more
+    ``ATTNVIZ_`` variables): its URL and process, stopped at the end (SIGTERM), unless the test
+    killed it."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ATTNVIZ_") and k != "PORT"}
     env.update(ATTNVIZ_DEVICE="cpu", ATTNVIZ_BUILTIN_MODEL="false", OMP_NUM_THREADS="1",
-               ATTNVIZ_DATA_DIR=str(data_dir))  # fmt: skip
+               ATTNVIZ_DATA_DIR=str(data_dir), **settings)  # fmt: skip
     port = free_port()
     with log.open("ab") as out:
         proc = subprocess.Popen(

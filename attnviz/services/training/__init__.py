@@ -24,12 +24,13 @@ which the ablation presets and ``attnviz bench`` share.
 
 from attnviz.services.training.queue import TooManyRuns
 from attnviz.services.training.report import thumbs
-from attnviz.services.training.runs import LiveRun, NoRoom, RunGone, TrainRefused
+from attnviz.services.training.runs import LiveRun, NoRoom, RunElsewhere, RunGone, TrainRefused
 from attnviz.services.training.service import TrainService
 
 __all__ = [
     "LiveRun",
     "NoRoom",
+    "RunElsewhere",
     "RunGone",
     "TooManyRuns",
     "TrainRefused",

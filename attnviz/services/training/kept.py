@@ -132,6 +132,24 @@ def save_weights(store: RunStore, run: LiveRun, i: int, so_far: Run) -> None:
         variant.weights = {"folder": name, "step": step}
 
 
+def settle(store: RunStore, run_id: str) -> int:
+    """An interrupted run's folder made final, as a finished run's is: the checkpoint folders
+    its ``run.json`` does not name (the one written ahead of being named, a half-written one)
+    removed, then its bytes measured into its row (what the disk budget counts). Returns them."""
+    try:
+        variants = store.read_json(run_id, "run.json").get("variants") or []
+        named = {str(w.get("folder")) for v in variants if isinstance(w := v.get("weights"), dict)}
+    except (StoreError, AttributeError) as exc:  # unreadable: its load skips it, logged
+        log.warning("run %s: its checkpoints not pruned (%s)", run_id, exc)
+        named = None
+    folder = store.folder(run_id)
+    if named is not None:
+        for old in [*folder.glob("checkpoint-*"), *folder.glob(".checkpoint-*.tmp")]:
+            if old.name not in named:
+                shutil.rmtree(old, ignore_errors=True)
+    return store.measure(run_id)
+
+
 def save(store: RunStore, run: LiveRun, replica: str, *, state: str | None = None,
          reason: str | None = None, ahead: Ahead | None = None) -> bool:  # fmt: skip
     """The run as it is now into its folder, then its row: ``state`` (its end, with ``reason``)

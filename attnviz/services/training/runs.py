@@ -34,6 +34,16 @@ class RunGone(LookupError):
     """A run id this server does not have (never had, or no longer keeps): 404."""
 
 
+class RunElsewhere(RunGone):
+    """A run another server on the data directory holds (it trains it or keeps it in line):
+    503 with Retry-After. This server shows it once it has ended there, or takes it over if
+    that server stops."""
+
+    def __init__(self, message: str, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
 class TrainRefused(ValueError):
     """A request over one of the server's bounds; the message names the field and the rule in
     words a learner reads: 422. ``setting``: the host's setting behind a cap (its name goes to

@@ -52,6 +52,7 @@ from attnviz.services.training.runs import (
     LiveRun,
     NoRoom,
     Plan,
+    RunElsewhere,
     RunGone,
     TrainRefused,
     Variant,
@@ -88,7 +89,11 @@ class TrainService:
         # The runs kept on disk (services.store), read back at start. Where the data directory
         # cannot be written, each write fails with a log line and runs last as long as the
         # process.
-        self.store: RunStore | None = RunStore(settings.data_path)
+        self.store: RunStore | None = RunStore(settings.data_path, settings.data_lease_s)
+        # While another server holds runs of this one's name: a look every beat for those
+        # whose holder is gone, to take them over (``_take_orphans``).
+        self.watcher = Ticker(self.store.beat_s, self._watch)
+        self.taking = threading.Lock()  # one taking over at a time (the watcher, a reader)
         self.reading = threading.Lock()  # reading a stored run in (``_adopt``)
         self.unreadable: set[str] = set()  # stored runs whose folders could not be read
         self._restore()
@@ -387,7 +392,8 @@ class TrainService:
             if run is None:
                 break
             if not self._claim(run):
-                self.runs.pop(run.id, None)  # another server trains it: it is not this one's
+                if self.runs.get(run.id) is run:
+                    self.runs.pop(run.id)  # another server trains it: it is not this one's
                 log.warning("run %s left the line: another server on the data directory took "
                             "it over", run.id)  # fmt: skip
                 continue
@@ -411,6 +417,8 @@ class TrainService:
     # -- the table ------------------------------------------------------------------------------
 
     def _gone(self, run_id: str) -> RunGone:
+        if (held := self._held_elsewhere(run_id)) is not None:
+            return held
         row = self.store.tombstone(run_id, kept.KIND) if self.store is not None else None
         if row is not None:
             return RunGone(f"run: no run {run_id!r} on this server: it {row.removed_text}")
@@ -424,9 +432,43 @@ class TrainService:
         One this process does not hold is looked for in the store (another replica's, finished
         since this one started)."""
         run = self.runs.get(run_id) or self._reread(run_id)
+        if run is None and self._unended(run_id) and self._take_orphans():
+            run = self.runs.get(run_id)  # its holder had gone: taken over
         if run is None:
             raise self._gone(run_id)
         return run
+
+    def _unended(self, run_id: str) -> bool:
+        """Whether the index has ``run_id`` as a run waiting or training (not this process's:
+        another server's, which may have stopped)."""
+        try:
+            row = self.store.row(run_id) if self.store is not None else None
+        except (sqlite3.Error, OSError, StoreError):
+            return False
+        return row is not None and row.kind == kept.KIND and row.state in kept.WAITING
+
+    def _held_elsewhere(self, run_id: str) -> RunElsewhere | None:
+        """What a run another server on the data directory holds answers (it trains it or
+        keeps it in line there); None where none does. The watcher then looks every beat for
+        that server's end, to take its runs over."""
+        if self.store is None:
+            return None
+        try:
+            row = self.store.row(run_id)
+            held = row is not None and row.kind == kept.KIND and row.removed is None and (
+                row.state in kept.WAITING and self.store.held_elsewhere(row))  # fmt: skip
+        except (sqlite3.Error, OSError, StoreError):
+            return None
+        if not held or row is None:
+            return None
+        self.watcher.wake()
+        lease = max(1, math.ceil((row.lease or 0) - time.time()))
+        retry = max(1, min(lease, math.ceil(self.store.beat_s)))
+        doing = "is training it" if row.state == "running" else "keeps it in line"
+        return RunElsewhere(
+            f"run: another server on this data directory {doing}: this server shows the run "
+            f"once it has ended there, and takes it over if that server stops; try again in "
+            f"{retry} s", retry)  # fmt: skip
 
     def open(self, run_id: str, caller: Caller) -> LiveRun:
         """The run, read by ``caller``, who holds its id (the capability): remembered as
@@ -595,11 +637,13 @@ class TrainService:
         bounds apply, every stored run left is read back (oldest first, as started), and the
         ones that waited in line here wait again, in their order, and start as slots free. A
         run another server still going holds (one started on this directory under the same
-        ``ATTNVIZ_REPLICA``) is left to it: never interrupted, never taken (``RunStore``)."""
+        ``ATTNVIZ_REPLICA``) is left to it while it is there (``RunStore``): the watcher takes
+        it over once that server is gone (``_take_orphans``)."""
         if self.store is None or not self.store.exists:
             return
         try:
-            self.store.interrupt(kept.KIND, self.settings.replica)
+            for run_id in self.store.interrupt(kept.KIND, self.settings.replica):
+                kept.settle(self.store, run_id)  # its folder final, measured: the budget counts it
             self._evict_stored()
             rows = [r for r in self.store.rows(kept.KIND) if r.removed is None]
         except (sqlite3.Error, OSError) as exc:
@@ -625,6 +669,65 @@ class TrainService:
             with self.lock:
                 self._start_waiting()
             self.ticker.wake()
+        if any(r.state in kept.WAITING and r.id not in self.runs for r in rows):
+            self.watcher.wake()  # another server's: taken over if it stops
+
+    def _watch(self) -> bool:
+        """A beat of the watcher: the runs whose holder is gone taken over; whether another
+        server still holds runs of this one's name (False: the watcher stops)."""
+        self._take_orphans()
+        try:
+            return bool(self.store and self.store.held_by_others(kept.KIND, self.settings.replica))
+        except (sqlite3.Error, OSError) as exc:
+            log.warning("the run index cannot be read (%s)", exc)
+            return True
+
+    def _take_orphans(self) -> bool:
+        """The runs of this server's name whose holder is gone (its process no longer on this
+        host, or its lease past: another server on the data directory stopped), taken over as a
+        restart would take them: a training one interrupted (its folder made final, measured)
+        and read in, a waiting one put back in line here; the bounds then apply. Whether any
+        was."""
+        with self.taking:  # a run taken once: each looks after the one before has finished
+            return self._take_orphans_now()
+
+    def _take_orphans_now(self) -> bool:
+        store = self.store
+        if store is None or not store.exists or store.read_only:
+            return False
+        replica = self.settings.replica
+        try:
+            ids = store.interrupt(kept.KIND, replica, warn=False)
+            for run_id in ids:
+                kept.settle(store, run_id)
+            rows = [
+                r
+                for r in store.rows(kept.KIND)
+                if r.removed is None
+                and r.replica == replica
+                and r.id not in self.runs
+                and (r.state == "queued" or r.id in ids)
+            ]
+        except (sqlite3.Error, OSError, StoreError) as exc:
+            log.warning("runs of a stopped server not taken over (%s)", exc)
+            return False
+        waiting = 0
+        for row in rows:
+            if row.id in ids:
+                if (run := self._load(row)) is not None:
+                    with self.lock:
+                        self.runs.setdefault(run.id, run)
+            elif self._take_over(row):
+                waiting += self._requeue(row)
+        if ids or waiting:
+            log.warning("%d run(s) interrupted and %d put back in line here: the server that "
+                        "held them stopped", len(ids), waiting)  # fmt: skip
+            self._evict()
+        if waiting:
+            with self.lock:
+                self._start_waiting()
+            self.ticker.wake()
+        return bool(ids or waiting)
 
     def _take_over(self, row: Row) -> bool:
         """Whether the waiting run ``row`` names is now this server's (its holder gone, and no
