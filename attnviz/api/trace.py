@@ -1,4 +1,5 @@
 import math
+from functools import partial
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, HTTPException, Path, Query, Request, status
@@ -13,7 +14,7 @@ from attnviz.schemas.trace import (
     TraceRequest,
     TraceResponse,
 )
-from attnviz.services.jobs import JobGone, TraceJob
+from attnviz.services.jobs import JobGone, TraceJob, Work
 from attnviz.services.trace_service import Body as TraceBody
 from attnviz.wire.constants import COMPACT_MEDIA_TYPE
 
@@ -50,7 +51,8 @@ COMPACT_DOC = (
         503: {"description": "Busy: come back after `Retry-After` seconds"},
         202: {
             "description": "With `Prefer: respond-async`, a text trace expected to take longer "
-            "than ATTNVIZ_TRACE_JOB_AFTER_S: a job, its state as GET /api/trace/jobs/{id} "
+            "than ATTNVIZ_TRACE_JOB_AFTER_S or the request limit (ATTNVIZ_REQUEST_TIMEOUT_S): a "
+            "job, its state as GET /api/trace/jobs/{id} "
             "answers it (`Location` too); its `result` is this request's answer once done"
         },
     },
@@ -71,12 +73,12 @@ async def trace(
     compact = COMPACT_MEDIA_TYPE in request.headers.get("accept", "")
     client = request.client.host if request.client else ""
     encodings = request.headers.get("accept-encoding", "")
-    units = None
+    work = None
     asks = "respond-async" in request.headers.get("prefer", "")
     if isinstance(req, TextTraceRequest) and not traces.cache.holds(traces.key(req)):
         # What a plain request would refuse without computing (an unknown model, a text over
         # the token cap, a layer out of range) is refused now, never accepted as a job first.
-        units = jobs.admit(req, query)
+        work = jobs.admit(req, query, compact, encodings)
     if isinstance(req, TextTraceRequest) and asks:
         asked_for = jobs.asked_for(query, compact, encodings)
         running = jobs.active(caller, traces.key(req), asked_for)
@@ -90,23 +92,24 @@ async def trace(
             # A part of a remote model's kept trace may need a trip to its deployment (a
             # layer's q and k, predictions): a job, answered here when it is done in time.
             jobs.admit(req, query)
-            job = jobs.start(req, query, compact, encodings, client, caller, math.inf)
+            job = jobs.start(req, query, compact, encodings, client, caller, Work(math.inf))
             await jobs.wait(job, jobs.after_s)
             return _settled(job, caller.token)
-    if units is not None and isinstance(req, TextTraceRequest):
-        # A trace to compute: a plain request that would run past the request limit is refused
-        # before it waits (ask for a job); the caller's job on another text stops; a long one
-        # may be a job.
-        expected = None if asks else jobs.over_request_limit(units)
+    measured = None
+    if work is not None and isinstance(req, TextTraceRequest):
+        # A trace to compute: a plain request that would run past the request limit (its
+        # forward and its answer's encoding) is refused before it waits (ask for a job); the
+        # caller's job on another text stops; a long one, or one past the request limit, is a
+        # job when asked.
+        expected = None if asks else jobs.over_request_limit(work)
         if expected is not None:
             return _over_limit(expected, jobs.request_s)
         jobs.supersede(caller, traces.key(req))
-        if asks and jobs.expected_s(units) > jobs.after_s:
-            job = jobs.start(req, query, compact, encodings, client, caller, units)
+        if asks and jobs.wants_job(work):
+            job = jobs.start(req, query, compact, encodings, client, caller, work)
             return _accepted(job, caller.token)
-    body = await traces.respond(req, query, compact, encodings, client)
-    if units is not None and isinstance(req, TextTraceRequest):
-        jobs.measured(units, body.compute_ms / 1000)
+        measured = partial(jobs.measured, work)  # once it is encoded, streamed or not
+    body = await traces.respond(req, query, compact, encodings, client, measured)
     return _answer(body)
 
 

@@ -75,6 +75,12 @@ def readable_text(tokens: list[str]) -> str | None:
     return bytes(_BYTE_OF[c] for t in tokens for c in t).decode("utf-8", errors="replace")
 
 
+def _bytes_read(raw: bytes) -> str:
+    """UTF-8 ``raw`` as text, each byte that is part of no whole character as "<0xE2>"."""
+    text = raw.decode("utf-8", errors="surrogateescape")
+    return re.sub("[\udc80-\udcff]", lambda m: f"<0x{ord(m[0]) - 0xDC00:02X}>", text)
+
+
 class TextTokenizer:
     """A ``tokenizers.Tokenizer`` with truncation and padding off: every token of the text is
     kept, so a text that is too long is refused by the caller rather than cut silently."""
@@ -133,6 +139,25 @@ class TextTokenizer:
                 label = "".join(f"<0x{_BYTE_OF[c]:02X}>" for c in t)
             labels.append(label)
         return labels
+
+    def written_text(self, ids: list[int]) -> str:
+        """What a model wrote (token ids), read as its tokens are labelled: byte-level BPE's bytes
+        joined, so that a character split over tokens is whole again, and a byte that ends up
+        in no whole character reads as "<0xE2>", never as "\ufffd"; other tokenizers' text as
+        they decode it, or their labels joined where that decoding has a "\ufffd"."""
+        if type(self.tok.decoder).__name__ == "ByteLevel":
+            tokens = [self.tok.id_to_token(i) or "" for i in ids]
+            out, run = [], bytearray()
+            for t, i in zip(tokens, ids, strict=True):
+                if i in self.special_ids or not set(t) <= _BYTE_OF.keys():
+                    out.append(_bytes_read(bytes(run)))
+                    run.clear()
+                    out.append(self.tok.decode([i], skip_special_tokens=False))
+                else:
+                    run += bytes(_BYTE_OF[c] for c in t)
+            return "".join(out) + _bytes_read(bytes(run))
+        text = self.tok.decode(ids, skip_special_tokens=False)
+        return "".join(self.label_ids(ids)[0]) if "\ufffd" in text else text
 
     def label_ids(self, ids: list[int]) -> tuple[list[str], list[bool]]:
         """Labels and special flags of token ids a model wrote (not read from a text), labelled

@@ -280,7 +280,10 @@ class Generated(BaseModel):
     stopped: bool = Field(description="It wrote its end-of-text token (the last) and stopped")
     temperature: float
     seed: int
-    text: str = Field(description="What it wrote, decoded")
+    text: str = Field(
+        description="What it wrote, decoded as its tokens are labelled: a byte that is part of "
+        'no whole character as "<0x90>", never "\ufffd"'
+    )
 
 
 class Generate(Strict):

@@ -1,9 +1,11 @@
 """Trace jobs: a text trace that will take long runs as a job its visitor's page follows.
 
 A request that asks for it (``Prefer: respond-async``, as the page does) and whose trace is
-expected to compute longer than ``trace_job_after_s`` is answered 202 at once with a job: the
-same computation (the trace and the part asked for, encoded) goes on through admission like
-any miss, on the compute thread, off the event loop, and the page reads its progress (each
+expected to take longer than ``trace_job_after_s``, or than the request limit
+(``request_timeout_s``: answered plainly, it would be cut off), is answered 202 at once with a
+job (``wants_job``): the same computation (the trace and the part asked for, encoded) goes on
+through admission like any miss, on the compute thread, off the event loop, and the page reads
+its progress (each
 layer of the forward, then of the thumbnails, as ``attnviz.capture.progress`` tells it, and the
 time left at the pace measured so far), cancels it, and fetches the answer once it is done (the
 trace is then in the cache, for the page's next parts). The job is bounded by its own limit,
@@ -20,9 +22,11 @@ plain request whose trace is expected to compute past the request limit
 Jobs are kept in memory only: a job's id begins with this process's epoch, so that an id issued
 before a restart is answered with a 404 that says the server restarted (``gone``).
 
-The estimate before it starts: the forward's arithmetic (tokens x layers x the model's sizes,
-``work_units``) at this server's pace, which every text trace computed since corrects
-(``measured``).
+The estimate before it starts (``Work``): the forward's arithmetic (tokens x layers x the
+model's sizes, ``work_units``) at this server's pace of computing, and the numbers its answer
+carries (``shape_numbers``) at its pace of writing them in the answer's form (compact, JSON,
+JSON compressed), both of which every text trace computed since corrects from where its time
+went (``measured``: the forward and the part chosen, then the answer's encoding).
 
 A job is its visitor's: another visitor (without the operator's token) gets 404 for it, as for
 a job that does not exist. A newer trace request of the same visitor that has to compute
@@ -47,7 +51,7 @@ import re
 import secrets
 import time
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from attnviz.capture.progress import reporting
 from attnviz.engine import TransformerConfig
@@ -56,7 +60,7 @@ from attnviz.pretrained.folder import REMOTE_BACKENDS
 from attnviz.pretrained.registry import ServedModel
 from attnviz.schemas.trace import TextTraceRequest, TraceQuery
 from attnviz.services.ownership import ID_BYTES, Caller
-from attnviz.services.parts import check_part
+from attnviz.services.parts import check_part, shape_numbers
 from attnviz.services.text_trace import ModelNotFound, check_text, find_model, token_cap
 from attnviz.services.trace_service import Body, TraceService
 from attnviz.settings import Settings
@@ -81,8 +85,36 @@ FIRST_PACE = {"cpu": 60e9, "cuda": 2e12}
 # scale, mask and softmax, a head at a time on a long text), in multiply-adds: fitted to the
 # SmolLM2-135M shape at 3,600 tokens and to a narrow one at 900 on the 2-core machine.
 SQUARE_COST = 400
+# The answer's paces (numbers a second; on the CPU whatever the device): "part", its arrays
+# chosen and derived from the trace (stacked, the views, distances, aggregates, ...), then
+# written, by its form (``answer_form``). Measured on the 2-core machine with MiniLM at 440
+# tokens (every array, 34 M numbers): part 8e6 to 9e7 (as the trace cache kept q, k and v or not),
+# compact 2e8, JSON 3e7, JSON compressed (gzip, zstd) 5e6 to 7e6.
+FIRST_ANSWER_PACE = {"part": 1e7, "compact": 2e8, "json": 3e7, "json-compressed": 5e6}
 _EWMA = 0.3
 _MIN_UNITS = 2e9  # a trace of less is mostly fixed costs: it says nothing of the pace
+_MIN_NUMBERS = 1e6  # an answer of fewer numbers neither
+
+
+class Work(NamedTuple):
+    """What a text trace request will do: ``units`` of the forward's arithmetic (with the
+    thumbnails', ``work_units``; infinite for a remote model's), then an answer of ``numbers``
+    chosen from the trace and written in ``form`` (``answer_form``); ``thumbs``: its part has
+    every layer's thumbnails (computed again from q and k while it is chosen: that time is the
+    arithmetic's)."""
+
+    units: float
+    numbers: int = 0
+    form: str = "compact"
+    thumbs: bool = False
+
+
+def answer_form(compact: bool, accept_encoding: str) -> str:
+    """The form an answer is written in, as its pace is kept: a JSON one is compressed when the
+    client accepts it (``TraceService._encoded``)."""
+    if compact:
+        return "compact"
+    return "json-compressed" if "zstd" in accept_encoding or "gzip" in accept_encoding else "json"
 
 
 def work_units(cfg: TransformerConfig, tokens: int, thumbs: bool) -> float:
@@ -96,6 +128,11 @@ def work_units(cfg: TransformerConfig, tokens: int, thumbs: bool) -> float:
     attention = 4 * square * hs + SQUARE_COST * square
     again = 2 * square * hs + SQUARE_COST * square if thumbs else 0
     return float(cfg.n_layers * (tokens * per_token + attention + again))
+
+
+def _moved(pace: float, measured: float) -> float:
+    """A pace moved toward one measured (geometrically, by ``_EWMA``)."""
+    return math.exp(math.log(pace) + _EWMA * (math.log(measured) - math.log(pace)))
 
 
 class JobGone(LookupError):
@@ -250,6 +287,7 @@ class TraceJobs:
         self.limit_s = settings.trace_job_s
         self.ttl_s = settings.trace_cache_ttl_s
         self.pace = FIRST_PACE.get(traces.device.type, FIRST_PACE["cpu"])
+        self.answer_pace = dict(FIRST_ANSWER_PACE)  # by form (``answer_form``)
         self._jobs: dict[str, TraceJob] = {}
         self.replica = settings.replica
         # A plain request (no job asked for) is bounded by the request limit: one expected to
@@ -262,17 +300,27 @@ class TraceJobs:
 
     # -- the estimate -------------------------------------------------------------------------
 
-    def admit(self, req: TextTraceRequest, query: TraceQuery) -> float:
-        """The work of ``req``'s trace and part, once everything a plain request would refuse
-        without computing is checked (before a job is accepted, or a plain request waits for
-        its turn): ``ModelNotFound`` for an unknown model (404), a ``TraceError`` naming the
-        field for a text over the token cap, a layer or head out of range, ... (422)."""
+    def admit(
+        self,
+        req: TextTraceRequest,
+        query: TraceQuery,
+        compact: bool = True,
+        accept_encoding: str = "",
+    ) -> Work:
+        """The work of ``req``'s trace and part, answered compact or not, once everything a
+        plain request would refuse without computing is checked (before a job is accepted, or a
+        plain request waits for its turn): ``ModelNotFound`` for an unknown model (404), a
+        ``TraceError`` naming the field for a text over the token cap, a layer or head out of
+        range, ... (422)."""
         model, tokens = self.checked(req)
         cfg = model.cfg
         bound = self.token_bound(req, model, tokens)
         are = "tokens at most with its images" if req.images else "tokens"
         check_part(query, cfg.n_layers, cfg.n_heads, bound, model.unavailable, are)
-        return self.units(model, tokens, self._thumbs(query))
+        thumbs = self._thumbs(query)
+        units = self.units(model, tokens, thumbs)
+        numbers = shape_numbers(query, cfg, tokens)  # (an image's tokens are not known yet)
+        return Work(units, numbers, answer_form(compact, accept_encoding), thumbs)
 
     def checked(self, req: TextTraceRequest) -> tuple[ServedModel, int]:
         """The model ``req`` names and its text's tokens with any it writes, once its text is
@@ -302,23 +350,51 @@ class TraceJobs:
     def _thumbs(query: TraceQuery) -> bool:
         return "thumbs" in (query.fields or "") and query.thumb_layer is None
 
-    def expected_s(self, units: float) -> float:
-        return units / self.pace
+    def expected_s(self, work: Work | float) -> float:
+        """Seconds ``work`` is expected to take here: its arithmetic at the pace of computing,
+        its answer's numbers at the paces of choosing them and of writing that form (a bare
+        number: units alone)."""
+        work = work if isinstance(work, Work) else Work(work)
+        paces = self.answer_pace
+        per_number = 1 / paces["part"] + 1 / paces.get(work.form, paces["json-compressed"])
+        return work.units / self.pace + work.numbers * per_number
 
-    def over_request_limit(self, units: float) -> float | None:
-        """The seconds a plain request's trace is expected to compute when that is past the
-        request limit (it would be cut off with nothing to show: refused before it starts,
-        saying to ask for a job), else None (a remote model's time is unknown: never)."""
-        expected = self.expected_s(units)
+    def over_request_limit(self, work: Work | float) -> float | None:
+        """The seconds a request's trace and answer are expected to take when that is past the
+        request limit (it would be cut off with nothing to show: a plain one is refused before
+        it starts, saying to ask for a job; one that asked for a job is one), else None (a
+        remote model's time is unknown: never)."""
+        expected = self.expected_s(work)
         return expected if math.isfinite(expected) and expected > self.request_s else None
 
-    def measured(self, units: float, seconds: float) -> None:
-        """A text trace of ``units`` took ``seconds`` to compute and encode: the pace moves
-        (not for a remote model's, whose units are unknown)."""
-        if units < _MIN_UNITS or seconds <= 0 or not math.isfinite(units):
+    def wants_job(self, work: Work) -> bool:
+        """Whether a request that asked for a job (``Prefer: respond-async``) gets one: its
+        trace is expected to take longer than ``trace_job_after_s``, or than the request limit
+        (answered plainly it would be cut off)."""
+        expected = self.expected_s(work)
+        return expected > self.after_s or self.over_request_limit(work) is not None
+
+    def measured(self, work: Work, phases: tuple[tuple[str, float], ...]) -> None:
+        """A text trace of ``work`` went as ``phases`` say (``Body.phases``, in ms: its forward,
+        its part chosen, its answer encoded): each pace moves, the computing one by the forward
+        (and the part, when it had the thumbnails to compute again), the part's and the form's
+        by the part chosen and the encoding (not for a remote model's, whose units are unknown;
+        nothing from a body whose phases are not known)."""
+        ms = dict(phases)
+        if not ms or not math.isfinite(work.units):
             return
-        pace = units / seconds
-        self.pace = math.exp(math.log(self.pace) + _EWMA * (math.log(pace) - math.log(self.pace)))
+        forward, part, encode = (ms.get(name, 0.0) / 1000 for name in ("forward", "part", "encode"))
+        computing = forward + part if work.thumbs else forward
+        if work.units >= _MIN_UNITS and computing > 0:
+            self.pace = _moved(self.pace, work.units / computing)
+        if work.numbers < _MIN_NUMBERS:
+            return
+        paces = self.answer_pace
+        if not work.thumbs and part > 0:
+            paces["part"] = _moved(paces["part"], work.numbers / part)
+        if encode > 0:
+            before = paces.get(work.form, FIRST_ANSWER_PACE["json-compressed"])
+            paces[work.form] = _moved(before, work.numbers / encode)
 
     # -- starting ------------------------------------------------------------------------------
 
@@ -360,7 +436,7 @@ class TraceJobs:
         accept_encoding: str,
         client: str,
         caller: Caller,
-        units: float,
+        work: Work,
     ) -> TraceJob:
         """The caller's job computing ``req``'s part (the one already running for it, if any);
         ``TooManyJobs`` when the caller's address has its share going (``refusal``), ``Busy``
@@ -385,14 +461,14 @@ class TraceJobs:
             asked_for=asked_for,
             layers=cfg.n_layers,
             thumbs=self._thumbs(query),
-            estimate_s=min(self.expected_s(units), self.limit_s),  # a remote one's: its limit
-            unknown=not math.isfinite(units),
+            estimate_s=min(self.expected_s(work), self.limit_s),  # a remote one's: its limit
+            unknown=not math.isfinite(work.units),
             limit_s=self.limit_s,
         )
         self._forget_old(caller.visitor)
         self._jobs[job.id] = job
         job.task = asyncio.create_task(
-            self._run(job, req, query, compact, accept_encoding, client, units)
+            self._run(job, req, query, compact, accept_encoding, client, work)
         )
         asyncio.get_running_loop().call_later(self.limit_s, self._expire, job)
         log.info("trace job %s: %d layers, about %.0f s", job.id, job.layers, job.estimate_s)
@@ -426,11 +502,11 @@ class TraceJobs:
         compact: bool,
         accept_encoding: str,
         client: str,
-        units: float,
+        work: Work,
     ) -> None:
         traces = self.traces
 
-        def work() -> Body:
+        def compute() -> Body:
             if job.stop is not None:  # stopped while it waited: nothing computed
                 raise JobStopped(job.stop)
             job.started, job.state, job.stage = time.monotonic(), "running", "forward"
@@ -440,7 +516,7 @@ class TraceJobs:
             return body
 
         try:
-            body = await traces.admission_for(req).run(client, work, left=job.left_s)
+            body = await traces.admission_for(req).run(client, compute, left=job.left_s)
         except asyncio.CancelledError:
             self._end(job, "cancelled" if job.stop and job.stop.startswith("cancel") else "failed",
                       job.stop or "cancelled")  # fmt: skip
@@ -467,7 +543,7 @@ class TraceJobs:
             self._end(job, "failed", job.over_limit())
             return
         job.body = body
-        self.measured(units, job.computing_s())
+        self.measured(work, body.phases)
         self._end(job, "done", None)
 
     def _end(self, job: TraceJob, state: State, message: str | None, status: int = 0) -> None:

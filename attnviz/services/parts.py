@@ -13,6 +13,7 @@ import torch
 from attnviz.capture import ComputedTrace, TraceTensors, lens
 from attnviz.capture.attribution import logit_attribution, qk_attribution
 from attnviz.capture.vision import TowerLayout, tile_weights
+from attnviz.engine import TransformerConfig
 from attnviz.engine.placement import gather
 from attnviz.errors import TraceError
 from attnviz.limits import LIMITS
@@ -394,13 +395,40 @@ def json_numbers(trace: ComputedTrace, query: TraceQuery) -> int:
     """How many numbers ``select(trace, query)`` would hold, from the shapes alone (so that a
     JSON body over the cap is refused before anything is stacked)."""
     t = trace.tensors
-    L, H, T = t.layers, t.heads, t.n
-    C, hs = t.states.shape[-1], t.cfg.d_head
+    options = query.hide_special or query.merge_words
+    lacking = trace.meta.get("unavailable") or {}
+    return _numbers(
+        query,
+        (t.layers, t.heads, t.n, t.states.shape[-1], t.cfg.d_head),
+        len(trace_view(trace, query).groups) if options else t.n,  # rows under the options
+        t.positional is not None,
+        _vision_numbers(t, query),
+        lacking,
+    )
+
+
+def shape_numbers(query: TraceQuery, cfg: TransformerConfig, tokens: int) -> int:
+    """How many numbers the part ``query`` names would hold for a trace of ``tokens`` on a model
+    of ``cfg``, before it is computed (at most: every token a row under the token options, a
+    positional table, every array the model could lack counted; an image's arrays not)."""
+    shape = (cfg.n_layers, cfg.n_heads, tokens, cfg.d_model, cfg.d_head)
+    return _numbers(query, shape, tokens, True, 0, {})
+
+
+def _numbers(
+    query: TraceQuery,
+    shape: tuple[int, int, int, int, int],
+    m: int,
+    positional: bool,
+    vision: int,
+    lacking: Mapping[str, str],
+) -> int:
+    """``json_numbers``'s count from the shapes: ``shape`` (layers, heads, tokens, the residual
+    stream's width, a head's), ``m`` rows under the token options."""
+    L, H, T, C, hs = shape
     Ls = 1 if query.layer is not None else L
     Hs = 1 if query.head is not None else H
     Qs = 1 if query.query is not None else T
-    options = query.hide_special or query.merge_words
-    m = len(trace_view(trace, query).groups) if options else T  # rows under the options
     thumb_layers = 1 if query.thumb_layer is not None else L
     P = max(0, min(query.pos_count or T, T - query.pos_start))  # top_k's and lens's positions
     # The attributions' components: token vectors, positions and type; each head, b_O and MLP;
@@ -418,7 +446,7 @@ def json_numbers(trace: ComputedTrace, query: TraceQuery) -> int:
         "value_weighted_sum": Ls * m * m,
         **{name: Ls * m * m for name in AGGREGATE_RULES},
         "embeddings": T * C,
-        "positional": T * C if t.positional is not None else 0,
+        "positional": T * C if positional else 0,
         "hidden_states": (L + 1) * T * C,
         "distances": (L + 1) * T * T,
         "entropy": L * H * T,
@@ -430,9 +458,8 @@ def json_numbers(trace: ComputedTrace, query: TraceQuery) -> int:
         "lens": 4 * (L + 1) * P + P,
         "qk_attribution": N * N + 2 * T * N + 2 * T,  # the matrix, the key view, its keys
         "logit_attribution": parts,
-        "vision": _vision_numbers(t, query),
+        "vision": vision,
     }
-    lacking = trace.meta.get("unavailable") or {}
     return sum(size[name] for name in query.names() if name not in lacking)
 
 

@@ -14,6 +14,7 @@ from attnviz.engine.ablate import HeadAblation
 from attnviz.errors import TraceError
 from attnviz.presets import SHOWCASE
 from attnviz.pretrained.bridge.multimodal import Encoded, block_json
+from attnviz.pretrained.folder import BACKEND_WORDS
 from attnviz.pretrained.images import DEFAULT_MAX_BYTES
 from attnviz.pretrained.native import alphabet, characters_of, named_each, unknown_characters
 from attnviz.pretrained.registry import (
@@ -145,11 +146,11 @@ def no_predictions(m: ServedModel, readout: Readout | None) -> dict[str, str]:
     if not m.cfg.causal:
         how = "its checkpoint has no" if m.backend == "native" else "attnviz reads no"
         why = (
-            f"model {spoken(m)} is an encoder ({m.family}): it predicts no next token, and {how} "
+            f"model {spoken(m)} is an encoder: it predicts no next token, and {how} "
             "masked-language-model head"
         )
     else:
-        why = f"model {spoken(m)} ({m.family}) has no unembedding or final norm attnviz can read"
+        why = f"model {spoken(m)} has no unembedding or final norm attnviz can read"
     return {name: f"{name}: {why}" for name in PREDICTION_FIELDS}
 
 
@@ -157,12 +158,12 @@ def no_attributions(m: ServedModel, tensors: TraceTensors) -> dict[str, str]:
     """``unavailable`` entries for the attributions when the model cannot give them, with why."""
     if tensors.attribution is None:
         why = (
-            f"a model served through {m.backend} ({m.family}) keeps its norms and heads in "
+            f"a model served through {BACKEND_WORDS[m.backend]} keeps its norms and heads in "
             "its own modules: the attributions decompose the native engine's stream"
         )
         return {name: f"{name}: {why}" for name in ATTRIBUTION_FIELDS}
     if not m.cfg.unembed:
-        why = f"model {spoken(m)} ({m.family}) has no unembedding: it predicts no next token"
+        why = f"model {spoken(m)} has no unembedding: it predicts no next token"
         return {"logit_attribution": f"logit_attribution: {why}"}
     return {}
 
@@ -373,7 +374,7 @@ def run_text_trace(
                 "stopped": len(new) < g.steps or (bool(new) and new[-1] in m.eos_ids),
                 "temperature": g.temperature,
                 "seed": g.seed,
-                "text": m.tokenizer.tok.decode(new, skip_special_tokens=False),
+                "text": m.tokenizer.written_text(new),
             }
         ablations, knock = head_ablations(req, m, cap)
         with knock.ablating(ablations) if knock is not None else nullcontext():

@@ -234,18 +234,25 @@ class TraceService:
         compact: bool,
         accept_encoding: str = "",
         client: str = "",
+        measured: Callable[[tuple[tuple[str, float], ...]], None] | None = None,
     ) -> Body:
         """The response: the part ``query`` names, compact or JSON, computed and encoded on the
         compute thread when ``client``'s turn comes (raises ``Busy`` when it would not come
-        soon)."""
+        soon); ``measured`` is told on the event loop where the time went (``Body.phases``)
+        once it is encoded (a large JSON body's once all of it is written), also when the
+        request was cut off meanwhile (the request limit, the client gone): the work was done."""
         asked = time.perf_counter()
         started = 0.0
-        stream = None if compact else Stream(asyncio.get_running_loop())
+        loop = asyncio.get_running_loop()
+        stream = None if compact else Stream(loop)
 
         def timed() -> Body:
             nonlocal started
             started = time.perf_counter()
-            return self._respond(req, query, compact, accept_encoding, stream)
+            body = self._respond(req, query, compact, accept_encoding, stream)
+            if measured is not None:
+                loop.call_soon_threadsafe(measured, body.phases)
+            return body
 
         if isinstance(req, TextTraceRequest):
             # A model can go (a training run evicted): never answer for it from the cache.

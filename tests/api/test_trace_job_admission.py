@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from attnviz.schemas.trace import TextTraceRequest, TraceQuery
+from attnviz.services.jobs import Work
 from tests.api.test_trace_jobs import ASYNC, FIRST, client_of, follow, small_smollm, text_of
 
 
@@ -88,6 +90,57 @@ def test_a_plain_request_past_the_request_limit_is_refused_before_the_work(smol,
         # A short text is under the limit: answered.
         short = c.post("/api/trace", json={"model": "smol", "text": "x = 1"})
         assert short.status_code == 200
+
+
+# The phase the injected measurements say is slow, and its time for 10 G units of the forward and
+# 10 M numbers of a compact answer: paces of 2e8 units a second (about 7 s for 100 tokens of
+# this shape) or 1e6 numbers a second (seconds for the whole compact answer); and whether a
+# part of few numbers, its answer small, is still over the limit.
+SLOW = {
+    "the forward": ("forward", 50_000.0, True),
+    "the part chosen": ("part", 10_000.0, False),
+    "the answer's encoding": ("encode", 10_000.0, False),
+}
+
+
+@pytest.mark.parametrize("slow", list(SLOW))
+def test_the_estimate_counts_the_forward_and_the_answers_encoding(smol, forwards, slow):
+    """Issue 42: the estimate is the forward at the pace of computing and the answer's numbers
+    at the pace of writing them (both measured from traces' phases), so that a server whose
+    measurements say either is slow refuses a plain request early (422 with ``estimate_s``,
+    never a 503 once the limit cuts it off) and makes an async one a job, although its
+    estimate is under ``trace_job_after_s``: past the request limit is enough."""
+    phase, slow_ms, small_too = SLOW[slow]
+    body = {"model": "smol", "text": text_of(smol, 100)}
+    compact = {"Accept": ASYNC["Accept"]}
+    with client_of(smol, request_timeout_s=2, trace_job_after_s=60) as c:
+        # At the first paces, this trace and its whole answer are well within the limit.
+        first = c.post("/api/trace", json=body, headers=compact)
+        assert first.status_code == 200, first.text
+        jobs = c.app.state.trace_jobs
+        # Traces measured slow (injected, as a slow machine's would be), from the first paces.
+        ms = {"forward": 0.0, "part": 0.0, "encode": 0.0, phase: slow_ms}
+        for _ in range(30):
+            jobs.measured(Work(10e9, 10_000_000, "compact"), tuple(ms.items()))
+        other = {**body, "text": text_of(smol, 100, start=7)}  # not kept: computed if answered
+        r = c.post("/api/trace", json=other, headers=compact)
+        assert r.status_code == 422, r.text
+        assert r.json()["limit_s"] == 2 and r.json()["estimate_s"] > 2
+        assert "Prefer: respond-async" in r.json()["message"]
+        assert r.json()["estimate_s"] == round(jobs.expected_s(jobs.admit(
+            TextTraceRequest(**other), TraceQuery(), True)), 1)  # fmt: skip
+        # A part of few numbers: still over when the forward is slow, answered when only the
+        # encoding is.
+        few = c.post("/api/trace", params={"fields": "score_range"}, json=other, headers=compact)
+        assert few.status_code == (422 if small_too else 200), few.text
+        assert forwards == [body["text"]] + ([] if small_too else [other["text"]])
+        # Asked for a job: one, although its estimate is under trace_job_after_s (60 s).
+        job = c.post("/api/trace", json={**other, "text": text_of(smol, 100, start=13)},
+                     headers=ASYNC)  # fmt: skip
+        assert job.status_code == 202, job.text
+        assert 2 < job.json()["estimate_s"] < 60
+        assert c.delete(job.json()["url"]).status_code == 200
+        assert follow(c, job.json())["state"] in ("cancelled", "done")
 
 
 def test_a_jobs_url_after_a_restart_says_the_server_restarted(smol):

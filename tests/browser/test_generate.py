@@ -5,11 +5,13 @@ last."""
 from __future__ import annotations
 
 from tests.browser.helpers import (
+    ARTIFACTS,
     assert_close,
     f32,
     open_sentence,
     quoted_token,
     screenshot,
+    shown_token,
     slide,
     traces_drawn,
     wait_for_trace,
@@ -48,7 +50,20 @@ def test_generate_then_scrub_the_steps(page, live_server, api):
     # is one button away.
     wrote_line = page.locator("#s-gen-wrote")
     assert wrote_line.is_visible()
-    assert page.locator("#s-gen-wrote-text").inner_text() == f"The model wrote: “{g['text']}”."
+    wrote_text = page.locator("#s-gen-wrote-text").inner_text()
+    assert wrote_text == f"The model wrote: “{shown_token(g['text'])}”."
+    # Byte-aware as the tokens are (issue 42): greedy tiny-gpt2 writes bytes of no whole
+    # character, each read as its label ("<0x90>"), never as a replacement character.
+    written = trace["tokens"][g["start"] :]
+    assert any(label.startswith("<0x") for label in written), written
+    assert "\ufffd" not in wrote_text and g["text"] == "".join(written)
+    size = page.viewport_size
+    for width in (1280, 480):
+        page.set_viewport_size({"width": width, "height": 800})
+        ARTIFACTS.mkdir(exist_ok=True)
+        wrote_line.screenshot(path=str(ARTIFACTS / f"generation-wrote-{width}.png"))
+    if size:
+        page.set_viewport_size(size)
     page.click("#s-gen-wrote-go")
     assert page.evaluate("() => document.activeElement === document.querySelector('#gen-card h2')")
     screenshot(page, "generation.png")

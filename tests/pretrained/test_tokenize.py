@@ -45,6 +45,20 @@ def test_byte_level_labels_of_multibyte_characters(tiny_gpt2):
     assert tiny_gpt2.tokenizer.tok.decode(toks.ids) == "café €"
 
 
+def test_written_text_is_byte_aware_as_the_labels_are(tiny_gpt2):
+    """What a model wrote (issue 42): a character split over tokens whole again, a byte of no
+    whole character as its label reads it ("<0xE2>"), never as "\ufffd"."""
+    tok = tiny_gpt2.tokenizer
+    ids = tok("café €").ids
+    assert tok.written_text(ids) == "café €"
+    euro = tok("€").ids
+    cut = euro[:-1]  # the euro sign's bytes but its last: two stray bytes
+    assert len(euro) > 1, tok("€").labels
+    assert tok.written_text(cut) == "".join(tok.label_ids(cut)[0])
+    assert "\ufffd" not in tok.written_text(cut) and tok.written_text(cut).startswith("<0xE2>")
+    assert tok.written_text([*ids, *cut]) == "café €" + tok.written_text(cut)
+
+
 def test_sentencepiece_pieces_read_as_words_and_chat_tokens_are_special():
     from attnviz.pretrained.tokenize import TextTokenizer
     from attnviz.services.tokenview import token_view

@@ -112,15 +112,19 @@ export function createDrawing(ctx) {
     return () => mine === tickets[name] && generation === app.generation && app.active;
   }
 
-  /** The token count in the input card: the model's tokens against the cap, and the rows the
+  /** The token count in the input card: the text box's tokens against the cap, what the model
+   * wrote after them (Generate leaves the box as it is: the views show both), and the rows the
    * views show when the token options change them.
-   * @param {number} n @param {import("../../core/types.js").TokenViewMeta} [tv] */
+   * @param {number} n the trace's tokens @param {import("../../core/types.js").TokenViewMeta} [tv] */
   function showCount(n, tv) {
     // Over the cap of the model whose trace the views show (the picker may hold another, one
     // that cannot read the text: unreadable.js).
     const drawn = /** @type {{model?: string} | undefined} */ (app.parts?.body)?.model;
     const info = app.models?.models.find((m) => m.name === drawn) ?? modelInfo();
-    const cap = `${n} / ${info?.max_tokens ?? "?"} tokens`;
+    const generated = app.first?.meta.generated;
+    const boxed = generated ? generated.start : n; // the box's tokens (the text and its pictures)
+    const wrote = generated ? ` + ${generated.steps} written by the model` : "";
+    const cap = `${boxed} / ${info?.max_tokens ?? "?"} tokens${wrote}`;
     const rows = tv?.labels.length ?? n;
     const what = app.s.mergeWords ? "words" : "tokens";
     byId("s-count").textContent = rows === n && !app.s.mergeWords ? cap : `${rows} ${what} shown · ${cap}`;

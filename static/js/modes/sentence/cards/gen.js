@@ -3,6 +3,7 @@
 
 import { sub } from "../../../core/compact.js";
 import { byId, fillIndexSelect } from "../../../core/dom.js";
+import { shownToken } from "../../../core/tokens.js";
 import * as genview from "../../../views/genview.js";
 
 /** @typedef {import("../cards.js").CardContext} CardContext */
@@ -16,9 +17,11 @@ export async function draw({ app, p, ticket }) {
   const card = byId("gen-card");
   card.hidden = !g;
   // What it wrote, under the text where the learner pressed Generate; the card, one click away.
+  // Drawn as its tokens are (the server's text keeps a byte of no whole character as "<0x90>",
+  // never "�"; here spaces at its ends, newlines and control bytes are made visible).
   byId("s-gen-wrote").hidden = !g;
   byId("s-gen-wrote-text").textContent = g
-    ? `The model wrote: “${g.text}”${g.stopped ? " (then its end-of-text token)" : ""}.`
+    ? `The model wrote: “${shownToken(g.text)}”${g.stopped ? " (then its end-of-text token)" : ""}.`
     : "";
   if (!g) return;
   fillIndexSelect(/** @type {HTMLSelectElement} */ (byId("gen-layer")), meta.layers, "layer", app.s.layer);
