@@ -21,7 +21,7 @@ from tests.browser.helpers import (
     view_change,
 )
 from tests.browser.test_train import open_train, small_form, train_and_wait
-from tests.support.oracles import cell_value, readable
+from tests.support.oracles import cell_value, js_number, readable
 
 SHOTS = Path("/tmp/shots-a11y")
 TEXT = "The cat sat on the mat because it was tired"
@@ -163,13 +163,13 @@ def test_toy_lab_heatmaps_by_keyboard_and_in_words(page, live_server, api, prese
     assert summary(page, "#scores-plot") == (
         f"Scores, layer 1, head 1: largest: {tokens[i]} → {tokens[j]} {cell_value(s)}"
     )
-    # The numbers, behind "Show the numbers": every weight to 3 decimals.
+    # The numbers, behind "Show the numbers": every weight exactly as the API sent it.
     box = page.locator("#weights-plot + .plot-text")
     box.locator("summary").click()
     rows = box.locator("tbody tr")
     assert rows.count() == len(tokens)
     assert rows.nth(1).locator("th").inner_text() == "apple"
-    assert rows.nth(1).locator("td").all_inner_texts() == [f"{v:.3f}" for v in weights[1]]
+    assert rows.nth(1).locator("td").all_inner_texts() == [js_number(v) for v in weights[1]]
 
     # The numbers written in the cells: black or white, whichever its colour needs (AA).
     inks = page.evaluate(

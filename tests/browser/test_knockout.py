@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import json
 import math
+from decimal import Decimal
 from pathlib import Path
 
 import httpx
@@ -58,6 +59,16 @@ def api_trace(api, ablate: list | None, **params) -> dict:
 
 def cell(page, layer: int, head: int):
     return page.locator(f'#mv-grid button.mv-cell[data-layer="{layer}"][data-head="{head}"]')
+
+
+def exact_change(knocked: float, clean: float) -> str:
+    """numbers.js exactChange: knocked - clean of the two JSON spellings, in plain decimals."""
+    d = Decimal(repr(knocked)) - Decimal(repr(clean))
+    if d == 0:
+        return "0"
+    s = format(abs(d), "f")
+    s = s.rstrip("0").rstrip(".") if "." in s else s
+    return ("+" if d > 0 else "−") + s
 
 
 def test_knock_a_head_out_and_read_the_card(page, live_server, api):
@@ -122,6 +133,13 @@ def test_knock_a_head_out_and_read_the_card(page, live_server, api):
                     f"{readable_weight(a_c[i][j])}, knocked out {readable_weight(a_k[i][j])}; "
                     f"query {i + 1}, key {j + 1})")  # fmt: skip
     assert abs(k - c) > 0  # the head read what the knocked-out head no longer wrote
+    # Its numbers table: each change exactly, the difference of the two weights the API spelled.
+    numbers = page.locator("#ko-view .plot-numbers")
+    assert numbers.count() == 1
+    numbers.locator("summary").click()
+    row = numbers.locator("tbody tr").nth(i)
+    assert row.locator("td").nth(j).text_content() == exact_change(a_k[i][j], a_c[i][j])
+    assert row.locator("td").nth(i).text_content() == exact_change(a_k[i][i], a_c[i][i])
     summary = page.locator("#ko-view .ko-summary").text_content()
     assert summary.startswith("Knocked out layer 1 head 2 by zeroing its output.")
     # the mean losses (summed, then divided, as the page does) as a sentence says them
@@ -152,6 +170,15 @@ def test_knock_a_head_out_and_read_the_card(page, live_server, api):
     page.set_viewport_size({"width": 480, "height": 900})
     view_change(page, lambda: page.select_option("#ko-diff-head", "2"))
     page.locator("#knock-card").screenshot(path=str(SHOTS / "knock-480.png"))
+    # Its exact numbers scroll inside their own box, never the page.
+    page.locator("#ko-view .plot-numbers summary").click()
+    page.locator("#ko-view .plot-numbers table").scroll_into_view_if_needed()
+    page.locator("#knock-card").screenshot(path=str(SHOTS / "knock-numbers-480.png"))
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= 480
+    scroll = page.locator("#ko-view .plot-numbers .table-scroll")
+    assert scroll.evaluate(
+        "(e) => e.scrollWidth > e.clientWidth && e.getBoundingClientRect().right <= 480"
+    )
     page.set_viewport_size({"width": 1280, "height": 800})
 
     # The link carries the knock-out: a new page on it reruns the same knock-out.

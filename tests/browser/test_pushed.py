@@ -29,7 +29,7 @@ from tests.browser.helpers import (
     wait_for_trace,
 )
 from tests.support.checkpoints import make_tiny_bert_mlm
-from tests.support.oracles import readable
+from tests.support.oracles import js_number, readable
 from tests.support.servers import served
 
 TEXT = "The animal didn't cross the street because it was too tired."
@@ -139,10 +139,19 @@ def test_the_bars_are_the_apis_and_follow_the_choice(page, live_server, api):
     hover = page.locator('#pushed-view [data-role="pushed-hover"]').text_content()
     assert hover.startswith(f"L1 MLP: {readable(a['values'][i])} of ")
 
-    # The numbers table: every component, layers as rows.
+    # The numbers table: every component, layers as rows, each value exactly as the API sent it.
     table = page.locator("#pushed-view table.data-table")
     assert table.locator("tbody tr").count() == 3 + layers
     assert table.locator("thead th").count() == 1 + heads + 2
+    page.locator("#pushed-view .plot-numbers > summary").click()
+    body = table.locator("tbody tr")
+    assert body.nth(0).locator("td").first.text_content() == js_number(first)
+    layer1 = body.filter(has=page.locator("th", has_text="L1")).first.locator("td")
+    for h in range(heads):
+        k = next(k for k, c in enumerate(a["components"]) if c["name"] == f"L0.H{h}")
+        assert layer1.nth(h).text_content() == js_number(a["values"][k])
+    k = next(k for k, c in enumerate(a["components"]) if c["name"] == "L0.mlp")
+    assert layer1.nth(heads + 1).text_content() == js_number(a["values"][k])
 
     # The last position: no next token, only the top prediction.
     last = page.locator(f'#lens-view .lens-cell[data-row="0"][data-pos="{n - 1}"]')

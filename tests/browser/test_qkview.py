@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 from tests.browser.helpers import ARTIFACTS, assert_close, f32, mount_view, shown_token
-from tests.support.oracles import readable
+from tests.support.oracles import js_number, readable
 
 MODEL = "all-MiniLM-L6-v2"
 TEXT = "The animal didn't cross the street because it was too tired"
@@ -115,6 +115,16 @@ def test_query_key_view_shows_the_trace(page, live_server, api):
     assert "score = Σ qₖ·kₖ ÷ √32" in drawn["text"]
     assert page.locator("#qk-host .qk-token").text_content() == "it"
     assert f"layer {layer + 1}, head {head + 1}" in drawn["text"]
+    # "Show the numbers": each key's score and weight exactly as the API sent them.
+    numbers = page.locator("#qk-host .plot-numbers")
+    numbers.locator("summary").click()
+    cells = [r.split("\t") for r in numbers.locator("tbody tr").all_inner_texts()]
+    scores, weights = trace["scores"][layer][head][i], trace["attentions"][layer][head][i]
+    assert [c[2:] for c in cells] == [
+        ["masked", "masked"] if scores[j] is None else [js_number(scores[j]), js_number(weights[j])]
+        for j in drawn["data"]["rows"]
+    ]
+    numbers.locator("summary").click()  # closed again: the hovers below point at the canvas
     # Nothing sticks out of the card; the value is under the pointer.
     assert page.evaluate(
         "() => { const h = document.getElementById('qk-host');"

@@ -6,6 +6,7 @@ import { test } from "node:test";
 import { SENTENCE_FEEDS, TOY_FEEDS, TRAIN_FEEDS, viewsFed } from "../../static/js/core/feeds.js";
 import {
   exact,
+  exactChange,
   fmt,
   readable,
   readableCell,
@@ -103,6 +104,29 @@ test("numbers: short without -0.00, exact as the JSON trace spells them", () => 
   assert.equal(exact(-Infinity, "F32"), "masked");
   assert.equal(exact(null), "masked");
   assert.equal(exact(0, "F32"), "0");
+});
+
+test("numbers: a change in a numbers table is the exact difference of the two as exact spells them", () => {
+  const f = Math.fround;
+  assert.notEqual(String(f(0.652) - f(0.305)), "0.347"); // what plain subtraction would write
+  assert.equal(exactChange(f(0.652), f(0.305), "F32"), "+0.347");
+  assert.equal(exactChange(f(0.305), f(0.652), "F32"), "−0.347");
+  assert.equal(exactChange(f(0.25), f(0.25), "F32"), "0");
+  assert.equal(exactChange(f(1.25e-7), 0, "F32"), "+0.000000125"); // plain, never "1.25e-7"
+  assert.equal(exactChange(f(0.5), f(1.25e-8), "F32"), "+0.4999999875");
+  assert.equal(exactChange(0.7, 0.1), "+0.6"); // float64: its own shortest spelling
+  assert.equal(exactChange(-Infinity, 0.5, "F32"), "masked");
+  assert.equal(exactChange(0.5, null), "masked");
+  // Random float32 pairs: the string is the exact decimal difference of the two spellings.
+  let seed = 7;
+  const rand = () => ((seed = (seed * 16807) % 2147483647) - 1) / 2147483646;
+  for (let k = 0; k < 2000; k++) {
+    const [a, b] = [f(rand() * 10 ** -(k % 9)), f(rand())];
+    const s = exactChange(a, b, "F32");
+    assert.ok(/^([+−]\d+(\.\d*[1-9])?|0)$/.test(s), s);
+    const back = Number(s.replace("−", "-"));
+    assert.ok(Math.abs(back - (Number(exact(a, "F32")) - Number(exact(b, "F32")))) <= 1e-15, s);
+  }
 });
 
 test("numbers: readable to 3 significant digits, whole from 1000, masked as exact says it", () => {

@@ -2,7 +2,8 @@
 // live regions; readableCount: a count in a sentence; readableWeight, readableShare,
 // readablePercent, readableProse, readableSpan, readableAgainst, readableSigned: a sentence
 // rounding must not make false; readableCell: a small cell's fixed decimals, never "1.00" short
-// of 1 nor "0.00" above 0) or exact (exact: the numbers tables, CSV, exports), never "-0.00".
+// of 1 nor "0.00" above 0) or exact (exact: the numbers tables, CSV, exports; exactChange: a
+// table's difference of two of them), never "-0.00".
 // Pure, no DOM.
 
 /**
@@ -35,6 +36,40 @@ export function exact(v, dtype = "F64") {
     return String(Number(v.toPrecision(9)));
   }
   return String(v);
+}
+
+/**
+ * A decimal as an integer and a power of ten: "-1.25e-7" is [-125n, -9]. @param {string} s
+ * @returns {[bigint, number]}
+ */
+function decimalOf(s) {
+  const m = /^(-?)(\d+)(?:\.(\d+))?(?:e([+-]?\d+))?$/.exec(s);
+  if (!m) throw new RangeError(`not a decimal: ${s}`);
+  const frac = m[3] ?? "";
+  return [BigInt(`${m[1]}${m[2]}${frac}`), Number(m[4] ?? 0) - frac.length];
+}
+
+/**
+ * A change a - b in a numbers table, exactly: the difference of the two values as exact()
+ * spells them (0.652 - 0.305 reads "+0.347", never 0.34700000000000003), signed "+", "−"
+ * (U+2212) or "0" when there is none; plain decimals, no exponent. Either masked reads "masked".
+ * @param {number | null | undefined} a @param {number | null | undefined} b
+ * @param {string} [dtype] "F32" for float32 values, anything else for float64
+ */
+export function exactChange(a, b, dtype = "F64") {
+  const [sa, sb] = [exact(a, dtype), exact(b, dtype)];
+  if (sa === "masked" || sb === "masked") return "masked";
+  if (!Number.isFinite(Number(sa)) || !Number.isFinite(Number(sb))) return String(Number(sa) - Number(sb));
+  const [[ma, ea], [mb, eb]] = [decimalOf(sa), decimalOf(sb)];
+  const e = Math.min(ea, eb);
+  const d = ma * 10n ** BigInt(ea - e) - mb * 10n ** BigInt(eb - e);
+  if (d === 0n) return "0";
+  let digits = (d < 0n ? -d : d).toString();
+  if (e < 0) {
+    digits = digits.padStart(1 - e, "0");
+    digits = `${digits.slice(0, e)}.${digits.slice(e)}`.replace(/\.?0+$/, "");
+  } else digits += "0".repeat(e);
+  return `${d < 0n ? "−" : "+"}${digits}`;
 }
 
 /**

@@ -4,7 +4,7 @@
 // the strongest heads in words. render(container, data, selection, callbacks).
 
 import { el } from "../core/dom.js";
-import { fmt, readableCell, readableWeight } from "../core/numbers.js";
+import { exact, readableCell, readableWeight } from "../core/numbers.js";
 import { WEIGHT_LUT } from "../core/theme.js";
 import { describe, gridArrows, matrixTable } from "./access.js";
 
@@ -161,7 +161,7 @@ export function render(container, data, selection, callbacks) {
       Array.from({ length: layers }, (_, l) => `layer ${l + 1}`),
       Array.from({ length: heads }, (_, h) => `head ${h + 1}`),
       (l, h) =>
-        score.offsets ? `${fmt(score.grid[l][h], 2)} (offset ${score.offsets[l][h]})` : fmt(score.grid[l][h], 2),
+        score.offsets ? `${exact(score.grid[l][h])} (offset ${score.offsets[l][h]})` : exact(score.grid[l][h]),
     ),
   });
 }

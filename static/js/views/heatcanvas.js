@@ -6,7 +6,7 @@
 // and, up to TABLE_MAX cells, the numbers in a table. render(container, data, sel, callbacks).
 
 import { el, sizeCanvas } from "../core/dom.js";
-import { fmt, readable, readableWeight } from "../core/numbers.js";
+import { exact, readable, readableWeight } from "../core/numbers.js";
 import { FONT, GRID, TEXT, TEXT_DIM, WEIGHT_LUT } from "../core/theme.js";
 import { shownToken, spokenToken } from "../core/tokens.js";
 import { describe, keyCursor, matrixTable } from "./access.js";
@@ -336,11 +336,13 @@ export function render(container, data, sel = {}, callbacks = {}) {
     table:
       R * C <= TABLE_MAX
         ? matrixTable(
-            `${title}: the ${unit}s, ${rowAxis} rows by ${colAxis} columns${data.rule ? `. ${data.rule}` : ""}`,
+            `${title}: the ${unit}s, ${rowAxis} rows by ${colAxis} columns` +
+              (data.approx ? ". Each is the snapshot's rounded value, written in full" : "") +
+              (data.rule ? `. ${data.rule}` : ""),
             rowAxis,
             rowLabels,
             labels,
-            (i, j) => fmt(matrix.data[i * C + j], data.approx ? 2 : 3),
+            (i, j) => exact(matrix.data[i * C + j], matrix.dtype),
           )
         : null,
   });

@@ -5,7 +5,7 @@
 // writes it; under each, a summary line and, up to TABLE_MAX tokens, the numbers in a table.
 
 import { fillIndexSelect } from "../core/dom.js";
-import { fmt, readable, readableCell, readableProse } from "../core/numbers.js";
+import { exact, readable, readableCell, readableProse } from "../core/numbers.js";
 import { nested } from "../core/compact.js";
 import { plotlyOf } from "../core/plotly.js";
 import {
@@ -340,9 +340,7 @@ function accessible(plot, tokens, z, kind, dtype, what, summary) {
     summary: `${what}: ${summary}`,
     table:
       n <= TABLE_MAX
-        ? matrixTable(`${what}: query rows by key columns`, "query", shown, shown, (i, j) =>
-            z[i][j] === null ? "masked" : fmt(z[i][j], 3),
-          )
+        ? matrixTable(`${what}: query rows by key columns`, "query", shown, shown, (i, j) => exact(z[i][j], dtype))
         : null,
   });
   keyCursor(plot, text.live, {

@@ -7,7 +7,7 @@
 // subtracts. render(container, data, selection, callbacks).
 
 import { el, sizeCanvas } from "../core/dom.js";
-import { fmt, readablePercent, readableProse, readableSigned, readableWeight } from "../core/numbers.js";
+import { exactChange, fmt, readablePercent, readableProse, readableSigned, readableWeight } from "../core/numbers.js";
 import { FONT, GRID, SCORE_LUT, TEXT, TEXT_DIM } from "../core/theme.js";
 import { quotedToken, shownToken, spokenToken } from "../core/tokens.js";
 import { describe, keyCursor, matrixTable } from "./access.js";
@@ -91,9 +91,6 @@ export function largestChange(clean, knocked) {
   const n = clean.shape[1];
   return { i: Math.floor(at / n), j: at % n, value: best };
 }
-
-/** A change in the numbers table (3 decimals, as its column's): "+0.347". @param {number} v */
-const signed = (v, digits = 3) => `${v > 0 ? "+" : v < 0 ? "−" : ""}${fmt(Math.abs(v), digits)}`;
 
 /**
  * The size of a change of attention weight in the view's text (its summary, labels, live region
@@ -370,7 +367,10 @@ function diffMap(fig, data) {
     summary: `${n} × ${n} changes of attention weight (knocked out − clean), at most ${size(m)} either way. ${changeText(data)}`,
     table:
       n * n <= TABLE_MAX
-        ? matrixTable(`${title}, query rows by key columns`, "query", labels, labels, (i, j) => signed(d[i * n + j]))
+        ? matrixTable(`${title}, query rows by key columns`, "query", labels, labels, (i, j) =>
+            // exactly: knocked out − clean, of the two weights as the API spelled them
+            exactChange(knocked.data[i * n + j], clean.data[i * n + j], clean.dtype),
+          )
         : null,
   });
   keyCursor(canvas, text.live, {

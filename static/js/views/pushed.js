@@ -10,7 +10,7 @@
 
 import { el } from "../core/dom.js";
 import { termText } from "../core/glossary.js";
-import { fmt, readable, readableProse, readableSigned } from "../core/numbers.js";
+import { exact, readable, readableProse, readableSigned } from "../core/numbers.js";
 import { quotedToken, spokenToken } from "../core/tokens.js";
 import { describe, keyCursor, matrixTable } from "./access.js";
 import { labelKeyNodes, shortName } from "./why.js";
@@ -27,7 +27,8 @@ import { labelKeyNodes, shortName } from "./why.js";
  * A logit attribution: `values[i]` is component i's direct contribution; they sum to `logit`
  * (logit[token] - logit[versus] with versus).
  * @typedef {{position: number, token: number, versus: number | null, components: Component[],
- *   values: number[], logit: number}} Attribution
+ *   values: number[], dtype?: string, logit: number}} Attribution dtype: the values' ("F32"), as
+ *   the numbers table spells them exactly
  */
 
 /**
@@ -66,6 +67,7 @@ export function attributionOf(part) {
     versus: m.versus ?? null,
     components: m.components.map((/** @type {Component} */ c) => ({ ...c })),
     values: Array.from(values.data, Number),
+    dtype: values.dtype,
     logit: m.logit,
   };
 }
@@ -362,10 +364,10 @@ export function render(container, data, selection, callbacks = {}) {
     rowNames,
     colNames,
     (r, c) => {
-      if (r < lead.length) return c === 0 ? fmt(a.values[lead[r]], 4) : "";
+      if (r < lead.length) return c === 0 ? exact(a.values[lead[r]], a.dtype) : "";
       const line = grid[r - lead.length + 1];
       const i = line[c] ?? -1;
-      return i < 0 ? "" : fmt(a.values[i], 4);
+      return i < 0 ? "" : exact(a.values[i], a.dtype);
     },
   );
   const text = describe(chart, { summary, table });

@@ -9,7 +9,7 @@
 
 import { sub } from "../core/compact.js";
 import { el } from "../core/dom.js";
-import { fmt, readable, readableWeight } from "../core/numbers.js";
+import { exact, readable, readableWeight } from "../core/numbers.js";
 import { FONT, GRID, MASKED_GREY, SCORE_LUT, SELECTED, TEXT, TEXT_DIM, lutColor } from "../core/theme.js";
 import { shownToken, spokenToken } from "../core/tokens.js";
 import { describe, keyCursor } from "./access.js";
@@ -466,9 +466,9 @@ export function render(container, data, sel, callbacks = {}) {
       head: ["key", "Σ q⊙k", d.rule.scale === 1 ? "score" : `score (${d.rule.scale_label})`, "weight"],
       rows: rows.map((j, r) => [
         `${data.tokens[j]} (${j + 1})`,
-        d.masked[r] ? "–" : fmt(d.sums[r], 3),
-        d.masked[r] ? "masked" : fmt(d.scores[r], 3),
-        d.masked[r] ? "masked" : fmt(d.weights[r], 3),
+        d.masked[r] ? "–" : exact(d.sums[r], d.dtype), // (the sum as its dtype holds it)
+        d.masked[r] ? "masked" : exact(d.scores[r], d.dtype),
+        d.masked[r] ? "masked" : exact(d.weights[r], d.dtype),
       ]),
     },
   });

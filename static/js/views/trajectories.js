@@ -11,7 +11,7 @@
 // together sharing one: sceneGroups). render(container, data, sel, callbacks).
 
 import { el } from "../core/dom.js";
-import { fmt, readable, readablePercent, readableProse } from "../core/numbers.js";
+import { exact, readable, readablePercent, readableProse } from "../core/numbers.js";
 import { labelAnnotations, labelPlot, labelScene, sceneAnnotations, sceneGroups, sceneLabel } from "../core/labels.js";
 import { onPlot, plotlyOf } from "../core/plotly.js";
 import { PALETTE_SIZE, baseLayout, draw, plotText, plotToken, tokenColor } from "../core/theme.js";
@@ -454,7 +454,7 @@ function accessible(plot, data, picked, k, ax, nm, grouped) {
     paths.map((p) => p[0]),
     paths.map((p) => p[L]),
   );
-  const point = (/** @type {number[]} */ p) => `(${p.map((v) => fmt(v, 2)).join(", ")})`;
+  const point = (/** @type {number[]} */ p) => `(${p.map((v) => exact(v, coords.dtype)).join(", ")})`;
   const text = describe(plot, {
     summary: !picked.length
       ? "No path shown."

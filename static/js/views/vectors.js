@@ -10,7 +10,7 @@
 
 import { nested, sub } from "../core/compact.js";
 import { setTermText } from "../core/glossary.js";
-import { fmt, readable, readablePercent, readableProse } from "../core/numbers.js";
+import { exact, readable, readablePercent, readableProse } from "../core/numbers.js";
 import { plotlyOf, prefetch3d } from "../core/plotly.js";
 import { camera, frame } from "../core/still3d.js";
 import { labelAnnotations, labelPlot, labelScene, sceneAnnotations, sceneGroups, sceneLabel } from "../core/labels.js";
@@ -580,7 +580,7 @@ export const TABLE_MAX = 32; // tokens: more get the summary line only
 function accessible(plot, trace, f, l, live) {
   const where = f.arrows ? `(${f.titles.join(", ")})` : `the PCA coordinates (${f.titles.join(", ")})`;
   const far = farthest(f.at(0), f.at(l));
-  const coords = (/** @type {number[]} */ p) => `(${p.map((v) => fmt(v, 2)).join(", ")})`;
+  const coords = (/** @type {number[]} */ p) => `(${p.map((v) => exact(v, f.dtype)).join(", ")})`;
   const text = describe(plot, {
     summary:
       l === 0 || !far

@@ -5,7 +5,7 @@
 // point as the hover writes it; under it a summary ("loss 3.26 → 0.41 over 300 steps") and the
 // held-out losses at the checkpoints in a table.
 
-import { fmt, readable as readableNumber } from "../../../core/numbers.js";
+import { exact, readable as readableNumber } from "../../../core/numbers.js";
 import { plotlyOf } from "../../../core/plotly.js";
 import { EVERY } from "../../../core/trainrun.js";
 import { baseLayout, draw, headColor, plotText } from "../../../core/theme.js";
@@ -134,7 +134,7 @@ function readable(plot, run) {
             s.toLocaleString("en-US"),
             ...run.variants.map((v) => {
               const c = v.checkpoints.find((cp) => cp.step === s);
-              return c ? fmt(c.heldout, 4) : "–";
+              return c ? exact(c.heldout) : "–";
             }),
           ]),
         }
