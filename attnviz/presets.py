@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
+from attnviz.numbers import readable
 from attnviz.schemas.common import CustomWeights, ToyConfig
 from attnviz.schemas.presets import Preset
 
@@ -43,6 +44,21 @@ def _gaussians(seed: int, n: int) -> list[float]:
         u2 = state / 2**31
         out.append(math.sqrt(-2.0 * math.log(u1)) * math.cos(2.0 * math.pi * u2))
     return out
+
+
+def _apple_banana_distances() -> tuple[float, float]:
+    """apple's and banana's distance before and after one pass of raw self-attention over the
+    worked example (softmax(X Xᵀ / √3) X), computed here rather than written by hand."""
+    d = len(APPLE_AXES)
+    out = []
+    for q in APPLE_X:
+        scores = [sum(a * b for a, b in zip(q, k, strict=True)) / math.sqrt(d) for k in APPLE_X]
+        top = max(scores)
+        e = [math.exp(s - top) for s in scores]
+        w = [x / sum(e) for x in e]
+        out.append([sum(wi * row[j] for wi, row in zip(w, APPLE_X, strict=True)) for j in range(d)])
+    apple, banana = APPLE_TOKENS.index("apple"), APPLE_TOKENS.index("banana")
+    return math.dist(APPLE_X[apple], APPLE_X[banana]), math.dist(out[apple], out[banana])
 
 
 def _large_d_table(n: int = 6, d: int = 64, spread: float = 0.4) -> list[list[float]]:
@@ -86,12 +102,14 @@ def presets() -> list[Preset]:
         "mat": [0.0, 1.0, 0.0, 0.0],
     }
     shuffled = ["sat", "the", "mat", "on", "cat", "the"]
+    before, after = _apple_banana_distances()
     return [
         Preset(
             id="apple-banana",
             name="An apple and a banana",
             about="The article's worked example: raw self-attention (W_Q = W_K = W_V = I) pulls "
-            "apple toward fruit and toward banana; their distance drops from 0.700 to 0.059.",
+            f"apple toward fruit and toward banana; their distance drops from {readable(before)} "
+            f"to {readable(after)}.",
             source=f"The worked example of {ARTICLE}: its five tokens on the axes tech, fruit, "
             "grammar.",
             tokens=APPLE_TOKENS,
@@ -103,8 +121,8 @@ def presets() -> list[Preset]:
             id="collapse",
             name="Collapse under iteration",
             about="Five layers of raw self-attention: every token converges to the mean "
-            "[0.14, 0.31, 0.52] and every weight to 0.2. Turn on the residual and a norm to see "
-            "what pushes back.",
+            "[0.14, 0.31, 0.52] and every weight to 0.2. What could keep "
+            "the tokens apart?",
             source=f'The worked example of {ARTICLE}, iterated as it iterates it ("It collapses").',
             tokens=APPLE_TOKENS,
             axes=APPLE_AXES,
@@ -178,7 +196,7 @@ def presets() -> list[Preset]:
             name="Word order is invisible",
             about="'the cat sat on the mat' scrambled. Without positions attention is permutation "
             "equivariant: each word's output is the same in any order, and the two 'the' rows "
-            "come out identical. Set positional to sinusoidal and order starts to matter.",
+            "come out identical. What would have to change for order to matter?",
             source=f'"The cat sat on the mat" and "mat the on sat cat the", from {ARTICLE}; '
             "the table is attnviz's own.",
             tokens=shuffled,

@@ -153,7 +153,7 @@ def test_step_13_reads_the_induction_heads_key_side_on_the_learners_run(page, li
     # every token, the labels alone (describe.test.mjs checks the words).
     every = page.evaluate("() => document.querySelector('#t-large .hc').__heat.every")
     said = page.locator("#t-large .plot-summary").text_content()
-    named = re.search(r"\S+ \(\d+\) → \S+ \(\d+\) ≈ ", said)
+    named = re.search(r"\S+ \(\d+\) → \S+ \(\d+\) ", said)
     assert (every > 1) == bool(named), (every, said)
     before, old = drawn(page), says(page, task)
     click_cell(page, q, k)

@@ -33,14 +33,15 @@ def causal_summary(
     least half of each later row, on average) named apart; with ``positions`` (a heatmap that
     labels only every k-th token), each token named with its position from 1 too."""
     n = len(rows)
-    value = ("≈ " if approx else "") + "{}"
     sink = sum(rows[i][0] for i in range(1, n)) / (n - 1)
     weights = all(abs(sum(r) - 1) <= 0.05 and all(0 <= v <= 1.05 for v in r) for r in rows[1:])
     named = weights and sink >= 0.5
     cells = [(rows[i][j], i, j) for i in range(1, n) for j in range(n) if not (named and j == 0)]
     v, i, j = max(cells, key=lambda c: (c[0], -c[1], -c[2]))
     at = (lambda k: f"{labels[k]} ({k + 1})") if positions else (lambda k: labels[k])
-    cell = f"{at(i)} → {at(j)} {value.format(cell_value(v, dtype))}"
+    said = cell_value(v, dtype)  # an 8-bit snapshot's number reads "≈ 0.42", a bound "over 0.999"
+    number = said[0].isdigit() or said[0] == "-"
+    cell = f"{at(i)} → {at(j)} {'≈ ' if approx and number else ''}{said}"
     if not named:
         return f"strongest past the first query (which sees only itself): {cell}"
     return (

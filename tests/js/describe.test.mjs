@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import {
+  approxValue,
   cellValue,
   contrast,
   curveText,
@@ -53,6 +54,14 @@ test("strongestText: the labels and the value to 3 significant digits, ≈ for 8
     strongestText(["q"], ["a", "b"], { shape: [1, 2], data: [0.1, 0.9] }, { approx: true, word: "top" }),
     "top: q → b ≈ 0.9",
   );
+  // A snapshot's value already said as a bound reads as it is, never "≈ over 0.999" (issue 41).
+  assert.equal(
+    strongestText(["r"], ["r", "."], m([[0.0004, 0.9996]]), { approx: true }),
+    "strongest: r → . over 0.999",
+  );
+  assert.equal(approxValue(0.42), "≈ 0.42");
+  assert.equal(approxValue(0.0004), "under 0.001");
+  assert.equal(approxValue(-Infinity), "masked");
   assert.equal(strongestText(["a"], ["a"], m([[-Infinity]])), "every cell is masked");
   assert.equal(strongestText(["a"], ["b"], m([[-0.001]])), "strongest: a → b -0.001");
   // A weight that is not 1 never reads 1 (issue 41): 0.997 as it is, 0.9996 "over 0.999".

@@ -71,9 +71,20 @@ export function cellValue(v, dtype) {
 }
 
 /**
+ * A cell of an 8-bit snapshot, whose value is rounded: cellValue with "≈" before a number
+ * ("≈ 0.42"); one that cellValue already says as a bound or an estimate ("over 0.999", "under
+ * 0.001", "about 0.00008", "practically zero") or "masked" reads as it is, never "≈ over 0.999".
+ * @param {number} v @param {string} [dtype]
+ */
+export function approxValue(v, dtype) {
+  const said = cellValue(v, dtype);
+  return /^[-\d]/.test(said) ? `≈ ${said}` : said;
+}
+
+/**
  * "strongest: apple → banana 0.301": the largest value's row and column labels and the value
- * (cellValue: 3 significant digits, never "1" for a weight under 1; "≈" before it for 8-bit
- * snapshots); "every cell is masked" when none is finite.
+ * (cellValue: 3 significant digits, never "1" for a weight under 1; approxValue for 8-bit
+ * snapshots, "≈ 0.9"); "every cell is masked" when none is finite.
  * With `causal` (a causal self-attention, square), the first query is left out: it sees only
  * itself, so its one weight is 1 and says nothing. When the first token takes at least half of
  * each later row (an attention sink, firstTokenSink), it is named apart, with its share, and the
@@ -85,7 +96,7 @@ export function cellValue(v, dtype) {
  */
 export function strongestText(rowLabels, colLabels, matrix, opts = {}) {
   const word = opts.word ?? "strongest";
-  const value = (/** @type {number} */ v) => `${opts.approx ? "≈ " : ""}${cellValue(v, matrix.dtype)}`;
+  const value = (/** @type {number} */ v) => (opts.approx ? approxValue : cellValue)(v, matrix.dtype);
   const at = (/** @type {string[]} */ names, /** @type {number} */ i) =>
     opts.positions ? `${names[i]} (${i + 1})` : names[i];
   const causal = opts.causal && matrix.shape[0] > 1 && (matrix.shape[1] ?? matrix.shape[0]) === matrix.shape[0];

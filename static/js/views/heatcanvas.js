@@ -10,7 +10,7 @@ import { exact, readable, readableWeight } from "../core/numbers.js";
 import { FONT, GRID, TEXT, TEXT_DIM, WEIGHT_LUT } from "../core/theme.js";
 import { shownToken, spokenToken } from "../core/tokens.js";
 import { describe, keyCursor, matrixTable } from "./access.js";
-import { cellValue, strongestText } from "./describe.js";
+import { approxValue, strongestText } from "./describe.js";
 
 /** A cell a Learn task points at: an orange ring, apart from the weights' blues. */
 const TARGET = "#c2410c";
@@ -270,8 +270,9 @@ export function render(container, data, sel = {}, callbacks = {}) {
   const unit = data.unit ?? "weight";
   /** The weight as the tooltip and the live region write it. @param {number} v */
   // A snapshot's value is rounded (its caption says so): "≈", never its storage's bit count.
-  // Its digits by the summary's rules (cellValue: 3 significant digits, never "1" short of it).
-  const value = (v) => (data.approx ? `≈ ${cellValue(v, matrix.dtype)}` : readable(v, matrix.dtype));
+  // Its digits by the summary's rules (approxValue: 3 significant digits, never "1" short of
+  // it, no "≈" before "over 0.999").
+  const value = (v) => (data.approx ? approxValue(v, matrix.dtype) : readable(v, matrix.dtype));
   /** @param {number} i @param {number} j */
   const show = (i, j) => {
     tip.hidden = cursor.hidden = false;

@@ -18,7 +18,8 @@ import { variantFigures } from "../../../core/trainrun.js";
  * best's score and the mark said. An induction head is looked for from the first layer one can
  * be in (`marks.induction_from`, the layer the positions preset's claims measure, so the card
  * and a claim name the same head); an earlier layer's head that scores more is named too, and
- * why it is none. A file saved before the marks were sent: the best's score.
+ * why it is none. A file saved before the marks were sent: the best's score. A head is named in
+ * words, "layer 2, head 1" (issue 41: "L6 H2" said nothing to a newcomer).
  * @param {TrainRun["variants"][number]} v @param {TrainRun["marks"]} marks
  */
 export function bestHead(v, marks) {
@@ -30,13 +31,13 @@ export function bestHead(v, marks) {
     const rest = scores.slice(from).flat();
     const score = Math.max(...rest);
     const k = rest.indexOf(score) + from * H;
-    return { score, head: `L${Math.floor(k / H) + 1} H${(k % H) + 1}` };
+    return { score, head: `layer ${Math.floor(k / H) + 1}, head ${(k % H) + 1}` };
   };
   const kind = v.alignment ? "aligned cross-attention head" : "induction head";
   const score = v.alignment ? "cross-attention alignment" : "induction score";
   const mark = marks ? (v.alignment ? marks.alignment : marks.induction) : null;
   const all = top(0);
-  if (mark === null) return ` · highest ${score}: ${all.head}, ${readableWeight(all.score)}`;
+  if (mark === null) return ` · highest ${score}: ${readableWeight(all.score)} (${all.head})`;
   const from = v.alignment ? 0 : (marks?.induction_from ?? 0);
   const early = from === 1 ? "layer 1" : `layers 1 to ${from}`;
   const none = `a head of ${early} cannot be one (it needs an earlier layer's head to mark the letter before each position)`;
@@ -49,10 +50,10 @@ export function bestHead(v, marks) {
       : `the best ${scores.length === from + 1 ? `layer-${from + 1} head` : `head of layers ${from + 1} to ${scores.length}`}`;
   const said =
     best.score >= mark
-      ? ` · ${kind} ${best.head}: ${readableWeight(best.score)}`
-      : ` · no ${kind}: ${which}, ${best.head}, scores ${readableAgainst(best.score, mark, readableWeight)}, under the ${readable(mark)} mark`;
+      ? ` · ${kind} (${best.head}): ${readableWeight(best.score)}`
+      : ` · no ${kind}: ${which} (${best.head}) scores ${readableAgainst(best.score, mark, readableWeight)}, under the ${readable(mark)} mark`;
   if (all.score <= best.score) return said;
-  return `${said}; ${all.head} scores more, ${readableWeight(all.score)}, but ${none}`;
+  return `${said}; another head (${all.head}) scores more, ${readableWeight(all.score)}, but ${none}`;
 }
 
 /**
