@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
-from attnviz.numbers import readable
+from attnviz.numbers import readable, readable_span, readable_weight
 from attnviz.schemas.common import CustomWeights, ToyConfig
 from attnviz.schemas.presets import Preset
 
@@ -31,6 +31,11 @@ APPLE_X = [
 ]
 
 
+# The collapse preset's depth; the large-d preset's tokens and dimensions (step 3 reads its √d).
+COLLAPSE_LAYERS = 5
+LARGE_D_TOKENS, LARGE_D_DIMS = 6, 64
+
+
 def _gaussians(seed: int, n: int) -> list[float]:
     """n standard normal numbers from a fixed linear congruential generator and Box-Muller.
 
@@ -46,28 +51,76 @@ def _gaussians(seed: int, n: int) -> list[float]:
     return out
 
 
+def _raw_self_attention(
+    x: list[list[float]], layers: int = 1
+) -> tuple[list[list[list[float]]], list[list[list[float]]]]:
+    """The states (the input first, then after each layer) and each layer's weights of raw
+    self-attention, softmax(X Xᵀ / √d) X layer after layer, as the toy engine computes it with
+    W_Q = W_K = W_V = I: in pure Python, so that a preset's words are computed from its own
+    table rather than written by hand."""
+    d = len(x[0])
+    states, weights = [x], list[list[list[float]]]()
+    for _ in range(layers):
+        rows, w = states[-1], []
+        for q in rows:
+            scores = [sum(a * b for a, b in zip(q, k, strict=True)) / math.sqrt(d) for k in rows]
+            top = max(scores)
+            e = [math.exp(s - top) for s in scores]
+            w.append([v / sum(e) for v in e])
+        weights.append(w)
+        states.append(
+            [[sum(wi * r[j] for wi, r in zip(wr, rows, strict=True)) for j in range(d)] for wr in w]
+        )
+    return states, weights
+
+
 def _apple_banana_distances() -> tuple[float, float]:
     """apple's and banana's distance before and after one pass of raw self-attention over the
     worked example (softmax(X Xᵀ / √3) X), computed here rather than written by hand."""
-    d = len(APPLE_AXES)
-    out = []
-    for q in APPLE_X:
-        scores = [sum(a * b for a, b in zip(q, k, strict=True)) / math.sqrt(d) for k in APPLE_X]
-        top = max(scores)
-        e = [math.exp(s - top) for s in scores]
-        w = [x / sum(e) for x in e]
-        out.append([sum(wi * row[j] for wi, row in zip(w, APPLE_X, strict=True)) for j in range(d)])
+    states, _ = _raw_self_attention(APPLE_X)
     apple, banana = APPLE_TOKENS.index("apple"), APPLE_TOKENS.index("banana")
-    return math.dist(APPLE_X[apple], APPLE_X[banana]), math.dist(out[apple], out[banana])
+    return math.dist(APPLE_X[apple], APPLE_X[banana]), math.dist(
+        states[1][apple], states[1][banana]
+    )
 
 
-def _large_d_table(n: int = 6, d: int = 64, spread: float = 0.4) -> list[list[float]]:
+def _collapse_words(layers: int) -> str:
+    """What ``layers`` passes of raw self-attention do to the worked example, in words, computed:
+    the vector every token ends as (the last layer's mean over the tokens, each token reading the
+    same) and its weights. That vector is a blend of the five, not their plain mean."""
+    states, weights = _raw_self_attention(APPLE_X, layers)
+    last = states[-1]
+    mean = [sum(r[j] for r in last) / len(last) for j in range(len(APPLE_AXES))]
+    flat = [w for r in weights[-1] for w in r]
+    return (
+        f"every token ends as one vector, [{', '.join(readable(v) for v in mean)}], and the "
+        f"attention weights are {readable_span(min(flat), max(flat), readable_weight)}"
+    )
+
+
+def _large_d_table(
+    n: int = LARGE_D_TOKENS, d: int = LARGE_D_DIMS, spread: float = 0.4
+) -> list[list[float]]:
     """n tokens that share a common direction plus a little of their own, in d dimensions."""
     common = _gaussians(1, d)
     return [
         [round(c + spread * e, 2) for c, e in zip(common, _gaussians(100 + t, d), strict=True)]
         for t in range(n)
     ]
+
+
+def _large_d_words(table: list[list[float]]) -> str:
+    """What the large-d preset holds, its numbers computed from its own table: the span of its
+    dot products and the √d it divides them by; what the softmax makes of them is asked, not
+    said (step 3's task is to find it)."""
+    d = len(table[0])
+    dots = [sum(a * b for a, b in zip(p, q, strict=True)) for p in table for q in table]
+    return (
+        f"A table of {len(table)} related tokens in {d} dimensions: their dot products run "
+        f"{readable_span(min(dots), max(dots))}. With the scaling on, each score is divided by "
+        f"sqrt({d}) = {readable(math.sqrt(d))}. With the scaling off, what does the softmax "
+        "make of the scores?"
+    )
 
 
 def _qkv_weights() -> CustomWeights:
@@ -103,6 +156,7 @@ def presets() -> list[Preset]:
     }
     shuffled = ["sat", "the", "mat", "on", "cat", "the"]
     before, after = _apple_banana_distances()
+    large_d = _large_d_table()
     return [
         Preset(
             id="apple-banana",
@@ -120,14 +174,13 @@ def presets() -> list[Preset]:
         Preset(
             id="collapse",
             name="Collapse under iteration",
-            about="Five layers of raw self-attention: every token converges to the mean "
-            "[0.14, 0.31, 0.52] and every weight to 0.2. What could keep "
-            "the tokens apart?",
+            about=f"Raw self-attention, layer after layer: after {COLLAPSE_LAYERS} layers "
+            f"{_collapse_words(COLLAPSE_LAYERS)}. What could keep the tokens apart?",
             source=f'The worked example of {ARTICLE}, iterated as it iterates it ("It collapses").',
             tokens=APPLE_TOKENS,
             axes=APPLE_AXES,
             embeddings=APPLE_X,
-            config=ToyConfig(layers=5),
+            config=ToyConfig(layers=COLLAPSE_LAYERS),
         ),
         Preset(
             id="query-key-value",
@@ -207,13 +260,11 @@ def presets() -> list[Preset]:
         Preset(
             id="large-d",
             name="Why divide by sqrt(d)",
-            about="Six related tokens in 64 dimensions. With the scaling off, their dot products "
-            "are in the tens and the softmax is nearly one-hot; with it on, each score is "
-            "divided by sqrt(64) = 8 and the weights spread over several tokens again.",
+            about=_large_d_words(large_d),
             source=f"The softmax and sqrt(d) section of {ARTICLE}; the table is attnviz's own.",
-            tokens=["t1", "t2", "t3", "t4", "t5", "t6"],
-            axes=[f"x{i + 1}" for i in range(64)],
-            embeddings=_large_d_table(),
+            tokens=[f"t{t + 1}" for t in range(len(large_d))],
+            axes=[f"x{i + 1}" for i in range(len(large_d[0]))],
+            embeddings=large_d,
             config=ToyConfig(scale=False),
         ),
         Preset(

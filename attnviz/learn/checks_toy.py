@@ -19,6 +19,7 @@ from attnviz.numbers import (
     readable_span,
     readable_weight,
 )
+from attnviz.presets import LARGE_D_DIMS
 
 APPLE_ROW = (0.7, 0.8, 0.0)  # the article's apple, which step 4 keeps
 FRUIT_GOAL = 0.5  # step 4: apple's fruit after attention
@@ -100,7 +101,8 @@ def unscaled_one_hot(r: ToyReading) -> Result:
         f"Scaling is off, but the largest weight in {_where(r)} is only "
         f"{readable_against(top, ONE_HOT, readable_weight)} ({who}): the largest score is "
         f"{readable_prose(score)}, too small to saturate the softmax. With more dimensions, or "
-        "larger values, the dot products grow; the step's table (64 dimensions) shows it.",
+        f"larger values, the dot products grow; the step's table ({LARGE_D_DIMS} dimensions) shows "
+        "it.",
     )
 
 

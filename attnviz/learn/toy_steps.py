@@ -21,9 +21,12 @@ from attnviz.learn.mathml import (
     sup,
 )
 from attnviz.learn.path import Step, Task, ToyStart
+from attnviz.numbers import readable
+from attnviz.presets import LARGE_D_DIMS, LARGE_D_TOKENS
 
 X, d = mi("X"), mi("d")
 SQRT_D = sqrt(d)
+_ROOT = readable(LARGE_D_DIMS**0.5)  # step 3's √d, of its preset's dimensions
 
 
 def _softmax(*inner: str) -> str:
@@ -91,11 +94,12 @@ SCALING = Step(
         "are their gradients, so the model learns nothing about whether another token would "
         "have served better. Dividing every score by √d undoes the growth: for random numbers "
         "of size about 1, the scaled scores stay about 1 in size whatever d is.",
-        "Here are six related tokens in 64 dimensions, with the scaling on. Their vectors are "
-        "not random: they share directions, so even scaled their scores are all large (the "
-        "scores heatmap shows them). But they are close to one another, and the softmax reads "
-        "only how far apart a row's scores are: each row of weights is spread over several "
-        "tokens. Turn the scaling off and the same gaps grow 8 times.",
+        f"Here are {LARGE_D_TOKENS} related tokens in {LARGE_D_DIMS} dimensions, with the "
+        "scaling on. Their vectors are not random: they share directions, so even scaled their "
+        "scores are all large (the scores heatmap shows them). But they are close to one "
+        "another, and the softmax reads only how far apart a row's scores are: each row of "
+        f"weights is spread over several tokens. With the scaling off the same gaps are {_ROOT} "
+        "times as large: what does the softmax make of them?",
     ),
     formula=math(
         mi("x"),
@@ -118,7 +122,8 @@ SCALING = Step(
         Task(
             "unscaled-one-hot",
             f"Turn the scaling off and make one weight exceed {c.ONE_HOT}.",
-            "Untick scale in the Model card: the scores become √64 = 8 times larger.",
+            f"Untick scale in the Model card: the scores become √{LARGE_D_DIMS} = {_ROOT} times "
+            "larger.",
             c.unscaled_one_hot,
             reads=("settings", "table"),
         ),
@@ -179,7 +184,7 @@ COLLAPSE = Step(
         "One pass of attention moved apple and banana closer. Feed the output back in as the "
         "next layer's input and repeat: every pass averages again.",
         "Averages of averages become alike. After a few layers every token is the same vector, "
-        "the sentence's mean, and identical vectors have identical dot products, so every "
+        "a blend of all five, and identical vectors have identical dot products, so every "
         "weight is 1/5 = 0.2: each token spreads its attention evenly, which singles out "
         "nothing. This is representation collapse.",
         "Averaging with nothing to push back erases every difference. The next steps add what "
@@ -383,14 +388,16 @@ RESIDUAL_NORM = Step(
     lab="toy",
     text=(
         "Back to the collapse: five layers of averaging, and apple and banana end as one "
-        "vector. Two additions, both older than the transformer, let layers stack.",
-        "The residual connection adds each layer's input back to its output: x + attention(x). "
-        "A layer then nudges a token instead of replacing it, so what it was survives; in "
-        "training, the gradient gets a direct path down the stack.",
-        "LayerNorm rescales each token vector to mean 0 and variance 1 across its dimensions; "
-        "without it, residual additions keep growing. Pre-norm normalises what goes into each "
-        "sublayer, x + F(LN(x)), as most current models do; post-norm, the original "
-        "transformer's, normalises after the addition, LN(x + F(x)).",
+        "vector. Every transformer block has two additions, both older than the transformer. "
+        "What does each do to the collapse?",
+        "The residual connection adds each layer's input back to its output: the layer hands on "
+        "x + attention(x), where raw attention hands on attention(x) alone. In training it also "
+        "gives the gradient a direct path down the stack.",
+        "LayerNorm rescales each token vector to mean 0 and variance 1 across its dimensions. "
+        "Pre-norm normalises what goes into each sublayer, x + F(LN(x)), as most current models "
+        "do; post-norm, the original transformer's, normalises after the addition, "
+        "LN(x + F(x)). Try each on its own and the two together: the Distance card follows "
+        "apple and banana through the layers, the Token vectors card draws each vector.",
     ),
     formula=math(
         mi("x"),

@@ -2,10 +2,12 @@
 the glossary as attnviz/glossary.py defines it."""
 
 import math
+import re
 
 import pytest
 
 from attnviz.glossary import GLOSSARY
+from attnviz.numbers import readable
 from attnviz.presets import presets
 
 
@@ -58,6 +60,45 @@ def test_collapse(client, by_id):
     last = t["attentions"][-1][0]
     assert all(abs(w - 0.2) < 1e-9 for row in last for w in row)
     assert [round(v, 2) for v in t["hidden_states"][-1][2]] == [0.14, 0.31, 0.52]
+
+
+def vector(values: list[float]) -> str:
+    return f"[{', '.join(readable(v) for v in values)}]"
+
+
+def test_the_collapse_words_are_its_runs_numbers(client, by_id):
+    """Issue 41: the numbers the collapse preset's words say are computed, not typed: the vector
+    every token ends as, the mean of the last layer's rows (each token reads as it), and every
+    weight 1/n. That vector is not the mean of the input's rows (the article's "batch mean" is
+    the collapsed batch's): the words never call it the input's mean."""
+    preset = by_id["collapse"]
+    about = preset["about"]
+    t = run(client, preset)
+    last, n, d = t["hidden_states"][-1], len(preset["tokens"]), len(preset["axes"])
+    assert f"after {preset['config']['layers']} layers" in about
+    said = vector([math.fsum(row[j] for row in last) / n for j in range(d)])
+    assert f"every token ends as one vector, {said}," in about, about
+    assert all(vector(row) == said for row in last)
+    weight = readable(1 / n)
+    assert re.search(rf"the attention weights are all (about )?{re.escape(weight)}\.", about)
+    assert {readable(w) for row in t["attentions"][-1][0] for w in row} == {weight}
+    inputs = vector([math.fsum(row[j] for row in preset["embeddings"]) / n for j in range(d)])
+    assert inputs != said and inputs not in about and "mean" not in about
+
+
+def test_the_large_d_words_are_its_tables_numbers(by_id):
+    """Issue 41: the large-d preset's words say its own table's size, the span of its dot
+    products and √d, computed from the table as served, and ask what the softmax does."""
+    preset = by_id["large-d"]
+    about, x = preset["about"], preset["embeddings"]
+    d = len(preset["axes"])
+    dots = [math.fsum(a * b for a, b in zip(p, q, strict=True)) for p in x for q in x]
+    assert f"{len(x)} related tokens in {d} dimensions" in about, about
+    assert f"dot products run from {readable(min(dots))} to {readable(max(dots))}." in about
+    assert f"divided by sqrt({d}) = {readable(math.sqrt(d))}." in about
+    # Step 3 opens on it, its task to make a weight pass 0.9 with the scaling off: the words ask
+    # what the softmax does then, and never say it (issue 41).
+    assert about.endswith("?") and "one-hot" not in about
 
 
 def test_query_key_value_makes_apple_look_for_fruit(client, by_id):

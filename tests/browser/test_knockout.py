@@ -329,7 +329,9 @@ def test_a_knock_out_compares_only_what_can_change(page, live_server, api):
     cells = page.locator("#ko-view .ko-moved tbody td.num")
     got = cells.evaluate_all("cs => cs.map((c) => +c.dataset.value)")
     assert got == pytest.approx(want, rel=1e-6, abs=1e-9)
-    assert cells.all_text_contents() == [f"{100 * v:.1f}%" for v in got]
+    # A list read as prose: each share as the summary's sentence says it (readablePercent), the
+    # exact share kept in the row's data.
+    assert cells.all_text_contents() == [readable_percent(v) for v in got]
     assert max(want) > 0
     at = want.index(max(want))
     tokens = api.post("/api/trace", params={"fields": "attentions", "layer": 0, "head": 0},

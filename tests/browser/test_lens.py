@@ -13,9 +13,11 @@ from tests.browser.helpers import (
     quoted_token,
     screenshot,
     select_and_wait,
+    shown_token,
     spoken_token,
     view_change,
 )
+from tests.support.oracles import js_number
 
 TEXT = "The animal didn't cross the street because it was too tired."
 MODEL = "tiny-gpt2"
@@ -76,6 +78,24 @@ def test_the_lens_reads_the_apis_numbers_and_picks_the_query(page, live_server, 
         assert items.nth(j).locator(".lens-top-token").text_content() == quoted_token(token)
         p = items.nth(j).locator(".lens-top-p").text_content()
         assert p.startswith(percent(f32(t["top_k"]["probs"][0][j])))
+
+    # "Show the numbers": every cell of the window, its top token, its probability exactly as
+    # the API sent it (never a rounded percentage: issue 41) and the next token's rank.
+    lens = t["lens"]
+    numbers = page.locator("#lens-view .plot-numbers")
+    numbers.locator("summary").click()
+    head = numbers.locator("thead th").all_inner_texts()[1:]
+    body = [r.split("\t") for r in numbers.locator("tbody tr").all_inner_texts()]
+    assert len(head) == cols and len(body) == rows
+    for c, label in enumerate(head):
+        pos = int(label.split(".")[0]) - 1
+        for row in range(rows):
+            top = shown_token(lens["vocab"][str(lens["ids"][row][pos])])
+            rank = (
+                "" if lens["targets"][pos] < 0 else f"; next rank {lens['target_ranks'][row][pos]}"
+            )
+            assert body[row][1 + c] == f"{top} {js_number(lens['probs'][row][pos])}{rank}"
+    numbers.locator("summary").click()  # closed again
 
     # The keyboard cursor: each cell's live text is the API's top token, its probability and
     # the next token's rank and probability.

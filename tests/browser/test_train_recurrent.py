@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from attnviz.numbers import readable_percent
 from tests.browser.helpers import ARTIFACTS, AXE, axe_serious, plot_data
-from tests.support.oracles import readable_count
+from tests.support.oracles import js_number, readable_count
 
 DONE = "() => document.getElementById('recurrent-card').dataset.state === 'done'"
 
@@ -62,13 +62,18 @@ def test_a_comparison_runs_in_the_page_with_its_plots_their_text_and_its_claims(
     tables = card.locator(".plot-numbers table")
     for i in (0, 1):
         card.locator(".plot-numbers > summary").nth(i).click()
+    # "Show the numbers": each value exactly as the API sent it (a share; seconds), never
+    # rounded as the summary says it (issue 41).
     rows = tables.nth(0).locator("tbody tr").all_inner_texts()
     assert len(rows) == len(run["distances"])
-    assert rows[-1].split("\t") == [
-        "12",
-        *(readable_percent(m["accuracy"][-1]) for m in run["models"]),
-    ]
-    assert tables.nth(1).locator("tbody tr").count() == len(run["lengths"])
+    for j, row in enumerate(rows):
+        want = [js_number(m["accuracy"][j]) for m in run["models"]]
+        assert row.split("\t") == [str(run["distances"][j]), *want]
+    times = tables.nth(1).locator("tbody tr").all_inner_texts()
+    assert len(times) == len(run["lengths"])
+    for j, row in enumerate(times):
+        want = [js_number(m["step_seconds"][j]) for m in run["models"]]
+        assert row.split("\t") == [str(run["lengths"][j]), *want]
     assert tables.nth(1).locator("thead th").all_inner_texts() == [
         "tokens",
         "transformer",

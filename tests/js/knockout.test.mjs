@@ -10,6 +10,7 @@ import {
   largestChange,
   lossOf,
   lossRows,
+  movedRows,
   movedText,
   summaryText,
 } from "../../static/js/views/knockout.js";
@@ -127,4 +128,26 @@ test("knockedWords: the heads and how, in words, never the setting's name (issue
     knockedWords([{ layer: 0, head: 0 }], "patch", "a dog"),
     "layer 1 head 1 by replacing its output with its output on “a dog”",
   );
+});
+
+test("how far each output moved: a list read as prose, each share as the summary says it", () => {
+  const data = { ...DATA, tokens: ["the", "cat", "sat", "on", "mat"], moved: [0.125, 0.004, 0, 0.9996, 1.5] };
+  const rows = movedRows(data);
+  assert.deepEqual(
+    rows.map((r) => [r.token, r.said]),
+    [
+      ["the", "13%"],
+      ["cat", "under 1%"], // never "0.4%" to a fixed decimal, nor "0%" for a move that is not none
+      ["sat", "0%"],
+      ["on", "over 99%"], // never "100%" short of all of it
+      ["mat", "150%"],
+    ],
+  );
+  assert.deepEqual(
+    rows.map((r) => r.value),
+    data.moved,
+  ); // the exact share stays with the row
+  // The row that moved most reads as the summary's sentence says it.
+  assert.ok(movedText(data).endsWith(`by ${rows[4].said} of its length.`), movedText(data));
+  assert.deepEqual(movedRows({ ...DATA, moved: undefined }), []);
 });

@@ -5,7 +5,16 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import { spokenToken } from "../../static/js/core/tokens.js";
-import { cellText, columnsFor, firstKnown, percent, rowName, windowOf } from "../../static/js/views/lens.js";
+import { exact } from "../../static/js/core/numbers.js";
+import {
+  cellText,
+  columnsFor,
+  firstKnown,
+  numbersTable,
+  percent,
+  rowName,
+  windowOf,
+} from "../../static/js/views/lens.js";
 
 test("percentages: one decimal, two below 1%, a floor below 0.01%", () => {
   assert.equal(percent(0.4567), "45.7%");
@@ -96,4 +105,34 @@ test("the live region names what the page draws as marks", () => {
     cellText(/** @type {any} */ (data), 0, 5, spoken),
     "embeddings, after “space cat” (token 6): top “space the” 12.5%; the next token “space sat” is rank 7, 0.10%",
   );
+});
+
+test("the numbers table: each cell's probability exactly as the API sent it, never a percentage", () => {
+  // A float32 the page's percentage rounds (0.1 of a percent) and a float32 of many digits.
+  const f = Math.fround;
+  const probs = new Float32Array([f(0.123456789), 0.5, f(0.987654321), f(1e-7)]);
+  const exactData = /** @type {any} */ ({
+    ...data,
+    lens: { ...data.lens, probs: { dtype: "F32", shape: [2, 2], data: probs } },
+  });
+  const t = numbersTable(exactData);
+  assert.deepEqual(t.head, ["layer", "6. ␣cat", "7. ␣sat"]);
+  assert.deepEqual(
+    t.rows.map((r) => r[0]),
+    ["embeddings", "layer 1 (output)"],
+  );
+  // The shortest digits that read back as each float32, as the JSON trace spells them.
+  assert.equal(t.rows[0][1], "␣the 0.12345679; next rank 7");
+  assert.equal(t.rows[0][2], "! 0.5"); // the text ends there: no rank
+  assert.equal(t.rows[1][1], "␣sat 0.9876543; next rank 1");
+  assert.equal(t.rows[1][2], "! 1e-7");
+  for (const [i, p] of [...probs].entries()) {
+    const cell = t.rows[Math.floor(i / 2)][1 + (i % 2)];
+    assert.ok(cell.includes(` ${exact(p, "F32")}`), cell);
+    assert.equal(Math.fround(Number(exact(p, "F32"))), p); // reads back as the very float32
+    assert.ok(!cell.includes("%"), cell);
+  }
+  assert.match(t.caption, /probability, exact; the next token's rank$/);
+  const masked = numbersTable(/** @type {any} */ ({ ...exactData, predicts: "masked" }));
+  assert.equal(masked.rows[0][1], "␣the 0.12345679; text's rank 7");
 });

@@ -360,6 +360,51 @@ test("a colour bar's ticks and a time read by the readable rules, never 1 short 
   assert.equal(ms(2.5), "2500 ms");
 });
 
+test("the recurrent comparison's numbers tables: each value exactly as the API sent it", async () => {
+  const { numbersTable } = await import("../../static/js/modes/train/views/trainrecurrent.js");
+  const models = /** @type {any[]} */ ([
+    { name: "transformer", accuracy: [1, 0.9921875], step_seconds: [0.0012345678901234567, 0.004] },
+    { name: "lstm", accuracy: [0.96875, 0.51171875], step_seconds: [0.00098765] },
+  ]);
+  const accuracy = numbersTable(models, {
+    caption: "Share predicted right (0 to 1), by letters",
+    corner: "letters",
+    xs: [4, 12],
+    ys: (m) => m.accuracy,
+  });
+  assert.deepEqual(accuracy?.head, ["letters", "transformer", "LSTM"]);
+  // Not "99%" nor "51%" (the summary's readablePercent): the share itself.
+  assert.deepEqual(accuracy?.rows, [
+    ["4", "1", "0.96875"],
+    ["12", "0.9921875", "0.51171875"],
+  ]);
+  const time = numbersTable(models, {
+    caption: "Seconds per training step, by sequence length (tokens)",
+    corner: "tokens",
+    xs: [16, 32],
+    ys: (m) => m.step_seconds,
+  });
+  // Seconds as sent, never milliseconds to 3 digits; a length not timed yet reads "–".
+  assert.deepEqual(time?.rows, [
+    ["16", String(0.0012345678901234567), "0.00098765"],
+    ["32", "0.004", "–"],
+  ]);
+  assert.equal(numbersTable([], { caption: "", corner: "", xs: [1], ys: () => [] }), null);
+});
+
+test("the toy lab's before and after: read as the article's tables, 3 significant digits", async () => {
+  const { vectorText } = await import("../../static/js/views/beforeafter.js");
+  const v = (/** @type {number[]} */ data) => ({ dtype: "F64", shape: [data.length], data: Float64Array.from(data) });
+  // The article's apple after one pass, as the float64 toy engine computes it.
+  const apple = [0.21109974822233568, 0.42306655278876526, 0.392639007511703];
+  assert.deepEqual(vectorText(v(apple)), { text: "[0.211, 0.423, 0.393]", title: "[0.211, 0.423, 0.393]" });
+  assert.deepEqual(vectorText(v([0.7, 0.8, -0])), { text: "[0.7, 0.8, 0]", title: "[0.7, 0.8, 0]" });
+  // A longer vector: its first three, then "…"; the tooltip has them all.
+  const long = vectorText(v([1 / 3, 0.1 + 0.2, 2, 0.000012345]));
+  assert.equal(long.text, "[0.333, 0.3, 2, …]");
+  assert.equal(long.title, "[0.333, 0.3, 2, 0.0000123]");
+});
+
 test("the gradient norms' log axis is labelled within one decade, in full", () => {
   assert.deepEqual(logTicks(0.26, 2.9), { tickvals: [0.5, 1, 2], ticktext: ["0.5", "1", "2"] });
   const narrow = logTicks(0.31, 0.58);

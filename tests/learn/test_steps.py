@@ -3,6 +3,7 @@ presentation MathML), starting state (a valid toy table, or the Train tab's sett
 
 from __future__ import annotations
 
+import math
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -13,6 +14,7 @@ from fastapi.testclient import TestClient
 from attnviz.app import create_app
 from attnviz.learn.mathml import ELEMENTS
 from attnviz.limits import LIMITS
+from attnviz.numbers import readable
 from attnviz.schemas.trace import ToyTraceRequest
 from attnviz.settings import Settings
 from attnviz.training.ablations import PRESETS
@@ -109,6 +111,31 @@ def test_only_a_head_found_in_the_run_stays_done_when_another_head_is_shown(step
     depends on the state shown (done before, not now, when the state changed)."""
     findings = {(s["n"], t["id"]) for s in steps for t in s["tasks"] if t["finding"]}
     assert findings == {(12, "previous-token-head"), (12, "induction-head")}
+
+
+def test_step_9_says_what_its_tools_compute_and_leaves_what_they_do_to_find(steps):
+    """Issue 41: a newcomer's walk found step 9's words saying what its task has the learner find
+    (the residual keeps what a token was, so the two stay apart; without a norm the sums keep
+    growing: the check's answers once tried). The words say what each addition computes and
+    where to look; what each does to apple and banana is the learner's to find."""
+    step = next(s for s in steps if s["id"] == "residual-norm")
+    text = " ".join(step["text"])
+    for tool in ("x + attention(x)", "mean 0 and variance 1", "x + F(LN(x))", "LN(x + F(x))"):
+        assert tool in text, tool
+    assert "?" in text and "Distance card" in text
+    for finding in ("surviv", "grow", "apart", "let layers stack", "instead of replacing"):
+        assert finding not in text, finding
+
+
+def test_step_3_says_the_root_of_its_own_tables_dimensions(steps):
+    """Issue 41: step 3's √d is its table's, computed: its words and its hint say the preset's
+    dimensions and their square root as a sentence says a number (never typed by hand)."""
+    step = next(s for s in steps if s["id"] == "scaling")
+    n, d = len(step["toy"]["tokens"]), len(step["toy"]["axes"])
+    root = readable(math.sqrt(d))
+    text = " ".join(step["text"])
+    assert f"{n} related tokens in {d} dimensions" in text and f"are {root} times as large" in text
+    assert f"√{d} = {root} times larger" in step["tasks"][0]["hint"]
 
 
 def test_a_toy_step_starts_from_a_whole_valid_toy_state(steps):

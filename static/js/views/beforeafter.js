@@ -1,23 +1,37 @@
-// The table of each token's vector before (layer 0) and after the chosen layer (toy lab).
+// The table of each token's vector before (layer 0) and after the chosen layer (toy lab), read as
+// the article's tables are read: each value to 3 significant digits (readable()), the vector's
+// first SHOWN values in the cell and all of them in its tooltip. The exact values are the API's
+// (hidden_states) and the export's.
 
 import { sub } from "../core/compact.js";
 import { el } from "../core/dom.js";
-import { fmt, readable } from "../core/numbers.js";
+import { readable } from "../core/numbers.js";
 import { shownToken } from "../core/tokens.js";
 
 /** @typedef {import("../core/types.js").NDArray} NDArray */
 
-const SHOWN = 3; // values written out per vector; the cell's title has all of them (3 significant digits)
+const SHOWN = 3; // values written out per vector; the cell's title has all of them
+
+/**
+ * What a vector's cell says: its first SHOWN values ("…" after them when there are more), and
+ * its tooltip, every value; each to 3 significant digits (readable()).
+ * @param {NDArray} vector
+ * @returns {{text: string, title: string}}
+ */
+export function vectorText(vector) {
+  const values = Array.from(vector.data);
+  const shown = values.slice(0, SHOWN).map((v) => readable(v, vector.dtype));
+  if (values.length > SHOWN) shown.push("…");
+  return {
+    text: `[${shown.join(", ")}]`,
+    title: `[${values.map((v) => readable(v, vector.dtype)).join(", ")}]`,
+  };
+}
 
 /** @param {NDArray} vector */
 function vectorCell(vector) {
-  const values = Array.from(vector.data);
-  const shown = values.slice(0, SHOWN).map((v) => fmt(v, 2));
-  if (values.length > SHOWN) shown.push("…");
-  return el("td", {
-    textContent: `[${shown.join(", ")}]`,
-    title: `[${values.map((v) => readable(v, vector.dtype)).join(", ")}]`,
-  });
+  const { text, title } = vectorText(vector);
+  return el("td", { textContent: text, title });
 }
 
 /**

@@ -7,7 +7,7 @@
 // subtracts. render(container, data, selection, callbacks).
 
 import { el, sizeCanvas } from "../core/dom.js";
-import { exactChange, fmt, readablePercent, readableProse, readableSigned, readableWeight } from "../core/numbers.js";
+import { exactChange, readablePercent, readableProse, readableSigned, readableWeight } from "../core/numbers.js";
 import { FONT, GRID, SCORE_LUT, TEXT, TEXT_DIM } from "../core/theme.js";
 import { quotedToken, shownToken, spokenToken } from "../core/tokens.js";
 import { describe, keyCursor, matrixTable } from "./access.js";
@@ -166,11 +166,21 @@ export function movedText(data) {
 }
 
 /**
- * How far each token's output moved: a table of the exact shares.
+ * How far each token's output moved, a row per token, each share as the summary's sentence says
+ * it (readablePercent: a whole percentage, "under 1%" for a move that is not none, "over 99%"
+ * short of all of it): a list read as prose, its exact share kept as the row's `value`.
+ * @param {KnockData} data
+ * @returns {{token: string, said: string, value: number}[]}
+ */
+export function movedRows(data) {
+  return (data.moved ?? []).map((v, i) => ({ token: shownToken(data.tokens[i]), said: readablePercent(v), value: v }));
+}
+
+/**
+ * How far each token's output moved: movedRows in a table behind a <details>.
  * @param {KnockData} data
  */
 function movedTable(data) {
-  const m = /** @type {number[]} */ (data.moved);
   return el("details", { className: "ko-moved" }, [
     el("summary", {}, ["How far each token's output moved"]),
     el(
@@ -192,11 +202,11 @@ function movedTable(data) {
           el(
             "tbody",
             {},
-            m.map((v, i) =>
+            movedRows(data).map((r, i) =>
               el("tr", {}, [
                 el("th", { scope: "row", textContent: String(i + 1) }),
-                el("td", { textContent: shownToken(data.tokens[i]) }),
-                el("td", { className: "num", textContent: `${fmt(100 * v, 1)}%`, dataset: { value: String(v) } }),
+                el("td", { textContent: r.token }),
+                el("td", { className: "num", textContent: r.said, dataset: { value: String(r.value) } }),
               ]),
             ),
           ),

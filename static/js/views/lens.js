@@ -6,6 +6,7 @@
 // draws a window of positions around the query. Selecting a cell makes its position the query.
 
 import { el } from "../core/dom.js";
+import { exact } from "../core/numbers.js";
 import { termText } from "../core/glossary.js";
 import { WEIGHT_LUT } from "../core/theme.js";
 import { quotedToken, shownToken, spokenToken } from "../core/tokens.js";
@@ -83,6 +84,33 @@ export function cellText(data, row, pos, quote = quoted) {
   return (
     `${head}; ${masked ? "the text's token" : "the next token"} ${quote(next)} is rank ` +
     `${lens.target_ranks.data[at]}, ${percent(lens.target_probs.data[at])}`
+  );
+}
+
+/**
+ * The grid's numbers table (behind "Show the numbers"): a row per layer, a column per position
+ * the arrays hold, each cell the top token, its probability exactly as the API sent it (exact():
+ * a float32 in the fewest digits that read back as it, never a rounded percentage) and the next
+ * token's rank.
+ * @param {LensData} data
+ * @returns {import("./access.js").NumbersTable}
+ */
+export function numbersTable(data) {
+  const { lens, tokens, start } = data;
+  const m = lens.targets.data.length;
+  const masked = data.predicts === "masked";
+  const shown = Array.from({ length: m }, (_, i) => start + i);
+  return matrixTable(
+    `Logit lens: each row's top token and its probability, exact; ${masked ? "the text's token's" : "the next token's"} rank`,
+    "layer",
+    Array.from({ length: lens.rows }, (_, r) => rowName(r, lens.rows)),
+    shown.map((pos) => `${pos + 1}. ${shownToken(tokens[pos])}`),
+    (r, c) => {
+      const at = r * m + c;
+      const rank = lens.targets.data[c] < 0 ? "" : `; ${masked ? "text's" : "next"} rank ${lens.target_ranks.data[at]}`;
+      const top = shownToken(lens.vocab[String(lens.ids.data[at])] ?? "?");
+      return `${top} ${exact(lens.probs.data[at], lens.probs.dtype)}${rank}`;
+    },
   );
 }
 
@@ -238,20 +266,7 @@ export function render(container, data, selection, callbacks = {}) {
       : `Logit lens of ${lens.rows} rows (the embeddings and ${lens.rows - 1} layers): ` +
         `${masked ? "at" : "after"} ${quoted(tokens[q])} ${masked ? "the text's token" : "the next token"} ${said} is ` +
         (known < 0 ? "never the top prediction." : `the top prediction from ${rowName(known, lens.rows)} on.`);
-  const rowLabels = Array.from({ length: lens.rows }, (_, r) => rowName(r, lens.rows));
-  const colLabels = shown.map((pos) => `${pos + 1}. ${shownToken(tokens[pos])}`);
-  const table = matrixTable(
-    `Logit lens: each row's top token and probability; ${masked ? "the text's token's" : "the next token's"} rank`,
-    "layer",
-    rowLabels,
-    colLabels,
-    (r, c) => {
-      const at = r * m + c;
-      const rank = lens.targets.data[c] < 0 ? "" : `; ${masked ? "text's" : "next"} rank ${lens.target_ranks.data[at]}`;
-      return `${shownToken(lens.vocab[String(lens.ids.data[at])] ?? "?")} ${percent(lens.probs.data[at])}${rank}`;
-    },
-  );
-  const text = describe(grid, { summary, table });
+  const text = describe(grid, { summary, table: numbersTable(data) });
   /** @type {HTMLElement | null} */
   let marked = null;
   keyCursor(grid, text.live, {

@@ -2,11 +2,12 @@
 // and once measured its two plots: each model's accuracy against the distance it must remember,
 // and its time per training step against the sequence's length (log-log); then the claims as
 // measured and what the comparison showed, in words. Each plot takes focus (the arrow keys move
-// over its points, a live region reading each one) and has a summary and its numbers in a table.
+// over its points, a live region reading each one) and has a summary and its numbers in a table
+// (exact, as the API sent them: numbersTable).
 // render(card, data, sel, callbacks): the card's parts are marked by data-role.
 
 import { fillOptions } from "../../../core/dom.js";
-import { readableCount, readablePercent, readableProse } from "../../../core/numbers.js";
+import { exact, readableCount, readablePercent, readableProse } from "../../../core/numbers.js";
 import { claimList } from "../claims.js";
 import { plotlyOf } from "../../../core/plotly.js";
 import { baseLayout, draw, headColor, plotText } from "../../../core/theme.js";
@@ -118,11 +119,10 @@ function accuracyPlot(plot, run) {
       `Share predicted right at ${first} and at ${last} ${run.distance}: ` +
       models.map((m) => `${nameOf(m)} ${pct(m.accuracy[0])} and ${pct(m.accuracy[m.accuracy.length - 1])}`).join("; ") +
       ".",
-    caption: `Share predicted right, by ${run.distance}`,
+    caption: `Share predicted right (0 to 1), by ${run.distance}`,
     corner: run.distance,
     xs: run.distances,
     ys: (m) => m.accuracy,
-    cell: pct,
     point: (m, x, y) => `${nameOf(m)}, ${x} ${run.distance}: ${pct(y)} right`,
   });
   return draw(
@@ -182,11 +182,10 @@ function timePlot(plot, run) {
             })
             .join("; ") +
           ".",
-    caption: "Milliseconds per training step, by sequence length (tokens)",
+    caption: "Seconds per training step, by sequence length (tokens)",
     corner: "tokens",
     xs: run.lengths,
     ys: (m) => m.step_seconds,
-    cell: ms,
     point: (m, x, y) => `${nameOf(m)}, ${x} tokens: ${ms(y)} a step`,
   });
   return draw(
@@ -238,30 +237,39 @@ function logTicks(seconds) {
 }
 
 /**
- * A plot's text alternative (its summary, and its numbers in a table: a row per x, a column per
- * model) and keyboard cursor (up and down between the models, left and right along a line).
+ * A plot's numbers table (behind "Show the numbers"): a row per x, a column per model, each
+ * value exactly as the API sent it (exact(): an accuracy as its share, a time in seconds, never
+ * rounded; the summary and the live region say them as a person reads them), "–" where a model
+ * has not measured it yet; null without a model.
+ * @param {RecurrentModel[]} models the lines drawn, in order
+ * @param {{caption: string, corner: string, xs: number[], ys: (m: RecurrentModel) => number[]}} spec
+ * @returns {import("../../../views/access.js").NumbersTable | null}
+ */
+export function numbersTable(models, spec) {
+  if (!models.length) return null;
+  return {
+    caption: spec.caption,
+    head: [spec.corner, ...models.map(nameOf)],
+    rows: spec.xs.map((x, j) => [
+      String(x),
+      ...models.map((m) => {
+        const y = spec.ys(m)[j];
+        return y === undefined ? "–" : exact(y);
+      }),
+    ]),
+  };
+}
+
+/**
+ * A plot's text alternative (its summary, and its numbers in a table: numbersTable) and keyboard
+ * cursor (up and down between the models, left and right along a line).
  * @param {HTMLElement} plot @param {RecurrentModel[]} models the lines drawn, in order
  * @param {{what: string, summary: string, caption: string, corner: string, xs: number[],
- *   ys: (m: RecurrentModel) => number[], cell: (y: number) => string,
+ *   ys: (m: RecurrentModel) => number[],
  *   point: (m: RecurrentModel, x: number, y: number) => string}} spec
  */
 function readable(plot, models, spec) {
-  const text = describe(plot, {
-    summary: spec.summary,
-    table: models.length
-      ? {
-          caption: spec.caption,
-          head: [spec.corner, ...models.map(nameOf)],
-          rows: spec.xs.map((x, j) => [
-            String(x),
-            ...models.map((m) => {
-              const y = spec.ys(m)[j];
-              return y === undefined ? "–" : spec.cell(y);
-            }),
-          ]),
-        }
-      : null,
-  });
+  const text = describe(plot, { summary: spec.summary, table: numbersTable(models, spec) });
   keyCursor(plot, text.live, {
     rows: models.length,
     cols: spec.xs.length,
