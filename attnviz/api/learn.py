@@ -79,7 +79,8 @@ async def check(
     POST /api/trace validates it) and view, a train step's run and view, or step 1's recurrent
     comparison. Each task answers whether it is done and says why, with the numbers. The
     answer is recorded in the caller's progress (GET /api/learn/progress), credited when it is
-    of the caller's own work (not from_link, not another visitor's run or comparison)."""
+    of the caller's own work (not from_link, not another visitor's run or comparison); else
+    ``seen`` says whose work it is and what makes it the caller's own."""
     step = _step(step_id)
     own = service.own(step, body, caller, training=training, recurrent=recurrent)
     looked = service.anothers(body, caller, training=training, recurrent=recurrent)
@@ -106,7 +107,8 @@ async def check(
         looked=looked,
         states=service.task_states(step, body),
     )
-    return answer.model_copy(update={"credited": own})
+    whose = service.seen(step, body, caller, own=own, training=training, recurrent=recurrent)
+    return answer.model_copy(update={"credited": own, "seen": whose})
 
 
 @router.post(

@@ -262,8 +262,17 @@ def anothers(
     """Whether a check is of someone else's work: the state a Learn link carried, unchanged
     (``from_link``), or a run or a comparison another visitor started. The class view says so of
     a learner who has tried nothing of their own (a teacher's browser without the token)."""
-    if body.from_link:
-        return True
+    return body.from_link or _theirs(body, caller, training=training, recurrent=recurrent)
+
+
+def _theirs(
+    body: LearnCheckRequest,
+    caller: Caller,
+    *,
+    training: TrainService,
+    recurrent: RecurrentService | None,
+) -> bool:
+    """Whether a check is of a run or a comparison another visitor started."""
     try:
         if body.run is not None:
             return not training.get(body.run).access.yours(caller)
@@ -272,6 +281,50 @@ def anothers(
     except RunGone:
         return False
     return False
+
+
+# What a check of someone else's work says of it (``LearnCheck.seen``): whose it is, that its
+# answers count for no one, and what makes the learner's own.
+SEEN_LAB = (
+    "This is the shared link's lab, as it came: its answers count for no one. Change it "
+    "yourself, or start this step again, to count it as yours."
+)
+SEEN_RUN = (
+    "This run is someone else's, opened from a shared link: its answers count for no one. "
+    "Train a run of your own (Start this step again, then Start training) to count it as yours."
+)
+SEEN_RUN_BEFORE = (  # a step that reads an earlier step's run (13 reads 12's)
+    "This run is someone else's, opened from a shared link: its answers count for no one. "
+    "Train a run of your own in step {n}, which this step reads, to count it as yours."
+)
+SEEN_COMPARISON = (
+    "This comparison is someone else's, opened from a shared link: its answers count for no "
+    "one. Run your own (Run comparison) to count it as yours."
+)
+
+
+def seen(
+    step: Step,
+    body: LearnCheckRequest,
+    caller: Caller,
+    *,
+    own: bool,
+    training: TrainService,
+    recurrent: RecurrentService | None,
+) -> str | None:
+    """Why a check of someone else's work counts for no one, in words (``LearnCheck.seen``):
+    another visitor's run or comparison, or the state a Learn link carried, unchanged
+    (``from_link``: the caller's own run with the head a link carried is such a lab, which
+    choosing the head makes theirs). None for the caller's own work, and for the step's
+    untouched start (its tasks are not tried: nothing on it is done)."""
+    if own:
+        return None
+    if _theirs(body, caller, training=training, recurrent=recurrent):
+        if body.recurrent is not None:
+            return SEEN_COMPARISON
+        before = next((s for s in STEPS if s.id == step.continues), None)
+        return SEEN_RUN_BEFORE.format(n=STEPS.index(before) + 1) if before else SEEN_RUN
+    return SEEN_LAB if body.from_link else None
 
 
 def fingerprint(body: LearnCheckRequest) -> str:

@@ -257,6 +257,14 @@ class LearnCheck(BaseModel):
         "own work (changed from the step's start, not a Learn link's state unchanged, not "
         "another visitor's run or comparison); the page keeps only such answers too",
     )
+    seen: str | None = Field(
+        None,
+        description="When the check is of someone else's work (a Learn link's lab as it came, "
+        "from_link; another visitor's run or comparison), whose it is, that its answers count "
+        "for no one, and what makes it the caller's own, in words: the page shows a task done "
+        "on it as shown, not done. Null for the caller's own work and the step's untouched "
+        "start",
+    )
     article: list[ArticleTable] | None = Field(
         None,
         description="A toy step's article tables with the engine's numbers read from the trace "

@@ -21,6 +21,7 @@ from fastapi.testclient import TestClient
 
 from attnviz.api.visitor import COOKIE, Visitors
 from attnviz.app import create_app
+from attnviz.learn import service
 from attnviz.learn.classroom import STUCK_S, STUCK_TRIES
 from attnviz.learn.steps import BY_ID, STEPS
 from attnviz.limits import LIMITS
@@ -319,6 +320,47 @@ def test_a_links_state_is_seen_and_only_the_learners_own_change_is_credited(app)
     assert the_class(app)["learners"][0]["done"] == [2]
 
 
+def test_a_shared_links_verdict_is_answered_counted_for_no_one_and_says_whose(app):
+    """Issue 41: Ada's step 2, done, as her link carries it. Bo's check of it, from_link, is
+    answered (done, with the engine's words) and says so: not credited, whose lab it is and what
+    makes it his (``seen``); his progress and the class view agree that he has done and tried
+    nothing. His own change that still passes is his: credited, no ``seen``, and all three say
+    done. A from_link that is not a boolean is a 422 naming it, as ever."""
+    solved = edited(start(app, "dot-products"), 4, 1, 2.0)
+    bo = visitor(app)
+    r = bo.post("/api/learn/dot-products/check", json={**solved, "from_link": True})
+    assert r.status_code == 200, r.text
+    shown = r.json()
+    assert [(t["id"], t["done"], t["tried"]) for t in shown["tasks"]] == [
+        ("apple-to-banana", True, True)
+    ]
+    assert shown["credited"] is False and shown["seen"] == service.SEEN_LAB
+    assert "count it as yours" in shown["seen"] and "start this step again" in shown["seen"]
+    assert bo.get("/api/learn/progress").json()["steps"] == {
+        "dot-products": {"done": [], "tried": []}
+    }
+    [row] = the_class(app)["learners"]
+    assert (row["done"], row["started"], row["looked"]) == ([], False, True)
+    # The same lab, not from a link (his own, had he made it): the same verdict, credited.
+    mine = edited(solved, 4, 1, 3.0)  # his change: banana's fruit up to 3, still done
+    r = bo.post("/api/learn/dot-products/check", json=mine)
+    assert r.status_code == 200, r.text
+    own = r.json()
+    assert [t["done"] for t in own["tasks"]] == [True]
+    assert own["credited"] is True and own["seen"] is None
+    assert bo.get("/api/learn/progress").json()["steps"]["dot-products"]["done"] == [
+        "apple-to-banana"
+    ]
+    [row] = the_class(app)["learners"]
+    assert (row["done"], row["started"]) == ([2], True)
+    # The step's untouched start is no one's work either, but no one else's: nothing to say.
+    r = visitor(app).post("/api/learn/dot-products/check", json=start(app, "dot-products"))
+    assert r.status_code == 200 and (r.json()["credited"], r.json()["seen"]) == (False, None)
+    # Bad input stays a 422 naming the field.
+    r = bo.post("/api/learn/dot-products/check", json={**solved, "from_link": "yes please"})
+    assert r.status_code == 422 and "from_link" in r.json()["message"], r.text
+
+
 def test_a_run_counts_for_the_visitor_who_started_it(tmp_path):
     """Another learner's run (a Learn link to it) is seen; its owner's check of it credited."""
     app = make_app(tmp_path, admin_token=OPERATOR)
@@ -342,8 +384,10 @@ def test_a_run_counts_for_the_visitor_who_started_it(tmp_path):
             r = c.post(f"/api/learn/{step.id}/check", json=body)
             assert r.status_code == 200, r.text
             answers[who] = r.json()
-        # The same answer for both, credited to the run's owner only.
+        # The same answer for both, credited to the run's owner only; Bo's says whose it is.
         assert answers["bo"].pop("credited") is False and answers["ada"].pop("credited") is True
+        assert answers["bo"].pop("seen") == service.SEEN_RUN
+        assert answers["ada"].pop("seen") is None
         assert answers["bo"] == answers["ada"]
         done = [t["id"] for t in answers["ada"]["tasks"] if t["done"]]
         assert bo.get("/api/learn/progress").json()["steps"] == {step.id: {"done": [], "tried": []}}

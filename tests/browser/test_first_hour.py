@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from attnviz.learn.service import SEEN_LAB
 from tests.browser.helpers import (
     ARTIFACTS,
     AXE,
@@ -85,9 +86,11 @@ def test_a_learn_link_carries_the_learners_table_to_another_browser(page, browse
         learn_open(other, "worked-example", lambda: other.goto(link))
         assert cell(other, 4, 1).input_value() == "1.5"
         task = other.locator("#learn-guide .learn-task").first
-        # The learner's state, tried: its answer is shown, as the learner saw it.
-        assert task.get_attribute("data-state") == "done"
-        assert task.locator("[data-role=badge]").inner_text() == "Done"
+        # The learner's state, tried: its answer is shown, as the learner saw it, and counted
+        # for no one (shown, not done: the learner's lab, not the opener's).
+        assert task.get_attribute("data-state") == "shown"
+        assert task.locator("[data-role=badge]").inner_text() == "Shown"
+        assert other.locator("#learn-guide [data-role=seen]").inner_text() == SEEN_LAB
         assert errors == []
 
 

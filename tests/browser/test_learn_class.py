@@ -6,8 +6,8 @@ done and where each is stuck (the server's rule, said in the caption: tries over
 server's clock moved by the test); as the learners go on, the table follows without a reload.
 The operator's own tab, browsing a step, is no learner. A learner sees no class: the form asks
 for the token (never naming a developer's variable), and the server answers 403. A classmate's
-Learn link opens her lab, answered, and credits the one who opens it nothing until they change
-it. The view passes axe at 1280 and 480 px, with nothing scrolling sideways; screenshots of
+Learn link opens her lab, answered: its verdict shown, not done, and credited to no one (the
+path, the server and the class view agree) until its opener changes it. The view passes axe at 1280 and 480 px, with nothing scrolling sideways; screenshots of
 both."""
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ import re
 import time
 from collections.abc import Iterator
 
-import httpx
 import pytest
 from playwright.sync_api import Page
 
@@ -272,49 +271,97 @@ def test_opening_a_toy_step_is_seen_not_tried(browser, own_server):
         assert errors == []
 
 
-def test_a_classmates_link_is_seen_and_only_the_openers_change_credited(browser, own_server):
-    """Ada's step 2, done, shared by its link: Dee opens it and sees it answered (done), and the
-    server credits her nothing (the page says the check is of the link's state); her own change
-    after it is hers."""
-    url, _ = own_server
-    operator = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {OPERATOR}"})
+def test_a_shared_links_verdict_is_shown_not_done_until_the_opener_changes_it(browser, own_server):
+    """Issue 41: Ada does step 2 and copies its link; Bo opens it in a browser of his own. The
+    one state tells one story: his task shows the link's verdict as *Shown* (neutral, never the
+    green Done), with the sentence that it is the shared link's lab and what makes it his; his
+    path says 0 done; the server keeps nothing done or tried for him, and the operator's class
+    view says he has tried nothing (only opened someone's link). The check was sent from_link,
+    and his browser keeps nothing of it. Then his own change that still passes: his try, Done,
+    and the path, the server and the class view say done. Screenshots at 1280 and 480 px of
+    both, axe clean."""
+    from attnviz.learn.service import SEEN_LAB
+    from tests.browser.test_learn_links import copy_link
+    from tests.browser.test_walk_guide import VERDICT
 
-    def the_class() -> dict[str, dict]:
-        return {r["label"]: r for r in operator.get("/api/learn/class").json()["learners"]}
+    url, _ = own_server
+    count = "#learn-guide [data-role=count]"
+    seen = "#learn-guide [data-role=seen]"
+    badge = "#learn-guide .learn-task[data-task='apple-to-banana'] [data-role=badge]"
 
     def kept(page: Page) -> str | None:
-        """The progress her browser keeps (localStorage), as stored."""
+        """The progress his browser keeps (localStorage), as stored."""
         return page.evaluate(f"() => localStorage.getItem({json.dumps(STORAGE)})")
 
     def progress(page: Page) -> dict:
         return page.evaluate("() => fetch('/api/learn/progress').then((r) => r.json())")
 
-    with fresh_page(browser) as (ada, ada_errors), fresh_page(browser) as (dee, dee_errors):
+    with (
+        fresh_page(browser) as (ada, ada_errors),
+        fresh_page(browser) as (bo, bo_errors),
+        fresh_page(browser) as (op, op_errors),
+    ):
         open_step(ada, url, 2, "dot-products")
         answered(ada, lambda: cell(ada, 4, 1).fill("2"))
         assert set(task_states(ada).values()) == {"done"}
-        ada.wait_for_function("() => location.hash.includes('?toy=')")  # the link carries it
-        shared = ada.url
-        # Dee opens Ada's link: her lab, answered at once (done), and the check says so.
+        assert ada.locator(badge).inner_text() == "Done" and ada.locator(seen).is_hidden()
+        shared = copy_link(ada)
+        assert "?toy=" in shared
+
+        # Bo opens Ada's link: her lab, answered at once, shown, not done.
+        bo.add_init_script(path=str(AXE))
         before = ["dot-products", 0, 0, True]
-        with dee.expect_request(lambda r: r.url.endswith("/api/learn/dot-products/check")) as req:
-            dee.goto(shared)
-        dee.wait_for_function(READY, arg=before)
+        with bo.expect_request(lambda r: r.url.endswith("/api/learn/dot-products/check")) as req:
+            bo.goto(shared)
+        bo.wait_for_function(READY, arg=before)
         assert json.loads(req.value.post_data or "{}").get("from_link") is True
-        assert set(task_states(dee).values()) == {"done"}
-        assert progress(dee)["steps"] == {"dot-products": {"done": [], "tried": []}}
-        assert "apple-to-banana" not in (kept(dee) or "")  # nor does her browser keep it
-        assert the_class()["Learner 2"]["done"] == [] and the_class()["Learner 1"]["done"] == [2]
-        # Her own change (banana's fruit up to 3): hers, credited.
-        with dee.expect_request(lambda r: r.url.endswith("/api/learn/dot-products/check")) as req:
-            answered(dee, lambda: cell(dee, 4, 1).fill("3"))
+        assert task_states(bo) == {"apple-to-banana": "shown"}
+        assert bo.locator(badge).inner_text() == "Shown"
+        assert bo.locator(seen).is_visible() and bo.locator(seen).inner_text() == SEEN_LAB
+        assert bo.locator(count).inner_text() == "(0 of 17 done)"
+        assert (
+            bo.locator("#learn-guide [data-role=steps] a[data-n='2']").get_attribute("data-done")
+            == "false"
+        )
+        # The server and his browser agree: nothing done, nothing tried, nothing kept.
+        assert progress(bo)["steps"] == {"dot-products": {"done": [], "tried": []}}
+        assert "apple-to-banana" not in (kept(bo) or "")
+        # The operator's class view: Bo (Learner 2) has tried nothing; Ada has done step 2.
+        op.add_init_script(f"sessionStorage.setItem('attnviz.operator', {json.dumps(OPERATOR)})")
+        op.goto(f"{url}/#learn/class")
+        op.wait_for_function(f"() => document.querySelectorAll('{ROWS}').length === 2")
+        seen_by_op = rows(op)
+        assert seen_by_op["Learner 1"]["done"] == "1 of 17: 2"
+        assert seen_by_op["Learner 2"]["done"] == "nothing tried yet (only opened someone's link)"
+        # The note kept at the bottom of the window says it too, once the task is out of view.
+        bo.evaluate("() => window.scrollTo(0, document.body.scrollHeight)")
+        bo.wait_for_function(f"() => !document.querySelector('{VERDICT}').hidden")
+        note = bo.locator(VERDICT)
+        assert note.get_attribute("data-state") == "shown"
+        assert note.locator("[data-role=verdict-badge]").inner_text() == "Shown"
+        assert note.locator("[data-role=verdict-says]").inner_text().endswith(SEEN_LAB)
+        assert "on to the next step" not in note.inner_text()
+        bo.evaluate("() => window.scrollTo(0, 0)")
+        assert axe_serious(bo) == []
+        shoot(bo, "learn-link-shown", "#learn-guide .learn-tasks")
+        shoot(bo, "learn-link-shown-top", "top")
+
+        # His own change that still passes (banana's fruit up to 3): his try, done.
+        with bo.expect_request(lambda r: r.url.endswith("/api/learn/dot-products/check")) as req:
+            answered(bo, lambda: cell(bo, 4, 1).fill("3"))
         assert "from_link" not in json.loads(req.value.post_data or "{}")
-        assert set(task_states(dee).values()) == {"done"}
-        assert progress(dee)["steps"]["dot-products"]["done"] == ["apple-to-banana"]
-        assert "apple-to-banana" in (kept(dee) or "")
-        assert the_class()["Learner 2"]["done"] == [2]
-        assert ada_errors == [] and dee_errors == []
-    operator.close()
+        assert task_states(bo) == {"apple-to-banana": "done"}
+        assert bo.locator(badge).inner_text() == "Done" and bo.locator(seen).is_hidden()
+        assert bo.locator(count).inner_text() == "(1 of 17 done)"
+        assert progress(bo)["steps"]["dot-products"] == {
+            "done": ["apple-to-banana"], "tried": ["apple-to-banana"],
+        }  # fmt: skip
+        assert "apple-to-banana" in (kept(bo) or "")
+        wait_row(op, "Learner 2", "done", "1 of 17: 2")
+        assert axe_serious(bo) == []
+        shoot(bo, "learn-link-own-done", "#learn-guide .learn-tasks")
+        for errors in (ada_errors, bo_errors, op_errors):
+            assert errors == []
 
 
 def test_the_class_sees_the_step_open_and_who_has_tried_nothing(browser, own_server):

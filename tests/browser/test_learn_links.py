@@ -20,10 +20,13 @@ import re
 from collections.abc import Iterator
 from urllib.parse import parse_qs, unquote, urlsplit
 
+import httpx
 import pytest
 import torch
 
+from attnviz.api.visitor import COOKIE
 from attnviz.app import create_app
+from attnviz.learn.service import SEEN_COMPARISON, SEEN_RUN, SEEN_RUN_BEFORE
 from attnviz.numbers import readable_against, readable_weight
 from attnviz.services.recurrent import RecurrentService
 from attnviz.settings import Settings
@@ -42,6 +45,7 @@ from tests.browser.test_walk_guide import task_badge, task_says
 from tests.support.servers import served
 
 CARD_RUN = "id => document.getElementById('recurrent-card').dataset.run === id"
+SEEN = "#learn-guide [data-role=seen]"  # whose work the answers are of, when not the reader's
 RUN_OPEN = "id => document.getElementById('t-run-card').dataset.run === id"
 # A task answered on what the lab holds (not the wait before it, not "still running"), with
 # nothing pending.
@@ -130,6 +134,9 @@ def test_step_1s_link_shows_the_learners_comparison_and_a_new_tab_reopens_it(
         teacher.wait_for_function(CARD_RUN, arg=run_id)
         teacher.wait_for_function(ANSWERED, arg=task)
         assert task_says(teacher, task) == says
+        # The learner's comparison, not the teacher's: its answers count for no one, and say so.
+        assert teacher.locator(SEEN).inner_text() == SEEN_COMPARISON
+        assert task_badge(teacher, task) != "Done"
         drawn = teacher.evaluate(
             "() => document.getElementById('rc-accuracy').data.map((t) => Array.from(t.y))"
         )
@@ -190,9 +197,25 @@ def test_step_1s_link_shows_the_learners_comparison_and_a_new_tab_reopens_it(
 
 
 @pytest.fixture(scope="module")
-def circuit(api) -> dict:
+def learner(live_server) -> Iterator[httpx.Client]:
+    """The learner of steps 12 and 13, a visitor of their own (their cookie): they train the
+    run, and their page (``as_learner``) is its owner's, whose checks of it count."""
+    with httpx.Client(base_url=live_server, timeout=60) as client:
+        assert client.get("/healthz").status_code == 200 and COOKIE in client.cookies
+        yield client
+
+
+def as_learner(page, learner: httpx.Client, url: str) -> None:
+    """The page in the learner's browser: their visitor cookie."""
+    value = learner.cookies[COOKIE]
+    page.context.add_cookies([{"name": COOKIE, "value": value, "url": url}])
+
+
+@pytest.fixture(scope="module")
+def circuit(learner) -> dict:
     """Step 12's run with the step's own settings (the task Induction, its default model), 600
-    steps at seed 0: its state once done."""
+    steps at seed 0, the learner's: its state once done."""
+    api = learner
     r = api.post("/api/train", json={"task": "induction", "opt": {"steps": 600, "seed": 0},
                                      "checkpoints": 2})  # fmt: skip
     assert r.status_code == 202, r.text
@@ -207,9 +230,13 @@ def circuit(api) -> dict:
 
 
 def test_steps_12_and_13_links_open_the_head_the_cell_and_the_answers(
-    page, browser, live_server, api, circuit
+    page, browser, live_server, api, circuit, learner
 ):
+    """The learner's own run answered in their page (Done); the teacher, in a browser of their
+    own, sees the same answers on it, each task passed there shown, not done: the run is the
+    learner's, and the step says so (issue 41)."""
     run, run_id = circuit, circuit["id"]
+    as_learner(page, learner, live_server)
     induction = torch.tensor(run["variants"][0]["induction"])
     il, ih = divmod(int(induction.argmax()), induction.shape[1])
     assert il == 1  # the induction head is in layer 2
@@ -223,8 +250,8 @@ def test_steps_12_and_13_links_open_the_head_the_cell_and_the_answers(
     page.wait_for_function(RUN_OPEN, arg=run_id)
     page.click(f'#t-grids button.mv-cell[data-layer="{il}"][data-head="{ih}"]')
     page.wait_for_function(
-        "() => document.querySelector(\"#learn-guide .learn-task[data-task='induction-head']\")"
-        ".dataset.state === 'done' && document.documentElement.dataset.pending === '0'"
+        "() => document.querySelector(\"#learn-guide .learn-task[data-task='induction-head'] "
+        "[data-role=badge]\").textContent === 'Done' && document.documentElement.dataset.pending === '0'"
     )
     assert task_badge(page, "previous-token-head") == "Done: found earlier"
     said = task_says(page, "previous-token-head")
@@ -274,10 +301,11 @@ def test_steps_12_and_13_links_open_the_head_the_cell_and_the_answers(
         teacher.wait_for_function(RUN_OPEN, arg=run_id)
         teacher.wait_for_function(
             "() => document.querySelector(\"#learn-guide .learn-task[data-task='key-side']\")"
-            ".dataset.state === 'done' && document.documentElement.dataset.pending === '0'"
+            ".dataset.state === 'shown' && document.documentElement.dataset.pending === '0'"
         )
-        assert task_badge(teacher, "key-side") == "Done"
+        assert task_badge(teacher, "key-side") == "Shown"
         assert task_says(teacher, "key-side") == says13
+        assert teacher.locator(SEEN).inner_text() == SEEN_RUN_BEFORE.format(n=12)
         teacher.wait_for_function("() => document.querySelector('#t-why-view').__why")
         why = teacher.evaluate(WHY)
         assert (why["layer"], why["head"], why["query"], why["key"]) == (il, ih, q, k)
@@ -294,17 +322,19 @@ def test_steps_12_and_13_links_open_the_head_the_cell_and_the_answers(
         learn_open(tab, "induction", lambda: tab.goto(link12))
         tab.wait_for_function(RUN_OPEN, arg=run_id)
         tab.wait_for_function(ANSWERED, arg="previous-token-head")
-        assert task_badge(tab, "induction-head") == "Done"
+        assert task_badge(tab, "induction-head") == "Shown"
         assert task_badge(tab, "previous-token-head") == "Not yet"
+        assert tab.locator(SEEN).inner_text() == SEEN_RUN
         assert task_says(tab, "previous-token-head") == said.split("About the lab now: ", 1)[1]
         assert run_id not in tab.evaluate(SHOWN)
         shoot(tab, "links-12-teacher", "top")
         # The head the words name is the previous-token head, with the number they said.
         ph, weight = int(prev.group(1)) - 1, prev.group(2)
         tab.click(f'#t-grids button.mv-cell[data-layer="0"][data-head="{ph}"]')
+        # The teacher's choice of a head on the learner's run: still the learner's run.
         tab.wait_for_function(
             "() => document.querySelector(\"#learn-guide .learn-task[data-task='previous-token-head']\")"
-            ".dataset.state === 'done' && document.documentElement.dataset.pending === '0'"
+            ".dataset.state === 'shown' && document.documentElement.dataset.pending === '0'"
         )
         assert f"a mean weight of {weight}." in task_says(tab, "previous-token-head")
         assert axe_serious(tab) == []
@@ -323,8 +353,8 @@ def test_steps_12_and_13_links_open_the_head_the_cell_and_the_answers(
     said1 = task_says(page, "previous-token-head")
     page.click(f'#t-grids button.mv-cell[data-layer="{il}"][data-head="{ih}"]')
     page.wait_for_function(
-        "() => document.querySelector(\"#learn-guide .learn-task[data-task='induction-head']\")"
-        ".dataset.state === 'done' && document.documentElement.dataset.pending === '0'"
+        "() => document.querySelector(\"#learn-guide .learn-task[data-task='induction-head'] "
+        "[data-role=badge]\").textContent === 'Done' && document.documentElement.dataset.pending === '0'"
     )
     said2 = task_says(page, "induction-head")
     both = copy_link(page)
@@ -338,10 +368,11 @@ def test_steps_12_and_13_links_open_the_head_the_cell_and_the_answers(
         teacher.wait_for_function(RUN_OPEN, arg=run_id)
         teacher.wait_for_function(
             """() => [...document.querySelectorAll('#learn-guide .learn-task [data-role=badge]')]
-              .every((b) => b.textContent === 'Done') && document.documentElement.dataset.pending === '0'"""
+              .every((b) => b.textContent === 'Shown') && document.documentElement.dataset.pending === '0'"""
         )
-        assert task_badge(teacher, "previous-token-head") == "Done"
-        assert task_badge(teacher, "induction-head") == "Done"
+        assert task_badge(teacher, "previous-token-head") == "Shown"
+        assert task_badge(teacher, "induction-head") == "Shown"
+        assert teacher.locator(SEEN).inner_text() == SEEN_RUN
         # Each task in the words of its own head's check, as the learner read them there.
         assert task_says(teacher, "previous-token-head") == said1
         assert task_says(teacher, "induction-head") == said2
@@ -353,7 +384,7 @@ def test_steps_12_and_13_links_open_the_head_the_cell_and_the_answers(
 
 
 def test_step_12_names_the_head_the_learner_found_not_the_strongest(
-    page, live_server, api, circuit
+    page, live_server, api, circuit, learner
 ):
     """Issue 41 (walk 41e, step 12): the learner does task 1 with a previous-token head that is
     not the strongest (the walk's layer 1, head 1, beside head 4), then shows the induction head:
@@ -376,6 +407,7 @@ def test_step_12_names_the_head_the_learner_found_not_the_strongest(
     strongest = int(re.search(r"this task's head is layer 1, head (\d+),", plain)[1]) - 1
     mine = next(h for h in passing if h != strongest)
 
+    as_learner(page, learner, live_server)  # the learner's own run
     page.add_init_script(progress(induction=["previous-token-head"]))
     learn_open(page, "induction",
                lambda: page.goto(f"{live_server}/#learn/12?train=%23train%2F{run_id}"))  # fmt: skip
@@ -388,8 +420,8 @@ def test_step_12_names_the_head_the_learner_found_not_the_strongest(
     weight = re.search(r"a mean weight of (.+?)\. ", task_says(page, "previous-token-head"))[1]
     page.click(f'#t-grids button.mv-cell[data-layer="{il}"][data-head="{ih}"]')
     page.wait_for_function(
-        "() => document.querySelector(\"#learn-guide .learn-task[data-task='induction-head']\")"
-        ".dataset.state === 'done' && document.documentElement.dataset.pending === '0'"
+        "() => document.querySelector(\"#learn-guide .learn-task[data-task='induction-head'] "
+        "[data-role=badge]\").textContent === 'Done' && document.documentElement.dataset.pending === '0'"
     )
     assert task_badge(page, "previous-token-head") == "Done: found earlier"
     said = task_says(page, "previous-token-head")

@@ -287,6 +287,32 @@ test("a finding done before stays done while another head is in view", () => {
   );
 });
 
+test("a task passed on someone else's work is shown, not done, unless the learner did it before", () => {
+  const s = step(12, "circuit", ["prev", "induction"]);
+  const tasks = [
+    { id: "prev", done: true, says: "this head: 0.9" },
+    { id: "induction", done: false, says: "this head: 0.1" },
+  ];
+  const lines = (answer, p = emptyProgress()) =>
+    taskLines(s, answer, p).map((t) => [t.id, t.done, t.shown, t.before, t.says]);
+  // A shared link's lab as it came (the server credits it to no one).
+  const shared = { step: "circuit", tasks, credited: false, seen: "This is the shared link's lab" };
+  assert.deepEqual(lines(shared), [
+    ["prev", false, true, false, "this head: 0.9"],
+    ["induction", false, false, false, "this head: 0.1"],
+  ]);
+  // The learner's own change: credited, done.
+  assert.deepEqual(lines({ ...shared, credited: true, seen: null }), [
+    ["prev", true, false, false, "this head: 0.9"],
+    ["induction", false, false, false, "this head: 0.1"],
+  ]);
+  // Done before by the learner (their progress): done, on their lab or a link's.
+  const p = recordTasks(emptyProgress(), "circuit", [{ id: "prev", done: true }]);
+  assert.deepEqual(lines(shared, p)[0], ["prev", true, false, false, "this head: 0.9"]);
+  // An answer that does not say (none before the server had it): as it says.
+  assert.deepEqual(lines({ step: "circuit", tasks })[0], ["prev", true, false, false, "this head: 0.9"]);
+});
+
 // ---- bodies ----------------------------------------------------------------------------------
 
 test("a toy step's state: the server's config over the defaults, the view over a default view", () => {

@@ -571,8 +571,11 @@
  * longer the article's case); a task's cell, one it points at ([query, key], marked on the lab's
  * large heatmap).
  * A task not tried yet (`tried` false: no part of the lab it reads changed) says only so.
+ * `credited` false: the lab is not the caller's own work (the step's start, a link's lab as it came,
+ * another visitor's run), which counts for no one; `seen`, when it is someone else's, says whose
+ * and what makes it the caller's own (a task passed there is shown, not done).
  * @typedef {{step: string, tasks: {id: string, done: boolean, says: string, tried?: boolean, cell?: number[] | null}[],
- *   credited?: boolean, article?: ArticleTable[] | null}} LearnAnswer
+ *   credited?: boolean, seen?: string | null, article?: ArticleTable[] | null}} LearnAnswer
  */
 
 /**

@@ -81,6 +81,22 @@ export function approxValue(v, dtype) {
   return /^[-\d]/.test(said) ? `≈ ${said}` : said;
 }
 
+/** @param {Matrix} matrix @param {{causal?: boolean}} opts */
+const isCausal = (matrix, opts) =>
+  Boolean(opts.causal) && matrix.shape[0] > 1 && (matrix.shape[1] ?? matrix.shape[0]) === matrix.shape[0];
+
+/**
+ * The cell strongestText names (its query row i and key column j, which a plot that labels
+ * only some tokens labels all the same), and the first-token sink it names apart (null: none).
+ * @param {Matrix} matrix @param {{causal?: boolean}} [opts]
+ * @returns {{cell: {i: number, j: number, v: number} | null, sink: number | null}}
+ */
+export function strongestCell(matrix, opts = {}) {
+  if (!isCausal(matrix, opts)) return { cell: strongest(matrix), sink: null };
+  const sink = firstTokenSink(matrix);
+  return { cell: strongest(matrix, { fromRow: 1, col: sink === null ? undefined : 0 }), sink };
+}
+
 /**
  * "strongest: apple → banana 0.301": the largest value's row and column labels and the value
  * (cellValue: 3 significant digits, never "1" for a weight under 1; approxValue for 8-bit
@@ -99,14 +115,11 @@ export function strongestText(rowLabels, colLabels, matrix, opts = {}) {
   const value = (/** @type {number} */ v) => (opts.approx ? approxValue : cellValue)(v, matrix.dtype);
   const at = (/** @type {string[]} */ names, /** @type {number} */ i) =>
     opts.positions ? `${names[i]} (${i + 1})` : names[i];
-  const causal = opts.causal && matrix.shape[0] > 1 && (matrix.shape[1] ?? matrix.shape[0]) === matrix.shape[0];
-  if (!causal) {
-    const s = strongest(matrix);
+  const { sink, cell: s } = strongestCell(matrix, opts);
+  if (!isCausal(matrix, opts)) {
     if (!s) return "every cell is masked";
     return `${word}: ${at(rowLabels, s.i)} → ${at(colLabels, s.j)} ${value(s.v)}`;
   }
-  const sink = firstTokenSink(matrix);
-  const s = strongest(matrix, { fromRow: 1, col: sink === null ? undefined : 0 });
   const cell = s ? `${at(rowLabels, s.i)} → ${at(colLabels, s.j)} ${value(s.v)}` : "none";
   if (sink === null) return `${word} past the first query (which sees only itself): ${cell}`;
   return (

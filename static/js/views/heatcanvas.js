@@ -1,6 +1,6 @@
 // A large heatmap of attention weights on one <canvas>, through the weight colour table: one
 // image of rows x columns pixels scaled up, so 512 x 512 draws as fast as 8 x 8. Token labels where they
-// fit (every k-th when they do not), a colour bar, and the weight of the cell under the pointer,
+// fit (every k-th when they do not, and always those its text names), a colour bar, and the weight of the cell under the pointer,
 // or under the keyboard's cursor, to 3 significant digits (the canvas takes focus; the arrow keys
 // move it and a live region reads the cell), a summary line ("strongest: apple → banana 0.30")
 // and, up to TABLE_MAX cells, the numbers in a table. render(container, data, sel, callbacks).
@@ -10,7 +10,7 @@ import { exact, readable, readableWeight } from "../core/numbers.js";
 import { FONT, GRID, TEXT, TEXT_DIM, WEIGHT_LUT } from "../core/theme.js";
 import { shownToken, spokenToken } from "../core/tokens.js";
 import { describe, keyCursor, matrixTable } from "./access.js";
-import { approxValue, strongestText } from "./describe.js";
+import { approxValue, strongestCell, strongestText } from "./describe.js";
 
 /** A cell a Learn task points at: an orange ring, apart from the weights' blues. */
 const TARGET = "#c2410c";
@@ -59,6 +59,19 @@ function image(matrix, top) {
     img.data[p * 4 + 3] = 255;
   }
   return img;
+}
+
+/**
+ * The labels a side of the heatmap writes ("" where none): every k-th token (`every`), and
+ * always the tokens at `named` (the chosen query, the cell the summary names, a task's target;
+ * -1: none), the k-th labels closer to one of them than `every` left out to give it room.
+ * @param {string[]} labels @param {number} every @param {number[]} named
+ */
+export function labelsShown(labels, every, named) {
+  const must = named.filter((i) => i >= 0 && i < labels.length);
+  return labels.map((s, i) =>
+    must.includes(i) || (i % every === 0 && !must.some((n) => Math.abs(i - n) < every)) ? s : "",
+  );
 }
 
 /**
@@ -123,15 +136,19 @@ export function render(container, data, sel = {}, callbacks = {}) {
 
   // Geometry in CSS pixels: labels left and below, the colour bar right (wider where its top
   // tick needs words: "over 0.999"). Labels every k-th token when rows are closer than
-  // LABEL_PX (k from the side the widest label leaves).
+  // LABEL_PX (k from the side the widest label leaves), and always the tokens the text names:
+  // the chosen query, the summary's strongest cell, the task's target (labelsShown).
   const width = Math.max(260, root.clientWidth || container.clientWidth || 600);
   const font = m <= 16 ? 13 : m <= 40 ? 11 : 10;
   const bar = Math.max(BAR, 28 + Math.ceil(widest(ctx, ticks, 11)) + 4);
   const fit = (/** @type {number} */ w) => Math.max(120, Math.min(MAX_SIDE, width - (w + 18) - bar - 8));
   const allW = Math.min(160, Math.ceil(widest(ctx, [...labels, ...rowLabels], font)) + 10);
   const every = Math.max(1, Math.ceil(LABEL_PX / (fit(allW) / m)));
-  const shown = labels.map((s, i) => (i % every === 0 ? s : ""));
-  const shownRows = rowLabels.map((s, i) => (i % every === 0 ? s : ""));
+  const q = sel.query ?? -1;
+  const { cell: named, sink } = strongestCell(matrix, { causal: data.causal });
+  const target = sel.target;
+  const shownRows = labelsShown(rowLabels, every, [q, named?.i ?? -1, target?.[0] ?? -1]);
+  const shown = labelsShown(labels, every, [named?.j ?? -1, target?.[1] ?? -1, sink === null ? -1 : 0]);
   const labelW = Math.min(160, Math.ceil(widest(ctx, [...shown, ...shownRows], font)) + 10);
   const left = labelW + 18;
   const cell = fit(labelW) / m;
@@ -158,11 +175,10 @@ export function render(container, data, sel = {}, callbacks = {}) {
   ctx.font = `${font}px ${FONT}`;
   ctx.textBaseline = "middle";
   ctx.textAlign = "right";
-  const q = sel.query ?? -1;
   shownRows.forEach((s, i) => {
-    if (i !== q && (!s || (q >= 0 && Math.abs(i - q) < every))) return; // room for the query's
+    if (!s) return;
     ctx.font = `${i === q ? "bold " : ""}${font}px ${FONT}`;
-    ctx.fillText(rowLabels[i], left - 6, top + (i + 0.5) * cell, labelW);
+    ctx.fillText(s, left - 6, top + (i + 0.5) * cell, labelW);
   });
   ctx.font = `${font}px ${FONT}`;
   shown.forEach((s, j) => {
@@ -212,7 +228,6 @@ export function render(container, data, sel = {}, callbacks = {}) {
     }
   }
 
-  const target = sel.target;
   if (target && target[0] >= 0 && target[0] < R && target[1] >= 0 && target[1] < C) {
     // the cell a task points at: a dashed ring around it, in the accent colour, on every colour
     const [ti, tj] = target;
@@ -379,6 +394,7 @@ export function render(container, data, sel = {}, callbacks = {}) {
     labels: data.labels,
     rowLabels: data.rowLabels ?? data.labels,
     drawn: { labels, rowLabels },
+    shown: { labels: shown, rowLabels: shownRows }, // the labels written ("": none at that token)
     every, // a label every k-th token (k > 1: the summary names each token's position too)
     matrix,
     vmax,

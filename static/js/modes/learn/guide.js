@@ -7,6 +7,7 @@
 import { el } from "../../core/dom.js";
 import { findTerms, term, terms } from "../../core/glossary.js";
 import { importMath } from "./mathml.js";
+import { meets, placeNote } from "./notespot.js";
 import { articleRows, encodeLearnHash, stepDone, stepLabel, stepsDone, taskLines } from "./progress.js";
 
 /** @typedef {import("../../core/types.js").LearnStep} LearnStep */
@@ -137,7 +138,13 @@ export function render(container, data, selection, callbacks) {
   }
   drawLooks(part(container, "look"), data.looks, callbacks);
   const lines = drawTasks(part(container, "tasks"), step, data.answer, progress, data.tried);
-  drawVerdict(container, lines, data.tried);
+  // Someone else's work (a shared link's lab as it came, another visitor's run): whose it is,
+  // that its answers count for no one, and what makes it the learner's (the server's words).
+  const seen = part(container, "seen");
+  const whose = data.answer?.seen ?? "";
+  if (seen.textContent !== whose) seen.textContent = whose;
+  seen.hidden = !whose;
+  drawVerdict(container, lines, data.tried, whose);
   drawArticle(part(container, "article"), step, data.answer);
   const problem = part(container, "problem");
   if (problem.textContent !== (data.problem ?? "")) problem.textContent = data.problem ?? "";
@@ -274,12 +281,14 @@ function drawLooks(
 }
 
 /**
- * A task's badge: done now, found earlier, done before; else "Not yet" once the learner has
- * tried that task (before, none: its answer says it is not tried yet, or the question only).
+ * A task's badge: done now, found earlier, done before; passed on someone else's work, "Shown"
+ * (it counts for no one: not "Done"); else "Not yet" once the learner has tried that task
+ * (before, none: its answer says it is not tried yet, or the question only).
  * @param {ReturnType<typeof taskLines>[number]} t @param {boolean} answered @param {boolean} tried
  */
 function badgeOf(t, answered, tried) {
   if (t.done) return "Done";
+  if (t.shown) return "Shown";
   if (t.found) return "Done: found earlier";
   if (t.before) return "Done before, not now";
   return answered && tried && t.tried ? "Not yet" : "";
@@ -318,7 +327,7 @@ function drawTasks(
   const drawn = [];
   for (const [i, t] of lines.entries()) {
     const li = /** @type {HTMLElement} */ (list.children[i]);
-    const state = !answer ? "unchecked" : t.done || t.found ? "done" : "todo";
+    const state = !answer ? "unchecked" : t.done || t.found ? "done" : t.shown ? "shown" : "todo";
     li.dataset.state = state;
     li.dataset.before = String(t.before);
     const badge = badgeOf(t, Boolean(answer), tried);
@@ -328,7 +337,7 @@ function drawTasks(
     if (b.textContent !== badge) b.textContent = badge;
     b.hidden = !badge;
     if (s.textContent !== says) s.textContent = says;
-    drawn.push({ n: i + 1, id: t.id, done: t.done || t.found, badge, says: says.trim() });
+    drawn.push({ n: i + 1, id: t.id, done: t.done || t.found, shown: t.shown, badge, says: says.trim() });
   }
   return drawn;
 }
@@ -340,7 +349,7 @@ function drawTasks(
  * @param {ReturnType<typeof taskLines>[number]} t @param {boolean} tried
  */
 export function answerText(t, tried) {
-  const now = t.says && (tried || t.done) ? t.says : "";
+  const now = t.says && (tried || t.done || t.shown) ? t.says : "";
   if (t.found && !t.done)
     return ` You found one earlier, so this task stays done.${now ? ` About the lab now: ${now}` : ""}`;
   if (t.before) return ` You did this task before; what the lab shows now does not pass it${now ? `: ${now}` : "."}`;
@@ -414,11 +423,14 @@ function answeredTask(lines) {
 
 /**
  * What the note says of the task `line`: its number, its answer's words, and where the step
- * stands (all done; or the tasks still to do when this one is done).
- * @param {{n: number, done: boolean, says: string}} line @param {{n: number, done: boolean}[]} lines
+ * stands (all done; or the tasks still to do when this one is done); of a task shown on someone
+ * else's work, whose work it is (`seen`, the server's words) instead.
+ * @param {{n: number, done: boolean, shown?: boolean, says: string}} line
+ * @param {{n: number, done: boolean}[]} lines @param {string} [seen]
  */
-export function verdictWords(line, lines) {
+export function verdictWords(line, lines, seen = "") {
   const which = `Task ${line.n}${lines.length > 1 ? ` of ${lines.length}` : ""}: `;
+  if (line.shown) return `${which}${line.says} ${seen}`.trim();
   const open = lines.filter((l) => !l.done);
   const then = !open.length
     ? lines.length === 1
@@ -435,10 +447,11 @@ export function verdictWords(line, lines) {
  * answered (with where the step stands), at the bottom of the window while that answer is out
  * of it, until dismissed (a new answer shows it again). Not a live region: the task's own
  * answer is announced, once.
- * @param {HTMLElement} container @param {{n: number, id: string, done: boolean, badge: string, says: string}[]} lines
- * @param {boolean} tried
+ * @param {HTMLElement} container
+ * @param {{n: number, id: string, done: boolean, shown: boolean, badge: string, says: string}[]} lines
+ * @param {boolean} tried @param {string} whose whose work the answer is of, when not the learner's
  */
-function drawVerdict(container, lines, tried) {
+function drawVerdict(container, lines, tried, whose) {
   const note = /** @type {HTMLElement | null} */ (
     container.parentElement?.querySelector("[data-role=verdict]") ?? null
   );
@@ -456,6 +469,21 @@ function drawVerdict(container, lines, tried) {
     // Its size followed: new words, a window made narrower (docked) or wider, the Learn mode
     // left (no box at all): the room kept below the lab follows it.
     if (typeof ResizeObserver !== "undefined") new ResizeObserver(() => keepRoom(note)).observe(note);
+    // Its place found again (notespot.js) as the page scrolls, the window is resized or the
+    // focus moves: once a frame, the room following it (the page not scrolled for it here).
+    let queued = false;
+    const again = () => {
+      if (queued || note.hidden) return;
+      queued = true;
+      requestAnimationFrame(() => {
+        queued = false;
+        placeNote(note);
+        setRoom(note);
+      });
+    };
+    addEventListener("scroll", again, { passive: true });
+    addEventListener("resize", again);
+    document.addEventListener("focusin", again);
     part(note, "verdict-close").addEventListener("click", () => {
       verdict.dismissed = verdict.text;
       showVerdict(note);
@@ -478,9 +506,9 @@ function drawVerdict(container, lines, tried) {
   const line = answeredTask(lines);
   verdict.answer = line ? list.querySelector(`[data-task="${line.id}"] .learn-answer`) : null;
   const badge = line?.badge ?? "";
-  const says = line && badge ? verdictWords(line, lines) : "";
+  const says = line && badge ? verdictWords(line, lines, whose) : "";
   verdict.text = tried && badge ? `${badge} ${says}` : "";
-  note.dataset.state = line?.done ? "done" : "todo";
+  note.dataset.state = line?.done ? "done" : line?.shown ? "shown" : "todo";
   part(note, "verdict-badge").textContent = badge;
   part(note, "verdict-says").textContent = says;
   showVerdict(note);
@@ -491,8 +519,9 @@ function showVerdict(note) {
   const inView = verdict.answer ? (verdict.visible.get(verdict.answer) ?? true) : true;
   const was = !note.hidden;
   note.hidden = !verdict.text || inView || verdict.dismissed === verdict.text;
+  const clear = placeNote(note);
   keepRoom(note);
-  if (!note.hidden && !was) uncover(note);
+  if (!note.hidden && !was && !clear) uncover(note);
 }
 
 /**
@@ -505,33 +534,48 @@ export function underNote(r, n) {
 }
 
 /**
- * The note shown (docked along the bottom of a narrow window, or in its corner) covers none
- * of the lab: the page keeps room below the lab as tall as the note
- * reaches up (--verdict-room: the body's padding, the scroll padding that keeps a control
- * reached by Tab above the note), and the control in use, when the note covers it, is scrolled
- * above it.
+ * The room the page keeps for the note shown: below the lab, as tall as the note reaches from
+ * its edge of the window (--verdict-room: the body's padding, the scroll padding that keeps a
+ * control reached by Tab clear of a note at the bottom); at the top, the scroll padding there
+ * too (--verdict-top). Returns the note's box (null: not drawn, the Learn mode left).
  * @param {HTMLElement} note
  */
-function keepRoom(note) {
+function setRoom(note) {
   const n = note.hidden ? null : note.getBoundingClientRect();
-  const drawn = n !== null && n.height > 0; // not drawn: no box (the Learn mode left)
-  const room = drawn ? Math.max(0, Math.ceil(innerHeight - n.top)) : 0;
+  const drawn = n !== null && n.height > 0;
+  const top = drawn && (note.dataset.place ?? "").startsWith("top");
+  const room = drawn ? Math.max(0, Math.ceil(top ? n.bottom : innerHeight - n.top)) : 0;
   document.documentElement.style.setProperty("--verdict-room", `${room}px`);
-  const at = document.activeElement;
-  if (!drawn || !(at instanceof HTMLElement) || at === document.body || note.contains(at)) return;
-  const below = underNote(at.getBoundingClientRect(), n);
-  if (below > 0) scrollBy({ top: below + 8, behavior: "instant" });
+  document.documentElement.style.setProperty("--verdict-top", `${top ? room : 0}px`);
+  return drawn ? n : null;
 }
 
 /**
- * The note just shown covers none of what the step is about (its outlined cards, learn
- * outline()) that it can lift: the covered part of each is scrolled above the note (the room
- * kept below the lab lets it), never taking a card's heading out of the window.
+ * The note shown (in the place notespot.js finds for it) covers none of the lab: the page keeps
+ * room for it (setRoom), and the control in use, were the note to cover it (a note in one line
+ * that found no clear place), is scrolled clear of it.
+ * @param {HTMLElement} note
+ */
+function keepRoom(note) {
+  const n = setRoom(note);
+  const at = document.activeElement;
+  if (!n || !(at instanceof HTMLElement) || at === document.body || note.contains(at)) return;
+  const r = at.getBoundingClientRect();
+  if (!meets(r, n)) return;
+  const top = (note.dataset.place ?? "").startsWith("top");
+  scrollBy({ top: top ? r.top - n.bottom - 8 : underNote(r, n) + 8, behavior: "instant" });
+}
+
+/**
+ * The note just shown, in one line at the bottom where no place left the step's outlined cards
+ * clear (notespot.js), covers none of them that it can lift: the covered part of each is
+ * scrolled above the note (the room kept below the lab lets it), never taking a card's heading
+ * out of the window.
  * @param {HTMLElement} note
  */
 function uncover(note) {
   const n = note.getBoundingClientRect();
-  if (n.height <= 0) return;
+  if (n.height <= 0 || (note.dataset.place ?? "").startsWith("top")) return;
   let by = 0;
   for (const card of document.querySelectorAll(".learn-focus")) {
     const r = card.getBoundingClientRect();

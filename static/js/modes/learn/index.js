@@ -98,7 +98,8 @@ export function createLearn(hooks) {
     /** @type {Set<number>} */ tried: new Set(),
     /** A toy step opened from a Learn link (someone's lab): the key of the check of the
      * link's state, unchanged (null: not asked yet). That check is sent `from_link`, and the
-     * server credits it to no one; the learner's own change is theirs. @type {Map<number, string | null>} */
+     * server credits it to no one (its answer says whose lab it is, `seen`; a task passed there
+     * shows Shown, not Done); the learner's own change is theirs. @type {Map<number, string | null>} */
     linked: new Map(),
     /** The step each run in the Train lab was first seen in (run id -> step n): a run is checked
      * only by the step it was trained (or opened) in, never by the next step it is left in view

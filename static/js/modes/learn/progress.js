@@ -352,22 +352,27 @@ export const stepsDone = (steps, p) => steps.filter((s) => stepDone(p, s)).lengt
  * An answer to show with each task: the check's, or, before one, what to do first.
  * @param {LearnStep} step @param {LearnAnswer | null} answer @param {Progress} p
  * A finding done before stays done (``found``): its check still says what is true of the head in
- * view now.
+ * view now. A task passed on someone else's work (an answer not `credited`: a shared link's lab
+ * as it came, another visitor's run) is `shown`, not done: it counts for no one, unless the
+ * learner did it before (then it is done, as their progress says).
  * @returns {{id: string, prompt: string, hint: string, action: string | null, done: boolean, before: boolean,
- *   found: boolean, says: string, tried: boolean}[]}
+ *   found: boolean, shown: boolean, says: string, tried: boolean}[]}
  */
 export function taskLines(step, answer, p) {
   return step.tasks.map((t) => {
     const got = answer?.tasks.find((a) => a.id === t.id) ?? null;
-    const before = !got?.done && taskDone(p, step.id, t.id);
+    const had = taskDone(p, step.id, t.id);
+    const before = !got?.done && had;
+    const shown = Boolean(got?.done) && answer?.credited === false && !had;
     return {
       id: t.id,
       prompt: t.prompt,
       hint: t.hint,
       action: t.action ?? null,
-      done: Boolean(got?.done),
+      done: Boolean(got?.done) && !shown,
       before: before && !t.finding,
       found: before && t.finding,
+      shown,
       says: got ? got.says : "",
       // Whether the learner has tried this task (changed a part of the lab it reads): until
       // then its answer says only that it is not started, and it has no "Not yet".

@@ -10,6 +10,28 @@ const $ = byId;
 const MATRIX_TITLES = { q: "W_Q (query)", k: "W_K (key)", v: "W_V (value)", o: "W_O (output)" };
 
 /**
+ * A weight cell's accessible name, by its axes as the table names its cells ("banana, fruit"):
+ * "W_Q, grammar row, fruit column". A row of W_Q, W_K or W_V is an input axis and a column
+ * the head's dimension it makes (with several heads, "(head 2)"); W_O's rows are the heads'
+ * outputs joined and its columns the axes. An axis without a name is its dimension ("dimension
+ * 3"), one named twice says which ("fruit (dimension 2)").
+ * @param {string} name "q", "k", "v" or "o" @param {string[]} axes @param {number} heads
+ * @param {number} i the row @param {number} j the column
+ */
+export function weightName(name, axes, heads, i, j) {
+  const axis = (/** @type {number} */ c) => {
+    const a = axes[c]?.trim() || `dimension ${c + 1}`;
+    return axes.filter((x) => x.trim() === axes[c]?.trim()).length > 1 ? `${a} (dimension ${c + 1})` : a;
+  };
+  const size = Math.max(1, Math.floor(axes.length / Math.max(1, heads)));
+  const head = (/** @type {number} */ c) => (heads > 1 ? ` (head ${Math.floor(c / size) + 1})` : "");
+  const title = `W_${name.toUpperCase()}`;
+  return name === "o"
+    ? `${title}, ${axis(i)} row${head(i)}, ${axis(j)} column`
+    : `${title}, ${axis(i)} row, ${axis(j)} column${head(j)}`;
+}
+
+/**
  * createControls({getState, getLimits, onEdit, onPreset}). onEdit() after the config changed;
  * onPreset(preset) when one is picked (or Reset).
  */
@@ -75,6 +97,17 @@ export function createControls({ getState, getLimits, onEdit, onPreset }) {
     $("cfg-positional-note").hidden = !(cfg.positional === "rope" && d / cfg.heads === 1);
     if (document.activeElement !== f.seed) f.seed.value = String(cfg.seed);
     if (weights || weightsBox.hidden !== (cfg.projections !== "custom")) renderWeights();
+    nameWeights();
+  }
+
+  /** The weights' accessible names again (axes renamed, heads changed). */
+  function nameWeights() {
+    const s = getState();
+    for (const input of /** @type {NodeListOf<HTMLInputElement>} */ (weightsBox.querySelectorAll("input"))) {
+      const name = /** @type {HTMLElement} */ (input.closest("table")).dataset.matrix ?? "";
+      const label = weightName(name, s.axes, s.config.heads, Number(input.dataset.i), Number(input.dataset.j));
+      if (input.getAttribute("aria-label") !== label) input.setAttribute("aria-label", label);
+    }
   }
 
   function renderWeights() {
@@ -106,7 +139,6 @@ export function createControls({ getState, getLimits, onEdit, onPreset }) {
             input.value = cellText(v);
             input.dataset.i = i;
             input.dataset.j = j;
-            input.setAttribute("aria-label", `${MATRIX_TITLES[name]} row ${i + 1} column ${j + 1}`);
             tr.insertCell().append(input);
           });
         });
