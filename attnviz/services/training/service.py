@@ -432,8 +432,9 @@ class TrainService:
         One this process does not hold is looked for in the store (another replica's, finished
         since this one started)."""
         run = self.runs.get(run_id) or self._reread(run_id)
-        if run is None and self._unended(run_id) and self._take_orphans():
-            run = self.runs.get(run_id)  # its holder had gone: taken over
+        if run is None and self._unended(run_id):
+            self._take_orphans()  # after the watcher's, if it was taking them over meanwhile
+            run = self.runs.get(run_id)  # its holder had gone: taken over, here or by it
         if run is None:
             raise self._gone(run_id)
         return run
@@ -714,9 +715,9 @@ class TrainService:
         waiting = 0
         for row in rows:
             if row.id in ids:
-                if (run := self._load(row)) is not None:
-                    with self.lock:
-                        self.runs.setdefault(run.id, run)
+                # Read in as a reader would (``_adopt``: one at a time, once): a page asking for
+                # it meanwhile finds it ended in the store and reads it in too.
+                self._adopt(row)
             elif self._take_over(row):
                 waiting += self._requeue(row)
         if ids or waiting:
