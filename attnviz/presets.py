@@ -118,7 +118,7 @@ def _large_d_words(table: list[list[float]]) -> str:
     return (
         f"A table of {len(table)} related tokens in {d} dimensions: their dot products run "
         f"{readable_span(min(dots), max(dots))}. With the scaling on, each score is divided by "
-        f"sqrt({d}) = {readable(math.sqrt(d))}. With the scaling off, what does the softmax "
+        f"√{d} = {readable(math.sqrt(d))}. With the scaling off, what does the softmax "
         "make of the scores?"
     )
 
@@ -259,7 +259,7 @@ def presets() -> list[Preset]:
         ),
         Preset(
             id="large-d",
-            name="Why divide by sqrt(d)",
+            name="Why divide by √d",
             about=_large_d_words(large_d),
             source=f"The softmax and sqrt(d) section of {ARTICLE}; the table is attnviz's own.",
             tokens=[f"t{t + 1}" for t in range(len(large_d))],

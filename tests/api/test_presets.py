@@ -95,7 +95,7 @@ def test_the_large_d_words_are_its_tables_numbers(by_id):
     dots = [math.fsum(a * b for a, b in zip(p, q, strict=True)) for p in x for q in x]
     assert f"{len(x)} related tokens in {d} dimensions" in about, about
     assert f"dot products run from {readable(min(dots))} to {readable(max(dots))}." in about
-    assert f"divided by sqrt({d}) = {readable(math.sqrt(d))}." in about
+    assert f"divided by √{d} = {readable(math.sqrt(d))}." in about
     # Step 3 opens on it, its task to make a weight pass 0.9 with the scaling off: the words ask
     # what the softmax does then, and never say it (issue 41).
     assert about.endswith("?") and "one-hot" not in about

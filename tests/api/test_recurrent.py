@@ -94,7 +94,7 @@ def test_a_comparison_runs_to_its_claims_and_gives_the_numbers_compare_gives():
 
 def test_the_options_name_the_tasks_and_the_servers_slots():
     with served(make_app(train_slots=3)) as url:
-        o = httpx.get(f"{url}/api/recurrent/options").json()
+        o = httpx.get(f"{url}/api/recurrent/options", timeout=60).json()
     assert [t["name"] for t in o["tasks"]] == list(R.SETUPS) == list(typing.get_args(RecurrentTask))
     assert o["default"] == "copy" and o["slots"] == 3 and o["max_seed"] == 2**31 - 1
     assert o["lengths"] == [4, 8, 16, 32]
@@ -134,17 +134,20 @@ def test_a_busy_server_answers_503_and_a_comparison_stops_at_the_time_limit():
 )
 def test_a_request_over_a_bound_is_refused_naming_the_field(settings, body, field, rule):
     with served(make_app(**settings)) as url:
-        r = httpx.post(f"{url}/api/recurrent", json=body)
+        r = httpx.post(f"{url}/api/recurrent", json=body, timeout=60)
         assert r.status_code == 422, r.text
         message = r.json()["message"]
         assert message.startswith(f"{field}: ") and rule in message, message
         assert "ATTNVIZ_" not in message  # a learner reads it: never a setting's name
-        assert httpx.get(f"{url}/healthz").status_code == 200
+        assert httpx.get(f"{url}/healthz", timeout=60).status_code == 200
 
 
 @pytest.mark.slow
 def test_a_comparison_that_is_gone_is_a_404_and_never_another_one():
-    with served(make_app(train_keep_runs=1)) as url, httpx.Client(base_url=url) as client:
+    with (
+        served(make_app(train_keep_runs=1)) as url,
+        httpx.Client(base_url=url, timeout=60) as client,
+    ):
         first = start(client, task="copy")["id"]
         wait(client, first)
         second = start(client, task="copy", seed=1)["id"]

@@ -83,13 +83,16 @@ def test_step_12s_heatmap_labels_the_tokens_its_summary_names(page, live_server)
                 assert found, drawn["summary"]  # thinned: the summary gives positions
                 query, i, key, j = found[1], int(found[2]) - 1, found[3], int(found[4]) - 1
                 thinned += i % every != 0 or j % every != 0
-                # The query's label left of its row, the key's below its column.
+                # The query's label left of its row, the key's below its column (the axes'
+                # titles, "query" and "key", are written at the middle row and column: not
+                # labels; the run's tokens are single letters).
                 row_y = geo["top"] + (i + 0.5) * geo["cell"]
                 col_x = geo["left"] + (j + 0.5) * geo["cell"]
-                rows = [t for t in texts if t["x"] <= geo["left"] and abs(t["y"] - row_y) < 0.5]
+                labels = [t for t in texts if t["text"] not in ("query", "key")]
+                rows = [t for t in labels if t["x"] <= geo["left"] and abs(t["y"] - row_y) < 0.5]
                 cols = [
                     t
-                    for t in texts
+                    for t in labels
                     if abs(t["x"] - col_x) < 0.5 and t["y"] > geo["top"] + geo["tall"]
                 ]
                 assert [t["text"] for t in rows] == [query], (width, layer, head, drawn)

@@ -9,6 +9,7 @@ import { exact, readable, readableCell, readableProse } from "../core/numbers.js
 import { nested } from "../core/compact.js";
 import { plotlyOf } from "../core/plotly.js";
 import {
+  FONT,
   MASKED_GREY,
   SCORE_LUT,
   SCORE_SCALE,
@@ -110,12 +111,14 @@ async function drawFitted(el, traces, tokens, title, cells, filename) {
   };
   const texts = (/** @type {number} */ size) => (cells ? cellTexts(cells.z, cells.lutIndex, cells.lut, size) : []);
   const guess = font();
-  await draw(el, traces, layoutFor(tokens, head, texts(guess)), filename);
+  await draw(el, traces, layoutFor(tokens, head, texts(guess), cellSize(el, n).w), filename);
   // A newer draw of el started while this one was drawn (a newer trace, a resize): it owns the
   // plot, and this draw's second pass, with its older data, must not land over it.
   if (fitted.__fit !== fit) return;
   const size = font();
-  if (size !== guess) await draw(el, traces, layoutFor(tokens, head, texts(size)), filename);
+  const angle = keyTickAngle(tokens, cellSize(el, n).w);
+  const relaid = size !== guess || angle !== /** @type {any} */ (el).layout?.xaxis?.tickangle;
+  if (relaid) await draw(el, traces, layoutFor(tokens, head, texts(size), cellSize(el, n).w), filename);
   if (fitted.__fit !== fit) return;
   el.dataset.cellFont = String(size); // the size the cells are written in, 0: not written
 }
@@ -187,14 +190,52 @@ function cellSize(el, n) {
   return { w: Math.max(0, el.clientWidth - 190) / n, h: Math.max(0, el.clientHeight - 130) / n };
 }
 
-/** @param {string[]} tokens @param {{text: string, lines: number}} title @param {object[]} annotations */
-function layoutFor(tokens, title, annotations) {
+const TICK_EM = 0.62; // a tick label's character width, at most about, in em of its font
+/** @type {CanvasRenderingContext2D | null | undefined} */
+let measurer;
+
+/**
+ * A tick label's width in pixels: measured in the plot's font where there is a page, else
+ * estimated (TICK_EM a character).
+ * @param {string} text @param {number} size the font's size in pixels
+ */
+function labelWidth(text, size) {
+  if (measurer === undefined) {
+    const page = typeof document !== "undefined";
+    measurer = page ? document.createElement("canvas").getContext("2d") : null;
+  }
+  if (!measurer) return text.length * TICK_EM * size;
+  measurer.font = `${size}px ${FONT}`;
+  return measurer.measureText(text).width;
+}
+
+/**
+ * The key axis's label angle: level where every token's label fits its column, else slanted
+ * (past 12 tokens always: their font is smaller, their columns narrow).
+ * @param {string[]} tokens @param {number} columnWidth one column's width in pixels
+ */
+export function keyTickAngle(tokens, columnWidth) {
+  if (tokens.length > 12) return -60;
+  const size = tokenAxis(tokens).tickfont.size;
+  const widest = Math.max(0, ...tokens.map((t) => labelWidth(plotToken(t), size)));
+  return widest <= columnWidth - 4 ? 0 : -60;
+}
+
+/**
+ * @param {string[]} tokens @param {{text: string, lines: number}} title @param {object[]} annotations
+ * @param {number} columnWidth one column's width in pixels
+ */
+function layoutFor(tokens, title, annotations, columnWidth) {
   return baseLayout({
     annotations,
     title: { text: title.text, font: { size: TITLE_PX }, x: 0.02, xanchor: "left" },
     plot_bgcolor: MASKED_GREY, // masked cells are gaps: they show this grey
     margin: { l: 80, r: 10, t: title.lines > 1 ? 58 : 40, b: 70 },
-    xaxis: tokenAxis(tokens, { title: { text: "key" }, automargin: true, tickangle: tokens.length > 12 ? -60 : 0 }),
+    xaxis: tokenAxis(tokens, {
+      title: { text: "key" },
+      automargin: true,
+      tickangle: keyTickAngle(tokens, columnWidth),
+    }),
     yaxis: tokenAxis(tokens, { title: { text: "query" }, autorange: "reversed", automargin: true }),
   });
 }
