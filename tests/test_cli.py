@@ -56,14 +56,14 @@ def served(tiny_gpt2_dir):
 
 
 def test_serve_answers_over_http(served):
-    assert httpx.get(f"{served}/healthz").json()["device"] == "cpu"
-    page = httpx.get(f"{served}/")
+    assert httpx.get(f"{served}/healthz", timeout=60).json()["device"] == "cpu"
+    page = httpx.get(f"{served}/", timeout=60)
     assert page.status_code == 200 and "text/html" in page.headers["content-type"]
-    first = httpx.get(f"{served}/api/presets").json()["presets"][0]
+    first = httpx.get(f"{served}/api/presets", timeout=60).json()["presets"][0]
     body = {k: first[k] for k in ("tokens", "axes", "embeddings")}
-    t = httpx.post(f"{served}/api/trace", json=body).json()
+    t = httpx.post(f"{served}/api/trace", json=body, timeout=60).json()
     assert [round(v, 2) for v in t["hidden_states"][1][1]] == [0.21, 0.42, 0.39]
-    bad = httpx.post(f"{served}/api/trace", json={**body, "config": {"heads": 2}})
+    bad = httpx.post(f"{served}/api/trace", json={**body, "config": {"heads": 2}}, timeout=60)
     assert (
         bad.status_code == 422 and bad.json()["message"] == "config.heads: 2 does not divide d = 3"
     )
@@ -88,16 +88,20 @@ def test_unknown_device_is_refused_at_start():
 
 
 def test_model_flag_adds_a_folder_and_text_traces_answer(served):
-    models = httpx.get(f"{served}/api/models").json()
+    models = httpx.get(f"{served}/api/models", timeout=60).json()
     assert [m["name"] for m in models["models"]] == [
         "all-MiniLM-L6-v2",
         "charlm-pydoc",
         "tiny-gpt2",
     ]
-    t = httpx.post(f"{served}/api/trace", json={"model": "tiny-gpt2", "text": "a bank"}).json()
+    t = httpx.post(
+        f"{served}/api/trace", json={"model": "tiny-gpt2", "text": "a bank"}, timeout=60
+    ).json()
     assert t["mode"] == "text" and "".join(t["tokens"]) == "a bank"
     t = httpx.post(
-        f"{served}/api/trace", json={"model": "all-MiniLM-L6-v2", "text": "I sat on the river bank"}
+        f"{served}/api/trace",
+        json={"model": "all-MiniLM-L6-v2", "text": "I sat on the river bank"},
+        timeout=60,
     ).json()
     assert t["tokens"] == ["[CLS]", "i", "sat", "on", "the", "river", "bank", "[SEP]"]
 

@@ -51,9 +51,11 @@ def test_the_trailing_slash_redirect_is_relative_whatever_the_host_header(url):
         assert status == 307
         assert headers["location"] == "/api/train?a=1&b=2"
     # And where the route has no slash, the same the other way round; followed, it answers.
-    r = httpx.get(f"{url}/api/models/", headers={"Host": "evil.example"}, follow_redirects=False)
+    r = httpx.get(
+        f"{url}/api/models/", headers={"Host": "evil.example"}, follow_redirects=False, timeout=60
+    )
     assert r.status_code == 307 and r.headers["location"] == "/api/models"
-    assert httpx.get(f"{url}/api/train/", follow_redirects=True).status_code == 200
+    assert httpx.get(f"{url}/api/train/", follow_redirects=True, timeout=60).status_code == 200
     # A path no route takes, with or without the slash, is a plain 404.
     status, headers = raw(
         url, b"GET //evil.example/ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
@@ -65,7 +67,7 @@ def test_the_trailing_slash_redirect_is_relative_whatever_the_host_header(url):
 
 
 def secure_cookie(base: str, headers: dict[str, str]) -> bool:
-    r = httpx.get(f"{base}/healthz", headers=headers)
+    r = httpx.get(f"{base}/healthz", headers=headers, timeout=60)
     cookie = r.headers["set-cookie"]
     return "secure" in [a.strip().lower() for a in cookie.split(";")]
 
@@ -94,7 +96,7 @@ def test_x_forwarded_for_names_the_client_only_from_an_allowed_proxy():
         app.get("/seen")(seen)
         app.add_middleware(TrustedProxies, allowed=allowed)
         with served(app) as base:
-            got = httpx.get(f"{base}/seen", headers=forwarded).json()
+            got = httpx.get(f"{base}/seen", headers=forwarded, timeout=60).json()
         assert got == {
             "client": expected,
             "scheme": "https" if expected != "127.0.0.1" else "http",
@@ -114,7 +116,7 @@ def template(path: str) -> re.Pattern[str]:
 
 
 def test_options_lists_every_method_a_path_takes(url):
-    spec = httpx.get(f"{url}/openapi.json").json()["paths"]
+    spec = httpx.get(f"{url}/openapi.json", timeout=60).json()["paths"]
     assert len(spec) > 10
     # Each path of the spec as a pattern: /api/train/options is also /api/train/{run_id}.
     patterns = {p: template(p) for p in spec}
@@ -122,30 +124,35 @@ def test_options_lists_every_method_a_path_takes(url):
         concrete = re.sub(r"\{[^}]+\}", "x1", path)
         methods = {m.upper() for p, ops in spec.items() if patterns[p].match(concrete) for m in ops}
         expected = methods | {"OPTIONS"} | ({"HEAD"} if "GET" in methods else set())
-        r = httpx.options(f"{url}{concrete}")
+        r = httpx.options(f"{url}{concrete}", timeout=60)
         assert r.status_code == 204, path
         assert set(allow(r)) == expected, path
     # The paths of the issue, in Allow's order.
-    assert allow(httpx.options(f"{url}/api/train")) == ["GET", "HEAD", "POST", "OPTIONS"]
-    r = httpx.options(f"{url}/api/train/abc")
+    assert allow(httpx.options(f"{url}/api/train", timeout=60)) == [
+        "GET",
+        "HEAD",
+        "POST",
+        "OPTIONS",
+    ]
+    r = httpx.options(f"{url}/api/train/abc", timeout=60)
     assert allow(r) == ["GET", "HEAD", "PATCH", "DELETE", "OPTIONS"]
     assert r.headers["x-content-type-options"] == "nosniff"  # the security headers too
-    assert allow(httpx.options(f"{url}/")) == ["GET", "HEAD", "OPTIONS"]
+    assert allow(httpx.options(f"{url}/", timeout=60)) == ["GET", "HEAD", "OPTIONS"]
     # A path nothing takes is still a 404.
-    assert httpx.options(f"{url}/api/nothing").status_code == 404
+    assert httpx.options(f"{url}/api/nothing", timeout=60).status_code == 404
 
 
 def test_a_405_names_every_method_the_path_takes(url):
-    r = httpx.put(f"{url}/api/train", json={})
+    r = httpx.put(f"{url}/api/train", json={}, timeout=60)
     assert r.status_code == 405
     assert allow(r) == ["GET", "HEAD", "POST", "OPTIONS"]
-    r = httpx.post(f"{url}/api/train/abc", json={})
+    r = httpx.post(f"{url}/api/train/abc", json={}, timeout=60)
     assert r.status_code == 405 and allow(r) == ["GET", "HEAD", "PATCH", "DELETE", "OPTIONS"]
-    assert allow(httpx.get(f"{url}/api/trace")) == ["POST", "OPTIONS"]
+    assert allow(httpx.get(f"{url}/api/trace", timeout=60)) == ["POST", "OPTIONS"]
     # A static file (a mount's, which routes the request on): read only.
-    static = re.search(r'"(/static/[^"]+)"', httpx.get(f"{url}/").text)
+    static = re.search(r'"(/static/[^"]+)"', httpx.get(f"{url}/", timeout=60).text)
     assert static is not None
-    r = httpx.post(f"{url}{static.group(1)}")
+    r = httpx.post(f"{url}{static.group(1)}", timeout=60)
     assert r.status_code == 405 and allow(r) == ["GET", "HEAD", "OPTIONS"]
 
 
@@ -170,38 +177,38 @@ def test_a_405_names_every_method_the_path_takes(url):
     ],
 )  # fmt: skip
 def test_a_boolean_is_no_number(url, path, body, message):
-    r = httpx.post(f"{url}{path}", json=body)
+    r = httpx.post(f"{url}{path}", json=body, timeout=60)
     assert r.status_code == 422, r.text
     assert r.json()["message"] == message
 
 
 def test_a_number_is_still_a_number(url):
-    r = httpx.post(f"{url}/api/trace", json={**TOY, "config": {"seed": 3, "layers": 1}})
+    r = httpx.post(f"{url}/api/trace", json={**TOY, "config": {"seed": 3, "layers": 1}}, timeout=60)
     assert r.status_code == 200, r.text
     assert r.json()["embeddings"] == [[1.0, 0.0], [0.5, 0.5]]
-    r = httpx.post(f"{url}/api/trace", json={**TOY, "embeddings": [[1, 0], [2, 3]]})
+    r = httpx.post(f"{url}/api/trace", json={**TOY, "embeddings": [[1, 0], [2, 3]]}, timeout=60)
     assert r.status_code == 200 and r.json()["embeddings"] == [[1.0, 0.0], [2.0, 3.0]]
 
 
 def test_a_trace_body_of_neither_kind_says_what_is_needed(url):
     for body in ({"seed": False}, {}, {"config": {"layers": 1}}):
-        r = httpx.post(f"{url}/api/trace", json=body)
+        r = httpx.post(f"{url}/api/trace", json=body, timeout=60)
         assert r.status_code == 422
         assert r.json()["message"] == (
             'body: one of "model" or "tokens" is needed: "model" (with "text") for a pretrained '
             'model, "tokens" (with "embeddings") for a toy table'
         )
-    r = httpx.post(f"{url}/api/export", json={"trace": {"layer": 0}})
+    r = httpx.post(f"{url}/api/export", json={"trace": {"layer": 0}}, timeout=60)
     assert r.status_code == 422
     assert r.json()["message"].startswith('trace: one of "model" or "tokens" is needed')
     # One kind's missing field is still named as such.
-    r = httpx.post(f"{url}/api/trace", json={"embeddings": TOY["embeddings"]})
+    r = httpx.post(f"{url}/api/trace", json={"embeddings": TOY["embeddings"]}, timeout=60)
     assert r.json()["message"] == "tokens: Field required"
 
 
 def test_a_query_parameter_in_the_body_is_said_to_be_one(url):
     for body in ({"model": "x", "text": "a b", "layer": 0}, {**TOY, "head": 1}):
-        r = httpx.post(f"{url}/api/trace?layer=0", json=body)
+        r = httpx.post(f"{url}/api/trace?layer=0", json=body, timeout=60)
         assert r.status_code == 422
         name = next(k for k in ("layer", "head") if k in body)
         assert r.json()["message"] == (
@@ -210,7 +217,7 @@ def test_a_query_parameter_in_the_body_is_said_to_be_one(url):
         )
         assert r.json()["detail"][0]["loc"] == ["body", name]
     # A field no request has is refused as before.
-    r = httpx.post(f"{url}/api/trace", json={**TOY, "colour": 1})
+    r = httpx.post(f"{url}/api/trace", json={**TOY, "colour": 1}, timeout=60)
     assert r.json()["message"] == "colour: Extra inputs are not permitted"
 
 
@@ -231,6 +238,8 @@ def test_the_client_says_nothing_answers_at_a_url():
 
 
 def test_the_client_still_reaches_a_server_that_answers(url):
-    assert attnviz.Client(url).models() == httpx.get(f"{url}/api/models").json()["models"]
+    assert (
+        attnviz.Client(url).models() == httpx.get(f"{url}/api/models", timeout=60).json()["models"]
+    )
     with pytest.raises(attnviz.TraceError, match="^404: "):  # a refusal is the server's word
         attnviz.Client(url).trace(model="no-such-model", text="a b")

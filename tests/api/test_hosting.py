@@ -81,7 +81,9 @@ def test_a_streamed_large_body_gets_413(capped):
 
 
 def test_a_body_under_the_cap_goes_through(capped):
-    r = httpx.post(f"{capped}/api/trace", json={"model": BUILTIN_NAME, "text": "a" * 3000})
+    r = httpx.post(
+        f"{capped}/api/trace", json={"model": BUILTIN_NAME, "text": "a" * 3000}, timeout=60
+    )
     assert r.status_code == 200
 
 
@@ -144,7 +146,10 @@ def test_a_crowd_gets_503_with_retry_after_at_once(capped):
 @pytest.mark.slow
 def test_a_cached_trace_is_served_while_misses_are_refused(capped):
     cached = {"model": BUILTIN_NAME, "text": long_text(500, 1000)}
-    assert httpx.post(f"{capped}/api/trace?fields=entropy_mean", json=cached).status_code == 200
+    assert (
+        httpx.post(f"{capped}/api/trace?fields=entropy_mean", json=cached, timeout=60).status_code
+        == 200
+    )
 
     def miss(i: int) -> int:
         body = {"model": BUILTIN_NAME, "text": long_text(500, 2000 + i)}
@@ -179,7 +184,7 @@ def test_a_request_over_the_time_limit_is_refused_before_or_gets_503(minilm_dir)
         assert r.status_code == 503, r.text
         assert int(r.headers["retry-after"]) >= 1
         assert "limit of 0.05 s" in r.json()["message"]
-        assert httpx.get(f"{url}/healthz").status_code == 200  # and the server goes on
+        assert httpx.get(f"{url}/healthz", timeout=60).status_code == 200  # and the server goes on
 
 
 # -- headers ----------------------------------------------------------------------------------

@@ -167,7 +167,9 @@ def test_b_cannot_cancel_or_list_as_run_but_opens_it_and_the_operator_shares_it(
 def test_the_operator_cancels_a_running_run_and_its_token_is_compared_whole(tmp_path):
     with visitors(make_app(tmp_path), n=1) as (url, (a,), op):
         run = a.post("/api/train", json={"arch": TINY, "opt": {"steps": 5000}}).json()["id"]
-        with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {OPERATOR}x"}) as near:
+        with httpx.Client(
+            base_url=url, headers={"Authorization": f"Bearer {OPERATOR}x"}, timeout=60
+        ) as near:
             assert near.delete(f"/api/train/{run}").status_code == 404
             assert listed(near) == {}
         r = op.delete(f"/api/train/{run}")
@@ -181,7 +183,7 @@ def test_without_an_admin_token_there_is_no_operator(tmp_path):
     with served(app) as url, httpx.Client(base_url=url, timeout=60) as a:
         run = a.post("/api/train", json={"arch": TINY, "opt": {"steps": 5000}}).json()["id"]
         for header in ("Bearer", "Bearer none", f"Bearer {OPERATOR}"):
-            with httpx.Client(base_url=url, headers={"Authorization": header}) as empty:
+            with httpx.Client(base_url=url, headers={"Authorization": header}, timeout=60) as empty:
                 assert empty.delete(f"/api/train/{run}").status_code == 404
                 assert empty.post(f"/api/train/{run}/share").status_code == 404
         assert a.delete(f"/api/train/{run}").status_code == 200
@@ -194,7 +196,9 @@ def test_the_bearer_token_a_start_answers_is_its_visitor(tmp_path):
         run, token = r.json()["id"], r.json()["token"]
         assert token == a.cookies[COOKIE]  # the signed visitor value itself
         # A client that keeps no cookie of A's: with the token it is A.
-        with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}) as api:
+        with httpx.Client(
+            base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=60
+        ) as api:
             assert listed(api)[run]["yours"] is True
             assert api.delete(f"/api/train/{run}").status_code == 200
         # A token broken by one character is no one's: a new visitor, who gets 404. (Not its
@@ -202,7 +206,9 @@ def test_the_bearer_token_a_start_answers_is_its_visitor(tmp_path):
         # alone reads back as the same signature.)
         k = len(token) - 5
         broken = token[:k] + ("A" if token[k] != "A" else "B") + token[k + 1 :]
-        with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {broken}"}) as other:
+        with httpx.Client(
+            base_url=url, headers={"Authorization": f"Bearer {broken}"}, timeout=60
+        ) as other:
             assert listed(other) == {}
             assert other.delete(f"/api/train/{run}").status_code == 404
         assert ended(a, f"/api/train/{run}")["state"] == "cancelled"
@@ -224,13 +230,16 @@ def test_a_forged_or_tampered_cookie_is_a_new_visitor_not_an_error(tmp_path):
             raw[COOKIE] = value
             header = raw.output(header="", attrs=[]).strip()
             for path in ("/api/train", "/", "/api/models"):
-                r = httpx.get(f"{url}{path}", headers={"Cookie": header})
+                r = httpx.get(f"{url}{path}", headers={"Cookie": header}, timeout=60)
                 assert r.status_code == 200, (value, path, r.text)
                 fresh = set_cookie(r)
                 assert fresh is not None and fresh.value not in (value, real), (value, path)
-            assert httpx.get(f"{url}/api/train", headers={"Cookie": header}).json()["runs"] == []
+            assert (
+                httpx.get(f"{url}/api/train", headers={"Cookie": header}, timeout=60).json()["runs"]
+                == []
+            )
         # The real one is A still: no new cookie, and its run.
-        r = httpx.get(f"{url}/api/train", cookies={COOKIE: real})
+        r = httpx.get(f"{url}/api/train", cookies={COOKIE: real}, timeout=60)
         assert set_cookie(r) is None and [x["id"] for x in r.json()["runs"]] == [run]
 
 
@@ -238,21 +247,26 @@ def test_a_forged_or_tampered_cookie_is_a_new_visitor_not_an_error(tmp_path):
 def test_the_cookie_is_httponly_samesite_strict_and_secure_only_over_https(tmp_path):
     app = make_app(tmp_path)
     with served(app) as url:
-        plain = set_cookie(httpx.get(f"{url}/"))
+        plain = set_cookie(httpx.get(f"{url}/", timeout=60))
         assert plain is not None and len(plain.value) > 22  # 128 bits and a signature
         assert plain["httponly"] and plain["samesite"] == "Strict" and plain["path"] == "/"
         assert not plain["secure"] and int(plain["max-age"]) > 30 * 24 * 3600
-        proxied = set_cookie(httpx.get(f"{url}/api/train", headers={"X-Forwarded-Proto": "https"}))
+        proxied = set_cookie(
+            httpx.get(f"{url}/api/train", headers={"X-Forwarded-Proto": "https"}, timeout=60)
+        )
         assert proxied is not None and proxied["secure"] and proxied["httponly"]
         assert proxied["samesite"] == "Strict"
         # Two visitors are two ids.
         assert proxied.value != plain.value
         # A cross-site navigation comes without the (Strict) cookie: none is set over it.
-        assert set_cookie(httpx.get(f"{url}/", headers={"Sec-Fetch-Site": "cross-site"})) is None
+        assert (
+            set_cookie(httpx.get(f"{url}/", headers={"Sec-Fetch-Site": "cross-site"}, timeout=60))
+            is None
+        )
         # Nor on the static files, which caches keep.
-        page = httpx.get(f"{url}/").text
+        page = httpx.get(f"{url}/", timeout=60).text
         asset = re.search(r'"(/static/[^"]+)"', page)
-        assert asset and set_cookie(httpx.get(f"{url}{asset.group(1)}")) is None
+        assert asset and set_cookie(httpx.get(f"{url}{asset.group(1)}", timeout=60)) is None
     with TestClient(app, base_url="https://testserver") as tls:
         secure = set_cookie(tls.get("/healthz"))
         assert secure is not None and secure["secure"] and secure["samesite"] == "Strict"
@@ -299,7 +313,9 @@ def test_a_comparison_is_its_starters_to_cancel_and_anyones_to_read(tmp_path):
         assert a.get(f"/api/recurrent/{run}").json()["can_cancel"] is True
         assert op.get(f"/api/recurrent/{run}").json()["can_cancel"] is True
         # Its starter's bearer token cancels it, from a client with no cookie of A's.
-        with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}) as api:
+        with httpx.Client(
+            base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=60
+        ) as api:
             assert api.delete(f"/api/recurrent/{run}").status_code == 200
         state = ended(b, f"/api/recurrent/{run}")
         assert state["state"] == "cancelled" and state["reason"] == "cancelled"

@@ -28,7 +28,7 @@ def test_a_llama_style_model_in_sentence_mode(page, llama_server):
     open_sentence(page, llama_server + "/", TEXT)
     assert page.locator("#s-model-info").text_content().startswith("LLAMA · 2 layers × 4 heads")
     trace = httpx.post(
-        f"{llama_server}/api/trace", json={"model": "tiny-llama", "text": TEXT}
+        f"{llama_server}/api/trace", json={"model": "tiny-llama", "text": TEXT}, timeout=60
     ).json()
     assert " animal" in trace["tokens"] and "\u2581" not in "".join(trace["tokens"])
     page.select_option("#qk-head", "2")  # head 3 of 4: key/value head 2 of 2

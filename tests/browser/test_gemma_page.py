@@ -45,7 +45,9 @@ def gemma_server(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def trace(gemma_server) -> dict:
-    response = httpx.post(f"{gemma_server}/api/trace", json={"model": NAME, "text": TEXT})
+    response = httpx.post(
+        f"{gemma_server}/api/trace", json={"model": NAME, "text": TEXT}, timeout=60
+    )
     assert response.status_code == 200, response.text
     return response.json()
 

@@ -355,7 +355,9 @@ def test_no_model_installed_says_in_words_that_its_host_can_install_one(page):
         install = page.locator("#s-install")
         install.wait_for(state="visible")
         said = install.text_content()
-        assert said == httpx.get(url + "/api/models").json()["install"] == BUILTIN_MISSING
+        assert (
+            said == httpx.get(url + "/api/models", timeout=60).json()["install"] == BUILTIN_MISSING
+        )
         assert said.startswith("This server has no model for sentences. Its host can install")
         assert "pip" not in said and "install --" not in said
         assert page.locator("#s-text").is_disabled()

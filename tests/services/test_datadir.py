@@ -90,10 +90,12 @@ def not_private(root: Path) -> dict[str, str]:
 
 def train_one(base: str) -> str:
     """A tiny run over HTTP, to its end: its id."""
-    r = httpx.post(f"{base}/api/train", json={"arch": TINY, "opt": {"steps": 4}, "checkpoints": 2})
+    r = httpx.post(
+        f"{base}/api/train", json={"arch": TINY, "opt": {"steps": 4}, "checkpoints": 2}, timeout=60
+    )
     assert r.status_code == 202, r.text
     run_id, cookies = r.json()["id"], r.cookies
-    state = until(lambda: httpx.get(f"{base}/api/train/{run_id}", cookies=cookies).json(),
+    state = until(lambda: httpx.get(f"{base}/api/train/{run_id}", cookies=cookies, timeout=60).json(),
                   lambda s: s["state"] not in ("queued", "running"), "the run ending")  # fmt: skip
     assert state["state"] == "done", state
     return run_id
@@ -124,7 +126,7 @@ def test_an_older_servers_files_are_made_private_when_opened(tmp_path):
         assert not_private(data) != {}
         with served(create_app(Settings(device="cpu", builtin_model=False, data_dir=data))) as b:
             assert stat.S_IMODE(data.stat().st_mode) == 0o700  # at start
-            runs = httpx.get(f"{b}/api/train").json()["runs"]  # the store opened
+            runs = httpx.get(f"{b}/api/train", timeout=60).json()["runs"]  # the store opened
             assert run_id not in [r["id"] for r in runs]  # another visitor's: not listed
-            assert httpx.get(f"{b}/api/train/{run_id}").json()["state"] == "done"
+            assert httpx.get(f"{b}/api/train/{run_id}", timeout=60).json()["state"] == "done"
     assert not_private(data) == {}

@@ -79,7 +79,7 @@ def test_a_run_that_could_never_fit_the_budget_is_refused_at_its_start(tmp_path)
     budget = guess / 2 / 2**20
     data = tmp_path / "data"
     with served(make_app(data, data_max_mb=budget)) as url:
-        r = httpx.post(f"{url}/api/train", json=TINY)
+        r = httpx.post(f"{url}/api/train", json=TINY, timeout=60)
         assert r.status_code == 422, r.text
         message = r.json()["message"]
         assert message.startswith("arch: this run would keep about "), message
@@ -87,7 +87,7 @@ def test_a_run_that_could_never_fit_the_budget_is_refused_at_its_start(tmp_path)
         assert f"this server's disk budget for runs, {budget:g} MB" in message
         assert "ATTNVIZ_" not in message
         assert r.json()["detail"][0]["loc"] == ["body", "arch"]
-        assert httpx.get(f"{url}/api/train").json() == {"runs": []}
+        assert httpx.get(f"{url}/api/train", timeout=60).json() == {"runs": []}
     assert not (data / "runs").exists() or not list((data / "runs").iterdir())
 
 
