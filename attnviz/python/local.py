@@ -84,6 +84,12 @@ def _model_name(service: Any, model: str) -> str:
                                  probe_bytes=s.probe_mb * 2**20)  # fmt: skip
         except ModelFolderError as exc:
             raise TraceError(f"model: {exc}") from exc
+        other = service.registry.get(loaded.name)
+        if other is not None:
+            raise TraceError(
+                f"model: {folder}: a model named {loaded.name!r} is already loaded from "
+                f"{other.source} (model names are folder names; rename the folder)"
+            )
         service.registry.add(loaded)
         return loaded.name
 

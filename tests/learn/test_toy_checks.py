@@ -336,8 +336,12 @@ def test_ffn_on(client, starts):
     assert not t["done"] and "attention only (5 layers, residual on, norm pre)" in t["says"]
     t = check(client, starts, "ffn-block", config(ffn=True))["ffn-on"]
     assert t["done"], t["says"]
-    # An and a enter as one row: the feed-forward, within each position, keeps them one.
-    assert '"An" and "a", the same row going in, still come out 0 apart' in t["says"]
+    # An and a enter as one row: the feed-forward, within each position, keeps them one. Their
+    # distance is 0, or a few units in the last place (the kernels of a matrix product may sum
+    # one row's products in another order than the next row's, as the seed's weights fall),
+    # which reads "practically zero".
+    said = re.search(r'"An" and "a", the same row going in, still come out (.+?) apart', t["says"])
+    assert said and said[1] in ("0", "practically zero"), t["says"]
 
 
 def test_a_renamed_token_is_named_in_the_answer(client, starts):

@@ -5,6 +5,7 @@ the field."""
 from __future__ import annotations
 
 import math
+import shutil
 
 import numpy as np
 import pytest
@@ -101,7 +102,7 @@ def test_the_client_of_a_live_server_gives_the_same_trace(live):
                           c.trace(model="tiny-gpt2", text=TEXT)["scores"][0, 2])  # fmt: skip
 
 
-def test_refusals_name_the_field(live, tiny_gpt2_dir):
+def test_refusals_name_the_field(live, tiny_gpt2_dir, tmp_path):
     with pytest.raises(attnviz.TraceError, match="layer: 99 is out of range"):
         attnviz.trace(text=TEXT, layer=99)
     with pytest.raises(attnviz.TraceError, match="model: no model named 'nope'"):
@@ -113,3 +114,15 @@ def test_refusals_name_the_field(live, tiny_gpt2_dir):
     b = attnviz.trace(model=str(tiny_gpt2_dir), text=TEXT, fields="attentions")
     assert a.meta["model"] == b.meta["model"] == "tiny-gpt2"
     assert np.array_equal(a["attentions"], b["attentions"])
+    # Another folder of the same name is refused, naming both (model names are folder names),
+    # and the first stays loaded.
+    other = tmp_path / "elsewhere" / tiny_gpt2_dir.name
+    shutil.copytree(tiny_gpt2_dir, other)
+    with pytest.raises(attnviz.TraceError) as refused:
+        attnviz.trace(model=str(other), text=TEXT)
+    said = str(refused.value)
+    assert said.startswith(f"model: {other}: a model named 'tiny-gpt2' is already loaded from "), (
+        said
+    )
+    assert str(tiny_gpt2_dir) in said and "rename the folder" in said
+    assert attnviz.trace(model=str(tiny_gpt2_dir), text=TEXT).meta["model"] == "tiny-gpt2"

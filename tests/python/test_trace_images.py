@@ -29,7 +29,7 @@ from tests.support.servers import served
 TEXT = "<image> what is in this picture"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # one folder a process: its trace service loads it once
 def folder(tmp_path_factory):
     return make_tiny_llava(tmp_path_factory.mktemp("py-vlm") / "tiny-llava")
 
