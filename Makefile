@@ -35,7 +35,7 @@ CHROMIUM ?= /usr/bin/chromium
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check
 
-.PHONY: serve test test-fast bench bundle docs docs-serve image-test install install-dev system-packages lint clean
+.PHONY: serve test test-fast shots bench bundle docs docs-serve image-test install install-dev system-packages lint clean
 
 serve: install
 	$(VENV)/bin/attnviz serve --host $(HOST) --port $(PORT)
@@ -72,6 +72,11 @@ test-fast: install-dev
 		--ignore=tests/bench/test_hosted.py --ignore=tests/training/test_ablations.py \
 		--deselect tests/training/test_trainer.py::test_the_default_run_forms_an_induction_head \
 		--deselect tests/training/test_recurrent.py::test_the_claims_hold_on_several_seeds
+
+# The screenshots a person looks at (test-artifacts/*-1280.png and *-480.png): the browser tests
+# with ATTNVIZ_SHOTS=1, which `make test` leaves out (no assertion reads them; about 3 s a pair).
+shots: install-dev system-packages
+	ATTNVIZ_SHOTS=1 $(PARALLEL) tests/browser
 
 bench: install-dev
 	$(VENV)/bin/attnviz bench

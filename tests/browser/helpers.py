@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import json
 import math
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -15,6 +16,10 @@ from playwright.sync_api import Browser, Page
 from tests.support.oracles import f32  # noqa: F401  (re-exported for the browser tests)
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+# The screenshots of ``shoot`` at two widths, for a person to look at: taken when ATTNVIZ_SHOTS=1
+# (`make shots`), not in every run. No assertion reads them, and each pair costs about 3 s (the
+# page resized to 480 px and back, and the views' redraws waited for).
+SHOTS_WANTED = os.environ.get("ATTNVIZ_SHOTS") == "1"
 # Sentence mode's cards behind "More views" (core/feeds.js SENTENCE_MORE; test_more_views checks
 # the page has these). The `page` fixture opens them all, as a reader who had opened them, so
 # that a test of a card finds it; a newcomer's first screen is test_more_views's.
@@ -291,12 +296,19 @@ def type_sentence(page: Page, text: str) -> None:
 
 
 def open_sentence(page: Page, url: str, text: str | None = None) -> None:
-    """Open the page, switch to sentence mode, wait for its first trace (and type `text`)."""
-    page.goto(url)
-    wait_for_trace(page, 0)
-    before = traces_drawn(page)
-    page.click("#mode-sentence")
-    wait_for_trace(page, before)
+    """Open the page in sentence mode and wait for its first trace: the default sentence, or
+    `text` (opened from a link to it, as a shared link opens: one trace, not two). A page opened
+    on the toy lab first and switched by its tab is test_sentence's."""
+    if "#" in url:
+        page.goto(url)
+        wait_for_trace(page, 0)
+        before = traces_drawn(page)
+        page.click("#mode-sentence")
+        wait_for_trace(page, before)
+    else:
+        link = {"mode": "sentence", "sentence": {"text": text}} if text is not None else None
+        page.goto(url + (share_hash(link) if link else "#sentence"))
+        wait_for_trace(page, 0)
     if text is not None and page.locator("#s-text").input_value() != text:
         type_sentence(page, text)
 
@@ -512,7 +524,13 @@ def act(page: Page, action) -> None:
 
 def shoot(page: Page, name: str, selector: str | None = None) -> list[str]:
     """Screenshots ``<name>-1280.png`` and ``<name>-480.png`` in ARTIFACTS (of `selector`'s
-    element, "top": the window at the top, else the whole page), back at 1280."""
+    element, "top": the window at the top, else the whole page), back at 1280; only back at 1280
+    unless ATTNVIZ_SHOTS=1 (``SHOTS_WANTED``)."""
+    if not SHOTS_WANTED:
+        if page.viewport_size != VIEWPORT:
+            page.set_viewport_size(VIEWPORT)
+            page.wait_for_timeout(700)
+        return []
     ARTIFACTS.mkdir(exist_ok=True)
     paths = []
     for width in (1280, 480):

@@ -17,6 +17,7 @@ from playwright.sync_api import Page
 
 from tests.browser.helpers import (
     AXE,
+    SHOTS_WANTED,
     answered,
     axe_serious,
     cell,
@@ -72,9 +73,10 @@ def badge(page: Page, task: str) -> str:
 
 
 def shot(page: Page, name: str) -> None:
-    SHOTS.mkdir(parents=True, exist_ok=True)
     page.evaluate("() => window.scrollTo(0, 0)")
-    page.screenshot(path=str(SHOTS / name))
+    if SHOTS_WANTED:
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SHOTS / name))
 
 
 def at_step(page: Page, n: int) -> bool:

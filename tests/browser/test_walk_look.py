@@ -174,14 +174,13 @@ def test_the_header_keeps_its_height_whatever_the_status_says(page, live_server,
 
 @pytest.fixture
 def busy():
-    """Two processes that keep a core busy each, for as long as the test runs."""
-    loops = [
-        subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)
-    ]  # fmt: skip
+    """A process that keeps a core busy for as long as the test runs: on CI's two cores, with
+    the test's own work (its server, Chromium) and `make test`'s other pytest worker, more work
+    than the machine has cores."""
+    loop = subprocess.Popen([sys.executable, "-c", "while True: pass"])
     yield
-    for p in loops:
-        p.kill()
-        p.wait()
+    loop.kill()
+    loop.wait()
 
 
 def test_step_1_opens_on_the_comparison_alone_and_passes_on_a_busy_machine(
@@ -189,7 +188,7 @@ def test_step_1_opens_on_the_comparison_alone_and_passes_on_a_busy_machine(
 ):
     """Issue 41, 1: step 1 shows the comparison's card alone (no Train form, no Train button),
     its one button in the first screen and named by the hint; run with its default seed while
-    two processes keep both cores busy, its verdict is done (a time is observed, never checked)
+    a busy loop takes a core, its verdict is done (a time is observed, never checked)
     and said in one line; each claim is on the page once, as a sentence."""
     page.add_init_script(path=str(AXE))
     learn_open(page, "rnn", lambda: page.goto(f"{live_server}/#learn/1"))
