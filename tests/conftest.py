@@ -180,9 +180,9 @@ def browser() -> Iterator[Browser]:
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Every test that drives Chromium (through the browser fixture, or the page fixture on it)
     is marked ``browser``, so that the quick loop can leave them out (``-m "not browser"``).
-    They run first, each file's in its order: the longest tests handed out first, the two
-    workers of ``make test`` finish together, on the short ones (a minute sooner than in the
-    order of the folders' names)."""
+    They run first, each file's in its order: the longest tests handed out first, so that the
+    two workers of ``make test`` end on short ones, close together (one worker idle 45 s at the
+    end, where it was 60 s with the folders in their names' order)."""
     for item in items:
         if "browser" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.browser)

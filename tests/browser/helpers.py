@@ -524,8 +524,8 @@ def act(page: Page, action) -> None:
 
 def shoot(page: Page, name: str, selector: str | None = None) -> list[str]:
     """Screenshots ``<name>-1280.png`` and ``<name>-480.png`` in ARTIFACTS (of `selector`'s
-    element, "top": the window at the top, else the whole page), back at 1280; only back at 1280
-    unless ATTNVIZ_SHOTS=1 (``SHOTS_WANTED``)."""
+    element, "top": the window at the top, else the whole page), back at 1280. Without
+    ATTNVIZ_SHOTS=1 (``SHOTS_WANTED``) it takes none and only puts the page back at 1280."""
     if not SHOTS_WANTED:
         if page.viewport_size != VIEWPORT:
             page.set_viewport_size(VIEWPORT)
