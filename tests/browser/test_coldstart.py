@@ -1,12 +1,15 @@
 """The page's cold start (issue 28): a first visit gets plotly.js's cartesian bundle, never a full
 Plotly bundle, and the page's modules as one file, in few requests; the toy lab's token vectors
 open as a still picture; the 3-D views load the gl3d bundle the first time one is drawn, and
-draw with it, while every 2-D plot keeps the cartesian one (core/plotly.js)."""
+draw with it, while every 2-D plot keeps the cartesian one (core/plotly.js). Each test's page
+is a first visit's: a context of its own, which has cached nothing (``cold_page``)."""
 
 from __future__ import annotations
 
 import re
 from urllib.parse import urlsplit
+
+import pytest
 
 from tests.browser.helpers import (
     MODEL,
@@ -24,6 +27,11 @@ GL3D = "/static/vendor/plotly-gl3d.min.js"
 TRAJ = "#traj-view .js-plotly-plot"
 VECTORS = "#vectors-plot"
 TEXT = "I sat on the river bank"
+
+
+@pytest.fixture
+def page(cold_page):
+    return cold_page
 
 
 def linked_query(page) -> int | None:

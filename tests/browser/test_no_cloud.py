@@ -136,13 +136,20 @@ def press_every_button(page: Page) -> list[str]:
     """Press each of the first visible plot's modebar buttons but the PNG one (zoom, pan,
     autoscale, hover modes...); the pages they opened (a popup, a new tab), which should be none."""
     popups: list[str] = []
-    page.context.on("page", lambda p: popups.append(p.url))
-    plot = page.locator(".js-plotly-plot:has(.modebar):visible").first
-    buttons = plot.locator(f'.modebar-btn:not([data-title="{PNG}"])')
-    for i in range(buttons.count()):
-        plot.hover()
-        buttons.nth(i).click()
-    page.wait_for_timeout(200)  # a popup or a dialog would be open by now
+
+    def opened(p: Page) -> None:
+        popups.append(p.url)
+
+    page.context.on("page", opened)
+    try:
+        plot = page.locator(".js-plotly-plot:has(.modebar):visible").first
+        buttons = plot.locator(f'.modebar-btn:not([data-title="{PNG}"])')
+        for i in range(buttons.count()):
+            plot.hover()
+            buttons.nth(i).click()
+        page.wait_for_timeout(200)  # a popup or a dialog would be open by now
+    finally:
+        page.context.remove_listener("page", opened)
     return popups
 
 
