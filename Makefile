@@ -60,18 +60,14 @@ test: install-dev system-packages
 	$(PARALLEL)
 
 # The quick loop (under a minute on two cores, once mypy's and the bytecode's caches are made):
-# no browser, no proxy, no load test, nothing marked slow (a second or more: a process started,
-# a model trained), a short fuzz, in two pytest-xdist workers of one torch thread each.
+# no browser, nothing marked slow (a second or more: a process started, a model trained, the
+# proxy, the load test), a short fuzz, in two pytest-xdist workers of one torch thread each.
 test-fast: install-dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy attnviz
 	npm run lint
 	OMP_NUM_THREADS=1 PYTHONDONTWRITEBYTECODE= ATTNVIZ_FUZZ_EXAMPLES=5 $(PY) -m pytest -q -n 2 \
-		-m "not browser and not slow" \
-		--ignore=tests/deploy \
-		--ignore=tests/bench/test_hosted.py --ignore=tests/training/test_ablations.py \
-		--deselect tests/training/test_trainer.py::test_the_default_run_forms_an_induction_head \
-		--deselect tests/training/test_recurrent.py::test_the_claims_hold_on_several_seeds
+		-m "not browser and not slow"
 
 # The screenshots a person looks at (test-artifacts/*-1280.png and *-480.png): the browser tests
 # with ATTNVIZ_SHOTS=1, which `make test` leaves out (no assertion reads them; about 3 s a pair).

@@ -180,10 +180,17 @@ def browser() -> Iterator[Browser]:
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Every test that drives Chromium (through the browser fixture, or the page fixture on it)
     is marked ``browser``, so that the quick loop can leave them out (``-m "not browser"``).
-    They run first, each file's in its order: the longest tests handed out first, so that the
-    two workers of ``make test`` end on short ones, close together (one worker idle 45 s at the
-    end, where it was 60 s with the folders in their names' order)."""
+    They run first, then the other tests marked ``slow``, then the quick ones, each file's in
+    its order: the longest tests handed out first, so that the two workers of ``make test`` end
+    on short ones, close together (with the slow tests among the rest in their folders' order,
+    a worker was left idle the last minute)."""
     for item in items:
         if "browser" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.browser)
-    items.sort(key=lambda item: item.get_closest_marker("browser") is None)  # stable
+
+    def tier(item: pytest.Item) -> int:
+        return (
+            0 if item.get_closest_marker("browser") else 1 if item.get_closest_marker("slow") else 2
+        )
+
+    items.sort(key=tier)  # stable

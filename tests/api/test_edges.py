@@ -115,6 +115,7 @@ def template(path: str) -> re.Pattern[str]:
     return re.compile("^" + re.sub(r"\\\{[^}]+\\\}", "[^/]+", re.escape(path)) + "$")
 
 
+@pytest.mark.slow
 def test_options_lists_every_method_a_path_takes(url):
     spec = httpx.get(f"{url}/openapi.json", timeout=60).json()["paths"]
     assert len(spec) > 10

@@ -129,6 +129,7 @@ def smol(tmp_path_factory) -> Path:
     return small_smollm(tmp_path_factory.mktemp("models") / "smol")
 
 
+@pytest.mark.slow
 def test_an_export_past_the_request_limit_is_refused_before_the_work(smol, forwards):
     """2,000 tokens of the SmolLM2-135M shape are estimated at several seconds before any trace
     is measured, past a request limit of 2 s: refused at once, as POST /api/trace refuses it,

@@ -160,6 +160,7 @@ def test_a_comparison_that_is_gone_is_a_404_and_never_another_one():
         assert client.get(f"/api/recurrent/{'x' * 65}").status_code == 422
 
 
+@pytest.mark.slow
 def test_the_list_holds_the_callers_comparisons_newest_first_and_those_it_opened():
     """GET /api/recurrent: a visitor's comparisons, newest first, each marked theirs; another
     visitor's appear once opened by their id (not theirs), never before; the Learn path's

@@ -68,6 +68,7 @@ def test_a_job_is_refused_at_once_for_what_a_plain_request_refuses(smol, forward
         assert c.app.state.trace_jobs.running == []
 
 
+@pytest.mark.slow
 def test_a_plain_request_past_the_request_limit_is_refused_before_the_work(smol, forwards):
     """2,000 tokens of this shape are estimated at several seconds before any trace is measured,
     past a request limit of 2 s: refused at once with the estimate, and the same request with

@@ -110,6 +110,7 @@ def test_two_servers_on_one_directory_train_each_run_once_across_a_sigkill(tmp_p
 
 
 # The watcher's thread ending on an error is a failure (pytest warns of it, here an error).
+@pytest.mark.slow
 @pytest.mark.filterwarnings("error::pytest.PytestUnhandledThreadExceptionWarning")
 def test_a_server_takes_over_the_runs_of_one_whose_lease_lapsed(tmp_path, monkeypatch):
     """Two servers in one process on one directory, the first as a server of another host would

@@ -6,6 +6,8 @@ filled, then the same crowd for a few seconds, then ten seconds of it). Figures 
 
 from __future__ import annotations
 
+import pytest
+
 from attnviz.bench.harness import Server
 from attnviz.bench.hosted import Texts, load, rss_mb, server_load, warm_up
 from attnviz.pretrained.registry import BUILTIN_NAME
@@ -14,6 +16,7 @@ from attnviz.pretrained.tokenize import TextTokenizer
 CROWD = 24  # clients at once, none of them waiting on a 503
 
 
+@pytest.mark.slow
 def test_a_crowd_gets_answers_or_503s_and_memory_stays_flat(minilm_dir):
     texts = Texts(TextTokenizer.from_file(minilm_dir / "tokenizer.json"))
     # A short bound on waiting, so that this small crowd meets it; a cache small enough to fill.

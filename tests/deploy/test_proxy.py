@@ -354,6 +354,7 @@ class Load:
             r.upstream = logged.get(r.tag, r.upstream)
 
 
+@pytest.mark.slow
 def test_a_replica_killed_under_load_fails_no_request(replicas, nginx_proxy):
     a, b = replicas
     proxy = nginx_proxy(a.addr, b.addr)
@@ -435,6 +436,7 @@ def sse_events(http: httpx.Client, path: str, tag: str) -> list[str]:
     return names
 
 
+@pytest.mark.slow
 def test_every_request_about_a_run_reaches_the_replica_that_trains_it(replicas, nginx_proxy):
     a, b = replicas
     proxy = nginx_proxy(a.addr, b.addr)
@@ -592,6 +594,7 @@ class StubHandler(BaseHTTPRequestHandler):
         pass
 
 
+@pytest.mark.slow
 def test_a_busy_replica_passes_posts_to_the_other(nginx_proxy):
     busy, free = Stub(503), Stub(200)
     both_busy = Stub(503), Stub(503)

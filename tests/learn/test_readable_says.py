@@ -65,6 +65,7 @@ def answers(client: TestClient, step: str, state: dict, **view) -> list[str]:
     return [t["says"] for t in r.json()["tasks"]]
 
 
+@pytest.mark.slow
 def test_every_toy_check_says_its_numbers_to_three_significant_digits(client):
     starts = {s["id"]: s["toy"] for s in client.get("/api/learn").json()["steps"] if s["toy"]}
     assert len(starts) >= 9

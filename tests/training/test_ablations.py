@@ -121,6 +121,7 @@ def test_variants_start_alike_wherever_they_share_a_tensor(name):
             assert torch.equal(w[key], weights[0][key]), (name, key)
 
 
+@pytest.mark.slow
 def test_train_trains_every_variant_in_order_with_one_data_order():
     """``Preset.train`` gives what ``train`` gives for each variant with the preset's optimiser
     (its seed replaced when asked), and keeps the checkpoints the claims need."""
@@ -177,6 +178,7 @@ def test_the_measures_on_runs_made_by_hand():
 # Each preset trained as shipped: its claims, and the article's effect in plain numbers.
 
 
+@pytest.mark.slow
 def test_norm_at_depth():
     p = PRESETS["norm-at-depth"]
     runs = runs_of(p)
@@ -194,6 +196,7 @@ def test_norm_at_depth():
     assert 0.5 < post.history[0].grad_norms[0] / post.history[0].grad_norms[-1] < 2.0
 
 
+@pytest.mark.slow
 def test_residual_at_depth():
     p = PRESETS["residual-at-depth"]
     runs = runs_of(p)
@@ -208,6 +211,7 @@ def test_residual_at_depth():
     assert low_on < low_off - 0.4, f"residual {low_on:.3f} vs none {low_off:.3f}"
 
 
+@pytest.mark.slow
 def test_scale_large_heads():
     p = PRESETS["scale-large-heads"]
     runs = runs_of(p)
@@ -220,6 +224,7 @@ def test_scale_large_heads():
     assert late_scaled < late_unscaled - 0.4, f"{late_scaled:.3f} vs {late_unscaled:.3f}"
 
 
+@pytest.mark.slow
 def test_positions():
     p = PRESETS["positions"]
     runs = runs_of(p)

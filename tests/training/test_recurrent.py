@@ -281,6 +281,7 @@ def test_a_step_is_timed_with_denormals_flushed_on_its_thread_alone():
 # The shipped comparisons, as the server runs them: slow (15 to 25 s each on two idle cores).
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("task", "seed"), [("copy", 1), ("reverse", 2), ("induction", 3)])
 def test_the_claims_hold_on_several_seeds(task, seed):
     """The bounds were found on seeds 0 to 4 of every task; each task is checked here on a

@@ -84,6 +84,7 @@ def test_the_text_kept_beside_it_is_the_one_recipe_json_names(task):
     assert task.dropped == ""  # kept as it was trained on: clean already
 
 
+@pytest.mark.slow
 def test_its_heldout_loss_is_recipe_jsons_and_far_below_the_bigram_models(shipped, task):
     recipe = read_recipe()
     windows = heldout_windows(task)

@@ -73,6 +73,7 @@ def test_it_stops_when_told_and_reports_every_step():
     assert not any(p.requires_grad for p in run.model.parameters())
 
 
+@pytest.mark.slow
 def test_the_default_run_forms_an_induction_head():
     """The task's claim: 2 layers x 4 heads, d = 64, RoPE, attention only; 800 steps (about
     10 s here). The repeat is then predicted, and a second-layer head attends from each letter
