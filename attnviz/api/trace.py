@@ -7,7 +7,10 @@ from fastapi.responses import JSONResponse, Response
 
 from attnviz.api.deps import CallerDep, JobsDep, TracesDep
 from attnviz.api.responses import sliced_response
+from attnviz.capture.fields import REGISTRY
 from attnviz.schemas.trace import (
+    FieldCatalogue,
+    FieldInfo,
     TextTraceRequest,
     TextTraceResponse,
     TraceQuery,
@@ -29,6 +32,14 @@ COMPACT_DOC = (
     'raw arrays). The header\'s `__metadata__["attnviz"]` is the JSON of every other field. '
     "Models send float32, the toy float64, thumbs uint8; masked scores are -inf."
 )
+
+
+@router.get("/fields")
+def list_fields() -> FieldCatalogue:
+    """Every array a trace request can name in `fields` (POST /api/trace), in the order of the
+    wire: what it holds, the query parameters it reads, whether it is drawn under the token
+    options or by the measure, what of a model it needs, and the rules `meta.rules` states."""
+    return FieldCatalogue(fields=[FieldInfo.model_validate(f) for f in REGISTRY])
 
 
 @router.post(

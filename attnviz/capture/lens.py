@@ -191,7 +191,7 @@ def _vocab(readout: Readout, *id_tensors: torch.Tensor) -> dict[str, str]:
 
 
 def part(name: str, got: list[dict], readout: Readout, start: int, k: int) -> dict:
-    """The ``top_k`` or ``lens`` array of a part (``schemas.PREDICTION_FIELDS`` says what each
+    """The ``top_k`` or ``lens`` array of a part (``capture.fields.predictions`` says what each
     holds) from ``got``, the predictions (``at``) of positions ``start`` onward; ``top_k``
     with ``k`` tokens a position."""
     if name == "top_k":

@@ -143,7 +143,7 @@ class TraceTensors:
         return self.embeddings
 
     def reduced_thumbnails(self, tv: Any, size: int, layers: list[int]) -> dict | None:
-        """Every head's thumbnail as ``services.thumbs`` makes them, made where the weights are
+        """Every head's thumbnail as ``capture.thumbs`` makes them, made where the weights are
         when that is not here (a remote trace's, on its deployment); None: made here."""
         return None
 
@@ -307,8 +307,9 @@ class TraceTensors:
         return self._memo("projection", lambda: trajectory_pca(self.states))
 
     def rollout(self) -> list[torch.Tensor]:
-        """L x (T, T) float64: attention rollout up to each layer (``AGGREGATE_RULES``), over
-        every token: R_l = Â_l R_(l-1), Â = (mean over heads + I) / 2 with a residual."""
+        """L x (T, T) float64: attention rollout up to each layer
+        (``capture.fields.aggregates``), over every token: R_l = Â_l R_(l-1), Â = (mean over
+        heads + I) / 2 with a residual."""
 
         def compute() -> list[torch.Tensor]:
             out: list[torch.Tensor] = []

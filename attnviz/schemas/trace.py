@@ -1,6 +1,6 @@
 """``POST /api/trace``: a toy table or a pretrained model on a text, the query parameters that
 ask for a part of the trace, and the traces sent back (the arrays' names and rules are
-``attnviz.wire.constants``)."""
+the fields' of ``attnviz.capture.fields``)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import (
     BaseModel,
+    ConfigDict,
     Discriminator,
     Field,
     Tag,
@@ -16,6 +17,7 @@ from pydantic import (
     model_validator,
 )
 
+from attnviz.capture.fields import REGISTRY
 from attnviz.limits import LIMITS, data_url_chars
 from attnviz.pretrained.folder import Backend
 from attnviz.pretrained.images import DATA_URL_RULE, ImageError, data_url_start
@@ -29,7 +31,7 @@ from attnviz.schemas.common import (
     Value,
     rows_of_numbers,
 )
-from attnviz.wire.constants import FIELDS, TRACE_FIELDS, Measure
+from attnviz.wire.constants import Measure
 
 
 def _count(k: int, word: str) -> str:
@@ -124,39 +126,22 @@ class TraceBase(BaseModel):
     heads: int
     head_dim: int
     device: str
-    embeddings: list[list[float]] = Field(
-        description="[n][d] the input X (toy: as sent; text: the token embedding rows)"
-    )
-    positional: list[list[float]] | None = Field(
-        description="[n][d] the positional table added to X (sinusoidal, learned), else null"
-    )
-    attentions: list[list[list[list[float]]]] = Field(
-        description="[layers][heads][n][n] softmax weights; row = query, column = key"
-    )
+    embeddings: list[list[float]] = Field(description=REGISTRY["embeddings"].shape)
+    positional: list[list[float]] | None = Field(description=REGISTRY["positional"].shape)
+    attentions: list[list[list[list[float]]]] = Field(description=REGISTRY["attentions"].shape)
     # null (scores, queries, keys, values) for a model that records none: one served through
     # transformers whose attention does not go through its AttentionInterface (``unavailable``)
     scores: list[list[list[list[float | None]]]] | None = Field(
-        description="[layers][heads][n][n] logits after scaling; masked entries are null"
+        description=REGISTRY["scores"].shape
     )
-    queries: list[list[list[list[float]]]] | None = Field(
-        description="[layers][heads][n][head_dim]"
-    )
-    keys: list[list[list[list[float]]]] | None = Field(
-        description="[layers][heads][n][head_dim] (after RoPE when on)"
-    )
-    values: list[list[list[list[float]]]] | None = Field(description="[layers][heads][n][head_dim]")
-    hidden_states: list[list[list[float]]] = Field(
-        description="[layers+1][n][d]; [0] is X after the positional table (and any embedding "
-        "norm), [l] layer l's output (the last after the final norm, if the model has one)"
-    )
-    distances: list[list[list[float]]] = Field(
-        description="[layers+1][n][n] Euclidean distance between tokens at each layer"
-    )
-    entropy: list[list[list[float]]] = Field(
-        description="[layers][heads][n] entropy (nats) of each query's attention row"
-    )
-    entropy_mean: list[list[float]] = Field(description="[layers][heads] mean over queries")
-    projection: Projection | None = Field(description="PCA of the trajectories when d != 3")
+    queries: list[list[list[list[float]]]] | None = Field(description=REGISTRY["queries"].shape)
+    keys: list[list[list[list[float]]]] | None = Field(description=REGISTRY["keys"].shape)
+    values: list[list[list[list[float]]]] | None = Field(description=REGISTRY["values"].shape)
+    hidden_states: list[list[list[float]]] = Field(description=REGISTRY["hidden_states"].shape)
+    distances: list[list[list[float]]] = Field(description=REGISTRY["distances"].shape)
+    entropy: list[list[list[float]]] = Field(description=REGISTRY["entropy"].shape)
+    entropy_mean: list[list[float]] = Field(description=REGISTRY["entropy_mean"].shape)
+    projection: Projection | None = Field(description=REGISTRY["projection"].shape)
 
 
 class TraceResponse(TraceBase):
@@ -426,6 +411,38 @@ TraceRequest = Annotated[
 # What a trace request asks for: which arrays, which layer or head, in which form.
 
 
+class FieldInfo(BaseModel):
+    """One array of a trace, as ``fields`` names it (``attnviz.capture.fields``)."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    name: str
+    shape: str = Field(description="What it holds, its axes in brackets")
+    params: list[str] = Field(description="The query parameters it reads, beyond fields")
+    full: bool = Field(description="One of the full JSON trace's arrays (fields' default)")
+    per_head: bool = Field(description="[layers][heads][...]: layer and head pick one")
+    drawn: bool = Field(description="Drawn under the token options (hide_special, merge_words)")
+    measured: bool = Field(
+        description="measure=value_weighted makes it of the value-weighted norms"
+    )
+    needs: str | None = Field(
+        description="What of the model it needs that a model can lack (readout: an output head; "
+        "clean run: the native engine's stream by components; output projection: each head's "
+        "slice of W_O); a trace of a model without it has it in meta.unavailable"
+    )
+    tower: bool = Field(description="Of the vision tower: layer and head are the tower's own")
+    rule: str | None = Field(description="What meta.rules says of it, under measure=weights")
+    value_rule: str | None = Field(
+        description="What meta.rules says of it under measure=value_weighted, where it differs"
+    )
+
+
+class FieldCatalogue(BaseModel):
+    """Every array a trace request can name in ``fields``, in the order of the wire."""
+
+    fields: list[FieldInfo]
+
+
 class TraceQuery(Strict):
     """Query parameters of ``POST /api/trace``: a part of the trace instead of all of it.
 
@@ -437,7 +454,7 @@ class TraceQuery(Strict):
         None,
         max_length=400,
         description="Comma-separated arrays to send (default: all of the full trace): "
-        + ", ".join(FIELDS),
+        + ", ".join(REGISTRY.names()),
     )
     layer: int | None = Field(None, ge=0, description="Only this layer of the per-head arrays.")
     head: int | None = Field(None, ge=0, description="Only this head of the per-head arrays.")
@@ -514,12 +531,13 @@ class TraceQuery(Strict):
         if not names:
             raise ValueError("fields: name at least one array")
         for name in names:
-            if name not in FIELDS:
-                raise ValueError(f"fields: no array named {name!r} (arrays: {', '.join(FIELDS)})")
+            if name not in REGISTRY:
+                arrays = ", ".join(REGISTRY.names())
+                raise ValueError(f"fields: no array named {name!r} (arrays: {arrays})")
         return ",".join(dict.fromkeys(names))
 
     def names(self) -> list[str]:
-        return self.fields.split(",") if self.fields else list(TRACE_FIELDS)
+        return self.fields.split(",") if self.fields else list(REGISTRY.full())
 
     @property
     def whole(self) -> bool:

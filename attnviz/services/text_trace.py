@@ -7,6 +7,7 @@ from contextlib import nullcontext
 import torch
 
 from attnviz.capture import ComputedTrace, TraceTensors, attention_meta
+from attnviz.capture.fields import REGISTRY
 from attnviz.capture.lens import Readout, bridged_readout, mlm_readout, native_readout
 from attnviz.capture.vision import vision_meta
 from attnviz.engine import Transformer
@@ -24,12 +25,12 @@ from attnviz.pretrained.registry import (
     RotaryIndexer,
     ServedModel,
 )
+from attnviz.pretrained.tokenize import Tokens
 from attnviz.schemas.models import ModelInfo, Placement
-from attnviz.schemas.trace import TextTraceRequest
+from attnviz.schemas.trace import Generate, TextTraceRequest
 from attnviz.services import heap
 from attnviz.services.images import request_images
 from attnviz.training.shipped import SHIPPED_NAME
-from attnviz.wire.constants import ATTRIBUTION_FIELDS, PREDICTION_FIELDS
 
 EXAMPLES = [
     "I sat on the river bank",
@@ -151,7 +152,7 @@ def no_predictions(m: ServedModel, readout: Readout | None) -> dict[str, str]:
         )
     else:
         why = f"model {spoken(m)} has no unembedding or final norm attnviz can read"
-    return {name: f"{name}: {why}" for name in PREDICTION_FIELDS}
+    return {name: f"{name}: {why}" for name in REGISTRY.needing("readout")}
 
 
 def no_attributions(m: ServedModel, tensors: TraceTensors) -> dict[str, str]:
@@ -161,7 +162,7 @@ def no_attributions(m: ServedModel, tensors: TraceTensors) -> dict[str, str]:
             f"a model served through {BACKEND_WORDS[m.backend]} keeps its norms and heads in "
             "its own modules: the attributions decompose the native engine's stream"
         )
-        return {name: f"{name}: {why}" for name in ATTRIBUTION_FIELDS}
+        return {name: f"{name}: {why}" for name in REGISTRY.needing("clean run")}
     if not m.cfg.unembed:
         why = f"model {spoken(m)} has no unembedding: it predicts no next token"
         return {"logit_attribution": f"logit_attribution: {why}"}
@@ -284,6 +285,69 @@ def head_ablations(
     ], knock  # fmt: skip
 
 
+def _tokens(m: ServedModel, req: TextTraceRequest, pictures: list) -> tuple[Tokens, Encoded | None]:
+    """The text's tokens (with its images' where the model reads them), and the images as the
+    model's processor encoded them; a text the tokenizer cannot read is refused, naming it."""
+    try:
+        if pictures and isinstance(m, ImageReader):
+            images, _ = m.encode(req.text, [p.image for p in pictures])
+            return images.tokens, images
+        return m.tokenizer(req.text), None
+    except TraceError:
+        raise
+    except Exception as exc:  # the tokenizers library raises plain Exceptions
+        raise _unreadable(m, req.text, exc) from exc
+
+
+def _over_token_cap(
+    m: ServedModel, server_cap: int | None, n: int, images: Encoded | None
+) -> TraceError:
+    """The refusal of ``n`` tokens over the cap, naming the text, or the images that made
+    most of them."""
+    if images is None:
+        return TraceError(f"text: {_over_cap(m, server_cap, f'{n} tokens')}")
+    each = [b.stop - b.start for b in images.blocks]
+    own, k = sum(each), len(each)
+    split = f" ({' + '.join(map(str, each))})" if k > 1 else ""
+    what = (
+        f"the text and its images make {n} tokens ({own} image tokens{split} for "
+        f"{k} image{'s' if k != 1 else ''} and {n - own} of the text)"
+    )
+    return TraceError(f"images: {_over_cap(m, server_cap, what)}")
+
+
+def _generate(
+    m: ServedModel, g: Generate, ids: list[int], cap: int, images: Encoded | None
+) -> list[int]:
+    """The tokens a causal model writes after ``ids``; refused for a model that writes none,
+    or past the cap."""
+    cfg, n = m.cfg, len(ids)
+    if not (cfg.causal and cfg.unembed):
+        raise TraceError(
+            f"generate: model {spoken(m)} does not write text (it is an encoder, not a "
+            "causal model with an unembedding)"
+        )
+    if n + g.steps > cap:
+        raise TraceError(f"generate.steps: {n} tokens and {g.steps} more exceed the cap of {cap}")
+    if images is not None and isinstance(m, ImageReader):
+        # The first step reads the images; the trace is of them, the text and the new.
+        return m.continue_ids(ids, g.steps, g.temperature, g.seed, stop=m.eos_ids, images=images)
+    return m.continue_ids(ids, g.steps, g.temperature, g.seed, stop=m.eos_ids)
+
+
+def _generated(m: ServedModel, g: Generate, start: int, new: list[int]) -> dict:
+    """``meta.generated``: where the written tokens start, and how they were written."""
+    return {
+        "start": start,
+        "steps": len(new),
+        "asked": g.steps,
+        "stopped": len(new) < g.steps or (bool(new) and new[-1] in m.eos_ids),
+        "temperature": g.temperature,
+        "seed": g.seed,
+        "text": m.tokenizer.written_text(new),
+    }
+
+
 def run_text_trace(
     req: TextTraceRequest,
     registry: ModelRegistry,
@@ -297,34 +361,12 @@ def run_text_trace(
     most ``max_image_bytes``) and refused for a model that reads text only."""
     m = find_model(registry, req.model)
     pictures = request_images(req, m, max_image_bytes)
-    images: Encoded | None = None
-    try:
-        if pictures and isinstance(m, ImageReader):
-            images, _ = m.encode(req.text, [p.image for p in pictures])
-            toks = images.tokens
-        else:
-            toks = m.tokenizer(req.text)
-    except TraceError:
-        raise
-    except Exception as exc:  # the tokenizers library raises plain Exceptions
-        raise _unreadable(m, req.text, exc) from exc
+    toks, images = _tokens(m, req, pictures)
     n, cap = len(toks.ids), token_cap(m, server_cap)
     if n == 0:
         raise TraceError("text: the tokenizer made no tokens of it")
     if n > cap:
-        field, what = "text", f"{n} tokens"
-        if images is not None:
-            each = [b.stop - b.start for b in images.blocks]
-            own, k = sum(each), len(each)
-            split = f" ({' + '.join(map(str, each))})" if k > 1 else ""
-            field, what = (
-                "images",
-                (
-                    f"the text and its images make {n} tokens ({own} image tokens{split} for "
-                    f"{k} image{'s' if k != 1 else ''} and {n - own} of the text)"
-                ),
-            )
-        raise TraceError(f"{field}: {_over_cap(m, server_cap, what)}")
+        raise _over_token_cap(m, server_cap, n, images)
     cfg = m.cfg
     all_ids, labels, special = list(toks.ids), list(toks.labels), list(toks.special)
     words: list[int | None] = list(toks.words)
@@ -344,38 +386,14 @@ def run_text_trace(
     # when its blocks are large and the text not long (heap.py).
     with m.lock, heap.roomy(total, largest):
         if req.generate is not None:
-            g = req.generate
-            if not (cfg.causal and cfg.unembed):
-                raise TraceError(
-                    f"generate: model {spoken(m)} does not write text (it is an encoder, not a "
-                    "causal model with an unembedding)"
-                )
-            if n + g.steps > cap:
-                raise TraceError(
-                    f"generate.steps: {n} tokens and {g.steps} more exceed the cap of {cap}"
-                )
-            if images is not None and isinstance(m, ImageReader):
-                # The first step reads the images; the trace is of them, the text and the new.
-                new = m.continue_ids(
-                    all_ids, g.steps, g.temperature, g.seed, stop=m.eos_ids, images=images
-                )
-            else:
-                new = m.continue_ids(all_ids, g.steps, g.temperature, g.seed, stop=m.eos_ids)
+            new = _generate(m, req.generate, all_ids, cap, images)
             new_labels, new_special = m.tokenizer.label_ids(new)
             all_ids += new
             labels += new_labels
             special += new_special
             words += [None] * len(new)  # never merged with the text's words
             offsets += [[0, 0]] * len(new)
-            generated = {
-                "start": n,
-                "steps": len(new),
-                "asked": g.steps,
-                "stopped": len(new) < g.steps or (bool(new) and new[-1] in m.eos_ids),
-                "temperature": g.temperature,
-                "seed": g.seed,
-                "text": m.tokenizer.written_text(new),
-            }
+            generated = _generated(m, req.generate, n, new)
         ablations, knock = head_ablations(req, m, cap)
         with knock.ablating(ablations) if knock is not None else nullcontext():
             if images is not None and isinstance(m, ImageReader):

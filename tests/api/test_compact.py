@@ -11,12 +11,14 @@ import torch
 import torch.nn.functional as F
 import zstandard
 
+from attnviz.capture.fields import REGISTRY
 from attnviz.pretrained.registry import BUILTIN_NAME
 from attnviz.schemas.trace import TraceQuery
 from attnviz.wire.compact import decode, header
-from attnviz.wire.constants import COMPACT_MEDIA_TYPE, TRACE_FIELDS
+from attnviz.wire.constants import COMPACT_MEDIA_TYPE
 from tests.support.oracles import token_view_oracle
 
+TRACE_FIELDS = REGISTRY.full()
 COMPACT = {"accept": COMPACT_MEDIA_TYPE}
 TEXT = "Unbelievably, the fisherman's tokenization sat on the river bank"
 BODY = {"model": BUILTIN_NAME, "text": TEXT}

@@ -79,6 +79,7 @@ def conforms(case, operation: str = "") -> None:
 OPERATIONS = [
     "GET /healthz",
     "GET /api/presets",
+    "GET /api/fields",
     "GET /api/models",
     "GET /api/models/{name}/atlas",
     "GET /api/models/{name}/composition",

@@ -3,7 +3,7 @@ and the large heatmap draws the API's numbers with the rule stated under it."""
 
 from __future__ import annotations
 
-from attnviz.wire.constants import AGGREGATE_RULES
+from attnviz.capture.fields.aggregates import RULES as AGGREGATE_RULES
 from tests.browser.helpers import assert_close, large_heatmap, open_sentence, screenshot
 
 TEXT = "The animal didn't cross the street because it was too tired"

@@ -60,8 +60,8 @@ def test_written_text_is_byte_aware_as_the_labels_are(tiny_gpt2):
 
 
 def test_sentencepiece_pieces_read_as_words_and_chat_tokens_are_special():
+    from attnviz.capture.tokenview import token_view
     from attnviz.pretrained.tokenize import TextTokenizer
-    from attnviz.services.tokenview import token_view
     from tests.support.checkpoints import make_piece_tokenizer
 
     tok = TextTokenizer(make_piece_tokenizer(specials=("<|im_start|>", "<|im_end|>")))

@@ -8,9 +8,9 @@ import pytest
 import torch
 
 from attnviz.capture import ComputedTrace, capture_trace
+from attnviz.capture.fields.aggregates import RULES as AGGREGATE_RULES
 from attnviz.schemas.trace import TraceQuery
 from attnviz.services.parts import select
-from attnviz.wire.constants import AGGREGATE_RULES
 from tests.support.models import make_model
 
 X = torch.tensor(
@@ -70,7 +70,7 @@ def test_rollout_under_the_token_options_is_the_options_applied_to_it(client):
     hidden = client.post(
         "/api/trace?fields=rollout,head_mean&layer=5&hide_special=true&merge_words=true", json=body
     ).json()
-    from attnviz.services.tokenview import token_view
+    from attnviz.capture.tokenview import token_view
 
     tv = token_view(full["tokens"], special=full["special"], words=full["words"],
                     offsets=full["offsets"], text=text, hide_special=True, merge_words=True)  # fmt: skip

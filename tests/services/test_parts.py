@@ -9,9 +9,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from attnviz.capture.thumbs import max_pool
 from attnviz.schemas.trace import TextTraceRequest, ToyTraceRequest, TraceQuery
 from attnviz.services.parts import json_body, json_bytes
-from attnviz.services.thumbs import max_pool
 from attnviz.services.trace_service import TraceService
 from attnviz.wire.jsonarrays import dumps
 

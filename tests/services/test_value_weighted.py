@@ -10,11 +10,12 @@ import pytest
 import torch
 
 from attnviz.capture import ComputedTrace, capture_trace
+from attnviz.capture.fields.aggregates import VALUE_RULES as VALUE_WEIGHTED_AGGREGATES
 from attnviz.errors import TraceError
 from attnviz.schemas.trace import TraceQuery
 from attnviz.services.parts import select
 from attnviz.wire.compact import decode
-from attnviz.wire.constants import COMPACT_MEDIA_TYPE, VALUE_WEIGHTED_AGGREGATES
+from attnviz.wire.constants import COMPACT_MEDIA_TYPE
 from tests.support.models import make_model
 
 # Two heads of two dimensions each on d = 4. W_Q = W_K = 0: every weight is 1/3 (three tokens,

@@ -25,6 +25,7 @@ from typing import Any
 import torch
 
 from attnviz.capture import KEEP_FORWARD_BYTES, TraceTensors
+from attnviz.capture.fields import REGISTRY
 from attnviz.engine import TransformerConfig
 from attnviz.engine.ablate import HeadAblation
 from attnviz.errors import TraceError
@@ -36,7 +37,6 @@ from attnviz.pretrained.bridge.rule import RecordedRule
 from attnviz.pretrained.bridge.towers import mrope_positions, tower_layout
 from attnviz.pretrained.folder import Backend
 from attnviz.pretrained.tokenize import TextTokenizer
-from attnviz.wire.constants import VALUE_WEIGHTED_RULES
 
 # The arrays a model without queries and keys cannot give: all of them come from q and k.
 QK_FIELDS = ("queries", "keys", "values", "scores", "score_range")
@@ -110,7 +110,7 @@ class BridgedModel:
             name: f"{name}: a model served through transformers ({self.family}) keeps its output "
             "projection in its own module, which attnviz does not read (each head's slice of "
             "W_O); value-weighted attention needs it (the native engine has it)"
-            for name in VALUE_WEIGHTED_RULES  # the arrays no bridged model gives
+            for name in REGISTRY.needing("output projection")  # no bridged model gives them
         }
         if self.no_qk is None:
             return lacking

@@ -21,6 +21,7 @@ from typing import Any
 import torch
 
 from attnviz.capture import TraceTensors
+from attnviz.capture.fields import REGISTRY
 from attnviz.capture.lens import Readout
 from attnviz.engine import TransformerConfig
 from attnviz.engine.ablate import HeadAblation
@@ -40,7 +41,6 @@ from attnviz.pretrained.ndif.client import (
 from attnviz.pretrained.ndif.tensors import remote_tensors
 from attnviz.pretrained.tokenize import TextTokenizer
 from attnviz.settings import PROBE_MB
-from attnviz.wire.constants import ATTRIBUTION_FIELDS, VALUE_WEIGHTED_RULES
 
 PREFIX = "ndif:"
 
@@ -151,7 +151,9 @@ class NdifModel:
             "reads its attention and hidden states but not each head's slice of its output "
             "projection"
         )
-        return {name: f"{name}: {why}" for name in (*VALUE_WEIGHTED_RULES, *ATTRIBUTION_FIELDS)}
+        return {
+            name: f"{name}: {why}" for name in REGISTRY.needing("output projection", "clean run")
+        }
 
     @property
     def knockouts(self) -> NdifModel:

@@ -31,7 +31,7 @@ from attnviz.pretrained.bridge.record import Mask, as_mask
 from attnviz.pretrained.bridge.rule import LayerRule, RecordedRule
 
 if TYPE_CHECKING:
-    from attnviz.services.tokenview import TokenView
+    from attnviz.capture.tokenview import TokenView
 
 # The hidden states and token vectors come back with the first trace up to this many bytes
 # (float32): a 1B model's at 512 tokens (71 MB) just over; an 8B's stay there.
@@ -197,7 +197,7 @@ class RemoteTensors(TraceTensors):
 
     def reduced_thumbnails(self, tv: TokenView, size: int, layers: list[int]) -> dict:
         """Every head's thumbnail of ``layers`` under the token options, reduced on the
-        deployment (``services.thumbs``'s rule: max-pooled, 8-bit, one scale per head)."""
+        deployment (``capture.thumbs``'s rule: max-pooled, 8-bit, one scale per head)."""
         m = len(tv.groups)
         pool = 1 if size == 0 or m <= size else -(-m // size)
         key = (tuple(map(tuple, tv.groups)), tv.hide_special, tv.merge_words, pool)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
+from attnviz.capture.thumbs import quantize
 from attnviz.schemas.train import (
     Thumbs,
     TrainArchitecture,
@@ -25,7 +26,6 @@ from attnviz.schemas.train import (
     TrainVariant,
 )
 from attnviz.services.ownership import NOBODY, Caller
-from attnviz.services.thumbs import quantize
 from attnviz.services.training.runs import LiveRun
 from attnviz.training.claims import Outcome
 from attnviz.training.tasks import Reverse, Task

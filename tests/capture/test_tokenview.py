@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from attnviz.services.tokenview import HIDE_NOTE, MERGE_NOTE, token_view
+from attnviz.capture.tokenview import HIDE_NOTE, MERGE_NOTE, token_view
 from tests.support.oracles import token_groups, token_view_oracle
 
 TEXT = "Unbelievably, tokenization works on the riverbank"

@@ -7,19 +7,22 @@ quantised the same way (``services/training/report.py``).
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import torch
 
-from attnviz.capture import TraceTensors
 from attnviz.capture.progress import report
+from attnviz.capture.tokenview import TokenView
 from attnviz.engine.analysis import attention_entropy
 from attnviz.engine.placement import gather
 from attnviz.engine.reduce import max_pool, quantize
-from attnviz.services.tokenview import TokenView
+
+if TYPE_CHECKING:
+    from attnviz.capture.fields.base import TraceSource
 
 
 def thumbnails(
-    tensors: TraceTensors, tv: TokenView, size: int, layers: list[int], value: bool = False
+    tensors: TraceSource, tv: TokenView, size: int, layers: list[int], value: bool = False
 ) -> dict:
     """Every head's pattern (under the token options) as 8-bit values, one scale per head:
     weight ~ values * scale / 255. Longer than ``size``: max-pooled by the smallest whole factor

@@ -1,0 +1,107 @@
+"""A layer's heads taken together, [layers][m][m] under the token options (``layer`` picks
+one): their mean, each cell's largest weight, and attention rollout through the layers up to
+it; of the weights, or of the value-weighted norms (``measure``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+
+from attnviz.capture.fields.base import Ask, Pick, Shape, TraceField, TraceSource, register
+from attnviz.capture.tokenview import TokenView
+from attnviz.engine.placement import gather
+from attnviz.errors import TraceError
+from attnviz.limits import LIMITS
+
+
+def check_rollout(source: TraceSource, layers: int) -> None:
+    work = 2 * source.n**3 * layers
+    if work > LIMITS.max_rollout_flops:
+        raise TraceError(
+            f"fields: rollout through {layers} layers of {source.n:,} tokens is {work:.1e} "
+            f"operations, over this server's bound of {LIMITS.max_rollout_flops:.0e}; a shorter "
+            "text, an earlier layer, or the mean of the heads"
+        )
+
+
+def check_value_sum(source: TraceSource, layers: int) -> None:
+    work = 2 * source.heads**2 * source.n**2 * layers
+    if work > LIMITS.max_rollout_flops:
+        raise TraceError(
+            f"fields: the value-weighted sum over heads through {layers} layers of "
+            f"{source.n:,} tokens is {work:.1e} operations, over this server's bound of "
+            f"{LIMITS.max_rollout_flops:.0e}; a shorter text or one layer"
+        )
+
+
+def _heads(source: TraceSource, layer: int, tv: TokenView, value: bool) -> torch.Tensor:
+    """(H, m, m) float64: each head of ``layer`` as it is shown."""
+    each = source.value_weighted(layer) if value else source.pattern(layer)
+    return tv.apply(each, renormalise=not value).double()
+
+
+def _over_heads(name: str, reduce: str) -> TraceField:
+    def compute(pick: Pick) -> torch.Tensor:
+        assert pick.view is not None  # a drawn field's pick has one
+        tv, value = pick.view, pick.value
+        rows = [getattr(_heads(pick.source, i, tv, value), reduce)(0) for i in pick.layers]
+        return gather(rows)  # (L', m, m)
+
+    return _aggregate(name, compute, RULES[name], VALUE_RULES[name])
+
+
+def _rollout(pick: Pick) -> torch.Tensor:
+    source, tv = pick.source, pick.view
+    assert tv is not None  # a drawn field's pick has one
+    check_rollout(source, max(pick.layers) + 1)
+    if pick.value:
+        check_value_sum(source, max(pick.layers) + 1)
+    rollout = source.value_rollout() if pick.value else source.rollout()
+    return gather([tv.apply(rollout[layer]).double() for layer in pick.layers])
+
+
+def numbers(ask: Ask, shape: Shape) -> int:
+    """[layers][m][m]: ``layer`` picks one."""
+    return (1 if ask.layer is not None else shape.layers) * shape.rows**2
+
+
+def _aggregate(
+    name: str, compute: Callable[[Pick], torch.Tensor], rule: str, value_rule: str
+) -> TraceField:
+    return TraceField(
+        name,
+        f"[layers][m][m] under the token options: {rule}",
+        numbers,
+        compute,
+        params=("layer", "hide_special", "merge_words", "measure"),
+        drawn=True,
+        measured=True,
+        rule=rule,
+        value_rule=value_rule,
+    )
+
+
+RULES = {
+    "head_mean": "The mean of the layer's heads (as each is shown): rows still sum to 1.",
+    "head_max": "Each cell's largest weight over the layer's heads: rows no longer sum to 1; it "
+    "shows where any head looks.",
+    "rollout": "Attention rollout (Abnar and Zuidema, 2020): each layer's mean over heads, "
+    "A = mean_h(A_h), with the residual stream added, Â = (A + I) / 2 (just A in a model "
+    "without a residual), multiplied through the layers, R_l = Â_l ⋯ Â_1: how much of each "
+    "token's input reaches each row by this layer, if attention alone moved it.",
+}
+VALUE_RULES = {
+    "head_mean": "The mean of the layer's heads' value-weighted norms ||a_ij v_j W_O^h||.",
+    "head_max": "Each cell's largest value-weighted norm over the layer's heads: where any head "
+    "moves the most.",
+    "rollout": "Rollout over value-weighted attention: each layer's ||Σ_h a^h_ij v^h_j W_O^h||, "
+    "each row scaled to sum to 1, N, with the residual stream added, (N + I) / 2 (just N "
+    "without a residual), multiplied through the layers.",
+}
+
+register(
+    _over_heads("head_mean", "mean"),
+    _over_heads("head_max", "amax"),
+    _aggregate("rollout", _rollout, RULES["rollout"], VALUE_RULES["rollout"]),
+)

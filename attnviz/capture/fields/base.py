@@ -1,0 +1,250 @@
+"""What a trace field is (``TraceField``): one array a request can name in ``fields``, declared
+once with everything each layer needs of it: the query parameters it reads, its checks (from
+the model's shape before anything is computed, and against the trace), how many numbers it
+holds (from the shapes alone, so that an answer over the cap is refused before it is made), its
+computation, its wire shape in words and the rule its ``meta.rules`` entry states.
+
+A field computes against a ``TraceSource``: what a trace's tensors give, whether they are this
+process's (``TraceTensors``) or an NDIF deployment's (``RemoteTensors``, which fetches them as
+they are asked for).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+import torch
+
+from attnviz.capture.decompose import CleanRun
+from attnviz.capture.lens import Readout
+from attnviz.capture.vision import TowerCall, TowerLayout
+from attnviz.engine.analysis import PCA
+from attnviz.errors import TraceError
+from attnviz.wire.constants import Measure
+
+if TYPE_CHECKING:
+    from attnviz.capture.tokenview import TokenView
+
+# An array of an answer: a tensor, null (no positional table), or an object of tensors and
+# numbers (projection, thumbs, the predictions, the attributions).
+Value = torch.Tensor | dict | None
+
+
+class Ask(Protocol):
+    """The query parameters a field reads (``attnviz.schemas.trace.TraceQuery``'s)."""
+
+    layer: int | None
+    head: int | None
+    query: int | None
+    hide_special: bool
+    merge_words: bool
+    thumb: int
+    thumb_layer: int | None
+    k: int
+    pos_start: int
+    pos_count: int | None
+    key: int | None
+    top: int | None
+    position: int | None
+    token: int | None
+    versus: int | None
+    image: int
+    tile: int
+    measure: Measure
+
+
+class TraceSource(Protocol):
+    """What a field computes against: one trace's tensors, here (``TraceTensors``) or on an NDIF
+    deployment (``RemoteTensors``). Per-head arrays come a layer (and some heads) at a time;
+    the rest whole, each computed once and kept by the source."""
+
+    positional: torch.Tensor | None  # (T, C) the positional table added, if any
+    states: torch.Tensor  # (L+1, T, C)
+    readout: Readout | None  # the output head, in a model that predicts tokens
+    vision: list[list[TowerCall]] | None  # the vision tower's layers, with images
+    tower: TowerLayout | str | None  # the tower's tiles, or why they are unknown
+
+    @property
+    def layers(self) -> int: ...
+    @property
+    def heads(self) -> int: ...
+    @property
+    def n(self) -> int: ...
+    @property
+    def has_value_weighted(self) -> bool: ...
+    def qkv(self, layer: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]: ...
+    def scores(self, layer: int, heads: Sequence[int] | None = None) -> torch.Tensor: ...
+    def pattern(self, layer: int, heads: Sequence[int] | None = None) -> torch.Tensor: ...
+    def value_weighted(self, layer: int, heads: Sequence[int] | None = None) -> torch.Tensor: ...
+    def value_weighted_sum(self, layer: int) -> torch.Tensor: ...
+    def head_chunks(self, layer: int) -> Iterator[tuple[list[int], torch.Tensor]]: ...
+    def value_chunks(self, layer: int) -> Iterator[tuple[list[int], torch.Tensor]]: ...
+    def token_vectors(self) -> torch.Tensor: ...
+    def hidden_states(self) -> torch.Tensor: ...
+    def distances(self) -> torch.Tensor: ...
+    def entropy(self) -> torch.Tensor: ...
+    def entropy_mean(self) -> torch.Tensor: ...
+    def wants_entropy(self) -> bool: ...
+    def keep_entropy(self, rows: torch.Tensor) -> None: ...
+    def score_range(self) -> torch.Tensor: ...
+    def projection(self) -> PCA: ...
+    def rollout(self) -> list[torch.Tensor]: ...
+    def value_rollout(self) -> list[torch.Tensor]: ...
+    def reduced_thumbnails(self, tv: Any, size: int, layers: list[int]) -> dict | None: ...
+    def predictions(self, kind: str, start: int, count: int) -> list[dict]: ...
+    def clean_run(self) -> CleanRun: ...
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """A model's shape before its trace is computed: ``tokens`` is the most the trace can have,
+    said as ``tokens_are`` in a refusal."""
+
+    layers: int
+    heads: int
+    tokens: int
+    tokens_are: str = "tokens"
+
+
+@dataclass(frozen=True)
+class Shape:
+    """The sizes an answer's numbers are counted from: the model's (layers, heads, tokens, the
+    residual stream's width, a head's), the rows under the token options, whether the trace
+    has a positional table, and the vision tower's numbers (0 where it is refused)."""
+
+    layers: int
+    heads: int
+    tokens: int
+    width: int
+    head_dim: int
+    rows: int
+    positional: bool
+    vision: int
+
+
+@dataclass
+class Pick:
+    """One request worked out against one trace: the layers and heads it picks (the language
+    model's; empty when only the vision tower's arrays are asked for), the rows and columns
+    under its token options (``view``, None when no field asked draws under them), and whether
+    it measures value-weighted attention."""
+
+    source: TraceSource
+    ask: Ask
+    layers: list[int]
+    heads: list[int]
+    view: TokenView | None
+    value: bool
+
+    @property
+    def rows(self) -> slice:
+        """The query rows of a per-head array: ``query``'s alone, or all."""
+        q = self.ask.query
+        return slice(None) if q is None else slice(q, q + 1)
+
+
+def index(value: int | None, count: int, name: str, what: str) -> list[int]:
+    """``[value]``, or every index when it is None; a TraceError naming ``name`` out of range."""
+    if value is None:
+        return list(range(count))
+    if value >= count:
+        raise TraceError(f"{name}: {value} is out of range ({count} {what}: 0 to {count - 1})")
+    return [value]
+
+
+def _no_check(_ask: Ask, _bounds: Bounds) -> None:
+    return None
+
+
+def _no_prepare(_pick: Pick) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class TraceField:
+    """One array of a trace, as every layer of attnviz knows it.
+
+    - ``shape``: what it holds, in words (the catalogue's and the API's description);
+    - ``numbers(ask, shape)``: how many numbers it holds, from the shapes alone;
+    - ``compute(pick)``: the array;
+    - ``params``: the query parameters it reads beyond ``fields`` (the catalogue says them);
+    - ``full``: one of the full JSON trace's arrays (``fields``' default);
+    - ``per_head``: [layers][heads][...], ``layer`` and ``head`` pick one;
+    - ``drawn``: drawn under the token options (``hide_special``, ``merge_words``);
+    - ``measured``: ``measure=value_weighted`` makes it of the value-weighted norms;
+    - ``needs``: what of the model it needs beyond q, k, v and the hidden states, where a
+      model can lack it: ``"readout"`` (an output head that predicts tokens), ``"clean run"``
+      (the stream split into components, the native engine's), ``"output projection"`` (each
+      head's slice of W_O: value-weighted attention);
+    - ``tower``: of the vision tower, whose ``layer`` and ``head`` are its own;
+    - ``rule``, ``value_rule``: what ``meta.rules`` says of it (under ``measure=weights`` and
+      ``value_weighted``); a measured field without a rule of its own has value_weighted's;
+    - ``check(ask, bounds)``: its refusals that the model's shape tells before the trace is
+      computed (a job accepted); ``prepare(pick)``: those the trace tells, before any array of
+      the request is computed.
+    """
+
+    name: str
+    shape: str
+    numbers: Callable[[Ask, Shape], int]
+    compute: Callable[[Pick], Value]
+    params: Sequence[str] = ()
+    full: bool = False
+    per_head: bool = False
+    drawn: bool = False
+    measured: bool = False
+    needs: str | None = None
+    tower: bool = False
+    rule: str | None = None
+    value_rule: str | None = None
+    check: Callable[[Ask, Bounds], None] = field(default=_no_check, repr=False)
+    prepare: Callable[[Pick], None] = field(default=_no_prepare, repr=False)
+
+
+class Registry:
+    """The trace's fields in their wire order (the full trace's arrays in its order among them),
+    each registered once by its module."""
+
+    def __init__(self) -> None:
+        self._fields: dict[str, TraceField] = {}
+
+    def add(self, *fields: TraceField) -> None:
+        for f in fields:
+            if f.name in self._fields:
+                raise ValueError(f"the trace field {f.name!r} is registered twice")
+            self._fields[f.name] = f
+
+    def __getitem__(self, name: str) -> TraceField:
+        return self._fields[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._fields
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self._fields.values())
+
+    def names(self) -> tuple[str, ...]:
+        return tuple(self._fields)
+
+    def full(self) -> tuple[str, ...]:
+        """The full JSON trace's arrays, in its order (``fields``' default)."""
+        return tuple(f.name for f in self if f.full)
+
+    def needing(self, *what: str) -> tuple[str, ...]:
+        """The fields that need any of ``what`` of the model (``TraceField.needs``)."""
+        return tuple(f.name for f in self if f.needs in what)
+
+
+REGISTRY = Registry()
+register = REGISTRY.add
+
+
+def picked(ask: Ask, shape: Shape) -> tuple[int, int, int]:
+    """How many layers, heads and query rows a per-head array of ``ask`` holds."""
+    return (
+        1 if ask.layer is not None else shape.layers,
+        1 if ask.head is not None else shape.heads,
+        1 if ask.query is not None else shape.tokens,
+    )

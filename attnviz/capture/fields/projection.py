@@ -1,0 +1,40 @@
+"""The trajectories' projection: a PCA of every layer's hidden states, fitted on every token
+once so that the layers' frames compare."""
+
+from __future__ import annotations
+
+from attnviz.capture.fields.base import Ask, Pick, Shape, TraceField, register
+
+
+def _numbers(ask: Ask, shape: Shape) -> int:
+    if shape.width == 3:  # the page draws the three named axes themselves
+        return 0
+    return (shape.layers + 1) * shape.rows * 3 + 4 * shape.width + 3
+
+
+def _projection(pick: Pick) -> dict | None:
+    """Under the token options coords are the rows' points: the special tokens left out, a
+    word the mean of its pieces."""
+    source, tv = pick.source, pick.view
+    if source.states.shape[-1] == 3:
+        return None
+    pca = source.projection()
+    return {
+        "components": pca.axes.shape[0],
+        "mean": pca.mean,
+        "axes": pca.axes,
+        "explained_variance_ratio": pca.explained_variance_ratio,
+        "coords": pca.coords if tv is None else tv.mean_points(pca.coords),
+    }
+
+
+register(
+    TraceField(
+        "projection",
+        "PCA of the trajectories when d != 3",
+        _numbers,
+        _projection,
+        params=("hide_special", "merge_words"),
+        full=True,
+    )
+)

@@ -1,0 +1,46 @@
+"""Every head at a glance: its pattern under the token options, max-pooled and quantised to 8
+bits (``attnviz.capture.thumbs``), and the largest score of each head, for one colour range."""
+
+from __future__ import annotations
+
+from attnviz.capture.fields.base import Ask, Bounds, Pick, Shape, TraceField, index, register
+from attnviz.capture.thumbs import thumbnails
+
+
+def _check(ask: Ask, bounds: Bounds) -> None:
+    index(ask.thumb_layer, bounds.layers, "thumb_layer", "layers")
+
+
+def _thumbs(pick: Pick) -> dict:
+    assert pick.view is not None  # a drawn field's pick has one
+    layers = index(pick.ask.thumb_layer, pick.source.layers, "thumb_layer", "layers")
+    return thumbnails(pick.source, pick.view, pick.ask.thumb, layers, pick.value)
+
+
+def _numbers(ask: Ask, shape: Shape) -> int:
+    layers = 1 if ask.thumb_layer is not None else shape.layers
+    side = min(shape.rows, ask.thumb or shape.rows)
+    return layers * shape.heads * (side**2 + 1)
+
+
+register(
+    TraceField(
+        "thumbs",
+        "{pool, size, layers, values: [layers][heads][s][s] uint8, scale: [layers][heads]}: every "
+        "head's pattern under the token options, max-pooled by pool to at most thumb a side "
+        "(peaks kept) and quantised to 8 bits, weight ~ values x scale / 255",
+        _numbers,
+        _thumbs,
+        params=("thumb", "thumb_layer", "hide_special", "merge_words", "measure"),
+        drawn=True,
+        measured=True,
+        check=_check,
+    ),
+    TraceField(
+        "score_range",
+        "[layers][heads] the largest finite |score| of each head, for one colour range over all "
+        "heads",
+        lambda ask, shape: shape.layers * shape.heads,
+        lambda pick: pick.source.score_range(),
+    ),
+)
