@@ -464,54 +464,25 @@ def restart(args: list[str], env: dict[str, str], crowd: list[Learner],
 
 
 def _look(port: int, crowd: list[Learner], found: Restart, rng: random.Random) -> None:
+    """After the restart: each learner's run as its state before the stop says it should be,
+    and no learner able to cancel another's."""
     runs = [x for x in crowd if x.run is not None]
     controls: Counter[str] = Counter()
     line: list[tuple[int, str, int | None]] = []  # the kept waiting: (place before, state, now)
     for x in runs:
         status, run, _, renewed = ask(port, x.jar, "GET", f"/api/train/{x.run}")
         found.cookies_renewed += renewed
-        listing_status, listing, _, renewed = ask(port, x.jar, "GET", "/api/train")
+        _, listing, _, renewed = ask(port, x.jar, "GET", "/api/train")
         found.cookies_renewed += renewed
         mine = {r["id"]: r for r in (listing or {}).get("runs", []) if r.get("yours")}
-        listed = x.run in mine
-        state = run["state"] if status == 200 else None
+        seen = _Seen(x, status, run or {}, mine)
         before = x.at_stop
         if before in ("done", "cancelled", "failed"):
-            found.finished += 1
-            if state == before and listed:
-                found.finished_kept += 1
-            else:
-                found.problems.append(f"finished run {x.run} ({before}): {status} {state}, "
-                                      f"listed {listed}")  # fmt: skip
+            _finished(seen, found)
         elif before == "running":
-            reason = (run or {}).get("reason") or ""
-            step = INTERRUPTED.search(reason)
-            points = [p["step"] for v in (run or {}).get("variants", [])
-                      for p in v.get("checkpoints", [])]  # fmt: skip
-            at = int(step.group(1)) if step else None
-            last = max(points, default=None)
-            seen = {"id": x.run, "status": status, "state": state, "reason": reason,
-                    "listed": listed, "heard_checkpoint": x.checkpoint, "step": at,
-                    "last_checkpoint": last}  # fmt: skip
-            if state == "done" and listed:
-                found.ended_meanwhile += 1  # it ended between the last look and the stop
-            else:
-                found.interrupted.append(seen)
-                ok = state == "interrupted" and at is not None and listed
-                ok = ok and mine[x.run]["state"] == "interrupted" and at == last
-                ok = ok and (x.checkpoint is None or (at is not None and at >= x.checkpoint))
-                found.interrupted_ok += ok
-                if not ok:
-                    found.problems.append(f"the training run {x.run}: {seen}")
+            _running(seen, found)
         elif before == "queued":
-            found.waiting += 1
-            if status == 404:
-                found.waiting_lost += 1
-            elif status == 200 and state in ("queued", "running", "done") and listed:
-                found.waiting_kept += 1
-                line.append((x.at_stop_place or 0, state, run.get("place")))
-            else:
-                found.problems.append(f"waiting run {x.run}: {status} {state}, listed {listed}")
+            _queued(seen, found, line)
         else:
             found.problems.append(f"run {x.run}: its state before the stop was {before}")
         others = [y.run for y in runs if y is not x]
@@ -522,8 +493,77 @@ def _look(port: int, crowd: list[Learner], found: Restart, rng: random.Random) -
             if status != 404:
                 found.control_failures.append(f"DELETE {other} by learner {x.k}: {status}")
     found.controls = dict(sorted(controls.items()))
-    # Those kept come back in their order: the first in line takes the free slot (or has
-    # finished since), the rest wait behind it at places 1, 2, ... in the order they had.
+    _line(line, found)
+
+
+@dataclass
+class _Seen:
+    """One learner's run as the restarted server answers it: its status, the run, and the
+    learner's own runs in the listing."""
+
+    x: Learner
+    status: int
+    run: dict
+    mine: dict
+
+    @property
+    def state(self) -> str | None:
+        return self.run["state"] if self.status == 200 else None
+
+    @property
+    def listed(self) -> bool:
+        return self.x.run in self.mine
+
+
+def _finished(seen: _Seen, found: Restart) -> None:
+    found.finished += 1
+    if seen.state == seen.x.at_stop and seen.listed:
+        found.finished_kept += 1
+    else:
+        found.problems.append(f"finished run {seen.x.run} ({seen.x.at_stop}): {seen.status} "
+                              f"{seen.state}, listed {seen.listed}")  # fmt: skip
+
+
+def _running(seen: _Seen, found: Restart) -> None:
+    """A run training at the stop: interrupted at its last checkpoint, or done meanwhile."""
+    x, state, listed = seen.x, seen.state, seen.listed
+    reason = seen.run.get("reason") or ""
+    step = INTERRUPTED.search(reason)
+    points = [p["step"] for v in seen.run.get("variants", []) for p in v.get("checkpoints", [])]
+    at = int(step.group(1)) if step else None
+    last = max(points, default=None)
+    said = {"id": x.run, "status": seen.status, "state": state, "reason": reason,
+            "listed": listed, "heard_checkpoint": x.checkpoint, "step": at,
+            "last_checkpoint": last}  # fmt: skip
+    if state == "done" and listed:
+        found.ended_meanwhile += 1  # it ended between the last look and the stop
+        return
+    found.interrupted.append(said)
+    ok = state == "interrupted" and at is not None and listed
+    ok = ok and seen.mine[x.run]["state"] == "interrupted" and at == last
+    ok = ok and (x.checkpoint is None or (at is not None and at >= x.checkpoint))
+    found.interrupted_ok += ok
+    if not ok:
+        found.problems.append(f"the training run {x.run}: {said}")
+
+
+def _queued(seen: _Seen, found: Restart, line: list[tuple[int, str, int | None]]) -> None:
+    """A run waiting at the stop: kept in line, or lost (404)."""
+    found.waiting += 1
+    if seen.status == 404:
+        found.waiting_lost += 1
+    elif seen.status == 200 and seen.state in ("queued", "running", "done") and seen.listed:
+        found.waiting_kept += 1
+        assert seen.state is not None
+        line.append((seen.x.at_stop_place or 0, seen.state, seen.run.get("place")))
+    else:
+        found.problems.append(f"waiting run {seen.x.run}: {seen.status} {seen.state}, listed "
+                              f"{seen.listed}")  # fmt: skip
+
+
+def _line(line: list[tuple[int, str, int | None]], found: Restart) -> None:
+    """Those kept come back in their order: the first in line takes the free slot (or has
+    finished since), the rest wait behind it at places 1, 2, ... in the order they had."""
     line.sort()
     found.waiting_states = dict(sorted(Counter(state for _, state, _ in line).items()))
     found.waiting_places = [now for _, state, now in line if state == "queued" and now]

@@ -68,13 +68,7 @@ def capture_trace(
     qkv_bytes = 3 * L * cfg.n_heads * T * cfg.d_head * itemsize
     keep_qkv = keep_qkv_bytes < 0 or qkv_bytes <= keep_qkv_bytes
     keep_pattern = L * cfg.n_heads * T * T * 4 <= store.KEEP_FORWARD_BYTES
-    wanted = [act_name("embed"), act_name("resid_pre", 0)]
-    wanted += [act_name("pos_embed")] if cfg.positional in ("sinusoidal", "learned") else []
-    wanted += [act_name("ln_final")] if cfg.final_norm else []
-    for i in range(L):
-        wanted.append(act_name("resid_post", i))
-        if keep_qkv:
-            wanted += [*qk_names(cfg, i), act_name("v", i)]
+    wanted = _wanted(cfg, keep_qkv)
     finite = [True]
     patterns: list[torch.Tensor] = []
 
@@ -88,14 +82,7 @@ def capture_trace(
     # overflow anywhere reaches the states, which are checked below.
     points = [b.attn.hook_pattern for b in model.blocks if isinstance(b, Block)]
     handles = [p.register_forward_hook(look) for p in points] if keep_pattern else []
-    listen = listener()
-    if listen is not None:  # a job follows it: each block done is told (and may stop it)
-        for i, block in enumerate(model.blocks):
-
-            def told(*_: object, done: int = i + 1) -> None:
-                listen("forward", done, L)
-
-            handles.append(block.register_forward_hook(told))
+    handles += _progress_hooks(model)
     # Only the points read here: each captured activation is kept alive, and costs a hook.
     try:
         with torch.inference_mode(), capture(model, wanted) as cache:
@@ -145,6 +132,34 @@ def capture_trace(
         w_o=w_o,
         layout=layout,
     )
+
+
+def _wanted(cfg: TransformerConfig, keep_qkv: bool) -> list[str]:
+    """The hook points a capture reads: the input, each block's output, and its q, k and v
+    when they are kept."""
+    wanted = [act_name("embed"), act_name("resid_pre", 0)]
+    wanted += [act_name("pos_embed")] if cfg.positional in ("sinusoidal", "learned") else []
+    wanted += [act_name("ln_final")] if cfg.final_norm else []
+    for i in range(cfg.n_layers):
+        wanted.append(act_name("resid_post", i))
+        if keep_qkv:
+            wanted += [*qk_names(cfg, i), act_name("v", i)]
+    return wanted
+
+
+def _progress_hooks(model: Transformer) -> list[torch.utils.hooks.RemovableHandle]:
+    """When a job follows the forward: each block done is told (and may stop it)."""
+    listen = listener()
+    if listen is None:
+        return []
+    handles = []
+    for i, block in enumerate(model.blocks):
+
+        def told(*_: object, done: int = i + 1) -> None:
+            listen("forward", done, model.cfg.n_layers)
+
+        handles.append(block.register_forward_hook(told))
+    return handles
 
 
 def block_w_o(model: Transformer, layer: int) -> torch.Tensor:

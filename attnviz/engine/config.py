@@ -109,6 +109,13 @@ class TransformerConfig:
     window_in_spans: bool = True
 
     def __post_init__(self) -> None:
+        self._check_sizes()
+        self._check_windows()
+        self._check_layer_types()
+        self._check_rope_sections()
+        self._check_heads_and_output()
+
+    def _check_sizes(self) -> None:
         if self.d_model < 1 or self.n_layers < 1 or self.n_heads < 1:
             raise ValueError("d_model, n_layers and n_heads must be positive")
         if self.head_dim is not None and self.head_dim < 1:
@@ -121,29 +128,35 @@ class TransformerConfig:
             raise ValueError(
                 f"rotary_dim {self.rotary_dim} must be even and at most the head size {self.d_head}"
             )
-        self._check_windows()
-        if self.layer_types is not None:
-            if len(self.layer_types) != self.n_layers:
-                raise ValueError(
-                    f"layer_types names {len(self.layer_types)} layers, the model has "
-                    f"{self.n_layers}"
-                )
-            bad = [t for t in self.layer_types if t not in LAYER_TYPES]
-            if bad:
-                raise ValueError(f"layer_types: {bad[0]!r} is not one of {LAYER_TYPES}")
-            if "sliding_attention" in self.layer_types and self.sliding_window is None:
-                raise ValueError("layer_types has sliding layers but no sliding_window")
-        if self.rope_sections is not None:
-            half = (self.rotary_dim or self.d_head) // 2
-            if (
-                self.rope_style != "halves"
-                or sum(self.rope_sections) != half
-                or min(self.rope_sections) < 0
-            ):
-                raise ValueError(
-                    f"rope_sections {self.rope_sections} must be counts of frequency pairs "
-                    f"summing to the {half} pairs RoPE turns, with rope_style 'halves'"
-                )
+
+    def _check_layer_types(self) -> None:
+        if self.layer_types is None:
+            return
+        if len(self.layer_types) != self.n_layers:
+            raise ValueError(
+                f"layer_types names {len(self.layer_types)} layers, the model has {self.n_layers}"
+            )
+        bad = [t for t in self.layer_types if t not in LAYER_TYPES]
+        if bad:
+            raise ValueError(f"layer_types: {bad[0]!r} is not one of {LAYER_TYPES}")
+        if "sliding_attention" in self.layer_types and self.sliding_window is None:
+            raise ValueError("layer_types has sliding layers but no sliding_window")
+
+    def _check_rope_sections(self) -> None:
+        if self.rope_sections is None:
+            return
+        half = (self.rotary_dim or self.d_head) // 2
+        if (
+            self.rope_style != "halves"
+            or sum(self.rope_sections) != half
+            or min(self.rope_sections) < 0
+        ):
+            raise ValueError(
+                f"rope_sections {self.rope_sections} must be counts of frequency pairs "
+                f"summing to the {half} pairs RoPE turns, with rope_style 'halves'"
+            )
+
+    def _check_heads_and_output(self) -> None:
         for name in ("attn_softcap", "final_softcap"):
             cap = getattr(self, name)
             if cap is not None and not cap > 0:

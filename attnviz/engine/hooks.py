@@ -8,25 +8,56 @@ forward hooks.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import torch
 from torch import nn
+from torch.utils.hooks import RemovableHandle
 
 
 class HookPoint(nn.Module):
-    """Identity module that names an activation. ``shape`` documents its axes, e.g. "B nh T T"."""
+    """Identity module that names an activation. ``shape`` documents its axes, e.g. "B nh T T".
+    ``watched``: whether a forward hook is on it now (the attention then makes its scores and
+    weights whole, not a few heads at a time), counted by its own handles, not read from
+    torch's private hook tables."""
 
     def __init__(self, shape: str) -> None:
         super().__init__()
         self.shape = shape
+        self.watchers = 0
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return x
 
+    def register_forward_hook(  # type: ignore[override]
+        self, hook: Callable[..., Any], *args: Any, **kwargs: Any
+    ) -> RemovableHandle:
+        handle = super().register_forward_hook(hook, *args, **kwargs)
+        self.watchers += 1
+        return _Watch(handle, self)
+
+    @property
+    def watched(self) -> bool:
+        return self.watchers > 0
+
     def extra_repr(self) -> str:
         return f"shape={self.shape!r}"
+
+
+class _Watch(RemovableHandle):
+    """A hook point's handle: removing its hook (once) also stops counting it."""
+
+    def __init__(self, handle: RemovableHandle, point: HookPoint) -> None:
+        self.__dict__.update(handle.__dict__)  # the same hook: its table and id
+        self._point: HookPoint | None = point
+
+    def remove(self) -> None:
+        super().remove()
+        if self._point is not None:
+            self._point.watchers -= 1
+            self._point = None
 
 
 def hook_points(model: nn.Module) -> dict[str, HookPoint]:

@@ -264,7 +264,7 @@ class Attention(nn.Module):
             k, v = cache.extend(self.layer, k, v)  # (B, nh, start + T, hs)
         S = k.shape[-2]
         per_head = B * T * S * 4  # bytes of one head's float32 scores
-        seen = self.hook_scores._forward_hooks or self.hook_pattern._forward_hooks
+        seen = self.hook_scores.watched or self.hook_pattern.watched
         step = cfg.n_heads if seen else max(1, CHUNK_BYTES // per_head)
         zs = []
         for h in range(0, cfg.n_heads, step):  # one pass, unless the heads are chunked

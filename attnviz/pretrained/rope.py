@@ -121,31 +121,11 @@ def read_rope(
     factor is not a ratio of contexts (32 over 8,192 for 131,072 positions): max_position_embeddings
     is its context, as LongRoPE's.
     """
-    max_positions = hf.get("max_position_embeddings")
-    if not isinstance(max_positions, int) or isinstance(max_positions, bool) or max_positions < 1:
-        raise ConversionError(
-            f"config.json: max_position_embeddings must be a positive integer (got "
-            f"{max_positions!r})"
-        )
+    max_positions = _max_positions(hf)
     scaling, params = _object(hf, "rope_scaling"), _object(hf, "rope_parameters")
     field, d = ("rope_scaling", scaling) if scaling else ("rope_parameters", params or {})
     d = _one_object(hf, field, d)
-    theta = d.get("rope_theta", hf.get("rope_theta", 10000.0))
-    if not isinstance(theta, (int, float)) or isinstance(theta, bool) or not theta > 0:
-        raise ConversionError(f"config.json: rope_theta must be a positive number (got {theta!r})")
-    partial = d.get("partial_rotary_factor", hf.get("partial_rotary_factor", 1.0))
-    if partial is None:
-        partial = 1.0
-    if not isinstance(partial, (int, float)) or isinstance(partial, bool) or not 0 < partial <= 1:
-        raise ConversionError(
-            f"config.json: partial_rotary_factor must be a number in (0, 1] (got {partial!r})"
-        )
-    rotary_dim = int(head_dim * partial)
-    if rotary_dim < 2 or rotary_dim % 2:
-        raise ConversionError(
-            f"config.json: partial_rotary_factor = {partial} turns {rotary_dim} of a head's "
-            f"{head_dim} coordinates; RoPE needs an even number of them"
-        )
+    theta, partial, rotary_dim = _rotation(hf, d, head_dim)
     kind = d.get("rope_type", d.get("type", "default"))
     kind = (aliases or {}).get(kind, kind)
     if kind not in KINDS:
@@ -168,13 +148,7 @@ def read_rope(
         return rope(scaled, max(max_positions, int(factor * max_positions)))
     original = original_max_positions
     if original is None:
-        value = d.get("original_max_position_embeddings", max_positions)
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise ConversionError(
-                f"config.json: {field}.original_max_position_embeddings must be a positive "
-                f"integer (got {value!r})"
-            )
-        original = value
+        original = _original(field, d, max_positions)
     if kind == "llama3":
         assert factor is not None
         low = _number(field, d, "low_freq_factor", required=True)
@@ -184,26 +158,76 @@ def read_rope(
         return rope(scaled)
     if factor is None:  # transformers' default: the context over the original one
         factor = max_positions / original
-    attention = _number(field, d, "attention_factor", required=False)
     if kind == "longrope":
-        scaled = RopeScaling(
-            "longrope",
-            factor=factor,
-            original_max_positions=original,
-            attention_factor=attention,
-            short_factor=_factors(field, d, "short_factor", rotary_dim // 2),
-            long_factor=_factors(field, d, "long_factor", rotary_dim // 2),
-            max_positions=max_positions,
+        return rope(_longrope(field, d, factor, original, rotary_dim, max_positions))
+    return rope(_yarn(field, d, factor, original, max_positions),
+                max(max_positions, int(factor * original)))  # fmt: skip
+
+
+def _max_positions(hf: Mapping) -> int:
+    max_positions = hf.get("max_position_embeddings")
+    if not isinstance(max_positions, int) or isinstance(max_positions, bool) or max_positions < 1:
+        raise ConversionError(
+            f"config.json: max_position_embeddings must be a positive integer (got "
+            f"{max_positions!r})"
         )
-        return rope(scaled)
+    return max_positions
+
+
+def _rotation(hf: Mapping, d: Mapping, head_dim: int) -> tuple[float, float, int]:
+    """The base, the share of a head's coordinates that turn, and how many they are."""
+    theta = d.get("rope_theta", hf.get("rope_theta", 10000.0))
+    if not isinstance(theta, (int, float)) or isinstance(theta, bool) or not theta > 0:
+        raise ConversionError(f"config.json: rope_theta must be a positive number (got {theta!r})")
+    partial = d.get("partial_rotary_factor", hf.get("partial_rotary_factor", 1.0))
+    if partial is None:
+        partial = 1.0
+    if not isinstance(partial, (int, float)) or isinstance(partial, bool) or not 0 < partial <= 1:
+        raise ConversionError(
+            f"config.json: partial_rotary_factor must be a number in (0, 1] (got {partial!r})"
+        )
+    rotary_dim = int(head_dim * partial)
+    if rotary_dim < 2 or rotary_dim % 2:
+        raise ConversionError(
+            f"config.json: partial_rotary_factor = {partial} turns {rotary_dim} of a head's "
+            f"{head_dim} coordinates; RoPE needs an even number of them"
+        )
+    return theta, partial, rotary_dim
+
+
+def _original(field: str, d: Mapping, max_positions: int) -> int:
+    value = d.get("original_max_position_embeddings", max_positions)
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ConversionError(
+            f"config.json: {field}.original_max_position_embeddings must be a positive "
+            f"integer (got {value!r})"
+        )
+    return value
+
+
+def _longrope(
+    field: str, d: Mapping, factor: float, original: int, rotary_dim: int, max_positions: int
+) -> RopeScaling:
+    return RopeScaling(
+        "longrope",
+        factor=factor,
+        original_max_positions=original,
+        attention_factor=_number(field, d, "attention_factor", required=False),
+        short_factor=_factors(field, d, "short_factor", rotary_dim // 2),
+        long_factor=_factors(field, d, "long_factor", rotary_dim // 2),
+        max_positions=max_positions,
+    )
+
+
+def _yarn(field: str, d: Mapping, factor: float, original: int, max_positions: int) -> RopeScaling:
     truncate = d.get("truncate")
     if truncate is not None and not isinstance(truncate, bool):
         raise ConversionError(f"config.json: {field}.truncate must be true or false")
-    scaled = RopeScaling(
+    return RopeScaling(
         "yarn",
         factor=factor,
         original_max_positions=original,
-        attention_factor=attention,
+        attention_factor=_number(field, d, "attention_factor", required=False),
         beta_fast=_number(field, d, "beta_fast", required=False),
         beta_slow=_number(field, d, "beta_slow", required=False),
         mscale=_number(field, d, "mscale", required=False, zero=True),
@@ -211,7 +235,6 @@ def read_rope(
         truncate=truncate,
         max_positions=max_positions,
     )
-    return rope(scaled, max(max_positions, int(factor * original)))
 
 
 def whole_head(rope: Rope, family: str) -> Rope:

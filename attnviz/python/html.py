@@ -117,54 +117,113 @@ def plan(
     """The parts the views draw first (always in the file), and the ones worth adding while the
     budget allows, most useful first. ``first``: the thumbnails' fields; ``keys``: Why this
     score's key, then the other keys its key view offers (the largest weights first)."""
-    L, H, n = int(first["layers"]), int(first["heads"]), int(first["n"])
-    opts = _options(hide_special, merge_words)
-    pooled = int(first["thumbs"]["pool"]) > 1
-    rows_first = n > ROWS_FIRST and not hide_special and not merge_words
-    lacking = first.get("unavailable") or {}
-    need: list[Params] = [{"fields": "thumbs", "thumb": THUMB_PX, **opts}]
+    n = int(first["n"])
+    p = _Plan(
+        first, layer, head, query, hide_special, _options(hide_special, merge_words),
+        pooled=int(first["thumbs"]["pool"]) > 1,
+        rows_first=n > ROWS_FIRST and not hide_special and not merge_words,
+        lacking=first.get("unavailable") or {},
+    )  # fmt: skip
+    need: list[Params] = [{"fields": "thumbs", "thumb": THUMB_PX, **p.opts}]
     more: list[Params] = []
-    layer8 = [{"fields": "thumbs", "thumb": 0, "thumb_layer": k, **opts} for k in range(L)]
+    for view in ("model", "head", "qk", "traj", "lens", "why", "picture", "gen"):
+        if view in views:
+            first_parts, later = getattr(p, f"{view}_parts")(keys)
+            need += first_parts
+            more += later
     if "model" in views:
-        need.append({"fields": "view", "layer": layer, "head": head, **opts})
-        need.append({"fields": "entropy_mean"})
-    if "head" in views and rows_first:
-        need.append({"fields": "attentions", "layer": layer, "query": query})
-    if "head" in views and pooled:
-        (more if rows_first else need).append(layer8[layer])
-    if "qk" in views and "queries" not in lacking:
-        qk: Params = {"fields": f"{QK_FIELDS},view" if hide_special else QK_FIELDS,
-                      "layer": layer, "head": head}  # fmt: skip
-        if hide_special:
+        more += p.model_more("head" in views)
+    why = [p.why_of(k) for k in keys[1:]] if "why" in views else []
+    return _unique(need), more + why  # the other keys of Why this score's key view, last
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """One selection's parts, view by view, as each card of modes/sentence/parts.js asks for
+    them: (the parts it draws first, the ones worth adding)."""
+
+    first: Mapping[str, Any]
+    layer: int
+    head: int
+    query: int
+    hide_special: bool
+    opts: Params
+    pooled: bool
+    rows_first: bool
+    lacking: Mapping[str, str]
+
+    def row(self) -> Params:
+        """The chosen head's row of weights at the chosen query."""
+        return {"fields": "attentions", "layer": self.layer, "head": self.head,
+                "query": self.query}  # fmt: skip
+
+    def layer8(self, k: int) -> Params:
+        """Layer ``k``'s 8-bit weights of every head, unpooled."""
+        return {"fields": "thumbs", "thumb": 0, "thumb_layer": k, **self.opts}
+
+    def why_of(self, key: int) -> Params:
+        return _why(self.layer, self.head, self.query, key)
+
+    def model_parts(self, keys: Sequence[int]) -> tuple[list[Params], list[Params]]:
+        view = {"fields": "view", "layer": self.layer, "head": self.head, **self.opts}
+        return [view, {"fields": "entropy_mean"}], []
+
+    def head_parts(self, keys: Sequence[int]) -> tuple[list[Params], list[Params]]:
+        need: list[Params] = []
+        if self.rows_first:
+            need.append({"fields": "attentions", "layer": self.layer, "query": self.query})
+        if self.pooled:
+            return (need, [self.layer8(self.layer)]) if self.rows_first else (
+                [*need, self.layer8(self.layer)], [])  # fmt: skip
+        return need, []
+
+    def qk_parts(self, keys: Sequence[int]) -> tuple[list[Params], list[Params]]:
+        if "queries" in self.lacking:
+            return [], []
+        qk: Params = {"fields": f"{QK_FIELDS},view" if self.hide_special else QK_FIELDS,
+                      "layer": self.layer, "head": self.head}  # fmt: skip
+        if self.hide_special:
             qk["hide_special"] = True
-        need.append({**qk, "query": query})
-        more.append(qk)  # every query's row: any token can be picked
-    if "traj" in views:
-        need.append({"fields": "projection", **opts})
-    if "lens" in views and "lens" not in lacking:
-        need.append(lens_window(n, query))
-    why = [_why(layer, head, query, k) for k in keys] if "why" in views else []
-    if why:
-        need += [{"fields": "attentions", "layer": layer, "head": head, "query": query}, why[0]]
-    images = first.get("images") or []
-    if "picture" in views and images:  # Attention on the picture (its card's parts.js parts)
-        need.append({"fields": "attentions", "layer": layer, "head": head, "query": query})
-        more += [{"fields": a, "layer": layer, **_options(False, False)}
-                 for a in ("head_mean", "rollout")]  # fmt: skip
-        if first.get("vision") and "vision" not in lacking:
+        return [{**qk, "query": self.query}], [qk]  # every query's row: any token can be picked
+
+    def traj_parts(self, keys: Sequence[int]) -> tuple[list[Params], list[Params]]:
+        return [{"fields": "projection", **self.opts}], []
+
+    def lens_parts(self, keys: Sequence[int]) -> tuple[list[Params], list[Params]]:
+        if "lens" in self.lacking:
+            return [], []
+        return [lens_window(int(self.first["n"]), self.query)], []
+
+    def why_parts(self, keys: Sequence[int]) -> tuple[list[Params], list[Params]]:
+        return ([self.row(), self.why_of(keys[0])], []) if keys else ([], [])
+
+    def picture_parts(self, keys: Sequence[int]) -> tuple[list[Params], list[Params]]:
+        """Attention on the picture (its card's parts.js parts)."""
+        images = self.first.get("images") or []
+        if not images:
+            return [], []
+        more = [{"fields": a, "layer": self.layer, **_options(False, False)}
+                for a in ("head_mean", "rollout")]  # fmt: skip
+        if self.first.get("vision") and "vision" not in self.lacking:
             more.append(vision_part(images[0]))
-    generated = first.get("generated")
-    if "gen" in views and generated:
-        need.append({"fields": "attentions", "layer": layer, "head": head})
-    if "model" in views:
-        rest = [h for h in range(H) if h != head]
-        more += [{"fields": "view", "layer": layer, "head": h, **opts} for h in rest]
-        more += [{"fields": a, "layer": layer, **opts} for a in AGGREGATES]
-        for k in (k for k in range(L) if k != layer):
-            if "head" in views and pooled and not rows_first:
-                more.append(layer8[k])
-            more += [{"fields": "view", "layer": k, "head": h, **opts} for h in range(H)]
-    return _unique(need), more + why[1:]  # the other keys of Why this score's key view, last
+        return [self.row()], more
+
+    def gen_parts(self, keys: Sequence[int]) -> tuple[list[Params], list[Params]]:
+        if not self.first.get("generated"):
+            return [], []
+        return [{"fields": "attentions", "layer": self.layer, "head": self.head}], []
+
+    def model_more(self, with_head: bool) -> list[Params]:
+        """The model view's other heads and layers, and its aggregates."""
+        H, L = int(self.first["heads"]), int(self.first["layers"])
+        rest = [h for h in range(H) if h != self.head]
+        more = [{"fields": "view", "layer": self.layer, "head": h, **self.opts} for h in rest]
+        more += [{"fields": a, "layer": self.layer, **self.opts} for a in AGGREGATES]
+        for k in (k for k in range(L) if k != self.layer):
+            if with_head and self.pooled and not self.rows_first:
+                more.append(self.layer8(k))
+            more += [{"fields": "view", "layer": k, "head": h, **self.opts} for h in range(H)]
+        return more
 
 
 def vision_part(block: Mapping[str, Any]) -> Params:

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from attnviz.capture import capture_trace
-from attnviz.engine import Transformer, TransformerConfig, capture
+from attnviz.engine import Transformer, TransformerConfig, act_name, capture
 from attnviz.engine.config import window_fields
 from attnviz.engine.model import KVCache, attention_pattern, attention_scores
 from attnviz.engine.positional import RopeScaling, rope_frequencies
@@ -241,3 +241,33 @@ def test_heads_computed_a_few_at_a_time_give_the_whole_forward(wiring, monkeypat
     kept.release()
     assert torch.allclose(lazy.entropy(), kept.entropy())
     assert torch.equal(lazy.score_range(), kept.score_range())
+
+
+def test_a_hook_on_the_weights_makes_every_head_whole_until_it_is_removed(monkeypatch):
+    """A hook point counts the hooks on it through their handles: while one watches the scores
+    or weights, a layer makes them for every head at once (the hook sees them whole, even where
+    the heads would be taken a few at a time); removed, twice or in a capture, none is left."""
+    import attnviz.engine.model as engine_model
+
+    model = randomised(WIRINGS["neox"])
+    ids = torch.tensor([[3, 1, 4, 1, 5, 9, 2, 6]])
+    point = model.blocks[0].attn.hook_pattern
+    monkeypatch.setattr(engine_model, "CHUNK_BYTES", 1)  # one head at a time, unwatched
+    seen: list[tuple[int, ...]] = []
+    first = point.register_forward_hook(lambda _m, _i, out: seen.append(tuple(out.shape)))
+    second = point.register_forward_hook(lambda *_: None)
+    assert point.watched and point.watchers == 2
+    with torch.no_grad():
+        model(ids)
+    assert seen == [(1, model.cfg.n_heads, 8, 8)]  # once, every head
+    first.remove()
+    first.remove()  # a second removal changes nothing
+    assert point.watched and point.watchers == 1
+    with second:  # a handle is a context manager too
+        pass
+    assert not point.watched and point.watchers == 0
+    with capture(model, [act_name("pattern", 0)]) as cache:
+        assert point.watched
+        with torch.no_grad():
+            model(ids)
+    assert not point.watched and cache[act_name("pattern", 0)].shape[1] == model.cfg.n_heads

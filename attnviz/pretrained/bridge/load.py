@@ -22,7 +22,7 @@ from attnviz.engine.config import window_fields
 from attnviz.engine.device import DTYPES, dtype_name, memory_refusal, resolve_dtype
 from attnviz.pretrained.bridge.head import Watch, head_path, mark, watching
 from attnviz.pretrained.bridge.model import BridgedModel
-from attnviz.pretrained.bridge.multimodal import load_processor, mark_towers, reads_images
+from attnviz.pretrained.bridge.multimodal import mark_towers, read_processor, reads_images
 from attnviz.pretrained.bridge.place import capacities, input_device, load_kwargs, placement_of
 from attnviz.pretrained.bridge.record import (
     NAME,
@@ -256,6 +256,58 @@ def _describe(
     )
 
 
+def _read_folder(folder: Path) -> tuple[dict, TextTokenizer]:
+    """A Hugging Face folder's config.json and tokenizer, or a ModelFolderError saying what it
+    lacks for the transformers backend."""
+    if not folder.is_dir():
+        raise ModelFolderError(f"{folder}: not a folder")
+    if not (folder / "config.json").is_file():
+        raise ModelFolderError(f"{folder}: no config.json (a Hugging Face model folder has one)")
+    hf_json = _read_json(folder / "config.json")
+    if hf_json.get("is_encoder_decoder"):
+        raise ModelFolderError(
+            f"{folder}: {hf_json.get('model_type')!r} is an encoder-decoder; the transformers "
+            "backend serves models that read one text (a decoder or an encoder)"
+        )
+    if not (folder / "tokenizer.json").is_file():
+        raise ModelFolderError(f"{folder}: no tokenizer.json (the tokenizers library needs one)")
+    try:
+        tokenizer = TextTokenizer.from_file(folder / "tokenizer.json")
+    except Exception as exc:  # the tokenizers library raises plain Exceptions
+        raise ModelFolderError(f"{folder}/tokenizer.json: could not be read ({exc})") from exc
+    return hf_json, tokenizer
+
+
+def _load_hf(folder: Path, chosen: torch.dtype, kwargs: dict) -> tuple[Any, Any]:
+    """transformers' model of ``folder`` in ``chosen``, and its config; a ModelFolderError when
+    transformers cannot load it or the checkpoint lacks a weight it needs."""
+    import transformers
+
+    register()
+    transformers.utils.logging.disable_progress_bar()
+    try:
+        config = transformers.AutoConfig.from_pretrained(
+            folder, local_files_only=True, trust_remote_code=False
+        )
+        if getattr(config, "is_encoder_decoder", False):
+            raise ValueError(f"{config.model_type!r} is an encoder-decoder, which reads two texts")
+        hf, info = _from_pretrained(_model_class(config), folder, config, chosen, kwargs)
+    except _LOAD_ERRORS as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ModelFolderError(
+            f"{folder}: transformers {transformers.__version__} cannot load it ({first})"
+        ) from exc
+    # transformers starts a weight the checkpoint lacks from random numbers: refused, but for
+    # an encoder's pooler, which no trace reads.
+    lacking = [k for k in info.get("missing_keys") or () if "pooler" not in k.split(".")]
+    if lacking:
+        raise ModelFolderError(
+            f"{folder}: the checkpoint lacks {len(lacking)} of the weights transformers' "
+            f"{type(hf).__name__} needs (e.g. {sorted(lacking)[0]!r}); they would be random"
+        )
+    return hf, config
+
+
 def load_bridged(
     folder: Path,
     device: torch.device,
@@ -276,23 +328,8 @@ def load_bridged(
     check counts the room of those devices together (``place.capacities``). The probe builds
     at most ``probe_bytes`` of attention (``_probe``)."""
     folder = Path(folder).expanduser().resolve()
-    if not folder.is_dir():
-        raise ModelFolderError(f"{folder}: not a folder")
-    if not (folder / "config.json").is_file():
-        raise ModelFolderError(f"{folder}: no config.json (a Hugging Face model folder has one)")
-    hf_json = _read_json(folder / "config.json")
+    hf_json, tokenizer = _read_folder(folder)
     model_type = hf_json.get("model_type")
-    if hf_json.get("is_encoder_decoder"):
-        raise ModelFolderError(
-            f"{folder}: {model_type!r} is an encoder-decoder; the transformers backend serves "
-            "models that read one text (a decoder or an encoder)"
-        )
-    if not (folder / "tokenizer.json").is_file():
-        raise ModelFolderError(f"{folder}: no tokenizer.json (the tokenizers library needs one)")
-    try:
-        tokenizer = TextTokenizer.from_file(folder / "tokenizer.json")
-    except Exception as exc:  # the tokenizers library raises plain Exceptions
-        raise ModelFolderError(f"{folder}/tokenizer.json: could not be read ({exc})") from exc
     weights, checkpoint = _weight_bytes(_weight_files(folder))
     label = name or folder.name
     chosen = resolve_dtype(dtype, device, checkpoint)
@@ -309,31 +346,7 @@ def load_bridged(
         )
     import transformers
 
-    register()
-    transformers.utils.logging.disable_progress_bar()
-    try:
-        config = transformers.AutoConfig.from_pretrained(
-            folder, local_files_only=True, trust_remote_code=False
-        )
-        if getattr(config, "is_encoder_decoder", False):
-            raise ValueError(f"{config.model_type!r} is an encoder-decoder, which reads two texts")
-        hf, info = _from_pretrained(
-            _model_class(config), folder, config, chosen,
-            load_kwargs(device_map, max_memory, offload_folder),
-        )  # fmt: skip
-    except _LOAD_ERRORS as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ModelFolderError(
-            f"{folder}: transformers {transformers.__version__} cannot load it ({first})"
-        ) from exc
-    # transformers starts a weight the checkpoint lacks from random numbers: refused, but for
-    # an encoder's pooler, which no trace reads.
-    lacking = [k for k in info.get("missing_keys") or () if "pooler" not in k.split(".")]
-    if lacking:
-        raise ModelFolderError(
-            f"{folder}: the checkpoint lacks {len(lacking)} of the weights transformers' "
-            f"{type(hf).__name__} needs (e.g. {sorted(lacking)[0]!r}); they would be random"
-        )
+    hf, config = _load_hf(folder, chosen, load_kwargs(device_map, max_memory, offload_folder))
     if device_map != "none":
         # Where the inputs go. All on one device, transformers keeps no hf_device_map.
         held = next((p.device for p in hf.parameters() if p.device.type != "meta"), device)
@@ -343,14 +356,7 @@ def load_bridged(
         hf = hf.to(device).eval()
     processor = None
     if reads_images(config):
-        try:
-            processor = load_processor(folder)
-        except (ValueError, KeyError, OSError, TypeError, ImportError) as exc:
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise ModelFolderError(
-                f"{folder}: a vision-language model, but its processor (the image processor and "
-                f"tokenizer, read from the folder) could not be loaded ({first})"
-            ) from exc
+        processor = read_processor(folder)
         mark_towers(hf)
     model = BridgedModel(
         name=label,

@@ -49,6 +49,21 @@ def reads_images(config: Any) -> bool:
 _PROCESSOR_FILES = ("processor_config.json", "preprocessor_config.json", "tokenizer_config.json")
 
 
+def read_processor(folder: Path) -> Any:
+    """``load_processor``, or a ModelFolderError saying why the folder's processor could not
+    be loaded."""
+    from attnviz.pretrained.folder import ModelFolderError
+
+    try:
+        return load_processor(folder)
+    except (ValueError, KeyError, OSError, TypeError, ImportError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ModelFolderError(
+            f"{folder}: a vision-language model, but its processor (the image processor and "
+            f"tokenizer, read from the folder) could not be loaded ({first})"
+        ) from exc
+
+
 def load_processor(folder: Path) -> Any:
     """The folder's own processor (its tokenizer and image processor), offline, in either layout:
     transformers 5's (processor_config.json with the image processor's settings in it) or the

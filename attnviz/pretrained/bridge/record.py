@@ -401,31 +401,44 @@ def attention(
     if edit is not None:
         out = edit.apply(query, out)
     if records is not None and weights is not None:
-        scaling = kwargs.get("scaling", args[0] if args else None)
-        softcap = kwargs.get("softcap")
-        window = kwargs.get("sliding_window")
-        extras = tuple(
-            sorted(
-                k
-                for k, v in kwargs.items()
-                if v is not None and k not in _INERT | {"scaling", "softcap"}
-            )
-        )
-        to = records.device or query.device
-        records.append(
-            LayerRecord(
-                q=query[0].detach().to(to),
-                k=key[0].detach().to(to),
-                v=value[0].detach().to(to),
-                mask=records.mask(attention_mask),
-                scaling=float(scaling) if scaling is not None else query.shape[-1] ** -0.5,
-                softcap=float(softcap) if softcap else None,
-                window=int(window) if isinstance(window, int) and window > 0 else None,
-                extras=extras,
-                weights=weights[0].detach().to(to) if records.keep_weights else None,
-            )
-        )
+        records.append(_layer_record(records, query, key, value, attention_mask, weights,
+                                     args, kwargs))  # fmt: skip
     return out, weights
+
+
+def _layer_record(
+    records: Recording,
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    attention_mask: torch.Tensor | None,
+    weights: torch.Tensor,
+    args: tuple,
+    kwargs: dict[str, Any],
+) -> LayerRecord:
+    """What one language-model layer's eager attention was given and made, as recorded."""
+    scaling = kwargs.get("scaling", args[0] if args else None)
+    softcap = kwargs.get("softcap")
+    window = kwargs.get("sliding_window")
+    extras = tuple(
+        sorted(
+            k
+            for k, v in kwargs.items()
+            if v is not None and k not in _INERT | {"scaling", "softcap"}
+        )
+    )
+    to = records.device or query.device
+    return LayerRecord(
+        q=query[0].detach().to(to),
+        k=key[0].detach().to(to),
+        v=value[0].detach().to(to),
+        mask=records.mask(attention_mask),
+        scaling=float(scaling) if scaling is not None else query.shape[-1] ** -0.5,
+        softcap=float(softcap) if softcap else None,
+        window=int(window) if isinstance(window, int) and window > 0 else None,
+        extras=extras,
+        weights=weights[0].detach().to(to) if records.keep_weights else None,
+    )
 
 
 _registered = False

@@ -85,51 +85,64 @@ def _container(hint) -> type | tuple[()]:
     return list if typing.get_origin(hint) is tuple else ()
 
 
+# A JSON value that is not of the type asked for (``_read`` refuses it, naming the field).
+_WRONG = object()
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+# Each scalar type: whether a JSON value is one, and the Python value it is read as.
+_SCALARS = {
+    type(None): (lambda v: v is None, lambda v: v),
+    bool: (lambda v: isinstance(v, bool), lambda v: v),
+    int: (lambda v: isinstance(v, int) and not isinstance(v, bool), lambda v: v),
+    float: (_number, float),
+    str: (lambda v: isinstance(v, str), lambda v: v),
+}
+
+
 def _read(value, hint, where: str):
     """A JSON value as the Python value of type ``hint``: bool is not an int, an int is a float
     (read as one), a list is a tuple, an object is a dataclass of its fields. Anything else is
     refused, naming the field (``where``, dotted for a nested one) and its type."""
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin in (typing.Union, types.UnionType):
-        if value is None and type(None) in args:
-            return None
-        options = [h for h in args if h is not type(None)]
-        if len(options) == 1 and isinstance(value, _container(options[0])):
-            return _read(value, options[0], where)  # with its own message, naming the item
-        for h in options:
-            try:
-                return _read(value, h, where)
-            except ConversionError:
-                pass
+        got = _read_union(value, args, where)
     elif origin is typing.Literal:
-        if isinstance(value, str) and value in args:
-            return value
+        got = value if isinstance(value, str) and value in args else _WRONG
     elif origin is tuple:
         if len(args) != 2 or args[1] is not Ellipsis:
             raise TypeError(f"no rule for {hint!r}")  # a fixed-length tuple: teach this function
+        got = _WRONG
         if isinstance(value, list):
-            return tuple(_read(v, args[0], f"{where}[{i}]") for i, v in enumerate(value))
+            got = tuple(_read(v, args[0], f"{where}[{i}]") for i, v in enumerate(value))
     elif isinstance(hint, type) and dataclasses.is_dataclass(hint):
-        if isinstance(value, dict):
-            return _read_object(value, hint, where)
-    elif hint is type(None):
-        if value is None:
-            return None
-    elif hint is bool:
-        if isinstance(value, bool):
-            return value
-    elif hint is int:
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-    elif hint is float:
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
-    elif hint is str:
-        if isinstance(value, str):
-            return value
+        got = _read_object(value, hint, where) if isinstance(value, dict) else _WRONG
+    elif hint in _SCALARS:
+        fits, make = _SCALARS[hint]
+        got = make(value) if fits(value) else _WRONG
     else:
         raise TypeError(f"no rule for {hint!r}")  # a new kind of field: teach this function
-    raise ConversionError(f"config.json: {where} must be {_describe(hint)} (got {value!r})")
+    if got is _WRONG:
+        raise ConversionError(f"config.json: {where} must be {_describe(hint)} (got {value!r})")
+    return got
+
+
+def _read_union(value, args: tuple, where: str):
+    """One of a union's types (None first), or ``_WRONG``."""
+    if value is None and type(None) in args:
+        return None
+    options = [h for h in args if h is not type(None)]
+    if len(options) == 1 and isinstance(value, _container(options[0])):
+        return _read(value, options[0], where)  # with its own message, naming the item
+    for h in options:
+        try:
+            return _read(value, h, where)
+        except ConversionError:
+            pass
+    return _WRONG
 
 
 def _read_object(value: dict, cls: type, where: str):

@@ -1,7 +1,7 @@
 """Load a vision-language folder natively: its language model by the family's conversion
 (``folder.load_folder``, which reads the text model of a folder whose model_type the family
 table names), its vision tower and projector through transformers (``tower.load_vision``), and
-its processor (``bridge.multimodal.load_processor``), all offline."""
+its processor (``bridge.multimodal.read_processor``), all offline."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import torch
 
-from attnviz.pretrained.bridge.multimodal import load_processor, reads_images
+from attnviz.pretrained.bridge.multimodal import read_processor, reads_images
 from attnviz.pretrained.folder import ModelFolderError, PretrainedModel, load_folder
 from attnviz.pretrained.native_vlm.model import NativeVlm
 from attnviz.pretrained.native_vlm.tower import load_vision
@@ -44,14 +44,7 @@ def load_native_vlm(
             f"{source}: not a vision-language model transformers knows (its config has no "
             "vision tower's, or its type is not image-text-to-text)"
         )
-    try:
-        processor = load_processor(source)
-    except (ValueError, KeyError, OSError, TypeError, ImportError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ModelFolderError(
-            f"{source}: a vision-language model, but its processor (the image processor and "
-            f"tokenizer, read from the folder) could not be loaded ({first})"
-        ) from exc
+    processor = read_processor(source)
     vision = load_vision(source, config, device, text.model.param_dtype)
     log.info(
         "%s: its vision tower (%s) runs through transformers %s, its language model natively",
