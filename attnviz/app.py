@@ -6,7 +6,7 @@ import logging
 
 from fastapi import FastAPI
 from fastapi_offline import FastAPIOffline
-from starlette.middleware.gzip import DEFAULT_EXCLUDED_CONTENT_TYPES, GZipMiddleware
+from starlette.middleware.gzip import DEFAULT_EXCLUDED_CONTENT_TYPES
 
 from attnviz import __version__
 from attnviz.api import api_router
@@ -14,6 +14,7 @@ from attnviz.api import export as export_api
 from attnviz.api.errors import install_error_handlers
 from attnviz.api.middleware import (
     BodyLimit,
+    GZip,
     HeadAsGet,
     Methods,
     SecurityHeaders,
@@ -35,6 +36,7 @@ from attnviz.services.training import TrainService
 from attnviz.settings import Settings, get_settings
 from attnviz.web import install_web
 from attnviz.wire.constants import COMPACT_MEDIA_TYPE
+from attnviz.wire.encoding import MIDDLEWARE_LEVEL, MIDDLEWARE_MIN_BYTES
 
 log = logging.getLogger(__name__)
 
@@ -74,9 +76,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.recurrent = RecurrentService(settings)
     app.state.classroom = Classroom(settings)
     install_error_handlers(app)
-    # GZip for the page, its scripts and the small JSON answers. Traces are compressed by the
-    # trace service, on the compute thread (a large JSON trace would hold the event loop): the
-    # middleware passes a body that already has a Content-Encoding.
+    # GZip for the page and the small JSON answers. Traces are compressed by the trace service,
+    # on the compute thread (a large JSON trace would hold the event loop), and large static
+    # files once (web.py): the middleware passes a body that already has a Content-Encoding.
+    # All three through attnviz.wire.encoding.
     # Added innermost first: a request meets TrustedProxies (a proxy's X-Forwarded-* from the
     # allowed proxies only), Visitors (who is asking; a new visitor's cookie on every answer,
     # refusals included), TimeLimit, BodyLimit, HeadAsGet, GZip, the security headers (which
@@ -84,9 +87,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(Methods, router=app.router)
     app.add_middleware(SecurityHeaders, settings=settings)
     app.add_middleware(
-        GZipMiddleware,
-        minimum_size=1024,
-        compresslevel=1,
+        GZip,
+        minimum_size=MIDDLEWARE_MIN_BYTES,
+        compresslevel=MIDDLEWARE_LEVEL,
         exclude_content_types=(*DEFAULT_EXCLUDED_CONTENT_TYPES, COMPACT_MEDIA_TYPE),
     )
     app.add_middleware(HeadAsGet)

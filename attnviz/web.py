@@ -20,7 +20,6 @@ gl3d one when a 3-D plot is first drawn (static/js/core/plotly.js). Nothing is l
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import logging
 import re
@@ -37,6 +36,7 @@ from fastapi.templating import Jinja2Templates
 from starlette.types import Scope
 
 from attnviz.version import __version__
+from attnviz.wire.encoding import compress, negotiate
 
 log = logging.getLogger(__name__)
 
@@ -177,7 +177,8 @@ class HashedStaticFiles(StaticFiles):
             fresh = wanted is not None and wanted == current
             response.headers["Cache-Control"] = IMMUTABLE if fresh else REVALIDATE
             size = int(response.headers.get("content-length", 0))
-            accepts = b"gzip" in dict(scope.get("headers", [])).get(b"accept-encoding", b"")
+            asked = dict(scope.get("headers", [])).get(b"accept-encoding", b"").decode("latin-1")
+            accepts = negotiate(asked, ("gzip",)) == "gzip"
             if response.status_code == 200 and size >= GZIP_KEPT and accepts and current:
                 response = await self._gzip(path, current, response)
         return response
@@ -187,7 +188,7 @@ class HashedStaticFiles(StaticFiles):
         kept = self._gzipped.get(path)
         if not kept or kept[0] != digest:
             raw = (self.hasher.root / path).read_bytes()
-            body = await anyio.to_thread.run_sync(lambda: gzip.compress(raw, 9, mtime=0))
+            body = await anyio.to_thread.run_sync(lambda: compress(raw, "gzip", level=9))
             if self.hasher.digest(path) != digest:  # the file changed meanwhile
                 return plain
             kept = self._gzipped[path] = (digest, body)

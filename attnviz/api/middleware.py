@@ -1,6 +1,7 @@
 """What every request passes through before the routers: the proxy headers of trusted proxies
 only, a body cap, a time limit, HEAD as GET, OPTIONS and ``Allow`` as every route of a path
-says, and the security headers; and the router's answer to a path no route takes. Plain ASGI
+says, the security headers, gzip for an answer not compressed elsewhere; and the router's
+answer to a path no route takes. Plain ASGI
 middleware, so a body is never read whole to be refused.
 """
 
@@ -16,13 +17,15 @@ import re
 from collections.abc import Sequence
 
 from starlette._utils import get_route_path
-from starlette.datastructures import URL
+from starlette.datastructures import URL, Headers
+from starlette.middleware.gzip import GZipMiddleware, GZipResponder, IdentityResponder
 from starlette.responses import RedirectResponse
 from starlette.routing import BaseRoute, Match, Mount, Router
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from attnviz.settings import Settings
+from attnviz.wire.encoding import negotiate
 
 log = logging.getLogger(__name__)
 
@@ -265,6 +268,33 @@ class SecurityHeaders:
         names = {k.lower() for k, _ in headers}
         headers.extend((k, v) for k, v in self.fixed if k not in names)
         return {**message, "headers": headers}
+
+
+class GZip(GZipMiddleware):
+    """Starlette's gzip for the answers nothing compressed before (the page, the small JSON
+    ones), sent to a client whose Accept-Encoding weighs gzip above 0, as
+    ``attnviz.wire.encoding.negotiate`` reads it for every answer (starlette's own looks for
+    the word, and sent gzip to ``gzip;q=0``)."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        accept = Headers(scope=scope).get("accept-encoding", "")
+        responder: ASGIApp
+        if negotiate(accept, ("gzip",)) == "gzip":
+            responder = GZipResponder(
+                self.app,
+                self.minimum_size,
+                compresslevel=self.compresslevel,
+                thread_minimum_size=self.thread_minimum_size,
+                exclude_content_types=self.exclude_content_types,
+            )
+        else:
+            responder = IdentityResponder(
+                self.app, self.minimum_size, exclude_content_types=self.exclude_content_types
+            )
+        await responder(scope, receive, send)
 
 
 class TrustedProxies(ProxyHeadersMiddleware):

@@ -64,6 +64,7 @@ from attnviz.services.parts import check_part, shape_numbers
 from attnviz.services.text_trace import ModelNotFound, check_text, find_model, token_cap
 from attnviz.services.trace_service import Body, TraceService
 from attnviz.settings import Settings
+from attnviz.wire.encoding import accepts
 
 log = logging.getLogger(__name__)
 
@@ -114,7 +115,7 @@ def answer_form(compact: bool, accept_encoding: str) -> str:
     client accepts it (``TraceService._encoded``)."""
     if compact:
         return "compact"
-    return "json-compressed" if "zstd" in accept_encoding or "gzip" in accept_encoding else "json"
+    return "json-compressed" if accepts(accept_encoding) else "json"
 
 
 def work_units(cfg: TransformerConfig, tokens: int, thumbs: bool) -> float:

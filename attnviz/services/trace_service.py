@@ -8,13 +8,11 @@ import contextlib
 import itertools
 import threading
 import time
-import zlib
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import NamedTuple
 
 import torch
-import zstandard
 
 from attnviz.capture import ComputedTrace, TraceTensors
 from attnviz.errors import TraceError
@@ -29,35 +27,14 @@ from attnviz.services.text_trace import find_model, run_text_trace
 from attnviz.services.toy_trace import run_toy_trace
 from attnviz.settings import Settings
 from attnviz.wire.constants import COMPACT_MEDIA_TYPE
+from attnviz.wire.encoding import MIN_BYTES, compress, compressor, negotiate
 
 TraceRequest = ToyTraceRequest | TextTraceRequest
 TRIM_EVERY_S = 1.0  # how often the heaps' free pages are returned, at most (``heap.trim``)
 
 
-# A 512-token layer of 8-bit weights (3.2 MB) in 15 ms, to 0.8-1.0 MB. A compressor is not
-# thread-safe: one per compute thread.
+# The compute thread's own: the time its last trace's forward took (``forward_s``).
 _local = threading.local()
-
-
-def zstd_compressor() -> zstandard.ZstdCompressor:
-    compressor = getattr(_local, "zstd", None)
-    if compressor is None:
-        compressor = _local.zstd = zstandard.ZstdCompressor(level=1)
-    return compressor
-
-
-def zstd_compress(data: bytes) -> bytes:
-    return zstd_compressor().compress(data)
-
-
-def gzip_compress(data: bytes, rle: bool) -> bytes:
-    """gzip -1; ``rle``: of run-length matches only, which on 8-bit attention (long runs of
-    small values) is 14% smaller and 20% faster (a 512-token layer: 3.2 MB to 1.0 MB in 32 ms)
-    but does nothing for text."""
-    strategy = zlib.Z_RLE if rle else zlib.Z_DEFAULT_STRATEGY
-    z = zlib.compressobj(1, zlib.DEFLATED, 31, 8, strategy)  # 31: a gzip header
-    return z.compress(data) + z.flush()
-
 
 # A piece of a large body under this many bytes is joined to its neighbours (the separators
 # between a JSON trace's rows, a compressor's small outputs); a larger one is kept as it is.
@@ -335,7 +312,7 @@ class TraceService:
         head: list[bytes] = []
         for piece in pieces:  # the first kilobyte decides, as in _compressed
             head.append(piece)
-            if sum(map(len, head)) > 1024:
+            if sum(map(len, head)) > MIN_BYTES:
                 break
         else:
             if stream is not None:
@@ -343,13 +320,9 @@ class TraceService:
             return Body(b"".join(head), media_type)
         compress: Callable[[bytes], bytes] = lambda piece: piece  # noqa: E731 (identity)
         flush: Callable[[], bytes] = bytes  # b""
-        encoding: str | None = None
-        if "zstd" in accept_encoding:
-            z = zstd_compressor().compressobj()
-            compress, flush, encoding = z.compress, z.flush, "zstd"
-        elif "gzip" in accept_encoding:
-            g = zlib.compressobj(1, zlib.DEFLATED, 31)  # gzip -1, as gzip_compress
-            compress, flush, encoding = g.compress, g.flush, "gzip"
+        encoding = negotiate(accept_encoding)
+        if encoding is not None:
+            compress, flush = compressor(encoding)
         out: list[bytes] = []
         emit = out.append
         if stream is not None:
@@ -373,13 +346,12 @@ class TraceService:
 
     @staticmethod
     def _compressed(body: bytes, media_type: str, accept_encoding: str) -> Body:
-        """zstd where the client takes it (3x faster than gzip here, as small), else gzip."""
-        if len(body) > 1024:
-            if "zstd" in accept_encoding:
-                return Body(zstd_compress(body), media_type, "zstd")
-            if "gzip" in accept_encoding:
-                rle = media_type == COMPACT_MEDIA_TYPE
-                return Body(gzip_compress(body, rle), media_type, "gzip")
+        """zstd where the client takes it (3x faster than gzip here, as small), else gzip
+        (of run-length matches on the compact form's 8-bit weights: ``encoding.compressor``)."""
+        encoding = negotiate(accept_encoding)
+        if len(body) > MIN_BYTES and encoding is not None:
+            rle = media_type == COMPACT_MEDIA_TYPE
+            return Body(compress(body, encoding, rle=rle), media_type, encoding)
         return Body(body, media_type)
 
     def part(self, req: TraceRequest, query: TraceQuery, compact: bool) -> Part:

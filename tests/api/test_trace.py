@@ -350,6 +350,11 @@ def test_large_traces_are_sent_compressed(client):
     r = client.post("/api/trace", json=body, headers={"accept-encoding": "gzip"})
     assert r.status_code == 200 and r.headers["content-encoding"] == "gzip"
     assert len(r.json()["attentions"][0][0]) == 32
+    # The client's weights decide (RFC 9110): a coding it weighs 0 is never sent.
+    for accept, sent in [("zstd;q=0, gzip", "gzip"), ("gzip;q=0.5, zstd", "zstd"),
+                         ("gzip;q=0", None), ("*;q=0.2, zstd;q=0", "gzip")]:  # fmt: skip
+        r = client.post("/api/trace", json=body, headers={"accept-encoding": accept})
+        assert r.headers.get("content-encoding") == sent, accept
 
 
 def test_an_unexpected_failure_is_a_plain_500_without_a_stack_trace(
