@@ -113,6 +113,10 @@ class Settings(BaseSettings):
     # The last traces, kept so that a page's later requests reuse the forward (0: keep none).
     trace_cache_mb: int = Field(256, ge=0)
     trace_cache_ttl_s: float = Field(600.0, gt=0)
+    # For development: every trace answer's meta is validated against its model
+    # (schemas/trace_meta.py, every key declared) before it is sent; one that does not match is
+    # a 500. The test suite turns it on.
+    check_meta: bool = False
 
     # -- a hosted demo: bounded work ------------------------------------------------------------
     # Computations at once. One uses every core already (torch spreads each operation); more

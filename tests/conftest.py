@@ -33,6 +33,9 @@ os.environ["ATTNVIZ_DATA_DIR"] = TEST_DATA_DIR
 # the user's (with other code) may keep its runs.
 TEST_XDG_DATA_HOME = os.path.join(TEST_DATA_DIR, "xdg-data")
 os.environ["XDG_DATA_HOME"] = TEST_XDG_DATA_HOME
+# Every trace answer's meta is checked against its schema before it is sent (schemas/trace_meta.py):
+# in the apps the tests build and the servers they start (which inherit the environment).
+os.environ["ATTNVIZ_CHECK_META"] = "1"
 
 
 @pytest.fixture(autouse=True)

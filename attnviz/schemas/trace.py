@@ -19,7 +19,6 @@ from pydantic import (
 
 from attnviz.capture.fields import REGISTRY
 from attnviz.limits import LIMITS, data_url_chars
-from attnviz.pretrained.folder import Backend
 from attnviz.pretrained.images import DATA_URL_RULE, ImageError, data_url_start
 from attnviz.schemas.common import (
     AxisName,
@@ -31,6 +30,7 @@ from attnviz.schemas.common import (
     Value,
     rows_of_numbers,
 )
+from attnviz.schemas.trace_meta import TextMeta, ToyMeta, TraceMeta
 from attnviz.wire.constants import Measure
 
 
@@ -115,17 +115,10 @@ class Projection(BaseModel):
     coords: list[list[list[float]]] = Field(description="[layers+1][n][k]")
 
 
-class TraceBase(BaseModel):
-    """What every trace holds, toy or text: the same names and shapes."""
+class TraceBase(TraceMeta):
+    """What every trace holds, toy or text: the same names and shapes (its meta, and every
+    array of the full trace)."""
 
-    tokens: list[str]
-    axes: list[str]
-    n: int
-    d: int
-    layers: int
-    heads: int
-    head_dim: int
-    device: str
     embeddings: list[list[float]] = Field(description=REGISTRY["embeddings"].shape)
     positional: list[list[float]] | None = Field(description=REGISTRY["positional"].shape)
     attentions: list[list[list[list[float]]]] = Field(description=REGISTRY["attentions"].shape)
@@ -144,131 +137,12 @@ class TraceBase(BaseModel):
     projection: Projection | None = Field(description=REGISTRY["projection"].shape)
 
 
-class TraceResponse(TraceBase):
+class TraceResponse(TraceBase, ToyMeta):
     """A toy trace: the table and configuration it was computed from."""
 
-    mode: Literal["toy"] = "toy"
-    config: ToyConfig
 
-
-class Ablated(BaseModel):
-    layer: int = Field(description="0-based")
-    head: int = Field(description="0-based")
-    mode: Literal["zero", "mean", "patch"]
-    source: str | None = Field(description="patch: the text whose head output was copied in")
-    patched: int = Field(
-        description="Positions whose output was replaced, from the first: the text's tokens, or "
-        "for a patch the fewer of the text's and the source's (the rest keep their own)"
-    )
-
-
-class TextTraceResponse(TraceBase):
+class TextTraceResponse(TraceBase, TextMeta):
     """A pretrained model's trace of a text."""
-
-    mode: Literal["text"] = "text"
-    model: str
-    family: str
-    causal: bool
-    text: str
-    token_ids: list[int]
-    offsets: list[tuple[int, int]] = Field(
-        description="[n] (start, end) character offsets into text; (0, 0) for special tokens"
-    )
-    special: list[bool] = Field(description="[n] true for tokens the tokenizer added ([CLS])")
-    words: list[int | None] = Field(
-        description="[n] word index of each token (the pieces of a word share it); null for "
-        "special tokens and tokens the model wrote"
-    )
-    kv_heads: int = Field(description="Key/value heads (fewer than heads: grouped-query)")
-    rope: Rope | None = Field(description="The rotation q and k are shown after, if any")
-    attention: AttentionRule | None = Field(
-        None, description="How scores and weights are made from q and k, layer by layer"
-    )
-    generated: Generated | None = Field(
-        description="With generate: where the tokens the model wrote start, and how it wrote"
-    )
-    backend: Backend = Field(
-        "native",
-        description="What ran the model: attnviz's engine, transformers or NDIF (ModelInfo)",
-    )
-    ablated: list[Ablated] = Field(
-        default_factory=list,
-        description="The heads knocked out (the request's ablate): every array is of this run",
-    )
-    unavailable: dict[str, str] = Field(
-        default_factory=dict,
-        description="Arrays this model's traces lack, each with why (null in the whole trace; "
-        "asked for by name, a 422 that says so): a model served through transformers whose "
-        "attention does not go through its AttentionInterface records no scores, queries, keys "
-        "or values",
-    )
-
-
-class Rope(BaseModel):
-    base: float
-    style: Literal["pairs", "halves"]
-    scaling: str | None = Field(
-        None, description="How the frequencies stretch past the trained context (rope_type)"
-    )
-    rotary_dim: int | None = Field(
-        None, description="Only the first rotary_dim coordinates of each head turn (all: null)"
-    )
-    local_base: float | None = Field(
-        None, description="The base of the sliding-window layers, which rotate unscaled"
-    )
-    sections: list[int] | None = Field(
-        None,
-        description="Multimodal rotary (M-RoPE): how many rotary pairs each position index "
-        "turns (temporal, height, width; meta.mrope gives each token's three)",
-    )
-
-
-class AttentionRule(BaseModel):
-    """How each layer turns q and k into scores and scores into weights: what the query-key
-    view needs to explain a weight from q and k."""
-
-    scale: float = Field(description="score = (q · k) x scale, before any soft-cap")
-    divide_by: float | None = Field(
-        description="When the model divides instead (by sqrt(head_dim)): score = (q · k) / this"
-    )
-    scale_label: str = Field(description='The scaling in words, e.g. "÷ √64"')
-    softcap: float | None = Field(
-        description="weight = softmax(c · tanh(score / c)) with c this (Gemma 2); else softmax"
-    )
-    windows: list[int | None] = Field(
-        description="[layers] a query sees only the keys fewer than this many positions away "
-        "(itself included): in a causal model the last this many, in a bidirectional one "
-        "(ModernBERT's local layers) this many less one on each side; null: every key before "
-        "it (or every key, in an encoder)"
-    )
-    window_notes: list[str | None] = Field(
-        default_factory=list,
-        description="[layers] what the layer's window lets a query see, in words (the page's "
-        "note); null where the layer has no window",
-    )
-    windows_unread: str | None = Field(
-        None,
-        description="Why the layers' windows were not read (a model served through NDIF whose "
-        "masks could not be computed here without its weights), in words: windows is then all "
-        "null, not known rather than no window; null when windows says them",
-    )
-    qk_norm: Literal["none", "head", "proj"] = Field(
-        description="q and k are shown after an RMSNorm of each head's vector (head) or of the "
-        "whole projection (proj), before RoPE"
-    )
-
-
-class Generated(BaseModel):
-    start: int = Field(description="Index of the first token the model wrote")
-    steps: int = Field(description="Tokens it wrote")
-    asked: int = Field(description="Tokens asked for")
-    stopped: bool = Field(description="It wrote its end-of-text token (the last) and stopped")
-    temperature: float
-    seed: int
-    text: str = Field(
-        description="What it wrote, decoded as its tokens are labelled: a byte that is part of "
-        'no whole character as "<0x90>", never "\ufffd"'
-    )
 
 
 class Generate(Strict):

@@ -19,6 +19,7 @@ from attnviz.errors import TraceError
 from attnviz.pretrained import ModelRegistry
 from attnviz.pretrained.folder import REMOTE_BACKENDS
 from attnviz.schemas.trace import TextTraceRequest, ToyTraceRequest, TraceQuery
+from attnviz.schemas.trace_meta import check_meta
 from attnviz.services import compute, heap
 from attnviz.services.admission import Admission
 from attnviz.services.cache import TraceCache, input_key
@@ -389,4 +390,6 @@ class TraceService:
         if compact:
             whole = TraceQuery()
             part.meta["json_numbers"] = json_numbers(trace, whole)
+        if self.settings.check_meta:
+            check_meta(part.meta, part=compact or not query.whole)
         return part
