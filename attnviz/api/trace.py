@@ -1,5 +1,3 @@
-import math
-from functools import partial
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, HTTPException, Path, Query, Request, status
@@ -11,13 +9,13 @@ from attnviz.capture.fields import REGISTRY
 from attnviz.schemas.trace import (
     FieldCatalogue,
     FieldInfo,
-    TextTraceRequest,
     TextTraceResponse,
     TraceQuery,
     TraceRequest,
     TraceResponse,
 )
-from attnviz.services.jobs import JobGone, TraceJob, Work
+from attnviz.services.jobs import JobGone, TraceJob
+from attnviz.services.trace_answer import Asked, decide
 from attnviz.services.trace_service import Body as TraceBody
 from attnviz.wire.constants import COMPACT_MEDIA_TYPE
 
@@ -81,47 +79,22 @@ async def trace(
     jobs: JobsDep,
     caller: CallerDep,
 ) -> Response:
-    compact = COMPACT_MEDIA_TYPE in request.headers.get("accept", "")
-    client = request.client.host if request.client else ""
-    encodings = request.headers.get("accept-encoding", "")
-    work = None
-    asks = "respond-async" in request.headers.get("prefer", "")
-    if isinstance(req, TextTraceRequest) and not traces.cache.holds(traces.key(req)):
-        # What a plain request would refuse without computing (an unknown model, a text over
-        # the token cap, a layer out of range) is refused now, never accepted as a job first.
-        work = jobs.admit(req, query, compact, encodings)
-    if isinstance(req, TextTraceRequest) and asks:
-        asked_for = jobs.asked_for(query, compact, encodings)
-        running = jobs.active(caller, traces.key(req), asked_for)
-        if running is not None:  # asked again while it computes: the same job
-            return _accepted(running, caller.token)
-        done = jobs.answered(caller, traces.key(req), asked_for)
-        if done is not None and traces.registry.get(req.model) is not None:
-            # asked again once done (the page loaded again): its answer
-            return _answer(done)
-        if traces.remote(req.model) and traces.cache.holds(traces.key(req)):
-            # A part of a remote model's kept trace may need a trip to its deployment (a
-            # layer's q and k, predictions): a job, answered here when it is done in time.
-            jobs.admit(req, query)
-            job = jobs.start(req, query, compact, encodings, client, caller, Work(math.inf))
-            await jobs.wait(job, jobs.after_s)
-            return _settled(job, caller.token)
-    measured = None
-    if work is not None and isinstance(req, TextTraceRequest):
-        # A trace to compute: a plain request that would run past the request limit (its
-        # forward and its answer's encoding) is refused before it waits (ask for a job); the
-        # caller's job on another text stops; a long one, or one past the request limit, is a
-        # job when asked.
-        expected = None if asks else jobs.over_request_limit(work)
-        if expected is not None:
-            return _over_limit(expected, jobs.request_s)
-        jobs.supersede(caller, traces.key(req))
-        if asks and jobs.wants_job(work):
-            job = jobs.start(req, query, compact, encodings, client, caller, work)
-            return _accepted(job, caller.token)
-        measured = partial(jobs.measured, work)  # once it is encoded, streamed or not
-    body = await traces.respond(req, query, compact, encodings, client, measured)
-    return _answer(body)
+    asked = Asked(
+        compact=COMPACT_MEDIA_TYPE in request.headers.get("accept", ""),
+        encodings=request.headers.get("accept-encoding", ""),
+        client=request.client.host if request.client else "",
+        caller=caller,
+        job="respond-async" in request.headers.get("prefer", ""),
+    )
+    decision = await decide(traces, jobs, req, query, asked)
+    if decision.over_limit_s is not None:
+        return _over_limit(decision.over_limit_s, jobs.request_s)
+    if decision.job is not None:
+        if decision.settled:
+            return _settled(decision.job, caller.token)
+        return _accepted(decision.job, caller.token)
+    assert decision.body is not None
+    return _answer(decision.body)
 
 
 def _over_limit(expected_s: float, limit_s: float) -> JSONResponse:
