@@ -130,13 +130,14 @@ def _rules(fields: list[TraceField], measure: str) -> dict[str, str]:
     the measure's own (value_weighted, a field too) for a measured field without a rule of its
     own (view, thumbs)."""
     value = measure != "weights"
+    measured = REGISTRY[measure].rule if value else None
     rules = {}
     for f in fields:
         rule = f.value_rule if value and f.value_rule else f.rule
         if rule:
             rules[f.name] = rule
-        elif value and f.measured and REGISTRY[measure].rule:
-            rules[measure] = REGISTRY[measure].rule or ""
+        elif f.measured and measured:
+            rules[measure] = measured
     return rules
 
 

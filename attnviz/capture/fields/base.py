@@ -222,7 +222,7 @@ class Registry:
     def __contains__(self, name: object) -> bool:
         return name in self._fields
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[TraceField]:
         return iter(self._fields.values())
 
     def names(self) -> tuple[str, ...]:

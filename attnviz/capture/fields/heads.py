@@ -38,6 +38,20 @@ def _qkv(which: int) -> PerLayer:
     return each
 
 
+def query_rows(name: str, shape: str, method: str, **kw: object) -> TraceField:
+    """A per-head array of [n][n] a query's row at a time (``query`` picks one), read from the
+    source's ``method(layer, heads)``: the weights, the scores, the value-weighted norms."""
+    return TraceField(
+        name,
+        shape,
+        square,
+        lambda pick: per_layer(pick, lambda s, layer, heads: getattr(s, method)(layer, heads)),
+        params=("layer", "head", "query"),
+        per_head=True,
+        **kw,  # type: ignore[arg-type]
+    )
+
+
 def _vectors(name: str, which: int, shape: str) -> TraceField:
     return TraceField(
         name,
@@ -51,23 +65,17 @@ def _vectors(name: str, which: int, shape: str) -> TraceField:
 
 
 register(
-    TraceField(
+    query_rows(
         "attentions",
         "[layers][heads][n][n] softmax weights; row = query, column = key",
-        square,
-        lambda pick: per_layer(pick, lambda s, layer, heads: s.pattern(layer, heads)),
-        params=("layer", "head", "query"),
+        "pattern",
         full=True,
-        per_head=True,
     ),
-    TraceField(
+    query_rows(
         "scores",
         "[layers][heads][n][n] logits after scaling; masked entries are null",
-        square,
-        lambda pick: per_layer(pick, lambda s, layer, heads: s.scores(layer, heads)),
-        params=("layer", "head", "query"),
+        "scores",
         full=True,
-        per_head=True,
     ),
     _vectors("queries", 0, "[layers][heads][n][head_dim]"),
     _vectors("keys", 1, "[layers][heads][n][head_dim] (after RoPE when on)"),

@@ -8,7 +8,7 @@ import torch
 
 from attnviz.capture.fields.aggregates import check_value_sum, numbers
 from attnviz.capture.fields.base import Pick, TraceField, register
-from attnviz.capture.fields.heads import per_layer, square
+from attnviz.capture.fields.heads import query_rows
 from attnviz.engine.placement import gather
 
 
@@ -21,13 +21,10 @@ def _sum(pick: Pick) -> torch.Tensor:
 
 
 register(
-    TraceField(
+    query_rows(
         "value_weighted",
         "[layers][heads][n][n] each key's value-weighted norm at each query",
-        square,
-        lambda pick: per_layer(pick, lambda s, layer, heads: s.value_weighted(layer, heads)),
-        params=("layer", "head", "query"),
-        per_head=True,
+        "value_weighted",
         needs="output projection",
         rule="||a_ij v_j W_O^h||: the norm of what key j adds to query i's output through head "
         "h, its weight times its value through the head's slice of the output projection "
