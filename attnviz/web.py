@@ -222,6 +222,9 @@ def build_bundle(root: Path | None = None) -> Path:
     first line recording the digest of its sources (``StaticHasher.sources_digest``). Run from a
     checkout: ``make bundle``, or ``python -m attnviz.web``."""
     root = root or Path(__file__).resolve().parent.parent
+    from attnviz import jsgen  # (the registry: only where the bundle is made)
+
+    jsgen.write(root)  # the modules made from Python's declarations first
     static = root / "static"
     esbuild = root / "node_modules" / ".bin" / "esbuild"
     if not esbuild.is_file():

@@ -30,7 +30,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("attnviz.schemas", "attnviz.presets"),
     ("attnviz.services",),
     ("attnviz.learn",),
-    ("attnviz.web", "attnviz.python"),
+    ("attnviz.web", "attnviz.jsgen", "attnviz.python"),
     ("attnviz.api", "attnviz.app"),
     ("attnviz.bench", "attnviz.cli", "attnviz.__main__"),
 ]

@@ -211,3 +211,21 @@ def test_only_core_plotly_js_reaches_the_global_plotly():
                for line in p.read_text(encoding="utf-8").splitlines())
     )  # fmt: skip
     assert found == ["static/js/core/plotly.js", "static/js/offline/loader.js"], found
+
+
+def test_the_generated_modules_are_what_the_python_declares():
+    """static/js/core/generated/ holds what attnviz/jsgen.py makes from the Python's
+    declarations (the trace fields' catalogue) and nothing else: a field added, changed or
+    removed without `make bundle`, or a generated module edited by hand, fails here."""
+    from attnviz import jsgen
+    from attnviz.capture.fields import REGISTRY
+
+    made = jsgen.generated()
+    for rel, text in made.items():
+        assert (ROOT / rel).read_text(encoding="utf-8") == text, f"{rel} is stale: `make bundle`"
+    folder = ROOT / "static" / "js" / "core" / "generated"
+    assert sorted(p.relative_to(ROOT).as_posix() for p in folder.iterdir()) == sorted(made)
+    # the catalogue is every field, each with the parameters it reads
+    text = made[jsgen.FIELDS_JS]
+    for f in REGISTRY:
+        assert f'"{f.name}": {{"params": {json.dumps(list(f.params))},' in text

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from attnviz.capture.fields import REGISTRY
 from attnviz.errors import TraceError
 from attnviz.limits import EXPORT_BUDGET, LIMITS
 from attnviz.python.page import ENTRY, Page, gz64, page_html
@@ -51,6 +52,7 @@ AGGREGATES = ("head_mean", "head_max", "rollout")
 WHY_KEYS = 12  # Why this score: the keys its key view draws, each worth a part while they fit
 LENS_COLUMNS = 16  # the Predictions card's widest window (views/lens.js columnsFor): the file's
 Params = dict[str, Any]
+ask = REGISTRY.ask  # a part's parameters: those its fields read (static/js/core/fields.js ask)
 
 
 class ExportError(ValueError):
@@ -124,7 +126,7 @@ def plan(
         rows_first=n > ROWS_FIRST and not hide_special and not merge_words,
         lacking=first.get("unavailable") or {},
     )  # fmt: skip
-    need: list[Params] = [{"fields": "thumbs", "thumb": THUMB_PX, **p.opts}]
+    need: list[Params] = [ask("thumbs", thumb=THUMB_PX, **p.opts)]
     more: list[Params] = []
     for view in ("model", "head", "qk", "traj", "lens", "why", "picture", "gen"):
         if view in views:
@@ -154,24 +156,23 @@ class _Plan:
 
     def row(self) -> Params:
         """The chosen head's row of weights at the chosen query."""
-        return {"fields": "attentions", "layer": self.layer, "head": self.head,
-                "query": self.query}  # fmt: skip
+        return ask("attentions", layer=self.layer, head=self.head, query=self.query)
 
     def layer8(self, k: int) -> Params:
         """Layer ``k``'s 8-bit weights of every head, unpooled."""
-        return {"fields": "thumbs", "thumb": 0, "thumb_layer": k, **self.opts}
+        return ask("thumbs", thumb=0, thumb_layer=k, **self.opts)
 
     def why_of(self, key: int) -> Params:
         return _why(self.layer, self.head, self.query, key)
 
     def model_parts(self, keys: Sequence[int]) -> tuple[list[Params], list[Params]]:
-        view = {"fields": "view", "layer": self.layer, "head": self.head, **self.opts}
-        return [view, {"fields": "entropy_mean"}], []
+        view = ask("view", layer=self.layer, head=self.head, **self.opts)
+        return [view, ask("entropy_mean")], []
 
     def head_parts(self, keys: Sequence[int]) -> tuple[list[Params], list[Params]]:
         need: list[Params] = []
         if self.rows_first:
-            need.append({"fields": "attentions", "layer": self.layer, "query": self.query})
+            need.append(ask("attentions", layer=self.layer, query=self.query))
         if self.pooled:
             return (need, [self.layer8(self.layer)]) if self.rows_first else (
                 [*need, self.layer8(self.layer)], [])  # fmt: skip
@@ -180,14 +181,12 @@ class _Plan:
     def qk_parts(self, keys: Sequence[int]) -> tuple[list[Params], list[Params]]:
         if "queries" in self.lacking:
             return [], []
-        qk: Params = {"fields": f"{QK_FIELDS},view" if self.hide_special else QK_FIELDS,
-                      "layer": self.layer, "head": self.head}  # fmt: skip
-        if self.hide_special:
-            qk["hide_special"] = True
+        fields = f"{QK_FIELDS},view" if self.hide_special else QK_FIELDS
+        qk = ask(fields, layer=self.layer, head=self.head, hide_special=True)  # (view's)
         return [{**qk, "query": self.query}], [qk]  # every query's row: any token can be picked
 
     def traj_parts(self, keys: Sequence[int]) -> tuple[list[Params], list[Params]]:
-        return [{"fields": "projection", **self.opts}], []
+        return [ask("projection", **self.opts)], []
 
     def lens_parts(self, keys: Sequence[int]) -> tuple[list[Params], list[Params]]:
         if "lens" in self.lacking:
@@ -202,8 +201,8 @@ class _Plan:
         images = self.first.get("images") or []
         if not images:
             return [], []
-        more = [{"fields": a, "layer": self.layer, **_options(False, False)}
-                for a in ("head_mean", "rollout")]  # fmt: skip
+        plain = _options(False, False)  # (positions as the model has them, images included)
+        more = [ask(a, layer=self.layer, **plain) for a in ("head_mean", "rollout")]
         if self.first.get("vision") and "vision" not in self.lacking:
             more.append(vision_part(images[0]))
         return [self.row()], more
@@ -211,18 +210,18 @@ class _Plan:
     def gen_parts(self, keys: Sequence[int]) -> tuple[list[Params], list[Params]]:
         if not self.first.get("generated"):
             return [], []
-        return [{"fields": "attentions", "layer": self.layer, "head": self.head}], []
+        return [ask("attentions", layer=self.layer, head=self.head)], []
 
     def model_more(self, with_head: bool) -> list[Params]:
         """The model view's other heads and layers, and its aggregates."""
         H, L = int(self.first["heads"]), int(self.first["layers"])
         rest = [h for h in range(H) if h != self.head]
-        more = [{"fields": "view", "layer": self.layer, "head": h, **self.opts} for h in rest]
-        more += [{"fields": a, "layer": self.layer, **self.opts} for a in AGGREGATES]
+        more = [ask("view", layer=self.layer, head=h, **self.opts) for h in rest]
+        more += [ask(a, layer=self.layer, **self.opts) for a in AGGREGATES]
         for k in (k for k in range(L) if k != self.layer):
             if with_head and self.pooled and not self.rows_first:
                 more.append(self.layer8(k))
-            more += [{"fields": "view", "layer": k, "head": h, **self.opts} for h in range(H)]
+            more += [ask("view", layer=k, head=h, **self.opts) for h in range(H)]
         return more
 
 
@@ -231,7 +230,7 @@ def vision_part(block: Mapping[str, Any]) -> Params:
     picture's global view (the only tile of an unsplit one), as views/patches.js defaultTile."""
     labels = [t.get("label") for t in block["tiles"]]
     tile = labels.index("global") if "global" in labels else 0
-    return {"fields": "vision", "image": int(block["image"]), "tile": tile, "layer": 0, "head": 0}
+    return ask("vision", image=int(block["image"]), tile=tile, layer=0, head=0)
 
 
 def lens_window(n: int, query: int) -> Params:
@@ -240,7 +239,7 @@ def lens_window(n: int, query: int) -> Params:
     (static/js/offline/source.js cutWindow)."""
     count = min(n, LENS_COLUMNS)
     start = max(0, min(n - count, query - count // 2))
-    return {"fields": "top_k,lens", "pos_start": start, "pos_count": count}
+    return ask("top_k,lens", pos_start=start, pos_count=count)
 
 
 def pushed_parts(first: Mapping[str, Any], source: Source, query: int) -> list[Params]:
@@ -255,19 +254,18 @@ def pushed_parts(first: Mapping[str, Any], source: Source, query: int) -> list[P
     at = query - int(window["pos_start"])
     top = int(arrays["top_k.ids"][at, 0])
     nxt = int(arrays["lens.targets"][at])  # -1: the text ends at the query
-    ask = {"fields": "logit_attribution", "position": query}
-    out = [{**ask, "token": top}]
+    out = [ask("logit_attribution", position=query, token=top)]
     if nxt >= 0:
-        out.append({**ask, "token": nxt})
+        out.append(ask("logit_attribution", position=query, token=nxt))
         if nxt != top:
-            out.append({**ask, "token": nxt, "versus": top})
+            out.append(ask("logit_attribution", position=query, token=nxt, versus=top))
     return out
 
 
 def _why(layer: int, head: int, query: int, key: int) -> Params:
     """The part Why this score asks for (modes/sentence/parts.js whyPart)."""
-    return {"fields": "qk_attribution", "layer": layer, "head": head, "query": query, "key": key,
-            "top": LIMITS.attribution_top}  # fmt: skip
+    return ask("qk_attribution", layer=layer, head=head, query=query, key=key,
+               top=LIMITS.attribution_top)  # fmt: skip
 
 
 def why_keys(
@@ -281,9 +279,8 @@ def why_keys(
         if key is not None:
             raise ExportError("key: this trace's scores cannot be split (Why this score)")
         return []
-    row = decode(
-        source({"fields": "attentions", "layer": layer, "head": head, "query": query}), to="numpy"
-    )[1]["attentions"].reshape(-1)  # fmt: skip  [1][1][1][n] -> [n]
+    asked = ask("attentions", layer=layer, head=head, query=query)
+    row = decode(source(asked), to="numpy")[1]["attentions"].reshape(-1)  # [1][1][1][n] -> [n]
     n = len(row)
     if key is not None and not 0 <= key < n:
         raise ExportError(f"key: {key} is out of range (0 to {n - 1})")
@@ -351,9 +348,9 @@ def csv_parts(
     button whose part the file lacks says so)."""
     if "model" not in views:
         return []
-    out = [{"fields": "attentions", "layer": layer, "head": head},
-           {"fields": "head_mean", "layer": layer, **_options(False, False)},
-           {"fields": "hidden_states"}]  # fmt: skip
+    out = [ask("attentions", layer=layer, head=head),
+           ask("head_mean", layer=layer, **_options(False, False)),
+           ask("hidden_states")]  # fmt: skip
     return [p for p in out if p["fields"] not in lacking]  # (a trace without hidden states)
 
 

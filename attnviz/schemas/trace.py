@@ -309,6 +309,10 @@ class FieldInfo(BaseModel):
     value_rule: str | None = Field(
         description="What meta.rules says of it under measure=value_weighted, where it differs"
     )
+    words: str = Field(
+        description="The kind of numbers it holds in a reader's words (a saved file's refusal "
+        "names it)"
+    )
 
 
 class FieldCatalogue(BaseModel):

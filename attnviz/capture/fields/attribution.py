@@ -76,6 +76,7 @@ register(
         params=("layer", "head", "query", "key", "top"),
         check=_within("key"),
         needs="clean run",
+        words="score breakdown",
     ),
     TraceField(
         "logit_attribution",
@@ -88,5 +89,6 @@ register(
         params=("position", "token", "versus"),
         check=_within("position"),
         needs="clean run",
+        words="logit split",
     ),
 )

@@ -181,6 +181,8 @@ class TraceField:
     - ``tower``: of the vision tower, whose ``layer`` and ``head`` are its own;
     - ``rule``, ``value_rule``: what ``meta.rules`` says of it (under ``measure=weights`` and
       ``value_weighted``); a measured field without a rule of its own has value_weighted's;
+    - ``words``: the kind of numbers it holds in a reader's words ("exact weights"), which a
+      saved file's refusal names (default: its name, spaced);
     - ``check(ask, bounds)``: its refusals that the model's shape tells before the trace is
       computed (a job accepted); ``prepare(pick)``: those the trace tells, before any array of
       the request is computed.
@@ -199,8 +201,13 @@ class TraceField:
     tower: bool = False
     rule: str | None = None
     value_rule: str | None = None
+    words: str | None = None
     check: Callable[[Ask, Bounds], None] = field(default=_no_check, repr=False)
     prepare: Callable[[Pick], None] = field(default=_no_prepare, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.words is None:
+            object.__setattr__(self, "words", self.name.replace("_", " "))
 
 
 class Registry:
@@ -227,6 +234,14 @@ class Registry:
 
     def names(self) -> tuple[str, ...]:
         return tuple(self._fields)
+
+    def ask(self, fields: str, **choices: Any) -> dict[str, Any]:
+        """The query parameters of a part of ``fields`` (comma-separated names): ``choices``
+        those fields read (``TraceField.params``), the rest and any None left out, so that a
+        part is asked for by what changes it alone (static/js/core/fields.js ``ask``)."""
+        read = {p for name in fields.split(",") for p in self[name].params}
+        kept = {k: v for k, v in choices.items() if k in read and v is not None}
+        return {"fields": fields, **kept}
 
     def full(self) -> tuple[str, ...]:
         """The full JSON trace's arrays, in its order (``fields``' default)."""

@@ -18,5 +18,6 @@ register(
         lambda ask, shape: shape.layers * shape.heads,
         lambda pick: pick.source.entropy_mean(),
         full=True,
+        words="head entropies",
     ),
 )

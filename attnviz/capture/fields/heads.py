@@ -53,6 +53,7 @@ def query_rows(name: str, shape: str, method: str, **kw: object) -> TraceField:
 
 
 def _vectors(name: str, which: int, shape: str) -> TraceField:
+    """Each head's queries, keys or values (the query-key view reads them together)."""
     return TraceField(
         name,
         shape,
@@ -61,6 +62,7 @@ def _vectors(name: str, which: int, shape: str) -> TraceField:
         params=("layer", "head"),
         full=True,
         per_head=True,
+        words="queries and keys" if which < 2 else None,
     )
 
 
@@ -70,12 +72,14 @@ register(
         "[layers][heads][n][n] softmax weights; row = query, column = key",
         "pattern",
         full=True,
+        words="per-query weights",
     ),
     query_rows(
         "scores",
         "[layers][heads][n][n] logits after scaling; masked entries are null",
         "scores",
         full=True,
+        words="per-query scores",
     ),
     _vectors("queries", 0, "[layers][heads][n][head_dim]"),
     _vectors("keys", 1, "[layers][heads][n][head_dim] (after RoPE when on)"),

@@ -59,6 +59,7 @@ register(
         params=("k", "pos_start", "pos_count"),
         check=_check,
         needs="readout",
+        words="predictions",
     ),
     TraceField(
         "lens",
@@ -74,5 +75,6 @@ register(
         params=("pos_start", "pos_count"),
         check=_check,
         needs="readout",
+        words="predictions",
     ),
 )

@@ -36,5 +36,6 @@ register(
         _projection,
         params=("hide_special", "merge_words"),
         full=True,
+        words="trajectories",
     )
 )

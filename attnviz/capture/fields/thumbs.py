@@ -35,6 +35,7 @@ register(
         drawn=True,
         measured=True,
         check=_check,
+        words="thumbnails",
     ),
     TraceField(
         "score_range",

@@ -26,6 +26,7 @@ register(
         "[layers][heads][n][n] each key's value-weighted norm at each query",
         "value_weighted",
         needs="output projection",
+        words="per-query value-weighted norms",
         rule="||a_ij v_j W_O^h||: the norm of what key j adds to query i's output through head "
         "h, its weight times its value through the head's slice of the output projection "
         "(Kobayashi et al., 2020).",
@@ -39,6 +40,7 @@ register(
         params=("layer", "hide_special", "merge_words"),
         drawn=True,
         needs="output projection",
+        words="value-weighted sum",
         rule="||Σ_h a^h_ij v^h_j W_O^h||: the norm of what key j adds to query i's output "
         "through the whole layer's attention, every head's contribution summed before the norm "
         "(heads that cancel count for less).",

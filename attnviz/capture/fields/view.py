@@ -57,5 +57,6 @@ register(
         drawn=True,
         measured=True,
         prepare=_check_row,
+        words="exact weights",
     )
 )

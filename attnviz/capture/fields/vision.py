@@ -58,5 +58,6 @@ register(
         _vision,
         params=("image", "tile", "layer", "head"),
         tower=True,
+        words="vision tower's weights",
     )
 )

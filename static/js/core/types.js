@@ -6,100 +6,44 @@
  */
 
 /**
- * The fields of a trace other than its arrays (the compact form's header, or the JSON trace
- * without the arrays).
- * @typedef {object} TraceMeta
- * @property {"toy" | "text"} mode
- * @property {string[]} tokens
- * @property {string[]} axes
- * @property {number} n
- * @property {number} d
- * @property {number} layers
- * @property {number} heads
- * @property {number} head_dim
- * @property {string} device
- * @property {ToyConfig} [config] toy: the config it was computed with
- * @property {string} [model] text: the model's name
- * @property {string} [family]
- * @property {"native" | "transformers" | "ndif"} [backend] text: what ran the model
- * @property {Record<string, string>} [unavailable] text: arrays the model cannot give, each with
- *   why (a model served through transformers whose attention is its own: no q, k, v, scores)
- * @property {boolean} [causal]
- * @property {number} [kv_heads] text: key/value heads (fewer than heads: grouped-query)
- * @property {Record<string, string>} [rules] a part with head aggregates: each one's rule
- * @property {Measure} [measure] a part: what its view, thumbs and head aggregates show (the
- *   weights, or value-weighted attention)
- * @property {{start: number, steps: number, asked: number, stopped: boolean, temperature: number,
- *   seed: number, text: string} | null} [generated]
- *   text: where the tokens the model wrote start, and how it wrote them
- * @property {{base: number, style: "pairs" | "halves", scaling?: string | null,
- *   rotary_dim?: number | null, local_base?: number | null, sections?: number[] | null} | null} [rope] text: the RoPE
- *   rotation that queries and keys are shown after, when the model has one
- * @property {{scale: number, divide_by: number | null, scale_label: string,
- *   softcap: number | null, windows: (number | null)[], window_notes?: (string | null)[],
- *   windows_unread?: string | null, qk_norm: string} | null} [attention]
- *   text: how each layer makes scores and weights from q and k
- * @property {string} [text]
- * @property {number[]} [token_ids]
- * @property {[number, number][]} [offsets]
- * @property {boolean[]} [special]
- * @property {(number | null)[]} [words]
- * @property {string[]} [fields] the arrays sent
- * @property {number | null} [layer] the layer the per-head arrays hold (null: all)
- * @property {number | null} [head]
- * @property {TokenViewMeta} [token_view]
- * @property {{pool: number, size: number, layers: number[]}} [thumbs]
- * @property {{components: number} | null} [projection]
- * @property {number} [json_numbers] how many numbers the full JSON trace holds
- * @property {Ablated[]} [ablated] text: the heads knocked out, and how
- * @property {{k: number, vocab: Record<string, string>}} [top_k] a part with top_k: each id's label
- * @property {ImageBlock[]} [images] text: each image's tokens and grids (a vision-language model)
- * @property {VisionMeta} [vision] text with images: the vision tower's layers, heads and patch grids
- * @property {{sections: number[], positions: number[][], interleaved?: boolean}} [mrope] multimodal
- *   rotary: the pairs of each section (temporal, height, width) and each position's three indices
+ * A trace's meta as the server declares it (generated/meta.js, made from
+ * attnviz/schemas/trace_meta.py, the model every answer's meta is checked against in the tests).
+ * @typedef {import("./generated/meta.js").MetaCommon} MetaCommon
+ * @typedef {import("./generated/meta.js").ToyMeta} ToyMeta
+ * @typedef {import("./generated/meta.js").TextMeta} TextMeta
+ * @typedef {import("./generated/meta.js").PartMeta} PartMeta
+ * @typedef {import("./generated/meta.js").TokenViewMeta} TokenViewMeta
+ * @typedef {import("./generated/meta.js").Ablated} Ablated
+ * @typedef {import("./generated/meta.js").ImageTile} ImageTile
+ * @typedef {import("./generated/meta.js").ImageResize} ImageResize
+ * @typedef {import("./generated/meta.js").Size} Size
+ * @typedef {import("./generated/meta.js").VisionMeta} VisionMeta
  */
 
 /**
- * One image of a trace (meta.images[i]): its tokens' span, its grid (the global view's, or the
- * only tile's), the picture's size as decoded, and its tiles, row-major, then a global view;
- * what the processor did to it (resize, and in words resized); a saved file's preview (data_url).
- * @typedef {{image: number, start: number, stop: number, rows: number, cols: number,
- *   height: number, width: number, tiles: ImageTile[], type?: string, description?: string,
- *   resize?: ImageResize, resized?: string, data_url?: string}} ImageBlock
- * How the processor resized a picture: from the original's size to `to` (before a crop or a
- * split), the crop kept (in `to`'s pixels), each view's pixels, the split tiles (0: none), a
- * global view besides them, one view's patches and its tokens after merging.
- * @typedef {{width: number, height: number}} Size
- * @typedef {{from: Size, to: Size, crop: {top: number, left: number, bottom: number, right: number} | null,
- *   view: Size, tiles: number, global: boolean, patches: number, tokens: number}} ImageResize
- * A tile's token grid: cell (row, col) is position start + row * cols + col, covering box
- * ([top, left, bottom, right] in the picture's pixels) cut into rows x cols; merge: patches
- * per token along a side.
- * @typedef {{start: number, rows: number, cols: number, box: [number, number, number, number],
- *   merge: number, label: string}} ImageTile
- * The vision tower's attention (the trace field `vision`): its layers, heads, and each tile's
- * patch grid (rows x cols patches; the class token, if any, dropped).
- * @typedef {{layers: number, heads: number, tiles: {image: number, tile: number, rows: number,
- *   cols: number, class_token: boolean}[], note?: string}} VisionMeta
+ * The fields of a trace other than its arrays (the compact form's header, or the JSON trace
+ * without the arrays): what every trace holds, a toy's, a text's and a part's own keys where
+ * the answer is one, and what the fields with numbers beside their arrays say (FieldMeta).
+ * @typedef {MetaCommon & Omit<Partial<ToyMeta>, "mode"> & Omit<Partial<TextMeta>, "mode" | "images">
+ *   & Partial<PartMeta> & FieldMeta & {mode: "toy" | "text", images?: ImageBlock[] | null}} TraceMeta
+ */
+
+/**
+ * The keys a part's fields add beside their arrays: the thumbnails' pooling, the projection's
+ * components, each top-k token id's label.
+ * @typedef {object} FieldMeta
+ * @property {{pool: number, size: number, layers: number[]}} [thumbs]
+ * @property {{components: number} | null} [projection]
+ * @property {{k: number, vocab: Record<string, string>}} [top_k] a part with top_k: each id's label
+ */
+
+/**
+ * One image of a trace (meta.images[i], generated/meta.js), and a saved file's preview of it
+ * (data_url, which html.py adds).
+ * @typedef {import("./generated/meta.js").ImageBlock & {data_url?: string}} ImageBlock
  */
 
 /** The image blocks as sentence mode's image input and views name them. @typedef {ImageBlock} ImageMeta */
-
-/**
- * A head knocked out in a trace (its meta.ablated): patched is how many positions took the
- * source's output (a patch) or were replaced (zero, mean).
- * @typedef {{layer: number, head: number, mode: AblateMode, source: string | null,
- *   patched: number}} Ablated
- */
-
-/**
- * @typedef {object} TokenViewMeta
- * @property {boolean} hide_special
- * @property {boolean} merge_words
- * @property {string[]} labels the rows and columns shown
- * @property {number[][]} groups the original tokens of each row
- * @property {string} note what the options did, in words
- */
 
 /** @typedef {{meta: TraceMeta, arrays: Record<string, NDArray>}} Compact */
 

@@ -8,14 +8,13 @@
 
 import { decodeCompact } from "../core/compact.js";
 import { Refusal } from "../core/controller.js";
+import { rowCut, words } from "../core/fields.js";
 
 /** @typedef {import("../core/types.js").Compact} Compact */
 /** @typedef {import("../core/types.js").NDArray} NDArray */
 /** @typedef {import("../core/api.js").Params} Params */
 /** @typedef {{params: Params, body: ArrayBuffer}} Entry */
 
-/** Arrays with a row per query, cut to one row by `query` (view: the row that shows it). */
-const ROW_FIELDS = ["attentions", "scores", "view"];
 const DEFAULTS = /** @type {Record<string, string>} */ ({ hide_special: "false", merge_words: "false" });
 
 /**
@@ -81,8 +80,9 @@ const keyOf = (p) =>
     .join("&");
 
 /**
- * One query's row of a part of every row, as the server cuts it: attentions and scores at row
- * `query`, view at the row that shows it under the token options; meta.query set.
+ * One query's row of a part of every row, as the server cuts it (core/fields.js rowCut): a
+ * per-query array at row `query`, one drawn under the token options (view) at the row that
+ * shows it; meta.query set.
  * @param {Compact} whole @param {number} query
  * @returns {Compact}
  */
@@ -91,12 +91,13 @@ export function cutRow(whole, query) {
   /** @type {Record<string, NDArray>} */
   const arrays = {};
   for (const [name, arr] of Object.entries(whole.arrays)) {
-    if (!ROW_FIELDS.includes(name)) {
+    const cut = rowCut(name);
+    if (!cut) {
       arrays[name] = arr;
       continue;
     }
     let row = query;
-    if (name === "view") {
+    if (cut === "shown") {
       const groups = whole.meta.token_view?.groups;
       row = groups ? groups.findIndex((g) => g.includes(query)) : query;
       if (row < 0) throw new Error(`query: token ${query + 1} is hidden (a special token); view shows no row for it`);
@@ -171,32 +172,15 @@ function spans(xs) {
   return out.join(", ");
 }
 
-/** Each part's kind of numbers in a reader's words, by its fields (any other: its own name). */
-const KINDS = /** @type {Record<string, string>} */ ({
-  view: "exact weights",
-  attentions: "per-query weights",
-  value_weighted: "per-query value-weighted norms",
-  qk_attribution: "score breakdown",
-  head_mean: "head mean",
-  head_max: "head max",
-  rollout: "rollout",
-  value_weighted_sum: "value-weighted sum",
-  projection: "trajectories",
-  "top_k,lens": "predictions",
-  logit_attribution: "logit split",
-  vision: "vision tower's weights",
-  entropy_mean: "head entropies",
-});
 /** The most groups a refusal lists (the rest counted). */
 const LISTED = 8;
 
-/** A part's kind of numbers. @param {Record<string, string>} p */
+/** A part's kind of numbers in a reader's words: its first field's (core/fields.js words).
+ * @param {Record<string, string>} p */
 function kindOf(p) {
-  const f = p.fields || "";
-  if (f.startsWith("queries")) return "queries and keys";
-  if (f === "thumbs") return p.thumb_layer === undefined ? "thumbnails" : "8-bit weights";
-  const kind = KINDS[f] ?? f.replace(/[_,]/g, " ");
-  return p.measure === "value_weighted" && f === "view" ? "value-weighted exact norms" : kind;
+  const f = (p.fields || "").split(",")[0];
+  if (f === "thumbs" && p.thumb_layer !== undefined) return "8-bit weights";
+  return p.measure === "value_weighted" && f === "view" ? "value-weighted exact norms" : words(f);
 }
 
 /** "a, b and c". @param {string[]} xs */
@@ -283,12 +267,56 @@ export function refusal(p, held) {
 }
 
 /**
+ * Where a file's part `p` is (normal parameters): which of `held` holds it (their index), and
+ * how it is cut from it: as it is ("whole"; any thumbnails asked for are the file's), the
+ * Predictions card's window ("window"), one query's row ("row"); null where none holds it.
+ * Pure: the tests check the page's asks against html.py's plan with it.
+ * @param {Record<string, string>} p @param {Record<string, string>[]} held
+ * @returns {{at: number, cut: "whole" | "window" | "row"} | null}
+ */
+export function locate(p, held) {
+  const at = (
+    /** @type {(e: Record<string, string>) => boolean} */ test,
+    /** @type {"whole" | "window" | "row"} */ cut,
+  ) => {
+    const i = held.findIndex(test);
+    return i >= 0 ? { at: i, cut } : null;
+  };
+  const key = keyOf(p);
+  const exact = at((e) => keyOf(e) === key, "whole");
+  if (exact) return exact;
+  if (p.fields === "thumbs" && p.thumb_layer === undefined) {
+    const side = keyOf({ ...p, thumb: "" });
+    const thumbs = at(
+      (e) => e.fields === "thumbs" && e.thumb_layer === undefined && keyOf({ ...e, thumb: "" }) === side,
+      "whole",
+    );
+    if (thumbs) return thumbs;
+  }
+  if (p.pos_start !== undefined && p.pos_count !== undefined) {
+    const { pos_start: start, pos_count: count, ...rest } = p;
+    const [s0, n0] = [Number(start), Number(count)];
+    const around = at(({ pos_start: a, pos_count: c, ...other }) => {
+      return a !== undefined && keyOf(other) === keyOf(rest) && +a <= s0 && s0 + n0 <= +a + Number(c);
+    }, "window");
+    if (around) return around;
+  }
+  if (p.query !== undefined) {
+    const { query, ...rest } = p;
+    const whole = keyOf(rest);
+    return at((e) => keyOf(e) === whole, "row");
+  }
+  return null;
+}
+
+/**
  * The parts of a saved trace, with TraceParts' shape.
  * @param {Entry[]} entries
  * @param {object} [body] the trace request (the input card's)
  */
 export function openEmbedded(entries, body = {}) {
   const all = entries.map((e) => ({ params: normal(e.params), body: e.body }));
+  const held = all.map((e) => e.params);
   /** @type {Map<string, Compact>} */
   const decoded = new Map();
   /** @type {Map<string, Compact>} */
@@ -300,47 +328,22 @@ export function openEmbedded(entries, body = {}) {
     if (!part) decoded.set(key, (part = decodeCompact(e.body)));
     return part;
   };
-  /** @param {Record<string, string>} p */
-  const find = (p) => all.find((e) => keyOf(e.params) === keyOf(p));
 
   /** @param {Params} params @returns {Compact} */
   function answer(params) {
     const p = normal(params);
     const seed = seeded.get(keyOf(p));
     if (seed) return seed;
-    const exact = find(p);
-    if (exact) return open(exact);
-    if (p.fields === "thumbs" && p.thumb_layer === undefined) {
-      const { thumb, ...rest } = p;
-      const thumbs = all.find(
-        (e) =>
-          e.params.thumb_layer === undefined &&
-          e.params.fields === "thumbs" &&
-          keyOf({ ...e.params, thumb: "" }) === keyOf({ ...rest, thumb: "" }),
-      );
-      if (thumbs) return open(thumbs);
-    }
-    if (p.pos_start !== undefined && p.pos_count !== undefined) {
-      const { pos_start: start, pos_count: count, ...rest } = p;
-      const [s0, n0] = [Number(start), Number(count)];
-      const around = all.find(({ params: { pos_start: a, pos_count: c, ...other } }) => {
-        return a !== undefined && keyOf(other) === keyOf(rest) && +a <= s0 && s0 + n0 <= +a + Number(c);
-      });
-      if (around) return cutWindow(open(around), s0, n0);
-    }
-    if (p.query !== undefined) {
-      const { query, ...rest } = p;
-      const whole = find(rest);
-      if (whole) return cutRow(open(whole), Number(query));
+    const found = locate(p, held);
+    if (found) {
+      const part = open(all[found.at]);
+      if (found.cut === "window") return cutWindow(part, Number(p.pos_start), Number(p.pos_count));
+      if (found.cut === "row") return cutRow(part, Number(p.query));
+      return part;
     }
     // In one plain sentence, as the page counts; the controller says it in the view's card
     // (core/controller.js viewNotes), which keeps what it drew.
-    throw new Refusal(
-      refusal(
-        p,
-        all.map((e) => e.params),
-      ),
-    );
+    throw new Refusal(refusal(p, held));
   }
 
   return {

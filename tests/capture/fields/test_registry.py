@@ -135,3 +135,17 @@ def test_a_field_is_registered_once():
     registry.add(field)
     with pytest.raises(ValueError, match="registered twice"):
         registry.add(field)
+
+
+def test_a_part_is_asked_for_by_what_its_fields_read():
+    """``REGISTRY.ask`` (the export's plan; the page's core/fields.js ask reads the same
+    declarations): the choices the named fields read, the rest and None left out."""
+    choices = {"layer": 1, "head": 2, "query": None, "hide_special": True, "measure": "weights"}
+    assert REGISTRY.ask("value_weighted_sum", **choices) == {
+        "fields": "value_weighted_sum", "layer": 1, "hide_special": True}  # fmt: skip
+    assert REGISTRY.ask("queries,view", **choices) == {
+        "fields": "queries,view", "layer": 1, "head": 2, "hide_special": True,
+        "measure": "weights"}  # fmt: skip
+    assert REGISTRY.ask("entropy_mean", **choices) == {"fields": "entropy_mean"}
+    with pytest.raises(KeyError):
+        REGISTRY.ask("nope")

@@ -37,7 +37,7 @@ export function blockLabel(image) {
  * The image blocks among the rows a view shows: for each image, the shown rows (indices into
  * `groups`, the token view's original tokens per row) that are its positions; an image whose
  * tokens are hidden (hide special tokens) has none and is left out.
- * @param {ImageMeta[] | undefined} images meta.images
+ * @param {ImageMeta[] | null | undefined} images meta.images
  * @param {number[][]} groups
  * @returns {{image: number, label: string, rows: number[], tokens: number}[]}
  */
@@ -55,7 +55,7 @@ export function imageBlocks(images, groups) {
  * The shown rows' labels with each image patch named by its place: "image 1 · 3,4" (row 3,
  * column 4 of its grid, 1-based), "image 1 · tile 2 · 3,4" in a split picture ("global" for
  * its global view); the processor's tags around the tiles keep their token.
- * @param {ImageMeta[] | undefined} images @param {number[][]} groups @param {string[]} labels
+ * @param {ImageMeta[] | null | undefined} images @param {number[][]} groups @param {string[]} labels
  */
 export function patchLabels(images, groups, labels) {
   /** @type {Map<number, string>} */
@@ -72,7 +72,7 @@ export function patchLabels(images, groups, labels) {
   return labels.map((label, r) => (groups[r].length === 1 ? (named.get(groups[r][0]) ?? label) : label));
 }
 
-/** True when the images start collapsed: one has at least COLLAPSE_FROM tokens. @param {ImageMeta[] | undefined} images */
+/** True when the images start collapsed: one has at least COLLAPSE_FROM tokens. @param {ImageMeta[] | null | undefined} images */
 export const collapsedByDefault = (images) => (images ?? []).some((i) => i.stop - i.start >= COLLAPSE_FROM);
 
 /**

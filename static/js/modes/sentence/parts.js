@@ -2,9 +2,12 @@
 // thumbnails of every head, one head exact, a layer's aggregate or its 8-bit weights, a
 // query's rows, the query-key part, the trajectories, the generation row), built from the
 // sentence state and the first response, and asked of the trace's parts (openParts: the
-// server's through TraceParts, or another source with the same shape).
+// server's through TraceParts, or another source with the same shape). Each part carries the
+// choices its fields read and no others (core/fields.js ask: a layer's aggregate no head, the
+// value-weighted sum no measure), so that the same part is asked for the same way everywhere.
 
 import { sub } from "../../core/compact.js";
+import { ask } from "../../core/fields.js";
 import { columnsFor, windowOf } from "../../views/lens.js";
 
 /** @typedef {import("../../core/types.js").SentenceState} SentenceState */
@@ -73,7 +76,7 @@ export function createParts(app, modelInfo) {
     return Math.max(16, Math.ceil((width / (heads + 0.6)) * (window.devicePixelRatio || 1)));
   }
   /** @returns {Params} */
-  const thumbParams = () => ({ fields: "thumbs", thumb: thumbSize(), ...shown() });
+  const thumbParams = () => ask("thumbs", { thumb: thumbSize(), ...shown() });
 
   /** The query as an original token index: the chosen one (unless it is a hidden special
    * token), else the first ordinary token. */
@@ -111,7 +114,7 @@ export function createParts(app, modelInfo) {
       values: sub(part.arrays["thumbs.values"], k),
       scale: sub(part.arrays["thumbs.scale"], k),
     });
-    const alone = () => parts().get({ fields: "thumbs", thumb: 0, thumb_layer: l, ...shown() });
+    const alone = () => parts().get(ask("thumbs", { thumb: 0, thumb_layer: l, ...shown() }));
     if ((app.first?.meta.thumbs?.pool ?? 0) > 1) return layerOf(await alone(), 0);
     const thumbs = await thumbsPart(); // (the options may make a long text's rows fewer)
     return thumbsMeta(thumbs).pool === 1 ? layerOf(thumbs, l) : layerOf(await alone(), 0);
@@ -141,25 +144,24 @@ export function createParts(app, modelInfo) {
      * layer's heads. */
     headPart: () =>
       parts().get(
-        app.s.aggregate === "head"
-          ? { fields: "view", layer: app.s.layer, head: app.s.head, ...shown() }
-          : {
-              fields: app.s.aggregate,
-              layer: app.s.layer,
-              ...(app.s.aggregate === "value_weighted_sum" ? options() : shown()),
-            },
+        ask(app.s.aggregate === "head" ? "view" : app.s.aggregate, {
+          layer: app.s.layer,
+          head: app.s.head,
+          ...shown(),
+        }),
       ),
     /** The chosen head's row that wrote the generation step's token. */
-    genPart: () => parts().get({ fields: "attentions", layer: app.s.layer, head: app.s.head, query: genRow() }),
+    genPart: () => parts().get(ask("attentions", { layer: app.s.layer, head: app.s.head, query: genRow() })),
     /** The chosen head's queries and keys, and the chosen query's scores and weights. */
     queryPart: () =>
-      parts().get({
-        fields: app.s.hideSpecial ? `${QK_FIELDS},view` : QK_FIELDS,
-        layer: app.s.layer,
-        head: app.s.head,
-        query: queryIndex(),
-        ...(app.s.hideSpecial ? { hide_special: true } : {}),
-      }),
+      parts().get(
+        ask(app.s.hideSpecial ? `${QK_FIELDS},view` : QK_FIELDS, {
+          layer: app.s.layer,
+          head: app.s.head,
+          query: queryIndex(),
+          hide_special: true, // (read by view alone, the row that shows the query)
+        }),
+      ),
     /** True when the head view draws the chosen query from its rows first: a text so long that
      * a layer is megabytes (past 256 tokens), and tokens as the model has them (no option
      * regroups them). */
@@ -167,51 +169,53 @@ export function createParts(app, modelInfo) {
     /** The chosen query's weights (or value-weighted norms) in every head of the layer:
      * [1][heads][1][n], exact; the array is the part's `fields`. */
     rowsPart: () =>
-      parts().get({
-        fields: valueWeighted() ? "value_weighted" : "attentions",
-        layer: app.s.layer,
-        query: queryIndex(),
-      }),
+      parts().get(ask(valueWeighted() ? "value_weighted" : "attentions", { layer: app.s.layer, query: queryIndex() })),
     /** Why this score: the chosen head's score of `key` at the chosen query, split into its
      * top query-side by key-side components (the rest summed), with every key the query sees.
      * @param {number} key an original token index */
     whyPart: (key) =>
-      parts().get({
-        fields: "qk_attribution",
-        layer: app.s.layer,
-        head: app.s.head,
-        query: queryIndex(),
-        key,
-        top: /** @type {import("../../core/types.js").ModelList} */ (app.models).attribution_top,
-      }),
+      parts().get(
+        ask("qk_attribution", {
+          layer: app.s.layer,
+          head: app.s.head,
+          query: queryIndex(),
+          key,
+          top: /** @type {import("../../core/types.js").ModelList} */ (app.models).attribution_top,
+        }),
+      ),
     /** The chosen head's row of weights at the chosen query: [1][1][1][n] (its winning key). */
-    weightRowPart: () =>
-      parts().get({ fields: "attentions", layer: app.s.layer, head: app.s.head, query: queryIndex() }),
+    weightRowPart: () => parts().get(ask("attentions", { layer: app.s.layer, head: app.s.head, query: queryIndex() })),
     /** Attention on the picture: the chosen query's row over every position (the image's
      * tokens among them), as the chosen head's weights ([1][1][1][n]), or the layer's mean or
      * rollout ([1][n][n], no token option: positions as the model has them, images included).
      * @param {"head" | "head_mean" | "rollout"} how */
     pictureRowPart: (how) =>
-      how === "head"
-        ? parts().get({ fields: "attentions", layer: app.s.layer, head: app.s.head, query: queryIndex() })
-        : parts().get({ fields: how, layer: app.s.layer, hide_special: false, merge_words: false }),
+      parts().get(
+        ask(how === "head" ? "attentions" : how, {
+          layer: app.s.layer,
+          head: app.s.head,
+          query: queryIndex(),
+          hide_special: false,
+          merge_words: false,
+        }),
+      ),
     /** The vision tower's weights of one layer and head over one tile's patches, patch to
      * patch ([1][1][P][P]; the trace field `vision`). @param {number} image @param {number} tile
      * @param {number} layer @param {number} head */
-    visionPart: (image, tile, layer, head) => parts().get({ fields: "vision", image, tile, layer, head }),
+    visionPart: (image, tile, layer, head) => parts().get(ask("vision", { image, tile, layer, head })),
     /** The hidden states' projection, under the token options. */
-    projectionPart: () => parts().get({ fields: "projection", ...options() }),
+    projectionPart: () => parts().get(ask("projection", options())),
     /** What the model predicts (a causal model) at the positions the Predictions card draws
      * (lensWindow): their top tokens (the server's default k) and the logit lens. */
     lensPart: () => {
       const [start, count] = lensWindow();
-      return parts().get({ fields: "top_k,lens", pos_start: start, pos_count: count });
+      return parts().get(ask("top_k,lens", { pos_start: start, pos_count: count }));
     },
     lensWindow,
     /** Each component's direct contribution to `token`'s logit at `position` (minus
      * `versus`'s): What pushed this. @param {number} position @param {{token: number, versus?: number}} target */
-    attributionPart: (position, target) => parts().get({ fields: "logit_attribution", position, ...target }),
+    attributionPart: (position, target) => parts().get(ask("logit_attribution", { position, ...target })),
     /** Each head's mean entropy. */
-    entropyPart: () => parts().get({ fields: "entropy_mean" }),
+    entropyPart: () => parts().get(ask("entropy_mean", {})),
   };
 }
