@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { SENTENCE_FEEDS, TOY_FEEDS, TRAIN_FEEDS, viewsFed } from "../../static/js/core/feeds.js";
+import { SENTENCE_FEEDS, SENTENCE_TRACE, TOY_FEEDS, TRAIN_FEEDS, viewsFed } from "../../static/js/core/feeds.js";
 import {
   exact,
   exactChange,
@@ -39,11 +39,12 @@ test("every piece of view state feeds a view, and only views that exist", () => 
   const fed = (feeds) => new Set(Object.values(feeds).flat());
   assert.deepEqual([...fed(TOY_FEEDS)].sort(), Object.keys(toyView).sort());
   // Sentence state: model, text, its images, generate and the knock-out make a new trace (every
-  // view); the rest feed views.
-  // `more` opens cards (More views), drawn as they open.
-  const traced = ["model", "text", "images", "generate", "ablate", "ablateMode", "ablateSource", "more"];
+  // view); the rest feed views, but for `more`, which opens cards (More views), drawn as they open.
+  assert.deepEqual(SENTENCE_TRACE, ["model", "text", "images", "generate", "ablate", "ablateMode", "ablateSource"]);
+  const traced = [...SENTENCE_TRACE, "more"];
   const sentenceKeys = Object.keys(defaultSentence()).filter((k) => !traced.includes(k));
   assert.deepEqual([...fed(SENTENCE_FEEDS)].sort(), sentenceKeys.sort());
+  assert.ok(SENTENCE_TRACE.every((k) => k in defaultSentence()));
   assert.deepEqual(Object.keys(TOY_FEEDS), ["attention", "vectors", "beforeAfter", "distances"]);
   // issue 30: Attention on the picture, after the model view
   assert.deepEqual(Object.keys(SENTENCE_FEEDS), [

@@ -25,6 +25,11 @@ export const SENTENCE_FEEDS = {
   knock: ["diffLayer", "diffHead"], // ablate, ablateMode, ablateSource: a new trace
 };
 
+/** Sentence mode's keys that feed every view through a new trace (modes/sentence/change.js
+ * asks for one when any of them changes). The state's other keys feed the views above, but for
+ * `more` (which cards More views opens), which only the link carries. */
+export const SENTENCE_TRACE = ["model", "text", "images", "generate", "ablate", "ablateMode", "ablateSource"];
+
 /** Sentence mode's cards behind "More views" (the others are where a newcomer starts), in the
  * order the page shows them: a view's name (SENTENCE_FEEDS') or a card that is its own
  * controller, and its card's id. Links and this browser remember which are open
@@ -47,6 +52,9 @@ export const CORPUS_FEEDS = {
   corpus: ["source", "upload", "max_tokens", "seed", "layer", "head", "projection"],
   headclusters: ["source", "upload", "max_tokens", "seed", "layer", "head", "clusters"], // the head shown is marked
 };
+
+/** The "Many texts" card's keys that make a new set: a change puts the card's button back. */
+export const CORPUS_SET = ["source", "upload", "max_tokens", "seed"];
 
 /** Train mode: keys of the view state (TrainView) -> views of modes/train/index.js, and "title"
  * (the run renamed: the views that name it). A run's events (its steps, checkpoints, end) redraw

@@ -21,13 +21,15 @@ import * as why from "./cards/why.js";
  *   ticket: (name: string) => () => boolean, chooseHead: (layer: number, head: number) => void,
  *   pickCell?: (layer: number, head: number) => void,
  *   pickQuery: (index: number) => void, pickPair?: (query: number, key: number) => void,
- *   atlas?: () => import("../../core/types.js").Atlas | null, viewChanged: (keys: string[]) => void,
+ *   atlas?: () => import("../../core/types.js").Atlas | null,
+ *   change: ReturnType<typeof import("./change.js").createChange>["change"],
  *   showCount: (n: number, tv?: import("../../core/types.js").TokenViewMeta) => void,
  *   setError: (message: string | null) => void}} CardContext
  *   ticket(name)(): the draw begun is still the newest of its view and trace; pickCell: a model
  *   view cell clicked (chooseHead by default; the knock-out switch's toggle); pickPair: a cell
  *   of the chosen head's large heatmap picked, its query and key (Why this score explains it;
  *   absent where that card is not drawn); atlas: the head atlas when scored (the heads' roles);
+ *   change: the one way a card changes the state (change.js: it redraws what the keys feed);
  *   setError: the error line (a download that failed says why there)
  */
 

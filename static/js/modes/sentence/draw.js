@@ -1,5 +1,6 @@
 // Sentence mode's views drawn from the trace shown: a first response drawn into every view
-// (show), a choice redrawing the views it feeds (viewChanged, SENTENCE_FEEDS), each view's
+// (show), a change of the state (change.js, which the cards are given) redrawing the views it
+// feeds (viewChanged, SENTENCE_FEEDS), each view's
 // draw current only while no newer one of it (or newer trace) has started, and the parts the
 // views will ask for asked for first (prefetch). The cards are cards.js's and the Knock-out
 // card's (cards/knockout.js).
@@ -7,9 +8,9 @@
 import { drawViews, viewNotes } from "../../core/controller.js";
 import { byId } from "../../core/dom.js";
 import { SENTENCE_FEEDS, viewsFed } from "../../core/feeds.js";
-import { clampSentence } from "../../core/state.js";
 import * as modelview from "../../views/modelview.js";
 import { createCards } from "./cards.js";
+import { createChange } from "./change.js";
 import { createKnockCard } from "./cards/knockout.js";
 import * as picture from "./cards/picture.js";
 
@@ -61,7 +62,7 @@ export function createDrawing(ctx) {
     app.parts = openParts(request.body);
     app.parts.seed(request.params, result);
     hooks.setError(app.problem);
-    clampSentence(app.s, meta.layers, meta.heads, meta.n);
+    change({}, { fit: [meta.layers, meta.heads, meta.n], quiet: true }); // (drawn below)
     showCount(meta.n);
     const specials = [...new Set(meta.tokens.filter((_, i) => meta.special?.[i]))];
     byId("s-special-names").textContent = specials.length ? `(${specials.join(", ")})` : "(none in this text)";
@@ -77,12 +78,12 @@ export function createDrawing(ctx) {
   /**
    * Open a head in every view, and focus its cell in the model view (unless `focus` is false: a
    * head picked elsewhere, such as the atlas, keeps the page where the reader is).
-   * @param {number} layer @param {number} head @param {string[]} [also] other keys changed with it (the query)
+   * @param {number} layer @param {number} head
+   * @param {Partial<import("../../core/types.js").SentenceState>} [also] other keys changed with it (the query)
    * @param {{focus?: boolean}} [how]
    */
-  function chooseHead(layer, head, also = [], { focus = true } = {}) {
-    Object.assign(app.s, { layer, head, heads: [head] });
-    viewChanged(["layer", "head", "heads", ...also]);
+  function chooseHead(layer, head, also = {}, { focus = true } = {}) {
+    change({ layer, head, heads: [head], ...also });
     if (!focus) return;
     /** @type {HTMLElement | null} */ (
       byId("mv-grid").querySelector(`button.mv-cell[data-layer="${layer}"][data-head="${head}"]`)
@@ -91,16 +92,13 @@ export function createDrawing(ctx) {
 
   /** @param {number} index an original token index */
   function pickQuery(index) {
-    app.s.query = index;
-    viewChanged(["query"]);
+    change({ query: index });
   }
 
   /** A cell of the chosen head's large heatmap picked: its query and its key, which Why this
    * score explains. @param {number} query @param {number} key original token indices */
   function pickPair(query, key) {
-    app.s.query = query;
-    app.s.key = key;
-    viewChanged(["query", "key"]);
+    change({ query, key });
   }
 
   /** @type {Record<string, number>} */
@@ -131,7 +129,8 @@ export function createDrawing(ctx) {
   }
 
   // The Knock-out card needs the server (the clean run beside the knocked-out one).
-  const knockCard = fixed ? null : createKnockCard({ app, ticket, edited, viewChanged, setError: hooks.setError });
+  const { change, replace } = createChange({ app, edited, viewChanged, changed: hooks.changed });
+  const knockCard = fixed ? null : createKnockCard({ app, ticket, change, setError: hooks.setError });
   /** A head's cell clicked in the model view: knocked out (or put back) while the switch is on,
    * else opened. @param {number} layer @param {number} head */
   const pickCell = (layer, head) => (knockCard?.knocking() ? knockCard.toggle(layer, head) : chooseHead(layer, head));
@@ -144,7 +143,7 @@ export function createDrawing(ctx) {
     pickQuery,
     pickPair: shown.includes("why") ? pickPair : undefined, // (a card the page always opens)
     atlas: ctx.atlas,
-    viewChanged,
+    change,
     showCount,
     setError: hooks.setError,
   });
@@ -223,7 +222,7 @@ export function createDrawing(ctx) {
     status.drawing(drawAll([name]), hooks.viewsDrawn);
   }
 
-  return { show, chooseHead, viewChanged, drawAll, hideOthers, knockCard, opened };
+  return { show, chooseHead, change, replace, drawAll, hideOthers, knockCard, opened };
 }
 
 /** The parts the views `which` will ask for, asked for now, in the order the server should

@@ -82,7 +82,7 @@ function dataUrl(file) {
  * Wire the card's image inputs (once): the button and its file picker, paste into the text or
  * the card, drop on the card.
  * @param {{app: import("./parts.js").SentenceApp, modelInfo: () => ModelInfo | null,
- *   renderInputs: () => void, edited: (delay?: number) => void,
+ *   renderInputs: () => void, change: ReturnType<typeof import("./change.js").createChange>["change"],
  *   setError: (message: string | null) => void}} ctx
  */
 export function wireImages(ctx) {
@@ -96,25 +96,25 @@ export function wireImages(ctx) {
     if (!readsImages(modelInfo()) || !files.length) return;
     const caps = capsOf(app.models);
     let problem = null;
-    let added = 0;
+    /** @type {import("../../core/types.js").SentenceImage[]} */
+    const added = [];
     for (const f of files) {
-      const why = imageProblem(f, caps, app.s.images.length);
+      const why = imageProblem(f, caps, app.s.images.length + added.length);
       if (why) {
         problem ??= why;
         continue;
       }
       try {
-        app.s.images.push({ name: f.name || "pasted image", type: f.type, size: f.size, url: await dataUrl(f) });
-        added++;
+        added.push({ name: f.name || "pasted image", type: f.type, size: f.size, url: await dataUrl(f) });
       } catch (err) {
         problem ??= `images: ${f.name} could not be read (${/** @type {Error} */ (err).message})`;
       }
     }
-    if (added) {
+    if (added.length) {
+      ctx.change({ images: [...app.s.images, ...added] }, { delay: 0 });
       ctx.renderInputs();
-      ctx.edited(0);
     }
-    if (problem) ctx.setError(problem); // after edited(), which clears the line
+    if (problem) ctx.setError(problem); // after the new trace asked for, which clears the line
   }
   byId("s-image-add").addEventListener("click", () => file.click());
   file.addEventListener("change", () => {
@@ -147,13 +147,13 @@ export function wireImages(ctx) {
 
 /**
  * Remove image `index` of the state (then a new trace).
- * @param {{app: import("./parts.js").SentenceApp, renderInputs: () => void, edited: (delay?: number) => void}} ctx
+ * @param {{app: import("./parts.js").SentenceApp, renderInputs: () => void,
+ *   change: ReturnType<typeof import("./change.js").createChange>["change"]}} ctx
  * @param {number} index
  */
 export function removeImage(ctx, index) {
-  ctx.app.s.images.splice(index, 1);
+  ctx.change({ images: ctx.app.s.images.filter((_, i) => i !== index) }, { delay: 0 });
   ctx.renderInputs();
-  ctx.edited(0);
   /** @type {HTMLElement} */ (byId("s-image-add")).focus(); // the button pressed is gone
 }
 
@@ -200,11 +200,10 @@ export function imagePlan(app, tv) {
 
 /**
  * The switch's radios: a choice redraws the views the images' blocks feed.
- * @param {import("./parts.js").SentenceApp} app @param {(keys: string[]) => void} viewChanged
+ * @param ReturnType<typeof import("./change.js").createChange>["change"] change
  */
-export function wireCollapse(app, viewChanged) {
+export function wireCollapse(change) {
   byId("s-collapse-box").addEventListener("change", (e) => {
-    app.s.foldImages = /** @type {HTMLInputElement} */ (e.target).value === "collapsed";
-    viewChanged(["foldImages"]);
+    change({ foldImages: /** @type {HTMLInputElement} */ (e.target).value === "collapsed" });
   });
 }

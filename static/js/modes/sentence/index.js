@@ -16,7 +16,7 @@ import { holdInView } from "../../core/anchor.js";
 import { createStatus } from "../../core/controller.js";
 import { byId } from "../../core/dom.js";
 import { SENTENCE_FEEDS } from "../../core/feeds.js";
-import { ablateBody, clampSentence, defaultSentence } from "../../core/state.js";
+import { ablateBody, defaultSentence } from "../../core/state.js";
 import { createAtlasCard } from "./cards/atlas.js";
 import { createCompositionCard } from "./cards/composition.js";
 import { createCorpusCard } from "./cards/corpus.js";
@@ -70,7 +70,7 @@ export function createSentence(hooks, { openParts = undefined, models = null, vi
   const partJob = (job) => renderJob(jobBox, job, { cancel: () => job && cancelTraceJob(job.url) });
   /** @type {ReturnType<typeof createMore> | null} */
   let more = null; // made below, with the card draws it opens
-  const { show, chooseHead, viewChanged, drawAll, hideOthers, knockCard, opened } = createDrawing({
+  const { show, chooseHead, change, replace, drawAll, hideOthers, knockCard, opened } = createDrawing({
     app,
     p,
     hooks: {
@@ -98,7 +98,7 @@ export function createSentence(hooks, { openParts = undefined, models = null, vi
     app,
     fixed,
     shown,
-    changed: hooks.changed,
+    change,
     opened,
     closed: (name) => (name === "knock" ? knockCard?.close() : undefined),
   });
@@ -151,12 +151,12 @@ export function createSentence(hooks, { openParts = undefined, models = null, vi
     const names = list.models.map((m) => m.name);
     const shownModel = /** @type {{model?: string} | undefined} */ (app.parts?.body)?.model;
     const back = shownModel && names.includes(shownModel) ? shownModel : list.default;
-    app.s.model = back;
-    const info = modelInfo();
-    if (info) clampSentence(app.s, info.layers, info.heads);
-    if (!info?.causal) app.s.generate = null;
+    const info = list.models.find((m) => m.name === back);
+    change(
+      { model: back, ...(info?.causal ? {} : { generate: null }) },
+      { delay: "link", fit: info ? [info.layers, info.heads] : undefined }, // (keeps the problem said)
+    );
     renderInputs();
-    edited("link"); // keeps the problem said until the next edit
     app.problem =
       `The model '${goneName}' is no longer on this server (a trained run is removed when its owner ` +
       `forgets it, or when the server keeps too many), so it has left the model list` +
@@ -174,11 +174,10 @@ export function createSentence(hooks, { openParts = undefined, models = null, vi
     anchor = at && at !== document.body ? holdInView(at) : null;
     const traced = app.first?.meta;
     if (traced && traced.text === text && !traced.generated && app.s.text === text)
-      return chooseHead(layer, head, [], { focus: false });
-    Object.assign(app.s, { text, layer, head, heads: [head], generate: null, step: null });
+      return chooseHead(layer, head, {}, { focus: false });
     /** @type {HTMLTextAreaElement} */ (byId("s-text")).value = text;
+    change({ text, layer, head, heads: [head], generate: null, step: null }, { delay: 0 });
     renderInputs();
-    edited(0);
   }
   /** @type {ReturnType<typeof createCompositionCard> | null} */
   let composition = null;
@@ -212,13 +211,12 @@ export function createSentence(hooks, { openParts = undefined, models = null, vi
       app.s,
       modelInfo(),
       (text) => {
-        app.s.text = text;
         /** @type {HTMLTextAreaElement} */ (byId("s-text")).value = text;
-        edited(0);
+        change({ text }, { delay: 0 });
       },
       showExampleHead,
     );
-    const images = { app, renderInputs, edited };
+    const images = { app, renderInputs, change };
     renderImages(/** @type {ModelList} */ (app.models), app.s, modelInfo(), (i) => removeImage(images, i));
     hideOthers();
     more?.resolve();
@@ -237,8 +235,7 @@ export function createSentence(hooks, { openParts = undefined, models = null, vi
   function showExampleHead(example) {
     const meta = app.first?.meta;
     const query = meta && meta.text === example.text ? tokenIndex(meta.tokens, example.query) : -1;
-    if (query >= 0) app.s.query = query;
-    chooseHead(example.layer, example.head, query >= 0 ? ["query"] : [], { focus: false });
+    chooseHead(example.layer, example.head, query >= 0 ? { query } : {}, { focus: false });
     headIntoView(example.layer, example.head);
   }
 
@@ -277,10 +274,9 @@ export function createSentence(hooks, { openParts = undefined, models = null, vi
     // A model that cannot read the text: said by the text box, no trace asked for (a 422).
     const shownModel = /** @type {{model?: string} | undefined} */ (app.parts?.body)?.model ?? null;
     const useText = (/** @type {string} */ text) => {
-      app.s.text = text;
       /** @type {HTMLTextAreaElement} */ (byId("s-text")).value = text;
+      change({ text }, { delay: 0 });
       renderInputs();
-      edited(0);
     };
     const models = /** @type {ModelList} */ (app.models);
     if (sayUnreadable({ models, info: modelInfo(), text: app.s.text, shown: shownModel, useText })) {
@@ -294,9 +290,9 @@ export function createSentence(hooks, { openParts = undefined, models = null, vi
     client.request(traceBody(app.s, modelInfo()), p.thumbParams(), delay);
   }
 
-  wireInputs({ app, modelInfo, renderInputs, edited, viewChanged, setError: hooks.setError });
-  wireImages({ app, modelInfo, renderInputs, edited, setError: hooks.setError });
-  wireCollapse(app, viewChanged);
+  wireInputs({ app, renderInputs, change, setError: hooks.setError });
+  wireImages({ app, modelInfo, renderInputs, change, setError: hooks.setError });
+  wireCollapse(change);
   /** @type {ReturnType<typeof setTimeout> | undefined} */
   let resizeTimer;
   window.addEventListener("resize", () => {
@@ -329,9 +325,8 @@ export function createSentence(hooks, { openParts = undefined, models = null, vi
   /** @param {SentenceState} state */
   function load(state) {
     const problem = servedModel(/** @type {ModelList} */ (app.models), state);
-    app.s = state;
-    const info = modelInfo();
-    if (info) clampSentence(app.s, info.layers, info.heads);
+    const info = app.models?.models.find((m) => m.name === state.model);
+    replace(state, info ? [info.layers, info.heads] : undefined);
     app.problem = problem;
     renderInputs();
     edited("link");

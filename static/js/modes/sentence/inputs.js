@@ -4,7 +4,6 @@
 
 import { byId, el, fillOptions } from "../../core/dom.js";
 import { setTermText } from "../../core/glossary.js";
-import { clampSentence } from "../../core/state.js";
 import { modelName } from "./showwith.js";
 
 /** @typedef {import("../../core/types.js").SentenceState} SentenceState */
@@ -151,13 +150,14 @@ export function tokenIndex(tokens, word) {
 
 /**
  * Wire the input card's events (once).
- * @param {{app: import("./parts.js").SentenceApp, modelInfo: () => ModelInfo | null, renderInputs: () => void,
- *   edited: (delay?: number) => void, viewChanged: (keys: string[]) => void,
- *   setError: (message: string | null) => void}} ctx edited(delay): an input changed (ask for a
- *   trace after `delay` ms, the default debounce when undefined); viewChanged: a view choice
+ * @param {{app: import("./parts.js").SentenceApp, renderInputs: () => void,
+ *   change: ReturnType<typeof import("./change.js").createChange>["change"],
+ *   setError: (message: string | null) => void}} ctx change: the state changed (change.js: a
+ *   model, text or generation asks for a trace, after the default debounce unless a delay is
+ *   given; a token option redraws the views)
  */
 export function wireInputs(ctx) {
-  const { app, modelInfo, renderInputs, edited, viewChanged } = ctx;
+  const { app, renderInputs, change } = ctx;
   /** Generate: read the three inputs (an error names the one out of range), then a new trace. */
   function generate() {
     const num = (
@@ -173,8 +173,9 @@ export function wireInputs(ctx) {
       }
       return v;
     };
+    let generate;
     try {
-      app.s.generate = {
+      generate = {
         steps: num("s-gen-steps", "steps", true, 1, /** @type {ModelList} */ (app.models).max_generate),
         temperature: num("s-gen-temp", "temperature", false, 0, 2),
         seed: num("s-gen-seed", "seed", true, 0, 2 ** 31 - 1),
@@ -183,21 +184,17 @@ export function wireInputs(ctx) {
       ctx.setError(/** @type {Error} */ (err).message);
       return;
     }
-    app.s.step = null;
+    change({ generate, step: null }, { delay: 0 });
     renderInputs();
-    edited(0);
   }
   byId("s-gen-go").addEventListener("click", generate);
   byId("s-gen-clear").addEventListener("click", () => {
-    app.s.generate = null;
-    app.s.step = null;
+    change({ generate: null, step: null }, { delay: 0 });
     renderInputs();
-    edited(0);
   });
 
   byId("s-text").addEventListener("input", (e) => {
-    app.s.text = /** @type {HTMLTextAreaElement} */ (e.target).value;
-    edited();
+    change({ text: /** @type {HTMLTextAreaElement} */ (e.target).value });
   });
   // A causal model chosen under Generate: the model picker's choice, as if made there.
   byId("s-gen-causal").addEventListener("change", (e) => {
@@ -208,23 +205,21 @@ export function wireInputs(ctx) {
     picker.dispatchEvent(new Event("change"));
   });
   byId("s-model").addEventListener("change", (e) => {
-    app.s.model = /** @type {HTMLSelectElement} */ (e.target).value;
+    const model = /** @type {HTMLSelectElement} */ (e.target).value;
+    const info = app.models?.models.find((m) => m.name === model);
     // Token positions belong to the old model's tokens: the new model opens on its own
-    // default query (as a first load does), its winning key and its default trajectories.
-    app.s.query = null;
-    app.s.key = null;
-    app.s.picked = null;
-    const info = modelInfo();
-    if (info) clampSentence(app.s, info.layers, info.heads);
-    if (!info?.causal) app.s.generate = null; // an encoder does not write
+    // default query (as a first load does), its winning key and its default trajectories;
+    // an encoder does not write.
+    change(
+      { model, query: null, key: null, picked: null, ...(info?.causal ? {} : { generate: null }) },
+      { delay: 0, fit: info ? [info.layers, info.heads] : undefined },
+    );
     renderInputs();
-    edited(0);
   });
   /** @param {string} id @param {"hideSpecial" | "mergeWords"} key */
   const option = (id, key) =>
     byId(id).addEventListener("change", (e) => {
-      app.s[key] = /** @type {HTMLInputElement} */ (e.target).checked;
-      viewChanged([key]);
+      change({ [key]: /** @type {HTMLInputElement} */ (e.target).checked });
     });
   option("s-hide-special", "hideSpecial");
   option("s-merge-words", "mergeWords");

@@ -32,9 +32,11 @@ function remember(names) {
 /**
  * The bar and its cards.
  * @param {{app: import("./parts.js").SentenceApp, fixed: boolean, shown: string[],
- *   changed: () => void, opened: (name: string) => void, closed: (name: string) => void}} ctx
+ *   change: ReturnType<typeof import("./change.js").createChange>["change"],
+ *   opened: (name: string) => void, closed: (name: string) => void}} ctx
  *   fixed: a page without a server (a one-file export shows every view it holds, no bar);
- *   shown: the views drawn; changed: the state changed (write the URL); opened, closed: a card
+ *   shown: the views drawn; change: the state's one writer (change.js: `more` writes the
+ *   link); opened, closed: a card
  *   was opened (draw it) or closed by its button
  */
 export function createMore(ctx) {
@@ -68,9 +70,9 @@ export function createMore(ctx) {
   /** The state's `more` made whole: this browser's when a link said nothing; the Knock-out
    * card whenever heads are knocked out (it says what changed). */
   function resolve() {
-    const more = app.s.more ?? remembered();
+    const more = [...(app.s.more ?? remembered())];
     if (app.s.ablate.length && !more.includes("knock")) more.push("knock");
-    app.s.more = moreViews(more);
+    ctx.change({ more: moreViews(more) }, { quiet: true });
   }
 
   /** The cards hidden or shown as the state says, and the bar's buttons. */
@@ -91,10 +93,9 @@ export function createMore(ctx) {
     const now = new Set(app.s.more ?? []);
     if (open) now.add(name);
     else now.delete(name);
-    app.s.more = MORE_VIEWS.filter((n) => now.has(n));
-    remember(app.s.more);
+    ctx.change({ more: MORE_VIEWS.filter((n) => now.has(n)) }); // (the link)
+    remember(app.s.more ?? []);
     apply();
-    ctx.changed();
     if (open) ctx.opened(name);
     else ctx.closed(name);
   }

@@ -10,7 +10,7 @@
 
 import { fetchCorpus } from "../../../core/api.js";
 import { byId, fillIndexSelect, fillOptions } from "../../../core/dom.js";
-import { CORPUS_FEEDS, viewsFed } from "../../../core/feeds.js";
+import { CORPUS_FEEDS, CORPUS_SET, viewsFed } from "../../../core/feeds.js";
 import { readable, readableCount, readableProse } from "../../../core/numbers.js";
 import * as corpusview from "../../../views/corpus.js";
 import * as clusterview from "../../../views/headclusters.js";
@@ -106,6 +106,21 @@ export function createCorpusCard(ctx) {
   /** @type {AbortController | null} */
   let running = null;
 
+  /**
+   * The card's state changes here alone: `patch` merged in, then what its keys feed: a key of
+   * the set (CORPUS_SET) puts the button back (a new set is asked for when it is pressed), a
+   * view's key asks the server again while a map is shown (CORPUS_FEEDS). `quiet`: the state
+   * alone (the controls fitted to a model, the views' head followed).
+   * @param {Partial<ReturnType<typeof defaultCorpusState>>} patch @param {{quiet?: boolean}} [how]
+   */
+  function change(patch, { quiet = false } = {}) {
+    Object.assign(s, patch);
+    const keys = Object.keys(patch);
+    if (quiet) return;
+    if (keys.some((k) => CORPUS_SET.includes(k))) newSet();
+    else if (shown) ask(keys);
+  }
+
   /** The server's limits for the set, or null when it places no texts. @returns {CorpusLimits | null} */
   const limits = () => ctx.models()?.corpus ?? null;
 
@@ -133,11 +148,9 @@ export function createCorpusCard(ctx) {
         {
           onPick(l, h) {
             touched = true;
-            s.layer = l;
-            s.head = h;
             layer.value = String(l);
             head.value = String(h);
-            ask(["layer", "head"]);
+            change({ layer: l, head: h });
           },
         },
       );
@@ -235,7 +248,7 @@ export function createCorpusCard(ctx) {
     if (lim) {
       budget.min = "16";
       budget.max = String(lim.max_tokens);
-      if (!s.max_tokens) s.max_tokens = lim.default_tokens;
+      if (!s.max_tokens) change({ max_tokens: lim.default_tokens }, { quiet: true });
       budget.value = String(s.max_tokens);
       if (lim.max_clusters) clusters.max = String(lim.max_clusters);
       fillOptions(
@@ -243,13 +256,12 @@ export function createCorpusCard(ctx) {
         lim.projections.map((p) => [p, p.toUpperCase()]),
         s.projection,
       );
-      s.projection = projection.value;
+      change({ projection: projection.value }, { quiet: true });
       file.title = `At most ${lim.max_chars.toLocaleString("en-US")} characters, one text per line`;
     }
     if (info) {
-      if (!touched && !shown) Object.assign(s, ctx.selection()); // a map shown keeps its head
-      s.layer = Math.min(s.layer, info.layers - 1);
-      s.head = Math.min(s.head, info.heads - 1);
+      if (!touched && !shown) change(ctx.selection(), { quiet: true }); // a map shown keeps its head
+      change({ layer: Math.min(s.layer, info.layers - 1), head: Math.min(s.head, info.heads - 1) }, { quiet: true });
       fillIndexSelect(layer, info.layers, "layer", s.layer);
       fillIndexSelect(head, info.heads, "head", s.head);
     }
@@ -262,15 +274,13 @@ export function createCorpusCard(ctx) {
   }
 
   source.addEventListener("change", () => {
-    s.source = /** @type {CorpusSource} */ (source.value);
+    change({ source: /** @type {CorpusSource} */ (source.value) });
     fileBox.hidden = s.source !== "upload";
-    newSet();
   });
   file.addEventListener("change", () => {
     const picked = file.files?.[0];
     const lim = limits();
-    s.upload = null;
-    newSet();
+    change({ upload: null });
     if (!picked || !lim) return;
     if (picked.size > 4 * lim.max_chars) {
       // more bytes than any text of max_chars characters
@@ -289,7 +299,7 @@ export function createCorpusCard(ctx) {
         );
         return;
       }
-      s.upload = text;
+      change({ upload: text });
       const lines = text.split(/\r?\n/).filter((l) => l.trim()).length;
       ready();
       status.textContent = `${picked.name}: ${readableCount(lines)} text${lines === 1 ? "" : "s"} (one per non-empty line), ${readableCount(n)} characters.`;
@@ -298,20 +308,16 @@ export function createCorpusCard(ctx) {
     reader.readAsText(picked);
   });
   budget.addEventListener("change", () => {
-    s.max_tokens = Math.round(Number(budget.value));
-    newSet();
+    change({ max_tokens: Math.round(Number(budget.value)) });
   });
   seed.addEventListener("change", () => {
-    s.seed = Math.round(Number(seed.value));
-    newSet();
+    change({ seed: Math.round(Number(seed.value)) });
   });
   projection.addEventListener("change", () => {
-    s.projection = projection.value;
-    if (shown) ask(["projection"]);
+    change({ projection: projection.value });
   });
   clusters.addEventListener("change", () => {
-    s.clusters = Math.round(Number(clusters.value));
-    if (shown) ask(["clusters"]);
+    change({ clusters: Math.round(Number(clusters.value)) });
   });
   for (const [select, key] of /** @type {[HTMLSelectElement, "layer" | "head"][]} */ ([
     [layer, "layer"],
@@ -319,13 +325,12 @@ export function createCorpusCard(ctx) {
   ])) {
     select.addEventListener("change", () => {
       touched = true;
-      s[key] = Number(select.value);
-      if (shown) ask([key]);
+      change({ [key]: Number(select.value) });
     });
   }
   go.addEventListener("click", () => {
     if (!touched) {
-      Object.assign(s, ctx.selection());
+      change(ctx.selection(), { quiet: true });
       layer.value = String(s.layer);
       head.value = String(s.head);
     }

@@ -43,7 +43,7 @@ export async function draw({ app, p, ticket }) {
 }
 
 /** The card's controls, wired once. @param {CardContext} ctx */
-export function wire({ app, p, viewChanged }) {
+export function wire({ app, p, change }) {
   byId("s-gen-wrote-go").addEventListener("click", () => {
     const card = byId("gen-card");
     card.scrollIntoView({ block: "start" });
@@ -52,16 +52,14 @@ export function wire({ app, p, viewChanged }) {
     h.focus({ preventScroll: true });
   });
   byId("gen-step").addEventListener("input", (e) => {
-    app.s.step = Number(/** @type {HTMLInputElement} */ (e.target).value);
-    viewChanged(["step"]);
+    change({ step: Number(/** @type {HTMLInputElement} */ (e.target).value) });
   });
   for (const [id, key] of /** @type {const} */ ([
     ["gen-layer", "layer"],
     ["gen-head", "head"],
   ])) {
     byId(id).addEventListener("change", (e) => {
-      app.s[key] = Number(/** @type {HTMLSelectElement} */ (e.target).value);
-      viewChanged([key]);
+      change({ [key]: Number(/** @type {HTMLSelectElement} */ (e.target).value) });
     });
   }
   /** @type {ReturnType<typeof setInterval> | undefined} */
@@ -78,17 +76,13 @@ export function wire({ app, p, viewChanged }) {
     if (player) return stop();
     const g = app.first?.meta.generated;
     if (!g) return;
-    if (p.genStep() >= g.steps) {
-      app.s.step = 1;
-      viewChanged(["step"]);
-    }
+    if (p.genStep() >= g.steps) change({ step: 1 });
     button.setAttribute("aria-pressed", "true");
     button.textContent = "❚❚ pause";
     player = setInterval(() => {
       const now = app.first?.meta.generated;
       if (!now || p.genStep() >= now.steps) return stop();
-      app.s.step = p.genStep() + 1;
-      viewChanged(["step"]);
+      change({ step: p.genStep() + 1 });
     }, 700);
   }
   byId("gen-play").addEventListener("click", () => playGeneration());

@@ -14,13 +14,12 @@ import { showMeasure, wireMeasure } from "./measure.js";
 /** @typedef {import("../../../core/types.js").Compact} Compact */
 
 /** Draw the card. @param {CardContext} ctx */
-export async function draw({ app, p, ticket, pickQuery, viewChanged }) {
+export async function draw({ app, p, ticket, pickQuery, change }) {
   const current = ticket("head");
   const meta = /** @type {Compact} */ (app.first).meta;
   fillIndexSelect(/** @type {HTMLSelectElement} */ (byId("hv-layer")), meta.layers, "layer", app.s.layer);
   headview.renderHeadChips(byId("hv-heads"), meta.heads, app.s.heads, (heads) => {
-    app.s.heads = heads;
-    viewChanged(["heads"]);
+    change({ heads });
   });
   const box = byId("head-view");
   const meta0 = /** @type {Compact} */ (app.first).meta;
@@ -71,19 +70,16 @@ export async function draw({ app, p, ticket, pickQuery, viewChanged }) {
 
 /** The card's controls, wired once. @param {CardContext} ctx */
 export function wire(ctx) {
-  const { app, viewChanged } = ctx;
+  const { app, change } = ctx;
   wireMeasure(ctx, "hv-measure");
   byId("hv-layer").addEventListener("change", () => {
-    app.s.layer = Number(/** @type {HTMLSelectElement} */ (byId("hv-layer")).value);
-    viewChanged(["layer"]);
+    change({ layer: Number(/** @type {HTMLSelectElement} */ (byId("hv-layer")).value) });
   });
   byId("hv-all").addEventListener("click", () => {
-    app.s.heads = Array.from({ length: app.first?.meta.heads ?? 0 }, (_, h) => h);
-    viewChanged(["heads"]);
+    change({ heads: Array.from({ length: app.first?.meta.heads ?? 0 }, (_, h) => h) });
   });
   byId("hv-none").addEventListener("click", () => {
-    app.s.heads = [];
-    viewChanged(["heads"]);
+    change({ heads: [] });
   });
   byId("hv-svg").addEventListener("click", () => {
     const text = headview.headViewSvg(byId("head-view"));

@@ -18,15 +18,15 @@ import { showWith } from "../showwith.js";
 
 /**
  * @param {{app: import("../parts.js").SentenceApp, ticket: (name: string) => () => boolean,
- *   edited: (delay?: number) => void, viewChanged: (keys: string[]) => void,
- *   setError: (message: string | null) => void}} ctx edited: the state changed in a way that
- *   needs a new trace
+ *   change: ReturnType<typeof import("../change.js").createChange>["change"],
+ *   setError: (message: string | null) => void}} ctx change: the one way the card changes the
+ *   state (the heads knocked out and how: a new trace)
  * @returns {{draw: () => Promise<void>, knocking: () => boolean, mark: () => void,
  *   toggle: (layer: number, head: number) => void, sync: () => void, close: () => void}} close:
  *   the card was closed (More views): the switch goes off and every head back
  */
 export function createKnockCard(ctx) {
-  const { app, ticket, edited, viewChanged, setError } = ctx;
+  const { app, ticket, change, setError } = ctx;
   const knock = /** @type {HTMLInputElement} */ (byId("mv-knock"));
   const mode = /** @type {HTMLSelectElement} */ (byId("ko-mode"));
   const source = /** @type {HTMLInputElement} */ (byId("ko-source"));
@@ -95,17 +95,18 @@ export function createKnockCard(ctx) {
   function toggle(layer, head) {
     const key = ablateKey({ layer, head });
     const max = app.models?.max_ablate ?? Infinity;
+    let ablate;
     if (app.s.ablate.some((a) => ablateKey(a) === key)) {
-      app.s.ablate = app.s.ablate.filter((a) => ablateKey(a) !== key);
+      ablate = app.s.ablate.filter((a) => ablateKey(a) !== key);
     } else if (app.s.ablate.length >= max) {
       setError(`ablate: at most ${max} heads can be knocked out at once`);
       return;
     } else {
-      app.s.ablate = [...app.s.ablate, { layer, head }].sort((a, b) => a.layer - b.layer || a.head - b.head);
+      ablate = [...app.s.ablate, { layer, head }].sort((a, b) => a.layer - b.layer || a.head - b.head);
     }
+    change({ ablate }, { delay: 0 });
     sync();
     mark();
-    edited(0);
   }
 
   knock.addEventListener("change", () => {
@@ -115,23 +116,20 @@ export function createKnockCard(ctx) {
   for (const m of ABLATE_MODES)
     if (![...mode.options].some((o) => o.value === m)) throw new Error(`ko-mode lacks ${m}`);
   mode.addEventListener("change", () => {
-    app.s.ablateMode = /** @type {import("../../../core/types.js").AblateMode} */ (mode.value);
+    change({ ablateMode: /** @type {import("../../../core/types.js").AblateMode} */ (mode.value) }, { delay: 0 });
     sync();
-    edited(0);
   });
   // The source recomputes as it is typed, as the text does (the same debounce), not on Enter.
   source.addEventListener("input", () => {
-    app.s.ablateSource = source.value;
-    edited();
+    change({ ablateSource: source.value });
   });
   heads.addEventListener("click", (e) => {
     const b = /** @type {HTMLElement | null} */ (/** @type {HTMLElement} */ (e.target).closest("button.ko-chip"));
     if (b) toggle(Number(b.dataset.layer), Number(b.dataset.head));
   });
   byId("ko-clear").addEventListener("click", () => {
-    app.s.ablate = [];
+    change({ ablate: [] }, { delay: 0 });
     sync();
-    edited(0);
   });
   /** The card closed: no head stays knocked out where nothing says so. */
   function close() {
@@ -140,17 +138,14 @@ export function createKnockCard(ctx) {
       knock.dispatchEvent(new Event("change"));
     }
     if (!app.s.ablate.length) return;
-    app.s.ablate = [];
+    change({ ablate: [] }, { delay: 0 });
     sync();
-    edited(0);
   }
   diffLayer.addEventListener("change", () => {
-    app.s.diffLayer = Number(diffLayer.value);
-    viewChanged(["diffLayer"]);
+    change({ diffLayer: Number(diffLayer.value) });
   });
   diffHead.addEventListener("change", () => {
-    app.s.diffHead = Number(diffHead.value);
-    viewChanged(["diffHead"]);
+    change({ diffHead: Number(diffHead.value) });
   });
 
   /** Draw the card for the trace shown. */

@@ -47,14 +47,13 @@ export function showMeasure(app, meta, value) {
  * A card's switch (the radio group `name`) writes the state's measure when picked.
  * @param {import("../cards.js").CardContext} ctx @param {string} name
  */
-export function wireMeasure({ app, viewChanged }, name) {
+export function wireMeasure({ change }, name) {
   for (const input of /** @type {NodeListOf<HTMLInputElement>} */ (
     document.querySelectorAll(`input[name="${name}"]`)
   )) {
     input.addEventListener("change", () => {
       if (!input.checked) return;
-      app.s.measure = /** @type {import("../../../core/types.js").Measure} */ (input.value);
-      viewChanged(["measure"]);
+      change({ measure: /** @type {import("../../../core/types.js").Measure} */ (input.value) });
     });
   }
 }

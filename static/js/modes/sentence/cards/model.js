@@ -149,15 +149,13 @@ export async function draw(ctx) {
 
 /** The card's controls, wired once. @param {CardContext} ctx */
 export function wire(ctx) {
-  const { app, p, viewChanged, setError } = ctx;
+  const { app, p, change, setError } = ctx;
   byId("mv-aggregate").addEventListener("change", (e) => {
-    app.s.aggregate = /** @type {Aggregate} */ (/** @type {HTMLSelectElement} */ (e.target).value);
-    viewChanged(["aggregate"]);
+    change({ aggregate: /** @type {Aggregate} */ (/** @type {HTMLSelectElement} */ (e.target).value) });
   });
   wireMeasure(ctx, "mv-measure");
   byId("mv-peak").addEventListener("change", (e) => {
-    app.s.peak = /** @type {HTMLInputElement} */ (e.target).checked;
-    viewChanged(["peak"]);
+    change({ peak: /** @type {HTMLInputElement} */ (e.target).checked });
   });
   byId("mv-legend").style.background = WEIGHT_GRADIENT;
   byId("mv-png").addEventListener("click", async () => {

@@ -18,7 +18,7 @@ import { showWith } from "../showwith.js";
  * @param {{q: number, predicts: "next" | "masked", top: pushedview.Choice,
  *   next: pushedview.Choice | null}} at
  */
-export async function drawPushed({ app, p, viewChanged }, current, at) {
+export async function drawPushed({ app, p, change }, current, at) {
   const meta = /** @type {Compact} */ (app.first).meta;
   const box = byId("pushed-view");
   const lacking = meta.unavailable?.logit_attribution;
@@ -41,8 +41,7 @@ export async function drawPushed({ app, p, viewChanged }, current, at) {
   const callbacks = {
     /** @param {Pushed} choice */
     onChoose: (choice) => {
-      app.s.pushed = choice;
-      viewChanged(["pushed"]);
+      change({ pushed: choice });
     },
   };
   // While it is asked for, bars already drawn stay (dimmed) rather than the card jumping.

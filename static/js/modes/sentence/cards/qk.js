@@ -14,7 +14,7 @@ import * as qkview from "../../../views/qkview.js";
 /** @typedef {import("../../../core/types.js").Compact} Compact */
 
 /** Draw the card. @param {CardContext} ctx */
-export async function draw({ app, p, ticket, pickQuery, viewChanged }) {
+export async function draw({ app, p, ticket, pickQuery, change }) {
   const current = ticket("qk");
   const meta = /** @type {Compact} */ (app.first).meta;
   fillIndexSelect(/** @type {HTMLSelectElement} */ (byId("qk-layer")), meta.layers, "layer", app.s.layer);
@@ -57,8 +57,7 @@ export async function draw({ app, p, ticket, pickQuery, viewChanged }) {
     {
       onPick: pickQuery,
       onAllKeys: (all) => {
-        app.s.allKeys = all;
-        viewChanged(["allKeys"]);
+        change({ allKeys: all });
       },
     },
   );

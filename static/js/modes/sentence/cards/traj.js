@@ -46,7 +46,7 @@ function fillTokenChips(box, tokens, shown, picked, onChange) {
 }
 
 /** Draw the card. @param {CardContext} ctx */
-export async function draw({ app, p, ticket, pickQuery, viewChanged }) {
+export async function draw({ app, p, ticket, pickQuery, change }) {
   const current = ticket("traj");
   const meta = /** @type {Compact} */ (app.first).meta;
   const s = app.s;
@@ -71,8 +71,7 @@ export async function draw({ app, p, ticket, pickQuery, viewChanged }) {
     heads,
     rows.map((r) => heads[r]),
     (picked) => {
-      app.s.picked = picked ?? "all";
-      viewChanged(["picked"]);
+      change({ picked: picked ?? "all" });
     },
   );
   const proj = part.meta.projection;
@@ -98,21 +97,18 @@ export async function draw({ app, p, ticket, pickQuery, viewChanged }) {
 }
 
 /** The card's controls, wired once. @param {CardContext} ctx */
-export function wire({ app, viewChanged }) {
+export function wire({ change }) {
   for (const input of /** @type {NodeListOf<HTMLInputElement>} */ (
     document.querySelectorAll('input[name="traj-dims"]')
   )) {
     input.addEventListener("change", () => {
-      app.s.dims = Number(input.value) === 2 ? 2 : 3;
-      viewChanged(["dims"]);
+      change({ dims: Number(input.value) === 2 ? 2 : 3 });
     });
   }
   byId("traj-all").addEventListener("click", () => {
-    app.s.picked = "all";
-    viewChanged(["picked"]);
+    change({ picked: "all" });
   });
   byId("traj-none").addEventListener("click", () => {
-    app.s.picked = [];
-    viewChanged(["picked"]);
+    change({ picked: [] });
   });
 }

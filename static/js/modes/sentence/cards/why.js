@@ -112,8 +112,7 @@ async function explain(ctx, current) {
     {
       onPickKey(k) {
         refocus = box.contains(document.activeElement) ? "keys" : null;
-        app.s.key = k;
-        ctx.viewChanged(["key"]);
+        ctx.change({ key: k });
       },
     },
   );

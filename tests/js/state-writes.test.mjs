@@ -1,0 +1,65 @@
+// Sentence mode's state changes through one function (modes/sentence/change.js), which knows
+// which keys changed and what they feed; the "Many texts" card's own state through its own
+// change(). Read from the modules' source: any other write fails here, with where it is.
+import assert from "node:assert/strict";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "node:test";
+
+const ROOT = new URL("../../static/js/modes/sentence/", import.meta.url).pathname;
+
+/** Every module under `dir`, by its path from the mode's folder. @param {string} dir */
+function modules(dir = "") {
+  return readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? modules(join(dir, e.name)) : e.name.endsWith(".js") ? [join(dir, e.name)] : [],
+  );
+}
+
+/** The lines of `file` that match any of `patterns`, as "file:line: text". */
+function writes(file, patterns) {
+  return readFileSync(join(ROOT, file), "utf8")
+    .split("\n")
+    .flatMap((line, i) => (patterns.some((p) => p.test(line)) ? [`${file}:${i + 1}: ${line.trim()}`] : []));
+}
+
+// app.s.x = ..., app.s[k] = ..., app.s = ..., app.s.x.push(...), Object.assign(app.s, ...), and
+// clampSentence(app.s, ...), the state kept inside a model's shape
+const STATE = [
+  /app\.s(\.\w+|\[[^\]]+\])*\s*(=(?!=)|\+=|-=)/,
+  /app\.s\.\w+\.(push|pop|shift|unshift|splice|sort|reverse|fill)\(/,
+  /Object\.assign\(\s*(ctx\.)?app\.s\b/,
+  /clampSentence\(/,
+];
+
+test("sentence mode writes its state in change.js alone", () => {
+  const files = modules();
+  assert.ok(files.includes("change.js") && files.includes(join("cards", "model.js")) && files.length > 20);
+  const found = files.filter((f) => f !== "change.js").flatMap((f) => writes(f, STATE));
+  assert.deepEqual(found, []);
+  // and the patterns find what they are for
+  const sample = [
+    "app.s.layer = 2;",
+    "app.s[key] = true;",
+    "ctx.app.s.images.splice(0, 1);",
+    "Object.assign(app.s, x);",
+  ];
+  assert.ok(sample.every((line) => STATE.some((p) => p.test(line))));
+  assert.ok(!STATE.some((p) => p.test("if (app.s.layer === 2) change({ layer: 3 });")));
+});
+
+test("the Many texts card writes its state in its change() alone", () => {
+  const own = [/\bs(\.\w+|\[[^\]]+\])\s*(=(?!=)|\+=|-=)/, /\bs\.\w+\.(push|splice)\(/, /Object\.assign\(\s*s\b/];
+  const found = writes(join("cards", "corpus.js"), own);
+  assert.deepEqual(found, [
+    `${join("cards", "corpus.js")}:${lineOf("Object.assign(s, patch);")}: Object.assign(s, patch);`,
+  ]);
+});
+
+/** The line of the card's change() that writes. @param {string} text */
+function lineOf(text) {
+  return (
+    readFileSync(join(ROOT, "cards", "corpus.js"), "utf8")
+      .split("\n")
+      .findIndex((l) => l.includes(text)) + 1
+  );
+}
