@@ -63,3 +63,45 @@ function lineOf(text) {
       .findIndex((l) => l.includes(text)) + 1
   );
 }
+
+test("the toy lab's table and config form edit a copy and hand it to the controller", () => {
+  const TOY = new URL("../../static/js/modes/toy/", import.meta.url).pathname;
+  for (const file of ["table.js", "controls.js"]) {
+    const lines = readFileSync(join(TOY, file), "utf8").split("\n");
+    // the names the state (or a part of it) is read into, uncopied
+    const names = new Set(["getState()"]);
+    for (const line of lines) {
+      const one = line.match(/const (\w+) = (?:\/\*\*.*?\*\/ )?\(?getState\(\)[\w.]*\)?;/);
+      if (one) names.add(one[1]);
+      const some = line.match(/const \{([^}]+)\} = getState\(\);/);
+      if (some) for (const n of some[1].split(",")) names.add(n.trim());
+    }
+    const esc = (n) => n.replace(/[()]/g, "\\$&");
+    const written = lines.filter((line) =>
+      [...names].some((n) =>
+        new RegExp(
+          `(^|[^\\w.])${esc(n)}((\\.\\w+|\\[[^\\]]+\\])+\\s*=(?!=)|(\\.\\w+)*\\.(push|pop|shift|unshift|splice|sort|fill)\\()`,
+        ).test(line),
+      ),
+    );
+    assert.ok(names.size > 2, file); // (the reads are found)
+    assert.deepEqual(written, [], file);
+    assert.doesNotMatch(lines.join("\n"), /onEdit\(\{\s*structural/, file); // every edit hands its values over
+  }
+});
+
+test("the Train tab's state changes through its reducer alone", () => {
+  const TRAIN = new URL("../../static/js/modes/train/", import.meta.url).pathname;
+  const found = readdirSync(TRAIN)
+    .filter((f) => f.endsWith(".js"))
+    .flatMap((f) =>
+      readFileSync(join(TRAIN, f), "utf8")
+        .split("\n")
+        .flatMap((line, i) =>
+          /\bapp\.t(\.\w+)*\s*=(?!=)/.test(line) && !/\bapp\.t = reduce\((ctx\.)?app\.t, /.test(line)
+            ? [`${f}:${i + 1}: ${line.trim()}`]
+            : [],
+        ),
+    );
+  assert.deepEqual(found, []);
+});

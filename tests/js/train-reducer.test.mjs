@@ -281,3 +281,26 @@ test("a place in line is said in words, the estimate never negative", () => {
   assert.equal(inLine(1, -5), "next in line, starting any moment");
   assert.equal(inLine(5, 150), "5th in line, about 3 min");
 });
+
+test("the page's own actions: open, watch, choose, follow, renamed, each a new state", () => {
+  let s = run(initialState(), [{ type: "open", data: fresh() }]);
+  assert.deepEqual(s, opened(fresh()));
+  s = run(s, [{ type: "choose", data: { checkpoint: 1 } }]);
+  assert.equal(s.view.checkpoint, 1);
+  assert.equal(s.picked, false); // a checkpoint is no head chosen
+  s = run(s, [
+    { type: "choose", data: { layer: 0, head: 1 } },
+    { type: "follow", data: false },
+  ]);
+  assert.deepEqual([s.view.layer, s.view.head, s.picked, s.follow], [0, 1, true, false]);
+  // following off: a new checkpoint does not move the slider
+  const at = s.view.checkpoint;
+  s = run(s, [{ type: "checkpoint", data: { variant: 0, checkpoint: checkpoint(0) } }]);
+  assert.equal(s.view.checkpoint, at);
+  s = run(s, [{ type: "renamed", data: { id: "r1-0000000001", title: "mine", named: true } }]);
+  assert.deepEqual([s.run?.title, s.run?.named], ["mine", true]);
+  const other = run(s, [{ type: "renamed", data: { id: "r2-0000000002", title: "theirs", named: true } }]);
+  assert.equal(other, s); // another run's name: nothing
+  s = run(s, [{ type: "watch" }]);
+  assert.deepEqual([s.view, s.follow], [defaultTrainView(), true]);
+});

@@ -18,7 +18,7 @@ const clamp = (v, lo, hi) => Math.min(hi, Math.max(lo, v));
 /** @param {unknown} v @returns {v is number} */
 const isInt = (v) => Number.isInteger(v);
 
-/** @param {ToyState} state */
+/** The table's dimensions. @param {Pick<ToyState, "embeddings">} state */
 export const dims = (state) => (state.embeddings[0] || []).length;
 
 /** @param {number} d */

@@ -32,7 +32,8 @@ export function weightName(name, axes, heads, i, j) {
 }
 
 /**
- * createControls({getState, getLimits, onEdit, onPreset}). onEdit() after the config changed;
+ * createControls({getState, getLimits, onEdit, onPreset}). A change of the config is made on a
+ * copy and handed to onEdit({config}, how), which changes the state (the form never writes it);
  * onPreset(preset) when one is picked (or Reset).
  */
 export function createControls({ getState, getLimits, onEdit, onPreset }) {
@@ -152,33 +153,34 @@ export function createControls({ getState, getLimits, onEdit, onPreset }) {
   weightsBox.addEventListener("input", (event) => {
     const t = /** @type {HTMLInputElement} */ (event.target);
     const name = t.closest("table")?.dataset.matrix;
-    const w = /** @type {Record<string, any>} */ (getState().config.weights);
+    const config = structuredClone(getState().config); // (edited, then handed to onEdit)
+    const w = /** @type {Record<string, any>} */ (config.weights);
     if (!name || !w) return;
     const v = parseNumber(t.value);
     w[name][Number(t.dataset.i)][Number(t.dataset.j)] = v ?? t.value;
     t.classList.toggle("invalid", v === null);
-    onEdit({ structural: false });
+    onEdit({ config }, { structural: false });
   });
 
   form.addEventListener("submit", (event) => event.preventDefault());
   form.addEventListener("input", (event) => {
     const t = /** @type {HTMLInputElement} */ (event.target);
-    const cfg = /** @type {Record<string, any>} */ (getState().config);
+    const config = /** @type {Record<string, any>} */ (structuredClone(getState().config));
     const key = t.name;
     if (!key) return;
     let structural = false;
-    if (key === "layers" || key === "heads") cfg[key] = Number(t.value);
-    else if (key === "seed") cfg.seed = /^\s*\d+\s*$/.test(t.value) ? Number(t.value) : t.value;
-    else if (t.type === "checkbox") cfg[key] = t.checked;
-    else cfg[key] = t.value;
+    if (key === "layers" || key === "heads") config[key] = Number(t.value);
+    else if (key === "seed") config.seed = /^\s*\d+\s*$/.test(t.value) ? Number(t.value) : t.value;
+    else if (t.type === "checkbox") config[key] = t.checked;
+    else config[key] = t.value;
     if (key === "projections") {
-      cfg.weights =
+      config.weights =
         t.value === "custom"
           ? Object.fromEntries(["q", "k", "v", "o"].map((k) => [k, identity(dims(getState()))]))
           : null;
       structural = true;
     }
-    onEdit({ structural, config: key });
+    onEdit({ config }, { structural, config: key });
   });
 
   return { setPresets, showPreset, render };

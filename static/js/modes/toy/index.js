@@ -175,8 +175,14 @@ export function createToy(hooks, { openParts = (body) => new TraceParts(body), f
     status.drawing(drawAll(viewsFed(TOY_FEEDS, Object.keys(change))), hooks.viewsDrawn);
   }
 
-  /** An edit by the reader (not a preset or link being loaded). @param {{structural?: boolean}} change */
-  function userEdited(change) {
+  /**
+   * An edit by the reader (not a preset or link being loaded): the table's or the config's
+   * new values (made on a copy by table.js and controls.js, which never write the state), then
+   * a new trace.
+   * @param {Partial<import("../../core/types.js").ToyState>} patch @param {{structural?: boolean}} change
+   */
+  function userEdited(patch, change) {
+    Object.assign(app.state, patch);
     app.linkProblem = null;
     app.touched = true;
     edited(change);

@@ -87,9 +87,10 @@ export function valueProblem({ tokens, axes, embeddings }, at = null) {
 }
 
 /**
- * createTable(table, {getState, getLimits, onEdit, onNotice, note}). onEdit({structural}) is
- * called after the state changed; structural edits (rows or columns added or removed)
- * re-render. note: where the values that are not numbers are named (valueProblem), hidden while
+ * createTable(table, {getState, getLimits, onEdit, onNotice, note}). An edit is made on a copy
+ * of the table's part of the state and handed whole to onEdit(patch, {structural}), which
+ * changes the state (the table never writes it); structural edits (rows or columns added or
+ * removed) re-render. note: where the values that are not numbers are named (valueProblem), hidden while
  * there are none. lock(): from then on a record, read only (readOnly cells, no remove buttons).
  * @param {any} table
  * @param {{getState: any, getLimits: any, onEdit: any, onNotice: any, note?: HTMLElement | null}} options
@@ -101,6 +102,12 @@ export function createTable(table, { getState, getLimits, onEdit, onNotice, note
   let stop = { r: 0, c: 1 };
   /** A cell is being edited (its arrows move the caret, not the focus). */
   let editing = false;
+
+  /** A copy of the table's part of the state, to edit and hand to onEdit. */
+  function draft() {
+    const { tokens, axes, embeddings, config, preset } = getState();
+    return structuredClone({ tokens, axes, embeddings, config, preset });
+  }
 
   /** Where a control is in the grid. @param {Element} e */
   function where(e) {
@@ -277,52 +284,47 @@ export function createTable(table, { getState, getLimits, onEdit, onNotice, note
   }
 
   function addToken() {
-    const s = getState();
+    const s = draft();
     if (s.tokens.length >= getLimits().max_tokens) return;
     s.tokens.push(`t${s.tokens.length + 1}`);
     s.embeddings.push(Array(dims(s)).fill(0));
-    onEdit({ structural: true });
+    onEdit(s, { structural: true });
   }
 
   function addDim() {
-    const s = getState();
+    const s = draft();
     if (dims(s) >= getLimits().max_dim) return;
     s.axes.push(`x${dims(s) + 1}`);
     s.embeddings.forEach((row) => row.push(0));
-    onEdit({ structural: true });
+    onEdit(s, { structural: true });
   }
 
   table.addEventListener("input", (event) => {
     const t = event.target;
-    const s = getState();
+    const s = draft();
     const { kind } = t.dataset;
-    if (kind === "value") {
-      const v = parseNumber(t.value);
-      s.embeddings[+t.dataset.r][+t.dataset.c] = v ?? t.value;
-      showProblem(t);
-    } else if (kind === "label") {
-      s.tokens[+t.dataset.r] = t.value;
-      renameCells(s);
-    } else if (kind === "axis") {
-      s.axes[+t.dataset.c] = t.value;
+    if (kind === "value") s.embeddings[+t.dataset.r][+t.dataset.c] = parseNumber(t.value) ?? t.value;
+    else if (kind === "label") s.tokens[+t.dataset.r] = t.value;
+    else if (kind === "axis") s.axes[+t.dataset.c] = t.value;
+    else return;
+    onEdit(s, { structural: false });
+    if (kind === "value") return showProblem(t);
+    if (kind === "axis") {
       t.title = t.value; // the whole name, where the column cuts it short
-      fitNames(s.axes);
-      renameCells(s);
-    } else {
-      return;
+      fitNames(getState().axes);
     }
-    onEdit({ structural: false });
+    renameCells(getState());
   });
 
   table.addEventListener("click", (event) => {
     const b = event.target.closest("button");
     if (!b) return;
-    const s = getState();
+    const s = draft();
     if (b.dataset.removeRow !== undefined && s.tokens.length > 1) {
       const i = +b.dataset.removeRow;
       s.tokens.splice(i, 1);
       s.embeddings.splice(i, 1);
-      onEdit({ structural: true });
+      onEdit(s, { structural: true });
     } else if (b.dataset.removeCol !== undefined && dims(s) > 1) {
       const j = +b.dataset.removeCol;
       s.axes.splice(j, 1);
@@ -332,7 +334,7 @@ export function createTable(table, { getState, getLimits, onEdit, onNotice, note
         m.splice(j, 1);
         m.forEach((row) => row.splice(j, 1));
       }
-      onEdit({ structural: true });
+      onEdit(s, { structural: true });
     }
   });
 
@@ -456,7 +458,7 @@ export function createTable(table, { getState, getLimits, onEdit, onNotice, note
    * growing the table up to the limits. Either way the status line says what it did.
    */
   function pasteBlock(block, row0, col0) {
-    const s = getState();
+    const s = draft();
     const limits = getLimits();
     const cut = (text) => String(text).slice(0, limits.max_token_chars);
     const width = Math.max(block.axes ? block.axes.length : 0, ...block.values.map((r) => r.length), 0);
@@ -505,7 +507,7 @@ export function createTable(table, { getState, getLimits, onEdit, onNotice, note
     if (grew) said += `; the table grew to ${n} x ${d}`;
     if (clipped) said += `; clipped to ${limits.max_tokens} tokens x ${limits.max_dim} dimensions`;
     onNotice(said);
-    onEdit({ structural: true });
+    onEdit(s, { structural: true });
   }
 
   return { render, addToken, addDim, pasteBlock, lock };

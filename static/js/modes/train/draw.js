@@ -8,6 +8,7 @@ import { drawViews } from "../../core/controller.js";
 import { byId } from "../../core/dom.js";
 import { TRAIN_FEEDS, viewsFed } from "../../core/feeds.js";
 import { shownSteps } from "../../core/trainrun.js";
+import { reduce } from "./reducer.js";
 import * as trainask from "./views/trainask.js";
 import * as traindecoded from "./views/traindecoded.js";
 import * as traingrads from "./views/traingrads.js";
@@ -87,7 +88,7 @@ export function createDrawing({ app, hooks, status, live }) {
         {
           onSelect: choose,
           onCheckpoint(index) {
-            app.t = { ...app.t, follow: index >= shownSteps(run()).length - 1 };
+            app.t = reduce(app.t, { type: "follow", data: index >= shownSteps(run()).length - 1 });
             choose({ checkpoint: index });
           },
           onPickCell: (query, key) => choose({ query, key }),
@@ -110,8 +111,7 @@ export function createDrawing({ app, hooks, status, live }) {
 
   /** @param {Partial<TrainView>} change */
   function choose(change) {
-    const picked = app.t.picked || "layer" in change || "head" in change;
-    app.t = { ...app.t, picked, view: { ...app.t.view, ...change } };
+    app.t = reduce(app.t, { type: "choose", data: change });
     changed(Object.keys(change));
   }
 
@@ -125,9 +125,9 @@ export function createDrawing({ app, hooks, status, live }) {
       return;
     }
     if (!app.t.run) return;
-    app.t = { ...app.t, follow: false };
+    app.t = reduce(app.t, { type: "follow", data: false });
     if (app.t.view.checkpoint >= shownSteps(run()).length - 1)
-      app.t = { ...app.t, view: { ...app.t.view, checkpoint: -1 } };
+      app.t = reduce(app.t, { type: "choose", data: { checkpoint: -1 } });
     button.setAttribute("aria-pressed", "true");
     button.textContent = "❚❚ pause";
     app.player = setInterval(() => {

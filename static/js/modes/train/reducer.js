@@ -1,6 +1,7 @@
-// The Train tab's copy of a run, kept by its server-sent events: a pure reducer,
-// reduce(state, event) -> state, that never changes what it is given (no DOM; the Node tests
-// run it). The state is the run as the server last told it, the view's choices that an event
+// The Train tab's copy of a run, kept by its server-sent events, and the reader's choices of
+// what its views show: a pure reducer, reduce(state, event) -> state, that never changes what
+// it is given (no DOM; the Node tests run it), and the only way the tab's state changes (a Node
+// test finds any other write). The state is the run as the server last told it, the view's choices that an event
 // moves (the checkpoint shown, the variant), and whether the slider keeps to the newest
 // checkpoint. The events are the server's (`state` first, then `queue` while it waits for a
 // slot, then `steps`, `checkpoint`, `variant`, `claims`, `end`), each applied as the server applies it to its own copy, so that
@@ -31,6 +32,18 @@ import { shownSteps } from "../../core/trainrun.js";
  *   | {type: "variant", data: {variant: number} & Partial<Variant>}
  *   | {type: "claims", data: {claims: NonNullable<TrainRun["claims"]>}}
  *   | {type: "end", data: {state: TrainRun["state"], reason: string | null}}} TrainEvent
+ */
+
+/**
+ * What the page itself does to the state: a run opened whole (`open`, as its `state` event),
+ * its events about to be followed (`watch`: the views' defaults, following), the reader's
+ * choices (`choose`: a head chosen marks the run's views as picked), the slider kept to the
+ * newest checkpoint or let go (`follow`), the run renamed by its owner (`renamed`).
+ * @typedef {{type: "open", data: TrainRun}
+ *   | {type: "watch"}
+ *   | {type: "choose", data: Partial<TrainView>}
+ *   | {type: "follow", data: boolean}
+ *   | {type: "renamed", data: Pick<TrainRun, "id" | "title" | "named">}} TrainAction
  */
 
 /** The event names a run's stream sends, in the order a run sends them first. */
@@ -71,11 +84,38 @@ const withVariant = (run, i, change) => ({ ...run, variants: run.variants.map((v
  * The state after one event. An event before the run's `state` (none is sent so), or of a
  * variant the run does not have, leaves the state as it was.
  * @param {TrainState} state
- * @param {TrainEvent} event
+ * @param {TrainEvent | TrainAction} event
  * @returns {TrainState}
  */
 export function reduce(state, event) {
-  if (event.type === "state") return opened(event.data);
+  switch (event.type) {
+    case "state":
+    case "open":
+      return opened(event.data);
+    case "watch":
+      return { ...state, view: defaultTrainView(), follow: true };
+    case "choose": {
+      const picked = state.picked || "layer" in event.data || "head" in event.data;
+      return { ...state, picked, view: { ...state.view, ...event.data } };
+    }
+    case "follow":
+      return { ...state, follow: event.data };
+    case "renamed": {
+      const { id, title, named } = event.data;
+      return state.run?.id === id ? { ...state, run: { ...state.run, title, named } } : state;
+    }
+    default:
+      return reduceRun(state, event);
+  }
+}
+
+/**
+ * The state after one of the run's own events (`state` aside).
+ * @param {TrainState} state
+ * @param {Exclude<TrainEvent, {type: "state"}>} event
+ * @returns {TrainState}
+ */
+function reduceRun(state, event) {
   const run = state.run;
   if (!run) return state;
   switch (event.type) {

@@ -7,6 +7,7 @@
 
 import { renameRun } from "../../core/api.js";
 import { byId } from "../../core/dom.js";
+import { reduce } from "./reducer.js";
 import { refreshRuns } from "./runs.js";
 
 /** @typedef {import("./app.js").TrainContext} TrainContext */
@@ -68,9 +69,9 @@ export function wireRename(ctx) {
     ctx.status.waiting("rename", true);
     try {
       const renamed = await renameRun(r.id, input.value);
-      const now = ctx.app.t.run;
-      if (now && now.id === renamed.id) {
-        ctx.app.t = { ...ctx.app.t, run: { ...now, title: renamed.title, named: renamed.named } };
+      if (ctx.app.t.run?.id === renamed.id) {
+        const { id, title, named } = renamed;
+        ctx.app.t = reduce(ctx.app.t, { type: "renamed", data: { id, title, named } });
         ctx.changed(["title"]);
       }
       close();

@@ -4,9 +4,8 @@
 
 import { cancelRun, decodeRun, fetchRun, fetchRuns, runEvents, startRun } from "../../core/api.js";
 import { byId } from "../../core/dom.js";
-import { defaultTrainView } from "../../core/state.js";
 import { settingsOf } from "./form.js";
-import { EVENTS, opened, reduce } from "./reducer.js";
+import { EVENTS, reduce } from "./reducer.js";
 import * as trainask from "./views/trainask.js";
 import * as trainruns from "./views/trainruns.js";
 
@@ -55,7 +54,7 @@ export async function start(ctx) {
  * @param {TrainContext} ctx @param {TrainRun} r */
 export function show(ctx, r) {
   const { app } = ctx;
-  app.t = opened(r);
+  app.t = reduce(app.t, { type: "open", data: r });
   app.decoded = null;
   app.refused = null;
   ctx.changed(["run"]);
@@ -65,7 +64,7 @@ export function show(ctx, r) {
 /** Follow a run's events: its state first, then what happens. @param {TrainContext} ctx @param {string} id */
 function follow(ctx, id) {
   const { app, hooks } = ctx;
-  app.t = { ...app.t, view: defaultTrainView(), follow: true };
+  app.t = reduce(app.t, { type: "watch" });
   const source = runEvents(id);
   app.source = source;
   for (const type of EVENTS) {
@@ -134,7 +133,7 @@ function choose(ctx, run, view) {
   const n = run.probe.tokens.length;
   const cell =
     query !== undefined && key !== undefined && query < n && key <= query ? { query, key } : { query: null, key: null };
-  ctx.app.t = { ...ctx.app.t, picked: true, view: { ...ctx.app.t.view, variant, layer, head, ...cell } };
+  ctx.app.t = reduce(ctx.app.t, { type: "choose", data: { variant, layer, head, ...cell } });
   ctx.changed(["variant", "layer", "head", "query", "key"]);
 }
 
