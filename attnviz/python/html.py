@@ -309,7 +309,7 @@ def collect(
     views = _views(views)
     source = trace.source
     opts = _options(hide_special, merge_words)
-    first = decode(source({"fields": "thumbs", "thumb": THUMB_PX, **opts}), to="numpy")[0]
+    first = decode(source(ask("thumbs", thumb=THUMB_PX, **opts)), to="numpy")[0]
     L, H, n = int(first["layers"]), int(first["heads"]), int(first["n"])
     for name, value, count in (("layer", layer, L), ("head", head, H)):
         if not 0 <= value < count:

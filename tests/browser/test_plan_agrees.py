@@ -4,7 +4,8 @@ attnviz/python/html.py's plan says which parts a file of the same selection hold
 views draw first (``need``) and those worth adding (``more``). Each part the page asks for is
 in the plan, as it is or cut from one there (static/js/offline/source.js ``locate``, which a
 file's page answers with), and each part the plan says the views draw first is one the page
-asked for, once its reader has scrolled past every card and tried What pushed this's choices. A card that asks for a new part, or a plan that forgets one, fails here."""
+asked for, once its reader has scrolled past every card, tried What pushed this's choices and
+downloaded the model card's CSVs. A card that asks for a new part, or a plan that forgets one, fails here."""
 
 from __future__ import annotations
 
@@ -76,6 +77,11 @@ def test_every_part_the_cards_ask_for_is_in_the_files_plan(page, live_server, ti
         if radio.count():
             radio.check()
             page.wait_for_load_state("networkidle")
+    # The model card's CSV downloads: the file holds their parts while they fit.
+    page.locator("#mv-downloads").evaluate("d => { d.open = true; }")
+    for button in ("#mv-csv-head", "#mv-csv-mean", "#mv-csv-states"):
+        with page.expect_download():
+            page.click(button)
 
     trace = attnviz.trace(model=str(tiny_gpt2_dir) if model == TINY_GPT2 else model, text=text,
                           fields="entropy_mean")  # fmt: skip

@@ -217,5 +217,16 @@ export function createParts(app, modelInfo) {
     attributionPart: (position, target) => parts().get(ask("logit_attribution", { position, ...target })),
     /** Each head's mean entropy. */
     entropyPart: () => parts().get(ask("entropy_mean", {})),
+    /** What the model card's CSV downloads hold (Python's html.py csv_parts): the chosen head's
+     * weights, its layer's head mean (positions as the model has them), every layer's hidden
+     * states. @param {"attention" | "layer_mean" | "hidden_states"} what */
+    csvPart: (what) =>
+      parts().get(
+        what === "attention"
+          ? ask("attentions", { layer: app.s.layer, head: app.s.head })
+          : what === "layer_mean"
+            ? ask("head_mean", { layer: app.s.layer })
+            : ask("hidden_states", {}),
+      ),
   };
 }

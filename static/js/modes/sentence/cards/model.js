@@ -180,24 +180,18 @@ export function wire(ctx) {
   // parts' exact numbers, as Python's trace.to_csv writes them for the same selection. A part
   // that cannot be had (the server refused it, a saved file does not hold it) is said in the
   // error line.
-  /** @param {"attention" | "layer_mean" | "hidden_states"} what @param {string} name @param {object} params */
-  async function saveCsv(what, name, params) {
+  /** @param {"attention" | "layer_mean" | "hidden_states"} what @param {string} name */
+  async function saveCsv(what, name) {
     if (!app.parts) return;
     const layer = app.s.layer;
     try {
-      const part = await app.parts.get(params);
+      const part = await p.csvPart(what);
       download(partCsv(what, part, layer + 1), `attnviz-layer${layer + 1}-${name}.csv`, CSV_TYPE);
     } catch (err) {
       setError(`The CSV could not be made: ${/** @type {Error} */ (err).message}`);
     }
   }
-  byId("mv-csv-head").addEventListener("click", () =>
-    saveCsv("attention", `head${app.s.head + 1}`, { fields: "attentions", layer: app.s.layer, head: app.s.head }),
-  );
-  byId("mv-csv-mean").addEventListener("click", () =>
-    saveCsv("layer_mean", "mean", { fields: "head_mean", layer: app.s.layer }),
-  );
-  byId("mv-csv-states").addEventListener("click", () =>
-    saveCsv("hidden_states", "hidden-states", { fields: "hidden_states" }),
-  );
+  byId("mv-csv-head").addEventListener("click", () => saveCsv("attention", `head${app.s.head + 1}`));
+  byId("mv-csv-mean").addEventListener("click", () => saveCsv("layer_mean", "mean"));
+  byId("mv-csv-states").addEventListener("click", () => saveCsv("hidden_states", "hidden-states"));
 }
