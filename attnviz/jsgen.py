@@ -47,6 +47,14 @@ META_MODELS: dict[str, type[BaseModel]] = {
     "VisionMeta": trace_meta.VisionMeta,
     "VisionTile": trace_meta.VisionTile,
     "Mrope": trace_meta.Mrope,
+    # what the fields whose value is an object say beside their arrays (FIELD_META)
+    "ThumbsMeta": trace_meta.ThumbsMeta,
+    "ProjectionMeta": trace_meta.ProjectionMeta,
+    "TopKMeta": trace_meta.TopKMeta,
+    "LensMeta": trace_meta.LensMeta,
+    "Component": trace_meta.Component,
+    "QkAttributionMeta": trace_meta.QkAttributionMeta,
+    "LogitAttributionMeta": trace_meta.LogitAttributionMeta,
 }
 SCALARS = {"integer": "number", "number": "number", "string": "string", "boolean": "boolean",
            "null": "null"}  # fmt: skip
@@ -107,8 +115,8 @@ def _type(schema: dict) -> str:
 def _typedef(name: str, model: type[BaseModel]) -> str:
     """One model's typedef: its own keys (not its base's), each with its type and words."""
     schema = model.model_json_schema(by_alias=True)
-    base = next((b for b in model.__bases__ if issubclass(b, BaseModel) and b is not BaseModel),
-                None)  # fmt: skip
+    known = set(META_MODELS.values())
+    base = next((b for b in model.__bases__ if b in known), None)  # a base the page names
     inherited = set(base.model_fields) if base else set()
     own = {f.alias or k for k, f in model.model_fields.items() if k not in inherited}
     required = set(schema.get("required", ()))

@@ -19,7 +19,7 @@ from attnviz.errors import TraceError
 from attnviz.pretrained import ModelRegistry
 from attnviz.pretrained.folder import REMOTE_BACKENDS
 from attnviz.schemas.trace import TextTraceRequest, ToyTraceRequest, TraceQuery
-from attnviz.schemas.trace_meta import check_meta
+from attnviz.schemas.trace_meta import check_field_meta, check_meta
 from attnviz.services import compute, heap
 from attnviz.services.admission import Admission
 from attnviz.services.cache import TraceCache, input_key
@@ -392,4 +392,8 @@ class TraceService:
             part.meta["json_numbers"] = json_numbers(trace, whole)
         if self.settings.check_meta:
             check_meta(part.meta, part=compact or not query.whole)
+            for name, value in part.arrays.items():
+                if isinstance(value, dict):  # its members beside its arrays
+                    members = {k: v for k, v in value.items() if not isinstance(v, torch.Tensor)}
+                    check_field_meta(name, members)
         return part

@@ -29,12 +29,14 @@
  */
 
 /**
- * The keys a part's fields add beside their arrays: the thumbnails' pooling, the projection's
- * components, each top-k token id's label.
+ * The keys a part's fields add beside their arrays (generated/meta.js, from trace_meta.py's
+ * FIELD_META): the thumbnails' pooling, the projection's components, the predictions' window
+ * and each token id's label.
  * @typedef {object} FieldMeta
- * @property {{pool: number, size: number, layers: number[]}} [thumbs]
- * @property {{components: number} | null} [projection]
- * @property {{k: number, vocab: Record<string, string>}} [top_k] a part with top_k: each id's label
+ * @property {import("./generated/meta.js").ThumbsMeta} [thumbs]
+ * @property {import("./generated/meta.js").ProjectionMeta | null} [projection]
+ * @property {import("./generated/meta.js").TopKMeta} [top_k]
+ * @property {import("./generated/meta.js").LensMeta} [lens]
  */
 
 /**
@@ -51,8 +53,7 @@
  * The meta of a Predictions part (fields top_k and lens, parts.js lensPart): the trace's, with
  * the window of positions the arrays hold and each token id's label.
  * @typedef {TraceMeta & {top_k: NonNullable<TraceMeta["top_k"]>,
- *   lens: {start: number, predicts?: "next" | "masked", rows: number,
- *   vocab: Record<string, string>}}} LensPartMeta
+ *   lens: NonNullable<TraceMeta["lens"]>}} LensPartMeta
  */
 
 /**

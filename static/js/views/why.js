@@ -23,9 +23,9 @@ import { inkOn } from "./describe.js";
 /** @typedef {import("../core/types.js").Compact} Compact */
 
 /**
- * A component of the residual stream (the wire's): kind "embed", "pos", "type", "head",
- * "attn_bias", "mlp", "bias" or "rest"; layer and head 0-based where it has them.
- * @typedef {{name: string, kind: string, layer: number | null, head: number | null}} Component
+ * A component of the residual stream (the wire's, core/generated/meta.js): kind "embed", "pos",
+ * "type", "head", "attn_bias", "mlp", "bias" or "rest"; layer and head 0-based where it has them.
+ * @typedef {import("../core/generated/meta.js").Component} Component
  */
 
 /**

@@ -195,4 +195,66 @@
  * @property {boolean} [interleaved]
  */
 
+/**
+ * thumbs: how the heads' patterns were pooled.
+ * @typedef {object} ThumbsMeta
+ * @property {number} pool Rows and columns max-pooled into one cell (1: none)
+ * @property {number} size The thumbnails' side in cells
+ * @property {number[]} layers The layers held, in order
+ */
+
+/**
+ * projection: the trajectories' PCA.
+ * @typedef {object} ProjectionMeta
+ * @property {number} components Principal components kept
+ */
+
+/**
+ * top_k: the window of positions and each token id's label.
+ * @typedef {object} TopKMeta
+ * @property {number} k
+ * @property {"next" | "masked"} predicts next: the token after; masked: the token there
+ * @property {number} start The first position of the window
+ * @property {Record<string, string>} vocab Each token id sent, its label
+ */
+
+/**
+ * lens: the window of positions, the rows (hidden states) and each token id's label.
+ * @typedef {object} LensMeta
+ * @property {number} rows Hidden states read: layers + 1
+ * @property {"next" | "masked"} predicts
+ * @property {number} start The first position of the window
+ * @property {Record<string, string>} vocab Each token id sent, its label
+ */
+
+/**
+ * One part of the residual stream an attribution splits by.
+ * @typedef {object} Component
+ * @property {string} name embed, pos, type, L{l}.H{h}, L{l}.attn_bias, L{l}.mlp, bias, or rest (the smaller ones summed)
+ * @property {string} kind
+ * @property {number | null} layer
+ * @property {number | null} head
+ */
+
+/**
+ * qk_attribution: the score split, and its components.
+ * @typedef {object} QkAttributionMeta
+ * @property {number} layer
+ * @property {number} head
+ * @property {number} query
+ * @property {number} key
+ * @property {Component[]} components
+ * @property {number} score The score the matrix sums to
+ */
+
+/**
+ * logit_attribution: the logit split, and its components.
+ * @typedef {object} LogitAttributionMeta
+ * @property {number} position
+ * @property {number} token
+ * @property {number | null} versus
+ * @property {Component[]} components
+ * @property {number} logit The logit (or the difference) the values sum to
+ */
+
 export {};
