@@ -54,7 +54,9 @@ export function createSentence(hooks, { openParts = undefined, models = null, vi
   const shown = viewsShown(views);
   const app = createApp();
   const status = createStatus(hooks);
-  const modelInfo = () => app.models?.models.find((m) => m.name === app.s.model) || null;
+  /** A model's entry in the model list, or null. @param {string | null} name */
+  const infoOf = (name) => app.models?.models.find((m) => m.name === name) || null;
+  const modelInfo = () => infoOf(app.s.model);
   const p = createParts(app, modelInfo);
   /** The "Many texts" card (made with the atlas's, below): its head follows the views' until the
    * reader picks its own. @type {{sync: () => void} | null} */
@@ -151,7 +153,7 @@ export function createSentence(hooks, { openParts = undefined, models = null, vi
     const names = list.models.map((m) => m.name);
     const shownModel = /** @type {{model?: string} | undefined} */ (app.parts?.body)?.model;
     const back = shownModel && names.includes(shownModel) ? shownModel : list.default;
-    const info = list.models.find((m) => m.name === back);
+    const info = infoOf(back); // (app.models is the new list)
     change(
       { model: back, ...(info?.causal ? {} : { generate: null }) },
       { delay: "link", fit: info ? [info.layers, info.heads] : undefined }, // (keeps the problem said)
@@ -290,7 +292,7 @@ export function createSentence(hooks, { openParts = undefined, models = null, vi
     client.request(traceBody(app.s, modelInfo()), p.thumbParams(), delay);
   }
 
-  wireInputs({ app, renderInputs, change, setError: hooks.setError });
+  wireInputs({ app, infoOf, renderInputs, change, setError: hooks.setError });
   wireImages({ app, modelInfo, renderInputs, change, setError: hooks.setError });
   wireCollapse(change);
   /** @type {ReturnType<typeof setTimeout> | undefined} */
@@ -325,7 +327,7 @@ export function createSentence(hooks, { openParts = undefined, models = null, vi
   /** @param {SentenceState} state */
   function load(state) {
     const problem = servedModel(/** @type {ModelList} */ (app.models), state);
-    const info = app.models?.models.find((m) => m.name === state.model);
+    const info = infoOf(state.model);
     replace(state, info ? [info.layers, info.heads] : undefined);
     app.problem = problem;
     renderInputs();

@@ -150,14 +150,15 @@ export function tokenIndex(tokens, word) {
 
 /**
  * Wire the input card's events (once).
- * @param {{app: import("./parts.js").SentenceApp, renderInputs: () => void,
+ * @param {{app: import("./parts.js").SentenceApp, infoOf: (name: string) => ModelInfo | null,
+ *   renderInputs: () => void,
  *   change: ReturnType<typeof import("./change.js").createChange>["change"],
  *   setError: (message: string | null) => void}} ctx change: the state changed (change.js: a
  *   model, text or generation asks for a trace, after the default debounce unless a delay is
  *   given; a token option redraws the views)
  */
 export function wireInputs(ctx) {
-  const { app, renderInputs, change } = ctx;
+  const { app, infoOf, renderInputs, change } = ctx;
   /** Generate: read the three inputs (an error names the one out of range), then a new trace. */
   function generate() {
     const num = (
@@ -206,7 +207,7 @@ export function wireInputs(ctx) {
   });
   byId("s-model").addEventListener("change", (e) => {
     const model = /** @type {HTMLSelectElement} */ (e.target).value;
-    const info = app.models?.models.find((m) => m.name === model);
+    const info = infoOf(model);
     // Token positions belong to the old model's tokens: the new model opens on its own
     // default query (as a first load does), its winning key and its default trajectories;
     // an encoder does not write.
