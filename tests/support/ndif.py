@@ -97,7 +97,10 @@ def free_port() -> int:
 def keyed_api(server: NdifServer) -> Iterator[str]:
     """A second NDIF API on the same deployment with keys required (``NDIF_POSTGRES_URL``, a
     database that is not there: NDIF checks a key's form before it asks the database, and fails
-    closed); yields its URL."""
+    closed); yields its URL. The two APIs' dispatchers share the deployment's ``ray:connected``
+    flag in Redis, which the second leaves unset for a while when it stops ("compute backend is
+    reconnecting", a 503): on the way out this waits until the deployment's own API says it is
+    connected again, so that the tests after it find the deployment as it was."""
     port = free_port()
     home = Path(os.environ.get("ATTNVIZ_NDIF_HOME", Path.home() / ".cache/attnviz/ndif"))
     venv = home / "venv" / "bin"
@@ -133,3 +136,15 @@ def keyed_api(server: NdifServer) -> Iterator[str]:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, 15)
         proc.wait(timeout=30)
+        _wait_connected(server.host())
+
+
+def _wait_connected(url: str, seconds: float = 180) -> None:
+    """Until the API at ``url`` says its deployment is connected (``/connected``: 200)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        with contextlib.suppress(httpx.HTTPError):
+            if httpx.get(f"{url}/connected", timeout=5).status_code == 200:
+                return
+        time.sleep(0.5)
+    raise RuntimeError(f"the NDIF deployment at {url} did not reconnect in {seconds:.0f} s")
