@@ -160,15 +160,17 @@ class Settings(BaseSettings):
     forwarded_allow_ips: str = "127.0.0.1"
 
     # -- training runs (the Train mode) ---------------------------------------------------------
-    # Runs training at once; another start waits in line (train_queue). Each run has a thread;
-    # on a CPU they share its cores with the traces.
+    # Runs training at once, and as many recurrent comparisons (a count of their own); another
+    # start waits in line (train_queue). Each has a thread; on a CPU they share its cores with
+    # the traces.
     train_slots: int = Field(1, ge=0, le=64)
-    # Runs waiting for a slot, first come first served (a waiting run holds no thread); a start
-    # past them gets 503 with Retry-After. Each visitor may have one run going and one waiting.
+    # Runs waiting for a slot, first come first served (a waiting run holds no thread), and as
+    # many comparisons in a line of their own (services.line); a start past them gets 503 with
+    # Retry-After. Each visitor may have one run going and one waiting, and one comparison.
     train_queue: int = Field(8, ge=0, le=1000)
     # Runs going or waiting that one client address may have at once (a classroom behind one
-    # NAT is several visitors at one address: a few times a visitor's two), and comparisons
-    # running; past it 429 with Retry-After. The operator's token is exempt.
+    # NAT is several visitors at one address: a few times a visitor's two), and as many
+    # comparisons; past it 429 with Retry-After. The operator's token is exempt.
     train_per_address: int = Field(4, ge=2, le=1000)
     # Bounds on one run: a request over a cap gets 422 naming the field; a run stops at the
     # time limit with what it has learned.

@@ -22,8 +22,9 @@ from attnviz.errors import RemoteError, TraceError
 from attnviz.schemas.trace import TraceQuery
 from attnviz.services.admission import Busy
 from attnviz.services.jobs import TooManyJobs
+from attnviz.services.line import TooManyRuns
 from attnviz.services.text_trace import ModelNotFound
-from attnviz.services.training import NoRoom, RunElsewhere, RunGone, TooManyRuns, TrainRefused
+from attnviz.services.training import NoRoom, RunElsewhere, RunGone, TrainRefused
 
 log = logging.getLogger(__name__)
 

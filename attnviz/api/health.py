@@ -30,6 +30,7 @@ async def healthz(
         training=training.training,
         queued=training.queued,
         comparing=recurrent.running,
+        comparisons_queued=recurrent.queued,
     )
     # Trained runs' models are left out: their names are their runs' ids, capabilities.
     placed = {n: placement(m) for n, m in registry.models.items() if m.run is None}

@@ -27,6 +27,7 @@ from attnviz.numbers import (
 )
 from attnviz.schemas.recurrent import RecurrentRun
 from attnviz.schemas.train import TrainClaim
+from attnviz.services.line import ordinal
 from attnviz.training import marks, measures
 from attnviz.training.ablations import PRESETS
 from attnviz.training.tasks import Induction
@@ -596,6 +597,13 @@ def claims_hold(preset: str, title: str) -> Callable[[TrainReading], Result]:
 
 def recurrent_claims(r: RecurrentRun, yours: bool = True) -> Result:
     """Step 1's check; ``yours``: the comparison is the caller's ("your run", else "this run")."""
+    if r.state == "queued":
+        where = "next in line" if r.place == 1 else f"{ordinal(r.place or 1)} in line"
+        return Result(
+            False,
+            f"The comparison waits for a slot ({where}): it starts by itself when the "
+            "comparisons ahead end, and its claims are measured once it has run.",
+        )
     if r.state == "running":
         now = f" (now {r.doing}, {r.progress:.0%} done)" if r.doing else ""
         return Result(

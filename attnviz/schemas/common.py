@@ -125,9 +125,10 @@ AxisName = Annotated[str, StringConstraints(max_length=LIMITS.max_token_chars)]
 
 Projections = Literal["identity", "random", "custom"]
 Mask = Literal["none", "causal"]
-# A training run's or a recurrent comparison's state; "interrupted": it was going when the
-# server stopped, and is kept as of its last checkpoint (services.store).
-RunState = Literal["running", "done", "cancelled", "failed", "interrupted"]
+# A training run's or a recurrent comparison's state: "queued" while it waits in line for a
+# slot (services.line), "running", an end, or "interrupted": it was going when the server
+# stopped, and is kept as of its last checkpoint (services.store).
+RunState = Literal["queued", "running", "done", "cancelled", "failed", "interrupted"]
 
 
 class Owned(BaseModel):

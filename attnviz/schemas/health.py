@@ -23,6 +23,9 @@ class Load(BaseModel):
     comparing: int = Field(
         0, description="Recurrent comparisons running now (as many slots of their own)"
     )
+    comparisons_queued: int = Field(
+        0, description="Recurrent comparisons waiting for a slot (a line of their own)"
+    )
 
 
 class Health(BaseModel):

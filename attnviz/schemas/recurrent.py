@@ -36,9 +36,16 @@ class RecurrentOptions(BaseModel):
     default: RecurrentTask
     lengths: list[int] = Field(description="The sequence lengths a training step is timed at")
     max_seed: int
-    slots: int = Field(description="Comparisons this server runs at once (503 past it)")
+    slots: int = Field(
+        description="Comparisons this server runs at once (ATTNVIZ_TRAIN_SLOTS); another "
+        "waits in line"
+    )
+    queue: int = Field(
+        description="Comparisons that may wait in line for a slot (ATTNVIZ_TRAIN_QUEUE; 503 "
+        "past it)"
+    )
     per_address: int = Field(
-        description="Comparisons one client address may have running at once "
+        description="Comparisons one client address may have running or waiting at once "
         "(ATTNVIZ_TRAIN_PER_ADDRESS; 429 past it)"
     )
 
@@ -61,6 +68,14 @@ class RecurrentRun(Owned):
     )
     state: RunState
     reason: str | None = Field(None, description="Why it stopped, when not done")
+    place: int | None = Field(
+        None, description="While queued: its place in line, 1 the next to start; else null"
+    )
+    wait_s: int | None = Field(
+        None,
+        description="While queued: about how many seconds until it starts (from the "
+        "comparisons ahead: their work left at their pace, within the time limit); else null",
+    )
     task: RecurrentTask
     seed: int
     distances: list[int] = Field(description="Where accuracy is measured")

@@ -14,9 +14,7 @@ from attnviz.limits import LIMITS
 from attnviz.schemas.common import Float, Int, Owned, RunState, Strict, char_class
 from attnviz.training import marks
 
-# A run's state: ``queued`` while it waits for a training slot, then one of a comparison's
-# (``common.RunState``: running, an end, or interrupted by a restart). A comparison never waits.
-TrainState = Literal["queued", RunState]
+TrainState = RunState  # queued, running, an end, or interrupted by a restart
 TaskName = Literal["induction", "reverse", "copy", "charlm"]
 Switch = Literal["positional", "norm", "residual", "scale", "ffn"]
 

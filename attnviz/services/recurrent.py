@@ -1,13 +1,17 @@
 """Why not an RNN, for the API: comparisons of the training lab's transformer with an LSTM and a
 GRU (``attnviz.training.recurrent``), each started by a request and run on a thread of its own.
 
-Bounded as training runs are, by the same settings: at most ``train_slots`` comparisons at once
-(a start past them is ``Busy``: 503 with Retry-After), each stopped at ``train_max_seconds``,
+Bounded as training runs are, by the same settings and the same line (``services.line``): at
+most ``train_slots`` comparisons at once; a start past them waits in line (``queued``, told
+its place and an estimate of its wait), past ``train_queue`` waiting it is ``Busy`` (503 with
+Retry-After); each visitor may have one going and one waiting, each client address
+``train_per_address`` (``TooManyRuns``: 429). Each is stopped at ``train_max_seconds``,
 refused when its steps or parameters are over the server's caps. Comparisons are kept in the
 data directory as runs are (``services.store``): a restart keeps every ended one (one going
-then is ``interrupted``), and past the store's bounds the oldest go (their links say when:
-404). The slots are the training runs' number but a count of their own: a comparison and a run
-may train side by side, each on one thread.
+then is ``interrupted``) and puts the waiting ones back in line, and past the store's bounds
+the oldest go (their links say when: 404). The slots and the line are the training runs'
+numbers but counts of their own: a comparison and a run may train side by side, each on one
+thread.
 
 A comparison belongs to the visitor who started it, as a run does (``services.ownership``): its
 id is the capability to read it; only its owner or the operator may cancel it.
@@ -35,6 +39,7 @@ from attnviz.schemas.recurrent import (
 from attnviz.schemas.train import TrainClaim
 from attnviz.services import compute
 from attnviz.services.admission import Busy
+from attnviz.services.line import Line, Ticker, Words
 from attnviz.services.ownership import NOBODY, Caller, Ownership, new_run_id
 from attnviz.services.store import (
     NEWER_RETRY_S,
@@ -44,7 +49,8 @@ from attnviz.services.store import (
     StoreError,
     access_record,
 )
-from attnviz.services.training import RunGone, TooManyRuns, TrainRefused, report
+from attnviz.services.training import RunGone, TrainRefused, report
+from attnviz.services.training.queue import TICK_S, WAITING_CANCELLED
 from attnviz.services.training.runs import NOT_TRAINING, over_time
 from attnviz.settings import Settings
 from attnviz.training import recurrent as R
@@ -55,6 +61,8 @@ log = logging.getLogger(__name__)
 KIND = "comparison"  # its rows in the store's index
 
 TRAINING_SHARE = 0.85  # of the work: the rest is timing the steps
+WORDS = Words(field="task", one="comparison", goes="running")
+WAITING = ("queued", "running")
 
 
 class LiveComparison:
@@ -72,10 +80,13 @@ class LiveComparison:
         self.setup = setup
         self.address = ""  # the client address that started it (the per-address cap)
         self.exempt = False  # the operator's: not counted against its address
-        self.state = "running"
+        self.state = "running"  # "queued" while it waits in line (services.line)
+        self.place: int | None = None  # while queued: its place in line, 1 the next
+        self.wait_s: int | None = None  # while queued: about how long until it starts
         self.reason: str | None = None
-        self.started = time.monotonic()
+        self.started = time.monotonic()  # again when it leaves the line
         self.ended: float | None = None
+        self.took: float | None = None  # a comparison that ran to its end: its seconds
         self.params = R.params(setup)
         self.result: R.Comparison | None = None  # the comparison's own, once it has begun
         self.progress: R.Progress | None = None
@@ -90,7 +101,7 @@ class LiveComparison:
 
     @property
     def finished(self) -> bool:
-        return self.state != "running"
+        return self.state not in WAITING
 
     def share_done(self) -> float:
         """The share of the work done, 0 to 1."""
@@ -106,6 +117,8 @@ class LiveComparison:
 
     def doing(self) -> str:
         p = self.progress
+        if self.state == "queued":
+            return "waiting for a slot"
         if self.finished or p is None:
             return "" if self.finished else "starting"
         name = R.NAMES[p.kind]
@@ -129,6 +142,7 @@ class LiveComparison:
         with self.lock:
             result, state, reason = self.result, self.state, self.reason
             claims, shows = self.claims, self.shows
+            place, wait_s = self.place, self.wait_s
             told = self.access.told(caller)
         models = []
         for kind in R.KINDS:
@@ -153,6 +167,8 @@ class LiveComparison:
             **told,
             state=state,  # type: ignore[arg-type]
             reason=reason,
+            place=place,
+            wait_s=wait_s,
             task=self.task,  # type: ignore[arg-type]
             seed=self.seed,
             distances=list(s.distances),
@@ -175,6 +191,8 @@ class RecurrentService:
         self.setups = setups or R.SETUPS
         self.runs: dict[str, LiveComparison] = {}
         self.lock = threading.Lock()
+        self.line: Line[LiveComparison] = Line(settings.train_queue, WORDS)  # waiting for a slot
+        self.ticker = Ticker(TICK_S, self._tick, "recurrent-line")  # their estimates, again
         self.store: RunStore | None = RunStore(settings.data_path, settings.data_lease_s)
         self._restore()
 
@@ -196,6 +214,7 @@ class RecurrentService:
             lengths=list(self.setups[R.DEFAULT_TASK].lengths),
             max_seed=RECURRENT_MAX_SEED,
             slots=self.settings.train_slots,
+            queue=self.settings.train_queue,
             per_address=self.settings.train_per_address,
         )
 
@@ -226,9 +245,10 @@ class RecurrentService:
         return new_run_id(self.settings.replica)
 
     def start(self, req: RecurrentRequest, caller: Caller) -> RecurrentRun:
-        """Start a comparison, ``caller``'s, on a thread of its own; ``TooManyRuns`` when its
-        address has ``train_per_address`` running (the operator is exempt), ``Busy`` when every
-        slot is taken. Its answer carries the caller's token (a bearer token for this visitor)."""
+        """Start a comparison, ``caller``'s, on a thread of its own, or put it in line where
+        every slot is taken (or the caller's other one runs); ``TooManyRuns`` past the caller's
+        or its address's rule (the operator is exempt), ``Busy`` when the line is full too. Its
+        answer carries the caller's token (a bearer token for this visitor)."""
         setup = self._setup(req)
         limit = self.settings.train_max_seconds
         if self.store is not None:
@@ -239,31 +259,82 @@ class RecurrentService:
             except (sqlite3.Error, OSError):
                 pass  # an index that cannot be written: comparisons last in memory
         with self.lock:
-            running = [r for r in self.runs.values() if not r.finished]
-            here = [r for r in running if caller.address and r.address == caller.address
-                    and not r.exempt]  # fmt: skip
-            if not caller.operator and len(here) >= self.settings.train_per_address:
-                after = max(1, math.ceil(min(r.remaining_s(r.started + limit) for r in here)))
-                raise TooManyRuns(
-                    f"task: {len(here)} comparisons are running from your network address, as "
-                    "many as this server takes from one address; "
-                    f"try again in {after} s, when one of them should have ended",
-                    after,
-                )
-            if len(running) >= self.settings.train_slots:
-                soonest = min(r.remaining_s(r.started + limit) for r in running)
-                retry = max(1, math.ceil(soonest))
-                raise Busy(
-                    f"busy: this server runs {len(running)} comparison(s) at once and all are "
-                    f"running; try again in {retry} s",
-                    retry,
-                )
+            refused = self.line.refusal(self.runs.values(), caller,
+                                        per_address=self.settings.train_per_address,
+                                        retry=self._retry_after)  # fmt: skip
+            if refused is not None:
+                raise refused
+            running = self._running()
             live = LiveComparison(self.new_id(), req, setup, Ownership(owner=caller.visitor))
             live.address, live.exempt = caller.address, caller.operator
+            free = len(running) < self.settings.train_slots
+            if free and not self.line.must_wait(running, caller):
+                self.runs[live.id] = live
+                self._launch(live)
+                return live.state_now(caller).model_copy(update={"token": caller.token})
+            if self.line.full:
+                raise self.line.busy(running, lambda r: r.remaining_s(r.started + limit), "runs")
+            self.line.add(live)
             self.runs[live.id] = live
+            # Kept before anyone hears of it: a restart puts it back in line.
+            self._keep(live, live.state_now())
+            self._tell_line()
+        self.ticker.wake()
+        return live.state_now(caller).model_copy(update={"token": caller.token})
+
+    def _running(self) -> list[LiveComparison]:
+        return [r for r in self.runs.values() if r.state == "running"]
+
+    def _retry_after(self, runs: list[LiveComparison]) -> int:
+        """Whole seconds until the first of ``runs`` should end: a running one at its pace so
+        far, a waiting one once it has waited and run (each within the time limit)."""
+        limit = self.settings.train_max_seconds
+        ends = [r.remaining_s(r.started + limit) if r.state == "running"
+                else (r.wait_s or 0) + limit for r in runs]  # fmt: skip
+        return max(1, math.ceil(min(ends))) if ends else 1
+
+    def _launch(self, live: LiveComparison) -> None:
+        """Start ``live`` on a thread of its own (under ``self.lock``): its time limit counts
+        from now, and its row says running (until it ends) before anyone hears it started."""
+        with live.lock:
+            live.state, live.place, live.wait_s = "running", None, None
+            live.started = time.monotonic()
+        self._keep(live, live.state_now())
         threading.Thread(target=self._run, args=(live,), name=f"recurrent-{live.id}",
                          daemon=True).start()  # fmt: skip
-        return live.state_now(caller).model_copy(update={"token": caller.token})
+
+    def _length(self, live: LiveComparison) -> float:
+        """How long a waiting comparison should run: as long as the last one of its task that
+        ran to its end took (else of any task), never past the time limit (before any, the
+        limit)."""
+        limit = self.settings.train_max_seconds
+        took = [(r.ended or 0.0, r.took, r.task == live.task) for r in self.runs.values()
+                if r.took is not None]  # fmt: skip
+        same = [t for t in took if t[2]] or took
+        return min(limit, max(same)[1]) if same else limit
+
+    def _tell_line(self) -> None:
+        """Every waiting comparison's place and estimate (under ``self.lock``)."""
+        limit = self.settings.train_max_seconds
+        running = self._running()
+        ahead = [r.remaining_s(r.started + limit) for r in running]
+        lengths = [self._length(w) for w in self.line.waiting]
+        for w, place, wait in self.line.lay(running, ahead, lengths, self.settings.train_slots):
+            with w.lock:
+                w.place, w.wait_s = place, wait
+
+    def _tick(self) -> bool:
+        """The waiting comparisons' estimates again; False when none waits."""
+        with self.lock:
+            self._tell_line()
+            return len(self.line) > 0
+
+    def _start_waiting(self) -> None:
+        """The first in line whose owners have none running take the free slots; the rest are
+        told their places (under ``self.lock``)."""
+        self.line.start_free(self.settings.train_slots, self._running, self._launch,
+                             self.store, self.runs)  # fmt: skip
+        self._tell_line()
 
     def _gone(self, run_id: str) -> RunGone:
         row = self.store.tombstone(run_id, KIND) if self.store is not None else None
@@ -296,7 +367,7 @@ class RecurrentService:
             except (sqlite3.Error, OSError, StoreError) as exc:
                 log.warning("comparison %s: who may read it not stored (%s)", live.id, exc)
         got = live.state_now(caller)
-        if got.state != "running":
+        if got.state not in WAITING:
             self._told(live, caller)
         return got
 
@@ -327,7 +398,7 @@ class RecurrentService:
             with live.lock:
                 told = live.access.told(caller)
                 state = live.state
-            if state != "running":
+            if state not in WAITING:
                 self._told(live, caller)  # its state, as it ended, is in the list
             out.append(
                 RecurrentSummary(
@@ -348,6 +419,11 @@ class RecurrentService:
         live = self.find(run_id)
         if not live.access.may_control(caller):
             raise self._gone(run_id)
+        with self.lock:
+            waiting = self.line.remove(live)  # it never started: it ends here
+        if waiting:
+            self._end_waiting(live)
+            return live.state_now(caller)
         if not live.finished:
             live.cancel.set()
         else:
@@ -360,9 +436,33 @@ class RecurrentService:
                     log.warning("comparison %s: not removed from the store (%s)", live.id, exc)
         return live.state_now(caller)
 
+    def _end_waiting(self, live: LiveComparison) -> None:
+        """``live``, taken out of the line, ends cancelled, never having started: stored
+        before it is told, the bounds kept, the ones behind it told their new places."""
+        ended = live.state_now().model_copy(
+            update={
+                "state": "cancelled",
+                "reason": WAITING_CANCELLED,
+                "place": None,
+                "wait_s": None,
+                "doing": "",
+            }  # fmt: skip
+        )
+        self._keep(live, ended, ended=True)
+        self._evict(ending=live)
+        with live.lock:
+            live.state, live.reason = "cancelled", WAITING_CANCELLED
+            live.ended, live.place, live.wait_s = time.monotonic(), None, None
+        with self.lock:
+            self._tell_line()
+
     @property
     def running(self) -> int:
-        return sum(not r.finished for r in list(self.runs.values()))
+        return sum(r.state == "running" for r in list(self.runs.values()))
+
+    @property
+    def queued(self) -> int:
+        return len(self.line)
 
     def _run(self, live: LiveComparison) -> None:
         deadline = live.started + self.settings.train_max_seconds
@@ -374,7 +474,6 @@ class RecurrentService:
         state, reason = "done", None
         claims: list[TrainClaim] | None = None
         said = ""
-        self._keep(live, live.state_now())  # its row says running until it ends
         try:
             with compute.beside():  # a core of its own: traces take one thread fewer
                 result = R.compare(live.task, live.seed, setup=live.setup, on_progress=heard,
@@ -412,6 +511,10 @@ class RecurrentService:
         with live.lock:
             live.state, live.reason, live.ended = state, reason, time.monotonic()
             live.claims, live.shows = claims, said
+            if state == "done":
+                live.took = live.ended - live.started
+        with self.lock:
+            self._start_waiting()  # the first in line takes its slot
 
     # -- the store ------------------------------------------------------------------------------
 
@@ -466,7 +569,8 @@ class RecurrentService:
 
     def _restore(self) -> None:
         """At start: this server's running comparisons are interrupted; every stored one is
-        read back."""
+        read back, and the ones that waited in line here wait again, in their order (oldest
+        first), and start as slots free."""
         if self.store is None or not self.store.exists:
             return
         try:
@@ -475,9 +579,45 @@ class RecurrentService:
         except (sqlite3.Error, OSError) as exc:
             log.warning("the run index cannot be read (%s): no comparison restored", exc)
             return
+        waiting = 0
         for row in rows:
-            if row.state != "running" and (live := self._load(row)) is not None:
+            if row.state == "queued" and row.replica == self.settings.replica:
+                waiting += self._requeue(row)
+            elif row.state not in WAITING and (live := self._load(row)) is not None:
                 self.runs[live.id] = live
+        if waiting:
+            log.info("%d comparison(s) back in line", waiting)
+            with self.lock:
+                self._start_waiting()
+            self.ticker.wake()
+
+    def _requeue(self, row: Row) -> bool:
+        """A comparison that waited in line here when the server stopped, back at the end of
+        the line (past its bound too: an accepted one is never lost), where it is still this
+        server's (``RunStore.take_over``). Whether it waits again."""
+        assert self.store is not None
+        try:
+            if not self.store.take_over(row):
+                return False
+            req = RecurrentRequest.model_validate(self.store.read_json(row.id, "request.json"))
+            created = float(self.store.read_json(row.id, "run.json")["created"])
+        except (StoreError, KeyError, TypeError, ValueError, sqlite3.Error, OSError) as exc:
+            log.warning("comparison %s skipped: its folder cannot be read (%s)", row.id, exc)
+            return False
+        live = LiveComparison(row.id, req, self.setups[req.task], row.access())
+        live.address, live.created, live.state = row.address, created, "queued"
+        self.runs[live.id] = live
+        try:
+            self._setup(req)
+        except TrainRefused as exc:  # the server's bounds changed while it waited
+            live.state, live.ended = "failed", time.monotonic()
+            live.reason = ("it waited in line when the server restarted, and it no longer fits "
+                           f"this server's bounds: {exc}")  # fmt: skip
+            self._keep(live, live.state_now(), ended=True)
+            log.warning("comparison %s failed at restart: %s", row.id, exc)
+            return False
+        self.line.waiting.append(live)
+        return True
 
     def _reread(self, run_id: str) -> LiveComparison | None:
         """An ended comparison this process does not hold, from the store (a replica's)."""

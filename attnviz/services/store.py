@@ -743,3 +743,16 @@ def access_record(access: Ownership) -> dict:
 
 def plural(kind: str) -> str:
     return {"run": "runs", "comparison": "comparisons"}.get(kind, kind)
+
+
+def claimed(store: RunStore | None, run_id: str) -> bool:
+    """Whether the waiting run ``run_id`` is this server's to start: its row goes from queued to
+    running where ``store`` still holds it (``RunStore.claim``: one writer per run). No store,
+    or an index that cannot be written, leaves it this process's alone."""
+    if store is None:
+        return True
+    try:
+        return store.claim(run_id)
+    except (sqlite3.Error, OSError) as exc:
+        log.warning("run %s: its start not stored (%s)", run_id, exc)
+        return True

@@ -82,7 +82,7 @@ def test_one_address_without_cookies_cannot_fill_the_training_line(tmp_path):
 
 @pytest.mark.slow
 def test_one_address_without_cookies_cannot_take_every_comparison_slot(tmp_path):
-    s = settings(tmp_path, train_slots=3, train_per_address=2)
+    s = settings(tmp_path, train_slots=3, train_queue=0, train_per_address=2)
     app = create_app(s)
     app.state.recurrent = RecurrentService(s, small(steps=2000))
     client = TestClient(app)
@@ -93,9 +93,13 @@ def test_one_address_without_cookies_cannot_take_every_comparison_slot(tmp_path)
         assert [r.status_code for r in answers] == [202, 202, 429]
         refused = answers[2]
         assert int(refused.headers["retry-after"]) >= 1
-        assert "comparisons are running from your network address" in refused.json()["message"]
+        assert (
+            "comparisons are running or waiting from your network address"
+            in refused.json()["message"]
+        )
         assert "ATTNVIZ_" not in refused.json()["message"]
-        # Another address takes the third slot; then the slots are full: 503, the server's.
+        # Another address takes the third slot; then the slots are full and the line holds
+        # none (ATTNVIZ_TRAIN_QUEUE=0): 503, the server's.
         other = cookieless(client, "/api/recurrent", body, **{"X-Forwarded-For": "10.0.0.3"})
         assert other.status_code == 202, other.text
         full = cookieless(client, "/api/recurrent", body, **{"X-Forwarded-For": "10.0.0.4"})

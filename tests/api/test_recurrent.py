@@ -1,7 +1,8 @@
 """Why not an RNN over real HTTP: a comparison starts (202), reports its progress, ends with its
-claims and what it showed (the numbers ``recurrent.compare`` gives for the same seed); a busy
-server answers 503 with Retry-After, a comparison stops at the time limit, bounds are 422s naming
-the field, and a comparison that is gone is a 404.
+claims and what it showed (the numbers ``recurrent.compare`` gives for the same seed); past the
+slots it waits in the line training runs wait in (``services.line``: its place, an estimate, a
+cancel, a restart), past the line the server answers 503 with Retry-After; a comparison stops at
+the time limit, bounds are 422s naming the field, and a comparison that is gone is a 404.
 
 The server here compares on small setups (a few steps, short lengths: about a second each); the
 shipped ones, and their claims, are tests/training/test_recurrent.py's."""
@@ -54,7 +55,8 @@ def wait(client: httpx.Client, run_id: str, seen: list[dict] | None = None) -> d
         kept.append(client.get(f"/api/recurrent/{run_id}").json())
         return kept[-1]
 
-    return until(look, lambda state: state["state"] != "running", "the comparison's end")
+    return until(look, lambda state: state["state"] not in ("queued", "running"),
+                 "the comparison's end")  # fmt: skip
 
 
 @pytest.mark.slow
@@ -102,21 +104,109 @@ def test_the_options_name_the_tasks_and_the_servers_slots():
         assert t["steps"] == 10 and len(t["distances"]) == 5 and len(t["about"]) > 100
 
 
+def long_copy(steps: int = 5000) -> dict[str, R.Setup]:
+    """The small setups, but copy's trains ``steps``: it runs until the time limit stops it."""
+    return {**small(), "copy": replace(small()["copy"], opt=Optimiser(steps=steps))}
+
+
+def visitors(url: str, n: int) -> list[httpx.Client]:
+    return [httpx.Client(base_url=url, timeout=60) for _ in range(n)]
+
+
 @pytest.mark.slow
-def test_a_busy_server_answers_503_and_a_comparison_stops_at_the_time_limit():
-    setups = {**small(), "copy": replace(small()["copy"], opt=Optimiser(steps=5000))}
-    app = make_app(setups, train_slots=1, train_max_seconds=1.5)
-    with served(app) as url, httpx.Client(base_url=url, timeout=60) as client:
-        long = start(client, task="copy")
-        busy = client.post("/api/recurrent", json={"task": "reverse"})
+def test_past_the_slots_a_comparison_waits_in_line_and_past_the_line_it_is_a_503():
+    app = make_app(long_copy(), train_slots=1, train_queue=1, train_max_seconds=1.5)
+    with served(app) as url:
+        a, b, c = visitors(url, 3)
+        long = start(a, task="copy")
+        assert (long["state"], long["place"], long["wait_s"]) == ("running", None, None)
+        waiting = start(b, task="reverse")
+        assert (waiting["state"], waiting["place"]) == ("queued", 1)
+        # The one ahead has measured nothing yet: it may take its whole time limit (1.5 s).
+        assert 0 <= waiting["wait_s"] <= 2 and waiting["doing"] == "waiting for a slot"
+        assert waiting["progress"] == 0 and all(m["steps"] == 0 for m in waiting["models"])
+        load = a.get("/healthz").json()["load"]
+        assert (load["comparing"], load["comparisons_queued"]) == (1, 1)
+        busy = c.post("/api/recurrent", json={"task": "reverse"})
         assert busy.status_code == 503, busy.text
-        assert int(busy.headers["retry-after"]) >= 1 and "busy" in busy.json()["message"]
-        ended = wait(client, long["id"])
+        assert int(busy.headers["retry-after"]) >= 1
+        assert busy.json()["message"].startswith(
+            "busy: this server runs 1 comparison(s) at once and 1 wait in line"
+        )
+        ended = wait(a, long["id"])
         assert ended["state"] == "cancelled"
         assert ended["reason"] == "stopped at this server's time limit of 1.5 s a run"
         assert 0 < ended["models"][0]["steps"] < 5000 and ended["claims"] is None
+        # The one waiting took the slot, by itself, and ran to its end.
+        done = wait(b, waiting["id"])
+        assert done["state"] == "done" and done["claims"] and done["place"] is None
         # Its slot is free again.
-        assert start(client, task="reverse")["state"] == "running"
+        assert start(c, task="reverse")["state"] == "running"
+
+
+@pytest.mark.slow
+def test_one_cancelled_in_line_never_runs_and_each_visitor_has_one_going_and_one_waiting():
+    app = make_app(long_copy(), train_slots=2, train_queue=4, train_max_seconds=20)
+    with served(app) as url:
+        a, b = visitors(url, 2)
+        long = start(a, task="copy")
+        # A's second waits while its first runs, though a slot is free; a third is refused.
+        second = start(a, task="reverse")
+        assert (second["state"], second["place"]) == ("queued", 1)
+        third = a.post("/api/recurrent", json={"task": "induction"})
+        assert third.status_code == 429, third.text
+        assert third.json()["message"].startswith(
+            "task: you already have a comparison running and one waiting; wait for one to "
+            "finish or cancel it"
+        )
+        assert int(third.headers["retry-after"]) >= 1
+        # Another visitor takes the free slot.
+        assert start(b, task="induction")["state"] == "running"
+        # Cancelled while it waits: it ends, never having run.
+        gone = a.delete(f"/api/recurrent/{second['id']}")
+        assert gone.status_code == 200, gone.text
+        assert (gone.json()["state"], gone.json()["reason"]) == (
+            "cancelled", "cancelled while waiting in line")  # fmt: skip
+        kept = a.get(f"/api/recurrent/{second['id']}").json()
+        assert kept["state"] == "cancelled" and all(m["steps"] == 0 for m in kept["models"])
+        assert a.delete(f"/api/recurrent/{long['id']}").status_code == 200
+        assert wait(a, long["id"])["state"] == "cancelled"
+        # Nothing of it ever started: it is still cancelled, with nothing trained.
+        assert a.get(f"/api/recurrent/{second['id']}").json() == kept
+
+
+@pytest.mark.slow
+def test_one_waiting_when_the_server_stops_waits_again_after_a_restart_and_runs(
+    tmp_path, monkeypatch
+):
+    # The app's own service compares on the small setups: it is the one that restores.
+    monkeypatch.setattr("attnviz.app.RecurrentService", lambda s: RecurrentService(s, long_copy()))
+
+    def app_here():
+        s = Settings(device="cpu", builtin_model=False, train_slots=1, train_max_seconds=30,
+                     data_dir=tmp_path)  # fmt: skip
+        return create_app(s)
+
+    first = app_here()
+    with served(first) as url:
+        a, b = visitors(url, 2)
+        long = start(a, task="copy")
+        waiting = start(b, task="reverse")
+        assert waiting["state"] == "queued"
+        # The server stops with it in line: this process forgets it, its row says queued.
+        service = first.state.recurrent
+        with service.lock:
+            service.line.waiting.clear()
+        assert a.delete(f"/api/recurrent/{long['id']}").status_code == 200
+        assert wait(a, long["id"])["state"] == "cancelled"
+    with served(app_here()) as url:
+        again = httpx.Client(base_url=url, timeout=60, cookies=b.cookies)
+        done = wait(again, waiting["id"])
+        assert done["state"] == "done" and done["claims"] and done["yours"]
+        listed = again.get("/api/recurrent").json()["comparisons"]
+        assert [(c["id"], c["state"]) for c in listed if c["id"] == waiting["id"]] == [
+            (waiting["id"], "done")
+        ]
 
 
 @pytest.mark.parametrize(

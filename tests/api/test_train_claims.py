@@ -136,7 +136,7 @@ def test_a_server_takes_over_the_runs_of_one_whose_lease_lapsed(tmp_path, monkey
         return row
 
     def serving(*args, **kwargs):
-        if threading.current_thread().name == "train-queue":  # the watcher's, its model unseen
+        if threading.current_thread().name == "train-watcher":  # its model unseen
             held.set()
             asked.wait(60)  # until the page has found the run too (bounded: never a hang)
         return served_model(*args, **kwargs)

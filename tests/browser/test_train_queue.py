@@ -1,6 +1,7 @@
-"""The training queue in the browser: with the one slot busy (visitor A's run, over the API),
+"""The line for a slot in the browser: with the one slot busy (visitor A's run, over the API),
 visitor B's run waits; B's page shows its place ("next in line, about N s") in the run card's
-live region, offers Cancel, then shows the usual progress once A's run ends and B's starts."""
+live region, offers Cancel, then shows the usual progress once A's run ends and B's starts. A
+comparison waits in the same line, and its card says so."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ import re
 import httpx
 
 from attnviz.app import create_app
+from attnviz.services.recurrent import RecurrentService
 from attnviz.settings import Settings
+from tests.api.test_recurrent import long_copy
 from tests.browser.helpers import ARTIFACTS, fresh_page, screenshot
 from tests.browser.test_train import RUN_OVER, open_train
 from tests.support.servers import served
@@ -67,4 +70,63 @@ def test_a_waiting_run_shows_its_place_then_its_progress(browser, tmp_path):
             assert "next in line" not in rate.inner_text()
             assert "40 steps" in rate.inner_text(), rate.inner_text()
             assert b.evaluate("() => document.getElementById('t-progress').value") == 1
+            assert errors == []
+
+
+COMPARED = "() => document.getElementById('recurrent-card').dataset.state"
+
+
+def test_a_waiting_comparison_shows_its_place_then_runs_by_itself(browser, tmp_path):
+    """Comparisons wait in the same line as runs (services.line): with the one slot taken by
+    visitor A's comparison, B's card says its place and estimate in its live region, its Run
+    button is off and its Cancel on, and once A's ends B's runs to its end without B doing
+    anything; B's Cancel stops B's next one."""
+    s = Settings(device="cpu", builtin_model=False, data_dir=tmp_path, train_slots=1,
+                 train_max_seconds=60)  # fmt: skip
+    app = create_app(s)
+    app.state.recurrent = RecurrentService(s, long_copy())
+    with served(app) as url, httpx.Client(base_url=url, timeout=60) as a:
+        r = a.post("/api/recurrent", json={"task": "copy"})
+        assert r.status_code == 202 and r.json()["state"] == "running", r.text
+        ahead = r.json()["id"]
+        with fresh_page(browser) as (b, errors):
+            b.goto(url + "/#train")
+            b.locator("#recurrent-card").wait_for(state="visible")
+            b.select_option("#rc-task", "reverse")
+            b.click("#rc-start")
+            b.wait_for_function(f"() => ({COMPARED})() === 'queued'")
+            doing = b.locator("#recurrent-card [data-role=doing]")
+            text = doing.inner_text()
+            assert re.match(
+                r"^reverse, seed 0: waiting for a slot, next in line, about \d+ (s|min)\. It "
+                r"starts by itself when the comparisons ahead end\.$",
+                text,
+            ), text
+            assert doing.get_attribute("aria-live") == "polite"
+            assert b.locator("#rc-start").is_disabled()
+            assert b.locator("#rc-cancel").is_visible()  # B's to cancel while it waits
+            mine = b.locator("#recurrent-card").get_attribute("data-run")
+            assert a.get(f"/api/recurrent/{mine}").json()["place"] == 1
+            b.locator("#recurrent-card").screenshot(
+                path=str(ARTIFACTS / "recurrent-queue-1280-card.png")
+            )
+            b.set_viewport_size({"width": 480, "height": 900})
+            assert b.evaluate("() => document.documentElement.scrollWidth <= 480")
+            b.locator("#recurrent-card").screenshot(
+                path=str(ARTIFACTS / "recurrent-queue-480-card.png")
+            )
+            # A's ends: B's starts by itself and runs to its claims.
+            assert a.delete(f"/api/recurrent/{ahead}").status_code == 200
+            b.wait_for_function(f"() => ({COMPARED})() === 'done'", timeout=120_000)
+            assert "waiting" not in doing.inner_text()
+            assert b.locator("#recurrent-card [data-role=claims] li").count() > 0
+            assert b.locator("#rc-start").is_enabled() and b.locator("#rc-cancel").is_hidden()
+            # B's next one runs at once (the slot is free); Cancel stops it where it is.
+            b.select_option("#rc-task", "copy")
+            b.click("#rc-start")
+            b.wait_for_function(f"() => ({COMPARED})() === 'running'")
+            b.click("#rc-cancel")
+            b.wait_for_function(f"() => ({COMPARED})() === 'cancelled'", timeout=60_000)
+            assert doing.inner_text().startswith("copy, seed 0: cancelled · ")  # said once
+            assert b.locator("#rc-cancel").is_hidden()
             assert errors == []

@@ -247,6 +247,13 @@ def test_step_1_reads_the_recurrent_comparisons_claims(app, client, monkeypatch)
     )
     t = check(client, "rnn", recurrent="c1")["run-comparison"]
     assert not t["done"] and "now training the LSTM: step 100 of 300, 40% done" in t["says"]
+    # Waiting in line for a slot (services.line): where it is, and that it starts by itself.
+    for place, where in ((1, "next in line"), (3, "3rd in line")):
+        comparisons.runs["c1"] = RecurrentRun(**base, state="queued", place=place, wait_s=40)
+        t = check(client, "rnn", recurrent="c1")["run-comparison"]
+        assert not t["done"] and t["says"].startswith(
+            f"The comparison waits for a slot ({where}): it starts by itself"
+        ), t["says"]
     holds = TrainClaim(claim="LSTM: accuracy at distance 8 <= 0.5", value=0.31, holds=True)
     comparisons.runs["c1"] = RecurrentRun(
         **base, state="done", claims=[holds], shows="The LSTM forgot at distance 8."

@@ -11,7 +11,7 @@ links say when (404).
 The package follows the seams of a run's life:
 
 - ``runs``: what a run is (its plan, its variants, its event log) and the two refusals;
-- ``queue``: the runs waiting for a slot, their places and estimates, the per-visitor rule;
+- ``queue``: the runs in the line for a slot (``services.line``), their places and estimates;
 - ``service``: the run table (``TrainService``): what is offered, starting, cancelling,
   evicting, and asking a finished model (decode, folder);
 - ``worker``: one run's thread, which trains its variants and logs what happens;
@@ -22,7 +22,6 @@ The scores a finished run reports (induction, alignment) are ``attnviz.training.
 which the ablation presets and ``attnviz bench`` share.
 """
 
-from attnviz.services.training.queue import TooManyRuns
 from attnviz.services.training.report import thumbs
 from attnviz.services.training.runs import LiveRun, NoRoom, RunElsewhere, RunGone, TrainRefused
 from attnviz.services.training.service import TrainService
@@ -32,7 +31,6 @@ __all__ = [
     "NoRoom",
     "RunElsewhere",
     "RunGone",
-    "TooManyRuns",
     "TrainRefused",
     "TrainService",
     "thumbs",

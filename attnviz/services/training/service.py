@@ -37,13 +37,19 @@ from attnviz.schemas.train import (
     TrainVariantInfo,
 )
 from attnviz.services.admission import Busy
+from attnviz.services.line import Ticker
 from attnviz.services.ownership import NOBODY, Caller, Ownership, new_run_id
-from attnviz.services.store import NEWER_RETRY_S, NewerIndex, Row, RunStore, StoreError
+from attnviz.services.store import (
+    NEWER_RETRY_S,
+    NewerIndex,
+    Row,
+    RunStore,
+    StoreError,
+)
 from attnviz.services.training.queue import (
     TICK_S,
     WAITING_CANCELLED,
     RunQueue,
-    Ticker,
     cancel_waiting,
     tell,
 )
@@ -85,14 +91,15 @@ class TrainService:
         self.runs: dict[str, LiveRun] = {}
         self.lock = threading.Lock()
         self.queue = RunQueue(settings.train_queue)  # the runs waiting for a slot
-        self.ticker = Ticker(TICK_S, self._tick)  # their estimates, again, while they wait
+        # Their estimates, again, while they wait.
+        self.ticker = Ticker(TICK_S, self._tick, "train-queue")
         # The runs kept on disk (services.store), read back at start. Where the data directory
         # cannot be written, each write fails with a log line and runs last as long as the
         # process.
         self.store: RunStore | None = RunStore(settings.data_path, settings.data_lease_s)
         # While another server holds runs of this one's name: a look every beat for those
         # whose holder is gone, to take them over (``_take_orphans``).
-        self.watcher = Ticker(self.store.beat_s, self._watch)
+        self.watcher = Ticker(self.store.beat_s, self._watch, "train-watcher")
         self.taking = threading.Lock()  # one taking over at a time (the watcher, a reader)
         self.reading = threading.Lock()  # reading a stored run in (``_adopt``)
         self.unreadable: set[str] = set()  # stored runs whose folders could not be read
@@ -294,15 +301,10 @@ class TrainService:
                 self._launch(run)
                 return run
             if self.queue.full:
-                soonest = min(r.remaining_s(r.started + s.train_max_seconds) for r in running)
-                retry = max(1, math.ceil(soonest))
                 log.info("a run refused: %d wait in line, ATTNVIZ_TRAIN_QUEUE's %d",
                          len(self.queue), s.train_queue)  # fmt: skip
-                raise Busy(
-                    f"busy: this server trains {len(running)} run(s) at once and "
-                    f"{len(self.queue)} wait in line, as many as it keeps waiting; try again "
-                    f"in {retry} s",
-                    retry,
+                raise self.queue.busy(
+                    running, lambda r: r.remaining_s(r.started + s.train_max_seconds), "trains"
                 )
             self.queue.add(run)
             self.runs[run.id] = run
@@ -387,32 +389,15 @@ class TrainService:
     def _start_waiting(self) -> None:
         """The first in line whose owners have no run training take the free slots; the rest
         are told their places (under ``self.lock``)."""
-        while len(running := self._running()) < self.settings.train_slots:
-            run = self.queue.pop(running)
-            if run is None:
-                break
-            if not self._claim(run):
-                if self.runs.get(run.id) is run:
-                    self.runs.pop(run.id)  # another server trains it: it is not this one's
-                log.warning("run %s left the line: another server on the data directory took "
-                            "it over", run.id)  # fmt: skip
-                continue
-            self._running_row(run)
-            tell(run, None, None)  # state running: the event says it started
-            self._launch(run)
+        self.queue.start_free(self.settings.train_slots, self._running, self._start_next,
+                              self.store, self.runs)  # fmt: skip
         self._tell_queue()
 
-    def _claim(self, run: LiveRun) -> bool:
-        """Whether the waiting ``run`` is this server's to start: its row goes from queued to
-        running where this server still holds it (``RunStore.claim``: one writer per run). An
-        index that cannot be written leaves it this process's alone."""
-        if self.store is None:
-            return True
-        try:
-            return self.store.claim(run.id)
-        except (sqlite3.Error, OSError) as exc:
-            log.warning("run %s: its start not stored (%s)", run.id, exc)
-            return True
+    def _start_next(self, run: LiveRun) -> None:
+        """The waiting ``run`` starts (under ``self.lock``): stored running, then told so."""
+        self._running_row(run)
+        tell(run, None, None)  # state running: the event says it started
+        self._launch(run)
 
     # -- the table ------------------------------------------------------------------------------
 

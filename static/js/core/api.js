@@ -473,6 +473,17 @@ export function startRecurrent(body) {
 }
 
 /**
+ * DELETE /api/recurrent/{id}: stop a comparison (one waiting in line ends there); its state.
+ * @param {string} id
+ * @returns {Promise<import("./types.js").RecurrentRun>}
+ */
+export async function cancelRecurrent(id) {
+  const response = await fetch(`/api/recurrent/${encodeURIComponent(id)}`, { method: "DELETE" });
+  if (!response.ok) throw await failure(response);
+  return response.json();
+}
+
+/**
  * GET /api/recurrent: the caller's comparisons the server keeps, newest first.
  * @returns {Promise<{comparisons: import("./types.js").RecurrentSummary[]}>}
  */

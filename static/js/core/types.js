@@ -426,8 +426,10 @@
  * @property {boolean} yours the caller started it
  * @property {boolean} can_cancel the caller may cancel it (its owner, or the operator)
  * @property {string | null} [token] POST's answer only: the caller as a bearer token
- * @property {"running" | "done" | "cancelled" | "failed" | "interrupted"} state
+ * @property {"queued" | "running" | "done" | "cancelled" | "failed" | "interrupted"} state
  * @property {string | null} reason
+ * @property {number | null} [place] while queued: its place in line, 1 the next
+ * @property {number | null} [wait_s] while queued: about how many seconds until it starts
  * @property {string} task
  * @property {number} seed
  * @property {number[]} distances where accuracy is measured
@@ -450,7 +452,7 @@
  * What a comparison can be asked for (fetchRecurrentOptions).
  * @typedef {{tasks: {name: string, title: string, about: string, steps: number,
  *   distances: number[], distance: string}[], default: string, lengths: number[],
- *   max_seed: number, slots: number}} RecurrentOptions
+ *   max_seed: number, slots: number, queue: number}} RecurrentOptions
  */
 
 /**

@@ -1,6 +1,7 @@
-"""The training queue, without training: places in order (first come first served), the bound,
-each visitor's bound, a cancel moving the places behind it up, and estimates that are whole,
-never negative seconds, and shorter as the runs ahead progress and finish."""
+"""The line for a slot (``services.line``) with training runs in it, without training: places
+in order (first come first served), the bound, each visitor's bound, a cancel moving the places
+behind it up, and estimates that are whole, never negative seconds, and shorter as the runs
+ahead progress and finish. Comparisons wait in the same line: tests/api/test_recurrent.py."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ import time
 import pytest
 
 from attnviz.schemas.train import TrainRequest
+from attnviz.services.line import Ticker, TooManyRuns, ordinal, waits
 from attnviz.services.ownership import Caller, Ownership
-from attnviz.services.training.queue import RunQueue, TooManyRuns, ordinal, waits
+from attnviz.services.training.queue import RunQueue
 from attnviz.services.training.runs import LiveRun, Plan
 from attnviz.training.tasks import Induction
 from attnviz.training.trainer import Architecture, Optimiser, Step
@@ -163,7 +165,7 @@ def test_an_estimate_keeps_within_the_time_limit_and_is_never_negative():
 
 def test_each_visitor_has_one_run_going_and_one_waiting():
     def refusal(runs, caller):  # no address cap in the way: each visitor's rule alone
-        return RunQueue.refusal(runs, caller, per_address=100, retry=lambda _: 1)
+        return RunQueue(bound=8).refusal(runs, caller, per_address=100, retry=lambda _: 1)
 
     a = Caller("a")
     going = live("a", state="running")
@@ -200,8 +202,6 @@ def test_the_line_is_bounded(bound):
 
 
 def test_the_ticker_tells_again_while_someone_waits_then_stops():
-    from attnviz.services.training.queue import Ticker
-
     calls: list[int] = []
 
     def tick() -> bool:

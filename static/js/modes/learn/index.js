@@ -431,7 +431,7 @@ export function createLearn(hooks) {
     let found;
     try {
       const { comparisons } = await fetchComparisons(); // newest first
-      found = comparisons.find((c) => c.yours && (c.state === "done" || c.state === "running"));
+      found = comparisons.find((c) => c.yours && ["done", "running", "queued"].includes(c.state));
     } catch {
       found = undefined; // not listed: the step says to run it, as with none
     }

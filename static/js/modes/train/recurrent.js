@@ -1,18 +1,21 @@
 // The Train tab's "Why not an RNN?" card: starts a comparison of the transformer with an LSTM
-// and a GRU on the server (startRecurrent), reads it again every POLL_MS while it runs, and
+// and a GRU on the server (startRecurrent), reads it again every POLL_MS while it waits in line
+// or runs, and
 // draws it (views/trainrecurrent.js). Its task and seed come from the card's form, their choices
 // and defaults from the server (fetchRecurrentOptions). A comparison the server keeps opens by
 // its id (a link's, the learner's last: `open(id)`), its task and seed then in the form. The
 // Learn mode asks it which comparison is shown (`id()`); the page hears when that changes
 // (hooks.compared). The id is never shown: it is the card's data and the link's.
 
-import { fetchRecurrent, fetchRecurrentOptions, startRecurrent } from "../../core/api.js";
+import { cancelRecurrent, fetchRecurrent, fetchRecurrentOptions, startRecurrent } from "../../core/api.js";
 import * as trainrecurrent from "./views/trainrecurrent.js";
 
 /** @typedef {import("../../core/types.js").RecurrentRun} RecurrentRun */
 /** @typedef {import("../../core/types.js").RecurrentOptions} RecurrentOptions */
 
-const POLL_MS = 500; // how often a running comparison is read again
+const POLL_MS = 500; // how often a comparison waiting or running is read again
+/** @param {RecurrentRun} r */
+const going = (r) => r.state === "running" || r.state === "queued";
 
 /**
  * @param {HTMLElement} card the card (#recurrent-card), hidden until the tab first shows it
@@ -40,6 +43,7 @@ export function createRecurrent(card, hooks) {
           draw();
         },
         onStart: start,
+        onCancel: cancel,
       })
       .catch((/** @type {Error} */ err) => hooks.setError(`The comparison could not be drawn (${err.message}).`));
   }
@@ -65,7 +69,24 @@ export function createRecurrent(card, hooks) {
     }
   }
 
-  /** Read the comparison again after POLL_MS, and again while it runs. @param {string} id */
+  /** Stop the comparison shown (one waiting in line ends there); it is then drawn as it is. */
+  async function cancel() {
+    const id = app.run?.id;
+    if (!id) return;
+    try {
+      const r = await cancelRecurrent(id);
+      if (app.run?.id !== id) return;
+      app.run = r;
+      hooks.setError(null);
+      draw();
+      if (going(r)) poll(id);
+      else compared();
+    } catch (err) {
+      hooks.setError(`The comparison could not be cancelled: ${unreachable(err)}`);
+    }
+  }
+
+  /** Read the comparison again after POLL_MS, and again while it waits or runs. @param {string} id */
   function poll(id) {
     clearTimeout(app.timer);
     app.timer = setTimeout(async () => {
@@ -76,7 +97,7 @@ export function createRecurrent(card, hooks) {
         const ended = r.state !== app.run.state;
         app.run = r;
         draw();
-        if (r.state === "running") poll(id);
+        if (going(r)) poll(id);
         if (ended) compared();
       } catch (err) {
         // Said by its task and seed, never its id (a learner never reads one).
@@ -120,7 +141,7 @@ export function createRecurrent(card, hooks) {
     }
     hooks.setError(null);
     draw();
-    if (app.run.state === "running") poll(id);
+    if (going(app.run)) poll(id);
     compared();
     return true;
   }

@@ -7,6 +7,7 @@
 // render(card, data, sel, callbacks): the card's parts are marked by data-role.
 
 import { fillOptions } from "../../../core/dom.js";
+import { inLine } from "../../../core/trainrun.js";
 import { exact, readableCount, readablePercent, readableProse } from "../../../core/numbers.js";
 import { claimList } from "../claims.js";
 import { plotlyOf } from "../../../core/plotly.js";
@@ -32,7 +33,7 @@ export const ms = (s) => `${readableProse(1000 * s)} ms`;
  *   the comparison shown (null before the first); starting: a start is on its way
  * @param {{task: string, seed: number}} sel what the form says
  * @param {{onSelect: (change: {task?: string, seed?: number}) => void,
- *   onStart: () => void}} callbacks
+ *   onStart: () => void, onCancel: () => void}} callbacks
  */
 export function render(card, data, sel, callbacks) {
   const part = (/** @type {string} */ role) => /** @type {HTMLElement} */ (card.querySelector(`[data-role=${role}]`));
@@ -49,15 +50,20 @@ export function render(card, data, sel, callbacks) {
   if (document.activeElement !== seed) seed.value = String(sel.seed);
   seed.onchange = () => callbacks.onSelect({ seed: Number(seed.value) });
   const running = run?.state === "running";
+  const queued = run?.state === "queued";
   const start = /** @type {HTMLButtonElement} */ (part("start"));
-  start.disabled = data.starting || running || !options.slots;
+  start.disabled = data.starting || running || queued || !options.slots;
   start.onclick = () => callbacks.onStart();
+  // Its owner may stop it while it waits in line or runs (what it measured so far stays).
+  const cancel = /** @type {HTMLButtonElement} */ (part("cancel"));
+  cancel.hidden = !(running || queued) || !run?.can_cancel;
+  cancel.onclick = () => callbacks.onCancel();
   const info = options.tasks.find((t) => t.name === sel.task);
   part("about").textContent = info ? `${info.about} Each model trains ${info.steps} steps on the same batches.` : "";
   // The comparison is named by what it is (its task and seed, in the line under the bar); its
   // id, never shown, is the card's data (what tests read).
   card.dataset.run = run ? run.id : "";
-  card.dataset.state = run ? run.state : ""; // "running", "done"...: what tests wait for
+  card.dataset.state = run ? run.state : ""; // "queued", "running", "done"...: what tests wait for
 
   const progress = /** @type {HTMLProgressElement} */ (part("progress"));
   progress.value = run ? run.progress : 0;
@@ -65,16 +71,19 @@ export function render(card, data, sel, callbacks) {
     ? options.slots
       ? "Not run yet: press Run comparison."
       : "This server does not train."
-    : running
-      ? `${run.task}, seed ${run.seed}: ${run.doing} (${pct(run.progress)})`
-      : `${run.task}, seed ${run.seed}: ${run.state}${run.reason ? `: ${run.reason}` : ""} · ` +
-        run.models
-          .map(
-            (m) =>
-              `${nameOf(m)} ${readableCount(m.params)} parameters` +
-              (m.train_seconds !== null ? `, trained in ${readableProse(m.train_seconds)} s` : ""),
-          )
-          .join(" · ");
+    : queued
+      ? `${run.task}, seed ${run.seed}: waiting for a slot, ${inLine(run.place, run.wait_s)}. ` +
+        "It starts by itself when the comparisons ahead end."
+      : running
+        ? `${run.task}, seed ${run.seed}: ${run.doing} (${pct(run.progress)})`
+        : `${run.task}, seed ${run.seed}: ${run.state}${run.reason && run.reason !== run.state ? `: ${run.reason}` : ""} · ` +
+          run.models
+            .map(
+              (m) =>
+                `${nameOf(m)} ${readableCount(m.params)} parameters` +
+                (m.train_seconds !== null ? `, trained in ${readableProse(m.train_seconds)} s` : ""),
+            )
+            .join(" · ");
 
   const claims = part("claims");
   claims.hidden = !run?.claims;
