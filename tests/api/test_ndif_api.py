@@ -118,6 +118,61 @@ def test_each_failure_has_its_own_words(said, status, words):
     assert (err.retry_after is not None) == (status == 503)
 
 
+RECONNECTING = (
+    "Failed to send request: Service temporarily unavailable: compute backend is reconnecting. "
+    "Please try again in a few minutes."
+)  # NDIF 0.1.2's API while its dispatcher reconnects to the cluster
+
+
+def test_a_request_ndif_refused_while_it_reconnects_is_sent_again_for_a_while(monkeypatch):
+    """NDIF's "reconnecting" refusal took nothing: the trace is sent again, the listener told,
+    waiting longer each time, until ``RECONNECT_S``; then it is a 503 in plain words. Any other
+    refusal is said at once."""
+    from nnsight.intervention.backends.remote import RemoteError as Refused
+
+    from attnviz.capture.progress import reporting
+    from attnviz.pretrained.ndif import client
+
+    monkeypatch.setattr(client, "RECONNECT_FIRST_S", 0.01)
+    where = Deployment("https://ndif.example")
+    tries: list[object] = []
+
+    def trace(backend) -> dict:
+        tries.append(backend)
+        if len(tries) < 3:
+            raise Refused(RECONNECTING)
+        return {"saved": 1}
+
+    heard: list[str] = []
+    with reporting(lambda *_: None, heard.append):
+        assert client.run_remote(trace, where, "tiny") == {"saved": 1}
+    assert len(tries) == 3 and heard == [client.RECONNECT_WORDS] * 2
+    assert len({id(b) for b in tries}) == 3  # a backend of its own each time
+
+    monkeypatch.setattr(client, "RECONNECT_S", 0.05)  # 0.01 + 0.02: two more, then no more
+    tries.clear()
+
+    def never(backend) -> dict:
+        tries.append(backend)
+        raise Refused(RECONNECTING)
+
+    with pytest.raises(RemoteError) as refused:
+        client.run_remote(never, where, "tiny")
+    assert len(tries) == 3 and refused.value.status == 503
+    assert str(refused.value).startswith("model: the NDIF deployment at https://ndif.example is "
+                                         "down or unreachable (")  # fmt: skip
+    assert "reconnecting" in str(refused.value)
+    tries.clear()
+
+    def unauthorised(backend) -> dict:
+        tries.append(backend)
+        raise Refused("Failed to send request: Invalid API key.")
+
+    with pytest.raises(RemoteError, match="refused the key"):
+        client.run_remote(unauthorised, where, "tiny")
+    assert len(tries) == 1
+
+
 def test_no_host_is_refused_at_start_naming_ndif_host(folder):
     from attnviz.pretrained import ModelFolderError
 

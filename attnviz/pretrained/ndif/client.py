@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +33,16 @@ STATUS_WORDS = {
     "RUNNING": "NDIF is running the model",
     "COMPLETED": "NDIF is sending the result",
 }
+
+
+# NDIF refuses a request it has not taken while its API has lost its compute backend for a
+# moment ("compute backend is reconnecting": its dispatcher reconnects to the cluster after an
+# error, or a second API on the same queue has just started). Nothing of the request ran, so it
+# is sent again, waiting twice as long each time, for up to ``RECONNECT_S`` in all.
+RECONNECTING = re.compile(r"failed to send request.*\breconnecting\b", re.IGNORECASE | re.DOTALL)
+RECONNECT_S = 60.0
+RECONNECT_FIRST_S = 0.5
+RECONNECT_WORDS = "NDIF is reconnecting to its compute backend; asking again"
 
 
 @dataclass(frozen=True)
@@ -193,23 +204,33 @@ def run_remote(
 ) -> dict:
     """``trace(backend)`` (a trace of the model ``model``, whose key on the deployment is
     ``key`` (``model_key``), with that backend; None: nnsight runs it here, the tests' local
-    execution) and what it saved, NDIF's failures in plain words."""
+    execution) and what it saved, NDIF's failures in plain words. A request NDIF did not take
+    while it reconnects is sent again (``RECONNECTING``), the listener told so."""
     register()
     if where is None:
         return trace(None)
     from nnsight.intervention.backends.remote import RemoteError as NnsightRemoteError
 
-    backend = backend_for(key, where)
-    try:
-        got = trace(backend)
-    except NnsightRemoteError as exc:
-        raise plain_words(str(exc), where, model) from exc
-    except OSError as exc:  # the websocket's or httpx's connection, refused or reset
-        raise plain_words(f"connection failed: {exc}", where, model) from exc
-    except Exception as exc:
-        if type(exc).__module__.startswith(("websocket", "httpx", "httpcore")):
+    wait, waited = RECONNECT_FIRST_S, 0.0
+    while True:
+        backend = backend_for(key, where)
+        try:
+            got = trace(backend)
+        except NnsightRemoteError as exc:
+            if RECONNECTING.search(str(exc)) and waited + wait <= RECONNECT_S:
+                say(RECONNECT_WORDS)  # a job cancelled meanwhile stops here
+                log.info("NDIF at %s is reconnecting; the trace is sent again in %g s",
+                         where.host, wait)  # fmt: skip
+                time.sleep(wait)
+                waited, wait = waited + wait, wait * 2
+                continue
+            raise plain_words(str(exc), where, model) from exc
+        except OSError as exc:  # the websocket's or httpx's connection, refused or reset
             raise plain_words(f"connection failed: {exc}", where, model) from exc
-        raise
-    if not got and isinstance(backend.result, dict):
-        got = backend.result.get("got", {})
-    return got
+        except Exception as exc:
+            if type(exc).__module__.startswith(("websocket", "httpx", "httpcore")):
+                raise plain_words(f"connection failed: {exc}", where, model) from exc
+            raise
+        if not got and isinstance(backend.result, dict):
+            got = backend.result.get("got", {})
+        return got
