@@ -11,7 +11,8 @@ data directory as runs are (``services.store``): a restart keeps every ended one
 then is ``interrupted``) and puts the waiting ones back in line, and past the store's bounds
 the oldest go (their links say when: 404). The slots and the line are the training runs'
 numbers but counts of their own: a comparison and a run may train side by side, each on one
-thread.
+thread. What changes of a comparison is an event (``services.events``): a client follows it
+as server-sent events, or reads the same state again.
 
 A comparison belongs to the visitor who started it, as a run does (``services.ownership``): its
 id is the capability to read it; only its owner or the operator may cancel it.
@@ -19,11 +20,13 @@ id is the capability to read it; only its owner or the operator may cancel it.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
 import sqlite3
 import threading
 import time
+from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 
 from attnviz.schemas.recurrent import (
@@ -39,6 +42,7 @@ from attnviz.schemas.recurrent import (
 from attnviz.schemas.train import TrainClaim
 from attnviz.services import compute
 from attnviz.services.admission import Busy
+from attnviz.services.events import EventLog, follow
 from attnviz.services.line import Line, Ticker, Words
 from attnviz.services.ownership import NOBODY, Caller, Ownership, new_run_id
 from attnviz.services.store import (
@@ -63,15 +67,20 @@ KIND = "comparison"  # its rows in the store's index
 TRAINING_SHARE = 0.85  # of the work: the rest is timing the steps
 WORDS = Words(field="task", one="comparison", goes="running")
 WAITING = ("queued", "running")
+PROGRESS_S = 0.2  # a comparison's progress events come at most this often while it trains
+ONLY_ITS_READERS = {"yours", "can_cancel", "token"}  # what an event leaves to the state
 
 
-class LiveComparison:
+class LiveComparison(EventLog):
     """One comparison as it runs: what ``recurrent.compare`` has done so far, then its claims
-    and what it showed."""
+    and what it showed; its events (``services.events``): ``progress``, the whole comparison
+    (less what only its reader is told) whenever it changes, at most every ``PROGRESS_S`` while
+    it trains, then ``end``, the same, last."""
 
     def __init__(
         self, run_id: str, req: RecurrentRequest, setup: R.Setup, access: Ownership
     ) -> None:
+        super().__init__()
         self.id = run_id
         self.access = access  # its owner, whether shared, who opened it
         self.cancel = threading.Event()
@@ -92,7 +101,7 @@ class LiveComparison:
         self.progress: R.Progress | None = None
         self.claims: list[TrainClaim] | None = None
         self.shows = ""
-        self.lock = threading.Lock()
+        self.told_at = 0.0  # when its last progress event was logged (monotonic)
         self.created = time.time()
         self.request = req
         # A comparison read back from the store: what it showed, as it was kept.
@@ -132,6 +141,28 @@ class LiveComparison:
         spent = time.monotonic() - self.started
         left = spent * (1 - done) / done if done > 0 else deadline - time.monotonic()
         return max(0.0, min(left, deadline - time.monotonic()))
+
+    def tell(self) -> None:
+        """Its ``progress`` event: the comparison as it is now, as any reader reads it (``GET``
+        adds whether it is theirs)."""
+        now = self.state_now().model_dump(mode="json", exclude=ONLY_ITS_READERS)
+        self.told_at = time.monotonic()
+        self.emit("progress", now)
+
+    def end(self, final: RecurrentRun, apply: Callable[[], None]) -> None:
+        """Its ``end`` event (``final``, less what only its reader is told), logged as
+        ``apply`` ends it: a stream never finds it ended without its end in the log."""
+        self.emit("end", final.model_dump(mode="json", exclude=ONLY_ITS_READERS), apply=apply)
+
+    def heard(self, result: R.Comparison, progress: R.Progress) -> None:
+        """``recurrent.compare``'s progress: kept, and told where a model or a stage begins or
+        ``PROGRESS_S`` have passed since the last event."""
+        with self.lock:
+            was = self.progress
+            self.result, self.progress = result, progress
+        moved = was is None or (was.kind, was.stage) != (progress.kind, progress.stage)
+        if moved or time.monotonic() - self.told_at >= PROGRESS_S:
+            self.tell()
 
     def state_now(self, caller: Caller = NOBODY) -> RecurrentRun:
         """What it is now, as the API sends it to ``caller``."""
@@ -299,6 +330,7 @@ class RecurrentService:
         with live.lock:
             live.state, live.place, live.wait_s = "running", None, None
             live.started = time.monotonic()
+        live.tell()
         self._keep(live, live.state_now())
         threading.Thread(target=self._run, args=(live,), name=f"recurrent-{live.id}",
                          daemon=True).start()  # fmt: skip
@@ -321,7 +353,10 @@ class RecurrentService:
         lengths = [self._length(w) for w in self.line.waiting]
         for w, place, wait in self.line.lay(running, ahead, lengths, self.settings.train_slots):
             with w.lock:
+                moved = (w.place, w.wait_s) != (place, wait)
                 w.place, w.wait_s = place, wait
+            if moved:
+                w.tell()
 
     def _tick(self) -> bool:
         """The waiting comparisons' estimates again; False when none waits."""
@@ -352,8 +387,8 @@ class RecurrentService:
             raise self._gone(run_id)
         return live
 
-    def get(self, run_id: str, caller: Caller = NOBODY) -> RecurrentRun:
-        """The comparison as ``caller`` reads it (anyone with the id may; remembered as having
+    def open(self, run_id: str, caller: Caller = NOBODY) -> LiveComparison:
+        """The comparison, for ``caller`` to read (anyone with the id may; remembered as having
         opened it)."""
         live = self.find(run_id)
         with live.lock:
@@ -366,10 +401,30 @@ class RecurrentService:
                 self.store.put_access(live.id, access)
             except (sqlite3.Error, OSError, StoreError) as exc:
                 log.warning("comparison %s: who may read it not stored (%s)", live.id, exc)
+        return live
+
+    def get(self, run_id: str, caller: Caller = NOBODY) -> RecurrentRun:
+        """The comparison as ``caller`` reads it (``open``)."""
+        live = self.open(run_id, caller)
         got = live.state_now(caller)
         if got.state not in WAITING:
             self._told(live, caller)
         return got
+
+    async def stream(self, live: LiveComparison, after: int | None,
+                     caller: Caller) -> AsyncIterator[tuple[int, str, str]]:  # fmt: skip
+        """(seq, event, JSON data): the comparison (one ``open``) as ``caller`` reads it, then
+        its events until its end (``events.follow``)."""
+        ended = live.finished  # its state, sent first, is then its end's
+
+        def state() -> tuple[int, str]:
+            seq = live.seq  # read first: an event logged meanwhile is sent again, never lost
+            return seq, live.state_now(caller).model_dump_json()
+
+        async for item in follow(live, after, state):
+            yield item
+            if item[1] == "end" or (item[1] == "state" and ended):
+                await asyncio.to_thread(self._told, live, caller)  # a write to the index
 
     def _told(self, live: LiveComparison, caller: Caller) -> None:
         """``caller`` was just sent the comparison as it ended: when it is its owner, the store
@@ -450,9 +505,12 @@ class RecurrentService:
         )
         self._keep(live, ended, ended=True)
         self._evict(ending=live)
-        with live.lock:
+
+        def end() -> None:
             live.state, live.reason = "cancelled", WAITING_CANCELLED
             live.ended, live.place, live.wait_s = time.monotonic(), None, None
+
+        live.end(ended, end)
         with self.lock:
             self._tell_line()
 
@@ -466,17 +524,13 @@ class RecurrentService:
 
     def _run(self, live: LiveComparison) -> None:
         deadline = live.started + self.settings.train_max_seconds
-
-        def heard(result: R.Comparison, progress: R.Progress) -> None:
-            with live.lock:
-                live.result, live.progress = result, progress
-
         state, reason = "done", None
         claims: list[TrainClaim] | None = None
         said = ""
         try:
             with compute.beside():  # a core of its own: traces take one thread fewer
-                result = R.compare(live.task, live.seed, setup=live.setup, on_progress=heard,
+                result = R.compare(live.task, live.seed, setup=live.setup,
+                                   on_progress=live.heard,
                                    should_stop=lambda: live.cancel.is_set()
                                    or time.monotonic() > deadline)  # fmt: skip
             with live.lock:
@@ -508,11 +562,14 @@ class RecurrentService:
         # The bounds are kept before anyone can read it ended: a reader who sees it done
         # never sees one it pushed past them.
         self._evict(ending=live)
-        with live.lock:
+
+        def end() -> None:  # under the log's lock: its end and its end's event at once
             live.state, live.reason, live.ended = state, reason, time.monotonic()
             live.claims, live.shows = claims, said
             if state == "done":
                 live.took = live.ended - live.started
+
+        live.end(final, end)
         with self.lock:
             self._start_waiting()  # the first in line takes its slot
 

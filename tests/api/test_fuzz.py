@@ -110,6 +110,7 @@ OPERATIONS = [
     "GET /api/recurrent",
     "POST /api/recurrent",
     "GET /api/recurrent/{run_id}",
+    "GET /api/recurrent/{run_id}/events",
     "DELETE /api/recurrent/{run_id}",
 ]
 POSITIVE, NEGATIVE = GenerationMode.POSITIVE, GenerationMode.NEGATIVE

@@ -9,6 +9,7 @@ shipped ones, and their claims, are tests/training/test_recurrent.py's."""
 
 from __future__ import annotations
 
+import threading
 import typing
 from dataclasses import replace
 
@@ -21,6 +22,7 @@ from attnviz.services.recurrent import RecurrentService
 from attnviz.settings import Settings
 from attnviz.training import recurrent as R
 from attnviz.training.trainer import Optimiser
+from tests.api.test_train import events
 from tests.support.servers import served
 from tests.support.waits import until
 
@@ -284,3 +286,51 @@ def test_the_list_holds_the_callers_comparisons_newest_first_and_those_it_opened
         assert learner.delete(f"/api/recurrent/{older}").status_code == 200
         assert [c["id"] for c in learner.get("/api/recurrent").json()["comparisons"]] == [newer]
         assert teacher.get("/api/recurrent").json() == {"comparisons": []}
+
+
+@pytest.mark.slow
+def test_a_comparisons_events_are_its_state_then_each_change_then_its_end():
+    """GET /api/recurrent/{id}/events: the state first (as GET answers it, the reader's own
+    fields in it), then ``progress`` (the whole comparison, less the reader's fields) whenever
+    it changes: leaving the line, then as it trains; then ``end``, the state GET then answers;
+    ids rising; ``Last-Event-ID`` resumes after one; an ended one's stream is its state."""
+    app = make_app(long_copy(), train_slots=1, train_max_seconds=20)
+    with served(app) as url:
+        a, b = visitors(url, 2)
+        long = start(a, task="copy")
+        waiting = start(b, task="reverse")
+        assert waiting["state"] == "queued"
+        opened, seen = threading.Event(), []
+        follower = threading.Thread(
+            target=lambda: seen.extend(
+                events(b, waiting["id"], opened=opened.set, kind="recurrent")
+            )
+        )
+        follower.start()
+        assert opened.wait(30), "the stream's answer"
+        assert a.delete(f"/api/recurrent/{long['id']}").status_code == 200  # B's starts
+        follower.join(60)
+        assert not follower.is_alive(), "the stream's end"
+        ids, names = [e[0] for e in seen], [e[1] for e in seen]
+        assert ids == sorted(set(ids)) and names[0] == "state" and names[-1] == "end", names
+        assert set(names[1:-1]) <= {"progress"} and len(names) >= 4, names
+        first = seen[0][2]
+        assert (first["state"], first["place"], first["yours"]) == ("queued", 1, True)
+        states = [e[2]["state"] for e in seen]
+        assert states.index("running") < len(states) - 1 and states[-1] == "done"
+        assert all("yours" not in e[2] and "can_cancel" not in e[2] for e in seen[1:])
+        started = seen[states.index("running")][2]
+        assert started["place"] is None and started["wait_s"] is None
+        got = b.get(f"/api/recurrent/{waiting['id']}").json()
+        assert seen[-1][2] == {k: v for k, v in got.items() if k not in ("yours", "can_cancel",
+                                                                         "token")}  # fmt: skip
+        assert got["claims"] and seen[-1][2]["claims"] == got["claims"]
+        # Resumed after an event: the ones after it, without the state.
+        resumed = events(b, waiting["id"], last=ids[1], kind="recurrent")
+        assert resumed == [e for e in seen if e[0] > ids[1]]
+        # An ended one: its state, and the stream ends.
+        again = events(b, waiting["id"], kind="recurrent")
+        assert [e[1] for e in again] == ["state"] and again[0][2]["state"] == "done"
+        assert again[0][2] == got
+        gone = b.get("/api/recurrent/nope/events")
+        assert gone.status_code == 404 and "no comparison 'nope'" in gone.json()["message"]

@@ -37,12 +37,14 @@ def events(
     run_id: str,
     last: int | None = None,
     opened: typing.Callable[[], None] | None = None,
+    kind: str = "train",
 ) -> list[tuple[int, str, dict]]:
     """Every event of the run's stream until its end: (id, name, data). ``opened`` is called
-    once the stream's answer has begun (its status and headers are in)."""
+    once the stream's answer has begun (its status and headers are in); ``kind``: the path's
+    ("recurrent" for a comparison's)."""
     headers = {"Last-Event-ID": str(last)} if last is not None else {}
     out: list[tuple[int, str, dict]] = []
-    with client.stream("GET", f"/api/train/{run_id}/events", headers=headers) as r:
+    with client.stream("GET", f"/api/{kind}/{run_id}/events", headers=headers) as r:
         assert r.status_code == 200 and r.headers["content-type"].startswith("text/event-stream")
         if opened is not None:
             opened()

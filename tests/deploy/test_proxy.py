@@ -500,6 +500,11 @@ def test_every_request_about_a_run_reaches_the_replica_that_trains_it(replicas, 
         for i in range(3):
             r = http.get(f"/api/recurrent/{comparison}", headers={"X-Test-Tag": f"rnn-{i}"})
             assert r.status_code == 200 and r.json()["id"] == comparison, r.text
+        # Its events, from its replica, through the proxy as they are written: cancelled, it
+        # ends (its state alone, where it ended before the stream began).
+        assert http.delete(f"/api/recurrent/{comparison}").status_code == 200
+        names = sse_events(http, f"/api/recurrent/{comparison}/events", "rnn-3")
+        assert names[0] == "state" and (names[-1] == "end" or names == ["state"]), names
         checks = {}
         for i, run_id in enumerate(runs):
             r = http.post(
@@ -516,7 +521,7 @@ def test_every_request_about_a_run_reaches_the_replica_that_trains_it(replicas, 
             home = replica_addr[run_id.split("-")[0]]
             for what in ("events", "state", "trace", "check"):
                 assert logged[f"{what}-{i}"] == home, (what, run_id, logged)
-        for i in range(3):
+        for i in range(4):
             assert logged[f"rnn-{i}"] == replica_addr[comparison.split("-")[0]], logged
         for i, job in enumerate(jobs):
             assert job.split("-")[0] == jobs[job].split("-")[0]  # made where the run is

@@ -3,7 +3,6 @@ kept, the event stream, and the pieces they are made of (loss columns, 8-bit thu
 
 from __future__ import annotations
 
-import asyncio
 import base64
 from collections.abc import AsyncIterator, Iterable, Sequence
 from typing import TYPE_CHECKING
@@ -25,6 +24,7 @@ from attnviz.schemas.train import (
     TrainRunVariantSummary,
     TrainVariant,
 )
+from attnviz.services.events import follow
 from attnviz.services.ownership import NOBODY, Caller
 from attnviz.services.training.runs import LiveRun
 from attnviz.training.claims import Outcome
@@ -33,8 +33,6 @@ from attnviz.training.trainer import Architecture, Optimiser, Run, Step, checkpo
 
 if TYPE_CHECKING:
     from attnviz.training.ablations import Preset
-
-POLL_S = 0.1  # how often a stream looks for new events
 
 
 def shorter_claims(preset: Preset, runs: Sequence[Run]) -> list[TrainClaim]:
@@ -234,20 +232,12 @@ async def stream(
     run: LiveRun, after: int | None, caller: Caller = NOBODY
 ) -> AsyncIterator[tuple[int, str, str]]:
     """(seq, event, JSON data): the run's state first (as ``caller`` reads it; unless resuming
-    ``after`` an event already seen: an id its log does not hold, from before a restart, gets the
-    state again), then each event as it comes, until the run's end."""
-    if after is None or not run.holds(after):  # an id of another log: a restart's, before
-        state = run_state(run, caller)
-        yield state.seq, "state", state.model_dump_json()
-        after = state.seq
-    while True:
-        finished = run.finished  # read first: its end is then in the log already
-        items = run.events_from(after)
-        for item in items:
-            after = item[0]
-            yield item
-            if item[1] == "end":  # the last event of every run
-                return
-        if finished:  # its end was sent before (a resumed stream): nothing more comes
-            return
-        await asyncio.sleep(POLL_S)
+    ``after`` an event already seen: ``events.follow``), then each event as it comes, until the
+    run's end."""
+
+    def state() -> tuple[int, str]:
+        now = run_state(run, caller)
+        return now.seq, now.model_dump_json()
+
+    async for item in follow(run, after, state):
+        yield item

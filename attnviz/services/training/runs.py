@@ -3,17 +3,16 @@ append-only event log its clients read."""
 
 from __future__ import annotations
 
-import json
 import math
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
 
 from attnviz.engine import Transformer
 from attnviz.schemas.train import TrainCheckpoint, TrainClaim, TrainRequest
+from attnviz.services.events import EventLog
 from attnviz.services.ownership import Ownership
 from attnviz.training.catalog import slug
 from attnviz.training.tasks import CharLM, Reverse, Task, bigram_heldout_loss
@@ -169,10 +168,13 @@ class Variant:
     weights: dict | None = None
 
 
-class LiveRun:
-    """One run as it trains: its variants' histories and checkpoints, and its event log."""
+class LiveRun(EventLog):
+    """One run as it trains: its variants' histories and checkpoints, and its event log
+    (``services.events``: its ``base`` past every id of its log before a restart, for a run put
+    back in line, ``kept.requeue``)."""
 
     def __init__(self, run_id: str, req: TrainRequest, plan: Plan, access: Ownership):
+        super().__init__()
         self.id = run_id
         self.access = access  # its owner, whether shared, who opened it (services.ownership)
         self.plan = plan
@@ -194,12 +196,6 @@ class LiveRun:
         self.started = time.monotonic()
         self.created = time.time()  # when it started, as the store keeps it
         self.ended: float | None = None
-        self.events: list[tuple[str, str]] = []  # (event name, JSON data)
-        # The seq before its log's first event: 0, or, for a run put back in line after a
-        # restart, past every id its log had before (``kept.requeue``), so that a stream
-        # resumed with an id of the old log is told the whole state again.
-        self.base = 0
-        self.lock = threading.Lock()
         self.step_time = 0.0  # the last variant's mean seconds per step
         # Once it ended, having trained in this process: its seconds from start to end per step
         # trained (its setup, checkpoints, measures and writes included), which the line's
@@ -240,32 +236,6 @@ class LiveRun:
             return f"{self.task_name}, {plan.compare} compared ({len(plan.variants)} models)"
         layers = plan.variants[0][1].layers
         return f"{self.task_name}, {layers} layer{'' if layers == 1 else 's'}"
-
-    def emit(self, name: str, data: dict, apply: Callable[[], None] | None = None) -> None:
-        """Log an event; ``apply`` makes the change it reports, at the same moment, so that a
-        state read between the two can never hold the change without the event counted in
-        its ``seq`` (a stream would then deliver it twice)."""
-        text = json.dumps(data, separators=(",", ":"))
-        with self.lock:
-            if apply is not None:
-                apply()
-            self.events.append((name, text))
-
-    @property
-    def seq(self) -> int:
-        """The id of its last event (0: none yet)."""
-        return self.base + len(self.events)
-
-    def holds(self, seq: int) -> bool:
-        """Whether ``seq`` is an id of this log (or 0 before it): a stream may go on after it."""
-        return self.base <= seq <= self.seq
-
-    def events_from(self, seq: int) -> list[tuple[int, str, str]]:
-        """The events after the id ``seq`` (one ``holds``), with their ids."""
-        with self.lock:
-            start = max(0, seq - self.base)
-            return [(self.base + i + 1, n, d)
-                    for i, (n, d) in enumerate(self.events[start:], start=start)]  # fmt: skip
 
     def remaining_s(self, deadline: float) -> float:
         """Seconds until the run ends, as its pace so far says, and never past ``deadline``."""

@@ -473,6 +473,13 @@ export function startRecurrent(body) {
 }
 
 /**
+ * GET /api/recurrent/{id}/events: the comparison's server-sent events (`state` first, then
+ * `progress`, then `end`: each the whole comparison); the browser reconnects by itself.
+ * @param {string} id
+ */
+export const recurrentEvents = (id) => new EventSource(`/api/recurrent/${encodeURIComponent(id)}/events`);
+
+/**
  * DELETE /api/recurrent/{id}: stop a comparison (one waiting in line ends there); its state.
  * @param {string} id
  * @returns {Promise<import("./types.js").RecurrentRun>}

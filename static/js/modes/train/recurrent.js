@@ -1,19 +1,24 @@
 // The Train tab's "Why not an RNN?" card: starts a comparison of the transformer with an LSTM
-// and a GRU on the server (startRecurrent), reads it again every POLL_MS while it waits in line
-// or runs, and
-// draws it (views/trainrecurrent.js). Its task and seed come from the card's form, their choices
+// and a GRU on the server (startRecurrent), follows its events while it waits in line or runs
+// (recurrentEvents: the whole comparison first, then as it changes, then its end), and draws it
+// (views/trainrecurrent.js). Its task and seed come from the card's form, their choices
 // and defaults from the server (fetchRecurrentOptions). A comparison the server keeps opens by
 // its id (a link's, the learner's last: `open(id)`), its task and seed then in the form. The
 // Learn mode asks it which comparison is shown (`id()`); the page hears when that changes
 // (hooks.compared). The id is never shown: it is the card's data and the link's.
 
-import { cancelRecurrent, fetchRecurrent, fetchRecurrentOptions, startRecurrent } from "../../core/api.js";
+import {
+  cancelRecurrent,
+  fetchRecurrent,
+  fetchRecurrentOptions,
+  recurrentEvents,
+  startRecurrent,
+} from "../../core/api.js";
 import * as trainrecurrent from "./views/trainrecurrent.js";
 
 /** @typedef {import("../../core/types.js").RecurrentRun} RecurrentRun */
 /** @typedef {import("../../core/types.js").RecurrentOptions} RecurrentOptions */
 
-const POLL_MS = 500; // how often a comparison waiting or running is read again
 /** @param {RecurrentRun} r */
 const going = (r) => r.state === "running" || r.state === "queued";
 
@@ -29,7 +34,7 @@ export function createRecurrent(card, hooks) {
     sel: { task: "", seed: 0 },
     starting: false,
     active: false,
-    /** @type {ReturnType<typeof setTimeout> | undefined} */ timer: undefined,
+    /** @type {EventSource | null} */ source: null, // the events of the comparison shown
     /** @type {Promise<void> | null} */ ready: null, // the options read (once)
   };
   const compared = () => hooks.compared?.();
@@ -59,7 +64,7 @@ export function createRecurrent(card, hooks) {
     draw();
     try {
       app.run = await startRecurrent({ task, seed });
-      poll(app.run.id);
+      follow(app.run.id);
       compared();
     } catch (err) {
       hooks.setError(`The comparison could not start: ${/** @type {Error} */ (err).message}`);
@@ -79,32 +84,51 @@ export function createRecurrent(card, hooks) {
       app.run = r;
       hooks.setError(null);
       draw();
-      if (going(r)) poll(id);
-      else compared();
+      if (going(r)) follow(id);
+      else {
+        app.source?.close();
+        app.source = null;
+        compared();
+      }
     } catch (err) {
       hooks.setError(`The comparison could not be cancelled: ${unreachable(err)}`);
     }
   }
 
-  /** Read the comparison again after POLL_MS, and again while it waits or runs. @param {string} id */
-  function poll(id) {
-    clearTimeout(app.timer);
-    app.timer = setTimeout(async () => {
-      if (app.run?.id !== id) return;
-      try {
-        const r = await fetchRecurrent(id);
-        if (app.run?.id !== id) return;
-        const ended = r.state !== app.run.state;
-        app.run = r;
+  /**
+   * Follow the comparison's events until its end: each (`state` first, then `progress`, then
+   * `end`) is the whole comparison; the caller's own fields (yours, can_cancel) come with the
+   * first and stay. @param {string} id
+   */
+  function follow(id) {
+    app.source?.close();
+    const source = recurrentEvents(id);
+    app.source = source;
+    for (const type of ["state", "progress", "end"]) {
+      source.addEventListener(type, (e) => {
+        if (app.source !== source || app.run?.id !== id) return;
+        const data = JSON.parse(/** @type {MessageEvent} */ (e).data);
+        const moved = data.state !== app.run.state;
+        /** @type {RecurrentRun} */
+        const run = type === "state" ? data : { ...app.run, ...data };
+        app.run = run;
+        if (type === "end" || !going(run)) {
+          source.close();
+          app.source = null;
+        }
         draw();
-        if (going(r)) poll(id);
-        if (ended) compared();
-      } catch (err) {
+        if (moved) compared();
+      });
+    }
+    source.onerror = () => {
+      // The browser reconnects by itself (with Last-Event-ID) unless the server said no.
+      if (source.readyState === EventSource.CLOSED && app.source === source) {
+        app.source = null;
         // Said by its task and seed, never its id (a learner never reads one).
         const was = app.run ? ` (${app.run.task}, seed ${app.run.seed})` : "";
-        hooks.setError(`Lost the comparison${was}: ${unreachable(err)}`);
+        hooks.setError(`Lost the comparison${was}: its server went away. Press Run comparison to run one again.`);
       }
-    }, POLL_MS);
+    };
   }
 
   /** The options, read once (a failure is said, and read again at the next call). */
@@ -141,7 +165,7 @@ export function createRecurrent(card, hooks) {
     }
     hooks.setError(null);
     draw();
-    if (going(app.run)) poll(id);
+    if (going(app.run)) follow(id);
     compared();
     return true;
   }
