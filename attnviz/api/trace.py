@@ -1,7 +1,9 @@
+from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, HTTPException, Path, Query, Request, status
+from fastapi import APIRouter, Body, Depends, Header, HTTPException, Path, Query, Request, status
 from fastapi.responses import JSONResponse, Response
+from fastapi.sse import EventSourceResponse, ServerSentEvent
 
 from attnviz.api.deps import CallerDep, JobsDep, TracesDep
 from attnviz.api.responses import sliced_response
@@ -188,6 +190,35 @@ def _job(job_id: str, jobs: Any, caller: Any) -> TraceJob:
 )
 def job_state(job_id: JobId, jobs: JobsDep, caller: CallerDep) -> dict[str, Any]:
     return _job(job_id, jobs, caller).as_json()
+
+
+def _followed(job_id: JobId, jobs: JobsDep, caller: CallerDep) -> TraceJob:
+    """The job the path names, the caller's (404 where there is none)."""
+    return _job(job_id, jobs, caller)
+
+
+@router.get(
+    "/trace/jobs/{job_id}/events",
+    response_class=EventSourceResponse,
+    responses={
+        **JOB_GONE,
+        200: {
+            "description": "Server-sent events: `state` (the job's state, first), then "
+            "`progress` (its state: as it starts, as each layer pass is done, as it sends its "
+            "answer, as a remote deployment's words change, and every half second between them, "
+            "as its time goes on) and `end` (its state, last). Each has an `id`; reconnecting "
+            "with `Last-Event-ID` goes on after it, without the state."
+        },
+    },
+    description="A trace job's state as it changes: " + JOB_DOC,
+)
+async def job_events(
+    job: Annotated[TraceJob, Depends(_followed)],
+    jobs: JobsDep,
+    last_event_id: Annotated[int | None, Header(ge=0)] = None,
+) -> AsyncIterator[ServerSentEvent]:
+    async for seq, name, data in jobs.stream(job, last_event_id):
+        yield ServerSentEvent(raw_data=data, event=name, id=str(seq))
 
 
 @router.delete(

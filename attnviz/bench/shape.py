@@ -16,7 +16,7 @@ import logging
 import math
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -420,11 +420,35 @@ def shape_row(
     )
 
 
+def job_states(port: int, path: str, cookie: str) -> Iterator[dict[str, Any]]:
+    """A trace job's states from its server-sent events at ``path`` (the page's way of following
+    it), until its ``end``."""
+    import http.client
+
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
+    try:
+        conn.request("GET", path, headers={"Accept": "text/event-stream", "Cookie": cookie})
+        stream = conn.getresponse()
+        if stream.status != 200:
+            return
+        name = ""
+        while line := stream.readline():
+            text = line.decode().rstrip("\r\n")
+            if text.startswith("event: "):
+                name = text.removeprefix("event: ")
+            elif text.startswith("data: "):
+                yield json.loads(text.removeprefix("data: "))
+                if name == "end":
+                    return
+    finally:
+        conn.close()
+
+
 def first_request(port: int, body: dict) -> tuple[int, int, bytes, dict[str, Any] | None]:
     """The page's first request as the page sends it (``Prefer: respond-async``): the answer,
-    or, when the server makes it a job, the job followed as the page does (its state every
-    0.5 s, with the visitor's cookie) to its result: (status, bytes on the wire, body, what
-    the job told: None when there was none)."""
+    or, when the server makes it a job, the job followed as the page does (its events, with the
+    visitor's cookie: ``job_states``) to its result: (status, bytes on the wire, body, what the
+    job told: None when there was none)."""
     import gzip
     import http.client
 
@@ -454,14 +478,10 @@ def first_request(port: int, body: dict) -> tuple[int, int, bytes, dict[str, Any
             state = json.loads(raw)
             told: list[dict[str, Any]] = []
             job = {"estimate_s": state["estimate_s"], "layers": state["layers"], "told": told}
-            while state["state"] in ("queued", "running"):
-                time.sleep(0.5)
-                status, raw, _ = ask("GET", state["url"])
-                if status != 200:
-                    break
-                state = json.loads(raw)
-                told.append({"t_s": round(time.perf_counter() - t0, 2), "done": state["done"],
-                             "total": state["total"], "left_s": state["left_s"]})  # fmt: skip
+            for now in job_states(port, state["events"], cookie):
+                told.append({"t_s": round(time.perf_counter() - t0, 2), "done": now["done"],
+                             "total": now["total"], "left_s": now["left_s"]})  # fmt: skip
+                state = now
             job.update(state=state["state"], message=state["message"], total=state["total"])
             status, raw, response = ask("GET", state["result"])
         wire = len(raw)

@@ -8,16 +8,22 @@ does not hold (one of a log before a restart) gets the state again.
 
 A change and the event that reports it are made together (``emit``'s ``apply``, under the log's
 lock): a state read between the two can never hold the change without the event counted in its
-``seq`` (a stream would then deliver it twice)."""
+``seq`` (a stream would then deliver it twice).
+
+Work whose state moves between its events (a trace job's time so far and time left) is also
+sent as it is now (``now``) every ``TICK_S`` that nothing else came: ``progress`` with the id of
+the last event, so that a reconnection goes on where it left off."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import threading
+import time
 from collections.abc import AsyncIterator, Callable
 
 POLL_S = 0.1  # how often a stream looks for new events
+TICK_S = 0.5  # how often a stream with a ``now`` sends it while no event comes
 
 Event = tuple[int, str, str]  # (seq, name, JSON data)
 
@@ -35,12 +41,14 @@ class EventLog:
     def finished(self) -> bool:
         raise NotImplementedError
 
-    def emit(self, name: str, data: dict, apply: Callable[[], None] | None = None) -> None:
-        """Log an event; ``apply`` makes the change it reports, at the same moment."""
-        text = json.dumps(data, separators=(",", ":"))
+    def emit(self, name: str, data: dict | Callable[[], dict],
+             apply: Callable[[], None] | None = None) -> None:  # fmt: skip
+        """Log an event; ``apply`` makes the change it reports, at the same moment; ``data``, or
+        what it answers once the change is made (it must not take the log's lock)."""
         with self.lock:
             if apply is not None:
                 apply()
+            text = json.dumps(data() if callable(data) else data, separators=(",", ":"))
             self.events.append((name, text))
 
     @property
@@ -60,23 +68,28 @@ class EventLog:
                     for i, (n, d) in enumerate(self.events[start:], start=start)]  # fmt: skip
 
 
-async def follow(log: EventLog, after: int | None,
-                 state: Callable[[], tuple[int, str]]) -> AsyncIterator[Event]:  # fmt: skip
+async def follow(log: EventLog, after: int | None, state: Callable[[], tuple[int, str]],
+                 now: Callable[[], str] | None = None) -> AsyncIterator[Event]:  # fmt: skip
     """(seq, event, JSON data): ``state()`` first (its seq and its JSON, sent as ``state``),
-    unless resuming ``after`` an event the log holds; then each event as it comes, until the
-    ``end`` (or at once, where it had ended before the stream began: its end was sent then)."""
+    unless resuming ``after`` an event the log holds; then each event as it comes, and
+    ``now()`` as ``progress`` every ``TICK_S`` without one, until the ``end`` (or at once, where
+    it had ended before the stream began: its end was sent then)."""
     if after is None or not log.holds(after):  # an id of another log: a restart's, before
         seq, data = state()
         yield seq, "state", data
         after = seq
+    sent = time.monotonic()
     while True:
         finished = log.finished  # read first: its end is then in the log already
         items = log.events_from(after)
         for item in items:
-            after = item[0]
+            after, sent = item[0], time.monotonic()
             yield item
             if item[1] == "end":  # the last event of every one
                 return
         if finished:  # its end was sent before (a resumed stream): nothing more comes
             return
+        if now is not None and not items and time.monotonic() - sent >= TICK_S:
+            sent = time.monotonic()
+            yield after, "progress", now()
         await asyncio.sleep(POLL_S)

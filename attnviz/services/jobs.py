@@ -4,10 +4,10 @@ A request that asks for it (``Prefer: respond-async``, as the page does) and who
 expected to take longer than ``trace_job_after_s``, or than the request limit
 (``request_timeout_s``: answered plainly, it would be cut off), is answered 202 at once with a
 job (``wants_job``): the same computation (the trace and the part asked for, encoded) goes on
-through admission like any miss, on the compute thread, off the event loop, and the page reads
-its progress (each
-layer of the forward, then of the thumbnails, as ``attnviz.capture.progress`` tells it, and the
-time left at the pace measured so far), cancels it, and fetches the answer once it is done (the
+through admission like any miss, on the compute thread, off the event loop, and the page
+follows its progress (its events, ``services.events``, or its state read again: each layer of
+the forward, then of the thumbnails, as ``attnviz.capture.progress`` tells it, and the time left
+at the pace measured so far), cancels it, and fetches the answer once it is done (the
 trace is then in the cache, for the page's next parts). The job is bounded by its own limit,
 ``trace_job_s`` from when it was asked, never by the request's; it stops at the next layer
 past it, saying so.
@@ -45,11 +45,13 @@ is done within ``trace_job_after_s``, else 202 and followed like any other."""
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import math
 import re
 import secrets
 import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
@@ -59,6 +61,7 @@ from attnviz.errors import RemoteError, TraceError
 from attnviz.pretrained.folder import REMOTE_BACKENDS
 from attnviz.pretrained.registry import ServedModel
 from attnviz.schemas.trace import TextTraceRequest, TraceQuery
+from attnviz.services.events import Event, EventLog, follow
 from attnviz.services.ownership import ID_BYTES, Caller
 from attnviz.services.parts import check_part, shape_numbers
 from attnviz.services.text_trace import ModelNotFound, check_text, find_model, token_cap
@@ -155,7 +158,12 @@ class JobStopped(Exception):
 
 
 @dataclass(eq=False)
-class TraceJob:
+class TraceJob(EventLog):
+    """One long trace as its page follows it: its state (``as_json``, what ``GET`` answers) and
+    its events (``services.events``): ``progress`` as each layer pass is done, as it starts,
+    as it sends its answer and as a remote deployment's words change, then ``end``; a stream
+    sends its state between them too, as its time goes on (``TraceJobs.stream``)."""
+
     id: str
     owner: str
     key: str
@@ -184,6 +192,13 @@ class TraceJob:
     stop: str | None = None  # why it is to stop, read at each layer
     task: asyncio.Task | None = field(default=None, repr=False)
 
+    def __post_init__(self) -> None:
+        EventLog.__init__(self)
+
+    @property
+    def finished(self) -> bool:
+        return self.state in ENDED
+
     # -- progress (told on the compute thread, read on the event loop) -------------------------
 
     def listen(self, stage: str, done: int, total: int) -> None:
@@ -202,11 +217,14 @@ class TraceJob:
         self.stage = stage
         if self.done != before:
             self.told_at = time.monotonic()
+            self.emit("progress", self.as_json)
 
     def hear(self, words: str) -> None:
         """``attnviz.capture.progress.say``'s listener: a remote deployment's status; a job
         cancelled meanwhile stops here (its wait for the deployment ends)."""
-        self.remote = words
+        if words != self.remote:
+            self.remote = words
+            self.emit("progress", self.as_json)
         if self.stop is not None:
             raise JobStopped(self.stop)
 
@@ -276,6 +294,7 @@ class TraceJob:
             "remote": self.remote,
             "url": url,
             "result": f"{url}/result",
+            "events": f"{url}/events",
         }
 
 
@@ -510,10 +529,14 @@ class TraceJobs:
         def compute() -> Body:
             if job.stop is not None:  # stopped while it waited: nothing computed
                 raise JobStopped(job.stop)
-            job.started, job.state, job.stage = time.monotonic(), "running", "forward"
+
+            def begin() -> None:
+                job.started, job.state, job.stage = time.monotonic(), "running", "forward"
+
+            job.emit("progress", job.as_json, apply=begin)
             with reporting(job.listen, job.hear):
                 body = traces._respond(req, query, compact, accept_encoding)
-            job.stage = "encoding"
+            job.emit("progress", job.as_json, apply=lambda: setattr(job, "stage", "encoding"))
             return body
 
         try:
@@ -548,9 +571,14 @@ class TraceJobs:
         self._end(job, "done", None)
 
     def _end(self, job: TraceJob, state: State, message: str | None, status: int = 0) -> None:
-        job.state, job.stage, job.message = state, state, message
-        job.status = status or (None if state == "done" else 409 if state == "cancelled" else 503)
-        job.ended = time.monotonic()
+        def end() -> None:  # its end and its end's event at once
+            job.state, job.stage, job.message = state, state, message
+            job.status = status or (
+                None if state == "done" else 409 if state == "cancelled" else 503
+            )
+            job.ended = time.monotonic()
+
+        job.emit("end", job.as_json, apply=end)
         setting = " (ATTNVIZ_TRACE_JOB_S)" if message == job.over_limit() else ""
         log.info("trace job %s %s in %.1f s%s%s", job.id, state, job.elapsed_s(),
                  f": {message}" if message else "", setting)  # fmt: skip
@@ -642,6 +670,20 @@ class TraceJobs:
     @property
     def running(self) -> list[TraceJob]:
         return [j for j in self._jobs.values() if j.state not in ENDED]
+
+    async def stream(self, job: TraceJob, after: int | None) -> AsyncIterator[Event]:
+        """(seq, event, JSON data): the job's state, then its events and, between them, its
+        state as its time goes on, until its end (``events.follow``)."""
+
+        def now() -> str:
+            return json.dumps(job.as_json(), separators=(",", ":"))
+
+        def state() -> tuple[int, str]:
+            seq = job.seq  # read first: an event logged meanwhile is sent again, never lost
+            return seq, now()
+
+        async for item in follow(job, after, state, now):
+            yield item
 
     async def wait(self, job: TraceJob, timeout: float) -> None:
         """Until the job ends, or ``timeout`` seconds."""

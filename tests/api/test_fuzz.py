@@ -88,6 +88,7 @@ OPERATIONS = [
     "GET /api/trace/jobs/{job_id}",
     "DELETE /api/trace/jobs/{job_id}",
     "GET /api/trace/jobs/{job_id}/result",
+    "GET /api/trace/jobs/{job_id}/events",
     "POST /api/export",
     "GET /api/train/options",
     "GET /api/train",

@@ -6,6 +6,7 @@ Retry-After in plain words, never a 500."""
 
 from __future__ import annotations
 
+import json
 import socket
 
 import pytest
@@ -69,10 +70,16 @@ def test_the_pages_parts_come_back(ndif_client, folder):
 def test_a_job_tells_ndifs_status_and_stops_there_once_cancelled(ndif_client):
     from attnviz.services.jobs import JobStopped
 
-    job = TraceJob.__new__(TraceJob)  # the listener alone: what NDIF said, as the page reads it
-    job.remote, job.stop = None, None
-    job.hear("Waiting in NDIF's queue: Moved to position 2 in Queue.")
-    assert job.remote == "Waiting in NDIF's queue: Moved to position 2 in Queue."
+    # The listener alone: what NDIF said, as the page reads it (its state, and an event).
+    job = TraceJob(id="j", owner="v", key="k", asked_for="a", layers=2, thumbs=False,
+                   estimate_s=1.0, limit_s=10.0, unknown=True)  # fmt: skip
+    said = "Waiting in NDIF's queue: Moved to position 2 in Queue."
+    job.hear(said)
+    assert job.remote == said
+    [(seq, name, data)] = job.events_from(0)
+    assert (seq, name, json.loads(data)["remote"]) == (1, "progress", said)
+    job.hear(said)  # the same words again: nothing new to tell
+    assert job.seq == 1
     job.stop = "cancelled by its visitor"
     with pytest.raises(JobStopped):
         job.hear("NDIF is loading the model")

@@ -19,6 +19,7 @@ from attnviz.app import create_app
 from attnviz.services.jobs import TraceJob
 from attnviz.settings import Settings
 from attnviz.wire.constants import COMPACT_MEDIA_TYPE
+from tests.api.test_train import events
 from tests.support.waits import until
 
 ASYNC = {"Prefer": "respond-async", "Accept": COMPACT_MEDIA_TYPE}
@@ -201,6 +202,33 @@ def test_cancel_stops_the_job_at_its_next_layer(smol, slow_layers):
         # The compute thread is free again: a short text is answered.
         short = c.post("/api/trace", json={"model": "smol", "text": "x = 1"})
         assert short.status_code == 200
+
+
+@pytest.mark.slow
+def test_a_jobs_events_are_its_state_as_each_layer_is_done_then_its_end(smol, slow_layers):
+    """GET /api/trace/jobs/{id}/events: its state first, then ``progress`` as it starts and as
+    each layer pass is done, then ``end``, the state GET then answers; ids never falling;
+    ``Last-Event-ID`` resumes after one; another visitor's is a 404, as its state is."""
+    with client_of(smol, trace_job_after_s=0) as c:
+        body = {"model": "smol", "text": text_of(smol, 200)}
+        job = c.post("/api/trace", params=FIRST, json=body, headers=ASYNC).json()
+        assert job["events"] == f"{job['url']}/events"
+        seen = events(c, job["id"], kind="trace/jobs")
+        ids, names = [e[0] for e in seen], [e[1] for e in seen]
+        assert names[0] == "state" and names[-1] == "end", names
+        assert set(names[1:-1]) == {"progress"} and ids == sorted(ids)
+        done = [e[2]["done"] for e in seen]
+        assert done == sorted(done) and set(range(1, job["total"] + 1)) <= set(done)
+        assert [e[2]["stage"] for e in seen if e[2]["stage"] == "encoding"]  # its answer, told
+        end = seen[-1][2]
+        assert end["state"] == "done" and end["left_s"] is None
+        assert end == c.get(job["url"]).json()
+        resumed = events(c, job["id"], last=ids[5], kind="trace/jobs")
+        assert resumed == [e for e in seen if e[0] > ids[5]]
+        with another_visitor(c):
+            gone = c.get(job["events"])
+            assert gone.status_code == 404 and "not yours" in gone.json()["message"]
+        assert c.get(job["result"]).status_code == 200
 
 
 @pytest.mark.slow

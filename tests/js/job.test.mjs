@@ -1,6 +1,7 @@
-// A long trace computed as a job: core/api.js follows the server's 202 (its state read until
-// done, then its result), and modes/sentence/job.js says how far it is. fetch is replaced by a
-// scripted server here; the real one is in tests/api/test_trace_jobs.py and the browser.
+// A long trace computed as a job: core/api.js follows the server's 202 (its events until its
+// end, then its result), and modes/sentence/job.js says how far it is. fetch and EventSource
+// are replaced by a scripted server here; the real one is in tests/api/test_trace_jobs.py and
+// the browser.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
@@ -23,6 +24,7 @@ const job = (over) => ({
   status: null,
   url: "/api/trace/jobs/j1",
   result: "/api/trace/jobs/j1/result",
+  events: "/api/trace/jobs/j1/events",
   ...over,
 });
 
@@ -57,37 +59,91 @@ function scripted(answer) {
   return calls;
 }
 
+/**
+ * An EventSource sending, one every few milliseconds, the events `script(url)` lists
+ * ([type, data] pairs; ["error"]: the server refuses the stream, which closes); it stays open
+ * after the last until closed. The URLs opened are kept.
+ */
+function scriptedEvents(script) {
+  const opened = [];
+  globalThis.EventSource = class {
+    static CLOSED = 2;
+    constructor(url) {
+      opened.push(url);
+      this.readyState = 1;
+      this.listeners = {};
+      const events = script(url);
+      let i = 0;
+      const next = () => {
+        if (this.readyState === 2 || i >= events.length) return;
+        const [type, data] = events[i++];
+        if (type === "error") {
+          this.readyState = 2;
+          this.onerror?.();
+          return;
+        }
+        for (const f of this.listeners[type] ?? []) f({ data: JSON.stringify(data) });
+        setTimeout(next, 3);
+      };
+      setTimeout(next, 3);
+    }
+    addEventListener(type, f) {
+      (this.listeners[type] ??= []).push(f);
+    }
+    close() {
+      this.readyState = 2;
+    }
+  };
+  return opened;
+}
+
 const isPost = (url) => url.startsWith("/api/trace") && !url.includes("/jobs/");
 const json = (status, body) =>
   new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json" } });
 
 test("a 202 is followed to its result, each state told; asked with Prefer: respond-async", async () => {
-  let polls = 0;
   const calls = scripted((url) => {
     if (isPost(url)) return json(202, job({ done: 0, layers_done: 0 }));
-    if (url === "/api/trace/jobs/j1") return json(200, ++polls < 2 ? job({}) : job({ state: "done", done: 60 }));
     return new Response(new ArrayBuffer(0), { status: 500 }); // the result: the decoder's to read
   });
+  const opened = scriptedEvents(() => [
+    ["state", job({ done: 6 })],
+    ["progress", job({})],
+    ["end", job({ state: "done", done: 60 })],
+  ]);
   const told = [];
   await assert.rejects(
     fetchTrace({ model: "m", text: "t" }, { fields: "thumbs" }, undefined, (j) => told.push(j.done)),
   );
   assert.equal(calls[0].prefer, "respond-async");
-  assert.deepEqual(told, [0, 12, 60]);
+  assert.deepEqual(told, [0, 6, 12, 60]);
+  assert.deepEqual(opened, ["/api/trace/jobs/j1/events"]);
   assert.deepEqual(
     calls.map((c) => c.url),
-    ["/api/trace?fields=thumbs", "/api/trace/jobs/j1", "/api/trace/jobs/j1", "/api/trace/jobs/j1/result"],
+    ["/api/trace?fields=thumbs", "/api/trace/jobs/j1/result"],
   );
 });
 
 test("a failed job is an ApiError with its message and status", async () => {
-  scripted((url) =>
-    isPost(url) ? json(202, job({})) : json(200, job({ state: "failed", message: "over the limit", status: 503 })),
-  );
+  scripted(() => json(202, job({})));
+  scriptedEvents(() => [["end", job({ state: "failed", message: "over the limit", status: 503 })]]);
   const err = await fetchTrace({ model: "m", text: "t" }).catch((e) => e);
   assert.ok(err instanceof ApiError);
   assert.equal(err.message, "over the limit");
   assert.equal(err.status, 503);
+});
+
+test("a job whose stream is refused is the server's words for it", async () => {
+  scripted((url) =>
+    isPost(url)
+      ? json(202, job({}))
+      : json(404, { message: "job_id: this server restarted since that job was started", detail: [] }),
+  );
+  scriptedEvents(() => [["error"]]);
+  const err = await fetchTrace({ model: "m", text: "t" }).catch((e) => e);
+  assert.ok(err instanceof ApiError);
+  assert.equal(err.status, 404);
+  assert.match(err.message, /restarted since that job was started/);
 });
 
 test("aborting the request cancels the job on the server", async () => {
@@ -97,6 +153,7 @@ test("aborting the request cancels the job on the server", async () => {
     if (url === "/api/trace/jobs/j1" && calls.at(-1).method === "DELETE") return json(200, job({ state: "cancelled" }));
     return json(200, job({}));
   });
+  scriptedEvents(() => [["state", job({})]]); // and no more: it computes on
   const asked = fetchTrace({ model: "m", text: "t" }, {}, controller.signal);
   await new Promise((r) => setTimeout(r, 50));
   controller.abort();
@@ -105,16 +162,27 @@ test("aborting the request cancels the job on the server", async () => {
 });
 
 test("the parts' jobs are told while any is followed, then null once none is left", async () => {
-  const answers = { a: 0, b: 0 };
   scripted((url) => {
-    const which = url.includes("layer=0") ? "a" : url.includes("layer=1") ? "b" : url.includes("/jobs/a") ? "a" : "b";
-    if (isPost(url))
-      return json(202, job({ id: which, url: `/api/trace/jobs/${which}`, result: `/api/trace/jobs/${which}/result` }));
-    if (url.endsWith("/result")) return new Response(new ArrayBuffer(0), { status: 500 });
-    const polls = ++answers[which];
-    const done = which === "a" ? polls >= 1 : polls >= 3; // b outlasts a
-    const urls = { url: `/api/trace/jobs/${which}`, result: `/api/trace/jobs/${which}/result` };
-    return json(200, job({ id: which, ...urls, state: done ? "done" : "running" }));
+    const which = url.includes("layer=0") ? "a" : "b";
+    if (isPost(url)) {
+      const urls = { url: `/api/trace/jobs/${which}`, result: `/api/trace/jobs/${which}/result` };
+      return json(202, job({ id: which, ...urls, events: `/api/trace/jobs/${which}/events` }));
+    }
+    return new Response(new ArrayBuffer(0), { status: 500 }); // a result: the decoder's to read
+  });
+  scriptedEvents((url) => {
+    const which = url.includes("/jobs/a/") ? "a" : "b";
+    const done = job({ id: which, state: "done" });
+    // b outlasts a
+    return which === "a"
+      ? [["end", done]]
+      : [
+          ["state", job({ id: which })],
+          ["progress", job({ id: which })],
+          ["progress", job({ id: which })],
+          ["progress", job({ id: which })],
+          ["end", done],
+        ];
   });
   const told = [];
   const parts = new TraceParts({ model: "m", text: "t" }, 8, (j) => told.push(j ? j.id : null));

@@ -238,11 +238,12 @@ function traceHeaders(body, accept) {
 
 // -- Trace jobs ---------------------------------------------------------------------------------
 // A text whose trace will take long (a long text on a large model) is answered 202 with a job
-// when the request says it can wait (Prefer: respond-async): its state is read every
-// JOB_POLL_MS, told to `onJob`, and once done its result is the answer. Aborting the request
-// cancels the job (DELETE); a newer request of the page cancels it on the server anyway.
+// when the request says it can wait (Prefer: respond-async): its events (its state, as it
+// changes and every half second) are told to `onJob`, and once done its result is the answer.
+// Aborting the request cancels the job (DELETE); a newer request of the page cancels it on the
+// server anyway.
 
-const JOB_POLL_MS = 500;
+const JOB_ENDED = ["done", "cancelled", "failed"];
 
 /** @typedef {import("./types.js").TraceJob} TraceJob */
 
@@ -262,19 +263,53 @@ async function followJob(job, signal, onJob) {
   const stop = () => cancelTraceJob(job.url);
   signal?.addEventListener("abort", stop, { once: true });
   try {
-    for (;;) {
-      onJob?.(job);
-      if (job.state === "done") return await fetch(job.result, { signal });
-      if (job.state === "cancelled" || job.state === "failed")
-        throw new ApiError(job.message || `The trace was ${job.state}.`, job.status || 409);
-      await sleep(JOB_POLL_MS, signal);
-      const response = await fetch(job.url, { headers: { Accept: "application/json" }, signal });
-      if (!response.ok) throw await failure(response);
-      job = await response.json();
-    }
+    onJob?.(job);
+    const ended = JOB_ENDED.includes(job.state) ? job : await jobEnd(job, signal, onJob);
+    if (ended.state === "done") return await fetch(ended.result, { signal });
+    throw new ApiError(ended.message || `The trace was ${ended.state}.`, ended.status || 409);
   } finally {
     signal?.removeEventListener("abort", stop);
   }
+}
+
+/**
+ * A trace job's events until its end, each state told to `onJob`; its last state. Its stream
+ * refused (the job gone: a restart, another replica), the server's words for it.
+ * @param {TraceJob} job @param {AbortSignal | undefined} signal
+ * @param {((job: TraceJob) => void) | undefined} onJob
+ * @returns {Promise<TraceJob>}
+ */
+function jobEnd(job, signal, onJob) {
+  return new Promise((resolve, reject) => {
+    const source = new EventSource(job.events);
+    const aborted = () => {
+      source.close();
+      reject(new DOMException("The request was aborted.", "AbortError"));
+    };
+    signal?.addEventListener("abort", aborted, { once: true });
+    const settle = (/** @type {() => void} */ how) => {
+      source.close();
+      signal?.removeEventListener("abort", aborted);
+      how();
+    };
+    for (const type of ["state", "progress", "end"]) {
+      source.addEventListener(type, (e) => {
+        const now = /** @type {TraceJob} */ (JSON.parse(/** @type {MessageEvent} */ (e).data));
+        onJob?.(now);
+        if (type === "end" || JOB_ENDED.includes(now.state)) settle(() => resolve(now));
+      });
+    }
+    source.onerror = () => {
+      // The browser reconnects by itself (with Last-Event-ID) unless the server said no.
+      if (source.readyState !== EventSource.CLOSED) return;
+      settle(() =>
+        fetch(job.url, { headers: { Accept: "application/json" } }).then(
+          async (r) => reject(r.ok ? new ApiError("Lost the trace's progress; ask again.", 503) : await failure(r)),
+          () => reject(new ApiError("Lost the trace's progress: the server went away.", 503)),
+        ),
+      );
+    };
+  });
 }
 
 // -- Learn ---------------------------------------------------------------------------------------

@@ -567,6 +567,7 @@
  * @property {string | null} [remote] a remote deployment's last word (NDIF's queue, its loading)
  * @property {string} url
  * @property {string} result
+ * @property {string} events its server-sent events (its state as it changes)
  */
 
 export {};
