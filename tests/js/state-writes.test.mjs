@@ -105,3 +105,30 @@ test("the Train tab's state changes through its reducer alone", () => {
     );
   assert.deepEqual(found, []);
 });
+
+test("Learn mode writes the guide's state through its change() alone, and it feeds the guide", async () => {
+  const { LEARN_FEEDS } = await import("../../static/js/core/feeds.js");
+  const LEARN = new URL("../../static/js/modes/learn/", import.meta.url).pathname;
+  const source = readFileSync(join(LEARN, "index.js"), "utf8");
+  const keys = [...new Set(Object.values(LEARN_FEEDS).flat())];
+  const direct = new RegExp(`\\bapp\\.(${keys.join("|")})(\\.\\w+|\\[[^\\]]+\\])*\\s*(=(?!=)|\\+=|-=|\\+\\+|--)`);
+  const mutated = new RegExp(`\\bapp\\.(${keys.join("|")})\\.(add|delete|clear|set|push|splice)\\(`);
+  const found = source
+    .split("\n")
+    .flatMap((line, i) => (direct.test(line) || mutated.test(line) ? [`index.js:${i + 1}: ${line.trim()}`] : []));
+  assert.deepEqual(found, []);
+  // (the patterns find what they are for)
+  assert.ok(["app.n = 2;", "app.progress = x;", "app.tried.add(n);"].every((l) => direct.test(l) || mutated.test(l)));
+  assert.ok(!direct.test("if (app.n === s.n) change({ n });"));
+  // change() merges the patch and runs what LEARN_FEEDS says; every key it says feeds the guide
+  // is one draw() hands guide.render.
+  assert.match(source, /function change\(patch, \{ quiet = false \} = \{\}\) \{\n\s+Object\.assign\(app, patch\);/);
+  const drawn = source.slice(source.indexOf("function draw()"), source.indexOf("function outline()"));
+  const shown = source.slice(source.indexOf("function shownAnswer()"), source.indexOf("function checkFound("));
+  assert.ok(drawn.includes("answer: shownAnswer()") && /app\.answer\b/.test(shown) && /app\.carried\b/.test(shown));
+  for (const key of LEARN_FEEDS.guide)
+    assert.ok(
+      drawn.includes(`app.${key}`) || (/app\.(answer|carried)\b/.test(shown) && ["answer", "carried"].includes(key)),
+      key,
+    );
+});

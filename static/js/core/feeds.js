@@ -1,5 +1,5 @@
 // Which piece of state feeds which view: a change of a key redraws exactly the views listed for
-// it, in both modes. Pure: the Node tests check that every state key feeds a view and that
+// it, in every mode. Pure: the Node tests check that every state key feeds a view and that
 // every view named here exists in its controller.
 
 /** The toy lab: keys of state.view (ToyView) -> views of modes/toy/index.js. */
@@ -67,6 +67,17 @@ export const TRAIN_FEEDS = {
   why: ["variant", "layer", "head", "checkpoint", "query", "key"],
   models: ["title"],
   decoded: ["layer", "head", "attention"],
+};
+
+/** Learn mode: the guide's state (modes/learn/index.js) -> what its change redraws or keeps:
+ * "keep" the progress in this browser (localStorage), "guide" the guide drawn again
+ * (guide.render reads every key listed for it), "outline" the lab's cards the step is about
+ * marked. The controller's own bookkeeping (which question is in flight, the timers, what each
+ * run was first seen in) is read by no view and is not listed. */
+export const LEARN_FEEDS = {
+  keep: ["progress"],
+  guide: ["steps", "progress", "n", "answer", "problem", "carried", "tried"],
+  outline: ["steps", "n", "active"],
 };
 
 /**

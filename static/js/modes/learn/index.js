@@ -6,7 +6,10 @@
 // 13 reads step 12's), step 1's newest comparison; else, and on Start this step again, its
 // starting state. The page tells the server the step open (the class view's "on step N"), then
 // asks it whether the step's tasks are done after every change of the lab (debounced; an answer
-// to an older question is dropped) and keeps the tasks done in localStorage.
+// to an older question is dropped) and keeps the tasks done in localStorage. The guide's state
+// changes through `change(patch)`, which keeps the progress, draws the guide and outlines the
+// lab's cards as core/feeds.js's LEARN_FEEDS says its keys feed; the guide (guide.js) writes
+// nothing.
 // main.js owns the labs: this controller asks it to show one (hooks.openLab) and reads the
 // labs' state through the hooks. The server keeps the progress too (its own answers): what it
 // found done is merged in when the path first opens. `#learn/class` opens the operator's class
@@ -21,6 +24,7 @@ import {
   openedLearn,
 } from "../../core/api.js";
 import { byId } from "../../core/dom.js";
+import { LEARN_FEEDS, viewsFed } from "../../core/feeds.js";
 import { problem as toyProblem } from "../../core/state.js";
 import { mergeKept } from "./classroom.js";
 import { createClassView, createNickname, heldToken } from "./classview.js";
@@ -139,6 +143,21 @@ export function createLearn(hooks) {
     }
   }
 
+  /**
+   * Change the guide's state: `patch` merged, then what its keys feed (LEARN_FEEDS): the
+   * progress kept in this browser, the guide drawn, the lab's cards outlined. `quiet`: the
+   * state alone (the progress kept all the same): the caller draws once it has done the rest.
+   * @param {Partial<typeof app>} patch @param {{quiet?: boolean}} [how]
+   */
+  function change(patch, { quiet = false } = {}) {
+    Object.assign(app, patch);
+    const fed = viewsFed(LEARN_FEEDS, Object.keys(patch));
+    if (fed.includes("keep")) saveProgress();
+    if (quiet) return;
+    if (fed.includes("guide")) draw();
+    if (fed.includes("outline")) outline();
+  }
+
   function saveProgress() {
     try {
       localStorage.setItem(STORAGE_KEY, writeProgress(app.progress));
@@ -156,11 +175,7 @@ export function createLearn(hooks) {
       const kept = await fetchLearnProgress();
       nickname.load(kept);
       const merged = mergeKept(app.progress, kept);
-      if (merged !== app.progress) {
-        app.progress = merged;
-        saveProgress();
-        draw();
-      }
+      if (merged !== app.progress) change({ progress: merged });
     } catch {
       app.kept = false; // asked again when the path opens again; the browser's progress stands
     }
@@ -269,21 +284,13 @@ export function createLearn(hooks) {
     const before = hooks.trainRun();
     // The run in view was trained in the step open until now (0: before any step was opened).
     if (before && !app.runSteps.has(before.id)) app.runSteps.set(before.id, app.opened ? labOf(step()) : 0);
-    app.n = n;
+    // The step's own answer, none yet (an answer to a question in flight is now stale).
+    const anew = { carried: null, answer: null, problem: null, shown: null, waiting: null, seq: app.seq + 1 };
+    change({ n, opened: true, ...(changed || fresh ? anew : {}) }, { quiet: true });
     const s = step();
-    app.opened = true;
-    if (changed || fresh) {
-      app.carried = null;
-      app.answer = null;
-      app.problem = null;
-      app.shown = null;
-      app.waiting = null;
-      app.seq++;
-    }
-    app.progress = setLast(app.progress, n);
+    const last = setLast(app.progress, n);
     // Start this step again: the step's start, and no lab of the learner's kept for it.
-    if (fresh) app.progress = setLab(app.progress, s.id, null, hooks.limits.max_learn_lab_chars);
-    saveProgress();
+    change({ progress: fresh ? setLab(last, s.id, null, hooks.limits.max_learn_lab_chars) : last }, { quiet: true });
     openedLearn(s.id, heldToken()); // the class view's "on step n" (the operator's tab: no one)
     hooks.linked();
     const kept = given || fresh || app.loaded[s.lab] === labOf(s) ? null : keptLab(s);
@@ -292,14 +299,14 @@ export function createLearn(hooks) {
       // keeps it): their answers shown at once. A link's, unchanged, is credited to no one.
       app.loaded[s.lab] = labOf(s);
       app.startKey.set(n, "");
-      app.tried.add(n);
+      change({ tried: plus(app.tried, n) }, { quiet: true });
       if (given && s.lab === "toy") app.linked.set(n, null);
       else app.linked.delete(n);
       hooks.openLab(s.lab, given ?? kept);
     } else if (fresh || app.loaded[s.lab] !== labOf(s)) {
       app.loaded[s.lab] = labOf(s);
       app.startKey.delete(n);
-      app.tried.delete(n);
+      change({ tried: minus(app.tried, n) }, { quiet: true });
       app.linked.delete(n);
       if (s.lab === "toy" && s.toy) hooks.openLab("toy", stepToyState(s.toy, hooks.defaults));
       else {
@@ -331,8 +338,7 @@ export function createLearn(hooks) {
     if (!toy) return null;
     const read = hooks.labOfLink("toy", { toy });
     if ("state" in read && "tokens" in read.state) return read.state;
-    app.progress = setLab(app.progress, s.id, null, hooks.limits.max_learn_lab_chars);
-    saveProgress();
+    change({ progress: setLab(app.progress, s.id, null, hooks.limits.max_learn_lab_chars) }, { quiet: true });
     hooks.setError("The table you left in this step could not be opened again, so the step opens as it starts.");
     return null;
   }
@@ -350,9 +356,7 @@ export function createLearn(hooks) {
     const lab = key === start ? null : app.tried.has(app.n) ? hooks.toyLink() : undefined;
     if (lab === undefined) return;
     const next = setLab(app.progress, s.id, lab, hooks.limits.max_learn_lab_chars);
-    if (next === app.progress) return;
-    app.progress = next;
-    saveProgress();
+    if (next !== app.progress) change({ progress: next }, { quiet: true }); // kept: no view shows a lab
   }
 
   /** The step's title focused (a step opened from the guide: its list, Previous, Next) and,
@@ -407,7 +411,7 @@ export function createLearn(hooks) {
       // (step 13 starts from step 12's run: its question alone until the learner works in it).
       if (!s.continues && app.n === s.n) {
         app.startKey.set(s.n, "");
-        app.tried.add(s.n);
+        change({ tried: plus(app.tried, s.n) }, { quiet: true });
       }
     }
     if (app.seeking !== s.n) return;
@@ -444,7 +448,7 @@ export function createLearn(hooks) {
     ) {
       // The learner's own run of the task, as a link's state is: its answer in full at once.
       app.startKey.set(s.n, "");
-      app.tried.add(s.n);
+      change({ tried: plus(app.tried, s.n) }, { quiet: true });
     }
     if (app.seeking !== s.n) return;
     app.seeking = null;
@@ -455,8 +459,9 @@ export function createLearn(hooks) {
   async function loadSteps() {
     hooks.setPending(true);
     try {
-      app.steps = /** @type {{steps: LearnStep[]}} */ (await fetchLearn()).steps;
-      if (!app.steps.length) throw new Error("the server has no steps");
+      const { steps } = /** @type {{steps: LearnStep[]}} */ (await fetchLearn());
+      change({ steps }, { quiet: true }); // the path's first step opens next, and draws it
+      if (!steps.length) throw new Error("the server has no steps");
       return true;
     } catch (err) {
       hooks.setError(`Could not load the Learn path: ${/** @type {Error} */ (err).message}`);
@@ -550,17 +555,14 @@ export function createLearn(hooks) {
     if ("key" in q) {
       if (app.linked.get(n) === null) app.linked.set(n, q.key); // the link's state, as loaded
       if (first === undefined) app.startKey.set(n, q.key);
-      else if (first !== q.key) app.tried.add(n);
+      else if (first !== q.key) change({ tried: plus(app.tried, n) }, { quiet: true });
       keepLab(q.key);
     } else if (q.start && first === undefined) app.startKey.set(n, "");
     if ("wait" in q) {
       clearTimeout(app.timer);
-      app.seq++; // an answer in flight is now stale
-      app.answer = null;
-      app.shown = app.waiting = null;
-      app.problem = q.wait || null;
       hooks.setPending(false);
-      draw();
+      // An answer in flight is now stale; what to do first is the answer shown.
+      change({ seq: app.seq + 1, answer: null, shown: null, waiting: null, problem: q.wait || null });
       hooks.checked(); // what to do first is the answer shown
       keepPolling();
       return;
@@ -583,36 +585,32 @@ export function createLearn(hooks) {
   /** @param {string} key @param {object} body @param {number} seq */
   async function ask(key, body, seq) {
     const s = step();
+    /** @type {Partial<typeof app>} */
+    let got;
     try {
       // The link's state unchanged is no work of this learner's; the operator's tab is no learner.
       const sent = app.linked.get(app.n) === key ? { ...body, from_link: true } : body;
       const answer = await checkLearn(s.id, sent, undefined, heldToken());
       if (seq !== app.seq) return;
-      app.answer = answer;
-      app.shown = key;
-      app.problem = null;
       remember(s, /** @type {{run?: string, view?: TrainView}} */ (body), answer.tasks);
       // Only the learner's own work is kept (not a link's lab, not a classmate's run).
-      if (answer.credited) {
-        app.progress = recordTasks(app.progress, s.id, answer.tasks);
-        saveProgress();
-      }
+      const kept = answer.credited ? { progress: recordTasks(app.progress, s.id, answer.tasks) } : {};
+      got = { answer, shown: key, problem: null, ...kept };
       hooks.markCell(answer.tasks.find((t) => t.cell)?.cell ?? null);
     } catch (err) {
       if (seq !== app.seq) return;
-      app.answer = null;
-      app.shown = null; // asked again on the next change
       const e = /** @type {Error & {status?: number}} */ (err);
-      // A run or comparison gone is said without its id (the server's words name it).
-      app.problem =
+      // Asked again on the next change. A run or comparison gone is said without its id (the
+      // server's words name it).
+      const problem =
         e.status === 404
           ? `The page could not check this step: the ${compares(s) ? "comparison" : "run"} it reads is no longer on ` +
             "this server (its owner forgot it, or the server made room for newer ones). Run it again."
           : `The page could not check this step: ${e.message}`;
+      got = { answer: null, shown: null, problem };
     }
-    app.waiting = null;
     hooks.setPending(false);
-    draw();
+    change({ ...got, waiting: null });
     keepPolling();
     hooks.checked();
   }
@@ -661,8 +659,7 @@ export function createLearn(hooks) {
       }),
     );
     if (app.n !== n) return; // another step open: its answers are its own (true of the run all the same)
-    app.carried = { n, run, tasks: answers.flat() };
-    draw();
+    change({ carried: { n, run, tasks: answers.flat() } });
     hooks.checked();
   }
 
@@ -680,11 +677,9 @@ export function createLearn(hooks) {
 
   /** The guide closes (another tab, or the class view): no check asked, no cell marked. */
   function leaveGuide() {
-    app.active = false;
-    hooks.markCell(null);
     clearTimeout(app.timer);
-    app.seq++;
-    app.waiting = null;
+    change({ active: false, seq: app.seq + 1, waiting: null }, { quiet: true });
+    hooks.markCell(null);
     hooks.setPending(false);
     outline();
     keepPolling();
@@ -710,7 +705,7 @@ export function createLearn(hooks) {
       }
       classView.hide();
       showClass(false);
-      app.active = true;
+      change({ active: true }, { quiet: true });
       container.dataset.ready = "0";
       if (!app.steps && !(await loadSteps())) return;
       if (!app.active) return;
@@ -758,6 +753,15 @@ export function createLearn(hooks) {
         .map(([task, h]) => ({ task, ...h }));
     },
   };
+}
+
+/** `set` with `n` in it, a new set. @param {Set<number>} set @param {number} n */
+const plus = (set, n) => new Set(set).add(n);
+/** `set` without `n`, a new set. @param {Set<number>} set @param {number} n */
+function minus(set, n) {
+  const out = new Set(set);
+  out.delete(n);
+  return out;
 }
 
 /** A card heading's own words, without the parts the page fills in (marked by data-role, such
