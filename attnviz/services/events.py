@@ -60,6 +60,15 @@ class EventLog:
         """Whether ``seq`` is an id of this log (or 0 before it): a stream may go on after it."""
         return self.base <= seq <= self.seq
 
+    def compact(self) -> None:
+        """Keep the last event alone (an ended one's end), where each event carries the whole
+        state: a stream still behind it gets the end next, one resumed after it nothing more,
+        one after an earlier id the state again (no longer held: ``holds``), which is the end's.
+        Its memory no longer grows with how long it ran."""
+        with self.lock:
+            self.base += max(0, len(self.events) - 1)
+            del self.events[:-1]
+
     def events_from(self, seq: int) -> list[Event]:
         """The events after the id ``seq`` (one ``holds``), with their ids."""
         with self.lock:

@@ -579,6 +579,7 @@ class TraceJobs:
             job.ended = time.monotonic()
 
         job.emit("end", job.as_json, apply=end)
+        job.compact()  # each event is its whole state: its end alone is kept
         setting = " (ATTNVIZ_TRACE_JOB_S)" if message == job.over_limit() else ""
         log.info("trace job %s %s in %.1f s%s%s", job.id, state, job.elapsed_s(),
                  f": {message}" if message else "", setting)  # fmt: skip

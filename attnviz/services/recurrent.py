@@ -151,8 +151,10 @@ class LiveComparison(EventLog):
 
     def end(self, final: RecurrentRun, apply: Callable[[], None]) -> None:
         """Its ``end`` event (``final``, less what only its reader is told), logged as
-        ``apply`` ends it: a stream never finds it ended without its end in the log."""
+        ``apply`` ends it: a stream never finds it ended without its end in the log. Its log
+        then keeps its end alone (each event is the whole comparison: ``EventLog.compact``)."""
         self.emit("end", final.model_dump(mode="json", exclude=ONLY_ITS_READERS), apply=apply)
+        self.compact()
 
     def heard(self, result: R.Comparison, progress: R.Progress) -> None:
         """``recurrent.compare``'s progress: kept, and told where a model or a stage begins or
@@ -501,7 +503,7 @@ class RecurrentService:
                 "place": None,
                 "wait_s": None,
                 "doing": "",
-            }  # fmt: skip
+            }
         )
         self._keep(live, ended, ended=True)
         self._evict(ending=live)
@@ -593,7 +595,8 @@ class RecurrentService:
             store.write_json(live.id, "access.json", access_record(access))
             store.put(live.id, KIND, replica=self.settings.replica, access=access,
                       state=now.state, step=0, created=live.created,
-                      finished=time.time() if ended else None)  # fmt: skip
+                      finished=time.time() if ended else None,
+                      address=live.address)  # fmt: skip
         except NewerIndex:  # a newer attnviz's data directory: logged once by the store
             return
         except Exception:  # the store is a copy: a failure to write it never stops the run

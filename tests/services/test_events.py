@@ -1,7 +1,8 @@
 """What a client follows of long work (``services.events``), without a server: the state first,
 then each event in order with rising ids, a resumed stream after an id, the state again for an
 id the log does not hold, an ended one's stream its state alone, and, for work whose state
-moves between events, its state now every ``TICK_S`` without one, with the last event's id."""
+moves between events, its state now every ``TICK_S`` without one, with the last event's id; an
+ended log of whole states keeps its end alone."""
 
 from __future__ import annotations
 
@@ -104,3 +105,17 @@ def test_a_change_and_its_event_are_made_together():
     ]
     with pytest.raises(NotImplementedError):
         _ = EventLog().finished
+
+
+def test_an_ended_log_of_whole_states_keeps_its_end_alone():
+    work = Work()
+    for _ in range(4):
+        work.advance()
+    work.end()
+    end = work.events_from(4)
+    work.compact()
+    assert (work.base, work.seq) == (4, 5) and work.events_from(4) == end
+    assert not work.holds(3) and work.holds(4) and work.holds(5)
+    # After the event before the end: the end; after an earlier one: the state, the end's.
+    assert collect(work, after=4) == [(5, "end", {"step": 4})]
+    assert collect(work, after=2) == [(5, "state", {"step": 4})]
