@@ -6,7 +6,6 @@ ended log of whole states keeps its end alone."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import threading
 
@@ -14,6 +13,7 @@ import pytest
 
 from attnviz.services import events
 from attnviz.services.events import EventLog, follow
+from tests.support import aio
 
 
 class Work(EventLog):
@@ -50,7 +50,7 @@ def collect(work: Work, after: int | None = None, now: bool = False) -> list[tup
             out.append((seq, name, json.loads(data)))
         return out
 
-    return asyncio.run(run())
+    return aio.run(run())  # whatever loop this thread holds (a browser test's, before)
 
 
 def test_the_state_then_each_event_then_the_end_and_a_resumed_stream_goes_on_after_an_id():
