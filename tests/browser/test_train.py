@@ -1,5 +1,6 @@
-"""Train mode in the browser: train the induction task, watch the checkpoints, scrub back to
-before the induction head formed, play, and open the trained model in sentence mode."""
+"""Train mode in the browser: the induction task (its run watched forming where Learn step 12
+trains it: ``watch_the_head_form``), an ablation preset's variants side by side, the reverser's
+cross-attention, a cancelled run, the runs listed after a reload, and asking a model."""
 
 from __future__ import annotations
 
@@ -65,23 +66,28 @@ def scrub(page, index: int) -> None:
     slide(page, "#t-checkpoint", index)
 
 
-def test_train_induction_watch_the_head_form_and_open_the_model(page, live_server, api):
+def test_the_train_tab_opens_on_the_induction_task_and_says_what_it_shows(page, live_server):
+    """The tab's first task is the induction task, said in words; its run, trained in the page,
+    is watched forming (``watch_the_head_form``) where Learn step 12 trains it for step 13
+    (test_circuit.py): the suite trains that run once."""
     open_train(page, live_server)
     assert page.locator("#t-task").input_value() == "induction"
     assert "induction head" in page.locator("#t-about").inner_text()
-    page.click("#t-start")
-    page.wait_for_function("() => document.getElementById('train-mode').dataset.run === 'running'")
-    page.wait_for_function(RUN_OVER, timeout=180_000)
-    run = run_of(api, page)
+
+
+def watch_the_head_form(page, api, run: dict) -> None:
+    """On the induction run in view, trained in the page (the Train tab's form at seed 0): the
+    loss plot is the run's losses; its best head, as it measured it on held-out strings, is in
+    layer 2; that head's heatmap is the API's snapshot at each checkpoint and shows the
+    induction stripe at the last and none at step 0; Play runs through the checkpoints; the
+    trained model opens in sentence mode on the probe."""
     assert run["state"] == "done", run["reason"]
     v = run["variants"][0]
-    screenshot(page, "train-induction.png")
-
+    assert "done" in page.locator("#t-rate").inner_text()
     # The loss plot is the run's losses, every step.
     loss = page.evaluate("() => document.getElementById('t-loss').data")
     assert loss[0]["x"] == v["history"]["step"] and loss[0]["y"] == v["history"]["loss"]
     assert loss[1]["y"] == [c["heldout"] for c in v["checkpoints"]]
-    assert "done" in page.locator("#t-rate").inner_text()
 
     # The best induction head, as the run measured it on held-out strings.
     scores = torch.tensor(v["induction"])
@@ -98,11 +104,13 @@ def test_train_induction_watch_the_head_form_and_open_the_model(page, live_serve
     # The last checkpoint: the chosen head's heatmap is the snapshot the API has, and shows
     # the induction stripe.
     last = len(run["checkpoint_steps"]) - 1
+    scrub(page, last)
     labels, matrix = heat(page)
     assert labels == run["probe"]["tokens"]
     assert torch.equal(matrix, snapshot(v["checkpoints"][last], layer, head))
     final = stripe(matrix, n)
     assert final >= 0.5, final
+    screenshot(page, "train-induction.png")
 
     # Scrubbed back to the start, the same head has no such stripe.
     scrub(page, 0)

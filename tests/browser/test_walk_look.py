@@ -28,6 +28,7 @@ from tests.browser.helpers import (
 from tests.browser.helpers import (
     shoot as shoot_at,
 )
+from tests.browser.recurrent_card import check_done_card
 
 SHOWCASE = "The animal didn't cross the street because it was too tired"
 
@@ -187,9 +188,10 @@ def test_step_1_opens_on_the_comparison_alone_and_passes_on_a_busy_machine(
     page, live_server, api, busy
 ):
     """Issue 41, 1: step 1 shows the comparison's card alone (no Train form, no Train button),
-    its one button in the first screen and named by the hint; run with its default seed while
-    a busy loop takes a core, its verdict is done (a time is observed, never checked)
-    and said in one line; each claim is on the page once, as a sentence."""
+        its one button in the first screen and named by the hint; run with its default seed while
+        a busy loop takes a core, its verdict is done (a time is observed, never checked)
+        and said in one line; each claim is on the page once, as a sentence; the card's plots, their
+    text and its claims are the server's (``recurrent_card``)."""
     page.add_init_script(path=str(AXE))
     learn_open(page, "rnn", lambda: page.goto(f"{live_server}/#learn/1"))
     for away in ("#t-run-card", "#t-start", "#t-form", "#t-heads-card", "#t-models-card"):
@@ -241,6 +243,8 @@ def test_step_1_opens_on_the_comparison_alone_and_passes_on_a_busy_machine(
     assert axe_serious(page) == []
     shoot(page, "41-1-step1-done", "top")
     shoot(page, "41-1-step1-card", "#recurrent-card")
+    # The card's plots, their text and its claims, as the Train tab draws them.
+    assert check_done_card(page, api)["id"] == run_id
     # Step 11 sets the comparison aside with its card, and the header no longer names it.
     assert page.locator("#status").inner_text() == "a comparison in view (Why not an RNN?)"
     learn_open(page, "encoder-decoder", lambda: page.goto(f"{live_server}/#learn/11"))
