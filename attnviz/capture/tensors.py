@@ -15,7 +15,7 @@ import threading
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import torch
 
@@ -30,6 +30,9 @@ from attnviz.engine.layout import spans_of
 from attnviz.engine.model import CHUNK_BYTES
 from attnviz.engine.placement import gather
 from attnviz.errors import TraceError
+
+if TYPE_CHECKING:
+    from attnviz.capture.fields.base import Want
 
 R = TypeVar("R")
 QKV = tuple[torch.Tensor, torch.Tensor, torch.Tensor]
@@ -141,6 +144,10 @@ class TraceTensors:
     def token_vectors(self) -> torch.Tensor:
         """(T, C) the token vectors before positions (a remote trace's: as the states)."""
         return self.embeddings
+
+    def bring(self, wants: Sequence[Want]) -> None:
+        """What fields want of a source elsewhere (``capture.fields.Want``): all here."""
+        return None
 
     def reduced_thumbnails(self, tv: Any, size: int, layers: list[int]) -> dict | None:
         """Every head's thumbnail as ``capture.thumbs`` makes them, made where the weights are

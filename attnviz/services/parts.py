@@ -109,6 +109,8 @@ def select(trace: ComputedTrace, query: TraceQuery, annotate: bool = True) -> Pa
     pick = Pick(t, query, layers, heads, tv, value)
     for f in fields:
         f.prepare(pick)
+    # What the fields read of a source elsewhere (an NDIF deployment's), in one trip there.
+    t.bring([w for f in fields if f.name not in lacking for w in f.wanted(pick)])
     arrays: dict[str, Value] = {
         f.name: None if f.name in lacking else f.compute(pick) for f in fields
     }

@@ -25,7 +25,9 @@ from attnviz.capture.fields.base import (
     TraceField,
     TraceSource,
     Value,
+    Want,
     index,
+    layer_wants,
 )
 
 __all__ = [
@@ -37,5 +39,7 @@ __all__ = [
     "TraceField",
     "TraceSource",
     "Value",
+    "Want",
     "index",
+    "layer_wants",
 ]

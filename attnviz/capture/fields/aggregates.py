@@ -4,11 +4,20 @@ it; of the weights, or of the value-weighted norms (``measure``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import torch
 
-from attnviz.capture.fields.base import Ask, Pick, Shape, TraceField, TraceSource, register
+from attnviz.capture.fields.base import (
+    Ask,
+    Pick,
+    Shape,
+    TraceField,
+    TraceSource,
+    Want,
+    layer_wants,
+    register,
+)
 from attnviz.capture.tokenview import TokenView
 from attnviz.engine.placement import gather
 from attnviz.errors import TraceError
@@ -48,7 +57,7 @@ def _over_heads(name: str, reduce: str) -> TraceField:
         rows = [getattr(_heads(pick.source, i, tv, value), reduce)(0) for i in pick.layers]
         return gather(rows)  # (L', m, m)
 
-    return _aggregate(name, compute, RULES[name], VALUE_RULES[name])
+    return _aggregate(name, compute, RULES[name], VALUE_RULES[name], layer_wants)
 
 
 def _rollout(pick: Pick) -> torch.Tensor:
@@ -67,8 +76,14 @@ def numbers(ask: Ask, shape: Shape) -> int:
 
 
 def _aggregate(
-    name: str, compute: Callable[[Pick], torch.Tensor], rule: str, value_rule: str
+    name: str,
+    compute: Callable[[Pick], torch.Tensor],
+    rule: str,
+    value_rule: str,
+    wants: Callable[[Pick], Sequence[Want]] | None = None,
 ) -> TraceField:
+    """``wants``: none beyond the first trace by default (the rollout reads every layer, one
+    at a time)."""
     return TraceField(
         name,
         f"[layers][m][m] under the token options: {rule}",
@@ -79,6 +94,7 @@ def _aggregate(
         measured=True,
         rule=rule,
         value_rule=value_rule,
+        wants=wants or (lambda pick: []),
     )
 
 

@@ -2,18 +2,19 @@
 once with everything each layer needs of it: the query parameters it reads, its checks (from
 the model's shape before anything is computed, and against the trace), how many numbers it
 holds (from the shapes alone, so that an answer over the cap is refused before it is made), its
-computation, its wire shape in words and the rule its ``meta.rules`` entry states.
+computation, what it reads of a source that lives elsewhere (``Want``), its wire shape in words
+and the rule its ``meta.rules`` entry states.
 
 A field computes against a ``TraceSource``: what a trace's tensors give, whether they are this
-process's (``TraceTensors``) or an NDIF deployment's (``RemoteTensors``, which fetches them as
-they are asked for).
+process's (``TraceTensors``) or an NDIF deployment's (``RemoteTensors``, which brings what a
+request's fields want in one trip there, before they compute).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import torch
 
@@ -53,6 +54,29 @@ class Ask(Protocol):
     image: int
     tile: int
     measure: Measure
+
+
+@dataclass(frozen=True)
+class Want:
+    """What a field reads of a source that may live elsewhere, made there: a remote source (an
+    NDIF deployment's) brings every want of a request in one trip (``TraceSource.bring``); this
+    process's tensors have them at hand.
+
+    - ``layer``: q, k and v of ``layer`` (every weight and score of its heads comes from them);
+    - ``rows``: the entropy of each query's row, every head's;
+    - ``thumbs``: every head's thumbnail under the token options ``view`` at ``size`` a side;
+    - ``pca``: the trajectories' PCA;
+    - ``predict``: the predictions ``kind`` ("top_k" or "lens") of the positions ``start`` to
+      ``start + count - 1``.
+    """
+
+    what: Literal["layer", "rows", "thumbs", "pca", "predict"]
+    layer: int = 0
+    view: TokenView | None = field(default=None, compare=False)
+    size: int = 0
+    kind: str = ""
+    start: int = 0
+    count: int = 0
 
 
 class TraceSource(Protocol):
@@ -95,6 +119,7 @@ class TraceSource(Protocol):
     def reduced_thumbnails(self, tv: Any, size: int, layers: list[int]) -> dict | None: ...
     def predictions(self, kind: str, start: int, count: int) -> list[dict]: ...
     def clean_run(self) -> CleanRun: ...
+    def bring(self, wants: Sequence[Want]) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -158,6 +183,15 @@ def _no_check(_ask: Ask, _bounds: Bounds) -> None:
     return None
 
 
+def layer_wants(pick: Pick) -> list[Want]:
+    """The q, k and v of every layer picked: what a per-head array reads."""
+    return [Want("layer", layer=layer) for layer in pick.layers]
+
+
+def _no_wants(_pick: Pick) -> list[Want]:
+    return []
+
+
 def _no_prepare(_pick: Pick) -> None:
     return None
 
@@ -185,7 +219,10 @@ class TraceField:
       saved file's refusal names (default: its name, spaced);
     - ``check(ask, bounds)``: its refusals that the model's shape tells before the trace is
       computed (a job accepted); ``prepare(pick)``: those the trace tells, before any array of
-      the request is computed.
+      the request is computed;
+    - ``wants(pick)``: what it reads that a remote source makes where the model is (``Want``),
+      brought for every field of a request at once (default: a per-head array's layers, for
+      another field nothing beyond the first trace).
     """
 
     name: str
@@ -204,10 +241,18 @@ class TraceField:
     words: str | None = None
     check: Callable[[Ask, Bounds], None] = field(default=_no_check, repr=False)
     prepare: Callable[[Pick], None] = field(default=_no_prepare, repr=False)
+    wants: Callable[[Pick], Sequence[Want]] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.words is None:
             object.__setattr__(self, "words", self.name.replace("_", " "))
+        if self.wants is None:
+            object.__setattr__(self, "wants", layer_wants if self.per_head else _no_wants)
+
+    def wanted(self, pick: Pick) -> Sequence[Want]:
+        """``wants(pick)``: what this field reads of a remote source."""
+        assert self.wants is not None  # set in __post_init__
+        return self.wants(pick)
 
 
 class Registry:

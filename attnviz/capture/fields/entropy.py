@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from attnviz.capture.fields.base import TraceField, register
+from attnviz.capture.fields.base import TraceField, Want, register
 
 register(
     TraceField(
@@ -11,6 +11,7 @@ register(
         lambda ask, shape: shape.layers * shape.heads * shape.tokens,
         lambda pick: pick.source.entropy(),
         full=True,
+        wants=lambda pick: [Want("rows")],
     ),
     TraceField(
         "entropy_mean",

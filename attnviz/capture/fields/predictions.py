@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from attnviz.capture import lens
-from attnviz.capture.fields.base import Ask, Bounds, Pick, TraceField, index, register
+from attnviz.capture.fields.base import Ask, Bounds, Pick, TraceField, Want, index, register
 from attnviz.errors import TraceError
 from attnviz.limits import LIMITS
 
@@ -21,28 +21,42 @@ def _positions(ask: Ask, tokens: int) -> int:
     return max(0, min(ask.pos_count or tokens, tokens - ask.pos_start))
 
 
+def _window(name: str, pick: Pick) -> tuple[int, int]:
+    """The positions asked for (start, count); a window whose unembedding is over
+    ``LIMITS.max_unembed_flops`` is refused, naming it."""
+    t, ask = pick.source, pick.ask
+    if t.readout is None:
+        raise TraceError(f"fields: {name} needs a model that predicts tokens (this trace has none)")
+    index(ask.pos_start, t.n, "pos_start", "tokens")
+    start, count = ask.pos_start, _positions(ask, t.n)
+    cost = lens.work(t.states, name, count, t.readout.vocab)
+    if cost > LIMITS.max_unembed_flops:
+        rows = "the output" if name == "top_k" else f"{t.layers + 1} hidden states"
+        raise TraceError(
+            f"pos_count: {name} of {count:,} positions ({rows} through a vocabulary of "
+            f"{t.readout.vocab:,}) is {cost:.1e} operations, over this server's bound of "
+            f"{LIMITS.max_unembed_flops:.0e}; ask for fewer positions (pos_start, pos_count)"
+        )
+    return start, count
+
+
 def _predictions(name: str) -> Callable[[Pick], dict]:
     def compute(pick: Pick) -> dict:
-        """From the trace's kept blocks of predictions; a window whose unembedding is over
-        ``LIMITS.max_unembed_flops`` is refused, naming it."""
-        t, ask = pick.source, pick.ask
-        if t.readout is None:
-            raise TraceError(
-                f"fields: {name} needs a model that predicts tokens (this trace has none)"
-            )
-        index(ask.pos_start, t.n, "pos_start", "tokens")
-        start, count = ask.pos_start, _positions(ask, t.n)
-        cost = lens.work(t.states, name, count, t.readout.vocab)
-        if cost > LIMITS.max_unembed_flops:
-            rows = "the output" if name == "top_k" else f"{t.layers + 1} hidden states"
-            raise TraceError(
-                f"pos_count: {name} of {count:,} positions ({rows} through a vocabulary of "
-                f"{t.readout.vocab:,}) is {cost:.1e} operations, over this server's bound of "
-                f"{LIMITS.max_unembed_flops:.0e}; ask for fewer positions (pos_start, pos_count)"
-            )
-        return lens.part(name, t.predictions(name, start, count), t.readout, start, ask.k)
+        """From the trace's kept blocks of predictions (``_window``'s positions)."""
+        t = pick.source
+        start, count = _window(name, pick)
+        assert t.readout is not None  # _window refuses a trace without one
+        return lens.part(name, t.predictions(name, start, count), t.readout, start, pick.ask.k)
 
     return compute
+
+
+def _wants(name: str) -> Callable[[Pick], list[Want]]:
+    def wants(pick: Pick) -> list[Want]:
+        start, count = _window(name, pick)
+        return [Want("predict", kind=name, start=start, count=count)]
+
+    return wants
 
 
 register(
@@ -60,6 +74,7 @@ register(
         check=_check,
         needs="readout",
         words="predictions",
+        wants=_wants("top_k"),
     ),
     TraceField(
         "lens",
@@ -76,5 +91,6 @@ register(
         check=_check,
         needs="readout",
         words="predictions",
+        wants=_wants("lens"),
     ),
 )

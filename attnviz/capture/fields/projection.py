@@ -3,7 +3,7 @@ once so that the layers' frames compare."""
 
 from __future__ import annotations
 
-from attnviz.capture.fields.base import Ask, Pick, Shape, TraceField, register
+from attnviz.capture.fields.base import Ask, Pick, Shape, TraceField, Want, register
 
 
 def _numbers(ask: Ask, shape: Shape) -> int:
@@ -37,5 +37,6 @@ register(
         params=("hide_special", "merge_words"),
         full=True,
         words="trajectories",
+        wants=lambda pick: [] if pick.source.states.shape[-1] == 3 else [Want("pca")],
     )
 )

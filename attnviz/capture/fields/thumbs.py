@@ -3,7 +3,16 @@ bits (``attnviz.capture.thumbs``), and the largest score of each head, for one c
 
 from __future__ import annotations
 
-from attnviz.capture.fields.base import Ask, Bounds, Pick, Shape, TraceField, index, register
+from attnviz.capture.fields.base import (
+    Ask,
+    Bounds,
+    Pick,
+    Shape,
+    TraceField,
+    Want,
+    index,
+    register,
+)
 from attnviz.capture.thumbs import thumbnails
 
 
@@ -15,6 +24,12 @@ def _thumbs(pick: Pick) -> dict:
     assert pick.view is not None  # a drawn field's pick has one
     layers = index(pick.ask.thumb_layer, pick.source.layers, "thumb_layer", "layers")
     return thumbnails(pick.source, pick.view, pick.ask.thumb, layers, pick.value)
+
+
+def _wants(pick: Pick) -> list[Want]:
+    """Every head's thumbnail of the weights, made where they are (value-weighted norms are
+    made here, from each layer's q, k and v)."""
+    return [] if pick.value else [Want("thumbs", view=pick.view, size=pick.ask.thumb)]
 
 
 def _numbers(ask: Ask, shape: Shape) -> int:
@@ -36,6 +51,7 @@ register(
         measured=True,
         check=_check,
         words="thumbnails",
+        wants=_wants,
     ),
     TraceField(
         "score_range",

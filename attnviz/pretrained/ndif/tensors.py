@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from attnviz.capture import TraceTensors
+from attnviz.capture.fields import Want
 from attnviz.capture.tensors import KEEP_SQUARE_BYTES, QKV
 from attnviz.engine.analysis import PCA
 from attnviz.engine.reduce import PCA_AXES
@@ -124,14 +125,6 @@ class RemoteTensors(TraceTensors):
         self._based = True
         return got
 
-    def _fetched(self, name: str, fetch: Callable[[], Any]) -> Any:
-        """``_memo`` for what a trip brings: fetched without the trace's lock (other parts of
-        this trace go on meanwhile), kept once it came."""
-        if name not in self._derived:
-            got = fetch()
-            self._derived.setdefault(name, got)
-        return self._derived[name]
-
     def _rule(self) -> Any:
         self._base()
         return super()._rule()
@@ -140,20 +133,86 @@ class RemoteTensors(TraceTensors):
         """q, k and v of ``layer`` (nh, T, hs): the deployment's, each key/value head repeated
         for the query heads that read it; the last few layers kept (as sent: k and v of the
         key/value heads alone)."""
-        with self._keep:
-            kept = self._layers_qkv.get(layer)
-        if kept is None:
-            got = self._base({"qkv": [layer]}) or self._send({"qkv": [layer]})
-            r = got["layers"][layer]
-            kept = (r["q"], r["k"], r["v"])
-        with self._keep:
-            self._layers_qkv[layer] = kept
-            self._layers_qkv.move_to_end(layer)
-            while len(self._layers_qkv) > KEPT_LAYERS:
-                self._layers_qkv.popitem(last=False)
+        while True:  # brought, unless other layers brought at once pushed it out meanwhile
+            with self._keep:
+                kept = self._layers_qkv.get(layer)
+                if kept is not None:
+                    self._layers_qkv.move_to_end(layer)
+                    break
+            self.bring([Want("layer", layer=layer)])
         q, k, v = kept
         group = q.shape[0] // k.shape[0]
         return q, k.repeat_interleave(group, 0), v.repeat_interleave(group, 0)
+
+    # -- one trip for what a request's fields want ----------------------------------------------
+
+    def bring(self, wants: Sequence[Want]) -> None:
+        """Every want (``capture.fields.Want``) not yet here, in one trip to the deployment:
+        with the first trace when it is still to come. A trip asks at most ``KEPT_LAYERS``
+        layers' q, k and v (any more come a layer at a time, as they are read), one set of
+        thumbnails and one kind of predictions. What comes is kept without the trace's lock
+        (its other parts go on meanwhile)."""
+        ask = self._plan(wants)
+        got = self._base(ask)
+        if got is None and ask:
+            got = self._send(ask)
+        if got is not None:
+            self._store(ask, got)
+
+    def _plan(self, wants: Sequence[Want]) -> dict:
+        """The plan's part for the wants not yet here."""
+        ask: dict = {}
+        layers: list[int] = []
+        with self._keep:
+            held = set(self._layers_qkv)
+        for w in wants:
+            if w.what == "layer":
+                if w.layer not in held and w.layer not in layers and len(layers) < KEPT_LAYERS:
+                    layers.append(w.layer)
+            elif w.what == "rows":
+                if "entropy" not in self._derived:
+                    ask.update(base=True, rows=True)
+            elif w.what == "pca":
+                if "hidden_states" in self.lacking and "projection" not in self._derived:
+                    ask["pca"] = True
+            elif w.what == "thumbs":
+                assert w.view is not None  # a thumbs want names its token options
+                thumbs = _thumbs_ask(w.view, w.size)
+                if "thumbs" not in ask and _thumbs_key(thumbs) not in self._thumbs:
+                    ask["thumbs"] = thumbs
+            elif "predict" not in ask:
+                missing = self._missing(w.kind, w.start, w.count)
+                if missing:
+                    ask["predict"] = self._predict_ask(w.kind, missing)
+        if layers:
+            ask["qkv"] = layers
+        return ask
+
+    def _store(self, ask: dict, got: dict) -> None:
+        """Keep what came for ``ask`` (the first trace keeps its own: ``_first_trace``)."""
+        layers = got["layers"]
+        with self._keep:
+            for layer in ask.get("qkv", ()):
+                r = layers[layer]
+                self._layers_qkv[layer] = (r["q"], r["k"], r["v"])
+                self._layers_qkv.move_to_end(layer)
+            while len(self._layers_qkv) > KEPT_LAYERS:
+                self._layers_qkv.popitem(last=False)
+        if ask.get("rows"):
+            self._derived.setdefault("entropy", torch.stack([r["entropy"] for r in layers]))
+        if "pca" in got:
+            r, dtype = got["pca"], torch.float32  # as the states here would be
+            pca = PCA(mean=r["mean"].to(dtype), axes=r["axes"].to(dtype),
+                      explained_variance_ratio=r["ratio"].to(dtype),
+                      coords=r["coords"].to(dtype))  # fmt: skip
+            self._derived.setdefault("projection", pca)
+        if "thumbs" in ask:
+            self._thumbs.setdefault(_thumbs_key(ask["thumbs"]), {
+                "values": torch.stack([r["thumbs"] for r in layers]),
+                "scale": torch.stack([r["thumb_scale"] for r in layers]),
+            })  # fmt: skip
+        if "predict" in ask:
+            self._keep_predictions(ask["predict"], got["predict"])
 
     def nbytes(self) -> int:
         """What this trace will hold here at most (the cache counts it when it is made, before
@@ -176,14 +235,11 @@ class RemoteTensors(TraceTensors):
 
     def entropy(self) -> torch.Tensor:
         """(L, nh, T) each row's entropy: with the first trace when small (``ROWS_BYTES``),
-        else computed there on a trip of its own."""
-        self._base()
-
-        def there() -> torch.Tensor:
-            got = self._send({"base": True, "rows": True})
-            return torch.stack([r["entropy"] for r in got["layers"]])
-
-        return self._fetched("entropy", there)
+        else computed there on a trip of its own (or with the other fields of its request)."""
+        self.bring([Want("rows")])
+        rows = self._derived["entropy"]
+        assert isinstance(rows, torch.Tensor)
+        return rows
 
     def entropy_mean(self) -> torch.Tensor:
         self._base()
@@ -198,23 +254,12 @@ class RemoteTensors(TraceTensors):
     def reduced_thumbnails(self, tv: TokenView, size: int, layers: list[int]) -> dict:
         """Every head's thumbnail of ``layers`` under the token options, reduced on the
         deployment (``capture.thumbs``'s rule: max-pooled, 8-bit, one scale per head)."""
-        m = len(tv.groups)
-        pool = 1 if size == 0 or m <= size else -(-m // size)
-        key = (tuple(map(tuple, tv.groups)), tv.hide_special, tv.merge_words, pool)
-        if key not in self._thumbs:
-            ask = {
-                "groups": tv.groups, "hide": tv.hide_special, "merge": tv.merge_words,
-                "regroup": not tv.identity, "pool": pool, "side": -(-m // pool),
-            }  # fmt: skip
-            got = self._base({"thumbs": ask}) or self._send({"thumbs": ask})
-            self._thumbs[key] = {
-                "values": torch.stack([r["thumbs"] for r in got["layers"]]),
-                "scale": torch.stack([r["thumb_scale"] for r in got["layers"]]),
-            }
-        t = self._thumbs[key]
+        self.bring([Want("thumbs", view=tv, size=size)])
+        ask = _thumbs_ask(tv, size)
+        t = self._thumbs[_thumbs_key(ask)]
         pick = torch.tensor(layers)
         values = t["values"].index_select(0, pick)
-        return {"pool": pool, "size": values.shape[-1], "layers": layers, "values": values,
+        return {"pool": ask["pool"], "size": values.shape[-1], "layers": layers, "values": values,
                 "scale": t["scale"].index_select(0, pick)}  # fmt: skip
 
     def rollout(self) -> list[torch.Tensor]:
@@ -261,58 +306,75 @@ class RemoteTensors(TraceTensors):
         self._base()
         if "hidden_states" not in self.lacking:
             return super().projection()
-
-        def there() -> PCA:
-            got = self._base({"pca": True}) or self._send({"pca": True})
-            r, dtype = got["pca"], torch.float32  # as the states here would be
-            return PCA(
-                mean=r["mean"].to(dtype),
-                axes=r["axes"].to(dtype),
-                explained_variance_ratio=r["ratio"].to(dtype),
-                coords=r["coords"].to(dtype),
-            )
-
-        return self._fetched("projection", there)
+        self.bring([Want("pca")])
+        pca = self._derived["projection"]
+        assert isinstance(pca, PCA)
+        return pca
 
     def predictions(self, kind: str, start: int, count: int) -> list[dict]:
         """The positions' predictions, the ones not yet kept computed on the deployment (its
         final norm and unembedding: the vocabulary's logits never leave it)."""
         if self.readout is None:
             raise TraceError("fields: this trace's model predicts no tokens")
+        self.bring([Want("predict", kind=kind, start=start, count=count)])
         kept: dict[int, dict] = self._memo(f"{kind}.positions", dict)
-        want = list(range(start, start + count))
-        missing = [p for p in want if p not in kept]
-        if missing:
-            ids = self.readout.ids
-            targets = [ids[p + 1] if p + 1 < len(ids) else -1 for p in missing]
-            ask = {
-                "kind": kind, "positions": missing, "k": LIMITS.max_top_k,
-                "targets": targets,
-                "vocab": self.readout.vocab, "softcap": self.plan_base.get("logit_softcap"),
-                "tolerance": HEAD_TOLERANCE,  # the bridge's, for the logit scale found there
-            }  # fmt: skip
-            got = self._base({"predict": ask}) or self._send({"predict": ask})
-            if got["predict"]["scale"] is None:
-                raise TraceError(
-                    f"fields: {self.model_name}'s logits are not its output embedding of its last "
-                    "hidden state times one number, so attnviz reads no predictions of it"
-                )
-            rows = got["predict"]["rows"]
-            last = max(rows)
-            for j, p in enumerate(missing):
-                if kind == "top_k":
-                    r = rows[last]
-                    kept[p] = {"ids": r["ids"][j], "probs": r["probs"][j],
-                               "target_probs": r["target_probs"][j]}  # fmt: skip
-                else:
-                    stack = [rows[i] for i in sorted(rows)]
-                    kept[p] = {
-                        "targets": torch.tensor(targets[j], dtype=torch.int32),
-                        **{key: torch.stack([r[key][j, 0] if key in ("ids", "probs") else
-                                             r[key][j] for r in stack])
-                           for key in ("ids", "probs", "target_probs", "target_ranks")},
-                    }  # fmt: skip
-        return [kept[p] for p in want]
+        return [kept[p] for p in range(start, start + count)]
+
+    def _missing(self, kind: str, start: int, count: int) -> list[int]:
+        kept: dict[int, dict] = self._memo(f"{kind}.positions", dict)
+        return [p for p in range(start, start + count) if p not in kept]
+
+    def _predict_ask(self, kind: str, missing: list[int]) -> dict:
+        """The plan's ``predict`` for positions ``missing``: their hidden states through the
+        model's final norm and unembedding there, each with the token that comes next."""
+        assert self.readout is not None  # a predictions field refuses a trace without one
+        ids = self.readout.ids
+        return {
+            "kind": kind, "positions": missing, "k": LIMITS.max_top_k,
+            "targets": [ids[p + 1] if p + 1 < len(ids) else -1 for p in missing],
+            "vocab": self.readout.vocab, "softcap": self.plan_base.get("logit_softcap"),
+            "tolerance": HEAD_TOLERANCE,  # the bridge's, for the logit scale found there
+        }  # fmt: skip
+
+    def _keep_predictions(self, ask: dict, got: dict) -> None:
+        """Keep each position's predictions as ``TraceTensors.predictions`` keeps its own."""
+        if got["scale"] is None:
+            raise TraceError(
+                f"fields: {self.model_name}'s logits are not its output embedding of its last "
+                "hidden state times one number, so attnviz reads no predictions of it"
+            )
+        kind, rows = ask["kind"], got["rows"]
+        kept: dict[int, dict] = self._memo(f"{kind}.positions", dict)
+        last = max(rows)
+        for j, p in enumerate(ask["positions"]):
+            if kind == "top_k":
+                r = rows[last]
+                kept.setdefault(p, {"ids": r["ids"][j], "probs": r["probs"][j],
+                                    "target_probs": r["target_probs"][j]})  # fmt: skip
+            else:
+                stack = [rows[i] for i in sorted(rows)]
+                kept.setdefault(p, {
+                    "targets": torch.tensor(ask["targets"][j], dtype=torch.int32),
+                    **{key: torch.stack([r[key][j, 0] if key in ("ids", "probs") else
+                                         r[key][j] for r in stack])
+                       for key in ("ids", "probs", "target_probs", "target_ranks")},
+                })  # fmt: skip
+
+
+def _thumbs_ask(tv: TokenView, size: int) -> dict:
+    """The plan's ``thumbs``: every head's thumbnail under the token options ``tv``, pooled to
+    at most ``size`` a side (``capture.thumbs``'s rule)."""
+    m = len(tv.groups)
+    pool = 1 if size == 0 or m <= size else -(-m // size)
+    return {
+        "groups": tv.groups, "hide": tv.hide_special, "merge": tv.merge_words,
+        "regroup": not tv.identity, "pool": pool, "side": -(-m // pool),
+    }  # fmt: skip
+
+
+def _thumbs_key(ask: dict) -> tuple:
+    """Thumbnails asked alike are kept once."""
+    return (tuple(map(tuple, ask["groups"])), ask["hide"], ask["merge"], ask["pool"])
 
 
 def remote_tensors(

@@ -270,6 +270,39 @@ def test_a_big_traces_entropy_rows_come_on_a_trip_of_their_own(models, monkeypat
     assert torch.allclose(rows, arrays(local, fields="entropy")["entropy"], atol=1e-5, rtol=0)
 
 
+def test_what_a_requests_fields_want_comes_in_one_trip(models, monkeypatch):
+    """Each field declares what it reads of the deployment (``TraceField.wants``): a request
+    naming several (one layer's weights and values, every thumbnail, the rows' entropy, the
+    trajectories' PCA, predictions) is answered after one trip there, the first trace's, with
+    the engine's numbers; asked again, it takes none; another layer's weights take one more."""
+    from attnviz.pretrained.ndif import tensors
+
+    monkeypatch.setattr(tensors, "STATES_BYTES", 0)  # the PCA made there
+    monkeypatch.setattr(tensors, "ROWS_BYTES", 0)  # the rows not with the first trace alone
+    remote, local = trace(models, ndif_name(models, "llama")), trace(models, "native")
+    sent: list[dict] = []
+    run = remote.tensors.run
+    remote.tensors.run = lambda plan: sent.append(plan) or run(plan)
+    n = remote.tensors.n
+    fields = "attentions,values,thumbs,entropy,projection,top_k"
+    ask = {"fields": fields, "layer": 1, "pos_start": 0, "pos_count": n}
+    a, b = arrays(remote, **ask), arrays(local, **ask)
+    assert len(sent) == 1 and sent[0]["base"] and sent[0]["rows"] and sent[0]["pca"]
+    assert sent[0]["qkv"] == [1] and "thumbs" in sent[0] and sent[0]["predict"]["kind"] == "top_k"
+    for name in ("attentions", "values", "entropy"):
+        assert torch.allclose(a[name].double(), b[name].double(), atol=1e-4), name
+    assert (a["thumbs"]["values"].int() - b["thumbs"]["values"].int()).abs().max() <= 1
+    for key in ("axes", "coords"):  # a PCA's axes are its own up to sign: compare |x|
+        got, want = a["projection"][key].abs(), b["projection"][key].abs().float()
+        assert torch.allclose(got, want, atol=1e-4), key
+    assert torch.equal(a["top_k"]["ids"], b["top_k"]["ids"])
+    assert torch.allclose(a["top_k"]["probs"], b["top_k"]["probs"], atol=1e-4)
+    arrays(remote, **ask)
+    assert len(sent) == 1  # all of it kept here
+    arrays(remote, fields="attentions,scores,view", layer=0)
+    assert len(sent) == 2 and sent[1]["qkv"] == [0] and "base" not in sent[1]
+
+
 @pytest.mark.parametrize(
     "ablate",
     [
