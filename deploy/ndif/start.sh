@@ -27,6 +27,9 @@ fi
 mkdir -p "$RUN"
 rm -f "$RUN"/*.pid "$RUN"/*.log "$RUN/env"
 started=$(date +%s.%N)
+# The venv is installed without bytecode (setup.sh): its processes write it at their first
+# imports, into the venv, so that a later start reads it (not compiled again at every start).
+unset PYTHONDONTWRITEBYTECODE
 
 free_port() { # free_port [preferred]
     "$PY" - "${1:-0}" <<'EOF'
