@@ -62,7 +62,7 @@ from attnviz.pretrained.folder import REMOTE_BACKENDS
 from attnviz.pretrained.registry import ServedModel
 from attnviz.schemas.trace import TextTraceRequest, TraceQuery
 from attnviz.services.events import Event, EventLog, follow
-from attnviz.services.ownership import ID_BYTES, Caller
+from attnviz.services.ownership import ID_BYTES, Caller, Ownership
 from attnviz.services.parts import check_part, shape_numbers
 from attnviz.services.text_trace import ModelNotFound, check_text, find_model, token_cap
 from attnviz.services.trace_service import Body, TraceService
@@ -657,8 +657,10 @@ class TraceJobs:
         )
 
     def get(self, job_id: str, caller: Caller) -> TraceJob:
+        """The job, for whom runs and comparisons let control theirs (``Ownership``): its owner
+        and the operator; anyone else is told it is gone (a job is a page's own, never shared)."""
         job = self._jobs.get(job_id)
-        if job is None or not (caller.operator or (caller.visitor and job.owner == caller.visitor)):
+        if job is None or not Ownership(job.owner).may_control(caller):
             raise JobGone(self.gone(job_id))
         return job
 
