@@ -14,8 +14,9 @@ changed since (a module edited, the bundle not yet made again), the page loads `
 and its modules one by one instead, so a stale bundle is never served, and a test fails on it.
 The page also carries an import map that sends every ``/static/js/X.js`` to its hashed URL (for
 those modules, and for anything that imports one). Plotly.js comes from plotly.js's own partial
-bundles under static/vendor (the plotly wheel's version): the cartesian one with the page, the
-gl3d one when a 3-D plot is first drawn (static/js/core/plotly.js). Nothing is loaded from a CDN.
+bundles under static/vendor (the plotly wheel's version), each named by the page and loaded by
+static/js/core/plotly.js: the cartesian one when a mode first draws a 2-D plot (the toy lab as it
+opens), the gl3d one when a 3-D plot is first drawn. Nothing is loaded from a CDN.
 """
 
 from __future__ import annotations

@@ -77,11 +77,12 @@ def test_importmap_sends_every_module_to_its_hashed_url(client):
 
 
 def test_plotly_is_the_vendored_partial_bundles_never_the_full_one(client):
-    """The page loads plotly.js's cartesian bundle (every 2-D plot) and names the gl3d one, which
-    core/plotly.js loads when a 3-D plot is first drawn; the plotly wheel's full bundle (4.6 MB)
-    is no longer served (its route is gone)."""
+    """The page names plotly.js's cartesian bundle (every 2-D plot) and the gl3d one, which
+    core/plotly.js loads when a plot first needs one (no script tag loads Plotly); the plotly
+    wheel's full bundle (4.6 MB) is no longer served (its route is gone)."""
     html = page(client)
-    (cartesian,) = re.findall(r'<script defer src="(/static/vendor/plotly-[^"]+)"', html)
+    assert re.findall(r'<script[^>]*src="[^"]*plotly', html) == []
+    (cartesian,) = re.findall(r'<meta name="attnviz-plotly-2d" content="([^"]+)"', html)
     assert cartesian.startswith("/static/vendor/plotly-cartesian.min.js?v=")
     (gl3d,) = re.findall(r'<meta name="attnviz-plotly-3d" content="([^"]+)"', html)
     assert gl3d.startswith("/static/vendor/plotly-gl3d.min.js?v=")
@@ -107,7 +108,7 @@ def test_a_large_static_file_is_gzipped_once_and_kept(client, monkeypatch):
     same bytes, with nothing compressed again."""
     import attnviz.web as web
 
-    url = re.search(r'src="(/static/vendor/plotly-cartesian[^"]+)"', page(client)).group(1)
+    url = re.search(r'content="(/static/vendor/plotly-cartesian[^"]+)"', page(client)).group(1)
     first = client.get(url, headers={"Accept-Encoding": "gzip"})
     calls = []
     monkeypatch.setattr(web, "compress", lambda *a, **k: calls.append(a) or b"")

@@ -10,7 +10,7 @@ import { busy, exportHtml, fetchPresets } from "./core/api.js";
 import { byId, download } from "./core/dom.js";
 import { installGlossary } from "./core/glossary.js";
 import { copyText, downloadPng } from "./core/export.js";
-import { hasPlotly } from "./core/plotly.js";
+import { load2d } from "./core/plotly.js";
 import { CLASS_HASH } from "./modes/learn/classroom.js";
 import { createLearn } from "./modes/learn/index.js";
 import { decodeLearnHash, encodeLearnHash, LEARN_HASH } from "./modes/learn/progress.js";
@@ -212,6 +212,7 @@ function setMode(mode, state = null) {
     if (!state) writeUrl();
     return train.activate(state);
   }
+  plotsAhead();
   toy.activate(state);
   writeUrl();
 }
@@ -229,6 +230,7 @@ function openLab(lab, state) {
   if (lab === "toy") {
     train.deactivate();
     if (state) share.pending.toy = null; // the step's state replaces what a link held
+    plotsAhead();
     toy.activate(state ?? share.pending.toy);
   } else {
     toy.deactivate();
@@ -237,6 +239,12 @@ function openLab(lab, state) {
     return opened;
   }
   showMessages();
+}
+
+/** The toy lab draws its plots as soon as its trace comes: Plotly's cartesian bundle is asked
+ * for now, beside the trace (other modes load it when they first draw a plot). */
+function plotsAhead() {
+  load2d().catch(() => messages("toy").setError("Plotly.js did not load; the plots cannot be drawn."));
 }
 
 /** Open a link's state (or the first preset when there is none). @param {any} link */
@@ -353,10 +361,6 @@ function wire() {
 async function init() {
   root.dataset.pending = "1";
   watchBusy();
-  if (!hasPlotly()) {
-    messages("toy").setError("Plotly.js did not load; the plots cannot be drawn.");
-    return;
-  }
   let presets;
   try {
     presets = await fetchPresets();

@@ -13,13 +13,17 @@ import pytest
 
 from tests.browser.helpers import (
     MODEL,
+    fresh_page,
     open_app,
     share_hash,
+    traces_drawn,
     view_change,
     views_drawn,
     wait_for_trace,
     wait_for_views,
 )
+
+pytestmark = pytest.mark.more_views  # sentence mode with every card open (conftest)
 
 FULL_PLOTLY = re.compile(r"/plotly(-\d[^/]*)?\.min\.js$")  # the wheel's /vendor/plotly-7.1.0.min.js
 CARTESIAN = "/static/vendor/plotly-cartesian.min.js"
@@ -163,3 +167,30 @@ def test_a_3d_plot_out_of_view_is_drawn_when_it_comes_near(page, live_server):
     types = page.evaluate(f"() => document.querySelector({TRAJ!r}).data.map((t) => t.type)")
     assert set(types) == {"scatter3d"} and paths_of(requests).count(GL3D) == 1
     assert click_path(page, 2) == 2
+
+
+def test_sentence_modes_first_screen_runs_no_plotly_until_a_card_draws_a_plot(browser, live_server):
+    """A newcomer's sentence mode (its cards as they first open) draws no Plotly plot: neither
+    bundle is asked for and the page has no Plotly (running the cartesian bundle takes about
+    0.15 s of a page's CPU). The trajectories' card, opened, loads the cartesian bundle once
+    and draws with it; the toy lab then draws its heatmaps with the same library, asking for
+    nothing again."""
+    with fresh_page(browser) as (page, errors):
+        requests: list[str] = []
+        page.on("request", lambda r: requests.append(r.url))
+        page.goto(f"{live_server}/#sentence")
+        wait_for_trace(page, 0)
+        assert CARTESIAN not in paths_of(requests) and GL3D not in paths_of(requests)
+        assert page.evaluate("() => typeof window.Plotly") == "undefined"
+        view_change(page, lambda: page.click('#more-list button[data-view="traj"]'))
+        page.wait_for_selector(f"{TRAJ} .main-svg")
+        assert paths_of(requests).count(CARTESIAN) == 1 and GL3D not in paths_of(requests)
+        types = page.evaluate(f"() => document.querySelector({TRAJ!r}).data.map((t) => t.type)")
+        assert types and set(types) == {"scatter"}
+        before = traces_drawn(page)
+        page.click("#mode-toy")
+        wait_for_trace(page, before)
+        page.wait_for_selector("#scores-plot .main-svg")
+        assert paths_of(requests).count(CARTESIAN) == 1
+        assert page.evaluate("() => 'heatmap' in window.Plotly.PlotSchema.get().traces")
+        assert errors == []

@@ -1,19 +1,23 @@
 // Plotly.js for every view, from two of plotly.js's own partial bundles (static/vendor, the
-// plotly wheel's version): the cartesian one (heatmap, scatter: every 2-D plot), which the page
-// loads as a classic script before its modules, and the gl3d one (scatter3d, cone: the 3-D
-// plots), loaded the first time a plot has a 3-D trace (the page names its URL in
-// <meta name="attnviz-plotly-3d">). Each bundle's script sets window.Plotly: the cartesian one
-// is put back there at once, and the gl3d one is kept here only. So a view reaches Plotly
-// through this module alone: draw() (core/theme.js) paints with withPlotly(), and a plot's hover,
-// PNG and listeners go to the library that drew it (plotlyOf, onPlot). An offline file carries
-// one 2-D bundle (its loader sets window.Plotly) and draws no 3-D trace.
+// plotly wheel's version): the cartesian one (heatmap, scatter: every 2-D plot) and the gl3d one
+// (scatter3d, cone: the 3-D plots), each a classic script the page names in a <meta> tag
+// (attnviz-plotly-2d, attnviz-plotly-3d) and loads the first time a plot needs it (the toy lab
+// asks for the cartesian one as it opens: load2d). Running the cartesian bundle takes about
+// 0.15 s of a page's CPU, which a page that draws no Plotly plot (sentence mode's first screen,
+// Learn's comparison before a run) no longer spends. The cartesian bundle sets window.Plotly and
+// keeps it; the gl3d one, loaded after it, is kept here only. So a view reaches Plotly through
+// this module alone: draw() (core/theme.js) paints with withPlotly(), and a plot's hover, PNG
+// and listeners go to the library that drew it (plotlyOf, onPlot). An offline file carries one
+// 2-D bundle (its loader sets window.Plotly before the page runs) and draws no 3-D trace.
 
 /** Trace types of the gl3d bundle: a plot with one of them is drawn by it. */
 const THREE_D = new Set(["scatter3d", "cone", "surface", "mesh3d", "isosurface", "volume", "streamtube"]);
 
-/** The page's own Plotly (the cartesian bundle, or an offline file's). @returns {any} */
+/** The page's own Plotly (the cartesian bundle, or an offline file's), once loaded. @returns {any} */
 const flat = () => window.Plotly;
 
+/** @type {Promise<any> | null} */
+let cartesian = null;
 /** @type {Promise<any> | null} */
 let gl3d = null;
 /** @type {WeakMap<HTMLElement, any>} the library that drew each plot */
@@ -40,43 +44,74 @@ function marked(asked, three) {
   plotted3d ||= three;
 }
 
-/** Whether the page has its Plotly (main.js says so when the bundle did not load). */
-export const hasPlotly = () => Boolean(flat());
-
 /** Whether drawing `data` needs the 3-D bundle. @param {any[]} data */
 export const needs3d = (data) => data.some((t) => THREE_D.has(t?.type));
 
-/** The gl3d bundle, loaded once (a classic script; window.Plotly is put back as it was). */
-export function load3d() {
-  if (gl3d) return gl3d;
-  gl3d = new Promise((resolve, reject) => {
-    const meta = /** @type {HTMLMetaElement | null} */ (document.querySelector('meta[name="attnviz-plotly-3d"]'));
-    if (!meta) {
-      reject(new Error("3-D plots need Plotly's gl3d bundle, which this page does not carry"));
+/** Each bundle the page names (its <meta name>), and why a plot cannot be drawn without it. */
+const BUNDLES = {
+  "attnviz-plotly-2d": {
+    name: "cartesian",
+    missing: "2-D plots need Plotly's cartesian bundle, which this page does not carry",
+  },
+  "attnviz-plotly-3d": { name: "gl3d", missing: "3-D plots need Plotly's gl3d bundle, which this page does not carry" },
+};
+
+/**
+ * Run the bundle the page's <meta name=`meta`> names, as a classic script: the Plotly it set.
+ * With `keep` false, window.Plotly is put back as it was (the load event comes right after the
+ * script ran, in the same task: no other code sees it changed).
+ * @param {keyof typeof BUNDLES} meta @param {boolean} keep @returns {Promise<any>}
+ */
+function bundle(meta, keep) {
+  const { name, missing } = BUNDLES[meta];
+  return new Promise((resolve, reject) => {
+    const tag = /** @type {HTMLMetaElement | null} */ (document.querySelector(`meta[name="${meta}"]`));
+    if (!tag) {
+      reject(new Error(missing));
       return;
     }
     const own = window.Plotly;
     const script = document.createElement("script");
-    script.src = meta.content;
-    // The load event comes right after the script ran, in the same task: no other code sees
-    // window.Plotly set to the gl3d bundle.
+    script.src = tag.content;
     script.onload = () => {
       const lib = window.Plotly;
-      window.Plotly = own;
+      if (!keep) window.Plotly = own;
       if (lib && lib !== own) resolve(lib);
-      else reject(new Error("Plotly's 3-D bundle did not run"));
+      else reject(new Error(`Plotly's ${name} bundle did not run`));
     };
-    script.onerror = () => reject(new Error("Plotly's 3-D bundle did not load"));
+    script.onerror = () => reject(new Error(`Plotly's ${name} bundle did not load`));
     document.head.append(script);
   });
-  gl3d.catch(() => {
-    gl3d = null; // a later 3-D plot tries again
-  });
-  return gl3d;
 }
 
+/** The cartesian bundle, loaded once (the page's own Plotly from then on: window.Plotly). */
+export function load2d() {
+  if (flat()) return Promise.resolve(flat());
+  if (cartesian) return cartesian;
+  const loading = bundle("attnviz-plotly-2d", true);
+  cartesian = loading;
+  loading.catch(() => {
+    if (cartesian === loading) cartesian = null; // a later plot tries again
+  });
+  return loading;
+}
+
+/** The gl3d bundle, loaded once, after the cartesian one (window.Plotly stays that). */
+export function load3d() {
+  if (gl3d) return gl3d;
+  const loading = load2d().then(() => bundle("attnviz-plotly-3d", false));
+  gl3d = loading;
+  loading.catch(() => {
+    if (gl3d === loading) gl3d = null; // a later 3-D plot tries again
+  });
+  return loading;
+}
+
+/** A library's hover for a plot not drawn yet (its bundle still loading): nothing to hover. */
+const UNDRAWN = { Fx: { hover() {}, unhover() {} } };
+
 /** The library that drew `el` (the page's own before any draw). @param {HTMLElement} el @returns {any} */
-export const plotlyOf = (el) => drawnBy.get(el) ?? flat();
+export const plotlyOf = (el) => drawnBy.get(el) ?? flat() ?? UNDRAWN;
 
 /**
  * Listen to a plot's Plotly event (`plotly_click`...) for as long as the element lives, even when
@@ -135,9 +170,10 @@ function undefer(el) {
  * Run `paint(Plotly)` for `el` with the library its traces need. A 3-D plot out of view (a
  * WebGL scene: on a machine without a GPU it takes a second or more to draw, and blocks the
  * page meanwhile) is drawn when it comes near the view: until then the promise resolves at
- * once, its element says `data-deferred="3d"`, and its text alternative is there as always. A 2-D plot with nothing queued
- * is painted at once, as Plotly.react always was; a plot that waits for the 3-D bundle, and any
- * draw of it asked meanwhile, run in the order asked. A plot that changes library is purged
+ * once, its element says `data-deferred="3d"`, and its text alternative is there as always. A
+ * 2-D plot with nothing queued is painted at once once the cartesian bundle is there, as
+ * Plotly.react always was; a plot that waits for a bundle, and any draw of it asked meanwhile,
+ * run in the order asked. A plot that changes library is purged
  * by the one that drew it and keeps its listeners.
  * @template T
  * @param {HTMLElement} el @param {any[]} data @param {(Plotly: any) => Promise<T>} paint
@@ -152,7 +188,7 @@ export function withPlotly(el, data, paint) {
   }
   const before = pending.get(el);
   const asked = performance.now();
-  if (!before && !three && plotlyOf(el) === flat()) {
+  if (!before && !three && flat() && plotlyOf(el) === flat()) {
     drawnBy.set(el, flat());
     return paint(flat()).then((out) => {
       marked(asked, false);
@@ -162,7 +198,7 @@ export function withPlotly(el, data, paint) {
   const run = (before ?? Promise.resolve())
     .catch(() => undefined)
     .then(async () => {
-      const lib = three ? await load3d() : flat();
+      const lib = three ? await load3d() : await load2d();
       const old = drawnBy.get(el);
       const moved = old !== undefined && old !== lib;
       if (moved) old.purge(el);
