@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Literal
@@ -64,16 +65,32 @@ def apply_rope(
         inv_freq, factor = rope_frequencies(hs, base, device=x.device)
         cos, sin = rope_cos_sin(inv_freq, factor, start, t, x.dtype, positions)  # (T, hs) each
         return rotate_halves(x, cos, sin)
-    theta = rope_angles(t, hs, base, dtype=x.dtype, device=x.device, start=start,
-                        positions=positions)  # fmt: skip  # (T, hs//2)
-    cos, sin = torch.cos(theta), torch.sin(theta)
     if style != "pairs":
         raise ValueError(f"RoPE style {style!r}: one of 'pairs', 'halves'")
-    even, odd = x[..., 0 : 2 * (hs // 2) : 2], x[..., 1 : 2 * (hs // 2) : 2]  # (B, nh, T, hs//2)
-    out = x.clone()
-    out[..., 0 : 2 * (hs // 2) : 2] = even * cos - odd * sin
-    out[..., 1 : 2 * (hs // 2) : 2] = even * sin + odd * cos
-    return out
+    if positions is None:
+        cos, sin = pairs_cos_sin(t, hs, base, x.dtype, x.device, start)  # (T, hs//2) each
+    else:
+        theta = rope_angles(t, hs, base, dtype=x.dtype, device=x.device, positions=positions)
+        cos, sin = torch.cos(theta), torch.sin(theta)  # (T, hs//2) each
+    h = hs // 2
+    pairs = x[..., : 2 * h].unflatten(-1, (h, 2))  # (B, nh, T, hs//2, 2): (2i, 2i+1)
+    even, odd = pairs[..., 0], pairs[..., 1]  # (B, nh, T, hs//2) each
+    turned = torch.stack((even * cos - odd * sin, even * sin + odd * cos), dim=-1)
+    out = turned.flatten(-2)  # (B, nh, T, 2 * (hs//2)): the pairs interleaved again
+    return out if hs % 2 == 0 else torch.cat([out, x[..., 2 * h :]], dim=-1)
+
+
+@functools.lru_cache(maxsize=8)
+def pairs_cos_sin(
+    t: int, hs: int, base: float, dtype: torch.dtype, device: torch.device, start: int
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """cos and sin (T, hs // 2) of the pairs' angles at positions start .. start + T - 1, kept
+    for the next layers and steps of the same shape (a training run asks for the same ones at
+    every step), and made outside inference mode, as ``hidden_keys`` is, so that a step may save
+    them for its backward."""
+    with torch.inference_mode(False):
+        theta = rope_angles(t, hs, base, dtype=dtype, device=device, start=start)
+        return torch.cos(theta), torch.sin(theta)
 
 
 @dataclass(frozen=True)
