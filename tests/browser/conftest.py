@@ -1,7 +1,8 @@
 """Browser tests: the real app under uvicorn on a free port, driven by Debian's Chromium.
 
 One server and one browser for the whole session, and one browser context per worker for the
-tests' `page`s: each test gets a new page in it, as a newcomer (no cookie, nothing stored, no
+tests' `page`s (two: sentence mode's cards as a newcomer has them, and every card behind "More
+views" open for the modules marked ``more_views``): each test gets a new page in one, as a newcomer (no cookie, nothing stored, no
 permission: what a visitor leaves is cleared after each test), and the context's HTTP cache and
 compiled scripts carry over from test to test (a first page loads in about 0.9 s and 1.4 s of
 the machine's CPU, where a new context takes 1.3 s and 2.0 s: docs/contributing.md). A test
@@ -82,13 +83,25 @@ def console() -> Console:
 OUTSIDE = re.compile(r"^https?://(?!127\.0\.0\.1[:/])")
 
 
-def tests_context(browser: Browser, console: typing.Callable[[], Console]) -> BrowserContext:
-    """A context as the tests' pages have it: their viewport, downloads, time limit, every card
-    of sentence mode open (as a returning reader), a request to another host refused and
-    written to ``console()``'s errors."""
+def more_views(node: pytest.Item) -> bool:
+    """Whether a test opens sentence mode with every card behind "More views" shown (its module
+    says so with ``pytestmark = pytest.mark.more_views``: the modules of those cards, and the
+    ones that check every card: axe, contrast, layout, the export's plan). The other tests see
+    the cards a newcomer sees: drawing the six cards takes a sentence-mode page 0.85 s of the
+    renderer's CPU where its first screen alone takes 0.41 s (and each query redraws them)."""
+    return node.get_closest_marker("more_views") is not None
+
+
+def tests_context(
+    browser: Browser, console: typing.Callable[[], Console], *, more: bool
+) -> BrowserContext:
+    """A context as the tests' pages have it: their viewport, downloads, time limit, with
+    ``more`` every card of sentence mode open (as a returning reader who opened them), a
+    request to another host refused and written to ``console()``'s errors."""
     context = browser.new_context(viewport=VIEWPORT, accept_downloads=True)
     context.set_default_timeout(TIMEOUT_MS)
-    context.add_init_script(OPEN_MORE)
+    if more:
+        context.add_init_script(OPEN_MORE)
 
     def outside(route: Route) -> None:
         console().errors.append(f"request to another host: {route.request.url}")
@@ -118,10 +131,10 @@ class Visits:
     open between tests: a context left with no page loses what it had cached (a next page then
     takes 1.05 s and 1.8 s of CPU where it takes 0.9 s and 1.4 s)."""
 
-    def __init__(self, browser: Browser) -> None:
+    def __init__(self, browser: Browser, *, more: bool) -> None:
         self.console = Console()
         self.origins: set[str] = set()
-        self.context = tests_context(browser, lambda: self.console)
+        self.context = tests_context(browser, lambda: self.console, more=more)
         self.context.on("request", self.request)
         self.keeper = self.context.new_page()
 
@@ -147,28 +160,44 @@ class Visits:
         self.origins.clear()
 
 
+class Contexts:
+    """The worker's two contexts for the tests' pages, made when first asked: sentence mode's
+    cards as a newcomer has them, and every card open (``more_views``)."""
+
+    def __init__(self, browser: Browser) -> None:
+        self.browser = browser
+        self.made: dict[bool, Visits] = {}
+
+    def __call__(self, more: bool) -> Visits:
+        if more not in self.made:
+            self.made[more] = Visits(self.browser, more=more)
+        return self.made[more]
+
+
 @pytest.fixture(scope="session")
-def visits(browser: Browser) -> Iterator[Visits]:
-    visits = Visits(browser)
-    yield visits
-    visits.context.close()
+def visits(browser: Browser) -> Iterator[Contexts]:
+    contexts = Contexts(browser)
+    yield contexts
+    for visits in contexts.made.values():
+        visits.context.close()
 
 
 @pytest.fixture
-def page(visits: Visits, console: Console) -> Iterator[Page]:
+def page(visits: Contexts, console: Console, request: pytest.FixtureRequest) -> Iterator[Page]:
     """A new page, as a newcomer's (see the module's docstring)."""
-    visits.console = console
+    shared = visits(more_views(request.node))
+    shared.console = console
     try:
-        yield watched(visits.context.new_page(), console)
+        yield watched(shared.context.new_page(), console)
     finally:
-        visits.forget()
+        shared.forget()
     assert console.unexpected() == [], "console or page errors"
 
 
 @pytest.fixture
-def cold_page(browser: Browser, console: Console) -> Iterator[Page]:
+def cold_page(browser: Browser, console: Console, request: pytest.FixtureRequest) -> Iterator[Page]:
     """A page in a context of its own, which has cached nothing: a first visit's requests."""
-    context = tests_context(browser, lambda: console)
+    context = tests_context(browser, lambda: console, more=more_views(request.node))
     try:
         yield watched(context.new_page(), console)
     finally:

@@ -21,8 +21,8 @@ ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 # page resized to 480 px and back, and the views' redraws waited for).
 SHOTS_WANTED = os.environ.get("ATTNVIZ_SHOTS") == "1"
 # Sentence mode's cards behind "More views" (core/feeds.js SENTENCE_MORE; test_more_views checks
-# the page has these). The `page` fixture opens them all, as a reader who had opened them, so
-# that a test of a card finds it; a newcomer's first screen is test_more_views's.
+# the page has these). The `page` fixture of a module marked `more_views` opens them all, as a
+# reader who had opened them, so that a test of a card finds it; the others see a newcomer's.
 MORE_VIEWS = ["qk", "knock", "traj", "atlas", "comp", "corpus"]
 OPEN_MORE = (
     "try { if (localStorage.getItem('attnviz.sentence.more') === null) "

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from attnviz.numbers import readable_prose
 from tests.browser.helpers import (
     AXE,
@@ -22,6 +24,8 @@ from tests.browser.helpers import (
 )
 from tests.browser.test_train import open_train, small_form, train_and_wait
 from tests.support.oracles import cell_value, js_number, readable
+
+pytestmark = pytest.mark.more_views  # sentence mode with every card open (conftest)
 
 SHOTS = Path("/tmp/shots-a11y")
 TEXT = "The cat sat on the mat because it was tired"

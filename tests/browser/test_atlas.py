@@ -5,6 +5,8 @@ view on the probe's text; axe finds nothing serious; screenshots at 1280 and 480
 
 from __future__ import annotations
 
+import pytest
+
 from attnviz.numbers import readable_weight
 from attnviz.pretrained.registry import BUILTIN_NAME
 from tests.browser.helpers import (
@@ -19,6 +21,8 @@ from tests.browser.helpers import (
     wait_for_trace,
     wait_for_views,
 )
+
+pytestmark = pytest.mark.more_views  # sentence mode with every card open (conftest)
 
 
 def cell_text(v: float) -> str:

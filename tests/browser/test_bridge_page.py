@@ -38,6 +38,8 @@ from tests.support.checkpoints_bridge import (
 )
 from tests.support.servers import served
 
+pytestmark = pytest.mark.more_views  # sentence mode with every card open (conftest)
+
 TEXT = " ".join(SENTENCES[:2])
 
 

@@ -6,6 +6,8 @@ serious; screenshots at 1280 and 480 px."""
 
 from __future__ import annotations
 
+import pytest
+
 from attnviz.numbers import readable_weight
 from attnviz.pretrained.registry import BUILTIN_NAME
 from tests.browser.helpers import (
@@ -16,6 +18,8 @@ from tests.browser.helpers import (
     views_drawn,
     wait_for_views,
 )
+
+pytestmark = pytest.mark.more_views  # sentence mode with every card open (conftest)
 
 ROLE_AT = 0.4  # views/composition.js: an atlas score from which a head takes that role
 ROLES = {"induction": "induction", "previous_token": "previous token", "first_token": "sink"}

@@ -8,7 +8,11 @@ checked here. axe-core finds nothing serious either."""
 
 from __future__ import annotations
 
+import pytest
+
 from tests.browser.helpers import AXE, axe_serious, open_sentence, shoot, wait_for_trace
+
+pytestmark = pytest.mark.more_views  # sentence mode with every card open (conftest)
 
 AA = 4.5
 AAA = 7.0

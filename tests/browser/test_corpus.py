@@ -11,6 +11,8 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from attnviz.numbers import readable_percent
 from tests.browser.helpers import (
     ARTIFACTS,
@@ -23,6 +25,8 @@ from tests.browser.helpers import (
     view_change,
     wait_for_trace,
 )
+
+pytestmark = pytest.mark.more_views  # sentence mode with every card open (conftest)
 
 SHOTS = Path("/tmp/shots-corpus")
 SENTENCE = "The cat sat on the warm mat"

@@ -9,6 +9,8 @@ import pytest
 
 from tests.browser.helpers import open_app, open_sentence, rotate
 
+pytestmark = pytest.mark.more_views  # sentence mode with every card open (conftest)
+
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 

@@ -6,11 +6,14 @@ significant digits, as the page does)."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from tests.browser.helpers import hover_large, open_app, open_sentence, text_trace
 from tests.python.offline import drawn, opened, wait_drawn
 from tests.python.test_toy_file import heat_hover
 from tests.support.oracles import readable
+
+pytestmark = pytest.mark.more_views  # sentence mode with every card open (conftest)
 
 
 def download_html(page, tmp_path, name: str):

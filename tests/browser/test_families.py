@@ -13,6 +13,8 @@ from tests.browser.helpers import open_sentence, screenshot
 from tests.support.checkpoints import make_tiny_llama
 from tests.support.servers import served
 
+pytestmark = pytest.mark.more_views  # sentence mode with every card open (conftest)
+
 TEXT = "The animal didn't cross the street"
 
 

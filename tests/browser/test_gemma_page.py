@@ -27,6 +27,8 @@ from tests.browser.helpers import (
 from tests.support.checkpoints_gemma import GEMMA_STYLES, WINDOW, make_tiny_gemma
 from tests.support.servers import served
 
+pytestmark = pytest.mark.more_views  # sentence mode with every card open (conftest)
+
 TEXT = (
     "The animal didn't cross the street because it was too tired. "
     "I sat on the river bank and watched the water."

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 import string
 
+import pytest
+
 import attnviz
 from attnviz.glossary import BY_ID
 from tests.browser.helpers import (
@@ -24,6 +26,8 @@ from tests.browser.helpers import (
     text_trace,
 )
 from tests.python.offline import opened, wait_drawn
+
+pytestmark = pytest.mark.more_views  # sentence mode with every card open (conftest)
 
 TEXT = "I sat on the river bank"
 CAUSAL = "tiny-gpt2"

@@ -21,6 +21,8 @@ from tests.browser.helpers import (
 )
 from tests.browser.test_table_fit import shot
 
+pytestmark = pytest.mark.more_views  # sentence mode with every card open (conftest)
+
 
 def status(page) -> str:
     return page.locator("#status").text_content()

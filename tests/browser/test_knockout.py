@@ -32,6 +32,8 @@ from tests.browser.helpers import (
 from tests.support.checkpoints_bridge import make_tiny_bloom, make_tiny_starcoder2
 from tests.support.servers import served
 
+pytestmark = pytest.mark.more_views  # sentence mode with every card open (conftest)
+
 TEXT = "The animal didn't cross the street because it was too tired."
 MODEL = "tiny-gpt2"
 SHOTS = Path("/tmp/shots-knock")

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from tests.browser.helpers import (
     MODEL,
     VIEWPORT,
@@ -28,6 +30,8 @@ from tests.browser.helpers import (
     wait_for_trace,
 )
 from tests.support.oracles import scene_groups
+
+pytestmark = pytest.mark.more_views  # sentence mode with every card open (conftest)
 
 VECTORS = "#vectors-plot"
 TRAJ = "#traj-view .traj-plot"

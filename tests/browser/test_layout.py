@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from tests.browser.helpers import (
     assert_close,
     open_app,
@@ -15,6 +17,8 @@ from tests.browser.helpers import (
     traces_drawn,
     wait_for_trace,
 )
+
+pytestmark = pytest.mark.more_views  # sentence mode with every card open (conftest)
 
 
 def horizontal_overflow(page) -> int:

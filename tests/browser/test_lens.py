@@ -5,6 +5,8 @@ encoder it says why there are no predictions; axe finds nothing serious on it.""
 
 from __future__ import annotations
 
+import pytest
+
 from tests.browser.helpers import (
     AXE,
     axe_serious,
@@ -18,6 +20,8 @@ from tests.browser.helpers import (
     view_change,
 )
 from tests.support.oracles import js_number
+
+pytestmark = pytest.mark.more_views  # sentence mode with every card open (conftest)
 
 TEXT = "The animal didn't cross the street because it was too tired."
 MODEL = "tiny-gpt2"

@@ -27,6 +27,8 @@ from tests.browser.helpers import (
 )
 from tests.support.oracles import readable
 
+pytestmark = pytest.mark.more_views  # sentence mode with every card open (conftest)
+
 SENTENCES = [
     "Attention lets every token look at every other token and decide how much of each to take.",
     "The queries ask, the keys answer, and the values carry what is taken.",

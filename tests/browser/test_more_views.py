@@ -26,6 +26,8 @@ from tests.browser.helpers import (
     wait_for_trace,
 )
 
+pytestmark = pytest.mark.more_views  # sentence mode with every card open (conftest)
+
 BEFORE = 179  # the controls a Tab reached on sentence mode's page before "More views"
 
 # Every control a Tab reaches (a radio group is one stop: its checked radio) that is shown; a

@@ -32,6 +32,8 @@ from tests.support.checkpoints import make_tiny_llama
 from tests.support.checkpoints_bridge import WINDOW, _causal, make_tiny_gemma2
 from tests.support.servers import served
 
+pytestmark = pytest.mark.more_views  # sentence mode with every card open (conftest)
+
 pytest.importorskip("nnsight")
 
 

@@ -23,6 +23,8 @@ from tests.browser.test_train import open_train, small_form, train_and_wait
 from tests.python.offline import opened, wait_drawn
 from tests.support.waits import until
 
+pytestmark = pytest.mark.more_views  # sentence mode with every card open (conftest)
+
 ROOT = Path(__file__).resolve().parents[2]
 PNG = "Download plot as a PNG"
 

@@ -2,7 +2,11 @@
 refused by the page's own Content-Security-Policy (connect-src 'self') before it leaves; the
 route guard of every browser test is a second line behind it."""
 
+import pytest
+
 from tests.browser.helpers import open_app
+
+pytestmark = pytest.mark.more_views  # sentence mode with every card open (conftest)
 
 
 def test_the_page_needs_no_other_host(page, live_server, console):

@@ -35,6 +35,8 @@ from tests.support.images import data_url, encoded
 from tests.support.oracles import readable
 from tests.support.servers import served
 
+pytestmark = pytest.mark.more_views  # sentence mode with every card open (conftest)
+
 TEXT = "a dog <image> runs in the park"
 MODEL = "tiny-llava"
 QWEN = "tiny-qwen2_5_vl"

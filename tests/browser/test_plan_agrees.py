@@ -18,6 +18,8 @@ from attnviz.python.html import collect
 from tests.browser.helpers import MODEL, share_hash, wait_for_trace
 from tests.conftest import TINY_GPT2
 
+pytestmark = pytest.mark.more_views  # sentence mode with every card open (conftest)
+
 WORDS = "the cat sat on a mat and looked at the dog which was asleep in the sun".split()
 
 

@@ -32,6 +32,8 @@ from tests.support.checkpoints import make_tiny_bert_mlm
 from tests.support.oracles import js_number, readable
 from tests.support.servers import served
 
+pytestmark = pytest.mark.more_views  # sentence mode with every card open (conftest)
+
 TEXT = "The animal didn't cross the street because it was too tired."
 MODEL = "tiny-gpt2"
 SHOTS = Path("/work/shots/pushed")

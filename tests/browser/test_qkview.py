@@ -6,8 +6,12 @@ from __future__ import annotations
 
 import math
 
+import pytest
+
 from tests.browser.helpers import ARTIFACTS, assert_close, f32, mount_view, shown_token
 from tests.support.oracles import js_number, readable
+
+pytestmark = pytest.mark.more_views  # sentence mode with every card open (conftest)
 
 MODEL = "all-MiniLM-L6-v2"
 TEXT = "The animal didn't cross the street because it was too tired"

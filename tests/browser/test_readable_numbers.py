@@ -12,10 +12,14 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from attnviz.numbers import readable_prose
 from tests.browser.helpers import MODEL, open_app, open_sentence, shoot, view_change
 from tests.browser.test_train import open_train, small_form, train_and_wait
 from tests.support.oracles import readable, readable_count
+
+pytestmark = pytest.mark.more_views  # sentence mode with every card open (conftest)
 
 # Everything the page gives a reader now: each visible text node (a closed "Show the numbers"
 # is not visible), every title, aria-label and alt, and every live region's text.

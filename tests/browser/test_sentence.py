@@ -39,6 +39,8 @@ from tests.browser.helpers import (
 from tests.support.oracles import readable, token_view_oracle
 from tests.support.servers import served
 
+pytestmark = pytest.mark.more_views  # sentence mode with every card open (conftest)
+
 TEXT = "The fisherman sat on the river bank"
 PIECES = "Unbelievably, tokenization works"
 

@@ -18,6 +18,8 @@ from tests.browser.helpers import (
 )
 from tests.browser.test_long import LONG
 
+pytestmark = pytest.mark.more_views  # sentence mode with every card open (conftest)
+
 TEXT = "The animal didn't cross the street because it was too tired"
 WORDS = [
     "the",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.browser.helpers import (
     choose,
     edit_cell,
@@ -16,6 +18,8 @@ from tests.browser.helpers import (
     views_drawn,
     wait_for_trace,
 )
+
+pytestmark = pytest.mark.more_views  # sentence mode with every card open (conftest)
 
 CONTROLS = [
     "#cfg-layers",

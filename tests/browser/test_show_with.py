@@ -6,6 +6,8 @@ once pressed, by the text box."""
 
 from __future__ import annotations
 
+import pytest
+
 from tests.browser.helpers import (
     AXE,
     MODEL,
@@ -17,6 +19,8 @@ from tests.browser.helpers import (
     traces_drawn,
     wait_for_trace,
 )
+
+pytestmark = pytest.mark.more_views  # sentence mode with every card open (conftest)
 
 TEXT = "The animal didn't cross the street because it was too tired."
 SHIPPED = "charlm-pydoc"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.browser.helpers import (
     assert_close,
     cell,
@@ -18,6 +20,8 @@ from tests.browser.helpers import (
     traces_drawn,
     wait_for_trace,
 )
+
+pytestmark = pytest.mark.more_views  # sentence mode with every card open (conftest)
 
 # Hold the weights plot's next draw once Plotly has drawn it (as a slow draw or a resize, whose
 # debounce is 100 ms, holds it), until the test lets it go: the order of draws is forced. Every

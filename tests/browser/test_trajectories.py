@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from attnviz.numbers import readable_percent
 from tests.browser.helpers import ARTIFACTS, assert_close, f32, mount_view, shown_token
 from tests.support.oracles import scene_groups
+
+pytestmark = pytest.mark.more_views  # sentence mode with every card open (conftest)
 
 MODEL = "all-MiniLM-L6-v2"
 TEXT = "The animal didn't cross the street because it was too tired"

@@ -29,6 +29,8 @@ from tests.browser.helpers import (
 from tests.browser.test_a11y import live, press
 from tests.support.oracles import readable
 
+pytestmark = pytest.mark.more_views  # sentence mode with every card open (conftest)
+
 SHOTS = Path("/tmp/shots-vw")
 TEXT = "I sat on the river bank"
 BODY = {"model": MODEL, "text": TEXT}

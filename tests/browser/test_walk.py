@@ -6,6 +6,8 @@ leaves screenshots at 1280 and 480 px in test-artifacts/ (walk-<point>-<width>.p
 
 from __future__ import annotations
 
+import pytest
+
 from tests.browser.helpers import (
     act,
     checks,
@@ -18,6 +20,8 @@ from tests.browser.helpers import (
 from tests.browser.helpers import (
     shoot as shoot_at,
 )
+
+pytestmark = pytest.mark.more_views  # sentence mode with every card open (conftest)
 
 TEXT = "I sat on the river bank"
 SHOWCASE = "The animal didn't cross the street because it was too tired"

@@ -7,6 +7,8 @@ arrow keys inside. Each test leaves screenshots at 1280 and 480 px in test-artif
 
 from __future__ import annotations
 
+import pytest
+
 from attnviz.numbers import readable_percent
 from tests.browser.helpers import (
     AXE,
@@ -18,6 +20,8 @@ from tests.browser.helpers import (
 )
 from tests.browser.test_walk import shoot
 from tests.support.oracles import cell_value
+
+pytestmark = pytest.mark.more_views  # sentence mode with every card open (conftest)
 
 # ---- 13, 14: a trained run in sentence mode ---------------------------------------------------
 

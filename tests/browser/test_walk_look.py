@@ -6,8 +6,10 @@ screenshots at 1280 and 480 px in test-artifacts/ (look-<point>-<width>.png)."""
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -29,6 +31,8 @@ from tests.browser.helpers import (
     shoot as shoot_at,
 )
 from tests.browser.recurrent_card import check_done_card
+
+pytestmark = pytest.mark.more_views  # sentence mode with every card open (conftest)
 
 SHOWCASE = "The animal didn't cross the street because it was too tired"
 
@@ -173,20 +177,20 @@ def test_the_header_keeps_its_height_whatever_the_status_says(page, live_server,
 # ---- 11. step 1's answer in one line, the claims listed once ---------------------------------
 
 
-@pytest.fixture
-def busy():
-    """A process that keeps a core busy for as long as the test runs: on CI's two cores, with
-    the test's own work (its server, Chromium) and `make test`'s other pytest worker, more work
+@contextlib.contextmanager
+def busy() -> Iterator[None]:
+    """A process that keeps a core busy while the comparison runs: on CI's two cores, with the
+    test's own work (its server, Chromium) and `make test`'s other pytest worker, more work
     than the machine has cores."""
     loop = subprocess.Popen([sys.executable, "-c", "while True: pass"])
-    yield
-    loop.kill()
-    loop.wait()
+    try:
+        yield
+    finally:
+        loop.kill()
+        loop.wait()
 
 
-def test_step_1_opens_on_the_comparison_alone_and_passes_on_a_busy_machine(
-    page, live_server, api, busy
-):
+def test_step_1_opens_on_the_comparison_alone_and_passes_on_a_busy_machine(page, live_server, api):
     """Issue 41, 1: step 1 shows the comparison's card alone (no Train form, no Train button),
         its one button in the first screen and named by the hint; run with its default seed while
         a busy loop takes a core, its verdict is done (a time is observed, never checked)
@@ -215,12 +219,13 @@ def test_step_1_opens_on_the_comparison_alone_and_passes_on_a_busy_machine(
     assert page.locator("#learn-guide .learn-task [data-role=badge]").inner_text() == ""
     shoot(page, "41-1-step1-first-screen", "top")
     assert page.locator("#rc-seed").input_value() == "0"
-    answered(page, lambda: start.click())
-    page.wait_for_function(
-        """() => document.getElementById('recurrent-card').dataset.state === 'done'
-          && document.querySelector('#learn-guide .learn-task').dataset.state === 'done'""",
-        timeout=300_000,
-    )
+    with busy():
+        answered(page, lambda: start.click())
+        page.wait_for_function(
+            """() => document.getElementById('recurrent-card').dataset.state === 'done'
+              && document.querySelector('#learn-guide .learn-task').dataset.state === 'done'""",
+            timeout=300_000,
+        )
     run_id = page.locator("#recurrent-card").get_attribute("data-run")
     run = api.get(f"/api/recurrent/{run_id}").json()
     checked = [c for c in run["claims"] if c["checked"]]

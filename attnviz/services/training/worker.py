@@ -45,7 +45,7 @@ class Keep(Protocol):
                  ahead: dict[int, list[TrainCheckpoint]] | None = None) -> None: ...  # fmt: skip
 
 
-FLUSH_S = 0.1  # steps are sent in batches, at most this often
+FLUSH_S = 0.25  # steps are sent in batches, at most this often (the plots redraw as often)
 # A model's weights are stored at a checkpoint at most this often, and at its last one (a
 # 36k-parameter model's folder takes about 12 ms to write: 0.6% of a run at this rate).
 WEIGHTS_EVERY_S = 2.0
