@@ -172,7 +172,7 @@ def test_a_3d_plot_out_of_view_is_drawn_when_it_comes_near(page, live_server):
 def test_sentence_modes_first_screen_runs_no_plotly_until_a_card_draws_a_plot(browser, live_server):
     """A newcomer's sentence mode (its cards as they first open) draws no Plotly plot: neither
     bundle is asked for and the page has no Plotly (running the cartesian bundle takes about
-    0.15 s of a page's CPU). The trajectories' card, opened, loads the cartesian bundle once
+    0.1 s of a page's CPU). The trajectories' card, opened, loads the cartesian bundle once
     and draws with it; the toy lab then draws its heatmaps with the same library, asking for
     nothing again."""
     with fresh_page(browser) as (page, errors):

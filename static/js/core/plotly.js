@@ -3,7 +3,7 @@
 // (scatter3d, cone: the 3-D plots), each a classic script the page names in a <meta> tag
 // (attnviz-plotly-2d, attnviz-plotly-3d) and loads the first time a plot needs it (the toy lab
 // asks for the cartesian one as it opens: load2d). Running the cartesian bundle takes about
-// 0.15 s of a page's CPU, which a page that draws no Plotly plot (sentence mode's first screen,
+// 0.1 s of a page's CPU, which a page that draws no Plotly plot (sentence mode's first screen,
 // Learn's comparison before a run) no longer spends. The cartesian bundle sets window.Plotly and
 // keeps it; the gl3d one, loaded after it, is kept here only. So a view reaches Plotly through
 // this module alone: draw() (core/theme.js) paints with withPlotly(), and a plot's hover, PNG

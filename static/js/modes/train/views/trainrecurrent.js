@@ -118,7 +118,8 @@ function accuracyPlot(plot, run) {
     y: m.accuracy,
     line: { color: headColor(run.models.indexOf(m)), width: 2 },
     marker: { size: 7 },
-    hovertemplate: `${plotText(nameOf(m))}<br>%{x} ${plotText(run.distance)}: %{y:.0%} right<extra></extra>`,
+    // Three short lines: at a phone's width the label of a point mid-plot fits on either side.
+    hovertemplate: `${plotText(nameOf(m))}<br>%{x} ${plotText(run.distance)}<br>%{y:.0%} right<extra></extra>`,
   }));
   const first = run.distances[0];
   const last = run.distances[run.distances.length - 1];
