@@ -1,12 +1,13 @@
 """Browser tests: the real app under uvicorn on a free port, driven by Debian's Chromium.
 
-One server and one browser for the whole session, and one browser context per worker for the
-tests' `page`s (two: sentence mode's cards as a newcomer has them, and every card behind "More
-views" open for the modules marked ``more_views``): each test gets a new page in one, as a newcomer (no cookie, nothing stored, no
-permission: what a visitor leaves is cleared after each test), and the context's HTTP cache and
-compiled scripts carry over from test to test (a first page loads in about 0.9 s and 1.4 s of
-the machine's CPU, where a new context takes 1.3 s and 2.0 s: docs/contributing.md). A test
-that needs another person opens a context of its own (`fresh_page`). Every test collects
+One server and one browser for the whole session, and two browser contexts per worker for the
+tests' `page`s (sentence mode's cards as a newcomer has them, and every card behind "More views"
+open for the modules marked ``more_views``): each test gets a new page in one, as a newcomer (no
+cookie, nothing stored, no permission: what a visitor leaves is cleared after each test), and
+the context's HTTP cache and compiled scripts carry over from test to test (a first page loads
+in about 0.9 s and 1.4 s of the machine's CPU, where a new context takes 1.3 s and 2.0 s:
+docs/contributing.md). A test that needs another person opens a context of its own
+(`fresh_page`). Every test collects
 console errors and page errors; the `page` fixture fails the test if any arrived that the test
 did not explicitly allow (see ``Console.allow``).
 """
