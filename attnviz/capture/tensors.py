@@ -5,8 +5,14 @@ the very numbers of the forward, at a fraction of the memory.
 
 A trace is computed once (``capture_trace``, ``trace.py``) and then read many times, whole or in
 parts, by the JSON and the compact forms. The forward's own weights are kept only until the first
-response is built. Distances, entropy and the PCA of the trajectories are computed on first use
-and kept.
+response is built. ``TraceTensors`` is storage and the few reads every array is made of (a
+layer's q, k and v; a head's scores and weights); what is derived from them (entropy, rollout,
+value-weighted norms, the PCA, predictions) is computed by the fields that show it
+(``capture.fields``) and kept here on first use (``memo``).
+
+Where a trace's model runs elsewhere (an NDIF deployment), its ``backend`` brings what the fields
+of a request want into this storage, in one trip, before they compute (``bring``): the fields
+compute the same way against either.
 """
 
 from __future__ import annotations
@@ -15,17 +21,17 @@ import threading
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import torch
 
 from attnviz.capture.decompose import CleanRun
-from attnviz.capture.lens import Readout, at
+from attnviz.capture.lens import Readout
 from attnviz.capture.rules import AttentionRule, EngineRule
 from attnviz.capture.vision import TowerCall, TowerLayout
 from attnviz.engine import Layout, TransformerConfig
 from attnviz.engine.ablate import HeadAblation
-from attnviz.engine.analysis import PCA, attention_entropy, pairwise_distances, trajectory_pca
+from attnviz.engine.analysis import attention_entropy
 from attnviz.engine.layout import spans_of
 from attnviz.engine.model import CHUNK_BYTES
 from attnviz.engine.placement import gather
@@ -33,6 +39,7 @@ from attnviz.errors import TraceError
 
 if TYPE_CHECKING:
     from attnviz.capture.fields.base import Want
+    from attnviz.capture.tokenview import TokenView
 
 R = TypeVar("R")
 QKV = tuple[torch.Tensor, torch.Tensor, torch.Tensor]
@@ -55,6 +62,29 @@ KEEP_SQUARE_BYTES = 64 * 2**20
 # only while its trace lives.
 _CLEAN_LOCK = threading.Lock()
 _CLEAN: tuple[weakref.ref[TraceTensors], CleanRun] | None = None
+
+
+class Backend(Protocol):
+    """Where a trace's tensors are made when its model runs elsewhere (an NDIF deployment's:
+    ``pretrained.ndif.tensors.NdifBackend``). It brings what a request's fields want into the
+    trace's storage (its rule, q, k and v, what is kept with ``keep``) in one trip, and answers
+    for what stays there."""
+
+    def bring(self, trace: TraceTensors, wants: Sequence[Want]) -> None:
+        """Every want not yet here (none: the first trip, if it is still to come)."""
+        ...
+
+    def qkv(self, trace: TraceTensors, layer: int) -> QKV:
+        """q, k and v of ``layer``, each (nh, T, hs)."""
+        ...
+
+    def thumbnails(self, trace: TraceTensors, tv: TokenView, size: int, layers: list[int]) -> dict:
+        """Every head's thumbnail of ``layers`` as ``capture.thumbs`` makes them, made there."""
+        ...
+
+    def nbytes(self, trace: TraceTensors) -> int:
+        """What the trace will hold here at most (counted before anything is brought)."""
+        ...
 
 
 @dataclass
@@ -110,6 +140,8 @@ class TraceTensors:
     # The trace's arrays its model keeps elsewhere (a remote deployment's hidden states, too
     # large to send), each with why: the trace's ``unavailable`` says so.
     lacking: dict[str, str] = field(default_factory=dict)
+    # Where the tensors are made when the model runs elsewhere; None: here, all at hand.
+    backend: Backend | None = field(default=None, repr=False)
     _derived: dict[str, object] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -127,32 +159,58 @@ class TraceTensors:
 
     @property
     def has_qk(self) -> bool:
-        return self.q is not None or self.recompute is not None
+        return self.q is not None or self.recompute is not None or self.backend is not None
+
+    @property
+    def has_value_weighted(self) -> bool:
+        """Whether each head's values and slice of W_O are at hand (``capture.value_norms``)."""
+        return self.w_o is not None and (self.v is not None or self.recompute is not None)
+
+    @property
+    def holds_forward(self) -> bool:
+        """Whether the forward's own weights are still held (until ``release``)."""
+        return self.forward_pattern is not None
 
     def qkv(self, layer: int) -> QKV:
-        """(q, k, v) of ``layer``, each (nh, T, hs): kept, or recomputed for that layer alone."""
+        """(q, k, v) of ``layer``, each (nh, T, hs): kept, or recomputed for that layer alone,
+        or brought from where the model runs."""
         if self.q is not None and self.k is not None and self.v is not None:
             return self.q[layer], self.k[layer], self.v[layer]
+        if self.backend is not None:
+            return self.backend.qkv(self, layer)
         if self.recompute is None:
             raise TraceError(self.no_qk_reason or "fields: this trace has no queries or keys")
         return self.recompute(layer)
 
     def hidden_states(self) -> torch.Tensor:
-        """(L+1, T, C) the hidden states (a remote trace's: fetched when first asked)."""
+        """(L+1, T, C) the hidden states (a remote trace's: with its first trip, when small)."""
+        self.bring(())
+        self.refuse("hidden_states")
         return self.states
 
     def token_vectors(self) -> torch.Tensor:
         """(T, C) the token vectors before positions (a remote trace's: as the states)."""
+        self.bring(())
+        self.refuse("embeddings")
         return self.embeddings
 
-    def bring(self, wants: Sequence[Want]) -> None:
-        """What fields want of a source elsewhere (``capture.fields.Want``): all here."""
-        return None
+    def refuse(self, name: str) -> None:
+        """A TraceError for an array this trace's model keeps elsewhere (``lacking``)."""
+        if name in self.lacking:
+            raise TraceError(f"fields: {self.lacking[name]}")
 
-    def reduced_thumbnails(self, tv: Any, size: int, layers: list[int]) -> dict | None:
+    def bring(self, wants: Sequence[Want]) -> None:
+        """What fields want (``capture.fields.Want``), from where the model runs: all here
+        without a backend."""
+        if self.backend is not None:
+            self.backend.bring(self, wants)
+
+    def reduced_thumbnails(self, tv: TokenView, size: int, layers: list[int]) -> dict | None:
         """Every head's thumbnail as ``capture.thumbs`` makes them, made where the weights are
         when that is not here (a remote trace's, on its deployment); None: made here."""
-        return None
+        if self.backend is None:
+            return None
+        return self.backend.thumbnails(self, tv, size, layers)
 
     def release(self, derive: bool = True) -> None:
         """Drop the forward's weights (what the cache keeps is q, k, v and the states); with
@@ -175,11 +233,13 @@ class TraceTensors:
             def entropy() -> torch.Tensor:
                 return gather([attention_entropy(p, out=terms[p.device]) for p in forward])
 
-            self._memo("entropy", entropy)
+            self.memo("entropy", entropy)
         self.forward_pattern = None
 
     def nbytes(self) -> int:
         """Bytes kept, with room for the derived tensors (distances, entropy, projection)."""
+        if self.backend is not None:
+            return self.backend.nbytes(self)
         own = [self.states, self.embeddings]
         for kept in (self.q, self.k, self.v):
             own += kept or []
@@ -201,12 +261,36 @@ class TraceTensors:
             derived += square if square <= KEEP_SQUARE_BYTES else 0
         return base + derived + self.attribution_bytes
 
-    def _memo_square(self, name: str, nbytes: int, compute: Callable[[], R]) -> R:
-        """``_memo`` for a tensor of T x T per layer: kept up to KEEP_SQUARE_BYTES, else
+    # ---- what is derived, kept on first use -------------------------------------------------
+
+    def memo(self, name: str, compute: Callable[[], R]) -> R:
+        """``name``'s derived value: computed once (under the trace's lock: ``compute`` must
+        not ask for another) and kept."""
+        with self._lock:
+            if name not in self._derived:
+                self._derived[name] = compute()
+            return self._derived[name]  # type: ignore[return-value]
+
+    def memo_square(self, name: str, nbytes: int, compute: Callable[[], R]) -> R:
+        """``memo`` for a tensor of T x T per layer: kept up to KEEP_SQUARE_BYTES, else
         computed again each time."""
-        return self._memo(name, compute) if nbytes <= KEEP_SQUARE_BYTES else compute()
+        return self.memo(name, compute) if nbytes <= KEEP_SQUARE_BYTES else compute()
+
+    def derived(self, name: str) -> Any:
+        """``name``'s derived value when it is kept, else None."""
+        return self._derived.get(name)
+
+    def keep(self, name: str, value: object) -> None:
+        """Keep ``value`` as ``name``'s derived value, unless one is kept already: what a pass
+        took on its way (each row's entropy), or what a backend brought. Not under the lock: a
+        part computing under it may be what asked for it."""
+        self._derived.setdefault(name, value)
+
+    # ---- a head's scores and weights ---------------------------------------------------------
 
     def _rule(self) -> AttentionRule:
+        if self.rule is None:
+            self.bring(())  # a remote model's rule comes with its first trip
         if self.rule is not None:
             return self.rule
         return EngineRule(self.cfg, spans_of(self.layout))
@@ -235,28 +319,6 @@ class TraceTensors:
             heads = list(range(h, min(h + step, self.heads)))
             yield heads, self.pattern(layer, None if len(heads) == self.heads else heads)
 
-    def _memo(self, name: str, compute: Callable[[], R]) -> R:
-        with self._lock:
-            if name not in self._derived:
-                self._derived[name] = compute()
-            return self._derived[name]  # type: ignore[return-value]
-
-    def predictions(self, kind: str, start: int, count: int) -> list[dict]:
-        """Positions ``start`` .. ``start + count - 1`` through the readout: the output's top
-        tokens (``kind`` "top_k") or the logit lens and the target's rank ("lens"), one dict a
-        position (``lens.at``). Each position is unembedded once, those not yet kept together
-        (a few rows of vocabulary logits at a time), and kept: a window that moves by a token
-        computes one more."""
-        if self.readout is None:
-            raise TraceError("fields: this trace's model predicts no tokens")
-        kept: dict[int, dict] = self._memo(f"{kind}.positions", dict)
-        want = range(start, start + count)
-        missing = [p for p in want if p not in kept]
-        if missing:
-            for p, got in zip(missing, at(self.states, self.readout, kind, missing), strict=True):
-                kept[p] = got
-        return [kept[p] for p in want]
-
     def clean_run(self) -> CleanRun:
         """The clean run of this trace's model on its tokens, for the attributions: kept for
         the trace asked last (``_CLEAN``), so that clicking one trace's cells runs it once."""
@@ -275,187 +337,3 @@ class TraceTensors:
         with _CLEAN_LOCK:
             _CLEAN = (weakref.ref(self), run)
         return run
-
-    def distances(self) -> torch.Tensor:
-        """(L+1, T, T) Euclidean distance between tokens at each layer."""
-        L1, T, _ = self.states.shape
-        nbytes = L1 * T * T * self.states.element_size()
-        return self._memo_square("distances", nbytes, lambda: pairwise_distances(self.states))
-
-    def entropy(self) -> torch.Tensor:
-        """(L, nh, T) entropy in nats of each query's attention row (from the forward's own
-        weights while they are held: ``release`` takes it from them)."""
-        if self.forward_pattern is not None and self.has_qk:
-            self.release()
-
-        def layer(i: int) -> torch.Tensor:
-            return torch.cat([attention_entropy(p) for _, p in self.head_chunks(i)])  # (nh, T)
-
-        return self._memo("entropy", lambda: gather([layer(i) for i in range(self.layers)]))
-
-    def entropy_mean(self) -> torch.Tensor:
-        """(L, nh) each head's mean entropy over its rows (the model view's titles)."""
-        return self.entropy().mean(-1)
-
-    def wants_entropy(self) -> bool:
-        """Whether a pass over every layer's recomputed weights (the first response's
-        thumbnails) should take each row's entropy on the way: the forward's weights are not
-        held (a long text) and it is not taken yet. Asked later it would take every layer's
-        weights again: at 3,600 tokens of SmolLM2-135M as long as the thumbnails did."""
-        return self.has_qk and self.forward_pattern is None and "entropy" not in self._derived
-
-    def keep_entropy(self, rows: torch.Tensor) -> None:
-        """(L, nh, T) each row's entropy, taken from the weights ``entropy`` reads (the same
-        ``head_chunks``), kept as if it had been asked."""
-        self._memo("entropy", lambda: rows)
-
-    def projection(self) -> PCA:
-        """One PCA of every layer's hidden states together, so that frames are comparable."""
-        return self._memo("projection", lambda: trajectory_pca(self.states))
-
-    def rollout(self) -> list[torch.Tensor]:
-        """L x (T, T) float64: attention rollout up to each layer
-        (``capture.fields.aggregates``), over every token: R_l = Â_l R_(l-1), Â = (mean over
-        heads + I) / 2 with a residual."""
-
-        def compute() -> list[torch.Tensor]:
-            out: list[torch.Tensor] = []
-            eye = torch.eye(self.n, dtype=torch.float64, device=self.states.device)
-            for layer in range(self.layers):
-                a = sum(p.double().sum(0) for _, p in self.head_chunks(layer)) / self.heads
-                assert isinstance(a, torch.Tensor)  # (T, T) the mean over heads
-                a = a.to(eye.device)  # a placed model's layer meets the product here
-                if self.cfg.residual:
-                    a = (a + eye) / 2
-                out.append(a if not out else a @ out[-1])
-            return out
-
-        return self._memo_square("rollout", self.layers * self.n * self.n * 8, compute)
-
-    # ---- value-weighted attention (Kobayashi et al., 2020) ---------------------------------
-
-    @property
-    def has_value_weighted(self) -> bool:
-        return self.w_o is not None and (self.v is not None or self.recompute is not None)
-
-    def _w_o(self) -> list[torch.Tensor]:
-        if self.w_o is None or not self.has_value_weighted:
-            raise TraceError("fields: this trace has no values or output projection")
-        return self.w_o
-
-    def value_norms(self) -> torch.Tensor:
-        """(L, nh, T) ||v_j W_O^h||: the norm of what key j would add to any query's output
-        through head h at weight 1 (its value through the head's slice of W_O; the output's
-        bias, the same for every key, left out)."""
-        w_o = self._w_o()
-
-        def compute() -> torch.Tensor:
-            rows = []
-            for layer in range(self.layers):
-                v = self.qkv(layer)[2]  # (nh, T, hs)
-                rows.append(torch.linalg.vector_norm(v @ w_o[layer].to(v.dtype), dim=-1))
-            return gather(rows)
-
-        return self._memo("value_norms", compute)
-
-    def _written(self, layer: int, heads: Sequence[int], p: torch.Tensor) -> torch.Tensor:
-        """``p`` (len(heads), T, T), the weights of ``heads``, as the weights by which each key
-        reaches the layer's output in this run: a knocked-out head's output is not its weights
-        times its values. Zeroed: no key adds anything. Averaged over the positions: every query
-        gets sum_j (mean_p a_pj) v_j, so each row is the column means. Patched from another
-        text: the patched queries' outputs come from that text, none from this text's keys."""
-        marks = [(i, a) for i, h in enumerate(heads) for a in self.ablations
-                 if a.layer == layer and a.head == h]  # fmt: skip
-        if not marks:
-            return p
-        p = p.clone()
-        for i, a in marks:
-            if a.mode == "zero":
-                p[i] = 0
-            elif a.mode == "mean":
-                p[i] = p[i].mean(dim=0, keepdim=True)  # (1, T) broadcast to every query row
-            else:
-                p[i, : a.patched(self.n)] = 0
-        return p
-
-    def value_weighted(self, layer: int, heads: Sequence[int] | None = None) -> torch.Tensor:
-        """(H', T, T) ||a_ij v_j W_O^h|| = a_ij ||v_j W_O^h|| of ``heads`` (all by default): the
-        norm of what each key adds to each query's output through the head (through a knocked
-        out head: ``_written``)."""
-        norms = self.value_norms()[layer]  # (nh, T)
-        if heads is not None and len(heads) != norms.shape[0]:
-            norms = norms[list(heads)]
-        chosen = list(range(self.heads)) if heads is None else list(heads)
-        p = self._written(layer, chosen, self.pattern(layer, heads))
-        return p * norms.to(p.device, p.dtype)[:, None, :]
-
-    def value_chunks(self, layer: int) -> Iterator[tuple[list[int], torch.Tensor]]:
-        """``head_chunks`` of the value-weighted norms."""
-        norms = self.value_norms()[layer]
-        for heads, p in self.head_chunks(layer):
-            p = self._written(layer, heads, p)
-            yield heads, p * norms[heads].to(p.device, p.dtype)[:, None, :]
-
-    def value_weighted_sum(self, layer: int) -> torch.Tensor:
-        """(T, T) float64 ||sum_h a^h_ij v^h_j W_O^h||: the norm of what key j adds to query i's
-        output through the whole layer's attention. With f^h_j = v^h_j W_O^h and the Gram
-        G_j[h, k] = <f^h_j, f^k_j>, the squared norm is sum_hk a^h_ij a^k_ij G_j[h, k]: heads x
-        heads per cell instead of d_model, a few heads' weights at a time."""
-        w_o = self._w_o()
-        v = self.qkv(layer)[2].double()  # (nh, T, hs)
-        f = v @ w_o[layer].double()  # (nh, T, C)
-        gram = torch.einsum("hjc,kjc->jhk", f, f)  # (T, nh, nh)
-        del f
-        chunks = [heads for heads, _ in self._chunk_heads()]
-        acc = torch.zeros(self.n, self.n, dtype=torch.float64, device=v.device)
-        for i, hp in enumerate(chunks):
-            ap = self._written(layer, hp, self.pattern(layer, hp)).double()  # (h, T, T)
-            for hq in chunks[i:]:
-                aq = ap if hq is hp else self._written(layer, hq, self.pattern(layer, hq)).double()
-                g = gram[:, hp][:, :, hq]  # (T, h, k)
-                # tmp[j, h, i] = sum_k G_j[h, k] a^k_ij
-                tmp = torch.bmm(g, aq.permute(2, 0, 1))  # (T, h, T)
-                term = (tmp.permute(1, 2, 0) * ap).sum(0)  # (T, T)
-                acc += term if hq is hp else 2 * term
-        return acc.clamp_min_(0).sqrt_()
-
-    def _chunk_heads(self) -> Iterator[tuple[list[int], None]]:
-        step = max(1, CHUNK_BYTES // max(1, self.n * self.n * 8))
-        for h in range(0, self.heads, step):
-            yield list(range(h, min(h + step, self.heads))), None
-
-    def value_rollout(self) -> list[torch.Tensor]:
-        """L x (T, T) float64: rollout over the value-weighted norms of the layer (Kobayashi et
-        al.'s ||sum_h a v W_O||, each row scaled to sum to 1), with the residual as
-        ``rollout``: R_l = ((N_l + I) / 2) R_(l-1)."""
-
-        def compute() -> list[torch.Tensor]:
-            out: list[torch.Tensor] = []
-            eye = torch.eye(self.n, dtype=torch.float64, device=self.states.device)
-            for layer in range(self.layers):
-                a = self.value_weighted_sum(layer).to(eye.device)
-                total = a.sum(-1, keepdim=True)
-                a = torch.where(total > 0, a / total.clamp_min(torch.finfo(a.dtype).tiny), a)
-                if self.cfg.residual:
-                    a = (a + eye) / 2
-                out.append(a if not out else a @ out[-1])
-            return out
-
-        return self._memo_square("value_rollout", self.layers * self.n * self.n * 8, compute)
-
-    def score_range(self) -> torch.Tensor:
-        """(L, nh) the largest finite |score| of each head."""
-
-        def compute() -> torch.Tensor:
-            rows = []
-            step = max(1, CHUNK_BYTES // max(1, self.n * self.n * 4))
-            for i in range(self.layers):
-                row = []
-                for h in range(0, self.heads, step):
-                    heads = list(range(h, min(h + step, self.heads)))
-                    s = self.scores(i, None if len(heads) == self.heads else heads)
-                    row.append(s.masked_fill_(torch.isneginf(s), 0).abs_().amax(dim=(-2, -1)))
-                rows.append(torch.cat(row))
-            return gather(rows)
-
-        return self._memo("score_range", compute)

@@ -13,6 +13,7 @@ import torch
 
 from attnviz.capture.progress import report
 from attnviz.capture.tokenview import TokenView
+from attnviz.capture.value_norms import value_chunks
 from attnviz.engine.analysis import attention_entropy
 from attnviz.engine.placement import gather
 from attnviz.engine.reduce import max_pool, quantize
@@ -36,12 +37,20 @@ def thumbnails(
     values, scales = [], []
     # A long text's weights are recomputed here from q and k, every layer: each row's entropy
     # (the page's last part) is taken from them on the way rather than by a second pass.
-    take = not value and layers == list(range(tensors.layers)) and tensors.wants_entropy()
+    # Asked later, the entropy would take every layer's weights again: at 3,600 tokens of
+    # SmolLM2-135M as long as the thumbnails did.
+    take = (
+        not value
+        and layers == list(range(tensors.layers))
+        and tensors.has_qk
+        and not tensors.holds_forward
+        and tensors.derived("entropy") is None
+    )
     entropy: list[torch.Tensor] = []
     for i, layer in enumerate(layers):
         report("thumbnails", i, len(layers))  # a job's (it may stop here)
         parts, part_scales, rows = [], [], []
-        chunks = tensors.value_chunks(layer) if value else tensors.head_chunks(layer)
+        chunks = value_chunks(tensors, layer) if value else tensors.head_chunks(layer)
         for _, p in chunks:  # a few heads at a time on a long text
             if take:
                 rows.append(attention_entropy(p))  # (h, T)
@@ -56,7 +65,7 @@ def thumbnails(
         if take:
             entropy.append(torch.cat(rows))
     if take:
-        tensors.keep_entropy(gather(entropy))
+        tensors.keep("entropy", gather(entropy))  # as ``fields.entropy`` takes it
     report("thumbnails", len(layers), len(layers))
     return {
         "pool": pool,

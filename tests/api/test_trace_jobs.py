@@ -346,6 +346,7 @@ def test_a_long_texts_thumbnails_take_each_rows_entropy_on_the_way(tmp_path, mon
     import torch
 
     import attnviz.capture.tensors as store
+    from attnviz.capture.fields.entropy import entropy
     from attnviz.engine.analysis import attention_entropy
     from attnviz.pretrained.folder import load_folder
     from attnviz.pretrained.registry import ModelRegistry
@@ -359,12 +360,12 @@ def test_a_long_texts_thumbnails_take_each_rows_entropy_on_the_way(tmp_path, mon
     req = TextTraceRequest(model=m.name, text=text_of(folder, 300))
     svc.part(req, TraceQuery(**FIRST), True)
     t = svc.computed(req)[0].tensors
-    assert t.forward_pattern is None and not t.wants_entropy()
-    kept = t.entropy()
+    assert t.forward_pattern is None and t.derived("entropy") is not None  # taken on the way
+    kept = entropy(t)
     again = torch.stack([torch.cat([attention_entropy(p) for _, p in t.head_chunks(i)])
                          for i in range(t.layers)])  # fmt: skip
     assert torch.equal(kept, again)
     # A part of one layer's thumbnails takes nothing: the entropy then waits to be asked.
     other = TextTraceRequest(model=m.name, text=text_of(folder, 300, start=3))
     svc.part(other, TraceQuery(**FIRST, thumb_layer=1), True)
-    assert svc.computed(other)[0].tensors.wants_entropy()
+    assert svc.computed(other)[0].tensors.derived("entropy") is None

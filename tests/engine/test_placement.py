@@ -7,6 +7,10 @@ from __future__ import annotations
 import pytest
 import torch
 
+from attnviz.capture.fields.aggregates import rollout
+from attnviz.capture.fields.entropy import entropy
+from attnviz.capture.fields.thumbs import score_range
+from attnviz.capture.value_norms import value_norms
 from attnviz.engine import Transformer, TransformerConfig
 from attnviz.engine.device import gb
 from attnviz.engine.model import KVCache
@@ -182,9 +186,9 @@ def test_a_placed_model_traces_as_the_unplaced_one(folder):
             assert torch.equal(x, y) and torch.equal(x, z)
         assert torch.equal(a.pattern(layer), b.pattern(layer))
     a.release(), b.release()
-    for name in ("entropy", "value_norms", "score_range"):
-        assert torch.equal(getattr(a, name)(), getattr(b, name)()), name
-    for x, y in zip(a.rollout(), b.rollout(), strict=True):
+    for derive in (entropy, value_norms, score_range):
+        assert torch.equal(derive(a), derive(b)), derive.__name__
+    for x, y in zip(rollout(a), rollout(b), strict=True):
         assert torch.equal(x, y)
     assert torch.equal(a.clean_run().output, b.clean_run().output)
     assert placed.continue_ids(ids, 6) == plain.continue_ids(ids, 6)  # through the cache

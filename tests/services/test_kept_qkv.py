@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import torch
 
+from attnviz.capture.fields.entropy import entropy
 from attnviz.schemas.trace import TextTraceRequest, TraceQuery
 from attnviz.services.trace_service import TraceService
 
@@ -42,14 +43,14 @@ def test_the_first_response_keeps_each_rows_entropy_from_the_forwards_weights(ap
     assert model is not None
     ids = model.tokenizer(TEXT).ids
     first = model.trace(ids)  # as a first response holds it: with the forward's weights
-    assert first.forward_pattern is not None and "entropy" not in first._derived
+    assert first.forward_pattern is not None and first.derived("entropy") is None
     first.release()
-    assert first.forward_pattern is None and "entropy" in first._derived
+    assert first.forward_pattern is None and first.derived("entropy") is not None
     later = model.trace(ids)
     later.forward_pattern = None  # every layer's weights recomputed from q and k
-    want = later.entropy()
+    want = entropy(later)
     assert want.shape == (later.layers, later.heads, len(ids))
-    assert torch.equal(first.entropy(), want)
+    assert torch.equal(entropy(first), want)
     # Through the service: the newest trace holds its forward's weights after its first part
     # (the entropy is not on the way to the first screen) until entropy_mean asks for it, or
     # until another trace is computed.
@@ -57,12 +58,12 @@ def test_the_first_response_keeps_each_rows_entropy_from_the_forwards_weights(ap
     traces.part(req, TraceQuery(fields="thumbs"), compact=True)
     trace, cached = traces.computed(req)
     assert cached and trace.tensors.forward_pattern is not None
-    assert "entropy" not in trace.tensors._derived
+    assert trace.tensors.derived("entropy") is None
     got = traces.part(req, TraceQuery(fields="entropy_mean"), compact=True).arrays
-    assert trace.tensors.forward_pattern is None and "entropy" in trace.tensors._derived
+    assert trace.tensors.forward_pattern is None and trace.tensors.derived("entropy") is not None
     fresh = model.trace(model.tokenizer(req.text).ids)
     fresh.forward_pattern = None
-    assert torch.equal(got["entropy_mean"], fresh.entropy().mean(-1))
+    assert torch.equal(got["entropy_mean"], entropy(fresh).mean(-1))
 
 
 def test_only_the_newest_trace_holds_its_forwards_weights(app):
@@ -79,12 +80,12 @@ def test_only_the_newest_trace_holds_its_forwards_weights(app):
     b, _ = traces.computed(second)
     assert a.tensors.forward_pattern is None and b.tensors.forward_pattern is not None
     # Not taken from them on the way: the next text does not pay for it.
-    assert "entropy" not in a.tensors._derived
+    assert a.tensors.derived("entropy") is None
     fresh = traces.registry.get("tiny-gpt2")
     assert fresh is not None
     want = fresh.trace(fresh.tokenizer(first.text).ids)
     want.forward_pattern = None
-    assert torch.equal(a.tensors.entropy(), want.entropy())  # from q and k, the same numbers
+    assert torch.equal(entropy(a.tensors), entropy(want))  # from q and k, the same numbers
     assert torch.equal(traces.part(first, view, compact=True).arrays["view"], held)
 
 

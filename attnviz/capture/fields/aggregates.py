@@ -19,6 +19,7 @@ from attnviz.capture.fields.base import (
     register,
 )
 from attnviz.capture.tokenview import TokenView
+from attnviz.capture.value_norms import value_weighted, value_weighted_sum
 from attnviz.engine.placement import gather
 from attnviz.errors import TraceError
 from attnviz.limits import LIMITS
@@ -46,7 +47,7 @@ def check_value_sum(source: TraceSource, layers: int) -> None:
 
 def _heads(source: TraceSource, layer: int, tv: TokenView, value: bool) -> torch.Tensor:
     """(H, m, m) float64: each head of ``layer`` as it is shown."""
-    each = source.value_weighted(layer) if value else source.pattern(layer)
+    each = value_weighted(source, layer) if value else source.pattern(layer)
     return tv.apply(each, renormalise=not value).double()
 
 
@@ -66,8 +67,53 @@ def _rollout(pick: Pick) -> torch.Tensor:
     check_rollout(source, max(pick.layers) + 1)
     if pick.value:
         check_value_sum(source, max(pick.layers) + 1)
-    rollout = source.value_rollout() if pick.value else source.rollout()
-    return gather([tv.apply(rollout[layer]).double() for layer in pick.layers])
+    through = value_rollout(source) if pick.value else rollout(source)
+    return gather([tv.apply(through[layer]).double() for layer in pick.layers])
+
+
+def _through(source: TraceSource, name: str, layer: Callable[[int], torch.Tensor]) -> list:
+    """L x (T, T) float64: R_l = Â_l R_(l-1) with Â = (``layer(l)`` + I) / 2 (just
+    ``layer(l)`` in a model without a residual), kept with the trace as ``name`` (up to
+    ``KEEP_SQUARE_BYTES``). Refused where the states stay with a remote model (``lacking``):
+    every layer's q and k would come here."""
+    source.refuse("rollout")
+
+    def compute() -> list[torch.Tensor]:
+        out: list[torch.Tensor] = []
+        eye = torch.eye(source.n, dtype=torch.float64, device=source.states.device)
+        for i in range(source.layers):
+            a = layer(i).to(eye.device)  # a placed model's layer meets the product here
+            if source.cfg.residual:
+                a = (a + eye) / 2
+            out.append(a if not out else a @ out[-1])
+        return out
+
+    return source.memo_square(name, source.layers * source.n * source.n * 8, compute)
+
+
+def rollout(source: TraceSource) -> list[torch.Tensor]:
+    """L x (T, T) float64: attention rollout up to each layer, over every token:
+    R_l = Â_l R_(l-1), Â = (mean over heads + I) / 2 with a residual."""
+
+    def mean(layer: int) -> torch.Tensor:
+        a = sum(p.double().sum(0) for _, p in source.head_chunks(layer)) / source.heads
+        assert isinstance(a, torch.Tensor)  # (T, T) the mean over heads
+        return a
+
+    return _through(source, "rollout", mean)
+
+
+def value_rollout(source: TraceSource) -> list[torch.Tensor]:
+    """L x (T, T) float64: rollout over the value-weighted norms of the layer (Kobayashi et
+    al.'s ||sum_h a v W_O||, each row scaled to sum to 1), with the residual as ``rollout``:
+    R_l = ((N_l + I) / 2) R_(l-1)."""
+
+    def norms(layer: int) -> torch.Tensor:
+        a = value_weighted_sum(source, layer).to(source.states.device)
+        total = a.sum(-1, keepdim=True)
+        return torch.where(total > 0, a / total.clamp_min(torch.finfo(a.dtype).tiny), a)
+
+    return _through(source, "value_rollout", norms)
 
 
 def numbers(ask: Ask, shape: Shape) -> int:

@@ -38,14 +38,14 @@ def _qkv(which: int) -> PerLayer:
     return each
 
 
-def query_rows(name: str, shape: str, method: str, **kw: object) -> TraceField:
-    """A per-head array of [n][n] a query's row at a time (``query`` picks one), read from the
-    source's ``method(layer, heads)``: the weights, the scores, the value-weighted norms."""
+def query_rows(name: str, shape: str, each: PerLayer, **kw: object) -> TraceField:
+    """A per-head array of [n][n] a query's row at a time (``query`` picks one), read as
+    ``each(source, layer, heads)``: the weights, the scores, the value-weighted norms."""
     return TraceField(
         name,
         shape,
         square,
-        lambda pick: per_layer(pick, lambda s, layer, heads: getattr(s, method)(layer, heads)),
+        lambda pick: per_layer(pick, each),
         params=("layer", "head", "query"),
         per_head=True,
         **kw,  # type: ignore[arg-type]
@@ -70,14 +70,14 @@ register(
     query_rows(
         "attentions",
         "[layers][heads][n][n] softmax weights; row = query, column = key",
-        "pattern",
+        lambda source, layer, heads: source.pattern(layer, heads),
         full=True,
         words="per-query weights",
     ),
     query_rows(
         "scores",
         "[layers][heads][n][n] logits after scaling; masked entries are null",
-        "scores",
+        lambda source, layer, heads: source.scores(layer, heads),
         full=True,
         words="per-query scores",
     ),

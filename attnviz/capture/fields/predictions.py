@@ -7,7 +7,16 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from attnviz.capture import lens
-from attnviz.capture.fields.base import Ask, Bounds, Pick, TraceField, Want, index, register
+from attnviz.capture.fields.base import (
+    Ask,
+    Bounds,
+    Pick,
+    TraceField,
+    TraceSource,
+    Want,
+    index,
+    register,
+)
 from attnviz.errors import TraceError
 from attnviz.limits import LIMITS
 
@@ -40,13 +49,33 @@ def _window(name: str, pick: Pick) -> tuple[int, int]:
     return start, count
 
 
+def predictions(source: TraceSource, kind: str, start: int, count: int) -> list[dict]:
+    """Positions ``start`` .. ``start + count - 1`` through the readout: the output's top
+    tokens (``kind`` "top_k") or the logit lens and the target's rank ("lens"), one dict a
+    position (``lens.at``). Each position is unembedded once, those not yet kept together
+    (a few rows of vocabulary logits at a time), and kept: a window that moves by a token
+    computes one more. A remote model's are made where it runs (its vocabulary's logits never
+    leave it) and kept the same way."""
+    if source.readout is None:
+        raise TraceError("fields: this trace's model predicts no tokens")
+    source.bring([Want("predict", kind=kind, start=start, count=count)])
+    kept: dict[int, dict] = source.memo(f"{kind}.positions", dict)
+    want = range(start, start + count)
+    missing = [p for p in want if p not in kept]
+    if missing:
+        rows = lens.at(source.states, source.readout, kind, missing)
+        for p, got in zip(missing, rows, strict=True):
+            kept[p] = got
+    return [kept[p] for p in want]
+
+
 def _predictions(name: str) -> Callable[[Pick], dict]:
     def compute(pick: Pick) -> dict:
         """From the trace's kept blocks of predictions (``_window``'s positions)."""
         t = pick.source
         start, count = _window(name, pick)
         assert t.readout is not None  # _window refuses a trace without one
-        return lens.part(name, t.predictions(name, start, count), t.readout, start, pick.ask.k)
+        return lens.part(name, predictions(t, name, start, count), t.readout, start, pick.ask.k)
 
     return compute
 

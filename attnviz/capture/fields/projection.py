@@ -3,7 +3,19 @@ once so that the layers' frames compare."""
 
 from __future__ import annotations
 
-from attnviz.capture.fields.base import Ask, Pick, Shape, TraceField, Want, register
+from attnviz.capture.fields.base import Ask, Pick, Shape, TraceField, TraceSource, Want, register
+from attnviz.engine.analysis import PCA, trajectory_pca
+
+
+def projection(source: TraceSource) -> PCA:
+    """One PCA of every layer's hidden states together, so that frames are comparable; a remote
+    model's whose states stay where it runs, made there (``reduce.principal_axes``, the same
+    numbers). Kept with the trace."""
+    source.bring([Want("pca")])
+    kept = source.derived("projection")
+    if kept is not None:
+        return kept
+    return source.memo("projection", lambda: trajectory_pca(source.hidden_states()))
 
 
 def _numbers(ask: Ask, shape: Shape) -> int:
@@ -18,7 +30,7 @@ def _projection(pick: Pick) -> dict | None:
     source, tv = pick.source, pick.view
     if source.states.shape[-1] == 3:
         return None
-    pca = source.projection()
+    pca = projection(source)
     return {
         "components": pca.axes.shape[0],
         "mean": pca.mean,

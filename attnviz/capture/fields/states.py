@@ -2,7 +2,20 @@
 
 from __future__ import annotations
 
-from attnviz.capture.fields.base import TraceField, register
+import torch
+
+from attnviz.capture.fields.base import TraceField, TraceSource, register
+from attnviz.engine.analysis import pairwise_distances
+
+
+def distances(source: TraceSource) -> torch.Tensor:
+    """(L+1, T, T) Euclidean distance between tokens at each layer (kept up to
+    ``KEEP_SQUARE_BYTES``)."""
+    states = source.hidden_states()
+    L1, T, _ = states.shape
+    nbytes = L1 * T * T * states.element_size()
+    return source.memo_square("distances", nbytes, lambda: pairwise_distances(states))
+
 
 register(
     TraceField(
@@ -17,7 +30,7 @@ register(
         "distances",
         "[layers+1][n][n] Euclidean distance between tokens at each layer",
         lambda ask, shape: (shape.layers + 1) * shape.tokens**2,
-        lambda pick: pick.source.distances(),
+        lambda pick: distances(pick.source),
         full=True,
     ),
 )

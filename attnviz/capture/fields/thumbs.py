@@ -3,17 +3,22 @@ bits (``attnviz.capture.thumbs``), and the largest score of each head, for one c
 
 from __future__ import annotations
 
+import torch
+
 from attnviz.capture.fields.base import (
     Ask,
     Bounds,
     Pick,
     Shape,
     TraceField,
+    TraceSource,
     Want,
     index,
     register,
 )
 from attnviz.capture.thumbs import thumbnails
+from attnviz.engine.model import CHUNK_BYTES
+from attnviz.engine.placement import gather
 
 
 def _check(ask: Ask, bounds: Bounds) -> None:
@@ -30,6 +35,26 @@ def _wants(pick: Pick) -> list[Want]:
     """Every head's thumbnail of the weights, made where they are (value-weighted norms are
     made here, from each layer's q, k and v)."""
     return [] if pick.value else [Want("thumbs", view=pick.view, size=pick.ask.thumb)]
+
+
+def score_range(source: TraceSource) -> torch.Tensor:
+    """(L, nh) the largest finite |score| of each head, a few heads' scores at a time; a
+    remote model's comes with its first trip. Kept with the trace."""
+    source.bring(())
+
+    def compute() -> torch.Tensor:
+        rows = []
+        step = max(1, CHUNK_BYTES // max(1, source.n * source.n * 4))
+        for i in range(source.layers):
+            row = []
+            for h in range(0, source.heads, step):
+                heads = list(range(h, min(h + step, source.heads)))
+                s = source.scores(i, None if len(heads) == source.heads else heads)
+                row.append(s.masked_fill_(torch.isneginf(s), 0).abs_().amax(dim=(-2, -1)))
+            rows.append(torch.cat(row))
+        return gather(rows)
+
+    return source.memo("score_range", compute)
 
 
 def _numbers(ask: Ask, shape: Shape) -> int:
@@ -58,6 +83,6 @@ register(
         "[layers][heads] the largest finite |score| of each head, for one colour range over all "
         "heads",
         lambda ask, shape: shape.layers * shape.heads,
-        lambda pick: pick.source.score_range(),
+        lambda pick: score_range(pick.source),
     ),
 )

@@ -9,6 +9,7 @@ import torch
 from attnviz.capture.fields.aggregates import check_value_sum, numbers
 from attnviz.capture.fields.base import Pick, TraceField, register
 from attnviz.capture.fields.heads import query_rows
+from attnviz.capture.value_norms import value_weighted, value_weighted_sum
 from attnviz.engine.placement import gather
 
 
@@ -16,7 +17,7 @@ def _sum(pick: Pick) -> torch.Tensor:
     tv = pick.view
     assert tv is not None  # a drawn field's pick has one
     check_value_sum(pick.source, len(pick.layers))
-    sums = [tv.apply(pick.source.value_weighted_sum(i), renormalise=False) for i in pick.layers]
+    sums = [tv.apply(value_weighted_sum(pick.source, i), renormalise=False) for i in pick.layers]
     return gather(sums)  # (L', m, m)
 
 
@@ -24,7 +25,7 @@ register(
     query_rows(
         "value_weighted",
         "[layers][heads][n][n] each key's value-weighted norm at each query",
-        "value_weighted",
+        value_weighted,
         needs="output projection",
         words="per-query value-weighted norms",
         rule="||a_ij v_j W_O^h||: the norm of what key j adds to query i's output through head "

@@ -9,6 +9,7 @@ import torch
 
 from attnviz.capture.fields.base import Ask, Pick, Shape, TraceField, TraceSource, register
 from attnviz.capture.fields.heads import per_layer
+from attnviz.capture.value_norms import value_weighted
 from attnviz.errors import TraceError
 
 
@@ -27,7 +28,7 @@ def _view(pick: Pick) -> torch.Tensor:
 
     def each(source: TraceSource, layer: int, heads: Sequence[int]) -> torch.Tensor:
         if pick.value:
-            x = tv.apply(source.value_weighted(layer, heads), renormalise=False)
+            x = tv.apply(value_weighted(source, layer, heads), renormalise=False)
         else:
             x = tv.apply(source.pattern(layer, heads))  # (H', m, m)
         if pick.ask.query is None:

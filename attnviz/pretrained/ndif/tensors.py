@@ -1,5 +1,6 @@
-"""A trace whose model runs on an NDIF deployment: the ``TraceTensors`` the parts read, each of
-its arrays fetched by a remote trace (``block.run_plan``) when a part first needs it and kept.
+"""A trace whose model runs on an NDIF deployment: ``TraceTensors`` as every trace's, with an
+``NdifBackend`` that fills them by remote traces (``block.run_plan``) with what a request's
+fields want, in one trip, before they compute; the fields compute as they do on any trace.
 
 The first trace reads every layer's rule (scaling, soft-cap, mask: checked against the model's
 own attention output there), each head's mean entropy (each row's too, when small) and its
@@ -15,7 +16,6 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -60,38 +60,36 @@ def _mask(layer: dict) -> Mask:
     return Mask() if hidden is None else as_mask((~hidden)[None, None])  # True: seen
 
 
-@dataclass
-class RemoteTensors(TraceTensors):
-    """``TraceTensors`` of a remote model: ``run`` sends a plan and answers what came back."""
+class NdifBackend:
+    """Where a remote model's trace is made: ``run`` sends a plan and answers what came back.
+    It keeps the last few layers' q, k and v (``KEPT_LAYERS``) and the thumbnails brought; what
+    else comes is kept in the trace's storage as if computed here (``TraceTensors.keep``)."""
 
-    run: Run | None = field(default=None, repr=False)
-    plan_base: dict = field(default_factory=dict, repr=False)
-    model_name: str = ""
-    _based: bool = field(default=False, repr=False)
-    _layers_qkv: OrderedDict[int, QKV] = field(default_factory=OrderedDict, repr=False)
-    _thumbs: dict[tuple, dict] = field(default_factory=dict, repr=False)
-    # The first trace is sent once (parts asked at once wait for it); later trips go at once.
-    _first: threading.Lock = field(default_factory=threading.Lock, repr=False)
-    _keep: threading.Lock = field(default_factory=threading.Lock, repr=False)
-
-    def __post_init__(self) -> None:
-        self.recompute = self._qkv
+    def __init__(self, run: Run, plan_base: dict, model_name: str) -> None:
+        self.run = run
+        self.plan_base = plan_base
+        self.model_name = model_name
+        self._based = False
+        self._layers_qkv: OrderedDict[int, QKV] = OrderedDict()
+        self._thumbs: dict[tuple, dict] = {}
+        # The first trace is sent once (parts asked at once wait for it); later trips go at once.
+        self._first = threading.Lock()
+        self._keep = threading.Lock()
 
     # -- asking the deployment -----------------------------------------------------------------
 
     def _send(self, plan: dict) -> dict:
-        assert self.run is not None
         return self.run({**self.plan_base, **plan})
 
-    def _base(self, extra: dict | None = None) -> dict | None:
+    def _base(self, trace: TraceTensors, extra: dict | None = None) -> dict | None:
         """The first trace (every layer's rule, entropy and score range, the small states),
         with ``extra`` asked in the same trace; what came back, or None when it came already."""
         if self._based:
             return None
         with self._first:
-            return None if self._based else self._first_trace(extra)
+            return None if self._based else self._first_trace(trace, extra)
 
-    def _first_trace(self, extra: dict | None) -> dict:
+    def _first_trace(self, trace: TraceTensors, extra: dict | None) -> dict:
         got = self._send(
             {"base": True, "states": self.plan_base.get("small", False), **(extra or {})}
         )
@@ -111,25 +109,19 @@ class RemoteTensors(TraceTensors):
                     f"{r['scaling']:.4g}) under its mask: recomputed, its output differs by "
                     f"{float(r['check']):.2e} (over {RULE_TOLERANCE:g})"
                 )
-        self.rule = RecordedRule(
+        trace.rule = RecordedRule(
             tuple(LayerRule(r["scaling"], r["softcap"], _mask(r)) for r in layers)
         )
-        # Kept as if computed here (not through ``_memo``: a part computing a derived array
-        # under its lock, the rollout say, may be what asked for this first trace).
-        self._derived.setdefault("entropy_mean", torch.stack([r["entropy_mean"] for r in layers]))
+        trace.keep("entropy_mean", torch.stack([r["entropy_mean"] for r in layers]))
         if "entropy" in layers[0]:
-            self._derived.setdefault("entropy", torch.stack([r["entropy"] for r in layers]))
-        self._derived.setdefault("score_range", torch.stack([r["score_range"] for r in layers]))
+            trace.keep("entropy", torch.stack([r["entropy"] for r in layers]))
+        trace.keep("score_range", torch.stack([r["score_range"] for r in layers]))
         if "states" in got:
-            self.states, self.embeddings = got["states"], got["embeddings"]
+            trace.states, trace.embeddings = got["states"], got["embeddings"]
         self._based = True
         return got
 
-    def _rule(self) -> Any:
-        self._base()
-        return super()._rule()
-
-    def _qkv(self, layer: int) -> QKV:
+    def qkv(self, trace: TraceTensors, layer: int) -> QKV:
         """q, k and v of ``layer`` (nh, T, hs): the deployment's, each key/value head repeated
         for the query heads that read it; the last few layers kept (as sent: k and v of the
         key/value heads alone)."""
@@ -139,27 +131,27 @@ class RemoteTensors(TraceTensors):
                 if kept is not None:
                     self._layers_qkv.move_to_end(layer)
                     break
-            self.bring([Want("layer", layer=layer)])
+            self.bring(trace, [Want("layer", layer=layer)])
         q, k, v = kept
         group = q.shape[0] // k.shape[0]
         return q, k.repeat_interleave(group, 0), v.repeat_interleave(group, 0)
 
     # -- one trip for what a request's fields want ----------------------------------------------
 
-    def bring(self, wants: Sequence[Want]) -> None:
+    def bring(self, trace: TraceTensors, wants: Sequence[Want]) -> None:
         """Every want (``capture.fields.Want``) not yet here, in one trip to the deployment:
         with the first trace when it is still to come. A trip asks at most ``KEPT_LAYERS``
         layers' q, k and v (any more come a layer at a time, as they are read), one set of
         thumbnails and one kind of predictions. What comes is kept without the trace's lock
         (its other parts go on meanwhile)."""
-        ask = self._plan(wants)
-        got = self._base(ask)
+        ask = self._plan(trace, wants)
+        got = self._base(trace, ask)
         if got is None and ask:
             got = self._send(ask)
         if got is not None:
-            self._store(ask, got)
+            self._store(trace, ask, got)
 
-    def _plan(self, wants: Sequence[Want]) -> dict:
+    def _plan(self, trace: TraceTensors, wants: Sequence[Want]) -> dict:
         """The plan's part for the wants not yet here."""
         ask: dict = {}
         layers: list[int] = []
@@ -170,10 +162,10 @@ class RemoteTensors(TraceTensors):
                 if w.layer not in held and w.layer not in layers and len(layers) < KEPT_LAYERS:
                     layers.append(w.layer)
             elif w.what == "rows":
-                if "entropy" not in self._derived:
+                if trace.derived("entropy") is None:
                     ask.update(base=True, rows=True)
             elif w.what == "pca":
-                if "hidden_states" in self.lacking and "projection" not in self._derived:
+                if "hidden_states" in trace.lacking and trace.derived("projection") is None:
                     ask["pca"] = True
             elif w.what == "thumbs":
                 assert w.view is not None  # a thumbs want names its token options
@@ -181,14 +173,15 @@ class RemoteTensors(TraceTensors):
                 if "thumbs" not in ask and _thumbs_key(thumbs) not in self._thumbs:
                     ask["thumbs"] = thumbs
             elif "predict" not in ask:
-                missing = self._missing(w.kind, w.start, w.count)
+                kept: dict[int, dict] = trace.memo(f"{w.kind}.positions", dict)
+                missing = [p for p in range(w.start, w.start + w.count) if p not in kept]
                 if missing:
-                    ask["predict"] = self._predict_ask(w.kind, missing)
+                    ask["predict"] = self._predict_ask(trace, w.kind, missing)
         if layers:
             ask["qkv"] = layers
         return ask
 
-    def _store(self, ask: dict, got: dict) -> None:
+    def _store(self, trace: TraceTensors, ask: dict, got: dict) -> None:
         """Keep what came for ``ask`` (the first trace keeps its own: ``_first_trace``)."""
         layers = got["layers"]
         with self._keep:
@@ -199,62 +192,40 @@ class RemoteTensors(TraceTensors):
             while len(self._layers_qkv) > KEPT_LAYERS:
                 self._layers_qkv.popitem(last=False)
         if ask.get("rows"):
-            self._derived.setdefault("entropy", torch.stack([r["entropy"] for r in layers]))
+            trace.keep("entropy", torch.stack([r["entropy"] for r in layers]))
         if "pca" in got:
             r, dtype = got["pca"], torch.float32  # as the states here would be
             pca = PCA(mean=r["mean"].to(dtype), axes=r["axes"].to(dtype),
                       explained_variance_ratio=r["ratio"].to(dtype),
                       coords=r["coords"].to(dtype))  # fmt: skip
-            self._derived.setdefault("projection", pca)
+            trace.keep("projection", pca)
         if "thumbs" in ask:
             self._thumbs.setdefault(_thumbs_key(ask["thumbs"]), {
                 "values": torch.stack([r["thumbs"] for r in layers]),
                 "scale": torch.stack([r["thumb_scale"] for r in layers]),
             })  # fmt: skip
         if "predict" in ask:
-            self._keep_predictions(ask["predict"], got["predict"])
+            self._keep_predictions(trace, ask["predict"], got["predict"])
 
-    def nbytes(self) -> int:
+    def nbytes(self, trace: TraceTensors) -> int:
         """What this trace will hold here at most (the cache counts it when it is made, before
         anything is fetched): the states when they come, ``KEPT_LAYERS`` layers' q, k and v,
         every head's entropy row and score range, a thumbnail of every head, and the distances
         when they are kept (``KEEP_SQUARE_BYTES``), or else the trajectories' PCA; never the
         deployment's share."""
-        L, H, T, C = self.layers, self.heads, self.n, self.states.shape[-1]
+        L, H, T, C = trace.layers, trace.heads, trace.n, trace.states.shape[-1]
         k = min(PCA_AXES, C)
         small = self.plan_base.get("small")
         total = (L + 2) * T * C * 4 if small else (1 + k) * C * 4 + (L + 1) * T * k * 4 + k * 4
-        total += min(KEPT_LAYERS, L) * (H + 2 * self.cfg.kv_heads) * T * self.cfg.d_head * 4
+        total += min(KEPT_LAYERS, L) * (H + 2 * trace.cfg.kv_heads) * T * trace.cfg.d_head * 4
         total += L * H * (T + 1) * 4 + L * H * (16 * 16 + 4)
         square = (L + 1) * T * T * 4
-        return total + (
-            square if self.plan_base.get("small") and square <= KEEP_SQUARE_BYTES else 0
-        )
+        return total + (square if small and square <= KEEP_SQUARE_BYTES else 0)
 
-    # -- what the parts read -------------------------------------------------------------------
-
-    def entropy(self) -> torch.Tensor:
-        """(L, nh, T) each row's entropy: with the first trace when small (``ROWS_BYTES``),
-        else computed there on a trip of its own (or with the other fields of its request)."""
-        self.bring([Want("rows")])
-        rows = self._derived["entropy"]
-        assert isinstance(rows, torch.Tensor)
-        return rows
-
-    def entropy_mean(self) -> torch.Tensor:
-        self._base()
-        mean = self._derived["entropy_mean"]
-        assert isinstance(mean, torch.Tensor)  # (L, nh), from the first trace
-        return mean
-
-    def score_range(self) -> torch.Tensor:
-        self._base()
-        return super().score_range()
-
-    def reduced_thumbnails(self, tv: TokenView, size: int, layers: list[int]) -> dict:
+    def thumbnails(self, trace: TraceTensors, tv: TokenView, size: int, layers: list[int]) -> dict:
         """Every head's thumbnail of ``layers`` under the token options, reduced on the
         deployment (``capture.thumbs``'s rule: max-pooled, 8-bit, one scale per head)."""
-        self.bring([Want("thumbs", view=tv, size=size)])
+        self.bring(trace, [Want("thumbs", view=tv, size=size)])
         ask = _thumbs_ask(tv, size)
         t = self._thumbs[_thumbs_key(ask)]
         pick = torch.tensor(layers)
@@ -262,89 +233,29 @@ class RemoteTensors(TraceTensors):
         return {"pool": ask["pool"], "size": values.shape[-1], "layers": layers, "values": values,
                 "scale": t["scale"].index_select(0, pick)}  # fmt: skip
 
-    def rollout(self) -> list[torch.Tensor]:
-        self._refuse_every_layer("rollout")
-        return super().rollout()
+    # -- the predictions ---------------------------------------------------------------------
 
-    def value_rollout(self) -> list[torch.Tensor]:
-        self._refuse_every_layer("rollout")
-        return super().value_rollout()
-
-    def _refuse_every_layer(self, name: str) -> None:
-        """What needs every layer's weights here (the rollout): the hidden states' device to
-        compute on, and each layer's q and k sent; refused when the states stay there."""
-        self._base()
-        if self.states.is_meta:
-            raise TraceError(
-                f"fields: {name} multiplies every layer's weights here, which for "
-                f"{self.model_name} would bring every layer's queries and keys from the NDIF "
-                "deployment; ask for one layer's head mean or head max"
-            )
-
-    def hidden_states(self) -> torch.Tensor:
-        self._base()
-        self._refuse("hidden_states")
-        return self.states
-
-    def token_vectors(self) -> torch.Tensor:
-        self._base()
-        self._refuse("embeddings")
-        return self.embeddings
-
-    def _refuse(self, name: str) -> None:
-        if name in self.lacking:
-            raise TraceError(f"fields: {self.lacking[name]}")
-
-    def distances(self) -> torch.Tensor:
-        self.hidden_states()
-        return super().distances()
-
-    def projection(self) -> PCA:
-        """The trajectories' PCA: computed here from the hidden states when they came with the
-        first trace, else on the deployment (``reduce.principal_axes``, the same numbers), the
-        states staying there."""
-        self._base()
-        if "hidden_states" not in self.lacking:
-            return super().projection()
-        self.bring([Want("pca")])
-        pca = self._derived["projection"]
-        assert isinstance(pca, PCA)
-        return pca
-
-    def predictions(self, kind: str, start: int, count: int) -> list[dict]:
-        """The positions' predictions, the ones not yet kept computed on the deployment (its
-        final norm and unembedding: the vocabulary's logits never leave it)."""
-        if self.readout is None:
-            raise TraceError("fields: this trace's model predicts no tokens")
-        self.bring([Want("predict", kind=kind, start=start, count=count)])
-        kept: dict[int, dict] = self._memo(f"{kind}.positions", dict)
-        return [kept[p] for p in range(start, start + count)]
-
-    def _missing(self, kind: str, start: int, count: int) -> list[int]:
-        kept: dict[int, dict] = self._memo(f"{kind}.positions", dict)
-        return [p for p in range(start, start + count) if p not in kept]
-
-    def _predict_ask(self, kind: str, missing: list[int]) -> dict:
+    def _predict_ask(self, trace: TraceTensors, kind: str, missing: list[int]) -> dict:
         """The plan's ``predict`` for positions ``missing``: their hidden states through the
         model's final norm and unembedding there, each with the token that comes next."""
-        assert self.readout is not None  # a predictions field refuses a trace without one
-        ids = self.readout.ids
+        assert trace.readout is not None  # a predictions field refuses a trace without one
+        ids = trace.readout.ids
         return {
             "kind": kind, "positions": missing, "k": LIMITS.max_top_k,
             "targets": [ids[p + 1] if p + 1 < len(ids) else -1 for p in missing],
-            "vocab": self.readout.vocab, "softcap": self.plan_base.get("logit_softcap"),
+            "vocab": trace.readout.vocab, "softcap": self.plan_base.get("logit_softcap"),
             "tolerance": HEAD_TOLERANCE,  # the bridge's, for the logit scale found there
         }  # fmt: skip
 
-    def _keep_predictions(self, ask: dict, got: dict) -> None:
-        """Keep each position's predictions as ``TraceTensors.predictions`` keeps its own."""
+    def _keep_predictions(self, trace: TraceTensors, ask: dict, got: dict) -> None:
+        """Keep each position's predictions as ``fields.predictions`` keeps its own."""
         if got["scale"] is None:
             raise TraceError(
                 f"fields: {self.model_name}'s logits are not its output embedding of its last "
                 "hidden state times one number, so attnviz reads no predictions of it"
             )
         kind, rows = ask["kind"], got["rows"]
-        kept: dict[int, dict] = self._memo(f"{kind}.positions", dict)
+        kept: dict[int, dict] = trace.memo(f"{kind}.positions", dict)
         last = max(rows)
         for j, p in enumerate(ask["positions"]):
             if kind == "top_k":
@@ -379,9 +290,11 @@ def _thumbs_key(ask: dict) -> tuple:
 
 def remote_tensors(
     cfg: Any, ids: Sequence[int], run: Run, base: dict, name: str, d_model: int
-) -> RemoteTensors:
+) -> TraceTensors:
     """The remote trace of ``ids``: nothing asked yet (the first part asks); the hidden states
-    come with the first trace when small, else they stay on the deployment (``lacking``)."""
+    come with the first trace when small, else they stay on the deployment (``lacking``), and
+    with them what reads every layer's weights here (the rollout: every layer's q and k would
+    come)."""
     T, L = len(ids), cfg.n_layers
     nbytes = (L + 1) * T * d_model * 4
     small = nbytes <= STATES_BYTES
@@ -393,10 +306,15 @@ def remote_tensors(
             f"{STATES_BYTES / 2**20:.0f} MiB of them)"
         )
         lacking = {n: f"{n}: {why}" for n in ("hidden_states", "embeddings", "distances")}
+        lacking["rollout"] = (
+            f"rollout: it multiplies every layer's weights here, which for {name} would bring "
+            "every layer's queries and keys from the NDIF deployment; ask for one layer's head "
+            "mean or head max"
+        )
     states = torch.empty((L + 1, T, d_model), device="meta")
     embeddings = torch.empty((T, d_model), device="meta")
-    return RemoteTensors(
+    plan_base = {**base, "small": small, "rows": L * cfg.n_heads * T * 4 <= ROWS_BYTES}
+    return TraceTensors(
         cfg=cfg, q=None, k=None, v=None, states=states, embeddings=embeddings, positional=None,
-        run=run, plan_base={**base, "small": small, "rows": L * cfg.n_heads * T * 4 <= ROWS_BYTES},
-        model_name=name, lacking=lacking,
+        backend=NdifBackend(run, plan_base, name), lacking=lacking,
     )  # fmt: skip

@@ -13,6 +13,7 @@ import time
 import pytest
 import torch
 
+from attnviz.capture.fields.entropy import entropy
 from attnviz.capture.progress import reporting
 from attnviz.errors import RemoteError
 from attnviz.pretrained.folder import load_folder
@@ -157,7 +158,7 @@ def test_a_model_the_deployment_cannot_load(tmp_path, ndif_host):
     shutil.rmtree(folder)  # then gone: the deployment has nothing to load
     t = model.trace(list(model.tokenizer("the cat").ids))
     with pytest.raises(RemoteError) as caught:
-        t.entropy()
+        entropy(t)
     assert caught.value.status == 502
     assert f"does not host {str(folder)!r}" in str(caught.value)
     assert "Traceback" not in str(caught.value)
@@ -167,7 +168,7 @@ def test_a_deployment_that_is_down(folder):
     host = f"http://127.0.0.1:{free_port()}"
     model = open_ndif(str(folder), host)
     with pytest.raises(RemoteError) as caught:
-        model.trace(list(model.tokenizer("the cat").ids)).entropy()
+        entropy(model.trace(list(model.tokenizer("the cat").ids)))
     assert caught.value.status == 503 and caught.value.retry_after == 30
     assert f"the NDIF deployment at {host} is down or unreachable" in str(caught.value)
 
@@ -185,7 +186,7 @@ def test_a_key_the_deployment_refuses(folder, ndif_server, ndif_host):
             # second may say "compute backend is reconnecting" (a 503) for a while at first.
             for _ in range(60):
                 with pytest.raises(RemoteError) as caught:
-                    model.trace(list(model.tokenizer("the cat").ids)).entropy()
+                    entropy(model.trace(list(model.tokenizer("the cat").ids)))
                 if "reconnecting" not in str(caught.value):
                     break
                 time.sleep(1)

@@ -227,8 +227,8 @@ def test_the_trace_cache_counts_what_it_will_hold_here_not_the_deployments(model
 
 
 def test_a_big_models_trajectories_come_from_a_pca_made_on_the_deployment(models, monkeypatch):
-    """States over ``STATES_BYTES`` stay on the deployment: the hidden states are refused saying
-    so, and the trajectories' PCA, computed there by the very function this server runs, equals
+    """States over ``STATES_BYTES`` stay on the deployment: the hidden states (and the rollout,
+    which would bring every layer's q and k) are refused saying so, and the trajectories' PCA, computed there by the very function this server runs, equals
     the engine's."""
     from attnviz.pretrained.ndif import tensors
 
@@ -239,6 +239,10 @@ def test_a_big_models_trajectories_come_from_a_pca_made_on_the_deployment(models
         arrays(remote, fields="hidden_states")
     assert "hidden_states" in remote.meta["unavailable"]
     assert "projection" not in remote.meta["unavailable"]
+    # The rollout multiplies every layer's weights here: refused before any layer is brought.
+    assert "rollout" in remote.meta["unavailable"]
+    with pytest.raises(TraceError, match="rollout: it multiplies every layer's weights here"):
+        arrays(remote, fields="rollout")
     for options in ({}, {"merge_words": True}):
         a = arrays(remote, fields="projection", **options)["projection"]
         b = arrays(local, fields="projection", **options)["projection"]
@@ -257,14 +261,15 @@ def test_a_big_traces_entropy_rows_come_on_a_trip_of_their_own(models, monkeypat
     monkeypatch.setattr(tensors, "ROWS_BYTES", 0)
     remote, local = trace(models, ndif_name(models, "llama")), trace(models, "native")
     sent: list[dict] = []
-    run = remote.tensors.run
-    remote.tensors.run = lambda plan: sent.append(plan) or run(plan)
+    backend = remote.tensors.backend
+    run = backend.run
+    backend.run = lambda plan: sent.append(plan) or run(plan)
     a, b = (
         arrays(remote, fields="entropy_mean")["entropy_mean"],
         arrays(local, fields="entropy_mean"),
     )
     assert torch.allclose(a, b["entropy_mean"], atol=1e-5, rtol=0)
-    assert len(sent) == 1 and not sent[0]["rows"] and "entropy" not in remote.tensors._derived
+    assert len(sent) == 1 and not sent[0]["rows"] and remote.tensors.derived("entropy") is None
     rows = arrays(remote, fields="entropy")["entropy"]
     assert len(sent) == 2 and sent[1]["rows"]
     assert torch.allclose(rows, arrays(local, fields="entropy")["entropy"], atol=1e-5, rtol=0)
@@ -281,8 +286,9 @@ def test_what_a_requests_fields_want_comes_in_one_trip(models, monkeypatch):
     monkeypatch.setattr(tensors, "ROWS_BYTES", 0)  # the rows not with the first trace alone
     remote, local = trace(models, ndif_name(models, "llama")), trace(models, "native")
     sent: list[dict] = []
-    run = remote.tensors.run
-    remote.tensors.run = lambda plan: sent.append(plan) or run(plan)
+    backend = remote.tensors.backend
+    run = backend.run
+    backend.run = lambda plan: sent.append(plan) or run(plan)
     n = remote.tensors.n
     fields = "attentions,values,thumbs,entropy,projection,top_k"
     ask = {"fields": fields, "layer": 1, "pos_start": 0, "pos_count": n}

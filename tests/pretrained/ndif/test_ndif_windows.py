@@ -81,7 +81,7 @@ def test_the_remote_meta_says_what_the_bridges_probe_reads(tmp_path, family):
     models = ModelRegistry([remote, load_bridged(folder, CPU, name="bridged")])
     a, b = (run_text_trace(TextTraceRequest(model=n, text=TEXT), models, None)
             for n in (remote.name, "bridged"))  # fmt: skip
-    assert not a.tensors._based  # nothing asked of the deployment: the meta is made here
+    assert not a.tensors.backend._based  # nothing asked of the deployment: the meta is made here
     assert a.meta["attention"] == b.meta["attention"]
     attention = a.meta["attention"]
     assert attention["windows"] == windows and attention["windows_unread"] is None
