@@ -138,7 +138,8 @@ class TraceTensors:
     # recomputation of q, k and the weights reads too; None: 0 .. T-1, causal as the model is.
     layout: Layout | None = field(default=None, repr=False)
     # The trace's arrays its model keeps elsewhere (a remote deployment's hidden states, too
-    # large to send), each with why: the trace's ``unavailable`` says so.
+    # large to send, and the rollout, which would bring every layer's q and k here), each with
+    # why: the trace's ``unavailable`` says so.
     lacking: dict[str, str] = field(default_factory=dict)
     # Where the tensors are made when the model runs elsewhere; None: here, all at hand.
     backend: Backend | None = field(default=None, repr=False)
