@@ -71,7 +71,9 @@ def _rollout(pick: Pick) -> torch.Tensor:
     return gather([tv.apply(through[layer]).double() for layer in pick.layers])
 
 
-def _through(source: TraceSource, name: str, layer: Callable[[int], torch.Tensor]) -> list:
+def _through(
+    source: TraceSource, name: str, layer: Callable[[int], torch.Tensor]
+) -> list[torch.Tensor]:
     """L x (T, T) float64: R_l = Â_l R_(l-1) with Â = (``layer(l)`` + I) / 2 (just
     ``layer(l)`` in a model without a residual), kept with the trace as ``name`` (up to
     ``KEEP_SQUARE_BYTES``). Refused where the states stay with a remote model (``lacking``):
