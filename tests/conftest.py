@@ -3,6 +3,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -47,16 +48,22 @@ def _own_data_dir(tmp_path_factory, monkeypatch) -> None:
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     shutil.rmtree(TEST_DATA_DIR, ignore_errors=True)
+    if _NDIF_STOPPING is not None:
+        _NDIF_STOPPING.join()
     if _NDIF is not None:
-        _NDIF.stop()
+        _NDIF.stop()  # again: a session that ended before its last test marked ndif
 
 
 # The self-hosted NDIF of the tests marked ``ndif`` (tests/support/ndif.py): started as soon as
 # they are collected, so that its build and start overlap the rest of the suite; by pytest
 # itself, or under pytest-xdist by the controller once a worker has said it collected one
-# (``wanted`` in the run folder the session's processes share: NDIF_RUN).
+# (``wanted`` in the run folder the session's processes share: NDIF_RUN, which lists them).
+# Stopped as soon as the last of them has ended: idle, its Ray and NDIF services take about a
+# tenth of a core (measured 2026-12-07), which the rest of the suite would lose until its end.
 NDIF_RUN = "ATTNVIZ_NDIF_TEST_RUN"
 _NDIF: NdifServer | None = None  # the one this process started
+_NDIF_LEFT: set[str] | None = None  # the tests marked ndif that have not ended yet
+_NDIF_STOPPING: threading.Thread | None = None
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -79,22 +86,48 @@ def _start_ndif() -> None:
         _NDIF = NdifServer(_ndif_run())
 
 
+def _test_id(nodeid: str) -> str:
+    """A test's id without the ``@group`` pytest-xdist's loadgroup adds to it."""
+    return nodeid.split("@")[0]
+
+
 @pytest.hookimpl(tryfirst=True)  # before an xdist worker tells the controller it has collected
 def pytest_collection_finish(session: pytest.Session) -> None:
-    wanted = any(item.get_closest_marker("ndif") for item in session.items)
+    global _NDIF_LEFT
+    wanted = [_test_id(i.nodeid) for i in session.items if i.get_closest_marker("ndif")]
     if not wanted or os.environ.get("ATTNVIZ_NDIF_TEST_HOST"):
         return
     if hasattr(session.config, "workerinput"):
-        (_ndif_run() / "wanted").touch()
+        mine = _ndif_run() / f"wanted.{os.getpid()}"  # whole when the controller reads it
+        mine.write_text("\n".join(wanted))
+        mine.replace(_ndif_run() / "wanted")
     else:
+        _NDIF_LEFT = set(wanted)
         _start_ndif()
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_node_collection_finished(node, ids) -> None:
     """On xdist's controller, when a worker has collected: start the NDIF if it asked for it."""
-    if (_ndif_run() / "wanted").exists():
+    global _NDIF_LEFT
+    wanted = _ndif_run() / "wanted"
+    if wanted.exists():
+        if _NDIF_LEFT is None:
+            _NDIF_LEFT = set(wanted.read_text().split("\n"))
         _start_ndif()
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """In the process that started the NDIF (a worker's reports reach xdist's controller too):
+    once every test marked ndif has ended, stop it, in a thread of its own (``ray stop`` takes
+    seconds, and the controller hands out the next tests meanwhile)."""
+    global _NDIF_STOPPING
+    if _NDIF is None or not _NDIF_LEFT or report.when != "teardown":
+        return
+    _NDIF_LEFT.discard(_test_id(report.nodeid))
+    if not _NDIF_LEFT:
+        _NDIF_STOPPING = threading.Thread(target=_NDIF.stop, name="ndif-stop")
+        _NDIF_STOPPING.start()
 
 
 @pytest.fixture(scope="session")
