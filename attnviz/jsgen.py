@@ -4,8 +4,8 @@ once, and read by the page, a saved file and the Node tests without a server:
 - ``static/js/core/generated/fields.js``: the trace fields' catalogue
   (``attnviz.capture.fields``, what ``GET /api/fields`` serves);
 - ``static/js/core/generated/meta.js``: the JSDoc types of a trace's meta
-  (``attnviz.schemas.trace_meta``, the model every answer's meta is checked against), for
-  ``tsc --checkJs``.
+  (``attnviz.schemas.trace_meta``, the model every answer's meta is checked against, and
+  each field's ``members``), for ``tsc --checkJs``.
 
 ``python -m attnviz.web`` (``make bundle``) writes them before it bundles; tests/test_web.py
 fails while a committed one differs from what this makes.
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import get_args
 
 from pydantic import BaseModel
 
@@ -47,15 +48,23 @@ META_MODELS: dict[str, type[BaseModel]] = {
     "VisionMeta": trace_meta.VisionMeta,
     "VisionTile": trace_meta.VisionTile,
     "Mrope": trace_meta.Mrope,
-    # what the fields whose value is an object say beside their arrays (FIELD_META)
-    "ThumbsMeta": trace_meta.ThumbsMeta,
-    "ProjectionMeta": trace_meta.ProjectionMeta,
-    "TopKMeta": trace_meta.TopKMeta,
-    "LensMeta": trace_meta.LensMeta,
-    "Component": trace_meta.Component,
-    "QkAttributionMeta": trace_meta.QkAttributionMeta,
-    "LogitAttributionMeta": trace_meta.LogitAttributionMeta,
 }
+
+
+def _models(t: object) -> list[type[BaseModel]]:
+    """The models a type is made of, each after the models its keys hold (``Component``
+    before the attributions')."""
+    inner = [m for arg in get_args(t) for m in _models(arg)]
+    if isinstance(t, type) and issubclass(t, BaseModel):
+        held = [m for f in t.model_fields.values() for m in _models(f.annotation)]
+        return [*inner, *held, t]
+    return inner
+
+
+# what the fields whose value is an object say beside their arrays (``TraceField.members``)
+META_MODELS.update(
+    (m.__name__, m) for f in REGISTRY if f.members is not None for m in _models(f.members)
+)
 SCALARS = {"integer": "number", "number": "number", "string": "string", "boolean": "boolean",
            "null": "null"}  # fmt: skip
 
@@ -63,7 +72,8 @@ SCALARS = {"integer": "number", "number": "number", "string": "string", "boolean
 def fields_module() -> str:
     """Each trace field's declaration as the page reads it: the parameters it reads, whether it
     is per head, drawn under the token options, measured, what of the model it needs, whether
-    it is the vision tower's, and its kind of numbers in a reader's words."""
+    it is the vision tower's or one matrix of a layer's heads together, and its kind of numbers
+    in a reader's words."""
     catalogue = {
         f.name: {
             "params": list(f.params),
@@ -72,19 +82,24 @@ def fields_module() -> str:
             "measured": f.measured,
             "needs": f.needs,
             "tower": f.tower,
+            "over_heads": f.over_heads,
             "words": f.words,
         }
         for f in REGISTRY
     }
     lines = (f"  {json.dumps(k)}: {json.dumps(v)},\n" for k, v in catalogue.items())
     body = "{\n" + "".join(lines) + "}"
+    over_heads = " | ".join(json.dumps(f.name) for f in REGISTRY if f.over_heads)
     return (
         HEADER.format(source="attnviz/capture/fields")
         + "\n/**\n * @typedef {{params: string[], per_head: boolean, drawn: boolean, measured: "
-        "boolean,\n *   needs: string | null, tower: boolean, words: string}} FieldInfo\n */\n\n"
+        "boolean,\n *   needs: string | null, tower: boolean, over_heads: boolean, words: string}} "
+        "FieldInfo\n */\n\n"
         "/** The trace's fields by name, in the order of the wire. @type {Record<string, "
         "FieldInfo>} */\n"
-        f"export const FIELDS = {body};\n"
+        f"export const FIELDS = {body};\n\n"
+        "/** The fields of one matrix a layer, all its heads together (``over_heads``).\n"
+        f" * @typedef {{{over_heads}}} OverHeads */\n"
     )
 
 

@@ -4,7 +4,7 @@ the fields' of ``attnviz.capture.fields``)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -13,6 +13,7 @@ from pydantic import (
     Field,
     Tag,
     ValidationInfo,
+    create_model,
     field_validator,
     model_validator,
 )
@@ -105,36 +106,26 @@ class ToyTraceRequest(Strict):
 # Responses
 
 
-class Projection(BaseModel):
-    """PCA of every hidden state of every layer, fitted once so that frames are comparable."""
-
-    components: int = Field(description="k, 1 to 3")
-    mean: list[float] = Field(description="[d] the mean that was subtracted")
-    axes: list[list[float]] = Field(description="[k][d] unit principal directions")
-    explained_variance_ratio: list[float] = Field(description="[k]")
-    coords: list[list[list[float]]] = Field(description="[layers+1][n][k]")
+def _arrays() -> type[TraceMeta]:
+    """What every trace holds, toy or text: its meta and every array of the full trace, each
+    with its field's wire type and shape (``attnviz.capture.fields``)."""
+    arrays: dict[str, Any] = {
+        f.name: (f.wire, Field(description=f.shape)) for f in REGISTRY if f.full
+    }
+    return create_model(  # type: ignore[call-overload, no-any-return]
+        "TraceBase", __base__=TraceMeta, __doc__=TraceBase.__doc__, **arrays
+    )
 
 
 class TraceBase(TraceMeta):
     """What every trace holds, toy or text: the same names and shapes (its meta, and every
     array of the full trace)."""
 
-    embeddings: list[list[float]] = Field(description=REGISTRY["embeddings"].shape)
-    positional: list[list[float]] | None = Field(description=REGISTRY["positional"].shape)
-    attentions: list[list[list[list[float]]]] = Field(description=REGISTRY["attentions"].shape)
-    # null (scores, queries, keys, values) for a model that records none: one served through
-    # transformers whose attention does not go through its AttentionInterface (``unavailable``)
-    scores: list[list[list[list[float | None]]]] | None = Field(
-        description=REGISTRY["scores"].shape
-    )
-    queries: list[list[list[list[float]]]] | None = Field(description=REGISTRY["queries"].shape)
-    keys: list[list[list[list[float]]]] | None = Field(description=REGISTRY["keys"].shape)
-    values: list[list[list[list[float]]]] | None = Field(description=REGISTRY["values"].shape)
-    hidden_states: list[list[list[float]]] = Field(description=REGISTRY["hidden_states"].shape)
-    distances: list[list[list[float]]] = Field(description=REGISTRY["distances"].shape)
-    entropy: list[list[list[float]]] = Field(description=REGISTRY["entropy"].shape)
-    entropy_mean: list[list[float]] = Field(description=REGISTRY["entropy_mean"].shape)
-    projection: Projection | None = Field(description=REGISTRY["projection"].shape)
+
+# The type checker reads the class above; at run time it is the model with the arrays, made
+# from the registry (so that a full field is declared once, where it is computed).
+if not TYPE_CHECKING:
+    TraceBase = _arrays()
 
 
 class TraceResponse(TraceBase, ToyMeta):
@@ -305,6 +296,9 @@ class FieldInfo(BaseModel):
         "slice of W_O); a trace of a model without it has it in meta.unavailable"
     )
     tower: bool = Field(description="Of the vision tower: layer and head are the tower's own")
+    over_heads: bool = Field(
+        description="[layers][m][m]: one matrix a layer, of all its heads together"
+    )
     rule: str | None = Field(description="What meta.rules says of it, under measure=weights")
     value_rule: str | None = Field(
         description="What meta.rules says of it under measure=value_weighted, where it differs"

@@ -1,8 +1,9 @@
 """A trace's meta, one model: what an answer of ``POST /api/trace`` says beside its arrays (in
 the JSON trace, the fields beside them; in the compact form, the header's
 ``__metadata__["attnviz"]``). The full traces' response models (``schemas/trace.py``) are these
-and the arrays. ``check_meta`` validates an answer's meta against them, every key declared
-(the test suite has every answer checked: ``Settings.check_meta``)."""
+and the arrays; what a field whose value is an object says beside its arrays is the field's
+own model (``TraceField.members``). ``check_meta`` validates an answer's meta against them,
+every key declared (the test suite has every answer checked: ``Settings.check_meta``)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from attnviz.capture.fields import REGISTRY
 from attnviz.pretrained.folder import Backend
 from attnviz.schemas.common import ToyConfig
 from attnviz.wire.constants import Measure
@@ -280,94 +282,14 @@ class _Checked(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-# What a field whose value is an object says beside its arrays: the object's members that are
-# not arrays (in the compact form, the header's meta[field]; in JSON, beside its arrays).
-
-
-class ThumbsMeta(_Checked):
-    """thumbs: how the heads' patterns were pooled."""
-
-    pool: int = Field(description="Rows and columns max-pooled into one cell (1: none)")
-    size: int = Field(description="The thumbnails' side in cells")
-    layers: list[int] = Field(description="The layers held, in order")
-
-
-class ProjectionMeta(_Checked):
-    """projection: the trajectories' PCA."""
-
-    components: int = Field(description="Principal components kept")
-
-
-Predicts = Literal["next", "masked"]
-
-
-class TopKMeta(_Checked):
-    """top_k: the window of positions and each token id's label."""
-
-    k: int
-    predicts: Predicts = Field(description="next: the token after; masked: the token there")
-    start: int = Field(description="The first position of the window")
-    vocab: dict[str, str] = Field(description="Each token id sent, its label")
-
-
-class LensMeta(_Checked):
-    """lens: the window of positions, the rows (hidden states) and each token id's label."""
-
-    rows: int = Field(description="Hidden states read: layers + 1")
-    predicts: Predicts
-    start: int = Field(description="The first position of the window")
-    vocab: dict[str, str] = Field(description="Each token id sent, its label")
-
-
-class Component(_Checked):
-    """One part of the residual stream an attribution splits by."""
-
-    name: str = Field(
-        description="embed, pos, type, L{l}.H{h}, L{l}.attn_bias, L{l}.mlp, bias, or rest (the "
-        "smaller ones summed)"
-    )
-    kind: str
-    layer: int | None
-    head: int | None
-
-
-class QkAttributionMeta(_Checked):
-    """qk_attribution: the score split, and its components."""
-
-    layer: int
-    head: int
-    query: int
-    key: int
-    components: list[Component]
-    score: float = Field(description="The score the matrix sums to")
-
-
-class LogitAttributionMeta(_Checked):
-    """logit_attribution: the logit split, and its components."""
-
-    position: int
-    token: int
-    versus: int | None
-    components: list[Component]
-    logit: float = Field(description="The logit (or the difference) the values sum to")
-
-
-FIELD_META: dict[str, type[BaseModel]] = {
-    "thumbs": ThumbsMeta,
-    "projection": ProjectionMeta,
-    "top_k": TopKMeta,
-    "lens": LensMeta,
-    "qk_attribution": QkAttributionMeta,
-    "logit_attribution": LogitAttributionMeta,
-}
-
-
 def check_field_meta(name: str, members: dict) -> None:
-    """A field's object's members that are not arrays, against its model (FIELD_META), every
-    key declared: a field whose value is an object and that has no model here fails too."""
-    if name not in FIELD_META:
-        raise ValueError(f"{name}: its object's members are declared in no model (FIELD_META)")
-    FIELD_META[name].model_validate(members)
+    """A field's object's members that are not arrays, against its model (the field's
+    ``members``), every key declared: a field whose value is an object and that declares no
+    model fails too."""
+    model = REGISTRY[name].members
+    if model is None:
+        raise ValueError(f"{name}: its object's members are declared in no model (members)")
+    model.model_validate(members)
 
 
 class ToyAnswer(ToyMeta, _Checked):

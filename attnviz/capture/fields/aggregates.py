@@ -140,6 +140,7 @@ def _aggregate(
         params=("layer", "hide_special", "merge_words", "measure"),
         drawn=True,
         measured=True,
+        over_heads=True,
         rule=rule,
         value_rule=value_rule,
         wants=wants or (lambda pick: []),

@@ -7,10 +7,44 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import torch
+from pydantic import Field
 
 from attnviz.capture.attribution import logit_attribution, qk_attribution
-from attnviz.capture.fields.base import Ask, Bounds, Pick, Shape, TraceField, register
+from attnviz.capture.fields.base import Ask, Bounds, Members, Pick, Shape, TraceField, register
 from attnviz.errors import TraceError
+
+
+class Component(Members):
+    """One part of the residual stream an attribution splits by."""
+
+    name: str = Field(
+        description="embed, pos, type, L{l}.H{h}, L{l}.attn_bias, L{l}.mlp, bias, or rest (the "
+        "smaller ones summed)"
+    )
+    kind: str
+    layer: int | None
+    head: int | None
+
+
+class QkAttributionMeta(Members):
+    """qk_attribution: the score split, and its components."""
+
+    layer: int
+    head: int
+    query: int
+    key: int
+    components: list[Component]
+    score: float = Field(description="The score the matrix sums to")
+
+
+class LogitAttributionMeta(Members):
+    """logit_attribution: the logit split, and its components."""
+
+    position: int
+    token: int
+    versus: int | None
+    components: list[Component]
+    logit: float = Field(description="The logit (or the difference) the values sum to")
 
 
 def _within(name: str) -> Callable[[Ask, Bounds], None]:
@@ -77,6 +111,7 @@ register(
         check=_within("key"),
         needs="clean run",
         words="score breakdown",
+        members=QkAttributionMeta,
     ),
     TraceField(
         "logit_attribution",
@@ -90,5 +125,6 @@ register(
         check=_within("position"),
         needs="clean run",
         words="logit split",
+        members=LogitAttributionMeta,
     ),
 )

@@ -2,8 +2,9 @@
 once with everything each layer needs of it: the query parameters it reads, its checks (from
 the model's shape before anything is computed, and against the trace), how many numbers it
 holds (from the shapes alone, so that an answer over the cap is refused before it is made), its
-computation, what it reads of a source that lives elsewhere (``Want``), its wire shape in words
-and the rule its ``meta.rules`` entry states.
+computation, what it reads of a source that lives elsewhere (``Want``), its wire shape (in words,
+and as the type the API documents for the full JSON trace's arrays), what its object says
+beside its arrays (a pydantic model, ``Members``) and the rule its ``meta.rules`` entry states.
 
 A field computes against a ``TraceSource``: a trace's storage and the reads every array is made
 of (``TraceTensors``), whether its model runs here or on an NDIF deployment (whose backend,
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 import torch
+from pydantic import BaseModel, ConfigDict
 
 from attnviz.capture.decompose import CleanRun
 from attnviz.capture.lens import Readout
@@ -35,6 +37,20 @@ R = TypeVar("R")
 # An array of an answer: a tensor, null (no positional table), or an object of tensors and
 # numbers (projection, thumbs, the predictions, the attributions).
 Value = torch.Tensor | dict | None
+
+# The full JSON trace's arrays as the API documents them (``TraceField.wire``).
+Matrix = list[list[float]]
+Cube = list[list[list[float]]]
+PerHead = list[list[list[list[float]]]]
+
+
+class Members(BaseModel):
+    """What a field whose value is an object says beside its arrays (``TraceField.members``):
+    in the compact form, the header's ``meta[field]``; in JSON, beside its arrays. Every key is
+    declared: an answer's are checked against it in tests, and the page's JSDoc is made from
+    it (``attnviz.jsgen``)."""
+
+    model_config = ConfigDict(extra="forbid")
 
 
 class Ask(Protocol):
@@ -210,7 +226,6 @@ class TraceField:
     - ``numbers(ask, shape)``: how many numbers it holds, from the shapes alone;
     - ``compute(pick)``: the array;
     - ``params``: the query parameters it reads beyond ``fields`` (the catalogue says them);
-    - ``full``: one of the full JSON trace's arrays (``fields``' default);
     - ``per_head``: [layers][heads][...], ``layer`` and ``head`` pick one;
     - ``drawn``: drawn under the token options (``hide_special``, ``merge_words``);
     - ``measured``: ``measure=value_weighted`` makes it of the value-weighted norms;
@@ -219,6 +234,8 @@ class TraceField:
       (the stream split into components, the native engine's), ``"output projection"`` (each
       head's slice of W_O: value-weighted attention);
     - ``tower``: of the vision tower, whose ``layer`` and ``head`` are its own;
+    - ``over_heads``: one [m][m] matrix a layer, of all its heads together (the model view's
+      large heatmap shows it in place of one head);
     - ``rule``, ``value_rule``: what ``meta.rules`` says of it (under ``measure=weights`` and
       ``value_weighted``); a measured field without a rule of its own has value_weighted's;
     - ``words``: the kind of numbers it holds in a reader's words ("exact weights"), which a
@@ -228,7 +245,10 @@ class TraceField:
       the request is computed;
     - ``wants(pick)``: what it reads that a remote source makes where the model is (``Want``),
       brought for every field of a request at once (default: a per-head array's layers, for
-      another field nothing beyond the first trace).
+      another field nothing beyond the first trace);
+    - ``wire``: its type in the full JSON trace as the API documents it, for one of that
+      trace's arrays (``full``: ``fields``' default), else None;
+    - ``members``: a field whose value is an object, what it says beside its arrays.
     """
 
     name: str
@@ -236,24 +256,31 @@ class TraceField:
     numbers: Callable[[Ask, Shape], int]
     compute: Callable[[Pick], Value]
     params: Sequence[str] = ()
-    full: bool = False
     per_head: bool = False
     drawn: bool = False
     measured: bool = False
     needs: str | None = None
     tower: bool = False
+    over_heads: bool = False
     rule: str | None = None
     value_rule: str | None = None
     words: str | None = None
     check: Callable[[Ask, Bounds], None] = field(default=_no_check, repr=False)
     prepare: Callable[[Pick], None] = field(default=_no_prepare, repr=False)
     wants: Callable[[Pick], Sequence[Want]] | None = field(default=None, repr=False)
+    wire: Any = field(default=None, repr=False)
+    members: type[Members] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.words is None:
             object.__setattr__(self, "words", self.name.replace("_", " "))
         if self.wants is None:
             object.__setattr__(self, "wants", layer_wants if self.per_head else _no_wants)
+
+    @property
+    def full(self) -> bool:
+        """One of the full JSON trace's arrays (``fields``' default)."""
+        return self.wire is not None
 
     def wanted(self, pick: Pick) -> Sequence[Want]:
         """``wants(pick)``: what this field reads of a remote source."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from attnviz.capture.fields.base import TraceField, TraceSource, Want, register
+from attnviz.capture.fields.base import Cube, Matrix, TraceField, TraceSource, Want, register
 from attnviz.engine.analysis import attention_entropy
 from attnviz.engine.placement import gather
 
@@ -37,7 +37,7 @@ register(
         "[layers][heads][n] entropy (nats) of each query's attention row",
         lambda ask, shape: shape.layers * shape.heads * shape.tokens,
         lambda pick: entropy(pick.source),
-        full=True,
+        wire=Cube,
         wants=lambda pick: [Want("rows")],
     ),
     TraceField(
@@ -45,7 +45,7 @@ register(
         "[layers][heads] mean over queries",
         lambda ask, shape: shape.layers * shape.heads,
         lambda pick: entropy_mean(pick.source),
-        full=True,
+        wire=Matrix,
         words="head entropies",
     ),
 )

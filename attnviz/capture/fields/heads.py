@@ -7,7 +7,16 @@ from collections.abc import Callable, Sequence
 
 import torch
 
-from attnviz.capture.fields.base import Ask, Pick, Shape, TraceField, TraceSource, picked, register
+from attnviz.capture.fields.base import (
+    Ask,
+    PerHead,
+    Pick,
+    Shape,
+    TraceField,
+    TraceSource,
+    picked,
+    register,
+)
 from attnviz.engine.placement import gather
 
 PerLayer = Callable[[TraceSource, int, Sequence[int]], torch.Tensor]
@@ -60,8 +69,8 @@ def _vectors(name: str, which: int, shape: str) -> TraceField:
         per_token,
         lambda pick: per_layer(pick, _qkv(which), rows=False),
         params=("layer", "head"),
-        full=True,
         per_head=True,
+        wire=PerHead | None,
         words="queries and keys" if which < 2 else None,
     )
 
@@ -71,14 +80,16 @@ register(
         "attentions",
         "[layers][heads][n][n] softmax weights; row = query, column = key",
         lambda source, layer, heads: source.pattern(layer, heads),
-        full=True,
+        wire=PerHead,
         words="per-query weights",
     ),
     query_rows(
         "scores",
         "[layers][heads][n][n] logits after scaling; masked entries are null",
         lambda source, layer, heads: source.scores(layer, heads),
-        full=True,
+        # null (scores, queries, keys, values) for a model that records none: one served
+        # through transformers whose attention does not go through its AttentionInterface
+        wire=list[list[list[list[float | None]]]] | None,
         words="per-query scores",
     ),
     _vectors("queries", 0, "[layers][heads][n][head_dim]"),

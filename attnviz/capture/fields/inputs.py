@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from attnviz.capture.fields.base import TraceField, register
+from attnviz.capture.fields.base import Matrix, TraceField, register
 
 register(
     TraceField(
@@ -10,13 +10,13 @@ register(
         "[n][d] the input X (toy: as sent; text: the token embedding rows)",
         lambda ask, shape: shape.tokens * shape.width,
         lambda pick: pick.source.token_vectors(),
-        full=True,
+        wire=Matrix,
     ),
     TraceField(
         "positional",
         "[n][d] the positional table added to X (sinusoidal, learned), else null",
         lambda ask, shape: shape.tokens * shape.width if shape.positional else 0,
         lambda pick: pick.source.positional,
-        full=True,
+        wire=Matrix | None,
     ),
 )

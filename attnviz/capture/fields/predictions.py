@@ -5,11 +5,15 @@ the unembedding."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Literal
+
+from pydantic import Field
 
 from attnviz.capture import lens
 from attnviz.capture.fields.base import (
     Ask,
     Bounds,
+    Members,
     Pick,
     TraceField,
     TraceSource,
@@ -19,6 +23,26 @@ from attnviz.capture.fields.base import (
 )
 from attnviz.errors import TraceError
 from attnviz.limits import LIMITS
+
+Predicts = Literal["next", "masked"]
+
+
+class TopKMeta(Members):
+    """top_k: the window of positions and each token id's label."""
+
+    k: int
+    predicts: Predicts = Field(description="next: the token after; masked: the token there")
+    start: int = Field(description="The first position of the window")
+    vocab: dict[str, str] = Field(description="Each token id sent, its label")
+
+
+class LensMeta(Members):
+    """lens: the window of positions, the rows (hidden states) and each token id's label."""
+
+    rows: int = Field(description="Hidden states read: layers + 1")
+    predicts: Predicts
+    start: int = Field(description="The first position of the window")
+    vocab: dict[str, str] = Field(description="Each token id sent, its label")
 
 
 def _check(ask: Ask, bounds: Bounds) -> None:
@@ -104,6 +128,7 @@ register(
         needs="readout",
         words="predictions",
         wants=_wants("top_k"),
+        members=TopKMeta,
     ),
     TraceField(
         "lens",
@@ -121,5 +146,6 @@ register(
         needs="readout",
         words="predictions",
         wants=_wants("lens"),
+        members=LensMeta,
     ),
 )

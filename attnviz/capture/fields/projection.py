@@ -3,8 +3,35 @@ once so that the layers' frames compare."""
 
 from __future__ import annotations
 
-from attnviz.capture.fields.base import Ask, Pick, Shape, TraceField, TraceSource, Want, register
+from pydantic import BaseModel, Field
+
+from attnviz.capture.fields.base import (
+    Ask,
+    Members,
+    Pick,
+    Shape,
+    TraceField,
+    TraceSource,
+    Want,
+    register,
+)
 from attnviz.engine.analysis import PCA, trajectory_pca
+
+
+class Projection(BaseModel):
+    """PCA of every hidden state of every layer, fitted once so that frames are comparable."""
+
+    components: int = Field(description="k, 1 to 3")
+    mean: list[float] = Field(description="[d] the mean that was subtracted")
+    axes: list[list[float]] = Field(description="[k][d] unit principal directions")
+    explained_variance_ratio: list[float] = Field(description="[k]")
+    coords: list[list[list[float]]] = Field(description="[layers+1][n][k]")
+
+
+class ProjectionMeta(Members):
+    """projection: the trajectories' PCA."""
+
+    components: int = Field(description="Principal components kept")
 
 
 def projection(source: TraceSource) -> PCA:
@@ -47,7 +74,8 @@ register(
         _numbers,
         _projection,
         params=("hide_special", "merge_words"),
-        full=True,
+        wire=Projection | None,
+        members=ProjectionMeta,
         words="trajectories",
         wants=lambda pick: [] if pick.source.states.shape[-1] == 3 else [Want("pca")],
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from attnviz.capture.fields.base import TraceField, TraceSource, register
+from attnviz.capture.fields.base import Cube, TraceField, TraceSource, register
 from attnviz.engine.analysis import pairwise_distances
 
 
@@ -24,13 +24,13 @@ register(
         "layer l's output (the last after the final norm, if the model has one)",
         lambda ask, shape: (shape.layers + 1) * shape.tokens * shape.width,
         lambda pick: pick.source.hidden_states(),
-        full=True,
+        wire=Cube,
     ),
     TraceField(
         "distances",
         "[layers+1][n][n] Euclidean distance between tokens at each layer",
         lambda ask, shape: (shape.layers + 1) * shape.tokens**2,
         lambda pick: distances(pick.source),
-        full=True,
+        wire=Cube,
     ),
 )

@@ -4,10 +4,12 @@ bits (``attnviz.capture.thumbs``), and the largest score of each head, for one c
 from __future__ import annotations
 
 import torch
+from pydantic import Field
 
 from attnviz.capture.fields.base import (
     Ask,
     Bounds,
+    Members,
     Pick,
     Shape,
     TraceField,
@@ -19,6 +21,14 @@ from attnviz.capture.fields.base import (
 from attnviz.capture.thumbs import thumbnails
 from attnviz.engine.model import CHUNK_BYTES
 from attnviz.engine.placement import gather
+
+
+class ThumbsMeta(Members):
+    """thumbs: how the heads' patterns were pooled."""
+
+    pool: int = Field(description="Rows and columns max-pooled into one cell (1: none)")
+    size: int = Field(description="The thumbnails' side in cells")
+    layers: list[int] = Field(description="The layers held, in order")
 
 
 def _check(ask: Ask, bounds: Bounds) -> None:
@@ -77,6 +87,7 @@ register(
         check=_check,
         words="thumbnails",
         wants=_wants,
+        members=ThumbsMeta,
     ),
     TraceField(
         "score_range",

@@ -40,6 +40,7 @@ register(
         _sum,
         params=("layer", "hide_special", "merge_words"),
         drawn=True,
+        over_heads=True,
         needs="output projection",
         words="value-weighted sum",
         rule="||Σ_h a^h_ij v^h_j W_O^h||: the norm of what key j adds to query i's output "

@@ -8,6 +8,7 @@
 /** @typedef {import("./types.js").SentenceState} SentenceState */
 /** @typedef {import("./types.js").Limits} Limits */
 import { SENTENCE_MORE } from "./feeds.js";
+import { FIELDS } from "./generated/fields.js";
 
 const MATRICES = ["q", "k", "v", "o"];
 
@@ -399,8 +400,15 @@ export function ablateBody(s) {
   }));
 }
 
-/** What the model view can show of a layer; the page's picker offers the same (a test checks). */
-export const AGGREGATES = ["head", "head_mean", "head_max", "rollout", "value_weighted_sum"];
+/** What the model view can show of a layer: the chosen head, or a field of all its heads
+ * together; the page's picker offers the same (a test checks).
+ * @type {import("./types.js").Aggregate[]} */
+export const AGGREGATES = ["head", ...overHeads()];
+
+function overHeads() {
+  const names = Object.keys(FIELDS).filter((name) => FIELDS[name].over_heads);
+  return /** @type {import("./generated/fields.js").OverHeads[]} */ (names);
+}
 
 /** What the model and head views show (the trace's ``measure``; the page's switch offers the
  * same, a test checks). */

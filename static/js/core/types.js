@@ -156,7 +156,7 @@
 
 /**
  * The chosen head, or an aggregate of the chosen layer's heads (a trace field of that name).
- * @typedef {"head" | "head_mean" | "head_max" | "rollout" | "value_weighted_sum"} Aggregate
+ * @typedef {"head" | import("./generated/fields.js").OverHeads} Aggregate
  */
 
 /**

@@ -123,8 +123,8 @@ def test_the_catalogue_is_the_registry_in_the_order_of_the_wire(client):
     assert [f["name"] for f in got] == list(REGISTRY.names())
     for entry, f in zip(got, REGISTRY, strict=True):
         assert entry["params"] == list(f.params) and entry["shape"] == f.shape
-        assert (entry["rule"], entry["value_rule"], entry["needs"]) == (
-            f.rule, f.value_rule, f.needs)  # fmt: skip
+        assert (entry["rule"], entry["value_rule"], entry["needs"], entry["over_heads"]) == (
+            f.rule, f.value_rule, f.needs, f.over_heads)  # fmt: skip
     # the full trace's arrays first, in its order: fields' default
     assert [f["name"] for f in got if f["full"]] == TraceQuery().names()
 

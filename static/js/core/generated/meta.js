@@ -196,17 +196,17 @@
  */
 
 /**
+ * projection: the trajectories' PCA.
+ * @typedef {object} ProjectionMeta
+ * @property {number} components Principal components kept
+ */
+
+/**
  * thumbs: how the heads' patterns were pooled.
  * @typedef {object} ThumbsMeta
  * @property {number} pool Rows and columns max-pooled into one cell (1: none)
  * @property {number} size The thumbnails' side in cells
  * @property {number[]} layers The layers held, in order
- */
-
-/**
- * projection: the trajectories' PCA.
- * @typedef {object} ProjectionMeta
- * @property {number} components Principal components kept
  */
 
 /**
