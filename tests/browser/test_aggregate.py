@@ -3,6 +3,7 @@ and the large heatmap draws the API's numbers with the rule stated under it."""
 
 from __future__ import annotations
 
+from attnviz.capture.fields import REGISTRY
 from attnviz.capture.fields.aggregates import RULES as AGGREGATE_RULES
 from tests.browser.helpers import assert_close, large_heatmap, open_sentence, screenshot
 
@@ -12,7 +13,9 @@ TEXT = "The animal didn't cross the street because it was too tired"
 def test_mean_max_and_rollout_of_a_layer(page, live_server, api):
     open_sentence(page, live_server + "/", TEXT)
     options = page.locator("#mv-aggregate option").evaluate_all("os => os.map((o) => o.value)")
-    assert options == ["head", *AGGREGATE_RULES, "value_weighted_sum"]
+    # the fields of all a layer's heads together, as the registry declares them
+    assert options == ["head", *(f.name for f in REGISTRY if f.over_heads)]
+    assert options[1:4] == list(AGGREGATE_RULES)
     assert page.locator("#mv-rule").is_hidden()
     page.click('#mv-grid button.mv-cell[data-layer="3"][data-head="0"]')
     for kind in AGGREGATE_RULES:
