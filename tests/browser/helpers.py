@@ -9,9 +9,10 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, Page
+from playwright.sync_api import Browser, Locator, Page
 
 from tests.support.oracles import f32  # noqa: F401  (re-exported for the browser tests)
 
@@ -239,10 +240,22 @@ def share_hash(state: dict) -> str:
     return "#s=" + base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
+def snap(target: Page | Locator, path: str | Path, **options: Any) -> None:
+    """A screenshot (of the page or one element) for a person to look at: taken with
+    ATTNVIZ_SHOTS=1 (``make shots``), not in every run, as ``shoot``'s. No assertion reads it.
+    An element is scrolled into view either way (what its screenshot does first), so that a
+    test goes on from the same page."""
+    if SHOTS_WANTED:
+        ARTIFACTS.mkdir(exist_ok=True)
+        target.screenshot(path=str(path), **options)
+    elif isinstance(target, Locator):
+        target.scroll_into_view_if_needed()
+
+
 def screenshot(page: Page, name: str) -> Path:
-    ARTIFACTS.mkdir(exist_ok=True)
+    """The whole page's screenshot as ARTIFACTS/``name`` (``snap``: with ATTNVIZ_SHOTS=1)."""
     path = ARTIFACTS / name
-    page.screenshot(path=str(path), full_page=True)
+    snap(page, path, full_page=True)
     return path
 
 

@@ -7,7 +7,7 @@ measured (all holding) with what it showed; axe finds nothing serious; screensho
 from __future__ import annotations
 
 from attnviz.numbers import readable_percent
-from tests.browser.helpers import ARTIFACTS, VIEWPORT, axe_serious, plot_data
+from tests.browser.helpers import ARTIFACTS, VIEWPORT, axe_serious, plot_data, snap
 from tests.support.oracles import js_number, readable_count
 
 
@@ -48,18 +48,20 @@ def check_done_card(page, api) -> dict:
     tables = card.locator(".plot-numbers table")
     for i in (0, 1):
         card.locator(".plot-numbers > summary").nth(i).click()
+    assert card.locator(".plot-numbers").evaluate_all("ds => ds.map((d) => d.open)") == [True] * 2
     # "Show the numbers": each value exactly as the API sent it (a share; seconds), never
     # rounded as the summary says it (issue 41).
-    rows = tables.nth(0).locator("tbody tr").all_inner_texts()
+    cells = "rs => rs.map((r) => [...r.cells].map((c) => c.textContent))"
+    rows = tables.nth(0).locator("tbody tr").evaluate_all(cells)
     assert len(rows) == len(run["distances"])
     for j, row in enumerate(rows):
         want = [js_number(m["accuracy"][j]) for m in run["models"]]
-        assert row.split("\t") == [str(run["distances"][j]), *want]
-    times = tables.nth(1).locator("tbody tr").all_inner_texts()
+        assert row == [str(run["distances"][j]), *want]
+    times = tables.nth(1).locator("tbody tr").evaluate_all(cells)
     assert len(times) == len(run["lengths"])
     for j, row in enumerate(times):
         want = [js_number(m["step_seconds"][j]) for m in run["models"]]
-        assert row.split("\t") == [str(run["lengths"][j]), *want]
+        assert row == [str(run["lengths"][j]), *want]
     assert tables.nth(1).locator("thead th").all_inner_texts() == [
         "tokens",
         "transformer",
@@ -95,14 +97,14 @@ def check_done_card(page, api) -> dict:
 
     assert axe_serious(page) == []
     ARTIFACTS.mkdir(exist_ok=True)
-    card.screenshot(path=str(ARTIFACTS / "recurrent-1280.png"))
+    snap(card, path=str(ARTIFACTS / "recurrent-1280.png"))
     page.set_viewport_size({"width": 480, "height": 900})
     page.wait_for_function(
         "() => Math.abs(document.getElementById('rc-accuracy')._fullLayout.width"
         " - document.getElementById('rc-accuracy').clientWidth) <= 1"
     )
     assert card.evaluate("c => c.scrollWidth <= c.clientWidth")  # nothing wider than the card
-    card.screenshot(path=str(ARTIFACTS / "recurrent-480.png"))
+    snap(card, path=str(ARTIFACTS / "recurrent-480.png"))
     assert axe_serious(page) == []
     page.set_viewport_size(VIEWPORT)
     return run

@@ -20,6 +20,7 @@ from tests.browser.helpers import (
     open_app,
     open_sentence,
     select_and_wait,
+    snap,
     view_change,
 )
 from tests.browser.test_train import open_train, small_form, train_and_wait
@@ -64,11 +65,11 @@ def no_sideways_overflow(page) -> None:
 def shots(page, name: str) -> None:
     """The page at 1280 and at 480 px (checked for sideways overflow there), then 1280 again."""
     SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / f"{name}-1280.png"), full_page=True)
+    snap(page, path=str(SHOTS / f"{name}-1280.png"), full_page=True)
     page.set_viewport_size({"width": 480, "height": 900})
     page.wait_for_timeout(300)  # Plotly's own resize (a debounced window listener)
     no_sideways_overflow(page)
-    page.screenshot(path=str(SHOTS / f"{name}-480.png"), full_page=True)
+    snap(page, path=str(SHOTS / f"{name}-480.png"), full_page=True)
     assert axe_serious(page) == []
     page.set_viewport_size({"width": 1280, "height": 800})
 
@@ -106,15 +107,15 @@ def test_toy_table_cells_are_named_by_their_token_and_dimension_and_no_name_is_c
         "() => { const e = document.querySelector('#embeddings').parentElement;"
         " return e.scrollWidth <= e.clientWidth; }"
     )
-    page.locator("#toy-mode").screenshot(path=str(SHOTS / "toy-table-two-heads-1280.png"))
+    snap(page.locator("#toy-mode"), path=str(SHOTS / "toy-table-two-heads-1280.png"))
     # Renaming a dimension renames its cells for a screen reader, and widens its header.
     page.locator('#embeddings input.axis[data-c="1"]').fill("whereabouts")
     assert page.evaluate(NAMES)[1] == [0, 1, f"{tokens[0]}, whereabouts"]
     assert page.evaluate(CLIPPED) == []
-    page.locator("#embeddings").screenshot(path=str(SHOTS / "toy-table-names-1280.png"))
+    snap(page.locator("#embeddings"), path=str(SHOTS / "toy-table-names-1280.png"))
     page.set_viewport_size({"width": 480, "height": 900})
     assert page.evaluate(CLIPPED) == []
-    page.locator("#embeddings").screenshot(path=str(SHOTS / "toy-table-names-480.png"))
+    snap(page.locator("#embeddings"), path=str(SHOTS / "toy-table-names-480.png"))
     assert axe_serious(page) == []
     page.set_viewport_size({"width": 1280, "height": 800})
 

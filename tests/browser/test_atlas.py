@@ -15,6 +15,7 @@ from tests.browser.helpers import (
     axe_serious,
     open_sentence,
     select_and_wait,
+    snap,
     traces_drawn,
     type_sentence,
     views_drawn,
@@ -133,7 +134,7 @@ def test_the_atlas_draws_the_apis_numbers_and_opens_a_head_on_the_probe(page, li
     for width in (1280, 480):
         page.set_viewport_size({"width": width, "height": 900})
         page.wait_for_function("() => document.documentElement.dataset.pending === '0'")
-        page.locator("#atlas-card").screenshot(path=str(ARTIFACTS / f"atlas-card-{width}.png"))
+        snap(page.locator("#atlas-card"), path=str(ARTIFACTS / f"atlas-card-{width}.png"))
         overflow = page.evaluate("document.documentElement.scrollWidth > innerWidth")
         assert not overflow  # the grid scrolls inside its card, the page does not
     page.set_viewport_size({"width": 1280, "height": 800})

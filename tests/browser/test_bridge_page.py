@@ -25,6 +25,7 @@ from tests.browser.helpers import (
     open_sentence,
     screenshot,
     select_and_wait,
+    snap,
     views_drawn,
     wait_for_views,
 )
@@ -111,7 +112,7 @@ def test_starcoder2_through_transformers_in_every_view(page, bridge_server):
     )
     assert [w for _, w in seen] == pytest.approx(f32(weights[n - 1][n - WINDOW :]), abs=0)
     page.locator("#qk-card").scroll_into_view_if_needed()
-    page.locator("#qk-card").screenshot(path=str(ARTIFACTS / "bridge-starcoder2-qk.png"))
+    snap(page.locator("#qk-card"), path=str(ARTIFACTS / "bridge-starcoder2-qk.png"))
 
     # Trajectories: a chip per token and a path drawn for each shown.
     assert page.locator("#traj-tokens button.token-chip").count() == n
@@ -147,7 +148,7 @@ def test_bloom_is_drawn_and_its_query_key_view_says_why_not(page, bridge_server,
     choose(page, "#qk-head", "3")
     assert page.locator("#qk-view .qk-unavailable").count() == 1
     page.locator("#qk-card").scroll_into_view_if_needed()
-    page.locator("#qk-card").screenshot(path=str(ARTIFACTS / "bridge-bloom-qk.png"))
+    snap(page.locator("#qk-card"), path=str(ARTIFACTS / "bridge-bloom-qk.png"))
     # Trajectories from its hidden states.
     assert page.locator("#traj-tokens button.token-chip").count() == trace["n"]
     page.mouse.move(0, 0)
@@ -187,9 +188,9 @@ def test_an_encoders_window_reads_on_each_side_of_the_query(page, bridge_server,
     assert drawn["after"][0].endswith("masked (outside this layer's window)")
     card = page.locator("#qk-card")
     card.scroll_into_view_if_needed()
-    card.screenshot(path=str(ARTIFACTS / "bridge-modernbert-qk-1280.png"))
+    snap(card, path=str(ARTIFACTS / "bridge-modernbert-qk-1280.png"))
     page.set_viewport_size({"width": 480, "height": 900})
     card.scroll_into_view_if_needed()
-    card.screenshot(path=str(ARTIFACTS / "bridge-modernbert-qk-480.png"))
+    snap(card, path=str(ARTIFACTS / "bridge-modernbert-qk-480.png"))
     assert page.evaluate("() => document.documentElement.scrollWidth") <= 480
     assert not console.unexpected()

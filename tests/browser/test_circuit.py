@@ -22,6 +22,7 @@ from tests.browser.helpers import (
     VIEWPORT,
     axe_serious,
     learn_open,
+    snap,
     train_from_form,
 )
 from tests.browser.test_train import watch_the_head_form
@@ -150,7 +151,7 @@ def test_step_13_reads_the_induction_heads_key_side_on_the_learners_run(page, li
         "c => JSON.stringify(document.querySelector('#t-large .hc').__heat.target) === c",
         arg=f"[{q},{k}]",
     )
-    page.locator("#t-heads-card").screenshot(path=str(ARTIFACTS / "circuit-target-1280.png"))
+    snap(page.locator("#t-heads-card"), path=str(ARTIFACTS / "circuit-target-1280.png"))
     # Where the heatmap labels only every k-th token of the probe, its summary names each token
     # with its position too (issue 41: "y → t" named a token with no label); where it labels
     # every token, the labels alone (describe.test.mjs checks the words).
@@ -234,8 +235,8 @@ def shots(page) -> None:
     for width in (1280, 480):
         page.set_viewport_size({"width": width, "height": VIEWPORT["height"]})
         page.wait_for_timeout(700)  # the views redraw to the new width
-        page.locator("#learn-guide").screenshot(path=str(SHOTS / f"circuit-guide-{width}.png"))
+        snap(page.locator("#learn-guide"), path=str(SHOTS / f"circuit-guide-{width}.png"))
         page.locator("#t-heads-card").scroll_into_view_if_needed()
-        page.locator("#t-heads-card").screenshot(path=str(SHOTS / f"circuit-why-{width}.png"))
+        snap(page.locator("#t-heads-card"), path=str(SHOTS / f"circuit-why-{width}.png"))
     page.set_viewport_size(VIEWPORT)
     page.wait_for_timeout(700)

@@ -15,6 +15,7 @@ from tests.browser.helpers import (
     AXE,
     axe_serious,
     open_sentence,
+    snap,
     views_drawn,
     wait_for_views,
 )
@@ -124,5 +125,5 @@ def test_the_composition_card_draws_the_apis_strongest_edges_and_opens_a_head(
     ARTIFACTS.mkdir(exist_ok=True)
     for width in (1280, 480):
         page.set_viewport_size({"width": width, "height": 900})
-        page.locator("#comp-card").screenshot(path=str(ARTIFACTS / f"composition-{width}.png"))
+        snap(page.locator("#comp-card"), path=str(ARTIFACTS / f"composition-{width}.png"))
         assert not page.evaluate("document.documentElement.scrollWidth > innerWidth")

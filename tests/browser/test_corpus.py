@@ -21,6 +21,7 @@ from tests.browser.helpers import (
     SERIOUS,
     open_sentence,
     select_and_wait,
+    snap,
     type_sentence,
     view_change,
     wait_for_trace,
@@ -228,8 +229,8 @@ def test_many_texts_map_draws_the_apis_points_and_follows_a_head(page, live_serv
         page.wait_for_function(
             "w => document.querySelector('#corpus-view .cm').__corpus.width <= w", arg=width
         )  # redrawn for the window
-        card.screenshot(path=str(SHOTS / f"corpus-card-{width}.png"))
-        card.screenshot(path=str(ARTIFACTS / f"corpus-card-{width}.png"))
+        snap(card, path=str(SHOTS / f"corpus-card-{width}.png"))
+        snap(card, path=str(ARTIFACTS / f"corpus-card-{width}.png"))
         overflow = page.evaluate("document.documentElement.scrollWidth - innerWidth")
         assert overflow <= 0, width
     page.set_viewport_size({"width": 1280, "height": 900})

@@ -17,6 +17,7 @@ from tests.browser.helpers import (
     cell,
     fresh_page,
     learn_open,
+    snap,
 )
 
 VERDICT = "#learn-mode [data-role=verdict]"
@@ -52,7 +53,7 @@ def test_the_verdict_is_in_view_where_the_learner_edits(page, live_server, width
     assert note.get_attribute("aria-live") is None
     assert task.locator(".learn-answer").get_attribute("aria-live") == "polite"
     ARTIFACTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / f"hour-verdict-not-yet-{width}.png"))
+    snap(page, path=str(ARTIFACTS / f"hour-verdict-not-yet-{width}.png"))
 
     # Dismissed, it stays away until the answer changes; then it is back, saying so.
     note.locator("[data-role=verdict-close]").click()
@@ -63,7 +64,7 @@ def test_the_verdict_is_in_view_where_the_learner_edits(page, live_server, width
     assert note.get_attribute("data-state") == "done"
     assert note.locator("[data-role=verdict-badge]").inner_text() == "Done"
     # The keyboard: the note's button goes back to the tasks, which then hide the note.
-    page.screenshot(path=str(ARTIFACTS / f"hour-verdict-done-{width}.png"))
+    snap(page, path=str(ARTIFACTS / f"hour-verdict-done-{width}.png"))
     note.locator("[data-role=verdict-go]").focus()
     page.keyboard.press("Enter")
     page.wait_for_function(f"() => document.querySelector('{VERDICT}').hidden")

@@ -19,6 +19,7 @@ from tests.browser.helpers import (
     axe_serious,
     learn_open,
     shoot,
+    snap,
 )
 
 # ---- Step 12: the tokens the summary names are labelled --------------------------------------
@@ -98,9 +99,7 @@ def test_step_12s_heatmap_labels_the_tokens_its_summary_names(page, live_server)
                 assert [t["text"] for t in rows] == [query], (width, layer, head, drawn)
                 assert [t["text"] for t in cols] == [key], (width, layer, head, drawn)
         ARTIFACTS.mkdir(exist_ok=True)
-        page.locator("#t-heads-card").screenshot(
-            path=str(ARTIFACTS / f"walk-12-labels-{width}.png")
-        )
+        snap(page.locator("#t-heads-card"), path=str(ARTIFACTS / f"walk-12-labels-{width}.png"))
     assert thinned > 0  # the case the test is for: a named token the thinning would leave out
 
 
@@ -261,7 +260,7 @@ def test_the_answer_note_covers_none_of_the_outlined_cards(page, live_server, n,
     page.evaluate(FRAMES)
     boxes = page.evaluate(BOXES, used or None)
     ARTIFACTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / f"walk-note-{n}-{width}.png"))
+    snap(page, path=str(ARTIFACTS / f"walk-note-{n}-{width}.png"))
     assert_clear(boxes)
     # The keyboard: Tab from Back to the task reaches Dismiss.
     go = page.locator(NOTE).locator("[data-role=verdict-go]")
@@ -283,7 +282,7 @@ def test_the_answer_note_covers_none_of_the_outlined_cards(page, live_server, n,
         if not again["hidden"]:
             assert_clear(again)
             seen += bool(again["cards"])
-            page.screenshot(path=str(ARTIFACTS / f"walk-note-{n}-card{i + 1}-{width}.png"))
+            snap(page, path=str(ARTIFACTS / f"walk-note-{n}-card{i + 1}-{width}.png"))
     assert seen, boxes  # the case the test is for: the note shown with a card in the window
     assert axe_serious(page) == []
     page.evaluate(f"scrollTo({{top: {at}, behavior: 'instant'}})")

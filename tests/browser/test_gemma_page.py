@@ -21,6 +21,7 @@ from tests.browser.helpers import (
     large_heatmap,
     open_sentence,
     screenshot,
+    snap,
     views_drawn,
     wait_for_views,
 )
@@ -116,7 +117,7 @@ def test_a_gemma2_model_in_every_view(page, gemma_server, trace):
     assert seen == pytest.approx(f32(trace["attentions"][0][1][n - 1][n - WINDOW :]), abs=0)
     assert any(line.startswith(f"capped: {CAP} · tanh(score / {CAP})") for line in drawn["tip"])
     page.locator("#qk-card").scroll_into_view_if_needed()
-    page.locator("#qk-card").screenshot(path=str(ARTIFACTS / "gemma2-qk.png"))
+    snap(page.locator("#qk-card"), path=str(ARTIFACTS / "gemma2-qk.png"))
 
     # Trajectories: one chip per token and paths drawn.
     assert page.locator("#traj-tokens button.token-chip").count() == n

@@ -13,6 +13,7 @@ from tests.browser.helpers import (
     screenshot,
     shown_token,
     slide,
+    snap,
     traces_drawn,
     wait_for_trace,
 )
@@ -61,7 +62,7 @@ def test_generate_then_scrub_the_steps(page, live_server, api):
     for width in (1280, 480):
         page.set_viewport_size({"width": width, "height": 800})
         ARTIFACTS.mkdir(exist_ok=True)
-        wrote_line.screenshot(path=str(ARTIFACTS / f"generation-wrote-{width}.png"))
+        snap(wrote_line, path=str(ARTIFACTS / f"generation-wrote-{width}.png"))
     if size:
         page.set_viewport_size(size)
     page.click("#s-gen-wrote-go")

@@ -23,6 +23,7 @@ from tests.browser.helpers import (
     learn_open,
     open_sentence,
     select_and_wait,
+    snap,
     text_trace,
 )
 from tests.python.offline import opened, wait_drawn
@@ -201,7 +202,7 @@ def test_a_term_opens_on_enter_and_click_moves_nothing_and_fits_480(page, live_s
     assert not page.evaluate(POPOVER)["open"]
     page.keyboard.press("Enter")
     ARTIFACTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / "glossary-term-1280.png"))
+    snap(page, path=str(ARTIFACTS / "glossary-term-1280.png"))
     # A click elsewhere closes it; a click on the term opens it again.
     page.locator("#atlas-h").click()
     assert not page.evaluate(POPOVER)["open"] and probe.get_attribute("aria-expanded") == "false"
@@ -215,7 +216,7 @@ def test_a_term_opens_on_enter_and_click_moves_nothing_and_fits_480(page, live_s
     box = page.locator("#term-pop").bounding_box()
     assert box and box["x"] >= 0 and box["x"] + box["width"] <= 480, box
     assert page.evaluate("() => document.documentElement.scrollWidth") <= 480
-    page.screenshot(path=str(ARTIFACTS / "glossary-term-480.png"))
+    snap(page, path=str(ARTIFACTS / "glossary-term-480.png"))
     assert axe_serious(page) == []
 
 
@@ -233,10 +234,10 @@ def test_the_header_lists_every_term_in_a_dialog(page, live_server, presets):
     assert names == [t["name"] for t in presets["glossary"]]
     assert texts == [t["text"] for t in presets["glossary"]]
     assert axe_serious(page) == []
-    page.screenshot(path=str(ARTIFACTS / "glossary-dialog-1280.png"))
+    snap(page, path=str(ARTIFACTS / "glossary-dialog-1280.png"))
     page.set_viewport_size({"width": 480, "height": 900})
     assert dialog.bounding_box()["width"] <= 480
-    page.screenshot(path=str(ARTIFACTS / "glossary-dialog-480.png"))
+    snap(page, path=str(ARTIFACTS / "glossary-dialog-480.png"))
     page.keyboard.press("Escape")
     assert not dialog.evaluate("d => d.open")
     assert page.evaluate("() => document.activeElement.id") == "glossary-open"
@@ -364,12 +365,12 @@ def test_sentence_first_screen_marks_the_walk_s_words(page, live_server, presets
     open_by_keyboard(page, d_model)
     popover_fits(page, 1280)
     ARTIFACTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / "glossary-walk-d-model-1280.png"))
+    snap(page, path=str(ARTIFACTS / "glossary-walk-d-model-1280.png"))
     page.keyboard.press("Escape")
     page.set_viewport_size({"width": 480, "height": 900})
     open_by_keyboard(page, d_model)
     popover_fits(page, 480)
-    page.screenshot(path=str(ARTIFACTS / "glossary-walk-d-model-480.png"))
+    snap(page, path=str(ARTIFACTS / "glossary-walk-d-model-480.png"))
     assert axe_serious(page) == []
 
 
@@ -413,13 +414,13 @@ def test_the_learn_path_marks_the_walk_s_words(page, live_server, presets):
     open_by_keyboard(page, var)
     popover_fits(page, 1280)
     ARTIFACTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / "glossary-walk-variance-1280.png"))
+    snap(page, path=str(ARTIFACTS / "glossary-walk-variance-1280.png"))
     assert axe_serious(page) == []
     page.keyboard.press("Escape")
     page.set_viewport_size({"width": 480, "height": 900})
     open_by_keyboard(page, var)
     popover_fits(page, 480)
-    page.screenshot(path=str(ARTIFACTS / "glossary-walk-variance-480.png"))
+    snap(page, path=str(ARTIFACTS / "glossary-walk-variance-480.png"))
     assert axe_serious(page) == []
 
 
@@ -456,7 +457,7 @@ def test_the_learn_path_marks_the_d_walk_s_words(page, live_server, presets):
             read_by_keyboard(page, pca, glossary)
             open_by_keyboard(page, pca)
             popover_fits(page, 1280)
-            pca.screenshot(path=str(ARTIFACTS / "glossary-41d-pca-1280.png"))
+            snap(pca, path=str(ARTIFACTS / "glossary-41d-pca-1280.png"))
             page.keyboard.press("Escape")
         if n == 14:  # the Train tab beneath, its loss, gradients and models shown: their own words
             for tid in ("held-out", "l2-norm"):
@@ -471,11 +472,11 @@ def test_the_learn_path_marks_the_d_walk_s_words(page, live_server, presets):
     open_by_keyboard(page, the_term(page, formula, "d-k"))
     popover_fits(page, 1280)
     ARTIFACTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / "glossary-41d-d-k-1280.png"))
+    snap(page, path=str(ARTIFACTS / "glossary-41d-d-k-1280.png"))
     page.keyboard.press("Escape")
     page.set_viewport_size({"width": 480, "height": 900})
     learn.scroll_into_view_if_needed()
     open_by_keyboard(page, the_term(page, formula, "d-k"))
     popover_fits(page, 480)
-    page.screenshot(path=str(ARTIFACTS / "glossary-41d-d-k-480.png"))
+    snap(page, path=str(ARTIFACTS / "glossary-41d-d-k-480.png"))
     assert axe_serious(page) == []

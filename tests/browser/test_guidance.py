@@ -14,6 +14,7 @@ from tests.browser.helpers import (
     open_app,
     open_sentence,
     select_and_wait,
+    snap,
     traces_drawn,
     views_drawn,
     wait_for_trace,
@@ -290,7 +291,7 @@ def test_show_this_head_brings_its_view_into_sight_and_the_focus_to_it(page, liv
         f"Layer {pointer['layer'] + 1}, head {pointer['head'] + 1}"
     )
     assert axe_serious(page) == []
-    page.screenshot(path=str(ARTIFACTS / "show-head-smooth-1280.png"))
+    snap(page, path=str(ARTIFACTS / "show-head-smooth-1280.png"))
 
     # Less motion asked for: the page is there as the press ends, no scroll to wait for; by
     # keyboard, the focus lands on the cell.
@@ -308,4 +309,4 @@ def test_show_this_head_brings_its_view_into_sight_and_the_focus_to_it(page, liv
         page.keyboard.press("Enter")
         assert page.evaluate(HEAD_IN_VIEW, cell)
         assert page.evaluate("s => document.activeElement === document.querySelector(s)", cell)
-        page.screenshot(path=str(ARTIFACTS / f"show-head-{width}.png"))
+        snap(page, path=str(ARTIFACTS / f"show-head-{width}.png"))

@@ -21,6 +21,7 @@ from tests.browser.helpers import (
     hover_large,
     large_heatmap,
     open_sentence,
+    snap,
     traces_drawn,
     views_drawn,
     wait_for_trace,
@@ -114,7 +115,7 @@ def hand_over(page, kind: str, selector: str, path: Path, type_: str) -> None:
 
 def shot(page, name: str, selector: str) -> None:
     SHOTS.mkdir(parents=True, exist_ok=True)
-    page.locator(selector).screenshot(path=str(SHOTS / name))
+    snap(page.locator(selector), path=str(SHOTS / name))
 
 
 def test_an_image_by_picker_is_traced_and_its_block_collapses(page, llava_server, files):

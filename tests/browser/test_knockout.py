@@ -25,6 +25,7 @@ from tests.browser.helpers import (
     f32,
     open_sentence,
     select_and_wait,
+    snap,
     spoken_token,
     view_change,
     wait_for_trace,
@@ -166,16 +167,16 @@ def test_knock_a_head_out_and_read_the_card(page, live_server, api):
 
     assert axe_serious(page) == []
     SHOTS.mkdir(exist_ok=True)
-    page.locator("#model-view-card").screenshot(path=str(SHOTS / "knock-model-1280.png"))
+    snap(page.locator("#model-view-card"), path=str(SHOTS / "knock-model-1280.png"))
     page.locator("#knock-card").scroll_into_view_if_needed()
-    page.locator("#knock-card").screenshot(path=str(SHOTS / "knock-1280.png"))
+    snap(page.locator("#knock-card"), path=str(SHOTS / "knock-1280.png"))
     page.set_viewport_size({"width": 480, "height": 900})
     view_change(page, lambda: page.select_option("#ko-diff-head", "2"))
-    page.locator("#knock-card").screenshot(path=str(SHOTS / "knock-480.png"))
+    snap(page.locator("#knock-card"), path=str(SHOTS / "knock-480.png"))
     # Its exact numbers scroll inside their own box, never the page.
     page.locator("#ko-view .plot-numbers summary").click()
     page.locator("#ko-view .plot-numbers table").scroll_into_view_if_needed()
-    page.locator("#knock-card").screenshot(path=str(SHOTS / "knock-numbers-480.png"))
+    snap(page.locator("#knock-card"), path=str(SHOTS / "knock-numbers-480.png"))
     assert page.evaluate("() => document.documentElement.scrollWidth") <= 480
     scroll = page.locator("#ko-view .plot-numbers .table-scroll")
     assert scroll.evaluate(
@@ -342,4 +343,4 @@ def test_a_knock_out_compares_only_what_can_change(page, live_server, api):
     moved = readable_percent(got[at])  # the API's share, as a whole percentage
     assert f"The output moved most at “{tokens[at]}”: by {moved} of its length." in summary
     SHOTS.mkdir(exist_ok=True)
-    page.locator("#knock-card").screenshot(path=str(SHOTS / "knock-last-layer-1280.png"))
+    snap(page.locator("#knock-card"), path=str(SHOTS / "knock-last-layer-1280.png"))

@@ -23,6 +23,7 @@ from tests.browser.helpers import (
     cell,
     checks,
     shoot,
+    snap,
     table_values,
     traces_drawn,
     train_from_form,
@@ -76,7 +77,7 @@ def shot(page: Page, name: str) -> None:
     page.evaluate("() => window.scrollTo(0, 0)")
     if SHOTS_WANTED:
         SHOTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(SHOTS / name))
+        snap(page, path=str(SHOTS / name))
 
 
 def at_step(page: Page, n: int) -> bool:
@@ -620,4 +621,4 @@ def test_a_done_steps_tick_sits_inside_its_link_at_any_width(page, live_server, 
         assert not overlap(t, x["num"]), x
         assert not any(overlap(t, y["link"]) for y in links if y["n"] != x["n"]), x
     SHOTS.mkdir(parents=True, exist_ok=True)
-    page.locator("#learn-guide .learn-steps").screenshot(path=str(SHOTS / f"ticks-{width}.png"))
+    snap(page.locator("#learn-guide .learn-steps"), path=str(SHOTS / f"ticks-{width}.png"))

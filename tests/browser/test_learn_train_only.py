@@ -13,7 +13,15 @@ import pytest
 
 from attnviz.app import create_app
 from attnviz.settings import Settings
-from tests.browser.helpers import ARTIFACTS, AXE, RUN_TIMEOUT_MS, axe_serious, learn_open, shoot
+from tests.browser.helpers import (
+    ARTIFACTS,
+    AXE,
+    RUN_TIMEOUT_MS,
+    axe_serious,
+    learn_open,
+    shoot,
+    snap,
+)
 from tests.support.servers import served
 
 CAP = 40  # steps a run: a short run, whose running state the page still shows
@@ -145,4 +153,4 @@ def test_the_answer_note_covers_none_of_the_card_the_step_is_about(page, short):
     assert clear or plot["bottom"] <= note["top"], (note, card, plot)
     if before["top"] >= 0:
         assert card["top"] >= 0, (before, card)
-    page.screenshot(path=str(ARTIFACTS / "learn-only-step7-note-1280.png"))
+    snap(page, path=str(ARTIFACTS / "learn-only-step7-note-1280.png"))

@@ -23,6 +23,7 @@ from tests.browser.helpers import (
     open_sentence,
     screenshot,
     select_and_wait,
+    snap,
     traces_drawn,
     views_drawn,
     wait_for_trace,
@@ -146,9 +147,9 @@ def test_a_window_read_or_not_over_ndif_is_said_in_the_query_key_view(page, tmp_
         assert axe_serious(page) == []
         card = page.locator("#qk-card")
         card.scroll_into_view_if_needed()
-        card.screenshot(path=str(ARTIFACTS / "ndif-window-unread-qk-1280.png"))
+        snap(card, path=str(ARTIFACTS / "ndif-window-unread-qk-1280.png"))
         page.set_viewport_size({"width": 480, "height": 900})
         card.scroll_into_view_if_needed()
-        card.screenshot(path=str(ARTIFACTS / "ndif-window-unread-qk-480.png"))
+        snap(card, path=str(ARTIFACTS / "ndif-window-unread-qk-480.png"))
         assert page.evaluate("document.documentElement.scrollWidth") <= 480
         page.goto("about:blank")  # its views' last requests end with the page, not the server

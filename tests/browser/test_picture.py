@@ -22,6 +22,7 @@ from tests.browser.helpers import (
     axe_serious,
     choose,
     open_sentence,
+    snap,
     traces_drawn,
     view_change,
     wait_for_trace,
@@ -375,7 +376,7 @@ def test_screenshots(page, llava, png, width):
     page.locator("#picture-card").scroll_into_view_if_needed()
     page.hover('#picture-view [data-role=cells] rect[data-row="3"][data-col="4"]')
     ARTIFACTS.mkdir(exist_ok=True)
-    page.locator("#picture-card").screenshot(path=str(ARTIFACTS / f"picture-{width}.png"))
+    snap(page.locator("#picture-card"), path=str(ARTIFACTS / f"picture-{width}.png"))
     no_overflow = page.evaluate(
         "() => document.documentElement.scrollWidth <= window.innerWidth + 1"
     )

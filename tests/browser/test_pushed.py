@@ -25,6 +25,7 @@ from tests.browser.helpers import (
     quoted_token,
     select_and_wait,
     share_hash,
+    snap,
     view_change,
     wait_for_trace,
 )
@@ -172,11 +173,11 @@ def test_the_bars_are_the_apis_and_follow_the_choice(page, live_server, api):
     page.locator("#pushed-view .pushed-chart").wait_for()
     card = page.locator("#lens-card")
     card.scroll_into_view_if_needed()
-    card.screenshot(path=str(SHOTS / "pushed-1280.png"))
+    snap(card, path=str(SHOTS / "pushed-1280.png"))
     page.set_viewport_size({"width": 480, "height": 900})
     view_change(page, lambda: page.locator('#pushed-view input[value="next"]').check())
     page.locator("#pushed-view .pushed-chart").wait_for()
-    card.screenshot(path=str(SHOTS / "pushed-480.png"))
+    snap(card, path=str(SHOTS / "pushed-480.png"))
 
 
 def test_a_knocked_out_trace_says_why(page, live_server):
@@ -245,8 +246,8 @@ def test_gpt2s_shape_draws_fast(page, live_server):
     assert got["ms"] < 1000, got["ms"]
     SHOTS.mkdir(parents=True, exist_ok=True)
     host = page.locator("#pushed-host")
-    host.screenshot(path=str(SHOTS / "pushed-gpt2-shape-1280.png"))
+    snap(host, path=str(SHOTS / "pushed-gpt2-shape-1280.png"))
     host.evaluate("h => { h.style.width = '440px'; }")
     page.evaluate(GPT2_RENDER)
-    host.screenshot(path=str(SHOTS / "pushed-gpt2-shape-480.png"))
+    snap(host, path=str(SHOTS / "pushed-gpt2-shape-480.png"))
     print(f"GPT-2's shape drawn in {got['ms']:.1f} ms")

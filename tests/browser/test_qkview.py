@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from tests.browser.helpers import ARTIFACTS, assert_close, f32, mount_view, shown_token
+from tests.browser.helpers import ARTIFACTS, assert_close, f32, mount_view, shown_token, snap
 from tests.support.oracles import js_number, readable
 
 pytestmark = pytest.mark.more_views  # sentence mode with every card open (conftest)
@@ -135,7 +135,7 @@ def test_query_key_view_shows_the_trace(page, live_server, api):
         " return h.scrollWidth <= h.clientWidth; }"
     )
     ARTIFACTS.mkdir(exist_ok=True)
-    page.locator("#qk-host").screenshot(path=str(ARTIFACTS / "qkview.png"))
+    snap(page.locator("#qk-host"), path=str(ARTIFACTS / "qkview.png"))
     animal = trace["tokens"].index("animal")
     tip = hover_cell(page, "k", animal, 7)
     k = trace["keys"][layer][head][animal][7]
@@ -178,7 +178,7 @@ def test_masked_keys_read_as_masked(page, live_server, api):
     assert drawn["data"]["masked"] == [False, False, False, True, True]
     assert hover_cell(page, "p", 3, 1) == "key a (token 4): masked (after the query)"
     assert "score = Σ qₖ·kₖ ÷ √3" in drawn["text"]
-    page.locator("#qk-host").screenshot(path=str(ARTIFACTS / "qkview-masked.png"))
+    snap(page.locator("#qk-host"), path=str(ARTIFACTS / "qkview-masked.png"))
 
 
 def test_causal_model_trace(page, live_server, api):
@@ -194,7 +194,7 @@ def test_causal_model_trace(page, live_server, api):
     masked = [s is None for s in trace["scores"][1][2][i]]
     assert masked == [j > i for j in range(n)] == drawn["data"]["masked"]
     assert f"score = Σ qₖ·kₖ ÷ √{trace['head_dim']}" in drawn["text"]
-    page.locator("#qk-host").screenshot(path=str(ARTIFACTS / "qkview-gpt2.png"))
+    snap(page.locator("#qk-host"), path=str(ARTIFACTS / "qkview-gpt2.png"))
 
 
 def test_token_text_is_never_html(page, live_server, api):

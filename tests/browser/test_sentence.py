@@ -27,6 +27,7 @@ from tests.browser.helpers import (
     open_app,
     open_sentence,
     screenshot,
+    snap,
     table_values,
     text_trace,
     trace_by_uid,
@@ -383,7 +384,7 @@ def test_sentence_mode_fits_the_window(page, live_server, width):
     # its axis title and the keys' numbers out of sight): side by side where there is room,
     # else the numbers under the heatmaps, each key's row labelled again.
     qk_fits(page, stacked=width == 480)
-    page.locator("#qk-card").screenshot(path=str(ARTIFACTS / f"sentence-{width}-qk.png"))
+    snap(page.locator("#qk-card"), path=str(ARTIFACTS / f"sentence-{width}-qk.png"))
     if width == 1280:  # narrowed, the view is drawn again for the card it has
         page.set_viewport_size({"width": 480, "height": 800})
         page.wait_for_function(

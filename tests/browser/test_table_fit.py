@@ -14,6 +14,7 @@ from tests.browser.helpers import (
     cell,
     open_app,
     select_and_wait,
+    snap,
     table_values,
     traces_drawn,
     wait_for_trace,
@@ -48,9 +49,9 @@ def shot(page, name: str, selector: str | None = None) -> None:
     """A screenshot to look at: the whole page, or one part of it."""
     SHOTS.mkdir(parents=True, exist_ok=True)
     if selector:
-        page.locator(selector).screenshot(path=str(SHOTS / name))
+        snap(page.locator(selector), path=str(SHOTS / name))
     else:
-        page.screenshot(path=str(SHOTS / name), full_page=True)
+        snap(page, path=str(SHOTS / name), full_page=True)
 
 
 def click_and_wait(page, selector: str) -> None:

@@ -4,7 +4,7 @@ offered no Cancel (nor can B's page cancel it: 404); A's Cancel still works."""
 
 from __future__ import annotations
 
-from tests.browser.helpers import ARTIFACTS, fresh_page, screenshot
+from tests.browser.helpers import ARTIFACTS, fresh_page, screenshot, snap
 from tests.browser.test_train import RUN_OVER, open_train
 
 RUNNING = (
@@ -44,7 +44,7 @@ def test_b_opens_as_run_by_its_link_and_is_offered_no_cancel(page, browser, live
         assert b.evaluate("() => document.documentElement.scrollWidth <= 480")
         assert b.locator("#t-cancel").is_hidden() and owner.is_visible()
         screenshot(b, "train-owner-b-480.png")
-        b.locator("#t-run-card").screenshot(path=str(ARTIFACTS / "train-owner-b-480-card.png"))
+        snap(b.locator("#t-run-card"), path=str(ARTIFACTS / "train-owner-b-480-card.png"))
         # Nor can B's page cancel it behind the button's back: the 404 of no such run.
         status = b.evaluate(
             "id => fetch(`/api/train/${id}`, {method: 'DELETE'}).then(r => r.status)", run_id

@@ -13,7 +13,7 @@ from attnviz.app import create_app
 from attnviz.services.recurrent import RecurrentService
 from attnviz.settings import Settings
 from tests.api.test_recurrent import long_copy
-from tests.browser.helpers import ARTIFACTS, fresh_page, screenshot
+from tests.browser.helpers import ARTIFACTS, fresh_page, screenshot, snap
 from tests.browser.test_train import RUN_OVER, open_train
 from tests.support.servers import served
 from tests.support.waits import until
@@ -57,7 +57,7 @@ def test_a_waiting_run_shows_its_place_then_its_progress(browser, tmp_path):
             item.wait_for()
             assert "queued, next in line" in item.inner_text()
             screenshot(b, "train-queue-1280.png")
-            b.locator("#t-run-card").screenshot(path=str(ARTIFACTS / "train-queue-1280-card.png"))
+            snap(b.locator("#t-run-card"), path=str(ARTIFACTS / "train-queue-1280-card.png"))
             b.set_viewport_size({"width": 480, "height": 900})
             assert b.evaluate("() => document.documentElement.scrollWidth <= 480")
             screenshot(b, "train-queue-480.png")
@@ -107,14 +107,12 @@ def test_a_waiting_comparison_shows_its_place_then_runs_by_itself(browser, tmp_p
             assert b.locator("#rc-cancel").is_visible()  # B's to cancel while it waits
             mine = b.locator("#recurrent-card").get_attribute("data-run")
             assert a.get(f"/api/recurrent/{mine}").json()["place"] == 1
-            b.locator("#recurrent-card").screenshot(
-                path=str(ARTIFACTS / "recurrent-queue-1280-card.png")
+            snap(
+                b.locator("#recurrent-card"), path=str(ARTIFACTS / "recurrent-queue-1280-card.png")
             )
             b.set_viewport_size({"width": 480, "height": 900})
             assert b.evaluate("() => document.documentElement.scrollWidth <= 480")
-            b.locator("#recurrent-card").screenshot(
-                path=str(ARTIFACTS / "recurrent-queue-480-card.png")
-            )
+            snap(b.locator("#recurrent-card"), path=str(ARTIFACTS / "recurrent-queue-480-card.png"))
             # A's ends: B's starts by itself and runs to its claims.
             assert a.delete(f"/api/recurrent/{ahead}").status_code == 200
             b.wait_for_function(f"() => ({COMPARED})() === 'done'", timeout=120_000)

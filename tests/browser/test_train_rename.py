@@ -13,6 +13,7 @@ from tests.browser.helpers import (
     axe_serious,
     fresh_page,
     screenshot,
+    snap,
     wait_for_trace,
 )
 
@@ -79,10 +80,10 @@ def test_the_owner_renames_a_run_by_keyboard_and_the_name_stays(
     assert "title:" not in say.inner_text() and run_id not in say.inner_text()
     assert axe_serious(page) == []
     screenshot(page, "train-rename-refused-1280.png")
-    page.locator("#t-run-card").screenshot(path=str(ARTIFACTS / "train-rename-card-1280.png"))
+    snap(page.locator("#t-run-card"), path=str(ARTIFACTS / "train-rename-card-1280.png"))
     page.set_viewport_size({"width": 480, "height": 900})
     assert page.evaluate("() => document.documentElement.scrollWidth <= 480")
-    page.locator("#t-run-card").screenshot(path=str(ARTIFACTS / "train-rename-card-480.png"))
+    snap(page.locator("#t-run-card"), path=str(ARTIFACTS / "train-rename-card-480.png"))
     screenshot(page, "train-rename-refused-480.png")
     assert axe_serious(page) == []
     page.set_viewport_size({"width": 1280, "height": 800})
@@ -117,7 +118,7 @@ def test_the_owner_renames_a_run_by_keyboard_and_the_name_stays(
     assert names_in_train(page, run_id) == (NAME, NAME, NAME)
     page.set_viewport_size({"width": 480, "height": 900})
     assert page.evaluate("() => document.documentElement.scrollWidth <= 480")
-    page.locator("#t-run-card").screenshot(path=str(ARTIFACTS / "train-rename-saved-480.png"))
+    snap(page.locator("#t-run-card"), path=str(ARTIFACTS / "train-rename-saved-480.png"))
     page.set_viewport_size({"width": 1280, "height": 800})
     # ... and in sentence mode's pickers: the model, and (the default model being an encoder)
     # the causal model to generate with.

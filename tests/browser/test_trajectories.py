@@ -8,7 +8,7 @@ import re
 import pytest
 
 from attnviz.numbers import readable_percent
-from tests.browser.helpers import ARTIFACTS, assert_close, f32, mount_view, shown_token
+from tests.browser.helpers import ARTIFACTS, assert_close, f32, mount_view, shown_token, snap
 from tests.support.oracles import scene_groups
 
 pytestmark = pytest.mark.more_views  # sentence mode with every card open (conftest)
@@ -85,7 +85,7 @@ def test_2d_paths_of_the_picked_tokens(page, live_server, api):
     assert [layout["xaxis"]["title"]["text"], layout["yaxis"]["title"]["text"]] == titles
     assert titles[0] in drawn["text"] and "3 of 15 tokens" in drawn["text"]
     ARTIFACTS.mkdir(exist_ok=True)
-    page.locator("#traj-host").screenshot(path=str(ARTIFACTS / "trajectories-2d.png"))
+    snap(page.locator("#traj-host"), path=str(ARTIFACTS / "trajectories-2d.png"))
     # Hover names the layer and the token.
     box = page.evaluate(
         """(i) => { const p = document.querySelector('#traj-host .traj-plot');
@@ -129,7 +129,7 @@ def test_3d_paths_of_every_token(page, live_server, api):
         + (f" +{len(g) - 4} more" if len(g) > 4 else "")
         for g in groups
     ]
-    page.locator("#traj-host").screenshot(path=str(ARTIFACTS / "trajectories-3d.png"))
+    snap(page.locator("#traj-host"), path=str(ARTIFACTS / "trajectories-3d.png"))
 
 
 def test_switching_dims_and_picking_none(page, live_server, api):

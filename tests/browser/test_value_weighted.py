@@ -22,6 +22,7 @@ from tests.browser.helpers import (
     open_app,
     open_sentence,
     raw_attention,
+    snap,
     trace_by_uid,
     view_change,
     wait_for_trace,
@@ -162,7 +163,7 @@ def test_the_toy_lab_shows_value_weighted_attention_of_its_closed_form(
     for width in (1280, 480):
         page.set_viewport_size({"width": width, "height": 900})
         page.wait_for_function("() => document.documentElement.dataset.pending === '0'")
-        page.locator("#attention-card").screenshot(path=str(SHOTS / f"toy-attention-{width}.png"))
+        snap(page.locator("#attention-card"), path=str(SHOTS / f"toy-attention-{width}.png"))
     page.set_viewport_size({"width": 1280, "height": 800})
     # The link keeps the switch.
     url = page.evaluate("location.href")
@@ -181,7 +182,7 @@ def shots(page, name: str) -> None:
     for width in (1280, 480):
         page.set_viewport_size({"width": width, "height": 900})
         page.wait_for_function("() => document.documentElement.dataset.pending === '0'")
-        page.screenshot(path=str(SHOTS / f"{name}-{width}.png"), full_page=True)
+        snap(page, path=str(SHOTS / f"{name}-{width}.png"), full_page=True)
         for card in ("model-view-card", "head-view-card"):
-            page.locator(f"#{card}").screenshot(path=str(SHOTS / f"{name}-{card}-{width}.png"))
+            snap(page.locator(f"#{card}"), path=str(SHOTS / f"{name}-{card}-{width}.png"))
     page.set_viewport_size({"width": 1280, "height": 800})

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.helpers import ARTIFACTS, AXE, answered, axe_serious, cell, learn_open
+from tests.browser.helpers import ARTIFACTS, AXE, answered, axe_serious, cell, learn_open, snap
 
 VERDICT = "#learn-mode [data-role=verdict]"
 FRUIT = '#embeddings input[data-r="4"][data-c="1"]'  # banana's fruit, the cell step 4 edits
@@ -48,7 +48,7 @@ def test_the_verdict_note_covers_no_control_of_the_lab_in_a_narrow_window(page, 
     page.wait_for_function(f"() => !document.querySelector('{VERDICT}').hidden")
     box = page.evaluate(BOXES, [VERDICT, FRUIT])
     ARTIFACTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / f"verdict-docked-{width}.png"))
+    snap(page, path=str(ARTIFACTS / f"verdict-docked-{width}.png"))
     note, control = box["note"], box["control"]
     # The control in use is in the window, and not under the note, at either width.
     assert control["top"] >= 0 and control["bottom"] <= box["height"], box

@@ -22,6 +22,7 @@ from tests.browser.helpers import (
     axe_serious,
     learn_open,
     shoot,
+    snap,
 )
 
 VERDICT = "#learn-mode [data-role=verdict]"
@@ -92,7 +93,7 @@ def test_next_and_previous_bring_the_new_steps_title_into_view_and_focus_it(
         assert page.evaluate("() => document.activeElement.id") == "learn-title"
         assert page.evaluate(IN_VIEW, "#learn-title"), role
         assert page.evaluate(IN_VIEW, "#learn-guide [data-role=where]"), role
-        page.screenshot(path=str(ARTIFACTS / f"guide-{role}-lands-on-title-{width}.png"))
+        snap(page, path=str(ARTIFACTS / f"guide-{role}-lands-on-title-{width}.png"))
 
 
 def test_the_note_speaks_of_the_task_the_edit_answered(page, live_server):
@@ -115,7 +116,7 @@ def test_the_note_speaks_of_the_task_the_edit_answered(page, live_server):
     assert page.locator(VERDICT).get_attribute("data-state") == "done"
     shoot(page, "guide-6-note-speaks-of-task-1", "top")
     page.evaluate("() => window.scrollTo(0, document.body.scrollHeight)")
-    page.screenshot(path=str(ARTIFACTS / "guide-6-note-bottom-1280.png"))
+    snap(page, path=str(ARTIFACTS / "guide-6-note-bottom-1280.png"))
 
 
 def test_step_11_starts_from_its_task_and_its_done_note_says_why(page, live_server, api):
@@ -148,11 +149,11 @@ def test_step_11_starts_from_its_task_and_its_done_note_says_why(page, live_serv
     assert badge == "Done" and reason
     assert says == f"Task 1: {reason} The task is done: on to the next step when you are ready."
     assert axe_serious(page) == []
-    page.screenshot(path=str(ARTIFACTS / "guide-11-done-note-1280.png"))
+    snap(page, path=str(ARTIFACTS / "guide-11-done-note-1280.png"))
     page.set_viewport_size({"width": 480, "height": VIEWPORT["height"]})
     page.locator("#t-run-card").scroll_into_view_if_needed()
     page.wait_for_timeout(300)  # the observer's report of the new layout
-    page.screenshot(path=str(ARTIFACTS / "guide-11-done-note-480.png"))
+    snap(page, path=str(ARTIFACTS / "guide-11-done-note-480.png"))
     page.set_viewport_size(VIEWPORT)
     for n in (12, 14, 15, 16, 17):
         page.goto(f"{live_server}/#learn/{n}")

@@ -24,6 +24,7 @@ from tests.browser.helpers import (
     axe_serious,
     learn_open,
     open_sentence,
+    snap,
     traces_drawn,
     wait_for_trace,
 )
@@ -171,7 +172,7 @@ def test_the_header_keeps_its_height_whatever_the_status_says(page, live_server,
     assert page.locator("#status").get_attribute("title") == page.locator("#status").text_content()
     page.evaluate("() => window.scrollTo(0, 0)")
     ARTIFACTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / f"look-9e-header-{width}.png"))
+    snap(page, path=str(ARTIFACTS / f"look-9e-header-{width}.png"))
 
 
 # ---- 11. step 1's answer in one line, the claims listed once ---------------------------------

@@ -17,6 +17,7 @@ from tests.browser.helpers import (
     open_sentence,
     select_and_wait,
     share_hash,
+    snap,
     type_sentence,
     views_drawn,
     wait_for_views,
@@ -157,7 +158,7 @@ def test_a_cell_of_the_heatmap_explains_its_score(page, live_server, api):
     assert got["text"].startswith("layer 2 head 3, query ")
     assert all(" × key from " in p for p in got["pairs"])
     ARTIFACTS.mkdir(exist_ok=True)
-    page.locator("#why-card").screenshot(path=str(ARTIFACTS / "why-card-1280.png"))
+    snap(page.locator("#why-card"), path=str(ARTIFACTS / "why-card-1280.png"))
 
     # The link keeps the key: after a reload, the same pair.
     page.reload()

@@ -19,7 +19,7 @@ import attnviz
 from attnviz.cli import main
 from attnviz.limits import LIMITS
 from attnviz.python.html import ExportError, standalone_html
-from tests.browser.helpers import ARTIFACTS, AXE, axe_serious, hover_large, screenshot
+from tests.browser.helpers import ARTIFACTS, AXE, axe_serious, hover_large, screenshot, snap
 from tests.python.offline import DANGLING, drawn, opened, parts_of, wait_drawn
 from tests.support.oracles import readable
 
@@ -174,9 +174,9 @@ def test_a_text_of_markup_round_trips_through_the_file(browser, tmp_path):
         assert axe_serious(page) == []
         card = page.locator("section.sentence-input")
         ARTIFACTS.mkdir(exist_ok=True)
-        card.screenshot(path=str(ARTIFACTS / "export-markup-text-1280.png"))
+        snap(card, path=str(ARTIFACTS / "export-markup-text-1280.png"))
         page.set_viewport_size({"width": 480, "height": 900})
-        card.screenshot(path=str(ARTIFACTS / "export-markup-text-480.png"))
+        snap(card, path=str(ARTIFACTS / "export-markup-text-480.png"))
         assert errors == []
 
 
