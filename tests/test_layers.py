@@ -26,7 +26,7 @@ LAYERS: list[tuple[str, ...]] = [
         "attnviz.wire",
     ),
     ("attnviz.engine",),
-    ("attnviz.capture",),
+    ("attnviz.capture", "attnviz.long"),
     ("attnviz.pretrained", "attnviz.training"),
     ("attnviz.schemas", "attnviz.presets"),
     ("attnviz.services",),

@@ -135,6 +135,14 @@ BENCHES: tuple[Bench, ...] = (
         ("tokens", "device", "use_browser", "chromium"),
     ),
     Bench(
+        "long",
+        "--long",
+        "instead: a long text (--tokens, default 4,096 and 16,384) on a random model of "
+        "SmolLM2-135M's shape, positions to 32k, beside transformers' SDPA forward: time, peak "
+        "memory, what is kept, and an exact window's, a row's and its top keys' answer time",
+        ("tokens", "device"),
+    ),
+    Bench(
         "corpus",
         "--corpus",
         "instead: the corpus view's time for one head over 5,000 tokens (first request, "

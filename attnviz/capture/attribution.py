@@ -13,7 +13,6 @@ column of the unembedding, which adds up to the logit (before any soft-cap).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import torch
@@ -24,13 +23,6 @@ from attnviz.engine.model import Block, LayerNorm, hidden_keys
 from attnviz.errors import TraceError
 
 REST = Component("rest", "rest")
-
-
-def _scale(run: CleanRun) -> float:
-    cfg = run.model.cfg
-    if cfg.attn_scale is not None:
-        return cfg.attn_scale
-    return 1 / math.sqrt(cfg.d_head) if cfg.scale else 1.0
 
 
 def _side(run: CleanRun, stream: Stream, layer: int, head: int, side: str, biased: bool):
@@ -155,7 +147,7 @@ def qk_attribution(
             f"key: query {query} does not see key {key} in layer {layer} (it is after the "
             "query, or out of the layer's sliding window): its score is -inf"
         )
-    scale = _scale(run)
+    scale = run.model.cfg.score_scale
     matrix = (q @ k[:, key].T) * scale  # (N, N) [q][k]
     keys = (~hidden).nonzero()[:, 0].tolist()
     kk = k[:, keys]  # (N, K, hs)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
@@ -204,6 +205,14 @@ class TransformerConfig:
     def d_attn(self) -> int:
         """The width of all heads side by side: n_heads * d_head (d_model unless head_dim)."""
         return self.n_heads * self.d_head
+
+    @property
+    def score_scale(self) -> float:
+        """What q . k is multiplied by to make a score: ``attn_scale``, 1 / sqrt(d_head), or 1
+        for an unscaled model."""
+        if self.attn_scale is not None:
+            return self.attn_scale
+        return 1 / math.sqrt(self.d_head) if self.scale else 1.0
 
     def window_of(self, layer: int) -> int | None:
         """The sliding window of ``layer``'s self-attention, or None when it sees every key."""

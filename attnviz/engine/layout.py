@@ -125,11 +125,17 @@ def mrope_cos_sin(
 
 
 def span_keys(
-    T: int, S: int, start: int, spans: tuple[tuple[int, int], ...], device: torch.device
+    T: int,
+    S: int,
+    start: int,
+    spans: tuple[tuple[int, int], ...],
+    device: torch.device,
+    key_start: int = 0,
 ) -> torch.Tensor:
-    """(T, S) true where query start + i and key j lie in one span (they see each other)."""
+    """(T, S) true where query start + i and key key_start + j lie in one span (they see each
+    other)."""
     i = torch.arange(start, start + T, device=device)  # (T,) query indices
-    j = torch.arange(S, device=device)  # (S,) key indices
+    j = torch.arange(key_start, key_start + S, device=device)  # (S,) key indices
     both = torch.zeros(T, S, dtype=torch.bool, device=device)
     for a, b in spans:
         both |= ((i >= a) & (i < b))[:, None] & ((j >= a) & (j < b))[None, :]  # (T, S)
@@ -146,8 +152,10 @@ def hidden_keys(
     device: torch.device,
     spans: tuple[tuple[int, int], ...] = (),
     window_in_spans: bool = True,
+    key_start: int = 0,
 ) -> torch.Tensor:
-    """(T, S) true where query start + i may not see key j: after it when ``causal`` (unless
+    """(T, S) true where query start + i may not see key key_start + j (keys from 0 unless a
+    tile of them is asked): after it when ``causal`` (unless
     both lie in one of ``spans``, [start, stop) of absolute indices), or ``window`` or more
     positions before it (either side when not causal). A span's keys are subject to the window
     when ``window_in_spans`` (transformers' Gemma 3), free of it otherwise (PaliGemma 2). Kept
@@ -156,9 +164,9 @@ def hidden_keys(
     shape may save it for its backward."""
     with torch.inference_mode(False):
         i = torch.arange(start, start + T, device=device)[:, None]  # (T, 1) query positions
-        j = torch.arange(S, device=device)[None, :]  # (1, S) key positions
+        j = torch.arange(key_start, key_start + S, device=device)[None, :]  # (1, S) key positions
         hidden = j > i if causal else torch.zeros(T, S, dtype=torch.bool, device=device)
-        both = span_keys(T, S, start, spans, device) if spans and causal else None
+        both = span_keys(T, S, start, spans, device, key_start) if spans and causal else None
         if both is not None and (window is None or window_in_spans):
             hidden = hidden & ~both  # (T, S): OR(causal, span) before the window
         if window is not None:

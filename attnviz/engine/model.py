@@ -9,7 +9,7 @@ state dict that ``load_state_dict`` puts in, so nothing is ever initialised sile
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import torch
 import torch.nn.functional as F
@@ -83,13 +83,14 @@ def attention_scores(
     start: int = 0,
     cross: bool = False,
     spans: tuple[tuple[int, int], ...] = (),
+    key_start: int = 0,
 ) -> torch.Tensor:
     """Logits of queries against keys: q k^T, scaled (1 / sqrt(d_head), or ``cfg.attn_scale``),
     -inf where a key is hidden: after the query when causal (``cfg.causal`` unless ``causal``
     says otherwise) and not in one of the ``spans`` with it (``Layout.spans``), or out of
     ``layer``'s sliding window. The queries sit at positions ``start`` .. ``start`` + T - 1 (a
-    generation step's, after S - T cached keys). A cross-attention (``cross``) is never causal,
-    never windowed. Before any soft-cap.
+    generation step's, after S - T cached keys), the keys at ``key_start`` .. (a tile of
+    them). A cross-attention (``cross``) is never causal, never windowed. Before any soft-cap.
     (..., T, hs) x (..., S, hs) -> (..., T, S)
 
     Every head is computed alone by the same matrix product, so a trace can recompute one head's
@@ -106,19 +107,27 @@ def attention_scores(
     window = None if cross else cfg.window_of(layer)
     if causal or window is not None:
         spans = () if cross else spans
-        hidden = hidden_keys(T, S, start, causal, window, q.device, spans, cfg.window_in_spans)
+        hidden = hidden_keys(T, S, start, causal, window, q.device, spans, cfg.window_in_spans,
+                             key_start)  # fmt: skip
         scores.masked_fill_(hidden, float("-inf"))
     return scores
+
+
+def soft_cap(scores: torch.Tensor, cfg: TransformerConfig | None) -> torch.Tensor:
+    """The scores after ``cfg``'s soft-cap, c * tanh(s / c), a hidden key still -inf; the
+    scores themselves when the model has none."""
+    cap = cfg.attn_softcap if cfg is not None else None
+    if cap is None:
+        return scores
+    capped = torch.tanh(scores / cap) * cap
+    return capped.masked_fill(torch.isneginf(scores), float("-inf"))
 
 
 def attention_pattern(scores: torch.Tensor, cfg: TransformerConfig | None = None) -> torch.Tensor:
     """Softmax over the keys of the scores after ``cfg``'s soft-cap, c * tanh(s / c) (a hidden
     key stays -inf): each query's row of weights sums to 1. Half precision is weighed in float32
     and cast back, as transformers does. (..., T, S)"""
-    cap = cfg.attn_softcap if cfg is not None else None
-    if cap is not None:
-        capped = torch.tanh(scores / cap) * cap
-        scores = capped.masked_fill(torch.isneginf(scores), float("-inf"))
+    scores = soft_cap(scores, cfg)
     if scores.dtype in HALF:
         return torch.softmax(scores, dim=-1, dtype=torch.float32).to(scores.dtype)
     return torch.softmax(scores, dim=-1)
@@ -142,6 +151,22 @@ class KVCache:
         return k, v
 
 
+class Attend(Protocol):
+    """Another way for a self-attention to weigh its values: (B, nh, T, hs) q, k (each query
+    head's keys), v -> z = weights @ v (B, nh, T, hs), with the weights ``attention_scores`` and
+    ``attention_pattern`` give, never forming them whole (``attnviz.long``: a fused kernel, or
+    tiles of rows). ``spans``: the run's bidirectional spans."""
+
+    def __call__(
+        self,
+        attn: Attention,
+        q: torch.Tensor,
+        k: torch.Tensor,
+        v: torch.Tensor,
+        spans: tuple[tuple[int, int], ...],
+    ) -> torch.Tensor: ...
+
+
 class Attention(nn.Module):
     """Multi-head attention with the pattern computed explicitly (no fused kernel).
 
@@ -149,13 +174,16 @@ class Attention(nn.Module):
     queries from x and its keys and values from a memory (an encoder's output, S tokens): it is
     never causal and never rotated (RoPE relates two positions of one sequence), so its keys
     hold no position but what the memory's vectors carry. ``layer``: the block's index, which
-    picks its sliding window and RoPE base (``cfg.window_of``, ``cfg.rope_of``)."""
+    picks its sliding window and RoPE base (``cfg.window_of``, ``cfg.rope_of``). With
+    ``attend`` set (``Attend``), a self-attention over a whole text (no cache) whose scores and
+    weights no hook watches weighs its values that way."""
 
     def __init__(self, cfg: TransformerConfig, cross: bool = False, layer: int = 0) -> None:
         super().__init__()
         self.cfg = cfg
         self.cross = cross
         self.layer = layer
+        self.attend: Attend | None = None
         d = cfg.d_model
         d_q = cfg.d_attn  # n_heads * d_head: d unless head_dim says otherwise
         d_kv = cfg.kv_heads * cfg.d_head  # fewer with grouped-query attention
@@ -265,6 +293,9 @@ class Attention(nn.Module):
         S = k.shape[-2]
         per_head = B * T * S * 4  # bytes of one head's float32 scores
         seen = self.hook_scores.watched or self.hook_pattern.watched
+        if self.attend is not None and cache is None and not self.cross and not seen:
+            z = self.hook_z(self.attend(self, q, k, v, spans))  # (B, nh, T, hs)
+            return self._out(z)
         step = cfg.n_heads if seen else max(1, CHUNK_BYTES // per_head)
         zs = []
         for h in range(0, cfg.n_heads, step):  # one pass, unless the heads are chunked
@@ -276,7 +307,12 @@ class Attention(nn.Module):
             zs.append(pattern.to(vh.dtype) @ vh)  # (B, step, T, hs)
             del scores, pattern
         z = self.hook_z(zs[0] if len(zs) == 1 else torch.cat(zs, dim=1))  # (B, nh, T, hs)
-        z = z.transpose(1, 2).reshape(B, T, cfg.d_attn)  # (B, T, nh * hs): heads side by side
+        return self._out(z)
+
+    def _out(self, z: torch.Tensor) -> torch.Tensor:
+        """The heads' outputs (B, nh, T, hs) -> the sublayer's (B, T, C)."""
+        B, _, T, _ = z.shape
+        z = z.transpose(1, 2).reshape(B, T, self.cfg.d_attn)  # (B, T, nh * hs): side by side
         out = z @ self.W_O if self.b_O is None else z @ self.W_O + self.b_O
         return out  # the block names it: hook_attn_out, hook_cross_out
 
