@@ -17,6 +17,18 @@ from attnviz.long.attend import LayerRecord, LongAttend, Plan
 from attnviz.long.trace import LongTrace
 
 
+def twin(model: Transformer) -> Transformer:
+    """A second module tree over ``model``'s very weights (shared, not copied): a long run
+    sets its attentions' ``attend`` there, so that the model's other users (a trace on another
+    thread, its hooks) never meet it, and no lock is held for the minutes a long text takes."""
+    if model.placement is not None:
+        raise ValueError("a long run reads a model on one device")
+    with torch.device("meta"):
+        other = Transformer(model.cfg)
+    other.load_state_dict(model.state_dict(), assign=True)
+    return other.eval()
+
+
 @contextmanager
 def attending(model: Transformer, attend: LongAttend) -> Iterator[None]:
     """The model's self-attentions weigh their values with ``attend`` inside the block."""
@@ -38,12 +50,11 @@ def run_long(
     on_layer: Callable[[int], None] | None = None,
     folder: Path | None = None,
 ) -> LongTrace:
-    """Run ``model`` over one text's ``ids`` (T,) without forming any (T, T) matrix, keeping
-    what ``plan`` says of every layer: in memory, or with ``folder`` written there layer by
-    layer and mapped back (``attnviz.long.store``; its meta last, once every layer is there).
-    ``on_layer(layer)`` is called as each layer ends (a job's progress; it may raise to
-    cancel)."""
-
+    """Run ``model`` (its ``twin``) over one text's ``ids`` (T,) without forming any (T, T)
+    matrix, keeping what ``plan`` says of every layer: in memory, or with ``folder`` written
+    there layer by layer and mapped back (``attnviz.long.store``; its meta last, once every
+    layer is there). ``on_layer(layer)`` is called as each layer ends (a job's progress; it may
+    raise to cancel)."""
     cfg = model.cfg
     if cfg.encoder_layers:
         raise ValueError("a long run reads a decoder-only or encoder-only model")
@@ -57,9 +68,10 @@ def run_long(
         if on_layer is not None:
             on_layer(layer)
 
-    with torch.inference_mode(), attending(model, LongAttend(plan, keep)):
-        ids = ids.reshape(1, T).to(model.embed_device)
-        model(ids) if layout is None else model(ids, layout=layout)
+    net = twin(model)
+    with torch.inference_mode(), attending(net, LongAttend(plan, keep)):
+        ids = ids.reshape(1, T).to(net.embed_device)
+        net(ids) if layout is None else net(ids, layout=layout)
     if folder is not None:
         store.save_meta(trace, folder)
     return trace

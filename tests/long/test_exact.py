@@ -81,8 +81,11 @@ def test_the_long_path_equals_eager_attention(name: str, monkeypatch) -> None:
     layout = layout_of(name)
     plan = Plan(fixed_blocks(T, 64), sinks=(0, 5), local=16)
     done: list[int] = []
-    trace = run_long(model, ids, plan, layout, on_layer=done.append)
-    assert done == list(range(cfg.n_layers))
+    heard: list[int] = []  # a hook on the model itself: the long run goes on a twin
+    with capture(model, [act_name("z", 0)]) as seen:
+        trace = run_long(model, ids, plan, layout, on_layer=done.append)
+        heard.extend(seen)
+    assert done == list(range(cfg.n_layers)) and heard == []
     eager = forward(model, ids, layout, None)
     assert torch.equal(model(ids[None], layout=layout) if layout else model(ids[None]), eager)
     # the fused kernel sums in another order: its output is near, not equal, to eager's
