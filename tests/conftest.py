@@ -151,6 +151,15 @@ def ndif_host(ndif_server) -> str:
 
 
 @pytest.fixture(scope="session")
+def default_induction_run():
+    """Train mode's default induction run (2 layers x 4 heads, 800 steps: about 10 s), once per
+    worker; its tests share an ``xdist_group`` so that one worker trains it."""
+    from attnviz.training.trainer import train
+
+    return train()
+
+
+@pytest.fixture(scope="session")
 def minilm_dir() -> Path:
     """The default model's folder; its wheel is part of the README's set-up, so it must be here."""
     from attnviz.pretrained.registry import BUILTIN_INSTALL, builtin_dir

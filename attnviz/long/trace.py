@@ -60,18 +60,24 @@ class LongTrace:
         w = exact_weights(q[None, r], k[None, c], lse[None, r], rule, rows.start, keys.start)
         return w[0]
 
-    def row(self, layer: int, query: int) -> torch.Tensor:
-        """Every head's weights of ``query`` on every key: (nh, T) float32."""
+    def rows(self, layer: int, queries: range) -> torch.Tensor:
+        """Every head's weights of the ``queries`` (a few: each row is T numbers) on every key:
+        (nh, R, T) float32."""
         rec = self.layers[layer]
         group = self.cfg.n_heads // self.cfg.kv_heads
         rule = self.rule(layer)
-        c0, c1 = rule.keys_seen(query, query + 1, self.T)
-        k = rec.k.repeat_interleave(group, dim=0)[:, c0:c1]  # (nh, C, hs)
-        q, lse = rec.q[:, query : query + 1], rec.lse[:, query : query + 1]
-        w = exact_weights(q, k, lse, rule, query, c0)[:, 0]  # (nh, C)
-        out = torch.zeros(self.cfg.n_heads, self.T, device=w.device)
-        out[:, c0:c1] = w
+        r0, r1 = queries.start, queries.stop
+        c0, c1 = rule.keys_seen(r0, r1, self.T)
+        k = rec.k[:, c0:c1].repeat_interleave(group, dim=0)  # (nh, C, hs)
+        q, lse = rec.q[:, r0:r1], rec.lse[:, r0:r1]
+        w = exact_weights(q, k, lse, rule, r0, c0)  # (nh, R, C)
+        out = torch.zeros(self.cfg.n_heads, r1 - r0, self.T, device=w.device)
+        out[:, :, c0:c1] = w
         return out
+
+    def row(self, layer: int, query: int) -> torch.Tensor:
+        """Every head's weights of ``query`` on every key: (nh, T) float32."""
+        return self.rows(layer, range(query, query + 1))[:, 0]
 
     def top_k(self, layer: int, query: int, k: int) -> tuple[torch.Tensor, torch.Tensor]:
         """Every head's ``k`` heaviest keys of ``query`` (fewer when it sees fewer), heaviest

@@ -74,12 +74,13 @@ def test_it_stops_when_told_and_reports_every_step():
 
 
 @pytest.mark.slow
-def test_the_default_run_forms_an_induction_head():
+@pytest.mark.xdist_group("default-induction")
+def test_the_default_run_forms_an_induction_head(default_induction_run):
     """The task's claim: 2 layers x 4 heads, d = 64, RoPE, attention only; 800 steps (about
     10 s here). The repeat is then predicted, and a second-layer head attends from each letter
     of the repeat to the letter after its earlier occurrence."""
     task = Induction()
-    run = train(task)
+    run = default_induction_run
     assert sum(s.loss for s in run.history[-20:]) / 20 < 0.3
     n = 20
     half = torch.randint(0, 26, (64, n), generator=torch.Generator().manual_seed(99))
