@@ -41,16 +41,19 @@ serve: install
 	$(VENV)/bin/attnviz serve --host $(HOST) --port $(PORT)
 
 # The whole suite runs in WORKERS pytest-xdist workers (CI's two cores), one torch thread each.
-# --dist loadgroup hands out the tests one at a time in the order collected (no reordering),
-# except that an xdist_group stays on one worker (the self-hosted NDIF's round trip: one
-# deployment, which the session's controller starts and stops).
+# --dist loadscope hands out one test module at a time (each class of one, apart), in the order
+# collected (no reordering): a module's module-scoped fixtures (a server, a trained run) are built
+# once, and what only one process may do stays in one module (the self-hosted NDIF's round
+# trip: one deployment, which the session's controller starts and stops). pytest-xdist's
+# xdist_group would say it test by test, but with pytest 9 it groups nothing (it rewrites an
+# attribute pytest no longer reads for a test's id).
 # The suite's processes write their bytecode (__pycache__/, ignored by git) even where the
 # environment says not to (PYTHONDONTWRITEBYTECODE): pytest otherwise rewrites every test module
 # again in every worker, each run (8 s of collection against 3).
 WORKERS ?= 2
 # --durations prints the slowest tests (figures for docs/contributing.md's table, never a limit).
 PARALLEL = OMP_NUM_THREADS=1 PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -n $(WORKERS) \
-	--dist loadgroup --no-loadscope-reorder --durations=25
+	--dist loadscope --no-loadscope-reorder --durations=25
 
 test: install-dev system-packages
 	$(VENV)/bin/ruff check .

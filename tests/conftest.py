@@ -86,15 +86,10 @@ def _start_ndif() -> None:
         _NDIF = NdifServer(_ndif_run())
 
 
-def _test_id(nodeid: str) -> str:
-    """A test's id without the ``@group`` pytest-xdist's loadgroup adds to it."""
-    return nodeid.split("@")[0]
-
-
 @pytest.hookimpl(tryfirst=True)  # before an xdist worker tells the controller it has collected
 def pytest_collection_finish(session: pytest.Session) -> None:
     global _NDIF_LEFT
-    wanted = [_test_id(i.nodeid) for i in session.items if i.get_closest_marker("ndif")]
+    wanted = [i.nodeid for i in session.items if i.get_closest_marker("ndif")]
     if not wanted or os.environ.get("ATTNVIZ_NDIF_TEST_HOST"):
         return
     if hasattr(session.config, "workerinput"):
@@ -124,7 +119,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     global _NDIF_STOPPING
     if _NDIF is None or not _NDIF_LEFT or report.when != "teardown":
         return
-    _NDIF_LEFT.discard(_test_id(report.nodeid))
+    _NDIF_LEFT.discard(report.nodeid)
     if not _NDIF_LEFT:
         _NDIF_STOPPING = threading.Thread(target=_NDIF.stop, name="ndif-stop")
         _NDIF_STOPPING.start()
@@ -153,7 +148,7 @@ def ndif_host(ndif_server) -> str:
 @pytest.fixture(scope="session")
 def default_induction_run():
     """Train mode's default induction run (2 layers x 4 heads, 800 steps: about 10 s), once per
-    worker; its tests share an ``xdist_group`` so that one worker trains it."""
+    worker that runs a test reading it."""
     from attnviz.training.trainer import train
 
     return train()

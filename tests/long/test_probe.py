@@ -38,7 +38,6 @@ def scores(model: Transformer, haystack: list[int], needle: list[int]) -> torch.
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("default-induction")
 def test_the_probe_finds_the_induction_runs_copying_heads_and_none_at_random(
     default_induction_run,
 ):

@@ -74,7 +74,6 @@ def test_it_stops_when_told_and_reports_every_step():
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("default-induction")
 def test_the_default_run_forms_an_induction_head(default_induction_run):
     """The task's claim: 2 layers x 4 heads, d = 64, RoPE, attention only; 800 steps (about
     10 s here). The repeat is then predicted, and a second-layer head attends from each letter

@@ -27,7 +27,7 @@ from tests.support.ndif import free_port, keyed_api
 from tests.support.waits import until
 
 # One worker runs them all, in order: they share the deployment and its model.
-pytestmark = [pytest.mark.slow, pytest.mark.ndif, pytest.mark.xdist_group("ndif")]
+pytestmark = [pytest.mark.slow, pytest.mark.ndif]  # one module: one worker (Makefile)
 pytest.importorskip("nnsight")
 
 CPU = torch.device("cpu")
