@@ -1,10 +1,11 @@
-"""``attnviz bench --long``: a long text on a random model of SmolLM2-135M's shape with its
-positions extended to 32k, beside transformers' SDPA forward without attentions (the floor) at
-the same lengths: the long path's time (the forward, the kept queries and keys, every summary),
-peak memory, what it keeps, and how soon it answers a 512 x 512 window, a query's row and its
-top keys; at lengths eager attention fits, today's path (every head's full matrix) too. Each
-run is a process of its own, so that each peak RSS is its own. Nothing is downloaded; figures
-only, never asserted."""
+"""``attnviz bench --long``: a long text on a random model of SmolLM2-135M's shape (on a GPU,
+Llama-3.2-1B's, in bfloat16) with its positions extended to 32k (128k), beside transformers' SDPA
+forward without attentions (the floor) at the same lengths: the long path's time (the forward,
+the kept queries and keys, the sums of sinks and near keys), peak memory (RSS, and on a GPU the
+device's), what it keeps, and how soon it answers a 512 x 512 window, a query's row and its top
+keys, a layer's entropy and a head's block map; at lengths eager attention fits (on a CPU),
+today's path too. Each run is a process of its own, so that each peak is its own. Nothing is
+downloaded; figures only, never asserted."""
 
 from __future__ import annotations
 
@@ -19,14 +20,22 @@ import torch
 
 from attnviz.bench.shape import SHAPES
 
-SHAPE = "smollm2-135m"
-POSITIONS = 32768
-EAGER_UP_TO = 4096  # today's path runs at this length and below
+POSITIONS = {"cpu": 32768, "cuda": 131072}  # the shape's positions, extended
+EAGER_UP_TO = 4096  # today's path runs at this length and below (on a CPU)
 WINDOW = 512
+
+
+def _shape(device: str) -> str:
+    return "smollm2-135m" if device == "cpu" else "llama-3.2-1b"
+
+
+def _dtype(device: str) -> torch.dtype:
+    return torch.float32 if device == "cpu" else torch.bfloat16
 
 
 @dataclass(frozen=True)
 class LongRow:
+    shape: str
     tokens: int
     floor_s: float | None  # transformers' LlamaModel, sdpa, no attentions
     floor_rss_gb: float | None
@@ -43,10 +52,13 @@ class LongRow:
     eager_rss_gb: float | None
     fused_layers: int
     attentions_gb: float  # what transformers' eager forward with attentions would return
+    floor_gpu_gb: float | None = None  # peak GPU memory, on a GPU
+    long_gpu_gb: float | None = None
 
 
-def _hf_config() -> dict[str, Any]:
-    return dict(SHAPES[SHAPE], max_position_embeddings=POSITIONS)
+def _hf_config(device: str) -> dict[str, Any]:
+    positions = POSITIONS["cpu" if device == "cpu" else "cuda"]
+    return dict(SHAPES[_shape(device)], max_position_embeddings=positions)
 
 
 def _native(device: str):
@@ -54,19 +66,27 @@ def _native(device: str):
     from attnviz.engine.model import Transformer
     from attnviz.pretrained.families.llama import llama_config
 
-    cfg = replace(llama_config(_hf_config()), unembed=False)
+    cfg = replace(llama_config(_hf_config(device)), unembed=False)
     model = Transformer(cfg)
     model.load_state_dict(standard_weights(cfg, seed=0), strict=False)
-    return model.eval().to(device)
+    return model.eval().to(device, _dtype(device))
 
 
-def _ids(tokens: int) -> torch.Tensor:
+def _ids(tokens: int, device: str) -> torch.Tensor:
     g = torch.Generator().manual_seed(tokens)
-    return torch.randint(0, SHAPES[SHAPE]["vocab_size"], (tokens,), generator=g)
+    return torch.randint(0, SHAPES[_shape(device)]["vocab_size"], (tokens,), generator=g)
 
 
-def _fresh_peak() -> None:
-    """Forget this process's peak RSS so far (Linux: what building the model took)."""
+def _gpu_gb(device: str) -> float | None:
+    """Peak GPU memory since ``_fresh_peak``, on a GPU."""
+    return torch.cuda.max_memory_allocated() / 2**30 if device != "cpu" else None
+
+
+def _fresh_peak(device: str = "cpu") -> None:
+    """Forget this process's peak RSS so far (Linux: what building the model took), and its
+    peak GPU memory."""
+    if device != "cpu":
+        torch.cuda.reset_peak_memory_stats()
     try:
         with open("/proc/self/clear_refs", "w") as f:
             f.write("5")
@@ -86,18 +106,24 @@ def _rss_gb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
 
 
-def _floor(tokens: int, device: str) -> tuple[float, float]:
+def _floor(tokens: int, device: str) -> tuple[float, float, float | None]:
     from transformers import LlamaConfig, LlamaModel
 
-    hf = LlamaConfig(**_hf_config())
+    hf = LlamaConfig(**_hf_config(device))
     hf._attn_implementation = "sdpa"
     torch.manual_seed(0)
-    model = LlamaModel(hf).eval().to(device)
-    _fresh_peak()
+    model = LlamaModel(hf).eval().to(device, _dtype(device))
+    _fresh_peak(device)
     with torch.inference_mode():
         began = time.perf_counter()
-        model(_ids(tokens)[None].to(device))
-        return time.perf_counter() - began, _rss_gb()
+        model(_ids(tokens, device)[None].to(device))
+        _sync(device)
+        return time.perf_counter() - began, _rss_gb(), _gpu_gb(device)
+
+
+def _sync(device: str) -> None:
+    if device != "cpu":
+        torch.cuda.synchronize()
 
 
 def _eager(tokens: int, device: str) -> tuple[float, float]:
@@ -107,7 +133,7 @@ def _eager(tokens: int, device: str) -> tuple[float, float]:
     _fresh_peak()
     with torch.inference_mode():
         began = time.perf_counter()
-        model(_ids(tokens)[None].to(device))
+        model(_ids(tokens, device)[None].to(device))
         return time.perf_counter() - began, _rss_gb()
 
 
@@ -116,11 +142,12 @@ def _long(tokens: int, device: str) -> dict[str, float]:
 
     model = _native(device)
     weights = sum(p.numel() * p.element_size() for p in model.parameters())
-    _fresh_peak()
+    _fresh_peak(device)
     began = time.perf_counter()
-    trace = run_long(model, _ids(tokens).to(device), Plan(fixed_blocks(tokens)))
+    trace = run_long(model, _ids(tokens, device).to(device), Plan(fixed_blocks(tokens)))
+    _sync(device)
     took = time.perf_counter() - began
-    rss = _rss_gb()
+    rss, gpu = _rss_gb(), _gpu_gb(device)
     recs = trace.layers.values()
     kept = sum(r.q.numel() * r.q.element_size() + r.k.numel() * r.k.element_size() for r in recs)
     layer, end = model.cfg.n_layers // 2, tokens
@@ -148,6 +175,7 @@ def _long(tokens: int, device: str) -> dict[str, float]:
         "entropy_s": once(lambda: trace.entropy(layer)),
         "block_map_s": once(lambda: trace.block_map(layer, [0])),
         "fused_layers": sum(r.fused for r in recs),
+        "long_gpu_gb": gpu,
     }
 
 
@@ -159,17 +187,19 @@ def _apart(fn: Any, *args: Any) -> Any:
 
 def run(tokens: list[int] | None = None, device: str = "cpu") -> list[LongRow]:
     rows = []
-    for n in tokens or [4096, 16384]:
+    for n in tokens or ([4096, 16384] if device == "cpu" else [32768, 131072]):
         try:
-            floor: tuple[float | None, float | None] = _apart(_floor, n, device)
+            floor: tuple[float | None, ...] = _apart(_floor, n, device)
         except ImportError:  # transformers is a development tool
-            floor = (None, None)
-        eager = _apart(_eager, n, device) if n <= EAGER_UP_TO else (None, None)
+            floor = (None, None, None)
+        cpu = device == "cpu"
+        eager = _apart(_eager, n, device) if n <= EAGER_UP_TO and cpu else (None, None)
         got = _apart(_long, n, device)
-        shape = SHAPES[SHAPE]
+        shape = SHAPES[_shape(device)]
         heads = shape["num_hidden_layers"] * shape["num_attention_heads"]
-        rows.append(LongRow(n, floor[0], floor[1], eager_s=eager[0], eager_rss_gb=eager[1],
-                            attentions_gb=heads * n * n * 4 / 2**30, **got))  # fmt: skip
+        rows.append(LongRow(_shape(device), n, floor[0], floor[1], eager_s=eager[0],
+                            eager_rss_gb=eager[1], attentions_gb=heads * n * n * 4 / 2**30,
+                            floor_gpu_gb=floor[2], **got))  # fmt: skip
     return rows
 
 
@@ -179,8 +209,9 @@ def _f(x: float | None, fmt: str) -> str:
 
 def table(rows: list[LongRow]) -> str:
     out = [
-        f"attnviz bench --long: a random model of {SHAPE}'s shape, positions to {POSITIONS:,} "
-        f"(torch threads {torch.get_num_threads()}); floor: transformers' SDPA forward without "
+        f"attnviz bench --long: a random model of {rows[0].shape if rows else ''}'s shape, "
+        f"positions to {POSITIONS['cpu']:,} (on a GPU {POSITIONS['cuda']:,}; torch threads "
+        f"{torch.get_num_threads()}); floor: transformers' SDPA forward without "
         "attentions; eager: today's path (explicit weights, a few heads at a time); attentions: "
         "what an eager forward returning every head's weights in float32 would hold; window: one "
         "head's 512 x 512 exact weights",
@@ -201,6 +232,10 @@ def table(rows: list[LongRow]) -> str:
         )
     if rows:
         out.append(f"\nweights {rows[0].weights_gb:.2f} GB; fused layers {rows[0].fused_layers}")
+    for r in rows:
+        if r.long_gpu_gb is not None:
+            out.append(f"{r.tokens:,} tokens: peak GPU memory {_f(r.floor_gpu_gb, '.2f')} GB "
+                       f"(floor), {r.long_gpu_gb:.2f} GB (long)")  # fmt: skip
     return "\n".join(out)
 
 
