@@ -203,12 +203,12 @@ def _tiled(
         r1 = min(T, r0 + rows)
         c0, c1 = rule.keys_seen(r0, r1, T)
         s = rule.scores(q[:, :, r0:r1], k[:, :, c0:c1], r0, c0)  # (1, nh, R, C)
-        p = attention_pattern(s, rule.cfg)  # (1, nh, R, C)
+        capped = soft_cap(s, rule.cfg)  # once: the weights and the log-sum-exp both read it
+        p = attention_pattern(capped)  # (1, nh, R, C): the engine's softmax, capped already
         z[:, :, r0:r1] = p.to(v.dtype) @ v[:, :, c0:c1]
-        capped = soft_cap(s, rule.cfg)[0].float()
-        log_sum = torch.logsumexp(capped, dim=-1)  # (nh, R)
+        log_sum = torch.logsumexp(capped[0].float(), dim=-1)  # (nh, R)
         pf = p[0].float()
-        log_p = capped - log_sum[..., None]
+        log_p = capped[0].float() - log_sum[..., None]
         entropy[:, r0:r1] = -torch.where(pf > 0, pf * log_p, 0.0).sum(-1)
         lse[:, r0:r1] = log_sum
     return z, lse, entropy
@@ -227,9 +227,9 @@ def _sink_and_local(
         sink += exact_weights(q, k[:, p : p + 1], lse, rule, 0, p)[..., 0]
     local = torch.empty(nh, T, device=q.device)
     rows, w = LOCAL_ROWS, plan.local
+    later = 0 if rule.cfg.causal and not rule.spans else w - 1  # a span sees keys after it
     for r0 in range(0, T, rows):
         r1 = min(T, r0 + rows)
-        later = 0 if rule.cfg.causal and not rule.spans else w - 1  # a span sees keys after it
         c0, c1 = max(0, r0 - w + 1), min(T, r1 + later)
         wts = exact_weights(q[:, r0:r1], k[:, c0:c1], lse[:, r0:r1], rule, r0, c0)
         i = torch.arange(r0, r1, device=q.device)[:, None]  # (R, 1)
